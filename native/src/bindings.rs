@@ -1,0 +1,158 @@
+//! The functions JavaScript sees: each reads and validates its arguments, calls the module that
+//! does the work and builds the JavaScript result. Descriptors are released to JavaScript only
+//! once the result is complete, so that a failure on the way closes them instead of leaking.
+
+use std::ffi::{CStr, OsStr};
+use std::net::{IpAddr, SocketAddr};
+use std::os::fd::AsRawFd;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+use std::time::Duration;
+
+use crate::call::{Body, Call};
+use crate::env::Env;
+use crate::errors::{ArgumentError, Result};
+use crate::napi::napi_value;
+use crate::sockaddr::UnixAddress;
+use crate::{fd, listen, lock, original_dst, shm, sys, unix_dgram};
+
+const FUNCTIONS: &[(&CStr, Body)] = &[
+    (c"shmCreate", shm_create),
+    (c"shmOpen", shm_open),
+    (c"shmUnlink", shm_unlink),
+    (c"listenTcp", listen_tcp),
+    (c"closeFd", close_fd),
+    (c"unixDgramBind", unix_dgram_bind),
+    (c"unixDgramSend", unix_dgram_send),
+    (c"unixDgramRecv", unix_dgram_recv),
+    (c"lockFile", lock_file),
+    (c"unlockFile", unlock_file),
+    (c"getOriginalDst", get_original_dst),
+];
+
+/// Largest integer a JavaScript number holds exactly.
+const MAX_SAFE_INTEGER: i64 = (1 << 53) - 1;
+const MAX_INT32: i64 = i32::MAX as i64;
+
+pub fn export(env: Env, exports: napi_value) -> Result<()> {
+    for &(name, body) in FUNCTIONS {
+        env.set_property(exports, name, env.function(name, body)?)?;
+    }
+    Ok(())
+}
+
+fn descriptor(call: &Call, index: usize) -> Result<i32> {
+    Ok(call.integer(index, "fd", 0, MAX_INT32)? as i32)
+}
+
+fn unix_address(call: &Call, index: usize, name: &str) -> Result<UnixAddress> {
+    Ok(UnixAddress::parse(name, call.string(index, name)?)?)
+}
+
+/// shmCreate(name: string, size: number): ArrayBuffer
+fn shm_create(call: &Call) -> Result<napi_value> {
+    let name = call.c_string(0, "name")?;
+    let size = call.integer(1, "size", 1, MAX_SAFE_INTEGER)? as usize;
+    call.env.mapped_arraybuffer(shm::create(&name, size)?)
+}
+
+/// shmOpen(name: string): ArrayBuffer
+fn shm_open(call: &Call) -> Result<napi_value> {
+    let name = call.c_string(0, "name")?;
+    call.env.mapped_arraybuffer(shm::open(&name)?)
+}
+
+/// shmUnlink(name: string): void
+fn shm_unlink(call: &Call) -> Result<napi_value> {
+    shm::unlink(&call.c_string(0, "name")?)?;
+    call.env.undefined()
+}
+
+/// listenTcp(address: string, port: number, backlog: number): { fd: number; port: number }
+fn listen_tcp(call: &Call) -> Result<napi_value> {
+    let address = call.string(0, "address")?;
+    let ip: IpAddr = address.parse().map_err(|_| {
+        ArgumentError::invalid_value("address", "must be an IPv4 or IPv6 address", &format!("{address:?}"))
+    })?;
+    let port = call.integer(1, "port", 0, u16::MAX.into())? as u16;
+    let backlog = call.integer(2, "backlog", 0, MAX_INT32)? as i32;
+
+    let listener = listen::listen_tcp(SocketAddr::new(ip, port), backlog)?;
+    let env = call.env;
+    let result =
+        env.object(&[(c"fd", env.int32(listener.fd.as_raw_fd())?), (c"port", env.int32(listener.port.into())?)])?;
+    fd::release(listener.fd);
+    Ok(result)
+}
+
+/// closeFd(fd: number): void
+fn close_fd(call: &Call) -> Result<napi_value> {
+    fd::close(descriptor(call, 0)?)?;
+    call.env.undefined()
+}
+
+/// unixDgramBind(path: string): number
+fn unix_dgram_bind(call: &Call) -> Result<napi_value> {
+    let socket = unix_dgram::bind(&unix_address(call, 0, "path")?)?;
+    let result = call.env.int32(socket.as_raw_fd())?;
+    fd::release(socket);
+    Ok(result)
+}
+
+/// unixDgramSend(fd: number, destPath: string, data: Buffer, fds: number[]): void
+fn unix_dgram_send(call: &Call) -> Result<napi_value> {
+    let socket = descriptor(call, 0)?;
+    let destination = unix_address(call, 1, "destPath")?;
+    let data = call.bytes(2, "data")?;
+    let fds: Vec<i32> = call.integers(3, "fds", 0, MAX_INT32)?.into_iter().map(|fd| fd as i32).collect();
+    if fds.len() > sys::SCM_MAX_FD {
+        return Err(ArgumentError::out_of_range("fds.length", &format!("<= {}", sys::SCM_MAX_FD), fds.len()).into());
+    }
+    unix_dgram::send(socket, &destination, data, &fds)?;
+    call.env.undefined()
+}
+
+/// unixDgramRecv(fd: number, maxBytes: number, timeoutMs: number): { data: Buffer; fds: number[] } | null
+fn unix_dgram_recv(call: &Call) -> Result<napi_value> {
+    let socket = descriptor(call, 0)?;
+    let max_bytes = call.integer(1, "maxBytes", 0, MAX_INT32)? as usize;
+    let timeout = Duration::from_millis(call.integer(2, "timeoutMs", 0, MAX_INT32)? as u64);
+    let env = call.env;
+    let Some(datagram) = unix_dgram::receive(socket, max_bytes, timeout)? else {
+        return env.null();
+    };
+    let raw_fds: Vec<i32> = datagram.fds.iter().map(|fd| fd.as_raw_fd()).collect();
+    let result = env.object(&[(c"data", env.buffer(&datagram.data)?), (c"fds", env.int32_array(&raw_fds)?)])?;
+    for received in datagram.fds {
+        fd::release(received);
+    }
+    Ok(result)
+}
+
+/// lockFile(path: string, wait: boolean): number
+fn lock_file(call: &Call) -> Result<napi_value> {
+    let path = call.c_string(0, "path")?;
+    let wait = call.boolean(1, "wait")?;
+    let held = lock::lock(Path::new(OsStr::from_bytes(path.as_bytes())), wait)?;
+    let result = call.env.int32(held.as_raw_fd())?;
+    fd::release(held);
+    Ok(result)
+}
+
+/// unlockFile(fd: number): void
+fn unlock_file(call: &Call) -> Result<napi_value> {
+    lock::unlock(descriptor(call, 0)?)?;
+    call.env.undefined()
+}
+
+/// getOriginalDst(fd: number): { address: string; port: number } | null
+fn get_original_dst(call: &Call) -> Result<napi_value> {
+    let env = call.env;
+    match original_dst::original_destination(descriptor(call, 0)?)? {
+        Some(destination) => env.object(&[
+            (c"address", env.string(&destination.ip().to_string())?),
+            (c"port", env.int32(destination.port().into())?),
+        ]),
+        None => env.null(),
+    }
+}

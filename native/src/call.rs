@@ -1,0 +1,201 @@
+//! One JavaScript call into the addon: the trampoline every exported function goes through,
+//! and argument readers that turn wrong types into TypeError and bad numbers into RangeError.
+
+use std::ffi::{CString, c_void};
+use std::panic::{self, AssertUnwindSafe};
+use std::{ptr, slice};
+
+use crate::env::{Env, check};
+use crate::errors::{ArgumentError, Error, Result};
+use crate::napi::*;
+
+/// What an exported function does; the trampoline turns its Err into a JavaScript exception.
+pub type Body = fn(&Call) -> Result<napi_value>;
+
+/// No exported function takes more; extra arguments are ignored, as JavaScript does.
+const MAX_ARGS: usize = 4;
+
+pub struct Call {
+    pub env: Env,
+    argv: [napi_value; MAX_ARGS],
+}
+
+/// The single native callback behind every exported function: errors and panics become
+/// exceptions here, so that nothing unwinds into node and no bad input aborts the process.
+pub unsafe extern "C" fn dispatch(env: napi_env, info: napi_callback_info) -> napi_value {
+    let env = Env::new(env);
+    let outcome = panic::catch_unwind(AssertUnwindSafe(|| {
+        let (call, body) = Call::new(env, info)?;
+        body(&call)
+    }));
+    match outcome.unwrap_or_else(|panic| Err(Error::Panic(panic_message(panic.as_ref())))) {
+        Ok(value) => value,
+        Err(error) => {
+            env.throw(error);
+            ptr::null_mut()
+        }
+    }
+}
+
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|message| message.to_string())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "panic".to_string())
+}
+
+/// What `typeof` says, in the words of Node's "Received ..." messages.
+fn describe_type(kind: napi_valuetype) -> &'static str {
+    match kind {
+        NAPI_UNDEFINED => "undefined",
+        NAPI_NULL => "null",
+        NAPI_BOOLEAN => "type boolean",
+        NAPI_NUMBER => "type number",
+        NAPI_STRING => "type string",
+        NAPI_SYMBOL => "type symbol",
+        NAPI_OBJECT => "type object",
+        NAPI_FUNCTION => "type function",
+        NAPI_EXTERNAL => "type external",
+        NAPI_BIGINT => "type bigint",
+        _ => "an unknown type",
+    }
+}
+
+impl Call {
+    fn new(env: Env, info: napi_callback_info) -> Result<(Call, Body)> {
+        let mut argc = MAX_ARGS;
+        let mut argv = [ptr::null_mut(); MAX_ARGS];
+        let mut data: *mut c_void = ptr::null_mut();
+        // SAFETY: argv holds argc slots; Node fills missing arguments with undefined.
+        let status =
+            unsafe { napi_get_cb_info(env.raw(), info, &mut argc, argv.as_mut_ptr(), ptr::null_mut(), &mut data) };
+        check(status, "napi_get_cb_info")?;
+        // SAFETY: Env::function stored a Body as this function's data, and nothing else writes it.
+        let body = unsafe { std::mem::transmute::<*mut c_void, Body>(data) };
+        Ok((Call { env, argv }, body))
+    }
+
+    fn type_of(&self, value: napi_value) -> Result<napi_valuetype> {
+        let mut kind = NAPI_UNDEFINED;
+        // SAFETY: `value` belongs to this call's scope.
+        check(unsafe { napi_typeof(self.env.raw(), value, &mut kind) }, "napi_typeof")?;
+        Ok(kind)
+    }
+
+    /// Fails with ERR_INVALID_ARG_TYPE unless `value` has type `expected`.
+    fn expect_type(&self, value: napi_value, expected: napi_valuetype, name: &str, wanted: &str) -> Result<()> {
+        let kind = self.type_of(value)?;
+        if kind == expected {
+            Ok(())
+        } else {
+            Err(ArgumentError::invalid_type(name, wanted, describe_type(kind)).into())
+        }
+    }
+
+    pub fn string(&self, index: usize, name: &str) -> Result<String> {
+        let value = self.argv[index];
+        self.expect_type(value, NAPI_STRING, name, "of type string")?;
+        let env = self.env.raw();
+        let mut len = 0;
+        // SAFETY: a null buffer asks for the UTF-8 length only.
+        check(
+            unsafe { napi_get_value_string_utf8(env, value, ptr::null_mut(), 0, &mut len) },
+            "napi_get_value_string_utf8",
+        )?;
+        let mut bytes = vec![0u8; len + 1];
+        // SAFETY: the buffer has room for the string and Node's terminating NUL.
+        let status =
+            unsafe { napi_get_value_string_utf8(env, value, bytes.as_mut_ptr().cast(), bytes.len(), &mut len) };
+        check(status, "napi_get_value_string_utf8")?;
+        bytes.truncate(len);
+        // Node writes valid UTF-8 (lone surrogates become U+FFFD), so nothing is lost here.
+        Ok(String::from_utf8_lossy(&bytes).into_owned())
+    }
+
+    /// A string for a C API (a shared memory name, a path): NUL bytes are refused.
+    pub fn c_string(&self, index: usize, name: &str) -> Result<CString> {
+        let string = self.string(index, name)?;
+        let received = format!("{string:?}");
+        CString::new(string)
+            .map_err(|_| ArgumentError::invalid_value(name, "must not contain NUL bytes", &received).into())
+    }
+
+    pub fn boolean(&self, index: usize, name: &str) -> Result<bool> {
+        let value = self.argv[index];
+        self.expect_type(value, NAPI_BOOLEAN, name, "of type boolean")?;
+        let mut result = false;
+        // SAFETY: `value` is a boolean (checked).
+        check(unsafe { napi_get_value_bool(self.env.raw(), value, &mut result) }, "napi_get_value_bool")?;
+        Ok(result)
+    }
+
+    /// A number that must be an integer within [min, max].
+    pub fn integer(&self, index: usize, name: &str, min: i64, max: i64) -> Result<i64> {
+        self.integer_value(self.argv[index], name, min, max)
+    }
+
+    fn integer_value(&self, value: napi_value, name: &str, min: i64, max: i64) -> Result<i64> {
+        self.expect_type(value, NAPI_NUMBER, name, "of type number")?;
+        let mut number = 0f64;
+        // SAFETY: `value` is a number (checked).
+        check(unsafe { napi_get_value_double(self.env.raw(), value, &mut number) }, "napi_get_value_double")?;
+        if !number.is_finite() || number.fract() != 0.0 {
+            return Err(ArgumentError::out_of_range(name, "an integer", number).into());
+        }
+        // Exact: min and max stay within 2^53, where every integer is a double.
+        if number < min as f64 || number > max as f64 {
+            return Err(ArgumentError::out_of_range(name, &format!(">= {min} && <= {max}"), number).into());
+        }
+        Ok(number as i64)
+    }
+
+    /// An array of integers within [min, max], each checked like `integer` ("fds[2]" in errors).
+    pub fn integers(&self, index: usize, name: &str, min: i64, max: i64) -> Result<Vec<i64>> {
+        let value = self.argv[index];
+        let env = self.env.raw();
+        let mut is_array = false;
+        // SAFETY: `value` belongs to this call's scope.
+        check(unsafe { napi_is_array(env, value, &mut is_array) }, "napi_is_array")?;
+        if !is_array {
+            let received = describe_type(self.type_of(value)?);
+            return Err(ArgumentError::invalid_type(name, "an array of integers", received).into());
+        }
+        let mut len = 0u32;
+        // SAFETY: `value` is an array (checked).
+        check(unsafe { napi_get_array_length(env, value, &mut len) }, "napi_get_array_length")?;
+        (0..len)
+            .map(|element_index| {
+                let mut element = ptr::null_mut();
+                // SAFETY: `value` is an array; a hole reads as undefined and fails the type check.
+                check(unsafe { napi_get_element(env, value, element_index, &mut element) }, "napi_get_element")?;
+                self.integer_value(element, &format!("{name}[{element_index}]"), min, max)
+            })
+            .collect()
+    }
+
+    /// The bytes a Buffer, TypedArray or DataView views, borrowed for the duration of the call.
+    pub fn bytes(&self, index: usize, name: &str) -> Result<&[u8]> {
+        let value = self.argv[index];
+        let env = self.env.raw();
+        let mut is_buffer = false;
+        // SAFETY: `value` belongs to this call's scope.
+        check(unsafe { napi_is_buffer(env, value, &mut is_buffer) }, "napi_is_buffer")?;
+        if !is_buffer {
+            let received = describe_type(self.type_of(value)?);
+            return Err(
+                ArgumentError::invalid_type(name, "an instance of Buffer, TypedArray or DataView", received).into()
+            );
+        }
+        let mut data: *mut c_void = ptr::null_mut();
+        let mut len = 0;
+        // SAFETY: `value` is a buffer (checked).
+        check(unsafe { napi_get_buffer_info(env, value, &mut data, &mut len) }, "napi_get_buffer_info")?;
+        if len == 0 {
+            return Ok(&[]);
+        }
+        // SAFETY: Node guarantees `len` readable bytes at `data`; the argument keeps them alive
+        // until this call returns, which outlives the borrow of `self`.
+        Ok(unsafe { slice::from_raw_parts(data as *const u8, len) })
+    }
+}

@@ -1,0 +1,180 @@
+// Typed access to the Rust addon in native/ (Linux only): POSIX shared memory, listen sockets
+// that workers and later epochs share, Unix datagram sockets that carry descriptors, file locks
+// and SO_ORIGINAL_DST. Everything else the proxy does stays in TypeScript.
+
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+
+const ADDON_FILE = path.join('native', 'proxy-native.node');
+
+/**
+ * A failed system call inside the addon, shaped like Node's system errors:
+ * `shm_open(/proxy_shared_memory_0): File exists (EEXIST)`. `errno` is positive, as in errno.h
+ * (Node's own errors carry it negated); `code` takes Node's spelling, so EWOULDBLOCK is 'EAGAIN'.
+ * Bad arguments are not NativeErrors: they throw TypeError or RangeError, as Node's APIs do.
+ */
+export class NativeError extends Error {
+  override readonly name = 'NativeError';
+
+  constructor(
+    message: string,
+    readonly errno: number,
+    readonly code: string,
+    readonly syscall: string,
+  ) {
+    super(message);
+  }
+}
+
+export class NativeAddonNotBuiltError extends Error {
+  constructor(readonly searchedFrom: string) {
+    super(
+      `the native addon is not built: no ${ADDON_FILE} in ${searchedFrom} or any directory above it ` +
+        '(run scripts/build-native.sh)',
+    );
+  }
+}
+
+export interface TcpListenSocket {
+  readonly fd: number;
+  /** The bound port: the kernel's choice when port 0 was asked for. */
+  readonly port: number;
+}
+
+export interface Datagram {
+  readonly data: Buffer;
+  /** Descriptors that came with the datagram, close-on-exec, owned by the receiver. */
+  readonly fds: number[];
+}
+
+export interface OriginalDestination {
+  readonly address: string;
+  readonly port: number;
+}
+
+/** The addon's exports, as registered by native/src/bindings.rs. */
+interface Binding {
+  shmCreate(name: string, size: number): ArrayBuffer;
+  shmOpen(name: string): ArrayBuffer;
+  shmUnlink(name: string): void;
+  listenTcp(address: string, port: number, backlog: number): TcpListenSocket;
+  closeFd(fd: number): void;
+  unixDgramBind(path: string): number;
+  unixDgramSend(fd: number, destPath: string, data: Uint8Array, fds: readonly number[]): void;
+  unixDgramRecv(fd: number, maxBytes: number, timeoutMs: number): Datagram | null;
+  lockFile(path: string, wait: boolean): number;
+  unlockFile(fd: number): void;
+  getOriginalDst(fd: number): OriginalDestination | null;
+}
+
+/** Found from src/native/ and from dist/src/native/ alike: the nearest directory above holding it. */
+function loadBinding(): Binding {
+  for (let dir = __dirname; ; dir = path.dirname(dir)) {
+    const file = path.join(dir, ADDON_FILE);
+    if (fs.existsSync(file)) return require(file) as Binding;
+    if (path.dirname(dir) === dir) throw new NativeAddonNotBuiltError(__dirname);
+  }
+}
+
+const binding = loadBinding();
+
+interface RawSystemError extends Error {
+  errno: number;
+  code: string;
+  syscall: string;
+}
+
+function isRawSystemError(error: unknown): error is RawSystemError {
+  const fields = error as Partial<RawSystemError> | null;
+  return (
+    error instanceof Error &&
+    typeof fields?.errno === 'number' &&
+    typeof fields.code === 'string' &&
+    typeof fields.syscall === 'string'
+  );
+}
+
+/** Runs one addon call, turning its system errors into NativeError. */
+function invoke<T>(call: () => T): T {
+  try {
+    return call();
+  } catch (error) {
+    if (isRawSystemError(error)) throw new NativeError(error.message, error.errno, error.code, error.syscall);
+    throw error;
+  }
+}
+
+/**
+ * Creates the POSIX shared memory region `name` (mode 0600) of `size` bytes and maps it shared:
+ * writes through the returned buffer are seen by every process that maps the region.
+ * Throws EEXIST if it exists. The mapping goes away when the buffer is garbage collected.
+ */
+export function shmCreate(name: string, size: number): ArrayBuffer {
+  return invoke(() => binding.shmCreate(name, size));
+}
+
+/** Maps the existing region `name` whole (ENOENT if absent). */
+export function shmOpen(name: string): ArrayBuffer {
+  return invoke(() => binding.shmOpen(name));
+}
+
+/** Removes the region's name (ENOENT if absent); mappings stay valid until dropped. */
+export function shmUnlink(name: string): void {
+  invoke(() => binding.shmUnlink(name));
+}
+
+/**
+ * A listening TCP socket on `address` (IPv4 or IPv6, the latter IPv6-only) with SO_REUSEADDR,
+ * close-on-exec and blocking: hand it to `net.Server.listen({ fd })` here or in a worker.
+ */
+export function listenTcp(address: string, port: number, backlog: number): TcpListenSocket {
+  return invoke(() => binding.listenTcp(address, port, backlog));
+}
+
+export function closeFd(fd: number): void {
+  invoke(() => binding.closeFd(fd));
+}
+
+/**
+ * A non-blocking, close-on-exec Unix datagram socket bound to `path`; a leading '@' names the
+ * abstract namespace (EADDRINUSE if taken), otherwise an existing file at `path` is replaced.
+ */
+export function unixDgramBind(path: string): number {
+  return invoke(() => binding.unixDgramBind(path));
+}
+
+/** Sends one datagram to `destPath` ('@' as above), duplicating `fds` into the receiver. */
+export function unixDgramSend(fd: number, destPath: string, data: Uint8Array, fds: readonly number[]): void {
+  invoke(() => binding.unixDgramSend(fd, destPath, data, fds));
+}
+
+/**
+ * Waits up to `timeoutMs` (0: not at all; the wait blocks this thread) for one datagram of at
+ * most `maxBytes`; null if none came. A longer datagram throws EMSGSIZE and is discarded.
+ */
+export function unixDgramRecv(fd: number, maxBytes: number, timeoutMs: number): Datagram | null {
+  return invoke(() => binding.unixDgramRecv(fd, maxBytes, timeoutMs));
+}
+
+/**
+ * Opens (creating, mode 0600) and exclusively flocks `path`, returning the descriptor that holds
+ * the lock. With `wait` false a lock held elsewhere throws code 'EAGAIN' at once; with `wait`
+ * true the call blocks this thread until the lock is free. The kernel releases the lock when
+ * its holder exits.
+ */
+export function lockFile(path: string, wait: boolean): number {
+  return invoke(() => binding.lockFile(path, wait));
+}
+
+/** Releases a lock taken with lockFile and closes its descriptor. */
+export function unlockFile(fd: number): void {
+  invoke(() => binding.unlockFile(fd));
+}
+
+/**
+ * The destination of an accepted connection before iptables REDIRECT/DNAT rewrote it, or null
+ * when it was not rewritten (or the socket is not IP). Take `fd` from `socket._handle.fd`.
+ */
+export function getOriginalDst(fd: number): OriginalDestination | null {
+  return invoke(() => binding.getOriginalDst(fd));
+}
