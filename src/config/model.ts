@@ -1,0 +1,175 @@
+// The immutable internal model that the configuration pipeline produces and that the
+// supervisor and workers consume. It is plain data (structured-clone safe) so that the
+// supervisor can ship it to workers over the IPC channel unchanged.
+//
+// Durations are milliseconds, names are already normalized (v2 -> v3 done, `envoy.` ->
+// `proxy.`), defaults are filled in. `source` keeps the v3 JSON form for /config_dump.
+
+export interface SocketAddress {
+  readonly address: string;
+  readonly port: number;
+}
+
+export interface NodeInfo {
+  readonly id: string;
+  readonly cluster: string;
+  readonly locality: Locality;
+}
+
+export interface Locality {
+  readonly region: string;
+  readonly zone: string;
+  readonly subZone: string;
+}
+
+export interface AdminConfig {
+  readonly address: SocketAddress;
+  readonly accessLogPath: string;
+}
+
+export interface Bootstrap {
+  readonly node: NodeInfo;
+  readonly admin: AdminConfig | null;
+  readonly listeners: readonly ListenerConfig[];
+  readonly clusters: readonly ClusterConfig[];
+  /** The whole bootstrap as v3 JSON (snake_case), for /config_dump. */
+  readonly source: unknown;
+}
+
+// ---- listeners ---------------------------------------------------------------------------
+
+export interface ListenerConfig {
+  readonly name: string;
+  readonly address: SocketAddress;
+  readonly perConnectionBufferLimitBytes: number;
+  readonly filterChains: readonly FilterChainConfig[];
+}
+
+export interface FilterChainConfig {
+  /** In order; the last one is the terminal filter (tcp_proxy or http_connection_manager). */
+  readonly filters: readonly NetworkFilterConfig[];
+}
+
+export type NetworkFilterConfig = TcpProxyConfig | HttpConnectionManagerConfig;
+
+export interface TcpProxyConfig {
+  readonly kind: 'tcp_proxy';
+  readonly name: string;
+  readonly statPrefix: string;
+  readonly cluster: string;
+  /** 0 disables; Envoy's default is 1 hour. */
+  readonly idleTimeoutMs: number;
+}
+
+export interface HttpConnectionManagerConfig {
+  readonly kind: 'http_connection_manager';
+  readonly name: string;
+  readonly statPrefix: string;
+  readonly routeConfig: RouteConfiguration;
+  readonly httpFilters: readonly HttpFilterConfig[];
+  /** use_remote_address: when true the downstream peer address is appended to x-forwarded-for. */
+  readonly useRemoteAddress: boolean;
+  readonly xffNumTrustedHops: number;
+  readonly serverName: string;
+  /** 0 disables. */
+  readonly streamIdleTimeoutMs: number;
+  readonly requestTimeoutMs: number;
+  readonly commonHttpProtocolOptions: { readonly idleTimeoutMs: number };
+}
+
+export interface HttpFilterConfig {
+  readonly name: string; // e.g. 'proxy.filters.http.router'
+}
+
+export interface RouteConfiguration {
+  readonly name: string;
+  readonly virtualHosts: readonly VirtualHost[];
+}
+
+export interface VirtualHost {
+  readonly name: string;
+  /** Exact, `*.suffix`, `prefix*` or `*`, lower-cased; Envoy's precedence applies. */
+  readonly domains: readonly string[];
+  readonly routes: readonly Route[];
+}
+
+export interface RouteMatch {
+  /** Exactly one of prefix/path is set. */
+  readonly prefix?: string;
+  readonly path?: string;
+  readonly caseSensitive: boolean;
+}
+
+export type RouteAction = ClusterRouteAction | DirectResponseAction;
+
+export interface ClusterRouteAction {
+  readonly kind: 'route';
+  readonly cluster: string;
+  /** Whole-response timeout; 0 disables. Envoy's default is 15 s. */
+  readonly timeoutMs: number;
+  readonly prefixRewrite?: string;
+  readonly hostRewriteLiteral?: string;
+}
+
+export interface DirectResponseAction {
+  readonly kind: 'direct_response';
+  readonly status: number;
+  readonly body: string;
+}
+
+export interface Route {
+  readonly name: string;
+  readonly match: RouteMatch;
+  readonly action: RouteAction;
+}
+
+// ---- clusters ----------------------------------------------------------------------------
+
+export type DiscoveryType = 'STATIC' | 'STRICT_DNS' | 'LOGICAL_DNS' | 'EDS' | 'ORIGINAL_DST';
+
+export type LbPolicy =
+  | 'ROUND_ROBIN'
+  | 'LEAST_REQUEST'
+  | 'RING_HASH'
+  | 'RANDOM'
+  | 'MAGLEV'
+  | 'CLUSTER_PROVIDED';
+
+export type EndpointHealthStatus = 'UNKNOWN' | 'HEALTHY' | 'UNHEALTHY' | 'DRAINING' | 'TIMEOUT' | 'DEGRADED';
+
+export interface LbEndpoint {
+  readonly address: SocketAddress;
+  readonly hostname: string;
+  readonly healthStatus: EndpointHealthStatus;
+  /** 1..128 per Envoy; default 1. */
+  readonly loadBalancingWeight: number;
+  readonly metadata: Readonly<Record<string, unknown>>;
+}
+
+export interface LocalityLbEndpoints {
+  readonly locality: Locality;
+  readonly priority: number;
+  /** 0 when unset. */
+  readonly loadBalancingWeight: number;
+  readonly lbEndpoints: readonly LbEndpoint[];
+}
+
+export interface ClusterLoadAssignment {
+  readonly clusterName: string;
+  readonly endpoints: readonly LocalityLbEndpoints[];
+}
+
+export interface ClusterConfig {
+  readonly name: string;
+  /** alt_stat_name, or name, with every `:` replaced by `_`. */
+  readonly statName: string;
+  readonly type: DiscoveryType;
+  readonly connectTimeoutMs: number;
+  readonly lbPolicy: LbPolicy;
+  readonly perConnectionBufferLimitBytes: number;
+  /** 0 means no limit. */
+  readonly maxRequestsPerConnection: number;
+  readonly loadAssignment: ClusterLoadAssignment;
+  /** The cluster as v3 JSON, for /config_dump. */
+  readonly source: unknown;
+}

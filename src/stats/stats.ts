@@ -1,0 +1,67 @@
+// The stats API the rest of the proxy writes to. Implementations keep the numbers in a
+// shared-memory region (see store.ts); an increment is a typed-array write, nothing more.
+
+export interface Counter {
+  readonly name: string;
+  inc(): void;
+  add(n: number): void;
+  /** Sum over every process that writes this stat (all live epochs plus retired ones). */
+  value(): number;
+}
+
+export interface Gauge {
+  readonly name: string;
+  inc(): void;
+  dec(): void;
+  add(n: number): void;
+  sub(n: number): void;
+  /** Sets this process's contribution; the reported value is the sum of contributions. */
+  set(v: number): void;
+  value(): number;
+}
+
+/**
+ * How a gauge combines across hot-restart epochs (Envoy's Gauge::ImportMode):
+ * `accumulate` sums every epoch's contribution (connections, requests in flight);
+ * `never_import` reports only the current epoch (server.live, server.concurrency, ...).
+ */
+export type GaugeImportMode = 'accumulate' | 'never_import';
+
+export interface Scope {
+  /** Full name is `<prefix>.<name>`; the root scope has no prefix. */
+  counter(name: string): Counter;
+  gauge(name: string, mode?: GaugeImportMode): Gauge;
+  scope(prefix: string): Scope;
+}
+
+/** The per-host statistics of GET /clusters; not listed by /stats. */
+export interface HostStats {
+  readonly cx_total: Counter;
+  readonly cx_active: Gauge;
+  readonly cx_connect_fail: Counter;
+  readonly rq_total: Counter;
+  readonly rq_timeout: Counter;
+  readonly rq_success: Counter;
+  readonly rq_error: Counter;
+  readonly rq_active: Gauge;
+}
+
+export const HOST_STAT_NAMES = [
+  'cx_active',
+  'cx_connect_fail',
+  'cx_total',
+  'rq_active',
+  'rq_error',
+  'rq_success',
+  'rq_timeout',
+  'rq_total',
+] as const;
+
+export interface StatsStore extends Scope {
+  hostStats(clusterStatName: string, address: string): HostStats;
+}
+
+/** A cluster's stat name: alt_stat_name or name, with `:` turned into `_`. */
+export function sanitizeStatName(name: string): string {
+  return name.replace(/:/g, '_');
+}
