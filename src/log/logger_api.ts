@@ -1,0 +1,18 @@
+// The logger shape the data plane writes to. The logging subsystem (log_manager.ts) hands out
+// objects of this shape; the data plane never depends on how lines are formatted or stored.
+
+import type { Severity } from './level';
+
+export interface Logger {
+  /** Guards messages that cost something to build: `if (log.enabled('debug')) log.debug(...)`. */
+  enabled(level: Severity): boolean;
+  trace(message: string): void;
+  debug(message: string): void;
+  info(message: string): void;
+  warn(message: string): void;
+  error(message: string): void;
+  critical(message: string): void;
+}
+
+/** Returns the logger of a component such as `connection`, `http`, `router`, `pool`, `upstream`. */
+export type LoggerFactory = (component: string) => Logger;
