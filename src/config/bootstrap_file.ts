@@ -1,0 +1,144 @@
+// Reading a bootstrap file (--config-path) in the format its extension names, into JSON. The
+// protobuf formats (.pb binary, .pb_text text) are v3 Bootstraps; they come out as the same
+// canonical snake_case JSON that YAML and JSON decode to, so --config-yaml merges over any of
+// them the same way.
+
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as protobuf from 'protobufjs/light';
+import * as protojson from 'protobufjs/ext/protojson';
+import * as textformat from 'protobufjs/ext/textformat';
+import { FieldError } from './errors';
+import { childPath, indexPath, keyPath } from './field_path';
+import { JsonValue } from './json';
+import { decodeProtoJson, DecodeOptions } from './proto_json';
+import { ProtoSchema } from './schema';
+import { parseJson, parseYaml } from './config_text';
+
+type FileFormat = 'json' | 'yaml' | 'binary' | 'text';
+
+const FORMAT_BY_EXTENSION: ReadonlyMap<string, FileFormat> = new Map([
+  ['.json', 'json'],
+  ['.yaml', 'yaml'],
+  ['.yml', 'yaml'],
+  ['.pb', 'binary'],
+  ['.pb_text', 'text'],
+]);
+
+export interface BootstrapFile {
+  readonly json: JsonValue;
+  /** Unknown fields of a binary file, skipped because options allowed it. */
+  readonly unknownFields: readonly string[];
+}
+
+/** @throws FieldError for an unreadable or malformed file */
+export function readBootstrapFile(configPath: string, schema: ProtoSchema, options: DecodeOptions): BootstrapFile {
+  const extension = path.extname(configPath);
+  const format = FORMAT_BY_EXTENSION.get(extension);
+  if (format === undefined) {
+    throw new FieldError('', `unsupported file extension '${extension}': expected .json, .yaml, .yml, .pb or .pb_text`);
+  }
+  const contents = readFile(configPath);
+  switch (format) {
+    case 'json':
+      return { json: parseJson(contents.toString('utf8')), unknownFields: [] };
+    case 'yaml':
+      return { json: parseYaml(contents.toString('utf8')), unknownFields: [] };
+    case 'binary':
+      return fromMessage(schema, decodeBinary(schema.bootstrap, contents), options);
+    case 'text':
+      return fromMessage(schema, parseText(schema.bootstrap, contents.toString('utf8')), options);
+  }
+}
+
+function readFile(configPath: string): Buffer {
+  try {
+    return fs.readFileSync(configPath);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    throw new FieldError('', `cannot read the file (${code ?? String(error)})`);
+  }
+}
+
+function decodeBinary(type: protobuf.Type, contents: Uint8Array): protobuf.Message {
+  try {
+    return type.decode(keepingUnknownFields(contents));
+  } catch (error) {
+    throw new FieldError('', `not a binary ${type.fullName.slice(1)}: ${(error as Error).message}`);
+  }
+}
+
+function parseText(type: protobuf.Type, text: string): protobuf.Message {
+  try {
+    return textformat.fromText(type, text);
+  } catch (error) {
+    // protobufjs says `.<message type>: <problem> (line <n>)`.
+    const message = (error as Error).message.replace(/^\.?[\w.]+: /, '');
+    const line = /^(.*) \(line (\d+)\)$/.exec(message);
+    throw new FieldError('', line === null ? `text format error: ${message}` : `text format error at line ${line[2]}: ${line[1]}`);
+  }
+}
+
+function fromMessage(schema: ProtoSchema, message: protobuf.Message, options: DecodeOptions): BootstrapFile {
+  const unknownFields = inspectMessage(schema, schema.bootstrap, message, '');
+  if (unknownFields.length > 0 && !options.allowUnknownFields) {
+    throw new FieldError(unknownFields[0], 'unknown field');
+  }
+  let printed: unknown;
+  try {
+    printed = protojson.toJson(schema.bootstrap, message);
+  } catch (error) {
+    throw new FieldError('', (error as Error).message);
+  }
+  // ProtoJSON prints lowerCamelCase; decoding re-keys it to the snake_case of YAML files.
+  return { json: decodeProtoJson(schema, schema.bootstrap, printed, options).json, unknownFields };
+}
+
+/**
+ * Lists the unknown fields of a decoded message tree as `<path>.#<field number>`. On the way it
+ * decodes every Any, so it also rewrites `proxy.` type URLs to Envoy's, which printing needs.
+ */
+function inspectMessage(schema: ProtoSchema, type: protobuf.Type, message: protobuf.Message, path: string): string[] {
+  const found = (message.$unknowns ?? []).map((raw) => childPath(path, `#${fieldNumber(raw)}`));
+  const fields = message as unknown as Record<string, unknown>;
+  if (type.fullName === '.google.protobuf.Any') {
+    const url = fields['type_url'];
+    if (typeof url !== 'string' || url === '') return found;
+    const target = schema.resolveTypeUrl(url);
+    if (target === undefined) throw new FieldError(childPath(path, '@type'), `unknown type '${url}'`);
+    fields['type_url'] = target.typeUrl;
+    const value = fields['value'];
+    const inner = target.type.decode(keepingUnknownFields(value instanceof Uint8Array ? value : new Uint8Array()));
+    return [...found, ...inspectMessage(schema, target.type, inner, path)];
+  }
+  for (const field of type.fieldsArray) {
+    const value = fields[field.name];
+    if (!(field.resolvedType instanceof protobuf.Type) || value === undefined || value === null) continue;
+    const fieldType = field.resolvedType;
+    const fieldPath = childPath(path, field.name);
+    if (field.map) {
+      for (const [key, item] of Object.entries(value as Record<string, protobuf.Message>)) {
+        found.push(...inspectMessage(schema, fieldType, item, keyPath(fieldPath, key)));
+      }
+    } else if (field.repeated) {
+      (value as protobuf.Message[]).forEach((item, i) => {
+        found.push(...inspectMessage(schema, fieldType, item, indexPath(fieldPath, i)));
+      });
+    } else {
+      found.push(...inspectMessage(schema, fieldType, value as protobuf.Message, fieldPath));
+    }
+  }
+  return found;
+}
+
+/** A reader that keeps unknown fields in `$unknowns` (protobufjs drops them by default). */
+function keepingUnknownFields(bytes: Uint8Array): protobuf.Reader {
+  const reader = protobuf.Reader.create(bytes);
+  reader.discardUnknown = false;
+  return reader;
+}
+
+/** The field number in the tag that starts a raw field. */
+function fieldNumber(raw: Uint8Array): number {
+  return protobuf.Reader.create(raw).uint32() >>> 3;
+}

@@ -1,0 +1,86 @@
+// Where extensions (named, typed-config'd objects) sit in a bootstrap. Both the v2 upgrade (on
+// the file as written) and name normalization (on the decoded v3 JSON) visit the same places;
+// this is the one list of them.
+
+import { childPath, indexPath } from './field_path';
+import { isJsonObject, JsonObject, messageField, messageList, stringField } from './json';
+import { canonicalExtensionName, HTTP_CONNECTION_MANAGER } from './names';
+
+export type ExtensionSite =
+  | 'listener_filter'
+  | 'network_filter'
+  | 'http_filter'
+  | 'downstream_transport_socket'
+  | 'upstream_transport_socket'
+  | 'upstream_network_filter';
+
+export type ExtensionVisitor = (extension: JsonObject, site: ExtensionSite, path: string) => void;
+
+/**
+ * Calls `visit` on every extension of the bootstrap's static resources, parents first: a
+ * visitor may rewrite a network filter's config before its HTTP filters are visited.
+ */
+export function forEachExtension(bootstrap: JsonObject, visit: ExtensionVisitor): void {
+  const resources = messageField(bootstrap, 'static_resources');
+  if (resources === undefined) return;
+  messageList(resources, 'listeners').forEach((listener, i) => {
+    const listenerPath = indexPath('static_resources.listeners', i);
+    eachOf(listener, 'listener_filters', listenerPath, 'listener_filter', visit);
+    for (const [chain, chainPath] of filterChains(listener, listenerPath)) {
+      eachOf(chain, 'filters', chainPath, 'network_filter', visit, (filter, filterPath) => {
+        const config = filter['typed_config'];
+        if (canonicalExtensionName(stringField(filter, 'name')) === HTTP_CONNECTION_MANAGER && isJsonObject(config)) {
+          eachOf(config, 'http_filters', childPath(filterPath, 'typed_config'), 'http_filter', visit);
+        }
+      });
+      one(chain, 'transport_socket', chainPath, 'downstream_transport_socket', visit);
+    }
+  });
+  messageList(resources, 'clusters').forEach((cluster, i) => {
+    const clusterPath = indexPath('static_resources.clusters', i);
+    one(cluster, 'transport_socket', clusterPath, 'upstream_transport_socket', visit);
+    messageList(cluster, 'transport_socket_matches').forEach((match, j) => {
+      const matchPath = indexPath(childPath(clusterPath, 'transport_socket_matches'), j);
+      one(match, 'transport_socket', matchPath, 'upstream_transport_socket', visit);
+    });
+    eachOf(cluster, 'filters', clusterPath, 'upstream_network_filter', visit);
+  });
+}
+
+/** A listener's filter chains with their paths. */
+export function filterChains(listener: JsonObject, listenerPath: string): Array<[JsonObject, string]> {
+  return messageList(listener, 'filter_chains').map((chain, i) => [
+    chain,
+    indexPath(childPath(listenerPath, 'filter_chains'), i),
+  ]);
+}
+
+function one(parent: JsonObject, key: string, parentPath: string, site: ExtensionSite, visit: ExtensionVisitor): void {
+  const extension = messageField(parent, key);
+  if (extension !== undefined) visit(extension, site, childPath(parentPath, key));
+}
+
+function eachOf(
+  parent: JsonObject,
+  key: string,
+  parentPath: string,
+  site: ExtensionSite,
+  visit: ExtensionVisitor,
+  afterVisit?: (extension: JsonObject, path: string) => void,
+): void {
+  messageList(parent, key).forEach((extension, i) => {
+    const path = indexPath(childPath(parentPath, key), i);
+    visit(extension, site, path);
+    afterVisit?.(extension, path);
+  });
+}
+
+/** A copy of the bootstrap with every extension name in our spelling (`proxy.` names). */
+export function canonicalizeExtensionNames(bootstrap: JsonObject): JsonObject {
+  const copy = structuredClone(bootstrap);
+  forEachExtension(copy, (extension) => {
+    const name = extension['name'];
+    if (typeof name === 'string') extension['name'] = canonicalExtensionName(name);
+  });
+  return copy;
+}

@@ -1,0 +1,65 @@
+// JSON values as the pipeline handles them, and typed reads of the canonical v3 JSON that
+// `decodeProtoJson` produces. The canonical form follows the schema, so a read only has to
+// supply the proto3 default when a field is absent (defaults are omitted, like ProtoJSON).
+
+export type JsonValue = null | boolean | number | string | JsonValue[] | JsonObject;
+
+export interface JsonObject {
+  [key: string]: JsonValue;
+}
+
+export function isJsonObject(value: unknown): value is JsonObject {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** A singular message field; undefined when unset. */
+export function messageField(object: JsonObject, key: string): JsonObject | undefined {
+  const value = object[key];
+  return isJsonObject(value) ? value : undefined;
+}
+
+/** A repeated message field; empty when unset. */
+export function messageList(object: JsonObject, key: string): JsonObject[] {
+  const value = object[key];
+  return Array.isArray(value) ? value.filter(isJsonObject) : [];
+}
+
+export function stringList(object: JsonObject, key: string): string[] {
+  const value = object[key];
+  return Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : [];
+}
+
+export function stringField(object: JsonObject, key: string): string {
+  const value = object[key];
+  return typeof value === 'string' ? value : '';
+}
+
+/** 32-bit integers, floats and wrapper values are JSON numbers; 64-bit integers are strings. */
+export function numberField(object: JsonObject, key: string, fallback = 0): number {
+  const value = object[key];
+  if (typeof value === 'number') return value;
+  if (typeof value === 'string') return Number(value);
+  return fallback;
+}
+
+export function boolField(object: JsonObject, key: string, fallback = false): boolean {
+  const value = object[key];
+  return typeof value === 'boolean' ? value : fallback;
+}
+
+/** An enum field by name; proto3's first value (index 0) when unset. */
+export function enumField<T extends string = string>(object: JsonObject, key: string, zero: NoInfer<T>): T {
+  const value = object[key];
+  return typeof value === 'string' ? (value as T) : zero;
+}
+
+/** A google.protobuf.Duration field in (possibly fractional) milliseconds; undefined when unset. */
+export function durationMs(object: JsonObject, key: string): number | undefined {
+  const value = object[key];
+  if (typeof value !== 'string') return undefined;
+  // Canonical ProtoJSON durations: optional sign, whole seconds, up to 9 fraction digits, 's'.
+  const match = /^(-?)(\d+)(?:\.(\d{1,9}))?s$/.exec(value);
+  if (match === null) return undefined;
+  const millis = Number(match[2]) * 1000 + Number((match[3] ?? '').padEnd(9, '0')) / 1e6;
+  return match[1] === '-' ? -millis : millis;
+}

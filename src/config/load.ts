@@ -1,0 +1,104 @@
+// Loading the bootstrap: --config-path and/or --config-yaml -> JSON -> (v2 -> v3 upgrade) ->
+// decoded against the v3 protos -> extension names in our spelling -> validated -> the model.
+
+import { readBootstrapFile } from './bootstrap_file';
+import { parseYaml } from './config_text';
+import { ConfigError, FieldError } from './errors';
+import { canonicalizeExtensionNames } from './extension_sites';
+import { JsonValue } from './json';
+import { mergeJson } from './merge';
+import { Bootstrap } from './model';
+import { buildBootstrapModel } from './model_builder';
+import { decodeProtoJson, DecodedMessage, DecodeOptions } from './proto_json';
+import { protoSchema, ProtoSchema } from './schema';
+import { upgradeV2 } from './v2_upgrade';
+import { validateBootstrap } from './validation/bootstrap';
+
+export interface LoadOptions {
+  readonly configPath?: string;
+  /** YAML or JSON, merged over the file when both are given. */
+  readonly configYaml?: string;
+  /** Unset: try the input as v2 (upgraded), then as v3 as written. */
+  readonly bootstrapVersion?: 2 | 3;
+  /** Skip unknown fields (and list them) instead of rejecting the configuration. */
+  readonly allowUnknownStaticFields: boolean;
+}
+
+export interface LoadedBootstrap {
+  readonly bootstrap: Bootstrap;
+  /** Deprecation warnings, one line each, to log once at start-up. */
+  readonly warnings: readonly string[];
+  /** Paths of the fields skipped as unknown (only with allowUnknownStaticFields). */
+  readonly unknownFields: readonly string[];
+}
+
+export const NO_CONFIG_MESSAGE =
+  'At least one of --config-path or --config-yaml or Options::configProto() should be non-empty';
+
+const CONFIG_YAML_SOURCE = '--config-yaml';
+
+/** @throws ConfigError */
+export function loadBootstrap(options: LoadOptions): LoadedBootstrap {
+  const { configPath, configYaml } = options;
+  if (!configPath && !configYaml) throw new ConfigError('', '', NO_CONFIG_MESSAGE);
+  const schema = protoSchema();
+  const decodeOptions = { allowUnknownFields: options.allowUnknownStaticFields };
+
+  const file = configPath ? inSource(configPath, () => readBootstrapFile(configPath, schema, decodeOptions)) : undefined;
+  const override = configYaml ? inSource(CONFIG_YAML_SOURCE, () => parseYaml(configYaml)) : undefined;
+  const input = file === undefined ? override : override === undefined ? file.json : mergeJson(file.json, override);
+
+  return inSource(configPath || CONFIG_YAML_SOURCE, () => {
+    const { decoded, warnings } = decodeBootstrap(schema, input ?? null, options.bootstrapVersion, decodeOptions);
+    const bootstrap = canonicalizeExtensionNames(decoded.json);
+    validateBootstrap(bootstrap);
+    return {
+      bootstrap: buildBootstrapModel(bootstrap),
+      warnings,
+      unknownFields: [...(file?.unknownFields ?? []), ...decoded.unknownFields],
+    };
+  });
+}
+
+interface VersionedDecode {
+  readonly decoded: DecodedMessage;
+  readonly warnings: readonly string[];
+}
+
+/** The spec's version rule: unset tries the previous version (upgraded) first, then the latest. */
+function decodeBootstrap(
+  schema: ProtoSchema,
+  input: JsonValue,
+  version: LoadOptions['bootstrapVersion'],
+  decodeOptions: DecodeOptions,
+): VersionedDecode {
+  const asV3 = (json: JsonValue): DecodedMessage => decodeProtoJson(schema, schema.bootstrap, json, decodeOptions);
+  const asV2 = (): VersionedDecode => {
+    const upgraded = upgradeV2(input);
+    return { decoded: asV3(upgraded.json), warnings: upgraded.warnings };
+  };
+  switch (version) {
+    case 2:
+      return asV2();
+    case 3:
+      return { decoded: asV3(input), warnings: [] };
+    case undefined:
+      try {
+        return asV2();
+      } catch (error) {
+        // The v3 attempt's error is the one reported when both fail.
+        if (!(error instanceof FieldError)) throw error;
+        return { decoded: asV3(input), warnings: [] };
+      }
+  }
+}
+
+/** Runs a pipeline stage, reporting its FieldError as a ConfigError of `source`. */
+function inSource<T>(source: string, stage: () => T): T {
+  try {
+    return stage();
+  } catch (error) {
+    if (error instanceof FieldError) throw new ConfigError(source, error.fieldPath, error.reason);
+    throw error;
+  }
+}

@@ -1,0 +1,249 @@
+// The internal model (model.ts) from a decoded, validated v3 bootstrap: defaults filled in,
+// durations in milliseconds, names in our spelling. Pure, apart from naming unnamed listeners
+// with a random UUID as Envoy does.
+
+import { randomUUID } from 'node:crypto';
+import {
+  boolField,
+  durationMs,
+  enumField,
+  JsonObject,
+  messageField,
+  messageList,
+  numberField,
+  stringField,
+  stringList,
+} from './json';
+import type {
+  AdminConfig,
+  Bootstrap,
+  ClusterConfig,
+  ClusterLoadAssignment,
+  DiscoveryType,
+  EndpointHealthStatus,
+  FilterChainConfig,
+  HttpConnectionManagerConfig,
+  LbEndpoint,
+  LbPolicy,
+  ListenerConfig,
+  Locality,
+  LocalityLbEndpoints,
+  NetworkFilterConfig,
+  Route,
+  RouteAction,
+  RouteConfiguration,
+  SocketAddress,
+  TcpProxyConfig,
+} from './model';
+import { TCP_PROXY } from './names';
+
+/** Defaults of Envoy 1.16 for fields left unset. */
+const DEFAULTS = {
+  perConnectionBufferLimitBytes: 1024 * 1024,
+  connectTimeoutMs: 5_000,
+  tcpProxyIdleTimeoutMs: 60 * 60 * 1000,
+  streamIdleTimeoutMs: 5 * 60 * 1000,
+  requestTimeoutMs: 0,
+  connectionIdleTimeoutMs: 60 * 60 * 1000,
+  routeTimeoutMs: 15_000,
+  endpointWeight: 1,
+  serverName: 'proxy',
+} as const;
+
+/** @param bootstrap decoded by decodeProtoJson, names canonicalized, and validated */
+export function buildBootstrapModel(bootstrap: JsonObject): Bootstrap {
+  const resources = messageField(bootstrap, 'static_resources') ?? {};
+  const node = messageField(bootstrap, 'node') ?? {};
+  return deepFreeze({
+    node: {
+      id: stringField(node, 'id'),
+      cluster: stringField(node, 'cluster'),
+      locality: locality(messageField(node, 'locality')),
+    },
+    admin: admin(messageField(bootstrap, 'admin')),
+    listeners: messageList(resources, 'listeners').map(listener),
+    clusters: messageList(resources, 'clusters').map(cluster),
+    source: bootstrap,
+  });
+}
+
+function admin(config: JsonObject | undefined): AdminConfig | null {
+  const address = config && messageField(config, 'address');
+  if (config === undefined || address === undefined) return null;
+  return { address: socketAddress(address), accessLogPath: stringField(config, 'access_log_path') };
+}
+
+function listener(config: JsonObject): ListenerConfig {
+  return {
+    name: stringField(config, 'name') || randomUUID(),
+    address: socketAddress(messageField(config, 'address') ?? {}),
+    perConnectionBufferLimitBytes: numberField(
+      config,
+      'per_connection_buffer_limit_bytes',
+      DEFAULTS.perConnectionBufferLimitBytes,
+    ),
+    filterChains: messageList(config, 'filter_chains').map(filterChain),
+  };
+}
+
+function filterChain(config: JsonObject): FilterChainConfig {
+  return { filters: messageList(config, 'filters').map(networkFilter) };
+}
+
+function networkFilter(filter: JsonObject): NetworkFilterConfig {
+  const name = stringField(filter, 'name');
+  const config = messageField(filter, 'typed_config') ?? {};
+  return name === TCP_PROXY ? tcpProxy(name, config) : httpConnectionManager(name, config);
+}
+
+function tcpProxy(name: string, config: JsonObject): TcpProxyConfig {
+  return {
+    kind: 'tcp_proxy',
+    name,
+    statPrefix: stringField(config, 'stat_prefix'),
+    cluster: stringField(config, 'cluster'),
+    idleTimeoutMs: millis(config, 'idle_timeout', DEFAULTS.tcpProxyIdleTimeoutMs),
+  };
+}
+
+function httpConnectionManager(name: string, config: JsonObject): HttpConnectionManagerConfig {
+  const protocolOptions = messageField(config, 'common_http_protocol_options') ?? {};
+  return {
+    kind: 'http_connection_manager',
+    name,
+    statPrefix: stringField(config, 'stat_prefix'),
+    routeConfig: routeConfiguration(messageField(config, 'route_config') ?? {}),
+    httpFilters: messageList(config, 'http_filters').map((filter) => ({ name: stringField(filter, 'name') })),
+    useRemoteAddress: boolField(config, 'use_remote_address'),
+    xffNumTrustedHops: numberField(config, 'xff_num_trusted_hops'),
+    serverName: stringField(config, 'server_name') || DEFAULTS.serverName,
+    streamIdleTimeoutMs: millis(config, 'stream_idle_timeout', DEFAULTS.streamIdleTimeoutMs),
+    requestTimeoutMs: millis(config, 'request_timeout', DEFAULTS.requestTimeoutMs),
+    commonHttpProtocolOptions: {
+      idleTimeoutMs: millis(protocolOptions, 'idle_timeout', DEFAULTS.connectionIdleTimeoutMs),
+    },
+  };
+}
+
+function routeConfiguration(config: JsonObject): RouteConfiguration {
+  return {
+    name: stringField(config, 'name'),
+    virtualHosts: messageList(config, 'virtual_hosts').map((virtualHost) => ({
+      name: stringField(virtualHost, 'name'),
+      domains: stringList(virtualHost, 'domains').map((domain) => domain.toLowerCase()),
+      routes: messageList(virtualHost, 'routes').map(route),
+    })),
+  };
+}
+
+function route(config: JsonObject): Route {
+  const match = messageField(config, 'match') ?? {};
+  const prefix = match['prefix'];
+  const path = match['path'];
+  return {
+    name: stringField(config, 'name'),
+    match: {
+      ...(typeof prefix === 'string' ? { prefix } : {}),
+      ...(typeof path === 'string' ? { path } : {}),
+      caseSensitive: boolField(match, 'case_sensitive', true),
+    },
+    action: routeAction(config),
+  };
+}
+
+function routeAction(config: JsonObject): RouteAction {
+  const action = messageField(config, 'route');
+  if (action === undefined) {
+    const response = messageField(config, 'direct_response') ?? {};
+    return {
+      kind: 'direct_response',
+      status: numberField(response, 'status'),
+      body: stringField(messageField(response, 'body') ?? {}, 'inline_string'),
+    };
+  }
+  const prefixRewrite = stringField(action, 'prefix_rewrite');
+  const hostRewriteLiteral = stringField(action, 'host_rewrite_literal');
+  return {
+    kind: 'route',
+    cluster: stringField(action, 'cluster'),
+    timeoutMs: millis(action, 'timeout', DEFAULTS.routeTimeoutMs),
+    ...(prefixRewrite !== '' ? { prefixRewrite } : {}),
+    ...(hostRewriteLiteral !== '' ? { hostRewriteLiteral } : {}),
+  };
+}
+
+function cluster(config: JsonObject): ClusterConfig {
+  const name = stringField(config, 'name');
+  const loadAssignment = messageField(config, 'load_assignment');
+  return {
+    name,
+    statName: (stringField(config, 'alt_stat_name') || name).replaceAll(':', '_'),
+    type: enumField<DiscoveryType>(config, 'type', 'STATIC'),
+    connectTimeoutMs: millis(config, 'connect_timeout', DEFAULTS.connectTimeoutMs),
+    lbPolicy: enumField<LbPolicy>(config, 'lb_policy', 'ROUND_ROBIN'),
+    perConnectionBufferLimitBytes: numberField(
+      config,
+      'per_connection_buffer_limit_bytes',
+      DEFAULTS.perConnectionBufferLimitBytes,
+    ),
+    maxRequestsPerConnection: numberField(config, 'max_requests_per_connection'),
+    loadAssignment:
+      loadAssignment === undefined ? { clusterName: name, endpoints: [] } : clusterLoadAssignment(loadAssignment),
+    source: config,
+  };
+}
+
+function clusterLoadAssignment(config: JsonObject): ClusterLoadAssignment {
+  return {
+    clusterName: stringField(config, 'cluster_name'),
+    endpoints: messageList(config, 'endpoints').map(localityLbEndpoints),
+  };
+}
+
+function localityLbEndpoints(config: JsonObject): LocalityLbEndpoints {
+  return {
+    locality: locality(messageField(config, 'locality')),
+    priority: numberField(config, 'priority'),
+    loadBalancingWeight: numberField(config, 'load_balancing_weight'),
+    lbEndpoints: messageList(config, 'lb_endpoints').map(lbEndpoint),
+  };
+}
+
+function lbEndpoint(config: JsonObject): LbEndpoint {
+  const endpoint = messageField(config, 'endpoint') ?? {};
+  const metadata = messageField(config, 'metadata') ?? {};
+  return {
+    address: socketAddress(messageField(endpoint, 'address') ?? {}),
+    hostname: stringField(endpoint, 'hostname'),
+    healthStatus: enumField<EndpointHealthStatus>(config, 'health_status', 'UNKNOWN'),
+    loadBalancingWeight: numberField(config, 'load_balancing_weight', DEFAULTS.endpointWeight),
+    metadata: messageField(metadata, 'filter_metadata') ?? {},
+  };
+}
+
+function locality(config: JsonObject | undefined): Locality {
+  return {
+    region: stringField(config ?? {}, 'region'),
+    zone: stringField(config ?? {}, 'zone'),
+    subZone: stringField(config ?? {}, 'sub_zone'),
+  };
+}
+
+function socketAddress(address: JsonObject): SocketAddress {
+  const socket = messageField(address, 'socket_address') ?? {};
+  return { address: stringField(socket, 'address'), port: numberField(socket, 'port_value') };
+}
+
+/** A duration field in whole milliseconds (truncated, as Envoy does), or the default when unset. */
+function millis(config: JsonObject, key: string, fallback: number): number {
+  const value = durationMs(config, key);
+  return value === undefined ? fallback : Math.trunc(value);
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}

@@ -1,0 +1,58 @@
+// Extension and type names. Operators' files use Envoy's spellings (`envoy.tcp_proxy`,
+// `envoy.filters.network.tcp_proxy`, type URLs in the `envoy.` package); the model uses ours
+// (`proxy.filters.network.tcp_proxy`). Type URLs keep Envoy's package, because that is where
+// the messages really live, but may be written with `proxy.` as well.
+
+export const TCP_PROXY = 'proxy.filters.network.tcp_proxy';
+export const HTTP_CONNECTION_MANAGER = 'proxy.filters.network.http_connection_manager';
+export const ROUTER = 'proxy.filters.http.router';
+export const TLS_TRANSPORT_SOCKET = 'proxy.transport_sockets.tls';
+export const RAW_BUFFER_TRANSPORT_SOCKET = 'proxy.transport_sockets.raw_buffer';
+
+/** Names Envoy 1.16 still accepted from before its extension naming scheme. */
+const LEGACY_NAMES: ReadonlyMap<string, string> = new Map([
+  ['envoy.tcp_proxy', TCP_PROXY],
+  ['envoy.http_connection_manager', HTTP_CONNECTION_MANAGER],
+  ['envoy.router', ROUTER],
+  ['envoy.health_check', 'proxy.filters.http.health_check'],
+  ['envoy.listener.tls_inspector', 'proxy.filters.listener.tls_inspector'],
+  ['envoy.listener.original_dst', 'proxy.filters.listener.original_dst'],
+  ['tls', TLS_TRANSPORT_SOCKET],
+  ['raw_buffer', RAW_BUFFER_TRANSPORT_SOCKET],
+]);
+
+const ENVOY_PREFIX = 'envoy.';
+const PROXY_PREFIX = 'proxy.';
+
+/** `envoy.router` and `envoy.filters.http.router` -> `proxy.filters.http.router`. */
+export function canonicalExtensionName(name: string): string {
+  const legacy = LEGACY_NAMES.get(name);
+  if (legacy !== undefined) return legacy;
+  return name.startsWith(ENVOY_PREFIX) ? PROXY_PREFIX + name.slice(ENVOY_PREFIX.length) : name;
+}
+
+/** `proxy.config.cluster.v3.Cluster` -> `envoy.config.cluster.v3.Cluster`; other names unchanged. */
+export function envoyTypeName(typeName: string): string {
+  return typeName.startsWith(PROXY_PREFIX) ? ENVOY_PREFIX + typeName.slice(PROXY_PREFIX.length) : typeName;
+}
+
+const TYPE_URL_PREFIX = 'type.googleapis.com/';
+
+export function typeUrl(typeName: string): string {
+  return TYPE_URL_PREFIX + typeName;
+}
+
+/** The message name of a type URL: everything after the last `/`. */
+export function typeNameOfUrl(url: string): string {
+  return url.slice(url.lastIndexOf('/') + 1);
+}
+
+/** The v3 message types of the typed_config of the extensions we implement. */
+export const CONFIG_TYPES = {
+  tcpProxy: 'envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy',
+  httpConnectionManager: 'envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
+  router: 'envoy.extensions.filters.http.router.v3.Router',
+  upstreamTlsContext: 'envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext',
+  downstreamTlsContext: 'envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext',
+  rawBuffer: 'envoy.extensions.transport_sockets.raw_buffer.v3.RawBuffer',
+} as const;

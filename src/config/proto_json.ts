@@ -1,0 +1,218 @@
+// Decoding configuration JSON against the v3 protos, into canonical v3 JSON: snake_case keys in
+// declaration order, proto3 defaults omitted, durations as "5s", wrappers as bare values, enums
+// by name, Any as {"@type": <v3 type URL>, ...fields}. That canonical form is both what the
+// validators read and what /config_dump prints.
+//
+// protobufjs's ProtoJSON reader does the value semantics (integer ranges, duration syntax, enum
+// names, well-known types) but its errors carry no field path and it stops at the first unknown
+// key. So this walker owns the structure (messages, lists, maps, Any, oneofs, unknown fields,
+// paths) and hands each leaf value to protobufjs on its own.
+
+import * as protobuf from 'protobufjs/light';
+import * as protojson from 'protobufjs/ext/protojson';
+import { FieldError } from './errors';
+import { childPath, indexPath, keyPath } from './field_path';
+import { isJsonObject, JsonObject, JsonValue } from './json';
+import { ProtoSchema } from './schema';
+
+const ANY = '.google.protobuf.Any';
+
+/** Messages whose ProtoJSON form is not an object of their fields: decoded as leaves. */
+const WELL_KNOWN_LEAVES = new Set(
+  [
+    'Duration', 'Timestamp', 'FieldMask', 'Struct', 'Value', 'ListValue', 'DoubleValue', 'FloatValue',
+    'Int64Value', 'UInt64Value', 'Int32Value', 'UInt32Value', 'BoolValue', 'StringValue', 'BytesValue',
+  ].map((name) => `.google.protobuf.${name}`),
+);
+
+export interface DecodeOptions {
+  /** Skip (and list) keys the schema does not know, instead of failing on the first. */
+  readonly allowUnknownFields: boolean;
+}
+
+export interface DecodedMessage {
+  readonly json: JsonObject;
+  /** Paths of the keys that were skipped as unknown. */
+  readonly unknownFields: readonly string[];
+}
+
+/** @throws FieldError naming the path of the first invalid value */
+export function decodeProtoJson(
+  schema: ProtoSchema,
+  type: protobuf.Type,
+  input: unknown,
+  options: DecodeOptions,
+): DecodedMessage {
+  const decoder = new ProtoJsonDecoder(schema, options.allowUnknownFields);
+  const json = decoder.message(type, input, '');
+  return { json, unknownFields: decoder.unknownFields };
+}
+
+/** Where a leaf sits in its field: the field itself, an element of a list, or a map entry. */
+type LeafPosition = { readonly kind: 'single' } | { readonly kind: 'element' } | { readonly kind: 'entry'; readonly key: string };
+
+const SINGLE: LeafPosition = { kind: 'single' };
+const ELEMENT: LeafPosition = { kind: 'element' };
+
+class ProtoJsonDecoder {
+  readonly unknownFields: string[] = [];
+
+  constructor(
+    private readonly schema: ProtoSchema,
+    private readonly allowUnknownFields: boolean,
+  ) {}
+
+  message(type: protobuf.Type, value: unknown, path: string): JsonObject {
+    if (type.fullName === ANY) return this.any(value, path);
+    if (!isJsonObject(value)) throw new FieldError(path, `expected an object, got ${describe(value)}`);
+    const seen = new Set<string>();
+    const decoded = new Map<string, JsonValue>();
+    const oneofsSet = new Map<string, string[]>();
+    for (const [key, child] of Object.entries(value)) {
+      const fieldPath = childPath(path, key);
+      const field = findField(type, key);
+      if (field === undefined) {
+        this.unknownField(fieldPath);
+        continue;
+      }
+      // `port_value` and `portValue` are the same field.
+      if (seen.has(field.name)) throw new FieldError(fieldPath, `duplicate field '${field.name}'`);
+      seen.add(field.name);
+      // ProtoJSON reads null as "not set".
+      if (child === null) continue;
+      if (field.partOf !== null) checkOneof(oneofsSet, field.partOf, field.name, path);
+      const result = this.field(type, field, child, fieldPath);
+      if (result !== undefined) decoded.set(field.name, result);
+    }
+    const out: JsonObject = {};
+    for (const field of type.fieldsArray) {
+      const result = decoded.get(field.name);
+      if (result !== undefined) out[field.name] = result;
+    }
+    return out;
+  }
+
+  private field(parent: protobuf.Type, field: protobuf.Field, value: JsonValue, path: string): JsonValue | undefined {
+    if (field.map) {
+      if (!isJsonObject(value)) throw new FieldError(path, `expected a map (object), got ${describe(value)}`);
+      const out: JsonObject = {};
+      for (const [key, item] of Object.entries(value)) {
+        const result = this.singular(parent, field, item, keyPath(path, key), { kind: 'entry', key });
+        if (result !== undefined) out[key] = result;
+      }
+      return Object.keys(out).length > 0 ? out : undefined;
+    }
+    if (field.repeated) {
+      if (!Array.isArray(value)) throw new FieldError(path, `expected a list, got ${describe(value)}`);
+      const out = value.flatMap((item, i) => this.singular(parent, field, item, indexPath(path, i), ELEMENT) ?? []);
+      return out.length > 0 ? out : undefined;
+    }
+    return this.singular(parent, field, value, path, SINGLE);
+  }
+
+  private singular(
+    parent: protobuf.Type,
+    field: protobuf.Field,
+    value: JsonValue,
+    path: string,
+    position: LeafPosition,
+  ): JsonValue | undefined {
+    const resolved = field.resolvedType;
+    if (resolved instanceof protobuf.Type && !WELL_KNOWN_LEAVES.has(resolved.fullName)) {
+      return this.message(resolved, value, path);
+    }
+    return decodeLeaf(parent, field, value, path, position);
+  }
+
+  private any(value: unknown, path: string): JsonObject {
+    if (!isJsonObject(value)) throw new FieldError(path, `expected an object, got ${describe(value)}`);
+    const { '@type': url, ...body } = value;
+    if (url === undefined || url === null) {
+      if (Object.keys(body).length === 0) return {};
+      throw new FieldError(path, 'missing @type');
+    }
+    const urlPath = childPath(path, '@type');
+    if (typeof url !== 'string') throw new FieldError(urlPath, `expected a type URL, got ${describe(url)}`);
+    const target = this.schema.resolveTypeUrl(url);
+    if (target === undefined) throw new FieldError(urlPath, `unknown type '${url}'`);
+    if (WELL_KNOWN_LEAVES.has(target.type.fullName)) {
+      // ProtoJSON puts a well-known type's own JSON form under "value".
+      const inner = decodeWellKnown(target.type, body['value'] ?? null, childPath(path, 'value'));
+      return { '@type': target.typeUrl, value: inner };
+    }
+    return { '@type': target.typeUrl, ...this.message(target.type, body, path) };
+  }
+
+  private unknownField(path: string): void {
+    if (!this.allowUnknownFields) throw new FieldError(path, 'unknown field');
+    this.unknownFields.push(path);
+  }
+}
+
+function findField(type: protobuf.Type, key: string): protobuf.Field | undefined {
+  if (Object.hasOwn(type.fields, key)) return type.fields[key];
+  // ProtoJSON also accepts the lowerCamelCase spelling.
+  return type.fieldsArray.find((field) => field.jsonName === key);
+}
+
+function checkOneof(oneofsSet: Map<string, string[]>, oneof: protobuf.OneOf, fieldName: string, path: string): void {
+  const set = oneofsSet.get(oneof.name) ?? [];
+  set.push(fieldName);
+  oneofsSet.set(oneof.name, set);
+  if (set.length > 1) throw new FieldError(path, `only one of ${set.join(', ')} may be set`);
+}
+
+/**
+ * Decodes one scalar, enum or well-known value with protobufjs, by decoding and printing a
+ * message of the parent type holding just that value.
+ */
+function decodeLeaf(
+  parent: protobuf.Type,
+  field: protobuf.Field,
+  value: JsonValue,
+  path: string,
+  position: LeafPosition,
+): JsonValue | undefined {
+  const resolved = field.resolvedType;
+  if (resolved instanceof protobuf.Type) return decodeWellKnown(resolved, value, path);
+  const wrapped = position.kind === 'single' ? value : position.kind === 'element' ? [value] : { [position.key]: value };
+  let printed: JsonValue | undefined;
+  try {
+    const message = protojson.fromJson(parent, { [field.name]: wrapped });
+    printed = (protojson.toJson(parent, message) as JsonObject)[field.jsonName];
+  } catch (error) {
+    throw new FieldError(path, protojsonReason(error));
+  }
+  const result = unwrap(printed, position);
+  // Proto3 enums are open, so protobufjs keeps unknown numbers; a configuration must not.
+  if (resolved instanceof protobuf.Enum && typeof result === 'number') {
+    throw new FieldError(path, `unknown enum value: ${result}`);
+  }
+  return result;
+}
+
+function unwrap(printed: JsonValue | undefined, position: LeafPosition): JsonValue | undefined {
+  if (printed === undefined || position.kind === 'single') return printed;
+  if (position.kind === 'element') return Array.isArray(printed) ? printed[0] : undefined;
+  return isJsonObject(printed) ? printed[position.key] : undefined;
+}
+
+function decodeWellKnown(type: protobuf.Type, value: JsonValue, path: string): JsonValue {
+  try {
+    return protojson.toJson(type, protojson.fromJson(type, value)) as JsonValue;
+  } catch (error) {
+    throw new FieldError(path, protojsonReason(error));
+  }
+}
+
+/** protobufjs says `<qualified name>: <problem>: <value>`; the path replaces the name. */
+function protojsonReason(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return message.replace(/^[\w.]+: /, '');
+}
+
+function describe(value: unknown): string {
+  if (Array.isArray(value)) return 'a list';
+  if (isJsonObject(value)) return 'an object';
+  return JSON.stringify(value) ?? String(value);
+}

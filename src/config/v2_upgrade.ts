@@ -1,0 +1,183 @@
+// The v2 -> v3 bootstrap upgrade: our own table of what changed between the two APIs, applied
+// to the configuration as written (snake_case JSON) before it is decoded against the v3 protos.
+// Rewrites touch only v2 constructs, so a v3 configuration passes through unchanged.
+
+import { FieldError } from './errors';
+import { forEachExtension, ExtensionSite, filterChains } from './extension_sites';
+import { childPath, indexPath } from './field_path';
+import { isJsonObject, JsonObject, JsonValue, messageField, messageList, stringField } from './json';
+import {
+  canonicalExtensionName,
+  CONFIG_TYPES,
+  envoyTypeName,
+  HTTP_CONNECTION_MANAGER,
+  RAW_BUFFER_TRANSPORT_SOCKET,
+  ROUTER,
+  TCP_PROXY,
+  TLS_TRANSPORT_SOCKET,
+  typeNameOfUrl,
+  typeUrl,
+} from './names';
+
+/** v2 messages carried in Any (typed_config) and the v3 messages that replaced them. */
+const V2_TYPE_RENAMES: ReadonlyMap<string, string> = new Map([
+  ['envoy.config.filter.network.tcp_proxy.v2.TcpProxy', CONFIG_TYPES.tcpProxy],
+  ['envoy.config.filter.network.http_connection_manager.v2.HttpConnectionManager', CONFIG_TYPES.httpConnectionManager],
+  ['envoy.config.filter.http.router.v2.Router', CONFIG_TYPES.router],
+  ['envoy.api.v2.auth.UpstreamTlsContext', CONFIG_TYPES.upstreamTlsContext],
+  ['envoy.api.v2.auth.DownstreamTlsContext', CONFIG_TYPES.downstreamTlsContext],
+  ['envoy.api.v2.Cluster', 'envoy.config.cluster.v3.Cluster'],
+  ['envoy.api.v2.ClusterLoadAssignment', 'envoy.config.endpoint.v3.ClusterLoadAssignment'],
+  ['envoy.api.v2.Listener', 'envoy.config.listener.v3.Listener'],
+  ['envoy.api.v2.RouteConfiguration', 'envoy.config.route.v3.RouteConfiguration'],
+]);
+
+/** The v3 type of a v2 `config:` (Struct), by extension and by where the extension sits. */
+const CONFIG_TYPE_BY_SITE: Readonly<Partial<Record<ExtensionSite, ReadonlyMap<string, string>>>> = {
+  network_filter: new Map([
+    [TCP_PROXY, CONFIG_TYPES.tcpProxy],
+    [HTTP_CONNECTION_MANAGER, CONFIG_TYPES.httpConnectionManager],
+  ]),
+  http_filter: new Map([[ROUTER, CONFIG_TYPES.router]]),
+  upstream_transport_socket: new Map([
+    [TLS_TRANSPORT_SOCKET, CONFIG_TYPES.upstreamTlsContext],
+    [RAW_BUFFER_TRANSPORT_SOCKET, CONFIG_TYPES.rawBuffer],
+  ]),
+  downstream_transport_socket: new Map([
+    [TLS_TRANSPORT_SOCKET, CONFIG_TYPES.downstreamTlsContext],
+    [RAW_BUFFER_TRANSPORT_SOCKET, CONFIG_TYPES.rawBuffer],
+  ]),
+};
+
+/** Fields that v3 renamed without changing their meaning. */
+const CLUSTER_FIELD_RENAMES: ReadonlyMap<string, string> = new Map([
+  ['drain_connections_on_host_removal', 'ignore_health_on_host_removal'],
+]);
+const ROUTE_ACTION_FIELD_RENAMES: ReadonlyMap<string, string> = new Map([['host_rewrite', 'host_rewrite_literal']]);
+
+/** v2 enum values that v3 removed, with their replacement and why. */
+const LB_POLICY_RENAMES: ReadonlyMap<string, string> = new Map([['ORIGINAL_DST_LB', 'CLUSTER_PROVIDED']]);
+
+export interface Upgraded {
+  readonly json: JsonValue;
+  /** One line per deprecated v2 construct found, `<field path>: <advice>`. */
+  readonly warnings: readonly string[];
+}
+
+/** Rewrites a v2 bootstrap into v3 form. Pure: the input is left untouched. */
+export function upgradeV2(input: JsonValue): Upgraded {
+  if (!isJsonObject(input)) return { json: input, warnings: [] };
+  const bootstrap = structuredClone(input);
+  const warnings: string[] = [];
+  renameTypeUrls(bootstrap);
+  const resources = messageField(bootstrap, 'static_resources');
+  if (resources !== undefined) {
+    messageList(resources, 'clusters').forEach((cluster, i) => {
+      upgradeCluster(cluster, indexPath('static_resources.clusters', i), warnings);
+    });
+    messageList(resources, 'listeners').forEach((listener, i) => {
+      for (const [chain, chainPath] of filterChains(listener, indexPath('static_resources.listeners', i))) {
+        moveTlsContext(chain, chainPath, CONFIG_TYPES.downstreamTlsContext, warnings);
+      }
+    });
+  }
+  forEachExtension(bootstrap, (extension, site, path) => {
+    convertStructConfig(extension, site, path);
+    if (site === 'network_filter' && canonicalExtensionName(stringField(extension, 'name')) === HTTP_CONNECTION_MANAGER) {
+      upgradeRoutes(messageField(extension, 'typed_config'));
+    }
+  });
+  return { json: bootstrap, warnings };
+}
+
+function upgradeCluster(cluster: JsonObject, path: string, warnings: string[]): void {
+  renameFields(cluster, CLUSTER_FIELD_RENAMES);
+  const hostsPath = childPath(path, 'hosts');
+  const hosts = takeField(cluster, 'hosts');
+  if (hosts !== undefined) {
+    warnings.push(`${hostsPath}: deprecated option, use load_assignment instead`);
+    if (!Array.isArray(hosts)) throw new FieldError(hostsPath, 'expected a list');
+    // As in Envoy, an explicit load_assignment wins over hosts.
+    if (!Object.hasOwn(cluster, 'load_assignment')) {
+      cluster['load_assignment'] = {
+        cluster_name: stringField(cluster, 'name'),
+        endpoints: [{ lb_endpoints: hosts.map((address) => ({ endpoint: { address } })) }],
+      };
+    }
+  }
+  moveTlsContext(cluster, path, CONFIG_TYPES.upstreamTlsContext, warnings);
+  const lbPolicy = stringField(cluster, 'lb_policy');
+  const replacement = LB_POLICY_RENAMES.get(lbPolicy);
+  if (replacement !== undefined) {
+    warnings.push(`${childPath(path, 'lb_policy')}: ${lbPolicy} is deprecated, use ${replacement} instead`);
+    cluster['lb_policy'] = replacement;
+  }
+}
+
+/** v2 `tls_context` -> v3 `transport_socket` named tls; an explicit transport_socket wins. */
+function moveTlsContext(owner: JsonObject, path: string, contextType: string, warnings: string[]): void {
+  const tlsPath = childPath(path, 'tls_context');
+  const context = takeField(owner, 'tls_context');
+  if (context === undefined) return;
+  warnings.push(`${tlsPath}: deprecated option, use transport_socket (${TLS_TRANSPORT_SOCKET}) instead`);
+  if (!isJsonObject(context)) throw new FieldError(tlsPath, 'expected an object');
+  if (!Object.hasOwn(owner, 'transport_socket')) {
+    owner['transport_socket'] = {
+      name: TLS_TRANSPORT_SOCKET,
+      typed_config: { '@type': typeUrl(contextType), ...context },
+    };
+  }
+}
+
+/** v2 `config:` (a Struct in the extension's own schema) -> `typed_config` of the v3 type. */
+function convertStructConfig(extension: JsonObject, site: ExtensionSite, path: string): void {
+  if (!Object.hasOwn(extension, 'config') || Object.hasOwn(extension, 'typed_config')) return;
+  const configType = CONFIG_TYPE_BY_SITE[site]?.get(canonicalExtensionName(stringField(extension, 'name')));
+  // An extension we cannot type keeps its `config`, which decoding then reports by path.
+  if (configType === undefined) return;
+  const config = takeField(extension, 'config') ?? {};
+  if (!isJsonObject(config)) throw new FieldError(childPath(path, 'config'), 'expected an object');
+  extension['typed_config'] = { '@type': typeUrl(configType), ...config };
+}
+
+function upgradeRoutes(connectionManager: JsonObject | undefined): void {
+  const routeConfig = connectionManager && messageField(connectionManager, 'route_config');
+  if (routeConfig === undefined) return;
+  for (const virtualHost of messageList(routeConfig, 'virtual_hosts')) {
+    for (const route of messageList(virtualHost, 'routes')) {
+      const action = messageField(route, 'route');
+      if (action !== undefined) renameFields(action, ROUTE_ACTION_FIELD_RENAMES);
+    }
+  }
+}
+
+/** Every Any in the tree whose @type names a v2 message now names its v3 replacement. */
+function renameTypeUrls(value: JsonValue): void {
+  if (Array.isArray(value)) {
+    value.forEach(renameTypeUrls);
+    return;
+  }
+  if (!isJsonObject(value)) return;
+  const url = value['@type'];
+  if (typeof url === 'string') {
+    const v3 = V2_TYPE_RENAMES.get(envoyTypeName(typeNameOfUrl(url)));
+    if (v3 !== undefined) value['@type'] = typeUrl(v3);
+  }
+  Object.values(value).forEach(renameTypeUrls);
+}
+
+function renameFields(object: JsonObject, renames: ReadonlyMap<string, string>): void {
+  for (const [from, to] of renames) {
+    if (Object.hasOwn(object, from) && !Object.hasOwn(object, to)) {
+      object[to] = object[from];
+      delete object[from];
+    }
+  }
+}
+
+/** Removes a field and returns its value; undefined when absent or null (null means unset). */
+function takeField(object: JsonObject, key: string): JsonValue | undefined {
+  const value = object[key];
+  delete object[key];
+  return value ?? undefined;
+}

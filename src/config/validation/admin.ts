@@ -1,0 +1,16 @@
+// The admin listener (bootstrap `admin`).
+
+import { FieldError } from '../errors';
+import { JsonObject, messageField, stringField } from '../json';
+import { validateSocketAddress } from './socket_address';
+
+export function validateAdmin(bootstrap: JsonObject): void {
+  const admin = messageField(bootstrap, 'admin');
+  const address = admin && messageField(admin, 'address');
+  // Without an address there is no admin listener, and nothing else to check.
+  if (admin === undefined || address === undefined) return;
+  validateSocketAddress(address, 'admin.address', 'ip');
+  if (stringField(admin, 'access_log_path') === '') {
+    throw new FieldError('admin.access_log_path', 'An admin access log path is required for a listening server.');
+  }
+}

@@ -1,0 +1,102 @@
+// The HTTP connection manager network filter, its inline route table and its HTTP filters.
+
+import { FieldError } from '../errors';
+import { childPath, indexPath } from '../field_path';
+import { JsonObject, messageField, messageList, numberField, stringField, stringList } from '../json';
+import { CONFIG_TYPES, ROUTER } from '../names';
+import { terminalFilterNotLast, typedConfig, unknownExtension } from './extensions';
+
+/** The HTTP filters we implement, by name, with the type of their typed_config. */
+const HTTP_FILTER_TYPES: ReadonlyMap<string, string> = new Map([[ROUTER, CONFIG_TYPES.router]]);
+
+const ROUTE_SOURCES_NOT_SUPPORTED = ['rds', 'scoped_routes'];
+const MIN_DIRECT_RESPONSE_STATUS = 200;
+const MAX_DIRECT_RESPONSE_STATUS = 599;
+
+/** @param config the filter's typed_config, at `path` */
+export function validateHttpConnectionManager(config: JsonObject, path: string, clusters: ReadonlySet<string>): void {
+  if (stringField(config, 'stat_prefix') === '') {
+    throw new FieldError(childPath(path, 'stat_prefix'), 'missing required field');
+  }
+  for (const source of ROUTE_SOURCES_NOT_SUPPORTED) {
+    if (config[source] !== undefined) {
+      throw new FieldError(childPath(path, source), `${source} is not supported yet; use an inline route_config`);
+    }
+  }
+  const routeConfig = messageField(config, 'route_config');
+  const routeConfigPath = childPath(path, 'route_config');
+  if (routeConfig === undefined) throw new FieldError(routeConfigPath, 'missing required field');
+  validateRouteConfiguration(routeConfig, routeConfigPath, clusters);
+  validateHttpFilters(config, path);
+}
+
+function validateRouteConfiguration(routeConfig: JsonObject, path: string, clusters: ReadonlySet<string>): void {
+  messageList(routeConfig, 'virtual_hosts').forEach((virtualHost, v) => {
+    const hostPath = indexPath(childPath(path, 'virtual_hosts'), v);
+    if (stringField(virtualHost, 'name') === '') throw new FieldError(childPath(hostPath, 'name'), 'missing required field');
+    if (stringList(virtualHost, 'domains').length === 0) {
+      throw new FieldError(childPath(hostPath, 'domains'), 'at least one domain is required');
+    }
+    messageList(virtualHost, 'routes').forEach((route, r) => {
+      validateRoute(route, indexPath(childPath(hostPath, 'routes'), r), clusters);
+    });
+  });
+}
+
+function validateRoute(route: JsonObject, path: string, clusters: ReadonlySet<string>): void {
+  const match = messageField(route, 'match');
+  const matchPath = childPath(path, 'match');
+  if (match === undefined) throw new FieldError(matchPath, 'missing required field');
+  if (match['prefix'] === undefined && match['path'] === undefined) {
+    throw new FieldError(matchPath, 'a prefix or a path is required (other matchers are not supported yet)');
+  }
+  const action = messageField(route, 'route');
+  const directResponse = messageField(route, 'direct_response');
+  if (action !== undefined) {
+    validateRouteAction(action, childPath(path, 'route'), clusters);
+  } else if (directResponse !== undefined) {
+    validateDirectResponse(directResponse, childPath(path, 'direct_response'));
+  } else {
+    throw new FieldError(path, 'a route or a direct_response action is required (other actions are not supported yet)');
+  }
+}
+
+function validateRouteAction(action: JsonObject, path: string, clusters: ReadonlySet<string>): void {
+  const cluster = stringField(action, 'cluster');
+  if (cluster === '') {
+    throw new FieldError(childPath(path, 'cluster'), 'missing required field (other cluster specifiers are not supported yet)');
+  }
+  if (!clusters.has(cluster)) throw new FieldError(childPath(path, 'cluster'), `route: unknown cluster '${cluster}'`);
+}
+
+function validateDirectResponse(response: JsonObject, path: string): void {
+  const status = numberField(response, 'status');
+  if (status < MIN_DIRECT_RESPONSE_STATUS || status > MAX_DIRECT_RESPONSE_STATUS) {
+    throw new FieldError(
+      childPath(path, 'status'),
+      `status ${status} is out of range ${MIN_DIRECT_RESPONSE_STATUS}..${MAX_DIRECT_RESPONSE_STATUS}`,
+    );
+  }
+  const body = messageField(response, 'body');
+  if (body !== undefined && body['inline_string'] === undefined) {
+    throw new FieldError(childPath(path, 'body'), 'only inline_string bodies are supported yet');
+  }
+}
+
+function validateHttpFilters(config: JsonObject, path: string): void {
+  const filtersPath = childPath(path, 'http_filters');
+  const filters = messageList(config, 'http_filters');
+  filters.forEach((filter, i) => {
+    const filterPath = indexPath(filtersPath, i);
+    const name = stringField(filter, 'name');
+    const configType = HTTP_FILTER_TYPES.get(name);
+    if (configType === undefined) throw new FieldError(childPath(filterPath, 'name'), unknownExtension(name));
+    typedConfig(filter, filterPath, configType);
+    if (name === ROUTER && i < filters.length - 1) {
+      throw new FieldError(childPath(filterPath, 'name'), terminalFilterNotLast(name, 'http'));
+    }
+  });
+  if (stringField(filters[filters.length - 1] ?? {}, 'name') !== ROUTER) {
+    throw new FieldError(filtersPath, `the last HTTP filter must be ${ROUTER}`);
+  }
+}

@@ -1,0 +1,38 @@
+// core.v3.Address as the proxy can use it: a socket address with an IP (or, for DNS clusters, a
+// hostname) and a TCP port.
+
+import { isIP } from 'node:net';
+import { FieldError } from '../errors';
+import { childPath } from '../field_path';
+import { JsonObject, messageField, numberField, stringField } from '../json';
+
+export type HostRule = 'ip' | 'ip_or_hostname';
+
+const MAX_PORT = 65535;
+
+/** @param address the core.v3.Address at `path`, undefined when unset */
+export function validateSocketAddress(address: JsonObject | undefined, path: string, hostRule: HostRule): void {
+  if (address === undefined) throw new FieldError(path, 'missing required field');
+  const socket = messageField(address, 'socket_address');
+  if (socket === undefined) {
+    const kind = Object.keys(address)[0];
+    if (kind === undefined) throw new FieldError(childPath(path, 'socket_address'), 'missing required field');
+    throw new FieldError(childPath(path, kind), `${kind} addresses are not supported; use socket_address`);
+  }
+  const socketPath = childPath(path, 'socket_address');
+  if (stringField(socket, 'protocol') === 'UDP') {
+    throw new FieldError(childPath(socketPath, 'protocol'), 'UDP is not supported');
+  }
+  const host = stringField(socket, 'address');
+  if (host === '') throw new FieldError(childPath(socketPath, 'address'), 'missing required field');
+  if (hostRule === 'ip' && isIP(host) === 0) {
+    throw new FieldError(childPath(socketPath, 'address'), `malformed IP address: ${host}`);
+  }
+  if (socket['named_port'] !== undefined) {
+    throw new FieldError(childPath(socketPath, 'named_port'), 'named ports are not supported; use port_value');
+  }
+  const port = numberField(socket, 'port_value');
+  if (port > MAX_PORT) {
+    throw new FieldError(childPath(socketPath, 'port_value'), `port ${port} is out of range 0..${MAX_PORT}`);
+  }
+}

@@ -1,0 +1,234 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { ConfigError } from '../../src/config/errors';
+import { loadBootstrap } from '../../src/config/load';
+import { Json, v3Bootstrap } from '../helpers/config_fixtures';
+
+const TCP = 'static_resources.listeners[0].filter_chains[0].filters[0]';
+const HCM = 'static_resources.listeners[1].filter_chains[0].filters[0]';
+const ROUTES = `${HCM}.typed_config.route_config.virtual_hosts[0].routes`;
+const BACKEND = 'static_resources.clusters[0]';
+const WEB = 'static_resources.clusters[1]';
+const WEB_ENDPOINT = `${WEB}.load_assignment.endpoints[0].lb_endpoints[0]`;
+
+interface Case {
+  readonly name: string;
+  readonly change: (bootstrap: Json) => void;
+  /** The whole message after `--config-yaml: `. */
+  readonly error: string;
+}
+
+const tcpProxy = (b: Json): Json => b.static_resources.listeners[0].filter_chains[0].filters[0].typed_config;
+const hcm = (b: Json): Json => b.static_resources.listeners[1].filter_chains[0].filters[0].typed_config;
+const routes = (b: Json): Json => hcm(b).route_config.virtual_hosts[0].routes;
+const backend = (b: Json): Json => b.static_resources.clusters[0];
+const web = (b: Json): Json => b.static_resources.clusters[1];
+const webEndpoint = (b: Json): Json => web(b).load_assignment.endpoints[0].lb_endpoints[0];
+
+const CASES: Case[] = [
+  // Decoding: types, enums, durations, oneofs.
+  { name: 'wrong type', change: (b) => (b.node.id = 5), error: 'node.id: expected string: 5' },
+  { name: 'object expected', change: (b) => (b.admin = 'x'), error: 'admin: expected an object, got "x"' },
+  { name: 'list expected', change: (b) => (b.static_resources.clusters = {}), error: 'static_resources.clusters: expected a list, got an object' },
+  { name: 'bad duration', change: (b) => (backend(b).connect_timeout = '5 s'), error: `${BACKEND}.connect_timeout: invalid duration: "5 s"` },
+  { name: 'duration as number', change: (b) => (backend(b).connect_timeout = 5), error: `${BACKEND}.connect_timeout: expected duration string: 5` },
+  { name: 'invalid enum name', change: (b) => (backend(b).lb_policy = 'FASTEST'), error: `${BACKEND}.lb_policy: unknown enum value: "FASTEST"` },
+  { name: 'invalid enum number', change: (b) => (backend(b).type = 9), error: `${BACKEND}.type: unknown enum value: 9` },
+  { name: 'uint32 out of range', change: (b) => (webEndpoint(b).endpoint.address.socket_address.port_value = -1), error: `${WEB_ENDPOINT}.endpoint.address.socket_address.port_value: out of range for uint32: -1` },
+  { name: 'unknown field', change: (b) => (web(b).colour = 'blue'), error: `${WEB}.colour: unknown field` },
+  { name: 'same field twice', change: (b) => (web(b).altStatName = 'x'), error: `${WEB}.altStatName: duplicate field 'alt_stat_name'` },
+  { name: 'unknown Any type', change: (b) => (tcpProxy(b)['@type'] = 'type.googleapis.com/envoy.Nope'), error: `${TCP}.typed_config.@type: unknown type 'type.googleapis.com/envoy.Nope'` },
+  { name: 'type and cluster_type', change: (b) => (web(b).cluster_type = { name: 'custom' }), error: `${WEB}: only one of type, cluster_type may be set` },
+  {
+    name: 'zone aware and locality weighted',
+    change: (b) => (web(b).common_lb_config = { zone_aware_lb_config: {}, locality_weighted_lb_config: {} }),
+    error: `${WEB}.common_lb_config: only one of zone_aware_lb_config, locality_weighted_lb_config may be set`,
+  },
+  {
+    name: 'two lb configs',
+    change: (b) => Object.assign(web(b), { ring_hash_lb_config: {}, least_request_lb_config: {} }),
+    error: `${WEB}: only one of ring_hash_lb_config, least_request_lb_config may be set`,
+  },
+
+  // Admin.
+  { name: 'admin without access log', change: (b) => delete b.admin.access_log_path, error: 'admin.access_log_path: An admin access log path is required for a listening server.' },
+  { name: 'admin on a hostname', change: (b) => (b.admin.address.socket_address.address = 'localhost'), error: 'admin.address.socket_address.address: malformed IP address: localhost' },
+
+  // Listeners and network filters.
+  { name: 'duplicate listener', change: (b) => (b.static_resources.listeners[1].name = 'tcp_in'), error: `static_resources.listeners[1].name: duplicate listener name 'tcp_in'` },
+  { name: 'listener port', change: (b) => (b.static_resources.listeners[0].address.socket_address.port_value = 65536), error: 'static_resources.listeners[0].address.socket_address.port_value: port 65536 is out of range 0..65535' },
+  { name: 'listener without address', change: (b) => delete b.static_resources.listeners[0].address, error: 'static_resources.listeners[0].address: missing required field' },
+  { name: 'pipe address', change: (b) => (b.static_resources.listeners[0].address = { pipe: { path: '/tmp/x' } }), error: 'static_resources.listeners[0].address.pipe: pipe addresses are not supported; use socket_address' },
+  { name: 'no filter chain', change: (b) => (b.static_resources.listeners[0].filter_chains = []), error: 'static_resources.listeners[0].filter_chains: no filter chains specified' },
+  {
+    name: 'empty filter chain',
+    change: (b) => (b.static_resources.listeners[0].filter_chains[0].filters = []),
+    error: 'static_resources.listeners[0].filter_chains[0].filters: a filter chain needs a terminal filter: proxy.filters.network.tcp_proxy or proxy.filters.network.http_connection_manager',
+  },
+  {
+    name: 'unknown network filter',
+    change: (b) => (b.static_resources.listeners[0].filter_chains[0].filters[0] = { name: 'envoy.filters.network.redis_proxy' }),
+    error: `${TCP}.name: Didn't find a registered implementation for name: 'proxy.filters.network.redis_proxy'`,
+  },
+  {
+    name: 'terminal filter not last',
+    change: (b) => b.static_resources.listeners[0].filter_chains[0].filters.push(b.static_resources.listeners[1].filter_chains[0].filters[0]),
+    error: `${TCP}.name: terminal filter named proxy.filters.network.tcp_proxy must be the last filter in a network filter chain`,
+  },
+  {
+    name: 'typed_config of another filter',
+    change: (b) => (b.static_resources.listeners[0].filter_chains[0].filters[0].typed_config = hcm(b)),
+    error: `${TCP}.typed_config.@type: expected type envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy for proxy.filters.network.tcp_proxy, got 'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager'`,
+  },
+  {
+    name: 'listener filter',
+    change: (b) => (b.static_resources.listeners[0].listener_filters = [{ name: 'envoy.listener.tls_inspector' }]),
+    error: `static_resources.listeners[0].listener_filters[0].name: Didn't find a registered implementation for name: 'proxy.filters.listener.tls_inspector'`,
+  },
+
+  // TCP proxy.
+  { name: 'tcp_proxy stat_prefix', change: (b) => delete tcpProxy(b).stat_prefix, error: `${TCP}.typed_config.stat_prefix: missing required field` },
+  { name: 'tcp_proxy cluster', change: (b) => delete tcpProxy(b).cluster, error: `${TCP}.typed_config.cluster: missing required field` },
+  { name: 'tcp_proxy unknown cluster', change: (b) => (tcpProxy(b).cluster = 'nowhere'), error: `${TCP}.typed_config.cluster: tcp_proxy: unknown cluster 'nowhere'` },
+  {
+    name: 'tcp_proxy weighted clusters',
+    change: (b) => {
+      delete tcpProxy(b).cluster;
+      tcpProxy(b).weighted_clusters = { clusters: [{ name: 'backend', weight: 1 }] };
+    },
+    error: `${TCP}.typed_config.weighted_clusters: weighted_clusters is not supported yet; use cluster`,
+  },
+
+  // HTTP connection manager and routes.
+  { name: 'hcm stat_prefix', change: (b) => delete hcm(b).stat_prefix, error: `${HCM}.typed_config.stat_prefix: missing required field` },
+  { name: 'hcm without routes', change: (b) => delete hcm(b).route_config, error: `${HCM}.typed_config.route_config: missing required field` },
+  {
+    name: 'hcm with rds',
+    change: (b) => {
+      delete hcm(b).route_config;
+      hcm(b).rds = { route_config_name: 'r', config_source: { ads: {} } };
+    },
+    error: `${HCM}.typed_config.rds: rds is not supported yet; use an inline route_config`,
+  },
+  { name: 'route to an unknown cluster', change: (b) => (routes(b)[1].route.cluster = 'nowhere'), error: `${ROUTES}[1].route.cluster: route: unknown cluster 'nowhere'` },
+  { name: 'route without cluster', change: (b) => (routes(b)[1].route = { cluster_header: 'x-cluster' }), error: `${ROUTES}[1].route.cluster: missing required field (other cluster specifiers are not supported yet)` },
+  { name: 'route without match', change: (b) => delete routes(b)[1].match, error: `${ROUTES}[1].match: missing required field` },
+  {
+    name: 'regex match',
+    change: (b) => (routes(b)[1].match = { safe_regex: { regex: '.*' } }),
+    error: `${ROUTES}[1].match: a prefix or a path is required (other matchers are not supported yet)`,
+  },
+  {
+    name: 'redirect action',
+    change: (b) => {
+      delete routes(b)[1].route;
+      routes(b)[1].redirect = { host_redirect: 'example.com' };
+    },
+    error: `${ROUTES}[1]: a route or a direct_response action is required (other actions are not supported yet)`,
+  },
+  { name: 'direct response status', change: (b) => (routes(b)[0].direct_response.status = 700), error: `${ROUTES}[0].direct_response.status: status 700 is out of range 200..599` },
+  {
+    name: 'direct response body from a file',
+    change: (b) => (routes(b)[0].direct_response.body = { filename: '/etc/motd' }),
+    error: `${ROUTES}[0].direct_response.body: only inline_string bodies are supported yet`,
+  },
+  {
+    name: 'virtual host without domains',
+    change: (b) => (hcm(b).route_config.virtual_hosts[0].domains = []),
+    error: `${HCM}.typed_config.route_config.virtual_hosts[0].domains: at least one domain is required`,
+  },
+  { name: 'no http filters', change: (b) => (hcm(b).http_filters = []), error: `${HCM}.typed_config.http_filters: the last HTTP filter must be proxy.filters.http.router` },
+  {
+    name: 'unknown http filter',
+    change: (b) => hcm(b).http_filters.unshift({ name: 'envoy.filters.http.lua' }),
+    error: `${HCM}.typed_config.http_filters[0].name: Didn't find a registered implementation for name: 'proxy.filters.http.lua'`,
+  },
+  {
+    name: 'router twice',
+    change: (b) => hcm(b).http_filters.push({ name: 'envoy.router' }),
+    error: `${HCM}.typed_config.http_filters[0].name: terminal filter named proxy.filters.http.router must be the last filter in a http filter chain`,
+  },
+
+  // Clusters.
+  { name: 'cluster without name', change: (b) => delete web(b).name, error: `${WEB}.name: missing required field` },
+  { name: 'duplicate cluster', change: (b) => (web(b).name = 'backend'), error: `${WEB}.name: cluster manager: duplicate cluster 'backend'` },
+  { name: 'custom cluster type', change: (b) => ((web(b).cluster_type = { name: 'custom' }), delete web(b).type), error: `${WEB}.cluster_type.name: Didn't find a registered cluster factory implementation for name: 'custom'` },
+  { name: 'static without endpoints', change: (b) => delete web(b).load_assignment, error: `${WEB}.load_assignment: a STATIC cluster needs a load_assignment (or hosts)` },
+  { name: 'load assignment without name', change: (b) => delete web(b).load_assignment.cluster_name, error: `${WEB}.load_assignment.cluster_name: missing required field` },
+  { name: 'ring hash config without RING_HASH', change: (b) => (web(b).ring_hash_lb_config = {}), error: `${WEB}.ring_hash_lb_config: requires lb_policy RING_HASH, but lb_policy is LEAST_REQUEST` },
+  {
+    name: 'least request config without LEAST_REQUEST',
+    change: (b) => (backend(b).least_request_lb_config = { choice_count: 3 }),
+    error: `${BACKEND}.least_request_lb_config: requires lb_policy LEAST_REQUEST, but lb_policy is CLUSTER_PROVIDED`,
+  },
+  { name: 'newer lb policy', change: (b) => (web(b).lb_policy = 'LOAD_BALANCING_POLICY_CONFIG'), error: `${WEB}.lb_policy: LOAD_BALANCING_POLICY_CONFIG is not supported` },
+  ...[
+    { fallback: [], error: 'fallback_keys_subset cannot be empty' },
+    { fallback: ['version', 'zone'], error: 'fallback_keys_subset must be a subset of selector keys' },
+    { fallback: ['stage', 'version'], error: 'fallback_keys_subset cannot be equal to keys' },
+  ].map(({ fallback, error }) => ({
+    name: `fallback_keys_subset ${JSON.stringify(fallback)}`,
+    change: (b: Json) => {
+      web(b).lb_subset_config = {
+        subset_selectors: [
+          { keys: ['version'] },
+          { keys: ['version', 'stage'], fallback_policy: 'KEYS_SUBSET', fallback_keys_subset: fallback },
+        ],
+      };
+    },
+    error: `${WEB}.lb_subset_config.subset_selectors[1].fallback_keys_subset: ${error}`,
+  })),
+  { name: 'dns refresh rate below 1ms', change: (b) => (web(b).dns_refresh_rate = '0.000500s'), error: `${WEB}.dns_refresh_rate: must be at least 1ms` },
+  {
+    name: 'refresh rate without base interval',
+    change: (b) => (web(b).dns_failure_refresh_rate = { max_interval: '10s' }),
+    error: `${WEB}.dns_failure_refresh_rate.base_interval: must be greater than zero`,
+  },
+  {
+    name: 'refresh rate base not below max',
+    change: (b) => (web(b).dns_failure_refresh_rate = { base_interval: '10s', max_interval: '10s' }),
+    error: `${WEB}.dns_failure_refresh_rate.base_interval: must be less than max_interval`,
+  },
+  { name: 'endpoint weight 0', change: (b) => (webEndpoint(b).load_balancing_weight = 0), error: `${WEB_ENDPOINT}.load_balancing_weight: weight 0 is out of range 1..128` },
+  { name: 'endpoint weight 129', change: (b) => (webEndpoint(b).load_balancing_weight = 129), error: `${WEB_ENDPOINT}.load_balancing_weight: weight 129 is out of range 1..128` },
+  {
+    name: 'hostname in a STATIC cluster',
+    change: (b) => (webEndpoint(b).endpoint.address.socket_address.address = 'web-1.internal'),
+    error: `${WEB_ENDPOINT}.endpoint.address.socket_address.address: malformed IP address: web-1.internal`,
+  },
+  {
+    name: 'named endpoint',
+    change: (b) => (web(b).load_assignment.endpoints[0].lb_endpoints[0] = { endpoint_name: 'web-1' }),
+    error: `${WEB_ENDPOINT}.endpoint: missing required field (named endpoints are not supported)`,
+  },
+];
+
+test('every invalid configuration gets its one-line message', () => {
+  for (const { name, change, error } of CASES) {
+    const bootstrap = v3Bootstrap();
+    change(bootstrap);
+    assert.throws(
+      () => loadBootstrap({ configYaml: JSON.stringify(bootstrap), bootstrapVersion: 3, allowUnknownStaticFields: false }),
+      (thrown: unknown) => {
+        assert.ok(thrown instanceof ConfigError, name);
+        assert.equal(thrown.message, `--config-yaml: ${error}`, name);
+        assert.doesNotMatch(thrown.message, /\n/, name);
+        return true;
+      },
+      name,
+    );
+  }
+});
+
+test('the fixture itself is valid, so every case above fails for its own reason', () => {
+  assert.doesNotThrow(() => loadBootstrap({ configYaml: JSON.stringify(v3Bootstrap()), allowUnknownStaticFields: false }));
+});
+
+test('hostnames are endpoints of DNS clusters', () => {
+  const bootstrap = v3Bootstrap();
+  web(bootstrap).type = 'STRICT_DNS';
+  webEndpoint(bootstrap).endpoint.address.socket_address.address = 'web-1.internal';
+  const { bootstrap: model } = loadBootstrap({ configYaml: JSON.stringify(bootstrap), allowUnknownStaticFields: false });
+  assert.equal(model.clusters[1].type, 'STRICT_DNS');
+  assert.equal(model.clusters[1].loadAssignment.endpoints[0].lbEndpoints[0].address.address, 'web-1.internal');
+});

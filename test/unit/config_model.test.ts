@@ -1,0 +1,163 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { loadBootstrap } from '../../src/config/load';
+import { v3Bootstrap } from '../helpers/config_fixtures';
+
+function loadFixture() {
+  return loadBootstrap({ configYaml: JSON.stringify(v3Bootstrap()), allowUnknownStaticFields: false }).bootstrap;
+}
+
+test('node and admin', () => {
+  const model = loadFixture();
+  assert.deepEqual(model.node, { id: 'node-1', cluster: 'edge', locality: { region: 'eu', zone: 'eu-1a', subZone: 'rack-7' } });
+  assert.deepEqual(model.admin, { address: { address: '127.0.0.1', port: 9901 }, accessLogPath: '/dev/null' });
+});
+
+test('no admin address means no admin listener', () => {
+  const bootstrap = v3Bootstrap();
+  delete bootstrap.admin.address;
+  delete bootstrap.admin.access_log_path;
+  const { bootstrap: model } = loadBootstrap({ configYaml: JSON.stringify(bootstrap), allowUnknownStaticFields: false });
+  assert.equal(model.admin, null);
+});
+
+test('listeners, with defaults filled in and names in our spelling', () => {
+  const [tcp, http] = loadFixture().listeners;
+  assert.deepEqual(tcp, {
+    name: 'tcp_in',
+    address: { address: '0.0.0.0', port: 10000 },
+    perConnectionBufferLimitBytes: 1048576,
+    filterChains: [
+      {
+        filters: [
+          { kind: 'tcp_proxy', name: 'proxy.filters.network.tcp_proxy', statPrefix: 'tcp_in', cluster: 'backend', idleTimeoutMs: 30000 },
+        ],
+      },
+    ],
+  });
+  assert.equal(http.perConnectionBufferLimitBytes, 32768);
+  assert.deepEqual(http.filterChains[0].filters[0], {
+    kind: 'http_connection_manager',
+    name: 'proxy.filters.network.http_connection_manager',
+    statPrefix: 'ingress_http',
+    routeConfig: {
+      name: 'local_route',
+      virtualHosts: [
+        {
+          name: 'web',
+          domains: ['example.com', '*'],
+          routes: [
+            {
+              name: '',
+              match: { path: '/healthz', caseSensitive: true },
+              action: { kind: 'direct_response', status: 200, body: 'ok' },
+            },
+            {
+              name: '',
+              match: { prefix: '/', caseSensitive: true },
+              action: { kind: 'route', cluster: 'web:v1', timeoutMs: 2500, hostRewriteLiteral: 'internal' },
+            },
+          ],
+        },
+      ],
+    },
+    httpFilters: [{ name: 'proxy.filters.http.router' }],
+    useRemoteAddress: true,
+    xffNumTrustedHops: 0,
+    serverName: 'proxy',
+    streamIdleTimeoutMs: 300000,
+    requestTimeoutMs: 0,
+    commonHttpProtocolOptions: { idleTimeoutMs: 3600000 },
+  });
+});
+
+test('route defaults: 15 s timeout, case sensitive; 0s disables the timeout', () => {
+  const bootstrap = v3Bootstrap();
+  const routes = bootstrap.static_resources.listeners[1].filter_chains[0].filters[0].typed_config.route_config.virtual_hosts[0].routes;
+  delete routes[1].route.timeout;
+  routes[0] = { match: { prefix: '/off', case_sensitive: false }, route: { cluster: 'backend', timeout: '0s' } };
+  const { bootstrap: model } = loadBootstrap({ configYaml: JSON.stringify(bootstrap), allowUnknownStaticFields: false });
+  const filter = model.listeners[1].filterChains[0].filters[0];
+  assert.ok(filter.kind === 'http_connection_manager');
+  const [off, main] = filter.routeConfig.virtualHosts[0].routes;
+  assert.deepEqual(off.match, { prefix: '/off', caseSensitive: false });
+  assert.deepEqual(off.action, { kind: 'route', cluster: 'backend', timeoutMs: 0 });
+  assert.deepEqual(main.action, { kind: 'route', cluster: 'web:v1', timeoutMs: 15000, hostRewriteLiteral: 'internal' });
+});
+
+test('clusters, with defaults filled in', () => {
+  const [backend, web] = loadFixture().clusters;
+  assert.equal(backend.statName, 'backend');
+  assert.equal(web.statName, 'web_stats');
+  assert.equal(backend.connectTimeoutMs, 250);
+  assert.equal(web.connectTimeoutMs, 5000);
+  assert.equal(backend.lbPolicy, 'CLUSTER_PROVIDED');
+  assert.equal(web.lbPolicy, 'LEAST_REQUEST');
+  assert.equal(web.type, 'STATIC');
+  assert.equal(web.perConnectionBufferLimitBytes, 1048576);
+  assert.equal(backend.maxRequestsPerConnection, 0);
+  assert.equal(web.maxRequestsPerConnection, 100);
+  assert.deepEqual(web.loadAssignment, {
+    clusterName: 'web:v1',
+    endpoints: [
+      {
+        locality: { region: '', zone: 'eu-1b', subZone: '' },
+        priority: 1,
+        loadBalancingWeight: 10,
+        lbEndpoints: [
+          {
+            address: { address: '10.0.0.1', port: 80 },
+            hostname: 'web-1',
+            healthStatus: 'HEALTHY',
+            loadBalancingWeight: 3,
+            metadata: { 'proxy.lb': { version: 'v1' } },
+          },
+          { address: { address: '10.0.0.2', port: 80 }, hostname: '', healthStatus: 'UNKNOWN', loadBalancingWeight: 1, metadata: {} },
+        ],
+      },
+    ],
+  });
+});
+
+test('statName falls back to the name, with every colon made an underscore', () => {
+  const bootstrap = v3Bootstrap();
+  delete bootstrap.static_resources.clusters[1].alt_stat_name;
+  const { bootstrap: model } = loadBootstrap({ configYaml: JSON.stringify(bootstrap), allowUnknownStaticFields: false });
+  assert.equal(model.clusters[1].statName, 'web_v1');
+});
+
+test('source is the canonical v3 JSON, for /config_dump', () => {
+  const model = loadFixture();
+  assert.deepEqual(model.clusters[0].source, {
+    name: 'backend',
+    type: 'STATIC',
+    connect_timeout: '0.250s',
+    lb_policy: 'CLUSTER_PROVIDED',
+    load_assignment: {
+      cluster_name: 'backend',
+      endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: '127.0.0.1', port_value: 8080 } } } }] }],
+    },
+    transport_socket: {
+      name: 'proxy.transport_sockets.tls',
+      typed_config: { '@type': 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext', sni: 'backend.internal' },
+    },
+    ignore_health_on_host_removal: true,
+  });
+  assert.deepEqual(Object.keys(model.source as object), ['node', 'static_resources', 'admin']);
+});
+
+test('the model is frozen', () => {
+  const model = loadFixture();
+  assert.ok(Object.isFrozen(model));
+  assert.ok(Object.isFrozen(model.clusters[1].loadAssignment.endpoints[0].lbEndpoints[0].address));
+  assert.ok(Object.isFrozen(model.source));
+});
+
+test('unnamed listeners get distinct generated names', () => {
+  const bootstrap = v3Bootstrap();
+  for (const listener of bootstrap.static_resources.listeners) delete listener.name;
+  const { bootstrap: model } = loadBootstrap({ configYaml: JSON.stringify(bootstrap), allowUnknownStaticFields: false });
+  const [first, second] = model.listeners.map((listener) => listener.name);
+  assert.match(first, /^[0-9a-f-]{36}$/);
+  assert.notEqual(first, second);
+});

@@ -1,0 +1,99 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import * as yaml from 'js-yaml';
+import { ConfigError } from '../../src/config/errors';
+import { JsonObject } from '../../src/config/json';
+import { loadBootstrap } from '../../src/config/load';
+import { upgradeV2 } from '../../src/config/v2_upgrade';
+import { Json, v2Bootstrap, v3Bootstrap } from '../helpers/config_fixtures';
+
+const OPTIONS = { allowUnknownStaticFields: false };
+
+function load(bootstrap: Json, bootstrapVersion?: 2 | 3) {
+  return loadBootstrap({ configYaml: yaml.dump(bootstrap), bootstrapVersion, ...OPTIONS });
+}
+
+test('a v2 bootstrap and its v3 rewrite load to the same model', () => {
+  const v3 = load(v3Bootstrap());
+  for (const version of [undefined, 2] as const) {
+    const v2 = load(v2Bootstrap(), version);
+    assert.deepEqual(v2.bootstrap, v3.bootstrap);
+    assert.deepEqual(v2.warnings, [
+      'static_resources.clusters[0].hosts: deprecated option, use load_assignment instead',
+      'static_resources.clusters[0].tls_context: deprecated option, use transport_socket (proxy.transport_sockets.tls) instead',
+      'static_resources.clusters[0].lb_policy: ORIGINAL_DST_LB is deprecated, use CLUSTER_PROVIDED instead',
+    ]);
+  }
+  assert.deepEqual(v3.warnings, []);
+});
+
+test('--bootstrap-version 3 decodes the file as written, so v2 fields are unknown', () => {
+  assert.throws(
+    () => load(v2Bootstrap(), 3),
+    new ConfigError('--config-yaml', 'static_resources.listeners[0].filter_chains[0].filters[0].config', 'unknown field'),
+  );
+});
+
+test('when both attempts fail, the v3 error is reported', () => {
+  const bootstrap = v3Bootstrap();
+  bootstrap.static_resources.clusters[0].hosts = 'not a list';
+  // The v2 attempt fails on `hosts: expected a list`; v3 does not know `hosts` at all.
+  assert.throws(() => load(bootstrap), { message: '--config-yaml: static_resources.clusters[0].hosts: unknown field' });
+  assert.throws(() => load(bootstrap, 2), { message: '--config-yaml: static_resources.clusters[0].hosts: expected a list' });
+});
+
+test('the upgrade is pure and leaves a v3 bootstrap as it is', () => {
+  const v3 = v3Bootstrap();
+  assert.deepEqual(upgradeV2(v3), { json: v3Bootstrap(), warnings: [] });
+  const v2 = v2Bootstrap();
+  upgradeV2(v2);
+  assert.deepEqual(v2, v2Bootstrap());
+});
+
+test('hosts become a load_assignment, unless one is given', () => {
+  const cluster = { name: 'c', hosts: [{ socket_address: { address: '10.0.0.1', port_value: 80 } }] };
+  assert.deepEqual(upgradeCluster(cluster)['load_assignment'], {
+    cluster_name: 'c',
+    endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: '10.0.0.1', port_value: 80 } } } }] }],
+  });
+  const explicit = { cluster_name: 'c', endpoints: [] };
+  assert.deepEqual(upgradeCluster({ ...cluster, load_assignment: explicit })['load_assignment'], explicit);
+});
+
+test('tls_context becomes a tls transport socket, unless a transport_socket is given', () => {
+  assert.deepEqual(upgradeCluster({ name: 'c', tls_context: { sni: 'a' } })['transport_socket'], {
+    name: 'proxy.transport_sockets.tls',
+    typed_config: { '@type': 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext', sni: 'a' },
+  });
+  const explicit = { name: 'envoy.transport_sockets.raw_buffer' };
+  const upgraded = upgradeCluster({ name: 'c', tls_context: { sni: 'a' }, transport_socket: explicit });
+  assert.deepEqual(upgraded['transport_socket'], explicit);
+  assert.equal(upgraded['tls_context'], undefined);
+});
+
+test('v2 type URLs become v3 ones, in either package spelling', () => {
+  for (const v2Type of [
+    'envoy.config.filter.network.tcp_proxy.v2.TcpProxy',
+    'proxy.config.filter.network.tcp_proxy.v2.TcpProxy',
+  ]) {
+    const bootstrap = { static_resources: { clusters: [{ name: 'c', typed_extension_protocol_options: { x: { '@type': `type.googleapis.com/${v2Type}` } } }] } };
+    const upgraded = upgradeV2(bootstrap).json as Json;
+    assert.equal(
+      upgraded.static_resources.clusters[0].typed_extension_protocol_options.x['@type'],
+      'type.googleapis.com/envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy',
+    );
+  }
+});
+
+test('a v2 `config:` of an extension we cannot type is left for decoding to report', () => {
+  const bootstrap = v3Bootstrap();
+  bootstrap.static_resources.listeners[0].filter_chains[0].filters[0] = { name: 'envoy.redis_proxy', config: {} };
+  assert.throws(() => load(bootstrap), {
+    message: '--config-yaml: static_resources.listeners[0].filter_chains[0].filters[0].config: unknown field',
+  });
+});
+
+function upgradeCluster(cluster: JsonObject): JsonObject {
+  const upgraded = upgradeV2({ static_resources: { clusters: [cluster] } }).json as Json;
+  return upgraded.static_resources.clusters[0];
+}
