@@ -1,0 +1,89 @@
+// Envoy's drain manager (source/server/drain_manager_impl.cc): once a drain sequence starts,
+// whether each response should close its connection. `immediate` closes every one; `gradual`
+// closes a share that grows from 0 to 100% over --drain-time-s, so clients move to the new
+// epoch gradually instead of all reconnecting at once.
+
+import type { DrainDecider } from '../server/drain_decider';
+
+export type DrainStrategy = 'gradual' | 'immediate';
+
+/** setTimeout's limit; a longer drain re-arms its timer until the deadline. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+export interface DrainManagerOptions {
+  readonly strategy: DrainStrategy;
+  /** --drain-time-s. */
+  readonly drainTimeS: number;
+  /** Monotonic milliseconds. */
+  readonly now?: () => number;
+  /** A uniform non-negative integer per call (Envoy's random()). */
+  readonly random?: () => number;
+  /**
+   * The server's /healthcheck/fail state: while it holds, every response closes its connection,
+   * draining or not (Envoy's rule for listeners of the DEFAULT drain type, ours all are).
+   */
+  readonly healthCheckFailed?: () => boolean;
+}
+
+/**
+ * Envoy's gradual answer at one instant: true with probability elapsed / drain time, counted in
+ * whole seconds (the remaining time truncated), and always once the deadline has passed.
+ */
+export function gradualDrainClose(drainTimeS: number, remainingMs: number, randomValue: number): boolean {
+  if (remainingMs <= 0) return true;
+  const elapsedS = drainTimeS - Math.floor(remainingMs / 1000);
+  return elapsedS > randomValue % drainTimeS;
+}
+
+export class DrainManager implements DrainDecider {
+  private readonly now: () => number;
+  private readonly random: () => number;
+  private readonly healthCheckFailed: () => boolean;
+  private deadlineMs: number | null = null;
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(private readonly options: DrainManagerOptions) {
+    this.now = options.now ?? (() => performance.now());
+    this.random = options.random ?? (() => Math.floor(Math.random() * 0x1_0000_0000));
+    this.healthCheckFailed = options.healthCheckFailed ?? (() => false);
+  }
+
+  get draining(): boolean {
+    return this.deadlineMs !== null;
+  }
+
+  drainClose(): boolean {
+    if (this.healthCheckFailed()) return true;
+    if (this.deadlineMs === null) return false;
+    if (this.options.strategy === 'immediate') return true;
+    return gradualDrainClose(this.options.drainTimeS, this.deadlineMs - this.now(), this.random());
+  }
+
+  /**
+   * Starts draining now; `onComplete` runs when the drain time is over. The timer does not keep
+   * the process alive: a drain only matters while something else does.
+   */
+  startDrainSequence(onComplete: () => void = () => {}): void {
+    if (this.deadlineMs !== null) throw new Error('the drain sequence has already started');
+    const deadlineMs = this.now() + this.options.drainTimeS * 1000;
+    this.deadlineMs = deadlineMs;
+    const wait = () => {
+      this.timer = setTimeout(
+        () => {
+          if (deadlineMs - this.now() > 0) return wait();
+          this.timer = null;
+          onComplete();
+        },
+        Math.max(0, Math.min(deadlineMs - this.now(), MAX_TIMER_MS)),
+      );
+      this.timer.unref();
+    };
+    wait();
+  }
+
+  /** Cancels the completion callback (the process is shutting down). */
+  close(): void {
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+  }
+}

@@ -1,0 +1,117 @@
+// Epoch N's answers to epoch N+1 (Envoy's HotRestartingParent): polls this epoch's parent socket
+// and hands each request to the supervisor. Requests are rare (a handful per restart), so a
+// short poll is simpler than watching the descriptor and costs nothing worth measuring.
+
+import type { Logger } from '../log/logger_api';
+import type { DomainSocket } from './domain_sockets';
+import { HotRestartError } from './errors';
+import { DecodedMessage, describeMessage, DIDNT_RECOGNIZE, HotRestartMessage, HotRestartRequest } from './messages';
+
+export const PARENT_POLL_INTERVAL_MS = 20;
+
+/** What the supervisor does for its child epoch. */
+export interface ParentHandlers {
+  /**
+   * Close the admin listener and stop flushing stats; then terminate this epoch's own parent
+   * (so epoch N-1 goes when N+1 arrives). Resolves with epoch 0's start time.
+   */
+  shutdownAdmin(): Promise<{ originalStartTimeUnixSeconds: number }>;
+  /**
+   * The descriptor of this epoch's listen socket at `address` (a `tcp://ip:port` string), shared
+   * by its workers; null if there is none. It stays this epoch's: the child receives a duplicate.
+   */
+  passListenSocket(address: string): number | null;
+  /** Stop accepting on every listener and start the drain sequence (--drain-time-s). */
+  drainListeners(): void;
+  /** Shut down cleanly, as on SIGTERM, and exit 0. */
+  terminate(): void;
+}
+
+export class ParentEndpoint {
+  private timer: NodeJS.Timeout | null = null;
+  /** Requests are handled one at a time, in the order they came. */
+  private handling: Promise<void> = Promise.resolve();
+
+  /** `socket` is this epoch's parent socket (HotRestartSockets.parent). */
+  constructor(
+    private readonly socket: DomainSocket,
+    private readonly handlers: ParentHandlers,
+    private readonly log: Logger,
+    private readonly pollIntervalMs = PARENT_POLL_INTERVAL_MS,
+  ) {}
+
+  /** Starts answering. The poll timer does not keep the process alive. */
+  start(): void {
+    if (this.timer !== null) return;
+    this.timer = setInterval(() => this.poll(), this.pollIntervalMs);
+    this.timer.unref();
+  }
+
+  /** Stops reading requests; one already being handled finishes. */
+  stop(): void {
+    if (this.timer !== null) clearInterval(this.timer);
+    this.timer = null;
+  }
+
+  private poll(): void {
+    for (;;) {
+      let message: DecodedMessage | null;
+      try {
+        message = this.socket.receive(0);
+      } catch (error) {
+        // Not transient on a bound datagram socket: stop rather than fail every poll.
+        const reason = (error as Error).message;
+        this.log.error(`hot restart: reading ${this.socket.name} failed, no longer answering: ${reason}`);
+        this.stop();
+        return;
+      }
+      if (message === null) return;
+      const received = message;
+      this.handling = this.handling
+        .then(() => this.handle(received))
+        .catch((error: Error) => {
+          this.log.error(`hot restart: handling a ${describeMessage(received)} failed: ${error.message}`);
+        });
+    }
+  }
+
+  private async handle(message: DecodedMessage): Promise<void> {
+    if (message.kind === 'request') return this.handleRequest(message.request);
+    // Envoy's parent gets only requests: a reply or an unknown message means the child speaks another protocol.
+    const what = describeMessage(message);
+    this.log.warn(`hot restart: the child sent a ${what}; answering didnt_recognize_your_last_message`);
+    this.reply(DIDNT_RECOGNIZE);
+  }
+
+  private async handleRequest(request: HotRestartRequest): Promise<void> {
+    switch (request.type) {
+      case 'shutdown_admin': {
+        const { originalStartTimeUnixSeconds } = await this.handlers.shutdownAdmin();
+        this.reply({ kind: 'reply', reply: { type: 'shutdown_admin', originalStartTimeUnixSeconds } });
+        return;
+      }
+      case 'pass_listen_socket': {
+        const fd = this.handlers.passListenSocket(request.address);
+        this.reply({ kind: 'reply', reply: { type: 'pass_listen_socket', fd } });
+        return;
+      }
+      case 'drain_listeners':
+        this.handlers.drainListeners();
+        return;
+      case 'terminate':
+        this.log.info('shutting down due to child request');
+        this.handlers.terminate();
+        return;
+    }
+  }
+
+  /** A child that went away before its answer is the child's failure, not this epoch's. */
+  private reply(message: HotRestartMessage): void {
+    try {
+      this.socket.send(message);
+    } catch (error) {
+      if (!(error instanceof HotRestartError)) throw error;
+      this.log.error(`hot restart: answering the child failed: ${error.message}`);
+    }
+  }
+}
