@@ -1,0 +1,152 @@
+// Route selection for the HTTP connection manager (Envoy's RouteMatcher): a virtual host by
+// the request's authority, then its first route whose match accepts the path.
+//
+// Virtual host precedence is Envoy's: an exact domain, then the longest `*suffix` wildcard,
+// then the longest `prefix*` wildcard, then `*`. A wildcard never matches the empty string
+// (`*.foo.com` does not match `.foo.com`). When nothing matches the authority as given and it
+// carries a port, the lookup is repeated without the port.
+
+import type { Route, RouteConfiguration, VirtualHost } from '../../config/model';
+
+/** Two virtual hosts claim the same domain, or a domain is malformed. */
+export class RouteConfigError extends Error {
+  constructor(routeConfig: string, message: string) {
+    super(`route configuration '${routeConfig}': ${message}`);
+    this.name = 'RouteConfigError';
+  }
+}
+
+/** A route with its match compiled for the per-request test. */
+class CompiledRoute {
+  private readonly pattern: string;
+
+  constructor(readonly route: Route) {
+    const { prefix, path, caseSensitive } = route.match;
+    const text = prefix ?? path ?? '';
+    this.pattern = caseSensitive ? text : text.toLowerCase();
+  }
+
+  matches(path: string): boolean {
+    const match = this.route.match;
+    const pattern = this.pattern;
+    if (match.prefix !== undefined) {
+      const candidate = path.length > pattern.length ? path.slice(0, pattern.length) : path;
+      return (match.caseSensitive ? candidate : candidate.toLowerCase()) === pattern;
+    }
+    // A path match compares everything before the query string.
+    const query = path.indexOf('?');
+    const candidate = query < 0 ? path : path.slice(0, query);
+    if (candidate.length !== pattern.length) return false;
+    return (match.caseSensitive ? candidate : candidate.toLowerCase()) === pattern;
+  }
+}
+
+class CompiledVirtualHost {
+  private readonly routes: readonly CompiledRoute[];
+
+  constructor(readonly virtualHost: VirtualHost) {
+    this.routes = virtualHost.routes.map((r) => new CompiledRoute(r));
+  }
+
+  route(path: string): Route | null {
+    for (const r of this.routes) if (r.matches(path)) return r.route;
+    return null;
+  }
+}
+
+/** Wildcard domains by length of their fixed part, longest first. */
+type Wildcards = readonly (readonly [number, ReadonlyMap<string, CompiledVirtualHost>])[];
+
+export class RouteTable {
+  private readonly exact = new Map<string, CompiledVirtualHost>();
+  private readonly suffixes: Wildcards;
+  private readonly prefixes: Wildcards;
+  private readonly defaultHost: CompiledVirtualHost | null = null;
+
+  constructor(config: RouteConfiguration) {
+    const suffixes = new Map<number, Map<string, CompiledVirtualHost>>();
+    const prefixes = new Map<number, Map<string, CompiledVirtualHost>>();
+    const seen = new Set<string>();
+    for (const vh of config.virtualHosts) {
+      const compiled = new CompiledVirtualHost(vh);
+      for (const raw of vh.domains) {
+        const domain = raw.toLowerCase();
+        if (seen.has(domain)) throw new RouteConfigError(config.name, `duplicate domain '${domain}'`);
+        seen.add(domain);
+        if (domain === '*') {
+          this.defaultHost = compiled;
+        } else if (domain.startsWith('*')) {
+          addWildcard(suffixes, domain.slice(1), compiled);
+        } else if (domain.endsWith('*')) {
+          addWildcard(prefixes, domain.slice(0, -1), compiled);
+        } else {
+          this.exact.set(domain, compiled);
+        }
+      }
+    }
+    this.suffixes = byLengthDescending(suffixes);
+    this.prefixes = byLengthDescending(prefixes);
+  }
+
+  /** The route for a request; null when no virtual host or no route matches (a 404). */
+  route(authority: string, path: string): Route | null {
+    const vh = this.virtualHost(authority);
+    return vh === null ? null : vh.route(path);
+  }
+
+  private virtualHost(authority: string): CompiledVirtualHost | null {
+    if (this.exact.size === 0 && this.suffixes.length === 0 && this.prefixes.length === 0) return this.defaultHost;
+    const host = authority.toLowerCase();
+    const found = this.findDomain(host);
+    if (found !== null) return found;
+    const portless = stripPort(host);
+    if (portless !== host) {
+      const withoutPort = this.findDomain(portless);
+      if (withoutPort !== null) return withoutPort;
+    }
+    return this.defaultHost;
+  }
+
+  private findDomain(host: string): CompiledVirtualHost | null {
+    return (
+      this.exact.get(host) ??
+      findWildcard(this.suffixes, host, (h, n) => h.slice(h.length - n)) ??
+      findWildcard(this.prefixes, host, (h, n) => h.slice(0, n))
+    );
+  }
+}
+
+function addWildcard(index: Map<number, Map<string, CompiledVirtualHost>>, fixed: string, vh: CompiledVirtualHost): void {
+  let sameLength = index.get(fixed.length);
+  if (sameLength === undefined) {
+    sameLength = new Map();
+    index.set(fixed.length, sameLength);
+  }
+  sameLength.set(fixed, vh);
+}
+
+function byLengthDescending(index: Map<number, Map<string, CompiledVirtualHost>>): Wildcards {
+  return [...index.entries()].sort((a, b) => b[0] - a[0]);
+}
+
+function findWildcard(
+  wildcards: Wildcards,
+  host: string,
+  fixedPart: (host: string, length: number) => string,
+): CompiledVirtualHost | null {
+  for (const [length, domains] of wildcards) {
+    // The wildcard must match at least one character.
+    if (length >= host.length) continue;
+    const vh = domains.get(fixedPart(host, length));
+    if (vh !== undefined) return vh;
+  }
+  return null;
+}
+
+/** `host:port` -> `host`, `[v6]:port` -> `[v6]`; anything else unchanged. */
+function stripPort(host: string): string {
+  const colon = host.lastIndexOf(':');
+  if (colon < 0) return host;
+  if (host.startsWith('[')) return host.charCodeAt(colon - 1) === 0x5d /* ']' */ ? host.slice(0, colon) : host;
+  return host.indexOf(':') === colon ? host.slice(0, colon) : host;
+}

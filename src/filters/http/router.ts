@@ -1,0 +1,409 @@
+// The router filter (Envoy's router::Filter), the last HTTP filter: picks the route, the
+// cluster and a host, sends the request through the host's connection pool and relays the
+// response, with the route timeout and Envoy's local replies when any of that fails.
+//
+// One Router serves a downstream HTTP/1 connection, one request at a time: its per-request
+// state is reset between requests instead of allocating a filter per request.
+
+import { randomUUID } from 'node:crypto';
+import type { ClusterRouteAction, Route } from '../../config/model';
+import { BODY_CHUNKED, type RequestHead, type ResponseHead } from '../../http/http1/message_head';
+import type { Http1ClientConnection, StreamResetReason, UpstreamStreamCallbacks } from '../../pool/http1_client_connection';
+import type { Http1ConnectionPool, PoolCallbacks } from '../../pool/http1_pool';
+import type { HostStats } from '../../stats/stats';
+import type { Cluster } from '../../upstream/cluster';
+import type { ClusterManager } from '../../upstream/cluster_manager';
+import type { RouteTable } from './route_table';
+import type { RouterStats } from './router_stats';
+
+/** What the router needs from the connection manager that feeds it one downstream request. */
+export interface DownstreamStream {
+  /** The downstream peer's IP address. */
+  readonly remoteAddress: string;
+  /** Answers the request with a complete response of our own (text/plain when `body` is set). */
+  sendLocalReply(status: number, body: string): void;
+  encodeHeaders(head: ResponseHead, upstreamServiceTimeMs: number): void;
+  /** True when the downstream write buffer is over its limit; onDownstreamFlushed follows. */
+  encodeData(chunk: Buffer): boolean;
+  encodeComplete(): void;
+  /** Aborts the response already under way: the downstream connection closes. */
+  resetStream(): void;
+  /** Request flow control: stops (true) or restarts (false) reading the downstream request. */
+  readDisable(disable: boolean): void;
+  /** Sends the response bytes gathered so far; true when the write buffer is over its limit. */
+  flush(): boolean;
+}
+
+export interface RouterConfig {
+  readonly routeTable: RouteTable;
+  readonly clusters: ClusterManager;
+  readonly stats: RouterStats;
+  /** Append the downstream address to x-forwarded-for (use_remote_address). */
+  readonly useRemoteAddress: boolean;
+  /** The server's local address, appended instead of a loopback peer's (Bootstrap.localAddress). */
+  readonly localAddress: string | undefined;
+  /** The downstream connection's buffer limit: request body held while connecting is bounded by it. */
+  readonly bufferLimitBytes: number;
+}
+
+const CONNECT_ERROR_PREFIX = 'upstream connect error or disconnect/reset before headers. reset reason: ';
+
+export class Router implements PoolCallbacks, UpstreamStreamCallbacks {
+  // Per request; reset by finish().
+  private active = false;
+  private cluster: Cluster | null = null;
+  private pool: Http1ConnectionPool | null = null;
+  private upstream: Http1ClientConnection | null = null;
+  private hostStats: HostStats | null = null;
+  private upstreamHead = '';
+  private headMethod = false;
+  private chunked = false;
+  private pendingBody: Buffer[] | null = null;
+  private pendingBytes = 0;
+  private requestComplete = false;
+  private requestCompleteTime = 0;
+  private responseStarted = false;
+  private timeoutMs = 0;
+  private timeoutArmed = false;
+  private downstreamPaused = false;
+  private upstreamPaused = false;
+  /** Inside pool.newStream(): an idle connection is attached while the request is being read. */
+  private dispatching = false;
+
+  // Per connection: one route timer, re-armed with refresh() while routes share a timeout.
+  private timer: NodeJS.Timeout | null = null;
+  private timerMs = 0;
+
+  constructor(
+    private readonly config: RouterConfig,
+    private readonly downstream: DownstreamStream,
+  ) {}
+
+  decodeHeaders(head: RequestHead): void {
+    const config = this.config;
+    const route = config.routeTable.route(head.authority, head.path);
+    if (route === null) {
+      config.stats.no_route.inc();
+      this.downstream.sendLocalReply(404, '');
+      return;
+    }
+    const action = route.action;
+    if (action.kind === 'direct_response') {
+      config.stats.rq_direct_response.inc();
+      this.downstream.sendLocalReply(action.status, action.body);
+      return;
+    }
+    const cluster = config.clusters.get(action.cluster);
+    if (cluster === undefined) {
+      config.stats.no_cluster.inc();
+      this.downstream.sendLocalReply(503, '');
+      return;
+    }
+    config.stats.rq_total.inc();
+    const host = cluster.chooseHost();
+    if (host === null) {
+      cluster.info.stats.upstream_cx_none_healthy.inc();
+      cluster.info.stats.chargeResponseCode(503);
+      this.downstream.sendLocalReply(503, 'no healthy upstream');
+      return;
+    }
+
+    this.active = true;
+    this.cluster = cluster;
+    this.timeoutMs = action.timeoutMs;
+    this.requestComplete = false;
+    this.responseStarted = false;
+    this.headMethod = head.method === 'HEAD';
+    this.chunked = head.bodyLength === BODY_CHUNKED;
+    this.upstreamHead = this.upstreamRequestHead(head, route, action);
+    this.pool = cluster.httpPool(host);
+    this.dispatching = true;
+    this.pool.newStream(this);
+    this.dispatching = false;
+  }
+
+  decodeData(chunk: Buffer): void {
+    if (!this.active) return;
+    if (this.upstream !== null) {
+      if (this.upstream.sendBody(chunk)) this.pauseDownstream();
+      return;
+    }
+    // Not connected yet: hold the body, within the connection's buffer limit.
+    (this.pendingBody ??= []).push(chunk);
+    this.pendingBytes += chunk.length;
+    if (this.pendingBytes > this.config.bufferLimitBytes) this.pauseDownstream();
+  }
+
+  decodeComplete(): void {
+    if (!this.active) return;
+    this.requestComplete = true;
+    this.requestCompleteTime = Date.now();
+    if (this.upstream !== null && this.upstream.endRequest()) this.pauseDownstream();
+    // As in Envoy, the route timeout runs from the end of the request.
+    if (this.timeoutMs > 0) this.armTimeout(this.timeoutMs);
+  }
+
+  /** The downstream connection went away, or gave up on this request. */
+  onDownstreamReset(): void {
+    if (!this.active) return;
+    this.abortUpstream();
+    this.finish();
+  }
+
+  /** The downstream connection closed: nothing of this router is needed any more. */
+  destroy(): void {
+    this.onDownstreamReset();
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+  }
+
+  /** The downstream write buffer drained: the response may flow again. */
+  onDownstreamFlushed(): void {
+    if (this.upstreamPaused) {
+      this.upstreamPaused = false;
+      this.upstream?.resumeReading();
+    }
+  }
+
+  // ---- PoolCallbacks ------------------------------------------------------------------------
+
+  onPoolReady(connection: Http1ClientConnection): void {
+    this.upstream = connection;
+    this.hostStats = connection.hostStats;
+    connection.startRequest(this, this.upstreamHead, this.headMethod, this.chunked);
+    let over = false;
+    const pending = this.pendingBody;
+    if (pending !== null) {
+      this.pendingBody = null;
+      this.pendingBytes = 0;
+      for (const chunk of pending) over = connection.sendBody(chunk) || over;
+    }
+    if (this.requestComplete) over = connection.endRequest() || over;
+    // Attached at once, the head waits for the rest of this batch of downstream input.
+    else if (!this.dispatching) over = connection.flush() || over;
+    // What held the downstream back was the pending body; from now on it is the upstream's buffer.
+    if (over) this.pauseDownstream();
+    else this.resumeDownstream();
+  }
+
+  onPoolFailure(reason: StreamResetReason): void {
+    const stats = this.pool!.hostStats;
+    stats.rq_error.inc();
+    this.cluster!.info.stats.chargeResponseCode(503);
+    this.finish();
+    this.downstream.sendLocalReply(503, CONNECT_ERROR_PREFIX + reason);
+  }
+
+  // ---- UpstreamStreamCallbacks --------------------------------------------------------------
+
+  onUpstreamHead(head: ResponseHead): void {
+    this.responseStarted = true;
+    this.cluster!.info.stats.chargeResponseCode(head.status);
+    if (head.status >= 500) this.hostStats!.rq_error.inc();
+    else this.hostStats!.rq_success.inc();
+    const serviceTime = this.requestComplete ? Date.now() - this.requestCompleteTime : 0;
+    this.downstream.encodeHeaders(head, serviceTime);
+  }
+
+  onUpstreamBody(chunk: Buffer): void {
+    if (this.downstream.encodeData(chunk)) this.pauseUpstream();
+  }
+
+  onUpstreamComplete(): void {
+    this.finish();
+    this.downstream.encodeComplete();
+  }
+
+  onUpstreamReset(reason: StreamResetReason): void {
+    this.fail(503, CONNECT_ERROR_PREFIX + reason);
+  }
+
+  onUpstreamFlushed(): void {
+    this.resumeDownstream();
+  }
+
+  onUpstreamReadEnd(): void {
+    if (this.downstream.flush()) this.pauseUpstream();
+  }
+
+  /** Called after each batch of downstream input: the request bytes it produced go out together. */
+  onDownstreamReadEnd(): void {
+    if (this.upstream?.flush()) this.pauseDownstream();
+  }
+
+  // ---- internals ---------------------------------------------------------------------------
+
+  private armTimeout(ms: number): void {
+    this.timeoutArmed = true;
+    if (this.timer !== null && this.timerMs === ms) {
+      this.timer.refresh();
+      return;
+    }
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timerMs = ms;
+    this.timer = setTimeout(this.onTimeout, ms);
+  }
+
+  private readonly onTimeout = (): void => {
+    // A timer left running by a finished request fires for nobody.
+    if (!this.timeoutArmed) return;
+    this.timeoutArmed = false;
+    this.cluster!.info.stats.upstream_rq_timeout.inc();
+    this.hostStats?.rq_timeout.inc();
+    this.abortUpstream();
+    this.fail(504, 'upstream request timeout');
+  };
+
+  /**
+   * Ends the request with a local reply if nothing was sent downstream yet, else by resetting
+   * the downstream stream (Envoy's onUpstreamAbort).
+   */
+  private fail(status: number, body: string): void {
+    if (this.responseStarted) {
+      this.config.stats.rq_reset_after_downstream_response_started.inc();
+      this.finish();
+      this.downstream.resetStream();
+      return;
+    }
+    this.cluster!.info.stats.chargeResponseCode(status);
+    this.hostStats?.rq_error.inc();
+    this.finish();
+    this.downstream.sendLocalReply(status, body);
+  }
+
+  private abortUpstream(): void {
+    if (this.upstream !== null) this.upstream.resetStream();
+    else this.pool?.cancel(this);
+  }
+
+  private pauseUpstream(): void {
+    if (this.upstreamPaused || this.upstream === null) return;
+    this.upstreamPaused = true;
+    this.upstream.pauseReading();
+  }
+
+  private pauseDownstream(): void {
+    if (this.downstreamPaused) return;
+    this.downstreamPaused = true;
+    this.downstream.readDisable(true);
+  }
+
+  private resumeDownstream(): void {
+    if (!this.downstreamPaused) return;
+    this.downstreamPaused = false;
+    this.downstream.readDisable(false);
+  }
+
+  /** Forgets the request, before the downstream hears of its end (which may start the next). */
+  private finish(): void {
+    this.timeoutArmed = false;
+    this.resumeDownstream();
+    // A connection going back to its pool must not stay held back by this response.
+    if (this.upstreamPaused) this.upstream?.resumeReading();
+    this.active = false;
+    this.cluster = null;
+    this.pool = null;
+    this.upstream = null;
+    this.hostStats = null;
+    this.upstreamHead = '';
+    this.pendingBody = null;
+    this.pendingBytes = 0;
+    this.upstreamPaused = false;
+  }
+
+  /**
+   * What use_remote_address appends to x-forwarded-for: the peer's address, or for a peer on
+   * loopback the server's own local address, as Envoy does.
+   */
+  private forwardedForAddress(): string {
+    const remote = this.downstream.remoteAddress;
+    const local = this.config.localAddress;
+    return local !== undefined && isLoopback(remote) ? local : remote;
+  }
+
+  /** The request line and headers sent upstream: hop-by-hop headers gone, proxy headers set. */
+  private upstreamRequestHead(head: RequestHead, route: Route, action: ClusterRouteAction): string {
+    let path = head.path;
+    let originalPath: string | null = null;
+    if (action.prefixRewrite !== undefined) {
+      const matched = route.match.prefix ?? route.match.path ?? '';
+      originalPath = path;
+      path = action.prefixRewrite + path.slice(matched.length);
+    }
+    let text = `${head.method} ${path} HTTP/1.1\r\nhost: ${action.hostRewriteLiteral ?? head.authority}\r\n`;
+
+    let forwardedFor: string | null = null;
+    let forwardedProto = false;
+    let requestId = false;
+    const headers = head.headers;
+    const dropped = head.connectionTokens;
+    for (let i = 0; i < headers.length; i += 2) {
+      const name = headers[i];
+      if (dropped !== null && dropped.includes(name)) continue;
+      switch (proxyHeaderOf(name)) {
+        case ProxyHeader.ForwardedFor:
+          forwardedFor = forwardedFor === null ? headers[i + 1] : `${forwardedFor}, ${headers[i + 1]}`;
+          continue;
+        case ProxyHeader.ForwardedProto:
+          if (this.config.useRemoteAddress) continue;
+          forwardedProto = true;
+          break;
+        case ProxyHeader.RequestId:
+          requestId = true;
+          break;
+        case ProxyHeader.ExpectedTimeout:
+        case ProxyHeader.OriginalPath:
+          // Ours to set.
+          continue;
+        case ProxyHeader.None:
+          break;
+      }
+      text += `${name}: ${headers[i + 1]}\r\n`;
+    }
+
+    if (this.config.useRemoteAddress) {
+      const address = this.forwardedForAddress();
+      forwardedFor = forwardedFor === null ? address : `${forwardedFor}, ${address}`;
+    }
+    if (forwardedFor !== null) text += `x-forwarded-for: ${forwardedFor}\r\n`;
+    if (!forwardedProto) text += 'x-forwarded-proto: http\r\n';
+    if (!requestId) text += `x-request-id: ${randomUUID()}\r\n`;
+    if (action.timeoutMs > 0) text += `x-proxy-expected-rq-timeout-ms: ${action.timeoutMs}\r\n`;
+    if (originalPath !== null) text += `x-proxy-original-path: ${originalPath}\r\n`;
+    if (head.bodyLength === BODY_CHUNKED) text += 'transfer-encoding: chunked\r\n';
+    else if (head.contentLength >= 0) text += `content-length: ${head.contentLength}\r\n`;
+    return `${text}\r\n`;
+  }
+}
+
+/** 127.0.0.0/8, ::1, and the IPv4-mapped form of 127.0.0.0/8. */
+function isLoopback(ip: string): boolean {
+  return ip.startsWith('127.') || ip === '::1' || ip.startsWith('::ffff:127.');
+}
+
+const enum ProxyHeader {
+  None,
+  ForwardedFor,
+  ForwardedProto,
+  RequestId,
+  ExpectedTimeout,
+  OriginalPath,
+}
+
+/** Recognizes the request headers the router sets or edits; by length first, as most are none. */
+function proxyHeaderOf(name: string): ProxyHeader {
+  switch (name.length) {
+    case 12:
+      return name === 'x-request-id' ? ProxyHeader.RequestId : ProxyHeader.None;
+    case 15:
+      return name === 'x-forwarded-for' ? ProxyHeader.ForwardedFor : ProxyHeader.None;
+    case 17:
+      return name === 'x-forwarded-proto' ? ProxyHeader.ForwardedProto : ProxyHeader.None;
+    case 21:
+      return name === 'x-proxy-original-path' ? ProxyHeader.OriginalPath : ProxyHeader.None;
+    case 30:
+      return name === 'x-proxy-expected-rq-timeout-ms' ? ProxyHeader.ExpectedTimeout : ProxyHeader.None;
+    default:
+      return ProxyHeader.None;
+  }
+}

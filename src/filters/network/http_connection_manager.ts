@@ -1,0 +1,460 @@
+// The HTTP connection manager network filter (Envoy's http_connection_manager), HTTP/1.1
+// downstream: parses requests off the connection, hands each to the router, writes the
+// response back with Envoy's response headers, and decides when the connection closes
+// (client asked, drain, an error, or a request that cannot be finished).
+//
+// HTTP/1 carries one request at a time, so the manager and its router are per connection and
+// reused from request to request. Pipelined requests wait in the parser until the current
+// response is written.
+
+import type * as net from 'node:net';
+import type { HttpConnectionManagerConfig } from '../../config/model';
+import type { Logger } from '../../log/logger_api';
+import { DateCache } from '../../http/date_cache';
+import { CodecError } from '../../http/http1/codec_error';
+import { BODY_CHUNKED, BODY_UNTIL_CLOSE, type RequestHead, type ResponseHead } from '../../http/http1/message_head';
+import type { ParserCallbacks } from '../../http/http1/parser';
+import { RequestParser } from '../../http/http1/request_parser';
+import { reasonPhrase, statusLine } from '../../http/status_text';
+import type { NetworkFilterFactory } from '../../listener/network_filter';
+import { CoalescingWriter } from '../../network/coalescing_writer';
+import { writeWithLimit } from '../../network/write_limit';
+import type { DrainDecider } from '../../server/drain_decider';
+import type { StatsStore } from '../../stats/stats';
+import type { ClusterManager } from '../../upstream/cluster_manager';
+import { RouteTable } from '../http/route_table';
+import { type DownstreamStream, Router, type RouterConfig } from '../http/router';
+import { RouterStats } from '../http/router_stats';
+import { HttpConnectionManagerStats } from './http_connection_manager_stats';
+
+const ROUTER_FILTER = 'proxy.filters.http.router';
+const CONTINUE = 'HTTP/1.1 100 Continue\r\n\r\n';
+const LAST_CHUNK = '0\r\n\r\n';
+/** Envoy's delayed_close_timeout: how long a closing connection waits for the client to read. */
+const DELAYED_CLOSE_MS = 1000;
+
+/** An HTTP filter chain this data plane cannot run. */
+export class UnsupportedHttpFilterError extends Error {
+  constructor(statPrefix: string, filter: string) {
+    super(`http_connection_manager '${statPrefix}': http filter '${filter}' is not supported; the chain must be [${ROUTER_FILTER}]`);
+    this.name = 'UnsupportedHttpFilterError';
+  }
+}
+
+export interface HttpConnectionManagerDeps {
+  readonly stats: StatsStore;
+  readonly clusters: ClusterManager;
+  readonly drain: DrainDecider;
+  readonly log: Logger;
+  /** The listener's per_connection_buffer_limit_bytes. */
+  readonly bufferLimitBytes: number;
+  /** Bootstrap.localAddress: what x-forwarded-for gets for a peer on loopback. */
+  readonly localAddress: string | undefined;
+}
+
+/** One filter chain's connection manager configuration, shared by its connections. */
+export class HttpConnectionManagerFactory implements NetworkFilterFactory {
+  readonly stats: HttpConnectionManagerStats;
+  readonly router: RouterConfig;
+  readonly dates = new DateCache();
+
+  constructor(
+    readonly config: HttpConnectionManagerConfig,
+    readonly deps: HttpConnectionManagerDeps,
+  ) {
+    for (const filter of config.httpFilters) {
+      if (filter.name !== ROUTER_FILTER) throw new UnsupportedHttpFilterError(config.statPrefix, filter.name);
+    }
+    const scope = deps.stats.scope(`http.${config.statPrefix}`);
+    this.stats = new HttpConnectionManagerStats(scope);
+    this.router = {
+      routeTable: new RouteTable(config.routeConfig),
+      clusters: deps.clusters,
+      stats: new RouterStats(scope),
+      useRemoteAddress: config.useRemoteAddress,
+      localAddress: deps.localAddress,
+      bufferLimitBytes: deps.bufferLimitBytes,
+    };
+  }
+
+  onNewConnection(socket: net.Socket): void {
+    new HttpConnectionManager(this, socket);
+  }
+}
+
+export class HttpConnectionManager implements ParserCallbacks<RequestHead>, DownstreamStream {
+  readonly remoteAddress: string;
+  private readonly parser = new RequestParser(this);
+  private readonly router: Router;
+  private readonly stats: HttpConnectionManagerStats;
+  private readonly bufferLimit: number;
+  private readonly output: CoalescingWriter;
+
+  // The current stream.
+  private streamActive = false;
+  private request: RequestHead | null = null;
+  private requestComplete = false;
+  private responseStarted = false;
+  /** The response has a body, framed with chunked encoding. */
+  private responseChunked = false;
+  /** The response must not have a body (HEAD, 204, 304). */
+  private responseBodiless = false;
+  private closeAfterResponse = false;
+  private requestTimer: NodeJS.Timeout | null = null;
+
+  // The connection.
+  private closing = false;
+  private closedLocally = false;
+  private remoteEnded = false;
+  private readDisables = 0;
+  /** Reading stopped because pipelined requests piled up while a response was pending. */
+  private pipelineFull = false;
+  private idleTimer: NodeJS.Timeout | null = null;
+  private streamIdleTimer: NodeJS.Timeout | null = null;
+  private delayedCloseTimer: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly factory: HttpConnectionManagerFactory,
+    private readonly socket: net.Socket,
+  ) {
+    this.stats = factory.stats;
+    this.bufferLimit = factory.deps.bufferLimitBytes;
+    this.remoteAddress = socket.remoteAddress ?? '';
+    this.router = new Router(factory.router, this);
+    this.output = new CoalescingWriter(this.writeLimited);
+    // A client may half-close after its request and still read the response.
+    socket.allowHalfOpen = true;
+    socket.on('data', this.onSocketData);
+    socket.on('end', this.onSocketEnd);
+    socket.on('error', ignoreError);
+    socket.on('close', this.onSocketClose);
+    const stats = this.stats;
+    stats.downstream_cx_total.inc();
+    stats.downstream_cx_active.inc();
+    stats.downstream_cx_http1_total.inc();
+    stats.downstream_cx_http1_active.inc();
+    const idleTimeout = factory.config.commonHttpProtocolOptions.idleTimeoutMs;
+    if (idleTimeout > 0) this.idleTimer = setTimeout(this.onIdleTimeout, idleTimeout);
+  }
+
+  // ---- ParserCallbacks: the request ------------------------------------------------------
+
+  onMessageHead(head: RequestHead): void {
+    const stats = this.stats;
+    stats.downstream_rq_total.inc();
+    stats.downstream_rq_http1_total.inc();
+    stats.downstream_rq_active.inc();
+    this.streamActive = true;
+    this.request = head;
+    this.requestComplete = head.bodyLength === 0;
+    this.responseStarted = false;
+    this.closeAfterResponse = head.connectionClose;
+    this.touchStream();
+    const config = this.factory.config;
+    if (config.requestTimeoutMs > 0 && !this.requestComplete) {
+      this.requestTimer = setTimeout(this.onRequestTimeout, config.requestTimeoutMs);
+    }
+    if (head.authority === '') {
+      this.sendLocalReply(400, '');
+      return;
+    }
+    if (head.expectContinue) {
+      this.output.text(CONTINUE);
+      this.output.flush();
+      stats.chargeResponseCode(100);
+    }
+    this.router.decodeHeaders(head);
+  }
+
+  onMessageBody(chunk: Buffer): void {
+    if (!this.streamActive) return;
+    this.touchStream();
+    this.router.decodeData(chunk);
+  }
+
+  onMessageComplete(): void {
+    if (!this.streamActive) return;
+    this.requestComplete = true;
+    this.clearRequestTimer();
+    // Pipelined requests wait for this response.
+    this.parser.pause();
+    this.router.decodeComplete();
+  }
+
+  // ---- DownstreamStream: the response ----------------------------------------------------
+
+  sendLocalReply(status: number, body: string): void {
+    const length = Buffer.byteLength(body);
+    const close = this.closesAfterResponse();
+    const dates = this.factory.dates;
+    let head = `${statusLine(status)}content-length: ${length}\r\n`;
+    if (length > 0) head += 'content-type: text/plain\r\n';
+    head += `date: ${dates.current()}\r\nserver: ${this.factory.config.serverName}\r\n`;
+    if (close) head += 'connection: close\r\n';
+    this.responseStarted = true;
+    this.stats.chargeResponseCode(status);
+    this.output.text(`${head}\r\n`);
+    if (length > 0 && this.request?.method !== 'HEAD') this.output.bytes(Buffer.from(body, 'utf8'));
+    this.output.flush();
+    this.endStream(close);
+  }
+
+  encodeHeaders(upstream: ResponseHead, upstreamServiceTimeMs: number): void {
+    const status = upstream.status;
+    const close = this.closesAfterResponse();
+    this.responseStarted = true;
+    this.responseBodiless = this.request!.method === 'HEAD' || status === 204 || status === 304;
+    this.responseChunked = false;
+    this.touchStream();
+    this.stats.chargeResponseCode(status);
+
+    let head = statusLine(status);
+    const headers = upstream.headers;
+    const dropped = upstream.connectionTokens;
+    for (let i = 0; i < headers.length; i += 2) {
+      const name = headers[i];
+      if (isReplacedResponseHeader(name) || (dropped !== null && dropped.includes(name))) continue;
+      head += `${name}: ${headers[i + 1]}\r\n`;
+    }
+    if (upstream.contentLength >= 0 && upstream.bodyLength !== BODY_CHUNKED && upstream.bodyLength !== BODY_UNTIL_CLOSE) {
+      head += `content-length: ${upstream.contentLength}\r\n`;
+    } else if (!this.responseBodiless) {
+      this.responseChunked = true;
+      head += 'transfer-encoding: chunked\r\n';
+    }
+    head += `date: ${this.factory.dates.current()}\r\nserver: ${this.factory.config.serverName}\r\n`;
+    head += `x-proxy-upstream-service-time: ${upstreamServiceTimeMs}\r\n`;
+    if (close) {
+      this.closeAfterResponse = true;
+      head += 'connection: close\r\n';
+    }
+    // Held until the body, or the end of this batch of upstream input, joins it.
+    this.output.text(`${head}\r\n`);
+  }
+
+  encodeData(chunk: Buffer): boolean {
+    if (this.responseBodiless || chunk.length === 0) return false;
+    this.touchStream();
+    if (!this.responseChunked) return this.output.bytes(chunk);
+    this.output.text(`${chunk.length.toString(16)}\r\n`);
+    const over = this.output.bytes(chunk);
+    this.output.text('\r\n');
+    return over;
+  }
+
+  encodeComplete(): void {
+    if (this.responseChunked) this.output.text(LAST_CHUNK);
+    this.output.flush();
+    this.endStream(this.closeAfterResponse);
+  }
+
+  flush(): boolean {
+    return this.output.flush();
+  }
+
+  resetStream(): void {
+    this.stats.downstream_rq_tx_reset.inc();
+    this.output.discard();
+    this.destroy();
+  }
+
+  readDisable(disable: boolean): void {
+    if (disable) {
+      if (this.readDisables++ === 0) this.socket.pause();
+    } else if (--this.readDisables === 0) {
+      this.socket.resume();
+    }
+  }
+
+  // ---- the connection ------------------------------------------------------------------------
+
+  private readonly onSocketData = (chunk: Buffer): void => {
+    this.stats.downstream_cx_rx_bytes_total.add(chunk.length);
+    if (this.closing) return;
+    try {
+      this.parser.execute(chunk);
+    } catch (e) {
+      if (!(e instanceof CodecError)) throw e;
+      this.protocolError(e);
+      return;
+    }
+    this.router.onDownstreamReadEnd();
+    // Held-back pipelined requests (the parser is paused while a response is pending) count
+    // against the buffer limit; a head still being assembled does not.
+    if (this.streamActive && this.requestComplete && this.parser.bufferedBytes > this.bufferLimit && !this.pipelineFull) {
+      this.pipelineFull = true;
+      this.readDisable(true);
+    }
+  };
+
+  private readonly onSocketEnd = (): void => {
+    this.remoteEnded = true;
+    if (!this.streamActive) this.closeGracefully();
+    // A request cut short cannot be answered; a complete one still gets its response.
+    else if (!this.requestComplete) this.destroy();
+  };
+
+  private readonly onSocketClose = (): void => {
+    const stats = this.stats;
+    stats.downstream_cx_active.dec();
+    stats.downstream_cx_http1_active.dec();
+    stats.downstream_cx_destroy.inc();
+    if (this.closedLocally) stats.downstream_cx_destroy_local.inc();
+    else stats.downstream_cx_destroy_remote.inc();
+    if (this.streamActive) {
+      stats.downstream_cx_destroy_active_rq.inc();
+      stats.downstream_rq_rx_reset.inc();
+      this.streamActive = false;
+      stats.downstream_rq_active.dec();
+    }
+    this.router.destroy();
+    this.clearRequestTimer();
+    for (const timer of [this.idleTimer, this.streamIdleTimer, this.delayedCloseTimer]) {
+      if (timer !== null) clearTimeout(timer);
+    }
+  };
+
+  private readonly onIdleTimeout = (): void => {
+    // A stream in progress re-arms the timer when it ends.
+    if (this.streamActive || this.closing) return;
+    this.stats.downstream_cx_idle_timeout.inc();
+    this.closeGracefully();
+  };
+
+  private readonly onStreamIdleTimeout = (): void => {
+    if (!this.streamActive) return;
+    this.stats.downstream_rq_idle_timeout.inc();
+    this.timeoutStream('stream timeout');
+  };
+
+  private readonly onRequestTimeout = (): void => {
+    this.requestTimer = null;
+    if (!this.streamActive) return;
+    this.stats.downstream_rq_timeout.inc();
+    this.timeoutStream('request timeout');
+  };
+
+  /** A downstream timeout: 408 if nothing was answered yet, else the stream is reset. */
+  private timeoutStream(body: string): void {
+    this.router.onDownstreamReset();
+    if (this.responseStarted) this.resetStream();
+    else this.sendLocalReply(408, body);
+  }
+
+  /** Envoy's activity mark for stream_idle_timeout: any request or response progress. */
+  private touchStream(): void {
+    if (this.streamIdleTimer !== null) {
+      this.streamIdleTimer.refresh();
+      return;
+    }
+    const timeout = this.factory.config.streamIdleTimeoutMs;
+    if (timeout > 0) this.streamIdleTimer = setTimeout(this.onStreamIdleTimeout, timeout);
+  }
+
+  /** Whether the response about to start closes the connection; consults the drain decider. */
+  private closesAfterResponse(): boolean {
+    if (this.factory.deps.drain.drainClose()) {
+      this.stats.downstream_cx_drain_close.inc();
+      return true;
+    }
+    return this.closeAfterResponse || this.remoteEnded || !this.requestComplete;
+  }
+
+  /** The response is written: the stream is over, and maybe the connection. */
+  private endStream(close: boolean): void {
+    this.streamActive = false;
+    this.request = null;
+    this.clearRequestTimer();
+    this.stats.downstream_rq_active.dec();
+    // An unfinished request leaves the rest of its body on the wire: the connection cannot go on.
+    if (close || !this.requestComplete || this.remoteEnded) {
+      this.closeGracefully();
+      return;
+    }
+    this.idleTimer?.refresh();
+    if (this.pipelineFull) {
+      this.pipelineFull = false;
+      this.readDisable(false);
+    }
+    try {
+      this.parser.resume();
+    } catch (e) {
+      if (!(e instanceof CodecError)) throw e;
+      this.protocolError(e);
+      return;
+    }
+    // Pipelined requests just parsed send what they queued.
+    this.router.onDownstreamReadEnd();
+  }
+
+  private protocolError(error: CodecError): void {
+    this.stats.downstream_cx_protocol_error.inc();
+    if (this.factory.deps.log.enabled('debug')) {
+      this.factory.deps.log.debug(`protocol error from ${this.remoteAddress}: ${error.details}`);
+    }
+    if (this.streamActive && this.responseStarted) {
+      this.destroy();
+      return;
+    }
+    if (!this.streamActive) {
+      // The error came before a request head: account for it as a request of its own.
+      this.streamActive = true;
+      this.request = null;
+      this.stats.downstream_rq_total.inc();
+      this.stats.downstream_rq_http1_total.inc();
+      this.stats.downstream_rq_active.inc();
+    } else {
+      this.router.onDownstreamReset();
+    }
+    this.closeAfterResponse = true;
+    this.requestComplete = false;
+    this.sendLocalReply(error.status, reasonPhrase(error.status));
+  }
+
+  /** Flushes what was written, half-closes, and waits a little for the client to close. */
+  private closeGracefully(): void {
+    if (this.closing) return;
+    this.closing = true;
+    this.parser.pause();
+    this.socket.end();
+    this.delayedCloseTimer = setTimeout(this.destroy, DELAYED_CLOSE_MS);
+  }
+
+  private readonly destroy = (): void => {
+    if (this.socket.destroyed) return;
+    this.closedLocally = true;
+    this.socket.destroy();
+  };
+
+  private readonly writeLimited = (data: Buffer | string): boolean => {
+    this.stats.downstream_cx_tx_bytes_total.add(data.length);
+    return writeWithLimit(this.socket, data, this.bufferLimit, this.onFlushed);
+  };
+
+  private readonly onFlushed = (): void => {
+    this.router.onDownstreamFlushed();
+  };
+
+  private clearRequestTimer(): void {
+    if (this.requestTimer !== null) {
+      clearTimeout(this.requestTimer);
+      this.requestTimer = null;
+    }
+  }
+}
+
+/** Response headers the manager sets itself: server, date, x-proxy-upstream-service-time. */
+function isReplacedResponseHeader(name: string): boolean {
+  switch (name.length) {
+    case 4:
+      return name === 'date';
+    case 6:
+      return name === 'server';
+    case 29:
+      return name === 'x-proxy-upstream-service-time';
+    default:
+      return false;
+  }
+}
+
+function ignoreError(): void {}

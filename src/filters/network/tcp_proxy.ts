@@ -1,0 +1,199 @@
+// The tcp_proxy network filter: each downstream connection gets one upstream connection to a
+// host of the cluster, and bytes flow both ways with backpressure (a side whose peer's write
+// buffer is over the buffer limit stops being read), half-closes pass through, and the pair
+// closes after idle_timeout without traffic.
+
+import type * as net from 'node:net';
+import type { TcpProxyConfig } from '../../config/model';
+import type { NetworkFilterFactory } from '../../listener/network_filter';
+import { writeWithLimit } from '../../network/write_limit';
+import { UpstreamConnection, type UpstreamConnectionCallbacks } from '../../pool/upstream_connection';
+import type { StatsStore } from '../../stats/stats';
+import type { ClusterManager } from '../../upstream/cluster_manager';
+import { TcpProxyStats } from './tcp_proxy_stats';
+
+export interface TcpProxyDeps {
+  readonly stats: StatsStore;
+  readonly clusters: ClusterManager;
+  /** The listener's per_connection_buffer_limit_bytes. */
+  readonly bufferLimitBytes: number;
+}
+
+export class TcpProxyFactory implements NetworkFilterFactory {
+  readonly stats: TcpProxyStats;
+
+  constructor(
+    readonly config: TcpProxyConfig,
+    readonly deps: TcpProxyDeps,
+  ) {
+    this.stats = new TcpProxyStats(deps.stats.scope(`tcp.${config.statPrefix}`));
+  }
+
+  onNewConnection(socket: net.Socket): void {
+    new TcpProxySession(this, socket);
+  }
+}
+
+class TcpProxySession implements UpstreamConnectionCallbacks {
+  private readonly stats: TcpProxyStats;
+  private upstream: UpstreamConnection | null = null;
+  private upstreamClosed = false;
+  private downstreamPaused = false;
+  private upstreamPaused = false;
+  private lastActivity = 0;
+  private idleTimer: NodeJS.Timeout | null = null;
+  private flushing = false;
+
+  constructor(
+    private readonly factory: TcpProxyFactory,
+    private readonly downstream: net.Socket,
+  ) {
+    const stats = (this.stats = factory.stats);
+    stats.downstream_cx_total.inc();
+    downstream.allowHalfOpen = true;
+    // Nothing is read until the upstream connection is up.
+    downstream.pause();
+    downstream.on('data', this.onDownstreamData);
+    downstream.on('end', this.onDownstreamEnd);
+    downstream.on('error', ignoreError);
+    downstream.on('close', this.onDownstreamClose);
+
+    const cluster = factory.deps.clusters.get(factory.config.cluster);
+    if (cluster === undefined) {
+      stats.downstream_cx_no_route.inc();
+      downstream.destroy();
+      return;
+    }
+    const host = cluster.chooseHost();
+    if (host === null) {
+      cluster.info.stats.upstream_cx_none_healthy.inc();
+      downstream.destroy();
+      return;
+    }
+    this.upstream = new UpstreamConnection(host, cluster.hostStats(host), cluster.info, this, { allowHalfOpen: true, http1: false });
+  }
+
+  // ---- upstream ----------------------------------------------------------------------------
+
+  onConnected(): void {
+    this.downstream.resume();
+    const idleTimeout = this.factory.config.idleTimeoutMs;
+    if (idleTimeout > 0) {
+      this.lastActivity = Date.now();
+      this.idleTimer = setTimeout(this.onIdleCheck, idleTimeout);
+    }
+  }
+
+  onConnectFailure(): void {
+    this.upstreamClosed = true;
+    this.downstream.destroy();
+  }
+
+  onData(chunk: Buffer): void {
+    this.lastActivity = Date.now();
+    this.stats.downstream_cx_tx_bytes_total.add(chunk.length);
+    if (writeWithLimit(this.downstream, chunk, this.factory.deps.bufferLimitBytes, this.onDownstreamFlushed) && !this.upstreamPaused) {
+      this.upstreamPaused = true;
+      this.upstream!.socket.pause();
+    }
+  }
+
+  onRemoteEnd(): void {
+    if (!this.downstream.destroyed) this.downstream.end();
+  }
+
+  onClosed(): void {
+    this.upstreamClosed = true;
+    if (this.flushing) {
+      this.flushing = false;
+      this.stats.upstream_flush_active.dec();
+    }
+    this.clearIdleTimer();
+    // Whatever the upstream sent still reaches the client, then the client is closed.
+    const downstream = this.downstream;
+    if (downstream.destroyed) return;
+    if (downstream.writableFinished) {
+      downstream.destroy();
+      return;
+    }
+    downstream.end();
+    downstream.once('finish', this.destroyDownstream);
+  }
+
+  // ---- downstream --------------------------------------------------------------------------
+
+  private readonly onDownstreamData = (chunk: Buffer): void => {
+    this.lastActivity = Date.now();
+    this.stats.downstream_cx_rx_bytes_total.add(chunk.length);
+    if (this.upstream!.write(chunk, this.onUpstreamFlushed) && !this.downstreamPaused) {
+      this.downstreamPaused = true;
+      this.stats.downstream_flow_control_paused_reading_total.inc();
+      this.downstream.pause();
+    }
+  };
+
+  private readonly onDownstreamEnd = (): void => {
+    if (this.upstream !== null && !this.upstreamClosed) this.upstream.end();
+  };
+
+  private readonly onDownstreamClose = (): void => {
+    const upstream = this.upstream;
+    if (upstream === null || this.upstreamClosed) return;
+    if (!upstream.isConnected || upstream.socket.writableFinished) {
+      this.clearIdleTimer();
+      upstream.close();
+      return;
+    }
+    // Data the client sent before leaving still goes up, then the upstream closes too; the
+    // idle timeout bounds a flush the upstream never reads.
+    if (upstream.socket.writableLength > 0) {
+      this.flushing = true;
+      this.stats.upstream_flush_total.inc();
+      this.stats.upstream_flush_active.inc();
+    }
+    upstream.end();
+    upstream.socket.once('finish', () => upstream.close());
+  };
+
+  private readonly onUpstreamFlushed = (): void => {
+    if (!this.downstreamPaused) return;
+    this.downstreamPaused = false;
+    this.stats.downstream_flow_control_resumed_reading_total.inc();
+    this.downstream.resume();
+  };
+
+  private readonly onDownstreamFlushed = (): void => {
+    if (!this.upstreamPaused) return;
+    this.upstreamPaused = false;
+    this.upstream?.socket.resume();
+  };
+
+  private readonly destroyDownstream = (): void => {
+    this.downstream.destroy();
+  };
+
+  // ---- idle timeout ---------------------------------------------------------------------------
+
+  /** Fires every idle_timeout; activity only moves a timestamp, so data costs no timer work. */
+  private readonly onIdleCheck = (): void => {
+    const timeout = this.factory.config.idleTimeoutMs;
+    const idle = Date.now() - this.lastActivity;
+    if (idle < timeout) {
+      this.idleTimer = setTimeout(this.onIdleCheck, timeout - idle);
+      return;
+    }
+    this.idleTimer = null;
+    this.stats.idle_timeout.inc();
+    this.upstream?.close();
+    this.downstream.destroy();
+  };
+
+  private clearIdleTimer(): void {
+    if (this.idleTimer !== null) {
+      clearTimeout(this.idleTimer);
+      this.idleTimer = null;
+    }
+  }
+}
+
+function ignoreError(): void {}

@@ -1,0 +1,48 @@
+// A parsed HTTP/1 message head. The codec keeps connection-level headers out of `headers`
+// and records what they meant, so the proxy forwards only end-to-end headers.
+
+/** `MessageHead.bodyLength` for a chunked body. */
+export const BODY_CHUNKED = -1;
+/** `MessageHead.bodyLength` for a response body that ends when the connection closes. */
+export const BODY_UNTIL_CLOSE = -2;
+
+export class MessageHead {
+  /** How the body is framed on the wire: a byte count, BODY_CHUNKED or BODY_UNTIL_CLOSE. */
+  bodyLength = 0;
+  /** End-to-end headers as [name, value, name, value, ...], names in lower case. */
+  readonly headers: string[] = [];
+  /** The Content-Length header's value, -1 when absent (a HEAD response has one and no body). */
+  contentLength = -1;
+  /** The last transfer coding is chunked. */
+  chunked = false;
+  /** A transfer-encoding header that is not exactly `chunked` was present. */
+  otherTransferEncoding = false;
+  /** `connection: close`, or an HTTP/1.0 message without `connection: keep-alive`. */
+  connectionClose = false;
+  connectionKeepAlive = false;
+  /** Names listed in the Connection header besides close/keep-alive: hop-by-hop for this message. */
+  connectionTokens: string[] | null = null;
+}
+
+export class RequestHead extends MessageHead {
+  /** From the Host header, or from an absolute-form request target; '' when absent. */
+  authority = '';
+  expectContinue = false;
+
+  constructor(
+    readonly method: string,
+    /** Origin-form: `/path?query`. */
+    readonly path: string,
+  ) {
+    super();
+  }
+}
+
+export class ResponseHead extends MessageHead {
+  constructor(
+    readonly status: number,
+    readonly http10: boolean,
+  ) {
+    super();
+  }
+}

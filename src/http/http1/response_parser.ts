@@ -1,0 +1,62 @@
+// The client side of HTTP/1.1: parses responses. Which responses have a body depends on the
+// request (HEAD) as well as the response, so the connection announces each request first.
+
+import { CodecError } from './codec_error';
+import { checkHeadCharacters, lineEnd, parseHeaderFields } from './header_fields';
+import { BODY_CHUNKED, BODY_UNTIL_CLOSE, ResponseHead } from './message_head';
+import { Http1Parser } from './parser';
+
+const HTTP_1 = 'HTTP/1.';
+
+export class ResponseParser extends Http1Parser<ResponseHead> {
+  private headRequest = false;
+
+  /** Called before each request is sent: a HEAD request's response has no body. */
+  expectResponse(headRequest: boolean): void {
+    this.headRequest = headRequest;
+  }
+
+  protected headComplete(text: string): number | null {
+    checkHeadCharacters(text);
+    const eol = lineEnd(text, 0);
+    // HTTP/1.x SP 3DIGIT [SP reason-phrase]
+    const minor = text.charCodeAt(7);
+    const status = statusCode(text);
+    if (!text.startsWith(HTTP_1) || (minor !== 0x30 && minor !== 0x31) || text.charCodeAt(8) !== 0x20 || status < 100) {
+      throw new CodecError(400, 'http1.codec_error');
+    }
+    if (eol !== 12 && text.charCodeAt(12) !== 0x20) throw new CodecError(400, 'http1.codec_error');
+    const head = new ResponseHead(status, minor === 0x30);
+    parseHeaderFields(text, eol + 2, head, null);
+
+    if (status < 200) {
+      // We never ask to switch protocols; other interim responses are dropped, as Envoy does.
+      if (status === 101) throw new CodecError(400, 'http1.unexpected_upgrade');
+      return null;
+    }
+    if (head.http10 && !head.connectionKeepAlive) head.connectionClose = true;
+    if (this.headRequest || status === 204 || status === 304) {
+      head.bodyLength = 0;
+    } else if (head.chunked) {
+      head.bodyLength = BODY_CHUNKED;
+    } else if (head.otherTransferEncoding || head.contentLength < 0) {
+      head.bodyLength = BODY_UNTIL_CLOSE;
+      head.connectionClose = true;
+    } else {
+      head.bodyLength = head.contentLength;
+    }
+    this.callbacks.onMessageHead(head);
+    return head.bodyLength;
+  }
+}
+
+/** The three digits at 9..11 of a status line, or -1. */
+function statusCode(text: string): number {
+  let code = 0;
+  for (let i = 9; i < 12; i++) {
+    const digit = text.charCodeAt(i) - 0x30;
+    if (!(digit >= 0 && digit <= 9)) return -1;
+    code = code * 10 + digit;
+  }
+  return code;
+}

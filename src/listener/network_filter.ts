@@ -1,0 +1,9 @@
+// The terminal network filter of a filter chain, as the listener sees it: something that
+// takes over each accepted connection.
+
+import type * as net from 'node:net';
+
+export interface NetworkFilterFactory {
+  /** Takes ownership of `socket`; the filter closes it when done. */
+  onNewConnection(socket: net.Socket): void;
+}

@@ -1,0 +1,217 @@
+// One HTTP/1.1 connection to an upstream host, carrying one request at a time for its pool.
+// It frames requests onto the wire and parses responses, reporting them to the stream (the
+// router's upstream request) attached to it.
+
+import { CodecError } from '../http/http1/codec_error';
+import type { ResponseHead } from '../http/http1/message_head';
+import { CoalescingWriter } from '../network/coalescing_writer';
+import type { ParserCallbacks } from '../http/http1/parser';
+import { ResponseParser } from '../http/http1/response_parser';
+import type { HostStats } from '../stats/stats';
+import type { ClusterInfo } from '../upstream/cluster_info';
+import type { Host } from '../upstream/host';
+import { type ConnectFailureReason, UpstreamConnection, type UpstreamConnectionCallbacks } from './upstream_connection';
+
+/** Envoy's resetReasonToString values that reach this proxy's HTTP/1 upstreams. */
+export type StreamResetReason = 'connection failure' | 'connection termination' | 'local reset' | 'protocol error';
+
+/** The request on a connection: the router's upstream request. */
+export interface UpstreamStreamCallbacks {
+  onUpstreamHead(head: ResponseHead): void;
+  onUpstreamBody(chunk: Buffer): void;
+  onUpstreamComplete(): void;
+  /** The response will not complete; nothing else will be called. */
+  onUpstreamReset(reason: StreamResetReason): void;
+  /** Request bytes that went over the buffer limit have drained: reading may resume. */
+  onUpstreamFlushed(): void;
+  /** Called after each batch of upstream input: the writes it caused can now go out together. */
+  onUpstreamReadEnd(): void;
+}
+
+/** The pool that owns a connection. */
+export interface ConnectionOwner {
+  onConnectionConnected(connection: Http1ClientConnection): void;
+  onConnectionFailure(connection: Http1ClientConnection, reason: ConnectFailureReason): void;
+  /** The attached stream ended; `reusable` when the connection can take another request. */
+  onStreamDone(connection: Http1ClientConnection, reusable: boolean): void;
+  onConnectionClosed(connection: Http1ClientConnection): void;
+}
+
+const LAST_CHUNK = '0\r\n\r\n';
+
+export class Http1ClientConnection implements UpstreamConnectionCallbacks, ParserCallbacks<ResponseHead> {
+  /** Requests this connection has been given (max_requests_per_connection counts them). */
+  requestCount = 0;
+  private readonly upstream: UpstreamConnection;
+  private readonly parser: ResponseParser;
+  private readonly output: CoalescingWriter;
+  private stream: UpstreamStreamCallbacks | null = null;
+  private requestChunked = false;
+  private requestComplete = false;
+  private responseComplete = false;
+  private keepAlive = true;
+
+  constructor(
+    readonly host: Host,
+    readonly hostStats: HostStats,
+    private readonly cluster: ClusterInfo,
+    private readonly owner: ConnectionOwner,
+  ) {
+    this.parser = new ResponseParser(this);
+    this.output = new CoalescingWriter((data) => this.upstream.write(data, this.onFlushed));
+    this.upstream = new UpstreamConnection(host, hostStats, cluster, this, { allowHalfOpen: false, http1: true });
+  }
+
+  /**
+   * Attaches `stream` and queues the request head: request line and header lines, blank line
+   * included. Queued bytes leave at flush() or endRequest().
+   */
+  startRequest(stream: UpstreamStreamCallbacks, head: string, headMethod: boolean, chunked: boolean): void {
+    this.stream = stream;
+    this.requestChunked = chunked;
+    this.requestComplete = false;
+    this.keepAlive = true;
+    this.parser.expectResponse(headMethod);
+    this.parser.resume();
+    this.output.text(head);
+  }
+
+  /** Sends or queues a body chunk; true when the write buffer is over the cluster's limit. */
+  sendBody(chunk: Buffer): boolean {
+    if (!this.requestChunked) return this.output.bytes(chunk);
+    this.output.text(`${chunk.length.toString(16)}\r\n`);
+    const over = this.output.bytes(chunk);
+    this.output.text('\r\n');
+    return over;
+  }
+
+  /** Ends the request and sends everything queued. */
+  endRequest(): boolean {
+    this.requestComplete = true;
+    if (this.requestChunked) this.output.text(LAST_CHUNK);
+    return this.output.flush();
+  }
+
+  /** Sends what is queued; true when the write buffer is over the cluster's limit. */
+  flush(): boolean {
+    return this.output.flush();
+  }
+
+  /** The stream gives up on its response (timeout, downstream gone): the connection closes. */
+  resetStream(): void {
+    if (this.stream === null) return;
+    this.stream = null;
+    this.output.discard();
+    this.cluster.stats.upstream_rq_tx_reset.inc();
+    this.owner.onStreamDone(this, false);
+  }
+
+  /** Response backpressure: stop or restart reading from the upstream. */
+  pauseReading(): void {
+    this.upstream.socket.pause();
+  }
+
+  resumeReading(): void {
+    this.upstream.socket.resume();
+  }
+
+  close(): void {
+    this.upstream.close();
+  }
+
+  // ---- UpstreamConnectionCallbacks -------------------------------------------------------
+
+  onConnected(): void {
+    this.owner.onConnectionConnected(this);
+  }
+
+  onConnectFailure(reason: ConnectFailureReason): void {
+    this.owner.onConnectionFailure(this, reason);
+  }
+
+  onData(chunk: Buffer): void {
+    const stream = this.stream;
+    if (stream === null) {
+      // Nothing was asked: bytes on an idle connection are a protocol violation.
+      this.protocolError();
+      return;
+    }
+    try {
+      this.parser.execute(chunk);
+      if (this.responseComplete) this.finishResponse();
+    } catch (e) {
+      if (!(e instanceof CodecError)) throw e;
+      this.protocolError();
+    }
+    stream.onUpstreamReadEnd();
+  }
+
+  onRemoteEnd(): void {
+    try {
+      this.parser.finish();
+      if (this.responseComplete) this.finishResponse();
+    } catch (e) {
+      if (!(e instanceof CodecError)) throw e;
+      this.reset('connection termination', true);
+    }
+    this.upstream.close();
+  }
+
+  onClosed(remote: boolean): void {
+    this.reset(remote ? 'connection termination' : 'local reset', remote);
+    this.owner.onConnectionClosed(this);
+  }
+
+  // ---- ParserCallbacks ----------------------------------------------------------------------
+
+  onMessageHead(head: ResponseHead): void {
+    if (head.connectionClose) this.keepAlive = false;
+    this.stream?.onUpstreamHead(head);
+  }
+
+  onMessageBody(chunk: Buffer): void {
+    this.stream?.onUpstreamBody(chunk);
+  }
+
+  onMessageComplete(): void {
+    // Anything after the response is held, and judged once this input is consumed.
+    this.parser.pause();
+    this.responseComplete = true;
+  }
+
+  // ---- internals -----------------------------------------------------------------------------
+
+  private readonly onFlushed = (): void => {
+    this.stream?.onUpstreamFlushed();
+  };
+
+  private finishResponse(): void {
+    const stream = this.stream!;
+    this.stream = null;
+    this.responseComplete = false;
+    // Bytes after a response that nobody asked for mean the upstream is out of step.
+    const unsolicited = this.parser.bufferedBytes > 0;
+    if (unsolicited) this.cluster.stats.upstream_cx_protocol_error.inc();
+    // An upstream that answered before the whole request was sent cannot take another one.
+    this.owner.onStreamDone(this, this.keepAlive && this.requestComplete && !unsolicited);
+    stream.onUpstreamComplete();
+  }
+
+  private protocolError(): void {
+    this.cluster.stats.upstream_cx_protocol_error.inc();
+    this.reset('protocol error', true);
+    this.upstream.close();
+  }
+
+  /** Ends the attached stream, if any, with `reason`. */
+  private reset(reason: StreamResetReason, remote: boolean): void {
+    const stream = this.stream;
+    if (stream === null) return;
+    this.stream = null;
+    this.responseComplete = false;
+    if (remote) this.cluster.stats.upstream_rq_rx_reset.inc();
+    else this.cluster.stats.upstream_rq_tx_reset.inc();
+    this.owner.onStreamDone(this, false);
+    stream.onUpstreamReset(reason);
+  }
+}

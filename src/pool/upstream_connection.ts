@@ -1,0 +1,141 @@
+// One TCP connection to an upstream host, with Envoy's connection accounting: the cluster's
+// upstream_cx_* and the host's cx_* statistics, and the cluster's connect_timeout. The HTTP/1
+// pool and tcp_proxy both build on it.
+
+import * as net from 'node:net';
+import { writeWithLimit } from '../network/write_limit';
+import type { HostStats } from '../stats/stats';
+import type { ClusterInfo } from '../upstream/cluster_info';
+import type { Host } from '../upstream/host';
+
+export type ConnectFailureReason = 'timeout' | 'refused';
+
+export interface UpstreamConnectionCallbacks {
+  onConnected(): void;
+  /** The connection was never established; nothing else will be called. */
+  onConnectFailure(reason: ConnectFailureReason): void;
+  onData(chunk: Buffer): void;
+  /** The upstream half-closed (sent FIN). */
+  onRemoteEnd(): void;
+  /** An established connection closed, by either side. */
+  onClosed(remote: boolean): void;
+}
+
+export interface UpstreamConnectionOptions {
+  /** Keep writing after the upstream half-closes (tcp_proxy); HTTP/1 closes instead. */
+  readonly allowHalfOpen: boolean;
+  readonly http1: boolean;
+}
+
+export class UpstreamConnection {
+  readonly socket: net.Socket;
+  private connected = false;
+  private timedOut = false;
+  private closedLocally = false;
+  private remoteEnded = false;
+  private connectTimer: NodeJS.Timeout | null = null;
+
+  constructor(
+    readonly host: Host,
+    readonly hostStats: HostStats,
+    readonly cluster: ClusterInfo,
+    private readonly callbacks: UpstreamConnectionCallbacks,
+    options: UpstreamConnectionOptions,
+  ) {
+    const stats = cluster.stats;
+    stats.upstream_cx_total.inc();
+    stats.upstream_cx_active.inc();
+    if (options.http1) stats.upstream_cx_http1_total.inc();
+    hostStats.cx_total.inc();
+    hostStats.cx_active.inc();
+
+    this.socket = new net.Socket({ allowHalfOpen: options.allowHalfOpen });
+    this.socket.on('connect', this.onSocketConnect);
+    this.socket.on('data', this.onSocketData);
+    this.socket.on('end', this.onSocketEnd);
+    this.socket.on('error', ignoreError);
+    this.socket.on('close', this.onSocketClose);
+    if (cluster.connectTimeoutMs > 0) this.connectTimer = setTimeout(this.onConnectTimeout, cluster.connectTimeoutMs);
+    this.socket.connect({ host: host.ip, port: host.port, noDelay: true });
+  }
+
+  get isConnected(): boolean {
+    return this.connected;
+  }
+
+  /**
+   * Writes (a Buffer or a latin1 string) and counts upstream_cx_tx_bytes_total. Returns true
+   * when the write buffer is now over the cluster's per_connection_buffer_limit_bytes; then
+   * `onFlushed` runs once it has drained (see writeWithLimit).
+   */
+  write(data: Buffer | string, onFlushed: () => void): boolean {
+    this.cluster.stats.upstream_cx_tx_bytes_total.add(data.length);
+    return writeWithLimit(this.socket, data, this.cluster.perConnectionBufferLimitBytes, onFlushed);
+  }
+
+  /** Closes at once, discarding unsent data. */
+  close(): void {
+    if (this.socket.destroyed) return;
+    this.closedLocally = true;
+    this.socket.destroy();
+  }
+
+  /** Half-closes after the buffered data is sent. */
+  end(): void {
+    this.socket.end();
+  }
+
+  private readonly onSocketConnect = (): void => {
+    this.clearConnectTimer();
+    this.connected = true;
+    this.callbacks.onConnected();
+  };
+
+  private readonly onSocketData = (chunk: Buffer): void => {
+    this.cluster.stats.upstream_cx_rx_bytes_total.add(chunk.length);
+    this.callbacks.onData(chunk);
+  };
+
+  private readonly onSocketEnd = (): void => {
+    this.remoteEnded = true;
+    this.callbacks.onRemoteEnd();
+  };
+
+  private readonly onConnectTimeout = (): void => {
+    this.connectTimer = null;
+    this.timedOut = true;
+    this.cluster.stats.upstream_cx_connect_timeout.inc();
+    this.close();
+  };
+
+  private readonly onSocketClose = (): void => {
+    this.clearConnectTimer();
+    const stats = this.cluster.stats;
+    // The peer closed first if it sent FIN or if we never closed. A failed connect is remote
+    // unless we gave up on it (Envoy's RemoteClose for a refused connection, LocalClose for a
+    // connect timeout).
+    const remote = this.remoteEnded || !this.closedLocally;
+    stats.upstream_cx_active.dec();
+    this.hostStats.cx_active.dec();
+    stats.upstream_cx_destroy.inc();
+    if (remote) stats.upstream_cx_destroy_remote.inc();
+    else stats.upstream_cx_destroy_local.inc();
+    if (!this.connected) {
+      stats.upstream_cx_connect_fail.inc();
+      this.hostStats.cx_connect_fail.inc();
+      this.callbacks.onConnectFailure(this.timedOut ? 'timeout' : 'refused');
+      return;
+    }
+    this.callbacks.onClosed(remote);
+  };
+
+  private clearConnectTimer(): void {
+    if (this.connectTimer !== null) {
+      clearTimeout(this.connectTimer);
+      this.connectTimer = null;
+    }
+  }
+}
+
+/** Errors always end in 'close', where they are accounted for. */
+function ignoreError(): void {}

@@ -1,0 +1,24 @@
+// The worker's clusters by name (Envoy's ThreadLocalClusterManager), built from the bootstrap.
+
+import type { ClusterConfig } from '../config/model';
+import type { StatsStore } from '../stats/stats';
+import { Cluster } from './cluster';
+import { mathRandom, type RandomSource } from './lb/load_balancer';
+
+export class ClusterManager {
+  private readonly clusters = new Map<string, Cluster>();
+
+  /** Throws UnsupportedClusterError for a cluster the data plane cannot serve yet. */
+  constructor(configs: readonly ClusterConfig[], store: StatsStore, random: RandomSource = mathRandom) {
+    for (const config of configs) this.clusters.set(config.name, new Cluster(config, store, random));
+  }
+
+  get(name: string): Cluster | undefined {
+    return this.clusters.get(name);
+  }
+
+  /** Closes every upstream connection. */
+  close(): void {
+    for (const cluster of this.clusters.values()) cluster.close();
+  }
+}

@@ -1,0 +1,181 @@
+// Builders for the configuration model and an in-process data plane (listeners, filters,
+// clusters) over a heap stats store, for tests that drive real sockets on 127.0.0.1.
+
+import * as net from 'node:net';
+import type {
+  Bootstrap,
+  ClusterConfig,
+  EndpointHealthStatus,
+  HttpConnectionManagerConfig,
+  ListenerConfig,
+  Route,
+  RouteAction,
+  TcpProxyConfig,
+  VirtualHost,
+} from '../../src/config/model';
+import { ListenerManager } from '../../src/listener/listener_manager';
+import type { Logger } from '../../src/log/logger_api';
+import type { DrainDecider } from '../../src/server/drain_decider';
+import { neverDrain } from '../../src/server/drain_decider';
+import { createHeapStatsStore } from '../../src/stats/store';
+import { ClusterManager } from '../../src/upstream/cluster_manager';
+import type { RandomSource } from '../../src/upstream/lb/load_balancer';
+
+const NO_LOCALITY = { region: '', zone: '', subZone: '' };
+
+export interface EndpointSpec {
+  readonly port: number;
+  readonly address?: string;
+  readonly weight?: number;
+  readonly health?: EndpointHealthStatus;
+  readonly priority?: number;
+}
+
+export function staticCluster(name: string, endpoints: readonly EndpointSpec[], overrides: Partial<ClusterConfig> = {}): ClusterConfig {
+  return {
+    name,
+    statName: name.replace(/:/g, '_'),
+    type: 'STATIC',
+    connectTimeoutMs: 5000,
+    lbPolicy: 'ROUND_ROBIN',
+    perConnectionBufferLimitBytes: 1024 * 1024,
+    maxRequestsPerConnection: 0,
+    loadAssignment: {
+      clusterName: name,
+      endpoints: [...new Set(endpoints.map((e) => e.priority ?? 0))].map((priority) => ({
+        locality: NO_LOCALITY,
+        priority,
+        loadBalancingWeight: 0,
+        lbEndpoints: endpoints
+          .filter((e) => (e.priority ?? 0) === priority)
+          .map((e) => ({
+            address: { address: e.address ?? '127.0.0.1', port: e.port },
+            hostname: '',
+            healthStatus: e.health ?? 'UNKNOWN',
+            loadBalancingWeight: e.weight ?? 1,
+            metadata: {},
+          })),
+      })),
+    },
+    source: {},
+    ...overrides,
+  };
+}
+
+export function clusterRoute(match: { prefix?: string; path?: string; caseSensitive?: boolean }, cluster: string, extra: Partial<Extract<RouteAction, { kind: 'route' }>> = {}): Route {
+  return {
+    name: '',
+    match: { caseSensitive: true, ...match },
+    action: { kind: 'route', cluster, timeoutMs: 15000, ...extra },
+  };
+}
+
+export function directRoute(match: { prefix?: string; path?: string }, status: number, body: string): Route {
+  return { name: '', match: { caseSensitive: true, ...match }, action: { kind: 'direct_response', status, body } };
+}
+
+export function virtualHost(name: string, domains: string[], routes: Route[]): VirtualHost {
+  return { name, domains, routes };
+}
+
+export function httpConnectionManager(virtualHosts: VirtualHost[], overrides: Partial<HttpConnectionManagerConfig> = {}): HttpConnectionManagerConfig {
+  return {
+    kind: 'http_connection_manager',
+    name: 'proxy.filters.network.http_connection_manager',
+    statPrefix: 'ingress_http',
+    routeConfig: { name: 'local_route', virtualHosts },
+    httpFilters: [{ name: 'proxy.filters.http.router' }],
+    useRemoteAddress: false,
+    xffNumTrustedHops: 0,
+    serverName: 'proxy',
+    streamIdleTimeoutMs: 300000,
+    requestTimeoutMs: 0,
+    commonHttpProtocolOptions: { idleTimeoutMs: 3600000 },
+    ...overrides,
+  };
+}
+
+export function tcpProxy(cluster: string, overrides: Partial<TcpProxyConfig> = {}): TcpProxyConfig {
+  return {
+    kind: 'tcp_proxy',
+    name: 'proxy.filters.network.tcp_proxy',
+    statPrefix: 'tcp_stats',
+    cluster,
+    idleTimeoutMs: 3600000,
+    ...overrides,
+  };
+}
+
+export function listener(name: string, filter: HttpConnectionManagerConfig | TcpProxyConfig, overrides: Partial<ListenerConfig> = {}): ListenerConfig {
+  return {
+    name,
+    address: { address: '127.0.0.1', port: 0 },
+    perConnectionBufferLimitBytes: 1024 * 1024,
+    filterChains: [{ filters: [filter] }],
+    ...overrides,
+  };
+}
+
+export const silentLogger: Logger = {
+  enabled: () => false,
+  trace: () => undefined,
+  debug: () => undefined,
+  info: () => undefined,
+  warn: () => undefined,
+  error: () => undefined,
+  critical: () => undefined,
+};
+
+export interface DataPlane {
+  readonly stats: ReturnType<typeof createHeapStatsStore>;
+  readonly clusters: ClusterManager;
+  readonly listeners: ListenerManager;
+  /** The port a listener of the bootstrap was bound to. */
+  port(listenerName: string): number;
+  /** The value of a stat, 0 when it was never created. */
+  stat(name: string): number;
+  close(): Promise<void>;
+}
+
+/** Binds every listener on its address (port 0 in tests) and serves them in-process. */
+export async function startDataPlane(
+  listeners: ListenerConfig[],
+  clusters: ClusterConfig[],
+  options: { drain?: DrainDecider; random?: RandomSource; localAddress?: string } = {},
+): Promise<DataPlane> {
+  const bootstrap: Bootstrap = {
+    node: { id: 'test', cluster: 'test', locality: NO_LOCALITY },
+    admin: null,
+    listeners,
+    clusters,
+    localAddress: options.localAddress,
+    source: {},
+  };
+  const stats = createHeapStatsStore();
+  const clusterManager = new ClusterManager(clusters, stats, options.random);
+  const manager = new ListenerManager({
+    bootstrap,
+    stats,
+    clusters: clusterManager,
+    log: () => silentLogger,
+    drain: options.drain ?? neverDrain,
+  });
+  const ports = new Map<string, number>();
+  for (const config of listeners) {
+    const server = net.createServer();
+    await new Promise<void>((resolve) => server.listen(config.address.port, config.address.address, resolve));
+    ports.set(config.name, (server.address() as net.AddressInfo).port);
+    manager.addListener(config, server);
+  }
+  return {
+    stats,
+    clusters: clusterManager,
+    listeners: manager,
+    port: (name) => ports.get(name)!,
+    stat: (name) => stats.snapshot().get(name) ?? 0,
+    close: async () => {
+      await manager.close();
+      clusterManager.close();
+    },
+  };
+}

@@ -1,0 +1,99 @@
+// Real HTTP peers for data plane tests: upstream servers that describe what they received,
+// and a client that returns whole responses. Everything on 127.0.0.1, port 0.
+
+import * as http from 'node:http';
+import type * as net from 'node:net';
+
+export interface Seen {
+  readonly upstream: string;
+  readonly method: string;
+  readonly url: string;
+  readonly headers: http.IncomingHttpHeaders;
+  readonly bodyBytes: number;
+}
+
+export interface Upstream {
+  readonly name: string;
+  readonly port: number;
+  readonly server: http.Server;
+  /** Requests received, in order. */
+  readonly seen: Seen[];
+  close(): Promise<void>;
+}
+
+export type Handler = (req: http.IncomingMessage, res: http.ServerResponse, body: Buffer) => void;
+
+/** An upstream answering 200 with a JSON description of the request, unless `handler` says otherwise. */
+export async function startUpstream(name: string, handler?: Handler): Promise<Upstream> {
+  const seen: Seen[] = [];
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      const record = { upstream: name, method: req.method!, url: req.url!, headers: req.headers, bodyBytes: body.length };
+      seen.push(record);
+      if (handler) {
+        handler(req, res, body);
+        return;
+      }
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify(record));
+    });
+  });
+  await listen(server);
+  return {
+    name,
+    port: (server.address() as net.AddressInfo).port,
+    server,
+    seen,
+    close: () => closeServer(server),
+  };
+}
+
+export function listen(server: net.Server): Promise<void> {
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+}
+
+export function closeServer(server: http.Server | net.Server): Promise<void> {
+  if ('closeAllConnections' in server) server.closeAllConnections();
+  return new Promise((resolve) => server.close(() => resolve()));
+}
+
+export interface Reply {
+  readonly status: number;
+  readonly headers: http.IncomingHttpHeaders;
+  readonly body: string;
+}
+
+export interface RequestOptions {
+  readonly method?: string;
+  readonly path?: string;
+  readonly headers?: http.OutgoingHttpHeaders;
+  readonly body?: string | Buffer;
+  readonly agent?: http.Agent;
+}
+
+/** One request to the proxy at `port`; resolves with the whole response. */
+export function request(port: number, options: RequestOptions = {}): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      {
+        host: '127.0.0.1',
+        port,
+        method: options.method ?? 'GET',
+        path: options.path ?? '/',
+        headers: options.headers,
+        agent: options.agent ?? false,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks).toString() }));
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(options.body);
+  });
+}

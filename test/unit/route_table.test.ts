@@ -1,0 +1,101 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { Route, RouteConfiguration, VirtualHost } from '../../src/config/model';
+import { RouteConfigError, RouteTable } from '../../src/filters/http/route_table';
+
+function route(name: string, match: { prefix?: string; path?: string; caseSensitive?: boolean }): Route {
+  return { name, match: { caseSensitive: true, ...match }, action: { kind: 'route', cluster: name, timeoutMs: 15000 } };
+}
+
+function vhost(name: string, domains: string[], routes: Route[] = [route(name, { prefix: '/' })]): VirtualHost {
+  return { name, domains, routes };
+}
+
+function table(...virtualHosts: VirtualHost[]): RouteTable {
+  const config: RouteConfiguration = { name: 'rc', virtualHosts };
+  return new RouteTable(config);
+}
+
+const routed = (t: RouteTable, authority: string, path = '/'): string | null => t.route(authority, path)?.name ?? null;
+
+test('domain precedence: exact, then longest suffix wildcard, then longest prefix wildcard, then *', () => {
+  const t = table(
+    vhost('exact', ['api.example.com']),
+    vhost('suffix_long', ['*-bar.example.com']),
+    vhost('suffix', ['*.example.com']),
+    vhost('prefix_long', ['api.example.*']),
+    vhost('prefix', ['api.*']),
+    vhost('default', ['*']),
+  );
+  assert.equal(routed(t, 'api.example.com'), 'exact');
+  assert.equal(routed(t, 'foo-bar.example.com'), 'suffix_long');
+  assert.equal(routed(t, 'www.example.com'), 'suffix');
+  assert.equal(routed(t, 'api.example.org'), 'prefix_long');
+  assert.equal(routed(t, 'api.other.net'), 'prefix');
+  assert.equal(routed(t, 'elsewhere.net'), 'default');
+});
+
+test('a suffix wildcard beats a prefix wildcard of any length', () => {
+  const t = table(vhost('prefix', ['www.example.*']), vhost('suffix', ['*.com']));
+  assert.equal(routed(t, 'www.example.com'), 'suffix');
+});
+
+test('a wildcard must match at least one character', () => {
+  const t = table(vhost('suffix', ['*.example.com']), vhost('prefix', ['foo.*']), vhost('default', ['*']));
+  assert.equal(routed(t, '.example.com'), 'default');
+  assert.equal(routed(t, 'foo.'), 'default');
+  assert.equal(routed(t, 'a.example.com'), 'suffix');
+});
+
+test('hosts are case-insensitive', () => {
+  const t = table(vhost('exact', ['Api.Example.com']));
+  assert.equal(routed(t, 'API.EXAMPLE.COM'), 'exact');
+});
+
+test('the port counts when a domain names it, and is ignored when none matches with it', () => {
+  const t = table(vhost('with_port', ['example.com:8080']), vhost('plain', ['example.com']), vhost('v6', ['[::1]']));
+  assert.equal(routed(t, 'example.com:8080'), 'with_port');
+  assert.equal(routed(t, 'example.com:9090'), 'plain');
+  assert.equal(routed(t, 'example.com'), 'plain');
+  assert.equal(routed(t, '[::1]:10000'), 'v6');
+  assert.equal(routed(t, 'unknown:80'), null);
+});
+
+test('no matching virtual host and no default: no route', () => {
+  assert.equal(routed(table(vhost('a', ['a.com'])), 'b.com'), null);
+});
+
+test('only a default virtual host: every authority uses it', () => {
+  assert.equal(routed(table(vhost('default', ['*'])), 'anything:1234'), 'default');
+});
+
+test('routes: first match wins; prefix against the whole path, path exact before the query', () => {
+  const t = table(
+    vhost('vh', ['*'], [
+      route('exact', { path: '/exact' }),
+      route('api', { prefix: '/api/' }),
+      route('insensitive', { prefix: '/CaSe', caseSensitive: false }),
+      route('insensitive_path', { path: '/Upper', caseSensitive: false }),
+      route('catch_all', { prefix: '/' }),
+    ]),
+  );
+  assert.equal(routed(t, 'h', '/exact'), 'exact');
+  assert.equal(routed(t, 'h', '/exact?x=1'), 'exact');
+  assert.equal(routed(t, 'h', '/exact/more'), 'catch_all');
+  assert.equal(routed(t, 'h', '/EXACT'), 'catch_all');
+  assert.equal(routed(t, 'h', '/api/v1?q'), 'api');
+  assert.equal(routed(t, 'h', '/api'), 'catch_all');
+  assert.equal(routed(t, 'h', '/case/anything'), 'insensitive');
+  assert.equal(routed(t, 'h', '/upper'), 'insensitive_path');
+  assert.equal(routed(t, 'h', '/upperx'), 'catch_all');
+});
+
+test('a path that no route matches has no route', () => {
+  const t = table(vhost('vh', ['*'], [route('api', { prefix: '/api' })]));
+  assert.equal(routed(t, 'h', '/other'), null);
+});
+
+test('a domain claimed twice is a configuration error', () => {
+  assert.throws(() => table(vhost('a', ['x.com']), vhost('b', ['X.com'])), RouteConfigError);
+  assert.throws(() => table(vhost('a', ['*']), vhost('b', ['*'])), RouteConfigError);
+});
