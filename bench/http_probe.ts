@@ -1,0 +1,69 @@
+// A service is ready when it answers the benchmark's own request correctly: a listening socket
+// is not enough (our supervisor binds before its workers accept), and a proxy that answers 503
+// must fail here, clearly, rather than post a fast row.
+
+import { get } from 'node:http';
+import type { StartedProcess } from './process_group';
+
+export interface ProbeTarget {
+  readonly port: number;
+  readonly path: string;
+  readonly expectedBody: string;
+}
+
+export class ServiceStartError extends Error {
+  override readonly name = 'ServiceStartError';
+}
+
+const RETRY_INTERVAL_MS = 100;
+const REQUEST_TIMEOUT_MS = 1000;
+// Enough for a Node stack trace with its message line on top.
+const LOG_LINES_SHOWN = 40;
+
+/** Retries until a 200 with the expected body, the process exits, or the timeout passes. */
+export async function waitUntilServing(child: StartedProcess, target: ProbeTarget, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let lastProblem = 'no attempt';
+  for (;;) {
+    if (child.exitStatus()) {
+      // Its output is complete only once its pipes have closed.
+      const status = await child.exited;
+      const how = status.signal ? `was killed by ${status.signal}` : `exited with code ${status.code}`;
+      throw new ServiceStartError(`${child.label} ${how} before serving${logTail(child)}`);
+    }
+    try {
+      const response = await fetchOnce(target.port, target.path);
+      if (response.status === 200 && response.body === target.expectedBody) return;
+      lastProblem = `status ${response.status}, ${response.body.length}-byte body`;
+    } catch (error) {
+      lastProblem = (error as Error).message;
+    }
+    if (Date.now() >= deadline) {
+      throw new ServiceStartError(
+        `${child.label} did not answer GET ${target.path} on 127.0.0.1:${target.port} with 200 within ` +
+          `${timeoutMs / 1000} s (last: ${lastProblem})${logTail(child)}`,
+      );
+    }
+    await new Promise((resolve) => setTimeout(resolve, RETRY_INTERVAL_MS));
+  }
+}
+
+function fetchOnce(port: number, path: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const request = get({ host: '127.0.0.1', port, path, agent: false, timeout: REQUEST_TIMEOUT_MS }, (response) => {
+      let body = '';
+      response.setEncoding('utf8');
+      response.on('data', (chunk: string) => (body += chunk));
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
+      response.on('error', reject);
+    });
+    request.on('timeout', () => request.destroy(new Error(`no answer within ${REQUEST_TIMEOUT_MS} ms`)));
+    request.on('error', reject);
+  });
+}
+
+/** The first line of an error says what failed; the process's own last words follow it. */
+function logTail(child: StartedProcess): string {
+  const output = `${child.stdout()}\n${child.stderr()}`.trim();
+  return output === '' ? '' : `\n${output.split('\n').slice(-LOG_LINES_SHOWN).join('\n')}`;
+}

@@ -1,0 +1,91 @@
+// The rows of the benchmark: which proxy (the subject) carries which traffic (the group).
+// Every proxy is measured against the same nginx upstream, so the rows differ only by the hop
+// in the middle.
+
+export type Layer = 'http' | 'tcp';
+export type Subject = 'direct' | 'nginx' | 'node' | 'proxy';
+
+export const SUBJECTS: readonly Subject[] = ['direct', 'nginx', 'node', 'proxy'];
+
+/** The upstream answers `/` with this 13-byte body and LARGE_PATH with LARGE_BODY_BYTES bytes. */
+export const SMALL_BODY = 'Hello, World!';
+export const SMALL_PATH = '/';
+export const LARGE_PATH = '/16k';
+export const LARGE_BODY_BYTES = 16 * 1024;
+
+export interface Group {
+  readonly id: string;
+  readonly title: string;
+  readonly layer: Layer;
+  /** The upstream path wrk requests; it selects the body size. */
+  readonly path: string;
+}
+
+export const GROUPS: readonly Group[] = [
+  { id: 'http', title: 'HTTP/1.1, 13-byte body', layer: 'http', path: SMALL_PATH },
+  { id: 'http-16k', title: 'HTTP/1.1, 16 KiB body', layer: 'http', path: LARGE_PATH },
+  { id: 'tcp', title: 'TCP proxy (HTTP/1.1 through an L4 hop), 13-byte body', layer: 'tcp', path: SMALL_PATH },
+];
+
+// node-http-proxy speaks HTTP only, so it has no TCP row.
+const SUBJECTS_BY_LAYER: Readonly<Record<Layer, readonly Subject[]>> = {
+  http: ['direct', 'nginx', 'node', 'proxy'],
+  tcp: ['direct', 'nginx', 'proxy'],
+};
+
+export interface Row {
+  readonly group: Group;
+  readonly subject: Subject;
+  readonly label: string;
+}
+
+/** Rows restricted to the given subjects and groups; an empty set means no restriction. */
+export interface Selection {
+  readonly subjects: ReadonlySet<Subject>;
+  readonly groups: ReadonlySet<string>;
+}
+
+function rowLabel(subject: Subject, layer: Layer): string {
+  switch (subject) {
+    case 'direct':
+      return 'direct (upstream)';
+    case 'nginx':
+      return layer === 'http' ? 'nginx' : 'nginx stream';
+    case 'node':
+      return 'node-http-proxy';
+    case 'proxy':
+      return layer === 'http' ? 'proxy' : 'proxy tcp_proxy';
+  }
+}
+
+/** The selected rows, ordered by group and then by subject as the tables print them. */
+export function planRows(selection: Selection): Row[] {
+  const rows: Row[] = [];
+  for (const group of GROUPS) {
+    if (selection.groups.size > 0 && !selection.groups.has(group.id)) continue;
+    for (const subject of SUBJECTS_BY_LAYER[group.layer]) {
+      if (selection.subjects.size > 0 && !selection.subjects.has(subject)) continue;
+      rows.push({ group, subject, label: rowLabel(subject, group.layer) });
+    }
+  }
+  return rows;
+}
+
+/** A subject started once for a layer serves every row of that layer's groups. */
+export interface Service {
+  readonly subject: Subject;
+  readonly layer: Layer;
+  readonly rows: readonly Row[];
+}
+
+/** The rows grouped by the process that serves them, in order of first use. */
+export function planServices(rows: readonly Row[]): Service[] {
+  const services = new Map<string, { subject: Subject; layer: Layer; rows: Row[] }>();
+  for (const row of rows) {
+    const key = `${row.subject}/${row.group.layer}`;
+    const service = services.get(key) ?? { subject: row.subject, layer: row.group.layer, rows: [] };
+    service.rows.push(row);
+    services.set(key, service);
+  }
+  return [...services.values()];
+}

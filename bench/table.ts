@@ -1,0 +1,118 @@
+// The printed report: one table per group of rows. Pure formatting, so its layout is tested.
+
+import type { Ratios, RowSummary } from './summary';
+
+export type RowOutcome =
+  | { readonly kind: 'measured'; readonly summary: RowSummary; readonly ratios: Ratios }
+  | { readonly kind: 'failed'; readonly error: string };
+
+export interface TableRow {
+  readonly label: string;
+  readonly outcome: RowOutcome;
+}
+
+type Align = 'left' | 'right';
+
+const COLUMNS: readonly { readonly header: string; readonly align: Align }[] = [
+  { header: 'row', align: 'left' },
+  { header: 'req/s', align: 'right' },
+  { header: 'p50', align: 'right' },
+  { header: 'p99', align: 'right' },
+  { header: 'CPU us/req', align: 'right' },
+  { header: 'req/s vs nginx', align: 'right' },
+  { header: 'CPU vs nginx', align: 'right' },
+  { header: 'errors', align: 'left' },
+];
+
+const INDENT = '  ';
+const GAP = '  ';
+
+export function formatGroupTable(title: string, rows: readonly TableRow[]): string {
+  const headers = COLUMNS.map((column) => column.header);
+  const measured = rows.flatMap((row) => (row.outcome.kind === 'measured' ? [cells(row.label, row.outcome)] : []));
+  // Failed rows have a label and no other cell, so only the label column measures them.
+  const labels = rows.map((row) => row.label.length);
+  const widths = COLUMNS.map((_, index) =>
+    Math.max(...[headers, ...measured].map((line) => (line[index] as string).length), ...(index === 0 ? labels : [])),
+  );
+  const render = (line: readonly string[]): string =>
+    INDENT +
+    line
+      .map((cell, index) => {
+        const width = widths[index] as number;
+        return COLUMNS[index]?.align === 'right' ? cell.padStart(width) : cell.padEnd(width);
+      })
+      .join(GAP)
+      .trimEnd();
+  const body = rows.map((row) =>
+    row.outcome.kind === 'measured'
+      ? render(cells(row.label, row.outcome))
+      : // A failed row keeps its place; its message is not squeezed into the columns.
+        `${INDENT}${row.label.padEnd(widths[0] as number)}${GAP}failed: ${firstLine(row.outcome.error)}`,
+  );
+  return [title, render(headers), ...body].join('\n');
+}
+
+function cells(label: string, { summary, ratios }: { summary: RowSummary; ratios: Ratios }): string[] {
+  return [
+    label,
+    formatCount(summary.requestsPerSecond),
+    formatLatency(summary.p50Us),
+    formatLatency(summary.p99Us),
+    summary.cpuUsPerRequest === null ? '-' : summary.cpuUsPerRequest.toFixed(1),
+    formatRatio(ratios.requestsPerSecond),
+    formatRatio(ratios.cpuPerRequest),
+    formatErrors(summary),
+  ];
+}
+
+function formatCount(value: number): string {
+  return Math.round(value).toLocaleString('en-US');
+}
+
+/** Microseconds in the unit that keeps three significant digits readable: 806us, 1.01ms, 2.10s. */
+export function formatLatency(us: number): string {
+  if (us < 1e3) return `${Math.round(us)}us`;
+  if (us < 1e6) return `${(us / 1e3).toFixed(2)}ms`;
+  return `${(us / 1e6).toFixed(2)}s`;
+}
+
+export function formatRatio(ratio: number | null): string {
+  return ratio === null ? '-' : `${ratio.toFixed(2)}x`;
+}
+
+/** Failed requests are part of the result: a proxy that answers 503 quickly is not fast. */
+export function formatErrors(summary: RowSummary): string {
+  const parts: string[] = [];
+  if (summary.errorResponses > 0) parts.push(`status>=400 ${summary.errorResponses}`);
+  for (const [kind, count] of Object.entries(summary.socketErrors)) {
+    if (count > 0) parts.push(`${kind} ${count}`);
+  }
+  return parts.length === 0 ? 'none' : parts.join(', ');
+}
+
+export interface Failure {
+  /** Which row, e.g. `http-16k / proxy`. */
+  readonly row: string;
+  readonly error: string;
+}
+
+/**
+ * Full error texts, once each: a subject that fails to start fails all its rows with the same
+ * error, and its log tail is worth reading once, not once per row.
+ */
+export function formatFailures(failures: readonly Failure[]): string {
+  const rowsByError = new Map<string, string[]>();
+  for (const failure of failures) {
+    rowsByError.set(failure.error, [...(rowsByError.get(failure.error) ?? []), failure.row]);
+  }
+  const sections = [...rowsByError].map(([error, rows]) => {
+    const [headline, ...details] = error.split('\n');
+    return [`${INDENT}${rows.join(', ')}: ${headline}`, ...details.map((line) => `${INDENT}${INDENT}${line}`)].join('\n');
+  });
+  return ['Failed rows', ...sections].join('\n');
+}
+
+export function firstLine(text: string): string {
+  return text.split('\n', 1)[0] ?? '';
+}

@@ -1,0 +1,117 @@
+// Runs wrk and reads its report. The parser is pure so that it is tested on recorded output;
+// a report without throughput or latency percentiles is an error, never a row of zeros.
+
+import { pinnedTo } from './cpu_pinning';
+import type { ProcessGroups } from './process_group';
+
+export interface LatencyPercentiles {
+  readonly p50Us: number;
+  readonly p75Us: number;
+  readonly p90Us: number;
+  readonly p99Us: number;
+}
+
+export interface SocketErrors {
+  readonly connect: number;
+  readonly read: number;
+  readonly write: number;
+  readonly timeout: number;
+}
+
+export interface WrkResult {
+  readonly requests: number;
+  readonly durationUs: number;
+  readonly requestsPerSecond: number;
+  readonly latency: LatencyPercentiles;
+  /** wrk's "Non-2xx or 3xx responses": every response with a status of 400 or more. */
+  readonly errorResponses: number;
+  readonly socketErrors: SocketErrors;
+}
+
+export interface WrkRun {
+  readonly url: string;
+  readonly connections: number;
+  readonly threads: number;
+  readonly durationSeconds: number;
+  /** Null when nothing is pinned. */
+  readonly cpu: number | null;
+}
+
+export class WrkOutputError extends Error {
+  override readonly name = 'WrkOutputError';
+}
+
+export class WrkRunError extends Error {
+  override readonly name = 'WrkRunError';
+}
+
+const NO_SOCKET_ERRORS: SocketErrors = { connect: 0, read: 0, write: 0, timeout: 0 };
+
+// wrk prints times scaled to the largest unit that keeps the number >= 1 (units.c).
+const MICROSECONDS_PER_UNIT: Readonly<Record<string, number>> = {
+  us: 1,
+  ms: 1e3,
+  s: 1e6,
+  m: 60e6,
+  h: 3600e6,
+};
+
+/** A wrk time such as `806.00us`, `1.01ms` or `10.00s`, in microseconds. */
+export function parseWrkTime(text: string): number {
+  const match = /^(\d+(?:\.\d+)?)(us|ms|s|m|h)$/.exec(text);
+  const scale = match ? MICROSECONDS_PER_UNIT[match[2] as string] : undefined;
+  if (!match || scale === undefined) throw new WrkOutputError(`unrecognized wrk time '${text}'`);
+  return Number(match[1]) * scale;
+}
+
+/** The report of `wrk --latency`. */
+export function parseWrkOutput(text: string): WrkResult {
+  const totals = /^\s*(\d+) requests in (\S+), /m.exec(text);
+  const rate = /^Requests\/sec:\s*(\d+(?:\.\d+)?)$/m.exec(text);
+  if (!totals || !rate) throw new WrkOutputError(`no request totals in wrk output:\n${text}`);
+  const socket = /^\s*Socket errors: connect (\d+), read (\d+), write (\d+), timeout (\d+)$/m.exec(text);
+  const errorResponses = /^\s*Non-2xx or 3xx responses: (\d+)$/m.exec(text);
+  return {
+    requests: Number(totals[1]),
+    durationUs: parseWrkTime(totals[2] as string),
+    requestsPerSecond: Number(rate[1]),
+    latency: {
+      p50Us: percentile(text, 50),
+      p75Us: percentile(text, 75),
+      p90Us: percentile(text, 90),
+      p99Us: percentile(text, 99),
+    },
+    errorResponses: errorResponses ? Number(errorResponses[1]) : 0,
+    socketErrors: socket
+      ? { connect: Number(socket[1]), read: Number(socket[2]), write: Number(socket[3]), timeout: Number(socket[4]) }
+      : NO_SOCKET_ERRORS,
+  };
+}
+
+function percentile(text: string, percent: number): number {
+  const match = new RegExp(`^\\s*${percent}%\\s+(\\S+)$`, 'm').exec(text);
+  if (!match) throw new WrkOutputError(`no ${percent}% latency in wrk output (was --latency given?):\n${text}`);
+  return parseWrkTime(match[1] as string);
+}
+
+// wrk stops by itself after its duration; the slack covers a slow start or exit on a busy machine,
+// and a wrk that hangs past it is stopped rather than waited for.
+const EXIT_SLACK_MS = 15_000;
+
+export async function runWrk(processes: ProcessGroups, run: WrkRun): Promise<WrkResult> {
+  const { command, args } = pinnedTo(run.cpu, 'wrk', [
+    `-t${run.threads}`,
+    `-c${run.connections}`,
+    `-d${run.durationSeconds}s`,
+    '--latency',
+    run.url,
+  ]);
+  const wrk = processes.spawn('wrk', command, args);
+  const deadline = setTimeout(() => void processes.stop(wrk), run.durationSeconds * 1000 + EXIT_SLACK_MS);
+  const status = await wrk.exited.finally(() => clearTimeout(deadline));
+  if (status.code !== 0) {
+    const reason = status.signal ? `was killed by ${status.signal}` : `exited with code ${status.code}`;
+    throw new WrkRunError(`wrk ${reason}: ${(wrk.stderr() || wrk.stdout()).trim()}`);
+  }
+  return parseWrkOutput(wrk.stdout());
+}

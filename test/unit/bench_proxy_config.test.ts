@@ -1,0 +1,60 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { load } from 'js-yaml';
+import { proxyBootstrapYaml } from '../../bench/proxy_config';
+
+const ports = { listenPort: 10001, upstreamPort: 10002, adminPort: 10003 };
+
+interface Bootstrap {
+  admin: { access_log_path: string; address: { socket_address: { address: string; port_value: number } } };
+  static_resources: {
+    listeners: { address: { socket_address: { port_value: number } }; filter_chains: { filters: { name: string; typed_config: Record<string, unknown> }[] }[] }[];
+    clusters: {
+      name: string;
+      type: string;
+      load_assignment: { endpoints: { lb_endpoints: { endpoint: { address: { socket_address: { address: string; port_value: number } } } }[] }[] };
+    }[];
+  };
+}
+
+function parse(layer: 'http' | 'tcp'): Bootstrap {
+  return load(proxyBootstrapYaml({ layer, ...ports })) as Bootstrap;
+}
+
+test('admin on the chosen loopback port, one STATIC cluster of the upstream', () => {
+  const bootstrap = parse('http');
+  assert.deepEqual(bootstrap.admin, {
+    access_log_path: '/dev/null',
+    address: { socket_address: { address: '127.0.0.1', port_value: 10003 } },
+  });
+  const [cluster] = bootstrap.static_resources.clusters;
+  assert.equal(cluster?.type, 'STATIC');
+  assert.deepEqual(cluster?.load_assignment.endpoints[0]?.lb_endpoints[0]?.endpoint.address.socket_address, {
+    address: '127.0.0.1',
+    port_value: 10002,
+  });
+});
+
+test('the HTTP listener routes every path to the cluster through the router', () => {
+  const bootstrap = parse('http');
+  const [listener] = bootstrap.static_resources.listeners;
+  assert.equal(listener?.address.socket_address.port_value, 10001);
+  const [filter] = listener?.filter_chains[0]?.filters ?? [];
+  assert.equal(filter?.name, 'proxy.filters.network.http_connection_manager');
+  assert.deepEqual(filter?.typed_config.route_config, {
+    name: 'bench_route',
+    virtual_hosts: [{ name: 'all', domains: ['*'], routes: [{ match: { prefix: '/' }, route: { cluster: bootstrap.static_resources.clusters[0]?.name } }] }],
+  });
+  assert.deepEqual(
+    (filter?.typed_config.http_filters as { name: string }[]).map((httpFilter) => httpFilter.name),
+    ['proxy.filters.http.router'],
+  );
+});
+
+test('the TCP listener hands every connection to tcp_proxy for the same cluster', () => {
+  const bootstrap = parse('tcp');
+  const [filter] = bootstrap.static_resources.listeners[0]?.filter_chains[0]?.filters ?? [];
+  assert.equal(filter?.name, 'proxy.filters.network.tcp_proxy');
+  assert.equal(filter?.typed_config.cluster, bootstrap.static_resources.clusters[0]?.name);
+  assert.equal(filter?.typed_config['@type'], 'type.googleapis.com/envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy');
+});

@@ -1,0 +1,58 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { cpuUsPerRequest, median, ratiosTo, summarize, SummaryError, type Round } from '../../bench/summary';
+import type { WrkResult } from '../../bench/wrk';
+
+function wrk(requestsPerSecond: number, overrides: Partial<WrkResult> = {}): WrkResult {
+  return {
+    requests: requestsPerSecond * 10,
+    durationUs: 10_000_000,
+    requestsPerSecond,
+    latency: { p50Us: 1_000_000 / requestsPerSecond, p75Us: 0, p90Us: 0, p99Us: 10_000_000 / requestsPerSecond },
+    errorResponses: 0,
+    socketErrors: { connect: 0, read: 0, write: 0, timeout: 0 },
+    ...overrides,
+  };
+}
+
+test('median of odd and even counts; none is an error', () => {
+  assert.equal(median([3, 1, 2]), 2);
+  assert.equal(median([4, 1, 3, 2]), 2.5);
+  assert.equal(median([7]), 7);
+  assert.throws(() => median([]), SummaryError);
+});
+
+test('CPU per request converts clock ticks to microseconds', () => {
+  // 250 ticks at 100 Hz = 2.5 s of CPU over 100,000 requests = 25 us each.
+  assert.equal(cpuUsPerRequest(250, 100, 100_000), 25);
+  assert.equal(cpuUsPerRequest(250, 100, 0), null);
+});
+
+test('a row reports per-metric medians and the sum of every error', () => {
+  const rounds: Round[] = [
+    { wrk: wrk(1000, { errorResponses: 2 }), cpuTicks: 20 },
+    { wrk: wrk(4000), cpuTicks: 40 },
+    { wrk: wrk(2000, { socketErrors: { connect: 0, read: 3, write: 0, timeout: 1 } }), cpuTicks: 60 },
+  ];
+  const summary = summarize(rounds, 100);
+  assert.equal(summary.requestsPerSecond, 2000);
+  assert.equal(summary.p50Us, 500);
+  assert.equal(summary.p99Us, 5000);
+  // Per round: 200 ms / 10,000 = 20 us; 400 ms / 40,000 = 10 us; 600 ms / 20,000 = 30 us.
+  assert.equal(summary.cpuUsPerRequest, 20);
+  assert.equal(summary.errorResponses, 2);
+  assert.deepEqual(summary.socketErrors, { connect: 0, read: 3, write: 0, timeout: 1 });
+});
+
+test('rows without a proxy process have no CPU cost', () => {
+  assert.equal(summarize([{ wrk: wrk(1000), cpuTicks: null }], 100).cpuUsPerRequest, null);
+});
+
+test('ratios divide by the nginx row and are absent without it', () => {
+  const nginx = summarize([{ wrk: wrk(4000), cpuTicks: 40 }], 100);
+  const ours = summarize([{ wrk: wrk(2000), cpuTicks: 40 }], 100);
+  assert.deepEqual(ratiosTo(ours, nginx), { requestsPerSecond: 0.5, cpuPerRequest: 2 });
+  assert.deepEqual(ratiosTo(ours, null), { requestsPerSecond: null, cpuPerRequest: null });
+  const direct = summarize([{ wrk: wrk(8000), cpuTicks: null }], 100);
+  assert.deepEqual(ratiosTo(direct, nginx), { requestsPerSecond: 2, cpuPerRequest: null });
+});
