@@ -1,0 +1,42 @@
+# make run   - build everything, then run the proxy on configs/default.yaml
+# make test  - build everything, then run the whole test suite
+# make bench - build everything, then compare the proxy with nginx and node-http-proxy
+SHELL := /bin/bash
+.DEFAULT_GOAL := build
+
+NPM_STAMP := node_modules/.package-lock.json
+ADDON := native/proxy-native.node
+TS_SOURCES := $(shell find src test bench -name '*.ts' 2>/dev/null)
+RS_SOURCES := $(shell find native/src -name '*.rs' 2>/dev/null)
+
+.PHONY: build run test bench clean
+
+$(NPM_STAMP): package.json package-lock.json
+	npm ci --no-audit --no-fund
+	@touch $@
+
+$(ADDON): $(NPM_STAMP) native/Cargo.toml $(RS_SOURCES) scripts/build-native.sh
+	bash scripts/build-native.sh
+
+dist/.tsc-stamp: $(NPM_STAMP) tsconfig.json $(TS_SOURCES)
+	npx tsc -p .
+	@touch $@
+
+dist/protos.json: $(NPM_STAMP) scripts/gen-protos.js
+	node scripts/gen-protos.js
+
+build: $(ADDON) dist/.tsc-stamp dist/protos.json
+	@node scripts/gen-build-info.js
+
+run: build
+	./bin/proxy -c configs/default.yaml
+
+test: build
+	node --test --test-concurrency=2 dist/test/unit dist/test/integration
+
+bench: build
+	bash scripts/install-bench-deps.sh
+	node dist/bench/run.js
+
+clean:
+	rm -rf dist native/target $(ADDON)

@@ -1,0 +1,31 @@
+// Envoy's default access log line, which the admin access log uses:
+// [%START_TIME%] "%REQ(:METHOD)% %REQ(X-ENVOY-ORIGINAL-PATH?:PATH)% %PROTOCOL%" %RESPONSE_CODE%
+// %RESPONSE_FLAGS% %BYTES_RECEIVED% %BYTES_SENT% %DURATION% %RESP(X-ENVOY-UPSTREAM-SERVICE-TIME)%
+// "%REQ(X-FORWARDED-FOR)%" "%REQ(USER-AGENT)%" "%REQ(X-REQUEST-ID)%" "%REQ(:AUTHORITY)%" "%UPSTREAM_HOST%"
+
+export interface AccessLogEntry {
+  readonly startTime: Date;
+  readonly method: string;
+  readonly path: string;
+  readonly protocol: string;
+  readonly status: number;
+  readonly bytesReceived: number;
+  readonly bytesSent: number;
+  readonly durationMs: number;
+  readonly upstreamServiceTime?: string;
+  readonly forwardedFor?: string;
+  readonly userAgent?: string;
+  readonly requestId?: string;
+  readonly authority?: string;
+  readonly upstreamHost?: string;
+}
+
+const dash = (v: string | undefined): string => (v === undefined || v === '' ? '-' : v);
+
+export function formatAccessLogLine(e: AccessLogEntry): string {
+  return (
+    `[${e.startTime.toISOString()}] "${e.method} ${e.path} ${e.protocol}" ${e.status} - ` +
+    `${e.bytesReceived} ${e.bytesSent} ${Math.round(e.durationMs)} ${dash(e.upstreamServiceTime)} ` +
+    `"${dash(e.forwardedFor)}" "${dash(e.userAgent)}" "${dash(e.requestId)}" "${dash(e.authority)}" "${dash(e.upstreamHost)}"\n`
+  );
+}

@@ -1,0 +1,174 @@
+// The admin HTTP listener: exact-path dispatch over a handler table, Envoy's fallback headers,
+// the mutation-over-GET compatibility rule of the spec, and the admin access log.
+
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from '../log/logger_api';
+import type { Counter, Gauge, Scope } from '../stats/stats';
+import { formatAccessLogLine } from './access_log_format';
+import { parseQuery, QueryParams, splitTarget } from './query';
+
+export interface AdminRequest {
+  readonly method: string;
+  readonly path: string;
+  /** Percent-decoded when the handler asked for it. */
+  readonly query: QueryParams;
+  readonly headers: http.IncomingHttpHeaders;
+  readonly body: Buffer;
+}
+
+export interface AdminResponse {
+  readonly status: number;
+  readonly body: string;
+  /** Default `text/plain; charset=UTF-8`. */
+  readonly contentType?: string;
+  /** Runs once the response has been written (e.g. /quitquitquit's shutdown). */
+  readonly after?: () => void;
+}
+
+export interface AdminHandler {
+  readonly path: string;
+  readonly help: string;
+  readonly mutatesState: boolean;
+  readonly decodeQuery: boolean;
+  handle(req: AdminRequest): AdminResponse | Promise<AdminResponse>;
+}
+
+/** Where admin requests are logged, one line each (an access log file). */
+export interface AccessLogSink {
+  write(line: string): void;
+}
+
+export const TEXT = 'text/plain; charset=UTF-8';
+export const JSON_TYPE = 'application/json';
+export const HTML = 'text/html; charset=UTF-8';
+
+/** `/help`'s body: the handlers sorted by byte order, as Envoy prints them. */
+export function helpText(handlers: readonly AdminHandler[]): string {
+  const sorted = [...handlers].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  return 'admin commands are:\n' + sorted.map((h) => `  ${h.path}: ${h.help}\n`).join('');
+}
+
+interface AdminStats {
+  readonly cxTotal: Counter;
+  readonly cxActive: Gauge;
+  readonly rqTotal: Counter;
+  readonly rqClass: readonly Counter[];
+}
+
+function adminStats(http: Scope, listener: Scope): AdminStats {
+  return {
+    cxTotal: listener.counter('downstream_cx_total'),
+    cxActive: listener.gauge('downstream_cx_active'),
+    rqTotal: http.counter('downstream_rq_total'),
+    rqClass: [1, 2, 3, 4, 5].map((c) => http.counter(`downstream_rq_${c}xx`)),
+  };
+}
+
+export class AdminServer {
+  private readonly server: http.Server;
+  private readonly byPath = new Map<string, AdminHandler>();
+  private readonly stats: AdminStats;
+
+  constructor(
+    private readonly handlers: readonly AdminHandler[],
+    stats: Scope,
+    private readonly log: Logger,
+    private readonly accessLog: AccessLogSink,
+  ) {
+    for (const h of handlers) this.byPath.set(h.path, h);
+    this.stats = adminStats(stats.scope('http.admin'), stats.scope('listener.admin'));
+    this.server = http.createServer((req, res) => this.serve(req, res));
+    this.server.on('connection', (socket) => {
+      this.stats.cxTotal.inc();
+      this.stats.cxActive.inc();
+      socket.once('close', () => this.stats.cxActive.dec());
+    });
+    this.server.on('clientError', (_err, socket) => {
+      if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
+    });
+  }
+
+  async listen(address: string, port: number): Promise<AddressInfo> {
+    await new Promise<void>((resolve, reject) => {
+      this.server.once('error', reject);
+      this.server.listen({ host: address, port, exclusive: true }, () => {
+        this.server.off('error', reject);
+        resolve();
+      });
+    });
+    return this.server.address() as AddressInfo;
+  }
+
+  /** Stops accepting and drops idle keep-alive connections; in-flight responses finish. */
+  async close(): Promise<void> {
+    await new Promise<void>((resolve) => {
+      this.server.close(() => resolve());
+      this.server.closeIdleConnections();
+    });
+  }
+
+  private serve(req: http.IncomingMessage, res: http.ServerResponse): void {
+    const start = new Date();
+    const chunks: Buffer[] = [];
+    let received = 0;
+    req.on('data', (c: Buffer) => {
+      received += c.length;
+      // An admin request body is a form at most; a larger one is not ours to buffer.
+      if (received <= 1 << 20) chunks.push(c);
+    });
+    req.on('end', () => {
+      void this.dispatch(req, Buffer.concat(chunks)).then((r) => {
+        const body = Buffer.from(r.body);
+        res.writeHead(r.status, {
+          'content-type': r.contentType ?? TEXT,
+          'cache-control': 'no-cache, max-age=0',
+          'x-content-type-options': 'nosniff',
+          'content-length': body.length,
+        });
+        res.end(req.method === 'HEAD' ? undefined : body, () => r.after?.());
+        this.record(req, r.status, received, body.length, start);
+      });
+    });
+  }
+
+  private async dispatch(req: http.IncomingMessage, body: Buffer): Promise<AdminResponse> {
+    const method = req.method ?? 'GET';
+    const { path, query } = splitTarget(req.url ?? '/');
+    const handler = this.byPath.get(path);
+    if (!handler) return { status: 404, body: 'invalid path. ' + helpText(this.handlers) };
+    if (handler.mutatesState && method !== 'POST') {
+      // The spec keeps mutations over GET working for a while, with a warning.
+      this.log.warn(`admin path "${path}" mutates state, method=${method} rather than POST`);
+    }
+    try {
+      return await handler.handle({ method, path, query: parseQuery(query, handler.decodeQuery), headers: req.headers, body });
+    } catch (e) {
+      this.log.error(`admin handler ${path} failed: ${(e as Error).stack ?? String(e)}`);
+      return { status: 500, body: `${(e as Error).message}\n` };
+    }
+  }
+
+  private record(req: http.IncomingMessage, status: number, received: number, sent: number, start: Date): void {
+    this.stats.rqTotal.inc();
+    const cls = Math.floor(status / 100);
+    if (cls >= 1 && cls <= 5) this.stats.rqClass[cls - 1]!.inc();
+    const h = req.headers;
+    this.accessLog.write(
+      formatAccessLogLine({
+        startTime: start,
+        method: req.method ?? '-',
+        path: req.url ?? '-',
+        protocol: `HTTP/${req.httpVersion}`,
+        status,
+        bytesReceived: received,
+        bytesSent: sent,
+        durationMs: Date.now() - start.getTime(),
+        forwardedFor: h['x-forwarded-for'] as string | undefined,
+        userAgent: h['user-agent'],
+        requestId: h['x-request-id'] as string | undefined,
+        authority: h.host,
+      }),
+    );
+  }
+}

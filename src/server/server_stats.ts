@@ -1,0 +1,41 @@
+// The `server.*` statistics the supervisor owns. Per-epoch facts are never_import gauges so a
+// later epoch does not add its parent's value; connection and memory figures accumulate.
+
+import type { Counter, Gauge, StatsStore } from '../stats/stats';
+
+export interface ServerStats {
+  readonly live: Gauge;
+  readonly state: Gauge;
+  readonly uptime: Gauge;
+  readonly concurrency: Gauge;
+  readonly version: Gauge;
+  readonly hotRestartEpoch: Gauge;
+  readonly hotRestartGeneration: Gauge;
+  readonly memoryAllocated: Gauge;
+  readonly memoryHeapSize: Gauge;
+  readonly totalConnections: Gauge;
+  readonly workerRestarts: Counter;
+  /** Distinct unknown fields of the bootstrap, accepted with --allow-unknown-static-fields. */
+  readonly staticUnknownFields: Counter;
+  /** Distinct unknown fields of dynamic (xDS) configuration, accepted unless rejected. */
+  readonly dynamicUnknownFields: Counter;
+}
+
+export function serverStats(store: StatsStore): ServerStats {
+  const server = store.scope('server');
+  return {
+    live: server.gauge('live', 'never_import'),
+    state: server.gauge('state', 'never_import'),
+    uptime: server.gauge('uptime', 'never_import'),
+    concurrency: server.gauge('concurrency', 'never_import'),
+    version: server.gauge('version', 'never_import'),
+    hotRestartEpoch: server.gauge('hot_restart_epoch', 'never_import'),
+    hotRestartGeneration: server.gauge('hot_restart_generation'),
+    memoryAllocated: server.gauge('memory_allocated'),
+    memoryHeapSize: server.gauge('memory_heap_size'),
+    totalConnections: server.gauge('total_connections'),
+    workerRestarts: server.counter('worker_restarts'),
+    staticUnknownFields: server.counter('static_unknown_fields'),
+    dynamicUnknownFields: server.counter('dynamic_unknown_fields'),
+  };
+}

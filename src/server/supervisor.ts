@@ -1,0 +1,215 @@
+// The supervisor of one epoch (Envoy's main thread): owns the stats region, binds the listen
+// sockets, serves admin, forks the workers that carry traffic, and shuts it all down cleanly.
+
+import * as fs from 'node:fs';
+import type { Bootstrap } from '../config/model';
+import { clustersHandler } from '../admin/clusters_handler';
+import { configDumpHandler } from '../admin/config_dump_handler';
+import { contentionHandler } from '../admin/contention_handler';
+import { MutexTracer } from '../admin/mutex_tracer';
+import type { AccessLogManager } from '../access_log/access_log_manager';
+import { homeHandlers } from '../admin/home';
+import { BoundListener, listenersHandler } from '../admin/listeners_handler';
+import { serverHandlers } from '../admin/server_handlers';
+import { statsHandler } from '../admin/stats_handler';
+import { AdminHandler, AdminServer } from '../admin/admin_server';
+import { createRegion, RegionHandle } from '../hot_restart/shared_memory';
+import type { Logger, LoggerFactory } from '../log/logger_api';
+import * as addon from '../native/addon';
+import { readStats, StatSample } from '../stats/reader';
+import { DEFAULT_LAYOUT } from '../stats/region_layout';
+import { SharedStatsStore, zeroColumnGauges } from '../stats/store';
+import type { Options } from '../cli/options';
+import { BuildInfo, versionGaugeValue } from './build_info';
+import { WORKER_RESTART_BACKOFF } from './backoff';
+import { ServerStats, serverStats } from './server_stats';
+import { SERVER_STATE_GAUGE, ServerInfoSource, ServerState } from './server_state';
+import { WorkerPool } from './worker_pool';
+import { WORKER_PROTOCOL_VERSION } from './worker_protocol';
+import type { LogSettings } from '../log/log_settings';
+
+const STATS_FLUSH_INTERVAL_MS = 5000;
+const LISTEN_BACKLOG = 1024;
+
+export interface SupervisorDeps {
+  readonly options: Options;
+  readonly bootstrap: Bootstrap;
+  readonly build: BuildInfo;
+  readonly log: LoggerFactory;
+  readonly logSettings: LogSettings;
+  /** Ends the process once shutdown has finished (flushing logs first). */
+  readonly exit: (code: number) => void;
+  /** Access log files (the admin's among them), flushed at --file-flush-interval-msec. */
+  readonly accessLogs: AccessLogManager;
+  /** --hot-restart-version's answer: the compatibility string, or `disabled`. */
+  readonly hotRestartVersion: string;
+  /** Distinct unknown bootstrap fields accepted (--allow-unknown-static-fields). */
+  readonly staticUnknownFields: number;
+}
+
+export class Supervisor implements ServerInfoSource {
+  readonly restartEpoch: number;
+  private readonly startMs = Date.now();
+  private readonly log: Logger;
+  private handle: RegionHandle | null = null;
+  private store: SharedStatsStore | null = null;
+  private stats: ServerStats | null = null;
+  private workerColumns: number[] = [];
+  private readonly listenerFds: number[] = [];
+  private readonly bound: BoundListener[] = [];
+  private admin: AdminServer | null = null;
+  private workers: WorkerPool | null = null;
+  private flushTimer: NodeJS.Timeout | null = null;
+  private currentState: ServerState = 'PRE_INITIALIZING';
+  private shutdownPromise: Promise<void> | null = null;
+
+  constructor(private readonly deps: SupervisorDeps) {
+    this.restartEpoch = deps.options.restartEpoch;
+    this.log = deps.log('main');
+  }
+
+  state(): ServerState {
+    return this.currentState;
+  }
+
+  uptimeCurrentEpoch(): number {
+    return Math.floor((Date.now() - this.startMs) / 1000);
+  }
+
+  uptimeAllEpochs(): number {
+    const original = this.handle?.region.originalStartMs ?? this.startMs;
+    return Math.floor((Date.now() - original) / 1000);
+  }
+
+  async start(): Promise<void> {
+    const { options, bootstrap } = this.deps;
+    this.log.info(`initializing epoch ${options.restartEpoch} (base id=${options.baseId})`);
+    this.handle = createRegion({
+      baseId: options.baseId,
+      restartEpoch: options.restartEpoch,
+      disableHotRestart: options.disableHotRestart,
+      layout: DEFAULT_LAYOUT,
+      startMs: this.startMs,
+    });
+    const region = this.handle.region;
+    this.store = new SharedStatsStore(region, region.claimColumn(options.restartEpoch, process.pid));
+    this.workerColumns = Array.from({ length: options.concurrency }, () => region.claimColumn(options.restartEpoch, 0));
+    region.currentEpoch = options.restartEpoch;
+    this.stats = serverStats(this.store);
+    this.stats.staticUnknownFields.add(this.deps.staticUnknownFields);
+    this.stats.concurrency.set(options.concurrency);
+    this.stats.hotRestartEpoch.set(options.restartEpoch);
+    this.stats.hotRestartGeneration.inc();
+    this.stats.version.set(versionGaugeValue(this.deps.build));
+    this.setState('INITIALIZING');
+    this.flush();
+    this.flushTimer = setInterval(() => this.flush(), STATS_FLUSH_INTERVAL_MS);
+    this.flushTimer.unref();
+
+    for (const l of bootstrap.listeners) {
+      const { fd, port } = addon.listenTcp(l.address.address, l.address.port, LISTEN_BACKLOG);
+      this.listenerFds.push(fd);
+      this.bound.push({ name: l.name, address: { address: l.address.address, port } });
+    }
+    if (bootstrap.admin) await this.startAdmin(bootstrap.admin.address.address, bootstrap.admin.address.port, bootstrap.admin.accessLogPath);
+
+    this.workers = new WorkerPool({
+      count: options.concurrency,
+      columns: this.workerColumns,
+      listenerFds: this.listenerFds,
+      init: (workerIndex, column) => ({
+        v: WORKER_PROTOCOL_VERSION,
+        type: 'init',
+        workerIndex,
+        column,
+        regionName: this.handle!.name,
+        layout: DEFAULT_LAYOUT,
+        bootstrap,
+        listeners: bootstrap.listeners.map((l) => l.name),
+        log: this.deps.logSettings,
+      }),
+      onWorkerGone: (column) => zeroColumnGauges(region, this.store!.names, column),
+      restarts: this.stats.workerRestarts,
+      backoff: WORKER_RESTART_BACKOFF,
+      log: this.log,
+      stopTimeoutMs: 5000,
+    });
+    await this.workers.start();
+    this.setState('LIVE');
+    this.stats.live.set(1);
+    this.log.info(`all ${options.concurrency} workers started; serving`);
+  }
+
+  /** Clean shutdown: admin, then workers, then the region. Idempotent. */
+  shutdown(reason: string): Promise<void> {
+    this.shutdownPromise ??= this.doShutdown(reason);
+    return this.shutdownPromise;
+  }
+
+  private async doShutdown(reason: string): Promise<void> {
+    this.log.info(`shutting down: ${reason}`);
+    if (this.flushTimer) clearInterval(this.flushTimer);
+    this.stats?.live.set(0);
+    await this.admin?.close();
+    await this.workers?.stop();
+    for (const fd of this.listenerFds.splice(0)) addon.closeFd(fd);
+    const handle = this.handle;
+    if (handle && this.store) {
+      for (const col of [this.store.column, ...this.workerColumns]) {
+        zeroColumnGauges(handle.region, this.store.names, col);
+        handle.region.retireColumn(col);
+      }
+      if (handle.privateRegion) addon.shmUnlink(handle.name);
+    }
+    this.log.info('exiting');
+  }
+
+  private readStats(): StatSample[] {
+    this.flush();
+    return readStats(this.handle!.region, this.store!.names);
+  }
+
+  private flush(): void {
+    const s = this.stats!;
+    s.uptime.set(this.uptimeAllEpochs());
+    const mem = process.memoryUsage();
+    s.memoryAllocated.set(mem.heapUsed);
+    s.memoryHeapSize.set(mem.heapTotal);
+  }
+
+  private setState(state: ServerState): void {
+    this.currentState = state;
+    this.stats?.state.set(SERVER_STATE_GAUGE[state]);
+  }
+
+  private async startAdmin(address: string, port: number, accessLogPath: string): Promise<void> {
+    const { bootstrap, build, options } = this.deps;
+    const handlers: AdminHandler[] = [];
+    const read = () => this.readStats();
+    const tracer = options.enableMutexTracing ? new MutexTracer() : null;
+    // The stats name table's waits are the supervisor's one lock-like wait to trace.
+    if (tracer) this.store!.names.onContention = tracer.record;
+    handlers.push(
+      ...homeHandlers(() => handlers),
+      ...serverHandlers({
+        build,
+        info: this,
+        options,
+        node: bootstrap.node,
+        localAddress: bootstrap.localAddress ?? '',
+        hotRestartVersion: this.deps.hotRestartVersion,
+        quit: () => void this.shutdown('admin /quitquitquit').then(() => this.deps.exit(0)),
+      }),
+      statsHandler(read),
+      clustersHandler(bootstrap.clusters, read),
+      listenersHandler(() => this.bound),
+      configDumpHandler(bootstrap, new Date(this.startMs)),
+      contentionHandler(tracer),
+    );
+    const accessLog = await this.deps.accessLogs.open(accessLogPath);
+    this.admin = new AdminServer(handlers, this.store!, this.deps.log('admin'), accessLog);
+    const bound = await this.admin.listen(address, port);
+    this.log.info(`admin address: ${bound.address}:${bound.port}`);
+    if (options.adminAddressPath) fs.writeFileSync(options.adminAddressPath, `${bound.address}:${bound.port}`);
+  }
+}

@@ -1,0 +1,77 @@
+// A worker process (Envoy's worker thread): maps the supervisor's stats region, adopts the
+// inherited listen sockets and runs the data plane until told to stop, or orphaned.
+
+import * as net from 'node:net';
+import { attachRegion } from '../hot_restart/shared_memory';
+import { loggerFactory, openLogs } from '../log/log_settings';
+import { ListenerManager } from '../listener/listener_manager';
+import { neverDrain } from './drain_decider';
+import { SharedStatsStore } from '../stats/store';
+import { ClusterManager } from '../upstream/cluster_manager';
+import { FIRST_LISTENER_FD, isMessage, SupervisorMessage, WorkerInit, WorkerMessage, WORKER_PROTOCOL_VERSION } from './worker_protocol';
+
+function send(m: WorkerMessage): void {
+  if (process.connected) process.send!(m);
+}
+
+function adopt(fd: number): Promise<net.Server> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once('error', reject);
+    server.listen({ fd }, () => {
+      server.off('error', reject);
+      resolve(server);
+    });
+  });
+}
+
+async function run(init: WorkerInit): Promise<void> {
+  const logs = await openLogs(init.log, process.pid);
+  const log = logs.component('main');
+  const store = new SharedStatsStore(attachRegion(init.regionName, init.layout), init.column);
+  const clusters = new ClusterManager(init.bootstrap.clusters, store);
+  const listeners = new ListenerManager({
+    bootstrap: init.bootstrap,
+    stats: store,
+    clusters,
+    log: loggerFactory(logs),
+    drain: neverDrain,
+  });
+  for (const [i, name] of init.listeners.entries()) {
+    const config = init.bootstrap.listeners.find((l) => l.name === name)!;
+    listeners.addListener(config, await adopt(FIRST_LISTENER_FD + i));
+  }
+
+  let stopping = false;
+  const stop = (why: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info(`worker ${init.workerIndex} stopping: ${why}`);
+    listeners.stopListeners();
+    void listeners.close().then(() => {
+      clusters.close();
+      process.exit(0);
+    });
+  };
+  process.on('message', (m: unknown) => {
+    if (isMessage<SupervisorMessage>(m) && m.type === 'shutdown') stop('supervisor shutdown');
+  });
+  // The supervisor is gone (even SIGKILL closes the channel): no orphan keeps serving.
+  process.on('disconnect', () => stop('supervisor disconnected'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  // Ctrl-C reaches the whole process group; the supervisor decides how workers stop.
+  process.on('SIGINT', () => undefined);
+  send({ v: WORKER_PROTOCOL_VERSION, type: 'ready' });
+  log.info(`worker ${init.workerIndex} serving ${init.listeners.length} listener(s)`);
+}
+
+process.once('message', (m: unknown) => {
+  if (!isMessage<SupervisorMessage>(m) || m.type !== 'init') {
+    send({ v: WORKER_PROTOCOL_VERSION, type: 'fatal', message: 'expected an init message of worker protocol v1' });
+    process.exit(1);
+  }
+  run(m).catch((e: Error) => {
+    send({ v: WORKER_PROTOCOL_VERSION, type: 'fatal', message: e.stack ?? e.message });
+    process.exit(1);
+  });
+});

@@ -1,0 +1,134 @@
+// The supervisor's workers: fork them on the listen sockets, restart a dead one with backoff
+// (its gauge contributions zeroed, its counters kept), and stop them all on shutdown.
+
+import { ChildProcess, fork } from 'node:child_process';
+import * as path from 'node:path';
+import type { Logger } from '../log/logger_api';
+import type { Counter } from '../stats/stats';
+import { BackoffPolicy, nextRestartDelay } from './backoff';
+import { isMessage, SupervisorMessage, WorkerInit, WorkerMessage, WORKER_PROTOCOL_VERSION } from './worker_protocol';
+
+export interface WorkerPoolDeps {
+  readonly count: number;
+  readonly columns: readonly number[];
+  readonly listenerFds: readonly number[];
+  readonly init: (workerIndex: number, column: number) => WorkerInit;
+  /** Clears a dead worker's gauge contributions before its replacement starts. */
+  readonly onWorkerGone: (column: number) => void;
+  readonly restarts: Counter;
+  readonly backoff: BackoffPolicy;
+  readonly log: Logger;
+  /** How long a worker may take to close its connections on shutdown before SIGKILL. */
+  readonly stopTimeoutMs: number;
+}
+
+export class WorkerStartError extends Error {}
+
+interface Slot {
+  readonly index: number;
+  readonly column: number;
+  child: ChildProcess | null;
+  startedAt: number;
+  restartDelayMs: number;
+  restartTimer: NodeJS.Timeout | null;
+}
+
+const WORKER_MAIN = path.join(__dirname, 'worker_main.js');
+
+export class WorkerPool {
+  private readonly slots: Slot[];
+  private stopping = false;
+
+  constructor(private readonly deps: WorkerPoolDeps) {
+    this.slots = Array.from({ length: deps.count }, (_, index) => ({
+      index,
+      column: deps.columns[index]!,
+      child: null,
+      startedAt: 0,
+      restartDelayMs: 0,
+      restartTimer: null,
+    }));
+  }
+
+  /** Resolves when every worker has adopted its listeners; rejects if one fails to start. */
+  async start(): Promise<void> {
+    await Promise.all(this.slots.map((slot) => this.spawn(slot)));
+  }
+
+  pids(): number[] {
+    return this.slots.flatMap((s) => (s.child?.pid !== undefined ? [s.child.pid] : []));
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    await Promise.all(
+      this.slots.map((slot) => {
+        if (slot.restartTimer) clearTimeout(slot.restartTimer);
+        const child = slot.child;
+        if (!child || child.exitCode !== null || child.signalCode !== null) return undefined;
+        return new Promise<void>((resolve) => {
+          const kill = setTimeout(() => child.kill('SIGKILL'), this.deps.stopTimeoutMs);
+          child.once('exit', () => {
+            clearTimeout(kill);
+            resolve();
+          });
+          const bye: SupervisorMessage = { v: WORKER_PROTOCOL_VERSION, type: 'shutdown' };
+          if (child.connected) child.send(bye);
+          else child.kill('SIGTERM');
+        });
+      }),
+    );
+  }
+
+  private spawn(slot: Slot): Promise<void> {
+    const fds = this.deps.listenerFds;
+    const child = fork(WORKER_MAIN, [], {
+      // Listen sockets are inherited at fds 4.. (see FIRST_LISTENER_FD); stdout/stderr shared.
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc', ...fds],
+      serialization: 'advanced',
+      execArgv: [],
+    });
+    slot.child = child;
+    slot.startedAt = Date.now();
+    this.deps.log.info(`worker ${slot.index} starting as pid ${child.pid}`);
+    return new Promise<void>((resolve, reject) => {
+      let ready = false;
+      child.on('message', (m: unknown) => {
+        if (!isMessage<WorkerMessage>(m)) return;
+        if (m.type === 'ready' && !ready) {
+          ready = true;
+          resolve();
+        } else if (m.type === 'fatal') {
+          this.deps.log.critical(`worker ${slot.index} (pid ${child.pid}): ${m.message}`);
+          if (!ready) reject(new WorkerStartError(`worker ${slot.index} failed to start: ${m.message}`));
+        }
+      });
+      child.on('error', (e) => this.deps.log.error(`worker ${slot.index}: ${e.message}`));
+      child.once('exit', (code, signal) => {
+        slot.child = null;
+        this.deps.onWorkerGone(slot.column);
+        if (!ready) {
+          reject(new WorkerStartError(`worker ${slot.index} exited during start (code ${code}, signal ${signal})`));
+          return;
+        }
+        if (this.stopping) return;
+        this.deps.log.error(`worker ${slot.index} (pid ${child.pid}) died (code ${code}, signal ${signal}); restarting`);
+        this.scheduleRestart(slot);
+      });
+      child.send(this.deps.init(slot.index, slot.column));
+    });
+  }
+
+  private scheduleRestart(slot: Slot): void {
+    slot.restartDelayMs = nextRestartDelay(this.deps.backoff, slot.restartDelayMs, Date.now() - slot.startedAt);
+    slot.restartTimer = setTimeout(() => {
+      slot.restartTimer = null;
+      if (this.stopping) return;
+      this.deps.restarts.inc();
+      this.spawn(slot).catch((e: Error) => {
+        this.deps.log.error(e.message);
+        if (!this.stopping && !slot.child) this.scheduleRestart(slot);
+      });
+    }, slot.restartDelayMs);
+  }
+}

@@ -1,0 +1,49 @@
+// Messages between the supervisor and its workers over Node's child_process IPC channel.
+// Versioned: a worker from another build refuses a message it does not understand.
+
+import type { Bootstrap } from '../config/model';
+import type { LayoutParams } from '../stats/region_layout';
+import type { LogSettings } from '../log/log_settings';
+
+export const WORKER_PROTOCOL_VERSION = 1;
+
+
+/** A worker's listen sockets arrive as inherited fds starting at this number (after stdin..ipc). */
+export const FIRST_LISTENER_FD = 4;
+
+export interface WorkerInit {
+  readonly v: typeof WORKER_PROTOCOL_VERSION;
+  readonly type: 'init';
+  readonly workerIndex: number;
+  readonly column: number;
+  readonly regionName: string;
+  readonly layout: LayoutParams;
+  readonly bootstrap: Bootstrap;
+  /** Listener names in the order of their inherited fds. */
+  readonly listeners: readonly string[];
+  readonly log: LogSettings;
+}
+
+export interface WorkerShutdown {
+  readonly v: typeof WORKER_PROTOCOL_VERSION;
+  readonly type: 'shutdown';
+}
+
+export type SupervisorMessage = WorkerInit | WorkerShutdown;
+
+export interface WorkerReady {
+  readonly v: typeof WORKER_PROTOCOL_VERSION;
+  readonly type: 'ready';
+}
+
+export interface WorkerFatal {
+  readonly v: typeof WORKER_PROTOCOL_VERSION;
+  readonly type: 'fatal';
+  readonly message: string;
+}
+
+export type WorkerMessage = WorkerReady | WorkerFatal;
+
+export function isMessage<T extends { v: number; type: string }>(m: unknown): m is T {
+  return typeof m === 'object' && m !== null && (m as { v?: unknown }).v === WORKER_PROTOCOL_VERSION && typeof (m as { type?: unknown }).type === 'string';
+}

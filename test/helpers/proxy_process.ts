@@ -1,0 +1,172 @@
+// Starts the real proxy binary for integration tests: config in a temp dir, admin on port 0
+// (read back from --admin-address-path), listeners on port 0 (read back from /listeners),
+// and a process group that is always killed in cleanup.
+
+import { ChildProcess, spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as http from 'node:http';
+import * as os from 'node:os';
+import * as path from 'node:path';
+
+export const PROXY_BIN = path.resolve(__dirname, '..', '..', '..', 'bin', 'proxy');
+
+export interface HttpResult {
+  readonly status: number;
+  readonly headers: http.IncomingHttpHeaders;
+  readonly body: string;
+}
+
+export function request(
+  url: string,
+  opts: { method?: string; headers?: http.OutgoingHttpHeaders; body?: string | Buffer; agent?: http.Agent } = {},
+): Promise<HttpResult> {
+  return new Promise((resolve, reject) => {
+    const req = http.request(url, { method: opts.method ?? 'GET', headers: opts.headers, agent: opts.agent ?? false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode!, headers: res.headers, body: Buffer.concat(chunks).toString() }));
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.setTimeout(15_000, () => req.destroy(new Error(`request to ${url} timed out`)));
+    req.end(opts.body);
+  });
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+export async function waitFor<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const v = await probe();
+      if (v !== undefined) return v;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
+    await sleep(50);
+  }
+}
+
+export interface ExitResult {
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+}
+
+export class ProxyProcess {
+  stdout = '';
+  stderr = '';
+  readonly exited: Promise<ExitResult>;
+
+  constructor(readonly child: ChildProcess, readonly dir: string) {
+    child.stdout!.on('data', (c: Buffer) => (this.stdout += c.toString()));
+    child.stderr!.on('data', (c: Buffer) => (this.stderr += c.toString()));
+    this.exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  }
+
+  get pid(): number {
+    return this.child.pid!;
+  }
+
+  /** Every live process of the proxy's process group (supervisor and workers). */
+  groupPids(): number[] {
+    const out: number[] = [];
+    for (const entry of fs.readdirSync('/proc')) {
+      if (!/^\d+$/.test(entry)) continue;
+      try {
+        const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        if (Number(fields[2]) === this.pid && fields[0] !== 'Z') out.push(Number(entry));
+      } catch {
+        // The process exited between readdir and read.
+      }
+    }
+    return out;
+  }
+
+  /**
+   * Stops the proxy (SIGTERM first, so it removes its shared memory region), then kills
+   * whatever is left of the group and removes the temp dir. Safe to call twice.
+   */
+  async cleanup(): Promise<void> {
+    if (this.child.exitCode === null && this.child.signalCode === null) {
+      this.child.kill('SIGTERM');
+      await Promise.race([this.exited, sleep(5000)]);
+    }
+    try {
+      process.kill(-this.pid, 'SIGKILL');
+    } catch {
+      // Already gone.
+    }
+    await Promise.race([this.exited, sleep(5000)]);
+    fs.rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+export interface RunningProxy extends ProxyProcess {
+  readonly adminUrl: string;
+  admin(pathAndQuery: string, method?: string): Promise<HttpResult>;
+  listenerPort(name: string): Promise<number>;
+  stat(name: string): Promise<number | undefined>;
+}
+
+export function makeTempDir(): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), 'proxy-test-'));
+}
+
+/** Spawns bin/proxy with the given args in its own process group; `dir` is removed in cleanup. */
+export function spawnProxy(args: readonly string[], opts: { dir?: string; env?: NodeJS.ProcessEnv } = {}): ProxyProcess {
+  const dir = opts.dir ?? makeTempDir();
+  const child = spawn(process.execPath, [PROXY_BIN, ...args], {
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...opts.env },
+  });
+  return new ProxyProcess(child, dir);
+}
+
+/**
+ * Starts a serving proxy on `config` (a bootstrap object) and waits for /ready. The admin block
+ * is filled in (127.0.0.1:0, access log in the temp dir) unless the config has one.
+ */
+export async function startProxy(config: Record<string, unknown>, args: readonly string[] = []): Promise<RunningProxy> {
+  const dir = makeTempDir();
+  const admin = config.admin ?? {
+    access_log_path: path.join(dir, 'admin_access.log'),
+    address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
+  };
+  const configPath = path.join(dir, 'bootstrap.json');
+  fs.writeFileSync(configPath, JSON.stringify({ ...config, admin }, null, 1));
+  const addressPath = path.join(dir, 'admin_address');
+  const proc = spawnProxy(['-c', configPath, '--admin-address-path', addressPath, '--disable-hot-restart', '--concurrency', '1', ...args], { dir });
+  try {
+    const address = await waitFor('the admin address file', () => {
+      if (proc.child.exitCode !== null) throw new Error(`proxy exited with ${proc.child.exitCode}: ${proc.stderr}`);
+      return fs.existsSync(addressPath) ? fs.readFileSync(addressPath, 'utf8') : undefined;
+    });
+    const adminUrl = `http://${address}`;
+    const running = Object.assign(proc, {
+      adminUrl,
+      admin: (pq: string, method = 'GET') => request(adminUrl + pq, { method }),
+      async listenerPort(name: string): Promise<number> {
+        const listeners = (await request(adminUrl + '/listeners')).body.split('\n');
+        const line = listeners.find((l) => l.startsWith(`${name}::`));
+        if (!line) throw new Error(`no listener ${name} in /listeners`);
+        return Number(line.slice(line.lastIndexOf(':') + 1));
+      },
+      async stat(name: string): Promise<number | undefined> {
+        const stats = JSON.parse((await request(`${adminUrl}/stats?format=json`)).body) as { stats: { name: string; value: number }[] };
+        return stats.stats.find((s) => s.name === name)?.value;
+      },
+    });
+    await waitFor('/ready', async () => ((await running.admin('/ready')).status === 200 ? true : undefined));
+    return running;
+  } catch (e) {
+    await proc.cleanup();
+    throw new Error(`${(e as Error).message}\nstderr:\n${proc.stderr}`);
+  }
+}
