@@ -13,15 +13,18 @@ import { decodeProtoJson, DecodedMessage, DecodeOptions } from './proto_json';
 import { protoSchema, ProtoSchema } from './schema';
 import { upgradeV2 } from './v2_upgrade';
 import { validateBootstrap } from './validation/bootstrap';
+import { checkDisabledExtensions } from './validation/disabled_extensions';
 
 export interface LoadOptions {
   readonly configPath?: string;
   /** YAML or JSON, merged over the file when both are given. */
   readonly configYaml?: string;
-  /** Unset: try the input as v2 (upgraded), then as v3 as written. */
-  readonly bootstrapVersion?: 2 | 3;
+  /** --bootstrap-version: 2 or 3; unset (or null): try the input as v2 (upgraded), then as v3. */
+  readonly bootstrapVersion?: number | null;
   /** Skip unknown fields (and list them) instead of rejecting the configuration. */
   readonly allowUnknownStaticFields: boolean;
+  /** --disable-extensions, resolved (keys of resolveDisabledExtensions). */
+  readonly disabledExtensions?: ReadonlySet<string>;
 }
 
 export interface LoadedBootstrap {
@@ -51,6 +54,7 @@ export function loadBootstrap(options: LoadOptions): LoadedBootstrap {
   return inSource(configPath || CONFIG_YAML_SOURCE, () => {
     const { decoded, warnings } = decodeBootstrap(schema, input ?? null, options.bootstrapVersion, decodeOptions);
     const bootstrap = canonicalizeExtensionNames(decoded.json);
+    checkDisabledExtensions(bootstrap, options.disabledExtensions ?? new Set());
     validateBootstrap(bootstrap);
     return {
       bootstrap: buildBootstrapModel(bootstrap),
@@ -69,7 +73,7 @@ interface VersionedDecode {
 function decodeBootstrap(
   schema: ProtoSchema,
   input: JsonValue,
-  version: LoadOptions['bootstrapVersion'],
+  version: number | null | undefined,
   decodeOptions: DecodeOptions,
 ): VersionedDecode {
   const asV3 = (json: JsonValue): DecodedMessage => decodeProtoJson(schema, schema.bootstrap, json, decodeOptions);
@@ -82,6 +86,7 @@ function decodeBootstrap(
       return asV2();
     case 3:
       return { decoded: asV3(input), warnings: [] };
+    case null:
     case undefined:
       try {
         return asV2();
@@ -90,6 +95,8 @@ function decodeBootstrap(
         if (!(error instanceof FieldError)) throw error;
         return { decoded: asV3(input), warnings: [] };
       }
+    default:
+      throw new FieldError('', `Unknown bootstrap version ${version}.`);
   }
 }
 

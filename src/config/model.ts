@@ -32,6 +32,12 @@ export interface Bootstrap {
   readonly admin: AdminConfig | null;
   readonly listeners: readonly ListenerConfig[];
   readonly clusters: readonly ClusterConfig[];
+  /**
+   * The server's local address (first non-loopback address of --local-address-ip-version's
+   * family, else loopback), set at start-up: Envoy appends it to x-forwarded-for when the
+   * downstream peer has no IP address.
+   */
+  readonly localAddress?: string;
   /** The whole bootstrap as v3 JSON (snake_case), for /config_dump. */
   readonly source: unknown;
 }

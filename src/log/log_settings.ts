@@ -7,6 +7,7 @@ import type { LogLevel } from './level';
 import type { LoggerFactory } from './logger_api';
 import { LogManager } from './log_manager';
 import { compilePattern, withLocationPrefix } from './pattern';
+import { PACKAGE_ROOT, SourceLocator } from './source_location';
 
 export interface LogSettings {
   readonly level: LogLevel;
@@ -31,7 +32,17 @@ export function openLogs(s: LogSettings, threadId: number): Promise<LogManager> 
   });
 }
 
-/** Component loggers by name; a name outside Envoy's registry logs as `misc`. */
+/**
+ * Component loggers by name; a name outside Envoy's registry logs as `misc`. With fine-grain
+ * logging, the logger of the source file that asked instead (Envoy's per-file loggers): the
+ * caller is looked up once, when the logger is handed out, not at each line.
+ */
 export function loggerFactory(logs: LogManager): LoggerFactory {
-  return (component) => logs.component(isComponentName(component) ? component : 'misc');
+  const locator = logs.fineGrain ? new SourceLocator(PACKAGE_ROOT) : null;
+  const factory: LoggerFactory = (component) => {
+    const caller = locator?.locate(factory);
+    if (caller) return logs.forFile(caller.path);
+    return logs.component(isComponentName(component) ? component : 'misc');
+  };
+  return factory;
 }

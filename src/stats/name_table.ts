@@ -29,6 +29,8 @@ function hashBytes(bytes: Uint8Array): number {
 
 export class NameTable {
   private readonly mask: number;
+  /** Told of each wait on a slot another process is filling, in spin iterations (--enable-mutex-tracing). */
+  onContention: ((spins: number) => void) | null = null;
 
   constructor(private readonly region: StatsRegion) {
     this.mask = region.layout.maxStats - 1;
@@ -56,7 +58,9 @@ export class NameTable {
         }
       }
       // Another process is writing this slot's name: it finishes within a few stores.
-      while (state === SlotState.Claiming) state = Atomics.load(meta, stateIndex);
+      let spins = 0;
+      for (; state === SlotState.Claiming; spins++) state = Atomics.load(meta, stateIndex);
+      if (spins > 0) this.onContention?.(spins);
       if (this.nameEquals(slot, bytes)) return slot;
     }
     throw new StatNameError(`stats region is full (${maxStats} names); cannot add '${name}'`);

@@ -1,0 +1,41 @@
+// The process's access log files (Envoy's AccessLogManager): one writer per path however many
+// users share it, all flushed at --file-flush-interval-msec, reopened together on SIGUSR1 and
+// flushed and closed together at exit.
+
+import { BufferedFileWriter } from './file_writer';
+
+export interface AccessLogManagerOptions {
+  readonly flushIntervalMs: number;
+  readonly onError: (path: string, error: Error) => void;
+}
+
+export class AccessLogManager {
+  private readonly files = new Map<string, Promise<BufferedFileWriter>>();
+
+  constructor(private readonly options: AccessLogManagerOptions) {}
+
+  /** The writer of `path`, opened on first use; rejects when the file cannot be opened. */
+  open(path: string): Promise<BufferedFileWriter> {
+    let file = this.files.get(path);
+    if (file === undefined) {
+      file = BufferedFileWriter.open(path, {
+        flushIntervalMs: this.options.flushIntervalMs,
+        onError: (error) => this.options.onError(path, error),
+      });
+      this.files.set(path, file);
+      // A failed open is not cached: a later user may try again.
+      file.catch(() => this.files.delete(path));
+    }
+    return file;
+  }
+
+  async reopen(): Promise<void> {
+    await Promise.allSettled([...this.files.values()].map(async (file) => (await file).reopen()));
+  }
+
+  async close(): Promise<void> {
+    const files = [...this.files.values()];
+    this.files.clear();
+    await Promise.allSettled(files.map(async (file) => (await file).close()));
+  }
+}

@@ -1,0 +1,26 @@
+// --enable-mutex-tracing (Envoy's MutexTracerImpl): each contention event adds one to the count
+// and its wait to the lifetime total; the latest wait is kept as the current one. The waits
+// measured are the stats name table's, its one place where a process waits for another.
+
+export interface MutexStats {
+  readonly numContentions: number;
+  readonly currentWaitCycles: number;
+  readonly lifetimeWaitCycles: number;
+}
+
+export class MutexTracer {
+  private contentions = 0;
+  private currentWait = 0;
+  private lifetimeWait = 0;
+
+  /** A wait of `cycles` iterations of a spin loop. */
+  readonly record = (cycles: number): void => {
+    this.contentions++;
+    this.currentWait = cycles;
+    this.lifetimeWait += cycles;
+  };
+
+  stats(): MutexStats {
+    return { numContentions: this.contentions, currentWaitCycles: this.currentWait, lifetimeWaitCycles: this.lifetimeWait };
+  }
+}

@@ -1,0 +1,170 @@
+// The proxy binary: the command line, then --help/--version/--hot-restart-version, validation,
+// or serving. Exit codes follow Envoy: 0 for a clean shutdown or an answered query, 1 for any
+// error.
+
+import * as os from 'node:os';
+import { AccessLogManager } from '../access_log/access_log_manager';
+import { ConfigError } from '../config/errors';
+import { resolveDisabledExtensions } from '../config/extension_registry';
+import { loadBootstrap, LoadedBootstrap } from '../config/load';
+import type { Bootstrap } from '../config/model';
+import { applyServiceOverrides } from '../config/node_overrides';
+import type { Logger } from '../log/logger_api';
+import { LogSettings, loggerFactory, openLogs } from '../log/log_settings';
+import { readBuildInfo, versionString } from '../server/build_info';
+import { Supervisor } from '../server/supervisor';
+import { DEFAULT_LAYOUT, hotRestartVersion } from '../stats/region_layout';
+import { CommandLine, helpText, parseCommandLine } from './command_line';
+import { cpusetThreads, hardwareThreads } from './cpu_count';
+import { CommandLineSyntaxError, OptionsError } from './errors';
+import { localAddress } from './local_address';
+import type { Options } from './options';
+
+export function main(argv: readonly string[]): void {
+  let commandLine: CommandLine;
+  try {
+    commandLine = parseCommandLine(argv, { env: process.env, hardwareThreads, cpusetThreads });
+  } catch (error) {
+    if (error instanceof CommandLineSyntaxError || error instanceof OptionsError) fail(error.message);
+    throw error;
+  }
+  switch (commandLine.kind) {
+    case 'help':
+      void helpText().then((text) => process.stdout.write(`${text}\n`));
+      return;
+    case 'version':
+      process.stdout.write(`\nproxy  version: ${versionString(readBuildInfo())}\n\n`);
+      return;
+    case 'run':
+      break;
+  }
+  const { options, warnings } = commandLine;
+  if (options.hotRestartVersion) {
+    // Envoy's answer goes to stderr, without a newline.
+    process.stderr.write(hotRestartVersionOf(options));
+    return;
+  }
+  run(options, warnings).catch((error: Error) => fail(`proxy: ${error.stack ?? error.message}`));
+}
+
+async function run(options: Options, warnings: readonly string[]): Promise<void> {
+  const logSettings = logSettingsOf(options);
+  const logs = await openLogs(logSettings, process.pid).catch((error: NodeJS.ErrnoException) =>
+    fail(`unable to open file '${options.logPath}': ${error.message}`),
+  );
+  const log = loggerFactory(logs);
+  const mainLog = log('main');
+  for (const warning of warnings) mainLog.warn(warning);
+
+  const loaded = loadOrExit(options, mainLog);
+  if (options.mode === 'validate') {
+    process.stdout.write(`configuration '${options.configPath}' OK\n`);
+    process.exit(0);
+  }
+
+  const accessLogs = new AccessLogManager({
+    flushIntervalMs: options.fileFlushIntervalMsec,
+    onError: (path, error) => mainLog.error(`access log ${path}: ${error.message}`),
+  });
+  // Buffered access log lines are written first; buffered log lines by the log's exit hook.
+  const exit = (code: number) => void accessLogs.close().finally(() => process.exit(code));
+  const supervisor = new Supervisor({
+    options,
+    bootstrap: serverBootstrap(loaded.bootstrap, options),
+    build: readBuildInfo(),
+    log,
+    logSettings,
+    exit,
+    accessLogs,
+    hotRestartVersion: hotRestartVersionOf(options),
+    staticUnknownFields: new Set(loaded.unknownFields).size,
+  });
+  const stop = (signal: string) => () => {
+    mainLog.warn(`caught ${signal}`);
+    void supervisor.shutdown(signal).then(() => exit(0));
+  };
+  process.on('SIGTERM', stop('SIGTERM'));
+  process.on('SIGINT', stop('SIGINT'));
+  process.on('SIGUSR1', () => {
+    mainLog.warn('caught SIGUSR1. Reopening access logs.');
+    void accessLogs.reopen();
+    logs.reopen().catch((error: Error) => process.stderr.write(`cannot reopen ${options.logPath}: ${error.message}\n`));
+  });
+  process.on('SIGHUP', () => mainLog.warn('caught and eating SIGHUP. See documentation for how to hot restart.'));
+  try {
+    await supervisor.start();
+  } catch (error) {
+    reportCritical(mainLog, options, `error starting the server: ${(error as Error).message}`);
+    await supervisor.shutdown('start failed');
+    exit(1);
+    return;
+  }
+  if (options.mode === 'init_only') {
+    await supervisor.shutdown('--mode init_only: initialized');
+    exit(0);
+  }
+}
+
+/**
+ * Loads and validates the bootstrap, logging what Envoy logs along the way: the extensions
+ * disabled, deprecated fields, and each distinct unknown field accepted. Exits 1 when invalid.
+ */
+function loadOrExit(options: Options, log: Logger): LoadedBootstrap {
+  const disabled = resolveDisabledExtensions(options.disabledExtensions);
+  for (const note of disabled.notes) {
+    if (note.level === 'info') log.info(note.text);
+    else log.warn(note.text);
+  }
+  let loaded: LoadedBootstrap;
+  try {
+    loaded = loadBootstrap({
+      configPath: options.configPath,
+      configYaml: options.configYaml,
+      bootstrapVersion: options.bootstrapVersion,
+      allowUnknownStaticFields: options.allowUnknownStaticFields,
+      disabledExtensions: disabled.keys,
+    });
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    reportCritical(log, options, `error initializing configuration '${options.configPath}': ${error.message}`);
+    process.exit(1);
+  }
+  for (const warning of loaded.warnings) log.warn(warning);
+  for (const field of new Set(loaded.unknownFields)) log.warn(`Unknown field: ${field}`);
+  return loaded;
+}
+
+/** The model the server runs: the node as --service-* override it, and the local address. */
+function serverBootstrap(bootstrap: Bootstrap, options: Options): Bootstrap {
+  return {
+    ...applyServiceOverrides(bootstrap, options),
+    localAddress: localAddress(os.networkInterfaces(), options.localAddressIpVersion),
+  };
+}
+
+function logSettingsOf(options: Options): LogSettings {
+  return {
+    level: options.logLevel,
+    componentLevels: options.componentLogLevels,
+    format: options.logFormat,
+    prefixWithLocation: options.logFormatPrefixWithLocation,
+    escaped: options.logFormatEscaped,
+    path: options.logPath,
+    fineGrain: options.enableFineGrainLogging,
+  };
+}
+
+function hotRestartVersionOf(options: Options): string {
+  return options.disableHotRestart ? 'disabled' : hotRestartVersion(DEFAULT_LAYOUT);
+}
+
+/** A critical line, also on stderr when the log does not reach it (a file, or silenced). */
+function reportCritical(log: Logger, options: Options, line: string): void {
+  log.critical(line);
+  if (options.logPath !== '' || !log.enabled('critical')) process.stderr.write(`${line}\n`);
+}
+
+function fail(message: string): never {
+  process.stderr.write(message.endsWith('\n') ? message : `${message}\n`);
+  process.exit(1);
+}

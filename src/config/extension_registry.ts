@@ -1,0 +1,74 @@
+// The extensions this build implements, by category, as Envoy's factory registry lists them
+// (GET /server_info's node.extensions), and --disable-extensions resolved against them.
+
+import { ExtensionSite } from './extension_sites';
+import { canonicalExtensionName, CONFIG_TYPES, HTTP_CONNECTION_MANAGER, ROUTER, TCP_PROXY } from './names';
+
+export interface ExtensionInfo {
+  readonly name: string;
+  readonly category: string;
+  /** The message type of its typed_config; '' when it takes none. */
+  readonly typeDescriptor: string;
+}
+
+export const CLUSTERS_CATEGORY = 'proxy.clusters';
+
+/** Sorted by category, then name. */
+export const EXTENSIONS: readonly ExtensionInfo[] = [
+  { category: CLUSTERS_CATEGORY, name: 'proxy.cluster.static', typeDescriptor: '' },
+  { category: 'proxy.filters.http', name: ROUTER, typeDescriptor: CONFIG_TYPES.router },
+  { category: 'proxy.filters.network', name: HTTP_CONNECTION_MANAGER, typeDescriptor: CONFIG_TYPES.httpConnectionManager },
+  { category: 'proxy.filters.network', name: TCP_PROXY, typeDescriptor: CONFIG_TYPES.tcpProxy },
+];
+
+/** The registry category of the extensions found at each place of a bootstrap. */
+export const SITE_CATEGORIES: Readonly<Record<ExtensionSite, string>> = {
+  listener_filter: 'proxy.filters.listener',
+  network_filter: 'proxy.filters.network',
+  http_filter: 'proxy.filters.http',
+  downstream_transport_socket: 'proxy.transport_sockets.downstream',
+  upstream_transport_socket: 'proxy.transport_sockets.upstream',
+  upstream_network_filter: 'proxy.filters.upstream_network',
+};
+
+/** The registry name of a cluster discovery type: STATIC -> proxy.cluster.static. */
+export function clusterExtensionName(discoveryType: string): string {
+  return `proxy.cluster.${discoveryType.toLowerCase()}`;
+}
+
+/** `<category>/<name>`, the form of --disable-extensions entries. */
+export function extensionKey(category: string, name: string): string {
+  return `${category}/${name}`;
+}
+
+export interface DisabledExtensions {
+  /** Keys (extensionKey) of the extensions configuration may not use. */
+  readonly keys: ReadonlySet<string>;
+  /** What to log about each entry, as Envoy logs it at start-up. */
+  readonly notes: readonly { readonly level: 'info' | 'warning'; readonly text: string }[];
+}
+
+/**
+ * Resolves --disable-extensions entries, written with `envoy.` or `proxy.` names. An entry
+ * without a `/` or naming no extension of this build is reported and otherwise ignored.
+ */
+export function resolveDisabledExtensions(entries: readonly string[]): DisabledExtensions {
+  const known = new Set(EXTENSIONS.map((e) => extensionKey(e.category, e.name)));
+  const keys = new Set<string>();
+  const notes: Array<DisabledExtensions['notes'][number]> = [];
+  for (const entry of entries) {
+    const slash = entry.indexOf('/');
+    if (slash < 0) {
+      notes.push({ level: 'warning', text: `failed to disable invalid extension name '${entry}'` });
+      continue;
+    }
+    const key = extensionKey(canonicalExtensionName(entry.slice(0, slash)), canonicalExtensionName(entry.slice(slash + 1)));
+    if (!known.has(key)) {
+      notes.push({ level: 'warning', text: `failed to disable unknown extension '${entry}'` });
+      continue;
+    }
+    keys.add(key);
+    notes.push({ level: 'info', text: `disabled extension '${entry}'` });
+  }
+  return { keys, notes };
+}

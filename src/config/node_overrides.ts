@@ -1,0 +1,24 @@
+// --service-cluster, --service-node and --service-zone: set, they replace the bootstrap's
+// node.cluster, node.id and node.locality.zone (Envoy's LocalInfo), for everything that reads
+// the node. The bootstrap's source JSON is kept as written, as /config_dump shows it.
+
+import type { Bootstrap } from './model';
+
+export interface ServiceOverrides {
+  /** '' leaves the bootstrap's value. */
+  readonly serviceCluster: string;
+  readonly serviceNode: string;
+  readonly serviceZone: string;
+}
+
+export function applyServiceOverrides(bootstrap: Bootstrap, overrides: ServiceOverrides): Bootstrap {
+  const { node } = bootstrap;
+  return {
+    ...bootstrap,
+    node: {
+      id: overrides.serviceNode || node.id,
+      cluster: overrides.serviceCluster || node.cluster,
+      locality: { ...node.locality, zone: overrides.serviceZone || node.locality.zone },
+    },
+  };
+}

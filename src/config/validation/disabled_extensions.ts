@@ -1,0 +1,35 @@
+// --disable-extensions: a disabled extension is gone from the registry, so a configuration that
+// names one fails as if it did not exist (Envoy's message), saying why.
+
+import { FieldError } from '../errors';
+import { clusterExtensionName, CLUSTERS_CATEGORY, extensionKey, SITE_CATEGORIES } from '../extension_registry';
+import { forEachExtension } from '../extension_sites';
+import { childPath, indexPath } from '../field_path';
+import { enumField, JsonObject, messageField, messageList, stringField } from '../json';
+
+const WHY = '(disabled by --disable-extensions)';
+
+/**
+ * @param bootstrap decoded, with extension names canonicalized
+ * @param disabled keys from resolveDisabledExtensions
+ * @throws FieldError at the first use of a disabled extension
+ */
+export function checkDisabledExtensions(bootstrap: JsonObject, disabled: ReadonlySet<string>): void {
+  if (disabled.size === 0) return;
+  forEachExtension(bootstrap, (extension, site, path) => {
+    const name = stringField(extension, 'name');
+    if (disabled.has(extensionKey(SITE_CATEGORIES[site], name))) {
+      throw new FieldError(childPath(path, 'name'), `Didn't find a registered implementation for name: '${name}' ${WHY}`);
+    }
+  });
+  const resources = messageField(bootstrap, 'static_resources') ?? {};
+  messageList(resources, 'clusters').forEach((cluster, i) => {
+    const name = clusterExtensionName(enumField(cluster, 'type', 'STATIC'));
+    if (disabled.has(extensionKey(CLUSTERS_CATEGORY, name))) {
+      throw new FieldError(
+        childPath(indexPath('static_resources.clusters', i), 'type'),
+        `Didn't find a registered cluster factory implementation for name: '${name}' ${WHY}`,
+      );
+    }
+  });
+}
