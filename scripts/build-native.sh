@@ -12,7 +12,7 @@ if [[ ! -x "$napi" ]]; then
   (cd "$root" && npm ci --no-audit --no-fund)
 fi
 
-# napi reads native/package.json, whose binaryName makes the output proxy-native.node.
+# napi reads native/package.json, whose napi.name makes the output proxy-native.node.
 cd "$root/native"
 CARGO_NET_OFFLINE=true "$napi" build --release
 
