@@ -57,6 +57,14 @@ export function serverHandlers(deps: ServerHandlerDeps): AdminHandler[] {
       },
     },
     {
+      path: '/hot_restart_version',
+      help: 'print the hot restart compatibility version',
+      mutatesState: false,
+      decodeQuery: false,
+      // Envoy prints it with no newline, so it compares equal to --hot-restart-version's output.
+      handle: () => ({ status: 200, body: deps.hotRestartVersion }),
+    },
+    {
       path: '/quitquitquit',
       help: 'exit the server',
       mutatesState: true,

@@ -11,6 +11,7 @@ export interface ServerStats {
   readonly version: Gauge;
   readonly hotRestartEpoch: Gauge;
   readonly hotRestartGeneration: Gauge;
+  readonly parentConnections: Gauge;
   readonly memoryAllocated: Gauge;
   readonly memoryHeapSize: Gauge;
   readonly totalConnections: Gauge;
@@ -30,7 +31,10 @@ export function serverStats(store: StatsStore): ServerStats {
     concurrency: server.gauge('concurrency', 'never_import'),
     version: server.gauge('version', 'never_import'),
     hotRestartEpoch: server.gauge('hot_restart_epoch', 'never_import'),
-    hotRestartGeneration: server.gauge('hot_restart_generation'),
+    // Each epoch sets parent's generation + 1; only the newest epoch's value is reported.
+    hotRestartGeneration: server.gauge('hot_restart_generation', 'never_import'),
+    // The newest epoch sets it from the connections its parents still hold.
+    parentConnections: server.gauge('parent_connections', 'never_import'),
     memoryAllocated: server.gauge('memory_allocated'),
     memoryHeapSize: server.gauge('memory_heap_size'),
     totalConnections: server.gauge('total_connections'),

@@ -13,12 +13,16 @@ import { BoundListener, listenersHandler } from '../admin/listeners_handler';
 import { serverHandlers } from '../admin/server_handlers';
 import { statsHandler } from '../admin/stats_handler';
 import { AdminHandler, AdminServer } from '../admin/admin_server';
+import { DomainSocketHotRestart, HotRestart, NopHotRestart } from '../hot_restart/hot_restart';
+import { tcpListenAddress } from '../hot_restart/messages';
+import type { ParentHandlers } from '../hot_restart/parent_endpoint';
 import { createRegion, RegionHandle } from '../hot_restart/shared_memory';
 import type { Logger, LoggerFactory } from '../log/logger_api';
 import * as addon from '../native/addon';
 import { readStats, StatSample } from '../stats/reader';
-import { DEFAULT_LAYOUT } from '../stats/region_layout';
-import { SharedStatsStore, zeroColumnGauges } from '../stats/store';
+import { reclaimColumns } from '../stats/column_reclaim';
+import { DEFAULT_LAYOUT, StatKind } from '../stats/region_layout';
+import { SharedStatsStore, sumSlot, zeroColumnGauges } from '../stats/store';
 import type { Options } from '../cli/options';
 import { BuildInfo, versionGaugeValue } from './build_info';
 import { WORKER_RESTART_BACKOFF } from './backoff';
@@ -30,6 +34,12 @@ import type { LogSettings } from '../log/log_settings';
 
 const STATS_FLUSH_INTERVAL_MS = 5000;
 const LISTEN_BACKLOG = 1024;
+/** After a handover failed, the old epoch's workers may hold a port for a moment longer. */
+const REBIND_TIMEOUT_MS = 5000;
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
 
 export interface SupervisorDeps {
   readonly options: Options;
@@ -51,6 +61,7 @@ export class Supervisor implements ServerInfoSource {
   readonly restartEpoch: number;
   private readonly startMs = Date.now();
   private readonly log: Logger;
+  private hotRestart: HotRestart | null = null;
   private handle: RegionHandle | null = null;
   private store: SharedStatsStore | null = null;
   private stats: ServerStats | null = null;
@@ -60,6 +71,9 @@ export class Supervisor implements ServerInfoSource {
   private admin: AdminServer | null = null;
   private workers: WorkerPool | null = null;
   private flushTimer: NodeJS.Timeout | null = null;
+  private parentShutdownTimer: NodeJS.Timeout | null = null;
+  /** Set once the parent was told to drain: from then on this epoch carries the traffic. */
+  private tookOver = false;
   private currentState: ServerState = 'PRE_INITIALIZING';
   private shutdownPromise: Promise<void> | null = null;
 
@@ -81,33 +95,50 @@ export class Supervisor implements ServerInfoSource {
     return Math.floor((Date.now() - original) / 1000);
   }
 
+  /**
+   * The start sequence of an epoch (Envoy's, see ARCHITECTURE.md "Hot restart"): hot restart
+   * sockets, stats region, the parent's admin and listen sockets, workers, then the parent's
+   * drain and, after --parent-shutdown-time-s, its termination.
+   */
   async start(): Promise<void> {
     const { options, bootstrap } = this.deps;
-    this.log.info(`initializing epoch ${options.restartEpoch} (base id=${options.baseId})`);
+    const epoch = options.restartEpoch;
+    const hotRestart = (this.hotRestart = options.disableHotRestart
+      ? new NopHotRestart(options.baseId)
+      : DomainSocketHotRestart.open(options, this.log));
+    this.log.info(`initializing epoch ${epoch} (base id=${hotRestart.baseId}, hot restart version=${this.deps.hotRestartVersion})`);
     this.handle = createRegion({
-      baseId: options.baseId,
-      restartEpoch: options.restartEpoch,
+      baseId: hotRestart.baseId,
+      restartEpoch: epoch,
       disableHotRestart: options.disableHotRestart,
       layout: DEFAULT_LAYOUT,
       startMs: this.startMs,
     });
     const region = this.handle.region;
-    this.store = new SharedStatsStore(region, region.claimColumn(options.restartEpoch, process.pid));
-    this.workerColumns = Array.from({ length: options.concurrency }, () => region.claimColumn(options.restartEpoch, 0));
-    region.currentEpoch = options.restartEpoch;
+    region.beginInitializing(process.pid);
+    // Every column of this epoch names the supervisor: if it dies, the next epoch reclaims them.
+    this.store = new SharedStatsStore(region, region.claimColumn(epoch, process.pid));
+    this.workerColumns = Array.from({ length: options.concurrency }, () => region.claimColumn(epoch, process.pid));
     this.stats = serverStats(this.store);
+    // The generation is the parent's (still the current epoch's) plus one.
+    this.stats.hotRestartGeneration.set(this.stats.hotRestartGeneration.value() + 1);
+    region.currentEpoch = epoch;
     this.stats.staticUnknownFields.add(this.deps.staticUnknownFields);
     this.stats.concurrency.set(options.concurrency);
-    this.stats.hotRestartEpoch.set(options.restartEpoch);
-    this.stats.hotRestartGeneration.inc();
+    this.stats.hotRestartEpoch.set(epoch);
     this.stats.version.set(versionGaugeValue(this.deps.build));
     this.setState('INITIALIZING');
     this.flush();
     this.flushTimer = setInterval(() => this.flush(), STATS_FLUSH_INTERVAL_MS);
     this.flushTimer.unref();
 
+    hotRestart.serveChild(this.parentHandlers());
+    await hotRestart.shutdownParentAdmin();
     for (const l of bootstrap.listeners) {
-      const { fd, port } = addon.listenTcp(l.address.address, l.address.port, LISTEN_BACKLOG);
+      // A port-0 listener never matches the parent's (Envoy's rule): it gets a fresh port.
+      const inherited = await hotRestart.duplicateParentListenSocket(tcpListenAddress(l.address.address, l.address.port));
+      const { fd, port } =
+        inherited === null ? await this.bindListener(l.address.address, l.address.port, epoch > 0) : { fd: inherited, port: l.address.port };
       this.listenerFds.push(fd);
       this.bound.push({ name: l.name, address: { address: l.address.address, port } });
     }
@@ -127,6 +158,7 @@ export class Supervisor implements ServerInfoSource {
         bootstrap,
         listeners: bootstrap.listeners.map((l) => l.name),
         log: this.deps.logSettings,
+        drain: { strategy: options.drainStrategy, drainTimeS: options.drainTimeS },
       }),
       onWorkerGone: (column) => zeroColumnGauges(region, this.store!.names, column),
       restarts: this.stats.workerRestarts,
@@ -135,6 +167,15 @@ export class Supervisor implements ServerInfoSource {
       stopTimeoutMs: 5000,
     });
     await this.workers.start();
+    hotRestart.drainParentListeners();
+    this.tookOver = true;
+    region.endInitializing(process.pid);
+    if (epoch > 0) {
+      this.parentShutdownTimer = setTimeout(() => {
+        this.log.warn('shutting down parent after drain');
+        hotRestart.terminateParent();
+      }, options.parentShutdownTimeS * 1000);
+    }
     this.setState('LIVE');
     this.stats.live.set(1);
     this.log.info(`all ${options.concurrency} workers started; serving`);
@@ -149,12 +190,18 @@ export class Supervisor implements ServerInfoSource {
   private async doShutdown(reason: string): Promise<void> {
     this.log.info(`shutting down: ${reason}`);
     if (this.flushTimer) clearInterval(this.flushTimer);
+    if (this.parentShutdownTimer) clearTimeout(this.parentShutdownTimer);
+    // A parent still draining goes with us (Envoy sends Terminate when the child shuts down);
+    // an epoch that failed to start leaves its parent serving.
+    if (this.tookOver) this.hotRestart?.terminateParent();
     this.stats?.live.set(0);
     await this.admin?.close();
     await this.workers?.stop();
     for (const fd of this.listenerFds.splice(0)) addon.closeFd(fd);
+    this.hotRestart?.close();
     const handle = this.handle;
     if (handle && this.store) {
+      handle.region.endInitializing(process.pid);
       for (const col of [this.store.column, ...this.workerColumns]) {
         zeroColumnGauges(handle.region, this.store.names, col);
         handle.region.retireColumn(col);
@@ -164,6 +211,43 @@ export class Supervisor implements ServerInfoSource {
     this.log.info('exiting');
   }
 
+  /** What this epoch does for the next one. */
+  private parentHandlers(): ParentHandlers {
+    return {
+      shutdownAdmin: async () => {
+        this.log.warn('shutting down admin due to child startup');
+        await this.admin?.close();
+        this.admin = null;
+        this.log.warn('terminating parent process');
+        this.hotRestart!.terminateParent();
+        return { originalStartTimeUnixSeconds: Math.floor(this.handle!.region.originalStartMs / 1000) };
+      },
+      passListenSocket: (address) => {
+        const i = this.bound.findIndex((b) => tcpListenAddress(b.address.address, b.address.port) === address);
+        return i < 0 ? null : this.listenerFds[i]!;
+      },
+      drainListeners: () => {
+        this.log.warn('closing and draining listeners');
+        this.setState('DRAINING');
+        this.workers?.drain();
+      },
+      terminate: () => void this.shutdown('the next epoch asked this one to terminate').then(() => this.deps.exit(0)),
+    };
+  }
+
+  /** Binds a fresh listen socket; after a failed handover, waits for the old epoch to let go. */
+  private async bindListener(address: string, port: number, mayBeHeld: boolean): Promise<addon.TcpListenSocket> {
+    const deadline = Date.now() + (mayBeHeld ? REBIND_TIMEOUT_MS : 0);
+    for (;;) {
+      try {
+        return addon.listenTcp(address, port, LISTEN_BACKLOG);
+      } catch (e) {
+        if ((e as addon.NativeError).code !== 'EADDRINUSE' || Date.now() >= deadline) throw e;
+        await sleep(100);
+      }
+    }
+  }
+
   private readStats(): StatSample[] {
     this.flush();
     return readStats(this.handle!.region, this.store!.names);
@@ -171,6 +255,14 @@ export class Supervisor implements ServerInfoSource {
 
   private flush(): void {
     const s = this.stats!;
+    const region = this.handle!.region;
+    const epoch = this.restartEpoch;
+    // Only the newest epoch keeps the columns; an older one is on its way out.
+    if (region.currentEpoch === epoch) {
+      reclaimColumns(region, this.store!.names, this.store!.column, epoch);
+      const slot = this.store!.names.intern('server.total_connections', StatKind.Gauge, 0);
+      s.parentConnections.set(sumSlot(region, slot, false) - sumSlot(region, slot, true));
+    }
     s.uptime.set(this.uptimeAllEpochs());
     const mem = process.memoryUsage();
     s.memoryAllocated.set(mem.heapUsed);

@@ -5,7 +5,7 @@ import * as net from 'node:net';
 import { attachRegion } from '../hot_restart/shared_memory';
 import { loggerFactory, openLogs } from '../log/log_settings';
 import { ListenerManager } from '../listener/listener_manager';
-import { neverDrain } from './drain_decider';
+import { DrainManager } from '../hot_restart/drain_manager';
 import { SharedStatsStore } from '../stats/store';
 import { ClusterManager } from '../upstream/cluster_manager';
 import { FIRST_LISTENER_FD, isMessage, SupervisorMessage, WorkerInit, WorkerMessage, WORKER_PROTOCOL_VERSION } from './worker_protocol';
@@ -30,12 +30,13 @@ async function run(init: WorkerInit): Promise<void> {
   const log = logs.component('main');
   const store = new SharedStatsStore(attachRegion(init.regionName, init.layout), init.column);
   const clusters = new ClusterManager(init.bootstrap.clusters, store);
+  const drain = new DrainManager(init.drain);
   const listeners = new ListenerManager({
     bootstrap: init.bootstrap,
     stats: store,
     clusters,
     log: loggerFactory(logs),
-    drain: neverDrain,
+    drain,
   });
   for (const [i, name] of init.listeners.entries()) {
     const config = init.bootstrap.listeners.find((l) => l.name === name)!;
@@ -50,11 +51,18 @@ async function run(init: WorkerInit): Promise<void> {
     listeners.stopListeners();
     void listeners.close().then(() => {
       clusters.close();
+      drain.close();
       process.exit(0);
     });
   };
   process.on('message', (m: unknown) => {
-    if (isMessage<SupervisorMessage>(m) && m.type === 'shutdown') stop('supervisor shutdown');
+    if (!isMessage<SupervisorMessage>(m)) return;
+    if (m.type === 'shutdown') stop('supervisor shutdown');
+    if (m.type === 'drain' && !drain.draining) {
+      log.info(`worker ${init.workerIndex} draining (${init.drain.strategy}, ${init.drain.drainTimeS}s)`);
+      listeners.stopListeners();
+      drain.startDrainSequence();
+    }
   });
   // The supervisor is gone (even SIGKILL closes the channel): no orphan keeps serving.
   process.on('disconnect', () => stop('supervisor disconnected'));

@@ -37,6 +37,7 @@ const WORKER_MAIN = path.join(__dirname, 'worker_main.js');
 
 export class WorkerPool {
   private readonly slots: Slot[];
+  /** Set by drain() and stop(): a worker that dies now is not replaced. */
   private stopping = false;
 
   constructor(private readonly deps: WorkerPoolDeps) {
@@ -57,6 +58,16 @@ export class WorkerPool {
 
   pids(): number[] {
     return this.slots.flatMap((s) => (s.child?.pid !== undefined ? [s.child.pid] : []));
+  }
+
+  /** The epoch is being replaced: every worker stops accepting and drains its connections. */
+  drain(): void {
+    this.stopping = true;
+    const m: SupervisorMessage = { v: WORKER_PROTOCOL_VERSION, type: 'drain' };
+    for (const slot of this.slots) {
+      if (slot.restartTimer) clearTimeout(slot.restartTimer);
+      if (slot.child?.connected) slot.child.send(m);
+    }
   }
 
   async stop(): Promise<void> {

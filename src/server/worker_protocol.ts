@@ -4,9 +4,9 @@
 import type { Bootstrap } from '../config/model';
 import type { LayoutParams } from '../stats/region_layout';
 import type { LogSettings } from '../log/log_settings';
+import type { DrainStrategy } from '../hot_restart/drain_manager';
 
 export const WORKER_PROTOCOL_VERSION = 1;
-
 
 /** A worker's listen sockets arrive as inherited fds starting at this number (after stdin..ipc). */
 export const FIRST_LISTENER_FD = 4;
@@ -22,6 +22,14 @@ export interface WorkerInit {
   /** Listener names in the order of their inherited fds. */
   readonly listeners: readonly string[];
   readonly log: LogSettings;
+  /** How this worker drains when its epoch is replaced (--drain-strategy, --drain-time-s). */
+  readonly drain: { readonly strategy: DrainStrategy; readonly drainTimeS: number };
+}
+
+/** Stop accepting, close HTTP connections after their responses per the drain strategy. */
+export interface WorkerDrain {
+  readonly v: typeof WORKER_PROTOCOL_VERSION;
+  readonly type: 'drain';
 }
 
 export interface WorkerShutdown {
@@ -29,7 +37,7 @@ export interface WorkerShutdown {
   readonly type: 'shutdown';
 }
 
-export type SupervisorMessage = WorkerInit | WorkerShutdown;
+export type SupervisorMessage = WorkerInit | WorkerDrain | WorkerShutdown;
 
 export interface WorkerReady {
   readonly v: typeof WORKER_PROTOCOL_VERSION;

@@ -24,6 +24,21 @@ export class RegionMismatchError extends Error {
   }
 }
 
+export class StillInitializingError extends Error {
+  constructor(pid: number) {
+    super(`previous proxy process is still initializing (pid ${pid}); retry the restart once it serves`);
+  }
+}
+
+export function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
 export class ColumnsExhaustedError extends Error {
   constructor(max: number) {
     super(`no free stats column left in the shared region (${max} in use); too many processes across live epochs`);
@@ -96,6 +111,34 @@ export class StatsRegion {
     Atomics.store(this.header, HeaderField.CurrentEpoch, epoch);
   }
 
+  /**
+   * Marks this process as the epoch being initialized. Throws StillInitializingError while
+   * another live process holds the mark; a mark left by a process that died is taken over.
+   */
+  beginInitializing(pid: number): void {
+    for (;;) {
+      const holder = Atomics.compareExchange(this.header, HeaderField.InitializingPid, 0, pid);
+      if (holder === 0 || holder === pid) return;
+      if (processAlive(holder)) throw new StillInitializingError(holder);
+      Atomics.compareExchange(this.header, HeaderField.InitializingPid, holder, 0);
+    }
+  }
+
+  endInitializing(pid: number): void {
+    Atomics.compareExchange(this.header, HeaderField.InitializingPid, pid, 0);
+  }
+
+  /** Pids recorded for the columns of epochs other than `epoch` that are still counted live. */
+  liveColumnsOfOtherEpochs(epoch: number): { column: number; pid: number }[] {
+    const out: { column: number; pid: number }[] = [];
+    for (let col = 0; col < this.layout.maxColumns; col++) {
+      if (this.columnState(col) === ColumnState.Live && this.columnEpoch(col) !== epoch) {
+        out.push({ column: col, pid: this.columns[col * 4 + ColumnField.Pid]! });
+      }
+    }
+    return out;
+  }
+
   columnState(col: number): ColumnState {
     return Atomics.load(this.columns, col * 4 + ColumnField.State) as ColumnState;
   }
@@ -116,20 +159,14 @@ export class StatsRegion {
     throw new ColumnsExhaustedError(this.layout.maxColumns);
   }
 
-  setColumnPid(col: number, pid: number): void {
-    this.columns[col * 4 + ColumnField.Pid] = pid;
-  }
-
   retireColumn(col: number): void {
     Atomics.store(this.columns, col * 4 + ColumnField.State, ColumnState.Retired);
   }
 
-  /** Columns whose cells count toward totals (live and retired). */
-  countedColumns(): number[] {
-    const out: number[] = [];
-    for (let col = 0; col < this.layout.maxColumns; col++) {
-      if (this.columnState(col) !== ColumnState.Free) out.push(col);
-    }
-    return out;
+  /** Returns a folded column to the free pool (its cells must already be zero). */
+  freeColumn(col: number): void {
+    this.columns[col * 4 + ColumnField.Epoch] = 0;
+    this.columns[col * 4 + ColumnField.Pid] = 0;
+    Atomics.store(this.columns, col * 4 + ColumnField.State, ColumnState.Free);
   }
 }

@@ -35,8 +35,8 @@ export const enum HeaderField {
   NameBytes = 4,
   /** Epoch of the newest supervisor; never_import gauges report only its columns. */
   CurrentEpoch = 5,
-  /** Bit 0: a new epoch is initializing (a second restart must wait). */
-  Flags = 6,
+  /** Pid of an epoch still initializing, 0 when none: a second restart must wait for it. */
+  InitializingPid = 6,
   BaseId = 7,
 }
 

@@ -2,7 +2,9 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { NameTable } from '../../src/stats/name_table';
 import { readStats } from '../../src/stats/reader';
-import { StatsRegion, RegionMismatchError } from '../../src/stats/region';
+import { StatsRegion, RegionMismatchError, StillInitializingError } from '../../src/stats/region';
+import { ColumnState } from '../../src/stats/region_layout';
+import { reclaimColumns } from '../../src/stats/column_reclaim';
 import { SharedStatsStore, createHeapStatsStore, zeroColumnGauges } from '../../src/stats/store';
 import { renderStatsJson, renderStatsText, selectStats } from '../../src/stats/render';
 
@@ -88,4 +90,48 @@ test('names longer than the slot are rejected, the table fills up cleanly', () =
   assert.throws(() => store.counter('x'.repeat(17)), /1\.\.16 bytes/);
   for (let i = 0; i < 8; i++) store.counter(`n${i}`);
   assert.throws(() => store.counter('one.more'), /region is full/);
+});
+
+test('retired columns fold into the current supervisor: counters kept, column freed', () => {
+  const buffer = new ArrayBuffer(StatsRegion.bytesFor(params));
+  const region = StatsRegion.initialize(buffer, params, 0, 1000);
+  const old = new SharedStatsStore(region, region.claimColumn(0, process.pid));
+  old.counter('c').add(7);
+  old.gauge('g').add(2);
+  const next = new SharedStatsStore(region, region.claimColumn(1, process.pid));
+  region.currentEpoch = 1;
+  next.counter('c').add(1);
+  zeroColumnGauges(region, old.names, old.column);
+  region.retireColumn(old.column);
+  assert.equal(reclaimColumns(region, next.names, next.column, 1), 1);
+  assert.equal(next.counter('c').value(), 8);
+  assert.equal(next.gauge('g').value(), 0);
+  assert.equal(region.columnState(old.column), ColumnState.Free);
+  // The freed column is handed out again, empty.
+  assert.equal(region.claimColumn(2, process.pid), old.column);
+  assert.equal(next.counter('c').value(), 8);
+});
+
+test('a live column whose owner process is gone is retired and folded', () => {
+  const buffer = new ArrayBuffer(StatsRegion.bytesFor(params));
+  const region = StatsRegion.initialize(buffer, params, 0, 1000);
+  const deadPid = 2 ** 22 + 12345; // above pid_max on this kernel: never a live process
+  const crashed = new SharedStatsStore(region, region.claimColumn(0, deadPid));
+  crashed.counter('c').add(3);
+  crashed.gauge('server.total_connections').add(4);
+  const next = new SharedStatsStore(region, region.claimColumn(1, process.pid));
+  region.currentEpoch = 1;
+  reclaimColumns(region, next.names, next.column, 1);
+  assert.equal(next.counter('c').value(), 3);
+  assert.equal(next.gauge('server.total_connections').value(), 0);
+});
+
+test('one epoch initializes at a time; a mark left by a dead process is taken over', () => {
+  const region = StatsRegion.initialize(new ArrayBuffer(StatsRegion.bytesFor(params)), params, 0, 1000);
+  region.beginInitializing(process.pid);
+  assert.throws(() => region.beginInitializing(process.ppid), StillInitializingError);
+  region.endInitializing(process.pid);
+  region.beginInitializing(2 ** 22 + 12345);
+  region.beginInitializing(process.pid);
+  region.endInitializing(process.pid);
 });

@@ -1,0 +1,94 @@
+// Runs the proxy the way operators do: scripts/hot-restarter over a start script that passes
+// RESTART_EPOCH, with a per-epoch admin address file so a test can talk to each epoch.
+
+import { ChildProcess, spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as addon from '../../src/native/addon';
+import { PROXY_BIN, request, sleep, waitFor } from './proxy_process';
+
+export const HOT_RESTARTER = path.resolve(__dirname, '..', '..', '..', 'scripts', 'hot-restarter');
+
+/** A base id no other test or proxy on this machine uses. */
+export function uniqueBaseId(): number {
+  return 100_000 + ((process.pid * 7919 + Math.floor(Math.random() * 1000)) % 100_000);
+}
+
+export function writeStartScript(dir: string, configPath: string, baseId: number, extraArgs: readonly string[]): string {
+  const script = path.join(dir, 'start-proxy.sh');
+  const args = [
+    '-c', configPath,
+    '--base-id', String(baseId),
+    '--admin-address-path', `${dir}/admin.$RESTART_EPOCH`,
+    '--log-path', `${dir}/proxy.$RESTART_EPOCH.log`,
+    ...extraArgs,
+  ];
+  const quoted = args.map((a) => (a.includes('$RESTART_EPOCH') ? `"${a}"` : `'${a}'`)).join(' ');
+  fs.writeFileSync(script, `#!/bin/sh\nexec '${process.execPath}' '${PROXY_BIN}' ${quoted}\n`, { mode: 0o755 });
+  return script;
+}
+
+export class HotRestarterRun {
+  output = '';
+  readonly exited: Promise<number | null>;
+
+  private constructor(readonly child: ChildProcess, readonly dir: string, readonly baseId: number) {
+    child.stdout!.on('data', (c: Buffer) => (this.output += c.toString()));
+    child.stderr!.on('data', (c: Buffer) => (this.output += c.toString()));
+    this.exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+  }
+
+  static start(dir: string, startScript: string, baseId: number): HotRestarterRun {
+    const child = spawn(HOT_RESTARTER, [startScript], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    return new HotRestarterRun(child, dir, baseId);
+  }
+
+  /** The admin URL of `epoch` once that epoch answers /ready with 200. */
+  async adminOf(epoch: number, timeoutMs = 20_000): Promise<string> {
+    const file = path.join(this.dir, `admin.${epoch}`);
+    return waitFor(
+      `epoch ${epoch} to serve`,
+      async () => {
+        if (!fs.existsSync(file)) return undefined;
+        const url = `http://${fs.readFileSync(file, 'utf8')}`;
+        return (await request(`${url}/ready`)).status === 200 ? url : undefined;
+      },
+      timeoutMs,
+    );
+  }
+
+  log(epoch: number): string {
+    const file = path.join(this.dir, `proxy.${epoch}.log`);
+    return fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '';
+  }
+
+  signal(sig: NodeJS.Signals): void {
+    this.child.kill(sig);
+  }
+
+  /** SIGTERM to the wrapper (which stops every epoch), then SIGKILL to the group if needed. */
+  async cleanup(): Promise<void> {
+    if (this.child.exitCode === null) {
+      this.child.kill('SIGTERM');
+      await Promise.race([this.exited, sleep(10_000)]);
+    }
+    try {
+      process.kill(-this.child.pid!, 'SIGKILL');
+    } catch {
+      // Already gone.
+    }
+    try {
+      addon.shmUnlink(`/proxy_shared_memory_${this.baseId * 10}`);
+    } catch {
+      // Never created, or removed already.
+    }
+    fs.rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+export async function statsOf(adminUrl: string): Promise<Map<string, number>> {
+  const body = JSON.parse((await request(`${adminUrl}/stats?format=json`)).body) as { stats: { name: string; value: number }[] };
+  return new Map(body.stats.map((s) => [s.name, s.value]));
+}
+
+export { sleep };

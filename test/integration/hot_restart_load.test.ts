@@ -1,0 +1,158 @@
+// Issue 4's bar: five hot restarts through scripts/hot-restarter under continuous keep-alive
+// load lose no request, keep the listener port, and keep every counter monotonic and exact;
+// a TCP proxy connection opened before a restart lives until --parent-shutdown-time-s.
+
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as http from 'node:http';
+import * as net from 'node:net';
+import * as path from 'node:path';
+import { test } from 'node:test';
+import { HotRestarterRun, sleep, statsOf, uniqueBaseId, writeStartScript } from '../helpers/hot_restart_run';
+import { makeTempDir, request } from '../helpers/proxy_process';
+
+function listen(server: net.Server, port = 0): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', () => resolve((server.address() as net.AddressInfo).port));
+  });
+}
+
+async function freePort(): Promise<number> {
+  const probe = net.createServer();
+  const port = await listen(probe);
+  await new Promise((r) => probe.close(r));
+  return port;
+}
+
+function staticCluster(name: string, port: number) {
+  return {
+    name,
+    connect_timeout: '1s',
+    load_assignment: { cluster_name: name, endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: '127.0.0.1', port_value: port } } } }] }] },
+  };
+}
+
+test('five hot restarts under keep-alive load lose nothing', { timeout: 120_000 }, async (t) => {
+  const upstream = http.createServer((_req, res) => res.end('ok'));
+  upstream.keepAliveTimeout = 60_000;
+  const echo = net.createServer((s) => s.pipe(s));
+  const [upPort, echoPort, httpPort, tcpPort] = [await listen(upstream), await listen(echo), await freePort(), await freePort()];
+  const dir = makeTempDir();
+  const config = {
+    admin: { access_log_path: path.join(dir, 'admin.log'), address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
+    static_resources: {
+      listeners: [
+        {
+          name: 'http_in',
+          address: { socket_address: { address: '127.0.0.1', port_value: httpPort } },
+          filter_chains: [{ filters: [{ name: 'proxy.filters.network.http_connection_manager', typed_config: {
+            '@type': 'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
+            stat_prefix: 'ingress',
+            route_config: { virtual_hosts: [{ name: 'all', domains: ['*'], routes: [{ match: { prefix: '/' }, route: { cluster: 'web' } }] }] },
+            http_filters: [{ name: 'proxy.filters.http.router', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router' } }],
+          } }] }],
+        },
+        {
+          name: 'tcp_in',
+          address: { socket_address: { address: '127.0.0.1', port_value: tcpPort } },
+          filter_chains: [{ filters: [{ name: 'proxy.filters.network.tcp_proxy', typed_config: {
+            '@type': 'type.googleapis.com/envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy', stat_prefix: 'echo', cluster: 'echo',
+          } }] }],
+        },
+      ],
+      clusters: [staticCluster('web', upPort), staticCluster('echo', echoPort)],
+    },
+  };
+  const configPath = path.join(dir, 'bootstrap.json');
+  fs.writeFileSync(configPath, JSON.stringify(config));
+  const baseId = uniqueBaseId();
+  const parentShutdownS = 3;
+  const script = writeStartScript(dir, configPath, baseId, [
+    '--concurrency', '2', '--drain-time-s', '2', '--drain-strategy', 'gradual', '--parent-shutdown-time-s', String(parentShutdownS),
+  ]);
+  const run = HotRestarterRun.start(dir, script, baseId);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 20 });
+  let running = true;
+  let completed = 0;
+  const failures: string[] = [];
+  const loops: Promise<void>[] = [];
+  try {
+    let admin = await run.adminOf(0);
+
+    // The TCP connection of epoch 0 must outlive the first restart until parent shutdown.
+    const tcp = net.connect(tcpPort, '127.0.0.1');
+    await new Promise((r) => tcp.once('connect', r));
+    const tcpClosed = new Promise<number>((resolve) => tcp.once('close', () => resolve(Date.now())));
+    const echoOnce = (text: string) =>
+      new Promise<string>((resolve) => {
+        tcp.once('data', (d) => resolve(d.toString()));
+        tcp.write(text);
+      });
+    assert.equal(await echoOnce('before'), 'before');
+
+    for (let i = 0; i < 20; i++) {
+      loops.push(
+        (async () => {
+          while (running) {
+            try {
+              const r = await request(`http://127.0.0.1:${httpPort}/load`, { agent });
+              if (r.status === 200 && r.body === 'ok') completed++;
+              else failures.push(`status ${r.status}: ${r.body}`);
+            } catch (e) {
+              failures.push(String(e));
+            }
+          }
+        })(),
+      );
+    }
+
+    const samples: number[] = [];
+    let firstRestartAt = 0;
+    for (let epoch = 1; epoch <= 5; epoch++) {
+      await sleep(300);
+      samples.push((await statsOf(admin)).get('cluster.web.upstream_rq_total') ?? 0);
+      if (epoch === 1) firstRestartAt = Date.now();
+      run.signal('SIGHUP');
+      admin = await run.adminOf(epoch);
+      samples.push((await statsOf(admin)).get('cluster.web.upstream_rq_total') ?? 0);
+      if (epoch === 1) {
+        // Epoch 0 still carries the TCP connection, until the parent shutdown time ends it.
+        assert.equal(await echoOnce('after restart'), 'after restart');
+        const closedAt = await tcpClosed;
+        const lived = closedAt - firstRestartAt;
+        assert.ok(lived >= parentShutdownS * 1000 - 500 && lived < parentShutdownS * 1000 + 3000, `closed after ${lived} ms`);
+      }
+      await sleep(1200);
+    }
+    running = false;
+    await Promise.all(loops);
+    const stats = await statsOf(admin);
+
+    t.diagnostic(`${completed} requests completed across 5 restarts; counter samples ${samples.join(' ')}`);
+    assert.deepEqual(failures, []);
+    assert.ok(completed > 500, `only ${completed} requests completed`);
+    for (let i = 1; i < samples.length; i++) assert.ok(samples[i]! >= samples[i - 1]!, `counter went back: ${samples.join(', ')}`);
+    assert.equal(stats.get('cluster.web.upstream_rq_total'), completed);
+    assert.equal(stats.get('http.ingress.downstream_rq_total'), completed);
+    assert.equal(stats.get('server.hot_restart_generation'), 6);
+    assert.equal(stats.get('server.hot_restart_epoch'), 5);
+    const listeners = (await request(`${admin}/listeners`)).body;
+    assert.match(listeners, new RegExp(`^http_in::127\\.0\\.0\\.1:${httpPort}$`, 'm'));
+
+    assert.match(run.log(0), /shutting down admin due to child startup/);
+    assert.match(run.log(1), /shutting down parent after drain/);
+
+    run.signal('SIGTERM');
+    assert.equal(await run.exited, 0);
+    assert.match(run.output, /all children exited cleanly/);
+  } finally {
+    running = false;
+    await Promise.all(loops);
+    agent.destroy();
+    await run.cleanup();
+    upstream.closeAllConnections();
+    upstream.close();
+    echo.close();
+  }
+});
