@@ -89,6 +89,7 @@ async function run(options: Options, warnings: readonly string[]): Promise<void>
     mainLog.warn('caught SIGUSR1. Reopening access logs.');
     void accessLogs.reopen();
     logs.reopen().catch((error: Error) => process.stderr.write(`cannot reopen ${options.logPath}: ${error.message}\n`));
+    supervisor.reopenLogs();
   });
   process.on('SIGHUP', () => mainLog.warn('caught and eating SIGHUP. See documentation for how to hot restart.'));
   try {

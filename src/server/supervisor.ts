@@ -181,6 +181,11 @@ export class Supervisor implements ServerInfoSource {
     this.log.info(`all ${options.concurrency} workers started; serving`);
   }
 
+  /** SIGUSR1: every worker reopens its --log-path (logrotate moved the file away). */
+  reopenLogs(): void {
+    this.workers?.broadcast({ v: WORKER_PROTOCOL_VERSION, type: 'reopen_logs' });
+  }
+
   /** Clean shutdown: admin, then workers, then the region. Idempotent. */
   shutdown(reason: string): Promise<void> {
     this.shutdownPromise ??= this.doShutdown(reason);

@@ -58,6 +58,7 @@ async function run(init: WorkerInit): Promise<void> {
   process.on('message', (m: unknown) => {
     if (!isMessage<SupervisorMessage>(m)) return;
     if (m.type === 'shutdown') stop('supervisor shutdown');
+    if (m.type === 'reopen_logs') logs.reopen().catch((e: Error) => log.error(`cannot reopen the log file: ${e.message}`));
     if (m.type === 'drain' && !drain.draining) {
       log.info(`worker ${init.workerIndex} draining (${init.drain.strategy}, ${init.drain.drainTimeS}s)`);
       listeners.stopListeners();

@@ -63,11 +63,13 @@ export class WorkerPool {
   /** The epoch is being replaced: every worker stops accepting and drains its connections. */
   drain(): void {
     this.stopping = true;
-    const m: SupervisorMessage = { v: WORKER_PROTOCOL_VERSION, type: 'drain' };
-    for (const slot of this.slots) {
-      if (slot.restartTimer) clearTimeout(slot.restartTimer);
-      if (slot.child?.connected) slot.child.send(m);
-    }
+    for (const slot of this.slots) if (slot.restartTimer) clearTimeout(slot.restartTimer);
+    this.broadcast({ v: WORKER_PROTOCOL_VERSION, type: 'drain' });
+  }
+
+  /** Sends `m` to every running worker. */
+  broadcast(m: SupervisorMessage): void {
+    for (const slot of this.slots) if (slot.child?.connected) slot.child.send(m);
   }
 
   async stop(): Promise<void> {

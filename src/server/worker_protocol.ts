@@ -32,12 +32,18 @@ export interface WorkerDrain {
   readonly type: 'drain';
 }
 
+/** SIGUSR1 reached the supervisor: reopen the log file. */
+export interface WorkerReopenLogs {
+  readonly v: typeof WORKER_PROTOCOL_VERSION;
+  readonly type: 'reopen_logs';
+}
+
 export interface WorkerShutdown {
   readonly v: typeof WORKER_PROTOCOL_VERSION;
   readonly type: 'shutdown';
 }
 
-export type SupervisorMessage = WorkerInit | WorkerDrain | WorkerShutdown;
+export type SupervisorMessage = WorkerInit | WorkerDrain | WorkerReopenLogs | WorkerShutdown;
 
 export interface WorkerReady {
   readonly v: typeof WORKER_PROTOCOL_VERSION;

@@ -161,6 +161,20 @@ test('every option set: node overrides, logging, access log flushing and reopeni
         fs.existsSync(accessLog) && fs.readFileSync(accessLog, 'utf8').includes('/ready?after-rotation') ? true : undefined,
       );
       assert.ok(!fs.readFileSync(`${accessLog}.1`, 'utf8').includes('after-rotation'));
+      // Workers reopened theirs too: each now holds the new file and not the rotated one.
+      const openFiles = (pid: number) => fs.readdirSync(`/proc/${pid}/fd`).map((fd) => {
+        try {
+          return fs.readlinkSync(`/proc/${pid}/fd/${fd}`);
+        } catch {
+          return '';
+        }
+      });
+      for (const worker of proxy.groupPids().filter((p) => p !== proxy.pid)) {
+        await waitFor(`worker ${worker} to reopen its log`, () => {
+          const files = openFiles(worker);
+          return files.includes(logFile) && !files.includes(`${logFile}.1`) ? true : undefined;
+        });
+      }
     },
   );
 });
