@@ -14,7 +14,7 @@ use crate::env::Env;
 use crate::errors::{ArgumentError, Result};
 use crate::napi::napi_value;
 use crate::sockaddr::UnixAddress;
-use crate::{fd, listen, lock, original_dst, shm, sys, unix_dgram};
+use crate::{fd, listen, lock, original_dst, process, shm, sys, unix_dgram};
 
 const FUNCTIONS: &[(&CStr, Body)] = &[
     (c"shmCreate", shm_create),
@@ -28,6 +28,7 @@ const FUNCTIONS: &[(&CStr, Body)] = &[
     (c"lockFile", lock_file),
     (c"unlockFile", unlock_file),
     (c"getOriginalDst", get_original_dst),
+    (c"setParentDeathSignal", set_parent_death_signal),
 ];
 
 /// Largest integer a JavaScript number holds exactly.
@@ -155,4 +156,10 @@ fn get_original_dst(call: &Call) -> Result<napi_value> {
         ]),
         None => env.null(),
     }
+}
+
+/// setParentDeathSignal(signal: number): void
+fn set_parent_death_signal(call: &Call) -> Result<napi_value> {
+    process::set_parent_death_signal(call.integer(0, "signal", 1, 64)? as i32)?;
+    call.env.undefined()
 }

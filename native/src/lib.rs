@@ -12,6 +12,7 @@ mod listen;
 mod lock;
 mod napi;
 mod original_dst;
+mod process;
 mod scm_rights;
 mod shm;
 mod sockaddr;

@@ -65,6 +65,7 @@ interface Binding {
   lockFile(path: string, wait: boolean): number;
   unlockFile(fd: number): void;
   getOriginalDst(fd: number): OriginalDestination | null;
+  setParentDeathSignal(signal: number): void;
 }
 
 /** Found from src/native/ and from dist/src/native/ alike: the nearest directory above holding it. */
@@ -177,4 +178,12 @@ export function unlockFile(fd: number): void {
  */
 export function getOriginalDst(fd: number): OriginalDestination | null {
   return invoke(() => binding.getOriginalDst(fd));
+}
+
+/**
+ * prctl(PR_SET_PDEATHSIG): `signal` (a number, e.g. os.constants.signals.SIGTERM) reaches this
+ * process when the process that started it dies.
+ */
+export function setParentDeathSignal(signal: number): void {
+  invoke(() => binding.setParentDeathSignal(signal));
 }

@@ -2,6 +2,7 @@
 // sockets, serves admin, forks the workers that carry traffic, and shuts it all down cleanly.
 
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import type { Bootstrap } from '../config/model';
 import { clustersHandler } from '../admin/clusters_handler';
 import { configDumpHandler } from '../admin/config_dump_handler';
@@ -106,6 +107,8 @@ export class Supervisor implements ServerInfoSource {
     const hotRestart = (this.hotRestart = options.disableHotRestart
       ? new NopHotRestart(options.baseId)
       : DomainSocketHotRestart.open(options, this.log));
+    // As Envoy: when the hot-restarter (or whatever launched us) dies, we get SIGTERM and stop.
+    if (!options.disableHotRestart) addon.setParentDeathSignal(os.constants.signals.SIGTERM);
     this.log.info(`initializing epoch ${epoch} (base id=${hotRestart.baseId}, hot restart version=${this.deps.hotRestartVersion})`);
     this.handle = createRegion({
       baseId: hotRestart.baseId,

@@ -9,7 +9,7 @@ import { after, describe, test } from 'node:test';
 import * as addon from '../../src/native/addon';
 import { StatsRegion } from '../../src/stats/region';
 import { HeaderField } from '../../src/stats/region_layout';
-import { uniqueBaseId } from '../helpers/hot_restart_run';
+import { HotRestarterRun, uniqueBaseId, writeStartScript } from '../helpers/hot_restart_run';
 import { makeTempDir, ProxyProcess, request, sleep, spawnProxy, waitFor } from '../helpers/proxy_process';
 
 interface Epoch {
@@ -228,6 +228,22 @@ describe('hot restart: regions, sockets and failures', { timeout: 120_000 }, () 
     assert.equal((await request(`${e1.admin}/server_info`)).body.trim().split(' ')[5], '1');
     await waitFor('epoch 0 to drain and exit', async () => ((await e0.exited).code === 0 ? true : undefined));
     assert.equal(await echoThrough(port, 'dyn'), 'dyn');
+  });
+
+  test('the proxy stops when the hot-restarter that started it is killed', async () => {
+    const dir = makeTempDir();
+    const baseId = uniqueBaseId();
+    const script = writeStartScript(dir, bootstrap(dir, await ready, await freePort()), baseId, ['--concurrency', '1']);
+    const run = HotRestarterRun.start(dir, script, baseId);
+    try {
+      await run.adminOf(0);
+      const proxyPid = Number(/forked new child process with PID=(\d+)/.exec(run.output)![1]);
+      run.child.kill('SIGKILL');
+      await waitFor('the orphaned proxy to stop', () => (fs.existsSync(`/proc/${proxyPid}`) ? undefined : true));
+      assert.match(run.log(0), /caught SIGTERM/);
+    } finally {
+      await run.cleanup();
+    }
   });
 
   test('--disable-hot-restart: no shared region, no domain socket, version disabled', async () => {
