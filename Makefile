@@ -1,6 +1,6 @@
 # make run   - build everything, then run the proxy on configs/default.yaml
 # make test  - build everything, then run the whole test suite
-# make bench - build everything, then compare the proxy with nginx and node-http-proxy
+# make bench - build everything, compare the proxy with nginx and node-http-proxy, time a hot restart
 SHELL := /bin/bash
 .DEFAULT_GOAL := build
 
@@ -37,6 +37,7 @@ test: build
 bench: build
 	bash scripts/install-bench-deps.sh
 	node dist/bench/run.js
+	node dist/bench/hot_restart.js
 
 clean:
 	rm -rf dist native/target $(ADDON)
