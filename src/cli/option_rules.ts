@@ -7,7 +7,8 @@ import { LogOptionError } from '../log/errors';
 import { parseLogLevelOption } from '../log/level';
 import { CommandLineSyntaxError, OptionsError } from './errors';
 import { OptionName, optionSpec, spelling } from './option_table';
-import type { DrainStrategy, IpVersion, Mode, Options } from './options';
+import type { DrainStrategy } from '../hot_restart/drain_manager';
+import type { IpVersion, Mode, Options } from './options';
 
 /** The options present on the command line: a flag maps to true, a value option to its text. */
 export type GivenOptions = ReadonlyMap<OptionName, string | true>;

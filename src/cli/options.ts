@@ -1,14 +1,16 @@
 // The command line as the rest of the proxy sees it: one frozen, plain (structured-clone safe)
 // object, every option of the spec resolved to its value, defaults included.
 
+import type { DrainStrategy } from '../hot_restart/drain_manager';
+import type { HotRestartOptions } from '../hot_restart/hot_restart';
 import type { ComponentName } from '../log/components';
 import type { LogLevel } from '../log/level';
 
 export type Mode = 'serve' | 'validate' | 'init_only';
 export type IpVersion = 'v4' | 'v6';
-export type DrainStrategy = 'gradual' | 'immediate';
 
-export interface Options {
+/** Every option; the hot restart ones (base id, epoch, socket) are HotRestartOptions'. */
+export interface Options extends HotRestartOptions {
   readonly configPath: string;
   readonly configYaml: string;
   /** --bootstrap-version; null when unset (try v2, then v3). */
@@ -17,14 +19,6 @@ export interface Options {
   readonly adminAddressPath: string;
   readonly localAddressIpVersion: IpVersion;
 
-  readonly baseId: number;
-  readonly useDynamicBaseId: boolean;
-  /** '' when unset. */
-  readonly baseIdPath: string;
-  readonly restartEpoch: number;
-  readonly socketPath: string;
-  /** Octal as given (0o600 by default); 0 for an abstract socket path, as Envoy reports it. */
-  readonly socketMode: number;
   readonly disableHotRestart: boolean;
   readonly drainTimeS: number;
   readonly drainStrategy: DrainStrategy;

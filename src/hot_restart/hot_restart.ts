@@ -27,9 +27,11 @@ export interface HotRestart {
 export interface HotRestartOptions {
   readonly baseId: number;
   readonly useDynamicBaseId: boolean;
+  /** --base-id-path; '' when unset. */
   readonly baseIdPath: string;
   readonly restartEpoch: number;
   readonly socketPath: string;
+  /** Octal as given (0o600 by default); 0 for an abstract socket path, as Envoy reports it. */
   readonly socketMode: number;
 }
 
