@@ -1,7 +1,9 @@
 // Gathers the small pieces one batch of input makes a connection write (a message head, a
 // small body, chunk framing) into one socket write: Node's cost is per write call far more
 // than per byte. Pieces are latin1 strings, which carry any bytes unchanged; larger bodies
-// are written as the Buffers they are, never copied.
+// are written as the Buffers they are, never copied, in one writev with the text before them.
+
+import type * as net from 'node:net';
 
 /** Bodies up to this size join the pending text; copying them is cheaper than another write. */
 const SMALL_BODY_BYTES = 1024;
@@ -9,8 +11,11 @@ const SMALL_BODY_BYTES = 1024;
 export class CoalescingWriter {
   private pending = '';
 
-  /** `write` sends to the socket; it returns true when the socket is over its buffer limit. */
-  constructor(private readonly write: (data: Buffer | string) => boolean) {}
+  /** `write` sends to `socket`; it returns true when the socket is over its buffer limit. */
+  constructor(
+    private readonly socket: net.Socket,
+    private readonly write: (data: Buffer | string) => boolean,
+  ) {}
 
   /** Queues latin1 text. */
   text(text: string): void {
@@ -23,8 +28,12 @@ export class CoalescingWriter {
       this.pending += chunk.toString('latin1');
       return false;
     }
+    if (this.pending === '') return this.write(chunk);
+    this.socket.cork();
     const over = this.flush();
-    return this.write(chunk) || over;
+    const overAfterChunk = this.write(chunk);
+    this.socket.uncork();
+    return over || overAfterChunk;
   }
 
   /** Sends what is pending. True when the socket is over its buffer limit. */

@@ -9,8 +9,7 @@ import type { ParserCallbacks } from '../http/http1/parser';
 import { ResponseParser } from '../http/http1/response_parser';
 import type { HostStats } from '../stats/stats';
 import type { ClusterInfo } from '../upstream/cluster_info';
-import type { Host } from '../upstream/host';
-import { type ConnectFailureReason, UpstreamConnection, type UpstreamConnectionCallbacks } from './upstream_connection';
+import { type ConnectFailureReason, type ConnectionTarget, UpstreamConnection, type UpstreamConnectionCallbacks } from './upstream_connection';
 
 /** Envoy's resetReasonToString values that reach this proxy's HTTP/1 upstreams. */
 export type StreamResetReason = 'connection failure' | 'connection termination' | 'local reset' | 'protocol error';
@@ -40,8 +39,10 @@ export interface ConnectionOwner {
 const LAST_CHUNK = '0\r\n\r\n';
 
 export class Http1ClientConnection implements UpstreamConnectionCallbacks, ParserCallbacks<ResponseHead> {
+  readonly hostStats: HostStats;
   /** Requests this connection has been given (max_requests_per_connection counts them). */
   requestCount = 0;
+  private readonly cluster: ClusterInfo;
   private readonly upstream: UpstreamConnection;
   private readonly parser: ResponseParser;
   private readonly output: CoalescingWriter;
@@ -52,14 +53,14 @@ export class Http1ClientConnection implements UpstreamConnectionCallbacks, Parse
   private keepAlive = true;
 
   constructor(
-    readonly host: Host,
-    readonly hostStats: HostStats,
-    private readonly cluster: ClusterInfo,
+    target: ConnectionTarget,
     private readonly owner: ConnectionOwner,
   ) {
+    this.hostStats = target.hostStats;
+    this.cluster = target.cluster;
     this.parser = new ResponseParser(this);
-    this.output = new CoalescingWriter((data) => this.upstream.write(data, this.onFlushed));
-    this.upstream = new UpstreamConnection(host, hostStats, cluster, this, { allowHalfOpen: false, http1: true });
+    this.upstream = new UpstreamConnection(target, this, { allowHalfOpen: false, http1: true });
+    this.output = new CoalescingWriter(this.upstream.socket, (data) => this.upstream.write(data, this.onFlushed));
   }
 
   /**

@@ -3,9 +3,8 @@
 // connection opened for each request that finds none idle and none about to connect.
 
 import type { HostStats } from '../stats/stats';
-import type { ClusterInfo } from '../upstream/cluster_info';
-import type { Host } from '../upstream/host';
 import { type ConnectionOwner, Http1ClientConnection, type StreamResetReason } from './http1_client_connection';
+import type { ConnectionTarget } from './upstream_connection';
 
 /** What a request waiting for a connection is told. */
 export interface PoolCallbacks {
@@ -20,11 +19,11 @@ export class Http1ConnectionPool implements ConnectionOwner {
   private connecting = 0;
   private draining = false;
 
-  constructor(
-    readonly host: Host,
-    readonly hostStats: HostStats,
-    private readonly cluster: ClusterInfo,
-  ) {}
+  constructor(private readonly target: ConnectionTarget) {}
+
+  get hostStats(): HostStats {
+    return this.target.hostStats;
+  }
 
   /** Gives `callbacks` a connection now, or once one is ready (or failed). */
   newStream(callbacks: PoolCallbacks): void {
@@ -33,13 +32,13 @@ export class Http1ConnectionPool implements ConnectionOwner {
       this.attach(connection, callbacks);
       return;
     }
-    const stats = this.cluster.stats;
+    const stats = this.target.cluster.stats;
     stats.upstream_rq_pending_total.inc();
     stats.upstream_rq_pending_active.inc();
     this.pending.push(callbacks);
     if (this.connecting < this.pending.length) {
       this.connecting++;
-      this.connections.add(new Http1ClientConnection(this.host, this.hostStats, this.cluster, this));
+      this.connections.add(new Http1ClientConnection(this.target, this));
     }
   }
 
@@ -48,7 +47,7 @@ export class Http1ConnectionPool implements ConnectionOwner {
     const index = this.pending.indexOf(callbacks);
     if (index < 0) return;
     this.pending.splice(index, 1);
-    this.cluster.stats.upstream_rq_pending_active.dec();
+    this.target.cluster.stats.upstream_rq_pending_active.dec();
   }
 
   /** The host left the cluster: close idle connections now, busy ones when their request ends. */
@@ -79,9 +78,9 @@ export class Http1ConnectionPool implements ConnectionOwner {
   }
 
   onStreamDone(connection: Http1ClientConnection, reusable: boolean): void {
-    this.cluster.stats.upstream_rq_active.dec();
-    this.hostStats.rq_active.dec();
-    const max = this.cluster.maxRequestsPerConnection;
+    this.target.cluster.stats.upstream_rq_active.dec();
+    this.target.hostStats.rq_active.dec();
+    const max = this.target.cluster.maxRequestsPerConnection;
     if (reusable && !this.draining && (max === 0 || connection.requestCount < max)) {
       this.release(connection);
     } else {
@@ -105,24 +104,24 @@ export class Http1ConnectionPool implements ConnectionOwner {
       else this.idle.push(connection);
       return;
     }
-    this.cluster.stats.upstream_rq_pending_active.dec();
+    this.target.cluster.stats.upstream_rq_pending_active.dec();
     this.attach(connection, next);
   }
 
   private attach(connection: Http1ClientConnection, callbacks: PoolCallbacks): void {
-    const stats = this.cluster.stats;
+    const stats = this.target.cluster.stats;
     stats.upstream_rq_total.inc();
     stats.upstream_rq_active.inc();
-    this.hostStats.rq_total.inc();
-    this.hostStats.rq_active.inc();
+    this.target.hostStats.rq_total.inc();
+    this.target.hostStats.rq_active.inc();
     connection.requestCount++;
-    if (connection.requestCount === this.cluster.maxRequestsPerConnection) stats.upstream_cx_max_requests.inc();
+    if (connection.requestCount === this.target.cluster.maxRequestsPerConnection) stats.upstream_cx_max_requests.inc();
     callbacks.onPoolReady(connection);
   }
 
   private failPending(reason: StreamResetReason): void {
     const failed = this.pending.splice(0);
-    const stats = this.cluster.stats;
+    const stats = this.target.cluster.stats;
     for (const callbacks of failed) {
       stats.upstream_rq_pending_active.dec();
       stats.upstream_rq_pending_failure_eject.inc();

@@ -10,6 +10,18 @@ import type { Host } from '../upstream/host';
 
 export type ConnectFailureReason = 'timeout' | 'refused';
 
+/** Where a connection goes and what it is accounted to. */
+export interface ConnectionTarget {
+  readonly host: Host;
+  readonly hostStats: HostStats;
+  readonly cluster: ClusterInfo;
+  /**
+   * Scratch space the socket reads into (net.Socket's `onread`); each read is copied out at
+   * once, so one buffer serves every upstream socket of the worker.
+   */
+  readonly readBuffer: Buffer;
+}
+
 export interface UpstreamConnectionCallbacks {
   onConnected(): void;
   /** The connection was never established; nothing else will be called. */
@@ -35,13 +47,19 @@ export class UpstreamConnection {
   private remoteEnded = false;
   private connectTimer: NodeJS.Timeout | null = null;
 
+  private readonly cluster: ClusterInfo;
+  private readonly hostStats: HostStats;
+  private readonly readBuffer: Buffer;
+
   constructor(
-    readonly host: Host,
-    readonly hostStats: HostStats,
-    readonly cluster: ClusterInfo,
+    target: ConnectionTarget,
     private readonly callbacks: UpstreamConnectionCallbacks,
     options: UpstreamConnectionOptions,
   ) {
+    const { host, hostStats, cluster } = target;
+    this.cluster = cluster;
+    this.hostStats = hostStats;
+    this.readBuffer = target.readBuffer;
     const stats = cluster.stats;
     stats.upstream_cx_total.inc();
     stats.upstream_cx_active.inc();
@@ -49,14 +67,19 @@ export class UpstreamConnection {
     hostStats.cx_total.inc();
     hostStats.cx_active.inc();
 
-    this.socket = new net.Socket({ allowHalfOpen: options.allowHalfOpen });
+    // Reading through `onread` skips the stream machinery and its 64 KiB allocation per read.
+    this.socket = net.connect({
+      host: host.ip,
+      port: host.port,
+      noDelay: true,
+      allowHalfOpen: options.allowHalfOpen,
+      onread: { buffer: target.readBuffer, callback: this.onSocketRead },
+    });
     this.socket.on('connect', this.onSocketConnect);
-    this.socket.on('data', this.onSocketData);
     this.socket.on('end', this.onSocketEnd);
     this.socket.on('error', ignoreError);
     this.socket.on('close', this.onSocketClose);
     if (cluster.connectTimeoutMs > 0) this.connectTimer = setTimeout(this.onConnectTimeout, cluster.connectTimeoutMs);
-    this.socket.connect({ host: host.ip, port: host.port, noDelay: true });
   }
 
   get isConnected(): boolean {
@@ -91,9 +114,14 @@ export class UpstreamConnection {
     this.callbacks.onConnected();
   };
 
-  private readonly onSocketData = (chunk: Buffer): void => {
-    this.cluster.stats.upstream_cx_rx_bytes_total.add(chunk.length);
+  /** Node's `onread` callback: `length` bytes are in the read buffer; true keeps reading. */
+  private readonly onSocketRead = (length: number): boolean => {
+    this.cluster.stats.upstream_cx_rx_bytes_total.add(length);
+    // The bytes leave the shared buffer before the next read can overwrite it.
+    const chunk = Buffer.allocUnsafe(length);
+    this.readBuffer.copy(chunk, 0, 0, length);
     this.callbacks.onData(chunk);
+    return true;
   };
 
   private readonly onSocketEnd = (): void => {

@@ -5,6 +5,7 @@
 
 import type { ClusterConfig, LocalityLbEndpoints } from '../config/model';
 import { Http1ConnectionPool } from '../pool/http1_pool';
+import { type ConnectionTarget, UpstreamConnection, type UpstreamConnectionCallbacks } from '../pool/upstream_connection';
 import type { HostStats, StatsStore } from '../stats/stats';
 import { ClusterInfo } from './cluster_info';
 import { Host } from './host';
@@ -20,9 +21,9 @@ export class UnsupportedClusterError extends Error {
   }
 }
 
-/** The per-host state a worker keeps beside the shared Host description. */
+/** The per-host state a worker keeps beside the Host description. */
 interface HostResources {
-  readonly stats: HostStats;
+  readonly target: ConnectionTarget;
   pool: Http1ConnectionPool | null;
 }
 
@@ -33,10 +34,12 @@ export class Cluster {
   private readonly resources = new Map<Host, HostResources>();
   private hostsByAddress = new Map<string, Host>();
 
+  /** `readBuffer`: the worker's scratch buffer for upstream reads (see ConnectionTarget). */
   constructor(
     config: ClusterConfig,
     private readonly store: StatsStore,
     random: RandomSource,
+    private readonly readBuffer: Buffer,
   ) {
     if (config.type !== 'STATIC') throw new UnsupportedClusterError(config.name, `discovery type ${config.type}`);
     if (config.lbPolicy !== 'ROUND_ROBIN') throw new UnsupportedClusterError(config.name, `lb_policy ${config.lbPolicy}`);
@@ -50,13 +53,18 @@ export class Cluster {
   }
 
   hostStats(host: Host): HostStats {
-    return this.resourcesOf(host).stats;
+    return this.resourcesOf(host).target.hostStats;
   }
 
   httpPool(host: Host): Http1ConnectionPool {
     const resources = this.resourcesOf(host);
-    if (resources.pool === null) resources.pool = new Http1ConnectionPool(host, resources.stats, this.info);
+    if (resources.pool === null) resources.pool = new Http1ConnectionPool(resources.target);
     return resources.pool;
+  }
+
+  /** A raw TCP connection to `host` (tcp_proxy), accounted to this cluster and host. */
+  tcpConnection(host: Host, callbacks: UpstreamConnectionCallbacks): UpstreamConnection {
+    return new UpstreamConnection(this.resourcesOf(host).target, callbacks, { allowHalfOpen: true, http1: false });
   }
 
   /**
@@ -100,7 +108,8 @@ export class Cluster {
   private resourcesOf(host: Host): HostResources {
     let resources = this.resources.get(host);
     if (resources === undefined) {
-      resources = { stats: this.store.hostStats(this.info.statName, host.addressString), pool: null };
+      const hostStats = this.store.hostStats(this.info.statName, host.addressString);
+      resources = { target: { host, hostStats, cluster: this.info, readBuffer: this.readBuffer }, pool: null };
       this.resources.set(host, resources);
     }
     return resources;

@@ -5,12 +5,16 @@ import type { StatsStore } from '../stats/stats';
 import { Cluster } from './cluster';
 import { mathRandom, type RandomSource } from './lb/load_balancer';
 
+/** The largest read a socket makes at once: Node's own default. */
+const READ_BUFFER_BYTES = 64 * 1024;
+
 export class ClusterManager {
   private readonly clusters = new Map<string, Cluster>();
 
   /** Throws UnsupportedClusterError for a cluster the data plane cannot serve yet. */
   constructor(configs: readonly ClusterConfig[], store: StatsStore, random: RandomSource = mathRandom) {
-    for (const config of configs) this.clusters.set(config.name, new Cluster(config, store, random));
+    const readBuffer = Buffer.allocUnsafe(READ_BUFFER_BYTES);
+    for (const config of configs) this.clusters.set(config.name, new Cluster(config, store, random, readBuffer));
   }
 
   get(name: string): Cluster | undefined {

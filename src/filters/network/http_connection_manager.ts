@@ -121,7 +121,7 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
     this.bufferLimit = factory.deps.bufferLimitBytes;
     this.remoteAddress = socket.remoteAddress ?? '';
     this.router = new Router(factory.router, this);
-    this.output = new CoalescingWriter(this.writeLimited);
+    this.output = new CoalescingWriter(socket, this.writeLimited);
     // A client may half-close after its request and still read the response.
     socket.allowHalfOpen = true;
     socket.on('data', this.onSocketData);

@@ -7,7 +7,7 @@ import type * as net from 'node:net';
 import type { TcpProxyConfig } from '../../config/model';
 import type { NetworkFilterFactory } from '../../listener/network_filter';
 import { writeWithLimit } from '../../network/write_limit';
-import { UpstreamConnection, type UpstreamConnectionCallbacks } from '../../pool/upstream_connection';
+import type { UpstreamConnection, UpstreamConnectionCallbacks } from '../../pool/upstream_connection';
 import type { StatsStore } from '../../stats/stats';
 import type { ClusterManager } from '../../upstream/cluster_manager';
 import { TcpProxyStats } from './tcp_proxy_stats';
@@ -70,7 +70,7 @@ class TcpProxySession implements UpstreamConnectionCallbacks {
       downstream.destroy();
       return;
     }
-    this.upstream = new UpstreamConnection(host, cluster.hostStats(host), cluster.info, this, { allowHalfOpen: true, http1: false });
+    this.upstream = cluster.tcpConnection(host, this);
   }
 
   // ---- upstream ----------------------------------------------------------------------------
