@@ -6,6 +6,7 @@ import * as os from 'node:os';
 import { AccessLogManager } from '../access_log/access_log_manager';
 import { ConfigError } from '../config/errors';
 import { resolveDisabledExtensions } from '../config/extension_registry';
+import { checkBootstrapCapabilities } from '../config/capabilities';
 import { loadBootstrap, LoadedBootstrap } from '../config/load';
 import type { Bootstrap } from '../config/model';
 import { applyServiceOverrides } from '../config/node_overrides';
@@ -125,6 +126,7 @@ function loadOrExit(options: Options, log: Logger): LoadedBootstrap {
       allowUnknownStaticFields: options.allowUnknownStaticFields,
       disabledExtensions: disabled.keys,
     });
+    checkBootstrapCapabilities(loaded.bootstrap.source, options.configPath || '--config-yaml');
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     reportCritical(log, options, `error initializing configuration '${options.configPath}': ${error.message}`);

@@ -12,7 +12,6 @@ import type { Json } from './config_fixtures';
 const TCP_PROXY_TYPE = 'type.googleapis.com/envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy';
 const HCM_TYPE = 'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager';
 const ROUTER_TYPE = 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router';
-const UPSTREAM_TLS_TYPE = 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext';
 
 const loopback = (port = 0): Json => ({ socket_address: { address: '127.0.0.1', port_value: port } });
 
@@ -63,7 +62,6 @@ export function servableV3(accessLogPath: string): Json {
           connect_timeout: '0.250s',
           type: 'STATIC',
           load_assignment: { cluster_name: 'secure', endpoints: [{ lb_endpoints: [{ endpoint: { address: loopback(9) } }] }] },
-          transport_socket: { name: 'envoy.transport_sockets.tls', typed_config: { '@type': UPSTREAM_TLS_TYPE, sni: 'secure.internal' } },
         },
         {
           name: 'plain',
@@ -75,7 +73,11 @@ export function servableV3(accessLogPath: string): Json {
   };
 }
 
-/** servableV3 as a v2 file says it: `hosts`, `tls_context`, `config:` and legacy names. */
+/**
+ * servableV3 as a v2 file says it: `hosts`, `config:` and legacy names. (`tls_context` is
+ * upgraded too, see config_v2_upgrade.test.ts, but upstream TLS does not run yet, so a served
+ * bootstrap cannot hold one.)
+ */
 export function servableV2(accessLogPath: string): Json {
   const bootstrap = servableV3(accessLogPath);
   const [tcp, http] = bootstrap.static_resources.listeners;
@@ -87,8 +89,6 @@ export function servableV2(accessLogPath: string): Json {
   const [secure, plain] = bootstrap.static_resources.clusters;
   secure.hosts = [loopback(9)];
   delete secure.load_assignment;
-  secure.tls_context = { sni: 'secure.internal' };
-  delete secure.transport_socket;
   plain.hosts = [loopback(9)];
   delete plain.load_assignment;
   return bootstrap;

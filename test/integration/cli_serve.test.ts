@@ -242,7 +242,6 @@ test('one bootstrap as .yaml, .json, .pb, .pb_text and as v2 YAML: the same /con
       deprecations.map((line) => line.replace(/^.*\] /, '')),
       [
         'static_resources.clusters[0].hosts: deprecated option, use load_assignment instead',
-        'static_resources.clusters[0].tls_context: deprecated option, use transport_socket (proxy.transport_sockets.tls) instead',
         'static_resources.clusters[1].hosts: deprecated option, use load_assignment instead',
       ],
     );

@@ -215,3 +215,32 @@ describe('malformed configuration', { timeout: 60_000 }, () => {
     });
   }
 });
+
+describe('--local-address-ip-version reaches x-forwarded-for', { timeout: 60_000 }, () => {
+  for (const version of ['v4', 'v6'] as const) {
+    test(`${version}: a loopback peer is replaced by the server's ${version} local address`, async () => {
+      let seen = '';
+      const upstream = http.createServer((req, res) => {
+        seen = String(req.headers['x-forwarded-for']);
+        res.end('ok');
+      });
+      const port = await listen(upstream);
+      const filter = hcm('xff', 'web');
+      (filter.typed_config as Record<string, unknown>).use_remote_address = true;
+      const proxy = await startProxy(
+        { static_resources: { listeners: [listener('http_in', filter)], clusters: [staticCluster('web', [port])] } },
+        ['--local-address-ip-version', version],
+      );
+      try {
+        const r = await request(`http://127.0.0.1:${await proxy.listenerPort('http_in')}/`);
+        assert.equal(r.status, 200);
+        const info = JSON.parse((await proxy.admin('/server_info?format=json')).body) as { local_address: string };
+        assert.equal(seen, info.local_address);
+        assert.ok(version === 'v4' ? net.isIPv4(seen) : net.isIPv6(seen), seen);
+      } finally {
+        await proxy.cleanup();
+        upstream.close();
+      }
+    });
+  }
+});

@@ -1,0 +1,50 @@
+import assert from 'node:assert/strict';
+import * as path from 'node:path';
+import { test } from 'node:test';
+import * as yaml from 'js-yaml';
+import { checkBootstrapCapabilities } from '../../src/config/capabilities';
+import { ConfigError } from '../../src/config/errors';
+import { loadBootstrap } from '../../src/config/load';
+
+const DEFAULT_CONFIG = path.resolve(__dirname, '..', '..', '..', 'configs', 'default.yaml');
+type Json = Record<string, any>;
+
+function defaultBootstrap(): Json {
+  return yaml.load(require('node:fs').readFileSync(DEFAULT_CONFIG, 'utf8')) as Json;
+}
+
+function check(bootstrap: Json): void {
+  const loaded = loadBootstrap({ configYaml: yaml.dump(bootstrap), allowUnknownStaticFields: false });
+  checkBootstrapCapabilities(loaded.bootstrap.source, 'test.yaml');
+}
+
+test('the default config and the spec-ignored DNS fields of a STATIC cluster pass', () => {
+  const b = defaultBootstrap();
+  Object.assign(b.static_resources.clusters[0], { dns_refresh_rate: '3s', respect_dns_ttl: true, metadata: { filter_metadata: { x: { a: 1 } } } });
+  check(b);
+});
+
+const cases: [string, (b: Json) => void, string][] = [
+  ['health checks', (b) => (b.static_resources.clusters[0].health_checks = [{ timeout: '1s', interval: '1s', unhealthy_threshold: 1, healthy_threshold: 1, tcp_health_check: {} }]), 'static_resources.clusters[0].health_checks: health_checks is not implemented'],
+  ['upstream TLS', (b) => (b.static_resources.clusters[0].transport_socket = { name: 'proxy.transport_sockets.tls', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext', sni: 'x' } }), 'static_resources.clusters[0].transport_socket: transport_socket is not implemented'],
+  ['a discovery type', (b) => Object.assign(b.static_resources.clusters[0], { type: 'STRICT_DNS' }), 'static_resources.clusters[0].type: type STRICT_DNS is not implemented'],
+  ['a load balancer', (b) => Object.assign(b.static_resources.clusters[0], { lb_policy: 'LEAST_REQUEST' }), 'static_resources.clusters[0].lb_policy: lb_policy LEAST_REQUEST is not implemented'],
+  ['trusted hops', (b) => (b.static_resources.listeners[0].filter_chains[0].filters[0].typed_config.xff_num_trusted_hops = 1), 'static_resources.listeners[0].filter_chains[0].filters[0].typed_config.xff_num_trusted_hops: xff_num_trusted_hops is not implemented'],
+  ['a router option', (b) => (b.static_resources.listeners[0].filter_chains[0].filters[0].typed_config.http_filters[0].typed_config.suppress_envoy_headers = true), 'http_filters[0].typed_config.suppress_envoy_headers: suppress_envoy_headers is not implemented'],
+  ['a host rewrite', (b) => (b.static_resources.listeners[0].filter_chains[0].filters[0].typed_config.route_config.virtual_hosts[0].routes[0].route.host_rewrite_literal = 'h'), 'routes[0].route.host_rewrite_literal: host_rewrite_literal is not implemented'],
+  ['the runtime', (b) => (b.layered_runtime = { layers: [{ name: 'static', static_layer: {} }] }), 'layered_runtime: layered_runtime is not implemented'],
+];
+
+for (const [what, mutate, message] of cases) {
+  test(`${what} is refused by field path`, () => {
+    const b = defaultBootstrap();
+    mutate(b);
+    assert.throws(() => check(b), (e: unknown) => {
+      assert.ok(e instanceof ConfigError);
+      assert.ok(e.message.startsWith('test.yaml: '), e.message);
+      assert.ok(e.message.includes(message), e.message);
+      assert.match(e.message, /\(it would be ignored\)$/);
+      return true;
+    });
+  });
+}
