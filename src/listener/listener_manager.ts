@@ -40,7 +40,7 @@ class ActiveListener {
   constructor(
     readonly config: ListenerConfig,
     readonly server: net.Server,
-    private readonly filter: NetworkFilterFactory,
+    readonly filter: NetworkFilterFactory,
     stats: StatsStore,
     private readonly totalConnections: Gauge,
   ) {
@@ -93,6 +93,11 @@ export class ListenerManager {
     for (const listener of this.listeners) {
       if (listener.server.listening) listener.server.close();
     }
+  }
+
+  /** The drain time is over: each filter closes its connections that carry nothing. */
+  closeIdleConnections(): void {
+    for (const listener of this.listeners) listener.filter.closeIdleConnections();
   }
 
   /** Stops accepting and closes every connection; resolves when all are gone. */

@@ -6,4 +6,6 @@ import type * as net from 'node:net';
 export interface NetworkFilterFactory {
   /** Takes ownership of `socket`; the filter closes it when done. */
   onNewConnection(socket: net.Socket): void;
+  /** The drain time is over: close the connections that carry nothing right now. */
+  closeIdleConnections(): void;
 }

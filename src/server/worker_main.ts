@@ -62,7 +62,8 @@ async function run(init: WorkerInit): Promise<void> {
     if (m.type === 'drain' && !drain.draining) {
       log.info(`worker ${init.workerIndex} draining (${init.drain.strategy}, ${init.drain.drainTimeS}s)`);
       listeners.stopListeners();
-      drain.startDrainSequence();
+      // Busy HTTP connections close after a response (drainClose); idle ones at the deadline.
+      drain.startDrainSequence(() => listeners.closeIdleConnections());
     }
   });
   // The supervisor is gone (even SIGKILL closes the channel): no orphan keeps serving.

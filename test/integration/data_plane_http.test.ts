@@ -18,6 +18,7 @@ import type { ClusterConfig, HttpConnectionManagerConfig, ListenerConfig } from 
 import { UnsupportedHttpFilterError } from '../../src/filters/network/http_connection_manager';
 import { ListenerConfigError } from '../../src/listener/listener_manager';
 import type { DrainDecider } from '../../src/server/drain_decider';
+import { waitFor } from '../helpers/proxy_process';
 
 const TIMEOUT = { timeout: 20000 };
 const CONNECT_ERROR = 'upstream connect error or disconnect/reset before headers. reset reason: connection failure';
@@ -340,6 +341,44 @@ test('drainClose: the response says connection: close and the connection closes'
   });
   assert.match(text, /^HTTP\/1\.1 200 OK\r\n/);
   assert.match(text, /\r\nconnection: close\r\n/);
+  assert.equal(dp.stat('http.ingress_http.downstream_cx_drain_close'), 1);
+});
+
+test('end of drain: idle connections close, a connection with a request in flight finishes it', TIMEOUT, async (t) => {
+  let release: (() => void) | null = null;
+  const u = await upstream(t, 'held', (req, res) => {
+    if (req.url === '/slow') release = () => res.end('late');
+    else res.end('ok');
+  });
+  const { dp, port } = await simpleProxy(t, u.port);
+  const open = (): net.Socket => {
+    const socket = net.connect(port, '127.0.0.1');
+    t.after(() => socket.destroy());
+    return socket;
+  };
+  const readAll = (socket: net.Socket) =>
+    new Promise<string>((resolve) => {
+      let data = '';
+      socket.on('data', (c: Buffer) => (data += c.toString('latin1')));
+      socket.on('close', () => resolve(data));
+    });
+  // One keep-alive connection that has finished its request (idle), one still waiting.
+  const idle = open();
+  const idleText = readAll(idle);
+  idle.write('GET /fast HTTP/1.1\r\nHost: h\r\n\r\n');
+  const busy = open();
+  const busyText = readAll(busy);
+  busy.write('GET /slow HTTP/1.1\r\nHost: h\r\n\r\n');
+  await waitFor('one idle and one busy connection', () =>
+    release !== null && dp.stat('http.ingress_http.downstream_rq_completed') === 1 ? true : undefined,
+  );
+
+  dp.listeners.closeIdleConnections();
+  assert.match(await idleText, /^HTTP\/1\.1 200 OK\r\n[\s\S]*\r\n\r\nok$/);
+  assert.equal(busy.destroyed, false);
+  release!();
+  busy.end();
+  assert.match(await busyText, /\r\n\r\nlate$/);
   assert.equal(dp.stat('http.ingress_http.downstream_cx_drain_close'), 1);
 });
 

@@ -77,8 +77,15 @@ export class HttpConnectionManagerFactory implements NetworkFilterFactory {
     };
   }
 
+  /** Open connections, for the end of a drain. */
+  readonly connections = new Set<HttpConnectionManager>();
+
   onNewConnection(socket: net.Socket): void {
-    new HttpConnectionManager(this, socket);
+    this.connections.add(new HttpConnectionManager(this, socket));
+  }
+
+  closeIdleConnections(): void {
+    for (const connection of this.connections) connection.closeIfIdle();
   }
 }
 
@@ -295,6 +302,7 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
   };
 
   private readonly onSocketClose = (): void => {
+    this.factory.connections.delete(this);
     const stats = this.stats;
     stats.downstream_cx_active.dec();
     stats.downstream_cx_http1_active.dec();
@@ -313,6 +321,13 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
       if (timer !== null) clearTimeout(timer);
     }
   };
+
+  /** Closes the connection if no request is in flight (drain); counted as a drain close. */
+  closeIfIdle(): void {
+    if (this.streamActive || this.closing) return;
+    this.stats.downstream_cx_drain_close.inc();
+    this.closeGracefully();
+  }
 
   private readonly onIdleTimeout = (): void => {
     // A stream in progress re-arms the timer when it ends.

@@ -29,6 +29,9 @@ export class TcpProxyFactory implements NetworkFilterFactory {
     this.stats = new TcpProxyStats(deps.stats.scope(`tcp.${config.statPrefix}`));
   }
 
+  /** A TCP stream has no request boundaries: it runs on until the parent epoch terminates. */
+  closeIdleConnections(): void {}
+
   onNewConnection(socket: net.Socket): void {
     new TcpProxySession(this, socket);
   }
