@@ -4,7 +4,7 @@
 
 import * as os from 'node:os';
 import { AccessLogManager } from '../access_log/access_log_manager';
-import { ConfigError } from '../config/errors';
+import { ConfigError, ConfigErrors } from '../config/errors';
 import { resolveDisabledExtensions } from '../config/extension_registry';
 import { checkBootstrapCapabilities } from '../config/capabilities';
 import { loadBootstrap, LoadedBootstrap } from '../config/load';
@@ -129,7 +129,10 @@ function loadOrExit(options: Options, log: Logger): LoadedBootstrap {
     checkBootstrapCapabilities(loaded.bootstrap.source, options.configPath || '--config-yaml');
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
-    reportCritical(log, options, `error initializing configuration '${options.configPath}': ${error.message}`);
+    // Validate mode, like a start, names every invalid resource, one line each.
+    for (const each of error instanceof ConfigErrors ? error.all : [error]) {
+      reportCritical(log, options, `error initializing configuration '${options.configPath}': ${each.message}`);
+    }
     process.exit(1);
   }
   for (const warning of loaded.warnings) log.warn(warning);

@@ -3,7 +3,7 @@
 // TLS context that would silently be plaintext), in --mode validate as when serving. Each
 // feature that lands adds its fields here. Pure: the decoded v3 bootstrap in, FieldError out.
 
-import { ConfigError, FieldError } from './errors';
+import { ConfigError, ConfigErrors, FieldError, FieldErrorCollector, FieldErrors } from './errors';
 import { childPath, indexPath } from './field_path';
 import { isJsonObject, JsonObject } from './json';
 
@@ -133,41 +133,48 @@ function notImplemented(path: string, what: string): FieldError {
   return new FieldError(path, `${what} is not implemented by this build yet (it would be ignored)`);
 }
 
-function checkMessage(message: JsonObject, shape: Shape, path: string): void {
+function checkMessage(message: JsonObject, shape: Shape, path: string, errors: FieldErrorCollector): void {
   if (shape === anyContent) return;
   for (const [key, value] of Object.entries(message)) {
-    const fieldPath = childPath(path, key);
-    if (key === 'typed_config' && isJsonObject(value)) {
-      const inner = TYPED_CONFIGS[String(value['@type'])];
-      if (inner) checkMessage(value, { ...inner, fields: { '@type': leaf, ...inner.fields } }, fieldPath);
-      continue;
-    }
-    const rule = shape.fields[key];
-    if (rule === undefined) throw notImplemented(fieldPath, key);
-    const allowed = shape.values?.[key];
-    if (allowed && !allowed.includes(String(value))) throw notImplemented(fieldPath, `${key} ${String(value)}`);
-    if (rule === 'leaf') continue;
-    if ('list' in rule) {
-      const element = rule.list;
-      if (element !== 'leaf' && Array.isArray(value)) {
-        value.forEach((item, i) => isJsonObject(item) && checkMessage(item, element, indexPath(fieldPath, i)));
-      }
-    } else if (isJsonObject(value)) {
-      checkMessage(value, rule, fieldPath);
-    }
+    errors.run(() => checkField(shape, key, value, childPath(path, key), errors));
   }
 }
 
-/** @throws FieldError naming the first field this build would not act on. */
-export function checkCapabilities(bootstrap: JsonObject): void {
-  checkMessage(bootstrap, BOOTSTRAP, '');
+function checkField(shape: Shape, key: string, value: unknown, fieldPath: string, errors: FieldErrorCollector): void {
+  if (key === 'typed_config' && isJsonObject(value)) {
+    const inner = TYPED_CONFIGS[String(value['@type'])];
+    if (inner) checkMessage(value, { ...inner, fields: { '@type': leaf, ...inner.fields } }, fieldPath, errors);
+    return;
+  }
+  const rule = shape.fields[key];
+  if (rule === undefined) throw notImplemented(fieldPath, key);
+  const allowed = shape.values?.[key];
+  if (allowed && !allowed.includes(String(value))) throw notImplemented(fieldPath, `${key} ${String(value)}`);
+  if (rule === 'leaf') return;
+  if ('list' in rule) {
+    const element = rule.list;
+    if (element === 'leaf' || !Array.isArray(value)) return;
+    value.forEach((item, i) => {
+      if (isJsonObject(item)) checkMessage(item, element, indexPath(fieldPath, i), errors);
+    });
+  } else if (isJsonObject(value)) {
+    checkMessage(value, rule, fieldPath, errors);
+  }
 }
 
-/** The same, for a loaded bootstrap (its v3 `source`), as a ConfigError of `file`. */
+/** @throws FieldError (FieldErrors for several) naming each field this build would not act on. */
+export function checkCapabilities(bootstrap: JsonObject): void {
+  const errors = new FieldErrorCollector();
+  checkMessage(bootstrap, BOOTSTRAP, '', errors);
+  errors.throwIfAny();
+}
+
+/** The same, for a loaded bootstrap (its v3 `source`), as ConfigError(s) of `file`. */
 export function checkBootstrapCapabilities(source: unknown, file: string): void {
   try {
     if (isJsonObject(source)) checkCapabilities(source);
   } catch (e) {
+    if (e instanceof FieldErrors) throw new ConfigErrors(e.all.map((f) => new ConfigError(file, f.fieldPath, f.reason)));
     if (e instanceof FieldError) throw new ConfigError(file, e.fieldPath, e.reason);
     throw e;
   }

@@ -38,3 +38,41 @@ export class FieldError extends Error {
     super(fieldPath === '' ? reason : `${fieldPath}: ${reason}`);
   }
 }
+
+/** Several invalid fields of one configuration; validate mode prints each. */
+export class ConfigErrors extends ConfigError {
+  constructor(readonly all: readonly ConfigError[]) {
+    super(all[0]!.file, all[0]!.fieldPath, all[0]!.reason);
+  }
+}
+
+/** Several FieldErrors found by checks that went on after the first (one per resource). */
+export class FieldErrors extends FieldError {
+  constructor(readonly all: readonly FieldError[]) {
+    super(all[0]!.fieldPath, all[0]!.reason);
+  }
+}
+
+/**
+ * Runs independent checks (one per cluster, per listener, ...) past the first failure, so that
+ * an operator sees every broken resource at once; each check still stops at its own first error.
+ */
+export class FieldErrorCollector {
+  private readonly errors: FieldError[] = [];
+
+  run(check: () => void): void {
+    try {
+      check();
+    } catch (e) {
+      if (e instanceof FieldErrors) this.errors.push(...e.all);
+      else if (e instanceof FieldError) this.errors.push(e);
+      else throw e;
+    }
+  }
+
+  /** Throws what was collected: the one FieldError, or FieldErrors for several. */
+  throwIfAny(): void {
+    if (this.errors.length === 1) throw this.errors[0];
+    if (this.errors.length > 1) throw new FieldErrors(this.errors);
+  }
+}

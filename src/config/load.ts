@@ -3,7 +3,7 @@
 
 import { readBootstrapFile } from './bootstrap_file';
 import { parseYaml } from './config_text';
-import { ConfigError, FieldError } from './errors';
+import { ConfigError, ConfigErrors, FieldError, FieldErrors } from './errors';
 import { canonicalizeExtensionNames } from './extension_sites';
 import { JsonValue } from './json';
 import { mergeJson } from './merge';
@@ -105,6 +105,7 @@ function inSource<T>(source: string, stage: () => T): T {
   try {
     return stage();
   } catch (error) {
+    if (error instanceof FieldErrors) throw new ConfigErrors(error.all.map((e) => new ConfigError(source, e.fieldPath, e.reason)));
     if (error instanceof FieldError) throw new ConfigError(source, error.fieldPath, error.reason);
     throw error;
   }

@@ -216,6 +216,47 @@ describe('malformed configuration', { timeout: 60_000 }, () => {
   }
 });
 
+test('--mode validate prints one line per invalid resource; capabilities are checked once the config is valid', { timeout: 30_000 }, async () => {
+  const dir = makeTempDir();
+  const file = path.join(dir, 'bootstrap.json');
+  fs.writeFileSync(file, JSON.stringify({
+    static_resources: {
+      listeners: [listener('l', hcm('h', 'missing'))],
+      clusters: [{ ...staticCluster('x', [1]), health_checks: [{ timeout: '1s', interval: '1s', unhealthy_threshold: 1, healthy_threshold: 1, tcp_health_check: {} }] }],
+    },
+  }));
+  const loadErrors = spawnProxy(['--mode', 'validate', '-c', file], { dir });
+  try {
+    assert.equal((await loadErrors.exited).code, 1);
+    assert.equal(loadErrors.stdout, '');
+    const lines = loadErrors.stderr.trim().split('\n');
+    assert.equal(lines.length, 1, loadErrors.stderr);
+    assert.match(lines[0]!, /static_resources\.listeners\[0\].*unknown cluster 'missing'/);
+  } finally {
+    await loadErrors.cleanup();
+  }
+  const dir2 = makeTempDir();
+  const file2 = path.join(dir2, 'bootstrap.json');
+  fs.writeFileSync(file2, JSON.stringify({
+    static_resources: {
+      clusters: [
+        { ...staticCluster('a', [1]), lb_policy: 'RANDOM' },
+        { ...staticCluster('b', [1]), health_checks: [{ timeout: '1s', interval: '1s', unhealthy_threshold: 1, healthy_threshold: 1, tcp_health_check: {} }] },
+      ],
+    },
+  }));
+  const capability = spawnProxy(['--mode', 'validate', '-c', file2], { dir: dir2 });
+  try {
+    assert.equal((await capability.exited).code, 1);
+    const lines = capability.stderr.trim().split('\n');
+    assert.equal(lines.length, 2, capability.stderr);
+    assert.match(lines[0]!, /static_resources\.clusters\[0\]\.lb_policy: lb_policy RANDOM is not implemented/);
+    assert.match(lines[1]!, /static_resources\.clusters\[1\]\.health_checks: health_checks is not implemented/);
+  } finally {
+    await capability.cleanup();
+  }
+});
+
 describe('--local-address-ip-version reaches x-forwarded-for', { timeout: 60_000 }, () => {
   for (const version of ['v4', 'v6'] as const) {
     test(`${version}: a loopback peer is replaced by the server's ${version} local address`, async () => {

@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { test } from 'node:test';
 import * as yaml from 'js-yaml';
 import { checkBootstrapCapabilities } from '../../src/config/capabilities';
-import { ConfigError } from '../../src/config/errors';
+import { ConfigError, ConfigErrors } from '../../src/config/errors';
 import { loadBootstrap } from '../../src/config/load';
 
 const DEFAULT_CONFIG = path.resolve(__dirname, '..', '..', '..', 'configs', 'default.yaml');
@@ -48,3 +48,28 @@ for (const [what, mutate, message] of cases) {
     });
   });
 }
+
+test('every unimplemented field is reported, not just the first', () => {
+  const b = defaultBootstrap();
+  b.static_resources.clusters[0].health_checks = [{ timeout: '1s', interval: '1s', unhealthy_threshold: 1, healthy_threshold: 1, tcp_health_check: {} }];
+  b.static_resources.clusters[0].lb_policy = 'RANDOM';
+  b.layered_runtime = { layers: [{ name: 'static', static_layer: {} }] };
+  assert.throws(() => check(b), (e: unknown) => {
+    assert.ok(e instanceof ConfigErrors);
+    assert.deepEqual(e.all.map((x) => x.fieldPath).sort(), ['layered_runtime', 'static_resources.clusters[0].health_checks', 'static_resources.clusters[0].lb_policy']);
+    return true;
+  });
+});
+
+test('validation reports every invalid resource, each at its first problem', () => {
+  const b = defaultBootstrap();
+  b.static_resources.clusters.push({ name: 'demo_backend', load_assignment: { cluster_name: 'x' } });
+  b.static_resources.listeners[0].filter_chains[0].filters[0].typed_config.route_config.virtual_hosts[0].routes[0].route.cluster = 'nope';
+  assert.throws(() => loadBootstrap({ configYaml: yaml.dump(b), allowUnknownStaticFields: false }), (e: unknown) => {
+    assert.ok(e instanceof ConfigErrors);
+    assert.equal(e.all.length, 2);
+    assert.match(e.all[0]!.message, /static_resources\.clusters\[1\]\.name: cluster manager: duplicate cluster 'demo_backend'/);
+    assert.match(e.all[1]!.message, /static_resources\.listeners\[0\].*unknown cluster 'nope'/);
+    return true;
+  });
+});

@@ -2,7 +2,7 @@
 // endpoints. The one-of rules of the spec (type / cluster_type, the lb configs, zone aware /
 // locality weighted) are enforced by decoding, which rejects two members of a proto oneof.
 
-import { FieldError } from '../errors';
+import { FieldError, FieldErrorCollector } from '../errors';
 import { childPath, indexPath } from '../field_path';
 import { durationMs, enumField, JsonObject, messageField, messageList, numberField, stringField, stringList } from '../json';
 import { HostRule, validateSocketAddress } from './socket_address';
@@ -22,17 +22,19 @@ const MIN_DNS_REFRESH_RATE_MS = 1;
 const MIN_ENDPOINT_WEIGHT = 1;
 const MAX_ENDPOINT_WEIGHT = 128;
 
-export function validateClusters(bootstrap: JsonObject): void {
+export function validateClusters(bootstrap: JsonObject, errors: FieldErrorCollector): void {
   const names = new Set<string>();
   const resources = messageField(bootstrap, 'static_resources') ?? {};
-  messageList(resources, 'clusters').forEach((cluster, i) => {
-    const path = indexPath('static_resources.clusters', i);
-    const name = stringField(cluster, 'name');
-    if (name === '') throw new FieldError(childPath(path, 'name'), 'missing required field');
-    if (names.has(name)) throw new FieldError(childPath(path, 'name'), `cluster manager: duplicate cluster '${name}'`);
-    names.add(name);
-    validateCluster(cluster, path);
-  });
+  messageList(resources, 'clusters').forEach((cluster, i) =>
+    errors.run(() => {
+      const path = indexPath('static_resources.clusters', i);
+      const name = stringField(cluster, 'name');
+      if (name === '') throw new FieldError(childPath(path, 'name'), 'missing required field');
+      if (names.has(name)) throw new FieldError(childPath(path, 'name'), `cluster manager: duplicate cluster '${name}'`);
+      names.add(name);
+      validateCluster(cluster, path);
+    }),
+  );
 }
 
 export function validateCluster(cluster: JsonObject, path: string): void {

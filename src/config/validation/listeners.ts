@@ -1,6 +1,6 @@
 // Listeners: address, filter chains, and the network filters in them.
 
-import { FieldError } from '../errors';
+import { FieldError, FieldErrorCollector } from '../errors';
 import { filterChains } from '../extension_sites';
 import { childPath, indexPath } from '../field_path';
 import { JsonObject, messageField, messageList, stringField } from '../json';
@@ -20,26 +20,28 @@ const NETWORK_FILTERS: ReadonlyMap<string, { readonly configType: string; readon
   ]);
 
 /** @param clusters the names of the static clusters, which filters may route to */
-export function validateListeners(bootstrap: JsonObject, clusters: ReadonlySet<string>): void {
+export function validateListeners(bootstrap: JsonObject, clusters: ReadonlySet<string>, errors: FieldErrorCollector): void {
   const names = new Set<string>();
   const resources = messageField(bootstrap, 'static_resources') ?? {};
-  messageList(resources, 'listeners').forEach((listener, i) => {
-    const path = indexPath('static_resources.listeners', i);
-    // An unnamed listener gets a generated, unique name.
-    const name = stringField(listener, 'name');
-    if (name !== '' && names.has(name)) throw new FieldError(childPath(path, 'name'), `duplicate listener name '${name}'`);
-    names.add(name);
-    validateSocketAddress(messageField(listener, 'address'), childPath(path, 'address'), 'ip');
-    // No listener filter is implemented, so any is an unknown one.
-    const listenerFilter = messageList(listener, 'listener_filters')[0];
-    if (listenerFilter !== undefined) {
-      const filterPath = indexPath(childPath(path, 'listener_filters'), 0);
-      throw new FieldError(childPath(filterPath, 'name'), unknownExtension(stringField(listenerFilter, 'name')));
-    }
-    const chains = filterChains(listener, path);
-    if (chains.length === 0) throw new FieldError(childPath(path, 'filter_chains'), 'no filter chains specified');
-    for (const [chain, chainPath] of chains) validateNetworkFilters(chain, chainPath, clusters);
-  });
+  messageList(resources, 'listeners').forEach((listener, i) => errors.run(() => validateListener(listener, i, names, clusters)));
+}
+
+function validateListener(listener: JsonObject, i: number, names: Set<string>, clusters: ReadonlySet<string>): void {
+  const path = indexPath('static_resources.listeners', i);
+  // An unnamed listener gets a generated, unique name.
+  const name = stringField(listener, 'name');
+  if (name !== '' && names.has(name)) throw new FieldError(childPath(path, 'name'), `duplicate listener name '${name}'`);
+  names.add(name);
+  validateSocketAddress(messageField(listener, 'address'), childPath(path, 'address'), 'ip');
+  // No listener filter is implemented, so any is an unknown one.
+  const listenerFilter = messageList(listener, 'listener_filters')[0];
+  if (listenerFilter !== undefined) {
+    const filterPath = indexPath(childPath(path, 'listener_filters'), 0);
+    throw new FieldError(childPath(filterPath, 'name'), unknownExtension(stringField(listenerFilter, 'name')));
+  }
+  const chains = filterChains(listener, path);
+  if (chains.length === 0) throw new FieldError(childPath(path, 'filter_chains'), 'no filter chains specified');
+  for (const [chain, chainPath] of chains) validateNetworkFilters(chain, chainPath, clusters);
 }
 
 function validateNetworkFilters(chain: JsonObject, chainPath: string, clusters: ReadonlySet<string>): void {
