@@ -76,7 +76,7 @@ export const OPTION_TABLE = [
   { name: 'parent-shutdown-time-s', kind: 'value', default: '900',
     describe: 'Seconds before the parent process is shut down in a hot restart' },
   { name: 'disable-hot-restart', kind: 'flag',
-    describe: 'No shared memory region or hot restart socket' },
+    describe: 'No hot restart: a private stats region, no shared region or hot restart socket' },
   { name: 'enable-mutex-tracing', kind: 'flag',
     describe: 'Count lock contention, reported by GET /contention' },
   { name: 'allow-unknown-fields', kind: 'flag',
