@@ -75,6 +75,8 @@ export class Supervisor implements ServerInfoSource {
   private parentShutdownTimer: NodeJS.Timeout | null = null;
   /** Set once the parent was told to drain: from then on this epoch carries the traffic. */
   private tookOver = false;
+  /** The region's current epoch before this one: restored if this one fails to start. */
+  private previousEpoch = 0;
   private currentState: ServerState = 'PRE_INITIALIZING';
   private shutdownPromise: Promise<void> | null = null;
 
@@ -125,6 +127,7 @@ export class Supervisor implements ServerInfoSource {
     this.stats = serverStats(this.store);
     // The generation is the parent's (still the current epoch's) plus one.
     this.stats.hotRestartGeneration.set(this.stats.hotRestartGeneration.value() + 1);
+    this.previousEpoch = region.currentEpoch;
     region.currentEpoch = epoch;
     this.stats.staticUnknownFields.add(this.deps.staticUnknownFields);
     this.stats.concurrency.set(options.concurrency);
@@ -210,6 +213,8 @@ export class Supervisor implements ServerInfoSource {
     const handle = this.handle;
     if (handle && this.store) {
       handle.region.endInitializing(process.pid);
+      // A start that failed leaves the parent serving: its stats are the current ones again.
+      if (!this.tookOver && handle.region.currentEpoch === this.restartEpoch) handle.region.currentEpoch = this.previousEpoch;
       for (const col of [this.store.column, ...this.workerColumns]) {
         zeroColumnGauges(handle.region, this.store.names, col);
         handle.region.retireColumn(col);

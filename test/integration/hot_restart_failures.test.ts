@@ -152,6 +152,32 @@ describe('hot restart: regions, sockets and failures', { timeout: 120_000 }, () 
     assert.equal(await echoThrough(port, 'still'), 'still');
   });
 
+  test('an epoch that fails late leaves the stats to its parent; a retry counts on from it', async () => {
+    const dir = makeTempDir();
+    const baseId = uniqueBaseId();
+    const port = await freePort();
+    const config = bootstrap(dir, await ready, port);
+    await serving(dir, launch(dir, config, baseId, 0), 0);
+    // Epoch 1 also wants a port another program holds: it fails after taking the epoch over.
+    const squatter = net.createServer();
+    const taken = await new Promise<number>((r) => squatter.listen(0, '127.0.0.1', () => r((squatter.address() as net.AddressInfo).port)));
+    const withExtra = JSON.parse(fs.readFileSync(config, 'utf8'));
+    withExtra.static_resources.listeners.push({ ...withExtra.static_resources.listeners[0], name: 'extra', address: { socket_address: { address: '127.0.0.1', port_value: taken } } });
+    const extraConfig = path.join(dir, 'extra.json');
+    fs.writeFileSync(extraConfig, JSON.stringify(withExtra));
+    try {
+      const failed = launch(dir, extraConfig, baseId, 1);
+      assert.equal((await failed.exited).code, 1);
+      assert.match(failed.stderr, /EADDRINUSE/);
+    } finally {
+      squatter.close();
+    }
+    assert.equal(await echoThrough(port, 'parent'), 'parent');
+    const retry = await serving(dir, launch(dir, config, baseId, 1), 1);
+    const stats = (await request(`${retry.admin}/stats?filter=^server\\.(hot_restart_generation|live)$`)).body;
+    assert.equal(stats, 'server.hot_restart_generation: 2\nserver.live: 1\n');
+  });
+
   test('a restart while the previous one is initializing fails fast', async () => {
     const dir = makeTempDir();
     const baseId = uniqueBaseId();
