@@ -75,13 +75,17 @@ async function run(init: WorkerInit): Promise<void> {
   log.info(`worker ${init.workerIndex} serving ${init.listeners.length} listener(s)`);
 }
 
+/** Tells the supervisor why, then exits 1 once the message has left (or the channel is gone). */
+function fatal(message: string): void {
+  const m: WorkerMessage = { v: WORKER_PROTOCOL_VERSION, type: 'fatal', message };
+  if (process.connected) process.send!(m, () => process.exit(1));
+  else process.exit(1);
+}
+
 process.once('message', (m: unknown) => {
   if (!isMessage<SupervisorMessage>(m) || m.type !== 'init') {
-    send({ v: WORKER_PROTOCOL_VERSION, type: 'fatal', message: 'expected an init message of worker protocol v1' });
-    process.exit(1);
+    fatal('expected an init message of worker protocol v1');
+    return;
   }
-  run(m).catch((e: Error) => {
-    send({ v: WORKER_PROTOCOL_VERSION, type: 'fatal', message: e.stack ?? e.message });
-    process.exit(1);
-  });
+  run(m).catch((e: Error) => fatal(e.stack ?? e.message));
 });
