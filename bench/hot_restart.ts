@@ -11,31 +11,20 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as addon from '../src/native/addon';
 import { freePort } from './free_port';
+import { fetchOnce } from './http_probe';
 import { median } from './summary';
 import { proxyBootstrapYaml } from './proxy_config';
 
 const PROXY_BIN = path.resolve(__dirname, '..', '..', 'bin', 'proxy');
 const START_TIMEOUT_MS = 20_000;
 
-function get(url: string): Promise<{ status: number; body: string }> {
-  return new Promise((resolve, reject) => {
-    const req = http.get(url, { agent: false }, (res) => {
-      let body = '';
-      res.on('data', (c: Buffer) => (body += c.toString()));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
-    });
-    req.on('error', reject);
-    req.setTimeout(1000, () => req.destroy(new Error('timeout')));
-  });
-}
-
 /** Milliseconds from spawn until `epoch` answers /ready 200 and reports itself in /server_info. */
 async function timeToServe(child: ChildProcess, adminPort: number, epoch: number, started: number): Promise<number> {
   for (;;) {
     if (child.exitCode !== null) throw new Error(`epoch ${epoch} exited with ${child.exitCode}`);
     try {
-      const info = await get(`http://127.0.0.1:${adminPort}/server_info`);
-      const ready = await get(`http://127.0.0.1:${adminPort}/ready`);
+      const info = await fetchOnce(adminPort, '/server_info');
+      const ready = await fetchOnce(adminPort, '/ready');
       if (ready.status === 200 && info.body.trim().split(' ')[5] === String(epoch)) return performance.now() - started;
     } catch {
       // Not listening yet (the parent's admin may just have closed).
@@ -77,7 +66,7 @@ async function main(): Promise<void> {
       started = performance.now();
       restarts.push(await timeToServe(launch(epoch), adminPort, epoch, started));
     }
-    const through = await get(`http://127.0.0.1:${listenPort}/`);
+    const through = await fetchOnce(listenPort, '/');
     if (through.body !== 'Hello, World!') throw new Error(`traffic after the restarts: ${through.status} ${through.body}`);
     const m = median(restarts);
     process.stdout.write(

@@ -48,7 +48,8 @@ export async function waitUntilServing(child: StartedProcess, target: ProbeTarge
   }
 }
 
-function fetchOnce(port: number, path: string): Promise<{ status: number; body: string }> {
+/** One GET to 127.0.0.1:`port`, no keep-alive, bounded by REQUEST_TIMEOUT_MS. */
+export function fetchOnce(port: number, path: string): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
     const request = get({ host: '127.0.0.1', port, path, agent: false, timeout: REQUEST_TIMEOUT_MS }, (response) => {
       let body = '';
