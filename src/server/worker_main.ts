@@ -55,10 +55,11 @@ async function run(init: WorkerInit): Promise<void> {
       process.exit(0);
     });
   };
+  const reopenLogs = () => void logs.reopen().catch((e: Error) => log.error(`cannot reopen the log file: ${e.message}`));
   process.on('message', (m: unknown) => {
     if (!isMessage<SupervisorMessage>(m)) return;
     if (m.type === 'shutdown') stop('supervisor shutdown');
-    if (m.type === 'reopen_logs') logs.reopen().catch((e: Error) => log.error(`cannot reopen the log file: ${e.message}`));
+    if (m.type === 'reopen_logs') reopenLogs();
     if (m.type === 'drain' && !drain.draining) {
       log.info(`worker ${init.workerIndex} draining (${init.drain.strategy}, ${init.drain.drainTimeS}s)`);
       listeners.stopListeners();
@@ -69,6 +70,8 @@ async function run(init: WorkerInit): Promise<void> {
   // The supervisor is gone (even SIGKILL closes the channel): no orphan keeps serving.
   process.on('disconnect', () => stop('supervisor disconnected'));
   process.on('SIGTERM', () => stop('SIGTERM'));
+  // Sent to every process of the unit by logrotate or `systemctl kill -s USR1`, as to Envoy's.
+  process.on('SIGUSR1', reopenLogs);
   // Ctrl-C reaches the whole process group; the supervisor decides how workers stop.
   process.on('SIGINT', () => undefined);
   send({ v: WORKER_PROTOCOL_VERSION, type: 'ready' });

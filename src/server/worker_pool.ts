@@ -33,7 +33,7 @@ interface Slot {
   restartTimer: NodeJS.Timeout | null;
 }
 
-const WORKER_MAIN = path.join(__dirname, 'worker_main.js');
+const WORKER_ENTRY = path.join(__dirname, 'worker_entry.js');
 
 export class WorkerPool {
   private readonly slots: Slot[];
@@ -95,7 +95,7 @@ export class WorkerPool {
 
   private spawn(slot: Slot): Promise<void> {
     const fds = this.deps.listenerFds;
-    const child = fork(WORKER_MAIN, [], {
+    const child = fork(WORKER_ENTRY, [], {
       // Listen sockets are inherited at fds 4.. (see FIRST_LISTENER_FD); stdout/stderr shared.
       stdio: ['ignore', 'inherit', 'inherit', 'ipc', ...fds],
       serialization: 'advanced',

@@ -16,16 +16,20 @@ const WRAPPER = path.join(__dirname, '..', '..', '..', 'scripts', 'hot-restarter
 const BOUNDED = { timeout: 20_000 };
 const GONE_POLL_MS = 20;
 
-/** The child: a sleep loop that reports its epoch and signals, and exits early when told to. */
+/**
+ * The child: a sleep loop that reports its epoch and signals, and exits early when told to. Its
+ * pid line is its ready line, so it comes after the handlers: a SIGUSR1 before them would open
+ * Node's inspector instead of being reported.
+ */
 const CHILD_PROGRAM = `
 const epoch = process.env.RESTART_EPOCH;
-console.log(\`child epoch=\${epoch} pid=\${process.pid}\`);
-if (epoch === process.env.EXIT_AT_EPOCH) process.exit(Number(process.env.EXIT_CODE));
 process.on('SIGUSR1', () => console.log(\`child epoch=\${epoch} got SIGUSR1\`));
 process.on('SIGTERM', () => {
   console.log(\`child epoch=\${epoch} got SIGTERM\`);
   process.exit(0);
 });
+console.log(\`child epoch=\${epoch} pid=\${process.pid}\`);
+if (epoch === process.env.EXIT_AT_EPOCH) process.exit(Number(process.env.EXIT_CODE));
 setInterval(() => {}, 1000);
 `;
 

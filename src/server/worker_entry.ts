@@ -1,0 +1,6 @@
+// A worker process's entry point. Node opens its inspector (a debugger on 127.0.0.1:9229) on
+// SIGUSR1 unless the process listens for it, and `systemctl kill -s USR1` or logrotate signal
+// every process of the unit: so a listener comes first, before any module loads. worker_main
+// adds the real one (reopen the logs) once they are open.
+process.on('SIGUSR1', () => undefined);
+require('./worker_main');
