@@ -19,7 +19,7 @@ function exitUnlessSupported(program) {
   const [major, minor] = minimumVersion();
   const [ownMajor, ownMinor] = process.versions.node.split('.').map(Number);
   if (ownMajor > major || (ownMajor === major && ownMinor >= minor)) return;
-  process.stderr.write(`${program}: Node.js ${major}.${minor} or later is required; this is ${process.version} (${process.execPath})\n`);
+  process.stderr.write(`${program}: Node.js ${major}.${minor} or later is required; this is v${process.versions.node} (${process.execPath})\n`);
   process.exit(1);
 }
 

@@ -77,7 +77,13 @@ function loadBinding(): Binding {
   }
 }
 
-const binding = loadBinding();
+/** The addon loads at first use, so that --help, --version and --mode validate run without it. */
+function lazy<T>(load: () => T): () => T {
+  let value: T | undefined;
+  return () => (value ??= load());
+}
+
+const binding = lazy(loadBinding);
 
 interface RawSystemError extends Error {
   errno: number;
@@ -111,17 +117,17 @@ function invoke<T>(call: () => T): T {
  * Throws EEXIST if it exists. The mapping goes away when the buffer is garbage collected.
  */
 export function shmCreate(name: string, size: number): ArrayBuffer {
-  return invoke(() => binding.shmCreate(name, size));
+  return invoke(() => binding().shmCreate(name, size));
 }
 
 /** Maps the existing region `name` whole (ENOENT if absent). */
 export function shmOpen(name: string): ArrayBuffer {
-  return invoke(() => binding.shmOpen(name));
+  return invoke(() => binding().shmOpen(name));
 }
 
 /** Removes the region's name (ENOENT if absent); mappings stay valid until dropped. */
 export function shmUnlink(name: string): void {
-  invoke(() => binding.shmUnlink(name));
+  invoke(() => binding().shmUnlink(name));
 }
 
 /**
@@ -129,11 +135,11 @@ export function shmUnlink(name: string): void {
  * close-on-exec and blocking: hand it to `net.Server.listen({ fd })` here or in a worker.
  */
 export function listenTcp(address: string, port: number, backlog: number): TcpListenSocket {
-  return invoke(() => binding.listenTcp(address, port, backlog));
+  return invoke(() => binding().listenTcp(address, port, backlog));
 }
 
 export function closeFd(fd: number): void {
-  invoke(() => binding.closeFd(fd));
+  invoke(() => binding().closeFd(fd));
 }
 
 /**
@@ -141,12 +147,12 @@ export function closeFd(fd: number): void {
  * abstract namespace (EADDRINUSE if taken), otherwise an existing file at `path` is replaced.
  */
 export function unixDgramBind(path: string): number {
-  return invoke(() => binding.unixDgramBind(path));
+  return invoke(() => binding().unixDgramBind(path));
 }
 
 /** Sends one datagram to `destPath` ('@' as above), duplicating `fds` into the receiver. */
 export function unixDgramSend(fd: number, destPath: string, data: Uint8Array, fds: readonly number[]): void {
-  invoke(() => binding.unixDgramSend(fd, destPath, data, fds));
+  invoke(() => binding().unixDgramSend(fd, destPath, data, fds));
 }
 
 /**
@@ -154,7 +160,7 @@ export function unixDgramSend(fd: number, destPath: string, data: Uint8Array, fd
  * most `maxBytes`; null if none came. A longer datagram throws EMSGSIZE and is discarded.
  */
 export function unixDgramRecv(fd: number, maxBytes: number, timeoutMs: number): Datagram | null {
-  return invoke(() => binding.unixDgramRecv(fd, maxBytes, timeoutMs));
+  return invoke(() => binding().unixDgramRecv(fd, maxBytes, timeoutMs));
 }
 
 /**
@@ -164,12 +170,12 @@ export function unixDgramRecv(fd: number, maxBytes: number, timeoutMs: number): 
  * its holder exits.
  */
 export function lockFile(path: string, wait: boolean): number {
-  return invoke(() => binding.lockFile(path, wait));
+  return invoke(() => binding().lockFile(path, wait));
 }
 
 /** Releases a lock taken with lockFile and closes its descriptor. */
 export function unlockFile(fd: number): void {
-  invoke(() => binding.unlockFile(fd));
+  invoke(() => binding().unlockFile(fd));
 }
 
 /**
@@ -177,7 +183,7 @@ export function unlockFile(fd: number): void {
  * when it was not rewritten (or the socket is not IP). Take `fd` from `socket._handle.fd`.
  */
 export function getOriginalDst(fd: number): OriginalDestination | null {
-  return invoke(() => binding.getOriginalDst(fd));
+  return invoke(() => binding().getOriginalDst(fd));
 }
 
 /**
@@ -185,5 +191,5 @@ export function getOriginalDst(fd: number): OriginalDestination | null {
  * process when the process that started it dies.
  */
 export function setParentDeathSignal(signal: number): void {
-  invoke(() => binding.setParentDeathSignal(signal));
+  invoke(() => binding().setParentDeathSignal(signal));
 }
