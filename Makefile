@@ -12,10 +12,11 @@ RS_SOURCES := $(shell find native/src -name '*.rs' 2>/dev/null)
 .PHONY: build run test bench clean
 
 $(NPM_STAMP): package.json package-lock.json
+	@node scripts/check-node.js make
 	npm ci --no-audit --no-fund
 	@touch $@
 
-$(ADDON): $(NPM_STAMP) native/Cargo.toml $(RS_SOURCES) scripts/build-native.sh
+$(ADDON): $(NPM_STAMP) native/Cargo.toml $(RS_SOURCES) scripts/build-native.sh scripts/ensure-rust.sh
 	bash scripts/build-native.sh
 
 dist/.tsc-stamp: $(NPM_STAMP) tsconfig.json $(TS_SOURCES)
