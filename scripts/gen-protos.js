@@ -4,6 +4,11 @@
 // configuration pipeline decodes. Parsing the hundreds of .proto files behind them at every start
 // would cost more than the whole validate-mode budget; loading this JSON costs a few milliseconds.
 //
+// The .proto files come from the dev dependency @grpc/grpc-js-xds, the one npm package that
+// ships Envoy's API with its imports (googleapis, protoc-gen-validate, xds). Its snapshot is newer
+// than Envoy 1.16; v3 only adds fields, and the capability check refuses the ones we do not run.
+// Nothing of it is needed at run time: a production install (npm ci --omit=dev) leaves it out.
+//
 // Usage: node scripts/gen-protos.js [output]   (default: dist/protos.json)
 
 const fs = require('node:fs');

@@ -68,6 +68,8 @@ function parser(argv: readonly string[]) {
   }
   return yargs([...argv])
     .scriptName('proxy')
+    // Missing-value errors are recognized by yargs' English text, which LANG would translate.
+    .locale('en')
     .usage('USAGE: proxy [options]')
     .version(false)
     .help(false)

@@ -65,6 +65,11 @@ test('--help and -h: the usage of every option on stdout, exit 0', { timeout: 20
   assert.match(long!.stdout, /^USAGE: proxy \[options\]/);
   for (const row of OPTION_CASES) assert.ok(long!.stdout.includes(row.option), row.option);
   assert.deepEqual(short, long);
+  // The locale does not translate it (nor the errors, which are recognized by their text).
+  const german = await runToExit(['--help'], { env: { LC_ALL: 'de_DE.UTF-8', LANG: 'de_DE.UTF-8' } });
+  assert.deepEqual(german, long);
+  const missing = await runToExit(['--base-id', '--concurrency', '2'], { env: { LC_ALL: 'de_DE.UTF-8' } });
+  assert.deepEqual(missing, { code: 1, stdout: '', stderr: 'PARSE ERROR: Argument: --base-id -- Missing a value for this argument!\nFor complete USAGE and HELP type: proxy --help\n' });
 });
 
 interface ConfigFailure {
