@@ -26,10 +26,9 @@ pub fn bind(address: &UnixAddress) -> Result<OwnedFd, OsError> {
     if let UnixAddress::Filesystem(path) = address {
         // A file left by an earlier process would make bind fail; Envoy removes it the same way.
         // SAFETY: `path` is NUL-terminated.
-        if let Err(error) = sys::check(unsafe { sys::unlink(path.as_ptr()) }, "unlink", address)
-            && error.errno != sys::ENOENT
-        {
-            return Err(error);
+        match sys::check(unsafe { sys::unlink(path.as_ptr()) }, "unlink", address) {
+            Err(error) if error.errno != sys::ENOENT => return Err(error),
+            _ => {}
         }
     }
     let raw = RawAddress::from_unix(address);
