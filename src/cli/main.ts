@@ -4,7 +4,7 @@
 
 import * as os from 'node:os';
 import { AccessLogManager } from '../access_log/access_log_manager';
-import { ConfigError, ConfigErrors } from '../config/errors';
+import { ConfigError, ConfigErrors, oneLine } from '../config/errors';
 import { resolveDisabledExtensions } from '../config/extension_registry';
 import { checkBootstrapCapabilities } from '../config/capabilities';
 import { loadBootstrap, LoadedBootstrap } from '../config/load';
@@ -45,7 +45,8 @@ export function main(argv: readonly string[]): void {
     process.stderr.write(hotRestartVersionOf(options));
     return;
   }
-  run(options, warnings).catch((error: Error) => fail(`proxy: ${error.stack ?? error.message}`));
+  // Errors are one line (the loader names the configuration's own); a trace is no answer.
+  run(options, warnings).catch((error: unknown) => fail(`proxy: ${oneLine(String(error))}`));
 }
 
 async function run(options: Options, warnings: readonly string[]): Promise<void> {
@@ -117,6 +118,7 @@ function loadOrExit(options: Options, log: Logger): LoadedBootstrap {
     if (note.level === 'info') log.info(note.text);
     else log.warn(note.text);
   }
+  const source = options.configPath || '--config-yaml';
   let loaded: LoadedBootstrap;
   try {
     loaded = loadBootstrap({
@@ -126,9 +128,12 @@ function loadOrExit(options: Options, log: Logger): LoadedBootstrap {
       allowUnknownStaticFields: options.allowUnknownStaticFields,
       disabledExtensions: disabled.keys,
     });
-    checkBootstrapCapabilities(loaded.bootstrap.source, options.configPath || '--config-yaml');
-  } catch (error) {
-    if (!(error instanceof ConfigError)) throw error;
+    checkBootstrapCapabilities(loaded.bootstrap.source, source);
+  } catch (thrown) {
+    // No input may end in a stack trace: what the loader did not foresee is still one line
+    // naming the configuration (the trace is for developers, at debug level).
+    if (!(thrown instanceof ConfigError)) log.debug(`unforeseen error: ${thrown instanceof Error ? thrown.stack : String(thrown)}`);
+    const error = thrown instanceof ConfigError ? thrown : new ConfigError(source, '', String(thrown));
     // Validate mode, like a start, names every invalid resource, one line each.
     for (const each of error instanceof ConfigErrors ? error.all : [error]) {
       reportCritical(log, options, `error initializing configuration '${options.configPath}': ${each.message}`);

@@ -1,7 +1,7 @@
 // Reading a bootstrap file (--config-path) in the format its extension names, into JSON. The
 // protobuf formats (.pb binary, .pb_text text) are v3 Bootstraps; they come out as the same
 // canonical snake_case JSON that YAML and JSON decode to, so --config-yaml merges over any of
-// them the same way.
+// them the same way. Whatever the format, the JSON comes out within the input limits.
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -10,6 +10,7 @@ import * as protojson from 'protobufjs/ext/protojson';
 import * as textformat from 'protobufjs/ext/textformat';
 import { FieldError } from './errors';
 import { childPath, indexPath, keyPath } from './field_path';
+import { checkInputLimits, MAX_NESTING_DEPTH, NESTING_TOO_DEEP } from './input_limits';
 import { JsonValue } from './json';
 import { decodeProtoJson, DecodeOptions } from './proto_json';
 import { ProtoSchema } from './schema';
@@ -38,14 +39,19 @@ export function readBootstrapFile(configPath: string, schema: ProtoSchema, optio
   if (format === undefined) {
     throw new FieldError('', `unsupported file extension '${extension}': expected .json, .yaml, .yml, .pb or .pb_text`);
   }
-  const contents = readFile(configPath);
+  const file = parseFile(format, readFile(configPath), schema, options);
+  checkInputLimits(file.json);
+  return file;
+}
+
+function parseFile(format: FileFormat, contents: Buffer, schema: ProtoSchema, options: DecodeOptions): BootstrapFile {
   switch (format) {
     case 'json':
       return { json: parseJson(contents.toString('utf8')), unknownFields: [] };
     case 'yaml':
       return { json: parseYaml(contents.toString('utf8')), unknownFields: [] };
     case 'binary':
-      return fromMessage(schema, decodeBinary(schema.bootstrap, contents), options);
+      return fromMessage(schema, decodeBinary(schema.bootstrap, contents, ''), options);
     case 'text':
       return fromMessage(schema, parseText(schema.bootstrap, contents.toString('utf8')), options);
   }
@@ -60,11 +66,12 @@ function readFile(configPath: string): Buffer {
   }
 }
 
-function decodeBinary(type: protobuf.Type, contents: Uint8Array): protobuf.Message {
+/** @param path where the message sits: '' for the file, the Any's path for its content */
+function decodeBinary(type: protobuf.Type, contents: Uint8Array, path: string): protobuf.Message {
   try {
     return type.decode(keepingUnknownFields(contents));
   } catch (error) {
-    throw new FieldError('', `not a binary ${type.fullName.slice(1)}: ${(error as Error).message}`);
+    throw new FieldError(path, `not a binary ${type.fullName.slice(1)}: ${protobufReason(error)}`);
   }
 }
 
@@ -73,14 +80,14 @@ function parseText(type: protobuf.Type, text: string): protobuf.Message {
     return textformat.fromText(type, text);
   } catch (error) {
     // protobufjs says `.<message type>: <problem> (line <n>)`.
-    const message = (error as Error).message.replace(/^\.?[\w.]+: /, '');
+    const message = protobufReason(error).replace(/^\.?[\w.]+: /, '');
     const line = /^(.*) \(line (\d+)\)$/.exec(message);
     throw new FieldError('', line === null ? `text format error: ${message}` : `text format error at line ${line[2]}: ${line[1]}`);
   }
 }
 
 function fromMessage(schema: ProtoSchema, message: protobuf.Message, options: DecodeOptions): BootstrapFile {
-  const unknownFields = inspectMessage(schema, schema.bootstrap, message, '');
+  const unknownFields = inspectMessage(schema, schema.bootstrap, message, '', 1);
   if (unknownFields.length > 0 && !options.allowUnknownFields) {
     throw new FieldError(unknownFields[0], 'unknown field');
   }
@@ -88,7 +95,7 @@ function fromMessage(schema: ProtoSchema, message: protobuf.Message, options: De
   try {
     printed = protojson.toJson(schema.bootstrap, message);
   } catch (error) {
-    throw new FieldError('', (error as Error).message);
+    throw new FieldError('', protobufReason(error));
   }
   // ProtoJSON prints lowerCamelCase; decoding re-keys it to the snake_case of YAML files.
   return { json: decodeProtoJson(schema, schema.bootstrap, printed, options).json, unknownFields };
@@ -97,8 +104,17 @@ function fromMessage(schema: ProtoSchema, message: protobuf.Message, options: De
 /**
  * Lists the unknown fields of a decoded message tree as `<path>.#<field number>`. On the way it
  * decodes every Any, so it also rewrites `proxy.` type URLs to Envoy's, which printing needs.
+ * protobufjs bounds the depth of each decode, but an Any's content is a decode of its own, so
+ * `depth` (messages from the root, Any content included) bounds them all together.
  */
-function inspectMessage(schema: ProtoSchema, type: protobuf.Type, message: protobuf.Message, path: string): string[] {
+function inspectMessage(
+  schema: ProtoSchema,
+  type: protobuf.Type,
+  message: protobuf.Message,
+  path: string,
+  depth: number,
+): string[] {
+  if (depth > MAX_NESTING_DEPTH) throw new FieldError(path, NESTING_TOO_DEEP);
   const found = (message.$unknowns ?? []).map((raw) => childPath(path, `#${fieldNumber(raw)}`));
   const fields = message as unknown as Record<string, unknown>;
   if (type.fullName === '.google.protobuf.Any') {
@@ -108,8 +124,8 @@ function inspectMessage(schema: ProtoSchema, type: protobuf.Type, message: proto
     if (target === undefined) throw new FieldError(childPath(path, '@type'), `unknown type '${url}'`);
     fields['type_url'] = target.typeUrl;
     const value = fields['value'];
-    const inner = target.type.decode(keepingUnknownFields(value instanceof Uint8Array ? value : new Uint8Array()));
-    return [...found, ...inspectMessage(schema, target.type, inner, path)];
+    const inner = decodeBinary(target.type, value instanceof Uint8Array ? value : new Uint8Array(), path);
+    return [...found, ...inspectMessage(schema, target.type, inner, path, depth + 1)];
   }
   for (const field of type.fieldsArray) {
     const value = fields[field.name];
@@ -118,17 +134,23 @@ function inspectMessage(schema: ProtoSchema, type: protobuf.Type, message: proto
     const fieldPath = childPath(path, field.name);
     if (field.map) {
       for (const [key, item] of Object.entries(value as Record<string, protobuf.Message>)) {
-        found.push(...inspectMessage(schema, fieldType, item, keyPath(fieldPath, key)));
+        found.push(...inspectMessage(schema, fieldType, item, keyPath(fieldPath, key), depth + 1));
       }
     } else if (field.repeated) {
       (value as protobuf.Message[]).forEach((item, i) => {
-        found.push(...inspectMessage(schema, fieldType, item, indexPath(fieldPath, i)));
+        found.push(...inspectMessage(schema, fieldType, item, indexPath(fieldPath, i), depth + 1));
       });
     } else {
-      found.push(...inspectMessage(schema, fieldType, value as protobuf.Message, fieldPath));
+      found.push(...inspectMessage(schema, fieldType, value as protobuf.Message, fieldPath, depth + 1));
     }
   }
   return found;
+}
+
+/** protobufjs's message, its recursion limit (protoc's default) named like the input limits. */
+function protobufReason(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return message.replace(/\bmax depth exceeded\b/, `messages nested deeper than ${protobuf.util.recursionLimit} levels (limit)`);
 }
 
 /** A reader that keeps unknown fields in `$unknowns` (protobufjs drops them by default). */

@@ -3,19 +3,28 @@
 
 import * as yaml from 'js-yaml';
 import { FieldError } from './errors';
+import { MAX_NESTING_DEPTH, NESTING_TOO_DEEP } from './input_limits';
 import { JsonValue } from './json';
 
 // YAML 1.2 core schema (no timestamps or binary, so every scalar stays a JSON scalar), plus
 // merge keys, which Envoy's YAML loader accepts and operators use with anchors.
 const YAML_SCHEMA = yaml.CORE_SCHEMA.withTags(yaml.mergeTag);
 
+// js-yaml counts the document and a scalar at the bottom as levels too: two more than
+// MAX_NESTING_DEPTH refuses nothing that checkInputLimits accepts, and stops js-yaml's own
+// recursion on anything deeper.
+const YAML_MAX_DEPTH = MAX_NESTING_DEPTH + 2;
+const YAML_TOO_DEEP = `nesting exceeded maxDepth (${YAML_MAX_DEPTH})`;
+
 /** YAML, or JSON (which YAML 1.2 contains): what --config-yaml and .yaml files hold. */
 export function parseYaml(text: string): JsonValue {
   try {
-    return yaml.load(text, { schema: YAML_SCHEMA }) as JsonValue;
+    return yaml.load(text, { schema: YAML_SCHEMA, maxDepth: YAML_MAX_DEPTH }) as JsonValue;
   } catch (error) {
     if (!(error instanceof yaml.YAMLException)) throw error;
     const where = error.mark === undefined ? '' : ` at line ${error.mark.line + 1}, column ${error.mark.column + 1}`;
+    // The depth limit in the words every format reports it with.
+    if (error.reason === YAML_TOO_DEEP) throw new FieldError('', `YAML ${NESTING_TOO_DEEP}${where}`);
     throw new FieldError('', `YAML syntax error${where}: ${error.reason}`);
   }
 }

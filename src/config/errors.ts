@@ -20,7 +20,7 @@ export class ConfigError extends Error {
 }
 
 /** Line breaks quoted from the input (a parser's view of the text) are written as escapes. */
-function oneLine(text: string): string {
+export function oneLine(text: string): string {
   return text.replace(/\r/g, '\\r').replace(/\n/g, '\\n');
 }
 

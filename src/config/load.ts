@@ -1,10 +1,12 @@
-// Loading the bootstrap: --config-path and/or --config-yaml -> JSON -> (v2 -> v3 upgrade) ->
-// decoded against the v3 protos -> extension names in our spelling -> validated -> the model.
+// Loading the bootstrap: --config-path and/or --config-yaml -> JSON within the input limits ->
+// (v2 -> v3 upgrade) -> decoded against the v3 protos -> extension names in our spelling ->
+// validated -> the model.
 
 import { readBootstrapFile } from './bootstrap_file';
 import { parseYaml } from './config_text';
 import { ConfigError, ConfigErrors, FieldError, FieldErrors } from './errors';
 import { canonicalizeExtensionNames } from './extension_sites';
+import { checkInputLimits } from './input_limits';
 import { JsonValue } from './json';
 import { mergeJson } from './merge';
 import { Bootstrap } from './model';
@@ -48,7 +50,7 @@ export function loadBootstrap(options: LoadOptions): LoadedBootstrap {
   const decodeOptions = { allowUnknownFields: options.allowUnknownStaticFields };
 
   const file = configPath ? inSource(configPath, () => readBootstrapFile(configPath, schema, decodeOptions)) : undefined;
-  const override = configYaml ? inSource(CONFIG_YAML_SOURCE, () => parseYaml(configYaml)) : undefined;
+  const override = configYaml ? inSource(CONFIG_YAML_SOURCE, () => parseOverride(configYaml)) : undefined;
   const input = file === undefined ? override : override === undefined ? file.json : mergeJson(file.json, override);
 
   return inSource(configPath || CONFIG_YAML_SOURCE, () => {
@@ -62,6 +64,13 @@ export function loadBootstrap(options: LoadOptions): LoadedBootstrap {
       unknownFields: [...(file?.unknownFields ?? []), ...decoded.unknownFields],
     };
   });
+}
+
+/** --config-yaml, checked like a file before any stage walks it (readBootstrapFile does). */
+function parseOverride(configYaml: string): JsonValue {
+  const json = parseYaml(configYaml);
+  checkInputLimits(json);
+  return json;
 }
 
 interface VersionedDecode {

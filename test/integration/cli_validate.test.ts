@@ -6,9 +6,12 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import { after, before, test } from 'node:test';
+import * as protobuf from 'protobufjs/light';
+import * as protojson from 'protobufjs/ext/protojson';
+import { protoSchema } from '../../src/config/schema';
 import { servableV3 } from '../helpers/cli_bootstraps';
 import type { Json } from '../helpers/config_fixtures';
-import { mapLimited, runToExit } from '../helpers/cli_runs';
+import { Exited, mapLimited, runToExit } from '../helpers/cli_runs';
 import { makeTempDir } from '../helpers/proxy_process';
 
 let dir = '';
@@ -119,4 +122,141 @@ test('each invalid example of the spec\'s Errors table: exit 1 naming the proble
     assert.ok(stderr.includes(line), `${row.name}: ${stderr}`);
     assert.ok(stderr.trimEnd().endsWith(`error initializing configuration '${configPath}': ${configPath}: ${row.error}`), `${row.name}: ${stderr}`);
   });
+});
+
+// Shapes that fuzzing --mode validate found crashing or exhausting the proxy. Each is refused in
+// one line naming the file and the field or the limit, never with a stack trace, in bounded time
+// (runToExit's timeout) and memory (a heap far below the gigabytes they used to take).
+const BOUNDED = { env: { NODE_OPTIONS: '--max-old-space-size=256' }, timeoutMs: 30_000 };
+const DEEP = 10_000;
+const TCP = 'static_resources.listeners[0].filter_chains[0].filters[0]';
+const ROUTE = 'static_resources.listeners[1].filter_chains[0].filters[0].typed_config.route_config.virtual_hosts[0].routes[0].route';
+const TOO_DEEP = 'nesting deeper than 100 levels (limit)';
+const PROTOBUF_TOO_DEEP = 'messages nested deeper than 100 levels (limit)';
+
+/** 444 bytes of YAML that stand for 10^9 strings under node.metadata. */
+function billionLaughs(): string {
+  const lol = (i: number) => (i === 0 ? Array(10).fill('lol') : Array(10).fill(`*lol${i - 1}`)).join(', ');
+  return `node:\n  id: laughs\n  metadata:\n${Array.from({ length: 9 }, (_, i) => `    lol${i}: &lol${i} [${lol(i)}]\n`).join('')}`;
+}
+
+/** node.metadata as a Struct nested DEEP times, written field by field (protobufjs refuses to encode it). */
+function deepBinary(): Uint8Array {
+  const schema = protoSchema();
+  const fieldNumber = (type: protobuf.Type, name: string) => type.fields[name]!.id;
+  const lengthDelimited = (field: number, bytes: Uint8Array) => protobuf.Writer.create().uint32((field << 3) | 2).bytes(bytes).finish();
+  // A map entry is a message of key (1) and value (2).
+  const entryKey = protobuf.Writer.create().uint32((1 << 3) | 2).string('a').finish();
+  const structValue = fieldNumber(schema.root.lookupType('google.protobuf.Value'), 'structValue');
+  const structFields = fieldNumber(schema.root.lookupType('google.protobuf.Struct'), 'fields');
+  let struct: Uint8Array = new Uint8Array();
+  for (let i = 0; i < DEEP; i++) {
+    struct = lengthDelimited(structFields, Buffer.concat([entryKey, lengthDelimited(2, lengthDelimited(structValue, struct))]));
+  }
+  const node = lengthDelimited(fieldNumber(schema.root.lookupType('envoy.config.core.v3.Node'), 'metadata'), struct);
+  return lengthDelimited(fieldNumber(schema.bootstrap, 'node'), node);
+}
+
+/** A servable bootstrap whose tcp_proxy stat_prefix, inside the typed_config Any, is not UTF-8. */
+function invalidUtf8InAny(): Uint8Array {
+  const marker = 'STAT_PREFIX_TO_CORRUPT';
+  const config = servableV3('/dev/null');
+  config.static_resources.listeners[0].filter_chains[0].filters[0].typed_config.stat_prefix = marker;
+  const type = protoSchema().bootstrap;
+  const bytes = Buffer.from(type.encode(protojson.fromJson(type, config)).finish());
+  const at = bytes.indexOf(marker);
+  assert.ok(at > 0);
+  bytes[at] = 0xff;
+  bytes[at + 1] = 0xfe;
+  return bytes;
+}
+
+function withServable(change: (b: Json) => void): string {
+  const config = servableV3('/dev/null');
+  change(config);
+  return JSON.stringify(config);
+}
+
+interface Hostile {
+  readonly name: string;
+  /** The file to write in `dir`, and its contents; absent for --config-yaml. */
+  readonly file?: readonly [string, () => string | Uint8Array];
+  readonly configYaml?: () => string;
+  /** What follows `<source>: ` in the error line. */
+  readonly reason: string | RegExp;
+}
+
+const HOSTILE: readonly Hostile[] = [
+  { name: 'billion laughs', file: ['laughs.yaml', billionLaughs], reason: 'node.metadata.lol5[7]: YAML aliases expand to more than 1000000 values (limit)' },
+  {
+    name: `JSON ${DEEP} deep`,
+    file: ['deep.json', () => `{"node":{"metadata":${'{"a":'.repeat(DEEP)}1${'}'.repeat(DEEP)}}}`],
+    reason: `node.metadata${'.a'.repeat(98)}: ${TOO_DEEP}`,
+  },
+  {
+    name: `YAML ${DEEP} deep`,
+    file: ['deep.yaml', () => `node:\n  metadata: ${'{a: '.repeat(DEEP)}1${'}'.repeat(DEEP)}\n`],
+    reason: new RegExp(`^YAML ${TOO_DEEP.replace(/[()]/g, '\\$&')} at line 2, column \\d+$`),
+  },
+  {
+    name: `pb_text ${DEEP} deep`,
+    file: ['deep.pb_text', () => `node { metadata { ${'fields { key: "a" value { struct_value { '.repeat(DEEP)}${'} } } '.repeat(DEEP)}} }`],
+    reason: `text format error at line 1: ${PROTOBUF_TOO_DEEP}`,
+  },
+  { name: `pb ${DEEP} deep`, file: ['deep.pb', deepBinary], reason: `not a binary envoy.config.bootstrap.v3.Bootstrap: ${PROTOBUF_TOO_DEEP}` },
+  {
+    name: 'pb with invalid UTF-8 in a typed_config string',
+    file: ['utf8.pb', invalidUtf8InAny],
+    reason: `${TCP}.typed_config: not a binary envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy: The encoded data was not valid for encoding utf-8`,
+  },
+  {
+    name: 'negative route timeout',
+    file: ['route_timeout.json', () => withServable((b) => (b.static_resources.listeners[1].filter_chains[0].filters[0].typed_config.route_config.virtual_hosts[0].routes[0].route.timeout = '-5s'))],
+    reason: `${ROUTE}.timeout: must not be negative, got -5s`,
+  },
+  {
+    name: 'connect_timeout 0s',
+    file: ['connect_timeout.yaml', () => withServable((b) => (b.static_resources.clusters[0].connect_timeout = '0s'))],
+    reason: 'static_resources.clusters[0].connect_timeout: must be greater than 0s, got 0s',
+  },
+  {
+    name: `--config-yaml ${DEEP} deep`,
+    configYaml: () => `[${'['.repeat(DEEP)}${']'.repeat(DEEP)}]`,
+    reason: `YAML ${TOO_DEEP} at line 1, column 102`,
+  },
+];
+
+function hostileArgs(row: Hostile): { argv: string[]; configPath: string; source: string } {
+  if (row.file === undefined) return { argv: ['--config-yaml', row.configYaml!()], configPath: '', source: '--config-yaml' };
+  const [name, contents] = row.file;
+  const configPath = path.join(dir, name);
+  fs.writeFileSync(configPath, contents());
+  return { argv: ['-c', configPath], configPath, source: configPath };
+}
+
+/** Exit 1, nothing on stdout, and on stderr one line that names the source and the reason. */
+function assertRefused(row: Hostile, result: Exited, configPath: string, source: string): void {
+  assert.equal(result.code, 1, `${row.name}: ${result.stderr}`);
+  assert.equal(result.stdout, '', row.name);
+  assert.doesNotMatch(result.stderr, /^\s+at /m, `${row.name}: a stack trace`);
+  const lines = result.stderr.trimEnd().split('\n');
+  assert.equal(lines.length, 1, `${row.name}: ${result.stderr}`);
+  const prefix = `error initializing configuration '${configPath}': ${source}: `;
+  const at = lines[0]!.indexOf(prefix);
+  assert.ok(at >= 0, `${row.name}: ${lines[0]}`);
+  const reason = lines[0]!.slice(at + prefix.length);
+  if (typeof row.reason === 'string') assert.equal(reason, row.reason, row.name);
+  else assert.match(reason, row.reason, row.name);
+}
+
+test('fuzzing shapes: one line naming the file and the field or limit, exit 1, bounded', { timeout: 120_000 }, async () => {
+  const runs = HOSTILE.map((row) => ({ row, ...hostileArgs(row) }));
+  const results = await mapLimited(runs, 2, (run) => runToExit([...run.argv, '--mode', 'validate'], BOUNDED));
+  runs.forEach((run, i) => assertRefused(run.row, results[i]!, run.configPath, run.source));
+});
+
+test('serving refuses the same shapes with the same line', { timeout: 60_000 }, async () => {
+  const runs = HOSTILE.slice(0, 2).map((row) => ({ row, ...hostileArgs(row) }));
+  const results = await mapLimited(runs, 2, (run) => runToExit([...run.argv, '--disable-hot-restart'], BOUNDED));
+  runs.forEach((run, i) => assertRefused(run.row, results[i]!, run.configPath, run.source));
 });

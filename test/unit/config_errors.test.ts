@@ -50,6 +50,19 @@ const CASES: Case[] = [
     error: `${WEB}: only one of ring_hash_lb_config, least_request_lb_config may be set`,
   },
 
+  // Durations: none negative (Envoy's DurationUtil, PGV `gte`), connect_timeout above zero (PGV `gt`).
+  { name: 'negative route timeout', change: (b) => (routes(b)[1].route.timeout = '-5s'), error: `${ROUTES}[1].route.timeout: must not be negative, got -5s` },
+  { name: 'zero connect_timeout', change: (b) => (backend(b).connect_timeout = '0s'), error: `${BACKEND}.connect_timeout: must be greater than 0s, got 0s` },
+  { name: 'negative connect_timeout', change: (b) => (backend(b).connect_timeout = '-0.000000001s'), error: `${BACKEND}.connect_timeout: must be greater than 0s, got -0.000000001s` },
+  { name: 'negative tcp_proxy idle_timeout', change: (b) => (tcpProxy(b).idle_timeout = '-1s'), error: `${TCP}.typed_config.idle_timeout: must not be negative, got -1s` },
+  { name: 'negative stream_idle_timeout', change: (b) => (hcm(b).stream_idle_timeout = '-0.5s'), error: `${HCM}.typed_config.stream_idle_timeout: must not be negative, got -0.500s` },
+  { name: 'negative request_timeout', change: (b) => (hcm(b).request_timeout = '-60s'), error: `${HCM}.typed_config.request_timeout: must not be negative, got -60s` },
+  {
+    name: 'negative connection idle_timeout',
+    change: (b) => (hcm(b).common_http_protocol_options = { idle_timeout: '-1s' }),
+    error: `${HCM}.typed_config.common_http_protocol_options.idle_timeout: must not be negative, got -1s`,
+  },
+
   // Admin.
   { name: 'admin without access log', change: (b) => delete b.admin.access_log_path, error: 'admin.access_log_path: An admin access log path is required for a listening server.' },
   { name: 'admin on a hostname', change: (b) => (b.admin.address.socket_address.address = 'localhost'), error: 'admin.address.socket_address.address: malformed IP address: localhost' },

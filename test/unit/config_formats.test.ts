@@ -123,6 +123,26 @@ test('file problems are one line naming the file', { timeout: 20000 }, () => {
   });
 });
 
+test('Any inside Any in a binary file counts toward one depth limit', { timeout: 20000 }, () => {
+  withTempDir((dir) => {
+    // protobufjs bounds each decode, and each Any's content is a decode of its own.
+    let any: Uint8Array = new Uint8Array();
+    for (let i = 0; i < 150; i++) {
+      any = protobuf.Writer.create().uint32((1 << 3) | 2).string('type.googleapis.com/google.protobuf.Any').uint32((2 << 3) | 2).bytes(any).finish();
+    }
+    const bootstrap = v3Bootstrap();
+    const type = protoSchema().bootstrap;
+    const message = protojson.fromJson(type, bootstrap) as unknown as Json;
+    message.static_resources.listeners[0].filter_chains[0].filters[0].typed_config = { type_url: 'type.googleapis.com/google.protobuf.Any', value: any };
+    const configPath = path.join(dir, 'any_in_any.pb');
+    fs.writeFileSync(configPath, type.encode(message).finish());
+    assert.equal(
+      loadError({ configPath, ...OPTIONS }).message,
+      `${configPath}: static_resources.listeners[0].filter_chains[0].filters[0].typed_config: nesting deeper than 100 levels (limit)`,
+    );
+  });
+});
+
 test('a YAML error in --config-yaml is reported against --config-yaml', () => {
   assert.equal(
     loadError({ configYaml: 'node: [', ...OPTIONS }).message,

@@ -5,6 +5,7 @@
 import { FieldError, FieldErrorCollector } from '../errors';
 import { childPath, indexPath } from '../field_path';
 import { durationMs, enumField, JsonObject, messageField, messageList, numberField, stringField, stringList } from '../json';
+import { requirePositiveDuration } from './durations';
 import { HostRule, validateSocketAddress } from './socket_address';
 
 /** Load balancer option blocks and the lb_policy each belongs to. */
@@ -51,6 +52,7 @@ export function validateCluster(cluster: JsonObject, path: string): void {
   if (type === 'STATIC' && loadAssignment === undefined) {
     throw new FieldError(childPath(path, 'load_assignment'), 'a STATIC cluster needs a load_assignment (or hosts)');
   }
+  requirePositiveDuration(cluster, 'connect_timeout', path);
   validateLbPolicy(cluster, path);
   validateSubsetSelectors(cluster, path);
   validateDnsRefreshRates(cluster, path);

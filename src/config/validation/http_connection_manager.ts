@@ -4,6 +4,7 @@ import { FieldError } from '../errors';
 import { childPath, indexPath } from '../field_path';
 import { JsonObject, messageField, messageList, numberField, stringField, stringList } from '../json';
 import { CONFIG_TYPES, ROUTER } from '../names';
+import { requireNonNegativeDuration } from './durations';
 import { terminalFilterNotLast, typedConfig, unknownExtension } from './extensions';
 
 /** The HTTP filters we implement, by name, with the type of their typed_config. */
@@ -28,6 +29,12 @@ export function validateHttpConnectionManager(config: JsonObject, path: string, 
   if (routeConfig === undefined) throw new FieldError(routeConfigPath, 'missing required field');
   validateRouteConfiguration(routeConfig, routeConfigPath, clusters);
   validateHttpFilters(config, path);
+  requireNonNegativeDuration(config, 'stream_idle_timeout', path);
+  requireNonNegativeDuration(config, 'request_timeout', path);
+  const protocolOptions = messageField(config, 'common_http_protocol_options');
+  if (protocolOptions !== undefined) {
+    requireNonNegativeDuration(protocolOptions, 'idle_timeout', childPath(path, 'common_http_protocol_options'));
+  }
 }
 
 function validateRouteConfiguration(routeConfig: JsonObject, path: string, clusters: ReadonlySet<string>): void {
@@ -67,6 +74,7 @@ function validateRouteAction(action: JsonObject, path: string, clusters: Readonl
     throw new FieldError(childPath(path, 'cluster'), 'missing required field (other cluster specifiers are not supported yet)');
   }
   if (!clusters.has(cluster)) throw new FieldError(childPath(path, 'cluster'), `route: unknown cluster '${cluster}'`);
+  requireNonNegativeDuration(action, 'timeout', path);
 }
 
 function validateDirectResponse(response: JsonObject, path: string): void {

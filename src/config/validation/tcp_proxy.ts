@@ -3,6 +3,7 @@
 import { FieldError } from '../errors';
 import { childPath } from '../field_path';
 import { JsonObject, stringField } from '../json';
+import { requireNonNegativeDuration } from './durations';
 
 /** @param config the filter's typed_config, at `path` */
 export function validateTcpProxy(config: JsonObject, path: string, clusters: ReadonlySet<string>): void {
@@ -17,4 +18,5 @@ export function validateTcpProxy(config: JsonObject, path: string, clusters: Rea
   if (!clusters.has(cluster)) {
     throw new FieldError(childPath(path, 'cluster'), `tcp_proxy: unknown cluster '${cluster}'`);
   }
+  requireNonNegativeDuration(config, 'idle_timeout', path);
 }

@@ -1,0 +1,79 @@
+// Bounds on the shape of configuration input, so that no file can exhaust or crash the proxy. The
+// stages after parsing (merge, v2 upgrade, proto decoding, validation) walk the tree recursively
+// and in full, so its depth, and its size with YAML aliases followed, are checked first.
+
+import { FieldError } from './errors';
+import { childPath, indexPath } from './field_path';
+import { JsonValue } from './json';
+
+/**
+ * Levels of nested objects and lists, the root object being the first. Protobuf's default
+ * recursion limit (protoc's, and protobufjs's for .pb and .pb_text) is the same number; no real
+ * bootstrap comes near it, while recursive stages overflow the stack some thousands deeper.
+ */
+export const MAX_NESTING_DEPTH = 100;
+
+/**
+ * Values that YAML aliases add to the tree. js-yaml returns an alias as a reference to the
+ * anchored value, so a few hundred bytes of nested aliases stand for billions of values
+ * ("billion laughs") that every later stage would visit one by one. A million keeps that under
+ * about a second and a hundred megabytes, far above any real reuse of anchors.
+ */
+export const MAX_ALIAS_EXPANSION = 1_000_000;
+
+export const NESTING_TOO_DEEP = `nesting deeper than ${MAX_NESTING_DEPTH} levels (limit)`;
+const ALIASES_EXPAND_TOO_MUCH = `YAML aliases expand to more than ${MAX_ALIAS_EXPANSION} values (limit)`;
+
+/** @throws FieldError at the first value past a limit */
+export function checkInputLimits(root: JsonValue): void {
+  new InputWalk().visit(root, 1);
+}
+
+/** A collection as the later stages see it: its values (itself included) and its levels. */
+interface Extent {
+  readonly values: number;
+  readonly levels: number;
+}
+
+const SCALAR: Extent = { values: 1, levels: 0 };
+
+/**
+ * Walks the tree as the DAG it is: a collection met again (an alias) adds its extent without
+ * being walked again, so the walk costs what the text does, not what it expands to. A cycle
+ * (an alias inside its own anchor) is never completed, so it ends at the depth limit.
+ */
+class InputWalk {
+  private readonly seen = new Map<object, Extent>();
+  private aliased = 0;
+  /** Keys and indexes from the root to the value being visited, for the error's path. */
+  private readonly trail: Array<string | number> = [];
+
+  visit(value: JsonValue, depth: number): Extent {
+    if (value === null || typeof value !== 'object') return SCALAR;
+    const known = this.seen.get(value);
+    if (known !== undefined) {
+      this.aliased += known.values;
+      if (this.aliased > MAX_ALIAS_EXPANSION) throw new FieldError(this.path(), ALIASES_EXPAND_TOO_MUCH);
+      if (depth + known.levels - 1 > MAX_NESTING_DEPTH) throw new FieldError(this.path(), NESTING_TOO_DEEP);
+      return known;
+    }
+    if (depth > MAX_NESTING_DEPTH) throw new FieldError(this.path(), NESTING_TOO_DEEP);
+    let values = 1;
+    let levels = 0;
+    const children: Array<[string | number, JsonValue]> = Array.isArray(value) ? [...value.entries()] : Object.entries(value);
+    for (const [key, child] of children) {
+      this.trail.push(key);
+      const extent = this.visit(child, depth + 1);
+      this.trail.pop();
+      values += extent.values;
+      levels = Math.max(levels, extent.levels);
+    }
+    const extent = { values, levels: levels + 1 };
+    this.seen.set(value, extent);
+    return extent;
+  }
+
+  private path(): string {
+    return this.trail.reduce<string>((path, key) => (typeof key === 'number' ? indexPath(path, key) : childPath(path, key)), '');
+  }
+}
