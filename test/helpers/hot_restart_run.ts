@@ -5,7 +5,7 @@ import { ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as addon from '../../src/native/addon';
-import { PROXY_BIN, request, sleep, waitFor } from './proxy_process';
+import { giveUpAfter, PROXY_BIN, request, sleep, waitFor } from './proxy_process';
 
 export const HOT_RESTARTER = path.resolve(__dirname, '..', '..', '..', 'scripts', 'hot-restarter');
 
@@ -70,7 +70,7 @@ export class HotRestarterRun {
   async cleanup(): Promise<void> {
     if (this.child.exitCode === null) {
       this.child.kill('SIGTERM');
-      await Promise.race([this.exited, sleep(10_000)]);
+      await Promise.race([this.exited, giveUpAfter(10_000)]);
     }
     try {
       process.kill(-this.child.pid!, 'SIGKILL');

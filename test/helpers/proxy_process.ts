@@ -37,6 +37,11 @@ export function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }
 
+/** Resolves after `ms` without keeping the process alive: the bound of a wait raced against it. */
+export function giveUpAfter(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms).unref());
+}
+
 export async function waitFor<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 15_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
@@ -95,14 +100,14 @@ export class ProxyProcess {
   async cleanup(): Promise<void> {
     if (this.child.exitCode === null && this.child.signalCode === null) {
       this.child.kill('SIGTERM');
-      await Promise.race([this.exited, sleep(5000)]);
+      await Promise.race([this.exited, giveUpAfter(5000)]);
     }
     try {
       process.kill(-this.pid, 'SIGKILL');
     } catch {
       // Already gone.
     }
-    await Promise.race([this.exited, sleep(5000)]);
+    await Promise.race([this.exited, giveUpAfter(5000)]);
     fs.rmSync(this.dir, { recursive: true, force: true });
   }
 }
