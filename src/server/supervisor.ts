@@ -119,7 +119,8 @@ export class Supervisor implements ServerInfoSource {
       this.notify({ STATUS: `epoch ${epoch}: failed to start: ${(error as Error).message}` });
       throw error;
     }
-    this.notify({ READY: '1', STATUS: `epoch ${epoch}: serving, concurrency ${options.concurrency}` });
+    // A stop that came during the start has said STOPPING=1 already.
+    if (this.shutdownPromise === null) this.notify({ READY: '1', STATUS: `epoch ${epoch}: serving, concurrency ${options.concurrency}` });
   }
 
   /**
