@@ -14,6 +14,7 @@ export function uniqueBaseId(): number {
   return 100_000 + ((process.pid * 7919 + Math.floor(Math.random() * 1000)) % 100_000);
 }
 
+/** A start script as scripts/start-proxy.sh is one: its arguments are appended (reload-proxy's `--mode validate`). */
 export function writeStartScript(dir: string, configPath: string, baseId: number, extraArgs: readonly string[]): string {
   const script = path.join(dir, 'start-proxy.sh');
   const args = [
@@ -24,7 +25,7 @@ export function writeStartScript(dir: string, configPath: string, baseId: number
     ...extraArgs,
   ];
   const quoted = args.map((a) => (a.includes('$RESTART_EPOCH') ? `"${a}"` : `'${a}'`)).join(' ');
-  fs.writeFileSync(script, `#!/bin/sh\nexec '${process.execPath}' '${PROXY_BIN}' ${quoted}\n`, { mode: 0o755 });
+  fs.writeFileSync(script, `#!/bin/sh\nexec '${process.execPath}' '${PROXY_BIN}' ${quoted} "$@"\n`, { mode: 0o755 });
   return script;
 }
 
@@ -38,8 +39,13 @@ export class HotRestarterRun {
     this.exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
   }
 
-  static start(dir: string, startScript: string, baseId: number): HotRestarterRun {
-    const child = spawn(HOT_RESTARTER, [startScript], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  /** `env` adds to this process's environment, as a unit's EnvironmentFile= does. */
+  static start(dir: string, startScript: string, baseId: number, env: NodeJS.ProcessEnv = {}): HotRestarterRun {
+    const child = spawn(HOT_RESTARTER, [startScript], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+      env: { ...process.env, ...env },
+    });
     return new HotRestarterRun(child, dir, baseId);
   }
 
