@@ -1,7 +1,8 @@
 // Readiness under systemd's Type=notify: the wrapper runs the proxy with NOTIFY_SOCKET naming a
 // socket this test reads. Epoch 0 says READY=1 once it serves; a hot restart is RELOADING=1 then
 // READY=1 from the new epoch once it serves; reload-proxy says RELOADING=1 before its SIGHUP;
-// an epoch that leaves for the next says nothing; a stop says STOPPING=1.
+// an epoch that leaves for the next says nothing; a stop says STOPPING=1; a failed start never
+// says READY=1.
 
 import { after, before, describe, test } from 'node:test';
 import * as assert from 'node:assert/strict';
@@ -12,7 +13,7 @@ import { servingBootstrap } from '../helpers/config_fixtures';
 import { HotRestarterRun, uniqueBaseId, writeStartScript } from '../helpers/hot_restart_run';
 import { startUpstream, type Upstream } from '../helpers/http_peers';
 import { NotifyInbox } from '../helpers/notify_inbox';
-import { listenerPort, livePidsWhere, makeTempDir, request, waitFor } from '../helpers/proxy_process';
+import { listenerPort, livePidsWhere, makeTempDir, request, spawnProxy, waitFor } from '../helpers/proxy_process';
 import { REPO_ROOT } from '../helpers/systemd_unit';
 
 const RELOAD_SCRIPT = path.join(REPO_ROOT, 'scripts', 'reload-proxy');
@@ -120,4 +121,22 @@ describe('sd_notify from the proxy under the hot restart wrapper', { timeout: 12
     assert.equal(await run!.exited, 0);
     assert.equal(inbox!.take(), null);
   });
+});
+
+test('a start that fails says why in STATUS=, and neither READY=1 nor STOPPING=1', { timeout: 30_000 }, async (t) => {
+  const dir = makeTempDir();
+  const inbox = new NotifyInbox(path.join(dir, 'notify.sock'));
+  const configPath = path.join(dir, 'proxy.json');
+  // The cluster is never reached: the start fails first, writing the admin address.
+  fs.writeFileSync(configPath, JSON.stringify(servingBootstrap({ upstreamPort: 9, listenPort: 0, version: 'v1' })));
+  const args = ['-c', configPath, '--disable-hot-restart', '--concurrency', '1', '--admin-address-path', path.join(dir, 'missing', 'address')];
+  const proxy = spawnProxy(args, { dir, env: { NOTIFY_SOCKET: inbox.path } });
+  t.after(async () => {
+    inbox.close();
+    await proxy.cleanup();
+  });
+  assert.deepEqual(await proxy.exited, { code: 1, signal: null });
+  assert.deepEqual(inbox.take(), { STATUS: 'epoch 0: initializing' });
+  assert.match(inbox.take()?.STATUS ?? '', /^epoch 0: failed to start: ENOENT: no such file or directory/);
+  assert.equal(inbox.take(), null);
 });
