@@ -19,13 +19,15 @@ const GONE_POLL_MS = 20;
 /** The child: a sleep loop that reports its epoch and signals, and exits early when told to. */
 const CHILD_PROGRAM = `
 const epoch = process.env.RESTART_EPOCH;
-console.log(\`child epoch=\${epoch} pid=\${process.pid}\`);
-if (epoch === process.env.EXIT_AT_EPOCH) process.exit(Number(process.env.EXIT_CODE));
+// Handlers first: the test signals once it has read the pid line, and a SIGUSR1 that came
+// before its handler would start node's inspector instead.
 process.on('SIGUSR1', () => console.log(\`child epoch=\${epoch} got SIGUSR1\`));
 process.on('SIGTERM', () => {
   console.log(\`child epoch=\${epoch} got SIGTERM\`);
   process.exit(0);
 });
+console.log(\`child epoch=\${epoch} pid=\${process.pid}\`);
+if (epoch === process.env.EXIT_AT_EPOCH) process.exit(Number(process.env.EXIT_CODE));
 setInterval(() => {}, 1000);
 `;
 
