@@ -33,6 +33,7 @@ run: build
 	./bin/proxy -c configs/default.yaml
 
 test: build
+	bash scripts/install-test-deps.sh
 	node --test --test-concurrency=2 dist/test/unit dist/test/integration
 
 bench: build

@@ -26,25 +26,4 @@ if [[ ${#missing[@]} -eq 0 ]]; then
   exit 0
 fi
 
-if ! command -v apt-get >/dev/null 2>&1; then
-  echo "install-bench-deps: missing ${missing[*]} and apt-get is not available; install them by hand" >&2
-  exit 1
-fi
-
-sudo=()
-if [[ "$(id -u)" -ne 0 ]]; then
-  sudo=(sudo)
-fi
-
-# Debian starts a packaged daemon on install unless policy-rc.d forbids it; the benchmark starts
-# its own nginx instances and must not leave a system nginx listening on port 80.
-policy=/usr/sbin/policy-rc.d
-if [[ ! -e "$policy" ]]; then
-  printf '#!/bin/sh\nexit 101\n' | "${sudo[@]}" tee "$policy" >/dev/null
-  "${sudo[@]}" chmod 755 "$policy"
-  trap '"${sudo[@]}" rm -f "$policy"' EXIT
-fi
-
-echo "install-bench-deps: installing ${missing[*]}"
-"${sudo[@]}" apt-get update -qq
-"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+bash "$(dirname "${BASH_SOURCE[0]}")/apt-install.sh" "${missing[@]}"

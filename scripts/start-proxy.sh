@@ -3,30 +3,40 @@
 # RESTART_EPOCH in the environment, once at start and again on each SIGHUP. It must `exec` the
 # proxy, so that the process the wrapper watches and signals is the proxy itself.
 #
-# Edit the variables below. Every epoch of one proxy must use the same BASE_ID and SOCKET_PATH;
-# two proxies on one machine need different BASE_IDs.
+# Each setting below comes from the environment when set there (proxy.service reads them from
+# /etc/proxy/proxy.env, see scripts/proxy.env), else from its default here, which runs this
+# checkout's configs/default.yaml. Every epoch of one proxy must use the same PROXY_BASE_ID and
+# PROXY_SOCKET_PATH; two proxies on one machine need different PROXY_BASE_IDs.
+#
+# Arguments are appended to the proxy's command line (the last of a repeated option wins):
+# scripts/reload-proxy appends `--mode validate` to check a configuration with exactly the
+# command line of the next epoch.
 set -euo pipefail
 
 repo_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 
-CONFIG="$repo_dir/configs/default.yaml"
-BASE_ID=0
-SOCKET_PATH="@proxy_domain_socket"
-CONCURRENCY=2
-# Connections drain over DRAIN_TIME_S; the old epoch is told to exit after PARENT_SHUTDOWN_TIME_S,
-# which should be the longer of the two.
-DRAIN_TIME_S=60
-DRAIN_STRATEGY=gradual
-PARENT_SHUTDOWN_TIME_S=90
-LOG_LEVEL=info
+: "${PROXY_CONFIG:=$repo_dir/configs/default.yaml}"
+: "${PROXY_BASE_ID:=0}"
+: "${PROXY_SOCKET_PATH:=@proxy_domain_socket}"
+: "${PROXY_CONCURRENCY:=2}"
+# Connections drain over PROXY_DRAIN_TIME_S; the old epoch is told to exit after
+# PROXY_PARENT_SHUTDOWN_TIME_S, which should be the longer of the two.
+: "${PROXY_DRAIN_TIME_S:=60}"
+: "${PROXY_DRAIN_STRATEGY:=gradual}"
+: "${PROXY_PARENT_SHUTDOWN_TIME_S:=90}"
+: "${PROXY_LOG_LEVEL:=info}"
+# Any other options, split at spaces, e.g. "--log-path /var/log/proxy/proxy.log".
+read -r -a extra_options <<<"${PROXY_OPTIONS:-}"
 
 exec "$repo_dir/bin/proxy" \
-  -c "$CONFIG" \
+  -c "$PROXY_CONFIG" \
   --restart-epoch "${RESTART_EPOCH:?run by scripts/hot-restarter, which sets RESTART_EPOCH}" \
-  --base-id "$BASE_ID" \
-  --socket-path "$SOCKET_PATH" \
-  --concurrency "$CONCURRENCY" \
-  --drain-time-s "$DRAIN_TIME_S" \
-  --drain-strategy "$DRAIN_STRATEGY" \
-  --parent-shutdown-time-s "$PARENT_SHUTDOWN_TIME_S" \
-  --log-level "$LOG_LEVEL"
+  --base-id "$PROXY_BASE_ID" \
+  --socket-path "$PROXY_SOCKET_PATH" \
+  --concurrency "$PROXY_CONCURRENCY" \
+  --drain-time-s "$PROXY_DRAIN_TIME_S" \
+  --drain-strategy "$PROXY_DRAIN_STRATEGY" \
+  --parent-shutdown-time-s "$PROXY_PARENT_SHUTDOWN_TIME_S" \
+  --log-level "$PROXY_LOG_LEVEL" \
+  "${extra_options[@]}" \
+  "$@"

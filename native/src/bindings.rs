@@ -23,6 +23,7 @@ const FUNCTIONS: &[(&CStr, Body)] = &[
     (c"listenTcp", listen_tcp),
     (c"closeFd", close_fd),
     (c"unixDgramBind", unix_dgram_bind),
+    (c"unixDgramSocket", unix_dgram_socket),
     (c"unixDgramSend", unix_dgram_send),
     (c"unixDgramRecv", unix_dgram_recv),
     (c"lockFile", lock_file),
@@ -95,6 +96,14 @@ fn close_fd(call: &Call) -> Result<napi_value> {
 /// unixDgramBind(path: string): number
 fn unix_dgram_bind(call: &Call) -> Result<napi_value> {
     let socket = unix_dgram::bind(&unix_address(call, 0, "path")?)?;
+    let result = call.env.int32(socket.as_raw_fd())?;
+    fd::release(socket);
+    Ok(result)
+}
+
+/// unixDgramSocket(): number
+fn unix_dgram_socket(call: &Call) -> Result<napi_value> {
+    let socket = unix_dgram::unbound()?;
     let result = call.env.int32(socket.as_raw_fd())?;
     fd::release(socket);
     Ok(result)

@@ -2,6 +2,7 @@
 //! attached, and receive with a bounded wait.
 
 use std::ffi::c_int;
+use std::fmt;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::ptr;
 use std::time::{Duration, Instant};
@@ -16,13 +17,8 @@ pub struct Datagram {
     pub fds: Vec<OwnedFd>,
 }
 
-/// Non-blocking so that a receive never stalls the event loop beyond its own timeout.
 pub fn bind(address: &UnixAddress) -> Result<OwnedFd, OsError> {
-    let ty = sys::SOCK_DGRAM | sys::SOCK_NONBLOCK | sys::SOCK_CLOEXEC;
-    // SAFETY: plain system call.
-    let fd = sys::check(unsafe { sys::socket(sys::AF_UNIX, ty, 0) }, "socket", address)?;
-    // SAFETY: socket returned a descriptor that nothing else owns.
-    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    let fd = socket(address)?;
     if let UnixAddress::Filesystem(path) = address {
         // A file left by an earlier process would make bind fail; Envoy removes it the same way.
         // SAFETY: `path` is NUL-terminated.
@@ -35,6 +31,21 @@ pub fn bind(address: &UnixAddress) -> Result<OwnedFd, OsError> {
     // SAFETY: the pointer and length describe `raw`.
     sys::check(unsafe { sys::bind(fd.as_raw_fd(), raw.as_ptr(), raw.len()) }, "bind", address)?;
     Ok(fd)
+}
+
+/// A socket bound to no name, enough to send from: sd_notify's way, where the receiver learns
+/// who sent from the kernel's credentials rather than from an address.
+pub fn unbound() -> Result<OwnedFd, OsError> {
+    socket(&"unbound datagram socket")
+}
+
+/// Non-blocking so that a receive never stalls the event loop beyond its own timeout.
+fn socket(target: &dyn fmt::Display) -> Result<OwnedFd, OsError> {
+    let ty = sys::SOCK_DGRAM | sys::SOCK_NONBLOCK | sys::SOCK_CLOEXEC;
+    // SAFETY: plain system call.
+    let fd = sys::check(unsafe { sys::socket(sys::AF_UNIX, ty, 0) }, "socket", target)?;
+    // SAFETY: socket returned a descriptor that nothing else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
 /// One datagram to `destination`, with `fds` duplicated into the receiver when not empty.

@@ -14,6 +14,7 @@ import type { Logger } from '../log/logger_api';
 import { LogSettings, loggerFactory, openLogs } from '../log/log_settings';
 import { readBuildInfo, versionString } from '../server/build_info';
 import { Supervisor } from '../server/supervisor';
+import { SystemdNotifier } from '../server/systemd_notify';
 import { DEFAULT_LAYOUT, hotRestartVersion } from '../stats/region_layout';
 import { CommandLine, helpText, parseCommandLine } from './command_line';
 import { cpusetThreads, hardwareThreads } from './cpu_count';
@@ -80,10 +81,11 @@ async function run(options: Options, warnings: readonly string[]): Promise<void>
     accessLogs,
     hotRestartVersion: hotRestartVersionOf(options),
     staticUnknownFields: new Set(loaded.unknownFields).size,
+    notifier: SystemdNotifier.takeFromEnvironment(process.env),
   });
   const stop = (signal: string) => () => {
     mainLog.warn(`caught ${signal}`);
-    void supervisor.shutdown(signal).then(() => exit(0));
+    void supervisor.stop(signal).then(() => exit(0));
   };
   process.on('SIGTERM', stop('SIGTERM'));
   process.on('SIGINT', stop('SIGINT'));

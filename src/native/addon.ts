@@ -60,6 +60,7 @@ interface Binding {
   listenTcp(address: string, port: number, backlog: number): TcpListenSocket;
   closeFd(fd: number): void;
   unixDgramBind(path: string): number;
+  unixDgramSocket(): number;
   unixDgramSend(fd: number, destPath: string, data: Uint8Array, fds: readonly number[]): void;
   unixDgramRecv(fd: number, maxBytes: number, timeoutMs: number): Datagram | null;
   lockFile(path: string, wait: boolean): number;
@@ -148,6 +149,11 @@ export function closeFd(fd: number): void {
  */
 export function unixDgramBind(path: string): number {
   return invoke(() => binding().unixDgramBind(path));
+}
+
+/** A non-blocking, close-on-exec Unix datagram socket bound to no name: enough to send from. */
+export function unixDgramSocket(): number {
+  return invoke(() => binding.unixDgramSocket());
 }
 
 /** Sends one datagram to `destPath` ('@' as above), duplicating `fds` into the receiver. */

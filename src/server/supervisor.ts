@@ -29,6 +29,7 @@ import { BuildInfo, versionGaugeValue } from './build_info';
 import { WORKER_RESTART_BACKOFF } from './backoff';
 import { ServerStats, serverStats } from './server_stats';
 import { SERVER_STATE_GAUGE, ServerInfoSource, ServerState } from './server_state';
+import { monotonicUsec, NotifyFields, SystemdNotifier } from './systemd_notify';
 import { WorkerPool } from './worker_pool';
 import { WORKER_PROTOCOL_VERSION } from './worker_protocol';
 import type { LogSettings } from '../log/log_settings';
@@ -56,6 +57,8 @@ export interface SupervisorDeps {
   readonly hotRestartVersion: string;
   /** Distinct unknown bootstrap fields accepted (--allow-unknown-static-fields). */
   readonly staticUnknownFields: number;
+  /** systemd's Type=notify socket, if the service manager gave one. */
+  readonly notifier: SystemdNotifier;
 }
 
 export class Supervisor implements ServerInfoSource {
@@ -99,11 +102,33 @@ export class Supervisor implements ServerInfoSource {
   }
 
   /**
+   * Starts this epoch and tells systemd: a hot restart is a reload until the new epoch serves,
+   * so that `systemctl reload` returns once it does; a failed start never says READY=1.
+   */
+  async start(): Promise<void> {
+    const { options } = this.deps;
+    const epoch = this.restartEpoch;
+    this.notify(
+      epoch > 0 && !options.disableHotRestart
+        ? { RELOADING: '1', MONOTONIC_USEC: monotonicUsec(), STATUS: `epoch ${epoch}: hot restart, initializing` }
+        : { STATUS: `epoch ${epoch}: initializing` },
+    );
+    try {
+      await this.startEpoch();
+    } catch (error) {
+      this.notify({ STATUS: `epoch ${epoch}: failed to start: ${(error as Error).message}` });
+      throw error;
+    }
+    // A stop that came during the start has said STOPPING=1 already.
+    if (this.shutdownPromise === null) this.notify({ READY: '1', STATUS: `epoch ${epoch}: serving, concurrency ${options.concurrency}` });
+  }
+
+  /**
    * The start sequence of an epoch (Envoy's, see ARCHITECTURE.md "Hot restart"): hot restart
    * sockets, stats region, the parent's admin and listen sockets, workers, then the parent's
    * drain and, after --parent-shutdown-time-s, its termination.
    */
-  async start(): Promise<void> {
+  private async startEpoch(): Promise<void> {
     const { options, bootstrap } = this.deps;
     const epoch = options.restartEpoch;
     const hotRestart = (this.hotRestart = options.disableHotRestart
@@ -190,6 +215,15 @@ export class Supervisor implements ServerInfoSource {
   /** SIGUSR1: every worker reopens its --log-path (logrotate moved the file away). */
   reopenLogs(): void {
     this.workers?.broadcast({ v: WORKER_PROTOCOL_VERSION, type: 'reopen_logs' });
+  }
+
+  /**
+   * The service stops (a signal, /quitquitquit): systemd hears STOPPING=1 first. An epoch that
+   * leaves because the next one took over calls shutdown() alone, as the service goes on.
+   */
+  stop(reason: string): Promise<void> {
+    if (this.shutdownPromise === null) this.notify({ STOPPING: '1', STATUS: `epoch ${this.restartEpoch}: stopping (${reason})` });
+    return this.shutdown(reason);
   }
 
   /** Clean shutdown: admin, then workers, then the region. Idempotent. */
@@ -282,6 +316,17 @@ export class Supervisor implements ServerInfoSource {
     s.memoryHeapSize.set(mem.heapTotal);
   }
 
+  /** A failed notification costs systemd's view of the service, never the service itself. */
+  private notify(fields: NotifyFields): void {
+    // --mode init_only exits once initialized: it never serves, so it has nothing to announce.
+    if (this.deps.options.mode !== 'serve') return;
+    try {
+      this.deps.notifier.notify(fields);
+    } catch (error) {
+      this.log.warn(`cannot notify systemd: ${(error as Error).message}`);
+    }
+  }
+
   private setState(state: ServerState): void {
     this.currentState = state;
     this.stats?.state.set(SERVER_STATE_GAUGE[state]);
@@ -303,7 +348,7 @@ export class Supervisor implements ServerInfoSource {
         node: bootstrap.node,
         localAddress: bootstrap.localAddress ?? '',
         hotRestartVersion: this.deps.hotRestartVersion,
-        quit: () => void this.shutdown('admin /quitquitquit').then(() => this.deps.exit(0)),
+        quit: () => void this.stop('admin /quitquitquit').then(() => this.deps.exit(0)),
       }),
       statsHandler(read),
       clustersHandler(bootstrap.clusters, read),

@@ -5,7 +5,7 @@ import { ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as addon from '../../src/native/addon';
-import { PROXY_BIN, request, sleep, waitFor } from './proxy_process';
+import { giveUpAfter, PROXY_BIN, request, sleep, waitFor } from './proxy_process';
 
 export const HOT_RESTARTER = path.resolve(__dirname, '..', '..', '..', 'scripts', 'hot-restarter');
 
@@ -14,6 +14,7 @@ export function uniqueBaseId(): number {
   return 100_000 + ((process.pid * 7919 + Math.floor(Math.random() * 1000)) % 100_000);
 }
 
+/** A start script as scripts/start-proxy.sh is one: its arguments are appended (reload-proxy's `--mode validate`). */
 export function writeStartScript(dir: string, configPath: string, baseId: number, extraArgs: readonly string[]): string {
   const script = path.join(dir, 'start-proxy.sh');
   const args = [
@@ -24,7 +25,7 @@ export function writeStartScript(dir: string, configPath: string, baseId: number
     ...extraArgs,
   ];
   const quoted = args.map((a) => (a.includes('$RESTART_EPOCH') ? `"${a}"` : `'${a}'`)).join(' ');
-  fs.writeFileSync(script, `#!/bin/sh\nexec '${process.execPath}' '${PROXY_BIN}' ${quoted}\n`, { mode: 0o755 });
+  fs.writeFileSync(script, `#!/bin/sh\nexec '${process.execPath}' '${PROXY_BIN}' ${quoted} "$@"\n`, { mode: 0o755 });
   return script;
 }
 
@@ -38,8 +39,13 @@ export class HotRestarterRun {
     this.exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
   }
 
-  static start(dir: string, startScript: string, baseId: number): HotRestarterRun {
-    const child = spawn(HOT_RESTARTER, [startScript], { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  /** `env` adds to this process's environment, as a unit's EnvironmentFile= does. */
+  static start(dir: string, startScript: string, baseId: number, env: NodeJS.ProcessEnv = {}): HotRestarterRun {
+    const child = spawn(HOT_RESTARTER, [startScript], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+      env: { ...process.env, ...env },
+    });
     return new HotRestarterRun(child, dir, baseId);
   }
 
@@ -70,7 +76,7 @@ export class HotRestarterRun {
   async cleanup(): Promise<void> {
     if (this.child.exitCode === null) {
       this.child.kill('SIGTERM');
-      await Promise.race([this.exited, sleep(10_000)]);
+      await Promise.race([this.exited, giveUpAfter(10_000)]);
     }
     try {
       process.kill(-this.child.pid!, 'SIGKILL');

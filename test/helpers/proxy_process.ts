@@ -37,6 +37,11 @@ export function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }
 
+/** Resolves after `ms` without keeping the process alive: the bound of a wait raced against it. */
+export function giveUpAfter(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms).unref());
+}
+
 export async function waitFor<T>(what: string, probe: () => Promise<T | undefined> | T | undefined, timeoutMs = 15_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
@@ -50,6 +55,29 @@ export async function waitFor<T>(what: string, probe: () => Promise<T | undefine
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}`);
     await sleep(50);
   }
+}
+
+/** The fields of /proc/<pid>/stat that tests select processes by. */
+export interface ProcStat {
+  readonly ppid: number;
+  readonly pgrp: number;
+}
+
+/** Every process, zombies aside, whose /proc/<pid>/stat satisfies `match`. */
+export function livePidsWhere(match: (stat: ProcStat) => boolean): number[] {
+  const out: number[] = [];
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      // After the command name: state, ppid, pgrp, ...
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (fields[0] !== 'Z' && match({ ppid: Number(fields[1]), pgrp: Number(fields[2]) })) out.push(Number(entry));
+    } catch {
+      // The process exited between readdir and read.
+    }
+  }
+  return out;
 }
 
 export interface ExitResult {
@@ -74,18 +102,7 @@ export class ProxyProcess {
 
   /** Every live process of the proxy's process group (supervisor and workers). */
   groupPids(): number[] {
-    const out: number[] = [];
-    for (const entry of fs.readdirSync('/proc')) {
-      if (!/^\d+$/.test(entry)) continue;
-      try {
-        const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
-        const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-        if (Number(fields[2]) === this.pid && fields[0] !== 'Z') out.push(Number(entry));
-      } catch {
-        // The process exited between readdir and read.
-      }
-    }
-    return out;
+    return livePidsWhere((stat) => stat.pgrp === this.pid);
   }
 
   /**
@@ -95,14 +112,14 @@ export class ProxyProcess {
   async cleanup(): Promise<void> {
     if (this.child.exitCode === null && this.child.signalCode === null) {
       this.child.kill('SIGTERM');
-      await Promise.race([this.exited, sleep(5000)]);
+      await Promise.race([this.exited, giveUpAfter(5000)]);
     }
     try {
       process.kill(-this.pid, 'SIGKILL');
     } catch {
       // Already gone.
     }
-    await Promise.race([this.exited, sleep(5000)]);
+    await Promise.race([this.exited, giveUpAfter(5000)]);
     fs.rmSync(this.dir, { recursive: true, force: true });
   }
 }
@@ -129,6 +146,14 @@ export function spawnProxy(args: readonly string[], opts: { dir?: string; env?: 
   return new ProxyProcess(child, dir);
 }
 
+/** The port listener `name` is bound to, from the admin's /listeners. */
+export async function listenerPort(adminUrl: string, name: string): Promise<number> {
+  const listeners = (await request(`${adminUrl}/listeners`)).body.split('\n');
+  const line = listeners.find((l) => l.startsWith(`${name}::`));
+  if (!line) throw new Error(`no listener ${name} in /listeners`);
+  return Number(line.slice(line.lastIndexOf(':') + 1));
+}
+
 /**
  * Starts a serving proxy on `config` (a bootstrap object) and waits for /ready. The admin block
  * is filled in (127.0.0.1:0, access log in the temp dir) unless the config has one.
@@ -152,12 +177,7 @@ export async function startProxy(config: Record<string, unknown>, args: readonly
     const running = Object.assign(proc, {
       adminUrl,
       admin: (pq: string, method = 'GET') => request(adminUrl + pq, { method }),
-      async listenerPort(name: string): Promise<number> {
-        const listeners = (await request(adminUrl + '/listeners')).body.split('\n');
-        const line = listeners.find((l) => l.startsWith(`${name}::`));
-        if (!line) throw new Error(`no listener ${name} in /listeners`);
-        return Number(line.slice(line.lastIndexOf(':') + 1));
-      },
+      listenerPort: (name: string) => listenerPort(adminUrl, name),
       async stat(name: string): Promise<number | undefined> {
         const stats = JSON.parse((await request(`${adminUrl}/stats?format=json`)).body) as { stats: { name: string; value: number }[] };
         return stats.stats.find((s) => s.name === name)?.value;

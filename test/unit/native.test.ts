@@ -229,6 +229,19 @@ test('unixDgramRecv gives null when nothing came and refuses a datagram longer t
   assert.deepEqual(addon.unixDgramRecv(fd, 16, 0), { data: Buffer.alloc(0), fds: [] });
 });
 
+test('an unbound datagram socket sends to a filesystem path and an abstract name alike', BOUNDED, (t) => {
+  const sender = addon.unixDgramSocket();
+  t.after(() => addon.closeFd(sender));
+  assert.equal(fdFlags(sender) & (O_NONBLOCK | O_CLOEXEC), O_NONBLOCK | O_CLOEXEC);
+  const abstractName = `@${unique('unbound_inbox')}`;
+  const fileName = path.join(temporaryDirectory(t), 'inbox.sock');
+  for (const name of [abstractName, fileName]) {
+    const inbox = bindDatagram(t, name);
+    addon.unixDgramSend(sender, name, Buffer.from(`to ${name}`), []);
+    assert.deepEqual(addon.unixDgramRecv(inbox, 64, 0), { data: Buffer.from(`to ${name}`), fds: [] });
+  }
+});
+
 test('sending to an abstract name nobody bound is ECONNREFUSED', BOUNDED, (t) => {
   const fd = bindDatagram(t, `@${unique('lonely')}`);
   const nobody = `@${unique('nobody')}`;
