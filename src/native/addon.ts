@@ -153,7 +153,7 @@ export function unixDgramBind(path: string): number {
 
 /** A non-blocking, close-on-exec Unix datagram socket bound to no name: enough to send from. */
 export function unixDgramSocket(): number {
-  return invoke(() => binding.unixDgramSocket());
+  return invoke(() => binding().unixDgramSocket());
 }
 
 /** Sends one datagram to `destPath` ('@' as above), duplicating `fds` into the receiver. */
