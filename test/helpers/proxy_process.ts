@@ -88,12 +88,16 @@ export interface ExitResult {
 export class ProxyProcess {
   stdout = '';
   stderr = '';
+  /**
+   * The exit, once stdout and stderr are read to their end ('close'): 'exit' can come before
+   * the last lines, and the workers, which share the pipes, are gone by then too.
+   */
   readonly exited: Promise<ExitResult>;
 
   constructor(readonly child: ChildProcess, readonly dir: string) {
     child.stdout!.on('data', (c: Buffer) => (this.stdout += c.toString()));
     child.stderr!.on('data', (c: Buffer) => (this.stderr += c.toString()));
-    this.exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+    this.exited = new Promise((resolve) => child.once('close', (code, signal) => resolve({ code, signal })));
   }
 
   get pid(): number {
