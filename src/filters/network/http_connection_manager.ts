@@ -227,7 +227,9 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
       head += `content-length: ${upstream.contentLength}\r\n`;
     } else if (!this.responseBodiless) {
       this.responseChunked = true;
-      head += 'transfer-encoding: chunked\r\n';
+      // Codings the upstream applied stay on the body, chunked on top of them.
+      const codings = upstream.transferCodings;
+      head += codings === null ? 'transfer-encoding: chunked\r\n' : `transfer-encoding: ${codings}, chunked\r\n`;
     }
     head += `date: ${this.factory.dates.current()}\r\nserver: ${this.factory.config.serverName}\r\n`;
     head += `x-proxy-upstream-service-time: ${upstreamServiceTimeMs}\r\n`;
