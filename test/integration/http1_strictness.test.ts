@@ -1,6 +1,7 @@
 // The HTTP/1 codec's strictness through the real binary: requests two parsers could read
 // differently are answered 400 and their connection closed before any of them reaches the
-// upstream, and a response's transfer coding other than chunked reaches the client intact.
+// upstream; HTTP/1.0 clients are served with accept_http_10; and a response's transfer coding
+// other than chunked reaches the client intact.
 
 import assert from 'node:assert/strict';
 import * as http from 'node:http';
@@ -40,6 +41,7 @@ function bootstrap(webPort: number, gzipPort: number) {
                   typed_config: {
                     '@type': 'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
                     stat_prefix: 'ingress_http',
+                    http_protocol_options: { accept_http_10: true, default_host_for_http_10: 'legacy.local' },
                     route_config: { name: 'local', virtual_hosts: [{ name: 'all', domains: ['*'], routes }] },
                     http_filters: [{ name: 'proxy.filters.http.router', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router' } }],
                   },
@@ -54,7 +56,10 @@ function bootstrap(webPort: number, gzipPort: number) {
   };
 }
 
-/** An upstream answering every request with a gzip transfer coding, its body ended by the close. */
+/**
+ * An upstream answering with a gzip transfer coding: for /gzip the body ends with the close, for
+ * /gzip-chunked it is chunked on top and the whole response goes out in one write.
+ */
 async function startGzipUpstream(): Promise<{ server: net.Server; port: number; requests: () => number }> {
   let requests = 0;
   const body = zlib.gzipSync(GZIPPED_TEXT);
@@ -64,7 +69,10 @@ async function startGzipUpstream(): Promise<{ server: net.Server; port: number; 
       head += c.toString('latin1');
       if (!head.includes('\r\n\r\n')) return;
       requests++;
-      socket.end(Buffer.concat([Buffer.from('HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: gzip\r\n\r\n'), body]));
+      const chunked = head.startsWith('GET /gzip-chunked ');
+      const framing = chunked ? 'gzip, chunked' : 'gzip';
+      const payload = chunked ? Buffer.concat([Buffer.from(`${body.length.toString(16)}\r\n`), body, Buffer.from('\r\n0\r\n\r\n')]) : body;
+      socket.end(Buffer.concat([Buffer.from(`HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: ${framing}\r\n\r\n`), payload]));
     });
     socket.on('error', () => undefined);
   });
@@ -138,6 +146,13 @@ describe('HTTP/1 strictness through the proxy binary', { timeout: 60_000 }, () =
 
   before(async () => {
     web = await startUpstream('web', (req, res) => {
+      if (req.url === '/stream') {
+        // No content-length: node frames it chunked.
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        res.write('first;');
+        res.end('last');
+        return;
+      }
       res.setHeader('content-type', 'application/json');
       res.end(JSON.stringify({ url: req.url, host: req.headers.host }));
     });
@@ -191,19 +206,62 @@ describe('HTTP/1 strictness through the proxy binary', { timeout: 60_000 }, () =
     assert.equal(await proxy.stat('http.ingress_http.downstream_rq_4xx'), wires.length);
   });
 
+  test('HTTP/1.0 with accept_http_10: default host, keep-alive on request, close-delimited bodies', async () => {
+    const plain = client();
+    plain.send('GET /one HTTP/1.0\r\n\r\n');
+    const text = await plain.untilEnd();
+    assert.match(text, /^HTTP\/1\.1 200 OK\r\n/);
+    assert.match(text, /\r\nconnection: close\r\n/);
+    assert.deepEqual(JSON.parse(text.slice(text.indexOf('\r\n\r\n') + 4)), { url: '/one', host: 'legacy.local' });
+
+    const keepAlive = client();
+    keepAlive.send('GET /ka1 HTTP/1.0\r\nConnection: keep-alive\r\nHost: example.com\r\n\r\n');
+    const first = await keepAlive.nextResponse();
+    assert.match(first.head, /\r\nconnection: keep-alive\r\n/);
+    assert.doesNotMatch(first.head, /transfer-encoding/);
+    assert.deepEqual(JSON.parse(first.body), { url: '/ka1', host: 'example.com' });
+    keepAlive.send('GET /ka2 HTTP/1.0\r\nConnection: keep-alive\r\n\r\n');
+    const second = await keepAlive.nextResponse();
+    assert.match(second.head, /\r\nconnection: keep-alive\r\n/);
+    assert.deepEqual(JSON.parse(second.body), { url: '/ka2', host: 'legacy.local' });
+    assert.equal(keepAlive.ended, false);
+
+    // The upstream chunks this one; a 1.0 client gets it unchunked, ended by the close.
+    const streamed = client();
+    streamed.send('GET /stream HTTP/1.0\r\nConnection: keep-alive\r\n\r\n');
+    const stream = await streamed.untilEnd();
+    const [head, body] = stream.split('\r\n\r\n');
+    assert.match(`${head}\r\n`, /\r\nconnection: close\r\n/);
+    assert.doesNotMatch(head, /transfer-encoding|content-length/);
+    assert.equal(body, 'first;last');
+
+    // A transfer coding a 1.0 client cannot undo is not sent to it.
+    for (const path of ['/gzip', '/gzip-chunked']) {
+      const coded = client();
+      coded.send(`GET ${path} HTTP/1.0\r\n\r\n`);
+      assert.match(await coded.untilEnd(), /^HTTP\/1\.1 502 Bad Gateway\r\n/, path);
+    }
+    // The upstream was reset from inside its parser's callback: the worker is still serving the
+    // keep-alive connection opened before (a crash would have closed it).
+    keepAlive.send('GET /ka3 HTTP/1.0\r\nConnection: keep-alive\r\n\r\n');
+    assert.deepEqual(JSON.parse((await keepAlive.nextResponse()).body), { url: '/ka3', host: 'legacy.local' });
+  });
+
   test('a response with Transfer-Encoding: gzip reaches an HTTP/1.1 client with its coding', async () => {
     const before = gzip.requests();
-    const reply = await new Promise<{ headers: http.IncomingHttpHeaders; body: Buffer }>((resolve, reject) => {
-      const req = http.get({ host: '127.0.0.1', port, path: '/gzip', agent: false }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ headers: res.headers, body: Buffer.concat(chunks) }));
-        res.on('error', reject);
+    for (const path of ['/gzip', '/gzip-chunked']) {
+      const reply = await new Promise<{ headers: http.IncomingHttpHeaders; body: Buffer }>((resolve, reject) => {
+        const req = http.get({ host: '127.0.0.1', port, path, agent: false }, (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => resolve({ headers: res.headers, body: Buffer.concat(chunks) }));
+          res.on('error', reject);
+        });
+        req.on('error', reject);
       });
-      req.on('error', reject);
-    });
-    assert.equal(reply.headers['transfer-encoding'], 'gzip, chunked');
-    assert.equal(zlib.gunzipSync(reply.body).toString(), GZIPPED_TEXT);
-    assert.equal(gzip.requests(), before + 1);
+      assert.equal(reply.headers['transfer-encoding'], 'gzip, chunked', path);
+      assert.equal(zlib.gunzipSync(reply.body).toString(), GZIPPED_TEXT, path);
+    }
+    assert.equal(gzip.requests(), before + 2);
   });
 });

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import { CodecError } from '../../src/http/http1/codec_error';
 import { BODY_CHUNKED, BODY_UNTIL_CLOSE, type MessageHead, type RequestHead, type ResponseHead } from '../../src/http/http1/message_head';
 import type { ParserCallbacks } from '../../src/http/http1/parser';
-import { RequestParser } from '../../src/http/http1/request_parser';
+import { type Http1Settings, RequestParser } from '../../src/http/http1/request_parser';
 import { ResponseParser } from '../../src/http/http1/response_parser';
 
 interface Message<H> {
@@ -28,16 +28,22 @@ class Recorder<H extends MessageHead> implements ParserCallbacks<H> {
   }
 }
 
+const HTTP11_ONLY: Http1Settings = { acceptHttp10: false, defaultHostForHttp10: '' };
+
 function parseRequests(...pieces: string[]): Message<RequestHead>[] {
+  return parseRequestsWith(HTTP11_ONLY, ...pieces);
+}
+
+function parseRequestsWith(settings: Http1Settings, ...pieces: string[]): Message<RequestHead>[] {
   const recorder = new Recorder<RequestHead>();
-  const parser = new RequestParser(recorder);
+  const parser = new RequestParser(recorder, settings);
   for (const piece of pieces) parser.execute(Buffer.from(piece, 'latin1'));
   return recorder.messages;
 }
 
-function requestError(text: string): CodecError {
+function requestError(text: string, settings = HTTP11_ONLY): CodecError {
   try {
-    parseRequests(text);
+    parseRequestsWith(settings, text);
   } catch (e) {
     assert.ok(e instanceof CodecError);
     return e;
@@ -92,7 +98,7 @@ test('pipelined requests wait while paused and follow on resume', () => {
       recorder.onMessageComplete();
       parser.pause();
     },
-  });
+  }, HTTP11_ONLY);
   parser.execute(Buffer.from('GET /1 HTTP/1.1\r\nHost: h\r\n\r\nGET /2 HTTP/1.1\r\nHost: h\r\n\r\n'));
   assert.equal(recorder.messages.length, 1);
   assert.ok(parser.bufferedBytes > 0);
@@ -324,6 +330,7 @@ test('request lines: origin-form starts with /, ASCII only; 1.x above 1.1 is 1.1
   const [options] = parseRequests('OPTIONS * HTTP/1.1\r\nHost: h\r\n\r\n');
   assert.equal(options.head.path, '*');
   const [later] = parseRequests('GET / HTTP/1.2\r\nHost: h\r\n\r\n');
+  assert.equal(later.head.http10, false);
   assert.equal(later.head.connectionClose, false);
 });
 
@@ -367,7 +374,7 @@ test('a head sent a few bytes at a time is searched once, not once per read', ()
   const head = Buffer.from(`GET /slow HTTP/1.1\r\nHost: h\r\n${lines}\r\n`, 'latin1');
   assert.ok(head.length > 59 * 1024 && head.length <= 60 * 1024, `${head.length}`);
   const recorder = new Recorder<RequestHead>();
-  const parser = new RequestParser(recorder);
+  const parser = new RequestParser(recorder, HTTP11_ONLY);
   for (let i = 0; i < head.length; i += 3) parser.execute(head.subarray(i, i + 3));
   assert.equal(recorder.messages.length, 1);
   assert.equal(recorder.messages[0].head.headers.length, 180);
@@ -388,6 +395,25 @@ test('messages split at every byte parse as when sent whole', () => {
     for (let i = 0; i < wire.length; i += size) pieces.push(wire.slice(i, i + size));
     assert.deepEqual(parseRequests(...pieces).map((m) => [m.head.path, m.body, m.complete]), whole, `pieces of ${size}`);
   }
+});
+
+test('HTTP/1.0 with accept_http_10: close unless keep-alive, the default host, no 100-continue', () => {
+  const settings: Http1Settings = { acceptHttp10: true, defaultHostForHttp10: 'legacy.local' };
+  const [plain] = parseRequestsWith(settings, 'GET /a HTTP/1.0\r\n\r\n');
+  assert.equal(plain.head.http10, true);
+  assert.equal(plain.head.authority, 'legacy.local');
+  assert.equal(plain.head.connectionClose, true);
+  const [keepAlive] = parseRequestsWith(settings, 'GET /a HTTP/1.0\r\nConnection: Keep-Alive\r\nHost: h\r\n\r\n');
+  assert.equal(keepAlive.head.authority, 'h');
+  assert.equal(keepAlive.head.connectionClose, false);
+  const [expect] = parseRequestsWith(settings, 'PUT /a HTTP/1.0\r\nExpect: 100-continue\r\nContent-Length: 1\r\n\r\nx');
+  assert.equal(expect.head.expectContinue, false);
+  assert.equal(expect.body, 'x');
+  // Without a default host a 1.0 request may have no authority: the connection manager answers 400.
+  assert.equal(parseRequestsWith({ acceptHttp10: true, defaultHostForHttp10: '' }, 'GET / HTTP/1.0\r\n\r\n')[0].head.authority, '');
+  // HTTP/1.0 has no Transfer-Encoding: framing faulty (RFC 9112 section 6.1).
+  assert.equal(requestError('POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n', settings).status, 400);
+  assert.equal(requestError('GET / HTTP/1.0\r\n\r\n').status, 426);
 });
 
 test('responses llhttp refuses are refused: spaces and bad extensions in chunk lines', () => {

@@ -36,6 +36,8 @@ export class RequestHead extends MessageHead {
     readonly method: string,
     /** Origin-form: `/path?query`, or `*` for `OPTIONS *`. */
     readonly path: string,
+    /** An HTTP/1.0 request: its response cannot be chunked, and keep-alive is opt-in. */
+    readonly http10: boolean,
   ) {
     super();
   }

@@ -1,4 +1,4 @@
-// The server side of HTTP/1.1: parses requests. HTTP/1.0 is answered with 426, as Envoy does
+// The server side of HTTP/1.1: parses requests. HTTP/1.0 is answered with 426, as Envoy does,
 // unless http_protocol_options.accept_http_10 is set.
 
 import { isValidAuthority } from '../authority';
@@ -6,7 +6,14 @@ import { CodecError } from './codec_error';
 import { TOKEN } from './grammar';
 import { checkHeadCharacters, lineEnd, parseHeaderFields } from './header_fields';
 import { BODY_CHUNKED, RequestHead } from './message_head';
-import { Http1Parser } from './parser';
+import { Http1Parser, type ParserCallbacks } from './parser';
+
+/** The connection manager's http_protocol_options this codec acts on (Envoy's Http1Settings). */
+export interface Http1Settings {
+  readonly acceptHttp10: boolean;
+  /** The authority of an HTTP/1.0 request without Host; '' for none. */
+  readonly defaultHostForHttp10: string;
+}
 
 /** Visible ASCII: a URI has no whitespace, control characters or raw non-ASCII bytes. */
 const TARGET = /^[\x21-\x7e]+$/;
@@ -14,6 +21,13 @@ const HTTP_1_1 = 'HTTP/1.1';
 const VERSION = /^HTTP\/([0-9])\.([0-9])$/;
 
 export class RequestParser extends Http1Parser<RequestHead> {
+  constructor(
+    callbacks: ParserCallbacks<RequestHead>,
+    private readonly settings: Http1Settings,
+  ) {
+    super(callbacks);
+  }
+
   protected headComplete(text: string): number {
     checkHeadCharacters(text);
     const eol = lineEnd(text, 0);
@@ -24,7 +38,7 @@ export class RequestParser extends Http1Parser<RequestHead> {
     const target = text.slice(sp1 + 1, sp2);
     if (!TOKEN.test(method) || !TARGET.test(target)) throw new CodecError(400, 'http1.codec_error');
     const version = text.slice(sp2 + 1, eol);
-    if (version !== HTTP_1_1) checkVersion(version);
+    const http10 = version === HTTP_1_1 ? false : this.isHttp10(version);
 
     let path = target;
     let authority: string | null = null;
@@ -34,17 +48,18 @@ export class RequestParser extends Http1Parser<RequestHead> {
       path = absolute.path;
       authority = absolute.authority;
     }
-    const head = new RequestHead(method, path);
+    const head = new RequestHead(method, path, http10);
     parseHeaderFields(text, eol + 2, head, head);
     // Host must be valid even where a target overrides it (RFC 9112 section 3.2); an empty one is
     // well-formed, and the connection manager answers it with 400 itself.
     if (head.authority !== '' && !isValidAuthority(head.authority)) throw new CodecError(400, 'http.invalid_authority');
     // A proxy takes the authority of an absolute-form target over Host (RFC 9112 section 3.2.2).
     if (authority !== null) head.authority = authority;
+    if (http10) this.readHttp10(head);
 
     if (head.chunked || head.transferCodings !== null) {
-      // A body whose length cannot be known for sure is refused (RFC 9112 section 6.3).
-      if (!head.chunked) throw new CodecError(400, 'http1.invalid_transfer_encoding');
+      // A body whose length cannot be known for sure is refused (RFC 9112 sections 6.1, 6.3).
+      if (http10 || !head.chunked) throw new CodecError(400, 'http1.invalid_transfer_encoding');
       // Both framings in one request is how smuggling starts: refused, as llhttp and Envoy do.
       if (head.contentLength >= 0) throw new CodecError(400, 'http1.content_length_and_chunked_not_allowed');
       // Codings before chunked that we cannot decode, as Envoy answers them.
@@ -56,16 +71,25 @@ export class RequestParser extends Http1Parser<RequestHead> {
     this.callbacks.onMessageHead(head);
     return head.bodyLength;
   }
-}
 
-/**
- * HTTP/1.x above 1.1 is read as 1.1 (RFC 9112 section 2.3); 1.0 and 0.9 are answered 426 as in
- * Envoy; anything else is an error.
- */
-function checkVersion(version: string): void {
-  const match = VERSION.exec(version);
-  if (match === null || (match[1] !== '0' && match[1] !== '1')) throw new CodecError(400, 'http1.codec_error');
-  if (match[1] === '0' || match[2] === '0') throw new CodecError(426, 'http1.upgrade_required');
+  /**
+   * True for HTTP/1.0, false for HTTP/1.1 and the later 1.x a server treats as 1.1 (RFC 9112
+   * section 2.3). 1.0 without accept_http_10, and 0.9, are answered 426 as in Envoy.
+   */
+  private isHttp10(version: string): boolean {
+    const match = VERSION.exec(version);
+    if (match === null || (match[1] !== '0' && match[1] !== '1')) throw new CodecError(400, 'http1.codec_error');
+    if (match[1] === '1' && match[2] !== '0') return false;
+    if (match[1] === '0' || !this.settings.acceptHttp10) throw new CodecError(426, 'http1.upgrade_required');
+    return true;
+  }
+
+  /** HTTP/1.0: keep-alive is opt-in, Host optional, and Expect is to be ignored (RFC 9110 10.1.1). */
+  private readHttp10(head: RequestHead): void {
+    if (!head.connectionKeepAlive) head.connectionClose = true;
+    if (head.authority === '') head.authority = this.settings.defaultHostForHttp10;
+    head.expectContinue = false;
+  }
 }
 
 /** `http://authority/path` (or https, case-insensitive) split; anything else is an error. */
