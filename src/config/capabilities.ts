@@ -99,6 +99,7 @@ const HTTP_CONNECTION_MANAGER: Shape = {
     stream_idle_timeout: leaf,
     request_timeout: leaf,
     common_http_protocol_options: { fields: { idle_timeout: leaf } },
+    http_protocol_options: { fields: { accept_http_10: leaf, default_host_for_http_10: leaf } },
   },
   values: { codec_type: ['AUTO', 'HTTP1'] },
 };

@@ -81,6 +81,12 @@ export interface HttpConnectionManagerConfig {
   readonly streamIdleTimeoutMs: number;
   readonly requestTimeoutMs: number;
   readonly commonHttpProtocolOptions: { readonly idleTimeoutMs: number };
+  /** http_protocol_options (Http1ProtocolOptions), the fields this build acts on. */
+  readonly httpProtocolOptions: {
+    readonly acceptHttp10: boolean;
+    /** '' when unset; a no-op unless acceptHttp10, as in Envoy. */
+    readonly defaultHostForHttp10: string;
+  };
 }
 
 export interface HttpFilterConfig {

@@ -108,6 +108,7 @@ function tcpProxy(name: string, config: JsonObject): TcpProxyConfig {
 
 function httpConnectionManager(name: string, config: JsonObject): HttpConnectionManagerConfig {
   const protocolOptions = messageField(config, 'common_http_protocol_options') ?? {};
+  const http1Options = messageField(config, 'http_protocol_options') ?? {};
   return {
     kind: 'http_connection_manager',
     name,
@@ -121,6 +122,10 @@ function httpConnectionManager(name: string, config: JsonObject): HttpConnection
     requestTimeoutMs: millis(config, 'request_timeout', DEFAULTS.requestTimeoutMs),
     commonHttpProtocolOptions: {
       idleTimeoutMs: millis(protocolOptions, 'idle_timeout', DEFAULTS.connectionIdleTimeoutMs),
+    },
+    httpProtocolOptions: {
+      acceptHttp10: boolField(http1Options, 'accept_http_10'),
+      defaultHostForHttp10: stringField(http1Options, 'default_host_for_http_10'),
     },
   };
 }

@@ -102,6 +102,8 @@ export class Http1ClientConnection implements UpstreamConnectionCallbacks, Parse
   resetStream(): void {
     if (this.stream === null) return;
     this.stream = null;
+    // When reset from a parser callback, nothing more of the response is delivered.
+    this.parser.pause();
     this.output.discard();
     this.cluster.stats.upstream_rq_tx_reset.inc();
     this.owner.onStreamDone(this, false);

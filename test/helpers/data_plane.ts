@@ -91,6 +91,7 @@ export function httpConnectionManager(virtualHosts: VirtualHost[], overrides: Pa
     streamIdleTimeoutMs: 300000,
     requestTimeoutMs: 0,
     commonHttpProtocolOptions: { idleTimeoutMs: 3600000 },
+    httpProtocolOptions: { acceptHttp10: false, defaultHostForHttp10: '' },
     ...overrides,
   };
 }

@@ -24,6 +24,12 @@ test('the default config and the spec-ignored DNS fields of a STATIC cluster pas
   check(b);
 });
 
+test('accept_http_10 and default_host_for_http_10 pass', () => {
+  const b = defaultBootstrap();
+  b.static_resources.listeners[0].filter_chains[0].filters[0].typed_config.http_protocol_options = { accept_http_10: true, default_host_for_http_10: 'legacy.local' };
+  check(b);
+});
+
 const cases: [string, (b: Json) => void, string][] = [
   ['health checks', (b) => (b.static_resources.clusters[0].health_checks = [{ timeout: '1s', interval: '1s', unhealthy_threshold: 1, healthy_threshold: 1, tcp_health_check: {} }]), 'static_resources.clusters[0].health_checks: health_checks is not implemented'],
   ['upstream TLS', (b) => (b.static_resources.clusters[0].transport_socket = { name: 'proxy.transport_sockets.tls', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext', sni: 'x' } }), 'static_resources.clusters[0].transport_socket: transport_socket is not implemented'],
@@ -32,6 +38,7 @@ const cases: [string, (b: Json) => void, string][] = [
   ['trusted hops', (b) => (b.static_resources.listeners[0].filter_chains[0].filters[0].typed_config.xff_num_trusted_hops = 1), 'static_resources.listeners[0].filter_chains[0].filters[0].typed_config.xff_num_trusted_hops: xff_num_trusted_hops is not implemented'],
   ['a router option', (b) => (b.static_resources.listeners[0].filter_chains[0].filters[0].typed_config.http_filters[0].typed_config.suppress_envoy_headers = true), 'http_filters[0].typed_config.suppress_envoy_headers: suppress_envoy_headers is not implemented'],
   ['a host rewrite', (b) => (b.static_resources.listeners[0].filter_chains[0].filters[0].typed_config.route_config.virtual_hosts[0].routes[0].route.host_rewrite_literal = 'h'), 'routes[0].route.host_rewrite_literal: host_rewrite_literal is not implemented'],
+  ['an HTTP/1 option other than the HTTP/1.0 ones', (b) => (b.static_resources.listeners[0].filter_chains[0].filters[0].typed_config.http_protocol_options = { accept_http_10: true, allow_absolute_url: false }), 'typed_config.http_protocol_options.allow_absolute_url: allow_absolute_url is not implemented'],
   ['the runtime', (b) => (b.layered_runtime = { layers: [{ name: 'static', static_layer: {} }] }), 'layered_runtime: layered_runtime is not implemented'],
 ];
 

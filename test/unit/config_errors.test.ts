@@ -150,6 +150,11 @@ const CASES: Case[] = [
     change: (b) => (hcm(b).route_config.virtual_hosts[0].domains = []),
     error: `${HCM}.typed_config.route_config.virtual_hosts[0].domains: at least one domain is required`,
   },
+  {
+    name: 'default host for HTTP/1.0 that is no host',
+    change: (b) => (hcm(b).http_protocol_options = { accept_http_10: true, default_host_for_http_10: 'user@host' }),
+    error: `${HCM}.typed_config.http_protocol_options.default_host_for_http_10: 'user@host' is not a valid host[:port]`,
+  },
   { name: 'no http filters', change: (b) => (hcm(b).http_filters = []), error: `${HCM}.typed_config.http_filters: the last HTTP filter must be proxy.filters.http.router` },
   {
     name: 'unknown http filter',

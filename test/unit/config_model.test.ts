@@ -68,7 +68,20 @@ test('listeners, with defaults filled in and names in our spelling', () => {
     streamIdleTimeoutMs: 300000,
     requestTimeoutMs: 0,
     commonHttpProtocolOptions: { idleTimeoutMs: 3600000 },
+    httpProtocolOptions: { acceptHttp10: false, defaultHostForHttp10: '' },
   });
+});
+
+test('http_protocol_options: accept_http_10 and default_host_for_http_10 reach the model', () => {
+  const bootstrap = v3Bootstrap();
+  bootstrap.static_resources.listeners[1].filter_chains[0].filters[0].typed_config.http_protocol_options = {
+    accept_http_10: true,
+    default_host_for_http_10: 'legacy.example.com:8080',
+  };
+  const { bootstrap: model } = loadBootstrap({ configYaml: JSON.stringify(bootstrap), allowUnknownStaticFields: false });
+  const filter = model.listeners[1].filterChains[0].filters[0];
+  assert.ok(filter.kind === 'http_connection_manager');
+  assert.deepEqual(filter.httpProtocolOptions, { acceptHttp10: true, defaultHostForHttp10: 'legacy.example.com:8080' });
 });
 
 test('route defaults: 15 s timeout, case sensitive; 0s disables the timeout', () => {

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import { CodecError } from '../../src/http/http1/codec_error';
 import { BODY_CHUNKED, BODY_UNTIL_CLOSE, type MessageHead, type RequestHead, type ResponseHead } from '../../src/http/http1/message_head';
 import type { ParserCallbacks } from '../../src/http/http1/parser';
-import { RequestParser } from '../../src/http/http1/request_parser';
+import { type Http1Settings, RequestParser } from '../../src/http/http1/request_parser';
 import { ResponseParser } from '../../src/http/http1/response_parser';
 
 interface Message<H> {
@@ -28,16 +28,22 @@ class Recorder<H extends MessageHead> implements ParserCallbacks<H> {
   }
 }
 
+const HTTP11_ONLY: Http1Settings = { acceptHttp10: false, defaultHostForHttp10: '' };
+
 function parseRequests(...pieces: string[]): Message<RequestHead>[] {
+  return parseRequestsWith(HTTP11_ONLY, ...pieces);
+}
+
+function parseRequestsWith(settings: Http1Settings, ...pieces: string[]): Message<RequestHead>[] {
   const recorder = new Recorder<RequestHead>();
-  const parser = new RequestParser(recorder);
+  const parser = new RequestParser(recorder, settings);
   for (const piece of pieces) parser.execute(Buffer.from(piece, 'latin1'));
   return recorder.messages;
 }
 
-function requestError(text: string): CodecError {
+function requestError(text: string, settings = HTTP11_ONLY): CodecError {
   try {
-    parseRequests(text);
+    parseRequestsWith(settings, text);
   } catch (e) {
     assert.ok(e instanceof CodecError);
     return e;
@@ -92,7 +98,7 @@ test('pipelined requests wait while paused and follow on resume', () => {
       recorder.onMessageComplete();
       parser.pause();
     },
-  });
+  }, HTTP11_ONLY);
   parser.execute(Buffer.from('GET /1 HTTP/1.1\r\nHost: h\r\n\r\nGET /2 HTTP/1.1\r\nHost: h\r\n\r\n'));
   assert.equal(recorder.messages.length, 1);
   assert.ok(parser.bufferedBytes > 0);
@@ -125,7 +131,7 @@ test('malformed requests are rejected with the status a server answers', () => {
   assert.equal(requestError('POST / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n').status, 400);
   assert.equal(requestError('POST / HTTP/1.1\r\nContent-Length: -1\r\n\r\n').status, 400);
   assert.equal(requestError('POST / HTTP/1.1\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\n').status, 400);
-  assert.equal(requestError('POST / HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n').status, 501);
+  assert.equal(requestError('POST / HTTP/1.1\r\nTransfer-Encoding: gzip, chunked\r\n\r\n').status, 501);
   assert.equal(requestError('POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n').status, 400);
   assert.equal(requestError(`GET / HTTP/1.1\r\nX: ${'a'.repeat(61 * 1024)}\r\n\r\n`).status, 431);
   assert.equal(requestError(`GET / HTTP/1.1\r\n${'X: y\r\n'.repeat(101)}\r\n`).status, 431);
@@ -173,4 +179,274 @@ test('a response cut short by the close is an error', () => {
   assert.throws(() => parser.finish(), CodecError);
   assert.throws(() => parseResponses(false, 'HTTP/1.1 2000 OK\r\n\r\n'), CodecError);
   assert.throws(() => parseResponses(false, 'HTTP/1.1 101 Switching Protocols\r\n\r\n'), CodecError);
+});
+
+// ---- strictness: what RFC 9112 and llhttp's strict mode refuse is refused -------------------
+
+const CHUNKED_BODY = '5\r\nhello\r\n0\r\n\r\n';
+
+/** The body a request with these extra header lines gets, or the status it is refused with. */
+function outcome(headerLines: string, body = CHUNKED_BODY): string | number {
+  try {
+    const [m] = parseRequests(`POST / HTTP/1.1\r\nHost: h\r\n${headerLines}\r\n${body}`);
+    return m.head.bodyLength === BODY_CHUNKED && m.complete ? `chunked:${m.body}` : `length ${m.head.bodyLength}`;
+  } catch (e) {
+    assert.ok(e instanceof CodecError);
+    return e.status;
+  }
+}
+
+test('Transfer-Encoding obfuscations: read as the RFC says, or refused with 400', () => {
+  const cases: [string, string | number][] = [
+    ['Transfer-Encoding: chunked\r\n', 'chunked:hello'],
+    // Coding names are case-insensitive (RFC 9112 section 7); OWS around a value is not part of it.
+    ['Transfer-Encoding: Chunked\r\n', 'chunked:hello'],
+    ['Transfer-Encoding: CHUNKED\r\n', 'chunked:hello'],
+    ['Transfer-Encoding:  chunked\r\n', 'chunked:hello'],
+    ['Transfer-Encoding: chunked\t\r\n', 'chunked:hello'],
+    ['Transfer-Encoding:\tchunked \r\n', 'chunked:hello'],
+    // Only SP and HTAB are whitespace: U+00A0 (0xA0 in latin1) makes the coding unknown.
+    ['Transfer-Encoding: chunked\xa0\r\n', 400],
+    ['Transfer-Encoding: \xa0chunked\r\n', 400],
+    ['Transfer-Encoding: chunked\x0b\r\n', 400],
+    // Chunked applied twice, or not last, or with parameters.
+    ['Transfer-Encoding: chunked, chunked\r\n', 400],
+    ['Transfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n', 400],
+    ['Transfer-Encoding: chunked\r\nTransfer-Encoding: gzip\r\n', 400],
+    ['Transfer-Encoding: chunked, gzip\r\n', 400],
+    ['Transfer-Encoding: chunked;q=1\r\n', 400],
+    // Empty elements and empty lines: parsers disagree on them.
+    ['Transfer-Encoding: chunked,\r\n', 400],
+    ['Transfer-Encoding: ,chunked\r\n', 400],
+    ['Transfer-Encoding:\r\nTransfer-Encoding: chunked\r\n', 400],
+    ['Transfer-Encoding: chunked\r\nTransfer-Encoding:\r\n', 400],
+    ['Transfer-Encoding:\r\n', 400],
+    // A final coding other than chunked in a request: its length cannot be known (RFC 9112 6.3).
+    ['Transfer-Encoding: xchunked\r\n', 400],
+    ['Transfer-Encoding: chunkedchunked\r\n', 400],
+    ['Transfer-Encoding: gzip\r\n', 400],
+    ['Transfer-Encoding: identity\r\n', 400],
+    ['Transfer-Encoding: "chunked"\r\n', 400],
+    // Codings before chunked that we cannot decode: 501, as Envoy answers.
+    ['Transfer-Encoding: gzip, chunked\r\n', 501],
+    ['Transfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n', 501],
+    // Both framings (RFC 9112 section 11.2): refused, whatever their order.
+    ['Transfer-Encoding: chunked\r\nContent-Length: 5\r\n', 400],
+    ['Content-Length: 5\r\nTransfer-Encoding: chunked\r\n', 400],
+    ['Content-Length: 0\r\nTransfer-Encoding: chunked\r\n', 400],
+    // The name must be exactly a token followed by the colon.
+    ['Transfer-Encoding : chunked\r\n', 400],
+    ['Transfer-Encoding\t: chunked\r\n', 400],
+    [' Transfer-Encoding: chunked\r\n', 400],
+    ['X: y\r\n Transfer-Encoding: chunked\r\n', 400],
+    ['Transfer-Encoding: chunked\r\n  abc\r\n', 400],
+    ['Transfer-Encoding\0: chunked\r\n', 400],
+    ['Transfer-Encoding: chunked\rX: y\r\n', 400],
+    ['Transfer-Encoding: chunked\nX: y\r\n', 400],
+  ];
+  for (const [lines, expected] of cases) assert.equal(outcome(lines), expected, JSON.stringify(lines));
+});
+
+test('Content-Length: digits only; a list of identical values is one value, differing ones are refused', () => {
+  const cases: [string, string | number][] = [
+    ['Content-Length: 5\r\n', 'length 5'],
+    ['Content-Length:  5 \r\n', 'length 5'],
+    ['Content-Length: 005\r\n', 'length 5'],
+    ['Content-Length: 5, 5\r\n', 'length 5'],
+    ['Content-Length: 5,5\r\n', 'length 5'],
+    ['Content-Length: 5\r\nContent-Length: 5\r\n', 'length 5'],
+    ['Content-Length: 5, 6\r\n', 400],
+    ['Content-Length: 5\r\nContent-Length: 6\r\n', 400],
+    ['Content-Length: 5, 5\r\nContent-Length: 6\r\n', 400],
+    ['Content-Length: 5,\r\n', 400],
+    ['Content-Length: ,5\r\n', 400],
+    ['Content-Length: 5 5\r\n', 400],
+    ['Content-Length: +5\r\n', 400],
+    ['Content-Length: -5\r\n', 400],
+    ['Content-Length: 0x5\r\n', 400],
+    ['Content-Length: 5.0\r\n', 400],
+    ['Content-Length: 5\xa0\r\n', 400],
+    ['Content-Length:\r\n', 400],
+    ['Content-Length: 1234567890123456\r\n', 400],
+  ];
+  for (const [lines, expected] of cases) {
+    const result = outcome(lines, 'hello');
+    assert.equal(result, expected, JSON.stringify(lines));
+  }
+});
+
+test('chunk lines: size, then extensions as the grammar has them, then CRLF (llhttp strict cases)', () => {
+  const cases: [string, string | number][] = [
+    ['5\r\nhello\r\n0\r\n\r\n', 'chunked:hello'],
+    ['005\r\nhello\r\n000\r\n\r\n', 'chunked:hello'],
+    ['5;ilovew3;somuchlove=aretheseparametersfor;another=withvalue\r\nhello\r\n0\r\n\r\n', 'chunked:hello'],
+    ['5;ilovew3="I \\"love\\"; \\\\extensions\\\\";somuchlove="aretheseparametersfor";blah;foo=bar\r\nhello\r\n0\r\n\r\n', 'chunked:hello'],
+    // BWS around ';' and '=' is in the grammar (RFC 9112 section 7.1.1).
+    ['5 ; a = b\r\nhello\r\n0\r\n\r\n', 'chunked:hello'],
+    // llhttp: "Space after chunk header", "No semicolon before chunk extensions".
+    ['5 \r\nhello\r\n0\r\n\r\n', 400],
+    ['5\t\r\nhello\r\n0\r\n\r\n', 400],
+    ['2 erfrferferf\r\nhe\r\n0\r\n\r\n', 400],
+    // "No extension after semicolon", "Unbalanced chunk extensions quoting".
+    ['5;\r\nhello\r\n0\r\n\r\n', 400],
+    ['5;a=\r\nhello\r\n0\r\n\r\n', 400],
+    ['5;=b\r\nhello\r\n0\r\n\r\n', 400],
+    ['5;ilovew3="abc";somuchlove="def; ghi\r\nhello\r\n0\r\n\r\n', 400],
+    ['5;a="b\\"\r\nhello\r\n0\r\n\r\n', 400],
+    // "Chunk header not terminated by CRLF"; the old trimEnd() read `5\r\r\n` as 5.
+    ['5\r\r;ABCD\r\nhello\r\n0\r\n\r\n', 400],
+    ['5\r\r\nhello\r\n0\r\n\r\n', 400],
+    ['5\nhello\r\n0\r\n\r\n', 400],
+    // Sizes: hex digits only, at most 13 of them.
+    ['0x5\r\nhello\r\n0\r\n\r\n', 400],
+    ['+5\r\nhello\r\n0\r\n\r\n', 400],
+    [' 5\r\nhello\r\n0\r\n\r\n', 400],
+    ['\r\nhello\r\n0\r\n\r\n', 400],
+    ['00000000000005\r\nhello\r\n0\r\n\r\n', 400],
+    // Data not followed by CRLF, a last chunk missing, bad trailer lines.
+    ['5\r\nhelloX\r\n0\r\n\r\n', 400],
+    ['3\r\nfoo\r\n\r\n', 400],
+    ['5\r\nhello\r\n0\r\nX-T: t\r\n\r\n', 'chunked:hello'],
+    ['5\r\nhello\r\n0\r\nBad Trailer: t\r\n\r\n', 400],
+    ['5\r\nhello\r\n0\r\nno-colon\r\n\r\n', 400],
+    ['5\r\nhello\r\n0\r\nX: \x01\r\n\r\n', 400],
+    ['5\r\nhello\r\n0\r\nX: a\rb\r\n\r\n', 400],
+  ];
+  for (const [body, expected] of cases) assert.equal(outcome('Transfer-Encoding: chunked\r\n', body), expected, JSON.stringify(body));
+});
+
+test('request lines: origin-form starts with /, ASCII only; 1.x above 1.1 is 1.1', () => {
+  assert.equal(requestError('GET foo HTTP/1.1\r\nHost: h\r\n\r\n').status, 400);
+  assert.equal(requestError('GET * HTTP/1.1\r\nHost: h\r\n\r\n').status, 400);
+  assert.equal(requestError('CONNECT h:443 HTTP/1.1\r\nHost: h:443\r\n\r\n').status, 400);
+  assert.equal(requestError('GET /caf\xc3\xa9 HTTP/1.1\r\nHost: h\r\n\r\n').status, 400);
+  assert.equal(requestError('GET /\xff HTTP/1.1\r\nHost: h\r\n\r\n').status, 400);
+  assert.equal(requestError('GET /a b HTTP/1.1\r\nHost: h\r\n\r\n').status, 400);
+  assert.equal(requestError('GET  / HTTP/1.1\r\nHost: h\r\n\r\n').status, 400);
+  assert.equal(requestError('GET / HTTP/1.1 \r\nHost: h\r\n\r\n').status, 400);
+  assert.equal(requestError('GET / http/1.1\r\nHost: h\r\n\r\n').status, 400);
+  assert.equal(requestError('GET / HTTP/1.10\r\nHost: h\r\n\r\n').status, 400);
+  assert.equal(requestError('GET / HTTP/0.9\r\nHost: h\r\n\r\n').status, 426);
+  const [options] = parseRequests('OPTIONS * HTTP/1.1\r\nHost: h\r\n\r\n');
+  assert.equal(options.head.path, '*');
+  const [later] = parseRequests('GET / HTTP/1.2\r\nHost: h\r\n\r\n');
+  assert.equal(later.head.http10, false);
+  assert.equal(later.head.connectionClose, false);
+});
+
+test('Host and absolute-form authorities are a uri-host with an optional port, without userinfo', () => {
+  for (const host of ['example.com', 'example.com:8080', 'h:', '10.0.0.1:80', '[::1]:8080', '[2001:db8::1]', 'a%41b', "x!$&'()*+,;=y", '[v1.fe]']) {
+    assert.equal(parseRequests(`GET / HTTP/1.1\r\nHost: ${host}\r\n\r\n`)[0].head.authority, host);
+  }
+  for (const host of ['a b', 'a/b@c', 'user@h', 'user:pw@h', 'h:80a', 'a%4', 'a%zz', '[::1', '[nope]', 'caf\xc3\xa9', 'h\\x', 'h#', 'h?']) {
+    assert.equal(requestError(`GET / HTTP/1.1\r\nHost: ${host}\r\n\r\n`).status, 400, host);
+  }
+  // An empty Host is well-formed; the connection manager answers it.
+  assert.equal(parseRequests('GET / HTTP/1.1\r\nHost:\r\n\r\n')[0].head.authority, '');
+
+  const [upper] = parseRequests('GET HTTP://Example.com HTTP/1.1\r\n\r\n');
+  assert.deepEqual([upper.head.authority, upper.head.path], ['Example.com', '/']);
+  const [query] = parseRequests('GET https://h:8443?x=1 HTTP/1.1\r\nHost: other\r\n\r\n');
+  assert.deepEqual([query.head.authority, query.head.path], ['h:8443', '/?x=1']);
+  assert.equal(requestError('GET http://user:pw@host/ HTTP/1.1\r\nHost: host\r\n\r\n').status, 400);
+  assert.equal(requestError('GET http://host@evil/ HTTP/1.1\r\n\r\n').status, 400);
+  assert.equal(requestError('GET http:///x HTTP/1.1\r\nHost: h\r\n\r\n').status, 400);
+  assert.equal(requestError('GET ftp://h/x HTTP/1.1\r\nHost: h\r\n\r\n').status, 400);
+  assert.equal(requestError('GET http:/h/x HTTP/1.1\r\nHost: h\r\n\r\n').status, 400);
+});
+
+test('empty lines before a request line: two CRLFs are skipped, more or bare ones are refused', () => {
+  const [m] = parseRequests('\r\n\r\nGET /x HTTP/1.1\r\nHost: h\r\n\r\n');
+  assert.equal(m.head.path, '/x');
+  // Counted across reads, and a CR split from its LF.
+  assert.equal(parseRequests('\r', '\n', '\r', '\nGET /y HTTP/1.1\r\nHost: h\r\n\r\n')[0].head.path, '/y');
+  // A message's count does not carry over to the next one.
+  const pipelined = parseRequests('\r\n\r\nGET /1 HTTP/1.1\r\nHost: h\r\n\r\n\r\n\r\nGET /2 HTTP/1.1\r\nHost: h\r\n\r\n');
+  assert.deepEqual(pipelined.map((r) => r.head.path), ['/1', '/2']);
+  assert.equal(requestError('\r\n\r\n\r\nGET / HTTP/1.1\r\nHost: h\r\n\r\n').status, 400);
+  assert.throws(() => parseRequests('\r\n', '\r\n', '\r\n'), CodecError);
+  assert.equal(requestError('\nGET / HTTP/1.1\r\nHost: h\r\n\r\n').status, 400);
+  assert.equal(requestError('\rGET / HTTP/1.1\r\nHost: h\r\n\r\n').status, 400);
+});
+
+test('a head sent a few bytes at a time is searched once, not once per read', () => {
+  const lines = Array.from({ length: 90 }, (_, i) => `X-Pad-${i}: ${'v'.repeat(660)}\r\n`).join('');
+  const head = Buffer.from(`GET /slow HTTP/1.1\r\nHost: h\r\n${lines}\r\n`, 'latin1');
+  assert.ok(head.length > 59 * 1024 && head.length <= 60 * 1024, `${head.length}`);
+  const recorder = new Recorder<RequestHead>();
+  const parser = new RequestParser(recorder, HTTP11_ONLY);
+  for (let i = 0; i < head.length; i += 3) parser.execute(head.subarray(i, i + 3));
+  assert.equal(recorder.messages.length, 1);
+  assert.equal(recorder.messages[0].head.headers.length, 180);
+  // Each byte is looked at about twice (when it arrives, and once more when the head is joined);
+  // searching the whole held head on every read would be some 20 000 times that.
+  assert.ok(parser.scannedBytes <= 2 * head.length + 16, `${parser.scannedBytes} bytes scanned for a ${head.length} byte head`);
+});
+
+test('messages split at every byte parse as when sent whole', () => {
+  const wire =
+    '\r\nPOST /a HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n5;x="y"\r\nhello\r\n0\r\nT: 1\r\n\r\n' +
+    'GET /b HTTP/1.1\r\nHost: h\r\n\r\n' +
+    'PUT /c HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\n\r\nabc';
+  const whole = parseRequests(wire).map((m) => [m.head.path, m.body, m.complete]);
+  assert.deepEqual(whole, [['/a', 'hello', true], ['/b', '', true], ['/c', 'abc', true]]);
+  for (const size of [1, 2, 3, 5, 7]) {
+    const pieces: string[] = [];
+    for (let i = 0; i < wire.length; i += size) pieces.push(wire.slice(i, i + size));
+    assert.deepEqual(parseRequests(...pieces).map((m) => [m.head.path, m.body, m.complete]), whole, `pieces of ${size}`);
+  }
+});
+
+test('HTTP/1.0 with accept_http_10: close unless keep-alive, the default host, no 100-continue', () => {
+  const settings: Http1Settings = { acceptHttp10: true, defaultHostForHttp10: 'legacy.local' };
+  const [plain] = parseRequestsWith(settings, 'GET /a HTTP/1.0\r\n\r\n');
+  assert.equal(plain.head.http10, true);
+  assert.equal(plain.head.authority, 'legacy.local');
+  assert.equal(plain.head.connectionClose, true);
+  const [keepAlive] = parseRequestsWith(settings, 'GET /a HTTP/1.0\r\nConnection: Keep-Alive\r\nHost: h\r\n\r\n');
+  assert.equal(keepAlive.head.authority, 'h');
+  assert.equal(keepAlive.head.connectionClose, false);
+  const [expect] = parseRequestsWith(settings, 'PUT /a HTTP/1.0\r\nExpect: 100-continue\r\nContent-Length: 1\r\n\r\nx');
+  assert.equal(expect.head.expectContinue, false);
+  assert.equal(expect.body, 'x');
+  // Without a default host a 1.0 request may have no authority: the connection manager answers 400.
+  assert.equal(parseRequestsWith({ acceptHttp10: true, defaultHostForHttp10: '' }, 'GET / HTTP/1.0\r\n\r\n')[0].head.authority, '');
+  // HTTP/1.0 has no Transfer-Encoding: framing faulty (RFC 9112 section 6.1).
+  assert.equal(requestError('POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n', settings).status, 400);
+  assert.equal(requestError('GET / HTTP/1.0\r\n\r\n').status, 426);
+});
+
+test('responses llhttp refuses are refused: spaces and bad extensions in chunk lines', () => {
+  const head = 'HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n';
+  assert.throws(() => parseResponses(false, `${head}25  \r\nThis is the data in the first chunk\r\n0\r\n\r\n`), CodecError);
+  assert.throws(() => parseResponses(false, `${head}5;\r\nhello\r\n0\r\n\r\n`), CodecError);
+  assert.throws(() => parseResponses(false, `${head}5;a="b\r\nhello\r\n0\r\n\r\n`), CodecError);
+  assert.equal(parseResponses(false, `${head}5;a="b"\r\nhello\r\n0\r\n\r\n`).messages[0].body, 'hello');
+  assert.throws(() => parseResponses(false, 'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked, gzip\r\n\r\n'), CodecError);
+  assert.throws(() => parseResponses(false, 'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\xa0\r\n\r\n'), CodecError);
+});
+
+test('response transfer codings: kept for the client; a final one other than chunked reads to the close', () => {
+  const gzip = parseResponses(false, 'HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\nbinary');
+  assert.equal(gzip.messages[0].head.bodyLength, BODY_UNTIL_CLOSE);
+  assert.equal(gzip.messages[0].head.transferCodings, 'gzip');
+  assert.equal(gzip.messages[0].head.chunked, false);
+  assert.equal(gzip.messages[0].head.connectionClose, true);
+  gzip.parser.finish();
+  assert.equal(gzip.messages[0].body, 'binary');
+
+  const both = parseResponses(false, 'HTTP/1.1 200 OK\r\nTransfer-Encoding: GZip, Chunked\r\n\r\n2\r\nab\r\n0\r\n\r\n').messages[0];
+  assert.equal(both.head.bodyLength, BODY_CHUNKED);
+  assert.equal(both.head.transferCodings, 'GZip');
+  assert.equal(both.body, 'ab');
+
+  // Transfer-Encoding wins over Content-Length, and the connection is not used again.
+  const withLength = parseResponses(false, 'HTTP/1.1 200 OK\r\nContent-Length: 100\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nab\r\n0\r\n\r\n').messages[0];
+  assert.equal(withLength.body, 'ab');
+  assert.equal(withLength.complete, true);
+  assert.equal(withLength.head.connectionClose, true);
+
+  const later = parseResponses(false, 'HTTP/1.2 200 OK\r\nContent-Length: 0\r\n\r\n').messages[0];
+  assert.equal(later.head.http10, false);
+  assert.equal(later.complete, true);
 });

@@ -1,5 +1,6 @@
 // The HTTP connection manager network filter, its inline route table and its HTTP filters.
 
+import { isValidAuthority } from '../../http/authority';
 import { FieldError } from '../errors';
 import { childPath, indexPath } from '../field_path';
 import { JsonObject, messageField, messageList, numberField, stringField, stringList } from '../json';
@@ -34,6 +35,15 @@ export function validateHttpConnectionManager(config: JsonObject, path: string, 
   const protocolOptions = messageField(config, 'common_http_protocol_options');
   if (protocolOptions !== undefined) {
     requireNonNegativeDuration(protocolOptions, 'idle_timeout', childPath(path, 'common_http_protocol_options'));
+  }
+  validateHttp1Options(config, path);
+}
+
+/** default_host_for_http_10 becomes a request's authority: it must be one a client could send. */
+function validateHttp1Options(config: JsonObject, path: string): void {
+  const host = stringField(messageField(config, 'http_protocol_options') ?? {}, 'default_host_for_http_10');
+  if (host !== '' && !isValidAuthority(host)) {
+    throw new FieldError(childPath(childPath(path, 'http_protocol_options'), 'default_host_for_http_10'), `'${host}' is not a valid host[:port]`);
   }
 }
 

@@ -47,6 +47,7 @@ export interface RouterConfig {
 }
 
 const CONNECT_ERROR_PREFIX = 'upstream connect error or disconnect/reset before headers. reset reason: ';
+const HTTP10_TRANSFER_CODING = 'upstream response has a transfer-coding an HTTP/1.0 client cannot decode';
 
 export class Router implements PoolCallbacks, UpstreamStreamCallbacks {
   // Per request; reset by finish().
@@ -57,6 +58,7 @@ export class Router implements PoolCallbacks, UpstreamStreamCallbacks {
   private hostStats: HostStats | null = null;
   private upstreamHead = '';
   private headMethod = false;
+  private http10 = false;
   private chunked = false;
   private pendingBody: Buffer[] | null = null;
   private pendingBytes = 0;
@@ -114,6 +116,7 @@ export class Router implements PoolCallbacks, UpstreamStreamCallbacks {
     this.requestComplete = false;
     this.responseStarted = false;
     this.headMethod = head.method === 'HEAD';
+    this.http10 = head.http10;
     this.chunked = head.bodyLength === BODY_CHUNKED;
     this.upstreamHead = this.upstreamRequestHead(head, route, action);
     this.pool = cluster.httpPool(host);
@@ -197,6 +200,12 @@ export class Router implements PoolCallbacks, UpstreamStreamCallbacks {
   // ---- UpstreamStreamCallbacks --------------------------------------------------------------
 
   onUpstreamHead(head: ResponseHead): void {
+    // HTTP/1.0 has no transfer codings (RFC 9112 section 6.1): such a body cannot reach the client.
+    if (this.http10 && head.transferCodings !== null) {
+      this.abortUpstream();
+      this.fail(502, HTTP10_TRANSFER_CODING);
+      return;
+    }
     this.responseStarted = true;
     this.cluster!.info.stats.chargeResponseCode(head.status);
     if (head.status >= 500) this.hostStats!.rq_error.inc();

@@ -91,7 +91,7 @@ export class HttpConnectionManagerFactory implements NetworkFilterFactory {
 
 export class HttpConnectionManager implements ParserCallbacks<RequestHead>, DownstreamStream {
   readonly remoteAddress: string;
-  private readonly parser = new RequestParser(this);
+  private readonly parser: RequestParser;
   private readonly router: Router;
   private readonly stats: HttpConnectionManagerStats;
   private readonly bufferLimit: number;
@@ -124,6 +124,7 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
     private readonly factory: HttpConnectionManagerFactory,
     private readonly socket: net.Socket,
   ) {
+    this.parser = new RequestParser(this, factory.config.httpProtocolOptions);
     this.stats = factory.stats;
     this.bufferLimit = factory.deps.bufferLimitBytes;
     this.remoteAddress = socket.remoteAddress ?? '';
@@ -197,7 +198,7 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
     let head = `${statusLine(status)}content-length: ${length}\r\n`;
     if (length > 0) head += 'content-type: text/plain\r\n';
     head += `date: ${dates.current()}\r\nserver: ${this.factory.config.serverName}\r\n`;
-    if (close) head += 'connection: close\r\n';
+    head += connectionHeader(close, this.request?.http10 === true);
     this.responseStarted = true;
     this.stats.chargeResponseCode(status);
     this.output.text(`${head}\r\n`);
@@ -208,9 +209,10 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
 
   encodeHeaders(upstream: ResponseHead, upstreamServiceTimeMs: number): void {
     const status = upstream.status;
-    const close = this.closesAfterResponse();
+    const request = this.request!;
+    let close = this.closesAfterResponse();
     this.responseStarted = true;
-    this.responseBodiless = this.request!.method === 'HEAD' || status === 204 || status === 304;
+    this.responseBodiless = request.method === 'HEAD' || status === 204 || status === 304;
     this.responseChunked = false;
     this.touchStream();
     this.stats.chargeResponseCode(status);
@@ -225,16 +227,19 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
     }
     if (upstream.contentLength >= 0 && upstream.bodyLength !== BODY_CHUNKED && upstream.bodyLength !== BODY_UNTIL_CLOSE) {
       head += `content-length: ${upstream.contentLength}\r\n`;
+    } else if (request.http10) {
+      // HTTP/1.0 has no chunked coding: the close ends the body (Envoy does the same).
+      if (!this.responseBodiless) close = true;
     } else if (!this.responseBodiless) {
       this.responseChunked = true;
-      head += 'transfer-encoding: chunked\r\n';
+      // Codings the upstream applied stay on the body, chunked on top of them.
+      const codings = upstream.transferCodings;
+      head += codings === null ? 'transfer-encoding: chunked\r\n' : `transfer-encoding: ${codings}, chunked\r\n`;
     }
     head += `date: ${this.factory.dates.current()}\r\nserver: ${this.factory.config.serverName}\r\n`;
     head += `x-proxy-upstream-service-time: ${upstreamServiceTimeMs}\r\n`;
-    if (close) {
-      this.closeAfterResponse = true;
-      head += 'connection: close\r\n';
-    }
+    if (close) this.closeAfterResponse = true;
+    head += connectionHeader(close, request.http10);
     // Held until the body, or the end of this batch of upstream input, joins it.
     this.output.text(`${head}\r\n`);
   }
@@ -456,6 +461,12 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
       this.requestTimer = null;
     }
   }
+}
+
+/** Says whether the connection stays open: HTTP/1.1 only when it does not, HTTP/1.0 either way. */
+function connectionHeader(close: boolean, http10: boolean): string {
+  if (close) return 'connection: close\r\n';
+  return http10 ? 'connection: keep-alive\r\n' : '';
 }
 
 /** Response headers the manager sets itself: server, date, x-proxy-upstream-service-time. */

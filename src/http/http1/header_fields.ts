@@ -1,14 +1,15 @@
-// Parsing of an HTTP/1 header block (RFC 7230 section 3.2) into a MessageHead: names checked
+// Parsing of an HTTP/1 header block (RFC 9112 section 5) into a MessageHead: names checked
 // as tokens and lower-cased, values trimmed of OWS, connection-level headers interpreted and
-// kept out of the forwarded list.
+// kept out of the forwarded list. Framing headers are read as strictly as RFC 9112 section 6
+// asks: whatever two parsers could read differently is an error, never a guess.
 
 import { CodecError } from './codec_error';
+import { TOKEN, TRANSFER_CODING } from './grammar';
 import type { MessageHead, RequestHead } from './message_head';
 
 /** Envoy's default max_headers_count. */
 export const MAX_HEADERS_COUNT = 100;
 
-const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 /** Control characters other than HTAB, CR and LF (those two are checked line by line). */
 const FORBIDDEN_IN_HEAD = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]/;
 const DIGITS = /^[0-9]{1,15}$/;
@@ -65,9 +66,27 @@ export function lineEnd(head: string, pos: number): number {
 }
 
 /**
+ * The field name of the line at `pos`, before its colon. It must be a token, which also rejects
+ * obs-fold (a line starting with whitespace) and whitespace before the colon.
+ */
+function fieldName(text: string, pos: number, eol: number): string {
+  const colon = text.indexOf(':', pos);
+  const name = colon < 0 || colon > eol ? '' : text.slice(pos, colon);
+  if (!TOKEN.test(name)) throw new CodecError(400, 'http1.codec_error');
+  return name;
+}
+
+/** A trailer field line (without its CRLF): checked as a header line is, then dropped. */
+export function checkTrailerLine(line: string): void {
+  checkHeadCharacters(line);
+  if (line.includes('\r')) throw new CodecError(400, 'http1.codec_error');
+  fieldName(line, 0, line.length);
+}
+
+/**
  * Parses the header lines of `head` from `pos` to its end (each line ends with CRLF; the
  * blank line is not included) into `message`. `request` is set when parsing a request, whose
- * Host and Expect headers are interpreted too.
+ * Host and Expect headers are interpreted too (the request parser checks the Host value).
  */
 export function parseHeaderFields(head: string, pos: number, message: MessageHead, request: RequestHead | null): void {
   let count = 0;
@@ -77,17 +96,9 @@ export function parseHeaderFields(head: string, pos: number, message: MessageHea
   while (pos < end) {
     if (++count > MAX_HEADERS_COUNT) throw new CodecError(431, 'http1.too_many_headers');
     const eol = lineEnd(head, pos);
-    const colon = head.indexOf(':', pos);
-    if (colon < 0 || colon > eol) throw new CodecError(400, 'http1.codec_error');
-    const rawName = head.slice(pos, colon);
-    // Also rejects obs-fold (a line starting with whitespace) and whitespace before the colon.
-    if (!TOKEN.test(rawName)) throw new CodecError(400, 'http1.codec_error');
+    const rawName = fieldName(head, pos, eol);
     const name = rawName.toLowerCase();
-    let vs = colon + 1;
-    let ve = eol;
-    while (vs < ve && isOws(head.charCodeAt(vs))) vs++;
-    while (ve > vs && isOws(head.charCodeAt(ve - 1))) ve--;
-    const value = head.slice(vs, ve);
+    const value = trimOws(head, pos + rawName.length + 1, eol);
     pos = eol + 2;
 
     switch (kindOf(name)) {
@@ -127,19 +138,59 @@ function isOws(c: number): boolean {
   return c === 0x20 || c === 0x09;
 }
 
+/** text[start, end) without OWS: only SP and HTAB (String.trim() would also strip U+00A0). */
+function trimOws(text: string, start = 0, end = text.length): string {
+  while (start < end && isOws(text.charCodeAt(start))) start++;
+  while (end > start && isOws(text.charCodeAt(end - 1))) end--;
+  return text.slice(start, end);
+}
+
+/**
+ * A decimal length, or a list of identical ones (`5, 5`: a header duplicated on the way, which
+ * RFC 9110 section 8.6 lets a recipient read as one). A sign, differing values, or anything
+ * else is an error.
+ */
 function setContentLength(message: MessageHead, value: string): void {
-  if (!DIGITS.test(value)) throw new CodecError(400, 'http1.content_length_invalid');
-  const length = Number(value);
+  let digits = value;
+  if (!DIGITS.test(value)) {
+    const values = value.split(',').map((v) => trimOws(v));
+    if (!values.every((v) => v === values[0]) || !DIGITS.test(values[0])) {
+      throw new CodecError(400, 'http1.content_length_invalid');
+    }
+    digits = values[0];
+  }
+  const length = Number(digits);
   if (message.contentLength >= 0 && message.contentLength !== length) {
     throw new CodecError(400, 'http1.content_length_invalid');
   }
   message.contentLength = length;
 }
 
+/**
+ * Reads the Transfer-Encoding list (all its lines joined). Coding names are case-insensitive;
+ * chunked may appear once, last (RFC 9112 section 7). Empty elements, which RFC 9110 would let
+ * pass, are refused: parsers disagree on `chunked,` and an empty line. Whether a message may
+ * carry the codings found is for the request or response parser to say.
+ */
 function setTransferEncoding(message: MessageHead, value: string): void {
-  const codings = value.toLowerCase().split(',');
-  if (codings[codings.length - 1].trim() === 'chunked') message.chunked = true;
-  if (codings.length !== 1 || !message.chunked) message.otherTransferEncoding = true;
+  if (value === 'chunked') {
+    message.chunked = true;
+    return;
+  }
+  let codings: string | null = null;
+  for (const element of value.split(',')) {
+    const coding = trimOws(element);
+    const name = TRANSFER_CODING.exec(coding)?.[1];
+    if (name === undefined || message.chunked) throw new CodecError(400, 'http1.invalid_transfer_encoding');
+    if (name.toLowerCase() !== 'chunked') {
+      codings = codings === null ? coding : `${codings}, ${coding}`;
+      continue;
+    }
+    // Chunked defines no parameters (RFC 9112 section 7).
+    if (name !== coding) throw new CodecError(400, 'http1.invalid_transfer_encoding');
+    message.chunked = true;
+  }
+  message.transferCodings = codings;
 }
 
 function addConnectionTokens(message: MessageHead, value: string): void {
@@ -154,7 +205,7 @@ function addConnectionTokens(message: MessageHead, value: string): void {
     return;
   }
   for (const raw of lower.split(',')) {
-    const token = raw.trim();
+    const token = trimOws(raw);
     if (token === 'close') message.connectionClose = true;
     else if (token === 'keep-alive') message.connectionKeepAlive = true;
     else if (token !== '') (message.connectionTokens ??= []).push(token);

@@ -15,8 +15,11 @@ export class MessageHead {
   contentLength = -1;
   /** The last transfer coding is chunked. */
   chunked = false;
-  /** A transfer-encoding header that is not exactly `chunked` was present. */
-  otherTransferEncoding = false;
+  /**
+   * The transfer codings applied before chunked (or without it), as received, e.g. `gzip`;
+   * null when there are none. The proxy cannot undo them, so they travel on with the body.
+   */
+  transferCodings: string | null = null;
   /** `connection: close`, or an HTTP/1.0 message without `connection: keep-alive`. */
   connectionClose = false;
   connectionKeepAlive = false;
@@ -31,8 +34,10 @@ export class RequestHead extends MessageHead {
 
   constructor(
     readonly method: string,
-    /** Origin-form: `/path?query`. */
+    /** Origin-form: `/path?query`, or `*` for `OPTIONS *`. */
     readonly path: string,
+    /** An HTTP/1.0 request: its response cannot be chunked, and keep-alive is opt-in. */
+    readonly http10: boolean,
   ) {
     super();
   }

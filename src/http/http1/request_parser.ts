@@ -1,16 +1,33 @@
-// The server side of HTTP/1.1: parses requests. HTTP/1.0 is answered with 426, as Envoy does
+// The server side of HTTP/1.1: parses requests. HTTP/1.0 is answered with 426, as Envoy does,
 // unless http_protocol_options.accept_http_10 is set.
 
+import { isValidAuthority } from '../authority';
 import { CodecError } from './codec_error';
+import { TOKEN } from './grammar';
 import { checkHeadCharacters, lineEnd, parseHeaderFields } from './header_fields';
 import { BODY_CHUNKED, RequestHead } from './message_head';
-import { Http1Parser } from './parser';
+import { Http1Parser, type ParserCallbacks } from './parser';
 
-const METHOD = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
-/** Visible ASCII and obs-text: no whitespace or control characters. */
-const TARGET = /^[\x21-\x7e\x80-\xff]+$/;
+/** The connection manager's http_protocol_options this codec acts on (Envoy's Http1Settings). */
+export interface Http1Settings {
+  readonly acceptHttp10: boolean;
+  /** The authority of an HTTP/1.0 request without Host; '' for none. */
+  readonly defaultHostForHttp10: string;
+}
+
+/** Visible ASCII: a URI has no whitespace, control characters or raw non-ASCII bytes. */
+const TARGET = /^[\x21-\x7e]+$/;
+const HTTP_1_1 = 'HTTP/1.1';
+const VERSION = /^HTTP\/([0-9])\.([0-9])$/;
 
 export class RequestParser extends Http1Parser<RequestHead> {
+  constructor(
+    callbacks: ParserCallbacks<RequestHead>,
+    private readonly settings: Http1Settings,
+  ) {
+    super(callbacks);
+  }
+
   protected headComplete(text: string): number {
     checkHeadCharacters(text);
     const eol = lineEnd(text, 0);
@@ -19,22 +36,34 @@ export class RequestParser extends Http1Parser<RequestHead> {
     if (sp1 <= 0 || sp2 < 0 || sp2 >= eol) throw new CodecError(400, 'http1.codec_error');
     const method = text.slice(0, sp1);
     const target = text.slice(sp1 + 1, sp2);
+    if (!TOKEN.test(method) || !TARGET.test(target)) throw new CodecError(400, 'http1.codec_error');
     const version = text.slice(sp2 + 1, eol);
-    if (!METHOD.test(method) || !TARGET.test(target)) throw new CodecError(400, 'http1.codec_error');
-    if (version !== 'HTTP/1.1') {
-      if (version === 'HTTP/1.0' || version === 'HTTP/0.9') throw new CodecError(426, 'http1.upgrade_required');
-      throw new CodecError(400, 'http1.codec_error');
+    const http10 = version === HTTP_1_1 ? false : this.isHttp10(version);
+
+    let path = target;
+    let authority: string | null = null;
+    // origin-form, or asterisk-form for OPTIONS; absolute-form is the only other one we take.
+    if (target.charCodeAt(0) !== 0x2f /* '/' */ && (target !== '*' || method !== 'OPTIONS')) {
+      const absolute = absoluteForm(target);
+      path = absolute.path;
+      authority = absolute.authority;
     }
-
-    const absolute = absoluteForm(target);
-    const head = new RequestHead(method, absolute === null ? target : absolute.path);
+    const head = new RequestHead(method, path, http10);
     parseHeaderFields(text, eol + 2, head, head);
-    // A proxy takes the authority of an absolute-form target over Host (RFC 7230 section 5.4).
-    if (absolute !== null) head.authority = absolute.authority;
+    // Host must be valid even where a target overrides it (RFC 9112 section 3.2); an empty one is
+    // well-formed, and the connection manager answers it with 400 itself.
+    if (head.authority !== '' && !isValidAuthority(head.authority)) throw new CodecError(400, 'http.invalid_authority');
+    // A proxy takes the authority of an absolute-form target over Host (RFC 9112 section 3.2.2).
+    if (authority !== null) head.authority = authority;
+    if (http10) this.readHttp10(head);
 
-    if (head.otherTransferEncoding) throw new CodecError(501, 'http1.invalid_transfer_encoding');
-    if (head.chunked) {
+    if (head.chunked || head.transferCodings !== null) {
+      // A body whose length cannot be known for sure is refused (RFC 9112 sections 6.1, 6.3).
+      if (http10 || !head.chunked) throw new CodecError(400, 'http1.invalid_transfer_encoding');
+      // Both framings in one request is how smuggling starts: refused, as llhttp and Envoy do.
       if (head.contentLength >= 0) throw new CodecError(400, 'http1.content_length_and_chunked_not_allowed');
+      // Codings before chunked that we cannot decode, as Envoy answers them.
+      if (head.transferCodings !== null) throw new CodecError(501, 'http1.invalid_transfer_encoding');
       head.bodyLength = BODY_CHUNKED;
     } else {
       head.bodyLength = Math.max(0, head.contentLength);
@@ -42,19 +71,43 @@ export class RequestParser extends Http1Parser<RequestHead> {
     this.callbacks.onMessageHead(head);
     return head.bodyLength;
   }
+
+  /**
+   * True for HTTP/1.0, false for HTTP/1.1 and the later 1.x a server treats as 1.1 (RFC 9112
+   * section 2.3). 1.0 without accept_http_10, and 0.9, are answered 426 as in Envoy.
+   */
+  private isHttp10(version: string): boolean {
+    const match = VERSION.exec(version);
+    if (match === null || (match[1] !== '0' && match[1] !== '1')) throw new CodecError(400, 'http1.codec_error');
+    if (match[1] === '1' && match[2] !== '0') return false;
+    if (match[1] === '0' || !this.settings.acceptHttp10) throw new CodecError(426, 'http1.upgrade_required');
+    return true;
+  }
+
+  /** HTTP/1.0: keep-alive is opt-in, Host optional, and Expect is to be ignored (RFC 9110 10.1.1). */
+  private readHttp10(head: RequestHead): void {
+    if (!head.connectionKeepAlive) head.connectionClose = true;
+    if (head.authority === '') head.authority = this.settings.defaultHostForHttp10;
+    head.expectContinue = false;
+  }
 }
 
-/** Splits `http://authority/path` (or https); null for any other form. */
-function absoluteForm(target: string): { authority: string; path: string } | null {
+/** `http://authority/path` (or https, case-insensitive) split; anything else is an error. */
+function absoluteForm(target: string): { authority: string; path: string } {
   const schemeEnd = target.indexOf('://');
-  if (schemeEnd < 0 || target.charCodeAt(0) === 0x2f /* '/' */) return null;
-  const scheme = target.slice(0, schemeEnd).toLowerCase();
-  if (scheme !== 'http' && scheme !== 'https') return null;
+  const scheme = schemeEnd < 0 ? '' : target.slice(0, schemeEnd).toLowerCase();
+  if (scheme !== 'http' && scheme !== 'https') throw new CodecError(400, 'http1.codec_error');
   const start = schemeEnd + 3;
-  const slash = target.indexOf('/', start);
-  const query = target.indexOf('?', start);
-  const end = slash >= 0 && (query < 0 || slash < query) ? slash : query;
-  if (end < 0) return { authority: target.slice(start), path: '/' };
+  let end = start;
+  while (end < target.length && !isAuthorityEnd(target.charCodeAt(end))) end++;
+  const authority = target.slice(start, end);
+  // Userinfo is deprecated and a known way to mislead (RFC 9110 section 4.2.4): an error.
+  if (!isValidAuthority(authority)) throw new CodecError(400, 'http.invalid_authority');
   const path = target.slice(end);
-  return { authority: target.slice(start, end), path: path.charCodeAt(0) === 0x3f ? `/${path}` : path };
+  return { authority, path: path.charCodeAt(0) === 0x2f ? path : `/${path}` };
+}
+
+/** '/', '?' or '#': where the authority of a URI ends. */
+function isAuthorityEnd(c: number): boolean {
+  return c === 0x2f || c === 0x3f || c === 0x23;
 }

@@ -19,10 +19,10 @@ export class ResponseParser extends Http1Parser<ResponseHead> {
   protected headComplete(text: string): number | null {
     checkHeadCharacters(text);
     const eol = lineEnd(text, 0);
-    // HTTP/1.x SP 3DIGIT [SP reason-phrase]
+    // HTTP/1.x SP 3DIGIT [SP reason-phrase]; a 1.x above 1.1 is read as 1.1 (RFC 9112 section 2.3).
     const minor = text.charCodeAt(7);
     const status = statusCode(text);
-    if (!text.startsWith(HTTP_1) || (minor !== 0x30 && minor !== 0x31) || text.charCodeAt(8) !== 0x20 || status < 100) {
+    if (!text.startsWith(HTTP_1) || !(minor >= 0x30 && minor <= 0x39) || text.charCodeAt(8) !== 0x20 || status < 100) {
       throw new CodecError(400, 'http1.codec_error');
     }
     if (eol !== 12 && text.charCodeAt(12) !== 0x20) throw new CodecError(400, 'http1.codec_error');
@@ -35,11 +35,16 @@ export class ResponseParser extends Http1Parser<ResponseHead> {
       return null;
     }
     if (head.http10 && !head.connectionKeepAlive) head.connectionClose = true;
+    const transferEncoding = head.chunked || head.transferCodings !== null;
+    // Transfer-Encoding overrides Content-Length, but the pair hints at smuggling: this
+    // connection is not reused (RFC 9112 section 6.3).
+    if (transferEncoding && head.contentLength >= 0) head.connectionClose = true;
     if (this.headRequest || status === 204 || status === 304) {
       head.bodyLength = 0;
     } else if (head.chunked) {
       head.bodyLength = BODY_CHUNKED;
-    } else if (head.otherTransferEncoding || head.contentLength < 0) {
+    } else if (transferEncoding || head.contentLength < 0) {
+      // A coding other than chunked last: the body runs until the close.
       head.bodyLength = BODY_UNTIL_CLOSE;
       head.connectionClose = true;
     } else {
