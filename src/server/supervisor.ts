@@ -124,7 +124,7 @@ export class Supervisor implements ServerInfoSource {
   }
 
   /**
-   * The start sequence of an epoch (Envoy's, see ARCHITECTURE.md "Hot restart"): hot restart
+   * The start sequence of an epoch (Envoy's; the README's "Hot restart" section): hot restart
    * sockets, stats region, the parent's admin and listen sockets, workers, then the parent's
    * drain and, after --parent-shutdown-time-s, its termination.
    */
