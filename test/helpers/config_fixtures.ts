@@ -161,54 +161,57 @@ export function withTempDir<T>(body: (dir: string) => T): T {
   }
 }
 
+/** A STATIC cluster `name` of one host, 127.0.0.1:`port`. */
+export function localCluster(name: string, port: number): Json {
+  return {
+    name,
+    connect_timeout: '1s',
+    load_assignment: { cluster_name: name, endpoints: [{ lb_endpoints: [{ endpoint: { address: socketAddress('127.0.0.1', port) } }] }] },
+  };
+}
+
+/**
+ * Listener `name` on 127.0.0.1:`port`: an HTTP connection manager (stat prefix ingress_http,
+ * router filter) over one virtual host of `routes`, with `options` merged into its config.
+ */
+export function httpListener(name: string, port: number, routes: Json[], options: Json = {}): Json {
+  return {
+    name,
+    address: socketAddress('127.0.0.1', port),
+    filter_chains: [
+      {
+        filters: [
+          {
+            name: 'proxy.filters.network.http_connection_manager',
+            typed_config: {
+              '@type': HCM_TYPE,
+              stat_prefix: 'ingress_http',
+              route_config: { virtual_hosts: [{ name: 'all', domains: ['*'], routes }] },
+              http_filters: [{ name: 'proxy.filters.http.router', typed_config: { '@type': ROUTER_TYPE } }],
+              ...options,
+            },
+          },
+        ],
+      },
+    ],
+  };
+}
+
 /**
  * A small bootstrap that serves: admin on 127.0.0.1:0 and listener `http_in` on 127.0.0.1,
  * where GET /version answers `version` (which configuration serves) and every other path goes
  * to cluster `web` at 127.0.0.1:`upstreamPort`.
  */
 export function servingBootstrap(opts: { upstreamPort: number; listenPort: number; version: string }): Json {
+  const routes = [
+    { match: { path: '/version' }, direct_response: { status: 200, body: { inline_string: opts.version } } },
+    { match: { prefix: '/' }, route: { cluster: 'web' } },
+  ];
   return {
     admin: { access_log_path: '/dev/null', address: socketAddress('127.0.0.1', 0) },
     static_resources: {
-      listeners: [
-        {
-          name: 'http_in',
-          address: socketAddress('127.0.0.1', opts.listenPort),
-          filter_chains: [
-            {
-              filters: [
-                {
-                  name: 'proxy.filters.network.http_connection_manager',
-                  typed_config: {
-                    '@type': HCM_TYPE,
-                    stat_prefix: 'ingress_http',
-                    route_config: {
-                      virtual_hosts: [
-                        {
-                          name: 'all',
-                          domains: ['*'],
-                          routes: [
-                            { match: { path: '/version' }, direct_response: { status: 200, body: { inline_string: opts.version } } },
-                            { match: { prefix: '/' }, route: { cluster: 'web' } },
-                          ],
-                        },
-                      ],
-                    },
-                    http_filters: [{ name: 'proxy.filters.http.router', typed_config: { '@type': ROUTER_TYPE } }],
-                  },
-                },
-              ],
-            },
-          ],
-        },
-      ],
-      clusters: [
-        {
-          name: 'web',
-          connect_timeout: '1s',
-          load_assignment: { cluster_name: 'web', endpoints: [{ lb_endpoints: [{ endpoint: { address: socketAddress('127.0.0.1', opts.upstreamPort) } }] }] },
-        },
-      ],
+      listeners: [httpListener('http_in', opts.listenPort, routes)],
+      clusters: [localCluster('web', opts.upstreamPort)],
     },
   };
 }

@@ -8,50 +8,22 @@ import * as http from 'node:http';
 import * as net from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import * as zlib from 'node:zlib';
+import { httpListener, localCluster } from '../helpers/config_fixtures';
 import { closeServer, listen, startUpstream, type Upstream } from '../helpers/http_peers';
 import { type RunningProxy, startProxy } from '../helpers/proxy_process';
 
 const GZIPPED_TEXT = 'a body the proxy must not decode, '.repeat(20);
-
-function cluster(name: string, port: number) {
-  return {
-    name,
-    connect_timeout: '1s',
-    type: 'STATIC',
-    load_assignment: { cluster_name: name, endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: '127.0.0.1', port_value: port } } } }] }] },
-  };
-}
 
 function bootstrap(webPort: number, gzipPort: number) {
   const routes = [
     { match: { prefix: '/gzip' }, route: { cluster: 'gzip' } },
     { match: { prefix: '/' }, route: { cluster: 'web' } },
   ];
+  const http10 = { http_protocol_options: { accept_http_10: true, default_host_for_http_10: 'legacy.local' } };
   return {
     static_resources: {
-      listeners: [
-        {
-          name: 'http_in',
-          address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
-          filter_chains: [
-            {
-              filters: [
-                {
-                  name: 'proxy.filters.network.http_connection_manager',
-                  typed_config: {
-                    '@type': 'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
-                    stat_prefix: 'ingress_http',
-                    http_protocol_options: { accept_http_10: true, default_host_for_http_10: 'legacy.local' },
-                    route_config: { name: 'local', virtual_hosts: [{ name: 'all', domains: ['*'], routes }] },
-                    http_filters: [{ name: 'proxy.filters.http.router', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router' } }],
-                  },
-                },
-              ],
-            },
-          ],
-        },
-      ],
-      clusters: [cluster('web', webPort), cluster('gzip', gzipPort)],
+      listeners: [httpListener('http_in', 0, routes, http10)],
+      clusters: [localCluster('web', webPort), localCluster('gzip', gzipPort)],
     },
   };
 }

@@ -8,6 +8,7 @@ import * as http from 'node:http';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import { test } from 'node:test';
+import { servingBootstrap } from '../helpers/config_fixtures';
 import { request, startProxy, waitFor } from '../helpers/proxy_process';
 
 const LISTEN_STATE = '0A';
@@ -53,44 +54,8 @@ test('SIGUSR1 to a worker reopens its log, opens no debugger, and the worker kee
   t.after(() => fs.rmSync(logDir, { recursive: true, force: true }));
   const logFile = path.join(logDir, 'proxy.log');
 
-  const proxy = await startProxy(
-    {
-      static_resources: {
-        listeners: [
-          {
-            name: 'http_in',
-            address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
-            filter_chains: [
-              {
-                filters: [
-                  {
-                    name: 'proxy.filters.network.http_connection_manager',
-                    typed_config: {
-                      '@type': 'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
-                      stat_prefix: 'ingress',
-                      route_config: { virtual_hosts: [{ name: 'all', domains: ['*'], routes: [{ match: { prefix: '/' }, route: { cluster: 'web' } }] }] },
-                      http_filters: [{ name: 'proxy.filters.http.router', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router' } }],
-                    },
-                  },
-                ],
-              },
-            ],
-          },
-        ],
-        clusters: [
-          {
-            name: 'web',
-            connect_timeout: '1s',
-            load_assignment: {
-              cluster_name: 'web',
-              endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: '127.0.0.1', port_value: upstreamPort } } } }] }],
-            },
-          },
-        ],
-      },
-    },
-    ['--concurrency', '1', '--log-path', logFile],
-  );
+  const config = servingBootstrap({ upstreamPort, listenPort: 0, version: 'v1' });
+  const proxy = await startProxy(config, ['--concurrency', '1', '--log-path', logFile]);
   t.after(() => proxy.cleanup());
   const port = await proxy.listenerPort('http_in');
   const [worker] = proxy.groupPids().filter((pid) => pid !== proxy.pid);
