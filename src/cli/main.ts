@@ -59,18 +59,21 @@ async function run(options: Options, warnings: readonly string[]): Promise<void>
   const mainLog = log('main');
   for (const warning of warnings) mainLog.warn(warning);
 
-  const loaded = loadOrExit(options, mainLog);
+  // Every exit waits for the log lines before it to be written, in order.
+  const exitAfterLogs = (code: number) => void logs.flush().finally(() => process.exit(code));
+  const loaded = loadOrReport(options, mainLog);
+  if (loaded === null) return exitAfterLogs(1);
   if (options.mode === 'validate') {
     process.stdout.write(`configuration '${options.configPath}' OK\n`);
-    process.exit(0);
+    return exitAfterLogs(0);
   }
 
   const accessLogs = new AccessLogManager({
     flushIntervalMs: options.fileFlushIntervalMsec,
     onError: (path, error) => mainLog.error(`access log ${path}: ${error.message}`),
   });
-  // Buffered access log lines are written first; buffered log lines by the log's exit hook.
-  const exit = (code: number) => void accessLogs.close().finally(() => process.exit(code));
+  // Buffered access log lines are written first, then the log's.
+  const exit = (code: number) => void accessLogs.close().finally(() => exitAfterLogs(code));
   const supervisor = new Supervisor({
     options,
     bootstrap: serverBootstrap(loaded.bootstrap, options),
@@ -112,9 +115,10 @@ async function run(options: Options, warnings: readonly string[]): Promise<void>
 
 /**
  * Loads and validates the bootstrap, logging what Envoy logs along the way: the extensions
- * disabled, deprecated fields, and each distinct unknown field accepted. Exits 1 when invalid.
+ * disabled, deprecated fields, and each distinct unknown field accepted. When it is invalid,
+ * logs why and returns null.
  */
-function loadOrExit(options: Options, log: Logger): LoadedBootstrap {
+function loadOrReport(options: Options, log: Logger): LoadedBootstrap | null {
   const disabled = resolveDisabledExtensions(options.disabledExtensions);
   for (const note of disabled.notes) {
     if (note.level === 'info') log.info(note.text);
@@ -140,7 +144,7 @@ function loadOrExit(options: Options, log: Logger): LoadedBootstrap {
     for (const each of error instanceof ConfigErrors ? error.all : [error]) {
       reportCritical(log, options, `error initializing configuration '${options.configPath}': ${each.message}`);
     }
-    process.exit(1);
+    return null;
   }
   for (const warning of loaded.warnings) log.warn(warning);
   for (const field of new Set(loaded.unknownFields)) log.warn(`Unknown field: ${field}`);

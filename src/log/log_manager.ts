@@ -151,6 +151,17 @@ export class LogManager {
     await reopened;
   }
 
+  /**
+   * Resolves once every line logged so far is written; exit after it. sonic-boom's exit hook
+   * writes what is buffered synchronously while an asynchronous write may still be in flight,
+   * which can put a line ahead of an earlier one or lose it. (Its flush() does nothing with
+   * minLength 0, and whether a write is in flight is visible only as `_writing`.)
+   */
+  async flush(): Promise<void> {
+    const destination = this.destination as Destination & { readonly _writing: boolean };
+    if (destination._writing) await once(destination, 'drain');
+  }
+
   private newLogger(name: string, level: LogLevel): Logger {
     return new Logger(name, level, this.engine, this.context);
   }

@@ -49,11 +49,14 @@ async function run(init: WorkerInit): Promise<void> {
     stopping = true;
     log.info(`worker ${init.workerIndex} stopping: ${why}`);
     listeners.stopListeners();
-    void listeners.close().then(() => {
-      clusters.close();
-      drain.close();
-      process.exit(0);
-    });
+    void listeners
+      .close()
+      .then(() => {
+        clusters.close();
+        drain.close();
+        return logs.flush();
+      })
+      .finally(() => process.exit(0));
   };
   const reopenLogs = () => void logs.reopen().catch((e: Error) => log.error(`cannot reopen the log file: ${e.message}`));
   process.on('message', (m: unknown) => {

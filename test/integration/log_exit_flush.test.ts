@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, open, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { after, before, test } from 'node:test';
+import { PROXY_BIN } from '../helpers/proxy_process';
 
 const LOG_DIR = path.resolve(__dirname, '../../src/log');
 
@@ -57,4 +58,47 @@ test('a log path that cannot be opened fails cleanly', { timeout: 20000 }, async
   const { code, stderr } = await logThenExit(logPath, 1);
   assert.equal(code, 1);
   assert.equal(stderr, `ENOENT: no such file or directory, open '${logPath}'\n`);
+});
+
+/** A listener whose tcp_proxy names a cluster that does not exist: one error line each. */
+function brokenListener(name: string, cluster: string): unknown {
+  return {
+    name,
+    address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
+    filter_chains: [
+      {
+        filters: [
+          {
+            name: 'proxy.filters.network.tcp_proxy',
+            typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy', stat_prefix: name, cluster },
+          },
+        ],
+      },
+    ],
+  };
+}
+
+test('the binary exits only after its log lines are written, complete and in order', { timeout: 30000 }, async () => {
+  // A FIFO that is read only after a while: the first line, longer than the pipe holds, is
+  // still being written when the proxy wants to exit. sonic-boom's exit hook would write the
+  // second line beside it, ahead of the rest of the first or cutting it short.
+  const fifo = path.join(directory, 'validate.fifo');
+  execFileSync('mkfifo', [fifo]);
+  const config = path.join(directory, 'broken.json');
+  const longName = 'c'.repeat(200 * 1024);
+  await writeFile(config, JSON.stringify({ static_resources: { listeners: [brokenListener('first', longName), brokenListener('second', 'short')] } }));
+  const proxy = spawn(process.execPath, [PROXY_BIN, '--mode', 'validate', '-c', config, '--log-path', fifo, '--log-format', '%v'], { stdio: 'ignore' });
+  const exited = once(proxy, 'exit') as Promise<[number | null]>;
+  // Opening either end of a FIFO waits for the other.
+  const reader = await open(fifo, 'r');
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  const text = (await reader.readFile()).toString();
+  await reader.close();
+  assert.deepEqual(await exited, [1, null]);
+  const prefix = `error initializing configuration '${config}': ${config}: static_resources.listeners`;
+  assert.deepEqual(text.split('\n'), [
+    `${prefix}[0].filter_chains[0].filters[0].typed_config.cluster: tcp_proxy: unknown cluster '${longName}'`,
+    `${prefix}[1].filter_chains[0].filters[0].typed_config.cluster: tcp_proxy: unknown cluster 'short'`,
+    '',
+  ]);
 });
