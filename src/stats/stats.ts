@@ -20,6 +20,15 @@ export interface Gauge {
   value(): number;
 }
 
+/** Envoy's Histogram::Unit: what a recorded value measures (Prometheus shows it nowhere yet). */
+export type HistogramUnit = 'unspecified' | 'bytes' | 'microseconds' | 'milliseconds';
+
+export interface Histogram {
+  readonly name: string;
+  /** Records one sample: a non-negative integer (fractions are rounded). */
+  recordValue(value: number): void;
+}
+
 /**
  * How a gauge combines across hot-restart epochs (Envoy's Gauge::ImportMode):
  * `accumulate` sums every epoch's contribution (connections, requests in flight);

@@ -1,0 +1,37 @@
+// What a reader of the stats region hands to the renderers of GET /stats: one consistent
+// snapshot, already merged across writers. Pure data; the renderers never touch shared memory.
+
+export interface ScalarSample {
+  readonly name: string;
+  readonly kind: 'counter' | 'gauge';
+  readonly value: number;
+  /** Written at least once since the stat was created (?usedonly). */
+  readonly used: boolean;
+}
+
+/** A histogram's samples over some period, merged across writers. */
+export interface HistogramSummary {
+  readonly count: number;
+  readonly sum: number;
+  /** The value at quantile `q` in [0, 1]; NaN when count is 0. */
+  quantile(q: number): number;
+  /** How many samples were at most `bound` (Prometheus's `le` buckets). */
+  countAtOrBelow(bound: number): number;
+}
+
+export interface HistogramSample {
+  readonly name: string;
+  /** Recorded into since the proxy started (cumulative.count > 0): false prints `No recorded values`. */
+  readonly used: boolean;
+  /** Samples of the last completed stats_flush_interval; null when there were none. */
+  readonly interval: HistogramSummary | null;
+  /** Every sample since the proxy started. */
+  readonly cumulative: HistogramSummary;
+}
+
+export interface StatsSnapshot {
+  /** Counters and gauges, sorted by name (byte order). */
+  readonly scalars: readonly ScalarSample[];
+  /** Histograms, sorted by name (byte order). */
+  readonly histograms: readonly HistogramSample[];
+}
