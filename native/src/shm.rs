@@ -47,8 +47,11 @@ pub fn create(name: &CStr, size: usize) -> Result<Mapping, OsError> {
     // SAFETY: shm_open returned a descriptor that nothing else owns.
     let fd = unsafe { OwnedFd::from_raw_fd(fd) };
     let mapped = size_to_off_t(size, &target)
-        // SAFETY: fd is open.
-        .and_then(|length| sys::check(unsafe { sys::ftruncate(fd.as_raw_fd(), length) }, "ftruncate", &target))
+        .and_then(|length| {
+            // SAFETY: fd is open.
+            sys::check(unsafe { sys::ftruncate(fd.as_raw_fd(), length) }, "ftruncate", &target)?;
+            reserve(&fd, length, &target)
+        })
         .and_then(|_| map(&fd, size, &target));
     if mapped.is_err() {
         // Leave no half-made region behind for the next creator to trip over with EEXIST.
@@ -85,6 +88,16 @@ fn map(fd: &impl AsRawFd, len: usize, target: &str) -> Result<Mapping, OsError> 
         return Err(OsError::last("mmap", target));
     }
     Ok(Mapping { addr, len })
+}
+
+/// Backs every page now: on a full /dev/shm this fails with ENOSPC here instead of the first
+/// write to an unbacked page killing the process with SIGBUS later.
+fn reserve(fd: &impl AsRawFd, length: sys::off_t, target: &str) -> Result<(), OsError> {
+    // SAFETY: fd is open; posix_fallocate reports its error as the return value.
+    match unsafe { sys::posix_fallocate(fd.as_raw_fd(), 0, length) } {
+        0 => Ok(()),
+        errno => Err(OsError::new(errno, "posix_fallocate", target)),
+    }
 }
 
 fn size_to_off_t(size: usize, target: &str) -> Result<sys::off_t, OsError> {

@@ -141,6 +141,8 @@ unsafe extern "C" {
     pub fn unlink(path: *const c_char) -> c_int;
     pub fn flock(fd: c_int, operation: c_int) -> c_int;
     pub fn ftruncate(fd: c_int, length: off_t) -> c_int;
+    /// Returns the error number itself (not -1 and errno).
+    pub fn posix_fallocate(fd: c_int, offset: off_t, len: off_t) -> c_int;
     pub fn shm_open(name: *const c_char, oflag: c_int, mode: mode_t) -> c_int;
     pub fn shm_unlink(name: *const c_char) -> c_int;
     pub fn mmap(addr: *mut c_void, len: usize, prot: c_int, flags: c_int, fd: c_int, offset: off_t) -> *mut c_void;

@@ -1,12 +1,12 @@
 // GET /clusters: every cluster with its hosts, their health, placement and per-host stats.
 
 import type { ClusterConfig } from '../config/model';
-import type { StatSample } from '../stats/reader';
-import { hostStatName } from '../stats/store';
-import { HOST_STAT_NAMES } from '../stats/stats';
+import { HOST_STAT_NAMES, type HostStatName } from '../stats/region_layout';
 import { addressString } from '../upstream/address';
 import { AdminHandler } from './admin_server';
 import { ClusterStatus, HostStatus, renderClustersText } from './clusters_text';
+
+const ZERO_STATS = Object.fromEntries(HOST_STAT_NAMES.map((stat) => [stat, 0])) as Record<HostStatName, number>;
 
 const EDS_UNHEALTHY = new Set(['UNHEALTHY', 'DRAINING', 'TIMEOUT']);
 
@@ -15,18 +15,17 @@ function isCanary(metadata: Readonly<Record<string, unknown>>): boolean {
   return lb?.canary === true;
 }
 
-export function clusterStatuses(clusters: readonly ClusterConfig[], samples: readonly StatSample[]): ClusterStatus[] {
-  const values = new Map<string, number>();
-  for (const s of samples) if (s.hidden) values.set(s.name, s.value);
+/** A host's statistics, by cluster name and address; null for a host without a slot. */
+export type HostStatsSource = (cluster: string, address: string) => Record<HostStatName, number> | null;
+
+export function clusterStatuses(clusters: readonly ClusterConfig[], hostStats: HostStatsSource): ClusterStatus[] {
   return clusters.map((c) => ({
     name: c.name,
     addedViaApi: false,
     hosts: c.loadAssignment.endpoints.flatMap((locality) =>
       locality.lbEndpoints.map((e): HostStatus => {
         const address = addressString(e.address);
-        const stats = Object.fromEntries(
-          HOST_STAT_NAMES.map((stat) => [stat, values.get(hostStatName(c.statName, address, stat)) ?? 0]),
-        ) as HostStatus['stats'];
+        const stats = hostStats(c.name, address) ?? ZERO_STATS;
         return {
           address,
           hostname: e.hostname,
@@ -46,12 +45,12 @@ export function clusterStatuses(clusters: readonly ClusterConfig[], samples: rea
   }));
 }
 
-export function clustersHandler(clusters: readonly ClusterConfig[], read: () => StatSample[]): AdminHandler {
+export function clustersHandler(clusters: readonly ClusterConfig[], hostStats: HostStatsSource): AdminHandler {
   return {
     path: '/clusters',
     help: 'upstream cluster status',
     mutatesState: false,
     decodeQuery: true,
-    handle: () => ({ status: 200, body: renderClustersText('static', clusterStatuses(clusters, read())) }),
+    handle: () => ({ status: 200, body: renderClustersText('static', clusterStatuses(clusters, hostStats)) }),
   };
 }

@@ -1,7 +1,7 @@
 // GET /clusters text: `version_info::<v>`, then per cluster and host the spec's per-host
 // statistics and fields as `<cluster>::<host>::<field>::<value>` lines. Pure.
 
-import { HOST_STAT_NAMES } from '../stats/stats';
+import { HOST_STAT_NAMES } from '../stats/region_layout';
 
 export interface HostStatus {
   readonly address: string;

@@ -1,12 +1,12 @@
 // GET /stats: text (default) and JSON, with Envoy's usedonly and filter parameters.
 
-import type { StatSample } from '../stats/reader';
+import type { ScalarSample } from '../stats/sample';
 import { renderStatsJson, renderStatsText, selectStats } from '../stats/render';
 import { AdminHandler, AdminResponse, JSON_TYPE } from './admin_server';
 
 const FORMAT_USAGE = 'usage: /stats?format=json  or /stats?format=prometheus \n\n';
 
-export function statsHandler(read: () => StatSample[]): AdminHandler {
+export function statsHandler(read: () => readonly ScalarSample[]): AdminHandler {
   return {
     path: '/stats',
     help: 'print server stats',

@@ -15,7 +15,7 @@ import { LogSettings, loggerFactory, openLogs } from '../log/log_settings';
 import { readBuildInfo, versionString } from '../server/build_info';
 import { Supervisor } from '../server/supervisor';
 import { SystemdNotifier } from '../server/systemd_notify';
-import { DEFAULT_LAYOUT, hotRestartVersion } from '../stats/region_layout';
+import { hotRestartVersion } from '../stats/region_layout';
 import { CommandLine, helpText, parseCommandLine } from './command_line';
 import { cpusetThreads, hardwareThreads } from './cpu_count';
 import { CommandLineSyntaxError, OptionsError } from './errors';
@@ -172,7 +172,7 @@ function logSettingsOf(options: Options): LogSettings {
 }
 
 function hotRestartVersionOf(options: Options): string {
-  return options.disableHotRestart ? 'disabled' : hotRestartVersion(DEFAULT_LAYOUT);
+  return options.disableHotRestart ? 'disabled' : hotRestartVersion();
 }
 
 /** A critical line, also on stderr when the log does not reach it (a file, or silenced). */

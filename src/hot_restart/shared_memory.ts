@@ -2,8 +2,38 @@
 // shares (epoch 0 replaces a stale one); without it, a private region for this process tree.
 
 import * as addon from '../native/addon';
-import { LayoutParams } from '../stats/region_layout';
 import { StatsRegion } from '../stats/region';
+import { StatsMemoryError } from '../stats/segments';
+import { NoSuchObjectError, SharedMemorySource } from '../stats/shared_memory_source';
+
+/** POSIX shared memory; a full /dev/shm is reported as the limit it is. */
+export const posixSharedMemory: SharedMemorySource = {
+  create(name, bytes) {
+    try {
+      return addon.shmCreate(name, bytes);
+    } catch (e) {
+      const code = (e as addon.NativeError).code;
+      if (code === 'ENOSPC' || code === 'ENOMEM') {
+        throw new StatsMemoryError(
+          `cannot add ${bytes} bytes of stats shared memory (${name}): /dev/shm is full or at its size limit ` +
+            `(${(e as Error).message}); enlarge /dev/shm or lower the number of stats`,
+        );
+      }
+      throw e;
+    }
+  },
+  open(name) {
+    try {
+      return addon.shmOpen(name);
+    } catch (e) {
+      if ((e as addon.NativeError).code === 'ENOENT') throw new NoSuchObjectError((e as Error).message);
+      throw e;
+    }
+  },
+  unlink(name) {
+    addon.shmUnlink(name);
+  },
+};
 
 export interface RegionHandle {
   readonly name: string;
@@ -21,32 +51,22 @@ export function sharedRegionName(baseId: number): string {
   return `/proxy_shared_memory_${scaledBaseId(baseId)}`;
 }
 
-export function createRegion(opts: {
-  baseId: number;
-  restartEpoch: number;
-  disableHotRestart: boolean;
-  layout: LayoutParams;
-  startMs: number;
-}): RegionHandle {
+export function createRegion(opts: { baseId: number; restartEpoch: number; disableHotRestart: boolean; startMs: number }): RegionHandle {
+  const pid = process.pid;
   if (opts.disableHotRestart) {
-    const name = `/proxy_private_stats_${process.pid}`;
-    const buffer = addon.shmCreate(name, StatsRegion.bytesFor(opts.layout));
-    return { name, region: StatsRegion.initialize(buffer, opts.layout, opts.baseId, opts.startMs), privateRegion: true };
+    const name = `/proxy_private_stats_${pid}`;
+    const region = StatsRegion.create({ memory: posixSharedMemory, name, pid }, opts.baseId, opts.startMs);
+    return { name, region, privateRegion: true };
   }
   const name = sharedRegionName(opts.baseId);
   if (opts.restartEpoch > 0) {
-    return { name, region: StatsRegion.attach(addon.shmOpen(name), opts.layout), privateRegion: false };
+    return { name, region: StatsRegion.attach({ memory: posixSharedMemory, name, pid }), privateRegion: false };
   }
-  try {
-    addon.shmUnlink(name);
-  } catch (e) {
-    if ((e as addon.NativeError).code !== 'ENOENT') throw e;
-  }
-  const buffer = addon.shmCreate(name, StatsRegion.bytesFor(opts.layout));
-  return { name, region: StatsRegion.initialize(buffer, opts.layout, opts.baseId, opts.startMs), privateRegion: false };
+  StatsRegion.unlinkStale(posixSharedMemory, name);
+  return { name, region: StatsRegion.create({ memory: posixSharedMemory, name, pid }, opts.baseId, opts.startMs), privateRegion: false };
 }
 
 /** A worker maps the region its supervisor named. */
-export function attachRegion(name: string, layout: LayoutParams): StatsRegion {
-  return StatsRegion.attach(addon.shmOpen(name), layout);
+export function attachRegion(name: string): StatsRegion {
+  return StatsRegion.attach({ memory: posixSharedMemory, name, pid: process.pid });
 }

@@ -20,10 +20,12 @@ import type { ParentHandlers } from '../hot_restart/parent_endpoint';
 import { createRegion, RegionHandle } from '../hot_restart/shared_memory';
 import type { Logger, LoggerFactory } from '../log/logger_api';
 import * as addon from '../native/addon';
-import { readStats, StatSample } from '../stats/reader';
-import { reclaimColumns } from '../stats/column_reclaim';
-import { DEFAULT_LAYOUT, StatKind } from '../stats/region_layout';
-import { SharedStatsStore, sumSlot, zeroColumnGauges } from '../stats/store';
+import type { ScalarSample } from '../stats/sample';
+import { reclaimColumns, zeroColumnGauges } from '../stats/column_reclaim';
+import { StatKind } from '../stats/region_layout';
+import { SharedStatsStore } from '../stats/store';
+import { assignHostSlots, freeHostSlots } from '../upstream/host_slots';
+import type { HostSlotAssignments } from './worker_protocol';
 import type { Options } from '../cli/options';
 import { BuildInfo, versionGaugeValue } from './build_info';
 import { WORKER_RESTART_BACKOFF } from './backoff';
@@ -68,6 +70,7 @@ export class Supervisor implements ServerInfoSource {
   private hotRestart: HotRestart | null = null;
   private handle: RegionHandle | null = null;
   private store: SharedStatsStore | null = null;
+  private hostSlots: HostSlotAssignments = {};
   private stats: ServerStats | null = null;
   private workerColumns: number[] = [];
   private readonly listenerFds: number[] = [];
@@ -141,7 +144,6 @@ export class Supervisor implements ServerInfoSource {
       baseId: hotRestart.baseId,
       restartEpoch: epoch,
       disableHotRestart: options.disableHotRestart,
-      layout: DEFAULT_LAYOUT,
       startMs: this.startMs,
     });
     const region = this.handle.region;
@@ -150,6 +152,7 @@ export class Supervisor implements ServerInfoSource {
     this.store = new SharedStatsStore(region, region.claimColumn(epoch, process.pid));
     this.workerColumns = Array.from({ length: options.concurrency }, () => region.claimColumn(epoch, process.pid));
     this.stats = serverStats(this.store);
+    this.hostSlots = assignHostSlots(bootstrap.clusters, this.store.hosts);
     // The generation is the parent's (still the current epoch's) plus one.
     this.stats.hotRestartGeneration.set(this.stats.hotRestartGeneration.value() + 1);
     this.previousEpoch = region.currentEpoch;
@@ -185,13 +188,13 @@ export class Supervisor implements ServerInfoSource {
         workerIndex,
         column,
         regionName: this.handle!.name,
-        layout: DEFAULT_LAYOUT,
+        hostSlots: this.hostSlots,
         bootstrap,
         listeners: bootstrap.listeners.map((l) => l.name),
         log: this.deps.logSettings,
         drain: { strategy: options.drainStrategy, drainTimeS: options.drainTimeS },
       }),
-      onWorkerGone: (column) => zeroColumnGauges(region, this.store!.names, column),
+      onWorkerGone: (column) => zeroColumnGauges(region, this.store!.names, this.store!.hosts, column),
       restarts: this.stats.workerRestarts,
       backoff: WORKER_RESTART_BACKOFF,
       log: this.log,
@@ -250,10 +253,11 @@ export class Supervisor implements ServerInfoSource {
       // A start that failed leaves the parent serving: its stats are the current ones again.
       if (!this.tookOver && handle.region.currentEpoch === this.restartEpoch) handle.region.currentEpoch = this.previousEpoch;
       for (const col of [this.store.column, ...this.workerColumns]) {
-        zeroColumnGauges(handle.region, this.store.names, col);
+        zeroColumnGauges(handle.region, this.store.names, this.store.hosts, col);
         handle.region.retireColumn(col);
       }
-      if (handle.privateRegion) addon.shmUnlink(handle.name);
+      freeHostSlots(this.hostSlots, this.store.hosts);
+      if (handle.privateRegion) handle.region.unlink();
     }
     this.log.info('exiting');
   }
@@ -295,9 +299,9 @@ export class Supervisor implements ServerInfoSource {
     }
   }
 
-  private readStats(): StatSample[] {
+  private readStats(): ScalarSample[] {
     this.flush();
-    return readStats(this.handle!.region, this.store!.names);
+    return this.store!.reader.scalars();
   }
 
   private flush(): void {
@@ -306,9 +310,10 @@ export class Supervisor implements ServerInfoSource {
     const epoch = this.restartEpoch;
     // Only the newest epoch keeps the columns; an older one is on its way out.
     if (region.currentEpoch === epoch) {
-      reclaimColumns(region, this.store!.names, this.store!.column, epoch);
+      reclaimColumns(this.store!, epoch);
       const slot = this.store!.names.intern('server.total_connections', StatKind.Gauge, 0);
-      s.parentConnections.set(sumSlot(region, slot, false) - sumSlot(region, slot, true));
+      const reader = this.store!.reader;
+      s.parentConnections.set(reader.gaugeValue(slot, false) - reader.gaugeValue(slot, true));
     }
     s.uptime.set(this.uptimeAllEpochs());
     const mem = process.memoryUsage();
@@ -338,7 +343,7 @@ export class Supervisor implements ServerInfoSource {
     const read = () => this.readStats();
     const tracer = options.enableMutexTracing ? new MutexTracer() : null;
     // The stats name table's waits are the supervisor's one lock-like wait to trace.
-    if (tracer) this.store!.names.onContention = tracer.record;
+    if (tracer) this.handle!.region.segments.onContention = tracer.record;
     handlers.push(
       ...homeHandlers(() => handlers),
       ...serverHandlers({
@@ -351,7 +356,10 @@ export class Supervisor implements ServerInfoSource {
         quit: () => void this.stop('admin /quitquitquit').then(() => this.deps.exit(0)),
       }),
       statsHandler(read),
-      clustersHandler(bootstrap.clusters, read),
+      clustersHandler(bootstrap.clusters, (cluster, address) => {
+        const slot = this.hostSlots[cluster]?.[address];
+        return slot === undefined ? null : this.store!.hosts.read(slot);
+      }),
       listenersHandler(() => this.bound),
       configDumpHandler(bootstrap, new Date(this.startMs)),
       contentionHandler(tracer),

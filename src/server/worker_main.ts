@@ -28,8 +28,8 @@ function adopt(fd: number): Promise<net.Server> {
 async function run(init: WorkerInit): Promise<void> {
   const logs = await openLogs(init.log, process.pid);
   const log = logs.component('main');
-  const store = new SharedStatsStore(attachRegion(init.regionName, init.layout), init.column);
-  const clusters = new ClusterManager(init.bootstrap.clusters, store);
+  const store = new SharedStatsStore(attachRegion(init.regionName), init.column);
+  const clusters = new ClusterManager(init.bootstrap.clusters, store, init.hostSlots);
   const drain = new DrainManager(init.drain);
   const listeners = new ListenerManager({
     bootstrap: init.bootstrap,

@@ -2,11 +2,13 @@
 // Versioned: a worker from another build refuses a message it does not understand.
 
 import type { Bootstrap } from '../config/model';
-import type { LayoutParams } from '../stats/region_layout';
+import type { HostSlot } from '../stats/stats';
 import type { LogSettings } from '../log/log_settings';
 import type { DrainStrategy } from '../hot_restart/drain_manager';
 
-export const WORKER_PROTOCOL_VERSION = 1;
+export const WORKER_PROTOCOL_VERSION = 2;
+
+export type HostSlotAssignments = Readonly<Record<string, Readonly<Record<string, HostSlot>>>>;
 
 /** A worker's listen sockets arrive as inherited fds starting at this number (after stdin..ipc). */
 export const FIRST_LISTENER_FD = 4;
@@ -17,7 +19,8 @@ export interface WorkerInit {
   readonly workerIndex: number;
   readonly column: number;
   readonly regionName: string;
-  readonly layout: LayoutParams;
+  /** The host-table slot of each host, by cluster name then address (the supervisor allocates them). */
+  readonly hostSlots: HostSlotAssignments;
   readonly bootstrap: Bootstrap;
   /** Listener names in the order of their inherited fds. */
   readonly listeners: readonly string[];

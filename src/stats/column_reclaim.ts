@@ -1,40 +1,94 @@
-// Housekeeping of the stats columns across hot restarts, done by the newest supervisor only
-// (the one process that also serves admin, so no reader sees a fold half done):
+// Housekeeping of the stats columns across hot restarts and worker deaths, done by the newest
+// supervisor only (the one process that also serves admin, so no reader sees a fold half done):
 // - a column whose owning supervisor died without retiring it (a crash) is retired;
-// - a retired column's counters are added into the supervisor's own column and the column is
-//   freed for reuse, so restarts never run out of columns and totals never go backwards.
+// - a retired column's counters and histogram samples are added into the supervisor's own
+//   column and the column is freed for reuse, so restarts never run out of columns and totals
+//   never go backwards. Its gauges were zeroed when it retired: its connections died with it.
 
-import { ColumnState, StatKind } from './region_layout';
-import { processAlive, StatsRegion } from './region';
-import { NameTable } from './name_table';
-import { zeroColumnGauges } from './store';
+import { BUCKET_COUNT } from './histogram_buckets';
+import type { HostTable } from './host_table';
+import type { NameTable } from './name_table';
+import { processAlive } from './process_alive';
+import type { StatsRegion } from './region';
+import { CHUNK_SHIFT, CHUNK_SLOTS, ColumnState, HOST_STAT_NAMES, HOST_STATS, MAX_COLUMNS, StatKind } from './region_layout';
+import { offsetOf } from './segments';
+import type { SharedStatsStore } from './store';
 
-export function foldColumn(region: StatsRegion, names: NameTable, from: number, into: number): void {
-  const { maxStats } = region.layout;
-  const src = from * maxStats;
-  const dst = into * maxStats;
-  for (const info of names.entries()) {
-    const s = src + info.slot;
-    if (info.kind === StatKind.Counter) region.values[dst + info.slot]! += region.values[s]!;
-    if (region.used[s]) region.used[dst + info.slot] = 1;
-    region.values[s] = 0;
-    region.used[s] = 0;
-  }
+const HOST_GAUGES = HOST_STAT_NAMES.flatMap((name, i) => (name.endsWith('_active') ? [i] : []));
+
+/** Clears the gauge contributions of a column whose process is gone. */
+export function zeroColumnGauges(region: StatsRegion, names: NameTable, hosts: HostTable, column: number): void {
+  names.forEachReady((slot, kind) => {
+    if (kind !== StatKind.Gauge) return;
+    const block = names.valueBlock(slot >>> CHUNK_SHIFT, column, false);
+    if (block !== 0) region.segments.f64(block)[offsetOf(block) / 8 + (slot & (CHUNK_SLOTS - 1))] = 0;
+  });
+  hosts.forEachColumnBlock(column, (_first, view, base, slots) => {
+    for (let s = 0; s < slots; s++) for (const g of HOST_GAUGES) view[base + s * HOST_STATS + g] = 0;
+  });
+}
+
+export function foldColumn(store: SharedStatsStore, from: number): void {
+  const { region, names, hosts, column: into } = store;
+  const segments = region.segments;
+  names.forEachReady((slot, kind) => {
+    const c = slot >>> CHUNK_SHIFT;
+    const i = slot & (CHUNK_SLOTS - 1);
+    if (kind === StatKind.Counter || kind === StatKind.Gauge) {
+      const src = names.valueBlock(c, from, false);
+      if (src === 0) return;
+      const cells = segments.f64(src);
+      const at = offsetOf(src) / 8 + i;
+      if (kind === StatKind.Counter && cells[at] !== 0) {
+        const dst = names.valueBlock(c, into, true);
+        segments.f64(dst)[offsetOf(dst) / 8 + i]! += cells[at]!;
+      }
+      cells[at] = 0;
+    } else if (kind === StatKind.Histogram) {
+      const src = store.reader.histogramBlock(slot, from);
+      if (src === 0) return;
+      const dst = store.histogramBlock(slot, true);
+      const sums = segments.f64(src);
+      segments.f64(dst)[offsetOf(dst) / 8]! += sums[offsetOf(src) / 8]!;
+      sums[offsetOf(src) / 8] = 0;
+      const counts = segments.u32(src);
+      const into = segments.u32(dst);
+      const s0 = (offsetOf(src) + 8) / 4;
+      const d0 = (offsetOf(dst) + 8) / 4;
+      for (let b = 0; b < BUCKET_COUNT; b++) {
+        into[d0 + b]! += counts[s0 + b]!;
+        counts[s0 + b] = 0;
+      }
+    }
+  });
+  hosts.forEachColumnBlock(from, (first, view, base, slots) => {
+    for (let s = 0; s < slots; s++) {
+      const src = base + s * HOST_STATS;
+      for (let k = 0; k < HOST_STATS; k++) {
+        if (view[src + k] !== 0 && !HOST_GAUGES.includes(k)) {
+          const dst = hosts.cells(first + s, into, true);
+          dst.view[dst.base + k]! += view[src + k]!;
+        }
+        view[src + k] = 0;
+      }
+    }
+  });
   region.freeColumn(from);
 }
 
-/** Returns how many columns were folded into `own`. */
-export function reclaimColumns(region: StatsRegion, names: NameTable, own: number, epoch: number): number {
+/** Returns how many columns were folded into the store's own column. */
+export function reclaimColumns(store: SharedStatsStore, epoch: number): number {
+  const { region } = store;
   for (const { column, pid } of region.liveColumnsOfOtherEpochs(epoch)) {
     if (pid !== 0 && !processAlive(pid)) {
-      zeroColumnGauges(region, names, column);
+      zeroColumnGauges(region, store.names, store.hosts, column);
       region.retireColumn(column);
     }
   }
   let folded = 0;
-  for (let col = 0; col < region.layout.maxColumns; col++) {
-    if (col !== own && region.columnState(col) === ColumnState.Retired) {
-      foldColumn(region, names, col, own);
+  for (let col = 0; col < MAX_COLUMNS; col++) {
+    if (col !== store.column && region.columnState(col) === ColumnState.Retired) {
+      foldColumn(store, col);
       folded++;
     }
   }

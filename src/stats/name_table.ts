@@ -1,9 +1,30 @@
-// Insert-only, lock-free hash table from stat name to slot, living in the shared region.
-// Any process may add a name: a slot is claimed with a compare-and-swap on its state word,
-// filled, then published; a process that meets a slot being filled waits for it.
+// The stats section: slots numbered from 0, in chunks of 1024 allocated as the count grows,
+// and a chained hash index from name to slot. Insert-only and lock-free: a process takes the
+// next slot with one atomic add, writes the name, then links the slot at the head of its
+// bucket with a compare-and-swap; if another process linked the same name first, its slot
+// wins and ours is marked dead, never listed.
 
-import { SlotField, SlotFlag, SlotState, StatKind } from './region_layout';
-import { StatsRegion } from './region';
+import {
+  CHUNK_BASELINE,
+  CHUNK_BLOCK_BYTES,
+  CHUNK_COLUMN_BLOCKS,
+  CHUNK_HEADER_WORDS,
+  CHUNK_SHIFT,
+  CHUNK_SLOTS,
+  MAX_CHUNKS,
+  NAME_BUCKETS,
+  SectionKind,
+  SLOT_WORDS,
+  SlotField,
+  SlotState,
+  StatKind,
+  STATS_BUCKETS_OFFSET,
+  STATS_CHUNK_DIR_OFFSET,
+  StatsField,
+  VALUE_BLOCK_BYTES,
+} from './region_layout';
+import type { SectionView, StatsRegion } from './region';
+import { Address, offsetOf, Segments, StatsMemoryError } from './segments';
 
 export class StatNameError extends Error {}
 
@@ -14,88 +35,185 @@ export interface SlotInfo {
   readonly flags: number;
 }
 
-const encoder = new TextEncoder();
-const decoder = new TextDecoder();
+/** Where a slot's record lives: `words[index + SlotField.X]`. */
+export interface SlotRecord {
+  readonly words: Int32Array;
+  readonly index: number;
+}
 
-/** FNV-1a over UTF-8 bytes: cheap and good enough for linear probing. */
-function hashBytes(bytes: Uint8Array): number {
+/** Names are bytes in the region; a longer one is a mistake, not a stat. */
+export const MAX_NAME_BYTES = 4096;
+
+/** FNV-1a over UTF-8 bytes: cheap and good enough for chaining. */
+function hashBytes(bytes: Uint8Array, length: number): number {
   let h = 0x811c9dc5;
-  for (let i = 0; i < bytes.length; i++) {
+  for (let i = 0; i < length; i++) {
     h ^= bytes[i]!;
     h = Math.imul(h, 0x01000193);
   }
-  return h >>> 0;
+  return h | 0;
 }
 
 export class NameTable {
-  private readonly mask: number;
-  /** Told of each wait on a slot another process is filling, in spin iterations (--enable-mutex-tracing). */
-  onContention: ((spins: number) => void) | null = null;
+  private readonly section: SectionView;
+  private readonly segments: Segments;
+  /** Chunk blocks this process has resolved (they never move). */
+  private readonly chunks: Address[] = [];
+  /** Decoded names by slot: each is read from the region once per process. */
+  private readonly decoded: string[] = [];
+  private readonly encoder = new TextEncoder();
+  private readonly decoder = new TextDecoder();
+  /** The name being interned, encoded (a UTF-16 unit is at most 3 UTF-8 bytes). */
+  private readonly scratch = new Uint8Array(MAX_NAME_BYTES * 3);
 
-  constructor(private readonly region: StatsRegion) {
-    this.mask = region.layout.maxStats - 1;
+  constructor(readonly region: StatsRegion) {
+    this.section = region.section(SectionKind.Stats);
+    this.segments = region.segments;
+  }
+
+  /** Slots handed out so far (some may still be being written, or dead). */
+  get slotCount(): number {
+    return Atomics.load(this.section.view, this.section.base + StatsField.SlotCount);
   }
 
   /** Finds or creates the slot of `name`; a name already present keeps its original kind. */
   intern(name: string, kind: StatKind, flags: number): number {
-    const bytes = encoder.encode(name);
-    const { nameBytes, maxStats } = this.region.layout;
-    if (bytes.length === 0 || bytes.length > nameBytes) {
-      throw new StatNameError(`stat name must be 1..${nameBytes} bytes: '${name.slice(0, 80)}'`);
+    const length = this.encoder.encodeInto(name, this.scratch).written;
+    if (length === 0 || length > MAX_NAME_BYTES) {
+      throw new StatNameError(`stat name must be 1..${MAX_NAME_BYTES} bytes: '${name.slice(0, 80)}'`);
     }
-    const meta = this.region.meta;
-    let slot = hashBytes(bytes) & this.mask;
-    for (let probes = 0; probes < maxStats; probes++, slot = (slot + 1) & this.mask) {
-      const stateIndex = slot * 2 + SlotField.State;
-      let state = Atomics.load(meta, stateIndex);
-      if (state === SlotState.Empty) {
-        state = Atomics.compareExchange(meta, stateIndex, SlotState.Empty, SlotState.Claiming);
-        if (state === SlotState.Empty) {
-          this.region.names.set(bytes, slot * nameBytes);
-          meta[slot * 2 + SlotField.Info] = kind | (flags << 8) | (bytes.length << 16);
-          Atomics.store(meta, stateIndex, SlotState.Ready);
-          return slot;
-        }
+    const bytes = this.scratch.subarray(0, length);
+    const hash = hashBytes(bytes, length);
+    const { view, base } = this.section;
+    const bucket = base + STATS_BUCKETS_OFFSET + ((hash >>> 0) & (NAME_BUCKETS - 1));
+    let head = Atomics.load(view, bucket);
+    const existing = this.find(head, 0, bytes, hash);
+    if (existing >= 0) return existing;
+
+    const slot = Atomics.add(view, base + StatsField.SlotCount, 1);
+    const chunk = this.chunk(slot >>> CHUNK_SHIFT, true);
+    const words = this.segments.i32(chunk);
+    const index = recordIndex(chunk, slot);
+    const nameAddress = this.segments.alloc(length);
+    this.segments.u8(nameAddress).set(bytes, offsetOf(nameAddress));
+    Segments.publish(words, index + SlotField.NameAddress, nameAddress);
+    words[index + SlotField.NameLength] = length;
+    words[index + SlotField.Hash] = hash;
+    words[index + SlotField.Info] = kind | (flags << 8);
+    for (;;) {
+      words[index + SlotField.Next] = head;
+      const seen = Atomics.compareExchange(view, bucket, head, slot + 1);
+      if (seen === head) break;
+      const winner = this.find(seen, head, bytes, hash);
+      if (winner >= 0) {
+        Atomics.store(words, index + SlotField.State, SlotState.Dead);
+        return winner;
       }
-      // Another process is writing this slot's name: it finishes within a few stores.
-      let spins = 0;
-      for (; state === SlotState.Claiming; spins++) state = Atomics.load(meta, stateIndex);
-      if (spins > 0) this.onContention?.(spins);
-      if (this.nameEquals(slot, bytes)) return slot;
+      head = seen;
     }
-    throw new StatNameError(`stats region is full (${maxStats} names); cannot add '${name}'`);
+    Atomics.store(words, index + SlotField.State, SlotState.Ready);
+    return slot;
   }
 
-  private nameEquals(slot: number, bytes: Uint8Array): boolean {
-    const info = this.region.meta[slot * 2 + SlotField.Info]!;
-    if (info >>> 16 !== bytes.length) return false;
-    const base = slot * this.region.layout.nameBytes;
-    const names = this.region.names;
-    for (let i = 0; i < bytes.length; i++) if (names[base + i] !== bytes[i]) return false;
-    return true;
+  /** The record of `slot`; null when its chunk is not allocated yet (unless `allocate`). */
+  record(slot: number): SlotRecord | null {
+    const chunk = this.chunk(slot >>> CHUNK_SHIFT);
+    if (chunk === 0) return null;
+    return { words: this.segments.i32(chunk), index: recordIndex(chunk, slot) };
+  }
+
+  /** The chunk block of chunk number `c`, or 0. */
+  chunk(c: number, allocate = false): Address {
+    const known = this.chunks[c];
+    if (known !== undefined) return known;
+    if (c >= MAX_CHUNKS) throw new StatsMemoryError(`stats region is at its limit of ${MAX_CHUNKS * CHUNK_SLOTS} stats`);
+    const { view, base } = this.section;
+    const at = base + STATS_CHUNK_DIR_OFFSET + c * 2;
+    const address = allocate ? this.segments.readOrAllocate(view, at, CHUNK_BLOCK_BYTES) : Segments.read(view, at);
+    if (address !== 0) this.chunks[c] = address;
+    return address;
+  }
+
+  /** Column `column`'s value block for chunk `c`; with `allocate`, made on first use. */
+  valueBlock(c: number, column: number, allocate: boolean): Address {
+    const chunk = this.chunk(c, allocate);
+    if (chunk === 0) return 0;
+    const words = this.segments.i32(chunk);
+    const at = offsetOf(chunk) / 4 + CHUNK_COLUMN_BLOCKS + column * 2;
+    return allocate ? this.segments.readOrAllocate(words, at, VALUE_BLOCK_BYTES) : Segments.read(words, at);
+  }
+
+  /** Chunk `c`'s reset baselines (counter values at the last /reset_counters). */
+  baselineBlock(c: number, allocate: boolean): Address {
+    const chunk = this.chunk(c, allocate);
+    if (chunk === 0) return 0;
+    const words = this.segments.i32(chunk);
+    const at = offsetOf(chunk) / 4 + CHUNK_BASELINE;
+    return allocate ? this.segments.readOrAllocate(words, at, VALUE_BLOCK_BYTES) : Segments.read(words, at);
   }
 
   /** Every published slot, in slot order. */
   entries(): SlotInfo[] {
-    const { maxStats, nameBytes } = this.region.layout;
-    const meta = this.region.meta;
     const out: SlotInfo[] = [];
-    for (let slot = 0; slot < maxStats; slot++) {
-      if (Atomics.load(meta, slot * 2 + SlotField.State) !== SlotState.Ready) continue;
-      const info = meta[slot * 2 + SlotField.Info]!;
-      const len = info >>> 16;
-      const base = slot * nameBytes;
-      out.push({
-        slot,
-        name: decoder.decode(this.region.names.subarray(base, base + len)),
-        kind: (info & 0xff) as StatKind,
-        flags: (info >>> 8) & 0xff,
-      });
-    }
+    this.forEachReady((slot, kind, flags) => out.push({ slot, name: this.name(slot), kind, flags }));
     return out;
+  }
+
+  /** Calls `fn` for each published slot in slot order, without decoding names. */
+  forEachReady(fn: (slot: number, kind: StatKind, flags: number, record: SlotRecord) => void): void {
+    const count = this.slotCount;
+    for (let c = 0; c << CHUNK_SHIFT < count; c++) {
+      const chunk = this.chunk(c);
+      if (chunk === 0) continue;
+      const words = this.segments.i32(chunk);
+      const first = offsetOf(chunk) / 4 + CHUNK_HEADER_WORDS;
+      const end = Math.min(CHUNK_SLOTS, count - (c << CHUNK_SHIFT));
+      for (let i = 0; i < end; i++) {
+        const index = first + i * SLOT_WORDS;
+        if (Atomics.load(words, index + SlotField.State) !== SlotState.Ready) continue;
+        const info = words[index + SlotField.Info]!;
+        fn((c << CHUNK_SHIFT) + i, (info & 0xff) as StatKind, (info >>> 8) & 0xff, { words, index });
+      }
+    }
+  }
+
+  /** The name of a published slot. */
+  name(slot: number): string {
+    let name = this.decoded[slot];
+    if (name === undefined) {
+      const { words, index } = this.record(slot)!;
+      const address = Segments.read(words, index + SlotField.NameAddress);
+      const start = offsetOf(address);
+      name = this.decoder.decode(this.segments.u8(address).subarray(start, start + words[index + SlotField.NameLength]!));
+      this.decoded[slot] = name;
+    }
+    return name;
+  }
+
+  /** Walks a bucket's chain from slot+1 `from` until slot+1 `until`. */
+  private find(from: number, until: number, bytes: Uint8Array, hash: number): number {
+    for (let link = from; link !== 0 && link !== until; ) {
+      const slot = link - 1;
+      // Linked slots were fully written first, so their chunk is published.
+      const chunk = this.chunk(slot >>> CHUNK_SHIFT);
+      const words = this.segments.i32(chunk);
+      const index = recordIndex(chunk, slot);
+      if (words[index + SlotField.Hash] === hash && this.nameEquals(words, index, bytes)) return slot;
+      link = words[index + SlotField.Next]!;
+    }
+    return -1;
+  }
+
+  private nameEquals(words: Int32Array, index: number, bytes: Uint8Array): boolean {
+    if (words[index + SlotField.NameLength] !== bytes.length) return false;
+    const address = Segments.read(words, index + SlotField.NameAddress);
+    const names = this.segments.u8(address);
+    const start = offsetOf(address);
+    for (let i = 0; i < bytes.length; i++) if (names[start + i] !== bytes[i]) return false;
+    return true;
   }
 }
 
-export function isHidden(info: SlotInfo): boolean {
-  return (info.flags & SlotFlag.Hidden) !== 0;
+function recordIndex(chunk: Address, slot: number): number {
+  return offsetOf(chunk) / 4 + CHUNK_HEADER_WORDS + (slot & (CHUNK_SLOTS - 1)) * SLOT_WORDS;
 }

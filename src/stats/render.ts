@@ -1,6 +1,6 @@
 // Text and JSON renderings of GET /stats. Pure: samples in, body out.
 
-import type { StatSample } from './reader';
+import type { ScalarSample } from './sample';
 
 export interface StatsQuery {
   readonly usedOnly: boolean;
@@ -8,21 +8,19 @@ export interface StatsQuery {
   readonly filter: RegExp | null;
 }
 
-/** The stats /stats shows: not hidden, used when asked, matching the filter, sorted by name. */
-export function selectStats(samples: readonly StatSample[], q: StatsQuery): StatSample[] {
-  return samples
-    .filter((s) => !s.hidden && (!q.usedOnly || s.used) && (q.filter === null || q.filter.test(s.name)))
-    .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+/** The stats /stats shows: used when asked, matching the filter, in the snapshot's name order. */
+export function selectStats(samples: readonly ScalarSample[], q: StatsQuery): ScalarSample[] {
+  return samples.filter((s) => (!q.usedOnly || s.used) && (q.filter === null || q.filter.test(s.name)));
 }
 
 /** `name: value` per line; counters and gauges share one name-sorted list. */
-export function renderStatsText(selected: readonly StatSample[]): string {
+export function renderStatsText(selected: readonly ScalarSample[]): string {
   let out = '';
   for (const s of selected) out += `${s.name}: ${s.value}\n`;
   return out;
 }
 
 /** Envoy's compact JSON: `{"stats":[{"name":..,"value":..},...]}` with no trailing newline. */
-export function renderStatsJson(selected: readonly StatSample[]): string {
+export function renderStatsJson(selected: readonly ScalarSample[]): string {
   return JSON.stringify({ stats: selected.map((s) => ({ name: s.name, value: s.value })) });
 }

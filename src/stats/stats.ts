@@ -40,6 +40,7 @@ export interface Scope {
   /** Full name is `<prefix>.<name>`; the root scope has no prefix. */
   counter(name: string): Counter;
   gauge(name: string, mode?: GaugeImportMode): Gauge;
+  histogram(name: string, unit: HistogramUnit): Histogram;
   scope(prefix: string): Scope;
 }
 
@@ -55,19 +56,14 @@ export interface HostStats {
   readonly rq_active: Gauge;
 }
 
-export const HOST_STAT_NAMES = [
-  'cx_active',
-  'cx_connect_fail',
-  'cx_total',
-  'rq_active',
-  'rq_error',
-  'rq_success',
-  'rq_timeout',
-  'rq_total',
-] as const;
+/** A host's place in the region's host table (allocated by the supervisor). */
+export interface HostSlot {
+  readonly slot: number;
+  readonly generation: number;
+}
 
 export interface StatsStore extends Scope {
-  hostStats(clusterStatName: string, address: string): HostStats;
+  hostStats(host: HostSlot): HostStats;
 }
 
 /** A cluster's stat name: alt_stat_name or name, with `:` turned into `_`. */

@@ -1,96 +1,163 @@
-// The writer side of the stats region: one process, one column. Handles are created once
-// (a name lookup) and then each increment is a single Float64Array store on mapped memory.
+// The writer side of the stats region: one process, one column. A handle is made once (a name
+// lookup, and this column's value block for the stat's chunk on first use); after that an
+// increment is a single store into a Float64Array over mapped memory, and a histogram sample
+// one Uint32Array increment plus its sum.
 
-import { ColumnState, DEFAULT_LAYOUT, LayoutParams, SlotFlag, StatKind } from './region_layout';
+import { bucketIndex, BUCKET_COUNT } from './histogram_buckets';
+import { HostTable } from './host_table';
+import { NameTable, SlotRecord } from './name_table';
+import { StatsReader } from './reader';
 import { StatsRegion } from './region';
-import { NameTable } from './name_table';
-import { Counter, Gauge, GaugeImportMode, HostStats, Scope, StatsStore } from './stats';
-import { readStats } from './reader';
+import { CHUNK_SHIFT, CHUNK_SLOTS, HISTOGRAM_SUM_BYTES, HOST_STAT_NAMES, SlotField, SlotFlag, StatKind } from './region_layout';
+import { offsetOf } from './segments';
+import { HeapMemory } from './shared_memory_source';
+import type { Counter, Gauge, GaugeImportMode, Histogram, HistogramUnit, HostSlot, HostStats, Scope, StatsStore } from './stats';
 
-/** Sums a slot over the columns that count for it. */
-export function sumSlot(region: StatsRegion, slot: number, neverImport: boolean): number {
-  const { maxColumns, maxStats } = region.layout;
-  const epoch = region.currentEpoch;
-  let sum = 0;
-  for (let col = 0; col < maxColumns; col++) {
-    const state = region.columnState(col);
-    if (state === ColumnState.Free) continue;
-    if (neverImport && (state !== ColumnState.Live || region.columnEpoch(col) !== epoch)) continue;
-    sum += region.values[col * maxStats + slot]!;
-  }
-  return sum;
+/** Bytes of one writer's block for one histogram: the sum, then the bucket counts. */
+export const HISTOGRAM_BLOCK_BYTES = HISTOGRAM_SUM_BYTES + BUCKET_COUNT * 4;
+
+/** Int32 cells shared by every writer, read and written with Atomics: `words[base + i]`. */
+export interface SharedCells {
+  readonly words: Int32Array;
+  readonly base: number;
+  readonly count: number;
 }
 
+export class CellsMismatchError extends Error {}
+
 abstract class Metric {
-  protected readonly cell: number;
   private fresh = true;
 
   constructor(
     readonly name: string,
-    protected readonly region: StatsRegion,
+    protected readonly reader: StatsReader,
     protected readonly slot: number,
-    column: number,
-  ) {
-    this.cell = column * region.layout.maxStats + slot;
-  }
+    private readonly record: SlotRecord,
+  ) {}
 
-  /** First write from this process marks the stat used for ?usedonly; later writes skip it. */
+  /** The first write from this process marks the stat used for ?usedonly; later ones skip it. */
   protected touch(): void {
     if (this.fresh) {
       this.fresh = false;
-      this.region.used[this.cell] = 1;
+      Atomics.store(this.record.words, this.record.index + SlotField.Used, 1);
     }
   }
 }
 
-class SharedCounter extends Metric implements Counter {
+abstract class CellMetric extends Metric {
+  constructor(name: string, reader: StatsReader, slot: number, record: SlotRecord, protected readonly cells: Float64Array, protected readonly cell: number) {
+    super(name, reader, slot, record);
+  }
+}
+
+class SharedCounter extends CellMetric implements Counter {
   inc(): void {
     this.touch();
-    this.region.values[this.cell]! += 1;
+    this.cells[this.cell]! += 1;
   }
 
   add(n: number): void {
     this.touch();
-    this.region.values[this.cell]! += n;
+    this.cells[this.cell]! += n;
   }
 
   value(): number {
-    return sumSlot(this.region, this.slot, false);
+    return this.reader.counterValue(this.slot);
   }
 }
 
-class SharedGauge extends Metric implements Gauge {
-  constructor(name: string, region: StatsRegion, slot: number, column: number, private readonly neverImport: boolean) {
-    super(name, region, slot, column);
+class SharedGauge extends CellMetric implements Gauge {
+  constructor(name: string, reader: StatsReader, slot: number, record: SlotRecord, cells: Float64Array, cell: number, private readonly neverImport: boolean) {
+    super(name, reader, slot, record, cells, cell);
   }
 
   inc(): void {
     this.touch();
-    this.region.values[this.cell]! += 1;
+    this.cells[this.cell]! += 1;
   }
 
   dec(): void {
     this.touch();
-    this.region.values[this.cell]! -= 1;
+    this.cells[this.cell]! -= 1;
   }
 
   add(n: number): void {
     this.touch();
-    this.region.values[this.cell]! += n;
+    this.cells[this.cell]! += n;
   }
 
   sub(n: number): void {
     this.touch();
-    this.region.values[this.cell]! -= n;
+    this.cells[this.cell]! -= n;
   }
 
   set(v: number): void {
     this.touch();
-    this.region.values[this.cell] = v;
+    this.cells[this.cell] = v;
   }
 
   value(): number {
-    return sumSlot(this.region, this.slot, this.neverImport);
+    return this.reader.gaugeValue(this.slot, this.neverImport);
+  }
+}
+
+class SharedHistogram extends Metric implements Histogram {
+  private buckets: Uint32Array | null = null;
+  private bucketBase = 0;
+  private sums: Float64Array | null = null;
+  private sumIndex = 0;
+
+  constructor(name: string, reader: StatsReader, slot: number, record: SlotRecord, readonly unit: HistogramUnit, private readonly store: SharedStatsStore) {
+    super(name, reader, slot, record);
+  }
+
+  recordValue(value: number): void {
+    if (this.buckets === null) this.attach();
+    const index = bucketIndex(value);
+    this.buckets![this.bucketBase + index]! += 1;
+    this.sums![this.sumIndex]! += value > 0 ? Math.round(value) : 0;
+  }
+
+  /** This writer's block is made on the first sample: a histogram never recorded costs none. */
+  private attach(): void {
+    this.touch();
+    const block = this.store.histogramBlock(this.slot, true);
+    const segments = this.store.region.segments;
+    this.buckets = segments.u32(block);
+    this.bucketBase = (offsetOf(block) + HISTOGRAM_SUM_BYTES) / 4;
+    this.sums = segments.f64(block);
+    this.sumIndex = offsetOf(block) / 8;
+  }
+}
+
+/** One writer's cell of a per-host statistic; its value is the sum over every writer. */
+class HostCell {
+  constructor(readonly name: string, protected readonly cells: Float64Array, protected readonly cell: number, private readonly read: () => number) {}
+
+  inc(): void {
+    this.cells[this.cell]! += 1;
+  }
+
+  add(n: number): void {
+    this.cells[this.cell]! += n;
+  }
+
+  value(): number {
+    return this.read();
+  }
+}
+
+class HostGauge extends HostCell implements Gauge {
+  dec(): void {
+    this.cells[this.cell]! -= 1;
+  }
+
+  sub(n: number): void {
+    this.cells[this.cell]! -= n;
+  }
+
+  set(v: number): void {
+    this.cells[this.cell] = v;
   }
 }
 
@@ -105,90 +172,123 @@ class PrefixScope implements Scope {
     return this.store.gauge(`${this.prefix}.${name}`, mode);
   }
 
+  histogram(name: string, unit: HistogramUnit): Histogram {
+    return this.store.histogram(`${this.prefix}.${name}`, unit);
+  }
+
   scope(prefix: string): Scope {
     return new PrefixScope(this.store, `${this.prefix}.${prefix}`);
   }
 }
 
-/** Name of a per-host stat in the region; hidden from /stats, read by /clusters. */
-export function hostStatName(clusterStatName: string, address: string, stat: string): string {
-  return `cluster.${clusterStatName}.host.${address}.${stat}`;
-}
-
 export class SharedStatsStore implements StatsStore {
   readonly names: NameTable;
+  readonly hosts: HostTable;
+  readonly reader: StatsReader;
   private readonly counters = new Map<string, SharedCounter>();
   private readonly gauges = new Map<string, SharedGauge>();
+  private readonly histograms = new Map<string, SharedHistogram>();
 
   constructor(readonly region: StatsRegion, readonly column: number) {
     this.names = new NameTable(region);
+    this.hosts = new HostTable(region);
+    this.reader = new StatsReader(region, this.names);
   }
 
   counter(name: string): Counter {
-    return this.counterWith(name, 0);
+    let c = this.counters.get(name);
+    if (!c) {
+      const slot = this.names.intern(name, StatKind.Counter, 0);
+      const [cells, cell] = this.cell(slot);
+      c = new SharedCounter(name, this.reader, slot, this.names.record(slot)!, cells, cell);
+      this.counters.set(name, c);
+    }
+    return c;
   }
 
   gauge(name: string, mode: GaugeImportMode = 'accumulate'): Gauge {
-    return this.gaugeWith(name, mode === 'never_import' ? SlotFlag.NeverImport : 0);
+    let g = this.gauges.get(name);
+    if (!g) {
+      const neverImport = mode === 'never_import';
+      const slot = this.names.intern(name, StatKind.Gauge, neverImport ? SlotFlag.NeverImport : 0);
+      const [cells, cell] = this.cell(slot);
+      g = new SharedGauge(name, this.reader, slot, this.names.record(slot)!, cells, cell, neverImport);
+      this.gauges.set(name, g);
+    }
+    return g;
+  }
+
+  histogram(name: string, unit: HistogramUnit): Histogram {
+    let h = this.histograms.get(name);
+    if (!h) {
+      const slot = this.names.intern(name, StatKind.Histogram, 0);
+      h = new SharedHistogram(name, this.reader, slot, this.names.record(slot)!, unit, this);
+      this.histograms.set(name, h);
+    }
+    return h;
   }
 
   scope(prefix: string): Scope {
     return new PrefixScope(this, prefix);
   }
 
-  hostStats(clusterStatName: string, address: string): HostStats {
-    const c = (stat: string) => this.counterWith(hostStatName(clusterStatName, address, stat), SlotFlag.Hidden);
-    const g = (stat: string) => this.gaugeWith(hostStatName(clusterStatName, address, stat), SlotFlag.Hidden);
+  /** This writer's statistics of a host slot the supervisor allocated. */
+  hostStats(host: HostSlot): HostStats {
+    const cells = this.hosts.cells(host.slot, this.column, true);
+    const read = (i: number) => () => this.hosts.read(host)?.[HOST_STAT_NAMES[i]!] ?? 0;
+    const c = (i: number) => new HostCell(HOST_STAT_NAMES[i]!, cells.view, cells.base + i, read(i));
+    const g = (i: number) => new HostGauge(HOST_STAT_NAMES[i]!, cells.view, cells.base + i, read(i));
+    const at = (name: (typeof HOST_STAT_NAMES)[number]) => HOST_STAT_NAMES.indexOf(name);
     return {
-      cx_total: c('cx_total'),
-      cx_active: g('cx_active'),
-      cx_connect_fail: c('cx_connect_fail'),
-      rq_total: c('rq_total'),
-      rq_timeout: c('rq_timeout'),
-      rq_success: c('rq_success'),
-      rq_error: c('rq_error'),
-      rq_active: g('rq_active'),
+      cx_total: c(at('cx_total')),
+      cx_active: g(at('cx_active')),
+      cx_connect_fail: c(at('cx_connect_fail')),
+      rq_total: c(at('rq_total')),
+      rq_timeout: c(at('rq_timeout')),
+      rq_success: c(at('rq_success')),
+      rq_error: c(at('rq_error')),
+      rq_active: g(at('rq_active')),
     };
   }
 
-  /** Name -> value of every stat, hidden ones included (tests and diagnostics). */
+  /**
+   * `count` Int32 cells shared by every writer under `name` (limits shared by all workers,
+   * like a circuit breaker's open connections), zero when first made.
+   */
+  cells(name: string, count: number): SharedCells {
+    const slot = this.names.intern(name, StatKind.Cells, 0);
+    const { words, index } = this.names.record(slot)!;
+    const block = this.region.segments.readOrAllocate(words, index + SlotField.ObjectAddress, count * 4);
+    const recorded = Atomics.compareExchange(words, index + SlotField.ObjectLength, 0, count);
+    if (recorded !== 0 && recorded !== count) {
+      throw new CellsMismatchError(`shared cells '${name}' exist with ${recorded} cells, not ${count}`);
+    }
+    return { words: this.region.segments.i32(block), base: offsetOf(block) / 4, count };
+  }
+
+  /** This column's block of a histogram (allocated on its first sample when `allocate`). */
+  histogramBlock(slot: number, allocate: boolean): number {
+    const value = this.names.valueBlock(slot >>> CHUNK_SHIFT, this.column, allocate);
+    if (value === 0) return 0;
+    const words = this.region.segments.i32(value);
+    const at = offsetOf(value) / 4 + (slot & (CHUNK_SLOTS - 1)) * 2;
+    return this.region.segments.readOrAllocate(words, at, HISTOGRAM_BLOCK_BYTES);
+  }
+
+  /** Name -> value of every counter and gauge (tests and diagnostics). */
   snapshot(): Map<string, number> {
-    return new Map(readStats(this.region, this.names).map((s) => [s.name, s.value]));
+    return new Map(this.reader.scalars().map((s) => [s.name, s.value]));
   }
 
-  private counterWith(name: string, flags: number): SharedCounter {
-    let c = this.counters.get(name);
-    if (!c) {
-      c = new SharedCounter(name, this.region, this.names.intern(name, StatKind.Counter, flags), this.column);
-      this.counters.set(name, c);
-    }
-    return c;
-  }
-
-  private gaugeWith(name: string, flags: number): SharedGauge {
-    let g = this.gauges.get(name);
-    if (!g) {
-      const neverImport = (flags & SlotFlag.NeverImport) !== 0;
-      g = new SharedGauge(name, this.region, this.names.intern(name, StatKind.Gauge, flags), this.column, neverImport);
-      this.gauges.set(name, g);
-    }
-    return g;
+  /** This column's cell for `slot`: its chunk's value block is made on first use. */
+  private cell(slot: number): [Float64Array, number] {
+    const block = this.names.valueBlock(slot >>> CHUNK_SHIFT, this.column, true);
+    return [this.region.segments.f64(block), offsetOf(block) / 8 + (slot & (CHUNK_SLOTS - 1))];
   }
 }
 
-/**
- * Clears the gauge contributions of a column whose process is gone (its connections died
- * with it); its counters stay, so totals never go backwards.
- */
-export function zeroColumnGauges(region: StatsRegion, names: NameTable, column: number): void {
-  const base = column * region.layout.maxStats;
-  for (const info of names.entries()) {
-    if (info.kind === StatKind.Gauge) region.values[base + info.slot] = 0;
-  }
-}
-
-/** An in-process region over a plain ArrayBuffer: the same code as shared memory, for tests. */
-export function createHeapStatsStore(params: LayoutParams = { ...DEFAULT_LAYOUT, maxStats: 8192, maxColumns: 4 }): SharedStatsStore {
-  const region = StatsRegion.initialize(new ArrayBuffer(StatsRegion.bytesFor(params)), params, 0, Date.now());
+/** An in-process region over HeapMemory: the same code as shared memory, for tests. */
+export function createHeapStatsStore(segmentBytes = 1 << 20): SharedStatsStore {
+  const region = StatsRegion.create({ memory: new HeapMemory(), name: '/heap_stats', pid: process.pid, segmentBytes }, 0, Date.now());
   return new SharedStatsStore(region, region.claimColumn(0, process.pid));
 }

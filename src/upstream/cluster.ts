@@ -7,6 +7,8 @@ import type { ClusterConfig, LocalityLbEndpoints } from '../config/model';
 import { Http1ConnectionPool } from '../pool/http1_pool';
 import { type ConnectionTarget, UpstreamConnection, type UpstreamConnectionCallbacks } from '../pool/upstream_connection';
 import type { HostStats, StatsStore } from '../stats/stats';
+import type { HostSlotAssignments } from '../server/worker_protocol';
+import { hostSlotOf } from './host_slots';
 import { ClusterInfo } from './cluster_info';
 import { Host } from './host';
 import type { LoadBalancer, RandomSource } from './lb/load_balancer';
@@ -38,6 +40,7 @@ export class Cluster {
   constructor(
     config: ClusterConfig,
     private readonly store: StatsStore,
+    private readonly hostSlots: HostSlotAssignments,
     random: RandomSource,
     private readonly readBuffer: Buffer,
   ) {
@@ -108,7 +111,7 @@ export class Cluster {
   private resourcesOf(host: Host): HostResources {
     let resources = this.resources.get(host);
     if (resources === undefined) {
-      const hostStats = this.store.hostStats(this.info.statName, host.addressString);
+      const hostStats = this.store.hostStats(hostSlotOf(this.hostSlots, this.info.name, host.addressString));
       resources = { target: { host, hostStats, cluster: this.info, readBuffer: this.readBuffer }, pool: null };
       this.resources.set(host, resources);
     }

@@ -2,6 +2,7 @@
 
 import type { ClusterConfig } from '../config/model';
 import type { StatsStore } from '../stats/stats';
+import type { HostSlotAssignments } from '../server/worker_protocol';
 import { Cluster } from './cluster';
 import { mathRandom, type RandomSource } from './lb/load_balancer';
 
@@ -12,9 +13,9 @@ export class ClusterManager {
   private readonly clusters = new Map<string, Cluster>();
 
   /** Throws UnsupportedClusterError for a cluster the data plane cannot serve yet. */
-  constructor(configs: readonly ClusterConfig[], store: StatsStore, random: RandomSource = mathRandom) {
+  constructor(configs: readonly ClusterConfig[], store: StatsStore, hostSlots: HostSlotAssignments, random: RandomSource = mathRandom) {
     const readBuffer = Buffer.allocUnsafe(READ_BUFFER_BYTES);
-    for (const config of configs) this.clusters.set(config.name, new Cluster(config, store, random, readBuffer));
+    for (const config of configs) this.clusters.set(config.name, new Cluster(config, store, hostSlots, random, readBuffer));
   }
 
   get(name: string): Cluster | undefined {

@@ -18,6 +18,8 @@ import type { Logger } from '../../src/log/logger_api';
 import type { DrainDecider } from '../../src/server/drain_decider';
 import { neverDrain } from '../../src/server/drain_decider';
 import { createHeapStatsStore } from '../../src/stats/store';
+import { assignHostSlots, hostSlotOf } from '../../src/upstream/host_slots';
+import type { HostStatName } from '../../src/stats/region_layout';
 import { ClusterManager } from '../../src/upstream/cluster_manager';
 import type { RandomSource } from '../../src/upstream/lb/load_balancer';
 
@@ -135,6 +137,8 @@ export interface DataPlane {
   port(listenerName: string): number;
   /** The value of a stat, 0 when it was never created. */
   stat(name: string): number;
+  /** A per-host statistic of GET /clusters (`rq_total`, `cx_connect_fail`, ...). */
+  hostStat(cluster: string, address: string, stat: HostStatName): number;
   close(): Promise<void>;
 }
 
@@ -153,7 +157,8 @@ export async function startDataPlane(
     source: {},
   };
   const stats = createHeapStatsStore();
-  const clusterManager = new ClusterManager(clusters, stats, options.random);
+  const hostSlots = assignHostSlots(clusters, stats.hosts);
+  const clusterManager = new ClusterManager(clusters, stats, hostSlots, options.random);
   const manager = new ListenerManager({
     bootstrap,
     stats,
@@ -174,6 +179,7 @@ export async function startDataPlane(
     listeners: manager,
     port: (name) => ports.get(name)!,
     stat: (name) => stats.snapshot().get(name) ?? 0,
+    hostStat: (cluster, address, stat) => stats.hosts.read(hostSlotOf(hostSlots, cluster, address))![stat],
     close: async () => {
       await manager.close();
       clusterManager.close();

@@ -4,7 +4,8 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import * as addon from '../../src/native/addon';
+import { posixSharedMemory, sharedRegionName } from '../../src/hot_restart/shared_memory';
+import { StatsRegion } from '../../src/stats/region';
 import { giveUpAfter, PROXY_BIN, request, sleep, waitFor } from './proxy_process';
 
 export const HOT_RESTARTER = path.resolve(__dirname, '..', '..', '..', 'scripts', 'hot-restarter');
@@ -83,11 +84,7 @@ export class HotRestarterRun {
     } catch {
       // Already gone.
     }
-    try {
-      addon.shmUnlink(`/proxy_shared_memory_${this.baseId * 10}`);
-    } catch {
-      // Never created, or removed already.
-    }
+    StatsRegion.unlinkStale(posixSharedMemory, sharedRegionName(this.baseId));
     fs.rmSync(this.dir, { recursive: true, force: true });
   }
 }

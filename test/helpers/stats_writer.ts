@@ -1,11 +1,11 @@
 // A second process for the stats tests: maps a region by name, claims a column and writes.
-// argv: regionName maxStats maxColumns nameBytes iterations
+// argv: regionName iterations uniqueNames
 
 import { attachRegion } from '../../src/hot_restart/shared_memory';
 import { SharedStatsStore } from '../../src/stats/store';
 
-const [name, maxStats, maxColumns, nameBytes, iterations] = process.argv.slice(2);
-const region = attachRegion(name!, { maxStats: Number(maxStats), maxColumns: Number(maxColumns), nameBytes: Number(nameBytes) });
+const [name, iterations, uniqueNames] = process.argv.slice(2);
+const region = attachRegion(name!);
 const store = new SharedStatsStore(region, region.claimColumn(0, process.pid));
 const n = Number(iterations);
 // Names are interned inside the loop on purpose: concurrent first inserts of one name race.
@@ -15,5 +15,9 @@ for (let i = 0; i < n; i++) {
   const g = store.gauge('shared.active');
   g.inc();
   if (i % 2 === 0) g.dec();
+  store.histogram('shared.latency', 'milliseconds').recordValue(i % 1000);
 }
+// Names of this process only: together they outgrow the first segment, so every process
+// allocates into segments that others created.
+for (let i = 0; i < Number(uniqueNames); i++) store.counter(`own.${process.pid}.stat_${i}`).inc();
 process.stdout.write('done\n');

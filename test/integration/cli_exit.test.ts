@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { after, before, test } from 'node:test';
 import { readBuildInfo } from '../../src/server/build_info';
-import { DEFAULT_LAYOUT, hotRestartVersion } from '../../src/stats/region_layout';
+import { hotRestartVersion } from '../../src/stats/region_layout';
 import { servableV3 } from '../helpers/cli_bootstraps';
 import { COMMAND_LINE_ERRORS, OPTION_CASES } from '../helpers/cli_option_cases';
 import { mapLimited, runToExit } from '../helpers/cli_runs';
@@ -52,7 +52,7 @@ test('--hot-restart-version: the layout string or `disabled` on stderr, no newli
     PARALLEL,
     (argv) => runToExit(argv),
   );
-  assert.deepEqual(enabled, { code: 0, stdout: '', stderr: hotRestartVersion(DEFAULT_LAYOUT) });
+  assert.deepEqual(enabled, { code: 0, stdout: '', stderr: hotRestartVersion() });
   assert.deepEqual(disabled, { code: 0, stdout: '', stderr: 'disabled' });
   // Evaluated after every other option.
   assert.deepEqual(badMode, { code: 1, stdout: '', stderr: "error: unknown drain-strategy 'x'\n" });

@@ -105,7 +105,7 @@ test('routes by host, prefix and path; direct responses; unknown paths get 404',
   assert.equal(dp.stat('cluster.api.upstream_rq_200'), 1);
   assert.equal(dp.stat('cluster.web.upstream_rq_2xx'), 1);
   assert.equal(dp.stat('cluster.exact.upstream_rq_completed'), 1);
-  assert.equal(dp.stat('cluster.api.host.127.0.0.1:' + api.port + '.rq_success'), 1);
+  assert.equal(dp.hostStat('api', `127.0.0.1:${api.port}`, 'rq_success'), 1);
   assert.equal(dp.stat(`listener.127.0.0.1_${port}.downstream_cx_total`), 6);
 });
 
@@ -177,8 +177,8 @@ test('keep-alive: sequential requests reuse one upstream connection', TIMEOUT, a
   assert.equal(dp.stat('cluster.backend.upstream_cx_total'), 1);
   assert.equal(dp.stat('cluster.backend.upstream_cx_http1_total'), 1);
   assert.equal(dp.stat('cluster.backend.upstream_rq_total'), 5);
-  assert.equal(dp.stat(`cluster.backend.host.127.0.0.1:${u.port}.rq_total`), 5);
-  assert.equal(dp.stat(`cluster.backend.host.127.0.0.1:${u.port}.cx_total`), 1);
+  assert.equal(dp.hostStat('backend', `127.0.0.1:${u.port}`, 'rq_total'), 5);
+  assert.equal(dp.hostStat('backend', `127.0.0.1:${u.port}`, 'cx_total'), 1);
   assert.equal(dp.stat('http.ingress_http.downstream_cx_total'), 1);
   assert.equal(dp.stat('http.ingress_http.downstream_rq_active'), 0);
   assert.equal(dp.stat('cluster.backend.upstream_rq_active'), 0);
@@ -283,8 +283,8 @@ test('a refused connection answers 503 with the connect error', TIMEOUT, async (
   assert.equal(reply.status, 503);
   assert.equal(reply.body, CONNECT_ERROR);
   assert.equal(dp.stat('cluster.backend.upstream_cx_connect_fail'), 1);
-  assert.equal(dp.stat(`cluster.backend.host.127.0.0.1:${port}.cx_connect_fail`), 1);
-  assert.equal(dp.stat(`cluster.backend.host.127.0.0.1:${port}.rq_error`), 1);
+  assert.equal(dp.hostStat('backend', `127.0.0.1:${port}`, 'cx_connect_fail'), 1);
+  assert.equal(dp.hostStat('backend', `127.0.0.1:${port}`, 'rq_error'), 1);
   assert.equal(dp.stat('cluster.backend.upstream_rq_pending_failure_eject'), 1);
   assert.equal(dp.stat('cluster.backend.upstream_rq_503'), 1);
   assert.equal(dp.stat('cluster.backend.upstream_cx_active'), 0);
@@ -298,7 +298,7 @@ test('a slow upstream answers 504 after the route timeout', TIMEOUT, async (t) =
   assert.equal(reply.body, 'upstream request timeout');
   assert.equal(dp.stat('cluster.backend.upstream_rq_timeout'), 1);
   assert.equal(dp.stat('cluster.backend.upstream_rq_504'), 1);
-  assert.equal(dp.stat(`cluster.backend.host.127.0.0.1:${u.port}.rq_timeout`), 1);
+  assert.equal(dp.hostStat('backend', `127.0.0.1:${u.port}`, 'rq_timeout'), 1);
   assert.equal(dp.stat('cluster.backend.upstream_rq_tx_reset'), 1);
 });
 
@@ -392,7 +392,7 @@ test('weighted round robin spreads requests 1:2:3 across three upstreams', TIMEO
   for (let i = 0; i < 60; i++) await request(dp.port('http'), { agent });
   assert.deepEqual(ups.map((u) => u.seen.length), [10, 20, 30]);
   assert.deepEqual(
-    ups.map((u) => dp.stat(`cluster.weighted.host.127.0.0.1:${u.port}.rq_total`)),
+    ups.map((u) => dp.hostStat('weighted', `127.0.0.1:${u.port}`, 'rq_total')),
     [10, 20, 30],
   );
 });

@@ -80,7 +80,7 @@ test('echo through tcp_proxy, with byte and connection stats', TIMEOUT, async (t
   socket.end();
   await closedByPeer(socket);
   await until('the upstream side to close', () => dp.stat('cluster.backend.upstream_cx_active') === 0);
-  const host = `cluster.backend.host.127.0.0.1:${upstreamPort}`;
+  const host = `127.0.0.1:${upstreamPort}`;
   assert.equal(dp.stat('tcp.tcp_stats.downstream_cx_total'), 1);
   assert.equal(dp.stat('tcp.tcp_stats.downstream_cx_rx_bytes_total'), 11);
   assert.equal(dp.stat('tcp.tcp_stats.downstream_cx_tx_bytes_total'), 11);
@@ -88,8 +88,8 @@ test('echo through tcp_proxy, with byte and connection stats', TIMEOUT, async (t
   assert.equal(dp.stat('cluster.backend.upstream_cx_rx_bytes_total'), 11);
   assert.equal(dp.stat('cluster.backend.upstream_cx_tx_bytes_total'), 11);
   assert.equal(dp.stat('cluster.backend.upstream_cx_destroy'), 1);
-  assert.equal(dp.stat(`${host}.cx_total`), 1);
-  assert.equal(dp.stat(`${host}.cx_active`), 0);
+  assert.equal(dp.hostStat('backend', host, 'cx_total'), 1);
+  assert.equal(dp.hostStat('backend', host, 'cx_active'), 0);
   await until('the downstream side to close', () => dp.stat(`listener.127.0.0.1_${port}.downstream_cx_active`) === 0);
   assert.equal(dp.stat(`listener.127.0.0.1_${port}.downstream_cx_total`), 1);
   assert.equal(dp.stat('server.total_connections'), 0);
@@ -120,7 +120,7 @@ test('a refused upstream closes the downstream connection and counts the failure
   socket.on('error', () => undefined);
   await closedByPeer(socket);
   assert.equal(dp.stat('cluster.backend.upstream_cx_connect_fail'), 1);
-  assert.equal(dp.stat(`cluster.backend.host.127.0.0.1:${upstreamPort}.cx_connect_fail`), 1);
+  assert.equal(dp.hostStat('backend', `127.0.0.1:${upstreamPort}`, 'cx_connect_fail'), 1);
   assert.equal(dp.stat('tcp.tcp_stats.downstream_cx_total'), 1);
 });
 

@@ -8,7 +8,8 @@ import * as path from 'node:path';
 import { after, describe, test } from 'node:test';
 import * as addon from '../../src/native/addon';
 import { StatsRegion } from '../../src/stats/region';
-import { HeaderField } from '../../src/stats/region_layout';
+import { posixSharedMemory } from '../../src/hot_restart/shared_memory';
+import { DIRECTORY_ENTRY_WORDS, DIRECTORY_OFFSET, DirectoryField, HeaderField, SectionKind } from '../../src/stats/region_layout';
 import { HotRestarterRun, uniqueBaseId, writeStartScript } from '../helpers/hot_restart_run';
 import { makeTempDir, ProxyProcess, request, sleep, spawnProxy, waitFor } from '../helpers/proxy_process';
 
@@ -87,13 +88,7 @@ describe('hot restart: regions, sockets and failures', { timeout: 120_000 }, () 
 
   after(async () => {
     await Promise.all(started.map((p) => p.cleanup()));
-    for (const name of regions) {
-      try {
-        addon.shmUnlink(name);
-      } catch {
-        // Not created, or already removed.
-      }
-    }
+    for (const name of regions) StatsRegion.unlinkStale(posixSharedMemory, name);
     echo.close();
   });
 
@@ -109,7 +104,7 @@ describe('hot restart: regions, sockets and failures', { timeout: 120_000 }, () 
     started.push(version);
     await version.exited;
     assert.equal((await request(`${e0.admin}/hot_restart_version`)).body, version.stderr);
-    assert.match(version.stderr, /^\d+\.\d+\.\d+\.\d+$/);
+    assert.match(version.stderr, /^\d+(\.[a-z]+:\d+)+$/);
   });
 
   test('a region of another layout: the new epoch refuses it and exits 1', async () => {
@@ -117,8 +112,12 @@ describe('hot restart: regions, sockets and failures', { timeout: 120_000 }, () 
     const baseId = uniqueBaseId();
     const name = `/proxy_shared_memory_${baseId * 10}`;
     regions.add(name);
-    const other = { maxStats: 1024, maxColumns: 4, nameBytes: 64 };
-    StatsRegion.initialize(addon.shmCreate(name, StatsRegion.bytesFor(other)), other, baseId, Date.now());
+    // A region whose stats section an incompatible build wrote (another section version).
+    const other = StatsRegion.create({ memory: posixSharedMemory, name, pid: process.pid }, baseId, Date.now());
+    const entry = DIRECTORY_OFFSET + DIRECTORY_ENTRY_WORDS;
+    other.section(SectionKind.Stats);
+    assert.equal(other.header[entry + DirectoryField.Kind], SectionKind.Stats);
+    other.header[entry + DirectoryField.Version] = 99;
     const proc = launch(dir, bootstrap(dir, await ready, await freePort()), baseId, 1);
     assert.equal((await proc.exited).code, 1);
     assert.match(proc.stderr, /not hot-restart compatible/);

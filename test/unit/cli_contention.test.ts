@@ -6,9 +6,9 @@ import { contentionHandler, TRACING_DISABLED } from '../../src/admin/contention_
 import { MutexTracer } from '../../src/admin/mutex_tracer';
 import { NameTable } from '../../src/stats/name_table';
 import { StatsRegion } from '../../src/stats/region';
-import { LayoutParams, SlotState, StatKind } from '../../src/stats/region_layout';
-
-const LAYOUT: LayoutParams = { maxStats: 64, maxColumns: 2, nameBytes: 64 };
+import { CHUNK_BLOCK_BYTES, SectionKind, StatKind, STATS_CHUNK_DIR_OFFSET } from '../../src/stats/region_layout';
+import { offsetOf, segmentOf } from '../../src/stats/segments';
+import type { SharedMemorySource } from '../../src/stats/shared_memory_source';
 
 async function contention(tracer: MutexTracer | null) {
   const response = await contentionHandler(tracer).handle({ method: 'GET', path: '/contention', query: new Map(), headers: {}, body: Buffer.alloc(0) });
@@ -30,40 +30,46 @@ test('the tracer counts contentions, keeps the latest wait and sums them all', (
   assert.deepEqual(tracer.stats(), { numContentions: 2, currentWaitCycles: 2, lifetimeWaitCycles: 42 });
 });
 
-test('a wait on a stat name another thread is writing is traced and served as MutexStats', { timeout: 20000 }, async () => {
-  // Learn which slot the name hashes to, in a private region of the same layout.
-  const slot = new NameTable(StatsRegion.initialize(new ArrayBuffer(StatsRegion.bytesFor(LAYOUT)), LAYOUT, 0, 0)).intern('contended', StatKind.Counter, 0);
+/** Region objects another thread can see: the same region code over SharedArrayBuffers. */
+class SharedBufferMemory implements SharedMemorySource {
+  private readonly objects = new Map<string, ArrayBuffer>();
+  create(name: string, bytes: number): ArrayBuffer {
+    const buffer = new SharedArrayBuffer(bytes) as unknown as ArrayBuffer;
+    this.objects.set(name, buffer);
+    return buffer;
+  }
+  open(name: string): ArrayBuffer {
+    return this.objects.get(name)!;
+  }
+  unlink(name: string): void {
+    this.objects.delete(name);
+  }
+}
 
-  const shared = new SharedArrayBuffer(StatsRegion.bytesFor(LAYOUT));
-  const region = StatsRegion.initialize(shared as unknown as ArrayBuffer, LAYOUT, 0, 0);
-  // Another writer has claimed the slot and is still writing the name.
-  Atomics.store(region.meta, slot * 2, SlotState.Claiming);
+test('a wait for a stats block another thread is allocating is traced and served as MutexStats', { timeout: 20000 }, async () => {
+  const region = StatsRegion.create({ memory: new SharedBufferMemory(), name: '/contention', pid: process.pid, segmentBytes: 1 << 20 }, 0, 0);
+  const table = new NameTable(region);
+  const { view, base } = region.section(SectionKind.Stats);
+  // Another writer has claimed the first chunk and is still allocating it.
+  const word = base + STATS_CHUNK_DIR_OFFSET;
+  Atomics.store(view, word + 1, -1);
+  const block = region.segments.alloc(CHUNK_BLOCK_BYTES);
   const writer = new Worker(
     `const { workerData: w, parentPort } = require('node:worker_threads');
-     const names = new Uint8Array(w.shared, w.namesOffset + w.slot * w.nameBytes, w.nameBytes);
-     const meta = new Int32Array(w.shared, w.metaOffset, w.slot * 2 + 2);
+     const words = new Int32Array(w.buffer);
      parentPort.postMessage('claimed');
      setTimeout(() => {
-       const bytes = new TextEncoder().encode('contended');
-       names.set(bytes);
-       meta[w.slot * 2 + 1] = w.kind | (bytes.length << 16);
-       Atomics.store(meta, w.slot * 2, w.ready);
+       words[w.word] = w.offset;
+       Atomics.store(words, w.word + 1, w.segment);
      }, 50);`,
-    {
-      eval: true,
-      workerData: {
-        shared, slot, kind: StatKind.Counter, ready: SlotState.Ready,
-        namesOffset: region.layout.namesOffset, metaOffset: region.layout.slotMetaOffset, nameBytes: LAYOUT.nameBytes,
-      },
-    },
+    { eval: true, workerData: { buffer: view.buffer, word, offset: offsetOf(block), segment: segmentOf(block) } },
   );
   try {
     await once(writer, 'message');
-    const table = new NameTable(region);
     const tracer = new MutexTracer();
-    table.onContention = tracer.record;
-    // Spins until the other thread publishes the name, then finds it there.
-    assert.equal(table.intern('contended', StatKind.Counter, 0), slot);
+    region.segments.onContention = tracer.record;
+    // Spins until the other thread publishes the chunk, then writes the name into it.
+    assert.equal(table.intern('contended', StatKind.Counter, 0), 0);
     const stats = tracer.stats();
     assert.equal(stats.numContentions, 1);
     assert.ok(stats.currentWaitCycles > 0);

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { LocalityLbEndpoints } from '../../src/config/model';
-import { createHeapStatsStore } from '../../src/stats/store';
+import { createHeapStatsStore, SharedStatsStore } from '../../src/stats/store';
+import { assignHostSlots } from '../../src/upstream/host_slots';
 import { Cluster, UnsupportedClusterError } from '../../src/upstream/cluster';
 import { ClusterManager } from '../../src/upstream/cluster_manager';
 import { staticCluster } from '../helpers/data_plane';
@@ -19,8 +20,16 @@ function assignment(ports: readonly number[], health: 'HEALTHY' | 'UNHEALTHY' = 
   ];
 }
 
+/** A cluster 'c' whose host stats slots cover ports 80..83. */
+function clusterC(store: SharedStatsStore): Cluster {
+  const slots = assignHostSlots([{ ...staticCluster('c', []), loadAssignment: { clusterName: 'c', endpoints: assignment([80, 81, 82, 83]) } }], store.hosts);
+  return new Cluster(staticCluster('c', []), store, slots, () => 0, Buffer.alloc(1024));
+}
+
 test('the cluster manager builds every cluster and finds them by name', () => {
-  const clusters = new ClusterManager([staticCluster('a', [{ port: 1 }]), staticCluster('b:x', [{ port: 2 }])], createHeapStatsStore());
+  const store = createHeapStatsStore();
+  const configs = [staticCluster('a', [{ port: 1 }]), staticCluster('b:x', [{ port: 2 }])];
+  const clusters = new ClusterManager(configs, store, assignHostSlots(configs, store.hosts));
   assert.equal(clusters.get('a')?.info.statName, 'a');
   assert.equal(clusters.get('b:x')?.info.statName, 'b_x');
   assert.equal(clusters.get('c'), undefined);
@@ -29,13 +38,13 @@ test('the cluster manager builds every cluster and finds them by name', () => {
 
 test('discovery types and policies the data plane cannot serve are refused', () => {
   const store = createHeapStatsStore();
-  assert.throws(() => new ClusterManager([staticCluster('dns', [], { type: 'STRICT_DNS' })], store), UnsupportedClusterError);
-  assert.throws(() => new ClusterManager([staticCluster('lr', [], { lbPolicy: 'LEAST_REQUEST' })], store), UnsupportedClusterError);
+  assert.throws(() => new ClusterManager([staticCluster('dns', [], { type: 'STRICT_DNS' })], store, {}), UnsupportedClusterError);
+  assert.throws(() => new ClusterManager([staticCluster('lr', [], { lbPolicy: 'LEAST_REQUEST' })], store, {}), UnsupportedClusterError);
 });
 
 test('membership updates keep surviving hosts, their stats and their pools', () => {
   const store = createHeapStatsStore();
-  const cluster = new Cluster(staticCluster('c', []), store, () => 0, Buffer.alloc(1024));
+  const cluster = clusterC(store);
   cluster.updateMembership(assignment([80, 81]));
   const first = cluster.chooseHost()!;
   assert.equal(first.port, 80);
@@ -49,12 +58,12 @@ test('membership updates keep surviving hosts, their stats and their pools', () 
   const survivor = picks.find((h) => h.port === 80)!;
   assert.equal(survivor, first);
   assert.equal(cluster.httpPool(survivor), pool);
-  assert.equal(store.snapshot().get('cluster.c.host.10.0.0.1:80.rq_total'), 1);
+  assert.equal(cluster.hostStats(survivor).rq_total.value(), 1);
   cluster.close();
 });
 
 test('health from the assignment applies on update', () => {
-  const cluster = new Cluster(staticCluster('c', []), createHeapStatsStore(), () => 0, Buffer.alloc(1024));
+  const cluster = clusterC(createHeapStatsStore());
   cluster.updateMembership([...assignment([80, 81, 82]), ...assignment([83], 'UNHEALTHY').map((g) => ({ ...g, priority: 0 }))]);
   const ports = Array.from({ length: 6 }, () => cluster.chooseHost()!.port);
   assert.deepEqual(ports, [80, 81, 82, 80, 81, 82]);

@@ -1,25 +1,39 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { reclaimColumns, zeroColumnGauges } from '../../src/stats/column_reclaim';
+import { BUCKET_COUNT, bucketIndex } from '../../src/stats/histogram_buckets';
 import { NameTable } from '../../src/stats/name_table';
-import { readStats } from '../../src/stats/reader';
-import { StatsRegion, RegionMismatchError, StillInitializingError } from '../../src/stats/region';
-import { ColumnState } from '../../src/stats/region_layout';
-import { reclaimColumns } from '../../src/stats/column_reclaim';
-import { SharedStatsStore, createHeapStatsStore, zeroColumnGauges } from '../../src/stats/store';
+import { RegionMismatchError, StatsRegion, StillInitializingError } from '../../src/stats/region';
+import {
+  ColumnState,
+  DIRECTORY_ENTRY_WORDS,
+  DIRECTORY_OFFSET,
+  DirectoryField,
+  hotRestartVersion,
+  SectionKind,
+  StatKind,
+} from '../../src/stats/region_layout';
 import { renderStatsJson, renderStatsText, selectStats } from '../../src/stats/render';
+import { HeapMemory } from '../../src/stats/shared_memory_source';
+import { createHeapStatsStore, SharedStatsStore } from '../../src/stats/store';
 
-const params = { maxStats: 1024, maxColumns: 4, nameBytes: 64 };
+const DEAD_PID = 2 ** 22 + 12345; // above pid_max on this kernel: never a live process
 
+function region(memory = new HeapMemory(), segmentBytes = 1 << 20): StatsRegion {
+  return StatsRegion.create({ memory, name: '/t', pid: process.pid, segmentBytes }, 0, 1000);
+}
+
+/** Two writers of one region, as a worker and its supervisor would be. */
 function twoWriters() {
-  const buffer = new ArrayBuffer(StatsRegion.bytesFor(params));
-  const region = StatsRegion.initialize(buffer, params, 0, 1000);
-  const a = new SharedStatsStore(region, region.claimColumn(0, 1));
-  const b = new SharedStatsStore(StatsRegion.attach(buffer, params), region.claimColumn(0, 2));
-  return { region, a, b };
+  const memory = new HeapMemory();
+  const r = region(memory);
+  const a = new SharedStatsStore(r, r.claimColumn(0, 1));
+  const b = new SharedStatsStore(StatsRegion.attach({ memory, name: '/t', pid: process.pid }), r.claimColumn(0, 2));
+  return { region: r, a, b };
 }
 
 test('counters and gauges sum over the columns of every writer', () => {
-  const { region, a, b } = twoWriters();
+  const { a, b } = twoWriters();
   a.counter('cluster.x.upstream_rq_total').add(3);
   b.counter('cluster.x.upstream_rq_total').inc();
   a.gauge('cluster.x.upstream_cx_active').inc();
@@ -27,8 +41,13 @@ test('counters and gauges sum over the columns of every writer', () => {
   b.gauge('cluster.x.upstream_cx_active').dec();
   assert.equal(a.counter('cluster.x.upstream_rq_total').value(), 4);
   assert.equal(b.gauge('cluster.x.upstream_cx_active').value(), 2);
-  const names = readStats(region, new NameTable(region)).map((s) => s.name);
-  assert.deepEqual(names.sort(), ['cluster.x.upstream_cx_active', 'cluster.x.upstream_rq_total']);
+  assert.deepEqual(
+    a.reader.scalars().map((s) => [s.name, s.kind, s.value]),
+    [
+      ['cluster.x.upstream_cx_active', 'gauge', 2],
+      ['cluster.x.upstream_rq_total', 'counter', 4],
+    ],
+  );
 });
 
 test('scopes prefix names and handles are reused', () => {
@@ -37,16 +56,54 @@ test('scopes prefix names and handles are reused', () => {
   scope.counter('downstream_rq_total').inc();
   assert.equal(store.counter('http.ingress.downstream_rq_total').value(), 1);
   assert.equal(store.counter('a'), store.counter('a'));
+  assert.equal(scope.histogram('downstream_rq_time', 'milliseconds'), store.histogram('http.ingress.downstream_rq_time', 'milliseconds'));
+});
+
+test('the store grows past its first segment with no fixed cap, and every writer sees every name', () => {
+  const memory = new HeapMemory();
+  const r = region(memory, 64 << 10);
+  const a = new SharedStatsStore(r, r.claimColumn(0, 1));
+  const b = new SharedStatsStore(StatsRegion.attach({ memory, name: '/t', pid: process.pid }), r.claimColumn(0, 2));
+  const n = 70_000; // more than the old fixed region's 65,536 names
+  for (let i = 0; i < n; i++) (i % 2 === 0 ? a : b).counter(`cluster.c${i}.upstream_rq_total`).inc();
+  for (let i = 0; i < n; i += 7) b.counter(`cluster.c${i}.upstream_rq_total`).inc();
+  assert.ok(r.segments.count > 1, `${r.segments.count} segments`);
+  const values = a.snapshot();
+  assert.equal(values.size, n);
+  assert.equal(values.get('cluster.c0.upstream_rq_total'), 2);
+  assert.equal(values.get('cluster.c1.upstream_rq_total'), 1);
+  assert.equal(values.get('cluster.c69999.upstream_rq_total'), 1);
+  // What the compatibility string says does not depend on how many stats exist.
+  assert.equal(hotRestartVersion(), `2.columns:1.stats:1.hosts:1`);
+});
+
+test('shared memory per stat: the slot record, the name and 8 bytes per writer that writes it', () => {
+  const memory = new HeapMemory();
+  const r = region(memory, 4 << 20);
+  const writers = [0, 1, 2].map((i) => new SharedStatsStore(r, r.claimColumn(0, i + 1)));
+  const before = r.segments.usage().used;
+  const n = 40_960;
+  for (let i = 0; i < n; i++) for (const w of writers) w.counter(`cluster.c${i}.x`).inc();
+  const perStat = (r.segments.usage().used - before) / n;
+  const nameBytes = 'cluster.c12345.x'.length;
+  // 48-byte record + name (8-byte aligned) + 3 writers x 8 bytes, plus chunk headers.
+  assert.ok(perStat < 48 + 24 + 3 * 8 + 4, `${perStat} bytes per stat`);
+  assert.ok(perStat - nameBytes < 64 * 3, 'under 64 bytes per stat per writer plus the name');
+});
+
+test('names outside 1..4096 bytes are refused', () => {
+  const store = createHeapStatsStore();
+  assert.throws(() => store.counter('x'.repeat(4097)), /1\.\.4096 bytes/);
+  assert.throws(() => store.counter(''), /1\.\.4096 bytes/);
 });
 
 test('never_import gauges report only the current epoch', () => {
-  const buffer = new ArrayBuffer(StatsRegion.bytesFor(params));
-  const region = StatsRegion.initialize(buffer, params, 0, 1000);
-  const old = new SharedStatsStore(region, region.claimColumn(0, 1));
-  const next = new SharedStatsStore(region, region.claimColumn(1, 2));
+  const r = region();
+  const old = new SharedStatsStore(r, r.claimColumn(0, 1));
+  const next = new SharedStatsStore(r, r.claimColumn(1, 2));
   old.gauge('server.live', 'never_import').set(1);
   old.gauge('server.total_connections').set(5);
-  region.currentEpoch = 1;
+  r.currentEpoch = 1;
   next.gauge('server.live', 'never_import').set(1);
   next.gauge('server.total_connections').set(2);
   assert.equal(next.gauge('server.live', 'never_import').value(), 1);
@@ -54,84 +111,184 @@ test('never_import gauges report only the current epoch', () => {
 });
 
 test('a dead writer keeps its counters but loses its gauges', () => {
-  const { region, a, b } = twoWriters();
+  const { region: r, a, b } = twoWriters();
   b.counter('c').add(5);
   b.gauge('g').add(3);
   a.gauge('g').inc();
-  zeroColumnGauges(region, a.names, b.column);
+  zeroColumnGauges(r, a.names, a.hosts, b.column);
   assert.equal(a.counter('c').value(), 5);
   assert.equal(a.gauge('g').value(), 1);
 });
 
-test('hidden per-host stats are not listed by /stats, usedonly and filter select', () => {
+test('usedonly and filter select among counters and gauges, in name order', () => {
   const store = createHeapStatsStore();
-  store.hostStats('backend', '127.0.0.1:80').rq_total.inc();
   store.counter('z.used').inc();
   store.counter('a.unused');
   store.gauge('m.gauge').set(0);
-  const samples = readStats(store.region, store.names);
+  const samples = store.reader.scalars();
   assert.equal(renderStatsText(selectStats(samples, { usedOnly: false, filter: null })), 'a.unused: 0\nm.gauge: 0\nz.used: 1\n');
   assert.equal(renderStatsText(selectStats(samples, { usedOnly: true, filter: null })), 'm.gauge: 0\nz.used: 1\n');
   assert.equal(renderStatsJson(selectStats(samples, { usedOnly: false, filter: /^z\./ })), '{"stats":[{"name":"z.used","value":1}]}');
 });
 
-test('a region of another layout is refused with a clear message', () => {
-  const buffer = new ArrayBuffer(StatsRegion.bytesFor(params));
-  StatsRegion.initialize(buffer, params, 0, 1000);
-  assert.throws(() => StatsRegion.attach(buffer, { ...params, nameBytes: 32 }), (e: unknown) => {
-    assert.ok(e instanceof RegionMismatchError);
-    assert.match(e.message, /not hot-restart compatible/);
-    return true;
-  });
+test('names added later are merged into the sorted order', () => {
+  const store = createHeapStatsStore();
+  store.counter('m');
+  assert.deepEqual(store.reader.scalars().map((s) => s.name), ['m']);
+  store.counter('z');
+  store.counter('a');
+  assert.deepEqual(store.reader.scalars().map((s) => s.name), ['a', 'm', 'z']);
 });
 
-test('names longer than the slot are rejected, the table fills up cleanly', () => {
-  const store = createHeapStatsStore({ maxStats: 8, maxColumns: 1, nameBytes: 16 });
-  assert.throws(() => store.counter('x'.repeat(17)), /1\.\.16 bytes/);
-  for (let i = 0; i < 8; i++) store.counter(`n${i}`);
-  assert.throws(() => store.counter('one.more'), /region is full/);
+test('reset_counters zeroes counters without touching gauges; later increments all count', () => {
+  const { a, b } = twoWriters();
+  a.counter('c').add(10);
+  b.counter('c').add(5);
+  a.gauge('g').set(7);
+  a.reader.resetCounters();
+  assert.equal(a.counter('c').value(), 0);
+  assert.equal(a.gauge('g').value(), 7);
+  b.counter('c').inc();
+  a.counter('c').add(2);
+  assert.equal(b.counter('c').value(), 3);
+  assert.equal(a.snapshot().get('c'), 3);
 });
 
-test('retired columns fold into the current supervisor: counters kept, column freed', () => {
-  const buffer = new ArrayBuffer(StatsRegion.bytesFor(params));
-  const region = StatsRegion.initialize(buffer, params, 0, 1000);
-  const old = new SharedStatsStore(region, region.claimColumn(0, process.pid));
+test('a histogram sample is a bucket increment and a sum in the writer block; unrecorded costs nothing', () => {
+  const { a, b } = twoWriters();
+  const h = a.histogram('cluster.x.upstream_rq_time', 'milliseconds');
+  b.histogram('cluster.x.upstream_rq_time', 'milliseconds');
+  b.histogram('never.recorded', 'milliseconds');
+  for (const v of [1, 5, 5, 300]) h.recordValue(v);
+  b.histogram('cluster.x.upstream_rq_time', 'milliseconds').recordValue(5);
+  const [rqTime, never] = a.reader.histograms();
+  assert.equal(never!.name, 'never.recorded');
+  assert.equal(never!.used, false);
+  assert.equal(never!.writers.length, 0);
+  assert.equal(rqTime!.used, true);
+  assert.equal(rqTime!.writers.length, 2);
+  const counts = new Array<number>(BUCKET_COUNT).fill(0);
+  let sum = 0;
+  for (const w of rqTime!.writers) {
+    for (let i = 0; i < BUCKET_COUNT; i++) counts[i]! += w.buckets[w.bucketBase + i]!;
+    sum += w.sums[w.sumIndex]!;
+  }
+  assert.equal(counts[bucketIndex(5)], 3);
+  assert.equal(counts[bucketIndex(300)], 1);
+  assert.equal(sum, 316);
+  // Histograms are not among the counters and gauges.
+  assert.deepEqual(a.reader.scalars(), []);
+});
+
+test('host slots: per-writer cells summed, freed slots reused with a new generation and zeroed', () => {
+  const { a, b } = twoWriters();
+  const first = a.hosts.allocate();
+  const second = a.hosts.allocate();
+  a.hostStats(first).rq_total.add(2);
+  b.hostStats(first).rq_total.inc();
+  b.hostStats(first).cx_active.inc();
+  assert.equal(a.hosts.read(first)!.rq_total, 3);
+  assert.equal(a.hosts.read(first)!.cx_active, 1);
+  a.hosts.free(first);
+  assert.equal(a.hosts.read(first), null);
+  const reused = a.hosts.allocate();
+  assert.equal(reused.slot, first.slot);
+  assert.notEqual(reused.generation, first.generation);
+  assert.equal(a.hosts.read(reused)!.rq_total, 0);
+  assert.equal(a.hosts.highWater, 2);
+  assert.notEqual(second.slot, first.slot);
+  // The health-flags word is shared and atomic.
+  const flags = b.hosts.healthFlags(reused.slot);
+  Atomics.or(flags.words, flags.index, 4);
+  assert.equal(Atomics.load(a.hosts.healthFlags(reused.slot).words, a.hosts.healthFlags(reused.slot).index), 4);
+});
+
+test('shared cells: one block per name for every writer, updated with Atomics', () => {
+  const { a, b } = twoWriters();
+  const mine = a.cells('cluster.x.circuit_breakers', 4);
+  const theirs = b.cells('cluster.x.circuit_breakers', 4);
+  Atomics.add(mine.words, mine.base + 1, 3);
+  Atomics.sub(theirs.words, theirs.base + 1, 1);
+  assert.equal(Atomics.load(mine.words, mine.base + 1), 2);
+  assert.throws(() => b.cells('cluster.x.circuit_breakers', 5), /exist with 4 cells/);
+  // Cells are not stats.
+  assert.deepEqual(a.reader.scalars(), []);
+});
+
+test('retired columns fold into the current supervisor: counters, histograms and host counters kept', () => {
+  const r = region();
+  const old = new SharedStatsStore(r, r.claimColumn(0, process.pid));
+  const host = old.hosts.allocate();
   old.counter('c').add(7);
   old.gauge('g').add(2);
-  const next = new SharedStatsStore(region, region.claimColumn(1, process.pid));
-  region.currentEpoch = 1;
+  old.histogram('h', 'milliseconds').recordValue(42);
+  old.hostStats(host).rq_total.add(4);
+  old.hostStats(host).rq_active.inc();
+  const next = new SharedStatsStore(r, r.claimColumn(1, process.pid));
+  r.currentEpoch = 1;
   next.counter('c').add(1);
-  zeroColumnGauges(region, old.names, old.column);
-  region.retireColumn(old.column);
-  assert.equal(reclaimColumns(region, next.names, next.column, 1), 1);
+  zeroColumnGauges(r, old.names, old.hosts, old.column);
+  r.retireColumn(old.column);
+  assert.equal(reclaimColumns(next, 1), 1);
   assert.equal(next.counter('c').value(), 8);
   assert.equal(next.gauge('g').value(), 0);
-  assert.equal(region.columnState(old.column), ColumnState.Free);
+  assert.deepEqual({ rq_total: next.hosts.read(host)!.rq_total, rq_active: next.hosts.read(host)!.rq_active }, { rq_total: 4, rq_active: 0 });
+  const [h] = next.reader.histograms();
+  assert.deepEqual(h!.writers.map((w) => [w.column, w.buckets[w.bucketBase + bucketIndex(42)], w.sums[w.sumIndex]]), [[next.column, 1, 42]]);
+  assert.equal(r.columnState(old.column), ColumnState.Free);
   // The freed column is handed out again, empty.
-  assert.equal(region.claimColumn(2, process.pid), old.column);
+  assert.equal(r.claimColumn(2, process.pid), old.column);
   assert.equal(next.counter('c').value(), 8);
 });
 
 test('a live column whose owner process is gone is retired and folded', () => {
-  const buffer = new ArrayBuffer(StatsRegion.bytesFor(params));
-  const region = StatsRegion.initialize(buffer, params, 0, 1000);
-  const deadPid = 2 ** 22 + 12345; // above pid_max on this kernel: never a live process
-  const crashed = new SharedStatsStore(region, region.claimColumn(0, deadPid));
+  const r = region();
+  const crashed = new SharedStatsStore(r, r.claimColumn(0, DEAD_PID));
   crashed.counter('c').add(3);
   crashed.gauge('server.total_connections').add(4);
-  const next = new SharedStatsStore(region, region.claimColumn(1, process.pid));
-  region.currentEpoch = 1;
-  reclaimColumns(region, next.names, next.column, 1);
+  const next = new SharedStatsStore(r, r.claimColumn(1, process.pid));
+  r.currentEpoch = 1;
+  reclaimColumns(next, 1);
   assert.equal(next.counter('c').value(), 3);
   assert.equal(next.gauge('server.total_connections').value(), 0);
 });
 
 test('one epoch initializes at a time; a mark left by a dead process is taken over', () => {
-  const region = StatsRegion.initialize(new ArrayBuffer(StatsRegion.bytesFor(params)), params, 0, 1000);
-  region.beginInitializing(process.pid);
-  assert.throws(() => region.beginInitializing(process.ppid), StillInitializingError);
-  region.endInitializing(process.pid);
-  region.beginInitializing(2 ** 22 + 12345);
-  region.beginInitializing(process.pid);
-  region.endInitializing(process.pid);
+  const r = region();
+  r.beginInitializing(process.pid);
+  assert.throws(() => r.beginInitializing(process.ppid), StillInitializingError);
+  r.endInitializing(process.pid);
+  r.beginInitializing(DEAD_PID);
+  r.beginInitializing(process.pid);
+  r.endInitializing(process.pid);
+});
+
+test('a section of another version is refused with a clear message; a missing one is added', () => {
+  const memory = new HeapMemory();
+  const r = region(memory);
+  new NameTable(r);
+  const attach = () => StatsRegion.attach({ memory, name: '/t', pid: process.pid });
+  // This build added no hosts section yet: a later attach adds it, compatible.
+  assert.equal(attach().section(SectionKind.Hosts).view.length > 0, true);
+  const stats = DIRECTORY_OFFSET + DIRECTORY_ENTRY_WORDS;
+  assert.equal(r.header[stats + DirectoryField.Kind], SectionKind.Stats);
+  r.header[stats + DirectoryField.Version] = 9;
+  assert.throws(attach, (e: unknown) => {
+    assert.ok(e instanceof RegionMismatchError);
+    assert.match(e.message, /layout 2\.columns:1\.stats:1\.hosts:1 but the running proxy uses 2\.columns:1\.stats:9\.hosts:1; .*not hot-restart compatible/);
+    return true;
+  });
+});
+
+test('a region is unlinked with all its segments', () => {
+  const memory = new HeapMemory();
+  const r = region(memory, 64 << 10);
+  const store = new SharedStatsStore(r, r.claimColumn(0, 1));
+  for (let i = 0; i < 5000; i++) store.counter(`n${i}`);
+  assert.ok(r.segments.count > 1);
+  StatsRegion.unlinkStale(memory, '/t');
+  assert.equal(memory.totalBytes(), 0);
+  // The racing intern path: the same name from two writers is one slot.
+  const { a, b } = twoWriters();
+  assert.equal(a.names.intern('same', StatKind.Counter, 0), b.names.intern('same', StatKind.Counter, 0));
 });
