@@ -1,36 +1,15 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { BUCKET_COUNT, bucketIndex } from '../../src/stats/histogram_buckets';
-import { HistogramMerger, WriterHistogram } from '../../src/stats/histogram_merger';
-
-/** One writer's arrays for one histogram, recorded into as a worker does. */
-class Writer implements WriterHistogram {
-  readonly buckets = new Uint32Array(BUCKET_COUNT);
-  sum = 0;
-
-  record(...values: number[]): this {
-    for (const v of values) {
-      this.buckets[bucketIndex(v)]!++;
-      this.sum += v;
-    }
-    return this;
-  }
-
-  /** What the store does when this writer's process is gone: its counts move to `into`. */
-  foldInto(into: Writer): void {
-    for (let i = 0; i < BUCKET_COUNT; i++) into.buckets[i]! += this.buckets[i]!;
-    into.sum += this.sum;
-    this.buckets.fill(0);
-    this.sum = 0;
-  }
-}
+import { bucketIndex } from '../../src/stats/histogram_buckets';
+import { HistogramMerger } from '../../src/stats/histogram_merger';
+import { HistogramWriter } from '../helpers/histogram_writer';
 
 const H = 7;
 
 test('two writers: each interval holds the samples since the previous flush, cumulative all of them', () => {
   const merger = new HistogramMerger();
-  const a = new Writer().record(10, 20);
-  const b = new Writer().record(30);
+  const a = new HistogramWriter().record(10, 20);
+  const b = new HistogramWriter().record(30);
   merger.flush([[H, [a, b]]]);
   assert.equal(merger.interval(H)!.count, 3);
   assert.equal(merger.interval(H)!.sum, 60);
@@ -52,7 +31,7 @@ test('two writers: each interval holds the samples since the previous flush, cum
 
 test('an idle flush leaves no interval and the cumulative as it was', () => {
   const merger = new HistogramMerger();
-  const a = new Writer().record(42);
+  const a = new HistogramWriter().record(42);
   merger.flush([[H, [a]]]);
   const cumulative = merger.cumulative(H);
   merger.flush([[H, [a]]]);
@@ -69,8 +48,8 @@ test('an idle flush leaves no interval and the cumulative as it was', () => {
 
 test('a writer folded into another between flushes: nothing lost, nothing counted twice', () => {
   const merger = new HistogramMerger();
-  const a = new Writer().record(1, 2, 3);
-  const b = new Writer().record(4);
+  const a = new HistogramWriter().record(1, 2, 3);
+  const b = new HistogramWriter().record(4);
   merger.flush([[H, [a, b]]]);
   a.record(500, 600); // not flushed yet when its process exits
   a.foldInto(b);
@@ -86,8 +65,8 @@ test('a writer folded into another between flushes: nothing lost, nothing counte
 
 test('a writer briefly left out before its fold counts nothing until it is back', () => {
   const merger = new HistogramMerger();
-  const a = new Writer().record(7, 7);
-  const b = new Writer().record(9);
+  const a = new HistogramWriter().record(7, 7);
+  const b = new HistogramWriter().record(9);
   merger.flush([[H, [a, b]]]);
   b.record(9);
   merger.flush([[H, [b]]]);
@@ -102,7 +81,7 @@ test('a writer briefly left out before its fold counts nothing until it is back'
 
 test('a Uint32 bucket count that wraps keeps counting', () => {
   const merger = new HistogramMerger();
-  const a = new Writer();
+  const a = new HistogramWriter();
   a.buckets[bucketIndex(3)] = 2 ** 32 - 2;
   merger.flush([[H, [a]]]);
   assert.equal(merger.cumulative(H).count, 2 ** 32 - 2);
@@ -115,8 +94,8 @@ test('a Uint32 bucket count that wraps keeps counting', () => {
 
 test('histograms are merged apart, and only those with samples keep counts', () => {
   const merger = new HistogramMerger();
-  const recorded = new Writer().record(100);
-  merger.flush([[1, [recorded]], [2, [new Writer(), new Writer()]]]);
+  const recorded = new HistogramWriter().record(100);
+  merger.flush([[1, [recorded]], [2, [new HistogramWriter(), new HistogramWriter()]]]);
   assert.equal(merger.cumulative(1).count, 1);
   assert.equal(merger.interval(2), null);
   assert.equal(merger.cumulative(2).count, 0);
