@@ -149,6 +149,7 @@ export async function startDataPlane(
     admin: null,
     listeners,
     clusters,
+    statsFlushIntervalMs: 5000,
     localAddress: options.localAddress,
     source: {},
   };
