@@ -127,6 +127,7 @@ const BOOTSTRAP: Shape = {
     node: { fields: { id: leaf, cluster: leaf, locality: LOCALITY, metadata: METADATA } },
     admin: { fields: { access_log_path: leaf, address: SOCKET_ADDRESS } },
     static_resources: { fields: { listeners: list(LISTENER), clusters: list(CLUSTER) } },
+    stats_flush_interval: leaf,
   },
 };
 

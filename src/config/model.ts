@@ -32,6 +32,8 @@ export interface Bootstrap {
   readonly admin: AdminConfig | null;
   readonly listeners: readonly ListenerConfig[];
   readonly clusters: readonly ClusterConfig[];
+  /** stats_flush_interval: how often the supervisor ends a histogram interval (and flushes stats). */
+  readonly statsFlushIntervalMs: number;
   /**
    * The server's local address (first non-loopback address of --local-address-ip-version's
    * family, else loopback), set at start-up: Envoy appends it to x-forwarded-for when the

@@ -48,6 +48,7 @@ const DEFAULTS = {
   routeTimeoutMs: 15_000,
   endpointWeight: 1,
   serverName: 'proxy',
+  statsFlushIntervalMs: 5_000,
 } as const;
 
 /** @param bootstrap decoded by decodeProtoJson, names canonicalized, and validated */
@@ -63,6 +64,7 @@ export function buildBootstrapModel(bootstrap: JsonObject): Bootstrap {
     admin: admin(messageField(bootstrap, 'admin')),
     listeners: messageList(resources, 'listeners').map(listener),
     clusters: messageList(resources, 'clusters').map(cluster),
+    statsFlushIntervalMs: millis(bootstrap, 'stats_flush_interval', DEFAULTS.statsFlushIntervalMs),
     source: bootstrap,
   });
 }

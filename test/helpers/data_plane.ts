@@ -153,6 +153,7 @@ export async function startDataPlane(
     admin: null,
     listeners,
     clusters,
+    statsFlushIntervalMs: 5000,
     localAddress: options.localAddress,
     source: {},
   };

@@ -57,6 +57,10 @@ const CASES: Case[] = [
   { name: 'negative tcp_proxy idle_timeout', change: (b) => (tcpProxy(b).idle_timeout = '-1s'), error: `${TCP}.typed_config.idle_timeout: must not be negative, got -1s` },
   { name: 'negative stream_idle_timeout', change: (b) => (hcm(b).stream_idle_timeout = '-0.5s'), error: `${HCM}.typed_config.stream_idle_timeout: must not be negative, got -0.500s` },
   { name: 'negative request_timeout', change: (b) => (hcm(b).request_timeout = '-60s'), error: `${HCM}.typed_config.request_timeout: must not be negative, got -60s` },
+  // stats_flush_interval: PGV `gte: 1ms, lt: 300s`.
+  { name: 'stats_flush_interval below 1ms', change: (b) => (b.stats_flush_interval = '0.000999s'), error: 'stats_flush_interval: must be at least 1ms and less than 300s, got 0.000999s' },
+  { name: 'stats_flush_interval of 5 minutes', change: (b) => (b.stats_flush_interval = '300s'), error: 'stats_flush_interval: must be at least 1ms and less than 300s, got 300s' },
+  { name: 'negative stats_flush_interval', change: (b) => (b.stats_flush_interval = '-5s'), error: 'stats_flush_interval: must be at least 1ms and less than 300s, got -5s' },
   {
     name: 'negative connection idle_timeout',
     change: (b) => (hcm(b).common_http_protocol_options = { idle_timeout: '-1s' }),

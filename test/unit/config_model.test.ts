@@ -98,6 +98,14 @@ test('route defaults: 15 s timeout, case sensitive; 0s disables the timeout', ()
   assert.deepEqual(main.action, { kind: 'route', cluster: 'web:v1', timeoutMs: 15000, hostRewriteLiteral: 'internal' });
 });
 
+test('stats_flush_interval: 5 s unless set, in whole milliseconds', () => {
+  assert.equal(loadFixture().statsFlushIntervalMs, 5000);
+  for (const [interval, ms] of [['0.001s', 1], ['0.0025s', 2], ['299.999s', 299999]] as const) {
+    const bootstrap = { ...v3Bootstrap(), stats_flush_interval: interval };
+    assert.equal(loadBootstrap({ configYaml: JSON.stringify(bootstrap), allowUnknownStaticFields: false }).bootstrap.statsFlushIntervalMs, ms);
+  }
+});
+
 test('clusters, with defaults filled in', () => {
   const [backend, web] = loadFixture().clusters;
   assert.equal(backend.statName, 'backend');

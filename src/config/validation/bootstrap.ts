@@ -6,12 +6,15 @@ import { FieldErrorCollector } from '../errors';
 import { JsonObject, messageField, messageList, stringField } from '../json';
 import { validateAdmin } from './admin';
 import { validateClusters } from './clusters';
+import { requireDurationInRange } from './durations';
 import { validateListeners } from './listeners';
 
 /** @throws FieldError, or FieldErrors when several resources are invalid */
 export function validateBootstrap(bootstrap: JsonObject): void {
   const errors = new FieldErrorCollector();
   errors.run(() => validateAdmin(bootstrap));
+  // PGV on stats_flush_interval: at least 1 ms, less than 5 minutes.
+  errors.run(() => requireDurationInRange(bootstrap, 'stats_flush_interval', '', 1, 300_000));
   validateClusters(bootstrap, errors);
   const resources = messageField(bootstrap, 'static_resources') ?? {};
   const clusterNames = new Set(messageList(resources, 'clusters').map((cluster) => stringField(cluster, 'name')));

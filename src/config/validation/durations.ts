@@ -21,3 +21,18 @@ export function requirePositiveDuration(object: JsonObject, key: string, path: s
     throw new FieldError(childPath(path, key), `must be greater than 0s, got ${stringField(object, key)}`);
   }
 }
+
+/** PGV `duration: {gte: <minMs>, lt: <limitMs>}`: `key` of `object` (at `path`) is in [minMs, limitMs). */
+export function requireDurationInRange(object: JsonObject, key: string, path: string, minMs: number, limitMs: number): void {
+  const ms = durationMs(object, key);
+  if (ms !== undefined && !(ms >= minMs && ms < limitMs)) {
+    throw new FieldError(
+      childPath(path, key),
+      `must be at least ${readableMs(minMs)} and less than ${readableMs(limitMs)}, got ${stringField(object, key)}`,
+    );
+  }
+}
+
+function readableMs(ms: number): string {
+  return ms < 1000 ? `${ms}ms` : `${ms / 1000}s`;
+}

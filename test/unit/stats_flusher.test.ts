@@ -1,0 +1,71 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { HistogramMerger, HistogramWriters } from '../../src/stats/histogram_merger';
+import { StatsFlusher } from '../../src/stats/stats_flusher';
+import { HistogramWriter } from '../helpers/histogram_writer';
+import { ManualClock } from '../helpers/manual_clock';
+
+const H = 3;
+
+function setup(intervalMs = 5000) {
+  const clock = new ManualClock();
+  const merger = new HistogramMerger();
+  const writer = new HistogramWriter();
+  let reads = 0;
+  const histograms = (): HistogramWriters[] => {
+    reads++;
+    return [[H, [writer]]];
+  };
+  const flusher = new StatsFlusher({ clock, intervalMs, merger, histograms });
+  return { clock, merger, writer, flusher, reads: () => reads };
+}
+
+test('flushes at start, then once every interval', () => {
+  const { clock, merger, writer, flusher, reads } = setup();
+  writer.record(1, 2); // held before start: a hot-restart parent's samples
+  flusher.start();
+  assert.equal(reads(), 1);
+  assert.equal(merger.interval(H)!.count, 2);
+  writer.record(50);
+  clock.advance(4999);
+  assert.equal(reads(), 1);
+  assert.equal(merger.interval(H)!.count, 2);
+  clock.advance(1);
+  assert.equal(reads(), 2);
+  assert.equal(merger.interval(H)!.count, 1);
+  assert.equal(merger.cumulative(H).count, 3);
+  clock.advance(5000);
+  assert.equal(merger.interval(H), null);
+  writer.record(7, 8, 9);
+  clock.advance(15000);
+  assert.equal(reads(), 6);
+  assert.equal(merger.interval(H), null);
+  assert.equal(merger.cumulative(H).count, 6);
+});
+
+test('the interval is the configured one', () => {
+  const { clock, flusher, reads } = setup(250);
+  flusher.start();
+  clock.advance(1000);
+  assert.equal(reads(), 5);
+});
+
+test('flush() ends an interval between ticks; stop() ends the ticks', () => {
+  const { clock, merger, writer, flusher, reads } = setup();
+  flusher.start();
+  writer.record(10);
+  flusher.flush();
+  assert.equal(merger.interval(H)!.count, 1);
+  flusher.stop();
+  assert.equal(clock.pending, 0);
+  clock.advance(60_000);
+  assert.equal(reads(), 2);
+  flusher.stop();
+});
+
+test('a second start and an interval below 1 ms are refused', () => {
+  const { flusher } = setup();
+  flusher.start();
+  assert.throws(() => flusher.start(), /already started/);
+  for (const intervalMs of [0, 0.5, NaN]) assert.throws(() => setup(intervalMs), RangeError);
+});
