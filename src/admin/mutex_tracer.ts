@@ -1,6 +1,7 @@
 // --enable-mutex-tracing (Envoy's MutexTracerImpl): each contention event adds one to the count
 // and its wait to the lifetime total; the latest wait is kept as the current one. The waits
-// measured are the stats name table's, its one place where a process waits for another.
+// measured are the supervisor's waits on the stats region's structural locks (a segment or
+// block another process is adding), its one place where a process waits for another.
 
 export interface MutexStats {
   readonly numContentions: number;

@@ -16,6 +16,7 @@ import { readBuildInfo, versionString } from '../server/build_info';
 import { Supervisor } from '../server/supervisor';
 import { SystemdNotifier } from '../server/systemd_notify';
 import { hotRestartVersion } from '../stats/region_layout';
+import { SystemClock } from '../common/clock';
 import { CommandLine, helpText, parseCommandLine } from './command_line';
 import { cpusetThreads, hardwareThreads } from './cpu_count';
 import { CommandLineSyntaxError, OptionsError } from './errors';
@@ -85,6 +86,7 @@ async function run(options: Options, warnings: readonly string[]): Promise<void>
     hotRestartVersion: hotRestartVersionOf(options),
     staticUnknownFields: new Set(loaded.unknownFields).size,
     notifier: SystemdNotifier.takeFromEnvironment(process.env),
+    clock: new SystemClock(),
   });
   const stop = (signal: string) => () => {
     mainLog.warn(`caught ${signal}`);

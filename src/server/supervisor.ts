@@ -20,7 +20,10 @@ import type { ParentHandlers } from '../hot_restart/parent_endpoint';
 import { createRegion, RegionHandle } from '../hot_restart/shared_memory';
 import type { Logger, LoggerFactory } from '../log/logger_api';
 import * as addon from '../native/addon';
-import type { ScalarSample } from '../stats/sample';
+import type { StatsSnapshot } from '../stats/sample';
+import { HistogramMerger } from '../stats/histogram_merger';
+import { StatsFlusher } from '../stats/stats_flusher';
+import type { Clock } from '../common/clock';
 import { reclaimColumns, zeroColumnGauges } from '../stats/column_reclaim';
 import { StatKind } from '../stats/region_layout';
 import { SharedStatsStore } from '../stats/store';
@@ -36,7 +39,6 @@ import { WorkerPool } from './worker_pool';
 import { WORKER_PROTOCOL_VERSION } from './worker_protocol';
 import type { LogSettings } from '../log/log_settings';
 
-const STATS_FLUSH_INTERVAL_MS = 5000;
 const LISTEN_BACKLOG = 1024;
 /** After a handover failed, the old epoch's workers may hold a port for a moment longer. */
 const REBIND_TIMEOUT_MS = 5000;
@@ -61,6 +63,8 @@ export interface SupervisorDeps {
   readonly staticUnknownFields: number;
   /** systemd's Type=notify socket, if the service manager gave one. */
   readonly notifier: SystemdNotifier;
+  /** Times the stats flush interval. */
+  readonly clock: Clock;
 }
 
 export class Supervisor implements ServerInfoSource {
@@ -77,7 +81,8 @@ export class Supervisor implements ServerInfoSource {
   private readonly bound: BoundListener[] = [];
   private admin: AdminServer | null = null;
   private workers: WorkerPool | null = null;
-  private flushTimer: NodeJS.Timeout | null = null;
+  private flusher: StatsFlusher | null = null;
+  private readonly histograms = new HistogramMerger();
   private parentShutdownTimer: NodeJS.Timeout | null = null;
   /** Set once the parent was told to drain: from then on this epoch carries the traffic. */
   private tookOver = false;
@@ -162,9 +167,16 @@ export class Supervisor implements ServerInfoSource {
     this.stats.hotRestartEpoch.set(epoch);
     this.stats.version.set(versionGaugeValue(this.deps.build));
     this.setState('INITIALIZING');
-    this.flush();
-    this.flushTimer = setInterval(() => this.flush(), STATS_FLUSH_INTERVAL_MS);
-    this.flushTimer.unref();
+    const store = this.store;
+    // Started before the workers: what the region already holds is out of the first interval.
+    this.flusher = new StatsFlusher({
+      clock: this.deps.clock,
+      intervalMs: bootstrap.statsFlushIntervalMs,
+      merger: this.histograms,
+      histograms: () => store.reader.histograms().map((h) => [h.slot, h.writers] as const),
+      beforeFlush: () => this.updateServerStats(),
+    });
+    this.flusher.start();
 
     hotRestart.serveChild(this.parentHandlers());
     await hotRestart.shutdownParentAdmin();
@@ -237,7 +249,7 @@ export class Supervisor implements ServerInfoSource {
 
   private async doShutdown(reason: string): Promise<void> {
     this.log.info(`shutting down: ${reason}`);
-    if (this.flushTimer) clearInterval(this.flushTimer);
+    this.flusher?.stop();
     if (this.parentShutdownTimer) clearTimeout(this.parentShutdownTimer);
     // A parent still draining goes with us (Envoy sends Terminate when the child shuts down);
     // an epoch that failed to start leaves its parent serving.
@@ -299,12 +311,22 @@ export class Supervisor implements ServerInfoSource {
     }
   }
 
-  private readStats(): ScalarSample[] {
-    this.flush();
-    return this.store!.reader.scalars();
+  /** What GET /stats renders: counters and gauges as they are now, histograms as of the last flush. */
+  private snapshot(): StatsSnapshot {
+    this.updateServerStats();
+    const reader = this.store!.reader;
+    return {
+      scalars: reader.scalars(),
+      histograms: reader.histograms().map((h) => ({
+        name: h.name,
+        used: h.used,
+        interval: this.histograms.interval(h.slot),
+        cumulative: this.histograms.cumulative(h.slot),
+      })),
+    };
   }
 
-  private flush(): void {
+  private updateServerStats(): void {
     const s = this.stats!;
     const region = this.handle!.region;
     const epoch = this.restartEpoch;
@@ -340,9 +362,8 @@ export class Supervisor implements ServerInfoSource {
   private async startAdmin(address: string, port: number, accessLogPath: string): Promise<void> {
     const { bootstrap, build, options } = this.deps;
     const handlers: AdminHandler[] = [];
-    const read = () => this.readStats();
     const tracer = options.enableMutexTracing ? new MutexTracer() : null;
-    // The stats name table's waits are the supervisor's one lock-like wait to trace.
+    // The stats region's structural waits are the supervisor's one lock-like wait to trace.
     if (tracer) this.handle!.region.segments.onContention = tracer.record;
     handlers.push(
       ...homeHandlers(() => handlers),
@@ -355,7 +376,7 @@ export class Supervisor implements ServerInfoSource {
         hotRestartVersion: this.deps.hotRestartVersion,
         quit: () => void this.stop('admin /quitquitquit').then(() => this.deps.exit(0)),
       }),
-      statsHandler(read),
+      statsHandler(() => this.snapshot().scalars),
       clustersHandler(bootstrap.clusters, (cluster, address) => {
         const slot = this.hostSlots[cluster]?.[address];
         return slot === undefined ? null : this.store!.hosts.read(slot);

@@ -3,19 +3,17 @@
 // gauges), less the counter baselines that POST /reset_counters recorded. Writers never see the
 // baselines, so an increment racing a reset is counted after it, never lost.
 
+import { BUCKET_COUNT } from './histogram_buckets';
+import type { WriterHistogram } from './histogram_merger';
 import type { NameTable } from './name_table';
 import type { StatsRegion } from './region';
 import { CHUNK_SHIFT, CHUNK_SLOTS, ColumnState, HISTOGRAM_SUM_BYTES, MAX_COLUMNS, SlotField, SlotFlag, StatKind } from './region_layout';
 import type { ScalarSample } from './sample';
 import { offsetOf, Segments } from './segments';
 
-/** One writer's data of one histogram: `buckets[bucketBase + i]`, `sums[sumIndex]`. */
-export interface HistogramWriterData {
+/** One writer's data of one histogram, as it is now in the region (the merger's input). */
+export interface HistogramWriterData extends WriterHistogram {
   readonly column: number;
-  readonly buckets: Uint32Array;
-  readonly bucketBase: number;
-  readonly sums: Float64Array;
-  readonly sumIndex: number;
 }
 
 export interface HistogramData {
@@ -80,12 +78,11 @@ export class StatsReader {
       for (const column of cols) {
         const block = this.histogramBlock(slot, column);
         if (block === 0) continue;
+        const first = (offsetOf(block) + HISTOGRAM_SUM_BYTES) / 4;
         writers.push({
           column,
-          buckets: segments.u32(block),
-          bucketBase: (offsetOf(block) + HISTOGRAM_SUM_BYTES) / 4,
-          sums: segments.f64(block),
-          sumIndex: offsetOf(block) / 8,
+          buckets: segments.u32(block).subarray(first, first + BUCKET_COUNT),
+          sum: segments.f64(block)[offsetOf(block) / 8]!,
         });
       }
       const used = Atomics.load(words, index + SlotField.Used) !== 0;

@@ -12,6 +12,8 @@ export interface StatsFlusherOptions {
   readonly merger: HistogramMerger;
   /** Every histogram with the parts of the writers that hold it, read from the stats region now. */
   readonly histograms: () => Iterable<HistogramWriters>;
+  /** Runs first at each flush: the owner's own gauges (Envoy updates server stats here). */
+  readonly beforeFlush?: () => void;
 }
 
 export class StatsFlusher {
@@ -35,6 +37,7 @@ export class StatsFlusher {
 
   /** Ends the current interval now, between ticks too. */
   flush(): void {
+    this.options.beforeFlush?.();
     this.options.merger.flush(this.options.histograms());
   }
 
