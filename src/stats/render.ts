@@ -1,17 +1,18 @@
 // Text and JSON renderings of GET /stats. Pure: samples in, body out.
 
+import type { SafeRegex } from '../regex/safe_regex';
 import type { StatSample } from './reader';
 
 export interface StatsQuery {
   readonly usedOnly: boolean;
-  /** ECMAScript regex searched anywhere in the name (Envoy's regex_search). */
-  readonly filter: RegExp | null;
+  /** RE2 regex searched anywhere in the name (Envoy's regex_search). */
+  readonly filter: SafeRegex | null;
 }
 
 /** The stats /stats shows: not hidden, used when asked, matching the filter, sorted by name. */
 export function selectStats(samples: readonly StatSample[], q: StatsQuery): StatSample[] {
   return samples
-    .filter((s) => !s.hidden && (!q.usedOnly || s.used) && (q.filter === null || q.filter.test(s.name)))
+    .filter((s) => !s.hidden && (!q.usedOnly || s.used) && (q.filter === null || q.filter.search(s.name)))
     .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
 

@@ -7,6 +7,7 @@ import { ColumnState } from '../../src/stats/region_layout';
 import { reclaimColumns } from '../../src/stats/column_reclaim';
 import { SharedStatsStore, createHeapStatsStore, zeroColumnGauges } from '../../src/stats/store';
 import { renderStatsJson, renderStatsText, selectStats } from '../../src/stats/render';
+import { SafeRegex } from '../../src/regex/safe_regex';
 
 const params = { maxStats: 1024, maxColumns: 4, nameBytes: 64 };
 
@@ -72,7 +73,7 @@ test('hidden per-host stats are not listed by /stats, usedonly and filter select
   const samples = readStats(store.region, store.names);
   assert.equal(renderStatsText(selectStats(samples, { usedOnly: false, filter: null })), 'a.unused: 0\nm.gauge: 0\nz.used: 1\n');
   assert.equal(renderStatsText(selectStats(samples, { usedOnly: true, filter: null })), 'm.gauge: 0\nz.used: 1\n');
-  assert.equal(renderStatsJson(selectStats(samples, { usedOnly: false, filter: /^z\./ })), '{"stats":[{"name":"z.used","value":1}]}');
+  assert.equal(renderStatsJson(selectStats(samples, { usedOnly: false, filter: SafeRegex.compile('^z\\.') })), '{"stats":[{"name":"z.used","value":1}]}');
 });
 
 test('a region of another layout is refused with a clear message', () => {
