@@ -1,5 +1,6 @@
 // GET /stats: text (default) and JSON, with Envoy's usedonly and filter parameters.
 
+import { InvalidRegexError, SafeRegex } from '../regex/safe_regex';
 import type { ScalarSample } from '../stats/sample';
 import { renderStatsJson, renderStatsText, selectStats } from '../stats/render';
 import { AdminHandler, AdminResponse, JSON_TYPE } from './admin_server';
@@ -13,13 +14,14 @@ export function statsHandler(read: () => readonly ScalarSample[]): AdminHandler 
     mutatesState: false,
     decodeQuery: true,
     handle(req): AdminResponse {
-      let filter: RegExp | null = null;
+      let filter: SafeRegex | null = null;
       const pattern = req.query.get('filter');
       if (pattern !== undefined) {
         try {
-          filter = new RegExp(pattern);
+          filter = SafeRegex.compile(pattern);
         } catch (e) {
-          return { status: 400, body: `Invalid regex: "${(e as Error).message}"\n` };
+          if (!(e instanceof InvalidRegexError)) throw e;
+          return { status: 400, body: `Invalid regex: "${e.reason}"\n` };
         }
       }
       const selected = selectStats(read(), { usedOnly: req.query.has('usedonly'), filter });

@@ -153,6 +153,14 @@ describe('proxy binary with two workers', { timeout: 120_000 }, () => {
     const line = /^\[\d{4}-\d\d-\d\dT[^\]]+\] "GET \/server_info HTTP\/1\.1" 200 - 0 \d+ \d+ - "-" "-" "-" "127\.0\.0\.1:\d+" "-"$/m;
     await waitFor('the admin access log line', () => (line.test(fs.readFileSync(path.join(proxy.dir, 'admin_access.log'), 'utf8')) ? true : undefined));
   });
+
+  test('admin /stats?filter= is RE2: linear on (\\w+)+!, an invalid one is a one-line 400', async () => {
+    const answer = (query: string) => proxy.admin(`/stats?filter=${query}`).then((r) => [r.status, r.body]);
+    assert.deepEqual(await answer('(?i)^SERVER\\.LIVE$'), [200, 'server.live: 1\n']);
+    assert.deepEqual(await answer('(\\w%2B)%2B!'), [200, '']);
+    assert.deepEqual(await answer('(abc'), [400, 'Invalid regex: "missing closing )"\n']);
+    assert.deepEqual(await answer('server(%3F!\\.live)'), [400, 'Invalid regex: "invalid or unsupported Perl syntax: (?!"\n']);
+  });
 });
 
 describe('shutdown', { timeout: 60_000 }, () => {

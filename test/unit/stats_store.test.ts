@@ -16,6 +16,7 @@ import {
 import { renderStatsJson, renderStatsText, selectStats } from '../../src/stats/render';
 import { HeapMemory } from '../../src/stats/shared_memory_source';
 import { createHeapStatsStore, SharedStatsStore } from '../../src/stats/store';
+import { SafeRegex } from '../../src/regex/safe_regex';
 
 const DEAD_PID = 2 ** 22 + 12345; // above pid_max on this kernel: never a live process
 
@@ -128,7 +129,7 @@ test('usedonly and filter select among counters and gauges, in name order', () =
   const samples = store.reader.scalars();
   assert.equal(renderStatsText(selectStats(samples, { usedOnly: false, filter: null })), 'a.unused: 0\nm.gauge: 0\nz.used: 1\n');
   assert.equal(renderStatsText(selectStats(samples, { usedOnly: true, filter: null })), 'm.gauge: 0\nz.used: 1\n');
-  assert.equal(renderStatsJson(selectStats(samples, { usedOnly: false, filter: /^z\./ })), '{"stats":[{"name":"z.used","value":1}]}');
+  assert.equal(renderStatsJson(selectStats(samples, { usedOnly: false, filter: SafeRegex.compile('^z\\.') })), '{"stats":[{"name":"z.used","value":1}]}');
 });
 
 test('names added later are merged into the sorted order', () => {
