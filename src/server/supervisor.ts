@@ -13,6 +13,7 @@ import { homeHandlers } from '../admin/home';
 import { BoundListener, listenersHandler } from '../admin/listeners_handler';
 import { serverHandlers } from '../admin/server_handlers';
 import { statsHandler } from '../admin/stats_handler';
+import { resetCountersHandler } from '../admin/reset_counters_handler';
 import { AdminHandler, AdminServer } from '../admin/admin_server';
 import { DomainSocketHotRestart, HotRestart, NopHotRestart } from '../hot_restart/hot_restart';
 import { tcpListenAddress } from '../hot_restart/messages';
@@ -377,6 +378,7 @@ export class Supervisor implements ServerInfoSource {
         quit: () => void this.stop('admin /quitquitquit').then(() => this.deps.exit(0)),
       }),
       statsHandler(() => this.snapshot().scalars),
+      resetCountersHandler(() => this.store!.reader.resetCounters()),
       clustersHandler(bootstrap.clusters, (cluster, address) => {
         const slot = this.hostSlots[cluster]?.[address];
         return slot === undefined ? null : this.store!.hosts.read(slot);
