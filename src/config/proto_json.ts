@@ -56,6 +56,8 @@ const ELEMENT: LeafPosition = { kind: 'element' };
 
 class ProtoJsonDecoder {
   readonly unknownFields: string[] = [];
+  /** protobufjs rebuilds fullName on every read; a large bootstrap reads it per message. */
+  private readonly fullNames = new Map<protobuf.Type, string>();
 
   constructor(
     private readonly schema: ProtoSchema,
@@ -63,7 +65,7 @@ class ProtoJsonDecoder {
   ) {}
 
   message(type: protobuf.Type, value: unknown, path: string): JsonObject {
-    if (type.fullName === ANY) return this.any(value, path);
+    if (this.fullName(type) === ANY) return this.any(value, path);
     if (!isJsonObject(value)) throw new FieldError(path, `expected an object, got ${describe(value)}`);
     const seen = new Set<string>();
     const decoded = new Map<string, JsonValue>();
@@ -118,10 +120,19 @@ class ProtoJsonDecoder {
     position: LeafPosition,
   ): JsonValue | undefined {
     const resolved = field.resolvedType;
-    if (resolved instanceof protobuf.Type && !WELL_KNOWN_LEAVES.has(resolved.fullName)) {
+    if (resolved instanceof protobuf.Type && !WELL_KNOWN_LEAVES.has(this.fullName(resolved))) {
       return this.message(resolved, value, path);
     }
     return decodeLeaf(parent, field, value, path, position);
+  }
+
+  private fullName(type: protobuf.Type): string {
+    let name = this.fullNames.get(type);
+    if (name === undefined) {
+      name = type.fullName;
+      this.fullNames.set(type, name);
+    }
+    return name;
   }
 
   private any(value: unknown, path: string): JsonObject {

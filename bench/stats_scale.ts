@@ -1,0 +1,158 @@
+// Stats at scale: a bootstrap of STATS_SCALE_CLUSTERS (10,000) STATIC clusters of 3 hosts each,
+// served by 2 workers. Prints, without asserting: time to LIVE, the RSS of the supervisor and of
+// each worker, the shared memory the stats use (per stat per writer, besides the name), the time
+// of each /stats form, and what one counter increment costs a writer on the real region.
+//
+//   node dist/bench/stats_scale.js            (part of `make bench`)
+
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as http from 'node:http';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { posixSharedMemory, sharedRegionName } from '../src/hot_restart/shared_memory';
+import { StatsRegion } from '../src/stats/region';
+import { ColumnState, MAX_COLUMNS, ROOT_BYTES } from '../src/stats/region_layout';
+import { SharedStatsStore } from '../src/stats/store';
+import { freePort } from './free_port';
+import { fetchOnce } from './http_probe';
+import { median } from './summary';
+
+const PROXY_BIN = path.resolve(__dirname, '..', '..', 'bin', 'proxy');
+const START_TIMEOUT_MS = 120_000;
+const INCREMENTS = 10_000_000;
+
+function bootstrap(clusters: number, upstreamPort: number, listenPort: number, adminPort: number): unknown {
+  const socket = (address: string, port: number) => ({ socket_address: { address, port_value: port } });
+  return {
+    admin: { access_log_path: '/dev/null', address: socket('127.0.0.1', adminPort) },
+    static_resources: {
+      listeners: [
+        {
+          name: 'http_in',
+          address: socket('127.0.0.1', listenPort),
+          filter_chains: [
+            {
+              filters: [
+                {
+                  name: 'proxy.filters.network.http_connection_manager',
+                  typed_config: {
+                    '@type': 'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
+                    stat_prefix: 'ingress_http',
+                    route_config: { virtual_hosts: [{ name: 'all', domains: ['*'], routes: [{ match: { prefix: '/' }, route: { cluster: 'c0' } }] }] },
+                    http_filters: [{ name: 'proxy.filters.http.router', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router' } }],
+                  },
+                },
+              ],
+            },
+          ],
+        },
+      ],
+      clusters: Array.from({ length: clusters }, (_, i) => ({
+        name: `c${i}`,
+        connect_timeout: '1s',
+        load_assignment: {
+          cluster_name: `c${i}`,
+          endpoints: [{ lb_endpoints: ['127.0.0.1', '127.0.0.2', '127.0.0.3'].map((a) => ({ endpoint: { address: socket(a, upstreamPort) } })) }],
+        },
+      })),
+    },
+  };
+}
+
+function rssMiB(pid: number): number {
+  const line = fs.readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmRSS:'))!;
+  return Number(line.split(/\s+/)[1]) / 1024;
+}
+
+function childrenOf(pid: number): number[] {
+  return fs.readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
+}
+
+/** Milliseconds to download the whole body of an admin path. */
+function timeGet(port: number, pathAndQuery: string): Promise<{ ms: number; bytes: number; status: number }> {
+  const started = performance.now();
+  return new Promise((resolve, reject) => {
+    http
+      .get({ host: '127.0.0.1', port, path: pathAndQuery }, (res) => {
+        let bytes = 0;
+        res.on('data', (c: Buffer) => (bytes += c.length));
+        res.on('end', () => resolve({ ms: performance.now() - started, bytes, status: res.statusCode ?? 0 }));
+      })
+      .on('error', reject);
+  });
+}
+
+async function main(): Promise<void> {
+  const clusters = Number(process.env.STATS_SCALE_CLUSTERS ?? 10_000);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'proxy-bench-stats-'));
+  const upstream = http.createServer((_req, res) => res.end('Hello, World!'));
+  await new Promise<void>((r) => upstream.listen(0, '0.0.0.0', () => r()));
+  const upstreamPort = (upstream.address() as { port: number }).port;
+  const [listenPort, adminPort] = [await freePort(), await freePort()];
+  const config = path.join(dir, 'bootstrap.json');
+  fs.writeFileSync(config, JSON.stringify(bootstrap(clusters, upstreamPort, listenPort, adminPort)));
+  const baseId = 300_000 + (process.pid % 100_000);
+  const started = performance.now();
+  const child = spawn(process.execPath, [PROXY_BIN, '-c', config, '--base-id', String(baseId), '--concurrency', '2', '-l', 'error'], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  try {
+    for (;;) {
+      if (child.exitCode !== null) throw new Error(`the proxy exited with ${child.exitCode}`);
+      const ready = await fetchOnce(adminPort, '/ready').catch(() => null);
+      if (ready?.status === 200) break;
+      if (performance.now() - started > START_TIMEOUT_MS) throw new Error(`not LIVE within ${START_TIMEOUT_MS} ms`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const live = performance.now() - started;
+    const served = await fetchOnce(listenPort, '/');
+    if (served.body !== 'Hello, World!') throw new Error(`the proxy answered ${served.status} ${served.body}`);
+    console.log(`stats_scale: ${clusters} clusters x 3 hosts, --concurrency 2`);
+    console.log(`  time to LIVE            ${(live / 1000).toFixed(2)} s`);
+    console.log(`  RSS supervisor          ${rssMiB(child.pid!).toFixed(0)} MiB`);
+    for (const [i, pid] of childrenOf(child.pid!).entries()) console.log(`  RSS worker ${i}            ${rssMiB(pid).toFixed(0)} MiB`);
+
+    const region = StatsRegion.attach({ memory: posixSharedMemory, name: sharedRegionName(baseId), pid: process.pid });
+    const store = new SharedStatsStore(region, region.claimColumn(region.currentEpoch, process.pid));
+    let stats = 0;
+    let nameBytes = 0;
+    store.names.forEachReady((slot) => {
+      stats++;
+      nameBytes += Buffer.byteLength(store.names.name(slot));
+    });
+    const writers = Array.from({ length: MAX_COLUMNS }, (_, c) => region.columnState(c)).filter((s) => s !== ColumnState.Free).length - 1;
+    const { used, reserved } = region.segments.usage();
+    const perStatPerWriter = (used + ROOT_BYTES - nameBytes) / stats / writers;
+    console.log(`  stats                   ${stats} names (${(nameBytes / stats).toFixed(1)} bytes each), ${writers} writers`);
+    console.log(`  shared memory           ${((used + ROOT_BYTES) / 2 ** 20).toFixed(1)} MiB in use, ${((reserved + ROOT_BYTES) / 2 ** 20).toFixed(1)} MiB reserved`);
+    console.log(`                          ${perStatPerWriter.toFixed(1)} bytes per stat per writer besides the name`);
+
+    for (const form of ['/stats', '/stats?format=json', '/stats/prometheus']) {
+      const runs = [];
+      for (let i = 0; i < 3; i++) runs.push(await timeGet(adminPort, form));
+      const r = runs[0]!;
+      console.log(
+        `  GET ${form.padEnd(20)} ${r.status} ${(r.bytes / 2 ** 20).toFixed(1)} MiB: first ${r.ms.toFixed(0)} ms, median ${median(runs.map((x) => x.ms)).toFixed(0)} ms`,
+      );
+    }
+
+    const counter = store.counter('bench.stats_scale.increments');
+    counter.inc();
+    const t0 = process.hrtime.bigint();
+    for (let i = 0; i < INCREMENTS; i++) counter.inc();
+    const ns = Number(process.hrtime.bigint() - t0) / INCREMENTS;
+    console.log(`  counter increment       ${ns.toFixed(1)} ns (one Float64Array store on the mapped region)`);
+    region.retireColumn(store.column);
+  } finally {
+    child.kill('SIGTERM');
+    await new Promise((r) => child.once('exit', r));
+    upstream.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});
