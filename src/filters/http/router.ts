@@ -104,7 +104,7 @@ export class Router implements PoolCallbacks, UpstreamStreamCallbacks {
     config.stats.rq_total.inc();
     const host = cluster.chooseHost();
     if (host === null) {
-      cluster.info.stats.upstream_cx_none_healthy.inc();
+      cluster.info.stats.counters.upstream_cx_none_healthy.inc();
       cluster.info.stats.chargeResponseCode(503);
       this.downstream.sendLocalReply(503, 'no healthy upstream');
       return;
@@ -257,7 +257,7 @@ export class Router implements PoolCallbacks, UpstreamStreamCallbacks {
     // A timer left running by a finished request fires for nobody.
     if (!this.timeoutArmed) return;
     this.timeoutArmed = false;
-    this.cluster!.info.stats.upstream_rq_timeout.inc();
+    this.cluster!.info.stats.counters.upstream_rq_timeout.inc();
     this.hostStats?.rq_timeout.inc();
     this.abortUpstream();
     this.fail(504, 'upstream request timeout');
