@@ -46,6 +46,8 @@ export class UpstreamConnection {
   private closedLocally = false;
   private remoteEnded = false;
   private connectTimer: NodeJS.Timeout | null = null;
+  /** performance.now() at creation: upstream_cx_connect_ms and upstream_cx_length_ms run from it. */
+  private readonly startMs = performance.now();
 
   private readonly cluster: ClusterInfo;
   private readonly hostStats: HostStats;
@@ -111,6 +113,7 @@ export class UpstreamConnection {
   private readonly onSocketConnect = (): void => {
     this.clearConnectTimer();
     this.connected = true;
+    this.cluster.stats.histograms.upstream_cx_connect_ms.recordValue(performance.now() - this.startMs);
     this.callbacks.onConnected();
   };
 
@@ -144,6 +147,8 @@ export class UpstreamConnection {
     // connect timeout).
     const remote = this.remoteEnded || !this.closedLocally;
     stats.gauges.upstream_cx_active.dec();
+    // As Envoy's conn_length_: every connection, failed connects included.
+    stats.histograms.upstream_cx_length_ms.recordValue(performance.now() - this.startMs);
     this.hostStats.cx_active.dec();
     stats.counters.upstream_cx_destroy.inc();
     if (remote) stats.counters.upstream_cx_destroy_remote.inc();
