@@ -29,7 +29,7 @@ test(`${CLUSTERS} static clusters of three hosts: every cluster's counters liste
 
   const started = performance.now();
   // startProxy returns once /ready answers 200: the server is LIVE.
-  const proxy = await startProxy(bootstrap, ['--concurrency', '2']);
+  const proxy = await startProxy(bootstrap, ['--concurrency', '2'], 60_000);
   t.after(() => proxy.cleanup());
   t.diagnostic(`startup to LIVE with ${CLUSTERS} clusters: ${Math.round(performance.now() - started)} ms`);
 
