@@ -4,7 +4,7 @@
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '../log/logger_api';
-import type { Counter, Gauge, Scope } from '../stats/stats';
+import type { Counter, Gauge, Histogram, Scope } from '../stats/stats';
 import { formatAccessLogLine } from './access_log_format';
 import { parseQuery, QueryParams, splitTarget } from './query';
 
@@ -54,6 +54,9 @@ interface AdminStats {
   readonly cxActive: Gauge;
   readonly rqTotal: Counter;
   readonly rqClass: readonly Counter[];
+  readonly rqTime: Histogram;
+  readonly httpCxLength: Histogram;
+  readonly listenerCxLength: Histogram;
 }
 
 function adminStats(http: Scope, listener: Scope): AdminStats {
@@ -62,6 +65,9 @@ function adminStats(http: Scope, listener: Scope): AdminStats {
     cxActive: listener.gauge('downstream_cx_active'),
     rqTotal: http.counter('downstream_rq_total'),
     rqClass: [1, 2, 3, 4, 5].map((c) => http.counter(`downstream_rq_${c}xx`)),
+    rqTime: http.histogram('downstream_rq_time', 'milliseconds'),
+    httpCxLength: http.histogram('downstream_cx_length_ms', 'milliseconds'),
+    listenerCxLength: listener.histogram('downstream_cx_length_ms', 'milliseconds'),
   };
 }
 
@@ -82,7 +88,13 @@ export class AdminServer {
     this.server.on('connection', (socket) => {
       this.stats.cxTotal.inc();
       this.stats.cxActive.inc();
-      socket.once('close', () => this.stats.cxActive.dec());
+      const openedMs = performance.now();
+      socket.once('close', () => {
+        this.stats.cxActive.dec();
+        const length = performance.now() - openedMs;
+        this.stats.httpCxLength.recordValue(length);
+        this.stats.listenerCxLength.recordValue(length);
+      });
     });
     this.server.on('clientError', (_err, socket) => {
       if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
@@ -151,6 +163,7 @@ export class AdminServer {
 
   private record(req: http.IncomingMessage, status: number, received: number, sent: number, start: Date): void {
     this.stats.rqTotal.inc();
+    this.stats.rqTime.recordValue(Date.now() - start.getTime());
     const cls = Math.floor(status / 100);
     if (cls >= 1 && cls <= 5) this.stats.rqClass[cls - 1]!.inc();
     const h = req.headers;

@@ -8,7 +8,7 @@ import { HttpConnectionManagerFactory } from '../filters/network/http_connection
 import { TcpProxyFactory } from '../filters/network/tcp_proxy';
 import type { LoggerFactory } from '../log/logger_api';
 import type { DrainDecider } from '../server/drain_decider';
-import type { Counter, Gauge, StatsStore } from '../stats/stats';
+import type { Counter, Gauge, Histogram, StatsStore } from '../stats/stats';
 import { sanitizeStatName } from '../stats/stats';
 import { addressString } from '../upstream/address';
 import type { ClusterManager } from '../upstream/cluster_manager';
@@ -36,6 +36,7 @@ class ActiveListener {
   private readonly cxTotal: Counter;
   private readonly cxActive: Gauge;
   private readonly cxDestroy: Counter;
+  private readonly cxLength: Histogram;
 
   constructor(
     readonly config: ListenerConfig,
@@ -50,6 +51,7 @@ class ActiveListener {
     this.cxTotal = scope.counter('downstream_cx_total');
     this.cxActive = scope.gauge('downstream_cx_active');
     this.cxDestroy = scope.counter('downstream_cx_destroy');
+    this.cxLength = scope.histogram('downstream_cx_length_ms', 'milliseconds');
     server.on('connection', this.onConnection);
   }
 
@@ -59,7 +61,9 @@ class ActiveListener {
     this.cxTotal.inc();
     this.cxActive.inc();
     this.totalConnections.inc();
+    const openedMs = performance.now();
     socket.once('close', () => {
+      this.cxLength.recordValue(performance.now() - openedMs);
       this.connections.delete(socket);
       this.cxActive.dec();
       this.cxDestroy.inc();

@@ -105,7 +105,7 @@ export class Http1ClientConnection implements UpstreamConnectionCallbacks, Parse
     // When reset from a parser callback, nothing more of the response is delivered.
     this.parser.pause();
     this.output.discard();
-    this.cluster.stats.upstream_rq_tx_reset.inc();
+    this.cluster.stats.counters.upstream_rq_tx_reset.inc();
     this.owner.onStreamDone(this, false);
   }
 
@@ -194,14 +194,14 @@ export class Http1ClientConnection implements UpstreamConnectionCallbacks, Parse
     this.responseComplete = false;
     // Bytes after a response that nobody asked for mean the upstream is out of step.
     const unsolicited = this.parser.bufferedBytes > 0;
-    if (unsolicited) this.cluster.stats.upstream_cx_protocol_error.inc();
+    if (unsolicited) this.cluster.stats.counters.upstream_cx_protocol_error.inc();
     // An upstream that answered before the whole request was sent cannot take another one.
     this.owner.onStreamDone(this, this.keepAlive && this.requestComplete && !unsolicited);
     stream.onUpstreamComplete();
   }
 
   private protocolError(): void {
-    this.cluster.stats.upstream_cx_protocol_error.inc();
+    this.cluster.stats.counters.upstream_cx_protocol_error.inc();
     this.reset('protocol error', true);
     this.upstream.close();
   }
@@ -212,8 +212,8 @@ export class Http1ClientConnection implements UpstreamConnectionCallbacks, Parse
     if (stream === null) return;
     this.stream = null;
     this.responseComplete = false;
-    if (remote) this.cluster.stats.upstream_rq_rx_reset.inc();
-    else this.cluster.stats.upstream_rq_tx_reset.inc();
+    if (remote) this.cluster.stats.counters.upstream_rq_rx_reset.inc();
+    else this.cluster.stats.counters.upstream_rq_tx_reset.inc();
     this.owner.onStreamDone(this, false);
     stream.onUpstreamReset(reason);
   }

@@ -33,8 +33,8 @@ export class Http1ConnectionPool implements ConnectionOwner {
       return;
     }
     const stats = this.target.cluster.stats;
-    stats.upstream_rq_pending_total.inc();
-    stats.upstream_rq_pending_active.inc();
+    stats.counters.upstream_rq_pending_total.inc();
+    stats.gauges.upstream_rq_pending_active.inc();
     this.pending.push(callbacks);
     if (this.connecting < this.pending.length) {
       this.connecting++;
@@ -47,7 +47,7 @@ export class Http1ConnectionPool implements ConnectionOwner {
     const index = this.pending.indexOf(callbacks);
     if (index < 0) return;
     this.pending.splice(index, 1);
-    this.target.cluster.stats.upstream_rq_pending_active.dec();
+    this.target.cluster.stats.gauges.upstream_rq_pending_active.dec();
   }
 
   /** The host left the cluster: close idle connections now, busy ones when their request ends. */
@@ -78,7 +78,7 @@ export class Http1ConnectionPool implements ConnectionOwner {
   }
 
   onStreamDone(connection: Http1ClientConnection, reusable: boolean): void {
-    this.target.cluster.stats.upstream_rq_active.dec();
+    this.target.cluster.stats.gauges.upstream_rq_active.dec();
     this.target.hostStats.rq_active.dec();
     const max = this.target.cluster.maxRequestsPerConnection;
     if (reusable && !this.draining && (max === 0 || connection.requestCount < max)) {
@@ -104,18 +104,18 @@ export class Http1ConnectionPool implements ConnectionOwner {
       else this.idle.push(connection);
       return;
     }
-    this.target.cluster.stats.upstream_rq_pending_active.dec();
+    this.target.cluster.stats.gauges.upstream_rq_pending_active.dec();
     this.attach(connection, next);
   }
 
   private attach(connection: Http1ClientConnection, callbacks: PoolCallbacks): void {
     const stats = this.target.cluster.stats;
-    stats.upstream_rq_total.inc();
-    stats.upstream_rq_active.inc();
+    stats.counters.upstream_rq_total.inc();
+    stats.gauges.upstream_rq_active.inc();
     this.target.hostStats.rq_total.inc();
     this.target.hostStats.rq_active.inc();
     connection.requestCount++;
-    if (connection.requestCount === this.target.cluster.maxRequestsPerConnection) stats.upstream_cx_max_requests.inc();
+    if (connection.requestCount === this.target.cluster.maxRequestsPerConnection) stats.counters.upstream_cx_max_requests.inc();
     callbacks.onPoolReady(connection);
   }
 
@@ -123,8 +123,8 @@ export class Http1ConnectionPool implements ConnectionOwner {
     const failed = this.pending.splice(0);
     const stats = this.target.cluster.stats;
     for (const callbacks of failed) {
-      stats.upstream_rq_pending_active.dec();
-      stats.upstream_rq_pending_failure_eject.inc();
+      stats.gauges.upstream_rq_pending_active.dec();
+      stats.counters.upstream_rq_pending_failure_eject.inc();
       callbacks.onPoolFailure(reason);
     }
   }

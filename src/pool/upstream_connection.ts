@@ -46,6 +46,8 @@ export class UpstreamConnection {
   private closedLocally = false;
   private remoteEnded = false;
   private connectTimer: NodeJS.Timeout | null = null;
+  /** performance.now() at creation: upstream_cx_connect_ms and upstream_cx_length_ms run from it. */
+  private readonly startMs = performance.now();
 
   private readonly cluster: ClusterInfo;
   private readonly hostStats: HostStats;
@@ -61,9 +63,9 @@ export class UpstreamConnection {
     this.hostStats = hostStats;
     this.readBuffer = target.readBuffer;
     const stats = cluster.stats;
-    stats.upstream_cx_total.inc();
-    stats.upstream_cx_active.inc();
-    if (options.http1) stats.upstream_cx_http1_total.inc();
+    stats.counters.upstream_cx_total.inc();
+    stats.gauges.upstream_cx_active.inc();
+    if (options.http1) stats.counters.upstream_cx_http1_total.inc();
     hostStats.cx_total.inc();
     hostStats.cx_active.inc();
 
@@ -92,7 +94,7 @@ export class UpstreamConnection {
    * `onFlushed` runs once it has drained (see writeWithLimit).
    */
   write(data: Buffer | string, onFlushed: () => void): boolean {
-    this.cluster.stats.upstream_cx_tx_bytes_total.add(data.length);
+    this.cluster.stats.counters.upstream_cx_tx_bytes_total.add(data.length);
     return writeWithLimit(this.socket, data, this.cluster.perConnectionBufferLimitBytes, onFlushed);
   }
 
@@ -111,12 +113,13 @@ export class UpstreamConnection {
   private readonly onSocketConnect = (): void => {
     this.clearConnectTimer();
     this.connected = true;
+    this.cluster.stats.histograms.upstream_cx_connect_ms.recordValue(performance.now() - this.startMs);
     this.callbacks.onConnected();
   };
 
   /** Node's `onread` callback: `length` bytes are in the read buffer; true keeps reading. */
   private readonly onSocketRead = (length: number): boolean => {
-    this.cluster.stats.upstream_cx_rx_bytes_total.add(length);
+    this.cluster.stats.counters.upstream_cx_rx_bytes_total.add(length);
     // The bytes leave the shared buffer before the next read can overwrite it.
     const chunk = Buffer.allocUnsafe(length);
     this.readBuffer.copy(chunk, 0, 0, length);
@@ -132,7 +135,7 @@ export class UpstreamConnection {
   private readonly onConnectTimeout = (): void => {
     this.connectTimer = null;
     this.timedOut = true;
-    this.cluster.stats.upstream_cx_connect_timeout.inc();
+    this.cluster.stats.counters.upstream_cx_connect_timeout.inc();
     this.close();
   };
 
@@ -143,13 +146,15 @@ export class UpstreamConnection {
     // unless we gave up on it (Envoy's RemoteClose for a refused connection, LocalClose for a
     // connect timeout).
     const remote = this.remoteEnded || !this.closedLocally;
-    stats.upstream_cx_active.dec();
+    stats.gauges.upstream_cx_active.dec();
+    // As Envoy's conn_length_: every connection, failed connects included.
+    stats.histograms.upstream_cx_length_ms.recordValue(performance.now() - this.startMs);
     this.hostStats.cx_active.dec();
-    stats.upstream_cx_destroy.inc();
-    if (remote) stats.upstream_cx_destroy_remote.inc();
-    else stats.upstream_cx_destroy_local.inc();
+    stats.counters.upstream_cx_destroy.inc();
+    if (remote) stats.counters.upstream_cx_destroy_remote.inc();
+    else stats.counters.upstream_cx_destroy_local.inc();
     if (!this.connected) {
-      stats.upstream_cx_connect_fail.inc();
+      stats.counters.upstream_cx_connect_fail.inc();
       this.hostStats.cx_connect_fail.inc();
       this.callbacks.onConnectFailure(this.timedOut ? 'timeout' : 'refused');
       return;

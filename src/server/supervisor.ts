@@ -28,6 +28,7 @@ import type { Clock } from '../common/clock';
 import { reclaimColumns, zeroColumnGauges } from '../stats/column_reclaim';
 import { StatKind } from '../stats/region_layout';
 import { SharedStatsStore } from '../stats/store';
+import { declareClusterStats } from '../upstream/cluster_stats';
 import { assignHostSlots, freeHostSlots } from '../upstream/host_slots';
 import type { HostSlotAssignments } from './worker_protocol';
 import type { Options } from '../cli/options';
@@ -159,6 +160,7 @@ export class Supervisor implements ServerInfoSource {
     this.workerColumns = Array.from({ length: options.concurrency }, () => region.claimColumn(epoch, process.pid));
     this.stats = serverStats(this.store);
     this.hostSlots = assignHostSlots(bootstrap.clusters, this.store.hosts);
+    for (const cluster of bootstrap.clusters) declareClusterStats(this.store, cluster);
     // The generation is the parent's (still the current epoch's) plus one.
     this.stats.hotRestartGeneration.set(this.stats.hotRestartGeneration.value() + 1);
     this.previousEpoch = region.currentEpoch;

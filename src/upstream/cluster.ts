@@ -47,7 +47,7 @@ export class Cluster {
     if (config.type !== 'STATIC') throw new UnsupportedClusterError(config.name, `discovery type ${config.type}`);
     if (config.lbPolicy !== 'ROUND_ROBIN') throw new UnsupportedClusterError(config.name, `lb_policy ${config.lbPolicy}`);
     this.info = new ClusterInfo(config, store);
-    this.lb = new RoundRobinLoadBalancer(this.prioritySet, { random, healthyPanic: this.info.stats.lb_healthy_panic });
+    this.lb = new RoundRobinLoadBalancer(this.prioritySet, { random, healthyPanic: { inc: () => this.info.stats.counters.lb_healthy_panic.inc() } });
     this.updateMembership(config.loadAssignment.endpoints);
   }
 

@@ -11,14 +11,24 @@ export class ClusterInfo {
   /** 0: no limit. */
   readonly maxRequestsPerConnection: number;
   readonly perConnectionBufferLimitBytes: number;
-  readonly stats: ClusterStats;
+  private statsHandles: ClusterStats | null = null;
 
-  constructor(config: ClusterConfig, store: StatsStore) {
+  constructor(
+    config: ClusterConfig,
+    private readonly store: StatsStore,
+  ) {
     this.name = config.name;
     this.statName = config.statName;
     this.connectTimeoutMs = config.connectTimeoutMs;
     this.maxRequestsPerConnection = config.maxRequestsPerConnection;
     this.perConnectionBufferLimitBytes = config.perConnectionBufferLimitBytes;
-    this.stats = new ClusterStats(store.scope(`cluster.${config.statName}`));
+  }
+
+  /**
+   * Made on first use: a worker of a proxy with thousands of clusters pays only for those its
+   * traffic touches (the supervisor has already interned every name, see declareClusterStats).
+   */
+  get stats(): ClusterStats {
+    return (this.statsHandles ??= new ClusterStats(this.store.scope(`cluster.${this.statName}`)));
   }
 }

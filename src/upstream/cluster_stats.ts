@@ -1,69 +1,129 @@
-// The `cluster.<stat_name>.*` statistics a worker writes, as Envoy names them
-// (ALL_CLUSTER_STATS). Handles are made once per cluster; per-status-code counters once per
-// code seen, so no request ever builds a stat name.
+// The `cluster.<stat_name>.*` statistics, as Envoy 1.16 names them (ALL_CLUSTER_STATS plus the
+// router's upstream_rq_time). The supervisor interns every name of every cluster at start, so
+// /stats lists them at 0 before traffic; a worker makes handles only for clusters it uses.
 
-import type { Counter, Gauge, Scope } from '../stats/stats';
+import type { ClusterConfig } from '../config/model';
+import { SlotFlag, StatKind } from '../stats/region_layout';
+import type { SharedStatsStore } from '../stats/store';
+import type { Counter, Gauge, GaugeImportMode, Histogram, Scope } from '../stats/stats';
+import { edsHealthFlag, HealthFlag } from './host';
+
+type CounterName = (typeof CLUSTER_COUNTERS)[number];
+type GaugeName = (typeof CLUSTER_GAUGES)[number][0];
+type HistogramName = (typeof CLUSTER_HISTOGRAMS)[number];
+
+/**
+ * Envoy's ALL_CLUSTER_STATS counters. Those of features this proxy lacks (retries, zone
+ * routing, subsets, CDS/EDS updates, circuit breakers, HTTP/2, ...) are declared and stay 0,
+ * which is the truth; a feature that arrives wires its lines.
+ */
+export const CLUSTER_COUNTERS = [
+  'assignment_stale',
+  'assignment_timeout_received',
+  'bind_errors',
+  'lb_healthy_panic',
+  'lb_local_cluster_not_ok',
+  'lb_recalculate_zone_structures',
+  'lb_subsets_created',
+  'lb_subsets_fallback',
+  'lb_subsets_fallback_panic',
+  'lb_subsets_removed',
+  'lb_subsets_selected',
+  'lb_zone_cluster_too_small',
+  'lb_zone_no_capacity_left',
+  'lb_zone_number_differs',
+  'lb_zone_routing_all_directly',
+  'lb_zone_routing_cross_zone',
+  'lb_zone_routing_sampled',
+  'membership_change',
+  'original_dst_host_invalid',
+  'retry_or_shadow_abandoned',
+  'update_attempt',
+  'update_empty',
+  'update_failure',
+  'update_no_rebuild',
+  'update_success',
+  'upstream_cx_close_notify',
+  'upstream_cx_connect_attempts_exceeded',
+  'upstream_cx_connect_fail',
+  'upstream_cx_connect_timeout',
+  'upstream_cx_destroy',
+  'upstream_cx_destroy_local',
+  'upstream_cx_destroy_local_with_active_rq',
+  'upstream_cx_destroy_remote',
+  'upstream_cx_destroy_remote_with_active_rq',
+  'upstream_cx_destroy_with_active_rq',
+  'upstream_cx_http1_total',
+  'upstream_cx_http2_total',
+  'upstream_cx_idle_timeout',
+  'upstream_cx_max_requests',
+  'upstream_cx_none_healthy',
+  'upstream_cx_overflow',
+  'upstream_cx_pool_overflow',
+  'upstream_cx_protocol_error',
+  'upstream_cx_rx_bytes_total',
+  'upstream_cx_total',
+  'upstream_cx_tx_bytes_total',
+  'upstream_flow_control_backed_up_total',
+  'upstream_flow_control_drained_total',
+  'upstream_flow_control_paused_reading_total',
+  'upstream_flow_control_resumed_reading_total',
+  'upstream_internal_redirect_failed_total',
+  'upstream_internal_redirect_succeeded_total',
+  'upstream_rq_cancelled',
+  'upstream_rq_completed',
+  'upstream_rq_maintenance_mode',
+  'upstream_rq_pending_failure_eject',
+  'upstream_rq_pending_overflow',
+  'upstream_rq_pending_total',
+  'upstream_rq_per_try_timeout',
+  'upstream_rq_retry',
+  'upstream_rq_retry_limit_exceeded',
+  'upstream_rq_retry_overflow',
+  'upstream_rq_retry_success',
+  'upstream_rq_rx_reset',
+  'upstream_rq_timeout',
+  'upstream_rq_total',
+  'upstream_rq_tx_reset',
+] as const;
+
+/** Envoy's ALL_CLUSTER_STATS gauges with their import modes. */
+export const CLUSTER_GAUGES = [
+  ['lb_subsets_active', 'accumulate'],
+  ['max_host_weight', 'never_import'],
+  ['membership_degraded', 'never_import'],
+  ['membership_excluded', 'never_import'],
+  ['membership_healthy', 'never_import'],
+  ['membership_total', 'never_import'],
+  ['upstream_cx_active', 'accumulate'],
+  ['upstream_cx_rx_bytes_buffered', 'accumulate'],
+  ['upstream_cx_tx_bytes_buffered', 'accumulate'],
+  ['upstream_rq_active', 'accumulate'],
+  ['upstream_rq_pending_active', 'accumulate'],
+  ['version', 'never_import'],
+] as const satisfies readonly (readonly [string, GaugeImportMode])[];
+
+/** Milliseconds each; upstream_rq_time is the router's, charged to the cluster as in Envoy. */
+export const CLUSTER_HISTOGRAMS = ['upstream_cx_connect_ms', 'upstream_cx_length_ms', 'upstream_rq_time'] as const;
 
 export class ClusterStats {
-  readonly upstream_cx_total: Counter;
-  readonly upstream_cx_active: Gauge;
-  readonly upstream_cx_http1_total: Counter;
-  readonly upstream_cx_connect_fail: Counter;
-  readonly upstream_cx_connect_timeout: Counter;
-  readonly upstream_cx_destroy: Counter;
-  readonly upstream_cx_destroy_local: Counter;
-  readonly upstream_cx_destroy_remote: Counter;
-  readonly upstream_cx_destroy_with_active_rq: Counter;
-  readonly upstream_cx_max_requests: Counter;
-  readonly upstream_cx_none_healthy: Counter;
-  readonly upstream_cx_protocol_error: Counter;
-  readonly upstream_cx_rx_bytes_total: Counter;
-  readonly upstream_cx_tx_bytes_total: Counter;
-  readonly upstream_rq_total: Counter;
-  readonly upstream_rq_active: Gauge;
-  readonly upstream_rq_completed: Counter;
-  readonly upstream_rq_pending_total: Counter;
-  readonly upstream_rq_pending_active: Gauge;
-  readonly upstream_rq_pending_failure_eject: Counter;
-  readonly upstream_rq_timeout: Counter;
-  readonly upstream_rq_rx_reset: Counter;
-  readonly upstream_rq_tx_reset: Counter;
-  readonly lb_healthy_panic: Counter;
+  readonly counters: Readonly<Record<CounterName, Counter>>;
+  readonly gauges: Readonly<Record<GaugeName, Gauge>>;
+  readonly histograms: Readonly<Record<HistogramName, Histogram>>;
   /** upstream_rq_1xx .. upstream_rq_5xx, indexed by the code's first digit. */
   private readonly classes: readonly Counter[];
   private readonly codes: Counter[] = [];
 
   constructor(private readonly scope: Scope) {
-    this.upstream_cx_total = scope.counter('upstream_cx_total');
-    this.upstream_cx_active = scope.gauge('upstream_cx_active');
-    this.upstream_cx_http1_total = scope.counter('upstream_cx_http1_total');
-    this.upstream_cx_connect_fail = scope.counter('upstream_cx_connect_fail');
-    this.upstream_cx_connect_timeout = scope.counter('upstream_cx_connect_timeout');
-    this.upstream_cx_destroy = scope.counter('upstream_cx_destroy');
-    this.upstream_cx_destroy_local = scope.counter('upstream_cx_destroy_local');
-    this.upstream_cx_destroy_remote = scope.counter('upstream_cx_destroy_remote');
-    this.upstream_cx_destroy_with_active_rq = scope.counter('upstream_cx_destroy_with_active_rq');
-    this.upstream_cx_max_requests = scope.counter('upstream_cx_max_requests');
-    this.upstream_cx_none_healthy = scope.counter('upstream_cx_none_healthy');
-    this.upstream_cx_protocol_error = scope.counter('upstream_cx_protocol_error');
-    this.upstream_cx_rx_bytes_total = scope.counter('upstream_cx_rx_bytes_total');
-    this.upstream_cx_tx_bytes_total = scope.counter('upstream_cx_tx_bytes_total');
-    this.upstream_rq_total = scope.counter('upstream_rq_total');
-    this.upstream_rq_active = scope.gauge('upstream_rq_active');
-    this.upstream_rq_completed = scope.counter('upstream_rq_completed');
-    this.upstream_rq_pending_total = scope.counter('upstream_rq_pending_total');
-    this.upstream_rq_pending_active = scope.gauge('upstream_rq_pending_active');
-    this.upstream_rq_pending_failure_eject = scope.counter('upstream_rq_pending_failure_eject');
-    this.upstream_rq_timeout = scope.counter('upstream_rq_timeout');
-    this.upstream_rq_rx_reset = scope.counter('upstream_rq_rx_reset');
-    this.upstream_rq_tx_reset = scope.counter('upstream_rq_tx_reset');
-    this.lb_healthy_panic = scope.counter('lb_healthy_panic');
+    this.counters = Object.fromEntries(CLUSTER_COUNTERS.map((n) => [n, scope.counter(n)])) as Record<CounterName, Counter>;
+    this.gauges = Object.fromEntries(CLUSTER_GAUGES.map(([n, mode]) => [n, scope.gauge(n, mode)])) as Record<GaugeName, Gauge>;
+    this.histograms = Object.fromEntries(CLUSTER_HISTOGRAMS.map((n) => [n, scope.histogram(n, 'milliseconds')])) as Record<HistogramName, Histogram>;
     this.classes = [1, 2, 3, 4, 5].map((c) => scope.counter(`upstream_rq_${c}xx`));
   }
 
   /** Envoy's chargeResponseStat: upstream_rq_completed, upstream_rq_<class>xx, upstream_rq_<code>. */
   chargeResponseCode(code: number): void {
-    this.upstream_rq_completed.inc();
+    this.counters.upstream_rq_completed.inc();
     const cls = this.classes[Math.floor(code / 100) - 1];
     if (cls !== undefined) cls.inc();
     let counter = this.codes[code];
@@ -73,4 +133,35 @@ export class ClusterStats {
     }
     counter.inc();
   }
+}
+
+/**
+ * The supervisor's part: interns every name of `config`'s cluster (no handles, no value
+ * blocks) and sets the membership gauges from the static assignment. Only the supervisor
+ * writes these gauges, so the sum over writers is its value.
+ */
+export function declareClusterStats(store: SharedStatsStore, config: ClusterConfig): void {
+  const prefix = `cluster.${config.statName}.`;
+  for (const name of CLUSTER_COUNTERS) store.names.intern(prefix + name, StatKind.Counter, 0);
+  for (const [name, mode] of CLUSTER_GAUGES) store.names.intern(prefix + name, StatKind.Gauge, mode === 'never_import' ? SlotFlag.NeverImport : 0);
+  for (const name of CLUSTER_HISTOGRAMS) store.names.intern(prefix + name, StatKind.Histogram, 0);
+  let total = 0;
+  let healthy = 0;
+  let degraded = 0;
+  let maxWeight = 0;
+  for (const group of config.loadAssignment.endpoints) {
+    for (const endpoint of group.lbEndpoints) {
+      total++;
+      const flag = edsHealthFlag(endpoint.healthStatus);
+      if (flag === 0) healthy++;
+      else if (flag === HealthFlag.DEGRADED_EDS_HEALTH) degraded++;
+      // Envoy's host weight: max(1, load_balancing_weight).
+      maxWeight = Math.max(maxWeight, endpoint.loadBalancingWeight, 1);
+    }
+  }
+  store.gauge(prefix + 'membership_total', 'never_import').set(total);
+  store.gauge(prefix + 'membership_healthy', 'never_import').set(healthy);
+  store.gauge(prefix + 'membership_degraded', 'never_import').set(degraded);
+  store.gauge(prefix + 'membership_excluded', 'never_import').set(0);
+  store.gauge(prefix + 'max_host_weight', 'never_import').set(maxWeight);
 }

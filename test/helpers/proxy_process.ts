@@ -161,8 +161,9 @@ export async function listenerPort(adminUrl: string, name: string): Promise<numb
 /**
  * Starts a serving proxy on `config` (a bootstrap object) and waits for /ready. The admin block
  * is filled in (127.0.0.1:0, access log in the temp dir) unless the config has one.
+ * `startTimeoutMs` bounds each wait (the admin address, then /ready).
  */
-export async function startProxy(config: Record<string, unknown>, args: readonly string[] = []): Promise<RunningProxy> {
+export async function startProxy(config: Record<string, unknown>, args: readonly string[] = [], startTimeoutMs = 15_000): Promise<RunningProxy> {
   const dir = makeTempDir();
   const admin = config.admin ?? {
     access_log_path: path.join(dir, 'admin_access.log'),
@@ -176,7 +177,7 @@ export async function startProxy(config: Record<string, unknown>, args: readonly
     const address = await waitFor('the admin address file', () => {
       if (proc.child.exitCode !== null) throw new Error(`proxy exited with ${proc.child.exitCode}: ${proc.stderr}`);
       return fs.existsSync(addressPath) ? fs.readFileSync(addressPath, 'utf8') : undefined;
-    });
+    }, startTimeoutMs);
     const adminUrl = `http://${address}`;
     const running = Object.assign(proc, {
       adminUrl,
@@ -187,7 +188,7 @@ export async function startProxy(config: Record<string, unknown>, args: readonly
         return stats.stats.find((s) => s.name === name)?.value;
       },
     });
-    await waitFor('/ready', async () => ((await running.admin('/ready')).status === 200 ? true : undefined));
+    await waitFor('/ready', async () => ((await running.admin('/ready')).status === 200 ? true : undefined), startTimeoutMs);
     return running;
   } catch (e) {
     await proc.cleanup();

@@ -104,7 +104,7 @@ export class Router implements PoolCallbacks, UpstreamStreamCallbacks {
     config.stats.rq_total.inc();
     const host = cluster.chooseHost();
     if (host === null) {
-      cluster.info.stats.upstream_cx_none_healthy.inc();
+      cluster.info.stats.counters.upstream_cx_none_healthy.inc();
       cluster.info.stats.chargeResponseCode(503);
       this.downstream.sendLocalReply(503, 'no healthy upstream');
       return;
@@ -140,7 +140,7 @@ export class Router implements PoolCallbacks, UpstreamStreamCallbacks {
   decodeComplete(): void {
     if (!this.active) return;
     this.requestComplete = true;
-    this.requestCompleteTime = Date.now();
+    this.requestCompleteTime = performance.now();
     if (this.upstream !== null && this.upstream.endRequest()) this.pauseDownstream();
     // As in Envoy, the route timeout runs from the end of the request.
     if (this.timeoutMs > 0) this.armTimeout(this.timeoutMs);
@@ -210,7 +210,7 @@ export class Router implements PoolCallbacks, UpstreamStreamCallbacks {
     this.cluster!.info.stats.chargeResponseCode(head.status);
     if (head.status >= 500) this.hostStats!.rq_error.inc();
     else this.hostStats!.rq_success.inc();
-    const serviceTime = this.requestComplete ? Date.now() - this.requestCompleteTime : 0;
+    const serviceTime = this.requestComplete ? Math.floor(performance.now() - this.requestCompleteTime) : 0;
     this.downstream.encodeHeaders(head, serviceTime);
   }
 
@@ -219,6 +219,8 @@ export class Router implements PoolCallbacks, UpstreamStreamCallbacks {
   }
 
   onUpstreamComplete(): void {
+    // Envoy's upstream_rq_time: from the end of the downstream request to the end of the response.
+    if (this.requestComplete) this.cluster!.info.stats.histograms.upstream_rq_time.recordValue(performance.now() - this.requestCompleteTime);
     this.finish();
     this.downstream.encodeComplete();
   }
@@ -257,7 +259,7 @@ export class Router implements PoolCallbacks, UpstreamStreamCallbacks {
     // A timer left running by a finished request fires for nobody.
     if (!this.timeoutArmed) return;
     this.timeoutArmed = false;
-    this.cluster!.info.stats.upstream_rq_timeout.inc();
+    this.cluster!.info.stats.counters.upstream_rq_timeout.inc();
     this.hostStats?.rq_timeout.inc();
     this.abortUpstream();
     this.fail(504, 'upstream request timeout');

@@ -119,6 +119,9 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
   private idleTimer: NodeJS.Timeout | null = null;
   private streamIdleTimer: NodeJS.Timeout | null = null;
   private delayedCloseTimer: NodeJS.Timeout | null = null;
+  /** performance.now() when the connection and the current request began. */
+  private readonly connectionStartMs = performance.now();
+  private requestStartMs = 0;
 
   constructor(
     private readonly factory: HttpConnectionManagerFactory,
@@ -152,6 +155,7 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
     stats.downstream_rq_total.inc();
     stats.downstream_rq_http1_total.inc();
     stats.downstream_rq_active.inc();
+    this.requestStartMs = performance.now();
     this.streamActive = true;
     this.request = head;
     this.requestComplete = head.bodyLength === 0;
@@ -312,6 +316,8 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
     stats.downstream_cx_active.dec();
     stats.downstream_cx_http1_active.dec();
     stats.downstream_cx_destroy.inc();
+    const now = performance.now();
+    stats.downstream_cx_length_ms.recordValue(now - this.connectionStartMs);
     if (this.closedLocally) stats.downstream_cx_destroy_local.inc();
     else stats.downstream_cx_destroy_remote.inc();
     if (this.streamActive) {
@@ -319,6 +325,7 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
       stats.downstream_rq_rx_reset.inc();
       this.streamActive = false;
       stats.downstream_rq_active.dec();
+      stats.downstream_rq_time.recordValue(now - this.requestStartMs);
     }
     this.router.destroy();
     this.clearRequestTimer();
@@ -386,6 +393,7 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
     this.request = null;
     this.clearRequestTimer();
     this.stats.downstream_rq_active.dec();
+    this.stats.downstream_rq_time.recordValue(performance.now() - this.requestStartMs);
     // An unfinished request leaves the rest of its body on the wire: the connection cannot go on.
     if (close || !this.requestComplete || this.remoteEnded) {
       this.closeGracefully();
@@ -423,6 +431,7 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
       this.stats.downstream_rq_total.inc();
       this.stats.downstream_rq_http1_total.inc();
       this.stats.downstream_rq_active.inc();
+      this.requestStartMs = performance.now();
     } else {
       this.router.onDownstreamReset();
     }

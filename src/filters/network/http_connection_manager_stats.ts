@@ -1,6 +1,6 @@
 // The HTTP connection manager's statistics, under `http.<stat_prefix>.` as in Envoy.
 
-import type { Counter, Gauge, Scope } from '../../stats/stats';
+import type { Counter, Gauge, Histogram, Scope } from '../../stats/stats';
 
 export class HttpConnectionManagerStats {
   readonly downstream_cx_total: Counter;
@@ -24,6 +24,8 @@ export class HttpConnectionManagerStats {
   readonly downstream_rq_tx_reset: Counter;
   readonly downstream_rq_timeout: Counter;
   readonly downstream_rq_idle_timeout: Counter;
+  readonly downstream_cx_length_ms: Histogram;
+  readonly downstream_rq_time: Histogram;
   /** downstream_rq_1xx .. downstream_rq_5xx, indexed by the code's first digit. */
   private readonly classes: readonly Counter[];
 
@@ -49,6 +51,8 @@ export class HttpConnectionManagerStats {
     this.downstream_rq_tx_reset = scope.counter('downstream_rq_tx_reset');
     this.downstream_rq_timeout = scope.counter('downstream_rq_timeout');
     this.downstream_rq_idle_timeout = scope.counter('downstream_rq_idle_timeout');
+    this.downstream_cx_length_ms = scope.histogram('downstream_cx_length_ms', 'milliseconds');
+    this.downstream_rq_time = scope.histogram('downstream_rq_time', 'milliseconds');
     this.classes = [1, 2, 3, 4, 5].map((c) => scope.counter(`downstream_rq_${c}xx`));
   }
 

@@ -69,7 +69,7 @@ class TcpProxySession implements UpstreamConnectionCallbacks {
     }
     const host = cluster.chooseHost();
     if (host === null) {
-      cluster.info.stats.upstream_cx_none_healthy.inc();
+      cluster.info.stats.counters.upstream_cx_none_healthy.inc();
       downstream.destroy();
       return;
     }

@@ -51,7 +51,7 @@ interface PrioritySources {
 export interface RoundRobinOptions {
   readonly random: RandomSource;
   /** Counts picks made in panic (`cluster.<name>.lb_healthy_panic`). */
-  readonly healthyPanic: Counter;
+  readonly healthyPanic: Pick<Counter, 'inc'>;
   /** Percent; 0 disables panic. */
   readonly healthyPanicThreshold?: number;
 }
@@ -59,7 +59,7 @@ export interface RoundRobinOptions {
 export class RoundRobinLoadBalancer implements LoadBalancer {
   private readonly seed: number;
   private readonly random: RandomSource;
-  private readonly healthyPanic: Counter;
+  private readonly healthyPanic: Pick<Counter, 'inc'>;
   private readonly panicThreshold: number;
   private sources: PrioritySources[] = [];
   private load!: PriorityLoad;
