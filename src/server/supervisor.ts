@@ -3,7 +3,7 @@
 
 import * as fs from 'node:fs';
 import * as os from 'node:os';
-import type { Bootstrap } from '../config/model';
+import type { Bootstrap, ClusterConfig } from '../config/model';
 import { clustersHandler } from '../admin/clusters_handler';
 import { configDumpHandler } from '../admin/config_dump_handler';
 import { contentionHandler } from '../admin/contention_handler';
@@ -42,6 +42,8 @@ import { WORKER_PROTOCOL_VERSION } from './worker_protocol';
 import type { LogSettings } from '../log/log_settings';
 
 const LISTEN_BACKLOG = 1024;
+/** Clusters whose stats are declared between two turns of the event loop. */
+const DECLARE_BATCH = 200;
 /** After a handover failed, the old epoch's workers may hold a port for a moment longer. */
 const REBIND_TIMEOUT_MS = 5000;
 
@@ -160,7 +162,6 @@ export class Supervisor implements ServerInfoSource {
     this.workerColumns = Array.from({ length: options.concurrency }, () => region.claimColumn(epoch, process.pid));
     this.stats = serverStats(this.store);
     this.hostSlots = assignHostSlots(bootstrap.clusters, this.store.hosts);
-    for (const cluster of bootstrap.clusters) declareClusterStats(this.store, cluster);
     // The generation is the parent's (still the current epoch's) plus one.
     this.stats.hotRestartGeneration.set(this.stats.hotRestartGeneration.value() + 1);
     this.previousEpoch = region.currentEpoch;
@@ -215,7 +216,13 @@ export class Supervisor implements ServerInfoSource {
       log: this.log,
       stopTimeoutMs: 5000,
     });
-    await this.workers.start();
+    const workersStarted = this.workers.start();
+    // Awaited below; a failure meanwhile must not count as unhandled.
+    workersStarted.catch(() => undefined);
+    // Declared while the workers build their clusters on the other core, a turn apart so that
+    // their init messages keep flowing.
+    await this.declareClusterStats(bootstrap.clusters);
+    await workersStarted;
     hotRestart.drainParentListeners();
     this.tookOver = true;
     region.endInitializing(process.pid);
@@ -311,6 +318,14 @@ export class Supervisor implements ServerInfoSource {
         if ((e as addon.NativeError).code !== 'EADDRINUSE' || Date.now() >= deadline) throw e;
         await sleep(100);
       }
+    }
+  }
+
+  /** Every cluster's stats at 0 before traffic (Envoy declares them when it builds a cluster). */
+  private async declareClusterStats(clusters: readonly ClusterConfig[]): Promise<void> {
+    for (let i = 0; i < clusters.length; i++) {
+      declareClusterStats(this.store!, clusters[i]!);
+      if (i % DECLARE_BATCH === DECLARE_BATCH - 1) await new Promise((resolve) => setImmediate(resolve));
     }
   }
 

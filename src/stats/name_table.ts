@@ -59,6 +59,9 @@ export class NameTable {
   private readonly segments: Segments;
   /** Chunk blocks this process has resolved (they never move). */
   private readonly chunks: Address[] = [];
+  /** Each resolved chunk's words and the index of its first slot record (the lookup's hot path). */
+  private readonly chunkWords: Int32Array[] = [];
+  private readonly chunkFirst: number[] = [];
   /** Decoded names by slot: each is read from the region once per process. */
   private readonly decoded: string[] = [];
   private readonly encoder = new TextEncoder();
@@ -130,7 +133,11 @@ export class NameTable {
     const { view, base } = this.section;
     const at = base + STATS_CHUNK_DIR_OFFSET + c * 2;
     const address = allocate ? this.segments.readOrAllocate(view, at, CHUNK_BLOCK_BYTES) : Segments.read(view, at);
-    if (address !== 0) this.chunks[c] = address;
+    if (address !== 0) {
+      this.chunks[c] = address;
+      this.chunkWords[c] = this.segments.i32(address);
+      this.chunkFirst[c] = offsetOf(address) / 4 + CHUNK_HEADER_WORDS;
+    }
     return address;
   }
 
@@ -194,10 +201,11 @@ export class NameTable {
   private find(from: number, until: number, bytes: Uint8Array, hash: number): number {
     for (let link = from; link !== 0 && link !== until; ) {
       const slot = link - 1;
+      const c = slot >>> CHUNK_SHIFT;
       // Linked slots were fully written first, so their chunk is published.
-      const chunk = this.chunk(slot >>> CHUNK_SHIFT);
-      const words = this.segments.i32(chunk);
-      const index = recordIndex(chunk, slot);
+      if (this.chunkWords[c] === undefined) this.chunk(c);
+      const words = this.chunkWords[c]!;
+      const index = this.chunkFirst[c]! + (slot & (CHUNK_SLOTS - 1)) * SLOT_WORDS;
       if (words[index + SlotField.Hash] === hash && this.nameEquals(words, index, bytes)) return slot;
       link = words[index + SlotField.Next]!;
     }
