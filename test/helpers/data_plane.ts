@@ -150,6 +150,7 @@ export async function startDataPlane(
     listeners,
     clusters,
     localAddress: options.localAddress,
+    statsConfig: { statsTags: [], useAllDefaultTags: true, histogramBucketSettings: [] },
     source: {},
   };
   const stats = createHeapStatsStore();

@@ -1,17 +1,20 @@
 // Validation of a whole decoded v3 bootstrap: the rules the protos cannot express. Pure. Each
-// resource (admin, every cluster, every listener) is checked on its own and stops at its first
-// problem, like Envoy; the problems of all resources are reported together, by field path.
+// resource (admin, stats_config, every cluster, every listener) is checked on its own and stops
+// at its first problem, like Envoy; the problems of all resources are reported together, by
+// field path.
 
 import { FieldErrorCollector } from '../errors';
 import { JsonObject, messageField, messageList, stringField } from '../json';
 import { validateAdmin } from './admin';
 import { validateClusters } from './clusters';
 import { validateListeners } from './listeners';
+import { validateStatsConfig } from './stats_config';
 
 /** @throws FieldError, or FieldErrors when several resources are invalid */
 export function validateBootstrap(bootstrap: JsonObject): void {
   const errors = new FieldErrorCollector();
   errors.run(() => validateAdmin(bootstrap));
+  errors.run(() => validateStatsConfig(bootstrap));
   validateClusters(bootstrap, errors);
   const resources = messageField(bootstrap, 'static_resources') ?? {};
   const clusterNames = new Set(messageList(resources, 'clusters').map((cluster) => stringField(cluster, 'name')));
