@@ -12,7 +12,7 @@ import type { AccessLogManager } from '../access_log/access_log_manager';
 import { homeHandlers } from '../admin/home';
 import { BoundListener, listenersHandler } from '../admin/listeners_handler';
 import { serverHandlers } from '../admin/server_handlers';
-import { statsHandler } from '../admin/stats_handler';
+import { statsHandlers } from '../admin/stats_handler';
 import { AdminHandler, AdminServer } from '../admin/admin_server';
 import { DomainSocketHotRestart, HotRestart, NopHotRestart } from '../hot_restart/hot_restart';
 import { tcpListenAddress } from '../hot_restart/messages';
@@ -20,7 +20,11 @@ import type { ParentHandlers } from '../hot_restart/parent_endpoint';
 import { createRegion, RegionHandle } from '../hot_restart/shared_memory';
 import type { Logger, LoggerFactory } from '../log/logger_api';
 import * as addon from '../native/addon';
+import { HistogramBucketSettings } from '../stats/histogram_bucket_settings';
+import { PrometheusFormatter } from '../stats/prometheus';
 import { readStats, StatSample } from '../stats/reader';
+import type { StatsSnapshot } from '../stats/sample';
+import { TagExtractor } from '../stats/tag_extractor';
 import { reclaimColumns } from '../stats/column_reclaim';
 import { DEFAULT_LAYOUT, StatKind } from '../stats/region_layout';
 import { SharedStatsStore, sumSlot, zeroColumnGauges } from '../stats/store';
@@ -41,6 +45,15 @@ const REBIND_TIMEOUT_MS = 5000;
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/**
+ * What /stats renders until the store reads histograms: counters and gauges, hidden ones (per
+ * host) left out, in name order.
+ */
+export function scalarSnapshot(samples: readonly StatSample[]): StatsSnapshot {
+  const scalars = samples.filter((s) => !s.hidden).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return { scalars, histograms: [] };
 }
 
 export interface SupervisorDeps {
@@ -336,6 +349,11 @@ export class Supervisor implements ServerInfoSource {
     const { bootstrap, build, options } = this.deps;
     const handlers: AdminHandler[] = [];
     const read = () => this.readStats();
+    const { statsConfig } = bootstrap;
+    const prometheus = new PrometheusFormatter(
+      new TagExtractor(statsConfig),
+      new HistogramBucketSettings(statsConfig.histogramBucketSettings),
+    );
     const tracer = options.enableMutexTracing ? new MutexTracer() : null;
     // The stats name table's waits are the supervisor's one lock-like wait to trace.
     if (tracer) this.store!.names.onContention = tracer.record;
@@ -350,7 +368,7 @@ export class Supervisor implements ServerInfoSource {
         hotRestartVersion: this.deps.hotRestartVersion,
         quit: () => void this.stop('admin /quitquitquit').then(() => this.deps.exit(0)),
       }),
-      statsHandler(read),
+      ...statsHandlers(() => scalarSnapshot(read()), prometheus),
       clustersHandler(bootstrap.clusters, read),
       listenersHandler(() => this.bound),
       configDumpHandler(bootstrap, new Date(this.startMs)),

@@ -6,7 +6,8 @@ import { StatsRegion, RegionMismatchError, StillInitializingError } from '../../
 import { ColumnState } from '../../src/stats/region_layout';
 import { reclaimColumns } from '../../src/stats/column_reclaim';
 import { SharedStatsStore, createHeapStatsStore, zeroColumnGauges } from '../../src/stats/store';
-import { renderStatsJson, renderStatsText, selectStats } from '../../src/stats/render';
+import { renderStatsJson, renderStatsText, StatsQuery } from '../../src/stats/render';
+import { scalarSnapshot } from '../../src/server/supervisor';
 
 const params = { maxStats: 1024, maxColumns: 4, nameBytes: 64 };
 
@@ -69,10 +70,12 @@ test('hidden per-host stats are not listed by /stats, usedonly and filter select
   store.counter('z.used').inc();
   store.counter('a.unused');
   store.gauge('m.gauge').set(0);
-  const samples = readStats(store.region, store.names);
-  assert.equal(renderStatsText(selectStats(samples, { usedOnly: false, filter: null })), 'a.unused: 0\nm.gauge: 0\nz.used: 1\n');
-  assert.equal(renderStatsText(selectStats(samples, { usedOnly: true, filter: null })), 'm.gauge: 0\nz.used: 1\n');
-  assert.equal(renderStatsJson(selectStats(samples, { usedOnly: false, filter: /^z\./ })), '{"stats":[{"name":"z.used","value":1}]}');
+  const snapshot = scalarSnapshot(readStats(store.region, store.names));
+  const text = (q: StatsQuery) => [...renderStatsText(snapshot, q)].join('');
+  assert.equal(text({ usedOnly: false, filter: null }), 'a.unused: 0\nm.gauge: 0\nz.used: 1\n');
+  assert.equal(text({ usedOnly: true, filter: null }), 'm.gauge: 0\nz.used: 1\n');
+  const json = renderStatsJson(snapshot, { usedOnly: false, filter: { search: (name) => name.startsWith('z.') } });
+  assert.equal([...json].join(''), '{"stats":[{"name":"z.used","value":1}]}');
 });
 
 test('a region of another layout is refused with a clear message', () => {
