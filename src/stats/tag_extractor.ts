@@ -22,20 +22,44 @@ export function sanitizeName(name: string): string {
   return /^[0-9]/.test(sanitized) ? `_${sanitized}` : sanitized;
 }
 
+const NEEDS_ESCAPE = /[\\"\n]/;
+
 /** A label value is free text, but the exposition format needs `\`, `"` and newline escaped. */
 function escapeLabelValue(value: string): string {
+  if (!NEEDS_ESCAPE.test(value)) return value;
   return value.replace(/[\\"\n]/g, (c) => (c === '\n' ? '\\n' : `\\${c}`));
 }
 
-function labelText(tags: readonly Tag[]): string {
-  return tags.map((t) => `${sanitizeName(t.name)}="${escapeLabelValue(t.value)}"`).join(',');
+/** Memoizes a string function over the few distinct inputs it sees (metric and tag names). */
+function memo(f: (s: string) => string): (s: string) => string {
+  const known = new Map<string, string>();
+  return (s) => {
+    let out = known.get(s);
+    if (out === undefined) {
+      out = f(s);
+      known.set(s, out);
+    }
+    return out;
+  };
+}
+
+/** The label text of a list of tags, and its continuations by one more tag (name, then value). */
+interface LabelNode {
+  readonly text: string;
+  next: Map<string, Map<string, LabelNode>> | null;
 }
 
 export class TagExtractor {
   private readonly producer: TagProducer;
   private readonly names = new Map<string, PrometheusName>();
-  /** One string per distinct metric name and label text (a cluster's 40 stats share one). */
-  private readonly interned = new Map<string, string>();
+  // A few hundred distinct metric names and a few tag names: sanitized once each.
+  private readonly metricName = memo((extracted) => sanitizeName(PREFIX + extracted));
+  private readonly labelName = memo(sanitizeName);
+  /**
+   * Label texts by their tags: a cluster's 40 stats share one string, built once, and a lookup
+   * hashes short tag values rather than a freshly built text.
+   */
+  private readonly labelRoot: LabelNode = { text: '', next: null };
 
   constructor(config: StatsConfig) {
     this.producer = new TagProducer(config);
@@ -45,16 +69,29 @@ export class TagExtractor {
     let known = this.names.get(statName);
     if (known === undefined) {
       const tagged = this.producer.produceTags(statName);
-      known = { name: this.intern(sanitizeName(PREFIX + tagged.name)), labels: this.intern(labelText(tagged.tags)) };
+      known = { name: this.metricName(tagged.name), labels: this.labels(tagged.tags) };
       this.names.set(statName, known);
     }
     return known;
   }
 
-  private intern(text: string): string {
-    const known = this.interned.get(text);
-    if (known !== undefined) return known;
-    this.interned.set(text, text);
-    return text;
+  private labels(tags: readonly Tag[]): string {
+    let node = this.labelRoot;
+    for (const tag of tags) {
+      node.next ??= new Map();
+      let byValue = node.next.get(tag.name);
+      if (byValue === undefined) {
+        byValue = new Map();
+        node.next.set(tag.name, byValue);
+      }
+      let child = byValue.get(tag.value);
+      if (child === undefined) {
+        const label = `${this.labelName(tag.name)}="${escapeLabelValue(tag.value)}"`;
+        child = { text: node.text === '' ? label : `${node.text},${label}`, next: null };
+        byValue.set(tag.value, child);
+      }
+      node = child;
+    }
+    return node.text;
   }
 }

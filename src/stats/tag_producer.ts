@@ -37,8 +37,41 @@ export function firstTokenOf(pattern: string): string {
   return anchored ? pattern.slice(1, end) : '';
 }
 
+/**
+ * Where the pattern's first capturing group opens, when what precedes it can be wrapped in a
+ * group of its own without changing the pattern's meaning (no `|` at its top level, no
+ * backreference by number anywhere); else -1.
+ */
+export function firstGroupOpening(pattern: string): number {
+  if (/\\[1-9]/.test(pattern)) return -1;
+  let depth = 0;
+  for (let i = 0; i < pattern.length; i++) {
+    const c = pattern[i];
+    if (c === '\\') {
+      i++;
+    } else if (c === '[') {
+      for (i++; i < pattern.length && pattern[i] !== ']'; i++) if (pattern[i] === '\\') i++;
+    } else if (c === '(') {
+      if (pattern[i + 1] !== '?') return i;
+      // A named group captures too; only lookarounds and (?: ) do not.
+      if (pattern[i + 2] === '<' && pattern[i + 3] !== '=' && pattern[i + 3] !== '!') return -1;
+      depth++;
+    } else if (c === ')') {
+      depth--;
+    } else if (c === '|' && depth === 0) {
+      return -1;
+    }
+  }
+  return -1;
+}
+
 class TagRule {
   readonly firstToken: string;
+  /**
+   * The pattern with what precedes its first group captured as well (group 1): the first group
+   * (now 2) starts where that ends. Cheaper than asking the engine for indices (flag `d`),
+   * which costs an array per group per match, 400,000 names times.
+   */
   private readonly regex: RegExp;
 
   constructor(
@@ -46,34 +79,37 @@ class TagRule {
     pattern: string,
     private readonly substr: string,
   ) {
-    // `d`: the match's group positions, to know which span the first group covers.
-    this.regex = new RegExp(pattern, 'd');
+    const opening = firstGroupOpening(pattern);
+    if (opening < 0) throw new Error(`tag rule ${tagName}: no first group to cut in ${pattern}`);
+    this.regex = new RegExp(`(${pattern.slice(0, opening)})${pattern.slice(opening)}`);
     this.firstToken = firstTokenOf(pattern);
   }
 
   /** On a match, adds the tag (unless a rule of the same name already did) and the span to cut. */
   apply(statName: string, tags: Tag[], cuts: Span[]): void {
     if (this.substr !== '' && !statName.includes(this.substr)) return;
-    if (tags.some((t) => t.name === this.tagName)) return;
+    for (const t of tags) if (t.name === this.tagName) return;
     const match = this.regex.exec(statName);
-    if (match === null || match.length < 2) return;
-    const value = (match.length > 2 ? match[2] : match[1]) ?? '';
-    tags.push({ name: this.tagName, value });
-    const span = match.indices?.[1];
-    if (span !== undefined) cuts.push(span);
+    if (match === null) return;
+    const cut = match[2] ?? '';
+    tags.push({ name: this.tagName, value: match.length > 3 ? (match[3] ?? '') : cut });
+    const start = match.index + (match[1] ?? '').length;
+    cuts.push([start, start + cut.length]);
   }
 }
 
+/** Joined rather than concatenated: a flat string, which hashes faster as a key than a rope. */
 function cutSpans(name: string, cuts: Span[]): string {
   if (cuts.length === 0) return name;
   cuts.sort((a, b) => a[0] - b[0]);
-  let out = '';
+  const kept: string[] = [];
   let at = 0;
   for (const [start, end] of cuts) {
-    if (start > at) out += name.slice(at, start);
+    if (start > at) kept.push(name.slice(at, start));
     at = Math.max(at, end);
   }
-  return out + name.slice(at);
+  kept.push(name.slice(at));
+  return kept.join('');
 }
 
 export class TagProducer {
@@ -103,7 +139,7 @@ export class TagProducer {
   }
 
   produceTags(statName: string): TaggedName {
-    const tags = [...this.fixedTags];
+    const tags = this.fixedTags.slice();
     const cuts: Span[] = [];
     for (const rule of this.anyName) rule.apply(statName, tags, cuts);
     const dot = statName.indexOf('.');

@@ -9,7 +9,8 @@ import { PrometheusFormatter } from '../../src/stats/prometheus';
 import type { StatsQuery } from '../../src/stats/render';
 import type { StatsSnapshot } from '../../src/stats/sample';
 import { TagExtractor } from '../../src/stats/tag_extractor';
-import { firstTokenOf, TagProducer } from '../../src/stats/tag_producer';
+import { DEFAULT_TAG_RULES } from '../../src/stats/default_tags';
+import { firstGroupOpening, firstTokenOf, TagProducer } from '../../src/stats/tag_producer';
 import { counter, gauge, histogram } from '../helpers/histogram_samples';
 
 const DEFAULTS: StatsConfig = { statsTags: [], useAllDefaultTags: true, histogramBucketSettings: [] };
@@ -54,6 +55,17 @@ test('a rule runs only for names of its first token', () => {
   assert.equal(firstTokenOf(String.raw`^(a|b)\.x`), '');
   // `tcp.` rules never see `cluster.tcp.` names.
   assert.deepEqual(tagsOf('cluster.tcp.x'), ['cluster.x', ['proxy.cluster_name=tcp']]);
+});
+
+test('the span to cut is found by capturing what precedes the first group, which every default rule allows', () => {
+  for (const rule of DEFAULT_TAG_RULES) assert.ok(firstGroupOpening(rule.pattern) > 0, rule.name);
+  assert.equal(firstGroupOpening(String.raw`^a\(b[(]c(d)`), 9);
+  assert.equal(firstGroupOpening(String.raw`(?:a|b)(?=x)(c)`), 12);
+  assert.equal(firstGroupOpening(String.raw`a|b(c)`), -1);
+  assert.equal(firstGroupOpening(String.raw`(?<n>a)(b)`), -1);
+  assert.equal(firstGroupOpening(String.raw`(?:a)(b)\1`), -1);
+  // The cut is the first group's span even where its text also occurs earlier in the name.
+  assert.deepEqual(tagsOf('cluster.upstream.upstream.upstream_rq_200'), ['cluster.upstream.upstream_rq', ['proxy.response_code=200', 'proxy.cluster_name=upstream']]);
 });
 
 test('fixed tags come first; use_all_default_tags false keeps only the rules named', () => {
