@@ -22,11 +22,8 @@ export function sanitizeName(name: string): string {
   return /^[0-9]/.test(sanitized) ? `_${sanitized}` : sanitized;
 }
 
-const NEEDS_ESCAPE = /[\\"\n]/;
-
 /** A label value is free text, but the exposition format needs `\`, `"` and newline escaped. */
 function escapeLabelValue(value: string): string {
-  if (!NEEDS_ESCAPE.test(value)) return value;
   return value.replace(/[\\"\n]/g, (c) => (c === '\n' ? '\\n' : `\\${c}`));
 }
 
