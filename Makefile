@@ -1,7 +1,7 @@
 # make run   - build everything, then run the proxy on configs/default.yaml
 # make test  - build everything, then run the whole test suite
 # make bench - build everything, compare the proxy with nginx and node-http-proxy, time a hot restart,
-#              measure stats at scale (10,000 clusters)
+#              measure stats at scale (10,000 clusters) and the /stats forms' rendering
 SHELL := /bin/bash
 .DEFAULT_GOAL := build
 
@@ -42,6 +42,7 @@ bench: build
 	node dist/bench/run.js
 	node dist/bench/hot_restart.js
 	node dist/bench/stats_scale.js
+	node --expose-gc dist/bench/prometheus_exposition.js
 
 clean:
 	rm -rf dist native/target $(ADDON)

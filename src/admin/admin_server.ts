@@ -3,6 +3,7 @@
 
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Logger } from '../log/logger_api';
 import type { Counter, Gauge, Histogram, Scope } from '../stats/stats';
 import { formatAccessLogLine } from './access_log_format';
@@ -19,7 +20,12 @@ export interface AdminRequest {
 
 export interface AdminResponse {
   readonly status: number;
-  readonly body: string;
+  /**
+   * A string is sent with a content-length. Chunks are streamed (chunked transfer coding) one
+   * at a time, with a turn of the event loop between two, so that a large body (/stats) never
+   * holds the supervisor for long; an empty chunk is only such a turn.
+   */
+  readonly body: string | Iterable<string>;
   /** Default `text/plain; charset=UTF-8`. */
   readonly contentType?: string;
   /** Runs once the response has been written (e.g. /quitquitquit's shutdown). */
@@ -47,6 +53,18 @@ export const HTML = 'text/html; charset=UTF-8';
 export function helpText(handlers: readonly AdminHandler[]): string {
   const sorted = [...handlers].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   return 'admin commands are:\n' + sorted.map((h) => `  ${h.path}: ${h.help}\n`).join('');
+}
+
+function drainedOrClosed(res: http.ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
 }
 
 interface AdminStats {
@@ -130,18 +148,47 @@ export class AdminServer {
       if (received <= 1 << 20) chunks.push(c);
     });
     req.on('end', () => {
-      void this.dispatch(req, Buffer.concat(chunks)).then((r) => {
-        const body = Buffer.from(r.body);
-        res.writeHead(r.status, {
+      void this.dispatch(req, Buffer.concat(chunks)).then(async (r) => {
+        const headers: http.OutgoingHttpHeaders = {
           'content-type': r.contentType ?? TEXT,
           'cache-control': 'no-cache, max-age=0',
           'x-content-type-options': 'nosniff',
-          'content-length': body.length,
-        });
-        res.end(req.method === 'HEAD' ? undefined : body, () => r.after?.());
-        this.record(req, r.status, received, body.length, start);
+        };
+        let sent = 0;
+        if (typeof r.body === 'string') {
+          const body = Buffer.from(r.body);
+          res.writeHead(r.status, { ...headers, 'content-length': body.length });
+          res.end(req.method === 'HEAD' ? undefined : body, () => r.after?.());
+          if (req.method !== 'HEAD') sent = body.length;
+        } else {
+          res.writeHead(r.status, headers);
+          if (req.method !== 'HEAD') sent = await this.stream(res, r.body, req.url ?? '-');
+          res.end(() => r.after?.());
+        }
+        this.record(req, r.status, received, sent, start);
       });
     });
+  }
+
+  /** Writes the chunks as the client takes them; stops when it goes away. Returns bytes written. */
+  private async stream(res: http.ServerResponse, chunks: Iterable<string>, target: string): Promise<number> {
+    let sent = 0;
+    let closed = res.destroyed;
+    res.once('close', () => (closed = true));
+    try {
+      // Leaving the loop early (break) ends the generator, so a renderer stops with the client.
+      for (const chunk of chunks) {
+        if (closed) break;
+        sent += Buffer.byteLength(chunk);
+        const flowing = chunk === '' || res.write(chunk);
+        await (flowing ? nextTurn() : drainedOrClosed(res));
+      }
+    } catch (e) {
+      // Too late for a 500: the client sees the response cut short instead.
+      this.log.error(`admin response to ${target} failed: ${(e as Error).stack ?? String(e)}`);
+      res.destroy();
+    }
+    return sent;
   }
 
   private async dispatch(req: http.IncomingMessage, body: Buffer): Promise<AdminResponse> {

@@ -1,34 +1,56 @@
-// GET /stats: text (default) and JSON, with Envoy's usedonly and filter parameters.
+// GET /stats: text (default), JSON and Prometheus, and GET /stats/prometheus, with Envoy's
+// usedonly and filter parameters. Bodies are generators that the admin server streams.
 
 import { InvalidRegexError, SafeRegex } from '../regex/safe_regex';
-import type { ScalarSample } from '../stats/sample';
-import { renderStatsJson, renderStatsText, selectStats } from '../stats/render';
-import { AdminHandler, AdminResponse, JSON_TYPE } from './admin_server';
+import type { PrometheusFormatter } from '../stats/prometheus';
+import { NameFilter, renderStatsJson, renderStatsText, StatsQuery } from '../stats/render';
+import type { StatsSnapshot } from '../stats/sample';
+import { AdminHandler, AdminRequest, AdminResponse, JSON_TYPE } from './admin_server';
 
 const FORMAT_USAGE = 'usage: /stats?format=json  or /stats?format=prometheus \n\n';
 
-export function statsHandler(read: () => readonly ScalarSample[]): AdminHandler {
-  return {
-    path: '/stats',
-    help: 'print server stats',
-    mutatesState: false,
-    decodeQuery: true,
-    handle(req): AdminResponse {
-      let filter: SafeRegex | null = null;
-      const pattern = req.query.get('filter');
-      if (pattern !== undefined) {
-        try {
-          filter = SafeRegex.compile(pattern);
-        } catch (e) {
-          if (!(e instanceof InvalidRegexError)) throw e;
-          return { status: 400, body: `Invalid regex: "${e.reason}"\n` };
-        }
-      }
-      const selected = selectStats(read(), { usedOnly: req.query.has('usedonly'), filter });
-      const format = req.query.get('format');
-      if (format === undefined) return { status: 200, body: renderStatsText(selected) };
-      if (format === 'json') return { status: 200, body: renderStatsJson(selected), contentType: JSON_TYPE };
-      return { status: 404, body: FORMAT_USAGE };
+/** The query of either path, or the 400 an invalid filter gets. */
+function statsQuery(req: AdminRequest): StatsQuery | AdminResponse {
+  let filter: NameFilter | null = null;
+  const pattern = req.query.get('filter');
+  if (pattern !== undefined) {
+    try {
+      filter = SafeRegex.compile(pattern);
+    } catch (e) {
+      if (!(e instanceof InvalidRegexError)) throw e;
+      return { status: 400, body: `Invalid regex: "${e.reason}"\n` };
+    }
+  }
+  return { usedOnly: req.query.has('usedonly'), filter };
+}
+
+export function statsHandlers(snapshot: () => StatsSnapshot, prometheus: PrometheusFormatter): AdminHandler[] {
+  const prometheusResponse = (q: StatsQuery): AdminResponse => ({ status: 200, body: prometheus.render(snapshot(), q) });
+  return [
+    {
+      path: '/stats',
+      help: 'print server stats',
+      mutatesState: false,
+      decodeQuery: true,
+      handle(req): AdminResponse {
+        const q = statsQuery(req);
+        if ('status' in q) return q;
+        const format = req.query.get('format');
+        if (format === undefined) return { status: 200, body: renderStatsText(snapshot(), q) };
+        if (format === 'json') return { status: 200, body: renderStatsJson(snapshot(), q), contentType: JSON_TYPE };
+        if (format === 'prometheus') return prometheusResponse(q);
+        return { status: 404, body: FORMAT_USAGE };
+      },
     },
-  };
+    {
+      path: '/stats/prometheus',
+      help: 'print server stats in prometheus format',
+      mutatesState: false,
+      decodeQuery: true,
+      handle(req): AdminResponse {
+        const q = statsQuery(req);
+        return 'status' in q ? q : prometheusResponse(q);
+      },
+    },
+  ];
 }

@@ -122,12 +122,25 @@ const LISTENER: Shape = {
   },
 };
 
+// User regexes (a tag's regex, a matcher's safe_regex) wait for a linear-time engine: a
+// backtracking one would let a pattern stall the admin thread.
+const STRING_MATCHER: Shape = { fields: { exact: leaf, prefix: leaf, suffix: leaf, contains: leaf, ignore_case: leaf } };
+
+const STATS_CONFIG: Shape = {
+  fields: {
+    stats_tags: list({ fields: { tag_name: leaf, fixed_value: leaf } }),
+    use_all_default_tags: leaf,
+    histogram_bucket_settings: list({ fields: { match: STRING_MATCHER, buckets: leaf } }),
+  },
+};
+
 const BOOTSTRAP: Shape = {
   fields: {
     node: { fields: { id: leaf, cluster: leaf, locality: LOCALITY, metadata: METADATA } },
     admin: { fields: { access_log_path: leaf, address: SOCKET_ADDRESS } },
     static_resources: { fields: { listeners: list(LISTENER), clusters: list(CLUSTER) } },
     stats_flush_interval: leaf,
+    stats_config: STATS_CONFIG,
   },
 };
 

@@ -34,6 +34,7 @@ export interface Bootstrap {
   readonly clusters: readonly ClusterConfig[];
   /** stats_flush_interval: how often the supervisor ends a histogram interval (and flushes stats). */
   readonly statsFlushIntervalMs: number;
+  readonly statsConfig: StatsConfig;
   /**
    * The server's local address (first non-loopback address of --local-address-ip-version's
    * family, else loopback), set at start-up: Envoy appends it to x-forwarded-for when the
@@ -186,4 +187,35 @@ export interface ClusterConfig {
   readonly loadAssignment: ClusterLoadAssignment;
   /** The cluster as v3 JSON, for /config_dump. */
   readonly source: unknown;
+}
+
+// ---- stats -------------------------------------------------------------------------------
+
+export interface StatsConfig {
+  /** stats_tags in order; tag names in our spelling (`proxy.cluster_name`). */
+  readonly statsTags: readonly TagSpecifier[];
+  /** use_all_default_tags (default true): every default tag rule runs. */
+  readonly useAllDefaultTags: boolean;
+  /** histogram_bucket_settings: the first rule matching a histogram's name gives its buckets. */
+  readonly histogramBucketSettings: readonly HistogramBucketRule[];
+}
+
+export interface TagSpecifier {
+  readonly tagName: string;
+  /** A label on every stat; null selects the default rules of tagName instead. */
+  readonly fixedValue: string | null;
+}
+
+/** A StringMatcher of the kinds this build runs. */
+export interface StringMatch {
+  readonly kind: 'exact' | 'prefix' | 'suffix' | 'contains';
+  readonly value: string;
+  readonly ignoreCase: boolean;
+}
+
+export interface HistogramBucketRule {
+  /** Matched against the full stat name, before tag extraction. */
+  readonly match: StringMatch;
+  /** Upper bounds, ascending, each above 0. */
+  readonly buckets: readonly number[];
 }

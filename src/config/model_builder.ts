@@ -22,6 +22,7 @@ import type {
   DiscoveryType,
   EndpointHealthStatus,
   FilterChainConfig,
+  HistogramBucketRule,
   HttpConnectionManagerConfig,
   LbEndpoint,
   LbPolicy,
@@ -33,9 +34,11 @@ import type {
   RouteAction,
   RouteConfiguration,
   SocketAddress,
+  StatsConfig,
+  StringMatch,
   TcpProxyConfig,
 } from './model';
-import { TCP_PROXY } from './names';
+import { proxySpelling, TCP_PROXY } from './names';
 
 /** Defaults of Envoy 1.16 for fields left unset. */
 const DEFAULTS = {
@@ -65,6 +68,7 @@ export function buildBootstrapModel(bootstrap: JsonObject): Bootstrap {
     listeners: messageList(resources, 'listeners').map(listener),
     clusters: messageList(resources, 'clusters').map(cluster),
     statsFlushIntervalMs: millis(bootstrap, 'stats_flush_interval', DEFAULTS.statsFlushIntervalMs),
+    statsConfig: statsConfig(messageField(bootstrap, 'stats_config') ?? {}),
     source: bootstrap,
   });
 }
@@ -226,6 +230,33 @@ function lbEndpoint(config: JsonObject): LbEndpoint {
     loadBalancingWeight: numberField(config, 'load_balancing_weight', DEFAULTS.endpointWeight),
     metadata: messageField(metadata, 'filter_metadata') ?? {},
   };
+}
+
+function statsConfig(config: JsonObject): StatsConfig {
+  return {
+    statsTags: messageList(config, 'stats_tags').map((tag) => {
+      const fixedValue = tag['fixed_value'];
+      return { tagName: proxySpelling(stringField(tag, 'tag_name')), fixedValue: typeof fixedValue === 'string' ? fixedValue : null };
+    }),
+    useAllDefaultTags: boolField(config, 'use_all_default_tags', true),
+    histogramBucketSettings: messageList(config, 'histogram_bucket_settings').map(histogramBucketRule),
+  };
+}
+
+function histogramBucketRule(config: JsonObject): HistogramBucketRule {
+  const buckets = config['buckets'];
+  return {
+    match: stringMatch(messageField(config, 'match') ?? {}),
+    buckets: (Array.isArray(buckets) ? buckets.map(Number) : []).sort((a, b) => a - b),
+  };
+}
+
+const STRING_MATCH_KINDS: readonly StringMatch['kind'][] = ['exact', 'prefix', 'suffix', 'contains'];
+
+/** Validation left one of the kinds set (safe_regex is refused as not implemented). */
+function stringMatch(config: JsonObject): StringMatch {
+  const kind = STRING_MATCH_KINDS.find((k) => typeof config[k] === 'string') ?? 'exact';
+  return { kind, value: stringField(config, kind), ignoreCase: boolField(config, 'ignore_case') };
 }
 
 function locality(config: JsonObject | undefined): Locality {

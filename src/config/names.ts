@@ -24,11 +24,14 @@ const LEGACY_NAMES: ReadonlyMap<string, string> = new Map([
 const ENVOY_PREFIX = 'envoy.';
 const PROXY_PREFIX = 'proxy.';
 
+/** `envoy.cluster_name` -> `proxy.cluster_name`; other names unchanged. */
+export function proxySpelling(name: string): string {
+  return name.startsWith(ENVOY_PREFIX) ? PROXY_PREFIX + name.slice(ENVOY_PREFIX.length) : name;
+}
+
 /** `envoy.router` and `envoy.filters.http.router` -> `proxy.filters.http.router`. */
 export function canonicalExtensionName(name: string): string {
-  const legacy = LEGACY_NAMES.get(name);
-  if (legacy !== undefined) return legacy;
-  return name.startsWith(ENVOY_PREFIX) ? PROXY_PREFIX + name.slice(ENVOY_PREFIX.length) : name;
+  return LEGACY_NAMES.get(name) ?? proxySpelling(name);
 }
 
 /** `proxy.config.cluster.v3.Cluster` -> `envoy.config.cluster.v3.Cluster`; other names unchanged. */

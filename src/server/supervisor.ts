@@ -12,7 +12,7 @@ import type { AccessLogManager } from '../access_log/access_log_manager';
 import { homeHandlers } from '../admin/home';
 import { BoundListener, listenersHandler } from '../admin/listeners_handler';
 import { serverHandlers } from '../admin/server_handlers';
-import { statsHandler } from '../admin/stats_handler';
+import { statsHandlers } from '../admin/stats_handler';
 import { resetCountersHandler } from '../admin/reset_counters_handler';
 import { AdminHandler, AdminServer } from '../admin/admin_server';
 import { DomainSocketHotRestart, HotRestart, NopHotRestart } from '../hot_restart/hot_restart';
@@ -31,6 +31,9 @@ import { SharedStatsStore } from '../stats/store';
 import { declareClusterStats } from '../upstream/cluster_stats';
 import { assignHostSlots, freeHostSlots } from '../upstream/host_slots';
 import type { HostSlotAssignments } from './worker_protocol';
+import { HistogramBucketSettings } from '../stats/histogram_bucket_settings';
+import { PrometheusFormatter } from '../stats/prometheus';
+import { TagExtractor } from '../stats/tag_extractor';
 import type { Options } from '../cli/options';
 import { BuildInfo, versionGaugeValue } from './build_info';
 import { WORKER_RESTART_BACKOFF } from './backoff';
@@ -380,6 +383,11 @@ export class Supervisor implements ServerInfoSource {
   private async startAdmin(address: string, port: number, accessLogPath: string): Promise<void> {
     const { bootstrap, build, options } = this.deps;
     const handlers: AdminHandler[] = [];
+    const { statsConfig } = bootstrap;
+    const prometheus = new PrometheusFormatter(
+      new TagExtractor(statsConfig),
+      new HistogramBucketSettings(statsConfig.histogramBucketSettings),
+    );
     const tracer = options.enableMutexTracing ? new MutexTracer() : null;
     // The stats region's structural waits are the supervisor's one lock-like wait to trace.
     if (tracer) this.handle!.region.segments.onContention = tracer.record;
@@ -394,7 +402,7 @@ export class Supervisor implements ServerInfoSource {
         hotRestartVersion: this.deps.hotRestartVersion,
         quit: () => void this.stop('admin /quitquitquit').then(() => this.deps.exit(0)),
       }),
-      statsHandler(() => this.snapshot().scalars),
+      ...statsHandlers(() => this.snapshot(), prometheus),
       resetCountersHandler(() => this.store!.reader.resetCounters()),
       clustersHandler(bootstrap.clusters, (cluster, address) => {
         const slot = this.hostSlots[cluster]?.[address];

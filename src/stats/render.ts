@@ -1,27 +1,101 @@
-// Text and JSON renderings of GET /stats. Pure: samples in, body out.
+// Text and JSON renderings of GET /stats. Pure: a snapshot in, string chunks out, generated
+// lazily so that the admin server can stream them (see chunk_buffer.ts).
 
-import type { SafeRegex } from '../regex/safe_regex';
-import type { ScalarSample } from './sample';
+import { ChunkBuffer } from './chunk_buffer';
+import { formatShortest } from './number_format';
+import type { HistogramSample, HistogramSummary, StatsSnapshot } from './sample';
+
+/** What a compiled `?filter=` offers the renderers: a partial match on the full name. */
+export interface NameFilter {
+  search(name: string): boolean;
+}
 
 export interface StatsQuery {
   readonly usedOnly: boolean;
-  /** RE2 regex searched anywhere in the name (Envoy's regex_search). */
-  readonly filter: SafeRegex | null;
+  readonly filter: NameFilter | null;
 }
 
-/** The stats /stats shows: used when asked, matching the filter, in the snapshot's name order. */
-export function selectStats(samples: readonly ScalarSample[], q: StatsQuery): ScalarSample[] {
-  return samples.filter((s) => (!q.usedOnly || s.used) && (q.filter === null || q.filter.search(s.name)));
+/** Whether /stats lists a stat: used when asked, matching the filter when given. */
+export function isSelected(stat: { readonly name: string; readonly used: boolean }, q: StatsQuery): boolean {
+  return (!q.usedOnly || stat.used) && (q.filter === null || q.filter.search(stat.name));
 }
 
-/** `name: value` per line; counters and gauges share one name-sorted list. */
-export function renderStatsText(selected: readonly ScalarSample[]): string {
-  let out = '';
-  for (const s of selected) out += `${s.name}: ${s.value}\n`;
-  return out;
+/** The quantiles of the text form; the JSON form adds P95. */
+const TEXT_QUANTILES = [0, 0.25, 0.5, 0.75, 0.9, 0.99, 0.999, 1];
+const JSON_QUANTILES = [0, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 0.999, 1];
+
+function intervalQuantile(h: HistogramSample, q: number): number {
+  return h.interval === null ? NaN : h.interval.quantile(q);
 }
 
-/** Envoy's compact JSON: `{"stats":[{"name":..,"value":..},...]}` with no trailing newline. */
-export function renderStatsJson(selected: readonly ScalarSample[]): string {
-  return JSON.stringify({ stats: selected.map((s) => ({ name: s.name, value: s.value })) });
+/** `P0(interval,cumulative) P25(..) ...`, or `No recorded values` for a histogram never written. */
+function quantileSummary(h: HistogramSample): string {
+  if (!h.used) return 'No recorded values';
+  return TEXT_QUANTILES.map(
+    (q) => `P${q * 100}(${formatShortest(intervalQuantile(h, q))},${formatShortest(h.cumulative.quantile(q))})`,
+  ).join(' ');
+}
+
+/**
+ * Counters and gauges in one name-sorted list of `name: value` lines, then histograms, each
+ * `name: P0(interval,cumulative) ... P100(..)`.
+ */
+export function* renderStatsText(snapshot: StatsSnapshot, q: StatsQuery): Generator<string> {
+  const out = new ChunkBuffer();
+  for (const s of snapshot.scalars) {
+    if (isSelected(s, q)) out.add(`${s.name}: ${s.value}\n`);
+    if (out.step()) yield out.take();
+  }
+  for (const h of snapshot.histograms) {
+    if (isSelected(h, q)) out.add(`${h.name}: ${quantileSummary(h)}\n`);
+    if (out.step()) yield out.take();
+  }
+  yield out.take();
+}
+
+/** A quantile as JSON: NaN (no samples) is null, as Envoy writes it. */
+function jsonQuantile(summary: HistogramSummary | null, q: number): string {
+  const value = summary === null ? NaN : summary.quantile(q);
+  return Number.isNaN(value) ? 'null' : JSON.stringify(value);
+}
+
+function jsonHistogram(h: HistogramSample): string {
+  const values = JSON_QUANTILES.map(
+    (q) => `{"interval":${jsonQuantile(h.interval, q)},"cumulative":${jsonQuantile(h.cumulative, q)}}`,
+  );
+  return `{"name":${JSON.stringify(h.name)},"values":[${values.join(',')}]}`;
+}
+
+/**
+ * Envoy's compact JSON, no trailing newline: `{"stats":[{"name":..,"value":..},...]}`, and when
+ * any histogram is selected a last element `{"histograms":{"supported_quantiles":[..],
+ * "computed_quantiles":[{"name":..,"values":[{"interval":..,"cumulative":..},..]},..]}}`.
+ */
+export function* renderStatsJson(snapshot: StatsSnapshot, q: StatsQuery): Generator<string> {
+  const out = new ChunkBuffer();
+  out.add('{"stats":[');
+  let separator = '';
+  for (const s of snapshot.scalars) {
+    if (isSelected(s, q)) {
+      out.add(`${separator}{"name":${JSON.stringify(s.name)},"value":${JSON.stringify(s.value)}}`);
+      separator = ',';
+    }
+    if (out.step()) yield out.take();
+  }
+  let histograms = 0;
+  for (const h of snapshot.histograms) {
+    if (isSelected(h, q)) {
+      if (histograms++ === 0) {
+        const supported = JSON.stringify(JSON_QUANTILES.map((quantile) => quantile * 100));
+        out.add(`${separator}{"histograms":{"supported_quantiles":${supported},"computed_quantiles":[`);
+      } else {
+        out.add(',');
+      }
+      out.add(jsonHistogram(h));
+    }
+    if (out.step()) yield out.take();
+  }
+  if (histograms > 0) out.add(']}}');
+  out.add(']}');
+  yield out.take();
 }

@@ -155,6 +155,7 @@ export async function startDataPlane(
     clusters,
     statsFlushIntervalMs: 5000,
     localAddress: options.localAddress,
+    statsConfig: { statsTags: [], useAllDefaultTags: true, histogramBucketSettings: [] },
     source: {},
   };
   const stats = createHeapStatsStore();

@@ -31,6 +31,16 @@ test('accept_http_10 and default_host_for_http_10 pass', () => {
   check(b);
 });
 
+test('stats_config: fixed tags, default rules by name, bucket settings pass', () => {
+  const b = defaultBootstrap();
+  b.stats_config = {
+    stats_tags: [{ tag_name: 'region', fixed_value: 'eu' }, { tag_name: 'envoy.cluster_name' }],
+    use_all_default_tags: false,
+    histogram_bucket_settings: [{ match: { suffix: '_ms', ignore_case: true }, buckets: [1, 10] }],
+  };
+  check(b);
+});
+
 const cases: [string, (b: Json) => void, string][] = [
   ['health checks', (b) => (b.static_resources.clusters[0].health_checks = [{ timeout: '1s', interval: '1s', unhealthy_threshold: 1, healthy_threshold: 1, tcp_health_check: {} }]), 'static_resources.clusters[0].health_checks: health_checks is not implemented'],
   ['upstream TLS', (b) => (b.static_resources.clusters[0].transport_socket = { name: 'proxy.transport_sockets.tls', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext', sni: 'x' } }), 'static_resources.clusters[0].transport_socket: transport_socket is not implemented'],
@@ -40,6 +50,9 @@ const cases: [string, (b: Json) => void, string][] = [
   ['a router option', (b) => (b.static_resources.listeners[0].filter_chains[0].filters[0].typed_config.http_filters[0].typed_config.suppress_envoy_headers = true), 'http_filters[0].typed_config.suppress_envoy_headers: suppress_envoy_headers is not implemented'],
   ['a host rewrite', (b) => (b.static_resources.listeners[0].filter_chains[0].filters[0].typed_config.route_config.virtual_hosts[0].routes[0].route.host_rewrite_literal = 'h'), 'routes[0].route.host_rewrite_literal: host_rewrite_literal is not implemented'],
   ['an HTTP/1 option other than the HTTP/1.0 ones', (b) => (b.static_resources.listeners[0].filter_chains[0].filters[0].typed_config.http_protocol_options = { accept_http_10: true, allow_absolute_url: false }), 'typed_config.http_protocol_options.allow_absolute_url: allow_absolute_url is not implemented'],
+  ['a stats matcher', (b) => (b.stats_config = { stats_matcher: { reject_all: true } }), 'stats_config.stats_matcher: stats_matcher is not implemented'],
+  ['a tag regex', (b) => (b.stats_config = { stats_tags: [{ tag_name: 'x', regex: '^a\\.((.*?)\\.)' }] }), 'stats_config.stats_tags[0].regex: regex is not implemented'],
+  ['a bucket rule by regex', (b) => (b.stats_config = { histogram_bucket_settings: [{ match: { safe_regex: { google_re2: {}, regex: '.*' } }, buckets: [1] }] }), 'stats_config.histogram_bucket_settings[0].match.safe_regex: safe_regex is not implemented'],
   ['the runtime', (b) => (b.layered_runtime = { layers: [{ name: 'static', static_layer: {} }] }), 'layered_runtime: layered_runtime is not implemented'],
   // Envoy 1.18's: 1.16 flushes on its timer only.
   ['flushing stats on admin requests', (b) => (b.stats_flush_on_admin = true), 'stats_flush_on_admin: stats_flush_on_admin is not implemented'],

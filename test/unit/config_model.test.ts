@@ -147,6 +147,25 @@ test('statName falls back to the name, with every colon made an underscore', () 
   assert.equal(model.clusters[1].statName, 'web_v1');
 });
 
+test('stats_config: every default tag rule unless told otherwise; tags in our spelling, buckets sorted', () => {
+  assert.deepEqual(loadFixture().statsConfig, { statsTags: [], useAllDefaultTags: true, histogramBucketSettings: [] });
+  const bootstrap = v3Bootstrap();
+  bootstrap.stats_config = {
+    stats_tags: [{ tag_name: 'envoy.cluster_name' }, { tag_name: 'region', fixed_value: '' }],
+    use_all_default_tags: false,
+    histogram_bucket_settings: [{ match: { prefix: 'cluster.', ignore_case: true }, buckets: [10, 0.5, 2] }],
+  };
+  const { bootstrap: model } = loadBootstrap({ configYaml: JSON.stringify(bootstrap), allowUnknownStaticFields: false });
+  assert.deepEqual(model.statsConfig, {
+    statsTags: [
+      { tagName: 'proxy.cluster_name', fixedValue: null },
+      { tagName: 'region', fixedValue: '' },
+    ],
+    useAllDefaultTags: false,
+    histogramBucketSettings: [{ match: { kind: 'prefix', value: 'cluster.', ignoreCase: true }, buckets: [0.5, 2, 10] }],
+  });
+});
+
 test('source is the canonical v3 JSON, for /config_dump', () => {
   const model = loadFixture();
   assert.deepEqual(model.clusters[0].source, {

@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FieldError } from '../../src/config/errors';
 import { validateCluster } from '../../src/config/validation/clusters';
+import { validateStatsConfig } from '../../src/config/validation/stats_config';
 import { validateSocketAddress } from '../../src/config/validation/socket_address';
 import { validateTcpProxy } from '../../src/config/validation/tcp_proxy';
 
@@ -39,4 +40,29 @@ test('tcp_proxy needs an existing cluster', () => {
   const config = { stat_prefix: 's', cluster: 'a' };
   assert.doesNotThrow(() => validateTcpProxy(config, 'p', new Set(['a'])));
   assert.throws(() => validateTcpProxy(config, 'p', new Set(['b'])), new FieldError('p.cluster', "tcp_proxy: unknown cluster 'a'"));
+});
+
+test('stats_config: tag names used once, a name alone must name a default rule, buckets above 0 and distinct', () => {
+  const stats = (stats_config: object) => () => validateStatsConfig({ stats_config } as never);
+  assert.doesNotThrow(stats({ stats_tags: [{ tag_name: 'region', fixed_value: 'eu' }, { tag_name: 'zone', regex: '^x' }] }));
+  assert.doesNotThrow(stats({ use_all_default_tags: false, stats_tags: [{ tag_name: 'envoy.cluster_name' }] }));
+  assert.throws(stats({ stats_tags: [{ tag_name: 'envoy.cluster_name' }] }), new FieldError('stats_config.stats_tags[0].tag_name', "Tag name 'envoy.cluster_name' specified twice."));
+  assert.throws(
+    stats({ stats_tags: [{ tag_name: 'a', fixed_value: '1' }, { tag_name: 'a', fixed_value: '2' }] }),
+    new FieldError('stats_config.stats_tags[1].tag_name', "Tag name 'a' specified twice."),
+  );
+  assert.throws(stats({ stats_tags: [{ fixed_value: '1' }] }), new FieldError('stats_config.stats_tags[0].tag_name', 'tag_name cannot be empty'));
+  assert.throws(
+    stats({ use_all_default_tags: false, stats_tags: [{ tag_name: 'custom' }] }),
+    new FieldError('stats_config.stats_tags[0]', "No regex specified for tag specifier and no default regex for name: 'custom'"),
+  );
+  const buckets = (rule: object) => stats({ histogram_bucket_settings: [{ match: { prefix: 'a' }, buckets: [1] }, rule] });
+  assert.doesNotThrow(buckets({ match: { exact: '' }, buckets: [0.5, 2] }));
+  assert.throws(buckets({ buckets: [1] }), new FieldError('stats_config.histogram_bucket_settings[1].match', 'missing required field'));
+  assert.throws(buckets({ match: {}, buckets: [1] }), new FieldError('stats_config.histogram_bucket_settings[1].match', 'one of exact, prefix, suffix, contains or safe_regex is required'));
+  assert.throws(buckets({ match: { suffix: '' }, buckets: [1] }), new FieldError('stats_config.histogram_bucket_settings[1].match.suffix', 'must not be empty'));
+  assert.throws(buckets({ match: { exact: 'a' } }), new FieldError('stats_config.histogram_bucket_settings[1].buckets', 'at least one bucket is required'));
+  assert.throws(buckets({ match: { exact: 'a' }, buckets: [1, 0] }), new FieldError('stats_config.histogram_bucket_settings[1].buckets[1]', 'must be a number greater than 0, got 0'));
+  assert.throws(buckets({ match: { exact: 'a' }, buckets: [2, 'Infinity'] }), new FieldError('stats_config.histogram_bucket_settings[1].buckets[1]', 'must be a number greater than 0, got Infinity'));
+  assert.throws(buckets({ match: { exact: 'a' }, buckets: [2, 1, 2] }), new FieldError('stats_config.histogram_bucket_settings[1].buckets[2]', 'bucket 2 is listed twice'));
 });

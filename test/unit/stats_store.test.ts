@@ -13,7 +13,7 @@ import {
   SectionKind,
   StatKind,
 } from '../../src/stats/region_layout';
-import { renderStatsJson, renderStatsText, selectStats } from '../../src/stats/render';
+import { renderStatsJson, renderStatsText, StatsQuery } from '../../src/stats/render';
 import { HeapMemory } from '../../src/stats/shared_memory_source';
 import { createHeapStatsStore, SharedStatsStore } from '../../src/stats/store';
 import { SafeRegex } from '../../src/regex/safe_regex';
@@ -126,10 +126,12 @@ test('usedonly and filter select among counters and gauges, in name order', () =
   store.counter('z.used').inc();
   store.counter('a.unused');
   store.gauge('m.gauge').set(0);
-  const samples = store.reader.scalars();
-  assert.equal(renderStatsText(selectStats(samples, { usedOnly: false, filter: null })), 'a.unused: 0\nm.gauge: 0\nz.used: 1\n');
-  assert.equal(renderStatsText(selectStats(samples, { usedOnly: true, filter: null })), 'm.gauge: 0\nz.used: 1\n');
-  assert.equal(renderStatsJson(selectStats(samples, { usedOnly: false, filter: SafeRegex.compile('^z\\.') })), '{"stats":[{"name":"z.used","value":1}]}');
+  const snapshot = { scalars: store.reader.scalars(), histograms: [] };
+  const text = (q: StatsQuery) => [...renderStatsText(snapshot, q)].join('');
+  assert.equal(text({ usedOnly: false, filter: null }), 'a.unused: 0\nm.gauge: 0\nz.used: 1\n');
+  assert.equal(text({ usedOnly: true, filter: null }), 'm.gauge: 0\nz.used: 1\n');
+  const json = renderStatsJson(snapshot, { usedOnly: false, filter: SafeRegex.compile('^z\\.') });
+  assert.equal([...json].join(''), '{"stats":[{"name":"z.used","value":1}]}');
 });
 
 test('names added later are merged into the sorted order', () => {

@@ -1,6 +1,7 @@
 // Validation of a whole decoded v3 bootstrap: the rules the protos cannot express. Pure. Each
-// resource (admin, every cluster, every listener) is checked on its own and stops at its first
-// problem, like Envoy; the problems of all resources are reported together, by field path.
+// resource (admin, stats_config, every cluster, every listener) is checked on its own and stops
+// at its first problem, like Envoy; the problems of all resources are reported together, by
+// field path.
 
 import { FieldErrorCollector } from '../errors';
 import { JsonObject, messageField, messageList, stringField } from '../json';
@@ -8,6 +9,7 @@ import { validateAdmin } from './admin';
 import { validateClusters } from './clusters';
 import { requireDurationInRange } from './durations';
 import { validateListeners } from './listeners';
+import { validateStatsConfig } from './stats_config';
 
 /** @throws FieldError, or FieldErrors when several resources are invalid */
 export function validateBootstrap(bootstrap: JsonObject): void {
@@ -15,6 +17,7 @@ export function validateBootstrap(bootstrap: JsonObject): void {
   errors.run(() => validateAdmin(bootstrap));
   // PGV on stats_flush_interval: at least 1 ms, less than 5 minutes.
   errors.run(() => requireDurationInRange(bootstrap, 'stats_flush_interval', '', 1, 300_000));
+  errors.run(() => validateStatsConfig(bootstrap));
   validateClusters(bootstrap, errors);
   const resources = messageField(bootstrap, 'static_resources') ?? {};
   const clusterNames = new Set(messageList(resources, 'clusters').map((cluster) => stringField(cluster, 'name')));

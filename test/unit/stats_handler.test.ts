@@ -1,0 +1,64 @@
+// /stats and /stats/prometheus: which form a query gets, the usage 404, the filter's 400.
+
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { AdminHandler, AdminRequest, AdminResponse } from '../../src/admin/admin_server';
+import { statsHandlers } from '../../src/admin/stats_handler';
+import { parseQuery } from '../../src/admin/query';
+import { HistogramBucketSettings } from '../../src/stats/histogram_bucket_settings';
+import { PrometheusFormatter } from '../../src/stats/prometheus';
+import type { StatsSnapshot } from '../../src/stats/sample';
+import { TagExtractor } from '../../src/stats/tag_extractor';
+import { counter, gauge } from '../helpers/histogram_samples';
+
+const SNAPSHOT: StatsSnapshot = { scalars: [counter('cluster.a.upstream_rq_total', 2), gauge('server.live', 1)], histograms: [] };
+
+function handlers(): Map<string, AdminHandler> {
+  const prometheus = new PrometheusFormatter(
+    new TagExtractor({ statsTags: [], useAllDefaultTags: true, histogramBucketSettings: [] }),
+    new HistogramBucketSettings([]),
+  );
+  return new Map(statsHandlers(() => SNAPSHOT, prometheus).map((h) => [h.path, h]));
+}
+
+async function get(path: string, query = ''): Promise<AdminResponse & { text: string }> {
+  const handler = handlers().get(path)!;
+  const req: AdminRequest = { method: 'GET', path, query: parseQuery(query, handler.decodeQuery), headers: {}, body: Buffer.alloc(0) };
+  const res = await handler.handle(req);
+  return { ...res, text: typeof res.body === 'string' ? res.body : [...res.body].join('') };
+}
+
+test('the two paths, their help, neither mutating', () => {
+  assert.deepEqual(
+    [...handlers().values()].map((h) => [h.path, h.help, h.mutatesState]),
+    [
+      ['/stats', 'print server stats', false],
+      ['/stats/prometheus', 'print server stats in prometheus format', false],
+    ],
+  );
+});
+
+test('no format is text, json is JSON, prometheus is the same as /stats/prometheus', async () => {
+  assert.equal((await get('/stats')).text, 'cluster.a.upstream_rq_total: 2\nserver.live: 1\n');
+  const json = await get('/stats', 'format=json&usedonly');
+  assert.equal(json.contentType, 'application/json');
+  assert.equal(json.text, '{"stats":[{"name":"cluster.a.upstream_rq_total","value":2},{"name":"server.live","value":1}]}');
+  const prometheus = await get('/stats', 'format=prometheus&filter=live');
+  assert.equal(prometheus.text, '# TYPE proxy_server_live gauge\nproxy_server_live{} 1\n\n');
+  assert.equal((await get('/stats/prometheus', 'filter=live')).text, prometheus.text);
+  assert.equal((await get('/stats/prometheus', 'filter=cluster%5C.a')).text, '# TYPE proxy_cluster_upstream_rq_total counter\nproxy_cluster_upstream_rq_total{proxy_cluster_name="a"} 2\n\n');
+});
+
+test('any other format is 404 with the usage line', async () => {
+  const res = await get('/stats', 'format=xml');
+  assert.equal(res.status, 404);
+  assert.equal(res.text, 'usage: /stats?format=json  or /stats?format=prometheus \n\n');
+});
+
+test('an invalid filter is 400 on either path', async () => {
+  for (const path of ['/stats', '/stats/prometheus']) {
+    const res = await get(path, 'filter=(');
+    assert.equal(res.status, 400);
+    assert.match(res.text, /^Invalid regex: /);
+  }
+});

@@ -1,0 +1,219 @@
+// /stats/prometheus: Envoy's tag extraction, metric and label naming, grouping and order, TYPE
+// lines, histograms as cumulative buckets, stats_config's tags and bucket settings.
+
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { StatsConfig } from '../../src/config/model';
+import { HistogramBucketSettings } from '../../src/stats/histogram_bucket_settings';
+import { PrometheusFormatter } from '../../src/stats/prometheus';
+import type { StatsQuery } from '../../src/stats/render';
+import type { StatsSnapshot } from '../../src/stats/sample';
+import { TagExtractor } from '../../src/stats/tag_extractor';
+import { DEFAULT_TAG_RULES } from '../../src/stats/default_tags';
+import { firstGroupOpening, firstTokenOf, TagProducer } from '../../src/stats/tag_producer';
+import { counter, gauge, histogram } from '../helpers/histogram_samples';
+
+const DEFAULTS: StatsConfig = { statsTags: [], useAllDefaultTags: true, histogramBucketSettings: [] };
+const ALL: StatsQuery = { usedOnly: false, filter: null };
+
+function render(snapshot: StatsSnapshot, q: StatsQuery = ALL, config: StatsConfig = DEFAULTS): string {
+  const formatter = new PrometheusFormatter(new TagExtractor(config), new HistogramBucketSettings(config.histogramBucketSettings));
+  return [...formatter.render(snapshot, q)].join('');
+}
+
+function tagsOf(name: string, config: StatsConfig = DEFAULTS): [string, string[]] {
+  const tagged = new TagProducer(config).produceTags(name);
+  return [tagged.name, tagged.tags.map((t) => `${t.name}=${t.value}`)];
+}
+
+test('the default rules cut their first group out of the name and take the second as value', () => {
+  assert.deepEqual(tagsOf('cluster.foo.upstream_rq_200'), ['cluster.upstream_rq', ['proxy.response_code=200', 'proxy.cluster_name=foo']]);
+  assert.deepEqual(tagsOf('http.admin.downstream_rq_4xx'), ['http.downstream_rq_xx', ['proxy.response_code_class=4', 'proxy.http_conn_manager_prefix=admin']]);
+  assert.deepEqual(tagsOf('listener.127.0.0.1_10000.downstream_cx_total'), ['listener.downstream_cx_total', ['proxy.listener_address=127.0.0.1_10000']]);
+  assert.deepEqual(tagsOf('listener.[__1]_80.downstream_cx_total'), ['listener.downstream_cx_total', ['proxy.listener_address=[__1]_80']]);
+  // A listener named by words is not an address.
+  assert.deepEqual(tagsOf('listener.admin.downstream_cx_total'), ['listener.admin.downstream_cx_total', []]);
+  assert.deepEqual(tagsOf('listener.0.0.0.0_80.http.ingress.downstream_rq_2xx'), [
+    'listener.http.downstream_rq_xx',
+    ['proxy.response_code_class=2', 'proxy.http_conn_manager_prefix=ingress', 'proxy.listener_address=0.0.0.0_80'],
+  ]);
+  assert.deepEqual(tagsOf('vhost.web.vcluster.api.upstream_rq_503'), ['vhost.vcluster.upstream_rq', ['proxy.response_code=503', 'proxy.virtual_cluster=api', 'proxy.virtual_host=web']]);
+  assert.deepEqual(tagsOf('tcp.echo.downstream_cx_total'), ['tcp.downstream_cx_total', ['proxy.tcp_prefix=echo']]);
+  assert.deepEqual(tagsOf('listener_manager.worker_3.dispatcher.loop_duration_us'), ['listener_manager.dispatcher.loop_duration_us', ['proxy.worker_id=worker_3']]);
+  assert.deepEqual(tagsOf('cluster.grpc_up.grpc.Greeter.SayHello.success'), [
+    'cluster.grpc.success',
+    ['proxy.grpc_bridge_method=SayHello', 'proxy.grpc_bridge_service=Greeter', 'proxy.cluster_name=grpc_up'],
+  ]);
+  assert.deepEqual(tagsOf('server.live'), ['server.live', []]);
+});
+
+test('a rule runs only for names of its first token', () => {
+  assert.equal(firstTokenOf(String.raw`^cluster\.((.*?)\.)`), 'cluster');
+  assert.equal(firstTokenOf(String.raw`^http(?=\.).*?\.rds\.((.*?)\.)\w+?$`), 'http');
+  assert.equal(firstTokenOf(String.raw`^auth\.clientssl\.((.*?)\.)\w+?$`), 'auth');
+  assert.equal(firstTokenOf(String.raw`_rq(_(\d{3}))$`), '');
+  assert.equal(firstTokenOf(String.raw`^(a|b)\.x`), '');
+  // `tcp.` rules never see `cluster.tcp.` names.
+  assert.deepEqual(tagsOf('cluster.tcp.x'), ['cluster.x', ['proxy.cluster_name=tcp']]);
+});
+
+test('the span to cut is found by capturing what precedes the first group, which every default rule allows', () => {
+  for (const rule of DEFAULT_TAG_RULES) assert.ok(firstGroupOpening(rule.pattern) > 0, rule.name);
+  assert.equal(firstGroupOpening(String.raw`^a\(b[(]c(d)`), 9);
+  assert.equal(firstGroupOpening(String.raw`(?:a|b)(?=x)(c)`), 12);
+  assert.equal(firstGroupOpening(String.raw`a|b(c)`), -1);
+  assert.equal(firstGroupOpening(String.raw`(?<n>a)(b)`), -1);
+  assert.equal(firstGroupOpening(String.raw`(?:a)(b)\1`), -1);
+  // The cut is the first group's span even where its text also occurs earlier in the name.
+  assert.deepEqual(tagsOf('cluster.upstream.upstream.upstream_rq_200'), ['cluster.upstream.upstream_rq', ['proxy.response_code=200', 'proxy.cluster_name=upstream']]);
+});
+
+test('fixed tags come first; use_all_default_tags false keeps only the rules named', () => {
+  const config: StatsConfig = {
+    statsTags: [
+      { tagName: 'proxy.cluster_name', fixedValue: null },
+      { tagName: 'region', fixedValue: 'eu-1' },
+    ],
+    useAllDefaultTags: false,
+    histogramBucketSettings: [],
+  };
+  assert.deepEqual(tagsOf('cluster.foo.upstream_rq_200', config), ['cluster.upstream_rq_200', ['region=eu-1', 'proxy.cluster_name=foo']]);
+  assert.deepEqual(tagsOf('http.admin.downstream_rq_4xx', config), ['http.admin.downstream_rq_4xx', ['region=eu-1']]);
+  const none: StatsConfig = { ...DEFAULTS, useAllDefaultTags: false };
+  assert.equal(render({ scalars: [counter('cluster.foo.upstream_rq_200', 1)], histograms: [] }, ALL, none), '# TYPE proxy_cluster_foo_upstream_rq_200 counter\nproxy_cluster_foo_upstream_rq_200{} 1\n\n');
+  assert.equal(
+    render({ scalars: [gauge('server.live', 1)], histograms: [] }, ALL, { ...DEFAULTS, statsTags: [{ tagName: 'proxy.node', fixedValue: 'a"b\\c\nd' }] }),
+    '# TYPE proxy_server_live gauge\nproxy_server_live{proxy_node="a\\"b\\\\c\\nd"} 1\n\n',
+  );
+});
+
+test('counters, then gauges, then histograms; grouped by metric name in order, stats by full name', () => {
+  const snapshot: StatsSnapshot = {
+    scalars: [
+      counter('cluster.bar.upstream_rq_200', 3),
+      counter('cluster.bar.upstream_rq_total', 3),
+      counter('cluster.foo.upstream_rq_200', 1),
+      counter('cluster.foo.upstream_rq_503', 2),
+      gauge('cluster.foo.upstream_cx_active', 4),
+      counter('http.admin.downstream_rq_4xx', 2),
+      gauge('server.live', 1),
+    ],
+    histograms: [],
+  };
+  assert.equal(
+    render(snapshot),
+    [
+      '# TYPE proxy_cluster_upstream_rq counter',
+      'proxy_cluster_upstream_rq{proxy_response_code="200",proxy_cluster_name="bar"} 3',
+      'proxy_cluster_upstream_rq{proxy_response_code="200",proxy_cluster_name="foo"} 1',
+      'proxy_cluster_upstream_rq{proxy_response_code="503",proxy_cluster_name="foo"} 2',
+      '',
+      '# TYPE proxy_cluster_upstream_rq_total counter',
+      'proxy_cluster_upstream_rq_total{proxy_cluster_name="bar"} 3',
+      '',
+      '# TYPE proxy_http_downstream_rq_xx counter',
+      'proxy_http_downstream_rq_xx{proxy_response_code_class="4",proxy_http_conn_manager_prefix="admin"} 2',
+      '',
+      '# TYPE proxy_cluster_upstream_cx_active gauge',
+      'proxy_cluster_upstream_cx_active{proxy_cluster_name="foo"} 4',
+      '',
+      '# TYPE proxy_server_live gauge',
+      'proxy_server_live{} 1',
+      '',
+      '',
+    ].join('\n'),
+  );
+});
+
+test('names are sanitized; names that sanitize alike share one TYPE line', () => {
+  const snapshot: StatsSnapshot = { scalars: [counter('a-b.c', 1), counter('a_b.c', 2), counter('tag.x', 3)], histograms: [] };
+  const config: StatsConfig = { ...DEFAULTS, statsTags: [{ tagName: '9.lives', fixedValue: 'v' }] };
+  assert.equal(render(snapshot, ALL, config), '# TYPE proxy_a_b_c counter\nproxy_a_b_c{_9_lives="v"} 1\nproxy_a_b_c{_9_lives="v"} 2\n\n# TYPE proxy_tag_x counter\nproxy_tag_x{_9_lives="v"} 3\n\n');
+});
+
+test('histograms: cumulative count per bucket, +Inf, sum and count; interval data is not shown', () => {
+  const snapshot: StatsSnapshot = {
+    scalars: [],
+    histograms: [histogram('cluster.foo.upstream_cx_connect_ms', [0.25, 3, 3, 12.75, 7000], [99]), histogram('server.initialization_time_ms', [])],
+  };
+  const lines = render(snapshot).split('\n');
+  assert.deepEqual(lines.slice(0, 7), [
+    '# TYPE proxy_cluster_upstream_cx_connect_ms histogram',
+    'proxy_cluster_upstream_cx_connect_ms_bucket{proxy_cluster_name="foo",le="0.5"} 1',
+    'proxy_cluster_upstream_cx_connect_ms_bucket{proxy_cluster_name="foo",le="1"} 1',
+    'proxy_cluster_upstream_cx_connect_ms_bucket{proxy_cluster_name="foo",le="5"} 3',
+    'proxy_cluster_upstream_cx_connect_ms_bucket{proxy_cluster_name="foo",le="10"} 3',
+    'proxy_cluster_upstream_cx_connect_ms_bucket{proxy_cluster_name="foo",le="25"} 4',
+    'proxy_cluster_upstream_cx_connect_ms_bucket{proxy_cluster_name="foo",le="50"} 4',
+  ]);
+  assert.deepEqual(lines.slice(19, 26), [
+    'proxy_cluster_upstream_cx_connect_ms_bucket{proxy_cluster_name="foo",le="3600000"} 5',
+    'proxy_cluster_upstream_cx_connect_ms_bucket{proxy_cluster_name="foo",le="+Inf"} 5',
+    'proxy_cluster_upstream_cx_connect_ms_sum{proxy_cluster_name="foo"} 7019',
+    'proxy_cluster_upstream_cx_connect_ms_count{proxy_cluster_name="foo"} 5',
+    '',
+    '# TYPE proxy_server_initialization_time_ms histogram',
+    'proxy_server_initialization_time_ms_bucket{le="0.5"} 0',
+  ]);
+  assert.deepEqual(lines.slice(-5), [
+    'proxy_server_initialization_time_ms_bucket{le="+Inf"} 0',
+    'proxy_server_initialization_time_ms_sum{} 0',
+    'proxy_server_initialization_time_ms_count{} 0',
+    '',
+    '',
+  ]);
+  assert.equal(lines.filter((l) => l.includes('_bucket{proxy_cluster_name="foo",le=')).length, 19 + 1);
+});
+
+test('histogram_bucket_settings: the first rule matching the full name gives the buckets', () => {
+  const config: StatsConfig = {
+    ...DEFAULTS,
+    histogramBucketSettings: [
+      { match: { kind: 'suffix', value: '_MS', ignoreCase: true }, buckets: [0.1, 2.5, 10] },
+      { match: { kind: 'prefix', value: 'cluster.', ignoreCase: false }, buckets: [1] },
+    ],
+  };
+  const snapshot: StatsSnapshot = {
+    scalars: [],
+    histograms: [histogram('cluster.foo.upstream_cx_connect_ms', [3, 12]), histogram('cluster.foo.upstream_rq_size', [3]), histogram('http.x.downstream_rq_size', [3])],
+  };
+  const buckets = render(snapshot, ALL, config)
+    .split('\n')
+    .filter((l) => l.includes('_bucket'));
+  assert.deepEqual(buckets.slice(0, 4), [
+    'proxy_cluster_upstream_cx_connect_ms_bucket{proxy_cluster_name="foo",le="0.10000000000000000555111512312578"} 0',
+    'proxy_cluster_upstream_cx_connect_ms_bucket{proxy_cluster_name="foo",le="2.5"} 0',
+    'proxy_cluster_upstream_cx_connect_ms_bucket{proxy_cluster_name="foo",le="10"} 1',
+    'proxy_cluster_upstream_cx_connect_ms_bucket{proxy_cluster_name="foo",le="+Inf"} 2',
+  ]);
+  assert.deepEqual(buckets.slice(4, 6), [
+    'proxy_cluster_upstream_rq_size_bucket{proxy_cluster_name="foo",le="1"} 0',
+    'proxy_cluster_upstream_rq_size_bucket{proxy_cluster_name="foo",le="+Inf"} 1',
+  ]);
+  assert.equal(buckets.filter((l) => l.startsWith('proxy_http_downstream_rq_size_bucket')).length, 20);
+});
+
+test('usedonly and filter select counters, gauges and histograms alike', () => {
+  const snapshot: StatsSnapshot = {
+    scalars: [counter('cluster.foo.upstream_rq_total', 0), counter('cluster.foo.upstream_rq_200', 2), gauge('server.live', 1)],
+    histograms: [histogram('cluster.foo.upstream_rq_time', []), histogram('cluster.foo.upstream_cx_length_ms', [1])],
+  };
+  const types = (q: StatsQuery) =>
+    render(snapshot, q)
+      .split('\n')
+      .filter((l) => l.startsWith('# TYPE'))
+      .map((l) => l.split(' ')[2]);
+  assert.deepEqual(types(ALL), ['proxy_cluster_upstream_rq', 'proxy_cluster_upstream_rq_total', 'proxy_server_live', 'proxy_cluster_upstream_cx_length_ms', 'proxy_cluster_upstream_rq_time']);
+  assert.deepEqual(types({ usedOnly: true, filter: null }), ['proxy_cluster_upstream_rq', 'proxy_server_live', 'proxy_cluster_upstream_cx_length_ms']);
+  assert.deepEqual(types({ usedOnly: false, filter: { search: (name) => /rq_t/.test(name) } }), ['proxy_cluster_upstream_rq_total', 'proxy_cluster_upstream_rq_time']);
+  assert.equal(render(snapshot, { usedOnly: false, filter: { search: () => false } }), '');
+});
+
+test('a name is extracted once: the second render reuses the cached names', () => {
+  const extractor = new TagExtractor(DEFAULTS);
+  const first = extractor.prometheusName('cluster.foo.upstream_rq_200');
+  assert.deepEqual(first, { name: 'proxy_cluster_upstream_rq', labels: 'proxy_response_code="200",proxy_cluster_name="foo"' });
+  assert.equal(extractor.prometheusName('cluster.foo.upstream_rq_200'), first);
+  // Stats of one cluster share their label text.
+  assert.equal(extractor.prometheusName('cluster.foo.upstream_cx_total').labels, extractor.prometheusName('cluster.foo.upstream_rq_total').labels);
+});
