@@ -146,7 +146,14 @@ describe('proxy binary with two workers', { timeout: 120_000 }, () => {
     assert.equal(missing.status, 404);
     assert.equal(missing.body, 'invalid path. ' + help);
     const stats = (await proxy.admin('/stats')).body.split('\n').filter(Boolean);
-    assert.deepEqual(stats, [...stats].sort());
+    // Counters and gauges by name, then histograms by name (Envoy's order).
+    const isHistogram = (line: string) => / P0\(|: No recorded values$/.test(line);
+    const scalars = stats.filter((l) => !isHistogram(l)).map((l) => l.slice(0, l.indexOf(': ')));
+    const histograms = stats.filter(isHistogram).map((l) => l.slice(0, l.indexOf(': ')));
+    assert.deepEqual(stats, [...stats.filter((l) => !isHistogram(l)), ...stats.filter(isHistogram)]);
+    assert.deepEqual(scalars, [...scalars].sort());
+    assert.deepEqual(histograms, [...histograms].sort());
+    assert.ok(histograms.includes('cluster.web.upstream_rq_time'));
     assert.ok(stats.includes('server.live: 1'));
     assert.ok(stats.includes('server.concurrency: 2'));
     // The access log is flushed every --file-flush-interval-msec (100 ms for this proxy).
