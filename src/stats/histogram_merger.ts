@@ -66,6 +66,8 @@ export class HistogramMerger {
   }
 
   private flushHistogram(id: number, writers: readonly WriterHistogram[]): void {
+    // No writer holds samples of it (folds keep the supervisor's): nothing to gain, nothing to read.
+    if (writers.length === 0) return;
     const views = writers.map((w) => w.buckets);
     for (const view of views) {
       if (view.length !== BUCKET_COUNT) throw new RangeError(`histogram ${id}: expected ${BUCKET_COUNT} buckets, got ${view.length}`);

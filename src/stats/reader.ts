@@ -7,7 +7,19 @@ import { BUCKET_COUNT } from './histogram_buckets';
 import type { WriterHistogram } from './histogram_merger';
 import type { NameTable } from './name_table';
 import type { StatsRegion } from './region';
-import { CHUNK_SHIFT, CHUNK_SLOTS, ColumnState, HISTOGRAM_SUM_BYTES, MAX_COLUMNS, SlotField, SlotFlag, StatKind } from './region_layout';
+import {
+  CHUNK_HEADER_WORDS,
+  CHUNK_SHIFT,
+  CHUNK_SLOTS,
+  ColumnState,
+  HISTOGRAM_SUM_BYTES,
+  MAX_COLUMNS,
+  SLOT_WORDS,
+  SlotField,
+  SlotFlag,
+  SlotState,
+  StatKind,
+} from './region_layout';
 import type { ScalarSample } from './sample';
 import { offsetOf, Segments } from './segments';
 
@@ -23,6 +35,10 @@ export interface HistogramData {
   readonly writers: readonly HistogramWriterData[];
 }
 
+/** `values()` packs a slot's kind and used flag in one byte. */
+const KIND_BITS = 0x7f;
+const USED_BIT = 0x80;
+
 interface Columns {
   /** Columns whose cells count: every non-free one. */
   readonly all: readonly number[];
@@ -30,8 +46,15 @@ interface Columns {
   readonly current: readonly number[];
 }
 
+/** Name order of the published slots, one list per kind that /stats renders. */
+interface SortedSlots {
+  scalars: Int32Array;
+  histograms: Int32Array;
+}
+
 export class StatsReader {
-  private sortedSlots: Int32Array = new Int32Array(0);
+  private readonly order: SortedSlots = { scalars: new Int32Array(0), histograms: new Int32Array(0) };
+  /** Slots below this are in `order` (or dead, or cells, which /stats never lists). */
   private sortedUpTo = 0;
 
   constructor(private readonly region: StatsRegion, private readonly names: NameTable) {}
@@ -47,21 +70,18 @@ export class StatsReader {
 
   /** Every counter and gauge, sorted by name. */
   scalars(): ScalarSample[] {
-    const cols = this.columns();
-    const out: ScalarSample[] = [];
-    for (const slot of this.sorted()) {
-      const { words, index } = this.names.record(slot)!;
-      const info = words[index + SlotField.Info]!;
-      const kind = (info & 0xff) as StatKind;
-      if (kind !== StatKind.Counter && kind !== StatKind.Gauge) continue;
-      const used = Atomics.load(words, index + SlotField.Used) !== 0;
-      const name = this.names.name(slot);
-      if (kind === StatKind.Counter) {
-        out.push({ name, kind: 'counter', value: this.sum(slot, cols.all) - this.baseline(slot), used });
-      } else {
-        const neverImport = ((info >>> 8) & SlotFlag.NeverImport) !== 0;
-        out.push({ name, kind: 'gauge', value: this.sum(slot, neverImport ? cols.current : cols.all), used });
-      }
+    const order = this.sorted().scalars;
+    const { values, used } = this.values();
+    const out: ScalarSample[] = new Array(order.length);
+    for (let i = 0; i < order.length; i++) {
+      const slot = order[i]!;
+      const kind = used[slot]! & KIND_BITS;
+      out[i] = {
+        name: this.names.name(slot),
+        kind: kind === StatKind.Counter ? 'counter' : 'gauge',
+        value: values[slot]!,
+        used: (used[slot]! & USED_BIT) !== 0,
+      };
     }
     return out;
   }
@@ -70,10 +90,11 @@ export class StatsReader {
   histograms(): HistogramData[] {
     const cols = this.columns().all;
     const segments = this.region.segments;
-    const out: HistogramData[] = [];
-    for (const slot of this.sorted()) {
+    const order = this.sorted().histograms;
+    const out: HistogramData[] = new Array(order.length);
+    for (let n = 0; n < order.length; n++) {
+      const slot = order[n]!;
       const { words, index } = this.names.record(slot)!;
-      if ((words[index + SlotField.Info]! & 0xff) !== StatKind.Histogram) continue;
       const writers: HistogramWriterData[] = [];
       for (const column of cols) {
         const block = this.histogramBlock(slot, column);
@@ -86,12 +107,54 @@ export class StatsReader {
         });
       }
       const used = Atomics.load(words, index + SlotField.Used) !== 0;
-      out.push({ slot, name: this.names.name(slot), used, writers });
+      out[n] = { slot, name: this.names.name(slot), used, writers };
     }
     return out;
   }
 
-  /** Column `column`'s block of histogram `slot`, 0 when that writer never recorded into it. */
+  /**
+   * Every counter's and gauge's value by slot, chunk by chunk (each column's block resolved once
+   * per chunk), with its kind and used flag packed in `used`.
+   */
+  private values(): { values: Float64Array; used: Uint8Array } {
+    const count = this.names.slotCount;
+    const values = new Float64Array(count);
+    const used = new Uint8Array(count);
+    const cols = this.columns();
+    const segments = this.region.segments;
+    const blocks = (list: readonly number[], c: number) =>
+      list.flatMap((col) => {
+        const block = this.names.valueBlock(c, col, false);
+        return block === 0 ? [] : [{ cells: segments.f64(block), base: offsetOf(block) / 8 }];
+      });
+    for (let c = 0; c << CHUNK_SHIFT < count; c++) {
+      const chunk = this.names.chunk(c);
+      if (chunk === 0) continue;
+      const words = segments.i32(chunk);
+      const all = blocks(cols.all, c);
+      const current = blocks(cols.current, c);
+      const baselineBlock = this.names.baselineBlock(c, false);
+      const baselines = baselineBlock === 0 ? null : segments.f64(baselineBlock);
+      const baselineBase = offsetOf(baselineBlock) / 8;
+      const end = Math.min(CHUNK_SLOTS, count - (c << CHUNK_SHIFT));
+      for (let i = 0; i < end; i++) {
+        const slot = (c << CHUNK_SHIFT) + i;
+        const record = offsetOf(chunk) / 4 + CHUNK_HEADER_WORDS + i * SLOT_WORDS;
+        if (Atomics.load(words, record + SlotField.State) !== SlotState.Ready) continue;
+        const info = words[record + SlotField.Info]!;
+        const kind = info & 0xff;
+        if (kind !== StatKind.Counter && kind !== StatKind.Gauge) continue;
+        const from = kind === StatKind.Gauge && ((info >>> 8) & SlotFlag.NeverImport) !== 0 ? current : all;
+        let sum = 0;
+        for (const b of from) sum += b.cells[b.base + i]!;
+        if (kind === StatKind.Counter && baselines !== null) sum -= baselines[baselineBase + i]!;
+        values[slot] = sum;
+        used[slot] = kind | (Atomics.load(words, record + SlotField.Used) !== 0 ? USED_BIT : 0);
+      }
+    }
+    return { values, used };
+  }
+
   histogramBlock(slot: number, column: number): number {
     const value = this.names.valueBlock(slot >>> CHUNK_SHIFT, column, false);
     if (value === 0) return 0;
@@ -111,41 +174,46 @@ export class StatsReader {
     });
   }
 
-  /** Published slots in name order; names added since the last call are merged in. */
-  sorted(): Int32Array {
+  /** Published slots in name order, per kind; names added since the last call are merged in. */
+  private sorted(): SortedSlots {
     const count = this.names.slotCount;
-    if (count === this.sortedUpTo) return this.sortedSlots;
-    const fresh: number[] = [];
-    this.names.forEachReady((slot) => {
-      if (slot >= this.sortedUpTo) fresh.push(slot);
+    if (count === this.sortedUpTo) return this.order;
+    // A slot still being written is not published yet: it and those after it wait for a later call.
+    const upTo = this.firstUnpublished(count);
+    const fresh: { scalars: number[]; histograms: number[] } = { scalars: [], histograms: [] };
+    this.names.forEachReady((slot, kind) => {
+      if (slot < this.sortedUpTo || slot >= upTo) return;
+      if (kind === StatKind.Counter || kind === StatKind.Gauge) fresh.scalars.push(slot);
+      else if (kind === StatKind.Histogram) fresh.histograms.push(slot);
     });
+    this.order.scalars = this.mergeByName(this.order.scalars, fresh.scalars);
+    this.order.histograms = this.mergeByName(this.order.histograms, fresh.histograms);
+    this.sortedUpTo = upTo;
+    return this.order;
+  }
+
+  private mergeByName(sorted: Int32Array, fresh: number[]): Int32Array {
+    if (fresh.length === 0) return sorted;
     const name = (slot: number) => this.names.name(slot);
     fresh.sort((a, b) => compare(name(a), name(b)));
-    const merged = new Int32Array(this.sortedSlots.length + fresh.length);
+    const merged = new Int32Array(sorted.length + fresh.length);
     let i = 0;
     let j = 0;
     let k = 0;
-    while (i < this.sortedSlots.length && j < fresh.length) {
-      merged[k++] = compare(name(this.sortedSlots[i]!), name(fresh[j]!)) <= 0 ? this.sortedSlots[i++]! : fresh[j++]!;
+    while (i < sorted.length && j < fresh.length) {
+      merged[k++] = compare(name(sorted[i]!), name(fresh[j]!)) <= 0 ? sorted[i++]! : fresh[j++]!;
     }
-    while (i < this.sortedSlots.length) merged[k++] = this.sortedSlots[i++]!;
+    while (i < sorted.length) merged[k++] = sorted[i++]!;
     while (j < fresh.length) merged[k++] = fresh[j++]!;
-    this.sortedSlots = merged;
-    // A slot still being written is not Ready yet: pick it up on a later call.
-    this.sortedUpTo = this.firstUnready(count);
     return merged;
   }
 
-  private firstUnready(count: number): number {
-    let upTo = count;
+  private firstUnpublished(count: number): number {
     for (let slot = this.sortedUpTo; slot < count; slot++) {
       const record = this.names.record(slot);
-      if (record === null || Atomics.load(record.words, record.index + SlotField.State) === 0) {
-        upTo = slot;
-        break;
-      }
+      if (record === null || Atomics.load(record.words, record.index + SlotField.State) === SlotState.Empty) return slot;
     }
-    return upTo;
+    return count;
   }
 
   private columns(): Columns {

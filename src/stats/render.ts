@@ -71,13 +71,20 @@ function jsonHistogram(h: HistogramSample): string {
  * any histogram is selected a last element `{"histograms":{"supported_quantiles":[..],
  * "computed_quantiles":[{"name":..,"values":[{"interval":..,"cumulative":..},..]},..]}}`.
  */
+/** Stat names rarely need escaping: test for it rather than run JSON.stringify on each. */
+const NEEDS_JSON_ESCAPE = /["\\\u0000-\u001f]/;
+
+function jsonString(name: string): string {
+  return NEEDS_JSON_ESCAPE.test(name) ? JSON.stringify(name) : `"${name}"`;
+}
+
 export function* renderStatsJson(snapshot: StatsSnapshot, q: StatsQuery): Generator<string> {
   const out = new ChunkBuffer();
   out.add('{"stats":[');
   let separator = '';
   for (const s of snapshot.scalars) {
     if (isSelected(s, q)) {
-      out.add(`${separator}{"name":${JSON.stringify(s.name)},"value":${JSON.stringify(s.value)}}`);
+      out.add(`${separator}{"name":${jsonString(s.name)},"value":${s.value}}`);
       separator = ',';
     }
     if (out.step()) yield out.take();
