@@ -47,6 +47,8 @@ import type { LogSettings } from '../log/log_settings';
 const LISTEN_BACKLOG = 1024;
 /** Clusters whose stats are declared between two turns of the event loop. */
 const DECLARE_BATCH = 200;
+/** Stat names whose Prometheus tags are extracted between two turns of the event loop. */
+const TAG_BATCH = 4096;
 /** After a handover failed, the old epoch's workers may hold a port for a moment longer. */
 const REBIND_TIMEOUT_MS = 5000;
 
@@ -90,6 +92,7 @@ export class Supervisor implements ServerInfoSource {
   private workers: WorkerPool | null = null;
   private flusher: StatsFlusher | null = null;
   private readonly histograms = new HistogramMerger();
+  private readonly tags: TagExtractor;
   private parentShutdownTimer: NodeJS.Timeout | null = null;
   /** Set once the parent was told to drain: from then on this epoch carries the traffic. */
   private tookOver = false;
@@ -101,6 +104,7 @@ export class Supervisor implements ServerInfoSource {
   constructor(private readonly deps: SupervisorDeps) {
     this.restartEpoch = deps.options.restartEpoch;
     this.log = deps.log('main');
+    this.tags = new TagExtractor(deps.bootstrap.statsConfig);
   }
 
   state(): ServerState {
@@ -238,6 +242,20 @@ export class Supervisor implements ServerInfoSource {
     this.setState('LIVE');
     this.stats.live.set(1);
     this.log.info(`all ${options.concurrency} workers started; serving`);
+    void this.extractTags();
+  }
+
+  /**
+   * Envoy extracts a stat's tags when it creates the stat; here the supervisor does it for every
+   * name once serving, a batch per turn, so that the first Prometheus scrape finds them ready.
+   */
+  private async extractTags(): Promise<void> {
+    const reader = this.store!.reader;
+    const names = [...reader.scalars(), ...reader.histograms()].map((s) => s.name);
+    for (let i = 0; i < names.length && this.shutdownPromise === null; i++) {
+      this.tags.prometheusName(names[i]!);
+      if (i % TAG_BATCH === TAG_BATCH - 1) await new Promise((resolve) => setImmediate(resolve));
+    }
   }
 
   /** SIGUSR1: every worker reopens its --log-path (logrotate moved the file away). */
@@ -384,10 +402,7 @@ export class Supervisor implements ServerInfoSource {
     const { bootstrap, build, options } = this.deps;
     const handlers: AdminHandler[] = [];
     const { statsConfig } = bootstrap;
-    const prometheus = new PrometheusFormatter(
-      new TagExtractor(statsConfig),
-      new HistogramBucketSettings(statsConfig.histogramBucketSettings),
-    );
+    const prometheus = new PrometheusFormatter(this.tags, new HistogramBucketSettings(statsConfig.histogramBucketSettings));
     const tracer = options.enableMutexTracing ? new MutexTracer() : null;
     // The stats region's structural waits are the supervisor's one lock-like wait to trace.
     if (tracer) this.handle!.region.segments.onContention = tracer.record;

@@ -5,7 +5,7 @@
 // counters, and its names carry units such as `_ms`. Those lines are expected; anything else
 // promtool prints is a problem.
 
-import { execFileSync, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 
 const EXPECTED_LINT = [
   / no help text$/,
@@ -13,16 +13,6 @@ const EXPECTED_LINT = [
   / non-counter metrics should not have "_total" suffix$/,
   / metric names should not contain abbreviated units$/,
 ];
-
-/** False when promtool is not installed (install-test-deps.sh could not install it). */
-export function hasPromtool(): boolean {
-  try {
-    execFileSync('promtool', ['--version'], { stdio: 'ignore', timeout: 10_000 });
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 export interface PromtoolVerdict {
   readonly code: number | null;
@@ -39,7 +29,9 @@ export function checkMetrics(exposition: string): Promise<PromtoolVerdict> {
     let output = '';
     child.stdout.on('data', (c: Buffer) => (output += c.toString()));
     child.stderr.on('data', (c: Buffer) => (output += c.toString()));
-    child.on('error', reject);
+    child.on('error', (e: NodeJS.ErrnoException) =>
+      reject(e.code === 'ENOENT' ? new Error("promtool is not installed: `make test` installs Debian's prometheus package") : e),
+    );
     child.on('close', (code) => {
       const lines = output.split('\n').filter((l) => l.trim() !== '');
       const problems = lines.filter((l) => !EXPECTED_LINT.some((re) => re.test(l)));

@@ -1,13 +1,19 @@
 // The stats endpoints on the real binary with two workers: /reset_counters under load loses no
-// increment made after it, and a histogram fed a known distribution by two writer processes
-// reports its quantiles within 1% in text and JSON.
+// increment made after it, a histogram fed a known distribution by two writer processes reports
+// its quantiles within 1% in text and JSON, and the three forms agree on every counter.
 
 import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { promisify } from 'node:util';
+import { TagExtractor } from '../../src/stats/tag_extractor';
 import { httpListener, localCluster } from '../helpers/config_fixtures';
-import { RunningProxy, startProxy } from '../helpers/proxy_process';
+import { RunningProxy, startProxy, waitFor } from '../helpers/proxy_process';
+
+const run = promisify(execFile);
 
 /** One keep-alive GET through the proxy; resolves when the response is complete. */
 function get(agent: http.Agent, port: number): Promise<void> {
@@ -83,6 +89,60 @@ describe('stats endpoints with two workers', { timeout: 90_000 }, () => {
     // Mutation over GET still works (with a warning in the log), as the spec keeps it for now.
     assert.deepEqual(await proxy.admin('/reset_counters').then((r) => [r.status, r.body]), [200, 'OK\n']);
     assert.equal(await proxy.stat('cluster.web.upstream_rq_total'), 0);
+  });
+
+  test('a histogram fed 1..10000 by two writer processes: quantiles within 1% in text and JSON', async () => {
+    const feeder = path.join(__dirname, '..', 'helpers', 'histogram_feeder.js');
+    // startProxy runs with --disable-hot-restart: the supervisor's private region.
+    const region = `/proxy_private_stats_${proxy.pid}`;
+    const name = 'test.known_distribution';
+    await Promise.all([
+      run(process.execPath, [feeder, region, name, '1', '2', '10000'], { timeout: 30_000 }),
+      run(process.execPath, [feeder, region, name, '2', '2', '10000'], { timeout: 30_000 }),
+    ]);
+    // The k-th smallest of 1..10000 is k: quantile q is ceil(q * 10000), at least 1.
+    const exact = (q: number) => Math.max(1, Math.ceil(q * 10_000));
+    const within = (got: number, q: number) => assert.ok(Math.abs(got - exact(q)) <= exact(q) * 0.01, `P${q * 100}: ${got}, exact ${exact(q)}`);
+
+    // Text: `name: P0(i,c) P25(i,c) ...`, once a flush has merged the samples.
+    const line = await waitFor('a flush with the samples', async () => {
+      const body = (await proxy.admin(`/stats?filter=^${name.replace('.', '\\.')}$`)).body;
+      return body.includes('P50(') && !body.includes(',nan)') ? body.trim() : undefined;
+    });
+    const text = [...line.matchAll(/P([\d.]+)\(([^,]+),([^)]+)\)/g)].map((m) => [m[1]!, Number(m[3])] as const);
+    assert.deepEqual(text.map(([label]) => label), ['0', '25', '50', '75', '90', '99', '99.9', '100']);
+    for (const [label, cumulative] of text) within(cumulative, Number(label) / 100);
+
+    const json = JSON.parse((await proxy.admin(`/stats?format=json&filter=${name}`)).body) as {
+      stats: { histograms: { supported_quantiles: number[]; computed_quantiles: { name: string; values: { cumulative: number }[] }[] } }[];
+    };
+    const { supported_quantiles, computed_quantiles } = json.stats[0]!.histograms;
+    assert.deepEqual(supported_quantiles, [0, 25, 50, 75, 90, 95, 99, 99.9, 100]);
+    assert.equal(computed_quantiles[0]!.name, name);
+    computed_quantiles[0]!.values.forEach((v, i) => within(v.cumulative, supported_quantiles[i]! / 100));
+  });
+
+  test('text, JSON and Prometheus agree on every counter', async () => {
+    await get(new http.Agent(), port);
+    // Admin's own counters move with each of these requests; every other counter is still.
+    const [text, json, prometheus] = await Promise.all(
+      ['/stats', '/stats?format=json', '/stats/prometheus'].map((p) => proxy.admin(p).then((r) => r.body)),
+    );
+    const fromJson = new Map((JSON.parse(json!) as { stats: { name?: string; value?: number }[] }).stats.filter((s) => s.name !== undefined).map((s) => [s.name!, s.value!]));
+    const fromText = new Map(text!.split('\n').filter((l) => / \d+$/.test(l)).map((l) => [l.slice(0, l.lastIndexOf(': ')), Number(l.slice(l.lastIndexOf(' ') + 1))]));
+    const promLines = new Map(prometheus!.split('\n').filter((l) => l && !l.startsWith('#')).map((l) => [l.slice(0, l.lastIndexOf(' ')), Number(l.slice(l.lastIndexOf(' ') + 1))]));
+    const counters = new Set(prometheus!.split('\n').filter((l) => l.endsWith(' counter')).map((l) => l.split(' ')[2]));
+    const tags = new TagExtractor({ statsTags: [], useAllDefaultTags: true, histogramBucketSettings: [] });
+    let compared = 0;
+    for (const [name, value] of fromJson) {
+      const { name: metric, labels } = tags.prometheusName(name);
+      if (!counters.has(metric) || name.includes('.admin.')) continue;
+      assert.equal(fromText.get(name), value, `text ${name}`);
+      assert.equal(promLines.get(`${metric}{${labels}}`), value, `prometheus ${name}`);
+      compared++;
+    }
+    assert.ok(compared > 100, `${compared} counters compared`);
+    assert.ok((fromJson.get('cluster.web.upstream_rq_total') ?? 0) > 0);
   });
 });
 

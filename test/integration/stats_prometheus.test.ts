@@ -6,10 +6,10 @@ import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { test } from 'node:test';
 import { httpListener, localCluster } from '../helpers/config_fixtures';
-import { checkMetrics, hasPromtool } from '../helpers/promtool';
+import { checkMetrics } from '../helpers/promtool';
 import { request, startProxy, waitFor } from '../helpers/proxy_process';
 
-test('promtool accepts /stats/prometheus of a serving proxy', { timeout: 60_000, skip: hasPromtool() ? false : 'promtool is not installed' }, async (t) => {
+test('promtool accepts /stats/prometheus of a serving proxy', { timeout: 60_000 }, async (t) => {
   const upstream = http.createServer((_req, res) => res.end('ok'));
   await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
   t.after(() => upstream.close());
