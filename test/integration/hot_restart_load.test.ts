@@ -34,7 +34,11 @@ function staticCluster(name: string, port: number) {
 }
 
 test('five hot restarts under keep-alive load lose nothing', { timeout: 120_000 }, async (t) => {
-  const upstream = http.createServer((_req, res) => res.end('ok'));
+  // `/late` answers 201: a status, and so a stat name, that appears only after the restarts.
+  const upstream = http.createServer((req, res) => {
+    if (req.url === '/late') res.statusCode = 201;
+    res.end('ok');
+  });
   upstream.keepAliveTimeout = 60_000;
   const echo = net.createServer((s) => s.pipe(s));
   const [upPort, echoPort, httpPort, tcpPort] = [await listen(upstream), await listen(echo), await freePort(), await freePort()];
@@ -129,14 +133,19 @@ test('five hot restarts under keep-alive load lose nothing', { timeout: 120_000 
     }
     running = false;
     await Promise.all(loops);
+    const LATE = 7;
+    for (let i = 0; i < LATE; i++) assert.equal((await request(`http://127.0.0.1:${httpPort}/late`, { agent })).status, 201);
     const stats = await statsOf(admin);
 
     t.diagnostic(`${completed} requests completed across 5 restarts; counter samples ${samples.join(' ')}`);
     assert.deepEqual(failures, []);
     assert.ok(completed > 500, `only ${completed} requests completed`);
     for (let i = 1; i < samples.length; i++) assert.ok(samples[i]! >= samples[i - 1]!, `counter went back: ${samples.join(', ')}`);
-    assert.equal(stats.get('cluster.web.upstream_rq_total'), completed);
-    assert.equal(stats.get('http.ingress.downstream_rq_total'), completed);
+    assert.equal(stats.get('cluster.web.upstream_rq_total'), completed + LATE);
+    assert.equal(stats.get('http.ingress.downstream_rq_total'), completed + LATE);
+    // A stat created by the last epoch counts like the others.
+    assert.equal(stats.get('cluster.web.upstream_rq_201'), LATE);
+    assert.equal(stats.get('cluster.web.upstream_rq_200'), completed);
     assert.equal(stats.get('server.hot_restart_generation'), 6);
     assert.equal(stats.get('server.hot_restart_epoch'), 5);
     const listeners = (await request(`${admin}/listeners`)).body;
