@@ -2,6 +2,7 @@
 // later epoch does not add its parent's value; connection and memory figures accumulate.
 
 import type { Counter, Gauge, StatsStore } from '../stats/stats';
+import { STATS_OVERFLOW } from '../stats/store';
 
 export interface ServerStats {
   readonly live: Gauge;
@@ -20,6 +21,8 @@ export interface ServerStats {
   readonly staticUnknownFields: Counter;
   /** Distinct unknown fields of dynamic (xDS) configuration, accepted unless rejected. */
   readonly dynamicUnknownFields: Counter;
+  /** Stats created while serving that found no room in shared memory (kept in their process). */
+  readonly statsOverflow: Counter;
 }
 
 export function serverStats(store: StatsStore): ServerStats {
@@ -41,5 +44,6 @@ export function serverStats(store: StatsStore): ServerStats {
     workerRestarts: server.counter('worker_restarts'),
     staticUnknownFields: server.counter('static_unknown_fields'),
     dynamicUnknownFields: server.counter('dynamic_unknown_fields'),
+    statsOverflow: store.counter(STATS_OVERFLOW),
   };
 }

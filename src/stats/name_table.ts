@@ -166,16 +166,16 @@ export class NameTable {
     return out;
   }
 
-  /** Calls `fn` for each published slot in slot order, without decoding names. */
-  forEachReady(fn: (slot: number, kind: StatKind, flags: number, record: SlotRecord) => void): void {
+  /** Calls `fn` for each published slot from `from` on, in slot order, without decoding names. */
+  forEachReady(fn: (slot: number, kind: StatKind, flags: number, record: SlotRecord) => void, from = 0): void {
     const count = this.slotCount;
-    for (let c = 0; c << CHUNK_SHIFT < count; c++) {
+    for (let c = from >>> CHUNK_SHIFT; c << CHUNK_SHIFT < count; c++) {
       const chunk = this.chunk(c);
       if (chunk === 0) continue;
       const words = this.segments.i32(chunk);
       const first = offsetOf(chunk) / 4 + CHUNK_HEADER_WORDS;
       const end = Math.min(CHUNK_SLOTS, count - (c << CHUNK_SHIFT));
-      for (let i = 0; i < end; i++) {
+      for (let i = Math.max(0, from - (c << CHUNK_SHIFT)); i < end; i++) {
         const index = first + i * SLOT_WORDS;
         if (Atomics.load(words, index + SlotField.State) !== SlotState.Ready) continue;
         const info = words[index + SlotField.Info]!;

@@ -54,8 +54,12 @@ interface SortedSlots {
 
 export class StatsReader {
   private readonly order: SortedSlots = { scalars: new Int32Array(0), histograms: new Int32Array(0) };
-  /** Slots below this are in `order` (or dead, or cells, which /stats never lists). */
-  private sortedUpTo = 0;
+  /** Slots below this are settled: in `order`, dead, or cells (which /stats never lists). */
+  private settledUpTo = 0;
+  /** The slot count at the last merge. */
+  private seenCount = 0;
+  /** Slots at or above settledUpTo already in `order`, by slot. */
+  private ordered = new Uint8Array(0);
 
   constructor(private readonly region: StatsRegion, private readonly names: NameTable) {}
 
@@ -174,21 +178,32 @@ export class StatsReader {
     });
   }
 
-  /** Published slots in name order, per kind; names added since the last call are merged in. */
+  /**
+   * Published slots in name order, per kind; names published since the last call are merged in.
+   * A slot another process is still writing (or whose chunk it failed to allocate) is looked at
+   * again on later calls, without holding back the names after it.
+   */
   private sorted(): SortedSlots {
     const count = this.names.slotCount;
-    if (count === this.sortedUpTo) return this.order;
-    // A slot still being written is not published yet: it and those after it wait for a later call.
-    const upTo = this.firstUnpublished(count);
+    if (count === this.seenCount && this.settledUpTo === count) return this.order;
+    if (this.ordered.length < count - this.settledUpTo) {
+      const grown = new Uint8Array(Math.max(count - this.settledUpTo, this.ordered.length * 2));
+      grown.set(this.ordered);
+      this.ordered = grown;
+    }
     const fresh: { scalars: number[]; histograms: number[] } = { scalars: [], histograms: [] };
     this.names.forEachReady((slot, kind) => {
-      if (slot < this.sortedUpTo || slot >= upTo) return;
+      if (slot < this.settledUpTo || slot >= count || this.ordered[slot - this.settledUpTo] === 1) return;
+      this.ordered[slot - this.settledUpTo] = 1;
       if (kind === StatKind.Counter || kind === StatKind.Gauge) fresh.scalars.push(slot);
       else if (kind === StatKind.Histogram) fresh.histograms.push(slot);
-    });
+    }, this.settledUpTo);
     this.order.scalars = this.mergeByName(this.order.scalars, fresh.scalars);
     this.order.histograms = this.mergeByName(this.order.histograms, fresh.histograms);
-    this.sortedUpTo = upTo;
+    this.seenCount = count;
+    const settled = this.firstUnsettled(count);
+    this.ordered = this.ordered.slice(settled - this.settledUpTo);
+    this.settledUpTo = settled;
     return this.order;
   }
 
@@ -208,8 +223,8 @@ export class StatsReader {
     return merged;
   }
 
-  private firstUnpublished(count: number): number {
-    for (let slot = this.sortedUpTo; slot < count; slot++) {
+  private firstUnsettled(count: number): number {
+    for (let slot = this.settledUpTo; slot < count; slot++) {
       const record = this.names.record(slot);
       if (record === null || Atomics.load(record.words, record.index + SlotField.State) === SlotState.Empty) return slot;
     }

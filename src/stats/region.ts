@@ -93,7 +93,13 @@ export class StatsRegion {
     new Float64Array(root, 0, HEADER_F64_ORIGINAL_START_MS + 1)[HEADER_F64_ORIGINAL_START_MS] = startMs;
     // Written last: a region without the magic is never trusted by attach().
     Atomics.store(h, HeaderField.Magic, MAGIC);
-    return new StatsRegion(options, root);
+    try {
+      return new StatsRegion(options, root);
+    } catch (e) {
+      // No room for its first segment (a full /dev/shm): leave nothing behind.
+      StatsRegion.unlinkStale(options.memory, options.name);
+      throw e;
+    }
   }
 
   /** Maps an existing region (a later epoch, or a worker), checking every section it uses. */

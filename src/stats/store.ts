@@ -9,9 +9,12 @@ import { NameTable, SlotRecord } from './name_table';
 import { StatsReader } from './reader';
 import { StatsRegion } from './region';
 import { CHUNK_SHIFT, CHUNK_SLOTS, HISTOGRAM_SUM_BYTES, HOST_STAT_NAMES, SlotField, SlotFlag, StatKind } from './region_layout';
-import { offsetOf } from './segments';
+import { offsetOf, StatsMemoryError } from './segments';
 import { HeapMemory } from './shared_memory_source';
 import type { Counter, Gauge, GaugeImportMode, Histogram, HistogramUnit, HostSlot, HostStats, Scope, StatsStore } from './stats';
+
+/** Stats that found no room in shared memory (Envoy's name from its fixed-region days). */
+export const STATS_OVERFLOW = 'stats.overflow';
 
 /** Bytes of one writer's block for one histogram: the sum, then the bucket counts. */
 export const HISTOGRAM_BLOCK_BYTES = HISTOGRAM_SUM_BYTES + BUCKET_COUNT * 4;
@@ -161,6 +164,44 @@ class HostGauge extends HostCell implements Gauge {
   }
 }
 
+/**
+ * A stat the region had no room for (Envoy's stats overflow): it counts inside its process
+ * only, and `stats.overflow` says how many there are.
+ */
+class LocalStat implements Counter, Gauge, Histogram {
+  private current = 0;
+
+  constructor(readonly name: string) {}
+
+  inc(): void {
+    this.current += 1;
+  }
+
+  dec(): void {
+    this.current -= 1;
+  }
+
+  add(n: number): void {
+    this.current += n;
+  }
+
+  sub(n: number): void {
+    this.current -= n;
+  }
+
+  set(v: number): void {
+    this.current = v;
+  }
+
+  recordValue(): void {
+    this.current += 1;
+  }
+
+  value(): number {
+    return this.current;
+  }
+}
+
 class PrefixScope implements Scope {
   constructor(private readonly store: SharedStatsStore, private readonly prefix: string) {}
 
@@ -185,9 +226,9 @@ export class SharedStatsStore implements StatsStore {
   readonly names: NameTable;
   readonly hosts: HostTable;
   readonly reader: StatsReader;
-  private readonly counters = new Map<string, SharedCounter>();
-  private readonly gauges = new Map<string, SharedGauge>();
-  private readonly histograms = new Map<string, SharedHistogram>();
+  private readonly counters = new Map<string, Counter>();
+  private readonly gauges = new Map<string, Gauge>();
+  private readonly histograms = new Map<string, Histogram>();
 
   constructor(readonly region: StatsRegion, readonly column: number) {
     this.names = new NameTable(region);
@@ -198,9 +239,11 @@ export class SharedStatsStore implements StatsStore {
   counter(name: string): Counter {
     let c = this.counters.get(name);
     if (!c) {
-      const slot = this.names.intern(name, StatKind.Counter, 0);
-      const [cells, cell] = this.cell(slot);
-      c = new SharedCounter(name, this.reader, slot, this.names.record(slot)!, cells, cell);
+      c = this.orLocal(name, () => {
+        const slot = this.names.intern(name, StatKind.Counter, 0);
+        const [cells, cell] = this.cell(slot);
+        return new SharedCounter(name, this.reader, slot, this.names.record(slot)!, cells, cell);
+      });
       this.counters.set(name, c);
     }
     return c;
@@ -210,9 +253,11 @@ export class SharedStatsStore implements StatsStore {
     let g = this.gauges.get(name);
     if (!g) {
       const neverImport = mode === 'never_import';
-      const slot = this.names.intern(name, StatKind.Gauge, neverImport ? SlotFlag.NeverImport : 0);
-      const [cells, cell] = this.cell(slot);
-      g = new SharedGauge(name, this.reader, slot, this.names.record(slot)!, cells, cell, neverImport);
+      g = this.orLocal(name, () => {
+        const slot = this.names.intern(name, StatKind.Gauge, neverImport ? SlotFlag.NeverImport : 0);
+        const [cells, cell] = this.cell(slot);
+        return new SharedGauge(name, this.reader, slot, this.names.record(slot)!, cells, cell, neverImport);
+      });
       this.gauges.set(name, g);
     }
     return g;
@@ -221,11 +266,28 @@ export class SharedStatsStore implements StatsStore {
   histogram(name: string, unit: HistogramUnit): Histogram {
     let h = this.histograms.get(name);
     if (!h) {
-      const slot = this.names.intern(name, StatKind.Histogram, 0);
-      h = new SharedHistogram(name, this.reader, slot, this.names.record(slot)!, unit, this);
+      h = this.orLocal(name, () => {
+        const slot = this.names.intern(name, StatKind.Histogram, 0);
+        return new SharedHistogram(name, this.reader, slot, this.names.record(slot)!, unit, this);
+      });
       this.histograms.set(name, h);
     }
     return h;
+  }
+
+  /**
+   * A stat created while serving must not take the process down when shared memory is full:
+   * it lives in this process instead, and `stats.overflow` (declared by the supervisor, so
+   * finding it needs no room) counts it.
+   */
+  private orLocal<T extends Counter | Gauge | Histogram>(name: string, make: () => T): T | LocalStat {
+    try {
+      return make();
+    } catch (e) {
+      if (!(e instanceof StatsMemoryError)) throw e;
+      if (name !== STATS_OVERFLOW) this.counter(STATS_OVERFLOW).inc();
+      return new LocalStat(name);
+    }
   }
 
   scope(prefix: string): Scope {

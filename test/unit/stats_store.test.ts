@@ -15,7 +15,8 @@ import {
 } from '../../src/stats/region_layout';
 import { renderStatsJson, renderStatsText, StatsQuery } from '../../src/stats/render';
 import { HeapMemory } from '../../src/stats/shared_memory_source';
-import { createHeapStatsStore, SharedStatsStore } from '../../src/stats/store';
+import { createHeapStatsStore, SharedStatsStore, STATS_OVERFLOW } from '../../src/stats/store';
+import { StatsMemoryError } from '../../src/stats/segments';
 import { SafeRegex } from '../../src/regex/safe_regex';
 
 const DEAD_PID = 2 ** 22 + 12345; // above pid_max on this kernel: never a live process
@@ -294,4 +295,40 @@ test('a region is unlinked with all its segments', () => {
   // The racing intern path: the same name from two writers is one slot.
   const { a, b } = twoWriters();
   assert.equal(a.names.intern('same', StatKind.Counter, 0), b.names.intern('same', StatKind.Counter, 0));
+});
+
+/** Shared memory with a size limit, as a full /dev/shm is (posixSharedMemory reports ENOSPC so). */
+class LimitedMemory extends HeapMemory {
+  constructor(private readonly limit: number) {
+    super();
+  }
+
+  override create(name: string, bytes: number): ArrayBuffer {
+    if (this.totalBytes() + bytes > this.limit) throw new StatsMemoryError(`no room for ${bytes} bytes (${name}): /dev/shm is at its size limit`);
+    return super.create(name, bytes);
+  }
+}
+
+test('a full shared memory: creating the region fails cleanly; while serving, new stats overflow into their process', () => {
+  const tiny = new LimitedMemory(64 << 10);
+  assert.throws(() => StatsRegion.create({ memory: tiny, name: '/t', pid: process.pid, segmentBytes: 1 << 20 }, 0, 0), /size limit/);
+  assert.equal(tiny.totalBytes(), 0);
+
+  const memory = new LimitedMemory(8 << 20);
+  const r = StatsRegion.create({ memory, name: '/t', pid: process.pid, segmentBytes: 1 << 20 }, 0, 0);
+  const store = new SharedStatsStore(r, r.claimColumn(0, process.pid));
+  store.counter(STATS_OVERFLOW);
+  const overflow = store.counter(STATS_OVERFLOW);
+  let created = 0;
+  while (overflow.value() < 10) store.counter(`cluster.c${created++}.upstream_rq_total`).inc();
+  const listed = store.snapshot();
+  // Every stat before the limit is in the region and counted; the ten after it are not.
+  assert.equal(listed.size, created - 10 + 1);
+  assert.equal(listed.get(`cluster.c${created - 11}.upstream_rq_total`), 1);
+  assert.equal(listed.has(`cluster.c${created - 1}.upstream_rq_total`), false);
+  assert.equal(listed.get(STATS_OVERFLOW), 10);
+  // An overflowed stat still counts, in its process.
+  const lost = store.counter('cluster.late.upstream_rq_total');
+  lost.add(3);
+  assert.equal(lost.value(), 3);
 });
