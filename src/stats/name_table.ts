@@ -28,13 +28,6 @@ import { Address, offsetOf, Segments, StatsMemoryError } from './segments';
 
 export class StatNameError extends Error {}
 
-export interface SlotInfo {
-  readonly slot: number;
-  readonly name: string;
-  readonly kind: StatKind;
-  readonly flags: number;
-}
-
 /** Where a slot's record lives: `words[index + SlotField.X]`. */
 export interface SlotRecord {
   readonly words: Int32Array;
@@ -157,13 +150,6 @@ export class NameTable {
     const words = this.segments.i32(chunk);
     const at = offsetOf(chunk) / 4 + CHUNK_BASELINE;
     return allocate ? this.segments.readOrAllocate(words, at, VALUE_BLOCK_BYTES) : Segments.read(words, at);
-  }
-
-  /** Every published slot, in slot order. */
-  entries(): SlotInfo[] {
-    const out: SlotInfo[] = [];
-    this.forEachReady((slot, kind, flags) => out.push({ slot, name: this.name(slot), kind, flags }));
-    return out;
   }
 
   /** Calls `fn` for each published slot from `from` on, in slot order, without decoding names. */

@@ -9,7 +9,7 @@ const SPINS_BETWEEN_LIVENESS_CHECKS = 1 << 12;
 /** Told of each wait for another process, in spin iterations (--enable-mutex-tracing). */
 export type ContentionObserver = (spins: number) => void;
 
-export function acquireSpinLock(words: Int32Array, index: number, pid: number, onWait?: ContentionObserver | null): void {
+function acquireSpinLock(words: Int32Array, index: number, pid: number, onWait?: ContentionObserver | null): void {
   for (let spins = 0; ; spins++) {
     const holder = Atomics.compareExchange(words, index, 0, pid);
     if (holder === 0) {
@@ -22,7 +22,7 @@ export function acquireSpinLock(words: Int32Array, index: number, pid: number, o
   }
 }
 
-export function releaseSpinLock(words: Int32Array, index: number, pid: number): void {
+function releaseSpinLock(words: Int32Array, index: number, pid: number): void {
   Atomics.compareExchange(words, index, pid, 0);
 }
 
