@@ -226,8 +226,9 @@ export class Supervisor implements ServerInfoSource {
     const workersStarted = this.workers.start();
     // Awaited below; a failure meanwhile must not count as unhandled.
     workersStarted.catch(() => undefined);
-    // Declared while the workers build their clusters on the other core, a turn apart so that
-    // their init messages keep flowing.
+    // Declared once the workers have their init (a large message that the event loop writes in
+    // pieces), while they build their clusters on the other core.
+    await this.workers.initsWritten();
     await this.declareClusterStats(bootstrap.clusters);
     await workersStarted;
     hotRestart.drainParentListeners();

@@ -62,6 +62,11 @@ export class HostTable {
       if (free !== 0) {
         slot = free - 1;
         view[base + HostsField.FreeHead] = this.recordWord(slot, HostRecordField.NextFree);
+        // A reused slot starts from zero; one never used is zero already.
+        for (let col = 0; col < MAX_COLUMNS; col++) {
+          const cells = this.cells(slot, col, false);
+          if (cells) cells.view.fill(0, cells.base, cells.base + HOST_STATS);
+        }
       } else {
         slot = view[base + HostsField.HighWater]!;
         if (slot >>> HOST_CHUNK_SHIFT >= MAX_HOST_CHUNKS) {
@@ -69,10 +74,6 @@ export class HostTable {
         }
         this.chunk(slot >>> HOST_CHUNK_SHIFT, true);
         Atomics.store(view, base + HostsField.HighWater, slot + 1);
-      }
-      for (let col = 0; col < MAX_COLUMNS; col++) {
-        const cells = this.cells(slot, col, false);
-        if (cells) cells.view.fill(0, cells.base, cells.base + HOST_STATS);
       }
       this.setRecordWord(slot, HostRecordField.HealthFlags, 0);
       this.setRecordWord(slot, HostRecordField.State, SlotUse.Live);

@@ -78,12 +78,11 @@ export class NameTable {
     if (length === 0 || length > MAX_NAME_BYTES) {
       throw new StatNameError(`stat name must be 1..${MAX_NAME_BYTES} bytes: '${name.slice(0, 80)}'`);
     }
-    const bytes = this.scratch.subarray(0, length);
-    const hash = hashBytes(bytes, length);
+    const hash = hashBytes(this.scratch, length);
     const { view, base } = this.section;
     const bucket = base + STATS_BUCKETS_OFFSET + ((hash >>> 0) & (NAME_BUCKETS - 1));
     let head = Atomics.load(view, bucket);
-    const existing = this.find(head, 0, bytes, hash);
+    const existing = this.find(head, 0, length, hash);
     if (existing >= 0) return existing;
 
     const slot = Atomics.add(view, base + StatsField.SlotCount, 1);
@@ -91,7 +90,9 @@ export class NameTable {
     const words = this.segments.i32(chunk);
     const index = recordIndex(chunk, slot);
     const nameAddress = this.segments.alloc(length);
-    this.segments.u8(nameAddress).set(bytes, offsetOf(nameAddress));
+    const arena = this.segments.u8(nameAddress);
+    const start = offsetOf(nameAddress);
+    for (let i = 0; i < length; i++) arena[start + i] = this.scratch[i]!;
     Segments.publish(words, index + SlotField.NameAddress, nameAddress);
     words[index + SlotField.NameLength] = length;
     words[index + SlotField.Hash] = hash;
@@ -100,7 +101,7 @@ export class NameTable {
       words[index + SlotField.Next] = head;
       const seen = Atomics.compareExchange(view, bucket, head, slot + 1);
       if (seen === head) break;
-      const winner = this.find(seen, head, bytes, hash);
+      const winner = this.find(seen, head, length, hash);
       if (winner >= 0) {
         Atomics.store(words, index + SlotField.State, SlotState.Dead);
         return winner;
@@ -183,8 +184,8 @@ export class NameTable {
     return name;
   }
 
-  /** Walks a bucket's chain from slot+1 `from` until slot+1 `until`. */
-  private find(from: number, until: number, bytes: Uint8Array, hash: number): number {
+  /** Walks a bucket's chain from slot+1 `from` until slot+1 `until` for the name in `scratch`. */
+  private find(from: number, until: number, length: number, hash: number): number {
     for (let link = from; link !== 0 && link !== until; ) {
       const slot = link - 1;
       const c = slot >>> CHUNK_SHIFT;
@@ -192,18 +193,19 @@ export class NameTable {
       if (this.chunkWords[c] === undefined) this.chunk(c);
       const words = this.chunkWords[c]!;
       const index = this.chunkFirst[c]! + (slot & (CHUNK_SLOTS - 1)) * SLOT_WORDS;
-      if (words[index + SlotField.Hash] === hash && this.nameEquals(words, index, bytes)) return slot;
+      if (words[index + SlotField.Hash] === hash && this.nameEquals(words, index, length)) return slot;
       link = words[index + SlotField.Next]!;
     }
     return -1;
   }
 
-  private nameEquals(words: Int32Array, index: number, bytes: Uint8Array): boolean {
-    if (words[index + SlotField.NameLength] !== bytes.length) return false;
+  private nameEquals(words: Int32Array, index: number, length: number): boolean {
+    if (words[index + SlotField.NameLength] !== length) return false;
+    const bytes = this.scratch;
     const address = Segments.read(words, index + SlotField.NameAddress);
     const names = this.segments.u8(address);
     const start = offsetOf(address);
-    for (let i = 0; i < bytes.length; i++) if (names[start + i] !== bytes[i]) return false;
+    for (let i = 0; i < length; i++) if (names[start + i] !== bytes[i]) return false;
     return true;
   }
 }

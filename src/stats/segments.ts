@@ -97,11 +97,9 @@ export class Segments {
     for (;;) {
       const n = this.count;
       if (n > 0) {
-        const offset = (Atomics.add(this.root, this.index(n, SegmentField.Cursor), size) >>> 0);
-        if (offset + size <= this.entry(n, SegmentField.Size)) {
-          this.map(n);
-          return n * SEGMENT_UNIT + offset;
-        }
+        const offset = Atomics.add(this.root, this.index(n, SegmentField.Cursor), size) >>> 0;
+        // A segment is as big as its mapping: no need to read its size from the table.
+        if (offset + size <= this.map(n).u8.length) return n * SEGMENT_UNIT + offset;
       }
       this.grow(n, size);
     }
