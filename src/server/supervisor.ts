@@ -28,9 +28,8 @@ import type { Clock } from '../common/clock';
 import { reclaimColumns, zeroColumnGauges } from '../stats/column_reclaim';
 import { StatKind } from '../stats/region_layout';
 import { SharedStatsStore } from '../stats/store';
-import { declareClusterStats } from '../upstream/cluster_stats';
+import { setMembershipGauges } from '../upstream/cluster_stats';
 import { assignHostSlots, freeHostSlots } from '../upstream/host_slots';
-import type { HostSlotAssignments } from './worker_protocol';
 import { HistogramBucketSettings } from '../stats/histogram_bucket_settings';
 import { PrometheusFormatter } from '../stats/prometheus';
 import { TagExtractor } from '../stats/tag_extractor';
@@ -41,11 +40,11 @@ import { ServerStats, serverStats } from './server_stats';
 import { SERVER_STATE_GAUGE, ServerInfoSource, ServerState } from './server_state';
 import { monotonicUsec, NotifyFields, SystemdNotifier } from './systemd_notify';
 import { WorkerPool } from './worker_pool';
-import { WORKER_PROTOCOL_VERSION } from './worker_protocol';
+import { type HostSlotAssignments, workerBootstrap, WORKER_PROTOCOL_VERSION } from './worker_protocol';
 import type { LogSettings } from '../log/log_settings';
 
 const LISTEN_BACKLOG = 1024;
-/** Clusters whose stats are declared between two turns of the event loop. */
+/** Clusters whose membership gauges are set between two turns of the event loop. */
 const DECLARE_BATCH = 200;
 /** Stat names whose Prometheus tags are extracted between two turns of the event loop. */
 const TAG_BATCH = 4096;
@@ -201,6 +200,7 @@ export class Supervisor implements ServerInfoSource {
     }
     if (bootstrap.admin) await this.startAdmin(bootstrap.admin.address.address, bootstrap.admin.address.port, bootstrap.admin.accessLogPath);
 
+    const forWorkers = workerBootstrap(bootstrap);
     this.workers = new WorkerPool({
       count: options.concurrency,
       columns: this.workerColumns,
@@ -209,10 +209,11 @@ export class Supervisor implements ServerInfoSource {
         v: WORKER_PROTOCOL_VERSION,
         type: 'init',
         workerIndex,
+        workerCount: options.concurrency,
         column,
         regionName: this.handle!.name,
         hostSlots: this.hostSlots,
-        bootstrap,
+        bootstrap: forWorkers,
         listeners: bootstrap.listeners.map((l) => l.name),
         log: this.deps.logSettings,
         drain: { strategy: options.drainStrategy, drainTimeS: options.drainTimeS },
@@ -226,10 +227,10 @@ export class Supervisor implements ServerInfoSource {
     const workersStarted = this.workers.start();
     // Awaited below; a failure meanwhile must not count as unhandled.
     workersStarted.catch(() => undefined);
-    // Declared once the workers have their init (a large message that the event loop writes in
-    // pieces), while they build their clusters on the other core.
+    // Set once the workers have their init (a large message that the event loop writes in
+    // pieces), while they build their clusters and declare their stats.
     await this.workers.initsWritten();
-    await this.declareClusterStats(bootstrap.clusters);
+    await this.setMembershipGauges(bootstrap.clusters);
     await workersStarted;
     hotRestart.drainParentListeners();
     this.tookOver = true;
@@ -243,19 +244,25 @@ export class Supervisor implements ServerInfoSource {
     this.setState('LIVE');
     this.stats.live.set(1);
     this.log.info(`all ${options.concurrency} workers started; serving`);
-    void this.extractTags();
+    void this.prepareStatsOutput();
   }
 
   /**
-   * Envoy extracts a stat's tags when it creates the stat; here the supervisor does it for every
-   * name once serving, a batch per turn, so that the first Prometheus scrape finds them ready.
+   * Once serving, the work a first /stats would do in one step is done a batch per turn: the
+   * name order of every stat, then each name's Prometheus tags (Envoy extracts them when it
+   * creates a stat).
    */
-  private async extractTags(): Promise<void> {
-    const reader = this.store!.reader;
-    const names = [...reader.scalars(), ...reader.histograms()].map((s) => s.name);
-    for (let i = 0; i < names.length && this.shutdownPromise === null; i++) {
-      this.tags.prometheusName(names[i]!);
-      if (i % TAG_BATCH === TAG_BATCH - 1) await new Promise((resolve) => setImmediate(resolve));
+  private async prepareStatsOutput(): Promise<void> {
+    const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+    const names = this.store!.names;
+    await this.store!.reader.catchUp(nextTurn);
+    const slots: number[] = [];
+    names.forEachReady((slot, kind) => {
+      if (kind !== StatKind.Cells) slots.push(slot);
+    });
+    for (let i = 0; i < slots.length && this.shutdownPromise === null; i++) {
+      this.tags.prometheusName(names.name(slots[i]!));
+      if (i % TAG_BATCH === TAG_BATCH - 1) await nextTurn();
     }
   }
 
@@ -343,10 +350,9 @@ export class Supervisor implements ServerInfoSource {
     }
   }
 
-  /** Every cluster's stats at 0 before traffic (Envoy declares them when it builds a cluster). */
-  private async declareClusterStats(clusters: readonly ClusterConfig[]): Promise<void> {
+  private async setMembershipGauges(clusters: readonly ClusterConfig[]): Promise<void> {
     for (let i = 0; i < clusters.length; i++) {
-      declareClusterStats(this.store!, clusters[i]!);
+      setMembershipGauges(this.store!, clusters[i]!);
       if (i % DECLARE_BATCH === DECLARE_BATCH - 1) await new Promise((resolve) => setImmediate(resolve));
     }
   }

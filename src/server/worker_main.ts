@@ -8,6 +8,7 @@ import { ListenerManager } from '../listener/listener_manager';
 import { DrainManager } from '../hot_restart/drain_manager';
 import { SharedStatsStore } from '../stats/store';
 import { ClusterManager } from '../upstream/cluster_manager';
+import { declareClusterStatNames } from '../upstream/cluster_stats';
 import { FIRST_LISTENER_FD, isMessage, SupervisorMessage, WorkerInit, WorkerMessage, WORKER_PROTOCOL_VERSION } from './worker_protocol';
 
 function send(m: WorkerMessage): void {
@@ -30,6 +31,11 @@ async function run(init: WorkerInit): Promise<void> {
   const log = logs.component('main');
   const store = new SharedStatsStore(attachRegion(init.regionName), init.column);
   const clusters = new ClusterManager(init.bootstrap.clusters, store, init.hostSlots);
+  // Envoy declares a cluster's stats when it builds the cluster: the workers share that out,
+  // each its own slice, so that 10,000 clusters' names are interned on every core at once.
+  init.bootstrap.clusters.forEach((config, i) => {
+    if (i % init.workerCount === init.workerIndex) declareClusterStatNames(store, config);
+  });
   const drain = new DrainManager(init.drain);
   const listeners = new ListenerManager({
     bootstrap: init.bootstrap,

@@ -17,6 +17,8 @@ export interface WorkerInit {
   readonly v: typeof WORKER_PROTOCOL_VERSION;
   readonly type: 'init';
   readonly workerIndex: number;
+  /** --concurrency: the workers share out the clusters whose stat names they declare. */
+  readonly workerCount: number;
   readonly column: number;
   readonly regionName: string;
   /** The host-table slot of each host, by cluster name then address (the supervisor allocates them). */
@@ -63,4 +65,12 @@ export type WorkerMessage = WorkerReady | WorkerFatal;
 
 export function isMessage<T extends { v: number; type: string }>(m: unknown): m is T {
   return typeof m === 'object' && m !== null && (m as { v?: unknown }).v === WORKER_PROTOCOL_VERSION && typeof (m as { type?: unknown }).type === 'string';
+}
+
+/**
+ * The bootstrap as a worker needs it: without the v3 JSON copies kept for /config_dump, which
+ * would more than double the init message of a large configuration.
+ */
+export function workerBootstrap(bootstrap: Bootstrap): Bootstrap {
+  return { ...bootstrap, source: null, clusters: bootstrap.clusters.map((c) => ({ ...c, source: null })) };
 }

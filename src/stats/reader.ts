@@ -46,6 +46,14 @@ interface Columns {
   readonly current: readonly number[];
 }
 
+/** Names sorted in one turn of the event loop by catchUp(): about 10 ms each. */
+const SORT_RUN = 16_384;
+
+interface UnorderedSlots {
+  readonly scalars: number[];
+  readonly histograms: number[];
+}
+
 /** Name order of the published slots, one list per kind that /stats renders. */
 interface SortedSlots {
   scalars: Int32Array;
@@ -186,25 +194,87 @@ export class StatsReader {
   private sorted(): SortedSlots {
     const count = this.names.slotCount;
     if (count === this.seenCount && this.settledUpTo === count) return this.order;
-    if (this.ordered.length < count - this.settledUpTo) {
-      const grown = new Uint8Array(Math.max(count - this.settledUpTo, this.ordered.length * 2));
-      grown.set(this.ordered);
-      this.ordered = grown;
-    }
-    const fresh: { scalars: number[]; histograms: number[] } = { scalars: [], histograms: [] };
+    this.install(this.unordered(count), count);
+    return this.order;
+  }
+
+  /**
+   * What sorted() does for the names published since, spread over turns of the event loop: runs
+   * of SORT_RUN names sorted a run per turn, then merged a pair per turn. The supervisor calls it
+   * once serving, so that the first /stats of 10,000 clusters does not sort 820,000 names in one
+   * step.
+   */
+  async catchUp(nextTurn: () => Promise<void>): Promise<void> {
+    const count = this.names.slotCount;
+    const fresh = this.unordered(count);
+    const scalars = await this.sortInRuns(fresh.scalars, nextTurn);
+    const histograms = await this.sortInRuns(fresh.histograms, nextTurn);
+    this.install({ scalars, histograms }, count);
+  }
+
+  /** Published slots below `count` not in the order yet, by kind. */
+  private unordered(count: number): UnorderedSlots {
+    const fresh: UnorderedSlots = { scalars: [], histograms: [] };
     this.names.forEachReady((slot, kind) => {
       if (slot < this.settledUpTo || slot >= count || this.ordered[slot - this.settledUpTo] === 1) return;
-      this.ordered[slot - this.settledUpTo] = 1;
       if (kind === StatKind.Counter || kind === StatKind.Gauge) fresh.scalars.push(slot);
       else if (kind === StatKind.Histogram) fresh.histograms.push(slot);
     }, this.settledUpTo);
-    this.order.scalars = this.mergeByName(this.order.scalars, fresh.scalars);
-    this.order.histograms = this.mergeByName(this.order.histograms, fresh.histograms);
-    this.seenCount = count;
+    return fresh;
+  }
+
+  /** Merges `fresh` into the order, less any slot a call in between has merged already. */
+  private install(fresh: UnorderedSlots, count: number): void {
+    const needed = Math.max(count, this.names.slotCount) - this.settledUpTo;
+    if (this.ordered.length < needed) {
+      const grown = new Uint8Array(Math.max(needed, this.ordered.length * 2));
+      grown.set(this.ordered);
+      this.ordered = grown;
+    }
+    const missing = (slots: number[]) =>
+      slots.filter((slot) => {
+        if (slot < this.settledUpTo || this.ordered[slot - this.settledUpTo] === 1) return false;
+        this.ordered[slot - this.settledUpTo] = 1;
+        return true;
+      });
+    this.order.scalars = this.mergeByName(this.order.scalars, missing(fresh.scalars));
+    this.order.histograms = this.mergeByName(this.order.histograms, missing(fresh.histograms));
+    this.seenCount = Math.max(this.seenCount, count);
     const settled = this.firstUnsettled(count);
-    this.ordered = this.ordered.slice(settled - this.settledUpTo);
-    this.settledUpTo = settled;
-    return this.order;
+    if (settled > this.settledUpTo) {
+      this.ordered = this.ordered.slice(settled - this.settledUpTo);
+      this.settledUpTo = settled;
+    }
+  }
+
+  private async sortInRuns(slots: number[], nextTurn: () => Promise<void>): Promise<number[]> {
+    const byName = (a: number, b: number) => compare(this.names.name(a), this.names.name(b));
+    let runs: number[][] = [];
+    for (let i = 0; i < slots.length; i += SORT_RUN) {
+      runs.push(slots.slice(i, i + SORT_RUN).sort(byName));
+      await nextTurn();
+    }
+    while (runs.length > 1) {
+      const next: number[][] = [];
+      for (let i = 0; i < runs.length; i += 2) {
+        next.push(i + 1 < runs.length ? this.mergeRuns(runs[i]!, runs[i + 1]!) : runs[i]!);
+        await nextTurn();
+      }
+      runs = next;
+    }
+    return runs[0] ?? [];
+  }
+
+  private mergeRuns(a: number[], b: number[]): number[] {
+    const name = (slot: number) => this.names.name(slot);
+    const out: number[] = new Array(a.length + b.length);
+    let i = 0;
+    let j = 0;
+    let k = 0;
+    while (i < a.length && j < b.length) out[k++] = compare(name(a[i]!), name(b[j]!)) <= 0 ? a[i++]! : b[j++]!;
+    while (i < a.length) out[k++] = a[i++]!;
+    while (j < b.length) out[k++] = b[j++]!;
+    return out;
   }
 
   private mergeByName(sorted: Int32Array, fresh: number[]): Int32Array {

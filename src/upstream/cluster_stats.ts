@@ -136,15 +136,22 @@ export class ClusterStats {
 }
 
 /**
- * The supervisor's part: interns every name of `config`'s cluster (no handles, no value
- * blocks) and sets the membership gauges from the static assignment. Only the supervisor
- * writes these gauges, so the sum over writers is its value.
+ * Interns every name of `config`'s cluster (no handles, no value blocks), so that /stats lists
+ * them at 0 before traffic. Any process may: the workers share the clusters out at start.
  */
-export function declareClusterStats(store: SharedStatsStore, config: ClusterConfig): void {
+export function declareClusterStatNames(store: SharedStatsStore, config: ClusterConfig): void {
   const prefix = `cluster.${config.statName}.`;
   for (const name of CLUSTER_COUNTERS) store.names.intern(prefix + name, StatKind.Counter, 0);
   for (const [name, mode] of CLUSTER_GAUGES) store.names.intern(prefix + name, StatKind.Gauge, mode === 'never_import' ? SlotFlag.NeverImport : 0);
   for (const name of CLUSTER_HISTOGRAMS) store.names.intern(prefix + name, StatKind.Histogram, 0);
+}
+
+/**
+ * The supervisor's part: the membership gauges of the static assignment. Only the supervisor
+ * writes them, so the sum over writers is its value.
+ */
+export function setMembershipGauges(store: SharedStatsStore, config: ClusterConfig): void {
+  const prefix = `cluster.${config.statName}.`;
   let total = 0;
   let healthy = 0;
   let degraded = 0;

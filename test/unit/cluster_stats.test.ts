@@ -1,12 +1,27 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { createHeapStatsStore } from '../../src/stats/store';
-import { CLUSTER_COUNTERS, CLUSTER_GAUGES, CLUSTER_HISTOGRAMS, ClusterStats, declareClusterStats } from '../../src/upstream/cluster_stats';
+import type { ClusterConfig } from '../../src/config/model';
+import type { SharedStatsStore } from '../../src/stats/store';
+import {
+  CLUSTER_COUNTERS,
+  CLUSTER_GAUGES,
+  CLUSTER_HISTOGRAMS,
+  ClusterStats,
+  declareClusterStatNames,
+  setMembershipGauges,
+} from '../../src/upstream/cluster_stats';
 import { staticCluster } from '../helpers/data_plane';
 
-test('declareClusterStats names every cluster stat at 0 without making a worker handle', () => {
+/** What a worker and the supervisor do for a cluster at start, together. */
+function declareClusterStats(store: SharedStatsStore, config: ClusterConfig): void {
+  declareClusterStatNames(store, config);
+  setMembershipGauges(store, config);
+}
+
+test('declareClusterStatNames names every cluster stat at 0 without making a worker handle', () => {
   const store = createHeapStatsStore();
-  declareClusterStats(store, staticCluster('web:8080', [{ port: 1 }]));
+  declareClusterStatNames(store, staticCluster('web:8080', [{ port: 1 }]));
   const snapshot = store.snapshot();
   for (const name of CLUSTER_COUNTERS) assert.equal(snapshot.get(`cluster.web_8080.${name}`), 0, name);
   for (const [name] of CLUSTER_GAUGES) assert.ok(snapshot.has(`cluster.web_8080.${name}`), name);
