@@ -261,7 +261,7 @@ export class Supervisor implements ServerInfoSource {
       if (kind !== StatKind.Cells) slots.push(slot);
     });
     for (let i = 0; i < slots.length && this.shutdownPromise === null; i++) {
-      this.tags.prometheusName(names.name(slots[i]!));
+      this.tags.prometheusName(names.name(slots[i]!), slots[i]);
       if (i % TAG_BATCH === TAG_BATCH - 1) await nextTurn();
     }
   }
@@ -365,6 +365,7 @@ export class Supervisor implements ServerInfoSource {
       scalars: reader.scalars(),
       histograms: reader.histograms().map((h) => ({
         name: h.name,
+        id: h.slot,
         used: h.used,
         interval: this.histograms.interval(h.slot),
         cumulative: this.histograms.cumulative(h.slot),

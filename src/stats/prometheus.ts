@@ -67,8 +67,8 @@ export class PrometheusFormatter {
     yield out.take();
   }
 
-  private addTo<T extends { readonly name: string }>(groups: Groups<T>, stat: T): void {
-    const { name, labels } = this.names.prometheusName(stat.name);
+  private addTo<T extends { readonly name: string; readonly id?: number }>(groups: Groups<T>, stat: T): void {
+    const { name, labels } = this.names.prometheusName(stat.name, stat.id);
     let group = groups.get(name);
     if (group === undefined) {
       group = { labels: [], stats: [] };

@@ -90,6 +90,7 @@ export class StatsReader {
       const kind = used[slot]! & KIND_BITS;
       out[i] = {
         name: this.names.name(slot),
+        id: slot,
         kind: kind === StatKind.Counter ? 'counter' : 'gauge',
         value: values[slot]!,
         used: (used[slot]! & USED_BIT) !== 0,

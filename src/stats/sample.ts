@@ -3,6 +3,8 @@
 
 export interface ScalarSample {
   readonly name: string;
+  /** The stat's slot in the region, the same for its whole life: a cache key cheaper than the name. */
+  readonly id?: number;
   readonly kind: 'counter' | 'gauge';
   readonly value: number;
   /** Written at least once since the stat was created (?usedonly). */
@@ -21,6 +23,8 @@ export interface HistogramSummary {
 
 export interface HistogramSample {
   readonly name: string;
+  /** As ScalarSample.id. */
+  readonly id?: number;
   /** Recorded into since the proxy started (cumulative.count > 0): false prints `No recorded values`. */
   readonly used: boolean;
   /** Samples of the last completed stats_flush_interval; null when there were none. */

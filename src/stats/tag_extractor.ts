@@ -49,6 +49,8 @@ interface LabelNode {
 export class TagExtractor {
   private readonly producer: TagProducer;
   private readonly names = new Map<string, PrometheusName>();
+  /** By stat slot, for the region's stats (see ScalarSample.id). */
+  private readonly byId: PrometheusName[] = [];
   // A few hundred distinct metric names and a few tag names: sanitized once each.
   private readonly metricName = memo((extracted) => sanitizeName(PREFIX + extracted));
   private readonly labelName = memo(sanitizeName);
@@ -62,12 +64,14 @@ export class TagExtractor {
     this.producer = new TagProducer(config);
   }
 
-  prometheusName(statName: string): PrometheusName {
-    let known = this.names.get(statName);
+  /** `id`, when given, is the stat's slot: an index into an array instead of a string hash. */
+  prometheusName(statName: string, id?: number): PrometheusName {
+    let known = id === undefined ? this.names.get(statName) : this.byId[id];
     if (known === undefined) {
       const tagged = this.producer.produceTags(statName);
       known = { name: this.metricName(tagged.name), labels: this.labels(tagged.tags) };
-      this.names.set(statName, known);
+      if (id === undefined) this.names.set(statName, known);
+      else this.byId[id] = known;
     }
     return known;
   }
