@@ -9,7 +9,8 @@ import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import * as addon from '../src/native/addon';
+import { posixSharedMemory, sharedRegionName } from '../src/hot_restart/shared_memory';
+import { StatsRegion } from '../src/stats/region';
 import { freePort } from './free_port';
 import { fetchOnce } from './http_probe';
 import { median } from './summary';
@@ -79,11 +80,7 @@ async function main(): Promise<void> {
     for (const c of children) if (c.exitCode === null) c.kill('SIGTERM');
     await new Promise((r) => setTimeout(r, 1500));
     for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
-    try {
-      addon.shmUnlink(`/proxy_shared_memory_${baseId * 10}`);
-    } catch {
-      // Never created.
-    }
+    StatsRegion.unlinkStale(posixSharedMemory, sharedRegionName(baseId));
     upstream.close();
     fs.rmSync(dir, { recursive: true, force: true });
   }

@@ -145,8 +145,12 @@ async function main(): Promise<void> {
     console.log(`  counter increment       ${ns.toFixed(1)} ns (one Float64Array store on the mapped region)`);
     region.retireColumn(store.column);
   } finally {
-    child.kill('SIGTERM');
-    await new Promise((r) => child.once('exit', r));
+    if (child.exitCode === null) {
+      child.kill('SIGTERM');
+      await new Promise((r) => child.once('exit', r));
+    }
+    // A hot-restart region outlives its epochs (the next epoch 0 replaces it): remove it.
+    StatsRegion.unlinkStale(posixSharedMemory, sharedRegionName(baseId));
     upstream.close();
     fs.rmSync(dir, { recursive: true, force: true });
   }
