@@ -104,11 +104,13 @@ describe('stats endpoints with two workers', { timeout: 90_000 }, () => {
     const exact = (q: number) => Math.max(1, Math.ceil(q * 10_000));
     const within = (got: number, q: number) => assert.ok(Math.abs(got - exact(q)) <= exact(q) * 0.01, `P${q * 100}: ${got}, exact ${exact(q)}`);
 
-    // Text: `name: P0(i,c) P25(i,c) ...`, once a flush has merged the samples.
-    const line = await waitFor('a flush with the samples', async () => {
-      const body = (await proxy.admin(`/stats?filter=^${name.replace('.', '\\.')}$`)).body;
-      return body.includes('P50(') && !body.includes(',nan)') ? body.trim() : undefined;
+    // Once a flush has merged all 10,000 samples (cumulative data only grows)...
+    await waitFor('a flush with every sample', async () => {
+      const body = (await proxy.admin(`/stats/prometheus?filter=^${name.replace('.', '\\.')}$`)).body;
+      return body.includes('proxy_test_known_distribution_count{} 10000\n') ? true : undefined;
     });
+    // ...text shows `name: P0(i,c) P25(i,c) ...`.
+    const line = (await proxy.admin(`/stats?filter=^${name.replace('.', '\\.')}$`)).body.trim();
     const text = [...line.matchAll(/P([\d.]+)\(([^,]+),([^)]+)\)/g)].map((m) => [m[1]!, Number(m[3])] as const);
     assert.deepEqual(text.map(([label]) => label), ['0', '25', '50', '75', '90', '99', '99.9', '100']);
     for (const [label, cumulative] of text) within(cumulative, Number(label) / 100);
