@@ -53,15 +53,21 @@ export class HotRestarterRun {
   /** The admin URL of `epoch` once that epoch answers /ready with 200. */
   async adminOf(epoch: number, timeoutMs = 20_000): Promise<string> {
     const file = path.join(this.dir, `admin.${epoch}`);
-    return waitFor(
-      `epoch ${epoch} to serve`,
-      async () => {
-        if (!fs.existsSync(file)) return undefined;
-        const url = `http://${fs.readFileSync(file, 'utf8')}`;
-        return (await request(`${url}/ready`)).status === 200 ? url : undefined;
-      },
-      timeoutMs,
-    );
+    try {
+      return await waitFor(
+        `epoch ${epoch} to serve`,
+        async () => {
+          if (!fs.existsSync(file)) return undefined;
+          const url = `http://${fs.readFileSync(file, 'utf8')}`;
+          return (await request(`${url}/ready`)).status === 200 ? url : undefined;
+        },
+        timeoutMs,
+      );
+    } catch (e) {
+      // What the epoch and the restarter said is what tells a slow start from a stuck one.
+      const tail = (text: string) => text.split('\n').slice(-30).join('\n');
+      throw new Error(`${(e as Error).message}\nepoch ${epoch} log:\n${tail(this.log(epoch))}\nhot-restarter:\n${tail(this.output)}`);
+    }
   }
 
   log(epoch: number): string {
