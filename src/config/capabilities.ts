@@ -122,9 +122,12 @@ const LISTENER: Shape = {
   },
 };
 
-// User regexes (a tag's regex, a matcher's safe_regex) wait for a linear-time engine: a
-// backtracking one would let a pattern stall the admin thread.
-const STRING_MATCHER: Shape = { fields: { exact: leaf, prefix: leaf, suffix: leaf, contains: leaf, ignore_case: leaf } };
+// A matcher's safe_regex runs on RE2 (src/regex). A tag's own regex is not taken yet: its
+// capture groups cut the name, which the tag producer does for its built-in rules only.
+const REGEX_MATCHER: Shape = { fields: { google_re2: { fields: { max_program_size: leaf } }, regex: leaf } };
+const STRING_MATCHER: Shape = {
+  fields: { exact: leaf, prefix: leaf, suffix: leaf, contains: leaf, safe_regex: REGEX_MATCHER, ignore_case: leaf },
+};
 
 const STATS_CONFIG: Shape = {
   fields: {

@@ -208,7 +208,8 @@ export interface TagSpecifier {
 
 /** A StringMatcher of the kinds this build runs. */
 export interface StringMatch {
-  readonly kind: 'exact' | 'prefix' | 'suffix' | 'contains';
+  readonly kind: 'exact' | 'prefix' | 'suffix' | 'contains' | 'safe_regex';
+  /** The pattern for safe_regex (RE2 syntax, matched against the whole input; ignoreCase unused). */
   readonly value: string;
   readonly ignoreCase: boolean;
 }

@@ -251,12 +251,15 @@ function histogramBucketRule(config: JsonObject): HistogramBucketRule {
   };
 }
 
-const STRING_MATCH_KINDS: readonly StringMatch['kind'][] = ['exact', 'prefix', 'suffix', 'contains'];
+const STRING_MATCH_KINDS = ['exact', 'prefix', 'suffix', 'contains'] as const;
 
-/** Validation left one of the kinds set (safe_regex is refused as not implemented). */
+/** Validation left exactly one of the kinds set. */
 function stringMatch(config: JsonObject): StringMatch {
+  const ignoreCase = boolField(config, 'ignore_case');
+  const regex = messageField(config, 'safe_regex');
+  if (regex !== undefined) return { kind: 'safe_regex', value: stringField(regex, 'regex'), ignoreCase };
   const kind = STRING_MATCH_KINDS.find((k) => typeof config[k] === 'string') ?? 'exact';
-  return { kind, value: stringField(config, kind), ignoreCase: boolField(config, 'ignore_case') };
+  return { kind, value: stringField(config, kind), ignoreCase };
 }
 
 function locality(config: JsonObject | undefined): Locality {

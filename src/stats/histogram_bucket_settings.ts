@@ -4,6 +4,7 @@
 // any bound can be read off it; the bounds are only a rendering choice.
 
 import type { HistogramBucketRule, StringMatch } from '../config/model';
+import { SafeRegex } from '../regex/safe_regex';
 import { formatG32 } from './number_format';
 
 /** Envoy's default bounds, in milliseconds for its latency histograms. */
@@ -34,6 +35,10 @@ function matcher(m: StringMatch): (name: string) => boolean {
       return (name) => fold(name).endsWith(wanted);
     case 'contains':
       return (name) => fold(name).includes(wanted);
+    case 'safe_regex': {
+      const regex = SafeRegex.compile(m.value);
+      return (name) => regex.fullMatch(name);
+    }
   }
 }
 

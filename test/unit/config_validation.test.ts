@@ -61,6 +61,16 @@ test('stats_config: tag names used once, a name alone must name a default rule, 
   assert.throws(buckets({ buckets: [1] }), new FieldError('stats_config.histogram_bucket_settings[1].match', 'missing required field'));
   assert.throws(buckets({ match: {}, buckets: [1] }), new FieldError('stats_config.histogram_bucket_settings[1].match', 'one of exact, prefix, suffix, contains or safe_regex is required'));
   assert.throws(buckets({ match: { suffix: '' }, buckets: [1] }), new FieldError('stats_config.histogram_bucket_settings[1].match.suffix', 'must not be empty'));
+  // safe_regex is RE2: no lookaround, and a program within google_re2.max_program_size (100 unset).
+  const regex = (matcher: object) => buckets({ match: { safe_regex: matcher }, buckets: [1] });
+  assert.throws(regex({ regex: 'a(?=b)' }), (e: unknown) => e instanceof FieldError && e.fieldPath === 'stats_config.histogram_bucket_settings[1].match.safe_regex.regex');
+  assert.throws(regex({ regex: 'x{150}' }), (e: unknown) => {
+    assert.ok(e instanceof FieldError);
+    assert.equal(e.fieldPath, 'stats_config.histogram_bucket_settings[1].match.safe_regex.regex');
+    assert.match(e.message, /invalid regex 'x\{150\}': program size of \d+ > max program size of 100/);
+    return true;
+  });
+  assert.doesNotThrow(regex({ google_re2: { max_program_size: 1000 }, regex: 'x{150}' }));
   assert.throws(buckets({ match: { exact: 'a' } }), new FieldError('stats_config.histogram_bucket_settings[1].buckets', 'at least one bucket is required'));
   assert.throws(buckets({ match: { exact: 'a' }, buckets: [1, 0] }), new FieldError('stats_config.histogram_bucket_settings[1].buckets[1]', 'must be a number greater than 0, got 0'));
   assert.throws(buckets({ match: { exact: 'a' }, buckets: [2, 'Infinity'] }), new FieldError('stats_config.histogram_bucket_settings[1].buckets[1]', 'must be a number greater than 0, got Infinity'));

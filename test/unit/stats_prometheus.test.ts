@@ -217,3 +217,23 @@ test('a name is extracted once: the second render reuses the cached names', () =
   // Stats of one cluster share their label text.
   assert.equal(extractor.prometheusName('cluster.foo.upstream_cx_total').labels, extractor.prometheusName('cluster.foo.upstream_rq_total').labels);
 });
+
+test('histogram_bucket_settings by safe_regex: RE2 against the whole name', () => {
+  const config: StatsConfig = {
+    ...DEFAULTS,
+    histogramBucketSettings: [{ match: { kind: 'safe_regex', value: 'http\\.[^.]+\\.downstream_rq_\\w+', ignoreCase: false }, buckets: [7] }],
+  };
+  const snapshot: StatsSnapshot = {
+    scalars: [],
+    // The second only contains a match: a full match is required, as Envoy's StringMatcher does.
+    histograms: [histogram('http.x.downstream_rq_size', [3, 9]), histogram('listener.http.x.downstream_rq_size', [3])],
+  };
+  const buckets = render(snapshot, ALL, config)
+    .split('\n')
+    .filter((l) => l.includes('_bucket'));
+  assert.deepEqual(buckets.slice(0, 2), [
+    'proxy_http_downstream_rq_size_bucket{proxy_http_conn_manager_prefix="x",le="7"} 1',
+    'proxy_http_downstream_rq_size_bucket{proxy_http_conn_manager_prefix="x",le="+Inf"} 2',
+  ]);
+  assert.equal(buckets.filter((l) => l.startsWith('proxy_listener_')).length, 20);
+});

@@ -2,10 +2,14 @@
 // specifier naming a default rule) and the protos' rules on histogram buckets.
 
 import { isDefaultTagName } from '../../stats/default_tags';
+import { InvalidRegexError, SafeRegex } from '../../regex/safe_regex';
 import { FieldError } from '../errors';
 import { childPath, indexPath } from '../field_path';
 import { boolField, JsonObject, messageField, messageList, stringField } from '../json';
 import { proxySpelling } from '../names';
+
+/** Envoy's limit on a config regex's compiled program when google_re2 names none. */
+const DEFAULT_MAX_PROGRAM_SIZE = 100;
 
 const PATH = 'stats_config';
 
@@ -58,5 +62,20 @@ function validateStringMatch(match: JsonObject, path: string): void {
   if (set.length === 0) throw new FieldError(path, 'one of exact, prefix, suffix, contains or safe_regex is required');
   for (const kind of ['prefix', 'suffix', 'contains']) {
     if (match[kind] === '') throw new FieldError(childPath(path, kind), 'must not be empty');
+  }
+  const regex = messageField(match, 'safe_regex');
+  if (regex !== undefined) compileRegexMatcher(regex, childPath(path, 'safe_regex'));
+}
+
+/** Envoy's RegexMatcher: RE2 syntax, within google_re2.max_program_size (100 when unset). */
+function compileRegexMatcher(matcher: JsonObject, path: string): SafeRegex {
+  const pattern = stringField(matcher, 'regex');
+  const google = messageField(matcher, 'google_re2');
+  const max = google?.['max_program_size'];
+  try {
+    return SafeRegex.compile(pattern, { maxProgramSize: max === undefined || max === null ? DEFAULT_MAX_PROGRAM_SIZE : Number(max) });
+  } catch (e) {
+    if (e instanceof InvalidRegexError) throw new FieldError(childPath(path, 'regex'), `invalid regex '${pattern}': ${e.reason}`);
+    throw e;
   }
 }
