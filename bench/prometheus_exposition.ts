@@ -149,7 +149,7 @@ async function main(): Promise<void> {
   report('prometheus, second', consume(prometheus.render(snapshot, ALL)));
   const held = heapMiB() - before;
   // Used after the measurement, so that the cache is alive while measured.
-  extractor.prometheusName('server.live');
+  extractor.prometheusName({ name: 'server.live' });
   console.log(`tag extraction cache: heap held ${held.toFixed(0)} MiB`);
   const client = loadPromClient();
   if (client === null) {

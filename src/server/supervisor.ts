@@ -46,8 +46,6 @@ import type { LogSettings } from '../log/log_settings';
 const LISTEN_BACKLOG = 1024;
 /** Clusters whose membership gauges are set between two turns of the event loop. */
 const DECLARE_BATCH = 200;
-/** Stat names whose Prometheus tags are extracted between two turns of the event loop. */
-const TAG_BATCH = 4096;
 /** After a handover failed, the old epoch's workers may hold a port for a moment longer. */
 const REBIND_TIMEOUT_MS = 5000;
 
@@ -91,7 +89,7 @@ export class Supervisor implements ServerInfoSource {
   private workers: WorkerPool | null = null;
   private flusher: StatsFlusher | null = null;
   private readonly histograms = new HistogramMerger();
-  private readonly tags: TagExtractor;
+  private readonly prometheus: PrometheusFormatter;
   private parentShutdownTimer: NodeJS.Timeout | null = null;
   /** Set once the parent was told to drain: from then on this epoch carries the traffic. */
   private tookOver = false;
@@ -103,7 +101,8 @@ export class Supervisor implements ServerInfoSource {
   constructor(private readonly deps: SupervisorDeps) {
     this.restartEpoch = deps.options.restartEpoch;
     this.log = deps.log('main');
-    this.tags = new TagExtractor(deps.bootstrap.statsConfig);
+    const { statsConfig } = deps.bootstrap;
+    this.prometheus = new PrometheusFormatter(new TagExtractor(statsConfig), new HistogramBucketSettings(statsConfig.histogramBucketSettings));
   }
 
   state(): ServerState {
@@ -249,21 +248,14 @@ export class Supervisor implements ServerInfoSource {
 
   /**
    * Once serving, the work a first /stats would do in one step is done a batch per turn: the
-   * name order of every stat, then each name's Prometheus tags (Envoy extracts them when it
-   * creates a stat).
+   * name order of every stat, then the Prometheus grouping with each name's tags (Envoy
+   * extracts them when it creates a stat).
    */
   private async prepareStatsOutput(): Promise<void> {
     const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
-    const names = this.store!.names;
     await this.store!.reader.catchUp(nextTurn);
-    const slots: number[] = [];
-    names.forEachReady((slot, kind) => {
-      if (kind !== StatKind.Cells) slots.push(slot);
-    });
-    for (let i = 0; i < slots.length && this.shutdownPromise === null; i++) {
-      this.tags.prometheusName(names.name(slots[i]!), slots[i]);
-      if (i % TAG_BATCH === TAG_BATCH - 1) await nextTurn();
-    }
+    const grouping = this.prometheus.prepare(this.snapshot());
+    while (this.shutdownPromise === null && grouping.next().done !== true) await nextTurn();
   }
 
   /** SIGUSR1: every worker reopens its --log-path (logrotate moved the file away). */
@@ -409,8 +401,6 @@ export class Supervisor implements ServerInfoSource {
   private async startAdmin(address: string, port: number, accessLogPath: string): Promise<void> {
     const { bootstrap, build, options } = this.deps;
     const handlers: AdminHandler[] = [];
-    const { statsConfig } = bootstrap;
-    const prometheus = new PrometheusFormatter(this.tags, new HistogramBucketSettings(statsConfig.histogramBucketSettings));
     const tracer = options.enableMutexTracing ? new MutexTracer() : null;
     // The stats region's structural waits are the supervisor's one lock-like wait to trace.
     if (tracer) this.handle!.region.segments.onContention = tracer.record;
@@ -425,7 +415,7 @@ export class Supervisor implements ServerInfoSource {
         hotRestartVersion: this.deps.hotRestartVersion,
         quit: () => void this.stop('admin /quitquitquit').then(() => this.deps.exit(0)),
       }),
-      ...statsHandlers(() => this.snapshot(), prometheus),
+      ...statsHandlers(() => this.snapshot(), this.prometheus),
       resetCountersHandler(() => this.store!.reader.resetCounters()),
       clustersHandler(bootstrap.clusters, (cluster, address) => {
         const slot = this.hostSlots[cluster]?.[address];

@@ -9,73 +9,87 @@
 import { ChunkBuffer } from './chunk_buffer';
 import type { HistogramBucketSettings } from './histogram_bucket_settings';
 import { formatG32 } from './number_format';
+import { Group, PrometheusGroups } from './prometheus_groups';
 import { isSelected, StatsQuery } from './render';
 import type { HistogramSample, ScalarSample, StatsSnapshot } from './sample';
 import type { TagExtractor } from './tag_extractor';
 
-interface Group<T> {
-  /** Label text per stat, parallel to stats. */
-  readonly labels: string[];
-  readonly stats: T[];
-}
-
-type Groups<T> = Map<string, Group<T>>;
+/** Stats grouped per turn of the event loop when a grouping is made (see ChunkBuffer). */
+const GROUPING_BATCH = 4096;
+const SCALAR_TYPES = ['counter', 'gauge'];
+const HISTOGRAM_TYPES = ['histogram'];
 
 function scalarLine(name: string, labels: string, s: ScalarSample): string {
   return `${name}{${labels}} ${s.value}\n`;
 }
 
-function* writeGroups<T>(
-  groups: Groups<T>,
-  type: string,
+/** A group's TYPE line comes with its first selected stat: a group the query empties is left out. */
+function* writeGroups<T extends { readonly name: string; readonly used: boolean }>(
+  stats: readonly T[],
+  groups: readonly Group[],
+  q: StatsQuery,
   out: ChunkBuffer,
   lines: (name: string, labels: string, stat: T) => string,
 ): Generator<string> {
-  for (const name of [...groups.keys()].sort()) {
-    const group = groups.get(name)!;
-    out.add(`# TYPE ${name} ${type}\n`);
-    for (let i = 0; i < group.stats.length; i++) {
-      out.add(lines(name, group.labels[i]!, group.stats[i]!));
+  for (const group of groups) {
+    let written = false;
+    for (let i = 0; i < group.positions.length; i++) {
+      const stat = stats[group.positions[i]!]!;
+      if (isSelected(stat, q)) {
+        if (!written) out.add(`# TYPE ${group.name} ${group.type}\n`);
+        written = true;
+        out.add(lines(group.name, group.labels[i]!, stat));
+      }
       if (out.step()) yield out.take();
     }
-    out.add('\n');
+    if (written) out.add('\n');
   }
 }
 
 export class PrometheusFormatter {
+  /** The last groupings made, reused while the snapshots list the same stats. */
+  private scalarGroups: PrometheusGroups | null = null;
+  private histogramGroups: PrometheusGroups | null = null;
+
   constructor(
     private readonly names: TagExtractor,
     private readonly buckets: HistogramBucketSettings,
   ) {}
 
   *render(snapshot: StatsSnapshot, q: StatsQuery): Generator<string> {
+    const { scalars, histograms } = yield* this.prepare(snapshot);
     const out = new ChunkBuffer();
-    const counters: Groups<ScalarSample> = new Map();
-    const gauges: Groups<ScalarSample> = new Map();
-    for (const s of snapshot.scalars) {
-      if (isSelected(s, q)) this.addTo(s.kind === 'counter' ? counters : gauges, s);
-      if (out.step()) yield out.take();
-    }
-    const histograms: Groups<HistogramSample> = new Map();
-    for (const h of snapshot.histograms) {
-      if (isSelected(h, q)) this.addTo(histograms, h);
-      if (out.step()) yield out.take();
-    }
-    yield* writeGroups(counters, 'counter', out, scalarLine);
-    yield* writeGroups(gauges, 'gauge', out, scalarLine);
-    yield* writeGroups(histograms, 'histogram', out, (name, labels, h) => this.histogramLines(name, labels, h));
+    yield* writeGroups(snapshot.scalars, scalars.groups, q, out, scalarLine);
+    yield* writeGroups(snapshot.histograms, histograms.groups, q, out, (name, labels, h) => this.histogramLines(name, labels, h));
     yield out.take();
   }
 
-  private addTo<T extends { readonly name: string; readonly id?: number }>(groups: Groups<T>, stat: T): void {
-    const { name, labels } = this.names.prometheusName(stat.name, stat.id);
-    let group = groups.get(name);
-    if (group === undefined) {
-      group = { labels: [], stats: [] };
-      groups.set(name, group);
+  /**
+   * The groupings of the snapshot's stats: the last ones, or new ones made a batch per yield
+   * (empty chunks). The supervisor runs it once serving, so that a first scrape finds them made.
+   */
+  *prepare(snapshot: StatsSnapshot): Generator<string, { scalars: PrometheusGroups; histograms: PrometheusGroups }> {
+    if (this.scalarGroups === null || !this.scalarGroups.fits(snapshot.scalars)) {
+      this.scalarGroups = yield* this.group(snapshot.scalars, (s) => s.kind, SCALAR_TYPES);
     }
-    group.labels.push(labels);
-    group.stats.push(stat);
+    if (this.histogramGroups === null || !this.histogramGroups.fits(snapshot.histograms)) {
+      this.histogramGroups = yield* this.group(snapshot.histograms, () => 'histogram', HISTOGRAM_TYPES);
+    }
+    return { scalars: this.scalarGroups, histograms: this.histogramGroups };
+  }
+
+  /** PrometheusGroups.build, its pauses as empty chunks. */
+  private *group<T extends { readonly name: string; readonly id?: number }>(
+    stats: readonly T[],
+    typeOf: (stat: T) => string,
+    types: readonly string[],
+  ): Generator<string, PrometheusGroups> {
+    const building = PrometheusGroups.build(stats, typeOf, types, this.names, GROUPING_BATCH);
+    for (;;) {
+      const step = building.next();
+      if (step.done === true) return step.value;
+      yield '';
+    }
   }
 
   private histogramLines(name: string, labels: string, h: HistogramSample): string {

@@ -64,10 +64,15 @@ export class TagExtractor {
     this.producer = new TagProducer(config);
   }
 
-  /** `id`, when given, is the stat's slot: an index into an array instead of a string hash. */
-  prometheusName(statName: string, id?: number): PrometheusName {
-    let known = id === undefined ? this.names.get(statName) : this.byId[id];
+  /**
+   * A stat with an `id` (its slot) is looked up in an array instead of hashing its name, and its
+   * name is read only the first time.
+   */
+  prometheusName(stat: { readonly name: string; readonly id?: number }): PrometheusName {
+    const id = stat.id;
+    let known = id === undefined ? this.names.get(stat.name) : this.byId[id];
     if (known === undefined) {
+      const statName = stat.name;
       const tagged = this.producer.produceTags(statName);
       known = { name: this.metricName(tagged.name), labels: this.labels(tagged.tags) };
       if (id === undefined) this.names.set(statName, known);

@@ -211,11 +211,11 @@ test('usedonly and filter select counters, gauges and histograms alike', () => {
 
 test('a name is extracted once: the second render reuses the cached names', () => {
   const extractor = new TagExtractor(DEFAULTS);
-  const first = extractor.prometheusName('cluster.foo.upstream_rq_200');
+  const first = extractor.prometheusName({ name: 'cluster.foo.upstream_rq_200' });
   assert.deepEqual(first, { name: 'proxy_cluster_upstream_rq', labels: 'proxy_response_code="200",proxy_cluster_name="foo"' });
-  assert.equal(extractor.prometheusName('cluster.foo.upstream_rq_200'), first);
+  assert.equal(extractor.prometheusName({ name: 'cluster.foo.upstream_rq_200' }), first);
   // Stats of one cluster share their label text.
-  assert.equal(extractor.prometheusName('cluster.foo.upstream_cx_total').labels, extractor.prometheusName('cluster.foo.upstream_rq_total').labels);
+  assert.equal(extractor.prometheusName({ name: 'cluster.foo.upstream_cx_total' }).labels, extractor.prometheusName({ name: 'cluster.foo.upstream_rq_total' }).labels);
 });
 
 test('histogram_bucket_settings by safe_regex: RE2 against the whole name', () => {
@@ -236,4 +236,44 @@ test('histogram_bucket_settings by safe_regex: RE2 against the whole name', () =
     'proxy_http_downstream_rq_size_bucket{proxy_http_conn_manager_prefix="x",le="+Inf"} 2',
   ]);
   assert.equal(buckets.filter((l) => l.startsWith('proxy_listener_')).length, 20);
+});
+
+test('the grouping is kept while the snapshot lists the same stats, and made again when one is added', () => {
+  let lookups = 0;
+  class CountingExtractor extends TagExtractor {
+    override prometheusName(stat: { readonly name: string; readonly id?: number }) {
+      lookups++;
+      return super.prometheusName(stat);
+    }
+  }
+  const formatter = new PrometheusFormatter(new CountingExtractor(DEFAULTS), new HistogramBucketSettings([]));
+  const withIds = (...scalars: [number, ReturnType<typeof counter>][]): StatsSnapshot => ({
+    scalars: scalars.map(([id, s]) => ({ ...s, id })),
+    histograms: [],
+  });
+  const lines = (s: StatsSnapshot) => [...formatter.render(s, ALL)].join('').split('\n').filter((l) => l !== '');
+  assert.deepEqual(lines(withIds([0, counter('cluster.a.upstream_rq_200', 1)], [1, gauge('server.live', 1)])), [
+    '# TYPE proxy_cluster_upstream_rq counter',
+    'proxy_cluster_upstream_rq{proxy_response_code="200",proxy_cluster_name="a"} 1',
+    '# TYPE proxy_server_live gauge',
+    'proxy_server_live{} 1',
+  ]);
+  assert.equal(lookups, 2);
+  // Same stats, new values: no lookup, the values of this snapshot.
+  assert.deepEqual(lines(withIds([0, counter('cluster.a.upstream_rq_200', 7)], [1, gauge('server.live', 0)]))[1], 'proxy_cluster_upstream_rq{proxy_response_code="200",proxy_cluster_name="a"} 7');
+  assert.equal(lookups, 2);
+  // A stat added in between: grouped again, the new one in its place.
+  assert.deepEqual(
+    lines(withIds([2, counter('cluster.a.upstream_rq_100', 3)], [0, counter('cluster.a.upstream_rq_200', 7)], [1, gauge('server.live', 0)])).slice(0, 3),
+    [
+      '# TYPE proxy_cluster_upstream_rq counter',
+      'proxy_cluster_upstream_rq{proxy_response_code="100",proxy_cluster_name="a"} 3',
+      'proxy_cluster_upstream_rq{proxy_response_code="200",proxy_cluster_name="a"} 7',
+    ],
+  );
+  // Stats without a slot id are never taken for the same ones.
+  const anonymous: StatsSnapshot = { scalars: [gauge('server.live', 1)], histograms: [] };
+  lines(anonymous);
+  lines(anonymous);
+  assert.equal(lookups, 2 + 3 + 1 + 1);
 });
