@@ -135,6 +135,7 @@ function loadOrReport(options: Options, log: Logger): LoadedBootstrap | null {
       bootstrapVersion: options.bootstrapVersion,
       allowUnknownStaticFields: options.allowUnknownStaticFields,
       disabledExtensions: disabled.keys,
+      serviceCluster: options.serviceCluster,
     });
     checkBootstrapCapabilities(loaded.bootstrap.source, source);
   } catch (thrown) {

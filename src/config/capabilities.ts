@@ -78,7 +78,14 @@ const ROUTE_CONFIG: Shape = {
         routes: list({
           fields: {
             name: leaf,
-            match: { fields: { prefix: leaf, path: leaf, case_sensitive: leaf } },
+            match: {
+              fields: {
+                prefix: leaf,
+                path: leaf,
+                case_sensitive: leaf,
+                runtime_fraction: { fields: { default_value: { fields: { numerator: leaf, denominator: leaf } }, runtime_key: leaf } },
+              },
+            },
             route: { fields: { cluster: leaf, timeout: leaf, prefix_rewrite: leaf } },
             direct_response: { fields: { status: leaf, body: { fields: { inline_string: leaf } } } },
           },
@@ -144,6 +151,19 @@ const BOOTSTRAP: Shape = {
     static_resources: { fields: { listeners: list(LISTENER), clusters: list(CLUSTER) } },
     stats_flush_interval: leaf,
     stats_config: STATS_CONFIG,
+    // rtds_layer is refused: runtime discovery (RTDS) is not implemented yet.
+    layered_runtime: {
+      fields: {
+        layers: list({
+          fields: {
+            name: leaf,
+            static_layer: leaf,
+            disk_layer: { fields: { symlink_root: leaf, subdirectory: leaf, append_service_cluster: leaf } },
+            admin_layer: { fields: {} },
+          },
+        }),
+      },
+    },
   },
 };
 

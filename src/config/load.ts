@@ -16,6 +16,8 @@ import { protoSchema, ProtoSchema } from './schema';
 import { upgradeV2 } from './v2_upgrade';
 import { validateBootstrap } from './validation/bootstrap';
 import { checkDisabledExtensions } from './validation/disabled_extensions';
+import { checkPlatformDns } from './validation/platform_dns';
+import { startupRuntime } from '../runtime/startup_runtime';
 
 export interface LoadOptions {
   readonly configPath?: string;
@@ -27,6 +29,8 @@ export interface LoadOptions {
   readonly allowUnknownStaticFields: boolean;
   /** --disable-extensions, resolved (keys of resolveDisabledExtensions). */
   readonly disabledExtensions?: ReadonlySet<string>;
+  /** --service-cluster ('' or unset: the bootstrap's node.cluster), for the start-up runtime. */
+  readonly serviceCluster?: string;
 }
 
 export interface LoadedBootstrap {
@@ -58,8 +62,11 @@ export function loadBootstrap(options: LoadOptions): LoadedBootstrap {
     const bootstrap = canonicalizeExtensionNames(decoded.json);
     checkDisabledExtensions(bootstrap, options.disabledExtensions ?? new Set());
     validateBootstrap(bootstrap);
+    const model = buildBootstrapModel(bootstrap);
+    // The start-up runtime (static and disk layers) decides some checks, in validate mode too.
+    checkPlatformDns(bootstrap, startupRuntime(model.runtimeLayers, options.serviceCluster || model.node.cluster));
     return {
-      bootstrap: buildBootstrapModel(bootstrap),
+      bootstrap: model,
       warnings,
       unknownFields: [...(file?.unknownFields ?? []), ...decoded.unknownFields],
     };

@@ -35,6 +35,8 @@ export interface Bootstrap {
   /** stats_flush_interval: how often the supervisor ends a histogram interval (and flushes stats). */
   readonly statsFlushIntervalMs: number;
   readonly statsConfig: StatsConfig;
+  /** layered_runtime's layers in stacking order (Envoy's defaults when the bootstrap has none). */
+  readonly runtimeLayers: readonly RuntimeLayerConfig[];
   /**
    * The server's local address (first non-loopback address of --local-address-ip-version's
    * family, else loopback), set at start-up: Envoy appends it to x-forwarded-for when the
@@ -113,6 +115,21 @@ export interface RouteMatch {
   readonly prefix?: string;
   readonly path?: string;
   readonly caseSensitive: boolean;
+  /** The route matches only this fraction of requests (decided per request). */
+  readonly runtimeFraction?: RuntimeFraction;
+}
+
+export type PercentDenominator = 'HUNDRED' | 'TEN_THOUSAND' | 'MILLION';
+
+export interface FractionalPercent {
+  readonly numerator: number;
+  readonly denominator: PercentDenominator;
+}
+
+/** core.v3.RuntimeFractionalPercent: the runtime value at runtimeKey overrides the default. */
+export interface RuntimeFraction {
+  readonly defaultValue: FractionalPercent;
+  readonly runtimeKey: string;
 }
 
 export type RouteAction = ClusterRouteAction | DirectResponseAction;
@@ -219,4 +236,28 @@ export interface HistogramBucketRule {
   readonly match: StringMatch;
   /** Upper bounds, ascending, each above 0. */
   readonly buckets: readonly number[];
+}
+
+// ---- runtime -----------------------------------------------------------------------------
+
+export type RuntimeLayerConfig = StaticRuntimeLayer | DiskRuntimeLayer | AdminRuntimeLayer;
+
+export interface StaticRuntimeLayer {
+  readonly kind: 'static';
+  readonly name: string;
+  /** The Struct flattened: `a.b.c` keys, values as Envoy writes them. */
+  readonly values: readonly (readonly [string, string])[];
+}
+
+export interface DiskRuntimeLayer {
+  readonly kind: 'disk';
+  readonly name: string;
+  readonly symlinkRoot: string;
+  readonly subdirectory: string;
+  readonly appendServiceCluster: boolean;
+}
+
+export interface AdminRuntimeLayer {
+  readonly kind: 'admin';
+  readonly name: string;
 }

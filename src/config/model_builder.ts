@@ -29,16 +29,20 @@ import type {
   ListenerConfig,
   Locality,
   LocalityLbEndpoints,
+  PercentDenominator,
   NetworkFilterConfig,
   Route,
   RouteAction,
   RouteConfiguration,
+  RuntimeFraction,
+  RuntimeLayerConfig,
   SocketAddress,
   StatsConfig,
   StringMatch,
   TcpProxyConfig,
 } from './model';
 import { proxySpelling, TCP_PROXY } from './names';
+import { flattenStaticLayer } from '../runtime/static_layer';
 
 /** Defaults of Envoy 1.16 for fields left unset. */
 const DEFAULTS = {
@@ -69,6 +73,7 @@ export function buildBootstrapModel(bootstrap: JsonObject): Bootstrap {
     clusters: messageList(resources, 'clusters').map(cluster),
     statsFlushIntervalMs: millis(bootstrap, 'stats_flush_interval', DEFAULTS.statsFlushIntervalMs),
     statsConfig: statsConfig(messageField(bootstrap, 'stats_config') ?? {}),
+    runtimeLayers: runtimeLayers(messageField(bootstrap, 'layered_runtime')),
     source: bootstrap,
   });
 }
@@ -151,14 +156,27 @@ function route(config: JsonObject): Route {
   const match = messageField(config, 'match') ?? {};
   const prefix = match['prefix'];
   const path = match['path'];
+  const fraction = messageField(match, 'runtime_fraction');
   return {
     name: stringField(config, 'name'),
     match: {
       ...(typeof prefix === 'string' ? { prefix } : {}),
       ...(typeof path === 'string' ? { path } : {}),
       caseSensitive: boolField(match, 'case_sensitive', true),
+      ...(fraction !== undefined ? { runtimeFraction: runtimeFraction(fraction) } : {}),
     },
     action: routeAction(config),
+  };
+}
+
+function runtimeFraction(config: JsonObject): RuntimeFraction {
+  const defaultValue = messageField(config, 'default_value') ?? {};
+  return {
+    defaultValue: {
+      numerator: numberField(defaultValue, 'numerator'),
+      denominator: enumField<PercentDenominator>(defaultValue, 'denominator', 'HUNDRED'),
+    },
+    runtimeKey: stringField(config, 'runtime_key'),
   };
 }
 
@@ -260,6 +278,38 @@ function stringMatch(config: JsonObject): StringMatch {
   if (regex !== undefined) return { kind: 'safe_regex', value: stringField(regex, 'regex'), ignoreCase };
   const kind = STRING_MATCH_KINDS.find((k) => typeof config[k] === 'string') ?? 'exact';
   return { kind, value: stringField(config, kind), ignoreCase };
+}
+
+/**
+ * Envoy's layers: as configured; without layered_runtime a `base` static layer (empty) and an
+ * `admin` layer; an empty list, an admin layer with no name. (The v2 `runtime` field became a
+ * layered_runtime in the v2 upgrade.)
+ */
+function runtimeLayers(config: JsonObject | undefined): RuntimeLayerConfig[] {
+  if (config === undefined) return [{ kind: 'static', name: 'base', values: [] }, { kind: 'admin', name: 'admin' }];
+  const layers = messageList(config, 'layers');
+  if (layers.length === 0) return [{ kind: 'admin', name: '' }];
+  return layers.flatMap((layer, i): RuntimeLayerConfig[] => {
+    const name = stringField(layer, 'name');
+    const staticLayer = messageField(layer, 'static_layer');
+    if (staticLayer !== undefined) {
+      return [{ kind: 'static', name, values: flattenStaticLayer(staticLayer, `layered_runtime.layers[${i}].static_layer`) }];
+    }
+    const disk = messageField(layer, 'disk_layer');
+    if (disk !== undefined) {
+      return [
+        {
+          kind: 'disk',
+          name,
+          symlinkRoot: stringField(disk, 'symlink_root'),
+          subdirectory: stringField(disk, 'subdirectory'),
+          appendServiceCluster: boolField(disk, 'append_service_cluster'),
+        },
+      ];
+    }
+    // An rtds_layer has no model: the capability check refuses it by field path.
+    return layer['admin_layer'] !== undefined ? [{ kind: 'admin', name }] : [];
+  });
 }
 
 function locality(config: JsonObject | undefined): Locality {

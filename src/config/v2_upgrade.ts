@@ -70,6 +70,7 @@ export function upgradeV2(input: JsonValue): Upgraded {
   const bootstrap = structuredClone(input);
   const warnings: string[] = [];
   renameTypeUrls(bootstrap);
+  upgradeRuntime(bootstrap, warnings);
   const resources = messageField(bootstrap, 'static_resources');
   if (resources !== undefined) {
     messageList(resources, 'clusters').forEach((cluster, i) => {
@@ -88,6 +89,36 @@ export function upgradeV2(input: JsonValue): Upgraded {
     }
   });
   return { json: bootstrap, warnings };
+}
+
+/**
+ * v2 `runtime` -> `layered_runtime` as Envoy 1.16 translates it: a `base` static layer, a `root`
+ * disk layer and an `override` disk layer (under the service cluster) when symlink_root is set,
+ * then an `admin` layer. An explicit layered_runtime wins, as in Envoy.
+ */
+function upgradeRuntime(bootstrap: JsonObject, warnings: string[]): void {
+  const runtime = takeField(bootstrap, 'runtime');
+  if (runtime === undefined) return;
+  if (Object.hasOwn(bootstrap, 'layered_runtime')) {
+    warnings.push('runtime: deprecated option, ignored because layered_runtime is set');
+    return;
+  }
+  warnings.push('runtime: deprecated option, use layered_runtime instead');
+  if (!isJsonObject(runtime)) throw new FieldError('runtime', 'expected an object');
+  const symlinkRoot = stringField(runtime, 'symlink_root');
+  const overrideSubdirectory = stringField(runtime, 'override_subdirectory');
+  const layers: JsonObject[] = [{ name: 'base', static_layer: runtime['base'] ?? {} }];
+  if (symlinkRoot !== '') {
+    layers.push({ name: 'root', disk_layer: { symlink_root: symlinkRoot, subdirectory: stringField(runtime, 'subdirectory') } });
+    if (overrideSubdirectory !== '') {
+      layers.push({
+        name: 'override',
+        disk_layer: { symlink_root: symlinkRoot, subdirectory: overrideSubdirectory, append_service_cluster: true },
+      });
+    }
+  }
+  layers.push({ name: 'admin', admin_layer: {} });
+  bootstrap['layered_runtime'] = { layers };
 }
 
 function upgradeCluster(cluster: JsonObject, path: string, warnings: string[]): void {

@@ -7,6 +7,7 @@ import type { Bootstrap, ListenerConfig, NetworkFilterConfig } from '../config/m
 import { HttpConnectionManagerFactory } from '../filters/network/http_connection_manager';
 import { TcpProxyFactory } from '../filters/network/tcp_proxy';
 import type { LoggerFactory } from '../log/logger_api';
+import type { RuntimeSource } from '../runtime/live_runtime';
 import type { DrainDecider } from '../server/drain_decider';
 import type { Counter, Gauge, Histogram, StatsStore } from '../stats/stats';
 import { sanitizeStatName } from '../stats/stats';
@@ -21,6 +22,7 @@ export interface ListenerManagerDeps {
   readonly clusters: ClusterManager;
   readonly log: LoggerFactory;
   readonly drain: DrainDecider;
+  readonly runtime: RuntimeSource;
 }
 
 /** A listener whose filter chains this data plane cannot run. */
@@ -133,7 +135,7 @@ export class ListenerManager {
   }
 
   private filterFactory(listener: ListenerConfig, filter: NetworkFilterConfig): NetworkFilterFactory {
-    const { stats, clusters, drain, log, bootstrap } = this.deps;
+    const { stats, clusters, drain, log, bootstrap, runtime } = this.deps;
     const bufferLimitBytes = listener.perConnectionBufferLimitBytes;
     switch (filter.kind) {
       case 'tcp_proxy':
@@ -146,6 +148,7 @@ export class ListenerManager {
           log: log('http'),
           bufferLimitBytes,
           localAddress: bootstrap.localAddress,
+          runtime,
         });
     }
   }

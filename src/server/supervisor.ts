@@ -14,6 +14,9 @@ import { BoundListener, listenersHandler } from '../admin/listeners_handler';
 import { serverHandlers } from '../admin/server_handlers';
 import { statsHandlers } from '../admin/stats_handler';
 import { resetCountersHandler } from '../admin/reset_counters_handler';
+import { runtimeHandlers } from '../admin/runtime_handler';
+import { RuntimeLoader } from '../runtime/runtime_loader';
+import { runtimeStats } from '../runtime/runtime_stats';
 import { AdminHandler, AdminServer } from '../admin/admin_server';
 import { DomainSocketHotRestart, HotRestart, NopHotRestart } from '../hot_restart/hot_restart';
 import { tcpListenAddress } from '../hot_restart/messages';
@@ -48,6 +51,8 @@ const LISTEN_BACKLOG = 1024;
 const DECLARE_BATCH = 200;
 /** After a handover failed, the old epoch's workers may hold a port for a moment longer. */
 const REBIND_TIMEOUT_MS = 5000;
+/** The safety net behind the file system watch of the runtime's disk layer symlinks. */
+const RUNTIME_POLL_MS = 10_000;
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
@@ -88,6 +93,7 @@ export class Supervisor implements ServerInfoSource {
   private admin: AdminServer | null = null;
   private workers: WorkerPool | null = null;
   private flusher: StatsFlusher | null = null;
+  private runtime: RuntimeLoader | null = null;
   private readonly histograms = new HistogramMerger();
   private readonly prometheus: PrometheusFormatter;
   private parentShutdownTimer: NodeJS.Timeout | null = null;
@@ -177,6 +183,16 @@ export class Supervisor implements ServerInfoSource {
     this.stats.version.set(versionGaugeValue(this.deps.build));
     this.setState('INITIALIZING');
     const store = this.store;
+    // Loaded before admin and workers, which both read it; every change goes to the workers.
+    this.runtime = new RuntimeLoader({
+      layers: bootstrap.runtimeLayers,
+      serviceCluster: bootstrap.node.cluster,
+      stats: runtimeStats(store),
+      log: this.deps.log('runtime'),
+      onChange: (values) => this.workers?.broadcast({ v: WORKER_PROTOCOL_VERSION, type: 'runtime', values }),
+      pollIntervalMs: RUNTIME_POLL_MS,
+    });
+    this.runtime.start();
     // Started before the workers: what the region already holds is out of the first interval.
     this.flusher = new StatsFlusher({
       clock: this.deps.clock,
@@ -216,6 +232,7 @@ export class Supervisor implements ServerInfoSource {
         listeners: bootstrap.listeners.map((l) => l.name),
         log: this.deps.logSettings,
         drain: { strategy: options.drainStrategy, drainTimeS: options.drainTimeS },
+        runtime: this.runtime!.values(),
       }),
       onWorkerGone: (column) => zeroColumnGauges(region, this.store!.names, this.store!.hosts, column),
       restarts: this.stats.workerRestarts,
@@ -281,6 +298,7 @@ export class Supervisor implements ServerInfoSource {
   private async doShutdown(reason: string): Promise<void> {
     this.log.info(`shutting down: ${reason}`);
     this.flusher?.stop();
+    this.runtime?.close();
     if (this.parentShutdownTimer) clearTimeout(this.parentShutdownTimer);
     // A parent still draining goes with us (Envoy sends Terminate when the child shuts down);
     // an epoch that failed to start leaves its parent serving.
@@ -424,6 +442,7 @@ export class Supervisor implements ServerInfoSource {
       listenersHandler(() => this.bound),
       configDumpHandler(bootstrap, new Date(this.startMs)),
       contentionHandler(tracer),
+      ...runtimeHandlers(this.runtime!),
     );
     const accessLog = await this.deps.accessLogs.open(accessLogPath);
     this.admin = new AdminServer(handlers, this.store!, this.deps.log('admin'), accessLog);

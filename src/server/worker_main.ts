@@ -9,6 +9,7 @@ import { DrainManager } from '../hot_restart/drain_manager';
 import { SharedStatsStore } from '../stats/store';
 import { ClusterManager } from '../upstream/cluster_manager';
 import { declareClusterStatNames } from '../upstream/cluster_stats';
+import { LiveRuntime } from '../runtime/live_runtime';
 import { FIRST_LISTENER_FD, isMessage, SupervisorMessage, WorkerInit, WorkerMessage, WORKER_PROTOCOL_VERSION } from './worker_protocol';
 
 function send(m: WorkerMessage): void {
@@ -26,7 +27,7 @@ function adopt(fd: number): Promise<net.Server> {
   });
 }
 
-async function run(init: WorkerInit): Promise<void> {
+async function run(init: WorkerInit, runtime: LiveRuntime): Promise<void> {
   const logs = await openLogs(init.log, process.pid);
   const log = logs.component('main');
   const store = new SharedStatsStore(attachRegion(init.regionName), init.column);
@@ -43,6 +44,7 @@ async function run(init: WorkerInit): Promise<void> {
     clusters,
     log: loggerFactory(logs),
     drain,
+    runtime,
   });
   for (const [i, name] of init.listeners.entries()) {
     const config = init.bootstrap.listeners.find((l) => l.name === name)!;
@@ -99,5 +101,10 @@ process.once('message', (m: unknown) => {
     fatal('expected an init message of worker protocol v1');
     return;
   }
-  run(m).catch((e: Error) => fatal(e.stack ?? e.message));
+  // Listening from here on: an update sent while the worker starts up is not lost.
+  const runtime = new LiveRuntime(m.runtime);
+  process.on('message', (update: unknown) => {
+    if (isMessage<SupervisorMessage>(update) && update.type === 'runtime') runtime.replace(update.values);
+  });
+  run(m, runtime).catch((e: Error) => fatal(e.stack ?? e.message));
 });

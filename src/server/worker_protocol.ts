@@ -5,6 +5,7 @@ import type { Bootstrap } from '../config/model';
 import type { HostSlot } from '../stats/stats';
 import type { LogSettings } from '../log/log_settings';
 import type { DrainStrategy } from '../hot_restart/drain_manager';
+import type { RuntimeValues } from '../runtime/runtime';
 
 export const WORKER_PROTOCOL_VERSION = 2;
 
@@ -29,6 +30,15 @@ export interface WorkerInit {
   readonly log: LogSettings;
   /** How this worker drains when its epoch is replaced (--drain-strategy, --drain-time-s). */
   readonly drain: { readonly strategy: DrainStrategy; readonly drainTimeS: number };
+  /** The runtime's final values as of this (re)start. */
+  readonly runtime: RuntimeValues;
+}
+
+/** The runtime changed (a disk layer reloaded, /runtime_modify): its new final values. */
+export interface WorkerRuntimeUpdate {
+  readonly v: typeof WORKER_PROTOCOL_VERSION;
+  readonly type: 'runtime';
+  readonly values: RuntimeValues;
 }
 
 /** Stop accepting, close HTTP connections after their responses per the drain strategy. */
@@ -48,7 +58,7 @@ export interface WorkerShutdown {
   readonly type: 'shutdown';
 }
 
-export type SupervisorMessage = WorkerInit | WorkerDrain | WorkerReopenLogs | WorkerShutdown;
+export type SupervisorMessage = WorkerInit | WorkerDrain | WorkerReopenLogs | WorkerShutdown | WorkerRuntimeUpdate;
 
 export interface WorkerReady {
   readonly v: typeof WORKER_PROTOCOL_VERSION;

@@ -14,6 +14,7 @@ import type {
   VirtualHost,
 } from '../../src/config/model';
 import { ListenerManager } from '../../src/listener/listener_manager';
+import { LiveRuntime } from '../../src/runtime/live_runtime';
 import type { Logger } from '../../src/log/logger_api';
 import type { DrainDecider } from '../../src/server/drain_decider';
 import { neverDrain } from '../../src/server/drain_decider';
@@ -156,6 +157,7 @@ export async function startDataPlane(
     statsFlushIntervalMs: 5000,
     localAddress: options.localAddress,
     statsConfig: { statsTags: [], useAllDefaultTags: true, histogramBucketSettings: [] },
+    runtimeLayers: [],
     source: {},
   };
   const stats = createHeapStatsStore();
@@ -167,6 +169,7 @@ export async function startDataPlane(
     clusters: clusterManager,
     log: () => silentLogger,
     drain: options.drain ?? neverDrain,
+    runtime: new LiveRuntime([]),
   });
   const ports = new Map<string, number>();
   for (const config of listeners) {

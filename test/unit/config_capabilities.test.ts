@@ -55,7 +55,7 @@ const cases: [string, (b: Json) => void, string][] = [
   ['an HTTP/1 option other than the HTTP/1.0 ones', (b) => (b.static_resources.listeners[0].filter_chains[0].filters[0].typed_config.http_protocol_options = { accept_http_10: true, allow_absolute_url: false }), 'typed_config.http_protocol_options.allow_absolute_url: allow_absolute_url is not implemented'],
   ['a stats matcher', (b) => (b.stats_config = { stats_matcher: { reject_all: true } }), 'stats_config.stats_matcher: stats_matcher is not implemented'],
   ['a tag regex', (b) => (b.stats_config = { stats_tags: [{ tag_name: 'x', regex: '^a\\.((.*?)\\.)' }] }), 'stats_config.stats_tags[0].regex: regex is not implemented'],
-  ['the runtime', (b) => (b.layered_runtime = { layers: [{ name: 'static', static_layer: {} }] }), 'layered_runtime: layered_runtime is not implemented'],
+  ['runtime discovery', (b) => (b.layered_runtime = { layers: [{ name: 'rtds', rtds_layer: { name: 'r' } }] }), 'layered_runtime.layers[0].rtds_layer: rtds_layer is not implemented'],
   // Envoy 1.18's: 1.16 flushes on its timer only.
   ['flushing stats on admin requests', (b) => (b.stats_flush_on_admin = true), 'stats_flush_on_admin: stats_flush_on_admin is not implemented'],
 ];
@@ -78,10 +78,10 @@ test('every unimplemented field is reported, not just the first', () => {
   const b = defaultBootstrap();
   b.static_resources.clusters[0].health_checks = [{ timeout: '1s', interval: '1s', unhealthy_threshold: 1, healthy_threshold: 1, tcp_health_check: {} }];
   b.static_resources.clusters[0].lb_policy = 'RANDOM';
-  b.layered_runtime = { layers: [{ name: 'static', static_layer: {} }] };
+  b.layered_runtime = { layers: [{ name: 'rtds', rtds_layer: { name: 'r' } }] };
   assert.throws(() => check(b), (e: unknown) => {
     assert.ok(e instanceof ConfigErrors);
-    assert.deepEqual(e.all.map((x) => x.fieldPath).sort(), ['layered_runtime', 'static_resources.clusters[0].health_checks', 'static_resources.clusters[0].lb_policy']);
+    assert.deepEqual(e.all.map((x) => x.fieldPath).sort(), ['layered_runtime.layers[0].rtds_layer', 'static_resources.clusters[0].health_checks', 'static_resources.clusters[0].lb_policy']);
     return true;
   });
 });

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Route, RouteConfiguration, VirtualHost } from '../../src/config/model';
 import { RouteConfigError, RouteTable } from '../../src/filters/http/route_table';
+import { LiveRuntime } from '../../src/runtime/live_runtime';
 
 function route(name: string, match: { prefix?: string; path?: string; caseSensitive?: boolean }): Route {
   return { name, match: { caseSensitive: true, ...match }, action: { kind: 'route', cluster: name, timeoutMs: 15000 } };
@@ -13,7 +14,7 @@ function vhost(name: string, domains: string[], routes: Route[] = [route(name, {
 
 function table(...virtualHosts: VirtualHost[]): RouteTable {
   const config: RouteConfiguration = { name: 'rc', virtualHosts };
-  return new RouteTable(config);
+  return new RouteTable(config, new LiveRuntime([]), () => 0);
 }
 
 const routed = (t: RouteTable, authority: string, path = '/'): string | null => t.route(authority, path)?.name ?? null;
@@ -98,4 +99,47 @@ test('a path that no route matches has no route', () => {
 test('a domain claimed twice is a configuration error', () => {
   assert.throws(() => table(vhost('a', ['x.com']), vhost('b', ['X.com'])), RouteConfigError);
   assert.throws(() => table(vhost('a', ['*']), vhost('b', ['*'])), RouteConfigError);
+});
+
+// ---- runtime_fraction ---------------------------------------------------------------------
+
+function fractionTable(runtime: LiveRuntime, draws: number[], fraction: NonNullable<Route['match']['runtimeFraction']>): RouteTable {
+  const routes: Route[] = [
+    { ...route('sampled', { prefix: '/' }), match: { prefix: '/', caseSensitive: true, runtimeFraction: fraction } },
+    route('rest', { prefix: '/' }),
+  ];
+  return new RouteTable({ name: 'rc', virtualHosts: [vhost('vh', ['*'], routes)] }, runtime, () => draws.shift()!);
+}
+
+test('runtime_fraction: the default applies while the key is unset; a route left out falls to the next', () => {
+  const runtime = new LiveRuntime([]);
+  const t = fractionTable(runtime, [29, 30, 129, 130], { defaultValue: { numerator: 30, denominator: 'HUNDRED' }, runtimeKey: 'routing.sampled' });
+  // random % 100 < 30
+  assert.deepEqual([routed(t, 'h'), routed(t, 'h'), routed(t, 'h'), routed(t, 'h')], ['sampled', 'rest', 'sampled', 'rest']);
+});
+
+test('runtime_fraction: an integer runtime value is a percentage; above 100 always matches', () => {
+  const runtime = new LiveRuntime([['k', '5']]);
+  const t = fractionTable(runtime, [4, 5, 99, 99], { defaultValue: { numerator: 100, denominator: 'HUNDRED' }, runtimeKey: 'k' });
+  assert.equal(routed(t, 'h'), 'sampled');
+  assert.equal(routed(t, 'h'), 'rest');
+  runtime.replace([['k', '101']]);
+  assert.equal(routed(t, 'h'), 'sampled');
+  runtime.replace([['k', '0']]);
+  assert.equal(routed(t, 'h'), 'rest');
+});
+
+test('runtime_fraction: a FractionalPercent runtime value carries its own denominator', () => {
+  const runtime = new LiveRuntime([['k', 'numerator: 2\ndenominator: TEN_THOUSAND']]);
+  const t = fractionTable(runtime, [10_001, 10_002, 1_000_001], { defaultValue: { numerator: 0, denominator: 'MILLION' }, runtimeKey: 'k' });
+  assert.equal(routed(t, 'h'), 'sampled'); // 10001 % 10000 = 1 < 2
+  assert.equal(routed(t, 'h'), 'rest'); // 2
+  runtime.replace([['k', 'not a number']]);
+  assert.equal(routed(t, 'h'), 'rest'); // the default: 0 of a million
+});
+
+test('runtime_fraction: the random value is taken modulo the default denominator', () => {
+  const draws = [1_000_499];
+  const t = fractionTable(new LiveRuntime([]), draws, { defaultValue: { numerator: 500, denominator: 'MILLION' }, runtimeKey: '' });
+  assert.equal(routed(t, 'h'), 'sampled');
 });

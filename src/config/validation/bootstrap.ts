@@ -8,6 +8,7 @@ import { JsonObject, messageField, messageList, stringField } from '../json';
 import { validateAdmin } from './admin';
 import { validateClusters } from './clusters';
 import { requireDurationInRange } from './durations';
+import { validateLayeredRuntime } from './layered_runtime';
 import { validateListeners } from './listeners';
 import { validateStatsConfig } from './stats_config';
 
@@ -18,6 +19,7 @@ export function validateBootstrap(bootstrap: JsonObject): void {
   // PGV on stats_flush_interval: at least 1 ms, less than 5 minutes.
   errors.run(() => requireDurationInRange(bootstrap, 'stats_flush_interval', '', 1, 300_000));
   errors.run(() => validateStatsConfig(bootstrap));
+  errors.run(() => validateLayeredRuntime(bootstrap));
   validateClusters(bootstrap, errors);
   const resources = messageField(bootstrap, 'static_resources') ?? {};
   const clusterNames = new Set(messageList(resources, 'clusters').map((cluster) => stringField(cluster, 'name')));

@@ -67,6 +67,10 @@ function validateRoute(route: JsonObject, path: string, clusters: ReadonlySet<st
   if (match['prefix'] === undefined && match['path'] === undefined) {
     throw new FieldError(matchPath, 'a prefix or a path is required (other matchers are not supported yet)');
   }
+  const fraction = messageField(match, 'runtime_fraction');
+  if (fraction !== undefined && messageField(fraction, 'default_value') === undefined) {
+    throw new FieldError(childPath(childPath(matchPath, 'runtime_fraction'), 'default_value'), 'missing required field');
+  }
   const action = messageField(route, 'route');
   const directResponse = messageField(route, 'direct_response');
   if (action !== undefined) {

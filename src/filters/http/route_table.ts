@@ -7,6 +7,8 @@
 // carries a port, the lookup is repeated without the port.
 
 import type { Route, RouteConfiguration, VirtualHost } from '../../config/model';
+import type { RuntimeSource } from '../../runtime/live_runtime';
+import type { RandomSource } from '../../upstream/lb/load_balancer';
 
 /** Two virtual hosts claim the same domain, or a domain is malformed. */
 export class RouteConfigError extends Error {
@@ -26,7 +28,14 @@ class CompiledRoute {
     this.pattern = caseSensitive ? text : text.toLowerCase();
   }
 
-  matches(path: string): boolean {
+  /** Path first; then runtime_fraction, a fresh draw per request (Envoy uses the stream id). */
+  matches(path: string, runtime: RuntimeSource, random: RandomSource): boolean {
+    if (!this.pathMatches(path)) return false;
+    const fraction = this.route.match.runtimeFraction;
+    return fraction === undefined || runtime.snapshot().featureEnabled(fraction.runtimeKey, fraction.defaultValue, random());
+  }
+
+  private pathMatches(path: string): boolean {
     const match = this.route.match;
     const pattern = this.pattern;
     if (match.prefix !== undefined) {
@@ -48,8 +57,9 @@ class CompiledVirtualHost {
     this.routes = virtualHost.routes.map((r) => new CompiledRoute(r));
   }
 
-  route(path: string): Route | null {
-    for (const r of this.routes) if (r.matches(path)) return r.route;
+  /** The first route that matches; one left out by its runtime_fraction falls to the next. */
+  route(path: string, runtime: RuntimeSource, random: RandomSource): Route | null {
+    for (const r of this.routes) if (r.matches(path, runtime, random)) return r.route;
     return null;
   }
 }
@@ -63,7 +73,11 @@ export class RouteTable {
   private readonly prefixes: Wildcards;
   private readonly defaultHost: CompiledVirtualHost | null = null;
 
-  constructor(config: RouteConfiguration) {
+  constructor(
+    config: RouteConfiguration,
+    private readonly runtime: RuntimeSource,
+    private readonly random: RandomSource,
+  ) {
     const suffixes = new Map<number, Map<string, CompiledVirtualHost>>();
     const prefixes = new Map<number, Map<string, CompiledVirtualHost>>();
     const seen = new Set<string>();
@@ -91,7 +105,7 @@ export class RouteTable {
   /** The route for a request; null when no virtual host or no route matches (a 404). */
   route(authority: string, path: string): Route | null {
     const vh = this.virtualHost(authority);
-    return vh === null ? null : vh.route(path);
+    return vh === null ? null : vh.route(path, this.runtime, this.random);
   }
 
   private virtualHost(authority: string): CompiledVirtualHost | null {

@@ -20,7 +20,9 @@ import type { NetworkFilterFactory } from '../../listener/network_filter';
 import { CoalescingWriter } from '../../network/coalescing_writer';
 import { writeWithLimit } from '../../network/write_limit';
 import type { DrainDecider } from '../../server/drain_decider';
+import type { RuntimeSource } from '../../runtime/live_runtime';
 import type { StatsStore } from '../../stats/stats';
+import { mathRandom } from '../../upstream/lb/load_balancer';
 import type { ClusterManager } from '../../upstream/cluster_manager';
 import { RouteTable } from '../http/route_table';
 import { type DownstreamStream, Router, type RouterConfig } from '../http/router';
@@ -50,6 +52,8 @@ export interface HttpConnectionManagerDeps {
   readonly bufferLimitBytes: number;
   /** Bootstrap.localAddress: what x-forwarded-for gets for a peer on loopback. */
   readonly localAddress: string | undefined;
+  /** The worker's runtime, for route runtime_fraction. */
+  readonly runtime: RuntimeSource;
 }
 
 /** One filter chain's connection manager configuration, shared by its connections. */
@@ -68,7 +72,7 @@ export class HttpConnectionManagerFactory implements NetworkFilterFactory {
     const scope = deps.stats.scope(`http.${config.statPrefix}`);
     this.stats = new HttpConnectionManagerStats(scope);
     this.router = {
-      routeTable: new RouteTable(config.routeConfig),
+      routeTable: new RouteTable(config.routeConfig, deps.runtime, mathRandom),
       clusters: deps.clusters,
       stats: new RouterStats(scope),
       useRemoteAddress: config.useRemoteAddress,
