@@ -6,6 +6,8 @@ import type * as net from 'node:net';
 import type { Bootstrap, ListenerConfig, NetworkFilterConfig } from '../config/model';
 import { HttpConnectionManagerFactory } from '../filters/network/http_connection_manager';
 import { TcpProxyFactory } from '../filters/network/tcp_proxy';
+import type { Clock } from '../common/clock';
+import type { HttpFilterContext } from '../filters/http/http_filter_registry';
 import type { LoggerFactory } from '../log/logger_api';
 import type { DrainDecider } from '../server/drain_decider';
 import type { Counter, Gauge, Histogram, StatsStore } from '../stats/stats';
@@ -21,6 +23,10 @@ export interface ListenerManagerDeps {
   readonly clusters: ClusterManager;
   readonly log: LoggerFactory;
   readonly drain: DrainDecider;
+  /** The admin /healthcheck/fail state as this worker knows it (the health check filter's input). */
+  readonly healthCheckFailed: () => boolean;
+  /** Times what HTTP filters cache (the health check filter's cache_time). */
+  readonly clock: Clock;
 }
 
 /** A listener whose filter chains this data plane cannot run. */
@@ -76,9 +82,16 @@ class ActiveListener {
 export class ListenerManager {
   private readonly listeners: ActiveListener[] = [];
   private readonly totalConnections: Gauge;
+  private readonly filterContext: HttpFilterContext;
 
   constructor(private readonly deps: ListenerManagerDeps) {
     this.totalConnections = deps.stats.gauge('server.total_connections');
+    this.filterContext = {
+      clusters: deps.clusters,
+      healthCheckFailed: deps.healthCheckFailed,
+      serviceCluster: deps.bootstrap.node.cluster,
+      clock: deps.clock,
+    };
   }
 
   /**
@@ -146,6 +159,7 @@ export class ListenerManager {
           log: log('http'),
           bufferLimitBytes,
           localAddress: bootstrap.localAddress,
+          filterContext: this.filterContext,
         });
     }
   }

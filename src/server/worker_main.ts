@@ -6,6 +6,7 @@ import { attachRegion } from '../hot_restart/shared_memory';
 import { loggerFactory, openLogs } from '../log/log_settings';
 import { ListenerManager } from '../listener/listener_manager';
 import { DrainManager } from '../hot_restart/drain_manager';
+import { SystemClock } from '../common/clock';
 import { SharedStatsStore } from '../stats/store';
 import { ClusterManager } from '../upstream/cluster_manager';
 import { declareClusterStatNames } from '../upstream/cluster_stats';
@@ -27,6 +28,11 @@ function adopt(fd: number): Promise<net.Server> {
 }
 
 async function run(init: WorkerInit): Promise<void> {
+  // Listening before the first await: a /healthcheck/fail sent right after the init is not lost.
+  let healthCheckFailed = init.healthCheckFailed;
+  process.on('message', (m: unknown) => {
+    if (isMessage<SupervisorMessage>(m) && m.type === 'health_check') healthCheckFailed = m.failed;
+  });
   const logs = await openLogs(init.log, process.pid);
   const log = logs.component('main');
   const store = new SharedStatsStore(attachRegion(init.regionName), init.column);
@@ -36,13 +42,16 @@ async function run(init: WorkerInit): Promise<void> {
   init.bootstrap.clusters.forEach((config, i) => {
     if (i % init.workerCount === init.workerIndex) declareClusterStatNames(store, config);
   });
-  const drain = new DrainManager(init.drain);
+  // While health checks fail, every HTTP response closes its connection (Envoy's drain manager).
+  const drain = new DrainManager({ ...init.drain, healthCheckFailed: () => healthCheckFailed });
   const listeners = new ListenerManager({
     bootstrap: init.bootstrap,
     stats: store,
     clusters,
     log: loggerFactory(logs),
     drain,
+    healthCheckFailed: () => healthCheckFailed,
+    clock: new SystemClock(),
   });
   for (const [i, name] of init.listeners.entries()) {
     const config = init.bootstrap.listeners.find((l) => l.name === name)!;

@@ -29,6 +29,8 @@ export interface WorkerInit {
   readonly log: LogSettings;
   /** How this worker drains when its epoch is replaced (--drain-strategy, --drain-time-s). */
   readonly drain: { readonly strategy: DrainStrategy; readonly drainTimeS: number };
+  /** The admin /healthcheck/fail state when this worker was started (a restarted worker keeps it). */
+  readonly healthCheckFailed: boolean;
 }
 
 /** Stop accepting, close HTTP connections after their responses per the drain strategy. */
@@ -43,12 +45,19 @@ export interface WorkerReopenLogs {
   readonly type: 'reopen_logs';
 }
 
+/** Admin /healthcheck/fail (failed) or /healthcheck/ok: the health check filter and drain close follow it. */
+export interface WorkerHealthCheck {
+  readonly v: typeof WORKER_PROTOCOL_VERSION;
+  readonly type: 'health_check';
+  readonly failed: boolean;
+}
+
 export interface WorkerShutdown {
   readonly v: typeof WORKER_PROTOCOL_VERSION;
   readonly type: 'shutdown';
 }
 
-export type SupervisorMessage = WorkerInit | WorkerDrain | WorkerReopenLogs | WorkerShutdown;
+export type SupervisorMessage = WorkerInit | WorkerDrain | WorkerReopenLogs | WorkerHealthCheck | WorkerShutdown;
 
 export interface WorkerReady {
   readonly v: typeof WORKER_PROTOCOL_VERSION;

@@ -13,6 +13,7 @@ import type {
   TcpProxyConfig,
   VirtualHost,
 } from '../../src/config/model';
+import { type Clock, SystemClock } from '../../src/common/clock';
 import { ListenerManager } from '../../src/listener/listener_manager';
 import type { Logger } from '../../src/log/logger_api';
 import type { DrainDecider } from '../../src/server/drain_decider';
@@ -146,10 +147,10 @@ export interface DataPlane {
 export async function startDataPlane(
   listeners: ListenerConfig[],
   clusters: ClusterConfig[],
-  options: { drain?: DrainDecider; random?: RandomSource; localAddress?: string } = {},
+  options: { drain?: DrainDecider; random?: RandomSource; localAddress?: string; healthCheckFailed?: () => boolean; clock?: Clock; serviceCluster?: string } = {},
 ): Promise<DataPlane> {
   const bootstrap: Bootstrap = {
-    node: { id: 'test', cluster: 'test', locality: NO_LOCALITY },
+    node: { id: 'test', cluster: options.serviceCluster ?? 'test', locality: NO_LOCALITY },
     admin: null,
     listeners,
     clusters,
@@ -167,6 +168,8 @@ export async function startDataPlane(
     clusters: clusterManager,
     log: () => silentLogger,
     drain: options.drain ?? neverDrain,
+    healthCheckFailed: options.healthCheckFailed ?? (() => false),
+    clock: options.clock ?? new SystemClock(),
   });
   const ports = new Map<string, number>();
   for (const config of listeners) {
