@@ -44,6 +44,10 @@ const ENTRY_POINTS = [
     types: ['envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager'],
   },
   {
+    file: 'envoy/extensions/filters/http/health_check/v3/health_check.proto',
+    types: ['envoy.extensions.filters.http.health_check.v3.HealthCheck'],
+  },
+  {
     file: 'envoy/extensions/filters/http/router/v3/router.proto',
     types: ['envoy.extensions.filters.http.router.v3.Router'],
   },

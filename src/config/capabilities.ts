@@ -113,7 +113,30 @@ const HTTP_CONNECTION_MANAGER: Shape = {
 
 const TCP_PROXY: Shape = { fields: { stat_prefix: leaf, cluster: leaf, idle_timeout: leaf } };
 
+// A matcher's safe_regex runs on RE2 (src/regex). A tag's own regex is not taken yet: its
+// capture groups cut the name, which the tag producer does for its built-in rules only.
+const REGEX_MATCHER: Shape = { fields: { google_re2: { fields: { max_program_size: leaf } }, regex: leaf } };
+
+// HeaderMatcher as Envoy 1.16 has it; later additions (contains_match, string_match, ...) are refused.
+const HEADER_MATCHER: Shape = {
+  fields: {
+    name: leaf,
+    exact_match: leaf,
+    safe_regex_match: REGEX_MATCHER,
+    range_match: { fields: { start: leaf, end: leaf } },
+    present_match: leaf,
+    prefix_match: leaf,
+    suffix_match: leaf,
+    invert_match: leaf,
+  },
+};
+
+const HEALTH_CHECK: Shape = {
+  fields: { pass_through_mode: leaf, cache_time: leaf, cluster_min_healthy_percentages: leaf, headers: list(HEADER_MATCHER) },
+};
+
 const TYPED_CONFIGS: Readonly<Record<string, Shape>> = {
+  'type.googleapis.com/envoy.extensions.filters.http.health_check.v3.HealthCheck': HEALTH_CHECK,
   'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router': { fields: {} },
   'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager': HTTP_CONNECTION_MANAGER,
   'type.googleapis.com/envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy': TCP_PROXY,
@@ -129,9 +152,6 @@ const LISTENER: Shape = {
   },
 };
 
-// A matcher's safe_regex runs on RE2 (src/regex). A tag's own regex is not taken yet: its
-// capture groups cut the name, which the tag producer does for its built-in rules only.
-const REGEX_MATCHER: Shape = { fields: { google_re2: { fields: { max_program_size: leaf } }, regex: leaf } };
 const STRING_MATCHER: Shape = {
   fields: { exact: leaf, prefix: leaf, suffix: leaf, contains: leaf, safe_regex: REGEX_MATCHER, ignore_case: leaf },
 };

@@ -2,7 +2,7 @@
 // (GET /server_info's node.extensions), and --disable-extensions resolved against them.
 
 import { ExtensionSite } from './extension_sites';
-import { canonicalExtensionName, CONFIG_TYPES, HTTP_CONNECTION_MANAGER, ROUTER, TCP_PROXY } from './names';
+import { canonicalExtensionName, CONFIG_TYPES, HEALTH_CHECK, HTTP_CONNECTION_MANAGER, ROUTER, TCP_PROXY } from './names';
 
 export interface ExtensionInfo {
   readonly name: string;
@@ -16,6 +16,7 @@ export const CLUSTERS_CATEGORY = 'proxy.clusters';
 /** Sorted by category, then name. */
 export const EXTENSIONS: readonly ExtensionInfo[] = [
   { category: CLUSTERS_CATEGORY, name: 'proxy.cluster.static', typeDescriptor: '' },
+  { category: 'proxy.filters.http', name: HEALTH_CHECK, typeDescriptor: CONFIG_TYPES.healthCheck },
   { category: 'proxy.filters.http', name: ROUTER, typeDescriptor: CONFIG_TYPES.router },
   { category: 'proxy.filters.network', name: HTTP_CONNECTION_MANAGER, typeDescriptor: CONFIG_TYPES.httpConnectionManager },
   { category: 'proxy.filters.network', name: TCP_PROXY, typeDescriptor: CONFIG_TYPES.tcpProxy },

@@ -96,6 +96,33 @@ export interface HttpConnectionManagerConfig {
 
 export interface HttpFilterConfig {
   readonly name: string; // e.g. 'proxy.filters.http.router'
+  /** The typed_config of proxy.filters.http.health_check; unset for the other filters. */
+  readonly healthCheck?: HealthCheckConfig;
+}
+
+/** proxy.filters.http.health_check (HealthCheck), defaults filled in. */
+export interface HealthCheckConfig {
+  readonly passThroughMode: boolean;
+  /** How long an upstream answer to a health check is reused; 0: never (pass-through only). */
+  readonly cacheTimeMs: number;
+  /** Cluster name -> percentage (0..100) of hosts that must be healthy or degraded; empty in pass-through mode, as Envoy ignores it there. */
+  readonly clusterMinHealthyPercentages: Readonly<Record<string, number>>;
+  /** A request is a health check when it matches all of them. */
+  readonly headers: readonly HeaderMatch[];
+}
+
+/** A route.v3.HeaderMatcher of the kinds this build runs. */
+export interface HeaderMatch {
+  /** Lower case; `:path`, `:method` and `:authority` name the request line and host. */
+  readonly name: string;
+  readonly invert: boolean;
+  readonly specifier:
+    | { readonly kind: 'exact' | 'prefix' | 'suffix'; readonly value: string }
+    /** RE2 syntax, matched against the whole value. */
+    | { readonly kind: 'safe_regex'; readonly regex: string }
+    /** [start, end) of int64s in decimal (strings: beyond 2^53 a number would round). */
+    | { readonly kind: 'range'; readonly start: string; readonly end: string }
+    | { readonly kind: 'present' };
 }
 
 export interface RouteConfiguration {

@@ -22,6 +22,9 @@ import type {
   DiscoveryType,
   EndpointHealthStatus,
   FilterChainConfig,
+  HeaderMatch,
+  HealthCheckConfig,
+  HttpFilterConfig,
   HistogramBucketRule,
   HttpConnectionManagerConfig,
   LbEndpoint,
@@ -41,7 +44,7 @@ import type {
   StringMatch,
   TcpProxyConfig,
 } from './model';
-import { proxySpelling, TCP_PROXY } from './names';
+import { HEALTH_CHECK, proxySpelling, TCP_PROXY } from './names';
 import { flattenStaticLayer } from '../runtime/static_layer';
 
 /** Defaults of Envoy 1.16 for fields left unset. */
@@ -125,7 +128,7 @@ function httpConnectionManager(name: string, config: JsonObject): HttpConnection
     name,
     statPrefix: stringField(config, 'stat_prefix'),
     routeConfig: routeConfiguration(messageField(config, 'route_config') ?? {}),
-    httpFilters: messageList(config, 'http_filters').map((filter) => ({ name: stringField(filter, 'name') })),
+    httpFilters: messageList(config, 'http_filters').map(httpFilter),
     useRemoteAddress: boolField(config, 'use_remote_address'),
     xffNumTrustedHops: numberField(config, 'xff_num_trusted_hops'),
     serverName: stringField(config, 'server_name') || DEFAULTS.serverName,
@@ -139,6 +142,48 @@ function httpConnectionManager(name: string, config: JsonObject): HttpConnection
       defaultHostForHttp10: stringField(http1Options, 'default_host_for_http_10'),
     },
   };
+}
+
+function httpFilter(filter: JsonObject): HttpFilterConfig {
+  const name = stringField(filter, 'name');
+  if (name !== HEALTH_CHECK) return { name };
+  return { name, healthCheck: healthCheck(messageField(filter, 'typed_config') ?? {}) };
+}
+
+function healthCheck(config: JsonObject): HealthCheckConfig {
+  const passThroughMode = boolField(config, 'pass_through_mode');
+  const percentages = messageField(config, 'cluster_min_healthy_percentages') ?? {};
+  return {
+    passThroughMode,
+    cacheTimeMs: millis(config, 'cache_time', 0),
+    // Envoy reads the percentages only when it answers health checks itself.
+    clusterMinHealthyPercentages: passThroughMode
+      ? {}
+      : Object.fromEntries(Object.keys(percentages).map((cluster) => [cluster, numberField(messageField(percentages, cluster) ?? {}, 'value')])),
+    headers: messageList(config, 'headers').map(headerMatch),
+  };
+}
+
+/** Validation left at most one specifier set; none means "present", as in Envoy. */
+function headerMatch(config: JsonObject): HeaderMatch {
+  const name = stringField(config, 'name').toLowerCase();
+  const invert = boolField(config, 'invert_match');
+  const regex = messageField(config, 'safe_regex_match');
+  const range = messageField(config, 'range_match');
+  let specifier: HeaderMatch['specifier'];
+  if (regex !== undefined) specifier = { kind: 'safe_regex', regex: stringField(regex, 'regex') };
+  else if (range !== undefined) specifier = { kind: 'range', start: int64Field(range, 'start'), end: int64Field(range, 'end') };
+  else if (typeof config['exact_match'] === 'string') specifier = { kind: 'exact', value: config['exact_match'] };
+  else if (typeof config['prefix_match'] === 'string') specifier = { kind: 'prefix', value: config['prefix_match'] };
+  else if (typeof config['suffix_match'] === 'string') specifier = { kind: 'suffix', value: config['suffix_match'] };
+  else specifier = { kind: 'present' };
+  return { name, invert, specifier };
+}
+
+/** An int64 field in decimal; ProtoJSON writes 64-bit integers as strings. */
+function int64Field(config: JsonObject, key: string): string {
+  const value = config[key];
+  return typeof value === 'string' || typeof value === 'number' ? String(value) : '0';
 }
 
 function routeConfiguration(config: JsonObject): RouteConfiguration {

@@ -6,6 +6,7 @@
 export const TCP_PROXY = 'proxy.filters.network.tcp_proxy';
 export const HTTP_CONNECTION_MANAGER = 'proxy.filters.network.http_connection_manager';
 export const ROUTER = 'proxy.filters.http.router';
+export const HEALTH_CHECK = 'proxy.filters.http.health_check';
 export const TLS_TRANSPORT_SOCKET = 'proxy.transport_sockets.tls';
 export const RAW_BUFFER_TRANSPORT_SOCKET = 'proxy.transport_sockets.raw_buffer';
 
@@ -14,7 +15,7 @@ const LEGACY_NAMES: ReadonlyMap<string, string> = new Map([
   ['envoy.tcp_proxy', TCP_PROXY],
   ['envoy.http_connection_manager', HTTP_CONNECTION_MANAGER],
   ['envoy.router', ROUTER],
-  ['envoy.health_check', 'proxy.filters.http.health_check'],
+  ['envoy.health_check', HEALTH_CHECK],
   ['envoy.listener.tls_inspector', 'proxy.filters.listener.tls_inspector'],
   ['envoy.listener.original_dst', 'proxy.filters.listener.original_dst'],
   ['tls', TLS_TRANSPORT_SOCKET],
@@ -55,6 +56,7 @@ export const CONFIG_TYPES = {
   tcpProxy: 'envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy',
   httpConnectionManager: 'envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
   router: 'envoy.extensions.filters.http.router.v3.Router',
+  healthCheck: 'envoy.extensions.filters.http.health_check.v3.HealthCheck',
   upstreamTlsContext: 'envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext',
   downstreamTlsContext: 'envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext',
   rawBuffer: 'envoy.extensions.transport_sockets.raw_buffer.v3.RawBuffer',

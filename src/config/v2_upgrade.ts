@@ -10,6 +10,7 @@ import {
   canonicalExtensionName,
   CONFIG_TYPES,
   envoyTypeName,
+  HEALTH_CHECK,
   HTTP_CONNECTION_MANAGER,
   RAW_BUFFER_TRANSPORT_SOCKET,
   ROUTER,
@@ -24,6 +25,7 @@ const V2_TYPE_RENAMES: ReadonlyMap<string, string> = new Map([
   ['envoy.config.filter.network.tcp_proxy.v2.TcpProxy', CONFIG_TYPES.tcpProxy],
   ['envoy.config.filter.network.http_connection_manager.v2.HttpConnectionManager', CONFIG_TYPES.httpConnectionManager],
   ['envoy.config.filter.http.router.v2.Router', CONFIG_TYPES.router],
+  ['envoy.config.filter.http.health_check.v2.HealthCheck', CONFIG_TYPES.healthCheck],
   ['envoy.api.v2.auth.UpstreamTlsContext', CONFIG_TYPES.upstreamTlsContext],
   ['envoy.api.v2.auth.DownstreamTlsContext', CONFIG_TYPES.downstreamTlsContext],
   ['envoy.api.v2.Cluster', 'envoy.config.cluster.v3.Cluster'],
@@ -38,7 +40,10 @@ const CONFIG_TYPE_BY_SITE: Readonly<Partial<Record<ExtensionSite, ReadonlyMap<st
     [TCP_PROXY, CONFIG_TYPES.tcpProxy],
     [HTTP_CONNECTION_MANAGER, CONFIG_TYPES.httpConnectionManager],
   ]),
-  http_filter: new Map([[ROUTER, CONFIG_TYPES.router]]),
+  http_filter: new Map([
+    [ROUTER, CONFIG_TYPES.router],
+    [HEALTH_CHECK, CONFIG_TYPES.healthCheck],
+  ]),
   upstream_transport_socket: new Map([
     [TLS_TRANSPORT_SOCKET, CONFIG_TYPES.upstreamTlsContext],
     [RAW_BUFFER_TRANSPORT_SOCKET, CONFIG_TYPES.rawBuffer],

@@ -6,6 +6,8 @@ import type * as net from 'node:net';
 import type { Bootstrap, ListenerConfig, NetworkFilterConfig } from '../config/model';
 import { HttpConnectionManagerFactory } from '../filters/network/http_connection_manager';
 import { TcpProxyFactory } from '../filters/network/tcp_proxy';
+import type { Clock } from '../common/clock';
+import type { HttpFilterContext } from '../filters/http/http_filter_registry';
 import type { LoggerFactory } from '../log/logger_api';
 import type { RuntimeSource } from '../runtime/live_runtime';
 import type { DrainDecider } from '../server/drain_decider';
@@ -23,6 +25,10 @@ export interface ListenerManagerDeps {
   readonly log: LoggerFactory;
   readonly drain: DrainDecider;
   readonly runtime: RuntimeSource;
+  /** The admin /healthcheck/fail state as this worker knows it (the health check filter's input). */
+  readonly healthCheckFailed: () => boolean;
+  /** Times what HTTP filters cache (the health check filter's cache_time). */
+  readonly clock: Clock;
 }
 
 /** A listener whose filter chains this data plane cannot run. */
@@ -78,9 +84,16 @@ class ActiveListener {
 export class ListenerManager {
   private readonly listeners: ActiveListener[] = [];
   private readonly totalConnections: Gauge;
+  private readonly filterContext: HttpFilterContext;
 
   constructor(private readonly deps: ListenerManagerDeps) {
     this.totalConnections = deps.stats.gauge('server.total_connections');
+    this.filterContext = {
+      clusters: deps.clusters,
+      healthCheckFailed: deps.healthCheckFailed,
+      serviceCluster: deps.bootstrap.node.cluster,
+      clock: deps.clock,
+    };
   }
 
   /**
@@ -149,6 +162,7 @@ export class ListenerManager {
           bufferLimitBytes,
           localAddress: bootstrap.localAddress,
           runtime,
+          filterContext: this.filterContext,
         });
     }
   }

@@ -9,6 +9,7 @@ import { configDumpHandler } from '../admin/config_dump_handler';
 import { contentionHandler } from '../admin/contention_handler';
 import { MutexTracer } from '../admin/mutex_tracer';
 import type { AccessLogManager } from '../access_log/access_log_manager';
+import { healthCheckHandlers } from '../admin/health_check_handler';
 import { homeHandlers } from '../admin/home';
 import { BoundListener, listenersHandler } from '../admin/listeners_handler';
 import { serverHandlers } from '../admin/server_handlers';
@@ -102,6 +103,8 @@ export class Supervisor implements ServerInfoSource {
   /** The region's current epoch before this one: restored if this one fails to start. */
   private previousEpoch = 0;
   private currentState: ServerState = 'PRE_INITIALIZING';
+  /** Admin /healthcheck/fail is in effect. Each epoch starts healthy, as Envoy's does. */
+  private healthCheckFailed = false;
   private shutdownPromise: Promise<void> | null = null;
 
   constructor(private readonly deps: SupervisorDeps) {
@@ -111,8 +114,9 @@ export class Supervisor implements ServerInfoSource {
     this.prometheus = new PrometheusFormatter(new TagExtractor(statsConfig), new HistogramBucketSettings(statsConfig.histogramBucketSettings));
   }
 
+  /** Envoy's serverState(): an initialized server failing its health checks is DRAINING. */
   state(): ServerState {
-    return this.currentState;
+    return this.currentState === 'LIVE' && this.healthCheckFailed ? 'DRAINING' : this.currentState;
   }
 
   uptimeCurrentEpoch(): number {
@@ -233,6 +237,7 @@ export class Supervisor implements ServerInfoSource {
         log: this.deps.logSettings,
         drain: { strategy: options.drainStrategy, drainTimeS: options.drainTimeS },
         runtime: this.runtime!.values(),
+        healthCheckFailed: this.healthCheckFailed,
       }),
       onWorkerGone: (column) => zeroColumnGauges(region, this.store!.names, this.store!.hosts, column),
       restarts: this.stats.workerRestarts,
@@ -258,7 +263,7 @@ export class Supervisor implements ServerInfoSource {
       }, options.parentShutdownTimeS * 1000);
     }
     this.setState('LIVE');
-    this.stats.live.set(1);
+    this.stats.live.set(this.healthCheckFailed ? 0 : 1);
     this.log.info(`all ${options.concurrency} workers started; serving`);
     void this.prepareStatsOutput();
   }
@@ -413,7 +418,15 @@ export class Supervisor implements ServerInfoSource {
 
   private setState(state: ServerState): void {
     this.currentState = state;
-    this.stats?.state.set(SERVER_STATE_GAUGE[state]);
+    this.stats?.state.set(SERVER_STATE_GAUGE[this.state()]);
+  }
+
+  /** Admin /healthcheck/fail|ok: server.live and server.state follow, and every worker hears it at once. */
+  private setHealthCheckFailed(failed: boolean): void {
+    this.healthCheckFailed = failed;
+    this.stats?.live.set(failed ? 0 : 1);
+    this.setState(this.currentState);
+    this.workers?.broadcast({ v: WORKER_PROTOCOL_VERSION, type: 'health_check', failed });
   }
 
   private async startAdmin(address: string, port: number, accessLogPath: string): Promise<void> {
@@ -435,6 +448,7 @@ export class Supervisor implements ServerInfoSource {
       }),
       ...statsHandlers(() => this.snapshot(), this.prometheus),
       resetCountersHandler(() => this.store!.reader.resetCounters()),
+      ...healthCheckHandlers((failed) => this.setHealthCheckFailed(failed)),
       clustersHandler(bootstrap.clusters, (cluster, address) => {
         const slot = this.hostSlots[cluster]?.[address];
         return slot === undefined ? null : this.store!.hosts.read(slot);

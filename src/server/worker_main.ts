@@ -6,6 +6,7 @@ import { attachRegion } from '../hot_restart/shared_memory';
 import { loggerFactory, openLogs } from '../log/log_settings';
 import { ListenerManager } from '../listener/listener_manager';
 import { DrainManager } from '../hot_restart/drain_manager';
+import { SystemClock } from '../common/clock';
 import { SharedStatsStore } from '../stats/store';
 import { ClusterManager } from '../upstream/cluster_manager';
 import { declareClusterStatNames } from '../upstream/cluster_stats';
@@ -27,7 +28,14 @@ function adopt(fd: number): Promise<net.Server> {
   });
 }
 
-async function run(init: WorkerInit, runtime: LiveRuntime): Promise<void> {
+/** What the supervisor changes in a worker while it runs, applied as its messages arrive. */
+interface WorkerControl {
+  readonly runtime: LiveRuntime;
+  healthCheckFailed: boolean;
+}
+
+/** Starts the data plane; resolves to the handler of the supervisor's later messages. */
+async function run(init: WorkerInit, control: WorkerControl): Promise<(m: SupervisorMessage) => void> {
   const logs = await openLogs(init.log, process.pid);
   const log = logs.component('main');
   const store = new SharedStatsStore(attachRegion(init.regionName), init.column);
@@ -37,14 +45,17 @@ async function run(init: WorkerInit, runtime: LiveRuntime): Promise<void> {
   init.bootstrap.clusters.forEach((config, i) => {
     if (i % init.workerCount === init.workerIndex) declareClusterStatNames(store, config);
   });
-  const drain = new DrainManager(init.drain);
+  // While health checks fail, every HTTP response closes its connection (Envoy's drain manager).
+  const drain = new DrainManager({ ...init.drain, healthCheckFailed: () => control.healthCheckFailed });
   const listeners = new ListenerManager({
     bootstrap: init.bootstrap,
     stats: store,
     clusters,
     log: loggerFactory(logs),
     drain,
-    runtime,
+    runtime: control.runtime,
+    healthCheckFailed: () => control.healthCheckFailed,
+    clock: new SystemClock(),
   });
   for (const [i, name] of init.listeners.entries()) {
     const config = init.bootstrap.listeners.find((l) => l.name === name)!;
@@ -67,8 +78,7 @@ async function run(init: WorkerInit, runtime: LiveRuntime): Promise<void> {
       .finally(() => process.exit(0));
   };
   const reopenLogs = () => void logs.reopen().catch((e: Error) => log.error(`cannot reopen the log file: ${e.message}`));
-  process.on('message', (m: unknown) => {
-    if (!isMessage<SupervisorMessage>(m)) return;
+  const handle = (m: SupervisorMessage) => {
     if (m.type === 'shutdown') stop('supervisor shutdown');
     if (m.type === 'reopen_logs') reopenLogs();
     if (m.type === 'drain' && !drain.draining) {
@@ -77,7 +87,7 @@ async function run(init: WorkerInit, runtime: LiveRuntime): Promise<void> {
       // Busy HTTP connections close after a response (drainClose); idle ones at the deadline.
       drain.startDrainSequence(() => listeners.closeIdleConnections());
     }
-  });
+  };
   // The supervisor is gone (even SIGKILL closes the channel): no orphan keeps serving.
   process.on('disconnect', () => stop('supervisor disconnected'));
   process.on('SIGTERM', () => stop('SIGTERM'));
@@ -87,6 +97,7 @@ async function run(init: WorkerInit, runtime: LiveRuntime): Promise<void> {
   process.on('SIGINT', () => undefined);
   send({ v: WORKER_PROTOCOL_VERSION, type: 'ready' });
   log.info(`worker ${init.workerIndex} serving ${init.listeners.length} listener(s)`);
+  return handle;
 }
 
 /** Tells the supervisor why, then exits 1 once the message has left (or the channel is gone). */
@@ -101,10 +112,22 @@ process.once('message', (m: unknown) => {
     fatal('expected an init message of worker protocol v1');
     return;
   }
-  // Listening from here on: an update sent while the worker starts up is not lost.
-  const runtime = new LiveRuntime(m.runtime);
+  // Listening from the init on, so that nothing sent while the worker starts is lost: state
+  // updates apply at once, the rest waits for the data plane (no I/O runs in between).
+  const control: WorkerControl = { runtime: new LiveRuntime(m.runtime), healthCheckFailed: m.healthCheckFailed };
+  const pending: SupervisorMessage[] = [];
+  let handle: ((m: SupervisorMessage) => void) | null = null;
   process.on('message', (update: unknown) => {
-    if (isMessage<SupervisorMessage>(update) && update.type === 'runtime') runtime.replace(update.values);
+    if (!isMessage<SupervisorMessage>(update)) return;
+    if (update.type === 'runtime') control.runtime.replace(update.values);
+    else if (update.type === 'health_check') control.healthCheckFailed = update.failed;
+    else if (handle === null) pending.push(update);
+    else handle(update);
   });
-  run(m, runtime).catch((e: Error) => fatal(e.stack ?? e.message));
+  run(m, control)
+    .then((started) => {
+      handle = started;
+      for (const update of pending.splice(0)) started(update);
+    })
+    .catch((e: Error) => fatal(e.stack ?? e.message));
 });

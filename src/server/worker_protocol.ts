@@ -32,6 +32,8 @@ export interface WorkerInit {
   readonly drain: { readonly strategy: DrainStrategy; readonly drainTimeS: number };
   /** The runtime's final values as of this (re)start. */
   readonly runtime: RuntimeValues;
+  /** The admin /healthcheck/fail state when this worker was started (a restarted worker keeps it). */
+  readonly healthCheckFailed: boolean;
 }
 
 /** The runtime changed (a disk layer reloaded, /runtime_modify): its new final values. */
@@ -53,12 +55,25 @@ export interface WorkerReopenLogs {
   readonly type: 'reopen_logs';
 }
 
+/** Admin /healthcheck/fail (failed) or /healthcheck/ok: the health check filter and drain close follow it. */
+export interface WorkerHealthCheck {
+  readonly v: typeof WORKER_PROTOCOL_VERSION;
+  readonly type: 'health_check';
+  readonly failed: boolean;
+}
+
 export interface WorkerShutdown {
   readonly v: typeof WORKER_PROTOCOL_VERSION;
   readonly type: 'shutdown';
 }
 
-export type SupervisorMessage = WorkerInit | WorkerDrain | WorkerReopenLogs | WorkerShutdown | WorkerRuntimeUpdate;
+export type SupervisorMessage =
+  | WorkerInit
+  | WorkerDrain
+  | WorkerReopenLogs
+  | WorkerHealthCheck
+  | WorkerShutdown
+  | WorkerRuntimeUpdate;
 
 export interface WorkerReady {
   readonly v: typeof WORKER_PROTOCOL_VERSION;

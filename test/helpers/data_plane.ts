@@ -13,6 +13,7 @@ import type {
   TcpProxyConfig,
   VirtualHost,
 } from '../../src/config/model';
+import { type Clock, SystemClock } from '../../src/common/clock';
 import { ListenerManager } from '../../src/listener/listener_manager';
 import { LiveRuntime } from '../../src/runtime/live_runtime';
 import type { Logger } from '../../src/log/logger_api';
@@ -147,10 +148,10 @@ export interface DataPlane {
 export async function startDataPlane(
   listeners: ListenerConfig[],
   clusters: ClusterConfig[],
-  options: { drain?: DrainDecider; random?: RandomSource; localAddress?: string } = {},
+  options: { drain?: DrainDecider; random?: RandomSource; localAddress?: string; healthCheckFailed?: () => boolean; clock?: Clock; serviceCluster?: string } = {},
 ): Promise<DataPlane> {
   const bootstrap: Bootstrap = {
-    node: { id: 'test', cluster: 'test', locality: NO_LOCALITY },
+    node: { id: 'test', cluster: options.serviceCluster ?? 'test', locality: NO_LOCALITY },
     admin: null,
     listeners,
     clusters,
@@ -170,6 +171,8 @@ export async function startDataPlane(
     log: () => silentLogger,
     drain: options.drain ?? neverDrain,
     runtime: new LiveRuntime([]),
+    healthCheckFailed: options.healthCheckFailed ?? (() => false),
+    clock: options.clock ?? new SystemClock(),
   });
   const ports = new Map<string, number>();
   for (const config of listeners) {

@@ -4,12 +4,16 @@ import { isValidAuthority } from '../../http/authority';
 import { FieldError } from '../errors';
 import { childPath, indexPath } from '../field_path';
 import { JsonObject, messageField, messageList, numberField, stringField, stringList } from '../json';
-import { CONFIG_TYPES, ROUTER } from '../names';
+import { CONFIG_TYPES, HEALTH_CHECK, ROUTER } from '../names';
 import { requireNonNegativeDuration } from './durations';
 import { terminalFilterNotLast, typedConfig, unknownExtension } from './extensions';
+import { validateHealthCheck } from './health_check';
 
 /** The HTTP filters we implement, by name, with the type of their typed_config. */
-const HTTP_FILTER_TYPES: ReadonlyMap<string, string> = new Map([[ROUTER, CONFIG_TYPES.router]]);
+const HTTP_FILTER_TYPES: ReadonlyMap<string, string> = new Map([
+  [ROUTER, CONFIG_TYPES.router],
+  [HEALTH_CHECK, CONFIG_TYPES.healthCheck],
+]);
 
 const ROUTE_SOURCES_NOT_SUPPORTED = ['rds', 'scoped_routes'];
 const MIN_DIRECT_RESPONSE_STATUS = 200;
@@ -113,7 +117,8 @@ function validateHttpFilters(config: JsonObject, path: string): void {
     const name = stringField(filter, 'name');
     const configType = HTTP_FILTER_TYPES.get(name);
     if (configType === undefined) throw new FieldError(childPath(filterPath, 'name'), unknownExtension(name));
-    typedConfig(filter, filterPath, configType);
+    const filterConfig = typedConfig(filter, filterPath, configType);
+    if (name === HEALTH_CHECK) validateHealthCheck(filterConfig, childPath(filterPath, 'typed_config'));
     if (name === ROUTER && i < filters.length - 1) {
       throw new FieldError(childPath(filterPath, 'name'), terminalFilterNotLast(name, 'http'));
     }

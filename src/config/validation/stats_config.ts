@@ -68,7 +68,7 @@ function validateStringMatch(match: JsonObject, path: string): void {
 }
 
 /** Envoy's RegexMatcher: RE2 syntax, within google_re2.max_program_size (100 when unset). */
-function compileRegexMatcher(matcher: JsonObject, path: string): SafeRegex {
+export function compileRegexMatcher(matcher: JsonObject, path: string): SafeRegex {
   const pattern = stringField(matcher, 'regex');
   const google = messageField(matcher, 'google_re2');
   const max = google?.['max_program_size'];

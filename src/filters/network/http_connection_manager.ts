@@ -3,9 +3,9 @@
 // response back with Envoy's response headers, and decides when the connection closes
 // (client asked, drain, an error, or a request that cannot be finished).
 //
-// HTTP/1 carries one request at a time, so the manager and its router are per connection and
-// reused from request to request. Pipelined requests wait in the parser until the current
-// response is written.
+// HTTP/1 carries one request at a time, so the manager, its HTTP filters and its router are per
+// connection and reused from request to request. Pipelined requests wait in the parser until
+// the current response is written.
 
 import type * as net from 'node:net';
 import type { HttpConnectionManagerConfig } from '../../config/model';
@@ -24,6 +24,8 @@ import type { RuntimeSource } from '../../runtime/live_runtime';
 import type { StatsStore } from '../../stats/stats';
 import { mathRandom } from '../../upstream/lb/load_balancer';
 import type { ClusterManager } from '../../upstream/cluster_manager';
+import { FilterHeadersStatus, type HttpFilter, type HttpFilterCallbacks, type HttpFilterFactory, type ResponseHeaderSink } from '../http/http_filter';
+import { createHttpFilterFactory, type HttpFilterContext } from '../http/http_filter_registry';
 import { RouteTable } from '../http/route_table';
 import { type DownstreamStream, Router, type RouterConfig } from '../http/router';
 import { RouterStats } from '../http/router_stats';
@@ -38,7 +40,7 @@ const DELAYED_CLOSE_MS = 1000;
 /** An HTTP filter chain this data plane cannot run. */
 export class UnsupportedHttpFilterError extends Error {
   constructor(statPrefix: string, filter: string) {
-    super(`http_connection_manager '${statPrefix}': http filter '${filter}' is not supported; the chain must be [${ROUTER_FILTER}]`);
+    super(`http_connection_manager '${statPrefix}': http filter '${filter}' is not supported; the chain must end with ${ROUTER_FILTER}`);
     this.name = 'UnsupportedHttpFilterError';
   }
 }
@@ -54,6 +56,8 @@ export interface HttpConnectionManagerDeps {
   readonly localAddress: string | undefined;
   /** The worker's runtime, for route runtime_fraction. */
   readonly runtime: RuntimeSource;
+  /** What the HTTP filters before the router read from the worker. */
+  readonly filterContext: HttpFilterContext;
 }
 
 /** One filter chain's connection manager configuration, shared by its connections. */
@@ -61,14 +65,23 @@ export class HttpConnectionManagerFactory implements NetworkFilterFactory {
   readonly stats: HttpConnectionManagerStats;
   readonly router: RouterConfig;
   readonly dates = new DateCache();
+  /** The decoder filters before the router, in order; null when the router is alone. */
+  readonly filters: readonly HttpFilterFactory[] | null;
 
   constructor(
     readonly config: HttpConnectionManagerConfig,
     readonly deps: HttpConnectionManagerDeps,
   ) {
-    for (const filter of config.httpFilters) {
-      if (filter.name !== ROUTER_FILTER) throw new UnsupportedHttpFilterError(config.statPrefix, filter.name);
+    const chain = config.httpFilters;
+    if (chain.length === 0 || chain[chain.length - 1].name !== ROUTER_FILTER) {
+      throw new UnsupportedHttpFilterError(config.statPrefix, chain[chain.length - 1]?.name ?? '(none)');
     }
+    const filters = chain.slice(0, -1).map((filter) => {
+      const factory = filter.name === ROUTER_FILTER ? null : createHttpFilterFactory(filter, deps.filterContext);
+      if (factory === null) throw new UnsupportedHttpFilterError(config.statPrefix, filter.name);
+      return factory;
+    });
+    this.filters = filters.length === 0 ? null : filters;
     const scope = deps.stats.scope(`http.${config.statPrefix}`);
     this.stats = new HttpConnectionManagerStats(scope);
     this.router = {
@@ -93,10 +106,14 @@ export class HttpConnectionManagerFactory implements NetworkFilterFactory {
   }
 }
 
-export class HttpConnectionManager implements ParserCallbacks<RequestHead>, DownstreamStream {
+export class HttpConnectionManager implements ParserCallbacks<RequestHead>, DownstreamStream, HttpFilterCallbacks {
   readonly remoteAddress: string;
   private readonly parser: RequestParser;
   private readonly router: Router;
+  /** This connection's filters before the router; null when there are none (the fast path). */
+  private readonly filters: readonly HttpFilter[] | null;
+  /** Headers the filters set on the response being written. */
+  private readonly filterHeaders: FilterHeaders | null;
   private readonly stats: HttpConnectionManagerStats;
   private readonly bufferLimit: number;
   private readonly output: CoalescingWriter;
@@ -112,6 +129,10 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
   private responseBodiless = false;
   private closeAfterResponse = false;
   private requestTimer: NodeJS.Timeout | null = null;
+  /** The filters saw this request's head: they see its response head too. */
+  private filtersActive = false;
+  /** The filter answering this request itself: the rest of the request goes to it. */
+  private stoppedBy: HttpFilter | null = null;
 
   // The connection.
   private closing = false;
@@ -136,6 +157,8 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
     this.bufferLimit = factory.deps.bufferLimitBytes;
     this.remoteAddress = socket.remoteAddress ?? '';
     this.router = new Router(factory.router, this);
+    this.filters = factory.filters === null ? null : factory.filters.map((f) => f.createFilter(this));
+    this.filterHeaders = this.filters === null ? null : new FilterHeaders();
     this.output = new CoalescingWriter(socket, this.writeLimited);
     // A client may half-close after its request and still read the response.
     socket.allowHalfOpen = true;
@@ -179,13 +202,28 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
       this.output.flush();
       stats.chargeResponseCode(100);
     }
+    if (this.filters !== null && this.decodeFilterHeaders(this.filters, head)) return;
     this.router.decodeHeaders(head);
+  }
+
+  /** Runs the filters on a request head; true when one of them took the request over. */
+  private decodeFilterHeaders(filters: readonly HttpFilter[], head: RequestHead): boolean {
+    this.filtersActive = true;
+    for (const filter of filters) {
+      if (filter.decodeHeaders(head, this.requestComplete) === FilterHeadersStatus.StopIteration) {
+        // The filter may have answered already, which ended the stream.
+        if (this.streamActive) this.stoppedBy = filter;
+        return true;
+      }
+    }
+    return false;
   }
 
   onMessageBody(chunk: Buffer): void {
     if (!this.streamActive) return;
     this.touchStream();
-    this.router.decodeData(chunk);
+    if (this.stoppedBy !== null) this.stoppedBy.decodeData(chunk);
+    else this.router.decodeData(chunk);
   }
 
   onMessageComplete(): void {
@@ -194,7 +232,8 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
     this.clearRequestTimer();
     // Pipelined requests wait for this response.
     this.parser.pause();
-    this.router.decodeComplete();
+    if (this.stoppedBy !== null) this.stoppedBy.decodeComplete();
+    else this.router.decodeComplete();
   }
 
   // ---- DownstreamStream: the response ----------------------------------------------------
@@ -206,6 +245,7 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
     let head = `${statusLine(status)}content-length: ${length}\r\n`;
     if (length > 0) head += 'content-type: text/plain\r\n';
     head += `date: ${dates.current()}\r\nserver: ${this.factory.config.serverName}\r\n`;
+    if (this.filtersActive) head += this.encodeFilterHeaders(status, NO_HEADERS).text;
     head += connectionHeader(close, this.request?.http10 === true);
     this.responseStarted = true;
     this.stats.chargeResponseCode(status);
@@ -228,11 +268,15 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
     let head = statusLine(status);
     const headers = upstream.headers;
     const dropped = upstream.connectionTokens;
+    const filtered = this.filtersActive ? this.encodeFilterHeaders(status, headers) : null;
+    const replaced = filtered !== null && filtered.names.length > 0 ? filtered.names : null;
     for (let i = 0; i < headers.length; i += 2) {
       const name = headers[i];
       if (isReplacedResponseHeader(name) || (dropped !== null && dropped.includes(name))) continue;
+      if (replaced !== null && replaced.includes(name)) continue;
       head += `${name}: ${headers[i + 1]}\r\n`;
     }
+    if (filtered !== null) head += filtered.text;
     if (upstream.contentLength >= 0 && upstream.bodyLength !== BODY_CHUNKED && upstream.bodyLength !== BODY_UNTIL_CLOSE) {
       head += `content-length: ${upstream.contentLength}\r\n`;
     } else if (request.http10) {
@@ -391,10 +435,21 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
     return this.closeAfterResponse || this.remoteEnded || !this.requestComplete;
   }
 
+  /** The filters, last first, see the response head; what they set is returned. */
+  private encodeFilterHeaders(status: number, headers: readonly string[]): FilterHeaders {
+    const filters = this.filters!;
+    const out = this.filterHeaders!;
+    out.reset();
+    for (let i = filters.length - 1; i >= 0; i--) filters[i].encodeHeaders(status, headers, out);
+    return out;
+  }
+
   /** The response is written: the stream is over, and maybe the connection. */
   private endStream(close: boolean): void {
     this.streamActive = false;
     this.request = null;
+    this.filtersActive = false;
+    this.stoppedBy = null;
     this.clearRequestTimer();
     this.stats.downstream_rq_active.dec();
     this.stats.downstream_rq_time.recordValue(performance.now() - this.requestStartMs);
@@ -473,6 +528,24 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
       clearTimeout(this.requestTimer);
       this.requestTimer = null;
     }
+  }
+}
+
+const NO_HEADERS: readonly string[] = [];
+
+/** The headers the filters set on one response, as head lines; reused from response to response. */
+class FilterHeaders implements ResponseHeaderSink {
+  text = '';
+  readonly names: string[] = [];
+
+  reset(): void {
+    this.text = '';
+    this.names.length = 0;
+  }
+
+  set(name: string, value: string): void {
+    this.names.push(name);
+    this.text += `${name}: ${value}\r\n`;
   }
 }
 
