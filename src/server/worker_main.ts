@@ -4,11 +4,15 @@
 import * as net from 'node:net';
 import { attachRegion } from '../hot_restart/shared_memory';
 import { loggerFactory, openLogs } from '../log/log_settings';
+import type { LogManager } from '../log/log_manager';
 import { ListenerManager } from '../listener/listener_manager';
 import { DrainManager } from '../hot_restart/drain_manager';
 import { SharedStatsStore } from '../stats/store';
 import { ClusterManager } from '../upstream/cluster_manager';
 import { declareClusterStatNames } from '../upstream/cluster_stats';
+import { applyLevelChange } from '../log/level_change';
+import { ContentionReporter } from './contention_reporter';
+import { cpuProfilePath, CpuProfiler } from './cpu_profiler';
 import { FIRST_LISTENER_FD, isMessage, SupervisorMessage, WorkerInit, WorkerMessage, WORKER_PROTOCOL_VERSION } from './worker_protocol';
 
 function send(m: WorkerMessage): void {
@@ -26,10 +30,41 @@ function adopt(fd: number): Promise<net.Server> {
   });
 }
 
+/**
+ * POST /logging and /cpuprofiler reach a worker whenever they are made, start-up included: these
+ * are listened for before run()'s first await, so that none sent meanwhile is lost.
+ */
+function serveAdminRequests(init: WorkerInit, logsOpened: Promise<LogManager>): void {
+  const profiler = new CpuProfiler();
+  const reply = (id: number, file: string | null, error: string | null) => send({ v: WORKER_PROTOCOL_VERSION, type: 'cpu_profile_reply', id, file, error });
+  process.on('message', (m: unknown) => {
+    if (!isMessage<SupervisorMessage>(m)) return;
+    if (m.type === 'set_log_level') {
+      // Changes apply in the order sent: each waits for the same opening of the log.
+      logsOpened.then((logs) => applyLevelChange(logs, m.change), () => undefined);
+    } else if (m.type === 'cpu_profile_start') {
+      profiler.start(cpuProfilePath(m.profilePath, { worker: init.workerIndex })).then(
+        () => reply(m.id, null, null),
+        (e: Error) => reply(m.id, null, e.message),
+      );
+    } else if (m.type === 'cpu_profile_stop') {
+      profiler.stop().then(
+        (file) => reply(m.id, file, file === null ? 'not profiling (restarted since the profiler was enabled)' : null),
+        (e: Error) => reply(m.id, null, e.message),
+      );
+    }
+  });
+}
+
 async function run(init: WorkerInit): Promise<void> {
-  const logs = await openLogs(init.log, process.pid);
+  const logsOpened = openLogs(init.log, process.pid);
+  serveAdminRequests(init, logsOpened);
+  const logs = await logsOpened;
   const log = logs.component('main');
-  const store = new SharedStatsStore(attachRegion(init.regionName), init.column);
+  const region = attachRegion(init.regionName);
+  // A worker's waits on the region's locks count in the supervisor's GET /contention.
+  if (init.mutexTracing) region.segments.onContention = new ContentionReporter((stats) => send({ v: WORKER_PROTOCOL_VERSION, type: 'contention', stats })).record;
+  const store = new SharedStatsStore(region, init.column);
   const clusters = new ClusterManager(init.bootstrap.clusters, store, init.hostSlots);
   // Envoy declares a cluster's stats when it builds the cluster: the workers share that out,
   // each its own slice, so that 10,000 clusters' names are interned on every core at once.

@@ -5,6 +5,8 @@ import type { Bootstrap } from '../config/model';
 import type { HostSlot } from '../stats/stats';
 import type { LogSettings } from '../log/log_settings';
 import type { DrainStrategy } from '../hot_restart/drain_manager';
+import type { LevelChange } from '../log/level_change';
+import type { MutexStats } from '../admin/mutex_tracer';
 
 export const WORKER_PROTOCOL_VERSION = 2;
 
@@ -29,6 +31,8 @@ export interface WorkerInit {
   readonly log: LogSettings;
   /** How this worker drains when its epoch is replaced (--drain-strategy, --drain-time-s). */
   readonly drain: { readonly strategy: DrainStrategy; readonly drainTimeS: number };
+  /** --enable-mutex-tracing: report waits on the stats region's locks (WorkerContention). */
+  readonly mutexTracing: boolean;
 }
 
 /** Stop accepting, close HTTP connections after their responses per the drain strategy. */
@@ -48,7 +52,37 @@ export interface WorkerShutdown {
   readonly type: 'shutdown';
 }
 
-export type SupervisorMessage = WorkerInit | WorkerDrain | WorkerReopenLogs | WorkerShutdown;
+/** POST /logging changed logger levels: make the same change. */
+export interface WorkerSetLogLevel {
+  readonly v: typeof WORKER_PROTOCOL_VERSION;
+  readonly type: 'set_log_level';
+  readonly change: LevelChange;
+}
+
+/** POST /cpuprofiler?enable=y: profile into this worker's file under `profilePath`. */
+export interface WorkerCpuProfileStart {
+  readonly v: typeof WORKER_PROTOCOL_VERSION;
+  readonly type: 'cpu_profile_start';
+  /** Echoed in the reply, so that a late reply to an earlier request is not taken for this one. */
+  readonly id: number;
+  readonly profilePath: string;
+}
+
+/** POST /cpuprofiler?enable=n: stop and write the profile. */
+export interface WorkerCpuProfileStop {
+  readonly v: typeof WORKER_PROTOCOL_VERSION;
+  readonly type: 'cpu_profile_stop';
+  readonly id: number;
+}
+
+export type SupervisorMessage =
+  | WorkerInit
+  | WorkerDrain
+  | WorkerReopenLogs
+  | WorkerShutdown
+  | WorkerSetLogLevel
+  | WorkerCpuProfileStart
+  | WorkerCpuProfileStop;
 
 export interface WorkerReady {
   readonly v: typeof WORKER_PROTOCOL_VERSION;
@@ -61,7 +95,25 @@ export interface WorkerFatal {
   readonly message: string;
 }
 
-export type WorkerMessage = WorkerReady | WorkerFatal;
+/** The answer to WorkerCpuProfileStart (error null) or WorkerCpuProfileStop. */
+export interface WorkerCpuProfileReply {
+  readonly v: typeof WORKER_PROTOCOL_VERSION;
+  readonly type: 'cpu_profile_reply';
+  readonly id: number;
+  /** The profile written (a stop), or null. */
+  readonly file: string | null;
+  /** Why the start or stop failed; for a stop, also `not profiling` (a worker restarted since). */
+  readonly error: string | null;
+}
+
+/** Waits on the stats region's locks since the previous report (--enable-mutex-tracing). */
+export interface WorkerContention {
+  readonly v: typeof WORKER_PROTOCOL_VERSION;
+  readonly type: 'contention';
+  readonly stats: MutexStats;
+}
+
+export type WorkerMessage = WorkerReady | WorkerFatal | WorkerCpuProfileReply | WorkerContention;
 
 export function isMessage<T extends { v: number; type: string }>(m: unknown): m is T {
   return typeof m === 'object' && m !== null && (m as { v?: unknown }).v === WORKER_PROTOCOL_VERSION && typeof (m as { type?: unknown }).type === 'string';
