@@ -49,7 +49,7 @@ function serveAdminRequests(init: WorkerInit, logsOpened: Promise<LogManager>): 
       );
     } else if (m.type === 'cpu_profile_stop') {
       profiler.stop().then(
-        (file) => reply(m.id, file, file === null ? 'not profiling (restarted since the profiler was enabled)' : null),
+        (file) => reply(m.id, file, file === null ? 'not profiling (started after the profiler was enabled)' : null),
         (e: Error) => reply(m.id, null, e.message),
       );
     }

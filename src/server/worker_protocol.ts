@@ -102,7 +102,7 @@ export interface WorkerCpuProfileReply {
   readonly id: number;
   /** The profile written (a stop), or null. */
   readonly file: string | null;
-  /** Why the start or stop failed; for a stop, also `not profiling` (a worker restarted since). */
+  /** Why the start or stop failed; for a stop, also `not profiling` (a worker started after the enable). */
   readonly error: string | null;
 }
 
