@@ -81,6 +81,7 @@ async function run(options: Options, warnings: readonly string[]): Promise<void>
     build: readBuildInfo(),
     log,
     logSettings,
+    logs,
     exit,
     accessLogs,
     hotRestartVersion: hotRestartVersionOf(options),

@@ -167,7 +167,7 @@ const STATS_CONFIG: Shape = {
 const BOOTSTRAP: Shape = {
   fields: {
     node: { fields: { id: leaf, cluster: leaf, locality: LOCALITY, metadata: METADATA } },
-    admin: { fields: { access_log_path: leaf, address: SOCKET_ADDRESS } },
+    admin: { fields: { access_log_path: leaf, profile_path: leaf, address: SOCKET_ADDRESS } },
     static_resources: { fields: { listeners: list(LISTENER), clusters: list(CLUSTER) } },
     stats_flush_interval: leaf,
     stats_config: STATS_CONFIG,

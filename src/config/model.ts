@@ -25,6 +25,8 @@ export interface Locality {
 export interface AdminConfig {
   readonly address: SocketAddress;
   readonly accessLogPath: string;
+  /** Where POST /cpuprofiler writes, before each process's suffix (see cpu_profiler.ts). */
+  readonly profilePath: string;
 }
 
 export interface Bootstrap {

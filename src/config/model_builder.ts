@@ -59,6 +59,8 @@ const DEFAULTS = {
   endpointWeight: 1,
   serverName: 'proxy',
   statsFlushIntervalMs: 5_000,
+  // Envoy's /var/log/envoy/envoy.prof.
+  profilePath: '/var/log/proxy/proxy.prof',
 } as const;
 
 /** @param bootstrap decoded by decodeProtoJson, names canonicalized, and validated */
@@ -84,7 +86,11 @@ export function buildBootstrapModel(bootstrap: JsonObject): Bootstrap {
 function admin(config: JsonObject | undefined): AdminConfig | null {
   const address = config && messageField(config, 'address');
   if (config === undefined || address === undefined) return null;
-  return { address: socketAddress(address), accessLogPath: stringField(config, 'access_log_path') };
+  return {
+    address: socketAddress(address),
+    accessLogPath: stringField(config, 'access_log_path'),
+    profilePath: stringField(config, 'profile_path') || DEFAULTS.profilePath,
+  };
 }
 
 function listener(config: JsonObject): ListenerConfig {

@@ -81,6 +81,11 @@ export class LogManager {
     );
   }
 
+  /** The level of loggers made from now on that no rule names: -l, or the latest setLevel. */
+  get defaultLevel(): LogLevel {
+    return this.fileDefaultLevel;
+  }
+
   /** The logger a module uses: its file's with fine-grain logging, else its component's. */
   logger(component: ComponentName, filename: string): Logger {
     return this.fineGrain ? this.forFile(filename) : this.component(component);

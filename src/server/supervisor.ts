@@ -7,6 +7,8 @@ import type { Bootstrap, ClusterConfig } from '../config/model';
 import { clustersHandler } from '../admin/clusters_handler';
 import { configDumpHandler } from '../admin/config_dump_handler';
 import { contentionHandler } from '../admin/contention_handler';
+import { cpuProfilerHandler } from '../admin/cpuprofiler_handler';
+import { loggingHandler } from '../admin/logging_handler';
 import { MutexTracer } from '../admin/mutex_tracer';
 import type { AccessLogManager } from '../access_log/access_log_manager';
 import { healthCheckHandlers } from '../admin/health_check_handler';
@@ -46,6 +48,9 @@ import { monotonicUsec, NotifyFields, SystemdNotifier } from './systemd_notify';
 import { WorkerPool } from './worker_pool';
 import { type HostSlotAssignments, workerBootstrap, WORKER_PROTOCOL_VERSION } from './worker_protocol';
 import type { LogSettings } from '../log/log_settings';
+import type { LogManager } from '../log/log_manager';
+import { applyLevelChange, currentLogSettings, LevelChange } from '../log/level_change';
+import { ServerCpuProfiler } from './server_cpu_profiler';
 
 const LISTEN_BACKLOG = 1024;
 /** Clusters whose membership gauges are set between two turns of the event loop. */
@@ -54,6 +59,8 @@ const DECLARE_BATCH = 200;
 const REBIND_TIMEOUT_MS = 5000;
 /** The safety net behind the file system watch of the runtime's disk layer symlinks. */
 const RUNTIME_POLL_MS = 10_000;
+/** A worker writes a long profile before it answers; one that dies answers by exiting. */
+const PROFILER_REPLY_TIMEOUT_MS = 10_000;
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
@@ -65,6 +72,8 @@ export interface SupervisorDeps {
   readonly build: BuildInfo;
   readonly log: LoggerFactory;
   readonly logSettings: LogSettings;
+  /** This process's loggers, whose levels POST /logging changes. */
+  readonly logs: LogManager;
   /** Ends the process once shutdown has finished (flushing logs first). */
   readonly exit: (code: number) => void;
   /** Access log files (the admin's among them), flushed at --file-flush-interval-msec. */
@@ -106,10 +115,13 @@ export class Supervisor implements ServerInfoSource {
   /** Admin /healthcheck/fail is in effect. Each epoch starts healthy, as Envoy's does. */
   private healthCheckFailed = false;
   private shutdownPromise: Promise<void> | null = null;
+  /** --enable-mutex-tracing: this process's waits, and the workers' as they report them. */
+  private readonly tracer: MutexTracer | null;
 
   constructor(private readonly deps: SupervisorDeps) {
     this.restartEpoch = deps.options.restartEpoch;
     this.log = deps.log('main');
+    this.tracer = deps.options.enableMutexTracing ? new MutexTracer() : null;
     const { statsConfig } = deps.bootstrap;
     this.prometheus = new PrometheusFormatter(new TagExtractor(statsConfig), new HistogramBucketSettings(statsConfig.histogramBucketSettings));
   }
@@ -217,7 +229,9 @@ export class Supervisor implements ServerInfoSource {
       this.listenerFds.push(fd);
       this.bound.push({ name: l.name, address: { address: l.address.address, port } });
     }
-    if (bootstrap.admin) await this.startAdmin(bootstrap.admin.address.address, bootstrap.admin.address.port, bootstrap.admin.accessLogPath);
+    if (bootstrap.admin) {
+      await this.startAdmin(bootstrap.admin.address.address, bootstrap.admin.address.port, bootstrap.admin.accessLogPath, bootstrap.admin.profilePath);
+    }
 
     const forWorkers = workerBootstrap(bootstrap);
     this.workers = new WorkerPool({
@@ -234,11 +248,16 @@ export class Supervisor implements ServerInfoSource {
         hostSlots: this.hostSlots,
         bootstrap: forWorkers,
         listeners: bootstrap.listeners.map((l) => l.name),
-        log: this.deps.logSettings,
+        // A worker (re)started after POST /logging logs at the levels it set.
+        log: currentLogSettings(this.deps.logSettings, this.deps.logs),
         drain: { strategy: options.drainStrategy, drainTimeS: options.drainTimeS },
         runtime: this.runtime!.values(),
         healthCheckFailed: this.healthCheckFailed,
+        mutexTracing: this.tracer !== null,
       }),
+      onMessage: (m) => {
+        if (m.type === 'contention') this.tracer?.merge(m.stats);
+      },
       onWorkerGone: (column) => zeroColumnGauges(region, this.store!.names, this.store!.hosts, column),
       restarts: this.stats.workerRestarts,
       backoff: WORKER_RESTART_BACKOFF,
@@ -278,6 +297,12 @@ export class Supervisor implements ServerInfoSource {
     await this.store!.reader.catchUp(nextTurn);
     const grouping = this.prometheus.prepare(this.snapshot());
     while (this.shutdownPromise === null && grouping.next().done !== true) await nextTurn();
+  }
+
+  /** POST /logging: this process's loggers now, every worker's as soon as it reads the message. */
+  private changeLogLevel(change: LevelChange): void {
+    applyLevelChange(this.deps.logs, change);
+    this.workers?.broadcast({ v: WORKER_PROTOCOL_VERSION, type: 'set_log_level', change });
   }
 
   /** SIGUSR1: every worker reopens its --log-path (logrotate moved the file away). */
@@ -429,10 +454,10 @@ export class Supervisor implements ServerInfoSource {
     this.workers?.broadcast({ v: WORKER_PROTOCOL_VERSION, type: 'health_check', failed });
   }
 
-  private async startAdmin(address: string, port: number, accessLogPath: string): Promise<void> {
+  private async startAdmin(address: string, port: number, accessLogPath: string, profilePath: string): Promise<void> {
     const { bootstrap, build, options } = this.deps;
     const handlers: AdminHandler[] = [];
-    const tracer = options.enableMutexTracing ? new MutexTracer() : null;
+    const tracer = this.tracer;
     // The stats region's structural waits are the supervisor's one lock-like wait to trace.
     if (tracer) this.handle!.region.segments.onContention = tracer.record;
     handlers.push(
@@ -457,6 +482,8 @@ export class Supervisor implements ServerInfoSource {
       configDumpHandler(bootstrap, new Date(this.startMs)),
       contentionHandler(tracer),
       ...runtimeHandlers(this.runtime!),
+      loggingHandler({ levels: () => this.deps.logs.componentLevels(), change: (change) => this.changeLogLevel(change) }),
+      cpuProfilerHandler(new ServerCpuProfiler({ profilePath, workers: () => this.workers, replyTimeoutMs: PROFILER_REPLY_TIMEOUT_MS })),
     );
     const accessLog = await this.deps.accessLogs.open(accessLogPath);
     this.admin = new AdminServer(handlers, this.store!, this.deps.log('admin'), accessLog);

@@ -4,6 +4,7 @@
 import * as net from 'node:net';
 import { attachRegion } from '../hot_restart/shared_memory';
 import { loggerFactory, openLogs } from '../log/log_settings';
+import type { LogManager } from '../log/log_manager';
 import { ListenerManager } from '../listener/listener_manager';
 import { DrainManager } from '../hot_restart/drain_manager';
 import { SystemClock } from '../common/clock';
@@ -11,6 +12,9 @@ import { SharedStatsStore } from '../stats/store';
 import { ClusterManager } from '../upstream/cluster_manager';
 import { declareClusterStatNames } from '../upstream/cluster_stats';
 import { LiveRuntime } from '../runtime/live_runtime';
+import { applyLevelChange } from '../log/level_change';
+import { ContentionReporter } from './contention_reporter';
+import { cpuProfilePath, CpuProfiler } from './cpu_profiler';
 import { FIRST_LISTENER_FD, isMessage, SupervisorMessage, WorkerInit, WorkerMessage, WORKER_PROTOCOL_VERSION } from './worker_protocol';
 
 function send(m: WorkerMessage): void {
@@ -32,13 +36,45 @@ function adopt(fd: number): Promise<net.Server> {
 interface WorkerControl {
   readonly runtime: LiveRuntime;
   healthCheckFailed: boolean;
+  /** The log, once open: POST /logging changes wait for it, in the order sent. */
+  readonly logsOpened: Promise<LogManager>;
+}
+
+/**
+ * POST /logging and /cpuprofiler, whenever they come (start-up included); false for a message
+ * that is not one of theirs.
+ */
+function adminRequestHandler(init: WorkerInit, logsOpened: Promise<LogManager>): (m: SupervisorMessage) => boolean {
+  const profiler = new CpuProfiler();
+  const reply = (id: number, file: string | null, error: string | null) => send({ v: WORKER_PROTOCOL_VERSION, type: 'cpu_profile_reply', id, file, error });
+  return (m) => {
+    if (m.type === 'set_log_level') {
+      logsOpened.then((logs) => applyLevelChange(logs, m.change), () => undefined);
+    } else if (m.type === 'cpu_profile_start') {
+      profiler.start(cpuProfilePath(m.profilePath, { worker: init.workerIndex })).then(
+        () => reply(m.id, null, null),
+        (e: Error) => reply(m.id, null, e.message),
+      );
+    } else if (m.type === 'cpu_profile_stop') {
+      profiler.stop().then(
+        (file) => reply(m.id, file, file === null ? 'not profiling (started after the profiler was enabled)' : null),
+        (e: Error) => reply(m.id, null, e.message),
+      );
+    } else {
+      return false;
+    }
+    return true;
+  };
 }
 
 /** Starts the data plane; resolves to the handler of the supervisor's later messages. */
 async function run(init: WorkerInit, control: WorkerControl): Promise<(m: SupervisorMessage) => void> {
-  const logs = await openLogs(init.log, process.pid);
+  const logs = await control.logsOpened;
   const log = logs.component('main');
-  const store = new SharedStatsStore(attachRegion(init.regionName), init.column);
+  const region = attachRegion(init.regionName);
+  // A worker's waits on the region's locks count in the supervisor's GET /contention.
+  if (init.mutexTracing) region.segments.onContention = new ContentionReporter((stats) => send({ v: WORKER_PROTOCOL_VERSION, type: 'contention', stats })).record;
+  const store = new SharedStatsStore(region, init.column);
   const clusters = new ClusterManager(init.bootstrap.clusters, store, init.hostSlots);
   // Envoy declares a cluster's stats when it builds the cluster: the workers share that out,
   // each its own slice, so that 10,000 clusters' names are interned on every core at once.
@@ -113,14 +149,18 @@ process.once('message', (m: unknown) => {
     return;
   }
   // Listening from the init on, so that nothing sent while the worker starts is lost: state
-  // updates apply at once, the rest waits for the data plane (no I/O runs in between).
-  const control: WorkerControl = { runtime: new LiveRuntime(m.runtime), healthCheckFailed: m.healthCheckFailed };
+  // updates and admin requests apply at once, the rest waits for the data plane (no I/O runs
+  // in between).
+  const logsOpened = openLogs(m.log, process.pid);
+  const control: WorkerControl = { runtime: new LiveRuntime(m.runtime), healthCheckFailed: m.healthCheckFailed, logsOpened };
+  const adminRequest = adminRequestHandler(m, logsOpened);
   const pending: SupervisorMessage[] = [];
   let handle: ((m: SupervisorMessage) => void) | null = null;
   process.on('message', (update: unknown) => {
     if (!isMessage<SupervisorMessage>(update)) return;
     if (update.type === 'runtime') control.runtime.replace(update.values);
     else if (update.type === 'health_check') control.healthCheckFailed = update.failed;
+    else if (adminRequest(update)) return;
     else if (handle === null) pending.push(update);
     else handle(update);
   });

@@ -20,6 +20,14 @@ export interface WorkerPoolDeps {
   readonly log: Logger;
   /** How long a worker may take to close its connections on shutdown before SIGKILL. */
   readonly stopTimeoutMs: number;
+  /** A worker's message other than ready and fatal (e.g. its contention reports). */
+  readonly onMessage: (m: WorkerMessage) => void;
+}
+
+/** One worker's answer to ask(): null when it was not running, gave none in time or exited. */
+export interface WorkerReply<R> {
+  readonly index: number;
+  readonly reply: R | null;
 }
 
 export class WorkerStartError extends Error {}
@@ -81,6 +89,39 @@ export class WorkerPool {
     for (const slot of this.slots) if (slot.child?.connected) slot.child.send(m);
   }
 
+  /**
+   * Sends every worker `make(index)` and resolves once each has answered (a message `isReply`
+   * accepts), exited, or let `timeoutMs` pass: a worker that dies meanwhile never holds it up.
+   */
+  ask<R extends WorkerMessage>(
+    make: (index: number) => SupervisorMessage,
+    isReply: (m: WorkerMessage) => m is R,
+    timeoutMs: number,
+  ): Promise<WorkerReply<R>[]> {
+    return Promise.all(
+      this.slots.map((slot) => {
+        const child = slot.child;
+        if (!child?.connected) return { index: slot.index, reply: null };
+        return new Promise<WorkerReply<R>>((resolve) => {
+          const done = (reply: R | null) => {
+            clearTimeout(timer);
+            child.off('message', onMessage);
+            child.off('exit', onExit);
+            resolve({ index: slot.index, reply });
+          };
+          const onMessage = (m: unknown) => {
+            if (isMessage<WorkerMessage>(m) && isReply(m)) done(m);
+          };
+          const onExit = () => done(null);
+          const timer = setTimeout(() => done(null), timeoutMs);
+          child.on('message', onMessage);
+          child.once('exit', onExit);
+          child.send(make(slot.index));
+        });
+      }),
+    );
+  }
+
   async stop(): Promise<void> {
     this.stopping = true;
     await Promise.all(
@@ -123,6 +164,8 @@ export class WorkerPool {
         } else if (m.type === 'fatal') {
           this.deps.log.critical(`worker ${slot.index} (pid ${child.pid}): ${m.message}`);
           if (!ready) reject(new WorkerStartError(`worker ${slot.index} failed to start: ${m.message}`));
+        } else if (m.type !== 'ready') {
+          this.deps.onMessage(m);
         }
       });
       child.on('error', (e) => this.deps.log.error(`worker ${slot.index}: ${e.message}`));

@@ -6,6 +6,8 @@ import type { HostSlot } from '../stats/stats';
 import type { LogSettings } from '../log/log_settings';
 import type { DrainStrategy } from '../hot_restart/drain_manager';
 import type { RuntimeValues } from '../runtime/runtime';
+import type { LevelChange } from '../log/level_change';
+import type { MutexStats } from '../admin/mutex_tracer';
 
 export const WORKER_PROTOCOL_VERSION = 2;
 
@@ -34,6 +36,8 @@ export interface WorkerInit {
   readonly runtime: RuntimeValues;
   /** The admin /healthcheck/fail state when this worker was started (a restarted worker keeps it). */
   readonly healthCheckFailed: boolean;
+  /** --enable-mutex-tracing: report waits on the stats region's locks (WorkerContention). */
+  readonly mutexTracing: boolean;
 }
 
 /** The runtime changed (a disk layer reloaded, /runtime_modify): its new final values. */
@@ -67,13 +71,39 @@ export interface WorkerShutdown {
   readonly type: 'shutdown';
 }
 
+/** POST /logging changed logger levels: make the same change. */
+export interface WorkerSetLogLevel {
+  readonly v: typeof WORKER_PROTOCOL_VERSION;
+  readonly type: 'set_log_level';
+  readonly change: LevelChange;
+}
+
+/** POST /cpuprofiler?enable=y: profile into this worker's file under `profilePath`. */
+export interface WorkerCpuProfileStart {
+  readonly v: typeof WORKER_PROTOCOL_VERSION;
+  readonly type: 'cpu_profile_start';
+  /** Echoed in the reply, so that a late reply to an earlier request is not taken for this one. */
+  readonly id: number;
+  readonly profilePath: string;
+}
+
+/** POST /cpuprofiler?enable=n: stop and write the profile. */
+export interface WorkerCpuProfileStop {
+  readonly v: typeof WORKER_PROTOCOL_VERSION;
+  readonly type: 'cpu_profile_stop';
+  readonly id: number;
+}
+
 export type SupervisorMessage =
   | WorkerInit
   | WorkerDrain
   | WorkerReopenLogs
   | WorkerHealthCheck
   | WorkerShutdown
-  | WorkerRuntimeUpdate;
+  | WorkerRuntimeUpdate
+  | WorkerSetLogLevel
+  | WorkerCpuProfileStart
+  | WorkerCpuProfileStop;
 
 export interface WorkerReady {
   readonly v: typeof WORKER_PROTOCOL_VERSION;
@@ -86,7 +116,25 @@ export interface WorkerFatal {
   readonly message: string;
 }
 
-export type WorkerMessage = WorkerReady | WorkerFatal;
+/** The answer to WorkerCpuProfileStart (error null) or WorkerCpuProfileStop. */
+export interface WorkerCpuProfileReply {
+  readonly v: typeof WORKER_PROTOCOL_VERSION;
+  readonly type: 'cpu_profile_reply';
+  readonly id: number;
+  /** The profile written (a stop), or null. */
+  readonly file: string | null;
+  /** Why the start or stop failed; for a stop, also `not profiling` (a worker started after the enable). */
+  readonly error: string | null;
+}
+
+/** Waits on the stats region's locks since the previous report (--enable-mutex-tracing). */
+export interface WorkerContention {
+  readonly v: typeof WORKER_PROTOCOL_VERSION;
+  readonly type: 'contention';
+  readonly stats: MutexStats;
+}
+
+export type WorkerMessage = WorkerReady | WorkerFatal | WorkerCpuProfileReply | WorkerContention;
 
 export function isMessage<T extends { v: number; type: string }>(m: unknown): m is T {
   return typeof m === 'object' && m !== null && (m as { v?: unknown }).v === WORKER_PROTOCOL_VERSION && typeof (m as { type?: unknown }).type === 'string';

@@ -78,7 +78,7 @@ test('--config-yaml merges over the file: objects by key, lists and scalars repl
     const { bootstrap } = loadBootstrap({ configPath, configYaml: JSON.stringify(override), ...OPTIONS });
     assert.equal(bootstrap.node.id, 'node-2');
     assert.equal(bootstrap.node.cluster, 'edge');
-    assert.deepEqual(bootstrap.admin, { address: { address: '127.0.0.1', port: 9902 }, accessLogPath: '/dev/null' });
+    assert.deepEqual(bootstrap.admin, { address: { address: '127.0.0.1', port: 9902 }, accessLogPath: '/dev/null', profilePath: '/var/log/proxy/proxy.prof' });
     assert.deepEqual(bootstrap.clusters.map((cluster) => cluster.name), ['web:v1']);
     assert.deepEqual(bootstrap.listeners.map((listener) => listener.name), ['http_in']);
   });

@@ -10,7 +10,14 @@ function loadFixture() {
 test('node and admin', () => {
   const model = loadFixture();
   assert.deepEqual(model.node, { id: 'node-1', cluster: 'edge', locality: { region: 'eu', zone: 'eu-1a', subZone: 'rack-7' } });
-  assert.deepEqual(model.admin, { address: { address: '127.0.0.1', port: 9901 }, accessLogPath: '/dev/null' });
+  assert.deepEqual(model.admin, { address: { address: '127.0.0.1', port: 9901 }, accessLogPath: '/dev/null', profilePath: '/var/log/proxy/proxy.prof' });
+});
+
+test('admin.profile_path is where /cpuprofiler writes', () => {
+  const bootstrap = v3Bootstrap();
+  bootstrap.admin.profile_path = '/srv/prof/p';
+  const { bootstrap: model } = loadBootstrap({ configYaml: JSON.stringify(bootstrap), allowUnknownStaticFields: false });
+  assert.equal(model.admin?.profilePath, '/srv/prof/p');
 });
 
 test('no admin address means no admin listener', () => {
