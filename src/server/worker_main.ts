@@ -49,6 +49,7 @@ async function run(init: WorkerInit): Promise<void> {
     listeners.addListener(config, await adopt(FIRST_LISTENER_FD + i));
   }
 
+  const stoppedCounter = store.counter('listener_manager.listener_stopped');
   let stopping = false;
   const stop = (why: string) => {
     if (stopping) return;
@@ -69,6 +70,16 @@ async function run(init: WorkerInit): Promise<void> {
     if (!isMessage<SupervisorMessage>(m)) return;
     if (m.type === 'shutdown') stop('supervisor shutdown');
     if (m.type === 'reopen_logs') reopenLogs();
+    if (m.type === 'memory_request') send({ v: WORKER_PROTOCOL_VERSION, type: 'memory', id: m.id, usage: process.memoryUsage() });
+    if (m.type === 'stop_listeners') {
+      const names = new Set(m.listeners);
+      // Envoy counts a stop per listener per worker.
+      const stopNow = () => stoppedCounter.add(listeners.stopListeners(names));
+      if (m.graceful && !drain.draining) {
+        log.info(`worker ${init.workerIndex} draining before it stops ${m.listeners.length} listener(s)`);
+        drain.startDrainSequence(stopNow);
+      } else stopNow();
+    }
     if (m.type === 'drain' && !drain.draining) {
       log.info(`worker ${init.workerIndex} draining (${init.drain.strategy}, ${init.drain.drainTimeS}s)`);
       listeners.stopListeners();

@@ -40,6 +40,7 @@ export class WorkerPool {
   /** Set by drain() and stop(): a worker that dies now is not replaced. */
   private stopping = false;
   private readonly initWrites: Promise<void>[] = [];
+  private lastRequestId = 0;
 
   constructor(private readonly deps: WorkerPoolDeps) {
     this.slots = Array.from({ length: deps.count }, (_, index) => ({
@@ -79,6 +80,35 @@ export class WorkerPool {
   /** Sends `m` to every running worker. */
   broadcast(m: SupervisorMessage): void {
     for (const slot of this.slots) if (slot.child?.connected) slot.child.send(m);
+  }
+
+  /**
+   * Every running worker's process.memoryUsage(). A worker that does not answer within
+   * `timeoutMs` (busy, or exiting) is left out rather than holding the caller.
+   */
+  async memoryUsage(timeoutMs: number): Promise<NodeJS.MemoryUsage[]> {
+    const id = ++this.lastRequestId;
+    const children = this.slots.flatMap((s) => (s.child?.connected ? [s.child] : []));
+    const answers = children.map(
+      (child) =>
+        new Promise<NodeJS.MemoryUsage | null>((resolve) => {
+          const done = (usage: NodeJS.MemoryUsage | null) => {
+            clearTimeout(timer);
+            child.off('message', onMessage);
+            child.off('exit', onExit);
+            resolve(usage);
+          };
+          const onMessage = (m: unknown) => {
+            if (isMessage<WorkerMessage>(m) && m.type === 'memory' && m.id === id) done(m.usage);
+          };
+          const onExit = () => done(null);
+          const timer = setTimeout(() => done(null), timeoutMs);
+          child.on('message', onMessage);
+          child.once('exit', onExit);
+          child.send({ v: WORKER_PROTOCOL_VERSION, type: 'memory_request', id } satisfies SupervisorMessage);
+        }),
+    );
+    return (await Promise.all(answers)).filter((u): u is NodeJS.MemoryUsage => u !== null);
   }
 
   async stop(): Promise<void> {

@@ -43,12 +43,27 @@ export interface WorkerReopenLogs {
   readonly type: 'reopen_logs';
 }
 
+/** POST /drain_listeners: stop accepting on these listeners, after the drain sequence if graceful. */
+export interface WorkerStopListeners {
+  readonly v: typeof WORKER_PROTOCOL_VERSION;
+  readonly type: 'stop_listeners';
+  readonly listeners: readonly string[];
+  readonly graceful: boolean;
+}
+
+/** GET /memory: answer with a WorkerMemory carrying the same id. */
+export interface WorkerMemoryRequest {
+  readonly v: typeof WORKER_PROTOCOL_VERSION;
+  readonly type: 'memory_request';
+  readonly id: number;
+}
+
 export interface WorkerShutdown {
   readonly v: typeof WORKER_PROTOCOL_VERSION;
   readonly type: 'shutdown';
 }
 
-export type SupervisorMessage = WorkerInit | WorkerDrain | WorkerReopenLogs | WorkerShutdown;
+export type SupervisorMessage = WorkerInit | WorkerDrain | WorkerReopenLogs | WorkerStopListeners | WorkerMemoryRequest | WorkerShutdown;
 
 export interface WorkerReady {
   readonly v: typeof WORKER_PROTOCOL_VERSION;
@@ -61,7 +76,15 @@ export interface WorkerFatal {
   readonly message: string;
 }
 
-export type WorkerMessage = WorkerReady | WorkerFatal;
+/** process.memoryUsage() of the worker, in answer to a WorkerMemoryRequest. */
+export interface WorkerMemory {
+  readonly v: typeof WORKER_PROTOCOL_VERSION;
+  readonly type: 'memory';
+  readonly id: number;
+  readonly usage: NodeJS.MemoryUsage;
+}
+
+export type WorkerMessage = WorkerReady | WorkerFatal | WorkerMemory;
 
 export function isMessage<T extends { v: number; type: string }>(m: unknown): m is T {
   return typeof m === 'object' && m !== null && (m as { v?: unknown }).v === WORKER_PROTOCOL_VERSION && typeof (m as { type?: unknown }).type === 'string';
