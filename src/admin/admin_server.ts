@@ -67,6 +67,7 @@ export const HTML = 'text/html; charset=UTF-8';
 /** Any HTML page that does not set its own: nothing loads, nothing frames it. */
 const DEFAULT_HTML_CSP = "default-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 const FORM = 'application/x-www-form-urlencoded';
+const FAVICON = '/favicon.ico';
 
 /** `/help`'s body: the handlers sorted by byte order, as Envoy prints them. */
 export function helpText(handlers: readonly AdminHandler[]): string {
@@ -218,6 +219,9 @@ export class AdminServer {
   private async dispatch(req: http.IncomingMessage, body: Buffer): Promise<AdminResponse> {
     const method = req.method ?? 'GET';
     const { path, query } = splitTarget(req.url ?? '/');
+    // A browser asks for an icon with every text page it shows: "none" rather than an error on
+    // its console. Not a command, so not in /help.
+    if (path === FAVICON && (method === 'GET' || method === 'HEAD')) return { status: 204, body: '' };
     const handler = this.byPath.get(path);
     if (!handler) return { status: 404, body: 'invalid path. ' + helpText(this.handlers) };
     const verdict = methodVerdict(method, handler.mutatesState);
