@@ -101,9 +101,9 @@ function reachableNames(root) {
 }
 
 // Options (validation rules, migration annotations, language options) are never read at run
-// time. Reserved names go too: the text-format parser silently skips a reserved name, and those
-// are the v2 fields (`hosts`, `tls_context`) that must be reported rather than dropped. `nested`
-// is rebuilt from the kept children.
+// time, but for the sensitive mark (withoutOptions). Reserved names go too: the text-format
+// parser silently skips a reserved name, and those are the v2 fields (`hosts`, `tls_context`)
+// that must be reported rather than dropped. `nested` is rebuilt from the kept children.
 const DROPPED_KEYS = new Set(['options', 'valuesOptions', 'reserved', 'nested']);
 
 /** Copies a descriptor, keeping only the kept types and enums and the namespaces that hold them. */
@@ -127,11 +127,14 @@ function prune(descriptor, prefix, kept) {
   return out;
 }
 
+// The one option read at run time: /config_dump redacts the fields marked sensitive.
+const SENSITIVE = '(udpa.annotations.sensitive)';
+
 function withoutOptions(members) {
   const out = {};
   for (const [name, member] of Object.entries(members)) {
-    const { options: _options, ...rest } = member;
-    out[name] = rest;
+    const { options, ...rest } = member;
+    out[name] = options && options[SENSITIVE] === true ? { ...rest, options: { [SENSITIVE]: true } } : rest;
   }
   return out;
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what `make test` uses beyond Node, when missing: Debian's systemd package, whose
 # systemd-analyze verifies scripts/proxy.service and whose systemd-notify scripts/reload-proxy
-# runs, and Debian's prometheus package, whose promtool checks the /stats/prometheus exposition.
+# runs, Debian's prometheus package, whose promtool checks the /stats/prometheus exposition, and
+# Debian's chromium, the browser the admin home page test drives (through playwright-core).
 # Idempotent: with all present it touches nothing, not even the package lists; what is missing
 # is installed in one apt-install.sh call (one `apt-get update`). Where it cannot install (no
 # apt-get, neither root nor passwordless sudo) it says so, and the tests that need them are
@@ -14,6 +15,9 @@ if ! command -v systemd-analyze >/dev/null 2>&1 || ! command -v systemd-notify >
 fi
 if ! command -v promtool >/dev/null 2>&1; then
   missing+=(prometheus)
+fi
+if [[ ! -x /usr/bin/chromium ]]; then
+  missing+=(chromium)
 fi
 if [[ ${#missing[@]} -eq 0 ]]; then
   exit 0

@@ -1,12 +1,15 @@
 // The admin HTTP listener: exact-path dispatch over a handler table, Envoy's fallback headers,
-// the mutation-over-GET compatibility rule of the spec, and the admin access log.
+// the method rules (method_rule.ts), the browser checks (browser_guard.ts) and the admin access log.
 
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import * as os from 'node:os';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Logger } from '../log/logger_api';
 import type { Counter, Gauge, Histogram, Scope } from '../stats/stats';
 import { formatAccessLogLine } from './access_log_format';
+import { AdminIdentity, browserRefusal } from './browser_guard';
+import { methodVerdict } from './method_rule';
 import { parseQuery, QueryParams, splitTarget } from './query';
 
 export interface AdminRequest {
@@ -30,6 +33,17 @@ export interface AdminResponse {
   readonly contentType?: string;
   /** Runs once the response has been written (e.g. /quitquitquit's shutdown). */
   readonly after?: () => void;
+  /** More response headers (e.g. the home page's content-security-policy). */
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+/** A query parameter the home page offers a field for. */
+export interface AdminParam {
+  readonly name: string;
+  readonly help: string;
+  /** A flag is present or not (a checkbox); a text is typed; a choice is one of `choices`. */
+  readonly kind: 'flag' | 'text' | 'choice';
+  readonly choices?: readonly string[];
 }
 
 export interface AdminHandler {
@@ -37,6 +51,8 @@ export interface AdminHandler {
   readonly help: string;
   readonly mutatesState: boolean;
   readonly decodeQuery: boolean;
+  /** The parameters worth a field on the home page. */
+  readonly params?: readonly AdminParam[];
   handle(req: AdminRequest): AdminResponse | Promise<AdminResponse>;
 }
 
@@ -48,6 +64,10 @@ export interface AccessLogSink {
 export const TEXT = 'text/plain; charset=UTF-8';
 export const JSON_TYPE = 'application/json';
 export const HTML = 'text/html; charset=UTF-8';
+/** Any HTML page that does not set its own: nothing loads, nothing frames it. */
+const DEFAULT_HTML_CSP = "default-src 'none'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+const FORM = 'application/x-www-form-urlencoded';
+const FAVICON = '/favicon.ico';
 
 /** `/help`'s body: the handlers sorted by byte order, as Envoy prints them. */
 export function helpText(handlers: readonly AdminHandler[]): string {
@@ -93,6 +113,7 @@ export class AdminServer {
   private readonly server: http.Server;
   private readonly byPath = new Map<string, AdminHandler>();
   private readonly stats: AdminStats;
+  private bound: AddressInfo | null = null;
 
   constructor(
     private readonly handlers: readonly AdminHandler[],
@@ -127,7 +148,8 @@ export class AdminServer {
         resolve();
       });
     });
-    return this.server.address() as AddressInfo;
+    this.bound = this.server.address() as AddressInfo;
+    return this.bound;
   }
 
   /** Stops accepting and drops idle keep-alive connections; in-flight responses finish. */
@@ -149,10 +171,13 @@ export class AdminServer {
     });
     req.on('end', () => {
       void this.dispatch(req, Buffer.concat(chunks)).then(async (r) => {
+        const contentType = r.contentType ?? TEXT;
         const headers: http.OutgoingHttpHeaders = {
-          'content-type': r.contentType ?? TEXT,
+          'content-type': contentType,
           'cache-control': 'no-cache, max-age=0',
           'x-content-type-options': 'nosniff',
+          ...(contentType === HTML ? { 'x-frame-options': 'DENY', 'content-security-policy': DEFAULT_HTML_CSP } : {}),
+          ...r.headers,
         };
         let sent = 0;
         if (typeof r.body === 'string') {
@@ -194,18 +219,44 @@ export class AdminServer {
   private async dispatch(req: http.IncomingMessage, body: Buffer): Promise<AdminResponse> {
     const method = req.method ?? 'GET';
     const { path, query } = splitTarget(req.url ?? '/');
+    // A browser asks for an icon with every text page it shows: "none" rather than an error on
+    // its console. Not a command, so not in /help.
+    if (path === FAVICON && (method === 'GET' || method === 'HEAD')) return { status: 204, body: '' };
     const handler = this.byPath.get(path);
     if (!handler) return { status: 404, body: 'invalid path. ' + helpText(this.handlers) };
-    if (handler.mutatesState && method !== 'POST') {
+    const verdict = methodVerdict(method, handler.mutatesState);
+    if (verdict.kind === 'refuse') return { status: 405, body: verdict.reason, headers: { allow: verdict.allow } };
+    const refusal = browserRefusal(
+      { host: req.headers.host, origin: req.headers.origin, secFetchSite: header(req.headers['sec-fetch-site']) },
+      handler.mutatesState,
+      this.identity(),
+    );
+    if (refusal !== null) {
+      this.log.warn(`admin refused ${method} ${path}: ${refusal}`);
+      return { status: 403, body: `${refusal}\n` };
+    }
+    if (verdict.kind === 'run_deprecated') {
       // The spec keeps mutations over GET working for a while, with a warning.
       this.log.warn(`admin path "${path}" mutates state, method=${method} rather than POST`);
     }
+    // A home page form posts its fields as a body: they count as the query (Envoy's /runtime_modify rule, for every endpoint).
+    const formQuery = query === '' && method === 'POST' && req.headers['content-type']?.split(';')[0]?.trim() === FORM ? body.toString() : query;
     try {
-      return await handler.handle({ method, path, query: parseQuery(query, handler.decodeQuery), headers: req.headers, body });
+      return await handler.handle({ method, path, query: parseQuery(formQuery, handler.decodeQuery), headers: req.headers, body });
     } catch (e) {
       this.log.error(`admin handler ${path} failed: ${(e as Error).stack ?? String(e)}`);
       return { status: 500, body: `${(e as Error).message}\n` };
     }
+  }
+
+  /** Where this admin listens; a wildcard bind answers on every local address, looked up now. */
+  private identity(): AdminIdentity {
+    const bound = this.bound!;
+    const wildcard = bound.address === '0.0.0.0' || bound.address === '::';
+    const addresses = wildcard
+      ? Object.values(os.networkInterfaces()).flatMap((list) => (list ?? []).map((i) => i.address.toLowerCase()))
+      : [bound.address.toLowerCase()];
+    return { port: bound.port, addresses: new Set(addresses) };
   }
 
   private record(req: http.IncomingMessage, status: number, received: number, sent: number, start: Date): void {
@@ -231,4 +282,8 @@ export class AdminServer {
       }),
     );
   }
+}
+
+function header(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? value[0] : value;
 }

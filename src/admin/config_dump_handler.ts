@@ -1,19 +1,99 @@
 // GET /config_dump: the configuration in Envoy's envoy.admin.v3 dump messages, one Any per
 // config tracker key in key order (bootstrap, clusters, [endpoint], listeners, route_scopes,
-// routes, secrets), pretty printed. Everything here is static configuration, so every resource
-// carries the time it was loaded.
+// routes, secrets), pretty printed, with sensitive fields redacted (config/redact.ts). Everything
+// here is static configuration, so every resource carries the time it was loaded. ?resource=
+// lists the items of one repeated field of the dumps instead; ?mask= keeps only some fields.
 
 import type { Bootstrap } from '../config/model';
 import { forEachExtension } from '../config/extension_sites';
 import { isJsonObject, JsonObject, JsonValue, messageField, messageList, stringField } from '../config/json';
 import { HTTP_CONNECTION_MANAGER, typeUrl } from '../config/names';
-import { AdminHandler, JSON_TYPE } from './admin_server';
+import { redactSensitive } from '../config/redact';
+import { protoSchema } from '../config/schema';
+import { AdminHandler, AdminResponse, JSON_TYPE } from './admin_server';
+import { applyFieldMask, parseFieldMask } from './field_mask';
 
 const ADMIN = 'envoy.admin.v3';
 
-/** @param includeEds `?include_eds`: also the endpoints of every cluster */
-export function renderConfigDump(bootstrap: Bootstrap, loadedAt: Date, includeEds: boolean): string {
-  const source = isJsonObject(bootstrap.source) ? bootstrap.source : {};
+/**
+ * The fields of each dump message, and for a repeated one the type of its items (?resource=
+ * packs each item as an Any of that type). The envoy.admin.v3 protos, which the build does not
+ * load, define them.
+ */
+const DUMP_FIELDS: Readonly<Record<string, Readonly<Record<string, string | null>>>> = {
+  BootstrapConfigDump: { bootstrap: null, last_updated: null },
+  ClustersConfigDump: {
+    version_info: null,
+    static_clusters: 'ClustersConfigDump.StaticCluster',
+    dynamic_active_clusters: 'ClustersConfigDump.DynamicCluster',
+    dynamic_warming_clusters: 'ClustersConfigDump.DynamicCluster',
+  },
+  EndpointsConfigDump: {
+    static_endpoint_configs: 'EndpointsConfigDump.StaticEndpointConfig',
+    dynamic_endpoint_configs: 'EndpointsConfigDump.DynamicEndpointConfig',
+  },
+  ListenersConfigDump: {
+    version_info: null,
+    static_listeners: 'ListenersConfigDump.StaticListener',
+    dynamic_listeners: 'ListenersConfigDump.DynamicListener',
+  },
+  ScopedRoutesConfigDump: {
+    inline_scoped_route_configs: 'ScopedRoutesConfigDump.InlineScopedRouteConfigs',
+    dynamic_scoped_route_configs: 'ScopedRoutesConfigDump.DynamicScopedRouteConfigs',
+  },
+  RoutesConfigDump: {
+    static_route_configs: 'RoutesConfigDump.StaticRouteConfig',
+    dynamic_route_configs: 'RoutesConfigDump.DynamicRouteConfig',
+  },
+  SecretsConfigDump: {
+    static_secrets: 'SecretsConfigDump.StaticSecret',
+    dynamic_active_secrets: 'SecretsConfigDump.DynamicSecret',
+    dynamic_warming_secrets: 'SecretsConfigDump.DynamicSecret',
+  },
+};
+
+export interface ConfigDumpQuery {
+  /** `?include_eds`: also the endpoints of every cluster. */
+  readonly includeEds: boolean;
+  /** `?resource=`: the items of this repeated field of the dumps. */
+  readonly resource?: string;
+  /** `?mask=`: a FieldMask applied to each dump, or to each item with ?resource=. */
+  readonly mask?: string;
+}
+
+/** The body, or Envoy's 404 (no dump has the resource) or 400 (the field is not a list). */
+export function renderConfigDump(bootstrap: JsonObject, loadedAt: Date, query: ConfigDumpQuery): AdminResponse {
+  const dumps = configDumps(bootstrap, loadedAt, query.includeEds);
+  const mask = query.mask === undefined ? null : parseFieldMask(query.mask);
+  let configs: JsonObject[];
+  if (query.resource === undefined) {
+    configs = mask === null ? dumps : dumps.map((d) => applyFieldMask(d, mask));
+  } else {
+    const resource = query.resource;
+    const dump = dumps.find((d) => resource in (DUMP_FIELDS[dumpTypeName(d)] ?? {}));
+    if (dump === undefined) return { status: 404, body: `${resource} not found in config dump\n` };
+    const itemType = DUMP_FIELDS[dumpTypeName(dump)]![resource];
+    if (itemType === null) {
+      return { status: 400, body: `${resource} is not a repeated field. Use ?mask=${resource} to get only this field\n` };
+    }
+    const items = Array.isArray(dump[resource]) ? (dump[resource] as JsonValue[]).filter(isJsonObject) : [];
+    configs = items.map((item) => {
+      const packed = any(`${ADMIN}.${itemType}`, item);
+      return mask === null ? packed : applyFieldMask(packed, mask);
+    });
+  }
+  // Proto JSON leaves an empty list out: no configs is an empty message.
+  const body = configs.length === 0 ? {} : { configs };
+  return { status: 200, contentType: JSON_TYPE, body: `${JSON.stringify(body, null, 1)}\n` };
+}
+
+function dumpTypeName(dump: JsonObject): string {
+  const url = typeof dump['@type'] === 'string' ? dump['@type'] : '';
+  return url.slice(url.lastIndexOf('.') + 1);
+}
+
+/** The dump messages, each an Any, in config tracker key order. */
+function configDumps(source: JsonObject, loadedAt: Date, includeEds: boolean): JsonObject[] {
   const resources = messageField(source, 'static_resources') ?? {};
   const lastUpdated = loadedAt.toISOString();
   const clusters = messageList(resources, 'clusters');
@@ -59,21 +139,45 @@ export function renderConfigDump(bootstrap: Bootstrap, loadedAt: Date, includeEd
       }),
     );
   }
-  configs.push(any(`${ADMIN}.SecretsConfigDump`, {}));
-  return `${JSON.stringify({ configs }, null, 1)}\n`;
+  configs.push(
+    any(`${ADMIN}.SecretsConfigDump`, {
+      static_secrets: messageList(resources, 'secrets').map((secret) => ({
+        name: stringField(secret, 'name'),
+        last_updated: lastUpdated,
+        secret: any('envoy.extensions.transport_sockets.tls.v3.Secret', secret),
+      })),
+    }),
+  );
+  return configs;
+}
+
+/** The bootstrap as /config_dump shows it: its sensitive fields redacted. */
+export function redactedBootstrap(bootstrap: Bootstrap): JsonObject {
+  const source = isJsonObject(bootstrap.source) ? bootstrap.source : {};
+  const schema = protoSchema();
+  return redactSensitive(schema, schema.bootstrap, source);
 }
 
 export function configDumpHandler(bootstrap: Bootstrap, loadedAt: Date): AdminHandler {
+  // Redacted once: the configuration is static.
+  const source = redactedBootstrap(bootstrap);
+  // An empty field (the home page's form sends one) means no such parameter.
+  const param = (req: { query: ReadonlyMap<string, string> }, name: string) => {
+    const value = req.query.get(name);
+    return value === '' ? undefined : value;
+  };
   return {
     path: '/config_dump',
     help: 'dump current Proxy configs (experimental)',
     mutatesState: false,
     decodeQuery: true,
-    handle: (req) => ({
-      status: 200,
-      contentType: JSON_TYPE,
-      body: renderConfigDump(bootstrap, loadedAt, req.query.has('include_eds')),
-    }),
+    params: [
+      { name: 'resource', help: 'the items of one repeated field, e.g. static_clusters', kind: 'text' },
+      { name: 'mask', help: 'a field mask, e.g. cluster.name,last_updated', kind: 'text' },
+      { name: 'include_eds', help: 'also the endpoints of every cluster', kind: 'flag' },
+    ],
+    handle: (req) =>
+      renderConfigDump(source, loadedAt, { includeEds: req.query.has('include_eds'), resource: param(req, 'resource'), mask: param(req, 'mask') }),
   };
 }
 

@@ -32,6 +32,10 @@ export function statsHandlers(snapshot: () => StatsSnapshot, prometheus: Prometh
       help: 'print server stats',
       mutatesState: false,
       decodeQuery: true,
+      params: [
+        { name: 'usedonly', help: 'only the stats that were ever updated', kind: 'flag' },
+        { name: 'filter', help: 'only the stats whose names match this RE2 regex', kind: 'text' },
+      ],
       handle(req): AdminResponse {
         const q = statsQuery(req);
         if ('status' in q) return q;

@@ -75,6 +75,12 @@ async function run(options: Options, warnings: readonly string[]): Promise<void>
   });
   // Buffered access log lines are written first, then the log's.
   const exit = (code: number) => void accessLogs.close().finally(() => exitAfterLogs(code));
+  // SIGUSR1 and POST /reopen_logs: every log file of every process, after logrotate moved them.
+  const reopenLogs = () => {
+    void accessLogs.reopen();
+    logs.reopen().catch((error: Error) => process.stderr.write(`cannot reopen ${options.logPath}: ${error.message}\n`));
+    supervisor.reopenLogs();
+  };
   const supervisor = new Supervisor({
     options,
     bootstrap: serverBootstrap(loaded.bootstrap, options),
@@ -88,6 +94,7 @@ async function run(options: Options, warnings: readonly string[]): Promise<void>
     staticUnknownFields: new Set(loaded.unknownFields).size,
     notifier: SystemdNotifier.takeFromEnvironment(process.env),
     clock: new SystemClock(),
+    reopenAllLogs: reopenLogs,
   });
   const stop = (signal: string) => () => {
     mainLog.warn(`caught ${signal}`);
@@ -97,9 +104,7 @@ async function run(options: Options, warnings: readonly string[]): Promise<void>
   process.on('SIGINT', stop('SIGINT'));
   process.on('SIGUSR1', () => {
     mainLog.warn('caught SIGUSR1. Reopening access logs.');
-    void accessLogs.reopen();
-    logs.reopen().catch((error: Error) => process.stderr.write(`cannot reopen ${options.logPath}: ${error.message}\n`));
-    supervisor.reopenLogs();
+    reopenLogs();
   });
   process.on('SIGHUP', () => mainLog.warn('caught and eating SIGHUP. See documentation for how to hot restart.'));
   try {

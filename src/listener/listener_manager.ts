@@ -107,11 +107,17 @@ export class ListenerManager {
     this.deps.log('conn_handler').info(`listener '${config.name}' serving`);
   }
 
-  /** Stops accepting connections; established ones carry on. */
-  stopListeners(): void {
+  /** Stops accepting connections (on the named listeners, or all); established ones carry on. Returns how many stopped. */
+  stopListeners(names?: ReadonlySet<string>): number {
+    let stopped = 0;
     for (const listener of this.listeners) {
-      if (listener.server.listening) listener.server.close();
+      if (names !== undefined && !names.has(listener.config.name)) continue;
+      if (listener.server.listening) {
+        listener.server.close();
+        stopped++;
+      }
     }
+    return stopped;
   }
 
   /** The drain time is over: each filter closes its connections that carry nothing. */

@@ -4,8 +4,14 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import type { Bootstrap, ClusterConfig } from '../config/model';
+import { isJsonObject, messageField, messageList, stringField } from '../config/json';
 import { clustersHandler } from '../admin/clusters_handler';
+import { certsHandler } from '../admin/certs_handler';
 import { configDumpHandler } from '../admin/config_dump_handler';
+import { DrainListenersRequest, drainListenersHandler } from '../admin/drain_listeners_handler';
+import { initDumpHandler } from '../admin/init_dump_handler';
+import { memoryHandler } from '../admin/memory_handler';
+import { reopenLogsHandler } from '../admin/reopen_logs_handler';
 import { contentionHandler } from '../admin/contention_handler';
 import { cpuProfilerHandler } from '../admin/cpuprofiler_handler';
 import { loggingHandler } from '../admin/logging_handler';
@@ -61,6 +67,8 @@ const REBIND_TIMEOUT_MS = 5000;
 const RUNTIME_POLL_MS = 10_000;
 /** A worker writes a long profile before it answers; one that dies answers by exiting. */
 const PROFILER_REPLY_TIMEOUT_MS = 10_000;
+/** How long GET /memory waits for a worker's figures. */
+const MEMORY_REPLY_TIMEOUT_MS = 2000;
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
@@ -86,6 +94,8 @@ export interface SupervisorDeps {
   readonly notifier: SystemdNotifier;
   /** Times the stats flush interval. */
   readonly clock: Clock;
+  /** What SIGUSR1 does (POST /reopen_logs too): every log file of every process reopened. */
+  readonly reopenAllLogs: () => void;
 }
 
 export class Supervisor implements ServerInfoSource {
@@ -310,6 +320,18 @@ export class Supervisor implements ServerInfoSource {
     this.workers?.broadcast({ v: WORKER_PROTOCOL_VERSION, type: 'reopen_logs' });
   }
 
+  /** POST /drain_listeners: the workers stop accepting, after the drain sequence if graceful. */
+  private drainListeners(r: DrainListenersRequest): void {
+    const source = isJsonObject(this.deps.bootstrap.source) ? this.deps.bootstrap.source : {};
+    const configs = messageList(messageField(source, 'static_resources') ?? {}, 'listeners');
+    // As Envoy: ?inboundonly stops the listeners marked INBOUND, not the unspecified ones.
+    const names = this.bound
+      .map((b) => b.name)
+      .filter((name) => !r.inboundOnly || configs.some((c) => stringField(c, 'name') === name && stringField(c, 'traffic_direction') === 'INBOUND'));
+    this.log.info(`admin /drain_listeners: stopping ${names.length} listener(s)${r.graceful ? ' after the drain sequence' : ''}`);
+    this.workers?.broadcast({ v: WORKER_PROTOCOL_VERSION, type: 'stop_listeners', listeners: names, graceful: r.graceful });
+  }
+
   /**
    * The service stops (a signal, /quitquitquit): systemd hears STOPPING=1 first. An epoch that
    * leaves because the next one took over calls shutdown() alone, as the service goes on.
@@ -484,6 +506,17 @@ export class Supervisor implements ServerInfoSource {
       ...runtimeHandlers(this.runtime!),
       loggingHandler({ levels: () => this.deps.logs.componentLevels(), change: (change) => this.changeLogLevel(change) }),
       cpuProfilerHandler(new ServerCpuProfiler({ profilePath, workers: () => this.workers, replyTimeoutMs: PROFILER_REPLY_TIMEOUT_MS })),
+      // The configuration check refuses TLS: no certificate is ever loaded.
+      certsHandler(() => []),
+      memoryHandler(async () => [process.memoryUsage(), ...((await this.workers?.memoryUsage(MEMORY_REPLY_TIMEOUT_MS)) ?? [])]),
+      drainListenersHandler((r) => this.drainListeners(r)),
+      reopenLogsHandler(this.deps.reopenAllLogs),
+      // Until the workers serve them, every listener waits for them.
+      initDumpHandler(() =>
+        this.currentState === 'LIVE' || this.currentState === 'DRAINING'
+          ? []
+          : bootstrap.listeners.map((l) => ({ name: `Listener-local-init-manager ${l.name}`, target_names: ['workers'] })),
+      ),
     );
     const accessLog = await this.deps.accessLogs.open(accessLogPath);
     this.admin = new AdminServer(handlers, this.store!, this.deps.log('admin'), accessLog);

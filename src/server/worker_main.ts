@@ -41,14 +41,16 @@ interface WorkerControl {
 }
 
 /**
- * POST /logging and /cpuprofiler, whenever they come (start-up included); false for a message
- * that is not one of theirs.
+ * POST /logging, /cpuprofiler and GET /memory, whenever they come (start-up included); false for
+ * a message that is not one of theirs.
  */
 function adminRequestHandler(init: WorkerInit, logsOpened: Promise<LogManager>): (m: SupervisorMessage) => boolean {
   const profiler = new CpuProfiler();
   const reply = (id: number, file: string | null, error: string | null) => send({ v: WORKER_PROTOCOL_VERSION, type: 'cpu_profile_reply', id, file, error });
   return (m) => {
-    if (m.type === 'set_log_level') {
+    if (m.type === 'memory_request') {
+      send({ v: WORKER_PROTOCOL_VERSION, type: 'memory', id: m.id, usage: process.memoryUsage() });
+    } else if (m.type === 'set_log_level') {
       logsOpened.then((logs) => applyLevelChange(logs, m.change), () => undefined);
     } else if (m.type === 'cpu_profile_start') {
       profiler.start(cpuProfilePath(m.profilePath, { worker: init.workerIndex })).then(
@@ -98,6 +100,7 @@ async function run(init: WorkerInit, control: WorkerControl): Promise<(m: Superv
     listeners.addListener(config, await adopt(FIRST_LISTENER_FD + i));
   }
 
+  const stoppedCounter = store.counter('listener_manager.listener_stopped');
   let stopping = false;
   const stop = (why: string) => {
     if (stopping) return;
@@ -117,6 +120,15 @@ async function run(init: WorkerInit, control: WorkerControl): Promise<(m: Superv
   const handle = (m: SupervisorMessage) => {
     if (m.type === 'shutdown') stop('supervisor shutdown');
     if (m.type === 'reopen_logs') reopenLogs();
+    if (m.type === 'stop_listeners') {
+      const names = new Set(m.listeners);
+      // Envoy counts a stop per listener per worker.
+      const stopNow = () => stoppedCounter.add(listeners.stopListeners(names));
+      if (m.graceful && !drain.draining) {
+        log.info(`worker ${init.workerIndex} draining before it stops ${m.listeners.length} listener(s)`);
+        drain.startDrainSequence(stopNow);
+      } else stopNow();
+    }
     if (m.type === 'drain' && !drain.draining) {
       log.info(`worker ${init.workerIndex} draining (${init.drain.strategy}, ${init.drain.drainTimeS}s)`);
       listeners.stopListeners();
@@ -145,7 +157,7 @@ function fatal(message: string): void {
 
 process.once('message', (m: unknown) => {
   if (!isMessage<SupervisorMessage>(m) || m.type !== 'init') {
-    fatal('expected an init message of worker protocol v1');
+    fatal(`expected an init message of worker protocol v${WORKER_PROTOCOL_VERSION}`);
     return;
   }
   // Listening from the init on, so that nothing sent while the worker starts is lost: state

@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import type { Logger } from '../log/logger_api';
 import type { Counter } from '../stats/stats';
 import { BackoffPolicy, nextRestartDelay } from './backoff';
-import { isMessage, SupervisorMessage, WorkerInit, WorkerMessage, WORKER_PROTOCOL_VERSION } from './worker_protocol';
+import { isMessage, SupervisorMessage, WorkerInit, WorkerMemory, WorkerMessage, WORKER_PROTOCOL_VERSION } from './worker_protocol';
 
 export interface WorkerPoolDeps {
   readonly count: number;
@@ -48,6 +48,7 @@ export class WorkerPool {
   /** Set by drain() and stop(): a worker that dies now is not replaced. */
   private stopping = false;
   private readonly initWrites: Promise<void>[] = [];
+  private lastRequestId = 0;
 
   constructor(private readonly deps: WorkerPoolDeps) {
     this.slots = Array.from({ length: deps.count }, (_, index) => ({
@@ -120,6 +121,17 @@ export class WorkerPool {
         });
       }),
     );
+  }
+
+  /** Every running worker's process.memoryUsage(); one that does not answer in time is left out. */
+  async memoryUsage(timeoutMs: number): Promise<NodeJS.MemoryUsage[]> {
+    const id = ++this.lastRequestId;
+    const replies = await this.ask(
+      () => ({ v: WORKER_PROTOCOL_VERSION, type: 'memory_request', id }),
+      (m): m is WorkerMemory => m.type === 'memory' && m.id === id,
+      timeoutMs,
+    );
+    return replies.flatMap((r) => (r.reply === null ? [] : [r.reply.usage]));
   }
 
   async stop(): Promise<void> {

@@ -9,7 +9,7 @@ import type { RuntimeValues } from '../runtime/runtime';
 import type { LevelChange } from '../log/level_change';
 import type { MutexStats } from '../admin/mutex_tracer';
 
-export const WORKER_PROTOCOL_VERSION = 2;
+export const WORKER_PROTOCOL_VERSION = 3;
 
 export type HostSlotAssignments = Readonly<Record<string, Readonly<Record<string, HostSlot>>>>;
 
@@ -66,6 +66,21 @@ export interface WorkerHealthCheck {
   readonly failed: boolean;
 }
 
+/** POST /drain_listeners: stop accepting on these listeners, after the drain sequence if graceful. */
+export interface WorkerStopListeners {
+  readonly v: typeof WORKER_PROTOCOL_VERSION;
+  readonly type: 'stop_listeners';
+  readonly listeners: readonly string[];
+  readonly graceful: boolean;
+}
+
+/** GET /memory: answer with a WorkerMemory carrying the same id. */
+export interface WorkerMemoryRequest {
+  readonly v: typeof WORKER_PROTOCOL_VERSION;
+  readonly type: 'memory_request';
+  readonly id: number;
+}
+
 export interface WorkerShutdown {
   readonly v: typeof WORKER_PROTOCOL_VERSION;
   readonly type: 'shutdown';
@@ -103,7 +118,9 @@ export type SupervisorMessage =
   | WorkerRuntimeUpdate
   | WorkerSetLogLevel
   | WorkerCpuProfileStart
-  | WorkerCpuProfileStop;
+  | WorkerCpuProfileStop
+  | WorkerStopListeners
+  | WorkerMemoryRequest;
 
 export interface WorkerReady {
   readonly v: typeof WORKER_PROTOCOL_VERSION;
@@ -134,7 +151,15 @@ export interface WorkerContention {
   readonly stats: MutexStats;
 }
 
-export type WorkerMessage = WorkerReady | WorkerFatal | WorkerCpuProfileReply | WorkerContention;
+/** process.memoryUsage() of the worker, in answer to a WorkerMemoryRequest. */
+export interface WorkerMemory {
+  readonly v: typeof WORKER_PROTOCOL_VERSION;
+  readonly type: 'memory';
+  readonly id: number;
+  readonly usage: NodeJS.MemoryUsage;
+}
+
+export type WorkerMessage = WorkerReady | WorkerFatal | WorkerCpuProfileReply | WorkerContention | WorkerMemory;
 
 export function isMessage<T extends { v: number; type: string }>(m: unknown): m is T {
   return typeof m === 'object' && m !== null && (m as { v?: unknown }).v === WORKER_PROTOCOL_VERSION && typeof (m as { type?: unknown }).type === 'string';

@@ -176,7 +176,9 @@ export async function startProxy(config: Record<string, unknown>, args: readonly
   try {
     const address = await waitFor('the admin address file', () => {
       if (proc.child.exitCode !== null) throw new Error(`proxy exited with ${proc.child.exitCode}: ${proc.stderr}`);
-      return fs.existsSync(addressPath) ? fs.readFileSync(addressPath, 'utf8') : undefined;
+      // The file can be seen created and not yet written.
+      const written = fs.existsSync(addressPath) ? fs.readFileSync(addressPath, 'utf8') : '';
+      return written === '' ? undefined : written;
     }, startTimeoutMs);
     const adminUrl = `http://${address}`;
     const running = Object.assign(proc, {

@@ -3,7 +3,7 @@ import * as yaml from 'js-yaml';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
-import { renderConfigDump } from '../../src/admin/config_dump_handler';
+import { redactedBootstrap, renderConfigDump } from '../../src/admin/config_dump_handler';
 import { loadBootstrap } from '../../src/config/load';
 import { servableV2, servableV3, writeEveryFormat } from '../helpers/cli_bootstraps';
 import { withTempDir } from '../helpers/config_fixtures';
@@ -12,7 +12,7 @@ const LOADED_AT = new Date('2020-10-08T12:00:00.000Z');
 const STRICT = { allowUnknownStaticFields: false };
 
 function dump(options: Parameters<typeof loadBootstrap>[0], includeEds = false): string {
-  return renderConfigDump(loadBootstrap(options).bootstrap, LOADED_AT, includeEds);
+  return renderConfigDump(redactedBootstrap(loadBootstrap(options).bootstrap), LOADED_AT, { includeEds }).body as string;
 }
 
 test('the dump has Envoy\'s entries in config tracker key order', { timeout: 20000 }, () => {
