@@ -108,7 +108,11 @@ export class Supervisor implements ServerInfoSource {
   private hostSlots: HostSlotAssignments = {};
   private stats: ServerStats | null = null;
   private workerColumns: number[] = [];
-  private readonly listenerFds: number[] = [];
+  /**
+   * The listen sockets this epoch serves, by listener name, in config order: what workers
+   * inherit and the next epoch asks for. /drain_listeners closes and removes them.
+   */
+  private readonly listenSockets = new Map<string, number>();
   private readonly bound: BoundListener[] = [];
   private admin: AdminServer | null = null;
   private workers: WorkerPool | null = null;
@@ -236,7 +240,7 @@ export class Supervisor implements ServerInfoSource {
       const inherited = await hotRestart.duplicateParentListenSocket(tcpListenAddress(l.address.address, l.address.port));
       const { fd, port } =
         inherited === null ? await this.bindListener(l.address.address, l.address.port, epoch > 0) : { fd: inherited, port: l.address.port };
-      this.listenerFds.push(fd);
+      this.listenSockets.set(l.name, fd);
       this.bound.push({ name: l.name, address: { address: l.address.address, port } });
     }
     if (bootstrap.admin) {
@@ -247,8 +251,8 @@ export class Supervisor implements ServerInfoSource {
     this.workers = new WorkerPool({
       count: options.concurrency,
       columns: this.workerColumns,
-      listenerFds: this.listenerFds,
-      init: (workerIndex, column) => ({
+      listeners: () => [...this.listenSockets].map(([name, fd]) => ({ name, fd })),
+      init: (workerIndex, column, listeners) => ({
         v: WORKER_PROTOCOL_VERSION,
         type: 'init',
         workerIndex,
@@ -257,7 +261,7 @@ export class Supervisor implements ServerInfoSource {
         regionName: this.handle!.name,
         hostSlots: this.hostSlots,
         bootstrap: forWorkers,
-        listeners: bootstrap.listeners.map((l) => l.name),
+        listeners,
         // A worker (re)started after POST /logging logs at the levels it set.
         log: currentLogSettings(this.deps.logSettings, this.deps.logs),
         drain: { strategy: options.drainStrategy, drainTimeS: options.drainTimeS },
@@ -330,6 +334,14 @@ export class Supervisor implements ServerInfoSource {
       .filter((name) => !r.inboundOnly || configs.some((c) => stringField(c, 'name') === name && stringField(c, 'traffic_direction') === 'INBOUND'));
     this.log.info(`admin /drain_listeners: stopping ${names.length} listener(s)${r.graceful ? ' after the drain sequence' : ''}`);
     this.workers?.broadcast({ v: WORKER_PROTOCOL_VERSION, type: 'stop_listeners', listeners: names, graceful: r.graceful });
+    // Our copy goes now: the socket closes, and connecting is refused, once the workers have let
+    // go of theirs; a worker restarted later and the next epoch no longer get it.
+    for (const name of names) {
+      const fd = this.listenSockets.get(name);
+      if (fd === undefined) continue;
+      addon.closeFd(fd);
+      this.listenSockets.delete(name);
+    }
   }
 
   /**
@@ -358,7 +370,8 @@ export class Supervisor implements ServerInfoSource {
     this.stats?.live.set(0);
     await this.admin?.close();
     await this.workers?.stop();
-    for (const fd of this.listenerFds.splice(0)) addon.closeFd(fd);
+    for (const fd of this.listenSockets.values()) addon.closeFd(fd);
+    this.listenSockets.clear();
     this.hotRestart?.close();
     const handle = this.handle;
     if (handle && this.store) {
@@ -387,8 +400,8 @@ export class Supervisor implements ServerInfoSource {
         return { originalStartTimeUnixSeconds: Math.floor(this.handle!.region.originalStartMs / 1000) };
       },
       passListenSocket: (address) => {
-        const i = this.bound.findIndex((b) => tcpListenAddress(b.address.address, b.address.port) === address);
-        return i < 0 ? null : this.listenerFds[i]!;
+        const listener = this.bound.find((b) => tcpListenAddress(b.address.address, b.address.port) === address);
+        return listener === undefined ? null : (this.listenSockets.get(listener.name) ?? null);
       },
       drainListeners: () => {
         this.log.warn('closing and draining listeners');

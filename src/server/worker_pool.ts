@@ -11,8 +11,10 @@ import { isMessage, SupervisorMessage, WorkerInit, WorkerMemory, WorkerMessage, 
 export interface WorkerPoolDeps {
   readonly count: number;
   readonly columns: readonly number[];
-  readonly listenerFds: readonly number[];
-  readonly init: (workerIndex: number, column: number) => WorkerInit;
+  /** The listen sockets a worker started now serves (those /drain_listeners stopped are gone). */
+  readonly listeners: () => readonly ListenSocket[];
+  /** @param listeners the names of the sockets the worker inherits, in fd order */
+  readonly init: (workerIndex: number, column: number, listeners: readonly string[]) => WorkerInit;
   /** Clears a dead worker's gauge contributions before its replacement starts. */
   readonly onWorkerGone: (column: number) => void;
   readonly restarts: Counter;
@@ -28,6 +30,11 @@ export interface WorkerPoolDeps {
 export interface WorkerReply<R> {
   readonly index: number;
   readonly reply: R | null;
+}
+
+export interface ListenSocket {
+  readonly name: string;
+  readonly fd: number;
 }
 
 export class WorkerStartError extends Error {}
@@ -156,10 +163,10 @@ export class WorkerPool {
   }
 
   private spawn(slot: Slot): Promise<void> {
-    const fds = this.deps.listenerFds;
+    const listeners = this.deps.listeners();
     const child = fork(WORKER_ENTRY, [], {
       // Listen sockets are inherited at fds 4.. (see FIRST_LISTENER_FD); stdout/stderr shared.
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc', ...fds],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc', ...listeners.map((l) => l.fd)],
       serialization: 'advanced',
       execArgv: [],
     });
@@ -192,7 +199,7 @@ export class WorkerPool {
         this.deps.log.error(`worker ${slot.index} (pid ${child.pid}) died (code ${code}, signal ${signal}); restarting`);
         this.scheduleRestart(slot);
       });
-      this.initWrites.push(new Promise((written) => child.send(this.deps.init(slot.index, slot.column), () => written())));
+      this.initWrites.push(new Promise((written) => child.send(this.deps.init(slot.index, slot.column, listeners.map((l) => l.name)), () => written())));
     });
   }
 

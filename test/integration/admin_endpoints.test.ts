@@ -9,7 +9,7 @@ import * as net from 'node:net';
 import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { httpListener, localCluster } from '../helpers/config_fixtures';
-import { HttpResult, makeTempDir, request, RunningProxy, startProxy, waitFor } from '../helpers/proxy_process';
+import { HttpResult, livePidsWhere, makeTempDir, request, RunningProxy, startProxy, waitFor } from '../helpers/proxy_process';
 
 const BOOTSTRAP = {
   static_resources: {
@@ -189,24 +189,32 @@ describe('admin methods, browser checks and endpoints', { timeout: 90_000 }, () 
 });
 
 describe('POST /drain_listeners', { timeout: 90_000 }, () => {
+  /** What a fresh connection to the listener gets: an answer, a refusal, or nothing for a second. */
   const connects = (port: number) =>
-    new Promise<boolean>((resolve) => {
-      // A stopped listener's socket stays open in the supervisor: a connection is made but never served.
+    new Promise<'served' | 'refused' | 'hung'>((resolve) => {
       const s = net.connect(port, '127.0.0.1', () => s.write('GET / HTTP/1.1\r\nhost: x\r\n\r\n'));
-      s.setTimeout(1000, () => (s.destroy(), resolve(false)));
-      s.once('data', () => (s.destroy(), resolve(true)));
-      s.once('error', () => resolve(false));
+      s.setTimeout(1000, () => (s.destroy(), resolve('hung')));
+      s.once('data', () => (s.destroy(), resolve('served')));
+      s.once('error', (e: NodeJS.ErrnoException) => resolve(e.code === 'ECONNREFUSED' ? 'refused' : 'hung'));
     });
 
   test('stops every worker\'s listeners and counts listener_manager.listener_stopped per worker', async () => {
     const proxy = await startProxy(BOOTSTRAP, ['--concurrency', '2']);
     try {
       const port = await proxy.listenerPort('http_in');
-      assert.equal(await connects(port), true);
+      assert.equal(await connects(port), 'served');
       const r = await proxy.admin('/drain_listeners', 'POST');
       assert.deepEqual([r.status, r.body], [200, 'OK\n']);
       await waitFor('listener_stopped', async () => ((await proxy.stat('listener_manager.listener_stopped')) === 2 ? true : undefined));
-      assert.equal(await connects(port), false);
+      // The socket is closed everywhere, as Envoy closes it: connecting is refused at once.
+      assert.equal(await connects(port), 'refused');
+      // A worker restarted afterwards does not take the stopped listener up again: had it
+      // inherited the socket (at fork), connecting would no longer be refused.
+      const workerPids = () => livePidsWhere((stat) => stat.ppid === proxy.pid);
+      const workers = workerPids();
+      process.kill(workers[0]!, 'SIGKILL');
+      await waitFor('a restarted worker', () => (workerPids().some((pid) => !workers.includes(pid)) ? true : undefined));
+      assert.equal(await connects(port), 'refused');
       assert.equal((await proxy.admin('/ready')).status, 200);
     } finally {
       await proxy.cleanup();
@@ -218,12 +226,13 @@ describe('POST /drain_listeners', { timeout: 90_000 }, () => {
     try {
       const port = await proxy.listenerPort('http_in');
       assert.equal((await proxy.admin('/drain_listeners?inboundonly', 'POST')).status, 200);
-      assert.equal(await connects(port), true);
+      assert.equal(await connects(port), 'served');
       const r = await proxy.admin('/drain_listeners?graceful', 'POST');
       assert.deepEqual([r.status, r.body], [200, 'OK\n']);
       const started = Date.now();
       await waitFor('listener_stopped', async () => ((await proxy.stat('listener_manager.listener_stopped')) === 1 ? true : undefined), 10_000);
       assert.ok(Date.now() - started >= 1000, 'stopped only after the drain time');
+      assert.equal(await connects(port), 'refused');
     } finally {
       await proxy.cleanup();
     }
