@@ -148,6 +148,8 @@ const LISTENER: Shape = {
     address: SOCKET_ADDRESS,
     per_connection_buffer_limit_bytes: leaf,
     metadata: METADATA,
+    // Read by /drain_listeners?inboundonly.
+    traffic_direction: leaf,
     filter_chains: list({ fields: { filters: list({ fields: { name: leaf, typed_config: anyContent } }) } }),
   },
 };

@@ -55,6 +55,8 @@ export interface ListenerConfig {
   readonly name: string;
   readonly address: SocketAddress;
   readonly perConnectionBufferLimitBytes: number;
+  /** What /drain_listeners?inboundonly reads (Envoy's tracing, which this build lacks, reads it too). */
+  readonly trafficDirection: 'UNSPECIFIED' | 'INBOUND' | 'OUTBOUND';
   readonly filterChains: readonly FilterChainConfig[];
 }
 

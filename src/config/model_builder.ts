@@ -102,6 +102,7 @@ function listener(config: JsonObject): ListenerConfig {
       'per_connection_buffer_limit_bytes',
       DEFAULTS.perConnectionBufferLimitBytes,
     ),
+    trafficDirection: enumField(config, 'traffic_direction', 'UNSPECIFIED'),
     filterChains: messageList(config, 'filter_chains').map(filterChain),
   };
 }

@@ -4,7 +4,6 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import type { Bootstrap, ClusterConfig } from '../config/model';
-import { isJsonObject, messageField, messageList, stringField } from '../config/json';
 import { clustersHandler } from '../admin/clusters_handler';
 import { certsHandler } from '../admin/certs_handler';
 import { configDumpHandler } from '../admin/config_dump_handler';
@@ -326,12 +325,8 @@ export class Supervisor implements ServerInfoSource {
 
   /** POST /drain_listeners: the workers stop accepting, after the drain sequence if graceful. */
   private drainListeners(r: DrainListenersRequest): void {
-    const source = isJsonObject(this.deps.bootstrap.source) ? this.deps.bootstrap.source : {};
-    const configs = messageList(messageField(source, 'static_resources') ?? {}, 'listeners');
     // As Envoy: ?inboundonly stops the listeners marked INBOUND, not the unspecified ones.
-    const names = this.bound
-      .map((b) => b.name)
-      .filter((name) => !r.inboundOnly || configs.some((c) => stringField(c, 'name') === name && stringField(c, 'traffic_direction') === 'INBOUND'));
+    const names = this.deps.bootstrap.listeners.filter((l) => !r.inboundOnly || l.trafficDirection === 'INBOUND').map((l) => l.name);
     this.log.info(`admin /drain_listeners: stopping ${names.length} listener(s)${r.graceful ? ' after the drain sequence' : ''}`);
     this.workers?.broadcast({ v: WORKER_PROTOCOL_VERSION, type: 'stop_listeners', listeners: names, graceful: r.graceful });
     // Our copy goes now: the socket closes, and connecting is refused, once the workers have let

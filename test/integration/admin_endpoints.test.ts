@@ -221,16 +221,20 @@ describe('POST /drain_listeners', { timeout: 90_000 }, () => {
     }
   });
 
-  test('?graceful waits out the drain sequence; ?inboundonly leaves listeners without a direction', async () => {
-    const proxy = await startProxy(BOOTSTRAP, ['--concurrency', '1', '--drain-time-s', '2']);
+  test('?inboundonly stops the INBOUND listeners only; ?graceful waits out the drain sequence', async () => {
+    const inbound = { ...httpListener('inbound', 0, [{ match: { prefix: '/' }, direct_response: { status: 200 } }]), traffic_direction: 'INBOUND' };
+    const config = { static_resources: { ...BOOTSTRAP.static_resources, listeners: [...BOOTSTRAP.static_resources.listeners, inbound] } };
+    const proxy = await startProxy(config, ['--concurrency', '1', '--drain-time-s', '2']);
     try {
-      const port = await proxy.listenerPort('http_in');
+      const [port, inboundPort] = [await proxy.listenerPort('http_in'), await proxy.listenerPort('inbound')];
       assert.equal((await proxy.admin('/drain_listeners?inboundonly', 'POST')).status, 200);
+      await waitFor('listener_stopped', async () => ((await proxy.stat('listener_manager.listener_stopped')) === 1 ? true : undefined));
+      assert.equal(await connects(inboundPort), 'refused');
       assert.equal(await connects(port), 'served');
       const r = await proxy.admin('/drain_listeners?graceful', 'POST');
       assert.deepEqual([r.status, r.body], [200, 'OK\n']);
       const started = Date.now();
-      await waitFor('listener_stopped', async () => ((await proxy.stat('listener_manager.listener_stopped')) === 1 ? true : undefined), 10_000);
+      await waitFor('listener_stopped', async () => ((await proxy.stat('listener_manager.listener_stopped')) === 2 ? true : undefined), 10_000);
       assert.ok(Date.now() - started >= 1000, 'stopped only after the drain time');
       assert.equal(await connects(port), 'refused');
     } finally {
