@@ -70,6 +70,43 @@ describe('admin methods, browser checks and endpoints', { timeout: 90_000 }, () 
     await waitFor('the warning', () => (logText().includes('admin path "/reset_counters" mutates state, method=GET rather than POST') ? true : undefined));
   });
 
+  test('every endpoint: its status, content type and body shape', async () => {
+    const TEXT = /^text\/plain; charset=UTF-8$/;
+    const JSON_TYPE = /^application\/json$/;
+    const cases: [method: string, target: string, status: number, type: RegExp, body: RegExp][] = [
+      ['GET', '/', 200, /^text\/html; charset=UTF-8$/, /<table/],
+      ['GET', '/help', 200, TEXT, /^admin commands are:\n( {2}\/\S*: .+\n)+$/],
+      ['GET', '/server_info', 200, TEXT, /^proxy \S+\/\S+ live \d+ \d+ 0\n$/],
+      ['GET', '/ready', 200, TEXT, /^LIVE\n$/],
+      ['GET', '/stats', 200, TEXT, /^server\.live: 1$/m],
+      ['GET', '/stats?format=json', 200, JSON_TYPE, /^\{"stats":\[/],
+      ['GET', '/stats/prometheus', 200, TEXT, /^# TYPE proxy_server_live gauge\nproxy_server_live\{\} 1$/m],
+      ['GET', '/clusters', 200, TEXT, /^version_info::static\n/],
+      ['GET', '/listeners', 200, TEXT, /^http_in::127\.0\.0\.1:\d+\n$/],
+      ['GET', '/config_dump', 200, JSON_TYPE, /^\{\n "configs": \[/],
+      ['GET', '/hot_restart_version', 200, TEXT, /^\S+\n?$/],
+      ['GET', '/contention', 200, TEXT, /^Mutex contention tracing is not enabled\./],
+      ['GET', '/runtime', 200, JSON_TYPE, /^\{\n "layers": \[/],
+      ['POST', '/runtime_modify?shape.check=1', 200, TEXT, /^OK\n$/],
+      ['GET', '/certs', 200, JSON_TYPE, /^\{\n "certificates": \[\]\n\}\n$/],
+      ['GET', '/memory', 200, JSON_TYPE, /^\{\n "allocated": "\d+",/],
+      ['GET', '/init_dump', 200, JSON_TYPE, /^\{\}\n$/],
+      ['POST', '/logging', 200, TEXT, /^active loggers:\n( {2}\w+: \w+\n)+\n$/],
+      ['POST', '/cpuprofiler?enable=n', 200, TEXT, /^OK\n$/],
+      ['POST', '/reset_counters', 200, TEXT, /^OK\n$/],
+      ['POST', '/reopen_logs', 200, TEXT, /^OK\n$/],
+      ['POST', '/healthcheck/fail', 200, TEXT, /^OK\n$/],
+      ['POST', '/healthcheck/ok', 200, TEXT, /^OK\n$/],
+    ];
+    for (const [method, target, status, type, body] of cases) {
+      const r = await call(target, { method });
+      assert.equal(r.status, status, `${method} ${target}: ${r.body}`);
+      assert.match(r.headers['content-type'] ?? '', type, `${method} ${target}`);
+      assert.match(r.body, body, `${method} ${target}`);
+      assertFallbackHeaders(r);
+    }
+  });
+
   test('unknown path: 404 with the help text', async () => {
     const help = (await call('/help')).body;
     const r = await call('/no/such/thing');
