@@ -3,21 +3,26 @@
 
 import * as fs from 'node:fs';
 
-/** The inode of the IPv4 socket bound locally to 127.0.0.1:`port`, from /proc/net/tcp. */
-function socketInode(port: number): string | undefined {
-  const local = `0100007F:${port.toString(16).toUpperCase().padStart(4, '0')}`;
-  for (const line of fs.readFileSync('/proc/net/tcp', 'utf8').split('\n').slice(1)) {
-    const fields = line.trim().split(/\s+/);
-    if (fields[1] === local) return fields[9];
+/**
+ * Inodes of the sockets whose local end is port `port`. Several can match: a closed connection
+ * that used the same ephemeral port towards another peer lingers in TIME_WAIT, with inode 0.
+ */
+function socketInodes(port: number): Set<string> {
+  const hexPort = port.toString(16).toUpperCase().padStart(4, '0');
+  const inodes = new Set<string>();
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    for (const line of fs.readFileSync(table, 'utf8').split('\n').slice(1)) {
+      const fields = line.trim().split(/\s+/);
+      if (fields[1]?.endsWith(`:${hexPort}`) && fields[9] !== '0') inodes.add(fields[9]!);
+    }
   }
-  return undefined;
+  return inodes;
 }
 
-/** The one of `pids` that has the socket bound to 127.0.0.1:`port` open; undefined if none. */
+/** The one of `pids` that has a socket bound locally to port `port` open; undefined if none. */
 export function socketOwner(port: number, pids: readonly number[]): number | undefined {
-  const inode = socketInode(port);
-  if (inode === undefined) return undefined;
-  const target = `socket:[${inode}]`;
+  const inodes = socketInodes(port);
+  if (inodes.size === 0) return undefined;
   for (const pid of pids) {
     let fds: string[];
     try {
@@ -27,7 +32,8 @@ export function socketOwner(port: number, pids: readonly number[]): number | und
     }
     for (const fd of fds) {
       try {
-        if (fs.readlinkSync(`/proc/${pid}/fd/${fd}`) === target) return pid;
+        const inode = /^socket:\[(\d+)\]$/.exec(fs.readlinkSync(`/proc/${pid}/fd/${fd}`))?.[1];
+        if (inode !== undefined && inodes.has(inode)) return pid;
       } catch {
         // Closed meanwhile.
       }

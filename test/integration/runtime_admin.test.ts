@@ -10,6 +10,7 @@ import { runToExit } from '../helpers/cli_runs';
 import { httpListener, localCluster } from '../helpers/config_fixtures';
 import { startUpstream, Upstream } from '../helpers/http_peers';
 import { makeTempDir, request, RunningProxy, sleep, startProxy, waitFor } from '../helpers/proxy_process';
+import { socketOwner } from '../helpers/socket_owner';
 
 interface RuntimeJson {
   layers: string[];
@@ -118,30 +119,6 @@ test('/runtime_modify without an admin layer answers 503', { timeout: 30_000 }, 
   }
 });
 
-/** The process holding the local end of TCP port `port` on 127.0.0.1, among `pids`. */
-function pidOfLocalPort(port: number, pids: readonly number[]): number | undefined {
-  const hexPort = port.toString(16).toUpperCase().padStart(4, '0');
-  const inodes = new Set<string>();
-  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
-    for (const line of fs.readFileSync(table, 'utf8').split('\n').slice(1)) {
-      const fields = line.trim().split(/\s+/);
-      if (fields[1]?.endsWith(`:${hexPort}`)) inodes.add(fields[9]!);
-    }
-  }
-  for (const pid of pids) {
-    try {
-      for (const fd of fs.readdirSync(`/proc/${pid}/fd`)) {
-        const link = fs.readlinkSync(`/proc/${pid}/fd/${fd}`);
-        const inode = /^socket:\[(\d+)\]$/.exec(link)?.[1];
-        if (inode !== undefined && inodes.has(inode)) return pid;
-      }
-    } catch {
-      // A descriptor closed while we looked.
-    }
-  }
-  return undefined;
-}
-
 /**
  * Requests on fresh connections until both workers have served at least `each`: returns which
  * upstream served each worker's requests. The worker is found from the upstream connection's
@@ -155,7 +132,7 @@ async function trafficByWorker(port: number, upstreams: Upstream[], workers: rea
     assert.equal(res.status, 200);
     const which = upstreams.findIndex((u, j) => u.seen.length > before[j]!);
     const peerPort = Number(upstreams[which]!.seen.at(-1)!.headers['x-peer-port']);
-    const pid = pidOfLocalPort(peerPort, workers);
+    const pid = socketOwner(peerPort, workers);
     if (pid === undefined) continue;
     served.set(pid, (served.get(pid) ?? new Set()).add(upstreams[which]!.name));
   }
