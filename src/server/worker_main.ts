@@ -163,7 +163,8 @@ process.once('message', (m: unknown) => {
   // Listening from the init on, so that nothing sent while the worker starts is lost: state
   // updates and admin requests apply at once, the rest waits for the data plane (no I/O runs
   // in between).
-  const logsOpened = openLogs(m.log, process.pid);
+  // A settings error becomes a rejection, which run() reports as fatal.
+  const logsOpened = Promise.resolve().then(() => openLogs(m.log, process.pid));
   const control: WorkerControl = { runtime: new LiveRuntime(m.runtime), healthCheckFailed: m.healthCheckFailed, logsOpened };
   const adminRequest = adminRequestHandler(m, logsOpened);
   const pending: SupervisorMessage[] = [];
