@@ -4,7 +4,6 @@
 import type { LoadedLayer } from '../runtime/layered_runtime';
 import { NoAdminLayerError } from '../runtime/runtime_loader';
 import { AdminHandler, AdminRequest, AdminResponse, JSON_TYPE } from './admin_server';
-import { parseQuery } from './query';
 
 /** What the handlers need of the supervisor's runtime. */
 export interface RuntimeAdmin {
@@ -17,8 +16,6 @@ const USAGE =
   'usage: /runtime_modify?key1=value1&key2=value2&keyN=valueN\n' +
   '       or send the parameters as form values\n' +
   'use an empty value to remove a previously added override';
-
-const FORM = 'application/x-www-form-urlencoded';
 
 interface RuntimeEntryJson {
   final_value: string;
@@ -63,11 +60,10 @@ export function runtimeHandlers(runtime: RuntimeAdmin): AdminHandler[] {
 }
 
 function modify(runtime: RuntimeAdmin, req: AdminRequest): AdminResponse {
-  // Without a query, the values may come as a form (Envoy reads the body only then).
-  const params = req.query.size === 0 && req.headers['content-type'] === FORM ? parseQuery(req.body.toString(), true) : req.query;
-  if (params.size === 0) return { status: 400, body: USAGE };
+  // A form body without a query is the query already (the admin server's rule for every POST).
+  if (req.query.size === 0) return { status: 400, body: USAGE };
   try {
-    runtime.modify(params);
+    runtime.modify(req.query);
   } catch (e) {
     if (e instanceof NoAdminLayerError) return { status: 503, body: e.message };
     throw e;
