@@ -1,56 +1,86 @@
-// GET /clusters: every cluster with its hosts, their health, placement and per-host stats.
+// GET /clusters: every cluster's membership as the supervisor's cluster manager holds it, with
+// each host's statistics from the stats region. Never rebuilt from the configuration.
 
-import type { ClusterConfig } from '../config/model';
-import { HOST_STAT_NAMES, type HostStatName } from '../stats/region_layout';
+import type { HostStatName } from '../stats/region_layout';
+import type { HostSlot } from '../stats/stats';
+import { HealthFlag, healthFlagsString } from '../upstream/health_flags';
+import type { ClusterSnapshot, MemberHost } from '../upstream/membership';
 import { addressString } from '../upstream/address';
 import { AdminHandler } from './admin_server';
-import { ClusterStatus, HostStatus, renderClustersText } from './clusters_text';
+import { ClusterStatus, HealthStatusJson, HostStatus, renderClustersJson, renderClustersText, Thresholds } from './clusters_text';
+import { HOST_STAT_NAMES } from '../stats/region_layout';
 
 const ZERO_STATS = Object.fromEntries(HOST_STAT_NAMES.map((stat) => [stat, 0])) as Record<HostStatName, number>;
 
-const EDS_UNHEALTHY = new Set(['UNHEALTHY', 'DRAINING', 'TIMEOUT']);
+/**
+ * Envoy's circuit breaker defaults, for both priorities. circuit_breakers is refused by the
+ * capability check until the resource manager enforces it, so these are the limits in effect
+ * once it does, and what Envoy prints for a cluster that sets none.
+ */
+const DEFAULT_THRESHOLDS: Thresholds = { maxConnections: 1024, maxPendingRequests: 1024, maxRequests: 1024, maxRetries: 3 };
+
+/** A host's statistics by its slot; null for a slot that is gone. */
+export type HostStatsSource = (slot: HostSlot) => Record<HostStatName, number> | null;
 
 function isCanary(metadata: Readonly<Record<string, unknown>>): boolean {
   const lb = metadata['proxy.lb'] as Record<string, unknown> | undefined;
   return lb?.canary === true;
 }
 
-/** A host's statistics, by cluster name and address; null for a host without a slot. */
-export type HostStatsSource = (cluster: string, address: string) => Record<HostStatName, number> | null;
+function hostStatus(h: MemberHost, stats: HostStatsSource): HostStatus {
+  return {
+    ip: h.address.address,
+    port: h.address.port,
+    address: addressString(h.address),
+    hostname: h.hostname,
+    healthFlags: h.healthFlags,
+    weight: h.weight,
+    region: h.locality.region,
+    zone: h.locality.zone,
+    subZone: h.locality.subZone,
+    canary: isCanary(h.metadata),
+    priority: h.priority,
+    // Outlier detection, which computes them, is not built yet: Envoy's value without one.
+    successRate: -1,
+    localOriginSuccessRate: -1,
+    stats: stats(h.slot) ?? ZERO_STATS,
+  };
+}
 
-export function clusterStatuses(clusters: readonly ClusterConfig[], hostStats: HostStatsSource): ClusterStatus[] {
-  return clusters.map((c) => ({
-    name: c.name,
+export function clusterStatuses(snapshots: readonly ClusterSnapshot[], stats: HostStatsSource): ClusterStatus[] {
+  return snapshots.map((s) => ({
+    name: s.cluster,
     addedViaApi: false,
-    hosts: c.loadAssignment.endpoints.flatMap((locality) =>
-      locality.lbEndpoints.map((e): HostStatus => {
-        const address = addressString(e.address);
-        const stats = hostStats(c.name, address) ?? ZERO_STATS;
-        return {
-          address,
-          hostname: e.hostname,
-          health: EDS_UNHEALTHY.has(e.healthStatus) ? '/failed_eds_health' : 'healthy',
-          weight: e.loadBalancingWeight,
-          region: locality.locality.region,
-          zone: locality.locality.zone,
-          subZone: locality.locality.subZone,
-          canary: isCanary(e.metadata),
-          priority: locality.priority,
-          successRate: -1,
-          localOriginSuccessRate: -1,
-          stats,
-        };
-      }),
-    ),
+    thresholds: { default: DEFAULT_THRESHOLDS, high: DEFAULT_THRESHOLDS },
+    hosts: s.hosts.map((h) => hostStatus(h, stats)),
   }));
 }
 
-export function clustersHandler(clusters: readonly ClusterConfig[], hostStats: HostStatsSource): AdminHandler {
+/** admin.v3.HostHealthStatus of a host's flags. */
+export function healthStatusJson(flags: number): HealthStatusJson {
+  const has = (bit: number) => (flags & bit) !== 0;
+  return {
+    ...(has(HealthFlag.FAILED_ACTIVE_HC) ? { failed_active_health_check: true } : {}),
+    ...(has(HealthFlag.FAILED_OUTLIER_CHECK) ? { failed_outlier_check: true } : {}),
+    ...(has(HealthFlag.DEGRADED_ACTIVE_HC) ? { failed_active_degraded_check: true } : {}),
+    ...(has(HealthFlag.PENDING_DYNAMIC_REMOVAL) ? { pending_dynamic_removal: true } : {}),
+    ...(has(HealthFlag.PENDING_ACTIVE_HC) ? { pending_active_hc: true } : {}),
+    eds_health_status: has(HealthFlag.FAILED_EDS_HEALTH) ? 'UNHEALTHY' : has(HealthFlag.DEGRADED_EDS_HEALTH) ? 'DEGRADED' : 'HEALTHY',
+  };
+}
+
+export function clustersHandler(snapshots: () => readonly ClusterSnapshot[], stats: HostStatsSource): AdminHandler {
   return {
     path: '/clusters',
     help: 'upstream cluster status',
     mutatesState: false,
     decodeQuery: true,
-    handle: () => ({ status: 200, body: renderClustersText('static', clusterStatuses(clusters, hostStats)) }),
+    handle: (request) => {
+      const statuses = clusterStatuses(snapshots(), stats);
+      if (request.query.get('format') === 'json') {
+        return { status: 200, contentType: 'application/json', body: renderClustersJson(statuses, healthStatusJson) };
+      }
+      return { status: 200, body: renderClustersText('static', statuses, healthFlagsString) };
+    },
   };
 }

@@ -6,6 +6,7 @@
 import { ConfigError, ConfigErrors, FieldError, FieldErrorCollector, FieldErrors } from './errors';
 import { childPath, indexPath } from './field_path';
 import { isJsonObject, JsonObject } from './json';
+import { CLUSTER_TYPES } from '../upstream/cluster_types';
 
 /** The fields a message may carry, and the shapes of those that are messages themselves. */
 interface Shape {
@@ -65,7 +66,8 @@ const CLUSTER: Shape = {
     use_tcp_for_dns_lookups: leaf,
     cleanup_interval: leaf,
   },
-  values: { type: ['STATIC'], lb_policy: ['ROUND_ROBIN'] },
+  // The cluster types come from the registry: a type that lands there is accepted here.
+  values: { type: [...CLUSTER_TYPES.keys()], lb_policy: ['ROUND_ROBIN'] },
 };
 
 const ROUTE_CONFIG: Shape = {

@@ -2,6 +2,7 @@
 // (GET /server_info's node.extensions), and --disable-extensions resolved against them.
 
 import { ExtensionSite } from './extension_sites';
+import { CLUSTER_TYPES } from '../upstream/cluster_types';
 import { canonicalExtensionName, CONFIG_TYPES, HEALTH_CHECK, HTTP_CONNECTION_MANAGER, ROUTER, TCP_PROXY } from './names';
 
 export interface ExtensionInfo {
@@ -15,7 +16,9 @@ export const CLUSTERS_CATEGORY = 'proxy.clusters';
 
 /** Sorted by category, then name. */
 export const EXTENSIONS: readonly ExtensionInfo[] = [
-  { category: CLUSTERS_CATEGORY, name: 'proxy.cluster.static', typeDescriptor: '' },
+  ...[...CLUSTER_TYPES.values()]
+    .map((t) => ({ category: CLUSTERS_CATEGORY, name: t.extensionName, typeDescriptor: '' }))
+    .sort((a, b) => a.name.localeCompare(b.name)),
   { category: 'proxy.filters.http', name: HEALTH_CHECK, typeDescriptor: CONFIG_TYPES.healthCheck },
   { category: 'proxy.filters.http', name: ROUTER, typeDescriptor: CONFIG_TYPES.router },
   { category: 'proxy.filters.network', name: HTTP_CONNECTION_MANAGER, typeDescriptor: CONFIG_TYPES.httpConnectionManager },

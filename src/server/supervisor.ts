@@ -3,7 +3,7 @@
 
 import * as fs from 'node:fs';
 import * as os from 'node:os';
-import type { Bootstrap, ClusterConfig } from '../config/model';
+import type { Bootstrap } from '../config/model';
 import { clustersHandler } from '../admin/clusters_handler';
 import { certsHandler } from '../admin/certs_handler';
 import { configDumpHandler } from '../admin/config_dump_handler';
@@ -39,8 +39,8 @@ import type { Clock } from '../common/clock';
 import { reclaimColumns, zeroColumnGauges } from '../stats/column_reclaim';
 import { StatKind } from '../stats/region_layout';
 import { SharedStatsStore } from '../stats/store';
-import { setMembershipGauges } from '../upstream/cluster_stats';
-import { assignHostSlots, freeHostSlots } from '../upstream/host_slots';
+import { CLUSTER_TYPES } from '../upstream/cluster_types';
+import { SupervisorClusterManager } from '../upstream/supervisor_cluster_manager';
 import { HistogramBucketSettings } from '../stats/histogram_bucket_settings';
 import { PrometheusFormatter } from '../stats/prometheus';
 import { TagExtractor } from '../stats/tag_extractor';
@@ -51,15 +51,13 @@ import { ServerStats, serverStats } from './server_stats';
 import { SERVER_STATE_GAUGE, ServerInfoSource, ServerState } from './server_state';
 import { monotonicUsec, NotifyFields, SystemdNotifier } from './systemd_notify';
 import { WorkerPool } from './worker_pool';
-import { type HostSlotAssignments, workerBootstrap, WORKER_PROTOCOL_VERSION } from './worker_protocol';
+import { workerBootstrap, WORKER_PROTOCOL_VERSION } from './worker_protocol';
 import type { LogSettings } from '../log/log_settings';
 import type { LogManager } from '../log/log_manager';
 import { applyLevelChange, currentLogSettings, LevelChange } from '../log/level_change';
 import { ServerCpuProfiler } from './server_cpu_profiler';
 
 const LISTEN_BACKLOG = 1024;
-/** Clusters whose membership gauges are set between two turns of the event loop. */
-const DECLARE_BATCH = 200;
 /** After a handover failed, the old epoch's workers may hold a port for a moment longer. */
 const REBIND_TIMEOUT_MS = 5000;
 /** The safety net behind the file system watch of the runtime's disk layer symlinks. */
@@ -104,7 +102,7 @@ export class Supervisor implements ServerInfoSource {
   private hotRestart: HotRestart | null = null;
   private handle: RegionHandle | null = null;
   private store: SharedStatsStore | null = null;
-  private hostSlots: HostSlotAssignments = {};
+  private clusters: SupervisorClusterManager | null = null;
   private stats: ServerStats | null = null;
   private workerColumns: number[] = [];
   /**
@@ -201,7 +199,6 @@ export class Supervisor implements ServerInfoSource {
     this.store = new SharedStatsStore(region, region.claimColumn(epoch, process.pid));
     this.workerColumns = Array.from({ length: options.concurrency }, () => region.claimColumn(epoch, process.pid));
     this.stats = serverStats(this.store);
-    this.hostSlots = assignHostSlots(bootstrap.clusters, this.store.hosts);
     // The generation is the parent's (still the current epoch's) plus one.
     this.stats.hotRestartGeneration.set(this.stats.hotRestartGeneration.value() + 1);
     this.previousEpoch = region.currentEpoch;
@@ -246,6 +243,18 @@ export class Supervisor implements ServerInfoSource {
       await this.startAdmin(bootstrap.admin.address.address, bootstrap.admin.address.port, bootstrap.admin.accessLogPath, bootstrap.admin.profilePath);
     }
 
+    // The cluster manager owns membership from here on; the workers start from its snapshots,
+    // once every cluster is initialized (Envoy's init manager holds the listeners until then).
+    const clusters = (this.clusters = new SupervisorClusterManager(bootstrap.clusters, {
+      types: CLUSTER_TYPES,
+      hosts: store.hosts,
+      stats: store,
+      log: this.deps.log,
+      clock: this.deps.clock,
+      onUpdate: (update) => this.workers?.broadcast({ v: WORKER_PROTOCOL_VERSION, type: 'cluster_update', update }),
+    }));
+    await clusters.initialize();
+
     const forWorkers = workerBootstrap(bootstrap);
     this.workers = new WorkerPool({
       count: options.concurrency,
@@ -258,8 +267,8 @@ export class Supervisor implements ServerInfoSource {
         workerCount: options.concurrency,
         column,
         regionName: this.handle!.name,
-        hostSlots: this.hostSlots,
         bootstrap: forWorkers,
+        clusters: clusters.snapshots(),
         listeners,
         // A worker (re)started after POST /logging logs at the levels it set.
         log: currentLogSettings(this.deps.logSettings, this.deps.logs),
@@ -280,10 +289,6 @@ export class Supervisor implements ServerInfoSource {
     const workersStarted = this.workers.start();
     // Awaited below; a failure meanwhile must not count as unhandled.
     workersStarted.catch(() => undefined);
-    // Set once the workers have their init (a large message that the event loop writes in
-    // pieces), while they build their clusters and declare their stats.
-    await this.workers.initsWritten();
-    await this.setMembershipGauges(bootstrap.clusters);
     await workersStarted;
     hotRestart.drainParentListeners();
     this.tookOver = true;
@@ -377,7 +382,7 @@ export class Supervisor implements ServerInfoSource {
         zeroColumnGauges(handle.region, this.store.names, this.store.hosts, col);
         handle.region.retireColumn(col);
       }
-      freeHostSlots(this.hostSlots, this.store.hosts);
+      this.clusters?.close();
       if (handle.privateRegion) handle.region.unlink();
     }
     this.log.info('exiting');
@@ -417,13 +422,6 @@ export class Supervisor implements ServerInfoSource {
         if ((e as addon.NativeError).code !== 'EADDRINUSE' || Date.now() >= deadline) throw e;
         await sleep(100);
       }
-    }
-  }
-
-  private async setMembershipGauges(clusters: readonly ClusterConfig[]): Promise<void> {
-    for (let i = 0; i < clusters.length; i++) {
-      setMembershipGauges(this.store!, clusters[i]!);
-      if (i % DECLARE_BATCH === DECLARE_BATCH - 1) await new Promise((resolve) => setImmediate(resolve));
     }
   }
 
@@ -504,10 +502,7 @@ export class Supervisor implements ServerInfoSource {
       ...statsHandlers(() => this.snapshot(), this.prometheus),
       resetCountersHandler(() => this.store!.reader.resetCounters()),
       ...healthCheckHandlers((failed) => this.setHealthCheckFailed(failed)),
-      clustersHandler(bootstrap.clusters, (cluster, address) => {
-        const slot = this.hostSlots[cluster]?.[address];
-        return slot === undefined ? null : this.store!.hosts.read(slot);
-      }),
+      clustersHandler(() => this.clusters?.snapshots() ?? [], (slot) => this.store!.hosts.read(slot)),
       listenersHandler(() => this.bound),
       configDumpHandler(bootstrap, new Date(this.startMs)),
       contentionHandler(tracer),

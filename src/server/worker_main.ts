@@ -77,7 +77,7 @@ async function run(init: WorkerInit, control: WorkerControl): Promise<(m: Superv
   // A worker's waits on the region's locks count in the supervisor's GET /contention.
   if (init.mutexTracing) region.segments.onContention = new ContentionReporter((stats) => send({ v: WORKER_PROTOCOL_VERSION, type: 'contention', stats })).record;
   const store = new SharedStatsStore(region, init.column);
-  const clusters = new ClusterManager(init.bootstrap.clusters, store, init.hostSlots);
+  const clusters = new ClusterManager(init.bootstrap.clusters, init.clusters, store);
   // Envoy declares a cluster's stats when it builds the cluster: the workers share that out,
   // each its own slice, so that 10,000 clusters' names are interned on every core at once.
   init.bootstrap.clusters.forEach((config, i) => {
@@ -120,6 +120,14 @@ async function run(init: WorkerInit, control: WorkerControl): Promise<(m: Superv
   const handle = (m: SupervisorMessage) => {
     if (m.type === 'shutdown') stop('supervisor shutdown');
     if (m.type === 'reopen_logs') reopenLogs();
+    if (m.type === 'cluster_update') {
+      try {
+        clusters.update(m.update);
+      } catch (e) {
+        // Out of step with the supervisor: a restart brings this worker its current snapshots.
+        fatal((e as Error).message);
+      }
+    }
     if (m.type === 'stop_listeners') {
       const names = new Set(m.listeners);
       // Envoy counts a stop per listener per worker.

@@ -54,7 +54,6 @@ export class WorkerPool {
   private readonly slots: Slot[];
   /** Set by drain() and stop(): a worker that dies now is not replaced. */
   private stopping = false;
-  private readonly initWrites: Promise<void>[] = [];
   private lastRequestId = 0;
 
   constructor(private readonly deps: WorkerPoolDeps) {
@@ -71,14 +70,6 @@ export class WorkerPool {
   /** Resolves when every worker has adopted its listeners; rejects if one fails to start. */
   async start(): Promise<void> {
     await Promise.all(this.slots.map((slot) => this.spawn(slot)));
-  }
-
-  /**
-   * Resolves once the init message of every worker start() forked is written: from then on the
-   * workers build on their own, and the supervisor's event loop is free for its own work.
-   */
-  initsWritten(): Promise<void> {
-    return Promise.all(this.initWrites).then(() => undefined);
   }
 
   pids(): number[] {
@@ -199,7 +190,7 @@ export class WorkerPool {
         this.deps.log.error(`worker ${slot.index} (pid ${child.pid}) died (code ${code}, signal ${signal}); restarting`);
         this.scheduleRestart(slot);
       });
-      this.initWrites.push(new Promise((written) => child.send(this.deps.init(slot.index, slot.column, listeners.map((l) => l.name)), () => written())));
+      child.send(this.deps.init(slot.index, slot.column, listeners.map((l) => l.name)));
     });
   }
 

@@ -2,16 +2,14 @@
 // Versioned: a worker from another build refuses a message it does not understand.
 
 import type { Bootstrap } from '../config/model';
-import type { HostSlot } from '../stats/stats';
+import type { ClusterSnapshot, MembershipUpdate } from '../upstream/membership';
 import type { LogSettings } from '../log/log_settings';
 import type { DrainStrategy } from '../hot_restart/drain_manager';
 import type { RuntimeValues } from '../runtime/runtime';
 import type { LevelChange } from '../log/level_change';
 import type { MutexStats } from '../admin/mutex_tracer';
 
-export const WORKER_PROTOCOL_VERSION = 3;
-
-export type HostSlotAssignments = Readonly<Record<string, Readonly<Record<string, HostSlot>>>>;
+export const WORKER_PROTOCOL_VERSION = 4;
 
 /** A worker's listen sockets arrive as inherited fds starting at this number (after stdin..ipc). */
 export const FIRST_LISTENER_FD = 4;
@@ -24,9 +22,10 @@ export interface WorkerInit {
   readonly workerCount: number;
   readonly column: number;
   readonly regionName: string;
-  /** The host-table slot of each host, by cluster name then address (the supervisor allocates them). */
-  readonly hostSlots: HostSlotAssignments;
+  /** The bootstrap, without the clusters' load assignments: membership comes in `clusters`. */
   readonly bootstrap: Bootstrap;
+  /** Every cluster's current membership (the supervisor owns it), so a restarted worker is never stale. */
+  readonly clusters: readonly ClusterSnapshot[];
   /** Listener names in the order of their inherited fds. */
   readonly listeners: readonly string[];
   readonly log: LogSettings;
@@ -45,6 +44,13 @@ export interface WorkerRuntimeUpdate {
   readonly v: typeof WORKER_PROTOCOL_VERSION;
   readonly type: 'runtime';
   readonly values: RuntimeValues;
+}
+
+/** A cluster's membership changed (discovery, health): every worker applies it in order. */
+export interface WorkerClusterUpdate {
+  readonly v: typeof WORKER_PROTOCOL_VERSION;
+  readonly type: 'cluster_update';
+  readonly update: MembershipUpdate;
 }
 
 /** Stop accepting, close HTTP connections after their responses per the drain strategy. */
@@ -116,6 +122,7 @@ export type SupervisorMessage =
   | WorkerHealthCheck
   | WorkerShutdown
   | WorkerRuntimeUpdate
+  | WorkerClusterUpdate
   | WorkerSetLogLevel
   | WorkerCpuProfileStart
   | WorkerCpuProfileStop
@@ -165,10 +172,13 @@ export function isMessage<T extends { v: number; type: string }>(m: unknown): m 
   return typeof m === 'object' && m !== null && (m as { v?: unknown }).v === WORKER_PROTOCOL_VERSION && typeof (m as { type?: unknown }).type === 'string';
 }
 
+const NO_ASSIGNMENT = { clusterName: '', endpoints: [] } as const;
+
 /**
  * The bootstrap as a worker needs it: without the v3 JSON copies kept for /config_dump, which
- * would more than double the init message of a large configuration.
+ * would more than double the init message of a large configuration, and without the load
+ * assignments, which the membership snapshots replace.
  */
 export function workerBootstrap(bootstrap: Bootstrap): Bootstrap {
-  return { ...bootstrap, source: null, clusters: bootstrap.clusters.map((c) => ({ ...c, source: null })) };
+  return { ...bootstrap, source: null, clusters: bootstrap.clusters.map((c) => ({ ...c, source: null, loadAssignment: NO_ASSIGNMENT })) };
 }

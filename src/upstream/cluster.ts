@@ -1,18 +1,17 @@
 // A cluster as one worker sees it (Envoy's thread-local cluster): its current hosts by
 // priority, its load balancer, and the connection pool and statistics of each host.
-// Membership arrives as a ClusterLoadAssignment, first from the configuration and later from
-// the supervisor; hosts that stay keep their Host object, and with it their pool.
+// Membership comes from the supervisor, which owns it: a snapshot at start, then versioned
+// updates. Hosts that stay keep their Host object, and with it their pool.
 
-import type { ClusterConfig, LocalityLbEndpoints } from '../config/model';
+import type { ClusterConfig } from '../config/model';
 import { Http1ConnectionPool } from '../pool/http1_pool';
 import { type ConnectionTarget, UpstreamConnection, type UpstreamConnectionCallbacks } from '../pool/upstream_connection';
 import type { HostStats, StatsStore } from '../stats/stats';
-import type { HostSlotAssignments } from '../server/worker_protocol';
-import { hostSlotOf } from './host_slots';
 import { ClusterInfo } from './cluster_info';
 import { Host } from './host';
 import type { LoadBalancer, RandomSource } from './lb/load_balancer';
 import { RoundRobinLoadBalancer } from './lb/round_robin';
+import { type ClusterSnapshot, hostKey, type MembershipUpdate } from './membership';
 import { PrioritySet } from './priority_set';
 
 /** A cluster whose discovery type or load balancing policy this worker cannot serve. */
@@ -20,6 +19,14 @@ export class UnsupportedClusterError extends Error {
   constructor(cluster: string, what: string) {
     super(`cluster '${cluster}': ${what} is not supported by the data plane`);
     this.name = 'UnsupportedClusterError';
+  }
+}
+
+/** An update made for another version than this worker's: applying it would lose changes. */
+export class MembershipVersionError extends Error {
+  constructor(cluster: string, have: number, update: MembershipUpdate) {
+    super(`cluster '${cluster}': membership update ${update.baseVersion} -> ${update.version} does not apply to version ${have}`);
+    this.name = 'MembershipVersionError';
   }
 }
 
@@ -35,20 +42,25 @@ export class Cluster {
   private readonly lb: LoadBalancer;
   private readonly resources = new Map<Host, HostResources>();
   private hostsByAddress = new Map<string, Host>();
+  private version = 0;
 
   /** `readBuffer`: the worker's scratch buffer for upstream reads (see ConnectionTarget). */
   constructor(
     config: ClusterConfig,
+    snapshot: ClusterSnapshot,
     private readonly store: StatsStore,
-    private readonly hostSlots: HostSlotAssignments,
     random: RandomSource,
     private readonly readBuffer: Buffer,
   ) {
-    if (config.type !== 'STATIC') throw new UnsupportedClusterError(config.name, `discovery type ${config.type}`);
     if (config.lbPolicy !== 'ROUND_ROBIN') throw new UnsupportedClusterError(config.name, `lb_policy ${config.lbPolicy}`);
     this.info = new ClusterInfo(config, store);
     this.lb = new RoundRobinLoadBalancer(this.prioritySet, { random, healthyPanic: { inc: () => this.info.stats.counters.lb_healthy_panic.inc() } });
-    this.updateMembership(config.loadAssignment.endpoints);
+    this.applyMembership(snapshot.version, snapshot);
+  }
+
+  /** The membership version this worker serves. */
+  get membershipVersion(): number {
+    return this.version;
   }
 
   chooseHost(): Host | null {
@@ -71,21 +83,25 @@ export class Cluster {
   }
 
   /**
-   * Replaces the membership (an EDS-equivalent assignment). Hosts are matched by address;
-   * a removed host's pool drains: idle connections close, busy ones after their request.
+   * Takes the supervisor's next membership. Hosts are matched by address; a removed host's
+   * pool drains: idle connections close, busy ones after their request.
+   * @throws MembershipVersionError when the update was made for another version
    */
-  updateMembership(endpoints: readonly LocalityLbEndpoints[]): void {
+  update(update: MembershipUpdate): void {
+    if (update.baseVersion !== this.version) throw new MembershipVersionError(this.info.name, this.version, update);
+    this.applyMembership(update.version, update);
+  }
+
+  private applyMembership(version: number, membership: Pick<ClusterSnapshot, 'hosts'>): void {
     const next = new Map<string, Host>();
-    for (const group of endpoints) {
-      for (const endpoint of group.lbEndpoints) {
-        const candidate = Host.fromEndpoint(endpoint, group.priority, group.locality);
-        const existing = this.hostsByAddress.get(candidate.addressString);
-        if (existing === undefined) {
-          next.set(candidate.addressString, candidate);
-        } else {
-          existing.updateFrom(endpoint, group.priority, group.locality);
-          next.set(existing.addressString, existing);
-        }
+    for (const member of membership.hosts) {
+      const key = hostKey(member);
+      const existing = this.hostsByAddress.get(key);
+      if (existing === undefined) {
+        next.set(key, Host.fromMember(member));
+      } else {
+        existing.updateFrom(member);
+        next.set(key, existing);
       }
     }
     for (const [address, host] of this.hostsByAddress) {
@@ -94,6 +110,7 @@ export class Cluster {
       this.resources.delete(host);
     }
     this.hostsByAddress = next;
+    this.version = version;
     this.refreshHealth();
   }
 
@@ -111,7 +128,9 @@ export class Cluster {
   private resourcesOf(host: Host): HostResources {
     let resources = this.resources.get(host);
     if (resources === undefined) {
-      const hostStats = this.store.hostStats(hostSlotOf(this.hostSlots, this.info.name, host.addressString));
+      // Every member host has its slot; a Host made elsewhere (tests of the balancers) has none.
+      if (host.slot === null) throw new Error(`host ${host.addressString} of cluster '${this.info.name}' has no stats slot`);
+      const hostStats = this.store.hostStats(host.slot);
       resources = { target: { host, hostStats, cluster: this.info, readBuffer: this.readBuffer }, pool: null };
       this.resources.set(host, resources);
     }

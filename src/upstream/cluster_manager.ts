@@ -1,25 +1,50 @@
-// The worker's clusters by name (Envoy's ThreadLocalClusterManager), built from the bootstrap.
+// The worker's clusters by name (Envoy's ThreadLocalClusterManager): built from the
+// configuration and the supervisor's membership snapshots, then kept current by its updates.
 
 import type { ClusterConfig } from '../config/model';
 import type { StatsStore } from '../stats/stats';
-import type { HostSlotAssignments } from '../server/worker_protocol';
 import { Cluster } from './cluster';
 import { mathRandom, type RandomSource } from './lb/load_balancer';
+import type { ClusterSnapshot, MembershipUpdate } from './membership';
 
 /** The largest read a socket makes at once: Node's own default. */
 const READ_BUFFER_BYTES = 64 * 1024;
+
+/** A snapshot or update for a cluster this worker does not have. */
+export class UnknownClusterError extends Error {
+  constructor(cluster: string) {
+    super(`membership for unknown cluster '${cluster}'`);
+    this.name = 'UnknownClusterError';
+  }
+}
 
 export class ClusterManager {
   private readonly clusters = new Map<string, Cluster>();
 
   /** Throws UnsupportedClusterError for a cluster the data plane cannot serve yet. */
-  constructor(configs: readonly ClusterConfig[], store: StatsStore, hostSlots: HostSlotAssignments, random: RandomSource = mathRandom) {
+  constructor(
+    configs: readonly ClusterConfig[],
+    snapshots: readonly ClusterSnapshot[],
+    store: StatsStore,
+    random: RandomSource = mathRandom,
+  ) {
     const readBuffer = Buffer.allocUnsafe(READ_BUFFER_BYTES);
-    for (const config of configs) this.clusters.set(config.name, new Cluster(config, store, hostSlots, random, readBuffer));
+    const byName = new Map(snapshots.map((s) => [s.cluster, s]));
+    for (const config of configs) {
+      const snapshot = byName.get(config.name) ?? { cluster: config.name, version: 0, hosts: [] };
+      this.clusters.set(config.name, new Cluster(config, snapshot, store, random, readBuffer));
+    }
   }
 
   get(name: string): Cluster | undefined {
     return this.clusters.get(name);
+  }
+
+  /** The supervisor changed a cluster's membership. @throws MembershipVersionError, UnknownClusterError */
+  update(update: MembershipUpdate): void {
+    const cluster = this.clusters.get(update.cluster);
+    if (cluster === undefined) throw new UnknownClusterError(update.cluster);
+    cluster.update(update);
   }
 
   /** Closes every upstream connection. */

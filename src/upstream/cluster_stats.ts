@@ -6,7 +6,6 @@ import type { ClusterConfig } from '../config/model';
 import { SlotFlag, StatKind } from '../stats/region_layout';
 import type { SharedStatsStore } from '../stats/store';
 import type { Counter, Gauge, GaugeImportMode, Histogram, Scope } from '../stats/stats';
-import { edsHealthFlag, HealthFlag } from './host';
 
 type CounterName = (typeof CLUSTER_COUNTERS)[number];
 type GaugeName = (typeof CLUSTER_GAUGES)[number][0];
@@ -144,31 +143,4 @@ export function declareClusterStatNames(store: SharedStatsStore, config: Cluster
   for (const name of CLUSTER_COUNTERS) store.names.intern(prefix + name, StatKind.Counter, 0);
   for (const [name, mode] of CLUSTER_GAUGES) store.names.intern(prefix + name, StatKind.Gauge, mode === 'never_import' ? SlotFlag.NeverImport : 0);
   for (const name of CLUSTER_HISTOGRAMS) store.names.intern(prefix + name, StatKind.Histogram, 0);
-}
-
-/**
- * The supervisor's part: the membership gauges of the static assignment. Only the supervisor
- * writes them, so the sum over writers is its value.
- */
-export function setMembershipGauges(store: SharedStatsStore, config: ClusterConfig): void {
-  const prefix = `cluster.${config.statName}.`;
-  let total = 0;
-  let healthy = 0;
-  let degraded = 0;
-  let maxWeight = 0;
-  for (const group of config.loadAssignment.endpoints) {
-    for (const endpoint of group.lbEndpoints) {
-      total++;
-      const flag = edsHealthFlag(endpoint.healthStatus);
-      if (flag === 0) healthy++;
-      else if (flag === HealthFlag.DEGRADED_EDS_HEALTH) degraded++;
-      // Envoy's host weight: max(1, load_balancing_weight).
-      maxWeight = Math.max(maxWeight, endpoint.loadBalancingWeight, 1);
-    }
-  }
-  store.gauge(prefix + 'membership_total', 'never_import').set(total);
-  store.gauge(prefix + 'membership_healthy', 'never_import').set(healthy);
-  store.gauge(prefix + 'membership_degraded', 'never_import').set(degraded);
-  store.gauge(prefix + 'membership_excluded', 'never_import').set(0);
-  store.gauge(prefix + 'max_host_weight', 'never_import').set(maxWeight);
 }

@@ -20,7 +20,7 @@ import type { Logger } from '../../src/log/logger_api';
 import type { DrainDecider } from '../../src/server/drain_decider';
 import { neverDrain } from '../../src/server/drain_decider';
 import { createHeapStatsStore } from '../../src/stats/store';
-import { assignHostSlots, hostSlotOf } from '../../src/upstream/host_slots';
+import { staticSnapshots } from './membership';
 import type { HostStatName } from '../../src/stats/region_layout';
 import { ClusterManager } from '../../src/upstream/cluster_manager';
 import type { RandomSource } from '../../src/upstream/lb/load_balancer';
@@ -163,8 +163,7 @@ export async function startDataPlane(
     source: {},
   };
   const stats = createHeapStatsStore();
-  const hostSlots = assignHostSlots(clusters, stats.hosts);
-  const clusterManager = new ClusterManager(clusters, stats, hostSlots, options.random);
+  const clusterManager = new ClusterManager(clusters, staticSnapshots(clusters, stats.hosts), stats, options.random);
   const manager = new ListenerManager({
     bootstrap,
     stats,
@@ -188,7 +187,10 @@ export async function startDataPlane(
     listeners: manager,
     port: (name) => ports.get(name)!,
     stat: (name) => stats.snapshot().get(name) ?? 0,
-    hostStat: (cluster, address, stat) => stats.hosts.read(hostSlotOf(hostSlots, cluster, address))![stat],
+    hostStat: (cluster, address, stat) => {
+      const hosts = clusterManager.get(cluster)!.prioritySet.hostSetsPerPriority.flatMap((set) => set.hosts);
+      return stats.hosts.read(hosts.find((h) => h.addressString === address)!.slot!)![stat];
+    },
     close: async () => {
       await manager.close();
       clusterManager.close();

@@ -100,7 +100,7 @@ describe('proxy binary with two workers', { timeout: 120_000 }, () => {
     const clusters = (await proxy.admin('/clusters')).body;
     assert.match(clusters, /^version_info::static\n/);
     assert.match(clusters, new RegExp(`^web::127\\.0\\.0\\.1:\\d+::rq_total::${n}$`, 'm'));
-    assert.match(clusters, /^web::127\.0\.0\.1:\d+::healthy::healthy$/m);
+    assert.match(clusters, /^web::127\.0\.0\.1:\d+::health_flags::healthy$/m);
     assert.match(clusters, /^web::127\.0\.0\.1:\d+::weight::1$/m);
     assert.match(clusters, /^web::127\.0\.0\.1:\d+::success_rate::-1\.0$/m);
   });

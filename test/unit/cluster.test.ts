@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { LocalityLbEndpoints } from '../../src/config/model';
 import { createHeapStatsStore, SharedStatsStore } from '../../src/stats/store';
-import { assignHostSlots } from '../../src/upstream/host_slots';
-import { Cluster, UnsupportedClusterError } from '../../src/upstream/cluster';
+import { MembershipDriver, staticSnapshots } from '../helpers/membership';
+import { Cluster, MembershipVersionError, UnsupportedClusterError } from '../../src/upstream/cluster';
 import { ClusterManager } from '../../src/upstream/cluster_manager';
 import { staticCluster } from '../helpers/data_plane';
 
@@ -20,39 +20,56 @@ function assignment(ports: readonly number[], health: 'HEALTHY' | 'UNHEALTHY' = 
   ];
 }
 
-/** A cluster 'c' whose host stats slots cover ports 80..83. */
-function clusterC(store: SharedStatsStore): Cluster {
-  const slots = assignHostSlots([{ ...staticCluster('c', []), loadAssignment: { clusterName: 'c', endpoints: assignment([80, 81, 82, 83]) } }], store.hosts);
-  return new Cluster(staticCluster('c', []), store, slots, () => 0, Buffer.alloc(1024));
+/** A cluster 'c', empty, and the driver of its membership. */
+function clusterC(store: SharedStatsStore): { cluster: Cluster; membership: (endpoints: LocalityLbEndpoints[]) => void } {
+  const driver = new MembershipDriver('c', store.hosts);
+  const cluster = new Cluster(staticCluster('c', []), driver.snapshot, store, () => 0, Buffer.alloc(1024));
+  return {
+    cluster,
+    membership: (endpoints) => {
+      const update = driver.next(endpoints);
+      if (update !== null) cluster.update(update);
+    },
+  };
 }
 
 test('the cluster manager builds every cluster and finds them by name', () => {
   const store = createHeapStatsStore();
   const configs = [staticCluster('a', [{ port: 1 }]), staticCluster('b:x', [{ port: 2 }])];
-  const clusters = new ClusterManager(configs, store, assignHostSlots(configs, store.hosts));
+  const clusters = new ClusterManager(configs, staticSnapshots(configs, store.hosts), store);
   assert.equal(clusters.get('a')?.info.statName, 'a');
   assert.equal(clusters.get('b:x')?.info.statName, 'b_x');
   assert.equal(clusters.get('c'), undefined);
   clusters.close();
 });
 
-test('discovery types and policies the data plane cannot serve are refused', () => {
+test('policies the data plane cannot serve are refused', () => {
   const store = createHeapStatsStore();
-  assert.throws(() => new ClusterManager([staticCluster('dns', [], { type: 'STRICT_DNS' })], store, {}), UnsupportedClusterError);
-  assert.throws(() => new ClusterManager([staticCluster('lr', [], { lbPolicy: 'LEAST_REQUEST' })], store, {}), UnsupportedClusterError);
+  assert.throws(() => new ClusterManager([staticCluster('lr', [], { lbPolicy: 'LEAST_REQUEST' })], [], store), UnsupportedClusterError);
+});
+
+test('an update made for another version is refused, and the worker keeps its membership', () => {
+  const store = createHeapStatsStore();
+  const { cluster, membership } = clusterC(store);
+  membership(assignment([80]));
+  const stale = { cluster: 'c', version: 5, baseVersion: 4, hosts: [], added: [], changed: [], removed: ['10.0.0.1:80'] };
+  assert.throws(() => cluster.update(stale), MembershipVersionError);
+  assert.equal(cluster.membershipVersion, 1);
+  assert.equal(cluster.chooseHost()?.port, 80);
+  cluster.close();
 });
 
 test('membership updates keep surviving hosts, their stats and their pools', () => {
   const store = createHeapStatsStore();
-  const cluster = clusterC(store);
-  cluster.updateMembership(assignment([80, 81]));
+  const { cluster, membership } = clusterC(store);
+  membership(assignment([80, 81]));
   const first = cluster.chooseHost()!;
   assert.equal(first.port, 80);
   const pool = cluster.httpPool(first);
   cluster.hostStats(first).rq_total.inc();
 
   // 81 leaves, 82 arrives; the round-robin position (1) carries over.
-  cluster.updateMembership(assignment([80, 82]));
+  membership(assignment([80, 82]));
   const picks = [cluster.chooseHost()!, cluster.chooseHost()!, cluster.chooseHost()!];
   assert.deepEqual(picks.map((h) => h.port), [82, 80, 82]);
   const survivor = picks.find((h) => h.port === 80)!;
@@ -63,11 +80,11 @@ test('membership updates keep surviving hosts, their stats and their pools', () 
 });
 
 test('health from the assignment applies on update', () => {
-  const cluster = clusterC(createHeapStatsStore());
-  cluster.updateMembership([...assignment([80, 81, 82]), ...assignment([83], 'UNHEALTHY').map((g) => ({ ...g, priority: 0 }))]);
+  const { cluster, membership } = clusterC(createHeapStatsStore());
+  membership([...assignment([80, 81, 82]), ...assignment([83], 'UNHEALTHY').map((g) => ({ ...g, priority: 0 }))]);
   const ports = Array.from({ length: 6 }, () => cluster.chooseHost()!.port);
   assert.deepEqual(ports, [80, 81, 82, 80, 81, 82]);
-  cluster.updateMembership(assignment([80, 81, 82], 'UNHEALTHY'));
+  membership(assignment([80, 81, 82], 'UNHEALTHY'));
   // Every host unhealthy: panic routing still picks them.
   assert.ok(cluster.chooseHost() !== null);
   cluster.close();

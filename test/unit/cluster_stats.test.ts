@@ -1,23 +1,14 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { createHeapStatsStore } from '../../src/stats/store';
-import type { ClusterConfig } from '../../src/config/model';
-import type { SharedStatsStore } from '../../src/stats/store';
 import {
   CLUSTER_COUNTERS,
   CLUSTER_GAUGES,
   CLUSTER_HISTOGRAMS,
   ClusterStats,
   declareClusterStatNames,
-  setMembershipGauges,
 } from '../../src/upstream/cluster_stats';
 import { staticCluster } from '../helpers/data_plane';
-
-/** What a worker and the supervisor do for a cluster at start, together. */
-function declareClusterStats(store: SharedStatsStore, config: ClusterConfig): void {
-  declareClusterStatNames(store, config);
-  setMembershipGauges(store, config);
-}
 
 test('declareClusterStatNames names every cluster stat at 0 without making a worker handle', () => {
   const store = createHeapStatsStore();
@@ -30,29 +21,9 @@ test('declareClusterStatNames names every cluster stat at 0 without making a wor
   assert.ok(CLUSTER_COUNTERS.length + CLUSTER_GAUGES.length + CLUSTER_HISTOGRAMS.length > 80);
 });
 
-test('membership gauges and max_host_weight follow the static assignment', () => {
-  const store = createHeapStatsStore();
-  declareClusterStats(
-    store,
-    staticCluster('mixed', [
-      { port: 1, weight: 3 },
-      { port: 2, health: 'HEALTHY', weight: 7, priority: 1 },
-      { port: 3, health: 'UNHEALTHY', weight: 50 },
-      { port: 4, health: 'DEGRADED' },
-      { port: 5, health: 'DRAINING' },
-    ]),
-  );
-  const s = store.snapshot();
-  assert.equal(s.get('cluster.mixed.membership_total'), 5);
-  assert.equal(s.get('cluster.mixed.membership_healthy'), 2);
-  assert.equal(s.get('cluster.mixed.membership_degraded'), 1);
-  assert.equal(s.get('cluster.mixed.membership_excluded'), 0);
-  assert.equal(s.get('cluster.mixed.max_host_weight'), 50);
-});
-
 test('a worker handle set shares the names the supervisor declared', () => {
   const store = createHeapStatsStore();
-  declareClusterStats(store, staticCluster('api', [{ port: 1 }]));
+  declareClusterStatNames(store, staticCluster('api', [{ port: 1 }]));
   const stats = new ClusterStats(store.scope('cluster.api'));
   stats.counters.upstream_rq_total.inc();
   stats.chargeResponseCode(503);
@@ -61,5 +32,4 @@ test('a worker handle set shares the names the supervisor declared', () => {
   assert.equal(s.get('cluster.api.upstream_rq_completed'), 1);
   assert.equal(s.get('cluster.api.upstream_rq_5xx'), 1);
   assert.equal(s.get('cluster.api.upstream_rq_503'), 1);
-  assert.equal(s.get('cluster.api.membership_total'), 1);
 });

@@ -8,7 +8,7 @@ import { RequestHead } from '../../src/http/http1/message_head';
 import { HeaderMatcher, matchAll } from '../../src/filters/http/header_matcher';
 import { clustersHealthy, HealthCheckCache } from '../../src/filters/http/health_check';
 import { ClusterManager } from '../../src/upstream/cluster_manager';
-import { assignHostSlots } from '../../src/upstream/host_slots';
+import { staticSnapshots } from '../helpers/membership';
 import { createHeapStatsStore } from '../../src/stats/store';
 import { ManualClock } from '../helpers/manual_clock';
 import { Json, v3Bootstrap } from '../helpers/config_fixtures';
@@ -92,7 +92,7 @@ test('min healthy percentages: healthy and degraded hosts count, a missing or em
     staticCluster('half', [{ port: 1 }, { port: 2, health: 'DEGRADED' }, { port: 3, health: 'UNHEALTHY' }, { port: 4, health: 'UNHEALTHY' }]),
     staticCluster('empty', []),
   ];
-  const clusters = new ClusterManager(configs, stats, assignHostSlots(configs, stats.hosts));
+  const clusters = new ClusterManager(configs, staticSnapshots(configs, stats.hosts), stats);
   try {
     assert.equal(clustersHealthy(clusters, {}), true);
     assert.equal(clustersHealthy(clusters, { half: 50 }), true);

@@ -1,0 +1,34 @@
+// What a cluster type does in the supervisor: finds the cluster's hosts (from its configuration,
+// DNS, later EDS) and reports each new result. The cluster manager turns results into versioned
+// membership updates for the workers.
+
+import type { ClusterConfig } from '../config/model';
+import type { Clock } from '../common/clock';
+import type { Logger } from '../log/logger_api';
+import type { Scope } from '../stats/stats';
+import type { DiscoveredHost } from './membership';
+
+export interface ClusterDiscovery {
+  /** Begins discovery; `onHosts` receives every result, the whole discovered set each time. */
+  start(onHosts: (hosts: readonly DiscoveredHost[]) => void): void;
+  /** Settles once the first result, or its failure, is in: the cluster is initialized. */
+  readonly initialized: Promise<void>;
+  /** Stops timers and closes sockets. */
+  close(): void;
+}
+
+export interface DiscoveryContext {
+  readonly log: Logger;
+  /** The cluster's stats scope (`cluster.<stat name>`). */
+  readonly stats: Scope;
+  readonly clock: Clock;
+}
+
+/** One cluster type of the registry: how its clusters find their hosts. */
+export interface ClusterType {
+  /** The discovery type as the configuration names it: STATIC, STRICT_DNS, ... */
+  readonly name: string;
+  /** Its name in the extension registry (GET /server_info), e.g. `proxy.cluster.static`. */
+  readonly extensionName: string;
+  create(config: ClusterConfig, context: DiscoveryContext): ClusterDiscovery;
+}

@@ -1,0 +1,128 @@
+// A cluster's membership as the supervisor owns it and every worker mirrors it: the hosts with
+// what load balancing and GET /clusters need, under a version that grows with each change.
+// Plain data (it crosses the IPC channel) and pure functions: the diff that turns a discovery
+// result into an update, and the update applied to a snapshot.
+
+import type { EndpointHealthStatus, LocalityLbEndpoints, Locality, SocketAddress } from '../config/model';
+import type { HostSlot } from '../stats/stats';
+import { addressString } from './address';
+import { edsHealthFlag, EDS_FLAGS } from './health_flags';
+
+export interface MemberHost {
+  /** The resolved address: an IP and a port. */
+  readonly address: SocketAddress;
+  readonly hostname: string;
+  /** Envoy's host weight: max(1, load_balancing_weight). */
+  readonly weight: number;
+  readonly priority: number;
+  readonly locality: Locality;
+  /** The load_balancing_weight of the host's locality; 0 when unset. */
+  readonly localityWeight: number;
+  /** filter_metadata of the endpoint. */
+  readonly metadata: Readonly<Record<string, unknown>>;
+  /** HealthFlag bits; each source of health (EDS, active checks, outlier detection) owns its own. */
+  readonly healthFlags: number;
+  /** Its per-host statistics in the stats region, the same for every process. */
+  readonly slot: HostSlot;
+}
+
+export interface ClusterSnapshot {
+  readonly cluster: string;
+  /** 1 for the first membership, then one more per update. */
+  readonly version: number;
+  /** In discovery order, which is the order of /clusters and of the balancers' host lists. */
+  readonly hosts: readonly MemberHost[];
+}
+
+/** A change of one cluster's membership, as the supervisor sends it to every worker. */
+export interface MembershipUpdate {
+  readonly cluster: string;
+  readonly version: number;
+  /** The version the change applies to; a worker at another version cannot apply it. */
+  readonly baseVersion: number;
+  /** Every host after the change, in order (hosts that stay are matched by address). */
+  readonly hosts: readonly MemberHost[];
+  /** Addresses (addressString) of the hosts that joined, changed and left. */
+  readonly added: readonly string[];
+  readonly changed: readonly string[];
+  readonly removed: readonly string[];
+}
+
+/** A host as discovery describes it, before the owner gives it a slot and keeps its other health bits. */
+export type DiscoveredHost = Omit<MemberHost, 'slot'>;
+
+export function hostKey(host: { readonly address: SocketAddress }): string {
+  return addressString(host.address);
+}
+
+/** The hosts of an EDS-shaped assignment (a static load_assignment, a DNS answer), in order. */
+export function discoveredHosts(endpoints: readonly LocalityLbEndpoints[]): DiscoveredHost[] {
+  return endpoints.flatMap((group) =>
+    group.lbEndpoints.map((endpoint) => ({
+      address: endpoint.address,
+      hostname: endpoint.hostname,
+      weight: Math.max(1, endpoint.loadBalancingWeight),
+      priority: group.priority,
+      locality: group.locality,
+      localityWeight: group.loadBalancingWeight,
+      metadata: endpoint.metadata,
+      healthFlags: edsHealthFlag(endpoint.healthStatus as EndpointHealthStatus),
+    })),
+  );
+}
+
+export interface SlotSource {
+  allocate(): HostSlot;
+  free(slot: HostSlot): void;
+}
+
+/**
+ * The update that takes `current` to `discovered`, or null when nothing visible changed.
+ * Hosts that stay keep their slot and the health bits other sources own; a joining host gets
+ * a slot from `slots`, and a leaving one gives its slot back.
+ */
+export function diffMembership(current: ClusterSnapshot, discovered: readonly DiscoveredHost[], slots: SlotSource): MembershipUpdate | null {
+  const before = new Map(current.hosts.map((h) => [hostKey(h), h]));
+  // The same address twice (two DNS names answering one IP) is one host, as in Envoy.
+  const next = new Map<string, DiscoveredHost>();
+  for (const d of discovered) if (!next.has(hostKey(d))) next.set(hostKey(d), d);
+  const added: string[] = [];
+  const changed: string[] = [];
+  const kept = new Map<string, MemberHost>();
+  for (const [key, d] of next) {
+    const old = before.get(key);
+    if (old === undefined) {
+      added.push(key);
+      continue;
+    }
+    const host: MemberHost = { ...d, healthFlags: (old.healthFlags & ~EDS_FLAGS) | d.healthFlags, slot: old.slot };
+    if (!sameHost(old, host)) changed.push(key);
+    kept.set(key, host);
+  }
+  const removed = [...before.keys()].filter((key) => !next.has(key));
+  const reordered = added.length === 0 && removed.length === 0 && [...next.keys()].some((key, i) => key !== hostKey(current.hosts[i]!));
+  if (added.length === 0 && changed.length === 0 && removed.length === 0 && !reordered) return null;
+  // Slots go back before new ones are taken, so that churn reuses them.
+  for (const key of removed) slots.free(before.get(key)!.slot);
+  const hosts = [...next].map(([key, d]) => kept.get(key) ?? { ...d, slot: slots.allocate() });
+  return { cluster: current.cluster, version: current.version + 1, baseVersion: current.version, hosts, added, changed, removed };
+}
+
+export function applyUpdate(update: MembershipUpdate): ClusterSnapshot {
+  return { cluster: update.cluster, version: update.version, hosts: update.hosts };
+}
+
+function sameHost(a: MemberHost, b: MemberHost): boolean {
+  return (
+    a.hostname === b.hostname &&
+    a.weight === b.weight &&
+    a.priority === b.priority &&
+    a.localityWeight === b.localityWeight &&
+    a.healthFlags === b.healthFlags &&
+    a.locality.region === b.locality.region &&
+    a.locality.zone === b.locality.zone &&
+    a.locality.subZone === b.locality.subZone &&
+    // Metadata is small and plain JSON; structural equality through its text is enough.
+    JSON.stringify(a.metadata) === JSON.stringify(b.metadata)
+  );
+}

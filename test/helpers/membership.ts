@@ -1,0 +1,41 @@
+// Membership as the supervisor's cluster manager makes it, for tests that build a worker's
+// clusters without a supervisor: the same pure diff, slots from the test's stats store.
+
+import type { ClusterConfig, LocalityLbEndpoints } from '../../src/config/model';
+import type { HostTable } from '../../src/stats/host_table';
+import { applyUpdate, type ClusterSnapshot, diffMembership, discoveredHosts, type MembershipUpdate } from '../../src/upstream/membership';
+
+function empty(cluster: string): ClusterSnapshot {
+  return { cluster, version: 0, hosts: [] };
+}
+
+/** Version 1 of every cluster: its load assignment. */
+export function staticSnapshots(configs: readonly ClusterConfig[], hosts: HostTable): ClusterSnapshot[] {
+  return configs.map((c) => {
+    const update = diffMembership(empty(c.name), discoveredHosts(c.loadAssignment.endpoints), hosts);
+    return update === null ? { cluster: c.name, version: 1, hosts: [] } : applyUpdate(update);
+  });
+}
+
+/** Successive memberships of one cluster, as updates. */
+export class MembershipDriver {
+  private current: ClusterSnapshot;
+
+  constructor(
+    cluster: string,
+    private readonly hosts: HostTable,
+  ) {
+    this.current = empty(cluster);
+  }
+
+  get snapshot(): ClusterSnapshot {
+    return this.current;
+  }
+
+  /** The update to `endpoints`; null when nothing changed. */
+  next(endpoints: readonly LocalityLbEndpoints[]): MembershipUpdate | null {
+    const update = diffMembership(this.current, discoveredHosts(endpoints), this.hosts);
+    if (update !== null) this.current = applyUpdate(update);
+    return update;
+  }
+}

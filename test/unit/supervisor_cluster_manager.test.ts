@@ -1,0 +1,129 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { ClusterConfig } from '../../src/config/model';
+import { createHeapStatsStore } from '../../src/stats/store';
+import type { ClusterDiscovery, ClusterType } from '../../src/upstream/cluster_discovery';
+import { CLUSTER_TYPES } from '../../src/upstream/cluster_types';
+import { HealthFlag } from '../../src/upstream/health_flags';
+import type { DiscoveredHost, MembershipUpdate } from '../../src/upstream/membership';
+import { SupervisorClusterManager, UnknownClusterTypeError } from '../../src/upstream/supervisor_cluster_manager';
+import { silentLogger, staticCluster } from '../helpers/data_plane';
+import { ManualClock } from '../helpers/manual_clock';
+
+const NO_LOCALITY = { region: '', zone: '', subZone: '' };
+
+function discovered(port: number, more: Partial<DiscoveredHost> = {}): DiscoveredHost {
+  return { address: { address: '10.0.0.1', port }, hostname: '', weight: 1, priority: 0, locality: NO_LOCALITY, localityWeight: 0, metadata: {}, healthFlags: 0, ...more };
+}
+
+/** A cluster type whose results the test hands in, and whose initialization it decides. */
+function scriptedType(): { type: ClusterType; emit: (hosts: DiscoveredHost[]) => void; initialize: () => void } {
+  let onHosts: (hosts: readonly DiscoveredHost[]) => void = () => undefined;
+  let initialize: () => void = () => undefined;
+  const initialized = new Promise<void>((resolve) => (initialize = resolve));
+  const discovery: ClusterDiscovery = { start: (on) => (onHosts = on), initialized, close: () => undefined };
+  return { type: { name: 'STRICT_DNS', extensionName: 'test.scripted', create: () => discovery }, emit: (hosts) => onHosts(hosts), initialize };
+}
+
+function manager(configs: ClusterConfig[], types: ReadonlyMap<string, ClusterType> = CLUSTER_TYPES) {
+  const store = createHeapStatsStore();
+  const updates: MembershipUpdate[] = [];
+  const clusters = new SupervisorClusterManager(configs, {
+    types,
+    hosts: store.hosts,
+    stats: store,
+    log: () => silentLogger,
+    clock: new ManualClock(),
+    onUpdate: (u) => updates.push(u),
+  });
+  return { store, updates, clusters };
+}
+
+test('static clusters: version 1 from the load assignment, a live slot per host, the membership stats', async () => {
+  const { store, clusters, updates } = manager([
+    staticCluster('mixed', [
+      { port: 1, weight: 3 },
+      { port: 2, health: 'HEALTHY', weight: 7, priority: 1 },
+      { port: 3, health: 'UNHEALTHY', weight: 50 },
+      { port: 4, health: 'DEGRADED' },
+      { port: 5, health: 'DRAINING' },
+    ]),
+    staticCluster('empty', []),
+  ]);
+  await clusters.initialize();
+  const [mixed, empty] = clusters.snapshots();
+  assert.equal(mixed!.version, 1);
+  assert.deepEqual(mixed!.hosts.map((h) => [h.address.port, h.weight, h.priority, h.healthFlags]), [
+    [1, 3, 0, 0],
+    [3, 50, 0, HealthFlag.FAILED_EDS_HEALTH],
+    [4, 1, 0, HealthFlag.DEGRADED_EDS_HEALTH],
+    [5, 1, 0, HealthFlag.FAILED_EDS_HEALTH],
+    [2, 7, 1, 0],
+  ]);
+  for (const h of mixed!.hosts) assert.ok(store.hosts.isLive(h.slot));
+  assert.equal(new Set(mixed!.hosts.map((h) => h.slot.slot)).size, 5);
+  assert.deepEqual(empty, { cluster: 'empty', version: 1, hosts: [] });
+  const s = store.snapshot();
+  assert.equal(s.get('cluster.mixed.membership_total'), 5);
+  assert.equal(s.get('cluster.mixed.membership_healthy'), 2);
+  assert.equal(s.get('cluster.mixed.membership_degraded'), 1);
+  assert.equal(s.get('cluster.mixed.membership_excluded'), 0);
+  assert.equal(s.get('cluster.mixed.max_host_weight'), 50);
+  // Envoy counts the first population as a membership change; an empty one is none.
+  assert.equal(s.get('cluster.mixed.membership_change'), 1);
+  assert.equal(s.get('cluster.empty.membership_change'), 0);
+  // Workers forked after initialization take the snapshots: nothing was sent.
+  assert.deepEqual(updates, []);
+  clusters.close();
+  for (const h of mixed!.hosts) assert.equal(store.hosts.isLive(h.slot), false);
+});
+
+test('later results become versioned updates: added, changed and removed hosts, slots kept, freed and reused', async () => {
+  const scripted = scriptedType();
+  const { store, clusters, updates } = manager([staticCluster('dns', [], { type: 'STRICT_DNS' })], new Map([['STRICT_DNS', scripted.type]]));
+  const initializing = clusters.initialize();
+  let done = false;
+  void initializing.then(() => (done = true));
+  scripted.emit([discovered(80), discovered(81)]);
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(done, false, 'initialization waits for the cluster type');
+  scripted.initialize();
+  await initializing;
+  const first = clusters.snapshot('dns')!;
+  assert.equal(first.version, 1);
+  const slot80 = first.hosts[0]!.slot;
+  const slot81 = first.hosts[1]!.slot;
+
+  // An unchanged result changes nothing.
+  scripted.emit([discovered(80), discovered(81)]);
+  assert.equal(updates.length, 0);
+
+  scripted.emit([discovered(80, { weight: 5 }), discovered(82)]);
+  assert.equal(updates.length, 1);
+  const u = updates[0]!;
+  assert.deepEqual([u.baseVersion, u.version, u.added, u.changed, u.removed], [1, 2, ['10.0.0.1:82'], ['10.0.0.1:80'], ['10.0.0.1:81']]);
+  assert.deepEqual(u.hosts[0]!.slot, slot80, 'a host that stays keeps its slot');
+  assert.equal(store.hosts.isLive(slot81), false, 'a host that left gave its slot back');
+  assert.equal(u.hosts[1]!.slot.slot, slot81.slot, 'and the next host to join reuses it');
+  assert.notEqual(u.hosts[1]!.slot.generation, slot81.generation);
+  assert.equal(clusters.snapshot('dns')!.version, 2);
+  assert.equal(store.snapshot().get('cluster.dns.membership_change'), 2);
+  assert.equal(store.snapshot().get('cluster.dns.max_host_weight'), 5);
+  clusters.close();
+});
+
+test('health bits other than EDS survive a rediscovery of the same host', async () => {
+  const scripted = scriptedType();
+  const { clusters, updates } = manager([staticCluster('dns', [], { type: 'STRICT_DNS' })], new Map([['STRICT_DNS', scripted.type]]));
+  scripted.emit([discovered(80, { healthFlags: HealthFlag.FAILED_EDS_HEALTH })]);
+  scripted.initialize();
+  await clusters.initialize();
+  scripted.emit([discovered(80)]);
+  assert.equal(updates.at(-1)!.hosts[0]!.healthFlags, 0);
+  clusters.close();
+});
+
+test('a type the registry lacks is refused by cluster name', async () => {
+  const { clusters } = manager([staticCluster('odd', [], { type: 'EDS' })]);
+  await assert.rejects(clusters.initialize(), (e: Error) => e instanceof UnknownClusterTypeError && /cluster 'odd': discovery type EDS/.test(e.message));
+});
