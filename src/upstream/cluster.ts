@@ -14,6 +14,7 @@ import { Host } from './host';
 import type { LoadBalancer, RandomSource } from './lb/load_balancer';
 import { RoundRobinLoadBalancer } from './lb/round_robin';
 import { PrioritySet } from './priority_set';
+import type { DownstreamAddresses } from './upstream_network_filter';
 
 /** A cluster whose discovery type or load balancing policy this worker cannot serve. */
 export class UnsupportedClusterError extends Error {
@@ -27,6 +28,8 @@ export class UnsupportedClusterError extends Error {
 interface HostResources {
   readonly target: ConnectionTarget;
   pool: Http1ConnectionPool | null;
+  /** With downstream-specific connections (ClusterInfo), a pool per downstream connection instead. */
+  downstreamPools: Map<DownstreamAddresses, Http1ConnectionPool> | null;
 }
 
 export class Cluster {
@@ -59,28 +62,52 @@ export class Cluster {
     return this.resourcesOf(host).target.hostStats;
   }
 
-  httpPool(host: Host): Http1ConnectionPool {
+  /** The pool for requests of `downstream` to `host`. */
+  httpPool(host: Host, downstream: DownstreamAddresses): Http1ConnectionPool {
     const resources = this.resourcesOf(host);
+    if (this.info.downstreamSpecificConnections) {
+      const pools = (resources.downstreamPools ??= new Map());
+      let pool = pools.get(downstream);
+      if (pool === undefined) {
+        pool = new Http1ConnectionPool(resources.target);
+        pools.set(downstream, pool);
+      }
+      return pool;
+    }
     if (resources.pool === null) resources.pool = new Http1ConnectionPool(resources.target);
     return resources.pool;
   }
 
-  /** A raw TCP connection to `host` (tcp_proxy), accounted to this cluster and host. */
-  tcpConnection(host: Host, callbacks: UpstreamConnectionCallbacks): UpstreamConnection {
-    return new UpstreamConnection(this.resourcesOf(host).target, callbacks, { allowHalfOpen: true, http1: false });
+  /** `downstream` closed: the pools kept for it alone drain (see httpPool). */
+  releaseDownstream(downstream: DownstreamAddresses): void {
+    for (const resources of this.resources.values()) {
+      const pool = resources.downstreamPools?.get(downstream);
+      if (pool === undefined) continue;
+      pool.drain();
+      resources.downstreamPools!.delete(downstream);
+    }
+  }
+
+  /** A raw TCP connection to `host` (tcp_proxy) for `downstream`, accounted to this cluster and host. */
+  tcpConnection(host: Host, callbacks: UpstreamConnectionCallbacks, downstream: DownstreamAddresses): UpstreamConnection {
+    return new UpstreamConnection(this.resourcesOf(host).target, callbacks, { allowHalfOpen: true, http1: false }, downstream);
   }
 
   /**
    * Replaces the membership (an EDS-equivalent assignment). Hosts are matched by address;
    * a removed host's pool drains: idle connections close, busy ones after their request.
+   * With close_connections_on_host_set_change, a host added or removed drains every pool,
+   * and requests after it get new connections.
    */
   updateMembership(endpoints: readonly LocalityLbEndpoints[]): void {
     const next = new Map<string, Host>();
+    let added = false;
     for (const group of endpoints) {
       for (const endpoint of group.lbEndpoints) {
         const candidate = Host.fromEndpoint(endpoint, group.priority, group.locality);
         const existing = this.hostsByAddress.get(candidate.addressString);
         if (existing === undefined) {
+          added = true;
           next.set(candidate.addressString, candidate);
         } else {
           existing.updateFrom(endpoint, group.priority, group.locality);
@@ -88,12 +115,18 @@ export class Cluster {
         }
       }
     }
+    let removed = false;
     for (const [address, host] of this.hostsByAddress) {
       if (next.has(address)) continue;
-      this.resources.get(host)?.pool?.drain();
+      removed = true;
+      const resources = this.resources.get(host);
+      if (resources !== undefined) drainPools(resources);
       this.resources.delete(host);
     }
     this.hostsByAddress = next;
+    if ((added || removed) && this.info.closeConnectionsOnHostSetChange) {
+      for (const resources of this.resources.values()) drainPools(resources);
+    }
     this.refreshHealth();
   }
 
@@ -105,16 +138,28 @@ export class Cluster {
 
   /** Closes every upstream connection of this worker's pools. */
   close(): void {
-    for (const resources of this.resources.values()) resources.pool?.close();
+    for (const resources of this.resources.values()) {
+      resources.pool?.close();
+      if (resources.downstreamPools !== null) for (const pool of resources.downstreamPools.values()) pool.close();
+    }
   }
 
   private resourcesOf(host: Host): HostResources {
     let resources = this.resources.get(host);
     if (resources === undefined) {
       const hostStats = this.store.hostStats(hostSlotOf(this.hostSlots, this.info.name, host.addressString));
-      resources = { target: { host, hostStats, cluster: this.info, readBuffer: this.readBuffer }, pool: null };
+      resources = { target: { host, hostStats, cluster: this.info, readBuffer: this.readBuffer }, pool: null, downstreamPools: null };
       this.resources.set(host, resources);
     }
     return resources;
   }
+}
+
+/** Every pool of a host drains and is forgotten: its connections close once idle. */
+function drainPools(resources: HostResources): void {
+  resources.pool?.drain();
+  resources.pool = null;
+  if (resources.downstreamPools === null) return;
+  for (const pool of resources.downstreamPools.values()) pool.drain();
+  resources.downstreamPools = null;
 }
