@@ -52,6 +52,10 @@ const ENTRY_POINTS = [
     types: ['envoy.extensions.filters.http.router.v3.Router'],
   },
   {
+    file: 'envoy/config/core/v3/proxy_protocol.proto',
+    types: ['envoy.config.core.v3.ProxyProtocolConfig'],
+  },
+  {
     file: 'envoy/extensions/transport_sockets/raw_buffer/v3/raw_buffer.proto',
     types: ['envoy.extensions.transport_sockets.raw_buffer.v3.RawBuffer'],
   },

@@ -14,7 +14,7 @@ use crate::env::Env;
 use crate::errors::{ArgumentError, Result};
 use crate::napi::napi_value;
 use crate::sockaddr::UnixAddress;
-use crate::{fd, listen, lock, original_dst, process, shm, sys, unix_dgram};
+use crate::{fd, keepalive, listen, lock, original_dst, process, shm, sys, unix_dgram};
 
 const FUNCTIONS: &[(&CStr, Body)] = &[
     (c"shmCreate", shm_create),
@@ -30,6 +30,8 @@ const FUNCTIONS: &[(&CStr, Body)] = &[
     (c"unlockFile", unlock_file),
     (c"getOriginalDst", get_original_dst),
     (c"setParentDeathSignal", set_parent_death_signal),
+    (c"setTcpKeepalive", set_tcp_keepalive),
+    (c"getTcpKeepalive", get_tcp_keepalive),
 ];
 
 /// Largest integer a JavaScript number holds exactly.
@@ -171,4 +173,33 @@ fn get_original_dst(call: &Call) -> Result<napi_value> {
 fn set_parent_death_signal(call: &Call) -> Result<napi_value> {
     process::set_parent_death_signal(call.integer(0, "signal", 1, 64)? as i32)?;
     call.env.undefined()
+}
+
+/// An optional keepalive knob: 0 leaves the system default (the kernel refuses 0 anyway).
+fn keepalive_knob(call: &Call, index: usize, name: &str) -> Result<Option<i32>> {
+    let value = call.integer(index, name, 0, MAX_INT32)? as i32;
+    Ok(if value == 0 { None } else { Some(value) })
+}
+
+/// setTcpKeepalive(fd: number, probes: number, timeS: number, intervalS: number): void
+fn set_tcp_keepalive(call: &Call) -> Result<napi_value> {
+    let settings = keepalive::Keepalive {
+        probes: keepalive_knob(call, 1, "probes")?,
+        time_s: keepalive_knob(call, 2, "timeS")?,
+        interval_s: keepalive_knob(call, 3, "intervalS")?,
+    };
+    keepalive::set(descriptor(call, 0)?, &settings)?;
+    call.env.undefined()
+}
+
+/// getTcpKeepalive(fd: number): { enabled: boolean; probes: number; timeS: number; intervalS: number }
+fn get_tcp_keepalive(call: &Call) -> Result<napi_value> {
+    let settings = keepalive::get(descriptor(call, 0)?)?;
+    let env = call.env;
+    env.object(&[
+        (c"enabled", env.boolean(settings.enabled)?),
+        (c"probes", env.int32(settings.probes)?),
+        (c"timeS", env.int32(settings.time_s)?),
+        (c"intervalS", env.int32(settings.interval_s)?),
+    ])
 }

@@ -42,6 +42,10 @@ impl Env {
         out("napi_get_null", ptr::null_mut(), |result| unsafe { napi_get_null(self.0, result) })
     }
 
+    pub fn boolean(self, value: bool) -> Result<napi_value> {
+        out("napi_get_boolean", ptr::null_mut(), |result| unsafe { napi_get_boolean(self.0, value, result) })
+    }
+
     pub fn int32(self, value: i32) -> Result<napi_value> {
         out("napi_create_int32", ptr::null_mut(), |result| unsafe { napi_create_int32(self.0, value, result) })
     }

@@ -1,6 +1,7 @@
 //! proxy-native: the system facilities node does not offer that the proxy needs, as a Node-API
 //! addon with no crate dependencies. Shared memory for stats, Unix datagram sockets that carry
-//! descriptors for hot restart, listen sockets shared by workers, file locks, SO_ORIGINAL_DST.
+//! descriptors for hot restart, listen sockets shared by workers, file locks, SO_ORIGINAL_DST,
+//! TCP keepalive settings.
 
 mod bindings;
 mod call;
@@ -8,6 +9,7 @@ mod env;
 mod errno;
 mod errors;
 mod fd;
+mod keepalive;
 mod listen;
 mod lock;
 mod napi;

@@ -82,6 +82,7 @@ unsafe extern "C" {
 
     pub fn napi_get_null(env: napi_env, result: *mut napi_value) -> napi_status;
     pub fn napi_get_undefined(env: napi_env, result: *mut napi_value) -> napi_status;
+    pub fn napi_get_boolean(env: napi_env, value: bool, result: *mut napi_value) -> napi_status;
     pub fn napi_create_int32(env: napi_env, value: i32, result: *mut napi_value) -> napi_status;
     pub fn napi_create_string_utf8(
         env: napi_env,

@@ -25,6 +25,11 @@ pub const SOL_IP: c_int = 0;
 pub const SOL_SOCKET: c_int = 1;
 pub const SOL_IPV6: c_int = 41;
 pub const SO_REUSEADDR: c_int = 2;
+pub const SO_KEEPALIVE: c_int = 9;
+pub const IPPROTO_TCP: c_int = 6;
+pub const TCP_KEEPIDLE: c_int = 4;
+pub const TCP_KEEPINTVL: c_int = 5;
+pub const TCP_KEEPCNT: c_int = 6;
 pub const IPV6_V6ONLY: c_int = 26;
 /// linux/netfilter_ipv4.h and linux/netfilter_ipv6/ip6_tables.h share the number.
 pub const SO_ORIGINAL_DST: c_int = 80;

@@ -56,6 +56,13 @@ const CLUSTER: Shape = {
     load_assignment: LOAD_ASSIGNMENT,
     max_requests_per_connection: leaf,
     metadata: METADATA,
+    upstream_bind_config: { fields: { source_address: { fields: { address: leaf, port_value: leaf } } } },
+    upstream_connection_options: {
+      fields: { tcp_keepalive: { fields: { keepalive_probes: leaf, keepalive_time: leaf, keepalive_interval: leaf } } },
+    },
+    common_lb_config: { fields: { close_connections_on_host_set_change: leaf } },
+    track_timeout_budgets: leaf,
+    filters: list({ fields: { name: leaf, typed_config: anyContent } }),
     // The spec: DNS settings are ignored for STATIC clusters, cleanup_interval for all but
     // ORIGINAL_DST; ignoring them here is the specified behavior, not a gap.
     dns_refresh_rate: leaf,
@@ -142,6 +149,7 @@ const TYPED_CONFIGS: Readonly<Record<string, Shape>> = {
   'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router': { fields: {} },
   'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager': HTTP_CONNECTION_MANAGER,
   'type.googleapis.com/envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy': TCP_PROXY,
+  'type.googleapis.com/envoy.config.core.v3.ProxyProtocolConfig': { fields: { version: leaf } },
 };
 
 const LISTENER: Shape = {

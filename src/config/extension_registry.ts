@@ -3,7 +3,7 @@
 
 import { ExtensionSite } from './extension_sites';
 import { CLUSTER_TYPES } from '../upstream/cluster_types';
-import { canonicalExtensionName, CONFIG_TYPES, HEALTH_CHECK, HTTP_CONNECTION_MANAGER, ROUTER, TCP_PROXY } from './names';
+import { canonicalExtensionName, CONFIG_TYPES, HEALTH_CHECK, HTTP_CONNECTION_MANAGER, PROXY_PROTOCOL_UPSTREAM, ROUTER, TCP_PROXY } from './names';
 
 export interface ExtensionInfo {
   readonly name: string;
@@ -23,6 +23,7 @@ export const EXTENSIONS: readonly ExtensionInfo[] = [
   { category: 'proxy.filters.http', name: ROUTER, typeDescriptor: CONFIG_TYPES.router },
   { category: 'proxy.filters.network', name: HTTP_CONNECTION_MANAGER, typeDescriptor: CONFIG_TYPES.httpConnectionManager },
   { category: 'proxy.filters.network', name: TCP_PROXY, typeDescriptor: CONFIG_TYPES.tcpProxy },
+  { category: 'proxy.filters.upstream_network', name: PROXY_PROTOCOL_UPSTREAM, typeDescriptor: CONFIG_TYPES.proxyProtocol },
 ];
 
 /** The registry category of the extensions found at each place of a bootstrap. */

@@ -233,8 +233,35 @@ export interface ClusterConfig {
   /** 0 means no limit. */
   readonly maxRequestsPerConnection: number;
   readonly loadAssignment: ClusterLoadAssignment;
+  /** upstream_bind_config.source_address: where upstream connections come from (port 0: any). */
+  readonly upstreamBindConfig: SocketAddress | null;
+  /** upstream_connection_options.tcp_keepalive; null when unset (no keepalive). */
+  readonly tcpKeepalive: TcpKeepalive | null;
+  /** common_lb_config.close_connections_on_host_set_change. */
+  readonly closeConnectionsOnHostSetChange: boolean;
+  /** track_timeout_budgets: the router records the upstream_rq_timeout_budget_* histograms. */
+  readonly trackTimeoutBudgets: boolean;
+  /** filters: applied in order to every connection to the cluster's hosts. */
+  readonly upstreamFilters: readonly UpstreamNetworkFilterConfig[];
+  /** metadata.filter_metadata, for filters. */
+  readonly metadata: Readonly<Record<string, unknown>>;
   /** The cluster as v3 JSON, for /config_dump. */
   readonly source: unknown;
+}
+
+/** Each knob null when unset: the system default stays. */
+export interface TcpKeepalive {
+  readonly probes: number | null;
+  readonly timeS: number | null;
+  readonly intervalS: number | null;
+}
+
+export type UpstreamNetworkFilterConfig = ProxyProtocolUpstreamConfig;
+
+/** proxy.filters.network.upstream.proxy_protocol (envoy.config.core.v3.ProxyProtocolConfig). */
+export interface ProxyProtocolUpstreamConfig {
+  readonly name: 'proxy.filters.network.upstream.proxy_protocol';
+  readonly version: 'V1' | 'V2';
 }
 
 // ---- stats -------------------------------------------------------------------------------

@@ -42,9 +42,11 @@ import type {
   SocketAddress,
   StatsConfig,
   StringMatch,
+  TcpKeepalive,
   TcpProxyConfig,
+  UpstreamNetworkFilterConfig,
 } from './model';
-import { HEALTH_CHECK, proxySpelling, TCP_PROXY } from './names';
+import { HEALTH_CHECK, PROXY_PROTOCOL_UPSTREAM, proxySpelling, TCP_PROXY } from './names';
 import { flattenStaticLayer } from '../runtime/static_layer';
 
 /** Defaults of Envoy 1.16 for fields left unset. */
@@ -270,8 +272,31 @@ function cluster(config: JsonObject): ClusterConfig {
     maxRequestsPerConnection: numberField(config, 'max_requests_per_connection'),
     loadAssignment:
       loadAssignment === undefined ? { clusterName: name, endpoints: [] } : clusterLoadAssignment(loadAssignment),
+    upstreamBindConfig: upstreamBindConfig(messageField(config, 'upstream_bind_config')),
+    tcpKeepalive: tcpKeepalive(messageField(messageField(config, 'upstream_connection_options') ?? {}, 'tcp_keepalive')),
+    closeConnectionsOnHostSetChange: boolField(messageField(config, 'common_lb_config') ?? {}, 'close_connections_on_host_set_change'),
+    trackTimeoutBudgets: boolField(config, 'track_timeout_budgets'),
+    upstreamFilters: messageList(config, 'filters').map(upstreamNetworkFilter),
+    metadata: messageField(messageField(config, 'metadata') ?? {}, 'filter_metadata') ?? {},
     source: config,
   };
+}
+
+function upstreamBindConfig(config: JsonObject | undefined): SocketAddress | null {
+  const source = config === undefined ? undefined : messageField(config, 'source_address');
+  return source === undefined ? null : { address: stringField(source, 'address'), port: numberField(source, 'port_value') };
+}
+
+function tcpKeepalive(config: JsonObject | undefined): TcpKeepalive | null {
+  if (config === undefined) return null;
+  const knob = (key: string): number | null => (config[key] === undefined ? null : numberField(config, key));
+  return { probes: knob('keepalive_probes'), timeS: knob('keepalive_time'), intervalS: knob('keepalive_interval') };
+}
+
+/** Validation admitted only the filters this build implements. */
+function upstreamNetworkFilter(filter: JsonObject): UpstreamNetworkFilterConfig {
+  const config = messageField(filter, 'typed_config') ?? {};
+  return { name: PROXY_PROTOCOL_UPSTREAM, version: enumField<'V1' | 'V2'>(config, 'version', 'V1') };
 }
 
 function clusterLoadAssignment(config: JsonObject): ClusterLoadAssignment {

@@ -9,6 +9,7 @@ export const ROUTER = 'proxy.filters.http.router';
 export const HEALTH_CHECK = 'proxy.filters.http.health_check';
 export const TLS_TRANSPORT_SOCKET = 'proxy.transport_sockets.tls';
 export const RAW_BUFFER_TRANSPORT_SOCKET = 'proxy.transport_sockets.raw_buffer';
+export const PROXY_PROTOCOL_UPSTREAM = 'proxy.filters.network.upstream.proxy_protocol';
 
 /** Names Envoy 1.16 still accepted from before its extension naming scheme. */
 const LEGACY_NAMES: ReadonlyMap<string, string> = new Map([
@@ -60,4 +61,5 @@ export const CONFIG_TYPES = {
   upstreamTlsContext: 'envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext',
   downstreamTlsContext: 'envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext',
   rawBuffer: 'envoy.extensions.transport_sockets.raw_buffer.v3.RawBuffer',
+  proxyProtocol: 'envoy.config.core.v3.ProxyProtocolConfig',
 } as const;

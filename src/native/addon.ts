@@ -1,6 +1,6 @@
 // Typed access to the Rust addon in native/ (Linux only): POSIX shared memory, listen sockets
 // that workers and later epochs share, Unix datagram sockets that carry descriptors, file locks
-// and SO_ORIGINAL_DST. Everything else the proxy does stays in TypeScript.
+// SO_ORIGINAL_DST and TCP keepalive settings. Everything else the proxy does stays in TypeScript.
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -52,6 +52,14 @@ export interface OriginalDestination {
   readonly port: number;
 }
 
+/** A socket's keepalive settings as the kernel holds them (its defaults included). */
+export interface TcpKeepaliveState {
+  readonly enabled: boolean;
+  readonly probes: number;
+  readonly timeS: number;
+  readonly intervalS: number;
+}
+
 /** The addon's exports, as registered by native/src/bindings.rs. */
 interface Binding {
   shmCreate(name: string, size: number): ArrayBuffer;
@@ -67,6 +75,8 @@ interface Binding {
   unlockFile(fd: number): void;
   getOriginalDst(fd: number): OriginalDestination | null;
   setParentDeathSignal(signal: number): void;
+  setTcpKeepalive(fd: number, probes: number, timeS: number, intervalS: number): void;
+  getTcpKeepalive(fd: number): TcpKeepaliveState;
 }
 
 /** Found from src/native/ and from dist/src/native/ alike: the nearest directory above holding it. */
@@ -198,4 +208,16 @@ export function getOriginalDst(fd: number): OriginalDestination | null {
  */
 export function setParentDeathSignal(signal: number): void {
   invoke(() => binding().setParentDeathSignal(signal));
+}
+
+/**
+ * SO_KEEPALIVE on, and TCP_KEEPCNT, TCP_KEEPIDLE and TCP_KEEPINTVL set to `probes`, `timeS`
+ * and `intervalS`; a 0 leaves that knob at the system default. `fd` as for getOriginalDst.
+ */
+export function setTcpKeepalive(fd: number, probes: number, timeS: number, intervalS: number): void {
+  invoke(() => binding().setTcpKeepalive(fd, probes, timeS, intervalS));
+}
+
+export function getTcpKeepalive(fd: number): TcpKeepaliveState {
+  return invoke(() => binding().getTcpKeepalive(fd));
 }

@@ -9,6 +9,7 @@ import type { ParserCallbacks } from '../http/http1/parser';
 import { ResponseParser } from '../http/http1/response_parser';
 import type { HostStats } from '../stats/stats';
 import type { ClusterInfo } from '../upstream/cluster_info';
+import type { DownstreamAddresses } from '../upstream/upstream_network_filter';
 import { type ConnectFailureReason, type ConnectionTarget, UpstreamConnection, type UpstreamConnectionCallbacks } from './upstream_connection';
 
 /** Envoy's resetReasonToString values that reach this proxy's HTTP/1 upstreams. */
@@ -55,11 +56,12 @@ export class Http1ClientConnection implements UpstreamConnectionCallbacks, Parse
   constructor(
     target: ConnectionTarget,
     private readonly owner: ConnectionOwner,
+    downstream: DownstreamAddresses,
   ) {
     this.hostStats = target.hostStats;
     this.cluster = target.cluster;
     this.parser = new ResponseParser(this);
-    this.upstream = new UpstreamConnection(target, this, { allowHalfOpen: false, http1: true });
+    this.upstream = new UpstreamConnection(target, this, { allowHalfOpen: false, http1: true }, downstream);
     this.output = new CoalescingWriter(this.upstream.socket, (data) => this.upstream.write(data, this.onFlushed));
   }
 

@@ -4,6 +4,7 @@
 
 import type { HostStats } from '../stats/stats';
 import { type ConnectionOwner, Http1ClientConnection, type StreamResetReason } from './http1_client_connection';
+import type { DownstreamAddresses } from '../upstream/upstream_network_filter';
 import type { ConnectionTarget } from './upstream_connection';
 
 /** What a request waiting for a connection is told. */
@@ -25,8 +26,11 @@ export class Http1ConnectionPool implements ConnectionOwner {
     return this.target.hostStats;
   }
 
-  /** Gives `callbacks` a connection now, or once one is ready (or failed). */
-  newStream(callbacks: PoolCallbacks): void {
+  /**
+   * Gives `callbacks` a connection now, or once one is ready (or failed). A connection opened
+   * for it serves `downstream` (see UpstreamNetworkFilter).
+   */
+  newStream(callbacks: PoolCallbacks, downstream: DownstreamAddresses): void {
     const connection = this.idle.pop();
     if (connection !== undefined) {
       this.attach(connection, callbacks);
@@ -38,7 +42,7 @@ export class Http1ConnectionPool implements ConnectionOwner {
     this.pending.push(callbacks);
     if (this.connecting < this.pending.length) {
       this.connecting++;
-      this.connections.add(new Http1ClientConnection(this.target, this));
+      this.connections.add(new Http1ClientConnection(this.target, this, downstream));
     }
   }
 

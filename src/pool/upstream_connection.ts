@@ -3,10 +3,13 @@
 // pool and tcp_proxy both build on it.
 
 import * as net from 'node:net';
+import type { TcpKeepalive } from '../config/model';
+import { NativeError, setTcpKeepalive } from '../native/addon';
 import { writeWithLimit } from '../network/write_limit';
 import type { HostStats } from '../stats/stats';
 import type { ClusterInfo } from '../upstream/cluster_info';
 import type { Host } from '../upstream/host';
+import type { DownstreamAddresses } from '../upstream/upstream_network_filter';
 
 export type ConnectFailureReason = 'timeout' | 'refused';
 
@@ -53,10 +56,12 @@ export class UpstreamConnection {
   private readonly hostStats: HostStats;
   private readonly readBuffer: Buffer;
 
+  /** `downstream`: the connection this one serves, for the cluster's upstream filters. */
   constructor(
     target: ConnectionTarget,
     private readonly callbacks: UpstreamConnectionCallbacks,
     options: UpstreamConnectionOptions,
+    private readonly downstream: DownstreamAddresses,
   ) {
     const { host, hostStats, cluster } = target;
     this.cluster = cluster;
@@ -75,6 +80,8 @@ export class UpstreamConnection {
       port: host.port,
       noDelay: true,
       allowHalfOpen: options.allowHalfOpen,
+      localAddress: cluster.sourceAddress,
+      localPort: cluster.sourcePort,
       onread: { buffer: target.readBuffer, callback: this.onSocketRead },
     });
     this.socket.on('connect', this.onSocketConnect);
@@ -112,10 +119,28 @@ export class UpstreamConnection {
 
   private readonly onSocketConnect = (): void => {
     this.clearConnectTimer();
+    // As in Envoy, a socket whose options cannot be applied is not used: it fails like a connect.
+    if (this.cluster.tcpKeepalive !== null && !this.applyKeepalive(this.cluster.tcpKeepalive)) {
+      this.close();
+      return;
+    }
     this.connected = true;
     this.cluster.stats.histograms.upstream_cx_connect_ms.recordValue(performance.now() - this.startMs);
+    for (const filter of this.cluster.upstreamFilters) filter.onUpstreamConnected(this.socket, this.downstream);
     this.callbacks.onConnected();
   };
+
+  /** 0 leaves a knob at the system default, as an unset field does in Envoy. */
+  private applyKeepalive(keepalive: TcpKeepalive): boolean {
+    const fd = (this.socket as unknown as { _handle: { fd: number } })._handle.fd;
+    try {
+      setTcpKeepalive(fd, keepalive.probes ?? 0, keepalive.timeS ?? 0, keepalive.intervalS ?? 0);
+      return true;
+    } catch (error) {
+      if (error instanceof NativeError) return false;
+      throw error;
+    }
+  }
 
   /** Node's `onread` callback: `length` bytes are in the read buffer; true keeps reading. */
   private readonly onSocketRead = (length: number): boolean => {

@@ -13,6 +13,7 @@ import type { LoadBalancer, RandomSource } from './lb/load_balancer';
 import { RoundRobinLoadBalancer } from './lb/round_robin';
 import { type ClusterSnapshot, hostKey, type MembershipUpdate } from './membership';
 import { PrioritySet } from './priority_set';
+import type { DownstreamAddresses } from './upstream_network_filter';
 
 /** A cluster whose discovery type or load balancing policy this worker cannot serve. */
 export class UnsupportedClusterError extends Error {
@@ -34,6 +35,8 @@ export class MembershipVersionError extends Error {
 interface HostResources {
   readonly target: ConnectionTarget;
   pool: Http1ConnectionPool | null;
+  /** With downstream-specific connections (ClusterInfo), a pool per downstream connection instead. */
+  downstreamPools: Map<DownstreamAddresses, Http1ConnectionPool> | null;
 }
 
 export class Cluster {
@@ -71,20 +74,42 @@ export class Cluster {
     return this.resourcesOf(host).target.hostStats;
   }
 
-  httpPool(host: Host): Http1ConnectionPool {
+  /** The pool for requests of `downstream` to `host`. */
+  httpPool(host: Host, downstream: DownstreamAddresses): Http1ConnectionPool {
     const resources = this.resourcesOf(host);
+    if (this.info.downstreamSpecificConnections) {
+      const pools = (resources.downstreamPools ??= new Map());
+      let pool = pools.get(downstream);
+      if (pool === undefined) {
+        pool = new Http1ConnectionPool(resources.target);
+        pools.set(downstream, pool);
+      }
+      return pool;
+    }
     if (resources.pool === null) resources.pool = new Http1ConnectionPool(resources.target);
     return resources.pool;
   }
 
-  /** A raw TCP connection to `host` (tcp_proxy), accounted to this cluster and host. */
-  tcpConnection(host: Host, callbacks: UpstreamConnectionCallbacks): UpstreamConnection {
-    return new UpstreamConnection(this.resourcesOf(host).target, callbacks, { allowHalfOpen: true, http1: false });
+  /** `downstream` closed: the pools kept for it alone drain (see httpPool). */
+  releaseDownstream(downstream: DownstreamAddresses): void {
+    for (const resources of this.resources.values()) {
+      const pool = resources.downstreamPools?.get(downstream);
+      if (pool === undefined) continue;
+      pool.drain();
+      resources.downstreamPools!.delete(downstream);
+    }
+  }
+
+  /** A raw TCP connection to `host` (tcp_proxy) for `downstream`, accounted to this cluster and host. */
+  tcpConnection(host: Host, callbacks: UpstreamConnectionCallbacks, downstream: DownstreamAddresses): UpstreamConnection {
+    return new UpstreamConnection(this.resourcesOf(host).target, callbacks, { allowHalfOpen: true, http1: false }, downstream);
   }
 
   /**
    * Takes the supervisor's next membership. Hosts are matched by address; a removed host's
-   * pool drains: idle connections close, busy ones after their request.
+   * pool drains: idle connections close, busy ones after their request. With
+   * close_connections_on_host_set_change, a host added or removed drains every pool, and
+   * requests after it get new connections.
    * @throws MembershipVersionError when the update was made for another version
    */
   update(update: MembershipUpdate): void {
@@ -94,23 +119,31 @@ export class Cluster {
 
   private applyMembership(version: number, membership: Pick<ClusterSnapshot, 'hosts'>): void {
     const next = new Map<string, Host>();
+    let added = false;
     for (const member of membership.hosts) {
       const key = hostKey(member);
       const existing = this.hostsByAddress.get(key);
       if (existing === undefined) {
+        added = true;
         next.set(key, Host.fromMember(member));
       } else {
         existing.updateFrom(member);
         next.set(key, existing);
       }
     }
+    let removed = false;
     for (const [address, host] of this.hostsByAddress) {
       if (next.has(address)) continue;
-      this.resources.get(host)?.pool?.drain();
+      removed = true;
+      const resources = this.resources.get(host);
+      if (resources !== undefined) drainPools(resources);
       this.resources.delete(host);
     }
     this.hostsByAddress = next;
     this.version = version;
+    if ((added || removed) && this.info.closeConnectionsOnHostSetChange) {
+      for (const resources of this.resources.values()) drainPools(resources);
+    }
     this.refreshHealth();
   }
 
@@ -122,7 +155,10 @@ export class Cluster {
 
   /** Closes every upstream connection of this worker's pools. */
   close(): void {
-    for (const resources of this.resources.values()) resources.pool?.close();
+    for (const resources of this.resources.values()) {
+      resources.pool?.close();
+      if (resources.downstreamPools !== null) for (const pool of resources.downstreamPools.values()) pool.close();
+    }
   }
 
   private resourcesOf(host: Host): HostResources {
@@ -131,9 +167,18 @@ export class Cluster {
       // Every member host has its slot; a Host made elsewhere (tests of the balancers) has none.
       if (host.slot === null) throw new Error(`host ${host.addressString} of cluster '${this.info.name}' has no stats slot`);
       const hostStats = this.store.hostStats(host.slot);
-      resources = { target: { host, hostStats, cluster: this.info, readBuffer: this.readBuffer }, pool: null };
+      resources = { target: { host, hostStats, cluster: this.info, readBuffer: this.readBuffer }, pool: null, downstreamPools: null };
       this.resources.set(host, resources);
     }
     return resources;
   }
+}
+
+/** Every pool of a host drains and is forgotten: its connections close once idle. */
+function drainPools(resources: HostResources): void {
+  resources.pool?.drain();
+  resources.pool = null;
+  if (resources.downstreamPools === null) return;
+  for (const pool of resources.downstreamPools.values()) pool.drain();
+  resources.downstreamPools = null;
 }

@@ -1,8 +1,10 @@
 // What the connection pools and filters need to know about a cluster, beyond its hosts.
 
-import type { ClusterConfig } from '../config/model';
+import type { ClusterConfig, TcpKeepalive } from '../config/model';
 import type { StatsStore } from '../stats/stats';
 import { ClusterStats } from './cluster_stats';
+import { TimeoutBudgetStats } from './timeout_budget_stats';
+import { buildUpstreamFilters, type UpstreamNetworkFilter } from './upstream_network_filter';
 
 export class ClusterInfo {
   readonly name: string;
@@ -11,6 +13,18 @@ export class ClusterInfo {
   /** 0: no limit. */
   readonly maxRequestsPerConnection: number;
   readonly perConnectionBufferLimitBytes: number;
+  /** upstream_bind_config's source address; undefined lets the kernel choose. */
+  readonly sourceAddress: string | undefined;
+  readonly sourcePort: number | undefined;
+  readonly tcpKeepalive: TcpKeepalive | null;
+  readonly closeConnectionsOnHostSetChange: boolean;
+  readonly upstreamFilters: readonly UpstreamNetworkFilter[];
+  /** Some upstream filter makes each connection belong to one downstream connection. */
+  readonly downstreamSpecificConnections: boolean;
+  /** filter_metadata by filter name, for filters. */
+  readonly metadata: Readonly<Record<string, unknown>>;
+  /** track_timeout_budgets: the budget histograms, else null (and no work per request). */
+  readonly timeoutBudgetStats: TimeoutBudgetStats | null;
   private statsHandles: ClusterStats | null = null;
 
   constructor(
@@ -22,6 +36,14 @@ export class ClusterInfo {
     this.connectTimeoutMs = config.connectTimeoutMs;
     this.maxRequestsPerConnection = config.maxRequestsPerConnection;
     this.perConnectionBufferLimitBytes = config.perConnectionBufferLimitBytes;
+    this.sourceAddress = config.upstreamBindConfig?.address;
+    this.sourcePort = config.upstreamBindConfig?.port;
+    this.tcpKeepalive = config.tcpKeepalive;
+    this.closeConnectionsOnHostSetChange = config.closeConnectionsOnHostSetChange;
+    this.upstreamFilters = buildUpstreamFilters(config.upstreamFilters);
+    this.downstreamSpecificConnections = this.upstreamFilters.some((filter) => filter.downstreamSpecific);
+    this.metadata = config.metadata;
+    this.timeoutBudgetStats = config.trackTimeoutBudgets ? new TimeoutBudgetStats(store.scope(`cluster.${config.statName}`)) : null;
   }
 
   /**

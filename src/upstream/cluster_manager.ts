@@ -4,6 +4,7 @@
 import type { ClusterConfig } from '../config/model';
 import type { StatsStore } from '../stats/stats';
 import { Cluster } from './cluster';
+import type { DownstreamAddresses } from './upstream_network_filter';
 import { mathRandom, type RandomSource } from './lb/load_balancer';
 import type { ClusterSnapshot, MembershipUpdate } from './membership';
 
@@ -20,6 +21,8 @@ export class UnknownClusterError extends Error {
 
 export class ClusterManager {
   private readonly clusters = new Map<string, Cluster>();
+  /** Those keeping connections per downstream connection (ClusterInfo.downstreamSpecificConnections). */
+  private readonly downstreamSpecific: Cluster[] = [];
 
   /** Throws UnsupportedClusterError for a cluster the data plane cannot serve yet. */
   constructor(
@@ -32,8 +35,15 @@ export class ClusterManager {
     const byName = new Map(snapshots.map((s) => [s.cluster, s]));
     for (const config of configs) {
       const snapshot = byName.get(config.name) ?? { cluster: config.name, version: 0, hosts: [] };
-      this.clusters.set(config.name, new Cluster(config, snapshot, store, random, readBuffer));
+      const cluster = new Cluster(config, snapshot, store, random, readBuffer);
+      this.clusters.set(config.name, cluster);
+      if (cluster.info.downstreamSpecificConnections) this.downstreamSpecific.push(cluster);
     }
+  }
+
+  /** A downstream connection closed: connections kept for it alone go. */
+  releaseDownstream(downstream: DownstreamAddresses): void {
+    for (const cluster of this.downstreamSpecific) cluster.releaseDownstream(downstream);
   }
 
   get(name: string): Cluster | undefined {

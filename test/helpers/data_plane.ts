@@ -12,6 +12,7 @@ import type {
   RouteAction,
   TcpProxyConfig,
   VirtualHost,
+  LocalityLbEndpoints,
 } from '../../src/config/model';
 import { type Clock, SystemClock } from '../../src/common/clock';
 import { ListenerManager } from '../../src/listener/listener_manager';
@@ -20,7 +21,7 @@ import type { Logger } from '../../src/log/logger_api';
 import type { DrainDecider } from '../../src/server/drain_decider';
 import { neverDrain } from '../../src/server/drain_decider';
 import { createHeapStatsStore } from '../../src/stats/store';
-import { staticSnapshots } from './membership';
+import { MembershipDriver } from './membership';
 import type { HostStatName } from '../../src/stats/region_layout';
 import { ClusterManager } from '../../src/upstream/cluster_manager';
 import type { RandomSource } from '../../src/upstream/lb/load_balancer';
@@ -61,6 +62,12 @@ export function staticCluster(name: string, endpoints: readonly EndpointSpec[], 
           })),
       })),
     },
+    upstreamBindConfig: null,
+    tcpKeepalive: null,
+    closeConnectionsOnHostSetChange: false,
+    trackTimeoutBudgets: false,
+    upstreamFilters: [],
+    metadata: {},
     source: {},
     ...overrides,
   };
@@ -142,6 +149,8 @@ export interface DataPlane {
   stat(name: string): number;
   /** A per-host statistic of GET /clusters (`rq_total`, `cx_connect_fail`, ...). */
   hostStat(cluster: string, address: string, stat: HostStatName): number;
+  /** What the supervisor does when a cluster's discovery finds `endpoints`: an update, if anything changed. */
+  setMembership(cluster: string, endpoints: readonly LocalityLbEndpoints[]): void;
   close(): Promise<void>;
 }
 
@@ -163,7 +172,9 @@ export async function startDataPlane(
     source: {},
   };
   const stats = createHeapStatsStore();
-  const clusterManager = new ClusterManager(clusters, staticSnapshots(clusters, stats.hosts), stats, options.random);
+  const membership = new Map(clusters.map((c) => [c.name, new MembershipDriver(c.name, stats.hosts)]));
+  for (const c of clusters) membership.get(c.name)!.next(c.loadAssignment.endpoints);
+  const clusterManager = new ClusterManager(clusters, [...membership.values()].map((m) => m.snapshot), stats, options.random);
   const manager = new ListenerManager({
     bootstrap,
     stats,
@@ -190,6 +201,10 @@ export async function startDataPlane(
     hostStat: (cluster, address, stat) => {
       const hosts = clusterManager.get(cluster)!.prioritySet.hostSetsPerPriority.flatMap((set) => set.hosts);
       return stats.hosts.read(hosts.find((h) => h.addressString === address)!.slot!)![stat];
+    },
+    setMembership: (cluster, endpoints) => {
+      const update = membership.get(cluster)!.next(endpoints);
+      if (update !== null) clusterManager.update(update);
     },
     close: async () => {
       await manager.close();

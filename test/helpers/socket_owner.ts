@@ -41,3 +41,17 @@ export function socketOwner(port: number, pids: readonly number[]): number | und
   }
   return undefined;
 }
+
+/** This process's descriptor of the TCP socket bound locally to port `port`; undefined if none. */
+export function ownSocketFd(port: number): number | undefined {
+  const inodes = socketInodes(port);
+  for (const fd of fs.readdirSync('/proc/self/fd')) {
+    try {
+      const inode = /^socket:\[(\d+)\]$/.exec(fs.readlinkSync(`/proc/self/fd/${fd}`))?.[1];
+      if (inode !== undefined && inodes.has(inode)) return Number(fd);
+    } catch {
+      // Closed meanwhile.
+    }
+  }
+  return undefined;
+}

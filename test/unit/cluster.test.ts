@@ -8,6 +8,8 @@ import { ClusterManager } from '../../src/upstream/cluster_manager';
 import { staticCluster } from '../helpers/data_plane';
 
 const NO_LOCALITY = { region: '', zone: '', subZone: '' };
+/** Requests of no particular downstream connection: the cluster has no upstream filters. */
+const NO_DOWNSTREAM = {};
 
 function assignment(ports: readonly number[], health: 'HEALTHY' | 'UNHEALTHY' = 'HEALTHY'): LocalityLbEndpoints[] {
   return [
@@ -65,7 +67,7 @@ test('membership updates keep surviving hosts, their stats and their pools', () 
   membership(assignment([80, 81]));
   const first = cluster.chooseHost()!;
   assert.equal(first.port, 80);
-  const pool = cluster.httpPool(first);
+  const pool = cluster.httpPool(first, NO_DOWNSTREAM);
   cluster.hostStats(first).rq_total.inc();
 
   // 81 leaves, 82 arrives; the round-robin position (1) carries over.
@@ -74,7 +76,7 @@ test('membership updates keep surviving hosts, their stats and their pools', () 
   assert.deepEqual(picks.map((h) => h.port), [82, 80, 82]);
   const survivor = picks.find((h) => h.port === 80)!;
   assert.equal(survivor, first);
-  assert.equal(cluster.httpPool(survivor), pool);
+  assert.equal(cluster.httpPool(survivor, NO_DOWNSTREAM), pool);
   assert.equal(cluster.hostStats(survivor).rq_total.value(), 1);
   cluster.close();
 });

@@ -7,6 +7,7 @@ import { childPath, indexPath } from '../field_path';
 import { durationMs, enumField, JsonObject, messageField, messageList, numberField, stringField, stringList } from '../json';
 import { requirePositiveDuration } from './durations';
 import { HostRule, validateSocketAddress } from './socket_address';
+import { validateUpstreamFilters } from './upstream_filters';
 
 /** Load balancer option blocks and the lb_policy each belongs to. */
 const LB_CONFIG_POLICIES: ReadonlyMap<string, string> = new Map([
@@ -56,6 +57,7 @@ export function validateCluster(cluster: JsonObject, path: string): void {
   validateLbPolicy(cluster, path);
   validateSubsetSelectors(cluster, path);
   validateDnsRefreshRates(cluster, path);
+  validateUpstreamFilters(cluster, path);
   if (loadAssignment !== undefined) {
     const hostRule: HostRule = type === 'STRICT_DNS' || type === 'LOGICAL_DNS' ? 'ip_or_hostname' : 'ip';
     validateLoadAssignment(loadAssignment, childPath(path, 'load_assignment'), hostRule);

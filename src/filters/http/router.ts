@@ -13,6 +13,8 @@ import type { Http1ConnectionPool, PoolCallbacks } from '../../pool/http1_pool';
 import type { HostStats } from '../../stats/stats';
 import type { Cluster } from '../../upstream/cluster';
 import type { ClusterManager } from '../../upstream/cluster_manager';
+import { percentageOfTimeout, type TimeoutBudgetStats } from '../../upstream/timeout_budget_stats';
+import type { DownstreamAddresses } from '../../upstream/upstream_network_filter';
 import type { RouteTable } from './route_table';
 import type { RouterStats } from './router_stats';
 
@@ -20,6 +22,8 @@ import type { RouterStats } from './router_stats';
 export interface DownstreamStream {
   /** The downstream peer's IP address. */
   readonly remoteAddress: string;
+  /** The downstream connection, for upstream filters that act on its addresses. */
+  readonly connection: DownstreamAddresses;
   /** Answers the request with a complete response of our own (text/plain when `body` is set). */
   sendLocalReply(status: number, body: string): void;
   encodeHeaders(head: ResponseHead, upstreamServiceTimeMs: number): void;
@@ -119,9 +123,9 @@ export class Router implements PoolCallbacks, UpstreamStreamCallbacks {
     this.http10 = head.http10;
     this.chunked = head.bodyLength === BODY_CHUNKED;
     this.upstreamHead = this.upstreamRequestHead(head, route, action);
-    this.pool = cluster.httpPool(host);
+    this.pool = cluster.httpPool(host, this.downstream.connection);
     this.dispatching = true;
-    this.pool.newStream(this);
+    this.pool.newStream(this, this.downstream.connection);
     this.dispatching = false;
   }
 
@@ -156,6 +160,7 @@ export class Router implements PoolCallbacks, UpstreamStreamCallbacks {
   /** The downstream connection closed: nothing of this router is needed any more. */
   destroy(): void {
     this.onDownstreamReset();
+    this.config.clusters.releaseDownstream(this.downstream.connection);
     if (this.timer !== null) clearTimeout(this.timer);
     this.timer = null;
   }
@@ -220,7 +225,12 @@ export class Router implements PoolCallbacks, UpstreamStreamCallbacks {
 
   onUpstreamComplete(): void {
     // Envoy's upstream_rq_time: from the end of the downstream request to the end of the response.
-    if (this.requestComplete) this.cluster!.info.stats.histograms.upstream_rq_time.recordValue(performance.now() - this.requestCompleteTime);
+    const info = this.cluster!.info;
+    if (this.requestComplete) {
+      const elapsedMs = performance.now() - this.requestCompleteTime;
+      info.stats.histograms.upstream_rq_time.recordValue(elapsedMs);
+      if (info.timeoutBudgetStats !== null) this.recordTimeoutBudget(info.timeoutBudgetStats, elapsedMs, true);
+    }
     this.finish();
     this.downstream.encodeComplete();
   }
@@ -259,8 +269,11 @@ export class Router implements PoolCallbacks, UpstreamStreamCallbacks {
     // A timer left running by a finished request fires for nobody.
     if (!this.timeoutArmed) return;
     this.timeoutArmed = false;
-    this.cluster!.info.stats.counters.upstream_rq_timeout.inc();
+    const info = this.cluster!.info;
+    info.stats.counters.upstream_rq_timeout.inc();
     this.hostStats?.rq_timeout.inc();
+    // The per-try timeout played no part when the global one fired (Envoy records the global only).
+    if (info.timeoutBudgetStats !== null) this.recordTimeoutBudget(info.timeoutBudgetStats, performance.now() - this.requestCompleteTime, false);
     this.abortUpstream();
     this.fail(504, 'upstream request timeout');
   };
@@ -285,6 +298,15 @@ export class Router implements PoolCallbacks, UpstreamStreamCallbacks {
   private abortUpstream(): void {
     if (this.upstream !== null) this.upstream.resetStream();
     else this.pool?.cancel(this);
+  }
+
+  /**
+   * track_timeout_budgets: the share of the route timeout the request used. Routes here have
+   * no per_try_timeout, an infinite one, of which Envoy counts 0% used.
+   */
+  private recordTimeoutBudget(stats: TimeoutBudgetStats, elapsedMs: number, perTry: boolean): void {
+    stats.percentUsed.recordValue(percentageOfTimeout(elapsedMs, this.timeoutMs));
+    if (perTry) stats.perTryPercentUsed.recordValue(percentageOfTimeout(elapsedMs, 0));
   }
 
   private pauseUpstream(): void {

@@ -108,6 +108,7 @@ export class HttpConnectionManagerFactory implements NetworkFilterFactory {
 
 export class HttpConnectionManager implements ParserCallbacks<RequestHead>, DownstreamStream, HttpFilterCallbacks {
   readonly remoteAddress: string;
+  readonly connection: net.Socket;
   private readonly parser: RequestParser;
   private readonly router: Router;
   /** This connection's filters before the router; null when there are none (the fast path). */
@@ -156,6 +157,7 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
     this.stats = factory.stats;
     this.bufferLimit = factory.deps.bufferLimitBytes;
     this.remoteAddress = socket.remoteAddress ?? '';
+    this.connection = socket;
     this.router = new Router(factory.router, this);
     this.filters = factory.filters === null ? null : factory.filters.map((f) => f.createFilter(this));
     this.filterHeaders = this.filters === null ? null : new FilterHeaders();

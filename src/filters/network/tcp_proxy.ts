@@ -73,7 +73,7 @@ class TcpProxySession implements UpstreamConnectionCallbacks {
       downstream.destroy();
       return;
     }
-    this.upstream = cluster.tcpConnection(host, this);
+    this.upstream = cluster.tcpConnection(host, this, downstream);
   }
 
   // ---- upstream ----------------------------------------------------------------------------
