@@ -3,6 +3,7 @@
 // Membership arrives as a ClusterLoadAssignment, first from the configuration and later from
 // the supervisor; hosts that stay keep their Host object, and with it their pool.
 
+import { FieldError } from '../config/errors';
 import type { ClusterConfig, LocalityLbEndpoints } from '../config/model';
 import { Http1ConnectionPool } from '../pool/http1_pool';
 import { type ConnectionTarget, UpstreamConnection, type UpstreamConnectionCallbacks } from '../pool/upstream_connection';
@@ -14,14 +15,6 @@ import { Host } from './host';
 import type { LoadBalancer, RandomSource } from './lb/load_balancer';
 import { RoundRobinLoadBalancer } from './lb/round_robin';
 import { PrioritySet } from './priority_set';
-
-/** A cluster whose discovery type or load balancing policy this worker cannot serve. */
-export class UnsupportedClusterError extends Error {
-  constructor(cluster: string, what: string) {
-    super(`cluster '${cluster}': ${what} is not supported by the data plane`);
-    this.name = 'UnsupportedClusterError';
-  }
-}
 
 /** The per-host state a worker keeps beside the Host description. */
 interface HostResources {
@@ -44,8 +37,9 @@ export class Cluster {
     random: RandomSource,
     private readonly readBuffer: Buffer,
   ) {
-    if (config.type !== 'STATIC') throw new UnsupportedClusterError(config.name, `discovery type ${config.type}`);
-    if (config.lbPolicy !== 'ROUND_ROBIN') throw new UnsupportedClusterError(config.name, `lb_policy ${config.lbPolicy}`);
+    // Field paths relative to the cluster (ClusterManager places them).
+    if (config.type !== 'STATIC') throw new FieldError('type', `discovery type ${config.type} is not supported by the data plane`);
+    if (config.lbPolicy !== 'ROUND_ROBIN') throw new FieldError('lb_policy', `lb_policy ${config.lbPolicy} is not supported by the data plane`);
     this.info = new ClusterInfo(config, store);
     this.lb = new RoundRobinLoadBalancer(this.prioritySet, { random, healthyPanic: { inc: () => this.info.stats.counters.lb_healthy_panic.inc() } });
     this.updateMembership(config.loadAssignment.endpoints);

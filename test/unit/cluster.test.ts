@@ -3,7 +3,8 @@ import { test } from 'node:test';
 import type { LocalityLbEndpoints } from '../../src/config/model';
 import { createHeapStatsStore, SharedStatsStore } from '../../src/stats/store';
 import { assignHostSlots } from '../../src/upstream/host_slots';
-import { Cluster, UnsupportedClusterError } from '../../src/upstream/cluster';
+import { FieldError } from '../../src/config/errors';
+import { Cluster } from '../../src/upstream/cluster';
 import { ClusterManager } from '../../src/upstream/cluster_manager';
 import { staticCluster } from '../helpers/data_plane';
 
@@ -38,8 +39,10 @@ test('the cluster manager builds every cluster and finds them by name', () => {
 
 test('discovery types and policies the data plane cannot serve are refused', () => {
   const store = createHeapStatsStore();
-  assert.throws(() => new ClusterManager([staticCluster('dns', [], { type: 'STRICT_DNS' })], store, {}), UnsupportedClusterError);
-  assert.throws(() => new ClusterManager([staticCluster('lr', [], { lbPolicy: 'LEAST_REQUEST' })], store, {}), UnsupportedClusterError);
+  const at = (fieldPath: string) => (e: unknown) => e instanceof FieldError && e.fieldPath === fieldPath && e.reason.endsWith('is not supported by the data plane');
+  assert.throws(() => new ClusterManager([staticCluster('dns', [], { type: 'STRICT_DNS' })], store, {}), at('static_resources.clusters[0].type'));
+  const lr = staticCluster('lr', [], { lbPolicy: 'LEAST_REQUEST' });
+  assert.throws(() => new ClusterManager([staticCluster('rr', []), lr], store, {}), at('static_resources.clusters[1].lb_policy'));
 });
 
 test('membership updates keep surviving hosts, their stats and their pools', () => {
