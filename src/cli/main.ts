@@ -10,9 +10,10 @@ import { checkBootstrapCapabilities } from '../config/capabilities';
 import { loadBootstrap, LoadedBootstrap } from '../config/load';
 import type { Bootstrap } from '../config/model';
 import { applyServiceOverrides } from '../config/node_overrides';
-import type { Logger } from '../log/logger_api';
+import type { Logger, LoggerFactory } from '../log/logger_api';
 import { LogSettings, loggerFactory, openLogs } from '../log/log_settings';
 import { readBuildInfo, versionString } from '../server/build_info';
+import { constructDataPlane } from '../server/data_plane_construction';
 import { Supervisor } from '../server/supervisor';
 import { SystemdNotifier } from '../server/systemd_notify';
 import { hotRestartVersion } from '../stats/region_layout';
@@ -62,7 +63,7 @@ async function run(options: Options, warnings: readonly string[]): Promise<void>
 
   // Every exit waits for the log lines before it to be written, in order.
   const exitAfterLogs = (code: number) => void logs.flush().finally(() => process.exit(code));
-  const loaded = loadOrReport(options, mainLog);
+  const loaded = loadOrReport(options, log);
   if (loaded === null) return exitAfterLogs(1);
   if (options.mode === 'validate') {
     process.stdout.write(`configuration '${options.configPath}' OK\n`);
@@ -122,11 +123,12 @@ async function run(options: Options, warnings: readonly string[]): Promise<void>
 }
 
 /**
- * Loads and validates the bootstrap, logging what Envoy logs along the way: the extensions
- * disabled, deprecated fields, and each distinct unknown field accepted. When it is invalid,
- * logs why and returns null.
+ * Loads and validates the bootstrap and builds the workers' data plane from it (without serving),
+ * logging what Envoy logs along the way: the extensions disabled, deprecated fields, and each
+ * distinct unknown field accepted. When it is invalid, logs why and returns null.
  */
-function loadOrReport(options: Options, log: Logger): LoadedBootstrap | null {
+function loadOrReport(options: Options, logFactory: LoggerFactory): LoadedBootstrap | null {
+  const log = logFactory('main');
   const disabled = resolveDisabledExtensions(options.disabledExtensions);
   for (const note of disabled.notes) {
     if (note.level === 'info') log.info(note.text);
@@ -144,6 +146,9 @@ function loadOrReport(options: Options, log: Logger): LoadedBootstrap | null {
       serviceCluster: options.serviceCluster,
     });
     checkBootstrapCapabilities(loaded.bootstrap.source, source);
+    // A worker that cannot build what it is given would fail after the epoch started (and, under
+    // the hot restarter, stop the epochs serving): the same constructors refuse it here.
+    constructDataPlane(loaded.bootstrap, source, logFactory);
   } catch (thrown) {
     // No input may end in a stack trace: what the loader did not foresee is still one line
     // naming the configuration (the trace is for developers, at debug level).

@@ -3,7 +3,7 @@
 // TLS context that would silently be plaintext), in --mode validate as when serving. Each
 // feature that lands adds its fields here. Pure: the decoded v3 bootstrap in, FieldError out.
 
-import { ConfigError, ConfigErrors, FieldError, FieldErrorCollector, FieldErrors } from './errors';
+import { FieldError, FieldErrorCollector, inConfigFile } from './errors';
 import { childPath, indexPath } from './field_path';
 import { isJsonObject, JsonObject } from './json';
 import { CLUSTER_TYPES } from '../upstream/cluster_types';
@@ -241,11 +241,7 @@ export function checkCapabilities(bootstrap: JsonObject): void {
 
 /** The same, for a loaded bootstrap (its v3 `source`), as ConfigError(s) of `file`. */
 export function checkBootstrapCapabilities(source: unknown, file: string): void {
-  try {
+  inConfigFile(file, () => {
     if (isJsonObject(source)) checkCapabilities(source);
-  } catch (e) {
-    if (e instanceof FieldErrors) throw new ConfigErrors(e.all.map((f) => new ConfigError(file, f.fieldPath, f.reason)));
-    if (e instanceof FieldError) throw new ConfigError(file, e.fieldPath, e.reason);
-    throw e;
-  }
+  });
 }

@@ -1,6 +1,8 @@
 // Configuration errors. Every message is one line, `<source>: <field path>: <reason>`, so that
 // validate mode and the start-up log can print it as is and an operator can find the field.
 
+import { joinPath } from './field_path';
+
 /** An invalid configuration, as reported to the operator. */
 export class ConfigError extends Error {
   override readonly name = 'ConfigError';
@@ -39,10 +41,35 @@ export class FieldError extends Error {
   }
 }
 
+/**
+ * Runs a stage that works on the message at `path` (a constructor given a part of the model),
+ * placing the FieldErrors it raises, whose paths are relative to that message, below `path`.
+ */
+export function atField<T>(path: string, stage: () => T): T {
+  try {
+    return stage();
+  } catch (e) {
+    if (e instanceof FieldErrors) throw new FieldErrors(e.all.map((f) => new FieldError(joinPath(path, f.fieldPath), f.reason)));
+    if (e instanceof FieldError) throw new FieldError(joinPath(path, e.fieldPath), e.reason);
+    throw e;
+  }
+}
+
 /** Several invalid fields of one configuration; validate mode prints each. */
 export class ConfigErrors extends ConfigError {
   constructor(readonly all: readonly ConfigError[]) {
     super(all[0]!.file, all[0]!.fieldPath, all[0]!.reason);
+  }
+}
+
+/** Runs a stage on the configuration of `file`, reporting its FieldError(s) as ConfigError(s) of that file. */
+export function inConfigFile<T>(file: string, stage: () => T): T {
+  try {
+    return stage();
+  } catch (e) {
+    if (e instanceof FieldErrors) throw new ConfigErrors(e.all.map((f) => new ConfigError(file, f.fieldPath, f.reason)));
+    if (e instanceof FieldError) throw new ConfigError(file, e.fieldPath, e.reason);
+    throw e;
   }
 }
 

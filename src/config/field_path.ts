@@ -13,3 +13,9 @@ export function indexPath(parent: string, index: number): string {
 export function keyPath(parent: string, key: string): string {
   return `${parent}[${JSON.stringify(key)}]`;
 }
+
+/** `relative` (a path inside the message at `parent`, possibly starting with an index) below `parent`. */
+export function joinPath(parent: string, relative: string): string {
+  if (relative === '') return parent;
+  return relative.startsWith('[') ? `${parent}${relative}` : childPath(parent, relative);
+}

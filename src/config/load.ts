@@ -4,7 +4,7 @@
 
 import { readBootstrapFile } from './bootstrap_file';
 import { parseYaml } from './config_text';
-import { ConfigError, ConfigErrors, FieldError, FieldErrors } from './errors';
+import { ConfigError, FieldError, inConfigFile } from './errors';
 import { canonicalizeExtensionNames } from './extension_sites';
 import { checkInputLimits } from './input_limits';
 import { JsonValue } from './json';
@@ -53,11 +53,11 @@ export function loadBootstrap(options: LoadOptions): LoadedBootstrap {
   const schema = protoSchema();
   const decodeOptions = { allowUnknownFields: options.allowUnknownStaticFields };
 
-  const file = configPath ? inSource(configPath, () => readBootstrapFile(configPath, schema, decodeOptions)) : undefined;
-  const override = configYaml ? inSource(CONFIG_YAML_SOURCE, () => parseOverride(configYaml)) : undefined;
+  const file = configPath ? inConfigFile(configPath, () => readBootstrapFile(configPath, schema, decodeOptions)) : undefined;
+  const override = configYaml ? inConfigFile(CONFIG_YAML_SOURCE, () => parseOverride(configYaml)) : undefined;
   const input = file === undefined ? override : override === undefined ? file.json : mergeJson(file.json, override);
 
-  return inSource(configPath || CONFIG_YAML_SOURCE, () => {
+  return inConfigFile(configPath || CONFIG_YAML_SOURCE, () => {
     const { decoded, warnings } = decodeBootstrap(schema, input ?? null, options.bootstrapVersion, decodeOptions);
     const bootstrap = canonicalizeExtensionNames(decoded.json);
     checkDisabledExtensions(bootstrap, options.disabledExtensions ?? new Set());
@@ -113,16 +113,5 @@ function decodeBootstrap(
       }
     default:
       throw new FieldError('', `Unknown bootstrap version ${version}.`);
-  }
-}
-
-/** Runs a pipeline stage, reporting its FieldError as a ConfigError of `source`. */
-function inSource<T>(source: string, stage: () => T): T {
-  try {
-    return stage();
-  } catch (error) {
-    if (error instanceof FieldErrors) throw new ConfigErrors(error.all.map((e) => new ConfigError(source, e.fieldPath, e.reason)));
-    if (error instanceof FieldError) throw new ConfigError(source, error.fieldPath, error.reason);
-    throw error;
   }
 }

@@ -6,6 +6,7 @@ import { attachRegion } from '../hot_restart/shared_memory';
 import { loggerFactory, openLogs } from '../log/log_settings';
 import type { LogManager } from '../log/log_manager';
 import { ListenerManager } from '../listener/listener_manager';
+import { NetworkFilterBuilder } from '../listener/network_filter_builder';
 import { DrainManager } from '../hot_restart/drain_manager';
 import { SystemClock } from '../common/clock';
 import { SharedStatsStore } from '../stats/store';
@@ -85,19 +86,22 @@ async function run(init: WorkerInit, control: WorkerControl): Promise<(m: Superv
   });
   // While health checks fail, every HTTP response closes its connection (Envoy's drain manager).
   const drain = new DrainManager({ ...init.drain, healthCheckFailed: () => control.healthCheckFailed });
-  const listeners = new ListenerManager({
+  const logFactory = loggerFactory(logs);
+  const filters = new NetworkFilterBuilder({
     bootstrap: init.bootstrap,
     stats: store,
     clusters,
-    log: loggerFactory(logs),
+    log: logFactory,
     drain,
     runtime: control.runtime,
     healthCheckFailed: () => control.healthCheckFailed,
     clock: new SystemClock(),
   });
+  const listeners = new ListenerManager({ stats: store, log: logFactory });
   for (const [i, name] of init.listeners.entries()) {
-    const config = init.bootstrap.listeners.find((l) => l.name === name)!;
-    listeners.addListener(config, await adopt(FIRST_LISTENER_FD + i));
+    const index = init.bootstrap.listeners.findIndex((l) => l.name === name);
+    const filter = filters.listenerFilter(index);
+    listeners.addListener(init.bootstrap.listeners[index], await adopt(FIRST_LISTENER_FD + i), filter);
   }
 
   const stoppedCounter = store.counter('listener_manager.listener_stopped');

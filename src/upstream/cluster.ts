@@ -3,6 +3,7 @@
 // Membership comes from the supervisor, which owns it: a snapshot at start, then versioned
 // updates. Hosts that stay keep their Host object, and with it their pool.
 
+import { FieldError } from '../config/errors';
 import type { ClusterConfig } from '../config/model';
 import { Http1ConnectionPool } from '../pool/http1_pool';
 import { type ConnectionTarget, UpstreamConnection, type UpstreamConnectionCallbacks } from '../pool/upstream_connection';
@@ -14,14 +15,6 @@ import { RoundRobinLoadBalancer } from './lb/round_robin';
 import { type ClusterSnapshot, hostKey, type MembershipUpdate } from './membership';
 import { PrioritySet } from './priority_set';
 import type { DownstreamAddresses } from './upstream_network_filter';
-
-/** A cluster whose discovery type or load balancing policy this worker cannot serve. */
-export class UnsupportedClusterError extends Error {
-  constructor(cluster: string, what: string) {
-    super(`cluster '${cluster}': ${what} is not supported by the data plane`);
-    this.name = 'UnsupportedClusterError';
-  }
-}
 
 /** An update made for another version than this worker's: applying it would lose changes. */
 export class MembershipVersionError extends Error {
@@ -55,7 +48,9 @@ export class Cluster {
     random: RandomSource,
     private readonly readBuffer: Buffer,
   ) {
-    if (config.lbPolicy !== 'ROUND_ROBIN') throw new UnsupportedClusterError(config.name, `lb_policy ${config.lbPolicy}`);
+    // Field paths relative to the cluster (ClusterManager places them). The discovery type is
+    // the supervisor's business: a worker only ever sees membership.
+    if (config.lbPolicy !== 'ROUND_ROBIN') throw new FieldError('lb_policy', `lb_policy ${config.lbPolicy} is not supported by the data plane`);
     this.info = new ClusterInfo(config, store);
     this.lb = new RoundRobinLoadBalancer(this.prioritySet, { random, healthyPanic: { inc: () => this.info.stats.counters.lb_healthy_panic.inc() } });
     this.applyMembership(snapshot.version, snapshot);

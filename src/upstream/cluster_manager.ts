@@ -1,6 +1,7 @@
 // The worker's clusters by name (Envoy's ThreadLocalClusterManager): built from the
 // configuration and the supervisor's membership snapshots, then kept current by its updates.
 
+import { atField } from '../config/errors';
 import type { ClusterConfig } from '../config/model';
 import type { StatsStore } from '../stats/stats';
 import { Cluster } from './cluster';
@@ -24,7 +25,11 @@ export class ClusterManager {
   /** Those keeping connections per downstream connection (ClusterInfo.downstreamSpecificConnections). */
   private readonly downstreamSpecific: Cluster[] = [];
 
-  /** Throws UnsupportedClusterError for a cluster the data plane cannot serve yet. */
+  /**
+   * @param configs the bootstrap's clusters, in order
+   * @param snapshots the supervisor's membership of each (a cluster without one starts empty)
+   * @throws FieldError at `static_resources.clusters[i]...` for a cluster the data plane cannot serve yet
+   */
   constructor(
     configs: readonly ClusterConfig[],
     snapshots: readonly ClusterSnapshot[],
@@ -33,9 +38,9 @@ export class ClusterManager {
   ) {
     const readBuffer = Buffer.allocUnsafe(READ_BUFFER_BYTES);
     const byName = new Map(snapshots.map((s) => [s.cluster, s]));
-    for (const config of configs) {
+    for (const [i, config] of configs.entries()) {
       const snapshot = byName.get(config.name) ?? { cluster: config.name, version: 0, hosts: [] };
-      const cluster = new Cluster(config, snapshot, store, random, readBuffer);
+      const cluster = atField(`static_resources.clusters[${i}]`, () => new Cluster(config, snapshot, store, random, readBuffer));
       this.clusters.set(config.name, cluster);
       if (cluster.info.downstreamSpecificConnections) this.downstreamSpecific.push(cluster);
     }

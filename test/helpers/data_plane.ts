@@ -16,6 +16,7 @@ import type {
 } from '../../src/config/model';
 import { type Clock, SystemClock } from '../../src/common/clock';
 import { ListenerManager } from '../../src/listener/listener_manager';
+import { NetworkFilterBuilder } from '../../src/listener/network_filter_builder';
 import { LiveRuntime } from '../../src/runtime/live_runtime';
 import type { Logger } from '../../src/log/logger_api';
 import type { DrainDecider } from '../../src/server/drain_decider';
@@ -175,7 +176,7 @@ export async function startDataPlane(
   const membership = new Map(clusters.map((c) => [c.name, new MembershipDriver(c.name, stats.hosts)]));
   for (const c of clusters) membership.get(c.name)!.next(c.loadAssignment.endpoints);
   const clusterManager = new ClusterManager(clusters, [...membership.values()].map((m) => m.snapshot), stats, options.random);
-  const manager = new ListenerManager({
+  const filters = new NetworkFilterBuilder({
     bootstrap,
     stats,
     clusters: clusterManager,
@@ -185,12 +186,14 @@ export async function startDataPlane(
     healthCheckFailed: options.healthCheckFailed ?? (() => false),
     clock: options.clock ?? new SystemClock(),
   });
+  const manager = new ListenerManager({ stats, log: () => silentLogger });
   const ports = new Map<string, number>();
-  for (const config of listeners) {
+  for (const [i, config] of listeners.entries()) {
+    const filter = filters.listenerFilter(i);
     const server = net.createServer();
     await new Promise<void>((resolve) => server.listen(config.address.port, config.address.address, resolve));
     ports.set(config.name, (server.address() as net.AddressInfo).port);
-    manager.addListener(config, server);
+    manager.addListener(config, server, filter);
   }
   return {
     stats,

@@ -15,8 +15,6 @@ import {
 } from '../helpers/data_plane';
 import { closeServer, listen, request, startUpstream, type Handler, type Upstream } from '../helpers/http_peers';
 import type { ClusterConfig, HttpConnectionManagerConfig, ListenerConfig } from '../../src/config/model';
-import { UnsupportedHttpFilterError } from '../../src/filters/network/http_connection_manager';
-import { ListenerConfigError } from '../../src/listener/listener_manager';
 import type { DrainDecider } from '../../src/server/drain_decider';
 import { waitFor } from '../helpers/proxy_process';
 
@@ -603,19 +601,3 @@ async function until(what: string, probe: () => boolean): Promise<void> {
   assert.fail(`timed out waiting for ${what}`);
 }
 
-test('filter chains the data plane cannot run are refused when the listener is added', TIMEOUT, async (t) => {
-  const routes = [virtualHost('all', ['*'], [directRoute({ prefix: '/' }, 200, '')])];
-  const hcm = httpConnectionManager(routes);
-  const cases: [ListenerConfig, new (...args: never[]) => Error][] = [
-    [listener('two_chains', hcm, { filterChains: [{ filters: [hcm] }, { filters: [hcm] }] }), ListenerConfigError],
-    [listener('two_filters', hcm, { filterChains: [{ filters: [hcm, hcm] }] }), ListenerConfigError],
-    [listener('lua', httpConnectionManager(routes, { httpFilters: [{ name: 'proxy.filters.http.lua' }, { name: 'proxy.filters.http.router' }] })), UnsupportedHttpFilterError],
-  ];
-  const dp = await dataPlane(t, [], []);
-  for (const [config, error] of cases) {
-    const server = net.createServer();
-    await listen(server);
-    t.after(() => closeServer(server));
-    assert.throws(() => dp.listeners.addListener(config, server), error, config.name);
-  }
-});

@@ -151,6 +151,43 @@ describe('hot restart: regions, sockets and failures', { timeout: 120_000 }, () 
     assert.equal(await echoThrough(port, 'still'), 'still');
   });
 
+  test('a new epoch whose route table a worker could not build exits 1 before it starts, and the old one serves on', async () => {
+    const dir = makeTempDir();
+    const baseId = uniqueBaseId();
+    const port = await freePort();
+    const config = bootstrap(dir, await ready, port);
+    const e0 = await serving(dir, launch(dir, config, baseId, 0), 0);
+    const withHttp = JSON.parse(fs.readFileSync(config, 'utf8'));
+    const host = (name: string, domain: string) => ({ name, domains: [domain], routes: [{ match: { prefix: '/' }, route: { cluster: 'echo' } }] });
+    withHttp.static_resources.listeners.push({
+      name: 'http_in',
+      address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
+      filter_chains: [{ filters: [{ name: 'proxy.filters.network.http_connection_manager', typed_config: {
+        '@type': 'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
+        stat_prefix: 'in',
+        route_config: { name: 'routes', virtual_hosts: [host('a', 'example.com'), host('b', 'example.com')] },
+        http_filters: [{ name: 'proxy.filters.http.router' }],
+      } }] }],
+    });
+    const duplicateDomains = path.join(dir, 'duplicate_domains.json');
+    fs.writeFileSync(duplicateDomains, JSON.stringify(withHttp));
+    const e1 = launch(dir, duplicateDomains, baseId, 1);
+    assert.equal((await e1.exited).code, 1);
+    assert.ok(
+      e1.stderr.includes(
+        `${duplicateDomains}: static_resources.listeners[1].filter_chains[0].filters[0].typed_config.route_config.virtual_hosts[1].domains[0]: ` +
+          'Only unique values for domains are permitted. Duplicate entry of domain example.com in route routes',
+      ),
+      e1.stderr,
+    );
+    // Refused before it joined the region or asked epoch 0 for anything: no new generation.
+    assert.doesNotMatch(e1.stderr, /initializing epoch/);
+    const stats = (await request(`${e0.admin}/stats?filter=^server\\.(hot_restart_generation|live)$`)).body;
+    assert.equal(stats, 'server.hot_restart_generation: 1\nserver.live: 1\n');
+    assert.equal((await request(`${e0.admin}/ready`)).status, 200);
+    assert.equal(await echoThrough(port, 'still'), 'still');
+  });
+
   test('an epoch that fails late leaves the stats to its parent; a retry counts on from it', async () => {
     const dir = makeTempDir();
     const baseId = uniqueBaseId();

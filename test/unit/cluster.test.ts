@@ -3,7 +3,8 @@ import { test } from 'node:test';
 import type { LocalityLbEndpoints } from '../../src/config/model';
 import { createHeapStatsStore, SharedStatsStore } from '../../src/stats/store';
 import { MembershipDriver, staticSnapshots } from '../helpers/membership';
-import { Cluster, MembershipVersionError, UnsupportedClusterError } from '../../src/upstream/cluster';
+import { FieldError } from '../../src/config/errors';
+import { Cluster, MembershipVersionError } from '../../src/upstream/cluster';
 import { ClusterManager } from '../../src/upstream/cluster_manager';
 import { staticCluster } from '../helpers/data_plane';
 
@@ -47,7 +48,9 @@ test('the cluster manager builds every cluster and finds them by name', () => {
 
 test('policies the data plane cannot serve are refused', () => {
   const store = createHeapStatsStore();
-  assert.throws(() => new ClusterManager([staticCluster('lr', [], { lbPolicy: 'LEAST_REQUEST' })], [], store), UnsupportedClusterError);
+  const at = (fieldPath: string) => (e: unknown) => e instanceof FieldError && e.fieldPath === fieldPath && e.reason.endsWith('is not supported by the data plane');
+  const lr = staticCluster('lr', [], { lbPolicy: 'LEAST_REQUEST' });
+  assert.throws(() => new ClusterManager([staticCluster('rr', []), lr], [], store), at('static_resources.clusters[1].lb_policy'));
 });
 
 test('an update made for another version is refused, and the worker keeps its membership', () => {

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Route, RouteConfiguration, VirtualHost } from '../../src/config/model';
-import { RouteConfigError, RouteTable } from '../../src/filters/http/route_table';
+import { FieldError } from '../../src/config/errors';
+import { RouteTable } from '../../src/filters/http/route_table';
 import { LiveRuntime } from '../../src/runtime/live_runtime';
 
 function route(name: string, match: { prefix?: string; path?: string; caseSensitive?: boolean }): Route {
@@ -96,9 +97,14 @@ test('a path that no route matches has no route', () => {
   assert.equal(routed(t, 'h', '/other'), null);
 });
 
-test('a domain claimed twice is a configuration error', () => {
-  assert.throws(() => table(vhost('a', ['x.com']), vhost('b', ['X.com'])), RouteConfigError);
-  assert.throws(() => table(vhost('a', ['*']), vhost('b', ['*'])), RouteConfigError);
+test('a domain claimed twice is a configuration error at its second entry, in Envoy words', () => {
+  const at = (fieldPath: string, reason: string) => (e: unknown) => e instanceof FieldError && e.fieldPath === fieldPath && e.reason === reason;
+  assert.throws(
+    () => table(vhost('a', ['x.com']), vhost('b', ['y.com', 'X.com'])),
+    at('virtual_hosts[1].domains[1]', 'Only unique values for domains are permitted. Duplicate entry of domain x.com in route rc'),
+  );
+  assert.throws(() => table(vhost('a', ['*.x.com', '*.x.com'])), at('virtual_hosts[0].domains[1]', 'Only unique values for domains are permitted. Duplicate entry of domain *.x.com in route rc'));
+  assert.throws(() => table(vhost('a', ['*']), vhost('b', ['*'])), at('virtual_hosts[1].domains[0]', 'Only a single wildcard domain is permitted in route rc'));
 });
 
 // ---- runtime_fraction ---------------------------------------------------------------------

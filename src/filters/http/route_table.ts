@@ -6,17 +6,10 @@
 // (`*.foo.com` does not match `.foo.com`). When nothing matches the authority as given and it
 // carries a port, the lookup is repeated without the port.
 
+import { FieldError } from '../../config/errors';
 import type { Route, RouteConfiguration, VirtualHost } from '../../config/model';
 import type { RuntimeSource } from '../../runtime/live_runtime';
 import type { RandomSource } from '../../upstream/lb/load_balancer';
-
-/** Two virtual hosts claim the same domain, or a domain is malformed. */
-export class RouteConfigError extends Error {
-  constructor(routeConfig: string, message: string) {
-    super(`route configuration '${routeConfig}': ${message}`);
-    this.name = 'RouteConfigError';
-  }
-}
 
 /** A route with its match compiled for the per-request test. */
 class CompiledRoute {
@@ -73,6 +66,7 @@ export class RouteTable {
   private readonly prefixes: Wildcards;
   private readonly defaultHost: CompiledVirtualHost | null = null;
 
+  /** @throws FieldError at `virtual_hosts[v].domains[d]` (relative to the route configuration) for a domain claimed twice */
   constructor(
     config: RouteConfiguration,
     private readonly runtime: RuntimeSource,
@@ -81,11 +75,19 @@ export class RouteTable {
     const suffixes = new Map<number, Map<string, CompiledVirtualHost>>();
     const prefixes = new Map<number, Map<string, CompiledVirtualHost>>();
     const seen = new Set<string>();
-    for (const vh of config.virtualHosts) {
+    for (const [v, vh] of config.virtualHosts.entries()) {
       const compiled = new CompiledVirtualHost(vh);
-      for (const raw of vh.domains) {
+      for (const [d, raw] of vh.domains.entries()) {
         const domain = raw.toLowerCase();
-        if (seen.has(domain)) throw new RouteConfigError(config.name, `duplicate domain '${domain}'`);
+        // Envoy's RouteMatcher words, so that an operator finds them in its documentation.
+        if (seen.has(domain)) {
+          throw new FieldError(
+            `virtual_hosts[${v}].domains[${d}]`,
+            domain === '*'
+              ? `Only a single wildcard domain is permitted in route ${config.name}`
+              : `Only unique values for domains are permitted. Duplicate entry of domain ${domain} in route ${config.name}`,
+          );
+        }
         seen.add(domain);
         if (domain === '*') {
           this.defaultHost = compiled;

@@ -8,6 +8,7 @@
 // the current response is written.
 
 import type * as net from 'node:net';
+import { atField, FieldError } from '../../config/errors';
 import type { HttpConnectionManagerConfig } from '../../config/model';
 import type { Logger } from '../../log/logger_api';
 import { DateCache } from '../../http/date_cache';
@@ -37,14 +38,6 @@ const LAST_CHUNK = '0\r\n\r\n';
 /** Envoy's delayed_close_timeout: how long a closing connection waits for the client to read. */
 const DELAYED_CLOSE_MS = 1000;
 
-/** An HTTP filter chain this data plane cannot run. */
-export class UnsupportedHttpFilterError extends Error {
-  constructor(statPrefix: string, filter: string) {
-    super(`http_connection_manager '${statPrefix}': http filter '${filter}' is not supported; the chain must end with ${ROUTER_FILTER}`);
-    this.name = 'UnsupportedHttpFilterError';
-  }
-}
-
 export interface HttpConnectionManagerDeps {
   readonly stats: StatsStore;
   readonly clusters: ClusterManager;
@@ -68,24 +61,26 @@ export class HttpConnectionManagerFactory implements NetworkFilterFactory {
   /** The decoder filters before the router, in order; null when the router is alone. */
   readonly filters: readonly HttpFilterFactory[] | null;
 
+  /** @throws FieldError at a path relative to the filter's typed_config, for a chain or route table it cannot build */
   constructor(
     readonly config: HttpConnectionManagerConfig,
     readonly deps: HttpConnectionManagerDeps,
   ) {
     const chain = config.httpFilters;
     if (chain.length === 0 || chain[chain.length - 1].name !== ROUTER_FILTER) {
-      throw new UnsupportedHttpFilterError(config.statPrefix, chain[chain.length - 1]?.name ?? '(none)');
+      throw new FieldError('http_filters', `the last HTTP filter must be ${ROUTER_FILTER}`);
     }
-    const filters = chain.slice(0, -1).map((filter) => {
+    const filters = chain.slice(0, -1).map((filter, i) => {
       const factory = filter.name === ROUTER_FILTER ? null : createHttpFilterFactory(filter, deps.filterContext);
-      if (factory === null) throw new UnsupportedHttpFilterError(config.statPrefix, filter.name);
+      if (factory === null) throw new FieldError(`http_filters[${i}].name`, `http filter '${filter.name}' is not supported before ${ROUTER_FILTER}`);
       return factory;
     });
     this.filters = filters.length === 0 ? null : filters;
+    const routeTable = atField('route_config', () => new RouteTable(config.routeConfig, deps.runtime, mathRandom));
     const scope = deps.stats.scope(`http.${config.statPrefix}`);
     this.stats = new HttpConnectionManagerStats(scope);
     this.router = {
-      routeTable: new RouteTable(config.routeConfig, deps.runtime, mathRandom),
+      routeTable,
       clusters: deps.clusters,
       stats: new RouterStats(scope),
       useRemoteAddress: config.useRemoteAddress,

@@ -1,0 +1,33 @@
+// The configuration is what the workers can build: before a supervisor binds or forks anything,
+// and in `--mode validate`, every cluster and every listener's filter chain is built from the
+// model by the constructors a worker runs, then dropped. Nothing is opened: the stats are only
+// named, the clusters have no hosts (membership is the supervisor's, found later), nothing is served.
+
+import { inConfigFile } from '../config/errors';
+import type { Bootstrap } from '../config/model';
+import { SystemClock } from '../common/clock';
+import { NetworkFilterBuilder } from '../listener/network_filter_builder';
+import type { LoggerFactory } from '../log/logger_api';
+import { LiveRuntime } from '../runtime/live_runtime';
+import { NamingStatsStore } from '../stats/naming_store';
+import { ClusterManager } from '../upstream/cluster_manager';
+import { neverDrain } from './drain_decider';
+
+/** @throws ConfigError of `file` at the field of the first cluster or listener a worker could not build */
+export function constructDataPlane(bootstrap: Bootstrap, file: string, log: LoggerFactory): void {
+  inConfigFile(file, () => {
+    const stats = new NamingStatsStore();
+    const clusters = new ClusterManager(bootstrap.clusters, [], stats);
+    const filters = new NetworkFilterBuilder({
+      bootstrap,
+      stats,
+      clusters,
+      log,
+      drain: neverDrain,
+      runtime: new LiveRuntime([]),
+      healthCheckFailed: () => false,
+      clock: new SystemClock(),
+    });
+    bootstrap.listeners.forEach((_, i) => filters.listenerFilter(i));
+  });
+}
