@@ -44,6 +44,9 @@ const LOAD_ASSIGNMENT: Shape = {
   },
 };
 
+// Every other Cluster field is carried into the model but refused here until something acts
+// on it (docs/clusters.md lists each field's status). `hosts` and `tls_context` are v2 fields
+// the upgrade turned into load_assignment and transport_socket, checked as those.
 const CLUSTER: Shape = {
   fields: {
     name: leaf,
@@ -56,7 +59,7 @@ const CLUSTER: Shape = {
     max_requests_per_connection: leaf,
     metadata: METADATA,
     // The spec: DNS settings are ignored for STATIC clusters, cleanup_interval for all but
-    // ORIGINAL_DST; ignoring them here is the specified behavior, not a gap.
+    // ORIGINAL_DST; ignoring them there is the specified behavior, not a gap.
     dns_refresh_rate: leaf,
     dns_failure_refresh_rate: leaf,
     respect_dns_ttl: leaf,
@@ -64,8 +67,11 @@ const CLUSTER: Shape = {
     dns_resolvers: leaf,
     use_tcp_for_dns_lookups: leaf,
     cleanup_interval: leaf,
+    // The round robin balancer reads it; the rest of common_lb_config is not acted on yet.
+    common_lb_config: { fields: { healthy_panic_threshold: leaf } },
   },
-  values: { type: ['STATIC'], lb_policy: ['ROUND_ROBIN'] },
+  // The discovery types with a cluster implementation (a registry will list them).
+  values: { type: ['STATIC', 'STRICT_DNS', 'LOGICAL_DNS'], lb_policy: ['ROUND_ROBIN'] },
 };
 
 const ROUTE_CONFIG: Shape = {

@@ -47,7 +47,11 @@ export class Cluster {
     if (config.type !== 'STATIC') throw new UnsupportedClusterError(config.name, `discovery type ${config.type}`);
     if (config.lbPolicy !== 'ROUND_ROBIN') throw new UnsupportedClusterError(config.name, `lb_policy ${config.lbPolicy}`);
     this.info = new ClusterInfo(config, store);
-    this.lb = new RoundRobinLoadBalancer(this.prioritySet, { random, healthyPanic: { inc: () => this.info.stats.counters.lb_healthy_panic.inc() } });
+    this.lb = new RoundRobinLoadBalancer(this.prioritySet, {
+      random,
+      healthyPanic: { inc: () => this.info.stats.counters.lb_healthy_panic.inc() },
+      healthyPanicThreshold: config.commonLbConfig.healthyPanicThreshold,
+    });
     this.updateMembership(config.loadAssignment.endpoints);
   }
 

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { LocalityLbEndpoints } from '../../src/config/model';
+import type { ClusterConfig, LocalityLbEndpoints } from '../../src/config/model';
 import { createHeapStatsStore, SharedStatsStore } from '../../src/stats/store';
 import { assignHostSlots } from '../../src/upstream/host_slots';
 import { Cluster, UnsupportedClusterError } from '../../src/upstream/cluster';
@@ -21,9 +21,9 @@ function assignment(ports: readonly number[], health: 'HEALTHY' | 'UNHEALTHY' = 
 }
 
 /** A cluster 'c' whose host stats slots cover ports 80..83. */
-function clusterC(store: SharedStatsStore): Cluster {
+function clusterC(store: SharedStatsStore, overrides: Partial<ClusterConfig> = {}): Cluster {
   const slots = assignHostSlots([{ ...staticCluster('c', []), loadAssignment: { clusterName: 'c', endpoints: assignment([80, 81, 82, 83]) } }], store.hosts);
-  return new Cluster(staticCluster('c', []), store, slots, () => 0, Buffer.alloc(1024));
+  return new Cluster(staticCluster('c', [], overrides), store, slots, () => 0, Buffer.alloc(1024));
 }
 
 test('the cluster manager builds every cluster and finds them by name', () => {
@@ -70,5 +70,13 @@ test('health from the assignment applies on update', () => {
   cluster.updateMembership(assignment([80, 81, 82], 'UNHEALTHY'));
   // Every host unhealthy: panic routing still picks them.
   assert.ok(cluster.chooseHost() !== null);
+  cluster.close();
+});
+
+test('common_lb_config.healthy_panic_threshold: 0 disables panic routing', () => {
+  const store = createHeapStatsStore();
+  const cluster = clusterC(store, { commonLbConfig: { ...staticCluster('c', []).commonLbConfig, healthyPanicThreshold: 0 } });
+  cluster.updateMembership(assignment([80, 81, 82], 'UNHEALTHY'));
+  assert.equal(cluster.chooseHost(), null);
   cluster.close();
 });
