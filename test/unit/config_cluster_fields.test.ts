@@ -133,6 +133,9 @@ const ROWS: readonly Row[] = [
     expect: (c, _version, loaded) => {
       assert.deepEqual(c.transportSocket, { name: 'proxy.transport_sockets.tls', typedConfig: { '@type': TLS_TYPE, sni: 'backend.internal' } });
       assert.ok(loaded.warnings.some((w) => w.startsWith(`${CLUSTER}.tls_context: deprecated option`)));
+      // /config_dump prints the source: the v3 rewrite.
+      assert.deepEqual((c.source as Json).transport_socket, { name: 'proxy.transport_sockets.tls', typed_config: { '@type': TLS_TYPE, sni: 'backend.internal' } });
+      assert.equal((c.source as Json).tls_context, undefined);
     },
     refused: ['transport_socket'],
   },
@@ -305,7 +308,10 @@ const ROWS: readonly Row[] = [
     field: 'drain_connections_on_host_removal',
     v2: { drain_connections_on_host_removal: true },
     v3: { ignore_health_on_host_removal: true },
-    expect: (c) => assert.equal(c.drainConnectionsOnHostRemoval, true),
+    expect: (c) => {
+      assert.equal(c.drainConnectionsOnHostRemoval, true);
+      assert.deepEqual(Object.keys(c.source as Json).filter((k) => k.endsWith('_on_host_removal')), ['ignore_health_on_host_removal']);
+    },
     refused: ['ignore_health_on_host_removal'],
   },
   {
