@@ -299,7 +299,7 @@ export type ClusterProtocolSelection = 'USE_CONFIGURED_PROTOCOL' | 'USE_DOWNSTRE
  * A message this build carries but does not model yet (health checks, circuit breakers, outlier
  * detection, protocol options): its decoded v3 JSON, for the issue that implements it to read.
  */
-export type DecodedMessage = Readonly<Record<string, unknown>>;
+export type UnmodelledMessage = Readonly<Record<string, unknown>>;
 
 export interface ClusterConfig {
   readonly name: string;
@@ -308,9 +308,9 @@ export interface ClusterConfig {
   /** STATIC when cluster_type is set instead (the two are a one-of). */
   readonly type: DiscoveryType;
   /** cluster_type: a cluster type by its registered name, with its typed_config. */
-  readonly clusterType: { readonly name: string; readonly typedConfig: DecodedMessage } | null;
+  readonly clusterType: { readonly name: string; readonly typedConfig: UnmodelledMessage } | null;
   /** Set only on EDS clusters (validated). */
-  readonly edsClusterConfig: { readonly edsConfig: DecodedMessage; readonly serviceName: string } | null;
+  readonly edsClusterConfig: { readonly edsConfig: UnmodelledMessage; readonly serviceName: string } | null;
   readonly connectTimeoutMs: number;
   readonly lbPolicy: LbPolicy;
   readonly perConnectionBufferLimitBytes: number;
@@ -318,18 +318,18 @@ export interface ClusterConfig {
   readonly maxRequestsPerConnection: number;
   /** load_assignment, or the v2 `hosts` upgraded into one. */
   readonly loadAssignment: ClusterLoadAssignment;
-  readonly healthChecks: readonly DecodedMessage[];
-  readonly circuitBreakers: DecodedMessage | null;
+  readonly healthChecks: readonly UnmodelledMessage[];
+  readonly circuitBreakers: UnmodelledMessage | null;
   /** transport_socket, or the v2 `tls_context` upgraded into a `proxy.transport_sockets.tls` one; null: plaintext. */
   readonly transportSocket: TransportSocketConfig | null;
   readonly transportSocketMatches: readonly TransportSocketMatch[];
-  readonly upstreamHttpProtocolOptions: DecodedMessage | null;
-  readonly commonHttpProtocolOptions: DecodedMessage | null;
-  readonly httpProtocolOptions: DecodedMessage | null;
+  readonly upstreamHttpProtocolOptions: UnmodelledMessage | null;
+  readonly commonHttpProtocolOptions: UnmodelledMessage | null;
+  readonly httpProtocolOptions: UnmodelledMessage | null;
   /** Set (even empty) means the upstream speaks HTTP/2 with prior knowledge. */
-  readonly http2ProtocolOptions: DecodedMessage | null;
+  readonly http2ProtocolOptions: UnmodelledMessage | null;
   /** Extension name (our spelling) -> its typed options. */
-  readonly typedExtensionProtocolOptions: Readonly<Record<string, DecodedMessage>>;
+  readonly typedExtensionProtocolOptions: Readonly<Record<string, UnmodelledMessage>>;
   readonly protocolSelection: ClusterProtocolSelection;
   // DNS settings: read by STRICT_DNS and LOGICAL_DNS clusters, ignored by the others.
   readonly dnsRefreshRateMs: number;
@@ -340,7 +340,7 @@ export interface ClusterConfig {
   /** Empty: the system resolver configuration. */
   readonly dnsResolvers: readonly SocketAddress[];
   readonly useTcpForDnsLookups: boolean;
-  readonly outlierDetection: DecodedMessage | null;
+  readonly outlierDetection: UnmodelledMessage | null;
   /** ORIGINAL_DST only: how often unused hosts are swept. */
   readonly cleanupIntervalMs: number;
   readonly lbSubsetConfig: LbSubsetConfig | null;
