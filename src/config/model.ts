@@ -222,16 +222,101 @@ export interface ClusterLoadAssignment {
   readonly endpoints: readonly LocalityLbEndpoints[];
 }
 
+/** core.v3.TransportSocket: an extension name and its typed_config (decoded v3 JSON, with @type). */
+export interface TransportSocketConfig {
+  readonly name: string;
+  readonly typedConfig: Readonly<Record<string, unknown>>;
+}
+
+/** Cluster.TransportSocketMatch: endpoints whose `proxy.transport_socket_match` metadata holds `match` use `transportSocket`. */
+export interface TransportSocketMatch {
+  readonly name: string;
+  /** The Struct as JSON; empty matches any endpoint. */
+  readonly match: Readonly<Record<string, unknown>>;
+  readonly transportSocket: TransportSocketConfig | null;
+}
+
+/** Cluster.RefreshRate, in milliseconds. */
+export interface RefreshRate {
+  readonly baseMs: number;
+  /** 10 x baseMs when unset. */
+  readonly maxMs: number;
+}
+
+export type DnsLookupFamily = 'AUTO' | 'V4_ONLY' | 'V6_ONLY';
+
+export type LbSubsetFallbackPolicy = 'NO_FALLBACK' | 'ANY_ENDPOINT' | 'DEFAULT_SUBSET';
+
+export interface LbSubsetSelector {
+  readonly keys: readonly string[];
+  /** NOT_DEFINED defers to the config's fallbackPolicy. */
+  readonly fallbackPolicy: 'NOT_DEFINED' | LbSubsetFallbackPolicy | 'KEYS_SUBSET';
+  /** Non-empty, a strict subset of keys, exactly when fallbackPolicy is KEYS_SUBSET (validated). */
+  readonly fallbackKeysSubset: readonly string[];
+}
+
+/** Cluster.LbSubsetConfig, defaults filled in. */
+export interface LbSubsetConfig {
+  readonly fallbackPolicy: LbSubsetFallbackPolicy;
+  /** The Struct as JSON, matched under the `proxy.lb` metadata namespace. */
+  readonly defaultSubset: Readonly<Record<string, unknown>>;
+  readonly subsetSelectors: readonly LbSubsetSelector[];
+  readonly localityWeightAware: boolean;
+  readonly scaleLocalityWeight: boolean;
+  readonly panicModeAny: boolean;
+  readonly listAsAny: boolean;
+}
+
+/** Cluster.RingHashLbConfig, defaults filled in (read when lbPolicy is RING_HASH). */
+export interface RingHashLbConfig {
+  readonly minimumRingSize: number;
+  readonly maximumRingSize: number;
+  readonly hashFunction: 'XX_HASH' | 'MURMUR_HASH_2';
+}
+
+/** Cluster.CommonLbConfig, defaults filled in. */
+export interface CommonLbConfig {
+  /** Whole percent (truncated), 0..100; 0 disables panic mode. */
+  readonly healthyPanicThreshold: number;
+  /** Zone aware routing settings; Envoy's defaults apply when zone_aware_lb_config is unset. */
+  readonly zoneAware: {
+    /** Whole percent of requests considered for zone aware routing. */
+    readonly routingEnabled: number;
+    readonly minClusterSize: number;
+    readonly failTrafficOnPanic: boolean;
+  };
+  /** locality_weighted_lb_config is set (the one-of excludes zone_aware_lb_config). */
+  readonly localityWeighted: boolean;
+  /** 0 disables merging. */
+  readonly updateMergeWindowMs: number;
+  readonly ignoreNewHostsUntilFirstHc: boolean;
+  readonly useHostnameForHashing: boolean;
+}
+
+export type ClusterProtocolSelection = 'USE_CONFIGURED_PROTOCOL' | 'USE_DOWNSTREAM_PROTOCOL';
+
+/**
+ * A message this build carries but does not model yet (health checks, circuit breakers, outlier
+ * detection, protocol options): its decoded v3 JSON, for the issue that implements it to read.
+ */
+export type UnmodelledMessage = Readonly<Record<string, unknown>>;
+
 export interface ClusterConfig {
   readonly name: string;
   /** alt_stat_name, or name, with every `:` replaced by `_`. */
   readonly statName: string;
+  /** STATIC when cluster_type is set instead (the two are a one-of). */
   readonly type: DiscoveryType;
+  /** cluster_type: a cluster type by its registered name, with its typed_config. */
+  readonly clusterType: { readonly name: string; readonly typedConfig: UnmodelledMessage } | null;
+  /** Set only on EDS clusters (validated). */
+  readonly edsClusterConfig: { readonly edsConfig: UnmodelledMessage; readonly serviceName: string } | null;
   readonly connectTimeoutMs: number;
   readonly lbPolicy: LbPolicy;
   readonly perConnectionBufferLimitBytes: number;
   /** 0 means no limit. */
   readonly maxRequestsPerConnection: number;
+  /** load_assignment, or the v2 `hosts` upgraded into one. */
   readonly loadAssignment: ClusterLoadAssignment;
   /** upstream_bind_config.source_address: where upstream connections come from (port 0: any). */
   readonly upstreamBindConfig: SocketAddress | null;
@@ -245,6 +330,39 @@ export interface ClusterConfig {
   readonly upstreamFilters: readonly UpstreamNetworkFilterConfig[];
   /** metadata.filter_metadata, for filters. */
   readonly metadata: Readonly<Record<string, unknown>>;
+  readonly healthChecks: readonly UnmodelledMessage[];
+  readonly circuitBreakers: UnmodelledMessage | null;
+  /** transport_socket, or the v2 `tls_context` upgraded into a `proxy.transport_sockets.tls` one; null: plaintext. */
+  readonly transportSocket: TransportSocketConfig | null;
+  readonly transportSocketMatches: readonly TransportSocketMatch[];
+  readonly upstreamHttpProtocolOptions: UnmodelledMessage | null;
+  readonly commonHttpProtocolOptions: UnmodelledMessage | null;
+  readonly httpProtocolOptions: UnmodelledMessage | null;
+  /** Set (even empty) means the upstream speaks HTTP/2 with prior knowledge. */
+  readonly http2ProtocolOptions: UnmodelledMessage | null;
+  /** Extension name (our spelling) -> its typed options. */
+  readonly typedExtensionProtocolOptions: Readonly<Record<string, UnmodelledMessage>>;
+  readonly protocolSelection: ClusterProtocolSelection;
+  // DNS settings: read by STRICT_DNS and LOGICAL_DNS clusters, ignored by the others.
+  readonly dnsRefreshRateMs: number;
+  /** null: failures retry at dnsRefreshRateMs. */
+  readonly dnsFailureRefreshRate: RefreshRate | null;
+  readonly respectDnsTtl: boolean;
+  readonly dnsLookupFamily: DnsLookupFamily;
+  /** Empty: the system resolver configuration. */
+  readonly dnsResolvers: readonly SocketAddress[];
+  readonly useTcpForDnsLookups: boolean;
+  readonly outlierDetection: UnmodelledMessage | null;
+  /** ORIGINAL_DST only: how often unused hosts are swept. */
+  readonly cleanupIntervalMs: number;
+  readonly lbSubsetConfig: LbSubsetConfig | null;
+  readonly ringHashLbConfig: RingHashLbConfig;
+  readonly originalDstLbConfig: { readonly useHttpHeader: boolean };
+  readonly leastRequestLbConfig: { readonly choiceCount: number };
+  readonly commonLbConfig: CommonLbConfig;
+  /** v2 drain_connections_on_host_removal, v3 ignore_health_on_host_removal. */
+  readonly drainConnectionsOnHostRemoval: boolean;
+  readonly closeConnectionsOnHostHealthFailure: boolean;
   /** The cluster as v3 JSON, for /config_dump. */
   readonly source: unknown;
 }

@@ -7,6 +7,7 @@ import {
   boolField,
   durationMs,
   enumField,
+  isJsonObject,
   JsonObject,
   messageField,
   messageList,
@@ -19,7 +20,10 @@ import type {
   Bootstrap,
   ClusterConfig,
   ClusterLoadAssignment,
+  ClusterProtocolSelection,
+  CommonLbConfig,
   DiscoveryType,
+  DnsLookupFamily,
   EndpointHealthStatus,
   FilterChainConfig,
   HeaderMatch,
@@ -29,11 +33,16 @@ import type {
   HttpConnectionManagerConfig,
   LbEndpoint,
   LbPolicy,
+  LbSubsetConfig,
+  LbSubsetFallbackPolicy,
+  LbSubsetSelector,
   ListenerConfig,
   Locality,
   LocalityLbEndpoints,
   PercentDenominator,
   NetworkFilterConfig,
+  RefreshRate,
+  RingHashLbConfig,
   Route,
   RouteAction,
   RouteConfiguration,
@@ -44,9 +53,10 @@ import type {
   StringMatch,
   TcpKeepalive,
   TcpProxyConfig,
+  TransportSocketConfig,
   UpstreamNetworkFilterConfig,
 } from './model';
-import { HEALTH_CHECK, PROXY_PROTOCOL_UPSTREAM, proxySpelling, TCP_PROXY } from './names';
+import { canonicalExtensionName, HEALTH_CHECK, PROXY_PROTOCOL_UPSTREAM, proxySpelling, TCP_PROXY } from './names';
 import { flattenStaticLayer } from '../runtime/static_layer';
 
 /** Defaults of Envoy 1.16 for fields left unset. */
@@ -61,6 +71,16 @@ const DEFAULTS = {
   endpointWeight: 1,
   serverName: 'proxy',
   statsFlushIntervalMs: 5_000,
+  dnsRefreshRateMs: 5_000,
+  refreshRateMaxFactor: 10,
+  cleanupIntervalMs: 5_000,
+  minimumRingSize: 1024,
+  maximumRingSize: 8 * 1024 * 1024,
+  leastRequestChoiceCount: 2,
+  healthyPanicThreshold: 50,
+  zoneRoutingEnabled: 100,
+  zoneMinClusterSize: 6,
+  updateMergeWindowMs: 1_000,
   // Envoy's /var/log/envoy/envoy.prof.
   profilePath: '/var/log/proxy/proxy.prof',
 } as const;
@@ -258,10 +278,21 @@ function routeAction(config: JsonObject): RouteAction {
 function cluster(config: JsonObject): ClusterConfig {
   const name = stringField(config, 'name');
   const loadAssignment = messageField(config, 'load_assignment');
+  const customType = messageField(config, 'cluster_type');
+  const eds = messageField(config, 'eds_cluster_config');
+  const failureRate = messageField(config, 'dns_failure_refresh_rate');
+  const subset = messageField(config, 'lb_subset_config');
+  const transportSocket = messageField(config, 'transport_socket');
   return {
     name,
     statName: (stringField(config, 'alt_stat_name') || name).replaceAll(':', '_'),
     type: enumField<DiscoveryType>(config, 'type', 'STATIC'),
+    clusterType:
+      customType === undefined
+        ? null
+        : { name: canonicalExtensionName(stringField(customType, 'name')), typedConfig: messageField(customType, 'typed_config') ?? {} },
+    edsClusterConfig:
+      eds === undefined ? null : { edsConfig: messageField(eds, 'eds_config') ?? {}, serviceName: stringField(eds, 'service_name') },
     connectTimeoutMs: millis(config, 'connect_timeout', DEFAULTS.connectTimeoutMs),
     lbPolicy: enumField<LbPolicy>(config, 'lb_policy', 'ROUND_ROBIN'),
     perConnectionBufferLimitBytes: numberField(
@@ -278,6 +309,45 @@ function cluster(config: JsonObject): ClusterConfig {
     trackTimeoutBudgets: boolField(config, 'track_timeout_budgets'),
     upstreamFilters: messageList(config, 'filters').map(upstreamNetworkFilter),
     metadata: messageField(messageField(config, 'metadata') ?? {}, 'filter_metadata') ?? {},
+    healthChecks: messageList(config, 'health_checks'),
+    circuitBreakers: messageField(config, 'circuit_breakers') ?? null,
+    transportSocket: transportSocket === undefined ? null : transportSocketConfig(transportSocket),
+    transportSocketMatches: messageList(config, 'transport_socket_matches').map((match) => {
+      const socket = messageField(match, 'transport_socket');
+      return {
+        name: stringField(match, 'name'),
+        match: messageField(match, 'match') ?? {},
+        transportSocket: socket === undefined ? null : transportSocketConfig(socket),
+      };
+    }),
+    upstreamHttpProtocolOptions: messageField(config, 'upstream_http_protocol_options') ?? null,
+    commonHttpProtocolOptions: messageField(config, 'common_http_protocol_options') ?? null,
+    httpProtocolOptions: messageField(config, 'http_protocol_options') ?? null,
+    http2ProtocolOptions: messageField(config, 'http2_protocol_options') ?? null,
+    typedExtensionProtocolOptions: Object.fromEntries(
+      Object.entries(messageField(config, 'typed_extension_protocol_options') ?? {}).map(([key, value]) => [
+        canonicalExtensionName(key),
+        isJsonObject(value) ? value : {},
+      ]),
+    ),
+    protocolSelection: enumField<ClusterProtocolSelection>(config, 'protocol_selection', 'USE_CONFIGURED_PROTOCOL'),
+    dnsRefreshRateMs: millis(config, 'dns_refresh_rate', DEFAULTS.dnsRefreshRateMs),
+    dnsFailureRefreshRate: failureRate === undefined ? null : refreshRate(failureRate),
+    respectDnsTtl: boolField(config, 'respect_dns_ttl'),
+    dnsLookupFamily: enumField<DnsLookupFamily>(config, 'dns_lookup_family', 'AUTO'),
+    dnsResolvers: messageList(config, 'dns_resolvers').map(socketAddress),
+    useTcpForDnsLookups: boolField(config, 'use_tcp_for_dns_lookups'),
+    outlierDetection: messageField(config, 'outlier_detection') ?? null,
+    cleanupIntervalMs: millis(config, 'cleanup_interval', DEFAULTS.cleanupIntervalMs),
+    lbSubsetConfig: subset === undefined ? null : lbSubsetConfig(subset),
+    ringHashLbConfig: ringHashLbConfig(messageField(config, 'ring_hash_lb_config') ?? {}),
+    originalDstLbConfig: { useHttpHeader: boolField(messageField(config, 'original_dst_lb_config') ?? {}, 'use_http_header') },
+    leastRequestLbConfig: {
+      choiceCount: numberField(messageField(config, 'least_request_lb_config') ?? {}, 'choice_count', DEFAULTS.leastRequestChoiceCount),
+    },
+    commonLbConfig: commonLbConfig(messageField(config, 'common_lb_config') ?? {}),
+    drainConnectionsOnHostRemoval: boolField(config, 'ignore_health_on_host_removal'),
+    closeConnectionsOnHostHealthFailure: boolField(config, 'close_connections_on_host_health_failure'),
     source: config,
   };
 }
@@ -297,6 +367,62 @@ function tcpKeepalive(config: JsonObject | undefined): TcpKeepalive | null {
 function upstreamNetworkFilter(filter: JsonObject): UpstreamNetworkFilterConfig {
   const config = messageField(filter, 'typed_config') ?? {};
   return { name: PROXY_PROTOCOL_UPSTREAM, version: enumField<'V1' | 'V2'>(config, 'version', 'V1') };
+}
+
+function transportSocketConfig(config: JsonObject): TransportSocketConfig {
+  return { name: stringField(config, 'name'), typedConfig: messageField(config, 'typed_config') ?? {} };
+}
+
+/** Validation made base_interval present and above zero. */
+function refreshRate(config: JsonObject): RefreshRate {
+  const baseMs = millis(config, 'base_interval', 0);
+  return { baseMs, maxMs: millis(config, 'max_interval', baseMs * DEFAULTS.refreshRateMaxFactor) };
+}
+
+function lbSubsetConfig(config: JsonObject): LbSubsetConfig {
+  return {
+    fallbackPolicy: enumField<LbSubsetFallbackPolicy>(config, 'fallback_policy', 'NO_FALLBACK'),
+    defaultSubset: messageField(config, 'default_subset') ?? {},
+    subsetSelectors: messageList(config, 'subset_selectors').map((selector) => ({
+      keys: stringList(selector, 'keys'),
+      fallbackPolicy: enumField<LbSubsetSelector['fallbackPolicy']>(selector, 'fallback_policy', 'NOT_DEFINED'),
+      fallbackKeysSubset: stringList(selector, 'fallback_keys_subset'),
+    })),
+    localityWeightAware: boolField(config, 'locality_weight_aware'),
+    scaleLocalityWeight: boolField(config, 'scale_locality_weight'),
+    panicModeAny: boolField(config, 'panic_mode_any'),
+    listAsAny: boolField(config, 'list_as_any'),
+  };
+}
+
+function ringHashLbConfig(config: JsonObject): RingHashLbConfig {
+  return {
+    minimumRingSize: numberField(config, 'minimum_ring_size', DEFAULTS.minimumRingSize),
+    maximumRingSize: numberField(config, 'maximum_ring_size', DEFAULTS.maximumRingSize),
+    hashFunction: enumField<RingHashLbConfig['hashFunction']>(config, 'hash_function', 'XX_HASH'),
+  };
+}
+
+function commonLbConfig(config: JsonObject): CommonLbConfig {
+  const zoneAware = messageField(config, 'zone_aware_lb_config') ?? {};
+  return {
+    healthyPanicThreshold: percent(config, 'healthy_panic_threshold', DEFAULTS.healthyPanicThreshold),
+    zoneAware: {
+      routingEnabled: percent(zoneAware, 'routing_enabled', DEFAULTS.zoneRoutingEnabled),
+      minClusterSize: numberField(zoneAware, 'min_cluster_size', DEFAULTS.zoneMinClusterSize),
+      failTrafficOnPanic: boolField(zoneAware, 'fail_traffic_on_panic'),
+    },
+    localityWeighted: messageField(config, 'locality_weighted_lb_config') !== undefined,
+    updateMergeWindowMs: millis(config, 'update_merge_window', DEFAULTS.updateMergeWindowMs),
+    ignoreNewHostsUntilFirstHc: boolField(config, 'ignore_new_hosts_until_first_hc'),
+    useHostnameForHashing: boolField(messageField(config, 'consistent_hashing_lb_config') ?? {}, 'use_hostname_for_hashing'),
+  };
+}
+
+/** A type.v3.Percent field in whole percent (Envoy truncates to the nearest 1%), or the default when unset. */
+function percent(config: JsonObject, key: string, fallback: number): number {
+  const value = messageField(config, key);
+  return value === undefined ? fallback : Math.trunc(numberField(value, 'value'));
 }
 
 function clusterLoadAssignment(config: JsonObject): ClusterLoadAssignment {

@@ -52,7 +52,11 @@ export class Cluster {
     // the supervisor's business: a worker only ever sees membership.
     if (config.lbPolicy !== 'ROUND_ROBIN') throw new FieldError('lb_policy', `lb_policy ${config.lbPolicy} is not supported by the data plane`);
     this.info = new ClusterInfo(config, store);
-    this.lb = new RoundRobinLoadBalancer(this.prioritySet, { random, healthyPanic: { inc: () => this.info.stats.counters.lb_healthy_panic.inc() } });
+    this.lb = new RoundRobinLoadBalancer(this.prioritySet, {
+      random,
+      healthyPanic: { inc: () => this.info.stats.counters.lb_healthy_panic.inc() },
+      healthyPanicThreshold: config.commonLbConfig.healthyPanicThreshold,
+    });
     this.applyMembership(snapshot.version, snapshot);
   }
 

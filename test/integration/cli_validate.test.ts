@@ -104,6 +104,41 @@ const INVALID: ReadonlyArray<{ readonly name: string; readonly change: (b: Json)
     change: (b) => refreshRate(b, { base_interval: '5s', max_interval: '5s' }),
     error: `${CLUSTER}.dns_failure_refresh_rate.base_interval: must be less than max_interval`,
   },
+  {
+    name: 'RefreshRate max_interval below base_interval',
+    change: (b) => refreshRate(b, { base_interval: '5s', max_interval: '2s' }),
+    error: `${CLUSTER}.dns_failure_refresh_rate.max_interval: must be greater than or equal to base_interval`,
+  },
+  {
+    name: 'use_tcp_for_dns_lookups with the platform DNS runtime feature',
+    change: (b) => {
+      plain(b).use_tcp_for_dns_lookups = true;
+      b.layered_runtime = { layers: [{ name: 'static', static_layer: { 'proxy.restart_features.use_platform_api_for_dns_lookups': true } }] };
+    },
+    error: `${CLUSTER}.use_tcp_for_dns_lookups: TCP for DNS lookups cannot be used while runtime proxy.restart_features.use_platform_api_for_dns_lookups is true (the platform API uses UDP only); remove use_tcp_for_dns_lookups or turn the feature off`,
+  },
+  // Envoy's load-time checks of the cluster types this build serves.
+  { name: 'dns_refresh_rate below 1 ms', change: (b) => Object.assign(plain(b), { type: 'STRICT_DNS', dns_refresh_rate: '0s' }), error: `${CLUSTER}.dns_refresh_rate: must be at least 1ms` },
+  {
+    name: 'LOGICAL_DNS with two endpoints',
+    change: (b) => {
+      plain(b).type = 'LOGICAL_DNS';
+      plain(b).load_assignment.endpoints[0].lb_endpoints.push({ endpoint: { address: { socket_address: { address: 'b.internal', port_value: 80 } } } });
+    },
+    error: `${CLUSTER}.load_assignment: LOGICAL_DNS clusters must have a single locality_lb_endpoint and a single lb_endpoint`,
+  },
+  {
+    name: 'STATIC with a hostname',
+    change: (b) => (plain(b).load_assignment.endpoints[0].lb_endpoints[0].endpoint.address.socket_address.address = 'backend.internal'),
+    error: `${CLUSTER}.load_assignment.endpoints[0].lb_endpoints[0].endpoint.address.socket_address.address: malformed IP address: backend.internal`,
+  },
+  { name: 'eds_cluster_config on a STATIC cluster', change: (b) => (plain(b).eds_cluster_config = { service_name: 's' }), error: `${CLUSTER}.eds_cluster_config: eds_cluster_config set in a non-EDS cluster` },
+  {
+    name: 'minimum_ring_size above maximum_ring_size',
+    change: (b) => Object.assign(plain(b), { lb_policy: 'RING_HASH', ring_hash_lb_config: { minimum_ring_size: 4096, maximum_ring_size: 2048 } }),
+    error: `${CLUSTER}.ring_hash_lb_config.minimum_ring_size: ring hash: minimum_ring_size (4096) > maximum_ring_size (2048)`,
+  },
+  { name: 'duplicate cluster name', change: (b) => b.static_resources.clusters.push(structuredClone(plain(b))), error: "static_resources.clusters[2].name: cluster manager: duplicate cluster 'plain'" },
 ];
 
 test('each invalid example of the spec\'s Errors table: exit 1 naming the problem', { timeout: 60000 }, async () => {

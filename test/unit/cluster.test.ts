@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { LocalityLbEndpoints } from '../../src/config/model';
+import type { ClusterConfig, LocalityLbEndpoints } from '../../src/config/model';
 import { createHeapStatsStore, SharedStatsStore } from '../../src/stats/store';
 import { MembershipDriver, staticSnapshots } from '../helpers/membership';
 import { FieldError } from '../../src/config/errors';
@@ -24,9 +24,9 @@ function assignment(ports: readonly number[], health: 'HEALTHY' | 'UNHEALTHY' = 
 }
 
 /** A cluster 'c', empty, and the driver of its membership. */
-function clusterC(store: SharedStatsStore): { cluster: Cluster; membership: (endpoints: LocalityLbEndpoints[]) => void } {
+function clusterC(store: SharedStatsStore, overrides: Partial<ClusterConfig> = {}): { cluster: Cluster; membership: (endpoints: LocalityLbEndpoints[]) => void } {
   const driver = new MembershipDriver('c', store.hosts);
-  const cluster = new Cluster(staticCluster('c', []), driver.snapshot, store, () => 0, Buffer.alloc(1024));
+  const cluster = new Cluster(staticCluster('c', [], overrides), driver.snapshot, store, () => 0, Buffer.alloc(1024));
   return {
     cluster,
     membership: (endpoints) => {
@@ -92,5 +92,13 @@ test('health from the assignment applies on update', () => {
   membership(assignment([80, 81, 82], 'UNHEALTHY'));
   // Every host unhealthy: panic routing still picks them.
   assert.ok(cluster.chooseHost() !== null);
+  cluster.close();
+});
+
+test('common_lb_config.healthy_panic_threshold: 0 disables panic routing', () => {
+  const store = createHeapStatsStore();
+  const { cluster, membership } = clusterC(store, { commonLbConfig: { ...staticCluster('c', []).commonLbConfig, healthyPanicThreshold: 0 } });
+  membership(assignment([80, 81, 82], 'UNHEALTHY'));
+  assert.equal(cluster.chooseHost(), null);
   cluster.close();
 });

@@ -1,10 +1,12 @@
-// Static clusters: identity, discovery type, load balancer options, DNS refresh rates and
-// endpoints. The one-of rules of the spec (type / cluster_type, the lb configs, zone aware /
-// locality weighted) are enforced by decoding, which rejects two members of a proto oneof.
+// Clusters: identity, discovery type and members, load balancer options, protocol options, DNS
+// settings and endpoints, with Envoy's load-time messages where Envoy has one. The one-of rules
+// of the spec (type / cluster_type, the lb configs, zone aware / locality weighted) are enforced
+// by decoding, which rejects two members of a proto oneof.
 
 import { FieldError, FieldErrorCollector } from '../errors';
 import { childPath, indexPath } from '../field_path';
-import { durationMs, enumField, JsonObject, messageField, messageList, numberField, stringField, stringList } from '../json';
+import { boolField, durationMs, enumField, JsonObject, messageField, messageList, numberField, stringField, stringList } from '../json';
+import { canonicalExtensionName } from '../names';
 import { requirePositiveDuration } from './durations';
 import { HostRule, validateSocketAddress } from './socket_address';
 import { validateUpstreamFilters } from './upstream_filters';
@@ -21,6 +23,8 @@ const LB_CONFIG_POLICIES: ReadonlyMap<string, string> = new Map([
 const UNSUPPORTED_LB_POLICIES = new Set(['LOAD_BALANCING_POLICY_CONFIG']);
 
 const MIN_DNS_REFRESH_RATE_MS = 1;
+const DEFAULT_MIN_RING_SIZE = 1024;
+const DEFAULT_MAX_RING_SIZE = 8 * 1024 * 1024;
 const MIN_ENDPOINT_WEIGHT = 1;
 const MAX_ENDPOINT_WEIGHT = 128;
 
@@ -39,28 +43,82 @@ export function validateClusters(bootstrap: JsonObject, errors: FieldErrorCollec
   );
 }
 
+/** Cluster types Envoy 1.16 registers besides the discovery types; capabilities decide which run. */
+const CUSTOM_CLUSTER_TYPES = new Set(['proxy.clusters.aggregate', 'proxy.clusters.dynamic_forward_proxy', 'proxy.clusters.redis']);
+
 export function validateCluster(cluster: JsonObject, path: string): void {
   const customType = messageField(cluster, 'cluster_type');
   if (customType !== undefined) {
     const typeName = stringField(customType, 'name');
-    throw new FieldError(
-      childPath(childPath(path, 'cluster_type'), 'name'),
-      `Didn't find a registered cluster factory implementation for name: '${typeName}'`,
-    );
+    if (!CUSTOM_CLUSTER_TYPES.has(canonicalExtensionName(typeName))) {
+      throw new FieldError(
+        childPath(childPath(path, 'cluster_type'), 'name'),
+        `Didn't find a registered cluster factory implementation for name: '${typeName}'`,
+      );
+    }
   }
   const type = enumField(cluster, 'type', 'STATIC');
-  const loadAssignment = messageField(cluster, 'load_assignment');
-  if (type === 'STATIC' && loadAssignment === undefined) {
-    throw new FieldError(childPath(path, 'load_assignment'), 'a STATIC cluster needs a load_assignment (or hosts)');
+  if (cluster['eds_cluster_config'] !== undefined && (customType !== undefined || type !== 'EDS')) {
+    throw new FieldError(childPath(path, 'eds_cluster_config'), 'eds_cluster_config set in a non-EDS cluster');
   }
+  const loadAssignment = messageField(cluster, 'load_assignment');
+  // A custom cluster type takes its members from its own typed_config.
+  if (customType === undefined) validateMembers(type, loadAssignment, path);
   requirePositiveDuration(cluster, 'connect_timeout', path);
   validateLbPolicy(cluster, path);
-  validateSubsetSelectors(cluster, path);
+  validateRingSize(cluster, path);
+  validateSubsetConfig(cluster, path);
+  validateProtocolOptions(cluster, path);
   validateDnsRefreshRates(cluster, path);
   validateUpstreamFilters(cluster, path);
+  messageList(cluster, 'dns_resolvers').forEach((resolver, r) =>
+    validateSocketAddress(resolver, indexPath(childPath(path, 'dns_resolvers'), r), 'ip'),
+  );
   if (loadAssignment !== undefined) {
     const hostRule: HostRule = type === 'STRICT_DNS' || type === 'LOGICAL_DNS' ? 'ip_or_hostname' : 'ip';
     validateLoadAssignment(loadAssignment, childPath(path, 'load_assignment'), hostRule);
+  }
+}
+
+/** What each discovery type needs of load_assignment (or the v2 hosts it was upgraded from). */
+function validateMembers(type: string, loadAssignment: JsonObject | undefined, path: string): void {
+  const loadAssignmentPath = childPath(path, 'load_assignment');
+  if (type === 'STATIC' && loadAssignment === undefined) {
+    throw new FieldError(loadAssignmentPath, 'a STATIC cluster needs a load_assignment (or hosts)');
+  }
+  if (type === 'ORIGINAL_DST' && loadAssignment !== undefined) {
+    throw new FieldError(loadAssignmentPath, 'ORIGINAL_DST clusters must have no load assignment or hosts configured');
+  }
+  if (type === 'LOGICAL_DNS') {
+    const localities = loadAssignment === undefined ? [] : messageList(loadAssignment, 'endpoints');
+    if (localities.length !== 1 || messageList(localities[0]!, 'lb_endpoints').length !== 1) {
+      throw new FieldError(loadAssignmentPath, 'LOGICAL_DNS clusters must have a single locality_lb_endpoint and a single lb_endpoint');
+    }
+  }
+}
+
+/** Envoy's ring hash load balancer refuses a minimum above the maximum, each with its default. */
+function validateRingSize(cluster: JsonObject, path: string): void {
+  const ringHash = messageField(cluster, 'ring_hash_lb_config');
+  if (ringHash === undefined) return;
+  const minimum = numberField(ringHash, 'minimum_ring_size', DEFAULT_MIN_RING_SIZE);
+  const maximum = numberField(ringHash, 'maximum_ring_size', DEFAULT_MAX_RING_SIZE);
+  if (minimum > maximum) {
+    throw new FieldError(
+      childPath(childPath(path, 'ring_hash_lb_config'), 'minimum_ring_size'),
+      `ring hash: minimum_ring_size (${minimum}) > maximum_ring_size (${maximum})`,
+    );
+  }
+}
+
+/** Envoy's: with the configured protocol, HTTP/1 and HTTP/2 options together leave it undecided. */
+function validateProtocolOptions(cluster: JsonObject, path: string): void {
+  if (enumField(cluster, 'protocol_selection', 'USE_CONFIGURED_PROTOCOL') !== 'USE_CONFIGURED_PROTOCOL') return;
+  if (cluster['http_protocol_options'] !== undefined && cluster['http2_protocol_options'] !== undefined) {
+    throw new FieldError(
+      childPath(path, 'http2_protocol_options'),
+      "cluster: Both HTTP1 and HTTP2 options may only be configured with non-default 'protocol_selection' values",
+    );
   }
 }
 
@@ -76,11 +134,23 @@ function validateLbPolicy(cluster: JsonObject, path: string): void {
   }
 }
 
-/** Envoy's SubsetSelectorImpl rules, with its messages. */
-function validateSubsetSelectors(cluster: JsonObject, path: string): void {
+/** Envoy's subset load balancer rules (ClusterInfoImpl, SubsetSelectorImpl), with its messages. */
+function validateSubsetConfig(cluster: JsonObject, path: string): void {
   const subsetConfig = messageField(cluster, 'lb_subset_config');
   if (subsetConfig === undefined) return;
-  const selectorsPath = childPath(childPath(path, 'lb_subset_config'), 'subset_selectors');
+  const subsetPath = childPath(path, 'lb_subset_config');
+  const lbPolicy = enumField(cluster, 'lb_policy', 'ROUND_ROBIN');
+  if (lbPolicy === 'CLUSTER_PROVIDED') {
+    throw new FieldError(subsetPath, `cluster: LB policy ${lbPolicy} cannot be combined with lb_subset_config`);
+  }
+  const commonLbConfig = messageField(cluster, 'common_lb_config') ?? {};
+  if (boolField(subsetConfig, 'locality_weight_aware') && commonLbConfig['locality_weighted_lb_config'] === undefined) {
+    throw new FieldError(
+      childPath(subsetPath, 'locality_weight_aware'),
+      `Locality weight aware subset LB requires that a locality_weighted_lb_config be set in ${stringField(cluster, 'name')}`,
+    );
+  }
+  const selectorsPath = childPath(subsetPath, 'subset_selectors');
   messageList(subsetConfig, 'subset_selectors').forEach((selector, s) => {
     if (enumField(selector, 'fallback_policy', 'NOT_DEFINED') !== 'KEYS_SUBSET') return;
     const fieldPath = childPath(indexPath(selectorsPath, s), 'fallback_keys_subset');
@@ -105,9 +175,10 @@ function validateDnsRefreshRates(cluster: JsonObject, path: string): void {
   const base = durationMs(failureRate, 'base_interval') ?? 0;
   const max = durationMs(failureRate, 'max_interval');
   if (base <= 0) throw new FieldError(childPath(ratePath, 'base_interval'), 'must be greater than zero');
-  if (max !== undefined && base >= max) {
-    throw new FieldError(childPath(ratePath, 'base_interval'), 'must be less than max_interval');
-  }
+  if (max === undefined) return;
+  if (max < base) throw new FieldError(childPath(ratePath, 'max_interval'), 'must be greater than or equal to base_interval');
+  // Equal passes the rule above but not this one: the backoff needs room to grow.
+  if (base === max) throw new FieldError(childPath(ratePath, 'base_interval'), 'must be less than max_interval');
 }
 
 function validateLoadAssignment(loadAssignment: JsonObject, path: string, hostRule: HostRule): void {

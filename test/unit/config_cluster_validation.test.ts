@@ -1,0 +1,116 @@
+// Each cluster rule of the spec (and Envoy's load-time checks for the cluster types this build
+// serves) through the loader, in v2 and v3 form: the message names the cluster's field path.
+
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { ConfigError } from '../../src/config/errors';
+import { loadBootstrap } from '../../src/config/load';
+import type { Json } from '../helpers/config_fixtures';
+
+const CLUSTER = 'static_resources.clusters[0]';
+const address = (host: string, port: number): Json => ({ socket_address: { address: host, port_value: port } });
+const assignment = (...hosts: string[]): Json => ({
+  cluster_name: 'c',
+  endpoints: [{ lb_endpoints: hosts.map((host) => ({ endpoint: { address: address(host, 80) } })) }],
+});
+
+function bootstrap(fields: Json, more: Json[] = []): Json {
+  const cluster = Object.fromEntries(
+    Object.entries({ name: 'c', connect_timeout: '1s', load_assignment: assignment('10.0.0.1'), ...fields }).filter(([, v]) => v !== undefined),
+  );
+  return { static_resources: { clusters: [cluster, ...more] } };
+}
+
+function assertRefused(config: Json, error: string): void {
+  for (const version of [2, 3]) {
+    assert.throws(
+      () => loadBootstrap({ configYaml: JSON.stringify(config), bootstrapVersion: version, allowUnknownStaticFields: false }),
+      (e: unknown) => {
+        assert.ok(e instanceof ConfigError);
+        assert.equal(e.message, `--config-yaml: ${error}`);
+        return true;
+      },
+      `v${version}`,
+    );
+  }
+}
+
+const subset = (selector: Json): Json => ({ lb_subset_config: { subset_selectors: [{ keys: ['a', 'b'], fallback_policy: 'KEYS_SUBSET', ...selector }] } });
+const SELECTOR = `${CLUSTER}.lb_subset_config.subset_selectors[0].fallback_keys_subset`;
+const RATE = `${CLUSTER}.dns_failure_refresh_rate`;
+
+const CASES: readonly (readonly [string, Json, string])[] = [
+  ['one-of: type and cluster_type', { type: 'STATIC', cluster_type: { name: 'envoy.clusters.aggregate' } }, `${CLUSTER}: only one of type, cluster_type may be set`],
+  [
+    'one-of: zone_aware_lb_config and locality_weighted_lb_config',
+    { common_lb_config: { zone_aware_lb_config: {}, locality_weighted_lb_config: {} } },
+    `${CLUSTER}.common_lb_config: only one of zone_aware_lb_config, locality_weighted_lb_config may be set`,
+  ],
+  ['one-of: ring_hash and least_request lb configs', { lb_policy: 'RING_HASH', ring_hash_lb_config: {}, least_request_lb_config: {} }, `${CLUSTER}: only one of ring_hash_lb_config, least_request_lb_config may be set`],
+  ['one-of: original_dst and least_request lb configs', { original_dst_lb_config: {}, least_request_lb_config: {} }, `${CLUSTER}: only one of original_dst_lb_config, least_request_lb_config may be set`],
+  ['ring_hash_lb_config without RING_HASH', { lb_policy: 'LEAST_REQUEST', ring_hash_lb_config: {} }, `${CLUSTER}.ring_hash_lb_config: requires lb_policy RING_HASH, but lb_policy is LEAST_REQUEST`],
+  ['least_request_lb_config without LEAST_REQUEST', { least_request_lb_config: { choice_count: 3 } }, `${CLUSTER}.least_request_lb_config: requires lb_policy LEAST_REQUEST, but lb_policy is ROUND_ROBIN`],
+  ['RefreshRate base_interval zero', { type: 'STRICT_DNS', dns_failure_refresh_rate: { base_interval: '0s' } }, `${RATE}.base_interval: must be greater than zero`],
+  ['RefreshRate base_interval missing', { type: 'STRICT_DNS', dns_failure_refresh_rate: { max_interval: '1s' } }, `${RATE}.base_interval: must be greater than zero`],
+  ['RefreshRate base_interval equal to max_interval', { type: 'STRICT_DNS', dns_failure_refresh_rate: { base_interval: '2s', max_interval: '2s' } }, `${RATE}.base_interval: must be less than max_interval`],
+  ['RefreshRate max_interval below base_interval', { type: 'STRICT_DNS', dns_failure_refresh_rate: { base_interval: '2s', max_interval: '1s' } }, `${RATE}.max_interval: must be greater than or equal to base_interval`],
+  ['dns_refresh_rate below 1 ms', { type: 'STRICT_DNS', dns_refresh_rate: '0.000500s' }, `${CLUSTER}.dns_refresh_rate: must be at least 1ms`],
+  ['fallback_keys_subset empty with KEYS_SUBSET', subset({}), `${SELECTOR}: fallback_keys_subset cannot be empty`],
+  ['fallback_keys_subset equal to keys', subset({ fallback_keys_subset: ['b', 'a'] }), `${SELECTOR}: fallback_keys_subset cannot be equal to keys`],
+  ['fallback_keys_subset with a value not in keys', subset({ fallback_keys_subset: ['a', 'c'] }), `${SELECTOR}: fallback_keys_subset must be a subset of selector keys`],
+  [
+    'minimum_ring_size above maximum_ring_size',
+    { lb_policy: 'RING_HASH', ring_hash_lb_config: { minimum_ring_size: 2048, maximum_ring_size: 1024 } },
+    `${CLUSTER}.ring_hash_lb_config.minimum_ring_size: ring hash: minimum_ring_size (2048) > maximum_ring_size (1024)`,
+  ],
+  [
+    'maximum_ring_size below the default minimum',
+    { lb_policy: 'RING_HASH', ring_hash_lb_config: { maximum_ring_size: 512 } },
+    `${CLUSTER}.ring_hash_lb_config.minimum_ring_size: ring hash: minimum_ring_size (1024) > maximum_ring_size (512)`,
+  ],
+  [
+    'LOGICAL_DNS with two endpoints',
+    { type: 'LOGICAL_DNS', load_assignment: assignment('a.internal', 'b.internal') },
+    `${CLUSTER}.load_assignment: LOGICAL_DNS clusters must have a single locality_lb_endpoint and a single lb_endpoint`,
+  ],
+  ['LOGICAL_DNS without endpoints', { type: 'LOGICAL_DNS', load_assignment: undefined }, `${CLUSTER}.load_assignment: LOGICAL_DNS clusters must have a single locality_lb_endpoint and a single lb_endpoint`],
+  ['STATIC with a hostname', { load_assignment: assignment('backend.internal') }, `${CLUSTER}.load_assignment.endpoints[0].lb_endpoints[0].endpoint.address.socket_address.address: malformed IP address: backend.internal`],
+  ['STATIC without members', { load_assignment: undefined }, `${CLUSTER}.load_assignment: a STATIC cluster needs a load_assignment (or hosts)`],
+  ['ORIGINAL_DST with members', { type: 'ORIGINAL_DST', lb_policy: 'CLUSTER_PROVIDED' }, `${CLUSTER}.load_assignment: ORIGINAL_DST clusters must have no load assignment or hosts configured`],
+  ['eds_cluster_config on a STRICT_DNS cluster', { type: 'STRICT_DNS', eds_cluster_config: { service_name: 's' } }, `${CLUSTER}.eds_cluster_config: eds_cluster_config set in a non-EDS cluster`],
+  ['an unknown cluster_type', { cluster_type: { name: 'envoy.clusters.nope' } }, `${CLUSTER}.cluster_type.name: Didn't find a registered cluster factory implementation for name: 'envoy.clusters.nope'`],
+  ['a hostname as DNS resolver', { type: 'STRICT_DNS', dns_resolvers: [address('dns.internal', 53)] }, `${CLUSTER}.dns_resolvers[0].socket_address.address: malformed IP address: dns.internal`],
+  ['lb_subset_config with CLUSTER_PROVIDED', { type: 'ORIGINAL_DST', load_assignment: undefined, lb_policy: 'CLUSTER_PROVIDED', lb_subset_config: {} }, `${CLUSTER}.lb_subset_config: cluster: LB policy CLUSTER_PROVIDED cannot be combined with lb_subset_config`],
+  [
+    'locality_weight_aware without locality_weighted_lb_config',
+    { lb_subset_config: { locality_weight_aware: true } },
+    `${CLUSTER}.lb_subset_config.locality_weight_aware: Locality weight aware subset LB requires that a locality_weighted_lb_config be set in c`,
+  ],
+  [
+    'HTTP/1 and HTTP/2 options with the configured protocol',
+    { http_protocol_options: {}, http2_protocol_options: {} },
+    `${CLUSTER}.http2_protocol_options: cluster: Both HTTP1 and HTTP2 options may only be configured with non-default 'protocol_selection' values`,
+  ],
+];
+
+for (const [name, fields, error] of CASES) {
+  test(`cluster rule: ${name}`, () => assertRefused(bootstrap(fields), error));
+}
+
+test('cluster rule: names are unique across clusters', () => {
+  const second = { name: 'c', connect_timeout: '1s', load_assignment: assignment('10.0.0.2') };
+  assertRefused(bootstrap({}, [second]), "static_resources.clusters[1].name: cluster manager: duplicate cluster 'c'");
+});
+
+test('cluster rules pass what they allow: both HTTP options with USE_DOWNSTREAM_PROTOCOL, a RefreshRate with max just above base, one LOGICAL_DNS host', () => {
+  for (const fields of [
+    { http_protocol_options: {}, http2_protocol_options: {}, protocol_selection: 'USE_DOWNSTREAM_PROTOCOL' },
+    { type: 'STRICT_DNS', dns_failure_refresh_rate: { base_interval: '1s', max_interval: '1.001s' }, dns_refresh_rate: '0.001s' },
+    { type: 'LOGICAL_DNS', load_assignment: assignment('backend.internal') },
+    { lb_policy: 'RING_HASH', ring_hash_lb_config: { minimum_ring_size: 64, maximum_ring_size: 64 } },
+    { cluster_type: { name: 'envoy.clusters.dynamic_forward_proxy' }, load_assignment: undefined },
+    subset({ fallback_keys_subset: ['a'] }),
+  ]) {
+    assert.doesNotThrow(() => loadBootstrap({ configYaml: JSON.stringify(bootstrap(fields)), allowUnknownStaticFields: false }), JSON.stringify(fields));
+  }
+});
