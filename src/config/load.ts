@@ -94,7 +94,7 @@ function decodeBootstrap(
 ): VersionedDecode {
   const asV3 = (json: JsonValue): DecodedMessage => decodeProtoJson(schema, schema.bootstrap, json, decodeOptions);
   const asV2 = (): VersionedDecode => {
-    const upgraded = upgradeV2(input);
+    const upgraded = upgradeV2(input, schema);
     return { decoded: asV3(upgraded.json), warnings: upgraded.warnings };
   };
   switch (version) {

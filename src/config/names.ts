@@ -61,3 +61,12 @@ export const CONFIG_TYPES = {
   downstreamTlsContext: 'envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext',
   rawBuffer: 'envoy.extensions.transport_sockets.raw_buffer.v3.RawBuffer',
 } as const;
+
+/**
+ * The protocol options type of each extension of Envoy 1.16 that takes protocol options (its
+ * ProtocolOptionsFactory): what a v2 extension_protocol_options Struct is read as.
+ */
+export const PROTOCOL_OPTIONS_TYPES: ReadonlyMap<string, string> = new Map([
+  ['proxy.filters.network.thrift_proxy', 'envoy.extensions.filters.network.thrift_proxy.v3.ThriftProtocolOptions'],
+  ['proxy.filters.network.redis_proxy', 'envoy.extensions.filters.network.redis_proxy.v3.RedisProtocolOptions'],
+]);
