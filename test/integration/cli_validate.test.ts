@@ -97,7 +97,7 @@ const INVALID: ReadonlyArray<{ readonly name: string; readonly change: (b: Json)
   {
     name: 'RefreshRate base_interval not above zero',
     change: (b) => refreshRate(b, { base_interval: '0s' }),
-    error: `${CLUSTER}.dns_failure_refresh_rate.base_interval: must be greater than zero`,
+    error: `${CLUSTER}.dns_failure_refresh_rate.base_interval: value must be greater than 1ms`,
   },
   {
     name: 'RefreshRate base_interval not below max_interval',
@@ -217,7 +217,7 @@ const HOSTILE: readonly Hostile[] = [
   {
     name: 'connect_timeout 0s',
     file: ['connect_timeout.yaml', () => withServable((b) => (b.static_resources.clusters[0].connect_timeout = '0s'))],
-    reason: 'static_resources.clusters[0].connect_timeout: must be greater than 0s, got 0s',
+    reason: 'static_resources.clusters[0].connect_timeout: value must be greater than 0s',
   },
   {
     name: `--config-yaml ${DEEP} deep`,
