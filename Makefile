@@ -24,10 +24,11 @@ dist/.tsc-stamp: $(NPM_STAMP) tsconfig.json $(TS_SOURCES)
 	npx tsc -p .
 	@touch $@
 
-dist/protos.json: $(NPM_STAMP) scripts/gen-protos.js
+# One run writes both: the schema and its annotations (v2 names, validation rules).
+dist/protos.json dist/proto_annotations.json &: $(NPM_STAMP) scripts/gen-protos.js
 	node scripts/gen-protos.js
 
-build: $(ADDON) dist/.tsc-stamp dist/protos.json
+build: $(ADDON) dist/.tsc-stamp dist/protos.json dist/proto_annotations.json
 	@node scripts/gen-build-info.js
 
 run: build

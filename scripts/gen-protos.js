@@ -9,7 +9,13 @@
 // than Envoy 1.16; v3 only adds fields, and the capability check refuses the ones we do not run.
 // Nothing of it is needed at run time: a production install (npm ci --omit=dev) leaves it out.
 //
-// Usage: node scripts/gen-protos.js [output]   (default: dist/protos.json)
+// Next to it, dist/proto_annotations.json carries the two annotations the loader reads from the
+// same .proto files: each v3 message's previous (v2) name, which lets a v2 type URL resolve to
+// its v3 type, and the protoc-gen-validate rules (`validate.rules`, `validate.required` on a
+// oneof), which the loader enforces on the decoded bootstrap.
+//
+// Usage: node scripts/gen-protos.js [output]   (default: dist/protos.json; the annotations are
+// written beside it)
 
 const fs = require('node:fs');
 const path = require('node:path');
@@ -65,6 +71,15 @@ const ENTRY_POINTS = [
       'envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext',
       'envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext',
     ],
+  },
+  // The protocol options types that extension_protocol_options (a v2 Struct) upgrades to.
+  {
+    file: 'envoy/extensions/filters/network/thrift_proxy/v3/thrift_proxy.proto',
+    types: ['envoy.extensions.filters.network.thrift_proxy.v3.ThriftProtocolOptions'],
+  },
+  {
+    file: 'envoy/extensions/filters/network/redis_proxy/v3/redis_proxy.proto',
+    types: ['envoy.extensions.filters.network.redis_proxy.v3.RedisProtocolOptions'],
   },
 ];
 
@@ -143,15 +158,80 @@ function withoutOptions(members) {
   return out;
 }
 
+const VERSIONING = '(udpa.annotations.versioning)';
+const RULES = '(validate.rules)';
+const ONEOF_REQUIRED = '(validate.required)';
+const MESSAGE_DISABLED = ['(validate.disabled)', '(validate.ignored)'];
+
+/**
+ * One option's value, from protobufjs's parsedOptions (a list of partial values, one per
+ * `[(opt).a = 1, (opt).b = 2]` clause), merged. The flat `options` form is no use: it drops
+ * empty messages, and `gt: {}` (greater than zero) is exactly one of those.
+ */
+function parsedOption(reflected, name) {
+  let merged;
+  for (const clause of reflected.parsedOptions ?? []) {
+    if (Object.hasOwn(clause, name)) merged = deepMerge(merged, clause[name]);
+  }
+  return merged;
+}
+
+function deepMerge(into, value) {
+  const isObject = (v) => typeof v === 'object' && v !== null && !Array.isArray(v);
+  if (!isObject(into) || !isObject(value)) return value;
+  const out = { ...into };
+  for (const [key, child] of Object.entries(value)) out[key] = deepMerge(out[key], child);
+  return out;
+}
+
+/**
+ * previousMessageTypes: v2 full name -> v3 full name, for every kept message (nested ones too).
+ * rules: by message full name, the PGV rules of its fields, its required oneofs, and whether
+ * validation is disabled for it. Only messages with at least one of those are listed.
+ */
+function annotations(root, kept) {
+  const previousMessageTypes = {};
+  const rules = {};
+  for (const name of [...kept].sort()) {
+    const type = root.lookup(name);
+    if (!(type instanceof protobuf.Type)) continue;
+    const previous = parsedOption(type, VERSIONING)?.previous_message_type;
+    if (typeof previous === 'string') previousMessageTypes[previous] = name;
+    const entry = {};
+    if (MESSAGE_DISABLED.some((option) => parsedOption(type, option) === true)) entry.disabled = true;
+    const fields = {};
+    for (const field of type.fieldsArray) {
+      const fieldRules = parsedOption(field, RULES);
+      if (fieldRules !== undefined) fields[field.name] = fieldRules;
+    }
+    if (Object.keys(fields).length > 0) entry.fields = fields;
+    const requiredOneofs = type.oneofsArray.filter((oneof) => parsedOption(oneof, ONEOF_REQUIRED) === true).map((o) => o.name);
+    if (requiredOneofs.length > 0) entry.requiredOneofs = requiredOneofs;
+    if (Object.keys(entry).length > 0) rules[name] = entry;
+  }
+  return { previousMessageTypes, rules };
+}
+
+function writeJson(file, value) {
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, JSON.stringify(value));
+  return fs.statSync(file).size;
+}
+
 function main() {
   const output = path.resolve(process.argv[2] || path.join(PROJECT, 'dist/protos.json'));
+  const annotationsOutput = path.join(path.dirname(output), 'proto_annotations.json');
   const root = loadRoot();
   const kept = reachableNames(root);
-  const descriptor = prune(root.toJSON(), '', kept);
-  fs.mkdirSync(path.dirname(output), { recursive: true });
-  fs.writeFileSync(output, JSON.stringify(descriptor));
-  const bytes = fs.statSync(output).size;
-  process.stdout.write(`gen-protos: ${kept.size} types and enums, ${bytes} bytes -> ${path.relative(process.cwd(), output)}\n`);
+  const bytes = writeJson(output, prune(root.toJSON(), '', kept));
+  const extracted = annotations(root, kept);
+  const annotationBytes = writeJson(annotationsOutput, extracted);
+  const where = (file) => path.relative(process.cwd(), file);
+  process.stdout.write(`gen-protos: ${kept.size} types and enums, ${bytes} bytes -> ${where(output)}\n`);
+  process.stdout.write(
+    `gen-protos: ${Object.keys(extracted.previousMessageTypes).length} previous type names, ` +
+      `rules of ${Object.keys(extracted.rules).length} messages, ${annotationBytes} bytes -> ${where(annotationsOutput)}\n`,
+  );
 }
 
 main();

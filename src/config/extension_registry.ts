@@ -1,9 +1,21 @@
 // The extensions this build implements, by category, as Envoy's factory registry lists them
-// (GET /server_info's node.extensions), and --disable-extensions resolved against them.
+// (GET /server_info's node.extensions), the lookup of a configured extension in it, and
+// --disable-extensions resolved against them.
 
-import { ExtensionSite } from './extension_sites';
+import type { ExtensionSite } from './extension_sites';
 import { CLUSTER_TYPES } from '../upstream/cluster_types';
-import { canonicalExtensionName, CONFIG_TYPES, HEALTH_CHECK, HTTP_CONNECTION_MANAGER, PROXY_PROTOCOL_UPSTREAM, ROUTER, TCP_PROXY } from './names';
+import { JsonObject, messageField, stringField } from './json';
+import {
+  canonicalExtensionName,
+  CONFIG_TYPES,
+  envoyTypeName,
+  HEALTH_CHECK,
+  HTTP_CONNECTION_MANAGER,
+  PROXY_PROTOCOL_UPSTREAM,
+  ROUTER,
+  TCP_PROXY,
+  typeNameOfUrl,
+} from './names';
 
 export interface ExtensionInfo {
   readonly name: string;
@@ -35,6 +47,24 @@ export const SITE_CATEGORIES: Readonly<Record<ExtensionSite, string>> = {
   upstream_transport_socket: 'proxy.transport_sockets.upstream',
   upstream_network_filter: 'proxy.filters.upstream_network',
 };
+
+/**
+ * The name an extension configured at `site` has in our registry, found as Envoy 1.16 finds its
+ * factory: by name (ours, Envoy's, or a legacy alias), else by the type of its typed_config, so
+ * that `name: tcp` with a TcpProxy typed_config is the TCP proxy. An extension found by neither
+ * keeps its name in our spelling, for validation to refuse.
+ * @param extension with a v3 typed_config type URL (decoded, or after the v2 upgrade renamed it)
+ */
+export function registeredExtensionName(extension: JsonObject, site: ExtensionSite): string {
+  const category = SITE_CATEGORIES[site];
+  const name = canonicalExtensionName(stringField(extension, 'name'));
+  const inCategory = EXTENSIONS.filter((e) => e.category === category);
+  if (inCategory.some((e) => e.name === name)) return name;
+  const url = stringField(messageField(extension, 'typed_config') ?? {}, '@type');
+  if (url === '') return name;
+  const type = envoyTypeName(typeNameOfUrl(url));
+  return inCategory.find((e) => e.typeDescriptor === type)?.name ?? name;
+}
 
 /** The registry name of a cluster discovery type: STATIC -> proxy.cluster.static. */
 export function clusterExtensionName(discoveryType: string): string {

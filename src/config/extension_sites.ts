@@ -3,8 +3,9 @@
 // this is the one list of them.
 
 import { childPath, indexPath } from './field_path';
-import { isJsonObject, JsonObject, messageField, messageList, stringField } from './json';
-import { canonicalExtensionName, HTTP_CONNECTION_MANAGER } from './names';
+import { registeredExtensionName } from './extension_registry';
+import { isJsonObject, JsonObject, messageField, messageList } from './json';
+import { HTTP_CONNECTION_MANAGER } from './names';
 
 export type ExtensionSite =
   | 'listener_filter'
@@ -29,7 +30,7 @@ export function forEachExtension(bootstrap: JsonObject, visit: ExtensionVisitor)
     for (const [chain, chainPath] of filterChains(listener, listenerPath)) {
       eachOf(chain, 'filters', chainPath, 'network_filter', visit, (filter, filterPath) => {
         const config = filter['typed_config'];
-        if (canonicalExtensionName(stringField(filter, 'name')) === HTTP_CONNECTION_MANAGER && isJsonObject(config)) {
+        if (registeredExtensionName(filter, 'network_filter') === HTTP_CONNECTION_MANAGER && isJsonObject(config)) {
           eachOf(config, 'http_filters', childPath(filterPath, 'typed_config'), 'http_filter', visit);
         }
       });
@@ -75,12 +76,15 @@ function eachOf(
   });
 }
 
-/** A copy of the bootstrap with every extension name in our spelling (`proxy.` names). */
+/**
+ * A copy of the bootstrap with every extension named as our registry names it (`proxy.` names):
+ * an extension found by its typed_config's type takes the name of what it was found to be, so
+ * that validation, the model and /config_dump all see the one implementation that runs it.
+ */
 export function canonicalizeExtensionNames(bootstrap: JsonObject): JsonObject {
   const copy = structuredClone(bootstrap);
-  forEachExtension(copy, (extension) => {
-    const name = extension['name'];
-    if (typeof name === 'string') extension['name'] = canonicalExtensionName(name);
+  forEachExtension(copy, (extension, site) => {
+    if (typeof extension['name'] === 'string') extension['name'] = registeredExtensionName(extension, site);
   });
   return copy;
 }

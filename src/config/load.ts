@@ -1,6 +1,6 @@
 // Loading the bootstrap: --config-path and/or --config-yaml -> JSON within the input limits ->
 // (v2 -> v3 upgrade) -> decoded against the v3 protos -> extension names in our spelling ->
-// validated -> the model.
+// the protos' validation rules -> validated -> the model.
 
 import { readBootstrapFile } from './bootstrap_file';
 import { parseYaml } from './config_text';
@@ -17,6 +17,7 @@ import { upgradeV2 } from './v2_upgrade';
 import { validateBootstrap } from './validation/bootstrap';
 import { checkDisabledExtensions } from './validation/disabled_extensions';
 import { checkPlatformDns } from './validation/platform_dns';
+import { checkProtoRules } from './validation/proto_rules';
 import { startupRuntime } from '../runtime/startup_runtime';
 
 export interface LoadOptions {
@@ -61,6 +62,9 @@ export function loadBootstrap(options: LoadOptions): LoadedBootstrap {
     const { decoded, warnings } = decodeBootstrap(schema, input ?? null, options.bootstrapVersion, decodeOptions);
     const bootstrap = canonicalizeExtensionNames(decoded.json);
     checkDisabledExtensions(bootstrap, options.disabledExtensions ?? new Set());
+    // The protos' own rules first, as Envoy checks them on loading: the validators after them
+    // may take what the protos guarantee (a cluster's name, a positive connect_timeout).
+    checkProtoRules(schema, bootstrap);
     validateBootstrap(bootstrap);
     const model = buildBootstrapModel(bootstrap);
     // The start-up runtime (static and disk layers) decides some checks, in validate mode too.
@@ -94,7 +98,7 @@ function decodeBootstrap(
 ): VersionedDecode {
   const asV3 = (json: JsonValue): DecodedMessage => decodeProtoJson(schema, schema.bootstrap, json, decodeOptions);
   const asV2 = (): VersionedDecode => {
-    const upgraded = upgradeV2(input);
+    const upgraded = upgradeV2(input, schema);
     return { decoded: asV3(upgraded.json), warnings: upgraded.warnings };
   };
   switch (version) {

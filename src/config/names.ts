@@ -63,3 +63,12 @@ export const CONFIG_TYPES = {
   rawBuffer: 'envoy.extensions.transport_sockets.raw_buffer.v3.RawBuffer',
   proxyProtocol: 'envoy.config.core.v3.ProxyProtocolConfig',
 } as const;
+
+/**
+ * The protocol options type of each extension of Envoy 1.16 that takes protocol options (its
+ * ProtocolOptionsFactory): what a v2 extension_protocol_options Struct is read as.
+ */
+export const PROTOCOL_OPTIONS_TYPES: ReadonlyMap<string, string> = new Map([
+  ['proxy.filters.network.thrift_proxy', 'envoy.extensions.filters.network.thrift_proxy.v3.ThriftProtocolOptions'],
+  ['proxy.filters.network.redis_proxy', 'envoy.extensions.filters.network.redis_proxy.v3.RedisProtocolOptions'],
+]);

@@ -186,6 +186,7 @@ function decodeLeaf(
 ): JsonValue | undefined {
   const resolved = field.resolvedType;
   if (resolved instanceof protobuf.Type) return decodeWellKnown(resolved, value, path);
+  if (resolved instanceof protobuf.Enum) value = enumNameInAnyCase(resolved, value);
   const wrapped = position.kind === 'single' ? value : position.kind === 'element' ? [value] : { [position.key]: value };
   let printed: JsonValue | undefined;
   try {
@@ -200,6 +201,17 @@ function decodeLeaf(
     throw new FieldError(path, `unknown enum value: ${result}`);
   }
   return result;
+}
+
+/**
+ * Envoy's JSON loader reads enum names in any case (`codec_type: auto`); the value goes on as
+ * the declared name, so the model and /config_dump see `AUTO`. A string no name matches in any
+ * case is left for protobufjs to refuse.
+ */
+function enumNameInAnyCase(type: protobuf.Enum, value: JsonValue): JsonValue {
+  if (typeof value !== 'string' || Object.hasOwn(type.values, value)) return value;
+  const upper = value.toUpperCase();
+  return Object.keys(type.values).find((name) => name.toUpperCase() === upper) ?? value;
 }
 
 function unwrap(printed: JsonValue | undefined, position: LeafPosition): JsonValue | undefined {

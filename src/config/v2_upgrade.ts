@@ -3,36 +3,24 @@
 // Rewrites touch only v2 constructs, so a v3 configuration passes through unchanged.
 
 import { FieldError } from './errors';
+import { registeredExtensionName } from './extension_registry';
 import { forEachExtension, ExtensionSite, filterChains } from './extension_sites';
-import { childPath, indexPath } from './field_path';
+import { childPath, indexPath, keyPath } from './field_path';
 import { isJsonObject, JsonObject, JsonValue, messageField, messageList, stringField } from './json';
 import {
   canonicalExtensionName,
   CONFIG_TYPES,
-  envoyTypeName,
   HEALTH_CHECK,
   HTTP_CONNECTION_MANAGER,
   RAW_BUFFER_TRANSPORT_SOCKET,
   ROUTER,
   TCP_PROXY,
   TLS_TRANSPORT_SOCKET,
+  PROTOCOL_OPTIONS_TYPES,
   typeNameOfUrl,
   typeUrl,
 } from './names';
-
-/** v2 messages carried in Any (typed_config) and the v3 messages that replaced them. */
-const V2_TYPE_RENAMES: ReadonlyMap<string, string> = new Map([
-  ['envoy.config.filter.network.tcp_proxy.v2.TcpProxy', CONFIG_TYPES.tcpProxy],
-  ['envoy.config.filter.network.http_connection_manager.v2.HttpConnectionManager', CONFIG_TYPES.httpConnectionManager],
-  ['envoy.config.filter.http.router.v2.Router', CONFIG_TYPES.router],
-  ['envoy.config.filter.http.health_check.v2.HealthCheck', CONFIG_TYPES.healthCheck],
-  ['envoy.api.v2.auth.UpstreamTlsContext', CONFIG_TYPES.upstreamTlsContext],
-  ['envoy.api.v2.auth.DownstreamTlsContext', CONFIG_TYPES.downstreamTlsContext],
-  ['envoy.api.v2.Cluster', 'envoy.config.cluster.v3.Cluster'],
-  ['envoy.api.v2.ClusterLoadAssignment', 'envoy.config.endpoint.v3.ClusterLoadAssignment'],
-  ['envoy.api.v2.Listener', 'envoy.config.listener.v3.Listener'],
-  ['envoy.api.v2.RouteConfiguration', 'envoy.config.route.v3.RouteConfiguration'],
-]);
+import { protoSchema, ProtoSchema } from './schema';
 
 /** The v3 type of a v2 `config:` (Struct), by extension and by where the extension sits. */
 const CONFIG_TYPE_BY_SITE: Readonly<Partial<Record<ExtensionSite, ReadonlyMap<string, string>>>> = {
@@ -69,12 +57,15 @@ export interface Upgraded {
   readonly warnings: readonly string[];
 }
 
-/** Rewrites a v2 bootstrap into v3 form. Pure: the input is left untouched. */
-export function upgradeV2(input: JsonValue): Upgraded {
+/**
+ * Rewrites a v2 bootstrap into v3 form. Pure: the input is left untouched.
+ * @param schema whose annotations name the v3 successor of each v2 message
+ */
+export function upgradeV2(input: JsonValue, schema: ProtoSchema = protoSchema()): Upgraded {
   if (!isJsonObject(input)) return { json: input, warnings: [] };
   const bootstrap = structuredClone(input);
   const warnings: string[] = [];
-  renameTypeUrls(bootstrap);
+  renameTypeUrls(bootstrap, schema);
   upgradeRuntime(bootstrap, warnings);
   const resources = messageField(bootstrap, 'static_resources');
   if (resources !== undefined) {
@@ -89,7 +80,7 @@ export function upgradeV2(input: JsonValue): Upgraded {
   }
   forEachExtension(bootstrap, (extension, site, path) => {
     convertStructConfig(extension, site, path);
-    if (site === 'network_filter' && canonicalExtensionName(stringField(extension, 'name')) === HTTP_CONNECTION_MANAGER) {
+    if (site === 'network_filter' && registeredExtensionName(extension, site) === HTTP_CONNECTION_MANAGER) {
       upgradeRoutes(messageField(extension, 'typed_config'));
     }
   });
@@ -142,7 +133,9 @@ function upgradeCluster(cluster: JsonObject, path: string, warnings: string[]): 
     }
   }
   moveTlsContext(cluster, path, CONFIG_TYPES.upstreamTlsContext, warnings);
-  const lbPolicy = stringField(cluster, 'lb_policy');
+  typeProtocolOptions(cluster, path, warnings);
+  // Enum names are read in any case, like decoding does.
+  const lbPolicy = stringField(cluster, 'lb_policy').toUpperCase();
   const replacement = LB_POLICY_RENAMES.get(lbPolicy);
   if (replacement !== undefined) {
     warnings.push(`${childPath(path, 'lb_policy')}: ${lbPolicy} is deprecated, use ${replacement} instead`);
@@ -163,6 +156,31 @@ function moveTlsContext(owner: JsonObject, path: string, contextType: string, wa
       typed_config: { '@type': typeUrl(contextType), ...context },
     };
   }
+}
+
+/**
+ * v2 `extension_protocol_options` (Structs by extension name) -> `typed_extension_protocol_options`
+ * (Any of the extension's protocol options type), as Envoy reads the Struct into that type. A
+ * typed entry for the same extension wins, as in Envoy. An extension without protocol options
+ * cannot have its Struct read, and is refused as Envoy refuses it.
+ */
+function typeProtocolOptions(cluster: JsonObject, path: string, warnings: string[]): void {
+  const optionsPath = childPath(path, 'extension_protocol_options');
+  const options = takeField(cluster, 'extension_protocol_options');
+  if (options === undefined) return;
+  warnings.push(`${optionsPath}: deprecated option, use typed_extension_protocol_options instead`);
+  if (!isJsonObject(options)) throw new FieldError(optionsPath, 'expected a map (object)');
+  const typed = messageField(cluster, 'typed_extension_protocol_options') ?? {};
+  for (const [name, struct] of Object.entries(options)) {
+    const entryPath = keyPath(optionsPath, name);
+    const optionsType = PROTOCOL_OPTIONS_TYPES.get(canonicalExtensionName(name));
+    if (optionsType === undefined) {
+      throw new FieldError(entryPath, `Didn't find a registered network or http filter or protocol options implementation for name: '${name}'`);
+    }
+    if (!isJsonObject(struct)) throw new FieldError(entryPath, 'expected an object');
+    if (!Object.hasOwn(typed, name)) typed[name] = { '@type': typeUrl(optionsType), ...struct };
+  }
+  cluster['typed_extension_protocol_options'] = typed;
 }
 
 /** v2 `config:` (a Struct in the extension's own schema) -> `typed_config` of the v3 type. */
@@ -187,19 +205,23 @@ function upgradeRoutes(connectionManager: JsonObject | undefined): void {
   }
 }
 
-/** Every Any in the tree whose @type names a v2 message now names its v3 replacement. */
-function renameTypeUrls(value: JsonValue): void {
+/**
+ * Every Any in the tree whose @type names a v2 message now names its v3 successor (the protos'
+ * own record of it), so that the rest of the upgrade finds extensions by their v3 types.
+ */
+function renameTypeUrls(value: JsonValue, schema: ProtoSchema): void {
   if (Array.isArray(value)) {
-    value.forEach(renameTypeUrls);
+    for (const item of value) renameTypeUrls(item, schema);
     return;
   }
   if (!isJsonObject(value)) return;
   const url = value['@type'];
   if (typeof url === 'string') {
-    const v3 = V2_TYPE_RENAMES.get(envoyTypeName(typeNameOfUrl(url)));
-    if (v3 !== undefined) value['@type'] = typeUrl(v3);
+    const typeName = typeNameOfUrl(url);
+    const v3 = schema.v3TypeName(typeName);
+    if (v3 !== typeName) value['@type'] = typeUrl(v3);
   }
-  Object.values(value).forEach(renameTypeUrls);
+  for (const child of Object.values(value)) renameTypeUrls(child, schema);
 }
 
 function renameFields(object: JsonObject, renames: ReadonlyMap<string, string>): void {

@@ -97,7 +97,7 @@ const INVALID: ReadonlyArray<{ readonly name: string; readonly change: (b: Json)
   {
     name: 'RefreshRate base_interval not above zero',
     change: (b) => refreshRate(b, { base_interval: '0s' }),
-    error: `${CLUSTER}.dns_failure_refresh_rate.base_interval: must be greater than zero`,
+    error: `${CLUSTER}.dns_failure_refresh_rate.base_interval: value must be greater than 1ms`,
   },
   {
     name: 'RefreshRate base_interval not below max_interval',
@@ -118,7 +118,7 @@ const INVALID: ReadonlyArray<{ readonly name: string; readonly change: (b: Json)
     error: `${CLUSTER}.use_tcp_for_dns_lookups: TCP for DNS lookups cannot be used while runtime proxy.restart_features.use_platform_api_for_dns_lookups is true (the platform API uses UDP only); remove use_tcp_for_dns_lookups or turn the feature off`,
   },
   // Envoy's load-time checks of the cluster types this build serves.
-  { name: 'dns_refresh_rate below 1 ms', change: (b) => Object.assign(plain(b), { type: 'STRICT_DNS', dns_refresh_rate: '0s' }), error: `${CLUSTER}.dns_refresh_rate: must be at least 1ms` },
+  { name: 'dns_refresh_rate below 1 ms', change: (b) => Object.assign(plain(b), { type: 'STRICT_DNS', dns_refresh_rate: '0s' }), error: `${CLUSTER}.dns_refresh_rate: value must be greater than 1ms` },
   {
     name: 'LOGICAL_DNS with two endpoints',
     change: (b) => {
@@ -252,7 +252,7 @@ const HOSTILE: readonly Hostile[] = [
   {
     name: 'connect_timeout 0s',
     file: ['connect_timeout.yaml', () => withServable((b) => (b.static_resources.clusters[0].connect_timeout = '0s'))],
-    reason: 'static_resources.clusters[0].connect_timeout: must be greater than 0s, got 0s',
+    reason: 'static_resources.clusters[0].connect_timeout: value must be greater than 0s',
   },
   {
     name: `--config-yaml ${DEEP} deep`,

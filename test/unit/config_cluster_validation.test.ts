@@ -50,11 +50,11 @@ const CASES: readonly (readonly [string, Json, string])[] = [
   ['one-of: original_dst and least_request lb configs', { original_dst_lb_config: {}, least_request_lb_config: {} }, `${CLUSTER}: only one of original_dst_lb_config, least_request_lb_config may be set`],
   ['ring_hash_lb_config without RING_HASH', { lb_policy: 'LEAST_REQUEST', ring_hash_lb_config: {} }, `${CLUSTER}.ring_hash_lb_config: requires lb_policy RING_HASH, but lb_policy is LEAST_REQUEST`],
   ['least_request_lb_config without LEAST_REQUEST', { least_request_lb_config: { choice_count: 3 } }, `${CLUSTER}.least_request_lb_config: requires lb_policy LEAST_REQUEST, but lb_policy is ROUND_ROBIN`],
-  ['RefreshRate base_interval zero', { type: 'STRICT_DNS', dns_failure_refresh_rate: { base_interval: '0s' } }, `${RATE}.base_interval: must be greater than zero`],
-  ['RefreshRate base_interval missing', { type: 'STRICT_DNS', dns_failure_refresh_rate: { max_interval: '1s' } }, `${RATE}.base_interval: must be greater than zero`],
+  ['RefreshRate base_interval zero', { type: 'STRICT_DNS', dns_failure_refresh_rate: { base_interval: '0s' } }, `${RATE}.base_interval: value must be greater than 1ms`],
+  ['RefreshRate base_interval missing', { type: 'STRICT_DNS', dns_failure_refresh_rate: { max_interval: '1s' } }, `${RATE}.base_interval: value is required`],
   ['RefreshRate base_interval equal to max_interval', { type: 'STRICT_DNS', dns_failure_refresh_rate: { base_interval: '2s', max_interval: '2s' } }, `${RATE}.base_interval: must be less than max_interval`],
   ['RefreshRate max_interval below base_interval', { type: 'STRICT_DNS', dns_failure_refresh_rate: { base_interval: '2s', max_interval: '1s' } }, `${RATE}.max_interval: must be greater than or equal to base_interval`],
-  ['dns_refresh_rate below 1 ms', { type: 'STRICT_DNS', dns_refresh_rate: '0.000500s' }, `${CLUSTER}.dns_refresh_rate: must be at least 1ms`],
+  ['dns_refresh_rate below 1 ms', { type: 'STRICT_DNS', dns_refresh_rate: '0.000500s' }, `${CLUSTER}.dns_refresh_rate: value must be greater than 1ms`],
   ['fallback_keys_subset empty with KEYS_SUBSET', subset({}), `${SELECTOR}: fallback_keys_subset cannot be empty`],
   ['fallback_keys_subset equal to keys', subset({ fallback_keys_subset: ['b', 'a'] }), `${SELECTOR}: fallback_keys_subset cannot be equal to keys`],
   ['fallback_keys_subset with a value not in keys', subset({ fallback_keys_subset: ['a', 'c'] }), `${SELECTOR}: fallback_keys_subset must be a subset of selector keys`],
@@ -105,7 +105,7 @@ test('cluster rule: names are unique across clusters', () => {
 test('cluster rules pass what they allow: both HTTP options with USE_DOWNSTREAM_PROTOCOL, a RefreshRate with max just above base, one LOGICAL_DNS host', () => {
   for (const fields of [
     { http_protocol_options: {}, http2_protocol_options: {}, protocol_selection: 'USE_DOWNSTREAM_PROTOCOL' },
-    { type: 'STRICT_DNS', dns_failure_refresh_rate: { base_interval: '1s', max_interval: '1.001s' }, dns_refresh_rate: '0.001s' },
+    { type: 'STRICT_DNS', dns_failure_refresh_rate: { base_interval: '1s', max_interval: '1.001s' }, dns_refresh_rate: '0.002s' },
     { type: 'LOGICAL_DNS', load_assignment: assignment('backend.internal') },
     { lb_policy: 'RING_HASH', ring_hash_lb_config: { minimum_ring_size: 64, maximum_ring_size: 64 } },
     { cluster_type: { name: 'envoy.clusters.dynamic_forward_proxy' }, load_assignment: undefined },

@@ -259,13 +259,14 @@ test('health check config: the model, the names Envoy 1.16 accepts, the v2 form'
 test('health check config errors carry the field path', () => {
   const at = `${HCM_PATH}.http_filters[0].typed_config`;
   const cases: [Json, string][] = [
-    [{}, `${at}.pass_through_mode: missing required field`],
+    [{}, `${at}.pass_through_mode: value is required`],
     [{ pass_through_mode: false, cache_time: '1s' }, `${at}.cache_time: cache_time must not be set when pass_through_mode is disabled`],
     [{ pass_through_mode: true, cache_time: '-1s' }, `${at}.cache_time: must not be negative, got -1s`],
-    [{ pass_through_mode: false, headers: [{ exact_match: 'x' }] }, `${at}.headers[0].name: missing required field`],
-    [{ pass_through_mode: false, headers: [{ name: 'a', prefix_match: '' }] }, `${at}.headers[0].prefix_match: must not be empty`],
+    [{ pass_through_mode: false, headers: [{ exact_match: 'x' }] }, `${at}.headers[0].name: value length must be at least 1 runes`],
+    [{ pass_through_mode: false, headers: [{ name: 'a', prefix_match: '' }] }, `${at}.headers[0].prefix_match: value length must be at least 1 runes`],
+    [{ pass_through_mode: false, headers: [{ name: 'a\nb', present_match: true }] }, `${at}.headers[0].name: value must be a valid HTTP header name`],
     [{ pass_through_mode: false, headers: [{ name: 'a', safe_regex_match: { google_re2: {}, regex: '(a' } }] }, `${at}.headers[0].safe_regex_match.regex: invalid regex '(a': missing closing )`],
-    [{ pass_through_mode: false, cluster_min_healthy_percentages: { web: { value: 101 } } }, `${at}.cluster_min_healthy_percentages.web.value: must be within 0..100, got 101`],
+    [{ pass_through_mode: false, cluster_min_healthy_percentages: { web: { value: 101 } } }, `${at}.cluster_min_healthy_percentages["web"].value: value must be inside range [0, 100]`],
   ];
   for (const [config, error] of cases) {
     assert.throws(() => loadWithFilter(hcFilter(config)), (e: unknown) => {

@@ -140,7 +140,7 @@ test('bootstrap: layer errors by field path; rtds_layer refused', () => {
   const admin = { name: 'admin', admin_layer: {} };
   assertConfigError({ ...minimal(), layered_runtime: { layers: [admin, { name: 'admin', static_layer: {} }] } }, 'layered_runtime.layers[1].name', /Duplicate layer name: admin/);
   assertConfigError({ ...minimal(), layered_runtime: { layers: [admin, { name: 'a2', admin_layer: {} }] } }, 'layered_runtime.layers[1].admin_layer', /Too many admin layers/);
-  assertConfigError({ ...minimal(), layered_runtime: { layers: [{ name: 'x' }] } }, 'layered_runtime.layers[0]', /needs one of/);
+  assertConfigError({ ...minimal(), layered_runtime: { layers: [{ name: 'x' }] } }, 'layered_runtime.layers[0].layer_specifier', /is required: set one of static_layer, disk_layer, admin_layer, rtds_layer/);
   assertConfigError({ ...minimal(), layered_runtime: { layers: [{ name: 's', static_layer: { a: null } }] } }, 'layered_runtime.layers[0].static_layer.a', /Invalid runtime entry value/);
   assertConfigError(
     { ...minimal(), layered_runtime: { layers: [{ name: 'rtds', rtds_layer: { name: 'r' } }] } },

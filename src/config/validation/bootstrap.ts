@@ -1,4 +1,5 @@
-// Validation of a whole decoded v3 bootstrap: the rules the protos cannot express. Pure. Each
+// Validation of a whole decoded v3 bootstrap: the rules the protos cannot express (theirs are
+// checked before, by proto_rules.ts). Pure. Each
 // resource (admin, stats_config, every cluster, every listener) is checked on its own and stops
 // at its first problem, like Envoy; the problems of all resources are reported together, by
 // field path.
@@ -7,7 +8,6 @@ import { FieldErrorCollector } from '../errors';
 import { JsonObject, messageField, messageList, stringField } from '../json';
 import { validateAdmin } from './admin';
 import { validateClusters } from './clusters';
-import { requireDurationInRange } from './durations';
 import { validateLayeredRuntime } from './layered_runtime';
 import { validateListeners } from './listeners';
 import { validateStatsConfig } from './stats_config';
@@ -16,8 +16,6 @@ import { validateStatsConfig } from './stats_config';
 export function validateBootstrap(bootstrap: JsonObject): void {
   const errors = new FieldErrorCollector();
   errors.run(() => validateAdmin(bootstrap));
-  // PGV on stats_flush_interval: at least 1 ms, less than 5 minutes.
-  errors.run(() => requireDurationInRange(bootstrap, 'stats_flush_interval', '', 1, 300_000));
   errors.run(() => validateStatsConfig(bootstrap));
   errors.run(() => validateLayeredRuntime(bootstrap));
   validateClusters(bootstrap, errors);

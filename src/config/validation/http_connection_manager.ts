@@ -3,7 +3,7 @@
 import { isValidAuthority } from '../../http/authority';
 import { FieldError } from '../errors';
 import { childPath, indexPath } from '../field_path';
-import { JsonObject, messageField, messageList, numberField, stringField, stringList } from '../json';
+import { JsonObject, messageField, messageList, stringField } from '../json';
 import { CONFIG_TYPES, HEALTH_CHECK, ROUTER } from '../names';
 import { requireNonNegativeDuration } from './durations';
 import { terminalFilterNotLast, typedConfig, unknownExtension } from './extensions';
@@ -16,23 +16,16 @@ const HTTP_FILTER_TYPES: ReadonlyMap<string, string> = new Map([
 ]);
 
 const ROUTE_SOURCES_NOT_SUPPORTED = ['rds', 'scoped_routes'];
-const MIN_DIRECT_RESPONSE_STATUS = 200;
-const MAX_DIRECT_RESPONSE_STATUS = 599;
 
 /** @param config the filter's typed_config, at `path` */
 export function validateHttpConnectionManager(config: JsonObject, path: string, clusters: ReadonlySet<string>): void {
-  if (stringField(config, 'stat_prefix') === '') {
-    throw new FieldError(childPath(path, 'stat_prefix'), 'missing required field');
-  }
+  // The protos require a stat_prefix and a route source (proto_rules.ts).
   for (const source of ROUTE_SOURCES_NOT_SUPPORTED) {
     if (config[source] !== undefined) {
       throw new FieldError(childPath(path, source), `${source} is not supported yet; use an inline route_config`);
     }
   }
-  const routeConfig = messageField(config, 'route_config');
-  const routeConfigPath = childPath(path, 'route_config');
-  if (routeConfig === undefined) throw new FieldError(routeConfigPath, 'missing required field');
-  validateRouteConfiguration(routeConfig, routeConfigPath, clusters);
+  validateRouteConfiguration(messageField(config, 'route_config') ?? {}, childPath(path, 'route_config'), clusters);
   validateHttpFilters(config, path);
   requireNonNegativeDuration(config, 'stream_idle_timeout', path);
   requireNonNegativeDuration(config, 'request_timeout', path);
@@ -54,10 +47,6 @@ function validateHttp1Options(config: JsonObject, path: string): void {
 function validateRouteConfiguration(routeConfig: JsonObject, path: string, clusters: ReadonlySet<string>): void {
   messageList(routeConfig, 'virtual_hosts').forEach((virtualHost, v) => {
     const hostPath = indexPath(childPath(path, 'virtual_hosts'), v);
-    if (stringField(virtualHost, 'name') === '') throw new FieldError(childPath(hostPath, 'name'), 'missing required field');
-    if (stringList(virtualHost, 'domains').length === 0) {
-      throw new FieldError(childPath(hostPath, 'domains'), 'at least one domain is required');
-    }
     messageList(virtualHost, 'routes').forEach((route, r) => {
       validateRoute(route, indexPath(childPath(hostPath, 'routes'), r), clusters);
     });
@@ -65,15 +54,10 @@ function validateRouteConfiguration(routeConfig: JsonObject, path: string, clust
 }
 
 function validateRoute(route: JsonObject, path: string, clusters: ReadonlySet<string>): void {
-  const match = messageField(route, 'match');
-  const matchPath = childPath(path, 'match');
-  if (match === undefined) throw new FieldError(matchPath, 'missing required field');
+  // The protos require a match, and a default_value in its runtime_fraction (proto_rules.ts).
+  const match = messageField(route, 'match') ?? {};
   if (match['prefix'] === undefined && match['path'] === undefined) {
-    throw new FieldError(matchPath, 'a prefix or a path is required (other matchers are not supported yet)');
-  }
-  const fraction = messageField(match, 'runtime_fraction');
-  if (fraction !== undefined && messageField(fraction, 'default_value') === undefined) {
-    throw new FieldError(childPath(childPath(matchPath, 'runtime_fraction'), 'default_value'), 'missing required field');
+    throw new FieldError(childPath(path, 'match'), 'a prefix or a path is required (other matchers are not supported yet)');
   }
   const action = messageField(route, 'route');
   const directResponse = messageField(route, 'direct_response');
@@ -95,14 +79,8 @@ function validateRouteAction(action: JsonObject, path: string, clusters: Readonl
   requireNonNegativeDuration(action, 'timeout', path);
 }
 
+/** The protos keep status within 200..599 (proto_rules.ts). */
 function validateDirectResponse(response: JsonObject, path: string): void {
-  const status = numberField(response, 'status');
-  if (status < MIN_DIRECT_RESPONSE_STATUS || status > MAX_DIRECT_RESPONSE_STATUS) {
-    throw new FieldError(
-      childPath(path, 'status'),
-      `status ${status} is out of range ${MIN_DIRECT_RESPONSE_STATUS}..${MAX_DIRECT_RESPONSE_STATUS}`,
-    );
-  }
   const body = messageField(response, 'body');
   if (body !== undefined && body['inline_string'] === undefined) {
     throw new FieldError(childPath(path, 'body'), 'only inline_string bodies are supported yet');

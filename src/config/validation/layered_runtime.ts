@@ -1,13 +1,11 @@
 // layered_runtime: Envoy's rules for the layer list (LoaderImpl's constructor and ProtoLayer),
-// by field path: unique names, one specifier per layer, at most one admin layer, and static
-// values that a runtime can hold.
+// by field path: unique names, at most one admin layer, and static values that a runtime can
+// hold. One specifier per layer is the protos' rule (proto_rules.ts).
 
 import { FieldError } from '../errors';
 import { childPath, indexPath } from '../field_path';
 import { JsonObject, messageField, messageList, stringField } from '../json';
 import { flattenStaticLayer } from '../../runtime/static_layer';
-
-const SPECIFIERS = ['static_layer', 'disk_layer', 'admin_layer', 'rtds_layer'];
 
 export function validateLayeredRuntime(bootstrap: JsonObject): void {
   const runtime = messageField(bootstrap, 'layered_runtime');
@@ -19,10 +17,6 @@ export function validateLayeredRuntime(bootstrap: JsonObject): void {
     const name = stringField(layer, 'name');
     if (names.has(name)) throw new FieldError(childPath(path, 'name'), `Duplicate layer name: ${name}`);
     names.add(name);
-    // The proto oneof keeps it to one; it is also required.
-    if (!SPECIFIERS.some((s) => layer[s] !== undefined)) {
-      throw new FieldError(path, `a layer needs one of ${SPECIFIERS.join(', ')}`);
-    }
     if (layer['admin_layer'] !== undefined && ++adminLayers > 1) {
       throw new FieldError(childPath(path, 'admin_layer'), 'Too many admin layers specified in LayeredRuntime, at most one may be specified');
     }

@@ -4,11 +4,9 @@
 import { isIP } from 'node:net';
 import { FieldError } from '../errors';
 import { childPath } from '../field_path';
-import { JsonObject, messageField, numberField, stringField } from '../json';
+import { JsonObject, messageField, stringField } from '../json';
 
 export type HostRule = 'ip' | 'ip_or_hostname';
-
-const MAX_PORT = 65535;
 
 /** @param address the core.v3.Address at `path`, undefined when unset */
 export function validateSocketAddress(address: JsonObject | undefined, path: string, hostRule: HostRule): void {
@@ -23,16 +21,12 @@ export function validateSocketAddress(address: JsonObject | undefined, path: str
   if (stringField(socket, 'protocol') === 'UDP') {
     throw new FieldError(childPath(socketPath, 'protocol'), 'UDP is not supported');
   }
+  // The protos require an address and keep port_value within 65535 (proto_rules.ts).
   const host = stringField(socket, 'address');
-  if (host === '') throw new FieldError(childPath(socketPath, 'address'), 'missing required field');
   if (hostRule === 'ip' && isIP(host) === 0) {
     throw new FieldError(childPath(socketPath, 'address'), `malformed IP address: ${host}`);
   }
   if (socket['named_port'] !== undefined) {
     throw new FieldError(childPath(socketPath, 'named_port'), 'named ports are not supported; use port_value');
-  }
-  const port = numberField(socket, 'port_value');
-  if (port > MAX_PORT) {
-    throw new FieldError(childPath(socketPath, 'port_value'), `port ${port} is out of range 0..${MAX_PORT}`);
   }
 }

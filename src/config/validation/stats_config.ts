@@ -1,5 +1,6 @@
 // The bootstrap's stats_config: Envoy's rules on tag specifiers (a name used once, a name-only
-// specifier naming a default rule) and the protos' rules on histogram buckets.
+// specifier naming a default rule) and on histogram bucket rules beyond the protos' (required
+// match and buckets, buckets above 0 and distinct: proto_rules.ts).
 
 import { isDefaultTagName } from '../../stats/default_tags';
 import { InvalidRegexError, SafeRegex } from '../../regex/safe_regex';
@@ -42,29 +43,14 @@ function validateStatsTags(config: JsonObject): void {
 }
 
 function validateBucketRule(rule: JsonObject, path: string): void {
-  const match = messageField(rule, 'match');
-  if (match === undefined) throw new FieldError(childPath(path, 'match'), 'missing required field');
-  validateStringMatch(match, childPath(path, 'match'));
+  const matchPath = childPath(path, 'match');
+  const regex = messageField(messageField(rule, 'match') ?? {}, 'safe_regex');
+  if (regex !== undefined) compileRegexMatcher(regex, childPath(matchPath, 'safe_regex'));
+  // Infinity is a double the protos let through; a bucket bound must be a number.
   const buckets = Array.isArray(rule['buckets']) ? rule['buckets'].map(Number) : [];
-  if (buckets.length === 0) throw new FieldError(childPath(path, 'buckets'), 'at least one bucket is required');
-  const seen = new Set<number>();
   buckets.forEach((bound, i) => {
-    const at = indexPath(childPath(path, 'buckets'), i);
-    if (!Number.isFinite(bound) || bound <= 0) throw new FieldError(at, `must be a number greater than 0, got ${bound}`);
-    if (seen.has(bound)) throw new FieldError(at, `bucket ${bound} is listed twice`);
-    seen.add(bound);
+    if (!Number.isFinite(bound)) throw new FieldError(indexPath(childPath(path, 'buckets'), i), `must be a finite number, got ${bound}`);
   });
-}
-
-/** PGV: one of the patterns is required, and prefix, suffix and contains are not empty. */
-function validateStringMatch(match: JsonObject, path: string): void {
-  const set = ['exact', 'prefix', 'suffix', 'contains', 'safe_regex'].filter((k) => match[k] !== undefined);
-  if (set.length === 0) throw new FieldError(path, 'one of exact, prefix, suffix, contains or safe_regex is required');
-  for (const kind of ['prefix', 'suffix', 'contains']) {
-    if (match[kind] === '') throw new FieldError(childPath(path, kind), 'must not be empty');
-  }
-  const regex = messageField(match, 'safe_regex');
-  if (regex !== undefined) compileRegexMatcher(regex, childPath(path, 'safe_regex'));
 }
 
 /** Envoy's RegexMatcher: RE2 syntax, within google_re2.max_program_size (100 when unset). */

@@ -7,14 +7,11 @@ import { requireNonNegativeDuration } from './durations';
 
 /** @param config the filter's typed_config, at `path` */
 export function validateTcpProxy(config: JsonObject, path: string, clusters: ReadonlySet<string>): void {
-  if (stringField(config, 'stat_prefix') === '') {
-    throw new FieldError(childPath(path, 'stat_prefix'), 'missing required field');
-  }
   if (config['weighted_clusters'] !== undefined) {
     throw new FieldError(childPath(path, 'weighted_clusters'), 'weighted_clusters is not supported yet; use cluster');
   }
+  // The protos require a stat_prefix and one of cluster and weighted_clusters (proto_rules.ts).
   const cluster = stringField(config, 'cluster');
-  if (cluster === '') throw new FieldError(childPath(path, 'cluster'), 'missing required field');
   if (!clusters.has(cluster)) {
     throw new FieldError(childPath(path, 'cluster'), `tcp_proxy: unknown cluster '${cluster}'`);
   }
