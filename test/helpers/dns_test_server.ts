@@ -18,6 +18,8 @@ export interface ZoneEntry {
   rcode?: 'SERVFAIL' | 'REFUSED';
   /** Never answer (the client times out). */
   silent?: boolean;
+  /** Keep the answers until release() is called. */
+  hold?: boolean;
   /** Over UDP, answer with the TC bit and no records. */
   truncateUdp?: boolean;
   /** Before the real answer, send ones with a wrong id and a wrong question, carrying 6.6.6.6. */
@@ -35,6 +37,7 @@ export class DnsTestServer {
   readonly zone = new Map<string, ZoneEntry>();
   readonly queries: LoggedQuery[] = [];
   private readonly tcpSockets = new Set<net.Socket>();
+  private held: (() => void)[] = [];
 
   private constructor(
     private readonly udp: dgram.Socket,
@@ -42,7 +45,7 @@ export class DnsTestServer {
     readonly port: number,
   ) {
     udp.on('message', (message, from) => {
-      for (const reply of this.reply(message, 'udp')) udp.send(reply, from.port, from.address);
+      this.answer(message, 'udp', (reply) => udp.send(reply, from.port, from.address));
     });
     tcp.on('connection', (socket) => {
       this.tcpSockets.add(socket);
@@ -54,11 +57,11 @@ export class DnsTestServer {
         while (pending.length >= 2 && pending.length >= 2 + pending.readUInt16BE(0)) {
           const message = pending.subarray(2, 2 + pending.readUInt16BE(0));
           pending = pending.subarray(2 + message.length);
-          for (const reply of this.reply(message, 'tcp')) {
+          this.answer(message, 'tcp', (reply) => {
             const length = Buffer.alloc(2);
             length.writeUInt16BE(reply.length, 0);
-            socket.write(Buffer.concat([length, reply]));
-          }
+            if (!socket.destroyed) socket.write(Buffer.concat([length, reply]));
+          });
         }
       });
     });
@@ -90,9 +93,25 @@ export class DnsTestServer {
     return this.queries.filter((query) => name === undefined || query.name === name).length;
   }
 
+  /** Sends the answers held so far; returns how many queries they answer. */
+  release(): number {
+    const held = this.held;
+    this.held = [];
+    for (const send of held) send();
+    return held.length;
+  }
+
   async close(): Promise<void> {
     for (const socket of this.tcpSockets) socket.destroy();
     await Promise.all([new Promise<void>((resolve) => this.udp.close(() => resolve())), new Promise<void>((resolve) => this.tcp.close(() => resolve()))]);
+  }
+
+  private answer(message: Buffer, transport: 'udp' | 'tcp', send: (reply: Buffer) => void): void {
+    const name = dnsPacket.decode(message).questions?.[0]?.name.toLowerCase();
+    const replies = this.reply(message, transport);
+    const sendAll = () => replies.forEach(send);
+    if (name !== undefined && this.zone.get(name)?.hold) this.held.push(sendAll);
+    else sendAll();
   }
 
   private reply(message: Buffer, transport: 'udp' | 'tcp'): Buffer[] {
