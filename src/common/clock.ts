@@ -1,9 +1,14 @@
-// Time for whatever is timed by intervals, injected so that a test drives it by hand
+// Time for whatever is timed by intervals or one-shot timers, injected so that a test drives it by hand
 // (test/helpers/manual_clock.ts) instead of waiting.
 
 /** What setInterval returned, for clearInterval only. */
 export interface IntervalHandle {
   readonly __interval: unique symbol;
+}
+
+/** What setTimeout returned, for clearTimeout only. */
+export interface TimeoutHandle {
+  readonly __timeout: unique symbol;
 }
 
 export interface Clock {
@@ -12,10 +17,13 @@ export interface Clock {
   /** Calls `fn` every `ms` milliseconds, the first time `ms` from now. */
   setInterval(fn: () => void, ms: number): IntervalHandle;
   clearInterval(handle: IntervalHandle): void;
+  /** Calls `fn` once, `ms` milliseconds from now. */
+  setTimeout(fn: () => void, ms: number): TimeoutHandle;
+  clearTimeout(handle: TimeoutHandle): void;
 }
 
 /**
- * The process's clock. Its intervals never keep the process alive: what they time is
+ * The process's clock. Its intervals and timeouts never keep the process alive: what they time is
  * housekeeping, which matters only while a listener or a worker keeps the process running.
  */
 export class SystemClock implements Clock {
@@ -31,5 +39,15 @@ export class SystemClock implements Clock {
 
   clearInterval(handle: IntervalHandle): void {
     clearInterval(handle as unknown as NodeJS.Timeout);
+  }
+
+  setTimeout(fn: () => void, ms: number): TimeoutHandle {
+    const timer = setTimeout(fn, ms);
+    timer.unref();
+    return timer as unknown as TimeoutHandle;
+  }
+
+  clearTimeout(handle: TimeoutHandle): void {
+    clearTimeout(handle as unknown as NodeJS.Timeout);
   }
 }

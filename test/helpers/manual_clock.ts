@@ -1,47 +1,71 @@
-// A Clock that moves only when a test says so: intervals fire inside advance(), in time order,
-// with now() reading the moment each one is due.
+// A Clock that moves only when a test says so: intervals and timeouts fire inside advance(), in
+// time order (ties in the order they were set), with now() reading the moment each one is due.
 
-import type { Clock, IntervalHandle } from '../../src/common/clock';
+import type { Clock, IntervalHandle, TimeoutHandle } from '../../src/common/clock';
 
-interface Interval {
+interface Timer {
   readonly fn: () => void;
-  readonly ms: number;
+  /** The repeat period; null for a one-shot timeout. */
+  readonly ms: number | null;
   dueAt: number;
+  readonly order: number;
 }
 
 export class ManualClock implements Clock {
   private time = 0;
-  private readonly intervals = new Set<Interval>();
+  private setCount = 0;
+  private readonly timers = new Set<Timer>();
 
   now(): number {
     return this.time;
   }
 
   setInterval(fn: () => void, ms: number): IntervalHandle {
-    const interval: Interval = { fn, ms, dueAt: this.time + ms };
-    this.intervals.add(interval);
-    return interval as unknown as IntervalHandle;
+    return this.add(fn, ms, ms) as unknown as IntervalHandle;
   }
 
   clearInterval(handle: IntervalHandle): void {
-    this.intervals.delete(handle as unknown as Interval);
+    this.timers.delete(handle as unknown as Timer);
   }
 
-  /** How many intervals are set. */
+  setTimeout(fn: () => void, ms: number): TimeoutHandle {
+    return this.add(fn, null, ms) as unknown as TimeoutHandle;
+  }
+
+  clearTimeout(handle: TimeoutHandle): void {
+    this.timers.delete(handle as unknown as Timer);
+  }
+
+  /** How many intervals and timeouts are set. */
   get pending(): number {
-    return this.intervals.size;
+    return this.timers.size;
+  }
+
+  /** When each pending timer is next due, relative to now, soonest first. */
+  pendingDelays(): number[] {
+    return [...this.timers].map((timer) => timer.dueAt - this.time).sort((a, b) => a - b);
   }
 
   advance(ms: number): void {
     const end = this.time + ms;
     for (;;) {
-      let next: Interval | null = null;
-      for (const interval of this.intervals) if (interval.dueAt <= end && (next === null || interval.dueAt < next.dueAt)) next = interval;
+      let next: Timer | null = null;
+      for (const timer of this.timers) {
+        if (timer.dueAt > end) continue;
+        if (next === null || timer.dueAt < next.dueAt || (timer.dueAt === next.dueAt && timer.order < next.order)) next = timer;
+      }
       if (next === null) break;
       this.time = next.dueAt;
-      next.dueAt += next.ms;
+      if (next.ms === null) this.timers.delete(next);
+      else next.dueAt += next.ms;
       next.fn();
     }
     this.time = end;
+  }
+
+  private add(fn: () => void, period: number | null, delay: number): Timer {
+    const timer: Timer = { fn, ms: period, dueAt: this.time + Math.max(0, delay), order: this.setCount++ };
+    this.timers.add(timer);
+    return timer;
   }
 }

@@ -1,0 +1,163 @@
+// A small authoritative DNS server on 127.0.0.1 for tests: UDP and TCP on one port, answers
+// from a mutable table, and a log of every query with the transport it came over.
+
+import * as dgram from 'node:dgram';
+import * as net from 'node:net';
+import * as dnsPacket from 'dns-packet';
+
+export interface AddressRecord {
+  readonly address: string;
+  readonly ttl: number;
+}
+
+export interface ZoneEntry {
+  a?: AddressRecord[];
+  aaaa?: AddressRecord[];
+  cname?: { readonly target: string; readonly ttl: number };
+  /** Answer every query for the name with this code and no records. */
+  rcode?: 'SERVFAIL' | 'REFUSED';
+  /** Never answer (the client times out). */
+  silent?: boolean;
+  /** Keep the answers until release() is called. */
+  hold?: boolean;
+  /** Over UDP, answer with the TC bit and no records. */
+  truncateUdp?: boolean;
+  /** Before the real answer, send ones with a wrong id and a wrong question, carrying 6.6.6.6. */
+  forgeFirst?: boolean;
+}
+
+export interface LoggedQuery {
+  readonly name: string;
+  readonly type: string;
+  readonly transport: 'udp' | 'tcp';
+}
+
+export class DnsTestServer {
+  /** Names absent from the zone are NXDOMAIN. */
+  readonly zone = new Map<string, ZoneEntry>();
+  readonly queries: LoggedQuery[] = [];
+  private readonly tcpSockets = new Set<net.Socket>();
+  private held: (() => void)[] = [];
+
+  private constructor(
+    private readonly udp: dgram.Socket,
+    private readonly tcp: net.Server,
+    readonly port: number,
+  ) {
+    udp.on('message', (message, from) => {
+      this.answer(message, 'udp', (reply) => udp.send(reply, from.port, from.address));
+    });
+    tcp.on('connection', (socket) => {
+      this.tcpSockets.add(socket);
+      socket.on('close', () => this.tcpSockets.delete(socket));
+      socket.on('error', () => {});
+      let pending = Buffer.alloc(0);
+      socket.on('data', (chunk: Buffer) => {
+        pending = Buffer.concat([pending, chunk]);
+        while (pending.length >= 2 && pending.length >= 2 + pending.readUInt16BE(0)) {
+          const message = pending.subarray(2, 2 + pending.readUInt16BE(0));
+          pending = pending.subarray(2 + message.length);
+          this.answer(message, 'tcp', (reply) => {
+            const length = Buffer.alloc(2);
+            length.writeUInt16BE(reply.length, 0);
+            if (!socket.destroyed) socket.write(Buffer.concat([length, reply]));
+          });
+        }
+      });
+    });
+  }
+
+  /** Binds UDP on a free port, then TCP on the same one (trying again if TCP finds it taken). */
+  static async start(): Promise<DnsTestServer> {
+    for (let attempt = 0; attempt < 20; attempt++) {
+      const udp = dgram.createSocket('udp4');
+      await new Promise<void>((resolve) => udp.bind(0, '127.0.0.1', resolve));
+      const port = udp.address().port;
+      const tcp = net.createServer();
+      const listening = await new Promise<boolean>((resolve) => {
+        tcp.once('error', () => resolve(false));
+        tcp.listen(port, '127.0.0.1', () => resolve(true));
+      });
+      if (listening) return new DnsTestServer(udp, tcp, port);
+      udp.close();
+    }
+    throw new Error('no port free for both UDP and TCP');
+  }
+
+  get address(): { address: string; port: number } {
+    return { address: '127.0.0.1', port: this.port };
+  }
+
+  /** How many queries the server has received, optionally only for one name. */
+  count(name?: string): number {
+    return this.queries.filter((query) => name === undefined || query.name === name).length;
+  }
+
+  /** Sends the answers held so far; returns how many queries they answer. */
+  release(): number {
+    const held = this.held;
+    this.held = [];
+    for (const send of held) send();
+    return held.length;
+  }
+
+  async close(): Promise<void> {
+    for (const socket of this.tcpSockets) socket.destroy();
+    await Promise.all([new Promise<void>((resolve) => this.udp.close(() => resolve())), new Promise<void>((resolve) => this.tcp.close(() => resolve()))]);
+  }
+
+  private answer(message: Buffer, transport: 'udp' | 'tcp', send: (reply: Buffer) => void): void {
+    const name = dnsPacket.decode(message).questions?.[0]?.name.toLowerCase();
+    const replies = this.reply(message, transport);
+    const sendAll = () => replies.forEach(send);
+    if (name !== undefined && this.zone.get(name)?.hold) this.held.push(sendAll);
+    else sendAll();
+  }
+
+  private reply(message: Buffer, transport: 'udp' | 'tcp'): Buffer[] {
+    const query = dnsPacket.decode(message);
+    const question = query.questions?.[0];
+    if (question === undefined) return [];
+    const name = question.name.toLowerCase();
+    this.queries.push({ name, type: question.type, transport });
+    const entry = this.zone.get(name);
+    if (entry?.silent) return [];
+    const response = (answers: dnsPacket.Answer[], rcode: string, truncated = false, id = query.id, questionName = question.name): Buffer => {
+      const flags = dnsPacket.RECURSION_DESIRED | dnsPacket.RECURSION_AVAILABLE | (truncated ? dnsPacket.TRUNCATED_RESPONSE : 0);
+      const packet = dnsPacket.encode({ type: 'response', id, flags, questions: [{ ...question, name: questionName }], answers });
+      // dns-packet's encoder has no rcode field: it lives in the low four bits of the flags.
+      const codes: Record<string, number> = { NOERROR: 0, SERVFAIL: 2, NXDOMAIN: 3, REFUSED: 5 };
+      packet.writeUInt16BE(packet.readUInt16BE(2) | codes[rcode]!, 2);
+      return packet;
+    };
+    if (entry === undefined) return [response([], 'NXDOMAIN')];
+    if (entry.rcode !== undefined) return [response([], entry.rcode)];
+    if (entry.truncateUdp && transport === 'udp') return [response([], 'NOERROR', true)];
+    const answers = this.answers(name, question.type);
+    const replies = [response(answers, 'NOERROR')];
+    if (entry.forgeFirst) {
+      const bogus: dnsPacket.Answer[] = [{ type: 'A', name: question.name, ttl: 60, data: '6.6.6.6' }];
+      replies.unshift(response(bogus, 'NOERROR', false, (query.id! + 1) & 0xffff), response(bogus, 'NOERROR', false, query.id, `x${question.name}`));
+    }
+    return replies;
+  }
+
+  /** The records for `name`, following CNAMEs through the zone as a recursive server would. */
+  private answers(name: string, type: string): dnsPacket.Answer[] {
+    const answers: dnsPacket.Answer[] = [];
+    let current = name;
+    for (let depth = 0; depth < 8; depth++) {
+      const entry = this.zone.get(current);
+      if (entry === undefined) break;
+      if (entry.cname !== undefined) {
+        answers.push({ type: 'CNAME', name: current, ttl: entry.cname.ttl, data: entry.cname.target });
+        current = entry.cname.target;
+        continue;
+      }
+      const records = type === 'A' ? entry.a : type === 'AAAA' ? entry.aaaa : undefined;
+      for (const record of records ?? []) answers.push({ type: type as 'A' | 'AAAA', name: current, ttl: record.ttl, data: record.address });
+      break;
+    }
+    return answers;
+  }
+}

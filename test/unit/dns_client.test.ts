@@ -1,0 +1,159 @@
+// The DNS client against a real server on loopback: families, CNAMEs, the hosts file, empty
+// answers, errors, TCP (forced and after truncation), forged answers, timeouts and retries.
+
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { after, before, beforeEach, test } from 'node:test';
+
+import { DnsClient } from '../../src/network/dns/dns_client';
+import { DnsAbortedError, DnsServerError, DnsTimeoutError } from '../../src/network/dns/dns_errors';
+import { parseHostsFile } from '../../src/network/dns/hosts_file';
+import { FALLBACK_DNS_SERVER, parseResolvConf } from '../../src/network/dns/resolv_conf';
+import { DnsTestServer } from '../helpers/dns_test_server';
+
+let server: DnsTestServer;
+before(async () => {
+  server = await DnsTestServer.start();
+});
+after(() => server.close());
+beforeEach(() => {
+  server.zone.clear();
+  server.queries.length = 0;
+});
+
+function client(options: { useTcp?: boolean; timeoutMs?: number; tries?: number; hostsPath?: string } = {}): DnsClient {
+  return new DnsClient({ servers: [server.address], timeoutMs: 2000, tries: 1, ...options });
+}
+
+test('A and AAAA records come back with their TTLs, per lookup family', { timeout: 10_000 }, async () => {
+  server.zone.set('both.test', { a: [{ address: '10.0.0.1', ttl: 30 }, { address: '10.0.0.2', ttl: 20 }], aaaa: [{ address: 'fd00::1', ttl: 40 }] });
+  server.zone.set('v4only.test', { a: [{ address: '10.0.0.3', ttl: 7 }] });
+  const dns = client();
+  assert.deepEqual(await dns.resolve('both.test', 'V4_ONLY'), [
+    { address: '10.0.0.1', ttlSeconds: 30 },
+    { address: '10.0.0.2', ttlSeconds: 20 },
+  ]);
+  assert.deepEqual(await dns.resolve('both.test', 'V6_ONLY'), [{ address: 'fd00::1', ttlSeconds: 40 }]);
+  // AUTO asks for IPv6 first and stops there when it has an answer.
+  server.queries.length = 0;
+  assert.deepEqual(await dns.resolve('both.test', 'AUTO'), [{ address: 'fd00::1', ttlSeconds: 40 }]);
+  assert.deepEqual(server.queries.map((q) => q.type), ['AAAA']);
+  // ... and falls back to IPv4 when IPv6 gave nothing.
+  server.queries.length = 0;
+  assert.deepEqual(await dns.resolve('v4only.test', 'AUTO'), [{ address: '10.0.0.3', ttlSeconds: 7 }]);
+  assert.deepEqual(server.queries.map((q) => q.type), ['AAAA', 'A']);
+  assert.deepEqual(await dns.resolve('v4only.test', 'V6_ONLY'), []);
+  assert.ok(server.queries.every((q) => q.transport === 'udp'));
+});
+
+test('a CNAME chain in the answer is followed, the TTL capped by the aliases', { timeout: 10_000 }, async () => {
+  server.zone.set('alias.test', { cname: { target: 'middle.test', ttl: 300 } });
+  server.zone.set('middle.test', { cname: { target: 'real.test', ttl: 5 } });
+  server.zone.set('real.test', { a: [{ address: '10.1.1.1', ttl: 60 }] });
+  assert.deepEqual(await client().resolve('alias.test', 'V4_ONLY'), [{ address: '10.1.1.1', ttlSeconds: 5 }]);
+});
+
+test('NXDOMAIN and NODATA are empty answers; SERVFAIL and REFUSED are errors', { timeout: 10_000 }, async () => {
+  server.zone.set('nodata.test', { aaaa: [{ address: 'fd00::9', ttl: 1 }] });
+  server.zone.set('broken.test', { rcode: 'SERVFAIL' });
+  server.zone.set('refused.test', { rcode: 'REFUSED' });
+  const dns = client();
+  assert.deepEqual(await dns.resolve('missing.test', 'V4_ONLY'), []);
+  assert.deepEqual(await dns.resolve('nodata.test', 'V4_ONLY'), []);
+  await assert.rejects(dns.resolve('broken.test', 'V4_ONLY'), (error: unknown) => error instanceof DnsServerError && error.rcode === 'SERVFAIL');
+  await assert.rejects(dns.resolve('refused.test', 'V4_ONLY'), (error: unknown) => error instanceof DnsServerError && error.rcode === 'REFUSED');
+});
+
+test('IP literals answer themselves and the hosts file answers before DNS', { timeout: 10_000 }, async () => {
+  const dns = client();
+  assert.deepEqual(await dns.resolve('192.0.2.7', 'AUTO'), [{ address: '192.0.2.7', ttlSeconds: 0 }]);
+  assert.deepEqual(await dns.resolve('2001:db8::7', 'AUTO'), [{ address: '2001:db8::7', ttlSeconds: 0 }]);
+  assert.deepEqual(await dns.resolve('192.0.2.7', 'V6_ONLY'), []);
+  assert.deepEqual(await dns.resolve('localhost', 'V4_ONLY'), [{ address: '127.0.0.1', ttlSeconds: 0 }]);
+  assert.equal(server.count(), 0, 'no query for literals or for a name in /etc/hosts');
+
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dns-hosts-'));
+  try {
+    const hostsPath = path.join(dir, 'hosts');
+    fs.writeFileSync(hostsPath, '# comment\n10.9.9.9  Web.Example web # trailing\n::1 web\n');
+    server.zone.set('web', { a: [{ address: '10.0.0.50', ttl: 5 }] });
+    const withFile = client({ hostsPath });
+    assert.deepEqual(await withFile.resolve('WEB.example', 'V4_ONLY'), [{ address: '10.9.9.9', ttlSeconds: 0 }]);
+    assert.deepEqual(await withFile.resolve('web', 'AUTO'), [{ address: '::1', ttlSeconds: 0 }]);
+    assert.equal(server.count(), 0);
+    // The file is read on every lookup: an edit applies at once.
+    fs.writeFileSync(hostsPath, '');
+    assert.deepEqual(await withFile.resolve('web', 'V4_ONLY'), [{ address: '10.0.0.50', ttlSeconds: 5 }]);
+    assert.equal(server.count('web'), 1);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('useTcp sends every query over TCP', { timeout: 10_000 }, async () => {
+  server.zone.set('tcp.test', { a: [{ address: '10.2.2.2', ttl: 9 }] });
+  assert.deepEqual(await client({ useTcp: true }).resolve('tcp.test', 'AUTO'), [{ address: '10.2.2.2', ttlSeconds: 9 }]);
+  assert.deepEqual(server.queries, [
+    { name: 'tcp.test', type: 'AAAA', transport: 'tcp' },
+    { name: 'tcp.test', type: 'A', transport: 'tcp' },
+  ]);
+});
+
+test('a truncated UDP answer is asked again over TCP', { timeout: 10_000 }, async () => {
+  server.zone.set('big.test', { truncateUdp: true, a: [{ address: '10.3.3.3', ttl: 11 }] });
+  assert.deepEqual(await client().resolve('big.test', 'V4_ONLY'), [{ address: '10.3.3.3', ttlSeconds: 11 }]);
+  assert.deepEqual(server.queries.map((q) => q.transport), ['udp', 'tcp']);
+});
+
+test('answers with the wrong id or question are ignored', { timeout: 10_000 }, async () => {
+  server.zone.set('forged.test', { forgeFirst: true, a: [{ address: '10.4.4.4', ttl: 3 }] });
+  assert.deepEqual(await client().resolve('forged.test', 'V4_ONLY'), [{ address: '10.4.4.4', ttlSeconds: 3 }]);
+  assert.deepEqual(await client({ useTcp: true }).resolve('forged.test', 'V4_ONLY'), [{ address: '10.4.4.4', ttlSeconds: 3 }]);
+});
+
+test('a silent server times out after every try, the timeout doubling per round', { timeout: 10_000 }, async () => {
+  server.zone.set('slow.test', { silent: true });
+  const started = performance.now();
+  await assert.rejects(client({ timeoutMs: 100, tries: 3 }).resolve('slow.test', 'V4_ONLY'), DnsTimeoutError);
+  const elapsed = performance.now() - started;
+  assert.equal(server.count('slow.test'), 3);
+  // 100 + 200 + 400 ms.
+  assert.ok(elapsed >= 650 && elapsed < 3000, `took ${elapsed} ms`);
+});
+
+test('the tries go round the server list; a dead server is skipped', { timeout: 10_000 }, async () => {
+  server.zone.set('round.test', { a: [{ address: '10.5.5.5', ttl: 1 }] });
+  // Nothing listens on port 9 of 127.0.0.2 for DNS: the first try times out, the second succeeds.
+  const dns = new DnsClient({ servers: [{ address: '127.0.0.2', port: 9 }, server.address], timeoutMs: 150, tries: 1 });
+  assert.deepEqual(await dns.resolve('round.test', 'V4_ONLY'), [{ address: '10.5.5.5', ttlSeconds: 1 }]);
+});
+
+test('an aborted lookup rejects at once and closes its socket', { timeout: 10_000 }, async () => {
+  server.zone.set('hang.test', { silent: true });
+  const controller = new AbortController();
+  const lookup = client({ timeoutMs: 60_000 }).resolve('hang.test', 'V4_ONLY', controller.signal);
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  controller.abort();
+  await assert.rejects(lookup, DnsAbortedError);
+});
+
+test('resolv.conf: nameservers with the c-ares fallback, timeout and attempts options', () => {
+  assert.deepEqual(parseResolvConf('# x\nnameserver 10.0.0.53\nnameserver fe80::1%eth0 ; y\nnameserver bogus\noptions ndots:2 timeout:2 attempts:3\n'), {
+    servers: [
+      { address: '10.0.0.53', port: 53 },
+      { address: 'fe80::1%eth0', port: 53 },
+    ],
+    timeoutMs: 2000,
+    attempts: 3,
+  });
+  assert.deepEqual(parseResolvConf('search example.com\n'), { servers: [FALLBACK_DNS_SERVER], timeoutMs: null, attempts: null });
+});
+
+test('hosts file: names are case-insensitive and split by family', () => {
+  const table = parseHostsFile('127.0.0.1 localhost\n::1 localhost ip6-localhost\nnot-an-ip foo\n');
+  assert.deepEqual(table.lookup('LOCALHOST.', 4), ['127.0.0.1']);
+  assert.deepEqual(table.lookup('localhost', 6), ['::1']);
+  assert.deepEqual(table.lookup('foo', 4), []);
+});
