@@ -2,6 +2,9 @@
 // (GET /server_info) and the cluster manager all read it: adding a type touches this list.
 
 import type { ClusterType } from './cluster_discovery';
+import { LOGICAL_DNS_CLUSTER, STRICT_DNS_CLUSTER } from './dns_cluster';
 import { STATIC_CLUSTER } from './static_cluster';
 
-export const CLUSTER_TYPES: ReadonlyMap<string, ClusterType> = new Map([STATIC_CLUSTER].map((t) => [t.name, t]));
+export const CLUSTER_TYPES: ReadonlyMap<string, ClusterType> = new Map(
+  [STATIC_CLUSTER, STRICT_DNS_CLUSTER, LOGICAL_DNS_CLUSTER].map((t) => [t.name, t]),
+);

@@ -9,8 +9,8 @@ import { type HostHealth, hostHealth } from './health_flags';
 import type { MemberHost } from './membership';
 
 export class Host {
-  /** Envoy's `asString()`: `10.0.0.1:80`, `[::1]:80`. Keys per-host stats and pools. */
-  readonly addressString: string;
+  /** Envoy's `asString()`: `10.0.0.1:80`, `[::1]:80`. Follows the address of a logical host. */
+  addressString: string;
   hostname: string;
   /** Envoy's host weight: `max(1, load_balancing_weight)`. */
   weight: number;
@@ -22,8 +22,9 @@ export class Host {
   slot: HostSlot | null;
 
   constructor(
-    readonly ip: string,
-    readonly port: number,
+    /** Where new connections go; a LOGICAL_DNS host's changes, its open connections stay. */
+    public ip: string,
+    public port: number,
     init: {
       hostname: string;
       weight: number;
@@ -50,8 +51,11 @@ export class Host {
     return new Host(member.address.address, member.address.port, member);
   }
 
-  /** Takes the newer description of the same address. */
+  /** Takes the newer description of the same host (same address, or same logical key). */
   updateFrom(member: MemberHost): void {
+    this.ip = member.address.address;
+    this.port = member.address.port;
+    this.addressString = addressString(member.address);
     this.hostname = member.hostname;
     this.weight = Math.max(1, member.weight);
     this.priority = member.priority;

@@ -11,6 +11,11 @@ import { edsHealthFlag, EDS_FLAGS } from './health_flags';
 export interface MemberHost {
   /** The resolved address: an IP and a port. */
   readonly address: SocketAddress;
+  /**
+   * The host's identity when it is not its address: LOGICAL_DNS's one host keeps it (and its
+   * connections) while its address follows DNS. Unset: the address is the identity.
+   */
+  readonly logicalKey?: string;
   readonly hostname: string;
   /** Envoy's host weight: max(1, load_balancing_weight). */
   readonly weight: number;
@@ -42,7 +47,7 @@ export interface MembershipUpdate {
   readonly baseVersion: number;
   /** Every host after the change, in order (hosts that stay are matched by address). */
   readonly hosts: readonly MemberHost[];
-  /** Addresses (addressString) of the hosts that joined, changed and left. */
+  /** Keys (hostKey) of the hosts that joined, changed and left. */
   readonly added: readonly string[];
   readonly changed: readonly string[];
   readonly removed: readonly string[];
@@ -51,8 +56,9 @@ export interface MembershipUpdate {
 /** A host as discovery describes it, before the owner gives it a slot and keeps its other health bits. */
 export type DiscoveredHost = Omit<MemberHost, 'slot'>;
 
-export function hostKey(host: { readonly address: SocketAddress }): string {
-  return addressString(host.address);
+/** What identifies a host across updates: its logical key, else its address (`asString()`). */
+export function hostKey(host: { readonly address: SocketAddress; readonly logicalKey?: string }): string {
+  return host.logicalKey ?? addressString(host.address);
 }
 
 /** The hosts of an EDS-shaped assignment (a static load_assignment, a DNS answer), in order. */
@@ -114,6 +120,8 @@ export function applyUpdate(update: MembershipUpdate): ClusterSnapshot {
 
 function sameHost(a: MemberHost, b: MemberHost): boolean {
   return (
+    a.address.address === b.address.address &&
+    a.address.port === b.address.port &&
     a.hostname === b.hostname &&
     a.weight === b.weight &&
     a.priority === b.priority &&

@@ -1,8 +1,9 @@
 // STRICT_DNS: every configured endpoint name is resolved on its own timer and every address it
 // resolves to is a host. A name's hosts are compared by address with its previous ones: the same
 // set (in any order) is no change (update_no_rebuild), anything else reports the membership.
-// An empty answer is a success that leaves the name with no hosts; only a resolver error is a
-// failure, which keeps the previous hosts. One failure backoff is shared by all the names.
+// A resolver error or an answer with no address (NXDOMAIN, no record of the family) is a failure
+// that keeps the name's previous hosts, as c-ares reports them to Envoy. One failure backoff is
+// shared by all the names.
 
 import type { LbEndpoint, LocalityLbEndpoints } from '../../config/model';
 import type { DnsResolver } from '../../network/dns/dns_client';
@@ -68,6 +69,10 @@ export class StrictDnsDiscovery implements DnsDiscovery {
       return this.backOff.nextBackOffMs();
     }
     if (signal.aborted) return 0;
+    if (answer.length === 0) {
+      stats.update_failure.inc();
+      return this.backOff.nextBackOffMs();
+    }
     stats.update_success.inc();
     const addresses = [...new Set(answer.map((resolved) => resolved.address))];
     const previous = new Set(target.hosts.map((host) => host.address.address));
@@ -78,7 +83,7 @@ export class StrictDnsDiscovery implements DnsDiscovery {
       this.onUpdate(this.membership());
     }
     this.backOff.reset();
-    return successRefreshMs(this.settings, answer.length > 0 ? Math.min(...answer.map((resolved) => resolved.ttlSeconds)) : null);
+    return successRefreshMs(this.settings, Math.min(...answer.map((resolved) => resolved.ttlSeconds)));
   }
 
   /** Every configured group with the hosts its names resolved to, in configuration order. */
