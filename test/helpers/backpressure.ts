@@ -87,3 +87,21 @@ export function receive(socket: net.Socket, size: number, skip = 0): Promise<str
     socket.on('error', reject);
   });
 }
+
+/** Reads an HTTP/1 message off `socket` until a body of `size` bytes has followed its head; the body. */
+export function bodyAfterHead(socket: net.Socket, size: number): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  let length = 0;
+  return new Promise((resolve) => {
+    socket.on('data', (chunk: Buffer) => {
+      chunks.push(chunk);
+      length += chunk.length;
+      if (length <= size) return;
+      const all = Buffer.concat(chunks);
+      chunks.length = 0;
+      chunks.push(all);
+      const start = all.indexOf('\r\n\r\n') + 4;
+      if (start >= 4 && all.length - start >= size) resolve(all.subarray(start));
+    });
+  });
+}
