@@ -3,7 +3,7 @@
 // than per byte. Pieces are latin1 strings, which carry any bytes unchanged; larger bodies
 // are written as the Buffers they are, never copied, in one writev with the text before them.
 
-import type * as net from 'node:net';
+import type { WatermarkWriter } from './watermark_writer';
 
 /** Bodies up to this size join the pending text; copying them is cheaper than another write. */
 const SMALL_BODY_BYTES = 1024;
@@ -11,11 +11,7 @@ const SMALL_BODY_BYTES = 1024;
 export class CoalescingWriter {
   private pending = '';
 
-  /** `write` sends to `socket`; it returns true when the socket is over its buffer limit. */
-  constructor(
-    private readonly socket: net.Socket,
-    private readonly write: (data: Buffer | string) => boolean,
-  ) {}
+  constructor(private readonly writer: WatermarkWriter) {}
 
   /** Queues latin1 text. */
   text(text: string): void {
@@ -28,12 +24,10 @@ export class CoalescingWriter {
       this.pending += chunk.toString('latin1');
       return false;
     }
-    if (this.pending === '') return this.write(chunk);
-    this.socket.cork();
-    const over = this.flush();
-    const overAfterChunk = this.write(chunk);
-    this.socket.uncork();
-    return over || overAfterChunk;
+    if (this.pending === '') return this.writer.write(chunk);
+    const text = this.pending;
+    this.pending = '';
+    return this.writer.writePair(text, chunk);
   }
 
   /** Sends what is pending. True when the socket is over its buffer limit. */
@@ -41,7 +35,7 @@ export class CoalescingWriter {
     if (this.pending === '') return false;
     const text = this.pending;
     this.pending = '';
-    return this.write(text);
+    return this.writer.write(text);
   }
 
   /** Drops what is pending (the connection is being reset). */

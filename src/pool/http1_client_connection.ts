@@ -22,8 +22,8 @@ export interface UpstreamStreamCallbacks {
   onUpstreamComplete(): void;
   /** The response will not complete; nothing else will be called. */
   onUpstreamReset(reason: StreamResetReason): void;
-  /** Request bytes that went over the buffer limit have drained: reading may resume. */
-  onUpstreamFlushed(): void;
+  /** The request bytes over the buffer limit drained to half of it: reading may resume. */
+  onUpstreamDrained(): void;
   /** Called after each batch of upstream input: the writes it caused can now go out together. */
   onUpstreamReadEnd(): void;
 }
@@ -62,7 +62,7 @@ export class Http1ClientConnection implements UpstreamConnectionCallbacks, Parse
     this.cluster = target.cluster;
     this.parser = new ResponseParser(this);
     this.upstream = new UpstreamConnection(target, this, { allowHalfOpen: false, http1: true }, downstream);
-    this.output = new CoalescingWriter(this.upstream.socket, (data) => this.upstream.write(data, this.onFlushed));
+    this.output = new CoalescingWriter(this.upstream.output);
   }
 
   /**
@@ -111,12 +111,14 @@ export class Http1ClientConnection implements UpstreamConnectionCallbacks, Parse
     this.owner.onStreamDone(this, false);
   }
 
-  /** Response backpressure: stop or restart reading from the upstream. */
+  /** Response backpressure: stop or restart reading from the upstream (each call a change). */
   pauseReading(): void {
+    this.cluster.stats.counters.upstream_flow_control_paused_reading_total.inc();
     this.upstream.socket.pause();
   }
 
   resumeReading(): void {
+    this.cluster.stats.counters.upstream_flow_control_resumed_reading_total.inc();
     this.upstream.socket.resume();
   }
 
@@ -167,6 +169,15 @@ export class Http1ClientConnection implements UpstreamConnectionCallbacks, Parse
     this.owner.onConnectionClosed(this);
   }
 
+  onAboveWriteBufferHighWatermark(): void {
+    this.cluster.stats.counters.upstream_flow_control_backed_up_total.inc();
+  }
+
+  onBelowWriteBufferLowWatermark(): void {
+    this.cluster.stats.counters.upstream_flow_control_drained_total.inc();
+    this.stream?.onUpstreamDrained();
+  }
+
   // ---- ParserCallbacks ----------------------------------------------------------------------
 
   onMessageHead(head: ResponseHead): void {
@@ -185,10 +196,6 @@ export class Http1ClientConnection implements UpstreamConnectionCallbacks, Parse
   }
 
   // ---- internals -----------------------------------------------------------------------------
-
-  private readonly onFlushed = (): void => {
-    this.stream?.onUpstreamFlushed();
-  };
 
   private finishResponse(): void {
     const stream = this.stream!;

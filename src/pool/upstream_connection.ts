@@ -5,7 +5,7 @@
 import * as net from 'node:net';
 import type { TcpKeepalive } from '../config/model';
 import { NativeError, setTcpKeepalive } from '../native/addon';
-import { writeWithLimit } from '../network/write_limit';
+import { WatermarkWriter } from '../network/watermark_writer';
 import type { HostStats } from '../stats/stats';
 import type { ClusterInfo } from '../upstream/cluster_info';
 import type { Host } from '../upstream/host';
@@ -34,6 +34,10 @@ export interface UpstreamConnectionCallbacks {
   onRemoteEnd(): void;
   /** An established connection closed, by either side. */
   onClosed(remote: boolean): void;
+  /** The write buffer went over the cluster's buffer limit: stop feeding it. */
+  onAboveWriteBufferHighWatermark(): void;
+  /** It drained to half the limit: feed it again. */
+  onBelowWriteBufferLowWatermark(): void;
 }
 
 export interface UpstreamConnectionOptions {
@@ -44,6 +48,7 @@ export interface UpstreamConnectionOptions {
 
 export class UpstreamConnection {
   readonly socket: net.Socket;
+  private readonly writer: WatermarkWriter;
   private connected = false;
   private timedOut = false;
   private closedLocally = false;
@@ -84,6 +89,12 @@ export class UpstreamConnection {
       localPort: cluster.sourcePort,
       onread: { buffer: target.readBuffer, callback: this.onSocketRead },
     });
+    this.writer = new WatermarkWriter(
+      this.socket,
+      cluster.perConnectionBufferLimitBytes,
+      { written: stats.counters.upstream_cx_tx_bytes_total, buffered: stats.gauges.upstream_cx_tx_bytes_buffered },
+      { onAboveHighWatermark: () => callbacks.onAboveWriteBufferHighWatermark(), onBelowLowWatermark: () => callbacks.onBelowWriteBufferLowWatermark() },
+    );
     this.socket.on('connect', this.onSocketConnect);
     this.socket.on('end', this.onSocketEnd);
     this.socket.on('error', ignoreError);
@@ -96,13 +107,11 @@ export class UpstreamConnection {
   }
 
   /**
-   * Writes (a Buffer or a latin1 string) and counts upstream_cx_tx_bytes_total. Returns true
-   * when the write buffer is now over the cluster's per_connection_buffer_limit_bytes; then
-   * `onFlushed` runs once it has drained (see writeWithLimit).
+   * Writes to the upstream, within the cluster's per_connection_buffer_limit_bytes: upstream_cx_tx_bytes_*
+   * are counted and the callbacks hear the watermarks (see WatermarkWriter).
    */
-  write(data: Buffer | string, onFlushed: () => void): boolean {
-    this.cluster.stats.counters.upstream_cx_tx_bytes_total.add(data.length);
-    return writeWithLimit(this.socket, data, this.cluster.perConnectionBufferLimitBytes, onFlushed);
+  get output(): WatermarkWriter {
+    return this.writer;
   }
 
   /** Closes at once, discarding unsent data. */
@@ -166,6 +175,7 @@ export class UpstreamConnection {
 
   private readonly onSocketClose = (): void => {
     this.clearConnectTimer();
+    this.writer.release();
     const stats = this.cluster.stats;
     // The peer closed first if it sent FIN or if we never closed. A failed connect is remote
     // unless we gave up on it (Envoy's RemoteClose for a refused connection, LocalClose for a

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import * as http from 'node:http';
 import * as net from 'node:net';
 import { test, type TestContext } from 'node:test';
@@ -13,6 +14,7 @@ import {
   virtualHost,
   type DataPlane,
 } from '../helpers/data_plane';
+import { bodyAfterHead, kernelQueuedBytes, payload, push, stalled, type Pusher } from '../helpers/backpressure';
 import { closeServer, listen, request, startUpstream, type Handler, type Upstream } from '../helpers/http_peers';
 import type { ClusterConfig, HttpConnectionManagerConfig, ListenerConfig } from '../../src/config/model';
 import type { DrainDecider } from '../../src/server/drain_decider';
@@ -432,57 +434,107 @@ test('malformed requests get 400, HTTP/1.0 gets 426, and the connection closes',
   assert.equal(u.seen.length, 0);
 });
 
-test('request backpressure: an upstream that does not read holds the client back', TIMEOUT, async (t) => {
-  let release: () => void = () => undefined;
-  const released = new Promise<void>((resolve) => (release = resolve));
-  const server = http.createServer((req, res) => {
-    req.pause();
-    void released.then(() => {
-      let bytes = 0;
-      req.on('data', (c: Buffer) => (bytes += c.length));
-      req.on('end', () => res.end(String(bytes)));
-      req.resume();
-    });
+const LIMIT = 64 * 1024;
+const PUSHED = 16 * 1024 * 1024;
+/** Beyond the two buffer limits: a read the proxy was doing when it paused, and Node's read buffer. */
+const SLACK = 128 * 1024;
+
+/** A raw TCP upstream on 127.0.0.1 running `onConnection`, closed after the test. */
+async function rawUpstream(t: TestContext, onConnection: (socket: net.Socket) => void): Promise<number> {
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+    onConnection(s);
   });
   await listen(server);
-  t.after(() => closeServer(server));
-  const limit = 64 * 1024;
+  t.after(async () => {
+    for (const s of sockets) s.destroy();
+    await closeServer(server);
+  });
+  return (server.address() as net.AddressInfo).port;
+}
+
+async function limitedProxy(t: TestContext, upstreamPort: number): Promise<DataPlane> {
   const routes = [virtualHost('all', ['*'], [clusterRoute({ prefix: '/' }, 'backend')])];
-  const dp = await dataPlane(
+  return dataPlane(
     t,
-    [listener('http', httpConnectionManager(routes), { perConnectionBufferLimitBytes: limit })],
-    [staticCluster('backend', [{ port: (server.address() as net.AddressInfo).port }], { perConnectionBufferLimitBytes: limit })],
+    [listener('http', httpConnectionManager(routes), { perConnectionBufferLimitBytes: LIMIT })],
+    [staticCluster('backend', [{ port: upstreamPort }], { perConnectionBufferLimitBytes: LIMIT })],
   );
-  const size = 32 * 1024 * 1024;
-  const reply = request(dp.port('http'), { method: 'PUT', body: Buffer.alloc(size, 1) });
-  await new Promise((resolve) => setTimeout(resolve, 300));
-  const forwarded = dp.stat('cluster.backend.upstream_cx_tx_bytes_total');
-  assert.ok(forwarded < size / 2, `forwarded ${forwarded} of ${size} bytes to an upstream that reads nothing`);
-  release();
-  assert.equal((await reply).body, String(size));
+}
+
+test('request watermarks: an upstream that does not read holds the client back within the buffer limits', TIMEOUT, async (t) => {
+  let upstreamSocket: net.Socket | null = null;
+  const upstreamPort = await rawUpstream(t, (s) => {
+    upstreamSocket = s;
+    s.pause();
+  });
+  const dp = await limitedProxy(t, upstreamPort);
+  const socket = net.connect(dp.port('http'), '127.0.0.1');
+  t.after(() => socket.destroy());
+  await new Promise((resolve) => socket.once('connect', resolve));
+  const { data, sha256 } = payload(PUSHED);
+  const head = `PUT / HTTP/1.1\r\nHost: h\r\ncontent-length: ${PUSHED}\r\n\r\n`;
+  const pusher = push(socket, Buffer.concat([Buffer.from(head, 'latin1'), data]));
+  await stalled(pusher, () => upstreamSocket !== null && dp.stat('cluster.backend.upstream_flow_control_backed_up_total') > 0);
+
+  const sent = pusher.accepted();
+  const heldByProxy = sent - kernelQueuedBytes([socket.localPort!, upstreamSocket!.remotePort!]);
+  assert.ok(sent < PUSHED / 2, `the client wrote ${sent} of ${PUSHED} bytes to an upstream that reads nothing`);
+  assert.ok(heldByProxy <= 2 * LIMIT + SLACK, `the proxy holds ${heldByProxy} of ${sent} bytes sent`);
+  const buffered = dp.stat('cluster.backend.upstream_cx_tx_bytes_buffered');
+  assert.ok(buffered > LIMIT / 2 && buffered <= LIMIT + SLACK, `upstream_cx_tx_bytes_buffered ${buffered} while backed up`);
+  assert.ok(dp.stat('http.ingress_http.downstream_flow_control_paused_reading_total') > 0);
+  assert.equal(dp.stat('cluster.backend.upstream_flow_control_drained_total'), 0);
+
+  // The upstream reads the request (its head is what the proxy made of it), then answers.
+  const upstream = upstreamSocket!;
+  const body = bodyAfterHead(upstream, PUSHED);
+  upstream.resume();
+  const received = await body;
+  upstream.write('HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n');
+  assert.equal(createHash('sha256').update(received).digest('hex'), sha256);
+  await until('the buffer to drain', () => dp.stat('cluster.backend.upstream_cx_tx_bytes_buffered') === 0);
+  await until('the response', () => dp.stat('http.ingress_http.downstream_rq_2xx') === 1);
+  const backedUp = dp.stat('cluster.backend.upstream_flow_control_backed_up_total');
+  assert.equal(dp.stat('cluster.backend.upstream_flow_control_drained_total'), backedUp);
+  const paused = dp.stat('http.ingress_http.downstream_flow_control_paused_reading_total');
+  assert.equal(dp.stat('http.ingress_http.downstream_flow_control_resumed_reading_total'), paused);
 });
 
-test('response backpressure: a client that does not read holds the upstream back', TIMEOUT, async (t) => {
-  const size = 32 * 1024 * 1024;
-  const u = await upstream(t, 'big', (_req, res) => res.end(Buffer.alloc(size, 2)));
-  const limit = 64 * 1024;
-  const routes = [virtualHost('all', ['*'], [clusterRoute({ prefix: '/' }, 'backend')])];
-  const dp = await dataPlane(
-    t,
-    [listener('http', httpConnectionManager(routes), { perConnectionBufferLimitBytes: limit })],
-    [staticCluster('backend', [{ port: u.port }], { perConnectionBufferLimitBytes: limit })],
-  );
+test('response watermarks: a client that does not read holds the upstream back within the buffer limits', TIMEOUT, async (t) => {
+  const { data, sha256 } = payload(PUSHED);
+  let pusher: Pusher | null = null;
+  let upstreamSocket: net.Socket | null = null;
+  const upstreamPort = await rawUpstream(t, (s) => {
+    upstreamSocket = s;
+    s.once('data', () => {
+      pusher = push(s, Buffer.concat([Buffer.from(`HTTP/1.1 200 OK\r\ncontent-length: ${PUSHED}\r\n\r\n`, 'latin1'), data]));
+    });
+  });
+  const dp = await limitedProxy(t, upstreamPort);
   const socket = net.connect(dp.port('http'), '127.0.0.1');
   t.after(() => socket.destroy());
   socket.pause();
   socket.write('GET / HTTP/1.1\r\nHost: h\r\n\r\n');
-  await new Promise((resolve) => setTimeout(resolve, 300));
-  const written = dp.stat('http.ingress_http.downstream_cx_tx_bytes_total');
-  assert.ok(written < size / 2, `wrote ${written} of ${size} bytes to a client that reads nothing`);
-  let received = 0;
-  socket.on('data', (c: Buffer) => (received += c.length));
+  await until('the response to start', () => pusher !== null);
+  await stalled(pusher!, () => dp.stat('cluster.backend.upstream_flow_control_paused_reading_total') > 0);
+
+  const sent = pusher!.accepted();
+  const heldByProxy = sent - kernelQueuedBytes([socket.localPort!, upstreamSocket!.remotePort!]);
+  assert.ok(sent < PUSHED / 2, `the upstream wrote ${sent} of ${PUSHED} bytes to a client that reads nothing`);
+  assert.ok(heldByProxy <= 2 * LIMIT + SLACK, `the proxy holds ${heldByProxy} of ${sent} bytes sent`);
+  const buffered = dp.stat('http.ingress_http.downstream_cx_tx_bytes_buffered');
+  assert.ok(buffered > LIMIT / 2 && buffered <= LIMIT + SLACK, `downstream_cx_tx_bytes_buffered ${buffered} while backed up`);
+  assert.equal(dp.stat('cluster.backend.upstream_flow_control_resumed_reading_total'), 0);
+
+  const body = bodyAfterHead(socket, PUSHED);
   socket.resume();
-  await until('the whole response', () => received > size);
+  assert.equal(createHash('sha256').update(await body).digest('hex'), sha256);
+  await until('the buffer to drain', () => dp.stat('http.ingress_http.downstream_cx_tx_bytes_buffered') === 0);
+  const paused = dp.stat('cluster.backend.upstream_flow_control_paused_reading_total');
+  assert.equal(dp.stat('cluster.backend.upstream_flow_control_resumed_reading_total'), paused);
   assert.equal(dp.stat('http.ingress_http.downstream_rq_2xx'), 1);
 });
 

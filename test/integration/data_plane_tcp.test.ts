@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
 import * as net from 'node:net';
 import { test, type TestContext } from 'node:test';
 import { listener, startDataPlane, staticCluster, tcpProxy, type DataPlane } from '../helpers/data_plane';
+import { kernelQueuedBytes, payload, push, receive, stalled, type Pusher } from '../helpers/backpressure';
 import { closeServer, listen } from '../helpers/http_peers';
 import type { ClusterConfig, ListenerConfig, TcpProxyConfig } from '../../src/config/model';
 
@@ -139,37 +139,68 @@ test('a missing cluster or no host closes the connection', TIMEOUT, async (t) =>
   assert.equal(dp.stat('cluster.empty.upstream_cx_none_healthy'), 1);
 });
 
-test('backpressure: a slow reader pauses the writer instead of buffering without bound', TIMEOUT, async (t) => {
+const LIMIT = 64 * 1024;
+const PUSHED = 16 * 1024 * 1024;
+/** Beyond the two buffer limits: a read the proxy was doing when it paused, and Node's read buffer. */
+const SLACK = 128 * 1024;
+
+test('watermarks: an upstream that does not read holds the client back within the buffer limits', TIMEOUT, async (t) => {
   let upstreamSocket: net.Socket | null = null;
   const upstreamPort = await tcpServer(t, (s) => {
     upstreamSocket = s;
     s.pause();
   });
-  const limit = 64 * 1024;
-  const { dp, port } = await proxy(t, upstreamPort, {}, { perConnectionBufferLimitBytes: limit }, { perConnectionBufferLimitBytes: limit });
+  const { dp, port } = await proxy(t, upstreamPort, {}, { perConnectionBufferLimitBytes: LIMIT }, { perConnectionBufferLimitBytes: LIMIT });
   const socket = connect(t, port);
-  const payload = Buffer.alloc(32 * 1024 * 1024, 7);
-  for (let i = 0; i < payload.length; i += 4096) payload[i] = i & 0xff;
-  socket.write(payload);
-  await until('the proxy to stop reading', () => dp.stat('tcp.tcp_stats.downstream_flow_control_paused_reading_total') > 0);
-  // The proxy holds at most about the limit (plus one read) while the upstream does not read.
-  await new Promise((resolve) => setTimeout(resolve, 200));
-  const forwarded = dp.stat('cluster.backend.upstream_cx_tx_bytes_total');
-  assert.ok(forwarded < payload.length / 2, `forwarded ${forwarded} of ${payload.length} bytes to a reader that reads nothing`);
+  await new Promise((resolve) => socket.once('connect', resolve));
+  const { data, sha256 } = payload(PUSHED);
+  const pusher = push(socket, data);
+  await stalled(pusher, () => upstreamSocket !== null && dp.stat('tcp.tcp_stats.downstream_flow_control_paused_reading_total') > 0);
 
-  const hash = createHash('sha256');
-  let received = 0;
-  const done = new Promise<void>((resolve) => {
-    upstreamSocket!.on('data', (c: Buffer) => {
-      hash.update(c);
-      received += c.length;
-      if (received === payload.length) resolve();
-    });
-  });
+  const inKernel = kernelQueuedBytes([socket.localPort!, upstreamSocket!.remotePort!]);
+  const heldByProxy = pusher.accepted() - inKernel;
+  assert.ok(pusher.accepted() < PUSHED / 2, `the client wrote ${pusher.accepted()} of ${PUSHED} bytes to an upstream that reads nothing`);
+  assert.ok(heldByProxy <= 2 * LIMIT + SLACK, `the proxy holds ${heldByProxy} bytes (sent ${pusher.accepted()}, ${inKernel} in kernel queues)`);
+  const buffered = dp.stat('cluster.backend.upstream_cx_tx_bytes_buffered');
+  assert.ok(buffered > LIMIT / 2 && buffered <= LIMIT + SLACK, `upstream_cx_tx_bytes_buffered ${buffered} while backed up`);
+  assert.equal(dp.stat('tcp.tcp_stats.downstream_flow_control_resumed_reading_total'), 0);
+
+  const received = receive(upstreamSocket!, PUSHED);
   upstreamSocket!.resume();
-  await done;
-  assert.equal(hash.digest('hex'), createHash('sha256').update(payload).digest('hex'));
-  assert.ok(dp.stat('tcp.tcp_stats.downstream_flow_control_resumed_reading_total') > 0);
+  assert.equal(await received, sha256);
+  await until('the buffer to drain', () => dp.stat('cluster.backend.upstream_cx_tx_bytes_buffered') === 0);
+  const paused = dp.stat('tcp.tcp_stats.downstream_flow_control_paused_reading_total');
+  assert.ok(paused >= 1);
+  assert.equal(dp.stat('tcp.tcp_stats.downstream_flow_control_resumed_reading_total'), paused);
+});
+
+test('watermarks: a client that does not read holds the upstream back within the buffer limits', TIMEOUT, async (t) => {
+  const { data, sha256 } = payload(PUSHED);
+  let pusher: Pusher | null = null;
+  let upstreamSocket: net.Socket | null = null;
+  const upstreamPort = await tcpServer(t, (s) => {
+    upstreamSocket = s;
+    pusher = push(s, data);
+  });
+  const { dp, port } = await proxy(t, upstreamPort, {}, { perConnectionBufferLimitBytes: LIMIT }, { perConnectionBufferLimitBytes: LIMIT });
+  const socket = connect(t, port);
+  socket.pause();
+  await until('the upstream connection', () => pusher !== null);
+  await stalled(pusher!, () => dp.stat('cluster.backend.upstream_flow_control_paused_reading_total') > 0);
+
+  const sent = pusher!.accepted();
+  const heldByProxy = sent - kernelQueuedBytes([socket.localPort!, upstreamSocket!.remotePort!]);
+  assert.ok(sent < PUSHED / 2, `the upstream wrote ${sent} of ${PUSHED} bytes to a client that reads nothing`);
+  assert.ok(heldByProxy <= 2 * LIMIT + SLACK, `the proxy holds ${heldByProxy} of ${sent} bytes sent`);
+  const buffered = dp.stat('tcp.tcp_stats.downstream_cx_tx_bytes_buffered');
+  assert.ok(buffered > LIMIT / 2 && buffered <= LIMIT + SLACK, `downstream_cx_tx_bytes_buffered ${buffered} while backed up`);
+
+  const received = receive(socket, PUSHED);
+  socket.resume();
+  assert.equal(await received, sha256);
+  await until('the buffer to drain', () => dp.stat('tcp.tcp_stats.downstream_cx_tx_bytes_buffered') === 0);
+  const paused = dp.stat('cluster.backend.upstream_flow_control_paused_reading_total');
+  assert.equal(dp.stat('cluster.backend.upstream_flow_control_resumed_reading_total'), paused);
 });
 
 test('idle_timeout closes a silent connection', TIMEOUT, async (t) => {

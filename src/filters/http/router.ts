@@ -27,7 +27,7 @@ export interface DownstreamStream {
   /** Answers the request with a complete response of our own (text/plain when `body` is set). */
   sendLocalReply(status: number, body: string): void;
   encodeHeaders(head: ResponseHead, upstreamServiceTimeMs: number): void;
-  /** True when the downstream write buffer is over its limit; onDownstreamFlushed follows. */
+  /** True when the downstream write buffer is over its limit; onDownstreamDrained follows. */
   encodeData(chunk: Buffer): boolean;
   encodeComplete(): void;
   /** Aborts the response already under way: the downstream connection closes. */
@@ -165,8 +165,8 @@ export class Router implements PoolCallbacks, UpstreamStreamCallbacks {
     this.timer = null;
   }
 
-  /** The downstream write buffer drained: the response may flow again. */
-  onDownstreamFlushed(): void {
+  /** The downstream write buffer drained to half its limit: the response may flow again. */
+  onDownstreamDrained(): void {
     if (this.upstreamPaused) {
       this.upstreamPaused = false;
       this.upstream?.resumeReading();
@@ -239,7 +239,7 @@ export class Router implements PoolCallbacks, UpstreamStreamCallbacks {
     this.fail(503, CONNECT_ERROR_PREFIX + reason);
   }
 
-  onUpstreamFlushed(): void {
+  onUpstreamDrained(): void {
     this.resumeDownstream();
   }
 

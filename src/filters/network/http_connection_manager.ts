@@ -19,7 +19,7 @@ import { RequestParser } from '../../http/http1/request_parser';
 import { reasonPhrase, statusLine } from '../../http/status_text';
 import type { NetworkFilterFactory } from '../../listener/network_filter';
 import { CoalescingWriter } from '../../network/coalescing_writer';
-import { writeWithLimit } from '../../network/write_limit';
+import { type WatermarkCallbacks, WatermarkWriter } from '../../network/watermark_writer';
 import type { DrainDecider } from '../../server/drain_decider';
 import type { RuntimeSource } from '../../runtime/live_runtime';
 import type { StatsStore } from '../../stats/stats';
@@ -101,7 +101,7 @@ export class HttpConnectionManagerFactory implements NetworkFilterFactory {
   }
 }
 
-export class HttpConnectionManager implements ParserCallbacks<RequestHead>, DownstreamStream, HttpFilterCallbacks {
+export class HttpConnectionManager implements ParserCallbacks<RequestHead>, DownstreamStream, HttpFilterCallbacks, WatermarkCallbacks {
   readonly remoteAddress: string;
   readonly connection: net.Socket;
   private readonly parser: RequestParser;
@@ -112,6 +112,7 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
   private readonly filterHeaders: FilterHeaders | null;
   private readonly stats: HttpConnectionManagerStats;
   private readonly bufferLimit: number;
+  private readonly writer: WatermarkWriter;
   private readonly output: CoalescingWriter;
 
   // The current stream.
@@ -156,7 +157,13 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
     this.router = new Router(factory.router, this);
     this.filters = factory.filters === null ? null : factory.filters.map((f) => f.createFilter(this));
     this.filterHeaders = this.filters === null ? null : new FilterHeaders();
-    this.output = new CoalescingWriter(socket, this.writeLimited);
+    this.writer = new WatermarkWriter(
+      socket,
+      this.bufferLimit,
+      { written: this.stats.downstream_cx_tx_bytes_total, buffered: this.stats.downstream_cx_tx_bytes_buffered },
+      this,
+    );
+    this.output = new CoalescingWriter(this.writer);
     // A client may half-close after its request and still read the response.
     socket.allowHalfOpen = true;
     socket.on('data', this.onSocketData);
@@ -319,12 +326,20 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
     this.destroy();
   }
 
+  /** Envoy counts the router's pauses (the upstream backed up), not the codec's pipelining ones. */
   readDisable(disable: boolean): void {
-    if (disable) {
-      if (this.readDisables++ === 0) this.socket.pause();
-    } else if (--this.readDisables === 0) {
-      this.socket.resume();
-    }
+    if (disable) this.stats.downstream_flow_control_paused_reading_total.inc();
+    else this.stats.downstream_flow_control_resumed_reading_total.inc();
+    this.disableReading(disable);
+  }
+
+  // ---- WatermarkCallbacks: the response ------------------------------------------------------
+
+  /** The router pauses the upstream itself, from encodeData's answer. */
+  onAboveHighWatermark(): void {}
+
+  onBelowLowWatermark(): void {
+    this.router.onDownstreamDrained();
   }
 
   // ---- the connection ------------------------------------------------------------------------
@@ -344,7 +359,7 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
     // against the buffer limit; a head still being assembled does not.
     if (this.streamActive && this.requestComplete && this.parser.bufferedBytes > this.bufferLimit && !this.pipelineFull) {
       this.pipelineFull = true;
-      this.readDisable(true);
+      this.disableReading(true);
     }
   };
 
@@ -357,6 +372,7 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
 
   private readonly onSocketClose = (): void => {
     this.factory.connections.delete(this);
+    this.writer.release();
     const stats = this.stats;
     stats.downstream_cx_active.dec();
     stats.downstream_cx_http1_active.dec();
@@ -458,7 +474,7 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
     this.idleTimer?.refresh();
     if (this.pipelineFull) {
       this.pipelineFull = false;
-      this.readDisable(false);
+      this.disableReading(false);
     }
     try {
       this.parser.resume();
@@ -511,14 +527,14 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
     this.socket.destroy();
   };
 
-  private readonly writeLimited = (data: Buffer | string): boolean => {
-    this.stats.downstream_cx_tx_bytes_total.add(data.length);
-    return writeWithLimit(this.socket, data, this.bufferLimit, this.onFlushed);
-  };
-
-  private readonly onFlushed = (): void => {
-    this.router.onDownstreamFlushed();
-  };
+  /** Reading stops while anyone wants it stopped. */
+  private disableReading(disable: boolean): void {
+    if (disable) {
+      if (this.readDisables++ === 0) this.socket.pause();
+    } else if (--this.readDisables === 0) {
+      this.socket.resume();
+    }
+  }
 
   private clearRequestTimer(): void {
     if (this.requestTimer !== null) {

@@ -13,6 +13,9 @@ export class HttpConnectionManagerStats {
   readonly downstream_cx_destroy_active_rq: Counter;
   readonly downstream_cx_rx_bytes_total: Counter;
   readonly downstream_cx_tx_bytes_total: Counter;
+  readonly downstream_cx_tx_bytes_buffered: Gauge;
+  readonly downstream_flow_control_paused_reading_total: Counter;
+  readonly downstream_flow_control_resumed_reading_total: Counter;
   readonly downstream_cx_protocol_error: Counter;
   readonly downstream_cx_drain_close: Counter;
   readonly downstream_cx_idle_timeout: Counter;
@@ -40,6 +43,9 @@ export class HttpConnectionManagerStats {
     this.downstream_cx_destroy_active_rq = scope.counter('downstream_cx_destroy_active_rq');
     this.downstream_cx_rx_bytes_total = scope.counter('downstream_cx_rx_bytes_total');
     this.downstream_cx_tx_bytes_total = scope.counter('downstream_cx_tx_bytes_total');
+    this.downstream_cx_tx_bytes_buffered = scope.gauge('downstream_cx_tx_bytes_buffered');
+    this.downstream_flow_control_paused_reading_total = scope.counter('downstream_flow_control_paused_reading_total');
+    this.downstream_flow_control_resumed_reading_total = scope.counter('downstream_flow_control_resumed_reading_total');
     this.downstream_cx_protocol_error = scope.counter('downstream_cx_protocol_error');
     this.downstream_cx_drain_close = scope.counter('downstream_cx_drain_close');
     this.downstream_cx_idle_timeout = scope.counter('downstream_cx_idle_timeout');

@@ -1,15 +1,16 @@
 // The tcp_proxy network filter: each downstream connection gets one upstream connection to a
-// host of the cluster, and bytes flow both ways with backpressure (a side whose peer's write
-// buffer is over the buffer limit stops being read), half-closes pass through, and the pair
-// closes after idle_timeout without traffic.
+// host of the cluster, and bytes flow both ways with Envoy's watermarks (a side whose peer's
+// write buffer went over its buffer limit stops being read until that buffer is down to half),
+// half-closes pass through, and the pair closes after idle_timeout without traffic.
 
 import type * as net from 'node:net';
 import type { TcpProxyConfig } from '../../config/model';
 import type { NetworkFilterFactory } from '../../listener/network_filter';
-import { writeWithLimit } from '../../network/write_limit';
+import { type WatermarkCallbacks, WatermarkWriter } from '../../network/watermark_writer';
 import type { UpstreamConnection, UpstreamConnectionCallbacks } from '../../pool/upstream_connection';
 import type { StatsStore } from '../../stats/stats';
 import type { ClusterManager } from '../../upstream/cluster_manager';
+import type { ClusterStats } from '../../upstream/cluster_stats';
 import { TcpProxyStats } from './tcp_proxy_stats';
 
 export interface TcpProxyDeps {
@@ -37,12 +38,12 @@ export class TcpProxyFactory implements NetworkFilterFactory {
   }
 }
 
-class TcpProxySession implements UpstreamConnectionCallbacks {
+class TcpProxySession implements UpstreamConnectionCallbacks, WatermarkCallbacks {
   private readonly stats: TcpProxyStats;
+  private readonly output: WatermarkWriter;
   private upstream: UpstreamConnection | null = null;
+  private clusterStats: ClusterStats | null = null;
   private upstreamClosed = false;
-  private downstreamPaused = false;
-  private upstreamPaused = false;
   private lastActivity = 0;
   private idleTimer: NodeJS.Timeout | null = null;
   private flushing = false;
@@ -53,6 +54,12 @@ class TcpProxySession implements UpstreamConnectionCallbacks {
   ) {
     const stats = (this.stats = factory.stats);
     stats.downstream_cx_total.inc();
+    this.output = new WatermarkWriter(
+      downstream,
+      factory.deps.bufferLimitBytes,
+      { written: stats.downstream_cx_tx_bytes_total, buffered: stats.downstream_cx_tx_bytes_buffered },
+      this,
+    );
     downstream.allowHalfOpen = true;
     // Nothing is read until the upstream connection is up.
     downstream.pause();
@@ -73,6 +80,7 @@ class TcpProxySession implements UpstreamConnectionCallbacks {
       downstream.destroy();
       return;
     }
+    this.clusterStats = cluster.info.stats;
     this.upstream = cluster.tcpConnection(host, this, downstream);
   }
 
@@ -94,11 +102,7 @@ class TcpProxySession implements UpstreamConnectionCallbacks {
 
   onData(chunk: Buffer): void {
     this.lastActivity = Date.now();
-    this.stats.downstream_cx_tx_bytes_total.add(chunk.length);
-    if (writeWithLimit(this.downstream, chunk, this.factory.deps.bufferLimitBytes, this.onDownstreamFlushed) && !this.upstreamPaused) {
-      this.upstreamPaused = true;
-      this.upstream!.socket.pause();
-    }
+    this.output.write(chunk);
   }
 
   onRemoteEnd(): void {
@@ -128,11 +132,7 @@ class TcpProxySession implements UpstreamConnectionCallbacks {
   private readonly onDownstreamData = (chunk: Buffer): void => {
     this.lastActivity = Date.now();
     this.stats.downstream_cx_rx_bytes_total.add(chunk.length);
-    if (this.upstream!.write(chunk, this.onUpstreamFlushed) && !this.downstreamPaused) {
-      this.downstreamPaused = true;
-      this.stats.downstream_flow_control_paused_reading_total.inc();
-      this.downstream.pause();
-    }
+    this.upstream!.output.write(chunk);
   };
 
   private readonly onDownstreamEnd = (): void => {
@@ -140,6 +140,7 @@ class TcpProxySession implements UpstreamConnectionCallbacks {
   };
 
   private readonly onDownstreamClose = (): void => {
+    this.output.release();
     const upstream = this.upstream;
     if (upstream === null || this.upstreamClosed) return;
     if (!upstream.isConnected || upstream.socket.writableFinished) {
@@ -158,18 +159,27 @@ class TcpProxySession implements UpstreamConnectionCallbacks {
     upstream.socket.once('finish', () => upstream.close());
   };
 
-  private readonly onUpstreamFlushed = (): void => {
-    if (!this.downstreamPaused) return;
-    this.downstreamPaused = false;
+  // ---- watermarks: each side's write buffer holds back the other side's reading ------------
+
+  onAboveWriteBufferHighWatermark(): void {
+    this.stats.downstream_flow_control_paused_reading_total.inc();
+    this.downstream.pause();
+  }
+
+  onBelowWriteBufferLowWatermark(): void {
     this.stats.downstream_flow_control_resumed_reading_total.inc();
     this.downstream.resume();
-  };
+  }
 
-  private readonly onDownstreamFlushed = (): void => {
-    if (!this.upstreamPaused) return;
-    this.upstreamPaused = false;
-    this.upstream?.socket.resume();
-  };
+  onAboveHighWatermark(): void {
+    this.clusterStats!.counters.upstream_flow_control_paused_reading_total.inc();
+    this.upstream!.socket.pause();
+  }
+
+  onBelowLowWatermark(): void {
+    this.clusterStats!.counters.upstream_flow_control_resumed_reading_total.inc();
+    this.upstream!.socket.resume();
+  }
 
   private readonly destroyDownstream = (): void => {
     this.downstream.destroy();

@@ -7,6 +7,7 @@ export class TcpProxyStats {
   readonly downstream_cx_no_route: Counter;
   readonly downstream_cx_rx_bytes_total: Counter;
   readonly downstream_cx_tx_bytes_total: Counter;
+  readonly downstream_cx_tx_bytes_buffered: Gauge;
   readonly downstream_flow_control_paused_reading_total: Counter;
   readonly downstream_flow_control_resumed_reading_total: Counter;
   readonly idle_timeout: Counter;
@@ -18,6 +19,7 @@ export class TcpProxyStats {
     this.downstream_cx_no_route = scope.counter('downstream_cx_no_route');
     this.downstream_cx_rx_bytes_total = scope.counter('downstream_cx_rx_bytes_total');
     this.downstream_cx_tx_bytes_total = scope.counter('downstream_cx_tx_bytes_total');
+    this.downstream_cx_tx_bytes_buffered = scope.gauge('downstream_cx_tx_bytes_buffered');
     this.downstream_flow_control_paused_reading_total = scope.counter('downstream_flow_control_paused_reading_total');
     this.downstream_flow_control_resumed_reading_total = scope.counter('downstream_flow_control_resumed_reading_total');
     this.idle_timeout = scope.counter('idle_timeout');

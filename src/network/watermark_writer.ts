@@ -1,0 +1,134 @@
+// Envoy's watermark buffer on a socket's write side: when the bytes Node holds for the socket
+// (writableLength) go over the connection's buffer limit, the writer reports it, and the
+// reader that feeds the socket stops; once they drain to half the limit it may read again.
+// Only writes that can leave the buffer at or over the low watermark carry a write callback,
+// so a connection whose buffer never fills pays one comparison per write.
+
+import type * as net from 'node:net';
+import type { Counter, Gauge } from '../stats/stats';
+
+/** Followed by the zero-length write whose callback says when a partial write has left. */
+const NOTHING = Buffer.alloc(0);
+
+export interface WatermarkCallbacks {
+  /** The write buffer went over the high watermark (the limit). */
+  onAboveHighWatermark(): void;
+  /** The write buffer drained to the low watermark after being over the high one. */
+  onBelowLowWatermark(): void;
+}
+
+export interface WriteStats {
+  /** Bytes written (…_cx_tx_bytes_total). */
+  readonly written: Counter;
+  /** Bytes held for the socket, over every connection (…_cx_tx_bytes_buffered). */
+  readonly buffered: Gauge;
+}
+
+export class WatermarkWriter {
+  private readonly high: number;
+  private readonly low: number;
+  private above = false;
+  /** What this socket contributes to the buffered gauge now. */
+  private counted = 0;
+  /** Write callbacks still to come: while there are any, one of them will see the buffer shrink. */
+  private pendingCallbacks = 0;
+  private released = false;
+
+  /** `limit` 0 means no limit, as Envoy's per_connection_buffer_limit_bytes. */
+  constructor(
+    private readonly socket: net.Socket,
+    limit: number,
+    private readonly stats: WriteStats,
+    private readonly callbacks: WatermarkCallbacks,
+  ) {
+    this.high = limit === 0 ? Infinity : limit;
+    this.low = limit === 0 ? Infinity : Math.floor(limit / 2);
+  }
+
+  /** True while the buffer has been over the high watermark and not yet back to the low one. */
+  get aboveHighWatermark(): boolean {
+    return this.above;
+  }
+
+  /**
+   * Writes a Buffer or latin1 text. True when the buffer is over the high watermark: the
+   * caller stops reading its source until onBelowLowWatermark.
+   */
+  write(data: Buffer | string): boolean {
+    this.stats.written.add(data.length);
+    if (this.send(data) || this.socket.writableLength !== 0) return this.track();
+    return this.above;
+  }
+
+  /** Writes text and a chunk in one system call. True as for write(). */
+  writePair(text: string, chunk: Buffer): boolean {
+    const socket = this.socket;
+    this.stats.written.add(text.length + chunk.length);
+    socket.cork();
+    socket.write(text, 'latin1');
+    // The chunk's callback, if it needs one, also covers the text queued before it.
+    const tracked = this.send(chunk);
+    socket.uncork();
+    if (tracked || socket.writableLength !== 0) return this.track();
+    return this.above;
+  }
+
+  /** The socket closed: its bytes leave the gauge, and later callbacks change nothing. */
+  release(): void {
+    if (this.released) return;
+    this.released = true;
+    this.stats.buffered.sub(this.counted);
+    this.counted = 0;
+  }
+
+  /** Writes `data`, with a callback when it may leave the buffer over the low watermark. */
+  private send(data: Buffer | string): boolean {
+    const socket = this.socket;
+    if (socket.writableLength + data.length <= this.low) {
+      socket.write(data, 'latin1');
+      return false;
+    }
+    this.pendingCallbacks++;
+    socket.write(data, 'latin1', this.onWritten);
+    return true;
+  }
+
+  /**
+   * Brings the gauge to writableLength and reports the high watermark. Bytes left without a
+   * callback to come (the kernel took part of a small write) get a zero-length write whose
+   * callback follows them, so the gauge returns to 0 when they leave.
+   */
+  private track(): boolean {
+    const buffered = this.socket.writableLength;
+    if (buffered !== 0) this.followLeftovers();
+    this.stats.buffered.add(buffered - this.counted);
+    this.counted = buffered;
+    if (buffered > this.high && !this.above) {
+      this.above = true;
+      this.callbacks.onAboveHighWatermark();
+    }
+    return this.above;
+  }
+
+  private readonly onWritten = (): void => {
+    this.pendingCallbacks--;
+    if (this.released) return;
+    const buffered = this.socket.writableLength;
+    this.stats.buffered.add(buffered - this.counted);
+    this.counted = buffered;
+    if (this.above && buffered <= this.low) {
+      this.above = false;
+      this.callbacks.onBelowLowWatermark();
+    }
+    // Small writes queued behind the last callback have none of their own.
+    if (buffered !== 0) this.followLeftovers();
+  };
+
+  /** Makes sure a callback follows the bytes buffered now (not after end(): the close releases). */
+  private followLeftovers(): void {
+    const socket = this.socket;
+    if (this.pendingCallbacks !== 0 || socket.writableEnded || socket.destroyed) return;
+    this.pendingCallbacks++;
+    socket.write(NOTHING, this.onWritten);
+  }
+}
