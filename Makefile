@@ -44,6 +44,7 @@ bench: build
 	node dist/bench/hot_restart.js
 	node dist/bench/stats_scale.js
 	node --expose-gc dist/bench/prometheus_exposition.js
+	node dist/bench/pick_cost.js
 
 clean:
 	rm -rf dist native/target $(ADDON)

@@ -15,6 +15,12 @@ import { applyUpdate, type ClusterSnapshot, diffMembership, type DiscoveredHost,
 
 /** Clusters started between two turns of the event loop, so that admin answers during a large start. */
 const START_BATCH = 200;
+/**
+ * How long the server waits for the clusters' first results, as Envoy's initial_fetch_timeout
+ * (default 15 s) bounds a dynamic resource: a cluster still waiting then serves what it has
+ * (nothing, at first) and takes its result when it comes.
+ */
+export const CLUSTER_INIT_TIMEOUT_MS = 15_000;
 
 export class UnknownClusterTypeError extends Error {
   constructor(cluster: string, type: string) {
@@ -31,6 +37,8 @@ export interface SupervisorClusterManagerDeps {
   readonly clock: Clock;
   /** Every membership change after start(), for the workers. */
   readonly onUpdate: (update: MembershipUpdate) => void;
+  /** CLUSTER_INIT_TIMEOUT_MS unless a test says otherwise. */
+  readonly initTimeoutMs?: number;
 }
 
 /** The supervisor-side statistics of one cluster's membership. */
@@ -63,7 +71,8 @@ export class SupervisorClusterManager {
 
   /**
    * Creates every cluster and starts its discovery; resolves once every cluster is initialized
-   * (its first result, or failure, is in), as Envoy's init manager holds the server until then.
+   * (its first result, or failure, is in), as Envoy's init manager holds the server until then,
+   * or once the initialization timeout has passed.
    * @throws UnknownClusterTypeError for a type the registry lacks (the capability check refuses it first).
    */
   async initialize(): Promise<void> {
@@ -83,8 +92,29 @@ export class SupervisorClusterManager {
       initialized.push(discovery.initialized);
       if (i % START_BATCH === START_BATCH - 1) await new Promise((resolve) => setImmediate(resolve));
     }
-    await Promise.all(initialized);
+    await this.withinInitTimeout(Promise.all(initialized));
     this.started = true;
+  }
+
+  private withinInitTimeout(initialized: Promise<unknown>): Promise<void> {
+    const { clock, initTimeoutMs = CLUSTER_INIT_TIMEOUT_MS } = this.deps;
+    return new Promise<void>((resolve, reject) => {
+      const timer = clock.setTimeout(() => {
+        const waiting = [...this.clusters.values()].filter((c) => c.snapshot.version === 0).map((c) => c.config.name);
+        this.deps.log('upstream').warn(`cluster initialization timed out after ${initTimeoutMs} ms; still waiting for: ${waiting.join(', ')}`);
+        resolve();
+      }, initTimeoutMs);
+      initialized.then(
+        () => {
+          clock.clearTimeout(timer);
+          resolve();
+        },
+        (error: unknown) => {
+          clock.clearTimeout(timer);
+          reject(error);
+        },
+      );
+    });
   }
 
   /** The current membership of every cluster, in configuration order. */

@@ -16,6 +16,9 @@ const TIMEOUT = { timeout: 90_000 };
 interface Upstream {
   readonly server: http.Server;
   readonly seen: (number | undefined)[];
+  /** While set, responses wait for release(). */
+  holding: boolean;
+  release(): void;
 }
 
 async function upstreamsOnOnePort(ips: readonly string[], workers: () => number[]): Promise<{ port: number; upstreams: Upstream[] }> {
@@ -25,16 +28,27 @@ async function upstreamsOnOnePort(ips: readonly string[], workers: () => number[
     try {
       for (const ip of ips) {
         const seen: (number | undefined)[] = [];
+        const held: http.ServerResponse[] = [];
         const server = http.createServer((req, res) => {
           seen.push(socketOwner(req.socket.remotePort!, workers()));
-          res.end(ip);
+          if (upstream.holding) held.push(res);
+          else res.end(ip);
         });
+        const upstream: Upstream = {
+          server,
+          seen,
+          holding: false,
+          release: () => {
+            upstream.holding = false;
+            for (const res of held.splice(0)) res.end(ip);
+          },
+        };
         await new Promise<void>((resolve, reject) => {
           server.once('error', reject);
           server.listen(port, ip, () => resolve());
         });
         port = (server.address() as net.AddressInfo).port;
-        upstreams.push({ server, seen });
+        upstreams.push(upstream);
       }
       return { port, upstreams };
     } catch {
@@ -188,12 +202,23 @@ describe('LOGICAL_DNS', TIMEOUT, () => {
 
       dns.zone.set('svc.test', { a: [{ address: '127.0.0.2', ttl: 1 }] });
       await waitFor('/clusters to follow the first address', async () => (/svc::127\.0\.0\.2:\d+::hostname::svc\.test/.test((await proxy.admin('/clusters')).body) ? true : undefined));
-      // The pooled upstream connection is the logical host's: still used.
+      // While the old address holds its answers, every request needs a new upstream connection:
+      // once the worker has the update, they go to the new address.
+      const [oldAddress, newAddress] = upstreams;
+      oldAddress!.holding = true;
+      const pending: Promise<unknown>[] = [request(url, { agent })];
+      await waitFor('a new connection to reach the new address', () => {
+        if (newAddress!.seen.length > 0) return true;
+        pending.push(request(url));
+        return undefined;
+      });
+      oldAddress!.release();
+      await Promise.all(pending);
+      // The connections to the old address are the logical host's, not drained: the most
+      // recently freed one (the old address's, released last) serves the next request.
       assert.equal((await request(url, { agent })).body, '127.0.0.1');
-      // Two at once need a second upstream connection, which goes to the new address.
-      const both = await Promise.all([request(url, { agent }), request(url, { agent })]);
-      assert.deepEqual(both.map((r) => r.body).sort(), ['127.0.0.1', '127.0.0.2']);
       assert.equal(await proxy.stat('cluster.svc.membership_total'), 1);
+      assert.equal(await proxy.stat('cluster.svc.membership_change'), 1);
     } finally {
       agent.destroy();
     }

@@ -193,6 +193,6 @@ test('a bad health check filter field stops the proxy with its field path', { ti
   assert.equal(exit.code, 1);
   assert.match(
     proc.stderr,
-    /static_resources\.listeners\[0\]\.filter_chains\[0\]\.filters\[0\]\.typed_config\.http_filters\[0\]\.typed_config\.cluster_min_healthy_percentages\.web\.value: must be within 0\.\.100, got 150/,
+    /static_resources\.listeners\[0\]\.filter_chains\[0\]\.filters\[0\]\.typed_config\.http_filters\[0\]\.typed_config\.cluster_min_healthy_percentages\["web"\]\.value: value must be inside range \[0, 100\]/,
   );
 });

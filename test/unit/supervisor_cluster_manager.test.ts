@@ -6,7 +6,7 @@ import type { ClusterDiscovery, ClusterType } from '../../src/upstream/cluster_d
 import { CLUSTER_TYPES } from '../../src/upstream/cluster_types';
 import { HealthFlag } from '../../src/upstream/health_flags';
 import type { DiscoveredHost, MembershipUpdate } from '../../src/upstream/membership';
-import { SupervisorClusterManager, UnknownClusterTypeError } from '../../src/upstream/supervisor_cluster_manager';
+import { CLUSTER_INIT_TIMEOUT_MS, SupervisorClusterManager, UnknownClusterTypeError } from '../../src/upstream/supervisor_cluster_manager';
 import { silentLogger, staticCluster } from '../helpers/data_plane';
 import { ManualClock } from '../helpers/manual_clock';
 
@@ -28,15 +28,16 @@ function scriptedType(): { type: ClusterType; emit: (hosts: DiscoveredHost[]) =>
 function manager(configs: ClusterConfig[], types: ReadonlyMap<string, ClusterType> = CLUSTER_TYPES) {
   const store = createHeapStatsStore();
   const updates: MembershipUpdate[] = [];
+  const clock = new ManualClock();
   const clusters = new SupervisorClusterManager(configs, {
     types,
     hosts: store.hosts,
     stats: store,
     log: () => silentLogger,
-    clock: new ManualClock(),
+    clock,
     onUpdate: (u) => updates.push(u),
   });
-  return { store, updates, clusters };
+  return { store, updates, clusters, clock };
 }
 
 test('static clusters: version 1 from the load assignment, a live slot per host, the membership stats', async () => {
@@ -126,4 +127,21 @@ test('health bits other than EDS survive a rediscovery of the same host', async 
 test('a type the registry lacks is refused by cluster name', async () => {
   const { clusters } = manager([staticCluster('odd', [], { type: 'EDS' })]);
   await assert.rejects(clusters.initialize(), (e: Error) => e instanceof UnknownClusterTypeError && /cluster 'odd': discovery type EDS/.test(e.message));
+});
+
+test('initialization stops waiting after the timeout; the late first result then reaches the workers as an update', async () => {
+  const scripted = scriptedType();
+  const { clusters, updates, clock } = manager([staticCluster('slow', [], { type: 'STRICT_DNS' })], new Map([['STRICT_DNS', scripted.type]]));
+  let done = false;
+  const initializing = clusters.initialize().then(() => (done = true));
+  await new Promise((resolve) => setImmediate(resolve));
+  clock.advance(CLUSTER_INIT_TIMEOUT_MS - 1);
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.equal(done, false);
+  clock.advance(1);
+  await initializing;
+  assert.deepEqual(clusters.snapshot('slow'), { cluster: 'slow', version: 0, hosts: [] });
+  scripted.emit([discovered(80)]);
+  assert.deepEqual([updates[0]!.baseVersion, updates[0]!.version, updates[0]!.added], [0, 1, ['10.0.0.1:80']]);
+  clusters.close();
 });
