@@ -3,6 +3,7 @@
 
 import * as dgram from 'node:dgram';
 import * as net from 'node:net';
+import { after, before, beforeEach } from 'node:test';
 import * as dnsPacket from 'dns-packet';
 
 export interface AddressRecord {
@@ -160,4 +161,21 @@ export class DnsTestServer {
     }
     return answers;
   }
+}
+
+/**
+ * One server for a test file: started before its tests, emptied before each, closed after.
+ * Returns its getter.
+ */
+export function dnsTestServerForFile(): () => DnsTestServer {
+  let server: DnsTestServer | undefined;
+  before(async () => {
+    server = await DnsTestServer.start();
+  });
+  after(() => server?.close());
+  beforeEach(() => {
+    server!.zone.clear();
+    server!.queries.length = 0;
+  });
+  return () => server!;
 }

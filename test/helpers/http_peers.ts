@@ -2,7 +2,8 @@
 // and a client that returns whole responses. Everything on 127.0.0.1, port 0.
 
 import * as http from 'node:http';
-import type * as net from 'node:net';
+import * as net from 'node:net';
+import type { TestContext } from 'node:test';
 
 export interface Seen {
   readonly upstream: string;
@@ -96,4 +97,21 @@ export function request(port: number, options: RequestOptions = {}): Promise<Rep
     req.on('error', reject);
     req.end(options.body);
   });
+}
+
+/** A TCP server on 127.0.0.1 whose connections `onConnection` handles; all closed after the test. */
+export async function tcpUpstream(t: TestContext, onConnection: (socket: net.Socket) => void): Promise<number> {
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+    s.on('error', () => undefined);
+    onConnection(s);
+  });
+  await listen(server);
+  t.after(async () => {
+    for (const s of sockets) s.destroy();
+    await closeServer(server);
+  });
+  return (server.address() as net.AddressInfo).port;
 }

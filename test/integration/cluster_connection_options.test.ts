@@ -9,7 +9,7 @@ import { test, type TestContext } from 'node:test';
 import type { ClusterConfig, ListenerConfig, LocalityLbEndpoints } from '../../src/config/model';
 import { getTcpKeepalive } from '../../src/native/addon';
 import { clusterRoute, httpConnectionManager, listener, startDataPlane, staticCluster, tcpProxy, virtualHost, type DataPlane } from '../helpers/data_plane';
-import { closeServer, listen, request, startUpstream, type Upstream } from '../helpers/http_peers';
+import { closeServer, listen, request, startUpstream, tcpUpstream, type Upstream } from '../helpers/http_peers';
 import { localCluster, httpListener } from '../helpers/config_fixtures';
 import { startProxy, waitFor } from '../helpers/proxy_process';
 import { ownSocketFd } from '../helpers/socket_owner';
@@ -22,22 +22,6 @@ async function upstream(t: TestContext, name: string): Promise<Upstream> {
   return u;
 }
 
-/** A TCP server whose connections `onConnection` handles; all closed after the test. */
-async function tcpServer(t: TestContext, onConnection: (socket: net.Socket) => void): Promise<number> {
-  const sockets = new Set<net.Socket>();
-  const server = net.createServer((s) => {
-    sockets.add(s);
-    s.on('close', () => sockets.delete(s));
-    s.on('error', () => undefined);
-    onConnection(s);
-  });
-  await listen(server);
-  t.after(async () => {
-    for (const s of sockets) s.destroy();
-    await closeServer(server);
-  });
-  return (server.address() as net.AddressInfo).port;
-}
 
 async function httpProxy(t: TestContext, port: number, cluster: Partial<ClusterConfig>, listenerOverrides: Partial<ListenerConfig> = {}): Promise<DataPlane> {
   const routes = [virtualHost('all', ['*'], [clusterRoute({ prefix: '/' }, 'backend')])];
@@ -90,7 +74,7 @@ test('upstream_bind_config: HTTP and tcp_proxy connections come from the source 
   await new Promise<void>((resolve) => free.listen(0, '127.0.0.2', resolve));
   const sourcePort = (free.address() as net.AddressInfo).port;
   await closeServer(free);
-  const seen = new Promise<string>((resolve) => void tcpServer(t, (s) => resolve(`${s.remoteAddress}:${s.remotePort}`)).then((p) => (tcpPort = p)));
+  const seen = new Promise<string>((resolve) => void tcpUpstream(t, (s) => resolve(`${s.remoteAddress}:${s.remotePort}`)).then((p) => (tcpPort = p)));
   let tcpPort = 0;
   await waitFor('the tcp upstream', () => (tcpPort !== 0 ? true : undefined));
   const tcp = await tcpProxyPlane(t, tcpPort, { upstreamBindConfig: { address: '127.0.0.2', port: sourcePort } });
@@ -102,7 +86,7 @@ test('upstream_bind_config: HTTP and tcp_proxy connections come from the source 
 
 test('tcp_keepalive: the upstream socket carries SO_KEEPALIVE and the configured knobs; unset ones keep the system default', TIMEOUT, async (t) => {
   const peerPorts: number[] = [];
-  const upstreamPort = await tcpServer(t, (s) => peerPorts.push(s.remotePort!));
+  const upstreamPort = await tcpUpstream(t, (s) => peerPorts.push(s.remotePort!));
   const dp = await tcpProxyPlane(t, upstreamPort, { tcpKeepalive: { probes: 4, timeS: 77, intervalS: null } });
   const client = connect(t, dp.port('tcp'));
   await waitFor('the upstream connection', () => (peerPorts.length === 1 && dp.stat('cluster.backend.upstream_cx_active') === 1 ? true : undefined));
@@ -116,7 +100,7 @@ test('tcp_keepalive: the upstream socket carries SO_KEEPALIVE and the configured
 
 test('without tcp_keepalive the upstream socket has no keepalive', TIMEOUT, async (t) => {
   const peerPorts: number[] = [];
-  const upstreamPort = await tcpServer(t, (s) => peerPorts.push(s.remotePort!));
+  const upstreamPort = await tcpUpstream(t, (s) => peerPorts.push(s.remotePort!));
   const dp = await tcpProxyPlane(t, upstreamPort, {});
   connect(t, dp.port('tcp'));
   await waitFor('the upstream connection', () => (peerPorts.length === 1 && dp.stat('cluster.backend.upstream_cx_active') === 1 ? true : undefined));
@@ -201,7 +185,7 @@ function parseProxyHeader(data: Buffer): { text: string; length: number } | null
 
 /** An upstream that takes a PROXY header, then answers each HTTP request with that header. */
 async function proxyProtocolHttpUpstream(t: TestContext, headers: string[]): Promise<number> {
-  return tcpServer(t, (socket) => {
+  return tcpUpstream(t, (socket) => {
     let buffered = Buffer.alloc(0);
     let header: string | null = null;
     socket.on('data', (chunk: Buffer) => {
@@ -223,7 +207,7 @@ async function proxyProtocolHttpUpstream(t: TestContext, headers: string[]): Pro
 
 test('PROXY protocol V1 over tcp_proxy: the header names the client before any of its bytes', TIMEOUT, async (t) => {
   const received: Buffer[] = [];
-  const upstreamPort = await tcpServer(t, (s) => s.on('data', (c: Buffer) => received.push(c)));
+  const upstreamPort = await tcpUpstream(t, (s) => s.on('data', (c: Buffer) => received.push(c)));
   const dp = await tcpProxyPlane(t, upstreamPort, { upstreamFilters: [{ name: 'proxy.filters.network.upstream.proxy_protocol', version: 'V1' }] });
   const client = connect(t, dp.port('tcp'));
   await new Promise((resolve) => client.once('connect', resolve));

@@ -15,7 +15,7 @@ import {
   type DataPlane,
 } from '../helpers/data_plane';
 import { bodyAfterHead, kernelQueuedBytes, payload, push, stalled, type Pusher } from '../helpers/backpressure';
-import { closeServer, listen, request, startUpstream, type Handler, type Upstream } from '../helpers/http_peers';
+import { closeServer, listen, request, startUpstream, tcpUpstream, type Handler, type Upstream } from '../helpers/http_peers';
 import type { ClusterConfig, HttpConnectionManagerConfig, ListenerConfig } from '../../src/config/model';
 import type { DrainDecider } from '../../src/server/drain_decider';
 import { waitFor } from '../helpers/proxy_process';
@@ -439,21 +439,6 @@ const PUSHED = 16 * 1024 * 1024;
 /** Beyond the two buffer limits: a read the proxy was doing when it paused, and Node's read buffer. */
 const SLACK = 128 * 1024;
 
-/** A raw TCP upstream on 127.0.0.1 running `onConnection`, closed after the test. */
-async function rawUpstream(t: TestContext, onConnection: (socket: net.Socket) => void): Promise<number> {
-  const sockets = new Set<net.Socket>();
-  const server = net.createServer((s) => {
-    sockets.add(s);
-    s.on('close', () => sockets.delete(s));
-    onConnection(s);
-  });
-  await listen(server);
-  t.after(async () => {
-    for (const s of sockets) s.destroy();
-    await closeServer(server);
-  });
-  return (server.address() as net.AddressInfo).port;
-}
 
 async function limitedProxy(t: TestContext, upstreamPort: number): Promise<DataPlane> {
   const routes = [virtualHost('all', ['*'], [clusterRoute({ prefix: '/' }, 'backend')])];
@@ -466,7 +451,7 @@ async function limitedProxy(t: TestContext, upstreamPort: number): Promise<DataP
 
 test('request watermarks: an upstream that does not read holds the client back within the buffer limits', TIMEOUT, async (t) => {
   let upstreamSocket: net.Socket | null = null;
-  const upstreamPort = await rawUpstream(t, (s) => {
+  const upstreamPort = await tcpUpstream(t, (s) => {
     upstreamSocket = s;
     s.pause();
   });
@@ -507,7 +492,7 @@ test('response watermarks: a client that does not read holds the upstream back w
   const { data, sha256 } = payload(PUSHED);
   let pusher: Pusher | null = null;
   let upstreamSocket: net.Socket | null = null;
-  const upstreamPort = await rawUpstream(t, (s) => {
+  const upstreamPort = await tcpUpstream(t, (s) => {
     upstreamSocket = s;
     s.once('data', () => {
       pusher = push(s, Buffer.concat([Buffer.from(`HTTP/1.1 200 OK\r\ncontent-length: ${PUSHED}\r\n\r\n`, 'latin1'), data]));

@@ -5,22 +5,18 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { after, before, beforeEach, test } from 'node:test';
+import { beforeEach, test } from 'node:test';
 
 import { DnsClient } from '../../src/network/dns/dns_client';
 import { DnsAbortedError, DnsServerError, DnsTimeoutError } from '../../src/network/dns/dns_errors';
 import { parseHostsFile } from '../../src/network/dns/hosts_file';
 import { FALLBACK_DNS_SERVER, parseResolvConf } from '../../src/network/dns/resolv_conf';
-import { DnsTestServer } from '../helpers/dns_test_server';
+import { type DnsTestServer, dnsTestServerForFile } from '../helpers/dns_test_server';
 
+const dnsServer = dnsTestServerForFile();
 let server: DnsTestServer;
-before(async () => {
-  server = await DnsTestServer.start();
-});
-after(() => server.close());
 beforeEach(() => {
-  server.zone.clear();
-  server.queries.length = 0;
+  server = dnsServer();
 });
 
 function client(options: { useTcp?: boolean; timeoutMs?: number; tries?: number; hostsPath?: string } = {}): DnsClient {

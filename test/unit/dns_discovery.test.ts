@@ -2,24 +2,20 @@
 // schedule on a ManualClock so the delays are read, not waited for.
 
 import assert from 'node:assert/strict';
-import { after, before, beforeEach, test } from 'node:test';
+import { beforeEach, test } from 'node:test';
 
 import { SystemClock } from '../../src/common/clock';
 import type { LbEndpoint, LocalityLbEndpoints } from '../../src/config/model';
 import { createDnsDiscovery } from '../../src/upstream/dns/dns_discovery';
 import { type DnsClusterSettings, type DnsDiscoveryStatName, DnsSettingsError } from '../../src/upstream/dns/dns_cluster_settings';
 import { JitteredExponentialBackOff } from '../../src/upstream/dns/refresh_delays';
-import { DnsTestServer } from '../helpers/dns_test_server';
+import { type DnsTestServer, dnsTestServerForFile } from '../helpers/dns_test_server';
 import { ManualClock } from '../helpers/manual_clock';
 
+const dnsServer = dnsTestServerForFile();
 let server: DnsTestServer;
-before(async () => {
-  server = await DnsTestServer.start();
-});
-after(() => server.close());
 beforeEach(() => {
-  server.zone.clear();
-  server.queries.length = 0;
+  server = dnsServer();
 });
 
 /** Counters a test can wait on. */
