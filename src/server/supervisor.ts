@@ -525,6 +525,17 @@ export class Supervisor implements ServerInfoSource {
     this.admin = new AdminServer(handlers, this.store!, this.deps.log('admin'), accessLog);
     const bound = await this.admin.listen(address, port);
     this.log.info(`admin address: ${bound.address}:${bound.port}`);
-    if (options.adminAddressPath) fs.writeFileSync(options.adminAddressPath, `${bound.address}:${bound.port}`);
+    if (options.adminAddressPath) {
+      // Written aside and renamed into place: whoever polls for the file never reads it empty.
+      const target = options.adminAddressPath;
+      const written = `${target}.${process.pid}.tmp`;
+      try {
+        fs.writeFileSync(written, `${bound.address}:${bound.port}`);
+        fs.renameSync(written, target);
+      } catch (error) {
+        // The operator named the file, not our temporary one.
+        throw new Error((error as Error).message.replaceAll(written, target));
+      }
+    }
   }
 }
