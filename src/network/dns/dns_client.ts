@@ -1,4 +1,4 @@
-// A stub resolver with c-ares's behaviour as Envoy 1.16 uses it: IP literals answer themselves,
+// A DNS client (it asks recursive servers) with c-ares's behaviour as Envoy 1.16 uses it: IP literals answer themselves,
 // then the hosts file, then DNS. Each try goes to the next server in turn; a timeout or a
 // SERVFAIL/REFUSED-like answer moves on, and after every server has had a try the timeout
 // doubles. c-ares defaults: 5 s timeout, 4 tries per server, unless resolv.conf's `options`
