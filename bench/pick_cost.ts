@@ -8,8 +8,8 @@
 
 import { createHeapStatsStore } from '../src/stats/store';
 import { Host } from '../src/upstream/host';
-import { RoundRobinLoadBalancer } from '../src/upstream/lb/round_robin';
-import { PrioritySet } from '../src/upstream/priority_set';
+import { LOAD_BALANCERS } from '../src/upstream/lb/load_balancer_registry';
+import { balancerParams } from '../test/helpers/load_balancer';
 
 const HOSTS = 10;
 const PICKS = 20_000_000;
@@ -26,16 +26,16 @@ function main(): void {
     const slot = store.hosts.allocate();
     return new Host('10.0.0.1', 8000 + i, { hostname: '', weight: 1, priority: 0, locality: { region: '', zone: '', subZone: '' }, healthFlags: 0, slot });
   });
-  const set = new PrioritySet();
-  set.update(hosts);
-  const lb = new RoundRobinLoadBalancer(set, { random: () => 0, healthyPanic: { inc: () => undefined } });
+  const params = balancerParams(hosts);
+  const set = params.prioritySet;
+  const lb = LOAD_BALANCERS.get('ROUND_ROBIN')!.create(params);
   // The shared variant: each host's health word, located once, loaded at every pick.
   const words = new Map(hosts.map((h) => [h, store.hosts.healthFlags(h.slot!.slot)]));
 
   const byMessage = (): number => {
     let sink = 0;
     const t0 = process.hrtime.bigint();
-    for (let i = 0; i < PICKS; i++) sink += lb.chooseHost()!.port;
+    for (let i = 0; i < PICKS; i++) sink += lb.chooseHost(null)!.port;
     const ns = Number(process.hrtime.bigint() - t0) / PICKS;
     if (sink === 0) throw new Error('unreachable');
     return ns;
@@ -44,7 +44,7 @@ function main(): void {
     let sink = 0;
     const t0 = process.hrtime.bigint();
     for (let i = 0; i < PICKS; i++) {
-      const host = lb.chooseHost()!;
+      const host = lb.chooseHost(null)!;
       const word = words.get(host)!;
       const flags = Atomics.load(word.words, word.index);
       if (flags !== host.healthFlags) {

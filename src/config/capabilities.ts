@@ -6,6 +6,7 @@
 import { FieldError, FieldErrorCollector, inConfigFile } from './errors';
 import { childPath, indexPath } from './field_path';
 import { isJsonObject, JsonObject } from './json';
+import { LOAD_BALANCERS } from '../upstream/lb/load_balancer_registry';
 import { CLUSTER_TYPES } from '../upstream/cluster_types';
 
 /** The fields a message may carry, and the shapes of those that are messages themselves. */
@@ -63,9 +64,11 @@ const CLUSTER: Shape = {
     upstream_connection_options: {
       fields: { tcp_keepalive: { fields: { keepalive_probes: leaf, keepalive_time: leaf, keepalive_interval: leaf } } },
     },
-    // The round robin balancer reads healthy_panic_threshold; the rest of common_lb_config is
-    // not acted on yet.
-    common_lb_config: { fields: { close_connections_on_host_set_change: leaf, healthy_panic_threshold: leaf } },
+    // ignore_new_hosts_until_first_hc keeps hosts pending their first health check out of the
+    // balancers' arithmetic (priority_set.ts); without health checks it has no effect, as specified.
+    common_lb_config: {
+      fields: { close_connections_on_host_set_change: leaf, healthy_panic_threshold: leaf, ignore_new_hosts_until_first_hc: leaf },
+    },
     track_timeout_budgets: leaf,
     filters: list({ fields: { name: leaf, typed_config: anyContent } }),
     // The spec: DNS settings are ignored for STATIC clusters, cleanup_interval for all but
@@ -78,8 +81,9 @@ const CLUSTER: Shape = {
     use_tcp_for_dns_lookups: leaf,
     cleanup_interval: leaf,
   },
-  // The cluster types come from the registry: a type that lands there is accepted here.
-  values: { type: [...CLUSTER_TYPES.keys()], lb_policy: ['ROUND_ROBIN'] },
+  // Cluster types and load balancing policies come from their registries: one that lands
+  // there is accepted here.
+  values: { type: [...CLUSTER_TYPES.keys()], lb_policy: [...LOAD_BALANCERS.keys()] },
 };
 
 const ROUTE_CONFIG: Shape = {

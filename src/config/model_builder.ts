@@ -308,7 +308,7 @@ function cluster(config: JsonObject): ClusterConfig {
     closeConnectionsOnHostSetChange: boolField(messageField(config, 'common_lb_config') ?? {}, 'close_connections_on_host_set_change'),
     trackTimeoutBudgets: boolField(config, 'track_timeout_budgets'),
     upstreamFilters: messageList(config, 'filters').map(upstreamNetworkFilter),
-    metadata: messageField(messageField(config, 'metadata') ?? {}, 'filter_metadata') ?? {},
+    metadata: filterMetadata(messageField(config, 'metadata')),
     healthChecks: messageList(config, 'health_checks'),
     circuitBreakers: messageField(config, 'circuit_breakers') ?? null,
     transportSocket: transportSocket === undefined ? null : transportSocketConfig(transportSocket),
@@ -443,14 +443,22 @@ function localityLbEndpoints(config: JsonObject): LocalityLbEndpoints {
 
 function lbEndpoint(config: JsonObject): LbEndpoint {
   const endpoint = messageField(config, 'endpoint') ?? {};
-  const metadata = messageField(config, 'metadata') ?? {};
   return {
     address: socketAddress(messageField(endpoint, 'address') ?? {}),
     hostname: stringField(endpoint, 'hostname'),
     healthStatus: enumField<EndpointHealthStatus>(config, 'health_status', 'UNKNOWN'),
     loadBalancingWeight: numberField(config, 'load_balancing_weight', DEFAULTS.endpointWeight),
-    metadata: messageField(metadata, 'filter_metadata') ?? {},
+    metadata: filterMetadata(messageField(config, 'metadata')),
   };
+}
+
+/**
+ * A Metadata message's filter_metadata, its namespaces in our spelling: an Envoy file's
+ * `envoy.lb` is the `proxy.lb` the subset balancer and /clusters read.
+ */
+function filterMetadata(metadata: JsonObject | undefined): Readonly<Record<string, unknown>> {
+  const namespaces = messageField(metadata ?? {}, 'filter_metadata') ?? {};
+  return Object.fromEntries(Object.entries(namespaces).map(([name, value]) => [proxySpelling(name), value]));
 }
 
 function statsConfig(config: JsonObject): StatsConfig {

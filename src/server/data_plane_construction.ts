@@ -17,14 +17,15 @@ import { neverDrain } from './drain_decider';
 export function constructDataPlane(bootstrap: Bootstrap, file: string, log: LoggerFactory): void {
   inConfigFile(file, () => {
     const stats = new NamingStatsStore();
-    const clusters = new ClusterManager(bootstrap.clusters, [], stats);
+    const runtime = new LiveRuntime([]);
+    const clusters = new ClusterManager({ configs: bootstrap.clusters, snapshots: [], store: stats, runtime });
     const filters = new NetworkFilterBuilder({
       bootstrap,
       stats,
       clusters,
       log,
       drain: neverDrain,
-      runtime: new LiveRuntime([]),
+      runtime,
       healthCheckFailed: () => false,
       clock: new SystemClock(),
     });

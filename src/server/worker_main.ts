@@ -78,7 +78,7 @@ async function run(init: WorkerInit, control: WorkerControl): Promise<(m: Superv
   // A worker's waits on the region's locks count in the supervisor's GET /contention.
   if (init.mutexTracing) region.segments.onContention = new ContentionReporter((stats) => send({ v: WORKER_PROTOCOL_VERSION, type: 'contention', stats })).record;
   const store = new SharedStatsStore(region, init.column);
-  const clusters = new ClusterManager(init.bootstrap.clusters, init.clusters, store);
+  const clusters = new ClusterManager({ configs: init.bootstrap.clusters, snapshots: init.clusters, store, runtime: control.runtime });
   // Envoy declares a cluster's stats when it builds the cluster: the workers share that out,
   // each its own slice, so that 10,000 clusters' names are interned on every core at once.
   init.bootstrap.clusters.forEach((config, i) => {

@@ -10,8 +10,9 @@ import { type ConnectionTarget, UpstreamConnection, type UpstreamConnectionCallb
 import type { HostStats, StatsStore } from '../stats/stats';
 import { ClusterInfo } from './cluster_info';
 import { Host } from './host';
-import type { LoadBalancer, RandomSource } from './lb/load_balancer';
-import { RoundRobinLoadBalancer } from './lb/round_robin';
+import type { RuntimeSource } from '../runtime/live_runtime';
+import type { LoadBalancer, LoadBalancerContext, RandomSource } from './lb/load_balancer';
+import { LOAD_BALANCERS } from './lb/load_balancer_registry';
 import { type ClusterSnapshot, hostKey, type MembershipUpdate } from './membership';
 import { PrioritySet } from './priority_set';
 import type { DownstreamAddresses } from './upstream_network_filter';
@@ -32,6 +33,15 @@ interface HostResources {
   downstreamPools: Map<DownstreamAddresses, Http1ConnectionPool> | null;
 }
 
+/** What a worker's clusters share. */
+export interface ClusterEnvironment {
+  readonly store: StatsStore;
+  readonly runtime: RuntimeSource;
+  readonly random: RandomSource;
+  /** The worker's scratch buffer for upstream reads (see ConnectionTarget). */
+  readonly readBuffer: Buffer;
+}
+
 export class Cluster {
   readonly info: ClusterInfo;
   readonly prioritySet = new PrioritySet();
@@ -40,22 +50,28 @@ export class Cluster {
   private hostsByAddress = new Map<string, Host>();
   private version = 0;
 
-  /** `readBuffer`: the worker's scratch buffer for upstream reads (see ConnectionTarget). */
-  constructor(
-    config: ClusterConfig,
-    snapshot: ClusterSnapshot,
-    private readonly store: StatsStore,
-    random: RandomSource,
-    private readonly readBuffer: Buffer,
-  ) {
-    // Field paths relative to the cluster (ClusterManager places them). The discovery type is
-    // the supervisor's business: a worker only ever sees membership.
-    if (config.lbPolicy !== 'ROUND_ROBIN') throw new FieldError('lb_policy', `lb_policy ${config.lbPolicy} is not supported by the data plane`);
-    this.info = new ClusterInfo(config, store);
-    this.lb = new RoundRobinLoadBalancer(this.prioritySet, {
-      random,
-      healthyPanic: { inc: () => this.info.stats.counters.lb_healthy_panic.inc() },
-      healthyPanicThreshold: config.commonLbConfig.healthyPanicThreshold,
+  private readonly store: StatsStore;
+  private readonly readBuffer: Buffer;
+
+  /** @throws FieldError at `lb_policy` (relative to the cluster) for a policy this build lacks */
+  constructor(config: ClusterConfig, snapshot: ClusterSnapshot, environment: ClusterEnvironment) {
+    this.store = environment.store;
+    this.readBuffer = environment.readBuffer;
+    this.info = new ClusterInfo(config, environment.store);
+    // The discovery type is the supervisor's business: a worker only ever sees membership.
+    if (config.lbPolicy === 'CLUSTER_PROVIDED') {
+      // No cluster type of this build brings its own balancer yet (ORIGINAL_DST will).
+      throw new FieldError('lb_policy', `cluster manager: cluster provided LB specified but cluster '${config.name}' did not provide one. Check cluster documentation.`);
+    }
+    const factory = LOAD_BALANCERS.get(config.lbPolicy);
+    if (factory === undefined) throw new FieldError('lb_policy', `lb_policy ${config.lbPolicy} is not supported by the data plane`);
+    this.lb = factory.create({
+      prioritySet: this.prioritySet,
+      localPrioritySet: null,
+      info: this.info,
+      commonLbConfig: config.commonLbConfig,
+      runtime: environment.runtime,
+      random: environment.random,
     });
     this.applyMembership(snapshot.version, snapshot);
   }
@@ -65,8 +81,8 @@ export class Cluster {
     return this.version;
   }
 
-  chooseHost(): Host | null {
-    return this.lb.chooseHost();
+  chooseHost(context: LoadBalancerContext | null): Host | null {
+    return this.lb.chooseHost(context);
   }
 
   hostStats(host: Host): HostStats {

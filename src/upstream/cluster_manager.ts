@@ -3,6 +3,7 @@
 
 import { atField } from '../config/errors';
 import type { ClusterConfig } from '../config/model';
+import type { RuntimeSource } from '../runtime/live_runtime';
 import type { StatsStore } from '../stats/stats';
 import { Cluster } from './cluster';
 import type { DownstreamAddresses } from './upstream_network_filter';
@@ -20,27 +21,34 @@ export class UnknownClusterError extends Error {
   }
 }
 
+export interface ClusterManagerOptions {
+  /** The bootstrap's clusters, in order. */
+  readonly configs: readonly ClusterConfig[];
+  /** The supervisor's membership of each (a cluster without one starts empty). */
+  readonly snapshots: readonly ClusterSnapshot[];
+  readonly store: StatsStore;
+  /** Read by the load balancers (panic threshold, zone routing overrides). */
+  readonly runtime: RuntimeSource;
+  readonly random?: RandomSource;
+}
+
 export class ClusterManager {
   private readonly clusters = new Map<string, Cluster>();
   /** Those keeping connections per downstream connection (ClusterInfo.downstreamSpecificConnections). */
   private readonly downstreamSpecific: Cluster[] = [];
 
-  /**
-   * @param configs the bootstrap's clusters, in order
-   * @param snapshots the supervisor's membership of each (a cluster without one starts empty)
-   * @throws FieldError at `static_resources.clusters[i]...` for a cluster the data plane cannot serve yet
-   */
-  constructor(
-    configs: readonly ClusterConfig[],
-    snapshots: readonly ClusterSnapshot[],
-    store: StatsStore,
-    random: RandomSource = mathRandom,
-  ) {
-    const readBuffer = Buffer.allocUnsafe(READ_BUFFER_BYTES);
-    const byName = new Map(snapshots.map((s) => [s.cluster, s]));
-    for (const [i, config] of configs.entries()) {
+  /** @throws FieldError at `static_resources.clusters[i]...` for a cluster the data plane cannot serve yet */
+  constructor(options: ClusterManagerOptions) {
+    const environment = {
+      store: options.store,
+      runtime: options.runtime,
+      random: options.random ?? mathRandom,
+      readBuffer: Buffer.allocUnsafe(READ_BUFFER_BYTES),
+    };
+    const byName = new Map(options.snapshots.map((s) => [s.cluster, s]));
+    for (const [i, config] of options.configs.entries()) {
       const snapshot = byName.get(config.name) ?? { cluster: config.name, version: 0, hosts: [] };
-      const cluster = atField(`static_resources.clusters[${i}]`, () => new Cluster(config, snapshot, store, random, readBuffer));
+      const cluster = atField(`static_resources.clusters[${i}]`, () => new Cluster(config, snapshot, environment));
       this.clusters.set(config.name, cluster);
       if (cluster.info.downstreamSpecificConnections) this.downstreamSpecific.push(cluster);
     }

@@ -2,11 +2,16 @@
 // them (Envoy's PrioritySet / HostSet). Rebuilt whole on every membership or health change:
 // changes are rare, picks are constant.
 
+import { HealthFlag } from './health_flags';
 import type { Host } from './host';
+
+/** Envoy's excludeBasedOnHealthFlag: hosts kept out of the load balancers' health arithmetic. */
+const EXCLUDING_FLAGS = HealthFlag.PENDING_ACTIVE_HC;
 
 export class HostSet {
   readonly healthyHosts: readonly Host[];
   readonly degradedHosts: readonly Host[];
+  readonly excludedHosts: readonly Host[];
 
   constructor(
     readonly priority: number,
@@ -14,6 +19,7 @@ export class HostSet {
   ) {
     this.healthyHosts = hosts.filter((h) => h.health() === 'healthy');
     this.degradedHosts = hosts.filter((h) => h.health() === 'degraded');
+    this.excludedHosts = hosts.filter((h) => (h.healthFlags & EXCLUDING_FLAGS) !== 0);
   }
 }
 

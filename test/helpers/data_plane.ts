@@ -210,7 +210,7 @@ export async function startDataPlane(
   const stats = createHeapStatsStore();
   const membership = new Map(clusters.map((c) => [c.name, new MembershipDriver(c.name, stats.hosts)]));
   for (const c of clusters) membership.get(c.name)!.next(c.loadAssignment.endpoints);
-  const clusterManager = new ClusterManager(clusters, [...membership.values()].map((m) => m.snapshot), stats, options.random);
+  const clusterManager = new ClusterManager({ configs: clusters, snapshots: [...membership.values()].map((m) => m.snapshot), store: stats, runtime: new LiveRuntime([]), random: options.random });
   const filters = new NetworkFilterBuilder({
     bootstrap,
     stats,

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { LiveRuntime } from '../../src/runtime/live_runtime';
 import type { ClusterConfig, LocalityLbEndpoints } from '../../src/config/model';
 import { createHeapStatsStore, SharedStatsStore } from '../../src/stats/store';
 import { MembershipDriver, staticSnapshots } from '../helpers/membership';
@@ -26,7 +27,7 @@ function assignment(ports: readonly number[], health: 'HEALTHY' | 'UNHEALTHY' = 
 /** A cluster 'c', empty, and the driver of its membership. */
 function clusterC(store: SharedStatsStore, overrides: Partial<ClusterConfig> = {}): { cluster: Cluster; membership: (endpoints: LocalityLbEndpoints[]) => void } {
   const driver = new MembershipDriver('c', store.hosts);
-  const cluster = new Cluster(staticCluster('c', [], overrides), driver.snapshot, store, () => 0, Buffer.alloc(1024));
+  const cluster = new Cluster(staticCluster('c', [], overrides), driver.snapshot, { store, runtime: new LiveRuntime([]), random: () => 0, readBuffer: Buffer.alloc(1024) });
   return {
     cluster,
     membership: (endpoints) => {
@@ -39,18 +40,23 @@ function clusterC(store: SharedStatsStore, overrides: Partial<ClusterConfig> = {
 test('the cluster manager builds every cluster and finds them by name', () => {
   const store = createHeapStatsStore();
   const configs = [staticCluster('a', [{ port: 1 }]), staticCluster('b:x', [{ port: 2 }])];
-  const clusters = new ClusterManager(configs, staticSnapshots(configs, store.hosts), store);
+  const clusters = new ClusterManager({ configs, snapshots: staticSnapshots(configs, store.hosts), store, runtime: new LiveRuntime([]) });
   assert.equal(clusters.get('a')?.info.statName, 'a');
   assert.equal(clusters.get('b:x')?.info.statName, 'b_x');
   assert.equal(clusters.get('c'), undefined);
   clusters.close();
 });
 
-test('policies the data plane cannot serve are refused', () => {
+test('CLUSTER_PROVIDED needs a cluster type that provides a balancer', () => {
   const store = createHeapStatsStore();
-  const at = (fieldPath: string) => (e: unknown) => e instanceof FieldError && e.fieldPath === fieldPath && e.reason.endsWith('is not supported by the data plane');
-  const lr = staticCluster('lr', [], { lbPolicy: 'LEAST_REQUEST' });
-  assert.throws(() => new ClusterManager([staticCluster('rr', []), lr], [], store), at('static_resources.clusters[1].lb_policy'));
+  const provided = staticCluster('p', [], { lbPolicy: 'CLUSTER_PROVIDED' });
+  assert.throws(
+    () => new ClusterManager({ configs: [staticCluster('rr', []), provided], snapshots: [], store, runtime: new LiveRuntime([]) }),
+    (e: unknown) =>
+      e instanceof FieldError &&
+      e.fieldPath === 'static_resources.clusters[1].lb_policy' &&
+      e.reason === "cluster manager: cluster provided LB specified but cluster 'p' did not provide one. Check cluster documentation.",
+  );
 });
 
 test('an update made for another version is refused, and the worker keeps its membership', () => {
@@ -60,7 +66,7 @@ test('an update made for another version is refused, and the worker keeps its me
   const stale = { cluster: 'c', version: 5, baseVersion: 4, hosts: [], added: [], changed: [], removed: ['10.0.0.1:80'] };
   assert.throws(() => cluster.update(stale), MembershipVersionError);
   assert.equal(cluster.membershipVersion, 1);
-  assert.equal(cluster.chooseHost()?.port, 80);
+  assert.equal(cluster.chooseHost(null)?.port, 80);
   cluster.close();
 });
 
@@ -68,14 +74,14 @@ test('membership updates keep surviving hosts, their stats and their pools', () 
   const store = createHeapStatsStore();
   const { cluster, membership } = clusterC(store);
   membership(assignment([80, 81]));
-  const first = cluster.chooseHost()!;
+  const first = cluster.chooseHost(null)!;
   assert.equal(first.port, 80);
   const pool = cluster.httpPool(first, NO_DOWNSTREAM);
   cluster.hostStats(first).rq_total.inc();
 
   // 81 leaves, 82 arrives; the round-robin position (1) carries over.
   membership(assignment([80, 82]));
-  const picks = [cluster.chooseHost()!, cluster.chooseHost()!, cluster.chooseHost()!];
+  const picks = [cluster.chooseHost(null)!, cluster.chooseHost(null)!, cluster.chooseHost(null)!];
   assert.deepEqual(picks.map((h) => h.port), [82, 80, 82]);
   const survivor = picks.find((h) => h.port === 80)!;
   assert.equal(survivor, first);
@@ -87,11 +93,11 @@ test('membership updates keep surviving hosts, their stats and their pools', () 
 test('health from the assignment applies on update', () => {
   const { cluster, membership } = clusterC(createHeapStatsStore());
   membership([...assignment([80, 81, 82]), ...assignment([83], 'UNHEALTHY').map((g) => ({ ...g, priority: 0 }))]);
-  const ports = Array.from({ length: 6 }, () => cluster.chooseHost()!.port);
+  const ports = Array.from({ length: 6 }, () => cluster.chooseHost(null)!.port);
   assert.deepEqual(ports, [80, 81, 82, 80, 81, 82]);
   membership(assignment([80, 81, 82], 'UNHEALTHY'));
   // Every host unhealthy: panic routing still picks them.
-  assert.ok(cluster.chooseHost() !== null);
+  assert.ok(cluster.chooseHost(null) !== null);
   cluster.close();
 });
 
@@ -99,6 +105,6 @@ test('common_lb_config.healthy_panic_threshold: 0 disables panic routing', () =>
   const store = createHeapStatsStore();
   const { cluster, membership } = clusterC(store, { commonLbConfig: { ...staticCluster('c', []).commonLbConfig, healthyPanicThreshold: 0 } });
   membership(assignment([80, 81, 82], 'UNHEALTHY'));
-  assert.equal(cluster.chooseHost(), null);
+  assert.equal(cluster.chooseHost(null), null);
   cluster.close();
 });

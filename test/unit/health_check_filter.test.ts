@@ -1,5 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { LiveRuntime } from '../../src/runtime/live_runtime';
 import type { HeaderMatch, HealthCheckConfig, HttpFilterConfig } from '../../src/config/model';
 import { checkCapabilities } from '../../src/config/capabilities';
 import { ConfigError, FieldError, FieldErrors } from '../../src/config/errors';
@@ -92,7 +93,7 @@ test('min healthy percentages: healthy and degraded hosts count, a missing or em
     staticCluster('half', [{ port: 1 }, { port: 2, health: 'DEGRADED' }, { port: 3, health: 'UNHEALTHY' }, { port: 4, health: 'UNHEALTHY' }]),
     staticCluster('empty', []),
   ];
-  const clusters = new ClusterManager(configs, staticSnapshots(configs, stats.hosts), stats);
+  const clusters = new ClusterManager({ configs, snapshots: staticSnapshots(configs, stats.hosts), store: stats, runtime: new LiveRuntime([]) });
   try {
     assert.equal(clustersHealthy(clusters, {}), true);
     assert.equal(clustersHealthy(clusters, { half: 50 }), true);

@@ -33,7 +33,7 @@ function builderOf(bootstrap: Bootstrap): NetworkFilterBuilder {
   return new NetworkFilterBuilder({
     bootstrap,
     stats,
-    clusters: new ClusterManager(bootstrap.clusters, [], stats),
+    clusters: new ClusterManager({ configs: bootstrap.clusters, snapshots: [], store: stats, runtime: new LiveRuntime([]) }),
     log: () => silentLogger,
     drain: neverDrain,
     runtime: new LiveRuntime([]),

@@ -1,55 +1,29 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { EndpointHealthStatus } from '../../src/config/model';
-import { createHeapStatsStore } from '../../src/stats/store';
-import { HealthFlag, edsHealthFlag } from '../../src/upstream/health_flags';
-import { Host } from '../../src/upstream/host';
+import { HealthFlag } from '../../src/upstream/health_flags';
+import type { Host } from '../../src/upstream/host';
+import type { RandomSource } from '../../src/upstream/lb/load_balancer';
 import { choosePriority, computePriorityLoad } from '../../src/upstream/lb/priority_load';
-import { RoundRobinLoadBalancer } from '../../src/upstream/lb/round_robin';
-import { PrioritySet } from '../../src/upstream/priority_set';
+import { balancer, host, ports, sequence } from '../helpers/load_balancer';
 
-const NO_LOCALITY = { region: '', zone: '', subZone: '' };
-
-function host(port: number, opts: { weight?: number; priority?: number; health?: EndpointHealthStatus } = {}): Host {
-  return new Host('10.0.0.1', port, {
-    hostname: '',
-    weight: opts.weight ?? 1,
-    priority: opts.priority ?? 0,
-    locality: NO_LOCALITY,
-    healthFlags: edsHealthFlag(opts.health ?? 'HEALTHY'),
-  });
-}
-
-/** A random source that replays `values`, then repeats the last one. */
-function sequence(...values: number[]): () => number {
-  let i = 0;
-  return () => values[Math.min(i++, values.length - 1)];
-}
-
-function balancer(hosts: Host[], random: () => number) {
-  const set = new PrioritySet();
-  set.update(hosts);
-  const healthyPanic = createHeapStatsStore().counter('cluster.c.lb_healthy_panic');
-  return { lb: new RoundRobinLoadBalancer(set, { random, healthyPanic }), set, healthyPanic };
-}
-
-function ports(lb: RoundRobinLoadBalancer, n: number): (number | null)[] {
-  return Array.from({ length: n }, () => lb.chooseHost()?.port ?? null);
+function rr(hosts: Host[], random: RandomSource) {
+  const b = balancer(hosts, { random });
+  return { lb: b.lb, update: b.update, healthyPanic: b.info.stats.counters.lb_healthy_panic };
 }
 
 test('equal weights: hosts in turn, starting at the seed', () => {
   const hosts = [host(80), host(81), host(82)];
-  assert.deepEqual(ports(balancer(hosts, sequence(0)).lb, 7), [80, 81, 82, 80, 81, 82, 80]);
-  assert.deepEqual(ports(balancer(hosts, sequence(4)).lb, 4), [81, 82, 80, 81]);
+  assert.deepEqual(ports(rr(hosts, sequence(0)).lb, 7), [80, 81, 82, 80, 81, 82, 80]);
+  assert.deepEqual(ports(rr(hosts, sequence(4)).lb, 4), [81, 82, 80, 81]);
 });
 
 test('unequal weights: EDF picks in proportion to weight, offset by seed % n pre-picks', () => {
   const hosts = [host(80, { weight: 1 }), host(81, { weight: 2 }), host(82, { weight: 3 })];
   // Seed 0: the scheduler's own order (see edf_scheduler.test.ts).
-  assert.deepEqual(ports(balancer(hosts, sequence(0)).lb, 6), [82, 81, 82, 80, 81, 82]);
+  assert.deepEqual(ports(rr(hosts, sequence(0)).lb, 6), [82, 81, 82, 80, 81, 82]);
   // Seed 4: 4 % 3 = 1 pick skipped.
-  assert.deepEqual(ports(balancer(hosts, sequence(4)).lb, 5), [81, 82, 80, 81, 82]);
-  const { lb } = balancer(hosts, sequence(7));
+  assert.deepEqual(ports(rr(hosts, sequence(4)).lb, 5), [81, 82, 80, 81, 82]);
+  const { lb } = rr(hosts, sequence(7));
   const counts = new Map<number | null, number>();
   for (const p of ports(lb, 600)) counts.set(p, (counts.get(p) ?? 0) + 1);
   assert.deepEqual([...counts.entries()].sort(), [[80, 100], [81, 200], [82, 300]]);
@@ -61,30 +35,29 @@ test('weight 0 counts as 1', () => {
 
 test('unhealthy, draining and timed-out hosts get no traffic while enough are healthy', () => {
   const hosts = [host(80), host(81, { health: 'UNHEALTHY' }), host(82), host(83, { health: 'DRAINING' }), host(84), host(85, { health: 'TIMEOUT' }), host(86)];
-  const { lb, healthyPanic } = balancer(hosts, sequence(0));
+  const { lb, healthyPanic } = rr(hosts, sequence(0));
   assert.deepEqual(ports(lb, 8), [80, 82, 84, 86, 80, 82, 84, 86]);
   assert.equal(healthyPanic.value(), 0);
 });
 
 test('below the 50% panic threshold every host is used and lb_healthy_panic counts', () => {
   const hosts = [host(80), host(81, { health: 'UNHEALTHY' }), host(82, { health: 'UNHEALTHY' })];
-  const { lb, healthyPanic } = balancer(hosts, sequence(0));
+  const { lb, healthyPanic } = rr(hosts, sequence(0));
   assert.deepEqual(ports(lb, 3), [80, 81, 82]);
   assert.equal(healthyPanic.value(), 3);
 });
 
 test('no hosts: no pick', () => {
-  const { lb } = balancer([], sequence(0));
-  assert.equal(lb.chooseHost(), null);
+  const { lb } = rr([], sequence(0));
+  assert.equal(lb.chooseHost(null), null);
 });
 
 test('refresh applies health changes and keeps the round-robin position', () => {
   const hosts = [host(80), host(81), host(82), host(83)];
-  const { lb, set } = balancer(hosts, sequence(0));
+  const { lb, update } = rr(hosts, sequence(0));
   assert.deepEqual(ports(lb, 2), [80, 81]);
   hosts[2].healthFlags |= HealthFlag.FAILED_ACTIVE_HC;
-  set.update(hosts);
-  lb.refresh();
+  update(hosts);
   // The healthy source keeps its index (2): 80, 81, 83 -> index 2 is 83.
   assert.deepEqual(ports(lb, 3), [83, 80, 81]);
 });
@@ -93,13 +66,12 @@ test('priorities: P0 takes all traffic while healthy, spills over to P1 as it de
   const p0 = [host(80), host(81), host(82), host(83)];
   const p1 = [host(90, { priority: 1 }), host(91, { priority: 1 })];
   const hosts = [...p0, ...p1];
-  const { lb, set } = balancer(hosts, sequence(0, 0, 0, 0, 99));
+  const { lb, update } = rr(hosts, sequence(0, 0, 0, 0, 99));
   assert.deepEqual(ports(lb, 4), [80, 81, 82, 83]);
   // 2 of 4 healthy: P0 health = min(100, 140 * 2 / 4) = 70%, P1 gets the other 30%.
   p0[0].healthFlags |= HealthFlag.FAILED_ACTIVE_HC;
   p0[1].healthFlags |= HealthFlag.FAILED_ACTIVE_HC;
-  set.update(hosts);
-  lb.refresh();
+  update(hosts);
   // The seed was the first draw; now 0 -> point 1 (P0), 99 -> point 100 (P1).
   assert.deepEqual(ports(lb, 5), [82, 83, 82, 90, 91]);
 });
@@ -138,7 +110,7 @@ test('panic: a priority is in panic below the threshold unless total availabilit
 
 test('degraded hosts take the load healthy ones cannot', () => {
   const hosts = [host(80), host(81, { health: 'DEGRADED' }), host(82, { health: 'DEGRADED' }), host(83, { health: 'DEGRADED' })];
-  const { lb } = balancer(hosts, sequence(0, 0, 0, 99));
+  const { lb } = rr(hosts, sequence(0, 0, 0, 99));
   // Healthy availability 35%, degraded 100%: loads 35 healthy / 65 degraded; the seed is the first draw.
   assert.deepEqual(ports(lb, 3), [80, 80, 81]);
 });

@@ -12,6 +12,7 @@ import type { Http1ClientConnection, StreamResetReason, UpstreamStreamCallbacks 
 import type { Http1ConnectionPool, PoolCallbacks } from '../../pool/http1_pool';
 import type { HostStats } from '../../stats/stats';
 import type { Cluster } from '../../upstream/cluster';
+import { connectionContext } from '../../upstream/lb/load_balancer';
 import type { ClusterManager } from '../../upstream/cluster_manager';
 import { percentageOfTimeout, type TimeoutBudgetStats } from '../../upstream/timeout_budget_stats';
 import type { DownstreamAddresses } from '../../upstream/upstream_network_filter';
@@ -106,7 +107,7 @@ export class Router implements PoolCallbacks, UpstreamStreamCallbacks {
       return;
     }
     config.stats.rq_total.inc();
-    const host = cluster.chooseHost();
+    const host = cluster.chooseHost(connectionContext(this.downstream.connection));
     if (host === null) {
       cluster.info.stats.counters.upstream_cx_none_healthy.inc();
       cluster.info.stats.chargeResponseCode(503);

@@ -11,6 +11,7 @@ import type { UpstreamConnection, UpstreamConnectionCallbacks } from '../../pool
 import type { StatsStore } from '../../stats/stats';
 import type { ClusterManager } from '../../upstream/cluster_manager';
 import type { ClusterStats } from '../../upstream/cluster_stats';
+import { connectionContext } from '../../upstream/lb/load_balancer';
 import { TcpProxyStats } from './tcp_proxy_stats';
 
 export interface TcpProxyDeps {
@@ -74,7 +75,7 @@ class TcpProxySession implements UpstreamConnectionCallbacks, WatermarkCallbacks
       downstream.destroy();
       return;
     }
-    const host = cluster.chooseHost();
+    const host = cluster.chooseHost(connectionContext(downstream));
     if (host === null) {
       cluster.info.stats.counters.upstream_cx_none_healthy.inc();
       downstream.destroy();

@@ -1,10 +1,30 @@
-// What the router and tcp_proxy ask of a cluster's load balancer.
+// What the router and tcp_proxy ask of a cluster's load balancer (Envoy's LoadBalancer and
+// LoadBalancerContext, include/envoy/upstream/load_balancer.h).
 
 import type { Host } from '../host';
+import type { DownstreamAddresses } from '../upstream_network_filter';
+import type { MetadataMatchCriteria } from './metadata_match';
+
+/**
+ * What the caller knows about the request or connection a host is picked for. Computed once
+ * per attempt by the caller; balancers only read it.
+ */
+export interface LoadBalancerContext {
+  /** The route's hash policies' 64-bit result; null when none applies (hashing balancers draw one). */
+  readonly hashKey: bigint | null;
+  /** The route's `proxy.lb` metadata_match merged with the weighted cluster's; null when neither has one. */
+  readonly metadataMatch: MetadataMatchCriteria | null;
+  /** The downstream connection's addresses; null when there is none (health checks). */
+  readonly downstream: DownstreamAddresses | null;
+  /** How many extra picks a balancer may make while shouldSelectAnotherHost refuses its pick. */
+  readonly hostSelectionRetryCount: number;
+  /** True for a host the caller would rather not use (one an earlier attempt already tried). */
+  shouldSelectAnotherHost(host: Host): boolean;
+}
 
 export interface LoadBalancer {
   /** The host for the next request or connection; null when there is none to use. */
-  chooseHost(): Host | null;
+  chooseHost(context: LoadBalancerContext | null): Host | null;
   /** Rebuilds the balancer's state after the priority set's membership or health changed. */
   refresh(): void;
 }
@@ -13,3 +33,8 @@ export interface LoadBalancer {
 export type RandomSource = () => number;
 
 export const mathRandom: RandomSource = () => Math.floor(Math.random() * 0x100000000);
+
+/** The context of a pick with nothing to hash, no metadata to match and no host to avoid. */
+export function connectionContext(downstream: DownstreamAddresses | null): LoadBalancerContext {
+  return { hashKey: null, metadataMatch: null, downstream, hostSelectionRetryCount: 0, shouldSelectAnotherHost: () => false };
+}

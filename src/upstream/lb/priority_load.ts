@@ -11,6 +11,11 @@ export interface HostCounts {
   readonly hosts: number;
   readonly healthy: number;
   readonly degraded: number;
+  /**
+   * Hosts left out of the health arithmetic (new ones awaiting their first health check,
+   * with ignore_new_hosts_until_first_hc): they neither count toward spillover nor panic.
+   */
+  readonly excluded?: number;
 }
 
 export interface PriorityLoad {
@@ -29,8 +34,8 @@ export function computePriorityLoad(
   panicThreshold: number = DEFAULT_HEALTHY_PANIC_THRESHOLD,
   overprovisioningFactor: number = DEFAULT_OVERPROVISIONING_FACTOR,
 ): PriorityLoad {
-  const health = counts.map((c) => availability(c.healthy, c.hosts, overprovisioningFactor));
-  const degradedHealth = counts.map((c) => availability(c.degraded, c.hosts, overprovisioningFactor));
+  const health = counts.map((c) => availability(c.healthy, eligible(c), overprovisioningFactor));
+  const degradedHealth = counts.map((c) => availability(c.degraded, eligible(c), overprovisioningFactor));
   const healthy = counts.map(() => 0);
   const degraded = counts.map(() => 0);
   const total = normalizedTotalAvailability(health, degradedHealth);
@@ -98,9 +103,14 @@ function distribute(
   return { first, remaining };
 }
 
+function eligible(c: HostCounts): number {
+  return c.hosts - (c.excluded ?? 0);
+}
+
 function inPanic(c: HostCounts, threshold: number): boolean {
-  const healthyPercent = c.hosts === 0 ? 0 : (100 * c.healthy) / c.hosts;
-  const degradedPercent = c.hosts === 0 ? 0 : (100 * c.degraded) / c.hosts;
+  const hosts = eligible(c);
+  const healthyPercent = hosts === 0 ? 0 : (100 * c.healthy) / hosts;
+  const degradedPercent = hosts === 0 ? 0 : (100 * c.degraded) / hosts;
   return healthyPercent + degradedPercent < threshold;
 }
 
