@@ -274,7 +274,6 @@ const ROWS: readonly Row[] = [
     refused: [
       'common_lb_config.zone_aware_lb_config',
       'common_lb_config.update_merge_window',
-      'common_lb_config.ignore_new_hosts_until_first_hc',
       'common_lb_config.consistent_hashing_lb_config',
     ],
   },
