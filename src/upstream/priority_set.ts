@@ -1,30 +1,75 @@
-// Hosts grouped by priority, each group split by health the way the load balancers consume
-// them (Envoy's PrioritySet / HostSet). Rebuilt whole on every membership or health change:
-// changes are rare, picks are constant.
+// Hosts grouped by priority, each group split by health and by locality the way the load
+// balancers consume them (Envoy's PrioritySet / HostSet / HostsPerLocality). Rebuilt whole on
+// every membership or health change: changes are rare, picks are constant.
 
+import type { Locality } from '../config/model';
 import { HealthFlag } from './health_flags';
 import type { Host } from './host';
 
 /** Envoy's excludeBasedOnHealthFlag: hosts kept out of the load balancers' health arithmetic. */
 const EXCLUDING_FLAGS = HealthFlag.PENDING_ACTIVE_HC;
 
+/**
+ * Hosts by locality (Envoy's HostsPerLocality): localities in (region, zone, sub_zone) order,
+ * except that the local locality, when it has hosts, comes first.
+ */
+export class HostsPerLocality {
+  constructor(
+    readonly localities: readonly Locality[],
+    /** Parallel to localities. */
+    readonly hosts: readonly (readonly Host[])[],
+    /** localities[0] is the local locality. */
+    readonly hasLocalLocality: boolean,
+  ) {}
+
+  /** The same localities, each keeping the hosts `keep` accepts (maybe none). */
+  filter(keep: (host: Host) => boolean): HostsPerLocality {
+    return new HostsPerLocality(
+      this.localities,
+      this.hosts.map((hosts) => hosts.filter(keep)),
+      this.hasLocalLocality,
+    );
+  }
+}
+
 export class HostSet {
   readonly healthyHosts: readonly Host[];
   readonly degradedHosts: readonly Host[];
   readonly excludedHosts: readonly Host[];
+  readonly hostsPerLocality: HostsPerLocality;
+  readonly healthyHostsPerLocality: HostsPerLocality;
+  readonly degradedHostsPerLocality: HostsPerLocality;
+  readonly excludedHostsPerLocality: HostsPerLocality;
+  /**
+   * Parallel to hostsPerLocality.localities: each locality's load_balancing_weight (0 when
+   * unset). Read by locality-weighted balancing only.
+   */
+  readonly localityWeights: readonly number[];
 
   constructor(
     readonly priority: number,
     readonly hosts: readonly Host[],
+    localLocality: Locality | null = null,
   ) {
-    this.healthyHosts = hosts.filter((h) => h.health() === 'healthy');
-    this.degradedHosts = hosts.filter((h) => h.health() === 'degraded');
-    this.excludedHosts = hosts.filter((h) => (h.healthFlags & EXCLUDING_FLAGS) !== 0);
+    const healthy = (h: Host) => h.health() === 'healthy';
+    const degraded = (h: Host) => h.health() === 'degraded';
+    const excluded = (h: Host) => (h.healthFlags & EXCLUDING_FLAGS) !== 0;
+    this.healthyHosts = hosts.filter(healthy);
+    this.degradedHosts = hosts.filter(degraded);
+    this.excludedHosts = hosts.filter(excluded);
+    this.hostsPerLocality = groupByLocality(hosts, localLocality);
+    this.healthyHostsPerLocality = this.hostsPerLocality.filter(healthy);
+    this.degradedHostsPerLocality = this.hostsPerLocality.filter(degraded);
+    this.excludedHostsPerLocality = this.hostsPerLocality.filter(excluded);
+    this.localityWeights = this.hostsPerLocality.hosts.map((group) => group[0].localityWeight);
   }
 }
 
 export class PrioritySet {
   private sets: readonly HostSet[] = [new HostSet(0, [])];
+
+  /** `localLocality`: this proxy's own (the bootstrap node's, after --service-zone), listed first when present. */
+  constructor(private readonly localLocality: Locality | null = null) {}
 
   /** Index = priority; priorities between 0 and the highest one used are present, maybe empty. */
   get hostSetsPerPriority(): readonly HostSet[] {
@@ -36,6 +81,38 @@ export class PrioritySet {
     const highest = hosts.reduce((max, h) => Math.max(max, h.priority), 0);
     const groups: Host[][] = Array.from({ length: highest + 1 }, () => []);
     for (const host of hosts) groups[host.priority].push(host);
-    this.sets = groups.map((group, priority) => new HostSet(priority, group));
+    this.sets = groups.map((group, priority) => new HostSet(priority, group, this.localLocality));
   }
+}
+
+function localityKey(locality: Locality): string {
+  return `${locality.region}\0${locality.zone}\0${locality.subZone}`;
+}
+
+function compareLocalities(a: Locality, b: Locality): number {
+  return compare(a.region, b.region) || compare(a.zone, b.zone) || compare(a.subZone, b.subZone);
+}
+
+/** Byte order, as std::string's operator< (localeCompare would not be). */
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function groupByLocality(hosts: readonly Host[], localLocality: Locality | null): HostsPerLocality {
+  const groups = new Map<string, Host[]>();
+  for (const host of hosts) {
+    const key = localityKey(host.locality);
+    const group = groups.get(key);
+    if (group === undefined) groups.set(key, [host]);
+    else group.push(host);
+  }
+  const ordered = [...groups.values()].sort((a, b) => compareLocalities(a[0].locality, b[0].locality));
+  const localKey = localLocality === null ? null : localityKey(localLocality);
+  const local = ordered.findIndex((group) => localityKey(group[0].locality) === localKey);
+  if (local > 0) ordered.unshift(...ordered.splice(local, 1));
+  return new HostsPerLocality(
+    ordered.map((group) => group[0].locality),
+    ordered,
+    local >= 0,
+  );
 }
