@@ -10,7 +10,7 @@ import { beforeEach, test } from 'node:test';
 import { DnsClient } from '../../src/network/dns/dns_client';
 import { DnsAbortedError, DnsServerError, DnsTimeoutError } from '../../src/network/dns/dns_errors';
 import { parseHostsFile } from '../../src/network/dns/hosts_file';
-import { FALLBACK_DNS_SERVER, parseResolvConf } from '../../src/network/dns/resolv_conf';
+import { FALLBACK_DNS_SERVER, parseResolvConf, searchNames } from '../../src/network/dns/resolv_conf';
 import { type DnsTestServer, dnsTestServerForFile } from '../helpers/dns_test_server';
 
 const dnsServer = dnsTestServerForFile();
@@ -19,8 +19,9 @@ beforeEach(() => {
   server = dnsServer();
 });
 
-function client(options: { useTcp?: boolean; timeoutMs?: number; tries?: number; hostsPath?: string } = {}): DnsClient {
-  return new DnsClient({ servers: [server.address], timeoutMs: 2000, tries: 1, ...options });
+// The machine's resolv.conf stays out: its search list would add queries.
+function client(options: { useTcp?: boolean; timeoutMs?: number; tries?: number; hostsPath?: string; resolvConfPath?: string } = {}): DnsClient {
+  return new DnsClient({ servers: [server.address], timeoutMs: 2000, tries: 1, resolvConfPath: '/dev/null', ...options });
 }
 
 test('A and AAAA records come back with their TTLs, per lookup family', { timeout: 10_000 }, async () => {
@@ -143,8 +144,50 @@ test('resolv.conf: nameservers with the c-ares fallback, timeout and attempts op
     ],
     timeoutMs: 2000,
     attempts: 3,
+    search: [],
+    ndots: 2,
   });
-  assert.deepEqual(parseResolvConf('search example.com\n'), { servers: [FALLBACK_DNS_SERVER], timeoutMs: null, attempts: null });
+  assert.deepEqual(parseResolvConf('search a.example b.example.\n'), { servers: [FALLBACK_DNS_SERVER], timeoutMs: null, attempts: null, search: ['a.example', 'b.example'], ndots: 1 });
+  // The last of `search` and `domain` wins; `domain` names one.
+  assert.deepEqual(parseResolvConf('search a.example b.example\ndomain c.example d.example\noptions ndots:0\n').search, ['c.example']);
+  assert.equal(parseResolvConf('options ndots:0\n').ndots, 0);
+});
+
+test('the search list: ndots decides whether a name is tried as is first or last; a trailing dot only as is', () => {
+  const conf = { search: ['svc.local', 'local'], ndots: 1 };
+  assert.deepEqual(searchNames('db', conf), ['db.svc.local', 'db.local', 'db']);
+  assert.deepEqual(searchNames('db.prod', conf), ['db.prod', 'db.prod.svc.local', 'db.prod.local']);
+  assert.deepEqual(searchNames('db.prod', { ...conf, ndots: 2 }), ['db.prod.svc.local', 'db.prod.local', 'db.prod']);
+  assert.deepEqual(searchNames('db.', conf), ['db']);
+  assert.deepEqual(searchNames('db', { search: [], ndots: 1 }), ['db']);
+});
+
+test('a relative name is found in the search domains; SERVFAIL in one moves on, a timeout ends the search', { timeout: 10_000 }, async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'dns-search-'));
+  try {
+    const resolvConfPath = path.join(dir, 'resolv.conf');
+    fs.writeFileSync(resolvConfPath, 'search broken.test svc.test\n');
+    server.zone.set('db.broken.test', { rcode: 'SERVFAIL' });
+    server.zone.set('db.svc.test', { a: [{ address: '10.0.0.7', ttl: 3 }] });
+    const dns = client({ resolvConfPath });
+    assert.deepEqual(await dns.resolve('db', 'V4_ONLY'), [{ address: '10.0.0.7', ttlSeconds: 3 }]);
+    assert.equal(server.count('db'), 0, 'the name as is comes last, and was not needed');
+    // Found nowhere: empty, after the domains and the name as is.
+    assert.deepEqual(await dns.resolve('nothing', 'V4_ONLY'), []);
+    assert.equal(server.count('nothing'), 1);
+    // A server error everywhere is the error.
+    server.zone.set('down.broken.test', { rcode: 'SERVFAIL' });
+    server.zone.set('down.svc.test', { rcode: 'SERVFAIL' });
+    server.zone.set('down', { rcode: 'SERVFAIL' });
+    await assert.rejects(dns.resolve('down', 'V4_ONLY'), DnsServerError);
+    // A timeout ends the search at once.
+    server.zone.set('slow.broken.test', { silent: true });
+    server.zone.set('slow.svc.test', { a: [{ address: '10.0.0.8', ttl: 3 }] });
+    await assert.rejects(client({ resolvConfPath, timeoutMs: 100 }).resolve('slow', 'V4_ONLY'), DnsTimeoutError);
+    assert.equal(server.count('slow.svc.test'), 0);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('hosts file: names are case-insensitive and split by family', () => {

@@ -1,5 +1,6 @@
 // A DNS client (it asks recursive servers) with c-ares's behaviour as Envoy 1.16 uses it: IP literals answer themselves,
-// then the hosts file, then DNS. Each try goes to the next server in turn; a timeout or a
+// then the hosts file, then DNS, through resolv.conf's search list (a name found in no domain,
+// or SERVFAIL there, moves on to the next). Each try goes to the next server in turn; a timeout or a
 // SERVFAIL/REFUSED-like answer moves on, and after every server has had a try the timeout
 // doubles. c-ares defaults: 5 s timeout, 4 tries per server, unless resolv.conf's `options`
 // say otherwise. A truncated UDP answer is asked again over TCP to the same server.
@@ -12,7 +13,7 @@ import { DnsAbortedError, DnsServerError, DnsTimeoutError, DnsTransportError, ty
 import { type AddressRecordType, type DnsAddress, type DnsVerdict, encodeQuery, judgeResponse } from './dns_message';
 import { ExchangeError, runExchange, type Transport } from './dns_transport';
 import { type AddressFamily, HOSTS_FILE_PATH, readHostsFile } from './hosts_file';
-import { type DnsServer, readResolvConf, RESOLV_CONF_PATH } from './resolv_conf';
+import { type DnsServer, readResolvConf, RESOLV_CONF_PATH, type ResolvConf, searchNames } from './resolv_conf';
 
 export type DnsLookupFamily = 'AUTO' | 'V4_ONLY' | 'V6_ONLY';
 
@@ -42,7 +43,7 @@ export interface DnsClientOptions {
   readonly resolvConfPath?: string;
 }
 
-interface ChannelConfig {
+interface ChannelConfig extends Pick<ResolvConf, 'search' | 'ndots'> {
   readonly servers: readonly DnsServer[];
   readonly timeoutMs: number;
   readonly tries: number;
@@ -76,7 +77,30 @@ export class DnsClient implements DnsResolver {
     const hosts = await readHostsFile(this.options.hostsPath ?? HOSTS_FILE_PATH);
     const fromFile = hosts.lookup(name, FAMILY_OF[type]);
     if (fromFile.length > 0) return fromFile.map((address) => ({ address, ttlSeconds: 0 }));
-    return this.query(name, type, signal);
+    return this.search(name, type, signal);
+  }
+
+  /**
+   * ares_search: each candidate name in turn; an empty answer or a server error moves on, any
+   * other failure ends the search. Nothing found: empty if some name exists without records
+   * of the type or does not exist, else the error of the name as is.
+   */
+  private async search(name: string, type: AddressRecordType, signal: AbortSignal | undefined): Promise<DnsAddress[]> {
+    const config = await this.channelConfig();
+    let empty = false;
+    let lastError: DnsServerError | null = null;
+    for (const candidate of searchNames(name, config)) {
+      try {
+        const addresses = await this.query(candidate, type, signal);
+        if (addresses.length > 0) return addresses;
+        empty = true;
+      } catch (error) {
+        if (!(error instanceof DnsServerError)) throw error;
+        lastError = error;
+      }
+    }
+    if (empty || lastError === null) return [];
+    throw lastError;
   }
 
   private async query(name: string, type: AddressRecordType, signal: AbortSignal | undefined): Promise<DnsAddress[]> {
@@ -119,6 +143,8 @@ export class DnsClient implements DnsResolver {
       servers: this.options.servers !== undefined && this.options.servers.length > 0 ? this.options.servers : conf.servers,
       timeoutMs: this.options.timeoutMs ?? conf.timeoutMs ?? DEFAULT_DNS_TIMEOUT_MS,
       tries: this.options.tries ?? conf.attempts ?? DEFAULT_DNS_TRIES,
+      search: conf.search,
+      ndots: conf.ndots,
     }));
     return this.config;
   }
