@@ -70,6 +70,19 @@ const CLUSTER: Shape = {
       fields: { close_connections_on_host_set_change: leaf, healthy_panic_threshold: leaf, ignore_new_hosts_until_first_hc: leaf },
     },
     track_timeout_budgets: leaf,
+    // The subset balancer (subset_load_balancer.ts). single_host_per_subset came after 1.16 and
+    // stays refused.
+    lb_subset_config: {
+      fields: {
+        fallback_policy: leaf,
+        default_subset: leaf,
+        subset_selectors: list({ fields: { keys: leaf, fallback_policy: leaf, fallback_keys_subset: leaf } }),
+        locality_weight_aware: leaf,
+        scale_locality_weight: leaf,
+        panic_mode_any: leaf,
+        list_as_any: leaf,
+      },
+    },
     filters: list({ fields: { name: leaf, typed_config: anyContent } }),
     // The spec: DNS settings are ignored for STATIC clusters, cleanup_interval for all but
     // ORIGINAL_DST; ignoring them there is the specified behavior, not a gap.

@@ -13,6 +13,7 @@ import { Host } from './host';
 import type { RuntimeSource } from '../runtime/live_runtime';
 import type { LoadBalancer, LoadBalancerContext, RandomSource } from './lb/load_balancer';
 import { LOAD_BALANCERS } from './lb/load_balancer_registry';
+import { SubsetLoadBalancer } from './lb/subset_load_balancer';
 import { type ClusterSnapshot, hostKey, type MembershipUpdate } from './membership';
 import { PrioritySet } from './priority_set';
 import type { DownstreamAddresses } from './upstream_network_filter';
@@ -65,14 +66,16 @@ export class Cluster {
     }
     const factory = LOAD_BALANCERS.get(config.lbPolicy);
     if (factory === undefined) throw new FieldError('lb_policy', `lb_policy ${config.lbPolicy} is not supported by the data plane`);
-    this.lb = factory.create({
+    const params = {
       prioritySet: this.prioritySet,
       localPrioritySet: null,
       info: this.info,
       commonLbConfig: config.commonLbConfig,
       runtime: environment.runtime,
       random: environment.random,
-    });
+    };
+    // With lb_subset_config the policy runs inside each subset, under the subset balancer.
+    this.lb = config.lbSubsetConfig === null ? factory.create(params) : new SubsetLoadBalancer(config.lbSubsetConfig, factory, params);
     this.applyMembership(snapshot.version, snapshot);
   }
 

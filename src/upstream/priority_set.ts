@@ -46,10 +46,15 @@ export class HostSet {
    */
   readonly localityWeights: readonly number[];
 
+  /** Index of each host's locality in hostsPerLocality; made on first use (by subset). */
+  private localityIndexes: Map<Host, number> | null = null;
+
+  /** `layout`: the localities and their weights, when not those of the hosts themselves (subset). */
   constructor(
     readonly priority: number,
     readonly hosts: readonly Host[],
     localLocality: Locality | null = null,
+    layout?: { readonly hostsPerLocality: HostsPerLocality; readonly localityWeights: readonly number[] },
   ) {
     const healthy = (h: Host) => h.health() === 'healthy';
     const degraded = (h: Host) => h.health() === 'degraded';
@@ -57,11 +62,24 @@ export class HostSet {
     this.healthyHosts = hosts.filter(healthy);
     this.degradedHosts = hosts.filter(degraded);
     this.excludedHosts = hosts.filter(excluded);
-    this.hostsPerLocality = groupByLocality(hosts, localLocality);
+    this.hostsPerLocality = layout?.hostsPerLocality ?? groupByLocality(hosts, localLocality);
     this.healthyHostsPerLocality = this.hostsPerLocality.filter(healthy);
     this.degradedHostsPerLocality = this.hostsPerLocality.filter(degraded);
     this.excludedHostsPerLocality = this.hostsPerLocality.filter(excluded);
-    this.localityWeights = this.hostsPerLocality.hosts.map((group) => group[0].localityWeight);
+    this.localityWeights = layout?.localityWeights ?? this.hostsPerLocality.hosts.map((group) => group[0].localityWeight);
+  }
+
+  /**
+   * The set of `members` (hosts of this set, in its order) as a subset load balancer sees it
+   * (Envoy's HostSubsetImpl): every locality of this set stays, in place, even when the subset
+   * leaves it empty. `localityWeights` gives the subset's weights, parallel to those localities.
+   */
+  subset(members: readonly Host[], localityWeights: (kept: HostsPerLocality) => readonly number[]): HostSet {
+    const indexes = (this.localityIndexes ??= new Map(this.hostsPerLocality.hosts.flatMap((group, i) => group.map((h) => [h, i] as const))));
+    const groups: Host[][] = this.hostsPerLocality.localities.map(() => []);
+    for (const member of members) groups[indexes.get(member)!].push(member);
+    const hostsPerLocality = new HostsPerLocality(this.hostsPerLocality.localities, groups, this.hostsPerLocality.hasLocalLocality);
+    return new HostSet(this.priority, members, null, { hostsPerLocality, localityWeights: localityWeights(hostsPerLocality) });
   }
 }
 
@@ -82,6 +100,11 @@ export class PrioritySet {
     const groups: Host[][] = Array.from({ length: highest + 1 }, () => []);
     for (const host of hosts) groups[host.priority].push(host);
     this.sets = groups.map((group, priority) => new HostSet(priority, group, this.localLocality));
+  }
+
+  /** Replaces the membership with host sets made from another priority set's (HostSet.subset), one per priority. */
+  updateSets(sets: readonly HostSet[]): void {
+    this.sets = sets;
   }
 }
 

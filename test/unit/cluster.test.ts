@@ -108,3 +108,30 @@ test('common_lb_config.healthy_panic_threshold: 0 disables panic routing', () =>
   assert.equal(cluster.chooseHost(null), null);
   cluster.close();
 });
+
+test('lb_subset_config: the cluster picks through the subset balancer, its subsets following membership', { timeout: 5000 }, () => {
+  const lbSubsetConfig = {
+    fallbackPolicy: 'ANY_ENDPOINT' as const,
+    defaultSubset: {},
+    subsetSelectors: [{ keys: ['version'], fallbackPolicy: 'NOT_DEFINED' as const, fallbackKeysSubset: [] }],
+    localityWeightAware: false,
+    scaleLocalityWeight: false,
+    panicModeAny: false,
+    listAsAny: false,
+  };
+  const { cluster, membership } = clusterC(createHeapStatsStore(), { lbSubsetConfig });
+  const versioned = (versions: Record<number, string>): LocalityLbEndpoints[] =>
+    assignment(Object.keys(versions).map(Number)).map((group) => ({
+      ...group,
+      lbEndpoints: group.lbEndpoints.map((e) => ({ ...e, metadata: { 'proxy.lb': { version: versions[e.address.port] } } })),
+    }));
+  const v1 = { hashKey: null, metadataMatch: [{ name: 'version', value: 'v1' }], downstream: null, hostSelectionRetryCount: 0, shouldSelectAnotherHost: () => false };
+  const picks = (context: typeof v1 | null) => [...new Set(Array.from({ length: 8 }, () => cluster.chooseHost(context)?.port))].sort();
+  membership(versioned({ 80: 'v1', 81: 'v2', 82: 'v1' }));
+  assert.deepEqual(picks(v1), [80, 82]);
+  assert.deepEqual(picks(null), [80, 81, 82]);
+  membership(versioned({ 80: 'v2', 81: 'v2', 82: 'v1' }));
+  assert.deepEqual(picks(v1), [82]);
+  assert.equal(cluster.info.stats.gauges.lb_subsets_active.value(), 2);
+  cluster.close();
+});

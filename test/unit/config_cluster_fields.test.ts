@@ -201,7 +201,7 @@ const ROWS: readonly Row[] = [
     v3: {
       lb_subset_config: {
         fallback_policy: 'DEFAULT_SUBSET',
-        default_subset: { version: 'v1' },
+        default_subset: { version: 'v1', build: 7, canary: false, tags: ['a', 1], owner: { team: 'x' }, none: null },
         subset_selectors: [{ keys: ['version', 'stage'], fallback_policy: 'KEYS_SUBSET', fallback_keys_subset: ['version'] }],
         panic_mode_any: true,
         list_as_any: true,
@@ -210,14 +210,14 @@ const ROWS: readonly Row[] = [
     expect: (c) =>
       assert.deepEqual(c.lbSubsetConfig, {
         fallbackPolicy: 'DEFAULT_SUBSET',
-        defaultSubset: { version: 'v1' },
+        // The Struct keeps the JSON form of its Values: what endpoint metadata is compared with.
+        defaultSubset: { version: 'v1', build: 7, canary: false, tags: ['a', 1], owner: { team: 'x' }, none: null },
         subsetSelectors: [{ keys: ['version', 'stage'], fallbackPolicy: 'KEYS_SUBSET', fallbackKeysSubset: ['version'] }],
         localityWeightAware: false,
         scaleLocalityWeight: false,
         panicModeAny: true,
         listAsAny: true,
       }),
-    refused: ['lb_subset_config'],
   },
   {
     field: 'lb_subset_config (locality weight aware)',
@@ -226,7 +226,14 @@ const ROWS: readonly Row[] = [
       assert.equal(c.lbSubsetConfig?.localityWeightAware, true);
       assert.equal(c.lbSubsetConfig?.scaleLocalityWeight, true);
     },
-    refused: ['lb_subset_config', 'common_lb_config.locality_weighted_lb_config'],
+    refused: ['common_lb_config.locality_weighted_lb_config'],
+  },
+  {
+    // Added in 1.17: not honored by this build, so refused.
+    field: 'lb_subset_config (single_host_per_subset)',
+    v3: { lb_subset_config: { subset_selectors: [{ keys: ['node'], single_host_per_subset: true }] } },
+    expect: (c) => assert.deepEqual(c.lbSubsetConfig?.subsetSelectors, [{ keys: ['node'], fallbackPolicy: 'NOT_DEFINED', fallbackKeysSubset: [] }]),
+    refused: ['lb_subset_config.subset_selectors[0].single_host_per_subset'],
   },
   {
     field: 'ring_hash_lb_config',
