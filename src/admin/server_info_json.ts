@@ -3,6 +3,7 @@
 
 import { EXTENSIONS, extensionKey, resolveDisabledExtensions } from '../config/extension_registry';
 import type { NodeInfo } from '../config/model';
+import { nodeLocality } from '../config/node_overrides';
 import type { Options } from '../cli/options';
 import type { BuildInfo } from '../server/build_info';
 import { tlsLibrary, versionString } from '../server/build_info';
@@ -83,13 +84,12 @@ const MODE_NAMES: Readonly<Record<Options['mode'], string>> = { serve: 'Serve', 
 /** envoy.config.core.v3.Node as the server fills it in (LocalInfo), `envoy` names renamed. */
 function node(n: NodeInfo, build: BuildInfo, disabledEntries: readonly string[]): Json {
   const disabled = resolveDisabledExtensions(disabledEntries).keys;
-  const { locality } = n;
-  const hasLocality = locality.region !== '' || locality.zone !== '' || locality.subZone !== '';
+  const locality = nodeLocality(n);
   return {
     id: n.id,
     cluster: n.cluster,
     // An unset message is not printed, even with always_print_primitive_fields.
-    ...(hasLocality ? { locality: { region: locality.region, zone: locality.zone, sub_zone: locality.subZone } } : {}),
+    ...(locality !== null ? { locality: { region: locality.region, zone: locality.zone, sub_zone: locality.subZone } } : {}),
     user_agent_name: 'proxy',
     user_agent_build_version: {
       version: semanticVersion(build.version),

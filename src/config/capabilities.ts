@@ -66,8 +66,16 @@ const CLUSTER: Shape = {
     },
     // ignore_new_hosts_until_first_hc keeps hosts pending their first health check out of the
     // balancers' arithmetic (priority_set.ts); without health checks it has no effect, as specified.
+    // zone_aware_lb_config acts with cluster_manager.local_cluster_name, and without it as in
+    // Envoy: fail_traffic_on_panic alone.
     common_lb_config: {
-      fields: { close_connections_on_host_set_change: leaf, healthy_panic_threshold: leaf, ignore_new_hosts_until_first_hc: leaf },
+      fields: {
+        close_connections_on_host_set_change: leaf,
+        healthy_panic_threshold: leaf,
+        ignore_new_hosts_until_first_hc: leaf,
+        zone_aware_lb_config: { fields: { routing_enabled: leaf, min_cluster_size: leaf, fail_traffic_on_panic: leaf } },
+        locality_weighted_lb_config: { fields: {} },
+      },
     },
     track_timeout_budgets: leaf,
     // The subset balancer (subset_load_balancer.ts). single_host_per_subset came after 1.16 and
@@ -203,6 +211,7 @@ const BOOTSTRAP: Shape = {
     node: { fields: { id: leaf, cluster: leaf, locality: LOCALITY, metadata: METADATA } },
     admin: { fields: { access_log_path: leaf, profile_path: leaf, address: SOCKET_ADDRESS } },
     static_resources: { fields: { listeners: list(LISTENER), clusters: list(CLUSTER) } },
+    cluster_manager: { fields: { local_cluster_name: leaf } },
     stats_flush_interval: leaf,
     stats_config: STATS_CONFIG,
     // rtds_layer is refused: runtime discovery (RTDS) is not implemented yet.

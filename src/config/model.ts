@@ -34,6 +34,11 @@ export interface Bootstrap {
   readonly admin: AdminConfig | null;
   readonly listeners: readonly ListenerConfig[];
   readonly clusters: readonly ClusterConfig[];
+  /**
+   * cluster_manager.local_cluster_name: the cluster of this proxy's own fleet, whose hosts'
+   * localities zone-aware routing compares with every other cluster's. Null when unset.
+   */
+  readonly localClusterName: string | null;
   /** stats_flush_interval: how often the supervisor ends a histogram interval (and flushes stats). */
   readonly statsFlushIntervalMs: number;
   readonly statsConfig: StatsConfig;

@@ -98,6 +98,7 @@ export function buildBootstrapModel(bootstrap: JsonObject): Bootstrap {
     admin: admin(messageField(bootstrap, 'admin')),
     listeners: messageList(resources, 'listeners').map(listener),
     clusters: messageList(resources, 'clusters').map(cluster),
+    localClusterName: stringField(messageField(bootstrap, 'cluster_manager') ?? {}, 'local_cluster_name') || null,
     statsFlushIntervalMs: millis(bootstrap, 'stats_flush_interval', DEFAULTS.statsFlushIntervalMs),
     statsConfig: statsConfig(messageField(bootstrap, 'stats_config') ?? {}),
     runtimeLayers: runtimeLayers(messageField(bootstrap, 'layered_runtime')),

@@ -2,7 +2,7 @@
 // node.cluster, node.id and node.locality.zone (Envoy's LocalInfo), for everything that reads
 // the node. The bootstrap's source JSON is kept as written, as /config_dump shows it.
 
-import type { Bootstrap } from './model';
+import type { Bootstrap, Locality, NodeInfo } from './model';
 
 export interface ServiceOverrides {
   /** '' leaves the bootstrap's value. */
@@ -21,4 +21,14 @@ export function applyServiceOverrides(bootstrap: Bootstrap, overrides: ServiceOv
       locality: { ...node.locality, zone: overrides.serviceZone || node.locality.zone },
     },
   };
+}
+
+/**
+ * The node's locality, or null when it has none: every field empty, as when the bootstrap sets
+ * no node.locality and no --service-zone is given (the model keeps no other trace of an unset
+ * message). Zone-aware routing has a local locality only when the node has one, as in Envoy.
+ */
+export function nodeLocality(node: NodeInfo): Locality | null {
+  const { locality } = node;
+  return locality.region !== '' || locality.zone !== '' || locality.subZone !== '' ? locality : null;
 }

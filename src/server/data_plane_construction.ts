@@ -5,6 +5,7 @@
 
 import { inConfigFile } from '../config/errors';
 import type { Bootstrap } from '../config/model';
+import { nodeLocality } from '../config/node_overrides';
 import { SystemClock } from '../common/clock';
 import { NetworkFilterBuilder } from '../listener/network_filter_builder';
 import type { LoggerFactory } from '../log/logger_api';
@@ -18,7 +19,14 @@ export function constructDataPlane(bootstrap: Bootstrap, file: string, log: Logg
   inConfigFile(file, () => {
     const stats = new NamingStatsStore();
     const runtime = new LiveRuntime([]);
-    const clusters = new ClusterManager({ configs: bootstrap.clusters, snapshots: [], store: stats, runtime });
+    const clusters = new ClusterManager({
+      configs: bootstrap.clusters,
+      snapshots: [],
+      store: stats,
+      runtime,
+      localClusterName: bootstrap.localClusterName,
+      localLocality: nodeLocality(bootstrap.node),
+    });
     const filters = new NetworkFilterBuilder({
       bootstrap,
       stats,

@@ -10,6 +10,7 @@ import { NetworkFilterBuilder } from '../listener/network_filter_builder';
 import { DrainManager } from '../hot_restart/drain_manager';
 import { SystemClock } from '../common/clock';
 import { SharedStatsStore } from '../stats/store';
+import { nodeLocality } from '../config/node_overrides';
 import { ClusterManager } from '../upstream/cluster_manager';
 import { declareClusterStatNames } from '../upstream/cluster_stats';
 import { LiveRuntime } from '../runtime/live_runtime';
@@ -78,7 +79,14 @@ async function run(init: WorkerInit, control: WorkerControl): Promise<(m: Superv
   // A worker's waits on the region's locks count in the supervisor's GET /contention.
   if (init.mutexTracing) region.segments.onContention = new ContentionReporter((stats) => send({ v: WORKER_PROTOCOL_VERSION, type: 'contention', stats })).record;
   const store = new SharedStatsStore(region, init.column);
-  const clusters = new ClusterManager({ configs: init.bootstrap.clusters, snapshots: init.clusters, store, runtime: control.runtime });
+  const clusters = new ClusterManager({
+    configs: init.bootstrap.clusters,
+    snapshots: init.clusters,
+    store,
+    runtime: control.runtime,
+    localClusterName: init.bootstrap.localClusterName,
+    localLocality: nodeLocality(init.bootstrap.node),
+  });
   // Envoy declares a cluster's stats when it builds the cluster: the workers share that out,
   // each its own slice, so that 10,000 clusters' names are interned on every core at once.
   init.bootstrap.clusters.forEach((config, i) => {

@@ -4,7 +4,7 @@
 // updates. Hosts that stay keep their Host object, and with it their pool.
 
 import { FieldError } from '../config/errors';
-import type { ClusterConfig } from '../config/model';
+import type { ClusterConfig, Locality } from '../config/model';
 import { Http1ConnectionPool } from '../pool/http1_pool';
 import { type ConnectionTarget, UpstreamConnection, type UpstreamConnectionCallbacks } from '../pool/upstream_connection';
 import type { HostStats, StatsStore } from '../stats/stats';
@@ -41,11 +41,13 @@ export interface ClusterEnvironment {
   readonly random: RandomSource;
   /** The worker's scratch buffer for upstream reads (see ConnectionTarget). */
   readonly readBuffer: Buffer;
+  /** The node's locality (after --service-zone), listed first in every cluster; null when it has none. */
+  readonly localLocality: Locality | null;
 }
 
 export class Cluster {
   readonly info: ClusterInfo;
-  readonly prioritySet = new PrioritySet();
+  readonly prioritySet: PrioritySet;
   private readonly lb: LoadBalancer;
   private readonly resources = new Map<Host, HostResources>();
   private hostsByAddress = new Map<string, Host>();
@@ -54,8 +56,13 @@ export class Cluster {
   private readonly store: StatsStore;
   private readonly readBuffer: Buffer;
 
-  /** @throws FieldError at `lb_policy` (relative to the cluster) for a policy this build lacks */
-  constructor(config: ClusterConfig, snapshot: ClusterSnapshot, environment: ClusterEnvironment) {
+  /**
+   * `localPrioritySet`: the local cluster's hosts on this worker (cluster_manager.local_cluster_name),
+   * for zone-aware routing; null for the local cluster itself and when there is none.
+   * @throws FieldError at `lb_policy` (relative to the cluster) for a policy this build lacks
+   */
+  constructor(config: ClusterConfig, snapshot: ClusterSnapshot, environment: ClusterEnvironment, localPrioritySet: PrioritySet | null = null) {
+    this.prioritySet = new PrioritySet(environment.localLocality);
     this.store = environment.store;
     this.readBuffer = environment.readBuffer;
     this.info = new ClusterInfo(config, environment.store);
@@ -68,7 +75,7 @@ export class Cluster {
     if (factory === undefined) throw new FieldError('lb_policy', `lb_policy ${config.lbPolicy} is not supported by the data plane`);
     const params = {
       prioritySet: this.prioritySet,
-      localPrioritySet: null,
+      localPrioritySet,
       info: this.info,
       commonLbConfig: config.commonLbConfig,
       runtime: environment.runtime,

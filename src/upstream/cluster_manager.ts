@@ -2,13 +2,14 @@
 // configuration and the supervisor's membership snapshots, then kept current by its updates.
 
 import { atField } from '../config/errors';
-import type { ClusterConfig } from '../config/model';
+import type { ClusterConfig, Locality } from '../config/model';
 import type { RuntimeSource } from '../runtime/live_runtime';
 import type { StatsStore } from '../stats/stats';
 import { Cluster } from './cluster';
 import type { DownstreamAddresses } from './upstream_network_filter';
 import { mathRandom, type RandomSource } from './lb/load_balancer';
 import type { ClusterSnapshot, MembershipUpdate } from './membership';
+import type { PrioritySet } from './priority_set';
 
 /** The largest read a socket makes at once: Node's own default. */
 const READ_BUFFER_BYTES = 64 * 1024;
@@ -30,6 +31,10 @@ export interface ClusterManagerOptions {
   /** Read by the load balancers (panic threshold, zone routing overrides). */
   readonly runtime: RuntimeSource;
   readonly random?: RandomSource;
+  /** cluster_manager.local_cluster_name: its hosts drive zone-aware routing in every other cluster. */
+  readonly localClusterName?: string | null;
+  /** The node's locality after --service-zone (nodeLocality); null when it has none. */
+  readonly localLocality?: Locality | null;
 }
 
 export class ClusterManager {
@@ -44,14 +49,24 @@ export class ClusterManager {
       runtime: options.runtime,
       random: options.random ?? mathRandom,
       readBuffer: Buffer.allocUnsafe(READ_BUFFER_BYTES),
+      localLocality: options.localLocality ?? null,
     };
     const byName = new Map(options.snapshots.map((s) => [s.cluster, s]));
-    for (const [i, config] of options.configs.entries()) {
+    const build = (i: number, localPrioritySet: PrioritySet | null): Cluster => {
+      const config = options.configs[i];
       const snapshot = byName.get(config.name) ?? { cluster: config.name, version: 0, hosts: [] };
-      const cluster = atField(`static_resources.clusters[${i}]`, () => new Cluster(config, snapshot, environment));
+      const cluster = atField(`static_resources.clusters[${i}]`, () => new Cluster(config, snapshot, environment, localPrioritySet));
       this.clusters.set(config.name, cluster);
       if (cluster.info.downstreamSpecificConnections) this.downstreamSpecific.push(cluster);
-    }
+      return cluster;
+    };
+    // The local cluster comes first, so that every other cluster's balancer can follow its
+    // hosts; it does not follow itself (as in Envoy). Validation made sure it exists.
+    const localIndex = options.configs.findIndex((config) => config.name === options.localClusterName);
+    const localPrioritySet = localIndex < 0 ? null : build(localIndex, null).prioritySet;
+    options.configs.forEach((_, i) => {
+      if (i !== localIndex) build(i, localPrioritySet);
+    });
   }
 
   /** A downstream connection closed: connections kept for it alone go. */

@@ -85,6 +85,7 @@ export class HostSet {
 
 export class PrioritySet {
   private sets: readonly HostSet[] = [new HostSet(0, [])];
+  private readonly updateListeners: (() => void)[] = [];
 
   /** `localLocality`: this proxy's own (the bootstrap node's, after --service-zone), listed first when present. */
   constructor(private readonly localLocality: Locality | null = null) {}
@@ -100,6 +101,16 @@ export class PrioritySet {
     const groups: Host[][] = Array.from({ length: highest + 1 }, () => []);
     for (const host of hosts) groups[host.priority].push(host);
     this.sets = groups.map((group, priority) => new HostSet(priority, group, this.localLocality));
+    for (const listener of this.updateListeners) listener();
+  }
+
+  /**
+   * Calls `listener` after every update: the balancers of other clusters follow the local
+   * cluster's membership this way (zone-aware routing). Clusters live as long as their worker,
+   * so listeners are never removed.
+   */
+  onUpdate(listener: () => void): void {
+    this.updateListeners.push(listener);
   }
 
   /** Replaces the membership with host sets made from another priority set's (HostSet.subset), one per priority. */

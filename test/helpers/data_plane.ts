@@ -201,6 +201,7 @@ export async function startDataPlane(
     admin: null,
     listeners,
     clusters,
+    localClusterName: null,
     statsFlushIntervalMs: 5000,
     localAddress: options.localAddress,
     statsConfig: { statsTags: [], useAllDefaultTags: true, histogramBucketSettings: [] },

@@ -23,6 +23,8 @@ export interface HostSpec {
   readonly health?: EndpointHealthStatus;
   readonly healthFlags?: number;
   readonly locality?: Locality;
+  /** The load_balancing_weight of the host's locality (locality-weighted balancing). */
+  readonly localityWeight?: number;
   readonly metadata?: Readonly<Record<string, unknown>>;
 }
 
@@ -32,6 +34,7 @@ export function host(port: number, spec: HostSpec = {}): Host {
     weight: spec.weight ?? 1,
     priority: spec.priority ?? 0,
     locality: spec.locality ?? NO_LOCALITY,
+    localityWeight: spec.localityWeight,
     healthFlags: spec.healthFlags ?? edsHealthFlag(spec.health ?? 'HEALTHY'),
     metadata: spec.metadata ?? {},
   });
@@ -69,12 +72,14 @@ export interface BalancerOptions {
   /** Runtime overrides, key to value. */
   readonly runtime?: Readonly<Record<string, string>>;
   readonly localPrioritySet?: PrioritySet | null;
+  /** The node's locality, listed first among the cluster's localities. */
+  readonly localLocality?: Locality | null;
 }
 
 /** The parameters a cluster would give its balancer, over `hosts`. */
 export function balancerParams(hosts: readonly Host[], options: BalancerOptions = {}): LoadBalancerParams {
   const config = staticCluster('c', [], options.config);
-  const set = new PrioritySet();
+  const set = new PrioritySet(options.localLocality ?? null);
   set.update(hosts);
   return {
     prioritySet: set,

@@ -27,7 +27,7 @@ function assignment(ports: readonly number[], health: 'HEALTHY' | 'UNHEALTHY' = 
 /** A cluster 'c', empty, and the driver of its membership. */
 function clusterC(store: SharedStatsStore, overrides: Partial<ClusterConfig> = {}): { cluster: Cluster; membership: (endpoints: LocalityLbEndpoints[]) => void } {
   const driver = new MembershipDriver('c', store.hosts);
-  const cluster = new Cluster(staticCluster('c', [], overrides), driver.snapshot, { store, runtime: new LiveRuntime([]), random: () => 0, readBuffer: Buffer.alloc(1024) });
+  const cluster = new Cluster(staticCluster('c', [], overrides), driver.snapshot, { store, runtime: new LiveRuntime([]), random: () => 0, readBuffer: Buffer.alloc(1024), localLocality: null });
   return {
     cluster,
     membership: (endpoints) => {

@@ -226,7 +226,7 @@ const ROWS: readonly Row[] = [
       assert.equal(c.lbSubsetConfig?.localityWeightAware, true);
       assert.equal(c.lbSubsetConfig?.scaleLocalityWeight, true);
     },
-    refused: ['common_lb_config.locality_weighted_lb_config'],
+    refused: [],
   },
   {
     // Added in 1.17: not honored by this build, so refused.
@@ -278,17 +278,12 @@ const ROWS: readonly Row[] = [
         ignoreNewHostsUntilFirstHc: true,
         useHostnameForHashing: true,
       }),
-    refused: [
-      'common_lb_config.zone_aware_lb_config',
-      'common_lb_config.update_merge_window',
-      'common_lb_config.consistent_hashing_lb_config',
-    ],
+    refused: ['common_lb_config.update_merge_window', 'common_lb_config.consistent_hashing_lb_config'],
   },
   {
     field: 'common_lb_config (locality weighted)',
     v3: { common_lb_config: { locality_weighted_lb_config: {} } },
     expect: (c) => assert.equal(c.commonLbConfig.localityWeighted, true),
-    refused: ['common_lb_config.locality_weighted_lb_config'],
   },
   {
     field: 'transport_socket',

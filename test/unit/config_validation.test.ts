@@ -1,7 +1,10 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { FieldError } from '../../src/config/errors';
+import { validateClusterManager } from '../../src/config/validation/cluster_manager';
 import { validateCluster } from '../../src/config/validation/clusters';
+import { checkCapabilities } from '../../src/config/capabilities';
+import { loadBootstrap } from '../../src/config/load';
 import { validateStatsConfig } from '../../src/config/validation/stats_config';
 import { validateSocketAddress } from '../../src/config/validation/socket_address';
 import { validateTcpProxy } from '../../src/config/validation/tcp_proxy';
@@ -70,4 +73,32 @@ test('stats_config: tag names used once, a name alone must name a default rule, 
   assert.doesNotThrow(regex({ google_re2: { max_program_size: 1000 }, regex: 'x{150}' }));
   // Required match and buckets, bounds above 0 and distinct: the protos' rules (config_proto_rules).
   assert.throws(buckets({ match: { exact: 'a' }, buckets: [2, 'Infinity'] }), new FieldError('stats_config.histogram_bucket_settings[1].buckets[1]', 'must be a finite number, got Infinity'));
+});
+
+test('cluster_manager.local_cluster_name must name a defined cluster, as Envoy requires', { timeout: 5000 }, () => {
+  const bootstrap = { cluster_manager: { local_cluster_name: 'mesh' } };
+  assert.doesNotThrow(() => validateClusterManager(bootstrap, new Set(['mesh', 'backend'])));
+  assert.throws(
+    () => validateClusterManager(bootstrap, new Set(['backend'])),
+    new FieldError('cluster_manager.local_cluster_name', "local cluster 'mesh' must be defined"),
+  );
+  assert.doesNotThrow(() => validateClusterManager({}, new Set()));
+});
+
+test('cluster_manager.local_cluster_name reaches the model and the capability check accepts it', { timeout: 5000 }, () => {
+  const cluster = (name: string) => ({
+    name,
+    connect_timeout: '1s',
+    load_assignment: { cluster_name: name, endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: '10.0.0.1', port_value: 80 } } } }] }] },
+  });
+  const config = { cluster_manager: { local_cluster_name: 'mesh' }, static_resources: { clusters: [cluster('mesh'), cluster('backend')] } };
+  const loaded = loadBootstrap({ configYaml: JSON.stringify(config), bootstrapVersion: 3, allowUnknownStaticFields: false });
+  assert.equal(loaded.bootstrap.localClusterName, 'mesh');
+  assert.doesNotThrow(() => checkCapabilities(config));
+  const unset = loadBootstrap({ configYaml: JSON.stringify({ static_resources: { clusters: [cluster('mesh')] } }), bootstrapVersion: 3, allowUnknownStaticFields: false });
+  assert.equal(unset.bootstrap.localClusterName, null);
+  assert.throws(
+    () => loadBootstrap({ configYaml: JSON.stringify({ ...config, static_resources: { clusters: [cluster('backend')] } }), bootstrapVersion: 3, allowUnknownStaticFields: false }),
+    /cluster_manager\.local_cluster_name: local cluster 'mesh' must be defined/,
+  );
 });

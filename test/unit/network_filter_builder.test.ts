@@ -20,6 +20,7 @@ function bootstrapOf(listeners: ListenerConfig[]): Bootstrap {
     admin: null,
     listeners,
     clusters: [staticCluster('backend', [{ port: 9 }])],
+    localClusterName: null,
     statsFlushIntervalMs: 5000,
     localAddress: undefined,
     statsConfig: { statsTags: [], useAllDefaultTags: true, histogramBucketSettings: [] },

@@ -7,6 +7,7 @@
 import { FieldErrorCollector } from '../errors';
 import { JsonObject, messageField, messageList, stringField } from '../json';
 import { validateAdmin } from './admin';
+import { validateClusterManager } from './cluster_manager';
 import { validateClusters } from './clusters';
 import { validateLayeredRuntime } from './layered_runtime';
 import { validateListeners } from './listeners';
@@ -21,6 +22,7 @@ export function validateBootstrap(bootstrap: JsonObject): void {
   validateClusters(bootstrap, errors);
   const resources = messageField(bootstrap, 'static_resources') ?? {};
   const clusterNames = new Set(messageList(resources, 'clusters').map((cluster) => stringField(cluster, 'name')));
+  errors.run(() => validateClusterManager(bootstrap, clusterNames));
   validateListeners(bootstrap, clusterNames, errors);
   errors.throwIfAny();
 }

@@ -30,11 +30,14 @@ export abstract class EdfLoadBalancerBase extends LoadBalancerBase {
   override refresh(): void {
     super.refresh();
     const states: SourceState[] = [];
-    this.prioritySet.hostSetsPerPriority.forEach((_, priority) => {
-      for (const type of SOURCE_TYPES) {
-        const source = { priority, type };
-        states[sourceKey(source)] = { edf: this.buildSchedule(this.hostSourceToHosts(source)) };
-      }
+    const add = (source: HostsSource) => (states[sourceKey(source)] = { edf: this.buildSchedule(this.hostSourceToHosts(source)) });
+    this.prioritySet.hostSetsPerPriority.forEach((hostSet, priority) => {
+      for (const type of SOURCE_TYPES) add({ priority, type });
+      // Locality-weighted and zone-aware picks draw from one locality's hosts.
+      hostSet.hostsPerLocality.localities.forEach((_, locality) => {
+        add({ priority, type: 'locality_healthy', locality });
+        add({ priority, type: 'locality_degraded', locality });
+      });
     });
     this.states = states;
     const loads = [...this.priorityLoad.healthy, ...this.priorityLoad.degraded];
@@ -70,7 +73,29 @@ export abstract class EdfLoadBalancerBase extends LoadBalancerBase {
   }
 }
 
-/** A small dense number per host list, indexing the per-list state of every pick. */
+/**
+ * A small number per host list, indexing the per-list state of every pick: Cantor's pairing of
+ * the priority and the list's index within it, dense for the few priorities and localities of
+ * real clusters whatever their counts.
+ */
 export function sourceKey(source: HostsSource): number {
-  return source.priority * SOURCE_TYPES.length + SOURCE_TYPES.indexOf(source.type);
+  const list = listIndex(source);
+  const n = source.priority + list;
+  return (n * (n + 1)) / 2 + list;
+}
+
+/** The host list's index within its priority: all, healthy, degraded, then two per locality. */
+function listIndex(source: HostsSource): number {
+  switch (source.type) {
+    case 'all':
+      return 0;
+    case 'healthy':
+      return 1;
+    case 'degraded':
+      return 2;
+    case 'locality_healthy':
+      return 3 + 2 * source.locality;
+    case 'locality_degraded':
+      return 4 + 2 * source.locality;
+  }
 }

@@ -8,7 +8,9 @@ import type { ClusterInfo } from '../cluster_info';
 import type { Host } from '../host';
 import type { HostSet, PrioritySet } from '../priority_set';
 import type { LoadBalancer, LoadBalancerContext, RandomSource } from './load_balancer';
-import { type Availability, choosePriority, computePriorityLoad, type PriorityLoad } from './priority_load';
+import { LocalityScheduler } from './locality_scheduler';
+import { type Availability, choosePriority, computePriorityLoad, type HostCounts, inPanic, type PriorityLoad } from './priority_load';
+import { type LocalityRouting, planLocalityRouting, ZONE_ROUTING_ENABLED_KEY, ZONE_ROUTING_MIN_CLUSTER_SIZE_KEY } from './zone_routing';
 
 /** Envoy's runtime override of common_lb_config.healthy_panic_threshold. */
 export const HEALTHY_PANIC_THRESHOLD_KEY = 'upstream.healthy_panic_threshold';
@@ -26,12 +28,24 @@ export interface LoadBalancerParams {
 }
 
 /** Which of a priority's host lists a pick draws from (Envoy's HostsSource). */
-export type HostsSourceType = 'all' | 'healthy' | 'degraded';
+export type HostsSourceType = 'all' | 'healthy' | 'degraded' | 'locality_healthy' | 'locality_degraded';
 
-export interface HostsSource {
-  readonly priority: number;
-  readonly type: HostsSourceType;
+export type HostsSource =
+  | { readonly priority: number; readonly type: 'all' | 'healthy' | 'degraded' }
+  | {
+      readonly priority: number;
+      readonly type: 'locality_healthy' | 'locality_degraded';
+      /** The index in the priority's hostsPerLocality. */
+      readonly locality: number;
+    };
+
+/** A priority's locality schedules (locality_weighted_lb_config), one per availability. */
+interface LocalitySchedulers {
+  readonly healthy: LocalityScheduler | null;
+  readonly degraded: LocalityScheduler | null;
 }
+
+const NO_LOCALITY_ROUTING: LocalityRouting = { kind: 'none', counter: null };
 
 export abstract class LoadBalancerBase implements LoadBalancer {
   protected readonly prioritySet: PrioritySet;
@@ -40,13 +54,21 @@ export abstract class LoadBalancerBase implements LoadBalancer {
   protected readonly random: RandomSource;
   protected readonly commonLbConfig: CommonLbConfig;
   protected priorityLoad!: PriorityLoad;
+  private readonly localPrioritySet: PrioritySet | null;
+  /** By priority; null without locality_weighted_lb_config. */
+  private localitySchedulers: readonly LocalitySchedulers[] | null = null;
+  /** Zone-aware routing's plan for priority 0 (the only one it applies to, as in Envoy). */
+  private localityRouting: LocalityRouting = NO_LOCALITY_ROUTING;
 
   constructor(params: LoadBalancerParams) {
     this.prioritySet = params.prioritySet;
+    this.localPrioritySet = params.localPrioritySet;
     this.info = params.info;
     this.runtime = params.runtime;
     this.random = params.random;
     this.commonLbConfig = params.commonLbConfig;
+    // The local cluster's membership decides the plan as much as this cluster's does.
+    params.localPrioritySet?.onUpdate(() => this.regenerateLocalityRouting());
   }
 
   /**
@@ -69,8 +91,15 @@ export abstract class LoadBalancerBase implements LoadBalancer {
    * threshold take effect here, at the next membership or health change, as in Envoy.
    */
   refresh(): void {
-    const threshold = Math.min(100, this.runtime.snapshot().getInteger(HEALTHY_PANIC_THRESHOLD_KEY, this.commonLbConfig.healthyPanicThreshold));
-    this.priorityLoad = computePriorityLoad(this.prioritySet.hostSetsPerPriority.map(hostCounts), threshold);
+    const hostSets = this.prioritySet.hostSetsPerPriority;
+    this.priorityLoad = computePriorityLoad(hostSets.map(hostCounts), this.panicThreshold());
+    if (this.commonLbConfig.localityWeighted) {
+      this.localitySchedulers = hostSets.map((set) => ({
+        healthy: LocalityScheduler.build(set, set.healthyHostsPerLocality),
+        degraded: LocalityScheduler.build(set, set.degradedHostsPerLocality),
+      }));
+    }
+    if (this.localPrioritySet !== null) this.regenerateLocalityRouting();
   }
 
   /** The policy's own pick; `attempt` counts from 0 within one chooseHost. */
@@ -95,7 +124,13 @@ export abstract class LoadBalancerBase implements LoadBalancer {
       if (this.commonLbConfig.zoneAware.failTrafficOnPanic) return null;
       return { priority, type: 'all' };
     }
-    return { priority, type: availability };
+    if (this.localitySchedulers !== null) {
+      const schedulers = this.localitySchedulers[priority];
+      const scheduler = availability === 'healthy' ? schedulers.healthy : schedulers.degraded;
+      if (scheduler !== null) return { priority, type: localityType(availability), locality: scheduler.pick() };
+    }
+    if (priority !== 0 || this.localityRouting.kind === 'none') return { priority, type: availability };
+    return this.zoneAwareSource(availability);
   }
 
   protected hostSourceToHosts(source: HostsSource): readonly Host[] {
@@ -107,10 +142,77 @@ export abstract class LoadBalancerBase implements LoadBalancer {
         return hostSet.healthyHosts;
       case 'degraded':
         return hostSet.degradedHosts;
+      case 'locality_healthy':
+        return hostSet.healthyHostsPerLocality.hosts[source.locality];
+      case 'locality_degraded':
+        return hostSet.degradedHostsPerLocality.hosts[source.locality];
     }
+  }
+
+  /** common_lb_config.healthy_panic_threshold, or its runtime override, capped at 100. */
+  private panicThreshold(): number {
+    return Math.min(100, this.runtime.snapshot().getInteger(HEALTHY_PANIC_THRESHOLD_KEY, this.commonLbConfig.healthyPanicThreshold));
+  }
+
+  /** Recomputes zone-aware routing's plan after this cluster's or the local cluster's membership changed. */
+  private regenerateLocalityRouting(): void {
+    const counters = this.info.stats.counters;
+    counters.lb_recalculate_zone_structures.inc();
+    const minClusterSize = this.runtime.snapshot().getInteger(ZONE_ROUTING_MIN_CLUSTER_SIZE_KEY, this.commonLbConfig.zoneAware.minClusterSize);
+    this.localityRouting = planLocalityRouting(this.prioritySet.hostSetsPerPriority[0], this.localHostSet(), minClusterSize);
+    if (this.localityRouting.kind === 'none' && this.localityRouting.counter !== null) counters[this.localityRouting.counter].inc();
+  }
+
+  /** A priority 0 pick under a zone-aware plan (Envoy's hostSourceToUse past its locality checks). */
+  private zoneAwareSource(availability: Availability): HostsSource | null {
+    const { routingEnabled, failTrafficOnPanic } = this.commonLbConfig.zoneAware;
+    if (!this.runtime.snapshot().featureEnabled(ZONE_ROUTING_ENABLED_KEY, { numerator: routingEnabled, denominator: 'HUNDRED' }, this.random())) {
+      return { priority: 0, type: availability };
+    }
+    if (inPanic(hostCounts(this.localHostSet()), this.panicThreshold())) {
+      // The local proxies are in panic: their localities say nothing of where traffic comes from.
+      this.info.stats.counters.lb_local_cluster_not_ok.inc();
+      return failTrafficOnPanic ? null : { priority: 0, type: availability };
+    }
+    return { priority: 0, type: localityType(availability), locality: this.chooseRoutedLocality() };
+  }
+
+  /** The locality of a zone-aware pick (Envoy's tryChooseLocalLocalityHosts). */
+  private chooseRoutedLocality(): number {
+    const plan = this.localityRouting;
+    const counters = this.info.stats.counters;
+    if (plan.kind !== 'residual') {
+      counters.lb_zone_routing_all_directly.inc();
+      return 0;
+    }
+    if (this.random() % 10000 < plan.localPercentToRoute) {
+      counters.lb_zone_routing_sampled.inc();
+      return 0;
+    }
+    counters.lb_zone_routing_cross_zone.inc();
+    const capacity = plan.residualCapacity;
+    const total = capacity[capacity.length - 1];
+    if (total === 0) {
+      // Only rounding of the shares leaves no spare capacity anywhere: any locality will do.
+      counters.lb_zone_no_capacity_left.inc();
+      return this.random() % capacity.length;
+    }
+    const threshold = this.random() % total;
+    let i = 0;
+    while (threshold > capacity[i]) i++;
+    return i;
+  }
+
+  private localHostSet(): HostSet {
+    // Only called with a local priority set (see the constructor and refresh).
+    return this.localPrioritySet!.hostSetsPerPriority[0];
   }
 }
 
-function hostCounts(set: HostSet): { hosts: number; healthy: number; degraded: number; excluded: number } {
+function localityType(availability: Availability): 'locality_healthy' | 'locality_degraded' {
+  return availability === 'healthy' ? 'locality_healthy' : 'locality_degraded';
+}
+
+function hostCounts(set: HostSet): HostCounts {
   return { hosts: set.hosts.length, healthy: set.healthyHosts.length, degraded: set.degradedHosts.length, excluded: set.excludedHosts.length };
 }

@@ -107,7 +107,8 @@ function eligible(c: HostCounts): number {
   return c.hosts - (c.excluded ?? 0);
 }
 
-function inPanic(c: HostCounts, threshold: number): boolean {
+/** Envoy's isHostSetInPanic: fewer healthy and degraded hosts than `threshold` percent of the eligible ones. */
+export function inPanic(c: HostCounts, threshold: number): boolean {
   const hosts = eligible(c);
   const healthyPercent = hosts === 0 ? 0 : (100 * c.healthy) / hosts;
   const degradedPercent = hosts === 0 ? 0 : (100 * c.degraded) / hosts;
