@@ -12,15 +12,13 @@ interface SourceState {
   readonly edf: EdfScheduler<Host> | null;
 }
 
-const SOURCE_TYPES = ['all', 'healthy', 'degraded'] as const;
-
 export abstract class EdfLoadBalancerBase extends LoadBalancerBase {
   /** A random number per balancer, so that workers do not pick in step. */
   protected readonly seed: number;
-  /** By sourceKey. */
+  /** By HostsSource.key. */
   private states: SourceState[] = [];
-  /** Every pick lands in one host list: no random draw is needed to choose it. */
-  private singleSource = false;
+  /** Made once: a closure per pick would allocate. */
+  private readonly weightOf = (host: Host): number => this.hostWeight(host);
 
   constructor(params: LoadBalancerParams) {
     super(params);
@@ -30,26 +28,24 @@ export abstract class EdfLoadBalancerBase extends LoadBalancerBase {
   override refresh(): void {
     super.refresh();
     const states: SourceState[] = [];
-    const add = (source: HostsSource) => (states[sourceKey(source)] = { edf: this.buildSchedule(this.hostSourceToHosts(source)) });
-    this.prioritySet.hostSetsPerPriority.forEach((hostSet, priority) => {
-      for (const type of SOURCE_TYPES) add({ priority, type });
+    const add = (source: HostsSource) => (states[source.key] = { edf: this.buildSchedule(this.hostSourceToHosts(source)) });
+    for (const sources of this.sources) {
+      add(sources.all);
+      add(sources.healthy);
+      add(sources.degraded);
       // Locality-weighted and zone-aware picks draw from one locality's hosts.
-      hostSet.hostsPerLocality.localities.forEach((_, locality) => {
-        add({ priority, type: 'locality_healthy', locality });
-        add({ priority, type: 'locality_degraded', locality });
-      });
-    });
+      sources.localityHealthy.forEach(add);
+      sources.localityDegraded.forEach(add);
+    }
     this.states = states;
-    const loads = [...this.priorityLoad.healthy, ...this.priorityLoad.degraded];
-    this.singleSource = loads.filter((load) => load > 0).length === 1;
     this.onRefresh();
   }
 
   protected chooseHostOnce(_context: LoadBalancerContext | null): Host | null {
-    const source = this.hostSourceToUse(this.singleSource ? 0 : this.random());
+    const source = this.hostSourceToUse();
     if (source === null) return null;
-    const edf = this.states[sourceKey(source)].edf;
-    if (edf !== null) return edf.pickAndAdd((host) => this.hostWeight(host));
+    const edf = this.states[source.key].edf;
+    if (edf !== null) return edf.pickAndAdd(this.weightOf);
     const hosts = this.hostSourceToHosts(source);
     return hosts.length === 0 ? null : this.unweightedHostPick(hosts, source);
   }
@@ -68,34 +64,7 @@ export abstract class EdfLoadBalancerBase extends LoadBalancerBase {
     if (hosts.length < 2 || hosts.every((h) => h.weight === hosts[0].weight)) return null;
     const edf = new EdfScheduler<Host>();
     for (const host of hosts) edf.add(this.hostWeight(host), host);
-    for (let i = 0; i < this.seed % hosts.length; i++) edf.pickAndAdd((host) => this.hostWeight(host));
+    for (let i = 0; i < this.seed % hosts.length; i++) edf.pickAndAdd(this.weightOf);
     return edf;
-  }
-}
-
-/**
- * A small number per host list, indexing the per-list state of every pick: Cantor's pairing of
- * the priority and the list's index within it, dense for the few priorities and localities of
- * real clusters whatever their counts.
- */
-export function sourceKey(source: HostsSource): number {
-  const list = listIndex(source);
-  const n = source.priority + list;
-  return (n * (n + 1)) / 2 + list;
-}
-
-/** The host list's index within its priority: all, healthy, degraded, then two per locality. */
-function listIndex(source: HostsSource): number {
-  switch (source.type) {
-    case 'all':
-      return 0;
-    case 'healthy':
-      return 1;
-    case 'degraded':
-      return 2;
-    case 'locality_healthy':
-      return 3 + 2 * source.locality;
-    case 'locality_degraded':
-      return 4 + 2 * source.locality;
   }
 }

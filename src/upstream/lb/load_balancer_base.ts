@@ -30,14 +30,29 @@ export interface LoadBalancerParams {
 /** Which of a priority's host lists a pick draws from (Envoy's HostsSource). */
 export type HostsSourceType = 'all' | 'healthy' | 'degraded' | 'locality_healthy' | 'locality_degraded';
 
+/**
+ * One host list of a priority. Made at refresh and reused by every pick, so a pick allocates
+ * nothing; `key` is a small number, stable across refreshes, indexing per-list state.
+ */
 export type HostsSource =
-  | { readonly priority: number; readonly type: 'all' | 'healthy' | 'degraded' }
+  | { readonly priority: number; readonly type: 'all' | 'healthy' | 'degraded'; readonly key: number }
   | {
       readonly priority: number;
       readonly type: 'locality_healthy' | 'locality_degraded';
       /** The index in the priority's hostsPerLocality. */
       readonly locality: number;
+      readonly key: number;
     };
+
+/** A priority's host lists, as picks name them. */
+export interface PrioritySources {
+  readonly all: HostsSource;
+  readonly healthy: HostsSource;
+  readonly degraded: HostsSource;
+  /** Per locality, parallel to hostsPerLocality. */
+  readonly localityHealthy: readonly HostsSource[];
+  readonly localityDegraded: readonly HostsSource[];
+}
 
 /** A priority's locality schedules (locality_weighted_lb_config), one per availability. */
 interface LocalitySchedulers {
@@ -54,7 +69,16 @@ export abstract class LoadBalancerBase implements LoadBalancer {
   protected readonly random: RandomSource;
   protected readonly commonLbConfig: CommonLbConfig;
   protected priorityLoad!: PriorityLoad;
+  /** By priority: every host list a pick may draw from. */
+  protected sources: readonly PrioritySources[] = [];
   private readonly localPrioritySet: PrioritySet | null;
+  /**
+   * Set when every pick lands in the same host list with no locality choice: the common case
+   * (one healthy priority) then draws no random number and computes nothing.
+   */
+  private fixedSource: HostsSource | null = null;
+  /** More than one host list has load: choosing the priority takes a random draw. */
+  private loadIsSplit = false;
   /** By priority; null without locality_weighted_lb_config. */
   private localitySchedulers: readonly LocalitySchedulers[] | null = null;
   /** Zone-aware routing's plan for priority 0 (the only one it applies to, as in Envoy). */
@@ -93,6 +117,7 @@ export abstract class LoadBalancerBase implements LoadBalancer {
   refresh(): void {
     const hostSets = this.prioritySet.hostSetsPerPriority;
     this.priorityLoad = computePriorityLoad(hostSets.map(hostCounts), this.panicThreshold());
+    this.sources = hostSets.map(prioritySources);
     if (this.commonLbConfig.localityWeighted) {
       this.localitySchedulers = hostSets.map((set) => ({
         healthy: LocalityScheduler.build(set, set.healthyHostsPerLocality),
@@ -100,6 +125,7 @@ export abstract class LoadBalancerBase implements LoadBalancer {
       }));
     }
     if (this.localPrioritySet !== null) this.regenerateLocalityRouting();
+    this.fixedSource = this.findFixedSource();
   }
 
   /** The policy's own pick; `attempt` counts from 0 within one chooseHost. */
@@ -116,20 +142,27 @@ export abstract class LoadBalancerBase implements LoadBalancer {
    * lb_healthy_panic), else its healthy or degraded ones. Null when panic must fail the
    * request instead (zone_aware_lb_config.fail_traffic_on_panic).
    */
-  protected hostSourceToUse(hash: number): HostsSource | null {
-    const { hostSet, availability } = this.chooseHostSet(hash);
+  protected hostSourceToUse(): HostsSource | null {
+    const fixed = this.fixedSource;
+    if (fixed !== null) {
+      if (fixed.type !== 'all') return fixed;
+      this.info.stats.counters.lb_healthy_panic.inc();
+      return this.commonLbConfig.zoneAware.failTrafficOnPanic ? null : fixed;
+    }
+    const { hostSet, availability } = this.chooseHostSet(this.loadIsSplit ? this.random() : 0);
     const priority = hostSet.priority;
+    const sources = this.sources[priority];
     if (this.priorityLoad.panic[priority]) {
       this.info.stats.counters.lb_healthy_panic.inc();
       if (this.commonLbConfig.zoneAware.failTrafficOnPanic) return null;
-      return { priority, type: 'all' };
+      return sources.all;
     }
     if (this.localitySchedulers !== null) {
       const schedulers = this.localitySchedulers[priority];
       const scheduler = availability === 'healthy' ? schedulers.healthy : schedulers.degraded;
-      if (scheduler !== null) return { priority, type: localityType(availability), locality: scheduler.pick() };
+      if (scheduler !== null) return localitySource(sources, availability, scheduler.pick());
     }
-    if (priority !== 0 || this.localityRouting.kind === 'none') return { priority, type: availability };
+    if (priority !== 0 || this.localityRouting.kind === 'none') return availability === 'healthy' ? sources.healthy : sources.degraded;
     return this.zoneAwareSource(availability);
   }
 
@@ -149,6 +182,25 @@ export abstract class LoadBalancerBase implements LoadBalancer {
     }
   }
 
+  /** The host list every pick lands in, when there is exactly one and no locality is chosen per pick. */
+  private findFixedSource(): HostsSource | null {
+    const { healthy, degraded, panic } = this.priorityLoad;
+    const loaded = [...healthy.map((load, p) => ({ load, p, availability: 'healthy' as const })), ...degraded.map((load, p) => ({ load, p, availability: 'degraded' as const }))].filter(
+      (entry) => entry.load > 0,
+    );
+    this.loadIsSplit = loaded.length !== 1;
+    if (this.loadIsSplit) return null;
+    const { p, availability } = loaded[0];
+    const sources = this.sources[p];
+    if (panic[p]) return sources.all;
+    if (this.localitySchedulers !== null) {
+      const schedulers = this.localitySchedulers[p];
+      if ((availability === 'healthy' ? schedulers.healthy : schedulers.degraded) !== null) return null;
+    }
+    if (p === 0 && this.localityRouting.kind !== 'none') return null;
+    return availability === 'healthy' ? sources.healthy : sources.degraded;
+  }
+
   /** common_lb_config.healthy_panic_threshold, or its runtime override, capped at 100. */
   private panicThreshold(): number {
     return Math.min(100, this.runtime.snapshot().getInteger(HEALTHY_PANIC_THRESHOLD_KEY, this.commonLbConfig.healthyPanicThreshold));
@@ -166,15 +218,17 @@ export abstract class LoadBalancerBase implements LoadBalancer {
   /** A priority 0 pick under a zone-aware plan (Envoy's hostSourceToUse past its locality checks). */
   private zoneAwareSource(availability: Availability): HostsSource | null {
     const { routingEnabled, failTrafficOnPanic } = this.commonLbConfig.zoneAware;
+    const sources = this.sources[0];
+    const whole = availability === 'healthy' ? sources.healthy : sources.degraded;
     if (!this.runtime.snapshot().featureEnabled(ZONE_ROUTING_ENABLED_KEY, { numerator: routingEnabled, denominator: 'HUNDRED' }, this.random())) {
-      return { priority: 0, type: availability };
+      return whole;
     }
     if (inPanic(hostCounts(this.localHostSet()), this.panicThreshold())) {
       // The local proxies are in panic: their localities say nothing of where traffic comes from.
       this.info.stats.counters.lb_local_cluster_not_ok.inc();
-      return failTrafficOnPanic ? null : { priority: 0, type: availability };
+      return failTrafficOnPanic ? null : whole;
     }
-    return { priority: 0, type: localityType(availability), locality: this.chooseRoutedLocality() };
+    return localitySource(sources, availability, this.chooseRoutedLocality());
   }
 
   /** The locality of a zone-aware pick (Envoy's tryChooseLocalLocalityHosts). */
@@ -209,8 +263,28 @@ export abstract class LoadBalancerBase implements LoadBalancer {
   }
 }
 
-function localityType(availability: Availability): 'locality_healthy' | 'locality_degraded' {
-  return availability === 'healthy' ? 'locality_healthy' : 'locality_degraded';
+function localitySource(sources: PrioritySources, availability: Availability, locality: number): HostsSource {
+  return (availability === 'healthy' ? sources.localityHealthy : sources.localityDegraded)[locality];
+}
+
+function prioritySources(hostSet: HostSet, priority: number): PrioritySources {
+  const localities = hostSet.hostsPerLocality.localities;
+  return {
+    all: { priority, type: 'all', key: sourceKey(priority, 0) },
+    healthy: { priority, type: 'healthy', key: sourceKey(priority, 1) },
+    degraded: { priority, type: 'degraded', key: sourceKey(priority, 2) },
+    localityHealthy: localities.map((_, locality) => ({ priority, type: 'locality_healthy', locality, key: sourceKey(priority, 3 + 2 * locality) })),
+    localityDegraded: localities.map((_, locality) => ({ priority, type: 'locality_degraded', locality, key: sourceKey(priority, 4 + 2 * locality) })),
+  };
+}
+
+/**
+ * Cantor's pairing of the priority and the list's index within it (all, healthy, degraded,
+ * then two per locality): dense for the few priorities and localities of real clusters.
+ */
+function sourceKey(priority: number, list: number): number {
+  const n = priority + list;
+  return (n * (n + 1)) / 2 + list;
 }
 
 function hostCounts(set: HostSet): HostCounts {

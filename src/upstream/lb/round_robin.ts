@@ -3,11 +3,11 @@
 // seed, so workers do not march in step; among unequally weighted ones, the EDF schedule.
 
 import type { Host } from '../host';
-import { EdfLoadBalancerBase, sourceKey } from './edf_load_balancer';
+import { EdfLoadBalancerBase } from './edf_load_balancer';
 import type { HostsSource } from './load_balancer_base';
 
 export class RoundRobinLoadBalancer extends EdfLoadBalancerBase {
-  /** By sourceKey; positions survive refreshes, as Envoy keeps rr_indexes_ across updates. */
+  /** By HostsSource.key; positions survive refreshes, as Envoy keeps rr_indexes_ across updates. */
   private readonly rrIndexes: number[] = [];
 
   protected hostWeight(host: Host): number {
@@ -15,7 +15,7 @@ export class RoundRobinLoadBalancer extends EdfLoadBalancerBase {
   }
 
   protected unweightedHostPick(hosts: readonly Host[], source: HostsSource): Host {
-    const key = sourceKey(source);
+    const key = source.key;
     const index = this.rrIndexes[key] ?? this.seed;
     this.rrIndexes[key] = index + 1;
     // Exact up to 2^53 picks: the index never wraps in practice, as Envoy's uint64 does not.
