@@ -75,8 +75,12 @@ const CLUSTER: Shape = {
         ignore_new_hosts_until_first_hc: leaf,
         zone_aware_lb_config: { fields: { routing_enabled: leaf, min_cluster_size: leaf, fail_traffic_on_panic: leaf } },
         locality_weighted_lb_config: { fields: {} },
+        // hash_balance_factor (bounded loads) is newer than 1.16 and stays refused.
+        consistent_hashing_lb_config: { fields: { use_hostname_for_hashing: leaf } },
       },
     },
+    ring_hash_lb_config: { fields: { minimum_ring_size: leaf, maximum_ring_size: leaf, hash_function: leaf } },
+    maglev_lb_config: { fields: { table_size: leaf } },
     track_timeout_budgets: leaf,
     // The subset balancer (subset_load_balancer.ts). single_host_per_subset came after 1.16 and
     // stays refused.

@@ -239,7 +239,6 @@ const ROWS: readonly Row[] = [
     field: 'ring_hash_lb_config',
     v3: { lb_policy: 'RING_HASH', ring_hash_lb_config: { minimum_ring_size: 16, hash_function: 'MURMUR_HASH_2' } },
     expect: (c) => assert.deepEqual(c.ringHashLbConfig, { minimumRingSize: 16, maximumRingSize: 8388608, hashFunction: 'MURMUR_HASH_2' }),
-    refused: ['lb_policy', 'ring_hash_lb_config'],
   },
   {
     field: 'original_dst_lb_config',
@@ -262,6 +261,8 @@ const ROWS: readonly Row[] = [
   {
     field: 'common_lb_config',
     v3: {
+      // use_hostname_for_hashing is for STRICT_DNS clusters only.
+      type: 'STRICT_DNS',
       common_lb_config: {
         zone_aware_lb_config: { routing_enabled: { value: 40.5 }, min_cluster_size: 3, fail_traffic_on_panic: true },
         update_merge_window: '0s',
@@ -278,7 +279,7 @@ const ROWS: readonly Row[] = [
         ignoreNewHostsUntilFirstHc: true,
         useHostnameForHashing: true,
       }),
-    refused: ['common_lb_config.update_merge_window', 'common_lb_config.consistent_hashing_lb_config'],
+    refused: ['common_lb_config.update_merge_window'],
   },
   {
     field: 'common_lb_config (locality weighted)',
@@ -370,6 +371,7 @@ test('cluster defaults: every field the spec gives a default for', () => {
       cleanupIntervalMs: c.cleanupIntervalMs,
       lbSubsetConfig: c.lbSubsetConfig,
       ringHashLbConfig: c.ringHashLbConfig,
+      maglevLbConfig: c.maglevLbConfig,
       originalDstLbConfig: c.originalDstLbConfig,
       leastRequestLbConfig: c.leastRequestLbConfig,
       commonLbConfig: c.commonLbConfig,
@@ -395,6 +397,7 @@ test('cluster defaults: every field the spec gives a default for', () => {
       cleanupIntervalMs: 5000,
       lbSubsetConfig: null,
       ringHashLbConfig: { minimumRingSize: 1024, maximumRingSize: 8388608, hashFunction: 'XX_HASH' },
+      maglevLbConfig: { tableSize: 65537 },
       originalDstLbConfig: { useHttpHeader: false },
       leastRequestLbConfig: { choiceCount: 2 },
       commonLbConfig: {
