@@ -134,6 +134,21 @@ export class HostTable {
     return out;
   }
 
+  /**
+   * One statistic of a live host summed over the columns that count, without allocating:
+   * what a load balancer reads at each pick (least request). 0 once the host is gone.
+   */
+  statSum(host: HostSlot, stat: number): number {
+    if (!this.isLive(host)) return 0;
+    let sum = 0;
+    for (let col = 0; col < MAX_COLUMNS; col++) {
+      if (this.region.columnState(col) === ColumnState.Free) continue;
+      const cells = this.cells(host.slot, col, false);
+      if (cells) sum += cells.view[cells.base + stat]!;
+    }
+    return sum;
+  }
+
   /** Calls `fn` with each allocated host chunk's cells of `column` (folding a column). */
   forEachColumnBlock(column: number, fn: (firstSlot: number, view: Float64Array, base: number, slots: number) => void): void {
     const high = this.highWater;

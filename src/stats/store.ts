@@ -297,7 +297,7 @@ export class SharedStatsStore implements StatsStore {
   /** This writer's statistics of a host slot the supervisor allocated. */
   hostStats(host: HostSlot): HostStats {
     const cells = this.hosts.cells(host.slot, this.column, true);
-    const read = (i: number) => () => this.hosts.read(host)?.[HOST_STAT_NAMES[i]!] ?? 0;
+    const read = (i: number) => () => this.hosts.statSum(host, i);
     const c = (i: number) => new HostCell(HOST_STAT_NAMES[i]!, cells.view, cells.base + i, read(i));
     const g = (i: number) => new HostGauge(HOST_STAT_NAMES[i]!, cells.view, cells.base + i, read(i));
     const at = (name: (typeof HOST_STAT_NAMES)[number]) => HOST_STAT_NAMES.indexOf(name);
