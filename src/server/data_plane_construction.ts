@@ -18,7 +18,7 @@ export function constructDataPlane(bootstrap: Bootstrap, file: string, log: Logg
   inConfigFile(file, () => {
     const stats = new NamingStatsStore();
     const runtime = new LiveRuntime([]);
-    const clusters = new ClusterManager({ configs: bootstrap.clusters, snapshots: [], store: stats, runtime });
+    const clusters = new ClusterManager({ configs: bootstrap.clusters, snapshots: [], store: stats, runtime, log });
     const filters = new NetworkFilterBuilder({
       bootstrap,
       stats,

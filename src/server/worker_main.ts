@@ -78,7 +78,8 @@ async function run(init: WorkerInit, control: WorkerControl): Promise<(m: Superv
   // A worker's waits on the region's locks count in the supervisor's GET /contention.
   if (init.mutexTracing) region.segments.onContention = new ContentionReporter((stats) => send({ v: WORKER_PROTOCOL_VERSION, type: 'contention', stats })).record;
   const store = new SharedStatsStore(region, init.column);
-  const clusters = new ClusterManager({ configs: init.bootstrap.clusters, snapshots: init.clusters, store, runtime: control.runtime });
+  const logFactory = loggerFactory(logs);
+  const clusters = new ClusterManager({ configs: init.bootstrap.clusters, snapshots: init.clusters, store, runtime: control.runtime, log: logFactory });
   // Envoy declares a cluster's stats when it builds the cluster: the workers share that out,
   // each its own slice, so that 10,000 clusters' names are interned on every core at once.
   init.bootstrap.clusters.forEach((config, i) => {
@@ -86,7 +87,6 @@ async function run(init: WorkerInit, control: WorkerControl): Promise<(m: Superv
   });
   // While health checks fail, every HTTP response closes its connection (Envoy's drain manager).
   const drain = new DrainManager({ ...init.drain, healthCheckFailed: () => control.healthCheckFailed });
-  const logFactory = loggerFactory(logs);
   const filters = new NetworkFilterBuilder({
     bootstrap: init.bootstrap,
     stats: store,

@@ -7,6 +7,7 @@ import { FieldError } from '../config/errors';
 import type { ClusterConfig } from '../config/model';
 import { Http1ConnectionPool } from '../pool/http1_pool';
 import { type ConnectionTarget, UpstreamConnection, type UpstreamConnectionCallbacks } from '../pool/upstream_connection';
+import type { Logger } from '../log/logger_api';
 import type { HostStats, StatsStore } from '../stats/stats';
 import { ClusterInfo } from './cluster_info';
 import { Host } from './host';
@@ -40,6 +41,8 @@ export interface ClusterEnvironment {
   readonly random: RandomSource;
   /** The worker's scratch buffer for upstream reads (see ConnectionTarget). */
   readonly readBuffer: Buffer;
+  /** The `upstream` component's logger. */
+  readonly log: Logger;
 }
 
 export class Cluster {
@@ -72,6 +75,9 @@ export class Cluster {
       commonLbConfig: config.commonLbConfig,
       runtime: environment.runtime,
       random: environment.random,
+      // rq_active is shared by the workers: least request sees the requests of all of them, as in Envoy.
+      activeRequests: (host) => (host.slot === null ? 0 : this.resourcesOf(host).target.hostStats.rq_active.value()),
+      log: environment.log,
     });
     this.applyMembership(snapshot.version, snapshot);
   }

@@ -1,6 +1,6 @@
 // What the connection pools and filters need to know about a cluster, beyond its hosts.
 
-import type { ClusterConfig, TcpKeepalive } from '../config/model';
+import type { ClusterConfig, LeastRequestLbConfig, TcpKeepalive } from '../config/model';
 import type { StatsStore } from '../stats/stats';
 import { ClusterStats } from './cluster_stats';
 import { TimeoutBudgetStats } from './timeout_budget_stats';
@@ -25,6 +25,8 @@ export class ClusterInfo {
   readonly metadata: Readonly<Record<string, unknown>>;
   /** track_timeout_budgets: the budget histograms, else null (and no work per request). */
   readonly timeoutBudgetStats: TimeoutBudgetStats | null;
+  /** least_request_lb_config, for the LEAST_REQUEST balancer. */
+  readonly leastRequestLbConfig: LeastRequestLbConfig;
   private statsHandles: ClusterStats | null = null;
 
   constructor(
@@ -43,6 +45,7 @@ export class ClusterInfo {
     this.upstreamFilters = buildUpstreamFilters(config.upstreamFilters);
     this.downstreamSpecificConnections = this.upstreamFilters.some((filter) => filter.downstreamSpecific);
     this.metadata = config.metadata;
+    this.leastRequestLbConfig = config.leastRequestLbConfig;
     this.timeoutBudgetStats = config.trackTimeoutBudgets ? new TimeoutBudgetStats(store.scope(`cluster.${config.statName}`)) : null;
   }
 

@@ -3,6 +3,7 @@
 
 import { atField } from '../config/errors';
 import type { ClusterConfig } from '../config/model';
+import type { LoggerFactory } from '../log/logger_api';
 import type { RuntimeSource } from '../runtime/live_runtime';
 import type { StatsStore } from '../stats/stats';
 import { Cluster } from './cluster';
@@ -30,6 +31,7 @@ export interface ClusterManagerOptions {
   /** Read by the load balancers (panic threshold, zone routing overrides). */
   readonly runtime: RuntimeSource;
   readonly random?: RandomSource;
+  readonly log: LoggerFactory;
 }
 
 export class ClusterManager {
@@ -44,6 +46,7 @@ export class ClusterManager {
       runtime: options.runtime,
       random: options.random ?? mathRandom,
       readBuffer: Buffer.allocUnsafe(READ_BUFFER_BYTES),
+      log: options.log('upstream'),
     };
     const byName = new Map(options.snapshots.map((s) => [s.cluster, s]));
     for (const [i, config] of options.configs.entries()) {
