@@ -8,7 +8,7 @@ import type { ClusterConfig } from '../config/model';
 import { Http1ConnectionPool } from '../pool/http1_pool';
 import { type ConnectionTarget, UpstreamConnection, type UpstreamConnectionCallbacks } from '../pool/upstream_connection';
 import type { Logger } from '../log/logger_api';
-import type { HostStats, StatsStore } from '../stats/stats';
+import type { HostStats, StatReader, StatsStore } from '../stats/stats';
 import { ClusterInfo } from './cluster_info';
 import { Host } from './host';
 import type { RuntimeSource } from '../runtime/live_runtime';
@@ -32,6 +32,8 @@ interface HostResources {
   pool: Http1ConnectionPool | null;
   /** With downstream-specific connections (ClusterInfo), a pool per downstream connection instead. */
   downstreamPools: Map<DownstreamAddresses, Http1ConnectionPool> | null;
+  /** The host's rq_active over every worker, as the balancer reads it. */
+  readonly activeRequests: StatReader;
 }
 
 /** What a worker's clusters share. */
@@ -76,7 +78,7 @@ export class Cluster {
       runtime: environment.runtime,
       random: environment.random,
       // rq_active is shared by the workers: least request sees the requests of all of them, as in Envoy.
-      activeRequests: (host) => (host.slot === null ? 0 : this.resourcesOf(host).target.hostStats.rq_active.value()),
+      activeRequests: (host) => (host.slot === null ? 0 : this.resourcesOf(host).activeRequests.value()),
       log: environment.log,
     });
     this.applyMembership(snapshot.version, snapshot);
@@ -188,7 +190,12 @@ export class Cluster {
       // Every member host has its slot; a Host made elsewhere (tests of the balancers) has none.
       if (host.slot === null) throw new Error(`host ${host.addressString} of cluster '${this.info.name}' has no stats slot`);
       const hostStats = this.store.hostStats(host.slot);
-      resources = { target: { host, hostStats, cluster: this.info, readBuffer: this.readBuffer }, pool: null, downstreamPools: null };
+      resources = {
+        target: { host, hostStats, cluster: this.info, readBuffer: this.readBuffer },
+        pool: null,
+        downstreamPools: null,
+        activeRequests: this.store.hostStatSum(host.slot, 'rq_active'),
+      };
       this.resources.set(host, resources);
     }
     return resources;
