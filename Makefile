@@ -1,7 +1,8 @@
 # make run   - build everything, then run the proxy on configs/default.yaml
 # make test  - build everything, then run the whole test suite
 # make bench - build everything, compare the proxy with nginx and node-http-proxy, time a hot restart,
-#              measure stats at scale (10,000 clusters) and the /stats forms' rendering
+#              measure stats at scale (10,000 clusters) and the /stats forms' rendering, and the
+#              load balancers' picks per second
 SHELL := /bin/bash
 .DEFAULT_GOAL := build
 
@@ -46,6 +47,7 @@ bench: build
 	node --expose-gc dist/bench/prometheus_exposition.js
 	node dist/bench/pick_cost.js
 	node dist/bench/lb_table_build.js
+	node dist/bench/lb_picks.js
 
 clean:
 	rm -rf dist native/target $(ADDON)

@@ -95,6 +95,8 @@ const CLUSTER: Shape = {
         list_as_any: leaf,
       },
     },
+    // slow_start_config is newer than 1.16 and stays refused.
+    least_request_lb_config: { fields: { choice_count: leaf, active_request_bias: { fields: { default_value: leaf, runtime_key: leaf } } } },
     filters: list({ fields: { name: leaf, typed_config: anyContent } }),
     // The spec: DNS settings are ignored for STATIC clusters, cleanup_interval for all but
     // ORIGINAL_DST; ignoring them there is the specified behavior, not a gap.

@@ -285,6 +285,20 @@ export interface MaglevLbConfig {
   readonly tableSize: number;
 }
 
+/** core.v3.RuntimeDouble: the runtime value at runtimeKey, if it reads as a number, overrides the default. */
+export interface RuntimeDouble {
+  readonly defaultValue: number;
+  readonly runtimeKey: string;
+}
+
+/** Cluster.LeastRequestLbConfig, defaults filled in (read when lbPolicy is LEAST_REQUEST). */
+export interface LeastRequestLbConfig {
+  /** At least 2 (a proto rule). */
+  readonly choiceCount: number;
+  /** null when unset: the bias is 1.0. */
+  readonly activeRequestBias: RuntimeDouble | null;
+}
+
 /** Cluster.CommonLbConfig, defaults filled in. */
 export interface CommonLbConfig {
   /** Whole percent (truncated), 0..100; 0 disables panic mode. */
@@ -370,7 +384,7 @@ export interface ClusterConfig {
   readonly ringHashLbConfig: RingHashLbConfig;
   readonly maglevLbConfig: MaglevLbConfig;
   readonly originalDstLbConfig: { readonly useHttpHeader: boolean };
-  readonly leastRequestLbConfig: { readonly choiceCount: number };
+  readonly leastRequestLbConfig: LeastRequestLbConfig;
   readonly commonLbConfig: CommonLbConfig;
   /** v2 drain_connections_on_host_removal, v3 ignore_health_on_host_removal. */
   readonly drainConnectionsOnHostRemoval: boolean;

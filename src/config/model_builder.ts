@@ -36,6 +36,7 @@ import type {
   LbSubsetConfig,
   LbSubsetFallbackPolicy,
   LbSubsetSelector,
+  LeastRequestLbConfig,
   ListenerConfig,
   Locality,
   LocalityLbEndpoints,
@@ -345,13 +346,19 @@ function cluster(config: JsonObject): ClusterConfig {
     ringHashLbConfig: ringHashLbConfig(messageField(config, 'ring_hash_lb_config') ?? {}),
     maglevLbConfig: { tableSize: numberField(messageField(config, 'maglev_lb_config') ?? {}, 'table_size', DEFAULTS.maglevTableSize) },
     originalDstLbConfig: { useHttpHeader: boolField(messageField(config, 'original_dst_lb_config') ?? {}, 'use_http_header') },
-    leastRequestLbConfig: {
-      choiceCount: numberField(messageField(config, 'least_request_lb_config') ?? {}, 'choice_count', DEFAULTS.leastRequestChoiceCount),
-    },
+    leastRequestLbConfig: leastRequestLbConfig(messageField(config, 'least_request_lb_config') ?? {}),
     commonLbConfig: commonLbConfig(messageField(config, 'common_lb_config') ?? {}),
     drainConnectionsOnHostRemoval: boolField(config, 'ignore_health_on_host_removal'),
     closeConnectionsOnHostHealthFailure: boolField(config, 'close_connections_on_host_health_failure'),
     source: config,
+  };
+}
+
+function leastRequestLbConfig(config: JsonObject): LeastRequestLbConfig {
+  const bias = messageField(config, 'active_request_bias');
+  return {
+    choiceCount: numberField(config, 'choice_count', DEFAULTS.leastRequestChoiceCount),
+    activeRequestBias: bias === undefined ? null : { defaultValue: numberField(bias, 'default_value'), runtimeKey: stringField(bias, 'runtime_key') },
   };
 }
 

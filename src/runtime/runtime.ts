@@ -28,6 +28,11 @@ export class Runtime {
     return this.entries.get(key)?.uint ?? defaultValue;
   }
 
+  /** The value as a number (Envoy's getDouble: any decimal or exponent form, inf, nan), else the default. */
+  getDouble(key: string, defaultValue: number): number {
+    return this.entries.get(key)?.double ?? defaultValue;
+  }
+
   /** `true`/`false` in any case, or an integer (non-zero is true); else the default. */
   getBoolean(key: string, defaultValue: boolean): boolean {
     return this.entries.get(key)?.bool ?? defaultValue;

@@ -26,6 +26,7 @@ export function constructDataPlane(bootstrap: Bootstrap, file: string, log: Logg
       runtime,
       localClusterName: bootstrap.localClusterName,
       localLocality: nodeLocality(bootstrap.node),
+      log,
     });
     const filters = new NetworkFilterBuilder({
       bootstrap,

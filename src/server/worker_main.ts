@@ -79,6 +79,7 @@ async function run(init: WorkerInit, control: WorkerControl): Promise<(m: Superv
   // A worker's waits on the region's locks count in the supervisor's GET /contention.
   if (init.mutexTracing) region.segments.onContention = new ContentionReporter((stats) => send({ v: WORKER_PROTOCOL_VERSION, type: 'contention', stats })).record;
   const store = new SharedStatsStore(region, init.column);
+  const logFactory = loggerFactory(logs);
   const clusters = new ClusterManager({
     configs: init.bootstrap.clusters,
     snapshots: init.clusters,
@@ -86,6 +87,7 @@ async function run(init: WorkerInit, control: WorkerControl): Promise<(m: Superv
     runtime: control.runtime,
     localClusterName: init.bootstrap.localClusterName,
     localLocality: nodeLocality(init.bootstrap.node),
+    log: logFactory,
   });
   // Envoy declares a cluster's stats when it builds the cluster: the workers share that out,
   // each its own slice, so that 10,000 clusters' names are interned on every core at once.
@@ -94,7 +96,6 @@ async function run(init: WorkerInit, control: WorkerControl): Promise<(m: Superv
   });
   // While health checks fail, every HTTP response closes its connection (Envoy's drain manager).
   const drain = new DrainManager({ ...init.drain, healthCheckFailed: () => control.healthCheckFailed });
-  const logFactory = loggerFactory(logs);
   const filters = new NetworkFilterBuilder({
     bootstrap: init.bootstrap,
     stats: store,

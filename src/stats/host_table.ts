@@ -134,6 +134,42 @@ export class HostTable {
     return out;
   }
 
+  /**
+   * One statistic of a live host summed over the columns that count, without allocating:
+   * what a load balancer reads at each pick (least request). 0 once the host is gone.
+   */
+  statSum(host: HostSlot, stat: number): number {
+    if (!this.isLive(host)) return 0;
+    let sum = 0;
+    for (let col = 0; col < MAX_COLUMNS; col++) {
+      if (this.region.columnState(col) === ColumnState.Free) continue;
+      const cells = this.cells(host.slot, col, false);
+      if (cells) sum += cells.view[cells.base + stat]!;
+    }
+    return sum;
+  }
+
+  /** Changes whenever a block is made anywhere in the region: when located cells may be missing some. */
+  get allocationMark(): number {
+    return this.segments.allocationMark;
+  }
+
+  /**
+   * Where every writer that has made its block keeps statistic `stat` of `slot`, for a reader
+   * that sums them repeatedly (HostStatSum). A free column's cells are zero, so all count.
+   */
+  statCells(slot: number, stat: number): { views: Float64Array[]; indexes: number[] } {
+    const views: Float64Array[] = [];
+    const indexes: number[] = [];
+    for (let col = 0; col < MAX_COLUMNS; col++) {
+      const cells = this.cells(slot, col, false);
+      if (cells === null) continue;
+      views.push(cells.view);
+      indexes.push(cells.base + stat);
+    }
+    return { views, indexes };
+  }
+
   /** Calls `fn` with each allocated host chunk's cells of `column` (folding a column). */
   forEachColumnBlock(column: number, fn: (firstSlot: number, view: Float64Array, base: number, slots: number) => void): void {
     const high = this.highWater;

@@ -2,7 +2,7 @@
 // Building the data plane from the configuration in `--mode validate` and in the supervisor
 // goes through the constructors a worker runs, which name their stats; no region exists there.
 
-import type { Counter, Gauge, Histogram, HostStats, Scope, StatsStore } from './stats';
+import type { Counter, Gauge, Histogram, HostStats, Scope, StatReader, StatsStore } from './stats';
 
 function counter(name: string): Counter {
   return { name, inc: () => undefined, add: () => undefined, value: () => 0 };
@@ -40,6 +40,11 @@ class NamingScope implements Scope {
 export class NamingStatsStore extends NamingScope implements StatsStore {
   constructor() {
     super('');
+  }
+
+  /** Names only: nothing is ever counted here. */
+  hostStatSum(): StatReader {
+    return { value: () => 0 };
   }
 
   hostStats(): HostStats {

@@ -62,6 +62,12 @@ export class Segments {
     return Atomics.load(this.root, HeaderField.SegmentCount);
   }
 
+  /** Where the next block would start: it moves at every allocation, so readers can tell blocks were added. */
+  get allocationMark(): number {
+    const n = this.count;
+    return n === 0 ? 0 : n * SEGMENT_UNIT + (Atomics.load(this.root, this.index(n, SegmentField.Cursor)) >>> 0);
+  }
+
   /** Bytes handed out so far, and bytes the segments reserve. */
   usage(): { used: number; reserved: number } {
     let used = 0;

@@ -1,6 +1,8 @@
 // The stats API the rest of the proxy writes to. Implementations keep the numbers in a
 // shared-memory region (see store.ts); an increment is a typed-array write, nothing more.
 
+import type { HostStatName } from './region_layout';
+
 export interface Counter {
   readonly name: string;
   inc(): void;
@@ -62,8 +64,15 @@ export interface HostSlot {
   readonly generation: number;
 }
 
+/** A value read repeatedly, kept current by its maker. */
+export interface StatReader {
+  value(): number;
+}
+
 export interface StatsStore extends Scope {
   hostStats(host: HostSlot): HostStats;
+  /** One statistic of a host over every writer, cheap to read often (a balancer's rq_active). */
+  hostStatSum(host: HostSlot, stat: HostStatName): StatReader;
 }
 
 /** A cluster's stat name: alt_stat_name or name, with `:` turned into `_`. */

@@ -4,14 +4,15 @@
 // one Uint32Array increment plus its sum.
 
 import { bucketIndex, BUCKET_COUNT } from './histogram_buckets';
+import { HostStatSum } from './host_stat_sum';
 import { HostTable } from './host_table';
 import { NameTable, SlotRecord } from './name_table';
 import { StatsReader } from './reader';
 import { StatsRegion } from './region';
-import { CHUNK_SHIFT, CHUNK_SLOTS, HISTOGRAM_SUM_BYTES, HOST_STAT_NAMES, SlotField, SlotFlag, StatKind } from './region_layout';
+import { CHUNK_SHIFT, CHUNK_SLOTS, HISTOGRAM_SUM_BYTES, HOST_STAT_NAMES, type HostStatName, SlotField, SlotFlag, StatKind } from './region_layout';
 import { offsetOf, StatsMemoryError } from './segments';
 import { HeapMemory } from './shared_memory_source';
-import type { Counter, Gauge, GaugeImportMode, Histogram, HistogramUnit, HostSlot, HostStats, Scope, StatsStore } from './stats';
+import type { Counter, Gauge, GaugeImportMode, Histogram, HistogramUnit, HostSlot, HostStats, Scope, StatReader, StatsStore } from './stats';
 
 /** Stats that found no room in shared memory (Envoy's name from its fixed-region days). */
 export const STATS_OVERFLOW = 'stats.overflow';
@@ -297,7 +298,7 @@ export class SharedStatsStore implements StatsStore {
   /** This writer's statistics of a host slot the supervisor allocated. */
   hostStats(host: HostSlot): HostStats {
     const cells = this.hosts.cells(host.slot, this.column, true);
-    const read = (i: number) => () => this.hosts.read(host)?.[HOST_STAT_NAMES[i]!] ?? 0;
+    const read = (i: number) => () => this.hosts.statSum(host, i);
     const c = (i: number) => new HostCell(HOST_STAT_NAMES[i]!, cells.view, cells.base + i, read(i));
     const g = (i: number) => new HostGauge(HOST_STAT_NAMES[i]!, cells.view, cells.base + i, read(i));
     const at = (name: (typeof HOST_STAT_NAMES)[number]) => HOST_STAT_NAMES.indexOf(name);
@@ -311,6 +312,10 @@ export class SharedStatsStore implements StatsStore {
       rq_error: c(at('rq_error')),
       rq_active: g(at('rq_active')),
     };
+  }
+
+  hostStatSum(host: HostSlot, stat: HostStatName): StatReader {
+    return new HostStatSum(this.hosts, host.slot, stat);
   }
 
   /**

@@ -7,11 +7,13 @@ import { FieldError } from '../config/errors';
 import type { ClusterConfig, Locality } from '../config/model';
 import { Http1ConnectionPool } from '../pool/http1_pool';
 import { type ConnectionTarget, UpstreamConnection, type UpstreamConnectionCallbacks } from '../pool/upstream_connection';
-import type { HostStats, StatsStore } from '../stats/stats';
+import type { Logger } from '../log/logger_api';
+import type { HostStats, StatReader, StatsStore } from '../stats/stats';
 import { ClusterInfo } from './cluster_info';
 import { Host } from './host';
 import type { RuntimeSource } from '../runtime/live_runtime';
 import type { LoadBalancer, LoadBalancerContext, RandomSource } from './lb/load_balancer';
+import type { LoadBalancerParams } from './lb/load_balancer_base';
 import { LOAD_BALANCERS } from './lb/load_balancer_registry';
 import { SubsetLoadBalancer } from './lb/subset_load_balancer';
 import { type ClusterSnapshot, hostKey, type MembershipUpdate } from './membership';
@@ -32,6 +34,8 @@ interface HostResources {
   pool: Http1ConnectionPool | null;
   /** With downstream-specific connections (ClusterInfo), a pool per downstream connection instead. */
   downstreamPools: Map<DownstreamAddresses, Http1ConnectionPool> | null;
+  /** The host's rq_active over every worker, as the balancer reads it. */
+  readonly activeRequests: StatReader;
 }
 
 /** What a worker's clusters share. */
@@ -43,6 +47,8 @@ export interface ClusterEnvironment {
   readonly readBuffer: Buffer;
   /** The node's locality (after --service-zone), listed first in every cluster; null when it has none. */
   readonly localLocality: Locality | null;
+  /** The `upstream` component's logger. */
+  readonly log: Logger;
 }
 
 export class Cluster {
@@ -73,13 +79,16 @@ export class Cluster {
     }
     const factory = LOAD_BALANCERS.get(config.lbPolicy);
     if (factory === undefined) throw new FieldError('lb_policy', `lb_policy ${config.lbPolicy} is not supported by the data plane`);
-    const params = {
+    const params: LoadBalancerParams = {
       prioritySet: this.prioritySet,
       localPrioritySet,
       info: this.info,
       commonLbConfig: config.commonLbConfig,
       runtime: environment.runtime,
       random: environment.random,
+      // rq_active is shared by the workers: least request sees the requests of all of them, as in Envoy.
+      activeRequests: (host) => (host.slot === null ? 0 : this.resourcesOf(host).activeRequests.value()),
+      log: environment.log,
     };
     // With lb_subset_config the policy runs inside each subset, under the subset balancer.
     this.lb = config.lbSubsetConfig === null ? factory.create(params) : new SubsetLoadBalancer(config.lbSubsetConfig, factory, params);
@@ -192,7 +201,12 @@ export class Cluster {
       // Every member host has its slot; a Host made elsewhere (tests of the balancers) has none.
       if (host.slot === null) throw new Error(`host ${host.addressString} of cluster '${this.info.name}' has no stats slot`);
       const hostStats = this.store.hostStats(host.slot);
-      resources = { target: { host, hostStats, cluster: this.info, readBuffer: this.readBuffer }, pool: null, downstreamPools: null };
+      resources = {
+        target: { host, hostStats, cluster: this.info, readBuffer: this.readBuffer },
+        pool: null,
+        downstreamPools: null,
+        activeRequests: this.store.hostStatSum(host.slot, 'rq_active'),
+      };
       this.resources.set(host, resources);
     }
     return resources;

@@ -1,6 +1,6 @@
 // What the connection pools and filters need to know about a cluster, beyond its hosts.
 
-import type { ClusterConfig, MaglevLbConfig, RingHashLbConfig, TcpKeepalive } from '../config/model';
+import type { ClusterConfig, LeastRequestLbConfig, MaglevLbConfig, RingHashLbConfig, TcpKeepalive } from '../config/model';
 import type { Scope, StatsStore } from '../stats/stats';
 import { ClusterStats } from './cluster_stats';
 import { TimeoutBudgetStats } from './timeout_budget_stats';
@@ -27,6 +27,8 @@ export class ClusterInfo {
   readonly timeoutBudgetStats: TimeoutBudgetStats | null;
   readonly ringHashLbConfig: RingHashLbConfig;
   readonly maglevLbConfig: MaglevLbConfig;
+  /** least_request_lb_config, for the LEAST_REQUEST balancer. */
+  readonly leastRequestLbConfig: LeastRequestLbConfig;
   private statsHandles: ClusterStats | null = null;
 
   constructor(
@@ -47,6 +49,7 @@ export class ClusterInfo {
     this.metadata = config.metadata;
     this.ringHashLbConfig = config.ringHashLbConfig;
     this.maglevLbConfig = config.maglevLbConfig;
+    this.leastRequestLbConfig = config.leastRequestLbConfig;
     this.timeoutBudgetStats = config.trackTimeoutBudgets ? new TimeoutBudgetStats(store.scope(`cluster.${config.statName}`)) : null;
   }
 

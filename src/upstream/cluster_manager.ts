@@ -3,6 +3,7 @@
 
 import { atField } from '../config/errors';
 import type { ClusterConfig, Locality } from '../config/model';
+import type { LoggerFactory } from '../log/logger_api';
 import type { RuntimeSource } from '../runtime/live_runtime';
 import type { StatsStore } from '../stats/stats';
 import { Cluster } from './cluster';
@@ -35,6 +36,7 @@ export interface ClusterManagerOptions {
   readonly localClusterName?: string | null;
   /** The node's locality after --service-zone (nodeLocality); null when it has none. */
   readonly localLocality?: Locality | null;
+  readonly log: LoggerFactory;
 }
 
 export class ClusterManager {
@@ -50,6 +52,7 @@ export class ClusterManager {
       random: options.random ?? mathRandom,
       readBuffer: Buffer.allocUnsafe(READ_BUFFER_BYTES),
       localLocality: options.localLocality ?? null,
+      log: options.log('upstream'),
     };
     const byName = new Map(options.snapshots.map((s) => [s.cluster, s]));
     const build = (i: number, localPrioritySet: PrioritySet | null): Cluster => {

@@ -88,7 +88,7 @@ export function staticCluster(name: string, endpoints: readonly EndpointSpec[], 
     ringHashLbConfig: { minimumRingSize: 1024, maximumRingSize: 8388608, hashFunction: 'XX_HASH' },
     maglevLbConfig: { tableSize: 65537 },
     originalDstLbConfig: { useHttpHeader: false },
-    leastRequestLbConfig: { choiceCount: 2 },
+    leastRequestLbConfig: { choiceCount: 2, activeRequestBias: null },
     commonLbConfig: {
       healthyPanicThreshold: 50,
       zoneAware: { routingEnabled: 100, minClusterSize: 6, failTrafficOnPanic: false },
@@ -212,7 +212,7 @@ export async function startDataPlane(
   const stats = createHeapStatsStore();
   const membership = new Map(clusters.map((c) => [c.name, new MembershipDriver(c.name, stats.hosts)]));
   for (const c of clusters) membership.get(c.name)!.next(c.loadAssignment.endpoints);
-  const clusterManager = new ClusterManager({ configs: clusters, snapshots: [...membership.values()].map((m) => m.snapshot), store: stats, runtime: new LiveRuntime([]), random: options.random });
+  const clusterManager = new ClusterManager({ configs: clusters, snapshots: [...membership.values()].map((m) => m.snapshot), store: stats, runtime: new LiveRuntime([]), random: options.random, log: () => silentLogger });
   const filters = new NetworkFilterBuilder({
     bootstrap,
     stats,

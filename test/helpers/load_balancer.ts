@@ -2,6 +2,7 @@
 // cluster's config and stats on a heap store, and a runtime with the given overrides.
 
 import type { ClusterConfig, Locality } from '../../src/config/model';
+import type { Logger } from '../../src/log/logger_api';
 import { LiveRuntime } from '../../src/runtime/live_runtime';
 import { createHeapStatsStore } from '../../src/stats/store';
 import { ClusterInfo } from '../../src/upstream/cluster_info';
@@ -12,7 +13,7 @@ import type { LoadBalancerParams } from '../../src/upstream/lb/load_balancer_bas
 import { LOAD_BALANCERS } from '../../src/upstream/lb/load_balancer_registry';
 import { PrioritySet } from '../../src/upstream/priority_set';
 import type { EndpointHealthStatus } from '../../src/config/model';
-import { staticCluster } from './data_plane';
+import { silentLogger, staticCluster } from './data_plane';
 
 export const NO_LOCALITY: Locality = { region: '', zone: '', subZone: '' };
 
@@ -74,6 +75,9 @@ export interface BalancerOptions {
   readonly localPrioritySet?: PrioritySet | null;
   /** The node's locality, listed first among the cluster's localities. */
   readonly localLocality?: Locality | null;
+  /** Each host's requests in flight, as the cluster's rq_active gauges would say (0 when absent). */
+  readonly activeRequests?: ReadonlyMap<Host, number>;
+  readonly log?: Logger;
 }
 
 /** The parameters a cluster would give its balancer, over `hosts`. */
@@ -88,6 +92,8 @@ export function balancerParams(hosts: readonly Host[], options: BalancerOptions 
     commonLbConfig: config.commonLbConfig,
     runtime: new LiveRuntime(Object.entries(options.runtime ?? {})),
     random: options.random ?? sequence(0),
+    activeRequests: (h) => options.activeRequests?.get(h) ?? 0,
+    log: options.log ?? silentLogger,
   };
 }
 

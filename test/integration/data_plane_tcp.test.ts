@@ -77,6 +77,9 @@ test('echo through tcp_proxy, with byte and connection stats', TIMEOUT, async (t
   const echoed = new Promise<string>((resolve) => socket.once('data', (c: Buffer) => resolve(c.toString())));
   socket.write('hello proxy');
   assert.equal(await echoed, 'hello proxy');
+  // As in Envoy's TCP pool, a connection is a request of its host while it is up (least request reads it).
+  assert.equal(dp.hostStat('backend', `127.0.0.1:${upstreamPort}`, 'rq_active'), 1);
+  assert.equal(dp.stat('cluster.backend.upstream_rq_active'), 1);
   socket.end();
   await closedByPeer(socket);
   await until('the upstream side to close', () => dp.stat('cluster.backend.upstream_cx_active') === 0);
@@ -90,6 +93,12 @@ test('echo through tcp_proxy, with byte and connection stats', TIMEOUT, async (t
   assert.equal(dp.stat('cluster.backend.upstream_cx_destroy'), 1);
   assert.equal(dp.hostStat('backend', host, 'cx_total'), 1);
   assert.equal(dp.hostStat('backend', host, 'cx_active'), 0);
+  assert.equal(dp.hostStat('backend', host, 'rq_total'), 1);
+  assert.equal(dp.hostStat('backend', host, 'rq_active'), 0);
+  assert.equal(dp.stat('cluster.backend.upstream_rq_total'), 1);
+  assert.equal(dp.stat('cluster.backend.upstream_rq_active'), 0);
+  assert.equal(dp.stat('cluster.backend.upstream_rq_pending_total'), 1);
+  assert.equal(dp.stat('cluster.backend.upstream_rq_pending_active'), 0);
   await until('the downstream side to close', () => dp.stat(`listener.127.0.0.1_${port}.downstream_cx_active`) === 0);
   assert.equal(dp.stat(`listener.127.0.0.1_${port}.downstream_cx_total`), 1);
   assert.equal(dp.stat('server.total_connections'), 0);
@@ -120,6 +129,8 @@ test('a refused upstream closes the downstream connection and counts the failure
   socket.on('error', () => undefined);
   await closedByPeer(socket);
   assert.equal(dp.stat('cluster.backend.upstream_cx_connect_fail'), 1);
+  assert.equal(dp.stat('cluster.backend.upstream_rq_pending_active'), 0);
+  assert.equal(dp.stat('cluster.backend.upstream_rq_total'), 0);
   assert.equal(dp.hostStat('backend', `127.0.0.1:${upstreamPort}`, 'cx_connect_fail'), 1);
   assert.equal(dp.stat('tcp.tcp_stats.downstream_cx_total'), 1);
 });

@@ -7,7 +7,7 @@ import { MembershipDriver, staticSnapshots } from '../helpers/membership';
 import { FieldError } from '../../src/config/errors';
 import { Cluster, MembershipVersionError } from '../../src/upstream/cluster';
 import { ClusterManager } from '../../src/upstream/cluster_manager';
-import { staticCluster } from '../helpers/data_plane';
+import { silentLogger, staticCluster } from '../helpers/data_plane';
 
 const NO_LOCALITY = { region: '', zone: '', subZone: '' };
 /** Requests of no particular downstream connection: the cluster has no upstream filters. */
@@ -27,7 +27,7 @@ function assignment(ports: readonly number[], health: 'HEALTHY' | 'UNHEALTHY' = 
 /** A cluster 'c', empty, and the driver of its membership. */
 function clusterC(store: SharedStatsStore, overrides: Partial<ClusterConfig> = {}): { cluster: Cluster; membership: (endpoints: LocalityLbEndpoints[]) => void } {
   const driver = new MembershipDriver('c', store.hosts);
-  const cluster = new Cluster(staticCluster('c', [], overrides), driver.snapshot, { store, runtime: new LiveRuntime([]), random: () => 0, readBuffer: Buffer.alloc(1024), localLocality: null });
+  const cluster = new Cluster(staticCluster('c', [], overrides), driver.snapshot, { store, runtime: new LiveRuntime([]), random: () => 0, readBuffer: Buffer.alloc(1024), localLocality: null, log: silentLogger });
   return {
     cluster,
     membership: (endpoints) => {
@@ -40,7 +40,7 @@ function clusterC(store: SharedStatsStore, overrides: Partial<ClusterConfig> = {
 test('the cluster manager builds every cluster and finds them by name', () => {
   const store = createHeapStatsStore();
   const configs = [staticCluster('a', [{ port: 1 }]), staticCluster('b:x', [{ port: 2 }])];
-  const clusters = new ClusterManager({ configs, snapshots: staticSnapshots(configs, store.hosts), store, runtime: new LiveRuntime([]) });
+  const clusters = new ClusterManager({ configs, snapshots: staticSnapshots(configs, store.hosts), store, runtime: new LiveRuntime([]), log: () => silentLogger });
   assert.equal(clusters.get('a')?.info.statName, 'a');
   assert.equal(clusters.get('b:x')?.info.statName, 'b_x');
   assert.equal(clusters.get('c'), undefined);
@@ -51,7 +51,7 @@ test('CLUSTER_PROVIDED needs a cluster type that provides a balancer', () => {
   const store = createHeapStatsStore();
   const provided = staticCluster('p', [], { lbPolicy: 'CLUSTER_PROVIDED' });
   assert.throws(
-    () => new ClusterManager({ configs: [staticCluster('rr', []), provided], snapshots: [], store, runtime: new LiveRuntime([]) }),
+    () => new ClusterManager({ configs: [staticCluster('rr', []), provided], snapshots: [], store, runtime: new LiveRuntime([]), log: () => silentLogger }),
     (e: unknown) =>
       e instanceof FieldError &&
       e.fieldPath === 'static_resources.clusters[1].lb_policy' &&
@@ -133,5 +133,26 @@ test('lb_subset_config: the cluster picks through the subset balancer, its subse
   membership(versioned({ 80: 'v2', 81: 'v2', 82: 'v1' }));
   assert.deepEqual(picks(v1), [82]);
   assert.equal(cluster.info.stats.gauges.lb_subsets_active.value(), 2);
+});
+
+test('least request reads each host rq_active over every worker', () => {
+  const store = createHeapStatsStore();
+  // Another worker: its own column of the same region.
+  const other = new SharedStatsStore(store.region, store.region.claimColumn(0, process.pid));
+  const driver = new MembershipDriver('c', store.hosts);
+  let draw = 0;
+  const environment = { store, runtime: new LiveRuntime([]), random: () => draw++ % 2, readBuffer: Buffer.alloc(1024), log: silentLogger, localLocality: null };
+  const cluster = new Cluster(staticCluster('c', [], { lbPolicy: 'LEAST_REQUEST' }), driver.snapshot, environment);
+  cluster.update(driver.next(assignment([80, 81]))!);
+  const [first, second] = cluster.prioritySet.hostSetsPerPriority[0]!.hosts;
+  // Each pick samples hosts[0] then hosts[1] (draws alternate 0, 1 after the seed).
+  draw = 0;
+  assert.equal(cluster.chooseHost(null)?.port, 80);
+  other.hostStats(first!.slot!).rq_active.inc();
+  draw = 0;
+  assert.equal(cluster.chooseHost(null)?.port, 81);
+  cluster.hostStats(second!).rq_active.add(2);
+  draw = 0;
+  assert.equal(cluster.chooseHost(null)?.port, 80);
   cluster.close();
 });

@@ -78,11 +78,14 @@ const ROWS: readonly Row[] = [
   },
   { field: 'connect_timeout', v3: { connect_timeout: '0.25s' }, expect: (c) => assert.equal(c.connectTimeoutMs, 250) },
   { field: 'per_connection_buffer_limit_bytes', v3: { per_connection_buffer_limit_bytes: 32768 }, expect: (c) => assert.equal(c.perConnectionBufferLimitBytes, 32768) },
+  { field: 'lb_policy', v3: { lb_policy: 'RANDOM' }, expect: (c) => assert.equal(c.lbPolicy, 'RANDOM') },
+  { field: 'lb_policy LEAST_REQUEST', v3: { lb_policy: 'LEAST_REQUEST' }, expect: (c) => assert.equal(c.lbPolicy, 'LEAST_REQUEST') },
   {
-    field: 'lb_policy',
-    v3: { lb_policy: 'RANDOM' },
-    expect: (c) => assert.equal(c.lbPolicy, 'RANDOM'),
-    refused: ['lb_policy'],
+    // Every policy of the load balancer registry loads.
+    field: 'lb_policy MAGLEV',
+    v3: { lb_policy: 'MAGLEV' },
+    expect: (c) => assert.equal(c.lbPolicy, 'MAGLEV'),
+    refused: [],
   },
   {
     // v2's ORIGINAL_DST_LB is v3's CLUSTER_PROVIDED (Envoy builds the same balancer for both).
@@ -249,8 +252,12 @@ const ROWS: readonly Row[] = [
   {
     field: 'least_request_lb_config',
     v3: { lb_policy: 'LEAST_REQUEST', least_request_lb_config: { choice_count: 3 } },
-    expect: (c) => assert.deepEqual(c.leastRequestLbConfig, { choiceCount: 3 }),
-    refused: ['lb_policy', 'least_request_lb_config'],
+    expect: (c) => assert.deepEqual(c.leastRequestLbConfig, { choiceCount: 3, activeRequestBias: null }),
+  },
+  {
+    field: 'least_request_lb_config.active_request_bias',
+    v3: { lb_policy: 'LEAST_REQUEST', least_request_lb_config: { active_request_bias: { default_value: 0.5, runtime_key: 'lr.bias' } } },
+    expect: (c) => assert.deepEqual(c.leastRequestLbConfig, { choiceCount: 2, activeRequestBias: { defaultValue: 0.5, runtimeKey: 'lr.bias' } }),
   },
   {
     // Read by the round robin balancer; truncated to the whole percent.
@@ -399,7 +406,7 @@ test('cluster defaults: every field the spec gives a default for', () => {
       ringHashLbConfig: { minimumRingSize: 1024, maximumRingSize: 8388608, hashFunction: 'XX_HASH' },
       maglevLbConfig: { tableSize: 65537 },
       originalDstLbConfig: { useHttpHeader: false },
-      leastRequestLbConfig: { choiceCount: 2 },
+      leastRequestLbConfig: { choiceCount: 2, activeRequestBias: null },
       commonLbConfig: {
         healthyPanicThreshold: 50,
         zoneAware: { routingEnabled: 100, minClusterSize: 6, failTrafficOnPanic: false },

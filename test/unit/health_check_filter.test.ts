@@ -13,7 +13,7 @@ import { staticSnapshots } from '../helpers/membership';
 import { createHeapStatsStore } from '../../src/stats/store';
 import { ManualClock } from '../helpers/manual_clock';
 import { Json, v3Bootstrap } from '../helpers/config_fixtures';
-import { directRoute, httpConnectionManager, listener, startDataPlane, staticCluster, virtualHost, clusterRoute } from '../helpers/data_plane';
+import { directRoute, httpConnectionManager, listener, silentLogger, startDataPlane, staticCluster, virtualHost, clusterRoute } from '../helpers/data_plane';
 import { request, startUpstream } from '../helpers/http_peers';
 
 const TIMEOUT = { timeout: 20_000 };
@@ -93,7 +93,7 @@ test('min healthy percentages: healthy and degraded hosts count, a missing or em
     staticCluster('half', [{ port: 1 }, { port: 2, health: 'DEGRADED' }, { port: 3, health: 'UNHEALTHY' }, { port: 4, health: 'UNHEALTHY' }]),
     staticCluster('empty', []),
   ];
-  const clusters = new ClusterManager({ configs, snapshots: staticSnapshots(configs, stats.hosts), store: stats, runtime: new LiveRuntime([]) });
+  const clusters = new ClusterManager({ configs, snapshots: staticSnapshots(configs, stats.hosts), store: stats, runtime: new LiveRuntime([]), log: () => silentLogger });
   try {
     assert.equal(clustersHealthy(clusters, {}), true);
     assert.equal(clustersHealthy(clusters, { half: 50 }), true);

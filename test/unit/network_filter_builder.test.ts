@@ -34,7 +34,7 @@ function builderOf(bootstrap: Bootstrap): NetworkFilterBuilder {
   return new NetworkFilterBuilder({
     bootstrap,
     stats,
-    clusters: new ClusterManager({ configs: bootstrap.clusters, snapshots: [], store: stats, runtime: new LiveRuntime([]) }),
+    clusters: new ClusterManager({ configs: bootstrap.clusters, snapshots: [], store: stats, runtime: new LiveRuntime([]), log: () => silentLogger }),
     log: () => silentLogger,
     drain: neverDrain,
     runtime: new LiveRuntime([]),
@@ -93,9 +93,12 @@ test('constructDataPlane reports the first listener or cluster a worker could no
       e instanceof ConfigError &&
       e.message === "bad.yaml: static_resources.listeners[0].filter_chains[1]: error adding listener '127.0.0.1:0': multiple filter chains with the same matching rules are defined",
   );
-  const leastRequest = { ...good, clusters: [staticCluster('backend', [{ port: 9 }], { lbPolicy: 'LEAST_REQUEST' })] };
+  const provided = { ...good, clusters: [staticCluster('backend', [{ port: 9 }], { lbPolicy: 'CLUSTER_PROVIDED' })] };
   assert.throws(
-    () => constructDataPlane(leastRequest, 'bad.yaml', () => silentLogger),
-    (e: unknown) => e instanceof ConfigError && e.message === 'bad.yaml: static_resources.clusters[0].lb_policy: lb_policy LEAST_REQUEST is not supported by the data plane',
+    () => constructDataPlane(provided, 'bad.yaml', () => silentLogger),
+    (e: unknown) =>
+      e instanceof ConfigError &&
+      e.message ===
+        "bad.yaml: static_resources.clusters[0].lb_policy: cluster manager: cluster provided LB specified but cluster 'backend' did not provide one. Check cluster documentation.",
   );
 });

@@ -12,7 +12,7 @@ import type { Host } from '../../src/upstream/host';
 import type { RandomSource } from '../../src/upstream/lb/load_balancer';
 import { planLocalityRouting } from '../../src/upstream/lb/zone_routing';
 import { PrioritySet } from '../../src/upstream/priority_set';
-import { staticCluster } from '../helpers/data_plane';
+import { silentLogger, staticCluster } from '../helpers/data_plane';
 import { balancer, host, ports, sequence, type TestBalancer } from '../helpers/load_balancer';
 import { staticSnapshots } from '../helpers/membership';
 
@@ -210,6 +210,7 @@ test('the cluster manager gives every other cluster the local cluster\'s hosts, 
     snapshots: staticSnapshots(configs, store.hosts),
     store,
     runtime: new LiveRuntime([]),
+    log: () => silentLogger,
     localClusterName: 'local',
     localLocality: LOCAL,
   });

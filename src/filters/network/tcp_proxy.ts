@@ -8,7 +8,7 @@ import type { TcpProxyConfig } from '../../config/model';
 import type { NetworkFilterFactory } from '../../listener/network_filter';
 import { type WatermarkCallbacks, WatermarkWriter } from '../../network/watermark_writer';
 import type { UpstreamConnection, UpstreamConnectionCallbacks } from '../../pool/upstream_connection';
-import type { StatsStore } from '../../stats/stats';
+import type { HostStats, StatsStore } from '../../stats/stats';
 import type { ClusterManager } from '../../upstream/cluster_manager';
 import type { ClusterStats } from '../../upstream/cluster_stats';
 import { connectionContext } from '../../upstream/lb/load_balancer';
@@ -44,6 +44,9 @@ class TcpProxySession implements UpstreamConnectionCallbacks, WatermarkCallbacks
   private readonly output: WatermarkWriter;
   private upstream: UpstreamConnection | null = null;
   private clusterStats: ClusterStats | null = null;
+  private hostStats: HostStats | null = null;
+  /** The connection counts as a request of its cluster and host while it is up (Envoy's TCP pool). */
+  private requestActive = false;
   private upstreamClosed = false;
   private lastActivity = 0;
   private idleTimer: NodeJS.Timeout | null = null;
@@ -82,12 +85,24 @@ class TcpProxySession implements UpstreamConnectionCallbacks, WatermarkCallbacks
       return;
     }
     this.clusterStats = cluster.info.stats;
+    this.hostStats = cluster.hostStats(host);
+    // Waiting for its connection, the session is a pending request, as in Envoy's TCP pool.
+    this.clusterStats.counters.upstream_rq_pending_total.inc();
+    this.clusterStats.gauges.upstream_rq_pending_active.inc();
     this.upstream = cluster.tcpConnection(host, this, downstream);
   }
 
   // ---- upstream ----------------------------------------------------------------------------
 
   onConnected(): void {
+    // Counted in rq_active like an HTTP request, least request balances connections.
+    const clusterStats = this.clusterStats!;
+    clusterStats.gauges.upstream_rq_pending_active.dec();
+    clusterStats.counters.upstream_rq_total.inc();
+    clusterStats.gauges.upstream_rq_active.inc();
+    this.hostStats!.rq_total.inc();
+    this.hostStats!.rq_active.inc();
+    this.requestActive = true;
     this.downstream.resume();
     const idleTimeout = this.factory.config.idleTimeoutMs;
     if (idleTimeout > 0) {
@@ -97,6 +112,7 @@ class TcpProxySession implements UpstreamConnectionCallbacks, WatermarkCallbacks
   }
 
   onConnectFailure(): void {
+    this.clusterStats!.gauges.upstream_rq_pending_active.dec();
     this.upstreamClosed = true;
     this.downstream.destroy();
   }
@@ -112,6 +128,11 @@ class TcpProxySession implements UpstreamConnectionCallbacks, WatermarkCallbacks
 
   onClosed(): void {
     this.upstreamClosed = true;
+    if (this.requestActive) {
+      this.requestActive = false;
+      this.clusterStats!.gauges.upstream_rq_active.dec();
+      this.hostStats!.rq_active.dec();
+    }
     if (this.flushing) {
       this.flushing = false;
       this.stats.upstream_flush_active.dec();

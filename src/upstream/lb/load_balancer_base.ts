@@ -3,6 +3,7 @@
 // degraded hosts serve. Each policy implements only the pick among the hosts this leaves it.
 
 import type { CommonLbConfig } from '../../config/model';
+import type { Logger } from '../../log/logger_api';
 import type { RuntimeSource } from '../../runtime/live_runtime';
 import type { ClusterInfo } from '../cluster_info';
 import type { Host } from '../host';
@@ -25,6 +26,10 @@ export interface LoadBalancerParams {
   readonly commonLbConfig: CommonLbConfig;
   readonly runtime: RuntimeSource;
   readonly random: RandomSource;
+  /** The host's requests in flight over every worker (its rq_active gauge); 0 for a host without stats. */
+  readonly activeRequests: (host: Host) => number;
+  /** The `upstream` component's logger. */
+  readonly log: Logger;
 }
 
 /** Which of a priority's host lists a pick draws from (Envoy's HostsSource). */

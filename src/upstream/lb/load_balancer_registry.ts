@@ -4,7 +4,9 @@
 import type { LbPolicy } from '../../config/model';
 import type { LoadBalancer } from './load_balancer';
 import type { LoadBalancerParams } from './load_balancer_base';
+import { LeastRequestLoadBalancer } from './least_request_lb';
 import { MaglevLoadBalancer } from './maglev_lb';
+import { RandomLoadBalancer } from './random_lb';
 import { RingHashLoadBalancer } from './ring_hash_lb';
 import { RoundRobinLoadBalancer } from './round_robin';
 
@@ -27,5 +29,11 @@ function factory(policy: LbPolicy, Balancer: new (params: LoadBalancerParams) =>
 }
 
 export const LOAD_BALANCERS: ReadonlyMap<LbPolicy, LoadBalancerFactory> = new Map(
-  [factory('ROUND_ROBIN', RoundRobinLoadBalancer), factory('RING_HASH', RingHashLoadBalancer), factory('MAGLEV', MaglevLoadBalancer)].map((f) => [f.policy, f]),
+  [
+    factory('ROUND_ROBIN', RoundRobinLoadBalancer),
+    factory('LEAST_REQUEST', LeastRequestLoadBalancer),
+    factory('RANDOM', RandomLoadBalancer),
+    factory('RING_HASH', RingHashLoadBalancer),
+    factory('MAGLEV', MaglevLoadBalancer),
+  ].map((f) => [f.policy, f]),
 );
