@@ -3,7 +3,7 @@
 import { isValidAuthority } from '../../http/authority';
 import { FieldError } from '../errors';
 import { childPath, indexPath } from '../field_path';
-import { JsonObject, messageField, messageList, stringField } from '../json';
+import { JsonObject, messageField, messageList, numberField, stringField } from '../json';
 import { CONFIG_TYPES, HEALTH_CHECK, ROUTER } from '../names';
 import { requireNonNegativeDuration } from './durations';
 import { terminalFilterNotLast, typedConfig, unknownExtension } from './extensions';
@@ -71,12 +71,34 @@ function validateRoute(route: JsonObject, path: string, clusters: ReadonlySet<st
 }
 
 function validateRouteAction(action: JsonObject, path: string, clusters: ReadonlySet<string>): void {
-  const cluster = stringField(action, 'cluster');
-  if (cluster === '') {
-    throw new FieldError(childPath(path, 'cluster'), 'missing required field (other cluster specifiers are not supported yet)');
+  const weighted = messageField(action, 'weighted_clusters');
+  if (weighted !== undefined) {
+    validateWeightedClusters(weighted, childPath(path, 'weighted_clusters'), clusters);
+  } else {
+    const cluster = stringField(action, 'cluster');
+    if (cluster === '') {
+      throw new FieldError(childPath(path, 'cluster'), 'missing required field (cluster_header is not supported yet)');
+    }
+    if (!clusters.has(cluster)) throw new FieldError(childPath(path, 'cluster'), `route: unknown cluster '${cluster}'`);
   }
-  if (!clusters.has(cluster)) throw new FieldError(childPath(path, 'cluster'), `route: unknown cluster '${cluster}'`);
   requireNonNegativeDuration(action, 'timeout', path);
+}
+
+/** The protos require at least one entry, each named (proto_rules.ts). */
+function validateWeightedClusters(weighted: JsonObject, path: string, clusters: ReadonlySet<string>): void {
+  const totalWeight = numberField(weighted, 'total_weight', 100);
+  // 1.16's rule, gone from the later protos we decode: a request picks by random % total_weight.
+  if (totalWeight < 1) throw new FieldError(childPath(path, 'total_weight'), 'value must be greater than or equal to 1');
+  let sum = 0;
+  messageList(weighted, 'clusters').forEach((entry, i) => {
+    const entryPath = indexPath(childPath(path, 'clusters'), i);
+    const name = stringField(entry, 'name');
+    if (!clusters.has(name)) throw new FieldError(childPath(entryPath, 'name'), `route: unknown weighted cluster '${name}'`);
+    // Envoy 1.16 reads the weight with PROTOBUF_GET_WRAPPED_REQUIRED.
+    if (entry['weight'] === undefined) throw new FieldError(childPath(entryPath, 'weight'), "Field 'weight' is missing");
+    sum += numberField(entry, 'weight');
+  });
+  if (sum !== totalWeight) throw new FieldError(path, `Sum of weights in the weighted_cluster should add up to ${totalWeight}`);
 }
 
 /** The protos keep status within 200..599 (proto_rules.ts). */
