@@ -179,6 +179,11 @@ const ERRORS: [string, Json, string][] = [
   ['a hash policy of no kind', { cluster: 'web:v1', hash_policy: [{ terminal: true }] }, `${ROUTE}.hash_policy[0].policy_specifier: is required: set one of header, cookie, connection_properties, query_parameter, filter_state`],
   ['an empty header name', { cluster: 'web:v1', hash_policy: [{ header: { header_name: '' } }] }, `${ROUTE}.hash_policy[0].header.header_name: value length must be at least 1 runes`],
   ['an empty cookie name', { cluster: 'web:v1', hash_policy: [{ cookie: { name: '' } }] }, `${ROUTE}.hash_policy[0].cookie.name: value length must be at least 1 runes`],
+  [
+    'a cookie path that would break the Set-Cookie header',
+    { cluster: 'web:v1', hash_policy: [{ header: { header_name: 'x' } }, { cookie: { name: 's', ttl: '1s', path: '/\r\nx-injected: 1' } }] },
+    `${ROUTE}.hash_policy[1].cookie.path: must not contain control characters (it goes into a Set-Cookie header)`,
+  ],
   // Refused by the capability check: fields the router would not act on.
   [
     'header regex_rewrite',

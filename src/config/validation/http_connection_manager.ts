@@ -16,6 +16,7 @@ const HTTP_FILTER_TYPES: ReadonlyMap<string, string> = new Map([
 ]);
 
 const ROUTE_SOURCES_NOT_SUPPORTED = ['rds', 'scoped_routes'];
+const CONTROL_CHARACTERS = /[\x00-\x1f\x7f]/;
 
 /** @param config the filter's typed_config, at `path` */
 export function validateHttpConnectionManager(config: JsonObject, path: string, clusters: ReadonlySet<string>): void {
@@ -82,6 +83,20 @@ function validateRouteAction(action: JsonObject, path: string, clusters: Readonl
     if (!clusters.has(cluster)) throw new FieldError(childPath(path, 'cluster'), `route: unknown cluster '${cluster}'`);
   }
   requireNonNegativeDuration(action, 'timeout', path);
+  validateHashPolicies(action, path);
+}
+
+/** A cookie policy's name and path go into a Set-Cookie response header: no control characters. */
+function validateHashPolicies(action: JsonObject, path: string): void {
+  messageList(action, 'hash_policy').forEach((policy, i) => {
+    const cookie = messageField(policy, 'cookie');
+    if (cookie === undefined) return;
+    for (const field of ['name', 'path']) {
+      if (CONTROL_CHARACTERS.test(stringField(cookie, field))) {
+        throw new FieldError(childPath(childPath(indexPath(childPath(path, 'hash_policy'), i), 'cookie'), field), 'must not contain control characters (it goes into a Set-Cookie header)');
+      }
+    }
+  });
 }
 
 /** The protos require at least one entry, each named (proto_rules.ts). */
