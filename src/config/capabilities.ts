@@ -67,8 +67,16 @@ const CLUSTER: Shape = {
     // ignore_new_hosts_until_first_hc keeps hosts pending their first health check out of the
     // balancers' arithmetic (priority_set.ts); without health checks it has no effect, as specified.
     common_lb_config: {
-      fields: { close_connections_on_host_set_change: leaf, healthy_panic_threshold: leaf, ignore_new_hosts_until_first_hc: leaf },
+      fields: {
+        close_connections_on_host_set_change: leaf,
+        healthy_panic_threshold: leaf,
+        ignore_new_hosts_until_first_hc: leaf,
+        // hash_balance_factor (bounded loads) is newer than 1.16 and stays refused.
+        consistent_hashing_lb_config: { fields: { use_hostname_for_hashing: leaf } },
+      },
     },
+    ring_hash_lb_config: { fields: { minimum_ring_size: leaf, maximum_ring_size: leaf, hash_function: leaf } },
+    maglev_lb_config: { fields: { table_size: leaf } },
     track_timeout_budgets: leaf,
     filters: list({ fields: { name: leaf, typed_config: anyContent } }),
     // The spec: DNS settings are ignored for STATIC clusters, cleanup_interval for all but

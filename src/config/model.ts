@@ -309,6 +309,12 @@ export interface RingHashLbConfig {
   readonly hashFunction: 'XX_HASH' | 'MURMUR_HASH_2';
 }
 
+/** Cluster.MaglevLbConfig, defaults filled in (read when lbPolicy is MAGLEV). */
+export interface MaglevLbConfig {
+  /** A prime; 65537 by default. */
+  readonly tableSize: number;
+}
+
 /** Cluster.CommonLbConfig, defaults filled in. */
 export interface CommonLbConfig {
   /** Whole percent (truncated), 0..100; 0 disables panic mode. */
@@ -392,6 +398,7 @@ export interface ClusterConfig {
   readonly cleanupIntervalMs: number;
   readonly lbSubsetConfig: LbSubsetConfig | null;
   readonly ringHashLbConfig: RingHashLbConfig;
+  readonly maglevLbConfig: MaglevLbConfig;
   readonly originalDstLbConfig: { readonly useHttpHeader: boolean };
   readonly leastRequestLbConfig: { readonly choiceCount: number };
   readonly commonLbConfig: CommonLbConfig;

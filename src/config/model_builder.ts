@@ -80,6 +80,7 @@ const DEFAULTS = {
   refreshRateMaxFactor: 10,
   cleanupIntervalMs: 5_000,
   minimumRingSize: 1024,
+  maglevTableSize: 65537,
   maximumRingSize: 8 * 1024 * 1024,
   leastRequestChoiceCount: 2,
   healthyPanicThreshold: 50,
@@ -399,6 +400,7 @@ function cluster(config: JsonObject): ClusterConfig {
     cleanupIntervalMs: millis(config, 'cleanup_interval', DEFAULTS.cleanupIntervalMs),
     lbSubsetConfig: subset === undefined ? null : lbSubsetConfig(subset),
     ringHashLbConfig: ringHashLbConfig(messageField(config, 'ring_hash_lb_config') ?? {}),
+    maglevLbConfig: { tableSize: numberField(messageField(config, 'maglev_lb_config') ?? {}, 'table_size', DEFAULTS.maglevTableSize) },
     originalDstLbConfig: { useHttpHeader: boolField(messageField(config, 'original_dst_lb_config') ?? {}, 'use_http_header') },
     leastRequestLbConfig: {
       choiceCount: numberField(messageField(config, 'least_request_lb_config') ?? {}, 'choice_count', DEFAULTS.leastRequestChoiceCount),

@@ -1,7 +1,7 @@
 // What the connection pools and filters need to know about a cluster, beyond its hosts.
 
-import type { ClusterConfig, TcpKeepalive } from '../config/model';
-import type { StatsStore } from '../stats/stats';
+import type { ClusterConfig, MaglevLbConfig, RingHashLbConfig, TcpKeepalive } from '../config/model';
+import type { Scope, StatsStore } from '../stats/stats';
 import { ClusterStats } from './cluster_stats';
 import { TimeoutBudgetStats } from './timeout_budget_stats';
 import { buildUpstreamFilters, type UpstreamNetworkFilter } from './upstream_network_filter';
@@ -25,6 +25,8 @@ export class ClusterInfo {
   readonly metadata: Readonly<Record<string, unknown>>;
   /** track_timeout_budgets: the budget histograms, else null (and no work per request). */
   readonly timeoutBudgetStats: TimeoutBudgetStats | null;
+  readonly ringHashLbConfig: RingHashLbConfig;
+  readonly maglevLbConfig: MaglevLbConfig;
   private statsHandles: ClusterStats | null = null;
 
   constructor(
@@ -43,6 +45,8 @@ export class ClusterInfo {
     this.upstreamFilters = buildUpstreamFilters(config.upstreamFilters);
     this.downstreamSpecificConnections = this.upstreamFilters.some((filter) => filter.downstreamSpecific);
     this.metadata = config.metadata;
+    this.ringHashLbConfig = config.ringHashLbConfig;
+    this.maglevLbConfig = config.maglevLbConfig;
     this.timeoutBudgetStats = config.trackTimeoutBudgets ? new TimeoutBudgetStats(store.scope(`cluster.${config.statName}`)) : null;
   }
 
@@ -52,5 +56,10 @@ export class ClusterInfo {
    */
   get stats(): ClusterStats {
     return (this.statsHandles ??= new ClusterStats(this.store.scope(`cluster.${this.statName}`)));
+  }
+
+  /** `cluster.<stat_name>.<name>`, for a policy's own stats (ring_hash_lb, maglev_lb): made by the balancer that uses it. */
+  lbScope(name: string): Scope {
+    return this.store.scope(`cluster.${this.statName}.${name}`);
   }
 }

@@ -86,6 +86,7 @@ export function staticCluster(name: string, endpoints: readonly EndpointSpec[], 
     cleanupIntervalMs: 5000,
     lbSubsetConfig: null,
     ringHashLbConfig: { minimumRingSize: 1024, maximumRingSize: 8388608, hashFunction: 'XX_HASH' },
+    maglevLbConfig: { tableSize: 65537 },
     originalDstLbConfig: { useHttpHeader: false },
     leastRequestLbConfig: { choiceCount: 2 },
     commonLbConfig: {

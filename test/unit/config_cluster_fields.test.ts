@@ -368,6 +368,7 @@ test('cluster defaults: every field the spec gives a default for', () => {
       cleanupIntervalMs: c.cleanupIntervalMs,
       lbSubsetConfig: c.lbSubsetConfig,
       ringHashLbConfig: c.ringHashLbConfig,
+      maglevLbConfig: c.maglevLbConfig,
       originalDstLbConfig: c.originalDstLbConfig,
       leastRequestLbConfig: c.leastRequestLbConfig,
       commonLbConfig: c.commonLbConfig,
@@ -393,6 +394,7 @@ test('cluster defaults: every field the spec gives a default for', () => {
       cleanupIntervalMs: 5000,
       lbSubsetConfig: null,
       ringHashLbConfig: { minimumRingSize: 1024, maximumRingSize: 8388608, hashFunction: 'XX_HASH' },
+      maglevLbConfig: { tableSize: 65537 },
       originalDstLbConfig: { useHttpHeader: false },
       leastRequestLbConfig: { choiceCount: 2 },
       commonLbConfig: {

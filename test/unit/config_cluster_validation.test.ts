@@ -49,6 +49,12 @@ const CASES: readonly (readonly [string, Json, string])[] = [
   ['one-of: ring_hash and least_request lb configs', { lb_policy: 'RING_HASH', ring_hash_lb_config: {}, least_request_lb_config: {} }, `${CLUSTER}: only one of ring_hash_lb_config, least_request_lb_config may be set`],
   ['one-of: original_dst and least_request lb configs', { original_dst_lb_config: {}, least_request_lb_config: {} }, `${CLUSTER}: only one of original_dst_lb_config, least_request_lb_config may be set`],
   ['ring_hash_lb_config without RING_HASH', { lb_policy: 'LEAST_REQUEST', ring_hash_lb_config: {} }, `${CLUSTER}.ring_hash_lb_config: requires lb_policy RING_HASH, but lb_policy is LEAST_REQUEST`],
+  ['maglev table_size not prime', { lb_policy: 'MAGLEV', maglev_lb_config: { table_size: 65536 } }, `${CLUSTER}.maglev_lb_config.table_size: The table size of maglev must be prime number`],
+  [
+    'use_hostname_for_hashing outside STRICT_DNS',
+    { lb_policy: 'RING_HASH', common_lb_config: { consistent_hashing_lb_config: { use_hostname_for_hashing: true } } },
+    `${CLUSTER}.common_lb_config.consistent_hashing_lb_config.use_hostname_for_hashing: use_hostname_for_hashing is only valid for STRICT_DNS clusters, but type is STATIC`,
+  ],
   ['least_request_lb_config without LEAST_REQUEST', { least_request_lb_config: { choice_count: 3 } }, `${CLUSTER}.least_request_lb_config: requires lb_policy LEAST_REQUEST, but lb_policy is ROUND_ROBIN`],
   ['RefreshRate base_interval zero', { type: 'STRICT_DNS', dns_failure_refresh_rate: { base_interval: '0s' } }, `${RATE}.base_interval: value must be greater than 1ms`],
   ['RefreshRate base_interval missing', { type: 'STRICT_DNS', dns_failure_refresh_rate: { max_interval: '1s' } }, `${RATE}.base_interval: value is required`],

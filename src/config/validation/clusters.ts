@@ -65,6 +65,8 @@ export function validateCluster(cluster: JsonObject, path: string): void {
   if (customType === undefined) validateMembers(type, loadAssignment, path);
   validateLbPolicy(cluster, path);
   validateRingSize(cluster, path);
+  validateMaglevTableSize(cluster, path);
+  validateHostnameHashing(cluster, type, path);
   validateSubsetConfig(cluster, path);
   validateProtocolOptions(cluster, path);
   validateDnsRefreshRates(cluster, path);
@@ -107,6 +109,35 @@ function validateRingSize(cluster: JsonObject, path: string): void {
       `ring hash: minimum_ring_size (${minimum}) > maximum_ring_size (${maximum})`,
     );
   }
+}
+
+/** Envoy's Maglev load balancer takes prime table sizes only. */
+function validateMaglevTableSize(cluster: JsonObject, path: string): void {
+  const maglev = messageField(cluster, 'maglev_lb_config');
+  if (maglev === undefined || maglev['table_size'] === undefined) return;
+  if (!isPrime(numberField(maglev, 'table_size'))) {
+    throw new FieldError(childPath(childPath(path, 'maglev_lb_config'), 'table_size'), 'The table size of maglev must be prime number');
+  }
+}
+
+function isPrime(n: number): boolean {
+  if (n < 2) return false;
+  for (let d = 2; d * d <= n; d++) if (n % d === 0) return false;
+  return true;
+}
+
+/**
+ * use_hostname_for_hashing hashes a host by its hostname, which only STRICT_DNS clusters give
+ * each host (the name it resolved from); Envoy documents it for those only. Every address of a
+ * name then shares that name's points, as in Envoy.
+ */
+function validateHostnameHashing(cluster: JsonObject, type: string, path: string): void {
+  const consistent = messageField(messageField(cluster, 'common_lb_config') ?? {}, 'consistent_hashing_lb_config');
+  if (consistent === undefined || !boolField(consistent, 'use_hostname_for_hashing') || type === 'STRICT_DNS') return;
+  throw new FieldError(
+    childPath(childPath(childPath(path, 'common_lb_config'), 'consistent_hashing_lb_config'), 'use_hostname_for_hashing'),
+    `use_hostname_for_hashing is only valid for STRICT_DNS clusters, but type is ${type}`,
+  );
 }
 
 /** Envoy's: with the configured protocol, HTTP/1 and HTTP/2 options together leave it undecided. */

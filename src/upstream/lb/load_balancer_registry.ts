@@ -4,6 +4,8 @@
 import type { LbPolicy } from '../../config/model';
 import type { LoadBalancer } from './load_balancer';
 import type { LoadBalancerParams } from './load_balancer_base';
+import { MaglevLoadBalancer } from './maglev_lb';
+import { RingHashLoadBalancer } from './ring_hash_lb';
 import { RoundRobinLoadBalancer } from './round_robin';
 
 export interface LoadBalancerFactory {
@@ -25,5 +27,5 @@ function factory(policy: LbPolicy, Balancer: new (params: LoadBalancerParams) =>
 }
 
 export const LOAD_BALANCERS: ReadonlyMap<LbPolicy, LoadBalancerFactory> = new Map(
-  [factory('ROUND_ROBIN', RoundRobinLoadBalancer)].map((f) => [f.policy, f]),
+  [factory('ROUND_ROBIN', RoundRobinLoadBalancer), factory('RING_HASH', RingHashLoadBalancer), factory('MAGLEV', MaglevLoadBalancer)].map((f) => [f.policy, f]),
 );
