@@ -45,6 +45,7 @@ bench: build
 	node dist/bench/stats_scale.js
 	node --expose-gc dist/bench/prometheus_exposition.js
 	node dist/bench/pick_cost.js
+	node dist/bench/lb_table_build.js
 
 clean:
 	rm -rf dist native/target $(ADDON)

@@ -232,7 +232,6 @@ const ROWS: readonly Row[] = [
     field: 'ring_hash_lb_config',
     v3: { lb_policy: 'RING_HASH', ring_hash_lb_config: { minimum_ring_size: 16, hash_function: 'MURMUR_HASH_2' } },
     expect: (c) => assert.deepEqual(c.ringHashLbConfig, { minimumRingSize: 16, maximumRingSize: 8388608, hashFunction: 'MURMUR_HASH_2' }),
-    refused: ['lb_policy', 'ring_hash_lb_config'],
   },
   {
     field: 'original_dst_lb_config',
@@ -255,6 +254,8 @@ const ROWS: readonly Row[] = [
   {
     field: 'common_lb_config',
     v3: {
+      // use_hostname_for_hashing is for STRICT_DNS clusters only.
+      type: 'STRICT_DNS',
       common_lb_config: {
         zone_aware_lb_config: { routing_enabled: { value: 40.5 }, min_cluster_size: 3, fail_traffic_on_panic: true },
         update_merge_window: '0s',
@@ -274,7 +275,6 @@ const ROWS: readonly Row[] = [
     refused: [
       'common_lb_config.zone_aware_lb_config',
       'common_lb_config.update_merge_window',
-      'common_lb_config.consistent_hashing_lb_config',
     ],
   },
   {
