@@ -113,6 +113,22 @@ const CLUSTER: Shape = {
   values: { type: [...CLUSTER_TYPES.keys()], lb_policy: [...LOAD_BALANCERS.keys()] },
 };
 
+// Only `proxy.lb` (`envoy.lb`) counts, as in Envoy; typed_filter_metadata (after 1.16) is refused.
+const METADATA_MATCH: Shape = { fields: { filter_metadata: leaf } };
+
+// Envoy 1.16's hash methods. header.regex_rewrite is refused until the rewrite is implemented;
+// cookie.attributes is newer than 1.16.
+const HASH_POLICY: Shape = {
+  fields: {
+    header: { fields: { header_name: leaf } },
+    cookie: { fields: { name: leaf, ttl: leaf, path: leaf } },
+    connection_properties: { fields: { source_ip: leaf } },
+    query_parameter: { fields: { name: leaf } },
+    filter_state: { fields: { key: leaf } },
+    terminal: leaf,
+  },
+};
+
 const ROUTE_CONFIG: Shape = {
   fields: {
     name: leaf,
@@ -131,7 +147,19 @@ const ROUTE_CONFIG: Shape = {
                 runtime_fraction: { fields: { default_value: { fields: { numerator: leaf, denominator: leaf } }, runtime_key: leaf } },
               },
             },
-            route: { fields: { cluster: leaf, timeout: leaf, prefix_rewrite: leaf } },
+            route: {
+              fields: {
+                cluster: leaf,
+                // Per-entry header mutations and filter configs are refused until the router applies them.
+                weighted_clusters: {
+                  fields: { clusters: list({ fields: { name: leaf, weight: leaf, metadata_match: METADATA_MATCH } }), total_weight: leaf, runtime_key_prefix: leaf },
+                },
+                timeout: leaf,
+                prefix_rewrite: leaf,
+                metadata_match: METADATA_MATCH,
+                hash_policy: list(HASH_POLICY),
+              },
+            },
             direct_response: { fields: { status: leaf, body: { fields: { inline_string: leaf } } } },
           },
         }),

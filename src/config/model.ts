@@ -5,6 +5,8 @@
 // Durations are milliseconds, names are already normalized (v2 -> v3 done, `envoy.` ->
 // `proxy.`), defaults are filled in. `source` keeps the v3 JSON form for /config_dump.
 
+import type { MetadataMatchCriteria } from '../upstream/lb/metadata_match';
+
 export interface SocketAddress {
   readonly address: string;
   readonly port: number;
@@ -172,12 +174,45 @@ export type RouteAction = ClusterRouteAction | DirectResponseAction;
 
 export interface ClusterRouteAction {
   readonly kind: 'route';
+  /** The upstream cluster; '' when weightedClusters picks one per request. */
   readonly cluster: string;
+  readonly weightedClusters?: WeightedClusters;
   /** Whole-response timeout; 0 disables. Envoy's default is 15 s. */
   readonly timeoutMs: number;
   readonly prefixRewrite?: string;
   readonly hostRewriteLiteral?: string;
+  /** hash_policy, in order; absent when the route has none that can yield a hash. */
+  readonly hashPolicies?: readonly HashPolicy[];
+  /** metadata_match's `proxy.lb` fields; absent when it has none. */
+  readonly metadataMatch?: MetadataMatchCriteria;
 }
+
+/** RouteAction.WeightedCluster: one cluster per request, by weight. */
+export interface WeightedClusters {
+  readonly clusters: readonly WeightedCluster[];
+  /** The configured weights sum to it (validated); 100 by default. */
+  readonly totalWeight: number;
+}
+
+export interface WeightedCluster {
+  readonly name: string;
+  readonly weight: number;
+  /** `<runtime_key_prefix>.<name>`, as Envoy builds it (even with no prefix): the runtime value there overrides `weight`. */
+  readonly runtimeKey: string;
+  /** The route's criteria merged with the entry's own; absent when neither has any. */
+  readonly metadataMatch?: MetadataMatchCriteria;
+}
+
+/** RouteAction.HashPolicy; `terminal` stops the evaluation once a hash exists. */
+export type HashPolicy = { readonly terminal: boolean } & (
+  | { readonly kind: 'header'; /** Lower case; `:path`, `:method`, `:authority` as in HeaderMatch. */ readonly name: string }
+  /** A cookie; when absent and ttlSeconds is set, the router makes one (0: a session cookie). */
+  | { readonly kind: 'cookie'; readonly name: string; readonly ttlSeconds: number | null; readonly path: string }
+  /** connection_properties.source_ip. */
+  | { readonly kind: 'source_ip' }
+  | { readonly kind: 'query_parameter'; readonly name: string }
+  | { readonly kind: 'filter_state'; readonly key: string }
+);
 
 export interface DirectResponseAction {
   readonly kind: 'direct_response';

@@ -27,6 +27,7 @@ import type {
   EndpointHealthStatus,
   FilterChainConfig,
   HeaderMatch,
+  HashPolicy,
   HealthCheckConfig,
   HttpFilterConfig,
   HistogramBucketRule,
@@ -56,9 +57,12 @@ import type {
   TcpProxyConfig,
   TransportSocketConfig,
   UpstreamNetworkFilterConfig,
+  WeightedCluster,
+  WeightedClusters,
 } from './model';
 import { canonicalExtensionName, HEALTH_CHECK, PROXY_PROTOCOL_UPSTREAM, proxySpelling, TCP_PROXY } from './names';
 import { flattenStaticLayer } from '../runtime/static_layer';
+import { LB_METADATA_NAMESPACE, metadataMatchCriteria, type MetadataMatchCriteria } from '../upstream/lb/metadata_match';
 
 /** Defaults of Envoy 1.16 for fields left unset. */
 const DEFAULTS = {
@@ -69,6 +73,7 @@ const DEFAULTS = {
   requestTimeoutMs: 0,
   connectionIdleTimeoutMs: 60 * 60 * 1000,
   routeTimeoutMs: 15_000,
+  weightedClustersTotalWeight: 100,
   endpointWeight: 1,
   serverName: 'proxy',
   statsFlushIntervalMs: 5_000,
@@ -269,13 +274,66 @@ function routeAction(config: JsonObject): RouteAction {
   }
   const prefixRewrite = stringField(action, 'prefix_rewrite');
   const hostRewriteLiteral = stringField(action, 'host_rewrite_literal');
+  const metadataMatch = lbMetadataMatch(action, null);
+  const weighted = messageField(action, 'weighted_clusters');
+  const hashPolicies = messageList(action, 'hash_policy').flatMap(hashPolicy);
   return {
     kind: 'route',
     cluster: stringField(action, 'cluster'),
+    ...(weighted !== undefined ? { weightedClusters: weightedClusters(weighted, metadataMatch) } : {}),
     timeoutMs: millis(action, 'timeout', DEFAULTS.routeTimeoutMs),
     ...(prefixRewrite !== '' ? { prefixRewrite } : {}),
     ...(hostRewriteLiteral !== '' ? { hostRewriteLiteral } : {}),
+    ...(hashPolicies.length > 0 ? { hashPolicies } : {}),
+    ...(metadataMatch !== null ? { metadataMatch } : {}),
   };
+}
+
+function weightedClusters(config: JsonObject, routeMatch: MetadataMatchCriteria | null): WeightedClusters {
+  const prefix = stringField(config, 'runtime_key_prefix');
+  return {
+    clusters: messageList(config, 'clusters').map((entry): WeightedCluster => {
+      const name = stringField(entry, 'name');
+      // An entry without criteria of its own uses the route's.
+      const metadataMatch = lbMetadataMatch(entry, routeMatch) ?? routeMatch;
+      return {
+        name,
+        weight: numberField(entry, 'weight'),
+        runtimeKey: `${prefix}.${name}`,
+        ...(metadataMatch !== null ? { metadataMatch } : {}),
+      };
+    }),
+    totalWeight: numberField(config, 'total_weight', DEFAULTS.weightedClustersTotalWeight),
+  };
+}
+
+/** The `proxy.lb` criteria of a message's metadata_match merged over `parent`; null when it has none. */
+function lbMetadataMatch(config: JsonObject, parent: MetadataMatchCriteria | null): MetadataMatchCriteria | null {
+  const metadataMatch = messageField(config, 'metadata_match');
+  if (metadataMatch === undefined) return null;
+  const fields = filterMetadata(metadataMatch)[LB_METADATA_NAMESPACE];
+  return isJsonObject(fields) ? metadataMatchCriteria(fields, parent) : null;
+}
+
+/** One of Envoy's hash methods; connection_properties without source_ip is none (Envoy skips it). */
+function hashPolicy(config: JsonObject): HashPolicy[] {
+  const terminal = boolField(config, 'terminal');
+  const header = messageField(config, 'header');
+  if (header !== undefined) return [{ kind: 'header', name: stringField(header, 'header_name').toLowerCase(), terminal }];
+  const cookie = messageField(config, 'cookie');
+  if (cookie !== undefined) {
+    // Envoy keeps the ttl's whole seconds.
+    const ttlMs = durationMs(cookie, 'ttl');
+    const ttlSeconds = ttlMs === undefined ? null : Math.trunc(ttlMs / 1000);
+    return [{ kind: 'cookie', name: stringField(cookie, 'name'), ttlSeconds, path: stringField(cookie, 'path'), terminal }];
+  }
+  const properties = messageField(config, 'connection_properties');
+  if (properties !== undefined) return boolField(properties, 'source_ip') ? [{ kind: 'source_ip', terminal }] : [];
+  const query = messageField(config, 'query_parameter');
+  if (query !== undefined) return [{ kind: 'query_parameter', name: stringField(query, 'name'), terminal }];
+  const filterState = messageField(config, 'filter_state');
+  // Validation requires one of the kinds.
+  return filterState !== undefined ? [{ kind: 'filter_state', key: stringField(filterState, 'key'), terminal }] : [];
 }
 
 function cluster(config: JsonObject): ClusterConfig {

@@ -3,7 +3,7 @@
 import { isValidAuthority } from '../../http/authority';
 import { FieldError } from '../errors';
 import { childPath, indexPath } from '../field_path';
-import { JsonObject, messageField, messageList, stringField } from '../json';
+import { JsonObject, messageField, messageList, numberField, stringField } from '../json';
 import { CONFIG_TYPES, HEALTH_CHECK, ROUTER } from '../names';
 import { requireNonNegativeDuration } from './durations';
 import { terminalFilterNotLast, typedConfig, unknownExtension } from './extensions';
@@ -16,6 +16,7 @@ const HTTP_FILTER_TYPES: ReadonlyMap<string, string> = new Map([
 ]);
 
 const ROUTE_SOURCES_NOT_SUPPORTED = ['rds', 'scoped_routes'];
+const CONTROL_CHARACTERS = /[\x00-\x1f\x7f]/;
 
 /** @param config the filter's typed_config, at `path` */
 export function validateHttpConnectionManager(config: JsonObject, path: string, clusters: ReadonlySet<string>): void {
@@ -71,12 +72,48 @@ function validateRoute(route: JsonObject, path: string, clusters: ReadonlySet<st
 }
 
 function validateRouteAction(action: JsonObject, path: string, clusters: ReadonlySet<string>): void {
-  const cluster = stringField(action, 'cluster');
-  if (cluster === '') {
-    throw new FieldError(childPath(path, 'cluster'), 'missing required field (other cluster specifiers are not supported yet)');
+  const weighted = messageField(action, 'weighted_clusters');
+  if (weighted !== undefined) {
+    validateWeightedClusters(weighted, childPath(path, 'weighted_clusters'), clusters);
+  } else {
+    const cluster = stringField(action, 'cluster');
+    if (cluster === '') {
+      throw new FieldError(childPath(path, 'cluster'), 'missing required field (cluster_header is not supported yet)');
+    }
+    if (!clusters.has(cluster)) throw new FieldError(childPath(path, 'cluster'), `route: unknown cluster '${cluster}'`);
   }
-  if (!clusters.has(cluster)) throw new FieldError(childPath(path, 'cluster'), `route: unknown cluster '${cluster}'`);
   requireNonNegativeDuration(action, 'timeout', path);
+  validateHashPolicies(action, path);
+}
+
+/** A cookie policy's name and path go into a Set-Cookie response header: no control characters. */
+function validateHashPolicies(action: JsonObject, path: string): void {
+  messageList(action, 'hash_policy').forEach((policy, i) => {
+    const cookie = messageField(policy, 'cookie');
+    if (cookie === undefined) return;
+    for (const field of ['name', 'path']) {
+      if (CONTROL_CHARACTERS.test(stringField(cookie, field))) {
+        throw new FieldError(childPath(childPath(indexPath(childPath(path, 'hash_policy'), i), 'cookie'), field), 'must not contain control characters (it goes into a Set-Cookie header)');
+      }
+    }
+  });
+}
+
+/** The protos require at least one entry, each named (proto_rules.ts). */
+function validateWeightedClusters(weighted: JsonObject, path: string, clusters: ReadonlySet<string>): void {
+  const totalWeight = numberField(weighted, 'total_weight', 100);
+  // 1.16's rule, gone from the later protos we decode: a request picks by random % total_weight.
+  if (totalWeight < 1) throw new FieldError(childPath(path, 'total_weight'), 'value must be greater than or equal to 1');
+  let sum = 0;
+  messageList(weighted, 'clusters').forEach((entry, i) => {
+    const entryPath = indexPath(childPath(path, 'clusters'), i);
+    const name = stringField(entry, 'name');
+    if (!clusters.has(name)) throw new FieldError(childPath(entryPath, 'name'), `route: unknown weighted cluster '${name}'`);
+    // Envoy 1.16 reads the weight with PROTOBUF_GET_WRAPPED_REQUIRED.
+    if (entry['weight'] === undefined) throw new FieldError(childPath(entryPath, 'weight'), "Field 'weight' is missing");
+    sum += numberField(entry, 'weight');
+  });
+  if (sum !== totalWeight) throw new FieldError(path, `Sum of weights in the weighted_cluster should add up to ${totalWeight}`);
 }
 
 /** The protos keep status within 200..599 (proto_rules.ts). */

@@ -70,7 +70,7 @@ function compile(specifier: HeaderMatch['specifier']): Test | null {
 }
 
 /** The first value of `name` in the request; the pseudo-headers name the request line and host. */
-function headerValue(head: RequestHead, name: string): string | undefined {
+export function headerValue(head: RequestHead, name: string): string | undefined {
   switch (name) {
     case ':path':
       return head.path;

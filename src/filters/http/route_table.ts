@@ -7,9 +7,10 @@
 // carries a port, the lookup is repeated without the port.
 
 import { FieldError } from '../../config/errors';
-import type { Route, RouteConfiguration, VirtualHost } from '../../config/model';
+import type { Route, RouteConfiguration, VirtualHost, WeightedCluster, WeightedClusters } from '../../config/model';
 import type { RuntimeSource } from '../../runtime/live_runtime';
 import type { RandomSource } from '../../upstream/lb/load_balancer';
+import { pickWeightedCluster } from './weighted_clusters';
 
 /** A route with its match compiled for the per-request test. */
 class CompiledRoute {
@@ -102,6 +103,11 @@ export class RouteTable {
     }
     this.suffixes = byLengthDescending(suffixes);
     this.prefixes = byLengthDescending(prefixes);
+  }
+
+  /** The cluster of a weighted_clusters route for one request, by a fresh draw. */
+  weightedCluster(weighted: WeightedClusters): WeightedCluster {
+    return pickWeightedCluster(weighted, this.runtime.snapshot(), this.random());
   }
 
   /** The route for a request; null when no virtual host or no route matches (a 404). */

@@ -16,6 +16,7 @@ import { connectionContext } from '../../upstream/lb/load_balancer';
 import type { ClusterManager } from '../../upstream/cluster_manager';
 import { percentageOfTimeout, type TimeoutBudgetStats } from '../../upstream/timeout_budget_stats';
 import type { DownstreamAddresses } from '../../upstream/upstream_network_filter';
+import { RouteLoadBalancerContext } from './route_load_balancer_context';
 import type { RouteTable } from './route_table';
 import type { RouterStats } from './router_stats';
 
@@ -27,7 +28,8 @@ export interface DownstreamStream {
   readonly connection: DownstreamAddresses;
   /** Answers the request with a complete response of our own (text/plain when `body` is set). */
   sendLocalReply(status: number, body: string): void;
-  encodeHeaders(head: ResponseHead, upstreamServiceTimeMs: number): void;
+  /** @param extraHeaders header lines the router adds (`name: value\r\n` each), '' for none */
+  encodeHeaders(head: ResponseHead, upstreamServiceTimeMs: number, extraHeaders: string): void;
   /** True when the downstream write buffer is over its limit; onDownstreamDrained follows. */
   encodeData(chunk: Buffer): boolean;
   encodeComplete(): void;
@@ -62,6 +64,8 @@ export class Router implements PoolCallbacks, UpstreamStreamCallbacks {
   private upstream: Http1ClientConnection | null = null;
   private hostStats: HostStats | null = null;
   private upstreamHead = '';
+  /** `set-cookie` lines the route's cookie hash policy made, for the response head. */
+  private setCookieHeaders = '';
   private headMethod = false;
   private http10 = false;
   private chunked = false;
@@ -100,14 +104,22 @@ export class Router implements PoolCallbacks, UpstreamStreamCallbacks {
       this.downstream.sendLocalReply(action.status, action.body);
       return;
     }
-    const cluster = config.clusters.get(action.cluster);
+    const weighted = action.weightedClusters === undefined ? null : config.routeTable.weightedCluster(action.weightedClusters);
+    const cluster = config.clusters.get(weighted === null ? action.cluster : weighted.name);
     if (cluster === undefined) {
       config.stats.no_cluster.inc();
       this.downstream.sendLocalReply(503, '');
       return;
     }
     config.stats.rq_total.inc();
-    const host = cluster.chooseHost(connectionContext(this.downstream.connection));
+    const metadataMatch = weighted === null ? action.metadataMatch : weighted.metadataMatch;
+    const downstream = this.downstream;
+    // Only a route that hashes or matches metadata pays for a context of its own.
+    const routeContext =
+      action.hashPolicies === undefined && metadataMatch === undefined
+        ? null
+        : new RouteLoadBalancerContext(action.hashPolicies, metadataMatch ?? null, head, downstream.connection, downstream.remoteAddress, config.useRemoteAddress);
+    const host = cluster.chooseHost(routeContext ?? connectionContext(downstream.connection));
     if (host === null) {
       cluster.info.stats.counters.upstream_cx_none_healthy.inc();
       cluster.info.stats.chargeResponseCode(503);
@@ -117,6 +129,8 @@ export class Router implements PoolCallbacks, UpstreamStreamCallbacks {
 
     this.active = true;
     this.cluster = cluster;
+    // As in Envoy, the cookies a hash policy made go on the upstream's response, not on local replies.
+    if (routeContext !== null) this.setCookieHeaders = routeContext.setCookieHeaders;
     this.timeoutMs = action.timeoutMs;
     this.requestComplete = false;
     this.responseStarted = false;
@@ -217,7 +231,7 @@ export class Router implements PoolCallbacks, UpstreamStreamCallbacks {
     if (head.status >= 500) this.hostStats!.rq_error.inc();
     else this.hostStats!.rq_success.inc();
     const serviceTime = this.requestComplete ? Math.floor(performance.now() - this.requestCompleteTime) : 0;
-    this.downstream.encodeHeaders(head, serviceTime);
+    this.downstream.encodeHeaders(head, serviceTime, this.setCookieHeaders);
   }
 
   onUpstreamBody(chunk: Buffer): void {
@@ -340,6 +354,7 @@ export class Router implements PoolCallbacks, UpstreamStreamCallbacks {
     this.upstream = null;
     this.hostStats = null;
     this.upstreamHead = '';
+    this.setCookieHeaders = '';
     this.pendingBody = null;
     this.pendingBytes = 0;
     this.upstreamPaused = false;

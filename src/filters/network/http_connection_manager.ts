@@ -259,7 +259,7 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
     this.endStream(close);
   }
 
-  encodeHeaders(upstream: ResponseHead, upstreamServiceTimeMs: number): void {
+  encodeHeaders(upstream: ResponseHead, upstreamServiceTimeMs: number, extraHeaders: string): void {
     const status = upstream.status;
     const request = this.request!;
     let close = this.closesAfterResponse();
@@ -281,6 +281,7 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
       head += `${name}: ${headers[i + 1]}\r\n`;
     }
     if (filtered !== null) head += filtered.text;
+    head += extraHeaders;
     if (upstream.contentLength >= 0 && upstream.bodyLength !== BODY_CHUNKED && upstream.bodyLength !== BODY_UNTIL_CLOSE) {
       head += `content-length: ${upstream.contentLength}\r\n`;
     } else if (request.http10) {

@@ -1,0 +1,57 @@
+// The load balancer context of a request whose route hashes or matches metadata (the router's
+// side of Envoy's LoadBalancerContext). Routes with neither pass the cheap connectionContext.
+
+import type { HashPolicy } from '../../config/model';
+import type { RequestHead } from '../../http/http1/message_head';
+import { addressString } from '../../upstream/address';
+import type { LoadBalancerContext } from '../../upstream/lb/load_balancer';
+import type { MetadataMatchCriteria } from '../../upstream/lb/metadata_match';
+import type { DownstreamAddresses } from '../../upstream/upstream_network_filter';
+import { computeHashKey, downstreamRemoteIp, generatedCookieValue, type HashedRequest, setCookieValue } from './hash_policy';
+
+export class RouteLoadBalancerContext implements LoadBalancerContext, HashedRequest {
+  readonly hostSelectionRetryCount = 0;
+  /** `set-cookie` header lines for the response, from cookie policies that made a cookie; '' for none. */
+  setCookieHeaders = '';
+  private hash: bigint | null = null;
+  private hashed = false;
+
+  constructor(
+    private readonly hashPolicies: readonly HashPolicy[] | undefined,
+    readonly metadataMatch: MetadataMatchCriteria | null,
+    readonly head: RequestHead,
+    readonly downstream: DownstreamAddresses,
+    private readonly connectionIp: string,
+    private readonly useRemoteAddress: boolean,
+  ) {}
+
+  /**
+   * Computed on first read, once: as in Envoy, only a hashing balancer asks, so a cookie policy
+   * makes no cookie for a cluster that does not hash.
+   */
+  get hashKey(): bigint | null {
+    if (!this.hashed) {
+      this.hashed = true;
+      if (this.hashPolicies !== undefined) this.hash = computeHashKey(this.hashPolicies, this);
+    }
+    return this.hash;
+  }
+
+  get remoteIp(): string {
+    return downstreamRemoteIp(this.head, this.connectionIp, this.useRemoteAddress);
+  }
+
+  addCookie(name: string, path: string, ttlSeconds: number): string {
+    const downstream = this.downstream;
+    const value = generatedCookieValue(
+      addressString({ address: downstream.remoteAddress ?? '', port: downstream.remotePort ?? 0 }),
+      addressString({ address: downstream.localAddress ?? '', port: downstream.localPort ?? 0 }),
+    );
+    this.setCookieHeaders += `set-cookie: ${setCookieValue(name, value, path, ttlSeconds)}\r\n`;
+    return value;
+  }
+
+  shouldSelectAnotherHost(): boolean {
+    return false;
+  }
+}
