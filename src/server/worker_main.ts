@@ -88,6 +88,7 @@ async function run(init: WorkerInit, control: WorkerControl): Promise<(m: Superv
     localClusterName: init.bootstrap.localClusterName,
     localLocality: nodeLocality(init.bootstrap.node),
     log: logFactory,
+    reportsTables: init.workerIndex === 0,
   });
   // Envoy declares a cluster's stats when it builds the cluster: the workers share that out,
   // each its own slice, so that 10,000 clusters' names are interned on every core at once.

@@ -47,6 +47,8 @@ export interface ClusterEnvironment {
   readonly readBuffer: Buffer;
   /** The node's locality (after --service-zone), listed first in every cluster; null when it has none. */
   readonly localLocality: Locality | null;
+  /** This worker sets the hashing balancers' table gauges (one worker does: see ClusterInfo). */
+  readonly reportsTables: boolean;
   /** The `upstream` component's logger. */
   readonly log: Logger;
 }
@@ -71,7 +73,7 @@ export class Cluster {
     this.prioritySet = new PrioritySet(environment.localLocality);
     this.store = environment.store;
     this.readBuffer = environment.readBuffer;
-    this.info = new ClusterInfo(config, environment.store);
+    this.info = new ClusterInfo(config, environment.store, environment.reportsTables);
     // The discovery type is the supervisor's business: a worker only ever sees membership.
     if (config.lbPolicy === 'CLUSTER_PROVIDED') {
       // No cluster type of this build brings its own balancer yet (ORIGINAL_DST will).

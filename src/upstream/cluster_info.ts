@@ -31,9 +31,15 @@ export class ClusterInfo {
   readonly leastRequestLbConfig: LeastRequestLbConfig;
   private statsHandles: ClusterStats | null = null;
 
+  /**
+   * `reportsTables`: this process sets the gauges of the hashing balancers' tables. Every
+   * worker builds the same table and gauges add up over workers, so only one reports (Envoy
+   * builds the table once and shares it).
+   */
   constructor(
     config: ClusterConfig,
     private readonly store: StatsStore,
+    private readonly reportsTables = true,
   ) {
     this.name = config.name;
     this.statName = config.statName;
@@ -61,8 +67,11 @@ export class ClusterInfo {
     return (this.statsHandles ??= new ClusterStats(this.store.scope(`cluster.${this.statName}`)));
   }
 
-  /** `cluster.<stat_name>.<name>`, for a policy's own stats (ring_hash_lb, maglev_lb): made by the balancer that uses it. */
-  lbScope(name: string): Scope {
-    return this.store.scope(`cluster.${this.statName}.${name}`);
+  /**
+   * `cluster.<stat_name>.<name>`, for a hashing policy's table gauges (ring_hash_lb, maglev_lb),
+   * made by the balancer that uses it; null in the workers that do not report them.
+   */
+  tableScope(name: string): Scope | null {
+    return this.reportsTables ? this.store.scope(`cluster.${this.statName}.${name}`) : null;
   }
 }

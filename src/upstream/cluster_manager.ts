@@ -37,6 +37,8 @@ export interface ClusterManagerOptions {
   /** The node's locality after --service-zone (nodeLocality); null when it has none. */
   readonly localLocality?: Locality | null;
   readonly log: LoggerFactory;
+  /** This worker sets the hashing balancers' table gauges; one worker does. Default true. */
+  readonly reportsTables?: boolean;
 }
 
 export class ClusterManager {
@@ -53,6 +55,7 @@ export class ClusterManager {
       readBuffer: Buffer.allocUnsafe(READ_BUFFER_BYTES),
       localLocality: options.localLocality ?? null,
       log: options.log('upstream'),
+      reportsTables: options.reportsTables ?? true,
     };
     const byName = new Map(options.snapshots.map((s) => [s.cluster, s]));
     const build = (i: number, localPrioritySet: PrioritySet | null): Cluster => {

@@ -6,6 +6,7 @@
 import assert from 'node:assert/strict';
 import type * as http from 'node:http';
 import { describe, test } from 'node:test';
+import { httpListener } from '../helpers/config_fixtures';
 import { startUpstream, type Upstream } from '../helpers/http_peers';
 import { request, type RunningProxy, startProxy, waitFor } from '../helpers/proxy_process';
 import { socketOwner } from '../helpers/socket_owner';
@@ -101,29 +102,7 @@ function bootstrap(setup: BalancedSetup, upstreams: readonly Upstream[]): Record
   }));
   return {
     static_resources: {
-      listeners: [
-        {
-          name: 'in',
-          address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
-          filter_chains: [
-            {
-              filters: [
-                {
-                  name: 'envoy.filters.network.http_connection_manager',
-                  typed_config: {
-                    '@type': 'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
-                    stat_prefix: 'in',
-                    route_config: {
-                      virtual_hosts: [{ name: 'all', domains: ['*'], routes: [{ match: { prefix: '/' }, route: { cluster: 'backend', ...setup.route } }] }],
-                    },
-                    http_filters: [{ name: 'envoy.filters.http.router' }],
-                  },
-                },
-              ],
-            },
-          ],
-        },
-      ],
+      listeners: [httpListener('in', 0, [{ match: { prefix: '/' }, route: { cluster: 'backend', ...setup.route } }])],
       clusters: [
         {
           name: 'backend',
@@ -196,6 +175,57 @@ describe('load balancing over three upstreams, two workers', TIMEOUT, () => {
       assert.ok(counts[2]! <= 25, `counts ${counts.join(', ')}`);
       assert.ok(counts[0]! + counts[1]! >= 65, `counts ${counts.join(', ')}`);
       assert.ok(counts[2]! >= 1, `counts ${counts.join(', ')}`);
+    });
+  });
+
+  for (const policy of ['RING_HASH', 'MAGLEV']) {
+    test(`${policy} on a header: each key stays on one host, whichever worker takes the request`, async () => {
+      const setup = { cluster: { lb_policy: policy }, route: { hash_policy: [{ header: { header_name: 'x-user' } }] }, trackWorkers: true };
+      await withBalanced(setup, async (b) => {
+        const users = Array.from({ length: 12 }, (_, i) => `user-${i}`);
+        const hostsOf = new Map<string, Set<number>>();
+        const workersOf = new Map<string, Set<number | undefined>>();
+        for (let round = 0; round < 6; round++) {
+          for (const user of users) {
+            await b.send({ 'x-user': user });
+            const hit = b.hits[b.hits.length - 1]!;
+            (hostsOf.get(user) ?? hostsOf.set(user, new Set()).get(user)!).add(hit.upstream);
+            (workersOf.get(user) ?? workersOf.set(user, new Set()).get(user)!).add(hit.worker);
+          }
+        }
+        for (const [user, hosts] of hostsOf) assert.equal(hosts.size, 1, `${user} reached upstreams ${[...hosts].join(', ')}`);
+        // Both workers computed the same table: some key went through both and still met one host.
+        assert.ok([...workersOf.values()].some((w) => w.size === 2), 'no key was served by both workers');
+        // Twelve keys do not all land on one of three equal hosts (each key: 1/3 per host).
+        assert.ok(new Set([...hostsOf.values()].map((h) => [...h][0])).size >= 2, `counts ${b.counts().join(', ')}`);
+        // Both workers build the table; the gauges tell of one table, not of the sum of two.
+        if (policy === 'RING_HASH') {
+          const size = await b.proxy.stat('cluster.backend.ring_hash_lb.size');
+          assert.ok(size !== undefined && size >= 1024 && size < 1100, `ring_hash_lb.size ${size}`);
+        } else {
+          const most = await b.proxy.stat('cluster.backend.maglev_lb.max_entries_per_host');
+          assert.ok(most !== undefined && most > 65537 / 3 - 10 && most < 65537 / 3 + 10, `maglev_lb.max_entries_per_host ${most}`);
+        }
+      });
+    });
+  }
+
+  test('subsets: a route whose metadata_match names version v1 reaches only the v1 hosts', async () => {
+    const version = (v: string) => ({ filter_metadata: { 'envoy.lb': { version: v } } });
+    const setup = {
+      cluster: { lb_subset_config: { fallback_policy: 'NO_FALLBACK', subset_selectors: [{ keys: ['version'] }] } },
+      route: { metadata_match: { filter_metadata: { 'envoy.lb': { version: 'v1' } } } },
+      metadata: [version('v1'), version('v2'), version('v1')],
+    };
+    await withBalanced(setup, async (b) => {
+      await sendSequentially(b, 30);
+      const counts = b.counts();
+      assert.equal(counts[1], 0, `counts ${counts.join(', ')}`);
+      // Round robin inside the subset: both v1 hosts take about half.
+      assert.ok(counts[0]! >= 10 && counts[2]! >= 10, `counts ${counts.join(', ')}`);
+      assert.equal(await b.proxy.stat('cluster.backend.lb_subsets_selected'), 30);
+      // Each worker keeps its own subsets and counts them in the cluster's gauge, as each of Envoy's threads does.
+      assert.equal(await b.proxy.stat('cluster.backend.lb_subsets_active'), 2 * b.workers.length);
     });
   });
 });

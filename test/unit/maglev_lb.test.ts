@@ -63,7 +63,7 @@ test('lookups use hash % table size; gauges count entries per host', () => {
     assert.equal(lb.chooseHost(context(h))?.port, hosts[table[Number(h % 101n)]].port, `hash ${h}`);
   }
   const counts = [0, 1, 2, 3, 4].map((i) => table.filter((x) => x === i).length);
-  const scope = info.lbScope('maglev_lb');
+  const scope = info.tableScope('maglev_lb')!;
   assert.deepEqual([scope.gauge('min_entries_per_host').value(), scope.gauge('max_entries_per_host').value()], [Math.min(...counts), Math.max(...counts)]);
 });
 

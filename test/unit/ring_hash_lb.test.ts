@@ -56,7 +56,7 @@ test('lookups take the first point at or after the hash and wrap past the last',
   const random = seeded(7);
   for (let i = 0; i < 50; i++) probes.push((BigInt(random()) << 32n) | BigInt(random()));
   for (const h of probes) assert.equal(lb.chooseHost(context(h))?.port, hosts[ring[referenceLookup(ring, h)][1]].port, `hash ${h}`);
-  const scope = info.lbScope('ring_hash_lb');
+  const scope = info.tableScope('ring_hash_lb')!;
   assert.deepEqual([scope.gauge('size').value(), scope.gauge('min_hashes_per_host').value(), scope.gauge('max_hashes_per_host').value()], [16, 4, 4]);
 });
 

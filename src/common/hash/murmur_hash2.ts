@@ -2,7 +2,7 @@
 // libsupc++/hash_bytes.cc), which Envoy's ring hash offers as MURMUR_HASH_2 so that rings match
 // those of other std::hash based implementations. Same int32-halves arithmetic as xxhash64.ts.
 
-import { mulHi } from './uint64_math';
+import { hashAsBigInt, mulHi } from './uint64_math';
 
 /** libstdc++'s default seed for std::hash<std::string>, Envoy's MurmurHash::STD_HASH_SEED. */
 export const STD_HASH_SEED = 0xc70f6907n;
@@ -12,11 +12,7 @@ const MUL_LO = 0x5bd1e995 | 0;
 
 /** MurmurHash2-64 (libstdc++'s) of `input` (a string as its UTF-8 bytes) with `seed`, as a uint64. */
 export function murmurHash2(input: string | Uint8Array, seed: bigint = STD_HASH_SEED): bigint {
-  const bytes = typeof input === 'string' ? Buffer.from(input, 'utf8') : input;
-  const s = BigInt.asUintN(64, seed);
-  const out = new Uint32Array(2);
-  murmurHash2Into(bytes, bytes.length, Number(s >> 32n), Number(s & 0xffffffffn), out, 0);
-  return (BigInt(out[0]) << 32n) | BigInt(out[1]);
+  return hashAsBigInt(murmurHash2Into, input, seed);
 }
 
 /** The allocation-free form: the hash of bytes[0, length) to out[at] (high) and out[at + 1] (low). */

@@ -13,3 +13,15 @@ export function mulHi(aHi: number, aLo: number, bHi: number, bLo: number): numbe
   const high = a1 * b1 + (mid1 >>> 16) + (mid2 >>> 16);
   return (high + Math.imul(aHi, bLo) + Math.imul(aLo, bHi)) | 0;
 }
+
+/** An allocation-free 64-bit hash: of bytes[0, length) with the seed's halves, to out[at] (high) and out[at + 1] (low). */
+export type HashInto = (bytes: Uint8Array, length: number, seedHi: number, seedLo: number, out: Uint32Array, at: number) => void;
+
+/** `hashInto` of `input` (a string as its UTF-8 bytes) with a 64-bit `seed`, as a uint64. */
+export function hashAsBigInt(hashInto: HashInto, input: string | Uint8Array, seed: bigint): bigint {
+  const bytes = typeof input === 'string' ? Buffer.from(input, 'utf8') : input;
+  const s = BigInt.asUintN(64, seed);
+  const out = new Uint32Array(2);
+  hashInto(bytes, bytes.length, Number(s >> 32n), Number(s & 0xffffffffn), out, 0);
+  return (BigInt(out[0]) << 32n) | BigInt(out[1]);
+}

@@ -4,7 +4,7 @@
 // with Math.imul plus the low halves' high product in 16-bit pieces; only xxHash64's result is
 // made a bigint.
 
-import { mulHi } from './uint64_math';
+import { hashAsBigInt, mulHi } from './uint64_math';
 
 // The specification's five primes, as int32 halves.
 const P1_HI = 0x9e3779b1 | 0;
@@ -20,11 +20,7 @@ const P5_LO = 0x165667c5 | 0;
 
 /** XXH64 of `input` (a string is hashed as its UTF-8 bytes) with `seed` (default 0), as a uint64. */
 export function xxHash64(input: string | Uint8Array, seed: bigint = 0n): bigint {
-  const bytes = typeof input === 'string' ? Buffer.from(input, 'utf8') : input;
-  const s = BigInt.asUintN(64, seed);
-  const out = new Uint32Array(2);
-  xxHash64Into(bytes, bytes.length, Number(s >> 32n), Number(s & 0xffffffffn), out, 0);
-  return (BigInt(out[0]) << 32n) | BigInt(out[1]);
+  return hashAsBigInt(xxHash64Into, input, seed);
 }
 
 /**

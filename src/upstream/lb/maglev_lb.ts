@@ -16,7 +16,8 @@ interface MaglevGauges {
 export class MaglevLoadBalancer extends ThreadAwareLoadBalancer {
   private readonly tableSize: number;
   private readonly useHostname: boolean;
-  private gauges: MaglevGauges | null = null;
+  /** Undefined until the first table; null in a worker that does not report tables. */
+  private gauges: MaglevGauges | null | undefined;
 
   constructor(params: LoadBalancerParams) {
     super(params);
@@ -26,8 +27,9 @@ export class MaglevLoadBalancer extends ThreadAwareLoadBalancer {
 
   protected createTable(weights: NormalizedHostWeights): HashingTable {
     const table = buildMaglevTable(weights, this.tableSize, this.useHostname);
-    if (table.stats !== null) {
-      const gauges = (this.gauges ??= maglevGauges(this.info.lbScope('maglev_lb')));
+    if (this.gauges === undefined) this.gauges = maglevGauges(this.info.tableScope('maglev_lb'));
+    const gauges = this.gauges;
+    if (table.stats !== null && gauges !== null) {
       gauges.minEntriesPerHost.set(table.stats.minEntriesPerHost);
       gauges.maxEntriesPerHost.set(table.stats.maxEntriesPerHost);
     }
@@ -35,8 +37,8 @@ export class MaglevLoadBalancer extends ThreadAwareLoadBalancer {
   }
 }
 
-function maglevGauges(scope: Scope): MaglevGauges {
-  return { minEntriesPerHost: scope.gauge('min_entries_per_host'), maxEntriesPerHost: scope.gauge('max_entries_per_host') };
+function maglevGauges(scope: Scope | null): MaglevGauges | null {
+  return scope === null ? null : { minEntriesPerHost: scope.gauge('min_entries_per_host'), maxEntriesPerHost: scope.gauge('max_entries_per_host') };
 }
 
 export class MaglevTable implements HashingTable {

@@ -20,7 +20,8 @@ interface RingGauges {
 export class RingHashLoadBalancer extends ThreadAwareLoadBalancer {
   private readonly config: RingHashLbConfig;
   private readonly useHostname: boolean;
-  private gauges: RingGauges | null = null;
+  /** Undefined until the first table; null in a worker that does not report tables. */
+  private gauges: RingGauges | null | undefined;
 
   constructor(params: LoadBalancerParams) {
     super(params);
@@ -30,8 +31,9 @@ export class RingHashLoadBalancer extends ThreadAwareLoadBalancer {
 
   protected createTable(weights: NormalizedHostWeights): HashingTable {
     const ring = buildRing(weights, this.config, this.useHostname);
-    if (ring.stats !== null) {
-      const gauges = (this.gauges ??= ringGauges(this.info.lbScope('ring_hash_lb')));
+    if (this.gauges === undefined) this.gauges = ringGauges(this.info.tableScope('ring_hash_lb'));
+    const gauges = this.gauges;
+    if (ring.stats !== null && gauges !== null) {
       gauges.size.set(ring.stats.size);
       gauges.minHashesPerHost.set(ring.stats.minHashesPerHost);
       gauges.maxHashesPerHost.set(ring.stats.maxHashesPerHost);
@@ -40,8 +42,8 @@ export class RingHashLoadBalancer extends ThreadAwareLoadBalancer {
   }
 }
 
-function ringGauges(scope: Scope): RingGauges {
-  return { size: scope.gauge('size'), minHashesPerHost: scope.gauge('min_hashes_per_host'), maxHashesPerHost: scope.gauge('max_hashes_per_host') };
+function ringGauges(scope: Scope | null): RingGauges | null {
+  return scope === null ? null : { size: scope.gauge('size'), minHashesPerHost: scope.gauge('min_hashes_per_host'), maxHashesPerHost: scope.gauge('max_hashes_per_host') };
 }
 
 export interface RingStats {

@@ -10,11 +10,8 @@ import { type HostSet, type HostsPerLocality, PrioritySet } from '../priority_se
 import type { LoadBalancer, LoadBalancerContext } from './load_balancer';
 import type { LoadBalancerParams } from './load_balancer_base';
 import type { LoadBalancerFactory } from './load_balancer_registry';
-import type { MetadataMatchCriteria } from './metadata_match';
+import { LB_METADATA_NAMESPACE, type MetadataMatchCriteria } from './metadata_match';
 import { valueKey, valuesEqual } from './protobuf_value';
-
-/** The endpoint metadata namespace subsets are made from (Envoy's `envoy.lb`). */
-export const LB_METADATA_NAMESPACE = 'proxy.lb';
 
 /** A subset's identity: (key, value) pairs, keys sorted (Envoy's SubsetMetadata). */
 type SubsetMetadata = readonly (readonly [name: string, value: unknown])[];
