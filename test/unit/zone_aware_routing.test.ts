@@ -192,6 +192,17 @@ test("the local cluster's updates regenerate the plan (lb_recalculate_zone_struc
   assert.deepEqual(counters(b), { lb_recalculate_zone_structures: 2, lb_zone_routing_sampled: 1, lb_zone_routing_all_directly: 4 });
 });
 
+test('a local cluster that grows a second zone turns zone routing on at the next pick', { timeout: 5000 }, () => {
+  // One local zone: no locality routing, every pick over all healthy upstream hosts.
+  const local = localSet([2]);
+  const b = zoneBalancer(zoned([3, 3]), local);
+  assert.deepEqual(zonesOf(ports(b.lb, 4)), [0, 0, 0, 1]);
+  // Two local zones, upstream a (5000) >= local a (5000): all direct to the local zone.
+  local.update(zoned([1, 1]));
+  assert.deepEqual(zonesOf(ports(b.lb, 4)), [0, 0, 0, 0]);
+  assert.equal(counters(b).lb_zone_routing_all_directly, 4);
+});
+
 test('the cluster manager gives every other cluster the local cluster\'s hosts, and its updates reach their balancers', { timeout: 5000 }, () => {
   const endpoints = (counts: readonly number[], port: number) =>
     counts.map((count, zone) => ({

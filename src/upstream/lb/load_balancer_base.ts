@@ -96,8 +96,12 @@ export abstract class LoadBalancerBase implements LoadBalancer {
     this.runtime = params.runtime;
     this.random = params.random;
     this.commonLbConfig = params.commonLbConfig;
-    // The local cluster's membership decides the plan as much as this cluster's does.
-    params.localPrioritySet?.onUpdate(() => this.regenerateLocalityRouting());
+    // The local cluster's membership decides the plan as much as this cluster's does, and the
+    // plan decides whether picks may skip the choice of a host list.
+    params.localPrioritySet?.onUpdate(() => {
+      this.regenerateLocalityRouting();
+      this.fixedSource = this.findFixedSource();
+    });
   }
 
   /**
@@ -143,9 +147,10 @@ export abstract class LoadBalancerBase implements LoadBalancer {
   }
 
   /**
-   * The hosts a pick for `hash` draws from: all of a priority in panic (counted in
-   * lb_healthy_panic), else its healthy or degraded ones. Null when panic must fail the
-   * request instead (zone_aware_lb_config.fail_traffic_on_panic).
+   * The host list the next pick draws from: all of a priority in panic (counted in
+   * lb_healthy_panic), else its healthy or degraded ones, or one locality's of them. Null when
+   * panic must fail the request instead (zone_aware_lb_config.fail_traffic_on_panic). The
+   * priority takes a random draw only when the load is split between host lists.
    */
   protected hostSourceToUse(): HostsSource | null {
     const fixed = this.fixedSource;
