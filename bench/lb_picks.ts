@@ -10,7 +10,7 @@ import type { LbPolicy } from '../src/config/model';
 import { LiveRuntime } from '../src/runtime/live_runtime';
 import { createHeapStatsStore } from '../src/stats/store';
 import { Cluster } from '../src/upstream/cluster';
-import { connectionContext, type LoadBalancerContext, mathRandom } from '../src/upstream/lb/load_balancer';
+import { type LoadBalancerContext, mathRandom } from '../src/upstream/lb/load_balancer';
 import { LOAD_BALANCERS } from '../src/upstream/lb/load_balancer_registry';
 import { silentLogger, staticCluster } from '../test/helpers/data_plane';
 import { staticSnapshots } from '../test/helpers/membership';
@@ -31,8 +31,11 @@ const ENVOY_FIGURES: Partial<Record<LbPolicy, string>> = {
 function contexts(): LoadBalancerContext[] {
   const random = seeded(1);
   return Array.from({ length: CONTEXTS }, () => ({
-    ...connectionContext(null),
     hashKey: (BigInt(random()) << 32n) | BigInt(random()),
+    metadataMatch: null,
+    downstream: null,
+    hostSelectionRetryCount: 0,
+    shouldSelectAnotherHost: () => false,
   }));
 }
 

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import type { LbSubsetConfig, Locality } from '../../src/config/model';
 import { HealthFlag } from '../../src/upstream/health_flags';
 import type { Host } from '../../src/upstream/host';
-import { connectionContext, type LoadBalancerContext } from '../../src/upstream/lb/load_balancer';
+import { connectionContext, type LoadBalancerContext, withMetadataMatch } from '../../src/upstream/lb/load_balancer';
 import { type LoadBalancerFactory, LOAD_BALANCERS } from '../../src/upstream/lb/load_balancer_registry';
 import { SubsetLoadBalancer } from '../../src/upstream/lb/subset_load_balancer';
 import type { PrioritySet } from '../../src/upstream/priority_set';
@@ -58,7 +58,7 @@ function subsetLb(hosts: readonly Host[], config: Partial<LbSubsetConfig>, optio
 /** A context asking for `criteria` (null: a route without metadata_match). */
 function match(criteria: Record<string, unknown> | null, base: LoadBalancerContext = connectionContext(null)): LoadBalancerContext {
   const metadataMatch = criteria === null ? null : Object.entries(criteria).sort(([a], [b]) => (a < b ? -1 : 1)).map(([name, value]) => ({ name, value }));
-  return { ...base, metadataMatch };
+  return withMetadataMatch(base, metadataMatch);
 }
 
 /** The ports of `n` picks for `context` (null where there was no host). */
@@ -187,7 +187,7 @@ test('KEYS_SUBSET keeps the caller\'s context: hash key, retries and hosts to av
   const hosts = [lbHost(80, { version: 'v1', stage: 'prod' }), lbHost(81, { version: 'v1', stage: 'dev' })];
   const subsetSelectors = [{ keys: ['version', 'stage'], fallbackPolicy: 'KEYS_SUBSET' as const, fallbackKeysSubset: ['version'] }, selector('version')];
   const { lb } = subsetLb(hosts, { subsetSelectors });
-  const avoid80: LoadBalancerContext = { ...connectionContext(null), hostSelectionRetryCount: 1, shouldSelectAnotherHost: (h) => h.port === 80 };
+  const avoid80: LoadBalancerContext = { hashKey: null, metadataMatch: null, downstream: null, hostSelectionRetryCount: 1, shouldSelectAnotherHost: (h) => h.port === 80 };
   assert.deepEqual(picks(lb, match({ version: 'v1', stage: 'canary' }, avoid80), 4), [81, 81, 81, 81]);
 });
 

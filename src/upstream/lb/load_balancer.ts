@@ -34,7 +34,31 @@ export type RandomSource = () => number;
 
 export const mathRandom: RandomSource = () => Math.floor(Math.random() * 0x100000000);
 
+/** A pick with nothing to hash, no metadata to match and no host to avoid: one small object per request, no closure. */
+class ConnectionContext implements LoadBalancerContext {
+  readonly hashKey = null;
+  readonly metadataMatch = null;
+  readonly hostSelectionRetryCount = 0;
+
+  constructor(readonly downstream: DownstreamAddresses | null) {}
+
+  shouldSelectAnotherHost(): boolean {
+    return false;
+  }
+}
+
 /** The context of a pick with nothing to hash, no metadata to match and no host to avoid. */
 export function connectionContext(downstream: DownstreamAddresses | null): LoadBalancerContext {
-  return { hashKey: null, metadataMatch: null, downstream, hostSelectionRetryCount: 0, shouldSelectAnotherHost: () => false };
+  return new ConnectionContext(downstream);
+}
+
+/** The same context asking for `metadataMatch` instead (Envoy's LoadBalancerContextWrapper). */
+export function withMetadataMatch(context: LoadBalancerContext, metadataMatch: MetadataMatchCriteria | null): LoadBalancerContext {
+  return {
+    hashKey: context.hashKey,
+    metadataMatch,
+    downstream: context.downstream,
+    hostSelectionRetryCount: context.hostSelectionRetryCount,
+    shouldSelectAnotherHost: (host) => context.shouldSelectAnotherHost(host),
+  };
 }

@@ -7,7 +7,7 @@
 import type { LbSubsetConfig, LbSubsetSelector } from '../../config/model';
 import type { Host } from '../host';
 import { type HostSet, type HostsPerLocality, PrioritySet } from '../priority_set';
-import type { LoadBalancer, LoadBalancerContext } from './load_balancer';
+import { type LoadBalancer, type LoadBalancerContext, withMetadataMatch } from './load_balancer';
 import type { LoadBalancerParams } from './load_balancer_base';
 import type { LoadBalancerFactory } from './load_balancer_registry';
 import { LB_METADATA_NAMESPACE, type MetadataMatchCriteria } from './metadata_match';
@@ -239,17 +239,6 @@ function hostMatches(metadata: SubsetMetadata, host: Host, listAsAny: boolean): 
     const actual = fields[name];
     return listAsAny && Array.isArray(actual) ? actual.some((element) => valuesEqual(element, value)) : valuesEqual(actual, value);
   });
-}
-
-/** The same context asking for `metadataMatch` instead (Envoy's LoadBalancerContextWrapper). */
-function withMetadataMatch(context: LoadBalancerContext, metadataMatch: MetadataMatchCriteria): LoadBalancerContext {
-  return {
-    hashKey: context.hashKey,
-    metadataMatch,
-    downstream: context.downstream,
-    hostSelectionRetryCount: context.hostSelectionRetryCount,
-    shouldSelectAnotherHost: (host) => context.shouldSelectAnotherHost(host),
-  };
 }
 
 /** Metadata with sorted keys -> a string equal for equal metadata (values by valueKey). */
