@@ -334,6 +334,36 @@ export interface LeastRequestLbConfig {
   readonly activeRequestBias: RuntimeDouble | null;
 }
 
+/** Envoy's RoutingPriority: circuit breakers keep separate counts per priority. */
+export type RoutingPriority = 'DEFAULT' | 'HIGH';
+
+/** CircuitBreakers.Thresholds of one priority, Envoy's defaults filled in. */
+export interface CircuitBreakerThresholds {
+  readonly maxConnections: number;
+  readonly maxPendingRequests: number;
+  readonly maxRequests: number;
+  readonly maxRetries: number;
+  /** Unlimited (2^32 - 1) unless set. */
+  readonly maxConnectionPools: number;
+  /** track_remaining: publish the remaining_* gauges. */
+  readonly trackRemaining: boolean;
+  /** retry_budget: replaces maxRetries with a share of the active requests. */
+  readonly retryBudget: RetryBudget | null;
+}
+
+export interface RetryBudget {
+  /** Percent of active plus pending requests that may be retries (default 20). */
+  readonly budgetPercent: number;
+  /** Retries always allowed whatever the budget (default 3). */
+  readonly minRetryConcurrency: number;
+}
+
+/** circuit_breakers: the thresholds of both priorities (Envoy's defaults for one left unset). */
+export interface CircuitBreakers {
+  readonly DEFAULT: CircuitBreakerThresholds;
+  readonly HIGH: CircuitBreakerThresholds;
+}
+
 /** Cluster.CommonLbConfig, defaults filled in. */
 export interface CommonLbConfig {
   /** Whole percent (truncated), 0..100; 0 disables panic mode. */
@@ -391,7 +421,7 @@ export interface ClusterConfig {
   /** metadata.filter_metadata, for filters. */
   readonly metadata: Readonly<Record<string, unknown>>;
   readonly healthChecks: readonly UnmodelledMessage[];
-  readonly circuitBreakers: UnmodelledMessage | null;
+  readonly circuitBreakers: CircuitBreakers;
   /** transport_socket, or the v2 `tls_context` upgraded into a `proxy.transport_sockets.tls` one; null: plaintext. */
   readonly transportSocket: TransportSocketConfig | null;
   readonly transportSocketMatches: readonly TransportSocketMatch[];

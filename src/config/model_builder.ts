@@ -20,6 +20,8 @@ import type {
   Bootstrap,
   ClusterConfig,
   ClusterLoadAssignment,
+  CircuitBreakers,
+  CircuitBreakerThresholds,
   ClusterProtocolSelection,
   CommonLbConfig,
   DiscoveryType,
@@ -38,6 +40,7 @@ import type {
   LbSubsetFallbackPolicy,
   LbSubsetSelector,
   LeastRequestLbConfig,
+  RoutingPriority,
   ListenerConfig,
   Locality,
   LocalityLbEndpoints,
@@ -66,6 +69,12 @@ import { LB_METADATA_NAMESPACE, metadataMatchCriteria, type MetadataMatchCriteri
 
 /** Defaults of Envoy 1.16 for fields left unset. */
 const DEFAULTS = {
+  // Envoy's circuit breaker thresholds when none are configured.
+  circuitBreakerMax: 1024,
+  circuitBreakerMaxRetries: 3,
+  circuitBreakerUnlimited: 0xffffffff,
+  retryBudgetPercent: 20,
+  retryBudgetMinConcurrency: 3,
   perConnectionBufferLimitBytes: 1024 * 1024,
   connectTimeoutMs: 5_000,
   tcpProxyIdleTimeoutMs: 60 * 60 * 1000,
@@ -371,7 +380,7 @@ function cluster(config: JsonObject): ClusterConfig {
     upstreamFilters: messageList(config, 'filters').map(upstreamNetworkFilter),
     metadata: filterMetadata(messageField(config, 'metadata')),
     healthChecks: messageList(config, 'health_checks'),
-    circuitBreakers: messageField(config, 'circuit_breakers') ?? null,
+    circuitBreakers: circuitBreakersConfig(messageField(config, 'circuit_breakers') ?? {}),
     transportSocket: transportSocket === undefined ? null : transportSocketConfig(transportSocket),
     transportSocketMatches: messageList(config, 'transport_socket_matches').map((match) => {
       const socket = messageField(match, 'transport_socket');
@@ -410,6 +419,31 @@ function cluster(config: JsonObject): ClusterConfig {
     closeConnectionsOnHostHealthFailure: boolField(config, 'close_connections_on_host_health_failure'),
     source: config,
   };
+}
+
+/** Envoy's ResourceManagers::load: per priority, the last thresholds entry naming it, else the defaults. */
+export function circuitBreakersConfig(config: JsonObject): CircuitBreakers {
+  const entries = messageList(config, 'thresholds');
+  const of = (priority: RoutingPriority): CircuitBreakerThresholds => {
+    const entry = entries.filter((t) => enumField<RoutingPriority>(t, 'priority', 'DEFAULT') === priority).at(-1) ?? {};
+    const budget = messageField(entry, 'retry_budget');
+    return {
+      maxConnections: numberField(entry, 'max_connections', DEFAULTS.circuitBreakerMax),
+      maxPendingRequests: numberField(entry, 'max_pending_requests', DEFAULTS.circuitBreakerMax),
+      maxRequests: numberField(entry, 'max_requests', DEFAULTS.circuitBreakerMax),
+      maxRetries: numberField(entry, 'max_retries', DEFAULTS.circuitBreakerMaxRetries),
+      maxConnectionPools: numberField(entry, 'max_connection_pools', DEFAULTS.circuitBreakerUnlimited),
+      trackRemaining: boolField(entry, 'track_remaining'),
+      retryBudget:
+        budget === undefined
+          ? null
+          : {
+              budgetPercent: numberField(messageField(budget, 'budget_percent') ?? {}, 'value', DEFAULTS.retryBudgetPercent),
+              minRetryConcurrency: numberField(budget, 'min_retry_concurrency', DEFAULTS.retryBudgetMinConcurrency),
+            },
+    };
+  };
+  return { DEFAULT: of('DEFAULT'), HIGH: of('HIGH') };
 }
 
 function leastRequestLbConfig(config: JsonObject): LeastRequestLbConfig {

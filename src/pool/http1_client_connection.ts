@@ -13,7 +13,8 @@ import type { DownstreamAddresses } from '../upstream/upstream_network_filter';
 import { type ConnectFailureReason, type ConnectionTarget, UpstreamConnection, type UpstreamConnectionCallbacks } from './upstream_connection';
 
 /** Envoy's resetReasonToString values that reach this proxy's HTTP/1 upstreams. */
-export type StreamResetReason = 'connection failure' | 'connection termination' | 'local reset' | 'protocol error';
+/** Envoy's reset reasons as its local replies spell them; `overflow`: a circuit breaker refused it. */
+export type StreamResetReason = 'connection failure' | 'connection termination' | 'local reset' | 'protocol error' | 'overflow';
 
 /** The request on a connection: the router's upstream request. */
 export interface UpstreamStreamCallbacks {

@@ -23,6 +23,7 @@ import { serverHandlers } from '../admin/server_handlers';
 import { statsHandlers } from '../admin/stats_handler';
 import { resetCountersHandler } from '../admin/reset_counters_handler';
 import { runtimeHandlers } from '../admin/runtime_handler';
+import { LiveRuntime } from '../runtime/live_runtime';
 import { RuntimeLoader } from '../runtime/runtime_loader';
 import { runtimeStats } from '../runtime/runtime_stats';
 import { AdminHandler, AdminServer } from '../admin/admin_server';
@@ -40,6 +41,7 @@ import { reclaimColumns, zeroColumnGauges } from '../stats/column_reclaim';
 import { StatKind } from '../stats/region_layout';
 import { SharedStatsStore } from '../stats/store';
 import { CLUSTER_TYPES } from '../upstream/cluster_types';
+import { HEALTH_SOURCES } from '../upstream/health_sources';
 import { SupervisorClusterManager } from '../upstream/supervisor_cluster_manager';
 import { HistogramBucketSettings } from '../stats/histogram_bucket_settings';
 import { PrometheusFormatter } from '../stats/prometheus';
@@ -215,10 +217,15 @@ export class Supervisor implements ServerInfoSource {
       serviceCluster: bootstrap.node.cluster,
       stats: runtimeStats(store),
       log: this.deps.log('runtime'),
-      onChange: (values) => this.workers?.broadcast({ v: WORKER_PROTOCOL_VERSION, type: 'runtime', values }),
+      onChange: (values) => {
+        liveRuntime.replace(values);
+        this.workers?.broadcast({ v: WORKER_PROTOCOL_VERSION, type: 'runtime', values });
+      },
       pollIntervalMs: RUNTIME_POLL_MS,
     });
     this.runtime.start();
+    // What the supervisor's own readers (health checking, outlier detection) see, kept current.
+    const liveRuntime = new LiveRuntime(this.runtime.values());
     // Started before the workers: what the region already holds is out of the first interval.
     this.flusher = new StatsFlusher({
       clock: this.deps.clock,
@@ -251,6 +258,8 @@ export class Supervisor implements ServerInfoSource {
       stats: store,
       log: this.deps.log,
       clock: this.deps.clock,
+      runtime: liveRuntime,
+      healthSources: HEALTH_SOURCES,
       onUpdate: (update) => this.workers?.broadcast({ v: WORKER_PROTOCOL_VERSION, type: 'cluster_update', update }),
     }));
     await clusters.initialize();

@@ -10,8 +10,9 @@ import type { HostTable } from './host_table';
 import type { NameTable } from './name_table';
 import { processAlive } from './process_alive';
 import type { StatsRegion } from './region';
-import { CHUNK_SHIFT, CHUNK_SLOTS, ColumnState, HOST_STAT_NAMES, HOST_STATS, MAX_COLUMNS, StatKind } from './region_layout';
-import { offsetOf } from './segments';
+import { CHUNK_SHIFT, CHUNK_SLOTS, ColumnState, HOST_STAT_NAMES, HOST_STATS, MAX_COLUMNS, SlotField, StatKind } from './region_layout';
+import { offsetOf, Segments } from './segments';
+import { releaseShares } from './shared_counts';
 import type { SharedStatsStore } from './store';
 
 const HOST_GAUGES = HOST_STAT_NAMES.flatMap((name, i) => (name.endsWith('_active') ? [i] : []));
@@ -19,6 +20,7 @@ const HOST_GAUGES = HOST_STAT_NAMES.flatMap((name, i) => (name.endsWith('_active
 /** Clears the gauge contributions of a column whose process is gone. */
 export function zeroColumnGauges(region: StatsRegion, names: NameTable, hosts: HostTable, column: number): void {
   names.forEachReady((slot, kind) => {
+    if (kind === StatKind.Cells) releaseCellShares(region, names, slot, column);
     if (kind !== StatKind.Gauge) return;
     const block = names.valueBlock(slot >>> CHUNK_SHIFT, column, false);
     if (block !== 0) region.segments.f64(block)[offsetOf(block) / 8 + (slot & (CHUNK_SLOTS - 1))] = 0;
@@ -26,6 +28,15 @@ export function zeroColumnGauges(region: StatsRegion, names: NameTable, hosts: H
   hosts.forEachColumnBlock(column, (_first, view, base, slots) => {
     for (let s = 0; s < slots; s++) for (const g of HOST_GAUGES) view[base + s * HOST_STATS + g] = 0;
   });
+}
+
+/** A shared counts block (SharedCounts) gives back what `column` still held. */
+function releaseCellShares(region: StatsRegion, names: NameTable, slot: number, column: number): void {
+  const { words, index } = names.record(slot)!;
+  const block = Segments.read(words, index + SlotField.ObjectAddress);
+  const count = Atomics.load(words, index + SlotField.ObjectLength);
+  if (block === 0 || count === 0) return;
+  releaseShares(region.segments.i32(block), offsetOf(block) / 4, count, column);
 }
 
 export function foldColumn(store: SharedStatsStore, from: number): void {
@@ -44,6 +55,8 @@ export function foldColumn(store: SharedStatsStore, from: number): void {
         segments.f64(dst)[offsetOf(dst) / 8 + i]! += cells[at]!;
       }
       cells[at] = 0;
+    } else if (kind === StatKind.Cells) {
+      releaseCellShares(region, names, slot, from);
     } else if (kind === StatKind.Histogram) {
       const src = store.reader.histogramBlock(slot, from);
       if (src === 0) return;

@@ -2,6 +2,7 @@
 // Building the data plane from the configuration in `--mode validate` and in the supervisor
 // goes through the constructors a worker runs, which name their stats; no region exists there.
 
+import { SharedCounts, sharedCountsBytes } from './shared_counts';
 import type { Counter, Gauge, Histogram, HostStats, Scope, StatReader, StatsStore } from './stats';
 
 function counter(name: string): Counter {
@@ -45,6 +46,10 @@ export class NamingStatsStore extends NamingScope implements StatsStore {
   /** Names only: nothing is ever counted here. */
   hostStatSum(): StatReader {
     return { value: () => 0 };
+  }
+
+  cells(_name: string, count: number): SharedCounts {
+    return new SharedCounts(new Int32Array(sharedCountsBytes(count) / 4), 0, count, 0);
   }
 
   hostStats(): HostStats {

@@ -1,6 +1,7 @@
 // The stats API the rest of the proxy writes to. Implementations keep the numbers in a
 // shared-memory region (see store.ts); an increment is a typed-array write, nothing more.
 
+import type { SharedCounts } from './shared_counts';
 import type { HostStatName } from './region_layout';
 
 export interface Counter {
@@ -73,6 +74,8 @@ export interface StatsStore extends Scope {
   hostStats(host: HostSlot): HostStats;
   /** One statistic of a host over every writer, cheap to read often (a balancer's rq_active). */
   hostStatSum(host: HostSlot, stat: HostStatName): StatReader;
+  /** Counts shared by every writer, updated atomically (circuit breakers); see SharedCounts. */
+  cells(name: string, count: number): SharedCounts;
 }
 
 /** A cluster's stat name: alt_stat_name or name, with `:` turned into `_`. */

@@ -12,6 +12,7 @@ import { StatsRegion } from './region';
 import { CHUNK_SHIFT, CHUNK_SLOTS, HISTOGRAM_SUM_BYTES, HOST_STAT_NAMES, type HostStatName, SlotField, SlotFlag, StatKind } from './region_layout';
 import { offsetOf, StatsMemoryError } from './segments';
 import { HeapMemory } from './shared_memory_source';
+import { SharedCounts, sharedCountsBytes } from './shared_counts';
 import type { Counter, Gauge, GaugeImportMode, Histogram, HistogramUnit, HostSlot, HostStats, Scope, StatReader, StatsStore } from './stats';
 
 /** Stats that found no room in shared memory (Envoy's name from its fixed-region days). */
@@ -19,13 +20,6 @@ export const STATS_OVERFLOW = 'stats.overflow';
 
 /** Bytes of one writer's block for one histogram: the sum, then the bucket counts. */
 export const HISTOGRAM_BLOCK_BYTES = HISTOGRAM_SUM_BYTES + BUCKET_COUNT * 4;
-
-/** Int32 cells shared by every writer, read and written with Atomics: `words[base + i]`. */
-export interface SharedCells {
-  readonly words: Int32Array;
-  readonly base: number;
-  readonly count: number;
-}
 
 export class CellsMismatchError extends Error {}
 
@@ -319,18 +313,18 @@ export class SharedStatsStore implements StatsStore {
   }
 
   /**
-   * `count` Int32 cells shared by every writer under `name` (limits shared by all workers,
-   * like a circuit breaker's open connections), zero when first made.
+   * `count` counts shared by every writer under `name` (limits shared by all workers, like a
+   * circuit breaker's open connections), zero when first made. Never listed by /stats.
    */
-  cells(name: string, count: number): SharedCells {
+  cells(name: string, count: number): SharedCounts {
     const slot = this.names.intern(name, StatKind.Cells, 0);
     const { words, index } = this.names.record(slot)!;
-    const block = this.region.segments.readOrAllocate(words, index + SlotField.ObjectAddress, count * 4);
+    const block = this.region.segments.readOrAllocate(words, index + SlotField.ObjectAddress, sharedCountsBytes(count));
     const recorded = Atomics.compareExchange(words, index + SlotField.ObjectLength, 0, count);
     if (recorded !== 0 && recorded !== count) {
       throw new CellsMismatchError(`shared cells '${name}' exist with ${recorded} cells, not ${count}`);
     }
-    return { words: this.region.segments.i32(block), base: offsetOf(block) / 4, count };
+    return new SharedCounts(this.region.segments.i32(block), offsetOf(block) / 4, count, this.column);
   }
 
   /** This column's block of a histogram (allocated on its first sample when `allocate`). */

@@ -73,7 +73,7 @@ export class Cluster {
     this.prioritySet = new PrioritySet(environment.localLocality);
     this.store = environment.store;
     this.readBuffer = environment.readBuffer;
-    this.info = new ClusterInfo(config, environment.store, environment.reportsTables);
+    this.info = new ClusterInfo(config, environment.store, environment.runtime, environment.reportsTables);
     // The discovery type is the supervisor's business: a worker only ever sees membership.
     if (config.lbPolicy === 'CLUSTER_PROVIDED') {
       // No cluster type of this build brings its own balancer yet (ORIGINAL_DST will).

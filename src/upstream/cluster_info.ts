@@ -1,8 +1,10 @@
 // What the connection pools and filters need to know about a cluster, beyond its hosts.
 
-import type { ClusterConfig, LeastRequestLbConfig, MaglevLbConfig, RingHashLbConfig, TcpKeepalive } from '../config/model';
+import type { CircuitBreakers, ClusterConfig, RoutingPriority, LeastRequestLbConfig, MaglevLbConfig, RingHashLbConfig, TcpKeepalive } from '../config/model';
 import type { Scope, StatsStore } from '../stats/stats';
+import type { RuntimeSource } from '../runtime/live_runtime';
 import { ClusterStats } from './cluster_stats';
+import { RESOURCE_COUNT, ResourceManager } from './resource_manager';
 import { TimeoutBudgetStats } from './timeout_budget_stats';
 import { buildUpstreamFilters, type UpstreamNetworkFilter } from './upstream_network_filter';
 
@@ -30,6 +32,8 @@ export class ClusterInfo {
   /** least_request_lb_config, for the LEAST_REQUEST balancer. */
   readonly leastRequestLbConfig: LeastRequestLbConfig;
   private statsHandles: ClusterStats | null = null;
+  private readonly resourceManagers: { DEFAULT: ResourceManager | null; HIGH: ResourceManager | null } = { DEFAULT: null, HIGH: null };
+  private readonly circuitBreakers: CircuitBreakers;
 
   /**
    * `reportsTables`: this process sets the gauges of the hashing balancers' tables. Every
@@ -39,8 +43,10 @@ export class ClusterInfo {
   constructor(
     config: ClusterConfig,
     private readonly store: StatsStore,
+    private readonly runtime: RuntimeSource,
     private readonly reportsTables = true,
   ) {
+    this.circuitBreakers = config.circuitBreakers;
     this.name = config.name;
     this.statName = config.statName;
     this.connectTimeoutMs = config.connectTimeoutMs;
@@ -65,6 +71,20 @@ export class ClusterInfo {
    */
   get stats(): ClusterStats {
     return (this.statsHandles ??= new ClusterStats(this.store.scope(`cluster.${this.statName}`)));
+  }
+
+  /**
+   * The circuit breakers of a routing priority, shared by every worker. Made on first use, as
+   * the statistics are.
+   */
+  resourceManager(priority: RoutingPriority): ResourceManager {
+    return (this.resourceManagers[priority] ??= new ResourceManager(
+      this.store.cells(`cluster.${this.statName}.circuit_breakers.${priority === 'DEFAULT' ? 'default' : 'high'}`, RESOURCE_COUNT),
+      this.circuitBreakers[priority],
+      this.runtime,
+      this.name,
+      priority,
+    ));
   }
 
   /**

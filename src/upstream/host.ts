@@ -7,6 +7,7 @@ import type { HostSlot } from '../stats/stats';
 import { addressString } from './address';
 import { type HostHealth, hostHealth } from './health_flags';
 import type { MemberHost } from './membership';
+import { NO_OUTLIER_MONITOR, type OutlierMonitor } from './outlier/host_monitor';
 
 export class Host {
   /** Envoy's `asString()`: `10.0.0.1:80`, `[::1]:80`. Follows the address of a logical host. */
@@ -20,6 +21,8 @@ export class Host {
   metadata: Readonly<Record<string, unknown>>;
   healthFlags: number;
   slot: HostSlot | null;
+  /** Where requests' outcomes go for outlier detection; set by the cluster that has it. */
+  outlier: OutlierMonitor = NO_OUTLIER_MONITOR;
 
   constructor(
     /** Where new connections go; a LOGICAL_DNS host's changes, its open connections stay. */

@@ -85,9 +85,15 @@ export interface SlotSource {
 /**
  * The update that takes `current` to `discovered`, or null when nothing visible changed.
  * Hosts that stay keep their slot and the health bits other sources own; a joining host gets
- * a slot from `slots`, and a leaving one gives its slot back.
+ * a slot from `slots` and the `newHostFlags` of the health sources (a health-checked host starts
+ * failed until its first check), and a leaving one gives its slot back.
  */
-export function diffMembership(current: ClusterSnapshot, discovered: readonly DiscoveredHost[], slots: SlotSource): MembershipUpdate | null {
+export function diffMembership(
+  current: ClusterSnapshot,
+  discovered: readonly DiscoveredHost[],
+  slots: SlotSource,
+  newHostFlags = 0,
+): MembershipUpdate | null {
   const before = new Map(current.hosts.map((h) => [hostKey(h), h]));
   // The same address twice (two DNS names answering one IP) is one host, as in Envoy.
   const next = new Map<string, DiscoveredHost>();
@@ -110,7 +116,7 @@ export function diffMembership(current: ClusterSnapshot, discovered: readonly Di
   if (added.length === 0 && changed.length === 0 && removed.length === 0 && !reordered) return null;
   // Slots go back before new ones are taken, so that churn reuses them.
   for (const key of removed) slots.free(before.get(key)!.slot);
-  const hosts = [...next].map(([key, d]) => kept.get(key) ?? { ...d, slot: slots.allocate() });
+  const hosts = [...next].map(([key, d]) => kept.get(key) ?? { ...d, healthFlags: d.healthFlags | newHostFlags, slot: slots.allocate() });
   return { cluster: current.cluster, version: current.version + 1, baseVersion: current.version, hosts, added, changed, removed };
 }
 

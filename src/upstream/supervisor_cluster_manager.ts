@@ -6,12 +6,13 @@
 
 import type { ClusterConfig } from '../config/model';
 import type { Clock } from '../common/clock';
-import type { LoggerFactory } from '../log/logger_api';
+import type { Logger, LoggerFactory } from '../log/logger_api';
+import type { RuntimeSource } from '../runtime/live_runtime';
 import type { HostTable } from '../stats/host_table';
-import type { Counter, Gauge, StatsStore } from '../stats/stats';
+import type { Counter, Gauge, Scope, StatsStore } from '../stats/stats';
 import type { ClusterDiscovery, ClusterType } from './cluster_discovery';
 import { hostHealth } from './health_flags';
-import { applyUpdate, type ClusterSnapshot, diffMembership, type DiscoveredHost, type MembershipUpdate } from './membership';
+import { applyUpdate, type ClusterSnapshot, diffMembership, type DiscoveredHost, hostKey, type MembershipUpdate } from './membership';
 
 /** Clusters started between two turns of the event loop, so that admin answers during a large start. */
 const START_BATCH = 200;
@@ -29,12 +30,53 @@ export class UnknownClusterTypeError extends Error {
   }
 }
 
+/**
+ * Something in the supervisor that judges one cluster's hosts and sets its own health bits on
+ * them (Envoy's active HealthChecker and outlier Detector). One per cluster, not per worker.
+ */
+export interface HealthSource {
+  /** The bits every joining host starts with (FAILED_ACTIVE_HC for a health-checked cluster). */
+  readonly newHostFlags: number;
+  /** Settles once every initial host has its first verdict: cluster initialization waits for it. */
+  readonly initialized: Promise<void>;
+  /** The cluster's membership changed; `snapshot` already holds the change. */
+  onMembership(snapshot: ClusterSnapshot, update: MembershipUpdate): void;
+  /** Stops timers and closes connections. */
+  close(): void;
+}
+
+export interface HealthSourceContext {
+  readonly config: ClusterConfig;
+  readonly clock: Clock;
+  readonly log: Logger;
+  /** The cluster's stats scope (`cluster.<stat name>`). */
+  readonly stats: Scope;
+  readonly runtime: RuntimeSource;
+  /** The host table, for state the workers share with the supervisor per host slot. */
+  readonly hosts: HostTable;
+  /** The cluster's current membership. */
+  snapshot(): ClusterSnapshot;
+  /**
+   * Sets (`set`) or clears `bits` on the host keyed `key` (hostKey). A change is a membership
+   * update, so it reaches every worker at its next pick. False when no such host is left.
+   */
+  setHealthFlags(key: string, bits: number, set: boolean): boolean;
+}
+
+/** Makes a cluster's health source, or null when its configuration asks for none. */
+export interface HealthSourceFactory {
+  create(context: HealthSourceContext): HealthSource | null;
+}
+
 export interface SupervisorClusterManagerDeps {
   readonly types: ReadonlyMap<string, ClusterType>;
   readonly hosts: HostTable;
   readonly stats: StatsStore;
   readonly log: LoggerFactory;
   readonly clock: Clock;
+  readonly runtime: RuntimeSource;
+  /** Health checking and outlier detection, asked once per cluster. */
+  readonly healthSources?: readonly HealthSourceFactory[];
   /** Every membership change after start(), for the workers. */
   readonly onUpdate: (update: MembershipUpdate) => void;
   /** CLUSTER_INIT_TIMEOUT_MS unless a test says otherwise. */
@@ -54,6 +96,9 @@ interface MembershipStats {
 interface ManagedCluster {
   readonly config: ClusterConfig;
   readonly discovery: ClusterDiscovery;
+  readonly healthSources: HealthSource[];
+  /** The OR of the health sources' newHostFlags. */
+  newHostFlags: number;
   snapshot: ClusterSnapshot;
   /** Made at the first result: 10,000 static clusters should not cost handles they never change. */
   stats: MembershipStats | null;
@@ -86,14 +131,44 @@ export class SupervisorClusterManager {
         stats: this.deps.stats.scope(`cluster.${config.statName}`),
         clock: this.deps.clock,
       });
-      const managed: ManagedCluster = { config, discovery, snapshot: { cluster: config.name, version: 0, hosts: [] }, stats: null };
+      const managed: ManagedCluster = {
+        config,
+        discovery,
+        healthSources: [],
+        newHostFlags: 0,
+        snapshot: { cluster: config.name, version: 0, hosts: [] },
+        stats: null,
+      };
       this.clusters.set(config.name, managed);
+      this.createHealthSources(managed);
       discovery.start((hosts) => this.onHosts(managed, hosts));
-      initialized.push(discovery.initialized);
+      // A health-checked cluster is initialized once its first hosts have their first verdict.
+      initialized.push(discovery.initialized.then(() => Promise.all(managed.healthSources.map((h) => h.initialized))).then(() => undefined));
       if (i % START_BATCH === START_BATCH - 1) await new Promise((resolve) => setImmediate(resolve));
     }
     await this.withinInitTimeout(Promise.all(initialized));
     this.started = true;
+  }
+
+  private createHealthSources(cluster: ManagedCluster): void {
+    const factories = this.deps.healthSources ?? [];
+    if (factories.length === 0) return;
+    const context: HealthSourceContext = {
+      config: cluster.config,
+      clock: this.deps.clock,
+      log: this.deps.log('upstream'),
+      stats: this.deps.stats.scope(`cluster.${cluster.config.statName}`),
+      runtime: this.deps.runtime,
+      hosts: this.deps.hosts,
+      snapshot: () => cluster.snapshot,
+      setHealthFlags: (key, bits, set) => this.setHealthFlags(cluster, key, bits, set),
+    };
+    for (const factory of factories) {
+      const source = factory.create(context);
+      if (source === null) continue;
+      cluster.healthSources.push(source);
+      cluster.newHostFlags |= source.newHostFlags;
+    }
   }
 
   private withinInitTimeout(initialized: Promise<unknown>): Promise<void> {
@@ -136,20 +211,40 @@ export class SupervisorClusterManager {
     this.closed = true;
     for (const cluster of this.clusters.values()) {
       cluster.discovery.close();
+      for (const source of cluster.healthSources) source.close();
       for (const host of cluster.snapshot.hosts) this.deps.hosts.free(host.slot);
     }
   }
 
   private onHosts(cluster: ManagedCluster, discovered: readonly DiscoveredHost[]): void {
     if (this.closed) return;
-    const update = diffMembership(cluster.snapshot, discovered, this.deps.hosts);
+    const update = diffMembership(cluster.snapshot, discovered, this.deps.hosts, cluster.newHostFlags);
     // The first result always makes version 1, even when it finds no host.
     if (update === null && cluster.snapshot.version > 0) return;
-    const next = update ?? { cluster: cluster.config.name, version: 1, baseVersion: 0, hosts: [], added: [], changed: [], removed: [] };
-    cluster.snapshot = applyUpdate(next);
-    this.updateStats(cluster, next);
+    this.publish(cluster, update ?? { cluster: cluster.config.name, version: 1, baseVersion: 0, hosts: [], added: [], changed: [], removed: [] });
+  }
+
+  private setHealthFlags(cluster: ManagedCluster, key: string, bits: number, set: boolean): boolean {
+    if (this.closed) return false;
+    const current = cluster.snapshot;
+    const index = current.hosts.findIndex((h) => hostKey(h) === key);
+    if (index < 0) return false;
+    const host = current.hosts[index]!;
+    const flags = set ? host.healthFlags | bits : host.healthFlags & ~bits;
+    if (flags === host.healthFlags) return true;
+    const hosts = current.hosts.slice();
+    hosts[index] = { ...host, healthFlags: flags };
+    this.publish(cluster, { cluster: current.cluster, version: current.version + 1, baseVersion: current.version, hosts, added: [], changed: [key], removed: [] });
+    return true;
+  }
+
+  /** Makes `update` the cluster's membership: its stats, the workers, and the health sources hear of it. */
+  private publish(cluster: ManagedCluster, update: MembershipUpdate): void {
+    cluster.snapshot = applyUpdate(update);
+    this.updateStats(cluster, update);
     // Workers forked later take the snapshot in their init; only later changes are sent.
-    if (this.started) this.deps.onUpdate(next);
+    if (this.started) this.deps.onUpdate(update);
+    for (const source of cluster.healthSources) source.onMembership(cluster.snapshot, update);
   }
 
   private updateStats(cluster: ManagedCluster, update: MembershipUpdate): void {

@@ -15,6 +15,7 @@ import type {
   LocalityLbEndpoints,
 } from '../../src/config/model';
 import { type Clock, SystemClock } from '../../src/common/clock';
+import { circuitBreakersConfig } from '../../src/config/model_builder';
 import { ListenerManager } from '../../src/listener/listener_manager';
 import { NetworkFilterBuilder } from '../../src/listener/network_filter_builder';
 import { LiveRuntime } from '../../src/runtime/live_runtime';
@@ -67,7 +68,7 @@ export function staticCluster(name: string, endpoints: readonly EndpointSpec[], 
     clusterType: null,
     edsClusterConfig: null,
     healthChecks: [],
-    circuitBreakers: null,
+    circuitBreakers: circuitBreakersConfig({}),
     transportSocket: null,
     transportSocketMatches: [],
     upstreamHttpProtocolOptions: null,

@@ -5,6 +5,7 @@ import { ConfigError } from '../../src/config/errors';
 import { EXTENSIONS } from '../../src/config/extension_registry';
 import { loadBootstrap } from '../../src/config/load';
 import type { ClusterConfig } from '../../src/config/model';
+import { LiveRuntime } from '../../src/runtime/live_runtime';
 import { createHeapStatsStore } from '../../src/stats/store';
 import { ClusterInfo } from '../../src/upstream/cluster_info';
 
@@ -99,7 +100,7 @@ test('the PROXY protocol upstream filter is a registered extension', () => {
 
 test('metadata: reachable by filters through ClusterInfo, and kept in the v3 source /config_dump shows', () => {
   const cluster = load(v3(CONNECTION_FIELDS), 3);
-  const info = new ClusterInfo(cluster, createHeapStatsStore());
+  const info = new ClusterInfo(cluster, createHeapStatsStore(), new LiveRuntime([]));
   assert.deepEqual(info.metadata['com.example'], { team: 'edge', tier: 1 });
   assert.deepEqual((cluster.source as { metadata: unknown }).metadata, { filter_metadata: { 'com.example': { team: 'edge', tier: 1 } } });
 });

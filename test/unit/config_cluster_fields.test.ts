@@ -125,7 +125,12 @@ const ROWS: readonly Row[] = [
   {
     field: 'circuit_breakers',
     v3: { circuit_breakers: { thresholds: [{ priority: 'HIGH', max_connections: 10 }] } },
-    expect: (c) => assert.deepEqual(c.circuitBreakers, { thresholds: [{ priority: 'HIGH', max_connections: 10 }] }),
+    expect: (c) => {
+      assert.equal(c.circuitBreakers.HIGH.maxConnections, 10);
+      assert.equal(c.circuitBreakers.HIGH.maxRequests, 1024);
+      assert.equal(c.circuitBreakers.DEFAULT.maxConnections, 1024);
+      assert.equal(c.circuitBreakers.DEFAULT.maxRetries, 3);
+    },
     refused: ['circuit_breakers'],
   },
   {

@@ -211,12 +211,27 @@ test('shared cells: one block per name for every writer, updated with Atomics', 
   const { a, b } = twoWriters();
   const mine = a.cells('cluster.x.circuit_breakers', 4);
   const theirs = b.cells('cluster.x.circuit_breakers', 4);
-  Atomics.add(mine.words, mine.base + 1, 3);
-  Atomics.sub(theirs.words, theirs.base + 1, 1);
-  assert.equal(Atomics.load(mine.words, mine.base + 1), 2);
+  mine.add(1, 3);
+  theirs.add(1, -1);
+  assert.equal(mine.get(1), 2);
+  assert.equal(theirs.get(1), 2);
+  assert.ok(mine.tryIncrement(2, 1));
+  assert.ok(!theirs.tryIncrement(2, 1), 'the limit holds across writers');
   assert.throws(() => b.cells('cluster.x.circuit_breakers', 5), /exist with 4 cells/);
   // Cells are not stats.
   assert.deepEqual(a.reader.scalars(), []);
+});
+
+test('shared cells: a dead writer\'s share leaves the totals, the others\' stays', () => {
+  const { a, b } = twoWriters();
+  const mine = a.cells('cluster.x.circuit_breakers', 2);
+  const theirs = b.cells('cluster.x.circuit_breakers', 2);
+  mine.add(0, 2);
+  theirs.add(0, 5);
+  theirs.add(1, 1);
+  zeroColumnGauges(b.region, b.names, b.hosts, b.column);
+  assert.equal(mine.get(0), 2);
+  assert.equal(mine.get(1), 0);
 });
 
 test('retired columns fold into the current supervisor: counters, histograms and host counters kept', () => {

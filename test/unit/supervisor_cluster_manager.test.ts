@@ -1,3 +1,4 @@
+import { LiveRuntime } from '../../src/runtime/live_runtime';
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { ClusterConfig } from '../../src/config/model';
@@ -35,6 +36,7 @@ function manager(configs: ClusterConfig[], types: ReadonlyMap<string, ClusterTyp
     stats: store,
     log: () => silentLogger,
     clock,
+    runtime: new LiveRuntime([]),
     onUpdate: (u) => updates.push(u),
   });
   return { store, updates, clusters, clock };

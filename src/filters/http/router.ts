@@ -12,8 +12,10 @@ import type { Http1ClientConnection, StreamResetReason, UpstreamStreamCallbacks 
 import type { Http1ConnectionPool, PoolCallbacks } from '../../pool/http1_pool';
 import type { HostStats } from '../../stats/stats';
 import type { Cluster } from '../../upstream/cluster';
+import type { Host } from '../../upstream/host';
 import { connectionContext } from '../../upstream/lb/load_balancer';
 import type { ClusterManager } from '../../upstream/cluster_manager';
+import { OutlierResult } from '../../upstream/outlier/host_monitor';
 import { percentageOfTimeout, type TimeoutBudgetStats } from '../../upstream/timeout_budget_stats';
 import type { DownstreamAddresses } from '../../upstream/upstream_network_filter';
 import { RouteLoadBalancerContext } from './route_load_balancer_context';
@@ -26,8 +28,11 @@ export interface DownstreamStream {
   readonly remoteAddress: string;
   /** The downstream connection, for upstream filters that act on its addresses. */
   readonly connection: DownstreamAddresses;
-  /** Answers the request with a complete response of our own (text/plain when `body` is set). */
-  sendLocalReply(status: number, body: string): void;
+  /**
+   * Answers the request with a complete response of our own (text/plain when `body` is set).
+   * @param extraHeaders header lines to add (`name: value\r\n` each), '' for none
+   */
+  sendLocalReply(status: number, body: string, extraHeaders?: string): void;
   /** @param extraHeaders header lines the router adds (`name: value\r\n` each), '' for none */
   encodeHeaders(head: ResponseHead, upstreamServiceTimeMs: number, extraHeaders: string): void;
   /** True when the downstream write buffer is over its limit; onDownstreamDrained follows. */
@@ -53,6 +58,8 @@ export interface RouterConfig {
   readonly bufferLimitBytes: number;
 }
 
+/** Marks a local reply the circuit breakers caused (Envoy's x-envoy-overloaded). */
+const OVERLOADED_HEADER = 'x-proxy-overloaded: true\r\n';
 const CONNECT_ERROR_PREFIX = 'upstream connect error or disconnect/reset before headers. reset reason: ';
 const HTTP10_TRANSFER_CODING = 'upstream response has a transfer-coding an HTTP/1.0 client cannot decode';
 
@@ -63,6 +70,7 @@ export class Router implements PoolCallbacks, UpstreamStreamCallbacks {
   private pool: Http1ConnectionPool | null = null;
   private upstream: Http1ClientConnection | null = null;
   private hostStats: HostStats | null = null;
+  private host: Host | null = null;
   private upstreamHead = '';
   /** `set-cookie` lines the route's cookie hash policy made, for the response head. */
   private setCookieHeaders = '';
@@ -129,6 +137,7 @@ export class Router implements PoolCallbacks, UpstreamStreamCallbacks {
 
     this.active = true;
     this.cluster = cluster;
+    this.host = host;
     // As in Envoy, the cookies a hash policy made go on the upstream's response, not on local replies.
     if (routeContext !== null) this.setCookieHeaders = routeContext.setCookieHeaders;
     this.timeoutMs = action.timeoutMs;
@@ -193,6 +202,7 @@ export class Router implements PoolCallbacks, UpstreamStreamCallbacks {
   onPoolReady(connection: Http1ClientConnection): void {
     this.upstream = connection;
     this.hostStats = connection.hostStats;
+    this.host!.outlier.putResult(OutlierResult.LocalOriginConnectSuccess);
     connection.startRequest(this, this.upstreamHead, this.headMethod, this.chunked);
     let over = false;
     const pending = this.pendingBody;
@@ -213,8 +223,11 @@ export class Router implements PoolCallbacks, UpstreamStreamCallbacks {
     const stats = this.pool!.hostStats;
     stats.rq_error.inc();
     this.cluster!.info.stats.chargeResponseCode(503);
+    // A request the circuit breakers refused never reached the host: nothing to judge it by.
+    const overflow = reason === 'overflow';
+    if (!overflow) this.host!.outlier.putResult(OutlierResult.LocalOriginConnectFailed);
     this.finish();
-    this.downstream.sendLocalReply(503, CONNECT_ERROR_PREFIX + reason);
+    this.downstream.sendLocalReply(503, CONNECT_ERROR_PREFIX + reason, overflow ? OVERLOADED_HEADER : '');
   }
 
   // ---- UpstreamStreamCallbacks --------------------------------------------------------------
@@ -227,6 +240,7 @@ export class Router implements PoolCallbacks, UpstreamStreamCallbacks {
       return;
     }
     this.responseStarted = true;
+    this.host!.outlier.putHttpResponseCode(head.status);
     this.cluster!.info.stats.chargeResponseCode(head.status);
     if (head.status >= 500) this.hostStats!.rq_error.inc();
     else this.hostStats!.rq_success.inc();
@@ -251,6 +265,7 @@ export class Router implements PoolCallbacks, UpstreamStreamCallbacks {
   }
 
   onUpstreamReset(reason: StreamResetReason): void {
+    this.host!.outlier.putResult(OutlierResult.LocalOriginConnectFailed);
     this.fail(503, CONNECT_ERROR_PREFIX + reason);
   }
 
@@ -287,6 +302,7 @@ export class Router implements PoolCallbacks, UpstreamStreamCallbacks {
     const info = this.cluster!.info;
     info.stats.counters.upstream_rq_timeout.inc();
     this.hostStats?.rq_timeout.inc();
+    this.host!.outlier.putResult(OutlierResult.LocalOriginTimeout);
     // The per-try timeout played no part when the global one fired (Envoy records the global only).
     if (info.timeoutBudgetStats !== null) this.recordTimeoutBudget(info.timeoutBudgetStats, performance.now() - this.requestCompleteTime, false);
     this.abortUpstream();
@@ -353,6 +369,7 @@ export class Router implements PoolCallbacks, UpstreamStreamCallbacks {
     this.pool = null;
     this.upstream = null;
     this.hostStats = null;
+    this.host = null;
     this.upstreamHead = '';
     this.setCookieHeaders = '';
     this.pendingBody = null;

@@ -242,13 +242,13 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
 
   // ---- DownstreamStream: the response ----------------------------------------------------
 
-  sendLocalReply(status: number, body: string): void {
+  sendLocalReply(status: number, body: string, extraHeaders = ''): void {
     const length = Buffer.byteLength(body);
     const close = this.closesAfterResponse();
     const dates = this.factory.dates;
     let head = `${statusLine(status)}content-length: ${length}\r\n`;
     if (length > 0) head += 'content-type: text/plain\r\n';
-    head += `date: ${dates.current()}\r\nserver: ${this.factory.config.serverName}\r\n`;
+    head += `date: ${dates.current()}\r\nserver: ${this.factory.config.serverName}\r\n${extraHeaders}`;
     if (this.filtersActive) head += this.encodeFilterHeaders(status, NO_HEADERS).text;
     head += connectionHeader(close, this.request?.http10 === true);
     this.responseStarted = true;

@@ -11,7 +11,9 @@ import type { UpstreamConnection, UpstreamConnectionCallbacks } from '../../pool
 import type { HostStats, StatsStore } from '../../stats/stats';
 import type { ClusterManager } from '../../upstream/cluster_manager';
 import type { ClusterStats } from '../../upstream/cluster_stats';
+import type { Host } from '../../upstream/host';
 import { connectionContext } from '../../upstream/lb/load_balancer';
+import { OutlierResult } from '../../upstream/outlier/host_monitor';
 import { TcpProxyStats } from './tcp_proxy_stats';
 
 export interface TcpProxyDeps {
@@ -45,6 +47,7 @@ class TcpProxySession implements UpstreamConnectionCallbacks, WatermarkCallbacks
   private upstream: UpstreamConnection | null = null;
   private clusterStats: ClusterStats | null = null;
   private hostStats: HostStats | null = null;
+  private host: Host | null = null;
   /** The connection counts as a request of its cluster and host while it is up (Envoy's TCP pool). */
   private requestActive = false;
   private upstreamClosed = false;
@@ -86,6 +89,7 @@ class TcpProxySession implements UpstreamConnectionCallbacks, WatermarkCallbacks
     }
     this.clusterStats = cluster.info.stats;
     this.hostStats = cluster.hostStats(host);
+    this.host = host;
     // Waiting for its connection, the session is a pending request, as in Envoy's TCP pool.
     this.clusterStats.counters.upstream_rq_pending_total.inc();
     this.clusterStats.gauges.upstream_rq_pending_active.inc();
@@ -103,6 +107,7 @@ class TcpProxySession implements UpstreamConnectionCallbacks, WatermarkCallbacks
     this.hostStats!.rq_total.inc();
     this.hostStats!.rq_active.inc();
     this.requestActive = true;
+    this.host!.outlier.putResult(OutlierResult.LocalOriginConnectSuccessFinal);
     this.downstream.resume();
     const idleTimeout = this.factory.config.idleTimeoutMs;
     if (idleTimeout > 0) {
@@ -113,6 +118,7 @@ class TcpProxySession implements UpstreamConnectionCallbacks, WatermarkCallbacks
 
   onConnectFailure(): void {
     this.clusterStats!.gauges.upstream_rq_pending_active.dec();
+    this.host!.outlier.putResult(OutlierResult.LocalOriginConnectFailed);
     this.upstreamClosed = true;
     this.downstream.destroy();
   }
