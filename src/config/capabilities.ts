@@ -59,6 +59,8 @@ const CLUSTER: Shape = {
     lb_policy: leaf,
     load_assignment: LOAD_ASSIGNMENT,
     max_requests_per_connection: leaf,
+    // Acts on verdicts of health checking and outlier detection; without either it never fires, as in Envoy.
+    close_connections_on_host_health_failure: leaf,
     metadata: METADATA,
     upstream_bind_config: { fields: { source_address: { fields: { address: leaf, port_value: leaf } } } },
     upstream_connection_options: {

@@ -10,6 +10,7 @@ import { type ConnectionTarget, UpstreamConnection, type UpstreamConnectionCallb
 import type { Logger } from '../log/logger_api';
 import type { HostStats, StatReader, StatsStore } from '../stats/stats';
 import { ClusterInfo } from './cluster_info';
+import { HealthFlag } from './health_flags';
 import { Host } from './host';
 import type { RuntimeSource } from '../runtime/live_runtime';
 import type { LoadBalancer, LoadBalancerContext, RandomSource } from './lb/load_balancer';
@@ -36,6 +37,8 @@ interface HostResources {
   downstreamPools: Map<DownstreamAddresses, Http1ConnectionPool> | null;
   /** The host's rq_active over every worker, as the balancer reads it. */
   readonly activeRequests: StatReader;
+  /** tcp_proxy's connections to the host, kept only for close_connections_on_host_health_failure. */
+  tcpConnections: Set<UpstreamConnection> | null;
 }
 
 /** What a worker's clusters share. */
@@ -138,7 +141,14 @@ export class Cluster {
 
   /** A raw TCP connection to `host` (tcp_proxy) for `downstream`, accounted to this cluster and host. */
   tcpConnection(host: Host, callbacks: UpstreamConnectionCallbacks, downstream: DownstreamAddresses): UpstreamConnection {
-    return new UpstreamConnection(this.resourcesOf(host).target, callbacks, { allowHalfOpen: true, http1: false }, downstream);
+    const resources = this.resourcesOf(host);
+    const connection = new UpstreamConnection(resources.target, callbacks, { allowHalfOpen: true, http1: false }, downstream);
+    if (this.info.closeConnectionsOnHostHealthFailure) {
+      const open = (resources.tcpConnections ??= new Set());
+      open.add(connection);
+      connection.socket.once('close', () => open.delete(connection));
+    }
+    return connection;
   }
 
   /**
@@ -163,8 +173,12 @@ export class Cluster {
         added = true;
         next.set(key, Host.fromMember(member));
       } else {
+        const failedBefore = existing.healthFlags & HEALTH_FAILURE_FLAGS;
         existing.updateFrom(member);
         next.set(key, existing);
+        if (this.info.closeConnectionsOnHostHealthFailure && (member.healthFlags & HEALTH_FAILURE_FLAGS & ~failedBefore) !== 0) {
+          this.onHostHealthFailure(existing);
+        }
       }
     }
     let removed = false;
@@ -181,6 +195,19 @@ export class Cluster {
       for (const resources of this.resources.values()) drainPools(resources);
     }
     this.refreshHealth();
+  }
+
+  /**
+   * A host just failed its health check or was ejected (Envoy's onHostHealthFailure, with
+   * close_connections_on_host_health_failure): its HTTP pools drain, so that later requests get
+   * new connections, and tcp_proxy's connections to it close at once.
+   */
+  private onHostHealthFailure(host: Host): void {
+    const resources = this.resources.get(host);
+    if (resources === undefined) return;
+    drainPools(resources);
+    if (resources.tcpConnections === null) return;
+    for (const connection of resources.tcpConnections) connection.close();
   }
 
   /** Re-reads every host's health flags (after a health checker or outlier detector changed them). */
@@ -208,12 +235,16 @@ export class Cluster {
         pool: null,
         downstreamPools: null,
         activeRequests: this.store.hostStatSum(host.slot, 'rq_active'),
+        tcpConnections: null,
       };
       this.resources.set(host, resources);
     }
     return resources;
   }
 }
+
+/** The verdicts that close a host's connections: an active health check's and outlier detection's. */
+const HEALTH_FAILURE_FLAGS = HealthFlag.FAILED_ACTIVE_HC | HealthFlag.FAILED_OUTLIER_CHECK;
 
 /** Every pool of a host drains and is forgotten: its connections close once idle. */
 function drainPools(resources: HostResources): void {

@@ -20,6 +20,8 @@ export class ClusterInfo {
   readonly sourcePort: number | undefined;
   readonly tcpKeepalive: TcpKeepalive | null;
   readonly closeConnectionsOnHostSetChange: boolean;
+  /** Close tcp_proxy's connections to a host that fails a health check or is ejected. */
+  readonly closeConnectionsOnHostHealthFailure: boolean;
   readonly upstreamFilters: readonly UpstreamNetworkFilter[];
   /** Some upstream filter makes each connection belong to one downstream connection. */
   readonly downstreamSpecificConnections: boolean;
@@ -56,6 +58,7 @@ export class ClusterInfo {
     this.sourcePort = config.upstreamBindConfig?.port;
     this.tcpKeepalive = config.tcpKeepalive;
     this.closeConnectionsOnHostSetChange = config.closeConnectionsOnHostSetChange;
+    this.closeConnectionsOnHostHealthFailure = config.closeConnectionsOnHostHealthFailure;
     this.upstreamFilters = buildUpstreamFilters(config.upstreamFilters);
     this.downstreamSpecificConnections = this.upstreamFilters.some((filter) => filter.downstreamSpecific);
     this.metadata = config.metadata;

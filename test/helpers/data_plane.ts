@@ -189,6 +189,8 @@ export interface DataPlane {
   hostStat(cluster: string, address: string, stat: HostStatName): number;
   /** What the supervisor does when a cluster's discovery finds `endpoints`: an update, if anything changed. */
   setMembership(cluster: string, endpoints: readonly LocalityLbEndpoints[]): void;
+  /** What the supervisor sends when a health source sets (or clears) `bits` on a host (`ip:port`). */
+  setHealthFlags(cluster: string, address: string, bits: number, set: boolean): void;
   close(): Promise<void>;
 }
 
@@ -247,6 +249,7 @@ export async function startDataPlane(
       const update = membership.get(cluster)!.next(endpoints);
       if (update !== null) clusterManager.update(update);
     },
+    setHealthFlags: (cluster, address, bits, set) => clusterManager.update(membership.get(cluster)!.setHealthFlags(address, bits, set)),
     close: async () => {
       await manager.close();
       clusterManager.close();

@@ -3,7 +3,7 @@
 
 import type { ClusterConfig, LocalityLbEndpoints } from '../../src/config/model';
 import type { HostTable } from '../../src/stats/host_table';
-import { applyUpdate, type ClusterSnapshot, diffMembership, discoveredHosts, type MembershipUpdate } from '../../src/upstream/membership';
+import { applyUpdate, type ClusterSnapshot, diffMembership, discoveredHosts, hostKey, type MembershipUpdate } from '../../src/upstream/membership';
 
 function empty(cluster: string): ClusterSnapshot {
   return { cluster, version: 0, hosts: [] };
@@ -30,6 +30,24 @@ export class MembershipDriver {
 
   get snapshot(): ClusterSnapshot {
     return this.current;
+  }
+
+  /** The update that sets (or clears) health `bits` on the host at `address` (`ip:port`), as a health source's verdict. */
+  setHealthFlags(address: string, bits: number, set: boolean): MembershipUpdate {
+    const hosts = this.current.hosts.map((h) =>
+      hostKey(h) === address ? { ...h, healthFlags: set ? h.healthFlags | bits : h.healthFlags & ~bits } : h,
+    );
+    const update: MembershipUpdate = {
+      cluster: this.current.cluster,
+      version: this.current.version + 1,
+      baseVersion: this.current.version,
+      hosts,
+      added: [],
+      changed: [address],
+      removed: [],
+    };
+    this.current = applyUpdate(update);
+    return update;
   }
 
   /** The update to `endpoints`; null when nothing changed. */

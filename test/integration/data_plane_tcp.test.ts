@@ -5,6 +5,7 @@ import { listener, startDataPlane, staticCluster, tcpProxy, type DataPlane } fro
 import { kernelQueuedBytes, payload, push, receive, stalled, type Pusher } from '../helpers/backpressure';
 import { closeServer, listen } from '../helpers/http_peers';
 import type { ClusterConfig, ListenerConfig, TcpProxyConfig } from '../../src/config/model';
+import { HealthFlag } from '../../src/upstream/health_flags';
 
 const TIMEOUT = { timeout: 20000 };
 
@@ -225,4 +226,34 @@ test('idle_timeout closes a silent connection', TIMEOUT, async (t) => {
   socket.on('error', () => undefined);
   await closedByPeer(socket);
   assert.equal(dp.stat('tcp.tcp_stats.idle_timeout'), 1);
+});
+
+test('close_connections_on_host_health_failure: a failed health check or an ejection closes tcp_proxy connections at once', TIMEOUT, async (t) => {
+  for (const flag of [HealthFlag.FAILED_ACTIVE_HC, HealthFlag.FAILED_OUTLIER_CHECK]) {
+    const upstreamPort = await tcpServer(t, (s) => s.pipe(s));
+    const { dp, port } = await proxy(t, upstreamPort, {}, {}, { closeConnectionsOnHostHealthFailure: true });
+    const socket = connect(t, port);
+    const echoed = new Promise<string>((resolve) => socket.once('data', (c: Buffer) => resolve(c.toString())));
+    socket.write('ping');
+    assert.equal(await echoed, 'ping');
+    dp.setHealthFlags('backend', `127.0.0.1:${upstreamPort}`, flag, true);
+    await closedByPeer(socket);
+    await until('the upstream connection to close', () => dp.stat('cluster.backend.upstream_cx_active') === 0);
+    assert.equal(dp.stat('cluster.backend.upstream_cx_destroy_local'), 1);
+  }
+});
+
+test('without close_connections_on_host_health_failure, a host turning unhealthy keeps its tcp_proxy connections', TIMEOUT, async (t) => {
+  const upstreamPort = await tcpServer(t, (s) => s.pipe(s));
+  const { dp, port } = await proxy(t, upstreamPort);
+  const socket = connect(t, port);
+  const first = new Promise<string>((resolve) => socket.once('data', (c: Buffer) => resolve(c.toString())));
+  socket.write('one');
+  assert.equal(await first, 'one');
+  dp.setHealthFlags('backend', `127.0.0.1:${upstreamPort}`, HealthFlag.FAILED_ACTIVE_HC, true);
+  // The connection still carries data after the update was applied.
+  const second = new Promise<string>((resolve) => socket.once('data', (c: Buffer) => resolve(c.toString())));
+  socket.write('two');
+  assert.equal(await second, 'two');
+  assert.equal(dp.stat('cluster.backend.upstream_cx_active'), 1);
 });

@@ -315,7 +315,6 @@ const ROWS: readonly Row[] = [
     field: 'close_connections_on_host_health_failure',
     v3: { close_connections_on_host_health_failure: true },
     expect: (c) => assert.equal(c.closeConnectionsOnHostHealthFailure, true),
-    refused: ['close_connections_on_host_health_failure'],
   },
   {
     // v3 renamed it ignore_health_on_host_removal.
