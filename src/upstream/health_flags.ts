@@ -17,6 +17,8 @@ export const HealthFlag = {
 
 export const UNHEALTHY_FLAGS = HealthFlag.FAILED_ACTIVE_HC | HealthFlag.FAILED_OUTLIER_CHECK | HealthFlag.FAILED_EDS_HEALTH;
 export const DEGRADED_FLAGS = HealthFlag.DEGRADED_ACTIVE_HC | HealthFlag.DEGRADED_EDS_HEALTH;
+/** Envoy's excludeBasedOnHealthFlag: hosts kept out of the load balancers' health arithmetic. */
+export const EXCLUDING_FLAGS = HealthFlag.PENDING_ACTIVE_HC;
 /** The bits a discovery result (EDS, or a static assignment's health_status) decides. */
 export const EDS_FLAGS = HealthFlag.FAILED_EDS_HEALTH | HealthFlag.DEGRADED_EDS_HEALTH;
 

@@ -3,11 +3,8 @@
 // every membership or health change: changes are rare, picks are constant.
 
 import type { Locality } from '../config/model';
-import { HealthFlag } from './health_flags';
+import { EXCLUDING_FLAGS } from './health_flags';
 import type { Host } from './host';
-
-/** Envoy's excludeBasedOnHealthFlag: hosts kept out of the load balancers' health arithmetic. */
-const EXCLUDING_FLAGS = HealthFlag.PENDING_ACTIVE_HC;
 
 /**
  * Hosts by locality (Envoy's HostsPerLocality): localities in (region, zone, sub_zone) order,

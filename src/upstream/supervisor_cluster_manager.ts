@@ -11,7 +11,7 @@ import type { RuntimeSource } from '../runtime/live_runtime';
 import type { HostTable } from '../stats/host_table';
 import type { Counter, Gauge, Scope, StatsStore } from '../stats/stats';
 import type { ClusterDiscovery, ClusterType } from './cluster_discovery';
-import { hostHealth } from './health_flags';
+import { EXCLUDING_FLAGS, hostHealth } from './health_flags';
 import { applyUpdate, type ClusterSnapshot, diffMembership, type DiscoveredHost, hostKey, type MembershipUpdate } from './membership';
 
 /** Clusters started between two turns of the event loop, so that admin answers during a large start. */
@@ -252,18 +252,19 @@ export class SupervisorClusterManager {
     if (update.added.length > 0 || update.removed.length > 0) stats.change.inc();
     let healthy = 0;
     let degraded = 0;
+    let excluded = 0;
     let maxWeight = 0;
     for (const host of update.hosts) {
       const health = hostHealth(host.healthFlags);
       if (health === 'healthy') healthy++;
       else if (health === 'degraded') degraded++;
+      if ((host.healthFlags & EXCLUDING_FLAGS) !== 0) excluded++;
       maxWeight = Math.max(maxWeight, host.weight);
     }
     stats.total.set(update.hosts.length);
     stats.healthy.set(healthy);
     stats.degraded.set(degraded);
-    // Excluded hosts (pending their first active check) arrive with health checking.
-    stats.excluded.set(0);
+    stats.excluded.set(excluded);
     stats.maxHostWeight.set(maxWeight);
   }
 }
