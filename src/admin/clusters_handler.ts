@@ -4,10 +4,11 @@
 import type { HostStatName } from '../stats/region_layout';
 import type { HostSlot } from '../stats/stats';
 import { HealthFlag, healthFlagsString } from '../upstream/health_flags';
-import type { ClusterSnapshot, MemberHost } from '../upstream/membership';
+import { type ClusterSnapshot, hostKey, type MemberHost } from '../upstream/membership';
+import type { Origin, SuccessRateSummary } from '../upstream/outlier/detector';
 import { addressString } from '../upstream/address';
 import { AdminHandler } from './admin_server';
-import { ClusterStatus, HealthStatusJson, HostStatus, renderClustersJson, renderClustersText, Thresholds } from './clusters_text';
+import { ClusterStatus, HealthStatusJson, HostStatus, OutlierSummary, renderClustersJson, renderClustersText, Thresholds } from './clusters_text';
 import { HOST_STAT_NAMES } from '../stats/region_layout';
 
 const ZERO_STATS = Object.fromEntries(HOST_STAT_NAMES.map((stat) => [stat, 0])) as Record<HostStatName, number>;
@@ -22,12 +23,25 @@ const DEFAULT_THRESHOLDS: Thresholds = { maxConnections: 1024, maxPendingRequest
 /** A host's statistics by its slot; null for a slot that is gone. */
 export type HostStatsSource = (slot: HostSlot) => Record<HostStatName, number> | null;
 
+/** What outlier detection computed for a cluster at its last interval (the supervisor's detector). */
+export interface OutlierStatusSource {
+  /** -1 when the host's request volume was too low. */
+  successRate(key: string, origin: Origin): number;
+  successRateSummary(origin: Origin): SuccessRateSummary;
+}
+
+/** A cluster's outlier detection by cluster name; null for one without outlier_detection. */
+export type OutlierSource = (cluster: string) => OutlierStatusSource | null;
+
+const NO_OUTLIER_DETECTION: OutlierSource = () => null;
+
 function isCanary(metadata: Readonly<Record<string, unknown>>): boolean {
   const lb = metadata['proxy.lb'] as Record<string, unknown> | undefined;
   return lb?.canary === true;
 }
 
-function hostStatus(h: MemberHost, stats: HostStatsSource): HostStatus {
+function hostStatus(h: MemberHost, stats: HostStatsSource, outlier: OutlierStatusSource | null): HostStatus {
+  const key = hostKey(h);
   return {
     ip: h.address.address,
     port: h.address.port,
@@ -40,20 +54,36 @@ function hostStatus(h: MemberHost, stats: HostStatsSource): HostStatus {
     subZone: h.locality.subZone,
     canary: isCanary(h.metadata),
     priority: h.priority,
-    // Outlier detection, which computes them, is not built yet: Envoy's value without one.
-    successRate: -1,
-    localOriginSuccessRate: -1,
+    // Without outlier detection nothing computes them: Envoy's -1.
+    successRate: outlier?.successRate(key, 'external') ?? -1,
+    localOriginSuccessRate: outlier?.successRate(key, 'local_origin') ?? -1,
     stats: stats(h.slot) ?? ZERO_STATS,
   };
 }
 
-export function clusterStatuses(snapshots: readonly ClusterSnapshot[], stats: HostStatsSource): ClusterStatus[] {
-  return snapshots.map((s) => ({
-    name: s.cluster,
-    addedViaApi: false,
-    thresholds: { default: DEFAULT_THRESHOLDS, high: DEFAULT_THRESHOLDS },
-    hosts: s.hosts.map((h) => hostStatus(h, stats)),
-  }));
+function outlierSummary(outlier: OutlierStatusSource | null): OutlierSummary | null {
+  if (outlier === null) return null;
+  const external = outlier.successRateSummary('external');
+  const localOrigin = outlier.successRateSummary('local_origin');
+  return {
+    successRateAverage: external.average,
+    successRateEjectionThreshold: external.ejectionThreshold,
+    localOriginSuccessRateAverage: localOrigin.average,
+    localOriginSuccessRateEjectionThreshold: localOrigin.ejectionThreshold,
+  };
+}
+
+export function clusterStatuses(snapshots: readonly ClusterSnapshot[], stats: HostStatsSource, outliers: OutlierSource = NO_OUTLIER_DETECTION): ClusterStatus[] {
+  return snapshots.map((s) => {
+    const outlier = outliers(s.cluster);
+    return {
+      name: s.cluster,
+      addedViaApi: false,
+      outlier: outlierSummary(outlier),
+      thresholds: { default: DEFAULT_THRESHOLDS, high: DEFAULT_THRESHOLDS },
+      hosts: s.hosts.map((h) => hostStatus(h, stats, outlier)),
+    };
+  });
 }
 
 /** admin.v3.HostHealthStatus of a host's flags. */
@@ -69,14 +99,14 @@ export function healthStatusJson(flags: number): HealthStatusJson {
   };
 }
 
-export function clustersHandler(snapshots: () => readonly ClusterSnapshot[], stats: HostStatsSource): AdminHandler {
+export function clustersHandler(snapshots: () => readonly ClusterSnapshot[], stats: HostStatsSource, outliers: OutlierSource): AdminHandler {
   return {
     path: '/clusters',
     help: 'upstream cluster status',
     mutatesState: false,
     decodeQuery: true,
     handle: (request) => {
-      const statuses = clusterStatuses(snapshots(), stats);
+      const statuses = clusterStatuses(snapshots(), stats, outliers);
       if (request.query.get('format') === 'json') {
         return { status: 200, contentType: 'application/json', body: renderClustersJson(statuses, healthStatusJson) };
       }

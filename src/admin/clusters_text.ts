@@ -31,9 +31,19 @@ export interface HostStatus {
   readonly stats: Readonly<Record<HostStatName, number>>;
 }
 
+/** A cluster's success rate figures from outlier detection's last interval; -1 when not computed. */
+export interface OutlierSummary {
+  readonly successRateAverage: number;
+  readonly successRateEjectionThreshold: number;
+  readonly localOriginSuccessRateAverage: number;
+  readonly localOriginSuccessRateEjectionThreshold: number;
+}
+
 export interface ClusterStatus {
   readonly name: string;
   readonly addedViaApi: boolean;
+  /** null for a cluster without outlier detection: Envoy prints no outlier lines for it. */
+  readonly outlier: OutlierSummary | null;
   readonly thresholds: { readonly default: Thresholds; readonly high: Thresholds };
   readonly hosts: readonly HostStatus[];
 }
@@ -43,9 +53,30 @@ export function formatDouble(v: number): string {
   return Number.isInteger(v) ? v.toFixed(1) : String(v);
 }
 
+/** C's `%g` (fmt's `{:g}`), which Envoy uses for the outlier lines: 6 significant digits, no trailing zeros. */
+export function formatG(v: number): string {
+  if (v === 0 || !Number.isFinite(v)) return String(v);
+  const exponent = Math.floor(Math.log10(Math.abs(Number(v.toPrecision(6)))));
+  if (exponent < -4 || exponent >= 6) {
+    const [mantissa, exp] = v.toExponential(5).split('e') as [string, string];
+    const digits = exp.replace(/^[+-]/, '').padStart(2, '0');
+    return `${mantissa.replace(/\.?0+$/, '')}e${exp.startsWith('-') ? '-' : '+'}${digits}`;
+  }
+  return String(Number(v.toPrecision(6)));
+}
+
 export function renderClustersText(versionInfo: string, clusters: readonly ClusterStatus[], healthWords: (flags: number) => string): string {
   const lines: string[] = [`version_info::${versionInfo}`];
   for (const c of clusters) {
+    if (c.outlier !== null) {
+      const p = `${c.name}::outlier::`;
+      lines.push(
+        `${p}success_rate_average::${formatG(c.outlier.successRateAverage)}`,
+        `${p}success_rate_ejection_threshold::${formatG(c.outlier.successRateEjectionThreshold)}`,
+        `${p}local_origin_success_rate_average::${formatG(c.outlier.localOriginSuccessRateAverage)}`,
+        `${p}local_origin_success_rate_ejection_threshold::${formatG(c.outlier.localOriginSuccessRateEjectionThreshold)}`,
+      );
+    }
     for (const [priority, t] of [['default', c.thresholds.default], ['high', c.thresholds.high]] as const) {
       const p = `${c.name}::${priority}_priority::`;
       lines.push(`${p}max_connections::${t.maxConnections}`, `${p}max_pending_requests::${t.maxPendingRequests}`, `${p}max_requests::${t.maxRequests}`, `${p}max_retries::${t.maxRetries}`);
@@ -118,7 +149,13 @@ export function renderClustersJson(clusters: readonly ClusterStatus[], healthSta
     cluster_statuses: clusters.map((c) => ({
       name: c.name,
       ...(c.addedViaApi ? { added_via_api: true } : {}),
+      ...(c.outlier !== null && c.outlier.successRateEjectionThreshold > 0
+        ? { success_rate_ejection_threshold: { value: c.outlier.successRateEjectionThreshold } }
+        : {}),
       ...(c.hosts.length > 0 ? { host_statuses: c.hosts.map(host) } : {}),
+      ...(c.outlier !== null && c.outlier.localOriginSuccessRateEjectionThreshold > 0
+        ? { local_origin_success_rate_ejection_threshold: { value: c.outlier.localOriginSuccessRateEjectionThreshold } }
+        : {}),
       circuit_breakers: { thresholds: [thresholds(c.thresholds.default), thresholds(c.thresholds.high, 'HIGH')] },
     })),
   };

@@ -109,6 +109,33 @@ const CLUSTER: Shape = {
     dns_resolvers: leaf,
     use_tcp_for_dns_lookups: leaf,
     cleanup_interval: leaf,
+    // Envoy 1.16's fields; later ones (max_ejection_time, ...) stay refused.
+    outlier_detection: {
+      fields: Object.fromEntries(
+        [
+          'consecutive_5xx',
+          'interval',
+          'base_ejection_time',
+          'max_ejection_percent',
+          'enforcing_consecutive_5xx',
+          'enforcing_success_rate',
+          'success_rate_minimum_hosts',
+          'success_rate_request_volume',
+          'success_rate_stdev_factor',
+          'consecutive_gateway_failure',
+          'enforcing_consecutive_gateway_failure',
+          'split_external_local_origin_errors',
+          'consecutive_local_origin_failure',
+          'enforcing_consecutive_local_origin_failure',
+          'enforcing_local_origin_success_rate',
+          'failure_percentage_threshold',
+          'enforcing_failure_percentage',
+          'enforcing_failure_percentage_local_origin',
+          'failure_percentage_minimum_hosts',
+          'failure_percentage_request_volume',
+        ].map((field) => [field, leaf]),
+      ),
+    },
   },
   // Cluster types and load balancing policies come from their registries: one that lands
   // there is accepted here.

@@ -364,6 +364,35 @@ export interface CircuitBreakers {
   readonly HIGH: CircuitBreakerThresholds;
 }
 
+/**
+ * Cluster.OutlierDetection, Envoy 1.16's defaults filled in. Durations in ms, `enforcing*` and
+ * thresholds in whole percent; runtime `outlier_detection.<field>` overrides each at its use.
+ */
+export interface OutlierDetection {
+  readonly consecutive5xx: number;
+  readonly consecutiveGatewayFailure: number;
+  readonly consecutiveLocalOriginFailure: number;
+  readonly intervalMs: number;
+  readonly baseEjectionTimeMs: number;
+  readonly maxEjectionPercent: number;
+  readonly enforcingConsecutive5xx: number;
+  readonly enforcingConsecutiveGatewayFailure: number;
+  readonly enforcingConsecutiveLocalOriginFailure: number;
+  readonly enforcingSuccessRate: number;
+  readonly enforcingLocalOriginSuccessRate: number;
+  readonly enforcingFailurePercentage: number;
+  readonly enforcingFailurePercentageLocalOrigin: number;
+  readonly successRateMinimumHosts: number;
+  readonly successRateRequestVolume: number;
+  /** Thousandths: 1900 is a factor of 1.9. */
+  readonly successRateStdevFactor: number;
+  readonly failurePercentageThreshold: number;
+  readonly failurePercentageMinimumHosts: number;
+  readonly failurePercentageRequestVolume: number;
+  /** Connection failures and timeouts count apart from the upstream's own answers. */
+  readonly splitExternalLocalOriginErrors: boolean;
+}
+
 /** Cluster.CommonLbConfig, defaults filled in. */
 export interface CommonLbConfig {
   /** Whole percent (truncated), 0..100; 0 disables panic mode. */
@@ -442,7 +471,8 @@ export interface ClusterConfig {
   /** Empty: the system resolver configuration. */
   readonly dnsResolvers: readonly SocketAddress[];
   readonly useTcpForDnsLookups: boolean;
-  readonly outlierDetection: UnmodelledMessage | null;
+  /** outlier_detection; null: none (no host is ever ejected). */
+  readonly outlierDetection: OutlierDetection | null;
   /** ORIGINAL_DST only: how often unused hosts are swept. */
   readonly cleanupIntervalMs: number;
   readonly lbSubsetConfig: LbSubsetConfig | null;

@@ -22,6 +22,7 @@ import type {
   ClusterLoadAssignment,
   CircuitBreakers,
   CircuitBreakerThresholds,
+  OutlierDetection,
   ClusterProtocolSelection,
   CommonLbConfig,
   DiscoveryType,
@@ -66,6 +67,29 @@ import type {
 import { canonicalExtensionName, HEALTH_CHECK, PROXY_PROTOCOL_UPSTREAM, proxySpelling, TCP_PROXY } from './names';
 import { flattenStaticLayer } from '../runtime/static_layer';
 import { LB_METADATA_NAMESPACE, metadataMatchCriteria, type MetadataMatchCriteria } from '../upstream/lb/metadata_match';
+
+/** Envoy 1.16's outlier detection defaults of the UInt32Value fields, by field name. */
+const OUTLIER_DEFAULTS = {
+  consecutive_5xx: 5,
+  consecutive_gateway_failure: 5,
+  consecutive_local_origin_failure: 5,
+  max_ejection_percent: 10,
+  enforcing_consecutive_5xx: 100,
+  enforcing_consecutive_gateway_failure: 0,
+  enforcing_consecutive_local_origin_failure: 100,
+  enforcing_success_rate: 100,
+  enforcing_local_origin_success_rate: 100,
+  enforcing_failure_percentage: 0,
+  enforcing_failure_percentage_local_origin: 0,
+  success_rate_minimum_hosts: 5,
+  success_rate_request_volume: 100,
+  success_rate_stdev_factor: 1900,
+  failure_percentage_threshold: 85,
+  failure_percentage_minimum_hosts: 5,
+  failure_percentage_request_volume: 50,
+} as const;
+const OUTLIER_INTERVAL_MS = 10_000;
+const OUTLIER_BASE_EJECTION_TIME_MS = 30_000;
 
 /** Defaults of Envoy 1.16 for fields left unset. */
 const DEFAULTS = {
@@ -407,7 +431,7 @@ function cluster(config: JsonObject): ClusterConfig {
     dnsLookupFamily: enumField<DnsLookupFamily>(config, 'dns_lookup_family', 'AUTO'),
     dnsResolvers: messageList(config, 'dns_resolvers').map(socketAddress),
     useTcpForDnsLookups: boolField(config, 'use_tcp_for_dns_lookups'),
-    outlierDetection: messageField(config, 'outlier_detection') ?? null,
+    outlierDetection: outlierDetectionConfig(messageField(config, 'outlier_detection')),
     cleanupIntervalMs: millis(config, 'cleanup_interval', DEFAULTS.cleanupIntervalMs),
     lbSubsetConfig: subset === undefined ? null : lbSubsetConfig(subset),
     ringHashLbConfig: ringHashLbConfig(messageField(config, 'ring_hash_lb_config') ?? {}),
@@ -444,6 +468,34 @@ export function circuitBreakersConfig(config: JsonObject): CircuitBreakers {
     };
   };
   return { DEFAULT: of('DEFAULT'), HIGH: of('HIGH') };
+}
+
+/** Envoy 1.16's DetectorConfig: each field or its default. */
+function outlierDetectionConfig(config: JsonObject | undefined): OutlierDetection | null {
+  if (config === undefined) return null;
+  const uint = (key: keyof typeof OUTLIER_DEFAULTS) => numberField(config, key, OUTLIER_DEFAULTS[key]);
+  return {
+    consecutive5xx: uint('consecutive_5xx'),
+    consecutiveGatewayFailure: uint('consecutive_gateway_failure'),
+    consecutiveLocalOriginFailure: uint('consecutive_local_origin_failure'),
+    intervalMs: millis(config, 'interval', OUTLIER_INTERVAL_MS),
+    baseEjectionTimeMs: millis(config, 'base_ejection_time', OUTLIER_BASE_EJECTION_TIME_MS),
+    maxEjectionPercent: uint('max_ejection_percent'),
+    enforcingConsecutive5xx: uint('enforcing_consecutive_5xx'),
+    enforcingConsecutiveGatewayFailure: uint('enforcing_consecutive_gateway_failure'),
+    enforcingConsecutiveLocalOriginFailure: uint('enforcing_consecutive_local_origin_failure'),
+    enforcingSuccessRate: uint('enforcing_success_rate'),
+    enforcingLocalOriginSuccessRate: uint('enforcing_local_origin_success_rate'),
+    enforcingFailurePercentage: uint('enforcing_failure_percentage'),
+    enforcingFailurePercentageLocalOrigin: uint('enforcing_failure_percentage_local_origin'),
+    successRateMinimumHosts: uint('success_rate_minimum_hosts'),
+    successRateRequestVolume: uint('success_rate_request_volume'),
+    successRateStdevFactor: uint('success_rate_stdev_factor'),
+    failurePercentageThreshold: uint('failure_percentage_threshold'),
+    failurePercentageMinimumHosts: uint('failure_percentage_minimum_hosts'),
+    failurePercentageRequestVolume: uint('failure_percentage_request_volume'),
+    splitExternalLocalOriginErrors: boolField(config, 'split_external_local_origin_errors'),
+  };
 }
 
 function leastRequestLbConfig(config: JsonObject): LeastRequestLbConfig {

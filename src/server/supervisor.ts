@@ -5,6 +5,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import type { Bootstrap } from '../config/model';
 import { clustersHandler } from '../admin/clusters_handler';
+import { outlierDetectorOf } from '../upstream/outlier/detector';
 import { certsHandler } from '../admin/certs_handler';
 import { configDumpHandler } from '../admin/config_dump_handler';
 import { DrainListenersRequest, drainListenersHandler } from '../admin/drain_listeners_handler';
@@ -288,6 +289,7 @@ export class Supervisor implements ServerInfoSource {
       }),
       onMessage: (m) => {
         if (m.type === 'contention') this.tracer?.merge(m.stats);
+        else if (m.type === 'outlier_consecutive_failure') outlierDetectorOf(clusters.healthSources(m.cluster))?.onConsecutiveFailure(m.host, m.failure);
       },
       onWorkerGone: (column) => zeroColumnGauges(region, this.store!.names, this.store!.hosts, column),
       restarts: this.stats.workerRestarts,
@@ -511,7 +513,11 @@ export class Supervisor implements ServerInfoSource {
       ...statsHandlers(() => this.snapshot(), this.prometheus),
       resetCountersHandler(() => this.store!.reader.resetCounters()),
       ...healthCheckHandlers((failed) => this.setHealthCheckFailed(failed)),
-      clustersHandler(() => this.clusters?.snapshots() ?? [], (slot) => this.store!.hosts.read(slot)),
+      clustersHandler(
+        () => this.clusters?.snapshots() ?? [],
+        (slot) => this.store!.hosts.read(slot),
+        (cluster) => outlierDetectorOf(this.clusters?.healthSources(cluster) ?? []),
+      ),
       listenersHandler(() => this.bound),
       configDumpHandler(bootstrap, new Date(this.startMs)),
       contentionHandler(tracer),

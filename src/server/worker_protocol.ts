@@ -8,6 +8,8 @@ import type { DrainStrategy } from '../hot_restart/drain_manager';
 import type { RuntimeValues } from '../runtime/runtime';
 import type { LevelChange } from '../log/level_change';
 import type { MutexStats } from '../admin/mutex_tracer';
+import type { HostSlot } from '../stats/stats';
+import type { ConsecutiveFailure } from '../upstream/outlier/consecutive_failure';
 
 export const WORKER_PROTOCOL_VERSION = 4;
 
@@ -166,7 +168,20 @@ export interface WorkerMemory {
   readonly usage: NodeJS.MemoryUsage;
 }
 
-export type WorkerMessage = WorkerReady | WorkerFatal | WorkerCpuProfileReply | WorkerContention | WorkerMemory;
+/**
+ * A host's consecutive failures of one kind reached their threshold (counted by every worker in
+ * shared memory; only the worker whose failure reached it sends this): eject the host now.
+ */
+export interface WorkerOutlierConsecutiveFailure {
+  readonly v: typeof WORKER_PROTOCOL_VERSION;
+  readonly type: 'outlier_consecutive_failure';
+  readonly cluster: string;
+  /** The host's slot; a slot freed and reused since has another generation. */
+  readonly host: HostSlot;
+  readonly failure: ConsecutiveFailure;
+}
+
+export type WorkerMessage = WorkerReady | WorkerFatal | WorkerCpuProfileReply | WorkerContention | WorkerMemory | WorkerOutlierConsecutiveFailure;
 
 export function isMessage<T extends { v: number; type: string }>(m: unknown): m is T {
   return typeof m === 'object' && m !== null && (m as { v?: unknown }).v === WORKER_PROTOCOL_VERSION && typeof (m as { type?: unknown }).type === 'string';

@@ -9,6 +9,7 @@ import {
   HOST_CHUNK_HEADER_WORDS,
   HOST_CHUNK_SHIFT,
   HOST_CHUNK_SLOTS,
+  HOST_OUTLIER_WORDS,
   HOST_RECORD_WORDS,
   HOST_STAT_NAMES,
   HOST_STATS,
@@ -76,6 +77,9 @@ export class HostTable {
         Atomics.store(view, base + HostsField.HighWater, slot + 1);
       }
       this.setRecordWord(slot, HostRecordField.HealthFlags, 0);
+      // A reused slot's outlier counts were its last host's.
+      const record = this.record(slot);
+      for (let i = 0; i < HOST_OUTLIER_WORDS; i++) Atomics.store(record.words, record.index + HostRecordField.Consecutive5xx + i, 0);
       this.setRecordWord(slot, HostRecordField.State, SlotUse.Live);
       return { slot, generation: this.recordWord(slot, HostRecordField.Generation) };
     });
@@ -117,6 +121,12 @@ export class HostTable {
   healthFlags(slot: number): { words: Int32Array; index: number } {
     const chunk = this.chunk(slot >>> HOST_CHUNK_SHIFT, false);
     return { words: this.segments.i32(chunk), index: this.recordIndex(chunk, slot) + HostRecordField.HealthFlags };
+  }
+
+  /** The record of `slot`: its HostRecordField words are `words[index + field]`, for Atomics. */
+  record(slot: number): { words: Int32Array; index: number } {
+    const chunk = this.chunk(slot >>> HOST_CHUNK_SHIFT, false);
+    return { words: this.segments.i32(chunk), index: this.recordIndex(chunk, slot) };
   }
 
   /** The statistics of a live host summed over the columns that count; null once it is gone. */

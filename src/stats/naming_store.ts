@@ -2,6 +2,7 @@
 // Building the data plane from the configuration in `--mode validate` and in the supervisor
 // goes through the constructors a worker runs, which name their stats; no region exists there.
 
+import { HOST_RECORD_WORDS } from './region_layout';
 import { SharedCounts, sharedCountsBytes } from './shared_counts';
 import type { Counter, Gauge, Histogram, HostStats, Scope, StatReader, StatsStore } from './stats';
 
@@ -46,6 +47,11 @@ export class NamingStatsStore extends NamingScope implements StatsStore {
   /** Names only: nothing is ever counted here. */
   hostStatSum(): StatReader {
     return { value: () => 0 };
+  }
+
+  /** A record of its own, which nobody reads. */
+  hostRecord(): { words: Int32Array; index: number } {
+    return { words: new Int32Array(HOST_RECORD_WORDS), index: 0 };
   }
 
   cells(_name: string, count: number): SharedCounts {

@@ -47,7 +47,7 @@ export const enum SectionKind {
 export const SECTION_VERSIONS: ReadonlyMap<SectionKind, number> = new Map([
   [SectionKind.Columns, 1],
   [SectionKind.Stats, 1],
-  [SectionKind.Hosts, 1],
+  [SectionKind.Hosts, 2],
 ]);
 
 export const SECTION_NAMES: ReadonlyMap<SectionKind, string> = new Map([
@@ -201,8 +201,20 @@ export const enum HostRecordField {
   NextFree = 2,
   /** Health flags of the host, shared by every writer. */
   HealthFlags = 3,
+  // Outlier detection's counts, shared by every worker (Envoy's DetectorHostMonitor): the
+  // consecutive failures so far, and the requests of the current interval, which the
+  // supervisor's detector takes (and zeroes) at each interval.
+  Consecutive5xx = 4,
+  ConsecutiveGatewayFailure = 5,
+  ConsecutiveLocalOriginFailure = 6,
+  ExternalSuccess = 7,
+  ExternalTotal = 8,
+  LocalOriginSuccess = 9,
+  LocalOriginTotal = 10,
 }
-export const HOST_RECORD_WORDS = 4;
+export const HOST_RECORD_WORDS = 11;
+/** The outlier detection words of a record: from Consecutive5xx to the end. */
+export const HOST_OUTLIER_WORDS = HOST_RECORD_WORDS - 4;
 export const HOST_CHUNK_HEADER_WORDS = MAX_COLUMNS * 2;
 export const HOST_CHUNK_BLOCK_BYTES = (HOST_CHUNK_HEADER_WORDS + HOST_CHUNK_SLOTS * HOST_RECORD_WORDS) * 4;
 export const HOST_VALUE_BLOCK_BYTES = HOST_CHUNK_SLOTS * HOST_STATS * 8;

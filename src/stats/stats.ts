@@ -76,6 +76,8 @@ export interface StatsStore extends Scope {
   hostStatSum(host: HostSlot, stat: HostStatName): StatReader;
   /** Counts shared by every writer, updated atomically (circuit breakers); see SharedCounts. */
   cells(name: string, count: number): SharedCounts;
+  /** A host's record words shared by every writer (HostRecordField at `words[index + field]`, for Atomics). */
+  hostRecord(host: HostSlot): { words: Int32Array; index: number };
 }
 
 /** A cluster's stat name: alt_stat_name or name, with `:` turned into `_`. */

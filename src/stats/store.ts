@@ -312,6 +312,10 @@ export class SharedStatsStore implements StatsStore {
     return new HostStatSum(this.hosts, host.slot, stat);
   }
 
+  hostRecord(host: HostSlot): { words: Int32Array; index: number } {
+    return this.hosts.record(host.slot);
+  }
+
   /**
    * `count` counts shared by every writer under `name` (limits shared by all workers, like a
    * circuit breaker's open connections), zero when first made. Never listed by /stats.

@@ -4,11 +4,11 @@
 // updates. Hosts that stay keep their Host object, and with it their pool.
 
 import { FieldError } from '../config/errors';
-import type { ClusterConfig, Locality } from '../config/model';
+import type { ClusterConfig, Locality, OutlierDetection } from '../config/model';
 import { Http1ConnectionPool } from '../pool/http1_pool';
 import { type ConnectionTarget, UpstreamConnection, type UpstreamConnectionCallbacks } from '../pool/upstream_connection';
 import type { Logger } from '../log/logger_api';
-import type { HostStats, StatReader, StatsStore } from '../stats/stats';
+import type { HostSlot, HostStats, StatReader, StatsStore } from '../stats/stats';
 import { ClusterInfo } from './cluster_info';
 import { HealthFlag } from './health_flags';
 import { Host } from './host';
@@ -18,6 +18,9 @@ import type { LoadBalancerParams } from './lb/load_balancer_base';
 import { LOAD_BALANCERS } from './lb/load_balancer_registry';
 import { SubsetLoadBalancer } from './lb/subset_load_balancer';
 import { type ClusterSnapshot, hostKey, type MembershipUpdate } from './membership';
+import type { ConsecutiveFailure } from './outlier/consecutive_failure';
+import { NO_OUTLIER_MONITOR } from './outlier/host_monitor';
+import { SharedHostMonitor } from './outlier/shared_host_monitor';
 import { PrioritySet } from './priority_set';
 import type { DownstreamAddresses } from './upstream_network_filter';
 
@@ -54,6 +57,8 @@ export interface ClusterEnvironment {
   readonly reportsTables: boolean;
   /** The `upstream` component's logger. */
   readonly log: Logger;
+  /** A consecutive failure run of a host reached its threshold: the supervisor's detector ejects it. */
+  readonly onConsecutiveFailure: (cluster: string, host: HostSlot, failure: ConsecutiveFailure) => void;
 }
 
 export class Cluster {
@@ -66,6 +71,8 @@ export class Cluster {
 
   private readonly store: StatsStore;
   private readonly readBuffer: Buffer;
+  private readonly environment: ClusterEnvironment;
+  private readonly outlierDetection: OutlierDetection | null;
 
   /**
    * `localPrioritySet`: the local cluster's hosts on this worker (cluster_manager.local_cluster_name),
@@ -76,6 +83,8 @@ export class Cluster {
     this.prioritySet = new PrioritySet(environment.localLocality);
     this.store = environment.store;
     this.readBuffer = environment.readBuffer;
+    this.environment = environment;
+    this.outlierDetection = config.outlierDetection;
     this.info = new ClusterInfo(config, environment.store, environment.runtime, environment.reportsTables);
     // The discovery type is the supervisor's business: a worker only ever sees membership.
     if (config.lbPolicy === 'CLUSTER_PROVIDED') {
@@ -171,7 +180,9 @@ export class Cluster {
       const existing = this.hostsByAddress.get(key);
       if (existing === undefined) {
         added = true;
-        next.set(key, Host.fromMember(member));
+        const host = Host.fromMember(member);
+        this.attachOutlierMonitor(host);
+        next.set(key, host);
       } else {
         const failedBefore = existing.healthFlags & HEALTH_FAILURE_FLAGS;
         existing.updateFrom(member);
@@ -185,6 +196,8 @@ export class Cluster {
     for (const [address, host] of this.hostsByAddress) {
       if (next.has(address)) continue;
       removed = true;
+      // Its slot may already be another host's: requests still in flight report nowhere.
+      host.outlier = NO_OUTLIER_MONITOR;
       const resources = this.resources.get(host);
       if (resources !== undefined) drainPools(resources);
       this.resources.delete(host);
@@ -208,6 +221,17 @@ export class Cluster {
     drainPools(resources);
     if (resources.tcpConnections === null) return;
     for (const connection of resources.tcpConnections) connection.close();
+  }
+
+  /** With outlier_detection, the host's requests count in its shared record for the detector. */
+  private attachOutlierMonitor(host: Host): void {
+    const config = this.outlierDetection;
+    const slot = host.slot;
+    if (config === null || slot === null) return;
+    const { words, index } = this.store.hostRecord(slot);
+    const { environment } = this;
+    const cluster = this.info.name;
+    host.outlier = new SharedHostMonitor(words, index, config, environment.runtime, (failure) => environment.onConsecutiveFailure(cluster, slot, failure));
   }
 
   /** Re-reads every host's health flags (after a health checker or outlier detector changed them). */

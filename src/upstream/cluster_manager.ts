@@ -6,7 +6,7 @@ import type { ClusterConfig, Locality } from '../config/model';
 import type { LoggerFactory } from '../log/logger_api';
 import type { RuntimeSource } from '../runtime/live_runtime';
 import type { StatsStore } from '../stats/stats';
-import { Cluster } from './cluster';
+import { Cluster, type ClusterEnvironment } from './cluster';
 import type { DownstreamAddresses } from './upstream_network_filter';
 import { mathRandom, type RandomSource } from './lb/load_balancer';
 import type { ClusterSnapshot, MembershipUpdate } from './membership';
@@ -39,6 +39,11 @@ export interface ClusterManagerOptions {
   readonly log: LoggerFactory;
   /** This worker sets the hashing balancers' table gauges; one worker does. Default true. */
   readonly reportsTables?: boolean;
+  /**
+   * Where a host's consecutive failures reaching a threshold go (the worker tells its supervisor).
+   * Default: nowhere, for a data plane with no detector to eject (--mode validate).
+   */
+  readonly onConsecutiveFailure?: ClusterEnvironment['onConsecutiveFailure'];
 }
 
 export class ClusterManager {
@@ -56,6 +61,7 @@ export class ClusterManager {
       localLocality: options.localLocality ?? null,
       log: options.log('upstream'),
       reportsTables: options.reportsTables ?? true,
+      onConsecutiveFailure: options.onConsecutiveFailure ?? (() => undefined),
     };
     const byName = new Map(options.snapshots.map((s) => [s.cluster, s]));
     const build = (i: number, localPrioritySet: PrioritySet | null): Cluster => {

@@ -150,6 +150,11 @@ export class SupervisorClusterManager {
     this.started = true;
   }
 
+  /** The health sources of the cluster named `name` (none for an unknown one). */
+  healthSources(name: string): readonly HealthSource[] {
+    return this.clusters.get(name)?.healthSources ?? [];
+  }
+
   private createHealthSources(cluster: ManagedCluster): void {
     const factories = this.deps.healthSources ?? [];
     if (factories.length === 0) return;

@@ -56,6 +56,13 @@ const CASES: readonly (readonly [string, Json, string])[] = [
     `${CLUSTER}.common_lb_config.consistent_hashing_lb_config.use_hostname_for_hashing: use_hostname_for_hashing is only valid for STRICT_DNS clusters, but type is STATIC`,
   ],
   ['least_request_lb_config without LEAST_REQUEST', { least_request_lb_config: { choice_count: 3 } }, `${CLUSTER}.least_request_lb_config: requires lb_policy LEAST_REQUEST, but lb_policy is ROUND_ROBIN`],
+  ['outlier max_ejection_percent over 100', { outlier_detection: { max_ejection_percent: 101 } }, `${CLUSTER}.outlier_detection.max_ejection_percent: value must be less than or equal to 100`],
+  [
+    'outlier enforcing percentage over 100',
+    { outlier_detection: { enforcing_failure_percentage_local_origin: 200 } },
+    `${CLUSTER}.outlier_detection.enforcing_failure_percentage_local_origin: value must be less than or equal to 100`,
+  ],
+  ['outlier interval zero', { outlier_detection: { interval: '0s' } }, `${CLUSTER}.outlier_detection.interval: value must be greater than 0s`],
   ['RefreshRate base_interval zero', { type: 'STRICT_DNS', dns_failure_refresh_rate: { base_interval: '0s' } }, `${RATE}.base_interval: value must be greater than 1ms`],
   ['RefreshRate base_interval missing', { type: 'STRICT_DNS', dns_failure_refresh_rate: { max_interval: '1s' } }, `${RATE}.base_interval: value is required`],
   ['RefreshRate base_interval equal to max_interval', { type: 'STRICT_DNS', dns_failure_refresh_rate: { base_interval: '2s', max_interval: '2s' } }, `${RATE}.base_interval: must be less than max_interval`],
