@@ -62,6 +62,10 @@ const ENTRY_POINTS = [
     types: ['envoy.config.core.v3.ProxyProtocolConfig'],
   },
   {
+    file: 'envoy/extensions/retry/host/previous_hosts/v3/previous_hosts.proto',
+    types: ['envoy.extensions.retry.host.previous_hosts.v3.PreviousHostsPredicate'],
+  },
+  {
     file: 'envoy/extensions/transport_sockets/raw_buffer/v3/raw_buffer.proto',
     types: ['envoy.extensions.transport_sockets.raw_buffer.v3.RawBuffer'],
   },

@@ -158,6 +158,21 @@ const HASH_POLICY: Shape = {
   },
 };
 
+// Envoy 1.16's RetryPolicy, less retry_priority, retriable_headers, retriable_request_headers and
+// rate-limited back-off, which the router does not act on. retry_on's names and the host
+// predicates are checked in validation (a name this build does not honor is refused there).
+const RETRY_POLICY: Shape = {
+  fields: {
+    retry_on: leaf,
+    num_retries: leaf,
+    per_try_timeout: leaf,
+    retry_host_predicate: list({ fields: { name: leaf, typed_config: anyContent } }),
+    host_selection_retry_max_attempts: leaf,
+    retriable_status_codes: leaf,
+    retry_back_off: { fields: { base_interval: leaf, max_interval: leaf } },
+  },
+};
+
 const ROUTE_CONFIG: Shape = {
   fields: {
     name: leaf,
@@ -165,6 +180,7 @@ const ROUTE_CONFIG: Shape = {
       fields: {
         name: leaf,
         domains: leaf,
+        retry_policy: RETRY_POLICY,
         routes: list({
           fields: {
             name: leaf,
@@ -187,6 +203,7 @@ const ROUTE_CONFIG: Shape = {
                 prefix_rewrite: leaf,
                 metadata_match: METADATA_MATCH,
                 hash_policy: list(HASH_POLICY),
+                retry_policy: RETRY_POLICY,
               },
             },
             direct_response: { fields: { status: leaf, body: { fields: { inline_string: leaf } } } },

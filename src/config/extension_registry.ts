@@ -11,6 +11,7 @@ import {
   envoyTypeName,
   HEALTH_CHECK,
   HTTP_CONNECTION_MANAGER,
+  PREVIOUS_HOSTS,
   PROXY_PROTOCOL_UPSTREAM,
   ROUTER,
   TCP_PROXY,
@@ -36,6 +37,7 @@ export const EXTENSIONS: readonly ExtensionInfo[] = [
   { category: 'proxy.filters.network', name: HTTP_CONNECTION_MANAGER, typeDescriptor: CONFIG_TYPES.httpConnectionManager },
   { category: 'proxy.filters.network', name: TCP_PROXY, typeDescriptor: CONFIG_TYPES.tcpProxy },
   { category: 'proxy.filters.upstream_network', name: PROXY_PROTOCOL_UPSTREAM, typeDescriptor: CONFIG_TYPES.proxyProtocol },
+  { category: 'proxy.retry_host_predicates', name: PREVIOUS_HOSTS, typeDescriptor: CONFIG_TYPES.previousHosts },
 ];
 
 /** The registry category of the extensions found at each place of a bootstrap. */

@@ -185,6 +185,27 @@ export interface ClusterRouteAction {
   readonly hashPolicies?: readonly HashPolicy[];
   /** metadata_match's `proxy.lb` fields; absent when it has none. */
   readonly metadataMatch?: MetadataMatchCriteria;
+  /** The route's retry_policy, else its virtual host's; absent when neither has one. */
+  readonly retryPolicy?: RetryPolicy;
+}
+
+/** RetryPolicy (route or virtual host). */
+export interface RetryPolicy {
+  /** retry_on's conditions, as RETRY_ON_* flags (src/filters/http/retry_on.ts). */
+  readonly retryOn: number;
+  /** num_retries; 1 when unset, as in Envoy. */
+  readonly numRetries: number;
+  /** per_try_timeout; 0 when unset (each try has the route's whole timeout). */
+  readonly perTryTimeoutMs: number;
+  readonly retriableStatusCodes: readonly number[];
+  /** retry_host_predicate has previous_hosts: a retry avoids the hosts already tried. */
+  readonly avoidPreviousHosts: boolean;
+  /** host_selection_retry_max_attempts: how many more picks a retry may make to avoid them. */
+  readonly hostSelectionRetryMaxAttempts: number;
+  /** retry_back_off.base_interval: 25 ms unless set, at least 1 ms. */
+  readonly baseIntervalMs: number;
+  /** retry_back_off.max_interval: 10 x the base interval unless set. */
+  readonly maxIntervalMs: number;
 }
 
 /** RouteAction.WeightedCluster: one cluster per request, by weight. */

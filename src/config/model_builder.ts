@@ -63,8 +63,10 @@ import type {
   UpstreamNetworkFilterConfig,
   WeightedCluster,
   WeightedClusters,
+  RetryPolicy,
 } from './model';
-import { canonicalExtensionName, HEALTH_CHECK, PROXY_PROTOCOL_UPSTREAM, proxySpelling, TCP_PROXY } from './names';
+import { canonicalExtensionName, CONFIG_TYPES, HEALTH_CHECK, PREVIOUS_HOSTS, PROXY_PROTOCOL_UPSTREAM, proxySpelling, TCP_PROXY, typeNameOfUrl } from './names';
+import { parseRetryOn } from '../filters/http/retry_on';
 import { flattenStaticLayer } from '../runtime/static_layer';
 import { LB_METADATA_NAMESPACE, metadataMatchCriteria, type MetadataMatchCriteria } from '../upstream/lb/metadata_match';
 
@@ -106,6 +108,8 @@ const DEFAULTS = {
   requestTimeoutMs: 0,
   connectionIdleTimeoutMs: 60 * 60 * 1000,
   routeTimeoutMs: 15_000,
+  numRetries: 1,
+  retryBaseIntervalMs: 25,
   weightedClustersTotalWeight: 100,
   endpointWeight: 1,
   serverName: 'proxy',
@@ -259,15 +263,20 @@ function int64Field(config: JsonObject, key: string): string {
 function routeConfiguration(config: JsonObject): RouteConfiguration {
   return {
     name: stringField(config, 'name'),
-    virtualHosts: messageList(config, 'virtual_hosts').map((virtualHost) => ({
-      name: stringField(virtualHost, 'name'),
-      domains: stringList(virtualHost, 'domains').map((domain) => domain.toLowerCase()),
-      routes: messageList(virtualHost, 'routes').map(route),
-    })),
+    virtualHosts: messageList(config, 'virtual_hosts').map((virtualHost) => {
+      const hostRetry = messageField(virtualHost, 'retry_policy');
+      const hostRetryPolicy = hostRetry === undefined ? null : retryPolicy(hostRetry);
+      return {
+        name: stringField(virtualHost, 'name'),
+        domains: stringList(virtualHost, 'domains').map((domain) => domain.toLowerCase()),
+        routes: messageList(virtualHost, 'routes').map((entry) => route(entry, hostRetryPolicy)),
+      };
+    }),
   };
 }
 
-function route(config: JsonObject): Route {
+/** @param hostRetryPolicy the virtual host's retry_policy, which a route's own replaces entirely */
+function route(config: JsonObject, hostRetryPolicy: RetryPolicy | null): Route {
   const match = messageField(config, 'match') ?? {};
   const prefix = match['prefix'];
   const path = match['path'];
@@ -280,7 +289,7 @@ function route(config: JsonObject): Route {
       caseSensitive: boolField(match, 'case_sensitive', true),
       ...(fraction !== undefined ? { runtimeFraction: runtimeFraction(fraction) } : {}),
     },
-    action: routeAction(config),
+    action: routeAction(config, hostRetryPolicy),
   };
 }
 
@@ -295,7 +304,7 @@ function runtimeFraction(config: JsonObject): RuntimeFraction {
   };
 }
 
-function routeAction(config: JsonObject): RouteAction {
+function routeAction(config: JsonObject, hostRetryPolicy: RetryPolicy | null): RouteAction {
   const action = messageField(config, 'route');
   if (action === undefined) {
     const response = messageField(config, 'direct_response') ?? {};
@@ -310,6 +319,8 @@ function routeAction(config: JsonObject): RouteAction {
   const metadataMatch = lbMetadataMatch(action, null);
   const weighted = messageField(action, 'weighted_clusters');
   const hashPolicies = messageList(action, 'hash_policy').flatMap(hashPolicy);
+  const ownRetry = messageField(action, 'retry_policy');
+  const retry = ownRetry === undefined ? hostRetryPolicy : retryPolicy(ownRetry);
   return {
     kind: 'route',
     cluster: stringField(action, 'cluster'),
@@ -319,6 +330,25 @@ function routeAction(config: JsonObject): RouteAction {
     ...(hostRewriteLiteral !== '' ? { hostRewriteLiteral } : {}),
     ...(hashPolicies.length > 0 ? { hashPolicies } : {}),
     ...(metadataMatch !== null ? { metadataMatch } : {}),
+    ...(retry !== null ? { retryPolicy: retry } : {}),
+  };
+}
+
+/** @param config validated: its retry_on conditions and host predicates are ones we implement */
+function retryPolicy(config: JsonObject): RetryPolicy {
+  const backOff = messageField(config, 'retry_back_off');
+  // Envoy rounds intervals under 1 ms up to 1 ms.
+  const baseIntervalMs = Math.max(1, backOff === undefined ? DEFAULTS.retryBaseIntervalMs : millis(backOff, 'base_interval', DEFAULTS.retryBaseIntervalMs));
+  const maxIntervalMs = backOff === undefined ? 10 * baseIntervalMs : Math.max(1, millis(backOff, 'max_interval', 10 * baseIntervalMs));
+  return {
+    retryOn: parseRetryOn(stringField(config, 'retry_on')).flags,
+    numRetries: numberField(config, 'num_retries', DEFAULTS.numRetries),
+    perTryTimeoutMs: millis(config, 'per_try_timeout', 0),
+    retriableStatusCodes: Array.isArray(config['retriable_status_codes']) ? config['retriable_status_codes'].filter((code): code is number => typeof code === 'number') : [],
+    avoidPreviousHosts: messageList(config, 'retry_host_predicate').some((predicate) => canonicalExtensionName(stringField(predicate, 'name')) === PREVIOUS_HOSTS || typeNameOfUrl(stringField(messageField(predicate, 'typed_config') ?? {}, '@type')) === CONFIG_TYPES.previousHosts),
+    hostSelectionRetryMaxAttempts: numberField(config, 'host_selection_retry_max_attempts'),
+    baseIntervalMs,
+    maxIntervalMs,
   };
 }
 

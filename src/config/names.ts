@@ -10,6 +10,7 @@ export const HEALTH_CHECK = 'proxy.filters.http.health_check';
 export const TLS_TRANSPORT_SOCKET = 'proxy.transport_sockets.tls';
 export const RAW_BUFFER_TRANSPORT_SOCKET = 'proxy.transport_sockets.raw_buffer';
 export const PROXY_PROTOCOL_UPSTREAM = 'proxy.filters.network.upstream.proxy_protocol';
+export const PREVIOUS_HOSTS = 'proxy.retry_host_predicates.previous_hosts';
 
 /** Names Envoy 1.16 still accepted from before its extension naming scheme. */
 const LEGACY_NAMES: ReadonlyMap<string, string> = new Map([
@@ -58,6 +59,7 @@ export const CONFIG_TYPES = {
   httpConnectionManager: 'envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
   router: 'envoy.extensions.filters.http.router.v3.Router',
   healthCheck: 'envoy.extensions.filters.http.health_check.v3.HealthCheck',
+  previousHosts: 'envoy.extensions.retry.host.previous_hosts.v3.PreviousHostsPredicate',
   upstreamTlsContext: 'envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext',
   downstreamTlsContext: 'envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext',
   rawBuffer: 'envoy.extensions.transport_sockets.raw_buffer.v3.RawBuffer',

@@ -8,6 +8,7 @@ import { CONFIG_TYPES, HEALTH_CHECK, ROUTER } from '../names';
 import { requireNonNegativeDuration } from './durations';
 import { terminalFilterNotLast, typedConfig, unknownExtension } from './extensions';
 import { validateHealthCheck } from './health_check';
+import { validateRetryPolicy } from './retry_policy';
 
 /** The HTTP filters we implement, by name, with the type of their typed_config. */
 const HTTP_FILTER_TYPES: ReadonlyMap<string, string> = new Map([
@@ -48,6 +49,8 @@ function validateHttp1Options(config: JsonObject, path: string): void {
 function validateRouteConfiguration(routeConfig: JsonObject, path: string, clusters: ReadonlySet<string>): void {
   messageList(routeConfig, 'virtual_hosts').forEach((virtualHost, v) => {
     const hostPath = indexPath(childPath(path, 'virtual_hosts'), v);
+    const retryPolicy = messageField(virtualHost, 'retry_policy');
+    if (retryPolicy !== undefined) validateRetryPolicy(retryPolicy, childPath(hostPath, 'retry_policy'));
     messageList(virtualHost, 'routes').forEach((route, r) => {
       validateRoute(route, indexPath(childPath(hostPath, 'routes'), r), clusters);
     });
@@ -84,6 +87,8 @@ function validateRouteAction(action: JsonObject, path: string, clusters: Readonl
   }
   requireNonNegativeDuration(action, 'timeout', path);
   validateHashPolicies(action, path);
+  const retryPolicy = messageField(action, 'retry_policy');
+  if (retryPolicy !== undefined) validateRetryPolicy(retryPolicy, childPath(path, 'retry_policy'));
 }
 
 /** A cookie policy's name and path go into a Set-Cookie response header: no control characters. */

@@ -3,9 +3,12 @@
 // response, with the route timeout and Envoy's local replies when any of that fails.
 //
 // One Router serves a downstream HTTP/1 connection, one request at a time: its per-request
-// state is reset between requests instead of allocating a filter per request.
+// state is reset between requests instead of allocating a filter per request. A request whose
+// route (or trusted headers) can retry also gets a RetryState, a copy of its body and a context
+// that steers each retry away from the hosts tried; others pay for none of it.
 
 import { randomUUID } from 'node:crypto';
+import type { Clock, TimeoutHandle } from '../../common/clock';
 import type { ClusterRouteAction, Route } from '../../config/model';
 import { BODY_CHUNKED, type RequestHead, type ResponseHead } from '../../http/http1/message_head';
 import type { Http1ClientConnection, StreamResetReason, UpstreamStreamCallbacks } from '../../pool/http1_client_connection';
@@ -13,11 +16,15 @@ import type { Http1ConnectionPool, PoolCallbacks } from '../../pool/http1_pool';
 import type { HostStats } from '../../stats/stats';
 import type { Cluster } from '../../upstream/cluster';
 import type { Host } from '../../upstream/host';
-import { connectionContext } from '../../upstream/lb/load_balancer';
+import { connectionContext, type LoadBalancerContext, type RandomSource } from '../../upstream/lb/load_balancer';
 import type { ClusterManager } from '../../upstream/cluster_manager';
 import { OutlierResult } from '../../upstream/outlier/host_monitor';
-import { percentageOfTimeout, type TimeoutBudgetStats } from '../../upstream/timeout_budget_stats';
+import { percentageOfTimeout } from '../../upstream/timeout_budget_stats';
 import type { DownstreamAddresses } from '../../upstream/upstream_network_filter';
+import { isInternalRequest } from '../network/internal_request';
+import { RetryLoadBalancerContext } from './retry_load_balancer_context';
+import { wouldRetryFromReset, wouldRetryFromStatus } from './retry_on';
+import { RetryState, RetryStatus } from './retry_state';
 import { RouteLoadBalancerContext } from './route_load_balancer_context';
 import type { RouteTable } from './route_table';
 import type { RouterStats } from './router_stats';
@@ -52,10 +59,16 @@ export interface RouterConfig {
   readonly stats: RouterStats;
   /** Append the downstream address to x-forwarded-for (use_remote_address). */
   readonly useRemoteAddress: boolean;
+  /** xff_num_trusted_hops: which x-forwarded-for entry decides whether a request is internal. */
+  readonly xffNumTrustedHops: number;
   /** The server's local address, appended instead of a loopback peer's (Bootstrap.localAddress). */
   readonly localAddress: string | undefined;
-  /** The downstream connection's buffer limit: request body held while connecting is bounded by it. */
+  /** The downstream connection's buffer limit: request body held while connecting, or kept for retries, is bounded by it. */
   readonly bufferLimitBytes: number;
+  /** Times per-try timeouts and retry back-off. */
+  readonly clock: Clock;
+  /** Draws the retry back-off's jitter. */
+  readonly random: RandomSource;
 }
 
 /** Marks a local reply the circuit breakers caused (Envoy's x-envoy-overloaded). */
@@ -88,6 +101,25 @@ export class Router implements PoolCallbacks, UpstreamStreamCallbacks {
   private upstreamPaused = false;
   /** Inside pool.newStream(): an idle connection is attached while the request is being read. */
   private dispatching = false;
+  /** A try is under way: waiting for a connection, or on one. */
+  private tryActive = false;
+  /** When the current try started, for track_timeout_budgets. */
+  private tryStart = 0;
+  private perTryTimeoutMs = 0;
+  private perTryTimer: TimeoutHandle | null = null;
+  /** Null unless the request may retry. */
+  private retry: RetryState | null = null;
+  private retryContext: RetryLoadBalancerContext | null = null;
+  /** The whole request body as sent so far, for the next try; null when not retrying. */
+  private retryBody: Buffer[] | null = null;
+  private retryBodyBytes = 0;
+  private retryTimer: TimeoutHandle | null = null;
+  // The trusted request's x-proxy-* steering headers, as received (null: not sent).
+  private headerRetryOn: string | null = null;
+  private headerMaxRetries: string | null = null;
+  private headerRetriableStatusCodes: string | null = null;
+  private headerTimeout: string | null = null;
+  private headerPerTryTimeout: string | null = null;
 
   // Per connection: one route timer, re-armed with refresh() while routes share a timeout.
   private timer: NodeJS.Timeout | null = null;
@@ -120,6 +152,8 @@ export class Router implements PoolCallbacks, UpstreamStreamCallbacks {
       return;
     }
     config.stats.rq_total.inc();
+    // Sets the timeouts, and the retry headers a trusted downstream sent.
+    this.upstreamHead = this.upstreamRequestHead(head, route, action);
     const metadataMatch = weighted === null ? action.metadataMatch : weighted.metadataMatch;
     const downstream = this.downstream;
     // Only a route that hashes or matches metadata pays for a context of its own.
@@ -127,39 +161,49 @@ export class Router implements PoolCallbacks, UpstreamStreamCallbacks {
       action.hashPolicies === undefined && metadataMatch === undefined
         ? null
         : new RouteLoadBalancerContext(action.hashPolicies, metadataMatch ?? null, head, downstream.connection, downstream.remoteAddress, config.useRemoteAddress);
-    const host = cluster.chooseHost(routeContext ?? connectionContext(downstream.connection));
+    let context: LoadBalancerContext = routeContext ?? connectionContext(downstream.connection);
+    if (action.retryPolicy !== undefined || this.headerRetryOn !== null) {
+      const headers = { retryOn: this.headerRetryOn, maxRetries: this.headerMaxRetries, retriableStatusCodes: this.headerRetriableStatusCodes };
+      // Envoy's route priority is not modelled: every request is DEFAULT.
+      this.retry = RetryState.create(action.retryPolicy, headers, cluster.info.stats.counters, cluster.info.resourceManager('DEFAULT').retries, config.random);
+      if (this.retry !== null) {
+        const policy = action.retryPolicy;
+        this.retryContext = new RetryLoadBalancerContext(context, policy?.avoidPreviousHosts ?? false, policy?.hostSelectionRetryMaxAttempts ?? 0);
+        context = this.retryContext;
+        this.retryBody = [];
+      }
+    }
+    this.headerRetryOn = this.headerMaxRetries = this.headerRetriableStatusCodes = null;
+    const host = cluster.chooseHost(context);
     if (host === null) {
       cluster.info.stats.counters.upstream_cx_none_healthy.inc();
       cluster.info.stats.chargeResponseCode(503);
+      this.finish();
       this.downstream.sendLocalReply(503, 'no healthy upstream');
       return;
     }
 
     this.active = true;
     this.cluster = cluster;
-    this.host = host;
     // As in Envoy, the cookies a hash policy made go on the upstream's response, not on local replies.
     if (routeContext !== null) this.setCookieHeaders = routeContext.setCookieHeaders;
-    this.timeoutMs = action.timeoutMs;
     this.requestComplete = false;
     this.responseStarted = false;
     this.headMethod = head.method === 'HEAD';
     this.http10 = head.http10;
     this.chunked = head.bodyLength === BODY_CHUNKED;
-    this.upstreamHead = this.upstreamRequestHead(head, route, action);
-    this.pool = cluster.httpPool(host, this.downstream.connection);
-    this.dispatching = true;
-    this.pool.newStream(this, this.downstream.connection);
-    this.dispatching = false;
+    this.startTry(host);
   }
 
   decodeData(chunk: Buffer): void {
     if (!this.active) return;
+    if (this.retryBody !== null) this.keepForRetry(chunk);
     if (this.upstream !== null) {
       if (this.upstream.sendBody(chunk)) this.pauseDownstream();
       return;
     }
-    // Not connected yet: hold the body, within the connection's buffer limit.
+    // Not connected yet (or between tries): hold the body, within the connection's buffer limit.
+    if (!this.tryActive) return;
     (this.pendingBody ??= []).push(chunk);
     this.pendingBytes += chunk.length;
     if (this.pendingBytes > this.config.bufferLimitBytes) this.pauseDownstream();
@@ -169,7 +213,11 @@ export class Router implements PoolCallbacks, UpstreamStreamCallbacks {
     if (!this.active) return;
     this.requestComplete = true;
     this.requestCompleteTime = performance.now();
-    if (this.upstream !== null && this.upstream.endRequest()) this.pauseDownstream();
+    if (this.upstream !== null) {
+      if (this.upstream.endRequest()) this.pauseDownstream();
+      // A try's own timeout runs once it is connected and has the whole request.
+      if (this.perTryTimeoutMs > 0) this.armPerTryTimeout();
+    }
     // As in Envoy, the route timeout runs from the end of the request.
     if (this.timeoutMs > 0) this.armTimeout(this.timeoutMs);
   }
@@ -211,7 +259,10 @@ export class Router implements PoolCallbacks, UpstreamStreamCallbacks {
       this.pendingBytes = 0;
       for (const chunk of pending) over = connection.sendBody(chunk) || over;
     }
-    if (this.requestComplete) over = connection.endRequest() || over;
+    if (this.requestComplete) {
+      over = connection.endRequest() || over;
+      if (this.perTryTimeoutMs > 0) this.armPerTryTimeout();
+    }
     // Attached at once, the head waits for the rest of this batch of downstream input.
     else if (!this.dispatching) over = connection.flush() || over;
     // What held the downstream back was the pending body; from now on it is the upstream's buffer.
@@ -222,10 +273,11 @@ export class Router implements PoolCallbacks, UpstreamStreamCallbacks {
   onPoolFailure(reason: StreamResetReason): void {
     const stats = this.pool!.hostStats;
     stats.rq_error.inc();
-    this.cluster!.info.stats.chargeResponseCode(503);
     // A request the circuit breakers refused never reached the host: nothing to judge it by.
     const overflow = reason === 'overflow';
     if (!overflow) this.host!.outlier.putResult(OutlierResult.LocalOriginConnectFailed);
+    if (this.maybeRetryReset(reason)) return;
+    this.cluster!.info.stats.chargeResponseCode(503);
     this.finish();
     this.downstream.sendLocalReply(503, CONNECT_ERROR_PREFIX + reason, overflow ? OVERLOADED_HEADER : '');
   }
@@ -239,8 +291,18 @@ export class Router implements PoolCallbacks, UpstreamStreamCallbacks {
       this.fail(502, HTTP10_TRANSFER_CODING);
       return;
     }
-    this.responseStarted = true;
     this.host!.outlier.putHttpResponseCode(head.status);
+    const retry = this.retry;
+    if (retry !== null) {
+      const retriable = wouldRetryFromStatus(retry.retryOn, retry.retriableStatusCodes, head.status, hasHeader(head, 'x-proxy-ratelimited'));
+      if (this.maybeRetry(retriable)) {
+        this.hostStats!.rq_error.inc();
+        return;
+      }
+      // The response goes downstream: nothing is retried after this.
+      this.dropRetry();
+    }
+    this.responseStarted = true;
     this.cluster!.info.stats.chargeResponseCode(head.status);
     if (head.status >= 500) this.hostStats!.rq_error.inc();
     else this.hostStats!.rq_success.inc();
@@ -258,14 +320,16 @@ export class Router implements PoolCallbacks, UpstreamStreamCallbacks {
     if (this.requestComplete) {
       const elapsedMs = performance.now() - this.requestCompleteTime;
       info.stats.histograms.upstream_rq_time.recordValue(elapsedMs);
-      if (info.timeoutBudgetStats !== null) this.recordTimeoutBudget(info.timeoutBudgetStats, elapsedMs, true);
+      if (info.timeoutBudgetStats !== null) info.timeoutBudgetStats.percentUsed.recordValue(percentageOfTimeout(elapsedMs, this.timeoutMs));
     }
+    this.endTry(true);
     this.finish();
     this.downstream.encodeComplete();
   }
 
   onUpstreamReset(reason: StreamResetReason): void {
     this.host!.outlier.putResult(OutlierResult.LocalOriginConnectFailed);
+    if (this.maybeRetryReset(reason)) return;
     this.fail(503, CONNECT_ERROR_PREFIX + reason);
   }
 
@@ -284,6 +348,119 @@ export class Router implements PoolCallbacks, UpstreamStreamCallbacks {
 
   // ---- internals ---------------------------------------------------------------------------
 
+  /** Sends the request to `host`: at once on an idle connection, else when one is ready. */
+  private startTry(host: Host): void {
+    this.host = host;
+    this.retryContext?.attempted.push(host);
+    this.tryActive = true;
+    if (this.cluster!.info.timeoutBudgetStats !== null) this.tryStart = performance.now();
+    this.pool = this.cluster!.httpPool(host, this.downstream.connection);
+    this.dispatching = true;
+    this.pool.newStream(this, this.downstream.connection);
+    this.dispatching = false;
+  }
+
+  /**
+   * The current try is over (its stream already ended or reset): its timer stops and, with
+   * track_timeout_budgets, it records its share of the per-try timeout.
+   */
+  private endTry(recordBudget: boolean): void {
+    if (!this.tryActive) return;
+    this.tryActive = false;
+    if (this.perTryTimer !== null) {
+      this.config.clock.clearTimeout(this.perTryTimer);
+      this.perTryTimer = null;
+    }
+    const budget = this.cluster!.info.timeoutBudgetStats;
+    if (recordBudget && budget !== null) budget.perTryPercentUsed.recordValue(percentageOfTimeout(performance.now() - this.tryStart, this.perTryTimeoutMs));
+  }
+
+  /** A try ended without a response: retried when the policy says so (Envoy's maybeRetryReset). */
+  private maybeRetryReset(reason: StreamResetReason): boolean {
+    const retry = this.retry;
+    if (retry === null || this.responseStarted) return false;
+    if (!this.maybeRetry(wouldRetryFromReset(retry.retryOn, reason))) return false;
+    this.hostStats?.rq_error.inc();
+    return true;
+  }
+
+  /**
+   * Decides on the current try's outcome; on a retry, abandons the try and schedules the next
+   * after the back-off. The request must be complete: its whole body is what the retry resends.
+   */
+  private maybeRetry(retriable: boolean): boolean {
+    const retry = this.retry!;
+    if (retry.shouldRetry(retriable) !== RetryStatus.Yes) return false;
+    if (!this.requestComplete) {
+      retry.release();
+      this.config.stats.rq_retry_skipped_request_not_complete.inc();
+      return false;
+    }
+    if (this.upstream !== null) this.upstream.resetStream();
+    this.upstream = null;
+    this.endTry(true);
+    this.retryTimer = this.config.clock.setTimeout(this.onRetryTimer, retry.delayMs);
+    return true;
+  }
+
+  private readonly onRetryTimer = (): void => {
+    this.retryTimer = null;
+    if (!this.active) return;
+    const cluster = this.cluster!;
+    const host = cluster.chooseHost(this.retryContext);
+    if (host === null) {
+      cluster.info.stats.counters.upstream_cx_none_healthy.inc();
+      cluster.info.stats.chargeResponseCode(503);
+      this.finish();
+      this.downstream.sendLocalReply(503, 'no healthy upstream');
+      return;
+    }
+    this.hostStats = null;
+    // The request is complete: the next try sends all of it as soon as it is connected.
+    this.pendingBody = this.retryBody;
+    this.startTry(host);
+  };
+
+  /** Keeps a request body chunk for the next try, within the connection's buffer limit. */
+  private keepForRetry(chunk: Buffer): void {
+    if (this.retryBodyBytes + chunk.length > this.config.bufferLimitBytes) {
+      // Too big to keep: as Envoy does, the request gives up its retries.
+      this.cluster!.info.stats.counters.retry_or_shadow_abandoned.inc();
+      this.dropRetry();
+      return;
+    }
+    this.retryBody!.push(chunk);
+    this.retryBodyBytes += chunk.length;
+  }
+
+  /** No more tries for this request: what a scheduled retry held goes back. */
+  private dropRetry(): void {
+    if (this.retry === null) return;
+    this.retry.release();
+    this.retry = null;
+    this.retryContext = null;
+    this.retryBody = null;
+    this.retryBodyBytes = 0;
+  }
+
+  private armPerTryTimeout(): void {
+    this.perTryTimer = this.config.clock.setTimeout(this.onPerTryTimeout, this.perTryTimeoutMs);
+  }
+
+  private readonly onPerTryTimeout = (): void => {
+    this.perTryTimer = null;
+    if (!this.tryActive) return;
+    this.cluster!.info.stats.counters.upstream_rq_per_try_timeout.inc();
+    this.hostStats?.rq_timeout.inc();
+    this.abortUpstream();
+    this.upstream = null;
+    this.host!.outlier.putResult(OutlierResult.LocalOriginTimeout);
+    // As in Envoy, a timed out try is a local reset: retried under reset, 5xx or gateway-error.
+    if (this.maybeRetryReset('local reset')) return;
+    this.endTry(true);
+    this.fail(504, 'upstream request timeout');
+  };
+
   private armTimeout(ms: number): void {
     this.timeoutArmed = true;
     if (this.timer !== null && this.timerMs === ms) {
@@ -301,11 +478,15 @@ export class Router implements PoolCallbacks, UpstreamStreamCallbacks {
     this.timeoutArmed = false;
     const info = this.cluster!.info;
     info.stats.counters.upstream_rq_timeout.inc();
-    this.hostStats?.rq_timeout.inc();
-    this.host!.outlier.putResult(OutlierResult.LocalOriginTimeout);
-    // The per-try timeout played no part when the global one fired (Envoy records the global only).
-    if (info.timeoutBudgetStats !== null) this.recordTimeoutBudget(info.timeoutBudgetStats, performance.now() - this.requestCompleteTime, false);
+    // Between tries (in back-off) no host is waited on.
+    if (this.tryActive) {
+      this.hostStats?.rq_timeout.inc();
+      this.host!.outlier.putResult(OutlierResult.LocalOriginTimeout);
+    }
+    // The try cut short by the route timeout records no per-try share (Envoy records the global only).
+    if (info.timeoutBudgetStats !== null) info.timeoutBudgetStats.percentUsed.recordValue(percentageOfTimeout(performance.now() - this.requestCompleteTime, this.timeoutMs));
     this.abortUpstream();
+    this.endTry(false);
     this.fail(504, 'upstream request timeout');
   };
 
@@ -328,16 +509,7 @@ export class Router implements PoolCallbacks, UpstreamStreamCallbacks {
 
   private abortUpstream(): void {
     if (this.upstream !== null) this.upstream.resetStream();
-    else this.pool?.cancel(this);
-  }
-
-  /**
-   * track_timeout_budgets: the share of the route timeout the request used. Routes here have
-   * no per_try_timeout, an infinite one, of which Envoy counts 0% used.
-   */
-  private recordTimeoutBudget(stats: TimeoutBudgetStats, elapsedMs: number, perTry: boolean): void {
-    stats.percentUsed.recordValue(percentageOfTimeout(elapsedMs, this.timeoutMs));
-    if (perTry) stats.perTryPercentUsed.recordValue(percentageOfTimeout(elapsedMs, 0));
+    else if (this.tryActive) this.pool?.cancel(this);
   }
 
   private pauseUpstream(): void {
@@ -364,6 +536,12 @@ export class Router implements PoolCallbacks, UpstreamStreamCallbacks {
     this.resumeDownstream();
     // A connection going back to its pool must not stay held back by this response.
     if (this.upstreamPaused) this.upstream?.resumeReading();
+    if (this.perTryTimer !== null) this.config.clock.clearTimeout(this.perTryTimer);
+    if (this.retryTimer !== null) this.config.clock.clearTimeout(this.retryTimer);
+    this.perTryTimer = null;
+    this.retryTimer = null;
+    this.tryActive = false;
+    this.dropRetry();
     this.active = false;
     this.cluster = null;
     this.pool = null;
@@ -387,7 +565,11 @@ export class Router implements PoolCallbacks, UpstreamStreamCallbacks {
     return local !== undefined && isLoopback(remote) ? local : remote;
   }
 
-  /** The request line and headers sent upstream: hop-by-hop headers gone, proxy headers set. */
+  /**
+   * The request line and headers sent upstream: hop-by-hop headers gone, proxy headers set.
+   * Sets the request's route and per-try timeouts, and keeps the retry headers of a trusted
+   * downstream for decodeHeaders; the x-proxy-* steering headers never go upstream.
+   */
   private upstreamRequestHead(head: RequestHead, route: Route, action: ClusterRouteAction): string {
     let path = head.path;
     let originalPath: string | null = null;
@@ -401,6 +583,7 @@ export class Router implements PoolCallbacks, UpstreamStreamCallbacks {
     let forwardedFor: string | null = null;
     let forwardedProto = false;
     let requestId = false;
+    let steering = false;
     const headers = head.headers;
     const dropped = head.connectionTokens;
     for (let i = 0; i < headers.length; i += 2) {
@@ -419,7 +602,12 @@ export class Router implements PoolCallbacks, UpstreamStreamCallbacks {
           break;
         case ProxyHeader.ExpectedTimeout:
         case ProxyHeader.OriginalPath:
+        case ProxyHeader.Consumed:
           // Ours to set.
+          continue;
+        case ProxyHeader.Steering:
+          steering = true;
+          this.keepSteeringHeader(name, headers[i + 1]);
           continue;
         case ProxyHeader.None:
           break;
@@ -427,6 +615,9 @@ export class Router implements PoolCallbacks, UpstreamStreamCallbacks {
       text += `${name}: ${headers[i + 1]}\r\n`;
     }
 
+    this.timeoutMs = action.timeoutMs;
+    this.perTryTimeoutMs = action.retryPolicy?.perTryTimeoutMs ?? 0;
+    if (steering) this.applySteeringHeaders(forwardedFor);
     if (this.config.useRemoteAddress) {
       const address = this.forwardedForAddress();
       forwardedFor = forwardedFor === null ? address : `${forwardedFor}, ${address}`;
@@ -434,17 +625,64 @@ export class Router implements PoolCallbacks, UpstreamStreamCallbacks {
     if (forwardedFor !== null) text += `x-forwarded-for: ${forwardedFor}\r\n`;
     if (!forwardedProto) text += 'x-forwarded-proto: http\r\n';
     if (!requestId) text += `x-request-id: ${randomUUID()}\r\n`;
-    if (action.timeoutMs > 0) text += `x-proxy-expected-rq-timeout-ms: ${action.timeoutMs}\r\n`;
+    // What the upstream may take: a try's own timeout when there is one, else the route's.
+    const expectedTimeoutMs = this.perTryTimeoutMs > 0 ? this.perTryTimeoutMs : this.timeoutMs;
+    if (expectedTimeoutMs > 0) text += `x-proxy-expected-rq-timeout-ms: ${expectedTimeoutMs}\r\n`;
     if (originalPath !== null) text += `x-proxy-original-path: ${originalPath}\r\n`;
     if (head.bodyLength === BODY_CHUNKED) text += 'transfer-encoding: chunked\r\n';
     else if (head.contentLength >= 0) text += `content-length: ${head.contentLength}\r\n`;
     return `${text}\r\n`;
+  }
+
+  private keepSteeringHeader(name: string, value: string): void {
+    switch (name) {
+      case 'x-proxy-retry-on':
+        this.headerRetryOn = this.headerRetryOn === null ? value : `${this.headerRetryOn},${value}`;
+        break;
+      case 'x-proxy-max-retries':
+        this.headerMaxRetries ??= value;
+        break;
+      case 'x-proxy-retriable-status-codes':
+        this.headerRetriableStatusCodes = this.headerRetriableStatusCodes === null ? value : `${this.headerRetriableStatusCodes},${value}`;
+        break;
+      case 'x-proxy-upstream-rq-timeout-ms':
+        this.headerTimeout ??= value;
+        break;
+      default:
+        this.headerPerTryTimeout ??= value;
+    }
+  }
+
+  /**
+   * Envoy's connection manager strips the steering headers of a request that is not internal;
+   * its router takes those of one that is (FilterUtility::finalTimeout, RetryStateImpl).
+   */
+  private applySteeringHeaders(forwardedFor: string | null): void {
+    const config = this.config;
+    const timeout = this.headerTimeout;
+    const perTry = this.headerPerTryTimeout;
+    this.headerTimeout = this.headerPerTryTimeout = null;
+    if (!isInternalRequest(config.useRemoteAddress, config.xffNumTrustedHops, this.downstream.remoteAddress, forwardedFor)) {
+      this.headerRetryOn = this.headerMaxRetries = this.headerRetriableStatusCodes = null;
+      return;
+    }
+    if (timeout !== null && /^\d+$/.test(timeout.trim())) this.timeoutMs = Number(timeout.trim());
+    if (perTry !== null && /^\d+$/.test(perTry.trim())) this.perTryTimeoutMs = Number(perTry.trim());
+    // A try may not outlast the request: then it has no timeout of its own.
+    if (this.timeoutMs > 0 && this.perTryTimeoutMs >= this.timeoutMs) this.perTryTimeoutMs = 0;
   }
 }
 
 /** 127.0.0.0/8, ::1, and the IPv4-mapped form of 127.0.0.0/8. */
 function isLoopback(ip: string): boolean {
   return ip.startsWith('127.') || ip === '::1' || ip.startsWith('::ffff:127.');
+}
+
+/** Whether a response head carries header `name` (lower case). */
+function hasHeader(head: ResponseHead, name: string): boolean {
+  const headers = head.headers;
+  for (let i = 0; i < headers.length; i += 2) if (headers[i] === name) return true;
+  return false;
 }
 
 const enum ProxyHeader {
@@ -454,6 +692,10 @@ const enum ProxyHeader {
   RequestId,
   ExpectedTimeout,
   OriginalPath,
+  /** A retry or timeout header the router takes from a trusted downstream. */
+  Steering,
+  /** A header Envoy's router consumes that this build does not act on (gRPC retries, hedging). */
+  Consumed,
 }
 
 /** Recognizes the request headers the router sets or edits; by length first, as most are none. */
@@ -463,12 +705,23 @@ function proxyHeaderOf(name: string): ProxyHeader {
       return name === 'x-request-id' ? ProxyHeader.RequestId : ProxyHeader.None;
     case 15:
       return name === 'x-forwarded-for' ? ProxyHeader.ForwardedFor : ProxyHeader.None;
+    case 16:
+      return name === 'x-proxy-retry-on' ? ProxyHeader.Steering : ProxyHeader.None;
     case 17:
       return name === 'x-forwarded-proto' ? ProxyHeader.ForwardedProto : ProxyHeader.None;
+    case 19:
+      return name === 'x-proxy-max-retries' ? ProxyHeader.Steering : ProxyHeader.None;
     case 21:
-      return name === 'x-proxy-original-path' ? ProxyHeader.OriginalPath : ProxyHeader.None;
+      if (name === 'x-proxy-original-path') return ProxyHeader.OriginalPath;
+      return name === 'x-proxy-retry-grpc-on' ? ProxyHeader.Consumed : ProxyHeader.None;
     case 30:
-      return name === 'x-proxy-expected-rq-timeout-ms' ? ProxyHeader.ExpectedTimeout : ProxyHeader.None;
+      if (name === 'x-proxy-expected-rq-timeout-ms') return ProxyHeader.ExpectedTimeout;
+      if (name === 'x-proxy-upstream-rq-timeout-ms' || name === 'x-proxy-retriable-status-codes') return ProxyHeader.Steering;
+      return name === 'x-proxy-retriable-header-names' ? ProxyHeader.Consumed : ProxyHeader.None;
+    case 32:
+      return name === 'x-proxy-hedge-on-per-try-timeout' ? ProxyHeader.Consumed : ProxyHeader.None;
+    case 38:
+      return name === 'x-proxy-upstream-rq-per-try-timeout-ms' ? ProxyHeader.Steering : ProxyHeader.None;
     default:
       return ProxyHeader.None;
   }

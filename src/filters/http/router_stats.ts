@@ -8,6 +8,7 @@ export class RouterStats {
   readonly rq_direct_response: Counter;
   readonly rq_total: Counter;
   readonly rq_reset_after_downstream_response_started: Counter;
+  readonly rq_retry_skipped_request_not_complete: Counter;
 
   constructor(scope: Scope) {
     this.no_route = scope.counter('no_route');
@@ -15,5 +16,6 @@ export class RouterStats {
     this.rq_direct_response = scope.counter('rq_direct_response');
     this.rq_total = scope.counter('rq_total');
     this.rq_reset_after_downstream_response_started = scope.counter('rq_reset_after_downstream_response_started');
+    this.rq_retry_skipped_request_not_complete = scope.counter('rq_retry_skipped_request_not_complete');
   }
 }

@@ -1,0 +1,35 @@
+// The load balancer context of a request that may retry: the route's own context, plus the
+// previous_hosts predicate (Envoy's retry_host_predicate) over the hosts its tries used, and
+// host_selection_retry_max_attempts extra picks to get away from them.
+
+import type { Host } from '../../upstream/host';
+import type { LoadBalancerContext } from '../../upstream/lb/load_balancer';
+import type { MetadataMatchCriteria } from '../../upstream/lb/metadata_match';
+import type { DownstreamAddresses } from '../../upstream/upstream_network_filter';
+
+export class RetryLoadBalancerContext implements LoadBalancerContext {
+  /** The hosts tried so far, in order. */
+  readonly attempted: Host[] = [];
+
+  constructor(
+    private readonly route: LoadBalancerContext,
+    private readonly avoidPreviousHosts: boolean,
+    readonly hostSelectionRetryCount: number,
+  ) {}
+
+  get hashKey(): bigint | null {
+    return this.route.hashKey;
+  }
+
+  get metadataMatch(): MetadataMatchCriteria | null {
+    return this.route.metadataMatch;
+  }
+
+  get downstream(): DownstreamAddresses | null {
+    return this.route.downstream;
+  }
+
+  shouldSelectAnotherHost(host: Host): boolean {
+    return this.avoidPreviousHosts && this.attempted.includes(host);
+  }
+}
