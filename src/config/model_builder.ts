@@ -295,6 +295,7 @@ function routeAction(config: JsonObject): RouteAction {
     ...(hostRewriteLiteral !== '' ? { hostRewriteLiteral } : {}),
     ...(hashPolicies.length > 0 ? { hashPolicies } : {}),
     ...(metadataMatch !== null ? { metadataMatch } : {}),
+    priority: enumField<RoutingPriority>(action, 'priority', 'DEFAULT'),
   };
 }
 

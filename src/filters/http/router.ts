@@ -134,6 +134,13 @@ export class Router implements PoolCallbacks, UpstreamStreamCallbacks {
       this.downstream.sendLocalReply(503, 'no healthy upstream');
       return;
     }
+    const pool = cluster.httpPool(host, downstream.connection, action.priority);
+    if (pool === null) {
+      // max_connection_pools refused a pool for the host: Envoy answers as when there is no host.
+      cluster.info.stats.chargeResponseCode(503);
+      this.downstream.sendLocalReply(503, 'no healthy upstream');
+      return;
+    }
 
     this.active = true;
     this.cluster = cluster;
@@ -147,7 +154,7 @@ export class Router implements PoolCallbacks, UpstreamStreamCallbacks {
     this.http10 = head.http10;
     this.chunked = head.bodyLength === BODY_CHUNKED;
     this.upstreamHead = this.upstreamRequestHead(head, route, action);
-    this.pool = cluster.httpPool(host, this.downstream.connection);
+    this.pool = pool;
     this.dispatching = true;
     this.pool.newStream(this, this.downstream.connection);
     this.dispatching = false;
