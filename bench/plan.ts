@@ -3,9 +3,10 @@
 // in the middle.
 
 export type Layer = 'http' | 'tcp';
-export type Subject = 'direct' | 'nginx' | 'node' | 'proxy';
+/** `proxy-resilient`: our proxy with a health-checked, outlier-detected, circuit-broken cluster. */
+export type Subject = 'direct' | 'nginx' | 'node' | 'proxy' | 'proxy-resilient';
 
-export const SUBJECTS: readonly Subject[] = ['direct', 'nginx', 'node', 'proxy'];
+export const SUBJECTS: readonly Subject[] = ['direct', 'nginx', 'node', 'proxy', 'proxy-resilient'];
 
 /** The upstream answers `/` with this 13-byte body and LARGE_PATH with LARGE_BODY_BYTES bytes. */
 export const SMALL_BODY = 'Hello, World!';
@@ -27,9 +28,9 @@ export const GROUPS: readonly Group[] = [
   { id: 'tcp', title: 'TCP proxy (HTTP/1.1 through an L4 hop), 13-byte body', layer: 'tcp', path: SMALL_PATH },
 ];
 
-// node-http-proxy speaks HTTP only, so it has no TCP row.
+// node-http-proxy speaks HTTP only, so it has no TCP row; the resilient cluster's cost is an L7 one.
 const SUBJECTS_BY_LAYER: Readonly<Record<Layer, readonly Subject[]>> = {
-  http: ['direct', 'nginx', 'node', 'proxy'],
+  http: ['direct', 'nginx', 'node', 'proxy', 'proxy-resilient'],
   tcp: ['direct', 'nginx', 'proxy'],
 };
 
@@ -55,6 +56,8 @@ function rowLabel(subject: Subject, layer: Layer): string {
       return 'node-http-proxy';
     case 'proxy':
       return layer === 'http' ? 'proxy' : 'proxy tcp_proxy';
+    case 'proxy-resilient':
+      return 'proxy, resilient cluster';
   }
 }
 

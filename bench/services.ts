@@ -60,10 +60,12 @@ async function spawnSubject(context: ServiceContext, subject: Exclude<Subject, '
       const { command, args } = pinnedTo(cpu, process.execPath, [join(__dirname, 'node_http_proxy.js'), String(port), String(upstreamPort)]);
       return processes.spawn('node-http-proxy', command, args);
     }
-    case 'proxy': {
+    case 'proxy':
+    case 'proxy-resilient': {
       mkdirSync(dir, { recursive: true });
       const configPath = join(dir, 'bootstrap.yaml');
-      writeFileSync(configPath, proxyBootstrapYaml({ layer, listenPort: port, upstreamPort, adminPort: await freePort() }));
+      const resilient = subject === 'proxy-resilient';
+      writeFileSync(configPath, proxyBootstrapYaml({ layer, listenPort: port, upstreamPort, adminPort: await freePort(), resilient }));
       const { command, args } = pinnedTo(cpu, join(context.repoRoot, 'bin', 'proxy'), [
         '-c',
         configPath,
@@ -72,16 +74,16 @@ async function spawnSubject(context: ServiceContext, subject: Exclude<Subject, '
         '-l',
         'warning',
         '--base-id',
-        String(baseId(layer)),
+        String(baseId(layer, resilient)),
         '--disable-hot-restart',
       ]);
-      return processes.spawn(layer === 'http' ? 'proxy' : 'proxy tcp_proxy', command, args);
+      return processes.spawn(resilient ? 'proxy resilient' : layer === 'http' ? 'proxy' : 'proxy tcp_proxy', command, args);
     }
   }
 }
 
 // Unique per benchmark run and per instance, so neither collides with a proxy that someone else
 // runs on this machine with the default base id 0.
-function baseId(layer: Layer): number {
-  return process.pid * 2 + (layer === 'tcp' ? 1 : 0);
+function baseId(layer: Layer, resilient: boolean): number {
+  return process.pid * 4 + (layer === 'tcp' ? 1 : 0) + (resilient ? 2 : 0);
 }

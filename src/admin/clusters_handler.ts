@@ -13,16 +13,14 @@ import { HOST_STAT_NAMES } from '../stats/region_layout';
 
 const ZERO_STATS = Object.fromEntries(HOST_STAT_NAMES.map((stat) => [stat, 0])) as Record<HostStatName, number>;
 
-/**
- * Envoy's circuit breaker defaults, for both priorities. circuit_breakers is refused by the
- * capability check until the resource manager enforces it, so these are the limits in effect
- * once it does, and what Envoy prints for a cluster that sets none.
- */
-const DEFAULT_THRESHOLDS: Thresholds = { maxConnections: 1024, maxPendingRequests: 1024, maxRequests: 1024, maxRetries: 3 };
-
 /** A host's statistics by its slot; null for a slot that is gone. */
 export type HostStatsSource = (slot: HostSlot) => Record<HostStatName, number> | null;
 
+/** A cluster's circuit breaker limits in effect now (runtime overrides applied), by priority. */
+export type ThresholdsSource = (cluster: string) => { readonly default: Thresholds; readonly high: Thresholds } | null;
+
+/** Envoy's defaults: the limits of a cluster the source does not know (gone since the snapshot). */
+const DEFAULT_THRESHOLDS: Thresholds = { maxConnections: 1024, maxPendingRequests: 1024, maxRequests: 1024, maxRetries: 3 };
 /** What outlier detection computed for a cluster at its last interval (the supervisor's detector). */
 export interface OutlierStatusSource {
   /** -1 when the host's request volume was too low. */
@@ -73,14 +71,19 @@ function outlierSummary(outlier: OutlierStatusSource | null): OutlierSummary | n
   };
 }
 
-export function clusterStatuses(snapshots: readonly ClusterSnapshot[], stats: HostStatsSource, outliers: OutlierSource = NO_OUTLIER_DETECTION): ClusterStatus[] {
+export function clusterStatuses(
+  snapshots: readonly ClusterSnapshot[],
+  stats: HostStatsSource,
+  thresholds: ThresholdsSource,
+  outliers: OutlierSource = NO_OUTLIER_DETECTION,
+): ClusterStatus[] {
   return snapshots.map((s) => {
     const outlier = outliers(s.cluster);
     return {
       name: s.cluster,
       addedViaApi: false,
       outlier: outlierSummary(outlier),
-      thresholds: { default: DEFAULT_THRESHOLDS, high: DEFAULT_THRESHOLDS },
+      thresholds: thresholds(s.cluster) ?? { default: DEFAULT_THRESHOLDS, high: DEFAULT_THRESHOLDS },
       hosts: s.hosts.map((h) => hostStatus(h, stats, outlier)),
     };
   });
@@ -99,14 +102,14 @@ export function healthStatusJson(flags: number): HealthStatusJson {
   };
 }
 
-export function clustersHandler(snapshots: () => readonly ClusterSnapshot[], stats: HostStatsSource, outliers: OutlierSource): AdminHandler {
+export function clustersHandler(snapshots: () => readonly ClusterSnapshot[], stats: HostStatsSource, thresholds: ThresholdsSource, outliers: OutlierSource): AdminHandler {
   return {
     path: '/clusters',
     help: 'upstream cluster status',
     mutatesState: false,
     decodeQuery: true,
     handle: (request) => {
-      const statuses = clusterStatuses(snapshots(), stats, outliers);
+      const statuses = clusterStatuses(snapshots(), stats, thresholds, outliers);
       if (request.query.get('format') === 'json') {
         return { status: 200, contentType: 'application/json', body: renderClustersJson(statuses, healthStatusJson) };
       }

@@ -84,6 +84,23 @@ const CLUSTER: Shape = {
     ring_hash_lb_config: { fields: { minimum_ring_size: leaf, maximum_ring_size: leaf, hash_function: leaf } },
     maglev_lb_config: { fields: { table_size: leaf } },
     track_timeout_budgets: leaf,
+    // Enforced by the HTTP/1 pools and tcp_proxy, for all workers together (resource_manager.ts).
+    circuit_breakers: {
+      fields: {
+        thresholds: list({
+          fields: {
+            priority: leaf,
+            max_connections: leaf,
+            max_pending_requests: leaf,
+            max_requests: leaf,
+            max_retries: leaf,
+            max_connection_pools: leaf,
+            track_remaining: leaf,
+            retry_budget: { fields: { budget_percent: leaf, min_retry_concurrency: leaf } },
+          },
+        }),
+      },
+    },
     // The subset balancer (subset_load_balancer.ts). single_host_per_subset came after 1.16 and
     // stays refused.
     lb_subset_config: {
@@ -203,6 +220,7 @@ const ROUTE_CONFIG: Shape = {
                 prefix_rewrite: leaf,
                 metadata_match: METADATA_MATCH,
                 hash_policy: list(HASH_POLICY),
+                priority: leaf,
                 retry_policy: RETRY_POLICY,
               },
             },

@@ -185,6 +185,8 @@ export interface ClusterRouteAction {
   readonly hashPolicies?: readonly HashPolicy[];
   /** metadata_match's `proxy.lb` fields; absent when it has none. */
   readonly metadataMatch?: MetadataMatchCriteria;
+  /** The circuit breakers (and connection pools) the route's requests count against. */
+  readonly priority: RoutingPriority;
   /** The route's retry_policy, else its virtual host's; absent when neither has one. */
   readonly retryPolicy?: RetryPolicy;
 }

@@ -330,6 +330,7 @@ function routeAction(config: JsonObject, hostRetryPolicy: RetryPolicy | null): R
     ...(hostRewriteLiteral !== '' ? { hostRewriteLiteral } : {}),
     ...(hashPolicies.length > 0 ? { hashPolicies } : {}),
     ...(metadataMatch !== null ? { metadataMatch } : {}),
+    priority: enumField<RoutingPriority>(action, 'priority', 'DEFAULT'),
     ...(retry !== null ? { retryPolicy: retry } : {}),
   };
 }

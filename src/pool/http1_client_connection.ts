@@ -57,7 +57,8 @@ export class Http1ClientConnection implements UpstreamConnectionCallbacks, Parse
   constructor(
     target: ConnectionTarget,
     private readonly owner: ConnectionOwner,
-    downstream: DownstreamAddresses,
+    /** The downstream connection it was opened for (see UpstreamNetworkFilter). */
+    readonly downstream: DownstreamAddresses,
   ) {
     this.hostStats = target.hostStats;
     this.cluster = target.cluster;

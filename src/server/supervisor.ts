@@ -44,6 +44,7 @@ import { SharedStatsStore } from '../stats/store';
 import { CLUSTER_TYPES } from '../upstream/cluster_types';
 import { HEALTH_SOURCES } from '../upstream/health_sources';
 import { SupervisorClusterManager } from '../upstream/supervisor_cluster_manager';
+import { CircuitBreakerStats } from '../upstream/circuit_breaker_stats';
 import { HistogramBucketSettings } from '../stats/histogram_bucket_settings';
 import { PrometheusFormatter } from '../stats/prometheus';
 import { TagExtractor } from '../stats/tag_extractor';
@@ -106,6 +107,8 @@ export class Supervisor implements ServerInfoSource {
   private handle: RegionHandle | null = null;
   private store: SharedStatsStore | null = null;
   private clusters: SupervisorClusterManager | null = null;
+  /** The circuit breakers' gauges and limits, over every worker's counts. */
+  private circuitBreakers: CircuitBreakerStats | null = null;
   private stats: ServerStats | null = null;
   private workerColumns: number[] = [];
   /**
@@ -227,6 +230,7 @@ export class Supervisor implements ServerInfoSource {
     this.runtime.start();
     // What the supervisor's own readers (health checking, outlier detection) see, kept current.
     const liveRuntime = new LiveRuntime(this.runtime.values());
+    this.circuitBreakers = new CircuitBreakerStats(bootstrap.clusters, store, liveRuntime);
     // Started before the workers: what the region already holds is out of the first interval.
     this.flusher = new StatsFlusher({
       clock: this.deps.clock,
@@ -463,6 +467,7 @@ export class Supervisor implements ServerInfoSource {
       const reader = this.store!.reader;
       s.parentConnections.set(reader.gaugeValue(slot, false) - reader.gaugeValue(slot, true));
     }
+    this.circuitBreakers?.update();
     s.uptime.set(this.uptimeAllEpochs());
     const mem = process.memoryUsage();
     s.memoryAllocated.set(mem.heapUsed);
@@ -516,6 +521,7 @@ export class Supervisor implements ServerInfoSource {
       clustersHandler(
         () => this.clusters?.snapshots() ?? [],
         (slot) => this.store!.hosts.read(slot),
+        (cluster) => this.circuitBreakers?.thresholds(cluster) ?? null,
         (cluster) => outlierDetectorOf(this.clusters?.healthSources(cluster) ?? []),
       ),
       listenersHandler(() => this.bound),

@@ -331,6 +331,17 @@ export class SharedStatsStore implements StatsStore {
     return new SharedCounts(this.region.segments.i32(block), offsetOf(block) / 4, count, this.column);
   }
 
+  /**
+   * The counts `cells(name, count)` made, or null while no process has made them: a reader of
+   * thousands of clusters' counts must not allocate blocks for those that never had traffic.
+   */
+  existingCells(name: string, count: number): SharedCounts | null {
+    const slot = this.names.intern(name, StatKind.Cells, 0);
+    const { words, index } = this.names.record(slot)!;
+    if (Atomics.load(words, index + SlotField.ObjectLength) !== count) return null;
+    return this.cells(name, count);
+  }
+
   /** This column's block of a histogram (allocated on its first sample when `allocate`). */
   histogramBlock(slot: number, allocate: boolean): number {
     const value = this.names.valueBlock(slot >>> CHUNK_SHIFT, this.column, allocate);

@@ -4,7 +4,7 @@
 // updates. Hosts that stay keep their Host object, and with it their pool.
 
 import { FieldError } from '../config/errors';
-import type { ClusterConfig, Locality, OutlierDetection } from '../config/model';
+import type { ClusterConfig, Locality, OutlierDetection, RoutingPriority } from '../config/model';
 import { Http1ConnectionPool } from '../pool/http1_pool';
 import { type ConnectionTarget, UpstreamConnection, type UpstreamConnectionCallbacks } from '../pool/upstream_connection';
 import type { Logger } from '../log/logger_api';
@@ -32,12 +32,18 @@ export class MembershipVersionError extends Error {
   }
 }
 
+/** A pool per routing priority, as Envoy keeps them: each counts against its own circuit breakers. */
+interface PriorityPools {
+  DEFAULT: Http1ConnectionPool | null;
+  HIGH: Http1ConnectionPool | null;
+}
+
 /** The per-host state a worker keeps beside the Host description. */
 interface HostResources {
   readonly target: ConnectionTarget;
-  pool: Http1ConnectionPool | null;
-  /** With downstream-specific connections (ClusterInfo), a pool per downstream connection instead. */
-  downstreamPools: Map<DownstreamAddresses, Http1ConnectionPool> | null;
+  readonly pools: PriorityPools;
+  /** With downstream-specific connections (ClusterInfo), pools per downstream connection instead. */
+  downstreamPools: Map<DownstreamAddresses, PriorityPools> | null;
   /** The host's rq_active over every worker, as the balancer reads it. */
   readonly activeRequests: StatReader;
   /** tcp_proxy's connections to the host, kept only for close_connections_on_host_health_failure. */
@@ -122,28 +128,39 @@ export class Cluster {
     return this.resourcesOf(host).target.hostStats;
   }
 
-  /** The pool for requests of `downstream` to `host`. */
-  httpPool(host: Host, downstream: DownstreamAddresses): Http1ConnectionPool {
+  /**
+   * The pool for requests of `downstream` to `host` at `priority`; null when max_connection_pools
+   * allows no new one and no idle pool of the host can be freed for it (upstream_cx_pool_overflow).
+   */
+  httpPool(host: Host, downstream: DownstreamAddresses, priority: RoutingPriority): Http1ConnectionPool | null {
     const resources = this.resourcesOf(host);
+    let pools = resources.pools;
     if (this.info.downstreamSpecificConnections) {
-      const pools = (resources.downstreamPools ??= new Map());
-      let pool = pools.get(downstream);
-      if (pool === undefined) {
-        pool = new Http1ConnectionPool(resources.target);
-        pools.set(downstream, pool);
+      const byDownstream = (resources.downstreamPools ??= new Map());
+      let own = byDownstream.get(downstream);
+      if (own === undefined) {
+        own = { DEFAULT: null, HIGH: null };
+        byDownstream.set(downstream, own);
       }
-      return pool;
+      pools = own;
     }
-    if (resources.pool === null) resources.pool = new Http1ConnectionPool(resources.target);
-    return resources.pool;
+    const existing = pools[priority];
+    if (existing !== null) return existing;
+    const manager = this.info.resourceManager(priority);
+    if (!manager.connectionPools.tryAcquire() && !(freeIdlePool(resources, priority) && manager.connectionPools.tryAcquire())) {
+      this.info.stats.counters.upstream_cx_pool_overflow.inc();
+      return null;
+    }
+    return (pools[priority] = new Http1ConnectionPool(resources.target, manager));
   }
 
   /** `downstream` closed: the pools kept for it alone drain (see httpPool). */
   releaseDownstream(downstream: DownstreamAddresses): void {
     for (const resources of this.resources.values()) {
-      const pool = resources.downstreamPools?.get(downstream);
-      if (pool === undefined) continue;
-      pool.drain();
+      const pools = resources.downstreamPools?.get(downstream);
+      if (pools === undefined) continue;
+      pools.DEFAULT?.drain();
+      pools.HIGH?.drain();
       resources.downstreamPools!.delete(downstream);
     }
   }
@@ -243,8 +260,13 @@ export class Cluster {
   /** Closes every upstream connection of this worker's pools. */
   close(): void {
     for (const resources of this.resources.values()) {
-      resources.pool?.close();
-      if (resources.downstreamPools !== null) for (const pool of resources.downstreamPools.values()) pool.close();
+      resources.pools.DEFAULT?.close();
+      resources.pools.HIGH?.close();
+      if (resources.downstreamPools === null) continue;
+      for (const pools of resources.downstreamPools.values()) {
+        pools.DEFAULT?.close();
+        pools.HIGH?.close();
+      }
     }
   }
 
@@ -256,7 +278,7 @@ export class Cluster {
       const hostStats = this.store.hostStats(host.slot);
       resources = {
         target: { host, hostStats, cluster: this.info, readBuffer: this.readBuffer },
-        pool: null,
+        pools: { DEFAULT: null, HIGH: null },
         downstreamPools: null,
         activeRequests: this.store.hostStatSum(host.slot, 'rq_active'),
         tcpConnections: null,
@@ -272,9 +294,31 @@ const HEALTH_FAILURE_FLAGS = HealthFlag.FAILED_ACTIVE_HC | HealthFlag.FAILED_OUT
 
 /** Every pool of a host drains and is forgotten: its connections close once idle. */
 function drainPools(resources: HostResources): void {
-  resources.pool?.drain();
-  resources.pool = null;
+  drainPriorityPools(resources.pools);
   if (resources.downstreamPools === null) return;
-  for (const pool of resources.downstreamPools.values()) pool.drain();
+  for (const pools of resources.downstreamPools.values()) drainPriorityPools(pools);
   resources.downstreamPools = null;
+}
+
+function drainPriorityPools(pools: PriorityPools): void {
+  pools.DEFAULT?.drain();
+  pools.DEFAULT = null;
+  pools.HIGH?.drain();
+  pools.HIGH = null;
+}
+
+/**
+ * Envoy's ConnPoolMap::freeOnePool: at max_connection_pools, a pool of the host and priority
+ * with no connection and no request is given up so that another may be made.
+ */
+function freeIdlePool(resources: HostResources, priority: RoutingPriority): boolean {
+  if (resources.downstreamPools === null) return false;
+  for (const pools of resources.downstreamPools.values()) {
+    const pool = pools[priority];
+    if (pool === null || !pool.idleForever) continue;
+    pool.drain();
+    pools[priority] = null;
+    return true;
+  }
+  return false;
 }

@@ -4,6 +4,7 @@ import type { CircuitBreakers, ClusterConfig, RoutingPriority, LeastRequestLbCon
 import type { Scope, StatsStore } from '../stats/stats';
 import type { RuntimeSource } from '../runtime/live_runtime';
 import { ClusterStats } from './cluster_stats';
+import { circuitBreakersName } from './circuit_breaker_stats';
 import { RESOURCE_COUNT, ResourceManager } from './resource_manager';
 import { TimeoutBudgetStats } from './timeout_budget_stats';
 import { buildUpstreamFilters, type UpstreamNetworkFilter } from './upstream_network_filter';
@@ -82,7 +83,7 @@ export class ClusterInfo {
    */
   resourceManager(priority: RoutingPriority): ResourceManager {
     return (this.resourceManagers[priority] ??= new ResourceManager(
-      this.store.cells(`cluster.${this.statName}.circuit_breakers.${priority === 'DEFAULT' ? 'default' : 'high'}`, RESOURCE_COUNT),
+      this.store.cells(circuitBreakersName(this.statName, priority), RESOURCE_COUNT),
       this.circuitBreakers[priority],
       this.runtime,
       this.name,

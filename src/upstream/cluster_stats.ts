@@ -6,6 +6,7 @@ import type { ClusterConfig } from '../config/model';
 import { SlotFlag, StatKind } from '../stats/region_layout';
 import type { SharedStatsStore } from '../stats/store';
 import type { Counter, Gauge, GaugeImportMode, Histogram, Scope } from '../stats/stats';
+import { declareCircuitBreakerStatNames } from './circuit_breaker_stats';
 import { TIMEOUT_BUDGET_HISTOGRAMS } from './timeout_budget_stats';
 
 type CounterName = (typeof CLUSTER_COUNTERS)[number];
@@ -145,4 +146,5 @@ export function declareClusterStatNames(store: SharedStatsStore, config: Cluster
   for (const [name, mode] of CLUSTER_GAUGES) store.names.intern(prefix + name, StatKind.Gauge, mode === 'never_import' ? SlotFlag.NeverImport : 0);
   for (const name of CLUSTER_HISTOGRAMS) store.names.intern(prefix + name, StatKind.Histogram, 0);
   if (config.trackTimeoutBudgets) for (const name of TIMEOUT_BUDGET_HISTOGRAMS) store.names.intern(prefix + name, StatKind.Histogram, 0);
+  declareCircuitBreakerStatNames(store, config);
 }

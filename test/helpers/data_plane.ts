@@ -115,7 +115,7 @@ export function clusterRoute(match: { prefix?: string; path?: string; caseSensit
   return {
     name: '',
     match: { caseSensitive: true, ...match },
-    action: { kind: 'route', cluster, timeoutMs: 15000, ...extra },
+    action: { kind: 'route', cluster, timeoutMs: 15000, priority: 'DEFAULT', ...extra },
   };
 }
 

@@ -39,15 +39,18 @@ const stats = (slot: { slot: number }) =>
     ? { cx_active: 2, cx_connect_fail: 0, cx_total: 7, rq_active: 1, rq_error: 0, rq_success: 5, rq_timeout: 0, rq_total: 6 }
     : null;
 
+const ENVOY_DEFAULTS = { maxConnections: 1024, maxPendingRequests: 1024, maxRequests: 1024, maxRetries: 3 };
+const thresholds = (cluster: string) => (cluster === 'web' ? { default: ENVOY_DEFAULTS, high: { ...ENVOY_DEFAULTS, maxConnections: 7 } } : null);
+
 test('text: thresholds of both priorities, added_via_api, then every host with Envoy 1.16 field names', () => {
-  const text = renderClustersText('static', clusterStatuses([snapshot], stats), healthFlagsString);
+  const text = renderClustersText('static', clusterStatuses([snapshot], stats, thresholds), healthFlagsString);
   const expected = [
     'version_info::static',
     'web::default_priority::max_connections::1024',
     'web::default_priority::max_pending_requests::1024',
     'web::default_priority::max_requests::1024',
     'web::default_priority::max_retries::3',
-    'web::high_priority::max_connections::1024',
+    'web::high_priority::max_connections::7',
     'web::high_priority::max_pending_requests::1024',
     'web::high_priority::max_requests::1024',
     'web::high_priority::max_retries::3',
@@ -81,7 +84,7 @@ test('text: thresholds of both priorities, added_via_api, then every host with E
 });
 
 test('json: admin.v3.Clusters as Envoy pretty-prints it', () => {
-  const json = renderClustersJson(clusterStatuses([snapshot], stats), healthStatusJson);
+  const json = renderClustersJson(clusterStatuses([snapshot], stats, thresholds), healthStatusJson);
   assert.match(json, /^\{\n "cluster_statuses": \[\n  \{\n   "name": "web",\n   "host_statuses": \[/);
   const body = JSON.parse(json);
   const [a, b] = body.cluster_statuses[0].host_statuses;
@@ -109,7 +112,7 @@ test('json: admin.v3.Clusters as Envoy pretty-prints it', () => {
   assert.equal('added_via_api' in body.cluster_statuses[0], false);
   assert.deepEqual(body.cluster_statuses[0].circuit_breakers.thresholds, [
     { max_connections: 1024, max_pending_requests: 1024, max_requests: 1024, max_retries: 3 },
-    { priority: 'HIGH', max_connections: 1024, max_pending_requests: 1024, max_requests: 1024, max_retries: 3 },
+    { priority: 'HIGH', max_connections: 7, max_pending_requests: 1024, max_requests: 1024, max_retries: 3 },
   ]);
 });
 

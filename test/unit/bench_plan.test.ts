@@ -4,7 +4,7 @@ import { planRows, planServices, type Subject } from '../../bench/plan';
 
 const everything = { subjects: new Set<Subject>(), groups: new Set<string>() };
 
-test('every row: four HTTP subjects per body size, three TCP subjects', () => {
+test('every row: five HTTP subjects per body size, three TCP subjects', () => {
   assert.deepEqual(
     planRows(everything).map((row) => `${row.group.id}:${row.label}`),
     [
@@ -12,10 +12,12 @@ test('every row: four HTTP subjects per body size, three TCP subjects', () => {
       'http:nginx',
       'http:node-http-proxy',
       'http:proxy',
+      'http:proxy, resilient cluster',
       'http-16k:direct (upstream)',
       'http-16k:nginx',
       'http-16k:node-http-proxy',
       'http-16k:proxy',
+      'http-16k:proxy, resilient cluster',
       'tcp:direct (upstream)',
       'tcp:nginx stream',
       'tcp:proxy tcp_proxy',

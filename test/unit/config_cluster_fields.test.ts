@@ -131,7 +131,7 @@ const ROWS: readonly Row[] = [
       assert.equal(c.circuitBreakers.DEFAULT.maxConnections, 1024);
       assert.equal(c.circuitBreakers.DEFAULT.maxRetries, 3);
     },
-    refused: ['circuit_breakers'],
+    refused: [],
   },
   {
     field: 'tls_context',

@@ -63,7 +63,7 @@ test('listeners, with defaults filled in and names in our spelling', () => {
             {
               name: '',
               match: { prefix: '/', caseSensitive: true },
-              action: { kind: 'route', cluster: 'web:v1', timeoutMs: 2500, hostRewriteLiteral: 'internal' },
+              action: { kind: 'route', cluster: 'web:v1', timeoutMs: 2500, hostRewriteLiteral: 'internal', priority: 'DEFAULT' },
             },
           ],
         },
@@ -102,8 +102,8 @@ test('route defaults: 15 s timeout, case sensitive; 0s disables the timeout', ()
   assert.ok(filter.kind === 'http_connection_manager');
   const [off, main] = filter.routeConfig.virtualHosts[0].routes;
   assert.deepEqual(off.match, { prefix: '/off', caseSensitive: false });
-  assert.deepEqual(off.action, { kind: 'route', cluster: 'backend', timeoutMs: 0 });
-  assert.deepEqual(main.action, { kind: 'route', cluster: 'web:v1', timeoutMs: 15000, hostRewriteLiteral: 'internal' });
+  assert.deepEqual(off.action, { kind: 'route', cluster: 'backend', timeoutMs: 0, priority: 'DEFAULT' });
+  assert.deepEqual(main.action, { kind: 'route', cluster: 'web:v1', timeoutMs: 15000, hostRewriteLiteral: 'internal', priority: 'DEFAULT' });
 });
 
 test('stats_flush_interval: 5 s unless set, in whole milliseconds', () => {

@@ -215,7 +215,7 @@ test('success rate: one skewed host among five is ejected below mean - 1.9 stdev
   assert.equal(stat('ejections_success_rate'), 1);
 
   // GET /clusters shows the interval's figures.
-  const statuses = clusterStatuses(clusters.snapshots(), (slot) => store.hosts.read(slot), () => detector);
+  const statuses = clusterStatuses(clusters.snapshots(), (slot) => store.hosts.read(slot), () => null, () => detector);
   const text = renderClustersText('static', statuses, healthFlagsString);
   assert.match(text, /^c::outlier::success_rate_average::90\nc::outlier::success_rate_ejection_threshold::52\nc::outlier::local_origin_success_rate_average::-1\nc::outlier::local_origin_success_rate_ejection_threshold::-1\nc::default_priority::/m);
   assert.match(text, /^c::127\.0\.0\.1:1004::success_rate::50\.0$/m);

@@ -97,7 +97,7 @@ test('hash policies: each kind, in order, with terminal; connection_properties w
 
 test('a route without hash policies or metadata_match carries neither', () => {
   const action = actionOf(withAction({ cluster: 'web:v1', hash_policy: [{ connection_properties: { source_ip: false } }] }));
-  assert.deepEqual(action, { kind: 'route', cluster: 'web:v1', timeoutMs: 15000 });
+  assert.deepEqual(action, { kind: 'route', cluster: 'web:v1', timeoutMs: 15000, priority: 'DEFAULT' });
 });
 
 test('metadata_match: envoy.lb and proxy.lb are the criteria, other namespaces are not', () => {

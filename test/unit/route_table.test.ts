@@ -6,7 +6,7 @@ import { RouteTable } from '../../src/filters/http/route_table';
 import { LiveRuntime } from '../../src/runtime/live_runtime';
 
 function route(name: string, match: { prefix?: string; path?: string; caseSensitive?: boolean }): Route {
-  return { name, match: { caseSensitive: true, ...match }, action: { kind: 'route', cluster: name, timeoutMs: 15000 } };
+  return { name, match: { caseSensitive: true, ...match }, action: { kind: 'route', cluster: name, timeoutMs: 15000, priority: 'DEFAULT' } };
 }
 
 function vhost(name: string, domains: string[], routes: Route[] = [route(name, { prefix: '/' })]): VirtualHost {

@@ -9,7 +9,7 @@
 
 import { randomUUID } from 'node:crypto';
 import type { Clock, TimeoutHandle } from '../../common/clock';
-import type { ClusterRouteAction, Route } from '../../config/model';
+import type { ClusterRouteAction, Route, RoutingPriority } from '../../config/model';
 import { BODY_CHUNKED, type RequestHead, type ResponseHead } from '../../http/http1/message_head';
 import type { Http1ClientConnection, StreamResetReason, UpstreamStreamCallbacks } from '../../pool/http1_client_connection';
 import type { Http1ConnectionPool, PoolCallbacks } from '../../pool/http1_pool';
@@ -84,6 +84,8 @@ export class Router implements PoolCallbacks, UpstreamStreamCallbacks {
   private upstream: Http1ClientConnection | null = null;
   private hostStats: HostStats | null = null;
   private host: Host | null = null;
+  /** The route's priority: which circuit breakers and pools its tries count against. */
+  private priority: RoutingPriority = 'DEFAULT';
   private upstreamHead = '';
   /** `set-cookie` lines the route's cookie hash policy made, for the response head. */
   private setCookieHeaders = '';
@@ -164,8 +166,7 @@ export class Router implements PoolCallbacks, UpstreamStreamCallbacks {
     let context: LoadBalancerContext = routeContext ?? connectionContext(downstream.connection);
     if (action.retryPolicy !== undefined || this.headerRetryOn !== null) {
       const headers = { retryOn: this.headerRetryOn, maxRetries: this.headerMaxRetries, retriableStatusCodes: this.headerRetriableStatusCodes };
-      // Envoy's route priority is not modelled: every request is DEFAULT.
-      this.retry = RetryState.create(action.retryPolicy, headers, cluster.info.stats.counters, cluster.info.resourceManager('DEFAULT').retries, config.random);
+      this.retry = RetryState.create(action.retryPolicy, headers, cluster.info.stats.counters, cluster.info.resourceManager(action.priority).retries, config.random);
       if (this.retry !== null) {
         const policy = action.retryPolicy;
         this.retryContext = new RetryLoadBalancerContext(context, policy?.avoidPreviousHosts ?? false, policy?.hostSelectionRetryMaxAttempts ?? 0);
@@ -182,6 +183,11 @@ export class Router implements PoolCallbacks, UpstreamStreamCallbacks {
       this.downstream.sendLocalReply(503, 'no healthy upstream');
       return;
     }
+    const pool = cluster.httpPool(host, downstream.connection, action.priority);
+    if (pool === null) {
+      this.noPool(cluster);
+      return;
+    }
 
     this.active = true;
     this.cluster = cluster;
@@ -192,7 +198,8 @@ export class Router implements PoolCallbacks, UpstreamStreamCallbacks {
     this.headMethod = head.method === 'HEAD';
     this.http10 = head.http10;
     this.chunked = head.bodyLength === BODY_CHUNKED;
-    this.startTry(host);
+    this.priority = action.priority;
+    this.startTry(host, pool);
   }
 
   decodeData(chunk: Buffer): void {
@@ -348,13 +355,13 @@ export class Router implements PoolCallbacks, UpstreamStreamCallbacks {
 
   // ---- internals ---------------------------------------------------------------------------
 
-  /** Sends the request to `host`: at once on an idle connection, else when one is ready. */
-  private startTry(host: Host): void {
+  /** Sends the request to `host` through `pool`: at once on an idle connection, else when one is ready. */
+  private startTry(host: Host, pool: Http1ConnectionPool): void {
     this.host = host;
     this.retryContext?.attempted.push(host);
     this.tryActive = true;
     if (this.cluster!.info.timeoutBudgetStats !== null) this.tryStart = performance.now();
-    this.pool = this.cluster!.httpPool(host, this.downstream.connection);
+    this.pool = pool;
     this.dispatching = true;
     this.pool.newStream(this, this.downstream.connection);
     this.dispatching = false;
@@ -415,11 +422,23 @@ export class Router implements PoolCallbacks, UpstreamStreamCallbacks {
       this.downstream.sendLocalReply(503, 'no healthy upstream');
       return;
     }
+    const pool = cluster.httpPool(host, this.downstream.connection, this.priority);
+    if (pool === null) {
+      this.noPool(cluster);
+      return;
+    }
     this.hostStats = null;
     // The request is complete: the next try sends all of it as soon as it is connected.
     this.pendingBody = this.retryBody;
-    this.startTry(host);
+    this.startTry(host, pool);
   };
+
+  /** max_connection_pools refused a pool for the host: Envoy answers as when there is no host. */
+  private noPool(cluster: Cluster): void {
+    cluster.info.stats.chargeResponseCode(503);
+    this.finish();
+    this.downstream.sendLocalReply(503, 'no healthy upstream');
+  }
 
   /** Keeps a request body chunk for the next try, within the connection's buffer limit. */
   private keepForRetry(chunk: Buffer): void {

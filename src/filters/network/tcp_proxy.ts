@@ -14,6 +14,7 @@ import type { ClusterStats } from '../../upstream/cluster_stats';
 import type { Host } from '../../upstream/host';
 import { connectionContext } from '../../upstream/lb/load_balancer';
 import { OutlierResult } from '../../upstream/outlier/host_monitor';
+import type { ResourceManager } from '../../upstream/resource_manager';
 import { TcpProxyStats } from './tcp_proxy_stats';
 
 export interface TcpProxyDeps {
@@ -48,6 +49,8 @@ class TcpProxySession implements UpstreamConnectionCallbacks, WatermarkCallbacks
   private clusterStats: ClusterStats | null = null;
   private hostStats: HostStats | null = null;
   private host: Host | null = null;
+  /** The cluster's circuit breakers (tcp_proxy uses the DEFAULT priority, as Envoy's does). */
+  private resources: ResourceManager | null = null;
   /** The connection counts as a request of its cluster and host while it is up (Envoy's TCP pool). */
   private requestActive = false;
   private upstreamClosed = false;
@@ -87,21 +90,49 @@ class TcpProxySession implements UpstreamConnectionCallbacks, WatermarkCallbacks
       downstream.destroy();
       return;
     }
-    this.clusterStats = cluster.info.stats;
+    const clusterStats = (this.clusterStats = cluster.info.stats);
+    // Envoy's tcp_proxy checks max_connections itself, then its TCP pool max_pending_requests;
+    // a connection refused either way closes the downstream connection.
+    const resources = cluster.info.resourceManager('DEFAULT');
+    if (!resources.connections.tryAcquire()) {
+      clusterStats.counters.upstream_cx_overflow.inc();
+      downstream.destroy();
+      return;
+    }
+    if (!resources.pendingRequests.tryAcquire()) {
+      resources.connections.release();
+      clusterStats.counters.upstream_rq_pending_overflow.inc();
+      downstream.destroy();
+      return;
+    }
+    this.resources = resources;
     this.hostStats = cluster.hostStats(host);
     this.host = host;
     // Waiting for its connection, the session is a pending request, as in Envoy's TCP pool.
-    this.clusterStats.counters.upstream_rq_pending_total.inc();
-    this.clusterStats.gauges.upstream_rq_pending_active.inc();
+    clusterStats.counters.upstream_rq_pending_total.inc();
+    clusterStats.gauges.upstream_rq_pending_active.inc();
     this.upstream = cluster.tcpConnection(host, this, downstream);
+  }
+
+  /** The session no longer waits for its connection. */
+  private leavePending(): void {
+    this.clusterStats!.gauges.upstream_rq_pending_active.dec();
+    this.resources!.pendingRequests.release();
   }
 
   // ---- upstream ----------------------------------------------------------------------------
 
   onConnected(): void {
-    // Counted in rq_active like an HTTP request, least request balances connections.
     const clusterStats = this.clusterStats!;
-    clusterStats.gauges.upstream_rq_pending_active.dec();
+    this.leavePending();
+    // Envoy's TCP pool gives the connection to the session only if max_requests allows.
+    if (!this.resources!.requests.tryAcquire()) {
+      clusterStats.counters.upstream_rq_pending_overflow.inc();
+      this.upstream!.close();
+      this.downstream.destroy();
+      return;
+    }
+    // Counted in rq_active like an HTTP request, least request balances connections.
     clusterStats.counters.upstream_rq_total.inc();
     clusterStats.gauges.upstream_rq_active.inc();
     this.hostStats!.rq_total.inc();
@@ -117,7 +148,8 @@ class TcpProxySession implements UpstreamConnectionCallbacks, WatermarkCallbacks
   }
 
   onConnectFailure(): void {
-    this.clusterStats!.gauges.upstream_rq_pending_active.dec();
+    this.leavePending();
+    this.resources!.connections.release();
     this.host!.outlier.putResult(OutlierResult.LocalOriginConnectFailed);
     this.upstreamClosed = true;
     this.downstream.destroy();
@@ -134,10 +166,12 @@ class TcpProxySession implements UpstreamConnectionCallbacks, WatermarkCallbacks
 
   onClosed(): void {
     this.upstreamClosed = true;
+    this.resources!.connections.release();
     if (this.requestActive) {
       this.requestActive = false;
       this.clusterStats!.gauges.upstream_rq_active.dec();
       this.hostStats!.rq_active.dec();
+      this.resources!.requests.release();
     }
     if (this.flushing) {
       this.flushing = false;

@@ -1,0 +1,143 @@
+// The `cluster.<stat_name>.circuit_breakers.<default|high>.*` gauges (Envoy's
+// ALL_CLUSTER_CIRCUIT_BREAKERS_STATS): `*_open` is 1 while a resource is at its limit, and with
+// track_remaining `remaining_*` is what is left of it. They describe the cluster over every
+// worker, so the supervisor alone sets them (never_import), from the shared counts, before each
+// read of the stats; the limits it reads (runtime overrides applied) are also what GET /clusters
+// prints.
+
+import type { CircuitBreakerThresholds, ClusterConfig, RoutingPriority } from '../config/model';
+import type { RuntimeSource } from '../runtime/live_runtime';
+import { SlotFlag, StatKind } from '../stats/region_layout';
+import { SharedCounts } from '../stats/shared_counts';
+import type { Gauge } from '../stats/stats';
+import type { SharedStatsStore } from '../stats/store';
+import { RESOURCE_COUNT, type Resource, ResourceManager } from './resource_manager';
+
+/** Each resource with its `_open` and `remaining_` gauge names. */
+const RESOURCE_GAUGES = [
+  ['connections', 'cx_open', 'remaining_cx'],
+  ['connectionPools', 'cx_pool_open', 'remaining_cx_pools'],
+  ['pendingRequests', 'rq_pending_open', 'remaining_pending'],
+  ['requests', 'rq_open', 'remaining_rq'],
+  ['retries', 'rq_retry_open', 'remaining_retries'],
+] as const satisfies readonly (readonly [keyof ResourceManager, string, string])[];
+
+const PRIORITIES = ['DEFAULT', 'HIGH'] as const satisfies readonly RoutingPriority[];
+
+/** `cluster.<stat_name>.circuit_breakers.<default|high>`, the scope of the gauges and the name of the shared counts. */
+export function circuitBreakersName(statName: string, priority: RoutingPriority): string {
+  return `cluster.${statName}.circuit_breakers.${priority === 'DEFAULT' ? 'default' : 'high'}`;
+}
+
+function gaugeNames(thresholds: CircuitBreakerThresholds): string[] {
+  return RESOURCE_GAUGES.flatMap(([, open, remaining]) => (thresholds.trackRemaining ? [open, remaining] : [open]));
+}
+
+/** Interns the gauges of `config`'s cluster, so that /stats lists them at 0 from the start. */
+export function declareCircuitBreakerStatNames(store: SharedStatsStore, config: ClusterConfig): void {
+  for (const priority of PRIORITIES) {
+    const prefix = circuitBreakersName(config.statName, priority) + '.';
+    for (const name of gaugeNames(config.circuitBreakers[priority])) store.names.intern(prefix + name, StatKind.Gauge, SlotFlag.NeverImport);
+  }
+}
+
+/** A circuit breaker's limits for one priority, as GET /clusters prints them. */
+export interface ThresholdLimits {
+  readonly maxConnections: number;
+  readonly maxPendingRequests: number;
+  readonly maxRequests: number;
+  readonly maxRetries: number;
+}
+
+interface PriorityState {
+  readonly name: string;
+  readonly thresholds: CircuitBreakerThresholds;
+  /** Over the zero counts until some worker has made the shared ones. */
+  manager: ResourceManager;
+  live: boolean;
+  /** Made once a value differs from the 0 the declared name shows. */
+  gauges: Gauge[] | null;
+}
+
+interface ClusterState {
+  readonly config: ClusterConfig;
+  readonly priorities: readonly PriorityState[];
+}
+
+export class CircuitBreakerStats {
+  private readonly clusters = new Map<string, ClusterState>();
+  /** What a cluster no worker has used yet counts: nothing (the supervisor never writes to it). */
+  private readonly zero = new SharedCounts(new Int32Array(RESOURCE_COUNT * 2), 0, RESOURCE_COUNT, 0);
+
+  constructor(
+    configs: readonly ClusterConfig[],
+    private readonly store: SharedStatsStore,
+    private readonly runtime: RuntimeSource,
+  ) {
+    for (const config of configs) {
+      this.clusters.set(config.name, {
+        config,
+        priorities: PRIORITIES.map((priority) => ({
+          name: circuitBreakersName(config.statName, priority),
+          thresholds: config.circuitBreakers[priority],
+          manager: this.manager(config, priority, this.zero),
+          live: false,
+          gauges: null,
+        })),
+      });
+    }
+  }
+
+  /** Sets every gauge from the counts and limits now. */
+  update(): void {
+    for (const cluster of this.clusters.values()) {
+      for (let p = 0; p < PRIORITIES.length; p++) {
+        const state = cluster.priorities[p]!;
+        if (!state.live) {
+          const counts = this.store.existingCells(state.name, RESOURCE_COUNT);
+          if (counts !== null) {
+            state.manager = this.manager(cluster.config, PRIORITIES[p]!, counts);
+            state.live = true;
+          }
+        }
+        this.set(state);
+      }
+    }
+  }
+
+  /** The limits in effect for `cluster` (runtime overrides applied); null for an unknown cluster. */
+  thresholds(cluster: string): { default: ThresholdLimits; high: ThresholdLimits } | null {
+    const state = this.clusters.get(cluster);
+    if (state === undefined) return null;
+    const limits = ({ manager }: PriorityState): ThresholdLimits => ({
+      maxConnections: manager.connections.max(),
+      maxPendingRequests: manager.pendingRequests.max(),
+      maxRequests: manager.requests.max(),
+      maxRetries: manager.retries.max(),
+    });
+    return { default: limits(state.priorities[0]!), high: limits(state.priorities[1]!) };
+  }
+
+  private manager(config: ClusterConfig, priority: RoutingPriority, counts: SharedCounts): ResourceManager {
+    return new ResourceManager(counts, config.circuitBreakers[priority], this.runtime, config.name, priority);
+  }
+
+  private set(state: PriorityState): void {
+    const track = state.thresholds.trackRemaining;
+    let gauges = state.gauges;
+    if (gauges === null) {
+      // Until a limit is reached, or remaining_* are tracked, every value is the declared 0.
+      const anyOpen = RESOURCE_GAUGES.some(([resource]) => !state.manager[resource].canCreate());
+      if (!anyOpen && !track) return;
+      gauges = state.gauges = gaugeNames(state.thresholds).map((name) => this.store.gauge(`${state.name}.${name}`, 'never_import'));
+    }
+    let g = 0;
+    for (const [resource] of RESOURCE_GAUGES) {
+      const r: Resource = state.manager[resource];
+      const max = r.max();
+      const count = r.count();
+      gauges[g++]!.set(count < max ? 0 : 1);
+      if (track) gauges[g++]!.set(max > count ? max - count : 0);
+    }
+  }
+}
