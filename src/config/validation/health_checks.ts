@@ -1,9 +1,10 @@
 // A cluster's health_checks beyond the protos' own rules, with Envoy's load-time messages:
-// one check at most, hex payloads that decode, expected status ranges within 100..600.
+// one check at most, hex payloads that decode, expected status ranges within 100..600, and
+// no pseudo-header or host among the headers a check adds or removes.
 
 import { FieldError } from '../errors';
 import { childPath, indexPath } from '../field_path';
-import { JsonObject, messageField, messageList, numberField, stringField } from '../json';
+import { JsonObject, messageField, messageList, numberField, stringField, stringList } from '../json';
 
 const HEX = /^(?:[0-9a-fA-F]{2})+$/;
 
@@ -29,8 +30,17 @@ function validateHttpCheck(http: JsonObject, path: string): void {
     if (start < 100) throw new FieldError(at, `Invalid http status range: expecting start >= 100, but found start=${start}`);
     if (end > 600) throw new FieldError(at, `Invalid http status range: expecting end <= 600, but found end=${end}`);
   });
+  stringList(http, 'request_headers_to_remove').forEach((name, i) => {
+    if (name.startsWith(':') || name.toLowerCase() === 'host') {
+      throw new FieldError(indexPath(childPath(path, 'request_headers_to_remove'), i), ':-prefixed or host headers may not be removed');
+    }
+  });
   messageList(http, 'request_headers_to_add').forEach((option, i) => {
-    const value = stringField(messageField(option, 'header') ?? {}, 'value');
+    const header = messageField(option, 'header') ?? {};
+    if (stringField(header, 'key').startsWith(':')) {
+      throw new FieldError(childPath(childPath(indexPath(childPath(path, 'request_headers_to_add'), i), 'header'), 'key'), ':-prefixed headers may not be modified');
+    }
+    const value = stringField(header, 'value');
     // Envoy expands %...% formatters (request info, upstream metadata) in these values; this build
     // sends values as written, so a formatter would go out literally.
     if (value.includes('%')) {
