@@ -129,6 +129,9 @@ const CLUSTER: Shape = {
     maglev_lb_config: { fields: { table_size: leaf } },
     track_timeout_budgets: leaf,
     health_checks: list(HEALTH_CHECK_CONFIG),
+    // With health checks, a healthy host discovery dropped stays until it fails (membership.ts);
+    // this removes it at once. Without health checks, removal is immediate either way.
+    ignore_health_on_host_removal: leaf,
     // The subset balancer (subset_load_balancer.ts). single_host_per_subset came after 1.16 and
     // stays refused.
     lb_subset_config: {

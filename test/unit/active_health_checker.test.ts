@@ -13,9 +13,11 @@ import { test } from 'node:test';
 import type { ClusterConfig, HealthCheck } from '../../src/config/model';
 import { LiveRuntime } from '../../src/runtime/live_runtime';
 import { createHeapStatsStore } from '../../src/stats/store';
+import type { ClusterDiscovery, ClusterType } from '../../src/upstream/cluster_discovery';
 import { CLUSTER_TYPES } from '../../src/upstream/cluster_types';
 import { HealthFlag } from '../../src/upstream/health_flags';
 import { ActiveHealthChecking } from '../../src/upstream/health_check/active_health_checking';
+import type { DiscoveredHost } from '../../src/upstream/membership';
 import { SupervisorClusterManager } from '../../src/upstream/supervisor_cluster_manager';
 import { silentLogger, staticCluster } from '../helpers/data_plane';
 import { ManualClock } from '../helpers/manual_clock';
@@ -251,3 +253,71 @@ test('event_log_path: HealthCheckEvent JSON lines as Envoy writes them', async (
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+/** A cluster type whose results the test hands in. */
+function scriptedType() {
+  let onHosts: (hosts: readonly DiscoveredHost[]) => void = () => undefined;
+  const discovery: ClusterDiscovery = { start: (on) => (onHosts = on), initialized: Promise.resolve(), close: () => undefined };
+  const type: ClusterType = { name: 'STRICT_DNS', extensionName: 'test.scripted', create: () => discovery };
+  return { types: new Map([['STRICT_DNS', type]]), emit: (hosts: DiscoveredHost[]) => onHosts(hosts) };
+}
+
+const host = (port: number): DiscoveredHost => ({
+  address: { address: '127.0.0.1', port },
+  hostname: '',
+  weight: 1,
+  priority: 0,
+  locality: { region: '', zone: '', subZone: '' },
+  localityWeight: 0,
+  metadata: {},
+  healthFlags: 0,
+});
+
+for (const ignoreHealth of [false, true]) {
+  test(`host removal ${ignoreHealth ? 'with' : 'without'} ignore_health_on_host_removal`, async () => {
+    const a = await pingServer();
+    const b = await pingServer();
+    const scripted = scriptedType();
+    const check: HealthCheck = { ...BASE, unhealthyThreshold: 1, checker: { kind: 'tcp', send: Buffer.from('ping').toString('hex'), receive: [Buffer.from('pong').toString('hex')] } };
+    const store = createHeapStatsStore();
+    const clock = new ManualClock();
+    const config = staticCluster('c', [], { type: 'STRICT_DNS', healthChecks: [check], drainConnectionsOnHostRemoval: ignoreHealth });
+    const clusters = new SupervisorClusterManager([config], {
+      types: scripted.types,
+      hosts: store.hosts,
+      stats: store,
+      log: () => silentLogger,
+      clock,
+      runtime: new LiveRuntime([]),
+      healthSources: [new ActiveHealthChecking(() => 0)],
+      onUpdate: () => undefined,
+    });
+    const ports = () => clusters.snapshot('c')!.hosts.map((h) => [h.address.port, h.healthFlags]);
+    try {
+      const initialized = clusters.initialize();
+      scripted.emit([host(a.port), host(b.port)]);
+      await initialized;
+      assert.deepEqual(ports(), [[a.port, 0], [b.port, 0]]);
+      scripted.emit([host(a.port)]);
+      if (ignoreHealth) {
+        assert.deepEqual(ports(), [[a.port, 0]]);
+        return;
+      }
+      // Healthy: it stays, pending removal, and keeps being checked.
+      assert.deepEqual(ports(), [[a.port, 0], [b.port, HealthFlag.PENDING_DYNAMIC_REMOVAL]]);
+      // Back in discovery: no longer pending.
+      scripted.emit([host(a.port), host(b.port)]);
+      assert.deepEqual(ports(), [[a.port, 0], [b.port, 0]]);
+      scripted.emit([host(a.port)]);
+      b.good.value = false;
+      clock.advance(60_000);
+      await until('the failed host to go', () => clusters.snapshot('c')!.hosts.length === 1);
+      assert.deepEqual(ports(), [[a.port, 0]]);
+      assert.equal(store.snapshot().get('cluster.c.health_check.healthy'), 1);
+    } finally {
+      clusters.close();
+      a.server.close();
+      b.server.close();
+    }
+  });
+}

@@ -344,7 +344,6 @@ const ROWS: readonly Row[] = [
       assert.equal(c.drainConnectionsOnHostRemoval, true);
       assert.deepEqual(Object.keys(c.source as Json).filter((k) => k.endsWith('_on_host_removal')), ['ignore_health_on_host_removal']);
     },
-    refused: ['ignore_health_on_host_removal'],
   },
   {
     field: 'transport_socket_matches',
