@@ -264,8 +264,11 @@ export class SupervisorClusterManager {
     if (update.added.length > 0 || update.removed.length > 0) stats.change.inc();
     let healthy = 0;
     let degraded = 0;
+    let excluded = 0;
     let maxWeight = 0;
     for (const host of update.hosts) {
+      // Hosts awaiting their first active check are left out of the balancers' arithmetic.
+      if ((host.healthFlags & HealthFlag.PENDING_ACTIVE_HC) !== 0) excluded++;
       const health = hostHealth(host.healthFlags);
       if (health === 'healthy') healthy++;
       else if (health === 'degraded') degraded++;
@@ -274,8 +277,7 @@ export class SupervisorClusterManager {
     stats.total.set(update.hosts.length);
     stats.healthy.set(healthy);
     stats.degraded.set(degraded);
-    // Excluded hosts (pending their first active check) arrive with health checking.
-    stats.excluded.set(0);
+    stats.excluded.set(excluded);
     stats.maxHostWeight.set(maxWeight);
   }
 }

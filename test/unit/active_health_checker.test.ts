@@ -205,10 +205,12 @@ test('a check that hangs times out as a network failure; the cluster waits for i
     void hc.initialized.then(() => (initialized = true));
     await until('the connection', () => sockets.length === 1);
     assert.equal(hc.flags(port), FAILED | HealthFlag.PENDING_ACTIVE_HC);
+    assert.equal(hc.store.snapshot().get('cluster.c.membership_excluded'), 1);
     assert.equal(initialized, false);
     hc.clock.advance(500);
     await hc.initialized;
     assert.equal(hc.flags(port), FAILED);
+    assert.equal(hc.store.snapshot().get('cluster.c.membership_excluded'), 0);
     assert.equal(hc.stat('network_failure'), 1);
   } finally {
     hc.clusters.close();
