@@ -126,6 +126,11 @@ const CASES: readonly (readonly [string, Json, string])[] = [
     { health_checks: [{ ...TCP_CHECK, tcp_health_check: undefined, http_health_check: { path: '/', request_headers_to_add: [{ header: { key: 'x-a', value: '%START_TIME%' } }] } }] },
     `${HC}.http_health_check.request_headers_to_add[0].header.value: header value formatters (%...%) are not implemented by this build yet`,
   ],
+  [
+    'health check: a service name regex that compiles',
+    { health_checks: [{ ...TCP_CHECK, tcp_health_check: undefined, http_health_check: { path: '/', service_name_matcher: { safe_regex: { google_re2: {}, regex: 'a(' } } } }] },
+    `${HC}.http_health_check.service_name_matcher.safe_regex.regex: invalid regex 'a(': missing closing )`,
+  ],
   ['health check: hex payloads', { health_checks: [{ ...TCP_CHECK, tcp_health_check: { send: { text: '0a' }, receive: [{ text: 'abc' }] } }] }, `${HC}.tcp_health_check.receive[0].text: invalid hex string 'abc'`],
 ];
 

@@ -1,10 +1,12 @@
 // A cluster's health_checks beyond the protos' own rules, with Envoy's load-time messages:
 // one check at most, hex payloads that decode, expected status ranges within 100..600, and
-// no pseudo-header or host among the headers a check adds or removes.
+// no pseudo-header or host among the headers a check adds or removes, a service name regex that
+// compiles.
 
 import { FieldError } from '../errors';
 import { childPath, indexPath } from '../field_path';
 import { JsonObject, messageField, messageList, numberField, stringField, stringList } from '../json';
+import { compileRegexMatcher } from './stats_config';
 
 const HEX = /^(?:[0-9a-fA-F]{2})+$/;
 
@@ -22,6 +24,8 @@ export function validateHealthChecks(cluster: JsonObject, clusterPath: string): 
 }
 
 function validateHttpCheck(http: JsonObject, path: string): void {
+  const regex = messageField(messageField(http, 'service_name_matcher') ?? {}, 'safe_regex');
+  if (regex !== undefined) compileRegexMatcher(regex, childPath(childPath(path, 'service_name_matcher'), 'safe_regex'));
   messageList(http, 'expected_statuses').forEach((range, i) => {
     const start = numberField(range, 'start');
     const end = numberField(range, 'end');
