@@ -323,3 +323,31 @@ for (const ignoreHealth of [false, true]) {
     }
   });
 }
+
+test('a host answering garbage to an HTTP check has its connection closed and the check counted as a network failure', async () => {
+  let connections = 0;
+  const server = createServer((socket) => {
+    connections++;
+    socket.on('error', () => undefined);
+    socket.on('data', () => socket.write('SSH-2.0-OpenSSH\r\n\r\n'));
+  });
+  const port = await listen(server);
+  const check: HealthCheck = {
+    ...BASE,
+    unhealthyThreshold: 1,
+    checker: { kind: 'http', host: '', path: '/', expectedStatuses: [[200, 201]], requestHeadersToAdd: [], requestHeadersToRemove: [], serviceNameMatcher: null },
+  };
+  const hc = start(staticCluster('c', [{ port }], { healthChecks: [check] }));
+  try {
+    await hc.initialized;
+    assert.equal(hc.flags(port), FAILED);
+    assert.equal(hc.stat('network_failure'), 1);
+    hc.clock.advance(60_000);
+    await until('the second check', () => hc.stat('network_failure') === 2);
+    // The first connection was closed: the second check needed a new one.
+    assert.equal(connections, 2);
+  } finally {
+    hc.clusters.close();
+    server.close();
+  }
+});

@@ -88,15 +88,28 @@ export class GrpcProbe implements HealthProbe {
 
   check(done: (outcome: CheckOutcome) => void): void {
     this.done = done;
-    const session = this.session ?? this.connect();
-    const stream = session.request({
-      [constants.HTTP2_HEADER_METHOD]: 'POST',
-      [constants.HTTP2_HEADER_PATH]: CHECK_PATH,
-      [constants.HTTP2_HEADER_AUTHORITY]: this.authority,
-      [constants.HTTP2_HEADER_SCHEME]: 'http',
-      'content-type': 'application/grpc',
-      te: 'trailers',
-    });
+    const session = this.session !== null && !this.session.closed && !this.session.destroyed ? this.session : this.connect();
+    let stream: ClientHttp2Stream;
+    try {
+      stream = session.request({
+        [constants.HTTP2_HEADER_METHOD]: 'POST',
+        [constants.HTTP2_HEADER_PATH]: CHECK_PATH,
+        [constants.HTTP2_HEADER_AUTHORITY]: this.authority,
+        [constants.HTTP2_HEADER_SCHEME]: 'http',
+        'content-type': 'application/grpc',
+        te: 'trailers',
+      });
+    } catch {
+      // The session went away under us (a GOAWAY not yet seen): a network failure, reported later as any other.
+      this.disconnect();
+      queueMicrotask(() => {
+        if (this.done === done) {
+          this.done = null;
+          done(NETWORK_FAILURE);
+        }
+      });
+      return;
+    }
     this.stream = stream;
     let headers: IncomingHttpHeaders = {};
     let trailers: IncomingHttpHeaders = {};
