@@ -351,3 +351,27 @@ test('a host answering garbage to an HTTP check has its connection closed and th
     server.close();
   }
 });
+
+test('reuse_connection false: a connection per HTTP check', async () => {
+  const sockets = new Set<unknown>();
+  const server = createHttpServer((req, res) => {
+    sockets.add(req.socket);
+    res.end();
+  });
+  const port = await listen(server);
+  const check: HealthCheck = {
+    ...BASE,
+    reuseConnection: false,
+    checker: { kind: 'http', host: '', path: '/', expectedStatuses: [[200, 201]], requestHeadersToAdd: [], requestHeadersToRemove: [], serviceNameMatcher: null },
+  };
+  const hc = start(staticCluster('c', [{ port }], { healthChecks: [check] }));
+  try {
+    await hc.initialized;
+    hc.clock.advance(60_000);
+    await until('the second check', () => hc.stat('success') === 2);
+    assert.equal(sockets.size, 2);
+  } finally {
+    hc.clusters.close();
+    server.close();
+  }
+});
