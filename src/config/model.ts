@@ -386,8 +386,8 @@ export interface CommonLbConfig {
 export type ClusterProtocolSelection = 'USE_CONFIGURED_PROTOCOL' | 'USE_DOWNSTREAM_PROTOCOL';
 
 /**
- * A message this build carries but does not model yet (health checks, circuit breakers, outlier
- * detection, protocol options): its decoded v3 JSON, for the issue that implements it to read.
+ * A message this build carries but does not model yet (outlier detection, protocol options,
+ * cluster types' typed configs): its decoded v3 JSON, for the issue that implements it to read.
  */
 export type UnmodelledMessage = Readonly<Record<string, unknown>>;
 
