@@ -46,6 +46,52 @@ const LOAD_ASSIGNMENT: Shape = {
   },
 };
 
+// A matcher's safe_regex runs on RE2 (src/regex). A tag's own regex is not taken yet: its
+// capture groups cut the name, which the tag producer does for its built-in rules only.
+const REGEX_MATCHER: Shape = { fields: { google_re2: { fields: { max_program_size: leaf } }, regex: leaf } };
+
+const STRING_MATCHER: Shape = {
+  fields: { exact: leaf, prefix: leaf, suffix: leaf, contains: leaf, safe_regex: REGEX_MATCHER, ignore_case: leaf },
+};
+
+const PAYLOAD: Shape = { fields: { text: leaf, binary: leaf } };
+
+// Active health checking (src/upstream/health_check). Refused: custom checkers, the event
+// service, TLS options and transport socket matching for checks, alt_port, HTTP/2 and HTTP/3
+// HTTP checks (no such client here) and the HTTP check's send/receive (not implemented in Envoy).
+const HEALTH_CHECK_CONFIG: Shape = {
+  fields: {
+    timeout: leaf,
+    interval: leaf,
+    initial_jitter: leaf,
+    interval_jitter: leaf,
+    interval_jitter_percent: leaf,
+    unhealthy_threshold: leaf,
+    healthy_threshold: leaf,
+    reuse_connection: leaf,
+    no_traffic_interval: leaf,
+    unhealthy_interval: leaf,
+    unhealthy_edge_interval: leaf,
+    healthy_edge_interval: leaf,
+    event_log_path: leaf,
+    always_log_health_check_failures: leaf,
+    http_health_check: {
+      fields: {
+        host: leaf,
+        path: leaf,
+        expected_statuses: list({ fields: { start: leaf, end: leaf } }),
+        request_headers_to_add: list({ fields: { header: { fields: { key: leaf, value: leaf } }, append: leaf } }),
+        request_headers_to_remove: leaf,
+        service_name_matcher: STRING_MATCHER,
+        codec_client_type: leaf,
+      },
+      values: { codec_client_type: ['HTTP1'] },
+    },
+    tcp_health_check: { fields: { send: PAYLOAD, receive: list(PAYLOAD) } },
+    grpc_health_check: { fields: { service_name: leaf, authority: leaf } },
+  },
+};
+
 // Every other Cluster field is carried into the model but refused here until something acts
 // on it (docs/clusters.md lists each field's status). `hosts` and `tls_context` are v2 fields
 // the upgrade turned into load_assignment and transport_socket, checked as those.
@@ -101,6 +147,10 @@ const CLUSTER: Shape = {
         }),
       },
     },
+    health_checks: list(HEALTH_CHECK_CONFIG),
+    // With health checks, a healthy host discovery dropped stays until it fails (membership.ts);
+    // this removes it at once. Without health checks, removal is immediate either way.
+    ignore_health_on_host_removal: leaf,
     // The subset balancer (subset_load_balancer.ts). single_host_per_subset came after 1.16 and
     // stays refused.
     lb_subset_config: {
@@ -250,10 +300,6 @@ const HTTP_CONNECTION_MANAGER: Shape = {
 
 const TCP_PROXY: Shape = { fields: { stat_prefix: leaf, cluster: leaf, idle_timeout: leaf } };
 
-// A matcher's safe_regex runs on RE2 (src/regex). A tag's own regex is not taken yet: its
-// capture groups cut the name, which the tag producer does for its built-in rules only.
-const REGEX_MATCHER: Shape = { fields: { google_re2: { fields: { max_program_size: leaf } }, regex: leaf } };
-
 // HeaderMatcher as Envoy 1.16 has it; later additions (contains_match, string_match, ...) are refused.
 const HEADER_MATCHER: Shape = {
   fields: {
@@ -290,10 +336,6 @@ const LISTENER: Shape = {
     traffic_direction: leaf,
     filter_chains: list({ fields: { filters: list({ fields: { name: leaf, typed_config: anyContent } }) } }),
   },
-};
-
-const STRING_MATCHER: Shape = {
-  fields: { exact: leaf, prefix: leaf, suffix: leaf, contains: leaf, safe_regex: REGEX_MATCHER, ignore_case: leaf },
 };
 
 const STATS_CONFIG: Shape = {

@@ -438,8 +438,8 @@ export interface CommonLbConfig {
 export type ClusterProtocolSelection = 'USE_CONFIGURED_PROTOCOL' | 'USE_DOWNSTREAM_PROTOCOL';
 
 /**
- * A message this build carries but does not model yet (health checks, circuit breakers, outlier
- * detection, protocol options): its decoded v3 JSON, for the issue that implements it to read.
+ * A message this build carries but does not model yet (outlier detection, protocol options,
+ * cluster types' typed configs): its decoded v3 JSON, for the issue that implements it to read.
  */
 export type UnmodelledMessage = Readonly<Record<string, unknown>>;
 
@@ -472,7 +472,8 @@ export interface ClusterConfig {
   readonly upstreamFilters: readonly UpstreamNetworkFilterConfig[];
   /** metadata.filter_metadata, for filters. */
   readonly metadata: Readonly<Record<string, unknown>>;
-  readonly healthChecks: readonly UnmodelledMessage[];
+  /** health_checks: Envoy runs at most one (validation refuses more). */
+  readonly healthChecks: readonly HealthCheck[];
   readonly circuitBreakers: CircuitBreakers;
   /** transport_socket, or the v2 `tls_context` upgraded into a `proxy.transport_sockets.tls` one; null: plaintext. */
   readonly transportSocket: TransportSocketConfig | null;
@@ -509,6 +510,57 @@ export interface ClusterConfig {
   readonly closeConnectionsOnHostHealthFailure: boolean;
   /** The cluster as v3 JSON, for /config_dump. */
   readonly source: unknown;
+}
+
+/** core.HealthCheck, defaults filled in, durations in ms. */
+export interface HealthCheck {
+  readonly timeoutMs: number;
+  readonly intervalMs: number;
+  readonly initialJitterMs: number;
+  readonly intervalJitterMs: number;
+  readonly intervalJitterPercent: number;
+  readonly unhealthyThreshold: number;
+  readonly healthyThreshold: number;
+  /** 60 s unless set: the interval until the cluster has had a connection. */
+  readonly noTrafficIntervalMs: number;
+  /** Defaults: interval; unhealthy interval; interval. */
+  readonly unhealthyIntervalMs: number;
+  readonly unhealthyEdgeIntervalMs: number;
+  readonly healthyEdgeIntervalMs: number;
+  readonly reuseConnection: boolean;
+  /** '' when unset: no event log. */
+  readonly eventLogPath: string;
+  readonly alwaysLogHealthCheckFailures: boolean;
+  readonly checker: HttpHealthCheck | TcpHealthCheck | GrpcHealthCheck;
+}
+
+export interface HttpHealthCheck {
+  readonly kind: 'http';
+  /** '' when unset: the cluster name. */
+  readonly host: string;
+  readonly path: string;
+  /** Half-open [start, end) ranges; [200, 201) when none is configured. */
+  readonly expectedStatuses: readonly (readonly [number, number])[];
+  readonly requestHeadersToAdd: readonly { readonly key: string; readonly value: string; readonly append: boolean }[];
+  /** Lower case. */
+  readonly requestHeadersToRemove: readonly string[];
+  /** service_name_matcher; null: the response's cluster is not checked. */
+  readonly serviceNameMatcher: StringMatch | null;
+}
+
+export interface TcpHealthCheck {
+  readonly kind: 'tcp';
+  /** Hex; empty: connect only. (Hex, not Buffer: the model is frozen.) */
+  readonly send: string;
+  /** Hex; each must be found, in order, in what comes back. */
+  readonly receive: readonly string[];
+}
+
+export interface GrpcHealthCheck {
+  readonly kind: 'grpc';
+  readonly serviceName: string;
+  /** '' when unset: the cluster name. */
+  readonly authority: string;
 }
 
 /** Each knob null when unset: the system default stays. */

@@ -31,6 +31,7 @@ import type {
   FilterChainConfig,
   HeaderMatch,
   HashPolicy,
+  HealthCheck,
   HealthCheckConfig,
   HttpFilterConfig,
   HistogramBucketRule,
@@ -125,6 +126,7 @@ const DEFAULTS = {
   zoneRoutingEnabled: 100,
   zoneMinClusterSize: 6,
   updateMergeWindowMs: 1_000,
+  healthCheckNoTrafficIntervalMs: 60_000,
   // Envoy's /var/log/envoy/envoy.prof.
   profilePath: '/var/log/proxy/proxy.prof',
 } as const;
@@ -434,7 +436,7 @@ function cluster(config: JsonObject): ClusterConfig {
     trackTimeoutBudgets: boolField(config, 'track_timeout_budgets'),
     upstreamFilters: messageList(config, 'filters').map(upstreamNetworkFilter),
     metadata: filterMetadata(messageField(config, 'metadata')),
-    healthChecks: messageList(config, 'health_checks'),
+    healthChecks: messageList(config, 'health_checks').map((check) => healthCheckModel(check)),
     circuitBreakers: circuitBreakersConfig(messageField(config, 'circuit_breakers') ?? {}),
     transportSocket: transportSocket === undefined ? null : transportSocketConfig(transportSocket),
     transportSocketMatches: messageList(config, 'transport_socket_matches').map((match) => {
@@ -474,6 +476,62 @@ function cluster(config: JsonObject): ClusterConfig {
     closeConnectionsOnHostHealthFailure: boolField(config, 'close_connections_on_host_health_failure'),
     source: config,
   };
+}
+
+/** Validation made timeout, interval, both thresholds and one checker present. */
+function healthCheckModel(config: JsonObject): HealthCheck {
+  const intervalMs = millis(config, 'interval', 0);
+  const unhealthyIntervalMs = millis(config, 'unhealthy_interval', intervalMs);
+  return {
+    timeoutMs: millis(config, 'timeout', 0),
+    intervalMs,
+    initialJitterMs: millis(config, 'initial_jitter', 0),
+    intervalJitterMs: millis(config, 'interval_jitter', 0),
+    intervalJitterPercent: numberField(config, 'interval_jitter_percent'),
+    unhealthyThreshold: numberField(config, 'unhealthy_threshold'),
+    healthyThreshold: numberField(config, 'healthy_threshold'),
+    noTrafficIntervalMs: millis(config, 'no_traffic_interval', DEFAULTS.healthCheckNoTrafficIntervalMs),
+    unhealthyIntervalMs,
+    unhealthyEdgeIntervalMs: millis(config, 'unhealthy_edge_interval', unhealthyIntervalMs),
+    healthyEdgeIntervalMs: millis(config, 'healthy_edge_interval', intervalMs),
+    reuseConnection: boolField(config, 'reuse_connection', true),
+    eventLogPath: stringField(config, 'event_log_path'),
+    alwaysLogHealthCheckFailures: boolField(config, 'always_log_health_check_failures'),
+    checker: healthChecker(config),
+  };
+}
+
+function healthChecker(config: JsonObject): HealthCheck['checker'] {
+  const http = messageField(config, 'http_health_check');
+  if (http !== undefined) {
+    const ranges = messageList(http, 'expected_statuses').map((r) => [numberField(r, 'start'), numberField(r, 'end')] as const);
+    const matcher = messageField(http, 'service_name_matcher');
+    return {
+      kind: 'http',
+      host: stringField(http, 'host'),
+      path: stringField(http, 'path'),
+      expectedStatuses: ranges.length > 0 ? ranges : [[200, 201]],
+      requestHeadersToAdd: messageList(http, 'request_headers_to_add').map((option) => {
+        const header = messageField(option, 'header') ?? {};
+        return { key: stringField(header, 'key'), value: stringField(header, 'value'), append: boolField(option, 'append', true) };
+      }),
+      requestHeadersToRemove: stringList(http, 'request_headers_to_remove').map((name) => name.toLowerCase()),
+      serviceNameMatcher: matcher === undefined ? null : stringMatch(matcher),
+    };
+  }
+  const tcp = messageField(config, 'tcp_health_check');
+  if (tcp !== undefined) {
+    const send = messageField(tcp, 'send');
+    return { kind: 'tcp', send: send === undefined ? '' : payloadHex(send), receive: messageList(tcp, 'receive').map(payloadHex) };
+  }
+  const grpc = messageField(config, 'grpc_health_check') ?? {};
+  return { kind: 'grpc', serviceName: stringField(grpc, 'service_name'), authority: stringField(grpc, 'authority') };
+}
+
+/** A HealthCheck.Payload as lower-case hex: `text` is hex already (validated), `binary` is base64. */
+function payloadHex(payload: JsonObject): string {
+  const text = stringField(payload, 'text');
+  return text !== '' ? text.toLowerCase() : Buffer.from(stringField(payload, 'binary'), 'base64').toString('hex');
 }
 
 /** Envoy's ResourceManagers::load: per priority, the last thresholds entry naming it, else the defaults. */

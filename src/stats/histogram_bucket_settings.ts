@@ -3,8 +3,8 @@
 // Envoy's defaults. Histograms record a fine log-linear distribution (histogram_buckets.ts), so
 // any bound can be read off it; the bounds are only a rendering choice.
 
-import type { HistogramBucketRule, StringMatch } from '../config/model';
-import { SafeRegex } from '../regex/safe_regex';
+import type { HistogramBucketRule } from '../config/model';
+import { stringMatcher } from '../common/string_matcher';
 import { formatG32 } from './number_format';
 
 /** Envoy's default bounds, in milliseconds for its latency histograms. */
@@ -23,31 +23,12 @@ function bounds(values: readonly number[]): BucketBounds {
   return { values, labels: values.map(formatG32) };
 }
 
-function matcher(m: StringMatch): (name: string) => boolean {
-  const wanted = m.ignoreCase ? m.value.toLowerCase() : m.value;
-  const fold = (name: string) => (m.ignoreCase ? name.toLowerCase() : name);
-  switch (m.kind) {
-    case 'exact':
-      return (name) => fold(name) === wanted;
-    case 'prefix':
-      return (name) => fold(name).startsWith(wanted);
-    case 'suffix':
-      return (name) => fold(name).endsWith(wanted);
-    case 'contains':
-      return (name) => fold(name).includes(wanted);
-    case 'safe_regex': {
-      const regex = SafeRegex.compile(m.value);
-      return (name) => regex.fullMatch(name);
-    }
-  }
-}
-
 export class HistogramBucketSettings {
   private readonly defaults = bounds(DEFAULT_BUCKETS);
   private readonly rules: readonly { readonly matches: (name: string) => boolean; readonly bounds: BucketBounds }[];
 
   constructor(rules: readonly HistogramBucketRule[]) {
-    this.rules = rules.map((r) => ({ matches: matcher(r.match), bounds: bounds(r.buckets) }));
+    this.rules = rules.map((r) => ({ matches: stringMatcher(r.match), bounds: bounds(r.buckets) }));
   }
 
   boundsFor(histogramName: string): BucketBounds {

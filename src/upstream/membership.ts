@@ -6,7 +6,7 @@
 import type { EndpointHealthStatus, LocalityLbEndpoints, Locality, SocketAddress } from '../config/model';
 import type { HostSlot } from '../stats/stats';
 import { addressString } from './address';
-import { edsHealthFlag, EDS_FLAGS } from './health_flags';
+import { edsHealthFlag, EDS_FLAGS, HealthFlag } from './health_flags';
 
 export interface MemberHost {
   /** The resolved address: an IP and a port. */
@@ -86,13 +86,17 @@ export interface SlotSource {
  * The update that takes `current` to `discovered`, or null when nothing visible changed.
  * Hosts that stay keep their slot and the health bits other sources own; a joining host gets
  * a slot from `slots` and the `newHostFlags` of the health sources (a health-checked host starts
- * failed until its first check), and a leaving one gives its slot back.
+ * failed until its first check), and a leaving one gives its slot back. With
+ * `keepHealthyOnRemoval` (active health checking without ignore_health_on_host_removal), a
+ * leaving host that is not failed stays, after the others, flagged PENDING_DYNAMIC_REMOVAL
+ * until it fails its check (removeFailedPending) or comes back.
  */
 export function diffMembership(
   current: ClusterSnapshot,
   discovered: readonly DiscoveredHost[],
   slots: SlotSource,
   newHostFlags = 0,
+  keepHealthyOnRemoval = false,
 ): MembershipUpdate | null {
   const before = new Map(current.hosts.map((h) => [hostKey(h), h]));
   // The same address twice (two DNS names answering one IP) is one host, as in Envoy.
@@ -107,16 +111,31 @@ export function diffMembership(
       added.push(key);
       continue;
     }
-    const host: MemberHost = { ...d, healthFlags: (old.healthFlags & ~EDS_FLAGS) | d.healthFlags, slot: old.slot };
+    // A host back in discovery is no longer pending removal.
+    const host: MemberHost = { ...d, healthFlags: (old.healthFlags & ~(EDS_FLAGS | HealthFlag.PENDING_DYNAMIC_REMOVAL)) | d.healthFlags, slot: old.slot };
     if (!sameHost(old, host)) changed.push(key);
     kept.set(key, host);
   }
-  const removed = [...before.keys()].filter((key) => !next.has(key));
-  const reordered = added.length === 0 && removed.length === 0 && [...next.keys()].some((key, i) => key !== hostKey(current.hosts[i]!));
+  const removed: string[] = [];
+  const pendingRemoval: MemberHost[] = [];
+  for (const [key, host] of before) {
+    if (next.has(key)) continue;
+    if (!keepHealthyOnRemoval || (host.healthFlags & (HealthFlag.FAILED_ACTIVE_HC | HealthFlag.FAILED_EDS_HEALTH)) !== 0) {
+      removed.push(key);
+    } else if ((host.healthFlags & HealthFlag.PENDING_DYNAMIC_REMOVAL) !== 0) {
+      pendingRemoval.push(host);
+    } else {
+      pendingRemoval.push({ ...host, healthFlags: host.healthFlags | HealthFlag.PENDING_DYNAMIC_REMOVAL });
+      changed.push(key);
+    }
+  }
+  const order = [...next.keys(), ...pendingRemoval.map(hostKey)];
+  const reordered = added.length === 0 && removed.length === 0 && order.some((key, i) => key !== hostKey(current.hosts[i]!));
   if (added.length === 0 && changed.length === 0 && removed.length === 0 && !reordered) return null;
   // Slots go back before new ones are taken, so that churn reuses them.
   for (const key of removed) slots.free(before.get(key)!.slot);
   const hosts = [...next].map(([key, d]) => kept.get(key) ?? { ...d, healthFlags: d.healthFlags | newHostFlags, slot: slots.allocate() });
+  hosts.push(...pendingRemoval);
   return { cluster: current.cluster, version: current.version + 1, baseVersion: current.version, hosts, added, changed, removed };
 }
 

@@ -11,7 +11,7 @@ import type { RuntimeSource } from '../runtime/live_runtime';
 import type { HostTable } from '../stats/host_table';
 import type { Counter, Gauge, Scope, StatsStore } from '../stats/stats';
 import type { ClusterDiscovery, ClusterType } from './cluster_discovery';
-import { EXCLUDING_FLAGS, hostHealth } from './health_flags';
+import { EXCLUDING_FLAGS, HealthFlag, hostHealth } from './health_flags';
 import { applyUpdate, type ClusterSnapshot, diffMembership, type DiscoveredHost, hostKey, type MembershipUpdate } from './membership';
 
 /** Clusters started between two turns of the event loop, so that admin answers during a large start. */
@@ -223,7 +223,9 @@ export class SupervisorClusterManager {
 
   private onHosts(cluster: ManagedCluster, discovered: readonly DiscoveredHost[]): void {
     if (this.closed) return;
-    const update = diffMembership(cluster.snapshot, discovered, this.deps.hosts, cluster.newHostFlags);
+    // Envoy keeps a healthy host that discovery dropped while a health checker can tell when it fails.
+    const keepHealthy = cluster.config.healthChecks.length > 0 && !cluster.config.drainConnectionsOnHostRemoval;
+    const update = diffMembership(cluster.snapshot, discovered, this.deps.hosts, cluster.newHostFlags, keepHealthy);
     // The first result always makes version 1, even when it finds no host.
     if (update === null && cluster.snapshot.version > 0) return;
     this.publish(cluster, update ?? { cluster: cluster.config.name, version: 1, baseVersion: 0, hosts: [], added: [], changed: [], removed: [] });
@@ -238,8 +240,18 @@ export class SupervisorClusterManager {
     const flags = set ? host.healthFlags | bits : host.healthFlags & ~bits;
     if (flags === host.healthFlags) return true;
     const hosts = current.hosts.slice();
-    hosts[index] = { ...host, healthFlags: flags };
-    this.publish(cluster, { cluster: current.cluster, version: current.version + 1, baseVersion: current.version, hosts, added: [], changed: [key], removed: [] });
+    const update = { cluster: current.cluster, version: current.version + 1, baseVersion: current.version, hosts, added: [] as string[], changed: [] as string[], removed: [] as string[] };
+    const pendingRemoval = HealthFlag.PENDING_DYNAMIC_REMOVAL | HealthFlag.FAILED_ACTIVE_HC;
+    if ((flags & pendingRemoval) === pendingRemoval) {
+      // A host discovery dropped goes once its active check fails.
+      hosts.splice(index, 1);
+      update.removed.push(key);
+      this.deps.hosts.free(host.slot);
+    } else {
+      hosts[index] = { ...host, healthFlags: flags };
+      update.changed.push(key);
+    }
+    this.publish(cluster, update);
     return true;
   }
 
@@ -263,6 +275,7 @@ export class SupervisorClusterManager {
       const health = hostHealth(host.healthFlags);
       if (health === 'healthy') healthy++;
       else if (health === 'degraded') degraded++;
+      // Hosts awaiting their first active check are left out of the balancers' arithmetic.
       if ((host.healthFlags & EXCLUDING_FLAGS) !== 0) excluded++;
       maxWeight = Math.max(maxWeight, host.weight);
     }

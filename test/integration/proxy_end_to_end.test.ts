@@ -237,7 +237,7 @@ test('--mode validate prints one line per invalid resource; capabilities are che
   fs.writeFileSync(file, JSON.stringify({
     static_resources: {
       listeners: [listener('l', hcm('h', 'missing'))],
-      clusters: [{ ...staticCluster('x', [1]), health_checks: [{ timeout: '1s', interval: '1s', unhealthy_threshold: 1, healthy_threshold: 1, tcp_health_check: {} }] }],
+      clusters: [{ ...staticCluster('x', [1]), health_checks: [{ timeout: '1s', interval: '1s', unhealthy_threshold: 1, healthy_threshold: 1, tcp_health_check: {}, tls_options: {} }] }],
     },
   }));
   const loadErrors = spawnProxy(['--mode', 'validate', '-c', file], { dir });
@@ -256,7 +256,7 @@ test('--mode validate prints one line per invalid resource; capabilities are che
     static_resources: {
       clusters: [
         { ...staticCluster('a', [1]), lb_policy: 'CLUSTER_PROVIDED' },
-        { ...staticCluster('b', [1]), health_checks: [{ timeout: '1s', interval: '1s', unhealthy_threshold: 1, healthy_threshold: 1, tcp_health_check: {} }] },
+        { ...staticCluster('b', [1]), health_checks: [{ timeout: '1s', interval: '1s', unhealthy_threshold: 1, healthy_threshold: 1, tcp_health_check: {}, tls_options: {} }] },
       ],
     },
   }));
@@ -266,7 +266,7 @@ test('--mode validate prints one line per invalid resource; capabilities are che
     const lines = capability.stderr.trim().split('\n');
     assert.equal(lines.length, 2, capability.stderr);
     assert.match(lines[0]!, /static_resources\.clusters\[0\]\.lb_policy: lb_policy CLUSTER_PROVIDED is not implemented/);
-    assert.match(lines[1]!, /static_resources\.clusters\[1\]\.health_checks: health_checks is not implemented/);
+    assert.match(lines[1]!, /static_resources\.clusters\[1\]\.health_checks\[0\]\.tls_options: tls_options is not implemented/);
   } finally {
     await capability.cleanup();
   }

@@ -44,8 +44,15 @@ test('stats_config: fixed tags, default rules by name, bucket settings pass', ()
   check(b);
 });
 
+const TCP_CHECK = { timeout: '1s', interval: '1s', unhealthy_threshold: 1, healthy_threshold: 1, tcp_health_check: {} };
+
 const cases: [string, (b: Json) => void, string][] = [
-  ['health checks', (b) => (b.static_resources.clusters[0].health_checks = [{ timeout: '1s', interval: '1s', unhealthy_threshold: 1, healthy_threshold: 1, tcp_health_check: {} }]), 'static_resources.clusters[0].health_checks: health_checks is not implemented'],
+  ['health check TLS options', (b) => (b.static_resources.clusters[0].health_checks = [{ ...TCP_CHECK, tls_options: { alpn_protocols: ['h2'] } }]), 'static_resources.clusters[0].health_checks[0].tls_options: tls_options is not implemented'],
+  ['a custom health checker', (b) => (b.static_resources.clusters[0].health_checks = [{ timeout: '1s', interval: '1s', unhealthy_threshold: 1, healthy_threshold: 1, custom_health_check: { name: 'x' } }]), 'static_resources.clusters[0].health_checks[0].custom_health_check: custom_health_check is not implemented'],
+  ['the health check event service', (b) => (b.static_resources.clusters[0].health_checks = [{ ...TCP_CHECK, event_service: { grpc_service: { envoy_grpc: { cluster_name: 'x' } } } }]), 'static_resources.clusters[0].health_checks[0].event_service: event_service is not implemented'],
+  ['health check transport socket matching', (b) => (b.static_resources.clusters[0].health_checks = [{ ...TCP_CHECK, transport_socket_match_criteria: {} }]), 'static_resources.clusters[0].health_checks[0].transport_socket_match_criteria: transport_socket_match_criteria is not implemented'],
+  ['an HTTP/2 health check', (b) => (b.static_resources.clusters[0].health_checks = [{ ...TCP_CHECK, tcp_health_check: undefined, http_health_check: { path: '/', codec_client_type: 'HTTP2' } }]), 'static_resources.clusters[0].health_checks[0].http_health_check.codec_client_type: codec_client_type HTTP2 is not implemented'],
+  ['an HTTP health check payload', (b) => (b.static_resources.clusters[0].health_checks = [{ ...TCP_CHECK, tcp_health_check: undefined, http_health_check: { path: '/', send: { text: '00' } } }]), 'static_resources.clusters[0].health_checks[0].http_health_check.send: send is not implemented'],
   ['upstream TLS', (b) => (b.static_resources.clusters[0].transport_socket = { name: 'proxy.transport_sockets.tls', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext', sni: 'x' } }), 'static_resources.clusters[0].transport_socket: transport_socket is not implemented'],
   ['a discovery type', (b) => Object.assign(b.static_resources.clusters[0], { type: 'EDS' }), 'static_resources.clusters[0].type: type EDS is not implemented'],
   // No cluster type of this build provides its own balancer yet.
@@ -79,12 +86,12 @@ for (const [what, mutate, message] of cases) {
 
 test('every unimplemented field is reported, not just the first', () => {
   const b = defaultBootstrap();
-  b.static_resources.clusters[0].health_checks = [{ timeout: '1s', interval: '1s', unhealthy_threshold: 1, healthy_threshold: 1, tcp_health_check: {} }];
+  b.static_resources.clusters[0].health_checks = [{ ...TCP_CHECK, tls_options: {} }];
   b.static_resources.clusters[0].lb_policy = 'CLUSTER_PROVIDED';
   b.layered_runtime = { layers: [{ name: 'rtds', rtds_layer: { name: 'r' } }] };
   assert.throws(() => check(b), (e: unknown) => {
     assert.ok(e instanceof ConfigErrors);
-    assert.deepEqual(e.all.map((x) => x.fieldPath).sort(), ['layered_runtime.layers[0].rtds_layer', 'static_resources.clusters[0].health_checks', 'static_resources.clusters[0].lb_policy']);
+    assert.deepEqual(e.all.map((x) => x.fieldPath).sort(), ['layered_runtime.layers[0].rtds_layer', 'static_resources.clusters[0].health_checks[0].tls_options', 'static_resources.clusters[0].lb_policy']);
     return true;
   });
 });

@@ -118,8 +118,26 @@ const ROWS: readonly Row[] = [
   {
     field: 'health_checks',
     v3: { health_checks: [{ timeout: '1s', interval: '2s', unhealthy_threshold: 2, healthy_threshold: 1, http_health_check: { path: '/hc' } }] },
-    expect: (c) => assert.deepEqual(c.healthChecks, [{ timeout: '1s', interval: '2s', unhealthy_threshold: 2, healthy_threshold: 1, http_health_check: { path: '/hc' } }]),
-    refused: ['health_checks'],
+    expect: (c) =>
+      assert.deepEqual(c.healthChecks, [
+        {
+          timeoutMs: 1000,
+          intervalMs: 2000,
+          initialJitterMs: 0,
+          intervalJitterMs: 0,
+          intervalJitterPercent: 0,
+          unhealthyThreshold: 2,
+          healthyThreshold: 1,
+          noTrafficIntervalMs: 60_000,
+          unhealthyIntervalMs: 2000,
+          unhealthyEdgeIntervalMs: 2000,
+          healthyEdgeIntervalMs: 2000,
+          reuseConnection: true,
+          eventLogPath: '',
+          alwaysLogHealthCheckFailures: false,
+          checker: { kind: 'http', host: '', path: '/hc', expectedStatuses: [[200, 201]], requestHeadersToAdd: [], requestHeadersToRemove: [], serviceNameMatcher: null },
+        },
+      ]),
   },
   { field: 'max_requests_per_connection', v3: { max_requests_per_connection: 1 }, expect: (c) => assert.equal(c.maxRequestsPerConnection, 1) },
   {
@@ -347,7 +365,6 @@ const ROWS: readonly Row[] = [
       assert.equal(c.drainConnectionsOnHostRemoval, true);
       assert.deepEqual(Object.keys(c.source as Json).filter((k) => k.endsWith('_on_host_removal')), ['ignore_health_on_host_removal']);
     },
-    refused: ['ignore_health_on_host_removal'],
   },
   {
     field: 'transport_socket_matches',

@@ -38,6 +38,8 @@ function assertRefused(config: Json, error: string): void {
 const subset = (selector: Json): Json => ({ lb_subset_config: { subset_selectors: [{ keys: ['a', 'b'], fallback_policy: 'KEYS_SUBSET', ...selector }] } });
 const SELECTOR = `${CLUSTER}.lb_subset_config.subset_selectors[0].fallback_keys_subset`;
 const RATE = `${CLUSTER}.dns_failure_refresh_rate`;
+const HC = `${CLUSTER}.health_checks[0]`;
+const TCP_CHECK = { timeout: '1s', interval: '1s', unhealthy_threshold: 2, healthy_threshold: 2, tcp_health_check: {} };
 
 const CASES: readonly (readonly [string, Json, string])[] = [
   ['one-of: type and cluster_type', { type: 'STATIC', cluster_type: { name: 'envoy.clusters.aggregate' } }, `${CLUSTER}: only one of type, cluster_type may be set`],
@@ -104,6 +106,39 @@ const CASES: readonly (readonly [string, Json, string])[] = [
     { http_protocol_options: {}, http2_protocol_options: {} },
     `${CLUSTER}.http2_protocol_options: cluster: Both HTTP1 and HTTP2 options may only be configured with non-default 'protocol_selection' values`,
   ],
+  ['health check: timeout above 0', { health_checks: [{ ...TCP_CHECK, timeout: '0s' }] }, `${HC}.timeout: value must be greater than 0s`],
+  ['health check: interval required', { health_checks: [{ ...TCP_CHECK, interval: undefined }] }, `${HC}.interval: value is required`],
+  ['health check: healthy_threshold required', { health_checks: [{ ...TCP_CHECK, healthy_threshold: undefined }] }, `${HC}.healthy_threshold: value is required`],
+  ['health check: a checker required', { health_checks: [{ ...TCP_CHECK, tcp_health_check: undefined }] }, `${HC}.health_checker: is required: set one of http_health_check, tcp_health_check, grpc_health_check, custom_health_check`],
+  ['health check: edge intervals above 0', { health_checks: [{ ...TCP_CHECK, unhealthy_edge_interval: '0s' }] }, `${HC}.unhealthy_edge_interval: value must be greater than 0s`],
+  ['health check: one at most', { health_checks: [TCP_CHECK, TCP_CHECK] }, `${CLUSTER}.health_checks: Multiple health checks not supported`],
+  ['health check: an HTTP path', { health_checks: [{ ...TCP_CHECK, tcp_health_check: undefined, http_health_check: { host: 'h' } }] }, `${HC}.http_health_check.path: value length must be at least 1 runes`],
+  [
+    'health check: expected statuses within 100..600',
+    { health_checks: [{ ...TCP_CHECK, tcp_health_check: undefined, http_health_check: { path: '/', expected_statuses: [{ start: 200, end: 300 }, { start: 500, end: 601 }] } }] },
+    `${HC}.http_health_check.expected_statuses[1]: Invalid http status range: expecting end <= 600, but found end=601`,
+  ],
+  [
+    'health check: expected statuses start below end',
+    { health_checks: [{ ...TCP_CHECK, tcp_health_check: undefined, http_health_check: { path: '/', expected_statuses: [{ start: 300, end: 300 }] } }] },
+    `${HC}.http_health_check.expected_statuses[0]: Invalid http status range: expecting start < end, but found start=300 and end=300`,
+  ],
+  [
+    'health check: the host header stays',
+    { health_checks: [{ ...TCP_CHECK, tcp_health_check: undefined, http_health_check: { path: '/', request_headers_to_remove: ['x-a', 'Host'] } }] },
+    `${HC}.http_health_check.request_headers_to_remove[1]: :-prefixed or host headers may not be removed`,
+  ],
+  [
+    'health check: header formatters are refused',
+    { health_checks: [{ ...TCP_CHECK, tcp_health_check: undefined, http_health_check: { path: '/', request_headers_to_add: [{ header: { key: 'x-a', value: '%START_TIME%' } }] } }] },
+    `${HC}.http_health_check.request_headers_to_add[0].header.value: header value formatters (%...%) are not implemented by this build yet`,
+  ],
+  [
+    'health check: a service name regex that compiles',
+    { health_checks: [{ ...TCP_CHECK, tcp_health_check: undefined, http_health_check: { path: '/', service_name_matcher: { safe_regex: { google_re2: {}, regex: 'a(' } } } }] },
+    `${HC}.http_health_check.service_name_matcher.safe_regex.regex: invalid regex 'a(': missing closing )`,
+  ],
+  ['health check: hex payloads', { health_checks: [{ ...TCP_CHECK, tcp_health_check: { send: { text: '0a' }, receive: [{ text: 'abc' }] } }] }, `${HC}.tcp_health_check.receive[0].text: invalid hex string 'abc'`],
 ];
 
 for (const [name, fields, error] of CASES) {

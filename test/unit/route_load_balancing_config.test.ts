@@ -22,7 +22,6 @@ function withAction(action: Json): Json {
   for (const cluster of bootstrap.static_resources.clusters) {
     cluster.lb_policy = 'ROUND_ROBIN';
     delete cluster.transport_socket;
-    delete cluster.ignore_health_on_host_removal;
   }
   return bootstrap;
 }

@@ -7,6 +7,7 @@ import { FieldError, FieldErrorCollector } from '../errors';
 import { childPath, indexPath } from '../field_path';
 import { boolField, durationMs, enumField, JsonObject, messageField, messageList, numberField, stringField, stringList } from '../json';
 import { canonicalExtensionName } from '../names';
+import { validateHealthChecks } from './health_checks';
 import { HostRule, validateSocketAddress } from './socket_address';
 import { validateUpstreamFilters } from './upstream_filters';
 
@@ -71,6 +72,7 @@ export function validateCluster(cluster: JsonObject, path: string): void {
   validateProtocolOptions(cluster, path);
   validateDnsRefreshRates(cluster, path);
   validateUpstreamFilters(cluster, path);
+  validateHealthChecks(cluster, path);
   messageList(cluster, 'dns_resolvers').forEach((resolver, r) =>
     validateSocketAddress(resolver, indexPath(childPath(path, 'dns_resolvers'), r), 'ip'),
   );
