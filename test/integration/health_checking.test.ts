@@ -210,4 +210,37 @@ describe('active health checking', TIMEOUT, () => {
       await upstream.close();
     }
   });
+  test('every host failing: the panic threshold routes to all of them (lb_healthy_panic), as in Envoy', async () => {
+    const upstreams = [
+      await startUpstream('p0', (req, res) => res.writeHead(req.url === '/healthz' ? 500 : 200).end('p0')),
+      await startUpstream('p1', (req, res) => res.writeHead(req.url === '/healthz' ? 500 : 200).end('p1')),
+    ];
+    const ports = upstreams.map((u) => u.port);
+    let proxy: RunningProxy | undefined;
+    try {
+      proxy = await startProxy(
+        {
+          static_resources: {
+            listeners: [httpListener('in', 0, [{ match: { prefix: '/' }, route: { cluster: 'backend' } }])],
+            clusters: [cluster(ports, { http_health_check: { path: '/healthz' } })],
+          },
+        },
+        ['--concurrency', '2'],
+      );
+      for (const port of ports) assert.equal(await healthFlags(proxy, port), '/failed_active_hc');
+      const listener = await proxy.listenerPort('in');
+      const bodies = new Set<string>();
+      for (let i = 0; i < 20; i++) {
+        const reply = await request(`http://127.0.0.1:${listener}/`, { headers: { connection: 'close' } });
+        assert.equal(reply.status, 200);
+        bodies.add(reply.body);
+      }
+      assert.deepEqual(bodies, new Set(['p0', 'p1']));
+      assert.ok((await proxy.stat('cluster.backend.lb_healthy_panic'))! >= 20);
+      assert.equal(await proxy.stat('cluster.backend.upstream_cx_none_healthy'), 0);
+    } finally {
+      await proxy?.cleanup();
+      await Promise.all(upstreams.map((u) => u.close()));
+    }
+  });
 });
