@@ -177,15 +177,12 @@ export class Router implements PoolCallbacks, UpstreamStreamCallbacks {
     this.headerRetryOn = this.headerMaxRetries = this.headerRetriableStatusCodes = null;
     const host = cluster.chooseHost(context);
     if (host === null) {
-      cluster.info.stats.counters.upstream_cx_none_healthy.inc();
-      cluster.info.stats.chargeResponseCode(503);
-      this.finish();
-      this.downstream.sendLocalReply(503, 'no healthy upstream');
+      this.noHealthyUpstream(cluster, true);
       return;
     }
     const pool = cluster.httpPool(host, downstream.connection, action.priority);
     if (pool === null) {
-      this.noPool(cluster);
+      this.noHealthyUpstream(cluster, false);
       return;
     }
 
@@ -416,15 +413,12 @@ export class Router implements PoolCallbacks, UpstreamStreamCallbacks {
     const cluster = this.cluster!;
     const host = cluster.chooseHost(this.retryContext);
     if (host === null) {
-      cluster.info.stats.counters.upstream_cx_none_healthy.inc();
-      cluster.info.stats.chargeResponseCode(503);
-      this.finish();
-      this.downstream.sendLocalReply(503, 'no healthy upstream');
+      this.noHealthyUpstream(cluster, true);
       return;
     }
     const pool = cluster.httpPool(host, this.downstream.connection, this.priority);
     if (pool === null) {
-      this.noPool(cluster);
+      this.noHealthyUpstream(cluster, false);
       return;
     }
     this.hostStats = null;
@@ -433,8 +427,12 @@ export class Router implements PoolCallbacks, UpstreamStreamCallbacks {
     this.startTry(host, pool);
   };
 
-  /** max_connection_pools refused a pool for the host: Envoy answers as when there is no host. */
-  private noPool(cluster: Cluster): void {
+  /**
+   * Envoy's 503 when no host can take the request: none healthy (`noHost`), or max_connection_pools
+   * refused a pool for the one picked, which Envoy answers alike without counting upstream_cx_none_healthy.
+   */
+  private noHealthyUpstream(cluster: Cluster, noHost: boolean): void {
+    if (noHost) cluster.info.stats.counters.upstream_cx_none_healthy.inc();
     cluster.info.stats.chargeResponseCode(503);
     this.finish();
     this.downstream.sendLocalReply(503, 'no healthy upstream');
