@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import * as net from 'node:net';
 import { test, type TestContext } from 'node:test';
 import type { ClusterConfig, HttpConnectionManagerConfig, RetryPolicy } from '../../src/config/model';
+import { circuitBreakersConfig } from '../../src/config/model_builder';
 import { parseRetryOn } from '../../src/filters/http/retry_on';
 import { clusterRoute, httpConnectionManager, listener, startDataPlane, staticCluster, virtualHost, type DataPlane } from '../helpers/data_plane';
 import { closeServer, listen, request, startUpstream, tcpUpstream, type Handler, type Upstream } from '../helpers/http_peers';
@@ -117,6 +118,25 @@ test('num_retries exhausted: the last retriable response goes downstream as it i
   const gateway = await proxy(t, [other.port], { retryPolicy: policy('gateway-error', { numRetries: 2 }) });
   assert.equal((await request(gateway.port)).status, 500);
   assert.equal(other.seen.length, 1);
+});
+
+test('circuit breakers: max_retries 0 refuses the retry (upstream_rq_retry_overflow); a retry budget admits its minimum', TIMEOUT, async (t) => {
+  const backend = await upstream(t, 'down', flaky(1));
+  const noRetries = { circuitBreakers: circuitBreakersConfig({ thresholds: [{ max_retries: 0 }] }) };
+  const { dp, port } = await proxy(t, [backend.port], { retryPolicy: policy('5xx', { numRetries: 3 }), cluster: noRetries });
+  const reply = await request(port);
+  assert.equal(reply.status, 503);
+  assert.equal(backend.seen.length, 1);
+  assert.equal(dp.stat('cluster.backend.upstream_rq_retry_overflow'), 1);
+  assert.equal(dp.stat('cluster.backend.upstream_rq_retry'), 0);
+
+  // A budget replaces max_retries: min_retry_concurrency 1 admits the one retry this request needs.
+  const recovering = await upstream(t, 'recovering', flaky(1));
+  const budget = { circuitBreakers: circuitBreakersConfig({ thresholds: [{ max_retries: 0, retry_budget: { budget_percent: { value: 0 }, min_retry_concurrency: 1 } }] }) };
+  const budgeted = await proxy(t, [recovering.port], { retryPolicy: policy('5xx', { numRetries: 3 }), cluster: budget });
+  assert.equal((await request(budgeted.port)).status, 200);
+  assert.equal(budgeted.dp.stat('cluster.backend.upstream_rq_retry_success'), 1);
+  assert.equal(budgeted.dp.stat('cluster.backend.upstream_rq_retry_overflow'), 0);
 });
 
 test('a connection reset before the response is retried under reset', TIMEOUT, async (t) => {
