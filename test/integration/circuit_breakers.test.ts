@@ -8,7 +8,7 @@ import * as net from 'node:net';
 import { test, type TestContext } from 'node:test';
 import { httpListener } from '../helpers/config_fixtures';
 import { startUpstream, tcpUpstream, type Upstream } from '../helpers/http_peers';
-import { request, type HttpResult, type RunningProxy, sleep, startProxy, waitFor } from '../helpers/proxy_process';
+import { request, type HttpResult, type RunningProxy, startProxy, waitFor } from '../helpers/proxy_process';
 
 const TIMEOUT = { timeout: 60_000 };
 const OVERFLOW_BODY = 'upstream connect error or disconnect/reset before headers. reset reason: overflow';
@@ -20,6 +20,8 @@ interface HoldingUpstream {
   maxConcurrent(): number;
   /** Answers every held response, and those that arrive later. */
   release(): void;
+  /** Holds the responses that arrive from now on again. */
+  hold(): void;
 }
 
 async function holdingUpstream(t: TestContext): Promise<HoldingUpstream> {
@@ -42,7 +44,7 @@ async function holdingUpstream(t: TestContext): Promise<HoldingUpstream> {
     release();
     await upstream.close();
   });
-  return { upstream, held: () => held.length, maxConcurrent: () => max, release };
+  return { upstream, held: () => held.length, maxConcurrent: () => max, release, hold: () => (holding = true) };
 }
 
 async function proxyFor(t: TestContext, upstreamPort: number, cluster: Record<string, unknown>, concurrency: number, extra: Record<string, unknown> = {}): Promise<RunningProxy> {
@@ -209,11 +211,31 @@ test('a runtime override of a threshold takes effect, and GET /clusters prints i
   assert.equal(await limitLine(), 'backend::default_priority::max_requests::1');
   const json = JSON.parse((await proxy.admin('/clusters?format=json')).body) as { cluster_statuses: { circuit_breakers: { thresholds: { max_requests: number }[] } }[] };
   assert.equal(json.cluster_statuses[0]!.circuit_breakers.thresholds[0]!.max_requests, 1);
-  // The workers take the runtime from the supervisor's next message: well within this pause.
-  await sleep(300);
-  const first = send(port);
-  await waitFor('the first request upstream', () => (upstream.held() === 1 ? true : undefined));
-  assertOverflow(await send(port));
-  upstream.release();
-  assert.equal((await first).status, 200);
+  // The workers take the runtime from the supervisor's next message. Until the worker serving the
+  // second request has it, that request is admitted too: both are answered and the pair is tried again.
+  const refused = await waitFor('a request over the new limit refused', async () => {
+    upstream.hold();
+    const first = send(port);
+    await waitFor('the first request upstream', () => (upstream.held() === 1 ? true : undefined));
+    const second = send(port);
+    const outcome = await new Promise<HttpResult | null>((resolve) => {
+      const admitted = setInterval(() => {
+        if (upstream.held() < 2) return;
+        clearInterval(admitted);
+        resolve(null);
+      }, 5);
+      void second.then((reply) => {
+        clearInterval(admitted);
+        resolve(reply);
+      });
+    });
+    upstream.release();
+    assert.equal((await first).status, 200);
+    if (outcome === null) {
+      assert.equal((await second).status, 200);
+      return undefined;
+    }
+    return outcome;
+  });
+  assertOverflow(refused);
 });
