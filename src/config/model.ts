@@ -70,6 +70,8 @@ export interface ListenerConfig {
 export interface FilterChainConfig {
   /** In order; the last one is the terminal filter (tcp_proxy or http_connection_manager). */
   readonly filters: readonly NetworkFilterConfig[];
+  /** transport_socket (or the v2 tls_context upgraded into one); null: plaintext. */
+  readonly transportSocket: DownstreamTransportSocketConfig | null;
 }
 
 export type NetworkFilterConfig = TcpProxyConfig | HttpConnectionManagerConfig;
@@ -285,10 +287,74 @@ export interface ClusterLoadAssignment {
   readonly endpoints: readonly LocalityLbEndpoints[];
 }
 
-/** core.v3.TransportSocket: an extension name and its typed_config (decoded v3 JSON, with @type). */
-export interface TransportSocketConfig {
-  readonly name: string;
-  readonly typedConfig: Readonly<Record<string, unknown>>;
+/**
+ * core.v3.TransportSocket of a cluster: plaintext (`proxy.transport_sockets.raw_buffer`) or TLS
+ * (`proxy.transport_sockets.tls` with an UpstreamTlsContext).
+ */
+export type TransportSocketConfig = { readonly kind: 'raw_buffer' } | { readonly kind: 'tls'; readonly context: UpstreamTlsContextConfig };
+
+/** A listener filter chain's transport socket: plaintext, or TLS with a DownstreamTlsContext. */
+export type DownstreamTransportSocketConfig =
+  | { readonly kind: 'raw_buffer' }
+  | { readonly kind: 'tls'; readonly context: DownstreamTlsContextConfig };
+
+/** core.v3.DataSource: a file (read when the context is built, and watched) or bytes in the config. */
+export type DataSource = { readonly kind: 'file'; readonly path: string } | { readonly kind: 'inline'; readonly bytes: Buffer };
+
+/** tls.v3.TlsCertificate: a certificate chain and its private key. */
+export interface TlsCertificateConfig {
+  readonly certificateChain: DataSource;
+  readonly privateKey: DataSource;
+  readonly password: DataSource | null;
+}
+
+/** tls.v3.CertificateValidationContext, the fields this build acts on. */
+export interface CertificateValidationContextConfig {
+  /** PEM bundle of trusted CAs; null: the peer's certificate chain is not verified. */
+  readonly trustedCa: DataSource | null;
+  readonly matchSubjectAltNames: readonly StringMatch[];
+  /** Base64 SHA-256 of the SubjectPublicKeyInfo, as Envoy takes them. */
+  readonly verifyCertificateSpki: readonly string[];
+  /** Hex SHA-256 of the DER certificate, lower case, colons removed. */
+  readonly verifyCertificateHash: readonly string[];
+  readonly crl: DataSource | null;
+  readonly allowExpiredCertificate: boolean;
+}
+
+export type TlsProtocolVersion = 'TLS_AUTO' | 'TLSv1_0' | 'TLSv1_1' | 'TLSv1_2' | 'TLSv1_3';
+
+/** tls.v3.TlsParameters. */
+export interface TlsParameters {
+  readonly minimumProtocolVersion: TlsProtocolVersion;
+  readonly maximumProtocolVersion: TlsProtocolVersion;
+  /** OpenSSL cipher names; empty: Envoy's default list for the side. */
+  readonly cipherSuites: readonly string[];
+  readonly ecdhCurves: readonly string[];
+}
+
+/** tls.v3.CommonTlsContext. */
+export interface CommonTlsContextConfig {
+  readonly tlsParams: TlsParameters;
+  readonly tlsCertificates: readonly TlsCertificateConfig[];
+  readonly validationContext: CertificateValidationContextConfig | null;
+  readonly alpnProtocols: readonly string[];
+}
+
+/** tls.v3.UpstreamTlsContext. */
+export interface UpstreamTlsContextConfig {
+  readonly common: CommonTlsContextConfig;
+  /** '' sends no SNI. */
+  readonly sni: string;
+  readonly allowRenegotiation: boolean;
+  /** How many TLS sessions are kept for resumption; 0 disables resumption. */
+  readonly maxSessionKeys: number;
+}
+
+/** tls.v3.DownstreamTlsContext. */
+export interface DownstreamTlsContextConfig {
+  readonly common: CommonTlsContextConfig;
+  readonly requireClientCertificate: boolean;
+  readonly requireSni: boolean;
 }
 
 /** Cluster.TransportSocketMatch: endpoints whose `proxy.transport_socket_match` metadata holds `match` use `transportSocket`. */

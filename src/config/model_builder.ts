@@ -15,6 +15,8 @@ import {
   stringField,
   stringList,
 } from './json';
+import { stringMatch } from './string_match_model';
+import { downstreamTransportSocket, upstreamTransportSocket } from './tls_context_model';
 import type {
   AdminConfig,
   Bootstrap,
@@ -57,10 +59,8 @@ import type {
   RuntimeLayerConfig,
   SocketAddress,
   StatsConfig,
-  StringMatch,
   TcpKeepalive,
   TcpProxyConfig,
-  TransportSocketConfig,
   UpstreamNetworkFilterConfig,
   WeightedCluster,
   WeightedClusters,
@@ -177,7 +177,11 @@ function listener(config: JsonObject): ListenerConfig {
 }
 
 function filterChain(config: JsonObject): FilterChainConfig {
-  return { filters: messageList(config, 'filters').map(networkFilter) };
+  const transportSocket = messageField(config, 'transport_socket');
+  return {
+    filters: messageList(config, 'filters').map(networkFilter),
+    transportSocket: transportSocket === undefined ? null : downstreamTransportSocket(transportSocket),
+  };
 }
 
 function networkFilter(filter: JsonObject): NetworkFilterConfig {
@@ -438,13 +442,13 @@ function cluster(config: JsonObject): ClusterConfig {
     metadata: filterMetadata(messageField(config, 'metadata')),
     healthChecks: messageList(config, 'health_checks').map((check) => healthCheckModel(check)),
     circuitBreakers: circuitBreakersConfig(messageField(config, 'circuit_breakers') ?? {}),
-    transportSocket: transportSocket === undefined ? null : transportSocketConfig(transportSocket),
+    transportSocket: transportSocket === undefined ? null : upstreamTransportSocket(transportSocket),
     transportSocketMatches: messageList(config, 'transport_socket_matches').map((match) => {
       const socket = messageField(match, 'transport_socket');
       return {
         name: stringField(match, 'name'),
         match: messageField(match, 'match') ?? {},
-        transportSocket: socket === undefined ? null : transportSocketConfig(socket),
+        transportSocket: socket === undefined ? null : upstreamTransportSocket(socket),
       };
     }),
     upstreamHttpProtocolOptions: messageField(config, 'upstream_http_protocol_options') ?? null,
@@ -612,10 +616,6 @@ function upstreamNetworkFilter(filter: JsonObject): UpstreamNetworkFilterConfig 
   return { name: PROXY_PROTOCOL_UPSTREAM, version: enumField<'V1' | 'V2'>(config, 'version', 'V1') };
 }
 
-function transportSocketConfig(config: JsonObject): TransportSocketConfig {
-  return { name: stringField(config, 'name'), typedConfig: messageField(config, 'typed_config') ?? {} };
-}
-
 /** Validation made base_interval present and above zero. */
 function refreshRate(config: JsonObject): RefreshRate {
   const baseMs = millis(config, 'base_interval', 0);
@@ -721,17 +721,6 @@ function histogramBucketRule(config: JsonObject): HistogramBucketRule {
     match: stringMatch(messageField(config, 'match') ?? {}),
     buckets: (Array.isArray(buckets) ? buckets.map(Number) : []).sort((a, b) => a - b),
   };
-}
-
-const STRING_MATCH_KINDS = ['exact', 'prefix', 'suffix', 'contains'] as const;
-
-/** Validation left exactly one of the kinds set. */
-function stringMatch(config: JsonObject): StringMatch {
-  const ignoreCase = boolField(config, 'ignore_case');
-  const regex = messageField(config, 'safe_regex');
-  if (regex !== undefined) return { kind: 'safe_regex', value: stringField(regex, 'regex'), ignoreCase };
-  const kind = STRING_MATCH_KINDS.find((k) => typeof config[k] === 'string') ?? 'exact';
-  return { kind, value: stringField(config, kind), ignoreCase };
 }
 
 /**

@@ -2,9 +2,10 @@
 // upstream_cx_* and the host's cx_* statistics, and the cluster's connect_timeout. The HTTP/1
 // pool and tcp_proxy both build on it.
 
-import * as net from 'node:net';
+import type * as net from 'node:net';
 import type { TcpKeepalive } from '../config/model';
 import { NativeError, setTcpKeepalive } from '../native/addon';
+import type { Connector } from '../network/connector';
 import { WatermarkWriter } from '../network/watermark_writer';
 import type { HostStats } from '../stats/stats';
 import type { ClusterInfo } from '../upstream/cluster_info';
@@ -23,6 +24,8 @@ export interface ConnectionTarget {
    * once, so one buffer serves every upstream socket of the worker.
    */
   readonly readBuffer: Buffer;
+  /** Opens the connection: plaintext or TLS, as the host's transport socket says. */
+  readonly connector: Connector;
 }
 
 export interface UpstreamConnectionCallbacks {
@@ -80,22 +83,23 @@ export class UpstreamConnection {
     hostStats.cx_active.inc();
 
     // Reading through `onread` skips the stream machinery and its 64 KiB allocation per read.
-    this.socket = net.connect({
+    const connector = target.connector;
+    this.socket = connector.connect({
       host: host.ip,
       port: host.port,
-      noDelay: true,
       allowHalfOpen: options.allowHalfOpen,
       localAddress: cluster.sourceAddress,
       localPort: cluster.sourcePort,
-      onread: { buffer: target.readBuffer, callback: this.onSocketRead },
+      onread: connector.supportsOnread ? { buffer: target.readBuffer, callback: this.onSocketRead } : undefined,
     });
+    if (!connector.supportsOnread) this.socket.on('data', this.onSocketData);
     this.writer = new WatermarkWriter(
       this.socket,
       cluster.perConnectionBufferLimitBytes,
       { written: stats.counters.upstream_cx_tx_bytes_total, buffered: stats.gauges.upstream_cx_tx_bytes_buffered },
       { onAboveHighWatermark: () => callbacks.onAboveWriteBufferHighWatermark(), onBelowLowWatermark: () => callbacks.onBelowWriteBufferLowWatermark() },
     );
-    this.socket.on('connect', this.onSocketConnect);
+    this.socket.on(connector.readyEvent, this.onSocketConnect);
     this.socket.on('end', this.onSocketEnd);
     this.socket.on('error', ignoreError);
     this.socket.on('close', this.onSocketClose);
@@ -159,6 +163,11 @@ export class UpstreamConnection {
     this.readBuffer.copy(chunk, 0, 0, length);
     this.callbacks.onData(chunk);
     return true;
+  };
+
+  private readonly onSocketData = (chunk: Buffer): void => {
+    this.cluster.stats.counters.upstream_cx_rx_bytes_total.add(chunk.length);
+    this.callbacks.onData(chunk);
   };
 
   private readonly onSocketEnd = (): void => {

@@ -277,7 +277,7 @@ export class Cluster {
       if (host.slot === null) throw new Error(`host ${host.addressString} of cluster '${this.info.name}' has no stats slot`);
       const hostStats = this.store.hostStats(host.slot);
       resources = {
-        target: { host, hostStats, cluster: this.info, readBuffer: this.readBuffer },
+        target: { host, hostStats, cluster: this.info, readBuffer: this.readBuffer, connector: this.info.connectorFor(host) },
         pools: { DEFAULT: null, HIGH: null },
         downstreamPools: null,
         activeRequests: this.store.hostStatSum(host.slot, 'rq_active'),

@@ -8,6 +8,8 @@ import { circuitBreakersName } from './circuit_breaker_stats';
 import { RESOURCE_COUNT, ResourceManager } from './resource_manager';
 import { TimeoutBudgetStats } from './timeout_budget_stats';
 import { buildUpstreamFilters, type UpstreamNetworkFilter } from './upstream_network_filter';
+import { type Connector, PlainConnector } from '../network/connector';
+import type { Host } from './host';
 
 export class ClusterInfo {
   readonly name: string;
@@ -34,6 +36,8 @@ export class ClusterInfo {
   readonly maglevLbConfig: MaglevLbConfig;
   /** least_request_lb_config, for the LEAST_REQUEST balancer. */
   readonly leastRequestLbConfig: LeastRequestLbConfig;
+  /** The cluster's transport socket (transport_socket, or plaintext without one). */
+  private readonly connector: Connector;
   private statsHandles: ClusterStats | null = null;
   private readonly resourceManagers: { DEFAULT: ResourceManager | null; HIGH: ResourceManager | null } = { DEFAULT: null, HIGH: null };
   private readonly circuitBreakers: CircuitBreakers;
@@ -66,6 +70,7 @@ export class ClusterInfo {
     this.ringHashLbConfig = config.ringHashLbConfig;
     this.maglevLbConfig = config.maglevLbConfig;
     this.leastRequestLbConfig = config.leastRequestLbConfig;
+    this.connector = new PlainConnector();
     this.timeoutBudgetStats = config.trackTimeoutBudgets ? new TimeoutBudgetStats(store.scope(`cluster.${config.statName}`)) : null;
   }
 
@@ -75,6 +80,11 @@ export class ClusterInfo {
    */
   get stats(): ClusterStats {
     return (this.statsHandles ??= new ClusterStats(this.store.scope(`cluster.${this.statName}`)));
+  }
+
+  /** How connections to `host` are opened: its transport_socket_matches entry, else the cluster's transport socket. */
+  connectorFor(_host: Host): Connector {
+    return this.connector;
   }
 
   /**

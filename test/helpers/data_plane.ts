@@ -162,7 +162,7 @@ export function listener(name: string, filter: HttpConnectionManagerConfig | Tcp
     address: { address: '127.0.0.1', port: 0 },
     perConnectionBufferLimitBytes: 1024 * 1024,
     trafficDirection: 'UNSPECIFIED',
-    filterChains: [{ filters: [filter] }],
+    filterChains: [{ filters: [filter], transportSocket: null }],
     ...overrides,
   };
 }

@@ -12,6 +12,13 @@ import type { Json } from '../helpers/config_fixtures';
 
 const CLUSTER = 'static_resources.clusters[0]';
 const TLS_TYPE = 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext';
+/** A CommonTlsContext with nothing set: Envoy's defaults. */
+const EMPTY_COMMON = {
+  tlsParams: { minimumProtocolVersion: 'TLS_AUTO', maximumProtocolVersion: 'TLS_AUTO', cipherSuites: [], ecdhCurves: [] },
+  tlsCertificates: [],
+  validationContext: null,
+  alpnProtocols: [],
+};
 const STRUCT_TYPE = 'type.googleapis.com/google.protobuf.Struct';
 
 const address = (host: string, port: number): Json => ({ socket_address: { address: host, port_value: port } });
@@ -157,7 +164,7 @@ const ROWS: readonly Row[] = [
     v3: { tls_context: { sni: 'backend.internal' } },
     v3Unknown: 'tls_context',
     expect: (c, _version, loaded) => {
-      assert.deepEqual(c.transportSocket, { name: 'proxy.transport_sockets.tls', typedConfig: { '@type': TLS_TYPE, sni: 'backend.internal' } });
+      assert.deepEqual(c.transportSocket, { kind: 'tls', context: { common: EMPTY_COMMON, sni: 'backend.internal', allowRenegotiation: false, maxSessionKeys: 1 } });
       assert.ok(loaded.warnings.some((w) => w.startsWith(`${CLUSTER}.tls_context: deprecated option`)));
       // /config_dump prints the source: the v3 rewrite.
       assert.deepEqual((c.source as Json).transport_socket, { name: 'proxy.transport_sockets.tls', typed_config: { '@type': TLS_TYPE, sni: 'backend.internal' } });
@@ -342,7 +349,7 @@ const ROWS: readonly Row[] = [
     field: 'transport_socket',
     v2: { transport_socket: { name: 'tls', typed_config: { '@type': 'type.googleapis.com/envoy.api.v2.auth.UpstreamTlsContext', sni: 's' } } },
     v3: { transport_socket: { name: 'envoy.transport_sockets.tls', typed_config: { '@type': TLS_TYPE, sni: 's' } } },
-    expect: (c) => assert.deepEqual(c.transportSocket, { name: 'proxy.transport_sockets.tls', typedConfig: { '@type': TLS_TYPE, sni: 's' } }),
+    expect: (c) => assert.deepEqual(c.transportSocket, { kind: 'tls', context: { common: EMPTY_COMMON, sni: 's', allowRenegotiation: false, maxSessionKeys: 1 } }),
     refused: ['transport_socket'],
   },
   {
@@ -376,8 +383,8 @@ const ROWS: readonly Row[] = [
     },
     expect: (c) =>
       assert.deepEqual(c.transportSocketMatches, [
-        { name: 'mtls', match: { acceptMTLS: true }, transportSocket: { name: 'proxy.transport_sockets.tls', typedConfig: { '@type': TLS_TYPE } } },
-        { name: 'plain', match: {}, transportSocket: { name: 'proxy.transport_sockets.raw_buffer', typedConfig: {} } },
+        { name: 'mtls', match: { acceptMTLS: true }, transportSocket: { kind: 'tls', context: { common: EMPTY_COMMON, sni: '', allowRenegotiation: false, maxSessionKeys: 1 } } },
+        { name: 'plain', match: {}, transportSocket: { kind: 'raw_buffer' } },
       ]),
     refused: ['transport_socket_matches'],
   },

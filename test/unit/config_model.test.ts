@@ -40,6 +40,7 @@ test('listeners, with defaults filled in and names in our spelling', () => {
         filters: [
           { kind: 'tcp_proxy', name: 'proxy.filters.network.tcp_proxy', statPrefix: 'tcp_in', cluster: 'backend', idleTimeoutMs: 30000 },
         ],
+        transportSocket: null,
       },
     ],
   });
