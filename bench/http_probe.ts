@@ -3,13 +3,20 @@
 // must fail here, clearly, rather than post a fast row.
 
 import { get } from 'node:http';
+import { connect as connectHttp2 } from 'node:http2';
+import { get as getTls } from 'node:https';
 import type { StartedProcess } from './process_group';
 
 export interface ProbeTarget {
   readonly port: number;
   readonly path: string;
   readonly expectedBody: string;
+  /** How the service is spoken to; HTTP/1.1 when unset. */
+  readonly protocol?: ProbeProtocol;
 }
+
+/** HTTP/1.1, HTTP/2 with prior knowledge, or HTTP/1.1 over TLS (the bench's certificate is self-signed). */
+export type ProbeProtocol = 'http1' | 'h2' | 'https';
 
 export class ServiceStartError extends Error {
   override readonly name = 'ServiceStartError';
@@ -32,7 +39,7 @@ export async function waitUntilServing(child: StartedProcess, target: ProbeTarge
       throw new ServiceStartError(`${child.label} ${how} before serving${logTail(child)}`);
     }
     try {
-      const response = await fetchOnce(target.port, target.path);
+      const response = await fetchOnce(target.port, target.path, target.protocol ?? 'http1');
       if (response.status === 200 && response.body === target.expectedBody) return;
       lastProblem = `status ${response.status}, ${response.body.length}-byte body`;
     } catch (error) {
@@ -49,17 +56,45 @@ export async function waitUntilServing(child: StartedProcess, target: ProbeTarge
 }
 
 /** One GET to 127.0.0.1:`port`, no keep-alive, bounded by REQUEST_TIMEOUT_MS. */
-export function fetchOnce(port: number, path: string): Promise<{ status: number; body: string }> {
+export function fetchOnce(port: number, path: string, protocol: ProbeProtocol = 'http1'): Promise<{ status: number; body: string }> {
+  if (protocol === 'h2') return fetchOnceHttp2(port, path);
   return new Promise((resolve, reject) => {
-    const request = get({ host: '127.0.0.1', port, path, agent: false, timeout: REQUEST_TIMEOUT_MS }, (response) => {
+    const options = { host: '127.0.0.1', port, path, agent: false, timeout: REQUEST_TIMEOUT_MS } as const;
+    const onResponse = (response: import('node:http').IncomingMessage): void => {
       let body = '';
       response.setEncoding('utf8');
       response.on('data', (chunk: string) => (body += chunk));
       response.on('end', () => resolve({ status: response.statusCode ?? 0, body }));
       response.on('error', reject);
-    });
+    };
+    const request = protocol === 'https' ? getTls({ ...options, rejectUnauthorized: false }, onResponse) : get(options, onResponse);
     request.on('timeout', () => request.destroy(new Error(`no answer within ${REQUEST_TIMEOUT_MS} ms`)));
     request.on('error', reject);
+  });
+}
+
+function fetchOnceHttp2(port: number, path: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const session = connectHttp2(`http://127.0.0.1:${port}`);
+    const timer = setTimeout(() => session.destroy(new Error(`no answer within ${REQUEST_TIMEOUT_MS} ms`)), REQUEST_TIMEOUT_MS);
+    const fail = (error: Error): void => {
+      clearTimeout(timer);
+      session.destroy();
+      reject(error);
+    };
+    session.on('error', fail);
+    const stream = session.request({ ':path': path });
+    let status = 0;
+    let body = '';
+    stream.setEncoding('utf8');
+    stream.on('response', (headers) => (status = Number(headers[':status'])));
+    stream.on('data', (chunk: string) => (body += chunk));
+    stream.on('error', fail);
+    stream.on('end', () => {
+      clearTimeout(timer);
+      session.close();
+      resolve({ status, body });
+    });
   });
 }
 

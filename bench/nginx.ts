@@ -88,8 +88,26 @@ export function upstreamConfig(dir: string, port: number): string {
   ]);
 }
 
-/** nginx as an HTTP/1.1 reverse proxy keeping up to 64 idle upstream connections. */
-export function reverseProxyConfig(dir: string, port: number, upstreamPort: number): string {
+/** How clients reach a reverse proxy: HTTP/1.1, HTTP/2 with prior knowledge, or HTTPS (HTTP/1.1 over TLS). */
+export type Frontend =
+  | { readonly kind: 'http' }
+  | { readonly kind: 'h2' }
+  | { readonly kind: 'tls'; readonly certificatePath: string; readonly keyPath: string };
+
+function listenLines(port: number, frontend: Frontend): string[] {
+  switch (frontend.kind) {
+    case 'http':
+      return [`listen 127.0.0.1:${port};`];
+    case 'h2':
+      // Plain-text http2 is prior knowledge only; keepalive_requests (HTTP_COMMON) also bounds h2 connections.
+      return [`listen 127.0.0.1:${port} http2;`];
+    case 'tls':
+      return [`listen 127.0.0.1:${port} ssl;`, `ssl_certificate ${frontend.certificatePath};`, `ssl_certificate_key ${frontend.keyPath};`];
+  }
+}
+
+/** nginx as a reverse proxy to an HTTP/1.1 upstream, keeping up to 64 idle upstream connections. */
+export function reverseProxyConfig(dir: string, port: number, upstreamPort: number, frontend: Frontend = { kind: 'http' }): string {
   return render([
     ...mainContext(dir),
     'http {',
@@ -100,7 +118,7 @@ export function reverseProxyConfig(dir: string, port: number, upstreamPort: numb
     'keepalive_requests 1000000;',
     '}',
     'server {',
-    `listen 127.0.0.1:${port};`,
+    ...listenLines(port, frontend),
     'location / {',
     'proxy_pass http://bench_upstream;',
     'proxy_http_version 1.1;',

@@ -2,7 +2,11 @@
 // Every proxy is measured against the same nginx upstream, so the rows differ only by the hop
 // in the middle.
 
-export type Layer = 'http' | 'tcp';
+/**
+ * What the proxy under test terminates: HTTP/1.1, TCP, HTTP/2 with prior knowledge, or TLS
+ * carrying HTTP/1.1. The upstream is the same plain HTTP/1.1 nginx for all of them.
+ */
+export type Layer = 'http' | 'tcp' | 'h2' | 'tls';
 /** `proxy-resilient`: our proxy with a health-checked, outlier-detected, circuit-broken cluster. */
 export type Subject = 'direct' | 'nginx' | 'node' | 'proxy' | 'proxy-resilient';
 
@@ -18,20 +22,43 @@ export interface Group {
   readonly id: string;
   readonly title: string;
   readonly layer: Layer;
-  /** The upstream path wrk requests; it selects the body size. */
+  /** The upstream path the load requests; it selects the body size. */
   readonly path: string;
+  /** The load generator: wrk for HTTP/1.1 (over TLS too), h2load for HTTP/2. */
+  readonly load: 'wrk' | 'h2load';
+  /** Each request on a new connection (`connection: close`): with TLS, a full handshake per request. */
+  readonly closeEachRequest?: boolean;
 }
 
 export const GROUPS: readonly Group[] = [
-  { id: 'http', title: 'HTTP/1.1, 13-byte body', layer: 'http', path: SMALL_PATH },
-  { id: 'http-16k', title: 'HTTP/1.1, 16 KiB body', layer: 'http', path: LARGE_PATH },
-  { id: 'tcp', title: 'TCP proxy (HTTP/1.1 through an L4 hop), 13-byte body', layer: 'tcp', path: SMALL_PATH },
+  { id: 'http', title: 'HTTP/1.1, 13-byte body', layer: 'http', path: SMALL_PATH, load: 'wrk' },
+  { id: 'http-16k', title: 'HTTP/1.1, 16 KiB body', layer: 'http', path: LARGE_PATH, load: 'wrk' },
+  { id: 'tcp', title: 'TCP proxy (HTTP/1.1 through an L4 hop), 13-byte body', layer: 'tcp', path: SMALL_PATH, load: 'wrk' },
+  {
+    id: 'h2',
+    title: 'HTTP/2 downstream (h2load, prior knowledge, 10 streams per connection) to an HTTP/1.1 upstream, 13-byte body',
+    layer: 'h2',
+    path: SMALL_PATH,
+    load: 'h2load',
+  },
+  { id: 'tls', title: 'TLS termination, keep-alive, 13-byte body', layer: 'tls', path: SMALL_PATH, load: 'wrk' },
+  {
+    id: 'tls-handshake',
+    title: 'TLS termination, a new connection (full handshake) per request, 13-byte body',
+    layer: 'tls',
+    path: SMALL_PATH,
+    load: 'wrk',
+    closeEachRequest: true,
+  },
 ];
 
 // node-http-proxy speaks HTTP only, so it has no TCP row; the resilient cluster's cost is an L7 one.
+// The upstream speaks neither HTTP/2 nor TLS, so those groups compare the two proxies alone.
 const SUBJECTS_BY_LAYER: Readonly<Record<Layer, readonly Subject[]>> = {
   http: ['direct', 'nginx', 'node', 'proxy', 'proxy-resilient'],
   tcp: ['direct', 'nginx', 'proxy'],
+  h2: ['nginx', 'proxy'],
+  tls: ['nginx', 'proxy'],
 };
 
 export interface Row {
@@ -51,11 +78,11 @@ function rowLabel(subject: Subject, layer: Layer): string {
     case 'direct':
       return 'direct (upstream)';
     case 'nginx':
-      return layer === 'http' ? 'nginx' : 'nginx stream';
+      return layer === 'tcp' ? 'nginx stream' : 'nginx';
     case 'node':
       return 'node-http-proxy';
     case 'proxy':
-      return layer === 'http' ? 'proxy' : 'proxy tcp_proxy';
+      return layer === 'tcp' ? 'proxy tcp_proxy' : 'proxy';
     case 'proxy-resilient':
       return 'proxy, resilient cluster';
   }

@@ -12,6 +12,8 @@ export interface ProxyBenchConfig {
   readonly adminPort: number;
   /** The cluster carries what a production one does: health checks, outlier detection, circuit breakers. */
   readonly resilient?: boolean;
+  /** The TLS layer's certificate and key files. */
+  readonly certificate?: { readonly certificatePath: string; readonly keyPath: string };
 }
 
 const CLUSTER = 'bench_upstream';
@@ -20,6 +22,25 @@ function socketAddress(port: number): object {
   return { socket_address: { address: '127.0.0.1', port_value: port } };
 }
 
+/** The TLS layer's filter chain terminates TLS with the bench's certificate. */
+function transportSocket(config: ProxyBenchConfig): object {
+  if (config.layer !== 'tls') return {};
+  if (config.certificate === undefined) throw new Error('the TLS layer needs a certificate');
+  return {
+    transport_socket: {
+      name: 'proxy.transport_sockets.tls',
+      typed_config: {
+        '@type': 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext',
+        common_tls_context: {
+          tls_certificates: [{ certificate_chain: { filename: config.certificate.certificatePath }, private_key: { filename: config.certificate.keyPath } }],
+        },
+      },
+    },
+  };
+}
+
+// HTTP/2 with prior knowledge needs nothing of its own: codec_type AUTO (the default) tells the
+// h2 preface from an HTTP/1.1 request line.
 function terminalFilter(layer: Layer): object {
   if (layer === 'tcp') {
     return {
@@ -75,7 +96,7 @@ export function proxyBootstrap(config: ProxyBenchConfig): object {
         {
           name: `bench_${config.layer}`,
           address: socketAddress(config.listenPort),
-          filter_chains: [{ filters: [terminalFilter(config.layer)] }],
+          filter_chains: [{ filters: [terminalFilter(config.layer)], ...transportSocket(config) }],
         },
       ],
       clusters: [

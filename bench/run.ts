@@ -17,6 +17,7 @@ import { START_TIMEOUT_MS, startService, type ServiceContext } from './services'
 import { readSettings, type BenchSettings } from './settings';
 import { ratiosTo, summarize, type Ratios, type Round, type RowSummary } from './summary';
 import { firstLine, formatFailures, formatGroupTable, formatLatency, type TableRow } from './table';
+import { makeCertificate } from './tls_certificate';
 
 type Measurement = { readonly row: Row } & (
   | { readonly kind: 'measured'; readonly rounds: readonly Round[] }
@@ -79,7 +80,8 @@ async function main(): Promise<number> {
     const upstream = startUpstream(processes, join(runDir, 'upstream'), upstreamPort, pinning?.loadCpu ?? null);
     await waitUntilServing(upstream, { port: upstreamPort, path: SMALL_PATH, expectedBody: SMALL_BODY }, START_TIMEOUT_MS);
 
-    const context: ServiceContext = { processes, runDir, repoRoot: REPO_ROOT, pinning, nginxBuild, upstreamPort };
+    const certificate = rows.some((row) => row.group.layer === 'tls') ? makeCertificate(runDir) : null;
+    const context: ServiceContext = { processes, runDir, repoRoot: REPO_ROOT, pinning, nginxBuild, upstreamPort, certificate };
     const measurements: Measurement[] = [];
     for (const service of planServices(rows)) {
       const measured = await measureService(context, settings, service);
@@ -157,7 +159,7 @@ function toRecords(measurements: readonly Measurement[], ticksPerSecond: number)
 function printPreamble(settings: BenchSettings, rows: readonly Row[], pinning: Pinning | null): void {
   const seconds = rows.length * (settings.warmupSeconds + settings.rounds * settings.durationSeconds);
   console.log(
-    `proxy benchmark: ${rows.length} row${rows.length === 1 ? '' : 's'}; wrk -t${settings.threads} -c${settings.connections}, ` +
+    `proxy benchmark: ${rows.length} row${rows.length === 1 ? '' : 's'}; wrk -t${settings.threads} -c${settings.connections} (h2load -c${settings.connections} -m10 for HTTP/2), ` +
       `${settings.rounds} rounds of ${settings.durationSeconds} s after a ${settings.warmupSeconds} s warm-up ` +
       `(at least ${seconds < 120 ? `${seconds} s` : `${Math.floor(seconds / 60)} min`})`,
   );
@@ -176,9 +178,9 @@ function printProgress(done: number, total: number, measurement: Measurement): v
     console.log(`${prefix} failed: ${firstLine(measurement.error)}`);
     return;
   }
-  const rates = measurement.rounds.map((round) => Math.round(round.wrk.requestsPerSecond)).join(', ');
-  const p99 = measurement.rounds.map((round) => formatLatency(round.wrk.latency.p99Us)).join(', ');
-  console.log(`${prefix} req/s ${rates}; p99 ${p99}`);
+  const rates = measurement.rounds.map((round) => Math.round(round.load.requestsPerSecond)).join(', ');
+  const p99 = measurement.rounds.flatMap((round) => (round.load.latency === null ? [] : [formatLatency(round.load.latency.p99Us)])).join(', ');
+  console.log(`${prefix} req/s ${rates}${p99 === '' ? '' : `; p99 ${p99}`}`);
 }
 
 function printTables(records: readonly RowRecord[]): void {

@@ -2,18 +2,19 @@
 // neighbour does not move them), errors summed (one failed request in any round is shown), and
 // the ratios to the nginx row of the same group.
 
-import type { SocketErrors, WrkResult } from './wrk';
+import type { LatencyPercentiles, LoadResult, SocketErrors } from './load_result';
 
 export interface Round {
-  readonly wrk: WrkResult;
+  readonly load: LoadResult;
   /** CPU clock ticks the proxy under test used during the run; null for the direct row. */
   readonly cpuTicks: number | null;
 }
 
 export interface RowSummary {
   readonly requestsPerSecond: number;
-  readonly p50Us: number;
-  readonly p99Us: number;
+  /** Null when the load generator reports no percentiles. */
+  readonly p50Us: number | null;
+  readonly p99Us: number | null;
   readonly cpuUsPerRequest: number | null;
   readonly errorResponses: number;
   readonly socketErrors: SocketErrors;
@@ -43,22 +44,27 @@ export function cpuUsPerRequest(cpuTicks: number, ticksPerSecond: number, reques
 
 export function summarize(rounds: readonly Round[], ticksPerSecond: number): RowSummary {
   const cpu = rounds
-    .map((round) => (round.cpuTicks === null ? null : cpuUsPerRequest(round.cpuTicks, ticksPerSecond, round.wrk.requests)))
+    .map((round) => (round.cpuTicks === null ? null : cpuUsPerRequest(round.cpuTicks, ticksPerSecond, round.load.requests)))
     .filter((value): value is number => value !== null);
-  const sum = (pick: (wrk: WrkResult) => number): number => rounds.reduce((total, round) => total + pick(round.wrk), 0);
+  const sum = (pick: (load: LoadResult) => number): number => rounds.reduce((total, round) => total + pick(round.load), 0);
   return {
-    requestsPerSecond: median(rounds.map((round) => round.wrk.requestsPerSecond)),
-    p50Us: median(rounds.map((round) => round.wrk.latency.p50Us)),
-    p99Us: median(rounds.map((round) => round.wrk.latency.p99Us)),
+    requestsPerSecond: median(rounds.map((round) => round.load.requestsPerSecond)),
+    p50Us: latencyMedian(rounds, (latency) => latency.p50Us),
+    p99Us: latencyMedian(rounds, (latency) => latency.p99Us),
     cpuUsPerRequest: cpu.length === 0 ? null : median(cpu),
-    errorResponses: sum((wrk) => wrk.errorResponses),
+    errorResponses: sum((load) => load.errorResponses),
     socketErrors: {
-      connect: sum((wrk) => wrk.socketErrors.connect),
-      read: sum((wrk) => wrk.socketErrors.read),
-      write: sum((wrk) => wrk.socketErrors.write),
-      timeout: sum((wrk) => wrk.socketErrors.timeout),
+      connect: sum((load) => load.socketErrors.connect),
+      read: sum((load) => load.socketErrors.read),
+      write: sum((load) => load.socketErrors.write),
+      timeout: sum((load) => load.socketErrors.timeout),
     },
   };
+}
+
+function latencyMedian(rounds: readonly Round[], pick: (latency: LatencyPercentiles) => number): number | null {
+  const values = rounds.flatMap((round) => (round.load.latency === null ? [] : [pick(round.load.latency)]));
+  return values.length === 0 ? null : median(values);
 }
 
 export function ratiosTo(row: RowSummary, nginx: RowSummary | null): Ratios {

@@ -57,8 +57,8 @@ function cells(label: string, { summary, ratios }: { summary: RowSummary; ratios
   return [
     label,
     formatCount(summary.requestsPerSecond),
-    formatLatency(summary.p50Us),
-    formatLatency(summary.p99Us),
+    summary.p50Us === null ? '-' : formatLatency(summary.p50Us),
+    summary.p99Us === null ? '-' : formatLatency(summary.p99Us),
     summary.cpuUsPerRequest === null ? '-' : summary.cpuUsPerRequest.toFixed(1),
     formatRatio(ratios.requestsPerSecond),
     formatRatio(ratios.cpuPerRequest),

@@ -2,31 +2,8 @@
 // a report without throughput or latency percentiles is an error, never a row of zeros.
 
 import { pinnedTo } from './cpu_pinning';
+import { type LoadResult, NO_SOCKET_ERRORS } from './load_result';
 import type { ProcessGroups } from './process_group';
-
-export interface LatencyPercentiles {
-  readonly p50Us: number;
-  readonly p75Us: number;
-  readonly p90Us: number;
-  readonly p99Us: number;
-}
-
-export interface SocketErrors {
-  readonly connect: number;
-  readonly read: number;
-  readonly write: number;
-  readonly timeout: number;
-}
-
-export interface WrkResult {
-  readonly requests: number;
-  readonly durationUs: number;
-  readonly requestsPerSecond: number;
-  readonly latency: LatencyPercentiles;
-  /** wrk's "Non-2xx or 3xx responses": every response with a status of 400 or more. */
-  readonly errorResponses: number;
-  readonly socketErrors: SocketErrors;
-}
 
 export interface WrkRun {
   readonly url: string;
@@ -35,6 +12,8 @@ export interface WrkRun {
   readonly durationSeconds: number;
   /** Null when nothing is pinned. */
   readonly cpu: number | null;
+  /** Sends `connection: close`, so that each request opens (and with TLS, handshakes) a connection. */
+  readonly closeEachRequest?: boolean;
 }
 
 export class WrkOutputError extends Error {
@@ -44,8 +23,6 @@ export class WrkOutputError extends Error {
 export class WrkRunError extends Error {
   override readonly name = 'WrkRunError';
 }
-
-const NO_SOCKET_ERRORS: SocketErrors = { connect: 0, read: 0, write: 0, timeout: 0 };
 
 // wrk prints times scaled to the largest unit that keeps the number >= 1 (units.c).
 const MICROSECONDS_PER_UNIT: Readonly<Record<string, number>> = {
@@ -65,7 +42,7 @@ export function parseWrkTime(text: string): number {
 }
 
 /** The report of `wrk --latency`. */
-export function parseWrkOutput(text: string): WrkResult {
+export function parseWrkOutput(text: string): LoadResult {
   const totals = /^\s*(\d+) requests in (\S+), /m.exec(text);
   const rate = /^Requests\/sec:\s*(\d+(?:\.\d+)?)$/m.exec(text);
   if (!totals || !rate) throw new WrkOutputError(`no request totals in wrk output:\n${text}`);
@@ -98,12 +75,13 @@ function percentile(text: string, percent: number): number {
 // and a wrk that hangs past it is stopped rather than waited for.
 const EXIT_SLACK_MS = 15_000;
 
-export async function runWrk(processes: ProcessGroups, run: WrkRun): Promise<WrkResult> {
+export async function runWrk(processes: ProcessGroups, run: WrkRun): Promise<LoadResult> {
   const { command, args } = pinnedTo(run.cpu, 'wrk', [
     `-t${run.threads}`,
     `-c${run.connections}`,
     `-d${run.durationSeconds}s`,
     '--latency',
+    ...(run.closeEachRequest === true ? ['-H', 'Connection: close'] : []),
     run.url,
   ]);
   const wrk = processes.spawn('wrk', command, args);

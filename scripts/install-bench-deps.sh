@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what `make bench` drives and Node cannot provide: nginx with its stream module (the
-# reference proxy for the HTTP and TCP rows) and wrk (the load generator). Idempotent: when
+# reference proxy for the HTTP and TCP rows), wrk (the load generator) and h2load (Debian's
+# nghttp2-client, the HTTP/2 load generator). Idempotent: when
 # everything is present it touches nothing, not even the package lists.
 set -euo pipefail
 
@@ -21,6 +22,7 @@ missing=()
 command -v nginx >/dev/null 2>&1 || missing+=(nginx)
 nginx_has_stream || missing+=(libnginx-mod-stream)
 command -v wrk >/dev/null 2>&1 || missing+=(wrk)
+command -v h2load >/dev/null 2>&1 || missing+=(nghttp2-client)
 
 if [[ ${#missing[@]} -eq 0 ]]; then
   exit 0

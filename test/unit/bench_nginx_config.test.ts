@@ -78,3 +78,13 @@ test('the stream proxy loads a dynamic module first, needs none when static, and
   assert.ok(!staticConfig.includes('load_module'));
   assert.throws(() => streamProxyConfig('/tmp/b/stream', 8083, 8081, { ...DYNAMIC, stream: 'absent' }), NginxError);
 });
+
+test('the HTTP/2 row listens with http2 (prior knowledge), the TLS rows with ssl and the run’s certificate', () => {
+  const h2 = directives(reverseProxyConfig('/tmp/b/nginx', 8082, 8081, { kind: 'h2' }));
+  assert.ok(h2.includes('listen 127.0.0.1:8082 http2;'));
+  assert.ok(h2.includes('proxy_http_version 1.1;'));
+  const tls = directives(reverseProxyConfig('/tmp/b/nginx', 8082, 8081, { kind: 'tls', certificatePath: '/tmp/b/c.pem', keyPath: '/tmp/b/k.pem' }));
+  for (const expected of ['listen 127.0.0.1:8082 ssl;', 'ssl_certificate /tmp/b/c.pem;', 'ssl_certificate_key /tmp/b/k.pem;']) {
+    assert.ok(tls.includes(expected), `missing '${expected}'`);
+  }
+});

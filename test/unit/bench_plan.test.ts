@@ -4,7 +4,7 @@ import { planRows, planServices, type Subject } from '../../bench/plan';
 
 const everything = { subjects: new Set<Subject>(), groups: new Set<string>() };
 
-test('every row: five HTTP subjects per body size, three TCP subjects', () => {
+test('every row: five HTTP subjects per body size, three TCP subjects, nginx and ours for HTTP/2 and TLS', () => {
   assert.deepEqual(
     planRows(everything).map((row) => `${row.group.id}:${row.label}`),
     [
@@ -21,6 +21,12 @@ test('every row: five HTTP subjects per body size, three TCP subjects', () => {
       'tcp:direct (upstream)',
       'tcp:nginx stream',
       'tcp:proxy tcp_proxy',
+      'h2:nginx',
+      'h2:proxy',
+      'tls:nginx',
+      'tls:proxy',
+      'tls-handshake:nginx',
+      'tls-handshake:proxy',
     ],
   );
 });
@@ -37,6 +43,15 @@ test('each subject is started once per layer and serves all of that layer’s ro
   const services = planServices(planRows({ subjects: new Set<Subject>(['nginx', 'proxy']), groups: new Set() }));
   assert.deepEqual(
     services.map((service) => `${service.subject}/${service.layer}:${service.rows.map((row) => row.group.id).join('+')}`),
-    ['nginx/http:http+http-16k', 'proxy/http:http+http-16k', 'nginx/tcp:tcp', 'proxy/tcp:tcp'],
+    [
+      'nginx/http:http+http-16k',
+      'proxy/http:http+http-16k',
+      'nginx/tcp:tcp',
+      'proxy/tcp:tcp',
+      'nginx/h2:h2',
+      'proxy/h2:h2',
+      'nginx/tls:tls+tls-handshake',
+      'proxy/tls:tls+tls-handshake',
+    ],
   );
 });

@@ -71,3 +71,18 @@ test('the resilient cluster carries circuit breakers above the load, and the pro
   assert.equal(loaded.bootstrap.clusters[0]?.circuitBreakers.DEFAULT.maxRequests, 100000);
   assert.equal('circuit_breakers' in parse('http').static_resources.clusters[0]!, false);
 });
+
+test('the TLS listener terminates TLS with the run’s certificate files; the HTTP/2 one is the HTTP one', () => {
+  const certificate = { certificatePath: '/tmp/b/c.pem', keyPath: '/tmp/b/k.pem' };
+  const tls = load(proxyBootstrapYaml({ layer: 'tls', ...ports, certificate })) as { static_resources: { listeners: { filter_chains: Record<string, unknown>[] }[] } };
+  assert.deepEqual(tls.static_resources.listeners[0]?.filter_chains[0]?.transport_socket, {
+    name: 'proxy.transport_sockets.tls',
+    typed_config: {
+      '@type': 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext',
+      common_tls_context: { tls_certificates: [{ certificate_chain: { filename: '/tmp/b/c.pem' }, private_key: { filename: '/tmp/b/k.pem' } }] },
+    },
+  });
+  const h2 = load(proxyBootstrapYaml({ layer: 'h2', ...ports })) as Bootstrap;
+  assert.deepEqual(h2.static_resources.listeners[0]?.filter_chains, parse('http').static_resources.listeners[0]?.filter_chains);
+  assert.throws(() => proxyBootstrapYaml({ layer: 'tls', ...ports }), /certificate/);
+});

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { cpuUsPerRequest, median, ratiosTo, summarize, SummaryError, type Round } from '../../bench/summary';
-import type { WrkResult } from '../../bench/wrk';
+import type { LoadResult } from '../../bench/load_result';
 
-function wrk(requestsPerSecond: number, overrides: Partial<WrkResult> = {}): WrkResult {
+function wrk(requestsPerSecond: number, overrides: Partial<LoadResult> = {}): LoadResult {
   return {
     requests: requestsPerSecond * 10,
     durationUs: 10_000_000,
@@ -30,9 +30,9 @@ test('CPU per request converts clock ticks to microseconds', () => {
 
 test('a row reports per-metric medians and the sum of every error', () => {
   const rounds: Round[] = [
-    { wrk: wrk(1000, { errorResponses: 2 }), cpuTicks: 20 },
-    { wrk: wrk(4000), cpuTicks: 40 },
-    { wrk: wrk(2000, { socketErrors: { connect: 0, read: 3, write: 0, timeout: 1 } }), cpuTicks: 60 },
+    { load: wrk(1000, { errorResponses: 2 }), cpuTicks: 20 },
+    { load: wrk(4000), cpuTicks: 40 },
+    { load: wrk(2000, { socketErrors: { connect: 0, read: 3, write: 0, timeout: 1 } }), cpuTicks: 60 },
   ];
   const summary = summarize(rounds, 100);
   assert.equal(summary.requestsPerSecond, 2000);
@@ -45,14 +45,14 @@ test('a row reports per-metric medians and the sum of every error', () => {
 });
 
 test('rows without a proxy process have no CPU cost', () => {
-  assert.equal(summarize([{ wrk: wrk(1000), cpuTicks: null }], 100).cpuUsPerRequest, null);
+  assert.equal(summarize([{ load: wrk(1000), cpuTicks: null }], 100).cpuUsPerRequest, null);
 });
 
 test('ratios divide by the nginx row and are absent without it', () => {
-  const nginx = summarize([{ wrk: wrk(4000), cpuTicks: 40 }], 100);
-  const ours = summarize([{ wrk: wrk(2000), cpuTicks: 40 }], 100);
+  const nginx = summarize([{ load: wrk(4000), cpuTicks: 40 }], 100);
+  const ours = summarize([{ load: wrk(2000), cpuTicks: 40 }], 100);
   assert.deepEqual(ratiosTo(ours, nginx), { requestsPerSecond: 0.5, cpuPerRequest: 2 });
   assert.deepEqual(ratiosTo(ours, null), { requestsPerSecond: null, cpuPerRequest: null });
-  const direct = summarize([{ wrk: wrk(8000), cpuTicks: null }], 100);
+  const direct = summarize([{ load: wrk(8000), cpuTicks: null }], 100);
   assert.deepEqual(ratiosTo(direct, nginx), { requestsPerSecond: 2, cpuPerRequest: null });
 });

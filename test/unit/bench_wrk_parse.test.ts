@@ -51,7 +51,7 @@ test('parses socket errors and latencies in seconds and minutes', () => {
   const result = parseWrkOutput(WITH_SOCKET_ERRORS);
   assert.deepEqual(result.socketErrors, { connect: 3, read: 17, write: 0, timeout: 42 });
   assert.equal(result.errorResponses, 0);
-  assert.equal(result.latency.p99Us, 1_200_000);
+  assert.equal(result.latency?.p99Us, 1_200_000);
   assert.equal(result.durationUs, 60_000_000);
   assert.equal(result.requests, 310482);
 });
