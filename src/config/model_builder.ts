@@ -780,8 +780,9 @@ function millis(config: JsonObject, key: string, fallback: number): number {
   return value === undefined ? fallback : Math.trunc(value);
 }
 
+/** Buffers (a DataSource's inline bytes) cannot be frozen: they are left as they are. */
 function deepFreeze<T>(value: T): T {
-  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+  if (typeof value === 'object' && value !== null && !ArrayBuffer.isView(value) && !Object.isFrozen(value)) {
     Object.freeze(value);
     for (const child of Object.values(value)) deepFreeze(child);
   }

@@ -64,7 +64,7 @@ export class TlsConnector implements Connector {
     const options = request.transportSocketOptions;
     const serverName = options?.serverName ?? this.config.sni;
     const alpn = request.alpn ?? this.context.alpnProtocols;
-    const destination = `${request.host}:${request.port}/${serverName}`;
+    const destination = `${request.host}:${request.port}/${serverName}/${options?.key ?? ''}`;
     const saved = this.sessions.get(destination);
     const socket = tls.connect({
       socket: raw,
@@ -84,9 +84,18 @@ export class TlsConnector implements Connector {
     let lastError: Error | null = null;
     raw.once('connect', () => (tcpConnected = true));
     socket.on('error', (error) => (lastError ??= error));
-    if (this.config.maxSessionKeys > 0) socket.on('session', (session: Buffer) => this.saveSession(destination, session));
+    // Only a verified session is kept: resuming it skips the checks, as in Envoy. A TLS 1.3
+    // ticket can come before or after the checks are done.
+    let pendingSession: Buffer | null = null;
+    if (this.config.maxSessionKeys > 0) {
+      socket.on('session', (session: Buffer) => {
+        if (ready) this.saveSession(destination, session);
+        else pendingSession = session;
+      });
+    }
     socket.once('secureConnect', () => {
-      const failure = this.verifier.verify(
+      const resumed = socket.isSessionReused();
+      const failure = resumed ? null : this.verifier.verify(
         {
           authorized: socket.authorized,
           authorizationError: (socket.authorizationError as unknown as string | null) ?? null,
@@ -102,7 +111,8 @@ export class TlsConnector implements Connector {
         return;
       }
       ready = true;
-      this.chargeHandshake(socket);
+      if (pendingSession !== null) this.saveSession(destination, pendingSession);
+      this.chargeHandshake(socket, resumed);
       this.failingHosts.delete(hostKey(request));
       socket.emit(TRANSPORT_READY);
     });
@@ -115,10 +125,10 @@ export class TlsConnector implements Connector {
     return socket;
   }
 
-  private chargeHandshake(socket: tls.TLSSocket): void {
+  private chargeHandshake(socket: tls.TLSSocket, resumed: boolean): void {
     const counters = this.stats.counters;
-    if (socket.isSessionReused()) counters.session_reused.inc();
-    if (socket.getPeerX509Certificate() === undefined) counters.no_certificate.inc();
+    if (resumed) counters.session_reused.inc();
+    else if (socket.getPeerX509Certificate() === undefined) counters.no_certificate.inc();
     const curve = socket.getEphemeralKeyInfo();
     this.stats.chargeHandshake({
       version: socket.getProtocol() ?? 'unknown',
