@@ -56,6 +56,39 @@ const STRING_MATCHER: Shape = {
 
 const PAYLOAD: Shape = { fields: { text: leaf, binary: leaf } };
 
+// core.v3.DataSource as Envoy 1.16 has it (environment_variable is newer).
+const DATA_SOURCE: Shape = { fields: { filename: leaf, inline_bytes: leaf, inline_string: leaf } };
+
+// The CommonTlsContext of an upstream context (src/tls). Refused: SDS secrets, private key
+// providers, OCSP staples and SCTs (server side), combined and SDS validation contexts, the
+// deprecated verify_subject_alt_name and trust_chain_verification ACCEPT_UNTRUSTED.
+const UPSTREAM_COMMON_TLS_CONTEXT: Shape = {
+  fields: {
+    tls_params: { fields: { tls_minimum_protocol_version: leaf, tls_maximum_protocol_version: leaf, cipher_suites: leaf, ecdh_curves: leaf } },
+    tls_certificates: list({ fields: { certificate_chain: DATA_SOURCE, private_key: DATA_SOURCE, password: DATA_SOURCE } }),
+    validation_context: {
+      fields: {
+        trusted_ca: DATA_SOURCE,
+        match_subject_alt_names: list(STRING_MATCHER),
+        verify_certificate_spki: leaf,
+        verify_certificate_hash: leaf,
+        crl: DATA_SOURCE,
+        allow_expired_certificate: leaf,
+      },
+    },
+    alpn_protocols: leaf,
+  },
+};
+
+// `proxy.transport_sockets.tls` on a cluster (src/tls/tls_connector.ts). allow_renegotiation
+// sets OpenSSL's SSL_OP_NO_RENEGOTIATION when false (Envoy's default) and clears it when true.
+const UPSTREAM_TLS_CONTEXT: Shape = {
+  fields: { common_tls_context: UPSTREAM_COMMON_TLS_CONTEXT, sni: leaf, allow_renegotiation: leaf, max_session_keys: leaf },
+};
+
+// typed_config is checked by its @type (TYPED_CONFIGS): UpstreamTlsContext or RawBuffer.
+const UPSTREAM_TRANSPORT_SOCKET: Shape = { fields: { name: leaf, typed_config: anyContent } };
+
 // Active health checking (src/upstream/health_check). Refused: custom checkers, the event
 // service, TLS options and transport socket matching for checks, alt_port, HTTP/2 and HTTP/3
 // HTTP checks (no such client here) and the HTTP check's send/receive (not implemented in Envoy).
@@ -148,6 +181,11 @@ const CLUSTER: Shape = {
       },
     },
     health_checks: list(HEALTH_CHECK_CONFIG),
+    transport_socket: UPSTREAM_TRANSPORT_SOCKET,
+    // A match entry without transport_socket is plaintext.
+    transport_socket_matches: list({ fields: { name: leaf, match: leaf, transport_socket: UPSTREAM_TRANSPORT_SOCKET } }),
+    // Both of 1.16's fields, which the router turns into transport socket options (cluster_info.ts).
+    upstream_http_protocol_options: { fields: { auto_sni: leaf, auto_san_validation: leaf } },
     // With health checks, a healthy host discovery dropped stays until it fails (membership.ts);
     // this removes it at once. Without health checks, removal is immediate either way.
     ignore_health_on_host_removal: leaf,
@@ -324,6 +362,8 @@ const TYPED_CONFIGS: Readonly<Record<string, Shape>> = {
   'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager': HTTP_CONNECTION_MANAGER,
   'type.googleapis.com/envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy': TCP_PROXY,
   'type.googleapis.com/envoy.config.core.v3.ProxyProtocolConfig': { fields: { version: leaf } },
+  'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext': UPSTREAM_TLS_CONTEXT,
+  'type.googleapis.com/envoy.extensions.transport_sockets.raw_buffer.v3.RawBuffer': { fields: {} },
 };
 
 const LISTENER: Shape = {

@@ -357,6 +357,14 @@ export interface DownstreamTlsContextConfig {
   readonly requireSni: boolean;
 }
 
+/** core.v3.UpstreamHttpProtocolOptions. */
+export interface UpstreamHttpProtocolOptions {
+  /** The request's host (after host rewriting) is the SNI of its upstream connection. */
+  readonly autoSni: boolean;
+  /** That host must also be a SAN of the upstream's certificate. */
+  readonly autoSanValidation: boolean;
+}
+
 /** Cluster.TransportSocketMatch: endpoints whose `proxy.transport_socket_match` metadata holds `match` use `transportSocket`. */
 export interface TransportSocketMatch {
   readonly name: string;
@@ -544,7 +552,7 @@ export interface ClusterConfig {
   /** transport_socket, or the v2 `tls_context` upgraded into a `proxy.transport_sockets.tls` one; null: plaintext. */
   readonly transportSocket: TransportSocketConfig | null;
   readonly transportSocketMatches: readonly TransportSocketMatch[];
-  readonly upstreamHttpProtocolOptions: UnmodelledMessage | null;
+  readonly upstreamHttpProtocolOptions: UpstreamHttpProtocolOptions | null;
   readonly commonHttpProtocolOptions: UnmodelledMessage | null;
   readonly httpProtocolOptions: UnmodelledMessage | null;
   /** Set (even empty) means the upstream speaks HTTP/2 with prior knowledge. */

@@ -60,6 +60,7 @@ import type {
   SocketAddress,
   StatsConfig,
   TcpKeepalive,
+  UpstreamHttpProtocolOptions,
   TcpProxyConfig,
   UpstreamNetworkFilterConfig,
   WeightedCluster,
@@ -451,7 +452,7 @@ function cluster(config: JsonObject): ClusterConfig {
         transportSocket: socket === undefined ? null : upstreamTransportSocket(socket),
       };
     }),
-    upstreamHttpProtocolOptions: messageField(config, 'upstream_http_protocol_options') ?? null,
+    upstreamHttpProtocolOptions: upstreamHttpProtocolOptions(messageField(config, 'upstream_http_protocol_options')),
     commonHttpProtocolOptions: messageField(config, 'common_http_protocol_options') ?? null,
     httpProtocolOptions: messageField(config, 'http_protocol_options') ?? null,
     http2ProtocolOptions: messageField(config, 'http2_protocol_options') ?? null,
@@ -602,6 +603,11 @@ function leastRequestLbConfig(config: JsonObject): LeastRequestLbConfig {
 function upstreamBindConfig(config: JsonObject | undefined): SocketAddress | null {
   const source = config === undefined ? undefined : messageField(config, 'source_address');
   return source === undefined ? null : { address: stringField(source, 'address'), port: numberField(source, 'port_value') };
+}
+
+function upstreamHttpProtocolOptions(config: JsonObject | undefined): UpstreamHttpProtocolOptions | null {
+  if (config === undefined) return null;
+  return { autoSni: boolField(config, 'auto_sni'), autoSanValidation: boolField(config, 'auto_san_validation') };
 }
 
 function tcpKeepalive(config: JsonObject | undefined): TcpKeepalive | null {
@@ -774,8 +780,9 @@ function millis(config: JsonObject, key: string, fallback: number): number {
   return value === undefined ? fallback : Math.trunc(value);
 }
 
+/** Buffers (a DataSource's inline bytes) cannot be frozen: they are left as they are. */
 function deepFreeze<T>(value: T): T {
-  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+  if (typeof value === 'object' && value !== null && !ArrayBuffer.isView(value) && !Object.isFrozen(value)) {
     Object.freeze(value);
     for (const child of Object.values(value)) deepFreeze(child);
   }

@@ -19,16 +19,34 @@ export interface ConnectRequest {
   readonly onread?: net.OnReadOpts;
   /** Protocols to offer by ALPN instead of the context's (an HTTP/2 pool asks for `h2`). */
   readonly alpn?: readonly string[];
+  /** Per-request settings of the transport socket (auto_sni, auto_san_validation); none: the context's. */
+  readonly transportSocketOptions?: TransportSocketOptions;
 }
+
+/**
+ * Envoy's TransportSocketOptions: what a request asks of the transport socket beyond its
+ * configuration. Connections made with different options are never shared (see Cluster.httpPool).
+ */
+export interface TransportSocketOptions {
+  /** The SNI to send instead of the context's `sni`; null keeps it. */
+  readonly serverName: string | null;
+  /** Names the peer's certificate must hold as a SAN, beyond the context's matchers. */
+  readonly subjectAltNames: readonly string[];
+  /** Equal for equal options: the key of the connections made with them. */
+  readonly key: string;
+}
+
+/** Emitted by a connector's socket when its own checks of a new connection passed. */
+export const TRANSPORT_READY = 'transportReady';
 
 export interface Connector {
   /** The transport socket's name in logs and stats: `raw_buffer` or `tls`. */
   readonly name: string;
   /**
    * The event after which the socket carries application data: 'connect' for plaintext,
-   * 'secureConnect' once a TLS handshake (and the peer's verification) is done.
+   * TRANSPORT_READY once a TLS handshake is done and the peer passed the context's checks.
    */
-  readonly readyEvent: 'connect' | 'secureConnect';
+  readonly readyEvent: 'connect' | typeof TRANSPORT_READY;
   /** Whether the connector can read through `onread` (see ConnectRequest). */
   readonly supportsOnread: boolean;
   /** Opens a connection; failures (refused, handshake, verification) end in 'close' before readyEvent. */

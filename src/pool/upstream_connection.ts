@@ -5,7 +5,7 @@
 import type * as net from 'node:net';
 import type { TcpKeepalive } from '../config/model';
 import { NativeError, setTcpKeepalive } from '../native/addon';
-import type { Connector } from '../network/connector';
+import type { Connector, TransportSocketOptions } from '../network/connector';
 import { WatermarkWriter } from '../network/watermark_writer';
 import type { HostStats } from '../stats/stats';
 import type { ClusterInfo } from '../upstream/cluster_info';
@@ -26,6 +26,8 @@ export interface ConnectionTarget {
   readonly readBuffer: Buffer;
   /** Opens the connection: plaintext or TLS, as the host's transport socket says. */
   readonly connector: Connector;
+  /** What the requests of this target ask of the transport socket (auto_sni); none: nothing. */
+  readonly transportSocketOptions?: TransportSocketOptions;
 }
 
 export interface UpstreamConnectionCallbacks {
@@ -90,6 +92,7 @@ export class UpstreamConnection {
       allowHalfOpen: options.allowHalfOpen,
       localAddress: cluster.sourceAddress,
       localPort: cluster.sourcePort,
+      transportSocketOptions: target.transportSocketOptions,
       onread: connector.supportsOnread ? { buffer: target.readBuffer, callback: this.onSocketRead } : undefined,
     });
     if (!connector.supportsOnread) this.socket.on('data', this.onSocketData);

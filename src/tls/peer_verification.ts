@@ -44,20 +44,20 @@ export class PeerVerifier {
   }
 
   /**
-   * @param extraSans matchers added per connection (auto_san_validation's host name), or none
+   * @param extraSans names the peer must also hold (auto_san_validation's host name), checked as
+   *   Envoy checks its per-connection SAN list: DNS names with wildcards, other SANs exactly
    * @returns null when the peer passes, else the failure
    */
-  verify(peer: PeerCertificate, extraSans: readonly StringMatch[] = []): VerifyFailure | null {
+  verify(peer: PeerCertificate, extraSans: readonly string[] = []): VerifyFailure | null {
     const config = this.config;
     const certificate = peer.certificate;
     if (certificate === undefined) return this.requireCertificate ? 'fail_verify_no_cert' : null;
-    if (config === null) return null;
-    if (config.trustedCa !== null && !peer.authorized) {
+    if (config !== null && config.trustedCa !== null && !peer.authorized) {
       const expiredAllowed = config.allowExpiredCertificate && (peer.authorizationError === 'CERT_HAS_EXPIRED' || peer.authorizationError === 'CERT_NOT_YET_VALID');
       if (!expiredAllowed) return 'fail_verify_error';
     }
-    const matchers = extraSans.length === 0 ? this.sanMatchers : [...this.sanMatchers, ...extraSans.map(sanMatcher)];
-    if (matchers.length > 0 && !matchesSan(subjectAltNames(certificate), matchers)) return 'fail_verify_san';
+    if (extraSans.length > 0 && !holdsName(subjectAltNames(certificate), extraSans)) return 'fail_verify_san';
+    if (this.sanMatchers.length > 0 && !matchesSan(subjectAltNames(certificate), this.sanMatchers)) return 'fail_verify_san';
     if ((this.hashes.size > 0 || this.spkis.size > 0) && !this.matchesPin(certificate)) return 'fail_verify_cert_hash';
     return null;
   }
@@ -90,6 +90,11 @@ function matchesSan(sans: readonly SubjectAltName[], matchers: readonly SanMatch
     }
   }
   return false;
+}
+
+/** Envoy's verifySubjectAltName: one of the SANs is one of `names` (DNS SANs may be wildcards). */
+function holdsName(sans: readonly SubjectAltName[], names: readonly string[]): boolean {
+  return sans.some((san) => names.some((name) => (san.type === 'DNS' ? dnsNameMatch(name, san.value) : san.value === name)));
 }
 
 /** Envoy's dnsNameMatch: `*.example.com` in the certificate covers exactly one label. */

@@ -32,17 +32,19 @@ export class TlsContext {
 
   /**
    * @param common the context's common_tls_context; FieldErrors are relative to it
+   * @param secureOptions OpenSSL SSL_OP_* flags for the context (e.g. refusing renegotiation)
    * @throws FieldError naming the source that does not load
    */
   constructor(
     readonly common: CommonTlsContextConfig,
     readonly side: TlsSide,
+    private readonly secureOptions = 0,
   ) {
     if (side === 'client' && common.tlsCertificates.length > 1) {
       throw new FieldError('tls_certificates', 'multiple TLS certificates are not supported for client contexts');
     }
     this.files = fileSources(common).map((source) => source.path);
-    this.material = load(common, side);
+    this.material = load(common, side, secureOptions);
   }
 
   /** For the next connection: the material as last (re)loaded. */
@@ -70,7 +72,7 @@ export class TlsContext {
    */
   reload(): FieldError | null {
     try {
-      this.material = load(this.common, this.side);
+      this.material = load(this.common, this.side, this.secureOptions);
       return null;
     } catch (e) {
       if (e instanceof FieldError) return e;
@@ -79,7 +81,7 @@ export class TlsContext {
   }
 }
 
-function load(common: CommonTlsContextConfig, side: TlsSide): Material {
+function load(common: CommonTlsContextConfig, side: TlsSide, secureOptions: number): Material {
   const cert: Buffer[] = [];
   const key: { pem: Buffer; passphrase?: string }[] = [];
   const certChains: LoadedCertificate[] = [];
@@ -112,7 +114,7 @@ function load(common: CommonTlsContextConfig, side: TlsSide): Material {
   const protocol = tlsProtocolOptions(common.tlsParams, side);
   const secureContext = atField('', () => {
     try {
-      return tls.createSecureContext({ cert, key, ca, crl, ...protocol });
+      return tls.createSecureContext({ cert, key, ca, crl, secureOptions, ...protocol });
     } catch (e) {
       throw new FieldError(contextErrorField(e), `cannot build the TLS context: ${(e as Error).message}`);
     }

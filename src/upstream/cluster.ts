@@ -36,6 +36,11 @@ export class MembershipVersionError extends Error {
 interface PriorityPools {
   DEFAULT: Http1ConnectionPool | null;
   HIGH: Http1ConnectionPool | null;
+  /**
+   * Pools whose connections were opened with transport socket options (auto_sni), by the
+   * options' key: as Envoy keys pools by their hash, a connection serves one SNI only.
+   */
+  byOptions: Map<string, PriorityPools> | null;
 }
 
 /** The per-host state a worker keeps beside the Host description. */
@@ -48,6 +53,8 @@ interface HostResources {
   readonly activeRequests: StatReader;
   /** tcp_proxy's connections to the host, kept only for close_connections_on_host_health_failure. */
   tcpConnections: Set<UpstreamConnection> | null;
+  /** `target` with each transport socket options in use (see PriorityPools.byOptions), by key. */
+  optionTargets: Map<string, ConnectionTarget> | null;
 }
 
 /** What a worker's clusters share. */
@@ -59,7 +66,10 @@ export interface ClusterEnvironment {
   readonly readBuffer: Buffer;
   /** The node's locality (after --service-zone), listed first in every cluster; null when it has none. */
   readonly localLocality: Locality | null;
-  /** This worker sets the hashing balancers' table gauges (one worker does: see ClusterInfo). */
+  /**
+   * This worker reports what every worker would compute alike, once for all: the hashing
+   * balancers' table gauges (see ClusterInfo) and the transport socket match counts.
+   */
   readonly reportsTables: boolean;
   /** The `upstream` component's logger. */
   readonly log: Logger;
@@ -91,7 +101,7 @@ export class Cluster {
     this.readBuffer = environment.readBuffer;
     this.environment = environment;
     this.outlierDetection = config.outlierDetection;
-    this.info = new ClusterInfo(config, environment.store, environment.runtime, environment.reportsTables);
+    this.info = new ClusterInfo(config, environment.store, environment.runtime, environment.log, environment.reportsTables);
     // The discovery type is the supervisor's business: a worker only ever sees membership.
     if (config.lbPolicy === 'CLUSTER_PROVIDED') {
       // No cluster type of this build brings its own balancer yet (ORIGINAL_DST will).
@@ -129,20 +139,35 @@ export class Cluster {
   }
 
   /**
-   * The pool for requests of `downstream` to `host` at `priority`; null when max_connection_pools
+   * The pool for requests of `downstream` to `host` at `priority`, whose host header upstream is
+   * `authority` (auto_sni picks the connection's SNI from it); null when max_connection_pools
    * allows no new one and no idle pool of the host can be freed for it (upstream_cx_pool_overflow).
    */
-  httpPool(host: Host, downstream: DownstreamAddresses, priority: RoutingPriority): Http1ConnectionPool | null {
+  httpPool(host: Host, downstream: DownstreamAddresses, priority: RoutingPriority, authority = ''): Http1ConnectionPool | null {
     const resources = this.resourcesOf(host);
     let pools = resources.pools;
+    let target = resources.target;
     if (this.info.downstreamSpecificConnections) {
       const byDownstream = (resources.downstreamPools ??= new Map());
       let own = byDownstream.get(downstream);
       if (own === undefined) {
-        own = { DEFAULT: null, HIGH: null };
+        own = emptyPools();
         byDownstream.set(downstream, own);
       }
       pools = own;
+    }
+    const options = this.info.transportSocketOptions(authority);
+    if (options !== null) {
+      const byOptions = (pools.byOptions ??= new Map());
+      let own = byOptions.get(options.key);
+      if (own === undefined) {
+        own = emptyPools();
+        byOptions.set(options.key, own);
+      }
+      pools = own;
+      const targets = (resources.optionTargets ??= new Map());
+      target = targets.get(options.key) ?? { ...resources.target, transportSocketOptions: options };
+      targets.set(options.key, target);
     }
     const existing = pools[priority];
     if (existing !== null) return existing;
@@ -151,7 +176,7 @@ export class Cluster {
       this.info.stats.counters.upstream_cx_pool_overflow.inc();
       return null;
     }
-    return (pools[priority] = new Http1ConnectionPool(resources.target, manager));
+    return (pools[priority] = new Http1ConnectionPool(target, manager));
   }
 
   /** `downstream` closed: the pools kept for it alone drain (see httpPool). */
@@ -159,8 +184,7 @@ export class Cluster {
     for (const resources of this.resources.values()) {
       const pools = resources.downstreamPools?.get(downstream);
       if (pools === undefined) continue;
-      pools.DEFAULT?.drain();
-      pools.HIGH?.drain();
+      drainPriorityPools(pools);
       resources.downstreamPools!.delete(downstream);
     }
   }
@@ -199,6 +223,8 @@ export class Cluster {
         added = true;
         const host = Host.fromMember(member);
         this.attachOutlierMonitor(host);
+        // Counted once per host, as Envoy does when it makes one: by the worker that reports for all.
+        if (this.environment.reportsTables) this.info.transportSockets.countMatch(host);
         next.set(key, host);
       } else {
         const failedBefore = existing.healthFlags & HEALTH_FAILURE_FLAGS;
@@ -260,13 +286,9 @@ export class Cluster {
   /** Closes every upstream connection of this worker's pools. */
   close(): void {
     for (const resources of this.resources.values()) {
-      resources.pools.DEFAULT?.close();
-      resources.pools.HIGH?.close();
+      closePriorityPools(resources.pools);
       if (resources.downstreamPools === null) continue;
-      for (const pools of resources.downstreamPools.values()) {
-        pools.DEFAULT?.close();
-        pools.HIGH?.close();
-      }
+      for (const pools of resources.downstreamPools.values()) closePriorityPools(pools);
     }
   }
 
@@ -278,10 +300,11 @@ export class Cluster {
       const hostStats = this.store.hostStats(host.slot);
       resources = {
         target: { host, hostStats, cluster: this.info, readBuffer: this.readBuffer, connector: this.info.connectorFor(host) },
-        pools: { DEFAULT: null, HIGH: null },
+        pools: emptyPools(),
         downstreamPools: null,
         activeRequests: this.store.hostStatSum(host.slot, 'rq_active'),
         tcpConnections: null,
+        optionTargets: null,
       };
       this.resources.set(host, resources);
     }
@@ -305,6 +328,19 @@ function drainPriorityPools(pools: PriorityPools): void {
   pools.DEFAULT = null;
   pools.HIGH?.drain();
   pools.HIGH = null;
+  if (pools.byOptions === null) return;
+  for (const own of pools.byOptions.values()) drainPriorityPools(own);
+  pools.byOptions = null;
+}
+
+function closePriorityPools(pools: PriorityPools): void {
+  pools.DEFAULT?.close();
+  pools.HIGH?.close();
+  if (pools.byOptions !== null) for (const own of pools.byOptions.values()) closePriorityPools(own);
+}
+
+function emptyPools(): PriorityPools {
+  return { DEFAULT: null, HIGH: null, byOptions: null };
 }
 
 /**

@@ -1,6 +1,8 @@
 // What the connection pools and filters need to know about a cluster, beyond its hosts.
 
-import type { CircuitBreakers, ClusterConfig, RoutingPriority, LeastRequestLbConfig, MaglevLbConfig, RingHashLbConfig, TcpKeepalive } from '../config/model';
+import * as net from 'node:net';
+import type { CircuitBreakers, ClusterConfig, RoutingPriority, LeastRequestLbConfig, MaglevLbConfig, RingHashLbConfig, TcpKeepalive, UpstreamHttpProtocolOptions } from '../config/model';
+import type { Logger } from '../log/logger_api';
 import type { Scope, StatsStore } from '../stats/stats';
 import type { RuntimeSource } from '../runtime/live_runtime';
 import { ClusterStats } from './cluster_stats';
@@ -8,7 +10,8 @@ import { circuitBreakersName } from './circuit_breaker_stats';
 import { RESOURCE_COUNT, ResourceManager } from './resource_manager';
 import { TimeoutBudgetStats } from './timeout_budget_stats';
 import { buildUpstreamFilters, type UpstreamNetworkFilter } from './upstream_network_filter';
-import { type Connector, PlainConnector } from '../network/connector';
+import type { Connector, TransportSocketOptions } from '../network/connector';
+import { ClusterTransportSockets } from './cluster_transport_sockets';
 import type { Host } from './host';
 
 export class ClusterInfo {
@@ -36,8 +39,9 @@ export class ClusterInfo {
   readonly maglevLbConfig: MaglevLbConfig;
   /** least_request_lb_config, for the LEAST_REQUEST balancer. */
   readonly leastRequestLbConfig: LeastRequestLbConfig;
-  /** The cluster's transport socket (transport_socket, or plaintext without one). */
-  private readonly connector: Connector;
+  /** The cluster's transport sockets: transport_socket_matches, then transport_socket (or plaintext). */
+  readonly transportSockets: ClusterTransportSockets;
+  private readonly upstreamHttpProtocolOptions: UpstreamHttpProtocolOptions | null;
   private statsHandles: ClusterStats | null = null;
   private readonly resourceManagers: { DEFAULT: ResourceManager | null; HIGH: ResourceManager | null } = { DEFAULT: null, HIGH: null };
   private readonly circuitBreakers: CircuitBreakers;
@@ -45,12 +49,14 @@ export class ClusterInfo {
   /**
    * `reportsTables`: this process sets the gauges of the hashing balancers' tables. Every
    * worker builds the same table and gauges add up over workers, so only one reports (Envoy
-   * builds the table once and shares it).
+   * builds the table once and shares it). `log`: the `upstream` logger (TLS handshake failures).
+   * @throws FieldError, relative to the cluster, at a transport socket that cannot be built
    */
   constructor(
     config: ClusterConfig,
     private readonly store: StatsStore,
     private readonly runtime: RuntimeSource,
+    log: Logger,
     private readonly reportsTables = true,
   ) {
     this.circuitBreakers = config.circuitBreakers;
@@ -70,7 +76,8 @@ export class ClusterInfo {
     this.ringHashLbConfig = config.ringHashLbConfig;
     this.maglevLbConfig = config.maglevLbConfig;
     this.leastRequestLbConfig = config.leastRequestLbConfig;
-    this.connector = new PlainConnector();
+    this.transportSockets = new ClusterTransportSockets(config, store.scope(`cluster.${config.statName}`), log);
+    this.upstreamHttpProtocolOptions = config.upstreamHttpProtocolOptions;
     this.timeoutBudgetStats = config.trackTimeoutBudgets ? new TimeoutBudgetStats(store.scope(`cluster.${config.statName}`)) : null;
   }
 
@@ -83,8 +90,24 @@ export class ClusterInfo {
   }
 
   /** How connections to `host` are opened: its transport_socket_matches entry, else the cluster's transport socket. */
-  connectorFor(_host: Host): Connector {
-    return this.connector;
+  connectorFor(host: Host): Connector {
+    return this.transportSockets.connectorFor(host);
+  }
+
+  /**
+   * What a request whose upstream host header is `authority` asks of the transport socket
+   * (upstream_http_protocol_options' auto_sni and auto_san_validation, as Envoy's router sets
+   * them); null, the common case, when it asks nothing.
+   */
+  transportSocketOptions(authority: string): TransportSocketOptions | null {
+    const protocol = this.upstreamHttpProtocolOptions;
+    if (protocol === null || (!protocol.autoSni && !protocol.autoSanValidation)) return null;
+    const host = authorityHost(authority);
+    // Envoy never sends an IP address as SNI; the SAN check takes the host as it is.
+    const serverName = protocol.autoSni && host !== '' && net.isIP(host) === 0 ? host : null;
+    const subjectAltNames = protocol.autoSanValidation && host !== '' ? [host] : [];
+    if (serverName === null && subjectAltNames.length === 0) return null;
+    return { serverName, subjectAltNames, key: `${serverName ?? ''}/${subjectAltNames.join(',')}` };
   }
 
   /**
@@ -108,4 +131,15 @@ export class ClusterInfo {
   tableScope(name: string): Scope | null {
     return this.reportsTables ? this.store.scope(`cluster.${this.statName}.${name}`) : null;
   }
+}
+
+/** Envoy's parseAuthority: the host of `host[:port]` or `[v6]:port`, without brackets. */
+function authorityHost(authority: string): string {
+  if (authority.startsWith('[')) {
+    const end = authority.indexOf(']');
+    return end === -1 ? authority : authority.slice(1, end);
+  }
+  const colon = authority.lastIndexOf(':');
+  // More than one colon: an IPv6 address without brackets, which has no port.
+  return colon === -1 || authority.indexOf(':') !== colon ? authority : authority.slice(0, colon);
 }

@@ -8,6 +8,7 @@ import type { SharedStatsStore } from '../stats/store';
 import type { Counter, Gauge, GaugeImportMode, Histogram, Scope } from '../stats/stats';
 import { declareCircuitBreakerStatNames } from './circuit_breaker_stats';
 import { TIMEOUT_BUDGET_HISTOGRAMS } from './timeout_budget_stats';
+import { declareTransportSocketStatNames } from './cluster_transport_sockets';
 
 type CounterName = (typeof CLUSTER_COUNTERS)[number];
 type GaugeName = (typeof CLUSTER_GAUGES)[number][0];
@@ -147,4 +148,5 @@ export function declareClusterStatNames(store: SharedStatsStore, config: Cluster
   for (const name of CLUSTER_HISTOGRAMS) store.names.intern(prefix + name, StatKind.Histogram, 0);
   if (config.trackTimeoutBudgets) for (const name of TIMEOUT_BUDGET_HISTOGRAMS) store.names.intern(prefix + name, StatKind.Histogram, 0);
   declareCircuitBreakerStatNames(store, config);
+  declareTransportSocketStatNames(store, config);
 }

@@ -88,7 +88,7 @@ export function balancerParams(hosts: readonly Host[], options: BalancerOptions 
   return {
     prioritySet: set,
     localPrioritySet: options.localPrioritySet ?? null,
-    info: new ClusterInfo(config, createHeapStatsStore(), new LiveRuntime([])),
+    info: new ClusterInfo(config, createHeapStatsStore(), new LiveRuntime([]), silentLogger),
     commonLbConfig: config.commonLbConfig,
     runtime: new LiveRuntime(Object.entries(options.runtime ?? {})),
     random: options.random ?? sequence(0),

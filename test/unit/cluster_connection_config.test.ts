@@ -8,6 +8,7 @@ import type { ClusterConfig } from '../../src/config/model';
 import { LiveRuntime } from '../../src/runtime/live_runtime';
 import { createHeapStatsStore } from '../../src/stats/store';
 import { ClusterInfo } from '../../src/upstream/cluster_info';
+import { silentLogger } from '../helpers/data_plane';
 
 const STRICT = { allowUnknownStaticFields: false };
 const PROXY_PROTOCOL_TYPE = 'type.googleapis.com/envoy.config.core.v3.ProxyProtocolConfig';
@@ -100,7 +101,7 @@ test('the PROXY protocol upstream filter is a registered extension', () => {
 
 test('metadata: reachable by filters through ClusterInfo, and kept in the v3 source /config_dump shows', () => {
   const cluster = load(v3(CONNECTION_FIELDS), 3);
-  const info = new ClusterInfo(cluster, createHeapStatsStore(), new LiveRuntime([]));
+  const info = new ClusterInfo(cluster, createHeapStatsStore(), new LiveRuntime([]), silentLogger);
   assert.deepEqual(info.metadata['com.example'], { team: 'edge', tier: 1 });
   assert.deepEqual((cluster.source as { metadata: unknown }).metadata, { filter_metadata: { 'com.example': { team: 'edge', tier: 1 } } });
 });

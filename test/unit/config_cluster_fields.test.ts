@@ -170,13 +170,11 @@ const ROWS: readonly Row[] = [
       assert.deepEqual((c.source as Json).transport_socket, { name: 'proxy.transport_sockets.tls', typed_config: { '@type': TLS_TYPE, sni: 'backend.internal' } });
       assert.equal((c.source as Json).tls_context, undefined);
     },
-    refused: ['transport_socket'],
   },
   {
     field: 'upstream_http_protocol_options',
     v3: { upstream_http_protocol_options: { auto_sni: true } },
-    expect: (c) => assert.deepEqual(c.upstreamHttpProtocolOptions, { auto_sni: true }),
-    refused: ['upstream_http_protocol_options'],
+    expect: (c) => assert.deepEqual(c.upstreamHttpProtocolOptions, { autoSni: true, autoSanValidation: false }),
   },
   {
     field: 'common_http_protocol_options',
@@ -350,7 +348,6 @@ const ROWS: readonly Row[] = [
     v2: { transport_socket: { name: 'tls', typed_config: { '@type': 'type.googleapis.com/envoy.api.v2.auth.UpstreamTlsContext', sni: 's' } } },
     v3: { transport_socket: { name: 'envoy.transport_sockets.tls', typed_config: { '@type': TLS_TYPE, sni: 's' } } },
     expect: (c) => assert.deepEqual(c.transportSocket, { kind: 'tls', context: { common: EMPTY_COMMON, sni: 's', allowRenegotiation: false, maxSessionKeys: 1 } }),
-    refused: ['transport_socket'],
   },
   {
     field: 'protocol_selection',
@@ -386,7 +383,6 @@ const ROWS: readonly Row[] = [
         { name: 'mtls', match: { acceptMTLS: true }, transportSocket: { kind: 'tls', context: { common: EMPTY_COMMON, sni: '', allowRenegotiation: false, maxSessionKeys: 1 } } },
         { name: 'plain', match: {}, transportSocket: { kind: 'raw_buffer' } },
       ]),
-    refused: ['transport_socket_matches'],
   },
 ];
 

@@ -86,6 +86,8 @@ export class Router implements PoolCallbacks, UpstreamStreamCallbacks {
   private host: Host | null = null;
   /** The route's priority: which circuit breakers and pools its tries count against. */
   private priority: RoutingPriority = 'DEFAULT';
+  /** The host header sent upstream: retries pick their pool with it too (auto_sni). */
+  private upstreamAuthority = '';
   private upstreamHead = '';
   /** `set-cookie` lines the route's cookie hash policy made, for the response head. */
   private setCookieHeaders = '';
@@ -180,7 +182,8 @@ export class Router implements PoolCallbacks, UpstreamStreamCallbacks {
       this.noHealthyUpstream(cluster, true);
       return;
     }
-    const pool = cluster.httpPool(host, downstream.connection, action.priority);
+    const upstreamAuthority = action.hostRewriteLiteral ?? head.authority;
+    const pool = cluster.httpPool(host, downstream.connection, action.priority, upstreamAuthority);
     if (pool === null) {
       this.noHealthyUpstream(cluster, false);
       return;
@@ -196,6 +199,7 @@ export class Router implements PoolCallbacks, UpstreamStreamCallbacks {
     this.http10 = head.http10;
     this.chunked = head.bodyLength === BODY_CHUNKED;
     this.priority = action.priority;
+    this.upstreamAuthority = upstreamAuthority;
     this.startTry(host, pool);
   }
 
@@ -416,7 +420,7 @@ export class Router implements PoolCallbacks, UpstreamStreamCallbacks {
       this.noHealthyUpstream(cluster, true);
       return;
     }
-    const pool = cluster.httpPool(host, this.downstream.connection, this.priority);
+    const pool = cluster.httpPool(host, this.downstream.connection, this.priority, this.upstreamAuthority);
     if (pool === null) {
       this.noHealthyUpstream(cluster, false);
       return;

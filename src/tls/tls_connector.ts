@@ -1,0 +1,174 @@
+// `proxy.transport_sockets.tls` for a cluster (Envoy's ClientSslSocketFactory): TLS over a new
+// TCP connection, with the UpstreamTlsContext's SNI, ALPN, client certificate and protocol
+// settings, and the peer checked as Envoy checks it before the connection is used. Outcomes
+// are counted in the cluster's `ssl.*`; a host whose handshakes fail is logged once, with the
+// reason, until one succeeds again.
+
+import { constants } from 'node:crypto';
+import * as net from 'node:net';
+import * as tls from 'node:tls';
+import { atField, FieldError } from '../config/errors';
+import type { CertificateValidationContextConfig, UpstreamTlsContextConfig } from '../config/model';
+import type { Logger } from '../log/logger_api';
+import { type ConnectRequest, type Connector, TRANSPORT_READY } from '../network/connector';
+import { PeerVerifier, type VerifyFailure } from './peer_verification';
+import { curveName, type SslStats } from './ssl_stats';
+import { TlsContext } from './tls_context';
+
+/** Why a verification failure closed the connection, for the log line. */
+const FAILURE_REASONS: Readonly<Record<VerifyFailure, string>> = {
+  fail_verify_no_cert: 'the peer presented no certificate',
+  fail_verify_error: 'the peer certificate does not verify against trusted_ca',
+  fail_verify_san: 'no subject alt name of the peer certificate matches',
+  fail_verify_cert_hash: 'the peer certificate matches no pinned hash or SPKI',
+};
+
+export class TlsConnector implements Connector {
+  readonly name = 'tls';
+  readonly readyEvent = TRANSPORT_READY;
+  readonly supportsOnread = false;
+  private readonly context: TlsContext;
+  private readonly verifier: PeerVerifier;
+  /** Sessions to resume by destination (address and SNI), newest last, at most max_session_keys each. */
+  private readonly sessions = new Map<string, Buffer[]>();
+  /** Hosts whose last handshake failed and was logged. */
+  private readonly failingHosts = new Set<string>();
+
+  /**
+   * @param config the UpstreamTlsContext; FieldErrors are relative to the transport socket's typed_config
+   * @param stats the cluster's `ssl.*`
+   * @param log where a host's handshake failures are reported
+   */
+  constructor(
+    private readonly config: UpstreamTlsContextConfig,
+    private readonly stats: SslStats,
+    private readonly log: Logger,
+  ) {
+    const validation = config.common.validationContext;
+    if (validation !== null) atField('common_tls_context.validation_context', () => checkValidationContext(validation));
+    // Envoy's allow_renegotiation=false: a server's renegotiation request fails the connection.
+    const secureOptions = config.allowRenegotiation ? 0 : constants.SSL_OP_NO_RENEGOTIATION;
+    this.context = atField('common_tls_context', () => new TlsContext(config.common, 'client', secureOptions));
+    this.verifier = new PeerVerifier(validation, validation !== null);
+  }
+
+  connect(request: ConnectRequest): net.Socket {
+    const raw = net.connect({
+      host: request.host,
+      port: request.port,
+      noDelay: true,
+      allowHalfOpen: request.allowHalfOpen,
+      localAddress: request.localAddress,
+      localPort: request.localPort,
+    });
+    const options = request.transportSocketOptions;
+    const serverName = options?.serverName ?? this.config.sni;
+    const alpn = request.alpn ?? this.context.alpnProtocols;
+    const destination = `${request.host}:${request.port}/${serverName}/${options?.key ?? ''}`;
+    const saved = this.sessions.get(destination);
+    const socket = tls.connect({
+      socket: raw,
+      secureContext: this.context.secureContext,
+      servername: serverName === '' ? undefined : serverName,
+      ALPNProtocols: alpn.length === 0 ? undefined : [...alpn],
+      session: saved?.[saved.length - 1],
+      // The peer is checked below, as Envoy checks it: Node's own checks would refuse what Envoy accepts.
+      rejectUnauthorized: false,
+      checkServerIdentity: () => undefined,
+    });
+    // tls.connect takes no allowHalfOpen: tcp_proxy's half-close needs it on the TLS stream too.
+    socket.allowHalfOpen = request.allowHalfOpen;
+    let tcpConnected = false;
+    let ready = false;
+    let verifyFailed = false;
+    let lastError: Error | null = null;
+    raw.once('connect', () => (tcpConnected = true));
+    socket.on('error', (error) => (lastError ??= error));
+    // Only a verified session is kept: resuming it skips the checks, as in Envoy. A TLS 1.3
+    // ticket can come before or after the checks are done.
+    let pendingSession: Buffer | null = null;
+    if (this.config.maxSessionKeys > 0) {
+      socket.on('session', (session: Buffer) => {
+        if (ready) this.saveSession(destination, session);
+        else pendingSession = session;
+      });
+    }
+    socket.once('secureConnect', () => {
+      const resumed = socket.isSessionReused();
+      const failure = resumed ? null : this.verifier.verify(
+        {
+          authorized: socket.authorized,
+          authorizationError: (socket.authorizationError as unknown as string | null) ?? null,
+          certificate: socket.getPeerX509Certificate(),
+        },
+        options?.subjectAltNames,
+      );
+      if (failure !== null) {
+        verifyFailed = true;
+        this.stats.counters[failure].inc();
+        this.reportFailure(request, `${FAILURE_REASONS[failure]} (ssl.${failure})`);
+        socket.destroy();
+        return;
+      }
+      ready = true;
+      if (pendingSession !== null) this.saveSession(destination, pendingSession);
+      this.chargeHandshake(socket, resumed);
+      this.failingHosts.delete(hostKey(request));
+      socket.emit(TRANSPORT_READY);
+    });
+    socket.once('close', () => {
+      // A connection that reached TCP but not a verified TLS session failed its handshake.
+      if (ready || verifyFailed || !tcpConnected) return;
+      this.stats.counters.connection_error.inc();
+      this.reportFailure(request, `${lastError === null ? 'the connection closed during the handshake' : errorReason(lastError)} (ssl.connection_error)`);
+    });
+    return socket;
+  }
+
+  private chargeHandshake(socket: tls.TLSSocket, resumed: boolean): void {
+    const counters = this.stats.counters;
+    if (resumed) counters.session_reused.inc();
+    else if (socket.getPeerX509Certificate() === undefined) counters.no_certificate.inc();
+    const curve = socket.getEphemeralKeyInfo();
+    this.stats.chargeHandshake({
+      version: socket.getProtocol() ?? 'unknown',
+      cipher: socket.getCipher().name,
+      curve: curve !== null && 'name' in curve && typeof curve.name === 'string' ? curveName(curve.name) : null,
+    });
+  }
+
+  private saveSession(destination: string, session: Buffer): void {
+    let saved = this.sessions.get(destination);
+    if (saved === undefined) this.sessions.set(destination, (saved = []));
+    saved.push(session);
+    if (saved.length > this.config.maxSessionKeys) saved.shift();
+  }
+
+  /** Once per host until a handshake with it succeeds: a failing host does not flood the log. */
+  private reportFailure(request: ConnectRequest, reason: string): void {
+    const key = hostKey(request);
+    if (this.failingHosts.has(key)) return;
+    this.failingHosts.add(key);
+    this.log.warn(`TLS handshake with upstream ${key} failed: ${reason}`);
+  }
+}
+
+/** OpenSSL's reason (`sslv3 alert handshake failure`), else Node's message. */
+function errorReason(error: Error): string {
+  const reason = (error as { reason?: unknown }).reason;
+  return typeof reason === 'string' ? reason : error.message;
+}
+
+function hostKey(request: ConnectRequest): string {
+  return net.isIPv6(request.host) ? `[${request.host}]:${request.port}` : `${request.host}:${request.port}`;
+}
+
+/** Envoy's CertificateValidationContextConfigImpl: checks that need a trusted CA to mean anything. */
+function checkValidationContext(validation: CertificateValidationContextConfig): void {
+  if (validation.trustedCa !== null) return;
+  if (validation.crl !== null) throw new FieldError('crl', 'Failed to load CRL without trusted CA');
+  if (validation.matchSubjectAltNames.length > 0) {
+    throw new FieldError('match_subject_alt_names', 'SAN-based verification of peer certificates without trusted CA is insecure and not allowed');
+  }
+  if (validation.allowExpiredCertificate) throw new FieldError('allow_expired_certificate', 'Certificate validity period is always ignored without trusted CA');
+}

@@ -1,0 +1,79 @@
+// How a cluster opens connections to each of its hosts: one connector per transport socket it
+// configures (transport_socket_matches entries, then its own transport_socket), picked per host
+// by the host's `proxy.transport_socket_match` metadata. TLS contexts are loaded once per
+// cluster, not per host; their `ssl.*` statistics are the cluster's, as in Envoy.
+
+import { atField } from '../config/errors';
+import type { ClusterConfig, TransportSocketConfig } from '../config/model';
+import type { Logger } from '../log/logger_api';
+import { type Connector, PlainConnector } from '../network/connector';
+import { StatKind } from '../stats/region_layout';
+import type { Counter, Scope } from '../stats/stats';
+import type { SharedStatsStore } from '../stats/store';
+import { declareSslStatNames, SslStats } from '../tls/ssl_stats';
+import { TlsConnector } from '../tls/tls_connector';
+import type { Host } from './host';
+import { transportSocketMatchIndex } from './transport_socket_match';
+
+/** The name Envoy gives the cluster's own transport socket in the match statistics. */
+const DEFAULT_MATCH_NAME = 'default';
+
+export class ClusterTransportSockets {
+  private readonly matches: readonly Readonly<Record<string, unknown>>[];
+  /** One per transport_socket_matches entry, in order; then the cluster's own. */
+  private readonly connectors: readonly Connector[];
+  private readonly names: readonly string[];
+  /** `<match name>.total_match_count` by connector index, made on first use. */
+  private readonly matchCounts: (Counter | undefined)[] = [];
+
+  /**
+   * @param scope the cluster's `cluster.<stat_name>` scope
+   * @throws FieldError, relative to the cluster, at the transport socket that cannot be built
+   */
+  constructor(
+    config: ClusterConfig,
+    private readonly scope: Scope,
+    log: Logger,
+  ) {
+    this.matches = config.transportSocketMatches.map((entry) => entry.match);
+    this.names = [...config.transportSocketMatches.map((entry) => entry.name), DEFAULT_MATCH_NAME];
+    let ssl: SslStats | null = null;
+    const plain = new PlainConnector();
+    const build = (socket: TransportSocketConfig | null, path: string): Connector => {
+      if (socket === null || socket.kind === 'raw_buffer') return plain;
+      ssl ??= new SslStats(scope);
+      const stats = ssl;
+      return atField(`${path}.typed_config`, () => new TlsConnector(socket.context, stats, log));
+    };
+    this.connectors = [
+      ...config.transportSocketMatches.map((entry, i) => build(entry.transportSocket, `transport_socket_matches[${i}].transport_socket`)),
+      build(config.transportSocket, 'transport_socket'),
+    ];
+  }
+
+  /** The first transport_socket_matches entry `host` matches, else the cluster's transport socket. */
+  connectorFor(host: Host): Connector {
+    return this.connectors[this.indexFor(host)];
+  }
+
+  /** Envoy counts a match once per host made: `<match name>.total_match_count` (`default.` for the cluster's own). */
+  countMatch(host: Host): void {
+    const index = this.indexFor(host);
+    (this.matchCounts[index] ??= this.scope.counter(`${this.names[index]}.total_match_count`)).inc();
+  }
+
+  private indexFor(host: Host): number {
+    if (this.matches.length === 0) return 0;
+    const index = transportSocketMatchIndex(this.matches, host.metadata);
+    return index === -1 ? this.matches.length : index;
+  }
+}
+
+/** Interns the match counters of `config`'s cluster and, when it has TLS, its `ssl.*`. */
+export function declareTransportSocketStatNames(store: SharedStatsStore, config: ClusterConfig): void {
+  const prefix = `cluster.${config.statName}.`;
+  for (const entry of config.transportSocketMatches) store.names.intern(`${prefix}${entry.name}.total_match_count`, StatKind.Counter, 0);
+  store.names.intern(`${prefix}${DEFAULT_MATCH_NAME}.total_match_count`, StatKind.Counter, 0);
+  const sockets = [config.transportSocket, ...config.transportSocketMatches.map((entry) => entry.transportSocket)];
+  if (sockets.some((socket) => socket?.kind === 'tls')) declareSslStatNames(store, prefix);
+}
