@@ -99,11 +99,18 @@ export class DownstreamTlsSocketFactory {
     // require_sni: a client that names no server is refused.
     if (this.config.requireSni && !socket.servername) return 'connection_error';
     if (!this.verifier.verifies) return null;
-    const error = socket.authorizationError as unknown as Error | string | null | undefined;
-    return this.verifier.verify({
-      authorized: socket.authorized,
-      authorizationError: error === null || error === undefined ? null : typeof error === 'string' ? error : ((error as NodeJS.ErrnoException).code ?? error.message),
-      certificate: socket.getPeerX509Certificate(),
-    });
+    const error = chainVerifyError(socket);
+    return this.verifier.verify({ authorized: error === null, authorizationError: error, certificate: socket.getPeerX509Certificate() });
   }
+}
+
+/**
+ * OpenSSL's verdict on the peer's chain (e.g. CERT_HAS_EXPIRED), or null when it verified. A
+ * TLSSocket made outside a tls.Server never sets `authorized`, so this asks its handle, as the
+ * server's own secure handler does.
+ */
+function chainVerifyError(socket: tls.TLSSocket): string | null {
+  const handle = (socket as unknown as { _handle: { verifyError(): (Error & { code?: string }) | null } | null })._handle;
+  const error = handle?.verifyError() ?? null;
+  return error === null ? null : (error.code ?? error.message);
 }
