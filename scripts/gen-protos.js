@@ -76,6 +76,10 @@ const ENTRY_POINTS = [
       'envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext',
     ],
   },
+  {
+    file: 'envoy/extensions/filters/listener/tls_inspector/v3/tls_inspector.proto',
+    types: ['envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector'],
+  },
   // The protocol options types that extension_protocol_options (a v2 Struct) upgrades to.
   {
     file: 'envoy/extensions/filters/network/thrift_proxy/v3/thrift_proxy.proto',

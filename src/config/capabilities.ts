@@ -356,7 +356,38 @@ const HEALTH_CHECK: Shape = {
   fields: { pass_through_mode: leaf, cache_time: leaf, cluster_min_healthy_percentages: leaf, headers: list(HEADER_MATCHER) },
 };
 
+// A DataSource is read when its context is built, and a file one is watched for changes.
+const DATA_SOURCE: Shape = { fields: { filename: leaf, inline_bytes: leaf, inline_string: leaf } };
+
+// What src/tls loads. Refused: SDS, certificate providers, private key providers, OCSP stapling,
+// trust_chain_verification and the deprecated verify_subject_alt_name.
+const COMMON_TLS_CONTEXT: Shape = {
+  fields: {
+    tls_params: { fields: { tls_minimum_protocol_version: leaf, tls_maximum_protocol_version: leaf, cipher_suites: leaf, ecdh_curves: leaf } },
+    tls_certificates: list({ fields: { certificate_chain: DATA_SOURCE, private_key: DATA_SOURCE, password: DATA_SOURCE } }),
+    validation_context: {
+      fields: {
+        trusted_ca: DATA_SOURCE,
+        match_subject_alt_names: list(STRING_MATCHER),
+        verify_certificate_spki: leaf,
+        verify_certificate_hash: leaf,
+        crl: DATA_SOURCE,
+        allow_expired_certificate: leaf,
+      },
+    },
+    alpn_protocols: leaf,
+  },
+};
+
+// Session tickets, session timeouts and OCSP stapling are refused: the listener does not set them.
+const DOWNSTREAM_TLS_CONTEXT: Shape = {
+  fields: { common_tls_context: COMMON_TLS_CONTEXT, require_client_certificate: leaf, require_sni: leaf },
+};
+
 const TYPED_CONFIGS: Readonly<Record<string, Shape>> = {
+  'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext': DOWNSTREAM_TLS_CONTEXT,
+  'type.googleapis.com/envoy.extensions.transport_sockets.raw_buffer.v3.RawBuffer': { fields: {} },
+  'type.googleapis.com/envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector': { fields: {} },
   'type.googleapis.com/envoy.extensions.filters.http.health_check.v3.HealthCheck': HEALTH_CHECK,
   'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router': { fields: {} },
   'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager': HTTP_CONNECTION_MANAGER,
@@ -374,7 +405,18 @@ const LISTENER: Shape = {
     metadata: METADATA,
     // Read by /drain_listeners?inboundonly.
     traffic_direction: leaf,
-    filter_chains: list({ fields: { filters: list({ fields: { name: leaf, typed_config: anyContent } }) } }),
+    // The TLS inspector finds what filter_chain_match compares (src/listener).
+    listener_filters: list({ fields: { name: leaf, typed_config: anyContent } }),
+    listener_filters_timeout: leaf,
+    continue_on_listener_filters_timeout: leaf,
+    // Matching on addresses (prefix_ranges, source_*) is refused until chain selection does it.
+    filter_chains: list({
+      fields: {
+        filter_chain_match: { fields: { destination_port: leaf, server_names: leaf, transport_protocol: leaf, application_protocols: leaf } },
+        filters: list({ fields: { name: leaf, typed_config: anyContent } }),
+        transport_socket: { fields: { name: leaf, typed_config: anyContent } },
+      },
+    }),
   },
 };
 

@@ -15,6 +15,9 @@ import {
   PROXY_PROTOCOL_UPSTREAM,
   ROUTER,
   TCP_PROXY,
+  TLS_INSPECTOR,
+  TLS_TRANSPORT_SOCKET,
+  RAW_BUFFER_TRANSPORT_SOCKET,
   typeNameOfUrl,
 } from './names';
 
@@ -34,10 +37,13 @@ export const EXTENSIONS: readonly ExtensionInfo[] = [
     .sort((a, b) => a.name.localeCompare(b.name)),
   { category: 'proxy.filters.http', name: HEALTH_CHECK, typeDescriptor: CONFIG_TYPES.healthCheck },
   { category: 'proxy.filters.http', name: ROUTER, typeDescriptor: CONFIG_TYPES.router },
+  { category: 'proxy.filters.listener', name: TLS_INSPECTOR, typeDescriptor: CONFIG_TYPES.tlsInspector },
   { category: 'proxy.filters.network', name: HTTP_CONNECTION_MANAGER, typeDescriptor: CONFIG_TYPES.httpConnectionManager },
   { category: 'proxy.filters.network', name: TCP_PROXY, typeDescriptor: CONFIG_TYPES.tcpProxy },
   { category: 'proxy.filters.upstream_network', name: PROXY_PROTOCOL_UPSTREAM, typeDescriptor: CONFIG_TYPES.proxyProtocol },
   { category: 'proxy.retry_host_predicates', name: PREVIOUS_HOSTS, typeDescriptor: CONFIG_TYPES.previousHosts },
+  { category: 'proxy.transport_sockets.downstream', name: RAW_BUFFER_TRANSPORT_SOCKET, typeDescriptor: CONFIG_TYPES.rawBuffer },
+  { category: 'proxy.transport_sockets.downstream', name: TLS_TRANSPORT_SOCKET, typeDescriptor: CONFIG_TYPES.downstreamTlsContext },
 ];
 
 /** The registry category of the extensions found at each place of a bootstrap. */

@@ -71,10 +71,19 @@ export function loadBootstrap(options: LoadOptions): LoadedBootstrap {
     checkPlatformDns(bootstrap, startupRuntime(model.runtimeLayers, options.serviceCluster || model.node.cluster));
     return {
       bootstrap: model,
-      warnings,
+      warnings: [...warnings, ...injectedTlsInspectors(model)],
       unknownFields: [...(file?.unknownFields ?? []), ...decoded.unknownFields],
     };
   });
+}
+
+/** Envoy 1.16 warns when it adds the TLS inspector a listener's filter chain matches need. */
+function injectedTlsInspectors(model: Bootstrap): string[] {
+  return model.listeners.flatMap((listener, i) =>
+    listener.listenerFilters.some((filter) => filter.injected)
+      ? [`static_resources.listeners[${i}].listener_filters: filter chain match rules require the TLS inspector listener filter, but it isn't configured; injecting it`]
+      : [],
+  );
 }
 
 /** --config-yaml, checked like a file before any stage walks it (readBootstrapFile does). */

@@ -64,10 +64,37 @@ export interface ListenerConfig {
   readonly perConnectionBufferLimitBytes: number;
   /** What /drain_listeners?inboundonly reads (Envoy's tracing, which this build lacks, reads it too). */
   readonly trafficDirection: 'UNSPECIFIED' | 'INBOUND' | 'OUTBOUND';
+  /** Run on each accepted connection, in order, before a filter chain is chosen. */
+  readonly listenerFilters: readonly ListenerFilterConfig[];
+  /** listener_filters_timeout: how long the listener filters may wait for bytes; 0 disables. */
+  readonly listenerFiltersTimeoutMs: number;
+  /** On that timeout, choose a filter chain with what is known (true) or close the connection (false). */
+  readonly continueOnListenerFiltersTimeout: boolean;
   readonly filterChains: readonly FilterChainConfig[];
 }
 
+/**
+ * A listener filter. `injected`: the listener had none while its filter chains match on what
+ * only the TLS inspector finds, so one was added, as Envoy 1.16 does (with a warning).
+ */
+export interface ListenerFilterConfig {
+  readonly kind: 'tls_inspector';
+  readonly name: string;
+  readonly injected: boolean;
+}
+
+/** FilterChainMatch, the criteria this build acts on; null and empty lists match anything. */
+export interface FilterChainMatch {
+  readonly destinationPort: number | null;
+  /** Exact names and `*.suffix` wildcards, lower case. */
+  readonly serverNames: readonly string[];
+  /** 'tls', 'raw_buffer', or '' for any. */
+  readonly transportProtocol: string;
+  readonly applicationProtocols: readonly string[];
+}
+
 export interface FilterChainConfig {
+  readonly match: FilterChainMatch;
   /** In order; the last one is the terminal filter (tcp_proxy or http_connection_manager). */
   readonly filters: readonly NetworkFilterConfig[];
   /** transport_socket (or the v2 tls_context upgraded into one); null: plaintext. */

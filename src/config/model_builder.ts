@@ -17,6 +17,7 @@ import {
 } from './json';
 import { stringMatch } from './string_match_model';
 import { downstreamTransportSocket, upstreamTransportSocket } from './tls_context_model';
+import { filterChainMatch, listenerFilters } from './filter_chain_match_model';
 import type {
   AdminConfig,
   Bootstrap,
@@ -104,6 +105,7 @@ const DEFAULTS = {
   retryBudgetPercent: 20,
   retryBudgetMinConcurrency: 3,
   perConnectionBufferLimitBytes: 1024 * 1024,
+  listenerFiltersTimeoutMs: 15_000,
   connectTimeoutMs: 5_000,
   tcpProxyIdleTimeoutMs: 60 * 60 * 1000,
   streamIdleTimeoutMs: 5 * 60 * 1000,
@@ -164,6 +166,7 @@ function admin(config: JsonObject | undefined): AdminConfig | null {
 }
 
 function listener(config: JsonObject): ListenerConfig {
+  const filterChains = messageList(config, 'filter_chains').map(filterChain);
   return {
     name: stringField(config, 'name') || randomUUID(),
     address: socketAddress(messageField(config, 'address') ?? {}),
@@ -173,13 +176,17 @@ function listener(config: JsonObject): ListenerConfig {
       DEFAULTS.perConnectionBufferLimitBytes,
     ),
     trafficDirection: enumField(config, 'traffic_direction', 'UNSPECIFIED'),
-    filterChains: messageList(config, 'filter_chains').map(filterChain),
+    listenerFilters: listenerFilters(config, filterChains.map((chain) => chain.match)),
+    listenerFiltersTimeoutMs: millis(config, 'listener_filters_timeout', DEFAULTS.listenerFiltersTimeoutMs),
+    continueOnListenerFiltersTimeout: boolField(config, 'continue_on_listener_filters_timeout'),
+    filterChains,
   };
 }
 
 function filterChain(config: JsonObject): FilterChainConfig {
   const transportSocket = messageField(config, 'transport_socket');
   return {
+    match: filterChainMatch(messageField(config, 'filter_chain_match')),
     filters: messageList(config, 'filters').map(networkFilter),
     transportSocket: transportSocket === undefined ? null : downstreamTransportSocket(transportSocket),
   };

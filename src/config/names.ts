@@ -11,6 +11,7 @@ export const TLS_TRANSPORT_SOCKET = 'proxy.transport_sockets.tls';
 export const RAW_BUFFER_TRANSPORT_SOCKET = 'proxy.transport_sockets.raw_buffer';
 export const PROXY_PROTOCOL_UPSTREAM = 'proxy.filters.network.upstream.proxy_protocol';
 export const PREVIOUS_HOSTS = 'proxy.retry_host_predicates.previous_hosts';
+export const TLS_INSPECTOR = 'proxy.filters.listener.tls_inspector';
 
 /** Names Envoy 1.16 still accepted from before its extension naming scheme. */
 const LEGACY_NAMES: ReadonlyMap<string, string> = new Map([
@@ -18,7 +19,7 @@ const LEGACY_NAMES: ReadonlyMap<string, string> = new Map([
   ['envoy.http_connection_manager', HTTP_CONNECTION_MANAGER],
   ['envoy.router', ROUTER],
   ['envoy.health_check', HEALTH_CHECK],
-  ['envoy.listener.tls_inspector', 'proxy.filters.listener.tls_inspector'],
+  ['envoy.listener.tls_inspector', TLS_INSPECTOR],
   ['envoy.listener.original_dst', 'proxy.filters.listener.original_dst'],
   ['tls', TLS_TRANSPORT_SOCKET],
   ['raw_buffer', RAW_BUFFER_TRANSPORT_SOCKET],
@@ -64,6 +65,7 @@ export const CONFIG_TYPES = {
   downstreamTlsContext: 'envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext',
   rawBuffer: 'envoy.extensions.transport_sockets.raw_buffer.v3.RawBuffer',
   proxyProtocol: 'envoy.config.core.v3.ProxyProtocolConfig',
+  tlsInspector: 'envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector',
 } as const;
 
 /**

@@ -1,6 +1,8 @@
 // A worker's listeners (Envoy's per-worker connection handler): each adopts a listening
-// socket, accounts for its connections and hands every accepted connection to the terminal
-// network filter of its filter chain (tcp_proxy or http_connection_manager).
+// socket, accounts for its connections, runs its listener filters on every accepted connection,
+// picks the connection's filter chain, and hands it, through the chain's transport socket
+// (plaintext or TLS), to the chain's terminal network filter (tcp_proxy or
+// http_connection_manager).
 
 import type * as net from 'node:net';
 import type { ListenerConfig } from '../config/model';
@@ -8,7 +10,9 @@ import type { LoggerFactory } from '../log/logger_api';
 import type { Counter, Gauge, Histogram, StatsStore } from '../stats/stats';
 import { sanitizeStatName } from '../stats/stats';
 import { addressString } from '../upstream/address';
-import type { NetworkFilterFactory } from './network_filter';
+import type { FilterChainManager } from './filter_chain_manager';
+import type { ConnectionFacts } from './filter_chain_selector';
+import type { InspectedHello } from './tls_inspector';
 
 export interface ListenerManagerDeps {
   readonly stats: StatsStore;
@@ -21,11 +25,14 @@ class ActiveListener {
   private readonly cxActive: Gauge;
   private readonly cxDestroy: Counter;
   private readonly cxLength: Histogram;
+  private readonly noFilterChainMatch: Counter;
+  private readonly preCxTimeout: Counter;
+  private readonly preCxActive: Gauge;
 
   constructor(
     readonly config: ListenerConfig,
     readonly server: net.Server,
-    readonly filter: NetworkFilterFactory,
+    readonly filter: FilterChainManager,
     stats: StatsStore,
     private readonly totalConnections: Gauge,
   ) {
@@ -36,6 +43,9 @@ class ActiveListener {
     this.cxActive = scope.gauge('downstream_cx_active');
     this.cxDestroy = scope.counter('downstream_cx_destroy');
     this.cxLength = scope.histogram('downstream_cx_length_ms', 'milliseconds');
+    this.noFilterChainMatch = scope.counter('no_filter_chain_match');
+    this.preCxTimeout = scope.counter('downstream_pre_cx_timeout');
+    this.preCxActive = scope.gauge('downstream_pre_cx_active');
     server.on('connection', this.onConnection);
   }
 
@@ -53,8 +63,89 @@ class ActiveListener {
       this.cxDestroy.inc();
       this.totalConnections.dec();
     });
-    this.filter.onNewConnection(socket);
+    if (this.filter.listenerFilters.tlsInspector === null) this.startFilterChain(socket, null);
+    else this.inspect(socket);
   };
+
+  /**
+   * Reads the first bytes until the TLS inspector knows, then puts them back for the chain.
+   * The listener filters time out after listener_filters_timeout, as Envoy's do.
+   */
+  private inspect(socket: net.Socket): void {
+    const { tlsInspector, timeoutMs, continueOnTimeout } = this.filter.listenerFilters;
+    const inspector = tlsInspector!;
+    let received: Buffer = Buffer.alloc(0);
+    let timer: NodeJS.Timeout | null = null;
+    this.preCxActive.inc();
+    const finish = () => {
+      this.preCxActive.dec();
+      if (timer !== null) clearTimeout(timer);
+      socket.off('data', onData);
+      socket.off('end', onEnd);
+      socket.off('error', onError);
+    };
+    const done = (hello: InspectedHello | null) => {
+      finish();
+      if (hello === null) {
+        socket.destroy();
+        return;
+      }
+      if (received.length > 0) socket.unshift(received);
+      this.startFilterChain(socket, hello);
+    };
+    const onData = (data: Buffer) => {
+      received = received.length === 0 ? data : Buffer.concat([received, data]);
+      const hello = inspector.inspect(received);
+      if (hello !== undefined) done(hello);
+    };
+    const onEnd = () => {
+      finish();
+      inspector.closedEarly(false);
+      socket.destroy();
+    };
+    const onError = () => {
+      finish();
+      inspector.closedEarly(true);
+      socket.destroy();
+    };
+    socket.on('data', onData);
+    socket.on('end', onEnd);
+    socket.on('error', onError);
+    if (timeoutMs > 0) {
+      timer = setTimeout(() => {
+        this.preCxTimeout.inc();
+        if (continueOnTimeout) done({ transportProtocol: 'raw_buffer', serverName: '', applicationProtocols: [] });
+        else done(null);
+      }, timeoutMs);
+    }
+  }
+
+  /** Picks the chain and hands the connection over, through TLS when the chain terminates it. */
+  private startFilterChain(socket: net.Socket, hello: InspectedHello | null): void {
+    const facts: ConnectionFacts = {
+      destinationPort: socket.localPort ?? 0,
+      serverName: hello?.serverName ?? '',
+      // Without a listener filter that says otherwise, a connection is raw_buffer, as in Envoy.
+      transportProtocol: hello?.transportProtocol ?? 'raw_buffer',
+      applicationProtocols: hello?.applicationProtocols ?? [],
+    };
+    const chain = this.filter.select(facts);
+    if (chain === null) {
+      this.noFilterChainMatch.inc();
+      socket.destroy();
+      return;
+    }
+    if (chain.tls === null) {
+      chain.filter.onNewConnection(socket);
+      return;
+    }
+    // The TLS socket reads the socket's handle itself: the put-back bytes must stay buffered
+    // (paused) until it takes them over.
+    socket.pause();
+    const tlsSocket = chain.tls.secure(socket, (secured) => chain.filter.onNewConnection(secured));
+    // Closing the plain socket (drain, shutdown) closes the TLS one with it.
+    socket.once('close', () => tlsSocket.destroy());
+  }
 }
 
 export class ListenerManager {
@@ -70,7 +161,7 @@ export class ListenerManager {
    * adopted with `net.createServer().listen({ fd })`), through `filter`, its filter chain as
    * NetworkFilterBuilder built it.
    */
-  addListener(config: ListenerConfig, server: net.Server, filter: NetworkFilterFactory): void {
+  addListener(config: ListenerConfig, server: net.Server, filter: FilterChainManager): void {
     this.listeners.push(new ActiveListener(config, server, filter, this.deps.stats, this.totalConnections));
     this.deps.log('conn_handler').info(`listener '${config.name}' serving`);
   }

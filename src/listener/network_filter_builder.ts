@@ -15,7 +15,12 @@ import type { DrainDecider } from '../server/drain_decider';
 import type { StatsStore } from '../stats/stats';
 import { addressString } from '../upstream/address';
 import type { ClusterManager } from '../upstream/cluster_manager';
+import { DownstreamSslStats, DownstreamTlsSocketFactory } from '../tls/downstream_tls_socket';
+import { sanitizeStatName } from '../stats/stats';
+import { FilterChainManager, type FilterChain } from './filter_chain_manager';
+import { FilterChainSelector } from './filter_chain_selector';
 import type { NetworkFilterFactory } from './network_filter';
+import { TlsInspector, TlsInspectorStats } from './tls_inspector';
 
 export interface NetworkFilterDeps {
   /** The configuration the listeners come from; its localAddress feeds x-forwarded-for. */
@@ -44,30 +49,41 @@ export class NetworkFilterBuilder {
   }
 
   /**
-   * The terminal filter of `bootstrap.listeners[index]`.
+   * The filter chains of `bootstrap.listeners[index]`, their TLS contexts loaded.
+   * @param statsAddress the bound address the listener's stats are named by (listener.<address>.ssl.*)
    * @throws FieldError naming the field under `static_resources.listeners[index]` it cannot build
    */
-  listenerFilter(index: number): NetworkFilterFactory {
+  listenerFilter(index: number, statsAddress = this.deps.bootstrap.listeners[index].address): FilterChainManager {
     const config = this.deps.bootstrap.listeners[index];
-    return atField(`static_resources.listeners[${index}]`, () => this.terminalFilter(config));
+    return atField(`static_resources.listeners[${index}]`, () => this.filterChains(config, addressString(statsAddress)));
   }
 
-  private terminalFilter(config: ListenerConfig): NetworkFilterFactory {
+  private filterChains(config: ListenerConfig, statsAddress: string): FilterChainManager {
     const chains = config.filterChains;
     if (chains.length === 0) throw new FieldError('filter_chains', 'no filter chains specified');
-    // No filter_chain_match is taken (see capabilities.ts): every chain matches everything, so a
-    // second one is Envoy's duplicate matching rules.
-    if (chains.length > 1) {
-      throw new FieldError(
-        'filter_chains[1]',
-        `error adding listener '${addressString(config.address)}': multiple filter chains with the same matching rules are defined`,
-      );
-    }
-    const filters = chains[0].filters;
-    if (filters.length !== 1) {
-      throw new FieldError('filter_chains[0].filters', `the filter chain must hold exactly one (terminal) filter, got ${filters.length}`);
-    }
-    return atField('filter_chains[0].filters[0].typed_config', () => this.filterFactory(config, filters[0]));
+    const selector = new FilterChainSelector(
+      chains.map((chain) => chain.match),
+      addressString(config.address),
+    );
+    const sslStats = new DownstreamSslStats(this.deps.stats.scope(`listener.${sanitizeStatName(statsAddress)}.ssl`));
+    const built = chains.map((chain, i): FilterChain => {
+      const filters = chain.filters;
+      if (filters.length !== 1) {
+        throw new FieldError(`filter_chains[${i}].filters`, `the filter chain must hold exactly one (terminal) filter, got ${filters.length}`);
+      }
+      const transport = chain.transportSocket;
+      const tls =
+        transport === null || transport.kind === 'raw_buffer'
+          ? null
+          : atField(`filter_chains[${i}].transport_socket.typed_config.common_tls_context`, () => new DownstreamTlsSocketFactory(transport.context, sslStats));
+      return { filter: atField(`filter_chains[${i}].filters[0].typed_config`, () => this.filterFactory(config, filters[0])), tls };
+    });
+    const inspector = config.listenerFilters.length === 0 ? null : new TlsInspector(new TlsInspectorStats(this.deps.stats));
+    return new FilterChainManager(built, selector, {
+      tlsInspector: inspector,
+      timeoutMs: config.listenerFiltersTimeoutMs,
+      continueOnTimeout: config.continueOnListenerFiltersTimeout,
+    });
   }
 
   private filterFactory(listener: ListenerConfig, filter: NetworkFilterConfig): NetworkFilterFactory {

@@ -16,6 +16,8 @@ export interface ServerStats {
   readonly memoryAllocated: Gauge;
   readonly memoryHeapSize: Gauge;
   readonly totalConnections: Gauge;
+  /** The fewest days until a loaded certificate expires (Envoy's INT_MAX without any). */
+  readonly daysUntilFirstCertExpiring: Gauge;
   readonly workerRestarts: Counter;
   /** Distinct unknown fields of the bootstrap, accepted with --allow-unknown-static-fields. */
   readonly staticUnknownFields: Counter;
@@ -41,6 +43,7 @@ export function serverStats(store: StatsStore): ServerStats {
     memoryAllocated: server.gauge('memory_allocated'),
     memoryHeapSize: server.gauge('memory_heap_size'),
     totalConnections: server.gauge('total_connections'),
+    daysUntilFirstCertExpiring: server.gauge('days_until_first_cert_expiring', 'never_import'),
     workerRestarts: server.counter('worker_restarts'),
     staticUnknownFields: server.counter('static_unknown_fields'),
     dynamicUnknownFields: server.counter('dynamic_unknown_fields'),

@@ -6,7 +6,10 @@ import * as os from 'node:os';
 import type { Bootstrap } from '../config/model';
 import { clustersHandler } from '../admin/clusters_handler';
 import { outlierDetectorOf } from '../upstream/outlier/detector';
-import { certsHandler } from '../admin/certs_handler';
+import { certsHandler, daysUntilFirstCertExpires } from '../admin/certs_handler';
+import { CertificateWatcher } from '../tls/certificate_watcher';
+import { configuredTlsContexts } from '../tls/configured_contexts';
+import type { TlsContext } from '../tls/tls_context';
 import { configDumpHandler } from '../admin/config_dump_handler';
 import { DrainListenersRequest, drainListenersHandler } from '../admin/drain_listeners_handler';
 import { initDumpHandler } from '../admin/init_dump_handler';
@@ -134,6 +137,9 @@ export class Supervisor implements ServerInfoSource {
   private shutdownPromise: Promise<void> | null = null;
   /** --enable-mutex-tracing: this process's waits, and the workers' as they report them. */
   private readonly tracer: MutexTracer | null;
+  /** Every TLS context of the bootstrap, reloaded here as in the workers, for /certs. */
+  private tlsContexts: TlsContext[] = [];
+  private certificateWatcher: CertificateWatcher | null = null;
 
   constructor(private readonly deps: SupervisorDeps) {
     this.restartEpoch = deps.options.restartEpoch;
@@ -213,6 +219,13 @@ export class Supervisor implements ServerInfoSource {
     this.stats.concurrency.set(options.concurrency);
     this.stats.hotRestartEpoch.set(epoch);
     this.stats.version.set(versionGaugeValue(this.deps.build));
+    this.tlsContexts = configuredTlsContexts(bootstrap);
+    this.certificateWatcher = new CertificateWatcher(this.tlsContexts, {
+      clock: this.deps.clock,
+      log: this.deps.log('config'),
+      onReload: () => this.updateCertificateExpiry(),
+    });
+    this.updateCertificateExpiry();
     this.setState('INITIALIZING');
     const store = this.store;
     // Loaded before admin and workers, which both read it; every change goes to the workers.
@@ -378,6 +391,7 @@ export class Supervisor implements ServerInfoSource {
     this.log.info(`shutting down: ${reason}`);
     this.flusher?.stop();
     this.runtime?.close();
+    this.certificateWatcher?.close();
     if (this.parentShutdownTimer) clearTimeout(this.parentShutdownTimer);
     // A parent still draining goes with us (Envoy sends Terminate when the child shuts down);
     // an epoch that failed to start leaves its parent serving.
@@ -456,6 +470,11 @@ export class Supervisor implements ServerInfoSource {
     };
   }
 
+  /** Days count down with the wall clock: refreshed with the other server stats, and after reloads. */
+  private updateCertificateExpiry(): void {
+    this.stats?.daysUntilFirstCertExpiring.set(daysUntilFirstCertExpires(this.tlsContexts, Date.now()));
+  }
+
   private updateServerStats(): void {
     const s = this.stats!;
     const region = this.handle!.region;
@@ -469,6 +488,7 @@ export class Supervisor implements ServerInfoSource {
     }
     this.circuitBreakers?.update();
     s.uptime.set(this.uptimeAllEpochs());
+    this.updateCertificateExpiry();
     const mem = process.memoryUsage();
     s.memoryAllocated.set(mem.heapUsed);
     s.memoryHeapSize.set(mem.heapTotal);
@@ -531,7 +551,7 @@ export class Supervisor implements ServerInfoSource {
       loggingHandler({ levels: () => this.deps.logs.componentLevels(), change: (change) => this.changeLogLevel(change) }),
       cpuProfilerHandler(new ServerCpuProfiler({ profilePath, workers: () => this.workers, replyTimeoutMs: PROFILER_REPLY_TIMEOUT_MS })),
       // The configuration check refuses TLS: no certificate is ever loaded.
-      certsHandler(() => []),
+      certsHandler(() => this.tlsContexts),
       memoryHandler(async () => [process.memoryUsage(), ...((await this.workers?.memoryUsage(MEMORY_REPLY_TIMEOUT_MS)) ?? [])]),
       drainListenersHandler((r) => this.drainListeners(r)),
       reopenLogsHandler(this.deps.reopenAllLogs),

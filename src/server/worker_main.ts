@@ -15,6 +15,8 @@ import { ClusterManager } from '../upstream/cluster_manager';
 import { declareClusterStatNames } from '../upstream/cluster_stats';
 import { LiveRuntime } from '../runtime/live_runtime';
 import { applyLevelChange } from '../log/level_change';
+import { CertificateWatcher } from '../tls/certificate_watcher';
+import type { TlsContext } from '../tls/tls_context';
 import { ContentionReporter } from './contention_reporter';
 import { cpuProfilePath, CpuProfiler } from './cpu_profiler';
 import { FIRST_LISTENER_FD, isMessage, SupervisorMessage, WorkerInit, WorkerMessage, WORKER_PROTOCOL_VERSION } from './worker_protocol';
@@ -96,6 +98,7 @@ async function run(init: WorkerInit, control: WorkerControl): Promise<(m: Superv
   init.bootstrap.clusters.forEach((config, i) => {
     if (i % init.workerCount === init.workerIndex) declareClusterStatNames(store, config);
   });
+  const clock = new SystemClock();
   // While health checks fail, every HTTP response closes its connection (Envoy's drain manager).
   const drain = new DrainManager({ ...init.drain, healthCheckFailed: () => control.healthCheckFailed });
   const filters = new NetworkFilterBuilder({
@@ -106,14 +109,20 @@ async function run(init: WorkerInit, control: WorkerControl): Promise<(m: Superv
     drain,
     runtime: control.runtime,
     healthCheckFailed: () => control.healthCheckFailed,
-    clock: new SystemClock(),
+    clock,
   });
   const listeners = new ListenerManager({ stats: store, log: logFactory });
+  const tlsContexts: TlsContext[] = [];
   for (const [i, name] of init.listeners.entries()) {
     const index = init.bootstrap.listeners.findIndex((l) => l.name === name);
-    const filter = filters.listenerFilter(index);
-    listeners.addListener(init.bootstrap.listeners[index], await adopt(FIRST_LISTENER_FD + i), filter);
+    const server = await adopt(FIRST_LISTENER_FD + i);
+    const bound = server.address() as net.AddressInfo;
+    const filter = filters.listenerFilter(index, { address: bound.address, port: bound.port });
+    tlsContexts.push(...filter.tlsContexts);
+    listeners.addListener(init.bootstrap.listeners[index], server, filter);
   }
+  // Each worker reloads its own listeners' certificates when their files change.
+  const certificates = new CertificateWatcher(tlsContexts, { clock, log: logs.component('config') });
 
   const stoppedCounter = store.counter('listener_manager.listener_stopped');
   let stopping = false;
@@ -122,6 +131,7 @@ async function run(init: WorkerInit, control: WorkerControl): Promise<(m: Superv
     stopping = true;
     log.info(`worker ${init.workerIndex} stopping: ${why}`);
     listeners.stopListeners();
+    certificates.close();
     void listeners
       .close()
       .then(() => {

@@ -7,6 +7,7 @@ import type {
   ClusterConfig,
   EndpointHealthStatus,
   HttpConnectionManagerConfig,
+  FilterChainMatch,
   ListenerConfig,
   Route,
   RouteAction,
@@ -156,13 +157,19 @@ export function tcpProxy(cluster: string, overrides: Partial<TcpProxyConfig> = {
   };
 }
 
+/** A filter_chain_match that matches every connection. */
+export const anyMatch: FilterChainMatch = { destinationPort: null, serverNames: [], transportProtocol: '', applicationProtocols: [] };
+
 export function listener(name: string, filter: HttpConnectionManagerConfig | TcpProxyConfig, overrides: Partial<ListenerConfig> = {}): ListenerConfig {
   return {
     name,
     address: { address: '127.0.0.1', port: 0 },
     perConnectionBufferLimitBytes: 1024 * 1024,
     trafficDirection: 'UNSPECIFIED',
-    filterChains: [{ filters: [filter], transportSocket: null }],
+    listenerFilters: [],
+    listenerFiltersTimeoutMs: 15_000,
+    continueOnListenerFiltersTimeout: false,
+    filterChains: [{ match: anyMatch, filters: [filter], transportSocket: null }],
     ...overrides,
   };
 }

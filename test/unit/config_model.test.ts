@@ -35,8 +35,12 @@ test('listeners, with defaults filled in and names in our spelling', () => {
     address: { address: '0.0.0.0', port: 10000 },
     perConnectionBufferLimitBytes: 1048576,
     trafficDirection: 'UNSPECIFIED',
+    listenerFilters: [],
+    listenerFiltersTimeoutMs: 15000,
+    continueOnListenerFiltersTimeout: false,
     filterChains: [
       {
+        match: { destinationPort: null, serverNames: [], transportProtocol: '', applicationProtocols: [] },
         filters: [
           { kind: 'tcp_proxy', name: 'proxy.filters.network.tcp_proxy', statPrefix: 'tcp_in', cluster: 'backend', idleTimeoutMs: 30000 },
         ],

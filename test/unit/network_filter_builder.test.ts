@@ -12,7 +12,7 @@ import { constructDataPlane } from '../../src/server/data_plane_construction';
 import { neverDrain } from '../../src/server/drain_decider';
 import { NamingStatsStore } from '../../src/stats/naming_store';
 import { ClusterManager } from '../../src/upstream/cluster_manager';
-import { directRoute, httpConnectionManager, listener, silentLogger, staticCluster, tcpProxy, virtualHost } from '../helpers/data_plane';
+import { anyMatch, directRoute, httpConnectionManager, listener, silentLogger, staticCluster, tcpProxy, virtualHost } from '../helpers/data_plane';
 
 function bootstrapOf(listeners: ListenerConfig[]): Bootstrap {
   return {
@@ -49,12 +49,12 @@ const hcm = httpConnectionManager(routes);
 test('filter chains a worker cannot run are refused at their field', () => {
   const cases: [ListenerConfig, string, string][] = [
     [
-      listener('two_chains', hcm, { filterChains: [{ filters: [hcm], transportSocket: null }, { filters: [tcpProxy('backend')], transportSocket: null }] }),
+      listener('two_chains', hcm, { filterChains: [{ filters: [hcm], transportSocket: null, match: anyMatch }, { filters: [tcpProxy('backend')], transportSocket: null, match: anyMatch }] }),
       'filter_chains[1]',
       "error adding listener '127.0.0.1:0': multiple filter chains with the same matching rules are defined",
     ],
     [listener('no_chain', hcm, { filterChains: [] }), 'filter_chains', 'no filter chains specified'],
-    [listener('two_filters', hcm, { filterChains: [{ filters: [hcm, hcm], transportSocket: null }] }), 'filter_chains[0].filters', 'the filter chain must hold exactly one (terminal) filter, got 2'],
+    [listener('two_filters', hcm, { filterChains: [{ filters: [hcm, hcm], transportSocket: null, match: anyMatch }] }), 'filter_chains[0].filters', 'the filter chain must hold exactly one (terminal) filter, got 2'],
     [
       listener('lua', httpConnectionManager(routes, { httpFilters: [{ name: 'proxy.filters.http.lua' }, { name: 'proxy.filters.http.router' }] })),
       'filter_chains[0].filters[0].typed_config.http_filters[0].name',
@@ -86,7 +86,7 @@ test('filter chains a worker cannot run are refused at their field', () => {
 test('constructDataPlane reports the first listener or cluster a worker could not build as a ConfigError of the file', () => {
   const good = bootstrapOf([listener('http', hcm), listener('tcp', tcpProxy('backend'))]);
   constructDataPlane(good, 'good.yaml', () => silentLogger);
-  const twoChains = bootstrapOf([listener('http', hcm, { filterChains: [{ filters: [hcm], transportSocket: null }, { filters: [hcm], transportSocket: null }] })]);
+  const twoChains = bootstrapOf([listener('http', hcm, { filterChains: [{ filters: [hcm], transportSocket: null, match: anyMatch }, { filters: [hcm], transportSocket: null, match: anyMatch }] })]);
   assert.throws(
     () => constructDataPlane(twoChains, 'bad.yaml', () => silentLogger),
     (e: unknown) =>

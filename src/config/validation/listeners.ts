@@ -4,7 +4,7 @@ import { FieldError, FieldErrorCollector } from '../errors';
 import { filterChains } from '../extension_sites';
 import { childPath, indexPath } from '../field_path';
 import { JsonObject, messageField, messageList, stringField } from '../json';
-import { CONFIG_TYPES, HTTP_CONNECTION_MANAGER, TCP_PROXY } from '../names';
+import { CONFIG_TYPES, HTTP_CONNECTION_MANAGER, RAW_BUFFER_TRANSPORT_SOCKET, TCP_PROXY, TLS_INSPECTOR, TLS_TRANSPORT_SOCKET } from '../names';
 import { terminalFilterNotLast, typedConfig, unknownExtension } from './extensions';
 import { validateHttpConnectionManager } from './http_connection_manager';
 import { validateSocketAddress } from './socket_address';
@@ -33,15 +33,30 @@ function validateListener(listener: JsonObject, i: number, names: Set<string>, c
   if (name !== '' && names.has(name)) throw new FieldError(childPath(path, 'name'), `duplicate listener name '${name}'`);
   names.add(name);
   validateSocketAddress(messageField(listener, 'address'), childPath(path, 'address'), 'ip');
-  // No listener filter is implemented, so any is an unknown one.
-  const listenerFilter = messageList(listener, 'listener_filters')[0];
-  if (listenerFilter !== undefined) {
-    const filterPath = indexPath(childPath(path, 'listener_filters'), 0);
-    throw new FieldError(childPath(filterPath, 'name'), unknownExtension(stringField(listenerFilter, 'name')));
-  }
+  // The TLS inspector is the one listener filter implemented.
+  messageList(listener, 'listener_filters').forEach((filter, k) => {
+    const filterPath = indexPath(childPath(path, 'listener_filters'), k);
+    const name = stringField(filter, 'name');
+    if (name !== TLS_INSPECTOR) throw new FieldError(childPath(filterPath, 'name'), unknownExtension(name));
+    typedConfig(filter, filterPath, CONFIG_TYPES.tlsInspector);
+  });
   const chains = filterChains(listener, path);
   if (chains.length === 0) throw new FieldError(childPath(path, 'filter_chains'), 'no filter chains specified');
-  for (const [chain, chainPath] of chains) validateNetworkFilters(chain, chainPath, clusters);
+  for (const [chain, chainPath] of chains) {
+    validateNetworkFilters(chain, chainPath, clusters);
+    validateTransportSocket(chain, chainPath);
+  }
+}
+
+/** Plaintext or TLS; what a DownstreamTlsContext holds is checked when its context is built. */
+function validateTransportSocket(chain: JsonObject, chainPath: string): void {
+  const socket = messageField(chain, 'transport_socket');
+  if (socket === undefined) return;
+  const socketPath = childPath(chainPath, 'transport_socket');
+  const name = stringField(socket, 'name');
+  if (name === TLS_TRANSPORT_SOCKET) typedConfig(socket, socketPath, CONFIG_TYPES.downstreamTlsContext);
+  else if (name === RAW_BUFFER_TRANSPORT_SOCKET) typedConfig(socket, socketPath, CONFIG_TYPES.rawBuffer);
+  else throw new FieldError(childPath(socketPath, 'name'), unknownExtension(name));
 }
 
 function validateNetworkFilters(chain: JsonObject, chainPath: string, clusters: ReadonlySet<string>): void {

@@ -1,0 +1,31 @@
+// How a listener picks a filter chain for a connection, in the model: each chain's
+// filter_chain_match and the listener filters that find what it matches on (the TLS inspector
+// reads SNI and ALPN). Pure: decoded v3 JSON in.
+
+import { JsonObject, messageList, numberField, stringField, stringList } from './json';
+import type { FilterChainMatch, ListenerFilterConfig } from './model';
+import { TLS_INSPECTOR } from './names';
+
+/** An absent filter_chain_match matches every connection. */
+export function filterChainMatch(config: JsonObject | undefined): FilterChainMatch {
+  const match = config ?? {};
+  return {
+    // A UInt32Value: unset matches any port.
+    destinationPort: match['destination_port'] === undefined ? null : numberField(match, 'destination_port'),
+    // DNS names compare case-insensitively; SNI arrives lower-cased by the inspector.
+    serverNames: stringList(match, 'server_names').map((name) => name.toLowerCase()),
+    transportProtocol: stringField(match, 'transport_protocol'),
+    applicationProtocols: stringList(match, 'application_protocols'),
+  };
+}
+
+/**
+ * The listener's filters. Validation admitted only the TLS inspector. A listener without any
+ * whose chains match on SNI, ALPN or transport protocol 'tls' gets one, as in Envoy 1.16.
+ */
+export function listenerFilters(listener: JsonObject, matches: readonly FilterChainMatch[]): ListenerFilterConfig[] {
+  const configured = messageList(listener, 'listener_filters');
+  if (configured.length > 0) return configured.map((filter) => ({ kind: 'tls_inspector', name: stringField(filter, 'name'), injected: false }));
+  const needsInspector = matches.some((m) => m.serverNames.length > 0 || m.applicationProtocols.length > 0 || m.transportProtocol === 'tls');
+  return needsInspector ? [{ kind: 'tls_inspector', name: TLS_INSPECTOR, injected: true }] : [];
+}

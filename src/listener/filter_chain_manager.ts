@@ -1,0 +1,47 @@
+// A listener's filter chains as a worker runs them (Envoy's FilterChainManager): each chain's
+// transport socket and terminal network filter, the selector that picks one per connection,
+// and the listener filters that find what the selector compares.
+
+import type { TlsContext } from '../tls/tls_context';
+import type { DownstreamTlsSocketFactory } from '../tls/downstream_tls_socket';
+import type { ConnectionFacts, FilterChainSelector } from './filter_chain_selector';
+import type { NetworkFilterFactory } from './network_filter';
+import type { TlsInspector } from './tls_inspector';
+
+export interface FilterChain {
+  readonly filter: NetworkFilterFactory;
+  /** null: plaintext. */
+  readonly tls: DownstreamTlsSocketFactory | null;
+}
+
+export interface ListenerFilters {
+  /** null: the listener has no listener filter, and every connection is raw_buffer without SNI. */
+  readonly tlsInspector: TlsInspector | null;
+  /** listener_filters_timeout; 0 disables. */
+  readonly timeoutMs: number;
+  readonly continueOnTimeout: boolean;
+}
+
+export class FilterChainManager {
+  constructor(
+    private readonly chains: readonly FilterChain[],
+    private readonly selector: FilterChainSelector,
+    readonly listenerFilters: ListenerFilters,
+  ) {}
+
+  /** The chain for a connection, or null (Envoy counts no_filter_chain_match and closes it). */
+  select(facts: ConnectionFacts): FilterChain | null {
+    const index = this.selector.select(facts);
+    return index === null ? null : this.chains[index];
+  }
+
+  /** The drain time is over: each chain's filter closes its connections that carry nothing. */
+  closeIdleConnections(): void {
+    for (const chain of this.chains) chain.filter.closeIdleConnections();
+  }
+
+  /** The TLS contexts of the chains, to reload when their files change. */
+  get tlsContexts(): TlsContext[] {
+    return this.chains.flatMap((chain) => (chain.tls === null ? [] : [chain.tls.context]));
+  }
+}

@@ -1,0 +1,85 @@
+// Reloads TLS contexts when the files they read change, without a restart: new connections get
+// the new material, established ones keep theirs. Directories are watched, not files, because a
+// certificate replaced by an atomic rename is a new inode that a watch on the old file would
+// never see; a burst of events (write, then rename) is reloaded once, after a short pause.
+
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { Clock, TimeoutHandle } from '../common/clock';
+import type { Logger } from '../log/logger_api';
+import type { TlsContext } from './tls_context';
+
+/** How long the files must be quiet before a reload: long enough for write-then-rename. */
+const DEBOUNCE_MS = 100;
+
+export interface CertificateWatcherDeps {
+  readonly clock: Clock;
+  readonly log: Logger;
+  /** After each reload that took (the supervisor refreshes its expiry gauge). */
+  readonly onReload?: () => void;
+}
+
+export class CertificateWatcher {
+  private readonly watchers: fs.FSWatcher[] = [];
+  /** Contexts waiting for their debounce to end, with its timer. */
+  private readonly pending = new Map<TlsContext, TimeoutHandle>();
+
+  constructor(
+    contexts: readonly TlsContext[],
+    private readonly deps: CertificateWatcherDeps,
+  ) {
+    // directory -> file name -> the contexts that read it
+    const byDirectory = new Map<string, Map<string, TlsContext[]>>();
+    for (const context of contexts) {
+      for (const file of context.files) {
+        const absolute = path.resolve(file);
+        const names = byDirectory.get(path.dirname(absolute)) ?? new Map<string, TlsContext[]>();
+        byDirectory.set(path.dirname(absolute), names);
+        const readers = names.get(path.basename(absolute)) ?? [];
+        if (!readers.includes(context)) readers.push(context);
+        names.set(path.basename(absolute), readers);
+      }
+    }
+    for (const [directory, names] of byDirectory) {
+      try {
+        const watcher = fs.watch(directory, { persistent: false }, (_event, name) => {
+          const readers = name === null ? undefined : names.get(name.toString());
+          if (readers !== undefined) for (const context of readers) this.schedule(context);
+        });
+        watcher.on('error', (e) => deps.log.warn(`stopped watching ${directory} for certificate changes: ${e.message}`));
+        this.watchers.push(watcher);
+      } catch (e) {
+        deps.log.warn(`cannot watch ${directory} for certificate changes: ${(e as Error).message}`);
+      }
+    }
+  }
+
+  close(): void {
+    for (const watcher of this.watchers) watcher.close();
+    for (const timer of this.pending.values()) this.deps.clock.clearTimeout(timer);
+    this.pending.clear();
+  }
+
+  private schedule(context: TlsContext): void {
+    const earlier = this.pending.get(context);
+    if (earlier !== undefined) this.deps.clock.clearTimeout(earlier);
+    this.pending.set(
+      context,
+      this.deps.clock.setTimeout(() => {
+        this.pending.delete(context);
+        this.reload(context);
+      }, DEBOUNCE_MS),
+    );
+  }
+
+  private reload(context: TlsContext): void {
+    const error = context.reload();
+    const files = context.files.join(', ');
+    if (error !== null) {
+      this.deps.log.warn(`TLS context of ${files} not reloaded, keeping the previous certificates: ${error.message}`);
+      return;
+    }
+    this.deps.log.info(`TLS context reloaded from ${files}`);
+    this.deps.onReload?.();
+  }
+}
