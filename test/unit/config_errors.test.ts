@@ -99,8 +99,8 @@ const CASES: Case[] = [
   },
   {
     name: 'listener filter',
-    change: (b) => (b.static_resources.listeners[0].listener_filters = [{ name: 'envoy.listener.tls_inspector' }]),
-    error: `static_resources.listeners[0].listener_filters[0].name: Didn't find a registered implementation for name: 'proxy.filters.listener.tls_inspector'`,
+    change: (b) => (b.static_resources.listeners[0].listener_filters = [{ name: 'envoy.listener.tls_inspector' }, { name: 'envoy.filters.listener.original_dst' }]),
+    error: `static_resources.listeners[0].listener_filters[1].name: Didn't find a registered implementation for name: 'proxy.filters.listener.original_dst'`,
   },
 
   // TCP proxy.
