@@ -56,13 +56,14 @@ const STRING_MATCHER: Shape = {
 
 const PAYLOAD: Shape = { fields: { text: leaf, binary: leaf } };
 
-// core.v3.DataSource as Envoy 1.16 has it (environment_variable is newer).
+// core.v3.DataSource as Envoy 1.16 has it (environment_variable is newer). Read when its
+// context is built; a file is watched and reloaded when it changes.
 const DATA_SOURCE: Shape = { fields: { filename: leaf, inline_bytes: leaf, inline_string: leaf } };
 
-// The CommonTlsContext of an upstream context (src/tls). Refused: SDS secrets, private key
-// providers, OCSP staples and SCTs (server side), combined and SDS validation contexts, the
-// deprecated verify_subject_alt_name and trust_chain_verification ACCEPT_UNTRUSTED.
-const UPSTREAM_COMMON_TLS_CONTEXT: Shape = {
+// The CommonTlsContext of both sides, as src/tls loads it. Refused: SDS secrets, certificate
+// and private key providers, OCSP staples and SCTs, combined and SDS validation contexts, the
+// deprecated verify_subject_alt_name and trust_chain_verification.
+const COMMON_TLS_CONTEXT: Shape = {
   fields: {
     tls_params: { fields: { tls_minimum_protocol_version: leaf, tls_maximum_protocol_version: leaf, cipher_suites: leaf, ecdh_curves: leaf } },
     tls_certificates: list({ fields: { certificate_chain: DATA_SOURCE, private_key: DATA_SOURCE, password: DATA_SOURCE } }),
@@ -83,7 +84,7 @@ const UPSTREAM_COMMON_TLS_CONTEXT: Shape = {
 // `proxy.transport_sockets.tls` on a cluster (src/tls/tls_connector.ts). allow_renegotiation
 // sets OpenSSL's SSL_OP_NO_RENEGOTIATION when false (Envoy's default) and clears it when true.
 const UPSTREAM_TLS_CONTEXT: Shape = {
-  fields: { common_tls_context: UPSTREAM_COMMON_TLS_CONTEXT, sni: leaf, allow_renegotiation: leaf, max_session_keys: leaf },
+  fields: { common_tls_context: COMMON_TLS_CONTEXT, sni: leaf, allow_renegotiation: leaf, max_session_keys: leaf },
 };
 
 // typed_config is checked by its @type (TYPED_CONFIGS): UpstreamTlsContext or RawBuffer.
@@ -356,29 +357,6 @@ const HEALTH_CHECK: Shape = {
   fields: { pass_through_mode: leaf, cache_time: leaf, cluster_min_healthy_percentages: leaf, headers: list(HEADER_MATCHER) },
 };
 
-// A DataSource is read when its context is built, and a file one is watched for changes.
-const DATA_SOURCE: Shape = { fields: { filename: leaf, inline_bytes: leaf, inline_string: leaf } };
-
-// What src/tls loads. Refused: SDS, certificate providers, private key providers, OCSP stapling,
-// trust_chain_verification and the deprecated verify_subject_alt_name.
-const COMMON_TLS_CONTEXT: Shape = {
-  fields: {
-    tls_params: { fields: { tls_minimum_protocol_version: leaf, tls_maximum_protocol_version: leaf, cipher_suites: leaf, ecdh_curves: leaf } },
-    tls_certificates: list({ fields: { certificate_chain: DATA_SOURCE, private_key: DATA_SOURCE, password: DATA_SOURCE } }),
-    validation_context: {
-      fields: {
-        trusted_ca: DATA_SOURCE,
-        match_subject_alt_names: list(STRING_MATCHER),
-        verify_certificate_spki: leaf,
-        verify_certificate_hash: leaf,
-        crl: DATA_SOURCE,
-        allow_expired_certificate: leaf,
-      },
-    },
-    alpn_protocols: leaf,
-  },
-};
-
 // Session tickets, session timeouts and OCSP stapling are refused: the listener does not set them.
 const DOWNSTREAM_TLS_CONTEXT: Shape = {
   fields: { common_tls_context: COMMON_TLS_CONTEXT, require_client_certificate: leaf, require_sni: leaf },
@@ -394,7 +372,6 @@ const TYPED_CONFIGS: Readonly<Record<string, Shape>> = {
   'type.googleapis.com/envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy': TCP_PROXY,
   'type.googleapis.com/envoy.config.core.v3.ProxyProtocolConfig': { fields: { version: leaf } },
   'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext': UPSTREAM_TLS_CONTEXT,
-  'type.googleapis.com/envoy.extensions.transport_sockets.raw_buffer.v3.RawBuffer': { fields: {} },
 };
 
 const LISTENER: Shape = {
