@@ -2,7 +2,8 @@
 // it), each with its certificate, terminating TLS in front of a plain HTTP upstream; a client
 // certificate required on one; GET /certs and server.days_until_first_cert_expiring; and a
 // certificate replaced by atomic rename, picked up by new connections while established ones
-// carry on. Certificates are made by openssl for each run.
+// carry on. A TLS cluster's client certificate and CA are listed by /certs too. Certificates
+// are made by openssl for each run.
 
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
@@ -72,6 +73,7 @@ describe('downstream TLS', TIMEOUT, () => {
   let certA: CertificateFiles;
   let certB: CertificateFiles;
   let client: CertificateFiles;
+  let clusterClient: CertificateFiles;
 
   before(async () => {
     dir = makeTempDir();
@@ -79,6 +81,8 @@ describe('downstream TLS', TIMEOUT, () => {
     certA = makeLeaf(dir, ca, 'a', 'DNS:a.example', 30);
     certB = makeLeaf(dir, ca, 'b', 'DNS:*.b.example,URI:spiffe://b.example/server', 60);
     client = makeLeaf(dir, ca, 'client', 'URI:spiffe://b.example/client', 10);
+    // Outlives certificate a, so that the expiry gauge still follows a.
+    clusterClient = makeLeaf(dir, ca, 'cluster_client', 'URI:spiffe://proxy/client', 40);
     upstream = await startUpstream('web', (_req, res) => res.end('from upstream'));
     const chainB = tlsChain(['*.b.example'], certB, {
       require_client_certificate: true,
@@ -98,7 +102,22 @@ describe('downstream TLS', TIMEOUT, () => {
               filter_chains: [tlsChain(['a.example'], certA), chainB],
             },
           ],
-          clusters: [localCluster('web', upstream.port)],
+          clusters: [
+            localCluster('web', upstream.port),
+            {
+              ...localCluster('secure', upstream.port),
+              transport_socket: {
+                name: 'envoy.transport_sockets.tls',
+                typed_config: {
+                  '@type': 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext',
+                  common_tls_context: {
+                    tls_certificates: [{ certificate_chain: { filename: clusterClient.cert }, private_key: { filename: clusterClient.key } }],
+                    validation_context: { trusted_ca: { filename: ca.cert } },
+                  },
+                },
+              },
+            },
+          ],
         },
       },
       ['--concurrency', '2'],
@@ -136,8 +155,12 @@ describe('downstream TLS', TIMEOUT, () => {
 
   test('GET /certs lists every loaded certificate with its days until expiration, and the gauge has the fewest', async () => {
     const certs = JSON.parse((await proxy.admin('/certs')).body) as { certificates: { ca_cert: Record<string, unknown>[]; cert_chain: Record<string, unknown>[] }[] };
-    assert.equal(certs.certificates.length, 2);
-    const [a, b] = certs.certificates;
+    // Clusters' contexts first, then listeners', as Envoy's context manager lists them.
+    assert.equal(certs.certificates.length, 3);
+    const [cluster, a, b] = certs.certificates;
+    assert.equal(cluster.ca_cert[0].path, ca.cert);
+    assert.equal(cluster.cert_chain[0].path, clusterClient.cert);
+    assert.equal(cluster.cert_chain[0].days_until_expiration, '39');
     assert.deepEqual(a.ca_cert, []);
     assert.equal(a.cert_chain.length, 1);
     const leafA = new X509Certificate(fs.readFileSync(certA.cert));
@@ -175,7 +198,7 @@ describe('downstream TLS', TIMEOUT, () => {
       assert.deepEqual([still.reusedSocket, still.status, still.body], [true, 200, 'from upstream']);
       await waitFor('/certs with the new serial', async () => {
         const certs = JSON.parse((await proxy.admin('/certs')).body) as { certificates: { cert_chain: { serial_number: string; days_until_expiration: string }[] }[] };
-        const chain = certs.certificates[0].cert_chain[0];
+        const chain = certs.certificates[1].cert_chain[0];
         return chain.serial_number === newSerial && chain.days_until_expiration === '19' ? true : undefined;
       }, 15_000);
       await waitFor('the gauge after the reload', async () => ((await proxy.stat('server.days_until_first_cert_expiring')) === 19 ? true : undefined), 15_000);
