@@ -1,6 +1,6 @@
 // One TCP connection to an upstream host, with Envoy's connection accounting: the cluster's
-// upstream_cx_* and the host's cx_* statistics, and the cluster's connect_timeout. The HTTP/1
-// pool and tcp_proxy both build on it.
+// upstream_cx_* and the host's cx_* statistics, and the cluster's connect_timeout. The HTTP/1 and
+// HTTP/2 pools and tcp_proxy build on it.
 
 import * as net from 'node:net';
 import type { TcpKeepalive } from '../config/model';
@@ -44,6 +44,8 @@ export interface UpstreamConnectionOptions {
   /** Keep writing after the upstream half-closes (tcp_proxy); HTTP/1 closes instead. */
   readonly allowHalfOpen: boolean;
   readonly http1: boolean;
+  /** node:http2 reads the socket itself: no `onread` fast path, and onData is never called. */
+  readonly http2?: boolean;
 }
 
 export class UpstreamConnection {
@@ -76,6 +78,7 @@ export class UpstreamConnection {
     stats.counters.upstream_cx_total.inc();
     stats.gauges.upstream_cx_active.inc();
     if (options.http1) stats.counters.upstream_cx_http1_total.inc();
+    if (options.http2 === true) stats.counters.upstream_cx_http2_total.inc();
     hostStats.cx_total.inc();
     hostStats.cx_active.inc();
 
@@ -87,7 +90,7 @@ export class UpstreamConnection {
       allowHalfOpen: options.allowHalfOpen,
       localAddress: cluster.sourceAddress,
       localPort: cluster.sourcePort,
-      onread: { buffer: target.readBuffer, callback: this.onSocketRead },
+      onread: options.http2 === true ? undefined : { buffer: target.readBuffer, callback: this.onSocketRead },
     });
     this.writer = new WatermarkWriter(
       this.socket,

@@ -5,7 +5,9 @@
 
 import { FieldError } from '../config/errors';
 import type { ClusterConfig, Locality, OutlierDetection, RoutingPriority } from '../config/model';
+import type { ConnectionPool, HttpProtocol } from '../http/codec';
 import { Http1ConnectionPool } from '../pool/http1_pool';
+import { Http2ConnectionPool } from '../pool/http2_pool';
 import { type ConnectionTarget, UpstreamConnection, type UpstreamConnectionCallbacks } from '../pool/upstream_connection';
 import type { Logger } from '../log/logger_api';
 import type { HostSlot, HostStats, StatReader, StatsStore } from '../stats/stats';
@@ -32,10 +34,21 @@ export class MembershipVersionError extends Error {
   }
 }
 
-/** A pool per routing priority, as Envoy keeps them: each counts against its own circuit breakers. */
+/**
+ * A pool per routing priority and protocol, as Envoy keeps them: each priority counts against its
+ * own circuit breakers; HTTP/2 pools exist beside HTTP/1 ones with protocol_selection USE_DOWNSTREAM_PROTOCOL.
+ */
 interface PriorityPools {
-  DEFAULT: Http1ConnectionPool | null;
-  HIGH: Http1ConnectionPool | null;
+  DEFAULT: ConnectionPool | null;
+  HIGH: ConnectionPool | null;
+  DEFAULT_HTTP2: ConnectionPool | null;
+  HIGH_HTTP2: ConnectionPool | null;
+}
+
+const POOL_KEYS = ['DEFAULT', 'HIGH', 'DEFAULT_HTTP2', 'HIGH_HTTP2'] as const;
+
+function emptyPools(): PriorityPools {
+  return { DEFAULT: null, HIGH: null, DEFAULT_HTTP2: null, HIGH_HTTP2: null };
 }
 
 /** The per-host state a worker keeps beside the Host description. */
@@ -129,29 +142,32 @@ export class Cluster {
   }
 
   /**
-   * The pool for requests of `downstream` to `host` at `priority`; null when max_connection_pools
-   * allows no new one and no idle pool of the host can be freed for it (upstream_cx_pool_overflow).
+   * The pool for requests of `downstream` to `host` at `priority`, speaking what protocol_selection
+   * picks for a downstream of `protocol`; null when max_connection_pools allows no new one and no
+   * idle pool of the host can be freed for it (upstream_cx_pool_overflow).
    */
-  httpPool(host: Host, downstream: DownstreamAddresses, priority: RoutingPriority): Http1ConnectionPool | null {
+  httpPool(host: Host, downstream: DownstreamAddresses, priority: RoutingPriority, protocol: HttpProtocol): ConnectionPool | null {
     const resources = this.resourcesOf(host);
     let pools = resources.pools;
     if (this.info.downstreamSpecificConnections) {
       const byDownstream = (resources.downstreamPools ??= new Map());
       let own = byDownstream.get(downstream);
       if (own === undefined) {
-        own = { DEFAULT: null, HIGH: null };
+        own = emptyPools();
         byDownstream.set(downstream, own);
       }
       pools = own;
     }
-    const existing = pools[priority];
+    const http2 = this.info.upstreamProtocol(protocol) === 'http2';
+    const key = http2 ? (priority === 'HIGH' ? 'HIGH_HTTP2' : 'DEFAULT_HTTP2') : priority;
+    const existing = pools[key];
     if (existing !== null) return existing;
     const manager = this.info.resourceManager(priority);
-    if (!manager.connectionPools.tryAcquire() && !(freeIdlePool(resources, priority) && manager.connectionPools.tryAcquire())) {
+    if (!manager.connectionPools.tryAcquire() && !(freeIdlePool(resources, key) && manager.connectionPools.tryAcquire())) {
       this.info.stats.counters.upstream_cx_pool_overflow.inc();
       return null;
     }
-    return (pools[priority] = new Http1ConnectionPool(resources.target, manager));
+    return (pools[key] = http2 ? new Http2ConnectionPool(resources.target, manager) : new Http1ConnectionPool(resources.target, manager));
   }
 
   /** `downstream` closed: the pools kept for it alone drain (see httpPool). */
@@ -159,8 +175,7 @@ export class Cluster {
     for (const resources of this.resources.values()) {
       const pools = resources.downstreamPools?.get(downstream);
       if (pools === undefined) continue;
-      pools.DEFAULT?.drain();
-      pools.HIGH?.drain();
+      for (const key of POOL_KEYS) pools[key]?.drain();
       resources.downstreamPools!.delete(downstream);
     }
   }
@@ -260,12 +275,10 @@ export class Cluster {
   /** Closes every upstream connection of this worker's pools. */
   close(): void {
     for (const resources of this.resources.values()) {
-      resources.pools.DEFAULT?.close();
-      resources.pools.HIGH?.close();
+      for (const key of POOL_KEYS) resources.pools[key]?.close();
       if (resources.downstreamPools === null) continue;
       for (const pools of resources.downstreamPools.values()) {
-        pools.DEFAULT?.close();
-        pools.HIGH?.close();
+        for (const key of POOL_KEYS) pools[key]?.close();
       }
     }
   }
@@ -278,7 +291,7 @@ export class Cluster {
       const hostStats = this.store.hostStats(host.slot);
       resources = {
         target: { host, hostStats, cluster: this.info, readBuffer: this.readBuffer },
-        pools: { DEFAULT: null, HIGH: null },
+        pools: emptyPools(),
         downstreamPools: null,
         activeRequests: this.store.hostStatSum(host.slot, 'rq_active'),
         tcpConnections: null,
@@ -301,23 +314,23 @@ function drainPools(resources: HostResources): void {
 }
 
 function drainPriorityPools(pools: PriorityPools): void {
-  pools.DEFAULT?.drain();
-  pools.DEFAULT = null;
-  pools.HIGH?.drain();
-  pools.HIGH = null;
+  for (const key of POOL_KEYS) {
+    pools[key]?.drain();
+    pools[key] = null;
+  }
 }
 
 /**
  * Envoy's ConnPoolMap::freeOnePool: at max_connection_pools, a pool of the host and priority
  * with no connection and no request is given up so that another may be made.
  */
-function freeIdlePool(resources: HostResources, priority: RoutingPriority): boolean {
+function freeIdlePool(resources: HostResources, key: keyof PriorityPools): boolean {
   if (resources.downstreamPools === null) return false;
   for (const pools of resources.downstreamPools.values()) {
-    const pool = pools[priority];
+    const pool = pools[key];
     if (pool === null || !pool.idleForever) continue;
     pool.drain();
-    pools[priority] = null;
+    pools[key] = null;
     return true;
   }
   return false;
