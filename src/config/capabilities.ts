@@ -129,9 +129,17 @@ const HEALTH_CHECK_CONFIG: Shape = {
 // Every other Cluster field is carried into the model but refused here until something acts
 // on it (docs/clusters.md lists each field's status). `hosts` and `tls_context` are v2 fields
 // the upgrade turned into load_assignment and transport_socket, checked as those.
+// The Http2ProtocolOptions node:http2 (nghttp2) is told; the others (flood limits, stream error
+// handling, custom settings) stay refused.
+const HTTP2_PROTOCOL_OPTIONS: Shape = {
+  fields: { max_concurrent_streams: leaf, initial_stream_window_size: leaf, initial_connection_window_size: leaf, hpack_table_size: leaf },
+};
+
 const CLUSTER: Shape = {
   fields: {
     name: leaf,
+    http2_protocol_options: HTTP2_PROTOCOL_OPTIONS,
+    protocol_selection: leaf,
     alt_stat_name: leaf,
     type: leaf,
     connect_timeout: leaf,
@@ -333,8 +341,9 @@ const HTTP_CONNECTION_MANAGER: Shape = {
     request_timeout: leaf,
     common_http_protocol_options: { fields: { idle_timeout: leaf } },
     http_protocol_options: { fields: { accept_http_10: leaf, default_host_for_http_10: leaf } },
+    http2_protocol_options: HTTP2_PROTOCOL_OPTIONS,
   },
-  values: { codec_type: ['AUTO', 'HTTP1'] },
+  values: { codec_type: ['AUTO', 'HTTP1', 'HTTP2'] },
 };
 
 const TCP_PROXY: Shape = { fields: { stat_prefix: leaf, cluster: leaf, idle_timeout: leaf } };

@@ -132,7 +132,21 @@ export interface HttpConnectionManagerConfig {
     /** '' when unset; a no-op unless acceptHttp10, as in Envoy. */
     readonly defaultHostForHttp10: string;
   };
+  readonly codecType: CodecType;
+  /** http2_protocol_options, for downstream HTTP/2 connections. */
+  readonly http2ProtocolOptions: Http2ProtocolOptions;
 }
+
+/** Http2ProtocolOptions, the fields this build acts on, Envoy's defaults filled in. */
+export interface Http2ProtocolOptions {
+  readonly maxConcurrentStreams: number;
+  readonly initialStreamWindowSize: number;
+  readonly initialConnectionWindowSize: number;
+  readonly hpackTableSize: number;
+}
+
+/** The connection manager's codec_type. */
+export type CodecType = 'AUTO' | 'HTTP1' | 'HTTP2';
 
 export interface HttpFilterConfig {
   readonly name: string; // e.g. 'proxy.filters.http.router'
@@ -583,7 +597,7 @@ export interface ClusterConfig {
   readonly commonHttpProtocolOptions: UnmodelledMessage | null;
   readonly httpProtocolOptions: UnmodelledMessage | null;
   /** Set (even empty) means the upstream speaks HTTP/2 with prior knowledge. */
-  readonly http2ProtocolOptions: UnmodelledMessage | null;
+  readonly http2ProtocolOptions: Http2ProtocolOptions | null;
   /** Extension name (our spelling) -> its typed options. */
   readonly typedExtensionProtocolOptions: Readonly<Record<string, UnmodelledMessage>>;
   readonly protocolSelection: ClusterProtocolSelection;

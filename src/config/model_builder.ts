@@ -39,6 +39,8 @@ import type {
   HttpFilterConfig,
   HistogramBucketRule,
   HttpConnectionManagerConfig,
+  Http2ProtocolOptions,
+  CodecType,
   LbEndpoint,
   LbPolicy,
   LbSubsetConfig,
@@ -229,6 +231,19 @@ function httpConnectionManager(name: string, config: JsonObject): HttpConnection
       acceptHttp10: boolField(http1Options, 'accept_http_10'),
       defaultHostForHttp10: stringField(http1Options, 'default_host_for_http_10'),
     },
+    codecType: enumField<CodecType>(config, 'codec_type', 'AUTO'),
+    http2ProtocolOptions: http2ProtocolOptionsOf(messageField(config, 'http2_protocol_options') ?? {})!,
+  };
+}
+
+/** Envoy's Http2ProtocolOptions defaults (source/common/http/http2/codec_impl.h); null when unset. */
+export function http2ProtocolOptionsOf(config: JsonObject | undefined): Http2ProtocolOptions | null {
+  if (config === undefined) return null;
+  return {
+    maxConcurrentStreams: numberField(config, 'max_concurrent_streams', 2147483647),
+    initialStreamWindowSize: numberField(config, 'initial_stream_window_size', 268435456),
+    initialConnectionWindowSize: numberField(config, 'initial_connection_window_size', 268435456),
+    hpackTableSize: numberField(config, 'hpack_table_size', 4096),
   };
 }
 
@@ -462,7 +477,7 @@ function cluster(config: JsonObject): ClusterConfig {
     upstreamHttpProtocolOptions: upstreamHttpProtocolOptions(messageField(config, 'upstream_http_protocol_options')),
     commonHttpProtocolOptions: messageField(config, 'common_http_protocol_options') ?? null,
     httpProtocolOptions: messageField(config, 'http_protocol_options') ?? null,
-    http2ProtocolOptions: messageField(config, 'http2_protocol_options') ?? null,
+    http2ProtocolOptions: http2ProtocolOptionsOf(messageField(config, 'http2_protocol_options')),
     typedExtensionProtocolOptions: Object.fromEntries(
       Object.entries(messageField(config, 'typed_extension_protocol_options') ?? {}).map(([key, value]) => [
         canonicalExtensionName(key),

@@ -1,9 +1,10 @@
-// One HTTP/1.1 connection to an upstream host, carrying one request at a time for its pool.
-// It frames requests onto the wire and parses responses, reporting them to the stream (the
-// router's upstream request) attached to it.
+// One HTTP/1.1 connection to an upstream host, carrying one request at a time for its pool: the
+// HTTP/1 client codec. It serializes request header maps, frames bodies onto the wire and parses
+// responses, reporting them to the stream (the router's upstream request) attached to it.
 
+import type { RequestEncoder, ResponseDecoder, StreamResetReason } from '../http/codec';
 import { CodecError } from '../http/http1/codec_error';
-import type { ResponseHead } from '../http/http1/message_head';
+import { BODY_CHUNKED, type RequestHead, type ResponseHead } from '../http/http1/message_head';
 import { CoalescingWriter } from '../network/coalescing_writer';
 import type { ParserCallbacks } from '../http/http1/parser';
 import { ResponseParser } from '../http/http1/response_parser';
@@ -11,23 +12,6 @@ import type { HostStats } from '../stats/stats';
 import type { ClusterInfo } from '../upstream/cluster_info';
 import type { DownstreamAddresses } from '../upstream/upstream_network_filter';
 import { type ConnectFailureReason, type ConnectionTarget, UpstreamConnection, type UpstreamConnectionCallbacks } from './upstream_connection';
-
-/** Envoy's resetReasonToString values that reach this proxy's HTTP/1 upstreams. */
-/** Envoy's reset reasons as its local replies spell them; `overflow`: a circuit breaker refused it. */
-export type StreamResetReason = 'connection failure' | 'connection termination' | 'local reset' | 'protocol error' | 'overflow';
-
-/** The request on a connection: the router's upstream request. */
-export interface UpstreamStreamCallbacks {
-  onUpstreamHead(head: ResponseHead): void;
-  onUpstreamBody(chunk: Buffer): void;
-  onUpstreamComplete(): void;
-  /** The response will not complete; nothing else will be called. */
-  onUpstreamReset(reason: StreamResetReason): void;
-  /** The request bytes over the buffer limit drained to half of it: reading may resume. */
-  onUpstreamDrained(): void;
-  /** Called after each batch of upstream input: the writes it caused can now go out together. */
-  onUpstreamReadEnd(): void;
-}
 
 /** The pool that owns a connection. */
 export interface ConnectionOwner {
@@ -40,7 +24,7 @@ export interface ConnectionOwner {
 
 const LAST_CHUNK = '0\r\n\r\n';
 
-export class Http1ClientConnection implements UpstreamConnectionCallbacks, ParserCallbacks<ResponseHead> {
+export class Http1ClientConnection implements RequestEncoder, UpstreamConnectionCallbacks, ParserCallbacks<ResponseHead> {
   readonly hostStats: HostStats;
   /** Requests this connection has been given (max_requests_per_connection counts them). */
   requestCount = 0;
@@ -48,7 +32,7 @@ export class Http1ClientConnection implements UpstreamConnectionCallbacks, Parse
   private readonly upstream: UpstreamConnection;
   private readonly parser: ResponseParser;
   private readonly output: CoalescingWriter;
-  private stream: UpstreamStreamCallbacks | null = null;
+  private stream: ResponseDecoder | null = null;
   private requestChunked = false;
   private requestComplete = false;
   private responseComplete = false;
@@ -67,31 +51,45 @@ export class Http1ClientConnection implements UpstreamConnectionCallbacks, Parse
     this.output = new CoalescingWriter(this.upstream.output);
   }
 
-  /**
-   * Attaches `stream` and queues the request head: request line and header lines, blank line
-   * included. Queued bytes leave at flush() or endRequest().
-   */
-  startRequest(stream: UpstreamStreamCallbacks, head: string, headMethod: boolean, chunked: boolean): void {
+  /** Attaches the stream that hears the next response; its request follows through encodeHeaders. */
+  newStream(stream: ResponseDecoder): RequestEncoder {
     this.stream = stream;
-    this.requestChunked = chunked;
     this.requestComplete = false;
     this.keepAlive = true;
-    this.parser.expectResponse(headMethod);
     this.parser.resume();
-    this.output.text(head);
+    return this;
+  }
+
+  /** Queues the request line and header lines; they leave with the body, at flush() or at the end. */
+  encodeHeaders(head: RequestHead, endStream: boolean): void {
+    this.parser.expectResponse(head.method === 'HEAD');
+    let text = `${head.method} ${head.path} HTTP/1.1\r\nhost: ${head.authority}\r\n`;
+    const headers = head.headers;
+    for (let i = 0; i < headers.length; i += 2) text += `${headers[i]}: ${headers[i + 1]}\r\n`;
+    // A body of unknown length (an HTTP/2 request without content-length) goes chunked.
+    this.requestChunked = !endStream && head.bodyLength === BODY_CHUNKED;
+    if (this.requestChunked) text += 'transfer-encoding: chunked\r\n';
+    else if (head.contentLength >= 0) text += `content-length: ${head.contentLength}\r\n`;
+    this.output.text(`${text}\r\n`);
+    if (endStream) this.endRequest();
   }
 
   /** Sends or queues a body chunk; true when the write buffer is over the cluster's limit. */
-  sendBody(chunk: Buffer): boolean {
-    if (!this.requestChunked) return this.output.bytes(chunk);
-    this.output.text(`${chunk.length.toString(16)}\r\n`);
-    const over = this.output.bytes(chunk);
-    this.output.text('\r\n');
-    return over;
+  encodeData(chunk: Buffer, endStream: boolean): boolean {
+    let over = false;
+    if (chunk.length > 0) {
+      if (!this.requestChunked) over = this.output.bytes(chunk);
+      else {
+        this.output.text(`${chunk.length.toString(16)}\r\n`);
+        over = this.output.bytes(chunk);
+        this.output.text('\r\n');
+      }
+    }
+    return endStream ? this.endRequest() || over : over;
   }
 
   /** Ends the request and sends everything queued. */
-  endRequest(): boolean {
+  private endRequest(): boolean {
     this.requestComplete = true;
     if (this.requestChunked) this.output.text(LAST_CHUNK);
     return this.output.flush();
@@ -114,14 +112,15 @@ export class Http1ClientConnection implements UpstreamConnectionCallbacks, Parse
   }
 
   /** Response backpressure: stop or restart reading from the upstream (each call a change). */
-  pauseReading(): void {
-    this.cluster.stats.counters.upstream_flow_control_paused_reading_total.inc();
-    this.upstream.socket.pause();
-  }
-
-  resumeReading(): void {
-    this.cluster.stats.counters.upstream_flow_control_resumed_reading_total.inc();
-    this.upstream.socket.resume();
+  readDisable(disable: boolean): void {
+    const counters = this.cluster.stats.counters;
+    if (disable) {
+      counters.upstream_flow_control_paused_reading_total.inc();
+      this.upstream.socket.pause();
+    } else {
+      counters.upstream_flow_control_resumed_reading_total.inc();
+      this.upstream.socket.resume();
+    }
   }
 
   close(): void {

@@ -5,21 +5,23 @@
 // max_pending_requests allows, a connection opens only if max_connections does (else the request
 // waits for one to free up), and a request is given a connection only if max_requests allows.
 
+import type { ConnectionPool, PoolCallbacks, ResponseDecoder, StreamResetReason } from '../http/codec';
 import type { HostStats } from '../stats/stats';
 import type { ResourceManager } from '../upstream/resource_manager';
-import { type ConnectionOwner, Http1ClientConnection, type StreamResetReason } from './http1_client_connection';
+import { type ConnectionOwner, Http1ClientConnection } from './http1_client_connection';
 import type { DownstreamAddresses } from '../upstream/upstream_network_filter';
 import type { ConnectionTarget } from './upstream_connection';
 
-/** What a request waiting for a connection is told. */
-export interface PoolCallbacks {
-  onPoolReady(connection: Http1ClientConnection): void;
-  onPoolFailure(reason: StreamResetReason): void;
+/** A request waiting for a connection. */
+interface PendingStream {
+  readonly decoder: ResponseDecoder;
+  readonly callbacks: PoolCallbacks;
 }
 
-export class Http1ConnectionPool implements ConnectionOwner {
+export class Http1ConnectionPool implements ConnectionPool, ConnectionOwner {
+  readonly protocol = 'http1';
   private readonly idle: Http1ClientConnection[] = [];
-  private readonly pending: PoolCallbacks[] = [];
+  private readonly pending: PendingStream[] = [];
   private readonly connections = new Set<Http1ClientConnection>();
   private connecting = 0;
   private draining = false;
@@ -42,10 +44,10 @@ export class Http1ConnectionPool implements ConnectionOwner {
    * Gives `callbacks` a connection now, or once one is ready (or failed). A connection opened
    * for it serves `downstream` (see UpstreamNetworkFilter).
    */
-  newStream(callbacks: PoolCallbacks, downstream: DownstreamAddresses): void {
+  newStream(decoder: ResponseDecoder, callbacks: PoolCallbacks, downstream: DownstreamAddresses): void {
     const connection = this.idle.pop();
     if (connection !== undefined) {
-      if (!this.attach(connection, callbacks)) this.idle.push(connection);
+      if (!this.attach(connection, decoder, callbacks)) this.idle.push(connection);
       return;
     }
     const stats = this.target.cluster.stats;
@@ -56,13 +58,13 @@ export class Http1ConnectionPool implements ConnectionOwner {
     }
     stats.counters.upstream_rq_pending_total.inc();
     stats.gauges.upstream_rq_pending_active.inc();
-    this.pending.push(callbacks);
+    this.pending.push({ decoder, callbacks });
     this.tryCreateConnection(downstream);
   }
 
   /** Withdraws a request still waiting for a connection. */
   cancel(callbacks: PoolCallbacks): void {
-    const index = this.pending.indexOf(callbacks);
+    const index = this.pending.findIndex((p) => p.callbacks === callbacks);
     if (index < 0) return;
     this.pending.splice(index, 1);
     this.leavePending();
@@ -149,7 +151,7 @@ export class Http1ConnectionPool implements ConnectionOwner {
     for (let next = this.pending.shift(); next !== undefined; next = this.pending.shift()) {
       this.leavePending();
       // A request refused by max_requests leaves the connection free for the next one.
-      if (this.attach(connection, next)) return;
+      if (this.attach(connection, next.decoder, next.callbacks)) return;
     }
     if (this.draining) connection.close();
     else this.idle.push(connection);
@@ -161,7 +163,7 @@ export class Http1ConnectionPool implements ConnectionOwner {
   }
 
   /** Gives `connection` to `callbacks` if max_requests allows; false (and an overflow failure) if not. */
-  private attach(connection: Http1ClientConnection, callbacks: PoolCallbacks): boolean {
+  private attach(connection: Http1ClientConnection, decoder: ResponseDecoder, callbacks: PoolCallbacks): boolean {
     const stats = this.target.cluster.stats;
     if (!this.resources.requests.tryAcquire()) {
       stats.counters.upstream_rq_pending_overflow.inc();
@@ -174,14 +176,14 @@ export class Http1ConnectionPool implements ConnectionOwner {
     this.target.hostStats.rq_active.inc();
     connection.requestCount++;
     if (connection.requestCount === this.target.cluster.maxRequestsPerConnection) stats.counters.upstream_cx_max_requests.inc();
-    callbacks.onPoolReady(connection);
+    callbacks.onPoolReady(connection.newStream(decoder), this.target.hostStats);
     return true;
   }
 
   private failPending(reason: StreamResetReason): void {
     const failed = this.pending.splice(0);
     const stats = this.target.cluster.stats;
-    for (const callbacks of failed) {
+    for (const { callbacks } of failed) {
       this.leavePending();
       stats.counters.upstream_rq_pending_failure_eject.inc();
       callbacks.onPoolFailure(reason);

@@ -1,6 +1,6 @@
 // One TCP connection to an upstream host, with Envoy's connection accounting: the cluster's
-// upstream_cx_* and the host's cx_* statistics, and the cluster's connect_timeout. The HTTP/1
-// pool and tcp_proxy both build on it.
+// upstream_cx_* and the host's cx_* statistics, and the cluster's connect_timeout. The HTTP/1 and
+// HTTP/2 pools and tcp_proxy build on it.
 
 import type * as net from 'node:net';
 import type { TcpKeepalive } from '../config/model';
@@ -49,7 +49,11 @@ export interface UpstreamConnectionOptions {
   /** Keep writing after the upstream half-closes (tcp_proxy); HTTP/1 closes instead. */
   readonly allowHalfOpen: boolean;
   readonly http1: boolean;
+  /** node:http2 reads the socket itself: no `onread` fast path, and onData is never called. */
+  readonly http2?: boolean;
 }
+
+const H2_ALPN: readonly string[] = ['h2'];
 
 export class UpstreamConnection {
   readonly socket: net.Socket;
@@ -81,11 +85,14 @@ export class UpstreamConnection {
     stats.counters.upstream_cx_total.inc();
     stats.gauges.upstream_cx_active.inc();
     if (options.http1) stats.counters.upstream_cx_http1_total.inc();
+    if (options.http2 === true) stats.counters.upstream_cx_http2_total.inc();
     hostStats.cx_total.inc();
     hostStats.cx_active.inc();
 
-    // Reading through `onread` skips the stream machinery and its 64 KiB allocation per read.
+    // Reading through `onread` skips the stream machinery and its 64 KiB allocation per read;
+    // node:http2 reads an HTTP/2 connection's socket itself.
     const connector = target.connector;
+    const reads = options.http2 !== true;
     this.socket = connector.connect({
       host: host.ip,
       port: host.port,
@@ -93,9 +100,11 @@ export class UpstreamConnection {
       localAddress: cluster.sourceAddress,
       localPort: cluster.sourcePort,
       transportSocketOptions: target.transportSocketOptions,
-      onread: connector.supportsOnread ? { buffer: target.readBuffer, callback: this.onSocketRead } : undefined,
+      onread: reads && connector.supportsOnread ? { buffer: target.readBuffer, callback: this.onSocketRead } : undefined,
+      // An HTTP/2 pool must get h2 from ALPN, whatever the context offers (Envoy's override).
+      alpn: options.http2 === true ? H2_ALPN : undefined,
     });
-    if (!connector.supportsOnread) this.socket.on('data', this.onSocketData);
+    if (reads && !connector.supportsOnread) this.socket.on('data', this.onSocketData);
     this.writer = new WatermarkWriter(
       this.socket,
       cluster.perConnectionBufferLimitBytes,

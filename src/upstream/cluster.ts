@@ -5,7 +5,9 @@
 
 import { FieldError } from '../config/errors';
 import type { ClusterConfig, Locality, OutlierDetection, RoutingPriority } from '../config/model';
+import type { ConnectionPool, HttpProtocol } from '../http/codec';
 import { Http1ConnectionPool } from '../pool/http1_pool';
+import { Http2ConnectionPool } from '../pool/http2_pool';
 import { type ConnectionTarget, UpstreamConnection, type UpstreamConnectionCallbacks } from '../pool/upstream_connection';
 import type { Logger } from '../log/logger_api';
 import type { HostSlot, HostStats, StatReader, StatsStore } from '../stats/stats';
@@ -32,15 +34,27 @@ export class MembershipVersionError extends Error {
   }
 }
 
-/** A pool per routing priority, as Envoy keeps them: each counts against its own circuit breakers. */
+/**
+ * A pool per routing priority and protocol, as Envoy keeps them: each priority counts against its
+ * own circuit breakers; HTTP/2 pools exist beside HTTP/1 ones with protocol_selection USE_DOWNSTREAM_PROTOCOL.
+ */
 interface PriorityPools {
-  DEFAULT: Http1ConnectionPool | null;
-  HIGH: Http1ConnectionPool | null;
+  DEFAULT: ConnectionPool | null;
+  HIGH: ConnectionPool | null;
+  DEFAULT_HTTP2: ConnectionPool | null;
+  HIGH_HTTP2: ConnectionPool | null;
   /**
    * Pools whose connections were opened with transport socket options (auto_sni), by the
    * options' key: as Envoy keys pools by their hash, a connection serves one SNI only.
    */
   byOptions: Map<string, PriorityPools> | null;
+}
+
+const POOL_KEYS = ['DEFAULT', 'HIGH', 'DEFAULT_HTTP2', 'HIGH_HTTP2'] as const;
+type PoolKey = (typeof POOL_KEYS)[number];
+
+function emptyPools(): PriorityPools {
+  return { DEFAULT: null, HIGH: null, DEFAULT_HTTP2: null, HIGH_HTTP2: null, byOptions: null };
 }
 
 /** The per-host state a worker keeps beside the Host description. */
@@ -139,11 +153,12 @@ export class Cluster {
   }
 
   /**
-   * The pool for requests of `downstream` to `host` at `priority`, whose host header upstream is
-   * `authority` (auto_sni picks the connection's SNI from it); null when max_connection_pools
-   * allows no new one and no idle pool of the host can be freed for it (upstream_cx_pool_overflow).
+   * The pool for requests of `downstream` to `host` at `priority`, speaking what protocol_selection
+   * picks for a downstream of `protocol`, whose host header upstream is `authority` (auto_sni picks
+   * the connection's SNI from it); null when max_connection_pools allows no new one and no idle
+   * pool of the host can be freed for it (upstream_cx_pool_overflow).
    */
-  httpPool(host: Host, downstream: DownstreamAddresses, priority: RoutingPriority, authority = ''): Http1ConnectionPool | null {
+  httpPool(host: Host, downstream: DownstreamAddresses, priority: RoutingPriority, protocol: HttpProtocol, authority = ''): ConnectionPool | null {
     const resources = this.resourcesOf(host);
     let pools = resources.pools;
     let target = resources.target;
@@ -169,14 +184,16 @@ export class Cluster {
       target = targets.get(options.key) ?? { ...resources.target, transportSocketOptions: options };
       targets.set(options.key, target);
     }
-    const existing = pools[priority];
+    const http2 = this.info.upstreamProtocol(protocol) === 'http2';
+    const key: PoolKey = http2 ? (priority === 'HIGH' ? 'HIGH_HTTP2' : 'DEFAULT_HTTP2') : priority;
+    const existing = pools[key];
     if (existing !== null) return existing;
     const manager = this.info.resourceManager(priority);
-    if (!manager.connectionPools.tryAcquire() && !(freeIdlePool(resources, priority) && manager.connectionPools.tryAcquire())) {
+    if (!manager.connectionPools.tryAcquire() && !(freeIdlePool(resources, key) && manager.connectionPools.tryAcquire())) {
       this.info.stats.counters.upstream_cx_pool_overflow.inc();
       return null;
     }
-    return (pools[priority] = new Http1ConnectionPool(target, manager));
+    return (pools[key] = http2 ? new Http2ConnectionPool(target, manager) : new Http1ConnectionPool(target, manager));
   }
 
   /** `downstream` closed: the pools kept for it alone drain (see httpPool). */
@@ -324,36 +341,31 @@ function drainPools(resources: HostResources): void {
 }
 
 function drainPriorityPools(pools: PriorityPools): void {
-  pools.DEFAULT?.drain();
-  pools.DEFAULT = null;
-  pools.HIGH?.drain();
-  pools.HIGH = null;
+  for (const key of POOL_KEYS) {
+    pools[key]?.drain();
+    pools[key] = null;
+  }
   if (pools.byOptions === null) return;
   for (const own of pools.byOptions.values()) drainPriorityPools(own);
   pools.byOptions = null;
 }
 
 function closePriorityPools(pools: PriorityPools): void {
-  pools.DEFAULT?.close();
-  pools.HIGH?.close();
+  for (const key of POOL_KEYS) pools[key]?.close();
   if (pools.byOptions !== null) for (const own of pools.byOptions.values()) closePriorityPools(own);
-}
-
-function emptyPools(): PriorityPools {
-  return { DEFAULT: null, HIGH: null, byOptions: null };
 }
 
 /**
  * Envoy's ConnPoolMap::freeOnePool: at max_connection_pools, a pool of the host and priority
  * with no connection and no request is given up so that another may be made.
  */
-function freeIdlePool(resources: HostResources, priority: RoutingPriority): boolean {
+function freeIdlePool(resources: HostResources, key: PoolKey): boolean {
   if (resources.downstreamPools === null) return false;
   for (const pools of resources.downstreamPools.values()) {
-    const pool = pools[priority];
+    const pool = pools[key];
     if (pool === null || !pool.idleForever) continue;
     pool.drain();
-    pools[priority] = null;
+    pools[key] = null;
     return true;
   }
   return false;

@@ -1,7 +1,18 @@
 // What the connection pools and filters need to know about a cluster, beyond its hosts.
 
 import * as net from 'node:net';
-import type { CircuitBreakers, ClusterConfig, RoutingPriority, LeastRequestLbConfig, MaglevLbConfig, RingHashLbConfig, TcpKeepalive, UpstreamHttpProtocolOptions } from '../config/model';
+import type {
+  CircuitBreakers,
+  ClusterConfig,
+  Http2ProtocolOptions,
+  RoutingPriority,
+  LeastRequestLbConfig,
+  MaglevLbConfig,
+  RingHashLbConfig,
+  TcpKeepalive,
+  UpstreamHttpProtocolOptions,
+} from '../config/model';
+import type { HttpProtocol } from '../http/codec';
 import type { Logger } from '../log/logger_api';
 import type { Scope, StatsStore } from '../stats/stats';
 import type { RuntimeSource } from '../runtime/live_runtime';
@@ -20,6 +31,10 @@ export class ClusterInfo {
   readonly connectTimeoutMs: number;
   /** 0: no limit. */
   readonly maxRequestsPerConnection: number;
+  /** Set: the hosts speak HTTP/2 (with prior knowledge, or ALPN h2 over TLS). */
+  readonly http2ProtocolOptions: Http2ProtocolOptions | null;
+  /** protocol_selection USE_DOWNSTREAM_PROTOCOL: HTTP/2 only for HTTP/2 downstream requests. */
+  readonly useDownstreamProtocol: boolean;
   readonly perConnectionBufferLimitBytes: number;
   /** upstream_bind_config's source address; undefined lets the kernel choose. */
   readonly sourceAddress: string | undefined;
@@ -64,6 +79,8 @@ export class ClusterInfo {
     this.statName = config.statName;
     this.connectTimeoutMs = config.connectTimeoutMs;
     this.maxRequestsPerConnection = config.maxRequestsPerConnection;
+    this.http2ProtocolOptions = config.http2ProtocolOptions;
+    this.useDownstreamProtocol = config.protocolSelection === 'USE_DOWNSTREAM_PROTOCOL';
     this.perConnectionBufferLimitBytes = config.perConnectionBufferLimitBytes;
     this.sourceAddress = config.upstreamBindConfig?.address;
     this.sourcePort = config.upstreamBindConfig?.port;
@@ -79,6 +96,12 @@ export class ClusterInfo {
     this.transportSockets = new ClusterTransportSockets(config, store.scope(`cluster.${config.statName}`), log);
     this.upstreamHttpProtocolOptions = config.upstreamHttpProtocolOptions;
     this.timeoutBudgetStats = config.trackTimeoutBudgets ? new TimeoutBudgetStats(store.scope(`cluster.${config.statName}`)) : null;
+  }
+
+  /** The protocol of a request upstream, for a downstream request of `downstream` (protocol_selection). */
+  upstreamProtocol(downstream: HttpProtocol): HttpProtocol {
+    if (this.http2ProtocolOptions === null) return 'http1';
+    return this.useDownstreamProtocol ? downstream : 'http2';
   }
 
   /**

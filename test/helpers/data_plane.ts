@@ -16,7 +16,7 @@ import type {
   LocalityLbEndpoints,
 } from '../../src/config/model';
 import { type Clock, SystemClock } from '../../src/common/clock';
-import { circuitBreakersConfig } from '../../src/config/model_builder';
+import { circuitBreakersConfig, http2ProtocolOptionsOf } from '../../src/config/model_builder';
 import { ListenerManager } from '../../src/listener/listener_manager';
 import { NetworkFilterBuilder } from '../../src/listener/network_filter_builder';
 import { LiveRuntime } from '../../src/runtime/live_runtime';
@@ -138,6 +138,8 @@ export function httpConnectionManager(virtualHosts: VirtualHost[], overrides: Pa
     useRemoteAddress: false,
     xffNumTrustedHops: 0,
     serverName: 'proxy',
+    codecType: 'AUTO',
+    http2ProtocolOptions: http2ProtocolOptionsOf({})!,
     streamIdleTimeoutMs: 300000,
     requestTimeoutMs: 0,
     commonHttpProtocolOptions: { idleTimeoutMs: 3600000 },

@@ -76,7 +76,7 @@ test('membership updates keep surviving hosts, their stats and their pools', () 
   membership(assignment([80, 81]));
   const first = cluster.chooseHost(null)!;
   assert.equal(first.port, 80);
-  const pool = cluster.httpPool(first, NO_DOWNSTREAM, 'DEFAULT');
+  const pool = cluster.httpPool(first, NO_DOWNSTREAM, 'DEFAULT', 'http1');
   cluster.hostStats(first).rq_total.inc();
 
   // 81 leaves, 82 arrives; the round-robin position (1) carries over.
@@ -85,7 +85,7 @@ test('membership updates keep surviving hosts, their stats and their pools', () 
   assert.deepEqual(picks.map((h) => h.port), [82, 80, 82]);
   const survivor = picks.find((h) => h.port === 80)!;
   assert.equal(survivor, first);
-  assert.equal(cluster.httpPool(survivor, NO_DOWNSTREAM, 'DEFAULT'), pool);
+  assert.equal(cluster.httpPool(survivor, NO_DOWNSTREAM, 'DEFAULT', 'http1'), pool);
   assert.equal(cluster.hostStats(survivor).rq_total.value(), 1);
   cluster.close();
 });

@@ -191,9 +191,10 @@ const ROWS: readonly Row[] = [
   {
     // Set, even empty, is what says the upstream speaks HTTP/2.
     field: 'http2_protocol_options',
-    v3: { http2_protocol_options: {} },
-    expect: (c) => assert.deepEqual(c.http2ProtocolOptions, {}),
-    refused: ['http2_protocol_options'],
+    v3: { http2_protocol_options: { max_concurrent_streams: 7, hpack_table_size: 0 } },
+    expect: (c) =>
+      assert.deepEqual(c.http2ProtocolOptions, { maxConcurrentStreams: 7, initialStreamWindowSize: 268435456, initialConnectionWindowSize: 268435456, hpackTableSize: 0 }),
+    refused: [],
   },
   {
     field: 'typed_extension_protocol_options',
@@ -353,7 +354,7 @@ const ROWS: readonly Row[] = [
     field: 'protocol_selection',
     v3: { protocol_selection: 'USE_DOWNSTREAM_PROTOCOL' },
     expect: (c) => assert.equal(c.protocolSelection, 'USE_DOWNSTREAM_PROTOCOL'),
-    refused: ['protocol_selection'],
+    refused: [],
   },
   {
     field: 'close_connections_on_host_health_failure',

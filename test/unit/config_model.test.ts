@@ -82,6 +82,8 @@ test('listeners, with defaults filled in and names in our spelling', () => {
     requestTimeoutMs: 0,
     commonHttpProtocolOptions: { idleTimeoutMs: 3600000 },
     httpProtocolOptions: { acceptHttp10: false, defaultHostForHttp10: '' },
+    codecType: 'AUTO',
+    http2ProtocolOptions: { maxConcurrentStreams: 2147483647, initialStreamWindowSize: 268435456, initialConnectionWindowSize: 268435456, hpackTableSize: 4096 },
   });
 });
 

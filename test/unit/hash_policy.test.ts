@@ -141,11 +141,11 @@ test('the route context: hash computed once, on demand; the cookie it made becom
   const policies: HashPolicy[] = [{ kind: 'cookie', name: 'sticky', ttlSeconds: 300, path: '/', terminal: false }];
   const connection = { remoteAddress: '::1', remotePort: 40000, localAddress: '127.0.0.1', localPort: 8080 };
   const context = new RouteLoadBalancerContext(policies, null, head('/'), connection, '::1', false);
-  assert.equal(context.setCookieHeaders, '');
+  assert.deepEqual(context.setCookieHeaders, []);
   const expected = generatedCookieValue('[::1]:40000', '127.0.0.1:8080');
   assert.equal(context.hashKey, xxHash64(expected));
   assert.equal(context.hashKey, xxHash64(expected));
-  assert.equal(context.setCookieHeaders, `set-cookie: sticky="${expected}"; Max-Age=300; Path=/; HttpOnly\r\n`);
+  assert.deepEqual(context.setCookieHeaders, ['set-cookie', `sticky="${expected}"; Max-Age=300; Path=/; HttpOnly`]);
   assert.equal(context.hostSelectionRetryCount, 0);
   assert.equal(context.metadataMatch, null);
 

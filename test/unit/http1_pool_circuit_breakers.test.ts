@@ -8,9 +8,8 @@ import * as net from 'node:net';
 import { test, type TestContext } from 'node:test';
 import type { JsonObject } from '../../src/config/json';
 import { circuitBreakersConfig } from '../../src/config/model_builder';
-import type { ResponseHead } from '../../src/http/http1/message_head';
-import type { Http1ClientConnection, StreamResetReason, UpstreamStreamCallbacks } from '../../src/pool/http1_client_connection';
-import type { Http1ConnectionPool, PoolCallbacks } from '../../src/pool/http1_pool';
+import type { ConnectionPool, PoolCallbacks, RequestEncoder, ResponseDecoder, StreamResetReason } from '../../src/http/codec';
+import { RequestHead, type ResponseHead } from '../../src/http/http1/message_head';
 import { LiveRuntime } from '../../src/runtime/live_runtime';
 import { createHeapStatsStore, type SharedStatsStore } from '../../src/stats/store';
 import { Cluster } from '../../src/upstream/cluster';
@@ -53,7 +52,7 @@ async function heldUpstream(t: TestContext): Promise<{ port: number; connections
 type Outcome = 'complete' | `failure: ${StreamResetReason}` | `reset: ${StreamResetReason}`;
 
 /** A request as the router makes one: a GET sent as soon as the pool gives a connection. */
-class Request implements PoolCallbacks, UpstreamStreamCallbacks {
+class Request implements PoolCallbacks, ResponseDecoder {
   readonly done: Promise<Outcome>;
   private settle!: (outcome: Outcome) => void;
 
@@ -61,9 +60,10 @@ class Request implements PoolCallbacks, UpstreamStreamCallbacks {
     this.done = new Promise((resolve) => (this.settle = resolve));
   }
 
-  onPoolReady(connection: Http1ClientConnection): void {
-    connection.startRequest(this, 'GET / HTTP/1.1\r\nhost: test\r\n\r\n', false, false);
-    connection.endRequest();
+  onPoolReady(encoder: RequestEncoder): void {
+    const head = new RequestHead('GET', '/', false);
+    head.authority = 'test';
+    encoder.encodeHeaders(head, true);
   }
   onPoolFailure(reason: StreamResetReason): void {
     this.settle(`failure: ${reason}`);
@@ -80,13 +80,13 @@ class Request implements PoolCallbacks, UpstreamStreamCallbacks {
   onUpstreamReadEnd(): void {}
 }
 
-function cluster(t: TestContext, ports: readonly number[], thresholds: JsonObject): { cluster: Cluster; store: SharedStatsStore; pool: () => Http1ConnectionPool; resources: ResourceManager } {
+function cluster(t: TestContext, ports: readonly number[], thresholds: JsonObject): { cluster: Cluster; store: SharedStatsStore; pool: () => ConnectionPool; resources: ResourceManager } {
   const store = createHeapStatsStore();
   const config = staticCluster('c', ports.map((port) => ({ port })), { circuitBreakers: circuitBreakersConfig({ thresholds: [thresholds] }) });
   const c = new Cluster(config, staticSnapshots([config], store.hosts)[0]!, { store, runtime: new LiveRuntime([]), random: () => 0, readBuffer: Buffer.alloc(65536), localLocality: null, log: silentLogger, reportsTables: true, onConsecutiveFailure: () => undefined });
   t.after(() => c.close());
   const host = c.chooseHost(null)!;
-  return { cluster: c, store, pool: () => c.httpPool(host, NO_DOWNSTREAM, 'DEFAULT')!, resources: c.info.resourceManager('DEFAULT') };
+  return { cluster: c, store, pool: () => c.httpPool(host, NO_DOWNSTREAM, 'DEFAULT', 'http1')!, resources: c.info.resourceManager('DEFAULT') };
 }
 
 async function until(what: string, condition: () => boolean, ms = 5000): Promise<void> {
@@ -109,7 +109,7 @@ test('max_pending_requests bounds the queue, max_connections caps connections, w
   const upstream = await heldUpstream(t);
   const { cluster: c, store, pool, resources } = cluster(t, [upstream.port], { max_connections: 2, max_pending_requests: 3 });
   const requests = Array.from({ length: 6 }, () => new Request());
-  for (const r of requests) pool().newStream(r, NO_DOWNSTREAM);
+  for (const r of requests) pool().newStream(r, r, NO_DOWNSTREAM);
   // Three wait (two with a connection coming, one for a connection to free up); three overflow.
   const overflowed = await Promise.all(requests.slice(3).map((r) => r.done));
   assert.deepEqual(overflowed, ['failure: overflow', 'failure: overflow', 'failure: overflow']);
@@ -137,9 +137,9 @@ test('a cancelled request gives back its pending unit; a closed connection lets 
   const upstream = await heldUpstream(t);
   const { pool, resources } = cluster(t, [upstream.port], { max_connections: 1 });
   const [a, b, cancelled] = [new Request(), new Request(), new Request()];
-  pool().newStream(a, NO_DOWNSTREAM);
-  pool().newStream(b, NO_DOWNSTREAM);
-  pool().newStream(cancelled, NO_DOWNSTREAM);
+  pool().newStream(a, a, NO_DOWNSTREAM);
+  pool().newStream(b, b, NO_DOWNSTREAM);
+  pool().newStream(cancelled, cancelled, NO_DOWNSTREAM);
   pool().cancel(cancelled);
   assert.deepEqual(counts(resources), { connections: 1, pending: 2, requests: 0 });
   await until('a upstream', () => upstream.held() === 1);
@@ -160,7 +160,7 @@ test('a refused connection fails every waiting request and gives everything back
   await new Promise((resolve) => closed.close(resolve));
   const { pool, resources } = cluster(t, [port], { max_connections: 1 });
   const requests = [new Request(), new Request(), new Request()];
-  for (const r of requests) pool().newStream(r, NO_DOWNSTREAM);
+  for (const r of requests) pool().newStream(r, r, NO_DOWNSTREAM);
   assert.deepEqual(await Promise.all(requests.map((r) => r.done)), Array(3).fill('failure: connection failure'));
   assert.deepEqual(counts(resources), { connections: 0, pending: 0, requests: 0 });
 });
@@ -169,15 +169,15 @@ test('max_requests refuses a request a connection is free for; the connection st
   const upstream = await heldUpstream(t);
   const { store, pool, resources } = cluster(t, [upstream.port], { max_requests: 1 });
   const [a, b] = [new Request(), new Request()];
-  pool().newStream(a, NO_DOWNSTREAM);
-  pool().newStream(b, NO_DOWNSTREAM);
+  pool().newStream(a, a, NO_DOWNSTREAM);
+  pool().newStream(b, b, NO_DOWNSTREAM);
   // Both wait, each with a connection coming; the second to connect finds the request limit reached.
   assert.equal(await b.done, 'failure: overflow');
   await until('a upstream', () => upstream.held() === 1);
   upstream.answer();
   assert.equal(await a.done, 'complete');
   const c = new Request();
-  pool().newStream(c, NO_DOWNSTREAM);
+  pool().newStream(c, c, NO_DOWNSTREAM);
   await until('c upstream', () => upstream.held() === 1);
   upstream.answer();
   assert.equal(await c.done, 'complete');
@@ -191,11 +191,11 @@ test('max_connection_pools: a host beyond the limit gets no pool; a pool given u
   const first = c.chooseHost(null)!;
   const second = c.chooseHost(null)!;
   assert.notEqual(first, second);
-  assert.ok(c.httpPool(first, NO_DOWNSTREAM, 'DEFAULT'));
-  assert.equal(c.httpPool(second, NO_DOWNSTREAM, 'DEFAULT'), null);
+  assert.ok(c.httpPool(first, NO_DOWNSTREAM, 'DEFAULT', 'http1'));
+  assert.equal(c.httpPool(second, NO_DOWNSTREAM, 'DEFAULT', 'http1'), null);
   assert.equal(store.snapshot().get('cluster.c.upstream_cx_pool_overflow'), 1);
   // HIGH has circuit breakers of its own.
-  assert.ok(c.httpPool(second, NO_DOWNSTREAM, 'HIGH'));
+  assert.ok(c.httpPool(second, NO_DOWNSTREAM, 'HIGH', 'http1'));
   assert.equal(resources.connectionPools.count(), 1);
   c.close();
   assert.equal(resources.connectionPools.count(), 0);

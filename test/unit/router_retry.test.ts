@@ -13,6 +13,7 @@ import {
   RETRY_ON_RESET,
   RETRY_ON_RETRIABLE_4XX,
   RETRY_ON_RETRIABLE_STATUS_CODES,
+  RETRY_ON_REFUSED_STREAM,
   wouldRetryFromReset,
   wouldRetryFromStatus,
 } from '../../src/filters/http/retry_on';
@@ -23,9 +24,12 @@ import type { Resource } from '../../src/upstream/resource_manager';
 import { Json, v3Bootstrap } from '../helpers/config_fixtures';
 
 test('retry_on: the names Envoy 1.16 spells, unknown ones reported, spaces and empty names skipped', () => {
-  const parsed = parseRetryOn(' 5xx,gateway-error,, connect-failure ,retriable-4xx,reset,retriable-status-codes,refused-stream,bogus');
-  assert.equal(parsed.flags, RETRY_ON_5XX | RETRY_ON_GATEWAY_ERROR | RETRY_ON_CONNECT_FAILURE | RETRY_ON_RETRIABLE_4XX | RETRY_ON_RESET | RETRY_ON_RETRIABLE_STATUS_CODES);
-  assert.deepEqual(parsed.unknown, ['refused-stream', 'bogus']);
+  const parsed = parseRetryOn(' 5xx,gateway-error,, connect-failure ,retriable-4xx,reset,retriable-status-codes,refused-stream,retriable-headers,bogus');
+  assert.equal(
+    parsed.flags,
+    RETRY_ON_5XX | RETRY_ON_GATEWAY_ERROR | RETRY_ON_CONNECT_FAILURE | RETRY_ON_RETRIABLE_4XX | RETRY_ON_RESET | RETRY_ON_RETRIABLE_STATUS_CODES | RETRY_ON_REFUSED_STREAM,
+  );
+  assert.deepEqual(parsed.unknown, ['retriable-headers', 'bogus']);
 });
 
 test('retriable statuses: 5xx any 5xx, gateway-error 502-504, retriable-4xx 409 only, listed codes; never when rate limited', () => {
@@ -280,7 +284,7 @@ test("retry_policy: the virtual host's applies to routes without one; a route's 
 
 test('retry_policy: what this build does not honor is refused by field path', () => {
   const route = `${HOST}.routes[1].route.retry_policy`;
-  assert.match(loadError(bootstrapWith({ retry_on: '5xx,refused-stream' })), new RegExp(`${escape(route)}\\.retry_on: 'refused-stream' is not implemented`));
+  assert.match(loadError(bootstrapWith({ retry_on: '5xx,retriable-headers' })), new RegExp(`${escape(route)}\\.retry_on: 'retriable-headers' is not implemented`));
   assert.match(loadError(bootstrapWith({ retry_on: '5xx,typo' })), /retry_on: 'typo' is not a retry condition/);
   assert.match(loadError(bootstrapWith({ retry_on: '5xx', retry_priority: { name: 'envoy.retry_priorities.previous_priorities' } })), new RegExp(`${escape(route)}\\.retry_priority`));
   assert.match(loadError(bootstrapWith({ retry_on: '5xx', retriable_headers: [{ name: 'x' }] })), /retry_policy\.retriable_headers/);

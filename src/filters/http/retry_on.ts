@@ -2,7 +2,7 @@
 // RETRY_ON_* flags), and which outcomes of an upstream try each makes retriable
 // (Envoy's RetryStateImpl::wouldRetryFromHeaders / wouldRetryFromReset).
 
-import type { StreamResetReason } from '../../pool/http1_client_connection';
+import type { StreamResetReason } from '../../http/codec';
 
 /** Any 5xx response, or a reset or connect failure (Envoy counts those as 5xx). */
 export const RETRY_ON_5XX = 1;
@@ -15,6 +15,8 @@ export const RETRY_ON_RETRIABLE_4XX = 8;
 export const RETRY_ON_RESET = 16;
 /** The statuses of retriable_status_codes and x-proxy-retriable-status-codes. */
 export const RETRY_ON_RETRIABLE_STATUS_CODES = 32;
+/** An HTTP/2 upstream refused the stream (RST_STREAM REFUSED_STREAM): it never saw the request. */
+export const RETRY_ON_REFUSED_STREAM = 64;
 
 const CONDITIONS: ReadonlyMap<string, number> = new Map([
   ['5xx', RETRY_ON_5XX],
@@ -23,11 +25,11 @@ const CONDITIONS: ReadonlyMap<string, number> = new Map([
   ['retriable-4xx', RETRY_ON_RETRIABLE_4XX],
   ['reset', RETRY_ON_RESET],
   ['retriable-status-codes', RETRY_ON_RETRIABLE_STATUS_CODES],
+  ['refused-stream', RETRY_ON_REFUSED_STREAM],
 ]);
 
-/** Envoy 1.16's other conditions: they need HTTP/2 upstreams, gRPC or header matching, which this build lacks. */
+/** Envoy 1.16's other conditions: they need gRPC or header matching, which this build lacks. */
 export const UNSUPPORTED_RETRY_CONDITIONS: ReadonlySet<string> = new Set([
-  'refused-stream',
   'retriable-headers',
   'cancelled',
   'deadline-exceeded',
@@ -86,5 +88,6 @@ export function wouldRetryFromStatus(retryOn: number, retriableStatusCodes: read
 export function wouldRetryFromReset(retryOn: number, reason: StreamResetReason): boolean {
   if (reason === 'overflow') return false;
   if ((retryOn & (RETRY_ON_RESET | RETRY_ON_5XX | RETRY_ON_GATEWAY_ERROR)) !== 0) return true;
+  if ((retryOn & RETRY_ON_REFUSED_STREAM) !== 0 && reason === 'remote refused stream reset') return true;
   return (retryOn & RETRY_ON_CONNECT_FAILURE) !== 0 && reason === 'connection failure';
 }

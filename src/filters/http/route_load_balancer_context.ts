@@ -11,8 +11,8 @@ import { computeHashKey, downstreamRemoteIp, generatedCookieValue, type HashedRe
 
 export class RouteLoadBalancerContext implements LoadBalancerContext, HashedRequest {
   readonly hostSelectionRetryCount = 0;
-  /** `set-cookie` header lines for the response, from cookie policies that made a cookie; '' for none. */
-  setCookieHeaders = '';
+  /** `set-cookie` headers for the response, [name, value, ...], from cookie policies that made a cookie. */
+  readonly setCookieHeaders: string[] = [];
   private hash: bigint | null = null;
   private hashed = false;
 
@@ -47,7 +47,7 @@ export class RouteLoadBalancerContext implements LoadBalancerContext, HashedRequ
       addressString({ address: downstream.remoteAddress ?? '', port: downstream.remotePort ?? 0 }),
       addressString({ address: downstream.localAddress ?? '', port: downstream.localPort ?? 0 }),
     );
-    this.setCookieHeaders += `set-cookie: ${setCookieValue(name, value, path, ttlSeconds)}\r\n`;
+    this.setCookieHeaders.push('set-cookie', setCookieValue(name, value, path, ttlSeconds));
     return value;
   }
 

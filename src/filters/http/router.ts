@@ -3,16 +3,16 @@
 // response, with the route timeout and Envoy's local replies when any of that fails.
 //
 // One Router serves a downstream HTTP/1 connection, one request at a time: its per-request
-// state is reset between requests instead of allocating a filter per request. A request whose
-// route (or trusted headers) can retry also gets a RetryState, a copy of its body and a context
+// state is reset between requests instead of allocating a filter per request. Each HTTP/2
+// stream has a Router of its own. A request whose route (or trusted headers) can retry also
+// gets a RetryState, a copy of its body and a context
 // that steers each retry away from the hosts tried; others pay for none of it.
 
 import { randomUUID } from 'node:crypto';
 import type { Clock, TimeoutHandle } from '../../common/clock';
 import type { ClusterRouteAction, Route, RoutingPriority } from '../../config/model';
-import { BODY_CHUNKED, type RequestHead, type ResponseHead } from '../../http/http1/message_head';
-import type { Http1ClientConnection, StreamResetReason, UpstreamStreamCallbacks } from '../../pool/http1_client_connection';
-import type { Http1ConnectionPool, PoolCallbacks } from '../../pool/http1_pool';
+import type { ConnectionPool, HttpProtocol, PoolCallbacks, RequestEncoder, ResponseDecoder, StreamResetReason } from '../../http/codec';
+import { RequestHead, type ResponseHead } from '../../http/http1/message_head';
 import type { HostStats } from '../../stats/stats';
 import type { Cluster } from '../../upstream/cluster';
 import type { Host } from '../../upstream/host';
@@ -35,13 +35,15 @@ export interface DownstreamStream {
   readonly remoteAddress: string;
   /** The downstream connection, for upstream filters that act on its addresses. */
   readonly connection: DownstreamAddresses;
+  /** The downstream's protocol, for protocol_selection USE_DOWNSTREAM_PROTOCOL. */
+  readonly protocol: HttpProtocol;
   /**
    * Answers the request with a complete response of our own (text/plain when `body` is set).
-   * @param extraHeaders header lines to add (`name: value\r\n` each), '' for none
+   * @param extraHeaders headers to add, [name, value, ...]
    */
-  sendLocalReply(status: number, body: string, extraHeaders?: string): void;
-  /** @param extraHeaders header lines the router adds (`name: value\r\n` each), '' for none */
-  encodeHeaders(head: ResponseHead, upstreamServiceTimeMs: number, extraHeaders: string): void;
+  sendLocalReply(status: number, body: string, extraHeaders?: readonly string[]): void;
+  /** @param extraHeaders headers the router adds, [name, value, ...] */
+  encodeHeaders(head: ResponseHead, upstreamServiceTimeMs: number, extraHeaders: readonly string[]): void;
   /** True when the downstream write buffer is over its limit; onDownstreamDrained follows. */
   encodeData(chunk: Buffer): boolean;
   encodeComplete(): void;
@@ -72,28 +74,28 @@ export interface RouterConfig {
 }
 
 /** Marks a local reply the circuit breakers caused (Envoy's x-envoy-overloaded). */
-const OVERLOADED_HEADER = 'x-proxy-overloaded: true\r\n';
+const OVERLOADED_HEADER: readonly string[] = ['x-proxy-overloaded', 'true'];
+const NO_HEADERS: readonly string[] = [];
+const END_OF_BODY = Buffer.alloc(0);
 const CONNECT_ERROR_PREFIX = 'upstream connect error or disconnect/reset before headers. reset reason: ';
 const HTTP10_TRANSFER_CODING = 'upstream response has a transfer-coding an HTTP/1.0 client cannot decode';
 
-export class Router implements PoolCallbacks, UpstreamStreamCallbacks {
+export class Router implements PoolCallbacks, ResponseDecoder {
   // Per request; reset by finish().
   private active = false;
   private cluster: Cluster | null = null;
-  private pool: Http1ConnectionPool | null = null;
-  private upstream: Http1ClientConnection | null = null;
+  private pool: ConnectionPool | null = null;
+  private upstream: RequestEncoder | null = null;
   private hostStats: HostStats | null = null;
   private host: Host | null = null;
   /** The route's priority: which circuit breakers and pools its tries count against. */
   private priority: RoutingPriority = 'DEFAULT';
   /** The host header sent upstream: retries pick their pool with it too (auto_sni). */
   private upstreamAuthority = '';
-  private upstreamHead = '';
-  /** `set-cookie` lines the route's cookie hash policy made, for the response head. */
-  private setCookieHeaders = '';
-  private headMethod = false;
+  private upstreamHead: RequestHead | null = null;
+  /** `set-cookie` headers the route's cookie hash policy made, for the response head. */
+  private setCookieHeaders: readonly string[] = NO_HEADERS;
   private http10 = false;
-  private chunked = false;
   private pendingBody: Buffer[] | null = null;
   private pendingBytes = 0;
   private requestComplete = false;
@@ -183,7 +185,7 @@ export class Router implements PoolCallbacks, UpstreamStreamCallbacks {
       return;
     }
     const upstreamAuthority = action.hostRewriteLiteral ?? head.authority;
-    const pool = cluster.httpPool(host, downstream.connection, action.priority, upstreamAuthority);
+    const pool = cluster.httpPool(host, downstream.connection, action.priority, downstream.protocol, upstreamAuthority);
     if (pool === null) {
       this.noHealthyUpstream(cluster, false);
       return;
@@ -195,9 +197,7 @@ export class Router implements PoolCallbacks, UpstreamStreamCallbacks {
     if (routeContext !== null) this.setCookieHeaders = routeContext.setCookieHeaders;
     this.requestComplete = false;
     this.responseStarted = false;
-    this.headMethod = head.method === 'HEAD';
     this.http10 = head.http10;
-    this.chunked = head.bodyLength === BODY_CHUNKED;
     this.priority = action.priority;
     this.upstreamAuthority = upstreamAuthority;
     this.startTry(host, pool);
@@ -207,7 +207,7 @@ export class Router implements PoolCallbacks, UpstreamStreamCallbacks {
     if (!this.active) return;
     if (this.retryBody !== null) this.keepForRetry(chunk);
     if (this.upstream !== null) {
-      if (this.upstream.sendBody(chunk)) this.pauseDownstream();
+      if (this.upstream.encodeData(chunk, false)) this.pauseDownstream();
       return;
     }
     // Not connected yet (or between tries): hold the body, within the connection's buffer limit.
@@ -222,7 +222,7 @@ export class Router implements PoolCallbacks, UpstreamStreamCallbacks {
     this.requestComplete = true;
     this.requestCompleteTime = performance.now();
     if (this.upstream !== null) {
-      if (this.upstream.endRequest()) this.pauseDownstream();
+      if (this.upstream.encodeData(END_OF_BODY, true)) this.pauseDownstream();
       // A try's own timeout runs once it is connected and has the whole request.
       if (this.perTryTimeoutMs > 0) this.armPerTryTimeout();
     }
@@ -237,42 +237,48 @@ export class Router implements PoolCallbacks, UpstreamStreamCallbacks {
     this.finish();
   }
 
-  /** The downstream connection closed: nothing of this router is needed any more. */
-  destroy(): void {
+  /** The downstream stream is over (an HTTP/2 stream has a router of its own): its timer goes. */
+  release(): void {
     this.onDownstreamReset();
-    this.config.clusters.releaseDownstream(this.downstream.connection);
     if (this.timer !== null) clearTimeout(this.timer);
     this.timer = null;
+  }
+
+  /** The downstream connection closed: nothing of this router is needed any more. */
+  destroy(): void {
+    this.release();
+    this.config.clusters.releaseDownstream(this.downstream.connection);
   }
 
   /** The downstream write buffer drained to half its limit: the response may flow again. */
   onDownstreamDrained(): void {
     if (this.upstreamPaused) {
       this.upstreamPaused = false;
-      this.upstream?.resumeReading();
+      this.upstream?.readDisable(false);
     }
   }
 
   // ---- PoolCallbacks ------------------------------------------------------------------------
 
-  onPoolReady(connection: Http1ClientConnection): void {
-    this.upstream = connection;
-    this.hostStats = connection.hostStats;
+  onPoolReady(encoder: RequestEncoder, hostStats: HostStats): void {
+    this.upstream = encoder;
+    this.hostStats = hostStats;
     this.host!.outlier.putResult(OutlierResult.LocalOriginConnectSuccess);
-    connection.startRequest(this, this.upstreamHead, this.headMethod, this.chunked);
-    let over = false;
     const pending = this.pendingBody;
+    const complete = this.requestComplete;
+    encoder.encodeHeaders(this.upstreamHead!, complete && (pending === null || pending.length === 0));
+    let over = false;
     if (pending !== null) {
       this.pendingBody = null;
       this.pendingBytes = 0;
-      for (const chunk of pending) over = connection.sendBody(chunk) || over;
+      const last = pending.length - 1;
+      for (let i = 0; i <= last; i++) over = encoder.encodeData(pending[i], complete && i === last) || over;
     }
-    if (this.requestComplete) {
-      over = connection.endRequest() || over;
+    if (complete) {
       if (this.perTryTimeoutMs > 0) this.armPerTryTimeout();
     }
     // Attached at once, the head waits for the rest of this batch of downstream input.
-    else if (!this.dispatching) over = connection.flush() || over;
+    else if (!this.dispatching) over = encoder.flush() || over;
     // What held the downstream back was the pending body; from now on it is the upstream's buffer.
     if (over) this.pauseDownstream();
     else this.resumeDownstream();
@@ -287,7 +293,7 @@ export class Router implements PoolCallbacks, UpstreamStreamCallbacks {
     if (this.maybeRetryReset(reason)) return;
     this.cluster!.info.stats.chargeResponseCode(503);
     this.finish();
-    this.downstream.sendLocalReply(503, CONNECT_ERROR_PREFIX + reason, overflow ? OVERLOADED_HEADER : '');
+    this.downstream.sendLocalReply(503, CONNECT_ERROR_PREFIX + reason, overflow ? OVERLOADED_HEADER : NO_HEADERS);
   }
 
   // ---- UpstreamStreamCallbacks --------------------------------------------------------------
@@ -357,14 +363,14 @@ export class Router implements PoolCallbacks, UpstreamStreamCallbacks {
   // ---- internals ---------------------------------------------------------------------------
 
   /** Sends the request to `host` through `pool`: at once on an idle connection, else when one is ready. */
-  private startTry(host: Host, pool: Http1ConnectionPool): void {
+  private startTry(host: Host, pool: ConnectionPool): void {
     this.host = host;
     this.retryContext?.attempted.push(host);
     this.tryActive = true;
     if (this.cluster!.info.timeoutBudgetStats !== null) this.tryStart = performance.now();
     this.pool = pool;
     this.dispatching = true;
-    this.pool.newStream(this, this.downstream.connection);
+    this.pool.newStream(this, this, this.downstream.connection);
     this.dispatching = false;
   }
 
@@ -420,7 +426,7 @@ export class Router implements PoolCallbacks, UpstreamStreamCallbacks {
       this.noHealthyUpstream(cluster, true);
       return;
     }
-    const pool = cluster.httpPool(host, this.downstream.connection, this.priority, this.upstreamAuthority);
+    const pool = cluster.httpPool(host, this.downstream.connection, this.priority, this.downstream.protocol, this.upstreamAuthority);
     if (pool === null) {
       this.noHealthyUpstream(cluster, false);
       return;
@@ -536,7 +542,7 @@ export class Router implements PoolCallbacks, UpstreamStreamCallbacks {
   private pauseUpstream(): void {
     if (this.upstreamPaused || this.upstream === null) return;
     this.upstreamPaused = true;
-    this.upstream.pauseReading();
+    this.upstream.readDisable(true);
   }
 
   private pauseDownstream(): void {
@@ -556,7 +562,7 @@ export class Router implements PoolCallbacks, UpstreamStreamCallbacks {
     this.timeoutArmed = false;
     this.resumeDownstream();
     // A connection going back to its pool must not stay held back by this response.
-    if (this.upstreamPaused) this.upstream?.resumeReading();
+    if (this.upstreamPaused) this.upstream?.readDisable(false);
     if (this.perTryTimer !== null) this.config.clock.clearTimeout(this.perTryTimer);
     if (this.retryTimer !== null) this.config.clock.clearTimeout(this.retryTimer);
     this.perTryTimer = null;
@@ -569,8 +575,8 @@ export class Router implements PoolCallbacks, UpstreamStreamCallbacks {
     this.upstream = null;
     this.hostStats = null;
     this.host = null;
-    this.upstreamHead = '';
-    this.setCookieHeaders = '';
+    this.upstreamHead = null;
+    this.setCookieHeaders = NO_HEADERS;
     this.pendingBody = null;
     this.pendingBytes = 0;
     this.upstreamPaused = false;
@@ -587,11 +593,11 @@ export class Router implements PoolCallbacks, UpstreamStreamCallbacks {
   }
 
   /**
-   * The request line and headers sent upstream: hop-by-hop headers gone, proxy headers set.
+   * The header map sent upstream: hop-by-hop headers gone, proxy headers set; the codec serializes it.
    * Sets the request's route and per-try timeouts, and keeps the retry headers of a trusted
    * downstream for decodeHeaders; the x-proxy-* steering headers never go upstream.
    */
-  private upstreamRequestHead(head: RequestHead, route: Route, action: ClusterRouteAction): string {
+  private upstreamRequestHead(head: RequestHead, route: Route, action: ClusterRouteAction): RequestHead {
     let path = head.path;
     let originalPath: string | null = null;
     if (action.prefixRewrite !== undefined) {
@@ -599,7 +605,12 @@ export class Router implements PoolCallbacks, UpstreamStreamCallbacks {
       originalPath = path;
       path = action.prefixRewrite + path.slice(matched.length);
     }
-    let text = `${head.method} ${path} HTTP/1.1\r\nhost: ${action.hostRewriteLiteral ?? head.authority}\r\n`;
+    const upstream = new RequestHead(head.method, path, false);
+    upstream.authority = action.hostRewriteLiteral ?? head.authority;
+    upstream.scheme = head.scheme;
+    upstream.bodyLength = head.bodyLength;
+    upstream.contentLength = head.contentLength;
+    const out = upstream.headers;
 
     let forwardedFor: string | null = null;
     let forwardedProto = false;
@@ -633,7 +644,7 @@ export class Router implements PoolCallbacks, UpstreamStreamCallbacks {
         case ProxyHeader.None:
           break;
       }
-      text += `${name}: ${headers[i + 1]}\r\n`;
+      out.push(name, headers[i + 1]);
     }
 
     this.timeoutMs = action.timeoutMs;
@@ -643,16 +654,14 @@ export class Router implements PoolCallbacks, UpstreamStreamCallbacks {
       const address = this.forwardedForAddress();
       forwardedFor = forwardedFor === null ? address : `${forwardedFor}, ${address}`;
     }
-    if (forwardedFor !== null) text += `x-forwarded-for: ${forwardedFor}\r\n`;
-    if (!forwardedProto) text += 'x-forwarded-proto: http\r\n';
-    if (!requestId) text += `x-request-id: ${randomUUID()}\r\n`;
+    if (forwardedFor !== null) out.push('x-forwarded-for', forwardedFor);
+    if (!forwardedProto) out.push('x-forwarded-proto', head.scheme);
+    if (!requestId) out.push('x-request-id', randomUUID());
     // What the upstream may take: a try's own timeout when there is one, else the route's.
     const expectedTimeoutMs = this.perTryTimeoutMs > 0 ? this.perTryTimeoutMs : this.timeoutMs;
-    if (expectedTimeoutMs > 0) text += `x-proxy-expected-rq-timeout-ms: ${expectedTimeoutMs}\r\n`;
-    if (originalPath !== null) text += `x-proxy-original-path: ${originalPath}\r\n`;
-    if (head.bodyLength === BODY_CHUNKED) text += 'transfer-encoding: chunked\r\n';
-    else if (head.contentLength >= 0) text += `content-length: ${head.contentLength}\r\n`;
-    return `${text}\r\n`;
+    if (expectedTimeoutMs > 0) out.push('x-proxy-expected-rq-timeout-ms', String(expectedTimeoutMs));
+    if (originalPath !== null) out.push('x-proxy-original-path', originalPath);
+    return upstream;
   }
 
   private keepSteeringHeader(name: string, value: string): void {

@@ -1,13 +1,15 @@
-// The HTTP connection manager network filter (Envoy's http_connection_manager), HTTP/1.1
-// downstream: parses requests off the connection, hands each to the router, writes the
-// response back with Envoy's response headers, and decides when the connection closes
-// (client asked, drain, an error, or a request that cannot be finished).
+// The HTTP connection manager network filter (Envoy's http_connection_manager). Its factory picks
+// the codec of each connection (codec_type, ALPN, the HTTP/2 preface); HTTP/2 connections go to
+// Http2ConnectionManager. This file is the HTTP/1.1 one: it parses requests off the connection,
+// hands each to the router, writes the response back with Envoy's response headers, and decides
+// when the connection closes (client asked, drain, an error, or a request that cannot be finished).
 //
 // HTTP/1 carries one request at a time, so the manager, its HTTP filters and its router are per
 // connection and reused from request to request. Pipelined requests wait in the parser until
 // the current response is written.
 
 import type * as net from 'node:net';
+import type * as tls from 'node:tls';
 import { atField, FieldError } from '../../config/errors';
 import type { HttpConnectionManagerConfig } from '../../config/model';
 import type { Logger } from '../../log/logger_api';
@@ -31,6 +33,8 @@ import { RouteTable } from '../http/route_table';
 import { type DownstreamStream, Router, type RouterConfig } from '../http/router';
 import { RouterStats } from '../http/router_stats';
 import { HttpConnectionManagerStats } from './http_connection_manager_stats';
+import { Http2CodecStats, Http2ConnectionManager } from './http2_connection_manager';
+import { sniffHttp2Preface } from '../../http/http2/preface';
 
 const ROUTER_FILTER = 'proxy.filters.http.router';
 const CONTINUE = 'HTTP/1.1 100 Continue\r\n\r\n';
@@ -56,6 +60,7 @@ export interface HttpConnectionManagerDeps {
 /** One filter chain's connection manager configuration, shared by its connections. */
 export class HttpConnectionManagerFactory implements NetworkFilterFactory {
   readonly stats: HttpConnectionManagerStats;
+  readonly http2Stats: Http2CodecStats;
   readonly router: RouterConfig;
   readonly dates = new DateCache();
   /** The decoder filters before the router, in order; null when the router is alone. */
@@ -79,6 +84,8 @@ export class HttpConnectionManagerFactory implements NetworkFilterFactory {
     const routeTable = atField('route_config', () => new RouteTable(config.routeConfig, deps.runtime, mathRandom));
     const scope = deps.stats.scope(`http.${config.statPrefix}`);
     this.stats = new HttpConnectionManagerStats(scope);
+    // Envoy keeps its HTTP/2 codec statistics outside the connection manager's prefix.
+    this.http2Stats = new Http2CodecStats(deps.stats.scope('http2'));
     this.router = {
       routeTable,
       clusters: deps.clusters,
@@ -93,10 +100,27 @@ export class HttpConnectionManagerFactory implements NetworkFilterFactory {
   }
 
   /** Open connections, for the end of a drain. */
-  readonly connections = new Set<HttpConnectionManager>();
+  readonly connections = new Set<HttpConnectionManager | Http2ConnectionManager>();
 
+  /**
+   * The codec: codec_type, else ALPN `h2` on a TLS connection, else HTTP/2 prior knowledge when
+   * the client opens with the connection preface (as Envoy's AUTO), else HTTP/1.
+   */
   onNewConnection(socket: net.Socket): void {
+    const codec = this.config.codecType;
+    if (codec === 'HTTP1') this.startHttp1(socket);
+    else if (codec === 'HTTP2' || (socket as tls.TLSSocket).alpnProtocol === 'h2') this.startHttp2(socket);
+    else sniffHttp2Preface(socket, (http2) => (http2 ? this.startHttp2(socket) : this.startHttp1(socket)));
+  }
+
+  private startHttp1(socket: net.Socket): void {
     this.connections.add(new HttpConnectionManager(this, socket));
+    // Sniffing paused the socket and put back what it read.
+    if (socket.isPaused()) socket.resume();
+  }
+
+  private startHttp2(socket: net.Socket): void {
+    this.connections.add(new Http2ConnectionManager(this, socket));
   }
 
   closeIdleConnections(): void {
@@ -105,6 +129,7 @@ export class HttpConnectionManagerFactory implements NetworkFilterFactory {
 }
 
 export class HttpConnectionManager implements ParserCallbacks<RequestHead>, DownstreamStream, HttpFilterCallbacks, WatermarkCallbacks {
+  readonly protocol = 'http1';
   readonly remoteAddress: string;
   readonly connection: net.Socket;
   private readonly parser: RequestParser;
@@ -245,13 +270,14 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
 
   // ---- DownstreamStream: the response ----------------------------------------------------
 
-  sendLocalReply(status: number, body: string, extraHeaders = ''): void {
+  sendLocalReply(status: number, body: string, extraHeaders: readonly string[] = NO_HEADERS): void {
     const length = Buffer.byteLength(body);
     const close = this.closesAfterResponse();
     const dates = this.factory.dates;
     let head = `${statusLine(status)}content-length: ${length}\r\n`;
     if (length > 0) head += 'content-type: text/plain\r\n';
-    head += `date: ${dates.current()}\r\nserver: ${this.factory.config.serverName}\r\n${extraHeaders}`;
+    head += `date: ${dates.current()}\r\nserver: ${this.factory.config.serverName}\r\n`;
+    for (let i = 0; i < extraHeaders.length; i += 2) head += `${extraHeaders[i]}: ${extraHeaders[i + 1]}\r\n`;
     if (this.filtersActive) head += this.encodeFilterHeaders(status, NO_HEADERS).text;
     head += connectionHeader(close, this.request?.http10 === true);
     this.responseStarted = true;
@@ -262,7 +288,7 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
     this.endStream(close);
   }
 
-  encodeHeaders(upstream: ResponseHead, upstreamServiceTimeMs: number, extraHeaders: string): void {
+  encodeHeaders(upstream: ResponseHead, upstreamServiceTimeMs: number, extraHeaders: readonly string[]): void {
     const status = upstream.status;
     const request = this.request!;
     let close = this.closesAfterResponse();
@@ -284,7 +310,7 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
       head += `${name}: ${headers[i + 1]}\r\n`;
     }
     if (filtered !== null) head += filtered.text;
-    head += extraHeaders;
+    for (let i = 0; i < extraHeaders.length; i += 2) head += `${extraHeaders[i]}: ${extraHeaders[i + 1]}\r\n`;
     if (upstream.contentLength >= 0 && upstream.bodyLength !== BODY_CHUNKED && upstream.bodyLength !== BODY_UNTIL_CLOSE) {
       head += `content-length: ${upstream.contentLength}\r\n`;
     } else if (request.http10) {
@@ -548,20 +574,25 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
   }
 }
 
-const NO_HEADERS: readonly string[] = [];
+export const NO_HEADERS: readonly string[] = [];
 
 /** The headers the filters set on one response, as head lines; reused from response to response. */
-class FilterHeaders implements ResponseHeaderSink {
+export class FilterHeaders implements ResponseHeaderSink {
+  /** As HTTP/1 head lines. */
   text = '';
   readonly names: string[] = [];
+  /** As [name, value, ...], for HTTP/2. */
+  readonly pairs: string[] = [];
 
   reset(): void {
     this.text = '';
     this.names.length = 0;
+    this.pairs.length = 0;
   }
 
   set(name: string, value: string): void {
     this.names.push(name);
+    this.pairs.push(name, value);
     this.text += `${name}: ${value}\r\n`;
   }
 }
@@ -573,7 +604,7 @@ function connectionHeader(close: boolean, http10: boolean): string {
 }
 
 /** Response headers the manager sets itself: server, date, x-proxy-upstream-service-time. */
-function isReplacedResponseHeader(name: string): boolean {
+export function isReplacedResponseHeader(name: string): boolean {
   switch (name.length) {
     case 4:
       return name === 'date';

@@ -7,6 +7,8 @@ export class HttpConnectionManagerStats {
   readonly downstream_cx_active: Gauge;
   readonly downstream_cx_http1_total: Counter;
   readonly downstream_cx_http1_active: Gauge;
+  readonly downstream_cx_http2_total: Counter;
+  readonly downstream_cx_http2_active: Gauge;
   readonly downstream_cx_destroy: Counter;
   readonly downstream_cx_destroy_local: Counter;
   readonly downstream_cx_destroy_remote: Counter;
@@ -21,6 +23,7 @@ export class HttpConnectionManagerStats {
   readonly downstream_cx_idle_timeout: Counter;
   readonly downstream_rq_total: Counter;
   readonly downstream_rq_http1_total: Counter;
+  readonly downstream_rq_http2_total: Counter;
   readonly downstream_rq_active: Gauge;
   readonly downstream_rq_completed: Counter;
   readonly downstream_rq_rx_reset: Counter;
@@ -37,6 +40,8 @@ export class HttpConnectionManagerStats {
     this.downstream_cx_active = scope.gauge('downstream_cx_active');
     this.downstream_cx_http1_total = scope.counter('downstream_cx_http1_total');
     this.downstream_cx_http1_active = scope.gauge('downstream_cx_http1_active');
+    this.downstream_cx_http2_total = scope.counter('downstream_cx_http2_total');
+    this.downstream_cx_http2_active = scope.gauge('downstream_cx_http2_active');
     this.downstream_cx_destroy = scope.counter('downstream_cx_destroy');
     this.downstream_cx_destroy_local = scope.counter('downstream_cx_destroy_local');
     this.downstream_cx_destroy_remote = scope.counter('downstream_cx_destroy_remote');
@@ -51,6 +56,7 @@ export class HttpConnectionManagerStats {
     this.downstream_cx_idle_timeout = scope.counter('downstream_cx_idle_timeout');
     this.downstream_rq_total = scope.counter('downstream_rq_total');
     this.downstream_rq_http1_total = scope.counter('downstream_rq_http1_total');
+    this.downstream_rq_http2_total = scope.counter('downstream_rq_http2_total');
     this.downstream_rq_active = scope.gauge('downstream_rq_active');
     this.downstream_rq_completed = scope.counter('downstream_rq_completed');
     this.downstream_rq_rx_reset = scope.counter('downstream_rq_rx_reset');

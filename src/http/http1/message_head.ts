@@ -1,5 +1,7 @@
-// A parsed HTTP/1 message head. The codec keeps connection-level headers out of `headers`
-// and records what they meant, so the proxy forwards only end-to-end headers.
+// A message head: the header map the HTTP layer works on, whichever codec made it. Request
+// pseudo-headers (method, path, authority, scheme) and the response status are fields; `headers`
+// holds only end-to-end headers. The framing facts (body length, HTTP/1 transfer codings and
+// connection tokens) are what the codec learnt from the wire, for the codec on the other side.
 
 /** `MessageHead.bodyLength` for a chunked body. */
 export const BODY_CHUNKED = -1;
@@ -30,6 +32,8 @@ export class MessageHead {
 export class RequestHead extends MessageHead {
   /** From the Host header, or from an absolute-form request target; '' when absent. */
   authority = '';
+  /** `http` or `https`: the downstream connection's, as x-forwarded-proto and HTTP/2's :scheme carry it. */
+  scheme = 'http';
   expectContinue = false;
 
   constructor(

@@ -1,0 +1,386 @@
+// The HTTP connection manager on a downstream HTTP/2 connection: node:http2 (nghttp2) is the
+// server codec, and each stream is an ActiveStream with its own HTTP filters and router, as in
+// Envoy's ConnectionManagerImpl. Drain is GOAWAY: streams in flight finish, new ones are refused.
+
+import * as http2 from 'node:http2';
+import type * as net from 'node:net';
+import type { HttpProtocol } from '../../http/codec';
+import { MalformedHeaders, addHeaders, requestHeadOf } from '../../http/http2/header_map';
+import type { RequestHead, ResponseHead } from '../../http/http1/message_head';
+import type { Counter } from '../../stats/stats';
+import { FilterHeadersStatus, type HttpFilter, type HttpFilterCallbacks } from '../http/http_filter';
+import { type DownstreamStream, Router } from '../http/router';
+import { FilterHeaders, type HttpConnectionManagerFactory, NO_HEADERS, isReplacedResponseHeader } from './http_connection_manager';
+import type { HttpConnectionManagerStats } from './http_connection_manager_stats';
+
+const { NGHTTP2_INTERNAL_ERROR, NGHTTP2_FLAG_END_STREAM } = http2.constants;
+
+/** Envoy's HTTP/2 codec statistics this build counts, `http2.*`. */
+export class Http2CodecStats {
+  readonly rx_reset: Counter;
+  readonly tx_reset: Counter;
+  readonly rx_messaging_error: Counter;
+
+  constructor(scope: { counter(name: string): Counter }) {
+    this.rx_reset = scope.counter('rx_reset');
+    this.tx_reset = scope.counter('tx_reset');
+    this.rx_messaging_error = scope.counter('rx_messaging_error');
+  }
+}
+
+export class Http2ConnectionManager {
+  readonly stats: HttpConnectionManagerStats;
+  readonly session: http2.ServerHttp2Session;
+  readonly remoteAddress: string;
+  readonly scheme: string;
+  private readonly streams = new Set<ActiveStream>();
+  private draining = false;
+  private idleTimer: NodeJS.Timeout | null = null;
+  private readonly connectionStartMs = performance.now();
+
+  constructor(
+    readonly factory: HttpConnectionManagerFactory,
+    readonly socket: net.Socket,
+  ) {
+    this.stats = factory.stats;
+    this.remoteAddress = socket.remoteAddress ?? '';
+    this.scheme = 'encrypted' in socket && socket.encrypted === true ? 'https' : 'http';
+    const options = factory.config.http2ProtocolOptions;
+    const stats = this.stats;
+    stats.downstream_cx_total.inc();
+    stats.downstream_cx_active.inc();
+    stats.downstream_cx_http2_total.inc();
+    stats.downstream_cx_http2_active.inc();
+    socket.on('error', ignoreError);
+    socket.on('close', this.onSocketClose);
+    this.session = http2.performServerHandshake(socket, {
+      settings: {
+        maxConcurrentStreams: options.maxConcurrentStreams,
+        initialWindowSize: options.initialStreamWindowSize,
+        headerTableSize: options.hpackTableSize,
+      },
+      // The windows bound what is buffered per stream and connection, as in Envoy.
+      maxSessionMemory: Math.max(10, Math.ceil(options.initialConnectionWindowSize / (1024 * 1024)) * 2),
+    });
+    const session = this.session;
+    session.on('error', ignoreError);
+    session.on('stream', this.onStream);
+    session.on('frameError', () => this.factory.http2Stats.rx_messaging_error.inc());
+    if (options.initialConnectionWindowSize > 65535) session.setLocalWindowSize(options.initialConnectionWindowSize);
+    this.armIdleTimer();
+  }
+
+  /** Drain (listener drain, hot restart): GOAWAY now, close once the streams in flight end. */
+  closeIfIdle(): void {
+    this.startDrain();
+  }
+
+  /** The drain decider asked for it while answering a stream: GOAWAY, as Envoy's shutdownNotice/goAway. */
+  startDrain(): void {
+    if (this.draining || this.session.destroyed) return;
+    this.draining = true;
+    this.stats.downstream_cx_drain_close.inc();
+    this.session.close();
+  }
+
+  streamEnded(stream: ActiveStream): void {
+    this.streams.delete(stream);
+    if (this.streams.size === 0) this.armIdleTimer();
+  }
+
+  private readonly onStream = (stream: http2.ServerHttp2Stream, _headers: unknown, flags: number, raw: string[]): void => {
+    if (this.idleTimer !== null) {
+      clearTimeout(this.idleTimer);
+      this.idleTimer = null;
+    }
+    const active = new ActiveStream(this, stream);
+    this.streams.add(active);
+    active.start(raw, (flags & NGHTTP2_FLAG_END_STREAM) !== 0);
+  };
+
+  /** Envoy's idle_timeout: no stream for that long, the connection goes (GOAWAY first). */
+  private armIdleTimer(): void {
+    const timeout = this.factory.config.commonHttpProtocolOptions.idleTimeoutMs;
+    if (timeout <= 0 || this.idleTimer !== null) return;
+    this.idleTimer = setTimeout(this.onIdleTimeout, timeout);
+  }
+
+  private readonly onIdleTimeout = (): void => {
+    this.idleTimer = null;
+    if (this.streams.size > 0 || this.session.destroyed) return;
+    this.stats.downstream_cx_idle_timeout.inc();
+    this.session.close();
+  };
+
+  private readonly onSocketClose = (): void => {
+    this.factory.connections.delete(this);
+    if (this.idleTimer !== null) clearTimeout(this.idleTimer);
+    const stats = this.stats;
+    stats.downstream_cx_active.dec();
+    stats.downstream_cx_http2_active.dec();
+    stats.downstream_cx_destroy.inc();
+    stats.downstream_cx_length_ms.recordValue(performance.now() - this.connectionStartMs);
+    if (this.draining) stats.downstream_cx_destroy_local.inc();
+    else stats.downstream_cx_destroy_remote.inc();
+    if (this.streams.size > 0) stats.downstream_cx_destroy_active_rq.inc();
+    for (const stream of [...this.streams]) stream.onConnectionClosed();
+    this.factory.deps.clusters.releaseDownstream(this.socket);
+  };
+}
+
+/** One request and its response on an HTTP/2 connection (Envoy's ActiveStream). */
+class ActiveStream implements DownstreamStream, HttpFilterCallbacks {
+  readonly protocol: HttpProtocol = 'http2';
+  readonly remoteAddress: string;
+  readonly connection: net.Socket;
+  private readonly router: Router;
+  private readonly filters: readonly HttpFilter[] | null;
+  private readonly stats: HttpConnectionManagerStats;
+  private request: RequestHead | null = null;
+  private active = true;
+  private responseStarted = false;
+  private responseEnded = false;
+  private filtersActive = false;
+  private stoppedBy: HttpFilter | null = null;
+  private requestTimer: NodeJS.Timeout | null = null;
+  private readonly startMs = performance.now();
+
+  constructor(
+    private readonly owner: Http2ConnectionManager,
+    private readonly stream: http2.ServerHttp2Stream,
+  ) {
+    const factory = owner.factory;
+    this.stats = owner.stats;
+    this.remoteAddress = owner.remoteAddress;
+    this.connection = owner.socket;
+    this.router = new Router(factory.router, this);
+    this.filters = factory.filters === null ? null : factory.filters.map((f) => f.createFilter(this));
+  }
+
+  start(raw: string[], endStream: boolean): void {
+    const stats = this.stats;
+    stats.downstream_rq_total.inc();
+    stats.downstream_rq_http2_total.inc();
+    stats.downstream_rq_active.inc();
+    const stream = this.stream;
+    stream.on('error', ignoreError);
+    stream.on('close', this.onClose);
+    stream.on('drain', this.onDrain);
+    const config = this.owner.factory.config;
+    if (config.streamIdleTimeoutMs > 0) stream.setTimeout(config.streamIdleTimeoutMs, this.onStreamIdleTimeout);
+    let head: RequestHead;
+    try {
+      head = requestHeadOf(raw, endStream, this.owner.scheme);
+    } catch (e) {
+      if (!(e instanceof MalformedHeaders)) throw e;
+      this.owner.factory.http2Stats.rx_messaging_error.inc();
+      this.sendLocalReply(400, '');
+      return;
+    }
+    this.request = head;
+    if (!endStream) {
+      stream.on('data', this.onData);
+      stream.on('end', this.onEnd);
+      if (config.requestTimeoutMs > 0) this.requestTimer = setTimeout(this.onRequestTimeout, config.requestTimeoutMs);
+    }
+    if (head.authority === '') {
+      this.sendLocalReply(400, '');
+      return;
+    }
+    if (this.filters !== null && this.decodeFilterHeaders(this.filters, head, endStream)) return;
+    this.router.decodeHeaders(head);
+    if (endStream && this.active) this.router.decodeComplete();
+  }
+
+  private decodeFilterHeaders(filters: readonly HttpFilter[], head: RequestHead, endStream: boolean): boolean {
+    this.filtersActive = true;
+    for (const filter of filters) {
+      if (filter.decodeHeaders(head, endStream) === FilterHeadersStatus.StopIteration) {
+        if (this.active) {
+          this.stoppedBy = filter;
+          if (endStream) filter.decodeComplete();
+        }
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // ---- DownstreamStream -------------------------------------------------------------------
+
+  sendLocalReply(status: number, body: string, extraHeaders: readonly string[] = NO_HEADERS): void {
+    if (!this.active || this.stream.destroyed) return;
+    const length = Buffer.byteLength(body);
+    const headers: http2.OutgoingHttpHeaders = { ':status': status, 'content-length': length };
+    if (length > 0) headers['content-type'] = 'text/plain';
+    this.addProxyHeaders(headers, status, NO_HEADERS);
+    addHeaders(headers, extraHeaders);
+    this.responseStarted = true;
+    this.stats.chargeResponseCode(status);
+    this.maybeDrain();
+    const bodiless = length === 0 || this.request?.method === 'HEAD';
+    this.stream.respond(headers, { endStream: bodiless });
+    if (!bodiless) this.stream.end(body);
+    this.endStream();
+  }
+
+  encodeHeaders(upstream: ResponseHead, upstreamServiceTimeMs: number, extraHeaders: readonly string[]): void {
+    if (!this.active || this.stream.destroyed) return;
+    const status = upstream.status;
+    this.responseStarted = true;
+    this.stats.chargeResponseCode(status);
+    const headers: http2.OutgoingHttpHeaders = { ':status': status };
+    const source = upstream.headers;
+    const dropped = upstream.connectionTokens;
+    const filtered = this.filtersActive ? this.encodeFilterHeaders(status, source) : null;
+    const replaced = filtered !== null && filtered.names.length > 0 ? filtered.names : null;
+    const kept: string[] = [];
+    for (let i = 0; i < source.length; i += 2) {
+      const name = source[i];
+      if (isReplacedResponseHeader(name) || (dropped !== null && dropped.includes(name))) continue;
+      if (replaced !== null && replaced.includes(name)) continue;
+      kept.push(name, source[i + 1]);
+    }
+    addHeaders(headers, kept);
+    if (filtered !== null) addHeaders(headers, filtered.pairs);
+    addHeaders(headers, extraHeaders);
+    if (upstream.contentLength >= 0 && upstream.bodyLength >= 0) headers['content-length'] = upstream.contentLength;
+    this.addProxyHeaders(headers, status, null);
+    headers['x-proxy-upstream-service-time'] = String(upstreamServiceTimeMs);
+    this.maybeDrain();
+    const endStream = upstream.bodyLength === 0 || this.request?.method === 'HEAD' || status === 204 || status === 304;
+    this.stream.respond(headers, { endStream });
+    if (endStream) this.responseEnded = true;
+  }
+
+  encodeData(chunk: Buffer): boolean {
+    if (this.responseEnded || chunk.length === 0 || this.stream.destroyed) return false;
+    return !this.stream.write(chunk);
+  }
+
+  encodeComplete(): void {
+    if (!this.active) return;
+    if (!this.responseEnded && !this.stream.destroyed) this.stream.end();
+    this.endStream();
+  }
+
+  flush(): boolean {
+    return false;
+  }
+
+  resetStream(): void {
+    if (!this.active) return;
+    this.stats.downstream_rq_tx_reset.inc();
+    this.owner.factory.http2Stats.tx_reset.inc();
+    this.stream.close(NGHTTP2_INTERNAL_ERROR);
+    this.endStream();
+  }
+
+  readDisable(disable: boolean): void {
+    if (disable) {
+      this.stats.downstream_flow_control_paused_reading_total.inc();
+      this.stream.pause();
+    } else {
+      this.stats.downstream_flow_control_resumed_reading_total.inc();
+      this.stream.resume();
+    }
+  }
+
+  /** The connection closed under the stream. */
+  onConnectionClosed(): void {
+    if (!this.active) return;
+    this.stats.downstream_rq_rx_reset.inc();
+    this.router.onDownstreamReset();
+    this.endStream();
+  }
+
+  // ---- the stream ----------------------------------------------------------------------------
+
+  private readonly onData = (chunk: Buffer): void => {
+    if (!this.active) return;
+    if (this.stoppedBy !== null) this.stoppedBy.decodeData(chunk);
+    else {
+      this.router.decodeData(chunk);
+      this.router.onDownstreamReadEnd();
+    }
+  };
+
+  private readonly onEnd = (): void => {
+    if (!this.active) return;
+    this.clearRequestTimer();
+    if (this.stoppedBy !== null) this.stoppedBy.decodeComplete();
+    else this.router.decodeComplete();
+  };
+
+  private readonly onDrain = (): void => {
+    if (this.active) this.router.onDownstreamDrained();
+  };
+
+  /** Closed before the response was sent: the client reset the stream (or the connection went). */
+  private readonly onClose = (): void => {
+    if (!this.active) return;
+    this.stats.downstream_rq_rx_reset.inc();
+    if (this.stream.rstCode !== undefined && this.stream.rstCode !== 0) this.owner.factory.http2Stats.rx_reset.inc();
+    this.router.onDownstreamReset();
+    this.endStream();
+  };
+
+  private readonly onStreamIdleTimeout = (): void => {
+    if (!this.active) return;
+    this.stats.downstream_rq_idle_timeout.inc();
+    this.timeoutStream('stream timeout');
+  };
+
+  private readonly onRequestTimeout = (): void => {
+    this.requestTimer = null;
+    if (!this.active) return;
+    this.stats.downstream_rq_timeout.inc();
+    this.timeoutStream('request timeout');
+  };
+
+  private timeoutStream(body: string): void {
+    this.router.onDownstreamReset();
+    if (this.responseStarted) this.resetStream();
+    else this.sendLocalReply(408, body);
+  }
+
+  /** The drain decider, consulted once per response as for HTTP/1: drain means GOAWAY. */
+  private maybeDrain(): void {
+    if (this.owner.factory.deps.drain.drainClose()) this.owner.startDrain();
+  }
+
+  private addProxyHeaders(headers: http2.OutgoingHttpHeaders, status: number, upstream: readonly string[] | null): void {
+    const factory = this.owner.factory;
+    headers['date'] = factory.dates.current();
+    headers['server'] = factory.config.serverName;
+    // Local replies: the filters add theirs here (an upstream response's were added by encodeHeaders).
+    if (upstream !== null && this.filtersActive) addHeaders(headers, this.encodeFilterHeaders(status, upstream).pairs);
+  }
+
+  private encodeFilterHeaders(status: number, headers: readonly string[]): FilterHeaders {
+    const filters = this.filters!;
+    const out = new FilterHeaders();
+    for (let i = filters.length - 1; i >= 0; i--) filters[i].encodeHeaders(status, headers, out);
+    return out;
+  }
+
+  private endStream(): void {
+    if (!this.active) return;
+    this.active = false;
+    this.clearRequestTimer();
+    this.stream.setTimeout(0);
+    this.stats.downstream_rq_active.dec();
+    this.stats.downstream_rq_time.recordValue(performance.now() - this.startMs);
+    this.router.release();
+    this.owner.streamEnded(this);
+  }
+
+  private clearRequestTimer(): void {
+    if (this.requestTimer !== null) {
+      clearTimeout(this.requestTimer);
+      this.requestTimer = null;
+    }
+  }
+}
+
+function ignoreError(): void {}

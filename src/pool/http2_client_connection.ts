@@ -1,0 +1,255 @@
+// One HTTP/2 connection to an upstream host (prior knowledge: h2c over TCP), carrying many
+// streams for its pool: the HTTP/2 client codec, on node:http2 (nghttp2). The TCP connection and
+// its accounting are an UpstreamConnection's; node:http2 reads and writes the socket itself.
+
+import * as http2 from 'node:http2';
+import type { Http2ProtocolOptions } from '../config/model';
+import type { RequestEncoder, ResponseDecoder, StreamResetReason } from '../http/codec';
+import { MalformedHeaders, requestHeadersOf, responseHeadOf } from '../http/http2/header_map';
+import type { RequestHead } from '../http/http1/message_head';
+import type { ClusterInfo } from '../upstream/cluster_info';
+import type { DownstreamAddresses } from '../upstream/upstream_network_filter';
+import { type ConnectFailureReason, type ConnectionTarget, UpstreamConnection, type UpstreamConnectionCallbacks } from './upstream_connection';
+
+/** The pool that owns a connection. */
+export interface Http2ConnectionOwner {
+  onConnectionConnected(connection: Http2ClientConnection): void;
+  onConnectionFailure(connection: Http2ClientConnection, reason: ConnectFailureReason): void;
+  /** A stream ended, completed or reset: its capacity is free again. */
+  onStreamDone(connection: Http2ClientConnection): void;
+  /** The peer sent GOAWAY: no new streams on this connection. */
+  onGoAway(connection: Http2ClientConnection): void;
+  onConnectionClosed(connection: Http2ClientConnection): void;
+}
+
+const { NGHTTP2_CANCEL, NGHTTP2_REFUSED_STREAM, NGHTTP2_NO_ERROR } = http2.constants;
+
+export class Http2ClientConnection implements UpstreamConnectionCallbacks {
+  /** Streams this connection has been given (max_requests_per_connection counts them). */
+  streamCount = 0;
+  /** Streams open now. */
+  activeStreams = 0;
+  /** No new streams: GOAWAY received, max_requests_per_connection reached, or the pool drains. */
+  draining = false;
+  private readonly cluster: ClusterInfo;
+  private readonly upstream: UpstreamConnection;
+  private session: http2.ClientHttp2Session | null = null;
+  /** SETTINGS_MAX_CONCURRENT_STREAMS as the upstream announced it; unbounded until it does. */
+  private peerMaxStreams = Number.MAX_SAFE_INTEGER;
+
+  constructor(
+    target: ConnectionTarget,
+    private readonly owner: Http2ConnectionOwner,
+    private readonly options: Http2ProtocolOptions,
+    /** The downstream connection it was opened for (see UpstreamNetworkFilter). */
+    readonly downstream: DownstreamAddresses,
+  ) {
+    this.cluster = target.cluster;
+    this.upstream = new UpstreamConnection(target, this, { allowHalfOpen: false, http1: false, http2: true }, downstream);
+  }
+
+  /** Streams this connection may still open: max_concurrent_streams, the peer's limit, and max_requests_per_connection. */
+  get capacity(): number {
+    if (this.draining || this.session === null) return 0;
+    let capacity = Math.min(this.options.maxConcurrentStreams, this.peerMaxStreams) - this.activeStreams;
+    const max = this.cluster.maxRequestsPerConnection;
+    if (max > 0) capacity = Math.min(capacity, max - this.streamCount);
+    return Math.max(0, capacity);
+  }
+
+  /** Opens a stream whose response goes to `decoder`; its request follows through encodeHeaders. */
+  newStream(decoder: ResponseDecoder): RequestEncoder {
+    this.streamCount++;
+    this.activeStreams++;
+    return new Http2UpstreamStream(this, this.session!, decoder, this.cluster);
+  }
+
+  /** No more streams; the connection closes once the last one ends (GOAWAY when it does). */
+  drain(): void {
+    this.draining = true;
+    if (this.activeStreams === 0) this.close();
+  }
+
+  close(): void {
+    if (this.session !== null && !this.session.destroyed) this.session.close();
+    this.upstream.close();
+  }
+
+  streamDone(): void {
+    this.activeStreams--;
+    this.owner.onStreamDone(this);
+  }
+
+  // ---- UpstreamConnectionCallbacks -------------------------------------------------------
+
+  onConnected(): void {
+    const options = this.options;
+    const socket = this.upstream.socket;
+    const session = http2.connect(`http://${socket.remoteAddress}:${socket.remotePort}`, {
+      createConnection: () => socket,
+      settings: {
+        maxConcurrentStreams: options.maxConcurrentStreams,
+        initialWindowSize: options.initialStreamWindowSize,
+        headerTableSize: options.hpackTableSize,
+        enablePush: false,
+      },
+      // The windows are the bound on what is buffered per stream and connection, as in Envoy.
+      maxSessionMemory: Math.max(10, Math.ceil(options.initialConnectionWindowSize / (1024 * 1024)) * 2),
+    });
+    this.session = session;
+    session.on('error', ignoreError);
+    session.on('remoteSettings', (settings) => {
+      if (settings.maxConcurrentStreams !== undefined) this.peerMaxStreams = settings.maxConcurrentStreams;
+    });
+    session.on('goaway', () => {
+      this.cluster.stats.counters.upstream_cx_close_notify.inc();
+      this.draining = true;
+      this.owner.onGoAway(this);
+    });
+    session.once('connect', () => {
+      // The connection window is a session setting nghttp2 sends as a WINDOW_UPDATE.
+      if (options.initialConnectionWindowSize > 65535) session.setLocalWindowSize(options.initialConnectionWindowSize);
+      this.owner.onConnectionConnected(this);
+    });
+  }
+
+  onConnectFailure(reason: ConnectFailureReason): void {
+    this.owner.onConnectionFailure(this, reason);
+  }
+
+  /** node:http2 reads the socket: nothing arrives here. */
+  onData(): void {}
+
+  onRemoteEnd(): void {}
+
+  onClosed(): void {
+    this.draining = true;
+    if (this.session !== null && !this.session.destroyed) this.session.destroy();
+    this.owner.onConnectionClosed(this);
+  }
+
+  onAboveWriteBufferHighWatermark(): void {}
+
+  onBelowWriteBufferLowWatermark(): void {}
+}
+
+/** One request on an HTTP/2 connection (Envoy's ClientStreamImpl): the router's RequestEncoder. */
+class Http2UpstreamStream implements RequestEncoder {
+  private stream: http2.ClientHttp2Stream | null = null;
+  /** The response ended, or the stream was reset by either side: nothing more is reported. */
+  private done = false;
+
+  constructor(
+    private readonly connection: Http2ClientConnection,
+    private readonly session: http2.ClientHttp2Session,
+    private readonly decoder: ResponseDecoder,
+    private readonly cluster: ClusterInfo,
+  ) {}
+
+  encodeHeaders(head: RequestHead, endStream: boolean): void {
+    if (this.done) return;
+    let stream: http2.ClientHttp2Stream;
+    try {
+      stream = this.session.request(requestHeadersOf(head, 'http'), { endStream });
+    } catch {
+      // The session went away between the pool's check and now (GOAWAY, close).
+      this.finish();
+      this.decoder.onUpstreamReset('connection termination');
+      return;
+    }
+    this.stream = stream;
+    stream.on('response', this.onResponse);
+    stream.on('data', this.onData);
+    stream.on('end', this.onEnd);
+    stream.on('drain', this.onDrain);
+    stream.on('error', ignoreError);
+    stream.on('close', this.onClose);
+  }
+
+  encodeData(chunk: Buffer, endStream: boolean): boolean {
+    const stream = this.stream;
+    if (stream === null || this.done) return false;
+    const over = chunk.length > 0 && !stream.write(chunk);
+    if (endStream) stream.end();
+    return over;
+  }
+
+  /** nghttp2 batches frames itself. */
+  flush(): boolean {
+    return false;
+  }
+
+  resetStream(): void {
+    if (this.done) return;
+    this.cluster.stats.counters.upstream_rq_tx_reset.inc();
+    this.stream?.close(NGHTTP2_CANCEL);
+    this.finish();
+  }
+
+  readDisable(disable: boolean): void {
+    const counters = this.cluster.stats.counters;
+    if (disable) {
+      counters.upstream_flow_control_paused_reading_total.inc();
+      this.stream?.pause();
+    } else {
+      counters.upstream_flow_control_resumed_reading_total.inc();
+      this.stream?.resume();
+    }
+  }
+
+  private readonly onResponse = (_headers: unknown, flags: number, raw: string[]): void => {
+    if (this.done) return;
+    const endStream = (flags & http2.constants.NGHTTP2_FLAG_END_STREAM) !== 0;
+    let head;
+    try {
+      head = responseHeadOf(raw, endStream);
+    } catch (e) {
+      if (!(e instanceof MalformedHeaders)) throw e;
+      this.cluster.stats.counters.upstream_cx_protocol_error.inc();
+      this.stream!.close(http2.constants.NGHTTP2_PROTOCOL_ERROR);
+      this.finish();
+      this.decoder.onUpstreamReset('protocol error');
+      return;
+    }
+    this.decoder.onUpstreamHead(head);
+    this.decoder.onUpstreamReadEnd();
+  };
+
+  private readonly onData = (chunk: Buffer): void => {
+    if (this.done) return;
+    this.decoder.onUpstreamBody(chunk);
+    this.decoder.onUpstreamReadEnd();
+  };
+
+  private readonly onEnd = (): void => {
+    if (this.done) return;
+    this.finish();
+    this.decoder.onUpstreamComplete();
+  };
+
+  private readonly onDrain = (): void => {
+    if (!this.done) this.decoder.onUpstreamDrained();
+  };
+
+  private readonly onClose = (): void => {
+    if (this.done) return;
+    // Closed before the response ended: the upstream reset it, or the connection went away.
+    const code = this.stream!.rstCode;
+    const counters = this.cluster.stats.counters;
+    let reason: StreamResetReason;
+    if (code === NGHTTP2_REFUSED_STREAM) reason = 'remote refused stream reset';
+    else if (code !== undefined && code !== NGHTTP2_NO_ERROR && !this.session.destroyed) reason = 'remote reset';
+    else reason = 'connection termination';
+    counters.upstream_rq_rx_reset.inc();
+    this.finish();
+    this.decoder.onUpstreamReset(reason);
+  };
+
+  private finish(): void {
+    if (this.done) return;
+    this.done = true;
+    this.connection.streamDone();
+  }
+}
+
+function ignoreError(): void {}
