@@ -4,7 +4,7 @@
 // baselines, so an increment racing a reset is counted after it, never lost.
 
 import { BUCKET_COUNT } from './histogram_buckets';
-import type { WriterHistogram } from './histogram_merger';
+import type { HistogramWriters, WriterHistogram } from './histogram_merger';
 import type { NameTable } from './name_table';
 import type { StatsRegion } from './region';
 import {
@@ -115,27 +115,44 @@ export class StatsReader {
   /** Every histogram, sorted by name, with the blocks of the writers that recorded into it. */
   histograms(): HistogramData[] {
     const cols = this.columns().all;
-    const segments = this.region.segments;
     const order = this.sorted().histograms;
     const out: HistogramData[] = new Array(order.length);
     for (let n = 0; n < order.length; n++) {
       const slot = order[n]!;
       const { words, index } = this.names.record(slot)!;
-      const writers: HistogramWriterData[] = [];
-      for (const column of cols) {
-        const block = this.histogramBlock(slot, column);
-        if (block === 0) continue;
-        const first = (offsetOf(block) + HISTOGRAM_SUM_BYTES) / 4;
-        writers.push({
-          column,
-          buckets: segments.u32(block).subarray(first, first + BUCKET_COUNT),
-          sum: segments.f64(block)[offsetOf(block) / 8]!,
-        });
-      }
       const used = Atomics.load(words, index + SlotField.Used) !== 0;
-      out[n] = { slot, name: this.names.name(slot), used, writers };
+      out[n] = { slot, name: this.names.name(slot), used, writers: this.writersOf(slot, cols) };
     }
     return out;
+  }
+
+  /**
+   * Every histogram's writers by slot, in slot order: what a flush merges. No names and no
+   * sorting, so that a flush while 10,000 clusters' names are being interned costs no sort.
+   */
+  histogramWriters(): HistogramWriters[] {
+    const cols = this.columns().all;
+    const out: HistogramWriters[] = [];
+    this.names.forEachReady((slot, kind) => {
+      if (kind === StatKind.Histogram) out.push([slot, this.writersOf(slot, cols)]);
+    });
+    return out;
+  }
+
+  private writersOf(slot: number, cols: readonly number[]): HistogramWriterData[] {
+    const segments = this.region.segments;
+    const writers: HistogramWriterData[] = [];
+    for (const column of cols) {
+      const block = this.histogramBlock(slot, column);
+      if (block === 0) continue;
+      const first = (offsetOf(block) + HISTOGRAM_SUM_BYTES) / 4;
+      writers.push({
+        column,
+        buckets: segments.u32(block).subarray(first, first + BUCKET_COUNT),
+        sum: segments.f64(block)[offsetOf(block) / 8]!,
+      });
+    }
+    return writers;
   }
 
   /**
