@@ -76,7 +76,7 @@ test('the store grows past its first segment with no fixed cap, and every writer
   assert.equal(values.get('cluster.c1.upstream_rq_total'), 1);
   assert.equal(values.get('cluster.c69999.upstream_rq_total'), 1);
   // What the compatibility string says does not depend on how many stats exist.
-  assert.equal(hotRestartVersion(), `2.columns:1.stats:1.hosts:2`);
+  assert.equal(hotRestartVersion(), `2.columns:1.stats:2.hosts:2`);
 });
 
 test('shared memory per stat: the slot record, the name and 8 bytes per writer that writes it', () => {
@@ -294,7 +294,7 @@ test('a section of another version is refused with a clear message; a missing on
   r.header[stats + DirectoryField.Version] = 9;
   assert.throws(attach, (e: unknown) => {
     assert.ok(e instanceof RegionMismatchError);
-    assert.match(e.message, /layout 2\.columns:1\.stats:1\.hosts:2 but the running proxy uses 2\.columns:1\.stats:9\.hosts:2; .*not hot-restart compatible/);
+    assert.match(e.message, /layout 2\.columns:1\.stats:2\.hosts:2 but the running proxy uses 2\.columns:1\.stats:9\.hosts:2; .*not hot-restart compatible/);
     return true;
   });
 });
