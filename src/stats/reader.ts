@@ -238,9 +238,11 @@ export class StatsReader {
   async catchUp(nextTurn: () => Promise<void>): Promise<void> {
     const count = this.names.slotCount;
     const fresh = this.unordered(count);
-    const scalars = await this.sortInRuns(fresh.scalars, nextTurn);
-    const histograms = await this.sortInRuns(fresh.histograms, nextTurn);
-    this.install({ scalars, histograms }, count);
+    // A /stats that came meanwhile sorted them all itself: the rest of the runs is wasted work.
+    const overtaken = () => this.seenCount >= count;
+    const scalars = await this.sortInRuns(fresh.scalars, nextTurn, overtaken);
+    const histograms = scalars === null ? null : await this.sortInRuns(fresh.histograms, nextTurn, overtaken);
+    if (scalars !== null && histograms !== null) this.install({ scalars, histograms }, count);
   }
 
   /** Published slots below `count` not in the order yet, by kind. */
@@ -278,18 +280,21 @@ export class StatsReader {
     }
   }
 
-  private async sortInRuns(slots: number[], nextTurn: () => Promise<void>): Promise<number[]> {
+  /** `slots` sorted by name, a run or a merge per turn; null once `overtaken`. */
+  private async sortInRuns(slots: number[], nextTurn: () => Promise<void>, overtaken: () => boolean): Promise<number[] | null> {
     const byName = (a: number, b: number) => compare(this.names.name(a), this.names.name(b));
     let runs: number[][] = [];
     for (let i = 0; i < slots.length; i += SORT_RUN) {
       runs.push(slots.slice(i, i + SORT_RUN).sort(byName));
       await nextTurn();
+      if (overtaken()) return null;
     }
     while (runs.length > 1) {
       const next: number[][] = [];
       for (let i = 0; i < runs.length; i += 2) {
         next.push(i + 1 < runs.length ? this.mergeRuns(runs[i]!, runs[i + 1]!) : runs[i]!);
         await nextTurn();
+        if (overtaken()) return null;
       }
       runs = next;
     }
