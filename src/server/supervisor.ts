@@ -249,7 +249,7 @@ export class Supervisor implements ServerInfoSource {
       clock: this.deps.clock,
       intervalMs: bootstrap.statsFlushIntervalMs,
       merger: this.histograms,
-      histograms: () => store.reader.histograms().map((h) => [h.slot, h.writers] as const),
+      histograms: () => store.reader.histogramWriters(),
       beforeFlush: () => this.updateServerStats(),
     });
     this.flusher.start();

@@ -59,7 +59,7 @@ export const DEFAULT_TAG_RULES: readonly TagRuleSpec[] = [
   rule('clientssl_prefix', String.raw`^auth\.clientssl\.((.*?)\.)\w+?$`),
   // ratelimit.(<prefix>.)*
   rule('ratelimit_prefix', String.raw`^ratelimit\.((.*?)\.)\w+?$`),
-  // cluster.(<cluster>.)*
+  // cluster.(<cluster>.)*: tag_extractor.ts relies on it being the one rule reading <cluster>
   rule('cluster_name', String.raw`^cluster\.((.*?)\.)`),
   // listener.[<address>.]http.(<prefix>.)*
   rule('http_conn_manager_prefix', String.raw`^listener(?=\.).*?\.http\.((.*?)\.)`, '.http.'),
@@ -76,6 +76,8 @@ export const DEFAULT_TAG_RULES: readonly TagRuleSpec[] = [
   // listener_manager.(worker_<id>.)*
   rule('worker_id', String.raw`^listener_manager\.((worker_\d+)\.)`, 'listener_manager.worker_'),
 ];
+
+export const CLUSTER_NAME_TAG = 'proxy.cluster_name';
 
 /** The tag names the defaults provide (a tag_name without a value selects its rules). */
 export function isDefaultTagName(name: string): boolean {

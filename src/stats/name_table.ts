@@ -58,7 +58,6 @@ export class NameTable {
   /** Decoded names by slot: each is read from the region once per process. */
   private readonly decoded: string[] = [];
   private readonly encoder = new TextEncoder();
-  private readonly decoder = new TextDecoder();
   /** The name being interned, encoded (a UTF-16 unit is at most 3 UTF-8 bytes). */
   private readonly scratch = new Uint8Array(MAX_NAME_BYTES * 3);
 
@@ -175,10 +174,12 @@ export class NameTable {
   name(slot: number): string {
     let name = this.decoded[slot];
     if (name === undefined) {
-      const { words, index } = this.record(slot)!;
-      const address = Segments.read(words, index + SlotField.NameAddress);
-      const start = offsetOf(address);
-      name = this.decoder.decode(this.segments.u8(address).subarray(start, start + words[index + SlotField.NameLength]!));
+      // The first /stats decodes every name: no record object per slot.
+      const c = slot >>> CHUNK_SHIFT;
+      if (this.chunkWords[c] === undefined) this.chunk(c);
+      const words = this.chunkWords[c]!;
+      const index = this.chunkFirst[c]! + (slot & (CHUNK_SLOTS - 1)) * SLOT_WORDS;
+      name = this.segments.utf8(Segments.read(words, index + SlotField.NameAddress), words[index + SlotField.NameLength]!);
       this.decoded[slot] = name;
     }
     return name;

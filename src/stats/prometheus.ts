@@ -46,10 +46,33 @@ function* writeGroups<T extends { readonly name: string; readonly used: boolean 
   }
 }
 
+/**
+ * A grouping being made, a batch per step: whoever needs it next (the supervisor's preparation
+ * once serving, or a scrape that came first) takes the next step, so it is made once.
+ */
+interface Grouping {
+  readonly stats: readonly { readonly id?: number }[];
+  readonly steps: Generator<void, PrometheusGroups>;
+  done: PrometheusGroups | null;
+}
+
+/** Whether two snapshots list the same stats in the same order (a grouping fits both). */
+function sameStats(a: readonly { readonly id?: number }[], b: readonly { readonly id?: number }[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) {
+    const id = a[i]!.id;
+    if (id === undefined || id !== b[i]!.id) return false;
+  }
+  return true;
+}
+
 export class PrometheusFormatter {
   /** The last groupings made, reused while the snapshots list the same stats. */
   private scalarGroups: PrometheusGroups | null = null;
   private histogramGroups: PrometheusGroups | null = null;
+  /** The groupings being made, if any. */
+  private scalarGrouping: Grouping | null = null;
+  private histogramGrouping: Grouping | null = null;
 
   constructor(
     private readonly names: TagExtractor,
@@ -70,26 +93,39 @@ export class PrometheusFormatter {
    */
   *prepare(snapshot: StatsSnapshot): Generator<string, { scalars: PrometheusGroups; histograms: PrometheusGroups }> {
     if (this.scalarGroups === null || !this.scalarGroups.fits(snapshot.scalars)) {
-      this.scalarGroups = yield* this.group(snapshot.scalars, (s) => s.kind, SCALAR_TYPES);
+      if (this.scalarGrouping === null || !sameStats(this.scalarGrouping.stats, snapshot.scalars)) {
+        this.scalarGrouping = this.grouping(snapshot.scalars, (s) => s.kind, SCALAR_TYPES);
+      }
+      this.scalarGroups = yield* this.finish(this.scalarGrouping);
+      // Made: the snapshot it was made from can go.
+      this.scalarGrouping = null;
     }
     if (this.histogramGroups === null || !this.histogramGroups.fits(snapshot.histograms)) {
-      this.histogramGroups = yield* this.group(snapshot.histograms, () => 'histogram', HISTOGRAM_TYPES);
+      if (this.histogramGrouping === null || !sameStats(this.histogramGrouping.stats, snapshot.histograms)) {
+        this.histogramGrouping = this.grouping(snapshot.histograms, () => 'histogram', HISTOGRAM_TYPES);
+      }
+      this.histogramGroups = yield* this.finish(this.histogramGrouping);
+      this.histogramGrouping = null;
     }
     return { scalars: this.scalarGroups, histograms: this.histogramGroups };
   }
 
-  /** PrometheusGroups.build, its pauses as empty chunks. */
-  private *group<T extends { readonly name: string; readonly id?: number }>(
+  private grouping<T extends { readonly name: string; readonly id?: number }>(
     stats: readonly T[],
     typeOf: (stat: T) => string,
     types: readonly string[],
-  ): Generator<string, PrometheusGroups> {
-    const building = PrometheusGroups.build(stats, typeOf, types, this.names, GROUPING_BATCH);
-    for (;;) {
-      const step = building.next();
-      if (step.done === true) return step.value;
-      yield '';
+  ): Grouping {
+    return { stats, steps: PrometheusGroups.build(stats, typeOf, types, this.names, GROUPING_BATCH), done: null };
+  }
+
+  /** Takes a grouping's steps until it is made (by this caller or another), pausing with empty chunks. */
+  private *finish(grouping: Grouping): Generator<string, PrometheusGroups> {
+    while (grouping.done === null) {
+      const step = grouping.steps.next();
+      if (step.done === true) grouping.done = step.value;
+      else yield '';
     }
+    return grouping.done;
   }
 
   private histogramLines(name: string, labels: string, h: HistogramSample): string {

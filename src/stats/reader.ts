@@ -4,7 +4,7 @@
 // baselines, so an increment racing a reset is counted after it, never lost.
 
 import { BUCKET_COUNT } from './histogram_buckets';
-import type { WriterHistogram } from './histogram_merger';
+import type { HistogramWriters, WriterHistogram } from './histogram_merger';
 import type { NameTable } from './name_table';
 import type { StatsRegion } from './region';
 import {
@@ -115,27 +115,44 @@ export class StatsReader {
   /** Every histogram, sorted by name, with the blocks of the writers that recorded into it. */
   histograms(): HistogramData[] {
     const cols = this.columns().all;
-    const segments = this.region.segments;
     const order = this.sorted().histograms;
     const out: HistogramData[] = new Array(order.length);
     for (let n = 0; n < order.length; n++) {
       const slot = order[n]!;
       const { words, index } = this.names.record(slot)!;
-      const writers: HistogramWriterData[] = [];
-      for (const column of cols) {
-        const block = this.histogramBlock(slot, column);
-        if (block === 0) continue;
-        const first = (offsetOf(block) + HISTOGRAM_SUM_BYTES) / 4;
-        writers.push({
-          column,
-          buckets: segments.u32(block).subarray(first, first + BUCKET_COUNT),
-          sum: segments.f64(block)[offsetOf(block) / 8]!,
-        });
-      }
       const used = Atomics.load(words, index + SlotField.Used) !== 0;
-      out[n] = { slot, name: this.names.name(slot), used, writers };
+      out[n] = { slot, name: this.names.name(slot), used, writers: this.writersOf(slot, cols) };
     }
     return out;
+  }
+
+  /**
+   * Every histogram's writers by slot, in slot order: what a flush merges. No names and no
+   * sorting, so that a flush while 10,000 clusters' names are being interned costs no sort.
+   */
+  histogramWriters(): HistogramWriters[] {
+    const cols = this.columns().all;
+    const out: HistogramWriters[] = [];
+    this.names.forEachReady((slot, kind) => {
+      if (kind === StatKind.Histogram) out.push([slot, this.writersOf(slot, cols)]);
+    });
+    return out;
+  }
+
+  private writersOf(slot: number, cols: readonly number[]): HistogramWriterData[] {
+    const segments = this.region.segments;
+    const writers: HistogramWriterData[] = [];
+    for (const column of cols) {
+      const block = this.histogramBlock(slot, column);
+      if (block === 0) continue;
+      const first = (offsetOf(block) + HISTOGRAM_SUM_BYTES) / 4;
+      writers.push({
+        column,
+        buckets: segments.u32(block).subarray(first, first + BUCKET_COUNT),
+        sum: segments.f64(block)[offsetOf(block) / 8]!,
+      });
+    }
+    return writers;
   }
 
   /**
@@ -221,9 +238,11 @@ export class StatsReader {
   async catchUp(nextTurn: () => Promise<void>): Promise<void> {
     const count = this.names.slotCount;
     const fresh = this.unordered(count);
-    const scalars = await this.sortInRuns(fresh.scalars, nextTurn);
-    const histograms = await this.sortInRuns(fresh.histograms, nextTurn);
-    this.install({ scalars, histograms }, count);
+    // A /stats that came meanwhile sorted them all itself: the rest of the runs is wasted work.
+    const overtaken = () => this.seenCount >= count;
+    const scalars = await this.sortInRuns(fresh.scalars, nextTurn, overtaken);
+    const histograms = scalars === null ? null : await this.sortInRuns(fresh.histograms, nextTurn, overtaken);
+    if (scalars !== null && histograms !== null) this.install({ scalars, histograms }, count);
   }
 
   /** Published slots below `count` not in the order yet, by kind. */
@@ -261,18 +280,21 @@ export class StatsReader {
     }
   }
 
-  private async sortInRuns(slots: number[], nextTurn: () => Promise<void>): Promise<number[]> {
+  /** `slots` sorted by name, a run or a merge per turn; null once `overtaken`. */
+  private async sortInRuns(slots: number[], nextTurn: () => Promise<void>, overtaken: () => boolean): Promise<number[] | null> {
     const byName = (a: number, b: number) => compare(this.names.name(a), this.names.name(b));
     let runs: number[][] = [];
     for (let i = 0; i < slots.length; i += SORT_RUN) {
       runs.push(slots.slice(i, i + SORT_RUN).sort(byName));
       await nextTurn();
+      if (overtaken()) return null;
     }
     while (runs.length > 1) {
       const next: number[][] = [];
       for (let i = 0; i < runs.length; i += 2) {
         next.push(i + 1 < runs.length ? this.mergeRuns(runs[i]!, runs[i + 1]!) : runs[i]!);
         await nextTurn();
+        if (overtaken()) return null;
       }
       runs = next;
     }

@@ -39,6 +39,8 @@ interface Views {
   readonly u32: Uint32Array;
   readonly f64: Float64Array;
   readonly u8: Uint8Array;
+  /** The same bytes as a Buffer: its UTF-8 decoding is several times faster than a TextDecoder's. */
+  readonly bytes: Buffer;
 }
 
 export class Segments {
@@ -94,6 +96,12 @@ export class Segments {
 
   u8(address: Address): Uint8Array {
     return this.map(segmentOf(address)).u8;
+  }
+
+  /** The UTF-8 text of `length` bytes at `address`. */
+  utf8(address: Address, length: number): string {
+    const start = offsetOf(address);
+    return this.map(segmentOf(address)).bytes.toString('utf8', start, start + length);
   }
 
   /** A zero-filled block of at least `bytes`, 8-byte aligned. */
@@ -184,7 +192,13 @@ export class Segments {
   }
 
   private adopt(n: number, buffer: ArrayBuffer): Views {
-    const views = { i32: new Int32Array(buffer), u32: new Uint32Array(buffer), f64: new Float64Array(buffer), u8: new Uint8Array(buffer) };
+    const views = {
+      i32: new Int32Array(buffer),
+      u32: new Uint32Array(buffer),
+      f64: new Float64Array(buffer),
+      u8: new Uint8Array(buffer),
+      bytes: Buffer.from(buffer),
+    };
     this.views[n] = views;
     return views;
   }

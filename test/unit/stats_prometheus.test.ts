@@ -8,7 +8,7 @@ import { HistogramBucketSettings } from '../../src/stats/histogram_bucket_settin
 import { PrometheusFormatter } from '../../src/stats/prometheus';
 import type { StatsQuery } from '../../src/stats/render';
 import type { StatsSnapshot } from '../../src/stats/sample';
-import { TagExtractor } from '../../src/stats/tag_extractor';
+import { sanitizeName, TagExtractor } from '../../src/stats/tag_extractor';
 import { DEFAULT_TAG_RULES } from '../../src/stats/default_tags';
 import { firstGroupOpening, firstTokenOf, TagProducer } from '../../src/stats/tag_producer';
 import { counter, gauge, histogram } from '../helpers/histogram_samples';
@@ -276,4 +276,41 @@ test('the grouping is kept while the snapshot lists the same stats, and made aga
   lines(anonymous);
   lines(anonymous);
   assert.equal(lookups, 2 + 3 + 1 + 1);
+});
+
+test('a cluster stat named from its shape is what the rules make of it, whatever the cluster name', () => {
+  const reference = (name: string, config: StatsConfig) => {
+    const tagged = new TagProducer(config).produceTags(name);
+    const labels = tagged.tags.map((t) => `${sanitizeName(t.name)}="${t.value.replace(/[\\"\n]/g, (c) => (c === '\n' ? '\\n' : `\\${c}`))}"`);
+    return { name: sanitizeName(`proxy_${tagged.name}`), labels: labels.join(',') };
+  };
+  const clusters = ['c1', 'x', 'y', 'grpc', 'ssl', 'tcp', 'a_rq_200', 'we"ird\\', '200', 'ciphers', 'upstream_rq_5xx', ''];
+  const rests = [
+    '.upstream_rq_total',
+    '.upstream_rq_200',
+    '.upstream_rq_5xx',
+    '.circuit_breakers.default.cx_open',
+    '.grpc.Greeter.SayHello.success',
+    '.grpc.Greeter.total',
+    '.ssl.ciphers.ECDHE-RSA-AES128-SHA',
+    '.x.upstream_rq_total',
+    '.',
+    '',
+  ];
+  const configs: StatsConfig[] = [
+    DEFAULTS,
+    { ...DEFAULTS, statsTags: [{ tagName: 'region', fixedValue: 'x' }] },
+    { ...DEFAULTS, statsTags: [{ tagName: 'proxy.cluster_name', fixedValue: 'x' }] },
+    { statsTags: [{ tagName: 'proxy.cluster_name', fixedValue: null }], useAllDefaultTags: false, histogramBucketSettings: [] },
+    { statsTags: [{ tagName: 'proxy.response_code', fixedValue: null }], useAllDefaultTags: false, histogramBucketSettings: [] },
+  ];
+  for (const config of configs) {
+    const extractor = new TagExtractor(config);
+    for (const rest of rests) {
+      for (const cluster of clusters) {
+        const name = `cluster.${cluster}${rest}`;
+        assert.deepEqual(extractor.prometheusName({ name }), reference(name, config), `${name} with ${JSON.stringify(config.statsTags)}`);
+      }
+    }
+  }
 });
