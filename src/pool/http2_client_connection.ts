@@ -36,6 +36,7 @@ export class Http2ClientConnection implements UpstreamConnectionCallbacks {
   private session: http2.ClientHttp2Session | null = null;
   /** SETTINGS_MAX_CONCURRENT_STREAMS as the upstream announced it; unbounded until it does. */
   private peerMaxStreams = Number.MAX_SAFE_INTEGER;
+  private scheme = 'http';
 
   constructor(
     target: ConnectionTarget,
@@ -61,7 +62,7 @@ export class Http2ClientConnection implements UpstreamConnectionCallbacks {
   newStream(decoder: ResponseDecoder): RequestEncoder {
     this.streamCount++;
     this.activeStreams++;
-    return new Http2UpstreamStream(this, this.session!, decoder, this.cluster);
+    return new Http2UpstreamStream(this, this.session!, this.scheme, decoder, this.cluster);
   }
 
   /** No more streams; the connection closes once the last one ends (GOAWAY when it does). */
@@ -85,7 +86,9 @@ export class Http2ClientConnection implements UpstreamConnectionCallbacks {
   onConnected(): void {
     const options = this.options;
     const socket = this.upstream.socket;
-    const session = http2.connect(`http://${socket.remoteAddress}:${socket.remotePort}`, {
+    // Over TLS (ALPN h2) the stream's :scheme is https.
+    this.scheme = 'encrypted' in socket && socket.encrypted === true ? 'https' : 'http';
+    const session = http2.connect(`${this.scheme}://${socket.remoteAddress}:${socket.remotePort}`, {
       createConnection: () => socket,
       settings: {
         maxConcurrentStreams: options.maxConcurrentStreams,
@@ -142,6 +145,7 @@ class Http2UpstreamStream implements RequestEncoder {
   constructor(
     private readonly connection: Http2ClientConnection,
     private readonly session: http2.ClientHttp2Session,
+    private readonly scheme: string,
     private readonly decoder: ResponseDecoder,
     private readonly cluster: ClusterInfo,
   ) {}
@@ -150,7 +154,7 @@ class Http2UpstreamStream implements RequestEncoder {
     if (this.done) return;
     let stream: http2.ClientHttp2Stream;
     try {
-      stream = this.session.request(requestHeadersOf(head, 'http'), { endStream });
+      stream = this.session.request(requestHeadersOf(head, this.scheme), { endStream });
     } catch {
       // The session went away between the pool's check and now (GOAWAY, close).
       this.finish();

@@ -258,6 +258,32 @@ test('a stream the HTTP/2 upstream resets is a 503 and counted as upstream_rq_rx
   assert.equal(await proxy.stat('cluster.backend.upstream_cx_http2_total'), 1);
 });
 
+test('max_requests_per_connection drains an HTTP/2 connection after that many streams', TIMEOUT, async (t) => {
+  const { port: upstreamPort, seen } = await dualUpstream(t);
+  const { proxy, port } = await proxyWith(t, cluster('backend', upstreamPort, { http2_protocol_options: {}, max_requests_per_connection: 3 }));
+  for (let i = 0; i < 9; i++) assert.equal((await request(`http://127.0.0.1:${port}/`)).status, 200);
+  assert.equal(seen.sessions, 3);
+  assert.equal(await proxy.stat('cluster.backend.upstream_cx_max_requests'), 3);
+  await waitFor('the drained connections closed', async () => ((await proxy.stat('cluster.backend.upstream_cx_destroy')) === 3 ? true : undefined));
+});
+
+test('a client that resets its HTTP/2 stream is counted, and its upstream request is reset', TIMEOUT, async (t) => {
+  const { port: upstreamPort, seen } = await dualUpstream(t);
+  const { proxy, port } = await proxyWith(t, cluster('backend', upstreamPort, { http2_protocol_options: {} }));
+  seen.holding = true;
+  const session = http2.connect(`http://127.0.0.1:${port}`);
+  t.after(() => session.destroy());
+  session.on('error', () => undefined);
+  const stream = session.request({ ':path': '/' });
+  stream.on('error', () => undefined);
+  await waitFor('the request upstream', () => (seen.held.length === 1 ? true : undefined));
+  stream.close(http2.constants.NGHTTP2_CANCEL);
+  await waitFor('the upstream stream reset', async () => ((await proxy.stat('cluster.backend.upstream_rq_tx_reset')) === 1 ? true : undefined));
+  assert.equal(await proxy.stat('http.ingress_http.downstream_rq_rx_reset'), 1);
+  assert.equal(await proxy.stat('http2.rx_reset'), 1);
+  await waitFor('the upstream saw the reset', () => (seen.active === 0 ? true : undefined));
+});
+
 test('draining sends GOAWAY to HTTP/2 clients; the stream in flight completes', TIMEOUT, async (t) => {
   const upstream = await startUpstream('u');
   t.after(() => upstream.close());

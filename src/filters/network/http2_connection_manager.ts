@@ -65,7 +65,6 @@ export class Http2ConnectionManager {
     const session = this.session;
     session.on('error', ignoreError);
     session.on('stream', this.onStream);
-    session.on('frameError', () => this.factory.http2Stats.rx_messaging_error.inc());
     if (options.initialConnectionWindowSize > 65535) session.setLocalWindowSize(options.initialConnectionWindowSize);
     this.armIdleTimer();
   }
