@@ -186,7 +186,10 @@ class Http2UpstreamStream implements RequestEncoder {
   resetStream(): void {
     if (this.done) return;
     this.cluster.stats.counters.upstream_rq_tx_reset.inc();
-    this.stream?.close(NGHTTP2_CANCEL);
+    if (this.stream !== null) {
+      this.cluster.http2Stats.tx_reset.inc();
+      this.stream.close(NGHTTP2_CANCEL);
+    }
     this.finish();
   }
 
@@ -210,6 +213,7 @@ class Http2UpstreamStream implements RequestEncoder {
     } catch (e) {
       if (!(e instanceof MalformedHeaders)) throw e;
       this.cluster.stats.counters.upstream_cx_protocol_error.inc();
+      this.cluster.http2Stats.rx_messaging_error.inc();
       this.stream!.close(http2.constants.NGHTTP2_PROTOCOL_ERROR);
       this.finish();
       this.decoder.onUpstreamReset('protocol error');
@@ -244,6 +248,7 @@ class Http2UpstreamStream implements RequestEncoder {
     if (code === NGHTTP2_REFUSED_STREAM) reason = 'remote refused stream reset';
     else if (code !== undefined && code !== NGHTTP2_NO_ERROR && !this.session.destroyed) reason = 'remote reset';
     else reason = 'connection termination';
+    if (reason !== 'connection termination') this.cluster.http2Stats.rx_reset.inc();
     counters.upstream_rq_rx_reset.inc();
     this.finish();
     this.decoder.onUpstreamReset(reason);

@@ -2,6 +2,7 @@
 
 import type { CircuitBreakers, ClusterConfig, Http2ProtocolOptions, RoutingPriority, LeastRequestLbConfig, MaglevLbConfig, RingHashLbConfig, TcpKeepalive } from '../config/model';
 import type { HttpProtocol } from '../http/codec';
+import { Http2CodecStats } from '../http/http2/codec_stats';
 import type { Scope, StatsStore } from '../stats/stats';
 import type { RuntimeSource } from '../runtime/live_runtime';
 import { ClusterStats } from './cluster_stats';
@@ -40,6 +41,7 @@ export class ClusterInfo {
   /** least_request_lb_config, for the LEAST_REQUEST balancer. */
   readonly leastRequestLbConfig: LeastRequestLbConfig;
   private statsHandles: ClusterStats | null = null;
+  private http2StatsHandles: Http2CodecStats | null = null;
   private readonly resourceManagers: { DEFAULT: ResourceManager | null; HIGH: ResourceManager | null } = { DEFAULT: null, HIGH: null };
   private readonly circuitBreakers: CircuitBreakers;
 
@@ -86,6 +88,11 @@ export class ClusterInfo {
    * Made on first use: a worker of a proxy with thousands of clusters pays only for those its
    * traffic touches (the supervisor has already interned every name, see declareClusterStats).
    */
+  /** `cluster.<name>.http2.*`, for clusters whose pools speak HTTP/2; made on first use. */
+  get http2Stats(): Http2CodecStats {
+    return (this.http2StatsHandles ??= new Http2CodecStats(this.store.scope(`cluster.${this.statName}.http2`)));
+  }
+
   get stats(): ClusterStats {
     return (this.statsHandles ??= new ClusterStats(this.store.scope(`cluster.${this.statName}`)));
   }

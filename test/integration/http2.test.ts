@@ -253,6 +253,7 @@ test('a stream the HTTP/2 upstream resets is a 503 and counted as upstream_rq_rx
   assert.equal(reply.status, 503);
   assert.equal(reply.body, 'upstream connect error or disconnect/reset before headers. reset reason: remote reset');
   assert.equal(await proxy.stat('cluster.backend.upstream_rq_rx_reset'), 1);
+  assert.equal(await proxy.stat('cluster.backend.http2.rx_reset'), 1);
   // The connection is still good for the next stream.
   assert.equal((await request(`http://127.0.0.1:${port}/`)).status, 200);
   assert.equal(await proxy.stat('cluster.backend.upstream_cx_http2_total'), 1);
@@ -281,6 +282,7 @@ test('a client that resets its HTTP/2 stream is counted, and its upstream reques
   await waitFor('the upstream stream reset', async () => ((await proxy.stat('cluster.backend.upstream_rq_tx_reset')) === 1 ? true : undefined));
   assert.equal(await proxy.stat('http.ingress_http.downstream_rq_rx_reset'), 1);
   assert.equal(await proxy.stat('http2.rx_reset'), 1);
+  assert.equal(await proxy.stat('cluster.backend.http2.tx_reset'), 1);
   await waitFor('the upstream saw the reset', () => (seen.active === 0 ? true : undefined));
 });
 

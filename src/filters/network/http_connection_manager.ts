@@ -33,7 +33,8 @@ import { RouteTable } from '../http/route_table';
 import { type DownstreamStream, Router, type RouterConfig } from '../http/router';
 import { RouterStats } from '../http/router_stats';
 import { HttpConnectionManagerStats } from './http_connection_manager_stats';
-import { Http2CodecStats, Http2ConnectionManager } from './http2_connection_manager';
+import { Http2ConnectionManager } from './http2_connection_manager';
+import { Http2CodecStats } from '../../http/http2/codec_stats';
 import { sniffHttp2Preface } from '../../http/http2/preface';
 
 const ROUTER_FILTER = 'proxy.filters.http.router';
