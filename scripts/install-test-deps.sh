@@ -2,7 +2,8 @@
 # Installs what `make test` uses beyond Node, when missing: Debian's systemd package, whose
 # systemd-analyze verifies scripts/proxy.service and whose systemd-notify scripts/reload-proxy
 # runs, Debian's prometheus package, whose promtool checks the /stats/prometheus exposition, and
-# Debian's chromium, the browser the admin home page test drives (through playwright-core).
+# Debian's chromium, the browser the admin home page test drives (through playwright-core), and
+# Debian's nghttp2-client, whose h2load loads the proxy over HTTP/2.
 # Idempotent: with all present it touches nothing, not even the package lists; what is missing
 # is installed in one apt-install.sh call (one `apt-get update`). Where it cannot install (no
 # apt-get, neither root nor passwordless sudo) it says so, and the tests that need them are
@@ -18,6 +19,9 @@ if ! command -v promtool >/dev/null 2>&1; then
 fi
 if [[ ! -x /usr/bin/chromium ]]; then
   missing+=(chromium)
+fi
+if ! command -v h2load >/dev/null 2>&1; then
+  missing+=(nghttp2-client)
 fi
 if [[ ${#missing[@]} -eq 0 ]]; then
   exit 0

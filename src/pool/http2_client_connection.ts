@@ -36,6 +36,7 @@ export class Http2ClientConnection implements UpstreamConnectionCallbacks {
   private session: http2.ClientHttp2Session | null = null;
   /** SETTINGS_MAX_CONCURRENT_STREAMS as the upstream announced it; unbounded until it does. */
   private peerMaxStreams = Number.MAX_SAFE_INTEGER;
+  private scheme = 'http';
 
   constructor(
     target: ConnectionTarget,
@@ -61,7 +62,7 @@ export class Http2ClientConnection implements UpstreamConnectionCallbacks {
   newStream(decoder: ResponseDecoder): RequestEncoder {
     this.streamCount++;
     this.activeStreams++;
-    return new Http2UpstreamStream(this, this.session!, decoder, this.cluster);
+    return new Http2UpstreamStream(this, this.session!, this.scheme, decoder, this.cluster);
   }
 
   /** No more streams; the connection closes once the last one ends (GOAWAY when it does). */
@@ -85,7 +86,9 @@ export class Http2ClientConnection implements UpstreamConnectionCallbacks {
   onConnected(): void {
     const options = this.options;
     const socket = this.upstream.socket;
-    const session = http2.connect(`http://${socket.remoteAddress}:${socket.remotePort}`, {
+    // Over TLS (ALPN h2) the stream's :scheme is https.
+    this.scheme = 'encrypted' in socket && socket.encrypted === true ? 'https' : 'http';
+    const session = http2.connect(`${this.scheme}://${socket.remoteAddress}:${socket.remotePort}`, {
       createConnection: () => socket,
       settings: {
         maxConcurrentStreams: options.maxConcurrentStreams,
@@ -142,6 +145,7 @@ class Http2UpstreamStream implements RequestEncoder {
   constructor(
     private readonly connection: Http2ClientConnection,
     private readonly session: http2.ClientHttp2Session,
+    private readonly scheme: string,
     private readonly decoder: ResponseDecoder,
     private readonly cluster: ClusterInfo,
   ) {}
@@ -150,7 +154,7 @@ class Http2UpstreamStream implements RequestEncoder {
     if (this.done) return;
     let stream: http2.ClientHttp2Stream;
     try {
-      stream = this.session.request(requestHeadersOf(head, 'http'), { endStream });
+      stream = this.session.request(requestHeadersOf(head, this.scheme), { endStream });
     } catch {
       // The session went away between the pool's check and now (GOAWAY, close).
       this.finish();
@@ -182,7 +186,10 @@ class Http2UpstreamStream implements RequestEncoder {
   resetStream(): void {
     if (this.done) return;
     this.cluster.stats.counters.upstream_rq_tx_reset.inc();
-    this.stream?.close(NGHTTP2_CANCEL);
+    if (this.stream !== null) {
+      this.cluster.http2Stats.tx_reset.inc();
+      this.stream.close(NGHTTP2_CANCEL);
+    }
     this.finish();
   }
 
@@ -206,6 +213,7 @@ class Http2UpstreamStream implements RequestEncoder {
     } catch (e) {
       if (!(e instanceof MalformedHeaders)) throw e;
       this.cluster.stats.counters.upstream_cx_protocol_error.inc();
+      this.cluster.http2Stats.rx_messaging_error.inc();
       this.stream!.close(http2.constants.NGHTTP2_PROTOCOL_ERROR);
       this.finish();
       this.decoder.onUpstreamReset('protocol error');
@@ -240,6 +248,7 @@ class Http2UpstreamStream implements RequestEncoder {
     if (code === NGHTTP2_REFUSED_STREAM) reason = 'remote refused stream reset';
     else if (code !== undefined && code !== NGHTTP2_NO_ERROR && !this.session.destroyed) reason = 'remote reset';
     else reason = 'connection termination';
+    if (reason !== 'connection termination') this.cluster.http2Stats.rx_reset.inc();
     counters.upstream_rq_rx_reset.inc();
     this.finish();
     this.decoder.onUpstreamReset(reason);

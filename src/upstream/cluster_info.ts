@@ -14,6 +14,7 @@ import type {
 } from '../config/model';
 import type { HttpProtocol } from '../http/codec';
 import type { Logger } from '../log/logger_api';
+import { Http2CodecStats } from '../http/http2/codec_stats';
 import type { Scope, StatsStore } from '../stats/stats';
 import type { RuntimeSource } from '../runtime/live_runtime';
 import { ClusterStats } from './cluster_stats';
@@ -58,6 +59,7 @@ export class ClusterInfo {
   readonly transportSockets: ClusterTransportSockets;
   private readonly upstreamHttpProtocolOptions: UpstreamHttpProtocolOptions | null;
   private statsHandles: ClusterStats | null = null;
+  private http2StatsHandles: Http2CodecStats | null = null;
   private readonly resourceManagers: { DEFAULT: ResourceManager | null; HIGH: ResourceManager | null } = { DEFAULT: null, HIGH: null };
   private readonly circuitBreakers: CircuitBreakers;
 
@@ -108,6 +110,11 @@ export class ClusterInfo {
    * Made on first use: a worker of a proxy with thousands of clusters pays only for those its
    * traffic touches (the supervisor has already interned every name, see declareClusterStats).
    */
+  /** `cluster.<name>.http2.*`, for clusters whose pools speak HTTP/2; made on first use. */
+  get http2Stats(): Http2CodecStats {
+    return (this.http2StatsHandles ??= new Http2CodecStats(this.store.scope(`cluster.${this.statName}.http2`)));
+  }
+
   get stats(): ClusterStats {
     return (this.statsHandles ??= new ClusterStats(this.store.scope(`cluster.${this.statName}`)));
   }

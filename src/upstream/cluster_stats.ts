@@ -9,6 +9,7 @@ import type { Counter, Gauge, GaugeImportMode, Histogram, Scope } from '../stats
 import { declareCircuitBreakerStatNames } from './circuit_breaker_stats';
 import { TIMEOUT_BUDGET_HISTOGRAMS } from './timeout_budget_stats';
 import { declareTransportSocketStatNames } from './cluster_transport_sockets';
+import { HTTP2_CODEC_COUNTERS } from '../http/http2/codec_stats';
 
 type CounterName = (typeof CLUSTER_COUNTERS)[number];
 type GaugeName = (typeof CLUSTER_GAUGES)[number][0];
@@ -147,6 +148,7 @@ export function declareClusterStatNames(store: SharedStatsStore, config: Cluster
   for (const [name, mode] of CLUSTER_GAUGES) store.names.intern(prefix + name, StatKind.Gauge, mode === 'never_import' ? SlotFlag.NeverImport : 0);
   for (const name of CLUSTER_HISTOGRAMS) store.names.intern(prefix + name, StatKind.Histogram, 0);
   if (config.trackTimeoutBudgets) for (const name of TIMEOUT_BUDGET_HISTOGRAMS) store.names.intern(prefix + name, StatKind.Histogram, 0);
+  if (config.http2ProtocolOptions !== null) for (const name of HTTP2_CODEC_COUNTERS) store.names.intern(`${prefix}http2.${name}`, StatKind.Counter, 0);
   declareCircuitBreakerStatNames(store, config);
   declareTransportSocketStatNames(store, config);
 }

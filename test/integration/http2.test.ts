@@ -3,7 +3,7 @@
 // upstream sees, stream resets mapped to 503 and counted, and GOAWAY on drain.
 
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import * as http from 'node:http';
 import * as http2 from 'node:http2';
 import * as net from 'node:net';
@@ -13,6 +13,8 @@ import { closeServer, listen, startUpstream } from '../helpers/http_peers';
 import { request, type RunningProxy, startProxy, waitFor } from '../helpers/proxy_process';
 
 const TIMEOUT = { timeout: 90_000 };
+/** scripts/install-test-deps.sh installs h2load (Debian nghttp2-client); without it those tests are skipped. */
+const WITH_H2LOAD = { ...TIMEOUT, skip: spawnSync('h2load', ['--version']).status === 0 ? false : 'h2load (Debian nghttp2-client) is not installed' };
 const PREFACE = 'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n';
 
 interface H2loadResult {
@@ -145,7 +147,7 @@ function h2Request(port: number, path = '/'): Promise<{ status: number; headers:
   });
 }
 
-test('downstream HTTP/2 with prior knowledge: h2load through the proxy to an HTTP/1 upstream, every request succeeds', TIMEOUT, async (t) => {
+test('downstream HTTP/2 with prior knowledge: h2load through the proxy to an HTTP/1 upstream, every request succeeds', WITH_H2LOAD, async (t) => {
   const upstream = await startUpstream('u');
   t.after(() => upstream.close());
   const { proxy, port } = await proxyWith(t, cluster('backend', upstream.port));
@@ -189,7 +191,7 @@ test('codec_type HTTP1 refuses HTTP/2; codec_type HTTP2 serves it, with its stre
   assert.equal((await h2Request(h2.port)).status, 200);
 });
 
-test('upstream HTTP/2: requests are multiplexed on few connections within max_concurrent_streams', TIMEOUT, async (t) => {
+test('upstream HTTP/2: requests are multiplexed on few connections within max_concurrent_streams', WITH_H2LOAD, async (t) => {
   const { port: upstreamPort, seen } = await dualUpstream(t);
   const { proxy, port } = await proxyWith(t, cluster('backend', upstreamPort, { http2_protocol_options: { max_concurrent_streams: 5 } }));
 
@@ -251,9 +253,37 @@ test('a stream the HTTP/2 upstream resets is a 503 and counted as upstream_rq_rx
   assert.equal(reply.status, 503);
   assert.equal(reply.body, 'upstream connect error or disconnect/reset before headers. reset reason: remote reset');
   assert.equal(await proxy.stat('cluster.backend.upstream_rq_rx_reset'), 1);
+  assert.equal(await proxy.stat('cluster.backend.http2.rx_reset'), 1);
   // The connection is still good for the next stream.
   assert.equal((await request(`http://127.0.0.1:${port}/`)).status, 200);
   assert.equal(await proxy.stat('cluster.backend.upstream_cx_http2_total'), 1);
+});
+
+test('max_requests_per_connection drains an HTTP/2 connection after that many streams', TIMEOUT, async (t) => {
+  const { port: upstreamPort, seen } = await dualUpstream(t);
+  const { proxy, port } = await proxyWith(t, cluster('backend', upstreamPort, { http2_protocol_options: {}, max_requests_per_connection: 3 }));
+  for (let i = 0; i < 9; i++) assert.equal((await request(`http://127.0.0.1:${port}/`)).status, 200);
+  assert.equal(seen.sessions, 3);
+  assert.equal(await proxy.stat('cluster.backend.upstream_cx_max_requests'), 3);
+  await waitFor('the drained connections closed', async () => ((await proxy.stat('cluster.backend.upstream_cx_destroy')) === 3 ? true : undefined));
+});
+
+test('a client that resets its HTTP/2 stream is counted, and its upstream request is reset', TIMEOUT, async (t) => {
+  const { port: upstreamPort, seen } = await dualUpstream(t);
+  const { proxy, port } = await proxyWith(t, cluster('backend', upstreamPort, { http2_protocol_options: {} }));
+  seen.holding = true;
+  const session = http2.connect(`http://127.0.0.1:${port}`);
+  t.after(() => session.destroy());
+  session.on('error', () => undefined);
+  const stream = session.request({ ':path': '/' });
+  stream.on('error', () => undefined);
+  await waitFor('the request upstream', () => (seen.held.length === 1 ? true : undefined));
+  stream.close(http2.constants.NGHTTP2_CANCEL);
+  await waitFor('the upstream stream reset', async () => ((await proxy.stat('cluster.backend.upstream_rq_tx_reset')) === 1 ? true : undefined));
+  assert.equal(await proxy.stat('http.ingress_http.downstream_rq_rx_reset'), 1);
+  assert.equal(await proxy.stat('http2.rx_reset'), 1);
+  assert.equal(await proxy.stat('cluster.backend.http2.tx_reset'), 1);
+  await waitFor('the upstream saw the reset', () => (seen.active === 0 ? true : undefined));
 });
 
 test('draining sends GOAWAY to HTTP/2 clients; the stream in flight completes', TIMEOUT, async (t) => {

@@ -7,26 +7,12 @@ import type * as net from 'node:net';
 import type { HttpProtocol } from '../../http/codec';
 import { MalformedHeaders, addHeaders, requestHeadOf } from '../../http/http2/header_map';
 import type { RequestHead, ResponseHead } from '../../http/http1/message_head';
-import type { Counter } from '../../stats/stats';
 import { FilterHeadersStatus, type HttpFilter, type HttpFilterCallbacks } from '../http/http_filter';
 import { type DownstreamStream, Router } from '../http/router';
 import { FilterHeaders, type HttpConnectionManagerFactory, NO_HEADERS, isReplacedResponseHeader } from './http_connection_manager';
 import type { HttpConnectionManagerStats } from './http_connection_manager_stats';
 
 const { NGHTTP2_INTERNAL_ERROR, NGHTTP2_FLAG_END_STREAM } = http2.constants;
-
-/** Envoy's HTTP/2 codec statistics this build counts, `http2.*`. */
-export class Http2CodecStats {
-  readonly rx_reset: Counter;
-  readonly tx_reset: Counter;
-  readonly rx_messaging_error: Counter;
-
-  constructor(scope: { counter(name: string): Counter }) {
-    this.rx_reset = scope.counter('rx_reset');
-    this.tx_reset = scope.counter('tx_reset');
-    this.rx_messaging_error = scope.counter('rx_messaging_error');
-  }
-}
 
 export class Http2ConnectionManager {
   readonly stats: HttpConnectionManagerStats;
@@ -65,7 +51,6 @@ export class Http2ConnectionManager {
     const session = this.session;
     session.on('error', ignoreError);
     session.on('stream', this.onStream);
-    session.on('frameError', () => this.factory.http2Stats.rx_messaging_error.inc());
     if (options.initialConnectionWindowSize > 65535) session.setLocalWindowSize(options.initialConnectionWindowSize);
     this.armIdleTimer();
   }

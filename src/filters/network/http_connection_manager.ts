@@ -33,7 +33,8 @@ import { RouteTable } from '../http/route_table';
 import { type DownstreamStream, Router, type RouterConfig } from '../http/router';
 import { RouterStats } from '../http/router_stats';
 import { HttpConnectionManagerStats } from './http_connection_manager_stats';
-import { Http2CodecStats, Http2ConnectionManager } from './http2_connection_manager';
+import { Http2ConnectionManager } from './http2_connection_manager';
+import { Http2CodecStats } from '../../http/http2/codec_stats';
 import { sniffHttp2Preface } from '../../http/http2/preface';
 
 const ROUTER_FILTER = 'proxy.filters.http.router';
@@ -110,13 +111,19 @@ export class HttpConnectionManagerFactory implements NetworkFilterFactory {
     const codec = this.config.codecType;
     if (codec === 'HTTP1') this.startHttp1(socket);
     else if (codec === 'HTTP2' || (socket as tls.TLSSocket).alpnProtocol === 'h2') this.startHttp2(socket);
-    else sniffHttp2Preface(socket, (http2) => (http2 ? this.startHttp2(socket) : this.startHttp1(socket)));
+    else {
+      const idleTimeout = this.config.commonHttpProtocolOptions.idleTimeoutMs;
+      sniffHttp2Preface(socket, idleTimeout, (http2, idle) => (http2 ? this.startHttp2(socket) : this.startHttp1(socket, idle)));
+    }
   }
 
-  private startHttp1(socket: net.Socket): void {
-    this.connections.add(new HttpConnectionManager(this, socket));
+  /** `idle`: the client sent nothing for the whole idle timeout. */
+  private startHttp1(socket: net.Socket, idle = false): void {
+    const connection = new HttpConnectionManager(this, socket);
+    this.connections.add(connection);
     // Sniffing paused the socket and put back what it read.
     if (socket.isPaused()) socket.resume();
+    if (idle) connection.onIdleTimeout();
   }
 
   private startHttp2(socket: net.Socket): void {
@@ -432,7 +439,7 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
     this.closeGracefully();
   }
 
-  private readonly onIdleTimeout = (): void => {
+  readonly onIdleTimeout = (): void => {
     // A stream in progress re-arms the timer when it ends.
     if (this.streamActive || this.closing) return;
     this.stats.downstream_cx_idle_timeout.inc();

@@ -7,24 +7,36 @@ const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
 
 /**
  * Reads until the first bytes tell the protocol, then pauses the socket, puts back what it read
- * and calls `decide` (true: HTTP/2). A connection that closes first is simply gone.
+ * and calls `decide` (true: HTTP/2). A client silent for `idleTimeoutMs` (0: no limit) is handed
+ * over as HTTP/1 with `idle` set, for the connection manager's idle timeout to close it. A
+ * connection that closes first is simply gone.
  */
-export function sniffHttp2Preface(socket: net.Socket, decide: (http2: boolean) => void): void {
+export function sniffHttp2Preface(socket: net.Socket, idleTimeoutMs: number, decide: (http2: boolean, idle: boolean) => void): void {
   let seen: Buffer | null = null;
+  const timer = idleTimeoutMs > 0 ? setTimeout(() => finish(false, true), idleTimeoutMs) : null;
+  const finish = (http2: boolean, idle: boolean): void => {
+    if (timer !== null) clearTimeout(timer);
+    socket.off('data', onData);
+    socket.off('error', ignoreError);
+    socket.off('close', onClose);
+    socket.pause();
+    if (seen !== null) socket.unshift(seen);
+    decide(http2, idle);
+  };
+  const onClose = (): void => {
+    if (timer !== null) clearTimeout(timer);
+  };
   const onData = (chunk: Buffer): void => {
     seen = seen === null ? chunk : Buffer.concat([seen, chunk]);
     const n = Math.min(seen.length, PREFACE.length);
     const http2 = seen.compare(PREFACE, 0, n, 0, n) === 0;
     // A prefix of the preface could still be either.
     if (http2 && n < PREFACE.length) return;
-    socket.off('data', onData);
-    socket.off('error', ignoreError);
-    socket.pause();
-    socket.unshift(seen);
-    decide(http2);
+    finish(http2, false);
   };
   socket.on('data', onData);
   socket.on('error', ignoreError);
+  socket.on('close', onClose);
 }
 
 function ignoreError(): void {}

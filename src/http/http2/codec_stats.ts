@@ -1,0 +1,21 @@
+// Envoy's HTTP/2 codec statistics that this build counts: `http2.*` for downstream connections
+// (outside any connection manager's prefix, as in Envoy), `cluster.<name>.http2.*` for upstream ones.
+
+import type { Counter, Scope } from '../../stats/stats';
+
+export const HTTP2_CODEC_COUNTERS = ['rx_reset', 'tx_reset', 'rx_messaging_error'] as const;
+
+export class Http2CodecStats {
+  /** RST_STREAM received. */
+  readonly rx_reset: Counter;
+  /** RST_STREAM sent. */
+  readonly tx_reset: Counter;
+  /** A header list that makes no valid message. */
+  readonly rx_messaging_error: Counter;
+
+  constructor(scope: Scope) {
+    this.rx_reset = scope.counter(HTTP2_CODEC_COUNTERS[0]);
+    this.tx_reset = scope.counter(HTTP2_CODEC_COUNTERS[1]);
+    this.rx_messaging_error = scope.counter(HTTP2_CODEC_COUNTERS[2]);
+  }
+}
