@@ -2,8 +2,8 @@
 // of our exposition: `promtool check metrics` exits 1 on anything Prometheus cannot ingest and
 // 3 when the text parses but has lint problems. Some lint follows from keeping Envoy's names,
 // which scrapers and dashboards already know: Envoy 1.16 prints no HELP, adds no `_total` to
-// counters, and its names carry units such as `_ms`. Those lines are expected; anything else
-// promtool prints is a problem.
+// counters, its names carry units such as `_ms` and `days`, and some counters end in `_count`
+// (total_match_count). Those lines are expected; anything else promtool prints is a problem.
 
 import { spawn } from 'node:child_process';
 
@@ -12,6 +12,8 @@ const EXPECTED_LINT = [
   / counter metrics should have "_total" suffix$/,
   / non-counter metrics should not have "_total" suffix$/,
   / metric names should not contain abbreviated units$/,
+  / non-histogram and non-summary metrics should not have "_count" suffix$/,
+  / use base unit "seconds" instead of "days"$/,
 ];
 
 export interface PromtoolVerdict {
