@@ -9,8 +9,11 @@ import * as http2 from 'node:http2';
 import * as net from 'node:net';
 import { test, type TestContext } from 'node:test';
 import { httpListener } from '../helpers/config_fixtures';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { HotRestarterRun, uniqueBaseId, writeStartScript } from '../helpers/hot_restart_run';
 import { closeServer, listen, startUpstream } from '../helpers/http_peers';
-import { request, type RunningProxy, startProxy, waitFor } from '../helpers/proxy_process';
+import { makeTempDir, request, type RunningProxy, startProxy, waitFor } from '../helpers/proxy_process';
 
 const TIMEOUT = { timeout: 90_000 };
 /** scripts/install-test-deps.sh installs h2load (Debian nghttp2-client); without it those tests are skipped. */
@@ -310,4 +313,42 @@ test('draining sends GOAWAY to HTTP/2 clients; the stream in flight completes', 
   assert.equal(second, 200);
   assert.equal(await goaway, http2.constants.NGHTTP2_NO_ERROR);
   assert.equal(await proxy.stat('http.ingress_http.downstream_cx_drain_close'), 1);
+});
+
+test('a hot restart drains the old epoch\'s HTTP/2 connections with GOAWAY', { timeout: 60_000 }, async (t) => {
+  const upstream = await startUpstream('u');
+  t.after(() => upstream.close());
+  // The listener's port stays the same across epochs: take a free one.
+  const probe = net.createServer();
+  await listen(probe);
+  const port = (probe.address() as net.AddressInfo).port;
+  await closeServer(probe);
+  const dir = makeTempDir();
+  const config = {
+    admin: { access_log_path: path.join(dir, 'admin.log'), address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
+    static_resources: { listeners: [httpListener('in', port, [{ match: { prefix: '/' }, route: { cluster: 'backend' } }])], clusters: [cluster('backend', upstream.port)] },
+  };
+  const configPath = path.join(dir, 'bootstrap.json');
+  fs.writeFileSync(configPath, JSON.stringify(config));
+  const baseId = uniqueBaseId();
+  const script = writeStartScript(dir, configPath, baseId, ['--concurrency', '1', '--drain-time-s', '1', '--parent-shutdown-time-s', '5']);
+  const run = HotRestarterRun.start(dir, script, baseId);
+  t.after(() => run.cleanup());
+  await run.adminOf(0);
+  const session = http2.connect(`http://127.0.0.1:${port}`);
+  t.after(() => session.destroy());
+  session.on('error', () => undefined);
+  const goaway = new Promise<number>((resolve) => session.once('goaway', (code) => resolve(code)));
+  const status = await new Promise<number>((resolve) => {
+    const s = session.request({ ':path': '/' });
+    s.on('response', (h) => resolve(Number(h[':status'])));
+    s.resume();
+  });
+  assert.equal(status, 200);
+  run.signal('SIGHUP');
+  await run.adminOf(1);
+  // The idle connection of epoch 0 is told to go at the end of its drain time.
+  assert.equal(await goaway, http2.constants.NGHTTP2_NO_ERROR);
+  // A new session reaches epoch 1.
+  assert.equal((await h2Request(port)).status, 200);
 });

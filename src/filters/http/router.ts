@@ -5,8 +5,8 @@
 // One Router serves a downstream HTTP/1 connection, one request at a time: its per-request
 // state is reset between requests instead of allocating a filter per request. Each HTTP/2
 // stream has a Router of its own. A request whose route (or trusted headers) can retry also
-// gets a RetryState, a copy of its body and a context
-// that steers each retry away from the hosts tried; others pay for none of it.
+// gets a RetryState, a copy of its body and a context that steers each retry away from the
+// hosts tried; others pay for none of it.
 
 import { randomUUID } from 'node:crypto';
 import type { Clock, TimeoutHandle } from '../../common/clock';
@@ -275,6 +275,7 @@ export class Router implements PoolCallbacks, ResponseDecoder {
       for (let i = 0; i <= last; i++) over = encoder.encodeData(pending[i], complete && i === last) || over;
     }
     if (complete) {
+      // A try's own timeout runs once it is connected and has the whole request (sent: the end flushed it).
       if (this.perTryTimeoutMs > 0) this.armPerTryTimeout();
     }
     // Attached at once, the head waits for the rest of this batch of downstream input.

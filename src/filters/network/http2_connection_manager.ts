@@ -21,6 +21,8 @@ export class Http2ConnectionManager {
   readonly scheme: string;
   private readonly streams = new Set<ActiveStream>();
   private draining = false;
+  /** We sent GOAWAY (drain, idle timeout): the close is ours. */
+  private closedLocally = false;
   private idleTimer: NodeJS.Timeout | null = null;
   private readonly connectionStartMs = performance.now();
 
@@ -64,6 +66,7 @@ export class Http2ConnectionManager {
   startDrain(): void {
     if (this.draining || this.session.destroyed) return;
     this.draining = true;
+    this.closedLocally = true;
     this.stats.downstream_cx_drain_close.inc();
     this.session.close();
   }
@@ -94,6 +97,7 @@ export class Http2ConnectionManager {
     this.idleTimer = null;
     if (this.streams.size > 0 || this.session.destroyed) return;
     this.stats.downstream_cx_idle_timeout.inc();
+    this.closedLocally = true;
     this.session.close();
   };
 
@@ -105,7 +109,7 @@ export class Http2ConnectionManager {
     stats.downstream_cx_http2_active.dec();
     stats.downstream_cx_destroy.inc();
     stats.downstream_cx_length_ms.recordValue(performance.now() - this.connectionStartMs);
-    if (this.draining) stats.downstream_cx_destroy_local.inc();
+    if (this.closedLocally) stats.downstream_cx_destroy_local.inc();
     else stats.downstream_cx_destroy_remote.inc();
     if (this.streams.size > 0) stats.downstream_cx_destroy_active_rq.inc();
     for (const stream of [...this.streams]) stream.onConnectionClosed();
@@ -198,8 +202,9 @@ class ActiveStream implements DownstreamStream, HttpFilterCallbacks {
     const length = Buffer.byteLength(body);
     const headers: http2.OutgoingHttpHeaders = { ':status': status, 'content-length': length };
     if (length > 0) headers['content-type'] = 'text/plain';
-    this.addProxyHeaders(headers, status, NO_HEADERS);
+    this.addProxyHeaders(headers);
     addHeaders(headers, extraHeaders);
+    if (this.filtersActive) addHeaders(headers, this.encodeFilterHeaders(status, NO_HEADERS).pairs);
     this.responseStarted = true;
     this.stats.chargeResponseCode(status);
     this.maybeDrain();
@@ -230,7 +235,7 @@ class ActiveStream implements DownstreamStream, HttpFilterCallbacks {
     if (filtered !== null) addHeaders(headers, filtered.pairs);
     addHeaders(headers, extraHeaders);
     if (upstream.contentLength >= 0 && upstream.bodyLength >= 0) headers['content-length'] = upstream.contentLength;
-    this.addProxyHeaders(headers, status, null);
+    this.addProxyHeaders(headers);
     headers['x-proxy-upstream-service-time'] = String(upstreamServiceTimeMs);
     this.maybeDrain();
     const endStream = upstream.bodyLength === 0 || this.request?.method === 'HEAD' || status === 204 || status === 304;
@@ -334,12 +339,11 @@ class ActiveStream implements DownstreamStream, HttpFilterCallbacks {
     if (this.owner.factory.deps.drain.drainClose()) this.owner.startDrain();
   }
 
-  private addProxyHeaders(headers: http2.OutgoingHttpHeaders, status: number, upstream: readonly string[] | null): void {
+  /** The response headers the connection manager sets itself, as for HTTP/1. */
+  private addProxyHeaders(headers: http2.OutgoingHttpHeaders): void {
     const factory = this.owner.factory;
     headers['date'] = factory.dates.current();
     headers['server'] = factory.config.serverName;
-    // Local replies: the filters add theirs here (an upstream response's were added by encodeHeaders).
-    if (upstream !== null && this.filtersActive) addHeaders(headers, this.encodeFilterHeaders(status, upstream).pairs);
   }
 
   private encodeFilterHeaders(status: number, headers: readonly string[]): FilterHeaders {
@@ -354,6 +358,8 @@ class ActiveStream implements DownstreamStream, HttpFilterCallbacks {
     this.active = false;
     this.clearRequestTimer();
     this.stream.setTimeout(0);
+    // The rest of a request answered early is read and dropped, so the client's window stays open.
+    if (!this.stream.readableEnded) this.stream.resume();
     this.stats.downstream_rq_active.dec();
     this.stats.downstream_rq_time.recordValue(performance.now() - this.startMs);
     this.router.release();

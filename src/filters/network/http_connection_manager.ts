@@ -439,6 +439,7 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
     this.closeGracefully();
   }
 
+  /** Public for the factory: a client silent through the AUTO codec's sniffing has used up its idle time. */
   readonly onIdleTimeout = (): void => {
     // A stream in progress re-arms the timer when it ends.
     if (this.streamActive || this.closing) return;
