@@ -125,17 +125,42 @@ export interface HttpConnectionManagerConfig {
   /** 0 disables. */
   readonly streamIdleTimeoutMs: number;
   readonly requestTimeoutMs: number;
-  readonly commonHttpProtocolOptions: { readonly idleTimeoutMs: number };
-  /** http_protocol_options (Http1ProtocolOptions), the fields this build acts on. */
-  readonly httpProtocolOptions: {
-    readonly acceptHttp10: boolean;
-    /** '' when unset; a no-op unless acceptHttp10, as in Envoy. */
-    readonly defaultHostForHttp10: string;
-  };
+  readonly commonHttpProtocolOptions: CommonHttpProtocolOptions;
+  readonly httpProtocolOptions: Http1ProtocolOptions;
   readonly codecType: CodecType;
   /** http2_protocol_options, for downstream HTTP/2 connections. */
   readonly http2ProtocolOptions: Http2ProtocolOptions;
 }
+
+/**
+ * core.v3.HttpProtocolOptions (common_http_protocol_options), Envoy's defaults filled in. The
+ * connection manager applies it to downstream connections, a cluster to its upstream ones.
+ */
+export interface CommonHttpProtocolOptions {
+  /** No stream for this long closes the connection; 0 disables. Envoy's default is 1 hour. */
+  readonly idleTimeoutMs: number;
+  /** A connection this old is drained and closed; 0: no limit. */
+  readonly maxConnectionDurationMs: number;
+  /** Headers in one message, pseudo-headers included, beyond which it is refused (Envoy: 100). */
+  readonly maxHeadersCount: number;
+  /** A stream this old is ended; 0: no limit. */
+  readonly maxStreamDurationMs: number;
+  readonly headersWithUnderscoresAction: HeadersWithUnderscoresAction;
+}
+
+export type HeadersWithUnderscoresAction = 'ALLOW' | 'REJECT_REQUEST' | 'DROP_HEADER';
+
+/** core.v3.Http1ProtocolOptions, the fields this build acts on. */
+export interface Http1ProtocolOptions {
+  readonly acceptHttp10: boolean;
+  /** '' when unset; a no-op unless acceptHttp10, as in Envoy. */
+  readonly defaultHostForHttp10: string;
+  /** header_key_format: how the HTTP/1 codec spells header names it writes. */
+  readonly headerKeyFormat: HeaderKeyFormat;
+}
+
+/** 'default': as Envoy, lower case; 'proper_case_words': `content-type` is written `Content-Type`. */
+export type HeaderKeyFormat = 'default' | 'proper_case_words';
 
 /** Http2ProtocolOptions, the fields this build acts on, Envoy's defaults filled in. */
 export interface Http2ProtocolOptions {
@@ -594,8 +619,8 @@ export interface ClusterConfig {
   readonly transportSocket: TransportSocketConfig | null;
   readonly transportSocketMatches: readonly TransportSocketMatch[];
   readonly upstreamHttpProtocolOptions: UpstreamHttpProtocolOptions | null;
-  readonly commonHttpProtocolOptions: UnmodelledMessage | null;
-  readonly httpProtocolOptions: UnmodelledMessage | null;
+  readonly commonHttpProtocolOptions: CommonHttpProtocolOptions;
+  readonly httpProtocolOptions: Http1ProtocolOptions;
   /** Set (even empty) means the upstream speaks HTTP/2 with prior knowledge. */
   readonly http2ProtocolOptions: Http2ProtocolOptions | null;
   /** Extension name (our spelling) -> its typed options. */

@@ -40,6 +40,9 @@ import type {
   HistogramBucketRule,
   HttpConnectionManagerConfig,
   Http2ProtocolOptions,
+  CommonHttpProtocolOptions,
+  HeadersWithUnderscoresAction,
+  Http1ProtocolOptions,
   CodecType,
   LbEndpoint,
   LbPolicy,
@@ -113,6 +116,7 @@ const DEFAULTS = {
   streamIdleTimeoutMs: 5 * 60 * 1000,
   requestTimeoutMs: 0,
   connectionIdleTimeoutMs: 60 * 60 * 1000,
+  maxHeadersCount: 100,
   routeTimeoutMs: 15_000,
   numRetries: 1,
   retryBaseIntervalMs: 25,
@@ -211,8 +215,6 @@ function tcpProxy(name: string, config: JsonObject): TcpProxyConfig {
 }
 
 function httpConnectionManager(name: string, config: JsonObject): HttpConnectionManagerConfig {
-  const protocolOptions = messageField(config, 'common_http_protocol_options') ?? {};
-  const http1Options = messageField(config, 'http_protocol_options') ?? {};
   return {
     kind: 'http_connection_manager',
     name,
@@ -224,15 +226,30 @@ function httpConnectionManager(name: string, config: JsonObject): HttpConnection
     serverName: stringField(config, 'server_name') || DEFAULTS.serverName,
     streamIdleTimeoutMs: millis(config, 'stream_idle_timeout', DEFAULTS.streamIdleTimeoutMs),
     requestTimeoutMs: millis(config, 'request_timeout', DEFAULTS.requestTimeoutMs),
-    commonHttpProtocolOptions: {
-      idleTimeoutMs: millis(protocolOptions, 'idle_timeout', DEFAULTS.connectionIdleTimeoutMs),
-    },
-    httpProtocolOptions: {
-      acceptHttp10: boolField(http1Options, 'accept_http_10'),
-      defaultHostForHttp10: stringField(http1Options, 'default_host_for_http_10'),
-    },
+    commonHttpProtocolOptions: commonHttpProtocolOptionsOf(messageField(config, 'common_http_protocol_options') ?? {}),
+    httpProtocolOptions: http1ProtocolOptionsOf(messageField(config, 'http_protocol_options') ?? {}),
     codecType: enumField<CodecType>(config, 'codec_type', 'AUTO'),
     http2ProtocolOptions: http2ProtocolOptionsOf(messageField(config, 'http2_protocol_options') ?? {})!,
+  };
+}
+
+/** common_http_protocol_options, on a connection manager or a cluster: the same defaults on both sides. */
+export function commonHttpProtocolOptionsOf(config: JsonObject): CommonHttpProtocolOptions {
+  return {
+    idleTimeoutMs: millis(config, 'idle_timeout', DEFAULTS.connectionIdleTimeoutMs),
+    maxConnectionDurationMs: millis(config, 'max_connection_duration', 0),
+    maxHeadersCount: numberField(config, 'max_headers_count', DEFAULTS.maxHeadersCount),
+    maxStreamDurationMs: millis(config, 'max_stream_duration', 0),
+    headersWithUnderscoresAction: enumField<HeadersWithUnderscoresAction>(config, 'headers_with_underscores_action', 'ALLOW'),
+  };
+}
+
+export function http1ProtocolOptionsOf(config: JsonObject): Http1ProtocolOptions {
+  const keyFormat = messageField(config, 'header_key_format');
+  return {
+    acceptHttp10: boolField(config, 'accept_http_10'),
+    defaultHostForHttp10: stringField(config, 'default_host_for_http_10'),
+    headerKeyFormat: keyFormat !== undefined && messageField(keyFormat, 'proper_case_words') !== undefined ? 'proper_case_words' : 'default',
   };
 }
 
@@ -475,8 +492,8 @@ function cluster(config: JsonObject): ClusterConfig {
       };
     }),
     upstreamHttpProtocolOptions: upstreamHttpProtocolOptions(messageField(config, 'upstream_http_protocol_options')),
-    commonHttpProtocolOptions: messageField(config, 'common_http_protocol_options') ?? null,
-    httpProtocolOptions: messageField(config, 'http_protocol_options') ?? null,
+    commonHttpProtocolOptions: commonHttpProtocolOptionsOf(messageField(config, 'common_http_protocol_options') ?? {}),
+    httpProtocolOptions: http1ProtocolOptionsOf(messageField(config, 'http_protocol_options') ?? {}),
     http2ProtocolOptions: http2ProtocolOptionsOf(messageField(config, 'http2_protocol_options')),
     typedExtensionProtocolOptions: Object.fromEntries(
       Object.entries(messageField(config, 'typed_extension_protocol_options') ?? {}).map(([key, value]) => [

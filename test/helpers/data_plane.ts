@@ -16,7 +16,7 @@ import type {
   LocalityLbEndpoints,
 } from '../../src/config/model';
 import { type Clock, SystemClock } from '../../src/common/clock';
-import { circuitBreakersConfig, http2ProtocolOptionsOf } from '../../src/config/model_builder';
+import { circuitBreakersConfig, commonHttpProtocolOptionsOf, http1ProtocolOptionsOf, http2ProtocolOptionsOf } from '../../src/config/model_builder';
 import { ListenerManager } from '../../src/listener/listener_manager';
 import { NetworkFilterBuilder } from '../../src/listener/network_filter_builder';
 import { LiveRuntime } from '../../src/runtime/live_runtime';
@@ -73,8 +73,8 @@ export function staticCluster(name: string, endpoints: readonly EndpointSpec[], 
     transportSocket: null,
     transportSocketMatches: [],
     upstreamHttpProtocolOptions: null,
-    commonHttpProtocolOptions: null,
-    httpProtocolOptions: null,
+    commonHttpProtocolOptions: commonHttpProtocolOptionsOf({}),
+    httpProtocolOptions: http1ProtocolOptionsOf({}),
     http2ProtocolOptions: null,
     typedExtensionProtocolOptions: {},
     protocolSelection: 'USE_CONFIGURED_PROTOCOL',
@@ -142,8 +142,8 @@ export function httpConnectionManager(virtualHosts: VirtualHost[], overrides: Pa
     http2ProtocolOptions: http2ProtocolOptionsOf({})!,
     streamIdleTimeoutMs: 300000,
     requestTimeoutMs: 0,
-    commonHttpProtocolOptions: { idleTimeoutMs: 3600000 },
-    httpProtocolOptions: { acceptHttp10: false, defaultHostForHttp10: '' },
+    commonHttpProtocolOptions: commonHttpProtocolOptionsOf({}),
+    httpProtocolOptions: http1ProtocolOptionsOf({}),
     ...overrides,
   };
 }

@@ -18,6 +18,7 @@ import { bodyAfterHead, kernelQueuedBytes, payload, push, stalled, type Pusher }
 import { closeServer, listen, request, startUpstream, tcpUpstream, type Handler, type Upstream } from '../helpers/http_peers';
 import type { ClusterConfig, HttpConnectionManagerConfig, ListenerConfig } from '../../src/config/model';
 import type { DrainDecider } from '../../src/server/drain_decider';
+import { commonHttpProtocolOptionsOf } from '../../src/config/model_builder';
 import { waitFor } from '../helpers/proxy_process';
 
 const TIMEOUT = { timeout: 20000 };
@@ -600,7 +601,7 @@ test('downstream timeouts: request_timeout and stream_idle_timeout answer 408, i
     [
       listener('request', httpConnectionManager(routes, { statPrefix: 'request', requestTimeoutMs: 150 })),
       listener('stream', httpConnectionManager(routes, { statPrefix: 'stream', streamIdleTimeoutMs: 150 })),
-      listener('idle', httpConnectionManager(routes, { statPrefix: 'idle', commonHttpProtocolOptions: { idleTimeoutMs: 150 } })),
+      listener('idle', httpConnectionManager(routes, { statPrefix: 'idle', commonHttpProtocolOptions: commonHttpProtocolOptionsOf({ idle_timeout: '0.150s' }) })),
     ],
     [staticCluster('backend', [{ port: u.port }])],
   );

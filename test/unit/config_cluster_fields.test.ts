@@ -179,13 +179,20 @@ const ROWS: readonly Row[] = [
   {
     field: 'common_http_protocol_options',
     v3: { common_http_protocol_options: { idle_timeout: '30s' } },
-    expect: (c) => assert.deepEqual(c.commonHttpProtocolOptions, { idle_timeout: '30s' }),
+    expect: (c) =>
+      assert.deepEqual(c.commonHttpProtocolOptions, {
+        idleTimeoutMs: 30000,
+        maxConnectionDurationMs: 0,
+        maxHeadersCount: 100,
+        maxStreamDurationMs: 0,
+        headersWithUnderscoresAction: 'ALLOW',
+      }),
     refused: ['common_http_protocol_options'],
   },
   {
     field: 'http_protocol_options',
-    v3: { http_protocol_options: { accept_http_10: true } },
-    expect: (c) => assert.deepEqual(c.httpProtocolOptions, { accept_http_10: true }),
+    v3: { http_protocol_options: { header_key_format: { proper_case_words: {} } } },
+    expect: (c) => assert.deepEqual(c.httpProtocolOptions, { acceptHttp10: false, defaultHostForHttp10: '', headerKeyFormat: 'proper_case_words' }),
     refused: ['http_protocol_options'],
   },
   {
