@@ -80,6 +80,11 @@ const ENTRY_POINTS = [
     file: 'envoy/extensions/filters/listener/tls_inspector/v3/tls_inspector.proto',
     types: ['envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector'],
   },
+  // xDS: what a management server (or a file-based config source) sends and is sent.
+  {
+    file: 'envoy/service/discovery/v3/discovery.proto',
+    types: ['envoy.service.discovery.v3.DiscoveryRequest', 'envoy.service.discovery.v3.DiscoveryResponse'],
+  },
   // The protocol options types that extension_protocol_options (a v2 Struct) upgrades to.
   {
     file: 'envoy/extensions/filters/network/thrift_proxy/v3/thrift_proxy.proto',

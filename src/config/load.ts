@@ -2,7 +2,7 @@
 // (v2 -> v3 upgrade) -> decoded against the v3 protos -> extension names in our spelling ->
 // the protos' validation rules -> validated -> the model.
 
-import { readBootstrapFile } from './bootstrap_file';
+import { readProtoFile } from './proto_file';
 import { parseYaml } from './config_text';
 import { ConfigError, FieldError, inConfigFile } from './errors';
 import { canonicalizeExtensionNames } from './extension_sites';
@@ -54,7 +54,7 @@ export function loadBootstrap(options: LoadOptions): LoadedBootstrap {
   const schema = protoSchema();
   const decodeOptions = { allowUnknownFields: options.allowUnknownStaticFields };
 
-  const file = configPath ? inConfigFile(configPath, () => readBootstrapFile(configPath, schema, decodeOptions)) : undefined;
+  const file = configPath ? inConfigFile(configPath, () => readProtoFile(configPath, schema.bootstrap, schema, decodeOptions)) : undefined;
   const override = configYaml ? inConfigFile(CONFIG_YAML_SOURCE, () => parseOverride(configYaml)) : undefined;
   const input = file === undefined ? override : override === undefined ? file.json : mergeJson(file.json, override);
 
@@ -86,7 +86,7 @@ function injectedTlsInspectors(model: Bootstrap): string[] {
   );
 }
 
-/** --config-yaml, checked like a file before any stage walks it (readBootstrapFile does). */
+/** --config-yaml, checked like a file before any stage walks it (readProtoFile does). */
 function parseOverride(configYaml: string): JsonValue {
   const json = parseYaml(configYaml);
   checkInputLimits(json);

@@ -47,6 +47,9 @@ import { SharedStatsStore } from '../stats/store';
 import { CLUSTER_TYPES } from '../upstream/cluster_types';
 import { HEALTH_SOURCES } from '../upstream/health_sources';
 import { SupervisorClusterManager } from '../upstream/supervisor_cluster_manager';
+import { ResourceDecoder } from '../config/xds/resource_decoder';
+import { SubscriptionFactory, unknownDynamicFieldsPolicy } from '../config/xds/subscription_factory';
+import { protoSchema } from '../config/schema';
 import { CircuitBreakerStats } from '../upstream/circuit_breaker_stats';
 import { HistogramBucketSettings } from '../stats/histogram_bucket_settings';
 import { PrometheusFormatter } from '../stats/prometheus';
@@ -277,6 +280,7 @@ export class Supervisor implements ServerInfoSource {
       log: this.deps.log,
       clock: this.deps.clock,
       runtime: liveRuntime,
+      subscriptions: this.subscriptionFactory(),
       healthSources: HEALTH_SOURCES,
       onUpdate: (update) => this.workers?.broadcast({ v: WORKER_PROTOCOL_VERSION, type: 'cluster_update', update }),
     }));
@@ -442,6 +446,15 @@ export class Supervisor implements ServerInfoSource {
   }
 
   /** Binds a fresh listen socket; after a failed handover, waits for the old epoch to let go. */
+  /** The xDS subscriptions of this epoch's clusters, under the command line's unknown-field policy. */
+  private subscriptionFactory(): SubscriptionFactory {
+    const { options } = this.deps;
+    const log = this.deps.log('config');
+    const policy = unknownDynamicFieldsPolicy(options.rejectUnknownDynamicFields, options.ignoreUnknownDynamicFields);
+    const schema = protoSchema();
+    return new SubscriptionFactory({ schema, decoder: new ResourceDecoder(schema, policy, this.stats!.dynamicUnknownFields, log), log });
+  }
+
   private async bindListener(address: string, port: number, mayBeHeld: boolean): Promise<addon.TcpListenSocket> {
     const deadline = Date.now() + (mayBeHeld ? REBIND_TIMEOUT_MS : 0);
     for (;;) {

@@ -1,10 +1,10 @@
 // Reloads TLS contexts when the files they read change, without a restart: new connections get
-// the new material, established ones keep theirs. Directories are watched, not files, because a
-// certificate replaced by an atomic rename is a new inode that a watch on the old file would
-// never see; a burst of events (write, then rename) is reloaded once, after a short pause.
+// the new material, established ones keep theirs. A burst of events (write, then rename) is
+// reloaded once, after a short pause.
 
-import * as fs from 'node:fs';
+import type * as fs from 'node:fs';
 import * as path from 'node:path';
+import { watchDirectory } from '../common/directory_watch';
 import type { Clock, TimeoutHandle } from '../common/clock';
 import type { Logger } from '../log/logger_api';
 import type { TlsContext } from './tls_context';
@@ -41,16 +41,10 @@ export class CertificateWatcher {
       }
     }
     for (const [directory, names] of byDirectory) {
-      try {
-        const watcher = fs.watch(directory, { persistent: false }, (_event, name) => {
-          const readers = name === null ? undefined : names.get(name.toString());
-          if (readers !== undefined) for (const context of readers) this.schedule(context);
-        });
-        watcher.on('error', (e) => deps.log.warn(`stopped watching ${directory} for certificate changes: ${e.message}`));
-        this.watchers.push(watcher);
-      } catch (e) {
-        deps.log.warn(`cannot watch ${directory} for certificate changes: ${(e as Error).message}`);
-      }
+      const watcher = watchDirectory(directory, 'certificate changes', deps.log, (name) => {
+        for (const context of names.get(name) ?? []) this.schedule(context);
+      });
+      if (watcher !== null) this.watchers.push(watcher);
     }
   }
 

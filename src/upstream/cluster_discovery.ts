@@ -1,9 +1,10 @@
 // What a cluster type does in the supervisor: finds the cluster's hosts (from its configuration,
-// DNS, later EDS) and reports each new result. The cluster manager turns results into versioned
+// DNS, EDS) and reports each new result. The cluster manager turns results into versioned
 // membership updates for the workers.
 
 import type { ClusterConfig } from '../config/model';
 import type { Clock } from '../common/clock';
+import type { SubscriptionFactory } from '../config/xds/subscription_factory';
 import type { Logger } from '../log/logger_api';
 import type { Scope } from '../stats/stats';
 import type { DiscoveredHost } from './membership';
@@ -22,6 +23,8 @@ export interface DiscoveryContext {
   /** The cluster's stats scope (`cluster.<stat name>`). */
   readonly stats: Scope;
   readonly clock: Clock;
+  /** xDS subscriptions (EDS). */
+  readonly subscriptions: SubscriptionFactory;
 }
 
 /** One cluster type of the registry: how its clusters find their hosts. */

@@ -6,6 +6,7 @@
 
 import type { ClusterConfig } from '../config/model';
 import type { Clock } from '../common/clock';
+import type { SubscriptionFactory } from '../config/xds/subscription_factory';
 import type { Logger, LoggerFactory } from '../log/logger_api';
 import type { RuntimeSource } from '../runtime/live_runtime';
 import type { HostTable } from '../stats/host_table';
@@ -75,6 +76,8 @@ export interface SupervisorClusterManagerDeps {
   readonly log: LoggerFactory;
   readonly clock: Clock;
   readonly runtime: RuntimeSource;
+  /** xDS subscriptions, for the cluster types that discover through one (EDS). */
+  readonly subscriptions: SubscriptionFactory;
   /** Health checking and outlier detection, asked once per cluster. */
   readonly healthSources?: readonly HealthSourceFactory[];
   /** Every membership change after start(), for the workers. */
@@ -130,6 +133,7 @@ export class SupervisorClusterManager {
         log: this.deps.log('upstream'),
         stats: this.deps.stats.scope(`cluster.${config.statName}`),
         clock: this.deps.clock,
+        subscriptions: this.deps.subscriptions,
       });
       const managed: ManagedCluster = {
         config,

@@ -20,6 +20,7 @@ import { ActiveHealthChecking } from '../../src/upstream/health_check/active_hea
 import type { DiscoveredHost } from '../../src/upstream/membership';
 import { SupervisorClusterManager } from '../../src/upstream/supervisor_cluster_manager';
 import { silentLogger, staticCluster } from '../helpers/data_plane';
+import { subscriptionFactory } from '../helpers/subscriptions';
 import { ManualClock } from '../helpers/manual_clock';
 
 const FAILED = HealthFlag.FAILED_ACTIVE_HC;
@@ -59,6 +60,7 @@ function start(cluster: ClusterConfig, wallClock = Date.now) {
   const store = createHeapStatsStore();
   const clock = new ManualClock();
   const clusters = new SupervisorClusterManager([cluster], {
+    subscriptions: subscriptionFactory(store, silentLogger),
     types: CLUSTER_TYPES,
     hosts: store.hosts,
     stats: store,
@@ -285,6 +287,7 @@ for (const ignoreHealth of [false, true]) {
     const clock = new ManualClock();
     const config = staticCluster('c', [], { type: 'STRICT_DNS', healthChecks: [check], drainConnectionsOnHostRemoval: ignoreHealth });
     const clusters = new SupervisorClusterManager([config], {
+      subscriptions: subscriptionFactory(store, silentLogger),
       types: scripted.types,
       hosts: store.hosts,
       stats: store,

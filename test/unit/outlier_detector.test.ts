@@ -19,6 +19,7 @@ import { OutlierResult } from '../../src/upstream/outlier/host_monitor';
 import { SharedHostMonitor } from '../../src/upstream/outlier/shared_host_monitor';
 import { SupervisorClusterManager } from '../../src/upstream/supervisor_cluster_manager';
 import { silentLogger, staticCluster } from '../helpers/data_plane';
+import { subscriptionFactory } from '../helpers/subscriptions';
 import { ManualClock } from '../helpers/manual_clock';
 import { seededRandom } from '../helpers/seeded_random';
 
@@ -66,6 +67,7 @@ async function setup(hosts: number, overrides: Partial<OutlierDetection> = {}, r
     { outlierDetection: outlierConfig(overrides) },
   );
   const clusters = new SupervisorClusterManager([config], {
+    subscriptions: subscriptionFactory(store, silentLogger),
     types: (await import('../../src/upstream/cluster_types')).CLUSTER_TYPES,
     hosts: store.hosts,
     stats: store,

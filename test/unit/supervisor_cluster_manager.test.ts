@@ -9,6 +9,7 @@ import { HealthFlag } from '../../src/upstream/health_flags';
 import type { DiscoveredHost, MembershipUpdate } from '../../src/upstream/membership';
 import { CLUSTER_INIT_TIMEOUT_MS, SupervisorClusterManager, UnknownClusterTypeError } from '../../src/upstream/supervisor_cluster_manager';
 import { silentLogger, staticCluster } from '../helpers/data_plane';
+import { subscriptionFactory } from '../helpers/subscriptions';
 import { ManualClock } from '../helpers/manual_clock';
 
 const NO_LOCALITY = { region: '', zone: '', subZone: '' };
@@ -31,6 +32,7 @@ function manager(configs: ClusterConfig[], types: ReadonlyMap<string, ClusterTyp
   const updates: MembershipUpdate[] = [];
   const clock = new ManualClock();
   const clusters = new SupervisorClusterManager(configs, {
+    subscriptions: subscriptionFactory(store, silentLogger),
     types,
     hosts: store.hosts,
     stats: store,

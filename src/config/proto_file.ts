@@ -1,7 +1,8 @@
-// Reading a bootstrap file (--config-path) in the format its extension names, into JSON. The
-// protobuf formats (.pb binary, .pb_text text) are v3 Bootstraps; they come out as the same
-// canonical snake_case JSON that YAML and JSON decode to, so --config-yaml merges over any of
-// them the same way. Whatever the format, the JSON comes out within the input limits.
+// Reading a protobuf message from a file in the format its extension names, into JSON: the
+// bootstrap (--config-path) and file-based xDS (DiscoveryResponse). The protobuf formats (.pb
+// binary, .pb_text text) are v3 messages; they come out as the same canonical snake_case JSON
+// that YAML and JSON decode to, so --config-yaml merges over any of them the same way. Whatever
+// the format, the JSON comes out within the input limits.
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -26,34 +27,42 @@ const FORMAT_BY_EXTENSION: ReadonlyMap<string, FileFormat> = new Map([
   ['.pb_text', 'text'],
 ]);
 
-export interface BootstrapFile {
+export interface ProtoFile {
   readonly json: JsonValue;
   /** Unknown fields of a binary file, skipped because options allowed it. */
   readonly unknownFields: readonly string[];
 }
 
-/** @throws FieldError for an unreadable or malformed file */
-export function readBootstrapFile(configPath: string, schema: ProtoSchema, options: DecodeOptions): BootstrapFile {
-  const extension = path.extname(configPath);
+/**
+ * @param type what the protobuf formats hold; JSON and YAML are returned undecoded
+ * @throws FieldError for an unreadable or malformed file
+ */
+export function readProtoFile(filePath: string, type: protobuf.Type, schema: ProtoSchema, options: DecodeOptions): ProtoFile {
+  const extension = path.extname(filePath);
   const format = FORMAT_BY_EXTENSION.get(extension);
   if (format === undefined) {
     throw new FieldError('', `unsupported file extension '${extension}': expected .json, .yaml, .yml, .pb or .pb_text`);
   }
-  const file = parseFile(format, readFile(configPath), schema, options);
+  const file = parseFile(format, readFile(filePath), type, schema, options);
   checkInputLimits(file.json);
   return file;
 }
 
-function parseFile(format: FileFormat, contents: Buffer, schema: ProtoSchema, options: DecodeOptions): BootstrapFile {
+/** A binary message (a gRPC payload) as the JSON the other formats decode to. */
+export function decodeBinaryMessage(schema: ProtoSchema, type: protobuf.Type, contents: Uint8Array, options: DecodeOptions): ProtoFile {
+  return fromMessage(schema, type, decodeBinary(type, contents, ''), options);
+}
+
+function parseFile(format: FileFormat, contents: Buffer, type: protobuf.Type, schema: ProtoSchema, options: DecodeOptions): ProtoFile {
   switch (format) {
     case 'json':
       return { json: parseJson(contents.toString('utf8')), unknownFields: [] };
     case 'yaml':
       return { json: parseYaml(contents.toString('utf8')), unknownFields: [] };
     case 'binary':
-      return fromMessage(schema, decodeBinary(schema.bootstrap, contents, ''), options);
+      return fromMessage(schema, type, decodeBinary(type, contents, ''), options);
     case 'text':
-      return fromMessage(schema, parseText(schema.bootstrap, contents.toString('utf8')), options);
+      return fromMessage(schema, type, parseText(type, contents.toString('utf8')), options);
   }
 }
 
@@ -86,19 +95,19 @@ function parseText(type: protobuf.Type, text: string): protobuf.Message {
   }
 }
 
-function fromMessage(schema: ProtoSchema, message: protobuf.Message, options: DecodeOptions): BootstrapFile {
-  const unknownFields = inspectMessage(schema, schema.bootstrap, message, '', 1);
+function fromMessage(schema: ProtoSchema, type: protobuf.Type, message: protobuf.Message, options: DecodeOptions): ProtoFile {
+  const unknownFields = inspectMessage(schema, type, message, '', 1);
   if (unknownFields.length > 0 && !options.allowUnknownFields) {
     throw new FieldError(unknownFields[0], 'unknown field');
   }
   let printed: unknown;
   try {
-    printed = protojson.toJson(schema.bootstrap, message);
+    printed = protojson.toJson(type, message);
   } catch (error) {
     throw new FieldError('', protobufReason(error));
   }
   // ProtoJSON prints lowerCamelCase; decoding re-keys it to the snake_case of YAML files.
-  return { json: decodeProtoJson(schema, schema.bootstrap, printed, options).json, unknownFields };
+  return { json: decodeProtoJson(schema, type, printed, options).json, unknownFields };
 }
 
 /**

@@ -1,0 +1,88 @@
+// A subscription whose resources are a DiscoveryResponse in a file (ConfigSource.path), as
+// Envoy's filesystem subscription: read at start, then again each time a file is moved into its
+// place (an atomic rename), never on a write in place, which could be read half done.
+
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { watchDirectory } from '../../common/directory_watch';
+import type { Logger } from '../../log/logger_api';
+import { inConfigFile } from '../errors';
+import { readProtoFile } from '../proto_file';
+import type { ProtoSchema } from '../schema';
+import type { DecodedResponse, ResourceDecoder } from './resource_decoder';
+import type { ResourceType } from './resource_types';
+import type { Subscription, SubscriptionCallbacks, SubscriptionStats } from './subscription';
+import { versionHash } from './version_hash';
+
+const DISCOVERY_RESPONSE = 'envoy.service.discovery.v3.DiscoveryResponse';
+
+export interface PathSubscriptionDeps {
+  readonly schema: ProtoSchema;
+  readonly decoder: ResourceDecoder;
+  readonly log: Logger;
+}
+
+export class PathSubscription implements Subscription {
+  private watcher: fs.FSWatcher | null = null;
+  private closed = false;
+
+  constructor(
+    private readonly file: string,
+    private readonly type: ResourceType,
+    private readonly callbacks: SubscriptionCallbacks,
+    private readonly stats: SubscriptionStats,
+    private readonly deps: PathSubscriptionDeps,
+  ) {}
+
+  /** A file holds every resource of its type: the names asked for do not filter it, as in Envoy. */
+  start(_resourceNames: readonly string[]): void {
+    const absolute = path.resolve(this.file);
+    const name = path.basename(absolute);
+    this.watcher = watchDirectory(path.dirname(absolute), `updates of ${this.file}`, this.deps.log, (entry, event) => {
+      // A rename event also reports the file going away; only a file that is there is read.
+      if (entry === name && event === 'rename' && fs.existsSync(absolute)) this.refresh();
+    });
+    this.refresh();
+  }
+
+  close(): void {
+    this.closed = true;
+    this.watcher?.close();
+    this.watcher = null;
+  }
+
+  private refresh(): void {
+    if (this.closed) return;
+    const stats = this.stats;
+    stats.update_attempt.inc();
+    let response: DecodedResponse;
+    try {
+      response = inConfigFile(this.file, () => this.read());
+    } catch (error) {
+      // Unreadable, unparsable, or resources that fail to decode: Envoy counts a failure and
+      // treats it as a rejection, the likelier cause being a bad configuration.
+      this.deps.log.warn(`filesystem config update failure: ${(error as Error).message}`);
+      stats.update_failure.inc();
+      this.callbacks.onConfigUpdateFailed('update_rejected', error as Error);
+      return;
+    }
+    try {
+      this.callbacks.onConfigUpdate(response.resources, response.versionInfo);
+    } catch (error) {
+      this.deps.log.warn(`filesystem config update rejected: ${this.file}: ${(error as Error).message}`);
+      stats.update_rejected.inc();
+      this.callbacks.onConfigUpdateFailed('update_rejected', error as Error);
+      return;
+    }
+    stats.update_time.set(Date.now());
+    stats.version.set(versionHash(response.versionInfo));
+    stats.update_success.inc();
+  }
+
+  private read(): DecodedResponse {
+    const { schema, decoder } = this.deps;
+    const file = readProtoFile(this.file, schema.root.lookupType(DISCOVERY_RESPONSE), schema, { allowUnknownFields: decoder.unknownFieldsAllowed() });
+    decoder.report(file.unknownFields);
+    return decoder.decode(file.json, this.type);
+  }
+}
