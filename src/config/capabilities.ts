@@ -109,6 +109,8 @@ const HEALTH_CHECK_CONFIG: Shape = {
     healthy_edge_interval: leaf,
     event_log_path: leaf,
     always_log_health_check_failures: leaf,
+    // Checks connect through the cluster's transport sockets; the criteria pick one of its matches.
+    transport_socket_match_criteria: leaf,
     http_health_check: {
       fields: {
         host: leaf,

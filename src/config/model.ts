@@ -671,6 +671,11 @@ export interface HealthCheck {
   /** '' when unset: no event log. */
   readonly eventLogPath: string;
   readonly alwaysLogHealthCheckFailures: boolean;
+  /**
+   * transport_socket_match_criteria: matched against transport_socket_matches as if it were each
+   * host's `proxy.transport_socket_match` metadata; null: the host's own metadata decides.
+   */
+  readonly transportSocketMatchCriteria: Readonly<Record<string, unknown>> | null;
   readonly checker: HttpHealthCheck | TcpHealthCheck | GrpcHealthCheck;
 }
 

@@ -539,6 +539,7 @@ function healthCheckModel(config: JsonObject): HealthCheck {
     unhealthyEdgeIntervalMs: millis(config, 'unhealthy_edge_interval', unhealthyIntervalMs),
     healthyEdgeIntervalMs: millis(config, 'healthy_edge_interval', intervalMs),
     reuseConnection: boolField(config, 'reuse_connection', true),
+    transportSocketMatchCriteria: messageField(config, 'transport_socket_match_criteria') ?? null,
     eventLogPath: stringField(config, 'event_log_path'),
     alwaysLogHealthCheckFailures: boolField(config, 'always_log_health_check_failures'),
     checker: healthChecker(config),

@@ -281,6 +281,7 @@ export class Supervisor implements ServerInfoSource {
       clock: this.deps.clock,
       runtime: liveRuntime,
       subscriptions: this.subscriptionFactory(),
+      certificates: this.certificateWatcher!,
       healthSources: HEALTH_SOURCES,
       onUpdate: (update) => this.workers?.broadcast({ v: WORKER_PROTOCOL_VERSION, type: 'cluster_update', update }),
     }));

@@ -121,8 +121,8 @@ async function run(init: WorkerInit, control: WorkerControl): Promise<(m: Superv
     tlsContexts.push(...filter.tlsContexts);
     listeners.addListener(init.bootstrap.listeners[index], server, filter);
   }
-  // Each worker reloads its own listeners' certificates when their files change.
-  const certificates = new CertificateWatcher(tlsContexts, { clock, log: logs.component('config') });
+  // Each worker reloads its own listeners' and clusters' certificates when their files change.
+  const certificates = new CertificateWatcher([...tlsContexts, ...clusters.tlsContexts()], { clock, log: logs.component('config') });
 
   const stoppedCounter = store.counter('listener_manager.listener_stopped');
   let stopping = false;

@@ -24,27 +24,36 @@ export class CertificateWatcher {
   /** Contexts waiting for their debounce to end, with its timer. */
   private readonly pending = new Map<TlsContext, TimeoutHandle>();
 
+  /** directory -> file name -> the contexts that read it */
+  private readonly byDirectory = new Map<string, Map<string, TlsContext[]>>();
+
   constructor(
     contexts: readonly TlsContext[],
     private readonly deps: CertificateWatcherDeps,
   ) {
-    // directory -> file name -> the contexts that read it
-    const byDirectory = new Map<string, Map<string, TlsContext[]>>();
+    this.add(contexts);
+  }
+
+  /** Watches more contexts (made after start: a cluster's health checks, a worker's clusters). */
+  add(contexts: readonly TlsContext[]): void {
     for (const context of contexts) {
       for (const file of context.files) {
         const absolute = path.resolve(file);
-        const names = byDirectory.get(path.dirname(absolute)) ?? new Map<string, TlsContext[]>();
-        byDirectory.set(path.dirname(absolute), names);
+        const directory = path.dirname(absolute);
+        let names = this.byDirectory.get(directory);
+        if (names === undefined) {
+          const watched = new Map<string, TlsContext[]>();
+          names = watched;
+          this.byDirectory.set(directory, watched);
+          const watcher = watchDirectory(directory, 'certificate changes', this.deps.log, (name) => {
+            for (const reader of watched.get(name) ?? []) this.schedule(reader);
+          });
+          if (watcher !== null) this.watchers.push(watcher);
+        }
         const readers = names.get(path.basename(absolute)) ?? [];
         if (!readers.includes(context)) readers.push(context);
         names.set(path.basename(absolute), readers);
       }
-    }
-    for (const [directory, names] of byDirectory) {
-      const watcher = watchDirectory(directory, 'certificate changes', deps.log, (name) => {
-        for (const context of names.get(name) ?? []) this.schedule(context);
-      });
-      if (watcher !== null) this.watchers.push(watcher);
     }
   }
 

@@ -27,7 +27,8 @@ export class TlsConnector implements Connector {
   readonly name = 'tls';
   readonly readyEvent = TRANSPORT_READY;
   readonly supportsOnread = false;
-  private readonly context: TlsContext;
+  /** What the connector's connections are made with; the certificate watcher reloads it. */
+  readonly context: TlsContext;
   private readonly verifier: PeerVerifier;
   /** Sessions to resume by destination (address and SNI), newest last, at most max_session_keys each. */
   private readonly sessions = new Map<string, Buffer[]>();

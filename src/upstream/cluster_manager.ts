@@ -1,6 +1,7 @@
 // The worker's clusters by name (Envoy's ThreadLocalClusterManager): built from the
 // configuration and the supervisor's membership snapshots, then kept current by its updates.
 
+import type { TlsContext } from '../tls/tls_context';
 import { atField } from '../config/errors';
 import type { ClusterConfig, Locality } from '../config/model';
 import type { LoggerFactory } from '../log/logger_api';
@@ -95,6 +96,11 @@ export class ClusterManager {
     const cluster = this.clusters.get(update.cluster);
     if (cluster === undefined) throw new UnknownClusterError(update.cluster);
     cluster.update(update);
+  }
+
+  /** The TLS contexts the clusters connect with, for the certificate watcher. */
+  tlsContexts(): TlsContext[] {
+    return [...this.clusters.values()].flatMap((cluster) => cluster.info.transportSockets.tlsContexts());
   }
 
   /** Closes every upstream connection. */

@@ -11,9 +11,10 @@ import { StatKind } from '../stats/region_layout';
 import type { Counter, Scope } from '../stats/stats';
 import type { SharedStatsStore } from '../stats/store';
 import { declareSslStatNames, SslStats } from '../tls/ssl_stats';
+import type { TlsContext } from '../tls/tls_context';
 import { TlsConnector } from '../tls/tls_connector';
 import type { Host } from './host';
-import { transportSocketMatchIndex } from './transport_socket_match';
+import { TRANSPORT_SOCKET_MATCH_NAMESPACE, transportSocketMatchIndex } from './transport_socket_match';
 
 /** The name Envoy gives the cluster's own transport socket in the match statistics. */
 const DEFAULT_MATCH_NAME = 'default';
@@ -52,19 +53,32 @@ export class ClusterTransportSockets {
   }
 
   /** The first transport_socket_matches entry `host` matches, else the cluster's transport socket. */
-  connectorFor(host: Host): Connector {
-    return this.connectors[this.indexFor(host)];
+  connectorFor(host: Pick<Host, 'metadata'>): Connector {
+    return this.connectors[this.indexFor(host.metadata)];
+  }
+
+  /**
+   * The connector a health check with transport_socket_match_criteria uses for every host: the
+   * criteria are matched as if they were the host's match metadata, as in Envoy.
+   */
+  connectorForCriteria(criteria: Readonly<Record<string, unknown>>): Connector {
+    return this.connectors[this.indexFor({ [TRANSPORT_SOCKET_MATCH_NAMESPACE]: criteria })];
   }
 
   /** Envoy counts a match once per host made: `<match name>.total_match_count` (`default.` for the cluster's own). */
   countMatch(host: Host): void {
-    const index = this.indexFor(host);
+    const index = this.indexFor(host.metadata);
     (this.matchCounts[index] ??= this.scope.counter(`${this.names[index]}.total_match_count`)).inc();
   }
 
-  private indexFor(host: Host): number {
+  /** The TLS contexts of the cluster's connectors, for the certificate watcher. */
+  tlsContexts(): TlsContext[] {
+    return [...new Set(this.connectors.flatMap((c) => (c instanceof TlsConnector ? [c.context] : [])))];
+  }
+
+  private indexFor(metadata: Readonly<Record<string, unknown>>): number {
     if (this.matches.length === 0) return 0;
-    const index = transportSocketMatchIndex(this.matches, host.metadata);
+    const index = transportSocketMatchIndex(this.matches, metadata);
     return index === -1 ? this.matches.length : index;
   }
 }

@@ -7,6 +7,7 @@
 import type { ClusterConfig } from '../config/model';
 import type { Clock } from '../common/clock';
 import type { SubscriptionFactory } from '../config/xds/subscription_factory';
+import type { TlsContext } from '../tls/tls_context';
 import type { Logger, LoggerFactory } from '../log/logger_api';
 import type { RuntimeSource } from '../runtime/live_runtime';
 import type { HostTable } from '../stats/host_table';
@@ -57,6 +58,8 @@ export interface HealthSourceContext {
   readonly hosts: HostTable;
   /** The cluster's current membership. */
   snapshot(): ClusterSnapshot;
+  /** Has the supervisor reload TLS contexts the source made when their files change. */
+  watchCertificates(contexts: readonly TlsContext[]): void;
   /**
    * Sets (`set`) or clears `bits` on the host keyed `key` (hostKey). A change is a membership
    * update, so it reaches every worker at its next pick. False when no such host is left.
@@ -78,6 +81,8 @@ export interface SupervisorClusterManagerDeps {
   readonly runtime: RuntimeSource;
   /** xDS subscriptions, for the cluster types that discover through one (EDS). */
   readonly subscriptions: SubscriptionFactory;
+  /** Reloads TLS contexts (those health checks connect with) when their files change. */
+  readonly certificates?: { add(contexts: readonly TlsContext[]): void };
   /** Health checking and outlier detection, asked once per cluster. */
   readonly healthSources?: readonly HealthSourceFactory[];
   /** Every membership change after start(), for the workers. */
@@ -170,6 +175,7 @@ export class SupervisorClusterManager {
       runtime: this.deps.runtime,
       hosts: this.deps.hosts,
       snapshot: () => cluster.snapshot,
+      watchCertificates: (contexts) => this.deps.certificates?.add(contexts),
       setHealthFlags: (key, bits, set) => this.setHealthFlags(cluster, key, bits, set),
     };
     for (const factory of factories) {

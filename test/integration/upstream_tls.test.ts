@@ -217,6 +217,57 @@ test('transport_socket_matches: one cluster sends mTLS to the endpoints that adv
   assert.equal(await proxy.stat('cluster.mixed.ssl.handshake'), mtls.seen.length);
 });
 
+/** The health_flags of the host on `port` in GET /clusters ('' before it is listed). */
+async function healthFlags(proxy: RunningProxy, clusterName: string, port: number): Promise<string> {
+  const line = (await proxy.admin('/clusters')).body.split('\n').find((l) => l.startsWith(`${clusterName}::127.0.0.1:${port}::health_flags::`));
+  return line?.slice(line.lastIndexOf('::') + 2) ?? '';
+}
+
+test('health checks connect through the transport socket: mTLS where the endpoint advertises it, and transport_socket_match_criteria', TIMEOUT, async (t) => {
+  const pki = makePki(t);
+  const checks: string[] = [];
+  const onRequest = (name: string) => (req: http.IncomingMessage, res: http.ServerResponse) => {
+    if (req.url === '/healthz') checks.push(name);
+    res.end('ok');
+  };
+  const mtls = await recordingServer(t, { key: pki.server.key, cert: pki.server.cert, requestCert: true, rejectUnauthorized: true, ca: pki.ca.cert }, onRequest('mtls'));
+  const plain = await recordingServer(t, null, onRequest('plain'));
+  const mtlsSocket = tlsSocket({
+    sni: 'backend.test',
+    common_tls_context: { tls_certificates: [clientCertificate(pki.client)], validation_context: { trusted_ca: inline(pki.ca.cert) } },
+  });
+  const healthCheck = { timeout: '1s', interval: '0.1s', no_traffic_interval: '0.1s', unhealthy_threshold: 1, healthy_threshold: 1, http_health_check: { path: '/healthz' } };
+  const proxy = await startProxy({
+    static_resources: {
+      listeners: [httpListener('in', 0, [{ match: { prefix: '/' }, route: { cluster: 'mixed' } }])],
+      clusters: [
+        cluster('mixed', [endpoint(mtls.port, { 'envoy.transport_socket_match': { acceptMTLS: true } }), endpoint(plain.port)], {
+          transport_socket_matches: [{ name: 'enableMTLS', match: { acceptMTLS: true }, transport_socket: mtlsSocket }],
+          health_checks: [healthCheck],
+        }),
+        // Traffic would go over TLS, but the checks are told to use the plaintext match: the
+        // plaintext server passes them only if they do.
+        cluster('criteria', [endpoint(plain.port)], {
+          transport_socket: mtlsSocket,
+          transport_socket_matches: [{ name: 'checks', match: { plaintextChecks: true }, transport_socket: { name: 'envoy.transport_sockets.raw_buffer' } }],
+          health_checks: [{ ...healthCheck, transport_socket_match_criteria: { plaintextChecks: true } }],
+        }),
+      ],
+    },
+  });
+  t.after(() => proxy.cleanup());
+
+  for (const [name, port] of [['mixed', mtls.port], ['mixed', plain.port], ['criteria', plain.port]] as const) {
+    await waitFor(`${name} 127.0.0.1:${port} healthy`, async () => ((await healthFlags(proxy, name, port)) === 'healthy' ? true : undefined), 20_000);
+  }
+  assert.ok(checks.includes('mtls') && checks.includes('plain'), `checks reached both servers: ${checks.join(',')}`);
+  for (const seen of mtls.seen) assert.deepEqual(seen, { tls: true, servername: 'backend.test', clientCn: 'proxy-client' });
+  assert.ok((await proxy.stat('cluster.mixed.ssl.handshake'))! >= 1);
+  assert.equal(await proxy.stat('cluster.mixed.health_check.network_failure'), 0);
+  assert.equal(await proxy.stat('cluster.criteria.health_check.network_failure'), 0);
+  assert.equal(await get(proxy, '/'), 200);
+});
+
 test('allow_renegotiation: a server renegotiating fails the request unless allowed', TIMEOUT, async (t) => {
   const pki = makePki(t);
   const renegotiating = await recordingServer(t, { key: pki.server.key, cert: pki.server.cert, maxVersion: 'TLSv1.2' }, (req, res) => {

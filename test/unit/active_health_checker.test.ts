@@ -38,6 +38,7 @@ const BASE: HealthCheck = {
   unhealthyEdgeIntervalMs: 300,
   healthyEdgeIntervalMs: 400,
   reuseConnection: true,
+  transportSocketMatchCriteria: null,
   eventLogPath: '',
   alwaysLogHealthCheckFailures: false,
   checker: { kind: 'tcp', send: '', receive: [] },

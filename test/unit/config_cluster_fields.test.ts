@@ -140,6 +140,7 @@ const ROWS: readonly Row[] = [
           unhealthyEdgeIntervalMs: 2000,
           healthyEdgeIntervalMs: 2000,
           reuseConnection: true,
+          transportSocketMatchCriteria: null,
           eventLogPath: '',
           alwaysLogHealthCheckFailures: false,
           checker: { kind: 'http', host: '', path: '/hc', expectedStatuses: [[200, 201]], requestHeadersToAdd: [], requestHeadersToRemove: [], serviceNameMatcher: null },

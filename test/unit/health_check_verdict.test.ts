@@ -120,6 +120,7 @@ const config: HealthCheck = {
   unhealthyEdgeIntervalMs: 2_000,
   healthyEdgeIntervalMs: 3_000,
   reuseConnection: true,
+  transportSocketMatchCriteria: null,
   eventLogPath: '',
   alwaysLogHealthCheckFailures: false,
   checker: { kind: 'tcp', send: '', receive: [] },

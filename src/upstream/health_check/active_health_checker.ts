@@ -7,7 +7,8 @@
 import type { HealthCheck, SocketAddress } from '../../config/model';
 import type { RandomSource } from '../lb/load_balancer';
 import { HealthFlag } from '../health_flags';
-import type { ClusterSnapshot, MembershipUpdate } from '../membership';
+import type { ClusterSnapshot, DiscoveredHost, MembershipUpdate } from '../membership';
+import type { Connector } from '../../network/connector';
 import { hostKey } from '../membership';
 import type { HealthSource, HealthSourceContext } from '../supervisor_cluster_manager';
 import { type IntervalInputs, initialCheckDelay, nextCheckDelay } from './check_interval';
@@ -15,7 +16,7 @@ import type { HealthEventLog, HealthCheckerType } from './health_event_log';
 import { healthEventLine } from './health_event_log';
 import type { HealthCheckStats } from './health_check_stats';
 import { HealthCheckSession, type SessionOwner } from './health_check_session';
-import type { ProbeFactory } from './health_probe';
+import type { ProbeFactory, ProbeTarget } from './health_probe';
 import { type CheckOutcome, judge } from './verdict';
 
 /** The bits this checker owns. */
@@ -25,6 +26,8 @@ export interface ActiveHealthCheckerDeps {
   readonly type: HealthCheckerType;
   readonly stats: HealthCheckStats;
   readonly probes: ProbeFactory;
+  /** The transport socket a host is checked through (the cluster's choice for it, or the check's criteria). */
+  readonly connectorFor: (host: DiscoveredHost) => Connector;
   readonly random: RandomSource;
   /** null without event_log_path. */
   readonly eventLog: HealthEventLog | null;
@@ -59,13 +62,15 @@ export class ActiveHealthChecker implements HealthSource, SessionOwner {
       const hosts = new Map(update.hosts.map((h) => [hostKey(h), h]));
       for (const key of update.added) {
         const host = hosts.get(key);
-        if (host !== undefined) this.addSession(key, host.address, host.healthFlags & ACTIVE_HC_FLAGS);
+        if (host !== undefined) this.addSession(key, this.targetOf(host), host.healthFlags & ACTIVE_HC_FLAGS);
       }
       for (const key of update.changed) {
         const host = hosts.get(key);
         const session = this.sessions.get(key);
-        if (host === undefined || session === undefined || sameAddress(host.address, session.address)) continue;
-        session.retarget(host.address, this.deps.probes(host.address));
+        if (host === undefined || session === undefined) continue;
+        const target = this.targetOf(host);
+        if (sameAddress(target.address, session.address) && target.connector === session.target.connector) continue;
+        session.retarget(target, this.deps.probes(target));
       }
     }
     this.checkInitialized();
@@ -112,8 +117,12 @@ export class ActiveHealthChecker implements HealthSource, SessionOwner {
     return nextCheckDelay(this.config, outcome.kind === 'success', verdict.transition, this.intervalInputs(), this.deps.random);
   }
 
-  private addSession(key: string, address: SocketAddress, flags: number): void {
-    const session = new HealthCheckSession(key, address, flags, this.deps.probes(address), this.context.clock, this.config.timeoutMs, this);
+  private targetOf(host: DiscoveredHost): ProbeTarget {
+    return { address: host.address, connector: this.deps.connectorFor(host) };
+  }
+
+  private addSession(key: string, target: ProbeTarget, flags: number): void {
+    const session = new HealthCheckSession(key, target, flags, this.deps.probes(target), this.context.clock, this.config.timeoutMs, this);
     this.sessions.set(key, session);
     this.count(flags, 1);
     session.start();

@@ -3,7 +3,10 @@
 
 import type { ClusterConfig, HealthCheck } from '../../config/model';
 import { stringMatcher } from '../../common/string_matcher';
+import type { Connector } from '../../network/connector';
+import { ClusterTransportSockets } from '../cluster_transport_sockets';
 import { mathRandom, type RandomSource } from '../lb/load_balancer';
+import type { DiscoveredHost } from '../membership';
 import type { HealthSourceContext, HealthSourceFactory } from '../supervisor_cluster_manager';
 import { ActiveHealthChecker } from './active_health_checker';
 import { HealthEventLog, type HealthCheckerType } from './health_event_log';
@@ -34,10 +37,24 @@ export class ActiveHealthChecking implements HealthSourceFactory {
       type: checkerType(config),
       stats,
       probes: this.probes(context, config, stats),
+      connectorFor: this.connectors(context, config),
       random: this.random,
       eventLog,
       wallClock: this.wallClock,
     });
+  }
+
+  /**
+   * Health checks go through the cluster's transport sockets, TLS included, as in Envoy; their
+   * TLS contexts are the supervisor's own copies, reloaded with its other certificates.
+   */
+  private connectors(context: HealthSourceContext, config: HealthCheck): (host: DiscoveredHost) => Connector {
+    const sockets = new ClusterTransportSockets(context.config, context.stats, context.log);
+    context.watchCertificates(sockets.tlsContexts());
+    const criteria = config.transportSocketMatchCriteria;
+    if (criteria === null) return (host) => sockets.connectorFor(host);
+    const connector = sockets.connectorForCriteria(criteria);
+    return () => connector;
   }
 
   private probes(context: HealthSourceContext, config: HealthCheck, stats: HealthCheckStats): ProbeFactory {
@@ -54,16 +71,16 @@ export class ActiveHealthChecking implements HealthSourceFactory {
           stats.verifyCluster.inc();
           return matches;
         };
-        return (address) => new HttpProbe(address, request, config.reuseConnection, (head) => httpCheckOutcome(head, checker, verifyCluster()));
+        return (target) => new HttpProbe(target, request, config.reuseConnection, (head) => httpCheckOutcome(head, checker, verifyCluster()));
       }
       case 'tcp': {
         const send = Buffer.from(checker.send, 'hex');
         const receive = checker.receive.map((hex) => Buffer.from(hex, 'hex'));
-        return (address) => new TcpProbe(address, send, receive, config.reuseConnection);
+        return (target) => new TcpProbe(target, send, receive, config.reuseConnection);
       }
       case 'grpc': {
         const request = grpcCheckRequest(checker.serviceName);
-        return (address) => new GrpcProbe(address, checker.authority || cluster.name, request, config.reuseConnection);
+        return (target) => new GrpcProbe(target, checker.authority || cluster.name, request, config.reuseConnection);
       }
     }
   }

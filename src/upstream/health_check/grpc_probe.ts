@@ -3,8 +3,7 @@
 // malformed message is an active failure; a reset or lost connection is a network failure.
 
 import { connect, constants, type ClientHttp2Session, type ClientHttp2Stream, type IncomingHttpHeaders } from 'node:http2';
-import type { SocketAddress } from '../../config/model';
-import { ACTIVE_FAILURE, HEALTHY, type HealthProbe, NETWORK_FAILURE } from './health_probe';
+import { ACTIVE_FAILURE, HEALTHY, type HealthProbe, NETWORK_FAILURE, type ProbeTarget } from './health_probe';
 import type { CheckOutcome } from './verdict';
 
 const CHECK_PATH = '/grpc.health.v1.Health/Check';
@@ -80,7 +79,7 @@ export class GrpcProbe implements HealthProbe {
   private done: ((outcome: CheckOutcome) => void) | null = null;
 
   constructor(
-    private readonly address: SocketAddress,
+    private readonly target: ProbeTarget,
     private readonly authority: string,
     private readonly request: Buffer,
     private readonly reuseConnection: boolean,
@@ -95,7 +94,7 @@ export class GrpcProbe implements HealthProbe {
         [constants.HTTP2_HEADER_METHOD]: 'POST',
         [constants.HTTP2_HEADER_PATH]: CHECK_PATH,
         [constants.HTTP2_HEADER_AUTHORITY]: this.authority,
-        [constants.HTTP2_HEADER_SCHEME]: 'http',
+        [constants.HTTP2_HEADER_SCHEME]: this.scheme(),
         'content-type': 'application/grpc',
         te: 'trailers',
       });
@@ -137,8 +136,18 @@ export class GrpcProbe implements HealthProbe {
     this.abort();
   }
 
+  private scheme(): string {
+    return this.target.connector.name === 'tls' ? 'https' : 'http';
+  }
+
   private connect(): ClientHttp2Session {
-    const session = connect(`http://${this.address.address.includes(':') ? `[${this.address.address}]` : this.address.address}:${this.address.port}`);
+    const { address, connector } = this.target;
+    const host = address.address.includes(':') ? `[${address.address}]` : address.address;
+    // node:http2 starts the session at the socket's connect (TLS: secureConnect), after the
+    // connector's own listener has verified the peer, so nothing is sent to a refused one.
+    const session = connect(`${this.scheme()}://${host}:${address.port}`, {
+      createConnection: () => connector.connect({ host: address.address, port: address.port, allowHalfOpen: false, alpn: ['h2'] }),
+    });
     this.session = session;
     session.on('error', () => {});
     session.on('goaway', () => {

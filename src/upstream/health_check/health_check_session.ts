@@ -4,7 +4,7 @@
 
 import type { Clock, TimeoutHandle } from '../../common/clock';
 import type { SocketAddress } from '../../config/model';
-import { type HealthProbe, NETWORK_FAILURE } from './health_probe';
+import { type HealthProbe, NETWORK_FAILURE, type ProbeTarget } from './health_probe';
 import { type CheckOutcome, INITIAL_COUNTS, type VerdictCounts } from './verdict';
 
 export interface SessionOwner {
@@ -26,7 +26,7 @@ export class HealthCheckSession {
 
   constructor(
     readonly key: string,
-    public address: SocketAddress,
+    public target: ProbeTarget,
     flags: number,
     private probe: HealthProbe,
     private readonly clock: Clock,
@@ -42,12 +42,19 @@ export class HealthCheckSession {
     else this.schedule(delay);
   }
 
-  /** The host's address changed (a LOGICAL_DNS host follows DNS): later checks go to the new one. */
-  retarget(address: SocketAddress, probe: HealthProbe): void {
-    this.address = address;
+  get address(): SocketAddress {
+    return this.target.address;
+  }
+
+  /**
+   * The host's address changed (a LOGICAL_DNS host follows DNS), or its metadata picks another
+   * transport socket: later checks go the new way.
+   */
+  retarget(target: ProbeTarget, probe: HealthProbe): void {
+    this.target = target;
     this.probe.close();
     this.probe = probe;
-    // A check in flight went to the old address: it starts again at the new one.
+    // A check in flight went the old way: it starts again the new one.
     if (this.timeout !== null) {
       this.clock.clearTimeout(this.timeout);
       this.run();

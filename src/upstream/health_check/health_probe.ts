@@ -3,6 +3,7 @@
 // timing; a probe owns its connection, kept between checks when reuse_connection says so.
 
 import type { SocketAddress } from '../../config/model';
+import type { Connector } from '../../network/connector';
 import type { CheckOutcome } from './verdict';
 
 export interface HealthProbe {
@@ -14,8 +15,17 @@ export interface HealthProbe {
   close(): void;
 }
 
-/** Makes the probe of a host at `address`. */
-export type ProbeFactory = (address: SocketAddress) => HealthProbe;
+/**
+ * Where a probe connects: the host's address, through the transport socket its cluster picks for
+ * it (TLS included, as Envoy's health checkers use the cluster's transport socket).
+ */
+export interface ProbeTarget {
+  readonly address: SocketAddress;
+  readonly connector: Connector;
+}
+
+/** Makes the probe of a host. */
+export type ProbeFactory = (target: ProbeTarget) => HealthProbe;
 
 export const NETWORK_FAILURE: CheckOutcome = { kind: 'failure', type: 'NETWORK' };
 export const ACTIVE_FAILURE: CheckOutcome = { kind: 'failure', type: 'ACTIVE' };

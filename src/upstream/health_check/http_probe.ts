@@ -4,12 +4,12 @@
 // `x-proxy-upstream-healthchecked-cluster`. An unparseable answer closes the connection and
 // counts as a network failure, as a reset stream does in Envoy.
 
-import { connect, type Socket } from 'node:net';
-import type { HttpHealthCheck, SocketAddress } from '../../config/model';
+import type { Socket } from 'node:net';
+import type { HttpHealthCheck } from '../../config/model';
 import { CodecError } from '../../http/http1/codec_error';
 import type { ResponseHead } from '../../http/http1/message_head';
 import { ResponseParser } from '../../http/http1/response_parser';
-import { ACTIVE_FAILURE, type HealthProbe, NETWORK_FAILURE } from './health_probe';
+import { ACTIVE_FAILURE, type HealthProbe, NETWORK_FAILURE, type ProbeTarget } from './health_probe';
 import type { CheckOutcome } from './verdict';
 
 export const HEALTH_CHECK_USER_AGENT = 'proxy/HC';
@@ -51,12 +51,14 @@ export function httpCheckOutcome(head: ResponseHead, config: HttpHealthCheck, ve
 
 export class HttpProbe implements HealthProbe {
   private socket: Socket | null = null;
+  /** The connection carries data: connected, and for TLS handshaken with a verified peer. */
+  private ready = false;
   private parser: ResponseParser | null = null;
   private head: ResponseHead | null = null;
   private done: ((outcome: CheckOutcome) => void) | null = null;
 
   constructor(
-    private readonly address: SocketAddress,
+    private readonly target: ProbeTarget,
     private readonly request: Buffer,
     private readonly reuseConnection: boolean,
     private readonly judge: (head: ResponseHead) => CheckOutcome,
@@ -67,7 +69,7 @@ export class HttpProbe implements HealthProbe {
     this.head = null;
     if (this.socket === null) this.connect();
     this.parser!.expectResponse(false);
-    this.socket!.write(this.request);
+    if (this.ready) this.socket!.write(this.request);
   }
 
   abort(): void {
@@ -80,8 +82,15 @@ export class HttpProbe implements HealthProbe {
   }
 
   private connect(): void {
-    const socket = connect({ host: this.address.address, port: this.address.port });
+    const { address, connector } = this.target;
+    const socket = connector.connect({ host: address.address, port: address.port, allowHalfOpen: false });
     socket.setNoDelay(true);
+    this.ready = false;
+    socket.once(connector.readyEvent, () => {
+      if (this.socket !== socket) return;
+      this.ready = true;
+      if (this.done !== null) socket.write(this.request);
+    });
     const parser = new ResponseParser({
       onMessageHead: (head) => {
         this.head = head;

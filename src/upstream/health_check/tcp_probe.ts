@@ -2,9 +2,8 @@
 // expected payload has been found, in order, in what came back. Without payloads to receive it
 // only connects, and closes the connection again, whatever reuse_connection says, as Envoy does.
 
-import { connect, type Socket } from 'node:net';
-import type { SocketAddress } from '../../config/model';
-import { HEALTHY, type HealthProbe, NETWORK_FAILURE } from './health_probe';
+import type { Socket } from 'node:net';
+import { HEALTHY, type HealthProbe, NETWORK_FAILURE, type ProbeTarget } from './health_probe';
 import type { CheckOutcome } from './verdict';
 
 /** What a host may send without matching before the check fails, so a chatty peer costs bounded memory. */
@@ -23,11 +22,13 @@ export function receivedAll(segments: readonly Buffer[], received: Buffer): bool
 
 export class TcpProbe implements HealthProbe {
   private socket: Socket | null = null;
+  /** The connection carries data: connected, and for TLS handshaken with a verified peer. */
+  private ready = false;
   private received: Buffer = Buffer.alloc(0);
   private done: ((outcome: CheckOutcome) => void) | null = null;
 
   constructor(
-    private readonly address: SocketAddress,
+    private readonly target: ProbeTarget,
     private readonly send: Buffer,
     private readonly receive: readonly Buffer[],
     private readonly reuseConnection: boolean,
@@ -37,7 +38,7 @@ export class TcpProbe implements HealthProbe {
     this.done = done;
     this.received = Buffer.alloc(0);
     if (this.socket === null) this.connect();
-    if (this.send.length > 0) this.socket!.write(this.send);
+    else if (this.ready && this.send.length > 0) this.socket.write(this.send);
   }
 
   abort(): void {
@@ -50,13 +51,20 @@ export class TcpProbe implements HealthProbe {
   }
 
   private connect(): void {
-    const socket = connect({ host: this.address.address, port: this.address.port });
+    const { address, connector } = this.target;
+    const socket = connector.connect({ host: address.address, port: address.port, allowHalfOpen: false });
     socket.setNoDelay(true);
     this.socket = socket;
-    socket.on('connect', () => {
-      if (this.socket !== socket || this.receive.length > 0) return;
-      this.disconnect();
-      this.finish(HEALTHY);
+    this.ready = false;
+    socket.once(connector.readyEvent, () => {
+      if (this.socket !== socket) return;
+      this.ready = true;
+      if (this.receive.length === 0) {
+        this.disconnect();
+        this.finish(HEALTHY);
+      } else if (this.done !== null && this.send.length > 0) {
+        socket.write(this.send);
+      }
     });
     socket.on('data', (data: Buffer) => {
       if (this.socket !== socket) return;
