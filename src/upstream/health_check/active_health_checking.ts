@@ -45,7 +45,7 @@ export class ActiveHealthChecking implements HealthSourceFactory {
     const checker = config.checker;
     switch (checker.kind) {
       case 'http': {
-        const request = httpCheckRequest(checker, cluster.name);
+        const request = httpCheckRequest(checker, cluster.name, cluster.httpProtocolOptions.headerKeyFormat);
         const matches = checker.serviceNameMatcher === null ? null : stringMatcher(checker.serviceNameMatcher);
         const verifyCluster = (): ((name: string) => boolean) | null => {
           if (matches === null || !context.runtime.snapshot().featureEnabled('health_check.verify_cluster', VERIFY_CLUSTER_PERCENT, this.random())) {
@@ -54,7 +54,8 @@ export class ActiveHealthChecking implements HealthSourceFactory {
           stats.verifyCluster.inc();
           return matches;
         };
-        return (address) => new HttpProbe(address, request, config.reuseConnection, (head) => httpCheckOutcome(head, checker, verifyCluster()));
+        const maxHeadersCount = cluster.commonHttpProtocolOptions.maxHeadersCount;
+        return (address) => new HttpProbe(address, request, config.reuseConnection, (head) => httpCheckOutcome(head, checker, verifyCluster()), maxHeadersCount);
       }
       case 'tcp': {
         const send = Buffer.from(checker.send, 'hex');
