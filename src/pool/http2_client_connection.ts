@@ -17,7 +17,7 @@ export interface Http2ConnectionOwner {
   onConnectionFailure(connection: Http2ClientConnection, reason: ConnectFailureReason): void;
   /** A stream ended, completed or reset: its capacity is free again. */
   onStreamDone(connection: Http2ClientConnection): void;
-  /** The peer sent GOAWAY: no new streams on this connection. */
+  /** No new streams on this connection: the peer sent GOAWAY, or it reached max_connection_duration. */
   onGoAway(connection: Http2ClientConnection): void;
   onConnectionClosed(connection: Http2ClientConnection): void;
 }
@@ -98,7 +98,9 @@ export class Http2ClientConnection implements UpstreamConnectionCallbacks {
     this.durationTimer = null;
     if (this.draining) return;
     this.cluster.stats.counters.upstream_cx_max_duration_reached.inc();
-    this.drain();
+    this.draining = true;
+    // As on GOAWAY: closed now if idle, and requests waiting for room get another connection.
+    this.owner.onGoAway(this);
   };
 
   private clearTimers(): void {
