@@ -4,20 +4,33 @@
 // feature that lands adds its fields here. Pure: the decoded v3 bootstrap in, FieldError out.
 
 import { FieldError, FieldErrorCollector, inConfigFile } from './errors';
-import { childPath, indexPath } from './field_path';
+import { childPath, indexPath, keyPath } from './field_path';
 import { isJsonObject, JsonObject } from './json';
+import { canonicalExtensionName, PROTOCOL_OPTIONS_TYPES } from './names';
 import { LOAD_BALANCERS } from '../upstream/lb/load_balancer_registry';
 import { CLUSTER_TYPES } from '../upstream/cluster_types';
 
+/**
+ * A field refused for a reason of its own (Envoy ignores it there, say), not merely because
+ * this build has not got to it yet; or one whose content a function of its own checks.
+ */
+interface Refused {
+  readonly refused: string;
+}
+interface Checked {
+  readonly check: (value: unknown, path: string) => void;
+}
+
 /** The fields a message may carry, and the shapes of those that are messages themselves. */
 interface Shape {
-  readonly fields: Readonly<Record<string, Shape | 'leaf' | { readonly list: Shape | 'leaf' }>>;
+  readonly fields: Readonly<Record<string, Shape | 'leaf' | { readonly list: Shape | 'leaf' } | Refused | Checked>>;
   /** Enum or string fields restricted to some values. */
   readonly values?: Readonly<Record<string, readonly string[]>>;
 }
 
 const leaf = 'leaf' as const;
 const list = (shape: Shape | 'leaf') => ({ list: shape });
+const refused = (reason: string): Refused => ({ refused: reason });
 const anyContent: Shape = { fields: {} };
 
 const SOCKET_ADDRESS: Shape = { fields: { socket_address: { fields: { address: leaf, port_value: leaf } } } };
@@ -137,9 +150,52 @@ const HTTP2_PROTOCOL_OPTIONS: Shape = {
   fields: { max_concurrent_streams: leaf, initial_stream_window_size: leaf, initial_connection_window_size: leaf, hpack_table_size: leaf },
 };
 
+// Envoy 1.16 applies these to the server side only and ignores them on a cluster's upstream
+// connections: refused there, since a setting that does nothing is a mistake to report.
+const DOWNSTREAM_ONLY = 'acts on requests from downstream clients only; Envoy ignores it on a cluster (it would be ignored)';
+
+/**
+ * typed_extension_protocol_options: Envoy 1.16 hands each entry to the network or HTTP filter of
+ * that name, and only thrift_proxy and redis_proxy take any; this build has neither.
+ */
+function checkExtensionProtocolOptions(value: unknown, path: string): void {
+  if (!isJsonObject(value)) return;
+  const errors = new FieldErrorCollector();
+  for (const name of Object.keys(value)) {
+    errors.run(() => {
+      const canonical = canonicalExtensionName(name);
+      if (!PROTOCOL_OPTIONS_TYPES.has(canonical)) {
+        throw new FieldError(keyPath(path, name), `Didn't find a registered network or http filter or protocol options implementation for name: '${name}'`);
+      }
+      throw new FieldError(keyPath(path, name), `protocol options for ${canonical}, a filter this build does not have (it would be ignored)`);
+    });
+  }
+  errors.throwIfAny();
+}
+
 const CLUSTER: Shape = {
   fields: {
     name: leaf,
+    // idle_timeout and max_connection_duration are the pools' (http1_client_connection.ts,
+    // http2_client_connection.ts), max_headers_count the codecs', max_stream_duration the router's.
+    common_http_protocol_options: {
+      fields: {
+        idle_timeout: leaf,
+        max_connection_duration: leaf,
+        max_headers_count: leaf,
+        max_stream_duration: leaf,
+        headers_with_underscores_action: refused(DOWNSTREAM_ONLY),
+      },
+    },
+    // header_key_format spells the request header names the HTTP/1 codec writes.
+    http_protocol_options: {
+      fields: {
+        header_key_format: { fields: { proper_case_words: { fields: {} } } },
+        accept_http_10: refused(DOWNSTREAM_ONLY),
+        default_host_for_http_10: refused(DOWNSTREAM_ONLY),
+      },
+    },
+    typed_extension_protocol_options: { check: checkExtensionProtocolOptions },
     http2_protocol_options: HTTP2_PROTOCOL_OPTIONS,
     protocol_selection: leaf,
     alt_stat_name: leaf,
@@ -459,6 +515,11 @@ function checkField(shape: Shape, key: string, value: unknown, fieldPath: string
   }
   const rule = shape.fields[key];
   if (rule === undefined) throw notImplemented(fieldPath, key);
+  if (rule !== 'leaf' && 'refused' in rule) throw new FieldError(fieldPath, `${key} ${rule.refused}`);
+  if (rule !== 'leaf' && 'check' in rule) {
+    rule.check(value, fieldPath);
+    return;
+  }
   const allowed = shape.values?.[key];
   if (allowed && !allowed.includes(String(value))) throw notImplemented(fieldPath, `${key} ${String(value)}`);
   if (rule === 'leaf') return;

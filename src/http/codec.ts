@@ -8,14 +8,15 @@ import type { HostStats } from '../stats/stats';
 import type { DownstreamAddresses } from '../upstream/upstream_network_filter';
 
 /**
- * Envoy's reset reasons as its local replies spell them; `overflow`: a circuit breaker refused
- * the stream; `remote reset` / `remote refused stream reset`: an HTTP/2 peer's RST_STREAM.
+ * Envoy 1.16's reset reasons as its local replies spell them; `overflow`: a circuit breaker
+ * refused the stream; `remote reset` / `remote refused stream reset`: an HTTP/2 peer's
+ * RST_STREAM. 1.16 has no reason of its own for a protocol error: the codec closes the
+ * connection and its streams end as connection terminations.
  */
 export type StreamResetReason =
   | 'connection failure'
   | 'connection termination'
   | 'local reset'
-  | 'protocol error'
   | 'overflow'
   | 'remote reset'
   | 'remote refused stream reset';

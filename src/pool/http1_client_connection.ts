@@ -4,6 +4,7 @@
 
 import type { RequestEncoder, ResponseDecoder, StreamResetReason } from '../http/codec';
 import { CodecError } from '../http/http1/codec_error';
+import { properCaseHeaderKey } from '../http/http1/header_key_format';
 import { BODY_CHUNKED, type RequestHead, type ResponseHead } from '../http/http1/message_head';
 import { CoalescingWriter } from '../network/coalescing_writer';
 import type { ParserCallbacks } from '../http/http1/parser';
@@ -28,6 +29,8 @@ export class Http1ClientConnection implements RequestEncoder, UpstreamConnection
   readonly hostStats: HostStats;
   /** Requests this connection has been given (max_requests_per_connection counts them). */
   requestCount = 0;
+  /** Takes no new request (idle timeout, max_connection_duration): closes now or when its request ends. */
+  draining = false;
   private readonly cluster: ClusterInfo;
   private readonly upstream: UpstreamConnection;
   private readonly parser: ResponseParser;
@@ -37,6 +40,9 @@ export class Http1ClientConnection implements RequestEncoder, UpstreamConnection
   private requestComplete = false;
   private responseComplete = false;
   private keepAlive = true;
+  /** Made the first time the connection goes idle, then refreshed each time it does. */
+  private idleTimer: NodeJS.Timeout | null = null;
+  private durationTimer: NodeJS.Timeout | null = null;
 
   constructor(
     target: ConnectionTarget,
@@ -46,7 +52,7 @@ export class Http1ClientConnection implements RequestEncoder, UpstreamConnection
   ) {
     this.hostStats = target.hostStats;
     this.cluster = target.cluster;
-    this.parser = new ResponseParser(this);
+    this.parser = new ResponseParser(this, target.cluster.maxResponseHeadersCount);
     this.upstream = new UpstreamConnection(target, this, { allowHalfOpen: false, http1: true }, downstream);
     this.output = new CoalescingWriter(this.upstream.output);
   }
@@ -63,14 +69,18 @@ export class Http1ClientConnection implements RequestEncoder, UpstreamConnection
   /** Queues the request line and header lines; they leave with the body, at flush() or at the end. */
   encodeHeaders(head: RequestHead, endStream: boolean): void {
     this.parser.expectResponse(head.method === 'HEAD');
-    let text = `${head.method} ${head.path} HTTP/1.1\r\nhost: ${head.authority}\r\n`;
-    const headers = head.headers;
-    for (let i = 0; i < headers.length; i += 2) text += `${headers[i]}: ${headers[i + 1]}\r\n`;
     // A body of unknown length (an HTTP/2 request without content-length) goes chunked.
     this.requestChunked = !endStream && head.bodyLength === BODY_CHUNKED;
-    if (this.requestChunked) text += 'transfer-encoding: chunked\r\n';
-    else if (head.contentLength >= 0) text += `content-length: ${head.contentLength}\r\n`;
-    this.output.text(`${text}\r\n`);
+    if (this.cluster.properCaseHeaderKeys) {
+      this.output.text(properCaseRequestHead(head, this.requestChunked));
+    } else {
+      let text = `${head.method} ${head.path} HTTP/1.1\r\nhost: ${head.authority}\r\n`;
+      const headers = head.headers;
+      for (let i = 0; i < headers.length; i += 2) text += `${headers[i]}: ${headers[i + 1]}\r\n`;
+      if (this.requestChunked) text += 'transfer-encoding: chunked\r\n';
+      else if (head.contentLength >= 0) text += `content-length: ${head.contentLength}\r\n`;
+      this.output.text(`${text}\r\n`);
+    }
     if (endStream) this.endRequest();
   }
 
@@ -127,9 +137,43 @@ export class Http1ClientConnection implements RequestEncoder, UpstreamConnection
     this.upstream.close();
   }
 
+  /**
+   * Called by the pool as the connection goes idle: the cluster's idle_timeout runs from now.
+   * The timer is refreshed, not remade, so a request costs no allocation; one that fires while
+   * a request is under way is ignored, and refreshed when the connection is idle again.
+   */
+  markIdle(): void {
+    if (this.idleTimer !== null) this.idleTimer.refresh();
+    else if (this.cluster.idleTimeoutMs > 0) this.idleTimer = setTimeout(this.onIdleTimeout, this.cluster.idleTimeoutMs);
+  }
+
+  private readonly onIdleTimeout = (): void => {
+    if (this.stream !== null || this.draining) return;
+    this.cluster.stats.counters.upstream_cx_idle_timeout.inc();
+    this.draining = true;
+    this.upstream.close();
+  };
+
+  /** max_connection_duration: no new request; an idle connection closes now, a busy one when its response ends. */
+  private readonly onMaxDuration = (): void => {
+    this.durationTimer = null;
+    this.cluster.stats.counters.upstream_cx_max_duration_reached.inc();
+    this.draining = true;
+    if (this.stream === null) this.upstream.close();
+  };
+
+  private clearTimers(): void {
+    if (this.idleTimer !== null) clearTimeout(this.idleTimer);
+    if (this.durationTimer !== null) clearTimeout(this.durationTimer);
+    this.idleTimer = this.durationTimer = null;
+  }
+
   // ---- UpstreamConnectionCallbacks -------------------------------------------------------
 
   onConnected(): void {
+    // As Envoy's pools, the connection's age counts from when it is established.
+    const maxDuration = this.cluster.maxConnectionDurationMs;
+    if (maxDuration > 0) this.durationTimer = setTimeout(this.onMaxDuration, maxDuration);
     this.owner.onConnectionConnected(this);
   }
 
@@ -166,6 +210,7 @@ export class Http1ClientConnection implements RequestEncoder, UpstreamConnection
   }
 
   onClosed(remote: boolean): void {
+    this.clearTimers();
     this.reset(remote ? 'connection termination' : 'local reset', remote);
     this.owner.onConnectionClosed(this);
   }
@@ -210,9 +255,13 @@ export class Http1ClientConnection implements RequestEncoder, UpstreamConnection
     stream.onUpstreamComplete();
   }
 
+  /**
+   * A response this codec cannot read (malformed, or over max_headers_count): as Envoy 1.16's
+   * codec client, the connection closes and its request is reset as a connection termination.
+   */
   private protocolError(): void {
     this.cluster.stats.counters.upstream_cx_protocol_error.inc();
-    this.reset('protocol error', true);
+    this.reset('connection termination', true);
     this.upstream.close();
   }
 
@@ -227,4 +276,14 @@ export class Http1ClientConnection implements RequestEncoder, UpstreamConnection
     this.owner.onStreamDone(this, false);
     stream.onUpstreamReset(reason);
   }
+}
+
+/** The request head with header names Proper-Cased (http_protocol_options.header_key_format). */
+function properCaseRequestHead(head: RequestHead, chunked: boolean): string {
+  let text = `${head.method} ${head.path} HTTP/1.1\r\nHost: ${head.authority}\r\n`;
+  const headers = head.headers;
+  for (let i = 0; i < headers.length; i += 2) text += `${properCaseHeaderKey(headers[i])}: ${headers[i + 1]}\r\n`;
+  if (chunked) text += 'Transfer-Encoding: chunked\r\n';
+  else if (head.contentLength >= 0) text += `Content-Length: ${head.contentLength}\r\n`;
+  return `${text}\r\n`;
 }

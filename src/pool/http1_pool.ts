@@ -41,7 +41,9 @@ export class Http1ConnectionPool implements ConnectionPool, ConnectionOwner {
    * for it serves `downstream` (see UpstreamNetworkFilter).
    */
   newStream(decoder: ResponseDecoder, callbacks: PoolCallbacks, downstream: DownstreamAddresses): void {
-    const connection = this.idle.pop();
+    let connection = this.idle.pop();
+    // One closing (idle timeout, max_connection_duration) leaves the list when its socket closes.
+    while (connection !== undefined && connection.draining) connection = this.idle.pop();
     if (connection !== undefined) {
       if (!this.attach(connection, decoder, callbacks)) this.idle.push(connection);
       return;
@@ -92,7 +94,7 @@ export class Http1ConnectionPool implements ConnectionPool, ConnectionOwner {
   onStreamDone(connection: Http1ClientConnection, reusable: boolean): void {
     this.admission.streamDone();
     const max = this.target.cluster.maxRequestsPerConnection;
-    if (reusable && !this.draining && (max === 0 || connection.requestCount < max)) {
+    if (reusable && !this.draining && !connection.draining && (max === 0 || connection.requestCount < max)) {
       this.release(connection);
     } else {
       connection.close();
@@ -124,8 +126,12 @@ export class Http1ConnectionPool implements ConnectionPool, ConnectionOwner {
       // A request refused by max_requests leaves the connection free for the next one.
       if (this.attach(connection, next.decoder, next.callbacks)) return;
     }
-    if (this.draining) connection.close();
-    else this.idle.push(connection);
+    if (this.draining) {
+      connection.close();
+    } else {
+      this.idle.push(connection);
+      connection.markIdle();
+    }
   }
 
   /** Gives `connection` to `callbacks` if max_requests allows; false (and an overflow failure) if not. */

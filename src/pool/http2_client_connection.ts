@@ -17,7 +17,7 @@ export interface Http2ConnectionOwner {
   onConnectionFailure(connection: Http2ClientConnection, reason: ConnectFailureReason): void;
   /** A stream ended, completed or reset: its capacity is free again. */
   onStreamDone(connection: Http2ClientConnection): void;
-  /** The peer sent GOAWAY: no new streams on this connection. */
+  /** No new streams on this connection: the peer sent GOAWAY, or it reached max_connection_duration. */
   onGoAway(connection: Http2ClientConnection): void;
   onConnectionClosed(connection: Http2ClientConnection): void;
 }
@@ -37,6 +37,9 @@ export class Http2ClientConnection implements UpstreamConnectionCallbacks {
   /** SETTINGS_MAX_CONCURRENT_STREAMS as the upstream announced it; unbounded until it does. */
   private peerMaxStreams = Number.MAX_SAFE_INTEGER;
   private scheme = 'http';
+  /** common_http_protocol_options.idle_timeout, refreshed as the last stream ends. */
+  private idleTimer: NodeJS.Timeout | null = null;
+  private durationTimer: NodeJS.Timeout | null = null;
 
   constructor(
     target: ConnectionTarget,
@@ -78,7 +81,32 @@ export class Http2ClientConnection implements UpstreamConnectionCallbacks {
 
   streamDone(): void {
     this.activeStreams--;
+    if (this.activeStreams === 0) this.idleTimer?.refresh();
     this.owner.onStreamDone(this);
+  }
+
+  /** A timer that fires while streams are open is ignored, and refreshed when the last one ends. */
+  private readonly onIdleTimeout = (): void => {
+    if (this.activeStreams > 0 || this.draining) return;
+    this.cluster.stats.counters.upstream_cx_idle_timeout.inc();
+    this.draining = true;
+    this.close();
+  };
+
+  /** max_connection_duration: no new streams; the connection closes once those open end. */
+  private readonly onMaxDuration = (): void => {
+    this.durationTimer = null;
+    if (this.draining) return;
+    this.cluster.stats.counters.upstream_cx_max_duration_reached.inc();
+    this.draining = true;
+    // As on GOAWAY: closed now if idle, and requests waiting for room get another connection.
+    this.owner.onGoAway(this);
+  };
+
+  private clearTimers(): void {
+    if (this.idleTimer !== null) clearTimeout(this.idleTimer);
+    if (this.durationTimer !== null) clearTimeout(this.durationTimer);
+    this.idleTimer = this.durationTimer = null;
   }
 
   // ---- UpstreamConnectionCallbacks -------------------------------------------------------
@@ -86,6 +114,9 @@ export class Http2ClientConnection implements UpstreamConnectionCallbacks {
   onConnected(): void {
     const options = this.options;
     const socket = this.upstream.socket;
+    const cluster = this.cluster;
+    if (cluster.maxConnectionDurationMs > 0) this.durationTimer = setTimeout(this.onMaxDuration, cluster.maxConnectionDurationMs);
+    if (cluster.idleTimeoutMs > 0) this.idleTimer = setTimeout(this.onIdleTimeout, cluster.idleTimeoutMs);
     // Over TLS (ALPN h2) the stream's :scheme is https.
     this.scheme = 'encrypted' in socket && socket.encrypted === true ? 'https' : 'http';
     const session = http2.connect(`${this.scheme}://${socket.remoteAddress}:${socket.remotePort}`, {
@@ -96,6 +127,8 @@ export class Http2ClientConnection implements UpstreamConnectionCallbacks {
         headerTableSize: options.hpackTableSize,
         enablePush: false,
       },
+      // max_headers_count: nghttp2 resets a stream whose response has more header fields.
+      maxHeaderListPairs: cluster.maxResponseHeadersCount,
       // The windows are the bound on what is buffered per stream and connection, as in Envoy.
       maxSessionMemory: Math.max(10, Math.ceil(options.initialConnectionWindowSize / (1024 * 1024)) * 2),
     });
@@ -126,6 +159,7 @@ export class Http2ClientConnection implements UpstreamConnectionCallbacks {
   onRemoteEnd(): void {}
 
   onClosed(): void {
+    this.clearTimers();
     this.draining = true;
     if (this.session !== null && !this.session.destroyed) this.session.destroy();
     this.owner.onConnectionClosed(this);
@@ -212,11 +246,15 @@ class Http2UpstreamStream implements RequestEncoder {
       head = responseHeadOf(raw, endStream);
     } catch (e) {
       if (!(e instanceof MalformedHeaders)) throw e;
-      this.cluster.stats.counters.upstream_cx_protocol_error.inc();
+      // As Envoy 1.16 with stream_error_on_invalid_http_messaging off (its default): a messaging
+      // error fails the whole connection, whose streams end as connection terminations.
+      const counters = this.cluster.stats.counters;
+      counters.upstream_cx_protocol_error.inc();
+      counters.upstream_rq_rx_reset.inc();
       this.cluster.http2Stats.rx_messaging_error.inc();
-      this.stream!.close(http2.constants.NGHTTP2_PROTOCOL_ERROR);
       this.finish();
-      this.decoder.onUpstreamReset('protocol error');
+      this.connection.close();
+      this.decoder.onUpstreamReset('connection termination');
       return;
     }
     this.decoder.onUpstreamHead(head);

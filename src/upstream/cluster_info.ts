@@ -37,6 +37,16 @@ export class ClusterInfo {
   /** protocol_selection USE_DOWNSTREAM_PROTOCOL: HTTP/2 only for HTTP/2 downstream requests. */
   readonly useDownstreamProtocol: boolean;
   readonly perConnectionBufferLimitBytes: number;
+  /** common_http_protocol_options.idle_timeout: a connection without a stream this long closes; 0: never. */
+  readonly idleTimeoutMs: number;
+  /** common_http_protocol_options.max_connection_duration: a connection this old drains; 0: no limit. */
+  readonly maxConnectionDurationMs: number;
+  /** common_http_protocol_options.max_headers_count, for responses. */
+  readonly maxResponseHeadersCount: number;
+  /** common_http_protocol_options.max_stream_duration: the router ends a try this old; 0: no limit. */
+  readonly maxStreamDurationMs: number;
+  /** http_protocol_options.header_key_format proper_case_words: HTTP/1 request header names go Proper-Cased. */
+  readonly properCaseHeaderKeys: boolean;
   /** upstream_bind_config's source address; undefined lets the kernel choose. */
   readonly sourceAddress: string | undefined;
   readonly sourcePort: number | undefined;
@@ -84,6 +94,12 @@ export class ClusterInfo {
     this.http2ProtocolOptions = config.http2ProtocolOptions;
     this.useDownstreamProtocol = config.protocolSelection === 'USE_DOWNSTREAM_PROTOCOL';
     this.perConnectionBufferLimitBytes = config.perConnectionBufferLimitBytes;
+    const common = config.commonHttpProtocolOptions;
+    this.idleTimeoutMs = common.idleTimeoutMs;
+    this.maxConnectionDurationMs = common.maxConnectionDurationMs;
+    this.maxResponseHeadersCount = common.maxHeadersCount;
+    this.maxStreamDurationMs = common.maxStreamDurationMs;
+    this.properCaseHeaderKeys = config.httpProtocolOptions.headerKeyFormat === 'proper_case_words';
     this.sourceAddress = config.upstreamBindConfig?.address;
     this.sourcePort = config.upstreamBindConfig?.port;
     this.tcpKeepalive = config.tcpKeepalive;

@@ -49,7 +49,7 @@ function refusedPaths(loaded: LoadedBootstrap): string[] {
   } catch (e) {
     const all = e instanceof FieldErrors ? e.all : e instanceof FieldError ? [e] : [];
     if (all.length === 0) throw e;
-    for (const f of all) assert.match(f.reason, /is not implemented by this build yet \(it would be ignored\)$/);
+    for (const f of all) assert.match(f.reason, /\(it would be ignored\)$|^Didn't find a registered network or http filter/);
     return all.map((f) => f.fieldPath.slice(CLUSTER.length + 1));
   }
 }
@@ -179,22 +179,36 @@ const ROWS: readonly Row[] = [
   },
   {
     field: 'common_http_protocol_options',
-    v3: { common_http_protocol_options: { idle_timeout: '30s' } },
+    v3: { common_http_protocol_options: { idle_timeout: '30s', max_connection_duration: '60s', max_headers_count: 50, max_stream_duration: '5s' } },
     expect: (c) =>
       assert.deepEqual(c.commonHttpProtocolOptions, {
         idleTimeoutMs: 30000,
-        maxConnectionDurationMs: 0,
-        maxHeadersCount: 100,
-        maxStreamDurationMs: 0,
+        maxConnectionDurationMs: 60000,
+        maxHeadersCount: 50,
+        maxStreamDurationMs: 5000,
         headersWithUnderscoresAction: 'ALLOW',
       }),
-    refused: ['common_http_protocol_options'],
+    refused: [],
+  },
+  {
+    // Envoy ignores it upstream: refused by path with the reason.
+    field: 'common_http_protocol_options.headers_with_underscores_action',
+    v3: { common_http_protocol_options: { headers_with_underscores_action: 'REJECT_REQUEST' } },
+    expect: (c) => assert.equal(c.commonHttpProtocolOptions.headersWithUnderscoresAction, 'REJECT_REQUEST'),
+    refused: ['common_http_protocol_options.headers_with_underscores_action'],
   },
   {
     field: 'http_protocol_options',
     v3: { http_protocol_options: { header_key_format: { proper_case_words: {} } } },
     expect: (c) => assert.deepEqual(c.httpProtocolOptions, { acceptHttp10: false, defaultHostForHttp10: '', headerKeyFormat: 'proper_case_words' }),
-    refused: ['http_protocol_options'],
+    refused: [],
+  },
+  {
+    // Server-side options: Envoy ignores them on a cluster.
+    field: 'http_protocol_options.accept_http_10',
+    v3: { http_protocol_options: { accept_http_10: true, default_host_for_http_10: 'example.com' } },
+    expect: (c) => assert.deepEqual(c.httpProtocolOptions, { acceptHttp10: true, defaultHostForHttp10: 'example.com', headerKeyFormat: 'default' }),
+    refused: ['http_protocol_options.accept_http_10', 'http_protocol_options.default_host_for_http_10'],
   },
   {
     // Set, even empty, is what says the upstream speaks HTTP/2.
@@ -208,7 +222,19 @@ const ROWS: readonly Row[] = [
     field: 'typed_extension_protocol_options',
     v3: { typed_extension_protocol_options: { 'envoy.filters.network.thrift_proxy': { '@type': STRUCT_TYPE, value: { a: 1 } } } },
     expect: (c) => assert.deepEqual(c.typedExtensionProtocolOptions, { 'proxy.filters.network.thrift_proxy': { '@type': STRUCT_TYPE, value: { a: 1 } } }),
-    refused: ['typed_extension_protocol_options'],
+    refused: ['typed_extension_protocol_options["envoy.filters.network.thrift_proxy"]'],
+  },
+  {
+    // The v2 Struct form is typed by the upgrade, then refused as the typed form is.
+    field: 'extension_protocol_options',
+    v2: { extension_protocol_options: { 'envoy.filters.network.thrift_proxy': { transport: 'FRAMED' } } },
+    v3: { extension_protocol_options: { 'envoy.filters.network.thrift_proxy': { transport: 'FRAMED' } } },
+    v3Unknown: 'extension_protocol_options',
+    expect: (c) =>
+      assert.deepEqual(c.typedExtensionProtocolOptions, {
+        'proxy.filters.network.thrift_proxy': { '@type': 'type.googleapis.com/envoy.extensions.filters.network.thrift_proxy.v3.ThriftProtocolOptions', transport: 'FRAMED' },
+      }),
+    refused: ['typed_extension_protocol_options["envoy.filters.network.thrift_proxy"]'],
   },
   { field: 'dns_refresh_rate', v3: { type: 'STRICT_DNS', dns_refresh_rate: '2.5s' }, expect: (c) => assert.equal(c.dnsRefreshRateMs, 2500) },
   {
@@ -477,3 +503,33 @@ test('cluster defaults: every field the spec gives a default for', () => {
 
 // The connection-level fields load and behave: test/unit/cluster_connection_config.test.ts and
 // test/integration/cluster_connection_options.test.ts.
+
+test('cluster protocol option refusals name the field and why', () => {
+  const reasons = (fields: Json): string[] => {
+    try {
+      checkCapabilities(load(fields, 3).bootstrap.source as Json);
+      return [];
+    } catch (e) {
+      const all = e instanceof FieldErrors ? e.all : e instanceof FieldError ? [e] : [];
+      if (all.length === 0) throw e;
+      return all.map((f) => `${f.fieldPath.slice(CLUSTER.length + 1)}: ${f.reason}`);
+    }
+  };
+  assert.deepEqual(reasons({ common_http_protocol_options: { headers_with_underscores_action: 'DROP_HEADER' } }), [
+    'common_http_protocol_options.headers_with_underscores_action: headers_with_underscores_action acts on requests from downstream clients only; Envoy ignores it on a cluster (it would be ignored)',
+  ]);
+  assert.deepEqual(reasons({ typed_extension_protocol_options: { 'envoy.filters.network.thrift_proxy': { '@type': STRUCT_TYPE, value: {} } } }), [
+    'typed_extension_protocol_options["envoy.filters.network.thrift_proxy"]: protocol options for proxy.filters.network.thrift_proxy, a filter this build does not have (it would be ignored)',
+  ]);
+  // As Envoy: a name no filter registers fails the load, whichever the form.
+  assert.deepEqual(reasons({ typed_extension_protocol_options: { 'envoy.filters.network.tcp_proxy': { '@type': STRUCT_TYPE, value: {} } } }), [
+    `typed_extension_protocol_options["envoy.filters.network.tcp_proxy"]: Didn't find a registered network or http filter or protocol options implementation for name: 'envoy.filters.network.tcp_proxy'`,
+  ]);
+  assert.throws(
+    () => load({ extension_protocol_options: { 'envoy.filters.network.tcp_proxy': {} } }, 2),
+    (e: Error) =>
+      e.message.endsWith(
+        `${CLUSTER}.extension_protocol_options["envoy.filters.network.tcp_proxy"]: Didn't find a registered network or http filter or protocol options implementation for name: 'envoy.filters.network.tcp_proxy'`,
+      ),
+  );
+});

@@ -94,6 +94,10 @@ const CASES: readonly (readonly [string, Json, string])[] = [
   ['ORIGINAL_DST with members', { type: 'ORIGINAL_DST', lb_policy: 'CLUSTER_PROVIDED' }, `${CLUSTER}.load_assignment: ORIGINAL_DST clusters must have no load assignment or hosts configured`],
   ['eds_cluster_config on a STRICT_DNS cluster', { type: 'STRICT_DNS', eds_cluster_config: { service_name: 's' } }, `${CLUSTER}.eds_cluster_config: eds_cluster_config set in a non-EDS cluster`],
   ['an unknown cluster_type', { cluster_type: { name: 'envoy.clusters.nope' } }, `${CLUSTER}.cluster_type.name: Didn't find a registered cluster factory implementation for name: 'envoy.clusters.nope'`],
+  ['a negative idle_timeout', { common_http_protocol_options: { idle_timeout: '-1s' } }, `${CLUSTER}.common_http_protocol_options.idle_timeout: must not be negative, got -1s`],
+  ['a negative max_connection_duration', { common_http_protocol_options: { max_connection_duration: '-2s' } }, `${CLUSTER}.common_http_protocol_options.max_connection_duration: must not be negative, got -2s`],
+  ['a negative max_stream_duration', { common_http_protocol_options: { max_stream_duration: '-0.500s' } }, `${CLUSTER}.common_http_protocol_options.max_stream_duration: must not be negative, got -0.500s`],
+  ['max_headers_count 0', { common_http_protocol_options: { max_headers_count: 0 } }, `${CLUSTER}.common_http_protocol_options.max_headers_count: value must be greater than or equal to 1`],
   ['a hostname as DNS resolver', { type: 'STRICT_DNS', dns_resolvers: [address('dns.internal', 53)] }, `${CLUSTER}.dns_resolvers[0].socket_address.address: malformed IP address: dns.internal`],
   ['lb_subset_config with CLUSTER_PROVIDED', { type: 'ORIGINAL_DST', load_assignment: undefined, lb_policy: 'CLUSTER_PROVIDED', lb_subset_config: {} }, `${CLUSTER}.lb_subset_config: cluster: LB policy CLUSTER_PROVIDED cannot be combined with lb_subset_config`],
   [

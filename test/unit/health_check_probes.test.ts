@@ -26,6 +26,10 @@ test('HTTP request: the cluster name as host, proxy/HC as user agent; removals f
   assert.equal(httpCheckRequest(custom, 'backend').toString(), 'GET /hc HTTP/1.1\r\nhost: hc.example\r\nx-a: 1\r\nx-a: 2\r\nuser-agent: probe\r\n\r\n');
 });
 
+test("HTTP request: the cluster's header_key_format proper_case_words spells the names, as its codec would", () => {
+  assert.equal(httpCheckRequest(HTTP, 'backend', 'proper_case_words').toString(), 'GET /hc HTTP/1.1\r\nHost: backend\r\nUser-Agent: proxy/HC\r\n\r\n');
+});
+
 function head(status: number, headers: string[] = []): ResponseHead {
   const h = new ResponseHead(status, false);
   h.headers.push(...headers);

@@ -139,7 +139,7 @@ test('malformed requests are rejected with the status a server answers', () => {
 
 function parseResponses(headRequest: boolean, ...pieces: string[]): { messages: Message<ResponseHead>[]; parser: ResponseParser } {
   const recorder = new Recorder<ResponseHead>();
-  const parser = new ResponseParser(recorder);
+  const parser = new ResponseParser(recorder, 100);
   parser.expectResponse(headRequest);
   for (const piece of pieces) parser.execute(Buffer.from(piece, 'latin1'));
   return { messages: recorder.messages, parser };

@@ -56,7 +56,7 @@ test('retriable statuses: 5xx any 5xx, gateway-error 502-504, retriable-4xx 409 
 
 test('retriable resets: reset, 5xx and gateway-error take any; connect-failure only a failed connect; overflow never', () => {
   for (const retryOn of [RETRY_ON_RESET, RETRY_ON_5XX, RETRY_ON_GATEWAY_ERROR]) {
-    for (const reason of ['connection failure', 'connection termination', 'local reset', 'protocol error'] as const) {
+    for (const reason of ['connection failure', 'connection termination', 'local reset', 'remote reset'] as const) {
       assert.equal(wouldRetryFromReset(retryOn, reason), true, `${retryOn} ${reason}`);
     }
     assert.equal(wouldRetryFromReset(retryOn, 'overflow'), false);

@@ -7,6 +7,7 @@ import { FieldError, FieldErrorCollector } from '../errors';
 import { childPath, indexPath } from '../field_path';
 import { boolField, durationMs, enumField, JsonObject, messageField, messageList, numberField, stringField, stringList } from '../json';
 import { canonicalExtensionName } from '../names';
+import { requireNonNegativeDuration } from './durations';
 import { validateHealthChecks } from './health_checks';
 import { HostRule, validateSocketAddress } from './socket_address';
 import { validateUpstreamFilters } from './upstream_filters';
@@ -142,8 +143,16 @@ function validateHostnameHashing(cluster: JsonObject, type: string, path: string
   );
 }
 
-/** Envoy's: with the configured protocol, HTTP/1 and HTTP/2 options together leave it undecided. */
+/**
+ * Envoy's: with the configured protocol, HTTP/1 and HTTP/2 options together leave it undecided.
+ * The durations of common_http_protocol_options the pools and the router time are not negative.
+ */
 function validateProtocolOptions(cluster: JsonObject, path: string): void {
+  const common = messageField(cluster, 'common_http_protocol_options');
+  if (common !== undefined) {
+    const commonPath = childPath(path, 'common_http_protocol_options');
+    for (const key of ['idle_timeout', 'max_connection_duration', 'max_stream_duration']) requireNonNegativeDuration(common, key, commonPath);
+  }
   if (enumField(cluster, 'protocol_selection', 'USE_CONFIGURED_PROTOCOL') !== 'USE_CONFIGURED_PROTOCOL') return;
   if (cluster['http_protocol_options'] !== undefined && cluster['http2_protocol_options'] !== undefined) {
     throw new FieldError(

@@ -113,6 +113,8 @@ export class Router implements PoolCallbacks, ResponseDecoder {
   private tryStart = 0;
   private perTryTimeoutMs = 0;
   private perTryTimer: TimeoutHandle | null = null;
+  /** The cluster's max_stream_duration, armed when a try gets its stream. */
+  private maxDurationTimer: TimeoutHandle | null = null;
   /** Null unless the request may retry. */
   private retry: RetryState | null = null;
   private retryContext: RetryLoadBalancerContext | null = null;
@@ -264,6 +266,9 @@ export class Router implements PoolCallbacks, ResponseDecoder {
     this.upstream = encoder;
     this.hostStats = hostStats;
     this.host!.outlier.putResult(OutlierResult.LocalOriginConnectSuccess);
+    // As Envoy's upstream request: the stream's time counts from when the pool gave it.
+    const maxDurationMs = this.cluster!.info.maxStreamDurationMs;
+    if (maxDurationMs > 0) this.maxDurationTimer = this.config.clock.setTimeout(this.onMaxStreamDuration, maxDurationMs);
     const pending = this.pendingBody;
     const complete = this.requestComplete;
     encoder.encodeHeaders(this.upstreamHead!, complete && (pending === null || pending.length === 0));
@@ -342,6 +347,13 @@ export class Router implements PoolCallbacks, ResponseDecoder {
     this.downstream.encodeComplete();
   }
 
+  /**
+   * Envoy 1.16's onUpstreamReset: whatever the reason, a reset before the response started is a
+   * 503 naming it (response flag UF connection failure, UC connection termination, including
+   * a response the codec could not read, LR local reset, UO overflow, UR remote reset or
+   * refused stream); 502 is only for a response the downstream cannot take. After the
+   * response started, the downstream stream is reset.
+   */
   onUpstreamReset(reason: StreamResetReason): void {
     this.host!.outlier.putResult(OutlierResult.LocalOriginConnectFailed);
     if (this.maybeRetryReset(reason)) return;
@@ -382,6 +394,7 @@ export class Router implements PoolCallbacks, ResponseDecoder {
   private endTry(recordBudget: boolean): void {
     if (!this.tryActive) return;
     this.tryActive = false;
+    this.clearMaxDurationTimer();
     if (this.perTryTimer !== null) {
       this.config.clock.clearTimeout(this.perTryTimer);
       this.perTryTimer = null;
@@ -470,6 +483,30 @@ export class Router implements PoolCallbacks, ResponseDecoder {
     this.retryBody = null;
     this.retryBodyBytes = 0;
   }
+
+  private clearMaxDurationTimer(): void {
+    if (this.maxDurationTimer === null) return;
+    this.config.clock.clearTimeout(this.maxDurationTimer);
+    this.maxDurationTimer = null;
+  }
+
+  /**
+   * Envoy's onStreamMaxDurationReached: the try is reset (a local reset, which a retry policy
+   * may retry); before the response started the downstream gets 408, after it a reset.
+   */
+  private readonly onMaxStreamDuration = (): void => {
+    this.maxDurationTimer = null;
+    if (!this.tryActive) return;
+    this.cluster!.info.stats.counters.upstream_rq_max_duration_reached.inc();
+    this.abortUpstream();
+    this.upstream = null;
+    if (this.maybeRetryReset('local reset')) return;
+    this.endTry(true);
+    const started = this.responseStarted;
+    this.finish();
+    if (started) this.downstream.resetStream();
+    else this.downstream.sendLocalReply(408, 'upstream max stream duration reached');
+  };
 
   private armPerTryTimeout(): void {
     this.perTryTimer = this.config.clock.setTimeout(this.onPerTryTimeout, this.perTryTimeoutMs);
@@ -566,6 +603,7 @@ export class Router implements PoolCallbacks, ResponseDecoder {
     if (this.upstreamPaused) this.upstream?.readDisable(false);
     if (this.perTryTimer !== null) this.config.clock.clearTimeout(this.perTryTimer);
     if (this.retryTimer !== null) this.config.clock.clearTimeout(this.retryTimer);
+    this.clearMaxDurationTimer();
     this.perTryTimer = null;
     this.retryTimer = null;
     this.tryActive = false;

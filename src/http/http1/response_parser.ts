@@ -4,12 +4,20 @@
 import { CodecError } from './codec_error';
 import { checkHeadCharacters, lineEnd, parseHeaderFields } from './header_fields';
 import { BODY_CHUNKED, BODY_UNTIL_CLOSE, ResponseHead } from './message_head';
-import { Http1Parser } from './parser';
+import { Http1Parser, type ParserCallbacks } from './parser';
 
 const HTTP_1 = 'HTTP/1.';
 
 export class ResponseParser extends Http1Parser<ResponseHead> {
   private headRequest = false;
+
+  /** `maxHeadersCount`: the cluster's max_headers_count; a response with more header lines is an error. */
+  constructor(
+    callbacks: ParserCallbacks<ResponseHead>,
+    private readonly maxHeadersCount: number,
+  ) {
+    super(callbacks);
+  }
 
   /** Called before each request is sent: a HEAD request's response has no body. */
   expectResponse(headRequest: boolean): void {
@@ -27,7 +35,7 @@ export class ResponseParser extends Http1Parser<ResponseHead> {
     }
     if (eol !== 12 && text.charCodeAt(12) !== 0x20) throw new CodecError(400, 'http1.codec_error');
     const head = new ResponseHead(status, minor === 0x30);
-    parseHeaderFields(text, eol + 2, head, null);
+    parseHeaderFields(text, eol + 2, head, null, this.maxHeadersCount);
 
     if (status < 200) {
       // We never ask to switch protocols; other interim responses are dropped, as Envoy does.

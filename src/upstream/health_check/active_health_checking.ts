@@ -62,7 +62,7 @@ export class ActiveHealthChecking implements HealthSourceFactory {
     const checker = config.checker;
     switch (checker.kind) {
       case 'http': {
-        const request = httpCheckRequest(checker, cluster.name);
+        const request = httpCheckRequest(checker, cluster.name, cluster.httpProtocolOptions.headerKeyFormat);
         const matches = checker.serviceNameMatcher === null ? null : stringMatcher(checker.serviceNameMatcher);
         const verifyCluster = (): ((name: string) => boolean) | null => {
           if (matches === null || !context.runtime.snapshot().featureEnabled('health_check.verify_cluster', VERIFY_CLUSTER_PERCENT, this.random())) {
@@ -71,7 +71,8 @@ export class ActiveHealthChecking implements HealthSourceFactory {
           stats.verifyCluster.inc();
           return matches;
         };
-        return (target) => new HttpProbe(target, request, config.reuseConnection, (head) => httpCheckOutcome(head, checker, verifyCluster()));
+        const maxHeadersCount = cluster.commonHttpProtocolOptions.maxHeadersCount;
+        return (target) => new HttpProbe(target, request, config.reuseConnection, (head) => httpCheckOutcome(head, checker, verifyCluster()), maxHeadersCount);
       }
       case 'tcp': {
         const send = Buffer.from(checker.send, 'hex');

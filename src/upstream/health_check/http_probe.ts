@@ -5,8 +5,9 @@
 // counts as a network failure, as a reset stream does in Envoy.
 
 import type { Socket } from 'node:net';
-import type { HttpHealthCheck } from '../../config/model';
+import type { HeaderKeyFormat, HttpHealthCheck } from '../../config/model';
 import { CodecError } from '../../http/http1/codec_error';
+import { properCaseHeaderKey } from '../../http/http1/header_key_format';
 import type { ResponseHead } from '../../http/http1/message_head';
 import { ResponseParser } from '../../http/http1/response_parser';
 import { ACTIVE_FAILURE, type HealthProbe, NETWORK_FAILURE, type ProbeTarget } from './health_probe';
@@ -16,8 +17,12 @@ export const HEALTH_CHECK_USER_AGENT = 'proxy/HC';
 export const DEGRADED_HEADER = 'x-proxy-degraded';
 export const HEALTHCHECKED_CLUSTER_HEADER = 'x-proxy-upstream-healthchecked-cluster';
 
-/** The request every check of a cluster sends: headers to remove go first, then those to add. */
-export function httpCheckRequest(config: HttpHealthCheck, clusterName: string): Buffer {
+/**
+ * The request every check of a cluster sends: headers to remove go first, then those to add;
+ * names spelled as the cluster's http_protocol_options.header_key_format says, as Envoy's
+ * health checker writes them with the cluster's HTTP/1 codec.
+ */
+export function httpCheckRequest(config: HttpHealthCheck, clusterName: string, keyFormat: HeaderKeyFormat = 'default'): Buffer {
   let headers: [string, string][] = [
     ['host', config.host || clusterName],
     ['user-agent', HEALTH_CHECK_USER_AGENT],
@@ -28,7 +33,8 @@ export function httpCheckRequest(config: HttpHealthCheck, clusterName: string): 
     if (!append) headers = headers.filter(([n]) => n !== name);
     headers.push([name, value]);
   }
-  const lines = headers.map(([name, value]) => `${name}: ${value}\r\n`).join('');
+  const spell = keyFormat === 'proper_case_words' ? properCaseHeaderKey : (name: string) => name;
+  const lines = headers.map(([name, value]) => `${spell(name)}: ${value}\r\n`).join('');
   return Buffer.from(`GET ${config.path} HTTP/1.1\r\n${lines}\r\n`, 'latin1');
 }
 
@@ -62,6 +68,8 @@ export class HttpProbe implements HealthProbe {
     private readonly request: Buffer,
     private readonly reuseConnection: boolean,
     private readonly judge: (head: ResponseHead) => CheckOutcome,
+    /** The cluster's max_headers_count: a response with more header lines fails the check. */
+    private readonly maxHeadersCount: number,
   ) {}
 
   check(done: (outcome: CheckOutcome) => void): void {
@@ -97,7 +105,7 @@ export class HttpProbe implements HealthProbe {
       },
       onMessageBody: () => {},
       onMessageComplete: () => this.onResponse(),
-    });
+    }, this.maxHeadersCount);
     this.socket = socket;
     this.parser = parser;
     socket.on('data', (data: Buffer) => {
