@@ -11,6 +11,7 @@ import { FilterHeadersStatus, type HttpFilter, type HttpFilterCallbacks } from '
 import { type DownstreamStream, Router } from '../http/router';
 import { FilterHeaders, type HttpConnectionManagerFactory, NO_HEADERS, isReplacedResponseHeader } from './http_connection_manager';
 import type { HttpConnectionManagerStats } from './http_connection_manager_stats';
+import { StreamTimers, type TimedStream } from './stream_timers';
 
 const { NGHTTP2_INTERNAL_ERROR, NGHTTP2_FLAG_END_STREAM } = http2.constants;
 
@@ -118,7 +119,7 @@ export class Http2ConnectionManager {
 }
 
 /** One request and its response on an HTTP/2 connection (Envoy's ActiveStream). */
-class ActiveStream implements DownstreamStream, HttpFilterCallbacks {
+class ActiveStream implements DownstreamStream, HttpFilterCallbacks, TimedStream {
   readonly protocol: HttpProtocol = 'http2';
   readonly remoteAddress: string;
   readonly connection: net.Socket;
@@ -131,7 +132,7 @@ class ActiveStream implements DownstreamStream, HttpFilterCallbacks {
   private responseEnded = false;
   private filtersActive = false;
   private stoppedBy: HttpFilter | null = null;
-  private requestTimer: NodeJS.Timeout | null = null;
+  private readonly timers: StreamTimers;
   private readonly startMs = performance.now();
 
   constructor(
@@ -144,6 +145,7 @@ class ActiveStream implements DownstreamStream, HttpFilterCallbacks {
     this.connection = owner.socket;
     this.router = new Router(factory.router, this);
     this.filters = factory.filters === null ? null : factory.filters.map((f) => f.createFilter(this));
+    this.timers = new StreamTimers(factory.streamTimers, this.stats, this);
   }
 
   start(raw: string[], endStream: boolean): void {
@@ -155,8 +157,7 @@ class ActiveStream implements DownstreamStream, HttpFilterCallbacks {
     stream.on('error', ignoreError);
     stream.on('close', this.onClose);
     stream.on('drain', this.onDrain);
-    const config = this.owner.factory.config;
-    if (config.streamIdleTimeoutMs > 0) stream.setTimeout(config.streamIdleTimeoutMs, this.onStreamIdleTimeout);
+    this.timers.start(endStream);
     let head: RequestHead;
     try {
       head = requestHeadOf(raw, endStream, this.owner.scheme);
@@ -170,7 +171,6 @@ class ActiveStream implements DownstreamStream, HttpFilterCallbacks {
     if (!endStream) {
       stream.on('data', this.onData);
       stream.on('end', this.onEnd);
-      if (config.requestTimeoutMs > 0) this.requestTimer = setTimeout(this.onRequestTimeout, config.requestTimeoutMs);
     }
     if (head.authority === '') {
       this.sendLocalReply(400, '');
@@ -219,6 +219,7 @@ class ActiveStream implements DownstreamStream, HttpFilterCallbacks {
     const status = upstream.status;
     this.responseStarted = true;
     this.stats.chargeResponseCode(status);
+    this.timers.touch();
     const headers: http2.OutgoingHttpHeaders = { ':status': status };
     const source = upstream.headers;
     const dropped = upstream.connectionTokens;
@@ -245,6 +246,7 @@ class ActiveStream implements DownstreamStream, HttpFilterCallbacks {
 
   encodeData(chunk: Buffer): boolean {
     if (this.responseEnded || chunk.length === 0 || this.stream.destroyed) return false;
+    this.timers.touch();
     return !this.stream.write(chunk);
   }
 
@@ -288,6 +290,7 @@ class ActiveStream implements DownstreamStream, HttpFilterCallbacks {
 
   private readonly onData = (chunk: Buffer): void => {
     if (!this.active) return;
+    this.timers.touch();
     if (this.stoppedBy !== null) this.stoppedBy.decodeData(chunk);
     else {
       this.router.decodeData(chunk);
@@ -297,13 +300,16 @@ class ActiveStream implements DownstreamStream, HttpFilterCallbacks {
 
   private readonly onEnd = (): void => {
     if (!this.active) return;
-    this.clearRequestTimer();
+    this.timers.requestComplete();
     if (this.stoppedBy !== null) this.stoppedBy.decodeComplete();
     else this.router.decodeComplete();
   };
 
   private readonly onDrain = (): void => {
-    if (this.active) this.router.onDownstreamDrained();
+    if (!this.active) return;
+    // The client reading the response is progress, as node's own stream timeout counted it.
+    this.timers.touch();
+    this.router.onDownstreamDrained();
   };
 
   /** Closed before the response was sent: the client reset the stream (or the connection went). */
@@ -315,20 +321,7 @@ class ActiveStream implements DownstreamStream, HttpFilterCallbacks {
     this.endStream();
   };
 
-  private readonly onStreamIdleTimeout = (): void => {
-    if (!this.active) return;
-    this.stats.downstream_rq_idle_timeout.inc();
-    this.timeoutStream('stream timeout');
-  };
-
-  private readonly onRequestTimeout = (): void => {
-    this.requestTimer = null;
-    if (!this.active) return;
-    this.stats.downstream_rq_timeout.inc();
-    this.timeoutStream('request timeout');
-  };
-
-  private timeoutStream(body: string): void {
+  onStreamTimeout(body: string): void {
     this.router.onDownstreamReset();
     if (this.responseStarted) this.resetStream();
     else this.sendLocalReply(408, body);
@@ -356,21 +349,13 @@ class ActiveStream implements DownstreamStream, HttpFilterCallbacks {
   private endStream(): void {
     if (!this.active) return;
     this.active = false;
-    this.clearRequestTimer();
-    this.stream.setTimeout(0);
+    this.timers.dispose();
     // The rest of a request answered early is read and dropped, so the client's window stays open.
     if (!this.stream.readableEnded) this.stream.resume();
     this.stats.downstream_rq_active.dec();
     this.stats.downstream_rq_time.recordValue(performance.now() - this.startMs);
     this.router.release();
     this.owner.streamEnded(this);
-  }
-
-  private clearRequestTimer(): void {
-    if (this.requestTimer !== null) {
-      clearTimeout(this.requestTimer);
-      this.requestTimer = null;
-    }
   }
 }
 

@@ -33,6 +33,7 @@ import { RouteTable } from '../http/route_table';
 import { type DownstreamStream, Router, type RouterConfig } from '../http/router';
 import { RouterStats } from '../http/router_stats';
 import { HttpConnectionManagerStats } from './http_connection_manager_stats';
+import { type StreamTimerSettings, StreamTimers, type TimedStream } from './stream_timers';
 import { Http2ConnectionManager } from './http2_connection_manager';
 import { Http2CodecStats } from '../../http/http2/codec_stats';
 import { sniffHttp2Preface } from '../../http/http2/preface';
@@ -63,6 +64,7 @@ export class HttpConnectionManagerFactory implements NetworkFilterFactory {
   readonly stats: HttpConnectionManagerStats;
   readonly http2Stats: Http2CodecStats;
   readonly router: RouterConfig;
+  readonly streamTimers: StreamTimerSettings;
   readonly dates = new DateCache();
   /** The decoder filters before the router, in order; null when the router is alone. */
   readonly filters: readonly HttpFilterFactory[] | null;
@@ -87,6 +89,7 @@ export class HttpConnectionManagerFactory implements NetworkFilterFactory {
     this.stats = new HttpConnectionManagerStats(scope);
     // Envoy keeps its HTTP/2 codec statistics outside the connection manager's prefix.
     this.http2Stats = new Http2CodecStats(deps.stats.scope('http2'));
+    this.streamTimers = { requestTimeoutMs: config.requestTimeoutMs, streamIdleTimeoutMs: config.streamIdleTimeoutMs };
     this.router = {
       routeTable,
       clusters: deps.clusters,
@@ -135,7 +138,7 @@ export class HttpConnectionManagerFactory implements NetworkFilterFactory {
   }
 }
 
-export class HttpConnectionManager implements ParserCallbacks<RequestHead>, DownstreamStream, HttpFilterCallbacks, WatermarkCallbacks {
+export class HttpConnectionManager implements ParserCallbacks<RequestHead>, DownstreamStream, HttpFilterCallbacks, WatermarkCallbacks, TimedStream {
   readonly protocol = 'http1';
   readonly remoteAddress: string;
   readonly connection: net.Socket;
@@ -149,6 +152,8 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
   private readonly bufferLimit: number;
   private readonly writer: WatermarkWriter;
   private readonly output: CoalescingWriter;
+  /** The current stream's timers, reused from request to request. */
+  private readonly timers: StreamTimers;
 
   // The current stream.
   private streamActive = false;
@@ -160,7 +165,6 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
   /** The response must not have a body (HEAD, 204, 304). */
   private responseBodiless = false;
   private closeAfterResponse = false;
-  private requestTimer: NodeJS.Timeout | null = null;
   /** The filters saw this request's head: they see its response head too. */
   private filtersActive = false;
   /** The filter answering this request itself: the rest of the request goes to it. */
@@ -174,7 +178,6 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
   /** Reading stopped because pipelined requests piled up while a response was pending. */
   private pipelineFull = false;
   private idleTimer: NodeJS.Timeout | null = null;
-  private streamIdleTimer: NodeJS.Timeout | null = null;
   private delayedCloseTimer: NodeJS.Timeout | null = null;
   /** performance.now() when the connection and the current request began. */
   private readonly connectionStartMs = performance.now();
@@ -199,6 +202,7 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
       this,
     );
     this.output = new CoalescingWriter(this.writer);
+    this.timers = new StreamTimers(factory.streamTimers, this.stats, this);
     // A client may half-close after its request and still read the response.
     socket.allowHalfOpen = true;
     socket.on('data', this.onSocketData);
@@ -227,11 +231,7 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
     this.requestComplete = head.bodyLength === 0;
     this.responseStarted = false;
     this.closeAfterResponse = head.connectionClose;
-    this.touchStream();
-    const config = this.factory.config;
-    if (config.requestTimeoutMs > 0 && !this.requestComplete) {
-      this.requestTimer = setTimeout(this.onRequestTimeout, config.requestTimeoutMs);
-    }
+    this.timers.start(this.requestComplete);
     if (head.authority === '') {
       this.sendLocalReply(400, '');
       return;
@@ -260,7 +260,7 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
 
   onMessageBody(chunk: Buffer): void {
     if (!this.streamActive) return;
-    this.touchStream();
+    this.timers.touch();
     if (this.stoppedBy !== null) this.stoppedBy.decodeData(chunk);
     else this.router.decodeData(chunk);
   }
@@ -268,7 +268,7 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
   onMessageComplete(): void {
     if (!this.streamActive) return;
     this.requestComplete = true;
-    this.clearRequestTimer();
+    this.timers.requestComplete();
     // Pipelined requests wait for this response.
     this.parser.pause();
     if (this.stoppedBy !== null) this.stoppedBy.decodeComplete();
@@ -302,7 +302,7 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
     this.responseStarted = true;
     this.responseBodiless = request.method === 'HEAD' || status === 204 || status === 304;
     this.responseChunked = false;
-    this.touchStream();
+    this.timers.touch();
     this.stats.chargeResponseCode(status);
 
     let head = statusLine(status);
@@ -339,7 +339,7 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
 
   encodeData(chunk: Buffer): boolean {
     if (this.responseBodiless || chunk.length === 0) return false;
-    this.touchStream();
+    this.timers.touch();
     if (!this.responseChunked) return this.output.bytes(chunk);
     this.output.text(`${chunk.length.toString(16)}\r\n`);
     const over = this.output.bytes(chunk);
@@ -426,8 +426,8 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
       stats.downstream_rq_time.recordValue(now - this.requestStartMs);
     }
     this.router.destroy();
-    this.clearRequestTimer();
-    for (const timer of [this.idleTimer, this.streamIdleTimer, this.delayedCloseTimer]) {
+    this.timers.dispose();
+    for (const timer of [this.idleTimer, this.delayedCloseTimer]) {
       if (timer !== null) clearTimeout(timer);
     }
   };
@@ -447,34 +447,10 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
     this.closeGracefully();
   };
 
-  private readonly onStreamIdleTimeout = (): void => {
-    if (!this.streamActive) return;
-    this.stats.downstream_rq_idle_timeout.inc();
-    this.timeoutStream('stream timeout');
-  };
-
-  private readonly onRequestTimeout = (): void => {
-    this.requestTimer = null;
-    if (!this.streamActive) return;
-    this.stats.downstream_rq_timeout.inc();
-    this.timeoutStream('request timeout');
-  };
-
-  /** A downstream timeout: 408 if nothing was answered yet, else the stream is reset. */
-  private timeoutStream(body: string): void {
+  onStreamTimeout(body: string): void {
     this.router.onDownstreamReset();
     if (this.responseStarted) this.resetStream();
     else this.sendLocalReply(408, body);
-  }
-
-  /** Envoy's activity mark for stream_idle_timeout: any request or response progress. */
-  private touchStream(): void {
-    if (this.streamIdleTimer !== null) {
-      this.streamIdleTimer.refresh();
-      return;
-    }
-    const timeout = this.factory.config.streamIdleTimeoutMs;
-    if (timeout > 0) this.streamIdleTimer = setTimeout(this.onStreamIdleTimeout, timeout);
   }
 
   /** Whether the response about to start closes the connection; consults the drain decider. */
@@ -501,7 +477,7 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
     this.request = null;
     this.filtersActive = false;
     this.stoppedBy = null;
-    this.clearRequestTimer();
+    this.timers.stop();
     this.stats.downstream_rq_active.dec();
     this.stats.downstream_rq_time.recordValue(performance.now() - this.requestStartMs);
     // An unfinished request leaves the rest of its body on the wire: the connection cannot go on.
@@ -571,13 +547,6 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
       if (this.readDisables++ === 0) this.socket.pause();
     } else if (--this.readDisables === 0) {
       this.socket.resume();
-    }
-  }
-
-  private clearRequestTimer(): void {
-    if (this.requestTimer !== null) {
-      clearTimeout(this.requestTimer);
-      this.requestTimer = null;
     }
   }
 }
