@@ -15,9 +15,11 @@ import type { HttpConnectionManagerConfig } from '../../config/model';
 import type { Logger } from '../../log/logger_api';
 import { DateCache } from '../../http/date_cache';
 import { CodecError } from '../../http/http1/codec_error';
+import { properCaseHead } from '../../http/http1/header_key_format';
 import { BODY_CHUNKED, BODY_UNTIL_CLOSE, type RequestHead, type ResponseHead } from '../../http/http1/message_head';
 import type { ParserCallbacks } from '../../http/http1/parser';
-import { RequestParser } from '../../http/http1/request_parser';
+import { type Http1Settings, RequestParser } from '../../http/http1/request_parser';
+import { Http1CodecStats } from '../../http/http1/codec_stats';
 import { reasonPhrase, statusLine } from '../../http/status_text';
 import type { NetworkFilterFactory } from '../../listener/network_filter';
 import { CoalescingWriter } from '../../network/coalescing_writer';
@@ -62,7 +64,9 @@ export interface HttpConnectionManagerDeps {
 /** One filter chain's connection manager configuration, shared by its connections. */
 export class HttpConnectionManagerFactory implements NetworkFilterFactory {
   readonly stats: HttpConnectionManagerStats;
+  readonly http1Stats: Http1CodecStats;
   readonly http2Stats: Http2CodecStats;
+  readonly http1Settings: Http1Settings;
   readonly router: RouterConfig;
   readonly streamTimers: StreamTimerSettings;
   readonly dates = new DateCache();
@@ -87,9 +91,21 @@ export class HttpConnectionManagerFactory implements NetworkFilterFactory {
     const routeTable = atField('route_config', () => new RouteTable(config.routeConfig, deps.runtime, mathRandom));
     const scope = deps.stats.scope(`http.${config.statPrefix}`);
     this.stats = new HttpConnectionManagerStats(scope);
-    // Envoy keeps its HTTP/2 codec statistics outside the connection manager's prefix.
+    // Envoy keeps its codec statistics outside the connection manager's prefix.
+    this.http1Stats = new Http1CodecStats(deps.stats.scope('http1'));
     this.http2Stats = new Http2CodecStats(deps.stats.scope('http2'));
-    this.streamTimers = { requestTimeoutMs: config.requestTimeoutMs, streamIdleTimeoutMs: config.streamIdleTimeoutMs };
+    const common = config.commonHttpProtocolOptions;
+    this.http1Settings = {
+      acceptHttp10: config.httpProtocolOptions.acceptHttp10,
+      defaultHostForHttp10: config.httpProtocolOptions.defaultHostForHttp10,
+      maxHeadersCount: common.maxHeadersCount,
+      headersWithUnderscoresAction: common.headersWithUnderscoresAction,
+    };
+    this.streamTimers = {
+      requestTimeoutMs: config.requestTimeoutMs,
+      streamIdleTimeoutMs: config.streamIdleTimeoutMs,
+      maxStreamDurationMs: config.commonHttpProtocolOptions.maxStreamDurationMs,
+    };
     this.router = {
       routeTable,
       clusters: deps.clusters,
@@ -111,26 +127,32 @@ export class HttpConnectionManagerFactory implements NetworkFilterFactory {
    * the client opens with the connection preface (as Envoy's AUTO), else HTTP/1.
    */
   onNewConnection(socket: net.Socket): void {
+    const acceptedMs = performance.now();
     const codec = this.config.codecType;
-    if (codec === 'HTTP1') this.startHttp1(socket);
-    else if (codec === 'HTTP2' || (socket as tls.TLSSocket).alpnProtocol === 'h2') this.startHttp2(socket);
+    if (codec === 'HTTP1') this.startHttp1(socket, acceptedMs);
+    else if (codec === 'HTTP2' || (socket as tls.TLSSocket).alpnProtocol === 'h2') this.startHttp2(socket, acceptedMs);
     else {
-      const idleTimeout = this.config.commonHttpProtocolOptions.idleTimeoutMs;
-      sniffHttp2Preface(socket, idleTimeout, (http2, idle) => (http2 ? this.startHttp2(socket) : this.startHttp1(socket, idle)));
+      // The connection's timeouts run while the codec is not known yet; the first to end stops sniffing.
+      const { idleTimeoutMs, maxConnectionDurationMs } = this.config.commonHttpProtocolOptions;
+      const idleFirst = idleTimeoutMs > 0 && (maxConnectionDurationMs === 0 || idleTimeoutMs <= maxConnectionDurationMs);
+      const timeout = idleFirst ? idleTimeoutMs : maxConnectionDurationMs;
+      sniffHttp2Preface(socket, timeout, (http2, timedOut) =>
+        http2 ? this.startHttp2(socket, acceptedMs) : this.startHttp1(socket, acceptedMs, timedOut && idleFirst),
+      );
     }
   }
 
   /** `idle`: the client sent nothing for the whole idle timeout. */
-  private startHttp1(socket: net.Socket, idle = false): void {
-    const connection = new HttpConnectionManager(this, socket);
+  private startHttp1(socket: net.Socket, acceptedMs: number, idle = false): void {
+    const connection = new HttpConnectionManager(this, socket, acceptedMs);
     this.connections.add(connection);
     // Sniffing paused the socket and put back what it read.
     if (socket.isPaused()) socket.resume();
     if (idle) connection.onIdleTimeout();
   }
 
-  private startHttp2(socket: net.Socket): void {
-    this.connections.add(new Http2ConnectionManager(this, socket));
+  private startHttp2(socket: net.Socket, acceptedMs: number): void {
+    this.connections.add(new Http2ConnectionManager(this, socket, acceptedMs));
   }
 
   closeIdleConnections(): void {
@@ -154,6 +176,8 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
   private readonly output: CoalescingWriter;
   /** The current stream's timers, reused from request to request. */
   private readonly timers: StreamTimers;
+  /** header_key_format proper_case_words: response header names are written Proper-Case. */
+  private readonly properCase: boolean;
 
   // The current stream.
   private streamActive = false;
@@ -178,16 +202,17 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
   /** Reading stopped because pipelined requests piled up while a response was pending. */
   private pipelineFull = false;
   private idleTimer: NodeJS.Timeout | null = null;
+  private durationTimer: NodeJS.Timeout | null = null;
   private delayedCloseTimer: NodeJS.Timeout | null = null;
-  /** performance.now() when the connection and the current request began. */
-  private readonly connectionStartMs = performance.now();
   private requestStartMs = 0;
 
+  /** `connectionStartMs`: performance.now() when the connection was accepted. */
   constructor(
     private readonly factory: HttpConnectionManagerFactory,
     private readonly socket: net.Socket,
+    private readonly connectionStartMs: number,
   ) {
-    this.parser = new RequestParser(this, factory.config.httpProtocolOptions);
+    this.parser = new RequestParser(this, factory.http1Settings, factory.http1Stats);
     this.stats = factory.stats;
     this.bufferLimit = factory.deps.bufferLimitBytes;
     this.remoteAddress = socket.remoteAddress ?? '';
@@ -203,6 +228,7 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
     );
     this.output = new CoalescingWriter(this.writer);
     this.timers = new StreamTimers(factory.streamTimers, this.stats, this);
+    this.properCase = factory.config.httpProtocolOptions.headerKeyFormat === 'proper_case_words';
     // A client may half-close after its request and still read the response.
     socket.allowHalfOpen = true;
     socket.on('data', this.onSocketData);
@@ -216,6 +242,8 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
     stats.downstream_cx_http1_active.inc();
     const idleTimeout = factory.config.commonHttpProtocolOptions.idleTimeoutMs;
     if (idleTimeout > 0) this.idleTimer = setTimeout(this.onIdleTimeout, idleTimeout);
+    const maxDuration = factory.config.commonHttpProtocolOptions.maxConnectionDurationMs;
+    if (maxDuration > 0) this.durationTimer = setTimeout(this.onMaxConnectionDuration, remainingMs(maxDuration, connectionStartMs));
   }
 
   // ---- ParserCallbacks: the request ------------------------------------------------------
@@ -287,6 +315,7 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
     for (let i = 0; i < extraHeaders.length; i += 2) head += `${extraHeaders[i]}: ${extraHeaders[i + 1]}\r\n`;
     if (this.filtersActive) head += this.encodeFilterHeaders(status, NO_HEADERS).text;
     head += connectionHeader(close, this.request?.http10 === true);
+    if (this.properCase) head = properCaseHead(head);
     this.responseStarted = true;
     this.stats.chargeResponseCode(status);
     this.output.text(`${head}\r\n`);
@@ -333,6 +362,7 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
     head += `x-proxy-upstream-service-time: ${upstreamServiceTimeMs}\r\n`;
     if (close) this.closeAfterResponse = true;
     head += connectionHeader(close, request.http10);
+    if (this.properCase) head = properCaseHead(head);
     // Held until the body, or the end of this batch of upstream input, joins it.
     this.output.text(`${head}\r\n`);
   }
@@ -427,7 +457,7 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
     }
     this.router.destroy();
     this.timers.dispose();
-    for (const timer of [this.idleTimer, this.delayedCloseTimer]) {
+    for (const timer of [this.idleTimer, this.durationTimer, this.delayedCloseTimer]) {
       if (timer !== null) clearTimeout(timer);
     }
   };
@@ -445,6 +475,14 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
     if (this.streamActive || this.closing) return;
     this.stats.downstream_cx_idle_timeout.inc();
     this.closeGracefully();
+  };
+
+  /** max_connection_duration: an idle connection closes now, a busy one after its response. */
+  private readonly onMaxConnectionDuration = (): void => {
+    this.durationTimer = null;
+    this.stats.downstream_cx_max_duration_reached.inc();
+    if (this.streamActive) this.closeAfterResponse = true;
+    else this.closeGracefully();
   };
 
   onStreamTimeout(body: string): void {
@@ -572,6 +610,11 @@ export class FilterHeaders implements ResponseHeaderSink {
     this.pairs.push(name, value);
     this.text += `${name}: ${value}\r\n`;
   }
+}
+
+/** What is left of `durationMs` counted from `startMs` (a performance.now() reading). */
+export function remainingMs(durationMs: number, startMs: number): number {
+  return Math.max(0, durationMs - (performance.now() - startMs));
 }
 
 /** Says whether the connection stays open: HTTP/1.1 only when it does not, HTTP/1.0 either way. */

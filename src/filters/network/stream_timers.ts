@@ -1,5 +1,6 @@
 // A downstream stream's timers, as Envoy's ActiveStream has them: request_timeout (the whole
-// request must arrive in time) and stream_idle_timeout (no progress either way). Shared by the
+// request must arrive in time), stream_idle_timeout (no progress either way) and
+// common_http_protocol_options.max_stream_duration (the stream's whole life). Shared by the
 // HTTP/1 and HTTP/2 connection managers; each timeout is counted, then handed to the stream.
 
 import type { HttpConnectionManagerStats } from './http_connection_manager_stats';
@@ -7,6 +8,7 @@ import type { HttpConnectionManagerStats } from './http_connection_manager_stats
 export interface StreamTimerSettings {
   readonly requestTimeoutMs: number;
   readonly streamIdleTimeoutMs: number;
+  readonly maxStreamDurationMs: number;
 }
 
 export interface TimedStream {
@@ -21,8 +23,10 @@ export interface TimedStream {
 export class StreamTimers {
   private requestTimer: NodeJS.Timeout | null = null;
   private idleTimer: NodeJS.Timeout | null = null;
+  private durationTimer: NodeJS.Timeout | null = null;
   private requestArmed = false;
   private idleArmed = false;
+  private durationArmed = false;
 
   constructor(
     private readonly settings: StreamTimerSettings,
@@ -41,6 +45,10 @@ export class StreamTimers {
       this.requestArmed = true;
       this.requestTimer = rearm(this.requestTimer, settings.requestTimeoutMs, this.onRequestTimeout);
     }
+    if (settings.maxStreamDurationMs > 0) {
+      this.durationArmed = true;
+      this.durationTimer = rearm(this.durationTimer, settings.maxStreamDurationMs, this.onMaxDuration);
+    }
   }
 
   /** Envoy's activity mark for stream_idle_timeout: any request or response progress. */
@@ -57,12 +65,13 @@ export class StreamTimers {
   stop(): void {
     this.requestArmed = false;
     this.idleArmed = false;
+    this.durationArmed = false;
   }
 
   /** The stream or its connection is gone for good. */
   dispose(): void {
     this.stop();
-    for (const timer of [this.requestTimer, this.idleTimer]) {
+    for (const timer of [this.requestTimer, this.idleTimer, this.durationTimer]) {
       if (timer !== null) clearTimeout(timer);
     }
   }
@@ -79,6 +88,13 @@ export class StreamTimers {
     this.idleArmed = false;
     this.stats.downstream_rq_idle_timeout.inc();
     this.stream.onStreamTimeout('stream timeout');
+  };
+
+  private readonly onMaxDuration = (): void => {
+    if (!this.durationArmed) return;
+    this.durationArmed = false;
+    this.stats.downstream_rq_max_duration_reached.inc();
+    this.stream.onStreamTimeout('downstream duration timeout');
   };
 }
 
