@@ -150,6 +150,35 @@ test('max_stream_duration: 408 before the response starts, a reset after; HTTP/1
   assert.equal(dp.stat('http.opts.downstream_rq_max_duration_reached'), 4);
 });
 
+test('request_timeout and stream_idle_timeout on HTTP/2: 408 for a request whose body never ends', TIMEOUT, async (t) => {
+  const u = await holdingUpstream(t);
+  for (const [hcm, body, stat] of [
+    [{ requestTimeoutMs: 150 }, 'request timeout', 'downstream_rq_timeout'],
+    [{ streamIdleTimeoutMs: 150 }, 'stream timeout', 'downstream_rq_idle_timeout'],
+  ] as const) {
+    const { dp, port } = await proxyTo(t, u.upstream.port, hcm);
+    const session = h2connect(t, port);
+    const reply = await new Promise<H2Reply>((resolve) => {
+      const stream = session.request({ ':path': '/', ':method': 'POST' });
+      let status: number | null = null;
+      let text = '';
+      stream.on('response', (h) => (status = Number(h[':status'])));
+      stream.on('data', (c: Buffer) => (text += c.toString()));
+      stream.on('error', () => undefined);
+      // The response ends while the request is still open: the client ends its stream itself.
+      stream.on('end', () => {
+        resolve({ status, headers: {}, body: text, rstCode: stream.rstCode });
+        stream.close();
+      });
+      // Part of a body, and never its end.
+      stream.write('x');
+    });
+    assert.equal(reply.status, 408);
+    assert.equal(reply.body, body);
+    assert.equal(dp.stat(`http.opts.${stat}`), 1);
+  }
+});
+
 test('max_connection_duration: HTTP/1 closes an idle connection, a busy one after its response', TIMEOUT, async (t) => {
   const u = await holdingUpstream(t);
   const { dp, port } = await proxyTo(t, u.upstream.port, common({ max_connection_duration: '0.2s' }));
