@@ -397,8 +397,13 @@ const HTTP_CONNECTION_MANAGER: Shape = {
     server_name: leaf,
     stream_idle_timeout: leaf,
     request_timeout: leaf,
-    common_http_protocol_options: { fields: { idle_timeout: leaf } },
-    http_protocol_options: { fields: { accept_http_10: leaf, default_host_for_http_10: leaf } },
+    common_http_protocol_options: {
+      fields: { idle_timeout: leaf, max_connection_duration: leaf, max_headers_count: leaf, max_stream_duration: leaf, headers_with_underscores_action: leaf },
+    },
+    // header_key_format: Envoy 1.16's one formatter; later ones (stateful_formatter) are refused.
+    http_protocol_options: {
+      fields: { accept_http_10: leaf, default_host_for_http_10: leaf, header_key_format: { fields: { proper_case_words: { fields: {} } } } },
+    },
     http2_protocol_options: HTTP2_PROTOCOL_OPTIONS,
   },
   values: { codec_type: ['AUTO', 'HTTP1', 'HTTP2'] },

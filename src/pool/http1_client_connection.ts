@@ -4,7 +4,7 @@
 
 import type { RequestEncoder, ResponseDecoder, StreamResetReason } from '../http/codec';
 import { CodecError } from '../http/http1/codec_error';
-import { properCaseHeaderKey } from '../http/http1/header_key_format';
+import { properCaseHead } from '../http/http1/header_key_format';
 import { BODY_CHUNKED, type RequestHead, type ResponseHead } from '../http/http1/message_head';
 import { CoalescingWriter } from '../network/coalescing_writer';
 import type { ParserCallbacks } from '../http/http1/parser';
@@ -71,16 +71,13 @@ export class Http1ClientConnection implements RequestEncoder, UpstreamConnection
     this.parser.expectResponse(head.method === 'HEAD');
     // A body of unknown length (an HTTP/2 request without content-length) goes chunked.
     this.requestChunked = !endStream && head.bodyLength === BODY_CHUNKED;
-    if (this.cluster.properCaseHeaderKeys) {
-      this.output.text(properCaseRequestHead(head, this.requestChunked));
-    } else {
-      let text = `${head.method} ${head.path} HTTP/1.1\r\nhost: ${head.authority}\r\n`;
-      const headers = head.headers;
-      for (let i = 0; i < headers.length; i += 2) text += `${headers[i]}: ${headers[i + 1]}\r\n`;
-      if (this.requestChunked) text += 'transfer-encoding: chunked\r\n';
-      else if (head.contentLength >= 0) text += `content-length: ${head.contentLength}\r\n`;
-      this.output.text(`${text}\r\n`);
-    }
+    let text = `${head.method} ${head.path} HTTP/1.1\r\nhost: ${head.authority}\r\n`;
+    const headers = head.headers;
+    for (let i = 0; i < headers.length; i += 2) text += `${headers[i]}: ${headers[i + 1]}\r\n`;
+    if (this.requestChunked) text += 'transfer-encoding: chunked\r\n';
+    else if (head.contentLength >= 0) text += `content-length: ${head.contentLength}\r\n`;
+    text += '\r\n';
+    this.output.text(this.cluster.properCaseHeaderKeys ? properCaseHead(text) : text);
     if (endStream) this.endRequest();
   }
 
@@ -276,14 +273,4 @@ export class Http1ClientConnection implements RequestEncoder, UpstreamConnection
     this.owner.onStreamDone(this, false);
     stream.onUpstreamReset(reason);
   }
-}
-
-/** The request head with header names Proper-Cased (http_protocol_options.header_key_format). */
-function properCaseRequestHead(head: RequestHead, chunked: boolean): string {
-  let text = `${head.method} ${head.path} HTTP/1.1\r\nHost: ${head.authority}\r\n`;
-  const headers = head.headers;
-  for (let i = 0; i < headers.length; i += 2) text += `${properCaseHeaderKey(headers[i])}: ${headers[i + 1]}\r\n`;
-  if (chunked) text += 'Transfer-Encoding: chunked\r\n';
-  else if (head.contentLength >= 0) text += `Content-Length: ${head.contentLength}\r\n`;
-  return `${text}\r\n`;
 }

@@ -18,6 +18,8 @@ interface Upstream {
   readonly seen: (number | undefined)[];
   /** While set, responses wait for release(). */
   holding: boolean;
+  /** Requests waiting for release(). */
+  heldCount(): number;
   release(): void;
 }
 
@@ -38,6 +40,7 @@ async function upstreamsOnOnePort(ips: readonly string[], workers: () => number[
           server,
           seen,
           holding: false,
+          heldCount: () => held.length,
           release: () => {
             upstream.holding = false;
             for (const res of held.splice(0)) res.end(ip);
@@ -206,12 +209,18 @@ describe('LOGICAL_DNS', TIMEOUT, () => {
       // once the worker has the update, they go to the new address.
       const [oldAddress, newAddress] = upstreams;
       oldAddress!.holding = true;
-      const pending: Promise<unknown>[] = [request(url, { agent })];
+      let settled = 0;
+      const pending: Promise<unknown>[] = [];
+      const send = (options?: { agent: http.Agent }) => pending.push(request(url, options).finally(() => settled++));
+      send({ agent });
       await waitFor('a new connection to reach the new address', () => {
         if (newAddress!.seen.length > 0) return true;
-        pending.push(request(url));
+        send();
         return undefined;
       });
+      // Every request not held at the old address has finished, so the old address's
+      // connections are the last ones freed.
+      await waitFor('the requests to the new address to finish', () => (settled === pending.length - oldAddress!.heldCount() ? true : undefined));
       oldAddress!.release();
       await Promise.all(pending);
       // The connections to the old address are the logical host's, not drained: the most

@@ -31,6 +31,27 @@ test('accept_http_10 and default_host_for_http_10 pass', () => {
   check(b);
 });
 
+test('the connection manager protocol options pass: common_http_protocol_options, header_key_format proper_case_words', () => {
+  const b = defaultBootstrap();
+  Object.assign(b.static_resources.listeners[0].filter_chains[0].filters[0].typed_config, {
+    common_http_protocol_options: {
+      idle_timeout: '60s',
+      max_connection_duration: '600s',
+      max_headers_count: 50,
+      max_stream_duration: '30s',
+      headers_with_underscores_action: 'REJECT_REQUEST',
+    },
+    http_protocol_options: { header_key_format: { proper_case_words: {} } },
+  });
+  check(b);
+});
+
+test('max_headers_count below 1 is refused by field path, as Envoy validates it', () => {
+  const b = defaultBootstrap();
+  b.static_resources.listeners[0].filter_chains[0].filters[0].typed_config.common_http_protocol_options = { max_headers_count: 0 };
+  assert.throws(() => check(b), /typed_config\.common_http_protocol_options\.max_headers_count: value must be greater than or equal to 1/);
+});
+
 test('stats_config: fixed tags, default rules by name, bucket settings pass', () => {
   const b = defaultBootstrap();
   b.stats_config = {
@@ -62,6 +83,8 @@ const cases: [string, (b: Json) => void, string][] = [
   ['a router option', (b) => (b.static_resources.listeners[0].filter_chains[0].filters[0].typed_config.http_filters[0].typed_config.suppress_envoy_headers = true), 'http_filters[0].typed_config.suppress_envoy_headers: suppress_envoy_headers is not implemented'],
   ['a host rewrite', (b) => (b.static_resources.listeners[0].filter_chains[0].filters[0].typed_config.route_config.virtual_hosts[0].routes[0].route.host_rewrite_literal = 'h'), 'routes[0].route.host_rewrite_literal: host_rewrite_literal is not implemented'],
   ['an HTTP/1 option other than the HTTP/1.0 ones', (b) => (b.static_resources.listeners[0].filter_chains[0].filters[0].typed_config.http_protocol_options = { accept_http_10: true, allow_absolute_url: false }), 'typed_config.http_protocol_options.allow_absolute_url: allow_absolute_url is not implemented'],
+  // Envoy 1.17's extension point; 1.16 has proper_case_words only.
+  ['a stateful header key formatter', (b) => (b.static_resources.listeners[0].filter_chains[0].filters[0].typed_config.http_protocol_options = { header_key_format: { stateful_formatter: { name: 'f', typed_config: { '@type': 'type.googleapis.com/google.protobuf.Struct', value: {} } } } }), 'typed_config.http_protocol_options.header_key_format.stateful_formatter: stateful_formatter is not implemented'],
   ['a stats matcher', (b) => (b.stats_config = { stats_matcher: { reject_all: true } }), 'stats_config.stats_matcher: stats_matcher is not implemented'],
   ['a tag regex', (b) => (b.stats_config = { stats_tags: [{ tag_name: 'x', regex: '^a\\.((.*?)\\.)' }] }), 'stats_config.stats_tags[0].regex: regex is not implemented'],
   ['runtime discovery', (b) => (b.layered_runtime = { layers: [{ name: 'rtds', rtds_layer: { name: 'r' } }] }), 'layered_runtime.layers[0].rtds_layer: rtds_layer is not implemented'],

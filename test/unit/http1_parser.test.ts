@@ -5,6 +5,8 @@ import { BODY_CHUNKED, BODY_UNTIL_CLOSE, type MessageHead, type RequestHead, typ
 import type { ParserCallbacks } from '../../src/http/http1/parser';
 import { type Http1Settings, RequestParser } from '../../src/http/http1/request_parser';
 import { ResponseParser } from '../../src/http/http1/response_parser';
+import { Http1CodecStats } from '../../src/http/http1/codec_stats';
+import { createHeapStatsStore } from '../../src/stats/store';
 
 interface Message<H> {
   head: H;
@@ -28,15 +30,23 @@ class Recorder<H extends MessageHead> implements ParserCallbacks<H> {
   }
 }
 
-const HTTP11_ONLY: Http1Settings = { acceptHttp10: false, defaultHostForHttp10: '' };
+const HTTP11_ONLY: Http1Settings = { acceptHttp10: false, defaultHostForHttp10: '', maxHeadersCount: 100, headersWithUnderscoresAction: 'ALLOW' };
+
+function codecStats(): Http1CodecStats {
+  return new Http1CodecStats(createHeapStatsStore().scope('http1'));
+}
 
 function parseRequests(...pieces: string[]): Message<RequestHead>[] {
   return parseRequestsWith(HTTP11_ONLY, ...pieces);
 }
 
 function parseRequestsWith(settings: Http1Settings, ...pieces: string[]): Message<RequestHead>[] {
+  return parseRequestsCounted(settings, codecStats(), ...pieces);
+}
+
+function parseRequestsCounted(settings: Http1Settings, stats: Http1CodecStats, ...pieces: string[]): Message<RequestHead>[] {
   const recorder = new Recorder<RequestHead>();
-  const parser = new RequestParser(recorder, settings);
+  const parser = new RequestParser(recorder, settings, stats);
   for (const piece of pieces) parser.execute(Buffer.from(piece, 'latin1'));
   return recorder.messages;
 }
@@ -98,7 +108,7 @@ test('pipelined requests wait while paused and follow on resume', () => {
       recorder.onMessageComplete();
       parser.pause();
     },
-  }, HTTP11_ONLY);
+  }, HTTP11_ONLY, codecStats());
   parser.execute(Buffer.from('GET /1 HTTP/1.1\r\nHost: h\r\n\r\nGET /2 HTTP/1.1\r\nHost: h\r\n\r\n'));
   assert.equal(recorder.messages.length, 1);
   assert.ok(parser.bufferedBytes > 0);
@@ -374,7 +384,7 @@ test('a head sent a few bytes at a time is searched once, not once per read', ()
   const head = Buffer.from(`GET /slow HTTP/1.1\r\nHost: h\r\n${lines}\r\n`, 'latin1');
   assert.ok(head.length > 59 * 1024 && head.length <= 60 * 1024, `${head.length}`);
   const recorder = new Recorder<RequestHead>();
-  const parser = new RequestParser(recorder, HTTP11_ONLY);
+  const parser = new RequestParser(recorder, HTTP11_ONLY, codecStats());
   for (let i = 0; i < head.length; i += 3) parser.execute(head.subarray(i, i + 3));
   assert.equal(recorder.messages.length, 1);
   assert.equal(recorder.messages[0].head.headers.length, 180);
@@ -398,7 +408,7 @@ test('messages split at every byte parse as when sent whole', () => {
 });
 
 test('HTTP/1.0 with accept_http_10: close unless keep-alive, the default host, no 100-continue', () => {
-  const settings: Http1Settings = { acceptHttp10: true, defaultHostForHttp10: 'legacy.local' };
+  const settings: Http1Settings = { ...HTTP11_ONLY, acceptHttp10: true, defaultHostForHttp10: 'legacy.local' };
   const [plain] = parseRequestsWith(settings, 'GET /a HTTP/1.0\r\n\r\n');
   assert.equal(plain.head.http10, true);
   assert.equal(plain.head.authority, 'legacy.local');
@@ -410,7 +420,7 @@ test('HTTP/1.0 with accept_http_10: close unless keep-alive, the default host, n
   assert.equal(expect.head.expectContinue, false);
   assert.equal(expect.body, 'x');
   // Without a default host a 1.0 request may have no authority: the connection manager answers 400.
-  assert.equal(parseRequestsWith({ acceptHttp10: true, defaultHostForHttp10: '' }, 'GET / HTTP/1.0\r\n\r\n')[0].head.authority, '');
+  assert.equal(parseRequestsWith({ ...HTTP11_ONLY, acceptHttp10: true }, 'GET / HTTP/1.0\r\n\r\n')[0].head.authority, '');
   // HTTP/1.0 has no Transfer-Encoding: framing faulty (RFC 9112 section 6.1).
   assert.equal(requestError('POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n', settings).status, 400);
   assert.equal(requestError('GET / HTTP/1.0\r\n\r\n').status, 426);
@@ -449,4 +459,37 @@ test('response transfer codings: kept for the client; a final one other than chu
   const later = parseResponses(false, 'HTTP/1.2 200 OK\r\nContent-Length: 0\r\n\r\n').messages[0];
   assert.equal(later.head.http10, false);
   assert.equal(later.complete, true);
+});
+
+test('max_headers_count: more header lines than the limit is 431', () => {
+  const settings: Http1Settings = { ...HTTP11_ONLY, maxHeadersCount: 3 };
+  const [m] = parseRequestsWith(settings, `GET / HTTP/1.1\r\nHost: h\r\n${'X: y\r\n'.repeat(2)}\r\n`);
+  assert.deepEqual(m.head.headers, ['x', 'y', 'x', 'y']);
+  const error = requestError(`GET / HTTP/1.1\r\nHost: h\r\n${'X: y\r\n'.repeat(3)}\r\n`, settings);
+  assert.equal(error.status, 431);
+  assert.equal(error.details, 'http1.too_many_headers');
+});
+
+test('headers_with_underscores_action: ALLOW keeps, DROP_HEADER removes and counts, REJECT_REQUEST is 400', () => {
+  const wire = 'GET / HTTP/1.1\r\nHost: h\r\nX_One: 1\r\nX-Two: 2\r\nx_three: 3\r\n\r\n';
+  assert.deepEqual(parseRequests(wire)[0].head.headers, ['x_one', '1', 'x-two', '2', 'x_three', '3']);
+
+  const dropStats = codecStats();
+  const [dropped] = parseRequestsCounted({ ...HTTP11_ONLY, headersWithUnderscoresAction: 'DROP_HEADER' }, dropStats, wire);
+  assert.deepEqual(dropped.head.headers, ['x-two', '2']);
+  assert.equal(dropStats.dropped_headers_with_underscores.value(), 2);
+  // Dropped headers do not count against max_headers_count, as in Envoy.
+  const tight: Http1Settings = { ...HTTP11_ONLY, headersWithUnderscoresAction: 'DROP_HEADER', maxHeadersCount: 2 };
+  assert.deepEqual(parseRequestsWith(tight, wire)[0].head.headers, ['x-two', '2']);
+  assert.equal(requestError('GET / HTTP/1.1\r\nHost: h\r\nA: 1\r\nB: 2\r\n\r\n', tight).status, 431);
+
+  const rejectStats = codecStats();
+  const reject: Http1Settings = { ...HTTP11_ONLY, headersWithUnderscoresAction: 'REJECT_REQUEST' };
+  assert.throws(
+    () => parseRequestsCounted(reject, rejectStats, wire),
+    (e) => e instanceof CodecError && e.status === 400 && e.details === 'http1.unexpected_underscore',
+  );
+  assert.equal(rejectStats.requests_rejected_with_underscores_in_headers.value(), 1);
+  assert.deepEqual(parseRequestsCounted(reject, rejectStats, 'GET / HTTP/1.1\r\nHost: h\r\nX-Ok: 1\r\n\r\n')[0].head.headers, ['x-ok', '1']);
+  assert.equal(rejectStats.requests_rejected_with_underscores_in_headers.value(), 1);
 });

@@ -6,13 +6,15 @@ import * as http2 from 'node:http2';
 import type * as net from 'node:net';
 import type { HttpProtocol } from '../../http/codec';
 import { MalformedHeaders, addHeaders, requestHeadOf } from '../../http/http2/header_map';
+import { dropUnderscoreHeaders, hasUnderscoreHeader } from '../../http/underscore_headers';
 import type { RequestHead, ResponseHead } from '../../http/http1/message_head';
 import { FilterHeadersStatus, type HttpFilter, type HttpFilterCallbacks } from '../http/http_filter';
 import { type DownstreamStream, Router } from '../http/router';
-import { FilterHeaders, type HttpConnectionManagerFactory, NO_HEADERS, isReplacedResponseHeader } from './http_connection_manager';
+import { FilterHeaders, type HttpConnectionManagerFactory, NO_HEADERS, isReplacedResponseHeader, remainingMs } from './http_connection_manager';
 import type { HttpConnectionManagerStats } from './http_connection_manager_stats';
+import { StreamTimers, type TimedStream } from './stream_timers';
 
-const { NGHTTP2_INTERNAL_ERROR, NGHTTP2_FLAG_END_STREAM } = http2.constants;
+const { NGHTTP2_FLAG_END_STREAM } = http2.constants;
 
 export class Http2ConnectionManager {
   readonly stats: HttpConnectionManagerStats;
@@ -24,11 +26,13 @@ export class Http2ConnectionManager {
   /** We sent GOAWAY (drain, idle timeout): the close is ours. */
   private closedLocally = false;
   private idleTimer: NodeJS.Timeout | null = null;
-  private readonly connectionStartMs = performance.now();
+  private durationTimer: NodeJS.Timeout | null = null;
 
+  /** `connectionStartMs`: performance.now() when the connection was accepted. */
   constructor(
     readonly factory: HttpConnectionManagerFactory,
     readonly socket: net.Socket,
+    private readonly connectionStartMs: number,
   ) {
     this.stats = factory.stats;
     this.remoteAddress = socket.remoteAddress ?? '';
@@ -49,12 +53,17 @@ export class Http2ConnectionManager {
       },
       // The windows bound what is buffered per stream and connection, as in Envoy.
       maxSessionMemory: Math.max(10, Math.ceil(options.initialConnectionWindowSize / (1024 * 1024)) * 2),
+      // max_headers_count is checked per stream, so that it is counted and reset as in Envoy;
+      // nghttp2's own limit (a silent ENHANCE_YOUR_CALM) is only a backstop against floods.
+      maxHeaderListPairs: Math.max(128, 2 * factory.config.commonHttpProtocolOptions.maxHeadersCount),
     });
     const session = this.session;
     session.on('error', ignoreError);
     session.on('stream', this.onStream);
     if (options.initialConnectionWindowSize > 65535) session.setLocalWindowSize(options.initialConnectionWindowSize);
     this.armIdleTimer();
+    const maxDuration = factory.config.commonHttpProtocolOptions.maxConnectionDurationMs;
+    if (maxDuration > 0) this.durationTimer = setTimeout(this.onMaxConnectionDuration, remainingMs(maxDuration, connectionStartMs));
   }
 
   /** Drain (listener drain, hot restart): GOAWAY now, close once the streams in flight end. */
@@ -64,12 +73,24 @@ export class Http2ConnectionManager {
 
   /** The drain decider asked for it while answering a stream: GOAWAY, as Envoy's shutdownNotice/goAway. */
   startDrain(): void {
-    if (this.draining || this.session.destroyed) return;
+    if (this.goAway()) this.stats.downstream_cx_drain_close.inc();
+  }
+
+  /** GOAWAY, then the close once the streams in flight end; false when that began already. */
+  private goAway(): boolean {
+    if (this.draining || this.session.destroyed) return false;
     this.draining = true;
     this.closedLocally = true;
-    this.stats.downstream_cx_drain_close.inc();
     this.session.close();
+    return true;
   }
+
+  /** max_connection_duration: drained as on a drain, without counting as one. */
+  private readonly onMaxConnectionDuration = (): void => {
+    this.durationTimer = null;
+    this.stats.downstream_cx_max_duration_reached.inc();
+    this.goAway();
+  };
 
   streamEnded(stream: ActiveStream): void {
     this.streams.delete(stream);
@@ -104,6 +125,7 @@ export class Http2ConnectionManager {
   private readonly onSocketClose = (): void => {
     this.factory.connections.delete(this);
     if (this.idleTimer !== null) clearTimeout(this.idleTimer);
+    if (this.durationTimer !== null) clearTimeout(this.durationTimer);
     const stats = this.stats;
     stats.downstream_cx_active.dec();
     stats.downstream_cx_http2_active.dec();
@@ -118,7 +140,7 @@ export class Http2ConnectionManager {
 }
 
 /** One request and its response on an HTTP/2 connection (Envoy's ActiveStream). */
-class ActiveStream implements DownstreamStream, HttpFilterCallbacks {
+class ActiveStream implements DownstreamStream, HttpFilterCallbacks, TimedStream {
   readonly protocol: HttpProtocol = 'http2';
   readonly remoteAddress: string;
   readonly connection: net.Socket;
@@ -131,7 +153,7 @@ class ActiveStream implements DownstreamStream, HttpFilterCallbacks {
   private responseEnded = false;
   private filtersActive = false;
   private stoppedBy: HttpFilter | null = null;
-  private requestTimer: NodeJS.Timeout | null = null;
+  private readonly timers: StreamTimers;
   private readonly startMs = performance.now();
 
   constructor(
@@ -144,6 +166,7 @@ class ActiveStream implements DownstreamStream, HttpFilterCallbacks {
     this.connection = owner.socket;
     this.router = new Router(factory.router, this);
     this.filters = factory.filters === null ? null : factory.filters.map((f) => f.createFilter(this));
+    this.timers = new StreamTimers(factory.streamTimers, this.stats, this);
   }
 
   start(raw: string[], endStream: boolean): void {
@@ -155,8 +178,8 @@ class ActiveStream implements DownstreamStream, HttpFilterCallbacks {
     stream.on('error', ignoreError);
     stream.on('close', this.onClose);
     stream.on('drain', this.onDrain);
-    const config = this.owner.factory.config;
-    if (config.streamIdleTimeoutMs > 0) stream.setTimeout(config.streamIdleTimeoutMs, this.onStreamIdleTimeout);
+    this.timers.start(endStream);
+    if (!this.acceptsHeaderList(raw)) return;
     let head: RequestHead;
     try {
       head = requestHeadOf(raw, endStream, this.owner.scheme);
@@ -170,7 +193,6 @@ class ActiveStream implements DownstreamStream, HttpFilterCallbacks {
     if (!endStream) {
       stream.on('data', this.onData);
       stream.on('end', this.onEnd);
-      if (config.requestTimeoutMs > 0) this.requestTimer = setTimeout(this.onRequestTimeout, config.requestTimeoutMs);
     }
     if (head.authority === '') {
       this.sendLocalReply(400, '');
@@ -179,6 +201,43 @@ class ActiveStream implements DownstreamStream, HttpFilterCallbacks {
     if (this.filters !== null && this.decodeFilterHeaders(this.filters, head, endStream)) return;
     this.router.decodeHeaders(head);
     if (endStream && this.active) this.router.decodeComplete();
+  }
+
+  /**
+   * What Envoy's HTTP/2 codec checks as the header list arrives: headers_with_underscores_action
+   * and max_headers_count (pseudo-headers included). False when the stream was reset for it.
+   */
+  private acceptsHeaderList(raw: string[]): boolean {
+    const options = this.owner.factory.config.commonHttpProtocolOptions;
+    const codecStats = this.owner.factory.http2Stats;
+    let count = raw.length / 2;
+    if (options.headersWithUnderscoresAction !== 'ALLOW') {
+      if (options.headersWithUnderscoresAction === 'REJECT_REQUEST') {
+        if (hasUnderscoreHeader(raw)) {
+          codecStats.requests_rejected_with_underscores_in_headers.inc();
+          this.resetByCodec();
+          return false;
+        }
+      } else {
+        const dropped = dropUnderscoreHeaders(raw);
+        if (dropped > 0) codecStats.dropped_headers_with_underscores.add(dropped);
+        count -= dropped;
+      }
+    }
+    if (count > options.maxHeadersCount) {
+      codecStats.header_overflow.inc();
+      this.resetByCodec();
+      return false;
+    }
+    return true;
+  }
+
+  /** The codec refuses the stream (RST_STREAM INTERNAL_ERROR); Envoy counts it as a reset the stream saw. */
+  private resetByCodec(): void {
+    this.stats.downstream_rq_rx_reset.inc();
+    this.owner.factory.http2Stats.tx_reset.inc();
+    resetWithInternalError(this.stream);
+    this.endStream();
   }
 
   private decodeFilterHeaders(filters: readonly HttpFilter[], head: RequestHead, endStream: boolean): boolean {
@@ -219,6 +278,7 @@ class ActiveStream implements DownstreamStream, HttpFilterCallbacks {
     const status = upstream.status;
     this.responseStarted = true;
     this.stats.chargeResponseCode(status);
+    this.timers.touch();
     const headers: http2.OutgoingHttpHeaders = { ':status': status };
     const source = upstream.headers;
     const dropped = upstream.connectionTokens;
@@ -245,6 +305,7 @@ class ActiveStream implements DownstreamStream, HttpFilterCallbacks {
 
   encodeData(chunk: Buffer): boolean {
     if (this.responseEnded || chunk.length === 0 || this.stream.destroyed) return false;
+    this.timers.touch();
     return !this.stream.write(chunk);
   }
 
@@ -262,7 +323,7 @@ class ActiveStream implements DownstreamStream, HttpFilterCallbacks {
     if (!this.active) return;
     this.stats.downstream_rq_tx_reset.inc();
     this.owner.factory.http2Stats.tx_reset.inc();
-    this.stream.close(NGHTTP2_INTERNAL_ERROR);
+    resetWithInternalError(this.stream);
     this.endStream();
   }
 
@@ -288,6 +349,7 @@ class ActiveStream implements DownstreamStream, HttpFilterCallbacks {
 
   private readonly onData = (chunk: Buffer): void => {
     if (!this.active) return;
+    this.timers.touch();
     if (this.stoppedBy !== null) this.stoppedBy.decodeData(chunk);
     else {
       this.router.decodeData(chunk);
@@ -297,13 +359,16 @@ class ActiveStream implements DownstreamStream, HttpFilterCallbacks {
 
   private readonly onEnd = (): void => {
     if (!this.active) return;
-    this.clearRequestTimer();
+    this.timers.requestComplete();
     if (this.stoppedBy !== null) this.stoppedBy.decodeComplete();
     else this.router.decodeComplete();
   };
 
   private readonly onDrain = (): void => {
-    if (this.active) this.router.onDownstreamDrained();
+    if (!this.active) return;
+    // The client reading the response is progress, as node's own stream timeout counted it.
+    this.timers.touch();
+    this.router.onDownstreamDrained();
   };
 
   /** Closed before the response was sent: the client reset the stream (or the connection went). */
@@ -315,20 +380,7 @@ class ActiveStream implements DownstreamStream, HttpFilterCallbacks {
     this.endStream();
   };
 
-  private readonly onStreamIdleTimeout = (): void => {
-    if (!this.active) return;
-    this.stats.downstream_rq_idle_timeout.inc();
-    this.timeoutStream('stream timeout');
-  };
-
-  private readonly onRequestTimeout = (): void => {
-    this.requestTimer = null;
-    if (!this.active) return;
-    this.stats.downstream_rq_timeout.inc();
-    this.timeoutStream('request timeout');
-  };
-
-  private timeoutStream(body: string): void {
+  onStreamTimeout(body: string): void {
     this.router.onDownstreamReset();
     if (this.responseStarted) this.resetStream();
     else this.sendLocalReply(408, body);
@@ -356,8 +408,7 @@ class ActiveStream implements DownstreamStream, HttpFilterCallbacks {
   private endStream(): void {
     if (!this.active) return;
     this.active = false;
-    this.clearRequestTimer();
-    this.stream.setTimeout(0);
+    this.timers.dispose();
     // The rest of a request answered early is read and dropped, so the client's window stays open.
     if (!this.stream.readableEnded) this.stream.resume();
     this.stats.downstream_rq_active.dec();
@@ -365,13 +416,15 @@ class ActiveStream implements DownstreamStream, HttpFilterCallbacks {
     this.router.release();
     this.owner.streamEnded(this);
   }
+}
 
-  private clearRequestTimer(): void {
-    if (this.requestTimer !== null) {
-      clearTimeout(this.requestTimer);
-      this.requestTimer = null;
-    }
-  }
+/**
+ * RST_STREAM INTERNAL_ERROR. Not stream.close(code): it ends the response (END_STREAM) before the
+ * reset, so a client would take a response cut short for a whole one. Destroying with an error
+ * resets the stream as it stands.
+ */
+function resetWithInternalError(stream: http2.ServerHttp2Stream): void {
+  stream.destroy(new Error('stream reset by the proxy'));
 }
 
 function ignoreError(): void {}

@@ -15,9 +15,11 @@ import type { HttpConnectionManagerConfig } from '../../config/model';
 import type { Logger } from '../../log/logger_api';
 import { DateCache } from '../../http/date_cache';
 import { CodecError } from '../../http/http1/codec_error';
+import { properCaseHead } from '../../http/http1/header_key_format';
 import { BODY_CHUNKED, BODY_UNTIL_CLOSE, type RequestHead, type ResponseHead } from '../../http/http1/message_head';
 import type { ParserCallbacks } from '../../http/http1/parser';
-import { RequestParser } from '../../http/http1/request_parser';
+import { type Http1Settings, RequestParser } from '../../http/http1/request_parser';
+import { Http1CodecStats } from '../../http/http1/codec_stats';
 import { reasonPhrase, statusLine } from '../../http/status_text';
 import type { NetworkFilterFactory } from '../../listener/network_filter';
 import { CoalescingWriter } from '../../network/coalescing_writer';
@@ -33,6 +35,7 @@ import { RouteTable } from '../http/route_table';
 import { type DownstreamStream, Router, type RouterConfig } from '../http/router';
 import { RouterStats } from '../http/router_stats';
 import { HttpConnectionManagerStats } from './http_connection_manager_stats';
+import { type StreamTimerSettings, StreamTimers, type TimedStream } from './stream_timers';
 import { Http2ConnectionManager } from './http2_connection_manager';
 import { Http2CodecStats } from '../../http/http2/codec_stats';
 import { sniffHttp2Preface } from '../../http/http2/preface';
@@ -61,8 +64,11 @@ export interface HttpConnectionManagerDeps {
 /** One filter chain's connection manager configuration, shared by its connections. */
 export class HttpConnectionManagerFactory implements NetworkFilterFactory {
   readonly stats: HttpConnectionManagerStats;
+  readonly http1Stats: Http1CodecStats;
   readonly http2Stats: Http2CodecStats;
+  readonly http1Settings: Http1Settings;
   readonly router: RouterConfig;
+  readonly streamTimers: StreamTimerSettings;
   readonly dates = new DateCache();
   /** The decoder filters before the router, in order; null when the router is alone. */
   readonly filters: readonly HttpFilterFactory[] | null;
@@ -85,8 +91,21 @@ export class HttpConnectionManagerFactory implements NetworkFilterFactory {
     const routeTable = atField('route_config', () => new RouteTable(config.routeConfig, deps.runtime, mathRandom));
     const scope = deps.stats.scope(`http.${config.statPrefix}`);
     this.stats = new HttpConnectionManagerStats(scope);
-    // Envoy keeps its HTTP/2 codec statistics outside the connection manager's prefix.
+    // Envoy keeps its codec statistics outside the connection manager's prefix.
+    this.http1Stats = new Http1CodecStats(deps.stats.scope('http1'));
     this.http2Stats = new Http2CodecStats(deps.stats.scope('http2'));
+    const common = config.commonHttpProtocolOptions;
+    this.http1Settings = {
+      acceptHttp10: config.httpProtocolOptions.acceptHttp10,
+      defaultHostForHttp10: config.httpProtocolOptions.defaultHostForHttp10,
+      maxHeadersCount: common.maxHeadersCount,
+      headersWithUnderscoresAction: common.headersWithUnderscoresAction,
+    };
+    this.streamTimers = {
+      requestTimeoutMs: config.requestTimeoutMs,
+      streamIdleTimeoutMs: config.streamIdleTimeoutMs,
+      maxStreamDurationMs: config.commonHttpProtocolOptions.maxStreamDurationMs,
+    };
     this.router = {
       routeTable,
       clusters: deps.clusters,
@@ -108,26 +127,32 @@ export class HttpConnectionManagerFactory implements NetworkFilterFactory {
    * the client opens with the connection preface (as Envoy's AUTO), else HTTP/1.
    */
   onNewConnection(socket: net.Socket): void {
+    const acceptedMs = performance.now();
     const codec = this.config.codecType;
-    if (codec === 'HTTP1') this.startHttp1(socket);
-    else if (codec === 'HTTP2' || (socket as tls.TLSSocket).alpnProtocol === 'h2') this.startHttp2(socket);
+    if (codec === 'HTTP1') this.startHttp1(socket, acceptedMs);
+    else if (codec === 'HTTP2' || (socket as tls.TLSSocket).alpnProtocol === 'h2') this.startHttp2(socket, acceptedMs);
     else {
-      const idleTimeout = this.config.commonHttpProtocolOptions.idleTimeoutMs;
-      sniffHttp2Preface(socket, idleTimeout, (http2, idle) => (http2 ? this.startHttp2(socket) : this.startHttp1(socket, idle)));
+      // The connection's timeouts run while the codec is not known yet; the first to end stops sniffing.
+      const { idleTimeoutMs, maxConnectionDurationMs } = this.config.commonHttpProtocolOptions;
+      const idleFirst = idleTimeoutMs > 0 && (maxConnectionDurationMs === 0 || idleTimeoutMs <= maxConnectionDurationMs);
+      const timeout = idleFirst ? idleTimeoutMs : maxConnectionDurationMs;
+      sniffHttp2Preface(socket, timeout, (http2, timedOut) =>
+        http2 ? this.startHttp2(socket, acceptedMs) : this.startHttp1(socket, acceptedMs, timedOut && idleFirst),
+      );
     }
   }
 
   /** `idle`: the client sent nothing for the whole idle timeout. */
-  private startHttp1(socket: net.Socket, idle = false): void {
-    const connection = new HttpConnectionManager(this, socket);
+  private startHttp1(socket: net.Socket, acceptedMs: number, idle = false): void {
+    const connection = new HttpConnectionManager(this, socket, acceptedMs);
     this.connections.add(connection);
     // Sniffing paused the socket and put back what it read.
     if (socket.isPaused()) socket.resume();
     if (idle) connection.onIdleTimeout();
   }
 
-  private startHttp2(socket: net.Socket): void {
-    this.connections.add(new Http2ConnectionManager(this, socket));
+  private startHttp2(socket: net.Socket, acceptedMs: number): void {
+    this.connections.add(new Http2ConnectionManager(this, socket, acceptedMs));
   }
 
   closeIdleConnections(): void {
@@ -135,7 +160,7 @@ export class HttpConnectionManagerFactory implements NetworkFilterFactory {
   }
 }
 
-export class HttpConnectionManager implements ParserCallbacks<RequestHead>, DownstreamStream, HttpFilterCallbacks, WatermarkCallbacks {
+export class HttpConnectionManager implements ParserCallbacks<RequestHead>, DownstreamStream, HttpFilterCallbacks, WatermarkCallbacks, TimedStream {
   readonly protocol = 'http1';
   readonly remoteAddress: string;
   readonly connection: net.Socket;
@@ -149,6 +174,10 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
   private readonly bufferLimit: number;
   private readonly writer: WatermarkWriter;
   private readonly output: CoalescingWriter;
+  /** The current stream's timers, reused from request to request. */
+  private readonly timers: StreamTimers;
+  /** header_key_format proper_case_words: response header names are written Proper-Case. */
+  private readonly properCase: boolean;
 
   // The current stream.
   private streamActive = false;
@@ -160,7 +189,6 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
   /** The response must not have a body (HEAD, 204, 304). */
   private responseBodiless = false;
   private closeAfterResponse = false;
-  private requestTimer: NodeJS.Timeout | null = null;
   /** The filters saw this request's head: they see its response head too. */
   private filtersActive = false;
   /** The filter answering this request itself: the rest of the request goes to it. */
@@ -174,17 +202,17 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
   /** Reading stopped because pipelined requests piled up while a response was pending. */
   private pipelineFull = false;
   private idleTimer: NodeJS.Timeout | null = null;
-  private streamIdleTimer: NodeJS.Timeout | null = null;
+  private durationTimer: NodeJS.Timeout | null = null;
   private delayedCloseTimer: NodeJS.Timeout | null = null;
-  /** performance.now() when the connection and the current request began. */
-  private readonly connectionStartMs = performance.now();
   private requestStartMs = 0;
 
+  /** `connectionStartMs`: performance.now() when the connection was accepted. */
   constructor(
     private readonly factory: HttpConnectionManagerFactory,
     private readonly socket: net.Socket,
+    private readonly connectionStartMs: number,
   ) {
-    this.parser = new RequestParser(this, factory.config.httpProtocolOptions);
+    this.parser = new RequestParser(this, factory.http1Settings, factory.http1Stats);
     this.stats = factory.stats;
     this.bufferLimit = factory.deps.bufferLimitBytes;
     this.remoteAddress = socket.remoteAddress ?? '';
@@ -199,6 +227,8 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
       this,
     );
     this.output = new CoalescingWriter(this.writer);
+    this.timers = new StreamTimers(factory.streamTimers, this.stats, this);
+    this.properCase = factory.config.httpProtocolOptions.headerKeyFormat === 'proper_case_words';
     // A client may half-close after its request and still read the response.
     socket.allowHalfOpen = true;
     socket.on('data', this.onSocketData);
@@ -212,6 +242,8 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
     stats.downstream_cx_http1_active.inc();
     const idleTimeout = factory.config.commonHttpProtocolOptions.idleTimeoutMs;
     if (idleTimeout > 0) this.idleTimer = setTimeout(this.onIdleTimeout, idleTimeout);
+    const maxDuration = factory.config.commonHttpProtocolOptions.maxConnectionDurationMs;
+    if (maxDuration > 0) this.durationTimer = setTimeout(this.onMaxConnectionDuration, remainingMs(maxDuration, connectionStartMs));
   }
 
   // ---- ParserCallbacks: the request ------------------------------------------------------
@@ -227,11 +259,7 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
     this.requestComplete = head.bodyLength === 0;
     this.responseStarted = false;
     this.closeAfterResponse = head.connectionClose;
-    this.touchStream();
-    const config = this.factory.config;
-    if (config.requestTimeoutMs > 0 && !this.requestComplete) {
-      this.requestTimer = setTimeout(this.onRequestTimeout, config.requestTimeoutMs);
-    }
+    this.timers.start(this.requestComplete);
     if (head.authority === '') {
       this.sendLocalReply(400, '');
       return;
@@ -260,7 +288,7 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
 
   onMessageBody(chunk: Buffer): void {
     if (!this.streamActive) return;
-    this.touchStream();
+    this.timers.touch();
     if (this.stoppedBy !== null) this.stoppedBy.decodeData(chunk);
     else this.router.decodeData(chunk);
   }
@@ -268,7 +296,7 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
   onMessageComplete(): void {
     if (!this.streamActive) return;
     this.requestComplete = true;
-    this.clearRequestTimer();
+    this.timers.requestComplete();
     // Pipelined requests wait for this response.
     this.parser.pause();
     if (this.stoppedBy !== null) this.stoppedBy.decodeComplete();
@@ -287,6 +315,7 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
     for (let i = 0; i < extraHeaders.length; i += 2) head += `${extraHeaders[i]}: ${extraHeaders[i + 1]}\r\n`;
     if (this.filtersActive) head += this.encodeFilterHeaders(status, NO_HEADERS).text;
     head += connectionHeader(close, this.request?.http10 === true);
+    if (this.properCase) head = properCaseHead(head);
     this.responseStarted = true;
     this.stats.chargeResponseCode(status);
     this.output.text(`${head}\r\n`);
@@ -302,7 +331,7 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
     this.responseStarted = true;
     this.responseBodiless = request.method === 'HEAD' || status === 204 || status === 304;
     this.responseChunked = false;
-    this.touchStream();
+    this.timers.touch();
     this.stats.chargeResponseCode(status);
 
     let head = statusLine(status);
@@ -333,13 +362,14 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
     head += `x-proxy-upstream-service-time: ${upstreamServiceTimeMs}\r\n`;
     if (close) this.closeAfterResponse = true;
     head += connectionHeader(close, request.http10);
+    if (this.properCase) head = properCaseHead(head);
     // Held until the body, or the end of this batch of upstream input, joins it.
     this.output.text(`${head}\r\n`);
   }
 
   encodeData(chunk: Buffer): boolean {
     if (this.responseBodiless || chunk.length === 0) return false;
-    this.touchStream();
+    this.timers.touch();
     if (!this.responseChunked) return this.output.bytes(chunk);
     this.output.text(`${chunk.length.toString(16)}\r\n`);
     const over = this.output.bytes(chunk);
@@ -426,8 +456,8 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
       stats.downstream_rq_time.recordValue(now - this.requestStartMs);
     }
     this.router.destroy();
-    this.clearRequestTimer();
-    for (const timer of [this.idleTimer, this.streamIdleTimer, this.delayedCloseTimer]) {
+    this.timers.dispose();
+    for (const timer of [this.idleTimer, this.durationTimer, this.delayedCloseTimer]) {
       if (timer !== null) clearTimeout(timer);
     }
   };
@@ -447,34 +477,18 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
     this.closeGracefully();
   };
 
-  private readonly onStreamIdleTimeout = (): void => {
-    if (!this.streamActive) return;
-    this.stats.downstream_rq_idle_timeout.inc();
-    this.timeoutStream('stream timeout');
+  /** max_connection_duration: an idle connection closes now, a busy one after its response. */
+  private readonly onMaxConnectionDuration = (): void => {
+    this.durationTimer = null;
+    this.stats.downstream_cx_max_duration_reached.inc();
+    if (this.streamActive) this.closeAfterResponse = true;
+    else this.closeGracefully();
   };
 
-  private readonly onRequestTimeout = (): void => {
-    this.requestTimer = null;
-    if (!this.streamActive) return;
-    this.stats.downstream_rq_timeout.inc();
-    this.timeoutStream('request timeout');
-  };
-
-  /** A downstream timeout: 408 if nothing was answered yet, else the stream is reset. */
-  private timeoutStream(body: string): void {
+  onStreamTimeout(body: string): void {
     this.router.onDownstreamReset();
     if (this.responseStarted) this.resetStream();
     else this.sendLocalReply(408, body);
-  }
-
-  /** Envoy's activity mark for stream_idle_timeout: any request or response progress. */
-  private touchStream(): void {
-    if (this.streamIdleTimer !== null) {
-      this.streamIdleTimer.refresh();
-      return;
-    }
-    const timeout = this.factory.config.streamIdleTimeoutMs;
-    if (timeout > 0) this.streamIdleTimer = setTimeout(this.onStreamIdleTimeout, timeout);
   }
 
   /** Whether the response about to start closes the connection; consults the drain decider. */
@@ -501,7 +515,7 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
     this.request = null;
     this.filtersActive = false;
     this.stoppedBy = null;
-    this.clearRequestTimer();
+    this.timers.stop();
     this.stats.downstream_rq_active.dec();
     this.stats.downstream_rq_time.recordValue(performance.now() - this.requestStartMs);
     // An unfinished request leaves the rest of its body on the wire: the connection cannot go on.
@@ -573,13 +587,6 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
       this.socket.resume();
     }
   }
-
-  private clearRequestTimer(): void {
-    if (this.requestTimer !== null) {
-      clearTimeout(this.requestTimer);
-      this.requestTimer = null;
-    }
-  }
 }
 
 export const NO_HEADERS: readonly string[] = [];
@@ -603,6 +610,11 @@ export class FilterHeaders implements ResponseHeaderSink {
     this.pairs.push(name, value);
     this.text += `${name}: ${value}\r\n`;
   }
+}
+
+/** What is left of `durationMs` counted from `startMs` (a performance.now() reading). */
+export function remainingMs(durationMs: number, startMs: number): number {
+  return Math.max(0, durationMs - (performance.now() - startMs));
 }
 
 /** Says whether the connection stays open: HTTP/1.1 only when it does not, HTTP/1.0 either way. */

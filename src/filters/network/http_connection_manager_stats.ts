@@ -21,6 +21,7 @@ export class HttpConnectionManagerStats {
   readonly downstream_cx_protocol_error: Counter;
   readonly downstream_cx_drain_close: Counter;
   readonly downstream_cx_idle_timeout: Counter;
+  readonly downstream_cx_max_duration_reached: Counter;
   readonly downstream_rq_total: Counter;
   readonly downstream_rq_http1_total: Counter;
   readonly downstream_rq_http2_total: Counter;
@@ -30,6 +31,7 @@ export class HttpConnectionManagerStats {
   readonly downstream_rq_tx_reset: Counter;
   readonly downstream_rq_timeout: Counter;
   readonly downstream_rq_idle_timeout: Counter;
+  readonly downstream_rq_max_duration_reached: Counter;
   readonly downstream_cx_length_ms: Histogram;
   readonly downstream_rq_time: Histogram;
   /** downstream_rq_1xx .. downstream_rq_5xx, indexed by the code's first digit. */
@@ -54,6 +56,7 @@ export class HttpConnectionManagerStats {
     this.downstream_cx_protocol_error = scope.counter('downstream_cx_protocol_error');
     this.downstream_cx_drain_close = scope.counter('downstream_cx_drain_close');
     this.downstream_cx_idle_timeout = scope.counter('downstream_cx_idle_timeout');
+    this.downstream_cx_max_duration_reached = scope.counter('downstream_cx_max_duration_reached');
     this.downstream_rq_total = scope.counter('downstream_rq_total');
     this.downstream_rq_http1_total = scope.counter('downstream_rq_http1_total');
     this.downstream_rq_http2_total = scope.counter('downstream_rq_http2_total');
@@ -63,6 +66,7 @@ export class HttpConnectionManagerStats {
     this.downstream_rq_tx_reset = scope.counter('downstream_rq_tx_reset');
     this.downstream_rq_timeout = scope.counter('downstream_rq_timeout');
     this.downstream_rq_idle_timeout = scope.counter('downstream_rq_idle_timeout');
+    this.downstream_rq_max_duration_reached = scope.counter('downstream_rq_max_duration_reached');
     this.downstream_cx_length_ms = scope.histogram('downstream_cx_length_ms', 'milliseconds');
     this.downstream_rq_time = scope.histogram('downstream_rq_time', 'milliseconds');
     this.classes = [1, 2, 3, 4, 5].map((c) => scope.counter(`downstream_rq_${c}xx`));

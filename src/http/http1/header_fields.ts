@@ -85,17 +85,17 @@ export function checkTrailerLine(line: string): void {
 
 /**
  * Parses the header lines of `head` from `pos` to its end (each line ends with CRLF; the
- * blank line is not included) into `message`. `request` is set when parsing a request, whose
- * Host and Expect headers are interpreted too (the request parser checks the Host value).
- * More than `maxHeadersCount` lines is an error (max_headers_count).
+ * blank line is not included) into `message`, and returns how many there were. `request` is
+ * set when parsing a request, whose Host and Expect headers are interpreted too (the request
+ * parser checks the Host value). More than `maxHeadersCount` lines is an error (431).
  */
-export function parseHeaderFields(head: string, pos: number, message: MessageHead, request: RequestHead | null, maxHeadersCount = MAX_HEADERS_COUNT): void {
+export function parseHeaderFields(head: string, pos: number, message: MessageHead, request: RequestHead | null, maxHeadersCount = MAX_HEADERS_COUNT): number {
   let count = 0;
   let transferEncoding: string | null = null;
   let hostSeen = false;
   const end = head.length;
   while (pos < end) {
-    if (++count > maxHeadersCount) throw new CodecError(431, 'http1.too_many_headers');
+    if (++count > maxHeadersCount) throw tooManyHeaders();
     const eol = lineEnd(head, pos);
     const rawName = fieldName(head, pos, eol);
     const name = rawName.toLowerCase();
@@ -133,6 +133,12 @@ export function parseHeaderFields(head: string, pos: number, message: MessageHea
     }
   }
   if (transferEncoding !== null) setTransferEncoding(message, transferEncoding);
+  return count;
+}
+
+/** Envoy's answer to more headers than max_headers_count. */
+export function tooManyHeaders(): CodecError {
+  return new CodecError(431, 'http1.too_many_headers');
 }
 
 function isOws(c: number): boolean {

@@ -1,18 +1,26 @@
 // The server side of HTTP/1.1: parses requests. HTTP/1.0 is answered with 426, as Envoy does,
 // unless http_protocol_options.accept_http_10 is set.
 
+import type { HeadersWithUnderscoresAction } from '../../config/model';
 import { isValidAuthority } from '../authority';
+import { dropUnderscoreHeaders, hasUnderscoreHeader } from '../underscore_headers';
 import { CodecError } from './codec_error';
+import type { Http1CodecStats } from './codec_stats';
 import { TOKEN } from './grammar';
-import { checkHeadCharacters, lineEnd, parseHeaderFields } from './header_fields';
+import { checkHeadCharacters, lineEnd, parseHeaderFields, tooManyHeaders } from './header_fields';
 import { BODY_CHUNKED, RequestHead } from './message_head';
 import { Http1Parser, type ParserCallbacks } from './parser';
 
-/** The connection manager's http_protocol_options this codec acts on (Envoy's Http1Settings). */
+/**
+ * The connection manager's http_protocol_options and common_http_protocol_options this codec
+ * acts on (Envoy's Http1Settings and the codec's limits).
+ */
 export interface Http1Settings {
   readonly acceptHttp10: boolean;
   /** The authority of an HTTP/1.0 request without Host; '' for none. */
   readonly defaultHostForHttp10: string;
+  readonly maxHeadersCount: number;
+  readonly headersWithUnderscoresAction: HeadersWithUnderscoresAction;
 }
 
 /** Visible ASCII: a URI has no whitespace, control characters or raw non-ASCII bytes. */
@@ -24,6 +32,7 @@ export class RequestParser extends Http1Parser<RequestHead> {
   constructor(
     callbacks: ParserCallbacks<RequestHead>,
     private readonly settings: Http1Settings,
+    private readonly stats: Http1CodecStats,
   ) {
     super(callbacks);
   }
@@ -49,7 +58,9 @@ export class RequestParser extends Http1Parser<RequestHead> {
       authority = absolute.authority;
     }
     const head = new RequestHead(method, path, http10);
-    parseHeaderFields(text, eol + 2, head, head);
+    const settings = this.settings;
+    if (settings.headersWithUnderscoresAction === 'ALLOW') parseHeaderFields(text, eol + 2, head, head, settings.maxHeadersCount);
+    else this.screenUnderscores(head, parseHeaderFields(text, eol + 2, head, head, Infinity));
     // Host must be valid even where a target overrides it (RFC 9112 section 3.2); an empty one is
     // well-formed, and the connection manager answers it with 400 itself.
     if (head.authority !== '' && !isValidAuthority(head.authority)) throw new CodecError(400, 'http.invalid_authority');
@@ -82,6 +93,24 @@ export class RequestParser extends Http1Parser<RequestHead> {
     if (match[1] === '1' && match[2] !== '0') return false;
     if (match[1] === '0' || !this.settings.acceptHttp10) throw new CodecError(426, 'http1.upgrade_required');
     return true;
+  }
+
+  /**
+   * headers_with_underscores_action REJECT_REQUEST (400) or DROP_HEADER; the headers dropped do
+   * not count against max_headers_count, as in Envoy, so the count is checked here.
+   */
+  private screenUnderscores(head: RequestHead, count: number): void {
+    if (this.settings.headersWithUnderscoresAction === 'REJECT_REQUEST') {
+      if (hasUnderscoreHeader(head.headers)) {
+        this.stats.requests_rejected_with_underscores_in_headers.inc();
+        throw new CodecError(400, 'http1.unexpected_underscore');
+      }
+    } else {
+      const dropped = dropUnderscoreHeaders(head.headers);
+      if (dropped > 0) this.stats.dropped_headers_with_underscores.add(dropped);
+      count -= dropped;
+    }
+    if (count > this.settings.maxHeadersCount) throw tooManyHeaders();
   }
 
   /** HTTP/1.0: keep-alive is opt-in, Host optional, and Expect is to be ignored (RFC 9110 10.1.1). */

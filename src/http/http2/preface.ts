@@ -7,21 +7,21 @@ const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
 
 /**
  * Reads until the first bytes tell the protocol, then pauses the socket, puts back what it read
- * and calls `decide` (true: HTTP/2). A client silent for `idleTimeoutMs` (0: no limit) is handed
- * over as HTTP/1 with `idle` set, for the connection manager's idle timeout to close it. A
- * connection that closes first is simply gone.
+ * and calls `decide` (true: HTTP/2). A client silent for `timeoutMs` (0: no limit) is handed
+ * over as HTTP/1 with `timedOut` set, for the connection manager to apply the timeout that ran
+ * out. A connection that closes first is simply gone.
  */
-export function sniffHttp2Preface(socket: net.Socket, idleTimeoutMs: number, decide: (http2: boolean, idle: boolean) => void): void {
+export function sniffHttp2Preface(socket: net.Socket, timeoutMs: number, decide: (http2: boolean, timedOut: boolean) => void): void {
   let seen: Buffer | null = null;
-  const timer = idleTimeoutMs > 0 ? setTimeout(() => finish(false, true), idleTimeoutMs) : null;
-  const finish = (http2: boolean, idle: boolean): void => {
+  const timer = timeoutMs > 0 ? setTimeout(() => finish(false, true), timeoutMs) : null;
+  const finish = (http2: boolean, timedOut: boolean): void => {
     if (timer !== null) clearTimeout(timer);
     socket.off('data', onData);
     socket.off('error', ignoreError);
     socket.off('close', onClose);
     socket.pause();
     if (seen !== null) socket.unshift(seen);
-    decide(http2, idle);
+    decide(http2, timedOut);
   };
   const onClose = (): void => {
     if (timer !== null) clearTimeout(timer);
