@@ -299,7 +299,7 @@ export class Supervisor implements ServerInfoSource {
         column,
         regionName: this.handle!.name,
         bootstrap: forWorkers,
-        clusters: clusters.snapshots(),
+        clusters: clusters.workerSnapshots(),
         listeners,
         // A worker (re)started after POST /logging logs at the levels it set.
         log: currentLogSettings(this.deps.logSettings, this.deps.logs),

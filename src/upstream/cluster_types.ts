@@ -3,8 +3,9 @@
 
 import type { ClusterType } from './cluster_discovery';
 import { LOGICAL_DNS_CLUSTER, STRICT_DNS_CLUSTER } from './dns_cluster';
+import { EDS_CLUSTER } from './eds_cluster';
 import { STATIC_CLUSTER } from './static_cluster';
 
 export const CLUSTER_TYPES: ReadonlyMap<string, ClusterType> = new Map(
-  [STATIC_CLUSTER, STRICT_DNS_CLUSTER, LOGICAL_DNS_CLUSTER].map((t) => [t.name, t]),
+  [STATIC_CLUSTER, STRICT_DNS_CLUSTER, LOGICAL_DNS_CLUSTER, EDS_CLUSTER].map((t) => [t.name, t]),
 );
