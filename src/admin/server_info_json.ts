@@ -1,7 +1,7 @@
 // GET /server_info?format=json: Envoy's envoy.admin.v3.ServerInfo, pretty printed with every
 // primitive field shown (always_print_primitive_fields), keys in Envoy's order. Pure.
 
-import { EXTENSIONS, extensionKey, resolveDisabledExtensions } from '../config/extension_registry';
+import { registeredExtensions, extensionKey, resolveDisabledExtensions } from '../config/extension_registry';
 import type { NodeInfo } from '../config/model';
 import { nodeLocality } from '../config/node_overrides';
 import type { Options } from '../cli/options';
@@ -100,7 +100,7 @@ function node(n: NodeInfo, build: BuildInfo, disabledEntries: readonly string[])
         'revision.status': build.treeStatus,
       },
     },
-    extensions: EXTENSIONS.map((e) => ({
+    extensions: registeredExtensions().map((e) => ({
       name: e.name,
       category: e.category,
       type_descriptor: e.typeDescriptor,

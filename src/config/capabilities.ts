@@ -8,7 +8,7 @@ import { childPath, indexPath, keyPath } from './field_path';
 import { isJsonObject, JsonObject } from './json';
 import { canonicalExtensionName, PROTOCOL_OPTIONS_TYPES } from './names';
 import { LOAD_BALANCERS } from '../upstream/lb/load_balancer_registry';
-import { CLUSTER_TYPES } from '../upstream/cluster_types';
+import { clusterTypes } from '../upstream/cluster_types';
 
 /**
  * A field refused for a reason of its own (Envoy ignores it there, say), not merely because
@@ -33,11 +33,16 @@ const list = (shape: Shape | 'leaf') => ({ list: shape });
 const refused = (reason: string): Refused => ({ refused: reason });
 const anyContent: Shape = { fields: {} };
 
+// core.v3.ConfigSource: files for now; api_config_source and ads come with the gRPC and REST transports.
+const CONFIG_SOURCE: Shape = { fields: { path: leaf, initial_fetch_timeout: leaf, resource_api_version: leaf } };
+
 const SOCKET_ADDRESS: Shape = { fields: { socket_address: { fields: { address: leaf, port_value: leaf } } } };
 const LOCALITY: Shape = { fields: { region: leaf, zone: leaf, sub_zone: leaf } };
 // Metadata is information for filters and logs, never an instruction: any content is fine.
 const METADATA = leaf;
 
+// The static load_assignment and EDS's ClusterLoadAssignment alike: the policy (drop_overloads,
+// overprovisioning_factor, endpoint_stale_after) is refused in both until the balancers read it.
 const LOAD_ASSIGNMENT: Shape = {
   fields: {
     cluster_name: leaf,
@@ -204,6 +209,8 @@ const CLUSTER: Shape = {
     per_connection_buffer_limit_bytes: leaf,
     lb_policy: leaf,
     load_assignment: LOAD_ASSIGNMENT,
+    // EDS (eds_cluster.ts); service_name defaults to the cluster's name.
+    eds_cluster_config: { fields: { eds_config: CONFIG_SOURCE, service_name: leaf } },
     max_requests_per_connection: leaf,
     // Acts on verdicts of health checking and outlier detection; without either it never fires, as in Envoy.
     close_connections_on_host_health_failure: leaf,
@@ -219,6 +226,8 @@ const CLUSTER: Shape = {
     common_lb_config: {
       fields: {
         close_connections_on_host_set_change: leaf,
+        // Held health, weight and metadata changes for every cluster type (update_merge_window.ts).
+        update_merge_window: leaf,
         healthy_panic_threshold: leaf,
         ignore_new_hosts_until_first_hc: leaf,
         zone_aware_lb_config: { fields: { routing_enabled: leaf, min_cluster_size: leaf, fail_traffic_on_panic: leaf } },
@@ -310,8 +319,10 @@ const CLUSTER: Shape = {
     },
   },
   // Cluster types and load balancing policies come from their registries: one that lands
-  // there is accepted here.
-  values: { type: [...CLUSTER_TYPES.keys()], lb_policy: [...LOAD_BALANCERS.keys()] },
+  // there is accepted here. Read when checked, not at import: the EDS cluster type imports this module.
+  get values() {
+    return { type: [...clusterTypes().keys()], lb_policy: [...LOAD_BALANCERS.keys()] };
+  },
 };
 
 // Only `proxy.lb` (`envoy.lb`) counts, as in Envoy; typed_filter_metadata (after 1.16) is refused.
@@ -543,6 +554,16 @@ function checkField(shape: Shape, key: string, value: unknown, fieldPath: string
 export function checkCapabilities(bootstrap: JsonObject): void {
   const errors = new FieldErrorCollector();
   checkMessage(bootstrap, BOOTSTRAP, '', errors);
+  errors.throwIfAny();
+}
+
+/**
+ * The same, for a ClusterLoadAssignment from EDS: the paths start at the resource.
+ * @throws FieldError (FieldErrors for several)
+ */
+export function checkLoadAssignmentCapabilities(assignment: JsonObject): void {
+  const errors = new FieldErrorCollector();
+  checkMessage(assignment, LOAD_ASSIGNMENT, '', errors);
   errors.throwIfAny();
 }
 

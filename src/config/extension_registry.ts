@@ -3,7 +3,7 @@
 // --disable-extensions resolved against them.
 
 import type { ExtensionSite } from './extension_sites';
-import { CLUSTER_TYPES } from '../upstream/cluster_types';
+import { clusterTypes } from '../upstream/cluster_types';
 import { JsonObject, messageField, stringField } from './json';
 import {
   canonicalExtensionName,
@@ -31,20 +31,22 @@ export interface ExtensionInfo {
 export const CLUSTERS_CATEGORY = 'proxy.clusters';
 
 /** Sorted by category, then name. */
-export const EXTENSIONS: readonly ExtensionInfo[] = [
-  ...[...CLUSTER_TYPES.values()]
-    .map((t) => ({ category: CLUSTERS_CATEGORY, name: t.extensionName, typeDescriptor: '' }))
-    .sort((a, b) => a.name.localeCompare(b.name)),
-  { category: 'proxy.filters.http', name: HEALTH_CHECK, typeDescriptor: CONFIG_TYPES.healthCheck },
-  { category: 'proxy.filters.http', name: ROUTER, typeDescriptor: CONFIG_TYPES.router },
-  { category: 'proxy.filters.listener', name: TLS_INSPECTOR, typeDescriptor: CONFIG_TYPES.tlsInspector },
-  { category: 'proxy.filters.network', name: HTTP_CONNECTION_MANAGER, typeDescriptor: CONFIG_TYPES.httpConnectionManager },
-  { category: 'proxy.filters.network', name: TCP_PROXY, typeDescriptor: CONFIG_TYPES.tcpProxy },
-  { category: 'proxy.filters.upstream_network', name: PROXY_PROTOCOL_UPSTREAM, typeDescriptor: CONFIG_TYPES.proxyProtocol },
-  { category: 'proxy.retry_host_predicates', name: PREVIOUS_HOSTS, typeDescriptor: CONFIG_TYPES.previousHosts },
-  { category: 'proxy.transport_sockets.downstream', name: RAW_BUFFER_TRANSPORT_SOCKET, typeDescriptor: CONFIG_TYPES.rawBuffer },
-  { category: 'proxy.transport_sockets.downstream', name: TLS_TRANSPORT_SOCKET, typeDescriptor: CONFIG_TYPES.downstreamTlsContext },
-];
+export function registeredExtensions(): readonly ExtensionInfo[] {
+  return [
+    ...[...clusterTypes().values()]
+      .map((t) => ({ category: CLUSTERS_CATEGORY, name: t.extensionName, typeDescriptor: '' }))
+      .sort((a, b) => a.name.localeCompare(b.name)),
+    { category: 'proxy.filters.http', name: HEALTH_CHECK, typeDescriptor: CONFIG_TYPES.healthCheck },
+    { category: 'proxy.filters.http', name: ROUTER, typeDescriptor: CONFIG_TYPES.router },
+    { category: 'proxy.filters.listener', name: TLS_INSPECTOR, typeDescriptor: CONFIG_TYPES.tlsInspector },
+    { category: 'proxy.filters.network', name: HTTP_CONNECTION_MANAGER, typeDescriptor: CONFIG_TYPES.httpConnectionManager },
+    { category: 'proxy.filters.network', name: TCP_PROXY, typeDescriptor: CONFIG_TYPES.tcpProxy },
+    { category: 'proxy.filters.upstream_network', name: PROXY_PROTOCOL_UPSTREAM, typeDescriptor: CONFIG_TYPES.proxyProtocol },
+    { category: 'proxy.retry_host_predicates', name: PREVIOUS_HOSTS, typeDescriptor: CONFIG_TYPES.previousHosts },
+    { category: 'proxy.transport_sockets.downstream', name: RAW_BUFFER_TRANSPORT_SOCKET, typeDescriptor: CONFIG_TYPES.rawBuffer },
+    { category: 'proxy.transport_sockets.downstream', name: TLS_TRANSPORT_SOCKET, typeDescriptor: CONFIG_TYPES.downstreamTlsContext },
+  ];
+}
 
 /** The registry category of the extensions found at each place of a bootstrap. */
 export const SITE_CATEGORIES: Readonly<Record<ExtensionSite, string>> = {
@@ -66,7 +68,7 @@ export const SITE_CATEGORIES: Readonly<Record<ExtensionSite, string>> = {
 export function registeredExtensionName(extension: JsonObject, site: ExtensionSite): string {
   const category = SITE_CATEGORIES[site];
   const name = canonicalExtensionName(stringField(extension, 'name'));
-  const inCategory = EXTENSIONS.filter((e) => e.category === category);
+  const inCategory = registeredExtensions().filter((e) => e.category === category);
   if (inCategory.some((e) => e.name === name)) return name;
   const url = stringField(messageField(extension, 'typed_config') ?? {}, '@type');
   if (url === '') return name;
@@ -96,7 +98,7 @@ export interface DisabledExtensions {
  * without a `/` or naming no extension of this build is reported and otherwise ignored.
  */
 export function resolveDisabledExtensions(entries: readonly string[]): DisabledExtensions {
-  const known = new Set(EXTENSIONS.map((e) => extensionKey(e.category, e.name)));
+  const known = new Set(registeredExtensions().map((e) => extensionKey(e.category, e.name)));
   const keys = new Set<string>();
   const notes: Array<DisabledExtensions['notes'][number]> = [];
   for (const entry of entries) {

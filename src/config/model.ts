@@ -6,6 +6,7 @@
 // `proxy.`), defaults are filled in. `source` keeps the v3 JSON form for /config_dump.
 
 import type { MetadataMatchCriteria } from '../upstream/lb/metadata_match';
+import type { ConfigSourceConfig } from './xds/config_source';
 
 export interface SocketAddress {
   readonly address: string;
@@ -591,8 +592,8 @@ export interface ClusterConfig {
   readonly type: DiscoveryType;
   /** cluster_type: a cluster type by its registered name, with its typed_config. */
   readonly clusterType: { readonly name: string; readonly typedConfig: UnmodelledMessage } | null;
-  /** Set only on EDS clusters (validated). */
-  readonly edsClusterConfig: { readonly edsConfig: UnmodelledMessage; readonly serviceName: string } | null;
+  /** Set only on EDS clusters (validated); serviceName is the cluster's name when the config leaves it empty. */
+  readonly edsClusterConfig: { readonly edsConfig: ConfigSourceConfig; readonly serviceName: string } | null;
   readonly connectTimeoutMs: number;
   readonly lbPolicy: LbPolicy;
   readonly perConnectionBufferLimitBytes: number;

@@ -77,6 +77,7 @@ import { canonicalExtensionName, CONFIG_TYPES, HEALTH_CHECK, PREVIOUS_HOSTS, PRO
 import { parseRetryOn } from '../filters/http/retry_on';
 import { flattenStaticLayer } from '../runtime/static_layer';
 import { LB_METADATA_NAMESPACE, metadataMatchCriteria, type MetadataMatchCriteria } from '../upstream/lb/metadata_match';
+import { configSourceOf } from './xds/config_source';
 
 /** Envoy 1.16's outlier detection defaults of the UInt32Value fields, by field name. */
 const OUTLIER_DEFAULTS = {
@@ -463,7 +464,9 @@ function cluster(config: JsonObject): ClusterConfig {
         ? null
         : { name: canonicalExtensionName(stringField(customType, 'name')), typedConfig: messageField(customType, 'typed_config') ?? {} },
     edsClusterConfig:
-      eds === undefined ? null : { edsConfig: messageField(eds, 'eds_config') ?? {}, serviceName: stringField(eds, 'service_name') },
+      eds === undefined
+        ? null
+        : { edsConfig: configSourceOf(messageField(eds, 'eds_config') ?? {}), serviceName: stringField(eds, 'service_name') || name },
     connectTimeoutMs: millis(config, 'connect_timeout', DEFAULTS.connectTimeoutMs),
     lbPolicy: enumField<LbPolicy>(config, 'lb_policy', 'ROUND_ROBIN'),
     perConnectionBufferLimitBytes: numberField(
@@ -714,7 +717,8 @@ function percent(config: JsonObject, key: string, fallback: number): number {
   return value === undefined ? fallback : Math.trunc(numberField(value, 'value'));
 }
 
-function clusterLoadAssignment(config: JsonObject): ClusterLoadAssignment {
+/** A ClusterLoadAssignment, static (a cluster's load_assignment) or from EDS. */
+export function clusterLoadAssignment(config: JsonObject): ClusterLoadAssignment {
   return {
     clusterName: stringField(config, 'cluster_name'),
     endpoints: messageList(config, 'endpoints').map(localityLbEndpoints),

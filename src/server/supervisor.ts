@@ -44,7 +44,7 @@ import type { Clock } from '../common/clock';
 import { reclaimColumns, zeroColumnGauges } from '../stats/column_reclaim';
 import { StatKind } from '../stats/region_layout';
 import { SharedStatsStore } from '../stats/store';
-import { CLUSTER_TYPES } from '../upstream/cluster_types';
+import { clusterTypes } from '../upstream/cluster_types';
 import { HEALTH_SOURCES } from '../upstream/health_sources';
 import { SupervisorClusterManager } from '../upstream/supervisor_cluster_manager';
 import { ResourceDecoder } from '../config/xds/resource_decoder';
@@ -274,7 +274,7 @@ export class Supervisor implements ServerInfoSource {
     // The cluster manager owns membership from here on; the workers start from its snapshots,
     // once every cluster is initialized (Envoy's init manager holds the listeners until then).
     const clusters = (this.clusters = new SupervisorClusterManager(bootstrap.clusters, {
-      types: CLUSTER_TYPES,
+      types: clusterTypes(),
       hosts: store.hosts,
       stats: store,
       log: this.deps.log,
@@ -300,7 +300,7 @@ export class Supervisor implements ServerInfoSource {
         column,
         regionName: this.handle!.name,
         bootstrap: forWorkers,
-        clusters: clusters.snapshots(),
+        clusters: clusters.workerSnapshots(),
         listeners,
         // A worker (re)started after POST /logging logs at the levels it set.
         log: currentLogSettings(this.deps.logSettings, this.deps.logs),

@@ -15,6 +15,7 @@ import type { Counter, Gauge, Scope, StatsStore } from '../stats/stats';
 import type { ClusterDiscovery, ClusterType } from './cluster_discovery';
 import { EXCLUDING_FLAGS, HealthFlag, hostHealth } from './health_flags';
 import { applyUpdate, type ClusterSnapshot, diffMembership, type DiscoveredHost, hostKey, type MembershipUpdate } from './membership';
+import { type MergeWindowStats, UpdateMergeWindow } from './update_merge_window';
 
 /** Clusters started between two turns of the event loop, so that admin answers during a large start. */
 const START_BATCH = 200;
@@ -108,6 +109,9 @@ interface ManagedCluster {
   /** The OR of the health sources' newHostFlags. */
   newHostFlags: number;
   snapshot: ClusterSnapshot;
+  /** What the workers have: `snapshot` less the changes the merge window holds. */
+  published: ClusterSnapshot;
+  readonly mergeWindow: UpdateMergeWindow;
   /** Made at the first result: 10,000 static clusters should not cost handles they never change. */
   stats: MembershipStats | null;
 }
@@ -116,6 +120,7 @@ export class SupervisorClusterManager {
   private readonly clusters = new Map<string, ManagedCluster>();
   private started = false;
   private closed = false;
+  private mergeStats: MergeWindowStats | null = null;
 
   constructor(
     private readonly configs: readonly ClusterConfig[],
@@ -140,12 +145,18 @@ export class SupervisorClusterManager {
         clock: this.deps.clock,
         subscriptions: this.deps.subscriptions,
       });
+      const empty: ClusterSnapshot = { cluster: config.name, version: 0, hosts: [] };
       const managed: ManagedCluster = {
         config,
         discovery,
         healthSources: [],
         newHostFlags: 0,
-        snapshot: { cluster: config.name, version: 0, hosts: [] },
+        snapshot: empty,
+        published: empty,
+        mergeWindow: new UpdateMergeWindow(config.commonLbConfig.updateMergeWindowMs, this.deps.clock, this.windowStats(), (update) => {
+          managed.published = applyUpdate(update);
+          this.deps.onUpdate(update);
+        }),
         stats: null,
       };
       this.clusters.set(config.name, managed);
@@ -212,6 +223,14 @@ export class SupervisorClusterManager {
     return [...this.clusters.values()].map((c) => c.snapshot);
   }
 
+  /**
+   * The membership the workers have, what a (re)started worker begins from: the snapshots less
+   * the changes update_merge_window still holds, which reach it as one update.
+   */
+  workerSnapshots(): ClusterSnapshot[] {
+    return [...this.clusters.values()].map((c) => c.published);
+  }
+
   snapshot(cluster: string): ClusterSnapshot | undefined {
     return this.clusters.get(cluster)?.snapshot;
   }
@@ -226,6 +245,7 @@ export class SupervisorClusterManager {
     this.closed = true;
     for (const cluster of this.clusters.values()) {
       cluster.discovery.close();
+      cluster.mergeWindow.close();
       for (const source of cluster.healthSources) source.close();
       for (const host of cluster.snapshot.hosts) this.deps.hosts.free(host.slot);
     }
@@ -269,9 +289,21 @@ export class SupervisorClusterManager {
   private publish(cluster: ManagedCluster, update: MembershipUpdate): void {
     cluster.snapshot = applyUpdate(update);
     this.updateStats(cluster, update);
-    // Workers forked later take the snapshot in their init; only later changes are sent.
-    if (this.started) this.deps.onUpdate(update);
+    // Workers forked later take the snapshot in their init; only later changes are sent, and
+    // GET /clusters and the health sources see a change the merge window holds from the workers.
+    if (this.started) cluster.mergeWindow.offer(update);
+    else cluster.published = cluster.snapshot;
     for (const source of cluster.healthSources) source.onMembership(cluster.snapshot, update);
+  }
+
+  private windowStats(): MergeWindowStats {
+    const { stats } = this.deps;
+    return (this.mergeStats ??= {
+      clusterUpdated: stats.counter('cluster_manager.cluster_updated'),
+      clusterUpdatedViaMerge: stats.counter('cluster_manager.cluster_updated_via_merge'),
+      updateMergeCancelled: stats.counter('cluster_manager.update_merge_cancelled'),
+      updateOutOfMergeWindow: stats.counter('cluster_manager.update_out_of_merge_window'),
+    });
   }
 
   private updateStats(cluster: ManagedCluster, update: MembershipUpdate): void {

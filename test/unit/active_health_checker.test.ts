@@ -14,7 +14,7 @@ import type { ClusterConfig, HealthCheck } from '../../src/config/model';
 import { LiveRuntime } from '../../src/runtime/live_runtime';
 import { createHeapStatsStore } from '../../src/stats/store';
 import type { ClusterDiscovery, ClusterType } from '../../src/upstream/cluster_discovery';
-import { CLUSTER_TYPES } from '../../src/upstream/cluster_types';
+import { clusterTypes } from '../../src/upstream/cluster_types';
 import { HealthFlag } from '../../src/upstream/health_flags';
 import { ActiveHealthChecking } from '../../src/upstream/health_check/active_health_checking';
 import type { DiscoveredHost } from '../../src/upstream/membership';
@@ -62,7 +62,7 @@ function start(cluster: ClusterConfig, wallClock = Date.now) {
   const clock = new ManualClock();
   const clusters = new SupervisorClusterManager([cluster], {
     subscriptions: subscriptionFactory(store, silentLogger),
-    types: CLUSTER_TYPES,
+    types: clusterTypes(),
     hosts: store.hosts,
     stats: store,
     log: () => silentLogger,

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { checkBootstrapCapabilities } from '../../src/config/capabilities';
 import { ConfigError } from '../../src/config/errors';
-import { EXTENSIONS } from '../../src/config/extension_registry';
+import { registeredExtensions } from '../../src/config/extension_registry';
 import { loadBootstrap } from '../../src/config/load';
 import type { ClusterConfig } from '../../src/config/model';
 import { LiveRuntime } from '../../src/runtime/live_runtime';
@@ -93,7 +93,7 @@ test('an upstream filter this build does not have, or a typed_config of another 
 
 test('the PROXY protocol upstream filter is a registered extension', () => {
   assert.ok(
-    EXTENSIONS.some(
+    registeredExtensions().some(
       (e) => e.category === 'proxy.filters.upstream_network' && e.name === 'proxy.filters.network.upstream.proxy_protocol' && e.typeDescriptor === 'envoy.config.core.v3.ProxyProtocolConfig',
     ),
   );

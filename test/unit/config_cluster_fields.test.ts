@@ -80,8 +80,25 @@ const ROWS: readonly Row[] = [
   {
     field: 'eds_cluster_config',
     v3: { type: 'EDS', load_assignment: undefined, eds_cluster_config: { eds_config: { path: '/etc/proxy/eds.yaml' }, service_name: 'svc' } },
-    expect: (c) => assert.deepEqual(c.edsClusterConfig, { edsConfig: { path: '/etc/proxy/eds.yaml' }, serviceName: 'svc' }),
-    refused: ['type', 'eds_cluster_config'],
+    expect: (c) =>
+      assert.deepEqual(c.edsClusterConfig, {
+        edsConfig: { kind: 'path', path: '/etc/proxy/eds.yaml', initialFetchTimeoutMs: 15000, resourceApiVersion: 'AUTO' },
+        serviceName: 'svc',
+      }),
+  },
+  {
+    field: 'eds_cluster_config without service_name',
+    v3: { type: 'EDS', load_assignment: undefined, eds_cluster_config: { eds_config: { path: '/etc/proxy/eds.yaml', initial_fetch_timeout: '2s' } } },
+    expect: (c) => {
+      assert.equal(c.edsClusterConfig?.serviceName, c.name);
+      assert.equal(c.edsClusterConfig?.edsConfig.initialFetchTimeoutMs, 2000);
+    },
+  },
+  {
+    field: 'eds_cluster_config from a management server',
+    v3: { type: 'EDS', load_assignment: undefined, eds_cluster_config: { eds_config: { ads: {} } } },
+    expect: (c) => assert.equal(c.edsClusterConfig?.edsConfig.kind, 'ads'),
+    refused: ['eds_cluster_config.eds_config.ads'],
   },
   { field: 'connect_timeout', v3: { connect_timeout: '0.25s' }, expect: (c) => assert.equal(c.connectTimeoutMs, 250) },
   { field: 'per_connection_buffer_limit_bytes', v3: { per_connection_buffer_limit_bytes: 32768 }, expect: (c) => assert.equal(c.perConnectionBufferLimitBytes, 32768) },
@@ -371,7 +388,6 @@ const ROWS: readonly Row[] = [
         ignoreNewHostsUntilFirstHc: true,
         useHostnameForHashing: true,
       }),
-    refused: ['common_lb_config.update_merge_window'],
   },
   {
     field: 'common_lb_config (locality weighted)',

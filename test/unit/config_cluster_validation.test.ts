@@ -92,6 +92,8 @@ const CASES: readonly (readonly [string, Json, string])[] = [
   ['STATIC with a hostname', { load_assignment: assignment('backend.internal') }, `${CLUSTER}.load_assignment.endpoints[0].lb_endpoints[0].endpoint.address.socket_address.address: malformed IP address: backend.internal`],
   ['STATIC without members', { load_assignment: undefined }, `${CLUSTER}.load_assignment: a STATIC cluster needs a load_assignment (or hosts)`],
   ['ORIGINAL_DST with members', { type: 'ORIGINAL_DST', lb_policy: 'CLUSTER_PROVIDED' }, `${CLUSTER}.load_assignment: ORIGINAL_DST clusters must have no load assignment or hosts configured`],
+  ['EDS without eds_cluster_config', { type: 'EDS', load_assignment: undefined }, `${CLUSTER}.eds_cluster_config: cannot create an EDS cluster without an EDS config`],
+  ['EDS with members', { type: 'EDS', eds_cluster_config: { eds_config: { path: '/etc/proxy/eds.yaml' } } }, `${CLUSTER}.load_assignment: an EDS cluster takes its endpoints from EDS: load_assignment (or hosts) would be ignored`],
   ['eds_cluster_config on a STRICT_DNS cluster', { type: 'STRICT_DNS', eds_cluster_config: { service_name: 's' } }, `${CLUSTER}.eds_cluster_config: eds_cluster_config set in a non-EDS cluster`],
   ['an unknown cluster_type', { cluster_type: { name: 'envoy.clusters.nope' } }, `${CLUSTER}.cluster_type.name: Didn't find a registered cluster factory implementation for name: 'envoy.clusters.nope'`],
   ['a negative idle_timeout', { common_http_protocol_options: { idle_timeout: '-1s' } }, `${CLUSTER}.common_http_protocol_options.idle_timeout: must not be negative, got -1s`],

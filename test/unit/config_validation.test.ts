@@ -28,12 +28,12 @@ test('socket addresses: an IP, or a hostname where DNS resolves it', () => {
 });
 
 test('a cluster is checked on its own, at the path it is given', () => {
-  const cluster = { name: 'c', type: 'EDS', lb_policy: 'MAGLEV', ring_hash_lb_config: {} };
+  const cluster = { name: 'c', type: 'EDS', eds_cluster_config: { eds_config: { path: 'eds.yaml' } }, lb_policy: 'MAGLEV', ring_hash_lb_config: {} };
   assert.throws(
     () => validateCluster(cluster, 'clusters[4]'),
     new FieldError('clusters[4].ring_hash_lb_config', 'requires lb_policy RING_HASH, but lb_policy is MAGLEV'),
   );
-  assert.doesNotThrow(() => validateCluster({ name: 'c', type: 'EDS' }, 'clusters[4]'));
+  assert.doesNotThrow(() => validateCluster({ name: 'c', type: 'EDS', eds_cluster_config: { eds_config: { path: 'eds.yaml' } } }, 'clusters[4]'));
   assert.doesNotThrow(() =>
     validateCluster({ name: 'c', type: 'STRICT_DNS', dns_failure_refresh_rate: { base_interval: '0.000500s' } }, 'x'),
   );

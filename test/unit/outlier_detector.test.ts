@@ -61,14 +61,16 @@ async function setup(hosts: number, overrides: Partial<OutlierDetection> = {}, r
   const clock = new ManualClock();
   const runtime = new LiveRuntime([]);
   const updates: MembershipUpdate[] = [];
-  const config = staticCluster(
+  const base = staticCluster(
     'c',
     Array.from({ length: hosts }, (_, i) => ({ port: 1000 + i })),
     { outlierDetection: outlierConfig(overrides) },
   );
+  // The detector's own timers only: ejections reach the workers unmerged.
+  const config = { ...base, commonLbConfig: { ...base.commonLbConfig, updateMergeWindowMs: 0 } };
   const clusters = new SupervisorClusterManager([config], {
     subscriptions: subscriptionFactory(store, silentLogger),
-    types: (await import('../../src/upstream/cluster_types')).CLUSTER_TYPES,
+    types: (await import('../../src/upstream/cluster_types')).clusterTypes(),
     hosts: store.hosts,
     stats: store,
     log: () => silentLogger,

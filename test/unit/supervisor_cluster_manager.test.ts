@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import type { ClusterConfig } from '../../src/config/model';
 import { createHeapStatsStore } from '../../src/stats/store';
 import type { ClusterDiscovery, ClusterType } from '../../src/upstream/cluster_discovery';
-import { CLUSTER_TYPES } from '../../src/upstream/cluster_types';
+import { clusterTypes } from '../../src/upstream/cluster_types';
 import { HealthFlag } from '../../src/upstream/health_flags';
 import type { DiscoveredHost, MembershipUpdate } from '../../src/upstream/membership';
 import { CLUSTER_INIT_TIMEOUT_MS, SupervisorClusterManager, UnknownClusterTypeError } from '../../src/upstream/supervisor_cluster_manager';
@@ -27,7 +27,7 @@ function scriptedType(): { type: ClusterType; emit: (hosts: DiscoveredHost[]) =>
   return { type: { name: 'STRICT_DNS', extensionName: 'test.scripted', create: () => discovery }, emit: (hosts) => onHosts(hosts), initialize };
 }
 
-function manager(configs: ClusterConfig[], types: ReadonlyMap<string, ClusterType> = CLUSTER_TYPES) {
+function manager(configs: ClusterConfig[], types: ReadonlyMap<string, ClusterType> = clusterTypes()) {
   const store = createHeapStatsStore();
   const updates: MembershipUpdate[] = [];
   const clock = new ManualClock();
@@ -129,8 +129,8 @@ test('health bits other than EDS survive a rediscovery of the same host', async 
 });
 
 test('a type the registry lacks is refused by cluster name', async () => {
-  const { clusters } = manager([staticCluster('odd', [], { type: 'EDS' })]);
-  await assert.rejects(clusters.initialize(), (e: Error) => e instanceof UnknownClusterTypeError && /cluster 'odd': discovery type EDS/.test(e.message));
+  const { clusters } = manager([staticCluster('odd', [], { type: 'ORIGINAL_DST' })]);
+  await assert.rejects(clusters.initialize(), (e: Error) => e instanceof UnknownClusterTypeError && /cluster 'odd': discovery type ORIGINAL_DST/.test(e.message));
 });
 
 test('initialization stops waiting after the timeout; the late first result then reaches the workers as an update', async () => {
@@ -147,5 +147,77 @@ test('initialization stops waiting after the timeout; the late first result then
   assert.deepEqual(clusters.snapshot('slow'), { cluster: 'slow', version: 0, hosts: [] });
   scripted.emit([discovered(80)]);
   assert.deepEqual([updates[0]!.baseVersion, updates[0]!.version, updates[0]!.added], [0, 1, ['10.0.0.1:80']]);
+  clusters.close();
+});
+
+/** A started manager of one scripted cluster with `windowMs` of update_merge_window, at version 1. */
+async function mergingManager(windowMs: number) {
+  const scripted = scriptedType();
+  const config = staticCluster('dns', [], { type: 'STRICT_DNS' });
+  const m = manager([{ ...config, commonLbConfig: { ...config.commonLbConfig, updateMergeWindowMs: windowMs } }], new Map([['STRICT_DNS', scripted.type]]));
+  const initializing = m.clusters.initialize();
+  scripted.emit([discovered(80), discovered(81)]);
+  scripted.initialize();
+  await initializing;
+  const counter = (name: string) => m.store.snapshot().get(`cluster_manager.${name}`) ?? 0;
+  return { ...m, scripted, counter };
+}
+
+test('update_merge_window: a first change goes at once; later weight, health and metadata changes are held and merged until the window ends', async () => {
+  const { clusters, updates, clock, scripted, counter } = await mergingManager(1000);
+  // The cluster's first update after a quiet window is never held.
+  scripted.emit([discovered(80, { weight: 2 }), discovered(81)]);
+  assert.equal(updates.length, 1);
+  assert.equal(counter('update_out_of_merge_window'), 1);
+  clock.advance(100);
+  scripted.emit([discovered(80, { weight: 3 }), discovered(81)]);
+  clock.advance(200);
+  scripted.emit([discovered(80, { weight: 3 }), discovered(81, { healthFlags: HealthFlag.FAILED_EDS_HEALTH, metadata: { 'proxy.lb': { v: 1 } } })]);
+  assert.equal(updates.length, 1, 'held');
+  // GET /clusters sees the change; the workers' view (what a restarted worker starts from) does not yet.
+  assert.equal(clusters.snapshot('dns')!.version, 4);
+  assert.equal(clusters.workerSnapshots()[0]!.version, 2);
+  clock.advance(799);
+  assert.equal(updates.length, 1);
+  clock.advance(1);
+  assert.equal(updates.length, 2, 'delivered when the window that started at the first held change ends');
+  const merged = updates[1]!;
+  assert.deepEqual([merged.baseVersion, merged.version, merged.added, merged.changed, merged.removed], [2, 4, [], ['10.0.0.1:80', '10.0.0.1:81'], []]);
+  assert.deepEqual(merged.hosts.map((h) => [h.weight, h.healthFlags, h.metadata]), [[3, 0, {}], [1, HealthFlag.FAILED_EDS_HEALTH, { 'proxy.lb': { v: 1 } }]]);
+  assert.equal(clusters.workerSnapshots()[0]!.version, 4);
+  assert.deepEqual([counter('cluster_updated'), counter('cluster_updated_via_merge'), counter('update_merge_cancelled')], [1, 1, 0]);
+  clusters.close();
+});
+
+test('update_merge_window: a host added or removed goes at once, carrying the held changes', async () => {
+  const { clusters, updates, clock, scripted, counter } = await mergingManager(1000);
+  scripted.emit([discovered(80, { weight: 2 }), discovered(81)]);
+  clock.advance(10);
+  scripted.emit([discovered(80, { weight: 2 }), discovered(81, { weight: 9 })]);
+  assert.equal(updates.length, 1);
+  scripted.emit([discovered(80, { weight: 2 }), discovered(82)]);
+  assert.equal(updates.length, 2);
+  const u = updates[1]!;
+  assert.deepEqual([u.baseVersion, u.version, u.added, u.changed, u.removed], [2, 4, ['10.0.0.1:82'], [], ['10.0.0.1:81']], 'a held change of a host since removed is dropped');
+  assert.equal(counter('update_merge_cancelled'), 1);
+  assert.equal(clock.pending, 0, 'the window timer is cancelled');
+  // A change right after a delivery is held again.
+  scripted.emit([discovered(80, { weight: 4 }), discovered(82)]);
+  assert.equal(updates.length, 2);
+  clock.advance(1000);
+  assert.equal(updates.length, 3);
+  assert.equal(updates[2]!.baseVersion, 4);
+  assert.deepEqual([counter('cluster_updated'), counter('cluster_updated_via_merge')], [2, 1]);
+  clusters.close();
+  assert.equal(clock.pending, 0);
+});
+
+test('update_merge_window 0 delivers every change at once', async () => {
+  const { clusters, updates, clock, scripted } = await mergingManager(0);
+  scripted.emit([discovered(80, { weight: 2 }), discovered(81)]);
+  scripted.emit([discovered(80, { weight: 3 }), discovered(81)]);
+  scripted.emit([discovered(80, { weight: 3, healthFlags: HealthFlag.DEGRADED_EDS_HEALTH }), discovered(81)]);
+  assert.deepEqual(updates.map((u) => [u.baseVersion, u.version]), [[1, 2], [2, 3], [3, 4]]);
+  assert.equal(clock.pending, 0);
   clusters.close();
 });

@@ -65,6 +65,9 @@ export function validateCluster(cluster: JsonObject, path: string): void {
   const loadAssignment = messageField(cluster, 'load_assignment');
   // A custom cluster type takes its members from its own typed_config.
   if (customType === undefined) validateMembers(type, loadAssignment, path);
+  if (customType === undefined && type === 'EDS' && cluster['eds_cluster_config'] === undefined) {
+    throw new FieldError(childPath(path, 'eds_cluster_config'), 'cannot create an EDS cluster without an EDS config');
+  }
   validateLbPolicy(cluster, path);
   validateRingSize(cluster, path);
   validateMaglevTableSize(cluster, path);
@@ -88,6 +91,9 @@ function validateMembers(type: string, loadAssignment: JsonObject | undefined, p
   const loadAssignmentPath = childPath(path, 'load_assignment');
   if (type === 'STATIC' && loadAssignment === undefined) {
     throw new FieldError(loadAssignmentPath, 'a STATIC cluster needs a load_assignment (or hosts)');
+  }
+  if (type === 'EDS' && loadAssignment !== undefined) {
+    throw new FieldError(loadAssignmentPath, 'an EDS cluster takes its endpoints from EDS: load_assignment (or hosts) would be ignored');
   }
   if (type === 'ORIGINAL_DST' && loadAssignment !== undefined) {
     throw new FieldError(loadAssignmentPath, 'ORIGINAL_DST clusters must have no load assignment or hosts configured');
@@ -217,7 +223,8 @@ function validateDnsRefreshRates(cluster: JsonObject, path: string): void {
   if (base === max) throw new FieldError(childPath(ratePath, 'base_interval'), 'must be less than max_interval');
 }
 
-function validateLoadAssignment(loadAssignment: JsonObject, path: string, hostRule: HostRule): void {
+/** A static load_assignment's rules, and an EDS ClusterLoadAssignment's (at path ''). */
+export function validateLoadAssignment(loadAssignment: JsonObject, path: string, hostRule: HostRule): void {
   messageList(loadAssignment, 'endpoints').forEach((locality, e) => {
     const localityPath = indexPath(childPath(path, 'endpoints'), e);
     messageList(locality, 'lb_endpoints').forEach((lbEndpoint, l) => {

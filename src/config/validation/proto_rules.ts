@@ -67,6 +67,15 @@ export function checkProtoRules(schema: ProtoSchema, bootstrap: JsonObject): voi
   errors.throwIfAny();
 }
 
+/**
+ * The rules of one message of `typeName` (a dynamic resource: a ClusterLoadAssignment, a
+ * Cluster), the paths starting at the message.
+ * @throws FieldError at the first broken rule
+ */
+export function checkMessageRules(schema: ProtoSchema, typeName: string, json: JsonObject): void {
+  new ProtoRuleChecker(schema).message(schema.root.lookupType(typeName), json, '');
+}
+
 class ProtoRuleChecker {
   private readonly fullNames = new Map<protobuf.ReflectionObject, string>();
 

@@ -1,0 +1,113 @@
+// EDS: the cluster's hosts are a ClusterLoadAssignment its config source delivers, each update
+// the whole assignment. It is checked as a static load_assignment is (the protos' rules, what
+// this build honors, the endpoint rules) before it replaces anything: a bad one is rejected
+// and the cluster keeps its hosts.
+
+import type { ClusterConfig } from '../config/model';
+import { checkLoadAssignmentCapabilities } from '../config/capabilities';
+import { clusterLoadAssignment } from '../config/model_builder';
+import { protoSchema } from '../config/schema';
+import { validateLoadAssignment } from '../config/validation/clusters';
+import { checkMessageRules } from '../config/validation/proto_rules';
+import type { ConfigSourceConfig } from '../config/xds/config_source';
+import { ENDPOINT_RESOURCE } from '../config/xds/resource_types';
+import { type DecodedResource, type Subscription, SubscriptionStats } from '../config/xds/subscription';
+import type { JsonObject } from '../config/json';
+import type { Counter } from '../stats/stats';
+import type { ClusterDiscovery, ClusterType, DiscoveryContext } from './cluster_discovery';
+import { type DiscoveredHost, discoveredHosts } from './membership';
+
+/** The rejection of an update that carries something other than this cluster's one assignment. */
+export class EdsResourceError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'EdsResourceError';
+  }
+}
+
+/**
+ * The hosts of one ClusterLoadAssignment resource.
+ * @throws FieldError at the first field (paths from the resource) a static load_assignment could not have either
+ */
+export function edsHosts(assignment: JsonObject): DiscoveredHost[] {
+  checkMessageRules(protoSchema(), ENDPOINT_RESOURCE.v3TypeName, assignment);
+  checkLoadAssignmentCapabilities(assignment);
+  validateLoadAssignment(assignment, '', 'ip');
+  return discoveredHosts(clusterLoadAssignment(assignment).endpoints);
+}
+
+class EdsDiscovery implements ClusterDiscovery {
+  readonly initialized: Promise<void>;
+  private settle: () => void = () => undefined;
+  private subscription: Subscription | null = null;
+  /** The last accepted hosts, as text: an update that repeats them rebuilds nothing. */
+  private current: string | null = null;
+  private readonly updateEmpty: Counter;
+  private readonly updateNoRebuild: Counter;
+
+  constructor(
+    private readonly serviceName: string,
+    private readonly source: ConfigSourceConfig,
+    private readonly context: DiscoveryContext,
+  ) {
+    this.initialized = new Promise((resolve) => (this.settle = resolve));
+    this.updateEmpty = context.stats.counter('update_empty');
+    this.updateNoRebuild = context.stats.counter('update_no_rebuild');
+  }
+
+  start(onHosts: (hosts: readonly DiscoveredHost[]) => void): void {
+    const stats = new SubscriptionStats(this.context.stats);
+    this.subscription = this.context.subscriptions.subscribe(
+      this.source,
+      ENDPOINT_RESOURCE,
+      {
+        onConfigUpdate: (resources) => this.onConfigUpdate(resources, onHosts),
+        // The cluster goes on with what it has (nothing, at first), as Envoy's EDS cluster does.
+        onConfigUpdateFailed: () => this.settle(),
+      },
+      stats,
+    );
+    this.subscription.start([this.serviceName]);
+  }
+
+  close(): void {
+    this.subscription?.close();
+    this.subscription = null;
+  }
+
+  private onConfigUpdate(resources: readonly DecodedResource[], onHosts: (hosts: readonly DiscoveredHost[]) => void): void {
+    // A state-of-the-world response without the assignment keeps the endpoints: xDS deletes
+    // only listeners and clusters by leaving them out.
+    if (resources.length === 0) {
+      this.context.log.debug(`missing ClusterLoadAssignment for ${this.serviceName} in an EDS update`);
+      this.updateEmpty.inc();
+      this.settle();
+      return;
+    }
+    // A file holds every assignment of its type; ours is the one named for the cluster.
+    const ours = resources.filter((r) => r.name === this.serviceName);
+    if (ours.length === 0) {
+      throw new EdsResourceError(`Unexpected EDS cluster (expecting ${this.serviceName}): ${resources.map((r) => r.name).join(', ')}`);
+    }
+    if (ours.length > 1) throw new EdsResourceError(`Unexpected EDS resource length: ${ours.length} resources named ${this.serviceName}`);
+    const hosts = edsHosts(ours[0]!.resource);
+    const text = JSON.stringify(hosts);
+    if (text === this.current) {
+      this.updateNoRebuild.inc();
+    } else {
+      this.current = text;
+      onHosts(hosts);
+    }
+    this.settle();
+  }
+}
+
+export const EDS_CLUSTER: ClusterType = {
+  name: 'EDS',
+  extensionName: 'proxy.cluster.eds',
+  create: (config: ClusterConfig, context) => {
+    // Validation refuses an EDS cluster without eds_cluster_config.
+    const eds = config.edsClusterConfig!;
+    return new EdsDiscovery(eds.serviceName, eds.edsConfig, context);
+  },
+};

@@ -1,0 +1,235 @@
+// EDS served by a real proxy with two workers: endpoints appear, change (weight, health) and
+// disappear in GET /clusters and in the traffic of both workers, with no restart; a bad update is
+// counted and the hosts it would have replaced keep serving. The config source is a parameter:
+// files here; a management server speaks the same DiscoveryResponses.
+
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as http from 'node:http';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { request, type RunningProxy, startProxy, waitFor } from '../helpers/proxy_process';
+import { socketOwner } from '../helpers/socket_owner';
+
+const TIMEOUT = { timeout: 120_000 };
+const CLA = 'type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment';
+
+/** Where the proxy's EDS updates come from: its eds_config, and how the test publishes a response. */
+interface EdsSource {
+  readonly edsConfig: Record<string, unknown>;
+  publish(version: string, resources: readonly unknown[]): void;
+  /** Publishes bytes that are no DiscoveryResponse. */
+  publishMalformed(): void;
+  close(): void;
+}
+
+/** A file replaced by an atomic rename for each update. */
+function fileSource(): EdsSource {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'proxy-eds-it-'));
+  const file = path.join(dir, 'eds.json');
+  const write = (text: string) => {
+    fs.writeFileSync(`${file}.tmp`, text);
+    fs.renameSync(`${file}.tmp`, file);
+  };
+  return {
+    edsConfig: { path: file, resource_api_version: 'V3' },
+    publish: (version, resources) => write(JSON.stringify({ version_info: version, resources })),
+    publishMalformed: () => write('{"version_info": "broken", "resources": ['),
+    close: () => fs.rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+/** An upstream that answers its name and records which proxy worker sent each request. */
+interface Upstream {
+  readonly name: string;
+  readonly port: number;
+  readonly server: http.Server;
+  readonly seen: (number | undefined)[];
+}
+
+async function upstream(name: string, workers: () => number[]): Promise<Upstream> {
+  const seen: (number | undefined)[] = [];
+  const server = http.createServer((req, res) => {
+    seen.push(socketOwner(req.socket.remotePort!, workers()));
+    res.end(name);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { name, port: (server.address() as net.AddressInfo).port, server, seen };
+}
+
+function lbEndpoint(u: Upstream, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { endpoint: { address: { socket_address: { address: '127.0.0.1', port_value: u.port } } }, ...extra };
+}
+
+function assignment(localities: readonly Record<string, unknown>[]): Record<string, unknown> {
+  return { '@type': CLA, cluster_name: 'svc', endpoints: localities };
+}
+
+function bootstrap(edsConfig: Record<string, unknown>): Record<string, unknown> {
+  return {
+    static_resources: {
+      listeners: [
+        {
+          name: 'in',
+          address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
+          filter_chains: [
+            {
+              filters: [
+                {
+                  name: 'envoy.filters.network.http_connection_manager',
+                  typed_config: {
+                    '@type': 'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
+                    stat_prefix: 'in',
+                    route_config: { virtual_hosts: [{ name: 'all', domains: ['*'], routes: [{ match: { prefix: '/' }, route: { cluster: 'backend' } }] }] },
+                    http_filters: [{ name: 'envoy.filters.http.router' }],
+                  },
+                },
+              ],
+            },
+          ],
+        },
+      ],
+      clusters: [
+        {
+          name: 'backend',
+          type: 'EDS',
+          connect_timeout: '1s',
+          eds_cluster_config: { eds_config: edsConfig, service_name: 'svc' },
+          common_lb_config: { update_merge_window: '0.2s' },
+        },
+      ],
+    },
+  };
+}
+
+/** `n` requests, each on its own connection (so that both workers take some). */
+async function requests(port: number, n: number): Promise<string[]> {
+  const bodies: string[] = [];
+  for (let i = 0; i < n; i++) bodies.push((await request(`http://127.0.0.1:${port}/`, { headers: { connection: 'close' } })).body);
+  return bodies;
+}
+
+/** Sends requests until every one of `workers` has reached `target`. */
+async function untilEveryWorkerReaches(port: number, target: Upstream, workers: readonly number[], what: string): Promise<void> {
+  await waitFor(what, async () => {
+    await requests(port, 4);
+    return workers.every((w) => target.seen.includes(w)) ? true : undefined;
+  }, 30_000);
+}
+
+/** The host lines of GET /clusters for `field`, by upstream name. */
+async function hostField(proxy: RunningProxy, upstreams: readonly Upstream[], field: string): Promise<Record<string, string>> {
+  const body = (await proxy.admin('/clusters')).body;
+  const out: Record<string, string> = {};
+  for (const u of upstreams) {
+    const match = new RegExp(`^backend::127\\.0\\.0\\.1:${u.port}::${field}::(.*)$`, 'm').exec(body);
+    if (match) out[u.name] = match[1]!;
+  }
+  return out;
+}
+
+function edsSuite(sourceName: string, makeSource: () => EdsSource): void {
+  describe(`EDS from ${sourceName} with two workers`, TIMEOUT, () => {
+    let source: EdsSource;
+    let proxy: RunningProxy;
+    let a: Upstream;
+    let b: Upstream;
+    let c: Upstream;
+    let listener: number;
+    let workers: number[] = [];
+
+    before(async () => {
+      source = makeSource();
+      [a, b, c] = await Promise.all(['a', 'b', 'c'].map((name) => upstream(name, () => workers)));
+      source.publish('1', [assignment([{ lb_endpoints: [lbEndpoint(a)] }])]);
+      proxy = await startProxy(bootstrap(source.edsConfig), ['--concurrency', '2']);
+      workers = proxy.groupPids().filter((p) => p !== proxy.pid);
+      assert.equal(workers.length, 2);
+      listener = await proxy.listenerPort('in');
+    });
+
+    after(async () => {
+      await proxy?.cleanup();
+      for (const u of [a, b, c]) u?.server.close();
+      source?.close();
+    });
+
+    test('the first assignment is the membership at LIVE, in /clusters and in both workers', async () => {
+      assert.deepEqual(Object.keys(await hostField(proxy, [a, b, c], 'health_flags')), ['a']);
+      await untilEveryWorkerReaches(listener, a, workers, 'both workers to reach a');
+      assert.equal(await proxy.stat('cluster.backend.update_success'), 1);
+      assert.equal(await proxy.stat('cluster.backend.membership_total'), 1);
+    });
+
+    test('a new set replaces the old in both workers; weights and localities show in /clusters', async () => {
+      source.publish('2', [
+        assignment([
+          { locality: { zone: 'z1' }, lb_endpoints: [lbEndpoint(b, { load_balancing_weight: 5 })] },
+          { locality: { zone: 'z2' }, lb_endpoints: [lbEndpoint(c)] },
+        ]),
+      ]);
+      await waitFor('/clusters to show b and c only', async () => {
+        const hosts = Object.keys(await hostField(proxy, [a, b, c], 'health_flags'));
+        return hosts.join() === 'b,c' ? true : undefined;
+      });
+      assert.deepEqual(await hostField(proxy, [b, c], 'weight'), { b: '5', c: '1' });
+      assert.deepEqual(await hostField(proxy, [b, c], 'zone'), { b: 'z1', c: 'z2' });
+      await untilEveryWorkerReaches(listener, b, workers, 'both workers to reach b');
+      await untilEveryWorkerReaches(listener, c, workers, 'both workers to reach c');
+      const before = a.seen.length;
+      assert.ok((await requests(listener, 10)).every((body) => body === 'b' || body === 'c'));
+      assert.equal(a.seen.length, before, 'no request reached the endpoint EDS removed');
+    });
+
+    test('EDS health: UNHEALTHY is /failed_eds_health and takes no traffic; DEGRADED is /degraded_eds_health', async () => {
+      source.publish('3', [
+        assignment([
+          { locality: { zone: 'z1' }, lb_endpoints: [lbEndpoint(b, { load_balancing_weight: 5, health_status: 'UNHEALTHY' })] },
+          { locality: { zone: 'z2' }, lb_endpoints: [lbEndpoint(c, { health_status: 'HEALTHY' })] },
+        ]),
+      ]);
+      await waitFor('/failed_eds_health on b', async () => ((await hostField(proxy, [b], 'health_flags')).b === '/failed_eds_health' ? true : undefined));
+      assert.equal((await hostField(proxy, [c], 'health_flags')).c, 'healthy');
+      // The workers get the change when the merge window ends; then b takes nothing from either.
+      await waitFor('both workers to leave b', async () => {
+        const before = b.seen.length;
+        await requests(listener, 8);
+        return b.seen.length === before ? true : undefined;
+      }, 30_000);
+      await untilEveryWorkerReaches(listener, c, workers, 'both workers to reach c');
+
+      source.publish('4', [assignment([{ lb_endpoints: [lbEndpoint(b, { health_status: 'DEGRADED' }), lbEndpoint(c)] }])]);
+      await waitFor('/degraded_eds_health on b', async () => ((await hostField(proxy, [b], 'health_flags')).b === '/degraded_eds_health' ? true : undefined));
+      assert.equal(await proxy.stat('cluster.backend.membership_degraded'), 1);
+      assert.equal(await proxy.stat('cluster.backend.membership_healthy'), 1);
+    });
+
+    test('a malformed or invalid update is counted and rejected; the hosts it would replace keep serving', async () => {
+      source.publish('5', [assignment([{ lb_endpoints: [lbEndpoint(b), lbEndpoint(c)] }])]);
+      await waitFor('b healthy again', async () => ((await hostField(proxy, [b], 'health_flags')).b === 'healthy' ? true : undefined));
+      source.publishMalformed();
+      await waitFor('the failure to be counted', async () => ((await proxy.stat('cluster.backend.update_failure')) === 1 ? true : undefined));
+      source.publish('6', [assignment([{ lb_endpoints: [lbEndpoint(a, { load_balancing_weight: 129 })] }])]);
+      await waitFor('the rejection to be counted', async () => ((await proxy.stat('cluster.backend.update_rejected')) === 1 ? true : undefined));
+      assert.deepEqual(Object.keys(await hostField(proxy, [a, b, c], 'health_flags')), ['b', 'c']);
+      const before = a.seen.length;
+      assert.ok((await requests(listener, 6)).every((body) => body === 'b' || body === 'c'));
+      assert.equal(a.seen.length, before);
+    });
+
+    test('an assignment without endpoints empties the cluster in both workers', async () => {
+      source.publish('7', [assignment([])]);
+      await waitFor('/clusters to show no host', async () => (Object.keys(await hostField(proxy, [a, b, c], 'health_flags')).length === 0 ? true : undefined));
+      await waitFor('both workers to answer 503', async () => {
+        const statuses = [];
+        for (let i = 0; i < 6; i++) statuses.push((await request(`http://127.0.0.1:${listener}/`, { headers: { connection: 'close' } })).status);
+        return statuses.every((s) => s === 503) ? true : undefined;
+      });
+      assert.equal(await proxy.stat('cluster.backend.membership_total'), 0);
+    });
+  });
+}
+
+edsSuite('a file', fileSource);
