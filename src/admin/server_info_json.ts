@@ -91,15 +91,7 @@ function node(n: NodeInfo, build: BuildInfo, disabledEntries: readonly string[])
     // An unset message is not printed, even with always_print_primitive_fields.
     ...(locality !== null ? { locality: { region: locality.region, zone: locality.zone, sub_zone: locality.subZone } } : {}),
     user_agent_name: 'proxy',
-    user_agent_build_version: {
-      version: semanticVersion(build.version),
-      metadata: {
-        'build.type': build.buildMode,
-        'ssl.version': tlsLibrary(),
-        'revision.sha': build.revision,
-        'revision.status': build.treeStatus,
-      },
-    },
+    user_agent_build_version: userAgentBuildVersion(build),
     extensions: registeredExtensions().map((e) => ({
       name: e.name,
       category: e.category,
@@ -109,6 +101,19 @@ function node(n: NodeInfo, build: BuildInfo, disabledEntries: readonly string[])
     hidden_proxy_deprecated_build_version: versionString(build),
     client_features: [],
     listening_addresses: [],
+  };
+}
+
+/** core.v3.BuildVersion of this binary: what the node tells admin readers and management servers. */
+export function userAgentBuildVersion(build: BuildInfo): { [key: string]: Json } {
+  return {
+    version: semanticVersion(build.version),
+    metadata: {
+      'build.type': build.buildMode,
+      'ssl.version': tlsLibrary(),
+      'revision.sha': build.revision,
+      'revision.status': build.treeStatus,
+    },
   };
 }
 

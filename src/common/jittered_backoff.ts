@@ -19,4 +19,9 @@ export class JitteredBackOff {
     if (range <= this.maxMs) this.attempt++;
     return Math.min(this.random() % range, this.maxMs);
   }
+
+  /** Back to the first delay's range, after a success. */
+  reset(): void {
+    this.attempt = 1;
+  }
 }

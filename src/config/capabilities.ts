@@ -33,8 +33,26 @@ const list = (shape: Shape | 'leaf') => ({ list: shape });
 const refused = (reason: string): Refused => ({ refused: reason });
 const anyContent: Shape = { fields: {} };
 
-// core.v3.ConfigSource: files for now; api_config_source and ads come with the gRPC and REST transports.
-const CONFIG_SOURCE: Shape = { fields: { path: leaf, initial_fetch_timeout: leaf, resource_api_version: leaf } };
+// core.v3.ApiConfigSource as the xDS client runs it (src/config/xds): state-of-the-world gRPC
+// and REST polling. Refused: DELTA_GRPC, rate_limit_settings, gRPC credentials, timeouts and
+// initial metadata, more than the target of a google_grpc service.
+const API_CONFIG_SOURCE: Shape = {
+  fields: {
+    api_type: leaf,
+    transport_api_version: leaf,
+    grpc_services: list({ fields: { envoy_grpc: { fields: { cluster_name: leaf } }, google_grpc: { fields: { target_uri: leaf, stat_prefix: leaf } } } }),
+    cluster_names: leaf,
+    refresh_delay: leaf,
+    request_timeout: leaf,
+    set_node_on_first_message_only: leaf,
+  },
+  values: { api_type: ['GRPC', 'REST'] },
+};
+
+// core.v3.ConfigSource: a file, a management server (api_config_source) or the ADS stream.
+const CONFIG_SOURCE: Shape = {
+  fields: { path: leaf, initial_fetch_timeout: leaf, resource_api_version: leaf, api_config_source: API_CONFIG_SOURCE, ads: { fields: {} } },
+};
 
 const SOCKET_ADDRESS: Shape = { fields: { socket_address: { fields: { address: leaf, port_value: leaf } } } };
 const LOCALITY: Shape = { fields: { region: leaf, zone: leaf, sub_zone: leaf } };
@@ -494,6 +512,7 @@ const BOOTSTRAP: Shape = {
     admin: { fields: { access_log_path: leaf, profile_path: leaf, address: SOCKET_ADDRESS } },
     static_resources: { fields: { listeners: list(LISTENER), clusters: list(CLUSTER) } },
     cluster_manager: { fields: { local_cluster_name: leaf } },
+    dynamic_resources: { fields: { ads_config: API_CONFIG_SOURCE } },
     stats_flush_interval: leaf,
     stats_config: STATS_CONFIG,
     // rtds_layer is refused: runtime discovery (RTDS) is not implemented yet.

@@ -6,7 +6,7 @@
 // `proxy.`), defaults are filled in. `source` keeps the v3 JSON form for /config_dump.
 
 import type { MetadataMatchCriteria } from '../upstream/lb/metadata_match';
-import type { ConfigSourceConfig } from './xds/config_source';
+import type { ApiConfigSource, ConfigSourceConfig } from './xds/config_source';
 
 export interface SocketAddress {
   readonly address: string;
@@ -47,6 +47,8 @@ export interface Bootstrap {
   readonly statsConfig: StatsConfig;
   /** layered_runtime's layers in stacking order (Envoy's defaults when the bootstrap has none). */
   readonly runtimeLayers: readonly RuntimeLayerConfig[];
+  /** dynamic_resources: where discovered configuration comes from. */
+  readonly dynamicResources: DynamicResourcesConfig;
   /**
    * The server's local address (first non-loopback address of --local-address-ip-version's
    * family, else loopback), set at start-up: Envoy appends it to x-forwarded-for when the
@@ -55,6 +57,13 @@ export interface Bootstrap {
   readonly localAddress?: string;
   /** The whole bootstrap as v3 JSON (snake_case), for /config_dump. */
   readonly source: unknown;
+}
+
+/** Bootstrap.dynamic_resources; each null when unset. */
+export interface DynamicResourcesConfig {
+  /** The management server an `ads` config source streams from. */
+  readonly adsConfig: ApiConfigSource | null;
+  readonly cdsConfig: ConfigSourceConfig | null;
 }
 
 // ---- listeners ---------------------------------------------------------------------------

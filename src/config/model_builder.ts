@@ -18,6 +18,7 @@ import {
 import { stringMatch } from './string_match_model';
 import { downstreamTransportSocket, upstreamTransportSocket } from './tls_context_model';
 import { filterChainMatch, listenerFilters } from './filter_chain_match_model';
+import { apiConfigSourceOf, configSourceOf } from './xds/config_source';
 import type {
   AdminConfig,
   Bootstrap,
@@ -30,6 +31,7 @@ import type {
   CommonLbConfig,
   DiscoveryType,
   DnsLookupFamily,
+  DynamicResourcesConfig,
   EndpointHealthStatus,
   FilterChainConfig,
   HeaderMatch,
@@ -77,7 +79,6 @@ import { canonicalExtensionName, CONFIG_TYPES, HEALTH_CHECK, PREVIOUS_HOSTS, PRO
 import { parseRetryOn } from '../filters/http/retry_on';
 import { flattenStaticLayer } from '../runtime/static_layer';
 import { LB_METADATA_NAMESPACE, metadataMatchCriteria, type MetadataMatchCriteria } from '../upstream/lb/metadata_match';
-import { configSourceOf } from './xds/config_source';
 
 /** Envoy 1.16's outlier detection defaults of the UInt32Value fields, by field name. */
 const OUTLIER_DEFAULTS = {
@@ -158,8 +159,15 @@ export function buildBootstrapModel(bootstrap: JsonObject): Bootstrap {
     statsFlushIntervalMs: millis(bootstrap, 'stats_flush_interval', DEFAULTS.statsFlushIntervalMs),
     statsConfig: statsConfig(messageField(bootstrap, 'stats_config') ?? {}),
     runtimeLayers: runtimeLayers(messageField(bootstrap, 'layered_runtime')),
+    dynamicResources: dynamicResources(messageField(bootstrap, 'dynamic_resources') ?? {}),
     source: bootstrap,
   });
+}
+
+function dynamicResources(config: JsonObject): DynamicResourcesConfig {
+  const ads = messageField(config, 'ads_config');
+  const cds = messageField(config, 'cds_config');
+  return { adsConfig: ads === undefined ? null : apiConfigSourceOf(ads), cdsConfig: cds === undefined ? null : configSourceOf(cds) };
 }
 
 function admin(config: JsonObject | undefined): AdminConfig | null {

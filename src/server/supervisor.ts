@@ -44,6 +44,7 @@ import type { Clock } from '../common/clock';
 import { reclaimColumns, zeroColumnGauges } from '../stats/column_reclaim';
 import { StatKind } from '../stats/region_layout';
 import { SharedStatsStore } from '../stats/store';
+import { mathRandom } from '../upstream/lb/load_balancer';
 import { clusterTypes } from '../upstream/cluster_types';
 import { HEALTH_SOURCES } from '../upstream/health_sources';
 import { SupervisorClusterManager } from '../upstream/supervisor_cluster_manager';
@@ -56,6 +57,7 @@ import { PrometheusFormatter } from '../stats/prometheus';
 import { TagExtractor } from '../stats/tag_extractor';
 import type { Options } from '../cli/options';
 import { BuildInfo, versionGaugeValue } from './build_info';
+import { xdsNode } from './xds_node';
 import { WORKER_RESTART_BACKOFF } from './backoff';
 import { ServerStats, serverStats } from './server_stats';
 import { SERVER_STATE_GAUGE, ServerInfoSource, ServerState } from './server_state';
@@ -113,6 +115,8 @@ export class Supervisor implements ServerInfoSource {
   private handle: RegionHandle | null = null;
   private store: SharedStatsStore | null = null;
   private clusters: SupervisorClusterManager | null = null;
+  /** The xDS transports; the ADS stream lives here. */
+  private subscriptions: SubscriptionFactory | null = null;
   /** The circuit breakers' gauges and limits, over every worker's counts. */
   private circuitBreakers: CircuitBreakerStats | null = null;
   private stats: ServerStats | null = null;
@@ -417,6 +421,7 @@ export class Supervisor implements ServerInfoSource {
         handle.region.retireColumn(col);
       }
       this.clusters?.close();
+      this.subscriptions?.close();
       if (handle.privateRegion) handle.region.unlink();
     }
     this.log.info('exiting');
@@ -453,7 +458,20 @@ export class Supervisor implements ServerInfoSource {
     const log = this.deps.log('config');
     const policy = unknownDynamicFieldsPolicy(options.rejectUnknownDynamicFields, options.ignoreUnknownDynamicFields);
     const schema = protoSchema();
-    return new SubscriptionFactory({ schema, decoder: new ResourceDecoder(schema, policy, this.stats!.dynamicUnknownFields, log), log });
+    const { bootstrap, build, clock } = this.deps;
+    this.subscriptions = new SubscriptionFactory({
+      schema,
+      decoder: new ResourceDecoder(schema, policy, this.stats!.dynamicUnknownFields, log),
+      log,
+      clock,
+      random: mathRandom,
+      stats: this.store!,
+      node: xdsNode(bootstrap, build),
+      adsConfig: bootstrap.dynamicResources.adsConfig,
+      // Validation has made sure the cluster is a static one of the bootstrap.
+      clusterAddresses: (name) => this.clusters?.snapshot(name)?.hosts.map((host) => host.address) ?? [],
+    });
+    return this.subscriptions;
   }
 
   private async bindListener(address: string, port: number, mayBeHeld: boolean): Promise<addon.TcpListenSocket> {

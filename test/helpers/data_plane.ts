@@ -215,6 +215,7 @@ export async function startDataPlane(
     listeners,
     clusters,
     localClusterName: null,
+    dynamicResources: { adsConfig: null, cdsConfig: null },
     statsFlushIntervalMs: 5000,
     localAddress: options.localAddress,
     statsConfig: { statsTags: [], useAllDefaultTags: true, histogramBucketSettings: [] },

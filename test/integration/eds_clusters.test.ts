@@ -1,7 +1,7 @@
 // EDS served by a real proxy with two workers: endpoints appear, change (weight, health) and
 // disappear in GET /clusters and in the traffic of both workers, with no restart; a bad update is
 // counted and the hosts it would have replaced keep serving. The config source is a parameter:
-// files here; a management server speaks the same DiscoveryResponses.
+// files, then a gRPC management server (NACK, dropped stream, resubscription).
 
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
@@ -12,6 +12,8 @@ import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { request, type RunningProxy, startProxy, waitFor } from '../helpers/proxy_process';
 import { socketOwner } from '../helpers/socket_owner';
+import { XdsServer } from '../helpers/xds_server';
+import type { JsonObject } from '../../src/config/json';
 
 const TIMEOUT = { timeout: 120_000 };
 const CLA = 'type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment';
@@ -233,3 +235,57 @@ function edsSuite(sourceName: string, makeSource: () => EdsSource): void {
 }
 
 edsSuite('a file', fileSource);
+
+describe('EDS from a gRPC management server with two workers', TIMEOUT, () => {
+  test('updates arrive with no restart; a NACK names the field and keeps the hosts; a dropped stream comes back, resubscribes at its version, and traffic never stops', async (t) => {
+    const xds = await XdsServer.start();
+    t.after(() => xds.close());
+    let workers: number[] = [];
+    const [a, b] = await Promise.all(['a', 'b'].map((name) => upstream(name, () => workers)));
+    t.after(() => {
+      for (const u of [a, b]) u!.server.close();
+    });
+    xds.setResources(CLA, '1', [assignment([{ lb_endpoints: [lbEndpoint(a!)] }]) as JsonObject]);
+    const config = bootstrap({
+      resource_api_version: 'V3',
+      api_config_source: { api_type: 'GRPC', transport_api_version: 'V3', grpc_services: [{ envoy_grpc: { cluster_name: 'xds' } }] },
+    }) as { static_resources: { clusters: Record<string, unknown>[] } };
+    config.static_resources.clusters.push({
+      name: 'xds',
+      type: 'STATIC',
+      connect_timeout: '1s',
+      http2_protocol_options: {},
+      load_assignment: { cluster_name: 'xds', endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: '127.0.0.1', port_value: xds.port } } } }] }] },
+    });
+    const proxy = await startProxy(config, ['--concurrency', '2']);
+    t.after(() => proxy.cleanup());
+    workers = proxy.groupPids().filter((p) => p !== proxy.pid);
+    const listener = await proxy.listenerPort('in');
+    assert.deepEqual(Object.keys(await hostField(proxy, [a!, b!], 'health_flags')), ['a']);
+    assert.equal(await proxy.stat('control_plane.connected_state'), 1);
+
+    xds.setResources(CLA, '2', [assignment([{ lb_endpoints: [lbEndpoint(b!)] }]) as JsonObject]);
+    await waitFor('/clusters to show b only', async () => ((Object.keys(await hostField(proxy, [a!, b!], 'health_flags')).join() === 'b') ? true : undefined));
+    await untilEveryWorkerReaches(listener, b!, workers, 'both workers to reach b');
+
+    // An invalid weight: NACKed at the last good version, with the field path; b keeps serving.
+    xds.setResources(CLA, '3', [assignment([{ lb_endpoints: [lbEndpoint(a!, { load_balancing_weight: 129 })] }]) as JsonObject]);
+    const nack = await waitFor('the NACK', () => xds.requests.find((r) => r.error_detail !== null));
+    assert.equal(nack.version_info, '2');
+    assert.match(nack.error_detail!.message, /load_balancing_weight/);
+    assert.equal(await proxy.stat('cluster.backend.update_rejected'), 1);
+    assert.deepEqual(new Set(await requests(listener, 6)), new Set(['b']));
+
+    // The stream drops: the proxy keeps serving b and comes back asking for what it has.
+    const streamsBefore = Math.max(...xds.requests.map((r) => r.stream));
+    xds.dropStreams();
+    const resubscribed = await waitFor('a new stream', () => xds.requests.find((r) => r.stream > streamsBefore));
+    assert.equal(resubscribed.version_info, '2');
+    assert.deepEqual(new Set(await requests(listener, 6)), new Set(['b']));
+    await waitFor('connected again', async () => ((await proxy.stat('control_plane.connected_state')) === 1 ? true : undefined));
+
+    xds.setResources(CLA, '4', [assignment([{ lb_endpoints: [lbEndpoint(a!)] }]) as JsonObject]);
+    await untilEveryWorkerReaches(listener, a!, workers, 'both workers to reach a again');
+    assert.ok((await proxy.stat('cluster.backend.update_success'))! >= 3);
+  });
+});

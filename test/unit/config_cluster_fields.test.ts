@@ -96,9 +96,12 @@ const ROWS: readonly Row[] = [
   },
   {
     field: 'eds_cluster_config from a management server',
-    v3: { type: 'EDS', load_assignment: undefined, eds_cluster_config: { eds_config: { ads: {} } } },
-    expect: (c) => assert.equal(c.edsClusterConfig?.edsConfig.kind, 'ads'),
-    refused: ['eds_cluster_config.eds_config.ads'],
+    v3: {
+      type: 'EDS',
+      load_assignment: undefined,
+      eds_cluster_config: { eds_config: { api_config_source: { api_type: 'GRPC', grpc_services: [{ google_grpc: { target_uri: '127.0.0.1:5678', stat_prefix: 'xds' } }] } } },
+    },
+    expect: (c) => assert.equal(c.edsClusterConfig?.edsConfig.kind, 'api'),
   },
   { field: 'connect_timeout', v3: { connect_timeout: '0.25s' }, expect: (c) => assert.equal(c.connectTimeoutMs, 250) },
   { field: 'per_connection_buffer_limit_bytes', v3: { per_connection_buffer_limit_bytes: 32768 }, expect: (c) => assert.equal(c.perConnectionBufferLimitBytes, 32768) },

@@ -21,6 +21,7 @@ function bootstrapOf(listeners: ListenerConfig[]): Bootstrap {
     listeners,
     clusters: [staticCluster('backend', [{ port: 9 }])],
     localClusterName: null,
+    dynamicResources: { adsConfig: null, cdsConfig: null },
     statsFlushIntervalMs: 5000,
     localAddress: undefined,
     statsConfig: { statsTags: [], useAllDefaultTags: true, histogramBucketSettings: [] },

@@ -8,6 +8,7 @@ import { FieldErrorCollector } from '../errors';
 import { JsonObject, messageField, messageList, stringField } from '../json';
 import { validateAdmin } from './admin';
 import { validateClusterManager } from './cluster_manager';
+import { configSourceContext, validateDynamicResources } from './config_sources';
 import { validateClusters } from './clusters';
 import { validateLayeredRuntime } from './layered_runtime';
 import { validateListeners } from './listeners';
@@ -23,6 +24,7 @@ export function validateBootstrap(bootstrap: JsonObject): void {
   const resources = messageField(bootstrap, 'static_resources') ?? {};
   const clusterNames = new Set(messageList(resources, 'clusters').map((cluster) => stringField(cluster, 'name')));
   errors.run(() => validateClusterManager(bootstrap, clusterNames));
+  errors.run(() => validateDynamicResources(bootstrap, configSourceContext(bootstrap)));
   validateListeners(bootstrap, clusterNames, errors);
   errors.throwIfAny();
 }

@@ -3,6 +3,7 @@
 // of the spec (type / cluster_type, the lb configs, zone aware / locality weighted) are enforced
 // by decoding, which rejects two members of a proto oneof.
 
+import { configSourceContext, validateConfigSource } from './config_sources';
 import { FieldError, FieldErrorCollector } from '../errors';
 import { childPath, indexPath } from '../field_path';
 import { boolField, durationMs, enumField, JsonObject, messageField, messageList, numberField, stringField, stringList } from '../json';
@@ -32,6 +33,7 @@ const MAX_ENDPOINT_WEIGHT = 128;
 export function validateClusters(bootstrap: JsonObject, errors: FieldErrorCollector): void {
   const names = new Set<string>();
   const resources = messageField(bootstrap, 'static_resources') ?? {};
+  const sources = configSourceContext(bootstrap);
   messageList(resources, 'clusters').forEach((cluster, i) =>
     errors.run(() => {
       const path = indexPath('static_resources.clusters', i);
@@ -40,6 +42,8 @@ export function validateClusters(bootstrap: JsonObject, errors: FieldErrorCollec
       if (names.has(name)) throw new FieldError(childPath(path, 'name'), `cluster manager: duplicate cluster '${name}'`);
       names.add(name);
       validateCluster(cluster, path);
+      const edsConfig = messageField(messageField(cluster, 'eds_cluster_config') ?? {}, 'eds_config');
+      if (edsConfig !== undefined) validateConfigSource(edsConfig, childPath(childPath(path, 'eds_cluster_config'), 'eds_config'), sources);
     }),
   );
 }

@@ -1,19 +1,41 @@
 // Makes the subscription a config source asks for. One per supervisor: the transports it opens
-// (files now; management server streams, shared by every subscription of an ADS source) live
-// as long as the server.
+// (files; gRPC streams to management servers, one per subscription or, for ADS, one shared by
+// every subscription of an `ads` source; REST polling) live as long as their subscriptions.
 
+import type { Clock } from '../../common/clock';
 import type { Logger } from '../../log/logger_api';
+import type { Scope } from '../../stats/stats';
+import type { RandomSource } from '../../upstream/lb/load_balancer';
+import type { JsonObject } from '../json';
 import type { ProtoSchema } from '../schema';
-import type { ConfigSourceConfig } from './config_source';
+import { type ApiConfigSource, type ConfigSourceConfig, effectiveApiVersion } from './config_source';
+import { ControlPlaneStats } from './control_plane_stats';
+import { adsMethodPath, DiscoveryWire, restPath, streamMethodPath } from './discovery_wire';
+import { type ClusterAddresses, GrpcChannel } from './grpc_channel';
+import { GrpcMux, type GrpcMuxDeps } from './grpc_mux';
+import { GrpcSubscription } from './grpc_subscription';
 import { PathSubscription } from './path_subscription';
 import type { ResourceDecoder, UnknownDynamicFields } from './resource_decoder';
-import type { ResourceType } from './resource_types';
+import { resourceTypeUrl, type ResourceType } from './resource_types';
+import { RestSubscription } from './rest_subscription';
 import type { Subscription, SubscriptionCallbacks, SubscriptionStats } from './subscription';
 
 export interface SubscriptionFactoryDeps {
   readonly schema: ProtoSchema;
   readonly decoder: ResourceDecoder;
   readonly log: Logger;
+  /** Times reconnects, polls and initial fetch timeouts. */
+  readonly clock: Clock;
+  /** Jitters reconnects and polls. */
+  readonly random: RandomSource;
+  /** The server's root scope: control_plane.* lives there. */
+  readonly stats: Scope;
+  /** The bootstrap's node (config.core.v3.Node JSON, user agent included), sent to management servers. */
+  readonly node: JsonObject;
+  /** dynamic_resources.ads_config: what an `ads` config source streams over; null when unset. */
+  readonly adsConfig: ApiConfigSource | null;
+  /** The hosts of the static cluster an envoy_grpc service or a REST source names. */
+  readonly clusterAddresses: ClusterAddresses;
 }
 
 /** A config source this build does not run; the capability check refuses it at load. */
@@ -25,16 +47,65 @@ export class UnsupportedConfigSourceError extends Error {
 }
 
 export class SubscriptionFactory {
-  constructor(private readonly deps: SubscriptionFactoryDeps) {}
+  private readonly wire: DiscoveryWire;
+  private controlPlane: ControlPlaneStats | null = null;
+  private adsMux: GrpcMux | null = null;
 
-  /** @throws UnsupportedConfigSourceError */
+  constructor(private readonly deps: SubscriptionFactoryDeps) {
+    this.wire = new DiscoveryWire(deps.schema);
+  }
+
+  /** @throws UnsupportedConfigSourceError, or Error for `ads` without ads_config (validation refuses both at load) */
   subscribe(source: ConfigSourceConfig, type: ResourceType, callbacks: SubscriptionCallbacks, stats: SubscriptionStats): Subscription {
+    const typeUrl = resourceTypeUrl(type, source.resourceApiVersion);
+    const grpcOptions = { typeUrl, type, initialFetchTimeoutMs: source.initialFetchTimeoutMs, clock: this.deps.clock, log: this.deps.log };
     switch (source.kind) {
       case 'path':
         return new PathSubscription(source.path, type, callbacks, stats, this.deps);
-      default:
-        throw new UnsupportedConfigSourceError(source.kind);
+      case 'ads':
+        return new GrpcSubscription(this.ads(), callbacks, stats, { ...grpcOptions, ownsMux: false });
+      case 'api': {
+        const api = source.api;
+        const transport = effectiveApiVersion(api.transportApiVersion);
+        if (api.apiType === 'GRPC') {
+          const mux = this.mux(api, streamMethodPath(type, transport));
+          return new GrpcSubscription(mux, callbacks, stats, { ...grpcOptions, ownsMux: true });
+        }
+        if (api.apiType === 'REST') {
+          const options = {
+            cluster: api.clusterNames[0]!,
+            path: restPath(type, transport),
+            typeUrl,
+            type,
+            refreshDelayMs: api.refreshDelayMs,
+            requestTimeoutMs: api.requestTimeoutMs,
+            initialFetchTimeoutMs: source.initialFetchTimeoutMs,
+          };
+          return new RestSubscription(callbacks, stats, options, { ...this.deps, wire: this.wire });
+        }
+        throw new UnsupportedConfigSourceError(`api_type ${api.apiType}`);
+      }
     }
+  }
+
+  /** Closes the ADS stream; the subscriptions close their own. */
+  close(): void {
+    this.adsMux?.close();
+    this.adsMux = null;
+  }
+
+  private ads(): GrpcMux {
+    const config = this.deps.adsConfig;
+    if (config === null) throw new Error('ADS must be configured to support an ADS config source');
+    this.adsMux ??= this.mux(config, adsMethodPath(effectiveApiVersion(config.transportApiVersion)));
+    return this.adsMux;
+  }
+
+  private mux(api: ApiConfigSource, methodPath: string): GrpcMux {
+    const { decoder, log, clock, random, node, clusterAddresses, stats } = this.deps;
+    this.controlPlane ??= new ControlPlaneStats(stats);
+    const muxDeps: GrpcMuxDeps = { wire: this.wire, decoder, log, clock, random, node, controlPlane: this.controlPlane };
+    return new GrpcMux(new GrpcChannel(api.grpcServices[0]!, clusterAddresses), methodPath, api.setNodeOnFirstMessageOnly, muxDeps);
   }
 }
 

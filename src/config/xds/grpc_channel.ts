@@ -1,0 +1,46 @@
+// Where a gRPC config source's streams go: an envoy_grpc service names a static cluster of the
+// bootstrap, whose hosts take the streams in turn (a new stream after a failure tries the next
+// one); a google_grpc service names a target the gRPC library resolves. Plaintext HTTP/2 either
+// way: validation refuses a management cluster with a transport socket, the capability check
+// google_grpc's credentials.
+
+import * as grpc from '@grpc/grpc-js';
+import { isIP } from 'node:net';
+import type { GrpcTarget } from './config_source';
+
+export interface HostAddress {
+  readonly address: string;
+  readonly port: number;
+}
+
+/** The hosts a static cluster has now (the supervisor's membership). */
+export type ClusterAddresses = (cluster: string) => readonly HostAddress[];
+
+// A response as large as the management server sends: Envoy 1.16 sets no limit.
+const CHANNEL_OPTIONS: grpc.ChannelOptions = { 'grpc.max_receive_message_length': -1, 'grpc.enable_retries': 0 };
+
+export class GrpcChannel {
+  private nextHost = 0;
+
+  constructor(
+    private readonly target: GrpcTarget,
+    private readonly clusterAddresses: ClusterAddresses,
+  ) {}
+
+  /** What logs call the management server. */
+  describe(): string {
+    return this.target.kind === 'envoy_grpc' ? `cluster '${this.target.clusterName}'` : this.target.targetUri;
+  }
+
+  /** A client for one new stream, or null when the cluster has no host to connect to. */
+  openClient(): grpc.Client | null {
+    const credentials = grpc.credentials.createInsecure();
+    if (this.target.kind === 'google_grpc') return new grpc.Client(this.target.targetUri, credentials, CHANNEL_OPTIONS);
+    const hosts = this.clusterAddresses(this.target.clusterName);
+    if (hosts.length === 0) return null;
+    const host = hosts[this.nextHost++ % hosts.length]!;
+    const address = isIP(host.address) === 6 ? `[${host.address}]` : host.address;
+    // Envoy's gRPC client sends the cluster's name as :authority.
+    return new grpc.Client(`${address}:${host.port}`, credentials, { ...CHANNEL_OPTIONS, 'grpc.default_authority': this.target.clusterName });
+  }
+}

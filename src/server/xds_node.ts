@@ -1,0 +1,24 @@
+// The node a management server sees in discovery requests (Envoy's LocalInfo node): the
+// bootstrap's id, cluster, locality (after --service-* overrides) and metadata, and this build
+// as the user agent.
+
+import { userAgentBuildVersion } from '../admin/server_info_json';
+import { isJsonObject, type JsonObject, messageField } from '../config/json';
+import type { Bootstrap } from '../config/model';
+import { nodeLocality } from '../config/node_overrides';
+import type { BuildInfo } from './build_info';
+
+export function xdsNode(bootstrap: Bootstrap, build: BuildInfo): JsonObject {
+  const { node } = bootstrap;
+  const locality = nodeLocality(node);
+  const source = isJsonObject(bootstrap.source) ? (messageField(bootstrap.source, 'node') ?? {}) : {};
+  const metadata = messageField(source, 'metadata');
+  return {
+    id: node.id,
+    cluster: node.cluster,
+    ...(metadata !== undefined ? { metadata } : {}),
+    ...(locality !== null ? { locality: { region: locality.region, zone: locality.zone, sub_zone: locality.subZone } } : {}),
+    user_agent_name: 'proxy',
+    user_agent_build_version: userAgentBuildVersion(build),
+  };
+}
