@@ -20,6 +20,10 @@ const leaf = 'leaf' as const;
 const list = (shape: Shape | 'leaf') => ({ list: shape });
 const anyContent: Shape = { fields: {} };
 
+// core.v3.ConfigSource: where xDS resources come from. A file (path) is read; the management
+// server transports (api_config_source, ads) are refused until they are built.
+const CONFIG_SOURCE: Shape = { fields: { path: leaf, initial_fetch_timeout: leaf, resource_api_version: leaf } };
+
 const SOCKET_ADDRESS: Shape = { fields: { socket_address: { fields: { address: leaf, port_value: leaf } } } };
 const LOCALITY: Shape = { fields: { region: leaf, zone: leaf, sub_zone: leaf } };
 // Metadata is information for filters and logs, never an instruction: any content is fine.
@@ -290,6 +294,7 @@ const RETRY_POLICY: Shape = {
 const ROUTE_CONFIG: Shape = {
   fields: {
     name: leaf,
+    validate_clusters: leaf,
     virtual_hosts: list({
       fields: {
         name: leaf,
@@ -419,6 +424,8 @@ const BOOTSTRAP: Shape = {
     node: { fields: { id: leaf, cluster: leaf, locality: LOCALITY, metadata: METADATA } },
     admin: { fields: { access_log_path: leaf, profile_path: leaf, address: SOCKET_ADDRESS } },
     static_resources: { fields: { listeners: list(LISTENER), clusters: list(CLUSTER) } },
+    // CDS only: LDS and RDS are not implemented.
+    dynamic_resources: { fields: { cds_config: CONFIG_SOURCE } },
     cluster_manager: { fields: { local_cluster_name: leaf } },
     stats_flush_interval: leaf,
     stats_config: STATS_CONFIG,
@@ -475,6 +482,16 @@ function checkField(shape: Shape, key: string, value: unknown, fieldPath: string
 export function checkCapabilities(bootstrap: JsonObject): void {
   const errors = new FieldErrorCollector();
   checkMessage(bootstrap, BOOTSTRAP, '', errors);
+  errors.throwIfAny();
+}
+
+/**
+ * The check of one cluster at `path` (a CDS resource), as the same cluster is checked in a bootstrap.
+ * @throws FieldError (FieldErrors for several)
+ */
+export function checkClusterCapabilities(cluster: JsonObject, path: string): void {
+  const errors = new FieldErrorCollector();
+  checkMessage(cluster, CLUSTER, path, errors);
   errors.throwIfAny();
 }
 

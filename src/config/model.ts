@@ -6,6 +6,7 @@
 // `proxy.`), defaults are filled in. `source` keeps the v3 JSON form for /config_dump.
 
 import type { MetadataMatchCriteria } from '../upstream/lb/metadata_match';
+import type { ApiConfigSource, ConfigSourceConfig } from './xds/config_source';
 
 export interface SocketAddress {
   readonly address: string;
@@ -52,6 +53,8 @@ export interface Bootstrap {
    * downstream peer has no IP address.
    */
   readonly localAddress?: string;
+  /** dynamic_resources: where xDS resources come from (CDS; ADS when the transports land). */
+  readonly dynamicResources: { readonly adsConfig: ApiConfigSource | null; readonly cdsConfig: ConfigSourceConfig | null };
   /** The whole bootstrap as v3 JSON (snake_case), for /config_dump. */
   readonly source: unknown;
 }

@@ -18,6 +18,7 @@ import {
 import { stringMatch } from './string_match_model';
 import { downstreamTransportSocket, upstreamTransportSocket } from './tls_context_model';
 import { filterChainMatch, listenerFilters } from './filter_chain_match_model';
+import { apiConfigSourceOf, configSourceOf } from './xds/config_source';
 import type {
   AdminConfig,
   Bootstrap,
@@ -157,8 +158,15 @@ export function buildBootstrapModel(bootstrap: JsonObject): Bootstrap {
     statsFlushIntervalMs: millis(bootstrap, 'stats_flush_interval', DEFAULTS.statsFlushIntervalMs),
     statsConfig: statsConfig(messageField(bootstrap, 'stats_config') ?? {}),
     runtimeLayers: runtimeLayers(messageField(bootstrap, 'layered_runtime')),
+    dynamicResources: dynamicResources(messageField(bootstrap, 'dynamic_resources') ?? {}),
     source: bootstrap,
   });
+}
+
+function dynamicResources(config: JsonObject): Bootstrap['dynamicResources'] {
+  const ads = messageField(config, 'ads_config');
+  const cds = messageField(config, 'cds_config');
+  return { adsConfig: ads === undefined ? null : apiConfigSourceOf(ads), cdsConfig: cds === undefined ? null : configSourceOf(cds) };
 }
 
 function admin(config: JsonObject | undefined): AdminConfig | null {
@@ -446,7 +454,8 @@ function hashPolicy(config: JsonObject): HashPolicy[] {
   return filterState !== undefined ? [{ kind: 'filter_state', key: stringField(filterState, 'key'), terminal }] : [];
 }
 
-function cluster(config: JsonObject): ClusterConfig {
+/** A cluster's model: a static one, or a CDS resource once validated (cluster_resource.ts). */
+export function cluster(config: JsonObject): ClusterConfig {
   const name = stringField(config, 'name');
   const loadAssignment = messageField(config, 'load_assignment');
   const customType = messageField(config, 'cluster_type');

@@ -84,6 +84,7 @@ async function run(init: WorkerInit, control: WorkerControl): Promise<(m: Superv
   const logFactory = loggerFactory(logs);
   const clusters = new ClusterManager({
     configs: init.bootstrap.clusters,
+    dynamicConfigs: init.dynamicClusters,
     snapshots: init.clusters,
     store,
     runtime: control.runtime,
@@ -145,14 +146,16 @@ async function run(init: WorkerInit, control: WorkerControl): Promise<(m: Superv
   const handle = (m: SupervisorMessage) => {
     if (m.type === 'shutdown') stop('supervisor shutdown');
     if (m.type === 'reopen_logs') reopenLogs();
-    if (m.type === 'cluster_update') {
+    if (m.type === 'cluster_update' || m.type === 'cluster_add') {
       try {
-        clusters.update(m.update);
+        if (m.type === 'cluster_update') clusters.update(m.update);
+        else clusters.add(m.config, m.snapshot);
       } catch (e) {
         // Out of step with the supervisor: a restart brings this worker its current snapshots.
         fatal((e as Error).message);
       }
     }
+    if (m.type === 'cluster_remove') clusters.remove(m.name);
     if (m.type === 'stop_listeners') {
       const names = new Set(m.listeners);
       // Envoy counts a stop per listener per worker.

@@ -219,6 +219,7 @@ export async function startDataPlane(
     localAddress: options.localAddress,
     statsConfig: { statsTags: [], useAllDefaultTags: true, histogramBucketSettings: [] },
     runtimeLayers: [],
+    dynamicResources: { adsConfig: null, cdsConfig: null },
     source: {},
   };
   const stats = createHeapStatsStore();

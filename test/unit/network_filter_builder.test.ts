@@ -25,6 +25,7 @@ function bootstrapOf(listeners: ListenerConfig[]): Bootstrap {
     localAddress: undefined,
     statsConfig: { statsTags: [], useAllDefaultTags: true, histogramBucketSettings: [] },
     runtimeLayers: [],
+    dynamicResources: { adsConfig: null, cdsConfig: null },
     source: {},
   };
 }

@@ -67,6 +67,15 @@ export function checkProtoRules(schema: ProtoSchema, bootstrap: JsonObject): voi
   errors.throwIfAny();
 }
 
+/**
+ * The same rules on one message of type `typeName` at `path` (a CDS resource), as
+ * checkProtoRules applies them to that message inside a bootstrap.
+ * @throws FieldError at the first broken rule
+ */
+export function checkMessageProtoRules(schema: ProtoSchema, typeName: string, json: JsonObject, path: string): void {
+  new ProtoRuleChecker(schema).message(schema.root.lookupType(typeName), json, path);
+}
+
 class ProtoRuleChecker {
   private readonly fullNames = new Map<protobuf.ReflectionObject, string>();
 
