@@ -1,0 +1,250 @@
+// File-based CDS on a real proxy with two workers: clusters added, changed and removed by
+// atomic renames of the CDS file reach GET /clusters, /config_dump, the cluster_manager stats
+// and the traffic of both workers without a restart; a malformed file and a bad resource are
+// rejected and counted, and what was serving keeps serving.
+
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as http from 'node:http';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { request, type RunningProxy, startProxy, waitFor } from '../helpers/proxy_process';
+import { socketOwner } from '../helpers/socket_owner';
+
+const TIMEOUT = { timeout: 120_000 };
+const CLUSTER_TYPE = 'type.googleapis.com/envoy.config.cluster.v3.Cluster';
+
+interface Upstream {
+  readonly name: string;
+  readonly server: http.Server;
+  readonly port: number;
+  /** The proxy worker (pid) behind each request seen. */
+  readonly seen: (number | undefined)[];
+}
+
+async function startUpstream(name: string, workers: () => number[]): Promise<Upstream> {
+  const seen: (number | undefined)[] = [];
+  const server = http.createServer((req, res) => {
+    seen.push(socketOwner(req.socket.remotePort!, workers()));
+    res.end(name);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { name, server, port: (server.address() as net.AddressInfo).port, seen };
+}
+
+function cluster(name: string, port: number, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    '@type': CLUSTER_TYPE,
+    name,
+    connect_timeout: '1s',
+    load_assignment: {
+      cluster_name: name,
+      endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: '127.0.0.1', port_value: port } } } }] }],
+    },
+    ...extra,
+  };
+}
+
+function bootstrap(cdsPath: string, staticPort: number): Record<string, unknown> {
+  const route = (prefix: string, clusterName: string) => ({ match: { prefix }, route: { cluster: clusterName } });
+  return {
+    node: { id: 'cds-test', cluster: 'cds-test' },
+    dynamic_resources: { cds_config: { path: cdsPath } },
+    static_resources: {
+      listeners: [
+        {
+          name: 'in',
+          address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
+          filter_chains: [
+            {
+              filters: [
+                {
+                  name: 'envoy.filters.network.http_connection_manager',
+                  typed_config: {
+                    '@type': 'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
+                    stat_prefix: 'in',
+                    route_config: {
+                      // The routes name clusters CDS brings later.
+                      validate_clusters: false,
+                      virtual_hosts: [{ name: 'all', domains: ['*'], routes: [route('/fixed', 'fixed'), route('/other', 'other'), route('/', 'dyn')] }],
+                    },
+                    http_filters: [{ name: 'envoy.filters.http.router' }],
+                  },
+                },
+              ],
+            },
+          ],
+        },
+      ],
+      clusters: [cluster('fixed', staticPort)].map(({ '@type': _, ...c }) => c),
+    },
+  };
+}
+
+/** Writes the CDS file aside and renames it into place, as a management script does. */
+function pushCds(cdsPath: string, version: string, resources: readonly unknown[] | string): void {
+  const aside = `${cdsPath}.${version}.tmp`;
+  fs.writeFileSync(aside, typeof resources === 'string' ? resources : JSON.stringify({ version_info: version, resources }));
+  fs.renameSync(aside, cdsPath);
+}
+
+async function get(port: number, urlPath: string): Promise<{ status: number; body: string }> {
+  const r = await request(`http://127.0.0.1:${port}${urlPath}`, { headers: { connection: 'close' } });
+  return { status: r.status, body: r.body };
+}
+
+/** Requests, each on its own connection, until `upstream` has seen both workers. */
+async function untilBothWorkersReach(port: number, upstream: Upstream, workers: readonly number[], what: string): Promise<void> {
+  await waitFor(
+    what,
+    async () => {
+      for (let i = 0; i < 4; i++) await get(port, '/');
+      return workers.every((w) => upstream.seen.includes(w)) ? true : undefined;
+    },
+    30_000,
+  );
+}
+
+describe('file-based CDS with two workers', TIMEOUT, () => {
+  let proxy: RunningProxy;
+  let upstreamA: Upstream;
+  let upstreamB: Upstream;
+  let fixed: Upstream;
+  let cdsPath: string;
+  let listener: number;
+  let workers: number[] = [];
+
+  before(async () => {
+    upstreamA = await startUpstream('a', () => workers);
+    upstreamB = await startUpstream('b', () => workers);
+    fixed = await startUpstream('fixed', () => workers);
+    cdsPath = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'proxy-cds-')), 'cds.json');
+    pushCds(cdsPath, '1', [cluster('other', upstreamB.port)]);
+    proxy = await startProxy(bootstrap(cdsPath, fixed.port), ['--concurrency', '2']);
+    workers = proxy.groupPids().filter((p) => p !== proxy.pid);
+    assert.equal(workers.length, 2);
+    listener = await proxy.listenerPort('in');
+  });
+
+  after(async () => {
+    await proxy?.cleanup();
+    for (const u of [upstreamA, upstreamB, fixed]) u?.server.close();
+    if (cdsPath) fs.rmSync(path.dirname(cdsPath), { recursive: true, force: true });
+  });
+
+  test('the first update is in before the proxy serves: /clusters, stats, traffic', async () => {
+    const lines = (await proxy.admin('/clusters')).body.split('\n');
+    assert.equal(lines[0], 'version_info::1');
+    assert.ok(lines.includes('other::added_via_api::true'));
+    assert.ok(lines.includes('fixed::added_via_api::false'));
+    const json = JSON.parse((await proxy.admin('/clusters?format=json')).body) as { cluster_statuses: { name: string; added_via_api?: boolean }[] };
+    assert.equal(json.cluster_statuses.find((c) => c.name === 'other')?.added_via_api, true);
+    assert.equal(json.cluster_statuses.find((c) => c.name === 'fixed')?.added_via_api, undefined);
+    assert.equal((await get(listener, '/other')).body, 'b');
+    assert.equal((await get(listener, '/fixed')).body, 'fixed');
+    assert.equal(await proxy.stat('cluster_manager.cluster_added'), 2);
+    assert.equal(await proxy.stat('cluster_manager.active_clusters'), 2);
+    assert.equal(await proxy.stat('cluster_manager.warming_clusters'), 0);
+    assert.equal(await proxy.stat('cluster_manager.cds.update_success'), 1);
+  });
+
+  test('a cluster added by a rename: 503 before, then traffic through both workers', async () => {
+    assert.equal((await get(listener, '/')).status, 503);
+    pushCds(cdsPath, '2', [cluster('other', upstreamB.port), cluster('dyn', upstreamA.port)]);
+    await waitFor('dyn in /clusters', async () => ((await proxy.admin('/clusters')).body.includes('dyn::added_via_api::true') ? true : undefined));
+    assert.equal((await proxy.admin('/clusters')).body.split('\n')[0], 'version_info::2');
+    await untilBothWorkersReach(listener, upstreamA, workers, 'both workers to reach the added cluster');
+    assert.equal(await proxy.stat('cluster_manager.cluster_added'), 3);
+    assert.equal(await proxy.stat('cluster_manager.active_clusters'), 3);
+
+    const dump = JSON.parse((await proxy.admin('/config_dump?resource=dynamic_active_clusters')).body) as {
+      configs: { version_info: string; cluster: { '@type': string; name: string }; last_updated: string }[];
+    };
+    const dyn = dump.configs.find((c) => c.cluster.name === 'dyn')!;
+    assert.equal(dyn.version_info, '2');
+    assert.equal(dyn.cluster['@type'], CLUSTER_TYPE);
+    assert.match(dyn.last_updated, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    const other = dump.configs.find((c) => c.cluster.name === 'other')!;
+    assert.equal(other.version_info, '1', 'an unchanged cluster keeps the version that brought it');
+    const clustersDump = (JSON.parse((await proxy.admin('/config_dump')).body) as { configs: Record<string, unknown>[] }).configs.find((c) =>
+      String(c['@type']).endsWith('ClustersConfigDump'),
+    )!;
+    assert.equal(clustersDump['version_info'], '2');
+    assert.equal((clustersDump['static_clusters'] as unknown[]).length, 1);
+  });
+
+  test('a changed cluster replaces the old one: traffic moves in both workers', async () => {
+    pushCds(cdsPath, '3', [cluster('other', upstreamB.port), cluster('dyn', upstreamB.port)]);
+    const before = upstreamB.seen.length;
+    await waitFor('dyn to point at b', async () => ((await get(listener, '/')).body === 'b' ? true : undefined));
+    await waitFor('both workers to reach b for dyn', async () => {
+      for (let i = 0; i < 4; i++) await get(listener, '/');
+      return workers.every((w) => upstreamB.seen.slice(before).includes(w)) ? true : undefined;
+    }, 30_000);
+    const seenA = upstreamA.seen.length;
+    for (let i = 0; i < 6; i++) assert.equal((await get(listener, '/')).body, 'b');
+    assert.equal(upstreamA.seen.length, seenA, 'no request reaches the old endpoint');
+    assert.equal(await proxy.stat('cluster_manager.cluster_modified'), 1);
+    assert.equal(await proxy.stat('cluster_manager.active_clusters'), 3);
+    assert.match((await proxy.admin('/clusters')).body, /^dyn::127\.0\.0\.1:\d+::cx_active/m);
+  });
+
+  test('a malformed file is counted as a failure and the clusters keep serving', async () => {
+    const failures = (await proxy.stat('cluster_manager.cds.update_failure')) ?? 0;
+    pushCds(cdsPath, '4', '{"version_info": "4", "resources": [');
+    await waitFor('update_failure', async () => ((await proxy.stat('cluster_manager.cds.update_failure')) === failures + 1 ? true : undefined));
+    assert.equal((await get(listener, '/')).body, 'b');
+    assert.equal((await proxy.admin('/clusters')).body.split('\n')[0], 'version_info::3');
+  });
+
+  test('an update with a bad resource is rejected; the good ones apply, as in Envoy 1.16', async () => {
+    const rejected = (await proxy.stat('cluster_manager.cds.update_rejected')) ?? 0;
+    pushCds(cdsPath, '5', [
+      cluster('other', upstreamB.port),
+      cluster('dyn', upstreamB.port),
+      cluster('bad', upstreamA.port, { lb_policy: 'CLUSTER_PROVIDED' }),
+      cluster('late', upstreamA.port),
+    ]);
+    await waitFor('update_rejected', async () => ((await proxy.stat('cluster_manager.cds.update_rejected')) === rejected + 1 ? true : undefined));
+    const body = (await proxy.admin('/clusters')).body;
+    assert.ok(!body.includes('bad::'), 'the bad cluster is not added');
+    await waitFor('late in /clusters', async () => ((await proxy.admin('/clusters')).body.includes('late::added_via_api::true') ? true : undefined));
+    assert.equal((await proxy.admin('/clusters')).body.split('\n')[0], 'version_info::5');
+    assert.equal((await get(listener, '/')).body, 'b');
+  });
+
+  test('a static cluster is never replaced by a CDS resource of its name', async () => {
+    pushCds(cdsPath, '6', [cluster('other', upstreamB.port), cluster('dyn', upstreamB.port), cluster('late', upstreamA.port), cluster('fixed', upstreamA.port)]);
+    await waitFor('version 6 accepted', async () => ((await proxy.stat('cluster_manager.cds.update_success')) === 4 ? true : undefined));
+    for (let i = 0; i < 4; i++) assert.equal((await get(listener, '/fixed')).body, 'fixed');
+    assert.ok((await proxy.admin('/clusters')).body.split('\n').includes('fixed::added_via_api::false'));
+  });
+
+  test('a removed cluster: 503, gone from /clusters, counted', async () => {
+    pushCds(cdsPath, '7', [cluster('other', upstreamB.port)]);
+    await waitFor('dyn gone from /clusters', async () => (!(await proxy.admin('/clusters')).body.includes('dyn::') ? true : undefined));
+    assert.equal((await proxy.admin('/clusters')).body.split('\n')[0], 'version_info::7');
+    // Both workers have dropped it once every request of a few connections gets 503.
+    await waitFor('503 from both workers', async () => {
+      const statuses = await Promise.all(Array.from({ length: 6 }, () => get(listener, '/')));
+      return statuses.every((r) => r.status === 503) ? true : undefined;
+    });
+    assert.equal(await proxy.stat('cluster_manager.cluster_removed'), 2);
+    assert.equal(await proxy.stat('cluster_manager.active_clusters'), 2);
+    assert.equal((await get(listener, '/other')).body, 'b');
+  });
+
+  test('a worker restarted after the changes starts with the current CDS clusters', async () => {
+    pushCds(cdsPath, '8', [cluster('other', upstreamB.port), cluster('dyn', upstreamA.port)]);
+    await waitFor('dyn back', async () => ((await get(listener, '/')).body === 'a' ? true : undefined));
+    process.kill(workers[0]!, 'SIGKILL');
+    const replacement = await waitFor('the replacement worker', () => {
+      const now = proxy.groupPids().filter((p) => p !== proxy.pid && !workers.includes(p));
+      return now.length === 1 ? now[0] : undefined;
+    });
+    workers = [workers[1]!, replacement];
+    await untilBothWorkersReach(listener, upstreamA, [replacement], 'the replacement worker to reach dyn');
+  });
+});
