@@ -247,6 +247,8 @@ export class SupervisorClusterManager {
     if (active !== undefined) {
       this.closeCluster(active);
       this.clusters.delete(name);
+      // Its hosts are gone: the gauges say so rather than keep its last membership.
+      if (active.stats !== null) for (const gauge of [active.stats.total, active.stats.healthy, active.stats.degraded, active.stats.excluded, active.stats.maxHostWeight]) gauge.set(0);
       this.deps.onClusterRemoved?.(name);
     }
     this.setStats.removed.inc();

@@ -101,7 +101,7 @@ function setup(staticClusters: ClusterConfig[] = []) {
 const settle = () => new Promise((resolve) => setImmediate(resolve));
 
 test('added, unchanged, modified and removed clusters, with the cluster_manager stats and version', async () => {
-  const { cds, clusters, events, stat } = setup([staticCluster('fixed', [{ port: 1 }])]);
+  const { cds, clusters, events, stat, store } = setup([staticCluster('fixed', [{ port: 1 }])]);
   await clusters.initialize();
   assert.equal(stat('cluster_added'), 1);
   assert.equal(cds.versionInfo(), '');
@@ -139,6 +139,8 @@ test('added, unchanged, modified and removed clusters, with the cluster_manager 
   assert.equal(stat('active_clusters'), 2);
   assert.deepEqual(clusters.dynamicClusters().active.map((c) => [c.name, c.versionInfo]), [['b', 'v3']]);
   assert.equal(clusters.snapshot('a'), undefined);
+  assert.equal(store.snapshot().get('cluster.a.membership_total'), 0, 'a removed cluster has no hosts left');
+  assert.equal(store.snapshot().get('cluster.b.membership_total'), 1);
 });
 
 test('a modified cluster warms while the old one stays active, then replaces it; its host slots are given back', async () => {
