@@ -10,7 +10,7 @@ import { checkBootstrapCapabilities } from '../config/capabilities';
 import { loadBootstrap, LoadedBootstrap } from '../config/load';
 import type { Bootstrap } from '../config/model';
 import { applyServiceOverrides } from '../config/node_overrides';
-import { requireNodeIdentity } from '../config/xds/node_identity';
+import { checkSubscriptionPreconditions } from '../config/xds/subscription_preconditions';
 import { CLUSTER_RESOURCE } from '../config/xds/resource_types';
 import type { Logger, LoggerFactory } from '../log/logger_api';
 import { LogSettings, loggerFactory, openLogs } from '../log/log_settings';
@@ -151,7 +151,7 @@ function loadOrReport(options: Options, logFactory: LoggerFactory): LoadedBootst
     const cdsConfig = loaded.bootstrap.dynamicResources.cdsConfig;
     if (cdsConfig !== null) {
       const node = applyServiceOverrides(loaded.bootstrap, options).node;
-      inConfigFile(source, () => requireNodeIdentity(node, cdsConfig, CLUSTER_RESOURCE, 'dynamic_resources.cds_config'));
+      inConfigFile(source, () => checkSubscriptionPreconditions(node, cdsConfig, CLUSTER_RESOURCE, 'dynamic_resources.cds_config'));
     }
     // A worker that cannot build what it is given would fail after the epoch started (and, under
     // the hot restarter, stop the epochs serving): the same constructors refuse it here.

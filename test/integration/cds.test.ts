@@ -10,7 +10,7 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { request, type RunningProxy, startProxy, waitFor } from '../helpers/proxy_process';
+import { giveUpAfter, request, type RunningProxy, spawnProxy, startProxy, waitFor } from '../helpers/proxy_process';
 import { socketOwner } from '../helpers/socket_owner';
 
 const TIMEOUT = { timeout: 120_000 };
@@ -247,4 +247,64 @@ describe('file-based CDS with two workers', TIMEOUT, () => {
     workers = [workers[1]!, replacement];
     await untilBothWorkersReach(listener, upstreamA, [replacement], 'the replacement worker to reach dyn');
   });
+});
+
+describe('a CDS cluster removed with a request in flight', TIMEOUT, () => {
+  test('the request finishes on its connection, which then closes; new requests get 503', async () => {
+    const held: http.ServerResponse[] = [];
+    let closedConnections = 0;
+    const slow = http.createServer((_req, res) => held.push(res));
+    slow.on('connection', (socket: net.Socket) => socket.on('close', () => closedConnections++));
+    await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
+    const slowPort = (slow.address() as net.AddressInfo).port;
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'proxy-cds-'));
+    const cdsPath = path.join(dir, 'cds.json');
+    pushCds(cdsPath, '1', [cluster('dyn', slowPort)]);
+    const proxy = await startProxy(bootstrap(cdsPath, slowPort), ['--concurrency', '2']);
+    try {
+      const listener = await proxy.listenerPort('in');
+      const inFlight = get(listener, '/');
+      await waitFor('the request to reach the upstream', () => (held.length === 1 ? true : undefined));
+      pushCds(cdsPath, '2', []);
+      await waitFor('dyn gone from /clusters', async () => (!(await proxy.admin('/clusters')).body.includes('dyn::') ? true : undefined));
+      await waitFor('503 for new requests', async () => ((await get(listener, '/')).status === 503 ? true : undefined));
+      assert.equal(closedConnections, 0, 'the busy connection stays open while its request is in flight');
+      held[0]!.end('late');
+      assert.deepEqual(await inFlight, { status: 200, body: 'late' });
+      await waitFor('the drained connection to close', () => (closedConnections === 1 ? true : undefined));
+    } finally {
+      await proxy.cleanup();
+      slow.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('CDS preconditions, in --mode validate as when serving', TIMEOUT, () => {
+  const cases: ReadonlyArray<[string, Record<string, unknown>, RegExp]> = [
+    ['a node without id and cluster', { dynamic_resources: { cds_config: { path: '@CDS@' } } }, /dynamic_resources\.cds_config: type\.googleapis\.com\/envoy\.api\.v2\.Cluster: node 'id' and 'cluster' are required/],
+    ['a CDS file that does not exist', { node: { id: 'n', cluster: 'c' }, dynamic_resources: { cds_config: { path: '@MISSING@' } } }, /dynamic_resources\.cds_config\.path: paths must refer to an existing path in the system: '.*missing\.json' does not exist/],
+    ['a management server source (not built yet)', { node: { id: 'n', cluster: 'c' }, dynamic_resources: { cds_config: { ads: {} } } }, /dynamic_resources\.cds_config\.ads: ads is not implemented by this build yet/],
+    ['LDS', { node: { id: 'n', cluster: 'c' }, dynamic_resources: { lds_config: { path: '@CDS@' } } }, /dynamic_resources\.lds_config: lds_config is not implemented by this build yet/],
+  ];
+  for (const [what, config, error] of cases) {
+    test(`${what} is refused with exit 1, for validate and serve alike`, async () => {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'proxy-cds-pre-'));
+      try {
+        const cdsPath = path.join(dir, 'cds.json');
+        fs.writeFileSync(cdsPath, JSON.stringify({ version_info: '1', resources: [] }));
+        const configPath = path.join(dir, 'bootstrap.json');
+        fs.writeFileSync(configPath, JSON.stringify(config).replaceAll('@CDS@', cdsPath).replaceAll('@MISSING@', path.join(dir, 'missing.json')));
+        for (const mode of ['validate', 'serve']) {
+          const proc = spawnProxy(['--mode', mode, '-c', configPath, '--disable-hot-restart'], { dir: fs.mkdtempSync(path.join(os.tmpdir(), 'proxy-cds-run-')) });
+          const exit = await Promise.race([proc.exited, giveUpAfter(30_000).then(() => null)]);
+          await proc.cleanup();
+          assert.equal(exit?.code, 1, `${mode}: ${proc.stderr}`);
+          assert.match(proc.stderr, error);
+        }
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
+    });
+  }
 });
