@@ -48,7 +48,6 @@ import { CLUSTER_TYPES } from '../upstream/cluster_types';
 import { HEALTH_SOURCES } from '../upstream/health_sources';
 import { SupervisorClusterManager } from '../upstream/supervisor_cluster_manager';
 import { CdsApi } from '../upstream/cds_api';
-import { declareClusterStatNames } from '../upstream/cluster_stats';
 import { ResourceDecoder } from '../config/xds/resource_decoder';
 import { SubscriptionFactory, unknownDynamicFieldsPolicy } from '../config/xds/subscription_factory';
 import { protoSchema } from '../config/schema';
@@ -278,6 +277,7 @@ export class Supervisor implements ServerInfoSource {
     // The cluster manager owns membership from here on; the workers start from its snapshots,
     // once every cluster is initialized (Envoy's init manager holds the listeners until then).
     const subscriptions = this.subscriptionFactory();
+    let activated = 0;
     const clusters = (this.clusters = new SupervisorClusterManager(bootstrap.clusters, {
       types: CLUSTER_TYPES,
       hosts: store.hosts,
@@ -289,9 +289,10 @@ export class Supervisor implements ServerInfoSource {
       healthSources: HEALTH_SOURCES,
       onUpdate: (update) => this.workers?.broadcast({ v: WORKER_PROTOCOL_VERSION, type: 'cluster_update', update }),
       onClusterActive: (config, snapshot) => {
-        declareClusterStatNames(store, config);
         this.circuitBreakers?.add(config);
-        this.workers?.broadcast({ v: WORKER_PROTOCOL_VERSION, type: 'cluster_add', config: workerClusterConfig(config), snapshot });
+        // Before the workers run, the init of each declares its share of the stat names.
+        const declaredBy = activated++ % options.concurrency;
+        this.workers?.broadcast({ v: WORKER_PROTOCOL_VERSION, type: 'cluster_add', config: workerClusterConfig(config), snapshot, declaredBy });
       },
       onClusterRemoved: (name) => {
         this.circuitBreakers?.remove(name);

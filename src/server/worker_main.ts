@@ -96,7 +96,7 @@ async function run(init: WorkerInit, control: WorkerControl): Promise<(m: Superv
   });
   // Envoy declares a cluster's stats when it builds the cluster: the workers share that out,
   // each its own slice, so that 10,000 clusters' names are interned on every core at once.
-  init.bootstrap.clusters.forEach((config, i) => {
+  [...init.bootstrap.clusters, ...init.dynamicClusters].forEach((config, i) => {
     if (i % init.workerCount === init.workerIndex) declareClusterStatNames(store, config);
   });
   const clock = new SystemClock();
@@ -149,7 +149,10 @@ async function run(init: WorkerInit, control: WorkerControl): Promise<(m: Superv
     if (m.type === 'cluster_update' || m.type === 'cluster_add') {
       try {
         if (m.type === 'cluster_update') clusters.update(m.update);
-        else clusters.add(m.config, m.snapshot);
+        else {
+          clusters.add(m.config, m.snapshot);
+          if (m.declaredBy === init.workerIndex) declareClusterStatNames(store, m.config);
+        }
       } catch (e) {
         // Out of step with the supervisor: a restart brings this worker its current snapshots.
         fatal((e as Error).message);

@@ -66,6 +66,8 @@ export interface WorkerClusterAdd {
   readonly type: 'cluster_add';
   readonly config: ClusterConfig;
   readonly snapshot: ClusterSnapshot;
+  /** The worker that interns the cluster's stat names: the workers share that out, as at init. */
+  readonly declaredBy: number;
 }
 
 /** CDS removed a cluster: drop it; requests in flight finish on its draining pools. */

@@ -213,6 +213,8 @@ describe('file-based CDS with two workers', TIMEOUT, () => {
     await waitFor('late in /clusters', async () => ((await proxy.admin('/clusters')).body.includes('late::added_via_api::true') ? true : undefined));
     assert.equal((await proxy.admin('/clusters')).body.split('\n')[0], 'version_info::5');
     assert.equal((await get(listener, '/')).body, 'b');
+    // A cluster added at run time has its stats listed at 0 before any traffic, as a static one.
+    await waitFor('cluster.late.* declared', async () => ((await proxy.stat('cluster.late.upstream_rq_retry')) === 0 ? true : undefined));
   });
 
   test('a static cluster is never replaced by a CDS resource of its name', async () => {
