@@ -132,10 +132,14 @@ function configDumps(source: JsonObject, loadedAt: Date, includeEds: boolean, dy
   if (includeEds) {
     configs.push(
       any(`${ADMIN}.EndpointsConfigDump`, {
-        static_endpoint_configs: clusters.flatMap((cluster) => {
+        // A CDS cluster's own load_assignment is as static as a bootstrap cluster's (Envoy lists both).
+        static_endpoint_configs: [
+          ...clusters.map((cluster) => ({ cluster, lastUpdated })),
+          ...(dynamicClusters?.active ?? []).map((c) => ({ cluster: c.source, lastUpdated: c.lastUpdated.toISOString() })),
+        ].flatMap(({ cluster, lastUpdated: updated }) => {
           const assignment = messageField(cluster, 'load_assignment');
           if (assignment === undefined) return [];
-          return [{ endpoint_config: any('envoy.config.endpoint.v3.ClusterLoadAssignment', assignment), last_updated: lastUpdated }];
+          return [{ endpoint_config: any('envoy.config.endpoint.v3.ClusterLoadAssignment', assignment), last_updated: updated }];
         }),
       }),
     );

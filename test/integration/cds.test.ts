@@ -10,6 +10,7 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { DnsTestServer } from '../helpers/dns_test_server';
 import { giveUpAfter, request, type RunningProxy, spawnProxy, startProxy, waitFor } from '../helpers/proxy_process';
 import { socketOwner } from '../helpers/socket_owner';
 
@@ -115,8 +116,10 @@ describe('file-based CDS with two workers', TIMEOUT, () => {
   let cdsPath: string;
   let listener: number;
   let workers: number[] = [];
+  let dns: DnsTestServer;
 
   before(async () => {
+    dns = await DnsTestServer.start();
     upstreamA = await startUpstream('a', () => workers);
     upstreamB = await startUpstream('b', () => workers);
     fixed = await startUpstream('fixed', () => workers);
@@ -131,6 +134,7 @@ describe('file-based CDS with two workers', TIMEOUT, () => {
   after(async () => {
     await proxy?.cleanup();
     for (const u of [upstreamA, upstreamB, fixed]) u?.server.close();
+    await dns?.close();
     if (cdsPath) fs.rmSync(path.dirname(cdsPath), { recursive: true, force: true });
   });
 
@@ -173,6 +177,10 @@ describe('file-based CDS with two workers', TIMEOUT, () => {
     )!;
     assert.equal(clustersDump['version_info'], '2');
     assert.equal((clustersDump['static_clusters'] as unknown[]).length, 1);
+    const endpoints = JSON.parse((await proxy.admin('/config_dump?include_eds&resource=static_endpoint_configs')).body) as {
+      configs: { endpoint_config: { cluster_name: string } }[];
+    };
+    assert.deepEqual(endpoints.configs.map((c) => c.endpoint_config.cluster_name).sort(), ['dyn', 'fixed', 'other']);
   });
 
   test('a changed cluster replaces the old one: traffic moves in both workers', async () => {
@@ -248,6 +256,35 @@ describe('file-based CDS with two workers', TIMEOUT, () => {
     });
     workers = [workers[1]!, replacement];
     await untilBothWorkersReach(listener, upstreamA, [replacement], 'the replacement worker to reach dyn');
+  });
+
+  test('a changed cluster warms until its first DNS answer while the old one serves', async () => {
+    dns.zone.set('dyn.test', { a: [{ address: '127.0.0.1', ttl: 60 }], hold: true });
+    const dnsCluster = cluster('dyn', upstreamB.port, {
+      type: 'STRICT_DNS',
+      dns_lookup_family: 'V4_ONLY',
+      dns_resolvers: [{ socket_address: { address: '127.0.0.1', port_value: dns.port } }],
+      load_assignment: {
+        cluster_name: 'dyn',
+        endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: 'dyn.test', port_value: upstreamB.port } } } }] }],
+      },
+    });
+    pushCds(cdsPath, '9', [cluster('other', upstreamB.port), dnsCluster]);
+    await waitFor('the DNS query of the warming cluster', () => (dns.count('dyn.test') > 0 ? true : undefined));
+    assert.equal(await proxy.stat('cluster_manager.warming_clusters'), 1);
+    const warming = JSON.parse((await proxy.admin('/config_dump?resource=dynamic_warming_clusters')).body) as {
+      configs: { version_info: string; cluster: { name: string; type: string } }[];
+    };
+    assert.deepEqual(warming.configs.map((c) => [c.cluster.name, c.cluster.type, c.version_info]), [['dyn', 'STRICT_DNS', '9']]);
+    for (let i = 0; i < 4; i++) assert.equal((await get(listener, '/')).body, 'a', 'the old cluster serves while the new one warms');
+    assert.match((await proxy.admin('/clusters')).body, /^dyn::127\.0\.0\.1:\d+::hostname::$/m);
+
+    dns.zone.get('dyn.test')!.hold = false;
+    dns.release();
+    await waitFor('the warmed cluster to serve', async () => ((await get(listener, '/')).body === 'b' ? true : undefined));
+    assert.equal(await proxy.stat('cluster_manager.warming_clusters'), 0);
+    assert.match((await proxy.admin('/clusters')).body, /^dyn::127\.0\.0\.1:\d+::hostname::dyn\.test$/m);
+    assert.equal((JSON.parse((await proxy.admin('/config_dump?resource=dynamic_warming_clusters')).body) as { configs?: unknown[] }).configs, undefined);
   });
 });
 
