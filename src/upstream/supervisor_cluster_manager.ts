@@ -191,9 +191,9 @@ export class SupervisorClusterManager {
   /**
    * A cluster from CDS, new or changed: it warms (its discovery runs) and becomes active at its
    * first result or the initialization timeout, replacing the active one of its name only then.
-   * Resolves once it is active, or was replaced or removed before. False, with nothing done, for
-   * a configuration the cluster already has, and for the name of a static cluster, which CDS
-   * never replaces (Envoy ignores such a resource).
+   * `warmed` settles once it is active, or was replaced or removed before. `applied` is false,
+   * with nothing done, for a configuration the cluster already has, and for the name of a static
+   * cluster, which CDS never replaces (Envoy ignores such a resource).
    * @throws UnknownClusterTypeError (the capability check refuses the type first)
    */
   addOrUpdateCluster(config: ClusterConfig, origin: DynamicClusterOrigin): { applied: boolean; warmed: Promise<void> } {
@@ -222,7 +222,7 @@ export class SupervisorClusterManager {
     const managed = this.createCluster(config, origin);
     this.warming.set(name, managed);
     this.updateSetStats();
-    const warmed = this.withinInitTimeout(this.startCluster(managed), () => (managed.snapshot.version === 0 ? [name] : [])).then(
+    const warmed = this.withinInitTimeout(this.startCluster(managed), () => (managed.closed ? null : [name])).then(
       () => this.activate(managed),
       (error: Error) => {
         this.deps.log('upstream').warn(`cluster '${name}': initialization failed: ${error.message}`);
@@ -363,11 +363,13 @@ export class SupervisorClusterManager {
     }
   }
 
-  private withinInitTimeout(initialized: Promise<unknown>, waitingFor: () => string[]): Promise<void> {
+  private withinInitTimeout(initialized: Promise<unknown>, waitingFor: () => string[] | null): Promise<void> {
     const { clock, initTimeoutMs = CLUSTER_INIT_TIMEOUT_MS } = this.deps;
     return new Promise<void>((resolve, reject) => {
       const timer = clock.setTimeout(() => {
-        this.deps.log('upstream').warn(`cluster initialization timed out after ${initTimeoutMs} ms; still waiting for: ${waitingFor().join(', ')}`);
+        // null: a warming cluster replaced or removed meanwhile, which waits for nothing.
+        const waiting = waitingFor();
+        if (waiting !== null) this.deps.log('upstream').warn(`cluster initialization timed out after ${initTimeoutMs} ms; still waiting for: ${waiting.join(', ')}`);
         resolve();
       }, initTimeoutMs);
       initialized.then(
