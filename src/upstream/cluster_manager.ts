@@ -7,12 +7,11 @@ import type { ClusterConfig, Locality } from '../config/model';
 import type { LoggerFactory } from '../log/logger_api';
 import type { RuntimeSource } from '../runtime/live_runtime';
 import type { StatsStore } from '../stats/stats';
-import { Cluster } from './cluster';
+import { Cluster, type ClusterEnvironment } from './cluster';
 import type { DownstreamAddresses } from './upstream_network_filter';
 import { mathRandom, type RandomSource } from './lb/load_balancer';
 import type { ClusterSnapshot, MembershipUpdate } from './membership';
 import type { PrioritySet } from './priority_set';
-import type { ClusterEnvironment } from './cluster';
 
 /** The largest read a socket makes at once: Node's own default. */
 const READ_BUFFER_BYTES = 64 * 1024;
