@@ -76,12 +76,13 @@ export function clusterStatuses(
   stats: HostStatsSource,
   thresholds: ThresholdsSource,
   outliers: OutlierSource = NO_OUTLIER_DETECTION,
+  addedViaApi: (cluster: string) => boolean = () => false,
 ): ClusterStatus[] {
   return snapshots.map((s) => {
     const outlier = outliers(s.cluster);
     return {
       name: s.cluster,
-      addedViaApi: false,
+      addedViaApi: addedViaApi(s.cluster),
       outlier: outlierSummary(outlier),
       thresholds: thresholds(s.cluster) ?? { default: DEFAULT_THRESHOLDS, high: DEFAULT_THRESHOLDS },
       hosts: s.hosts.map((h) => hostStatus(h, stats, outlier)),
@@ -102,18 +103,30 @@ export function healthStatusJson(flags: number): HealthStatusJson {
   };
 }
 
-export function clustersHandler(snapshots: () => readonly ClusterSnapshot[], stats: HostStatsSource, thresholds: ThresholdsSource, outliers: OutlierSource): AdminHandler {
+/** Where the cluster set came from: the last CDS version (`static` without CDS), and which clusters CDS added. */
+export interface ClusterSetSource {
+  versionInfo(): string;
+  addedViaApi(cluster: string): boolean;
+}
+
+export function clustersHandler(
+  snapshots: () => readonly ClusterSnapshot[],
+  stats: HostStatsSource,
+  thresholds: ThresholdsSource,
+  outliers: OutlierSource,
+  origin: ClusterSetSource,
+): AdminHandler {
   return {
     path: '/clusters',
     help: 'upstream cluster status',
     mutatesState: false,
     decodeQuery: true,
     handle: (request) => {
-      const statuses = clusterStatuses(snapshots(), stats, thresholds, outliers);
+      const statuses = clusterStatuses(snapshots(), stats, thresholds, outliers, (cluster) => origin.addedViaApi(cluster));
       if (request.query.get('format') === 'json') {
         return { status: 200, contentType: 'application/json', body: renderClustersJson(statuses, healthStatusJson) };
       }
-      return { status: 200, body: renderClustersText('static', statuses, healthFlagsString) };
+      return { status: 200, body: renderClustersText(origin.versionInfo(), statuses, healthFlagsString) };
     },
   };
 }

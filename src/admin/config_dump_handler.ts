@@ -1,7 +1,7 @@
 // GET /config_dump: the configuration in Envoy's envoy.admin.v3 dump messages, one Any per
 // config tracker key in key order (bootstrap, clusters, [endpoint], listeners, route_scopes,
-// routes, secrets), pretty printed, with sensitive fields redacted (config/redact.ts). Everything
-// here is static configuration, so every resource carries the time it was loaded. ?resource=
+// routes, secrets), pretty printed, with sensitive fields redacted (config/redact.ts). Each
+// static resource carries the time it was loaded, a CDS cluster its version and when it came. ?resource=
 // lists the items of one repeated field of the dumps instead; ?mask= keeps only some fields.
 
 import type { Bootstrap } from '../config/model';
@@ -14,6 +14,7 @@ import { AdminHandler, AdminResponse, JSON_TYPE } from './admin_server';
 import { applyFieldMask, parseFieldMask } from './field_mask';
 
 const ADMIN = 'envoy.admin.v3';
+const CLUSTER_TYPE = 'envoy.config.cluster.v3.Cluster';
 
 /**
  * The fields of each dump message, and for a repeated one the type of its items (?resource=
@@ -52,6 +53,22 @@ const DUMP_FIELDS: Readonly<Record<string, Readonly<Record<string, string | null
   },
 };
 
+/** One CDS cluster as ClustersConfigDump.DynamicCluster shows it. */
+export interface DynamicClusterDump {
+  readonly versionInfo: string;
+  /** The resource as loaded, v3 JSON. */
+  readonly source: JsonObject;
+  readonly lastUpdated: Date;
+}
+
+/** The CDS part of ClustersConfigDump; null without CDS. */
+export interface DynamicClustersDump {
+  /** The last version CDS applied. */
+  readonly versionInfo: string;
+  readonly active: readonly DynamicClusterDump[];
+  readonly warming: readonly DynamicClusterDump[];
+}
+
 export interface ConfigDumpQuery {
   /** `?include_eds`: also the endpoints of every cluster. */
   readonly includeEds: boolean;
@@ -62,8 +79,8 @@ export interface ConfigDumpQuery {
 }
 
 /** The body, or Envoy's 404 (no dump has the resource) or 400 (the field is not a list). */
-export function renderConfigDump(bootstrap: JsonObject, loadedAt: Date, query: ConfigDumpQuery): AdminResponse {
-  const dumps = configDumps(bootstrap, loadedAt, query.includeEds);
+export function renderConfigDump(bootstrap: JsonObject, loadedAt: Date, query: ConfigDumpQuery, dynamicClusters: DynamicClustersDump | null = null): AdminResponse {
+  const dumps = configDumps(bootstrap, loadedAt, query.includeEds, dynamicClusters);
   const mask = query.mask === undefined ? null : parseFieldMask(query.mask);
   let configs: JsonObject[];
   if (query.resource === undefined) {
@@ -93,7 +110,7 @@ function dumpTypeName(dump: JsonObject): string {
 }
 
 /** The dump messages, each an Any, in config tracker key order. */
-function configDumps(source: JsonObject, loadedAt: Date, includeEds: boolean): JsonObject[] {
+function configDumps(source: JsonObject, loadedAt: Date, includeEds: boolean, dynamicClusters: DynamicClustersDump | null): JsonObject[] {
   const resources = messageField(source, 'static_resources') ?? {};
   const lastUpdated = loadedAt.toISOString();
   const clusters = messageList(resources, 'clusters');
@@ -102,19 +119,27 @@ function configDumps(source: JsonObject, loadedAt: Date, includeEds: boolean): J
   const configs: JsonObject[] = [
     any(`${ADMIN}.BootstrapConfigDump`, { bootstrap: source, last_updated: lastUpdated }),
     any(`${ADMIN}.ClustersConfigDump`, {
+      // Proto JSON leaves an empty string out: no CDS version, no field.
+      ...(dynamicClusters !== null && dynamicClusters.versionInfo !== '' ? { version_info: dynamicClusters.versionInfo } : {}),
       static_clusters: clusters.map((cluster) => ({
-        cluster: any('envoy.config.cluster.v3.Cluster', cluster),
+        cluster: any(CLUSTER_TYPE, cluster),
         last_updated: lastUpdated,
       })),
+      dynamic_active_clusters: (dynamicClusters?.active ?? []).map(dynamicCluster),
+      dynamic_warming_clusters: (dynamicClusters?.warming ?? []).map(dynamicCluster),
     }),
   ];
   if (includeEds) {
     configs.push(
       any(`${ADMIN}.EndpointsConfigDump`, {
-        static_endpoint_configs: clusters.flatMap((cluster) => {
+        // A CDS cluster's own load_assignment is as static as a bootstrap cluster's (Envoy lists both).
+        static_endpoint_configs: [
+          ...clusters.map((cluster) => ({ cluster, lastUpdated })),
+          ...(dynamicClusters?.active ?? []).map((c) => ({ cluster: c.source, lastUpdated: c.lastUpdated.toISOString() })),
+        ].flatMap(({ cluster, lastUpdated: updated }) => {
           const assignment = messageField(cluster, 'load_assignment');
           if (assignment === undefined) return [];
-          return [{ endpoint_config: any('envoy.config.endpoint.v3.ClusterLoadAssignment', assignment), last_updated: lastUpdated }];
+          return [{ endpoint_config: any('envoy.config.endpoint.v3.ClusterLoadAssignment', assignment), last_updated: updated }];
         }),
       }),
     );
@@ -151,6 +176,15 @@ function configDumps(source: JsonObject, loadedAt: Date, includeEds: boolean): J
   return configs;
 }
 
+function dynamicCluster(cluster: DynamicClusterDump): JsonObject {
+  const schema = protoSchema();
+  return {
+    ...(cluster.versionInfo !== '' ? { version_info: cluster.versionInfo } : {}),
+    cluster: any(CLUSTER_TYPE, redactSensitive(schema, schema.root.lookupType(CLUSTER_TYPE), cluster.source)),
+    last_updated: cluster.lastUpdated.toISOString(),
+  };
+}
+
 /** The bootstrap as /config_dump shows it: its sensitive fields redacted. */
 export function redactedBootstrap(bootstrap: Bootstrap): JsonObject {
   const source = isJsonObject(bootstrap.source) ? bootstrap.source : {};
@@ -158,7 +192,8 @@ export function redactedBootstrap(bootstrap: Bootstrap): JsonObject {
   return redactSensitive(schema, schema.bootstrap, source);
 }
 
-export function configDumpHandler(bootstrap: Bootstrap, loadedAt: Date): AdminHandler {
+/** `dynamicClusters`: the CDS clusters now (null without CDS). */
+export function configDumpHandler(bootstrap: Bootstrap, loadedAt: Date, dynamicClusters: () => DynamicClustersDump | null = () => null): AdminHandler {
   // Redacted once: the configuration is static.
   const source = redactedBootstrap(bootstrap);
   // An empty field (the home page's form sends one) means no such parameter.
@@ -177,7 +212,12 @@ export function configDumpHandler(bootstrap: Bootstrap, loadedAt: Date): AdminHa
       { name: 'include_eds', help: 'also the endpoints of every cluster', kind: 'flag' },
     ],
     handle: (req) =>
-      renderConfigDump(source, loadedAt, { includeEds: req.query.has('include_eds'), resource: param(req, 'resource'), mask: param(req, 'mask') }),
+      renderConfigDump(
+        source,
+        loadedAt,
+        { includeEds: req.query.has('include_eds'), resource: param(req, 'resource'), mask: param(req, 'mask') },
+        dynamicClusters(),
+      ),
   };
 }
 

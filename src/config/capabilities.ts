@@ -377,6 +377,7 @@ const RETRY_POLICY: Shape = {
 const ROUTE_CONFIG: Shape = {
   fields: {
     name: leaf,
+    validate_clusters: leaf,
     virtual_hosts: list({
       fields: {
         name: leaf,
@@ -511,8 +512,9 @@ const BOOTSTRAP: Shape = {
     node: { fields: { id: leaf, cluster: leaf, locality: LOCALITY, metadata: METADATA } },
     admin: { fields: { access_log_path: leaf, profile_path: leaf, address: SOCKET_ADDRESS } },
     static_resources: { fields: { listeners: list(LISTENER), clusters: list(CLUSTER) } },
+    // CDS (also over ADS); LDS and RDS are not implemented.
+    dynamic_resources: { fields: { cds_config: CONFIG_SOURCE, ads_config: API_CONFIG_SOURCE } },
     cluster_manager: { fields: { local_cluster_name: leaf } },
-    dynamic_resources: { fields: { ads_config: API_CONFIG_SOURCE } },
     stats_flush_interval: leaf,
     stats_config: STATS_CONFIG,
     // rtds_layer is refused: runtime discovery (RTDS) is not implemented yet.
@@ -583,6 +585,16 @@ export function checkCapabilities(bootstrap: JsonObject): void {
 export function checkLoadAssignmentCapabilities(assignment: JsonObject): void {
   const errors = new FieldErrorCollector();
   checkMessage(assignment, LOAD_ASSIGNMENT, '', errors);
+  errors.throwIfAny();
+}
+
+/**
+ * The check of one cluster at `path` (a CDS resource), as the same cluster is checked in a bootstrap.
+ * @throws FieldError (FieldErrors for several)
+ */
+export function checkClusterCapabilities(cluster: JsonObject, path: string): void {
+  const errors = new FieldErrorCollector();
+  checkMessage(cluster, CLUSTER, path, errors);
   errors.throwIfAny();
 }
 

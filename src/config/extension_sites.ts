@@ -37,15 +37,17 @@ export function forEachExtension(bootstrap: JsonObject, visit: ExtensionVisitor)
       one(chain, 'transport_socket', chainPath, 'downstream_transport_socket', visit);
     }
   });
-  messageList(resources, 'clusters').forEach((cluster, i) => {
-    const clusterPath = indexPath('static_resources.clusters', i);
-    one(cluster, 'transport_socket', clusterPath, 'upstream_transport_socket', visit);
-    messageList(cluster, 'transport_socket_matches').forEach((match, j) => {
-      const matchPath = indexPath(childPath(clusterPath, 'transport_socket_matches'), j);
-      one(match, 'transport_socket', matchPath, 'upstream_transport_socket', visit);
-    });
-    eachOf(cluster, 'filters', clusterPath, 'upstream_network_filter', visit);
+  messageList(resources, 'clusters').forEach((cluster, i) => forEachClusterExtension(cluster, indexPath('static_resources.clusters', i), visit));
+}
+
+/** The extensions of one cluster at `clusterPath`: a static one, or a CDS resource. */
+export function forEachClusterExtension(cluster: JsonObject, clusterPath: string, visit: ExtensionVisitor): void {
+  one(cluster, 'transport_socket', clusterPath, 'upstream_transport_socket', visit);
+  messageList(cluster, 'transport_socket_matches').forEach((match, j) => {
+    const matchPath = indexPath(childPath(clusterPath, 'transport_socket_matches'), j);
+    one(match, 'transport_socket', matchPath, 'upstream_transport_socket', visit);
   });
+  eachOf(cluster, 'filters', clusterPath, 'upstream_network_filter', visit);
 }
 
 /** A listener's filter chains with their paths. */
@@ -83,8 +85,17 @@ function eachOf(
  */
 export function canonicalizeExtensionNames(bootstrap: JsonObject): JsonObject {
   const copy = structuredClone(bootstrap);
-  forEachExtension(copy, (extension, site) => {
-    if (typeof extension['name'] === 'string') extension['name'] = registeredExtensionName(extension, site);
-  });
+  forEachExtension(copy, canonicalize);
   return copy;
+}
+
+/** The same for one cluster (a CDS resource). */
+export function canonicalizeClusterExtensionNames(cluster: JsonObject): JsonObject {
+  const copy = structuredClone(cluster);
+  forEachClusterExtension(copy, '', canonicalize);
+  return copy;
+}
+
+function canonicalize(extension: JsonObject, site: ExtensionSite): void {
+  if (typeof extension['name'] === 'string') extension['name'] = registeredExtensionName(extension, site);
 }

@@ -455,7 +455,8 @@ function hashPolicy(config: JsonObject): HashPolicy[] {
   return filterState !== undefined ? [{ kind: 'filter_state', key: stringField(filterState, 'key'), terminal }] : [];
 }
 
-function cluster(config: JsonObject): ClusterConfig {
+/** A cluster's model: a static one, or a CDS resource once validated (cluster_resource.ts). */
+export function cluster(config: JsonObject): ClusterConfig {
   const name = stringField(config, 'name');
   const loadAssignment = messageField(config, 'load_assignment');
   const customType = messageField(config, 'cluster_type');

@@ -10,7 +10,7 @@ import { certsHandler, daysUntilFirstCertExpires } from '../admin/certs_handler'
 import { CertificateWatcher } from '../tls/certificate_watcher';
 import { configuredTlsContexts } from '../tls/configured_contexts';
 import type { TlsContext } from '../tls/tls_context';
-import { configDumpHandler } from '../admin/config_dump_handler';
+import { configDumpHandler, type DynamicClustersDump } from '../admin/config_dump_handler';
 import { DrainListenersRequest, drainListenersHandler } from '../admin/drain_listeners_handler';
 import { initDumpHandler } from '../admin/init_dump_handler';
 import { memoryHandler } from '../admin/memory_handler';
@@ -48,6 +48,7 @@ import { mathRandom } from '../upstream/lb/load_balancer';
 import { clusterTypes } from '../upstream/cluster_types';
 import { HEALTH_SOURCES } from '../upstream/health_sources';
 import { SupervisorClusterManager } from '../upstream/supervisor_cluster_manager';
+import { CdsApi } from '../upstream/cds_api';
 import { ResourceDecoder } from '../config/xds/resource_decoder';
 import { SubscriptionFactory, unknownDynamicFieldsPolicy } from '../config/xds/subscription_factory';
 import { protoSchema } from '../config/schema';
@@ -63,7 +64,7 @@ import { ServerStats, serverStats } from './server_stats';
 import { SERVER_STATE_GAUGE, ServerInfoSource, ServerState } from './server_state';
 import { monotonicUsec, NotifyFields, SystemdNotifier } from './systemd_notify';
 import { WorkerPool } from './worker_pool';
-import { workerBootstrap, WORKER_PROTOCOL_VERSION } from './worker_protocol';
+import { workerBootstrap, workerClusterConfig, WORKER_PROTOCOL_VERSION } from './worker_protocol';
 import type { LogSettings } from '../log/log_settings';
 import type { LogManager } from '../log/log_manager';
 import { applyLevelChange, currentLogSettings, LevelChange } from '../log/level_change';
@@ -117,6 +118,8 @@ export class Supervisor implements ServerInfoSource {
   private clusters: SupervisorClusterManager | null = null;
   /** The xDS transports; the ADS stream lives here. */
   private subscriptions: SubscriptionFactory | null = null;
+  /** dynamic_resources.cds_config's client; null without CDS. */
+  private cds: CdsApi | null = null;
   /** The circuit breakers' gauges and limits, over every worker's counts. */
   private circuitBreakers: CircuitBreakerStats | null = null;
   private stats: ServerStats | null = null;
@@ -277,6 +280,8 @@ export class Supervisor implements ServerInfoSource {
 
     // The cluster manager owns membership from here on; the workers start from its snapshots,
     // once every cluster is initialized (Envoy's init manager holds the listeners until then).
+    const subscriptions = this.subscriptionFactory();
+    let activated = 0;
     const clusters = (this.clusters = new SupervisorClusterManager(bootstrap.clusters, {
       types: clusterTypes(),
       hosts: store.hosts,
@@ -284,12 +289,37 @@ export class Supervisor implements ServerInfoSource {
       log: this.deps.log,
       clock: this.deps.clock,
       runtime: liveRuntime,
-      subscriptions: this.subscriptionFactory(),
+      subscriptions,
       certificates: this.certificateWatcher!,
       healthSources: HEALTH_SOURCES,
       onUpdate: (update) => this.workers?.broadcast({ v: WORKER_PROTOCOL_VERSION, type: 'cluster_update', update }),
+      onClusterActive: (config, snapshot) => {
+        this.circuitBreakers?.add(config);
+        // Before the workers run, the init of each declares its share of the stat names.
+        const declaredBy = activated++ % options.concurrency;
+        this.workers?.broadcast({ v: WORKER_PROTOCOL_VERSION, type: 'cluster_add', config: workerClusterConfig(config), snapshot, declaredBy });
+      },
+      onClusterRemoved: (name) => {
+        this.circuitBreakers?.remove(name);
+        this.workers?.broadcast({ v: WORKER_PROTOCOL_VERSION, type: 'cluster_remove', name });
+      },
     }));
     await clusters.initialize();
+    // Then CDS, as Envoy's cluster manager initializes: its first update, and the clusters it
+    // brought warmed, before listeners serve (or its failure or initial_fetch_timeout).
+    const cdsConfig = bootstrap.dynamicResources.cdsConfig;
+    if (cdsConfig !== null) {
+      this.cds = new CdsApi({
+        source: cdsConfig,
+        subscriptions,
+        clusters,
+        schema: protoSchema(),
+        stats: store.scope('cluster_manager.cds'),
+        log: this.deps.log('upstream'),
+      });
+      this.cds.start();
+      await this.cds.initialized;
+    }
 
     const forWorkers = workerBootstrap(bootstrap);
     this.workers = new WorkerPool({
@@ -305,6 +335,7 @@ export class Supervisor implements ServerInfoSource {
         regionName: this.handle!.name,
         bootstrap: forWorkers,
         clusters: clusters.workerSnapshots(),
+        dynamicClusters: clusters.dynamicConfigs().map(workerClusterConfig),
         listeners,
         // A worker (re)started after POST /logging logs at the levels it set.
         log: currentLogSettings(this.deps.logSettings, this.deps.logs),
@@ -420,6 +451,7 @@ export class Supervisor implements ServerInfoSource {
         zeroColumnGauges(handle.region, this.store.names, this.store.hosts, col);
         handle.region.retireColumn(col);
       }
+      this.cds?.close();
       this.clusters?.close();
       this.subscriptions?.close();
       if (handle.privateRegion) handle.region.unlink();
@@ -449,6 +481,13 @@ export class Supervisor implements ServerInfoSource {
       },
       terminate: () => void this.shutdown('the next epoch asked this one to terminate').then(() => this.deps.exit(0)),
     };
+  }
+
+  /** The CDS part of /config_dump; null without CDS. */
+  private dynamicClustersDump(): DynamicClustersDump | null {
+    if (this.cds === null || this.clusters === null) return null;
+    const { active, warming } = this.clusters.dynamicClusters();
+    return { versionInfo: this.cds.versionInfo(), active, warming };
   }
 
   /** Binds a fresh listen socket; after a failed handover, waits for the old epoch to let go. */
@@ -575,9 +614,13 @@ export class Supervisor implements ServerInfoSource {
         (slot) => this.store!.hosts.read(slot),
         (cluster) => this.circuitBreakers?.thresholds(cluster) ?? null,
         (cluster) => outlierDetectorOf(this.clusters?.healthSources(cluster) ?? []),
+        {
+          versionInfo: () => (bootstrap.dynamicResources.cdsConfig === null ? 'static' : (this.cds?.versionInfo() ?? '')),
+          addedViaApi: (cluster) => this.clusters?.addedViaApi(cluster) ?? false,
+        },
       ),
       listenersHandler(() => this.bound),
-      configDumpHandler(bootstrap, new Date(this.startMs)),
+      configDumpHandler(bootstrap, new Date(this.startMs), () => this.dynamicClustersDump()),
       contentionHandler(tracer),
       ...runtimeHandlers(this.runtime!),
       loggingHandler({ levels: () => this.deps.logs.componentLevels(), change: (change) => this.changeLogLevel(change) }),

@@ -84,6 +84,7 @@ async function run(init: WorkerInit, control: WorkerControl): Promise<(m: Superv
   const logFactory = loggerFactory(logs);
   const clusters = new ClusterManager({
     configs: init.bootstrap.clusters,
+    dynamicConfigs: init.dynamicClusters,
     snapshots: init.clusters,
     store,
     runtime: control.runtime,
@@ -95,7 +96,7 @@ async function run(init: WorkerInit, control: WorkerControl): Promise<(m: Superv
   });
   // Envoy declares a cluster's stats when it builds the cluster: the workers share that out,
   // each its own slice, so that 10,000 clusters' names are interned on every core at once.
-  init.bootstrap.clusters.forEach((config, i) => {
+  [...init.bootstrap.clusters, ...init.dynamicClusters].forEach((config, i) => {
     if (i % init.workerCount === init.workerIndex) declareClusterStatNames(store, config);
   });
   const clock = new SystemClock();
@@ -145,14 +146,19 @@ async function run(init: WorkerInit, control: WorkerControl): Promise<(m: Superv
   const handle = (m: SupervisorMessage) => {
     if (m.type === 'shutdown') stop('supervisor shutdown');
     if (m.type === 'reopen_logs') reopenLogs();
-    if (m.type === 'cluster_update') {
+    if (m.type === 'cluster_update' || m.type === 'cluster_add') {
       try {
-        clusters.update(m.update);
+        if (m.type === 'cluster_update') clusters.update(m.update);
+        else {
+          clusters.add(m.config, m.snapshot);
+          if (m.declaredBy === init.workerIndex) declareClusterStatNames(store, m.config);
+        }
       } catch (e) {
         // Out of step with the supervisor: a restart brings this worker its current snapshots.
         fatal((e as Error).message);
       }
     }
+    if (m.type === 'cluster_remove') clusters.remove(m.name);
     if (m.type === 'stop_listeners') {
       const names = new Set(m.listeners);
       // Envoy counts a stop per listener per worker.

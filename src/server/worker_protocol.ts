@@ -1,7 +1,7 @@
 // Messages between the supervisor and its workers over Node's child_process IPC channel.
 // Versioned: a worker from another build refuses a message it does not understand.
 
-import type { Bootstrap } from '../config/model';
+import type { Bootstrap, ClusterConfig } from '../config/model';
 import type { ClusterSnapshot, MembershipUpdate } from '../upstream/membership';
 import type { LogSettings } from '../log/log_settings';
 import type { DrainStrategy } from '../hot_restart/drain_manager';
@@ -11,7 +11,7 @@ import type { MutexStats } from '../admin/mutex_tracer';
 import type { HostSlot } from '../stats/stats';
 import type { ConsecutiveFailure } from '../upstream/outlier/consecutive_failure';
 
-export const WORKER_PROTOCOL_VERSION = 4;
+export const WORKER_PROTOCOL_VERSION = 5;
 
 /** A worker's listen sockets arrive as inherited fds starting at this number (after stdin..ipc). */
 export const FIRST_LISTENER_FD = 4;
@@ -28,6 +28,8 @@ export interface WorkerInit {
   readonly bootstrap: Bootstrap;
   /** Every cluster's current membership (the supervisor owns it), so a restarted worker is never stale. */
   readonly clusters: readonly ClusterSnapshot[];
+  /** The active CDS clusters (workerClusterConfig form); their membership is in `clusters`. */
+  readonly dynamicClusters: readonly ClusterConfig[];
   /** Listener names in the order of their inherited fds. */
   readonly listeners: readonly string[];
   readonly log: LogSettings;
@@ -53,6 +55,26 @@ export interface WorkerClusterUpdate {
   readonly v: typeof WORKER_PROTOCOL_VERSION;
   readonly type: 'cluster_update';
   readonly update: MembershipUpdate;
+}
+
+/**
+ * A CDS cluster became active (warmed): build it from its configuration (workerClusterConfig
+ * form) and membership, replacing the one of its name, whose pools drain.
+ */
+export interface WorkerClusterAdd {
+  readonly v: typeof WORKER_PROTOCOL_VERSION;
+  readonly type: 'cluster_add';
+  readonly config: ClusterConfig;
+  readonly snapshot: ClusterSnapshot;
+  /** The worker that interns the cluster's stat names: the workers share that out, as at init. */
+  readonly declaredBy: number;
+}
+
+/** CDS removed a cluster: drop it; requests in flight finish on its draining pools. */
+export interface WorkerClusterRemove {
+  readonly v: typeof WORKER_PROTOCOL_VERSION;
+  readonly type: 'cluster_remove';
+  readonly name: string;
 }
 
 /** Stop accepting, close HTTP connections after their responses per the drain strategy. */
@@ -125,6 +147,8 @@ export type SupervisorMessage =
   | WorkerShutdown
   | WorkerRuntimeUpdate
   | WorkerClusterUpdate
+  | WorkerClusterAdd
+  | WorkerClusterRemove
   | WorkerSetLogLevel
   | WorkerCpuProfileStart
   | WorkerCpuProfileStop
@@ -195,5 +219,10 @@ const NO_ASSIGNMENT = { clusterName: '', endpoints: [] } as const;
  * assignments, which the membership snapshots replace.
  */
 export function workerBootstrap(bootstrap: Bootstrap): Bootstrap {
-  return { ...bootstrap, source: null, clusters: bootstrap.clusters.map((c) => ({ ...c, source: null, loadAssignment: NO_ASSIGNMENT })) };
+  return { ...bootstrap, source: null, clusters: bootstrap.clusters.map(workerClusterConfig) };
+}
+
+/** A cluster's configuration as a worker needs it: the same, for one cluster. */
+export function workerClusterConfig(config: ClusterConfig): ClusterConfig {
+  return { ...config, source: null, loadAssignment: NO_ASSIGNMENT };
 }

@@ -74,18 +74,26 @@ export class CircuitBreakerStats {
     private readonly store: SharedStatsStore,
     private readonly runtime: RuntimeSource,
   ) {
-    for (const config of configs) {
-      this.clusters.set(config.name, {
-        config,
-        priorities: PRIORITIES.map((priority) => ({
-          name: circuitBreakersName(config.statName, priority),
-          thresholds: config.circuitBreakers[priority],
-          manager: this.manager(config, priority, this.zero),
-          live: false,
-          gauges: null,
-        })),
-      });
-    }
+    for (const config of configs) this.add(config);
+  }
+
+  /** A cluster joins (CDS), or replaces the one of its name with its own limits. */
+  add(config: ClusterConfig): void {
+    this.clusters.set(config.name, {
+      config,
+      priorities: PRIORITIES.map((priority) => ({
+        name: circuitBreakersName(config.statName, priority),
+        thresholds: config.circuitBreakers[priority],
+        manager: this.manager(config, priority, this.zero),
+        live: false,
+        gauges: null,
+      })),
+    });
+  }
+
+  /** A cluster left (CDS): its gauges are no longer set. */
+  remove(name: string): void {
+    this.clusters.delete(name);
   }
 
   /** Sets every gauge from the counts and limits now. */

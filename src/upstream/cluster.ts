@@ -300,6 +300,14 @@ export class Cluster {
     this.lb.refresh();
   }
 
+  /**
+   * The cluster left this worker's set (CDS removed or replaced it): every pool drains, so that
+   * requests in flight finish on their connections, which then close; idle ones close now.
+   */
+  drain(): void {
+    for (const resources of this.resources.values()) drainPools(resources);
+  }
+
   /** Closes every upstream connection of this worker's pools. */
   close(): void {
     for (const resources of this.resources.values()) {

@@ -1,5 +1,6 @@
 // The worker's clusters by name (Envoy's ThreadLocalClusterManager): built from the
-// configuration and the supervisor's membership snapshots, then kept current by its updates.
+// configuration and the supervisor's membership snapshots, then kept current by its updates;
+// CDS clusters join, are replaced and leave at run time.
 
 import type { TlsContext } from '../tls/tls_context';
 import { atField } from '../config/errors';
@@ -27,6 +28,8 @@ export class UnknownClusterError extends Error {
 export interface ClusterManagerOptions {
   /** The bootstrap's clusters, in order. */
   readonly configs: readonly ClusterConfig[];
+  /** The CDS clusters active when this worker started (their snapshots are in `snapshots`). */
+  readonly dynamicConfigs?: readonly ClusterConfig[];
   /** The supervisor's membership of each (a cluster without one starts empty). */
   readonly snapshots: readonly ClusterSnapshot[];
   readonly store: StatsStore;
@@ -50,11 +53,14 @@ export interface ClusterManagerOptions {
 export class ClusterManager {
   private readonly clusters = new Map<string, Cluster>();
   /** Those keeping connections per downstream connection (ClusterInfo.downstreamSpecificConnections). */
-  private readonly downstreamSpecific: Cluster[] = [];
+  private downstreamSpecific: Cluster[] = [];
+  private readonly environment: ClusterEnvironment;
+  /** The local cluster's hosts, which every cluster built later follows too. */
+  private readonly localPrioritySet: PrioritySet | null;
 
   /** @throws FieldError at `static_resources.clusters[i]...` for a cluster the data plane cannot serve yet */
   constructor(options: ClusterManagerOptions) {
-    const environment = {
+    const environment: ClusterEnvironment = (this.environment = {
       store: options.store,
       runtime: options.runtime,
       random: options.random ?? mathRandom,
@@ -63,7 +69,7 @@ export class ClusterManager {
       log: options.log('upstream'),
       reportsTables: options.reportsTables ?? true,
       onConsecutiveFailure: options.onConsecutiveFailure ?? (() => undefined),
-    };
+    });
     const byName = new Map(options.snapshots.map((s) => [s.cluster, s]));
     const build = (i: number, localPrioritySet: PrioritySet | null): Cluster => {
       const config = options.configs[i];
@@ -76,10 +82,38 @@ export class ClusterManager {
     // The local cluster comes first, so that every other cluster's balancer can follow its
     // hosts; it does not follow itself (as in Envoy). Validation made sure it exists.
     const localIndex = options.configs.findIndex((config) => config.name === options.localClusterName);
-    const localPrioritySet = localIndex < 0 ? null : build(localIndex, null).prioritySet;
+    const localPrioritySet = (this.localPrioritySet = localIndex < 0 ? null : build(localIndex, null).prioritySet);
     options.configs.forEach((_, i) => {
       if (i !== localIndex) build(i, localPrioritySet);
     });
+    for (const config of options.dynamicConfigs ?? []) this.add(config, byName.get(config.name) ?? { cluster: config.name, version: 0, hosts: [] });
+  }
+
+  /**
+   * A CDS cluster became active: a new one joins; one of a name already here replaces it, and
+   * the old one's pools drain (requests in flight finish on them).
+   * @throws FieldError for a cluster the data plane cannot serve (the capability check refuses it first)
+   */
+  add(config: ClusterConfig, snapshot: ClusterSnapshot): void {
+    const cluster = atField(config.name, () => new Cluster(config, snapshot, this.environment, this.localPrioritySet));
+    const replaced = this.clusters.get(config.name);
+    this.clusters.set(config.name, cluster);
+    if (replaced !== undefined) this.retire(replaced);
+    if (cluster.info.downstreamSpecificConnections) this.downstreamSpecific.push(cluster);
+  }
+
+  /** A CDS cluster is gone: new requests find no cluster (503), those in flight finish. False for an unknown one. */
+  remove(name: string): boolean {
+    const cluster = this.clusters.get(name);
+    if (cluster === undefined) return false;
+    this.clusters.delete(name);
+    this.retire(cluster);
+    return true;
+  }
+
+  private retire(cluster: Cluster): void {
+    cluster.drain();
+    if (cluster.info.downstreamSpecificConnections) this.downstreamSpecific = this.downstreamSpecific.filter((c) => c !== cluster);
   }
 
   /** A downstream connection closed: connections kept for it alone go. */

@@ -8,7 +8,7 @@ import { checkLoadAssignmentCapabilities } from '../config/capabilities';
 import { clusterLoadAssignment } from '../config/model_builder';
 import { protoSchema } from '../config/schema';
 import { validateLoadAssignment } from '../config/validation/clusters';
-import { checkMessageRules } from '../config/validation/proto_rules';
+import { checkMessageProtoRules } from '../config/validation/proto_rules';
 import type { ConfigSourceConfig } from '../config/xds/config_source';
 import { ENDPOINT_RESOURCE } from '../config/xds/resource_types';
 import { type DecodedResource, type Subscription, SubscriptionStats } from '../config/xds/subscription';
@@ -30,7 +30,7 @@ export class EdsResourceError extends Error {
  * @throws FieldError at the first field (paths from the resource) a static load_assignment could not have either
  */
 export function edsHosts(assignment: JsonObject): DiscoveredHost[] {
-  checkMessageRules(protoSchema(), ENDPOINT_RESOURCE.v3TypeName, assignment);
+  checkMessageProtoRules(protoSchema(), ENDPOINT_RESOURCE.v3TypeName, assignment, '');
   checkLoadAssignmentCapabilities(assignment);
   validateLoadAssignment(assignment, '', 'ip');
   return discoveredHosts(clusterLoadAssignment(assignment).endpoints);

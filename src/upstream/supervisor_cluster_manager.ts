@@ -2,8 +2,11 @@
 // type discovers its hosts here, in the supervisor; every change becomes a versioned
 // MembershipUpdate for the workers, and the current snapshots are what a (re)started worker
 // and GET /clusters read. Host slots in the stats region follow membership: a joining host
-// gets one, a leaving host gives it back.
+// gets one, a leaving host gives it back. Clusters that CDS adds at run time warm first (their
+// discovery runs until its first result) and only then replace or join the active set.
 
+import { isDeepStrictEqual } from 'node:util';
+import type { JsonObject } from '../config/json';
 import type { ClusterConfig } from '../config/model';
 import type { Clock } from '../common/clock';
 import type { SubscriptionFactory } from '../config/xds/subscription_factory';
@@ -86,8 +89,12 @@ export interface SupervisorClusterManagerDeps {
   readonly certificates?: { add(contexts: readonly TlsContext[]): void };
   /** Health checking and outlier detection, asked once per cluster. */
   readonly healthSources?: readonly HealthSourceFactory[];
-  /** Every membership change after start(), for the workers. */
+  /** Every membership change of an active cluster after start(), for the workers. */
   readonly onUpdate: (update: MembershipUpdate) => void;
+  /** A CDS cluster finished warming and is now active (new, or replacing one of its name). */
+  readonly onClusterActive?: (config: ClusterConfig, snapshot: ClusterSnapshot) => void;
+  /** A CDS cluster left the active set. */
+  readonly onClusterRemoved?: (name: string) => void;
   /** CLUSTER_INIT_TIMEOUT_MS unless a test says otherwise. */
   readonly initTimeoutMs?: number;
 }
@@ -102,8 +109,37 @@ interface MembershipStats {
   readonly maxHostWeight: Gauge;
 }
 
+/** Where a CDS cluster came from, for /clusters and /config_dump. */
+export interface DynamicClusterOrigin {
+  /** The version_info of the update that added or last changed it. */
+  readonly versionInfo: string;
+  readonly lastUpdated: Date;
+  /** The resource as loaded (v3 JSON, extension names canonical): changes are judged on it. */
+  readonly source: JsonObject;
+}
+
+/** A CDS cluster as /config_dump lists it. */
+export interface DynamicClusterState extends DynamicClusterOrigin {
+  readonly name: string;
+}
+
+/** Envoy's cluster_manager.* statistics of the cluster set. */
+interface ClusterSetStats {
+  readonly added: Counter;
+  readonly modified: Counter;
+  readonly removed: Counter;
+  readonly active: Gauge;
+  readonly warming: Gauge;
+}
+
 interface ManagedCluster {
   readonly config: ClusterConfig;
+  /** null for a cluster of the bootstrap. */
+  readonly dynamic: DynamicClusterOrigin | null;
+  /** In the workers' set: false while it warms. */
+  active: boolean;
+  /** Replaced or removed: its discovery and health results no longer count. */
+  closed: boolean;
   readonly discovery: ClusterDiscovery;
   readonly healthSources: HealthSource[];
   /** The OR of the health sources' newHostFlags. */
@@ -117,7 +153,11 @@ interface ManagedCluster {
 }
 
 export class SupervisorClusterManager {
+  /** The active clusters, in the order they became active (static ones in configuration order). */
   private readonly clusters = new Map<string, ManagedCluster>();
+  /** CDS clusters waiting for their first result, by name. */
+  private readonly warming = new Map<string, ManagedCluster>();
+  private readonly setStats: ClusterSetStats;
   private started = false;
   private closed = false;
   private mergeStats: MergeWindowStats | null = null;
@@ -125,7 +165,17 @@ export class SupervisorClusterManager {
   constructor(
     private readonly configs: readonly ClusterConfig[],
     private readonly deps: SupervisorClusterManagerDeps,
-  ) {}
+  ) {
+    const stats = deps.stats;
+    this.setStats = {
+      added: stats.counter('cluster_manager.cluster_added'),
+      modified: stats.counter('cluster_manager.cluster_modified'),
+      removed: stats.counter('cluster_manager.cluster_removed'),
+      // Each epoch reports its own cluster set.
+      active: stats.gauge('cluster_manager.active_clusters', 'never_import'),
+      warming: stats.gauge('cluster_manager.warming_clusters', 'never_import'),
+    };
+  }
 
   /**
    * Creates every cluster and starts its discovery; resolves once every cluster is initialized
@@ -136,38 +186,174 @@ export class SupervisorClusterManager {
   async initialize(): Promise<void> {
     const initialized: Promise<void>[] = [];
     for (let i = 0; i < this.configs.length; i++) {
-      const config = this.configs[i]!;
-      const type = this.deps.types.get(config.type);
-      if (type === undefined) throw new UnknownClusterTypeError(config.name, config.type);
-      const discovery = type.create(config, {
-        log: this.deps.log('upstream'),
-        stats: this.deps.stats.scope(`cluster.${config.statName}`),
-        clock: this.deps.clock,
-        subscriptions: this.deps.subscriptions,
-      });
-      const empty: ClusterSnapshot = { cluster: config.name, version: 0, hosts: [] };
-      const managed: ManagedCluster = {
-        config,
-        discovery,
-        healthSources: [],
-        newHostFlags: 0,
-        snapshot: empty,
-        published: empty,
-        mergeWindow: new UpdateMergeWindow(config.commonLbConfig.updateMergeWindowMs, this.deps.clock, this.windowStats(), (update) => {
-          managed.published = applyUpdate(update);
-          this.deps.onUpdate(update);
-        }),
-        stats: null,
-      };
-      this.clusters.set(config.name, managed);
-      this.createHealthSources(managed);
-      discovery.start((hosts) => this.onHosts(managed, hosts));
-      // A health-checked cluster is initialized once its first hosts have their first verdict.
-      initialized.push(discovery.initialized.then(() => Promise.all(managed.healthSources.map((h) => h.initialized))).then(() => undefined));
+      const managed = this.createCluster(this.configs[i]!, null);
+      managed.active = true;
+      this.clusters.set(managed.config.name, managed);
+      initialized.push(this.startCluster(managed));
       if (i % START_BATCH === START_BATCH - 1) await new Promise((resolve) => setImmediate(resolve));
     }
-    await this.withinInitTimeout(Promise.all(initialized));
+    this.setStats.added.add(this.configs.length);
+    this.updateSetStats();
+    await this.withinInitTimeout(Promise.all(initialized), () => [...this.clusters.values()].filter((c) => c.snapshot.version === 0).map((c) => c.config.name));
     this.started = true;
+  }
+
+  /**
+   * A cluster from CDS, new or changed: it warms (its discovery runs) and becomes active at its
+   * first result or the initialization timeout, replacing the active one of its name only then.
+   * `warmed` settles once it is active, or was replaced or removed before. `applied` is false,
+   * with nothing done, for a configuration the cluster already has, and for the name of a static
+   * cluster, which CDS never replaces (Envoy ignores such a resource).
+   * @throws UnknownClusterTypeError (the capability check refuses the type first)
+   */
+  addOrUpdateCluster(config: ClusterConfig, origin: DynamicClusterOrigin): { applied: boolean; warmed: Promise<void> } {
+    const name = config.name;
+    const active = this.clusters.get(name);
+    const warming = this.warming.get(name);
+    const unchanged = { applied: false, warmed: Promise.resolve() };
+    if (this.closed) return unchanged;
+    if (active !== undefined && active.dynamic === null) {
+      this.deps.log('upstream').warn(`cds: cluster '${name}' is a static cluster; the CDS resource of that name is ignored`);
+      return unchanged;
+    }
+    const latest = warming ?? active;
+    if (latest !== undefined && isDeepStrictEqual(latest.dynamic!.source, origin.source)) return unchanged;
+    if (warming !== undefined) {
+      this.closeCluster(warming);
+      this.warming.delete(name);
+      // Back to what is active: nothing left to warm.
+      if (active !== undefined && isDeepStrictEqual(active.dynamic!.source, origin.source)) {
+        this.updateSetStats();
+        return { applied: true, warmed: Promise.resolve() };
+      }
+    }
+    if (latest === undefined) this.setStats.added.inc();
+    else this.setStats.modified.inc();
+    const managed = this.createCluster(config, origin);
+    this.warming.set(name, managed);
+    this.updateSetStats();
+    const warmed = this.withinInitTimeout(this.startCluster(managed), () => (managed.closed ? null : [name])).then(
+      () => this.activate(managed),
+      (error: Error) => {
+        this.deps.log('upstream').warn(`cluster '${name}': initialization failed: ${error.message}`);
+        this.activate(managed);
+      },
+    );
+    return { applied: true, warmed };
+  }
+
+  /**
+   * Removes a CDS cluster, warming or active: its discovery and health sources stop, its host
+   * slots are given back, the workers drop it. False for a static or unknown cluster.
+   */
+  removeCluster(name: string): boolean {
+    const active = this.clusters.get(name);
+    const warming = this.warming.get(name);
+    if ((active ?? warming)?.dynamic == null || this.closed) return false;
+    if (warming !== undefined) {
+      this.closeCluster(warming);
+      this.warming.delete(name);
+    }
+    if (active !== undefined) {
+      this.closeCluster(active);
+      this.clusters.delete(name);
+      // Its hosts are gone: the gauges say so rather than keep its last membership.
+      if (active.stats !== null) for (const gauge of [active.stats.total, active.stats.healthy, active.stats.degraded, active.stats.excluded, active.stats.maxHostWeight]) gauge.set(0);
+      this.deps.onClusterRemoved?.(name);
+    }
+    this.setStats.removed.inc();
+    this.updateSetStats();
+    return true;
+  }
+
+  /** The names of the CDS clusters, warming or active. */
+  dynamicClusterNames(): Set<string> {
+    const names = new Set(this.warming.keys());
+    for (const cluster of this.clusters.values()) if (cluster.dynamic !== null) names.add(cluster.config.name);
+    return names;
+  }
+
+  /** True for an active cluster CDS added. */
+  addedViaApi(name: string): boolean {
+    return (this.clusters.get(name)?.dynamic ?? null) !== null;
+  }
+
+  /** The active CDS clusters' configurations, for a worker (re)started now. */
+  dynamicConfigs(): ClusterConfig[] {
+    return [...this.clusters.values()].filter((c) => c.dynamic !== null).map((c) => c.config);
+  }
+
+  /** The CDS clusters, as /config_dump lists them. */
+  dynamicClusters(): { active: DynamicClusterState[]; warming: DynamicClusterState[] } {
+    const state = (c: ManagedCluster): DynamicClusterState[] => (c.dynamic === null ? [] : [{ name: c.config.name, ...c.dynamic }]);
+    return { active: [...this.clusters.values()].flatMap(state), warming: [...this.warming.values()].flatMap(state) };
+  }
+
+  private createCluster(config: ClusterConfig, dynamic: DynamicClusterOrigin | null): ManagedCluster {
+    const type = this.deps.types.get(config.type);
+    if (type === undefined) throw new UnknownClusterTypeError(config.name, config.type);
+    const discovery = type.create(config, {
+      log: this.deps.log('upstream'),
+      stats: this.deps.stats.scope(`cluster.${config.statName}`),
+      clock: this.deps.clock,
+      subscriptions: this.deps.subscriptions,
+    });
+    const empty: ClusterSnapshot = { cluster: config.name, version: 0, hosts: [] };
+    const managed: ManagedCluster = {
+      config,
+      dynamic,
+      active: false,
+      closed: false,
+      discovery,
+      healthSources: [],
+      newHostFlags: 0,
+      snapshot: empty,
+      published: empty,
+      mergeWindow: new UpdateMergeWindow(config.commonLbConfig.updateMergeWindowMs, this.deps.clock, this.windowStats(), (update) => {
+        managed.published = applyUpdate(update);
+        this.deps.onUpdate(update);
+      }),
+      stats: null,
+    };
+    this.createHealthSources(managed);
+    return managed;
+  }
+
+  /** Starts discovery; settles once the cluster is initialized. */
+  private startCluster(managed: ManagedCluster): Promise<void> {
+    managed.discovery.start((hosts) => this.onHosts(managed, hosts));
+    // A health-checked cluster is initialized once its first hosts have their first verdict.
+    return managed.discovery.initialized.then(() => Promise.all(managed.healthSources.map((h) => h.initialized))).then(() => undefined);
+  }
+
+  /** A warmed CDS cluster takes its place in the active set, unless it was replaced or removed meanwhile. */
+  private activate(managed: ManagedCluster): void {
+    const name = managed.config.name;
+    if (this.closed || this.warming.get(name) !== managed) return;
+    this.warming.delete(name);
+    const replaced = this.clusters.get(name);
+    if (replaced !== undefined) this.closeCluster(replaced);
+    managed.active = true;
+    this.clusters.set(name, managed);
+    this.updateSetStats();
+    // The workers take it whole: later changes go through its merge window from here.
+    managed.published = managed.snapshot;
+    this.deps.onClusterActive?.(managed.config, managed.snapshot);
+  }
+
+  /** Stops a cluster's discovery and health sources and gives its host slots back. */
+  private closeCluster(cluster: ManagedCluster): void {
+    cluster.closed = true;
+    cluster.active = false;
+    cluster.discovery.close();
+    cluster.mergeWindow.close();
+    for (const source of cluster.healthSources) source.close();
+    for (const host of cluster.snapshot.hosts) this.deps.hosts.free(host.slot);
+  }
+
+  private updateSetStats(): void {
+    this.setStats.active.set(this.clusters.size);
+    this.setStats.warming.set(this.warming.size);
   }
 
   /** The health sources of the cluster named `name` (none for an unknown one). */
@@ -197,12 +383,13 @@ export class SupervisorClusterManager {
     }
   }
 
-  private withinInitTimeout(initialized: Promise<unknown>): Promise<void> {
+  private withinInitTimeout(initialized: Promise<unknown>, waitingFor: () => string[] | null): Promise<void> {
     const { clock, initTimeoutMs = CLUSTER_INIT_TIMEOUT_MS } = this.deps;
     return new Promise<void>((resolve, reject) => {
       const timer = clock.setTimeout(() => {
-        const waiting = [...this.clusters.values()].filter((c) => c.snapshot.version === 0).map((c) => c.config.name);
-        this.deps.log('upstream').warn(`cluster initialization timed out after ${initTimeoutMs} ms; still waiting for: ${waiting.join(', ')}`);
+        // null: a warming cluster replaced or removed meanwhile, which waits for nothing.
+        const waiting = waitingFor();
+        if (waiting !== null) this.deps.log('upstream').warn(`cluster initialization timed out after ${initTimeoutMs} ms; still waiting for: ${waiting.join(', ')}`);
         resolve();
       }, initTimeoutMs);
       initialized.then(
@@ -243,16 +430,11 @@ export class SupervisorClusterManager {
   close(): void {
     if (this.closed) return;
     this.closed = true;
-    for (const cluster of this.clusters.values()) {
-      cluster.discovery.close();
-      cluster.mergeWindow.close();
-      for (const source of cluster.healthSources) source.close();
-      for (const host of cluster.snapshot.hosts) this.deps.hosts.free(host.slot);
-    }
+    for (const cluster of [...this.clusters.values(), ...this.warming.values()]) this.closeCluster(cluster);
   }
 
   private onHosts(cluster: ManagedCluster, discovered: readonly DiscoveredHost[]): void {
-    if (this.closed) return;
+    if (this.closed || cluster.closed) return;
     // Envoy keeps a healthy host that discovery dropped while a health checker can tell when it fails.
     const keepHealthy = cluster.config.healthChecks.length > 0 && !cluster.config.drainConnectionsOnHostRemoval;
     const update = diffMembership(cluster.snapshot, discovered, this.deps.hosts, cluster.newHostFlags, keepHealthy);
@@ -262,7 +444,7 @@ export class SupervisorClusterManager {
   }
 
   private setHealthFlags(cluster: ManagedCluster, key: string, bits: number, set: boolean): boolean {
-    if (this.closed) return false;
+    if (this.closed || cluster.closed) return false;
     const current = cluster.snapshot;
     const index = current.hosts.findIndex((h) => hostKey(h) === key);
     if (index < 0) return false;
@@ -290,8 +472,10 @@ export class SupervisorClusterManager {
     cluster.snapshot = applyUpdate(update);
     this.updateStats(cluster, update);
     // Workers forked later take the snapshot in their init; only later changes are sent, and
-    // GET /clusters and the health sources see a change the merge window holds from the workers.
-    if (this.started) cluster.mergeWindow.offer(update);
+    // GET /clusters and the health sources see a change the merge window holds from the workers;
+    // the workers get changes only for the clusters they have (a warming one reaches them whole
+    // when it is active).
+    if (this.started && cluster.active) cluster.mergeWindow.offer(update);
     else cluster.published = cluster.snapshot;
     for (const source of cluster.healthSources) source.onMembership(cluster.snapshot, update);
   }

@@ -47,6 +47,32 @@ test('the cluster manager builds every cluster and finds them by name', () => {
   clusters.close();
 });
 
+test('CDS clusters join, replace one of their name and leave; a worker started later builds them from its init', () => {
+  const store = createHeapStatsStore();
+  const configs = [staticCluster('fixed', [{ port: 1 }])];
+  const clusters = new ClusterManager({ configs, snapshots: staticSnapshots(configs, store.hosts), store, runtime: new LiveRuntime([]), log: () => silentLogger });
+  const [first] = staticSnapshots([staticCluster('dyn', [{ port: 2 }])], store.hosts);
+  clusters.add(staticCluster('dyn', [], { connectTimeoutMs: 1000 }), first!);
+  const old = clusters.get('dyn')!;
+  assert.equal(old.chooseHost(null)?.port, 2);
+  const [second] = staticSnapshots([staticCluster('dyn', [{ port: 3 }])], store.hosts);
+  clusters.add(staticCluster('dyn', [], { connectTimeoutMs: 2000 }), second!);
+  const replacement = clusters.get('dyn')!;
+  assert.notEqual(replacement, old);
+  assert.equal(replacement.info.connectTimeoutMs, 2000);
+  assert.equal(replacement.chooseHost(null)?.port, 3);
+  assert.equal(clusters.remove('dyn'), true);
+  assert.equal(clusters.get('dyn'), undefined);
+  assert.equal(clusters.remove('dyn'), false);
+  assert.equal(clusters.get('fixed')?.chooseHost(null)?.port, 1);
+
+  const dynamicConfigs = [staticCluster('dyn', [], { connectTimeoutMs: 3000 })];
+  const restarted = new ClusterManager({ configs, dynamicConfigs, snapshots: [...staticSnapshots(configs, store.hosts), second!], store, runtime: new LiveRuntime([]), log: () => silentLogger });
+  assert.equal(restarted.get('dyn')?.chooseHost(null)?.port, 3);
+  clusters.close();
+  restarted.close();
+});
+
 test('CLUSTER_PROVIDED needs a cluster type that provides a balancer', () => {
   const store = createHeapStatsStore();
   const provided = staticCluster('p', [], { lbPolicy: 'CLUSTER_PROVIDED' });

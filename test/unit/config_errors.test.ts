@@ -254,3 +254,13 @@ test('hostnames are endpoints of DNS clusters', () => {
   assert.equal(model.clusters[1].type, 'STRICT_DNS');
   assert.equal(model.clusters[1].loadAssignment.endpoints[0].lbEndpoints[0].address.address, 'web-1.internal');
 });
+
+test('validate_clusters: false lets a route name a cluster CDS brings later (weighted ones too)', () => {
+  const bootstrap = v3Bootstrap();
+  hcm(bootstrap).route_config.validate_clusters = false;
+  routes(bootstrap)[1].route.cluster = 'from_cds';
+  routes(bootstrap).push({ match: { prefix: '/w' }, route: { weighted_clusters: { clusters: [{ name: 'also_from_cds', weight: 100 }] } } });
+  assert.doesNotThrow(() => loadBootstrap({ configYaml: JSON.stringify(bootstrap), allowUnknownStaticFields: false }));
+  hcm(bootstrap).route_config.validate_clusters = true;
+  assert.throws(() => loadBootstrap({ configYaml: JSON.stringify(bootstrap), allowUnknownStaticFields: false }), /route: unknown (weighted )?cluster/);
+});

@@ -54,7 +54,10 @@ export function validateConfigSource(source: JsonObject, path: string, context: 
 
 /** dynamic_resources.ads_config: a gRPC source whose envoy_grpc cluster is a static one. */
 export function validateDynamicResources(bootstrap: JsonObject, context: ConfigSourceContext): void {
-  const ads = messageField(messageField(bootstrap, 'dynamic_resources') ?? {}, 'ads_config');
+  const resources = messageField(bootstrap, 'dynamic_resources') ?? {};
+  const cds = messageField(resources, 'cds_config');
+  if (cds !== undefined) validateConfigSource(cds, 'dynamic_resources.cds_config', context);
+  const ads = messageField(resources, 'ads_config');
   if (ads === undefined) return;
   const path = 'dynamic_resources.ads_config';
   validateApiConfigSourceNames(ads, path);

@@ -46,7 +46,10 @@ function validateHttp1Options(config: JsonObject, path: string): void {
   }
 }
 
-function validateRouteConfiguration(routeConfig: JsonObject, path: string, clusters: ReadonlySet<string>): void {
+function validateRouteConfiguration(routeConfig: JsonObject, path: string, staticClusters: ReadonlySet<string>): void {
+  // validate_clusters (default true for an inline route_config): false lets a route name a
+  // cluster that CDS brings later, answered 503 until then.
+  const clusters = routeConfig['validate_clusters'] === false ? null : staticClusters;
   messageList(routeConfig, 'virtual_hosts').forEach((virtualHost, v) => {
     const hostPath = indexPath(childPath(path, 'virtual_hosts'), v);
     const retryPolicy = messageField(virtualHost, 'retry_policy');
@@ -57,7 +60,7 @@ function validateRouteConfiguration(routeConfig: JsonObject, path: string, clust
   });
 }
 
-function validateRoute(route: JsonObject, path: string, clusters: ReadonlySet<string>): void {
+function validateRoute(route: JsonObject, path: string, clusters: ReadonlySet<string> | null): void {
   // The protos require a match, and a default_value in its runtime_fraction (proto_rules.ts).
   const match = messageField(route, 'match') ?? {};
   if (match['prefix'] === undefined && match['path'] === undefined) {
@@ -74,7 +77,7 @@ function validateRoute(route: JsonObject, path: string, clusters: ReadonlySet<st
   }
 }
 
-function validateRouteAction(action: JsonObject, path: string, clusters: ReadonlySet<string>): void {
+function validateRouteAction(action: JsonObject, path: string, clusters: ReadonlySet<string> | null): void {
   const weighted = messageField(action, 'weighted_clusters');
   if (weighted !== undefined) {
     validateWeightedClusters(weighted, childPath(path, 'weighted_clusters'), clusters);
@@ -83,7 +86,7 @@ function validateRouteAction(action: JsonObject, path: string, clusters: Readonl
     if (cluster === '') {
       throw new FieldError(childPath(path, 'cluster'), 'missing required field (cluster_header is not supported yet)');
     }
-    if (!clusters.has(cluster)) throw new FieldError(childPath(path, 'cluster'), `route: unknown cluster '${cluster}'`);
+    if (clusters !== null && !clusters.has(cluster)) throw new FieldError(childPath(path, 'cluster'), `route: unknown cluster '${cluster}'`);
   }
   requireNonNegativeDuration(action, 'timeout', path);
   validateHashPolicies(action, path);
@@ -105,7 +108,7 @@ function validateHashPolicies(action: JsonObject, path: string): void {
 }
 
 /** The protos require at least one entry, each named (proto_rules.ts). */
-function validateWeightedClusters(weighted: JsonObject, path: string, clusters: ReadonlySet<string>): void {
+function validateWeightedClusters(weighted: JsonObject, path: string, clusters: ReadonlySet<string> | null): void {
   const totalWeight = numberField(weighted, 'total_weight', 100);
   // 1.16's rule, gone from the later protos we decode: a request picks by random % total_weight.
   if (totalWeight < 1) throw new FieldError(childPath(path, 'total_weight'), 'value must be greater than or equal to 1');
@@ -113,7 +116,7 @@ function validateWeightedClusters(weighted: JsonObject, path: string, clusters: 
   messageList(weighted, 'clusters').forEach((entry, i) => {
     const entryPath = indexPath(childPath(path, 'clusters'), i);
     const name = stringField(entry, 'name');
-    if (!clusters.has(name)) throw new FieldError(childPath(entryPath, 'name'), `route: unknown weighted cluster '${name}'`);
+    if (clusters !== null && !clusters.has(name)) throw new FieldError(childPath(entryPath, 'name'), `route: unknown weighted cluster '${name}'`);
     // Envoy 1.16 reads the weight with PROTOBUF_GET_WRAPPED_REQUIRED.
     if (entry['weight'] === undefined) throw new FieldError(childPath(entryPath, 'weight'), "Field 'weight' is missing");
     sum += numberField(entry, 'weight');

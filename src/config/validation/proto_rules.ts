@@ -68,12 +68,12 @@ export function checkProtoRules(schema: ProtoSchema, bootstrap: JsonObject): voi
 }
 
 /**
- * The rules of one message of `typeName` (a dynamic resource: a ClusterLoadAssignment, a
- * Cluster), the paths starting at the message.
+ * The same rules on one message of type `typeName` at `path` (a CDS resource), as
+ * checkProtoRules applies them to that message inside a bootstrap.
  * @throws FieldError at the first broken rule
  */
-export function checkMessageRules(schema: ProtoSchema, typeName: string, json: JsonObject): void {
-  new ProtoRuleChecker(schema).message(schema.root.lookupType(typeName), json, '');
+export function checkMessageProtoRules(schema: ProtoSchema, typeName: string, json: JsonObject, path: string): void {
+  new ProtoRuleChecker(schema).message(schema.root.lookupType(typeName), json, path);
 }
 
 class ProtoRuleChecker {

@@ -1,0 +1,117 @@
+// The cluster discovery service client (Envoy's CdsApiImpl): one subscription to Cluster
+// resources; each state-of-the-world update is compared with the clusters CDS added before:
+// new names are added, changed ones modified (both warm first), missing ones removed.
+// As Envoy 1.16, the good resources of an update apply and the bad ones are reported together,
+// which rejects (NACKs) the update; the version shown is the last one anything applied from.
+
+import type { ConfigSourceConfig } from '../config/xds/config_source';
+import { loadClusterResource } from '../config/cluster_resource';
+import type { ProtoSchema } from '../config/schema';
+import { CLUSTER_RESOURCE } from '../config/xds/resource_types';
+import type { ConfigUpdateFailureReason, DecodedResource, Subscription, SubscriptionCallbacks } from '../config/xds/subscription';
+import { SubscriptionStats } from '../config/xds/subscription';
+import type { SubscriptionFactory } from '../config/xds/subscription_factory';
+import type { Logger } from '../log/logger_api';
+import type { Scope } from '../stats/stats';
+import type { SupervisorClusterManager } from './supervisor_cluster_manager';
+
+/** What CDS changes in the cluster manager. */
+export type ClusterSet = Pick<SupervisorClusterManager, 'addOrUpdateCluster' | 'removeCluster' | 'dynamicClusterNames'>;
+
+export interface CdsApiDeps {
+  /** dynamic_resources.cds_config. */
+  readonly source: ConfigSourceConfig;
+  readonly subscriptions: SubscriptionFactory;
+  readonly clusters: ClusterSet;
+  readonly schema: ProtoSchema;
+  /** `cluster_manager.cds`: the subscription's statistics. */
+  readonly stats: Scope;
+  readonly log: Logger;
+  /** The wall clock of last_updated (/config_dump). */
+  readonly now?: () => Date;
+}
+
+export class CdsApi implements SubscriptionCallbacks {
+  private subscription: Subscription | null = null;
+  private version = '';
+  private initialize: (() => void) | null = null;
+  /**
+   * Settles once the first update has been applied and the clusters it brought have warmed, or
+   * the first update failed (timed out, was rejected): Envoy's init manager waits for this
+   * before the listeners start.
+   */
+  readonly initialized: Promise<void>;
+
+  constructor(private readonly deps: CdsApiDeps) {
+    this.initialized = new Promise((resolve) => (this.initialize = resolve));
+  }
+
+  /** The version_info of the last update anything was applied from; '' before the first. */
+  versionInfo(): string {
+    return this.version;
+  }
+
+  /** @throws UnsupportedConfigSourceError for a source this build does not run */
+  start(): void {
+    const stats = new SubscriptionStats(this.deps.stats);
+    this.subscription = this.deps.subscriptions.subscribe(this.deps.source, CLUSTER_RESOURCE, this, stats);
+    // Every cluster there is: CDS is a wildcard subscription.
+    this.subscription.start([]);
+  }
+
+  close(): void {
+    this.subscription?.close();
+    this.subscription = null;
+    this.initializeOnce(Promise.resolve());
+  }
+
+  onConfigUpdate(resources: readonly DecodedResource[], versionInfo: string): void {
+    const { clusters, schema, log } = this.deps;
+    const toRemove = clusters.dynamicClusterNames();
+    for (const { name } of resources) toRemove.delete(name);
+    log.info(`cds: add ${resources.length} cluster(s), remove ${toRemove.size} cluster(s)`);
+    const lastUpdated = (this.deps.now ?? (() => new Date()))();
+    const seen = new Set<string>();
+    const warmed: Promise<void>[] = [];
+    const errors: string[] = [];
+    let anyApplied = false;
+    resources.forEach(({ name, resource }, i) => {
+      try {
+        // The first of two resources of a name has been applied already, as in Envoy.
+        if (seen.has(name)) throw new Error(`duplicate cluster ${name} found`);
+        seen.add(name);
+        const { config, source } = loadClusterResource(schema, resource, `resources[${i}]`);
+        const result = clusters.addOrUpdateCluster(config, { versionInfo, lastUpdated, source });
+        if (result.applied) {
+          anyApplied = true;
+          warmed.push(result.warmed);
+          log.debug(`cds: add/update cluster '${name}'`);
+        }
+      } catch (error) {
+        errors.push(`${name}: ${(error as Error).message}`);
+      }
+    });
+    for (const name of toRemove) {
+      if (!clusters.removeCluster(name)) continue;
+      anyApplied = true;
+      log.debug(`cds: remove cluster '${name}'`);
+    }
+    if (anyApplied) this.version = versionInfo;
+    this.initializeOnce(Promise.all(warmed));
+    if (errors.length > 0) throw new Error(`Error adding/updating cluster(s) ${errors.join(', ')}`);
+  }
+
+  /** The server starts without CDS clusters rather than not at all, as Envoy's does. */
+  onConfigUpdateFailed(reason: ConfigUpdateFailureReason, error: Error | null): void {
+    if (reason === 'fetch_timeout') this.deps.log.warn('cds: initial fetch timed out; starting without the clusters it would bring');
+    else if (error !== null) this.deps.log.warn(`cds: update failed (${reason}): ${error.message}`);
+    this.initializeOnce(Promise.resolve());
+  }
+
+  private initializeOnce(done: Promise<unknown>): void {
+    const initialize = this.initialize;
+    if (initialize === null) return;
+    this.initialize = null;
+    void done.then(initialize, initialize);
+  }
+}

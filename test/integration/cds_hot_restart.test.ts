@@ -1,0 +1,110 @@
+// A hot restart under file-based CDS: the new epoch builds its own subscription, reads the file
+// at start, and serves the CDS cluster before it answers /ready; the route keeps working across
+// the restart, and a change after it reaches the new epoch.
+
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as http from 'node:http';
+import * as net from 'node:net';
+import * as path from 'node:path';
+import { test } from 'node:test';
+import { HotRestarterRun, uniqueBaseId, writeStartScript } from '../helpers/hot_restart_run';
+import { makeTempDir, request, waitFor } from '../helpers/proxy_process';
+
+const CLUSTER_TYPE = 'type.googleapis.com/envoy.config.cluster.v3.Cluster';
+
+function listen(server: net.Server, port = 0): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, '127.0.0.1', () => resolve((server.address() as net.AddressInfo).port));
+  });
+}
+
+async function freePort(): Promise<number> {
+  const probe = net.createServer();
+  const port = await listen(probe);
+  await new Promise((r) => probe.close(r));
+  return port;
+}
+
+function pushCds(cdsPath: string, version: string, port: number): void {
+  const resource = {
+    '@type': CLUSTER_TYPE,
+    name: 'dyn',
+    connect_timeout: '1s',
+    load_assignment: { cluster_name: 'dyn', endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: '127.0.0.1', port_value: port } } } }] }] },
+  };
+  fs.writeFileSync(`${cdsPath}.tmp`, JSON.stringify({ version_info: version, resources: [resource] }));
+  fs.renameSync(`${cdsPath}.tmp`, cdsPath);
+}
+
+test('a hot restart under CDS keeps serving the CDS cluster; the new epoch resubscribes', { timeout: 90_000 }, async (t) => {
+  const upstreams = ['a', 'b'].map((name) => http.createServer((_req, res) => res.end(name)));
+  const [portA, portB] = [await listen(upstreams[0]!), await listen(upstreams[1]!)];
+  const httpPort = await freePort();
+  const dir = makeTempDir();
+  const cdsPath = path.join(dir, 'cds.json');
+  pushCds(cdsPath, 'one', portA);
+  const config = {
+    node: { id: 'hot', cluster: 'hot' },
+    admin: { access_log_path: path.join(dir, 'admin.log'), address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
+    dynamic_resources: { cds_config: { path: cdsPath } },
+    static_resources: {
+      listeners: [
+        {
+          name: 'http_in',
+          address: { socket_address: { address: '127.0.0.1', port_value: httpPort } },
+          filter_chains: [{ filters: [{ name: 'envoy.filters.network.http_connection_manager', typed_config: {
+            '@type': 'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
+            stat_prefix: 'ingress',
+            route_config: { validate_clusters: false, virtual_hosts: [{ name: 'all', domains: ['*'], routes: [{ match: { prefix: '/' }, route: { cluster: 'dyn' } }] }] },
+            http_filters: [{ name: 'envoy.filters.http.router' }],
+          } }] }],
+        },
+      ],
+    },
+  };
+  const configPath = path.join(dir, 'bootstrap.json');
+  fs.writeFileSync(configPath, JSON.stringify(config));
+  const baseId = uniqueBaseId();
+  const script = writeStartScript(dir, configPath, baseId, ['--concurrency', '2', '--drain-time-s', '1', '--parent-shutdown-time-s', '2']);
+  const run = HotRestarterRun.start(dir, script, baseId);
+  t.after(async () => {
+    await run.cleanup();
+    for (const u of upstreams) u.close();
+  });
+  const get = async () => (await request(`http://127.0.0.1:${httpPort}/`, { headers: { connection: 'close' } })).body;
+
+  const admin0 = await run.adminOf(0);
+  assert.equal((await request(`${admin0}/clusters`)).body.split('\n')[0], 'version_info::one');
+  assert.equal(await get(), 'a');
+
+  // Requests run through the restart: every one is answered by the CDS cluster.
+  let running = true;
+  const answers: string[] = [];
+  const load = (async () => {
+    while (running) {
+      try {
+        answers.push(await get());
+      } catch (e) {
+        answers.push(String(e));
+      }
+    }
+  })();
+  run.signal('SIGHUP');
+  const admin1 = await run.adminOf(1);
+  running = false;
+  await load;
+  assert.ok(answers.length > 0);
+  assert.deepEqual(new Set(answers), new Set(['a']));
+
+  const clusters = (await request(`${admin1}/clusters`)).body.split('\n');
+  assert.equal(clusters[0], 'version_info::one');
+  assert.ok(clusters.includes('dyn::added_via_api::true'));
+  assert.equal(await get(), 'a');
+
+  // The new epoch's own subscription follows the file.
+  pushCds(cdsPath, 'two', portB);
+  await waitFor('the new epoch to serve version two', async () => ((await get()) === 'b' ? true : undefined));
+  assert.equal((await request(`${admin1}/clusters`)).body.split('\n')[0], 'version_info::two');
+});

@@ -1,0 +1,86 @@
+// A CDS Cluster resource goes through the stages of a static cluster: the same cluster is
+// refused with the same reason at the same path below its resource, or gives the same model.
+
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { checkBootstrapCapabilities } from '../../src/config/capabilities';
+import { loadClusterResource } from '../../src/config/cluster_resource';
+import { ConfigError, FieldError } from '../../src/config/errors';
+import type { JsonObject } from '../../src/config/json';
+import { loadBootstrap } from '../../src/config/load';
+import { protoSchema } from '../../src/config/schema';
+import { ResourceDecoder } from '../../src/config/xds/resource_decoder';
+import { CLUSTER_RESOURCE } from '../../src/config/xds/resource_types';
+import { createHeapStatsStore } from '../../src/stats/store';
+import { silentLogger } from '../helpers/data_plane';
+
+const CLUSTER_TYPE = 'type.googleapis.com/envoy.config.cluster.v3.Cluster';
+
+function clusterJson(extra: JsonObject = {}): JsonObject {
+  return {
+    name: 'svc',
+    connect_timeout: '0.25s',
+    load_assignment: {
+      cluster_name: 'svc',
+      endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: '127.0.0.1', port_value: 8080 } } } }] }],
+    },
+    ...extra,
+  };
+}
+
+/** The cluster in a bootstrap, loaded and checked as `--mode validate` does: the first error, or the model. */
+function asStatic(cluster: JsonObject) {
+  try {
+    const loaded = loadBootstrap({ configYaml: JSON.stringify({ static_resources: { clusters: [cluster] } }), allowUnknownStaticFields: false });
+    checkBootstrapCapabilities(loaded.bootstrap.source, 'test.yaml');
+    return { config: loaded.bootstrap.clusters[0]!, error: null };
+  } catch (error) {
+    assert.ok(error instanceof ConfigError, String(error));
+    return { config: null, error: { path: error.fieldPath, reason: error.reason } };
+  }
+}
+
+/** The cluster as the third resource of a CDS update, decoded as a subscription decodes it. */
+function asDynamic(cluster: JsonObject) {
+  const schema = protoSchema();
+  const decoder = new ResourceDecoder(schema, 'reject', createHeapStatsStore().counter('server.dynamic_unknown_fields'), silentLogger);
+  const other = { '@type': CLUSTER_TYPE, ...clusterJson({ name: 'other' }) };
+  const response = decoder.decode({ version_info: '1', resources: [other, other, { '@type': CLUSTER_TYPE, ...cluster }] }, CLUSTER_RESOURCE);
+  try {
+    return { config: loadClusterResource(schema, response.resources[2]!.resource, 'resources[2]').config, error: null };
+  } catch (error) {
+    assert.ok(error instanceof FieldError, String(error));
+    return { config: null, error: { path: error.fieldPath, reason: error.reason } };
+  }
+}
+
+const REFUSED: ReadonlyArray<[string, JsonObject, string]> = [
+  ['a proto rule (connect_timeout > 0)', clusterJson({ connect_timeout: '0s' }), 'connect_timeout'],
+  ['a validator (maglev table size)', clusterJson({ lb_policy: 'MAGLEV', maglev_lb_config: { table_size: 100 } }), 'maglev_lb_config.table_size'],
+  ['a validator (eds_cluster_config outside EDS)', clusterJson({ eds_cluster_config: { service_name: 'x' } }), 'eds_cluster_config'],
+  ['the capability check (a field not acted on)', clusterJson({ upstream_config: { name: 'x', typed_config: { '@type': 'type.googleapis.com/google.protobuf.Empty' } } }), 'upstream_config'],
+  ['the capability check (a policy this build lacks)', clusterJson({ lb_policy: 'CLUSTER_PROVIDED' }), 'lb_policy'],
+];
+
+for (const [what, cluster, field] of REFUSED) {
+  test(`refused by ${what}: same reason, same path below the resource`, () => {
+    const staticResult = asStatic(cluster);
+    const dynamicResult = asDynamic(cluster);
+    assert.ok(staticResult.error !== null, 'the static cluster is refused');
+    assert.equal(staticResult.error.path, `static_resources.clusters[0].${field}`);
+    assert.deepEqual(dynamicResult.error, { path: `resources[2].${field}`, reason: staticResult.error.reason });
+  });
+}
+
+test('an accepted cluster has the model of the same static cluster, extension names canonical', () => {
+  const cluster = clusterJson({
+    lb_policy: 'LEAST_REQUEST',
+    circuit_breakers: { thresholds: [{ max_connections: 7 }] },
+    transport_socket: { name: 'envoy.transport_sockets.raw_buffer', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.transport_sockets.raw_buffer.v3.RawBuffer' } },
+  });
+  const staticResult = asStatic(cluster);
+  const dynamicResult = asDynamic(cluster);
+  assert.equal(staticResult.error, null);
+  assert.deepEqual(dynamicResult.config, staticResult.config);
+  assert.equal((dynamicResult.config!.source as { transport_socket: { name: string } }).transport_socket.name, 'proxy.transport_sockets.raw_buffer');
+});
