@@ -13,6 +13,7 @@ import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { DnsTestServer } from '../helpers/dns_test_server';
 import { giveUpAfter, request, type RunningProxy, spawnProxy, startProxy, waitFor } from '../helpers/proxy_process';
+import { httpListener } from '../helpers/config_fixtures';
 import { socketOwner } from '../helpers/socket_owner';
 import { XdsServer } from '../helpers/xds_server';
 import type { JsonObject } from '../../src/config/json';
@@ -59,29 +60,10 @@ function bootstrap(cdsPath: string, staticPort: number): Record<string, unknown>
     dynamic_resources: { cds_config: { path: cdsPath } },
     static_resources: {
       listeners: [
-        {
-          name: 'in',
-          address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
-          filter_chains: [
-            {
-              filters: [
-                {
-                  name: 'envoy.filters.network.http_connection_manager',
-                  typed_config: {
-                    '@type': 'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
-                    stat_prefix: 'in',
-                    route_config: {
-                      // The routes name clusters CDS brings later.
-                      validate_clusters: false,
-                      virtual_hosts: [{ name: 'all', domains: ['*'], routes: [route('/fixed', 'fixed'), route('/other', 'other'), route('/', 'dyn')] }],
-                    },
-                    http_filters: [{ name: 'envoy.filters.http.router' }],
-                  },
-                },
-              ],
-            },
-          ],
-        },
+        httpListener('in', 0, [], {
+          // The routes name clusters CDS brings later.
+          route_config: { validate_clusters: false, virtual_hosts: [{ name: 'all', domains: ['*'], routes: [route('/fixed', 'fixed'), route('/other', 'other'), route('/', 'dyn')] }] },
+        }),
       ],
       clusters: [cluster('fixed', staticPort)].map(({ '@type': _, ...c }) => c),
     },

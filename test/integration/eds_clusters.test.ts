@@ -11,6 +11,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { request, type RunningProxy, startProxy, waitFor } from '../helpers/proxy_process';
+import { httpListener } from '../helpers/config_fixtures';
 import { socketOwner } from '../helpers/socket_owner';
 import { XdsServer } from '../helpers/xds_server';
 import type { JsonObject } from '../../src/config/json';
@@ -72,27 +73,7 @@ function assignment(localities: readonly Record<string, unknown>[]): Record<stri
 function bootstrap(edsConfig: Record<string, unknown>): Record<string, unknown> {
   return {
     static_resources: {
-      listeners: [
-        {
-          name: 'in',
-          address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
-          filter_chains: [
-            {
-              filters: [
-                {
-                  name: 'envoy.filters.network.http_connection_manager',
-                  typed_config: {
-                    '@type': 'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
-                    stat_prefix: 'in',
-                    route_config: { virtual_hosts: [{ name: 'all', domains: ['*'], routes: [{ match: { prefix: '/' }, route: { cluster: 'backend' } }] }] },
-                    http_filters: [{ name: 'envoy.filters.http.router' }],
-                  },
-                },
-              ],
-            },
-          ],
-        },
-      ],
+      listeners: [httpListener('in', 0, [{ match: { prefix: '/' }, route: { cluster: 'backend' } }])],
       clusters: [
         {
           name: 'backend',
