@@ -2,6 +2,8 @@
 // which proxy worker sent a request (by the port of the worker's end of the connection).
 
 import * as fs from 'node:fs';
+import * as http from 'node:http';
+import type * as net from 'node:net';
 
 /**
  * Inodes of the sockets whose local end is port `port`. Several can match: a closed connection
@@ -54,4 +56,23 @@ export function ownSocketFd(port: number): number | undefined {
     }
   }
   return undefined;
+}
+
+/** An upstream on 127.0.0.1 that answers its name and records which proxy worker sent each request. */
+export interface NamedUpstream {
+  readonly name: string;
+  readonly port: number;
+  readonly server: http.Server;
+  /** The worker (pid, of `workers()`) behind each request seen. */
+  readonly seen: (number | undefined)[];
+}
+
+export async function namedUpstream(name: string, workers: () => number[]): Promise<NamedUpstream> {
+  const seen: (number | undefined)[] = [];
+  const server = http.createServer((req, res) => {
+    seen.push(socketOwner(req.socket.remotePort!, workers()));
+    res.end(name);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { name, port: (server.address() as net.AddressInfo).port, server, seen };
 }

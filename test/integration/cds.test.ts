@@ -14,7 +14,7 @@ import { after, before, describe, test } from 'node:test';
 import { DnsTestServer } from '../helpers/dns_test_server';
 import { giveUpAfter, request, type RunningProxy, spawnProxy, startProxy, waitFor } from '../helpers/proxy_process';
 import { httpListener } from '../helpers/config_fixtures';
-import { socketOwner } from '../helpers/socket_owner';
+import { namedUpstream, type NamedUpstream } from '../helpers/socket_owner';
 import { XdsServer } from '../helpers/xds_server';
 import type { JsonObject } from '../../src/config/json';
 
@@ -22,23 +22,6 @@ const TIMEOUT = { timeout: 120_000 };
 const CLUSTER_TYPE = 'type.googleapis.com/envoy.config.cluster.v3.Cluster';
 const CLA_TYPE = 'type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment';
 
-interface Upstream {
-  readonly name: string;
-  readonly server: http.Server;
-  readonly port: number;
-  /** The proxy worker (pid) behind each request seen. */
-  readonly seen: (number | undefined)[];
-}
-
-async function startUpstream(name: string, workers: () => number[]): Promise<Upstream> {
-  const seen: (number | undefined)[] = [];
-  const server = http.createServer((req, res) => {
-    seen.push(socketOwner(req.socket.remotePort!, workers()));
-    res.end(name);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { name, server, port: (server.address() as net.AddressInfo).port, seen };
-}
 
 function cluster(name: string, port: number, extra: Record<string, unknown> = {}): Record<string, unknown> {
   return {
@@ -83,7 +66,7 @@ async function get(port: number, urlPath: string): Promise<{ status: number; bod
 }
 
 /** Requests, each on its own connection, until `upstream` has seen both workers. */
-async function untilBothWorkersReach(port: number, upstream: Upstream, workers: readonly number[], what: string): Promise<void> {
+async function untilBothWorkersReach(port: number, upstream: NamedUpstream, workers: readonly number[], what: string): Promise<void> {
   await waitFor(
     what,
     async () => {
@@ -96,9 +79,9 @@ async function untilBothWorkersReach(port: number, upstream: Upstream, workers: 
 
 describe('file-based CDS with two workers', TIMEOUT, () => {
   let proxy: RunningProxy;
-  let upstreamA: Upstream;
-  let upstreamB: Upstream;
-  let fixed: Upstream;
+  let upstreamA: NamedUpstream;
+  let upstreamB: NamedUpstream;
+  let fixed: NamedUpstream;
   let cdsPath: string;
   let listener: number;
   let workers: number[] = [];
@@ -106,9 +89,9 @@ describe('file-based CDS with two workers', TIMEOUT, () => {
 
   before(async () => {
     dns = await DnsTestServer.start();
-    upstreamA = await startUpstream('a', () => workers);
-    upstreamB = await startUpstream('b', () => workers);
-    fixed = await startUpstream('fixed', () => workers);
+    upstreamA = await namedUpstream('a', () => workers);
+    upstreamB = await namedUpstream('b', () => workers);
+    fixed = await namedUpstream('fixed', () => workers);
     cdsPath = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'proxy-cds-')), 'cds.json');
     pushCds(cdsPath, '1', [cluster('other', upstreamB.port)]);
     proxy = await startProxy(bootstrap(cdsPath, fixed.port), ['--concurrency', '2']);
@@ -339,12 +322,12 @@ describe('CDS and EDS over ADS from a gRPC management server, two workers', TIME
     const xds = await XdsServer.start();
     t.after(() => xds.close());
     let workers: number[] = [];
-    const [a, b, fixed] = await Promise.all(['a', 'b', 'fixed'].map((name) => startUpstream(name, () => workers)));
+    const [a, b, fixed] = await Promise.all(['a', 'b', 'fixed'].map((name) => namedUpstream(name, () => workers)));
     t.after(() => {
       for (const u of [a, b, fixed]) u!.server.close();
     });
     const edsCluster = { '@type': CLUSTER_TYPE, name: 'dyn', type: 'EDS', connect_timeout: '1s', eds_cluster_config: { eds_config: { ads: {}, resource_api_version: 'V3' } } };
-    const endpoints = (u: Upstream): JsonObject => ({
+    const endpoints = (u: NamedUpstream): JsonObject => ({
       '@type': CLA_TYPE,
       cluster_name: 'dyn',
       endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: '127.0.0.1', port_value: u.port } } } }] }],

@@ -5,14 +5,12 @@
 
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
-import * as http from 'node:http';
-import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { request, type RunningProxy, startProxy, waitFor } from '../helpers/proxy_process';
 import { httpListener } from '../helpers/config_fixtures';
-import { socketOwner } from '../helpers/socket_owner';
+import { namedUpstream, type NamedUpstream } from '../helpers/socket_owner';
 import { XdsServer } from '../helpers/xds_server';
 import type { JsonObject } from '../../src/config/json';
 
@@ -44,25 +42,8 @@ function fileSource(): EdsSource {
   };
 }
 
-/** An upstream that answers its name and records which proxy worker sent each request. */
-interface Upstream {
-  readonly name: string;
-  readonly port: number;
-  readonly server: http.Server;
-  readonly seen: (number | undefined)[];
-}
 
-async function upstream(name: string, workers: () => number[]): Promise<Upstream> {
-  const seen: (number | undefined)[] = [];
-  const server = http.createServer((req, res) => {
-    seen.push(socketOwner(req.socket.remotePort!, workers()));
-    res.end(name);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { name, port: (server.address() as net.AddressInfo).port, server, seen };
-}
-
-function lbEndpoint(u: Upstream, extra: Record<string, unknown> = {}): Record<string, unknown> {
+function lbEndpoint(u: NamedUpstream, extra: Record<string, unknown> = {}): Record<string, unknown> {
   return { endpoint: { address: { socket_address: { address: '127.0.0.1', port_value: u.port } } }, ...extra };
 }
 
@@ -95,7 +76,7 @@ async function requests(port: number, n: number): Promise<string[]> {
 }
 
 /** Sends requests until every one of `workers` has reached `target`. */
-async function untilEveryWorkerReaches(port: number, target: Upstream, workers: readonly number[], what: string): Promise<void> {
+async function untilEveryWorkerReaches(port: number, target: NamedUpstream, workers: readonly number[], what: string): Promise<void> {
   await waitFor(what, async () => {
     await requests(port, 4);
     return workers.every((w) => target.seen.includes(w)) ? true : undefined;
@@ -103,7 +84,7 @@ async function untilEveryWorkerReaches(port: number, target: Upstream, workers: 
 }
 
 /** The host lines of GET /clusters for `field`, by upstream name. */
-async function hostField(proxy: RunningProxy, upstreams: readonly Upstream[], field: string): Promise<Record<string, string>> {
+async function hostField(proxy: RunningProxy, upstreams: readonly NamedUpstream[], field: string): Promise<Record<string, string>> {
   const body = (await proxy.admin('/clusters')).body;
   const out: Record<string, string> = {};
   for (const u of upstreams) {
@@ -117,15 +98,15 @@ function edsSuite(sourceName: string, makeSource: () => EdsSource): void {
   describe(`EDS from ${sourceName} with two workers`, TIMEOUT, () => {
     let source: EdsSource;
     let proxy: RunningProxy;
-    let a: Upstream;
-    let b: Upstream;
-    let c: Upstream;
+    let a: NamedUpstream;
+    let b: NamedUpstream;
+    let c: NamedUpstream;
     let listener: number;
     let workers: number[] = [];
 
     before(async () => {
       source = makeSource();
-      [a, b, c] = await Promise.all(['a', 'b', 'c'].map((name) => upstream(name, () => workers)));
+      [a, b, c] = await Promise.all(['a', 'b', 'c'].map((name) => namedUpstream(name, () => workers)));
       source.publish('1', [assignment([{ lb_endpoints: [lbEndpoint(a)] }])]);
       proxy = await startProxy(bootstrap(source.edsConfig), ['--concurrency', '2']);
       workers = proxy.groupPids().filter((p) => p !== proxy.pid);
@@ -222,7 +203,7 @@ describe('EDS from a gRPC management server with two workers', TIMEOUT, () => {
     const xds = await XdsServer.start();
     t.after(() => xds.close());
     let workers: number[] = [];
-    const [a, b] = await Promise.all(['a', 'b'].map((name) => upstream(name, () => workers)));
+    const [a, b] = await Promise.all(['a', 'b'].map((name) => namedUpstream(name, () => workers)));
     t.after(() => {
       for (const u of [a, b]) u!.server.close();
     });
