@@ -17,6 +17,7 @@ import { StatsRegion } from '../src/stats/region';
 import { socketOwner } from '../test/helpers/socket_owner';
 import { freePort } from './free_port';
 import { fetchOnce } from './http_probe';
+import { scaleBenchListener } from './proxy_config';
 
 const PROXY_BIN = path.resolve(__dirname, '..', '..', 'bin', 'proxy');
 const START_TIMEOUT_MS = 60_000;
@@ -31,30 +32,7 @@ function bootstrap(cdsPath: string, lastCluster: string, listenPort: number, adm
     admin: { access_log_path: '/dev/null', address: socket('127.0.0.1', adminPort) },
     dynamic_resources: { cds_config: { path: cdsPath } },
     static_resources: {
-      listeners: [
-        {
-          name: 'http_in',
-          address: socket('127.0.0.1', listenPort),
-          filter_chains: [
-            {
-              filters: [
-                {
-                  name: 'proxy.filters.network.http_connection_manager',
-                  typed_config: {
-                    '@type': 'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
-                    stat_prefix: 'ingress_http',
-                    route_config: {
-                      validate_clusters: false,
-                      virtual_hosts: [{ name: 'all', domains: ['*'], routes: [{ match: { prefix: '/' }, route: { cluster: lastCluster } }] }],
-                    },
-                    http_filters: [{ name: 'proxy.filters.http.router', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router' } }],
-                  },
-                },
-              ],
-            },
-          ],
-        },
-      ],
+      listeners: [scaleBenchListener(listenPort, lastCluster, false)],
     },
   };
 }

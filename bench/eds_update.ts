@@ -15,6 +15,7 @@ import * as path from 'node:path';
 import { freePort } from './free_port';
 import { fetchOnce } from './http_probe';
 import { median } from './summary';
+import { scaleBenchListener } from './proxy_config';
 
 const PROXY_BIN = path.resolve(__dirname, '..', '..', 'bin', 'proxy');
 const START_TIMEOUT_MS = 60_000;
@@ -38,27 +39,7 @@ function bootstrap(edsFile: string, listenPort: number, adminPort: number): unkn
   return {
     admin: { access_log_path: '/dev/null', address: socket('127.0.0.1', adminPort) },
     static_resources: {
-      listeners: [
-        {
-          name: 'http_in',
-          address: socket('127.0.0.1', listenPort),
-          filter_chains: [
-            {
-              filters: [
-                {
-                  name: 'proxy.filters.network.http_connection_manager',
-                  typed_config: {
-                    '@type': 'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
-                    stat_prefix: 'ingress_http',
-                    route_config: { virtual_hosts: [{ name: 'all', domains: ['*'], routes: [{ match: { prefix: '/' }, route: { cluster: 'eds' } }] }] },
-                    http_filters: [{ name: 'proxy.filters.http.router', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router' } }],
-                  },
-                },
-              ],
-            },
-          ],
-        },
-      ],
+      listeners: [scaleBenchListener(listenPort, 'eds')],
       clusters: [{ name: 'eds', type: 'EDS', connect_timeout: '1s', eds_cluster_config: { eds_config: { path: edsFile } } }],
     },
   };
