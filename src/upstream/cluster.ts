@@ -17,6 +17,7 @@ import { Host } from './host';
 import type { RuntimeSource } from '../runtime/live_runtime';
 import type { LoadBalancer, LoadBalancerContext, RandomSource } from './lb/load_balancer';
 import type { LoadBalancerParams } from './lb/load_balancer_base';
+import { type ClusterProvidedContext, clusterProvidedBalancers, clusterTypeName } from './lb/cluster_provided_lb';
 import { LOAD_BALANCERS } from './lb/load_balancer_registry';
 import { SubsetLoadBalancer } from './lb/subset_load_balancer';
 import { type ClusterSnapshot, hostKey, type MembershipUpdate } from './membership';
@@ -117,12 +118,6 @@ export class Cluster {
     this.outlierDetection = config.outlierDetection;
     this.info = new ClusterInfo(config, environment.store, environment.runtime, environment.log, environment.reportsTables);
     // The discovery type is the supervisor's business: a worker only ever sees membership.
-    if (config.lbPolicy === 'CLUSTER_PROVIDED') {
-      // No cluster type of this build brings its own balancer yet (ORIGINAL_DST will).
-      throw new FieldError('lb_policy', `cluster manager: cluster provided LB specified but cluster '${config.name}' did not provide one. Check cluster documentation.`);
-    }
-    const factory = LOAD_BALANCERS.get(config.lbPolicy);
-    if (factory === undefined) throw new FieldError('lb_policy', `lb_policy ${config.lbPolicy} is not supported by the data plane`);
     const params: LoadBalancerParams = {
       prioritySet: this.prioritySet,
       localPrioritySet,
@@ -134,8 +129,7 @@ export class Cluster {
       activeRequests: (host) => (host.slot === null ? 0 : this.resourcesOf(host).activeRequests.value()),
       log: environment.log,
     };
-    // With lb_subset_config the policy runs inside each subset, under the subset balancer.
-    this.lb = config.lbSubsetConfig === null ? factory.create(params) : new SubsetLoadBalancer(config.lbSubsetConfig, factory, params);
+    this.lb = createLoadBalancer(config, params, { config });
     this.applyMembership(snapshot.version, snapshot);
   }
 
@@ -335,6 +329,21 @@ export class Cluster {
     }
     return resources;
   }
+}
+
+/** @throws FieldError at `lb_policy` for a policy, or a cluster-provided balancer, this build lacks */
+function createLoadBalancer(config: ClusterConfig, params: LoadBalancerParams, context: ClusterProvidedContext): LoadBalancer {
+  if (config.lbPolicy === 'CLUSTER_PROVIDED') {
+    const provided = clusterProvidedBalancers().get(clusterTypeName(config));
+    if (provided === undefined) {
+      throw new FieldError('lb_policy', `cluster manager: cluster provided LB specified but cluster '${config.name}' did not provide one. Check cluster documentation.`);
+    }
+    return provided.create(params, context);
+  }
+  const factory = LOAD_BALANCERS.get(config.lbPolicy);
+  if (factory === undefined) throw new FieldError('lb_policy', `lb_policy ${config.lbPolicy} is not supported by the data plane`);
+  // With lb_subset_config the policy runs inside each subset, under the subset balancer.
+  return config.lbSubsetConfig === null ? factory.create(params) : new SubsetLoadBalancer(config.lbSubsetConfig, factory, params);
 }
 
 /** The verdicts that close a host's connections: an active health check's and outlier detection's. */
