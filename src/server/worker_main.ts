@@ -92,6 +92,7 @@ async function run(init: WorkerInit, control: WorkerControl): Promise<(m: Superv
     localLocality: nodeLocality(init.bootstrap.node),
     log: logFactory,
     reportsTables: init.workerIndex === 0,
+    buildOnFirstUse: true,
     onConsecutiveFailure: (cluster, host, failure) => send({ v: WORKER_PROTOCOL_VERSION, type: 'outlier_consecutive_failure', cluster, host, failure }),
   });
   // Envoy declares a cluster's stats when it builds the cluster: the workers share that out,

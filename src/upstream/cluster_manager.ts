@@ -8,10 +8,10 @@ import type { ClusterConfig, Locality } from '../config/model';
 import type { LoggerFactory } from '../log/logger_api';
 import type { RuntimeSource } from '../runtime/live_runtime';
 import type { StatsStore } from '../stats/stats';
-import { Cluster, type ClusterEnvironment } from './cluster';
+import { Cluster, type ClusterEnvironment, MembershipVersionError } from './cluster';
 import type { DownstreamAddresses } from './upstream_network_filter';
 import { mathRandom, type RandomSource } from './lb/load_balancer';
-import type { ClusterSnapshot, MembershipUpdate } from './membership';
+import { applyUpdate, type ClusterSnapshot, type MembershipUpdate } from './membership';
 import type { PrioritySet } from './priority_set';
 
 /** The largest read a socket makes at once: Node's own default. */
@@ -48,10 +48,26 @@ export interface ClusterManagerOptions {
    * Default: nowhere, for a data plane with no detector to eject (--mode validate).
    */
   readonly onConsecutiveFailure?: ClusterEnvironment['onConsecutiveFailure'];
+  /**
+   * Builds a cluster only when a request first asks for it. A worker of a proxy with thousands
+   * of clusters then starts in time independent of their number and pays only for those its
+   * traffic touches. Off (every cluster built at once) where construction is the point: the
+   * data plane check before serving and --mode validate. Default false.
+   */
+  readonly buildOnFirstUse?: boolean;
+}
+
+/** A cluster not built yet: its configuration and the membership it will start from. */
+interface PendingCluster {
+  readonly config: ClusterConfig;
+  /** Its index in the bootstrap's clusters, for the field path of a build error; -1 for CDS. */
+  readonly index: number;
+  snapshot: ClusterSnapshot;
 }
 
 export class ClusterManager {
   private readonly clusters = new Map<string, Cluster>();
+  private readonly pending = new Map<string, PendingCluster>();
   /** Those keeping connections per downstream connection (ClusterInfo.downstreamSpecificConnections). */
   private downstreamSpecific: Cluster[] = [];
   private readonly environment: ClusterEnvironment;
@@ -71,22 +87,39 @@ export class ClusterManager {
       onConsecutiveFailure: options.onConsecutiveFailure ?? (() => undefined),
     });
     const byName = new Map(options.snapshots.map((s) => [s.cluster, s]));
-    const build = (i: number, localPrioritySet: PrioritySet | null): Cluster => {
-      const config = options.configs[i];
-      const snapshot = byName.get(config.name) ?? { cluster: config.name, version: 0, hosts: [] };
-      const cluster = atField(`static_resources.clusters[${i}]`, () => new Cluster(config, snapshot, environment, localPrioritySet));
-      this.clusters.set(config.name, cluster);
-      if (cluster.info.downstreamSpecificConnections) this.downstreamSpecific.push(cluster);
-      return cluster;
-    };
+    const snapshotOf = (config: ClusterConfig) => byName.get(config.name) ?? { cluster: config.name, version: 0, hosts: [] };
     // The local cluster comes first, so that every other cluster's balancer can follow its
     // hosts; it does not follow itself (as in Envoy). Validation made sure it exists.
     const localIndex = options.configs.findIndex((config) => config.name === options.localClusterName);
-    const localPrioritySet = (this.localPrioritySet = localIndex < 0 ? null : build(localIndex, null).prioritySet);
-    options.configs.forEach((_, i) => {
-      if (i !== localIndex) build(i, localPrioritySet);
+    this.localPrioritySet = null;
+    if (localIndex >= 0) {
+      const config = options.configs[localIndex]!;
+      this.localPrioritySet = this.build({ config, index: localIndex, snapshot: snapshotOf(config) }, null).prioritySet;
+    }
+    const lazy = options.buildOnFirstUse ?? false;
+    options.configs.forEach((config, index) => {
+      if (index === localIndex) return;
+      const pending = { config, index, snapshot: snapshotOf(config) };
+      if (lazy && !observableWhenBuilt(config, environment.reportsTables)) this.pending.set(config.name, pending);
+      else this.build(pending, this.localPrioritySet);
     });
-    for (const config of options.dynamicConfigs ?? []) this.add(config, byName.get(config.name) ?? { cluster: config.name, version: 0, hosts: [] });
+    for (const config of options.dynamicConfigs ?? []) {
+      const pending = { config, index: -1, snapshot: snapshotOf(config) };
+      if (lazy && !observableWhenBuilt(config, environment.reportsTables)) this.pending.set(config.name, pending);
+      else this.build(pending, this.localPrioritySet);
+    }
+  }
+
+  private build(pending: PendingCluster, localPrioritySet: PrioritySet | null): Cluster {
+    const { config, index, snapshot } = pending;
+    const at = index < 0 ? config.name : `static_resources.clusters[${index}]`;
+    return this.register(atField(at, () => new Cluster(config, snapshot, this.environment, localPrioritySet)));
+  }
+
+  private register(cluster: Cluster): Cluster {
+    this.clusters.set(cluster.info.name, cluster);
+    if (cluster.info.downstreamSpecificConnections) this.downstreamSpecific.push(cluster);
+    return cluster;
   }
 
   /**
@@ -97,13 +130,14 @@ export class ClusterManager {
   add(config: ClusterConfig, snapshot: ClusterSnapshot): void {
     const cluster = atField(config.name, () => new Cluster(config, snapshot, this.environment, this.localPrioritySet));
     const replaced = this.clusters.get(config.name);
-    this.clusters.set(config.name, cluster);
+    this.pending.delete(config.name);
+    this.register(cluster);
     if (replaced !== undefined) this.retire(replaced);
-    if (cluster.info.downstreamSpecificConnections) this.downstreamSpecific.push(cluster);
   }
 
   /** A CDS cluster is gone: new requests find no cluster (503), those in flight finish. False for an unknown one. */
   remove(name: string): boolean {
+    if (this.pending.delete(name)) return true;
     const cluster = this.clusters.get(name);
     if (cluster === undefined) return false;
     this.clusters.delete(name);
@@ -122,14 +156,22 @@ export class ClusterManager {
   }
 
   get(name: string): Cluster | undefined {
-    return this.clusters.get(name);
+    const cluster = this.clusters.get(name);
+    if (cluster !== undefined) return cluster;
+    const pending = this.pending.get(name);
+    if (pending === undefined) return undefined;
+    this.pending.delete(name);
+    return this.build(pending, this.localPrioritySet);
   }
 
   /** The supervisor changed a cluster's membership. @throws MembershipVersionError, UnknownClusterError */
   update(update: MembershipUpdate): void {
     const cluster = this.clusters.get(update.cluster);
-    if (cluster === undefined) throw new UnknownClusterError(update.cluster);
-    cluster.update(update);
+    if (cluster !== undefined) return cluster.update(update);
+    const pending = this.pending.get(update.cluster);
+    if (pending === undefined) throw new UnknownClusterError(update.cluster);
+    if (update.baseVersion !== pending.snapshot.version) throw new MembershipVersionError(update.cluster, pending.snapshot.version, update);
+    pending.snapshot = applyUpdate(update);
   }
 
   /** The TLS contexts the clusters connect with, for the certificate watcher. */
@@ -141,4 +183,15 @@ export class ClusterManager {
   close(): void {
     for (const cluster of this.clusters.values()) cluster.close();
   }
+}
+
+/**
+ * Whether building `config`'s cluster has effects a reader sees before any request: its TLS
+ * contexts join the certificate watcher, and the reporting worker counts transport socket
+ * matches and sets the hashing balancers' table gauges as hosts are made. Such a cluster is
+ * built at start even when others wait for their first use.
+ */
+function observableWhenBuilt(config: ClusterConfig, reportsTables: boolean): boolean {
+  if (config.transportSocket !== null || config.transportSocketMatches.length > 0) return true;
+  return reportsTables && (config.lbPolicy === 'RING_HASH' || config.lbPolicy === 'MAGLEV');
 }
