@@ -37,10 +37,11 @@ export interface SlotRecord {
 /** Names are bytes in the region; a longer one is a mistake, not a stat. */
 export const MAX_NAME_BYTES = 4096;
 
-/** FNV-1a over UTF-8 bytes: cheap and good enough for chaining. */
-function hashBytes(bytes: Uint8Array, length: number): number {
-  let h = 0x811c9dc5;
-  for (let i = 0; i < length; i++) {
+const FNV_OFFSET = 0x811c9dc5 | 0;
+
+/** FNV-1a over UTF-8 bytes, continued from `h` at `from`: cheap and good enough for chaining. */
+function hashBytes(bytes: Uint8Array, length: number, h: number, from: number): number {
+  for (let i = from; i < length; i++) {
     h ^= bytes[i]!;
     h = Math.imul(h, 0x01000193);
   }
@@ -77,7 +78,28 @@ export class NameTable {
     if (length === 0 || length > MAX_NAME_BYTES) {
       throw new StatNameError(`stat name must be 1..${MAX_NAME_BYTES} bytes: '${name.slice(0, 80)}'`);
     }
-    const hash = hashBytes(this.scratch, length);
+    return this.internScratch(length, hashBytes(this.scratch, length, FNV_OFFSET, 0), kind, flags);
+  }
+
+  /**
+   * Interns `prefix + suffix` for every suffix: a cluster's stat set declares ~100 names under
+   * one prefix, which is encoded and hashed once.
+   */
+  internAll(prefix: string, suffixes: readonly string[], kind: StatKind, flags: number): void {
+    const prefixLength = this.encoder.encodeInto(prefix, this.scratch).written;
+    const prefixHash = hashBytes(this.scratch, prefixLength, FNV_OFFSET, 0);
+    const tail = this.scratch.subarray(prefixLength, MAX_NAME_BYTES * 3);
+    for (const suffix of suffixes) {
+      const length = prefixLength + this.encoder.encodeInto(suffix, tail).written;
+      if (length === 0 || length > MAX_NAME_BYTES) {
+        throw new StatNameError(`stat name must be 1..${MAX_NAME_BYTES} bytes: '${(prefix + suffix).slice(0, 80)}'`);
+      }
+      this.internScratch(length, hashBytes(this.scratch, length, prefixHash, prefixLength), kind, flags);
+    }
+  }
+
+  /** Finds or creates the slot of the name in `scratch`. */
+  private internScratch(length: number, hash: number, kind: StatKind, flags: number): number {
     const { view, base } = this.section;
     const bucket = base + STATS_BUCKETS_OFFSET + ((hash >>> 0) & (NAME_BUCKETS - 1));
     let head = Atomics.load(view, bucket);

@@ -37,7 +37,7 @@ function gaugeNames(thresholds: CircuitBreakerThresholds): string[] {
 export function declareCircuitBreakerStatNames(store: SharedStatsStore, config: ClusterConfig): void {
   for (const priority of PRIORITIES) {
     const prefix = circuitBreakersName(config.statName, priority) + '.';
-    for (const name of gaugeNames(config.circuitBreakers[priority])) store.names.intern(prefix + name, StatKind.Gauge, SlotFlag.NeverImport);
+    store.names.internAll(prefix, gaugeNames(config.circuitBreakers[priority]), StatKind.Gauge, SlotFlag.NeverImport);
   }
 }
 

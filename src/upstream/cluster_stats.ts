@@ -146,11 +146,12 @@ export class ClusterStats {
  */
 export function declareClusterStatNames(store: SharedStatsStore, config: ClusterConfig): void {
   const prefix = `cluster.${config.statName}.`;
-  for (const name of CLUSTER_COUNTERS) store.names.intern(prefix + name, StatKind.Counter, 0);
-  for (const [name, mode] of CLUSTER_GAUGES) store.names.intern(prefix + name, StatKind.Gauge, mode === 'never_import' ? SlotFlag.NeverImport : 0);
-  for (const name of CLUSTER_HISTOGRAMS) store.names.intern(prefix + name, StatKind.Histogram, 0);
-  if (config.trackTimeoutBudgets) for (const name of TIMEOUT_BUDGET_HISTOGRAMS) store.names.intern(prefix + name, StatKind.Histogram, 0);
-  if (config.http2ProtocolOptions !== null) for (const name of HTTP2_CODEC_COUNTERS) store.names.intern(`${prefix}http2.${name}`, StatKind.Counter, 0);
+  const { names } = store;
+  names.internAll(prefix, CLUSTER_COUNTERS, StatKind.Counter, 0);
+  for (const [name, mode] of CLUSTER_GAUGES) names.intern(prefix + name, StatKind.Gauge, mode === 'never_import' ? SlotFlag.NeverImport : 0);
+  names.internAll(prefix, CLUSTER_HISTOGRAMS, StatKind.Histogram, 0);
+  if (config.trackTimeoutBudgets) names.internAll(prefix, TIMEOUT_BUDGET_HISTOGRAMS, StatKind.Histogram, 0);
+  if (config.http2ProtocolOptions !== null) names.internAll(`${prefix}http2.`, HTTP2_CODEC_COUNTERS, StatKind.Counter, 0);
   declareCircuitBreakerStatNames(store, config);
   declareTransportSocketStatNames(store, config);
 }
