@@ -79,14 +79,14 @@ function eachOf(
 }
 
 /**
- * A copy of the bootstrap with every extension named as our registry names it (`proxy.` names):
- * an extension found by its typed_config's type takes the name of what it was found to be, so
- * that validation, the model and /config_dump all see the one implementation that runs it.
+ * Names every extension of the bootstrap as our registry names it (`proxy.` names), in place
+ * (the caller owns its decoded copy; a large one is not cloned): an extension found by its
+ * typed_config's type takes the name of what it was found to be, so that validation, the model
+ * and /config_dump all see the one implementation that runs it.
  */
 export function canonicalizeExtensionNames(bootstrap: JsonObject): JsonObject {
-  const copy = structuredClone(bootstrap);
-  forEachExtension(copy, canonicalize);
-  return copy;
+  forEachExtension(bootstrap, canonicalize);
+  return bootstrap;
 }
 
 /** The same for one cluster (a CDS resource). */

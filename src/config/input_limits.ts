@@ -60,14 +60,16 @@ class InputWalk {
     if (depth > MAX_NESTING_DEPTH) throw new FieldError(this.path(), NESTING_TOO_DEEP);
     let values = 1;
     let levels = 0;
-    const children: Array<[string | number, JsonValue]> = Array.isArray(value) ? [...value.entries()] : Object.entries(value);
-    for (const [key, child] of children) {
+    // No entries arrays: a bootstrap of 10,000 clusters has a million values.
+    const visitChild = (key: string | number, child: JsonValue) => {
       this.trail.push(key);
       const extent = this.visit(child, depth + 1);
       this.trail.pop();
       values += extent.values;
-      levels = Math.max(levels, extent.levels);
-    }
+      if (extent.levels > levels) levels = extent.levels;
+    };
+    if (Array.isArray(value)) for (let i = 0; i < value.length; i++) visitChild(i, value[i]!);
+    else for (const key in value) visitChild(key, value[key]!);
     const extent = { values, levels: levels + 1 };
     this.seen.set(value, extent);
     return extent;

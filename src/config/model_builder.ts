@@ -835,9 +835,10 @@ function millis(config: JsonObject, key: string, fallback: number): number {
 
 /** Buffers (a DataSource's inline bytes) cannot be frozen: they are left as they are. */
 function deepFreeze<T>(value: T): T {
-  if (typeof value === 'object' && value !== null && !ArrayBuffer.isView(value) && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const child of Object.values(value)) deepFreeze(child);
-  }
+  if (typeof value !== 'object' || value === null || ArrayBuffer.isView(value) || Object.isFrozen(value)) return value;
+  Object.freeze(value);
+  // Indexes and keys rather than Object.values: no array per object of a large model.
+  if (Array.isArray(value)) for (let i = 0; i < value.length; i++) deepFreeze(value[i]);
+  else for (const key in value) deepFreeze((value as Record<string, unknown>)[key]);
   return value;
 }
