@@ -73,6 +73,24 @@ test('CDS clusters join, replace one of their name and leave; a worker started l
   restarted.close();
 });
 
+test('a worker builds a cluster on first use, from the membership updates it took before', () => {
+  const store = createHeapStatsStore();
+  const configs = [staticCluster('lazy', [])];
+  const driver = new MembershipDriver('lazy', store.hosts);
+  const clusters = new ClusterManager({ configs, snapshots: [], store, runtime: new LiveRuntime([]), log: () => silentLogger, buildOnFirstUse: true });
+  clusters.update(driver.next(assignment([80, 81]))!);
+  clusters.update(driver.next(assignment([81]))!);
+  const stale = { cluster: 'lazy', version: 9, baseVersion: 8, hosts: [], added: [], changed: [], removed: [] };
+  assert.throws(() => clusters.update(stale), MembershipVersionError);
+  const lazy = clusters.get('lazy')!;
+  assert.equal(lazy.membershipVersion, 2);
+  assert.equal(lazy.chooseHost(null)?.port, 81);
+  assert.equal(clusters.get('lazy'), lazy);
+  assert.equal(clusters.remove('lazy'), true);
+  assert.equal(clusters.get('lazy'), undefined);
+  clusters.close();
+});
+
 test('CLUSTER_PROVIDED needs a cluster type that provides a balancer', () => {
   const store = createHeapStatsStore();
   const provided = staticCluster('p', [], { lbPolicy: 'CLUSTER_PROVIDED' });
