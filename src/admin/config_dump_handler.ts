@@ -194,8 +194,8 @@ export function redactedBootstrap(bootstrap: Bootstrap): JsonObject {
 
 /** `dynamicClusters`: the CDS clusters now (null without CDS). */
 export function configDumpHandler(bootstrap: Bootstrap, loadedAt: Date, dynamicClusters: () => DynamicClustersDump | null = () => null): AdminHandler {
-  // Redacted once: the configuration is static.
-  const source = redactedBootstrap(bootstrap);
+  // Redacted once, on first use: the configuration is static, and a large one would delay start-up.
+  let source: JsonObject | null = null;
   // An empty field (the home page's form sends one) means no such parameter.
   const param = (req: { query: ReadonlyMap<string, string> }, name: string) => {
     const value = req.query.get(name);
@@ -213,7 +213,7 @@ export function configDumpHandler(bootstrap: Bootstrap, loadedAt: Date, dynamicC
     ],
     handle: (req) =>
       renderConfigDump(
-        source,
+        (source ??= redactedBootstrap(bootstrap)),
         loadedAt,
         { includeEds: req.query.has('include_eds'), resource: param(req, 'resource'), mask: param(req, 'mask') },
         dynamicClusters(),

@@ -64,7 +64,7 @@ import { ServerStats, serverStats } from './server_stats';
 import { SERVER_STATE_GAUGE, ServerInfoSource, ServerState } from './server_state';
 import { monotonicUsec, NotifyFields, SystemdNotifier } from './systemd_notify';
 import { WorkerPool } from './worker_pool';
-import { workerBootstrap, workerClusterConfig, WORKER_PROTOCOL_VERSION } from './worker_protocol';
+import { encodeWorkerConfiguration, workerBootstrap, workerClusterConfig, WORKER_PROTOCOL_VERSION } from './worker_protocol';
 import type { LogSettings } from '../log/log_settings';
 import type { LogManager } from '../log/log_manager';
 import { applyLevelChange, currentLogSettings, LevelChange } from '../log/level_change';
@@ -326,16 +326,20 @@ export class Supervisor implements ServerInfoSource {
       count: options.concurrency,
       columns: this.workerColumns,
       listeners: () => [...this.listenSockets].map(([name, fd]) => ({ name, fd })),
-      init: (workerIndex, column, listeners) => ({
+      configuration: () =>
+        encodeWorkerConfiguration({
+          bootstrap: forWorkers,
+          clusters: clusters.workerSnapshots(),
+          dynamicClusters: clusters.dynamicConfigs().map(workerClusterConfig),
+        }),
+      init: (workerIndex, column, listeners, configuration) => ({
         v: WORKER_PROTOCOL_VERSION,
         type: 'init',
         workerIndex,
         workerCount: options.concurrency,
         column,
         regionName: this.handle!.name,
-        bootstrap: forWorkers,
-        clusters: clusters.workerSnapshots(),
-        dynamicClusters: clusters.dynamicConfigs().map(workerClusterConfig),
+        configuration,
         listeners,
         // A worker (re)started after POST /logging logs at the levels it set.
         log: currentLogSettings(this.deps.logSettings, this.deps.logs),

@@ -19,7 +19,7 @@ import { CertificateWatcher } from '../tls/certificate_watcher';
 import type { TlsContext } from '../tls/tls_context';
 import { ContentionReporter } from './contention_reporter';
 import { cpuProfilePath, CpuProfiler } from './cpu_profiler';
-import { FIRST_LISTENER_FD, isMessage, SupervisorMessage, WorkerInit, WorkerMessage, WORKER_PROTOCOL_VERSION } from './worker_protocol';
+import { decodeWorkerConfiguration, FIRST_LISTENER_FD, isMessage, SupervisorMessage, WorkerInit, WorkerMessage, WORKER_PROTOCOL_VERSION } from './worker_protocol';
 
 function send(m: WorkerMessage): void {
   if (process.connected) process.send!(m);
@@ -81,15 +81,16 @@ async function run(init: WorkerInit, control: WorkerControl): Promise<(m: Superv
   // A worker's waits on the region's locks count in the supervisor's GET /contention.
   if (init.mutexTracing) region.segments.onContention = new ContentionReporter((stats) => send({ v: WORKER_PROTOCOL_VERSION, type: 'contention', stats })).record;
   const store = new SharedStatsStore(region, init.column);
+  const { bootstrap, clusters: snapshots, dynamicClusters } = decodeWorkerConfiguration(init.configuration);
   const logFactory = loggerFactory(logs);
   const clusters = new ClusterManager({
-    configs: init.bootstrap.clusters,
-    dynamicConfigs: init.dynamicClusters,
-    snapshots: init.clusters,
+    configs: bootstrap.clusters,
+    dynamicConfigs: dynamicClusters,
+    snapshots,
     store,
     runtime: control.runtime,
-    localClusterName: init.bootstrap.localClusterName,
-    localLocality: nodeLocality(init.bootstrap.node),
+    localClusterName: bootstrap.localClusterName,
+    localLocality: nodeLocality(bootstrap.node),
     log: logFactory,
     reportsTables: init.workerIndex === 0,
     buildOnFirstUse: true,
@@ -97,14 +98,14 @@ async function run(init: WorkerInit, control: WorkerControl): Promise<(m: Superv
   });
   // Envoy declares a cluster's stats when it builds the cluster: the workers share that out,
   // each its own slice, so that 10,000 clusters' names are interned on every core at once.
-  [...init.bootstrap.clusters, ...init.dynamicClusters].forEach((config, i) => {
+  [...bootstrap.clusters, ...dynamicClusters].forEach((config, i) => {
     if (i % init.workerCount === init.workerIndex) declareClusterStatNames(store, config);
   });
   const clock = new SystemClock();
   // While health checks fail, every HTTP response closes its connection (Envoy's drain manager).
   const drain = new DrainManager({ ...init.drain, healthCheckFailed: () => control.healthCheckFailed });
   const filters = new NetworkFilterBuilder({
-    bootstrap: init.bootstrap,
+    bootstrap,
     stats: store,
     clusters,
     log: logFactory,
@@ -116,12 +117,12 @@ async function run(init: WorkerInit, control: WorkerControl): Promise<(m: Superv
   const listeners = new ListenerManager({ stats: store, log: logFactory });
   const tlsContexts: TlsContext[] = [];
   for (const [i, name] of init.listeners.entries()) {
-    const index = init.bootstrap.listeners.findIndex((l) => l.name === name);
+    const index = bootstrap.listeners.findIndex((l) => l.name === name);
     const server = await adopt(FIRST_LISTENER_FD + i);
     const bound = server.address() as net.AddressInfo;
     const filter = filters.listenerFilter(index, { address: bound.address, port: bound.port });
     tlsContexts.push(...filter.tlsContexts);
-    listeners.addListener(init.bootstrap.listeners[index], server, filter);
+    listeners.addListener(bootstrap.listeners[index], server, filter);
   }
   // Each worker reloads its own listeners' and clusters' certificates when their files change.
   const certificates = new CertificateWatcher([...tlsContexts, ...clusters.tlsContexts()], { clock, log: logs.component('config') });

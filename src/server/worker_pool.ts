@@ -13,8 +13,13 @@ export interface WorkerPoolDeps {
   readonly columns: readonly number[];
   /** The listen sockets a worker started now serves (those /drain_listeners stopped are gone). */
   readonly listeners: () => readonly ListenSocket[];
-  /** @param listeners the names of the sockets the worker inherits, in fd order */
-  readonly init: (workerIndex: number, column: number, listeners: readonly string[]) => WorkerInit;
+  /** The configuration workers start from now (encodeWorkerConfiguration), made once per start or restart. */
+  readonly configuration: () => Uint8Array;
+  /**
+   * @param listeners the names of the sockets the worker inherits, in fd order
+   * @param configuration what `configuration()` made for the workers starting now
+   */
+  readonly init: (workerIndex: number, column: number, listeners: readonly string[], configuration: Uint8Array) => WorkerInit;
   /** Clears a dead worker's gauge contributions before its replacement starts. */
   readonly onWorkerGone: (column: number) => void;
   readonly restarts: Counter;
@@ -69,7 +74,8 @@ export class WorkerPool {
 
   /** Resolves when every worker has adopted its listeners; rejects if one fails to start. */
   async start(): Promise<void> {
-    await Promise.all(this.slots.map((slot) => this.spawn(slot)));
+    const configuration = this.deps.configuration();
+    await Promise.all(this.slots.map((slot) => this.spawn(slot, configuration)));
   }
 
   pids(): number[] {
@@ -153,7 +159,7 @@ export class WorkerPool {
     );
   }
 
-  private spawn(slot: Slot): Promise<void> {
+  private spawn(slot: Slot, configuration: Uint8Array): Promise<void> {
     const listeners = this.deps.listeners();
     const child = fork(WORKER_ENTRY, [], {
       // Listen sockets are inherited at fds 4.. (see FIRST_LISTENER_FD); stdout/stderr shared.
@@ -190,7 +196,7 @@ export class WorkerPool {
         this.deps.log.error(`worker ${slot.index} (pid ${child.pid}) died (code ${code}, signal ${signal}); restarting`);
         this.scheduleRestart(slot);
       });
-      child.send(this.deps.init(slot.index, slot.column, listeners.map((l) => l.name)));
+      child.send(this.deps.init(slot.index, slot.column, listeners.map((l) => l.name), configuration));
     });
   }
 
@@ -200,7 +206,7 @@ export class WorkerPool {
       slot.restartTimer = null;
       if (this.stopping) return;
       this.deps.restarts.inc();
-      this.spawn(slot).catch((e: Error) => {
+      this.spawn(slot, this.deps.configuration()).catch((e: Error) => {
         this.deps.log.error(e.message);
         if (!this.stopping && !slot.child) this.scheduleRestart(slot);
       });

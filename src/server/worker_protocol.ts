@@ -1,6 +1,7 @@
 // Messages between the supervisor and its workers over Node's child_process IPC channel.
 // Versioned: a worker from another build refuses a message it does not understand.
 
+import * as v8 from 'node:v8';
 import type { Bootstrap, ClusterConfig } from '../config/model';
 import type { ClusterSnapshot, MembershipUpdate } from '../upstream/membership';
 import type { LogSettings } from '../log/log_settings';
@@ -11,7 +12,29 @@ import type { MutexStats } from '../admin/mutex_tracer';
 import type { HostSlot } from '../stats/stats';
 import type { ConsecutiveFailure } from '../upstream/outlier/consecutive_failure';
 
-export const WORKER_PROTOCOL_VERSION = 5;
+export const WORKER_PROTOCOL_VERSION = 6;
+
+/**
+ * What a worker builds its data plane from. Large (about 2 KB per cluster), so the supervisor
+ * serializes it once for all the workers it starts together rather than once per worker.
+ */
+export interface WorkerConfiguration {
+  /** The bootstrap, without the clusters' load assignments: membership comes in `clusters`. */
+  readonly bootstrap: Bootstrap;
+  /** Every cluster's current membership (the supervisor owns it), so a restarted worker is never stale. */
+  readonly clusters: readonly ClusterSnapshot[];
+  /** The active CDS clusters (workerClusterConfig form); their membership is in `clusters`. */
+  readonly dynamicClusters: readonly ClusterConfig[];
+}
+
+/** V8's serialization, the channel's own: the worker's decoding gives back the same values. */
+export function encodeWorkerConfiguration(configuration: WorkerConfiguration): Uint8Array {
+  return v8.serialize(configuration);
+}
+
+export function decodeWorkerConfiguration(bytes: Uint8Array): WorkerConfiguration {
+  return v8.deserialize(bytes) as WorkerConfiguration;
+}
 
 /** A worker's listen sockets arrive as inherited fds starting at this number (after stdin..ipc). */
 export const FIRST_LISTENER_FD = 4;
@@ -24,12 +47,8 @@ export interface WorkerInit {
   readonly workerCount: number;
   readonly column: number;
   readonly regionName: string;
-  /** The bootstrap, without the clusters' load assignments: membership comes in `clusters`. */
-  readonly bootstrap: Bootstrap;
-  /** Every cluster's current membership (the supervisor owns it), so a restarted worker is never stale. */
-  readonly clusters: readonly ClusterSnapshot[];
-  /** The active CDS clusters (workerClusterConfig form); their membership is in `clusters`. */
-  readonly dynamicClusters: readonly ClusterConfig[];
+  /** encodeWorkerConfiguration's bytes: the same for every worker started together. */
+  readonly configuration: Uint8Array;
   /** Listener names in the order of their inherited fds. */
   readonly listeners: readonly string[];
   readonly log: LogSettings;
