@@ -83,34 +83,57 @@ export class NameTable {
 
   /**
    * Interns `prefix + suffix` for every suffix: a cluster's stat set declares ~100 names under
-   * one prefix, which is encoded and hashed once.
+   * one prefix, which is encoded and hashed once. The names not present yet take their slots
+   * and bytes in one atomic step each: writers declaring at once otherwise contend on those
+   * two shared words for every name.
    */
   internAll(prefix: string, suffixes: readonly string[], kind: StatKind, flags: number): void {
     const prefixLength = this.encoder.encodeInto(prefix, this.scratch).written;
     const prefixHash = hashBytes(this.scratch, prefixLength, FNV_OFFSET, 0);
     const tail = this.scratch.subarray(prefixLength, MAX_NAME_BYTES * 3);
-    for (const suffix of suffixes) {
-      const length = prefixLength + this.encoder.encodeInto(suffix, tail).written;
+    const missing: { suffix: number; length: number; hash: number; head: number }[] = [];
+    let bytes = 0;
+    for (let i = 0; i < suffixes.length; i++) {
+      const length = prefixLength + this.encoder.encodeInto(suffixes[i]!, tail).written;
       if (length === 0 || length > MAX_NAME_BYTES) {
-        throw new StatNameError(`stat name must be 1..${MAX_NAME_BYTES} bytes: '${(prefix + suffix).slice(0, 80)}'`);
+        throw new StatNameError(`stat name must be 1..${MAX_NAME_BYTES} bytes: '${(prefix + suffixes[i]!).slice(0, 80)}'`);
       }
-      this.internScratch(length, hashBytes(this.scratch, length, prefixHash, prefixLength), kind, flags);
+      const hash = hashBytes(this.scratch, length, prefixHash, prefixLength);
+      const head = Atomics.load(this.section.view, this.bucketIndex(hash));
+      if (this.find(head, 0, length, hash) >= 0) continue;
+      missing.push({ suffix: i, length, hash, head });
+      bytes += length;
     }
+    if (missing.length === 0) return;
+    const first = Atomics.add(this.section.view, this.section.base + StatsField.SlotCount, missing.length);
+    let nameAddress = this.segments.alloc(bytes);
+    missing.forEach(({ suffix, length, hash, head }, i) => {
+      this.encoder.encodeInto(suffixes[suffix]!, tail);
+      this.link(first + i, nameAddress, length, hash, head, kind, flags);
+      nameAddress += length;
+    });
   }
 
   /** Finds or creates the slot of the name in `scratch`. */
   private internScratch(length: number, hash: number, kind: StatKind, flags: number): number {
-    const { view, base } = this.section;
-    const bucket = base + STATS_BUCKETS_OFFSET + ((hash >>> 0) & (NAME_BUCKETS - 1));
-    let head = Atomics.load(view, bucket);
+    const head = Atomics.load(this.section.view, this.bucketIndex(hash));
     const existing = this.find(head, 0, length, hash);
     if (existing >= 0) return existing;
+    const slot = Atomics.add(this.section.view, this.section.base + StatsField.SlotCount, 1);
+    return this.link(slot, this.segments.alloc(length), length, hash, head, kind, flags);
+  }
 
-    const slot = Atomics.add(view, base + StatsField.SlotCount, 1);
+  /**
+   * Writes the name in `scratch` at `nameAddress`, fills `slot`'s record and links it into its
+   * bucket, unless another process linked the same name after `head` (the bucket's head when
+   * the name was found absent): then that slot is the name's, and ours is dead.
+   */
+  private link(slot: number, nameAddress: Address, length: number, hash: number, head: number, kind: StatKind, flags: number): number {
+    const view = this.section.view;
+    const bucket = this.bucketIndex(hash);
     const chunk = this.chunk(slot >>> CHUNK_SHIFT, true);
     const words = this.segments.i32(chunk);
     const index = recordIndex(chunk, slot);
-    const nameAddress = this.segments.alloc(length);
     const arena = this.segments.u8(nameAddress);
     const start = offsetOf(nameAddress);
     for (let i = 0; i < length; i++) arena[start + i] = this.scratch[i]!;
@@ -131,6 +154,10 @@ export class NameTable {
     }
     Atomics.store(words, index + SlotField.State, SlotState.Ready);
     return slot;
+  }
+
+  private bucketIndex(hash: number): number {
+    return this.section.base + STATS_BUCKETS_OFFSET + ((hash >>> 0) & (NAME_BUCKETS - 1));
   }
 
   /** The record of `slot`; null when its chunk is not allocated yet (unless `allocate`). */

@@ -368,3 +368,20 @@ for (const readAt of [0, 3]) {
     assert.deepEqual(listed, [...names, 'zz.during_catch_up'].sort());
   });
 }
+
+test('internAll: the names not present yet take consecutive slots; present ones keep theirs; no slot is left unwritten', () => {
+  const { a, b } = twoWriters();
+  const early = a.names.intern('cluster.c.b', StatKind.Counter, 0);
+  const before = a.names.slotCount;
+  b.names.internAll('cluster.c.', ['a', 'b', 'c', 'd'], StatKind.Counter, 0);
+  assert.equal(a.names.slotCount, before + 3);
+  const slots = ['a', 'b', 'c', 'd'].map((s) => a.names.intern(`cluster.c.${s}`, StatKind.Counter, 0));
+  assert.deepEqual(slots, [before, early, before + 1, before + 2]);
+  assert.deepEqual(slots.map((slot) => a.names.name(slot)), ['cluster.c.a', 'cluster.c.b', 'cluster.c.c', 'cluster.c.d']);
+  // Declared again, nothing is added.
+  a.names.internAll('cluster.c.', ['d', 'a'], StatKind.Counter, 0);
+  assert.equal(a.names.slotCount, before + 3);
+  const ready: number[] = [];
+  a.names.forEachReady((slot) => ready.push(slot));
+  assert.equal(ready.length, a.names.slotCount);
+});

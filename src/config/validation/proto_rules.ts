@@ -94,6 +94,8 @@ class ProtoRuleChecker {
   field(parent: protobuf.Type, field: protobuf.Field, json: JsonObject, path: string): void {
     const rules = this.rulesOf(parent, field);
     const value = json[field.name] ?? undefined;
+    // Most fields of a large config are unset and ruleless: nothing to check, no path to build.
+    if (value === undefined && rules === undefined) return;
     const fieldPath = childPath(path, field.name);
     if (field.map) {
       const map = isJsonObject(value) ? value : {};
