@@ -57,6 +57,8 @@ export class ClusterManager {
   private readonly environment: ClusterEnvironment;
   /** The local cluster's hosts, which every cluster built later follows too. */
   private readonly localPrioritySet: PrioritySet | null;
+  /** Told of each cluster that joins, is replaced or leaves (aggregate balancers follow their children). */
+  private readonly watchers = new Set<(name: string) => void>();
 
   /** @throws FieldError at `static_resources.clusters[i]...` for a cluster the data plane cannot serve yet */
   constructor(options: ClusterManagerOptions) {
@@ -69,6 +71,13 @@ export class ClusterManager {
       log: options.log('upstream'),
       reportsTables: options.reportsTables ?? true,
       onConsecutiveFailure: options.onConsecutiveFailure ?? (() => undefined),
+      clusters: {
+        get: (name) => this.clusters.get(name),
+        watch: (listener) => {
+          this.watchers.add(listener);
+          return () => this.watchers.delete(listener);
+        },
+      },
     });
     const byName = new Map(options.snapshots.map((s) => [s.cluster, s]));
     const build = (i: number, localPrioritySet: PrioritySet | null): Cluster => {
@@ -77,6 +86,7 @@ export class ClusterManager {
       const cluster = atField(`static_resources.clusters[${i}]`, () => new Cluster(config, snapshot, environment, localPrioritySet));
       this.clusters.set(config.name, cluster);
       if (cluster.info.downstreamSpecificConnections) this.downstreamSpecific.push(cluster);
+      this.changed(config.name);
       return cluster;
     };
     // The local cluster comes first, so that every other cluster's balancer can follow its
@@ -100,6 +110,7 @@ export class ClusterManager {
     this.clusters.set(config.name, cluster);
     if (replaced !== undefined) this.retire(replaced);
     if (cluster.info.downstreamSpecificConnections) this.downstreamSpecific.push(cluster);
+    this.changed(config.name);
   }
 
   /** A CDS cluster is gone: new requests find no cluster (503), those in flight finish. False for an unknown one. */
@@ -108,7 +119,13 @@ export class ClusterManager {
     if (cluster === undefined) return false;
     this.clusters.delete(name);
     this.retire(cluster);
+    this.changed(name);
     return true;
+  }
+
+  private changed(name: string): void {
+    // A watcher may stop watching (a retired aggregate) while others are told.
+    for (const watcher of [...this.watchers]) watcher(name);
   }
 
   private retire(cluster: Cluster): void {
