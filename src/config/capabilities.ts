@@ -5,10 +5,11 @@
 
 import { FieldError, FieldErrorCollector, inConfigFile } from './errors';
 import { childPath, indexPath, keyPath } from './field_path';
-import { isJsonObject, JsonObject } from './json';
+import { enumField, isJsonObject, JsonObject, messageField, stringField } from './json';
 import { canonicalExtensionName, PROTOCOL_OPTIONS_TYPES } from './names';
 import { LOAD_BALANCERS } from '../upstream/lb/load_balancer_registry';
-import { clusterTypes } from '../upstream/cluster_types';
+import { discoveryTypeNames } from '../upstream/cluster_types';
+import { clusterProvidedBalancers, clusterTypeName } from '../upstream/lb/cluster_provided_lb';
 
 /**
  * A field refused for a reason of its own (Envoy ignores it there, say), not merely because
@@ -21,11 +22,13 @@ interface Checked {
   readonly check: (value: unknown, path: string) => void;
 }
 
+type AllowedValues = Readonly<Record<string, readonly string[]>>;
+
 /** The fields a message may carry, and the shapes of those that are messages themselves. */
 interface Shape {
   readonly fields: Readonly<Record<string, Shape | 'leaf' | { readonly list: Shape | 'leaf' } | Refused | Checked>>;
-  /** Enum or string fields restricted to some values. */
-  readonly values?: Readonly<Record<string, readonly string[]>>;
+  /** Enum or string fields restricted to some values, which may depend on the message's other fields. */
+  readonly values?: AllowedValues | ((message: JsonObject) => AllowedValues);
 }
 
 const leaf = 'leaf' as const;
@@ -223,6 +226,8 @@ const CLUSTER: Shape = {
     protocol_selection: leaf,
     alt_stat_name: leaf,
     type: leaf,
+    // Validation admits the registered names only; typed_config is checked by its @type.
+    cluster_type: { fields: { name: leaf, typed_config: anyContent } },
     connect_timeout: leaf,
     per_connection_buffer_limit_bytes: leaf,
     lb_policy: leaf,
@@ -337,9 +342,16 @@ const CLUSTER: Shape = {
     },
   },
   // Cluster types and load balancing policies come from their registries: one that lands
-  // there is accepted here. Read when checked, not at import: the EDS cluster type imports this module.
-  get values() {
-    return { type: [...clusterTypes().keys()], lb_policy: [...LOAD_BALANCERS.keys()] };
+  // there is accepted here, CLUSTER_PROVIDED for a cluster type that provides its balancer.
+  // Read when checked, not at import: the EDS cluster type imports this module.
+  values: (cluster) => {
+    const customType = messageField(cluster, 'cluster_type');
+    const typeName = clusterTypeName({
+      type: enumField(cluster, 'type', 'STATIC'),
+      clusterType: customType === undefined ? null : { name: canonicalExtensionName(stringField(customType, 'name')) },
+    });
+    const provided = clusterProvidedBalancers().has(typeName) ? ['CLUSTER_PROVIDED'] : [];
+    return { type: discoveryTypeNames(), lb_policy: [...LOAD_BALANCERS.keys(), ...provided] };
   },
 };
 
@@ -474,6 +486,7 @@ const TYPED_CONFIGS: Readonly<Record<string, Shape>> = {
   'type.googleapis.com/envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy': TCP_PROXY,
   'type.googleapis.com/envoy.config.core.v3.ProxyProtocolConfig': { fields: { version: leaf } },
   'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext': UPSTREAM_TLS_CONTEXT,
+  'type.googleapis.com/envoy.extensions.clusters.aggregate.v3.ClusterConfig': { fields: { clusters: leaf } },
 };
 
 const LISTENER: Shape = {
@@ -539,12 +552,13 @@ function notImplemented(path: string, what: string): FieldError {
 
 function checkMessage(message: JsonObject, shape: Shape, path: string, errors: FieldErrorCollector): void {
   if (shape === anyContent) return;
+  const values = typeof shape.values === 'function' ? shape.values(message) : shape.values;
   for (const [key, value] of Object.entries(message)) {
-    errors.run(() => checkField(shape, key, value, childPath(path, key), errors));
+    errors.run(() => checkField(shape, values, key, value, childPath(path, key), errors));
   }
 }
 
-function checkField(shape: Shape, key: string, value: unknown, fieldPath: string, errors: FieldErrorCollector): void {
+function checkField(shape: Shape, values: AllowedValues | undefined, key: string, value: unknown, fieldPath: string, errors: FieldErrorCollector): void {
   if (key === 'typed_config' && isJsonObject(value)) {
     const inner = TYPED_CONFIGS[String(value['@type'])];
     if (inner) checkMessage(value, { ...inner, fields: { '@type': leaf, ...inner.fields } }, fieldPath, errors);
@@ -557,7 +571,7 @@ function checkField(shape: Shape, key: string, value: unknown, fieldPath: string
     rule.check(value, fieldPath);
     return;
   }
-  const allowed = shape.values?.[key];
+  const allowed = values?.[key];
   if (allowed && !allowed.includes(String(value))) throw notImplemented(fieldPath, `${key} ${String(value)}`);
   if (rule === 'leaf') return;
   if ('list' in rule) {

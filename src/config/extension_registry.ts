@@ -34,7 +34,7 @@ export const CLUSTERS_CATEGORY = 'proxy.clusters';
 export function registeredExtensions(): readonly ExtensionInfo[] {
   return [
     ...[...clusterTypes().values()]
-      .map((t) => ({ category: CLUSTERS_CATEGORY, name: t.extensionName, typeDescriptor: '' }))
+      .map((t) => ({ category: CLUSTERS_CATEGORY, name: t.extensionName, typeDescriptor: t.configType ?? '' }))
       .sort((a, b) => a.name.localeCompare(b.name)),
     { category: 'proxy.filters.http', name: HEALTH_CHECK, typeDescriptor: CONFIG_TYPES.healthCheck },
     { category: 'proxy.filters.http', name: ROUTER, typeDescriptor: CONFIG_TYPES.router },

@@ -66,6 +66,7 @@ export const CONFIG_TYPES = {
   rawBuffer: 'envoy.extensions.transport_sockets.raw_buffer.v3.RawBuffer',
   proxyProtocol: 'envoy.config.core.v3.ProxyProtocolConfig',
   tlsInspector: 'envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector',
+  aggregateCluster: 'envoy.extensions.clusters.aggregate.v3.ClusterConfig',
 } as const;
 
 /**

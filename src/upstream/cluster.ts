@@ -17,7 +17,7 @@ import { Host } from './host';
 import type { RuntimeSource } from '../runtime/live_runtime';
 import type { LoadBalancer, LoadBalancerContext, RandomSource } from './lb/load_balancer';
 import type { LoadBalancerParams } from './lb/load_balancer_base';
-import { type ClusterProvidedContext, clusterProvidedBalancers, clusterTypeName } from './lb/cluster_provided_lb';
+import { type ClusterLookup, type ClusterProvidedContext, clusterProvidedBalancers, clusterTypeName } from './lb/cluster_provided_lb';
 import { LOAD_BALANCERS } from './lb/load_balancer_registry';
 import { SubsetLoadBalancer } from './lb/subset_load_balancer';
 import { type ClusterSnapshot, hostKey, type MembershipUpdate } from './membership';
@@ -90,12 +90,18 @@ export interface ClusterEnvironment {
   readonly log: Logger;
   /** A consecutive failure run of a host reached its threshold: the supervisor's detector ejects it. */
   readonly onConsecutiveFailure: (cluster: string, host: HostSlot, failure: ConsecutiveFailure) => void;
+  /** The worker's clusters, for balancers over other clusters (aggregate); a cluster made alone sees none. */
+  readonly clusters?: ClusterLookup;
 }
+
+const NO_CLUSTERS: ClusterLookup = { get: () => undefined, watch: () => () => undefined };
 
 export class Cluster {
   readonly info: ClusterInfo;
   readonly prioritySet: PrioritySet;
   private readonly lb: LoadBalancer;
+  /** An aggregate's: the child whose host its balancer picked, which serves it. Null for a cluster of its own hosts. */
+  private readonly hostOwner: ((host: Host) => Cluster) | null;
   private readonly resources = new Map<Host, HostResources>();
   private hostsByAddress = new Map<string, Host>();
   private version = 0;
@@ -129,7 +135,8 @@ export class Cluster {
       activeRequests: (host) => (host.slot === null ? 0 : this.resourcesOf(host).activeRequests.value()),
       log: environment.log,
     };
-    this.lb = createLoadBalancer(config, params, { config });
+    const lb = (this.lb = createLoadBalancer(config, params, { config, clusters: environment.clusters ?? NO_CLUSTERS }));
+    this.hostOwner = lb.hostCluster === undefined ? null : (host) => lb.hostCluster!(host);
     this.applyMembership(snapshot.version, snapshot);
   }
 
@@ -142,7 +149,13 @@ export class Cluster {
     return this.lb.chooseHost(context);
   }
 
+  /** The cluster whose pools, circuit breakers and statistics serve `host`: this one, or an aggregate's child. */
+  hostCluster(host: Host): Cluster {
+    return this.hostOwner === null ? this : this.hostOwner(host);
+  }
+
   hostStats(host: Host): HostStats {
+    if (this.hostOwner !== null) return this.hostOwner(host).hostStats(host);
     return this.resourcesOf(host).target.hostStats;
   }
 
@@ -153,6 +166,7 @@ export class Cluster {
    * pool of the host can be freed for it (upstream_cx_pool_overflow).
    */
   httpPool(host: Host, downstream: DownstreamAddresses, priority: RoutingPriority, protocol: HttpProtocol, authority = ''): ConnectionPool | null {
+    if (this.hostOwner !== null) return this.hostOwner(host).httpPool(host, downstream, priority, protocol, authority);
     const resources = this.resourcesOf(host);
     let pools = resources.pools;
     let target = resources.target;
@@ -202,6 +216,7 @@ export class Cluster {
 
   /** A raw TCP connection to `host` (tcp_proxy) for `downstream`, accounted to this cluster and host. */
   tcpConnection(host: Host, callbacks: UpstreamConnectionCallbacks, downstream: DownstreamAddresses): UpstreamConnection {
+    if (this.hostOwner !== null) return this.hostOwner(host).tcpConnection(host, callbacks, downstream);
     const resources = this.resourcesOf(host);
     const connection = new UpstreamConnection(resources.target, callbacks, { allowHalfOpen: true, http1: false }, downstream);
     if (this.info.closeConnectionsOnHostHealthFailure) {
@@ -300,6 +315,7 @@ export class Cluster {
    */
   drain(): void {
     for (const resources of this.resources.values()) drainPools(resources);
+    this.lb.close?.();
   }
 
   /** Closes every upstream connection of this worker's pools. */

@@ -73,6 +73,8 @@ export class ClusterManager {
   private readonly environment: ClusterEnvironment;
   /** The local cluster's hosts, which every cluster built later follows too. */
   private readonly localPrioritySet: PrioritySet | null;
+  /** Told of each cluster that joins, is replaced or leaves (aggregate balancers follow their children). */
+  private readonly watchers = new Set<(name: string) => void>();
 
   /** @throws FieldError at `static_resources.clusters[i]...` for a cluster the data plane cannot serve yet */
   constructor(options: ClusterManagerOptions) {
@@ -85,6 +87,14 @@ export class ClusterManager {
       log: options.log('upstream'),
       reportsTables: options.reportsTables ?? true,
       onConsecutiveFailure: options.onConsecutiveFailure ?? (() => undefined),
+      clusters: {
+        // An aggregate's child is built when the aggregate asks for it, as a request would.
+        get: (name) => this.get(name),
+        watch: (listener) => {
+          this.watchers.add(listener);
+          return () => this.watchers.delete(listener);
+        },
+      },
     });
     const byName = new Map(options.snapshots.map((s) => [s.cluster, s]));
     const snapshotOf = (config: ClusterConfig) => byName.get(config.name) ?? { cluster: config.name, version: 0, hosts: [] };
@@ -113,7 +123,9 @@ export class ClusterManager {
   private build(pending: PendingCluster, localPrioritySet: PrioritySet | null): Cluster {
     const { config, index, snapshot } = pending;
     const at = index < 0 ? config.name : `static_resources.clusters[${index}]`;
-    return this.register(atField(at, () => new Cluster(config, snapshot, this.environment, localPrioritySet)));
+    const cluster = this.register(atField(at, () => new Cluster(config, snapshot, this.environment, localPrioritySet)));
+    this.changed(config.name);
+    return cluster;
   }
 
   private register(cluster: Cluster): Cluster {
@@ -133,6 +145,7 @@ export class ClusterManager {
     this.pending.delete(config.name);
     this.register(cluster);
     if (replaced !== undefined) this.retire(replaced);
+    this.changed(config.name);
   }
 
   /** A CDS cluster is gone: new requests find no cluster (503), those in flight finish. False for an unknown one. */
@@ -142,7 +155,13 @@ export class ClusterManager {
     if (cluster === undefined) return false;
     this.clusters.delete(name);
     this.retire(cluster);
+    this.changed(name);
     return true;
+  }
+
+  private changed(name: string): void {
+    // A watcher may stop watching (a retired aggregate) while others are told.
+    for (const watcher of [...this.watchers]) watcher(name);
   }
 
   private retire(cluster: Cluster): void {

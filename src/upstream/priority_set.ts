@@ -103,11 +103,15 @@ export class PrioritySet {
 
   /**
    * Calls `listener` after every update: the balancers of other clusters follow the local
-   * cluster's membership this way (zone-aware routing). Clusters live as long as their worker,
-   * so listeners are never removed.
+   * cluster's membership (zone-aware routing) and their children's (aggregate) this way.
+   * @returns the listener's removal, for a follower that goes before this set (a CDS cluster)
    */
-  onUpdate(listener: () => void): void {
+  onUpdate(listener: () => void): () => void {
     this.updateListeners.push(listener);
+    return () => {
+      const i = this.updateListeners.indexOf(listener);
+      if (i >= 0) this.updateListeners.splice(i, 1);
+    };
   }
 
   /** Replaces the membership with host sets made from another priority set's (HostSet.subset), one per priority. */

@@ -17,6 +17,7 @@ import type { HostTable } from '../stats/host_table';
 import type { Counter, Gauge, Scope, StatsStore } from '../stats/stats';
 import type { ClusterDiscovery, ClusterType } from './cluster_discovery';
 import { EXCLUDING_FLAGS, HealthFlag, hostHealth } from './health_flags';
+import { clusterTypeName } from './lb/cluster_provided_lb';
 import { applyUpdate, type ClusterSnapshot, diffMembership, type DiscoveredHost, hostKey, type MembershipUpdate } from './membership';
 import { type MergeWindowStats, UpdateMergeWindow } from './update_merge_window';
 
@@ -31,7 +32,7 @@ export const CLUSTER_INIT_TIMEOUT_MS = 15_000;
 
 export class UnknownClusterTypeError extends Error {
   constructor(cluster: string, type: string) {
-    super(`cluster '${cluster}': discovery type ${type} is not registered`);
+    super(`cluster '${cluster}': cluster type ${type} is not registered`);
     this.name = 'UnknownClusterTypeError';
   }
 }
@@ -290,8 +291,9 @@ export class SupervisorClusterManager {
   }
 
   private createCluster(config: ClusterConfig, dynamic: DynamicClusterOrigin | null): ManagedCluster {
-    const type = this.deps.types.get(config.type);
-    if (type === undefined) throw new UnknownClusterTypeError(config.name, config.type);
+    const typeName = clusterTypeName(config);
+    const type = this.deps.types.get(typeName);
+    if (type === undefined) throw new UnknownClusterTypeError(config.name, typeName);
     const discovery = type.create(config, {
       log: this.deps.log('upstream'),
       stats: this.deps.stats.scope(`cluster.${config.statName}`),

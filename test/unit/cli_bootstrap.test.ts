@@ -92,3 +92,23 @@ test('--service-cluster/--service-node/--service-zone replace the node fields th
   assert.equal(all.source, bootstrap.source);
   assert.equal(all.clusters, bootstrap.clusters);
 });
+
+test('the aggregate cluster is a registered cluster extension, with its config type, and --disable-extensions disables it', () => {
+  const aggregate = registeredExtensions().find((e) => e.name === 'proxy.clusters.aggregate');
+  assert.deepEqual(aggregate, { category: 'proxy.clusters', name: 'proxy.clusters.aggregate', typeDescriptor: 'envoy.extensions.clusters.aggregate.v3.ClusterConfig' });
+  const bootstrap = v3Bootstrap();
+  bootstrap.static_resources.clusters.push({
+    name: 'agg',
+    connect_timeout: '1s',
+    lb_policy: 'CLUSTER_PROVIDED',
+    cluster_type: { name: 'envoy.clusters.aggregate', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.clusters.aggregate.v3.ClusterConfig', clusters: ['x'] } },
+  });
+  const configYaml = JSON.stringify(bootstrap);
+  const index = bootstrap.static_resources.clusters.length - 1;
+  assert.equal(loadBootstrap({ configYaml, ...STRICT }).bootstrap.clusters[index]!.clusterType?.name, 'proxy.clusters.aggregate');
+  const disabledExtensions = resolveDisabledExtensions(['envoy.clusters/envoy.clusters.aggregate']).keys;
+  assert.equal(
+    loadError({ configYaml, disabledExtensions, ...STRICT }),
+    `--config-yaml: static_resources.clusters[${index}].cluster_type.name: Didn't find a registered cluster factory implementation for name: 'proxy.clusters.aggregate' (disabled by --disable-extensions)`,
+  );
+});

@@ -20,6 +20,8 @@ const EMPTY_COMMON = {
   alpnProtocols: [],
 };
 const STRUCT_TYPE = 'type.googleapis.com/google.protobuf.Struct';
+const AGGREGATE_TYPE = 'type.googleapis.com/envoy.extensions.clusters.aggregate.v3.ClusterConfig';
+const AGGREGATE_V2_TYPE = 'type.googleapis.com/envoy.config.cluster.aggregate.v2alpha.ClusterConfig';
 
 const address = (host: string, port: number): Json => ({ socket_address: { address: host, port_value: port } });
 const assignment = (...hosts: string[]): Json => ({
@@ -73,9 +75,9 @@ const ROWS: readonly Row[] = [
   { field: 'type', v3: { type: 'STRICT_DNS', load_assignment: assignment('backend.internal', 'other.internal') }, expect: (c) => assert.equal(c.type, 'STRICT_DNS') },
   {
     field: 'cluster_type',
-    v3: { cluster_type: { name: 'envoy.clusters.aggregate', typed_config: { '@type': STRUCT_TYPE, value: { clusters: ['a'] } } } },
-    expect: (c) => assert.deepEqual(c.clusterType, { name: 'proxy.clusters.aggregate', typedConfig: { '@type': STRUCT_TYPE, value: { clusters: ['a'] } } }),
-    refused: ['cluster_type'],
+    v3: { cluster_type: { name: 'envoy.clusters.aggregate', typed_config: { '@type': AGGREGATE_TYPE, clusters: ['a', 'b'] } }, lb_policy: 'CLUSTER_PROVIDED', load_assignment: undefined },
+    v2: { cluster_type: { name: 'envoy.clusters.aggregate', typed_config: { '@type': AGGREGATE_V2_TYPE, clusters: ['a', 'b'] } }, lb_policy: 'CLUSTER_PROVIDED', load_assignment: undefined },
+    expect: (c) => assert.deepEqual(c.clusterType, { name: 'proxy.clusters.aggregate', typedConfig: { '@type': AGGREGATE_TYPE, clusters: ['a', 'b'] } }),
   },
   {
     field: 'eds_cluster_config',

@@ -35,6 +35,13 @@ function assertRefused(config: Json, error: string): void {
   }
 }
 
+/** An aggregate cluster over `clusters`, with what Envoy requires of one. */
+const aggregate = (clusters: string[], fields: Json = {}): Json => ({
+  cluster_type: { name: 'envoy.clusters.aggregate', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.clusters.aggregate.v3.ClusterConfig', clusters } },
+  lb_policy: 'CLUSTER_PROVIDED',
+  load_assignment: undefined,
+  ...fields,
+});
 const subset = (selector: Json): Json => ({ lb_subset_config: { subset_selectors: [{ keys: ['a', 'b'], fallback_policy: 'KEYS_SUBSET', ...selector }] } });
 const SELECTOR = `${CLUSTER}.lb_subset_config.subset_selectors[0].fallback_keys_subset`;
 const RATE = `${CLUSTER}.dns_failure_refresh_rate`;
@@ -95,7 +102,25 @@ const CASES: readonly (readonly [string, Json, string])[] = [
   ['EDS without eds_cluster_config', { type: 'EDS', load_assignment: undefined }, `${CLUSTER}.eds_cluster_config: cannot create an EDS cluster without an EDS config`],
   ['EDS with members', { type: 'EDS', eds_cluster_config: { eds_config: { path: '/etc/proxy/eds.yaml' } } }, `${CLUSTER}.load_assignment: an EDS cluster takes its endpoints from EDS: load_assignment (or hosts) would be ignored`],
   ['eds_cluster_config on a STRICT_DNS cluster', { type: 'STRICT_DNS', eds_cluster_config: { service_name: 's' } }, `${CLUSTER}.eds_cluster_config: eds_cluster_config set in a non-EDS cluster`],
-  ['an unknown cluster_type', { cluster_type: { name: 'envoy.clusters.nope' } }, `${CLUSTER}.cluster_type.name: Didn't find a registered cluster factory implementation for name: 'envoy.clusters.nope'`],
+  ['an unknown cluster_type', { cluster_type: { name: 'envoy.clusters.nope' } }, `${CLUSTER}.cluster_type.name: Didn't find a registered cluster factory implementation for name: 'envoy.clusters.nope' (known: proxy.clusters.aggregate)`],
+  [
+    'a cluster type of Envoy 1.16 this build lacks',
+    { cluster_type: { name: 'envoy.clusters.dynamic_forward_proxy' }, load_assignment: undefined },
+    `${CLUSTER}.cluster_type.name: Didn't find a registered cluster factory implementation for name: 'envoy.clusters.dynamic_forward_proxy' (known: proxy.clusters.aggregate)`,
+  ],
+  ['aggregate without CLUSTER_PROVIDED', aggregate(['a'], { lb_policy: 'ROUND_ROBIN' }), `${CLUSTER}.lb_policy: cluster manager: cluster provided LB not specified but cluster 'c' provided one. Check cluster documentation.`],
+  ['aggregate with an empty cluster list', aggregate([]), `${CLUSTER}.cluster_type.typed_config.clusters: value must contain at least 1 item(s)`],
+  [
+    'aggregate without typed_config',
+    { cluster_type: { name: 'envoy.clusters.aggregate' }, lb_policy: 'CLUSTER_PROVIDED', load_assignment: undefined },
+    `${CLUSTER}.cluster_type.typed_config: missing: proxy.clusters.aggregate takes a envoy.extensions.clusters.aggregate.v3.ClusterConfig`,
+  ],
+  [
+    'aggregate with another typed_config',
+    { cluster_type: { name: 'envoy.clusters.aggregate', typed_config: { '@type': 'type.googleapis.com/google.protobuf.Struct', value: { clusters: ['a'] } } }, lb_policy: 'CLUSTER_PROVIDED', load_assignment: undefined },
+    `${CLUSTER}.cluster_type.typed_config.@type: proxy.clusters.aggregate takes a envoy.extensions.clusters.aggregate.v3.ClusterConfig, not google.protobuf.Struct`,
+  ],
+  ['aggregate with a load_assignment', aggregate(['a'], { load_assignment: assignment('10.0.0.1') }), `${CLUSTER}.load_assignment: a proxy.clusters.aggregate cluster has no hosts of its own: load_assignment (or hosts) would be ignored`],
   ['a negative idle_timeout', { common_http_protocol_options: { idle_timeout: '-1s' } }, `${CLUSTER}.common_http_protocol_options.idle_timeout: must not be negative, got -1s`],
   ['a negative max_connection_duration', { common_http_protocol_options: { max_connection_duration: '-2s' } }, `${CLUSTER}.common_http_protocol_options.max_connection_duration: must not be negative, got -2s`],
   ['a negative max_stream_duration', { common_http_protocol_options: { max_stream_duration: '-0.500s' } }, `${CLUSTER}.common_http_protocol_options.max_stream_duration: must not be negative, got -0.500s`],
@@ -162,7 +187,7 @@ test('cluster rules pass what they allow: both HTTP options with USE_DOWNSTREAM_
     { type: 'STRICT_DNS', dns_failure_refresh_rate: { base_interval: '1s', max_interval: '1.001s' }, dns_refresh_rate: '0.002s' },
     { type: 'LOGICAL_DNS', load_assignment: assignment('backend.internal') },
     { lb_policy: 'RING_HASH', ring_hash_lb_config: { minimum_ring_size: 64, maximum_ring_size: 64 } },
-    { cluster_type: { name: 'envoy.clusters.dynamic_forward_proxy' }, load_assignment: undefined },
+    aggregate(['a', 'not-yet-defined']),
     subset({ fallback_keys_subset: ['a'] }),
   ]) {
     assert.doesNotThrow(() => loadBootstrap({ configYaml: JSON.stringify(bootstrap(fields)), allowUnknownStaticFields: false }), JSON.stringify(fields));

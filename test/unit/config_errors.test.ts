@@ -174,7 +174,7 @@ const CASES: Case[] = [
   // Clusters.
   { name: 'cluster without name', change: (b) => delete web(b).name, error: `${WEB}.name: value length must be at least 1 runes` },
   { name: 'duplicate cluster', change: (b) => (web(b).name = 'backend'), error: `${WEB}.name: cluster manager: duplicate cluster 'backend'` },
-  { name: 'custom cluster type', change: (b) => ((web(b).cluster_type = { name: 'custom' }), delete web(b).type), error: `${WEB}.cluster_type.name: Didn't find a registered cluster factory implementation for name: 'custom'` },
+  { name: 'custom cluster type', change: (b) => ((web(b).cluster_type = { name: 'custom' }), delete web(b).type), error: `${WEB}.cluster_type.name: Didn't find a registered cluster factory implementation for name: 'custom' (known: proxy.clusters.aggregate)` },
   { name: 'static without endpoints', change: (b) => delete web(b).load_assignment, error: `${WEB}.load_assignment: a STATIC cluster needs a load_assignment (or hosts)` },
   { name: 'load assignment without name', change: (b) => delete web(b).load_assignment.cluster_name, error: `${WEB}.load_assignment.cluster_name: value length must be at least 1 runes` },
   { name: 'ring hash config without RING_HASH', change: (b) => (web(b).ring_hash_lb_config = {}), error: `${WEB}.ring_hash_lb_config: requires lb_policy RING_HASH, but lb_policy is LEAST_REQUEST` },

@@ -130,7 +130,7 @@ test('health bits other than EDS survive a rediscovery of the same host', async 
 
 test('a type the registry lacks is refused by cluster name', async () => {
   const { clusters } = manager([staticCluster('odd', [], { type: 'ORIGINAL_DST' })]);
-  await assert.rejects(clusters.initialize(), (e: Error) => e instanceof UnknownClusterTypeError && /cluster 'odd': discovery type ORIGINAL_DST/.test(e.message));
+  await assert.rejects(clusters.initialize(), (e: Error) => e instanceof UnknownClusterTypeError && /cluster 'odd': cluster type ORIGINAL_DST/.test(e.message));
 });
 
 test('initialization stops waiting after the timeout; the late first result then reaches the workers as an update', async () => {

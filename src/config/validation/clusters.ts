@@ -7,7 +7,8 @@ import { configSourceContext, validateConfigSource } from './config_sources';
 import { FieldError, FieldErrorCollector } from '../errors';
 import { childPath, indexPath } from '../field_path';
 import { boolField, durationMs, enumField, JsonObject, messageField, messageList, numberField, stringField, stringList } from '../json';
-import { canonicalExtensionName } from '../names';
+import { canonicalExtensionName, typeNameOfUrl } from '../names';
+import { customClusterTypes } from '../../upstream/cluster_types';
 import { requireNonNegativeDuration } from './durations';
 import { validateHealthChecks } from './health_checks';
 import { HostRule, validateSocketAddress } from './socket_address';
@@ -48,27 +49,19 @@ export function validateClusters(bootstrap: JsonObject, errors: FieldErrorCollec
   );
 }
 
-/** Cluster types Envoy 1.16 registers besides the discovery types; capabilities decide which run. */
-const CUSTOM_CLUSTER_TYPES = new Set(['proxy.clusters.aggregate', 'proxy.clusters.dynamic_forward_proxy', 'proxy.clusters.redis']);
-
 export function validateCluster(cluster: JsonObject, path: string): void {
   const customType = messageField(cluster, 'cluster_type');
-  if (customType !== undefined) {
-    const typeName = stringField(customType, 'name');
-    if (!CUSTOM_CLUSTER_TYPES.has(canonicalExtensionName(typeName))) {
-      throw new FieldError(
-        childPath(childPath(path, 'cluster_type'), 'name'),
-        `Didn't find a registered cluster factory implementation for name: '${typeName}'`,
-      );
-    }
-  }
+  if (customType !== undefined) validateCustomType(cluster, customType, path);
   const type = enumField(cluster, 'type', 'STATIC');
   if (cluster['eds_cluster_config'] !== undefined && (customType !== undefined || type !== 'EDS')) {
     throw new FieldError(childPath(path, 'eds_cluster_config'), 'eds_cluster_config set in a non-EDS cluster');
   }
   const loadAssignment = messageField(cluster, 'load_assignment');
-  // A custom cluster type takes its members from its own typed_config.
   if (customType === undefined) validateMembers(type, loadAssignment, path);
+  else if (loadAssignment !== undefined) {
+    // The custom types of this build (aggregate) pick other clusters' hosts: Envoy ignores these.
+    throw new FieldError(childPath(path, 'load_assignment'), `a ${canonicalExtensionName(stringField(customType, 'name'))} cluster has no hosts of its own: load_assignment (or hosts) would be ignored`);
+  }
   if (customType === undefined && type === 'EDS' && cluster['eds_cluster_config'] === undefined) {
     throw new FieldError(childPath(path, 'eds_cluster_config'), 'cannot create an EDS cluster without an EDS config');
   }
@@ -87,6 +80,35 @@ export function validateCluster(cluster: JsonObject, path: string): void {
   if (loadAssignment !== undefined) {
     const hostRule: HostRule = type === 'STRICT_DNS' || type === 'LOGICAL_DNS' ? 'ip_or_hostname' : 'ip';
     validateLoadAssignment(loadAssignment, childPath(path, 'load_assignment'), hostRule);
+  }
+}
+
+/**
+ * cluster_type names a registered custom type (Envoy 1.16's others, dynamic_forward_proxy and
+ * redis, are not in this build) and carries its typed_config. Every custom type of this build
+ * provides its balancer, which Envoy uses only with lb_policy CLUSTER_PROVIDED.
+ */
+function validateCustomType(cluster: JsonObject, customType: JsonObject, clusterPath: string): void {
+  const path = childPath(clusterPath, 'cluster_type');
+  const typeName = stringField(customType, 'name');
+  const types = customClusterTypes();
+  const type = types.find((t) => t.name === canonicalExtensionName(typeName));
+  if (type === undefined) {
+    const known = types.map((t) => t.name).join(', ');
+    throw new FieldError(childPath(path, 'name'), `Didn't find a registered cluster factory implementation for name: '${typeName}' (known: ${known})`);
+  }
+  const typedConfig = messageField(customType, 'typed_config');
+  if (typedConfig === undefined) throw new FieldError(childPath(path, 'typed_config'), `missing: ${type.name} takes a ${type.configType}`);
+  const url = stringField(typedConfig, '@type');
+  if (typeNameOfUrl(url) !== type.configType) {
+    throw new FieldError(childPath(childPath(path, 'typed_config'), '@type'), `${type.name} takes a ${type.configType}, not ${typeNameOfUrl(url)}`);
+  }
+  const lbPolicy = enumField(cluster, 'lb_policy', 'ROUND_ROBIN');
+  if (lbPolicy !== 'CLUSTER_PROVIDED') {
+    throw new FieldError(
+      childPath(clusterPath, 'lb_policy'),
+      `cluster manager: cluster provided LB not specified but cluster '${stringField(cluster, 'name')}' provided one. Check cluster documentation.`,
+    );
   }
 }
 

@@ -6,6 +6,7 @@ import { clusterExtensionName, CLUSTERS_CATEGORY, extensionKey, SITE_CATEGORIES 
 import { forEachExtension } from '../extension_sites';
 import { childPath, indexPath } from '../field_path';
 import { enumField, JsonObject, messageField, messageList, stringField } from '../json';
+import { canonicalExtensionName } from '../names';
 
 const WHY = '(disabled by --disable-extensions)';
 
@@ -24,10 +25,12 @@ export function checkDisabledExtensions(bootstrap: JsonObject, disabled: Readonl
   });
   const resources = messageField(bootstrap, 'static_resources') ?? {};
   messageList(resources, 'clusters').forEach((cluster, i) => {
-    const name = clusterExtensionName(enumField(cluster, 'type', 'STATIC'));
+    const customType = messageField(cluster, 'cluster_type');
+    const path = indexPath('static_resources.clusters', i);
+    const name = customType === undefined ? clusterExtensionName(enumField(cluster, 'type', 'STATIC')) : canonicalExtensionName(stringField(customType, 'name'));
     if (disabled.has(extensionKey(CLUSTERS_CATEGORY, name))) {
       throw new FieldError(
-        childPath(indexPath('static_resources.clusters', i), 'type'),
+        customType === undefined ? childPath(path, 'type') : childPath(childPath(path, 'cluster_type'), 'name'),
         `Didn't find a registered cluster factory implementation for name: '${name}' ${WHY}`,
       );
     }

@@ -9,6 +9,7 @@ import type { NetworkFilterFactory } from '../../listener/network_filter';
 import { type WatermarkCallbacks, WatermarkWriter } from '../../network/watermark_writer';
 import type { UpstreamConnection, UpstreamConnectionCallbacks } from '../../pool/upstream_connection';
 import type { HostStats, StatsStore } from '../../stats/stats';
+import type { Cluster } from '../../upstream/cluster';
 import type { ClusterManager } from '../../upstream/cluster_manager';
 import type { ClusterStats } from '../../upstream/cluster_stats';
 import type { Host } from '../../upstream/host';
@@ -84,12 +85,20 @@ class TcpProxySession implements UpstreamConnectionCallbacks, WatermarkCallbacks
       downstream.destroy();
       return;
     }
-    const host = cluster.chooseHost(connectionContext(downstream));
-    if (host === null) {
+    const chosen = cluster.chooseHost(connectionContext(downstream));
+    if (chosen === null) {
       cluster.info.stats.counters.upstream_cx_none_healthy.inc();
       downstream.destroy();
       return;
     }
+    this.connect(cluster.hostCluster(chosen), chosen, downstream);
+  }
+
+  /**
+   * Opens the connection to `host` of `cluster`: an aggregate's child for a host the aggregate
+   * picked, whose circuit breakers and statistics count it, as its TCP pool does in Envoy.
+   */
+  private connect(cluster: Cluster, host: Host, downstream: net.Socket): void {
     const clusterStats = (this.clusterStats = cluster.info.stats);
     // Envoy's tcp_proxy checks max_connections itself, then its TCP pool max_pending_requests;
     // a connection refused either way closes the downstream connection.

@@ -5,12 +5,26 @@
 // supervisor's cluster type registry so that workers load no discovery code (DNS, xDS).
 
 import type { ClusterConfig } from '../../config/model';
+import type { Cluster } from '../cluster';
+import { AGGREGATE_LOAD_BALANCER } from './aggregate_lb';
 import type { LoadBalancer } from './load_balancer';
 import type { LoadBalancerParams } from './load_balancer_base';
 
 /** What a cluster-provided balancer may use of the worker beyond its own cluster's hosts. */
 export interface ClusterProvidedContext {
   readonly config: ClusterConfig;
+  /** The worker's other clusters (the aggregate's children). */
+  readonly clusters: ClusterLookup;
+}
+
+/** The worker's clusters by name, as CDS changes them (Envoy's ThreadLocalClusterManager and its update callbacks). */
+export interface ClusterLookup {
+  get(name: string): Cluster | undefined;
+  /**
+   * Calls `listener` after the cluster of a name joined, was replaced or left.
+   * @returns the listener's removal
+   */
+  watch(listener: (name: string) => void): () => void;
 }
 
 export interface ClusterProvidedLoadBalancerFactory {
@@ -20,10 +34,10 @@ export interface ClusterProvidedLoadBalancerFactory {
 }
 
 /** A cluster's type for the registries: its custom cluster_type's name, else its discovery type. */
-export function clusterTypeName(config: Pick<ClusterConfig, 'type' | 'clusterType'>): string {
+export function clusterTypeName(config: { readonly type: string; readonly clusterType: { readonly name: string } | null }): string {
   return config.clusterType?.name ?? config.type;
 }
 
 export function clusterProvidedBalancers(): ReadonlyMap<string, ClusterProvidedLoadBalancerFactory> {
-  return new Map();
+  return new Map([AGGREGATE_LOAD_BALANCER].map((factory) => [factory.clusterType, factory]));
 }

@@ -41,8 +41,8 @@ export abstract class EdfLoadBalancerBase extends LoadBalancerBase {
     this.onRefresh();
   }
 
-  protected chooseHostOnce(_context: LoadBalancerContext | null): Host | null {
-    const source = this.hostSourceToUse();
+  protected chooseHostOnce(context: LoadBalancerContext | null): Host | null {
+    const source = this.hostSourceToUse(context);
     if (source === null) return null;
     const edf = this.states[source.key].edf;
     if (edf !== null) return edf.pickAndAdd(this.weightOf);

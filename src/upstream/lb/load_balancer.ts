@@ -1,9 +1,11 @@
 // What the router and tcp_proxy ask of a cluster's load balancer (Envoy's LoadBalancer and
 // LoadBalancerContext, include/envoy/upstream/load_balancer.h).
 
+import type { Cluster } from '../cluster';
 import type { Host } from '../host';
 import type { DownstreamAddresses } from '../upstream_network_filter';
 import type { MetadataMatchCriteria } from './metadata_match';
+import type { Availability } from './priority_load';
 
 /**
  * What the caller knows about the request or connection a host is picked for. Computed once
@@ -20,6 +22,16 @@ export interface LoadBalancerContext {
   readonly hostSelectionRetryCount: number;
   /** True for a host the caller would rather not use (one an earlier attempt already tried). */
   shouldSelectAnotherHost(host: Host): boolean;
+  /**
+   * The priority and availability the pick must use, set by an aggregate cluster that chose them
+   * over its children's priorities (Envoy's AggregateLoadBalancerContext); absent otherwise.
+   */
+  readonly forcedPriority?: ForcedPriority;
+}
+
+export interface ForcedPriority {
+  readonly priority: number;
+  readonly availability: Availability;
 }
 
 export interface LoadBalancer {
@@ -27,6 +39,13 @@ export interface LoadBalancer {
   chooseHost(context: LoadBalancerContext | null): Host | null;
   /** Rebuilds the balancer's state after the priority set's membership or health changed. */
   refresh(): void;
+  /**
+   * For a balancer that picks other clusters' hosts (aggregate): the worker's cluster that owns
+   * `host`, whose pools and statistics serve it. Absent for a balancer of the cluster's own hosts.
+   */
+  hostCluster?(host: Host): Cluster;
+  /** The cluster left the worker's set: stop following anything outside it. */
+  close?(): void;
 }
 
 /** A source of uniformly distributed unsigned 32-bit integers. */
@@ -60,5 +79,6 @@ export function withMetadataMatch(context: LoadBalancerContext, metadataMatch: M
     downstream: context.downstream,
     hostSelectionRetryCount: context.hostSelectionRetryCount,
     shouldSelectAnotherHost: (host) => context.shouldSelectAnotherHost(host),
+    forcedPriority: context.forcedPriority,
   };
 }

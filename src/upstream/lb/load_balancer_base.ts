@@ -152,16 +152,18 @@ export abstract class LoadBalancerBase implements LoadBalancer {
    * panic must fail the request instead (zone_aware_lb_config.fail_traffic_on_panic). The
    * priority takes a random draw only when the load is split between host lists.
    */
-  protected hostSourceToUse(): HostsSource | null {
+  protected hostSourceToUse(context: LoadBalancerContext | null): HostsSource | null {
+    const forced = context === null ? undefined : context.forcedPriority;
     const fixed = this.fixedSource;
-    if (fixed !== null) {
+    if (fixed !== null && forced === undefined) {
       if (fixed.type !== 'all') return fixed;
       this.info.stats.counters.lb_healthy_panic.inc();
       return this.commonLbConfig.zoneAware.failTrafficOnPanic ? null : fixed;
     }
-    const { hostSet, availability } = this.chooseHostSet(this.loadIsSplit ? this.random() : 0);
-    const priority = hostSet.priority;
+    const { priority, availability } = forced ?? choosePriority(this.priorityLoad, this.loadIsSplit ? this.random() : 0);
     const sources = this.sources[priority];
+    // An aggregate chose from this cluster's priorities as they were at its last refresh; both refresh together.
+    if (sources === undefined) return null;
     if (this.priorityLoad.panic[priority]) {
       this.info.stats.counters.lb_healthy_panic.inc();
       if (this.commonLbConfig.zoneAware.failTrafficOnPanic) return null;
@@ -211,9 +213,8 @@ export abstract class LoadBalancerBase implements LoadBalancer {
     return availability === 'healthy' ? sources.healthy : sources.degraded;
   }
 
-  /** common_lb_config.healthy_panic_threshold, or its runtime override, capped at 100. */
   private panicThreshold(): number {
-    return Math.min(100, this.runtime.snapshot().getInteger(HEALTHY_PANIC_THRESHOLD_KEY, this.commonLbConfig.healthyPanicThreshold));
+    return healthyPanicThreshold(this.runtime, this.commonLbConfig);
   }
 
   /** Recomputes zone-aware routing's plan after this cluster's or the local cluster's membership changed. */
@@ -297,6 +298,11 @@ function sourceKey(priority: number, list: number): number {
   return (n * (n + 1)) / 2 + list;
 }
 
-function hostCounts(set: HostSet): HostCounts {
+/** common_lb_config.healthy_panic_threshold, or its runtime override, capped at 100. */
+export function healthyPanicThreshold(runtime: RuntimeSource, commonLbConfig: CommonLbConfig): number {
+  return Math.min(100, runtime.snapshot().getInteger(HEALTHY_PANIC_THRESHOLD_KEY, commonLbConfig.healthyPanicThreshold));
+}
+
+export function hostCounts(set: HostSet): HostCounts {
   return { hosts: set.hosts.length, healthy: set.healthyHosts.length, degraded: set.degradedHosts.length, excluded: set.excludedHosts.length };
 }

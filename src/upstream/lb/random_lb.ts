@@ -7,8 +7,8 @@ import type { LoadBalancerContext } from './load_balancer';
 import { LoadBalancerBase } from './load_balancer_base';
 
 export class RandomLoadBalancer extends LoadBalancerBase {
-  protected chooseHostOnce(_context: LoadBalancerContext | null): Host | null {
-    const source = this.hostSourceToUse();
+  protected chooseHostOnce(context: LoadBalancerContext | null): Host | null {
+    const source = this.hostSourceToUse(context);
     if (source === null) return null;
     const hosts = this.hostSourceToHosts(source);
     return hosts.length === 0 ? null : hosts[this.random() % hosts.length];

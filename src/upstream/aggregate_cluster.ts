@@ -1,0 +1,25 @@
+// The aggregate cluster (`proxy.clusters.aggregate`) in the supervisor: it has no hosts of its
+// own, its workers' balancer picks among other clusters' hosts (lb/aggregate_lb.ts), so it is
+// initialized at once and its membership stays empty.
+
+import { CONFIG_TYPES } from '../config/names';
+import type { ClusterDiscovery, ClusterType } from './cluster_discovery';
+
+export const AGGREGATE_CLUSTER_TYPE = 'proxy.clusters.aggregate';
+
+class AggregateDiscovery implements ClusterDiscovery {
+  readonly initialized = Promise.resolve();
+
+  start(onHosts: Parameters<ClusterDiscovery['start']>[0]): void {
+    onHosts([]);
+  }
+
+  close(): void {}
+}
+
+export const AGGREGATE_CLUSTER: ClusterType = {
+  name: AGGREGATE_CLUSTER_TYPE,
+  extensionName: AGGREGATE_CLUSTER_TYPE,
+  configType: CONFIG_TYPES.aggregateCluster,
+  create: () => new AggregateDiscovery(),
+};
