@@ -37,7 +37,7 @@ interface Setup {
   picks(cluster: string, n: number): Map<number, number>;
 }
 
-function setup(configs: ClusterConfig[], random: RandomSource = sweep()): Setup {
+function setup(configs: ClusterConfig[], random: RandomSource = sweep(), buildOnFirstUse = false): Setup {
   const store = createHeapStatsStore();
   const drivers = new Map<string, MembershipDriver>();
   for (const config of configs) {
@@ -45,7 +45,7 @@ function setup(configs: ClusterConfig[], random: RandomSource = sweep()): Setup 
     driver.next(config.loadAssignment.endpoints);
     drivers.set(config.name, driver);
   }
-  const clusters = new ClusterManager({ configs, snapshots: [...drivers.values()].map((d) => d.snapshot), store, runtime: new LiveRuntime([]), random, log: () => silentLogger });
+  const clusters = new ClusterManager({ configs, snapshots: [...drivers.values()].map((d) => d.snapshot), store, runtime: new LiveRuntime([]), random, log: () => silentLogger, buildOnFirstUse });
   return {
     clusters,
     store,
@@ -81,6 +81,15 @@ test('traffic fails over from the first cluster to the next as its hosts fail, b
   fail('primary', 1001, false);
   fail('primary', 1002, false);
   assert.deepEqual(byChild(picks('agg', 100)), { primary: 100, secondary: 0, none: 0 });
+  clusters.close();
+});
+
+test('a worker that builds clusters on first use builds the children when the aggregate needs them, from the updates they took meanwhile', () => {
+  const { fail, picks, clusters } = setup([aggregate('agg', ['primary', 'secondary']), staticCluster('primary', hosts(1001, 1002)), staticCluster('secondary', hosts(2001))], sweep(), true);
+  fail('primary', 1001, true);
+  assert.deepEqual(byChild(picks('agg', 100)), { primary: 70, secondary: 30, none: 0 });
+  fail('primary', 1002, true);
+  assert.deepEqual(byChild(picks('agg', 100)), { primary: 0, secondary: 100, none: 0 });
   clusters.close();
 });
 
