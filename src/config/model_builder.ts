@@ -52,6 +52,7 @@ import type {
   LbSubsetFallbackPolicy,
   LbSubsetSelector,
   LeastRequestLbConfig,
+  MaglevLbConfig,
   RoutingPriority,
   ListenerConfig,
   Locality,
@@ -154,7 +155,10 @@ export function buildBootstrapModel(bootstrap: JsonObject): Bootstrap {
     },
     admin: admin(messageField(bootstrap, 'admin')),
     listeners: messageList(resources, 'listeners').map(listener),
-    clusters: messageList(resources, 'clusters').map(cluster),
+    clusters: (() => {
+      const defaults = new AbsentMessageModels();
+      return messageList(resources, 'clusters').map((config) => cluster(config, defaults));
+    })(),
     localClusterName: stringField(messageField(bootstrap, 'cluster_manager') ?? {}, 'local_cluster_name') || null,
     statsFlushIntervalMs: millis(bootstrap, 'stats_flush_interval', DEFAULTS.statsFlushIntervalMs),
     statsConfig: statsConfig(messageField(bootstrap, 'stats_config') ?? {}),
@@ -455,8 +459,23 @@ function hashPolicy(config: JsonObject): HashPolicy[] {
   return filterState !== undefined ? [{ kind: 'filter_state', key: stringField(filterState, 'key'), terminal }] : [];
 }
 
+/**
+ * The models of absent sub-messages, each made once and shared by every model built with the
+ * same instance: 10,000 clusters without circuit breakers or lb configs then hold one default
+ * each, which halves what the supervisor serializes for its workers.
+ */
+export class AbsentMessageModels {
+  private readonly made = new Map<(config: JsonObject) => unknown, unknown>();
+
+  of<T>(build: (config: JsonObject) => T, config: JsonObject | undefined): T {
+    if (config !== undefined) return build(config);
+    if (!this.made.has(build)) this.made.set(build, deepFreeze(build({})));
+    return this.made.get(build) as T;
+  }
+}
+
 /** A cluster's model: a static one, or a CDS resource once validated (cluster_resource.ts). */
-export function cluster(config: JsonObject): ClusterConfig {
+export function cluster(config: JsonObject, defaults = new AbsentMessageModels()): ClusterConfig {
   const name = stringField(config, 'name');
   const loadAssignment = messageField(config, 'load_assignment');
   const customType = messageField(config, 'cluster_type');
@@ -493,7 +512,7 @@ export function cluster(config: JsonObject): ClusterConfig {
     upstreamFilters: messageList(config, 'filters').map(upstreamNetworkFilter),
     metadata: filterMetadata(messageField(config, 'metadata')),
     healthChecks: messageList(config, 'health_checks').map((check) => healthCheckModel(check)),
-    circuitBreakers: circuitBreakersConfig(messageField(config, 'circuit_breakers') ?? {}),
+    circuitBreakers: defaults.of(circuitBreakersConfig, messageField(config, 'circuit_breakers')),
     transportSocket: transportSocket === undefined ? null : upstreamTransportSocket(transportSocket),
     transportSocketMatches: messageList(config, 'transport_socket_matches').map((match) => {
       const socket = messageField(match, 'transport_socket');
@@ -504,8 +523,8 @@ export function cluster(config: JsonObject): ClusterConfig {
       };
     }),
     upstreamHttpProtocolOptions: upstreamHttpProtocolOptions(messageField(config, 'upstream_http_protocol_options')),
-    commonHttpProtocolOptions: commonHttpProtocolOptionsOf(messageField(config, 'common_http_protocol_options') ?? {}),
-    httpProtocolOptions: http1ProtocolOptionsOf(messageField(config, 'http_protocol_options') ?? {}),
+    commonHttpProtocolOptions: defaults.of(commonHttpProtocolOptionsOf, messageField(config, 'common_http_protocol_options')),
+    httpProtocolOptions: defaults.of(http1ProtocolOptionsOf, messageField(config, 'http_protocol_options')),
     http2ProtocolOptions: http2ProtocolOptionsOf(messageField(config, 'http2_protocol_options')),
     typedExtensionProtocolOptions: Object.fromEntries(
       Object.entries(messageField(config, 'typed_extension_protocol_options') ?? {}).map(([key, value]) => [
@@ -523,11 +542,11 @@ export function cluster(config: JsonObject): ClusterConfig {
     outlierDetection: outlierDetectionConfig(messageField(config, 'outlier_detection')),
     cleanupIntervalMs: millis(config, 'cleanup_interval', DEFAULTS.cleanupIntervalMs),
     lbSubsetConfig: subset === undefined ? null : lbSubsetConfig(subset),
-    ringHashLbConfig: ringHashLbConfig(messageField(config, 'ring_hash_lb_config') ?? {}),
-    maglevLbConfig: { tableSize: numberField(messageField(config, 'maglev_lb_config') ?? {}, 'table_size', DEFAULTS.maglevTableSize) },
-    originalDstLbConfig: { useHttpHeader: boolField(messageField(config, 'original_dst_lb_config') ?? {}, 'use_http_header') },
-    leastRequestLbConfig: leastRequestLbConfig(messageField(config, 'least_request_lb_config') ?? {}),
-    commonLbConfig: commonLbConfig(messageField(config, 'common_lb_config') ?? {}),
+    ringHashLbConfig: defaults.of(ringHashLbConfig, messageField(config, 'ring_hash_lb_config')),
+    maglevLbConfig: defaults.of(maglevLbConfig, messageField(config, 'maglev_lb_config')),
+    originalDstLbConfig: defaults.of(originalDstLbConfig, messageField(config, 'original_dst_lb_config')),
+    leastRequestLbConfig: defaults.of(leastRequestLbConfig, messageField(config, 'least_request_lb_config')),
+    commonLbConfig: defaults.of(commonLbConfig, messageField(config, 'common_lb_config')),
     drainConnectionsOnHostRemoval: boolField(config, 'ignore_health_on_host_removal'),
     closeConnectionsOnHostHealthFailure: boolField(config, 'close_connections_on_host_health_failure'),
     source: config,
@@ -642,6 +661,14 @@ function outlierDetectionConfig(config: JsonObject | undefined): OutlierDetectio
     failurePercentageRequestVolume: uint('failure_percentage_request_volume'),
     splitExternalLocalOriginErrors: boolField(config, 'split_external_local_origin_errors'),
   };
+}
+
+function maglevLbConfig(config: JsonObject): MaglevLbConfig {
+  return { tableSize: numberField(config, 'table_size', DEFAULTS.maglevTableSize) };
+}
+
+function originalDstLbConfig(config: JsonObject): ClusterConfig['originalDstLbConfig'] {
+  return { useHttpHeader: boolField(config, 'use_http_header') };
 }
 
 function leastRequestLbConfig(config: JsonObject): LeastRequestLbConfig {
