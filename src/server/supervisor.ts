@@ -304,23 +304,6 @@ export class Supervisor implements ServerInfoSource {
         this.workers?.broadcast({ v: WORKER_PROTOCOL_VERSION, type: 'cluster_remove', name });
       },
     }));
-    await clusters.initialize();
-    // Then CDS, as Envoy's cluster manager initializes: its first update, and the clusters it
-    // brought warmed, before listeners serve (or its failure or initial_fetch_timeout).
-    const cdsConfig = bootstrap.dynamicResources.cdsConfig;
-    if (cdsConfig !== null) {
-      this.cds = new CdsApi({
-        source: cdsConfig,
-        subscriptions,
-        clusters,
-        schema: protoSchema(),
-        stats: store.scope('cluster_manager.cds'),
-        log: this.deps.log('upstream'),
-      });
-      this.cds.start();
-      await this.cds.initialized;
-    }
-
     const forWorkers = workerBootstrap(bootstrap);
     this.workers = new WorkerPool({
       count: options.concurrency,
@@ -358,9 +341,30 @@ export class Supervisor implements ServerInfoSource {
       log: this.log,
       stopTimeoutMs: 5000,
     });
-    const workersStarted = this.workers.start();
+    const initialized = (async () => {
+      await clusters.initialize();
+      // Then CDS, as Envoy's cluster manager initializes: its first update, and the clusters it
+      // brought warmed, before listeners serve (or its failure or initial_fetch_timeout).
+      const cdsConfig = bootstrap.dynamicResources.cdsConfig;
+      if (cdsConfig !== null) {
+        this.cds = new CdsApi({
+          source: cdsConfig,
+          subscriptions,
+          clusters,
+          schema: protoSchema(),
+          stats: store.scope('cluster_manager.cds'),
+          log: this.deps.log('upstream'),
+        });
+        this.cds.start();
+        await this.cds.initialized;
+      }
+    })();
+    // The workers load their code meanwhile; their init waits for the clusters (Envoy's init
+    // manager holds the listeners until then).
+    const workersStarted = this.workers.start(initialized);
     // Awaited below; a failure meanwhile must not count as unhandled.
     workersStarted.catch(() => undefined);
+    await initialized;
     await workersStarted;
     hotRestart.drainParentListeners();
     this.tookOver = true;

@@ -1,6 +1,7 @@
 // A worker process (Envoy's worker thread): maps the supervisor's stats region, adopts the
 // inherited listen sockets and runs the data plane until told to stop, or orphaned.
 
+import * as fs from 'node:fs';
 import * as net from 'node:net';
 import { attachRegion } from '../hot_restart/shared_memory';
 import { loggerFactory, openLogs } from '../log/log_settings';
@@ -117,6 +118,10 @@ async function run(init: WorkerInit, control: WorkerControl): Promise<(m: Superv
   const listeners = new ListenerManager({ stats: store, log: logFactory });
   const tlsContexts: TlsContext[] = [];
   for (const [i, name] of init.listeners.entries()) {
+    if (name === null) {
+      fs.closeSync(FIRST_LISTENER_FD + i);
+      continue;
+    }
     const index = bootstrap.listeners.findIndex((l) => l.name === name);
     const server = await adopt(FIRST_LISTENER_FD + i);
     const bound = server.address() as net.AddressInfo;
@@ -185,7 +190,7 @@ async function run(init: WorkerInit, control: WorkerControl): Promise<(m: Superv
   // Ctrl-C reaches the whole process group; the supervisor decides how workers stop.
   process.on('SIGINT', () => undefined);
   send({ v: WORKER_PROTOCOL_VERSION, type: 'ready' });
-  log.info(`worker ${init.workerIndex} serving ${init.listeners.length} listener(s)`);
+  log.info(`worker ${init.workerIndex} serving ${init.listeners.filter((name) => name !== null).length} listener(s)`);
   return handle;
 }
 

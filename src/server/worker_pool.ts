@@ -16,10 +16,11 @@ export interface WorkerPoolDeps {
   /** The configuration workers start from now (encodeWorkerConfiguration), made once per start or restart. */
   readonly configuration: () => Uint8Array;
   /**
-   * @param listeners the names of the sockets the worker inherits, in fd order
+   * @param listeners the names of the sockets the worker inherits, in fd order; null for one
+   *   /drain_listeners stopped after the worker was forked (the worker closes it)
    * @param configuration what `configuration()` made for the workers starting now
    */
-  readonly init: (workerIndex: number, column: number, listeners: readonly string[], configuration: Uint8Array) => WorkerInit;
+  readonly init: (workerIndex: number, column: number, listeners: readonly (string | null)[], configuration: Uint8Array) => WorkerInit;
   /** Clears a dead worker's gauge contributions before its replacement starts. */
   readonly onWorkerGone: (column: number) => void;
   readonly restarts: Counter;
@@ -48,6 +49,8 @@ interface Slot {
   readonly index: number;
   readonly column: number;
   child: ChildProcess | null;
+  /** The child has its init: messages may go to it (before, it expects the init first). */
+  configured: boolean;
   startedAt: number;
   restartDelayMs: number;
   restartTimer: NodeJS.Timeout | null;
@@ -66,15 +69,20 @@ export class WorkerPool {
       index,
       column: deps.columns[index]!,
       child: null,
+      configured: false,
       startedAt: 0,
       restartDelayMs: 0,
       restartTimer: null,
     }));
   }
 
-  /** Resolves when every worker has adopted its listeners; rejects if one fails to start. */
-  async start(): Promise<void> {
-    const configuration = this.deps.configuration();
+  /**
+   * Forks the workers at once and sends their init once `ready` resolves: a worker loads its
+   * code while the supervisor initializes the clusters. Resolves when every worker has adopted
+   * its listeners; rejects if one fails to start, or with `ready`'s error (the workers killed).
+   */
+  async start(ready: Promise<void> = Promise.resolve()): Promise<void> {
+    const configuration = ready.then(() => this.deps.configuration());
     await Promise.all(this.slots.map((slot) => this.spawn(slot, configuration)));
   }
 
@@ -91,7 +99,7 @@ export class WorkerPool {
 
   /** Sends `m` to every running worker. */
   broadcast(m: SupervisorMessage): void {
-    for (const slot of this.slots) if (slot.child?.connected) slot.child.send(m);
+    for (const slot of this.slots) if (slot.configured && slot.child?.connected) slot.child.send(m);
   }
 
   /**
@@ -106,7 +114,7 @@ export class WorkerPool {
     return Promise.all(
       this.slots.map((slot) => {
         const child = slot.child;
-        if (!child?.connected) return { index: slot.index, reply: null };
+        if (!slot.configured || !child?.connected) return { index: slot.index, reply: null };
         return new Promise<WorkerReply<R>>((resolve) => {
           const done = (reply: R | null) => {
             clearTimeout(timer);
@@ -152,14 +160,14 @@ export class WorkerPool {
             resolve();
           });
           const bye: SupervisorMessage = { v: WORKER_PROTOCOL_VERSION, type: 'shutdown' };
-          if (child.connected) child.send(bye);
+          if (slot.configured && child.connected) child.send(bye);
           else child.kill('SIGTERM');
         });
       }),
     );
   }
 
-  private spawn(slot: Slot, configuration: Uint8Array): Promise<void> {
+  private spawn(slot: Slot, configuration: Promise<Uint8Array>): Promise<void> {
     const listeners = this.deps.listeners();
     const child = fork(WORKER_ENTRY, [], {
       // Listen sockets are inherited at fds 4.. (see FIRST_LISTENER_FD); stdout/stderr shared.
@@ -168,6 +176,7 @@ export class WorkerPool {
       execArgv: [],
     });
     slot.child = child;
+    slot.configured = false;
     slot.startedAt = Date.now();
     this.deps.log.info(`worker ${slot.index} starting as pid ${child.pid}`);
     return new Promise<void>((resolve, reject) => {
@@ -196,7 +205,23 @@ export class WorkerPool {
         this.deps.log.error(`worker ${slot.index} (pid ${child.pid}) died (code ${code}, signal ${signal}); restarting`);
         this.scheduleRestart(slot);
       });
-      child.send(this.deps.init(slot.index, slot.column, listeners.map((l) => l.name), configuration));
+      configuration.then(
+        (bytes) => {
+          if (slot.child !== child || !child.connected) return;
+          // Stopped or drained before its init: it goes, and its start fails (the exit handler).
+          if (this.stopping) {
+            child.kill('SIGTERM');
+            return;
+          }
+          const serving = new Set(this.deps.listeners().map((l) => l.name));
+          slot.configured = true;
+          child.send(this.deps.init(slot.index, slot.column, listeners.map((l) => (serving.has(l.name) ? l.name : null)), bytes));
+        },
+        (error: Error) => {
+          reject(error);
+          child.kill('SIGTERM');
+        },
+      );
     });
   }
 
@@ -206,7 +231,7 @@ export class WorkerPool {
       slot.restartTimer = null;
       if (this.stopping) return;
       this.deps.restarts.inc();
-      this.spawn(slot, this.deps.configuration()).catch((e: Error) => {
+      this.spawn(slot, Promise.resolve(this.deps.configuration())).catch((e: Error) => {
         this.deps.log.error(e.message);
         if (!this.stopping && !slot.child) this.scheduleRestart(slot);
       });

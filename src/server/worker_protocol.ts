@@ -49,8 +49,11 @@ export interface WorkerInit {
   readonly regionName: string;
   /** encodeWorkerConfiguration's bytes: the same for every worker started together. */
   readonly configuration: Uint8Array;
-  /** Listener names in the order of their inherited fds. */
-  readonly listeners: readonly string[];
+  /**
+   * Listener names in the order of their inherited fds; null for a socket /drain_listeners
+   * stopped after the worker was forked, which the worker closes.
+   */
+  readonly listeners: readonly (string | null)[];
   readonly log: LogSettings;
   /** How this worker drains when its epoch is replaced (--drain-strategy, --drain-time-s). */
   readonly drain: { readonly strategy: DrainStrategy; readonly drainTimeS: number };

@@ -1,0 +1,72 @@
+// The workers are forked while the supervisor initializes its clusters and get their init once
+// it is done: nothing sent meanwhile is lost, and a listener /drain_listeners stopped in between
+// is not served by them.
+
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as path from 'node:path';
+import { test } from 'node:test';
+import { httpListener } from '../helpers/config_fixtures';
+import { listenerPort, makeTempDir, request, spawnProxy, waitFor } from '../helpers/proxy_process';
+import { XdsServer } from '../helpers/xds_server';
+
+const CLUSTER_TYPE = 'type.googleapis.com/envoy.config.cluster.v3.Cluster';
+
+function refused(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once('error', () => resolve(true));
+  });
+}
+
+test('a listener drained while the clusters initialize is not served by the workers started after', { timeout: 90_000 }, async (t) => {
+  const xds = await XdsServer.start();
+  t.after(() => xds.close());
+  const ok = [{ match: { prefix: '/' }, direct_response: { status: 200, body: { inline_string: 'ok' } } }];
+  const inbound = { ...(httpListener('inbound', 0, ok) as object), traffic_direction: 'INBOUND' };
+  const dir = makeTempDir();
+  const config = {
+    node: { id: 'n', cluster: 'c' },
+    admin: { access_log_path: '/dev/null', address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
+    static_resources: {
+      listeners: [inbound, httpListener('other', 0, ok)],
+      clusters: [
+        {
+          name: 'xds',
+          connect_timeout: '1s',
+          http2_protocol_options: {},
+          load_assignment: { cluster_name: 'xds', endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: '127.0.0.1', port_value: xds.port } } } }] }] },
+        },
+      ],
+    },
+    // CDS holds the start until the management server answers (no initial_fetch_timeout).
+    dynamic_resources: {
+      cds_config: { ads: {}, resource_api_version: 'V3', initial_fetch_timeout: '0s' },
+      ads_config: { api_type: 'GRPC', transport_api_version: 'V3', grpc_services: [{ envoy_grpc: { cluster_name: 'xds' } }] },
+    },
+  };
+  const configPath = path.join(dir, 'bootstrap.json');
+  fs.writeFileSync(configPath, JSON.stringify(config));
+  const addressPath = path.join(dir, 'admin_address');
+  const proxy = spawnProxy(['-c', configPath, '--admin-address-path', addressPath, '--disable-hot-restart', '--concurrency', '2'], { dir });
+  t.after(() => proxy.cleanup());
+  const adminUrl = `http://${await waitFor('the admin address', () => (fs.existsSync(addressPath) ? fs.readFileSync(addressPath, 'utf8') || undefined : undefined))}`;
+  await waitFor('the CDS request', () => xds.requests.find((r) => r.type_url === CLUSTER_TYPE));
+  assert.equal((await request(`${adminUrl}/ready`)).body, 'INITIALIZING\n');
+  const inboundPort = await listenerPort(adminUrl, 'inbound');
+  const otherPort = await listenerPort(adminUrl, 'other');
+  // Both workers exist already, waiting for their init.
+  await waitFor('two forked workers', () => (proxy.groupPids().length === 3 ? true : undefined));
+
+  assert.equal((await request(`${adminUrl}/drain_listeners?inboundonly`, { method: 'POST' })).status, 200);
+  xds.setResources(CLUSTER_TYPE, 'v1', []);
+  await waitFor('LIVE', async () => ((await request(`${adminUrl}/ready`)).body === 'LIVE\n' ? true : undefined));
+
+  assert.equal((await request(`http://127.0.0.1:${otherPort}/`)).body, 'ok');
+  assert.equal(await refused(inboundPort), true, 'no process holds the drained listener');
+});
