@@ -210,11 +210,10 @@ const NO_SHORTCUT = Symbol('no shortcut');
 /**
  * The canonical form of the leaves that are already in it (a string, a bool, a 32-bit integer
  * as a number, an enum by its declared name), without protobufjs's round trip: a bootstrap of
- * 10,000 clusters has ~10^6 of them. Anything else, and fields with presence, take the round trip.
+ * 10,000 clusters has ~10^6 of them. Anything else takes the round trip.
  */
 export function canonicalLeaf(field: protobuf.Field, value: JsonValue, position: LeafPosition): JsonValue | undefined | typeof NO_SHORTCUT {
   const single = position.kind === 'single';
-  if (single && field.hasPresence) return NO_SHORTCUT;
   let isDefault: boolean;
   const resolved = field.resolvedType;
   if (resolved instanceof protobuf.Enum) {
@@ -224,8 +223,9 @@ export function canonicalLeaf(field: protobuf.Field, value: JsonValue, position:
   else if (field.type === 'bool' && typeof value === 'boolean') isDefault = !value;
   else if (typeof value === 'number' && Number.isInteger(value) && inRange(field.type, value)) isDefault = value === 0;
   else return NO_SHORTCUT;
-  // Proto3 leaves a field at its default unprinted; list elements and map values stay.
-  return single && isDefault ? undefined : value;
+  // Proto3 leaves a field at its default unprinted, unless it has presence (a oneof member such
+  // as port_value); list elements and map values stay.
+  return single && isDefault && !field.hasPresence ? undefined : value;
 }
 
 function inRange(type: string, value: number): boolean {
