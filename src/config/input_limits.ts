@@ -24,9 +24,13 @@ export const MAX_ALIAS_EXPANSION = 1_000_000;
 export const NESTING_TOO_DEEP = `nesting deeper than ${MAX_NESTING_DEPTH} levels (limit)`;
 const ALIASES_EXPAND_TOO_MUCH = `YAML aliases expand to more than ${MAX_ALIAS_EXPANSION} values (limit)`;
 
-/** @throws FieldError at the first value past a limit */
-export function checkInputLimits(root: JsonValue): void {
-  new InputWalk().visit(root, 1);
+/**
+ * @param shared whether the tree may hold one collection at several places (YAML aliases); a
+ *   tree parsed from JSON or a protobuf cannot, and only its depth is checked
+ * @throws FieldError at the first value past a limit
+ */
+export function checkInputLimits(root: JsonValue, shared = true): void {
+  new InputWalk(shared).visit(root, 1);
 }
 
 /** A collection as the later stages see it: its values (itself included) and its levels. */
@@ -48,9 +52,11 @@ class InputWalk {
   /** Keys and indexes from the root to the value being visited, for the error's path. */
   private readonly trail: Array<string | number> = [];
 
+  constructor(private readonly shared: boolean) {}
+
   visit(value: JsonValue, depth: number): Extent {
     if (value === null || typeof value !== 'object') return SCALAR;
-    const known = this.seen.get(value);
+    const known = this.shared ? this.seen.get(value) : undefined;
     if (known !== undefined) {
       this.aliased += known.values;
       if (this.aliased > MAX_ALIAS_EXPANSION) throw new FieldError(this.path(), ALIASES_EXPAND_TOO_MUCH);
@@ -71,7 +77,7 @@ class InputWalk {
     if (Array.isArray(value)) for (let i = 0; i < value.length; i++) visitChild(i, value[i]!);
     else for (const key in value) visitChild(key, value[key]!);
     const extent = { values, levels: levels + 1 };
-    this.seen.set(value, extent);
+    if (this.shared) this.seen.set(value, extent);
     return extent;
   }
 

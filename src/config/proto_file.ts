@@ -44,7 +44,7 @@ export function readProtoFile(filePath: string, type: protobuf.Type, schema: Pro
     throw new FieldError('', `unsupported file extension '${extension}': expected .json, .yaml, .yml, .pb or .pb_text`);
   }
   const file = parseFile(format, readFile(filePath), type, schema, options);
-  checkInputLimits(file.json);
+  checkInputLimits(file.json, format === 'yaml');
   return file;
 }
 

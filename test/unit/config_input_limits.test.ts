@@ -32,6 +32,11 @@ test('nesting: 100 levels of objects or lists pass, the 101st is refused at its 
   assert.throws(() => checkInputLimits({ l: [list] }), (e: unknown) => e instanceof FieldError && e.reason === NESTING_TOO_DEEP);
 });
 
+test('a tree without aliases (JSON, protobuf) has the same depth limit, at the same path', () => {
+  assert.doesNotThrow(() => checkInputLimits(nested(MAX_NESTING_DEPTH, 'x'), false));
+  assert.throws(() => checkInputLimits(nested(MAX_NESTING_DEPTH + 1), false), new FieldError(pathAt(MAX_NESTING_DEPTH + 1), NESTING_TOO_DEEP));
+});
+
 test('YAML refuses exactly what the tree check does, block or flow, with a scalar at the bottom or not', () => {
   const block = (levels: number) =>
     Array.from({ length: levels }, (_, i) => `${'  '.repeat(i)}a:`).join('\n') + ` x\n`;
