@@ -4,7 +4,7 @@
 
 import { childPath, indexPath } from './field_path';
 import { registeredExtensionName } from './extension_registry';
-import { isJsonObject, JsonObject, messageField, messageList } from './json';
+import { cloneJson, isJsonObject, JsonObject, messageField, messageList } from './json';
 import { HTTP_CONNECTION_MANAGER } from './names';
 
 export type ExtensionSite =
@@ -91,7 +91,7 @@ export function canonicalizeExtensionNames(bootstrap: JsonObject): JsonObject {
 
 /** The same for one cluster (a CDS resource). */
 export function canonicalizeClusterExtensionNames(cluster: JsonObject): JsonObject {
-  const copy = structuredClone(cluster);
+  const copy = cloneJson(cluster);
   forEachClusterExtension(copy, '', canonicalize);
   return copy;
 }

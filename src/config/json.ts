@@ -12,6 +12,26 @@ export function isJsonObject(value: unknown): value is JsonObject {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
+/**
+ * A deep copy, several times faster than structuredClone on a large configuration. A value
+ * met twice (a YAML alias) is copied twice: every stage after parsing sees a tree.
+ */
+export function cloneJson<T extends JsonValue>(value: T): T {
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) {
+    const copy: JsonValue[] = new Array(value.length);
+    for (let i = 0; i < value.length; i++) copy[i] = cloneJson(value[i]!);
+    return copy as T;
+  }
+  const copy: JsonObject = {};
+  for (const key in value) {
+    // A JSON "__proto__" key is an own property; assigning it would set the prototype.
+    if (key === '__proto__') Object.defineProperty(copy, key, { value: cloneJson(value[key]!), enumerable: true, writable: true, configurable: true });
+    else copy[key] = cloneJson(value[key]!);
+  }
+  return copy as T;
+}
+
 /** A singular message field; undefined when unset. */
 export function messageField(object: JsonObject, key: string): JsonObject | undefined {
   const value = object[key];

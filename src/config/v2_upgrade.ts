@@ -6,7 +6,7 @@ import { FieldError } from './errors';
 import { registeredExtensionName } from './extension_registry';
 import { forEachExtension, ExtensionSite, filterChains } from './extension_sites';
 import { childPath, indexPath, keyPath } from './field_path';
-import { isJsonObject, JsonObject, JsonValue, messageField, messageList, stringField } from './json';
+import { cloneJson, isJsonObject, JsonObject, JsonValue, messageField, messageList, stringField } from './json';
 import {
   canonicalExtensionName,
   CONFIG_TYPES,
@@ -63,7 +63,7 @@ export interface Upgraded {
  */
 export function upgradeV2(input: JsonValue, schema: ProtoSchema = protoSchema()): Upgraded {
   if (!isJsonObject(input)) return { json: input, warnings: [] };
-  const bootstrap = structuredClone(input);
+  const bootstrap = cloneJson(input);
   const warnings: string[] = [];
   renameTypeUrls(bootstrap, schema);
   upgradeRuntime(bootstrap, warnings);
