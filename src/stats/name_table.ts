@@ -81,6 +81,14 @@ export class NameTable {
     return this.internScratch(length, hashBytes(this.scratch, length, FNV_OFFSET, 0), kind, flags);
   }
 
+  /** The slot of `name`, or -1 when no process has interned it. */
+  lookup(name: string): number {
+    const length = this.encoder.encodeInto(name, this.scratch).written;
+    if (length === 0 || length > MAX_NAME_BYTES) return -1;
+    const hash = hashBytes(this.scratch, length, FNV_OFFSET, 0);
+    return this.find(Atomics.load(this.section.view, this.bucketIndex(hash)), 0, length, hash);
+  }
+
   /**
    * Interns `prefix + suffix` for every suffix: a cluster's stat set declares ~100 names under
    * one prefix, which is encoded and hashed once. The names not present yet take their slots

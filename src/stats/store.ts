@@ -336,7 +336,9 @@ export class SharedStatsStore implements StatsStore {
    * thousands of clusters' counts must not allocate blocks for those that never had traffic.
    */
   existingCells(name: string, count: number): SharedCounts | null {
-    const slot = this.names.intern(name, StatKind.Cells, 0);
+    // Looked up, not interned: 10,000 clusters no worker has used yet leave no slots behind.
+    const slot = this.names.lookup(name);
+    if (slot < 0) return null;
     const { words, index } = this.names.record(slot)!;
     if (Atomics.load(words, index + SlotField.ObjectLength) !== count) return null;
     return this.cells(name, count);

@@ -385,3 +385,13 @@ test('internAll: the names not present yet take consecutive slots; present ones 
   a.names.forEachReady((slot) => ready.push(slot));
   assert.equal(ready.length, a.names.slotCount);
 });
+
+test('existingCells: null while no process made the cells, and no slot is left behind by asking', () => {
+  const { a, b } = twoWriters();
+  const before = a.names.slotCount;
+  assert.equal(a.existingCells('cluster.c.circuit_breakers.default', 5), null);
+  assert.equal(a.names.slotCount, before);
+  assert.equal(a.names.lookup('cluster.c.circuit_breakers.default'), -1);
+  b.cells('cluster.c.circuit_breakers.default', 5).add(0, 1);
+  assert.equal(a.existingCells('cluster.c.circuit_breakers.default', 5)?.get(0), 1);
+});
