@@ -93,6 +93,7 @@ async function run(init: WorkerInit, control: WorkerControl): Promise<(m: Superv
     log: logFactory,
     reportsTables: init.workerIndex === 0,
     onConsecutiveFailure: (cluster, host, failure) => send({ v: WORKER_PROTOCOL_VERSION, type: 'outlier_consecutive_failure', cluster, host, failure }),
+    onHostsPicked: (cluster, addresses) => send({ v: WORKER_PROTOCOL_VERSION, type: 'hosts_picked', cluster, addresses }),
   });
   // Envoy declares a cluster's stats when it builds the cluster: the workers share that out,
   // each its own slice, so that 10,000 clusters' names are interned on every core at once.

@@ -48,6 +48,8 @@ export interface ClusterManagerOptions {
    * Default: nowhere, for a data plane with no detector to eject (--mode validate).
    */
   readonly onConsecutiveFailure?: ClusterEnvironment['onConsecutiveFailure'];
+  /** Where ORIGINAL_DST balancers' picks go (the worker tells its supervisor). Default: nowhere (--mode validate). */
+  readonly onHostsPicked?: ClusterEnvironment['onHostsPicked'];
 }
 
 export class ClusterManager {
@@ -69,6 +71,7 @@ export class ClusterManager {
       log: options.log('upstream'),
       reportsTables: options.reportsTables ?? true,
       onConsecutiveFailure: options.onConsecutiveFailure ?? (() => undefined),
+      onHostsPicked: options.onHostsPicked ?? (() => undefined),
     });
     const byName = new Map(options.snapshots.map((s) => [s.cluster, s]));
     const build = (i: number, localPrioritySet: PrioritySet | null): Cluster => {

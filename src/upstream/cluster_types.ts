@@ -6,8 +6,9 @@
 import type { ClusterType } from './cluster_discovery';
 import { LOGICAL_DNS_CLUSTER, STRICT_DNS_CLUSTER } from './dns_cluster';
 import { EDS_CLUSTER } from './eds_cluster';
+import { ORIGINAL_DST_CLUSTER } from './original_dst_cluster';
 import { STATIC_CLUSTER } from './static_cluster';
 
 export function clusterTypes(): ReadonlyMap<string, ClusterType> {
-  return new Map([STATIC_CLUSTER, STRICT_DNS_CLUSTER, LOGICAL_DNS_CLUSTER, EDS_CLUSTER].map((t) => [t.name, t]));
+  return new Map([STATIC_CLUSTER, STRICT_DNS_CLUSTER, LOGICAL_DNS_CLUSTER, EDS_CLUSTER, ORIGINAL_DST_CLUSTER].map((t) => [t.name, t]));
 }

@@ -83,7 +83,7 @@ class Request implements PoolCallbacks, ResponseDecoder {
 function cluster(t: TestContext, ports: readonly number[], thresholds: JsonObject): { cluster: Cluster; store: SharedStatsStore; pool: () => ConnectionPool; resources: ResourceManager } {
   const store = createHeapStatsStore();
   const config = staticCluster('c', ports.map((port) => ({ port })), { circuitBreakers: circuitBreakersConfig({ thresholds: [thresholds] }) });
-  const c = new Cluster(config, staticSnapshots([config], store.hosts)[0]!, { store, runtime: new LiveRuntime([]), random: () => 0, readBuffer: Buffer.alloc(65536), localLocality: null, log: silentLogger, reportsTables: true, onConsecutiveFailure: () => undefined });
+  const c = new Cluster(config, staticSnapshots([config], store.hosts)[0]!, { store, runtime: new LiveRuntime([]), random: () => 0, readBuffer: Buffer.alloc(65536), localLocality: null, log: silentLogger, reportsTables: true, onConsecutiveFailure: () => undefined, onHostsPicked: () => undefined });
   t.after(() => c.close());
   const host = c.chooseHost(null)!;
   return { cluster: c, store, pool: () => c.httpPool(host, NO_DOWNSTREAM, 'DEFAULT', 'http1')!, resources: c.info.resourceManager('DEFAULT') };
