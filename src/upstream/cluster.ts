@@ -22,7 +22,7 @@ import { LOAD_BALANCERS } from './lb/load_balancer_registry';
 import { SubsetLoadBalancer } from './lb/subset_load_balancer';
 import { type ClusterSnapshot, destinationHost, hostKey, type MemberHost, type MembershipUpdate } from './membership';
 import { addressString } from './address';
-import { SystemClock } from '../common/clock';
+import type { Clock } from '../common/clock';
 import { PendingHostStats } from '../stats/pending_host_stats';
 import type { ConsecutiveFailure } from './outlier/consecutive_failure';
 import { NO_OUTLIER_MONITOR } from './outlier/host_monitor';
@@ -97,6 +97,8 @@ export interface ClusterEnvironment {
   readonly onConsecutiveFailure: (cluster: string, host: HostSlot, failure: ConsecutiveFailure) => void;
   /** A cluster-provided balancer picked these destinations (ORIGINAL_DST): the supervisor makes or keeps their hosts. */
   readonly onHostsPicked: (cluster: string, addresses: readonly SocketAddress[]) => void;
+  /** Times what a cluster-provided balancer batches (ORIGINAL_DST's pick reports). */
+  readonly clock: Clock;
 }
 
 export class Cluster {
@@ -140,7 +142,7 @@ export class Cluster {
     };
     this.lb = createLoadBalancer(config, params, {
       config,
-      clock: new SystemClock(),
+      clock: environment.clock,
       hostFor: (address) => this.hostFor(address),
       reportPicked: (addresses) => environment.onHostsPicked(config.name, addresses),
     });

@@ -4,6 +4,7 @@
 
 import type { TlsContext } from '../tls/tls_context';
 import { atField } from '../config/errors';
+import { type Clock, SystemClock } from '../common/clock';
 import type { ClusterConfig, Locality } from '../config/model';
 import type { LoggerFactory } from '../log/logger_api';
 import type { RuntimeSource } from '../runtime/live_runtime';
@@ -50,6 +51,8 @@ export interface ClusterManagerOptions {
   readonly onConsecutiveFailure?: ClusterEnvironment['onConsecutiveFailure'];
   /** Where ORIGINAL_DST balancers' picks go (the worker tells its supervisor). Default: nowhere (--mode validate). */
   readonly onHostsPicked?: ClusterEnvironment['onHostsPicked'];
+  /** Default: the system clock. */
+  readonly clock?: Clock;
 }
 
 export class ClusterManager {
@@ -72,6 +75,7 @@ export class ClusterManager {
       reportsTables: options.reportsTables ?? true,
       onConsecutiveFailure: options.onConsecutiveFailure ?? (() => undefined),
       onHostsPicked: options.onHostsPicked ?? (() => undefined),
+      clock: options.clock ?? new SystemClock(),
     });
     const byName = new Map(options.snapshots.map((s) => [s.cluster, s]));
     const build = (i: number, localPrioritySet: PrioritySet | null): Cluster => {
