@@ -197,6 +197,15 @@ export function httpListener(name: string, port: number, routes: Json[], options
   };
 }
 
+/** A tcp_proxy listener on 127.0.0.1:`port` to `cluster`. */
+export function tcpProxyListener(name: string, port: number, cluster: string): Json {
+  return {
+    name,
+    address: socketAddress('127.0.0.1', port),
+    filter_chains: [{ filters: [{ name: 'proxy.filters.network.tcp_proxy', typed_config: { '@type': TCP_PROXY_TYPE, stat_prefix: 'tcp', cluster } }] }],
+  };
+}
+
 /**
  * A small bootstrap that serves: admin on 127.0.0.1:0 and listener `http_in` on 127.0.0.1,
  * where GET /version answers `version` (which configuration serves) and every other path goes

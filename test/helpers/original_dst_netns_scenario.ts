@@ -12,6 +12,7 @@ import * as http from 'node:http';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { httpListener, type Json, tcpProxyListener } from './config_fixtures';
 
 const CLIENT = '127.0.0.5';
 const HTTP_DESTINATION = { address: '127.0.0.2', port: 80 };
@@ -57,13 +58,9 @@ function echoOnce(socket: net.Socket, text: string): Promise<string> {
   });
 }
 
-function listener(name: string, port: number, filter: Record<string, unknown>): Record<string, unknown> {
-  return {
-    name,
-    address: { socket_address: { address: '127.0.0.1', port_value: port } },
-    listener_filters: [{ name: 'envoy.filters.listener.original_dst' }],
-    filter_chains: [{ filters: [filter] }],
-  };
+/** `listener` with the original_dst listener filter. */
+function redirected(listener: Json): Json {
+  return { ...listener, listener_filters: [{ name: 'envoy.filters.listener.original_dst' }] };
 }
 
 async function main(): Promise<void> {
@@ -82,19 +79,8 @@ async function main(): Promise<void> {
     admin: { access_log_path: '/dev/null', address: { socket_address: { address: '127.0.0.1', port_value: 9901 } } },
     static_resources: {
       listeners: [
-        listener('http', 8080, {
-          name: 'envoy.filters.network.http_connection_manager',
-          typed_config: {
-            '@type': 'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
-            stat_prefix: 'in',
-            route_config: { virtual_hosts: [{ name: 'all', domains: ['*'], routes: [{ match: { prefix: '/' }, route: { cluster: 'dst' } }] }] },
-            http_filters: [{ name: 'envoy.filters.http.router' }],
-          },
-        }),
-        listener('tcp', 8081, {
-          name: 'envoy.filters.network.tcp_proxy',
-          typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy', stat_prefix: 'tcp', cluster: 'dst' },
-        }),
+        redirected(httpListener('http', 8080, [{ match: { prefix: '/' }, route: { cluster: 'dst' } }])),
+        redirected(tcpProxyListener('tcp', 8081, 'dst')),
       ],
       clusters: [{ name: 'dst', type: 'ORIGINAL_DST', lb_policy: 'CLUSTER_PROVIDED', connect_timeout: '1s', cleanup_interval: '1s' }],
     },
