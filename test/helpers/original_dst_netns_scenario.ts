@@ -82,7 +82,7 @@ async function main(): Promise<void> {
         redirected(httpListener('http', 8080, [{ match: { prefix: '/' }, route: { cluster: 'dst' } }])),
         redirected(tcpProxyListener('tcp', 8081, 'dst')),
       ],
-      clusters: [{ name: 'dst', type: 'ORIGINAL_DST', lb_policy: 'CLUSTER_PROVIDED', connect_timeout: '1s', cleanup_interval: '1s' }],
+      clusters: [{ name: 'dst', type: 'ORIGINAL_DST', lb_policy: 'CLUSTER_PROVIDED', connect_timeout: '1s', cleanup_interval: '3s' }],
     },
   };
   fs.writeFileSync(path.join(dir, 'bootstrap.json'), JSON.stringify(config));

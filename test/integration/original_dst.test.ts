@@ -23,7 +23,8 @@ interface Setup {
   readonly held: http.ServerResponse[];
 }
 
-async function withProxy(body: (s: Setup) => Promise<void>): Promise<void> {
+/** `cleanupInterval`: long where a host must stay while the test reads it, short where it must leave. */
+async function withProxy(cleanupInterval: string, body: (s: Setup) => Promise<void>): Promise<void> {
   const held: http.ServerResponse[] = [];
   const upstreams = [
     await startUpstream('a', (_req, res) => res.end('a')),
@@ -42,7 +43,7 @@ async function withProxy(body: (s: Setup) => Promise<void>): Promise<void> {
               type: 'ORIGINAL_DST',
               lb_policy: 'CLUSTER_PROVIDED',
               connect_timeout: '1s',
-              cleanup_interval: '1s',
+              cleanup_interval: cleanupInterval,
               original_dst_lb_config: { use_http_header: true },
             },
           ],
@@ -76,7 +77,7 @@ function send(port: number, headers: http.OutgoingHttpHeaders = {}) {
 }
 
 test('each destination named by the header becomes a host that both workers serve and /clusters counts whole', TIMEOUT, async () => {
-  await withProxy(async ({ proxy, listener, upstreams }) => {
+  await withProxy('60s', async ({ proxy, listener, upstreams }) => {
     const [a, b] = upstreams;
     const perDestination = 12;
     for (let i = 0; i < perDestination; i++) {
@@ -98,7 +99,7 @@ test('each destination named by the header becomes a host that both workers serv
 });
 
 test('an invalid header counts original_dst_host_invalid; with neither header nor redirect there is no host (503)', TIMEOUT, async () => {
-  await withProxy(async ({ proxy, listener }) => {
+  await withProxy('60s', async ({ proxy, listener }) => {
     for (const value of ['not-an-address', '127.0.0.1', '127.0.0.1:99999', 'localhost:80', '::1:80']) {
       const reply = await send(listener, { [HEADER]: value });
       assert.equal(reply.status, 503, value);
@@ -112,14 +113,15 @@ test('an invalid header counts original_dst_host_invalid; with neither header no
 });
 
 test('a host unused for a cleanup_interval leaves /clusters; the request it was serving completes', TIMEOUT, async () => {
-  await withProxy(async ({ proxy, listener, upstreams, held }) => {
+  // 3 s: long enough that both hosts are still listed when first read on a busy machine.
+  await withProxy('3s', async ({ proxy, listener, upstreams, held }) => {
     const [a, , slow] = upstreams;
     assert.equal((await send(listener, { [HEADER]: `127.0.0.1:${a!.port}` })).body, 'a');
     const pending = send(listener, { [HEADER]: `127.0.0.1:${slow!.port}` });
     await waitFor('the held request upstream', () => (held.length === 1 ? true : undefined));
     await waitFor('both hosts listed', async () => ((await dstHosts(proxy)).size === 2 ? true : undefined));
     // Two sweeps at most: the first clears the mark of the pick, the next removes the host.
-    await waitFor('both hosts removed', async () => ((await dstHosts(proxy)).size === 0 ? true : undefined), 20_000);
+    await waitFor('both hosts removed', async () => ((await dstHosts(proxy)).size === 0 ? true : undefined), 30_000);
     assert.equal(await proxy.stat('cluster.dst.membership_total'), 0);
     held.shift()!.end('done');
     const reply = await pending;
