@@ -7,6 +7,7 @@
 //   node dist/bench/lb_picks.js              (part of `make bench`)
 
 import type { LbPolicy } from '../src/config/model';
+import { SystemClock } from '../src/common/clock';
 import { LiveRuntime } from '../src/runtime/live_runtime';
 import { createHeapStatsStore } from '../src/stats/store';
 import { Cluster } from '../src/upstream/cluster';
@@ -45,7 +46,7 @@ function cluster(policy: LbPolicy, n: number, weighted: boolean): Cluster {
   const endpoints = Array.from({ length: n }, (_, i) => ({ address: `10.0.${i >> 8}.${i & 255}`, port: 6379, weight: weighted ? (i % 5) + 1 : 1 }));
   const config = staticCluster('bench', endpoints, { lbPolicy: policy });
   const [snapshot] = staticSnapshots([config], store.hosts);
-  return new Cluster(config, snapshot!, { store, runtime: new LiveRuntime([]), random: mathRandom, readBuffer: Buffer.alloc(1024), log: silentLogger, localLocality: null, reportsTables: true, onConsecutiveFailure: () => undefined });
+  return new Cluster(config, snapshot!, { store, runtime: new LiveRuntime([]), random: mathRandom, readBuffer: Buffer.alloc(1024), log: silentLogger, localLocality: null, reportsTables: true, onConsecutiveFailure: () => undefined, onHostsPicked: () => undefined, clock: new SystemClock() });
 }
 
 /** Picks per second: the best of RUNS timed runs of RUN_MS each. */

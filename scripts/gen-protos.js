@@ -84,6 +84,10 @@ const ENTRY_POINTS = [
     file: 'envoy/extensions/clusters/aggregate/v3/cluster.proto',
     types: ['envoy.extensions.clusters.aggregate.v3.ClusterConfig'],
   },
+  {
+    file: 'envoy/extensions/filters/listener/original_dst/v3/original_dst.proto',
+    types: ['envoy.extensions.filters.listener.original_dst.v3.OriginalDst'],
+  },
   // xDS: what a management server (or a file-based config source) sends and is sent.
   {
     file: 'envoy/service/discovery/v3/discovery.proto',

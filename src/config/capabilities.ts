@@ -303,9 +303,13 @@ const CLUSTER: Shape = {
     },
     // slow_start_config is newer than 1.16 and stays refused.
     least_request_lb_config: { fields: { choice_count: leaf, active_request_bias: { fields: { default_value: leaf, runtime_key: leaf } } } },
+    // ORIGINAL_DST's balancer (original_dst_lb.ts) reads it; other types' balancers never do, and
+    // validation refuses it beside any lb_policy but CLUSTER_PROVIDED.
+    original_dst_lb_config: { fields: { use_http_header: leaf } },
     filters: list({ fields: { name: leaf, typed_config: anyContent } }),
     // The spec: DNS settings are ignored for STATIC clusters, cleanup_interval for all but
-    // ORIGINAL_DST; ignoring them there is the specified behavior, not a gap.
+    // ORIGINAL_DST (original_dst_cluster.ts sweeps with it); ignoring them there is the
+    // specified behavior, not a gap.
     dns_refresh_rate: leaf,
     dns_failure_refresh_rate: leaf,
     respect_dns_ttl: leaf,
@@ -480,6 +484,7 @@ const TYPED_CONFIGS: Readonly<Record<string, Shape>> = {
   'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext': DOWNSTREAM_TLS_CONTEXT,
   'type.googleapis.com/envoy.extensions.transport_sockets.raw_buffer.v3.RawBuffer': { fields: {} },
   'type.googleapis.com/envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector': { fields: {} },
+  'type.googleapis.com/envoy.extensions.filters.listener.original_dst.v3.OriginalDst': { fields: {} },
   'type.googleapis.com/envoy.extensions.filters.http.health_check.v3.HealthCheck': HEALTH_CHECK,
   'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router': { fields: {} },
   'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager': HTTP_CONNECTION_MANAGER,

@@ -20,12 +20,16 @@ export function filterChainMatch(config: JsonObject | undefined): FilterChainMat
 }
 
 /**
- * The listener's filters. Validation admitted only the TLS inspector. A listener without any
- * whose chains match on SNI, ALPN or transport protocol 'tls' gets one, as in Envoy 1.16.
+ * The listener's filters. Validation admitted only the TLS inspector and original_dst. A listener
+ * without a TLS inspector whose chains match on SNI, ALPN or transport protocol 'tls' gets one, as
+ * in Envoy 1.16.
  */
 export function listenerFilters(listener: JsonObject, matches: readonly FilterChainMatch[]): ListenerFilterConfig[] {
-  const configured = messageList(listener, 'listener_filters');
-  if (configured.length > 0) return configured.map((filter) => ({ kind: 'tls_inspector', name: stringField(filter, 'name'), injected: false }));
+  const configured: ListenerFilterConfig[] = messageList(listener, 'listener_filters').map((filter) => {
+    const name = stringField(filter, 'name');
+    return { kind: name === TLS_INSPECTOR ? 'tls_inspector' : 'original_dst', name, injected: false };
+  });
   const needsInspector = matches.some((m) => m.serverNames.length > 0 || m.applicationProtocols.length > 0 || m.transportProtocol === 'tls');
-  return needsInspector ? [{ kind: 'tls_inspector', name: TLS_INSPECTOR, injected: true }] : [];
+  if (!needsInspector || configured.some((filter) => filter.kind === 'tls_inspector')) return configured;
+  return [...configured, { kind: 'tls_inspector', name: TLS_INSPECTOR, injected: true }];
 }

@@ -84,11 +84,11 @@ export interface ListenerConfig {
 }
 
 /**
- * A listener filter. `injected`: the listener had none while its filter chains match on what
- * only the TLS inspector finds, so one was added, as Envoy 1.16 does (with a warning).
+ * A listener filter. `injected`: the listener had no TLS inspector while its filter chains match
+ * on what only the TLS inspector finds, so one was added, as Envoy 1.16 does (with a warning).
  */
 export interface ListenerFilterConfig {
-  readonly kind: 'tls_inspector';
+  readonly kind: 'tls_inspector' | 'original_dst';
   readonly name: string;
   readonly injected: boolean;
 }

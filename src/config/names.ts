@@ -12,6 +12,7 @@ export const RAW_BUFFER_TRANSPORT_SOCKET = 'proxy.transport_sockets.raw_buffer';
 export const PROXY_PROTOCOL_UPSTREAM = 'proxy.filters.network.upstream.proxy_protocol';
 export const PREVIOUS_HOSTS = 'proxy.retry_host_predicates.previous_hosts';
 export const TLS_INSPECTOR = 'proxy.filters.listener.tls_inspector';
+export const ORIGINAL_DST_LISTENER_FILTER = 'proxy.filters.listener.original_dst';
 
 /** Names Envoy 1.16 still accepted from before its extension naming scheme. */
 const LEGACY_NAMES: ReadonlyMap<string, string> = new Map([
@@ -20,7 +21,7 @@ const LEGACY_NAMES: ReadonlyMap<string, string> = new Map([
   ['envoy.router', ROUTER],
   ['envoy.health_check', HEALTH_CHECK],
   ['envoy.listener.tls_inspector', TLS_INSPECTOR],
-  ['envoy.listener.original_dst', 'proxy.filters.listener.original_dst'],
+  ['envoy.listener.original_dst', ORIGINAL_DST_LISTENER_FILTER],
   ['tls', TLS_TRANSPORT_SOCKET],
   ['raw_buffer', RAW_BUFFER_TRANSPORT_SOCKET],
 ]);
@@ -67,6 +68,7 @@ export const CONFIG_TYPES = {
   proxyProtocol: 'envoy.config.core.v3.ProxyProtocolConfig',
   tlsInspector: 'envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector',
   aggregateCluster: 'envoy.extensions.clusters.aggregate.v3.ClusterConfig',
+  originalDst: 'envoy.extensions.filters.listener.original_dst.v3.OriginalDst',
 } as const;
 
 /**

@@ -15,7 +15,9 @@ export interface FilterChain {
 }
 
 export interface ListenerFilters {
-  /** null: the listener has no listener filter, and every connection is raw_buffer without SNI. */
+  /** The original_dst filter: each connection's local address becomes its original destination. */
+  readonly originalDst: boolean;
+  /** null: the listener has no TLS inspector, and every connection is raw_buffer without SNI. */
   readonly tlsInspector: TlsInspector | null;
   /** listener_filters_timeout; 0 disables. */
   readonly timeoutMs: number;

@@ -12,7 +12,9 @@ import { sanitizeStatName } from '../stats/stats';
 import { addressString } from '../upstream/address';
 import type { FilterChainManager } from './filter_chain_manager';
 import type { ConnectionFacts } from './filter_chain_selector';
+import { restoreLocalAddress, restoreOriginalDestination } from './original_dst';
 import type { InspectedHello } from './tls_inspector';
+import type { DownstreamAddresses } from '../upstream/upstream_network_filter';
 
 export interface ListenerManagerDeps {
   readonly stats: StatsStore;
@@ -63,6 +65,8 @@ class ActiveListener {
       this.cxDestroy.inc();
       this.totalConnections.dec();
     });
+    // Synchronous: whatever comes after it, the TLS inspector included, sees the restored address.
+    if (this.filter.listenerFilters.originalDst) restoreOriginalDestination(socket);
     if (this.filter.listenerFilters.tlsInspector === null) this.startFilterChain(socket, null);
     else this.inspect(socket);
   };
@@ -143,6 +147,8 @@ class ActiveListener {
     // (paused) until it takes them over.
     socket.pause();
     const tlsSocket = chain.tls.secure(socket, (secured) => chain.filter.onNewConnection(secured));
+    const restored = socket as net.Socket & DownstreamAddresses;
+    if (restored.localAddressRestored === true) restoreLocalAddress(tlsSocket, restored.localAddress!, restored.localPort!);
     // Closing the plain socket (drain, shutdown) closes the TLS one with it.
     socket.once('close', () => tlsSocket.destroy());
   }

@@ -78,8 +78,10 @@ export class NetworkFilterBuilder {
           : atField(`filter_chains[${i}].transport_socket.typed_config.common_tls_context`, () => new DownstreamTlsSocketFactory(transport.context, sslStats));
       return { filter: atField(`filter_chains[${i}].filters[0].typed_config`, () => this.filterFactory(config, filters[0])), tls };
     });
-    const inspector = config.listenerFilters.length === 0 ? null : new TlsInspector(new TlsInspectorStats(this.deps.stats));
+    const kinds = new Set(config.listenerFilters.map((filter) => filter.kind));
+    const inspector = kinds.has('tls_inspector') ? new TlsInspector(new TlsInspectorStats(this.deps.stats)) : null;
     return new FilterChainManager(built, selector, {
+      originalDst: kinds.has('original_dst'),
       tlsInspector: inspector,
       timeoutMs: config.listenerFiltersTimeoutMs,
       continueOnTimeout: config.continueOnListenerFiltersTimeout,

@@ -334,6 +334,7 @@ export class Supervisor implements ServerInfoSource {
       onMessage: (m) => {
         if (m.type === 'contention') this.tracer?.merge(m.stats);
         else if (m.type === 'outlier_consecutive_failure') outlierDetectorOf(clusters.healthSources(m.cluster))?.onConsecutiveFailure(m.host, m.failure);
+        else if (m.type === 'hosts_picked') clusters.hostsPicked(m.cluster, m.addresses);
       },
       onWorkerGone: (column) => zeroColumnGauges(region, this.store!.names, this.store!.hosts, column),
       restarts: this.stats.workerRestarts,

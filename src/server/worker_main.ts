@@ -84,6 +84,7 @@ async function run(init: WorkerInit, control: WorkerControl): Promise<(m: Superv
   const store = new SharedStatsStore(region, init.column);
   const { bootstrap, clusters: snapshots, dynamicClusters } = decodeWorkerConfiguration(init.configuration);
   const logFactory = loggerFactory(logs);
+  const clock = new SystemClock();
   const clusters = new ClusterManager({
     configs: bootstrap.clusters,
     dynamicConfigs: dynamicClusters,
@@ -96,13 +97,14 @@ async function run(init: WorkerInit, control: WorkerControl): Promise<(m: Superv
     reportsTables: init.workerIndex === 0,
     buildOnFirstUse: true,
     onConsecutiveFailure: (cluster, host, failure) => send({ v: WORKER_PROTOCOL_VERSION, type: 'outlier_consecutive_failure', cluster, host, failure }),
+    onHostsPicked: (cluster, addresses) => send({ v: WORKER_PROTOCOL_VERSION, type: 'hosts_picked', cluster, addresses }),
+    clock,
   });
   // Envoy declares a cluster's stats when it builds the cluster: the workers share that out,
   // each its own slice, so that 10,000 clusters' names are interned on every core at once.
   [...bootstrap.clusters, ...dynamicClusters].forEach((config, i) => {
     if (i % init.workerCount === init.workerIndex) declareClusterStatNames(store, config);
   });
-  const clock = new SystemClock();
   // While health checks fail, every HTTP response closes its connection (Envoy's drain manager).
   const drain = new DrainManager({ ...init.drain, healthCheckFailed: () => control.healthCheckFailed });
   const filters = new NetworkFilterBuilder({

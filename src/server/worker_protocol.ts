@@ -2,7 +2,7 @@
 // Versioned: a worker from another build refuses a message it does not understand.
 
 import * as v8 from 'node:v8';
-import type { Bootstrap, ClusterConfig } from '../config/model';
+import type { Bootstrap, ClusterConfig, SocketAddress } from '../config/model';
 import type { ClusterSnapshot, MembershipUpdate } from '../upstream/membership';
 import type { LogSettings } from '../log/log_settings';
 import type { DrainStrategy } from '../hot_restart/drain_manager';
@@ -227,7 +227,19 @@ export interface WorkerOutlierConsecutiveFailure {
   readonly failure: ConsecutiveFailure;
 }
 
-export type WorkerMessage = WorkerReady | WorkerFatal | WorkerCpuProfileReply | WorkerContention | WorkerMemory | WorkerOutlierConsecutiveFailure;
+/**
+ * Destinations the worker's ORIGINAL_DST balancer picked in `cluster` since its last report (at
+ * once for one it has not reported lately): the supervisor makes a host of each one that is not
+ * one yet and marks the others used, so that its cleanup keeps them.
+ */
+export interface WorkerHostsPicked {
+  readonly v: typeof WORKER_PROTOCOL_VERSION;
+  readonly type: 'hosts_picked';
+  readonly cluster: string;
+  readonly addresses: readonly SocketAddress[];
+}
+
+export type WorkerMessage = WorkerReady | WorkerFatal | WorkerCpuProfileReply | WorkerContention | WorkerMemory | WorkerOutlierConsecutiveFailure | WorkerHostsPicked;
 
 export function isMessage<T extends { v: number; type: string }>(m: unknown): m is T {
   return typeof m === 'object' && m !== null && (m as { v?: unknown }).v === WORKER_PROTOCOL_VERSION && typeof (m as { type?: unknown }).type === 'string';

@@ -4,7 +4,7 @@
 // updates. Hosts that stay keep their Host object, and with it their pool.
 
 import { FieldError } from '../config/errors';
-import type { ClusterConfig, Locality, OutlierDetection, RoutingPriority } from '../config/model';
+import type { ClusterConfig, Locality, OutlierDetection, RoutingPriority, SocketAddress } from '../config/model';
 import type { ConnectionPool, HttpProtocol } from '../http/codec';
 import { Http1ConnectionPool } from '../pool/http1_pool';
 import { Http2ConnectionPool } from '../pool/http2_pool';
@@ -20,7 +20,10 @@ import type { LoadBalancerParams } from './lb/load_balancer_base';
 import { type ClusterLookup, type ClusterProvidedContext, clusterProvidedBalancers, clusterTypeName } from './lb/cluster_provided_lb';
 import { LOAD_BALANCERS } from './lb/load_balancer_registry';
 import { SubsetLoadBalancer } from './lb/subset_load_balancer';
-import { type ClusterSnapshot, hostKey, type MembershipUpdate } from './membership';
+import { type ClusterSnapshot, destinationHost, hostKey, type MemberHost, type MembershipUpdate } from './membership';
+import { addressString } from './address';
+import type { Clock } from '../common/clock';
+import { PendingHostStats } from '../stats/pending_host_stats';
 import type { ConsecutiveFailure } from './outlier/consecutive_failure';
 import { NO_OUTLIER_MONITOR } from './outlier/host_monitor';
 import { SharedHostMonitor } from './outlier/shared_host_monitor';
@@ -65,7 +68,9 @@ interface HostResources {
   /** With downstream-specific connections (ClusterInfo), pools per downstream connection instead. */
   downstreamPools: Map<DownstreamAddresses, PriorityPools> | null;
   /** The host's rq_active over every worker, as the balancer reads it. */
-  readonly activeRequests: StatReader;
+  activeRequests: StatReader;
+  /** A host made before membership had it (see hostFor): its statistics until its slot comes. */
+  pendingStats: PendingHostStats | null;
   /** tcp_proxy's connections to the host, kept only for close_connections_on_host_health_failure. */
   tcpConnections: Set<UpstreamConnection> | null;
   /** `target` with each transport socket options in use (see PriorityPools.byOptions), by key. */
@@ -92,6 +97,10 @@ export interface ClusterEnvironment {
   readonly onConsecutiveFailure: (cluster: string, host: HostSlot, failure: ConsecutiveFailure) => void;
   /** The worker's clusters, for balancers over other clusters (aggregate); a cluster made alone sees none. */
   readonly clusters?: ClusterLookup;
+  /** A cluster-provided balancer picked these destinations (ORIGINAL_DST): the supervisor makes or keeps their hosts. */
+  readonly onHostsPicked: (cluster: string, addresses: readonly SocketAddress[]) => void;
+  /** Times what a cluster-provided balancer batches (ORIGINAL_DST's pick reports). */
+  readonly clock: Clock;
 }
 
 const NO_CLUSTERS: ClusterLookup = { get: () => undefined, watch: () => () => undefined };
@@ -104,6 +113,8 @@ export class Cluster {
   private readonly hostOwner: ((host: Host) => Cluster) | null;
   private readonly resources = new Map<Host, HostResources>();
   private hostsByAddress = new Map<string, Host>();
+  /** Hosts hostFor made that membership has not brought yet, by address. */
+  private readonly pendingHosts = new Map<string, Host>();
   private version = 0;
 
   private readonly store: StatsStore;
@@ -135,7 +146,13 @@ export class Cluster {
       activeRequests: (host) => (host.slot === null ? 0 : this.resourcesOf(host).activeRequests.value()),
       log: environment.log,
     };
-    const lb = (this.lb = createLoadBalancer(config, params, { config, clusters: environment.clusters ?? NO_CLUSTERS }));
+    const lb = (this.lb = createLoadBalancer(config, params, {
+      config,
+      clock: environment.clock,
+      hostFor: (address) => this.hostFor(address),
+      reportPicked: (addresses) => environment.onHostsPicked(config.name, addresses),
+      clusters: environment.clusters ?? NO_CLUSTERS,
+    }));
     this.hostOwner = lb.hostCluster === undefined ? null : (host) => lb.hostCluster!(host);
     this.applyMembership(snapshot.version, snapshot);
   }
@@ -152,6 +169,22 @@ export class Cluster {
   /** The cluster whose pools, circuit breakers and statistics serve `host`: this one, or an aggregate's child. */
   hostCluster(host: Host): Cluster {
     return this.hostOwner === null ? this : this.hostOwner(host);
+  }
+
+  /**
+   * The host at `address`: the member, else a host made now, outside the priority set, until
+   * membership brings one at that address, which then becomes this very Host (ClusterProvidedContext).
+   */
+  private hostFor(address: SocketAddress): Host {
+    const key = addressString(address);
+    const member = this.hostsByAddress.get(key);
+    if (member !== undefined) return member;
+    let host = this.pendingHosts.get(key);
+    if (host === undefined) {
+      host = new Host(address.address, address.port, destinationHost(this.info.name, address));
+      this.pendingHosts.set(key, host);
+    }
+    return host;
   }
 
   hostStats(host: Host): HostStats {
@@ -247,7 +280,7 @@ export class Cluster {
       const existing = this.hostsByAddress.get(key);
       if (existing === undefined) {
         added = true;
-        const host = Host.fromMember(member);
+        const host = this.adoptPendingHost(key, member) ?? Host.fromMember(member);
         this.attachOutlierMonitor(host);
         // Counted once per host, as Envoy does when it makes one: by the worker that reports for all.
         if (this.environment.reportsTables) this.info.transportSockets.countMatch(host);
@@ -277,6 +310,21 @@ export class Cluster {
       for (const resources of this.resources.values()) drainPools(resources);
     }
     this.refreshHealth();
+  }
+
+  /** The host hostFor made at `key`, now the member `member`: its statistics move into the member's slot. */
+  private adoptPendingHost(key: string, member: MemberHost): Host | null {
+    const host = this.pendingHosts.get(key);
+    if (host === undefined) return null;
+    this.pendingHosts.delete(key);
+    host.updateFrom(member);
+    const resources = this.resources.get(host);
+    if (resources?.pendingStats != null) {
+      resources.pendingStats.settle(this.store.hostStats(member.slot));
+      resources.pendingStats = null;
+      resources.activeRequests = this.store.hostStatSum(member.slot, 'rq_active');
+    }
+    return host;
   }
 
   /**
@@ -330,14 +378,17 @@ export class Cluster {
   private resourcesOf(host: Host): HostResources {
     let resources = this.resources.get(host);
     if (resources === undefined) {
-      // Every member host has its slot; a Host made elsewhere (tests of the balancers) has none.
-      if (host.slot === null) throw new Error(`host ${host.addressString} of cluster '${this.info.name}' has no stats slot`);
-      const hostStats = this.store.hostStats(host.slot);
+      // Every member host has its slot, and hostFor's hosts count apart until theirs comes; a
+      // Host made elsewhere (tests of the balancers) has none.
+      const pendingStats = host.slot === null && this.pendingHosts.get(host.addressString) === host ? new PendingHostStats() : null;
+      if (host.slot === null && pendingStats === null) throw new Error(`host ${host.addressString} of cluster '${this.info.name}' has no stats slot`);
+      const hostStats = pendingStats ?? this.store.hostStats(host.slot!);
       resources = {
         target: { host, hostStats, cluster: this.info, readBuffer: this.readBuffer, connector: this.info.connectorFor(host) },
         pools: emptyPools(),
         downstreamPools: null,
-        activeRequests: this.store.hostStatSum(host.slot, 'rq_active'),
+        activeRequests: pendingStats?.rq_active ?? this.store.hostStatSum(host.slot!, 'rq_active'),
+        pendingStats,
         tcpConnections: null,
         optionTargets: null,
       };

@@ -2,7 +2,7 @@
 // DNS, EDS) and reports each new result. The cluster manager turns results into versioned
 // membership updates for the workers.
 
-import type { ClusterConfig } from '../config/model';
+import type { ClusterConfig, SocketAddress } from '../config/model';
 import type { Clock } from '../common/clock';
 import type { SubscriptionFactory } from '../config/xds/subscription_factory';
 import type { Logger } from '../log/logger_api';
@@ -16,6 +16,11 @@ export interface ClusterDiscovery {
   readonly initialized: Promise<void>;
   /** Stops timers and closes sockets. */
   close(): void;
+  /**
+   * For a type whose hosts are made on demand (ORIGINAL_DST): destinations the workers' balancers
+   * picked since they last said so. Other types have none.
+   */
+  hostsPicked?(addresses: readonly SocketAddress[]): void;
 }
 
 export interface DiscoveryContext {

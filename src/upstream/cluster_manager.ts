@@ -4,6 +4,7 @@
 
 import type { TlsContext } from '../tls/tls_context';
 import { atField } from '../config/errors';
+import { type Clock, SystemClock } from '../common/clock';
 import type { ClusterConfig, Locality } from '../config/model';
 import type { LoggerFactory } from '../log/logger_api';
 import type { RuntimeSource } from '../runtime/live_runtime';
@@ -48,6 +49,10 @@ export interface ClusterManagerOptions {
    * Default: nowhere, for a data plane with no detector to eject (--mode validate).
    */
   readonly onConsecutiveFailure?: ClusterEnvironment['onConsecutiveFailure'];
+  /** Where ORIGINAL_DST balancers' picks go (the worker tells its supervisor). Default: nowhere (--mode validate). */
+  readonly onHostsPicked?: ClusterEnvironment['onHostsPicked'];
+  /** Default: the system clock. */
+  readonly clock?: Clock;
   /**
    * Builds a cluster only when a request first asks for it. A worker of a proxy with thousands
    * of clusters then starts in time independent of their number and pays only for those its
@@ -95,6 +100,8 @@ export class ClusterManager {
           return () => this.watchers.delete(listener);
         },
       },
+      onHostsPicked: options.onHostsPicked ?? (() => undefined),
+      clock: options.clock ?? new SystemClock(),
     });
     const byName = new Map(options.snapshots.map((s) => [s.cluster, s]));
     const snapshotOf = (config: ClusterConfig) => byName.get(config.name) ?? { cluster: config.name, version: 0, hosts: [] };

@@ -9,10 +9,11 @@ import { AGGREGATE_CLUSTER } from './aggregate_cluster';
 import type { ClusterType } from './cluster_discovery';
 import { LOGICAL_DNS_CLUSTER, STRICT_DNS_CLUSTER } from './dns_cluster';
 import { EDS_CLUSTER } from './eds_cluster';
+import { ORIGINAL_DST_CLUSTER } from './original_dst_cluster';
 import { STATIC_CLUSTER } from './static_cluster';
 
 export function clusterTypes(): ReadonlyMap<string, ClusterType> {
-  return new Map([STATIC_CLUSTER, STRICT_DNS_CLUSTER, LOGICAL_DNS_CLUSTER, EDS_CLUSTER, AGGREGATE_CLUSTER].map((t) => [t.name, t]));
+  return new Map([STATIC_CLUSTER, STRICT_DNS_CLUSTER, LOGICAL_DNS_CLUSTER, EDS_CLUSTER, ORIGINAL_DST_CLUSTER, AGGREGATE_CLUSTER].map((t) => [t.name, t]));
 }
 
 /** The `type` values this build runs. */

@@ -77,6 +77,24 @@ export function discoveredHosts(endpoints: readonly LocalityLbEndpoints[]): Disc
   );
 }
 
+/**
+ * A host made for a destination (ORIGINAL_DST): weight 1, no locality or metadata, named
+ * `<cluster><address>` as Envoy names it. The supervisor's member and a worker's host made
+ * before it (Cluster.hostFor) alike.
+ */
+export function destinationHost(cluster: string, address: SocketAddress): DiscoveredHost {
+  return {
+    address: { address: address.address, port: address.port },
+    hostname: cluster + addressString(address),
+    weight: 1,
+    priority: 0,
+    locality: { region: '', zone: '', subZone: '' },
+    localityWeight: 0,
+    metadata: {},
+    healthFlags: 0,
+  };
+}
+
 export interface SlotSource {
   allocate(): HostSlot;
   free(slot: HostSlot): void;

@@ -7,7 +7,7 @@
 
 import { isDeepStrictEqual } from 'node:util';
 import type { JsonObject } from '../config/json';
-import type { ClusterConfig } from '../config/model';
+import type { ClusterConfig, SocketAddress } from '../config/model';
 import type { Clock } from '../common/clock';
 import type { SubscriptionFactory } from '../config/xds/subscription_factory';
 import type { TlsContext } from '../tls/tls_context';
@@ -426,6 +426,11 @@ export class SupervisorClusterManager {
 
   config(cluster: string): ClusterConfig | undefined {
     return this.clusters.get(cluster)?.config;
+  }
+
+  /** A worker's balancer picked `addresses` in the active cluster `cluster` (ORIGINAL_DST); others ignore it. */
+  hostsPicked(cluster: string, addresses: readonly SocketAddress[]): void {
+    this.clusters.get(cluster)?.discovery.hostsPicked?.(addresses);
   }
 
   /** Stops discovery and gives every host slot back. Idempotent. */

@@ -11,6 +11,8 @@ export interface DownstreamAddresses {
   readonly remotePort?: number | undefined;
   readonly localAddress?: string | undefined;
   readonly localPort?: number | undefined;
+  /** The original_dst listener filter set the local address to the connection's original destination. */
+  readonly localAddressRestored?: boolean;
 }
 
 export interface UpstreamNetworkFilter {

@@ -81,7 +81,7 @@ export function v3Bootstrap(): Json {
           name: 'backend',
           connect_timeout: '0.250s',
           type: 'STATIC',
-          lb_policy: 'CLUSTER_PROVIDED',
+          lb_policy: 'RANDOM',
           ignore_health_on_host_removal: true,
           load_assignment: {
             cluster_name: 'backend',
@@ -141,7 +141,6 @@ export function v2Bootstrap(): Json {
   delete action.host_rewrite_literal;
 
   const [backend] = bootstrap.static_resources.clusters;
-  backend.lb_policy = 'ORIGINAL_DST_LB';
   backend.drain_connections_on_host_removal = backend.ignore_health_on_host_removal;
   delete backend.ignore_health_on_host_removal;
   backend.hosts = [socketAddress('127.0.0.1', 8080)];
@@ -194,6 +193,15 @@ export function httpListener(name: string, port: number, routes: Json[], options
         ],
       },
     ],
+  };
+}
+
+/** A tcp_proxy listener on 127.0.0.1:`port` to `cluster`. */
+export function tcpProxyListener(name: string, port: number, cluster: string): Json {
+  return {
+    name,
+    address: socketAddress('127.0.0.1', port),
+    filter_chains: [{ filters: [{ name: 'proxy.filters.network.tcp_proxy', typed_config: { '@type': TCP_PROXY_TYPE, stat_prefix: 'tcp', cluster } }] }],
   };
 }
 

@@ -138,6 +138,19 @@ const INVALID: ReadonlyArray<{ readonly name: string; readonly change: (b: Json)
     change: (b) => Object.assign(plain(b), { lb_policy: 'RING_HASH', ring_hash_lb_config: { minimum_ring_size: 4096, maximum_ring_size: 2048 } }),
     error: `${CLUSTER}.ring_hash_lb_config.minimum_ring_size: ring hash: minimum_ring_size (4096) > maximum_ring_size (2048)`,
   },
+  {
+    name: 'ORIGINAL_DST with another lb_policy',
+    change: (b) => {
+      delete plain(b).load_assignment;
+      Object.assign(plain(b), { type: 'ORIGINAL_DST', lb_policy: 'RING_HASH' });
+    },
+    error: `${CLUSTER}.lb_policy: cluster: LB policy RING_HASH is not valid for Cluster type ORIGINAL_DST. Only 'CLUSTER_PROVIDED' or 'ORIGINAL_DST_LB' is allowed with cluster type 'ORIGINAL_DST'`,
+  },
+  {
+    name: 'ORIGINAL_DST with a load_assignment',
+    change: (b) => Object.assign(plain(b), { type: 'ORIGINAL_DST', lb_policy: 'CLUSTER_PROVIDED' }),
+    error: `${CLUSTER}.load_assignment: ORIGINAL_DST clusters must have no load assignment or hosts configured`,
+  },
   { name: 'duplicate cluster name', change: (b) => b.static_resources.clusters.push(structuredClone(plain(b))), error: "static_resources.clusters[2].name: cluster manager: duplicate cluster 'plain'" },
 ];
 
@@ -157,6 +170,18 @@ test('each invalid example of the spec\'s Errors table: exit 1 naming the proble
     assert.ok(stderr.includes(line), `${row.name}: ${stderr}`);
     assert.ok(stderr.trimEnd().endsWith(`error initializing configuration '${configPath}': ${configPath}: ${row.error}`), `${row.name}: ${stderr}`);
   });
+});
+
+test('ORIGINAL_DST with v2\'s ORIGINAL_DST_LB validates, warning that it is deprecated', { timeout: 20000 }, async () => {
+  const config = servableV3('/dev/null');
+  delete plain(config).load_assignment;
+  Object.assign(plain(config), { type: 'ORIGINAL_DST', lb_policy: 'ORIGINAL_DST_LB', original_dst_lb_config: { use_http_header: true } });
+  const configPath = path.join(dir, 'original_dst_lb.json');
+  fs.writeFileSync(configPath, JSON.stringify(config));
+  const result = await runToExit(['-c', configPath, '--mode', 'validate']);
+  assert.equal(result.code, 0, result.stderr);
+  assert.equal(result.stdout, `configuration '${configPath}' OK\n`);
+  assert.match(result.stderr, /\[warning\].* static_resources\.clusters\[1\]\.lb_policy: ORIGINAL_DST_LB is deprecated, use CLUSTER_PROVIDED instead\n/);
 });
 
 // Shapes that fuzzing --mode validate found crashing or exhausting the proxy. Each is refused in

@@ -255,7 +255,7 @@ test('--mode validate prints one line per invalid resource; capabilities are che
   fs.writeFileSync(file2, JSON.stringify({
     static_resources: {
       clusters: [
-        { ...staticCluster('a', [1]), lb_policy: 'CLUSTER_PROVIDED' },
+        { ...staticCluster('a', [1]), lb_policy: 'LEAST_REQUEST', least_request_lb_config: { slow_start_config: { slow_start_window: '10s' } } },
         { ...staticCluster('b', [1]), health_checks: [{ timeout: '1s', interval: '1s', unhealthy_threshold: 1, healthy_threshold: 1, tcp_health_check: {}, tls_options: {} }] },
       ],
     },
@@ -265,7 +265,7 @@ test('--mode validate prints one line per invalid resource; capabilities are che
     assert.equal((await capability.exited).code, 1);
     const lines = capability.stderr.trim().split('\n');
     assert.equal(lines.length, 2, capability.stderr);
-    assert.match(lines[0]!, /static_resources\.clusters\[0\]\.lb_policy: lb_policy CLUSTER_PROVIDED is not implemented/);
+    assert.match(lines[0]!, /static_resources\.clusters\[0\]\.least_request_lb_config\.slow_start_config: slow_start_config is not implemented/);
     assert.match(lines[1]!, /static_resources\.clusters\[1\]\.health_checks\[0\]\.tls_options: tls_options is not implemented/);
   } finally {
     await capability.cleanup();

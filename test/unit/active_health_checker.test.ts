@@ -17,7 +17,7 @@ import type { ClusterDiscovery, ClusterType } from '../../src/upstream/cluster_d
 import { clusterTypes } from '../../src/upstream/cluster_types';
 import { HealthFlag } from '../../src/upstream/health_flags';
 import { ActiveHealthChecking } from '../../src/upstream/health_check/active_health_checking';
-import type { DiscoveredHost } from '../../src/upstream/membership';
+import { destinationHost, type DiscoveredHost } from '../../src/upstream/membership';
 import { SupervisorClusterManager } from '../../src/upstream/supervisor_cluster_manager';
 import { silentLogger, staticCluster } from '../helpers/data_plane';
 import { subscriptionFactory } from '../helpers/subscriptions';
@@ -267,16 +267,7 @@ function scriptedType() {
   return { types: new Map([['STRICT_DNS', type]]), emit: (hosts: DiscoveredHost[]) => onHosts(hosts) };
 }
 
-const host = (port: number): DiscoveredHost => ({
-  address: { address: '127.0.0.1', port },
-  hostname: '',
-  weight: 1,
-  priority: 0,
-  locality: { region: '', zone: '', subZone: '' },
-  localityWeight: 0,
-  metadata: {},
-  healthFlags: 0,
-});
+const host = (port: number): DiscoveredHost => ({ ...destinationHost('', { address: '127.0.0.1', port }), hostname: '' });
 
 for (const ignoreHealth of [false, true]) {
   test(`host removal ${ignoreHealth ? 'with' : 'without'} ignore_health_on_host_removal`, async () => {

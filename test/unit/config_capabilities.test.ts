@@ -74,9 +74,6 @@ const cases: [string, (b: Json) => void, string][] = [
   ['an HTTP/2 health check', (b) => (b.static_resources.clusters[0].health_checks = [{ ...TCP_CHECK, tcp_health_check: undefined, http_health_check: { path: '/', codec_client_type: 'HTTP2' } }]), 'static_resources.clusters[0].health_checks[0].http_health_check.codec_client_type: codec_client_type HTTP2 is not implemented'],
   ['an HTTP health check payload', (b) => (b.static_resources.clusters[0].health_checks = [{ ...TCP_CHECK, tcp_health_check: undefined, http_health_check: { path: '/', send: { text: '00' } } }]), 'static_resources.clusters[0].health_checks[0].http_health_check.send: send is not implemented'],
   ['upstream TLS from SDS', (b) => (b.static_resources.clusters[0].transport_socket = { name: 'proxy.transport_sockets.tls', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext', common_tls_context: { tls_certificate_sds_secret_configs: [{ name: 's' }] } } }), 'static_resources.clusters[0].transport_socket.typed_config.common_tls_context.tls_certificate_sds_secret_configs: tls_certificate_sds_secret_configs is not implemented'],
-  ['a discovery type', (b) => Object.assign(b.static_resources.clusters[0], { type: 'ORIGINAL_DST', load_assignment: undefined }), 'static_resources.clusters[0].type: type ORIGINAL_DST is not implemented'],
-  // No cluster type of this build provides its own balancer yet.
-  ['a load balancer', (b) => Object.assign(b.static_resources.clusters[0], { lb_policy: 'CLUSTER_PROVIDED' }), 'static_resources.clusters[0].lb_policy: lb_policy CLUSTER_PROVIDED is not implemented'],
   // Newer than 1.16.
   ['least request slow start', (b) => Object.assign(b.static_resources.clusters[0], { lb_policy: 'LEAST_REQUEST', least_request_lb_config: { slow_start_config: { slow_start_window: '10s' } } }), 'static_resources.clusters[0].least_request_lb_config.slow_start_config: slow_start_config is not implemented'],
   ['trusted hops', (b) => (b.static_resources.listeners[0].filter_chains[0].filters[0].typed_config.xff_num_trusted_hops = 1), 'static_resources.listeners[0].filter_chains[0].filters[0].typed_config.xff_num_trusted_hops: xff_num_trusted_hops is not implemented'],
@@ -109,11 +106,11 @@ for (const [what, mutate, message] of cases) {
 test('every unimplemented field is reported, not just the first', () => {
   const b = defaultBootstrap();
   b.static_resources.clusters[0].health_checks = [{ ...TCP_CHECK, tls_options: {} }];
-  b.static_resources.clusters[0].lb_policy = 'CLUSTER_PROVIDED';
+  b.stats_config = { stats_matcher: { reject_all: true } };
   b.layered_runtime = { layers: [{ name: 'rtds', rtds_layer: { name: 'r' } }] };
   assert.throws(() => check(b), (e: unknown) => {
     assert.ok(e instanceof ConfigErrors);
-    assert.deepEqual(e.all.map((x) => x.fieldPath).sort(), ['layered_runtime.layers[0].rtds_layer', 'static_resources.clusters[0].health_checks[0].tls_options', 'static_resources.clusters[0].lb_policy']);
+    assert.deepEqual(e.all.map((x) => x.fieldPath).sort(), ['layered_runtime.layers[0].rtds_layer', 'static_resources.clusters[0].health_checks[0].tls_options', 'stats_config.stats_matcher']);
     return true;
   });
 });

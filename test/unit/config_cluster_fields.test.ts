@@ -125,7 +125,6 @@ const ROWS: readonly Row[] = [
       assert.equal(c.lbPolicy, 'CLUSTER_PROVIDED');
       if (version === 2) assert.ok(loaded.warnings.includes(`${CLUSTER}.lb_policy: ORIGINAL_DST_LB is deprecated, use CLUSTER_PROVIDED instead`), loaded.warnings.join());
     },
-    refused: ['type', 'lb_policy'],
   },
   {
     field: 'hosts',
@@ -354,7 +353,6 @@ const ROWS: readonly Row[] = [
     field: 'original_dst_lb_config',
     v3: { type: 'ORIGINAL_DST', lb_policy: 'CLUSTER_PROVIDED', load_assignment: undefined, original_dst_lb_config: { use_http_header: true } },
     expect: (c) => assert.deepEqual(c.originalDstLbConfig, { useHttpHeader: true }),
-    refused: ['type', 'lb_policy', 'original_dst_lb_config'],
   },
   {
     field: 'least_request_lb_config',

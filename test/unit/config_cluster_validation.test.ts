@@ -99,6 +99,22 @@ const CASES: readonly (readonly [string, Json, string])[] = [
   ['STATIC with a hostname', { load_assignment: assignment('backend.internal') }, `${CLUSTER}.load_assignment.endpoints[0].lb_endpoints[0].endpoint.address.socket_address.address: malformed IP address: backend.internal`],
   ['STATIC without members', { load_assignment: undefined }, `${CLUSTER}.load_assignment: a STATIC cluster needs a load_assignment (or hosts)`],
   ['ORIGINAL_DST with members', { type: 'ORIGINAL_DST', lb_policy: 'CLUSTER_PROVIDED' }, `${CLUSTER}.load_assignment: ORIGINAL_DST clusters must have no load assignment or hosts configured`],
+  [
+    'ORIGINAL_DST with another lb_policy',
+    { type: 'ORIGINAL_DST', load_assignment: undefined, lb_policy: 'RING_HASH' },
+    `${CLUSTER}.lb_policy: cluster: LB policy RING_HASH is not valid for Cluster type ORIGINAL_DST. Only 'CLUSTER_PROVIDED' or 'ORIGINAL_DST_LB' is allowed with cluster type 'ORIGINAL_DST'`,
+  ],
+  [
+    'ORIGINAL_DST with the default lb_policy',
+    { type: 'ORIGINAL_DST', load_assignment: undefined },
+    `${CLUSTER}.lb_policy: cluster: LB policy ROUND_ROBIN is not valid for Cluster type ORIGINAL_DST. Only 'CLUSTER_PROVIDED' or 'ORIGINAL_DST_LB' is allowed with cluster type 'ORIGINAL_DST'`,
+  ],
+  [
+    'CLUSTER_PROVIDED on a type that provides no balancer',
+    { lb_policy: 'CLUSTER_PROVIDED' },
+    `${CLUSTER}.lb_policy: cluster manager: cluster provided LB specified but cluster 'c' did not provide one. Check cluster documentation.`,
+  ],
+  ['original_dst_lb_config without CLUSTER_PROVIDED', { original_dst_lb_config: { use_http_header: true } }, `${CLUSTER}.original_dst_lb_config: requires lb_policy CLUSTER_PROVIDED, but lb_policy is ROUND_ROBIN`],
   ['EDS without eds_cluster_config', { type: 'EDS', load_assignment: undefined }, `${CLUSTER}.eds_cluster_config: cannot create an EDS cluster without an EDS config`],
   ['EDS with members', { type: 'EDS', eds_cluster_config: { eds_config: { path: '/etc/proxy/eds.yaml' } } }, `${CLUSTER}.load_assignment: an EDS cluster takes its endpoints from EDS: load_assignment (or hosts) would be ignored`],
   ['eds_cluster_config on a STRICT_DNS cluster', { type: 'STRICT_DNS', eds_cluster_config: { service_name: 's' } }, `${CLUSTER}.eds_cluster_config: eds_cluster_config set in a non-EDS cluster`],

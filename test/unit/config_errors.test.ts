@@ -99,8 +99,8 @@ const CASES: Case[] = [
   },
   {
     name: 'listener filter',
-    change: (b) => (b.static_resources.listeners[0].listener_filters = [{ name: 'envoy.listener.tls_inspector' }, { name: 'envoy.filters.listener.original_dst' }]),
-    error: `static_resources.listeners[0].listener_filters[1].name: Didn't find a registered implementation for name: 'proxy.filters.listener.original_dst'`,
+    change: (b) => (b.static_resources.listeners[0].listener_filters = [{ name: 'envoy.listener.tls_inspector' }, { name: 'envoy.filters.listener.http_inspector' }]),
+    error: `static_resources.listeners[0].listener_filters[1].name: Didn't find a registered implementation for name: 'proxy.filters.listener.http_inspector'`,
   },
 
   // TCP proxy.
@@ -181,7 +181,7 @@ const CASES: Case[] = [
   {
     name: 'least request config without LEAST_REQUEST',
     change: (b) => (backend(b).least_request_lb_config = { choice_count: 3 }),
-    error: `${BACKEND}.least_request_lb_config: requires lb_policy LEAST_REQUEST, but lb_policy is CLUSTER_PROVIDED`,
+    error: `${BACKEND}.least_request_lb_config: requires lb_policy LEAST_REQUEST, but lb_policy is RANDOM`,
   },
   { name: 'newer lb policy', change: (b) => (web(b).lb_policy = 'LOAD_BALANCING_POLICY_CONFIG'), error: `${WEB}.lb_policy: LOAD_BALANCING_POLICY_CONFIG is not supported` },
   ...[

@@ -133,7 +133,7 @@ test('clusters, with defaults filled in', () => {
   assert.equal(web.statName, 'web_stats');
   assert.equal(backend.connectTimeoutMs, 250);
   assert.equal(web.connectTimeoutMs, 5000);
-  assert.equal(backend.lbPolicy, 'CLUSTER_PROVIDED');
+  assert.equal(backend.lbPolicy, 'RANDOM');
   assert.equal(web.lbPolicy, 'LEAST_REQUEST');
   assert.equal(web.type, 'STATIC');
   assert.equal(web.perConnectionBufferLimitBytes, 1048576);
@@ -193,7 +193,7 @@ test('source is the canonical v3 JSON, for /config_dump', () => {
     name: 'backend',
     type: 'STATIC',
     connect_timeout: '0.250s',
-    lb_policy: 'CLUSTER_PROVIDED',
+    lb_policy: 'RANDOM',
     load_assignment: {
       cluster_name: 'backend',
       endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: '127.0.0.1', port_value: 8080 } } } }] }],

@@ -21,7 +21,6 @@ test('a v2 bootstrap and its v3 rewrite load to the same model', () => {
     assert.deepEqual(v2.warnings, [
       'static_resources.clusters[0].hosts: deprecated option, use load_assignment instead',
       'static_resources.clusters[0].tls_context: deprecated option, use transport_socket (proxy.transport_sockets.tls) instead',
-      'static_resources.clusters[0].lb_policy: ORIGINAL_DST_LB is deprecated, use CLUSTER_PROVIDED instead',
     ]);
   }
   assert.deepEqual(v3.warnings, []);

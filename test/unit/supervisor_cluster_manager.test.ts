@@ -129,7 +129,8 @@ test('health bits other than EDS survive a rediscovery of the same host', async 
 });
 
 test('a type the registry lacks is refused by cluster name', async () => {
-  const { clusters } = manager([staticCluster('odd', [], { type: 'ORIGINAL_DST' })]);
+  const types = new Map([...clusterTypes()].filter(([name]) => name !== 'ORIGINAL_DST'));
+  const { clusters } = manager([staticCluster('odd', [], { type: 'ORIGINAL_DST' })], types);
   await assert.rejects(clusters.initialize(), (e: Error) => e instanceof UnknownClusterTypeError && /cluster 'odd': cluster type ORIGINAL_DST/.test(e.message));
 });
 

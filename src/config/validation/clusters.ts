@@ -20,6 +20,7 @@ const LB_CONFIG_POLICIES: ReadonlyMap<string, string> = new Map([
   ['least_request_lb_config', 'LEAST_REQUEST'],
   ['maglev_lb_config', 'MAGLEV'],
   ['round_robin_lb_config', 'ROUND_ROBIN'],
+  ['original_dst_lb_config', 'CLUSTER_PROVIDED'],
 ]);
 
 /** Newer than the API we implement; the model has no place for them. */
@@ -198,6 +199,22 @@ function validateLbPolicy(cluster: JsonObject, path: string): void {
   const lbPolicy = enumField(cluster, 'lb_policy', 'ROUND_ROBIN');
   if (UNSUPPORTED_LB_POLICIES.has(lbPolicy)) {
     throw new FieldError(childPath(path, 'lb_policy'), `${lbPolicy} is not supported`);
+  }
+  // Of the discovery types, only ORIGINAL_DST brings its own balancer; a custom cluster_type
+  // is judged by whether it has one when its cluster is built (cluster.ts). v2's ORIGINAL_DST_LB
+  // arrives as CLUSTER_PROVIDED (v2_upgrade.ts), which Envoy treats alike.
+  const type = enumField(cluster, 'type', 'STATIC');
+  if (cluster['cluster_type'] === undefined && type === 'ORIGINAL_DST' && lbPolicy !== 'CLUSTER_PROVIDED') {
+    throw new FieldError(
+      childPath(path, 'lb_policy'),
+      `cluster: LB policy ${lbPolicy} is not valid for Cluster type ${type}. Only 'CLUSTER_PROVIDED' or 'ORIGINAL_DST_LB' is allowed with cluster type 'ORIGINAL_DST'`,
+    );
+  }
+  if (cluster['cluster_type'] === undefined && type !== 'ORIGINAL_DST' && lbPolicy === 'CLUSTER_PROVIDED') {
+    throw new FieldError(
+      childPath(path, 'lb_policy'),
+      `cluster manager: cluster provided LB specified but cluster '${stringField(cluster, 'name')}' did not provide one. Check cluster documentation.`,
+    );
   }
   for (const [field, policy] of LB_CONFIG_POLICIES) {
     if (cluster[field] !== undefined && lbPolicy !== policy) {

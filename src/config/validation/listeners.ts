@@ -4,7 +4,7 @@ import { FieldError, FieldErrorCollector } from '../errors';
 import { filterChains } from '../extension_sites';
 import { childPath, indexPath } from '../field_path';
 import { JsonObject, messageField, messageList, stringField } from '../json';
-import { CONFIG_TYPES, HTTP_CONNECTION_MANAGER, RAW_BUFFER_TRANSPORT_SOCKET, TCP_PROXY, TLS_INSPECTOR, TLS_TRANSPORT_SOCKET } from '../names';
+import { CONFIG_TYPES, HTTP_CONNECTION_MANAGER, RAW_BUFFER_TRANSPORT_SOCKET, ORIGINAL_DST_LISTENER_FILTER, TCP_PROXY, TLS_INSPECTOR, TLS_TRANSPORT_SOCKET } from '../names';
 import { terminalFilterNotLast, typedConfig, unknownExtension } from './extensions';
 import { validateHttpConnectionManager } from './http_connection_manager';
 import { validateSocketAddress } from './socket_address';
@@ -33,12 +33,13 @@ function validateListener(listener: JsonObject, i: number, names: Set<string>, c
   if (name !== '' && names.has(name)) throw new FieldError(childPath(path, 'name'), `duplicate listener name '${name}'`);
   names.add(name);
   validateSocketAddress(messageField(listener, 'address'), childPath(path, 'address'), 'ip');
-  // The TLS inspector is the one listener filter implemented.
+  // The TLS inspector and original_dst are the listener filters implemented.
   messageList(listener, 'listener_filters').forEach((filter, k) => {
     const filterPath = indexPath(childPath(path, 'listener_filters'), k);
     const name = stringField(filter, 'name');
-    if (name !== TLS_INSPECTOR) throw new FieldError(childPath(filterPath, 'name'), unknownExtension(name));
-    typedConfig(filter, filterPath, CONFIG_TYPES.tlsInspector);
+    if (name === TLS_INSPECTOR) typedConfig(filter, filterPath, CONFIG_TYPES.tlsInspector);
+    else if (name === ORIGINAL_DST_LISTENER_FILTER) typedConfig(filter, filterPath, CONFIG_TYPES.originalDst);
+    else throw new FieldError(childPath(filterPath, 'name'), unknownExtension(name));
   });
   const chains = filterChains(listener, path);
   if (chains.length === 0) throw new FieldError(childPath(path, 'filter_chains'), 'no filter chains specified');

@@ -2,6 +2,7 @@
 // previous_hosts predicate (Envoy's retry_host_predicate) over the hosts its tries used, and
 // host_selection_retry_max_attempts extra picks to get away from them.
 
+import type { RequestHead } from '../../http/http1/message_head';
 import type { Host } from '../../upstream/host';
 import type { LoadBalancerContext } from '../../upstream/lb/load_balancer';
 import type { MetadataMatchCriteria } from '../../upstream/lb/metadata_match';
@@ -27,6 +28,10 @@ export class RetryLoadBalancerContext implements LoadBalancerContext {
 
   get downstream(): DownstreamAddresses | null {
     return this.route.downstream;
+  }
+
+  get downstreamHeaders(): RequestHead | null {
+    return this.route.downstreamHeaders ?? null;
   }
 
   shouldSelectAnotherHost(host: Host): boolean {

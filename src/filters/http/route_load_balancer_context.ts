@@ -37,6 +37,10 @@ export class RouteLoadBalancerContext implements LoadBalancerContext, HashedRequ
     return this.hash;
   }
 
+  get downstreamHeaders(): RequestHead {
+    return this.head;
+  }
+
   get remoteIp(): string {
     return downstreamRemoteIp(this.head, this.connectionIp, this.useRemoteAddress);
   }

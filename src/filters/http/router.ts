@@ -169,7 +169,7 @@ export class Router implements PoolCallbacks, ResponseDecoder {
       action.hashPolicies === undefined && metadataMatch === undefined
         ? null
         : new RouteLoadBalancerContext(action.hashPolicies, metadataMatch ?? null, head, downstream.connection, downstream.remoteAddress, config.useRemoteAddress);
-    let context: LoadBalancerContext = routeContext ?? connectionContext(downstream.connection);
+    let context: LoadBalancerContext = routeContext ?? connectionContext(downstream.connection, head);
     if (action.retryPolicy !== undefined || this.headerRetryOn !== null) {
       const headers = { retryOn: this.headerRetryOn, maxRetries: this.headerMaxRetries, retriableStatusCodes: this.headerRetriableStatusCodes };
       this.retry = RetryState.create(action.retryPolicy, headers, cluster.info.stats.counters, cluster.info.resourceManager(action.priority).retries, config.random);

@@ -4,15 +4,27 @@
 // CLUSTER_PROVIDED cluster of that type is refused as Envoy refuses it. Kept apart from the
 // supervisor's cluster type registry so that workers load no discovery code (DNS, xDS).
 
-import type { ClusterConfig } from '../../config/model';
+import type { Clock } from '../../common/clock';
+import type { ClusterConfig, SocketAddress } from '../../config/model';
 import type { Cluster } from '../cluster';
+import type { Host } from '../host';
 import { AGGREGATE_LOAD_BALANCER } from './aggregate_lb';
 import type { LoadBalancer } from './load_balancer';
 import type { LoadBalancerParams } from './load_balancer_base';
+import { ORIGINAL_DST_LB } from './original_dst_lb';
 
 /** What a cluster-provided balancer may use of the worker beyond its own cluster's hosts. */
 export interface ClusterProvidedContext {
   readonly config: ClusterConfig;
+  readonly clock: Clock;
+  /**
+   * The cluster's host at `address`: its member, else one made now that membership has not got
+   * yet (an ORIGINAL_DST destination seen first), usable at once; the member that joins at that
+   * address later takes it over, with its connections and statistics.
+   */
+  hostFor(address: SocketAddress): Host;
+  /** Tells the supervisor the balancer picked these destinations (it makes or keeps their hosts). */
+  reportPicked(addresses: readonly SocketAddress[]): void;
   /** The worker's other clusters (the aggregate's children). */
   readonly clusters: ClusterLookup;
 }
@@ -39,5 +51,5 @@ export function clusterTypeName(config: { readonly type: string; readonly cluste
 }
 
 export function clusterProvidedBalancers(): ReadonlyMap<string, ClusterProvidedLoadBalancerFactory> {
-  return new Map([AGGREGATE_LOAD_BALANCER].map((factory) => [factory.clusterType, factory]));
+  return new Map([ORIGINAL_DST_LB, AGGREGATE_LOAD_BALANCER].map((factory) => [factory.clusterType, factory]));
 }

@@ -1,6 +1,7 @@
 // What the router and tcp_proxy ask of a cluster's load balancer (Envoy's LoadBalancer and
 // LoadBalancerContext, include/envoy/upstream/load_balancer.h).
 
+import type { RequestHead } from '../../http/http1/message_head';
 import type { Cluster } from '../cluster';
 import type { Host } from '../host';
 import type { DownstreamAddresses } from '../upstream_network_filter';
@@ -18,6 +19,8 @@ export interface LoadBalancerContext {
   readonly metadataMatch: MetadataMatchCriteria | null;
   /** The downstream connection's addresses; null when there is none (health checks). */
   readonly downstream: DownstreamAddresses | null;
+  /** The request's headers (Envoy's downstreamHeaders); null or absent for a connection (tcp_proxy). */
+  readonly downstreamHeaders?: RequestHead | null;
   /** How many extra picks a balancer may make while shouldSelectAnotherHost refuses its pick. */
   readonly hostSelectionRetryCount: number;
   /** True for a host the caller would rather not use (one an earlier attempt already tried). */
@@ -59,7 +62,10 @@ class ConnectionContext implements LoadBalancerContext {
   readonly metadataMatch = null;
   readonly hostSelectionRetryCount = 0;
 
-  constructor(readonly downstream: DownstreamAddresses | null) {}
+  constructor(
+    readonly downstream: DownstreamAddresses | null,
+    readonly downstreamHeaders: RequestHead | null,
+  ) {}
 
   shouldSelectAnotherHost(): boolean {
     return false;
@@ -67,8 +73,8 @@ class ConnectionContext implements LoadBalancerContext {
 }
 
 /** The context of a pick with nothing to hash, no metadata to match and no host to avoid. */
-export function connectionContext(downstream: DownstreamAddresses | null): LoadBalancerContext {
-  return new ConnectionContext(downstream);
+export function connectionContext(downstream: DownstreamAddresses | null, downstreamHeaders: RequestHead | null = null): LoadBalancerContext {
+  return new ConnectionContext(downstream, downstreamHeaders);
 }
 
 /** The same context asking for `metadataMatch` instead (Envoy's LoadBalancerContextWrapper). */
@@ -77,6 +83,7 @@ export function withMetadataMatch(context: LoadBalancerContext, metadataMatch: M
     hashKey: context.hashKey,
     metadataMatch,
     downstream: context.downstream,
+    downstreamHeaders: context.downstreamHeaders ?? null,
     hostSelectionRetryCount: context.hostSelectionRetryCount,
     shouldSelectAnotherHost: (host) => context.shouldSelectAnotherHost(host),
     forcedPriority: context.forcedPriority,
