@@ -24,6 +24,8 @@ export interface CdsApiDeps {
   readonly subscriptions: SubscriptionFactory;
   readonly clusters: ClusterSet;
   readonly schema: ProtoSchema;
+  /** --disable-extensions, resolved: a resource using one is refused as a static cluster would be. */
+  readonly disabledExtensions: ReadonlySet<string>;
   /** `cluster_manager.cds`: the subscription's statistics. */
   readonly stats: Scope;
   readonly log: Logger;
@@ -80,7 +82,7 @@ export class CdsApi implements SubscriptionCallbacks {
         // The first of two resources of a name has been applied already, as in Envoy.
         if (seen.has(name)) throw new Error(`duplicate cluster ${name} found`);
         seen.add(name);
-        const { config, source } = loadClusterResource(schema, resource, `resources[${i}]`);
+        const { config, source } = loadClusterResource(schema, resource, `resources[${i}]`, this.deps.disabledExtensions);
         const result = clusters.addOrUpdateCluster(config, { versionInfo, lastUpdated, source });
         if (result.applied) {
           anyApplied = true;

@@ -86,6 +86,8 @@ test('a hot restart under ADS keeps serving; the new epoch resubscribes and foll
   assert.ok(fresh.length > 0, 'the new epoch opened no stream');
   assert.equal(new Set(fresh.map((r) => r.stream)).size, 1);
   assert.equal(fresh[0]!.node?.['id'], NODE_ID);
+  // It starts from nothing: no version of the parent's carries over.
+  assert.equal(fresh[0]!.version_info, '');
   assert.deepEqual(new Set(fresh.map((r) => r.type_url)), new Set([CLUSTER_TYPE, CLA_TYPE]));
   // Both types are ACKed at the server's versions on the new stream.
   for (const [type, version] of [[CLUSTER_TYPE, 'c1'], [CLA_TYPE, 'e1']] as const) {

@@ -90,6 +90,7 @@ function setup(staticClusters: ClusterConfig[] = []) {
     subscriptions: subscriptionFactory(store, silentLogger),
     clusters,
     schema: protoSchema(),
+    disabledExtensions: new Set(),
     stats: store.scope('cluster_manager.cds'),
     log: silentLogger,
     now: () => LAST_UPDATED,
