@@ -9,6 +9,7 @@
 import type * as grpc from '@grpc/grpc-js';
 import type { Clock, TimeoutHandle } from '../../common/clock';
 import { JitteredBackOff } from '../../common/jittered_backoff';
+import { SerialQueue } from '../../common/serial_queue';
 import type { Logger } from '../../log/logger_api';
 import type { RandomSource } from '../../upstream/lb/load_balancer';
 import type { JsonObject } from '../json';
@@ -17,7 +18,7 @@ import type { DiscoveryWire } from './discovery_wire';
 import type { GrpcChannel } from './grpc_channel';
 import type { ResourceDecoder } from './resource_decoder';
 import type { ResourceType } from './resource_types';
-import type { DecodedResource } from './subscription';
+import { type DecodedResource, settleUpdate } from './subscription';
 
 /** Envoy's GrpcStream backoff: the first retry within 500 ms, none later than 30 s. */
 const RETRY_BASE_MS = 500;
@@ -36,8 +37,11 @@ export interface GrpcMuxDeps {
 
 /** What a mux tells a watch (a GrpcSubscription). */
 export interface MuxWatchCallbacks {
-  /** @throws Error to reject the update: every watch of the type is told, and the response NACKed */
-  onConfigUpdate(resources: readonly DecodedResource[], versionInfo: string): void;
+  /**
+   * A promise delays the ACK, and every later response of the stream, until it settles.
+   * @throws Error (or rejects) to reject the update: every watch of the type is told, and the response NACKed
+   */
+  onConfigUpdate(resources: readonly DecodedResource[], versionInfo: string): void | Promise<void>;
   onConfigUpdateFailed(reason: 'connection_failure' | 'update_rejected', error: Error | null): void;
 }
 
@@ -74,6 +78,8 @@ export class GrpcMux {
   private firstStreamRequest = true;
   private closed = false;
   private readonly backOff: JitteredBackOff;
+  /** Responses are applied and answered one at a time, in order, as Envoy's one thread does. */
+  private readonly responses = new SerialQueue();
 
   constructor(
     private readonly channel: GrpcChannel,
@@ -143,7 +149,8 @@ export class GrpcMux {
     const stream: Stream = { client, call };
     this.stream = stream;
     call.on('data', (bytes: Buffer) => {
-      if (this.stream === stream) this.onResponse(bytes);
+      // A response still queued when its stream ends is dropped: its nonce means nothing to the next.
+      this.responses.run(() => (this.stream === stream ? this.onResponse(bytes) : undefined));
     });
     call.on('status', (status: grpc.StatusObject) => {
       if (this.stream === stream) this.onRemoteClose(status);
@@ -177,7 +184,7 @@ export class GrpcMux {
     }, this.backOff.nextMs());
   }
 
-  private onResponse(bytes: Buffer): void {
+  private onResponse(bytes: Buffer): void | Promise<void> {
     // A response means the server is there: the next failure starts the backoff afresh.
     this.backOff.reset();
     this.deps.controlPlane.connected_state.set(1);
@@ -201,33 +208,50 @@ export class GrpcMux {
       else this.sendRequest(header.typeUrl, state);
       return;
     }
-    try {
-      this.deliver(state, bytes, header.versionInfo);
-      state.versionInfo = header.versionInfo;
-    } catch (error) {
-      const reason = error instanceof Error ? error : new Error(String(error));
-      for (const watch of state.watches) watch.callbacks.onConfigUpdateFailed('update_rejected', reason);
-      state.errorDetail = reason.message;
-    }
-    state.nonce = header.nonce;
-    this.sendRequest(header.typeUrl, state);
+    const stream = this.stream;
+    const answer = (errorDetail: string | null) => {
+      // Applied across a reconnection: the new stream has asked afresh, and this nonce is not its.
+      if (this.stream !== stream) return;
+      state.nonce = header.nonce;
+      state.errorDetail = errorDetail;
+      this.sendRequest(header.typeUrl, state);
+    };
+    return settleUpdate(
+      () => this.deliver(state, bytes, header.versionInfo),
+      () => {
+        state.versionInfo = header.versionInfo;
+        answer(null);
+      },
+      (reason) => {
+        for (const watch of state.watches) watch.callbacks.onConfigUpdateFailed('update_rejected', reason);
+        answer(reason.message);
+      },
+    );
   }
 
-  /** Hands each watch its resources: a wildcard watch all of them, a named watch those it names, if any. */
-  private deliver(state: TypeState, bytes: Buffer, versionInfo: string): void {
+  /**
+   * Hands each watch its resources: a wildcard watch all of them, a named watch those it names,
+   * if any. A watch that returns a promise holds the ones after it until it settles.
+   */
+  private deliver(state: TypeState, bytes: Buffer, versionInfo: string): void | Promise<void> {
     const { decoder, wire } = this.deps;
     const decoded = wire.decodeResponse(bytes, decoder.unknownFieldsAllowed());
     decoder.report(decoded.unknownFields);
     const resources = decoder.decode(decoded.json, state.type).resources;
     const byName = new Map(resources.map((resource) => [resource.name, resource]));
+    let pending: Promise<void> | undefined;
     for (const watch of [...state.watches]) {
-      if (watch.names.length === 0) {
-        watch.callbacks.onConfigUpdate(resources, versionInfo);
+      const found = watch.names.length === 0 ? resources : watch.names.flatMap((name) => byName.get(name) ?? []);
+      if (found.length === 0 && watch.names.length > 0) continue;
+      const update = () => watch.callbacks.onConfigUpdate(found, versionInfo);
+      if (pending !== undefined) {
+        pending = pending.then(update);
         continue;
       }
-      const found = watch.names.flatMap((name) => byName.get(name) ?? []);
-      if (found.length > 0) watch.callbacks.onConfigUpdate(found, versionInfo);
+      const applied = update();
+      if (applied instanceof Promise) pending = applied;
     }
+    return pending;
   }
 
   private sendRequest(typeUrl: string, state: TypeState): void {

@@ -5,13 +5,14 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { watchDirectory } from '../../common/directory_watch';
+import { SerialQueue } from '../../common/serial_queue';
 import type { Logger } from '../../log/logger_api';
 import { inConfigFile } from '../errors';
 import { readProtoFile } from '../proto_file';
 import type { ProtoSchema } from '../schema';
 import type { DecodedResponse, ResourceDecoder } from './resource_decoder';
 import type { ResourceType } from './resource_types';
-import type { Subscription, SubscriptionCallbacks, SubscriptionStats } from './subscription';
+import { settleUpdate, type Subscription, type SubscriptionCallbacks, type SubscriptionStats } from './subscription';
 import { versionHash } from './version_hash';
 
 const DISCOVERY_RESPONSE = 'envoy.service.discovery.v3.DiscoveryResponse';
@@ -25,6 +26,8 @@ export interface PathSubscriptionDeps {
 export class PathSubscription implements Subscription {
   private watcher: fs.FSWatcher | null = null;
   private closed = false;
+  /** A rename while the subscriber applies the last file is read once that is done. */
+  private readonly refreshes = new SerialQueue();
 
   constructor(
     private readonly file: string,
@@ -52,6 +55,10 @@ export class PathSubscription implements Subscription {
   }
 
   private refresh(): void {
+    this.refreshes.run(() => this.readAndDeliver());
+  }
+
+  private readAndDeliver(): void | Promise<void> {
     if (this.closed) return;
     const stats = this.stats;
     stats.update_attempt.inc();
@@ -66,17 +73,21 @@ export class PathSubscription implements Subscription {
       this.callbacks.onConfigUpdateFailed('update_rejected', error as Error);
       return;
     }
-    try {
-      this.callbacks.onConfigUpdate(response.resources, response.versionInfo);
-    } catch (error) {
-      this.deps.log.warn(`filesystem config update rejected: ${this.file}: ${(error as Error).message}`);
-      stats.update_rejected.inc();
-      this.callbacks.onConfigUpdateFailed('update_rejected', error as Error);
-      return;
-    }
-    stats.update_time.set(Date.now());
-    stats.version.set(versionHash(response.versionInfo));
-    stats.update_success.inc();
+    return settleUpdate(
+      () => this.callbacks.onConfigUpdate(response.resources, response.versionInfo),
+      () => {
+        if (this.closed) return;
+        stats.update_time.set(Date.now());
+        stats.version.set(versionHash(response.versionInfo));
+        stats.update_success.inc();
+      },
+      (error) => {
+        if (this.closed) return;
+        this.deps.log.warn(`filesystem config update rejected: ${this.file}: ${error.message}`);
+        stats.update_rejected.inc();
+        this.callbacks.onConfigUpdateFailed('update_rejected', error);
+      },
+    );
   }
 
   private read(): DecodedResponse {
