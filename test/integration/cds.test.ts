@@ -407,3 +407,43 @@ describe('--disable-extensions applies to CDS clusters', TIMEOUT, () => {
     assert.equal((await get(listener, '/')).body, 'a');
   });
 });
+
+describe('a large CDS update', TIMEOUT, () => {
+  test('admin answers while 2,000 clusters are being applied; the update counts as one success once all are in', async (t) => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'proxy-cds-'));
+    const cdsPath = path.join(dir, 'cds.json');
+    pushCds(cdsPath, '1', []);
+    const proxy = await startProxy(bootstrap(cdsPath, 1), ['--concurrency', '1']);
+    t.after(async () => {
+      await proxy.cleanup();
+      fs.rmSync(dir, { recursive: true, force: true });
+    });
+    const count = 2000;
+    const stats = async () => {
+      const body = (await proxy.admin(`/stats?format=json&filter=${encodeURIComponent('^cluster_manager\\.(cluster_added|cds\\.update_success)$')}`)).body;
+      const values = new Map((JSON.parse(body) as { stats: { name: string; value: number }[] }).stats.map((s) => [s.name, s.value]));
+      return { added: values.get('cluster_manager.cluster_added')!, successes: values.get('cluster_manager.cds.update_success')! };
+    };
+    const before = await stats();
+    assert.deepEqual(before, { added: 1, successes: 1 });
+
+    pushCds(cdsPath, '2', Array.from({ length: count }, (_, i) => cluster(`c${i}`, 1)));
+    const seen: Array<{ added: number; successes: number }> = [];
+    await waitFor(
+      'the update to be applied',
+      async () => {
+        const now = await stats();
+        seen.push(now);
+        return now.successes === 2 ? true : undefined;
+      },
+      120_000,
+    );
+    // The admin answered between the update's slices: some of its clusters in, the update not yet answered.
+    const midway = seen.filter((s) => s.added > 1 && s.added < 1 + count);
+    assert.ok(midway.length > 0, `no answer during the update: ${JSON.stringify(seen)}`);
+    assert.ok(midway.every((s) => s.successes === 1));
+    assert.deepEqual(seen.at(-1), { added: 1 + count, successes: 2 });
+    assert.equal(await proxy.stat('cluster_manager.active_clusters'), 1 + count);
+    assert.match((await proxy.admin('/clusters')).body, /^version_info::2$/m);
+  });
+});
