@@ -42,11 +42,11 @@ function asStatic(cluster: JsonObject, disabledExtensions: ReadonlySet<string> =
 }
 
 /** The cluster as the third resource of a CDS update, decoded as a subscription decodes it. */
-function asDynamic(cluster: JsonObject, disabledExtensions: ReadonlySet<string> = new Set()) {
+async function asDynamic(cluster: JsonObject, disabledExtensions: ReadonlySet<string> = new Set()) {
   const schema = protoSchema();
   const decoder = new ResourceDecoder(schema, 'reject', createHeapStatsStore().counter('server.dynamic_unknown_fields'), silentLogger);
   const other = { '@type': CLUSTER_TYPE, ...clusterJson({ name: 'other' }) };
-  const response = decoder.decode({ version_info: '1', resources: [other, other, { '@type': CLUSTER_TYPE, ...cluster }] }, CLUSTER_RESOURCE);
+  const response = await decoder.decode({ version_info: '1', resources: [other, other, { '@type': CLUSTER_TYPE, ...cluster }] }, CLUSTER_RESOURCE);
   try {
     return { config: loadClusterResource(schema, response.resources[2]!.resource, 'resources[2]', disabledExtensions).config, error: null };
   } catch (error) {
@@ -64,9 +64,9 @@ const REFUSED: ReadonlyArray<[string, JsonObject, string]> = [
 ];
 
 for (const [what, cluster, field] of REFUSED) {
-  test(`refused by ${what}: same reason, same path below the resource`, () => {
+  test(`refused by ${what}: same reason, same path below the resource`, async () => {
     const staticResult = asStatic(cluster);
-    const dynamicResult = asDynamic(cluster);
+    const dynamicResult = await asDynamic(cluster);
     assert.ok(staticResult.error !== null, 'the static cluster is refused');
     assert.equal(staticResult.error.path, `static_resources.clusters[0].${field}`);
     assert.deepEqual(dynamicResult.error, { path: `resources[2].${field}`, reason: staticResult.error.reason });
@@ -94,26 +94,26 @@ const DISABLED: ReadonlyArray<[string, string, JsonObject, string]> = [
 ];
 
 for (const [what, entry, cluster, field] of DISABLED) {
-  test(`--disable-extensions: ${what} disabled is refused alike, static or from CDS`, () => {
+  test(`--disable-extensions: ${what} disabled is refused alike, static or from CDS`, async () => {
     const disabled = resolveDisabledExtensions([entry]).keys;
     assert.equal(disabled.size, 1, `${entry} names an extension`);
     const staticResult = asStatic(cluster, disabled);
     assert.equal(staticResult.error?.path, `static_resources.clusters[0].${field}`);
     assert.match(staticResult.error.reason, /\(disabled by --disable-extensions\)$/);
-    assert.deepEqual(asDynamic(cluster, disabled).error, { path: `resources[2].${field}`, reason: staticResult.error.reason });
+    assert.deepEqual((await asDynamic(cluster, disabled)).error, { path: `resources[2].${field}`, reason: staticResult.error.reason });
     // Enabled, both accept it.
-    assert.equal(asDynamic(cluster).error, null);
+    assert.equal((await asDynamic(cluster)).error, null);
   });
 }
 
-test('an accepted cluster has the model of the same static cluster, extension names canonical', () => {
+test('an accepted cluster has the model of the same static cluster, extension names canonical', async () => {
   const cluster = clusterJson({
     lb_policy: 'LEAST_REQUEST',
     circuit_breakers: { thresholds: [{ max_connections: 7 }] },
     transport_socket: { name: 'envoy.transport_sockets.raw_buffer', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.transport_sockets.raw_buffer.v3.RawBuffer' } },
   });
   const staticResult = asStatic(cluster);
-  const dynamicResult = asDynamic(cluster);
+  const dynamicResult = await asDynamic(cluster);
   assert.equal(staticResult.error, null);
   assert.deepEqual(dynamicResult.config, staticResult.config);
   assert.equal((dynamicResult.config!.source as { transport_socket: { name: string } }).transport_socket.name, 'proxy.transport_sockets.raw_buffer');

@@ -18,7 +18,7 @@ import type { DiscoveryWire } from './discovery_wire';
 import type { GrpcChannel } from './grpc_channel';
 import type { ResourceDecoder } from './resource_decoder';
 import type { ResourceType } from './resource_types';
-import { type DecodedResource, settleUpdate } from './subscription';
+import type { DecodedResource } from './subscription';
 
 /** Envoy's GrpcStream backoff: the first retry within 500 ms, none later than 30 s. */
 const RETRY_BASE_MS = 500;
@@ -184,7 +184,7 @@ export class GrpcMux {
     }, this.backOff.nextMs());
   }
 
-  private onResponse(bytes: Buffer): void | Promise<void> {
+  private async onResponse(bytes: Buffer): Promise<void> {
     // A response means the server is there: the next failure starts the backoff afresh.
     this.backOff.reset();
     this.deps.controlPlane.connected_state.set(1);
@@ -209,49 +209,37 @@ export class GrpcMux {
       return;
     }
     const stream = this.stream;
-    const answer = (errorDetail: string | null) => {
-      // Applied across a reconnection: the new stream has asked afresh, and this nonce is not its.
-      if (this.stream !== stream) return;
-      state.nonce = header.nonce;
-      state.errorDetail = errorDetail;
-      this.sendRequest(header.typeUrl, state);
-    };
-    return settleUpdate(
-      () => this.deliver(state, bytes, header.versionInfo),
-      () => {
-        state.versionInfo = header.versionInfo;
-        answer(null);
-      },
-      (reason) => {
-        for (const watch of state.watches) watch.callbacks.onConfigUpdateFailed('update_rejected', reason);
-        answer(reason.message);
-      },
-    );
+    let errorDetail: string | null = null;
+    try {
+      await this.deliver(state, bytes, header.versionInfo);
+      state.versionInfo = header.versionInfo;
+    } catch (error) {
+      const reason = error instanceof Error ? error : new Error(String(error));
+      for (const watch of state.watches) watch.callbacks.onConfigUpdateFailed('update_rejected', reason);
+      errorDetail = reason.message;
+    }
+    // Applied across a reconnection: the new stream has asked afresh, and this nonce is not its.
+    if (this.stream !== stream) return;
+    state.nonce = header.nonce;
+    state.errorDetail = errorDetail;
+    this.sendRequest(header.typeUrl, state);
   }
 
   /**
    * Hands each watch its resources: a wildcard watch all of them, a named watch those it names,
-   * if any. A watch that returns a promise holds the ones after it until it settles.
+   * if any. The resources are decoded in slices, and a watch applying in slices holds the next.
    */
-  private deliver(state: TypeState, bytes: Buffer, versionInfo: string): void | Promise<void> {
+  private async deliver(state: TypeState, bytes: Buffer, versionInfo: string): Promise<void> {
     const { decoder, wire } = this.deps;
-    const decoded = wire.decodeResponse(bytes, decoder.unknownFieldsAllowed());
-    decoder.report(decoded.unknownFields);
-    const resources = decoder.decode(decoded.json, state.type).resources;
+    const parts = wire.decodeResponse(bytes, decoder.unknownFieldsAllowed());
+    decoder.report(parts.unknownFields);
+    const { resources } = await decoder.decodeParts(parts, state.type);
     const byName = new Map(resources.map((resource) => [resource.name, resource]));
-    let pending: Promise<void> | undefined;
     for (const watch of [...state.watches]) {
       const found = watch.names.length === 0 ? resources : watch.names.flatMap((name) => byName.get(name) ?? []);
       if (found.length === 0 && watch.names.length > 0) continue;
-      const update = () => watch.callbacks.onConfigUpdate(found, versionInfo);
-      if (pending !== undefined) {
-        pending = pending.then(update);
-        continue;
-      }
-      const applied = update();
-      if (applied instanceof Promise) pending = applied;
+      await watch.callbacks.onConfigUpdate(found, versionInfo);
     }
-    return pending;
   }
 
   private sendRequest(typeUrl: string, state: TypeState): void {

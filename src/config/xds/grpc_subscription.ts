@@ -58,16 +58,11 @@ export class GrpcSubscription implements Subscription {
     if (this.options.ownsMux) this.mux.close();
   }
 
-  private onConfigUpdate(resources: readonly DecodedResource[], versionInfo: string): void | Promise<void> {
+  private async onConfigUpdate(resources: readonly DecodedResource[], versionInfo: string): Promise<void> {
     if (this.closed) return;
     this.disableInitTimer();
     // A throw (or rejection) goes up to the mux, which NACKs and reports the rejection back here.
-    const applied = this.callbacks.onConfigUpdate(resources, versionInfo);
-    if (applied instanceof Promise) return applied.then(() => this.accepted(versionInfo));
-    this.accepted(versionInfo);
-  }
-
-  private accepted(versionInfo: string): void {
+    await this.callbacks.onConfigUpdate(resources, versionInfo);
     const stats = this.stats;
     stats.update_success.inc();
     stats.update_attempt.inc();

@@ -15,7 +15,7 @@ import type { DiscoveryWire } from './discovery_wire';
 import type { ClusterAddresses } from './grpc_channel';
 import type { ResourceDecoder } from './resource_decoder';
 import type { ResourceType } from './resource_types';
-import { settleUpdate, type Subscription, type SubscriptionCallbacks, type SubscriptionStats } from './subscription';
+import type { Subscription, SubscriptionCallbacks, SubscriptionStats } from './subscription';
 import { versionHash } from './version_hash';
 
 export interface RestSubscriptionOptions {
@@ -140,36 +140,34 @@ export class RestSubscription implements Subscription {
       return;
     }
     this.disableInitTimer();
-    let versionInfo = '';
     // The next poll is scheduled once the subscriber has applied (or rejected) this answer.
-    void settleUpdate(
-      () => {
-        let json: JsonValue;
-        try {
-          json = JSON.parse(body) as JsonValue;
-        } catch (error) {
-          throw new FieldError('', `not a JSON DiscoveryResponse: ${(error as Error).message}`);
-        }
-        const response = this.deps.decoder.decode(json, this.options.type);
-        versionInfo = response.versionInfo;
-        if (response.versionInfo !== this.versionInfo) return this.callbacks.onConfigUpdate(response.resources, response.versionInfo);
-      },
-      () => {
-        if (this.closed) return;
-        this.versionInfo = versionInfo;
-        this.stats.version.set(versionHash(versionInfo));
-        this.stats.update_time.set(Date.now());
-        this.stats.update_success.inc();
-        this.scheduleNext();
-      },
-      (reason) => {
-        if (this.closed) return;
-        this.deps.log.warn(`REST config for ${this.options.path} rejected: ${reason.message}`);
-        this.stats.update_rejected.inc();
-        this.callbacks.onConfigUpdateFailed('update_rejected', reason);
-        this.scheduleNext();
-      },
-    );
+    void this.apply(body).then(() => this.scheduleNext());
+  }
+
+  /** Decodes and applies one answer (a version already applied is only counted); a rejection is counted and passed on. */
+  private async apply(body: string): Promise<void> {
+    try {
+      let json: JsonValue;
+      try {
+        json = JSON.parse(body) as JsonValue;
+      } catch (error) {
+        throw new FieldError('', `not a JSON DiscoveryResponse: ${(error as Error).message}`);
+      }
+      const response = await this.deps.decoder.decode(json, this.options.type);
+      if (this.closed) return;
+      if (response.versionInfo !== this.versionInfo) await this.callbacks.onConfigUpdate(response.resources, response.versionInfo);
+      if (this.closed) return;
+      this.versionInfo = response.versionInfo;
+      this.stats.version.set(versionHash(response.versionInfo));
+      this.stats.update_time.set(Date.now());
+      this.stats.update_success.inc();
+    } catch (error) {
+      if (this.closed) return;
+      const reason = error instanceof Error ? error : new Error(String(error));
+      this.deps.log.warn(`REST config for ${this.options.path} rejected: ${reason.message}`);
+      this.stats.update_rejected.inc();
+      this.callbacks.onConfigUpdateFailed('update_rejected', reason);
+    }
   }
 
   /** Counted, not passed on: the subscriber waits for the next poll, or initial_fetch_timeout. */

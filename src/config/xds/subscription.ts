@@ -31,27 +31,6 @@ export interface SubscriptionCallbacks {
   onConfigUpdateFailed(reason: ConfigUpdateFailureReason, error: Error | null): void;
 }
 
-/**
- * Runs `update` (a delivery to a subscriber), then `accepted()`, or `rejected(error)` if it threw
- * or its promise rejected: at once for a synchronous subscriber, once the promise settles
- * otherwise (the returned promise settles after them).
- */
-export function settleUpdate(update: () => void | Promise<void>, accepted: () => void, rejected: (error: Error) => void): void | Promise<void> {
-  const asError = (thrown: unknown) => (thrown instanceof Error ? thrown : new Error(String(thrown)));
-  let result: void | Promise<void>;
-  try {
-    result = update();
-  } catch (error) {
-    rejected(asError(error));
-    return;
-  }
-  if (!(result instanceof Promise)) {
-    accepted();
-    return;
-  }
-  return result.then(accepted, (error: unknown) => rejected(asError(error)));
-}
-
 export interface Subscription {
   /** Starts fetching; `resourceNames` empty means every resource of the type (CDS, wildcard). */
   start(resourceNames: readonly string[]): void;
