@@ -16,6 +16,7 @@ import { clusterTypes } from '../../src/upstream/cluster_types';
 import type { ClusterSnapshot, DiscoveredHost } from '../../src/upstream/membership';
 import { SupervisorClusterManager } from '../../src/upstream/supervisor_cluster_manager';
 import { silentLogger, staticCluster } from '../helpers/data_plane';
+import { turnsDuring } from '../helpers/event_loop_turns';
 import { ManualClock } from '../helpers/manual_clock';
 import { subscriptionFactory } from '../helpers/subscriptions';
 
@@ -231,16 +232,7 @@ test('a large update is applied in slices that let the event loop turn; its clus
   const { cds, clusters, events, stat } = setup();
   await clusters.initialize();
   const resources = Array.from({ length: 1000 }, (_, i) => staticResource(`c${i}`, 1000 + i));
-  let applying = true;
-  let turns = 0;
-  const turn = () => {
-    if (!applying) return;
-    turns++;
-    setImmediate(turn);
-  };
-  setImmediate(turn);
-  await cds.onConfigUpdate(resources, 'big');
-  applying = false;
+  const { turns } = await turnsDuring(() => cds.onConfigUpdate(resources, 'big'));
   // 1,000 resources in slices of 100: the loop turned between them.
   assert.ok(turns >= 5, `the event loop turned ${turns} times`);
   await cds.initialized;

@@ -12,6 +12,7 @@ import { ResourceDecoder, type UnknownDynamicFields } from '../../src/config/xds
 import { CLUSTER_RESOURCE } from '../../src/config/xds/resource_types';
 import { createHeapStatsStore } from '../../src/stats/store';
 import { silentLogger } from '../helpers/data_plane';
+import { turnsDuring } from '../helpers/event_loop_turns';
 
 const CLUSTER_TYPE = 'type.googleapis.com/envoy.config.cluster.v3.Cluster';
 const schema = protoSchema();
@@ -34,23 +35,6 @@ function binaryResponse(count: number, withUnknown: number): Uint8Array {
     return { type_url: CLUSTER_TYPE, value };
   });
   return responseType.encode(responseType.fromObject({ version_info: 'v', type_url: CLUSTER_TYPE, resources })).finish();
-}
-
-/** Counts the turns of the event loop while `work` runs. */
-async function turnsDuring<T>(work: () => Promise<T>): Promise<{ result: T; turns: number }> {
-  let running = true;
-  let turns = 0;
-  const turn = () => {
-    if (!running) return;
-    turns++;
-    setImmediate(turn);
-  };
-  setImmediate(turn);
-  try {
-    return { result: await work(), turns };
-  } finally {
-    running = false;
-  }
 }
 
 test('JSON: 1,000 resources are decoded in slices, in order; an unknown field far down is reported at its path', async () => {
