@@ -63,6 +63,8 @@ export class GrpcSubscription implements Subscription {
     this.disableInitTimer();
     // A throw (or rejection) goes up to the mux, which NACKs and reports the rejection back here.
     await this.callbacks.onConfigUpdate(resources, versionInfo);
+    // Closed while the subscriber applied it in slices: the update no longer counts.
+    if (this.closed) return;
     const stats = this.stats;
     stats.update_success.inc();
     stats.update_attempt.inc();
