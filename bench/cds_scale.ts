@@ -1,7 +1,8 @@
 // CDS at scale: a proxy with 2 workers and file-based CDS starts with no dynamic cluster; one
 // atomic rename then pushes CDS_SCALE_CLUSTERS (10,000) STATIC clusters of one host each.
 // Prints, without asserting: the time from the rename until the supervisor has them all active
-// (cluster_manager.active_clusters), and until both workers route to the last one. The
+// (cluster_manager.active_clusters), and until both workers route to the last one, and the
+// longest GET /ready took meanwhile (how long the update held the supervisor's event loop). The
 // supervisor sends each warmed cluster to every worker in activation order over an ordered
 // channel, so a worker that serves the last cluster has built all of them.
 //
@@ -58,6 +59,42 @@ async function stat(adminPort: number, name: string): Promise<number | undefined
   return (JSON.parse(r.body) as { stats: { name: string; value: number }[] }).stats.find((s) => s.name === name)?.value;
 }
 
+/** One GET to the admin with no timeout: a stalled supervisor must show as a long answer, not an error. */
+function timedGet(port: number, urlPath: string): Promise<number> {
+  const started = performance.now();
+  return new Promise((resolve, reject) => {
+    http
+      .get({ host: '127.0.0.1', port, path: urlPath, agent: false }, (response) => {
+        response.resume();
+        response.on('end', () => resolve(performance.now() - started));
+      })
+      .on('error', reject);
+  });
+}
+
+/**
+ * GET `urlPath` every `intervalMs` (the next one once the last has answered) until stop(), which
+ * resolves to the longest answer: how long the supervisor's event loop kept its admin waiting.
+ */
+function pollLatency(port: number, urlPath: string, intervalMs: number): { stop(): Promise<number> } {
+  let running = true;
+  let worst = 0;
+  const loop = (async () => {
+    while (running) {
+      const started = performance.now();
+      worst = Math.max(worst, await timedGet(port, urlPath));
+      await new Promise((r) => setTimeout(r, Math.max(0, intervalMs - (performance.now() - started))));
+    }
+  })();
+  return {
+    stop: async () => {
+      running = false;
+      await loop;
+      return worst;
+    },
+  };
+}
+
 /** `intervalMs` keeps a probe that costs the proxy work (a /stats render) from slowing what it measures. */
 async function until(what: string, deadline: number, probe: () => Promise<boolean>, intervalMs = 10): Promise<number> {
   for (;;) {
@@ -99,6 +136,7 @@ async function main(): Promise<void> {
     const before = await fetchOnce(listenPort, '/');
     if (before.status !== 503) throw new Error(`before the push the proxy answered ${before.status}`);
 
+    const admin = pollLatency(adminPort, '/ready', 50);
     const pushed = performance.now();
     pushCds(cdsPath, '1', clusters, upstreamPort);
     const deadline = pushed + PUSH_TIMEOUT_MS;
@@ -111,9 +149,11 @@ async function main(): Promise<void> {
         return workers.every((w) => seen.has(w));
       }),
     ]);
+    const worstAdmin = await admin.stop();
     console.log(`cds_scale: ${clusters} STATIC clusters x 1 host pushed by one rename of the CDS file, --concurrency 2`);
     console.log(`  all active in the supervisor    ${((supervisor - pushed) / 1000).toFixed(2)} s (polled every 250 ms)`);
     console.log(`  all active in both workers      ${((bothWorkers - pushed) / 1000).toFixed(2)} s`);
+    console.log(`  worst admin GET /ready          ${worstAdmin.toFixed(0)} ms (polled every 50 ms through the push)`);
   } finally {
     if (child.exitCode === null) {
       child.kill('SIGTERM');

@@ -10,6 +10,7 @@ import type { ClusterConfig } from './model';
 import { cluster as clusterModel } from './model_builder';
 import type { ProtoSchema } from './schema';
 import { validateCluster } from './validation/clusters';
+import { checkClusterDisabledExtensions } from './validation/disabled_extensions';
 import { checkMessageProtoRules } from './validation/proto_rules';
 
 const CLUSTER_TYPE = 'envoy.config.cluster.v3.Cluster';
@@ -23,10 +24,12 @@ export interface LoadedCluster {
 /**
  * @param resource decoded v3 JSON (the resource decoder's output)
  * @param path where the resource sits in its update, e.g. `resources[3]`
+ * @param disabledExtensions --disable-extensions, resolved (keys of resolveDisabledExtensions)
  * @throws FieldError (FieldErrors for several unsupported fields) at a path below `path`
  */
-export function loadClusterResource(schema: ProtoSchema, resource: JsonObject, path: string): LoadedCluster {
+export function loadClusterResource(schema: ProtoSchema, resource: JsonObject, path: string, disabledExtensions: ReadonlySet<string>): LoadedCluster {
   const source = canonicalizeClusterExtensionNames(resource);
+  checkClusterDisabledExtensions(source, path, disabledExtensions);
   // The order of load.ts: the protos' rules, then the validators that rely on them, then what this build runs.
   checkMessageProtoRules(schema, CLUSTER_TYPE, source, path);
   validateCluster(source, path);

@@ -67,10 +67,15 @@ export function inConfigFile<T>(file: string, stage: () => T): T {
   try {
     return stage();
   } catch (e) {
-    if (e instanceof FieldErrors) throw new ConfigErrors(e.all.map((f) => new ConfigError(file, f.fieldPath, f.reason)));
-    if (e instanceof FieldError) throw new ConfigError(file, e.fieldPath, e.reason);
-    throw e;
+    throw asConfigFileError(file, e);
   }
+}
+
+/** A FieldError (or FieldErrors) of `file`'s configuration as ConfigError(s) of that file; anything else as it is. */
+export function asConfigFileError(file: string, e: unknown): unknown {
+  if (e instanceof FieldErrors) return new ConfigErrors(e.all.map((f) => new ConfigError(file, f.fieldPath, f.reason)));
+  if (e instanceof FieldError) return new ConfigError(file, e.fieldPath, e.reason);
+  return e;
 }
 
 /** Several FieldErrors found by checks that went on after the first (one per resource). */

@@ -47,6 +47,8 @@ export function registeredExtensions(): readonly ExtensionInfo[] {
     { category: 'proxy.retry_host_predicates', name: PREVIOUS_HOSTS, typeDescriptor: CONFIG_TYPES.previousHosts },
     { category: 'proxy.transport_sockets.downstream', name: RAW_BUFFER_TRANSPORT_SOCKET, typeDescriptor: CONFIG_TYPES.rawBuffer },
     { category: 'proxy.transport_sockets.downstream', name: TLS_TRANSPORT_SOCKET, typeDescriptor: CONFIG_TYPES.downstreamTlsContext },
+    { category: 'proxy.transport_sockets.upstream', name: RAW_BUFFER_TRANSPORT_SOCKET, typeDescriptor: CONFIG_TYPES.rawBuffer },
+    { category: 'proxy.transport_sockets.upstream', name: TLS_TRANSPORT_SOCKET, typeDescriptor: CONFIG_TYPES.upstreamTlsContext },
   ];
 }
 

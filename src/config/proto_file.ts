@@ -48,9 +48,10 @@ export function readProtoFile(filePath: string, type: protobuf.Type, schema: Pro
   return file;
 }
 
-/** A binary message (a gRPC payload) as the JSON the other formats decode to. */
-export function decodeBinaryMessage(schema: ProtoSchema, type: protobuf.Type, contents: Uint8Array, options: DecodeOptions): ProtoFile {
-  return fromMessage(schema, type, decodeBinary(type, contents, ''), options);
+/** Where a message decoded apart from the one holding it sits: the path and nesting depth of an Any in its response. */
+export interface MessagePosition {
+  readonly path: string;
+  readonly depth: number;
 }
 
 function parseFile(format: FileFormat, contents: Buffer, type: protobuf.Type, schema: ProtoSchema, options: DecodeOptions): ProtoFile {
@@ -60,9 +61,9 @@ function parseFile(format: FileFormat, contents: Buffer, type: protobuf.Type, sc
     case 'yaml':
       return { json: parseYaml(contents.toString('utf8')), unknownFields: [] };
     case 'binary':
-      return fromMessage(schema, type, decodeBinary(type, contents, ''), options);
+      return messageAsJson(schema, type, decodeBinary(type, contents, ''), options);
     case 'text':
-      return fromMessage(schema, type, parseText(type, contents.toString('utf8')), options);
+      return messageAsJson(schema, type, parseText(type, contents.toString('utf8')), options);
   }
 }
 
@@ -75,8 +76,11 @@ function readFile(configPath: string): Buffer {
   }
 }
 
-/** @param path where the message sits: '' for the file, the Any's path for its content */
-function decodeBinary(type: protobuf.Type, contents: Uint8Array, path: string): protobuf.Message {
+/**
+ * A binary message (a gRPC payload), unknown fields kept for messageAsJson to report.
+ * @param path where the message sits: '' for the file, the Any's path for its content
+ */
+export function decodeBinary(type: protobuf.Type, contents: Uint8Array, path: string): protobuf.Message {
   try {
     return type.decode(keepingUnknownFields(contents));
   } catch (error) {
@@ -95,8 +99,15 @@ function parseText(type: protobuf.Type, text: string): protobuf.Message {
   }
 }
 
-function fromMessage(schema: ProtoSchema, type: protobuf.Type, message: protobuf.Message, options: DecodeOptions): ProtoFile {
-  const unknownFields = inspectMessage(schema, type, message, '', 1);
+/** A message protobufjs has decoded, as the JSON the other formats decode to. */
+export function messageAsJson(
+  schema: ProtoSchema,
+  type: protobuf.Type,
+  message: protobuf.Message,
+  options: DecodeOptions,
+  at: MessagePosition = { path: '', depth: 1 },
+): ProtoFile {
+  const unknownFields = inspectMessage(schema, type, message, at.path, at.depth);
   if (unknownFields.length > 0 && !options.allowUnknownFields) {
     throw new FieldError(unknownFields[0], 'unknown field');
   }
@@ -104,10 +115,10 @@ function fromMessage(schema: ProtoSchema, type: protobuf.Type, message: protobuf
   try {
     printed = protojson.toJson(type, message);
   } catch (error) {
-    throw new FieldError('', protobufReason(error));
+    throw new FieldError(at.path, protobufReason(error));
   }
   // ProtoJSON prints lowerCamelCase; decoding re-keys it to the snake_case of YAML files.
-  return { json: decodeProtoJson(schema, type, printed, options).json, unknownFields };
+  return { json: decodeProtoJson(schema, type, printed, options, at.path).json, unknownFields };
 }
 
 /**

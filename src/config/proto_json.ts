@@ -36,15 +36,19 @@ export interface DecodedMessage {
   readonly unknownFields: readonly string[];
 }
 
-/** @throws FieldError naming the path of the first invalid value */
+/**
+ * @param path where `input` sits (`resources[3]` for a resource decoded apart from its response), for the paths of errors and unknown fields
+ * @throws FieldError naming the path of the first invalid value
+ */
 export function decodeProtoJson(
   schema: ProtoSchema,
   type: protobuf.Type,
   input: unknown,
   options: DecodeOptions,
+  path = '',
 ): DecodedMessage {
   const decoder = new ProtoJsonDecoder(schema, options.allowUnknownFields);
-  const json = decoder.message(type, input, '');
+  const json = decoder.message(type, input, path);
   return { json, unknownFields: decoder.unknownFields };
 }
 

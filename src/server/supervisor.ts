@@ -4,6 +4,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import type { Bootstrap } from '../config/model';
+import { resolveDisabledExtensions } from '../config/extension_registry';
 import { clustersHandler } from '../admin/clusters_handler';
 import { outlierDetectorOf } from '../upstream/outlier/detector';
 import { certsHandler, daysUntilFirstCertExpires } from '../admin/certs_handler';
@@ -353,6 +354,7 @@ export class Supervisor implements ServerInfoSource {
           subscriptions,
           clusters,
           schema: protoSchema(),
+          disabledExtensions: resolveDisabledExtensions(options.disabledExtensions).keys,
           stats: store.scope('cluster_manager.cds'),
           log: this.deps.log('upstream'),
         });

@@ -3,7 +3,9 @@
 // new names are added, changed ones modified (both warm first), missing ones removed.
 // As Envoy 1.16, the good resources of an update apply and the bad ones are reported together,
 // which rejects (NACKs) the update; the version shown is the last one anything applied from.
+// A large update is applied in slices that yield to the event loop; it is answered after all of it.
 
+import { forEachInSlices } from '../common/event_loop_slices';
 import type { ConfigSourceConfig } from '../config/xds/config_source';
 import { loadClusterResource } from '../config/cluster_resource';
 import type { ProtoSchema } from '../config/schema';
@@ -15,6 +17,12 @@ import type { Logger } from '../log/logger_api';
 import type { Scope } from '../stats/stats';
 import type { SupervisorClusterManager } from './supervisor_cluster_manager';
 
+/**
+ * Resources loaded and applied per turn of the event loop: a few tens of milliseconds at most,
+ * so that admin, signals and xDS streams are served during a 10,000-cluster update.
+ */
+const UPDATE_SLICE = 100;
+
 /** What CDS changes in the cluster manager. */
 export type ClusterSet = Pick<SupervisorClusterManager, 'addOrUpdateCluster' | 'removeCluster' | 'dynamicClusterNames'>;
 
@@ -24,6 +32,8 @@ export interface CdsApiDeps {
   readonly subscriptions: SubscriptionFactory;
   readonly clusters: ClusterSet;
   readonly schema: ProtoSchema;
+  /** --disable-extensions, resolved: a resource using one is refused as a static cluster would be. */
+  readonly disabledExtensions: ReadonlySet<string>;
   /** `cluster_manager.cds`: the subscription's statistics. */
   readonly stats: Scope;
   readonly log: Logger;
@@ -33,6 +43,7 @@ export interface CdsApiDeps {
 
 export class CdsApi implements SubscriptionCallbacks {
   private subscription: Subscription | null = null;
+  private closed = false;
   private version = '';
   private initialize: (() => void) | null = null;
   /**
@@ -60,12 +71,17 @@ export class CdsApi implements SubscriptionCallbacks {
   }
 
   close(): void {
+    this.closed = true;
     this.subscription?.close();
     this.subscription = null;
     this.initializeOnce(Promise.resolve());
   }
 
-  onConfigUpdate(resources: readonly DecodedResource[], versionInfo: string): void {
+  /**
+   * Applies the update in slices of UPDATE_SLICE resources (then of removals) with a turn of the
+   * event loop between them; the transport answers it, and sends the next, once it settles.
+   */
+  async onConfigUpdate(resources: readonly DecodedResource[], versionInfo: string): Promise<void> {
     const { clusters, schema, log } = this.deps;
     const toRemove = clusters.dynamicClusterNames();
     for (const { name } of resources) toRemove.delete(name);
@@ -75,27 +91,42 @@ export class CdsApi implements SubscriptionCallbacks {
     const warmed: Promise<void>[] = [];
     const errors: string[] = [];
     let anyApplied = false;
-    resources.forEach(({ name, resource }, i) => {
-      try {
-        // The first of two resources of a name has been applied already, as in Envoy.
-        if (seen.has(name)) throw new Error(`duplicate cluster ${name} found`);
-        seen.add(name);
-        const { config, source } = loadClusterResource(schema, resource, `resources[${i}]`);
-        const result = clusters.addOrUpdateCluster(config, { versionInfo, lastUpdated, source });
-        if (result.applied) {
-          anyApplied = true;
-          warmed.push(result.warmed);
-          log.debug(`cds: add/update cluster '${name}'`);
+    const closed = () => this.closed;
+    const added = await forEachInSlices(
+      resources,
+      UPDATE_SLICE,
+      ({ name, resource }, i) => {
+        try {
+          // The first of two resources of a name has been applied already, as in Envoy.
+          if (seen.has(name)) throw new Error(`duplicate cluster ${name} found`);
+          seen.add(name);
+          const { config, source } = loadClusterResource(schema, resource, `resources[${i}]`, this.deps.disabledExtensions);
+          const result = clusters.addOrUpdateCluster(config, { versionInfo, lastUpdated, source });
+          if (result.applied) {
+            anyApplied = true;
+            warmed.push(result.warmed);
+            log.debug(`cds: add/update cluster '${name}'`);
+          }
+        } catch (error) {
+          errors.push(`${name}: ${(error as Error).message}`);
         }
-      } catch (error) {
-        errors.push(`${name}: ${(error as Error).message}`);
-      }
-    });
-    for (const name of toRemove) {
-      if (!clusters.removeCluster(name)) continue;
-      anyApplied = true;
-      log.debug(`cds: remove cluster '${name}'`);
-    }
+      },
+      closed,
+    );
+    const removed =
+      added &&
+      (await forEachInSlices(
+        [...toRemove],
+        UPDATE_SLICE,
+        (name) => {
+          if (!clusters.removeCluster(name)) return;
+          anyApplied = true;
+          log.debug(`cds: remove cluster '${name}'`);
+        },
+        closed,
+      ));
+    // Closed meanwhile (the server stops): what is left of the update no longer matters.
+    if (!removed) return;
     if (anyApplied) this.version = versionInfo;
     this.initializeOnce(Promise.all(warmed));
     if (errors.length > 0) throw new Error(`Error adding/updating cluster(s) ${errors.join(', ')}`);

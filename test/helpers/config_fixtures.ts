@@ -206,6 +206,16 @@ export function tcpProxyListener(name: string, port: number, cluster: string): J
 }
 
 /**
+ * Listener `name` on 127.0.0.1:`port` that routes every request to `cluster`, which need not
+ * exist at load (validate_clusters off): a cluster that CDS brings.
+ */
+export function routeAllListener(name: string, port: number, cluster: string): Json {
+  return httpListener(name, port, [], {
+    route_config: { validate_clusters: false, virtual_hosts: [{ name: 'all', domains: ['*'], routes: [{ match: { prefix: '/' }, route: { cluster } }] }] },
+  });
+}
+
+/**
  * A small bootstrap that serves: admin on 127.0.0.1:0 and listener `http_in` on 127.0.0.1,
  * where GET /version answers `version` (which configuration serves) and every other path goes
  * to cluster `web` at 127.0.0.1:`upstreamPort`.

@@ -6,7 +6,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { posixSharedMemory, sharedRegionName } from '../../src/hot_restart/shared_memory';
 import { StatsRegion } from '../../src/stats/region';
-import { giveUpAfter, PROXY_BIN, request, sleep, waitFor } from './proxy_process';
+import { giveUpAfter, livePidsWhere, makeTempDir, PROXY_BIN, request, sleep, waitFor } from './proxy_process';
 
 export const HOT_RESTARTER = path.resolve(__dirname, '..', '..', '..', 'scripts', 'hot-restarter');
 
@@ -40,6 +40,19 @@ export class HotRestarterRun {
     this.exited = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
   }
 
+  /**
+   * Writes `config` (or what it returns for the run's dir, for files the bootstrap names) as the
+   * bootstrap of a new temp dir and starts the wrapper over a start script with `extraArgs`;
+   * cleanup() removes the dir.
+   */
+  static withBootstrap(config: Record<string, unknown> | ((dir: string) => Record<string, unknown>), extraArgs: readonly string[]): HotRestarterRun {
+    const dir = makeTempDir();
+    const configPath = path.join(dir, 'bootstrap.json');
+    fs.writeFileSync(configPath, JSON.stringify(typeof config === 'function' ? config(dir) : config));
+    const baseId = uniqueBaseId();
+    return HotRestarterRun.start(dir, writeStartScript(dir, configPath, baseId, extraArgs), baseId);
+  }
+
   /** `env` adds to this process's environment, as a unit's EnvironmentFile= does. */
   static start(dir: string, startScript: string, baseId: number, env: NodeJS.ProcessEnv = {}): HotRestarterRun {
     const child = spawn(HOT_RESTARTER, [startScript], {
@@ -70,6 +83,16 @@ export class HotRestarterRun {
     }
   }
 
+  /** The supervisors of the live epochs: the wrapper's children. */
+  supervisorPids(): number[] {
+    return livePidsWhere((stat) => stat.ppid === this.child.pid);
+  }
+
+  /** The workers of the supervisor `supervisorPid`. */
+  workerPids(supervisorPid: number): number[] {
+    return livePidsWhere((stat) => stat.ppid === supervisorPid);
+  }
+
   log(epoch: number): string {
     const file = path.join(this.dir, `proxy.${epoch}.log`);
     return fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '';
@@ -98,6 +121,31 @@ export class HotRestarterRun {
 export async function statsOf(adminUrl: string): Promise<Map<string, number>> {
   const body = JSON.parse((await request(`${adminUrl}/stats?format=json`)).body) as { stats: { name: string; value: number }[] };
   return new Map(body.stats.map((s) => [s.name, s.value]));
+}
+
+/**
+ * `loops` concurrent loops calling `once` until stop(), which resolves to every answer in order
+ * of completion (a throw is recorded as its message): the traffic a test runs across restarts.
+ */
+export function runLoad(loops: number, once: () => Promise<string>): { stop(): Promise<string[]> } {
+  let running = true;
+  const answers: string[] = [];
+  const all = Array.from({ length: loops }, async () => {
+    while (running) {
+      try {
+        answers.push(await once());
+      } catch (e) {
+        answers.push(String(e));
+      }
+    }
+  });
+  return {
+    stop: async () => {
+      running = false;
+      await Promise.all(all);
+      return answers;
+    },
+  };
 }
 
 export { sleep };

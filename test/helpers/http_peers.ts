@@ -52,8 +52,9 @@ export async function startUpstream(name: string, handler?: Handler): Promise<Up
   };
 }
 
-export function listen(server: net.Server): Promise<void> {
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+/** Listens on 127.0.0.1 port 0 and resolves to the port bound. */
+export function listen(server: net.Server): Promise<number> {
+  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve((server.address() as net.AddressInfo).port)));
 }
 
 export function closeServer(server: http.Server | net.Server): Promise<void> {

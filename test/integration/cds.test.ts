@@ -317,6 +317,22 @@ describe('CDS preconditions, in --mode validate as when serving', TIMEOUT, () =>
   }
 });
 
+/** bootstrap() with CDS over ADS from `xds` (its static cluster `xds`) instead of a file. */
+function adsBootstrap(xds: XdsServer, staticPort: number): Record<string, unknown> {
+  const config = bootstrap('', staticPort) as { dynamic_resources: unknown; static_resources: { clusters: unknown[] } };
+  config.dynamic_resources = {
+    cds_config: { ads: {}, resource_api_version: 'V3' },
+    ads_config: { api_type: 'GRPC', transport_api_version: 'V3', grpc_services: [{ envoy_grpc: { cluster_name: 'xds' } }] },
+  };
+  config.static_resources.clusters.push({
+    name: 'xds',
+    connect_timeout: '1s',
+    http2_protocol_options: {},
+    load_assignment: { cluster_name: 'xds', endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: '127.0.0.1', port_value: xds.port } } } }] }] },
+  });
+  return config;
+}
+
 describe('CDS and EDS over ADS from a gRPC management server, two workers', TIMEOUT, () => {
   test('a cluster appears with its endpoints, changes and disappears with no restart; a bad cluster is NACKed and the rest serves', async (t) => {
     const xds = await XdsServer.start();
@@ -334,18 +350,7 @@ describe('CDS and EDS over ADS from a gRPC management server, two workers', TIME
     });
     xds.setResources(CLUSTER_TYPE, 'c1', [edsCluster]);
     xds.setResources(CLA_TYPE, 'e1', [endpoints(a!)]);
-    const config = bootstrap('', fixed!.port) as { dynamic_resources: unknown; static_resources: { clusters: unknown[] } };
-    config.dynamic_resources = {
-      cds_config: { ads: {}, resource_api_version: 'V3' },
-      ads_config: { api_type: 'GRPC', transport_api_version: 'V3', grpc_services: [{ envoy_grpc: { cluster_name: 'xds' } }] },
-    };
-    config.static_resources.clusters.push({
-      name: 'xds',
-      connect_timeout: '1s',
-      http2_protocol_options: {},
-      load_assignment: { cluster_name: 'xds', endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: '127.0.0.1', port_value: xds.port } } } }] }] },
-    });
-    const proxy = await startProxy(config, ['--concurrency', '2']);
+    const proxy = await startProxy(adsBootstrap(xds, fixed!.port), ['--concurrency', '2']);
     t.after(() => proxy.cleanup());
     workers = proxy.groupPids().filter((p) => p !== proxy.pid);
     const listener = await proxy.listenerPort('in');
@@ -373,5 +378,72 @@ describe('CDS and EDS over ADS from a gRPC management server, two workers', TIME
       return statuses.every((s) => s === 503) ? true : undefined;
     });
     assert.equal(await proxy.stat('cluster_manager.cluster_removed'), 1);
+  });
+});
+
+describe('--disable-extensions applies to CDS clusters', TIMEOUT, () => {
+  test('a cluster using a disabled transport socket is NACKed with its field path; what served keeps serving', async (t) => {
+    const xds = await XdsServer.start();
+    t.after(() => xds.close());
+    const [a, fixed] = await Promise.all(['a', 'fixed'].map((name) => namedUpstream(name, () => [])));
+    t.after(() => {
+      for (const u of [a, fixed]) u!.server.close();
+    });
+    xds.setResources(CLUSTER_TYPE, 'c1', [cluster('dyn', a!.port) as JsonObject]);
+    const proxy = await startProxy(adsBootstrap(xds, fixed!.port), ['--disable-extensions', 'envoy.transport_sockets.upstream/envoy.transport_sockets.tls']);
+    t.after(() => proxy.cleanup());
+    const listener = await proxy.listenerPort('in');
+    assert.equal((await get(listener, '/')).body, 'a');
+
+    const tls = { name: 'envoy.transport_sockets.tls', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext', sni: 'a' } };
+    xds.setResources(CLUSTER_TYPE, 'c2', [cluster('dyn', a!.port), cluster('secure', a!.port, { transport_socket: tls })] as JsonObject[]);
+    const nack = await waitFor('the CDS NACK', () => xds.requests.find((r) => r.type_url === CLUSTER_TYPE && r.error_detail !== null));
+    assert.equal(nack.version_info, 'c1');
+    assert.match(nack.error_detail!.message, /secure: resources\[1\]\.transport_socket\.name: .*'proxy\.transport_sockets\.tls' \(disabled by --disable-extensions\)/);
+    assert.equal(await proxy.stat('cluster_manager.cds.update_rejected'), 1);
+    const clusters = (await proxy.admin('/clusters')).body;
+    assert.doesNotMatch(clusters, /^secure::/m);
+    assert.match(clusters, /^version_info::c1$/m);
+    assert.equal((await get(listener, '/')).body, 'a');
+  });
+});
+
+describe('a large CDS update', TIMEOUT, () => {
+  test('admin answers while 2,000 clusters are being applied; the update counts as one success once all are in', async (t) => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'proxy-cds-'));
+    const cdsPath = path.join(dir, 'cds.json');
+    pushCds(cdsPath, '1', []);
+    const proxy = await startProxy(bootstrap(cdsPath, 1), ['--concurrency', '1']);
+    t.after(async () => {
+      await proxy.cleanup();
+      fs.rmSync(dir, { recursive: true, force: true });
+    });
+    const count = 2000;
+    const stats = async () => {
+      const body = (await proxy.admin(`/stats?format=json&filter=${encodeURIComponent('^cluster_manager\\.(cluster_added|cds\\.update_success)$')}`)).body;
+      const values = new Map((JSON.parse(body) as { stats: { name: string; value: number }[] }).stats.map((s) => [s.name, s.value]));
+      return { added: values.get('cluster_manager.cluster_added')!, successes: values.get('cluster_manager.cds.update_success')! };
+    };
+    const before = await stats();
+    assert.deepEqual(before, { added: 1, successes: 1 });
+
+    pushCds(cdsPath, '2', Array.from({ length: count }, (_, i) => cluster(`c${i}`, 1)));
+    const seen: Array<{ added: number; successes: number }> = [];
+    await waitFor(
+      'the update to be applied',
+      async () => {
+        const now = await stats();
+        seen.push(now);
+        return now.successes === 2 ? true : undefined;
+      },
+      120_000,
+    );
+    // The admin answered between the update's slices: some of its clusters in, the update not yet answered.
+    const midway = seen.filter((s) => s.added > 1 && s.added < 1 + count);
+    assert.ok(midway.length > 0, `no answer during the update: ${JSON.stringify(seen)}`);
+    assert.ok(midway.every((s) => s.successes === 1));
+    assert.deepEqual(seen.at(-1), { added: 1 + count, successes: 2 });
+    assert.equal(await proxy.stat('cluster_manager.active_clusters'), 1 + count);
+    assert.match((await proxy.admin('/clusters')).body, /^version_info::2$/m);
   });
 });

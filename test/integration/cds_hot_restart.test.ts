@@ -5,27 +5,15 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
-import * as net from 'node:net';
 import * as path from 'node:path';
 import { test } from 'node:test';
-import { HotRestarterRun, uniqueBaseId, writeStartScript } from '../helpers/hot_restart_run';
-import { makeTempDir, request, waitFor } from '../helpers/proxy_process';
+import { freePort } from '../../bench/free_port';
+import { routeAllListener } from '../helpers/config_fixtures';
+import { listen } from '../helpers/http_peers';
+import { HotRestarterRun, runLoad } from '../helpers/hot_restart_run';
+import { request, waitFor } from '../helpers/proxy_process';
 
 const CLUSTER_TYPE = 'type.googleapis.com/envoy.config.cluster.v3.Cluster';
-
-function listen(server: net.Server, port = 0): Promise<number> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, '127.0.0.1', () => resolve((server.address() as net.AddressInfo).port));
-  });
-}
-
-async function freePort(): Promise<number> {
-  const probe = net.createServer();
-  const port = await listen(probe);
-  await new Promise((r) => probe.close(r));
-  return port;
-}
 
 function pushCds(cdsPath: string, version: string, port: number): void {
   const resource = {
@@ -42,33 +30,20 @@ test('a hot restart under CDS keeps serving the CDS cluster; the new epoch resub
   const upstreams = ['a', 'b'].map((name) => http.createServer((_req, res) => res.end(name)));
   const [portA, portB] = [await listen(upstreams[0]!), await listen(upstreams[1]!)];
   const httpPort = await freePort();
-  const dir = makeTempDir();
-  const cdsPath = path.join(dir, 'cds.json');
-  pushCds(cdsPath, 'one', portA);
-  const config = {
-    node: { id: 'hot', cluster: 'hot' },
-    admin: { access_log_path: path.join(dir, 'admin.log'), address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
-    dynamic_resources: { cds_config: { path: cdsPath } },
-    static_resources: {
-      listeners: [
-        {
-          name: 'http_in',
-          address: { socket_address: { address: '127.0.0.1', port_value: httpPort } },
-          filter_chains: [{ filters: [{ name: 'envoy.filters.network.http_connection_manager', typed_config: {
-            '@type': 'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
-            stat_prefix: 'ingress',
-            route_config: { validate_clusters: false, virtual_hosts: [{ name: 'all', domains: ['*'], routes: [{ match: { prefix: '/' }, route: { cluster: 'dyn' } }] }] },
-            http_filters: [{ name: 'envoy.filters.http.router' }],
-          } }] }],
-        },
-      ],
+  let cdsPath = '';
+  const run = HotRestarterRun.withBootstrap(
+    (dir) => {
+      cdsPath = path.join(dir, 'cds.json');
+      pushCds(cdsPath, 'one', portA);
+      return {
+        node: { id: 'hot', cluster: 'hot' },
+        admin: { access_log_path: '/dev/null', address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
+        dynamic_resources: { cds_config: { path: cdsPath } },
+        static_resources: { listeners: [routeAllListener('http_in', httpPort, 'dyn')] },
+      };
     },
-  };
-  const configPath = path.join(dir, 'bootstrap.json');
-  fs.writeFileSync(configPath, JSON.stringify(config));
-  const baseId = uniqueBaseId();
-  const script = writeStartScript(dir, configPath, baseId, ['--concurrency', '2', '--drain-time-s', '1', '--parent-shutdown-time-s', '2']);
-  const run = HotRestarterRun.start(dir, script, baseId);
+    ['--concurrency', '2', '--drain-time-s', '1', '--parent-shutdown-time-s', '2'],
+  );
   t.after(async () => {
     await run.cleanup();
     for (const u of upstreams) u.close();
@@ -80,21 +55,10 @@ test('a hot restart under CDS keeps serving the CDS cluster; the new epoch resub
   assert.equal(await get(), 'a');
 
   // Requests run through the restart: every one is answered by the CDS cluster.
-  let running = true;
-  const answers: string[] = [];
-  const load = (async () => {
-    while (running) {
-      try {
-        answers.push(await get());
-      } catch (e) {
-        answers.push(String(e));
-      }
-    }
-  })();
+  const load = runLoad(1, get);
   run.signal('SIGHUP');
   const admin1 = await run.adminOf(1);
-  running = false;
-  await load;
+  const answers = await load.stop();
   assert.ok(answers.length > 0);
   assert.deepEqual(new Set(answers), new Set(['a']));
 

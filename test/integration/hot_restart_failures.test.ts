@@ -6,6 +6,7 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import { after, describe, test } from 'node:test';
+import { freePort } from '../../bench/free_port';
 import * as addon from '../../src/native/addon';
 import { StatsRegion } from '../../src/stats/region';
 import { posixSharedMemory } from '../../src/hot_restart/shared_memory';
@@ -72,14 +73,6 @@ function echoThrough(port: number, text: string): Promise<string> {
     s.on('end', () => resolve(got));
     s.on('error', reject);
   });
-}
-
-async function freePort(): Promise<number> {
-  const probe = net.createServer();
-  await new Promise<void>((r) => probe.listen(0, '127.0.0.1', () => r()));
-  const port = (probe.address() as net.AddressInfo).port;
-  await new Promise((r) => probe.close(r));
-  return port;
 }
 
 describe('hot restart: regions, sockets and failures', { timeout: 120_000 }, () => {

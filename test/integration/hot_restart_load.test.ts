@@ -3,35 +3,14 @@
 // a TCP proxy connection opened before a restart lives until --parent-shutdown-time-s.
 
 import assert from 'node:assert/strict';
-import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as net from 'node:net';
-import * as path from 'node:path';
 import { test } from 'node:test';
-import { HotRestarterRun, sleep, statsOf, uniqueBaseId, writeStartScript } from '../helpers/hot_restart_run';
-import { makeTempDir, request } from '../helpers/proxy_process';
-
-function listen(server: net.Server, port = 0): Promise<number> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, '127.0.0.1', () => resolve((server.address() as net.AddressInfo).port));
-  });
-}
-
-async function freePort(): Promise<number> {
-  const probe = net.createServer();
-  const port = await listen(probe);
-  await new Promise((r) => probe.close(r));
-  return port;
-}
-
-function staticCluster(name: string, port: number) {
-  return {
-    name,
-    connect_timeout: '1s',
-    load_assignment: { cluster_name: name, endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: '127.0.0.1', port_value: port } } } }] }] },
-  };
-}
+import { freePort } from '../../bench/free_port';
+import { httpListener, localCluster } from '../helpers/config_fixtures';
+import { listen } from '../helpers/http_peers';
+import { HotRestarterRun, runLoad, sleep, statsOf } from '../helpers/hot_restart_run';
+import { request } from '../helpers/proxy_process';
 
 test('five hot restarts under keep-alive load lose nothing', { timeout: 120_000 }, async (t) => {
   // `/late` answers 201: a status, and so a stat name, that appears only after the restarts.
@@ -42,21 +21,11 @@ test('five hot restarts under keep-alive load lose nothing', { timeout: 120_000 
   upstream.keepAliveTimeout = 60_000;
   const echo = net.createServer((s) => s.pipe(s));
   const [upPort, echoPort, httpPort, tcpPort] = [await listen(upstream), await listen(echo), await freePort(), await freePort()];
-  const dir = makeTempDir();
   const config = {
-    admin: { access_log_path: path.join(dir, 'admin.log'), address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
+    admin: { access_log_path: '/dev/null', address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
     static_resources: {
       listeners: [
-        {
-          name: 'http_in',
-          address: { socket_address: { address: '127.0.0.1', port_value: httpPort } },
-          filter_chains: [{ filters: [{ name: 'proxy.filters.network.http_connection_manager', typed_config: {
-            '@type': 'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
-            stat_prefix: 'ingress',
-            route_config: { virtual_hosts: [{ name: 'all', domains: ['*'], routes: [{ match: { prefix: '/' }, route: { cluster: 'web' } }] }] },
-            http_filters: [{ name: 'proxy.filters.http.router', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router' } }],
-          } }] }],
-        },
+        httpListener('http_in', httpPort, [{ match: { prefix: '/' }, route: { cluster: 'web' } }]),
         {
           name: 'tcp_in',
           address: { socket_address: { address: '127.0.0.1', port_value: tcpPort } },
@@ -65,22 +34,15 @@ test('five hot restarts under keep-alive load lose nothing', { timeout: 120_000 
           } }] }],
         },
       ],
-      clusters: [staticCluster('web', upPort), staticCluster('echo', echoPort)],
+      clusters: [localCluster('web', upPort), localCluster('echo', echoPort)],
     },
   };
-  const configPath = path.join(dir, 'bootstrap.json');
-  fs.writeFileSync(configPath, JSON.stringify(config));
-  const baseId = uniqueBaseId();
   const parentShutdownS = 3;
-  const script = writeStartScript(dir, configPath, baseId, [
+  const run = HotRestarterRun.withBootstrap(config, [
     '--concurrency', '2', '--drain-time-s', '2', '--drain-strategy', 'gradual', '--parent-shutdown-time-s', String(parentShutdownS),
   ]);
-  const run = HotRestarterRun.start(dir, script, baseId);
   const agent = new http.Agent({ keepAlive: true, maxSockets: 20 });
-  let running = true;
-  let completed = 0;
-  const failures: string[] = [];
-  const loops: Promise<void>[] = [];
+  let load: ReturnType<typeof runLoad> | undefined;
   try {
     let admin = await run.adminOf(0);
 
@@ -95,21 +57,10 @@ test('five hot restarts under keep-alive load lose nothing', { timeout: 120_000 
       });
     assert.equal(await echoOnce('before'), 'before');
 
-    for (let i = 0; i < 20; i++) {
-      loops.push(
-        (async () => {
-          while (running) {
-            try {
-              const r = await request(`http://127.0.0.1:${httpPort}/load`, { agent });
-              if (r.status === 200 && r.body === 'ok') completed++;
-              else failures.push(`status ${r.status}: ${r.body}`);
-            } catch (e) {
-              failures.push(String(e));
-            }
-          }
-        })(),
-      );
-    }
+    load = runLoad(20, async () => {
+      const r = await request(`http://127.0.0.1:${httpPort}/load`, { agent });
+      return r.status === 200 && r.body === 'ok' ? 'ok' : `status ${r.status}: ${r.body}`;
+    });
 
     const samples: number[] = [];
     let firstRestartAt = 0;
@@ -131,8 +82,9 @@ test('five hot restarts under keep-alive load lose nothing', { timeout: 120_000 
       }
       await sleep(1200);
     }
-    running = false;
-    await Promise.all(loops);
+    const answers = await load.stop();
+    const completed = answers.filter((a) => a === 'ok').length;
+    const failures = answers.filter((a) => a !== 'ok');
     const LATE = 7;
     for (let i = 0; i < LATE; i++) assert.equal((await request(`http://127.0.0.1:${httpPort}/late`, { agent })).status, 201);
     const stats = await statsOf(admin);
@@ -142,7 +94,7 @@ test('five hot restarts under keep-alive load lose nothing', { timeout: 120_000 
     assert.ok(completed > 500, `only ${completed} requests completed`);
     for (let i = 1; i < samples.length; i++) assert.ok(samples[i]! >= samples[i - 1]!, `counter went back: ${samples.join(', ')}`);
     assert.equal(stats.get('cluster.web.upstream_rq_total'), completed + LATE);
-    assert.equal(stats.get('http.ingress.downstream_rq_total'), completed + LATE);
+    assert.equal(stats.get('http.ingress_http.downstream_rq_total'), completed + LATE);
     // A stat created by the last epoch counts like the others.
     assert.equal(stats.get('cluster.web.upstream_rq_201'), LATE);
     assert.equal(stats.get('cluster.web.upstream_rq_200'), completed);
@@ -158,8 +110,7 @@ test('five hot restarts under keep-alive load lose nothing', { timeout: 120_000 
     assert.equal(await run.exited, 0);
     assert.match(run.output, /all children exited cleanly/);
   } finally {
-    running = false;
-    await Promise.all(loops);
+    await load?.stop();
     agent.destroy();
     await run.cleanup();
     upstream.closeAllConnections();

@@ -16,6 +16,7 @@ import { clusterTypes } from '../../src/upstream/cluster_types';
 import type { ClusterSnapshot, DiscoveredHost } from '../../src/upstream/membership';
 import { SupervisorClusterManager } from '../../src/upstream/supervisor_cluster_manager';
 import { silentLogger, staticCluster } from '../helpers/data_plane';
+import { turnsDuring } from '../helpers/event_loop_turns';
 import { ManualClock } from '../helpers/manual_clock';
 import { subscriptionFactory } from '../helpers/subscriptions';
 
@@ -90,6 +91,7 @@ function setup(staticClusters: ClusterConfig[] = []) {
     subscriptions: subscriptionFactory(store, silentLogger),
     clusters,
     schema: protoSchema(),
+    disabledExtensions: new Set(),
     stats: store.scope('cluster_manager.cds'),
     log: silentLogger,
     now: () => LAST_UPDATED,
@@ -106,7 +108,7 @@ test('added, unchanged, modified and removed clusters, with the cluster_manager 
   assert.equal(stat('cluster_added'), 1);
   assert.equal(cds.versionInfo(), '');
 
-  cds.onConfigUpdate([staticResource('a', 10), staticResource('b', 20)], 'v1');
+  await cds.onConfigUpdate([staticResource('a', 10), staticResource('b', 20)], 'v1');
   await cds.initialized;
   assert.deepEqual(events, ['active a 10', 'active b 20']);
   assert.equal(cds.versionInfo(), 'v1');
@@ -123,14 +125,14 @@ test('added, unchanged, modified and removed clusters, with the cluster_manager 
   // The same resources again (keys in another order): nothing applies, the version stays.
   events.length = 0;
   const reordered = staticResource('a', 10);
-  cds.onConfigUpdate([{ name: 'a', resource: Object.fromEntries(Object.entries(reordered.resource).reverse()) }, staticResource('b', 20)], 'v2');
+  await cds.onConfigUpdate([{ name: 'a', resource: Object.fromEntries(Object.entries(reordered.resource).reverse()) }, staticResource('b', 20)], 'v2');
   await settle();
   assert.deepEqual(events, []);
   assert.equal(cds.versionInfo(), 'v1');
   assert.equal(stat('cluster_modified'), 0);
 
   // b changes, a goes.
-  cds.onConfigUpdate([staticResource('b', 21)], 'v3');
+  await cds.onConfigUpdate([staticResource('b', 21)], 'v3');
   await settle();
   assert.deepEqual(events, ['removed a', 'active b 21']);
   assert.equal(cds.versionInfo(), 'v3');
@@ -146,7 +148,7 @@ test('added, unchanged, modified and removed clusters, with the cluster_manager 
 test('a modified cluster warms while the old one stays active, then replaces it; its host slots are given back', async () => {
   const { cds, clusters, dns, events, stat, store } = setup();
   await clusters.initialize();
-  cds.onConfigUpdate([dnsResource('d', 80)], '1');
+  await cds.onConfigUpdate([dnsResource('d', 80)], '1');
   let initialized = false;
   void cds.initialized.then(() => (initialized = true));
   await settle();
@@ -160,7 +162,7 @@ test('a modified cluster warms while the old one stays active, then replaces it;
   assert.deepEqual(events, ['active d 80']);
   const oldSlot = clusters.snapshot('d')!.hosts[0]!.slot;
 
-  cds.onConfigUpdate([dnsResource('d', 81)], '2');
+  await cds.onConfigUpdate([dnsResource('d', 81)], '2');
   await settle();
   assert.equal(stat('warming_clusters'), 1);
   assert.equal(stat('active_clusters'), 1);
@@ -184,8 +186,8 @@ test('a modified cluster warms while the old one stays active, then replaces it;
 test('a cluster removed while warming never becomes active', async () => {
   const { cds, clusters, dns, events, stat } = setup();
   await clusters.initialize();
-  cds.onConfigUpdate([dnsResource('d', 80)], '1');
-  cds.onConfigUpdate([], '2');
+  await cds.onConfigUpdate([dnsResource('d', 80)], '1');
+  await cds.onConfigUpdate([], '2');
   dns.created[0]!.emit([80]);
   await settle();
   assert.deepEqual(events, []);
@@ -198,7 +200,7 @@ test('a cluster removed while warming never becomes active', async () => {
 test('a bad resource rejects the update; the good ones apply (Envoy 1.16), duplicates and static names too', async () => {
   const { cds, clusters, events } = setup([staticCluster('fixed', [{ port: 1 }])]);
   await clusters.initialize();
-  assert.throws(
+  await assert.rejects(
     () =>
       cds.onConfigUpdate(
         [staticResource('good', 10), staticResource('bad', 11, { lb_policy: 'CLUSTER_PROVIDED' }), staticResource('good', 12), staticResource('fixed', 13)],
@@ -223,5 +225,35 @@ test('initialization ends at the first failure, without clusters', async () => {
   await clusters.initialize();
   cds.onConfigUpdateFailed('fetch_timeout', null);
   await cds.initialized;
+  assert.equal(cds.versionInfo(), '');
+});
+
+test('a large update is applied in slices that let the event loop turn; its clusters activate in order', async () => {
+  const { cds, clusters, events, stat } = setup();
+  await clusters.initialize();
+  const resources = Array.from({ length: 1000 }, (_, i) => staticResource(`c${i}`, 1000 + i));
+  const { turns } = await turnsDuring(() => cds.onConfigUpdate(resources, 'big'));
+  // 1,000 resources in slices of 100: the loop turned between them.
+  assert.ok(turns >= 5, `the event loop turned ${turns} times`);
+  await cds.initialized;
+  assert.deepEqual(events, resources.map((r, i) => `active ${r.name} ${1000 + i}`));
+  assert.equal(stat('active_clusters'), 1000);
+  assert.equal(cds.versionInfo(), 'big');
+
+  // Removing them all is sliced too, and the rejection of a bad resource comes after all of it.
+  events.length = 0;
+  await assert.rejects(cds.onConfigUpdate([staticResource('bad', 1, { lb_policy: 'CLUSTER_PROVIDED' })], 'gone'), /bad: resources\[0\]\.lb_policy/);
+  assert.equal(events.length, 1000);
+  assert.equal(stat('active_clusters'), 0);
+  assert.equal(cds.versionInfo(), 'gone');
+});
+
+test('an update under way stops at its next slice when CDS closes', async () => {
+  const { cds, clusters, stat } = setup();
+  await clusters.initialize();
+  const update = cds.onConfigUpdate(Array.from({ length: 1000 }, (_, i) => staticResource(`c${i}`, 1000 + i)), 'big');
+  cds.close();
+  await update;
+  assert.equal(stat('cluster_added'), 100, 'only the first slice was applied');
   assert.equal(cds.versionInfo(), '');
 });

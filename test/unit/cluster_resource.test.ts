@@ -6,6 +6,7 @@ import { test } from 'node:test';
 import { checkBootstrapCapabilities } from '../../src/config/capabilities';
 import { loadClusterResource } from '../../src/config/cluster_resource';
 import { ConfigError, FieldError } from '../../src/config/errors';
+import { resolveDisabledExtensions } from '../../src/config/extension_registry';
 import type { JsonObject } from '../../src/config/json';
 import { loadBootstrap } from '../../src/config/load';
 import { protoSchema } from '../../src/config/schema';
@@ -29,9 +30,9 @@ function clusterJson(extra: JsonObject = {}): JsonObject {
 }
 
 /** The cluster in a bootstrap, loaded and checked as `--mode validate` does: the first error, or the model. */
-function asStatic(cluster: JsonObject) {
+function asStatic(cluster: JsonObject, disabledExtensions: ReadonlySet<string> = new Set()) {
   try {
-    const loaded = loadBootstrap({ configYaml: JSON.stringify({ static_resources: { clusters: [cluster] } }), allowUnknownStaticFields: false });
+    const loaded = loadBootstrap({ configYaml: JSON.stringify({ static_resources: { clusters: [cluster] } }), allowUnknownStaticFields: false, disabledExtensions });
     checkBootstrapCapabilities(loaded.bootstrap.source, 'test.yaml');
     return { config: loaded.bootstrap.clusters[0]!, error: null };
   } catch (error) {
@@ -41,13 +42,13 @@ function asStatic(cluster: JsonObject) {
 }
 
 /** The cluster as the third resource of a CDS update, decoded as a subscription decodes it. */
-function asDynamic(cluster: JsonObject) {
+async function asDynamic(cluster: JsonObject, disabledExtensions: ReadonlySet<string> = new Set()) {
   const schema = protoSchema();
   const decoder = new ResourceDecoder(schema, 'reject', createHeapStatsStore().counter('server.dynamic_unknown_fields'), silentLogger);
   const other = { '@type': CLUSTER_TYPE, ...clusterJson({ name: 'other' }) };
-  const response = decoder.decode({ version_info: '1', resources: [other, other, { '@type': CLUSTER_TYPE, ...cluster }] }, CLUSTER_RESOURCE);
+  const response = await decoder.decode({ version_info: '1', resources: [other, other, { '@type': CLUSTER_TYPE, ...cluster }] }, CLUSTER_RESOURCE);
   try {
-    return { config: loadClusterResource(schema, response.resources[2]!.resource, 'resources[2]').config, error: null };
+    return { config: loadClusterResource(schema, response.resources[2]!.resource, 'resources[2]', disabledExtensions).config, error: null };
   } catch (error) {
     assert.ok(error instanceof FieldError, String(error));
     return { config: null, error: { path: error.fieldPath, reason: error.reason } };
@@ -63,23 +64,56 @@ const REFUSED: ReadonlyArray<[string, JsonObject, string]> = [
 ];
 
 for (const [what, cluster, field] of REFUSED) {
-  test(`refused by ${what}: same reason, same path below the resource`, () => {
+  test(`refused by ${what}: same reason, same path below the resource`, async () => {
     const staticResult = asStatic(cluster);
-    const dynamicResult = asDynamic(cluster);
+    const dynamicResult = await asDynamic(cluster);
     assert.ok(staticResult.error !== null, 'the static cluster is refused');
     assert.equal(staticResult.error.path, `static_resources.clusters[0].${field}`);
     assert.deepEqual(dynamicResult.error, { path: `resources[2].${field}`, reason: staticResult.error.reason });
   });
 }
 
-test('an accepted cluster has the model of the same static cluster, extension names canonical', () => {
+const RAW_BUFFER = { name: 'envoy.transport_sockets.raw_buffer', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.transport_sockets.raw_buffer.v3.RawBuffer' } };
+
+/** --disable-extensions entries, the cluster using one, the field refused. */
+const DISABLED: ReadonlyArray<[string, string, JsonObject, string]> = [
+  ['a transport socket', 'envoy.transport_sockets.upstream/envoy.transport_sockets.raw_buffer', clusterJson({ transport_socket: RAW_BUFFER }), 'transport_socket.name'],
+  [
+    'a transport socket match',
+    'envoy.transport_sockets.upstream/envoy.transport_sockets.raw_buffer',
+    clusterJson({ transport_socket_matches: [{ name: 'plain', match: {}, transport_socket: RAW_BUFFER }] }),
+    'transport_socket_matches[0].transport_socket.name',
+  ],
+  [
+    'an upstream network filter',
+    'envoy.filters.upstream_network/envoy.filters.network.upstream.proxy_protocol',
+    clusterJson({ filters: [{ name: 'envoy.filters.network.upstream.proxy_protocol', typed_config: { '@type': 'type.googleapis.com/envoy.config.core.v3.ProxyProtocolConfig', version: 'V2' } }] }),
+    'filters[0].name',
+  ],
+  ['a cluster type', 'envoy.clusters/envoy.cluster.strict_dns', clusterJson({ type: 'STRICT_DNS' }), 'type'],
+];
+
+for (const [what, entry, cluster, field] of DISABLED) {
+  test(`--disable-extensions: ${what} disabled is refused alike, static or from CDS`, async () => {
+    const disabled = resolveDisabledExtensions([entry]).keys;
+    assert.equal(disabled.size, 1, `${entry} names an extension`);
+    const staticResult = asStatic(cluster, disabled);
+    assert.equal(staticResult.error?.path, `static_resources.clusters[0].${field}`);
+    assert.match(staticResult.error.reason, /\(disabled by --disable-extensions\)$/);
+    assert.deepEqual((await asDynamic(cluster, disabled)).error, { path: `resources[2].${field}`, reason: staticResult.error.reason });
+    // Enabled, both accept it.
+    assert.equal((await asDynamic(cluster)).error, null);
+  });
+}
+
+test('an accepted cluster has the model of the same static cluster, extension names canonical', async () => {
   const cluster = clusterJson({
     lb_policy: 'LEAST_REQUEST',
     circuit_breakers: { thresholds: [{ max_connections: 7 }] },
     transport_socket: { name: 'envoy.transport_sockets.raw_buffer', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.transport_sockets.raw_buffer.v3.RawBuffer' } },
   });
   const staticResult = asStatic(cluster);
-  const dynamicResult = asDynamic(cluster);
+  const dynamicResult = await asDynamic(cluster);
   assert.equal(staticResult.error, null);
   assert.deepEqual(dynamicResult.config, staticResult.config);
   assert.equal((dynamicResult.config!.source as { transport_socket: { name: string } }).transport_socket.name, 'proxy.transport_sockets.raw_buffer');

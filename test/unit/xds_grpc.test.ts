@@ -44,6 +44,8 @@ interface Recorder {
   readonly updates: Array<{ names: string[]; version: string }>;
   readonly failures: Array<{ reason: ConfigUpdateFailureReason; message: string }>;
   reject: string | null;
+  /** Returned by the next updates: the subscriber is still applying them until it settles. */
+  applying: Promise<void> | null;
 }
 
 interface Harness {
@@ -73,7 +75,7 @@ async function harness(t: TestContext, overrides: SubscriptionFactoryOverrides =
     store,
     subscribe(source, type, names, scope = 'cluster.backend') {
       const stats = new SubscriptionStats(store.scope(scope));
-      const recorder: Recorder = { updates: [], failures: [], reject: null };
+      const recorder: Recorder = { updates: [], failures: [], reject: null, applying: null };
       const subscription = factory.subscribe(
         source,
         type,
@@ -81,6 +83,7 @@ async function harness(t: TestContext, overrides: SubscriptionFactoryOverrides =
           onConfigUpdate(resources: readonly DecodedResource[], version) {
             if (recorder.reject !== null) throw new FieldError('endpoints[0].lb_endpoints[0]', recorder.reject);
             recorder.updates.push({ names: resources.map((r) => r.name), version });
+            return recorder.applying ?? undefined;
           },
           onConfigUpdateFailed(reason, error) {
             recorder.failures.push({ reason, message: error?.message ?? '' });
@@ -153,6 +156,36 @@ test('gRPC EDS: the first request carries the node; an accepted response is ACKe
   const ack4 = await requestWhere(h.server, 'the ACK of 4', (r) => r.version_info === '4');
   assert.equal(ack4.error_detail, null);
   assert.equal(ack4.response_nonce, '4');
+});
+
+test('gRPC: an update applied asynchronously is ACKed once it settles; a response arriving meanwhile waits for it, then applies in order', { timeout: 30_000 }, async (t) => {
+  const h = await harness(t);
+  h.server.setResources(CLA_V3, '1', [assignment('backend', 1001)]);
+  const { stats, recorder } = h.subscribe({ kind: 'api', api: grpcApi(), initialFetchTimeoutMs: 0, resourceApiVersion: 'V3' }, ENDPOINT_RESOURCE, ['backend']);
+  let finish!: () => void;
+  recorder.applying = new Promise<void>((resolve) => (finish = resolve));
+  await waitFor('the first update', () => recorder.updates.length === 1 || undefined, 20_000);
+
+  h.server.setResources(CLA_V3, '2', [assignment('backend', 1002)]);
+  // Time for the second response to arrive; it must neither be delivered nor the first ACKed.
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  assert.deepEqual(recorder.updates, [{ names: ['backend'], version: '1' }]);
+  assert.equal(h.server.requests.filter((r) => r.response_nonce !== '').length, 0);
+  assert.equal(stats.update_success.value(), 0);
+
+  recorder.applying = null;
+  finish();
+  await requestWhere(h.server, 'the ACK of 2', (r) => r.version_info === '2');
+  assert.deepEqual(recorder.updates, [
+    { names: ['backend'], version: '1' },
+    { names: ['backend'], version: '2' },
+  ]);
+  const answers = h.server.requests.filter((r) => r.response_nonce !== '').map((r) => [r.version_info, r.response_nonce]);
+  assert.deepEqual(answers, [
+    ['1', '1'],
+    ['2', '2'],
+  ]);
+  assert.equal(stats.update_success.value(), 2);
 });
 
 test('gRPC: a dropped stream sets connected_state 0, counts update_failure, reconnects after the jittered backoff and resubscribes at the last accepted version', { timeout: 30_000 }, async (t) => {

@@ -3,7 +3,7 @@
 
 import { FieldError } from '../errors';
 import { clusterExtensionName, CLUSTERS_CATEGORY, extensionKey, SITE_CATEGORIES } from '../extension_registry';
-import { forEachExtension } from '../extension_sites';
+import { ExtensionVisitor, forEachClusterExtension, forEachExtension } from '../extension_sites';
 import { childPath, indexPath } from '../field_path';
 import { enumField, JsonObject, messageField, messageList, stringField } from '../json';
 import { canonicalExtensionName } from '../names';
@@ -17,22 +17,39 @@ const WHY = '(disabled by --disable-extensions)';
  */
 export function checkDisabledExtensions(bootstrap: JsonObject, disabled: ReadonlySet<string>): void {
   if (disabled.size === 0) return;
-  forEachExtension(bootstrap, (extension, site, path) => {
+  forEachExtension(bootstrap, refuseDisabled(disabled));
+  const resources = messageField(bootstrap, 'static_resources') ?? {};
+  messageList(resources, 'clusters').forEach((cluster, i) => checkClusterType(cluster, indexPath('static_resources.clusters', i), disabled));
+}
+
+/**
+ * The same for one cluster at `clusterPath` (a CDS resource), so that CDS refuses what a static
+ * cluster would be refused for.
+ * @param cluster decoded, with extension names canonicalized
+ */
+export function checkClusterDisabledExtensions(cluster: JsonObject, clusterPath: string, disabled: ReadonlySet<string>): void {
+  if (disabled.size === 0) return;
+  forEachClusterExtension(cluster, clusterPath, refuseDisabled(disabled));
+  checkClusterType(cluster, clusterPath, disabled);
+}
+
+function refuseDisabled(disabled: ReadonlySet<string>): ExtensionVisitor {
+  return (extension, site, path) => {
     const name = stringField(extension, 'name');
     if (disabled.has(extensionKey(SITE_CATEGORIES[site], name))) {
       throw new FieldError(childPath(path, 'name'), `Didn't find a registered implementation for name: '${name}' ${WHY}`);
     }
-  });
-  const resources = messageField(bootstrap, 'static_resources') ?? {};
-  messageList(resources, 'clusters').forEach((cluster, i) => {
-    const customType = messageField(cluster, 'cluster_type');
-    const path = indexPath('static_resources.clusters', i);
-    const name = customType === undefined ? clusterExtensionName(enumField(cluster, 'type', 'STATIC')) : canonicalExtensionName(stringField(customType, 'name'));
-    if (disabled.has(extensionKey(CLUSTERS_CATEGORY, name))) {
-      throw new FieldError(
-        customType === undefined ? childPath(path, 'type') : childPath(childPath(path, 'cluster_type'), 'name'),
-        `Didn't find a registered cluster factory implementation for name: '${name}' ${WHY}`,
-      );
-    }
-  });
+  };
+}
+
+/** The cluster's discovery type, or its custom cluster_type, as a cluster extension. */
+function checkClusterType(cluster: JsonObject, clusterPath: string, disabled: ReadonlySet<string>): void {
+  const customType = messageField(cluster, 'cluster_type');
+  const name = customType === undefined ? clusterExtensionName(enumField(cluster, 'type', 'STATIC')) : canonicalExtensionName(stringField(customType, 'name'));
+  if (disabled.has(extensionKey(CLUSTERS_CATEGORY, name))) {
+    throw new FieldError(
+      customType === undefined ? childPath(clusterPath, 'type') : childPath(childPath(clusterPath, 'cluster_type'), 'name'),
+      `Didn't find a registered cluster factory implementation for name: '${name}' ${WHY}`,
+    );
+  }
 }

@@ -7,12 +7,14 @@ import * as protojson from 'protobufjs/ext/protojson';
 import { FieldError } from '../errors';
 import { indexPath } from '../field_path';
 import type { JsonObject, JsonValue } from '../json';
-import { decodeBinaryMessage } from '../proto_file';
+import { decodeBinary, messageAsJson } from '../proto_file';
 import type { ProtoSchema } from '../schema';
+import type { ResponseParts } from './resource_decoder';
 import type { ResourceType } from './resource_types';
 
 const DISCOVERY_REQUEST = 'envoy.service.discovery.v3.DiscoveryRequest';
 const DISCOVERY_RESPONSE = 'envoy.service.discovery.v3.DiscoveryResponse';
+const ANY = 'google.protobuf.Any';
 
 /** google.rpc.Code INTERNAL: what Envoy 1.16 puts in a NACK's error_detail. */
 export const NACK_STATUS_CODE = 13;
@@ -117,18 +119,29 @@ export class DiscoveryWire {
   }
 
   /**
-   * The whole response as snake_case JSON, for ResourceDecoder.decode.
-   * @throws FieldError for a resource whose type is not the response's, or that fails to decode
+   * The response in parts, for ResourceDecoder.decodeParts: the envelope decoded now, each
+   * resource when the decoder gets to it (a large response is decoded in slices).
+   * @throws FieldError for a resource whose type is not the response's (a resource that fails to decode throws when it is)
    */
-  decodeResponse(bytes: Uint8Array, allowUnknownFields: boolean): { json: JsonValue; unknownFields: readonly string[] } {
-    const message = this.responseType.decode(bytes) as unknown as { type_url?: string; resources?: Array<{ type_url?: string }> };
-    (message.resources ?? []).forEach((resource, i) => {
+  decodeResponse(bytes: Uint8Array, allowUnknownFields: boolean): ResponseParts & { readonly unknownFields: readonly string[] } {
+    const message = decodeBinary(this.responseType, bytes, '') as protobuf.Message & { type_url?: string; resources?: Array<protobuf.Message & { type_url?: string }> };
+    const resources = message.resources ?? [];
+    resources.forEach((resource, i) => {
       // Envoy's check, before the resource is decoded (a v2 URL in a v3 response included).
       if (resource.type_url !== message.type_url) {
         throw new FieldError(indexPath('resources', i), `${resource.type_url ?? ''} does not match the message-wide type URL ${message.type_url ?? ''}`);
       }
     });
-    return decodeBinaryMessage(this.schema, this.responseType, bytes, { allowUnknownFields });
+    message.resources = [];
+    const options = { allowUnknownFields };
+    const envelope = messageAsJson(this.schema, this.responseType, message, options);
+    const any = this.schema.root.lookupType(ANY);
+    return {
+      envelope: envelope.json,
+      unknownFields: envelope.unknownFields,
+      // An Any of the response sits at depth 2 for the nesting limit, as when decoded with it.
+      resources: resources.map((resource) => (path: string) => messageAsJson(this.schema, any, resource, options, { path, depth: 2 })),
+    };
   }
 
   private requestMessage(request: DiscoveryRequest): protobuf.Message {

@@ -9,6 +9,7 @@
 import type * as grpc from '@grpc/grpc-js';
 import type { Clock, TimeoutHandle } from '../../common/clock';
 import { JitteredBackOff } from '../../common/jittered_backoff';
+import { SerialQueue } from '../../common/serial_queue';
 import type { Logger } from '../../log/logger_api';
 import type { RandomSource } from '../../upstream/lb/load_balancer';
 import type { JsonObject } from '../json';
@@ -36,8 +37,11 @@ export interface GrpcMuxDeps {
 
 /** What a mux tells a watch (a GrpcSubscription). */
 export interface MuxWatchCallbacks {
-  /** @throws Error to reject the update: every watch of the type is told, and the response NACKed */
-  onConfigUpdate(resources: readonly DecodedResource[], versionInfo: string): void;
+  /**
+   * A promise delays the ACK, and every later response of the stream, until it settles.
+   * @throws Error (or rejects) to reject the update: every watch of the type is told, and the response NACKed
+   */
+  onConfigUpdate(resources: readonly DecodedResource[], versionInfo: string): void | Promise<void>;
   onConfigUpdateFailed(reason: 'connection_failure' | 'update_rejected', error: Error | null): void;
 }
 
@@ -74,6 +78,8 @@ export class GrpcMux {
   private firstStreamRequest = true;
   private closed = false;
   private readonly backOff: JitteredBackOff;
+  /** Responses are applied and answered one at a time, in order, as Envoy's one thread does. */
+  private readonly responses = new SerialQueue();
 
   constructor(
     private readonly channel: GrpcChannel,
@@ -143,7 +149,8 @@ export class GrpcMux {
     const stream: Stream = { client, call };
     this.stream = stream;
     call.on('data', (bytes: Buffer) => {
-      if (this.stream === stream) this.onResponse(bytes);
+      // A response still queued when its stream ends is dropped: its nonce means nothing to the next.
+      this.responses.run(() => (this.stream === stream ? this.onResponse(bytes) : undefined));
     });
     call.on('status', (status: grpc.StatusObject) => {
       if (this.stream === stream) this.onRemoteClose(status);
@@ -177,7 +184,7 @@ export class GrpcMux {
     }, this.backOff.nextMs());
   }
 
-  private onResponse(bytes: Buffer): void {
+  private async onResponse(bytes: Buffer): Promise<void> {
     // A response means the server is there: the next failure starts the backoff afresh.
     this.backOff.reset();
     this.deps.controlPlane.connected_state.set(1);
@@ -201,32 +208,37 @@ export class GrpcMux {
       else this.sendRequest(header.typeUrl, state);
       return;
     }
+    const stream = this.stream;
+    let errorDetail: string | null = null;
     try {
-      this.deliver(state, bytes, header.versionInfo);
+      await this.deliver(state, bytes, header.versionInfo);
       state.versionInfo = header.versionInfo;
     } catch (error) {
       const reason = error instanceof Error ? error : new Error(String(error));
       for (const watch of state.watches) watch.callbacks.onConfigUpdateFailed('update_rejected', reason);
-      state.errorDetail = reason.message;
+      errorDetail = reason.message;
     }
+    // Applied across a reconnection: the new stream has asked afresh, and this nonce is not its.
+    if (this.stream !== stream) return;
     state.nonce = header.nonce;
+    state.errorDetail = errorDetail;
     this.sendRequest(header.typeUrl, state);
   }
 
-  /** Hands each watch its resources: a wildcard watch all of them, a named watch those it names, if any. */
-  private deliver(state: TypeState, bytes: Buffer, versionInfo: string): void {
+  /**
+   * Hands each watch its resources: a wildcard watch all of them, a named watch those it names,
+   * if any. The resources are decoded in slices, and a watch applying in slices holds the next.
+   */
+  private async deliver(state: TypeState, bytes: Buffer, versionInfo: string): Promise<void> {
     const { decoder, wire } = this.deps;
-    const decoded = wire.decodeResponse(bytes, decoder.unknownFieldsAllowed());
-    decoder.report(decoded.unknownFields);
-    const resources = decoder.decode(decoded.json, state.type).resources;
+    const parts = wire.decodeResponse(bytes, decoder.unknownFieldsAllowed());
+    decoder.report(parts.unknownFields);
+    const { resources } = await decoder.decodeParts(parts, state.type);
     const byName = new Map(resources.map((resource) => [resource.name, resource]));
     for (const watch of [...state.watches]) {
-      if (watch.names.length === 0) {
-        watch.callbacks.onConfigUpdate(resources, versionInfo);
-        continue;
-      }
-      const found = watch.names.flatMap((name) => byName.get(name) ?? []);
-      if (found.length > 0) watch.callbacks.onConfigUpdate(found, versionInfo);
+      const found = watch.names.length === 0 ? resources : watch.names.flatMap((name) => byName.get(name) ?? []);
+      if (found.length === 0 && watch.names.length > 0) continue;
+      await watch.callbacks.onConfigUpdate(found, versionInfo);
     }
   }
 

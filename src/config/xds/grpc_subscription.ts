@@ -58,11 +58,13 @@ export class GrpcSubscription implements Subscription {
     if (this.options.ownsMux) this.mux.close();
   }
 
-  private onConfigUpdate(resources: readonly DecodedResource[], versionInfo: string): void {
+  private async onConfigUpdate(resources: readonly DecodedResource[], versionInfo: string): Promise<void> {
     if (this.closed) return;
     this.disableInitTimer();
-    // A throw goes up to the mux, which NACKs and reports the rejection back here.
-    this.callbacks.onConfigUpdate(resources, versionInfo);
+    // A throw (or rejection) goes up to the mux, which NACKs and reports the rejection back here.
+    await this.callbacks.onConfigUpdate(resources, versionInfo);
+    // Closed while the subscriber applied it in slices: the update no longer counts.
+    if (this.closed) return;
     const stats = this.stats;
     stats.update_success.inc();
     stats.update_attempt.inc();

@@ -5,8 +5,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { watchDirectory } from '../../common/directory_watch';
+import { SerialQueue } from '../../common/serial_queue';
 import type { Logger } from '../../log/logger_api';
-import { inConfigFile } from '../errors';
+import { asConfigFileError } from '../errors';
 import { readProtoFile } from '../proto_file';
 import type { ProtoSchema } from '../schema';
 import type { DecodedResponse, ResourceDecoder } from './resource_decoder';
@@ -25,6 +26,8 @@ export interface PathSubscriptionDeps {
 export class PathSubscription implements Subscription {
   private watcher: fs.FSWatcher | null = null;
   private closed = false;
+  /** A rename while the subscriber applies the last file is read once that is done. */
+  private readonly refreshes = new SerialQueue();
 
   constructor(
     private readonly file: string,
@@ -52,34 +55,44 @@ export class PathSubscription implements Subscription {
   }
 
   private refresh(): void {
+    this.refreshes.run(() => this.readAndDeliver());
+  }
+
+  private async readAndDeliver(): Promise<void> {
     if (this.closed) return;
     const stats = this.stats;
     stats.update_attempt.inc();
     let response: DecodedResponse;
     try {
-      response = inConfigFile(this.file, () => this.read());
+      response = await this.read();
     } catch (error) {
+      if (this.closed) return;
       // Unreadable, unparsable, or resources that fail to decode: Envoy counts a failure and
       // treats it as a rejection, the likelier cause being a bad configuration.
-      this.deps.log.warn(`filesystem config update failure: ${(error as Error).message}`);
+      const reason = asConfigFileError(this.file, error) as Error;
+      this.deps.log.warn(`filesystem config update failure: ${reason.message}`);
       stats.update_failure.inc();
-      this.callbacks.onConfigUpdateFailed('update_rejected', error as Error);
+      this.callbacks.onConfigUpdateFailed('update_rejected', reason);
       return;
     }
+    if (this.closed) return;
     try {
-      this.callbacks.onConfigUpdate(response.resources, response.versionInfo);
+      await this.callbacks.onConfigUpdate(response.resources, response.versionInfo);
     } catch (error) {
+      if (this.closed) return;
       this.deps.log.warn(`filesystem config update rejected: ${this.file}: ${(error as Error).message}`);
       stats.update_rejected.inc();
       this.callbacks.onConfigUpdateFailed('update_rejected', error as Error);
       return;
     }
+    if (this.closed) return;
     stats.update_time.set(Date.now());
     stats.version.set(versionHash(response.versionInfo));
     stats.update_success.inc();
   }
 
-  private read(): DecodedResponse {
+  /** The resources are decoded in slices (the promise rejects at the first invalid field). */
+  private async read(): Promise<DecodedResponse> {
     const { schema, decoder } = this.deps;
     const file = readProtoFile(this.file, schema.root.lookupType(DISCOVERY_RESPONSE), schema, { allowUnknownFields: decoder.unknownFieldsAllowed() });
     decoder.report(file.unknownFields);

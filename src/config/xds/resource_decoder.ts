@@ -3,6 +3,7 @@
 // --ignore-unknown-dynamic-fields policy: by default each distinct one is logged once and counted
 // in server.dynamic_unknown_fields, as Envoy's warning validation visitor does.
 
+import { forEachInSlices } from '../../common/event_loop_slices';
 import type { Logger } from '../../log/logger_api';
 import type { Counter } from '../../stats/stats';
 import { FieldError } from '../errors';
@@ -14,6 +15,19 @@ import type { ResourceType } from './resource_types';
 import type { DecodedResource } from './subscription';
 
 const DISCOVERY_RESPONSE = 'envoy.service.discovery.v3.DiscoveryResponse';
+const ANY = 'google.protobuf.Any';
+/** Resources decoded per turn of the event loop (a few tens of milliseconds): a 10,000-cluster response must not hold it. */
+const DECODE_SLICE = 250;
+
+/**
+ * A response as its transport read it, its resources still to decode (one at a time, so that a
+ * large response is decoded in slices): the envelope (version_info, nonce, ...) as ProtoJSON,
+ * and a function per resource giving its Any as snake_case JSON at `path`.
+ */
+export interface ResponseParts {
+  readonly envelope: JsonValue;
+  readonly resources: ReadonlyArray<(path: string) => { readonly json: JsonValue; readonly unknownFields: readonly string[] }>;
+}
 
 /** What the command line says about unknown fields in dynamic configuration. */
 export type UnknownDynamicFields = 'warn' | 'reject' | 'ignore';
@@ -42,19 +56,40 @@ export class ResourceDecoder {
 
   /**
    * @param response a DiscoveryResponse in its ProtoJSON (snake_case) form
-   * @throws FieldError at the path of the first invalid field: the update is rejected
+   * @throws FieldError at the path of the first invalid field (the promise rejects): the update is rejected
    */
-  decode(response: JsonValue, type: ResourceType): DecodedResponse {
-    const decoded = decodeProtoJson(this.schema, this.schema.root.lookupType(DISCOVERY_RESPONSE), response, {
+  decode(response: JsonValue, type: ResourceType): Promise<DecodedResponse> {
+    const resources = isJsonObject(response) ? response['resources'] : undefined;
+    // Anything but a list of resources is left to the envelope's decoding, which says what is wrong.
+    if (!Array.isArray(resources)) return this.decodeParts({ envelope: response, resources: [] }, type);
+    const { resources: _, ...envelope } = response as JsonObject;
+    const any = this.schema.root.lookupType(ANY);
+    const options = { allowUnknownFields: this.unknownFieldsAllowed() };
+    return this.decodeParts({ envelope, resources: resources.map((resource) => (path: string) => decodeProtoJson(this.schema, any, resource, options, path)) }, type);
+  }
+
+  /**
+   * Decodes the envelope, then the resources DECODE_SLICE at a time with a turn of the event loop
+   * between slices.
+   * @throws FieldError at the path of the first invalid field (the promise rejects)
+   */
+  async decodeParts(parts: ResponseParts, type: ResourceType): Promise<DecodedResponse> {
+    const decoded = decodeProtoJson(this.schema, this.schema.root.lookupType(DISCOVERY_RESPONSE), parts.envelope, {
       allowUnknownFields: this.unknownFieldsAllowed(),
     });
     this.report(decoded.unknownFields);
     const json = decoded.json;
-    const resources = Array.isArray(json['resources']) ? json['resources'] : [];
+    const resources: DecodedResource[] = [];
+    await forEachInSlices(parts.resources, DECODE_SLICE, (decodeResource, i) => {
+      const path = indexPath('resources', i);
+      const resource = decodeResource(path);
+      this.report(resource.unknownFields);
+      resources.push(this.resource(resource.json, type, path));
+    });
     return {
       versionInfo: typeof json['version_info'] === 'string' ? json['version_info'] : '',
       nonce: typeof json['nonce'] === 'string' ? json['nonce'] : '',
-      resources: resources.map((resource, i) => this.resource(resource, type, indexPath('resources', i))),
+      resources,
     };
   }
 

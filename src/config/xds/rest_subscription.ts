@@ -140,6 +140,12 @@ export class RestSubscription implements Subscription {
       return;
     }
     this.disableInitTimer();
+    // The next poll is scheduled once the subscriber has applied (or rejected) this answer.
+    void this.apply(body).then(() => this.scheduleNext());
+  }
+
+  /** Decodes and applies one answer (a version already applied is only counted); a rejection is counted and passed on. */
+  private async apply(body: string): Promise<void> {
     try {
       let json: JsonValue;
       try {
@@ -147,19 +153,21 @@ export class RestSubscription implements Subscription {
       } catch (error) {
         throw new FieldError('', `not a JSON DiscoveryResponse: ${(error as Error).message}`);
       }
-      const response = this.deps.decoder.decode(json, this.options.type);
-      if (response.versionInfo !== this.versionInfo) this.callbacks.onConfigUpdate(response.resources, response.versionInfo);
+      const response = await this.deps.decoder.decode(json, this.options.type);
+      if (this.closed) return;
+      if (response.versionInfo !== this.versionInfo) await this.callbacks.onConfigUpdate(response.resources, response.versionInfo);
+      if (this.closed) return;
       this.versionInfo = response.versionInfo;
       this.stats.version.set(versionHash(response.versionInfo));
       this.stats.update_time.set(Date.now());
       this.stats.update_success.inc();
     } catch (error) {
+      if (this.closed) return;
       const reason = error instanceof Error ? error : new Error(String(error));
       this.deps.log.warn(`REST config for ${this.options.path} rejected: ${reason.message}`);
       this.stats.update_rejected.inc();
       this.callbacks.onConfigUpdateFailed('update_rejected', reason);
     }
-    this.scheduleNext();
   }
 
   /** Counted, not passed on: the subscriber waits for the next poll, or initial_fetch_timeout. */

@@ -18,10 +18,12 @@ export type ConfigUpdateFailureReason = 'connection_failure' | 'fetch_timeout' |
 
 export interface SubscriptionCallbacks {
   /**
-   * The complete set of resources the subscription names, at `versionInfo`.
-   * @throws Error (a FieldError for a bad field) to reject the update; the message goes back as the NACK's error_detail
+   * The complete set of resources the subscription names, at `versionInfo`. A subscriber that
+   * applies a large update in slices returns a promise: the transport ACKs or NACKs once it
+   * settles, and delivers nothing else to it before.
+   * @throws Error (a FieldError for a bad field), or rejects with one, to reject the update; the message goes back as the NACK's error_detail
    */
-  onConfigUpdate(resources: readonly DecodedResource[], versionInfo: string): void;
+  onConfigUpdate(resources: readonly DecodedResource[], versionInfo: string): void | Promise<void>;
   /**
    * No update this time. The subscriber keeps serving what it has; the first failure also ends
    * its initialization (as Envoy's init manager does on initial_fetch_timeout).
