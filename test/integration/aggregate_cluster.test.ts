@@ -6,13 +6,12 @@
 import assert from 'node:assert/strict';
 import * as net from 'node:net';
 import { describe, test } from 'node:test';
-import { httpListener } from '../helpers/config_fixtures';
+import { httpListener, tcpProxyListener } from '../helpers/config_fixtures';
 import { startUpstream, type Upstream } from '../helpers/http_peers';
 import { request, type RunningProxy, startProxy, waitFor } from '../helpers/proxy_process';
 
 const TIMEOUT = { timeout: 90_000 };
 const AGGREGATE_TYPE = 'type.googleapis.com/envoy.extensions.clusters.aggregate.v3.ClusterConfig';
-const TCP_PROXY_TYPE = 'type.googleapis.com/envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy';
 
 /** A STATIC cluster of one upstream, health checked at /healthz every 100ms. */
 function checkedCluster(name: string, port: number): Record<string, unknown> {
@@ -59,11 +58,7 @@ describe('aggregate cluster', TIMEOUT, () => {
           static_resources: {
             listeners: [
               httpListener('http_in', 0, [{ match: { prefix: '/' }, route: { cluster: 'agg' } }]),
-              {
-                name: 'tcp_in',
-                address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
-                filter_chains: [{ filters: [{ name: 'envoy.filters.network.tcp_proxy', typed_config: { '@type': TCP_PROXY_TYPE, stat_prefix: 'tcp', cluster: 'agg' } }] }],
-              },
+              tcpProxyListener('tcp_in', 0, 'agg'),
             ],
             clusters: [
               {
