@@ -3,7 +3,8 @@
 // real work), a few server stats, and two latency histograms for some clusters. Values are
 // arbitrary; sizes and names are what the renderers' cost depends on.
 
-import type { HistogramSample, HistogramSummary, ScalarSample, StatsSnapshot } from '../src/stats/sample';
+import type { HistogramSample, HistogramSummary, StatsSnapshot } from '../src/stats/sample';
+import { ScalarSample, scalarList } from '../test/helpers/histogram_samples';
 
 const CLUSTER_COUNTERS = [
   'lb_healthy_panic',
@@ -96,5 +97,5 @@ export function syntheticSnapshot(clusters: number, clustersWithHistograms: numb
   for (const name of ['server.live', 'server.uptime', 'server.concurrency', 'http.admin.downstream_rq_2xx', 'listener.admin.downstream_cx_total']) {
     scalars.push({ name, kind: name.startsWith('server') ? 'gauge' : 'counter', value: 1, used: true });
   }
-  return { scalars: scalars.sort(byName), histograms: histograms.sort(byName) };
+  return { scalars: scalarList(scalars.sort(byName)), histograms: histograms.sort(byName) };
 }

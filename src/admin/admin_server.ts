@@ -28,7 +28,7 @@ export interface AdminResponse {
    * at a time, with a turn of the event loop between two, so that a large body (/stats) never
    * holds the supervisor for long; an empty chunk is only such a turn.
    */
-  readonly body: string | Iterable<string>;
+  readonly body: string | Iterable<string | Uint8Array>;
   /** Default `text/plain; charset=UTF-8`. */
   readonly contentType?: string;
   /** Runs once the response has been written (e.g. /quitquitquit's shutdown). */
@@ -75,6 +75,9 @@ export function helpText(handlers: readonly AdminHandler[]): string {
   return 'admin commands are:\n' + sorted.map((h) => `  ${h.path}: ${h.help}\n`).join('');
 }
 
+/** How much of a streamed body may wait in the socket's buffer before rendering pauses. */
+const STREAM_AHEAD_BYTES = 1024 * 1024;
+
 function drainedOrClosed(res: http.ServerResponse): Promise<void> {
   return new Promise((resolve) => {
     const done = () => {
@@ -114,6 +117,7 @@ export class AdminServer {
   private readonly byPath = new Map<string, AdminHandler>();
   private readonly stats: AdminStats;
   private bound: AddressInfo | null = null;
+  private streams = 0;
 
   constructor(
     private readonly handlers: readonly AdminHandler[],
@@ -195,23 +199,37 @@ export class AdminServer {
     });
   }
 
+  /** Responses whose bodies are being streamed now (a /stats render, say). */
+  get streaming(): number {
+    return this.streams;
+  }
+
   /** Writes the chunks as the client takes them; stops when it goes away. Returns bytes written. */
-  private async stream(res: http.ServerResponse, chunks: Iterable<string>, target: string): Promise<number> {
+  private async stream(res: http.ServerResponse, chunks: Iterable<string | Uint8Array>, target: string): Promise<number> {
     let sent = 0;
     let closed = res.destroyed;
     res.once('close', () => (closed = true));
+    this.streams++;
     try {
       // Leaving the loop early (break) ends the generator, so a renderer stops with the client.
       for (const chunk of chunks) {
         if (closed) break;
-        sent += Buffer.byteLength(chunk);
-        const flowing = chunk === '' || res.write(chunk);
-        await (flowing ? nextTurn() : drainedOrClosed(res));
+        if (chunk.length === 0) {
+          await nextTurn();
+          continue;
+        }
+        sent += typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.length;
+        res.write(chunk);
+        // Rendering the next chunk while the kernel sends this one keeps both cores busy; the
+        // bytes waiting stay bounded all the same.
+        await (res.writableLength < STREAM_AHEAD_BYTES ? nextTurn() : drainedOrClosed(res));
       }
     } catch (e) {
       // Too late for a 500: the client sees the response cut short instead.
       this.log.error(`admin response to ${target} failed: ${(e as Error).stack ?? String(e)}`);
       res.destroy();
+    } finally {
+      this.streams--;
     }
     return sent;
   }

@@ -24,8 +24,24 @@ function statsQuery(req: AdminRequest): StatsQuery | AdminResponse {
   return { usedOnly: req.query.has('usedonly'), filter };
 }
 
-export function statsHandlers(snapshot: () => StatsSnapshot, prometheus: PrometheusFormatter): AdminHandler[] {
-  const prometheusResponse = (q: StatsQuery): AdminResponse => ({ status: 200, body: prometheus.render(snapshot(), q) });
+/** A snapshot taken in steps: each is a pause, a turn of the supervisor's event loop. */
+export type SnapshotSteps = () => Generator<void, StatsSnapshot>;
+
+/** The body of a response: pauses (empty chunks) while the snapshot is taken, then its rendering. */
+function* rendered(snapshot: SnapshotSteps, render: (snapshot: StatsSnapshot) => Iterable<Uint8Array>): Generator<Uint8Array> {
+  const steps = snapshot();
+  let step = steps.next();
+  while (step.done !== true) {
+    yield PAUSE;
+    step = steps.next();
+  }
+  yield* render(step.value);
+}
+
+const PAUSE = new Uint8Array(0);
+
+export function statsHandlers(snapshot: SnapshotSteps, prometheus: PrometheusFormatter): AdminHandler[] {
+  const prometheusResponse = (q: StatsQuery): AdminResponse => ({ status: 200, body: rendered(snapshot, (s) => prometheus.render(s, q)) });
   return [
     {
       path: '/stats',
@@ -40,8 +56,8 @@ export function statsHandlers(snapshot: () => StatsSnapshot, prometheus: Prometh
         const q = statsQuery(req);
         if ('status' in q) return q;
         const format = req.query.get('format');
-        if (format === undefined) return { status: 200, body: renderStatsText(snapshot(), q) };
-        if (format === 'json') return { status: 200, body: renderStatsJson(snapshot(), q), contentType: JSON_TYPE };
+        if (format === undefined) return { status: 200, body: rendered(snapshot, (s) => renderStatsText(s, q)) };
+        if (format === 'json') return { status: 200, body: rendered(snapshot, (s) => renderStatsJson(s, q)), contentType: JSON_TYPE };
         if (format === 'prometheus') return prometheusResponse(q);
         return { status: 404, body: FORMAT_USAGE };
       },

@@ -80,6 +80,8 @@ const RUNTIME_POLL_MS = 10_000;
 const PROFILER_REPLY_TIMEOUT_MS = 10_000;
 /** How long GET /memory waits for a worker's figures. */
 const MEMORY_REPLY_TIMEOUT_MS = 2000;
+/** How often the preparation of /stats output looks again while a response is being streamed. */
+const STATS_PREPARATION_BACKOFF_MS = 20;
 
 function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
@@ -387,13 +389,24 @@ export class Supervisor implements ServerInfoSource {
   /**
    * Once serving, the work a first /stats would do in one step is done a batch per turn: the
    * name order of every stat, then the Prometheus grouping with each name's tags (Envoy
-   * extracts them when it creates a stat).
+   * extracts them when it creates a stat). A /stats being answered meanwhile goes first: this
+   * work only spares a later one its wait.
    */
   private async prepareStatsOutput(): Promise<void> {
     const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
-    await this.store!.reader.catchUp(nextTurn);
-    const grouping = this.prometheus.prepare(this.snapshot());
-    while (this.shutdownPromise === null && grouping.next().done !== true) await nextTurn();
+    const steps = this.statsOutputSteps();
+    while (this.shutdownPromise === null) {
+      if ((this.admin?.streaming ?? 0) > 0) {
+        await sleep(STATS_PREPARATION_BACKOFF_MS);
+        continue;
+      }
+      if (steps.next().done === true) return;
+      await nextTurn();
+    }
+  }
+
+  private *statsOutputSteps(): Generator<unknown> {
+    yield* this.prometheus.prepare(yield* this.snapshot());
   }
 
   /** POST /logging: this process's loggers now, every worker's as soon as it reads the message. */
@@ -536,10 +549,14 @@ export class Supervisor implements ServerInfoSource {
     }
   }
 
-  /** What GET /stats renders: counters and gauges as they are now, histograms as of the last flush. */
-  private snapshot(): StatsSnapshot {
-    this.updateServerStats();
+  /**
+   * What GET /stats renders: counters and gauges as they are now, histograms as of the last
+   * flush. Taken once the name order is up to date, a step per turn (see StatsReader.ordered).
+   */
+  private *snapshot(): Generator<void, StatsSnapshot> {
     const reader = this.store!.reader;
+    yield* reader.ordered();
+    this.updateServerStats();
     return {
       scalars: reader.scalars(),
       histograms: reader.histograms().map((h) => ({

@@ -57,7 +57,7 @@ export class NameTable {
   private readonly chunkWords: Int32Array[] = [];
   private readonly chunkFirst: number[] = [];
   /** Decoded names by slot: each is read from the region once per process. */
-  private readonly decoded: string[] = [];
+  private readonly decoded: (string | undefined)[] = [];
   private readonly encoder = new TextEncoder();
   /** The name being interned, encoded (a UTF-16 unit is at most 3 UTF-8 bytes). */
   private readonly scratch = new Uint8Array(MAX_NAME_BYTES * 3);
@@ -237,6 +237,8 @@ export class NameTable {
       const words = this.chunkWords[c]!;
       const index = this.chunkFirst[c]! + (slot & (CHUNK_SLOTS - 1)) * SLOT_WORDS;
       name = this.segments.utf8(Segments.read(words, index + SlotField.NameAddress), words[index + SlotField.NameLength]!);
+      // Names are decoded in any order (a sort's): grown densely, the array stays a fast one.
+      while (this.decoded.length <= slot) this.decoded.push(undefined);
       this.decoded[slot] = name;
     }
     return name;

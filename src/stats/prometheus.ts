@@ -9,9 +9,9 @@
 import { ChunkBuffer } from './chunk_buffer';
 import type { HistogramBucketSettings } from './histogram_bucket_settings';
 import { formatG32 } from './number_format';
-import { Group, PrometheusGroups } from './prometheus_groups';
+import { Group, PrometheusGroups, sameStats, StatList } from './prometheus_groups';
 import { isSelected, StatsQuery } from './render';
-import type { HistogramSample, ScalarSample, StatsSnapshot } from './sample';
+import type { HistogramSample, StatsSnapshot } from './sample';
 import type { TagExtractor } from './tag_extractor';
 
 /** Stats grouped per turn of the event loop when a grouping is made (see ChunkBuffer). */
@@ -19,31 +19,45 @@ const GROUPING_BATCH = 4096;
 const SCALAR_TYPES = ['counter', 'gauge'];
 const HISTOGRAM_TYPES = ['histogram'];
 
-function scalarLine(name: string, labels: string, s: ScalarSample): string {
-  return `${name}{${labels}} ${s.value}\n`;
+/** The histograms of a snapshot as a StatList. */
+function histogramList(histograms: readonly HistogramSample[]): StatList {
+  return { length: histograms.length, name: (i) => histograms[i]!.name, id: (i) => histograms[i]!.id ?? -1 };
 }
 
-/** A group's TYPE line comes with its first selected stat: a group the query empties is left out. */
-function* writeGroups<T extends { readonly name: string; readonly used: boolean }>(
-  stats: readonly T[],
+/**
+ * A group's TYPE line comes with its first selected stat: a group the query empties is left out.
+ * `selected` is null when the query takes every stat. `write` writes the lines of the stat at a
+ * position.
+ */
+function* writeGroups(
   groups: readonly Group[],
-  q: StatsQuery,
+  selected: ((position: number) => boolean) | null,
   out: ChunkBuffer,
-  lines: (name: string, labels: string, stat: T) => string,
-): Generator<string> {
+  write: (group: Group, labels: Uint8Array, position: number) => void,
+): Generator<Buffer> {
   for (const group of groups) {
     let written = false;
     for (let i = 0; i < group.positions.length; i++) {
-      const stat = stats[group.positions[i]!]!;
-      if (isSelected(stat, q)) {
-        if (!written) out.add(`# TYPE ${group.name} ${group.type}\n`);
+      const position = group.positions[i]!;
+      if (selected === null || selected(position)) {
+        if (!written) out.text(`# TYPE ${group.name} ${group.type}\n`);
         written = true;
-        out.add(lines(group.name, group.labels[i]!, stat));
+        write(group, group.labels[i]!, position);
       }
       if (out.step()) yield out.take();
     }
-    if (written) out.add('\n');
+    if (written) out.text('\n');
   }
+}
+
+/** `name{labels} value` */
+function writeSample(out: ChunkBuffer, name: Uint8Array, labels: Uint8Array, value: number): void {
+  out.bytes(name);
+  out.text('{');
+  out.bytes(labels);
+  out.text('} ');
+  out.number(value);
+  out.text('\n');
 }
 
 /**
@@ -51,19 +65,9 @@ function* writeGroups<T extends { readonly name: string; readonly used: boolean 
  * once serving, or a scrape that came first) takes the next step, so it is made once.
  */
 interface Grouping {
-  readonly stats: readonly { readonly id?: number }[];
+  readonly ids: Int32Array;
   readonly steps: Generator<void, PrometheusGroups>;
   done: PrometheusGroups | null;
-}
-
-/** Whether two snapshots list the same stats in the same order (a grouping fits both). */
-function sameStats(a: readonly { readonly id?: number }[], b: readonly { readonly id?: number }[]): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) {
-    const id = a[i]!.id;
-    if (id === undefined || id !== b[i]!.id) return false;
-  }
-  return true;
 }
 
 export class PrometheusFormatter {
@@ -79,11 +83,24 @@ export class PrometheusFormatter {
     private readonly buckets: HistogramBucketSettings,
   ) {}
 
-  *render(snapshot: StatsSnapshot, q: StatsQuery): Generator<string> {
+  *render(snapshot: StatsSnapshot, q: StatsQuery): Generator<Buffer> {
     const { scalars, histograms } = yield* this.prepare(snapshot);
     const out = new ChunkBuffer();
-    yield* writeGroups(snapshot.scalars, scalars.groups, q, out, scalarLine);
-    yield* writeGroups(snapshot.histograms, histograms.groups, q, out, (name, labels, h) => this.histogramLines(name, labels, h));
+    const s = snapshot.scalars;
+    const h = snapshot.histograms;
+    const all = q.filter === null && !q.usedOnly;
+    yield* writeGroups(scalars.groups, all ? null : (i) => isSelected(s.name(i), s.used(i), q), out, (group, labels, i) =>
+      writeSample(out, group.nameBytes, labels, s.value(i)),
+    );
+    const metrics = new Map<Group, HistogramMetric>();
+    yield* writeGroups(histograms.groups, all ? null : (i) => isSelected(h[i]!.name, h[i]!.used, q), out, (group, labels, i) => {
+      let metric = metrics.get(group);
+      if (metric === undefined) {
+        metric = histogramMetric(group.name);
+        metrics.set(group, metric);
+      }
+      this.writeHistogram(out, metric, labels, h[i]!);
+    });
     yield out.take();
   }
 
@@ -91,18 +108,20 @@ export class PrometheusFormatter {
    * The groupings of the snapshot's stats: the last ones, or new ones made a batch per yield
    * (empty chunks). The supervisor runs it once serving, so that a first scrape finds them made.
    */
-  *prepare(snapshot: StatsSnapshot): Generator<string, { scalars: PrometheusGroups; histograms: PrometheusGroups }> {
-    if (this.scalarGroups === null || !this.scalarGroups.fits(snapshot.scalars)) {
-      if (this.scalarGrouping === null || !sameStats(this.scalarGrouping.stats, snapshot.scalars)) {
-        this.scalarGrouping = this.grouping(snapshot.scalars, (s) => s.kind, SCALAR_TYPES);
+  *prepare(snapshot: StatsSnapshot): Generator<Buffer, { scalars: PrometheusGroups; histograms: PrometheusGroups }> {
+    const scalars = snapshot.scalars;
+    if (this.scalarGroups === null || !this.scalarGroups.fits(scalars)) {
+      if (this.scalarGrouping === null || !sameStats(this.scalarGrouping.ids, scalars)) {
+        this.scalarGrouping = this.grouping(scalars, (list, i) => (list.isCounter(i) ? 'counter' : 'gauge'), SCALAR_TYPES);
       }
       this.scalarGroups = yield* this.finish(this.scalarGrouping);
       // Made: the snapshot it was made from can go.
       this.scalarGrouping = null;
     }
-    if (this.histogramGroups === null || !this.histogramGroups.fits(snapshot.histograms)) {
-      if (this.histogramGrouping === null || !sameStats(this.histogramGrouping.stats, snapshot.histograms)) {
-        this.histogramGrouping = this.grouping(snapshot.histograms, () => 'histogram', HISTOGRAM_TYPES);
+    const histograms = histogramList(snapshot.histograms);
+    if (this.histogramGroups === null || !this.histogramGroups.fits(histograms)) {
+      if (this.histogramGrouping === null || !sameStats(this.histogramGrouping.ids, histograms)) {
+        this.histogramGrouping = this.grouping(histograms, () => 'histogram', HISTOGRAM_TYPES);
       }
       this.histogramGroups = yield* this.finish(this.histogramGrouping);
       this.histogramGrouping = null;
@@ -110,34 +129,52 @@ export class PrometheusFormatter {
     return { scalars: this.scalarGroups, histograms: this.histogramGroups };
   }
 
-  private grouping<T extends { readonly name: string; readonly id?: number }>(
-    stats: readonly T[],
-    typeOf: (stat: T) => string,
-    types: readonly string[],
-  ): Grouping {
-    return { stats, steps: PrometheusGroups.build(stats, typeOf, types, this.names, GROUPING_BATCH), done: null };
+  private grouping<T extends StatList>(stats: T, typeOf: (stats: T, i: number) => string, types: readonly string[]): Grouping {
+    const ids = Int32Array.from({ length: stats.length }, (_, i) => stats.id(i));
+    return { ids, steps: PrometheusGroups.build(stats, typeOf, types, this.names, GROUPING_BATCH), done: null };
   }
 
   /** Takes a grouping's steps until it is made (by this caller or another), pausing with empty chunks. */
-  private *finish(grouping: Grouping): Generator<string, PrometheusGroups> {
+  private *finish(grouping: Grouping): Generator<Buffer, PrometheusGroups> {
     while (grouping.done === null) {
       const step = grouping.steps.next();
       if (step.done === true) grouping.done = step.value;
-      else yield '';
+      else yield EMPTY_CHUNK;
     }
     return grouping.done;
   }
 
-  private histogramLines(name: string, labels: string, h: HistogramSample): string {
+  private writeHistogram(out: ChunkBuffer, metric: HistogramMetric, labels: Uint8Array, h: HistogramSample): void {
     const c = h.cumulative;
-    const le = labels === '' ? 'le=' : `${labels},le=`;
     const bounds = this.buckets.boundsFor(h.name);
-    let text = '';
-    for (let i = 0; i < bounds.values.length; i++) {
-      text += `${name}_bucket{${le}"${bounds.labels[i]}"} ${c.countAtOrBelow(bounds.values[i]!)}\n`;
+    const le = labels.length === 0 ? 'le="' : ',le="';
+    // Never recorded into: every bucket is 0, without asking the summary for each.
+    const empty = c.count === 0;
+    for (let i = 0; i <= bounds.values.length; i++) {
+      out.bytes(metric.bucket);
+      out.bytes(labels);
+      out.text(le);
+      out.text(i < bounds.values.length ? bounds.labels[i]! : '+Inf');
+      out.text('"} ');
+      out.number(i === bounds.values.length ? c.count : empty ? 0 : c.countAtOrBelow(bounds.values[i]!));
+      out.text('\n');
     }
-    text += `${name}_bucket{${le}"+Inf"} ${c.count}\n`;
-    text += `${name}_sum{${labels}} ${formatG32(c.sum)}\n`;
-    return text + `${name}_count{${labels}} ${c.count}\n`;
+    out.bytes(metric.sum);
+    out.bytes(labels);
+    out.text(`} ${formatG32(c.sum)}\n`);
+    writeSample(out, metric.count, labels, c.count);
   }
 }
+
+/** The names of a histogram metric's series, `_bucket{`, `_sum{` and `_count`, encoded once per scrape. */
+interface HistogramMetric {
+  readonly bucket: Uint8Array;
+  readonly sum: Uint8Array;
+  readonly count: Uint8Array;
+}
+
+function histogramMetric(name: string): HistogramMetric {
+  return { bucket: Buffer.from(`${name}_bucket{`), sum: Buffer.from(`${name}_sum{`), count: Buffer.from(`${name}_count`) };
+}
+
+const EMPTY_CHUNK = Buffer.alloc(0);

@@ -5,20 +5,23 @@
 
 import type { PrometheusName, TagExtractor } from './tag_extractor';
 
-interface Stat {
-  readonly name: string;
-  readonly id?: number;
+/** The stats of a snapshot, by position: a name, and a slot id (-1 for none) that keys the cache. */
+export interface StatList {
+  readonly length: number;
+  name(i: number): string;
+  id(i: number): number;
 }
 
 /** Stats of one metric, as positions into the snapshot's list. */
 export interface Group {
   /** The metric name, sanitized and prefixed. */
   readonly name: string;
+  readonly nameBytes: Uint8Array;
   /** `counter`, `gauge` or `histogram`. */
   readonly type: string;
   readonly positions: Int32Array;
-  /** Label text per position. */
-  readonly labels: readonly string[];
+  /** Label text per position, in UTF-8. */
+  readonly labels: readonly Uint8Array[];
 }
 
 export class PrometheusGroups {
@@ -29,49 +32,73 @@ export class PrometheusGroups {
   ) {}
 
   /** Whether these groups were made from a list of the same stats in the same order. */
-  fits(stats: readonly Stat[]): boolean {
-    if (stats.length !== this.ids.length) return false;
-    for (let i = 0; i < stats.length; i++) {
-      const id = stats[i]!.id;
-      if (id === undefined || id !== this.ids[i]) return false;
-    }
-    return true;
+  fits(stats: StatList): boolean {
+    return sameStats(this.ids, stats);
   }
 
   /**
    * Groups `stats` by their type (in `types` order), then by metric name. A generator that
    * yields every `batch` stats: a first grouping extracts tags, a few microseconds per name.
    */
-  static *build<T extends Stat>(
-    stats: readonly T[],
-    typeOf: (stat: T) => string,
+  static *build<T extends StatList>(
+    stats: T,
+    typeOf: (stats: T, i: number) => string,
     types: readonly string[],
     names: TagExtractor,
     batch: number,
   ): Generator<void, PrometheusGroups> {
-    const ids = new Int32Array(stats.length);
-    const byType = new Map<string, Map<string, { positions: number[]; labels: string[] }>>(types.map((t) => [t, new Map()]));
-    for (let i = 0; i < stats.length; i++) {
-      const stat = stats[i]!;
-      ids[i] = stat.id ?? -1;
-      const known: PrometheusName = names.prometheusName(stat);
-      const byName = byType.get(typeOf(stat))!;
-      let group = byName.get(known.name);
-      if (group === undefined) {
-        group = { positions: [], labels: [] };
-        byName.set(known.name, group);
+    const count = stats.length;
+    const ids = new Int32Array(count);
+    // Each stat's group number, then the groups filled by counting: no array grows per stat.
+    const groupOf = new Int32Array(count);
+    const labelOf: Uint8Array[] = new Array(count);
+    const found: { type: string; name: string; size: number }[] = [];
+    const byType = new Map<string, Map<string, number>>(types.map((t) => [t, new Map()]));
+    for (let i = 0; i < count; i++) {
+      ids[i] = stats.id(i);
+      const known: PrometheusName = names.prometheusName(stats.name(i), ids[i]!);
+      const type = typeOf(stats, i);
+      const byName = byType.get(type)!;
+      let g = byName.get(known.name);
+      if (g === undefined) {
+        g = found.push({ type, name: known.name, size: 0 }) - 1;
+        byName.set(known.name, g);
       }
-      group.positions.push(i);
-      group.labels.push(known.labels);
+      found[g]!.size++;
+      groupOf[i] = g;
+      labelOf[i] = known.labelBytes;
       if (i % batch === batch - 1) yield;
     }
-    const groups: Group[] = [];
-    for (const [type, byName] of byType) {
+    const groups: Group[] = new Array(found.length);
+    const filled = new Int32Array(found.length);
+    let next = 0;
+    for (const byName of byType.values()) {
       for (const name of [...byName.keys()].sort()) {
-        const { positions, labels } = byName.get(name)!;
-        groups.push({ name, type, positions: Int32Array.from(positions), labels });
+        const g = byName.get(name)!;
+        const { type, size } = found[g]!;
+        groups[g] = { name, nameBytes: Buffer.from(name), type, positions: new Int32Array(size), labels: new Array(size) };
+        filled[g] = next++;
       }
     }
-    return new PrometheusGroups(ids, groups);
+    const fill = new Int32Array(found.length);
+    for (let i = 0; i < count; i++) {
+      const group = groups[groupOf[i]!]!;
+      const at = fill[groupOf[i]!]!++;
+      group.positions[at] = i;
+      (group.labels as Uint8Array[])[at] = labelOf[i]!;
+    }
+    const ordered: Group[] = new Array(found.length);
+    for (let g = 0; g < found.length; g++) ordered[filled[g]!] = groups[g]!;
+    return new PrometheusGroups(ids, ordered);
   }
+}
+
+/** Whether `stats` lists the stats of `ids` in that order; a stat without an id never matches. */
+export function sameStats(ids: Int32Array, stats: StatList): boolean {
+  if (stats.length !== ids.length) return false;
+  for (let i = 0; i < ids.length; i++) {
+    const id = stats.id(i);
+    if (id < 0 || id !== ids[i]) return false;
+  }
+  return true;
 }

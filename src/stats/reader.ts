@@ -20,7 +20,7 @@ import {
   SlotState,
   StatKind,
 } from './region_layout';
-import type { ScalarSample } from './sample';
+import type { ScalarList } from './sample';
 import { offsetOf, Segments } from './segments';
 
 /** One writer's data of one histogram, as it is now in the region (the merger's input). */
@@ -61,20 +61,40 @@ interface SortedSlots {
 }
 
 /**
- * A counter's or gauge's sample whose name is read from the region when asked: /stats/prometheus
- * of 10,000 clusters looks stats up by slot and never needs most of the 820,000 names.
+ * The counters and gauges of one snapshot: positions in name order into values read by slot.
+ * A name is the region's, decoded once per process and only when asked.
  */
-class RegionScalar implements ScalarSample {
+class RegionScalars implements ScalarList {
   constructor(
     private readonly names: NameTable,
-    readonly id: number,
-    readonly kind: 'counter' | 'gauge',
-    readonly value: number,
-    readonly used: boolean,
+    private readonly order: Int32Array,
+    private readonly values: Float64Array,
+    /** Kind and used flag by slot (see KIND_BITS, USED_BIT). */
+    private readonly info: Uint8Array,
   ) {}
 
-  get name(): string {
-    return this.names.name(this.id);
+  get length(): number {
+    return this.order.length;
+  }
+
+  name(i: number): string {
+    return this.names.name(this.order[i]!);
+  }
+
+  id(i: number): number {
+    return this.order[i]!;
+  }
+
+  isCounter(i: number): boolean {
+    return (this.info[this.order[i]!]! & KIND_BITS) === StatKind.Counter;
+  }
+
+  value(i: number): number {
+    return this.values[this.order[i]!]!;
+  }
+
+  used(i: number): boolean {
+    return (this.info[this.order[i]!]! & USED_BIT) !== 0;
   }
 }
 
@@ -85,7 +105,9 @@ export class StatsReader {
   /** The slot count at the last merge. */
   private seenCount = 0;
   /** Slots at or above settledUpTo already in `order`, by slot. */
-  private ordered = new Uint8Array(0);
+  private inOrder = new Uint8Array(0);
+  /** The catch-up being stepped through by ordered(), if any. */
+  private catching: { readonly steps: Generator<void>; done: boolean } | null = null;
 
   constructor(private readonly region: StatsRegion, private readonly names: NameTable) {}
 
@@ -98,18 +120,11 @@ export class StatsReader {
     return this.sum(slot, neverImport ? cols.current : cols.all);
   }
 
-  /** Every counter and gauge, sorted by name. */
-  scalars(): ScalarSample[] {
+  /** Every counter and gauge as it is now, sorted by name. */
+  scalars(): ScalarList {
     const order = this.sorted().scalars;
     const { values, used } = this.values();
-    const out: ScalarSample[] = new Array(order.length);
-    for (let i = 0; i < order.length; i++) {
-      const slot = order[i]!;
-      const kind = used[slot]! & KIND_BITS;
-      const counter = kind === StatKind.Counter;
-      out[i] = new RegionScalar(this.names, slot, counter ? 'counter' : 'gauge', values[slot]!, (used[slot]! & USED_BIT) !== 0);
-    }
-    return out;
+    return new RegionScalars(this.names, order, values, used);
   }
 
   /** Every histogram, sorted by name, with the blocks of the writers that recorded into it. */
@@ -225,75 +240,91 @@ export class StatsReader {
   private sorted(): SortedSlots {
     const count = this.names.slotCount;
     if (count === this.seenCount && this.settledUpTo === count) return this.order;
-    this.install(this.unordered(count), count);
+    this.install(this.unordered(count), count, false);
     return this.order;
   }
 
   /**
-   * What sorted() does for the names published since, spread over turns of the event loop: runs
-   * of SORT_RUN names sorted a run per turn, then merged a pair per turn. The supervisor calls it
-   * once serving, so that the first /stats of 10,000 clusters does not sort 820,000 names in one
-   * step.
+   * What sorted() does for the names published since, a step at a time: runs of SORT_RUN names
+   * sorted a run per step, then merged a pair per step. The supervisor steps it once serving,
+   * a turn of the event loop per step, so that the first /stats of 10,000 clusters does not sort
+   * 950,000 names at once; a /stats that comes meanwhile steps the same work rather than
+   * starting its own.
    */
-  async catchUp(nextTurn: () => Promise<void>): Promise<void> {
-    const count = this.names.slotCount;
+  *ordered(): Generator<void> {
+    // Fewer new names than a run are left to the read, which sorts them in one step.
+    while (this.catching !== null || this.names.slotCount - this.seenCount >= SORT_RUN) {
+      const job = (this.catching ??= { steps: this.catchUp(this.names.slotCount), done: false });
+      while (!job.done) {
+        job.done = job.steps.next().done === true;
+        if (!job.done) yield;
+      }
+      if (this.catching === job) this.catching = null;
+    }
+  }
+
+  /** The steps of ordered(): the names published below `count`, sorted and merged in. */
+  private *catchUp(count: number): Generator<void> {
     const fresh = this.unordered(count);
-    // A /stats that came meanwhile sorted them all itself: the rest of the runs is wasted work.
+    // A synchronous read (scalars()) that came meanwhile sorted them all itself: the rest is wasted work.
     const overtaken = () => this.seenCount >= count;
-    const scalars = await this.sortInRuns(fresh.scalars, nextTurn, overtaken);
-    const histograms = scalars === null ? null : await this.sortInRuns(fresh.histograms, nextTurn, overtaken);
-    if (scalars !== null && histograms !== null) this.install({ scalars, histograms }, count);
+    const scalars = yield* this.sortInRuns(fresh.scalars, overtaken);
+    const histograms = scalars === null ? null : yield* this.sortInRuns(fresh.histograms, overtaken);
+    if (scalars !== null && histograms !== null) this.install({ scalars, histograms }, count, true);
   }
 
   /** Published slots below `count` not in the order yet, by kind. */
   private unordered(count: number): UnorderedSlots {
     const fresh: UnorderedSlots = { scalars: [], histograms: [] };
     this.names.forEachReady((slot, kind) => {
-      if (slot < this.settledUpTo || slot >= count || this.ordered[slot - this.settledUpTo] === 1) return;
+      if (slot < this.settledUpTo || slot >= count || this.inOrder[slot - this.settledUpTo] === 1) return;
       if (kind === StatKind.Counter || kind === StatKind.Gauge) fresh.scalars.push(slot);
       else if (kind === StatKind.Histogram) fresh.histograms.push(slot);
     }, this.settledUpTo);
     return fresh;
   }
 
-  /** Merges `fresh` into the order, less any slot a call in between has merged already. */
-  private install(fresh: UnorderedSlots, count: number): void {
+  /**
+   * Merges `fresh` into the order, less any slot a call in between has merged already. `sorted`
+   * when its lists are in name order already (a catch-up's).
+   */
+  private install(fresh: UnorderedSlots, count: number, sorted: boolean): void {
     const needed = Math.max(count, this.names.slotCount) - this.settledUpTo;
-    if (this.ordered.length < needed) {
-      const grown = new Uint8Array(Math.max(needed, this.ordered.length * 2));
-      grown.set(this.ordered);
-      this.ordered = grown;
+    if (this.inOrder.length < needed) {
+      const grown = new Uint8Array(Math.max(needed, this.inOrder.length * 2));
+      grown.set(this.inOrder);
+      this.inOrder = grown;
     }
     const missing = (slots: number[]) =>
       slots.filter((slot) => {
-        if (slot < this.settledUpTo || this.ordered[slot - this.settledUpTo] === 1) return false;
-        this.ordered[slot - this.settledUpTo] = 1;
+        if (slot < this.settledUpTo || this.inOrder[slot - this.settledUpTo] === 1) return false;
+        this.inOrder[slot - this.settledUpTo] = 1;
         return true;
       });
-    this.order.scalars = this.mergeByName(this.order.scalars, missing(fresh.scalars));
-    this.order.histograms = this.mergeByName(this.order.histograms, missing(fresh.histograms));
+    this.order.scalars = this.mergeByName(this.order.scalars, missing(fresh.scalars), sorted);
+    this.order.histograms = this.mergeByName(this.order.histograms, missing(fresh.histograms), sorted);
     this.seenCount = Math.max(this.seenCount, count);
     const settled = this.firstUnsettled(count);
     if (settled > this.settledUpTo) {
-      this.ordered = this.ordered.slice(settled - this.settledUpTo);
+      this.inOrder = this.inOrder.slice(settled - this.settledUpTo);
       this.settledUpTo = settled;
     }
   }
 
-  /** `slots` sorted by name, a run or a merge per turn; null once `overtaken`. */
-  private async sortInRuns(slots: number[], nextTurn: () => Promise<void>, overtaken: () => boolean): Promise<number[] | null> {
+  /** `slots` sorted by name, a run or a merge per step; null once `overtaken`. */
+  private *sortInRuns(slots: number[], overtaken: () => boolean): Generator<void, number[] | null> {
     const byName = (a: number, b: number) => compare(this.names.name(a), this.names.name(b));
     let runs: number[][] = [];
     for (let i = 0; i < slots.length; i += SORT_RUN) {
       runs.push(slots.slice(i, i + SORT_RUN).sort(byName));
-      await nextTurn();
+      yield;
       if (overtaken()) return null;
     }
     while (runs.length > 1) {
       const next: number[][] = [];
       for (let i = 0; i < runs.length; i += 2) {
         next.push(i + 1 < runs.length ? this.mergeRuns(runs[i]!, runs[i + 1]!) : runs[i]!);
-        await nextTurn();
+        yield;
         if (overtaken()) return null;
       }
       runs = next;
@@ -313,10 +344,10 @@ export class StatsReader {
     return out;
   }
 
-  private mergeByName(sorted: Int32Array, fresh: number[]): Int32Array {
+  private mergeByName(sorted: Int32Array, fresh: number[], freshSorted: boolean): Int32Array {
     if (fresh.length === 0) return sorted;
     const name = (slot: number) => this.names.name(slot);
-    fresh.sort((a, b) => compare(name(a), name(b)));
+    if (!freshSorted) fresh.sort((a, b) => compare(name(a), name(b)));
     const merged = new Int32Array(sorted.length + fresh.length);
     let i = 0;
     let j = 0;

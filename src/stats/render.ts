@@ -1,4 +1,4 @@
-// Text and JSON renderings of GET /stats. Pure: a snapshot in, string chunks out, generated
+// Text and JSON renderings of GET /stats. Pure: a snapshot in, chunks of bytes out, generated
 // lazily so that the admin server can stream them (see chunk_buffer.ts).
 
 import { ChunkBuffer } from './chunk_buffer';
@@ -16,8 +16,8 @@ export interface StatsQuery {
 }
 
 /** Whether /stats lists a stat: used when asked, matching the filter when given. */
-export function isSelected(stat: { readonly name: string; readonly used: boolean }, q: StatsQuery): boolean {
-  return (!q.usedOnly || stat.used) && (q.filter === null || q.filter.search(stat.name));
+export function isSelected(name: string, used: boolean, q: StatsQuery): boolean {
+  return (!q.usedOnly || used) && (q.filter === null || q.filter.search(name));
 }
 
 /** The quantiles of the text form; the JSON form adds P95. */
@@ -40,14 +40,21 @@ function quantileSummary(h: HistogramSample): string {
  * Counters and gauges in one name-sorted list of `name: value` lines, then histograms, each
  * `name: P0(interval,cumulative) ... P100(..)`.
  */
-export function* renderStatsText(snapshot: StatsSnapshot, q: StatsQuery): Generator<string> {
+export function* renderStatsText(snapshot: StatsSnapshot, q: StatsQuery): Generator<Buffer> {
   const out = new ChunkBuffer();
-  for (const s of snapshot.scalars) {
-    if (isSelected(s, q)) out.add(`${s.name}: ${s.value}\n`);
+  const scalars = snapshot.scalars;
+  for (let i = 0; i < scalars.length; i++) {
+    const name = scalars.name(i);
+    if (isSelected(name, scalars.used(i), q)) {
+      out.text(name);
+      out.text(': ');
+      out.number(scalars.value(i));
+      out.text('\n');
+    }
     if (out.step()) yield out.take();
   }
   for (const h of snapshot.histograms) {
-    if (isSelected(h, q)) out.add(`${h.name}: ${quantileSummary(h)}\n`);
+    if (isSelected(h.name, h.used, q)) out.text(`${h.name}: ${quantileSummary(h)}\n`);
     if (out.step()) yield out.take();
   }
   yield out.take();
@@ -71,38 +78,36 @@ function jsonHistogram(h: HistogramSample): string {
  * any histogram is selected a last element `{"histograms":{"supported_quantiles":[..],
  * "computed_quantiles":[{"name":..,"values":[{"interval":..,"cumulative":..},..]},..]}}`.
  */
-/** Stat names rarely need escaping: test for it rather than run JSON.stringify on each. */
-const NEEDS_JSON_ESCAPE = /["\\\u0000-\u001f]/;
-
-function jsonString(name: string): string {
-  return NEEDS_JSON_ESCAPE.test(name) ? JSON.stringify(name) : `"${name}"`;
-}
-
-export function* renderStatsJson(snapshot: StatsSnapshot, q: StatsQuery): Generator<string> {
+export function* renderStatsJson(snapshot: StatsSnapshot, q: StatsQuery): Generator<Buffer> {
   const out = new ChunkBuffer();
-  out.add('{"stats":[');
-  let separator = '';
-  for (const s of snapshot.scalars) {
-    if (isSelected(s, q)) {
-      out.add(`${separator}{"name":${jsonString(s.name)},"value":${s.value}}`);
-      separator = ',';
+  out.text('{"stats":[');
+  let listed = 0;
+  const scalars = snapshot.scalars;
+  for (let i = 0; i < scalars.length; i++) {
+    const name = scalars.name(i);
+    if (isSelected(name, scalars.used(i), q)) {
+      out.text(listed++ === 0 ? '{"name":' : ',{"name":');
+      out.jsonString(name);
+      out.text(',"value":');
+      out.number(scalars.value(i));
+      out.text('}');
     }
     if (out.step()) yield out.take();
   }
   let histograms = 0;
   for (const h of snapshot.histograms) {
-    if (isSelected(h, q)) {
+    if (isSelected(h.name, h.used, q)) {
       if (histograms++ === 0) {
         const supported = JSON.stringify(JSON_QUANTILES.map((quantile) => quantile * 100));
-        out.add(`${separator}{"histograms":{"supported_quantiles":${supported},"computed_quantiles":[`);
+        out.text(`${listed > 0 ? ',' : ''}{"histograms":{"supported_quantiles":${supported},"computed_quantiles":[`);
       } else {
-        out.add(',');
+        out.text(',');
       }
-      out.add(jsonHistogram(h));
+      out.text(jsonHistogram(h));
     }
     if (out.step()) yield out.take();
   }
-  if (histograms > 0) out.add(']}}');
-  out.add(']}');
+  if (histograms > 0) out.text(']}}');
+  out.text(']}');
   yield out.take();
 }

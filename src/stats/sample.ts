@@ -1,14 +1,20 @@
 // What a reader of the stats region hands to the renderers of GET /stats: one consistent
-// snapshot, already merged across writers. Pure data; the renderers never touch shared memory.
+// snapshot, already merged across writers. Values are read when the snapshot is taken; the
+// renderers never read shared memory themselves.
 
-export interface ScalarSample {
-  readonly name: string;
-  /** The stat's slot in the region, the same for its whole life: a cache key cheaper than the name. */
-  readonly id?: number;
-  readonly kind: 'counter' | 'gauge';
-  readonly value: number;
+/**
+ * Counters and gauges, read by position: 10,000 clusters' 950,000 stats are typed arrays
+ * rather than an object each.
+ */
+export interface ScalarList {
+  readonly length: number;
+  name(i: number): string;
+  /** The stat's slot in the region, the same for its whole life (a cache key cheaper than the name); -1 when it has none. */
+  id(i: number): number;
+  isCounter(i: number): boolean;
+  value(i: number): number;
   /** Written at least once since the stat was created (?usedonly). */
-  readonly used: boolean;
+  used(i: number): boolean;
 }
 
 /** A histogram's samples over some period, merged across writers. */
@@ -23,7 +29,7 @@ export interface HistogramSummary {
 
 export interface HistogramSample {
   readonly name: string;
-  /** As ScalarSample.id. */
+  /** As ScalarList.id; absent when it has none. */
   readonly id?: number;
   /** Recorded into since the proxy started (cumulative.count > 0): false prints `No recorded values`. */
   readonly used: boolean;
@@ -35,7 +41,7 @@ export interface HistogramSample {
 
 export interface StatsSnapshot {
   /** Counters and gauges, sorted by name (byte order). */
-  readonly scalars: readonly ScalarSample[];
+  readonly scalars: ScalarList;
   /** Histograms, sorted by name (byte order). */
   readonly histograms: readonly HistogramSample[];
 }

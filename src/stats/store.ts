@@ -355,7 +355,8 @@ export class SharedStatsStore implements StatsStore {
 
   /** Name -> value of every counter and gauge (tests and diagnostics). */
   snapshot(): Map<string, number> {
-    return new Map(this.reader.scalars().map((s) => [s.name, s.value]));
+    const scalars = this.reader.scalars();
+    return new Map(Array.from({ length: scalars.length }, (_, i) => [scalars.name(i), scalars.value(i)]));
   }
 
   /** This column's cell for `slot`: its chunk's value block is made on first use. */

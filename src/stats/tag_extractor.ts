@@ -13,6 +13,8 @@ export interface PrometheusName {
   readonly name: string;
   /** `proxy_response_code="200",proxy_cluster_name="foo"`, or '' without tags. */
   readonly labels: string;
+  /** `labels` in UTF-8: what a scrape writes, a copy of bytes rather than an encoding per line. */
+  readonly labelBytes: Uint8Array;
 }
 
 const PREFIX = 'proxy_';
@@ -49,6 +51,8 @@ interface ClusterShape {
   readonly name: string;
   readonly tags: readonly Tag[];
   readonly clusterTag: number;
+  /** Alike for shapes whose tags are alike but for X: with the same X, they have the same labels. */
+  readonly labelsKey: string;
 }
 
 const CLUSTER_PREFIX = 'cluster.';
@@ -59,14 +63,15 @@ const RULE_WORDS = new Set(['grpc', 'ssl']);
 /** The label text of a list of tags, and its continuations by one more tag (name, then value). */
 interface LabelNode {
   readonly text: string;
+  readonly bytes: Uint8Array;
   next: Map<string, Map<string, LabelNode>> | null;
 }
 
 export class TagExtractor {
   private readonly producer: TagProducer;
   private readonly names = new Map<string, PrometheusName>();
-  /** By stat slot, for the region's stats (see ScalarSample.id). */
-  private readonly byId: PrometheusName[] = [];
+  /** By stat slot, for the region's stats (see ScalarList.id). */
+  private readonly byId: (PrometheusName | undefined)[] = [];
   // A few hundred distinct metric names and a few tag names: sanitized once each.
   private readonly metricName = memo((extracted) => sanitizeName(PREFIX + extracted));
   private readonly labelName = memo(sanitizeName);
@@ -74,33 +79,39 @@ export class TagExtractor {
    * Label texts by their tags: a cluster's 40 stats share one string, built once, and a lookup
    * hashes short tag values rather than a freshly built text.
    */
-  private readonly labelRoot: LabelNode = { text: '', next: null };
+  private readonly labelRoot: LabelNode = { text: '', bytes: new Uint8Array(0), next: null };
   /** By what follows the cluster name: 10,000 clusters' 940,000 stats have ~100 shapes. */
   private readonly clusterShapes = new Map<string, ClusterShape | null>();
+  /**
+   * The X of the last cluster-scoped name, and its labels by shape key: names in name order
+   * come a cluster at a time, and most of a cluster's stats carry the same labels.
+   */
+  private lastCluster = '';
+  private readonly lastClusterLabels = new Map<string, LabelNode>();
 
   constructor(config: StatsConfig) {
     this.producer = new TagProducer(config);
   }
 
-  /**
-   * A stat with an `id` (its slot) is looked up in an array instead of hashing its name, and its
-   * name is read only the first time.
-   */
-  prometheusName(stat: { readonly name: string; readonly id?: number }): PrometheusName {
-    const id = stat.id;
-    let known = id === undefined ? this.names.get(stat.name) : this.byId[id];
+  /** A stat with an `id` (its slot, or -1 for none) is looked up in an array instead of hashing its name. */
+  prometheusName(statName: string, id = -1): PrometheusName {
+    let known = id < 0 ? this.names.get(statName) : this.byId[id];
     if (known === undefined) {
-      const statName = stat.name;
       known = this.clusterScoped(statName) ?? this.extract(statName);
-      if (id === undefined) this.names.set(statName, known);
-      else this.byId[id] = known;
+      if (id < 0) this.names.set(statName, known);
+      else {
+        // Ids come in name order, not slot order: grown densely, the array stays a fast one.
+        while (this.byId.length <= id) this.byId.push(undefined);
+        this.byId[id] = known;
+      }
     }
     return known;
   }
 
   private extract(statName: string): PrometheusName {
     const tagged = this.producer.produceTags(statName);
-    return { name: this.metricName(tagged.name), labels: this.labels(tagged.tags) };
+    const labels = this.labels(tagged.tags);
+    return { name: this.metricName(tagged.name), labels: labels.text, labelBytes: labels.bytes };
   }
 
   /**
@@ -114,8 +125,10 @@ export class TagExtractor {
     if (!statName.startsWith(CLUSTER_PREFIX)) return null;
     const dot = statName.indexOf('.', CLUSTER_PREFIX.length);
     if (dot <= CLUSTER_PREFIX.length || dot === statName.length - 1) return null;
-    const cluster = statName.slice(CLUSTER_PREFIX.length, dot);
-    if (RULE_WORDS.has(cluster)) return null;
+    const last = this.lastCluster;
+    const sameCluster = dot - CLUSTER_PREFIX.length === last.length && statName.startsWith(last, CLUSTER_PREFIX.length);
+    const cluster = sameCluster ? last : statName.slice(CLUSTER_PREFIX.length, dot);
+    if (!sameCluster && RULE_WORDS.has(cluster)) return null;
     const rest = statName.slice(dot);
     let shape = this.clusterShapes.get(rest);
     if (shape === undefined) {
@@ -123,9 +136,18 @@ export class TagExtractor {
       this.clusterShapes.set(rest, shape);
     }
     if (shape === null) return null;
-    const tags = shape.tags.slice();
-    tags[shape.clusterTag] = { name: CLUSTER_NAME_TAG, value: cluster };
-    return { name: shape.name, labels: this.labels(tags) };
+    if (!sameCluster) {
+      this.lastCluster = cluster;
+      this.lastClusterLabels.clear();
+    }
+    let labels = this.lastClusterLabels.get(shape.labelsKey);
+    if (labels === undefined) {
+      const tags = shape.tags.slice();
+      tags[shape.clusterTag] = { name: CLUSTER_NAME_TAG, value: cluster };
+      labels = this.labels(tags);
+      this.lastClusterLabels.set(shape.labelsKey, labels);
+    }
+    return { name: shape.name, labels: labels.text, labelBytes: labels.bytes };
   }
 
   /**
@@ -143,10 +165,13 @@ export class TagExtractor {
       if (clusterTag >= 0 || ta.name !== CLUSTER_NAME_TAG || ta.value !== PLACEHOLDERS[0] || tb.value !== PLACEHOLDERS[1]) return null;
       clusterTag = i;
     }
-    return clusterTag < 0 ? null : { name: this.metricName(a!.name), tags: a!.tags, clusterTag };
+    if (clusterTag < 0) return null;
+    // Tag names and values are free text: JSON keeps two different lists from joining alike.
+    const labelsKey = JSON.stringify(a!.tags.map((t, i) => (i === clusterTag ? [t.name] : [t.name, t.value])));
+    return { name: this.metricName(a!.name), tags: a!.tags, clusterTag, labelsKey };
   }
 
-  private labels(tags: readonly Tag[]): string {
+  private labels(tags: readonly Tag[]): LabelNode {
     let node = this.labelRoot;
     for (const tag of tags) {
       node.next ??= new Map();
@@ -158,11 +183,12 @@ export class TagExtractor {
       let child = byValue.get(tag.value);
       if (child === undefined) {
         const label = `${this.labelName(tag.name)}="${escapeLabelValue(tag.value)}"`;
-        child = { text: node.text === '' ? label : `${node.text},${label}`, next: null };
+        const text = node.text === '' ? label : `${node.text},${label}`;
+        child = { text, bytes: Buffer.from(text), next: null };
         byValue.set(tag.value, child);
       }
       node = child;
     }
-    return node.text;
+    return node;
   }
 }

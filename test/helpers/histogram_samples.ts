@@ -1,8 +1,41 @@
-// Histograms of known data for the /stats renderer tests: the summary's answers are the samples
-// themselves (nearest-rank quantiles, exact bucket counts), so expected output can be written
-// down by hand. The store's own summaries are tested with the store.
+// Stats of known data for the /stats renderer tests: counters and gauges as plain objects, and
+// histograms whose summary's answers are the samples themselves (nearest-rank quantiles, exact
+// bucket counts), so expected output can be written down by hand. The store's own summaries
+// are tested with the store.
 
-import type { HistogramSample, HistogramSummary, ScalarSample } from '../../src/stats/sample';
+import type { HistogramSample, HistogramSummary, ScalarList } from '../../src/stats/sample';
+
+/** A counter or gauge as an object: what a test writes down, and reads back from a ScalarList. */
+export interface ScalarSample {
+  readonly name: string;
+  readonly id?: number;
+  readonly kind: 'counter' | 'gauge';
+  readonly value: number;
+  readonly used: boolean;
+}
+
+/** A snapshot's ScalarList over objects (the region's is typed arrays). */
+export function scalarList(samples: readonly ScalarSample[]): ScalarList {
+  return {
+    length: samples.length,
+    name: (i) => samples[i]!.name,
+    id: (i) => samples[i]!.id ?? -1,
+    isCounter: (i) => samples[i]!.kind === 'counter',
+    value: (i) => samples[i]!.value,
+    used: (i) => samples[i]!.used,
+  };
+}
+
+/** A ScalarList's stats as objects, in its order. */
+export function scalarsOf(list: ScalarList): ScalarSample[] {
+  return Array.from({ length: list.length }, (_, i) => ({
+    name: list.name(i),
+    id: list.id(i),
+    kind: list.isCounter(i) ? 'counter' : 'gauge',
+    value: list.value(i),
+    used: list.used(i),
+  }));
+}
 
 export class SampleSummary implements HistogramSummary {
   private readonly sorted: readonly number[];

@@ -151,7 +151,7 @@ describe('stats endpoints with two workers', { timeout: 90_000 }, () => {
       const prometheus = await read('/stats/prometheus');
       const after = await read('/stats?format=json');
       const counters = new Set(prometheus.split('\n').filter((l) => l.endsWith(' counter')).map((l) => l.split(' ')[2]));
-      const isCounter = (name: string) => counters.has(tags.prometheusName({ name }).name);
+      const isCounter = (name: string) => counters.has(tags.prometheusName(name).name);
       const first = outsideAdmin(before);
       const last = outsideAdmin(after);
       // Gauges such as server.uptime move on their own; counters stand still without traffic.
@@ -162,7 +162,7 @@ describe('stats endpoints with two workers', { timeout: 90_000 }, () => {
     const promLines = new Map(forms.prometheus.split('\n').filter((l) => l && !l.startsWith('#')).map((l) => [l.slice(0, l.lastIndexOf(' ')), Number(l.slice(l.lastIndexOf(' ') + 1))]));
     let compared = 0;
     for (const [name, value] of forms.json) {
-      const { name: metric, labels } = tags.prometheusName({ name });
+      const { name: metric, labels } = tags.prometheusName(name);
       assert.equal(fromText.get(name), value, `text ${name}`);
       assert.equal(promLines.get(`${metric}{${labels}}`), value, `prometheus ${name}`);
       compared++;

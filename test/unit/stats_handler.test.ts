@@ -9,23 +9,29 @@ import { HistogramBucketSettings } from '../../src/stats/histogram_bucket_settin
 import { PrometheusFormatter } from '../../src/stats/prometheus';
 import type { StatsSnapshot } from '../../src/stats/sample';
 import { TagExtractor } from '../../src/stats/tag_extractor';
-import { counter, gauge } from '../helpers/histogram_samples';
+import { counter, gauge, scalarList } from '../helpers/histogram_samples';
 
-const SNAPSHOT: StatsSnapshot = { scalars: [counter('cluster.a.upstream_rq_total', 2), gauge('server.live', 1)], histograms: [] };
+const SNAPSHOT: StatsSnapshot = { scalars: scalarList([counter('cluster.a.upstream_rq_total', 2), gauge('server.live', 1)]), histograms: [] };
 
 function handlers(): Map<string, AdminHandler> {
   const prometheus = new PrometheusFormatter(
     new TagExtractor({ statsTags: [], useAllDefaultTags: true, histogramBucketSettings: [] }),
     new HistogramBucketSettings([]),
   );
-  return new Map(statsHandlers(() => SNAPSHOT, prometheus).map((h) => [h.path, h]));
+  // A snapshot that takes a step, as the supervisor's does while it sorts new names.
+  const snapshot = function* () {
+    yield;
+    return SNAPSHOT;
+  };
+  return new Map(statsHandlers(snapshot, prometheus).map((h) => [h.path, h]));
 }
 
 async function get(path: string, query = ''): Promise<AdminResponse & { text: string }> {
   const handler = handlers().get(path)!;
   const req: AdminRequest = { method: 'GET', path, query: parseQuery(query, handler.decodeQuery), headers: {}, body: Buffer.alloc(0) };
   const res = await handler.handle(req);
-  return { ...res, text: typeof res.body === 'string' ? res.body : [...res.body].join('') };
+  const chunks = typeof res.body === 'string' ? [res.body] : [...res.body];
+  return { ...res, text: Buffer.concat(chunks.map((c) => (typeof c === 'string' ? Buffer.from(c) : c))).toString() };
 }
 
 test('the two paths, their help, neither mutating', () => {

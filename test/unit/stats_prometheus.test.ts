@@ -11,7 +11,7 @@ import type { StatsSnapshot } from '../../src/stats/sample';
 import { sanitizeName, TagExtractor } from '../../src/stats/tag_extractor';
 import { DEFAULT_TAG_RULES } from '../../src/stats/default_tags';
 import { firstGroupOpening, firstTokenOf, TagProducer } from '../../src/stats/tag_producer';
-import { counter, gauge, histogram } from '../helpers/histogram_samples';
+import { counter, gauge, histogram, scalarList } from '../helpers/histogram_samples';
 
 const DEFAULTS: StatsConfig = { statsTags: [], useAllDefaultTags: true, histogramBucketSettings: [] };
 const ALL: StatsQuery = { usedOnly: false, filter: null };
@@ -80,16 +80,16 @@ test('fixed tags come first; use_all_default_tags false keeps only the rules nam
   assert.deepEqual(tagsOf('cluster.foo.upstream_rq_200', config), ['cluster.upstream_rq_200', ['region=eu-1', 'proxy.cluster_name=foo']]);
   assert.deepEqual(tagsOf('http.admin.downstream_rq_4xx', config), ['http.admin.downstream_rq_4xx', ['region=eu-1']]);
   const none: StatsConfig = { ...DEFAULTS, useAllDefaultTags: false };
-  assert.equal(render({ scalars: [counter('cluster.foo.upstream_rq_200', 1)], histograms: [] }, ALL, none), '# TYPE proxy_cluster_foo_upstream_rq_200 counter\nproxy_cluster_foo_upstream_rq_200{} 1\n\n');
+  assert.equal(render({ scalars: scalarList([counter('cluster.foo.upstream_rq_200', 1)]), histograms: [] }, ALL, none), '# TYPE proxy_cluster_foo_upstream_rq_200 counter\nproxy_cluster_foo_upstream_rq_200{} 1\n\n');
   assert.equal(
-    render({ scalars: [gauge('server.live', 1)], histograms: [] }, ALL, { ...DEFAULTS, statsTags: [{ tagName: 'proxy.node', fixedValue: 'a"b\\c\nd' }] }),
+    render({ scalars: scalarList([gauge('server.live', 1)]), histograms: [] }, ALL, { ...DEFAULTS, statsTags: [{ tagName: 'proxy.node', fixedValue: 'a"b\\c\nd' }] }),
     '# TYPE proxy_server_live gauge\nproxy_server_live{proxy_node="a\\"b\\\\c\\nd"} 1\n\n',
   );
 });
 
 test('counters, then gauges, then histograms; grouped by metric name in order, stats by full name', () => {
   const snapshot: StatsSnapshot = {
-    scalars: [
+    scalars: scalarList([
       counter('cluster.bar.upstream_rq_200', 3),
       counter('cluster.bar.upstream_rq_total', 3),
       counter('cluster.foo.upstream_rq_200', 1),
@@ -97,7 +97,7 @@ test('counters, then gauges, then histograms; grouped by metric name in order, s
       gauge('cluster.foo.upstream_cx_active', 4),
       counter('http.admin.downstream_rq_4xx', 2),
       gauge('server.live', 1),
-    ],
+    ]),
     histograms: [],
   };
   assert.equal(
@@ -126,14 +126,14 @@ test('counters, then gauges, then histograms; grouped by metric name in order, s
 });
 
 test('names are sanitized; names that sanitize alike share one TYPE line', () => {
-  const snapshot: StatsSnapshot = { scalars: [counter('a-b.c', 1), counter('a_b.c', 2), counter('tag.x', 3)], histograms: [] };
+  const snapshot: StatsSnapshot = { scalars: scalarList([counter('a-b.c', 1), counter('a_b.c', 2), counter('tag.x', 3)]), histograms: [] };
   const config: StatsConfig = { ...DEFAULTS, statsTags: [{ tagName: '9.lives', fixedValue: 'v' }] };
   assert.equal(render(snapshot, ALL, config), '# TYPE proxy_a_b_c counter\nproxy_a_b_c{_9_lives="v"} 1\nproxy_a_b_c{_9_lives="v"} 2\n\n# TYPE proxy_tag_x counter\nproxy_tag_x{_9_lives="v"} 3\n\n');
 });
 
 test('histograms: cumulative count per bucket, +Inf, sum and count; interval data is not shown', () => {
   const snapshot: StatsSnapshot = {
-    scalars: [],
+    scalars: scalarList([]),
     histograms: [histogram('cluster.foo.upstream_cx_connect_ms', [0.25, 3, 3, 12.75, 7000], [99]), histogram('server.initialization_time_ms', [])],
   };
   const lines = render(snapshot).split('\n');
@@ -174,7 +174,7 @@ test('histogram_bucket_settings: the first rule matching the full name gives the
     ],
   };
   const snapshot: StatsSnapshot = {
-    scalars: [],
+    scalars: scalarList([]),
     histograms: [histogram('cluster.foo.upstream_cx_connect_ms', [3, 12]), histogram('cluster.foo.upstream_rq_size', [3]), histogram('http.x.downstream_rq_size', [3])],
   };
   const buckets = render(snapshot, ALL, config)
@@ -195,7 +195,7 @@ test('histogram_bucket_settings: the first rule matching the full name gives the
 
 test('usedonly and filter select counters, gauges and histograms alike', () => {
   const snapshot: StatsSnapshot = {
-    scalars: [counter('cluster.foo.upstream_rq_total', 0), counter('cluster.foo.upstream_rq_200', 2), gauge('server.live', 1)],
+    scalars: scalarList([counter('cluster.foo.upstream_rq_total', 0), counter('cluster.foo.upstream_rq_200', 2), gauge('server.live', 1)]),
     histograms: [histogram('cluster.foo.upstream_rq_time', []), histogram('cluster.foo.upstream_cx_length_ms', [1])],
   };
   const types = (q: StatsQuery) =>
@@ -211,11 +211,12 @@ test('usedonly and filter select counters, gauges and histograms alike', () => {
 
 test('a name is extracted once: the second render reuses the cached names', () => {
   const extractor = new TagExtractor(DEFAULTS);
-  const first = extractor.prometheusName({ name: 'cluster.foo.upstream_rq_200' });
-  assert.deepEqual(first, { name: 'proxy_cluster_upstream_rq', labels: 'proxy_response_code="200",proxy_cluster_name="foo"' });
-  assert.equal(extractor.prometheusName({ name: 'cluster.foo.upstream_rq_200' }), first);
+  const first = extractor.prometheusName('cluster.foo.upstream_rq_200');
+  assert.deepEqual({ name: first.name, labels: first.labels }, { name: 'proxy_cluster_upstream_rq', labels: 'proxy_response_code="200",proxy_cluster_name="foo"' });
+  assert.equal(Buffer.from(first.labelBytes).toString(), first.labels);
+  assert.equal(extractor.prometheusName('cluster.foo.upstream_rq_200'), first);
   // Stats of one cluster share their label text.
-  assert.equal(extractor.prometheusName({ name: 'cluster.foo.upstream_cx_total' }).labels, extractor.prometheusName({ name: 'cluster.foo.upstream_rq_total' }).labels);
+  assert.equal(extractor.prometheusName('cluster.foo.upstream_cx_total').labels, extractor.prometheusName('cluster.foo.upstream_rq_total').labels);
 });
 
 test('histogram_bucket_settings by safe_regex: RE2 against the whole name', () => {
@@ -224,7 +225,7 @@ test('histogram_bucket_settings by safe_regex: RE2 against the whole name', () =
     histogramBucketSettings: [{ match: { kind: 'safe_regex', value: 'http\\.[^.]+\\.downstream_rq_\\w+', ignoreCase: false }, buckets: [7] }],
   };
   const snapshot: StatsSnapshot = {
-    scalars: [],
+    scalars: scalarList([]),
     // The second only contains a match: a full match is required, as Envoy's StringMatcher does.
     histograms: [histogram('http.x.downstream_rq_size', [3, 9]), histogram('listener.http.x.downstream_rq_size', [3])],
   };
@@ -241,14 +242,14 @@ test('histogram_bucket_settings by safe_regex: RE2 against the whole name', () =
 test('the grouping is kept while the snapshot lists the same stats, and made again when one is added', () => {
   let lookups = 0;
   class CountingExtractor extends TagExtractor {
-    override prometheusName(stat: { readonly name: string; readonly id?: number }) {
+    override prometheusName(name: string, id?: number) {
       lookups++;
-      return super.prometheusName(stat);
+      return super.prometheusName(name, id);
     }
   }
   const formatter = new PrometheusFormatter(new CountingExtractor(DEFAULTS), new HistogramBucketSettings([]));
   const withIds = (...scalars: [number, ReturnType<typeof counter>][]): StatsSnapshot => ({
-    scalars: scalars.map(([id, s]) => ({ ...s, id })),
+    scalars: scalarList(scalars.map(([id, s]) => ({ ...s, id }))),
     histograms: [],
   });
   const lines = (s: StatsSnapshot) => [...formatter.render(s, ALL)].join('').split('\n').filter((l) => l !== '');
@@ -272,7 +273,7 @@ test('the grouping is kept while the snapshot lists the same stats, and made aga
     ],
   );
   // Stats without a slot id are never taken for the same ones.
-  const anonymous: StatsSnapshot = { scalars: [gauge('server.live', 1)], histograms: [] };
+  const anonymous: StatsSnapshot = { scalars: scalarList([gauge('server.live', 1)]), histograms: [] };
   lines(anonymous);
   lines(anonymous);
   assert.equal(lookups, 2 + 3 + 1 + 1);
@@ -304,12 +305,17 @@ test('a cluster stat named from its shape is what the rules make of it, whatever
     { statsTags: [{ tagName: 'proxy.cluster_name', fixedValue: null }], useAllDefaultTags: false, histogramBucketSettings: [] },
     { statsTags: [{ tagName: 'proxy.response_code', fixedValue: null }], useAllDefaultTags: false, histogramBucketSettings: [] },
   ];
+  // Cluster by cluster, as names come in name order (one cluster's labels reused across its
+  // stats), and rest by rest (the cluster changing at every name).
+  const byCluster = clusters.flatMap((cluster) => rests.map((rest) => `cluster.${cluster}${rest}`));
+  const byRest = rests.flatMap((rest) => clusters.map((cluster) => `cluster.${cluster}${rest}`));
   for (const config of configs) {
-    const extractor = new TagExtractor(config);
-    for (const rest of rests) {
-      for (const cluster of clusters) {
-        const name = `cluster.${cluster}${rest}`;
-        assert.deepEqual(extractor.prometheusName({ name }), reference(name, config), `${name} with ${JSON.stringify(config.statsTags)}`);
+    for (const order of [byCluster, byRest]) {
+      const extractor = new TagExtractor(config);
+      for (const name of order) {
+        const { name: metric, labels, labelBytes } = extractor.prometheusName(name);
+        assert.deepEqual({ name: metric, labels }, reference(name, config), `${name} with ${JSON.stringify(config.statsTags)}`);
+        assert.equal(Buffer.from(labelBytes).toString(), labels);
       }
     }
   }

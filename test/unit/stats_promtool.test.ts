@@ -8,7 +8,7 @@ import { HistogramBucketSettings } from '../../src/stats/histogram_bucket_settin
 import { PrometheusFormatter } from '../../src/stats/prometheus';
 import type { StatsSnapshot } from '../../src/stats/sample';
 import { TagExtractor } from '../../src/stats/tag_extractor';
-import { counter, gauge, histogram } from '../helpers/histogram_samples';
+import { counter, gauge, histogram, scalarList } from '../helpers/histogram_samples';
 import { checkMetrics } from '../helpers/promtool';
 
 const CONFIG: StatsConfig = {
@@ -18,7 +18,7 @@ const CONFIG: StatsConfig = {
 };
 
 const SNAPSHOT: StatsSnapshot = {
-  scalars: [
+  scalars: scalarList([
     counter('cluster.a.upstream_rq_200', 3),
     counter('cluster.a.upstream_rq_2xx', 3),
     counter('cluster.b.upstream_rq_503', 1),
@@ -26,7 +26,7 @@ const SNAPSHOT: StatsSnapshot = {
     counter('http.admin.downstream_rq_2xx', 9),
     gauge('listener.127.0.0.1_8080.downstream_cx_active', 1),
     gauge('server.live', 1),
-  ],
+  ]),
   histograms: [
     histogram('cluster.a.upstream_cx_connect_ms', [1, 2, 40, 900], [2]),
     histogram('cluster.a.upstream_rq_size', [10, 3000]),

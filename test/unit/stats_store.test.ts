@@ -18,6 +18,7 @@ import { HeapMemory } from '../../src/stats/shared_memory_source';
 import { createHeapStatsStore, SharedStatsStore, STATS_OVERFLOW } from '../../src/stats/store';
 import { StatsMemoryError } from '../../src/stats/segments';
 import { SafeRegex } from '../../src/regex/safe_regex';
+import { scalarsOf } from '../helpers/histogram_samples';
 
 const DEAD_PID = 2 ** 22 + 12345; // above pid_max on this kernel: never a live process
 
@@ -44,7 +45,7 @@ test('counters and gauges sum over the columns of every writer', () => {
   assert.equal(a.counter('cluster.x.upstream_rq_total').value(), 4);
   assert.equal(b.gauge('cluster.x.upstream_cx_active').value(), 2);
   assert.deepEqual(
-    a.reader.scalars().map((s) => [s.name, s.kind, s.value]),
+    scalarsOf(a.reader.scalars()).map((s) => [s.name, s.kind, s.value]),
     [
       ['cluster.x.upstream_cx_active', 'gauge', 2],
       ['cluster.x.upstream_rq_total', 'counter', 4],
@@ -138,10 +139,10 @@ test('usedonly and filter select among counters and gauges, in name order', () =
 test('names added later are merged into the sorted order', () => {
   const store = createHeapStatsStore();
   store.counter('m');
-  assert.deepEqual(store.reader.scalars().map((s) => s.name), ['m']);
+  assert.deepEqual(scalarsOf(store.reader.scalars()).map((s) => s.name), ['m']);
   store.counter('z');
   store.counter('a');
-  assert.deepEqual(store.reader.scalars().map((s) => s.name), ['a', 'm', 'z']);
+  assert.deepEqual(scalarsOf(store.reader.scalars()).map((s) => s.name), ['a', 'm', 'z']);
 });
 
 test('reset_counters zeroes counters without touching gauges; later increments all count', () => {
@@ -181,7 +182,7 @@ test('a histogram sample is a bucket increment and a sum in the writer block; un
   assert.equal(counts[bucketIndex(300)], 1);
   assert.equal(sum, 316);
   // Histograms are not among the counters and gauges.
-  assert.deepEqual(a.reader.scalars(), []);
+  assert.equal(a.reader.scalars().length, 0);
 });
 
 test('host slots: per-writer cells summed, freed slots reused with a new generation and zeroed', () => {
@@ -219,7 +220,7 @@ test('shared cells: one block per name for every writer, updated with Atomics', 
   assert.ok(!theirs.tryIncrement(2, 1), 'the limit holds across writers');
   assert.throws(() => b.cells('cluster.x.circuit_breakers', 5), /exist with 4 cells/);
   // Cells are not stats.
-  assert.deepEqual(a.reader.scalars(), []);
+  assert.equal(a.reader.scalars().length, 0);
 });
 
 test('shared cells: a dead writer\'s share leaves the totals, the others\' stays', () => {
@@ -349,25 +350,51 @@ test('a full shared memory: creating the region fails cleanly; while serving, ne
 });
 
 for (const readAt of [0, 3]) {
-  test(`catchUp sorts new names a run per turn; names${readAt > 0 ? ' and a /stats read' : ''} in between are neither lost nor doubled`, async () => {
+  test(`ordered() sorts new names a run per step; names${readAt > 0 ? ' and a /stats read' : ''} in between are neither lost nor doubled`, () => {
     const store = createHeapStatsStore();
     const names = Array.from({ length: 40_000 }, (_, i) => `cluster.c${(i * 7919) % 40_000}.upstream_rq_total`);
     for (const name of names) store.counter(name);
-    let turns = 0;
-    await store.reader.catchUp(async () => {
-      turns++;
-      // Traffic and admin go on between turns.
-      if (turns === 2) store.counter('zz.during_catch_up');
-      if (turns === readAt) assert.equal(store.reader.scalars().length, 40_001);
-    });
+    let steps = 0;
+    for (const _ of store.reader.ordered()) {
+      steps++;
+      // Traffic and admin go on between steps.
+      if (steps === 2) store.counter('zz.during_catch_up');
+      if (steps === readAt) assert.equal(store.reader.scalars().length, 40_001);
+    }
     // Three runs and two merges; a read that sorted everything itself ends it.
-    if (readAt === 0) assert.ok(turns >= 4, `${turns} turns`);
-    else assert.equal(turns, readAt);
-    const listed = store.reader.scalars().map((s) => s.name);
+    if (readAt === 0) assert.ok(steps >= 4, `${steps} steps`);
+    else assert.equal(steps, readAt);
+    const listed = scalarsOf(store.reader.scalars()).map((s) => s.name);
     assert.equal(listed.length, 40_001);
     assert.deepEqual(listed, [...names, 'zz.during_catch_up'].sort());
   });
 }
+
+test('two readers of ordered() step one catch-up between them, and both find the order made', () => {
+  const store = createHeapStatsStore();
+  const names = Array.from({ length: 40_000 }, (_, i) => `cluster.c${(i * 7919) % 40_000}.upstream_rq_total`);
+  for (const name of names) store.counter(name);
+  const supervisor = store.reader.ordered();
+  const request = store.reader.ordered();
+  // Taking turns, as the supervisor's preparation and a /stats do on the event loop; each
+  // step either takes is a step of the work.
+  let steps = 0;
+  for (let a = supervisor.next(), b = request.next(); a.done !== true || b.done !== true; ) {
+    if (a.done !== true) {
+      steps++;
+      a = supervisor.next();
+    }
+    if (b.done !== true) {
+      steps++;
+      b = request.next();
+    }
+  }
+  // One catch-up of 3 runs and 2 merges between them, not one each.
+  assert.ok(steps <= 6, `${steps} steps`);
+  assert.deepEqual(scalarsOf(store.reader.scalars()).map((s) => s.name), [...names].sort());
+  // Up to date: nothing left to step.
+  assert.equal(store.reader.ordered().next().done, true);
+});
 
 test('internAll: the names not present yet take consecutive slots; present ones keep theirs; no slot is left unwritten', () => {
   const { a, b } = twoWriters();
