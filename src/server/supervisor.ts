@@ -65,7 +65,7 @@ import { ServerStats, serverStats } from './server_stats';
 import { SERVER_STATE_GAUGE, ServerInfoSource, ServerState } from './server_state';
 import { monotonicUsec, NotifyFields, SystemdNotifier } from './systemd_notify';
 import { WorkerPool } from './worker_pool';
-import { encodeWorkerConfiguration, workerBootstrap, workerClusterConfig, WORKER_PROTOCOL_VERSION } from './worker_protocol';
+import { encodeForWorkers, workerBootstrap, workerClusterConfig, WORKER_PROTOCOL_VERSION } from './worker_protocol';
 import type { LogSettings } from '../log/log_settings';
 import type { LogManager } from '../log/log_manager';
 import { applyLevelChange, currentLogSettings, LevelChange } from '../log/level_change';
@@ -307,26 +307,23 @@ export class Supervisor implements ServerInfoSource {
         this.workers?.broadcast({ v: WORKER_PROTOCOL_VERSION, type: 'cluster_remove', name });
       },
     }));
-    const forWorkers = workerBootstrap(bootstrap);
+    // Made once per epoch, when the first worker is forked: every worker gets the same bytes.
+    let bootstrapBytes: Uint8Array | null = null;
     this.workers = new WorkerPool({
       count: options.concurrency,
       columns: this.workerColumns,
       listeners: () => [...this.listenSockets].map(([name, fd]) => ({ name, fd })),
-      configuration: () =>
-        encodeWorkerConfiguration({
-          bootstrap: forWorkers,
-          clusters: clusters.workerSnapshots(),
-          dynamicClusters: clusters.dynamicConfigs().map(workerClusterConfig),
-        }),
-      init: (workerIndex, column, listeners, configuration) => ({
+      clusterState: () =>
+        encodeForWorkers({ clusters: clusters.workerSnapshots(), dynamicClusters: clusters.dynamicConfigs().map(workerClusterConfig) }),
+      start: (listeners, clusterState) => ({ v: WORKER_PROTOCOL_VERSION, type: 'start', clusters: clusterState, listeners }),
+      init: (workerIndex, column) => ({
         v: WORKER_PROTOCOL_VERSION,
         type: 'init',
         workerIndex,
         workerCount: options.concurrency,
         column,
         regionName: this.handle!.name,
-        configuration,
-        listeners,
+        bootstrap: (bootstrapBytes ??= encodeForWorkers(workerBootstrap(bootstrap))),
         // A worker (re)started after POST /logging logs at the levels it set.
         log: currentLogSettings(this.deps.logSettings, this.deps.logs),
         drain: { strategy: options.drainStrategy, drainTimeS: options.drainTimeS },
@@ -345,7 +342,10 @@ export class Supervisor implements ServerInfoSource {
       log: this.log,
       stopTimeoutMs: 5000,
     });
-    const initialized = (async () => {
+    // Begun once the workers are forked (below): they load their code, decode the bootstrap and
+    // intern their stat names meanwhile; their start waits for the clusters (Envoy's init
+    // manager holds the listeners until then).
+    const initialized = Promise.resolve().then(async () => {
       await clusters.initialize();
       // Then CDS, as Envoy's cluster manager initializes: its first update, and the clusters it
       // brought warmed, before listeners serve (or its failure or initial_fetch_timeout).
@@ -363,9 +363,7 @@ export class Supervisor implements ServerInfoSource {
         this.cds.start();
         await this.cds.initialized;
       }
-    })();
-    // The workers load their code meanwhile; their init waits for the clusters (Envoy's init
-    // manager holds the listeners until then).
+    });
     const workersStarted = this.workers.start(initialized);
     // Awaited below; a failure meanwhile must not count as unhandled.
     workersStarted.catch(() => undefined);

@@ -6,6 +6,7 @@ import * as net from 'node:net';
 import { attachRegion } from '../hot_restart/shared_memory';
 import { loggerFactory, openLogs } from '../log/log_settings';
 import type { LogManager } from '../log/log_manager';
+import type { ClusterConfig } from '../config/model';
 import { ListenerManager } from '../listener/listener_manager';
 import { NetworkFilterBuilder } from '../listener/network_filter_builder';
 import { DrainManager } from '../hot_restart/drain_manager';
@@ -20,7 +21,17 @@ import { CertificateWatcher } from '../tls/certificate_watcher';
 import type { TlsContext } from '../tls/tls_context';
 import { ContentionReporter } from './contention_reporter';
 import { cpuProfilePath, CpuProfiler } from './cpu_profiler';
-import { decodeWorkerConfiguration, FIRST_LISTENER_FD, isMessage, SupervisorMessage, WorkerInit, WorkerMessage, WORKER_PROTOCOL_VERSION } from './worker_protocol';
+import {
+  decodeWorkerBootstrap,
+  decodeWorkerClusterState,
+  FIRST_LISTENER_FD,
+  isMessage,
+  SupervisorMessage,
+  WorkerInit,
+  WorkerMessage,
+  WorkerStart,
+  WORKER_PROTOCOL_VERSION,
+} from './worker_protocol';
 
 function send(m: WorkerMessage): void {
   if (process.connected) process.send!(m);
@@ -74,15 +85,29 @@ function adminRequestHandler(init: WorkerInit, logsOpened: Promise<LogManager>):
   };
 }
 
-/** Starts the data plane; resolves to the handler of the supervisor's later messages. */
-async function run(init: WorkerInit, control: WorkerControl): Promise<(m: SupervisorMessage) => void> {
+/**
+ * Starts the data plane; resolves to the handler of the supervisor's later messages. What needs
+ * only the bootstrap (the region, the static clusters' stat names) is done before `started`
+ * resolves, while the supervisor initializes the clusters.
+ */
+async function run(init: WorkerInit, started: Promise<WorkerStart>, control: WorkerControl): Promise<(m: SupervisorMessage) => void> {
   const logs = await control.logsOpened;
   const log = logs.component('main');
   const region = attachRegion(init.regionName);
   // A worker's waits on the region's locks count in the supervisor's GET /contention.
   if (init.mutexTracing) region.segments.onContention = new ContentionReporter((stats) => send({ v: WORKER_PROTOCOL_VERSION, type: 'contention', stats })).record;
   const store = new SharedStatsStore(region, init.column);
-  const { bootstrap, clusters: snapshots, dynamicClusters } = decodeWorkerConfiguration(init.configuration);
+  const bootstrap = decodeWorkerBootstrap(init.bootstrap);
+  // Envoy declares a cluster's stats when it builds the cluster: the workers share that out,
+  // each its own slice, so that 10,000 clusters' names are interned on every core at once.
+  const declareShare = (configs: readonly ClusterConfig[], first: number) =>
+    configs.forEach((config, i) => {
+      if ((first + i) % init.workerCount === init.workerIndex) declareClusterStatNames(store, config);
+    });
+  declareShare(bootstrap.clusters, 0);
+  const start = await started;
+  const { clusters: snapshots, dynamicClusters } = decodeWorkerClusterState(start.clusters);
+  declareShare(dynamicClusters, bootstrap.clusters.length);
   const logFactory = loggerFactory(logs);
   const clock = new SystemClock();
   const clusters = new ClusterManager({
@@ -100,11 +125,6 @@ async function run(init: WorkerInit, control: WorkerControl): Promise<(m: Superv
     onHostsPicked: (cluster, addresses) => send({ v: WORKER_PROTOCOL_VERSION, type: 'hosts_picked', cluster, addresses }),
     clock,
   });
-  // Envoy declares a cluster's stats when it builds the cluster: the workers share that out,
-  // each its own slice, so that 10,000 clusters' names are interned on every core at once.
-  [...bootstrap.clusters, ...dynamicClusters].forEach((config, i) => {
-    if (i % init.workerCount === init.workerIndex) declareClusterStatNames(store, config);
-  });
   // While health checks fail, every HTTP response closes its connection (Envoy's drain manager).
   const drain = new DrainManager({ ...init.drain, healthCheckFailed: () => control.healthCheckFailed });
   const filters = new NetworkFilterBuilder({
@@ -119,7 +139,7 @@ async function run(init: WorkerInit, control: WorkerControl): Promise<(m: Superv
   });
   const listeners = new ListenerManager({ stats: store, log: logFactory });
   const tlsContexts: TlsContext[] = [];
-  for (const [i, name] of init.listeners.entries()) {
+  for (const [i, name] of start.listeners.entries()) {
     if (name === null) {
       fs.closeSync(FIRST_LISTENER_FD + i);
       continue;
@@ -192,7 +212,7 @@ async function run(init: WorkerInit, control: WorkerControl): Promise<(m: Superv
   // Ctrl-C reaches the whole process group; the supervisor decides how workers stop.
   process.on('SIGINT', () => undefined);
   send({ v: WORKER_PROTOCOL_VERSION, type: 'ready' });
-  log.info(`worker ${init.workerIndex} serving ${init.listeners.filter((name) => name !== null).length} listener(s)`);
+  log.info(`worker ${init.workerIndex} serving ${start.listeners.filter((name) => name !== null).length} listener(s)`);
   return handle;
 }
 
@@ -217,18 +237,21 @@ process.once('message', (m: unknown) => {
   const adminRequest = adminRequestHandler(m, logsOpened);
   const pending: SupervisorMessage[] = [];
   let handle: ((m: SupervisorMessage) => void) | null = null;
+  let onStart: ((start: WorkerStart) => void) | null = null;
+  const started = new Promise<WorkerStart>((resolve) => (onStart = resolve));
   process.on('message', (update: unknown) => {
     if (!isMessage<SupervisorMessage>(update)) return;
-    if (update.type === 'runtime') control.runtime.replace(update.values);
+    if (update.type === 'start') onStart?.(update);
+    else if (update.type === 'runtime') control.runtime.replace(update.values);
     else if (update.type === 'health_check') control.healthCheckFailed = update.failed;
     else if (adminRequest(update)) return;
     else if (handle === null) pending.push(update);
     else handle(update);
   });
-  run(m, control)
-    .then((started) => {
-      handle = started;
-      for (const update of pending.splice(0)) started(update);
+  run(m, started, control)
+    .then((serving) => {
+      handle = serving;
+      for (const update of pending.splice(0)) serving(update);
     })
     .catch((e: Error) => fatal(e.stack ?? e.message));
 });

@@ -6,21 +6,23 @@ import * as path from 'node:path';
 import type { Logger } from '../log/logger_api';
 import type { Counter } from '../stats/stats';
 import { BackoffPolicy, nextRestartDelay } from './backoff';
-import { isMessage, SupervisorMessage, WorkerInit, WorkerMemory, WorkerMessage, WORKER_PROTOCOL_VERSION } from './worker_protocol';
+import { isMessage, SupervisorMessage, WorkerInit, WorkerMemory, WorkerMessage, WorkerStart, WORKER_PROTOCOL_VERSION } from './worker_protocol';
 
 export interface WorkerPoolDeps {
   readonly count: number;
   readonly columns: readonly number[];
   /** The listen sockets a worker started now serves (those /drain_listeners stopped are gone). */
   readonly listeners: () => readonly ListenSocket[];
-  /** The configuration workers start from now (encodeWorkerConfiguration), made once per start or restart. */
-  readonly configuration: () => Uint8Array;
+  /** A worker's init: its bootstrap, log, region column and the like (see WorkerInit). */
+  readonly init: (workerIndex: number, column: number) => WorkerInit;
+  /** The clusters' state workers start from now (encodeForWorkers), made once per start or restart. */
+  readonly clusterState: () => Uint8Array;
   /**
    * @param listeners the names of the sockets the worker inherits, in fd order; null for one
    *   /drain_listeners stopped after the worker was forked (the worker closes it)
-   * @param configuration what `configuration()` made for the workers starting now
+   * @param clusters what `clusterState()` made for the workers starting now
    */
-  readonly init: (workerIndex: number, column: number, listeners: readonly (string | null)[], configuration: Uint8Array) => WorkerInit;
+  readonly start: (listeners: readonly (string | null)[], clusters: Uint8Array) => WorkerStart;
   /** Clears a dead worker's gauge contributions before its replacement starts. */
   readonly onWorkerGone: (column: number) => void;
   readonly restarts: Counter;
@@ -49,14 +51,19 @@ interface Slot {
   readonly index: number;
   readonly column: number;
   child: ChildProcess | null;
-  /** The child has its init: messages may go to it (before, it expects the init first). */
-  configured: boolean;
+  /** The child has its init: admin requests and runtime, health and log changes may go to it. */
+  initialized: boolean;
+  /** The child has its start: cluster changes may go to it (the start's state includes earlier ones). */
+  started: boolean;
   startedAt: number;
   restartDelayMs: number;
   restartTimer: NodeJS.Timeout | null;
 }
 
 const WORKER_ENTRY = path.join(__dirname, 'worker_entry.js');
+
+/** Messages that change the clusters: a worker gets them once started, its start state being older. */
+const CLUSTER_CHANGES: ReadonlySet<SupervisorMessage['type']> = new Set(['cluster_update', 'cluster_add', 'cluster_remove']);
 
 export class WorkerPool {
   private readonly slots: Slot[];
@@ -69,7 +76,8 @@ export class WorkerPool {
       index,
       column: deps.columns[index]!,
       child: null,
-      configured: false,
+      initialized: false,
+      started: false,
       startedAt: 0,
       restartDelayMs: 0,
       restartTimer: null,
@@ -77,13 +85,14 @@ export class WorkerPool {
   }
 
   /**
-   * Forks the workers at once and sends their init once `ready` resolves: a worker loads its
-   * code while the supervisor initializes the clusters. Resolves when every worker has adopted
-   * its listeners; rejects if one fails to start, or with `ready`'s error (the workers killed).
+   * Forks the workers and sends their init at once, and their start once `ready` resolves: a
+   * worker loads its code, decodes the bootstrap and interns its stat names while the
+   * supervisor initializes the clusters. Resolves when every worker has adopted its listeners;
+   * rejects if one fails to start, or with `ready`'s error (the workers killed).
    */
   async start(ready: Promise<void> = Promise.resolve()): Promise<void> {
-    const configuration = ready.then(() => this.deps.configuration());
-    await Promise.all(this.slots.map((slot) => this.spawn(slot, configuration)));
+    const clusters = ready.then(() => this.deps.clusterState());
+    await Promise.all(this.slots.map((slot) => this.spawn(slot, clusters)));
   }
 
   pids(): number[] {
@@ -99,7 +108,9 @@ export class WorkerPool {
 
   /** Sends `m` to every running worker. */
   broadcast(m: SupervisorMessage): void {
-    for (const slot of this.slots) if (slot.configured && slot.child?.connected) slot.child.send(m);
+    for (const slot of this.slots) {
+      if (slot.child?.connected && (CLUSTER_CHANGES.has(m.type) ? slot.started : slot.initialized)) slot.child.send(m);
+    }
   }
 
   /**
@@ -114,7 +125,7 @@ export class WorkerPool {
     return Promise.all(
       this.slots.map((slot) => {
         const child = slot.child;
-        if (!slot.configured || !child?.connected) return { index: slot.index, reply: null };
+        if (!slot.initialized || !child?.connected) return { index: slot.index, reply: null };
         return new Promise<WorkerReply<R>>((resolve) => {
           const done = (reply: R | null) => {
             clearTimeout(timer);
@@ -160,14 +171,14 @@ export class WorkerPool {
             resolve();
           });
           const bye: SupervisorMessage = { v: WORKER_PROTOCOL_VERSION, type: 'shutdown' };
-          if (slot.configured && child.connected) child.send(bye);
+          if (slot.initialized && child.connected) child.send(bye);
           else child.kill('SIGTERM');
         });
       }),
     );
   }
 
-  private spawn(slot: Slot, configuration: Promise<Uint8Array>): Promise<void> {
+  private spawn(slot: Slot, clusters: Promise<Uint8Array>): Promise<void> {
     const listeners = this.deps.listeners();
     const child = fork(WORKER_ENTRY, [], {
       // Listen sockets are inherited at fds 4.. (see FIRST_LISTENER_FD); stdout/stderr shared.
@@ -176,9 +187,11 @@ export class WorkerPool {
       execArgv: [],
     });
     slot.child = child;
-    slot.configured = false;
+    slot.started = false;
     slot.startedAt = Date.now();
     this.deps.log.info(`worker ${slot.index} starting as pid ${child.pid}`);
+    child.send(this.deps.init(slot.index, slot.column));
+    slot.initialized = true;
     return new Promise<void>((resolve, reject) => {
       let ready = false;
       child.on('message', (m: unknown) => {
@@ -205,17 +218,17 @@ export class WorkerPool {
         this.deps.log.error(`worker ${slot.index} (pid ${child.pid}) died (code ${code}, signal ${signal}); restarting`);
         this.scheduleRestart(slot);
       });
-      configuration.then(
+      clusters.then(
         (bytes) => {
           if (slot.child !== child || !child.connected) return;
-          // Stopped or drained before its init: it goes, and its start fails (the exit handler).
+          // Stopped or drained before its start: it goes, and its start fails (the exit handler).
           if (this.stopping) {
             child.kill('SIGTERM');
             return;
           }
           const serving = new Set(this.deps.listeners().map((l) => l.name));
-          slot.configured = true;
-          child.send(this.deps.init(slot.index, slot.column, listeners.map((l) => (serving.has(l.name) ? l.name : null)), bytes));
+          slot.started = true;
+          child.send(this.deps.start(listeners.map((l) => (serving.has(l.name) ? l.name : null)), bytes));
         },
         (error: Error) => {
           reject(error);
@@ -231,7 +244,7 @@ export class WorkerPool {
       slot.restartTimer = null;
       if (this.stopping) return;
       this.deps.restarts.inc();
-      this.spawn(slot, Promise.resolve(this.deps.configuration())).catch((e: Error) => {
+      this.spawn(slot, Promise.resolve(this.deps.clusterState())).catch((e: Error) => {
         this.deps.log.error(e.message);
         if (!this.stopping && !slot.child) this.scheduleRestart(slot);
       });

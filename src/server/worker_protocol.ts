@@ -12,15 +12,13 @@ import type { MutexStats } from '../admin/mutex_tracer';
 import type { HostSlot } from '../stats/stats';
 import type { ConsecutiveFailure } from '../upstream/outlier/consecutive_failure';
 
-export const WORKER_PROTOCOL_VERSION = 6;
+export const WORKER_PROTOCOL_VERSION = 7;
 
 /**
- * What a worker builds its data plane from. Large (about 2 KB per cluster), so the supervisor
- * serializes it once for all the workers it starts together rather than once per worker.
+ * The clusters' state a worker starts from, besides the bootstrap. Large (about 600 bytes per
+ * cluster), so the supervisor serializes it once for all the workers it starts together.
  */
-export interface WorkerConfiguration {
-  /** The bootstrap, without the clusters' load assignments: membership comes in `clusters`. */
-  readonly bootstrap: Bootstrap;
+export interface WorkerClusterState {
   /** Every cluster's current membership (the supervisor owns it), so a restarted worker is never stale. */
   readonly clusters: readonly ClusterSnapshot[];
   /** The active CDS clusters (workerClusterConfig form); their membership is in `clusters`. */
@@ -28,17 +26,27 @@ export interface WorkerConfiguration {
 }
 
 /** V8's serialization, the channel's own: the worker's decoding gives back the same values. */
-export function encodeWorkerConfiguration(configuration: WorkerConfiguration): Uint8Array {
-  return v8.serialize(configuration);
+export function encodeForWorkers(value: Bootstrap | WorkerClusterState): Uint8Array {
+  return v8.serialize(value);
 }
 
-export function decodeWorkerConfiguration(bytes: Uint8Array): WorkerConfiguration {
-  return v8.deserialize(bytes) as WorkerConfiguration;
+/** The bootstrap of workerBootstrap(), as encodeForWorkers made it. */
+export function decodeWorkerBootstrap(bytes: Uint8Array): Bootstrap {
+  return v8.deserialize(bytes) as Bootstrap;
+}
+
+export function decodeWorkerClusterState(bytes: Uint8Array): WorkerClusterState {
+  return v8.deserialize(bytes) as WorkerClusterState;
 }
 
 /** A worker's listen sockets arrive as inherited fds starting at this number (after stdin..ipc). */
 export const FIRST_LISTENER_FD = 4;
 
+/**
+ * The first message, sent as soon as the worker is forked: it opens its log, maps the region,
+ * decodes the bootstrap and interns its share of the static clusters' stat names while the
+ * supervisor initializes the clusters; then it waits for its WorkerStart.
+ */
 export interface WorkerInit {
   readonly v: typeof WORKER_PROTOCOL_VERSION;
   readonly type: 'init';
@@ -47,22 +55,30 @@ export interface WorkerInit {
   readonly workerCount: number;
   readonly column: number;
   readonly regionName: string;
-  /** encodeWorkerConfiguration's bytes: the same for every worker started together. */
-  readonly configuration: Uint8Array;
-  /**
-   * Listener names in the order of their inherited fds; null for a socket /drain_listeners
-   * stopped after the worker was forked, which the worker closes.
-   */
-  readonly listeners: readonly (string | null)[];
+  /** workerBootstrap()'s, encoded once (encodeForWorkers) for every worker of the epoch. */
+  readonly bootstrap: Uint8Array;
   readonly log: LogSettings;
   /** How this worker drains when its epoch is replaced (--drain-strategy, --drain-time-s). */
   readonly drain: { readonly strategy: DrainStrategy; readonly drainTimeS: number };
-  /** The runtime's final values as of this (re)start. */
+  /** The runtime's final values as of this (re)start; changes follow as messages. */
   readonly runtime: RuntimeValues;
   /** The admin /healthcheck/fail state when this worker was started (a restarted worker keeps it). */
   readonly healthCheckFailed: boolean;
   /** --enable-mutex-tracing: report waits on the stats region's locks (WorkerContention). */
   readonly mutexTracing: boolean;
+}
+
+/** Sent once the supervisor's clusters are initialized: the worker builds its data plane and serves. */
+export interface WorkerStart {
+  readonly v: typeof WORKER_PROTOCOL_VERSION;
+  readonly type: 'start';
+  /** A WorkerClusterState as encodeForWorkers made it: the same for every worker started together. */
+  readonly clusters: Uint8Array;
+  /**
+   * Listener names in the order of their inherited fds; null for a socket /drain_listeners
+   * stopped after the worker was forked, which the worker closes.
+   */
+  readonly listeners: readonly (string | null)[];
 }
 
 /** The runtime changed (a disk layer reloaded, /runtime_modify): its new final values. */
@@ -163,6 +179,7 @@ export interface WorkerCpuProfileStop {
 
 export type SupervisorMessage =
   | WorkerInit
+  | WorkerStart
   | WorkerDrain
   | WorkerReopenLogs
   | WorkerHealthCheck

@@ -1,6 +1,7 @@
-// The workers are forked while the supervisor initializes its clusters and get their init once
-// it is done: nothing sent meanwhile is lost, and a listener /drain_listeners stopped in between
-// is not served by them.
+// The workers are forked, and get their init, while the supervisor initializes its clusters:
+// they intern the static clusters' stat names meanwhile, and start serving once it is done.
+// Nothing sent meanwhile is lost, and a listener /drain_listeners stopped in between is not
+// served by them.
 
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
@@ -60,8 +61,12 @@ test('a listener drained while the clusters initialize is not served by the work
   assert.equal((await request(`${adminUrl}/ready`)).body, 'INITIALIZING\n');
   const inboundPort = await listenerPort(adminUrl, 'inbound');
   const otherPort = await listenerPort(adminUrl, 'other');
-  // Both workers exist already, waiting for their init.
+  // Both workers exist already, waiting for their start, and have named the static cluster's
+  // stats (a name no supervisor code creates).
   await waitFor('two forked workers', () => (proxy.groupPids().length === 3 ? true : undefined));
+  const declared = async () => (await request(`${adminUrl}/stats?filter=^cluster\\.xds\\.upstream_rq_pending_overflow$`)).body;
+  assert.equal(await waitFor('the workers\' stat names', async () => (await declared()) || undefined), 'cluster.xds.upstream_rq_pending_overflow: 0\n');
+  assert.equal((await request(`${adminUrl}/ready`)).body, 'INITIALIZING\n');
 
   assert.equal((await request(`${adminUrl}/drain_listeners?inboundonly`, { method: 'POST' })).status, 200);
   xds.setResources(CLUSTER_TYPE, 'v1', []);
