@@ -298,7 +298,7 @@ export class Supervisor implements ServerInfoSource {
       onUpdate: (update) => this.workers?.broadcast({ v: WORKER_PROTOCOL_VERSION, type: 'cluster_update', update }),
       onClusterActive: (config, snapshot) => {
         this.circuitBreakers?.add(config);
-        // Before the workers run, the init of each declares its share of the stat names.
+        // Before the workers run, the start of each declares its share of the stat names.
         const declaredBy = activated++ % options.concurrency;
         this.workers?.broadcast({ v: WORKER_PROTOCOL_VERSION, type: 'cluster_add', config: workerClusterConfig(config), snapshot, declaredBy });
       },

@@ -47,49 +47,29 @@ export class PrometheusGroups {
     names: TagExtractor,
     batch: number,
   ): Generator<void, PrometheusGroups> {
-    const count = stats.length;
-    const ids = new Int32Array(count);
-    // Each stat's group number, then the groups filled by counting: no array grows per stat.
-    const groupOf = new Int32Array(count);
-    const labelOf: Uint8Array[] = new Array(count);
-    const found: { type: string; name: string; size: number }[] = [];
-    const byType = new Map<string, Map<string, number>>(types.map((t) => [t, new Map()]));
-    for (let i = 0; i < count; i++) {
+    const ids = new Int32Array(stats.length);
+    const byType = new Map<string, Map<string, { positions: number[]; labels: Uint8Array[] }>>(types.map((t) => [t, new Map()]));
+    for (let i = 0; i < stats.length; i++) {
       ids[i] = stats.id(i);
       const known: PrometheusName = names.prometheusName(stats.name(i), ids[i]!);
-      const type = typeOf(stats, i);
-      const byName = byType.get(type)!;
-      let g = byName.get(known.name);
-      if (g === undefined) {
-        g = found.push({ type, name: known.name, size: 0 }) - 1;
-        byName.set(known.name, g);
+      const byName = byType.get(typeOf(stats, i))!;
+      let group = byName.get(known.name);
+      if (group === undefined) {
+        group = { positions: [], labels: [] };
+        byName.set(known.name, group);
       }
-      found[g]!.size++;
-      groupOf[i] = g;
-      labelOf[i] = known.labelBytes;
+      group.positions.push(i);
+      group.labels.push(known.labelBytes);
       if (i % batch === batch - 1) yield;
     }
-    const groups: Group[] = new Array(found.length);
-    const filled = new Int32Array(found.length);
-    let next = 0;
-    for (const byName of byType.values()) {
+    const groups: Group[] = [];
+    for (const [type, byName] of byType) {
       for (const name of [...byName.keys()].sort()) {
-        const g = byName.get(name)!;
-        const { type, size } = found[g]!;
-        groups[g] = { name, nameBytes: Buffer.from(name), type, positions: new Int32Array(size), labels: new Array(size) };
-        filled[g] = next++;
+        const { positions, labels } = byName.get(name)!;
+        groups.push({ name, nameBytes: Buffer.from(name), type, positions: Int32Array.from(positions), labels });
       }
     }
-    const fill = new Int32Array(found.length);
-    for (let i = 0; i < count; i++) {
-      const group = groups[groupOf[i]!]!;
-      const at = fill[groupOf[i]!]!++;
-      group.positions[at] = i;
-      (group.labels as Uint8Array[])[at] = labelOf[i]!;
-    }
-    const ordered: Group[] = new Array(found.length);
-    for (let g = 0; g < found.length; g++) ordered[filled[g]!] = groups[g]!;
-    return new PrometheusGroups(ids, ordered);
+    return new PrometheusGroups(ids, groups);
   }
 }
 
