@@ -2,6 +2,7 @@
 // usedonly and filter parameters. Bodies are generators that the admin server streams.
 
 import { InvalidRegexError, SafeRegex } from '../regex/safe_regex';
+import { EMPTY_CHUNK } from '../stats/chunk_buffer';
 import type { PrometheusFormatter } from '../stats/prometheus';
 import { NameFilter, renderStatsJson, renderStatsText, StatsQuery } from '../stats/render';
 import type { StatsSnapshot } from '../stats/sample';
@@ -32,13 +33,11 @@ function* rendered(snapshot: SnapshotSteps, render: (snapshot: StatsSnapshot) =>
   const steps = snapshot();
   let step = steps.next();
   while (step.done !== true) {
-    yield PAUSE;
+    yield EMPTY_CHUNK;
     step = steps.next();
   }
   yield* render(step.value);
 }
-
-const PAUSE = new Uint8Array(0);
 
 export function statsHandlers(snapshot: SnapshotSteps, prometheus: PrometheusFormatter): AdminHandler[] {
   const prometheusResponse = (q: StatsQuery): AdminResponse => ({ status: 200, body: rendered(snapshot, (s) => prometheus.render(s, q)) });

@@ -91,7 +91,7 @@ export class ChunkBuffer {
   /** The bytes gathered since the last take (possibly none). */
   take(): Buffer {
     this.stats = 0;
-    if (this.at === 0) return EMPTY;
+    if (this.at === 0) return EMPTY_CHUNK;
     const chunk = this.out.subarray(0, this.at);
     // The chunk is the socket's until written: the next one goes into new memory.
     this.out = Buffer.allocUnsafeSlow(CHUNK_ROOM);
@@ -113,4 +113,5 @@ export class ChunkBuffer {
   }
 }
 
-const EMPTY = Buffer.alloc(0);
+/** A chunk with nothing to write: a pause, the event loop's turn (see the top of this file). */
+export const EMPTY_CHUNK = Buffer.alloc(0);

@@ -6,7 +6,7 @@
 // Grouping by the sanitized name rather than the raw one keeps two names that sanitize alike
 // (`a.b`, `a_b`) in one group: a second TYPE line for a name is an error to Prometheus.
 
-import { ChunkBuffer } from './chunk_buffer';
+import { ChunkBuffer, EMPTY_CHUNK } from './chunk_buffer';
 import type { HistogramBucketSettings } from './histogram_bucket_settings';
 import { formatG32 } from './number_format';
 import { Group, PrometheusGroups, sameStats, StatList } from './prometheus_groups';
@@ -65,7 +65,7 @@ function writeSample(out: ChunkBuffer, name: Uint8Array, labels: Uint8Array, val
  * once serving, or a scrape that came first) takes the next step, so it is made once.
  */
 interface Grouping {
-  readonly ids: Int32Array;
+  readonly stats: StatList;
   readonly steps: Generator<void, PrometheusGroups>;
   done: PrometheusGroups | null;
 }
@@ -111,7 +111,7 @@ export class PrometheusFormatter {
   *prepare(snapshot: StatsSnapshot): Generator<Buffer, { scalars: PrometheusGroups; histograms: PrometheusGroups }> {
     const scalars = snapshot.scalars;
     if (this.scalarGroups === null || !this.scalarGroups.fits(scalars)) {
-      if (this.scalarGrouping === null || !sameStats(this.scalarGrouping.ids, scalars)) {
+      if (this.scalarGrouping === null || !sameStats(this.scalarGrouping.stats, scalars)) {
         this.scalarGrouping = this.grouping(scalars, (list, i) => (list.isCounter(i) ? 'counter' : 'gauge'), SCALAR_TYPES);
       }
       this.scalarGroups = yield* this.finish(this.scalarGrouping);
@@ -120,7 +120,7 @@ export class PrometheusFormatter {
     }
     const histograms = histogramList(snapshot.histograms);
     if (this.histogramGroups === null || !this.histogramGroups.fits(histograms)) {
-      if (this.histogramGrouping === null || !sameStats(this.histogramGrouping.ids, histograms)) {
+      if (this.histogramGrouping === null || !sameStats(this.histogramGrouping.stats, histograms)) {
         this.histogramGrouping = this.grouping(histograms, () => 'histogram', HISTOGRAM_TYPES);
       }
       this.histogramGroups = yield* this.finish(this.histogramGrouping);
@@ -130,8 +130,7 @@ export class PrometheusFormatter {
   }
 
   private grouping<T extends StatList>(stats: T, typeOf: (stats: T, i: number) => string, types: readonly string[]): Grouping {
-    const ids = Int32Array.from({ length: stats.length }, (_, i) => stats.id(i));
-    return { ids, steps: PrometheusGroups.build(stats, typeOf, types, this.names, GROUPING_BATCH), done: null };
+    return { stats, steps: PrometheusGroups.build(stats, typeOf, types, this.names, GROUPING_BATCH), done: null };
   }
 
   /** Takes a grouping's steps until it is made (by this caller or another), pausing with empty chunks. */
@@ -176,5 +175,3 @@ interface HistogramMetric {
 function histogramMetric(name: string): HistogramMetric {
   return { bucket: Buffer.from(`${name}_bucket{`), sum: Buffer.from(`${name}_sum{`), count: Buffer.from(`${name}_count`) };
 }
-
-const EMPTY_CHUNK = Buffer.alloc(0);

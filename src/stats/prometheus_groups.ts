@@ -5,11 +5,15 @@
 
 import type { PrometheusName, TagExtractor } from './tag_extractor';
 
-/** The stats of a snapshot, by position: a name, and a slot id (-1 for none) that keys the cache. */
-export interface StatList {
+/** Slot ids by position; -1 for a stat without one. */
+export interface StatIds {
   readonly length: number;
-  name(i: number): string;
   id(i: number): number;
+}
+
+/** The stats of a snapshot, by position: a name, and a slot id that keys the cache. */
+export interface StatList extends StatIds {
+  name(i: number): string;
 }
 
 /** Stats of one metric, as positions into the snapshot's list. */
@@ -33,7 +37,7 @@ export class PrometheusGroups {
 
   /** Whether these groups were made from a list of the same stats in the same order. */
   fits(stats: StatList): boolean {
-    return sameStats(this.ids, stats);
+    return sameStats({ length: this.ids.length, id: (i) => this.ids[i]! }, stats);
   }
 
   /**
@@ -73,12 +77,12 @@ export class PrometheusGroups {
   }
 }
 
-/** Whether `stats` lists the stats of `ids` in that order; a stat without an id never matches. */
-export function sameStats(ids: Int32Array, stats: StatList): boolean {
-  if (stats.length !== ids.length) return false;
-  for (let i = 0; i < ids.length; i++) {
-    const id = stats.id(i);
-    if (id < 0 || id !== ids[i]) return false;
+/** Whether two lists name the same stats in the same order; a stat without an id never matches. */
+export function sameStats(a: StatIds, b: StatIds): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) {
+    const id = a.id(i);
+    if (id < 0 || id !== b.id(i)) return false;
   }
   return true;
 }
