@@ -227,6 +227,24 @@ export class NameTable {
     }
   }
 
+  /**
+   * The first slot from `from` below `count` that a process is still writing (or whose chunk it
+   * has not allocated yet); `count` when there is none.
+   */
+  firstUnwritten(from: number, count: number): number {
+    for (let c = from >>> CHUNK_SHIFT; c << CHUNK_SHIFT < count; c++) {
+      const base = c << CHUNK_SHIFT;
+      if (this.chunk(c) === 0) return Math.max(from, base);
+      const words = this.chunkWords[c]!;
+      const first = this.chunkFirst[c]!;
+      const end = Math.min(CHUNK_SLOTS, count - base);
+      for (let i = Math.max(0, from - base); i < end; i++) {
+        if (Atomics.load(words, first + i * SLOT_WORDS + SlotField.State) === SlotState.Empty) return base + i;
+      }
+    }
+    return count;
+  }
+
   /** The name of a published slot. */
   name(slot: number): string {
     let name = this.decoded[slot];

@@ -21,6 +21,7 @@ import {
   StatKind,
 } from './region_layout';
 import type { ScalarList } from './sample';
+import { sortByName, sortedByName } from './name_order';
 import { offsetOf, Segments } from './segments';
 
 /** One writer's data of one histogram, as it is now in the region (the merger's input). */
@@ -46,7 +47,7 @@ interface Columns {
   readonly current: readonly number[];
 }
 
-/** Names sorted in one turn of the event loop by catchUp(): about 10 ms each. */
+/** Names sorted in one turn of the event loop by catchUp(): a few milliseconds each. */
 const SORT_RUN = 16_384;
 
 interface UnorderedSlots {
@@ -245,8 +246,8 @@ export class StatsReader {
   }
 
   /**
-   * What sorted() does for the names published since, a step at a time: runs of SORT_RUN names
-   * sorted a run per step, then merged a pair per step. The supervisor steps it once serving,
+   * What sorted() does for the names published since, a step at a time: SORT_RUN names per
+   * step (see name_order.ts), then the order of their runs. The supervisor steps it once serving,
    * a turn of the event loop per step, so that the first /stats of 10,000 clusters does not sort
    * 950,000 names at once; a /stats that comes meanwhile steps the same work rather than
    * starting its own.
@@ -268,8 +269,8 @@ export class StatsReader {
     const fresh = this.unordered(count);
     // A synchronous read (scalars()) that came meanwhile sorted them all itself: the rest is wasted work.
     const overtaken = () => this.seenCount >= count;
-    const scalars = yield* this.sortInRuns(fresh.scalars, overtaken);
-    const histograms = scalars === null ? null : yield* this.sortInRuns(fresh.histograms, overtaken);
+    const scalars = yield* this.sortInSteps(fresh.scalars, overtaken);
+    const histograms = scalars === null ? null : yield* this.sortInSteps(fresh.histograms, overtaken);
     if (scalars !== null && histograms !== null) this.install({ scalars, histograms }, count, true);
   }
 
@@ -304,50 +305,28 @@ export class StatsReader {
     this.order.scalars = this.mergeByName(this.order.scalars, missing(fresh.scalars), sorted);
     this.order.histograms = this.mergeByName(this.order.histograms, missing(fresh.histograms), sorted);
     this.seenCount = Math.max(this.seenCount, count);
-    const settled = this.firstUnsettled(count);
+    const settled = this.names.firstUnwritten(this.settledUpTo, count);
     if (settled > this.settledUpTo) {
       this.inOrder = this.inOrder.slice(settled - this.settledUpTo);
       this.settledUpTo = settled;
     }
   }
 
-  /** `slots` sorted by name, a run or a merge per step; null once `overtaken`. */
-  private *sortInRuns(slots: number[], overtaken: () => boolean): Generator<void, number[] | null> {
-    const byName = (a: number, b: number) => compare(this.names.name(a), this.names.name(b));
-    let runs: number[][] = [];
-    for (let i = 0; i < slots.length; i += SORT_RUN) {
-      runs.push(slots.slice(i, i + SORT_RUN).sort(byName));
+  /** `slots` sorted by name, SORT_RUN names per step; null once `overtaken`. */
+  private *sortInSteps(slots: number[], overtaken: () => boolean): Generator<void, number[] | null> {
+    const steps = sortByName(slots, (slot) => this.names.name(slot), SORT_RUN);
+    for (;;) {
+      const step = steps.next();
+      if (step.done === true) return step.value;
       yield;
       if (overtaken()) return null;
     }
-    while (runs.length > 1) {
-      const next: number[][] = [];
-      for (let i = 0; i < runs.length; i += 2) {
-        next.push(i + 1 < runs.length ? this.mergeRuns(runs[i]!, runs[i + 1]!) : runs[i]!);
-        yield;
-        if (overtaken()) return null;
-      }
-      runs = next;
-    }
-    return runs[0] ?? [];
-  }
-
-  private mergeRuns(a: number[], b: number[]): number[] {
-    const name = (slot: number) => this.names.name(slot);
-    const out: number[] = new Array(a.length + b.length);
-    let i = 0;
-    let j = 0;
-    let k = 0;
-    while (i < a.length && j < b.length) out[k++] = compare(name(a[i]!), name(b[j]!)) <= 0 ? a[i++]! : b[j++]!;
-    while (i < a.length) out[k++] = a[i++]!;
-    while (j < b.length) out[k++] = b[j++]!;
-    return out;
   }
 
   private mergeByName(sorted: Int32Array, fresh: number[], freshSorted: boolean): Int32Array {
     if (fresh.length === 0) return sorted;
     const name = (slot: number) => this.names.name(slot);
-    if (!freshSorted) fresh.sort((a, b) => compare(name(a), name(b)));
+    if (!freshSorted) fresh = sortedByName(fresh, name);
     const merged = new Int32Array(sorted.length + fresh.length);
     let i = 0;
     let j = 0;
@@ -358,14 +337,6 @@ export class StatsReader {
     while (i < sorted.length) merged[k++] = sorted[i++]!;
     while (j < fresh.length) merged[k++] = fresh[j++]!;
     return merged;
-  }
-
-  private firstUnsettled(count: number): number {
-    for (let slot = this.settledUpTo; slot < count; slot++) {
-      const record = this.names.record(slot);
-      if (record === null || Atomics.load(record.words, record.index + SlotField.State) === SlotState.Empty) return slot;
-    }
-    return count;
   }
 
   private columns(): Columns {
