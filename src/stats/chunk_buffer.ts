@@ -14,6 +14,8 @@ const CHUNK_ROOM = CHUNK_BYTES + 32 * 1024;
 const STATS_PER_CHUNK = 4096;
 /** The longest safe integer, `-9007199254740991`, is 17 bytes. */
 const MAX_INTEGER_BYTES = 17;
+/** Longer byte strings are copied with one call rather than byte by byte. */
+const SHORT_COPY_BYTES = 12;
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
 
@@ -42,7 +44,11 @@ export class ChunkBuffer {
     this.reserve(length);
     const out = this.out;
     let at = this.at;
-    for (let i = 0; i < length; i++) out[at++] = bytes[i]!;
+    // A copy call costs about what 10 bytes copied one by one do: short ones stay in the loop.
+    if (length > SHORT_COPY_BYTES) {
+      out.set(bytes, at);
+      at += length;
+    } else for (let i = 0; i < length; i++) out[at++] = bytes[i]!;
     this.at = at;
   }
 

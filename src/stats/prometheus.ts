@@ -7,7 +7,7 @@
 // (`a.b`, `a_b`) in one group: a second TYPE line for a name is an error to Prometheus.
 
 import { ChunkBuffer, EMPTY_CHUNK } from './chunk_buffer';
-import type { HistogramBucketSettings } from './histogram_bucket_settings';
+import type { BucketBounds, HistogramBucketSettings } from './histogram_bucket_settings';
 import { formatG32 } from './number_format';
 import { Group, PrometheusGroups, sameStats, StatList } from './prometheus_groups';
 import { isSelected, StatsQuery } from './render';
@@ -77,6 +77,8 @@ export class PrometheusFormatter {
   /** The groupings being made, if any. */
   private scalarGrouping: Grouping | null = null;
   private histogramGrouping: Grouping | null = null;
+  /** Bucket line tails per set of bounds (the settings keep one object per set). */
+  private readonly tails = new WeakMap<BucketBounds, BucketTails>();
 
   constructor(
     private readonly names: TagExtractor,
@@ -146,15 +148,14 @@ export class PrometheusFormatter {
   private writeHistogram(out: ChunkBuffer, metric: HistogramMetric, labels: Uint8Array, h: HistogramSample): void {
     const c = h.cumulative;
     const bounds = this.buckets.boundsFor(h.name);
-    const le = labels.length === 0 ? 'le="' : ',le="';
+    const tails = this.bucketTails(bounds);
+    const tail = labels.length === 0 ? tails.alone : tails.afterLabels;
     // Never recorded into: every bucket is 0, without asking the summary for each.
     const empty = c.count === 0;
     for (let i = 0; i <= bounds.values.length; i++) {
       out.bytes(metric.bucket);
       out.bytes(labels);
-      out.text(le);
-      out.text(i < bounds.values.length ? bounds.labels[i]! : '+Inf');
-      out.text('"} ');
+      out.bytes(tail[i]!);
       out.number(i === bounds.values.length ? c.count : empty ? 0 : c.countAtOrBelow(bounds.values[i]!));
       out.text('\n');
     }
@@ -162,6 +163,16 @@ export class PrometheusFormatter {
     out.bytes(labels);
     out.text(`} ${formatG32(c.sum)}\n`);
     writeSample(out, metric.count, labels, c.count);
+  }
+
+  private bucketTails(bounds: BucketBounds): BucketTails {
+    let tails = this.tails.get(bounds);
+    if (tails === undefined) {
+      const le = [...bounds.labels, '+Inf'].map((label) => `le="${label}"} `);
+      tails = { alone: le.map((t) => Buffer.from(t)), afterLabels: le.map((t) => Buffer.from(`,${t}`)) };
+      this.tails.set(bounds, tails);
+    }
+    return tails;
   }
 }
 
@@ -174,4 +185,12 @@ interface HistogramMetric {
 
 function histogramMetric(name: string): HistogramMetric {
   return { bucket: Buffer.from(`${name}_bucket{`), sum: Buffer.from(`${name}_sum{`), count: Buffer.from(`${name}_count`) };
+}
+
+/** What follows the labels on each bucket line, `le="<bound>"} ` then `le="+Inf"} `, encoded once. */
+interface BucketTails {
+  /** For a histogram without labels. */
+  readonly alone: readonly Uint8Array[];
+  /** After other labels: with a leading comma. */
+  readonly afterLabels: readonly Uint8Array[];
 }
