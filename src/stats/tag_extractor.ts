@@ -55,6 +55,12 @@ interface ClusterShape {
   readonly labelsKey: string;
 }
 
+/** What follows a cluster name, and its shape (null: the rules decide). */
+interface KnownRest {
+  readonly rest: string;
+  readonly shape: ClusterShape | null;
+}
+
 const CLUSTER_PREFIX = 'cluster.';
 const PLACEHOLDERS = ['x', 'y'] as const;
 /** Second tokens that the gRPC and TLS rules read as a token of their own (`cluster.grpc.`, `cluster.ssl.`). */
@@ -88,6 +94,12 @@ export class TagExtractor {
    */
   private lastCluster = '';
   private readonly lastClusterLabels = new Map<string, LabelNode>();
+  /**
+   * The rests of the last cluster's names and of the one before, in the order they came: the
+   * next cluster's come in the same order, and checking a guess is cheaper than a lookup.
+   */
+  private currentRests: KnownRest[] = [];
+  private previousRests: KnownRest[] = [];
 
   constructor(config: StatsConfig) {
     this.producer = new TagProducer(config);
@@ -129,17 +141,26 @@ export class TagExtractor {
     const sameCluster = dot - CLUSTER_PREFIX.length === last.length && statName.startsWith(last, CLUSTER_PREFIX.length);
     const cluster = sameCluster ? last : statName.slice(CLUSTER_PREFIX.length, dot);
     if (!sameCluster && RULE_WORDS.has(cluster)) return null;
-    const rest = statName.slice(dot);
-    let shape = this.clusterShapes.get(rest);
-    if (shape === undefined) {
-      shape = this.clusterShape(rest);
-      this.clusterShapes.set(rest, shape);
-    }
-    if (shape === null) return null;
     if (!sameCluster) {
       this.lastCluster = cluster;
       this.lastClusterLabels.clear();
+      this.previousRests = this.currentRests;
+      this.currentRests = [];
     }
+    // Most likely the rest that came at this position in the cluster before.
+    let known = this.previousRests[this.currentRests.length];
+    if (known === undefined || statName.length - dot !== known.rest.length || !statName.endsWith(known.rest)) {
+      const rest = statName.slice(dot);
+      let shape = this.clusterShapes.get(rest);
+      if (shape === undefined) {
+        shape = this.clusterShape(rest);
+        this.clusterShapes.set(rest, shape);
+      }
+      known = { rest, shape };
+    }
+    this.currentRests.push(known);
+    const shape = known.shape;
+    if (shape === null) return null;
     let labels = this.lastClusterLabels.get(shape.labelsKey);
     if (labels === undefined) {
       const tags = shape.tags.slice();

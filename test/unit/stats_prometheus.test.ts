@@ -294,9 +294,10 @@ test('a cluster stat named from its shape is what the rules make of it, whatever
     '.grpc.Greeter.SayHello.success',
     '.grpc.Greeter.total',
     '.ssl.ciphers.ECDHE-RSA-AES128-SHA',
-    '.x.upstream_rq_total',
     '.',
     '',
+    // Ends like the first: a guess from the cluster before must check the whole rest.
+    '.x.upstream_rq_total',
   ];
   const configs: StatsConfig[] = [
     DEFAULTS,
@@ -306,11 +307,15 @@ test('a cluster stat named from its shape is what the rules make of it, whatever
     { statsTags: [{ tagName: 'proxy.response_code', fixedValue: null }], useAllDefaultTags: false, histogramBucketSettings: [] },
   ];
   // Cluster by cluster, as names come in name order (one cluster's labels reused across its
-  // stats), and rest by rest (the cluster changing at every name).
+  // stats, its rests guessed from the cluster before), and rest by rest (the cluster changing
+  // at every name).
   const byCluster = clusters.flatMap((cluster) => rests.map((rest) => `cluster.${cluster}${rest}`));
   const byRest = rests.flatMap((rest) => clusters.map((cluster) => `cluster.${cluster}${rest}`));
+  // Cluster by cluster, but each with its rests in another order than the cluster before, or one short.
+  const reordered = clusters.flatMap((cluster, i) => (i % 2 === 0 ? rests : [...rests].reverse()).map((rest) => `cluster.${cluster}${rest}`));
+  const gappy = clusters.flatMap((cluster, i) => rests.filter((_, k) => k !== i % rests.length).map((rest) => `cluster.${cluster}${rest}`));
   for (const config of configs) {
-    for (const order of [byCluster, byRest]) {
+    for (const order of [byCluster, byRest, reordered, gappy]) {
       const extractor = new TagExtractor(config);
       for (const name of order) {
         const { name: metric, labels, labelBytes } = extractor.prometheusName(name);
