@@ -84,10 +84,10 @@ export function* sortByName(slots: readonly number[], nameOf: NameOf, batch: num
   runs.sort((a, b) => compare(a.head, b.head));
   const out: number[] = [];
   for (let r = 0; r < runs.length; ) {
-    let merged = runs[r]!.slots;
+    let merged: ArrayLike<number> = runs[r]!.slots;
     let next = r + 1;
     for (; next < runs.length && runs[next]!.head === runs[r]!.head; next++) merged = mergeByName(merged, runs[next]!.slots, nameOf);
-    for (const slot of merged) out.push(slot);
+    for (let k = 0; k < merged.length; k++) out.push(merged[k]!);
     r = next;
   }
   return out;
@@ -119,8 +119,9 @@ function runOrder(names: readonly string[], cut: number): RunOrder {
   return { rests: names.map((name) => name.slice(cut)), order };
 }
 
-function mergeByName(a: readonly number[], b: readonly number[], nameOf: NameOf): number[] {
-  const out: number[] = new Array(a.length + b.length);
+/** Two lists of slots in name order, merged; on equal names, `a`'s first. */
+export function mergeByName(a: ArrayLike<number>, b: ArrayLike<number>, nameOf: NameOf): Int32Array {
+  const out = new Int32Array(a.length + b.length);
   let i = 0;
   let j = 0;
   let k = 0;

@@ -21,7 +21,7 @@ import {
   StatKind,
 } from './region_layout';
 import type { ScalarList } from './sample';
-import { sortByName, sortedByName } from './name_order';
+import { mergeByName, sortByName, sortedByName } from './name_order';
 import { offsetOf, Segments } from './segments';
 
 /** One writer's data of one histogram, as it is now in the region (the merger's input). */
@@ -326,17 +326,7 @@ export class StatsReader {
   private mergeByName(sorted: Int32Array, fresh: number[], freshSorted: boolean): Int32Array {
     if (fresh.length === 0) return sorted;
     const name = (slot: number) => this.names.name(slot);
-    if (!freshSorted) fresh = sortedByName(fresh, name);
-    const merged = new Int32Array(sorted.length + fresh.length);
-    let i = 0;
-    let j = 0;
-    let k = 0;
-    while (i < sorted.length && j < fresh.length) {
-      merged[k++] = compare(name(sorted[i]!), name(fresh[j]!)) <= 0 ? sorted[i++]! : fresh[j++]!;
-    }
-    while (i < sorted.length) merged[k++] = sorted[i++]!;
-    while (j < fresh.length) merged[k++] = fresh[j++]!;
-    return merged;
+    return mergeByName(sorted, freshSorted ? fresh : sortedByName(fresh, name), name);
   }
 
   private columns(): Columns {
@@ -367,8 +357,4 @@ export class StatsReader {
     const block = this.names.baselineBlock(slot >>> CHUNK_SHIFT, false);
     return block === 0 ? 0 : this.region.segments.f64(block)[offsetOf(block) / 8 + (slot & (CHUNK_SLOTS - 1))]!;
   }
-}
-
-function compare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
