@@ -40,8 +40,11 @@ export interface HistogramSample {
 }
 
 export interface StatsSnapshot {
-  /** Counters and gauges, sorted by name (byte order). */
+  /**
+   * Counters and gauges, sorted by name as `<` compares (UTF-16 code units): Envoy's byte order,
+   * unless one name has a character past U+FFFF where another has one in U+E000..U+FFFF.
+   */
   readonly scalars: ScalarList;
-  /** Histograms, sorted by name (byte order). */
+  /** Histograms, sorted by name as the scalars are. */
   readonly histograms: readonly HistogramSample[];
 }
