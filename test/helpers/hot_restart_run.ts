@@ -10,9 +10,18 @@ import { giveUpAfter, livePidsWhere, makeTempDir, PROXY_BIN, request, sleep, wai
 
 export const HOT_RESTARTER = path.resolve(__dirname, '..', '..', '..', 'scripts', 'hot-restarter');
 
-/** A base id no other test or proxy on this machine uses. */
+/** Base ids each test process may hand out: its own range, so no two live processes share one. */
+const BASE_IDS_PER_PROCESS = 20;
+let baseIdsHandedOut = 0;
+
+/**
+ * A base id no other test or proxy on this machine uses: from this process's range (by pid), a
+ * new one per call. A random one collided, one run in a few dozen, with another test's live
+ * proxy ("unable to bind domain socket").
+ */
 export function uniqueBaseId(): number {
-  return 100_000 + ((process.pid * 7919 + Math.floor(Math.random() * 1000)) % 100_000);
+  if (baseIdsHandedOut === BASE_IDS_PER_PROCESS) throw new Error(`a test process gets ${BASE_IDS_PER_PROCESS} base ids`);
+  return 100_000 + (process.pid % 100_000) * BASE_IDS_PER_PROCESS + baseIdsHandedOut++;
 }
 
 /** A start script as scripts/start-proxy.sh is one: its arguments are appended (reload-proxy's `--mode validate`). */

@@ -12,6 +12,7 @@ import { protoSchema } from '../../src/config/schema';
 import { servableV3 } from '../helpers/cli_bootstraps';
 import type { Json } from '../helpers/config_fixtures';
 import { Exited, mapLimited, runToExit } from '../helpers/cli_runs';
+import { uniqueBaseId } from '../helpers/hot_restart_run';
 import { makeTempDir } from '../helpers/proxy_process';
 
 let dir = '';
@@ -41,7 +42,7 @@ test('a valid bootstrap: OK and exit 0, with its ports taken and no socket or re
     for (const listener of config.static_resources.listeners) listener.address.socket_address.port_value = port;
     const configPath = path.join(dir, 'occupied.json');
     fs.writeFileSync(configPath, JSON.stringify(config));
-    const baseId = 100_000 + (process.pid % 100_000);
+    const baseId = uniqueBaseId();
     const socketPath = `@cli_validate_${process.pid}`;
     const addressPath = path.join(dir, 'admin_address');
 
