@@ -7,6 +7,8 @@
 // Output is written as bytes into the chunk: 10,000 clusters are a million lines, and a string
 // per line (then a string per chunk, then its encoding) is most of what a render would cost.
 
+import type { NameBytes } from './name_bytes';
+
 const CHUNK_BYTES = 128 * 1024;
 /** Room past a due chunk for the stat that makes it due (a histogram's lines), without growing it. */
 const CHUNK_ROOM = CHUNK_BYTES + 32 * 1024;
@@ -50,6 +52,43 @@ export class ChunkBuffer {
       at += length;
     } else for (let i = 0; i < length; i++) out[at++] = bytes[i]!;
     this.at = at;
+  }
+
+  /** Appends the name of `key`, as the bytes it already is. */
+  name(names: NameBytes, key: number): void {
+    const bytes = names.nameArray(key);
+    const start = names.nameStart(key);
+    const length = names.nameLength(key);
+    this.reserve(length);
+    const out = this.out;
+    let at = this.at;
+    if (length > SHORT_COPY_BYTES) {
+      out.set(bytes.subarray(start, start + length), at);
+      at += length;
+    } else for (let i = 0; i < length; i++) out[at++] = bytes[start + i]!;
+    this.at = at;
+  }
+
+  /**
+   * Appends the name of `key` as a JSON string, quotes included, when none of its bytes needs
+   * escaping (UTF-8 past ASCII does not); false, with nothing written, when one does.
+   */
+  jsonName(names: NameBytes, key: number): boolean {
+    const bytes = names.nameArray(key);
+    const start = names.nameStart(key);
+    const length = names.nameLength(key);
+    this.reserve(length + 2);
+    const out = this.out;
+    let at = this.at;
+    out[at++] = QUOTE;
+    for (let i = start; i < start + length; i++) {
+      const c = bytes[i]!;
+      if (c < 0x20 || c === QUOTE || c === BACKSLASH) return false;
+      out[at++] = c;
+    }
+    out[at++] = QUOTE;
+    this.at = at;
+    return true;
   }
 
   /** Appends `text` as a JSON string, quotes included. */

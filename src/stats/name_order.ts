@@ -1,78 +1,129 @@
-// The name order of stat slots, which /stats lists. 10,000 clusters have 950,000 names, and a
-// sort comparing whole names makes ~20 comparisons per name. But a cluster's stats are declared
-// together, so slots come in runs with the same `cluster.<X>.`, and each cluster's run has the
-// same names after it as other clusters' runs. So a name is cut after its second dot into a
-// head and a rest: each run is put in order by its rests (the order found for an earlier run,
-// when its rests are the same), and the runs by their heads.
+// The name order of stat slots, which /stats lists: the byte order of their UTF-8 names, as
+// Envoy sorts them. Names are compared where they lie, in the region, never decoded: 10,000
+// clusters have 950,000 names. A sort comparing whole names makes ~20 comparisons per name,
+// but a cluster's stats are declared together, so slots come in runs with the same
+// `cluster.<X>.`, and each cluster's run has the same names after it as other clusters' runs.
+// So a name is cut after its second dot into a head and a rest: each run is put in order by
+// its rests (the order found for an earlier run, when its rests are the same), and the runs by
+// their heads.
 //
 // That is the name order: a head with two dots ends at the second one, so it is no other head's
 // proper prefix, and a head without is the whole name. Two names compare as their heads do,
 // and with the same head, as their rests do.
 
-/** The decoded name of a slot. */
-export type NameOf = (slot: number) => string;
+import type { NameBytes } from './name_bytes';
 
-/** The slots of one head, in name order. */
+/**
+ * The slots of one head, in name order; `cut` is where the head ends in each of their names.
+ * Runs of one `shape` have the same rests in the same order (null: not known to be alike).
+ */
 interface Run {
-  readonly head: string;
-  readonly slots: number[];
-}
-
-/** The order of a run, kept for later ones: its rests by position, and its positions in name order. */
-interface RunOrder {
-  readonly rests: readonly string[];
-  readonly order: readonly number[];
-}
-
-const DOT = '.';
-
-/** Where a name's head ends: after its second dot, or -1 when it has fewer (the head is the name). */
-function headEnd(name: string): number {
-  const first = name.indexOf(DOT);
-  if (first < 0) return -1;
-  const second = name.indexOf(DOT, first + 1);
-  return second < 0 ? -1 : second + 1;
-}
-
-function compare(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
+  readonly first: number;
+  readonly cut: number;
+  readonly slots: ArrayLike<number>;
+  readonly shape: object | null;
 }
 
 /**
- * `slots` in the order of their names (UTF-16 code units, as `<` compares). A generator that
- * yields after each `batch` names or so, so that a caller can spread the work over turns of the
- * event loop; the last step orders the runs (a few milliseconds per 10,000 clusters).
+ * How two runs of one head interleave in name order, by their shapes: the positions where the
+ * merge takes from the second. A cluster's stats declared at two times make two runs, and every
+ * cluster's pair interleaves alike. Its own identity is the merged run's shape.
  */
-export function* sortByName(slots: readonly number[], nameOf: NameOf, batch: number): Generator<void, number[]> {
+interface Interleave {
+  readonly fromB: Uint8Array;
+}
+
+/** The order of a run, kept for later ones: the run's slots and their positions in name order. */
+interface RunOrder {
+  readonly slots: readonly number[];
+  readonly cut: number;
+  readonly order: readonly number[];
+}
+
+const DOT = 0x2e;
+const FNV_OFFSET = 0x811c9dc5 | 0;
+
+/** Where a name's head ends: after its second dot, or -1 when it has fewer (the head is the name). */
+function headEnd(names: NameBytes, slot: number): number {
+  const bytes = names.nameArray(slot);
+  const start = names.nameStart(slot);
+  const end = start + names.nameLength(slot);
+  let dots = 0;
+  for (let i = start; i < end; i++) if (bytes[i] === DOT && ++dots === 2) return i + 1 - start;
+  return -1;
+}
+
+/** The byte order of `a`'s name from `fromA` to `toA` and `b`'s from `fromB` to `toB`. */
+function compareBytes(names: NameBytes, a: number, fromA: number, toA: number, b: number, fromB: number, toB: number): number {
+  const x = names.nameArray(a);
+  const y = names.nameArray(b);
+  const xs = names.nameStart(a) + fromA;
+  const ys = names.nameStart(b) + fromB;
+  const n = Math.min(toA - fromA, toB - fromB);
+  for (let i = 0; i < n; i++) {
+    const d = x[xs + i]! - y[ys + i]!;
+    if (d !== 0) return d;
+  }
+  return toA - fromA - (toB - fromB);
+}
+
+/** The byte order of two slots' whole names. */
+export function compareNames(names: NameBytes, a: number, b: number): number {
+  return compareBytes(names, a, 0, names.nameLength(a), b, 0, names.nameLength(b));
+}
+
+/** Whether `slot`'s name has `first`'s head (its first `cut` bytes), compared from the end, where heads differ. */
+function sameHead(names: NameBytes, first: number, slot: number, cut: number): boolean {
+  if (names.nameLength(slot) < cut) return false;
+  const x = names.nameArray(first);
+  const y = names.nameArray(slot);
+  const xs = names.nameStart(first);
+  const ys = names.nameStart(slot);
+  for (let i = cut - 1; i >= 0; i--) if (x[xs + i] !== y[ys + i]) return false;
+  return true;
+}
+
+/** FNV-1a of `slot`'s name past `cut`: the key of the orders kept for runs. */
+function restHash(names: NameBytes, slot: number, cut: number): number {
+  const bytes = names.nameArray(slot);
+  const start = names.nameStart(slot);
+  const end = start + names.nameLength(slot);
+  let h = FNV_OFFSET;
+  for (let i = start + cut; i < end; i++) h = Math.imul(h ^ bytes[i]!, 0x01000193);
+  return h;
+}
+
+/**
+ * `slots` in the order of their names. A generator that yields after each `batch` names or so,
+ * so that a caller can spread the work over turns of the event loop; the last step orders the
+ * runs (a few milliseconds per 10,000 clusters).
+ */
+export function* sortByName(slots: ArrayLike<number>, names: NameBytes, batch: number): Generator<void, Int32Array> {
   const runs: Run[] = [];
-  // Orders found so far, by the rest of a run's first name. A cluster's stats are declared in a
-  // few groups (two writers' interleave), so runs alternate between a few sets of rests.
-  const orders = new Map<string, RunOrder>();
+  // Orders found so far, by a hash of the rest of a run's first name. A cluster's stats are
+  // declared in a few groups (two writers interleave), so runs alternate between a few sets of rests.
+  const orders = new Map<number, RunOrder>();
   let sinceYield = 0;
   for (let start = 0; start < slots.length; ) {
-    const first = nameOf(slots[start]!);
-    const cut = headEnd(first);
-    const head = cut < 0 ? first : first.slice(0, cut);
-    const names = [first];
+    const first = slots[start]!;
+    const cut = headEnd(names, first);
+    let end = start + 1;
     // A run is cut at `batch` names, so that one head's names are sorted over several steps.
-    for (let i = start + 1; cut >= 0 && i < slots.length && names.length < batch; i++) {
-      const name = nameOf(slots[i]!);
-      if (!name.startsWith(head)) break;
-      names.push(name);
-    }
-    const end = start + names.length;
-    let ordered = [slots[start]!];
-    if (names.length > 1) {
-      const firstRest = first.slice(cut);
-      let known = orders.get(firstRest);
-      if (known === undefined || !sameRests(names, cut, known.rests)) {
-        known = runOrder(names, cut);
-        orders.set(firstRest, known);
+    while (cut >= 0 && end < slots.length && end - start < batch && sameHead(names, first, slots[end]!, cut)) end++;
+    if (end - start === 1) {
+      runs.push({ first, cut, slots: [first], shape: null });
+    } else {
+      const run = Array.prototype.slice.call(slots, start, end) as number[];
+      const key = restHash(names, first, cut);
+      let known = orders.get(key);
+      if (known === undefined || !sameRests(names, run, cut, known)) {
+        known = runOrder(names, run, cut);
+        orders.set(key, known);
       }
-      ordered = new Array(names.length);
-      for (let k = 0; k < ordered.length; k++) ordered[k] = slots[start + known.order[k]!]!;
+      const ordered = new Int32Array(run.length);
+      for (let k = 0; k < ordered.length; k++) ordered[k] = run[known.order[k]!]!;
+      runs.push({ first, cut, slots: ordered, shape: known });
     }
-    runs.push({ head, slots: ordered });
     sinceYield += end - start;
     start = end;
     if (sinceYield >= batch && start < slots.length) {
@@ -80,53 +131,95 @@ export function* sortByName(slots: readonly number[], nameOf: NameOf, batch: num
       yield;
     }
   }
+  const headOf = (run: Run) => (run.cut < 0 ? names.nameLength(run.first) : run.cut);
+  const compareHeads = (a: Run, b: Run) => compareBytes(names, a.first, 0, headOf(a), b.first, 0, headOf(b));
   // Stable: runs of one head (a cluster's stats declared at different times) stay in slot order.
-  runs.sort((a, b) => compare(a.head, b.head));
-  const out: number[] = [];
+  runs.sort(compareHeads);
+  const interleaves = new Map<object, Map<object, Interleave>>();
+  const out = new Int32Array(slots.length);
+  let at = 0;
   for (let r = 0; r < runs.length; ) {
-    let merged: ArrayLike<number> = runs[r]!.slots;
+    let merged = runs[r]!;
     let next = r + 1;
-    for (; next < runs.length && runs[next]!.head === runs[r]!.head; next++) merged = mergeByName(merged, runs[next]!.slots, nameOf);
-    for (let k = 0; k < merged.length; k++) out.push(merged[k]!);
+    for (; next < runs.length && compareHeads(runs[r]!, runs[next]!) === 0; next++) merged = mergeRuns(merged, runs[next]!, names, interleaves);
+    out.set(merged.slots, at);
+    at += merged.slots.length;
     r = next;
   }
   return out;
 }
 
+/** Two runs of one head as one, interleaved as an earlier pair of the same shapes was. */
+function mergeRuns(a: Run, b: Run, names: NameBytes, interleaves: Map<object, Map<object, Interleave>>): Run {
+  if (a.shape === null || b.shape === null) return { ...a, slots: mergeByName(a.slots, b.slots, names), shape: null };
+  let byB = interleaves.get(a.shape);
+  if (byB === undefined) {
+    byB = new Map();
+    interleaves.set(a.shape, byB);
+  }
+  let known = byB.get(b.shape);
+  if (known === undefined) {
+    known = { fromB: interleave(a.slots, b.slots, names) };
+    byB.set(b.shape, known);
+  }
+  return { ...a, slots: applyInterleave(a.slots, b.slots, known.fromB), shape: known };
+}
+
 /** sortByName() in one step. */
-export function sortedByName(slots: readonly number[], nameOf: NameOf): number[] {
-  const steps = sortByName(slots, nameOf, Infinity);
+export function sortedByName(slots: ArrayLike<number>, names: NameBytes): Int32Array {
+  const steps = sortByName(slots, names, Infinity);
   for (;;) {
     const step = steps.next();
     if (step.done === true) return step.value;
   }
 }
 
-/** Whether the names past `cut` are `rests`, position by position, without cutting them. */
-function sameRests(names: readonly string[], cut: number, rests: readonly string[]): boolean {
-  if (names.length !== rests.length) return false;
-  for (let k = 0; k < names.length; k++) {
-    const name = names[k]!;
-    const rest = rests[k]!;
-    if (name.length !== cut + rest.length || !name.endsWith(rest)) return false;
+/** Whether the names of `run` past `cut` are those of `known`'s past its cut, position by position. */
+function sameRests(names: NameBytes, run: readonly number[], cut: number, known: RunOrder): boolean {
+  if (run.length !== known.slots.length) return false;
+  for (let k = 0; k < run.length; k++) {
+    const slot = run[k]!;
+    const other = known.slots[k]!;
+    const length = names.nameLength(slot);
+    const otherLength = names.nameLength(other);
+    if (length - cut !== otherLength - known.cut) return false;
+    if (compareBytes(names, slot, cut, length, other, known.cut, otherLength) !== 0) return false;
   }
   return true;
 }
 
-/** The positions of one head's names in name order; with one head, whole names compare as rests do. */
-function runOrder(names: readonly string[], cut: number): RunOrder {
-  const order = names.map((_, k) => k).sort((a, b) => compare(names[a]!, names[b]!));
-  return { rests: names.map((name) => name.slice(cut)), order };
+/** The positions of one head's names in name order: with one head, names compare as their rests do. */
+function runOrder(names: NameBytes, run: readonly number[], cut: number): RunOrder {
+  const order = run.map((_, k) => k).sort((a, b) => {
+    const x = run[a]!;
+    const y = run[b]!;
+    return compareBytes(names, x, cut, names.nameLength(x), y, cut, names.nameLength(y));
+  });
+  return { slots: run, cut, order };
 }
 
 /** Two lists of slots in name order, merged; on equal names, `a`'s first. */
-export function mergeByName(a: ArrayLike<number>, b: ArrayLike<number>, nameOf: NameOf): Int32Array {
-  const out = new Int32Array(a.length + b.length);
+export function mergeByName(a: ArrayLike<number>, b: ArrayLike<number>, names: NameBytes): Int32Array {
+  return applyInterleave(a, b, interleave(a, b, names));
+}
+
+/** Where the merge of two lists in name order takes from `b` (1) rather than `a` (0). */
+function interleave(a: ArrayLike<number>, b: ArrayLike<number>, names: NameBytes): Uint8Array {
+  const fromB = new Uint8Array(a.length + b.length);
   let i = 0;
   let j = 0;
-  let k = 0;
-  while (i < a.length && j < b.length) out[k++] = compare(nameOf(a[i]!), nameOf(b[j]!)) <= 0 ? a[i++]! : b[j++]!;
-  while (i < a.length) out[k++] = a[i++]!;
-  while (j < b.length) out[k++] = b[j++]!;
+  while (i < a.length && j < b.length) {
+    if (compareNames(names, a[i]!, b[j]!) <= 0) i++;
+    else fromB[i + j++] = 1;
+  }
+  if (i === a.length) fromB.fill(1, i + j);
+  return fromB;
+}
+
+function applyInterleave(a: ArrayLike<number>, b: ArrayLike<number>, fromB: Uint8Array): Int32Array {
+  const out = new Int32Array(fromB.length);
+  let i = 0;
+  let j = 0;
+  for (let k = 0; k < out.length; k++) out[k] = fromB[k] === 1 ? b[j++]! : a[i++]!;
   return out;
 }

@@ -23,10 +23,19 @@ import {
   StatsField,
   VALUE_BLOCK_BYTES,
 } from './region_layout';
+import type { NameBytes } from './name_bytes';
 import type { SectionView, StatsRegion } from './region';
 import { Address, offsetOf, Segments, StatsMemoryError } from './segments';
 
 export class StatNameError extends Error {}
+
+/** Names declared together: `<prefix><scope><name>` for each of `names`, of one kind. */
+export interface StatGroup {
+  readonly scope: string;
+  readonly names: readonly string[];
+  readonly kind: StatKind;
+  readonly flags: number;
+}
 
 /** Where a slot's record lives: `words[index + SlotField.X]`. */
 export interface SlotRecord {
@@ -48,7 +57,7 @@ function hashBytes(bytes: Uint8Array, length: number, h: number, from: number): 
   return h | 0;
 }
 
-export class NameTable {
+export class NameTable implements NameBytes {
   private readonly section: SectionView;
   private readonly segments: Segments;
   /** Chunk blocks this process has resolved (they never move). */
@@ -90,37 +99,50 @@ export class NameTable {
   }
 
   /**
-   * Interns `prefix + suffix` for every suffix: a cluster's stat set declares ~100 names under
-   * one prefix, which is encoded and hashed once. The names not present yet take their slots
-   * and bytes in one atomic step each: writers declaring at once otherwise contend on those
-   * two shared words for every name.
+   * Interns every name of `groups` under `prefix`: a cluster's stat set declares ~100 names,
+   * whose prefix is encoded and hashed once. The names not present yet take their slots and
+   * bytes in one atomic step each: writers declaring at once otherwise contend on those two
+   * shared words for every name. So a cluster's names also lie in one run of slots, which is
+   * what makes sorting them cheap (see name_order.ts).
    */
-  internAll(prefix: string, suffixes: readonly string[], kind: StatKind, flags: number): void {
+  internAll(prefix: string, groups: readonly StatGroup[]): void {
     const prefixLength = this.encoder.encodeInto(prefix, this.scratch).written;
     const prefixHash = hashBytes(this.scratch, prefixLength, FNV_OFFSET, 0);
-    const tail = this.scratch.subarray(prefixLength, MAX_NAME_BYTES * 3);
-    const missing: { suffix: number; length: number; hash: number; head: number }[] = [];
+    const afterPrefix = this.scratch.subarray(prefixLength);
+    const tails: Uint8Array[] = [];
+    const missing: { group: number; name: string; length: number; hash: number; head: number }[] = [];
     let bytes = 0;
-    for (let i = 0; i < suffixes.length; i++) {
-      const length = prefixLength + this.encoder.encodeInto(suffixes[i]!, tail).written;
-      if (length === 0 || length > MAX_NAME_BYTES) {
-        throw new StatNameError(`stat name must be 1..${MAX_NAME_BYTES} bytes: '${(prefix + suffixes[i]!).slice(0, 80)}'`);
+    groups.forEach(({ scope, names }, group) => {
+      const scopeEnd = prefixLength + this.encoder.encodeInto(scope, afterPrefix).written;
+      const scopeHash = hashBytes(this.scratch, scopeEnd, prefixHash, prefixLength);
+      const tail = this.scratch.subarray(scopeEnd, MAX_NAME_BYTES * 3);
+      tails.push(tail);
+      for (const name of names) {
+        const length = scopeEnd + this.encoder.encodeInto(name, tail).written;
+        if (length === 0 || length > MAX_NAME_BYTES) {
+          throw new StatNameError(`stat name must be 1..${MAX_NAME_BYTES} bytes: '${(prefix + scope + name).slice(0, 80)}'`);
+        }
+        const hash = hashBytes(this.scratch, length, scopeHash, scopeEnd);
+        const head = Atomics.load(this.section.view, this.bucketIndex(hash));
+        if (this.find(head, 0, length, hash) >= 0) continue;
+        missing.push({ group, name, length, hash, head });
+        bytes += length;
       }
-      const hash = hashBytes(this.scratch, length, prefixHash, prefixLength);
-      const head = Atomics.load(this.section.view, this.bucketIndex(hash));
-      if (this.find(head, 0, length, hash) >= 0) continue;
-      missing.push({ suffix: i, length, hash, head });
-      bytes += length;
-    }
+    });
     if (missing.length === 0) return;
     const first = Atomics.add(this.section.view, this.section.base + StatsField.SlotCount, missing.length);
     let nameAddress = this.segments.alloc(bytes);
-    missing.forEach(({ suffix, length, hash, head }, i) => {
-      this.encoder.encodeInto(suffixes[suffix]!, tail);
+    let scoped = -1;
+    missing.forEach(({ group, name, length, hash, head }, i) => {
+      if (group !== scoped) this.encoder.encodeInto(groups[group]!.scope, afterPrefix);
+      scoped = group;
+      this.encoder.encodeInto(name, tails[group]!);
+      const { kind, flags } = groups[group]!;
       this.link(first + i, nameAddress, length, hash, head, kind, flags);
       nameAddress += length;
     });
   }
+
 
   /** Finds or creates the slot of the name in `scratch`. */
   private internScratch(length: number, hash: number, kind: StatKind, flags: number): number {
@@ -210,7 +232,7 @@ export class NameTable {
   }
 
   /** Calls `fn` for each published slot from `from` on, in slot order, without decoding names. */
-  forEachReady(fn: (slot: number, kind: StatKind, flags: number, record: SlotRecord) => void, from = 0): void {
+  forEachReady(fn: (slot: number, kind: StatKind) => void, from = 0): void {
     const count = this.slotCount;
     for (let c = from >>> CHUNK_SHIFT; c << CHUNK_SHIFT < count; c++) {
       const chunk = this.chunk(c);
@@ -221,8 +243,7 @@ export class NameTable {
       for (let i = Math.max(0, from - (c << CHUNK_SHIFT)); i < end; i++) {
         const index = first + i * SLOT_WORDS;
         if (Atomics.load(words, index + SlotField.State) !== SlotState.Ready) continue;
-        const info = words[index + SlotField.Info]!;
-        fn((c << CHUNK_SHIFT) + i, (info & 0xff) as StatKind, (info >>> 8) & 0xff, { words, index });
+        fn((c << CHUNK_SHIFT) + i, (words[index + SlotField.Info]! & 0xff) as StatKind);
       }
     }
   }
@@ -245,32 +266,50 @@ export class NameTable {
     return count;
   }
 
-  /** The name of a published slot. */
+  /** The name of a published slot, decoded once per process. */
   name(slot: number): string {
     let name = this.decoded[slot];
     if (name === undefined) {
-      // The first /stats decodes every name: no record object per slot.
-      const c = slot >>> CHUNK_SHIFT;
-      if (this.chunkWords[c] === undefined) this.chunk(c);
-      const words = this.chunkWords[c]!;
-      const index = this.chunkFirst[c]! + (slot & (CHUNK_SLOTS - 1)) * SLOT_WORDS;
-      name = this.segments.utf8(Segments.read(words, index + SlotField.NameAddress), words[index + SlotField.NameLength]!);
-      // Names are decoded in any order (a sort's): grown densely, the array stays a fast one.
+      const index = this.recordOf(slot);
+      name = this.segments.utf8(Segments.read(this.chunkWords[slot >>> CHUNK_SHIFT]!, index + SlotField.NameAddress), this.nameLength(slot));
+      // Names are decoded in any order (a filter's): grown densely, the array stays a fast one.
       while (this.decoded.length <= slot) this.decoded.push(undefined);
       this.decoded[slot] = name;
     }
     return name;
   }
 
+  /** NameBytes: the segment holding a published slot's name. */
+  nameArray(slot: number): Uint8Array {
+    const index = this.recordOf(slot);
+    // Written before the slot was published: no atomic read needed.
+    return this.segments.segmentU8(this.chunkWords[slot >>> CHUNK_SHIFT]![index + SlotField.NameAddress + 1]!);
+  }
+
+  nameStart(slot: number): number {
+    const index = this.recordOf(slot);
+    return this.chunkWords[slot >>> CHUNK_SHIFT]![index + SlotField.NameAddress]! >>> 0;
+  }
+
+  nameLength(slot: number): number {
+    const index = this.recordOf(slot);
+    return this.chunkWords[slot >>> CHUNK_SHIFT]![index + SlotField.NameLength]!;
+  }
+
+  /** The index of a published slot's record in its chunk's words (no record object: sorts call this per name). */
+  private recordOf(slot: number): number {
+    const c = slot >>> CHUNK_SHIFT;
+    if (this.chunkWords[c] === undefined) this.chunk(c);
+    return this.chunkFirst[c]! + (slot & (CHUNK_SLOTS - 1)) * SLOT_WORDS;
+  }
+
   /** Walks a bucket's chain from slot+1 `from` until slot+1 `until` for the name in `scratch`. */
   private find(from: number, until: number, length: number, hash: number): number {
     for (let link = from; link !== 0 && link !== until; ) {
       const slot = link - 1;
-      const c = slot >>> CHUNK_SHIFT;
       // Linked slots were fully written first, so their chunk is published.
-      if (this.chunkWords[c] === undefined) this.chunk(c);
-      const words = this.chunkWords[c]!;
-      const index = this.chunkFirst[c]! + (slot & (CHUNK_SLOTS - 1)) * SLOT_WORDS;
+      const index = this.recordOf(slot);
+      const words = this.chunkWords[slot >>> CHUNK_SHIFT]!;
       if (words[index + SlotField.Hash] === hash && this.nameEquals(words, index, length)) return slot;
       link = words[index + SlotField.Next]!;
     }

@@ -10,7 +10,7 @@ import { ChunkBuffer, EMPTY_CHUNK } from './chunk_buffer';
 import type { BucketBounds, HistogramBucketSettings } from './histogram_bucket_settings';
 import { formatG32 } from './number_format';
 import { Group, PrometheusGroups, sameStats, StatList } from './prometheus_groups';
-import { isSelected, StatsQuery } from './render';
+import { isScalarSelected, isSelected, StatsQuery } from './render';
 import type { HistogramSample, StatsSnapshot } from './sample';
 import type { TagExtractor } from './tag_extractor';
 
@@ -91,7 +91,7 @@ export class PrometheusFormatter {
     const s = snapshot.scalars;
     const h = snapshot.histograms;
     const all = q.filter === null && !q.usedOnly;
-    yield* writeGroups(scalars.groups, all ? null : (i) => isSelected(s.name(i), s.used(i), q), out, (group, labels, i) =>
+    yield* writeGroups(scalars.groups, all ? null : (i) => isScalarSelected(s, i, q), out, (group, labels, i) =>
       writeSample(out, group.nameBytes, labels, s.value(i)),
     );
     const metrics = new Map<Group, HistogramMetric>();

@@ -51,8 +51,27 @@ interface Columns {
 const SORT_RUN = 16_384;
 
 interface UnorderedSlots {
-  readonly scalars: number[];
-  readonly histograms: number[];
+  readonly scalars: Int32Array;
+  readonly histograms: Int32Array;
+}
+
+/** Slots gathered one by one into a typed array (a million of them, with no boxed numbers). */
+class SlotList {
+  private list = new Int32Array(1024);
+  length = 0;
+
+  push(slot: number): void {
+    if (this.length === this.list.length) {
+      const grown = new Int32Array(this.list.length * 2);
+      grown.set(this.list);
+      this.list = grown;
+    }
+    this.list[this.length++] = slot;
+  }
+
+  slots(): Int32Array {
+    return this.list.subarray(0, this.length);
+  }
 }
 
 /** Name order of the published slots, one list per kind that /stats renders. */
@@ -80,6 +99,18 @@ class RegionScalars implements ScalarList {
 
   name(i: number): string {
     return this.names.name(this.order[i]!);
+  }
+
+  nameArray(i: number): Uint8Array {
+    return this.names.nameArray(this.order[i]!);
+  }
+
+  nameStart(i: number): number {
+    return this.names.nameStart(this.order[i]!);
+  }
+
+  nameLength(i: number): number {
+    return this.names.nameLength(this.order[i]!);
   }
 
   id(i: number): number {
@@ -276,13 +307,16 @@ export class StatsReader {
 
   /** Published slots below `count` not in the order yet, by kind. */
   private unordered(count: number): UnorderedSlots {
-    const fresh: UnorderedSlots = { scalars: [], histograms: [] };
+    const scalars = new SlotList();
+    const histograms = new SlotList();
+    const from = this.settledUpTo;
+    const inOrder = this.inOrder;
     this.names.forEachReady((slot, kind) => {
-      if (slot < this.settledUpTo || slot >= count || this.inOrder[slot - this.settledUpTo] === 1) return;
-      if (kind === StatKind.Counter || kind === StatKind.Gauge) fresh.scalars.push(slot);
-      else if (kind === StatKind.Histogram) fresh.histograms.push(slot);
-    }, this.settledUpTo);
-    return fresh;
+      if (slot >= count || inOrder[slot - from] === 1) return;
+      if (kind === StatKind.Counter || kind === StatKind.Gauge) scalars.push(slot);
+      else if (kind === StatKind.Histogram) histograms.push(slot);
+    }, from);
+    return { scalars: scalars.slots(), histograms: histograms.slots() };
   }
 
   /**
@@ -296,14 +330,8 @@ export class StatsReader {
       grown.set(this.inOrder);
       this.inOrder = grown;
     }
-    const missing = (slots: number[]) =>
-      slots.filter((slot) => {
-        if (slot < this.settledUpTo || this.inOrder[slot - this.settledUpTo] === 1) return false;
-        this.inOrder[slot - this.settledUpTo] = 1;
-        return true;
-      });
-    this.order.scalars = this.mergeByName(this.order.scalars, missing(fresh.scalars), sorted);
-    this.order.histograms = this.mergeByName(this.order.histograms, missing(fresh.histograms), sorted);
+    this.order.scalars = this.mergeByName(this.order.scalars, this.missing(fresh.scalars), sorted);
+    this.order.histograms = this.mergeByName(this.order.histograms, this.missing(fresh.histograms), sorted);
     this.seenCount = Math.max(this.seenCount, count);
     const settled = this.names.firstUnwritten(this.settledUpTo, count);
     if (settled > this.settledUpTo) {
@@ -312,9 +340,23 @@ export class StatsReader {
     }
   }
 
+  /** Of `slots`, those not in the order yet, now marked as in it. */
+  private missing(slots: Int32Array): Int32Array {
+    const from = this.settledUpTo;
+    const inOrder = this.inOrder;
+    const out = new SlotList();
+    for (let i = 0; i < slots.length; i++) {
+      const slot = slots[i]!;
+      if (slot < from || inOrder[slot - from] === 1) continue;
+      inOrder[slot - from] = 1;
+      out.push(slot);
+    }
+    return out.length === slots.length ? slots : out.slots();
+  }
+
   /** `slots` sorted by name, SORT_RUN names per step; null once `overtaken`. */
-  private *sortInSteps(slots: number[], overtaken: () => boolean): Generator<void, number[] | null> {
-    const steps = sortByName(slots, (slot) => this.names.name(slot), SORT_RUN);
+  private *sortInSteps(slots: Int32Array, overtaken: () => boolean): Generator<void, Int32Array | null> {
+    const steps = sortByName(slots, this.names, SORT_RUN);
     for (;;) {
       const step = steps.next();
       if (step.done === true) return step.value;
@@ -323,10 +365,9 @@ export class StatsReader {
     }
   }
 
-  private mergeByName(sorted: Int32Array, fresh: number[], freshSorted: boolean): Int32Array {
+  private mergeByName(sorted: Int32Array, fresh: Int32Array, freshSorted: boolean): Int32Array {
     if (fresh.length === 0) return sorted;
-    const name = (slot: number) => this.names.name(slot);
-    return mergeByName(sorted, freshSorted ? fresh : sortedByName(fresh, name), name);
+    return mergeByName(sorted, freshSorted ? fresh : sortedByName(fresh, this.names), this.names);
   }
 
   private columns(): Columns {

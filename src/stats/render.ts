@@ -3,7 +3,7 @@
 
 import { ChunkBuffer } from './chunk_buffer';
 import { formatShortest } from './number_format';
-import type { HistogramSample, HistogramSummary, StatsSnapshot } from './sample';
+import type { HistogramSample, HistogramSummary, ScalarList, StatsSnapshot } from './sample';
 
 /** What a compiled `?filter=` offers the renderers: a partial match on the full name. */
 export interface NameFilter {
@@ -18,6 +18,11 @@ export interface StatsQuery {
 /** Whether /stats lists a stat: used when asked, matching the filter when given. */
 export function isSelected(name: string, used: boolean, q: StatsQuery): boolean {
   return (!q.usedOnly || used) && (q.filter === null || q.filter.search(name));
+}
+
+/** isSelected() for a counter or gauge, whose name is decoded only for a filter. */
+export function isScalarSelected(scalars: ScalarList, i: number, q: StatsQuery): boolean {
+  return (!q.usedOnly || scalars.used(i)) && (q.filter === null || q.filter.search(scalars.name(i)));
 }
 
 /** The quantiles of the text form; the JSON form adds P95. */
@@ -44,9 +49,8 @@ export function* renderStatsText(snapshot: StatsSnapshot, q: StatsQuery): Genera
   const out = new ChunkBuffer();
   const scalars = snapshot.scalars;
   for (let i = 0; i < scalars.length; i++) {
-    const name = scalars.name(i);
-    if (isSelected(name, scalars.used(i), q)) {
-      out.text(name);
+    if (isScalarSelected(scalars, i, q)) {
+      out.name(scalars, i);
       out.text(': ');
       out.number(scalars.value(i));
       out.text('\n');
@@ -84,10 +88,9 @@ export function* renderStatsJson(snapshot: StatsSnapshot, q: StatsQuery): Genera
   let listed = 0;
   const scalars = snapshot.scalars;
   for (let i = 0; i < scalars.length; i++) {
-    const name = scalars.name(i);
-    if (isSelected(name, scalars.used(i), q)) {
+    if (isScalarSelected(scalars, i, q)) {
       out.text(listed++ === 0 ? '{"name":' : ',{"name":');
-      out.jsonString(name);
+      if (!out.jsonName(scalars, i)) out.jsonString(scalars.name(i));
       out.text(',"value":');
       out.number(scalars.value(i));
       out.text('}');

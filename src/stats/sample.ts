@@ -2,11 +2,14 @@
 // snapshot, already merged across writers. Values are read when the snapshot is taken; the
 // renderers never read shared memory themselves.
 
+import type { NameBytes } from './name_bytes';
+
 /**
  * Counters and gauges, read by position: 10,000 clusters' 950,000 stats are typed arrays
- * rather than an object each.
+ * rather than an object each. Their names are also bytes by position (NameBytes), which the
+ * renderers copy without decoding them.
  */
-export interface ScalarList {
+export interface ScalarList extends NameBytes {
   readonly length: number;
   name(i: number): string;
   /** The stat's slot in the region, the same for its whole life (a cache key cheaper than the name); -1 when it has none. */
@@ -40,10 +43,7 @@ export interface HistogramSample {
 }
 
 export interface StatsSnapshot {
-  /**
-   * Counters and gauges, sorted by name as `<` compares (UTF-16 code units): Envoy's byte order,
-   * unless one name has a character past U+FFFF where another has one in U+E000..U+FFFF.
-   */
+  /** Counters and gauges, sorted by the bytes of their UTF-8 names, as Envoy sorts them. */
   readonly scalars: ScalarList;
   /** Histograms, sorted by name as the scalars are. */
   readonly histograms: readonly HistogramSample[];

@@ -98,6 +98,11 @@ export class Segments {
     return this.map(segmentOf(address)).u8;
   }
 
+  /** Segment `n`'s bytes. */
+  segmentU8(n: number): Uint8Array {
+    return this.map(n).u8;
+  }
+
   /** The UTF-8 text of `length` bytes at `address`. */
   utf8(address: Address, length: number): string {
     const start = offsetOf(address);

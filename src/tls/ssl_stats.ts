@@ -2,8 +2,8 @@
 // scope of what owns the context: `cluster.<stat_name>.ssl.*` for an upstream one. The fixed
 // counters are declared up front; ciphers, versions and curves are named as they are seen.
 
+import type { StatGroup } from '../stats/name_table';
 import { StatKind } from '../stats/region_layout';
-import type { SharedStatsStore } from '../stats/store';
 import type { Counter, Scope } from '../stats/stats';
 
 export const SSL_COUNTERS = [
@@ -63,10 +63,8 @@ export class SslStats {
   }
 }
 
-/** Interns the fixed `ssl.*` names under `prefix` (e.g. `cluster.<stat_name>.`), so /stats lists them at 0. */
-export function declareSslStatNames(store: SharedStatsStore, prefix: string): void {
-  for (const name of SSL_COUNTERS) store.names.intern(`${prefix}ssl.${name}`, StatKind.Counter, 0);
-}
+/** The fixed `ssl.*` names, declared under a cluster's prefix so that /stats lists them at 0. */
+export const SSL_STAT_GROUP: StatGroup = { scope: 'ssl.', names: SSL_COUNTERS, kind: StatKind.Counter, flags: 0 };
 
 /** OpenSSL's names of the groups Envoy's BoringSSL calls P-256, P-384 and P-521. */
 const CURVE_NAMES: Readonly<Record<string, string>> = { prime256v1: 'P-256', secp384r1: 'P-384', secp521r1: 'P-521' };

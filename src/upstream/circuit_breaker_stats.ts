@@ -7,6 +7,7 @@
 
 import type { CircuitBreakerThresholds, ClusterConfig, RoutingPriority } from '../config/model';
 import type { RuntimeSource } from '../runtime/live_runtime';
+import type { StatGroup } from '../stats/name_table';
 import { SlotFlag, StatKind } from '../stats/region_layout';
 import { SharedCounts } from '../stats/shared_counts';
 import type { Gauge } from '../stats/stats';
@@ -33,12 +34,14 @@ function gaugeNames(thresholds: CircuitBreakerThresholds): string[] {
   return RESOURCE_GAUGES.flatMap(([, open, remaining]) => (thresholds.trackRemaining ? [open, remaining] : [open]));
 }
 
-/** Interns the gauges of `config`'s cluster, so that /stats lists them at 0 from the start. */
-export function declareCircuitBreakerStatNames(store: SharedStatsStore, config: ClusterConfig): void {
-  for (const priority of PRIORITIES) {
-    const prefix = circuitBreakersName(config.statName, priority) + '.';
-    store.names.internAll(prefix, gaugeNames(config.circuitBreakers[priority]), StatKind.Gauge, SlotFlag.NeverImport);
-  }
+/** The gauges of `config`'s cluster, under its `cluster.<stat_name>.`: /stats lists them at 0 from the start. */
+export function circuitBreakerStatGroups(config: ClusterConfig): StatGroup[] {
+  return PRIORITIES.map((priority) => ({
+    scope: `circuit_breakers.${priority === 'DEFAULT' ? 'default' : 'high'}.`,
+    names: gaugeNames(config.circuitBreakers[priority]),
+    kind: StatKind.Gauge,
+    flags: SlotFlag.NeverImport,
+  }));
 }
 
 /** A circuit breaker's limits for one priority, as GET /clusters prints them. */

@@ -6,9 +6,10 @@ import type { ClusterConfig } from '../config/model';
 import { SlotFlag, StatKind } from '../stats/region_layout';
 import type { SharedStatsStore } from '../stats/store';
 import type { Counter, Gauge, GaugeImportMode, Histogram, Scope } from '../stats/stats';
-import { declareCircuitBreakerStatNames } from './circuit_breaker_stats';
+import type { StatGroup } from '../stats/name_table';
+import { circuitBreakerStatGroups } from './circuit_breaker_stats';
 import { TIMEOUT_BUDGET_HISTOGRAMS } from './timeout_budget_stats';
-import { declareTransportSocketStatNames } from './cluster_transport_sockets';
+import { transportSocketStatGroups } from './cluster_transport_sockets';
 import { HTTP2_CODEC_COUNTERS } from '../http/http2/codec_stats';
 
 type CounterName = (typeof CLUSTER_COUNTERS)[number];
@@ -145,13 +146,16 @@ export class ClusterStats {
  * them at 0 before traffic. Any process may: the workers share the clusters out at start.
  */
 export function declareClusterStatNames(store: SharedStatsStore, config: ClusterConfig): void {
-  const prefix = `cluster.${config.statName}.`;
-  const { names } = store;
-  names.internAll(prefix, CLUSTER_COUNTERS, StatKind.Counter, 0);
-  for (const [name, mode] of CLUSTER_GAUGES) names.intern(prefix + name, StatKind.Gauge, mode === 'never_import' ? SlotFlag.NeverImport : 0);
-  names.internAll(prefix, CLUSTER_HISTOGRAMS, StatKind.Histogram, 0);
-  if (config.trackTimeoutBudgets) names.internAll(prefix, TIMEOUT_BUDGET_HISTOGRAMS, StatKind.Histogram, 0);
-  if (config.http2ProtocolOptions !== null) names.internAll(`${prefix}http2.`, HTTP2_CODEC_COUNTERS, StatKind.Counter, 0);
-  declareCircuitBreakerStatNames(store, config);
-  declareTransportSocketStatNames(store, config);
+  const gauges = (mode: GaugeImportMode) => CLUSTER_GAUGES.filter(([, m]) => m === mode).map(([name]) => name);
+  const groups: StatGroup[] = [
+    { scope: '', names: CLUSTER_COUNTERS, kind: StatKind.Counter, flags: 0 },
+    { scope: '', names: gauges('accumulate'), kind: StatKind.Gauge, flags: 0 },
+    { scope: '', names: gauges('never_import'), kind: StatKind.Gauge, flags: SlotFlag.NeverImport },
+    { scope: '', names: CLUSTER_HISTOGRAMS, kind: StatKind.Histogram, flags: 0 },
+  ];
+  if (config.trackTimeoutBudgets) groups.push({ scope: '', names: TIMEOUT_BUDGET_HISTOGRAMS, kind: StatKind.Histogram, flags: 0 });
+  if (config.http2ProtocolOptions !== null) groups.push({ scope: 'http2.', names: HTTP2_CODEC_COUNTERS, kind: StatKind.Counter, flags: 0 });
+  groups.push(...circuitBreakerStatGroups(config), ...transportSocketStatGroups(config));
+  // One call: the cluster's names take one run of slots (see NameTable.internAll).
+  store.names.internAll(`cluster.${config.statName}.`, groups);
 }

@@ -7,10 +7,10 @@ import { atField } from '../config/errors';
 import type { ClusterConfig, TransportSocketConfig } from '../config/model';
 import type { Logger } from '../log/logger_api';
 import { type Connector, PlainConnector } from '../network/connector';
+import type { StatGroup } from '../stats/name_table';
 import { StatKind } from '../stats/region_layout';
 import type { Counter, Scope } from '../stats/stats';
-import type { SharedStatsStore } from '../stats/store';
-import { declareSslStatNames, SslStats } from '../tls/ssl_stats';
+import { SSL_STAT_GROUP, SslStats } from '../tls/ssl_stats';
 import type { TlsContext } from '../tls/tls_context';
 import { TlsConnector } from '../tls/tls_connector';
 import type { Host } from './host';
@@ -83,11 +83,11 @@ export class ClusterTransportSockets {
   }
 }
 
-/** Interns the match counters of `config`'s cluster and, when it has TLS, its `ssl.*`. */
-export function declareTransportSocketStatNames(store: SharedStatsStore, config: ClusterConfig): void {
-  const prefix = `cluster.${config.statName}.`;
-  for (const entry of config.transportSocketMatches) store.names.intern(`${prefix}${entry.name}.total_match_count`, StatKind.Counter, 0);
-  store.names.intern(`${prefix}${DEFAULT_MATCH_NAME}.total_match_count`, StatKind.Counter, 0);
+/** The match counters of `config`'s cluster and, when it has TLS, its `ssl.*`, under its `cluster.<stat_name>.`. */
+export function transportSocketStatGroups(config: ClusterConfig): StatGroup[] {
+  const matches = [...config.transportSocketMatches.map((entry) => entry.name), DEFAULT_MATCH_NAME];
+  const groups: StatGroup[] = [{ scope: '', names: matches.map((name) => `${name}.total_match_count`), kind: StatKind.Counter, flags: 0 }];
   const sockets = [config.transportSocket, ...config.transportSocketMatches.map((entry) => entry.transportSocket)];
-  if (sockets.some((socket) => socket?.kind === 'tls')) declareSslStatNames(store, prefix);
+  if (sockets.some((socket) => socket?.kind === 'tls')) groups.push(SSL_STAT_GROUP);
+  return groups;
 }

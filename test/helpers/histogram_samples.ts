@@ -16,9 +16,13 @@ export interface ScalarSample {
 
 /** A snapshot's ScalarList over objects (the region's is typed arrays). */
 export function scalarList(samples: readonly ScalarSample[]): ScalarList {
+  const names = samples.map((s) => Buffer.from(s.name));
   return {
     length: samples.length,
     name: (i) => samples[i]!.name,
+    nameArray: (i) => names[i]!,
+    nameStart: () => 0,
+    nameLength: (i) => names[i]!.length,
     id: (i) => samples[i]!.id ?? -1,
     isCounter: (i) => samples[i]!.kind === 'counter',
     value: (i) => samples[i]!.value,

@@ -11,6 +11,8 @@ import {
   DirectoryField,
   hotRestartVersion,
   SectionKind,
+  SlotField,
+  SlotFlag,
   StatKind,
 } from '../../src/stats/region_layout';
 import { renderStatsJson, renderStatsText, StatsQuery } from '../../src/stats/render';
@@ -400,17 +402,41 @@ test('internAll: the names not present yet take consecutive slots; present ones 
   const { a, b } = twoWriters();
   const early = a.names.intern('cluster.c.b', StatKind.Counter, 0);
   const before = a.names.slotCount;
-  b.names.internAll('cluster.c.', ['a', 'b', 'c', 'd'], StatKind.Counter, 0);
+  b.names.internAll('cluster.c.', [{ scope: '', names: ['a', 'b', 'c', 'd'], kind: StatKind.Counter, flags: 0 }]);
   assert.equal(a.names.slotCount, before + 3);
   const slots = ['a', 'b', 'c', 'd'].map((s) => a.names.intern(`cluster.c.${s}`, StatKind.Counter, 0));
   assert.deepEqual(slots, [before, early, before + 1, before + 2]);
   assert.deepEqual(slots.map((slot) => a.names.name(slot)), ['cluster.c.a', 'cluster.c.b', 'cluster.c.c', 'cluster.c.d']);
   // Declared again, nothing is added.
-  a.names.internAll('cluster.c.', ['d', 'a'], StatKind.Counter, 0);
+  a.names.internAll('cluster.c.', [{ scope: '', names: ['d', 'a'], kind: StatKind.Counter, flags: 0 }]);
   assert.equal(a.names.slotCount, before + 3);
   const ready: number[] = [];
   a.names.forEachReady((slot) => ready.push(slot));
   assert.equal(ready.length, a.names.slotCount);
+});
+
+test('internAll: groups of several scopes and kinds, in one run of slots, each name with its group\'s kind and flags', () => {
+  const { a, b } = twoWriters();
+  const before = a.names.slotCount;
+  b.names.internAll('cluster.x.', [
+    { scope: '', names: ['upstream_rq_total'], kind: StatKind.Counter, flags: 0 },
+    { scope: 'circuit_breakers.high.', names: ['cx_open', 'rq_open'], kind: StatKind.Gauge, flags: SlotFlag.NeverImport },
+    { scope: 'ssl.', names: ['handshake'], kind: StatKind.Counter, flags: 0 },
+    { scope: '', names: ['upstream_rq_time'], kind: StatKind.Histogram, flags: 0 },
+  ]);
+  const names = ['upstream_rq_total', 'circuit_breakers.high.cx_open', 'circuit_breakers.high.rq_open', 'ssl.handshake', 'upstream_rq_time'];
+  assert.deepEqual(
+    names.map((name) => a.names.lookup(`cluster.x.${name}`)),
+    names.map((_, i) => before + i),
+  );
+  const kinds: StatKind[] = [];
+  a.names.forEachReady((_slot, kind) => kinds.push(kind), before);
+  assert.deepEqual(kinds, [StatKind.Counter, StatKind.Gauge, StatKind.Gauge, StatKind.Counter, StatKind.Histogram]);
+  const info = (slot: number) => {
+    const { words, index } = a.names.record(slot)!;
+    return words[index + SlotField.Info]! >>> 8;
+  };
+  assert.deepEqual([before, before + 1, before + 2, before + 3].map(info), [0, SlotFlag.NeverImport, SlotFlag.NeverImport, 0]);
 });
 
 test('existingCells: null while no process made the cells, and no slot is left behind by asking', () => {
