@@ -19,9 +19,18 @@ const GROUPING_BATCH = 4096;
 const SCALAR_TYPES = ['counter', 'gauge'];
 const HISTOGRAM_TYPES = ['histogram'];
 
-/** The histograms of a snapshot as a StatList. */
+/** The histograms of a snapshot as a StatList; a name is encoded when first read as bytes. */
 function histogramList(histograms: readonly HistogramSample[]): StatList {
-  return { length: histograms.length, name: (i) => histograms[i]!.name, id: (i) => histograms[i]!.id ?? -1 };
+  const encoded: Buffer[] = [];
+  const bytes = (i: number) => (encoded[i] ??= Buffer.from(histograms[i]!.name));
+  return {
+    length: histograms.length,
+    name: (i) => histograms[i]!.name,
+    id: (i) => histograms[i]!.id ?? -1,
+    nameArray: bytes,
+    nameStart: () => 0,
+    nameLength: (i) => bytes(i).length,
+  };
 }
 
 /**

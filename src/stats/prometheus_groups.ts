@@ -3,7 +3,7 @@
 // every scrape. The set of stats rarely changes between two scrapes, so the grouping is kept
 // and reused while the snapshot lists the same stats in the same order (checked by slot ids).
 
-import type { PrometheusName, TagExtractor } from './tag_extractor';
+import type { NamedBytes, PrometheusName, TagExtractor } from './tag_extractor';
 
 /** Slot ids by position; -1 for a stat without one. */
 export interface StatIds {
@@ -12,9 +12,7 @@ export interface StatIds {
 }
 
 /** The stats of a snapshot, by position: a name, and a slot id that keys the cache. */
-export interface StatList extends StatIds {
-  name(i: number): string;
-}
+export interface StatList extends StatIds, NamedBytes {}
 
 /** Stats of one metric, as positions into the snapshot's list. */
 export interface Group {
@@ -55,7 +53,7 @@ export class PrometheusGroups {
     const byType = new Map<string, Map<string, { positions: number[]; labels: Uint8Array[] }>>(types.map((t) => [t, new Map()]));
     for (let i = 0; i < stats.length; i++) {
       ids[i] = stats.id(i);
-      const known: PrometheusName = names.prometheusName(stats.name(i), ids[i]!);
+      const known: PrometheusName = names.prometheusNameOf(stats, i, ids[i]!);
       const byName = byType.get(typeOf(stats, i))!;
       let group = byName.get(known.name);
       if (group === undefined) {

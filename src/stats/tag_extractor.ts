@@ -6,6 +6,7 @@
 
 import type { StatsConfig } from '../config/model';
 import { CLUSTER_NAME_TAG } from './default_tags';
+import type { NameBytes } from './name_bytes';
 import { Tag, TagProducer } from './tag_producer';
 
 export interface PrometheusName {
@@ -55,13 +56,48 @@ interface ClusterShape {
   readonly labelsKey: string;
 }
 
-/** What follows a cluster name, and its shape (null: the rules decide). */
+/** What follows a cluster name, also as bytes, and its shape (null: the rules decide). */
 interface KnownRest {
-  readonly rest: string;
+  readonly rest: Uint8Array;
   readonly shape: ClusterShape | null;
 }
 
+/**
+ * Names as bytes where they lie (the region's), decoded only when the rules must read them: a
+ * cluster's stat whose rest came in the cluster before is named without decoding it.
+ */
+export interface NamedBytes extends NameBytes {
+  name(key: number): string;
+}
+
+/** One name as NamedBytes (key 0). */
+class OneName implements NamedBytes {
+  private readonly bytes: Buffer;
+
+  constructor(private readonly text: string) {
+    this.bytes = Buffer.from(text);
+  }
+
+  name(): string {
+    return this.text;
+  }
+
+  nameArray(): Uint8Array {
+    return this.bytes;
+  }
+
+  nameStart(): number {
+    return 0;
+  }
+
+  nameLength(): number {
+    return this.bytes.length;
+  }
+}
+
 const CLUSTER_PREFIX = 'cluster.';
+const CLUSTER_PREFIX_BYTES = Buffer.from(CLUSTER_PREFIX);
+const DOT = 0x2e;
 const PLACEHOLDERS = ['x', 'y'] as const;
 /** Second tokens that the gRPC and TLS rules read as a token of their own (`cluster.grpc.`, `cluster.ssl.`). */
 const RULE_WORDS = new Set(['grpc', 'ssl']);
@@ -89,11 +125,14 @@ export class TagExtractor {
   /** By what follows the cluster name: 10,000 clusters' 940,000 stats have ~100 shapes. */
   private readonly clusterShapes = new Map<string, ClusterShape | null>();
   /**
-   * The X of the last cluster-scoped name, and its labels by shape key: names in name order
-   * come a cluster at a time, and most of a cluster's stats carry the same labels.
+   * The X of the last cluster-scoped name, also as bytes, and its labels by shape key: names in
+   * name order come a cluster at a time, and most of a cluster's stats carry the same labels.
    */
   private lastCluster = '';
+  private lastClusterBytes = new Uint8Array(0);
   private readonly lastClusterLabels = new Map<string, LabelNode>();
+  private lastLabelsKey = '';
+  private lastLabels: LabelNode | undefined;
   /**
    * The rests of the last cluster's names and of the one before, in the order they came: the
    * next cluster's come in the same order, and checking a guess is cheaper than a lookup.
@@ -101,16 +140,23 @@ export class TagExtractor {
   private currentRests: KnownRest[] = [];
   private previousRests: KnownRest[] = [];
 
+  private readonly decoder = new TextDecoder();
+
   constructor(config: StatsConfig) {
     this.producer = new TagProducer(config);
   }
 
   /** A stat with an `id` (its slot, or -1 for none) is looked up in an array instead of hashing its name. */
   prometheusName(statName: string, id = -1): PrometheusName {
-    let known = id < 0 ? this.names.get(statName) : this.byId[id];
+    return this.prometheusNameOf(new OneName(statName), 0, id);
+  }
+
+  /** prometheusName() of the name of `key` in `list`. */
+  prometheusNameOf(list: NamedBytes, key: number, id = -1): PrometheusName {
+    let known = id < 0 ? this.names.get(list.name(key)) : this.byId[id];
     if (known === undefined) {
-      known = this.clusterScoped(statName) ?? this.extract(statName);
-      if (id < 0) this.names.set(statName, known);
+      known = this.clusterScoped(list, key) ?? this.extract(list.name(key));
+      if (id < 0) this.names.set(list.name(key), known);
       else {
         // Ids come in name order, not slot order: grown densely, the array stays a fast one.
         while (this.byId.length <= id) this.byId.push(undefined);
@@ -133,41 +179,50 @@ export class TagExtractor {
    * later dot, the response code ones in the last token). So the metric name and every other tag
    * are those of the same rest with any X. Null where that does not hold: the slow path decides.
    */
-  private clusterScoped(statName: string): PrometheusName | null {
-    if (!statName.startsWith(CLUSTER_PREFIX)) return null;
-    const dot = statName.indexOf('.', CLUSTER_PREFIX.length);
-    if (dot <= CLUSTER_PREFIX.length || dot === statName.length - 1) return null;
-    const last = this.lastCluster;
-    const sameCluster = dot - CLUSTER_PREFIX.length === last.length && statName.startsWith(last, CLUSTER_PREFIX.length);
-    const cluster = sameCluster ? last : statName.slice(CLUSTER_PREFIX.length, dot);
-    if (!sameCluster && RULE_WORDS.has(cluster)) return null;
-    if (!sameCluster) {
+  private clusterScoped(list: NamedBytes, key: number): PrometheusName | null {
+    const bytes = list.nameArray(key);
+    const start = list.nameStart(key);
+    const end = start + list.nameLength(key);
+    const after = start + CLUSTER_PREFIX_BYTES.length;
+    if (end <= after || !equalBytes(bytes, start, after, CLUSTER_PREFIX_BYTES)) return null;
+    let dot = after;
+    while (dot < end && bytes[dot] !== DOT) dot++;
+    if (dot === after || dot >= end - 1) return null;
+    if (!equalBytes(bytes, after, dot, this.lastClusterBytes)) {
+      const cluster = this.decoder.decode(bytes.subarray(after, dot));
+      if (RULE_WORDS.has(cluster)) return null;
       this.lastCluster = cluster;
+      this.lastClusterBytes = bytes.slice(after, dot);
       this.lastClusterLabels.clear();
+      this.lastLabels = undefined;
       this.previousRests = this.currentRests;
       this.currentRests = [];
     }
     // Most likely the rest that came at this position in the cluster before.
     let known = this.previousRests[this.currentRests.length];
-    if (known === undefined || statName.length - dot !== known.rest.length || !statName.endsWith(known.rest)) {
-      const rest = statName.slice(dot);
+    if (known === undefined || !equalBytes(bytes, dot, end, known.rest)) {
+      const rest = this.decoder.decode(bytes.subarray(dot, end));
       let shape = this.clusterShapes.get(rest);
       if (shape === undefined) {
         shape = this.clusterShape(rest);
         this.clusterShapes.set(rest, shape);
       }
-      known = { rest, shape };
+      known = { rest: bytes.slice(dot, end), shape };
     }
     this.currentRests.push(known);
     const shape = known.shape;
+    const cluster = this.lastCluster;
     if (shape === null) return null;
-    let labels = this.lastClusterLabels.get(shape.labelsKey);
+    // Consecutive stats mostly share a key: one comparison of the same string spares the hashing.
+    let labels = shape.labelsKey === this.lastLabelsKey ? this.lastLabels : this.lastClusterLabels.get(shape.labelsKey);
     if (labels === undefined) {
       const tags = shape.tags.slice();
       tags[shape.clusterTag] = { name: CLUSTER_NAME_TAG, value: cluster };
       labels = this.labels(tags);
       this.lastClusterLabels.set(shape.labelsKey, labels);
     }
+    this.lastLabelsKey = shape.labelsKey;
+    this.lastLabels = labels;
     return { name: shape.name, labels: labels.text, labelBytes: labels.bytes };
   }
 
@@ -212,4 +267,12 @@ export class TagExtractor {
     }
     return node;
   }
+}
+
+/** Whether `bytes[from, to)` are `expected`. */
+function equalBytes(bytes: Uint8Array, from: number, to: number, expected: Uint8Array): boolean {
+  if (to - from !== expected.length) return false;
+  // From the end: cluster names and rests that differ mostly differ there.
+  for (let i = expected.length - 1; i >= 0; i--) if (bytes[from + i] !== expected[i]) return false;
+  return true;
 }

@@ -8,7 +8,7 @@ import { HistogramBucketSettings } from '../../src/stats/histogram_bucket_settin
 import { PrometheusFormatter } from '../../src/stats/prometheus';
 import type { StatsQuery } from '../../src/stats/render';
 import type { StatsSnapshot } from '../../src/stats/sample';
-import { sanitizeName, TagExtractor } from '../../src/stats/tag_extractor';
+import { type NamedBytes, sanitizeName, TagExtractor } from '../../src/stats/tag_extractor';
 import { DEFAULT_TAG_RULES } from '../../src/stats/default_tags';
 import { firstGroupOpening, firstTokenOf, TagProducer } from '../../src/stats/tag_producer';
 import { counter, gauge, histogram, scalarList } from '../helpers/histogram_samples';
@@ -242,9 +242,9 @@ test('histogram_bucket_settings by safe_regex: RE2 against the whole name', () =
 test('the grouping is kept while the snapshot lists the same stats, and made again when one is added', () => {
   let lookups = 0;
   class CountingExtractor extends TagExtractor {
-    override prometheusName(name: string, id?: number) {
+    override prometheusNameOf(list: NamedBytes, key: number, id?: number) {
       lookups++;
-      return super.prometheusName(name, id);
+      return super.prometheusNameOf(list, key, id);
     }
   }
   const formatter = new PrometheusFormatter(new CountingExtractor(DEFAULTS), new HistogramBucketSettings([]));
