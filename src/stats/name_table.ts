@@ -143,7 +143,6 @@ export class NameTable implements NameBytes {
     });
   }
 
-
   /** Finds or creates the slot of the name in `scratch`. */
   private internScratch(length: number, hash: number, kind: StatKind, flags: number): number {
     const head = Atomics.load(this.section.view, this.bucketIndex(hash));
