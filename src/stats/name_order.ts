@@ -18,6 +18,7 @@ import type { NameBytes } from './name_bytes';
  * Runs of one `shape` have the same rests in the same order (null: not known to be alike).
  */
 interface Run {
+  /** The position of its first name in the list being sorted, and where its head ends there. */
   readonly first: number;
   readonly cut: number;
   readonly slots: ArrayLike<number>;
@@ -33,24 +34,113 @@ interface Interleave {
   readonly fromB: Uint8Array;
 }
 
-/** The order of a run, kept for later ones: the run's slots and their positions in name order. */
+const DOT = 0x2e;
+const FNV_OFFSET = 0x811c9dc5 | 0;
+
+/**
+ * The order of a run, kept for later ones: where the run lies in the list being sorted, and
+ * its names' positions in name order.
+ */
 interface RunOrder {
-  readonly slots: readonly number[];
+  readonly start: number;
+  readonly length: number;
   readonly cut: number;
   readonly order: readonly number[];
 }
 
-const DOT = 0x2e;
-const FNV_OFFSET = 0x811c9dc5 | 0;
+/**
+ * Where the names of a list of slots lie, by position: each read from the table once, then
+ * compared with typed-array reads (a sort compares each name with two others at least).
+ */
+class Spans {
+  readonly arrays: Uint8Array[] = [];
+  readonly starts: Int32Array;
+  readonly lengths: Int32Array;
 
-/** Where a name's head ends: after its second dot, or -1 when it has fewer (the head is the name). */
-function headEnd(names: NameBytes, slot: number): number {
-  const bytes = names.nameArray(slot);
-  const start = names.nameStart(slot);
-  const end = start + names.nameLength(slot);
-  let dots = 0;
-  for (let i = start; i < end; i++) if (bytes[i] === DOT && ++dots === 2) return i + 1 - start;
-  return -1;
+  constructor(
+    private readonly slots: ArrayLike<number>,
+    private readonly names: NameBytes,
+  ) {
+    this.starts = new Int32Array(slots.length);
+    this.lengths = new Int32Array(slots.length);
+  }
+
+  /** Reads the names of the positions below `to` (in order, as the sort goes). */
+  readTo(to: number): void {
+    for (let p = this.arrays.length; p < to; p++) {
+      const slot = this.slots[p]!;
+      this.arrays.push(this.names.nameArray(slot));
+      this.starts[p] = this.names.nameStart(slot);
+      this.lengths[p] = this.names.nameLength(slot);
+    }
+  }
+
+  /** Where the name at `p` has its head end: after its second dot, or -1 when it has fewer (the head is the name). */
+  headEnd(p: number): number {
+    const bytes = this.arrays[p]!;
+    const start = this.starts[p]!;
+    const end = start + this.lengths[p]!;
+    let dots = 0;
+    for (let i = start; i < end; i++) if (bytes[i] === DOT && ++dots === 2) return i + 1 - start;
+    return -1;
+  }
+
+  /** Whether the name at `p` has the head of the one at `first` (its first `cut` bytes), compared from the end, where heads differ. */
+  sameHead(first: number, p: number, cut: number): boolean {
+    if (this.lengths[p]! < cut) return false;
+    const x = this.arrays[first]!;
+    const y = this.arrays[p]!;
+    const xs = this.starts[first]!;
+    const ys = this.starts[p]!;
+    for (let i = cut - 1; i >= 0; i--) if (x[xs + i] !== y[ys + i]) return false;
+    return true;
+  }
+
+  /** FNV-1a of the name at `p` past `cut`: the key of the orders kept for runs. */
+  restHash(p: number, cut: number): number {
+    const bytes = this.arrays[p]!;
+    const end = this.starts[p]! + this.lengths[p]!;
+    let h = FNV_OFFSET;
+    for (let i = this.starts[p]! + cut; i < end; i++) h = Math.imul(h ^ bytes[i]!, 0x01000193);
+    return h;
+  }
+
+  /** Whether the names of the run at [start, start + length) past `cut` are those of `known`'s past its cut, in order. */
+  sameRests(start: number, length: number, cut: number, known: RunOrder): boolean {
+    if (length !== known.length) return false;
+    for (let k = 0; k < length; k++) {
+      const p = start + k;
+      const q = known.start + k;
+      const n = this.lengths[p]! - cut;
+      if (n !== this.lengths[q]! - known.cut) return false;
+      const x = this.arrays[p]!;
+      const y = this.arrays[q]!;
+      const xs = this.starts[p]! + cut;
+      const ys = this.starts[q]! + known.cut;
+      for (let i = 0; i < n; i++) if (x[xs + i] !== y[ys + i]) return false;
+    }
+    return true;
+  }
+
+  /** The positions of one head's names in name order: with one head, names compare as their rests do. */
+  runOrder(start: number, length: number, cut: number): RunOrder {
+    const order = Array.from({ length }, (_, k) => k).sort((a, b) => this.compare(start + a, this.lengths[start + a]!, start + b, this.lengths[start + b]!, cut));
+    return { start, length, cut, order };
+  }
+
+  /** The byte order of the names at `p` and `q` past their first `cut` bytes, up to `pEnd` and `qEnd`. */
+  compare(p: number, pEnd: number, q: number, qEnd: number, cut: number): number {
+    const x = this.arrays[p]!;
+    const y = this.arrays[q]!;
+    const xs = this.starts[p]!;
+    const ys = this.starts[q]!;
+    const n = Math.min(pEnd, qEnd);
+    for (let i = cut; i < n; i++) {
+      const d = x[xs + i]! - y[ys + i]!;
+      if (d !== 0) return d;
+    }
+    return pEnd - qEnd;
+  }
 }
 
 /** The byte order of `a`'s name from `fromA` to `toA` and `b`'s from `fromB` to `toB`. */
@@ -72,27 +162,6 @@ export function compareNames(names: NameBytes, a: number, b: number): number {
   return compareBytes(names, a, 0, names.nameLength(a), b, 0, names.nameLength(b));
 }
 
-/** Whether `slot`'s name has `first`'s head (its first `cut` bytes), compared from the end, where heads differ. */
-function sameHead(names: NameBytes, first: number, slot: number, cut: number): boolean {
-  if (names.nameLength(slot) < cut) return false;
-  const x = names.nameArray(first);
-  const y = names.nameArray(slot);
-  const xs = names.nameStart(first);
-  const ys = names.nameStart(slot);
-  for (let i = cut - 1; i >= 0; i--) if (x[xs + i] !== y[ys + i]) return false;
-  return true;
-}
-
-/** FNV-1a of `slot`'s name past `cut`: the key of the orders kept for runs. */
-function restHash(names: NameBytes, slot: number, cut: number): number {
-  const bytes = names.nameArray(slot);
-  const start = names.nameStart(slot);
-  const end = start + names.nameLength(slot);
-  let h = FNV_OFFSET;
-  for (let i = start + cut; i < end; i++) h = Math.imul(h ^ bytes[i]!, 0x01000193);
-  return h;
-}
-
 /**
  * `slots` in the order of their names. A generator that yields after each `batch` names or so,
  * so that a caller can spread the work over turns of the event loop; the last step orders the
@@ -103,26 +172,27 @@ export function* sortByName(slots: ArrayLike<number>, names: NameBytes, batch: n
   // Orders found so far, by a hash of the rest of a run's first name. A cluster's stats are
   // declared in a few groups (two writers interleave), so runs alternate between a few sets of rests.
   const orders = new Map<number, RunOrder>();
+  const spans = new Spans(slots, names);
   let sinceYield = 0;
   for (let start = 0; start < slots.length; ) {
-    const first = slots[start]!;
-    const cut = headEnd(names, first);
-    let end = start + 1;
     // A run is cut at `batch` names, so that one head's names are sorted over several steps.
-    while (cut >= 0 && end < slots.length && end - start < batch && sameHead(names, first, slots[end]!, cut)) end++;
+    const limit = Math.min(slots.length, start + batch);
+    spans.readTo(limit);
+    const cut = spans.headEnd(start);
+    let end = start + 1;
+    while (cut >= 0 && end < limit && spans.sameHead(start, end, cut)) end++;
     if (end - start === 1) {
-      runs.push({ first, cut, slots: [first], shape: null });
+      runs.push({ first: start, cut, slots: [slots[start]!], shape: null });
     } else {
-      const run = Array.prototype.slice.call(slots, start, end) as number[];
-      const key = restHash(names, first, cut);
+      const key = spans.restHash(start, cut);
       let known = orders.get(key);
-      if (known === undefined || !sameRests(names, run, cut, known)) {
-        known = runOrder(names, run, cut);
+      if (known === undefined || !spans.sameRests(start, end - start, cut, known)) {
+        known = spans.runOrder(start, end - start, cut);
         orders.set(key, known);
       }
-      const ordered = new Int32Array(run.length);
-      for (let k = 0; k < ordered.length; k++) ordered[k] = run[known.order[k]!]!;
-      runs.push({ first, cut, slots: ordered, shape: known });
+      const ordered = new Int32Array(end - start);
+      for (let k = 0; k < ordered.length; k++) ordered[k] = slots[start + known.order[k]!]!;
+      runs.push({ first: start, cut, slots: ordered, shape: known });
     }
     sinceYield += end - start;
     start = end;
@@ -131,8 +201,8 @@ export function* sortByName(slots: ArrayLike<number>, names: NameBytes, batch: n
       yield;
     }
   }
-  const headOf = (run: Run) => (run.cut < 0 ? names.nameLength(run.first) : run.cut);
-  const compareHeads = (a: Run, b: Run) => compareBytes(names, a.first, 0, headOf(a), b.first, 0, headOf(b));
+  const headOf = (run: Run) => (run.cut < 0 ? spans.lengths[run.first]! : run.cut);
+  const compareHeads = (a: Run, b: Run) => spans.compare(a.first, headOf(a), b.first, headOf(b), 0);
   // Stable: runs of one head (a cluster's stats declared at different times) stay in slot order.
   runs.sort(compareHeads);
   const interleaves = new Map<object, Map<object, Interleave>>();
@@ -172,30 +242,6 @@ export function sortedByName(slots: ArrayLike<number>, names: NameBytes): Int32A
     const step = steps.next();
     if (step.done === true) return step.value;
   }
-}
-
-/** Whether the names of `run` past `cut` are those of `known`'s past its cut, position by position. */
-function sameRests(names: NameBytes, run: readonly number[], cut: number, known: RunOrder): boolean {
-  if (run.length !== known.slots.length) return false;
-  for (let k = 0; k < run.length; k++) {
-    const slot = run[k]!;
-    const other = known.slots[k]!;
-    const length = names.nameLength(slot);
-    const otherLength = names.nameLength(other);
-    if (length - cut !== otherLength - known.cut) return false;
-    if (compareBytes(names, slot, cut, length, other, known.cut, otherLength) !== 0) return false;
-  }
-  return true;
-}
-
-/** The positions of one head's names in name order: with one head, names compare as their rests do. */
-function runOrder(names: NameBytes, run: readonly number[], cut: number): RunOrder {
-  const order = run.map((_, k) => k).sort((a, b) => {
-    const x = run[a]!;
-    const y = run[b]!;
-    return compareBytes(names, x, cut, names.nameLength(x), y, cut, names.nameLength(y));
-  });
-  return { slots: run, cut, order };
 }
 
 /** Two lists of slots in name order, merged; on equal names, `a`'s first. */
