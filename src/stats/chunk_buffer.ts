@@ -40,6 +40,12 @@ export class ChunkBuffer {
     this.at = at;
   }
 
+  /** Appends one byte. */
+  byte(c: number): void {
+    this.reserve(1);
+    this.out[this.at++] = c;
+  }
+
   /** Appends bytes already encoded. */
   bytes(bytes: Uint8Array): void {
     const length = bytes.length;

@@ -36,22 +36,24 @@ function histogramList(histograms: readonly HistogramSample[]): StatList {
 /**
  * A group's TYPE line comes with its first selected stat: a group the query empties is left out.
  * `selected` is null when the query takes every stat. `write` writes the lines of the stat at a
- * position.
+ * position, given its label text.
  */
 function* writeGroups(
-  groups: readonly Group[],
+  grouped: PrometheusGroups,
   selected: ((position: number) => boolean) | null,
   out: ChunkBuffer,
   write: (group: Group, labels: Uint8Array, position: number) => void,
 ): Generator<Buffer> {
-  for (const group of groups) {
+  const labels = grouped.labels;
+  for (const group of grouped.groups) {
     let written = false;
-    for (let i = 0; i < group.positions.length; i++) {
-      const position = group.positions[i]!;
+    const positions = group.positions;
+    for (let i = 0; i < positions.length; i++) {
+      const position = positions[i]!;
       if (selected === null || selected(position)) {
         if (!written) out.text(`# TYPE ${group.name} ${group.type}\n`);
         written = true;
-        write(group, group.labels[i]!, position);
+        write(group, labels[position]!, position);
       }
       if (out.step()) yield out.take();
     }
@@ -59,14 +61,16 @@ function* writeGroups(
   }
 }
 
-/** `name{labels} value` */
-function writeSample(out: ChunkBuffer, name: Uint8Array, labels: Uint8Array, value: number): void {
-  out.bytes(name);
-  out.text('{');
+const CLOSE_LABELS = Buffer.from('} ');
+const NEWLINE = 0x0a;
+
+/** `name{labels} value`, from `open`, `name{`. */
+function writeSample(out: ChunkBuffer, open: Uint8Array, labels: Uint8Array, value: number): void {
+  out.bytes(open);
   out.bytes(labels);
-  out.text('} ');
+  out.bytes(CLOSE_LABELS);
   out.number(value);
-  out.text('\n');
+  out.byte(NEWLINE);
 }
 
 /**
@@ -100,11 +104,9 @@ export class PrometheusFormatter {
     const s = snapshot.scalars;
     const h = snapshot.histograms;
     const all = q.filter === null && !q.usedOnly;
-    yield* writeGroups(scalars.groups, all ? null : (i) => isScalarSelected(s, i, q), out, (group, labels, i) =>
-      writeSample(out, group.nameBytes, labels, s.value(i)),
-    );
+    yield* writeGroups(scalars, all ? null : (i) => isScalarSelected(s, i, q), out, (group, labels, i) => writeSample(out, group.open, labels, s.value(i)));
     const metrics = new Map<Group, HistogramMetric>();
-    yield* writeGroups(histograms.groups, all ? null : (i) => isSelected(h[i]!.name, h[i]!.used, q), out, (group, labels, i) => {
+    yield* writeGroups(histograms, all ? null : (i) => isSelected(h[i]!.name, h[i]!.used, q), out, (group, labels, i) => {
       let metric = metrics.get(group);
       if (metric === undefined) {
         metric = histogramMetric(group.name);
@@ -123,7 +125,7 @@ export class PrometheusFormatter {
     const scalars = snapshot.scalars;
     if (this.scalarGroups === null || !this.scalarGroups.fits(scalars)) {
       if (this.scalarGrouping === null || !sameStats(this.scalarGrouping.stats, scalars)) {
-        this.scalarGrouping = this.grouping(scalars, (list, i) => (list.isCounter(i) ? 'counter' : 'gauge'), SCALAR_TYPES);
+        this.scalarGrouping = this.grouping(scalars, (list, i) => (list.isCounter(i) ? 0 : 1), SCALAR_TYPES);
       }
       this.scalarGroups = yield* this.finish(this.scalarGrouping);
       // Made: the snapshot it was made from can go.
@@ -132,7 +134,7 @@ export class PrometheusFormatter {
     const histograms = histogramList(snapshot.histograms);
     if (this.histogramGroups === null || !this.histogramGroups.fits(histograms)) {
       if (this.histogramGrouping === null || !sameStats(this.histogramGrouping.stats, histograms)) {
-        this.histogramGrouping = this.grouping(histograms, () => 'histogram', HISTOGRAM_TYPES);
+        this.histogramGrouping = this.grouping(histograms, () => 0, HISTOGRAM_TYPES);
       }
       this.histogramGroups = yield* this.finish(this.histogramGrouping);
       this.histogramGrouping = null;
@@ -140,7 +142,7 @@ export class PrometheusFormatter {
     return { scalars: this.scalarGroups, histograms: this.histogramGroups };
   }
 
-  private grouping<T extends StatList>(stats: T, typeOf: (stats: T, i: number) => string, types: readonly string[]): Grouping {
+  private grouping<T extends StatList>(stats: T, typeOf: (stats: T, i: number) => number, types: readonly string[]): Grouping {
     return { stats, steps: PrometheusGroups.build(stats, typeOf, types, this.names, GROUPING_BATCH), done: null };
   }
 
@@ -166,7 +168,7 @@ export class PrometheusFormatter {
       out.bytes(labels);
       out.bytes(tail[i]!);
       out.number(i === bounds.values.length ? c.count : empty ? 0 : c.countAtOrBelow(bounds.values[i]!));
-      out.text('\n');
+      out.byte(NEWLINE);
     }
     out.bytes(metric.sum);
     out.bytes(labels);
@@ -185,7 +187,7 @@ export class PrometheusFormatter {
   }
 }
 
-/** The names of a histogram metric's series, `_bucket{`, `_sum{` and `_count`, encoded once per scrape. */
+/** The starts of a histogram metric's lines, `_bucket{`, `_sum{` and `_count{`, encoded once per scrape. */
 interface HistogramMetric {
   readonly bucket: Uint8Array;
   readonly sum: Uint8Array;
@@ -193,7 +195,7 @@ interface HistogramMetric {
 }
 
 function histogramMetric(name: string): HistogramMetric {
-  return { bucket: Buffer.from(`${name}_bucket{`), sum: Buffer.from(`${name}_sum{`), count: Buffer.from(`${name}_count`) };
+  return { bucket: Buffer.from(`${name}_bucket{`), sum: Buffer.from(`${name}_sum{`), count: Buffer.from(`${name}_count{`) };
 }
 
 /** What follows the labels on each bucket line, `le="<bound>"} ` then `le="+Inf"} `, encoded once. */

@@ -1,9 +1,10 @@
 // The Prometheus exposition groups stats by metric name (one `# TYPE` line each), in name order,
-// which for 10,000 clusters means looking up 820,000 tag-extracted names and grouping them on
-// every scrape. The set of stats rarely changes between two scrapes, so the grouping is kept
-// and reused while the snapshot lists the same stats in the same order (checked by slot ids).
+// which for 10,000 clusters means naming 950,000 stats and grouping them on every scrape. The
+// set of stats rarely changes between two scrapes, so the grouping is kept and reused while the
+// snapshot lists the same stats in the same order (checked by slot ids). A grouping is typed
+// arrays by position, and a group a range of them: nothing is allocated per stat.
 
-import type { NamedBytes, PrometheusName, TagExtractor } from './tag_extractor';
+import type { NamedBytes, TagExtractor } from './tag_extractor';
 
 /** Slot ids by position; -1 for a stat without one. */
 export interface StatIds {
@@ -18,12 +19,12 @@ export interface StatList extends StatIds, NamedBytes {}
 export interface Group {
   /** The metric name, sanitized and prefixed. */
   readonly name: string;
-  readonly nameBytes: Uint8Array;
+  /** `<name>{`: a sample line's start. */
+  readonly open: Uint8Array;
   /** `counter`, `gauge` or `histogram`. */
   readonly type: string;
+  /** In the list's order, which is full-name order. */
   readonly positions: Int32Array;
-  /** Label text per position, in UTF-8. */
-  readonly labels: readonly Uint8Array[];
 }
 
 export class PrometheusGroups {
@@ -31,6 +32,8 @@ export class PrometheusGroups {
     /** The snapshot's slot ids in order; -1 for a stat without one (never reused). */
     private readonly ids: Int32Array,
     readonly groups: readonly Group[],
+    /** Label text in UTF-8 by position (shared by the stats of one cluster). */
+    readonly labels: readonly Uint8Array[],
   ) {}
 
   /** Whether these groups were made from a list of the same stats in the same order. */
@@ -39,39 +42,53 @@ export class PrometheusGroups {
   }
 
   /**
-   * Groups `stats` by their type (in `types` order), then by metric name. A generator that
-   * yields every `batch` stats: a first grouping extracts tags, a few microseconds per name.
+   * Groups `stats` by their type (an index into `types`, in that order), then by metric name. A
+   * generator that yields every `batch` stats: naming a stat the first time takes a few
+   * hundred nanoseconds.
    */
   static *build<T extends StatList>(
     stats: T,
-    typeOf: (stats: T, i: number) => string,
+    typeOf: (stats: T, i: number) => number,
     types: readonly string[],
     names: TagExtractor,
     batch: number,
   ): Generator<void, PrometheusGroups> {
-    const ids = new Int32Array(stats.length);
-    const byType = new Map<string, Map<string, { positions: number[]; labels: Uint8Array[] }>>(types.map((t) => [t, new Map()]));
-    for (let i = 0; i < stats.length; i++) {
-      ids[i] = stats.id(i);
-      const known: PrometheusName = names.prometheusNameOf(stats, i, ids[i]!);
-      const byName = byType.get(typeOf(stats, i))!;
-      let group = byName.get(known.name);
-      if (group === undefined) {
-        group = { positions: [], labels: [] };
-        byName.set(known.name, group);
+    const n = stats.length;
+    const ids = new Int32Array(n);
+    const typeAt = new Uint8Array(n);
+    const metrics = new Int32Array(n);
+    const labels: Uint8Array[] = [];
+    for (let from = 0; from < n; from += batch) {
+      const to = Math.min(n, from + batch);
+      for (let i = from; i < to; i++) {
+        ids[i] = stats.id(i);
+        typeAt[i] = typeOf(stats, i);
       }
-      group.positions.push(i);
-      group.labels.push(known.labelBytes);
-      if (i % batch === batch - 1) yield;
+      names.nameAll(stats, ids, from, to, metrics, labels);
+      if (to < n) yield;
     }
+    // A counting sort by (type, metric): stats keep their order within a group.
+    const metricCount = names.metricCount;
+    const keyOf = (i: number) => typeAt[i]! * metricCount + metrics[i]!;
+    const counts = new Int32Array(types.length * metricCount);
+    for (let i = 0; i < n; i++) counts[keyOf(i)]++;
+    const keys: number[] = [];
+    for (let key = 0; key < counts.length; key++) if (counts[key]! > 0) keys.push(key);
+    const nameOf = (key: number) => names.metricName(key % metricCount);
+    keys.sort((a, b) => Math.floor(a / metricCount) - Math.floor(b / metricCount) || (nameOf(a) < nameOf(b) ? -1 : 1));
+    const next = new Int32Array(counts.length);
+    const positions = new Int32Array(n);
     const groups: Group[] = [];
-    for (const [type, byName] of byType) {
-      for (const name of [...byName.keys()].sort()) {
-        const { positions, labels } = byName.get(name)!;
-        groups.push({ name, nameBytes: Buffer.from(name), type, positions: Int32Array.from(positions), labels });
-      }
+    let at = 0;
+    for (const key of keys) {
+      next[key] = at;
+      const name = nameOf(key);
+      const type = types[Math.floor(key / metricCount)]!;
+      groups.push({ name, open: Buffer.from(`${name}{`), type, positions: positions.subarray(at, at + counts[key]!) });
+      at += counts[key]!;
     }
-    return new PrometheusGroups(ids, groups);
+    for (let i = 0; i < n; i++) positions[next[keyOf(i)]!++] = i;
+    return new PrometheusGroups(ids, groups, labels);
   }
 }
 

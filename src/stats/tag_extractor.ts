@@ -1,7 +1,8 @@
 // Each stat's name as Prometheus shows it: the tag-extracted name, prefixed `proxy_` and
 // sanitized, and its tags as label text. Extraction runs regexes, and /stats/prometheus asks
-// for every name (400,000 with 10,000 clusters), so results are kept: a stat's name never
-// changes meaning, and the names are those of the stats region, whose capacity bounds the map.
+// for every name (950,000 with 10,000 clusters), so results are kept by slot: a stat's name
+// never changes meaning, and the stats region bounds the slots. A slot's result is two array
+// cells, a metric index and a shared label text, not an object per stat.
 // One per supervisor (its configuration's tags); no module state.
 
 import type { StatsConfig } from '../config/model';
@@ -49,7 +50,8 @@ function memo(f: (s: string) => string): (s: string) => string {
  * placeholder for X: the metric name, and the tags with the position of X's cluster_name tag.
  */
 interface ClusterShape {
-  readonly name: string;
+  /** The index of its metric name. */
+  readonly metric: number;
   readonly tags: readonly Tag[];
   readonly clusterTag: number;
   /** Alike for shapes whose tags are alike but for X: with the same X, they have the same labels. */
@@ -104,24 +106,44 @@ const RULE_WORDS = new Set(['grpc', 'ssl']);
 
 /** The label text of a list of tags, and its continuations by one more tag (name, then value). */
 interface LabelNode {
+  /** Its place in TagExtractor.labelNodes. */
+  readonly index: number;
   readonly text: string;
   readonly bytes: Uint8Array;
   next: Map<string, Map<string, LabelNode>> | null;
 }
 
+/** What the rules make of one stat: the index of its metric name, and its labels. */
+interface Resolved {
+  readonly metric: number;
+  readonly node: LabelNode;
+}
+
+/** A stat looked up by name (it has no slot), kept whole as prometheusName() hands it out. */
+interface NamedStat extends PrometheusName {
+  readonly metric: number;
+}
+
 export class TagExtractor {
   private readonly producer: TagProducer;
-  private readonly names = new Map<string, PrometheusName>();
-  /** By stat slot, for the region's stats (see ScalarList.id). */
-  private readonly byId: (PrometheusName | undefined)[] = [];
-  // A few hundred distinct metric names and a few tag names: sanitized once each.
-  private readonly metricName = memo((extracted) => sanitizeName(PREFIX + extracted));
+  /** Metric names, sanitized and prefixed, by index; a few hundred. */
+  private readonly metricNames: string[] = [];
+  private readonly metricIndex = new Map<string, number>();
+  /** By extracted name, the index of its metric: names that sanitize alike share one. */
+  private readonly metricOfExtracted = new Map<string, number>();
+  private readonly byName = new Map<string, NamedStat>();
+  /** By stat slot (see ScalarList.id): its metric index + 1 (0: not named yet), and its labels' index. */
+  private slotMetric = new Int32Array(0);
+  private slotLabels = new Int32Array(0);
+  // A few tag names: sanitized once each.
   private readonly labelName = memo(sanitizeName);
   /**
-   * Label texts by their tags: a cluster's 40 stats share one string, built once, and a lookup
-   * hashes short tag values rather than a freshly built text.
+   * Label texts by their tags: a cluster's stats share a few, built once, and a lookup hashes
+   * short tag values rather than a freshly built text.
    */
-  private readonly labelRoot: LabelNode = { text: '', bytes: new Uint8Array(0), next: null };
+  private readonly labelRoot: LabelNode = { index: 0, text: '', bytes: new Uint8Array(0), next: null };
+  /** Every label node, by index. */
+  private readonly labelNodes: LabelNode[] = [this.labelRoot];
   /** By what follows the cluster name: 10,000 clusters' 940,000 stats have ~100 shapes. */
   private readonly clusterShapes = new Map<string, ClusterShape | null>();
   /**
@@ -135,10 +157,13 @@ export class TagExtractor {
   private lastLabels: LabelNode | undefined;
   /**
    * The rests of the last cluster's names and of the one before, in the order they came: the
-   * next cluster's come in the same order, and checking a guess is cheaper than a lookup.
+   * next cluster's come in the same order, and checking a guess is cheaper than a lookup. The
+   * two arrays swap at each cluster, and are written over.
    */
   private currentRests: KnownRest[] = [];
+  private currentCount = 0;
   private previousRests: KnownRest[] = [];
+  private previousCount = 0;
 
   private readonly decoder = new TextDecoder();
 
@@ -146,40 +171,104 @@ export class TagExtractor {
     this.producer = new TagProducer(config);
   }
 
-  /** A stat with an `id` (its slot, or -1 for none) is looked up in an array instead of hashing its name. */
-  prometheusName(statName: string, id = -1): PrometheusName {
-    return this.prometheusNameOf(new OneName(statName), 0, id);
+  /** How many metric names there are so far: nameAll() gives indexes below it. */
+  get metricCount(): number {
+    return this.metricNames.length;
   }
 
-  /** prometheusName() of the name of `key` in `list`. */
-  prometheusNameOf(list: NamedBytes, key: number, id = -1): PrometheusName {
-    let known = id < 0 ? this.names.get(list.name(key)) : this.byId[id];
-    if (known === undefined) {
-      known = this.clusterScoped(list, key) ?? this.extract(list.name(key));
-      if (id < 0) this.names.set(list.name(key), known);
-      else {
-        // Ids come in name order, not slot order: grown densely, the array stays a fast one.
-        while (this.byId.length <= id) this.byId.push(undefined);
-        this.byId[id] = known;
+  /** The metric name of an index that nameAll() gave. */
+  metricName(metric: number): string {
+    return this.metricNames[metric]!;
+  }
+
+  /** The Prometheus name of a stat, looked up by its name. */
+  prometheusName(statName: string): PrometheusName {
+    return this.named(statName);
+  }
+
+  /**
+   * Names the stats of `list` at positions [from, to), whose slots are `ids` (-1: none):
+   * `metrics[i]` is the index of one's metric name, and `labels[i]` its label text in UTF-8.
+   * A stat with a slot is named once.
+   */
+  nameAll(list: NamedBytes, ids: Int32Array, from: number, to: number, metrics: Int32Array, labels: Uint8Array[]): void {
+    for (let i = from; i < to; i++) {
+      const id = ids[i]!;
+      if (id < 0) {
+        const known = this.named(list.name(i));
+        metrics[i] = known.metric;
+        labels[i] = known.labelBytes;
+        continue;
       }
+      if (id >= this.slotMetric.length) this.growSlots(id);
+      if (this.slotMetric[id] === 0) {
+        // Most stats are a cluster's: named from its shape, without an object per stat.
+        const shape = this.clusterShapeOf(list, i);
+        if (shape !== null) {
+          this.slotMetric[id] = shape.metric + 1;
+          this.slotLabels[id] = this.clusterLabels(shape).index;
+        } else {
+          const { metric, node } = this.extract(list.name(i));
+          this.slotMetric[id] = metric + 1;
+          this.slotLabels[id] = node.index;
+        }
+      }
+      metrics[i] = this.slotMetric[id]! - 1;
+      labels[i] = this.labelNodes[this.slotLabels[id]!]!.bytes;
+    }
+  }
+
+  private named(statName: string): NamedStat {
+    let known = this.byName.get(statName);
+    if (known === undefined) {
+      const shape = this.clusterShapeOf(new OneName(statName), 0);
+      const { metric, node } = shape === null ? this.extract(statName) : { metric: shape.metric, node: this.clusterLabels(shape) };
+      known = { name: this.metricNames[metric]!, labels: node.text, labelBytes: node.bytes, metric };
+      this.byName.set(statName, known);
     }
     return known;
   }
 
-  private extract(statName: string): PrometheusName {
+  /** Room for slots up to `id`. */
+  private growSlots(id: number): void {
+    const length = Math.max(id + 1, this.slotMetric.length * 2, 1024);
+    const metric = new Int32Array(length);
+    metric.set(this.slotMetric);
+    this.slotMetric = metric;
+    const labels = new Int32Array(length);
+    labels.set(this.slotLabels);
+    this.slotLabels = labels;
+  }
+
+  private extract(statName: string): Resolved {
     const tagged = this.producer.produceTags(statName);
-    const labels = this.labels(tagged.tags);
-    return { name: this.metricName(tagged.name), labels: labels.text, labelBytes: labels.bytes };
+    return { metric: this.metricOf(tagged.name), node: this.labels(tagged.tags) };
+  }
+
+  /** The index of an extracted name's metric, prefixed and sanitized. */
+  private metricOf(extracted: string): number {
+    let metric = this.metricOfExtracted.get(extracted);
+    if (metric === undefined) {
+      const name = sanitizeName(PREFIX + extracted);
+      metric = this.metricIndex.get(name);
+      if (metric === undefined) {
+        metric = this.metricNames.push(name) - 1;
+        this.metricIndex.set(name, metric);
+      }
+      this.metricOfExtracted.set(extracted, metric);
+    }
+    return metric;
   }
 
   /**
-   * A `cluster.<X>.<rest>` name without running the rules: of the default rules (the only ones
-   * a config can select), only cluster_name reads X, a dot-free token, as long as X is not a word
-   * another rule anchors on; the others match within `.<rest>` (the gRPC and TLS ones after a
-   * later dot, the response code ones in the last token). So the metric name and every other tag
-   * are those of the same rest with any X. Null where that does not hold: the slow path decides.
+   * The shape of a `cluster.<X>.<rest>` name, which names it without running the rules: of the
+   * default rules (the only ones a config can select), only cluster_name reads X, a dot-free
+   * token, as long as X is not a word another rule anchors on; the others match within `.<rest>`
+   * (the gRPC and TLS ones after a later dot, the response code ones in the last token). So the
+   * metric name and every other tag are those of the same rest with any X. Null where that does
+   * not hold: the slow path decides.
    */
-  private clusterScoped(list: NamedBytes, key: number): PrometheusName | null {
+  private clusterShapeOf(list: NamedBytes, key: number): ClusterShape | null {
     const bytes = list.nameArray(key);
     const start = list.nameStart(key);
     const end = start + list.nameLength(key);
@@ -195,11 +284,12 @@ export class TagExtractor {
       this.lastClusterBytes = bytes.slice(after, dot);
       this.lastClusterLabels.clear();
       this.lastLabels = undefined;
-      this.previousRests = this.currentRests;
-      this.currentRests = [];
+      [this.previousRests, this.currentRests] = [this.currentRests, this.previousRests];
+      this.previousCount = this.currentCount;
+      this.currentCount = 0;
     }
     // Most likely the rest that came at this position in the cluster before.
-    let known = this.previousRests[this.currentRests.length];
+    let known = this.currentCount < this.previousCount ? this.previousRests[this.currentCount] : undefined;
     if (known === undefined || !equalBytes(bytes, dot, end, known.rest)) {
       const rest = this.decoder.decode(bytes.subarray(dot, end));
       let shape = this.clusterShapes.get(rest);
@@ -209,21 +299,23 @@ export class TagExtractor {
       }
       known = { rest: bytes.slice(dot, end), shape };
     }
-    this.currentRests.push(known);
-    const shape = known.shape;
-    const cluster = this.lastCluster;
-    if (shape === null) return null;
+    this.currentRests[this.currentCount++] = known;
+    return known.shape;
+  }
+
+  /** The labels of a shape with the X of the name clusterShapeOf() just read. */
+  private clusterLabels(shape: ClusterShape): LabelNode {
     // Consecutive stats mostly share a key: one comparison of the same string spares the hashing.
     let labels = shape.labelsKey === this.lastLabelsKey ? this.lastLabels : this.lastClusterLabels.get(shape.labelsKey);
     if (labels === undefined) {
       const tags = shape.tags.slice();
-      tags[shape.clusterTag] = { name: CLUSTER_NAME_TAG, value: cluster };
+      tags[shape.clusterTag] = { name: CLUSTER_NAME_TAG, value: this.lastCluster };
       labels = this.labels(tags);
       this.lastClusterLabels.set(shape.labelsKey, labels);
     }
     this.lastLabelsKey = shape.labelsKey;
     this.lastLabels = labels;
-    return { name: shape.name, labels: labels.text, labelBytes: labels.bytes };
+    return labels;
   }
 
   /**
@@ -244,7 +336,7 @@ export class TagExtractor {
     if (clusterTag < 0) return null;
     // Tag names and values are free text: JSON keeps two different lists from joining alike.
     const labelsKey = JSON.stringify(a!.tags.map((t, i) => (i === clusterTag ? [t.name] : [t.name, t.value])));
-    return { name: this.metricName(a!.name), tags: a!.tags, clusterTag, labelsKey };
+    return { metric: this.metricOf(a!.name), tags: a!.tags, clusterTag, labelsKey };
   }
 
   private labels(tags: readonly Tag[]): LabelNode {
@@ -260,7 +352,8 @@ export class TagExtractor {
       if (child === undefined) {
         const label = `${this.labelName(tag.name)}="${escapeLabelValue(tag.value)}"`;
         const text = node.text === '' ? label : `${node.text},${label}`;
-        child = { text, bytes: Buffer.from(text), next: null };
+        child = { index: this.labelNodes.length, text, bytes: Buffer.from(text), next: null };
+        this.labelNodes.push(child);
         byValue.set(tag.value, child);
       }
       node = child;

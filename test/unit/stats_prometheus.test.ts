@@ -242,9 +242,9 @@ test('histogram_bucket_settings by safe_regex: RE2 against the whole name', () =
 test('the grouping is kept while the snapshot lists the same stats, and made again when one is added', () => {
   let lookups = 0;
   class CountingExtractor extends TagExtractor {
-    override prometheusNameOf(list: NamedBytes, key: number, id?: number) {
-      lookups++;
-      return super.prometheusNameOf(list, key, id);
+    override nameAll(list: NamedBytes, ids: Int32Array, from: number, to: number, metrics: Int32Array, labels: Uint8Array[]) {
+      lookups += to - from;
+      super.nameAll(list, ids, from, to, metrics, labels);
     }
   }
   const formatter = new PrometheusFormatter(new CountingExtractor(DEFAULTS), new HistogramBucketSettings([]));
