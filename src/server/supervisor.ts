@@ -139,6 +139,7 @@ export class Supervisor implements ServerInfoSource {
   private runtime: RuntimeLoader | null = null;
   private readonly histograms = new HistogramMerger();
   private readonly prometheus: PrometheusFormatter;
+  private readonly tags: TagExtractor;
   private parentShutdownTimer: NodeJS.Timeout | null = null;
   /** Set once the parent was told to drain: from then on this epoch carries the traffic. */
   private tookOver = false;
@@ -159,7 +160,8 @@ export class Supervisor implements ServerInfoSource {
     this.log = deps.log('main');
     this.tracer = deps.options.enableMutexTracing ? new MutexTracer() : null;
     const { statsConfig } = deps.bootstrap;
-    this.prometheus = new PrometheusFormatter(new TagExtractor(statsConfig), new HistogramBucketSettings(statsConfig.histogramBucketSettings));
+    this.tags = new TagExtractor(statsConfig);
+    this.prometheus = new PrometheusFormatter(this.tags, new HistogramBucketSettings(statsConfig.histogramBucketSettings));
   }
 
   /** Envoy's serverState(): an initialized server failing its health checks is DRAINING. */
@@ -222,6 +224,9 @@ export class Supervisor implements ServerInfoSource {
     region.beginInitializing(process.pid);
     // Every column of this epoch names the supervisor: if it dies, the next epoch reclaims them.
     this.store = new SharedStatsStore(region, region.claimColumn(epoch, process.pid));
+    // Stats get their Prometheus names as the sort meets them, as Envoy extracts tags when it
+    // creates a stat: the sort has compared the names already, which naming would do again.
+    this.store.reader.onSortedRuns((names, slots, cut, shape) => this.tags.nameRun(names, slots, cut, shape));
     this.workerColumns = Array.from({ length: options.concurrency }, () => region.claimColumn(epoch, process.pid));
     this.stats = serverStats(this.store);
     // The generation is the parent's (still the current epoch's) plus one.

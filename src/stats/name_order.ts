@@ -34,6 +34,13 @@ interface Interleave {
   readonly fromB: Uint8Array;
 }
 
+/**
+ * Told of each run of names with one head that the sort puts in order: its slots in name order,
+ * where their heads end, and its shape. Runs of one shape (the same object) have the same names
+ * past the head, position by position: the sort compared them byte by byte.
+ */
+export type RunListener = (names: NameBytes, slots: Int32Array, cut: number, shape: object) => void;
+
 const DOT = 0x2e;
 const FNV_OFFSET = 0x811c9dc5 | 0;
 
@@ -53,31 +60,48 @@ interface RunOrder {
  * compared with typed-array reads (a sort compares each name with two others at least).
  */
 class Spans {
-  readonly arrays: Uint8Array[] = [];
+  /** The arrays names lie in (the region's segments: a few), and which one by position. */
+  private readonly distinct: Uint8Array[] = [];
+  private readonly arrayAt: Int32Array;
   readonly starts: Int32Array;
   readonly lengths: Int32Array;
+  private read = 0;
 
   constructor(
     private readonly slots: ArrayLike<number>,
     private readonly names: NameBytes,
   ) {
+    this.arrayAt = new Int32Array(slots.length);
     this.starts = new Int32Array(slots.length);
     this.lengths = new Int32Array(slots.length);
   }
 
   /** Reads the names of the positions below `to` (in order, as the sort goes). */
   readTo(to: number): void {
-    for (let p = this.arrays.length; p < to; p++) {
+    let last = this.read === 0 ? -1 : this.arrayAt[this.read - 1]!;
+    for (let p = this.read; p < to; p++) {
       const slot = this.slots[p]!;
-      this.arrays.push(this.names.nameArray(slot));
+      const array = this.names.nameArray(slot);
+      // Names interned together lie together: mostly the array of the name before.
+      if (last < 0 || this.distinct[last] !== array) {
+        last = this.distinct.indexOf(array);
+        if (last < 0) last = this.distinct.push(array) - 1;
+      }
+      this.arrayAt[p] = last;
       this.starts[p] = this.names.nameStart(slot);
       this.lengths[p] = this.names.nameLength(slot);
     }
+    this.read = Math.max(this.read, to);
+  }
+
+  /** The array the name at `p` lies in. */
+  array(p: number): Uint8Array {
+    return this.distinct[this.arrayAt[p]!]!;
   }
 
   /** Where the name at `p` has its head end: after its second dot, or -1 when it has fewer (the head is the name). */
   headEnd(p: number): number {
-    const bytes = this.arrays[p]!;
+    const bytes = this.array(p);
     const start = this.starts[p]!;
     const end = start + this.lengths[p]!;
     let dots = 0;
@@ -88,8 +112,8 @@ class Spans {
   /** Whether the name at `p` has the head of the one at `first` (its first `cut` bytes), compared from the end, where heads differ. */
   sameHead(first: number, p: number, cut: number): boolean {
     if (this.lengths[p]! < cut) return false;
-    const x = this.arrays[first]!;
-    const y = this.arrays[p]!;
+    const x = this.array(first);
+    const y = this.array(p);
     const xs = this.starts[first]!;
     const ys = this.starts[p]!;
     for (let i = cut - 1; i >= 0; i--) if (x[xs + i] !== y[ys + i]) return false;
@@ -98,7 +122,7 @@ class Spans {
 
   /** FNV-1a of the name at `p` past `cut`: the key of the orders kept for runs. */
   restHash(p: number, cut: number): number {
-    const bytes = this.arrays[p]!;
+    const bytes = this.array(p);
     const end = this.starts[p]! + this.lengths[p]!;
     let h = FNV_OFFSET;
     for (let i = this.starts[p]! + cut; i < end; i++) h = Math.imul(h ^ bytes[i]!, 0x01000193);
@@ -113,8 +137,8 @@ class Spans {
       const q = known.start + k;
       const n = this.lengths[p]! - cut;
       if (n !== this.lengths[q]! - known.cut) return false;
-      const x = this.arrays[p]!;
-      const y = this.arrays[q]!;
+      const x = this.array(p);
+      const y = this.array(q);
       const xs = this.starts[p]! + cut;
       const ys = this.starts[q]! + known.cut;
       for (let i = 0; i < n; i++) if (x[xs + i] !== y[ys + i]) return false;
@@ -130,8 +154,8 @@ class Spans {
 
   /** The byte order of the names at `p` and `q` past their first `cut` bytes, up to `pEnd` and `qEnd`. */
   compare(p: number, pEnd: number, q: number, qEnd: number, cut: number): number {
-    const x = this.arrays[p]!;
-    const y = this.arrays[q]!;
+    const x = this.array(p);
+    const y = this.array(q);
     const xs = this.starts[p]!;
     const ys = this.starts[q]!;
     const n = Math.min(pEnd, qEnd);
@@ -167,7 +191,7 @@ export function compareNames(names: NameBytes, a: number, b: number): number {
  * so that a caller can spread the work over turns of the event loop; the last step orders the
  * runs (a few milliseconds per 10,000 clusters).
  */
-export function* sortByName(slots: ArrayLike<number>, names: NameBytes, batch: number): Generator<void, Int32Array> {
+export function* sortByName(slots: ArrayLike<number>, names: NameBytes, batch: number, onRun: RunListener | null = null): Generator<void, Int32Array> {
   const runs: Run[] = [];
   // Orders found so far, by a hash of the rest of a run's first name. A cluster's stats are
   // declared in a few groups (two writers interleave), so runs alternate between a few sets of rests.
@@ -193,6 +217,7 @@ export function* sortByName(slots: ArrayLike<number>, names: NameBytes, batch: n
       const ordered = new Int32Array(end - start);
       for (let k = 0; k < ordered.length; k++) ordered[k] = slots[start + known.order[k]!]!;
       runs.push({ first: start, cut, slots: ordered, shape: known });
+      onRun?.(names, ordered, cut, known);
     }
     sinceYield += end - start;
     start = end;
@@ -236,8 +261,8 @@ function mergeRuns(a: Run, b: Run, names: NameBytes, interleaves: Map<object, Ma
 }
 
 /** sortByName() in one step. */
-export function sortedByName(slots: ArrayLike<number>, names: NameBytes): Int32Array {
-  const steps = sortByName(slots, names, Infinity);
+export function sortedByName(slots: ArrayLike<number>, names: NameBytes, onRun: RunListener | null = null): Int32Array {
+  const steps = sortByName(slots, names, Infinity, onRun);
   for (;;) {
     const step = steps.next();
     if (step.done === true) return step.value;

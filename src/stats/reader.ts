@@ -21,7 +21,7 @@ import {
   StatKind,
 } from './region_layout';
 import type { ScalarList } from './sample';
-import { mergeByName, sortByName, sortedByName } from './name_order';
+import { mergeByName, RunListener, sortByName, sortedByName } from './name_order';
 import { offsetOf, Segments } from './segments';
 
 /** One writer's data of one histogram, as it is now in the region (the merger's input). */
@@ -140,6 +140,7 @@ export class StatsReader {
   private inOrder = new Uint8Array(0);
   /** The catch-up being stepped through by ordered(), if any. */
   private catching: { readonly steps: Generator<void>; done: boolean } | null = null;
+  private onRun: RunListener | null = null;
 
   constructor(private readonly region: StatsRegion, private readonly names: NameTable) {}
 
@@ -150,6 +151,11 @@ export class StatsReader {
   gaugeValue(slot: number, neverImport: boolean): number {
     const cols = this.columns();
     return this.sum(slot, neverImport ? cols.current : cols.all);
+  }
+
+  /** Tells `listener` of each run of names that the sort puts in order from here on (see RunListener). */
+  onSortedRuns(listener: RunListener): void {
+    this.onRun = listener;
   }
 
   /** Every counter and gauge as it is now, sorted by name. */
@@ -356,7 +362,7 @@ export class StatsReader {
 
   /** `slots` sorted by name, SORT_RUN names per step; null once `overtaken`. */
   private *sortInSteps(slots: Int32Array, overtaken: () => boolean): Generator<void, Int32Array | null> {
-    const steps = sortByName(slots, this.names, SORT_RUN);
+    const steps = sortByName(slots, this.names, SORT_RUN, this.onRun);
     for (;;) {
       const step = steps.next();
       if (step.done === true) return step.value;
@@ -367,7 +373,7 @@ export class StatsReader {
 
   private mergeByName(sorted: Int32Array, fresh: Int32Array, freshSorted: boolean): Int32Array {
     if (fresh.length === 0) return sorted;
-    return mergeByName(sorted, freshSorted ? fresh : sortedByName(fresh, this.names), this.names);
+    return mergeByName(sorted, freshSorted ? fresh : sortedByName(fresh, this.names, this.onRun), this.names);
   }
 
   private columns(): Columns {

@@ -146,6 +146,8 @@ export class TagExtractor {
   private readonly labelNodes: LabelNode[] = [this.labelRoot];
   /** By what follows the cluster name: 10,000 clusters' 940,000 stats have ~100 shapes. */
   private readonly clusterShapes = new Map<string, ClusterShape | null>();
+  /** The cluster shapes of a sorted run's stats by position, by the run's shape (see nameRun). */
+  private readonly runShapes = new WeakMap<object, readonly (ClusterShape | null)[]>();
   /**
    * The X of the last cluster-scoped name, also as bytes, and its labels by shape key: names in
    * name order come a cluster at a time, and most of a cluster's stats carry the same labels.
@@ -218,6 +220,35 @@ export class TagExtractor {
     }
   }
 
+  /**
+   * Names the stats of a run the name sort found (a RunListener), so that a first scrape finds
+   * them named. A cluster's run is named stat by stat the first time its shape comes; a later
+   * run of that shape has the same rests at the same positions, so the shapes kept for the first
+   * name its stats without reading them again. Other runs are named when a scrape asks.
+   */
+  nameRun(names: NameBytes, slots: Int32Array, cut: number, shape: object): void {
+    const first = slots[0]!;
+    const bytes = names.nameArray(first);
+    const start = names.nameStart(first);
+    // `cluster.<X>.`: the head ends at the dot after X.
+    const after = start + CLUSTER_PREFIX_BYTES.length;
+    const dot = start + cut - 1;
+    if (dot <= after || !equalBytes(bytes, start, after, CLUSTER_PREFIX_BYTES)) return;
+    let shapes = this.runShapes.get(shape);
+    if (shapes === undefined) {
+      shapes = Array.from(slots, (slot) => this.clusterShapeOf(names, slot));
+      this.runShapes.set(shape, shapes);
+    } else if (!this.enterCluster(bytes, after, dot)) return;
+    for (let k = 0; k < slots.length; k++) {
+      const slot = slots[k]!;
+      const clusterShape = shapes[k]!;
+      if (slot >= this.slotMetric.length) this.growSlots(slot);
+      if (clusterShape === null || this.slotMetric[slot] !== 0) continue;
+      this.slotMetric[slot] = clusterShape.metric + 1;
+      this.slotLabels[slot] = this.clusterLabels(clusterShape).index;
+    }
+  }
+
   private named(statName: string): NamedStat {
     let known = this.byName.get(statName);
     if (known === undefined) {
@@ -268,7 +299,7 @@ export class TagExtractor {
    * metric name and every other tag are those of the same rest with any X. Null where that does
    * not hold: the slow path decides.
    */
-  private clusterShapeOf(list: NamedBytes, key: number): ClusterShape | null {
+  private clusterShapeOf(list: NameBytes, key: number): ClusterShape | null {
     const bytes = list.nameArray(key);
     const start = list.nameStart(key);
     const end = start + list.nameLength(key);
@@ -277,17 +308,7 @@ export class TagExtractor {
     let dot = after;
     while (dot < end && bytes[dot] !== DOT) dot++;
     if (dot === after || dot >= end - 1) return null;
-    if (!equalBytes(bytes, after, dot, this.lastClusterBytes)) {
-      const cluster = this.decoder.decode(bytes.subarray(after, dot));
-      if (RULE_WORDS.has(cluster)) return null;
-      this.lastCluster = cluster;
-      this.lastClusterBytes = bytes.slice(after, dot);
-      this.lastClusterLabels.clear();
-      this.lastLabels = undefined;
-      [this.previousRests, this.currentRests] = [this.currentRests, this.previousRests];
-      this.previousCount = this.currentCount;
-      this.currentCount = 0;
-    }
+    if (!this.enterCluster(bytes, after, dot)) return null;
     // Most likely the rest that came at this position in the cluster before.
     let known = this.currentCount < this.previousCount ? this.previousRests[this.currentCount] : undefined;
     if (known === undefined || !equalBytes(bytes, dot, end, known.rest)) {
@@ -301,6 +322,24 @@ export class TagExtractor {
     }
     this.currentRests[this.currentCount++] = known;
     return known.shape;
+  }
+
+  /**
+   * Makes `bytes[after, dot)` the cluster whose stats come next, unless it is already; false
+   * when it is a word the other rules read (their names take the slow path).
+   */
+  private enterCluster(bytes: Uint8Array, after: number, dot: number): boolean {
+    if (equalBytes(bytes, after, dot, this.lastClusterBytes)) return true;
+    const cluster = this.decoder.decode(bytes.subarray(after, dot));
+    if (RULE_WORDS.has(cluster)) return false;
+    this.lastCluster = cluster;
+    this.lastClusterBytes = bytes.slice(after, dot);
+    this.lastClusterLabels.clear();
+    this.lastLabels = undefined;
+    [this.previousRests, this.currentRests] = [this.currentRests, this.previousRests];
+    this.previousCount = this.currentCount;
+    this.currentCount = 0;
+    return true;
   }
 
   /** The labels of a shape with the X of the name clusterShapeOf() just read. */

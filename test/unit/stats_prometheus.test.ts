@@ -5,6 +5,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { StatsConfig } from '../../src/config/model';
 import { HistogramBucketSettings } from '../../src/stats/histogram_bucket_settings';
+import type { NameBytes } from '../../src/stats/name_bytes';
+import { sortedByName } from '../../src/stats/name_order';
 import { PrometheusFormatter } from '../../src/stats/prometheus';
 import type { StatsQuery } from '../../src/stats/render';
 import type { StatsSnapshot } from '../../src/stats/sample';
@@ -279,12 +281,14 @@ test('the grouping is kept while the snapshot lists the same stats, and made aga
   assert.equal(lookups, 2 + 3 + 1 + 1);
 });
 
+/** What the rules make of a name, without any of the extractor's shortcuts. */
+function reference(name: string, config: StatsConfig): { name: string; labels: string } {
+  const tagged = new TagProducer(config).produceTags(name);
+  const labels = tagged.tags.map((t) => `${sanitizeName(t.name)}="${t.value.replace(/[\\"\n]/g, (c) => (c === '\n' ? '\\n' : `\\${c}`))}"`);
+  return { name: sanitizeName(`proxy_${tagged.name}`), labels: labels.join(',') };
+}
+
 test('a cluster stat named from its shape is what the rules make of it, whatever the cluster name', () => {
-  const reference = (name: string, config: StatsConfig) => {
-    const tagged = new TagProducer(config).produceTags(name);
-    const labels = tagged.tags.map((t) => `${sanitizeName(t.name)}="${t.value.replace(/[\\"\n]/g, (c) => (c === '\n' ? '\\n' : `\\${c}`))}"`);
-    return { name: sanitizeName(`proxy_${tagged.name}`), labels: labels.join(',') };
-  };
   const clusters = ['c1', 'x', 'y', 'grpc', 'ssl', 'tcp', 'a_rq_200', 'we"ird\\', '200', 'ciphers', 'upstream_rq_5xx', ''];
   const rests = [
     '.upstream_rq_total',
@@ -323,5 +327,46 @@ test('a cluster stat named from its shape is what the rules make of it, whatever
         assert.equal(Buffer.from(labelBytes).toString(), labels);
       }
     }
+  }
+});
+
+test('stats named from the runs the name sort finds are what the rules make of them, and are not read again', () => {
+  const heads = ['cluster.c1.', 'cluster.grpc.', 'cluster.c2.', 'http.c3.', 'cluster..', 'cluster.ssl.', 'cluster.a_rq_200.', 'cluster.c4.'];
+  const rests = ['upstream_rq_total', 'upstream_rq_200', 'circuit_breakers.default.cx_open', 'grpc.Greeter.SayHello.success', 'ssl.ciphers.X', 'x.upstream_rq_total', ''];
+  // Each head's names in consecutive slots, as a cluster's are interned: one run each, of one shape.
+  const names = heads.flatMap((head) => rests.map((rest) => head + rest));
+  const encoded = names.map((name) => Buffer.from(name));
+  const array = Buffer.concat(encoded);
+  const starts = encoded.map((_, i) => encoded.slice(0, i).reduce((n, b) => n + b.length, 0));
+  const unread = new Set<number>();
+  const read = (slot: number) => {
+    assert.ok(!unread.has(slot), `${names[slot]} read again`);
+    return slot;
+  };
+  const bytes: NameBytes = {
+    nameArray: (slot) => (read(slot), array),
+    nameStart: (slot) => starts[read(slot)]!,
+    nameLength: (slot) => encoded[read(slot)]!.length,
+  };
+  const extractor = new TagExtractor(DEFAULTS);
+  const order = sortedByName(
+    names.map((_, slot) => slot),
+    bytes,
+    (n, slots, cut, shape) => extractor.nameRun(n, slots, cut, shape),
+  );
+  // A run of the shape after the first, of a cluster the rules do not read otherwise, is named whole.
+  for (const rest of rests.slice(0, 4)) unread.add(names.indexOf(`cluster.c4.${rest}`));
+  const sorted: NamedBytes = {
+    nameArray: (i) => bytes.nameArray(order[i]!),
+    nameStart: (i) => bytes.nameStart(order[i]!),
+    nameLength: (i) => bytes.nameLength(order[i]!),
+    name: (i) => names[order[i]!]!,
+  };
+  const metrics = new Int32Array(order.length);
+  const labels: Uint8Array[] = [];
+  extractor.nameAll(sorted, order, 0, order.length, metrics, labels);
+  for (let i = 0; i < order.length; i++) {
+    const name = names[order[i]!]!;
+    assert.deepEqual({ name: extractor.metricName(metrics[i]!), labels: Buffer.from(labels[i]!).toString() }, reference(name, DEFAULTS), name);
   }
 });
