@@ -185,7 +185,7 @@ export class TagExtractor {
 
   /** The Prometheus name of a stat, looked up by its name. */
   prometheusName(statName: string): PrometheusName {
-    return this.named(statName);
+    return this.named(new OneName(statName), 0);
   }
 
   /**
@@ -197,7 +197,7 @@ export class TagExtractor {
     for (let i = from; i < to; i++) {
       const id = ids[i]!;
       if (id < 0) {
-        const known = this.named(list.name(i));
+        const known = this.named(list, i);
         metrics[i] = known.metric;
         labels[i] = known.labelBytes;
         continue;
@@ -249,10 +249,12 @@ export class TagExtractor {
     }
   }
 
-  private named(statName: string): NamedStat {
+  /** A stat without a slot, by its name: `key`'s in `list`. */
+  private named(list: NamedBytes, key: number): NamedStat {
+    const statName = list.name(key);
     let known = this.byName.get(statName);
     if (known === undefined) {
-      const shape = this.clusterShapeOf(new OneName(statName), 0);
+      const shape = this.clusterShapeOf(list, key);
       const { metric, node } = shape === null ? this.extract(statName) : { metric: shape.metric, node: this.clusterLabels(shape) };
       known = { name: this.metricNames[metric]!, labels: node.text, labelBytes: node.bytes, metric };
       this.byName.set(statName, known);
