@@ -233,12 +233,12 @@ export class TagExtractor {
     // `cluster.<X>.`: the head ends at the dot after X.
     const after = start + CLUSTER_PREFIX_BYTES.length;
     const dot = start + cut - 1;
-    if (dot <= after || !equalBytes(bytes, start, after, CLUSTER_PREFIX_BYTES)) return;
+    if (dot <= after || !equalBytes(bytes, start, after, CLUSTER_PREFIX_BYTES) || !this.enterCluster(bytes, after, dot)) return;
     let shapes = this.runShapes.get(shape);
     if (shapes === undefined) {
       shapes = Array.from(slots, (slot) => this.clusterShapeOf(names, slot));
       this.runShapes.set(shape, shapes);
-    } else if (!this.enterCluster(bytes, after, dot)) return;
+    }
     for (let k = 0; k < slots.length; k++) {
       const slot = slots[k]!;
       const clusterShape = shapes[k]!;
