@@ -331,7 +331,8 @@ test('a cluster stat named from its shape is what the rules make of it, whatever
 });
 
 test('stats named from the runs the name sort finds are what the rules make of them, and are not read again', () => {
-  // The first run of the shape is one the rules read otherwise (a cluster named grpc): the runs after it are named all the same.
+  // The first run of the shape is of a cluster the rules read otherwise (grpc): the runs after
+  // it are named all the same.
   const heads = ['cluster.grpc.', 'cluster.c1.', 'cluster.c2.', 'http.c3.', 'cluster..', 'cluster.ssl.', 'cluster.a_rq_200.', 'cluster.c4.'];
   const rests = ['upstream_rq_total', 'upstream_rq_200', 'circuit_breakers.default.cx_open', 'grpc.Greeter.SayHello.success', 'ssl.ciphers.X', 'x.upstream_rq_total', ''];
   // Each head's names in consecutive slots, as a cluster's are interned: one run each, of one shape.
