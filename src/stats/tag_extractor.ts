@@ -32,7 +32,7 @@ function escapeLabelValue(value: string): string {
   return value.replace(/[\\"\n]/g, (c) => (c === '\n' ? '\\n' : `\\${c}`));
 }
 
-/** Memoizes a string function over the few distinct inputs it sees (metric and tag names). */
+/** Memoizes a string function over the few distinct inputs it sees (tag names). */
 function memo(f: (s: string) => string): (s: string) => string {
   const known = new Map<string, string>();
   return (s) => {
@@ -206,13 +206,10 @@ export class TagExtractor {
       if (this.slotMetric[id] === 0) {
         // Most stats are a cluster's: named from its shape, without an object per stat.
         const shape = this.clusterShapeOf(list, i);
-        if (shape !== null) {
-          this.slotMetric[id] = shape.metric + 1;
-          this.slotLabels[id] = this.clusterLabels(shape).index;
-        } else {
+        if (shape !== null) this.nameSlot(id, shape.metric, this.clusterLabels(shape));
+        else {
           const { metric, node } = this.extract(list.name(i));
-          this.slotMetric[id] = metric + 1;
-          this.slotLabels[id] = node.index;
+          this.nameSlot(id, metric, node);
         }
       }
       metrics[i] = this.slotMetric[id]! - 1;
@@ -244,9 +241,13 @@ export class TagExtractor {
       const clusterShape = shapes[k]!;
       if (slot >= this.slotMetric.length) this.growSlots(slot);
       if (clusterShape === null || this.slotMetric[slot] !== 0) continue;
-      this.slotMetric[slot] = clusterShape.metric + 1;
-      this.slotLabels[slot] = this.clusterLabels(clusterShape).index;
+      this.nameSlot(slot, clusterShape.metric, this.clusterLabels(clusterShape));
     }
+  }
+
+  private nameSlot(slot: number, metric: number, labels: LabelNode): void {
+    this.slotMetric[slot] = metric + 1;
+    this.slotLabels[slot] = labels.index;
   }
 
   /** A stat without a slot, by its name: `key`'s in `list`. */
