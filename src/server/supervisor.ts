@@ -656,7 +656,7 @@ export class Supervisor implements ServerInfoSource {
       ...runtimeHandlers(this.runtime!),
       loggingHandler({ levels: () => this.deps.logs.componentLevels(), change: (change) => this.changeLogLevel(change) }),
       cpuProfilerHandler(new ServerCpuProfiler({ profilePath, workers: () => this.workers, replyTimeoutMs: PROFILER_REPLY_TIMEOUT_MS })),
-      // The configuration check refuses TLS: no certificate is ever loaded.
+      // The supervisor's own copies of the static listeners' and clusters' TLS contexts, which its watcher reloads.
       certsHandler(() => this.tlsContexts),
       memoryHandler(async () => [process.memoryUsage(), ...((await this.workers?.memoryUsage(MEMORY_REPLY_TIMEOUT_MS)) ?? [])]),
       drainListenersHandler((r) => this.drainListeners(r)),
