@@ -201,7 +201,7 @@ export class Supervisor implements ServerInfoSource {
   }
 
   /**
-   * The start sequence of an epoch (Envoy's; the README's "Hot restart" section): hot restart
+   * The start sequence of an epoch (Envoy's; docs/hot-restart.md): hot restart
    * sockets, stats region, the parent's admin and listen sockets, workers, then the parent's
    * drain and, after --parent-shutdown-time-s, its termination.
    */
