@@ -2,7 +2,8 @@
 // histograms): text, JSON, and Prometheus twice (the first run extracts tags, the second finds
 // them cached), with the longest stretch between two chunks, which is how long the supervisor's
 // event loop waits at worst. Then the same counters and gauges through prom-client, the
-// registry the design first named, for the README's decision: time and memory per scrape.
+// registry the design first named, for the decision in docs/architecture/stats-rendering.md:
+// time and memory per scrape.
 //
 //   node --expose-gc dist/bench/prometheus_exposition.js       (part of `make bench`)
 //

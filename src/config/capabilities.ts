@@ -130,8 +130,8 @@ const UPSTREAM_TLS_CONTEXT: Shape = {
 const UPSTREAM_TRANSPORT_SOCKET: Shape = { fields: { name: leaf, typed_config: anyContent } };
 
 // Active health checking (src/upstream/health_check). Refused: custom checkers, the event
-// service, TLS options and transport socket matching for checks, alt_port, HTTP/2 and HTTP/3
-// HTTP checks (no such client here) and the HTTP check's send/receive (not implemented in Envoy).
+// service, tls_options, alt_port, HTTP/2 and HTTP/3 HTTP checks (the HTTP probe speaks HTTP/1.1)
+// and the HTTP check's send/receive (not implemented in Envoy).
 const HEALTH_CHECK_CONFIG: Shape = {
   fields: {
     timeout: leaf,
@@ -262,7 +262,7 @@ const CLUSTER: Shape = {
     ring_hash_lb_config: { fields: { minimum_ring_size: leaf, maximum_ring_size: leaf, hash_function: leaf } },
     maglev_lb_config: { fields: { table_size: leaf } },
     track_timeout_budgets: leaf,
-    // Enforced by the HTTP/1 pools and tcp_proxy, for all workers together (resource_manager.ts).
+    // Enforced by the HTTP/1 and HTTP/2 pools and tcp_proxy, for all workers together (resource_manager.ts).
     circuit_breakers: {
       fields: {
         thresholds: list({

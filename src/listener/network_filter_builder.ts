@@ -1,6 +1,7 @@
 // Builds a listener's filter chain from the model (Envoy's listener factory): its terminal
-// network filter, with the HTTP filter chain and route table of a connection manager. Pure: no
-// socket is touched, so `--mode validate` and the supervisor build what a worker builds, by this
+// network filter, with the HTTP filter chain and route table of a connection manager. It binds
+// and opens no socket; it reads each chain's TLS certificate and key files and names stats in the
+// store it is given. So `--mode validate` and the supervisor build what a worker builds, by this
 // same code, and refuse a configuration a worker could not run before any worker starts.
 
 import { atField, FieldError } from '../config/errors';

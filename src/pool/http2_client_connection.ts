@@ -1,6 +1,7 @@
-// One HTTP/2 connection to an upstream host (prior knowledge: h2c over TCP), carrying many
-// streams for its pool: the HTTP/2 client codec, on node:http2 (nghttp2). The TCP connection and
-// its accounting are an UpstreamConnection's; node:http2 reads and writes the socket itself.
+// One HTTP/2 connection to an upstream host (h2c with prior knowledge, or h2 by ALPN over TLS),
+// carrying many streams for its pool: the HTTP/2 client codec, on node:http2 (nghttp2). The
+// connection and its accounting are an UpstreamConnection's; node:http2 reads and writes the
+// socket itself.
 
 import * as http2 from 'node:http2';
 import type { Http2ProtocolOptions } from '../config/model';

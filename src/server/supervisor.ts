@@ -201,7 +201,7 @@ export class Supervisor implements ServerInfoSource {
   }
 
   /**
-   * The start sequence of an epoch (Envoy's; the README's "Hot restart" section): hot restart
+   * The start sequence of an epoch (Envoy's; docs/hot-restart.md): hot restart
    * sockets, stats region, the parent's admin and listen sockets, workers, then the parent's
    * drain and, after --parent-shutdown-time-s, its termination.
    */
@@ -656,7 +656,7 @@ export class Supervisor implements ServerInfoSource {
       ...runtimeHandlers(this.runtime!),
       loggingHandler({ levels: () => this.deps.logs.componentLevels(), change: (change) => this.changeLogLevel(change) }),
       cpuProfilerHandler(new ServerCpuProfiler({ profilePath, workers: () => this.workers, replyTimeoutMs: PROFILER_REPLY_TIMEOUT_MS })),
-      // The configuration check refuses TLS: no certificate is ever loaded.
+      // The supervisor's own copies of the static listeners' and clusters' TLS contexts, which its watcher reloads.
       certsHandler(() => this.tlsContexts),
       memoryHandler(async () => [process.memoryUsage(), ...((await this.workers?.memoryUsage(MEMORY_REPLY_TIMEOUT_MS)) ?? [])]),
       drainListenersHandler((r) => this.drainListeners(r)),

@@ -17,8 +17,7 @@ type GaugeName = (typeof CLUSTER_GAUGES)[number][0];
 type HistogramName = (typeof CLUSTER_HISTOGRAMS)[number];
 
 /**
- * Envoy's ALL_CLUSTER_STATS counters. Those of features this proxy lacks (retries, zone
- * routing, subsets, CDS/EDS updates, circuit breakers, HTTP/2, ...) are declared and stay 0,
+ * Envoy's ALL_CLUSTER_STATS counters, declared whole: one of a feature this proxy lacks stays 0,
  * which is the truth; a feature that arrives wires its lines.
  */
 export const CLUSTER_COUNTERS = [
