@@ -18,7 +18,7 @@ import { ProtoSchema } from './schema';
 const ANY = '.google.protobuf.Any';
 
 /** Messages whose ProtoJSON form is not an object of their fields: decoded as leaves. */
-const WELL_KNOWN_LEAVES = new Set(
+export const WELL_KNOWN_LEAVES: ReadonlySet<string> = new Set(
   [
     'Duration', 'Timestamp', 'FieldMask', 'Struct', 'Value', 'ListValue', 'DoubleValue', 'FloatValue',
     'Int64Value', 'UInt64Value', 'Int32Value', 'UInt32Value', 'BoolValue', 'StringValue', 'BytesValue',
