@@ -6,7 +6,7 @@ import { ProtoFile, readProtoFile } from './proto_file';
 import { parseYaml } from './config_text';
 import { ConfigError, FieldError, inConfigFile } from './errors';
 import { canonicalizeExtensionNames } from './extension_sites';
-import { checkInputLimits } from './input_limits';
+import { checkInputLimits, checkInputSize } from './input_limits';
 import { JsonObject, JsonValue } from './json';
 import { mergeMessage } from './merge';
 import { Bootstrap } from './model';
@@ -97,6 +97,7 @@ function injectedTlsInspectors(model: Bootstrap): string[] {
 
 /** --config-yaml, checked like a file before any stage walks it (readProtoFile does). */
 function parseOverride(configYaml: string): JsonValue {
+  checkInputSize(Buffer.byteLength(configYaml), 'text');
   const json = parseYaml(configYaml);
   checkInputLimits(json);
   return json;
