@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import * as protobuf from 'protobufjs/light';
 import * as protojson from 'protobufjs/ext/protojson';
 import * as textformat from 'protobufjs/ext/textformat';
-import { FieldError } from './errors';
+import { FieldError, UnknownFieldError } from './errors';
 import { childPath, indexPath, keyPath } from './field_path';
 import { checkInputLimits, checkInputSize, MAX_NESTING_DEPTH, NESTING_TOO_DEEP } from './input_limits';
 import { JsonValue } from './json';
@@ -112,7 +112,7 @@ export function messageAsJson(
 ): ProtoFile {
   const unknownFields = inspectMessage(schema, type, message, at.path, at.depth);
   if (unknownFields.length > 0 && !options.allowUnknownFields) {
-    throw new FieldError(unknownFields[0], 'unknown field');
+    throw new UnknownFieldError(unknownFields[0]!);
   }
   let printed: unknown;
   try {

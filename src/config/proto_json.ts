@@ -10,7 +10,7 @@
 
 import * as protobuf from 'protobufjs/light';
 import * as protojson from 'protobufjs/ext/protojson';
-import { FieldError } from './errors';
+import { FieldError, UnknownFieldError } from './errors';
 import { childPath, indexPath, keyPath } from './field_path';
 import { isJsonObject, JsonObject, JsonValue } from './json';
 import { ProtoSchema } from './schema';
@@ -159,7 +159,7 @@ class ProtoJsonDecoder {
   }
 
   private unknownField(path: string): void {
-    if (!this.allowUnknownFields) throw new FieldError(path, 'unknown field');
+    if (!this.allowUnknownFields) throw new UnknownFieldError(path);
     this.unknownFields.push(path);
   }
 }
