@@ -1,6 +1,6 @@
 // Loading the bootstrap: --config-path and/or --config-yaml, each -> JSON within the input limits
-// -> (v2 -> v3 upgrade) -> decoded against the v3 protos; then merged -> extension names in our spelling ->
-// the protos' validation rules -> validated -> the model.
+// -> (v2 -> v3 upgrade) -> decoded against the v3 protos; then the two merged -> extension names
+// in our spelling -> the protos' validation rules -> validated -> the model.
 
 import { ProtoFile, readProtoFile } from './proto_file';
 import { parseYaml } from './config_text';
