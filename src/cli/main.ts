@@ -10,8 +10,7 @@ import { checkBootstrapCapabilities } from '../config/capabilities';
 import { loadBootstrap, LoadedBootstrap } from '../config/load';
 import type { Bootstrap } from '../config/model';
 import { applyServiceOverrides } from '../config/node_overrides';
-import { checkSubscriptionPreconditions } from '../config/xds/subscription_preconditions';
-import { CLUSTER_RESOURCE } from '../config/xds/resource_types';
+import { checkBootstrapSubscriptions } from '../config/xds/subscription_preconditions';
 import type { Logger, LoggerFactory } from '../log/logger_api';
 import { LogSettings, loggerFactory, openLogs } from '../log/log_settings';
 import { readBuildInfo, versionString } from '../server/build_info';
@@ -148,11 +147,8 @@ function loadOrReport(options: Options, logFactory: LoggerFactory): LoadedBootst
       serviceCluster: options.serviceCluster,
     });
     checkBootstrapCapabilities(loaded.bootstrap.source, source);
-    const cdsConfig = loaded.bootstrap.dynamicResources.cdsConfig;
-    if (cdsConfig !== null) {
-      const node = applyServiceOverrides(loaded.bootstrap, options).node;
-      inConfigFile(source, () => checkSubscriptionPreconditions(node, cdsConfig, CLUSTER_RESOURCE, 'dynamic_resources.cds_config'));
-    }
+    const node = applyServiceOverrides(loaded.bootstrap, options).node;
+    inConfigFile(source, () => checkBootstrapSubscriptions(loaded.bootstrap, node));
     // A worker that cannot build what it is given would fail after the epoch started (and, under
     // the hot restarter, stop the epochs serving): the same constructors refuse it here.
     constructDataPlane(loaded.bootstrap, source, logFactory);

@@ -12,6 +12,7 @@ import type { ProtoSchema } from './schema';
 import { validateCluster } from './validation/clusters';
 import { checkClusterDisabledExtensions } from './validation/disabled_extensions';
 import { checkMessageProtoRules } from './validation/proto_rules';
+import { checkFileSourceExists } from './xds/subscription_preconditions';
 
 const CLUSTER_TYPE = 'envoy.config.cluster.v3.Cluster';
 
@@ -35,5 +36,8 @@ export function loadClusterResource(schema: ProtoSchema, resource: JsonObject, p
   validateCluster(source, path);
   checkClusterCapabilities(source, path);
   const config = atField(path, () => clusterModel(source));
+  // Envoy creates the cluster's EDS subscription with it, refusing a file that is not there.
+  const eds = config.edsClusterConfig;
+  if (eds !== null) atField(path, () => checkFileSourceExists(eds.edsConfig, 'eds_cluster_config.eds_config'));
   return { config, source };
 }

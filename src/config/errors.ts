@@ -41,6 +41,13 @@ export class FieldError extends Error {
   }
 }
 
+/** A key the schema does not know, refused (Envoy's UnknownProtoFieldException). */
+export class UnknownFieldError extends FieldError {
+  constructor(fieldPath: string) {
+    super(fieldPath, 'unknown field');
+  }
+}
+
 /**
  * Runs a stage that works on the message at `path` (a constructor given a part of the model),
  * placing the FieldErrors it raises, whose paths are relative to that message, below `path`.

@@ -1,6 +1,7 @@
-// Bounds on the shape of configuration input, so that no file can exhaust or crash the proxy. The
-// stages after parsing (merge, v2 upgrade, proto decoding, validation) walk the tree recursively
-// and in full, so its depth, and its size with YAML aliases followed, are checked first.
+// Bounds on the size and shape of configuration input, so that no file can exhaust or crash the
+// proxy. A file's size is checked before it is read. The stages after parsing (merge, v2 upgrade,
+// proto decoding, validation) walk the tree recursively and in full, and copy its strings, so its
+// depth, its size with YAML aliases followed, and the length of its strings are checked first.
 
 import { FieldError } from './errors';
 import { childPath, indexPath } from './field_path';
@@ -21,8 +22,31 @@ export const MAX_NESTING_DEPTH = 100;
  */
 export const MAX_ALIAS_EXPANSION = 1_000_000;
 
+/**
+ * Bytes of one configuration file (a bootstrap, a file-based xDS response) or --config-yaml. A
+ * bootstrap of 10,000 clusters is a few megabytes, a file of 100,000 endpoints about twenty; the
+ * parsers take about a second over 64 MiB, and the stages after them many more.
+ */
+export const MAX_FILE_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Characters of one string (a value or a key). The longest in real configurations are inline
+ * data sources, PEM bundles (the public CA bundle is about 250 KB) and scripts: 4 Mi is well over
+ * ten times that, while a 64 Mi one cost the later stages, which copy it, 2 GB and 20 seconds.
+ */
+export const MAX_STRING_LENGTH = 4 * 1024 * 1024;
+
 export const NESTING_TOO_DEEP = `nesting deeper than ${MAX_NESTING_DEPTH} levels (limit)`;
 const ALIASES_EXPAND_TOO_MUCH = `YAML aliases expand to more than ${MAX_ALIAS_EXPANSION} values (limit)`;
+
+/** @throws FieldError (at the root) when the input text or file is over MAX_FILE_BYTES */
+export function checkInputSize(bytes: number, what: string): void {
+  if (bytes > MAX_FILE_BYTES) throw new FieldError('', `${what} of ${bytes} bytes, larger than ${MAX_FILE_BYTES} (limit)`);
+}
+
+function stringTooLong(what: string, length: number): string {
+  return `${what} of ${length} characters, longer than ${MAX_STRING_LENGTH} (limit)`;
+}
 
 /**
  * @param shared whether the tree may hold one collection at several places (YAML aliases); a
@@ -55,6 +79,7 @@ class InputWalk {
   constructor(private readonly shared: boolean) {}
 
   visit(value: JsonValue, depth: number): Extent {
+    if (typeof value === 'string' && value.length > MAX_STRING_LENGTH) throw new FieldError(this.path(), stringTooLong('a string', value.length));
     if (value === null || typeof value !== 'object') return SCALAR;
     const known = this.shared ? this.seen.get(value) : undefined;
     if (known !== undefined) {
@@ -68,6 +93,8 @@ class InputWalk {
     let levels = 0;
     // No entries arrays: a bootstrap of 10,000 clusters has a million values.
     const visitChild = (key: string | number, child: JsonValue) => {
+      // The key is not part of the error's path: a path that long is no help.
+      if (typeof key === 'string' && key.length > MAX_STRING_LENGTH) throw new FieldError(this.path(), stringTooLong('a key', key.length));
       this.trail.push(key);
       const extent = this.visit(child, depth + 1);
       this.trail.pop();

@@ -1,14 +1,14 @@
-// Loading the bootstrap: --config-path and/or --config-yaml -> JSON within the input limits ->
-// (v2 -> v3 upgrade) -> decoded against the v3 protos -> extension names in our spelling ->
-// the protos' validation rules -> validated -> the model.
+// Loading the bootstrap: --config-path and/or --config-yaml, each -> JSON within the input limits
+// -> (v2 -> v3 upgrade) -> decoded against the v3 protos; then the two merged -> extension names
+// in our spelling -> the protos' validation rules -> validated -> the model.
 
-import { readProtoFile } from './proto_file';
+import { ProtoFile, readProtoFile } from './proto_file';
 import { parseYaml } from './config_text';
 import { ConfigError, FieldError, inConfigFile } from './errors';
 import { canonicalizeExtensionNames } from './extension_sites';
-import { checkInputLimits } from './input_limits';
-import { JsonValue } from './json';
-import { mergeJson } from './merge';
+import { checkInputLimits, checkInputSize } from './input_limits';
+import { JsonObject, JsonValue } from './json';
+import { mergeMessage } from './merge';
 import { Bootstrap } from './model';
 import { buildBootstrapModel } from './model_builder';
 import { decodeProtoJson, DecodedMessage, DecodeOptions } from './proto_json';
@@ -54,13 +54,22 @@ export function loadBootstrap(options: LoadOptions): LoadedBootstrap {
   const schema = protoSchema();
   const decodeOptions = { allowUnknownFields: options.allowUnknownStaticFields };
 
-  const file = configPath ? inConfigFile(configPath, () => readProtoFile(configPath, schema.bootstrap, schema, decodeOptions)) : undefined;
-  const override = configYaml ? inConfigFile(CONFIG_YAML_SOURCE, () => parseOverride(configYaml)) : undefined;
-  const input = file === undefined ? override : override === undefined ? file.json : mergeJson(file.json, override);
+  const decodeInput = (source: string, read: () => ProtoFile): DecodedInput =>
+    inConfigFile(source, () => {
+      const input = read();
+      const { decoded, warnings } = decodeBootstrap(schema, input.json, options.bootstrapVersion, decodeOptions);
+      return { json: decoded.json, warnings, unknownFields: [...input.unknownFields, ...decoded.unknownFields] };
+    });
+  // Each decoded apart (a v2 one upgraded), then --config-yaml merged into the file, as Envoy's
+  // bootstrap.MergeFrom(bootstrap_override).
+  const inputs = [
+    ...(configPath ? [decodeInput(configPath, () => readProtoFile(configPath, schema.bootstrap, schema, decodeOptions))] : []),
+    ...(configYaml ? [decodeInput(CONFIG_YAML_SOURCE, () => ({ json: parseOverride(configYaml), unknownFields: [] }))] : []),
+  ];
+  const json = inputs.map((input) => input.json).reduce((base, overlay) => mergeMessage(schema.bootstrap, base, overlay));
 
   return inConfigFile(configPath || CONFIG_YAML_SOURCE, () => {
-    const { decoded, warnings } = decodeBootstrap(schema, input ?? null, options.bootstrapVersion, decodeOptions);
-    const bootstrap = canonicalizeExtensionNames(decoded.json);
+    const bootstrap = canonicalizeExtensionNames(json);
     checkDisabledExtensions(bootstrap, options.disabledExtensions ?? new Set());
     // The protos' own rules first, as Envoy checks them on loading: the validators after them
     // may take what the protos guarantee (a cluster's name, a positive connect_timeout).
@@ -71,8 +80,8 @@ export function loadBootstrap(options: LoadOptions): LoadedBootstrap {
     checkPlatformDns(bootstrap, startupRuntime(model.runtimeLayers, options.serviceCluster || model.node.cluster));
     return {
       bootstrap: model,
-      warnings: [...warnings, ...injectedTlsInspectors(model)],
-      unknownFields: [...(file?.unknownFields ?? []), ...decoded.unknownFields],
+      warnings: [...inputs.flatMap((input) => input.warnings), ...injectedTlsInspectors(model)],
+      unknownFields: inputs.flatMap((input) => input.unknownFields),
     };
   });
 }
@@ -88,9 +97,17 @@ function injectedTlsInspectors(model: Bootstrap): string[] {
 
 /** --config-yaml, checked like a file before any stage walks it (readProtoFile does). */
 function parseOverride(configYaml: string): JsonValue {
+  checkInputSize(Buffer.byteLength(configYaml), 'text');
   const json = parseYaml(configYaml);
   checkInputLimits(json);
   return json;
+}
+
+/** One input (the file, --config-yaml) as canonical v3 JSON. */
+interface DecodedInput {
+  readonly json: JsonObject;
+  readonly warnings: readonly string[];
+  readonly unknownFields: readonly string[];
 }
 
 interface VersionedDecode {

@@ -9,9 +9,9 @@ import * as path from 'node:path';
 import * as protobuf from 'protobufjs/light';
 import * as protojson from 'protobufjs/ext/protojson';
 import * as textformat from 'protobufjs/ext/textformat';
-import { FieldError } from './errors';
+import { FieldError, UnknownFieldError } from './errors';
 import { childPath, indexPath, keyPath } from './field_path';
-import { checkInputLimits, MAX_NESTING_DEPTH, NESTING_TOO_DEEP } from './input_limits';
+import { checkInputLimits, checkInputSize, MAX_NESTING_DEPTH, NESTING_TOO_DEEP } from './input_limits';
 import { JsonValue } from './json';
 import { decodeProtoJson, DecodeOptions } from './proto_json';
 import { ProtoSchema } from './schema';
@@ -67,10 +67,13 @@ function parseFile(format: FileFormat, contents: Buffer, type: protobuf.Type, sc
   }
 }
 
+/** The file's size is checked before anything of it is read. */
 function readFile(configPath: string): Buffer {
   try {
+    checkInputSize(fs.statSync(configPath).size, 'file');
     return fs.readFileSync(configPath);
   } catch (error) {
+    if (error instanceof FieldError) throw error;
     const code = (error as NodeJS.ErrnoException).code;
     throw new FieldError('', `cannot read the file (${code ?? String(error)})`);
   }
@@ -109,7 +112,7 @@ export function messageAsJson(
 ): ProtoFile {
   const unknownFields = inspectMessage(schema, type, message, at.path, at.depth);
   if (unknownFields.length > 0 && !options.allowUnknownFields) {
-    throw new FieldError(unknownFields[0], 'unknown field');
+    throw new UnknownFieldError(unknownFields[0]!);
   }
   let printed: unknown;
   try {

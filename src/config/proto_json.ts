@@ -10,7 +10,7 @@
 
 import * as protobuf from 'protobufjs/light';
 import * as protojson from 'protobufjs/ext/protojson';
-import { FieldError } from './errors';
+import { FieldError, UnknownFieldError } from './errors';
 import { childPath, indexPath, keyPath } from './field_path';
 import { isJsonObject, JsonObject, JsonValue } from './json';
 import { ProtoSchema } from './schema';
@@ -18,7 +18,7 @@ import { ProtoSchema } from './schema';
 const ANY = '.google.protobuf.Any';
 
 /** Messages whose ProtoJSON form is not an object of their fields: decoded as leaves. */
-const WELL_KNOWN_LEAVES = new Set(
+export const WELL_KNOWN_LEAVES: ReadonlySet<string> = new Set(
   [
     'Duration', 'Timestamp', 'FieldMask', 'Struct', 'Value', 'ListValue', 'DoubleValue', 'FloatValue',
     'Int64Value', 'UInt64Value', 'Int32Value', 'UInt32Value', 'BoolValue', 'StringValue', 'BytesValue',
@@ -159,7 +159,7 @@ class ProtoJsonDecoder {
   }
 
   private unknownField(path: string): void {
-    if (!this.allowUnknownFields) throw new FieldError(path, 'unknown field');
+    if (!this.allowUnknownFields) throw new UnknownFieldError(path);
     this.unknownFields.push(path);
   }
 }

@@ -288,10 +288,15 @@ describe('a CDS cluster removed with a request in flight', TIMEOUT, () => {
   });
 });
 
-describe('CDS preconditions, in --mode validate as when serving', TIMEOUT, () => {
+describe('CDS and EDS preconditions, in --mode validate as when serving', TIMEOUT, () => {
   const cases: ReadonlyArray<[string, Record<string, unknown>, RegExp]> = [
     ['a node without id and cluster', { dynamic_resources: { cds_config: { path: '@CDS@' } } }, /dynamic_resources\.cds_config: type\.googleapis\.com\/envoy\.api\.v2\.Cluster: node 'id' and 'cluster' are required/],
     ['a CDS file that does not exist', { node: { id: 'n', cluster: 'c' }, dynamic_resources: { cds_config: { path: '@MISSING@' } } }, /dynamic_resources\.cds_config\.path: paths must refer to an existing path in the system: '.*missing\.json' does not exist/],
+    [
+      'an EDS file that does not exist',
+      { static_resources: { clusters: [{ name: 'e', type: 'EDS', connect_timeout: '1s', eds_cluster_config: { eds_config: { path: '@MISSING@' } } }] } },
+      /static_resources\.clusters\[0\]\.eds_cluster_config\.eds_config\.path: paths must refer to an existing path in the system: '.*missing\.json' does not exist/,
+    ],
     ['an ADS source without ads_config', { node: { id: 'n', cluster: 'c' }, dynamic_resources: { cds_config: { ads: {} } } }, /dynamic_resources\.cds_config\.ads: ADS must be configured to support an ADS config source/],
     ['LDS', { node: { id: 'n', cluster: 'c' }, dynamic_resources: { lds_config: { path: '@CDS@' } } }, /dynamic_resources\.lds_config: lds_config is not implemented by this build yet/],
   ];

@@ -316,6 +316,41 @@ test('fuzzing shapes: one line naming the file and the field or limit, exit 1, b
   runs.forEach((run, i) => assertRefused(run.row, results[i]!, run.configPath, run.source));
 });
 
+test('a 32 Mi character cluster name is refused at its field, quickly and in little memory', { timeout: 60_000 }, async () => {
+  const results = await mapLimited(['long_name.yaml', 'long_name.pb'], 2, async (name) => {
+    const config = servableV3('/dev/null');
+    config.static_resources.clusters[1].name = 'a'.repeat(32 * 1024 * 1024);
+    const configPath = path.join(dir, name);
+    const type = protoSchema().bootstrap;
+    fs.writeFileSync(configPath, name.endsWith('.pb') ? type.encode(protojson.fromJson(type, config)).finish() : JSON.stringify(config));
+    const started = process.hrtime.bigint();
+    const result = await runToExit(['-c', configPath, '--mode', 'validate'], BOUNDED);
+    return { configPath, result, ms: Number(process.hrtime.bigint() - started) / 1e6 };
+  });
+  for (const { configPath, result, ms } of results) {
+    const row = { name: configPath, reason: 'static_resources.clusters[1].name: a string of 33554432 characters, longer than 4194304 (limit)' };
+    assertRefused(row, result, configPath, configPath);
+    // It took 21 s and 2.2 GB at 64 Mi; bounded loosely, the machine being shared.
+    assert.ok(ms < 5000, `${configPath}: ${ms} ms`);
+  }
+});
+
+test('a file over 64 MiB is refused before it is read', { timeout: 30_000 }, async () => {
+  const configPath = path.join(dir, 'huge.yaml');
+  // Sparse: a gigabyte that takes no disk, and that the bounded heap could not hold.
+  fs.writeFileSync(configPath, '');
+  fs.truncateSync(configPath, 1024 * 1024 * 1024);
+  try {
+    const started = process.hrtime.bigint();
+    const result = await runToExit(['-c', configPath, '--mode', 'validate'], BOUNDED);
+    const ms = Number(process.hrtime.bigint() - started) / 1e6;
+    assertRefused({ name: 'huge file', reason: 'file of 1073741824 bytes, larger than 67108864 (limit)' }, result, configPath, configPath);
+    assert.ok(ms < 5000, `${ms} ms`);
+  } finally {
+    fs.rmSync(configPath);
+  }
+});
+
 test('serving refuses the same shapes with the same line', { timeout: 60_000 }, async () => {
   const runs = HOSTILE.slice(0, 2).map((row) => ({ row, ...hostileArgs(row) }));
   const results = await mapLimited(runs, 2, (run) => runToExit([...run.argv, '--disable-hot-restart'], BOUNDED));

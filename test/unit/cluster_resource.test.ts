@@ -118,3 +118,13 @@ test('an accepted cluster has the model of the same static cluster, extension na
   assert.deepEqual(dynamicResult.config, staticResult.config);
   assert.equal((dynamicResult.config!.source as { transport_socket: { name: string } }).transport_socket.name, 'proxy.transport_sockets.raw_buffer');
 });
+
+test('an EDS cluster from CDS whose file source is missing is refused at its path, as Envoy creates its subscription with it', async () => {
+  const missing = '/nonexistent/proxy-eds.json';
+  const eds = (file: string) => ({ name: 'svc', connect_timeout: '0.25s', type: 'EDS', eds_cluster_config: { eds_config: { path: file } } });
+  assert.deepEqual((await asDynamic(eds(missing))).error, {
+    path: 'resources[2].eds_cluster_config.eds_config.path',
+    reason: `paths must refer to an existing path in the system: '${missing}' does not exist`,
+  });
+  assert.equal((await asDynamic(eds('/dev/null'))).error, null);
+});

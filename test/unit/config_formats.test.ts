@@ -64,23 +64,37 @@ test('--config-yaml alone loads like a file', { timeout: 20000 }, () => {
   });
 });
 
-test('--config-yaml merges over the file: objects by key, lists and scalars replace', { timeout: 20000 }, () => {
+test('--config-yaml merges over the file as MergeFrom: messages by field, lists append, scalars replace', { timeout: 20000 }, () => {
   withTempDir((dir) => {
     const configPath = path.join(dir, 'bootstrap.yaml');
     fs.writeFileSync(configPath, yaml.dump(v3Bootstrap()));
     const fixture = v3Bootstrap();
+    const extra = { ...fixture.static_resources.clusters[1], name: 'extra' };
     const override = {
       node: { id: 'node-2' },
       admin: { address: { socket_address: { port_value: 9902 } } },
-      // Lists replace: one cluster, and only the listener that routes to it.
-      static_resources: { clusters: [fixture.static_resources.clusters[1]], listeners: [fixture.static_resources.listeners[1]] },
+      static_resources: { clusters: [extra] },
     };
     const { bootstrap } = loadBootstrap({ configPath, configYaml: JSON.stringify(override), ...OPTIONS });
     assert.equal(bootstrap.node.id, 'node-2');
     assert.equal(bootstrap.node.cluster, 'edge');
     assert.deepEqual(bootstrap.admin, { address: { address: '127.0.0.1', port: 9902 }, accessLogPath: '/dev/null', profilePath: '/var/log/proxy/proxy.prof' });
-    assert.deepEqual(bootstrap.clusters.map((cluster) => cluster.name), ['web:v1']);
-    assert.deepEqual(bootstrap.listeners.map((listener) => listener.name), ['http_in']);
+    assert.deepEqual(
+      bootstrap.clusters.map((cluster) => cluster.name),
+      [...fixture.static_resources.clusters.map((cluster: { name: string }) => cluster.name), 'extra'],
+    );
+    assert.equal(bootstrap.listeners.length, fixture.static_resources.listeners.length);
+  });
+});
+
+test('an error in --config-yaml alone is reported against --config-yaml, with the file given too', { timeout: 20000 }, () => {
+  withTempDir((dir) => {
+    const configPath = path.join(dir, 'bootstrap.yaml');
+    fs.writeFileSync(configPath, yaml.dump(v3Bootstrap()));
+    assert.equal(
+      loadError({ configPath, configYaml: '{static_resources: {clusters: [{name: x, connect_timeout: soon}]}}', ...OPTIONS }).message,
+      '--config-yaml: static_resources.clusters[0].connect_timeout: invalid duration: "soon"',
+    );
   });
 });
 

@@ -2,7 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseYaml } from '../../src/config/config_text';
 import { FieldError } from '../../src/config/errors';
-import { checkInputLimits, MAX_ALIAS_EXPANSION, MAX_NESTING_DEPTH, NESTING_TOO_DEEP } from '../../src/config/input_limits';
+import { checkInputLimits, MAX_ALIAS_EXPANSION, MAX_FILE_BYTES, MAX_NESTING_DEPTH, MAX_STRING_LENGTH, NESTING_TOO_DEEP } from '../../src/config/input_limits';
+import { loadBootstrap } from '../../src/config/load';
 import { JsonValue } from '../../src/config/json';
 
 const ALIASES_REASON = `YAML aliases expand to more than ${MAX_ALIAS_EXPANSION} values (limit)`;
@@ -20,6 +21,8 @@ test('the limits are the documented numbers', () => {
   assert.equal(MAX_NESTING_DEPTH, 100);
   assert.equal(MAX_ALIAS_EXPANSION, 1_000_000);
   assert.equal(NESTING_TOO_DEEP, 'nesting deeper than 100 levels (limit)');
+  assert.equal(MAX_STRING_LENGTH, 4 * 1024 * 1024);
+  assert.equal(MAX_FILE_BYTES, 64 * 1024 * 1024);
 });
 
 test('nesting: 100 levels of objects or lists pass, the 101st is refused at its path', () => {
@@ -92,4 +95,24 @@ test('a billion laughs is refused where the expansion passes the limit, without 
 test('plain trees of any size are not limited by the alias bound', () => {
   const wide = { list: Array.from({ length: MAX_ALIAS_EXPANSION + 1 }, (_, i) => i) };
   assert.doesNotThrow(() => checkInputLimits(wide));
+});
+
+test('strings: the longest allowed passes; one longer, value or key, is refused at its path', () => {
+  const longest = 'x'.repeat(MAX_STRING_LENGTH);
+  assert.doesNotThrow(() => checkInputLimits({ list: [{ name: longest }], [longest]: 1 }));
+  const tooLong = `${longest}x`;
+  const reason = (what: string) => `${what} of ${MAX_STRING_LENGTH + 1} characters, longer than ${MAX_STRING_LENGTH} (limit)`;
+  for (const shared of [true, false]) {
+    assert.throws(() => checkInputLimits({ list: [{ ok: 'x', name: tooLong }] }, shared), new FieldError('list[0].name', reason('a string')));
+    // The path stops above a key that long.
+    assert.throws(() => checkInputLimits({ map: { [tooLong]: 1 } }, shared), new FieldError('map', reason('a key')));
+  }
+});
+
+test('--config-yaml over the size limit is refused before it is parsed', () => {
+  const text = `# ${'x'.repeat(MAX_FILE_BYTES)}`;
+  assert.throws(
+    () => loadBootstrap({ configYaml: text, allowUnknownStaticFields: false }),
+    (e: unknown) => e instanceof Error && e.message === `--config-yaml: text of ${MAX_FILE_BYTES + 2} bytes, larger than ${MAX_FILE_BYTES} (limit)`,
+  );
 });

@@ -117,8 +117,9 @@ test('a resource of another type is refused; a v2 type URL reads as its v3 succe
   fs.writeFileSync(wrong, response('1', [assignment('backend', 1001)]));
   const first = subscribe(t, wrong, 'warn', CLUSTER_RESOURCE);
   first.subscription.start([]);
-  await waitFor('the failure', () => first.recorder.failures.length === 1 || undefined, 5000);
-  assert.equal(first.stats.update_failure.value(), 1);
+  await waitFor('the rejection', () => first.recorder.failures.length === 1 || undefined, 5000);
+  // Read, then refused: a rejection, as Envoy counts a resource its decoder cannot unpack.
+  assert.deepEqual([first.stats.update_rejected.value(), first.stats.update_failure.value()], [1, 0]);
   assert.match(first.recorder.failures[0]!.message, /resources\[0\]\.@type: .*ClusterLoadAssignment does not match the subscription's type envoy\.config\.cluster\.v3\.Cluster/);
 
   const v2 = path.join(dir, 'eds_v2.json');
@@ -130,16 +131,18 @@ test('a resource of another type is refused; a v2 type URL reads as its v3 succe
   assert.equal(second.recorder.updates[0]!.resources[0]!.name, 'backend');
 });
 
-test('unknown fields: counted once each by default, rejected with --reject-unknown-dynamic-fields, silent with --ignore-...', { timeout: 10_000 }, async (t) => {
-  for (const [policy, success, counted] of [['warn', 2, 1], ['ignore', 2, 0], ['reject', 0, 0]] as const) {
+test('unknown fields: counted once each by default, rejected (update_rejected) with --reject-unknown-dynamic-fields, silent with --ignore-...', { timeout: 10_000 }, async (t) => {
+  for (const [policy, success, rejected, counted] of [['warn', 2, 0, 1], ['ignore', 2, 0, 0], ['reject', 0, 2, 0]] as const) {
     const file = path.join(tempDir(t), 'eds.json');
     fs.writeFileSync(file, response('1', [assignment('backend', 1001, { surprise: 1 })]));
-    const { store, stats, subscription } = subscribe(t, file, policy);
+    const { store, stats, recorder, subscription } = subscribe(t, file, policy);
     subscription.start([]);
     replace(file, response('2', [assignment('backend', 1001, { surprise: 2 })]));
-    // Counted as an attempt when read, as a success or failure once decoded and applied.
-    await waitFor('the second read', () => stats.update_success.value() + stats.update_failure.value() === 2 || undefined, 5000);
-    assert.equal(stats.update_success.value(), success, policy);
+    // Counted as an attempt when read, as a success, failure or rejection once decoded and applied.
+    const settled = () => stats.update_success.value() + stats.update_failure.value() + stats.update_rejected.value();
+    await waitFor('the second read', () => settled() === 2 || undefined, 5000);
+    assert.deepEqual([stats.update_success.value(), stats.update_rejected.value(), stats.update_failure.value()], [success, rejected, 0], policy);
     assert.equal(store.scope('server').counter('dynamic_unknown_fields').value(), counted, policy);
+    if (policy === 'reject') assert.match(recorder.failures[0]!.message, /eds\.json: resources\[0\]\.surprise: unknown field$/);
   }
 });

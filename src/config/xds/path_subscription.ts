@@ -7,10 +7,10 @@ import * as path from 'node:path';
 import { watchDirectory } from '../../common/directory_watch';
 import { SerialQueue } from '../../common/serial_queue';
 import type { Logger } from '../../log/logger_api';
-import { asConfigFileError } from '../errors';
+import { asConfigFileError, UnknownFieldError } from '../errors';
 import { readProtoFile } from '../proto_file';
 import type { ProtoSchema } from '../schema';
-import type { DecodedResponse, ResourceDecoder } from './resource_decoder';
+import { type DecodedResponse, type ResourceDecoder, UnusableResourceError } from './resource_decoder';
 import type { ResourceType } from './resource_types';
 import type { Subscription, SubscriptionCallbacks, SubscriptionStats } from './subscription';
 import { versionHash } from './version_hash';
@@ -67,9 +67,13 @@ export class PathSubscription implements Subscription {
       response = await this.read();
     } catch (error) {
       if (this.closed) return;
-      // Unreadable, unparsable, or resources that fail to decode: Envoy counts a failure and
-      // treats it as a rejection, the likelier cause being a bad configuration.
       const reason = asConfigFileError(this.file, error) as Error;
+      if (error instanceof UnknownFieldError || error instanceof UnusableResourceError) {
+        this.rejected(reason, reason.message);
+        return;
+      }
+      // Unreadable or unparsable: Envoy counts a failure and treats it as a rejection, the
+      // likelier cause being a bad configuration.
       this.deps.log.warn(`filesystem config update failure: ${reason.message}`);
       stats.update_failure.inc();
       this.callbacks.onConfigUpdateFailed('update_rejected', reason);
@@ -80,15 +84,20 @@ export class PathSubscription implements Subscription {
       await this.callbacks.onConfigUpdate(response.resources, response.versionInfo);
     } catch (error) {
       if (this.closed) return;
-      this.deps.log.warn(`filesystem config update rejected: ${this.file}: ${(error as Error).message}`);
-      stats.update_rejected.inc();
-      this.callbacks.onConfigUpdateFailed('update_rejected', error as Error);
+      this.rejected(error as Error, `${this.file}: ${(error as Error).message}`);
       return;
     }
     if (this.closed) return;
     stats.update_time.set(Date.now());
     stats.version.set(versionHash(response.versionInfo));
     stats.update_success.inc();
+  }
+
+  /** Read, and refused: by the schema (an unknown field), the decoder or the subscriber. */
+  private rejected(error: Error, logged: string): void {
+    this.deps.log.warn(`filesystem config update rejected: ${logged}`);
+    this.stats.update_rejected.inc();
+    this.callbacks.onConfigUpdateFailed('update_rejected', error);
   }
 
   /** The resources are decoded in slices (the promise rejects at the first invalid field). */

@@ -38,6 +38,12 @@ export interface DecodedResponse {
   readonly resources: readonly DecodedResource[];
 }
 
+/**
+ * A resource that decoded but that the subscription cannot take (of another type, or without a
+ * name): the response was read, and is refused, as Envoy's resource decoder refuses it.
+ */
+export class UnusableResourceError extends FieldError {}
+
 export class ResourceDecoder {
   /** Unknown field paths already reported: each is logged and counted once per process. */
   private readonly reported = new Set<string>();
@@ -109,10 +115,10 @@ export class ResourceDecoder {
     const { '@type': url, ...resource } = value;
     // proto_json resolved the URL to its v3 name: a v2 resource reads as its v3 successor.
     if (url !== `type.googleapis.com/${type.v3TypeName}`) {
-      throw new FieldError(childPath(path, '@type'), `${String(url)} does not match the subscription's type ${type.v3TypeName}`);
+      throw new UnusableResourceError(childPath(path, '@type'), `${String(url)} does not match the subscription's type ${type.v3TypeName}`);
     }
     const name = (resource as JsonObject)[type.nameField];
-    if (typeof name !== 'string' || name === '') throw new FieldError(childPath(path, type.nameField), 'a resource needs a name');
+    if (typeof name !== 'string' || name === '') throw new UnusableResourceError(childPath(path, type.nameField), 'a resource needs a name');
     return { name, resource };
   }
 }

@@ -4,24 +4,52 @@
 // that exists, so that a mistyped path fails at once rather than serving nothing.
 
 import * as fs from 'node:fs';
-import { FieldError } from '../errors';
-import type { NodeInfo } from '../model';
+import { FieldError, FieldErrorCollector } from '../errors';
+import { childPath, indexPath } from '../field_path';
+import type { Bootstrap, NodeInfo } from '../model';
 import type { ConfigSourceConfig } from './config_source';
-import { resourceTypeUrl, type ResourceType } from './resource_types';
+import { CLUSTER_RESOURCE, resourceTypeUrl, type ResourceType } from './resource_types';
+
+/**
+ * The subscriptions the bootstrap starts: CDS, and the EDS of each static cluster (for which,
+ * unlike Envoy, this build does not require the node's identity).
+ * @param node the node after --service-node and --service-cluster
+ * @throws FieldError, or FieldErrors when several sources fail
+ */
+export function checkBootstrapSubscriptions(bootstrap: Bootstrap, node: NodeInfo): void {
+  const errors = new FieldErrorCollector();
+  const cds = bootstrap.dynamicResources.cdsConfig;
+  if (cds !== null) errors.run(() => checkSubscriptionPreconditions(node, cds, CLUSTER_RESOURCE, 'dynamic_resources.cds_config'));
+  bootstrap.clusters.forEach((cluster, i) => {
+    const eds = cluster.edsClusterConfig;
+    if (eds === null) return;
+    errors.run(() => checkFileSourceExists(eds.edsConfig, `${indexPath('static_resources.clusters', i)}.eds_cluster_config.eds_config`));
+  });
+  errors.throwIfAny();
+}
 
 /**
  * @param node the node after --service-node and --service-cluster
  * @param path the config source's field path, e.g. `dynamic_resources.cds_config`
  * @throws FieldError with Envoy's message
  */
-export function checkSubscriptionPreconditions(node: NodeInfo, source: ConfigSourceConfig, type: ResourceType, path: string): void {
+function checkSubscriptionPreconditions(node: NodeInfo, source: ConfigSourceConfig, type: ResourceType, path: string): void {
   if (node.id === '' || node.cluster === '') {
     throw new FieldError(
       path,
       `${resourceTypeUrl(type, source.resourceApiVersion)}: node 'id' and 'cluster' are required. Set it either in 'node' config or via --service-node and --service-cluster options.`,
     );
   }
+  checkFileSourceExists(source, path);
+}
+
+/**
+ * Envoy's checkFilesystemSubscriptionBackingPath, for every file source (CDS, EDS).
+ * @param path the config source's field path, e.g. `static_resources.clusters[0].eds_cluster_config.eds_config`
+ * @throws FieldError at `<path>.path` with Envoy's message
+ */
+export function checkFileSourceExists(source: ConfigSourceConfig, path: string): void {
   if (source.kind === 'path' && !fs.existsSync(source.path)) {
-    throw new FieldError(`${path}.path`, `paths must refer to an existing path in the system: '${source.path}' does not exist`);
+    throw new FieldError(childPath(path, 'path'), `paths must refer to an existing path in the system: '${source.path}' does not exist`);
   }
 }
