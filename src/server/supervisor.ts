@@ -17,7 +17,7 @@ import { initDumpHandler } from '../admin/init_dump_handler';
 import { memoryHandler } from '../admin/memory_handler';
 import { reopenLogsHandler } from '../admin/reopen_logs_handler';
 import { contentionHandler } from '../admin/contention_handler';
-import { cpuProfilerHandler } from '../admin/cpuprofiler_handler';
+import { cpuProfilerHandler, heapProfilerHandler } from '../admin/profiler_handlers';
 import { loggingHandler } from '../admin/logging_handler';
 import { MutexTracer } from '../admin/mutex_tracer';
 import type { AccessLogManager } from '../access_log/access_log_manager';
@@ -69,7 +69,7 @@ import { encodeForWorkers, workerBootstrap, workerClusterConfig, WORKER_PROTOCOL
 import type { LogSettings } from '../log/log_settings';
 import type { LogManager } from '../log/log_manager';
 import { applyLevelChange, currentLogSettings, LevelChange } from '../log/level_change';
-import { ServerCpuProfiler } from './server_cpu_profiler';
+import { ServerProfiler } from './server_profiler';
 
 const LISTEN_BACKLOG = 1024;
 /** After a handover failed, the old epoch's workers may hold a port for a moment longer. */
@@ -655,7 +655,8 @@ export class Supervisor implements ServerInfoSource {
       contentionHandler(tracer),
       ...runtimeHandlers(this.runtime!),
       loggingHandler({ levels: () => this.deps.logs.componentLevels(), change: (change) => this.changeLogLevel(change) }),
-      cpuProfilerHandler(new ServerCpuProfiler({ profilePath, workers: () => this.workers, replyTimeoutMs: PROFILER_REPLY_TIMEOUT_MS })),
+      cpuProfilerHandler(new ServerProfiler({ kind: 'cpu', profilePath, workers: () => this.workers, replyTimeoutMs: PROFILER_REPLY_TIMEOUT_MS })),
+      heapProfilerHandler(new ServerProfiler({ kind: 'heap', profilePath, workers: () => this.workers, replyTimeoutMs: PROFILER_REPLY_TIMEOUT_MS })),
       // The configuration check refuses TLS: no certificate is ever loaded.
       certsHandler(() => this.tlsContexts),
       memoryHandler(async () => [process.memoryUsage(), ...((await this.workers?.memoryUsage(MEMORY_REPLY_TIMEOUT_MS)) ?? [])]),

@@ -20,7 +20,7 @@ import { applyLevelChange } from '../log/level_change';
 import { CertificateWatcher } from '../tls/certificate_watcher';
 import type { TlsContext } from '../tls/tls_context';
 import { ContentionReporter } from './contention_reporter';
-import { cpuProfilePath, CpuProfiler } from './cpu_profiler';
+import { ProcessProfiler, type ProfileKind, profilePath } from './process_profiler';
 import {
   decodeWorkerBootstrap,
   decodeWorkerClusterState,
@@ -57,26 +57,27 @@ interface WorkerControl {
 }
 
 /**
- * POST /logging, /cpuprofiler and GET /memory, whenever they come (start-up included); false for
- * a message that is not one of theirs.
+ * POST /logging, /cpuprofiler, /heapprofiler and GET /memory, whenever they come (start-up
+ * included); false for a message that is not one of theirs.
  */
 function adminRequestHandler(init: WorkerInit, logsOpened: Promise<LogManager>): (m: SupervisorMessage) => boolean {
-  const profiler = new CpuProfiler();
-  const reply = (id: number, file: string | null, error: string | null) => send({ v: WORKER_PROTOCOL_VERSION, type: 'cpu_profile_reply', id, file, error });
+  const profilers: Record<ProfileKind, ProcessProfiler> = { cpu: new ProcessProfiler('cpu'), heap: new ProcessProfiler('heap') };
+  const reply = (kind: ProfileKind, id: number, file: string | null, error: string | null) =>
+    send({ v: WORKER_PROTOCOL_VERSION, type: 'profile_reply', kind, id, file, error });
   return (m) => {
     if (m.type === 'memory_request') {
       send({ v: WORKER_PROTOCOL_VERSION, type: 'memory', id: m.id, usage: process.memoryUsage() });
     } else if (m.type === 'set_log_level') {
       logsOpened.then((logs) => applyLevelChange(logs, m.change), () => undefined);
-    } else if (m.type === 'cpu_profile_start') {
-      profiler.start(cpuProfilePath(m.profilePath, { worker: init.workerIndex })).then(
-        () => reply(m.id, null, null),
-        (e: Error) => reply(m.id, null, e.message),
+    } else if (m.type === 'profile_start') {
+      profilers[m.kind].start(profilePath(m.profilePath, { worker: init.workerIndex }, m.kind)).then(
+        () => reply(m.kind, m.id, null, null),
+        (e: Error) => reply(m.kind, m.id, null, e.message),
       );
-    } else if (m.type === 'cpu_profile_stop') {
-      profiler.stop().then(
-        (file) => reply(m.id, file, file === null ? 'not profiling (started after the profiler was enabled)' : null),
-        (e: Error) => reply(m.id, null, e.message),
+    } else if (m.type === 'profile_stop') {
+      profilers[m.kind].stop().then(
+        (file) => reply(m.kind, m.id, file, file === null ? 'not profiling (started after the profiler was enabled)' : null),
+        (e: Error) => reply(m.kind, m.id, null, e.message),
       );
     } else {
       return false;

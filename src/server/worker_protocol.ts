@@ -10,6 +10,7 @@ import type { RuntimeValues } from '../runtime/runtime';
 import type { LevelChange } from '../log/level_change';
 import type { MutexStats } from '../admin/mutex_tracer';
 import type { HostSlot } from '../stats/stats';
+import type { ProfileKind } from './process_profiler';
 import type { ConsecutiveFailure } from '../upstream/outlier/consecutive_failure';
 
 export const WORKER_PROTOCOL_VERSION = 7;
@@ -161,19 +162,21 @@ export interface WorkerSetLogLevel {
   readonly change: LevelChange;
 }
 
-/** POST /cpuprofiler?enable=y: profile into this worker's file under `profilePath`. */
-export interface WorkerCpuProfileStart {
+/** POST /cpuprofiler or /heapprofiler ?enable=y: profile into this worker's file under `profilePath`. */
+export interface WorkerProfileStart {
   readonly v: typeof WORKER_PROTOCOL_VERSION;
-  readonly type: 'cpu_profile_start';
+  readonly type: 'profile_start';
+  readonly kind: ProfileKind;
   /** Echoed in the reply, so that a late reply to an earlier request is not taken for this one. */
   readonly id: number;
   readonly profilePath: string;
 }
 
-/** POST /cpuprofiler?enable=n: stop and write the profile. */
-export interface WorkerCpuProfileStop {
+/** ?enable=n: stop and write the profile. */
+export interface WorkerProfileStop {
   readonly v: typeof WORKER_PROTOCOL_VERSION;
-  readonly type: 'cpu_profile_stop';
+  readonly type: 'profile_stop';
+  readonly kind: ProfileKind;
   readonly id: number;
 }
 
@@ -189,8 +192,8 @@ export type SupervisorMessage =
   | WorkerClusterAdd
   | WorkerClusterRemove
   | WorkerSetLogLevel
-  | WorkerCpuProfileStart
-  | WorkerCpuProfileStop
+  | WorkerProfileStart
+  | WorkerProfileStop
   | WorkerStopListeners
   | WorkerMemoryRequest;
 
@@ -205,10 +208,11 @@ export interface WorkerFatal {
   readonly message: string;
 }
 
-/** The answer to WorkerCpuProfileStart (error null) or WorkerCpuProfileStop. */
-export interface WorkerCpuProfileReply {
+/** The answer to WorkerProfileStart (error null) or WorkerProfileStop. */
+export interface WorkerProfileReply {
   readonly v: typeof WORKER_PROTOCOL_VERSION;
-  readonly type: 'cpu_profile_reply';
+  readonly type: 'profile_reply';
+  readonly kind: ProfileKind;
   readonly id: number;
   /** The profile written (a stop), or null. */
   readonly file: string | null;
@@ -256,7 +260,7 @@ export interface WorkerHostsPicked {
   readonly addresses: readonly SocketAddress[];
 }
 
-export type WorkerMessage = WorkerReady | WorkerFatal | WorkerCpuProfileReply | WorkerContention | WorkerMemory | WorkerOutlierConsecutiveFailure | WorkerHostsPicked;
+export type WorkerMessage = WorkerReady | WorkerFatal | WorkerProfileReply | WorkerContention | WorkerMemory | WorkerOutlierConsecutiveFailure | WorkerHostsPicked;
 
 export function isMessage<T extends { v: number; type: string }>(m: unknown): m is T {
   return typeof m === 'object' && m !== null && (m as { v?: unknown }).v === WORKER_PROTOCOL_VERSION && typeof (m as { type?: unknown }).type === 'string';
