@@ -19,6 +19,7 @@ import { LiveRuntime } from '../runtime/live_runtime';
 import { applyLevelChange } from '../log/level_change';
 import { CertificateWatcher } from '../tls/certificate_watcher';
 import type { TlsContext } from '../tls/tls_context';
+import { countCaughtFailure } from './caught_failures';
 import { ContentionReporter } from './contention_reporter';
 import { ProcessProfiler, type ProfileKind, profilePath } from './process_profiler';
 import {
@@ -32,6 +33,7 @@ import {
   WorkerStart,
   WORKER_PROTOCOL_VERSION,
 } from './worker_protocol';
+import { failureCounters, statsRecentLookupsGauge } from './server_stats';
 
 function send(m: WorkerMessage): void {
   if (process.connected) process.send!(m);
@@ -98,6 +100,16 @@ async function run(init: WorkerInit, started: Promise<WorkerStart>, control: Wor
   // A worker's waits on the region's locks count in the supervisor's GET /contention.
   if (init.mutexTracing) region.segments.onContention = new ContentionReporter((stats) => send({ v: WORKER_PROTOCOL_VERSION, type: 'contention', stats })).record;
   const store = new SharedStatsStore(region, init.column);
+  // Set before the first lookup: a worker restarted while tracking is on tracks its start too.
+  store.recentLookups.setCapacity(init.recentLookupsCapacity);
+  store.publishLookupTotal(statsRecentLookupsGauge(store));
+  // A bug of ours that escapes to the event loop: counted (the counters outlive this process)
+  // before the worker exits, as before, to be restarted.
+  const failures = failureCounters(store);
+  process.on('uncaughtException', (error) => {
+    countCaughtFailure(failures, error);
+    fatal(`uncaught exception: ${error.stack ?? error.message}`);
+  });
   const bootstrap = decodeWorkerBootstrap(init.bootstrap);
   // Envoy declares a cluster's stats when it builds the cluster: the workers share that out,
   // each its own slice, so that 10,000 clusters' names are interned on every core at once.
@@ -189,6 +201,9 @@ async function run(init: WorkerInit, started: Promise<WorkerStart>, control: Wor
       }
     }
     if (m.type === 'cluster_remove') clusters.remove(m.name);
+    if (m.type === 'recent_lookups_capacity') store.recentLookups.setCapacity(m.capacity);
+    if (m.type === 'recent_lookups_clear') store.clearRecentLookups();
+    if (m.type === 'recent_lookups_request') send({ v: WORKER_PROTOCOL_VERSION, type: 'recent_lookups', id: m.id, lookups: store.recentLookups.snapshot() });
     if (m.type === 'stop_listeners') {
       const names = new Set(m.listeners);
       // Envoy counts a stop per listener per worker.

@@ -10,6 +10,7 @@ import type { RuntimeValues } from '../runtime/runtime';
 import type { LevelChange } from '../log/level_change';
 import type { MutexStats } from '../admin/mutex_tracer';
 import type { HostSlot } from '../stats/stats';
+import type { ProcessLookups } from '../stats/recent_lookups';
 import type { ProfileKind } from './process_profiler';
 import type { ConsecutiveFailure } from '../upstream/outlier/consecutive_failure';
 
@@ -67,6 +68,8 @@ export interface WorkerInit {
   readonly healthCheckFailed: boolean;
   /** --enable-mutex-tracing: report waits on the stats region's locks (WorkerContention). */
   readonly mutexTracing: boolean;
+  /** How many stat names looked up by string to remember now (0: /stats/recentlookups disabled). */
+  readonly recentLookupsCapacity: number;
 }
 
 /** Sent once the supervisor's clusters are initialized: the worker builds its data plane and serves. */
@@ -150,6 +153,26 @@ export interface WorkerMemoryRequest {
   readonly id: number;
 }
 
+/** POST /stats/recentlookups/enable|disable: remember this many names (0: none). */
+export interface WorkerRecentLookupsCapacity {
+  readonly v: typeof WORKER_PROTOCOL_VERSION;
+  readonly type: 'recent_lookups_capacity';
+  readonly capacity: number;
+}
+
+/** POST /stats/recentlookups/clear and /reset_counters: forget the names, restart the total. */
+export interface WorkerRecentLookupsClear {
+  readonly v: typeof WORKER_PROTOCOL_VERSION;
+  readonly type: 'recent_lookups_clear';
+}
+
+/** GET /stats/recentlookups: answer with a WorkerRecentLookups. */
+export interface WorkerRecentLookupsRequest {
+  readonly v: typeof WORKER_PROTOCOL_VERSION;
+  readonly type: 'recent_lookups_request';
+  readonly id: number;
+}
+
 export interface WorkerShutdown {
   readonly v: typeof WORKER_PROTOCOL_VERSION;
   readonly type: 'shutdown';
@@ -195,7 +218,10 @@ export type SupervisorMessage =
   | WorkerProfileStart
   | WorkerProfileStop
   | WorkerStopListeners
-  | WorkerMemoryRequest;
+  | WorkerMemoryRequest
+  | WorkerRecentLookupsCapacity
+  | WorkerRecentLookupsClear
+  | WorkerRecentLookupsRequest;
 
 export interface WorkerReady {
   readonly v: typeof WORKER_PROTOCOL_VERSION;
@@ -235,6 +261,14 @@ export interface WorkerMemory {
   readonly usage: NodeJS.MemoryUsage;
 }
 
+/** The worker's lookups of stats by name string, in answer to a WorkerRecentLookupsRequest. */
+export interface WorkerRecentLookups {
+  readonly v: typeof WORKER_PROTOCOL_VERSION;
+  readonly type: 'recent_lookups';
+  readonly id: number;
+  readonly lookups: ProcessLookups;
+}
+
 /**
  * A host's consecutive failures of one kind reached their threshold (counted by every worker in
  * shared memory; only the worker whose failure reached it sends this): eject the host now.
@@ -260,7 +294,15 @@ export interface WorkerHostsPicked {
   readonly addresses: readonly SocketAddress[];
 }
 
-export type WorkerMessage = WorkerReady | WorkerFatal | WorkerProfileReply | WorkerContention | WorkerMemory | WorkerOutlierConsecutiveFailure | WorkerHostsPicked;
+export type WorkerMessage =
+  | WorkerReady
+  | WorkerFatal
+  | WorkerProfileReply
+  | WorkerContention
+  | WorkerMemory
+  | WorkerRecentLookups
+  | WorkerOutlierConsecutiveFailure
+  | WorkerHostsPicked;
 
 export function isMessage<T extends { v: number; type: string }>(m: unknown): m is T {
   return typeof m === 'object' && m !== null && (m as { v?: unknown }).v === WORKER_PROTOCOL_VERSION && typeof (m as { type?: unknown }).type === 'string';
