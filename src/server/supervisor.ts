@@ -61,6 +61,7 @@ import { TagExtractor } from '../stats/tag_extractor';
 import type { Options } from '../cli/options';
 import { BuildInfo, versionGaugeValue } from './build_info';
 import { xdsNode } from './xds_node';
+import { buildNodeFields } from './build_node_fields';
 import { WORKER_RESTART_BACKOFF } from './backoff';
 import { ServerStats, serverStats } from './server_stats';
 import { countCaughtFailure } from './caught_failures';
@@ -546,7 +547,7 @@ export class Supervisor implements ServerInfoSource {
       clock,
       random: mathRandom,
       stats: this.store!,
-      node: xdsNode(bootstrap, build),
+      node: xdsNode(bootstrap, build, options.disabledExtensions),
       adsConfig: bootstrap.dynamicResources.adsConfig,
       // Validation has made sure the cluster is a static one of the bootstrap.
       clusterAddresses: (name) => this.clusters?.snapshot(name)?.hosts.map((host) => host.address) ?? [],
@@ -671,7 +672,7 @@ export class Supervisor implements ServerInfoSource {
         },
       ),
       listenersHandler(() => this.bound),
-      configDumpHandler(bootstrap, new Date(this.startMs), () => this.dynamicClustersDump()),
+      configDumpHandler(bootstrap, buildNodeFields(build, options.disabledExtensions), new Date(this.startMs), () => this.dynamicClustersDump()),
       contentionHandler(tracer),
       ...runtimeHandlers(this.runtime!),
       loggingHandler({ levels: () => this.deps.logs.componentLevels(), change: (change) => this.changeLogLevel(change) }),

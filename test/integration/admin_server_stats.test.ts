@@ -1,6 +1,7 @@
-// The server.* stats Envoy 1.16 has, through the real binary: memory_physical_size,
-// initialization_time_ms and the failure counters (a fault injected with NODE_OPTIONS=--require
-// makes a worker fail an assertion and an admin handler throw).
+// The server.* stats Envoy 1.16 has and the node it fills in, through the real binary:
+// memory_physical_size, initialization_time_ms, the failure counters (a fault injected with
+// NODE_OPTIONS=--require makes a worker fail an assertion and an admin handler throw), and the
+// bootstrap node's user agent and extensions in /config_dump.
 
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
@@ -30,7 +31,7 @@ function residentBytes(pid: number): number {
   return Number(kb![1]) * 1024;
 }
 
-describe('server.* stats', { timeout: 60_000 }, () => {
+describe('server.* stats and the bootstrap node', { timeout: 60_000 }, () => {
   let upstream: Upstream;
   let proxy: RunningProxy;
   let dir: string;
@@ -78,5 +79,19 @@ describe('server.* stats', { timeout: 60_000 }, () => {
     assert.deepEqual([failed.status, failed.body], [500, 'injected admin failure\n']);
     assert.equal(await proxy.stat('server.proxy_bug_failures'), 1);
     assert.equal(await proxy.stat('server.debug_assertion_failures'), 1);
+  });
+
+  test('/config_dump: the bootstrap node carries the user agent, its build version and the extensions', async () => {
+    const dump = JSON.parse((await proxy.admin('/config_dump')).body) as { configs: { bootstrap?: { node: Record<string, unknown> } }[] };
+    const node = dump.configs[0]!.bootstrap!.node;
+    const info = JSON.parse((await proxy.admin('/server_info?format=json')).body) as { node: Record<string, unknown> };
+    assert.equal(node.user_agent_name, 'proxy');
+    const build = node.user_agent_build_version as { version: Record<string, number>; metadata: Record<string, string> };
+    assert.deepEqual(Object.keys(build.version), ['major_number', 'minor_number', 'patch']);
+    assert.deepEqual(Object.keys(build.metadata), ['build.type', 'ssl.version', 'revision.sha', 'revision.status']);
+    assert.deepEqual(build, info.node.user_agent_build_version);
+    const extensions = node.extensions as { name: string; category: string }[];
+    assert.ok(extensions.some((e) => e.name === 'proxy.filters.http.router' && e.category === 'proxy.filters.http'), JSON.stringify(extensions));
+    assert.deepEqual(extensions, info.node.extensions);
   });
 });
