@@ -124,6 +124,8 @@ export class AdminServer {
     stats: Scope,
     private readonly log: Logger,
     private readonly accessLog: AccessLogSink,
+    /** A handler or renderer threw: a bug of ours, which the server survives (counted, see caught_failures.ts). */
+    private readonly onCaughtFailure: (error: unknown) => void,
   ) {
     for (const h of handlers) this.byPath.set(h.path, h);
     this.stats = adminStats(stats.scope('http.admin'), stats.scope('listener.admin'));
@@ -225,6 +227,7 @@ export class AdminServer {
         await (res.writableLength < STREAM_AHEAD_BYTES ? nextTurn() : drainedOrClosed(res));
       }
     } catch (e) {
+      this.onCaughtFailure(e);
       // Too late for a 500: the client sees the response cut short instead.
       this.log.error(`admin response to ${target} failed: ${(e as Error).stack ?? String(e)}`);
       res.destroy();
@@ -262,6 +265,7 @@ export class AdminServer {
     try {
       return await handler.handle({ method, path, query: parseQuery(formQuery, handler.decodeQuery), headers: req.headers, body });
     } catch (e) {
+      this.onCaughtFailure(e);
       this.log.error(`admin handler ${path} failed: ${(e as Error).stack ?? String(e)}`);
       return { status: 500, body: `${(e as Error).message}\n` };
     }

@@ -192,8 +192,16 @@ export function redactedBootstrap(bootstrap: Bootstrap): JsonObject {
   return redactSensitive(schema, schema.bootstrap, source);
 }
 
-/** `dynamicClusters`: the CDS clusters now (null without CDS). */
-export function configDumpHandler(bootstrap: Bootstrap, loadedAt: Date, dynamicClusters: () => DynamicClustersDump | null = () => null): AdminHandler {
+/**
+ * `nodeFields`: what the server writes into the node (its user agent and extensions), shown in
+ * the bootstrap as Envoy shows them. `dynamicClusters`: the CDS clusters now (null without CDS).
+ */
+export function configDumpHandler(
+  bootstrap: Bootstrap,
+  nodeFields: JsonObject,
+  loadedAt: Date,
+  dynamicClusters: () => DynamicClustersDump | null = () => null,
+): AdminHandler {
   // Redacted once, on first use: the configuration is static, and a large one would delay start-up.
   let source: JsonObject | null = null;
   // An empty field (the home page's form sends one) means no such parameter.
@@ -213,12 +221,18 @@ export function configDumpHandler(bootstrap: Bootstrap, loadedAt: Date, dynamicC
     ],
     handle: (req) =>
       renderConfigDump(
-        (source ??= redactedBootstrap(bootstrap)),
+        (source ??= withNodeFields(redactedBootstrap(bootstrap), nodeFields)),
         loadedAt,
         { includeEds: req.query.has('include_eds'), resource: param(req, 'resource'), mask: param(req, 'mask') },
         dynamicClusters(),
       ),
   };
+}
+
+/** The bootstrap with the server's fields added to its node (node is Bootstrap's first field). */
+function withNodeFields(bootstrap: JsonObject, fields: JsonObject): JsonObject {
+  const { node, ...rest } = bootstrap;
+  return { node: { ...(isJsonObject(node) ? node : {}), ...fields }, ...rest };
 }
 
 /** The inline route_config of every HTTP connection manager; null when there is none. */

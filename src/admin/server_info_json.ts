@@ -1,12 +1,12 @@
 // GET /server_info?format=json: Envoy's envoy.admin.v3.ServerInfo, pretty printed with every
 // primitive field shown (always_print_primitive_fields), keys in Envoy's order. Pure.
 
-import { registeredExtensions, extensionKey, resolveDisabledExtensions } from '../config/extension_registry';
 import type { NodeInfo } from '../config/model';
 import { nodeLocality } from '../config/node_overrides';
 import type { Options } from '../cli/options';
 import type { BuildInfo } from '../server/build_info';
-import { tlsLibrary, versionString } from '../server/build_info';
+import { versionString } from '../server/build_info';
+import { buildNodeFields } from '../server/build_node_fields';
 import type { ServerState } from '../server/server_state';
 
 export interface ServerInfoSnapshot {
@@ -82,44 +82,18 @@ export function commandLineOptions(o: Options): Json {
 const MODE_NAMES: Readonly<Record<Options['mode'], string>> = { serve: 'Serve', validate: 'Validate', init_only: 'InitOnly' };
 
 /** envoy.config.core.v3.Node as the server fills it in (LocalInfo), `envoy` names renamed. */
-function node(n: NodeInfo, build: BuildInfo, disabledEntries: readonly string[]): Json {
-  const disabled = resolveDisabledExtensions(disabledEntries).keys;
+function node(n: NodeInfo, build: BuildInfo, disabledExtensions: readonly string[]): Json {
   const locality = nodeLocality(n);
   return {
     id: n.id,
     cluster: n.cluster,
     // An unset message is not printed, even with always_print_primitive_fields.
     ...(locality !== null ? { locality: { region: locality.region, zone: locality.zone, sub_zone: locality.subZone } } : {}),
-    user_agent_name: 'proxy',
-    user_agent_build_version: userAgentBuildVersion(build),
-    extensions: registeredExtensions().map((e) => ({
-      name: e.name,
-      category: e.category,
-      type_descriptor: e.typeDescriptor,
-      disabled: disabled.has(extensionKey(e.category, e.name)),
-    })),
+    ...buildNodeFields(build, disabledExtensions),
     hidden_proxy_deprecated_build_version: versionString(build),
     client_features: [],
     listening_addresses: [],
   };
-}
-
-/** core.v3.BuildVersion of this binary: what the node tells admin readers and management servers. */
-export function userAgentBuildVersion(build: BuildInfo): { [key: string]: Json } {
-  return {
-    version: semanticVersion(build.version),
-    metadata: {
-      'build.type': build.buildMode,
-      'ssl.version': tlsLibrary(),
-      'revision.sha': build.revision,
-      'revision.status': build.treeStatus,
-    },
-  };
-}
-
-function semanticVersion(version: string): Json {
-  const [major = 0, minor = 0, patch = 0] = version.split(/[.-]/).map((part) => Number(part) || 0);
-  return { major_number: major, minor_number: minor, patch };
 }
 
 /** google.protobuf.Duration in proto JSON: `10s`, `1.500s` (0, 3, 6 or 9 fraction digits). */

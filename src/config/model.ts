@@ -28,7 +28,7 @@ export interface Locality {
 export interface AdminConfig {
   readonly address: SocketAddress;
   readonly accessLogPath: string;
-  /** Where POST /cpuprofiler writes, before each process's suffix (see cpu_profiler.ts). */
+  /** Where POST /cpuprofiler and /heapprofiler write, before each process's suffix (see process_profiler.ts). */
   readonly profilePath: string;
 }
 

@@ -17,7 +17,7 @@ import { initDumpHandler } from '../admin/init_dump_handler';
 import { memoryHandler } from '../admin/memory_handler';
 import { reopenLogsHandler } from '../admin/reopen_logs_handler';
 import { contentionHandler } from '../admin/contention_handler';
-import { cpuProfilerHandler } from '../admin/cpuprofiler_handler';
+import { cpuProfilerHandler, heapProfilerHandler } from '../admin/profiler_handlers';
 import { loggingHandler } from '../admin/logging_handler';
 import { MutexTracer } from '../admin/mutex_tracer';
 import type { AccessLogManager } from '../access_log/access_log_manager';
@@ -27,6 +27,7 @@ import { BoundListener, listenersHandler } from '../admin/listeners_handler';
 import { serverHandlers } from '../admin/server_handlers';
 import { statsHandlers } from '../admin/stats_handler';
 import { resetCountersHandler } from '../admin/reset_counters_handler';
+import { recentLookupsHandlers } from '../admin/recent_lookups_handler';
 import { runtimeHandlers } from '../admin/runtime_handler';
 import { LiveRuntime } from '../runtime/live_runtime';
 import { RuntimeLoader } from '../runtime/runtime_loader';
@@ -60,8 +61,10 @@ import { TagExtractor } from '../stats/tag_extractor';
 import type { Options } from '../cli/options';
 import { BuildInfo, versionGaugeValue } from './build_info';
 import { xdsNode } from './xds_node';
+import { buildNodeFields } from './build_node_fields';
 import { WORKER_RESTART_BACKOFF } from './backoff';
 import { ServerStats, serverStats } from './server_stats';
+import { countCaughtFailure } from './caught_failures';
 import { SERVER_STATE_GAUGE, ServerInfoSource, ServerState } from './server_state';
 import { monotonicUsec, NotifyFields, SystemdNotifier } from './systemd_notify';
 import { WorkerPool } from './worker_pool';
@@ -69,7 +72,8 @@ import { encodeForWorkers, workerBootstrap, workerClusterConfig, WORKER_PROTOCOL
 import type { LogSettings } from '../log/log_settings';
 import type { LogManager } from '../log/log_manager';
 import { applyLevelChange, currentLogSettings, LevelChange } from '../log/level_change';
-import { ServerCpuProfiler } from './server_cpu_profiler';
+import { ServerProfiler } from './server_profiler';
+import { ServerRecentLookups } from './server_recent_lookups';
 
 const LISTEN_BACKLOG = 1024;
 /** After a handover failed, the old epoch's workers may hold a port for a moment longer. */
@@ -78,8 +82,8 @@ const REBIND_TIMEOUT_MS = 5000;
 const RUNTIME_POLL_MS = 10_000;
 /** A worker writes a long profile before it answers; one that dies answers by exiting. */
 const PROFILER_REPLY_TIMEOUT_MS = 10_000;
-/** How long GET /memory waits for a worker's figures. */
-const MEMORY_REPLY_TIMEOUT_MS = 2000;
+/** How long GET /memory and /stats/recentlookups wait for a worker's figures. */
+const ADMIN_REPLY_TIMEOUT_MS = 2000;
 /** How often the preparation of /stats output looks again while a response is being streamed. */
 const STATS_PREPARATION_BACKOFF_MS = 20;
 
@@ -114,6 +118,8 @@ export interface SupervisorDeps {
 export class Supervisor implements ServerInfoSource {
   readonly restartEpoch: number;
   private readonly startMs = Date.now();
+  /** When this epoch began to start, for server.initialization_time_ms. */
+  private readonly startedAt = performance.now();
   private readonly log: Logger;
   private hotRestart: HotRestart | null = null;
   private handle: RegionHandle | null = null;
@@ -126,6 +132,10 @@ export class Supervisor implements ServerInfoSource {
   /** The circuit breakers' gauges and limits, over every worker's counts. */
   private circuitBreakers: CircuitBreakerStats | null = null;
   private stats: ServerStats | null = null;
+  /** /stats/recentlookups over this epoch's processes. */
+  private recentLookups: ServerRecentLookups | null = null;
+  /** server.total_connections' slot, read at every update (server.parent_connections). */
+  private totalConnectionsSlot = -1;
   private workerColumns: number[] = [];
   /**
    * The listen sockets this epoch serves, by listener name, in config order: what workers
@@ -229,6 +239,9 @@ export class Supervisor implements ServerInfoSource {
     this.store.reader.onSortedRuns((names, slots, cut, shape) => this.tags.nameRun(names, slots, cut, shape));
     this.workerColumns = Array.from({ length: options.concurrency }, () => region.claimColumn(epoch, process.pid));
     this.stats = serverStats(this.store);
+    this.store.publishLookupTotal(this.stats.statsRecentLookups);
+    this.recentLookups = new ServerRecentLookups({ store: this.store, workers: () => this.workers, replyTimeoutMs: ADMIN_REPLY_TIMEOUT_MS });
+    this.totalConnectionsSlot = this.store.names.intern('server.total_connections', StatKind.Gauge, 0);
     // The generation is the parent's (still the current epoch's) plus one.
     this.stats.hotRestartGeneration.set(this.stats.hotRestartGeneration.value() + 1);
     this.previousEpoch = region.currentEpoch;
@@ -335,6 +348,7 @@ export class Supervisor implements ServerInfoSource {
         runtime: this.runtime!.values(),
         healthCheckFailed: this.healthCheckFailed,
         mutexTracing: this.tracer !== null,
+        recentLookupsCapacity: this.recentLookups!.capacity,
       }),
       onMessage: (m) => {
         if (m.type === 'contention') this.tracer?.merge(m.stats);
@@ -384,6 +398,7 @@ export class Supervisor implements ServerInfoSource {
       }, options.parentShutdownTimeS * 1000);
     }
     this.setState('LIVE');
+    this.stats.initializationTimeMs.recordValue(performance.now() - this.startedAt);
     this.stats.live.set(this.healthCheckFailed ? 0 : 1);
     this.log.info(`all ${options.concurrency} workers started; serving`);
     void this.prepareStatsOutput();
@@ -532,7 +547,7 @@ export class Supervisor implements ServerInfoSource {
       clock,
       random: mathRandom,
       stats: this.store!,
-      node: xdsNode(bootstrap, build),
+      node: xdsNode(bootstrap, build, options.disabledExtensions),
       adsConfig: bootstrap.dynamicResources.adsConfig,
       // Validation has made sure the cluster is a static one of the bootstrap.
       clusterAddresses: (name) => this.clusters?.snapshot(name)?.hosts.map((host) => host.address) ?? [],
@@ -584,7 +599,7 @@ export class Supervisor implements ServerInfoSource {
     // Only the newest epoch keeps the columns; an older one is on its way out.
     if (region.currentEpoch === epoch) {
       reclaimColumns(this.store!, epoch);
-      const slot = this.store!.names.intern('server.total_connections', StatKind.Gauge, 0);
+      const slot = this.totalConnectionsSlot;
       const reader = this.store!.reader;
       s.parentConnections.set(reader.gaugeValue(slot, false) - reader.gaugeValue(slot, true));
     }
@@ -594,6 +609,7 @@ export class Supervisor implements ServerInfoSource {
     const mem = process.memoryUsage();
     s.memoryAllocated.set(mem.heapUsed);
     s.memoryHeapSize.set(mem.heapTotal);
+    s.memoryPhysicalSize.set(mem.rss);
   }
 
   /** A failed notification costs systemd's view of the service, never the service itself. */
@@ -638,7 +654,12 @@ export class Supervisor implements ServerInfoSource {
         quit: () => void this.stop('admin /quitquitquit').then(() => this.deps.exit(0)),
       }),
       ...statsHandlers(() => this.snapshot(), this.prometheus),
-      resetCountersHandler(() => this.store!.reader.resetCounters()),
+      // As Envoy: a reset also clears the recent lookups.
+      resetCountersHandler(() => {
+        this.store!.reader.resetCounters();
+        this.recentLookups!.clear();
+      }),
+      ...recentLookupsHandlers(this.recentLookups!),
       ...healthCheckHandlers((failed) => this.setHealthCheckFailed(failed)),
       clustersHandler(
         () => this.clusters?.snapshots() ?? [],
@@ -651,14 +672,15 @@ export class Supervisor implements ServerInfoSource {
         },
       ),
       listenersHandler(() => this.bound),
-      configDumpHandler(bootstrap, new Date(this.startMs), () => this.dynamicClustersDump()),
+      configDumpHandler(bootstrap, buildNodeFields(build, options.disabledExtensions), new Date(this.startMs), () => this.dynamicClustersDump()),
       contentionHandler(tracer),
       ...runtimeHandlers(this.runtime!),
       loggingHandler({ levels: () => this.deps.logs.componentLevels(), change: (change) => this.changeLogLevel(change) }),
-      cpuProfilerHandler(new ServerCpuProfiler({ profilePath, workers: () => this.workers, replyTimeoutMs: PROFILER_REPLY_TIMEOUT_MS })),
+      cpuProfilerHandler(new ServerProfiler({ kind: 'cpu', profilePath, workers: () => this.workers, replyTimeoutMs: PROFILER_REPLY_TIMEOUT_MS })),
+      heapProfilerHandler(new ServerProfiler({ kind: 'heap', profilePath, workers: () => this.workers, replyTimeoutMs: PROFILER_REPLY_TIMEOUT_MS })),
       // The supervisor's own copies of the static listeners' and clusters' TLS contexts, which its watcher reloads.
       certsHandler(() => this.tlsContexts),
-      memoryHandler(async () => [process.memoryUsage(), ...((await this.workers?.memoryUsage(MEMORY_REPLY_TIMEOUT_MS)) ?? [])]),
+      memoryHandler(async () => [process.memoryUsage(), ...((await this.workers?.memoryUsage(ADMIN_REPLY_TIMEOUT_MS)) ?? [])]),
       drainListenersHandler((r) => this.drainListeners(r)),
       reopenLogsHandler(this.deps.reopenAllLogs),
       // Until the workers serve them, every listener waits for them.
@@ -669,7 +691,8 @@ export class Supervisor implements ServerInfoSource {
       ),
     );
     const accessLog = await this.deps.accessLogs.open(accessLogPath);
-    this.admin = new AdminServer(handlers, this.store!, this.deps.log('admin'), accessLog);
+    const failures = this.stats!.failures;
+    this.admin = new AdminServer(handlers, this.store!, this.deps.log('admin'), accessLog, (error) => countCaughtFailure(failures, error));
     const bound = await this.admin.listen(address, port);
     this.log.info(`admin address: ${bound.address}:${bound.port}`);
     if (options.adminAddressPath) {

@@ -19,8 +19,9 @@ import { LiveRuntime } from '../runtime/live_runtime';
 import { applyLevelChange } from '../log/level_change';
 import { CertificateWatcher } from '../tls/certificate_watcher';
 import type { TlsContext } from '../tls/tls_context';
+import { countCaughtFailure } from './caught_failures';
 import { ContentionReporter } from './contention_reporter';
-import { cpuProfilePath, CpuProfiler } from './cpu_profiler';
+import { ProcessProfiler, type ProfileKind, profilePath } from './process_profiler';
 import {
   decodeWorkerBootstrap,
   decodeWorkerClusterState,
@@ -32,6 +33,7 @@ import {
   WorkerStart,
   WORKER_PROTOCOL_VERSION,
 } from './worker_protocol';
+import { failureCounters, statsRecentLookupsGauge } from './server_stats';
 
 function send(m: WorkerMessage): void {
   if (process.connected) process.send!(m);
@@ -57,26 +59,27 @@ interface WorkerControl {
 }
 
 /**
- * POST /logging, /cpuprofiler and GET /memory, whenever they come (start-up included); false for
- * a message that is not one of theirs.
+ * POST /logging, /cpuprofiler, /heapprofiler and GET /memory, whenever they come (start-up
+ * included); false for a message that is not one of theirs.
  */
 function adminRequestHandler(init: WorkerInit, logsOpened: Promise<LogManager>): (m: SupervisorMessage) => boolean {
-  const profiler = new CpuProfiler();
-  const reply = (id: number, file: string | null, error: string | null) => send({ v: WORKER_PROTOCOL_VERSION, type: 'cpu_profile_reply', id, file, error });
+  const profilers: Record<ProfileKind, ProcessProfiler> = { cpu: new ProcessProfiler('cpu'), heap: new ProcessProfiler('heap') };
+  const reply = (kind: ProfileKind, id: number, file: string | null, error: string | null) =>
+    send({ v: WORKER_PROTOCOL_VERSION, type: 'profile_reply', kind, id, file, error });
   return (m) => {
     if (m.type === 'memory_request') {
       send({ v: WORKER_PROTOCOL_VERSION, type: 'memory', id: m.id, usage: process.memoryUsage() });
     } else if (m.type === 'set_log_level') {
       logsOpened.then((logs) => applyLevelChange(logs, m.change), () => undefined);
-    } else if (m.type === 'cpu_profile_start') {
-      profiler.start(cpuProfilePath(m.profilePath, { worker: init.workerIndex })).then(
-        () => reply(m.id, null, null),
-        (e: Error) => reply(m.id, null, e.message),
+    } else if (m.type === 'profile_start') {
+      profilers[m.kind].start(profilePath(m.profilePath, { worker: init.workerIndex }, m.kind)).then(
+        () => reply(m.kind, m.id, null, null),
+        (e: Error) => reply(m.kind, m.id, null, e.message),
       );
-    } else if (m.type === 'cpu_profile_stop') {
-      profiler.stop().then(
-        (file) => reply(m.id, file, file === null ? 'not profiling (started after the profiler was enabled)' : null),
-        (e: Error) => reply(m.id, null, e.message),
+    } else if (m.type === 'profile_stop') {
+      profilers[m.kind].stop().then(
+        (file) => reply(m.kind, m.id, file, file === null ? 'not profiling (started after the profiler was enabled)' : null),
+        (e: Error) => reply(m.kind, m.id, null, e.message),
       );
     } else {
       return false;
@@ -97,6 +100,16 @@ async function run(init: WorkerInit, started: Promise<WorkerStart>, control: Wor
   // A worker's waits on the region's locks count in the supervisor's GET /contention.
   if (init.mutexTracing) region.segments.onContention = new ContentionReporter((stats) => send({ v: WORKER_PROTOCOL_VERSION, type: 'contention', stats })).record;
   const store = new SharedStatsStore(region, init.column);
+  // Set before the first lookup: a worker restarted while tracking is on tracks its start too.
+  store.recentLookups.setCapacity(init.recentLookupsCapacity);
+  store.publishLookupTotal(statsRecentLookupsGauge(store));
+  // A bug of ours that escapes to the event loop: counted (the counters outlive this process)
+  // before the worker exits, as before, to be restarted.
+  const failures = failureCounters(store);
+  process.on('uncaughtException', (error) => {
+    countCaughtFailure(failures, error);
+    fatal(`uncaught exception: ${error.stack ?? error.message}`);
+  });
   const bootstrap = decodeWorkerBootstrap(init.bootstrap);
   // Envoy declares a cluster's stats when it builds the cluster: the workers share that out,
   // each its own slice, so that 10,000 clusters' names are interned on every core at once.
@@ -188,6 +201,9 @@ async function run(init: WorkerInit, started: Promise<WorkerStart>, control: Wor
       }
     }
     if (m.type === 'cluster_remove') clusters.remove(m.name);
+    if (m.type === 'recent_lookups_capacity') store.recentLookups.setCapacity(m.capacity);
+    if (m.type === 'recent_lookups_clear') store.clearRecentLookups();
+    if (m.type === 'recent_lookups_request') send({ v: WORKER_PROTOCOL_VERSION, type: 'recent_lookups', id: m.id, lookups: store.recentLookups.snapshot() });
     if (m.type === 'stop_listeners') {
       const names = new Set(m.listeners);
       // Envoy counts a stop per listener per worker.

@@ -10,6 +10,8 @@ import type { RuntimeValues } from '../runtime/runtime';
 import type { LevelChange } from '../log/level_change';
 import type { MutexStats } from '../admin/mutex_tracer';
 import type { HostSlot } from '../stats/stats';
+import type { ProcessLookups } from '../stats/recent_lookups';
+import type { ProfileKind } from './process_profiler';
 import type { ConsecutiveFailure } from '../upstream/outlier/consecutive_failure';
 
 export const WORKER_PROTOCOL_VERSION = 7;
@@ -66,6 +68,8 @@ export interface WorkerInit {
   readonly healthCheckFailed: boolean;
   /** --enable-mutex-tracing: report waits on the stats region's locks (WorkerContention). */
   readonly mutexTracing: boolean;
+  /** How many stat names looked up by string to remember now (0: /stats/recentlookups disabled). */
+  readonly recentLookupsCapacity: number;
 }
 
 /** Sent once the supervisor's clusters are initialized: the worker builds its data plane and serves. */
@@ -149,6 +153,26 @@ export interface WorkerMemoryRequest {
   readonly id: number;
 }
 
+/** POST /stats/recentlookups/enable|disable: remember this many names (0: none). */
+export interface WorkerRecentLookupsCapacity {
+  readonly v: typeof WORKER_PROTOCOL_VERSION;
+  readonly type: 'recent_lookups_capacity';
+  readonly capacity: number;
+}
+
+/** POST /stats/recentlookups/clear and /reset_counters: forget the names, restart the total. */
+export interface WorkerRecentLookupsClear {
+  readonly v: typeof WORKER_PROTOCOL_VERSION;
+  readonly type: 'recent_lookups_clear';
+}
+
+/** GET /stats/recentlookups: answer with a WorkerRecentLookups. */
+export interface WorkerRecentLookupsRequest {
+  readonly v: typeof WORKER_PROTOCOL_VERSION;
+  readonly type: 'recent_lookups_request';
+  readonly id: number;
+}
+
 export interface WorkerShutdown {
   readonly v: typeof WORKER_PROTOCOL_VERSION;
   readonly type: 'shutdown';
@@ -161,19 +185,21 @@ export interface WorkerSetLogLevel {
   readonly change: LevelChange;
 }
 
-/** POST /cpuprofiler?enable=y: profile into this worker's file under `profilePath`. */
-export interface WorkerCpuProfileStart {
+/** POST /cpuprofiler or /heapprofiler ?enable=y: profile into this worker's file under `profilePath`. */
+export interface WorkerProfileStart {
   readonly v: typeof WORKER_PROTOCOL_VERSION;
-  readonly type: 'cpu_profile_start';
+  readonly type: 'profile_start';
+  readonly kind: ProfileKind;
   /** Echoed in the reply, so that a late reply to an earlier request is not taken for this one. */
   readonly id: number;
   readonly profilePath: string;
 }
 
-/** POST /cpuprofiler?enable=n: stop and write the profile. */
-export interface WorkerCpuProfileStop {
+/** ?enable=n: stop and write the profile. */
+export interface WorkerProfileStop {
   readonly v: typeof WORKER_PROTOCOL_VERSION;
-  readonly type: 'cpu_profile_stop';
+  readonly type: 'profile_stop';
+  readonly kind: ProfileKind;
   readonly id: number;
 }
 
@@ -189,10 +215,13 @@ export type SupervisorMessage =
   | WorkerClusterAdd
   | WorkerClusterRemove
   | WorkerSetLogLevel
-  | WorkerCpuProfileStart
-  | WorkerCpuProfileStop
+  | WorkerProfileStart
+  | WorkerProfileStop
   | WorkerStopListeners
-  | WorkerMemoryRequest;
+  | WorkerMemoryRequest
+  | WorkerRecentLookupsCapacity
+  | WorkerRecentLookupsClear
+  | WorkerRecentLookupsRequest;
 
 export interface WorkerReady {
   readonly v: typeof WORKER_PROTOCOL_VERSION;
@@ -205,10 +234,11 @@ export interface WorkerFatal {
   readonly message: string;
 }
 
-/** The answer to WorkerCpuProfileStart (error null) or WorkerCpuProfileStop. */
-export interface WorkerCpuProfileReply {
+/** The answer to WorkerProfileStart (error null) or WorkerProfileStop. */
+export interface WorkerProfileReply {
   readonly v: typeof WORKER_PROTOCOL_VERSION;
-  readonly type: 'cpu_profile_reply';
+  readonly type: 'profile_reply';
+  readonly kind: ProfileKind;
   readonly id: number;
   /** The profile written (a stop), or null. */
   readonly file: string | null;
@@ -229,6 +259,14 @@ export interface WorkerMemory {
   readonly type: 'memory';
   readonly id: number;
   readonly usage: NodeJS.MemoryUsage;
+}
+
+/** The worker's lookups of stats by name string, in answer to a WorkerRecentLookupsRequest. */
+export interface WorkerRecentLookups {
+  readonly v: typeof WORKER_PROTOCOL_VERSION;
+  readonly type: 'recent_lookups';
+  readonly id: number;
+  readonly lookups: ProcessLookups;
 }
 
 /**
@@ -256,7 +294,15 @@ export interface WorkerHostsPicked {
   readonly addresses: readonly SocketAddress[];
 }
 
-export type WorkerMessage = WorkerReady | WorkerFatal | WorkerCpuProfileReply | WorkerContention | WorkerMemory | WorkerOutlierConsecutiveFailure | WorkerHostsPicked;
+export type WorkerMessage =
+  | WorkerReady
+  | WorkerFatal
+  | WorkerProfileReply
+  | WorkerContention
+  | WorkerMemory
+  | WorkerRecentLookups
+  | WorkerOutlierConsecutiveFailure
+  | WorkerHostsPicked;
 
 export function isMessage<T extends { v: number; type: string }>(m: unknown): m is T {
   return typeof m === 'object' && m !== null && (m as { v?: unknown }).v === WORKER_PROTOCOL_VERSION && typeof (m as { type?: unknown }).type === 'string';

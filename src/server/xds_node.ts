@@ -1,14 +1,15 @@
 // The node a management server sees in discovery requests (Envoy's LocalInfo node): the
-// bootstrap's id, cluster, locality (after --service-* overrides) and metadata, and this build
-// as the user agent.
+// bootstrap's id, cluster, locality (after --service-* overrides) and metadata, and this build:
+// its user agent and extensions.
 
-import { userAgentBuildVersion } from '../admin/server_info_json';
 import { isJsonObject, type JsonObject, messageField } from '../config/json';
 import type { Bootstrap } from '../config/model';
 import { nodeLocality } from '../config/node_overrides';
 import type { BuildInfo } from './build_info';
+import { buildNodeFields } from './build_node_fields';
 
-export function xdsNode(bootstrap: Bootstrap, build: BuildInfo): JsonObject {
+/** @param disabledExtensions --disable-extensions */
+export function xdsNode(bootstrap: Bootstrap, build: BuildInfo, disabledExtensions: readonly string[]): JsonObject {
   const { node } = bootstrap;
   const locality = nodeLocality(node);
   const source = isJsonObject(bootstrap.source) ? (messageField(bootstrap.source, 'node') ?? {}) : {};
@@ -18,7 +19,6 @@ export function xdsNode(bootstrap: Bootstrap, build: BuildInfo): JsonObject {
     cluster: node.cluster,
     ...(metadata !== undefined ? { metadata } : {}),
     ...(locality !== null ? { locality: { region: locality.region, zone: locality.zone, sub_zone: locality.subZone } } : {}),
-    user_agent_name: 'proxy',
-    user_agent_build_version: userAgentBuildVersion(build),
+    ...buildNodeFields(build, disabledExtensions),
   };
 }

@@ -6,7 +6,8 @@
 import { bucketIndex, BUCKET_COUNT } from './histogram_buckets';
 import { HostStatSum } from './host_stat_sum';
 import { HostTable } from './host_table';
-import { NameTable, SlotRecord } from './name_table';
+import { NameTable, SlotRecord, StatGroup } from './name_table';
+import { RecentLookups } from './recent_lookups';
 import { StatsReader } from './reader';
 import { StatsRegion } from './region';
 import { CHUNK_SHIFT, CHUNK_SLOTS, HISTOGRAM_SUM_BYTES, HOST_STAT_NAMES, type HostStatName, SlotField, SlotFlag, StatKind } from './region_layout';
@@ -221,6 +222,13 @@ export class SharedStatsStore implements StatsStore {
   readonly names: NameTable;
   readonly hosts: HostTable;
   readonly reader: StatsReader;
+  /**
+   * This process's lookups of a stat by name string (Envoy's symbol table lookups): every call
+   * that turns a name into a stat, whether this process has a handle for it already or not.
+   */
+  readonly recentLookups = new RecentLookups();
+  /** Where this process's lookup total is published (server.stats_recent_lookups); see publishLookupTotal. */
+  private lookupTotal: Gauge | null = null;
   private readonly counters = new Map<string, Counter>();
   private readonly gauges = new Map<string, Gauge>();
   private readonly histograms = new Map<string, Histogram>();
@@ -231,7 +239,25 @@ export class SharedStatsStore implements StatsStore {
     this.reader = new StatsReader(region, this.names);
   }
 
+  /** From now on this process's part of `gauge` is its lookup total, kept current at every lookup. */
+  publishLookupTotal(gauge: Gauge): void {
+    this.lookupTotal = gauge;
+    gauge.set(this.recentLookups.total);
+  }
+
+  /** Forgets the names remembered and restarts the total (/stats/recentlookups/clear). */
+  clearRecentLookups(): void {
+    this.recentLookups.clear();
+    this.lookupTotal?.set(0);
+  }
+
+  private lookedUp(name: string): void {
+    this.recentLookups.lookup(name);
+    this.lookupTotal?.set(this.recentLookups.total);
+  }
+
   counter(name: string): Counter {
+    this.lookedUp(name);
     let c = this.counters.get(name);
     if (!c) {
       c = this.orLocal(name, () => {
@@ -245,6 +271,7 @@ export class SharedStatsStore implements StatsStore {
   }
 
   gauge(name: string, mode: GaugeImportMode = 'accumulate'): Gauge {
+    this.lookedUp(name);
     let g = this.gauges.get(name);
     if (!g) {
       const neverImport = mode === 'never_import';
@@ -259,6 +286,7 @@ export class SharedStatsStore implements StatsStore {
   }
 
   histogram(name: string, unit: HistogramUnit): Histogram {
+    this.lookedUp(name);
     let h = this.histograms.get(name);
     if (!h) {
       h = this.orLocal(name, () => {
@@ -287,6 +315,14 @@ export class SharedStatsStore implements StatsStore {
 
   scope(prefix: string): Scope {
     return new PrefixScope(this, prefix);
+  }
+
+  /** Declares every name of `groups` under `prefix` (see NameTable.internAll): a lookup of each. */
+  declareAll(prefix: string, groups: readonly StatGroup[]): void {
+    const count = groups.reduce((n, group) => n + group.names.length, 0);
+    this.recentLookups.lookupAll(count, () => groups.flatMap((group) => group.names.map((name) => prefix + group.scope + name)));
+    this.lookupTotal?.set(this.recentLookups.total);
+    this.names.internAll(prefix, groups);
   }
 
   /** This writer's statistics of a host slot the supervisor allocated. */
@@ -321,6 +357,11 @@ export class SharedStatsStore implements StatsStore {
    * circuit breaker's open connections), zero when first made. Never listed by /stats.
    */
   cells(name: string, count: number): SharedCounts {
+    this.lookedUp(name);
+    return this.cellsOf(name, count);
+  }
+
+  private cellsOf(name: string, count: number): SharedCounts {
     const slot = this.names.intern(name, StatKind.Cells, 0);
     const { words, index } = this.names.record(slot)!;
     const block = this.region.segments.readOrAllocate(words, index + SlotField.ObjectAddress, sharedCountsBytes(count));
@@ -337,11 +378,12 @@ export class SharedStatsStore implements StatsStore {
    */
   existingCells(name: string, count: number): SharedCounts | null {
     // Looked up, not interned: 10,000 clusters no worker has used yet leave no slots behind.
+    this.lookedUp(name);
     const slot = this.names.lookup(name);
     if (slot < 0) return null;
     const { words, index } = this.names.record(slot)!;
     if (Atomics.load(words, index + SlotField.ObjectLength) !== count) return null;
-    return this.cells(name, count);
+    return this.cellsOf(name, count);
   }
 
   /** This column's block of a histogram (allocated on its first sample when `allocate`). */

@@ -156,5 +156,5 @@ export function declareClusterStatNames(store: SharedStatsStore, config: Cluster
   if (config.http2ProtocolOptions !== null) groups.push({ scope: 'http2.', names: HTTP2_CODEC_COUNTERS, kind: StatKind.Counter, flags: 0 });
   groups.push(...circuitBreakerStatGroups(config), ...transportSocketStatGroups(config));
   // One call: the cluster's names take one run of slots (see NameTable.internAll).
-  store.names.internAll(`cluster.${config.statName}.`, groups);
+  store.declareAll(`cluster.${config.statName}.`, groups);
 }

@@ -161,9 +161,14 @@ export async function listenerPort(adminUrl: string, name: string): Promise<numb
 /**
  * Starts a serving proxy on `config` (a bootstrap object) and waits for /ready. The admin block
  * is filled in (127.0.0.1:0, access log in the temp dir) unless the config has one.
- * `startTimeoutMs` bounds each wait (the admin address, then /ready).
+ * `startTimeoutMs` bounds each wait (the admin address, then /ready); `env` is added to ours.
  */
-export async function startProxy(config: Record<string, unknown>, args: readonly string[] = [], startTimeoutMs = 15_000): Promise<RunningProxy> {
+export async function startProxy(
+  config: Record<string, unknown>,
+  args: readonly string[] = [],
+  startTimeoutMs = 15_000,
+  env: NodeJS.ProcessEnv = {},
+): Promise<RunningProxy> {
   const dir = makeTempDir();
   const admin = config.admin ?? {
     access_log_path: path.join(dir, 'admin_access.log'),
@@ -172,7 +177,7 @@ export async function startProxy(config: Record<string, unknown>, args: readonly
   const configPath = path.join(dir, 'bootstrap.json');
   fs.writeFileSync(configPath, JSON.stringify({ ...config, admin }, null, 1));
   const addressPath = path.join(dir, 'admin_address');
-  const proc = spawnProxy(['-c', configPath, '--admin-address-path', addressPath, '--disable-hot-restart', '--concurrency', '1', ...args], { dir });
+  const proc = spawnProxy(['-c', configPath, '--admin-address-path', addressPath, '--disable-hot-restart', '--concurrency', '1', ...args], { dir, env });
   try {
     const address = await waitFor('the admin address file', () => {
       if (proc.child.exitCode !== null) throw new Error(`proxy exited with ${proc.child.exitCode}: ${proc.stderr}`);

@@ -18,6 +18,7 @@ let base: string;
 const accessLog: string[] = [];
 let bigStarted = 0;
 let endlessStopped = false;
+const caught: unknown[] = [];
 
 function handler(path: string, body: () => Iterable<string>): AdminHandler {
   return { path, help: path, mutatesState: false, decodeQuery: true, handle: () => ({ status: 200, body: body() }) };
@@ -36,8 +37,12 @@ before(async () => {
         endlessStopped = true;
       }
     }),
+    handler('/broken', function* () {
+      yield CHUNK;
+      throw new Error('renderer bug');
+    }),
   ];
-  server = new AdminServer(handlers, createHeapStatsStore(), silentLogger, { write: (line) => accessLog.push(line) });
+  server = new AdminServer(handlers, createHeapStatsStore(), silentLogger, { write: (line) => accessLog.push(line) }, (e) => caught.push(e));
   const address = await server.listen('127.0.0.1', 0);
   base = `http://127.0.0.1:${address.port}`;
 });
@@ -85,4 +90,13 @@ test('a client that disconnects mid-stream stops the generator', { timeout: 30_0
     });
   });
   await waitFor('the generator to stop', () => (endlessStopped ? true : undefined), 10_000);
+});
+
+test('a renderer that throws cuts the response short and is reported as a caught failure', { timeout: 10_000 }, async () => {
+  await assert.rejects(request(`${base}/broken`));
+  await waitFor('the failure reported', () => (caught.length > 0 ? true : undefined));
+  assert.deepEqual(
+    caught.map((e) => (e as Error).message),
+    ['renderer bug'],
+  );
 });

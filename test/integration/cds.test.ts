@@ -364,6 +364,14 @@ describe('CDS and EDS over ADS from a gRPC management server, two workers', TIME
     await untilBothWorkersReach(listener, a!, workers, 'both workers to reach a');
     // One stream carries both types.
     assert.deepEqual(new Set(xds.requests.map((r) => r.path)), new Set(['/envoy.service.discovery.v3.AggregatedDiscoveryService/StreamAggregatedResources']));
+    // The node names this build as Envoy's does: user agent, build version and extensions.
+    const node = xds.requests[0]!.node!;
+    assert.equal(node.user_agent_name, 'proxy');
+    // A google.protobuf.Struct, as the server decodes it.
+    const buildVersion = node.user_agent_build_version as { metadata: { fields: Record<string, unknown> } };
+    assert.deepEqual(Object.keys(buildVersion.metadata.fields).sort(), ['build.type', 'revision.sha', 'revision.status', 'ssl.version']);
+    const extensions = node.extensions as { name: string; category: string; disabled: boolean }[];
+    assert.ok(extensions.some((e) => e.name === 'proxy.filters.network.tcp_proxy' && e.category === 'proxy.filters.network' && !e.disabled), JSON.stringify(extensions));
 
     xds.setResources(CLA_TYPE, 'e2', [endpoints(b!)]);
     await untilBothWorkersReach(listener, b!, workers, 'both workers to reach b');

@@ -20,7 +20,7 @@ function assertProfile(file: string): void {
   assert.ok(Array.isArray(profile.samples), file);
 }
 
-describe('POST /cpuprofiler', { timeout: 90_000 }, () => {
+describe('POST /cpuprofiler and /heapprofiler', { timeout: 90_000 }, () => {
   let upstream: Upstream;
   let proxy: RunningProxy;
   let dir: string;
@@ -69,6 +69,35 @@ describe('POST /cpuprofiler', { timeout: 90_000 }, () => {
     assert.equal((await proxy.admin('/cpuprofiler?enable=n', 'POST')).status, 200);
   });
 
+  test('/heapprofiler, Envoy\'s answers: usage, not started, already started', async () => {
+    for (const query of ['', '?enable=yes', '?enable=y&x=1']) {
+      assert.deepEqual(await proxy.admin(`/heapprofiler${query}`, 'POST').then((r) => [r.status, r.body]), [400, '?enable=<y|n>\n'], query);
+    }
+    assert.deepEqual(await proxy.admin('/heapprofiler?enable=n', 'POST').then((r) => [r.status, r.body]), [400, 'Fail to stop heap profiler: not started']);
+    assert.deepEqual(await proxy.admin('/heapprofiler?enable=y', 'POST').then((r) => [r.status, r.body]), [200, 'Starting heap profiler']);
+    assert.deepEqual(await proxy.admin('/heapprofiler?enable=y', 'POST').then((r) => [r.status, r.body]), [400, 'Fail to start heap profiler: already started']);
+    assert.equal((await proxy.admin('/heapprofiler?enable=n', 'POST')).status, 200);
+  });
+
+  test('/heapprofiler: a heap profile of the supervisor and each worker, each in its own file, while the CPU profiler runs too', async () => {
+    assert.equal((await proxy.admin('/heapprofiler?enable=y', 'POST')).status, 200);
+    assert.equal((await proxy.admin('/cpuprofiler?enable=y', 'POST')).status, 200);
+    const port = await proxy.listenerPort('http_in');
+    for (let i = 0; i < 50; i++) assert.equal((await request(`http://127.0.0.1:${port}/p${i}`)).status, 200);
+    const r = await proxy.admin('/heapprofiler?enable=n', 'POST');
+    const files = ['supervisor', 'worker-0', 'worker-1'].map((owner) => `${profilePath}.${owner}.heapprofile`);
+    assert.deepEqual([r.status, r.body], [200, `Heap profiler stopped and data written to ${files.join(', ')}.`]);
+    for (const file of files) {
+      // V8's sampling heap profile: the tree of the sampled allocations still live, and the samples.
+      const profile = JSON.parse(fs.readFileSync(file, 'utf8')) as { head: { callFrame: { functionName: string }; children: unknown[] }; samples: unknown[] };
+      assert.equal(profile.head.callFrame.functionName, '(root)', file);
+      assert.ok(Array.isArray(profile.head.children) && Array.isArray(profile.samples), file);
+    }
+    // The CPU profiler was left running: its own disable writes its own files.
+    const cpu = await proxy.admin('/cpuprofiler?enable=n', 'POST');
+    assert.equal(cpu.status, 200);
+    assert.match(cpu.body, /worker-1\.cpuprofile\nOK\n$/);
+  });
   test('a worker that dies while profiling does not hold up the disable', async () => {
     assert.equal((await proxy.admin('/cpuprofiler?enable=y', 'POST')).status, 200);
     const workers = proxy.groupPids().filter((pid) => pid !== proxy.pid);

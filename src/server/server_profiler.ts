@@ -1,10 +1,10 @@
-// POST /cpuprofiler across the processes of one epoch: the supervisor profiles itself and asks
-// every worker to profile itself, each into its own file (cpuProfilePath). Requests are taken
-// one at a time, so an enable and a disable never interleave.
+// POST /cpuprofiler or /heapprofiler across the processes of one epoch: the supervisor profiles
+// itself and asks every worker to profile itself, each into its own file (profilePath). Requests
+// are taken one at a time, so an enable and a disable never interleave.
 
-import { cpuProfilePath, CpuProfiler } from './cpu_profiler';
+import { ProcessProfiler, type ProfileKind, profilePath } from './process_profiler';
 import type { WorkerPool, WorkerReply } from './worker_pool';
-import { SupervisorMessage, WorkerCpuProfileReply, WorkerMessage, WORKER_PROTOCOL_VERSION } from './worker_protocol';
+import { SupervisorMessage, WorkerMessage, WorkerProfileReply, WORKER_PROTOCOL_VERSION } from './worker_protocol';
 
 export type StartOutcome =
   | { readonly kind: 'started' }
@@ -16,7 +16,8 @@ export type StopOutcome =
   | { readonly kind: 'not_enabled' }
   | { readonly kind: 'stopped'; readonly files: readonly string[]; readonly failures: readonly string[] };
 
-export interface ServerCpuProfilerDeps {
+export interface ServerProfilerDeps {
+  readonly kind: ProfileKind;
   /** The bootstrap's admin.profile_path. */
   readonly profilePath: string;
   /** Null before the workers are forked. */
@@ -25,13 +26,15 @@ export interface ServerCpuProfilerDeps {
   readonly replyTimeoutMs: number;
 }
 
-export class ServerCpuProfiler {
-  private readonly own = new CpuProfiler();
+export class ServerProfiler {
+  private readonly own: ProcessProfiler;
   private enabled = false;
   private nextId = 1;
   private queue: Promise<unknown> = Promise.resolve();
 
-  constructor(private readonly deps: ServerCpuProfilerDeps) {}
+  constructor(private readonly deps: ServerProfilerDeps) {
+    this.own = new ProcessProfiler(deps.kind);
+  }
 
   start(): Promise<StartOutcome> {
     return this.serialized(() => this.doStart());
@@ -49,14 +52,14 @@ export class ServerCpuProfiler {
 
   private async doStart(): Promise<StartOutcome> {
     if (this.enabled) return { kind: 'already_enabled' };
-    const { profilePath } = this.deps;
+    const { kind, profilePath: base } = this.deps;
     try {
-      await this.own.start(cpuProfilePath(profilePath, 'supervisor'));
+      await this.own.start(profilePath(base, 'supervisor', kind));
     } catch (e) {
       return { kind: 'failed', reasons: [`supervisor: ${(e as Error).message}`] };
     }
     this.enabled = true;
-    const replies = await this.askWorkers((id) => ({ v: WORKER_PROTOCOL_VERSION, type: 'cpu_profile_start', id, profilePath }));
+    const replies = await this.askWorkers((id) => ({ v: WORKER_PROTOCOL_VERSION, type: 'profile_start', kind, id, profilePath: base }));
     const reasons = replies.flatMap((r) => (r.reply === null ? [this.noAnswer(r.index)] : r.reply.error === null ? [] : [`worker ${r.index}: ${r.reply.error}`]));
     if (reasons.length === 0) return { kind: 'started' };
     await this.doStop();
@@ -74,7 +77,7 @@ export class ServerCpuProfiler {
     } catch (e) {
       failures.push(`supervisor: ${(e as Error).message}`);
     }
-    const replies = await this.askWorkers((id) => ({ v: WORKER_PROTOCOL_VERSION, type: 'cpu_profile_stop', id }));
+    const replies = await this.askWorkers((id) => ({ v: WORKER_PROTOCOL_VERSION, type: 'profile_stop', kind: this.deps.kind, id }));
     for (const r of replies) {
       if (r.reply === null) failures.push(this.noAnswer(r.index));
       else if (r.reply.error !== null) failures.push(`worker ${r.index}: ${r.reply.error}`);
@@ -83,11 +86,12 @@ export class ServerCpuProfiler {
     return { kind: 'stopped', files, failures };
   }
 
-  private askWorkers(make: (id: number) => SupervisorMessage): Promise<WorkerReply<WorkerCpuProfileReply>[]> {
+  private askWorkers(make: (id: number) => SupervisorMessage): Promise<WorkerReply<WorkerProfileReply>[]> {
     const workers = this.deps.workers();
     if (workers === null) return Promise.resolve([]);
     const id = this.nextId++;
-    const isReply = (m: WorkerMessage): m is WorkerCpuProfileReply => m.type === 'cpu_profile_reply' && m.id === id;
+    const { kind } = this.deps;
+    const isReply = (m: WorkerMessage): m is WorkerProfileReply => m.type === 'profile_reply' && m.kind === kind && m.id === id;
     return workers.ask(() => make(id), isReply, this.deps.replyTimeoutMs);
   }
 
