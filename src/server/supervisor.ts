@@ -68,6 +68,7 @@ import { WorkerPool } from './worker_pool';
 import { encodeForWorkers, workerBootstrap, workerClusterConfig, WORKER_PROTOCOL_VERSION } from './worker_protocol';
 import type { LogSettings } from '../log/log_settings';
 import type { LogManager } from '../log/log_manager';
+import { ConnectionIds } from '../log/connection_log';
 import { applyLevelChange, currentLogSettings, LevelChange } from '../log/level_change';
 import { ServerCpuProfiler } from './server_cpu_profiler';
 
@@ -669,7 +670,8 @@ export class Supervisor implements ServerInfoSource {
       ),
     );
     const accessLog = await this.deps.accessLogs.open(accessLogPath);
-    this.admin = new AdminServer(handlers, this.store!, this.deps.log('admin'), accessLog);
+    const traffic = { ids: ConnectionIds.forSupervisor(options.concurrency), connHandler: this.deps.log('conn_handler'), http: this.deps.log('http') };
+    this.admin = new AdminServer(handlers, this.store!, this.deps.log('admin'), accessLog, traffic);
     const bound = await this.admin.listen(address, port);
     this.log.info(`admin address: ${bound.address}:${bound.port}`);
     if (options.adminAddressPath) {

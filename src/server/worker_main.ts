@@ -16,6 +16,7 @@ import { nodeLocality } from '../config/node_overrides';
 import { ClusterManager } from '../upstream/cluster_manager';
 import { declareClusterStatNames } from '../upstream/cluster_stats';
 import { LiveRuntime } from '../runtime/live_runtime';
+import { ConnectionIds } from '../log/connection_log';
 import { applyLevelChange } from '../log/level_change';
 import { CertificateWatcher } from '../tls/certificate_watcher';
 import type { TlsContext } from '../tls/tls_context';
@@ -109,6 +110,7 @@ async function run(init: WorkerInit, started: Promise<WorkerStart>, control: Wor
   const { clusters: snapshots, dynamicClusters } = decodeWorkerClusterState(start.clusters);
   declareShare(dynamicClusters, bootstrap.clusters.length);
   const logFactory = loggerFactory(logs);
+  const ids = ConnectionIds.forWorker(init.workerIndex, init.workerCount);
   const clock = new SystemClock();
   const clusters = new ClusterManager({
     configs: bootstrap.clusters,
@@ -119,6 +121,7 @@ async function run(init: WorkerInit, started: Promise<WorkerStart>, control: Wor
     localClusterName: bootstrap.localClusterName,
     localLocality: nodeLocality(bootstrap.node),
     log: logFactory,
+    connectionIds: ids,
     reportsTables: init.workerIndex === 0,
     buildOnFirstUse: true,
     onConsecutiveFailure: (cluster, host, failure) => send({ v: WORKER_PROTOCOL_VERSION, type: 'outlier_consecutive_failure', cluster, host, failure }),
@@ -132,12 +135,13 @@ async function run(init: WorkerInit, started: Promise<WorkerStart>, control: Wor
     stats: store,
     clusters,
     log: logFactory,
+    ids,
     drain,
     runtime: control.runtime,
     healthCheckFailed: () => control.healthCheckFailed,
     clock,
   });
-  const listeners = new ListenerManager({ stats: store, log: logFactory });
+  const listeners = new ListenerManager({ stats: store, log: logFactory, ids });
   const tlsContexts: TlsContext[] = [];
   for (const [i, name] of start.listeners.entries()) {
     if (name === null) {

@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import * as http from 'node:http';
 import { after, before, test } from 'node:test';
 import { AdminHandler, AdminServer } from '../../src/admin/admin_server';
+import { ConnectionIds } from '../../src/log/connection_log';
 import { createHeapStatsStore } from '../../src/stats/store';
 import { silentLogger } from '../helpers/data_plane';
 import { request, waitFor } from '../helpers/proxy_process';
@@ -37,7 +38,7 @@ before(async () => {
       }
     }),
   ];
-  server = new AdminServer(handlers, createHeapStatsStore(), silentLogger, { write: (line) => accessLog.push(line) });
+  server = new AdminServer(handlers, createHeapStatsStore(), silentLogger, { write: (line) => accessLog.push(line) }, { ids: ConnectionIds.forOneProcess(), connHandler: silentLogger, http: silentLogger });
   const address = await server.listen('127.0.0.1', 0);
   base = `http://127.0.0.1:${address.port}`;
 });
