@@ -18,6 +18,7 @@ import { memoryHandler } from '../admin/memory_handler';
 import { reopenLogsHandler } from '../admin/reopen_logs_handler';
 import { contentionHandler } from '../admin/contention_handler';
 import { cpuProfilerHandler } from '../admin/cpuprofiler_handler';
+import { fineGrainLoggingHandler } from '../admin/fine_grain_logging_handler';
 import { loggingHandler } from '../admin/logging_handler';
 import { MutexTracer } from '../admin/mutex_tracer';
 import type { AccessLogManager } from '../access_log/access_log_manager';
@@ -67,7 +68,7 @@ import { monotonicUsec, NotifyFields, SystemdNotifier } from './systemd_notify';
 import { WorkerPool } from './worker_pool';
 import { encodeForWorkers, workerBootstrap, workerClusterConfig, WORKER_PROTOCOL_VERSION } from './worker_protocol';
 import type { LogSettings } from '../log/log_settings';
-import type { LogManager } from '../log/log_manager';
+import type { LoggerLevel, LogManager } from '../log/log_manager';
 import { ConnectionIds } from '../log/connection_log';
 import { applyLevelChange, currentLogSettings, LevelChange } from '../log/level_change';
 import { ServerCpuProfiler } from './server_cpu_profiler';
@@ -81,6 +82,8 @@ const RUNTIME_POLL_MS = 10_000;
 const PROFILER_REPLY_TIMEOUT_MS = 10_000;
 /** How long GET /memory waits for a worker's figures. */
 const MEMORY_REPLY_TIMEOUT_MS = 2000;
+/** How long POST /logging, with fine-grain logging, waits for a worker's file loggers. */
+const FILE_LOGGERS_REPLY_TIMEOUT_MS = 2000;
 /** How often the preparation of /stats output looks again while a response is being streamed. */
 const STATS_PREPARATION_BACKOFF_MS = 20;
 
@@ -419,6 +422,16 @@ export class Supervisor implements ServerInfoSource {
     this.workers?.broadcast({ v: WORKER_PROTOCOL_VERSION, type: 'set_log_level', change });
   }
 
+  /** Fine-grain logging: the file loggers of this process and of every worker that answers, by path. */
+  private async fileLevels(): Promise<LoggerLevel[]> {
+    const all = new Map<string, LoggerLevel>();
+    const workers = (await this.workers?.fileLoggers(FILE_LOGGERS_REPLY_TIMEOUT_MS)) ?? [];
+    for (const loggers of [this.deps.logs.fileLevels(), ...workers]) {
+      for (const logger of loggers) if (!all.has(logger.name)) all.set(logger.name, logger);
+    }
+    return [...all.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  }
+
   /** SIGUSR1: every worker reopens its --log-path (logrotate moved the file away). */
   reopenLogs(): void {
     this.workers?.broadcast({ v: WORKER_PROTOCOL_VERSION, type: 'reopen_logs' });
@@ -655,7 +668,9 @@ export class Supervisor implements ServerInfoSource {
       configDumpHandler(bootstrap, new Date(this.startMs), () => this.dynamicClustersDump()),
       contentionHandler(tracer),
       ...runtimeHandlers(this.runtime!),
-      loggingHandler({ levels: () => this.deps.logs.componentLevels(), change: (change) => this.changeLogLevel(change) }),
+      this.deps.logs.fineGrain
+        ? fineGrainLoggingHandler({ fileLevels: () => this.fileLevels(), change: (change) => this.changeLogLevel(change) })
+        : loggingHandler({ levels: () => this.deps.logs.componentLevels(), change: (change) => this.changeLogLevel(change) }),
       cpuProfilerHandler(new ServerCpuProfiler({ profilePath, workers: () => this.workers, replyTimeoutMs: PROFILER_REPLY_TIMEOUT_MS })),
       // The configuration check refuses TLS: no certificate is ever loaded.
       certsHandler(() => this.tlsContexts),

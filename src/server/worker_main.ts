@@ -69,6 +69,9 @@ function adminRequestHandler(init: WorkerInit, logsOpened: Promise<LogManager>):
       send({ v: WORKER_PROTOCOL_VERSION, type: 'memory', id: m.id, usage: process.memoryUsage() });
     } else if (m.type === 'set_log_level') {
       logsOpened.then((logs) => applyLevelChange(logs, m.change), () => undefined);
+    } else if (m.type === 'file_loggers_request') {
+      // After the level changes sent before it, which wait for the log the same way.
+      logsOpened.then((logs) => send({ v: WORKER_PROTOCOL_VERSION, type: 'file_loggers', id: m.id, loggers: logs.fileLevels() }), () => undefined);
     } else if (m.type === 'cpu_profile_start') {
       profiler.start(cpuProfilePath(m.profilePath, { worker: init.workerIndex })).then(
         () => reply(m.id, null, null),

@@ -8,6 +8,7 @@ import type { LogSettings } from '../log/log_settings';
 import type { DrainStrategy } from '../hot_restart/drain_manager';
 import type { RuntimeValues } from '../runtime/runtime';
 import type { LevelChange } from '../log/level_change';
+import type { LoggerLevel } from '../log/log_manager';
 import type { MutexStats } from '../admin/mutex_tracer';
 import type { HostSlot } from '../stats/stats';
 import type { ConsecutiveFailure } from '../upstream/outlier/consecutive_failure';
@@ -149,6 +150,13 @@ export interface WorkerMemoryRequest {
   readonly id: number;
 }
 
+/** POST /logging with fine-grain logging: answer with a WorkerFileLoggers carrying the same id. */
+export interface WorkerFileLoggersRequest {
+  readonly v: typeof WORKER_PROTOCOL_VERSION;
+  readonly type: 'file_loggers_request';
+  readonly id: number;
+}
+
 export interface WorkerShutdown {
   readonly v: typeof WORKER_PROTOCOL_VERSION;
   readonly type: 'shutdown';
@@ -192,7 +200,8 @@ export type SupervisorMessage =
   | WorkerCpuProfileStart
   | WorkerCpuProfileStop
   | WorkerStopListeners
-  | WorkerMemoryRequest;
+  | WorkerMemoryRequest
+  | WorkerFileLoggersRequest;
 
 export interface WorkerReady {
   readonly v: typeof WORKER_PROTOCOL_VERSION;
@@ -221,6 +230,14 @@ export interface WorkerContention {
   readonly v: typeof WORKER_PROTOCOL_VERSION;
   readonly type: 'contention';
   readonly stats: MutexStats;
+}
+
+/** The worker's file loggers and their levels, in answer to a WorkerFileLoggersRequest. */
+export interface WorkerFileLoggers {
+  readonly v: typeof WORKER_PROTOCOL_VERSION;
+  readonly type: 'file_loggers';
+  readonly id: number;
+  readonly loggers: readonly LoggerLevel[];
 }
 
 /** process.memoryUsage() of the worker, in answer to a WorkerMemoryRequest. */
@@ -256,7 +273,15 @@ export interface WorkerHostsPicked {
   readonly addresses: readonly SocketAddress[];
 }
 
-export type WorkerMessage = WorkerReady | WorkerFatal | WorkerCpuProfileReply | WorkerContention | WorkerMemory | WorkerOutlierConsecutiveFailure | WorkerHostsPicked;
+export type WorkerMessage =
+  | WorkerReady
+  | WorkerFatal
+  | WorkerCpuProfileReply
+  | WorkerContention
+  | WorkerMemory
+  | WorkerFileLoggers
+  | WorkerOutlierConsecutiveFailure
+  | WorkerHostsPicked;
 
 export function isMessage<T extends { v: number; type: string }>(m: unknown): m is T {
   return typeof m === 'object' && m !== null && (m as { v?: unknown }).v === WORKER_PROTOCOL_VERSION && typeof (m as { type?: unknown }).type === 'string';
