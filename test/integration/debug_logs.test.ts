@@ -34,7 +34,9 @@ before(async () => {
   upstream = await startUpstream('backend');
   logDir = makeTempDir();
   logPath = path.join(logDir, 'proxy.log');
-  proxy = await startProxy(routedBootstrap(upstream.port), ['-l', 'debug', '--log-path', logPath, '--log-format', '[%P][%l][%n] %v']);
+  const bootstrap = routedBootstrap(upstream.port);
+  bootstrap.static_resources.clusters[0].health_checks = [{ timeout: '1s', interval: '1s', unhealthy_threshold: 1, healthy_threshold: 1, http_health_check: { path: '/healthz' } }];
+  proxy = await startProxy(bootstrap, ['-l', 'debug', '--log-path', logPath, '--log-format', '[%P][%l][%n] %v']);
 });
 
 after(async () => {
@@ -93,4 +95,10 @@ test('an admin request logs its request headers line, from the supervisor', { ti
   assert.match(entry.message, /^\[C\d+\]\[S\d+\] request headers complete \(end_stream=true\):\n':authority', '127\.0\.0\.1:\d+'\n/);
   const [, c] = /^\[C(\d+)\]/.exec(entry.message)!;
   assert.ok(entries(logPath).some((e) => e.pid === proxy.pid && e.component === 'conn_handler' && e.message.startsWith(`[C${c}] new connection`)));
+});
+
+test('a health check logs its outcome, from the supervisor', { timeout: 30_000 }, async () => {
+  const entry = await waitFor('the health check line', () => entries(logPath).find((e) => e.component === 'hc'));
+  assert.equal(entry.pid, proxy.pid);
+  assert.equal(entry.message, `hc success for 127.0.0.1:${upstream.port} in cluster 'backend': health_flags=healthy\n`);
 });
