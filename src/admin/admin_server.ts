@@ -220,14 +220,15 @@ export class AdminServer {
   private logRequestHeaders(req: http.IncomingMessage): void {
     const connection = this.connectionIds.get(req.socket);
     const stream = this.traffic.ids.nextStream();
-    const endStream = req.headers['content-length'] === undefined || req.headers['content-length'] === '0';
+    const length = req.headers['content-length'];
+    const endStream = (length === undefined || length === '0') && req.headers['transfer-encoding'] === undefined;
     const pairs = [':authority', req.headers.host ?? '', ':path', req.url ?? '', ':method', req.method ?? ''];
     const raw = req.rawHeaders;
     for (let i = 0; i < raw.length; i += 2) {
       const name = raw[i].toLowerCase();
       if (name !== 'host') pairs.push(name, raw[i + 1]);
     }
-    this.traffic.http.debug(`[C${connection}][S${stream}] request headers complete (end_stream=${endStream && req.headers['transfer-encoding'] === undefined}):\n${headerDump(pairs)}`);
+    this.traffic.http.debug(`[C${connection}][S${stream}] request headers complete (end_stream=${endStream}):\n${headerDump(pairs)}`);
   }
 
   /** Responses whose bodies are being streamed now (a /stats render, say). */

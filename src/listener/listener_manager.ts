@@ -166,7 +166,7 @@ class ActiveListener {
 export class ListenerManager {
   private readonly listeners: ActiveListener[] = [];
   private readonly totalConnections: Gauge;
-
+  /** `conn_handler`. */
   private readonly connHandlerLog: Logger;
 
   constructor(private readonly deps: ListenerManagerDeps) {

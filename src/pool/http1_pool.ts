@@ -136,9 +136,9 @@ export class Http1ConnectionPool implements ConnectionPool, ConnectionOwner {
   /** A connection is free: the oldest waiting request gets it, or it goes idle. */
   private release(connection: Http1ClientConnection): void {
     for (let next = this.admission.dequeue(); next !== undefined; next = this.admission.dequeue()) {
-      // A request refused by max_requests leaves the connection free for the next one.
       const log = this.target.logs.pool;
       if (log.enabled('debug')) log.debug(`[C${connection.id}] attaching to next request`);
+      // A request refused by max_requests leaves the connection free for the next one.
       if (this.attach(connection, next.decoder, next.callbacks)) return;
     }
     if (this.draining) {

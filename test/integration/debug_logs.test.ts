@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
+import * as http2 from 'node:http2';
 import * as path from 'node:path';
 import { after, before, test } from 'node:test';
 import { request, startUpstream, type Upstream } from '../helpers/http_peers';
@@ -101,4 +102,30 @@ test('a health check logs its outcome, from the supervisor', { timeout: 30_000 }
   const entry = await waitFor('the health check line', () => entries(logPath).find((e) => e.component === 'hc'));
   assert.equal(entry.pid, proxy.pid);
   assert.equal(entry.message, `hc success for 127.0.0.1:${upstream.port} in cluster 'backend': health_flags=healthy\n`);
+});
+
+test('an HTTP/2 stream logs its codec, headers and response lines with its ids', { timeout: 30_000 }, async () => {
+  const port = await proxy.listenerPort('http_in');
+  const session = http2.connect(`http://127.0.0.1:${port}`);
+  try {
+    const status = await new Promise<number>((resolve, reject) => {
+      const stream = session.request({ ':path': '/h2-debug' });
+      stream.on('response', (headers) => resolve(Number(headers[':status'])));
+      stream.on('error', reject);
+      stream.resume();
+    });
+    assert.equal(status, 200);
+  } finally {
+    session.close();
+  }
+  const all = await waitFor('the HTTP/2 response line', () => {
+    const logged = entries(logPath);
+    return logged.some((e) => e.component === 'http' && /^\[C\d+\]\[S\d+\] encoding headers via codec \(end_stream=false\):\n':status', '200'\n/.test(e.message)) ? logged : undefined;
+  });
+  const headers = all.find((e) => e.component === 'http' && e.message.includes("':path', '/h2-debug'\n"));
+  assert.ok(headers);
+  const [, c, s] = /^\[C(\d+)\]\[S(\d+)\] request headers complete \(end_stream=true\):\n/.exec(headers.message)!;
+  assert.ok(all.some((e) => e.component === 'http' && e.message === `[C${c}] codec: http2\n`));
+  assert.ok(all.some((e) => e.component === 'router' && e.message.startsWith(`[C${c}][S${s}] cluster 'backend' match for URL '/h2-debug'`)));
+  assert.ok(all.some((e) => e.component === 'http' && e.message.startsWith(`[C${c}][S${s}] encoding headers via codec (end_stream=false):\n':status', '200'\n`)));
 });

@@ -271,6 +271,14 @@ class ActiveStream implements DownstreamStream, HttpFilterCallbacks, TimedStream
     return false;
   }
 
+  /** Envoy's `encoding headers via codec` line. */
+  private logEncodedHeaders(headers: http2.OutgoingHttpHeaders, endStream: boolean): void {
+    const log = this.owner.factory.deps.log;
+    if (!log.enabled('debug')) return;
+    const pairs = Object.entries(headers).flatMap(([name, value]) => [value ?? ''].flat().flatMap((v) => [name, String(v)]));
+    log.debug(`[C${this.connectionId}][S${this.streamId}] encoding headers via codec (end_stream=${endStream}):\n${headerDump(pairs)}`);
+  }
+
   // ---- DownstreamStream -------------------------------------------------------------------
 
   sendLocalReply(status: number, body: string, extraHeaders: readonly string[] = NO_HEADERS): void {
@@ -285,6 +293,7 @@ class ActiveStream implements DownstreamStream, HttpFilterCallbacks, TimedStream
     this.stats.chargeResponseCode(status);
     this.maybeDrain();
     const bodiless = length === 0 || this.request?.method === 'HEAD';
+    this.logEncodedHeaders(headers, bodiless);
     this.stream.respond(headers, { endStream: bodiless });
     if (!bodiless) this.stream.end(body);
     this.endStream();
@@ -316,6 +325,7 @@ class ActiveStream implements DownstreamStream, HttpFilterCallbacks, TimedStream
     headers['x-proxy-upstream-service-time'] = String(upstreamServiceTimeMs);
     this.maybeDrain();
     const endStream = upstream.bodyLength === 0 || this.request?.method === 'HEAD' || status === 204 || status === 304;
+    this.logEncodedHeaders(headers, endStream);
     this.stream.respond(headers, { endStream });
     if (endStream) this.responseEnded = true;
   }
@@ -338,6 +348,8 @@ class ActiveStream implements DownstreamStream, HttpFilterCallbacks, TimedStream
 
   resetStream(): void {
     if (!this.active) return;
+    const log = this.owner.factory.deps.log;
+    if (log.enabled('debug')) log.debug(`[C${this.connectionId}][S${this.streamId}] stream reset`);
     this.stats.downstream_rq_tx_reset.inc();
     this.owner.factory.http2Stats.tx_reset.inc();
     resetWithInternalError(this.stream);

@@ -191,6 +191,7 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
   private readonly properCase: boolean;
 
   // The current stream.
+  /** Its number in log lines. */
   streamId = 0;
   private streamActive = false;
   private request: RequestHead | null = null;
