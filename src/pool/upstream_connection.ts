@@ -183,6 +183,7 @@ export class UpstreamConnection {
   /** Node's `onread` callback: `length` bytes are in the read buffer; true keeps reading. */
   private readonly onSocketRead = (length: number): boolean => {
     this.cluster.stats.counters.upstream_cx_rx_bytes_total.add(length);
+    if (this.log.enabled('trace')) this.log.trace(`[C${this.id}] read returns: ${length}`);
     // The bytes leave the shared buffer before the next read can overwrite it.
     const chunk = Buffer.allocUnsafe(length);
     this.readBuffer.copy(chunk, 0, 0, length);
@@ -192,6 +193,7 @@ export class UpstreamConnection {
 
   private readonly onSocketData = (chunk: Buffer): void => {
     this.cluster.stats.counters.upstream_cx_rx_bytes_total.add(chunk.length);
+    if (this.log.enabled('trace')) this.log.trace(`[C${this.id}] read returns: ${chunk.length}`);
     this.callbacks.onData(chunk);
   };
 

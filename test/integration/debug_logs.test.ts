@@ -85,6 +85,7 @@ test('one proxied request logs its connection, stream, route, pool and upstream 
   line('router', `${stream}upstream headers complete: end_stream=false`);
   assert.match(line('http', `${stream}encoding headers via codec (end_stream=false):\n`).message, /^.*\n':status', '200'\n/);
   line('client', `[C${u}] response complete`);
+  assert.deepEqual(all.filter((e) => e.level === 'trace'), [], 'no trace line at -l debug');
 });
 
 test('an admin request logs its request headers line, from the supervisor', { timeout: 30_000 }, async () => {

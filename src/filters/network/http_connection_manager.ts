@@ -439,6 +439,8 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
   private readonly onSocketData = (chunk: Buffer): void => {
     this.stats.downstream_cx_rx_bytes_total.add(chunk.length);
     if (this.closing) return;
+    const log = this.factory.deps.log;
+    if (log.enabled('trace')) log.trace(`[C${this.connectionId}] parsing ${chunk.length} bytes`);
     try {
       this.parser.execute(chunk);
     } catch (e) {
