@@ -591,6 +591,7 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
     if (!this.streamActive) {
       // The error came before a request head: account for it as a request of its own.
       this.streamActive = true;
+      this.streamId = this.factory.deps.ids.nextStream();
       this.request = null;
       this.stats.downstream_rq_total.inc();
       this.stats.downstream_rq_http1_total.inc();
