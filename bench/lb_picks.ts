@@ -13,7 +13,7 @@ import { createHeapStatsStore } from '../src/stats/store';
 import { Cluster } from '../src/upstream/cluster';
 import { type LoadBalancerContext, mathRandom } from '../src/upstream/lb/load_balancer';
 import { LOAD_BALANCERS } from '../src/upstream/lb/load_balancer_registry';
-import { silentLogger, staticCluster } from '../test/helpers/data_plane';
+import { silentConnectionLogs, silentLogger, staticCluster } from '../test/helpers/data_plane';
 import { staticSnapshots } from '../test/helpers/membership';
 import { seeded } from '../test/helpers/load_balancer';
 
@@ -46,7 +46,7 @@ function cluster(policy: LbPolicy, n: number, weighted: boolean): Cluster {
   const endpoints = Array.from({ length: n }, (_, i) => ({ address: `10.0.${i >> 8}.${i & 255}`, port: 6379, weight: weighted ? (i % 5) + 1 : 1 }));
   const config = staticCluster('bench', endpoints, { lbPolicy: policy });
   const [snapshot] = staticSnapshots([config], store.hosts);
-  return new Cluster(config, snapshot!, { store, runtime: new LiveRuntime([]), random: mathRandom, readBuffer: Buffer.alloc(1024), log: silentLogger, localLocality: null, reportsTables: true, onConsecutiveFailure: () => undefined, onHostsPicked: () => undefined, clock: new SystemClock() });
+  return new Cluster(config, snapshot!, { store, runtime: new LiveRuntime([]), random: mathRandom, readBuffer: Buffer.alloc(1024), log: silentLogger, connectionLogs: silentConnectionLogs, localLocality: null, reportsTables: true, onConsecutiveFailure: () => undefined, onHostsPicked: () => undefined, clock: new SystemClock() });
 }
 
 /** Picks per second: the best of RUNS timed runs of RUN_MS each. */

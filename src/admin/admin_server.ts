@@ -2,9 +2,10 @@
 // the method rules (method_rule.ts), the browser checks (browser_guard.ts) and the admin access log.
 
 import * as http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import * as os from 'node:os';
 import { setImmediate as nextTurn } from 'node:timers/promises';
+import { type ConnectionIds, headerDump } from '../log/connection_log';
 import type { Logger } from '../log/logger_api';
 import type { Counter, Gauge, Histogram, Scope } from '../stats/stats';
 import { formatAccessLogLine } from './access_log_format';
@@ -112,8 +113,19 @@ function adminStats(http: Scope, listener: Scope): AdminStats {
   };
 }
 
+/** The admin listener's connection and stream lines, as Envoy logs its admin listener's. */
+export interface AdminTrafficLog {
+  readonly ids: ConnectionIds;
+  /** `conn_handler`: `[C<id>] new connection`. */
+  readonly connHandler: Logger;
+  /** `http`: each request's headers. */
+  readonly http: Logger;
+}
+
 export class AdminServer {
   private readonly server: http.Server;
+  /** Each open connection's id, for its requests' log lines. */
+  private readonly connectionIds = new WeakMap<Socket, number>();
   private readonly byPath = new Map<string, AdminHandler>();
   private readonly stats: AdminStats;
   private bound: AddressInfo | null = null;
@@ -124,13 +136,17 @@ export class AdminServer {
     stats: Scope,
     private readonly log: Logger,
     private readonly accessLog: AccessLogSink,
+    private readonly traffic: AdminTrafficLog,
     /** A handler or renderer threw: a bug of ours, which the server survives (counted, see caught_failures.ts). */
     private readonly onCaughtFailure: (error: unknown) => void,
   ) {
     for (const h of handlers) this.byPath.set(h.path, h);
     this.stats = adminStats(stats.scope('http.admin'), stats.scope('listener.admin'));
     this.server = http.createServer((req, res) => this.serve(req, res));
-    this.server.on('connection', (socket) => {
+    this.server.on('connection', (socket: Socket) => {
+      const id = traffic.ids.nextConnection();
+      this.connectionIds.set(socket, id);
+      if (traffic.connHandler.enabled('debug')) traffic.connHandler.debug(`[C${id}] new connection`);
       this.stats.cxTotal.inc();
       this.stats.cxActive.inc();
       const openedMs = performance.now();
@@ -167,6 +183,7 @@ export class AdminServer {
   }
 
   private serve(req: http.IncomingMessage, res: http.ServerResponse): void {
+    if (this.traffic.http.enabled('debug')) this.logRequestHeaders(req);
     const start = new Date();
     const chunks: Buffer[] = [];
     let received = 0;
@@ -199,6 +216,21 @@ export class AdminServer {
         this.record(req, r.status, received, sent, start);
       });
     });
+  }
+
+  /** Envoy's `request headers complete` line, header names in lower case as its codec has them. */
+  private logRequestHeaders(req: http.IncomingMessage): void {
+    const connection = this.connectionIds.get(req.socket);
+    const stream = this.traffic.ids.nextStream();
+    const length = req.headers['content-length'];
+    const endStream = (length === undefined || length === '0') && req.headers['transfer-encoding'] === undefined;
+    const pairs = [':authority', req.headers.host ?? '', ':path', req.url ?? '', ':method', req.method ?? ''];
+    const raw = req.rawHeaders;
+    for (let i = 0; i < raw.length; i += 2) {
+      const name = raw[i].toLowerCase();
+      if (name !== 'host') pairs.push(name, raw[i + 1]);
+    }
+    this.traffic.http.debug(`[C${connection}][S${stream}] request headers complete (end_stream=${endStream}):\n${headerDump(pairs)}`);
   }
 
   /** Responses whose bodies are being streamed now (a /stats render, say). */

@@ -1,9 +1,10 @@
 // POST /logging (Envoy's logs handler): lists the component loggers and their levels, or
 // changes one logger's level (`?<component>=<level>`) or every logger's (`?level=<level>`).
+// With --enable-fine-grain-logging the file loggers take their place (fine_grain_logging_handler.ts).
 
 import { isComponentName } from '../log/components';
 import { isLogLevel, LOG_LEVELS } from '../log/level';
-import type { LevelChange } from '../log/level_change';
+import type { ComponentLevelChange, LevelChange } from '../log/level_change';
 import type { LoggerLevel } from '../log/log_manager';
 import { AdminHandler, AdminResponse } from './admin_server';
 import type { QueryParams } from './query';
@@ -15,18 +16,21 @@ export interface LoggingControl {
   change(change: LevelChange): void;
 }
 
-// Envoy's text, its `levels:` line with a space after each level name.
+/** Envoy's `levels:` line, with a space after each level name. */
+export const LEVELS_LINE = `levels: ${LOG_LEVELS.map((level) => `${level} `).join('')}\n`;
+
+// Envoy's text.
 export const LOGGING_USAGE =
   'usage: /logging?<name>=<level> (change single level)\n' +
   'usage: /logging?level=<level> (change all levels)\n' +
-  `levels: ${LOG_LEVELS.map((level) => `${level} `).join('')}\n`;
+  LEVELS_LINE;
 
 export function renderLoggers(levels: readonly LoggerLevel[]): string {
   return `active loggers:\n${levels.map((l) => `  ${l.name}: ${l.level}\n`).join('')}\n`;
 }
 
 /** The change a query asks for; null when it asks for none (a listing); 'invalid' otherwise. */
-export function parseLevelChange(query: QueryParams): LevelChange | null | 'invalid' {
+export function parseLevelChange(query: QueryParams): ComponentLevelChange | null | 'invalid' {
   if (query.size === 0) return null;
   if (query.size !== 1) return 'invalid';
   const [[name, level]] = [...query];

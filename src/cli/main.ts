@@ -185,6 +185,7 @@ function logSettingsOf(options: Options): LogSettings {
     escaped: options.logFormatEscaped,
     path: options.logPath,
     fineGrain: options.enableFineGrainLogging,
+    fileLevels: [],
   };
 }
 

@@ -6,7 +6,8 @@
 
 import type * as net from 'node:net';
 import type { ListenerConfig } from '../config/model';
-import type { LoggerFactory } from '../log/logger_api';
+import type { ConnectionIds } from '../log/connection_log';
+import type { Logger, LoggerFactory } from '../log/logger_api';
 import type { Counter, Gauge, Histogram, StatsStore } from '../stats/stats';
 import { sanitizeStatName } from '../stats/stats';
 import { addressString } from '../upstream/address';
@@ -19,6 +20,8 @@ import type { DownstreamAddresses } from '../upstream/upstream_network_filter';
 export interface ListenerManagerDeps {
   readonly stats: StatsStore;
   readonly log: LoggerFactory;
+  /** Numbers each accepted connection for its log lines (`[C<id>]`). */
+  readonly ids: ConnectionIds;
 }
 
 class ActiveListener {
@@ -37,6 +40,9 @@ class ActiveListener {
     readonly filter: FilterChainManager,
     stats: StatsStore,
     private readonly totalConnections: Gauge,
+    private readonly ids: ConnectionIds,
+    /** `conn_handler`. */
+    private readonly log: Logger,
   ) {
     // Envoy names listener stats by the bound address: listener.127.0.0.1_10000.*
     const bound = server.address() as net.AddressInfo;
@@ -139,14 +145,17 @@ class ActiveListener {
       socket.destroy();
       return;
     }
+    // As Envoy's connection handler, a connection is numbered once its filter chain takes it.
+    const id = this.ids.nextConnection();
+    if (this.log.enabled('debug')) this.log.debug(`[C${id}] new connection`);
     if (chain.tls === null) {
-      chain.filter.onNewConnection(socket);
+      chain.filter.onNewConnection(socket, id);
       return;
     }
     // The TLS socket reads the socket's handle itself: the put-back bytes must stay buffered
     // (paused) until it takes them over.
     socket.pause();
-    const tlsSocket = chain.tls.secure(socket, (secured) => chain.filter.onNewConnection(secured));
+    const tlsSocket = chain.tls.secure(socket, (secured) => chain.filter.onNewConnection(secured, id));
     const restored = socket as net.Socket & DownstreamAddresses;
     if (restored.localAddressRestored === true) restoreLocalAddress(tlsSocket, restored.localAddress!, restored.localPort!);
     // Closing the plain socket (drain, shutdown) closes the TLS one with it.
@@ -157,9 +166,12 @@ class ActiveListener {
 export class ListenerManager {
   private readonly listeners: ActiveListener[] = [];
   private readonly totalConnections: Gauge;
+  /** `conn_handler`. */
+  private readonly connHandlerLog: Logger;
 
   constructor(private readonly deps: ListenerManagerDeps) {
     this.totalConnections = deps.stats.gauge('server.total_connections');
+    this.connHandlerLog = deps.log('conn_handler');
   }
 
   /**
@@ -168,8 +180,8 @@ export class ListenerManager {
    * NetworkFilterBuilder built it.
    */
   addListener(config: ListenerConfig, server: net.Server, filter: FilterChainManager): void {
-    this.listeners.push(new ActiveListener(config, server, filter, this.deps.stats, this.totalConnections));
-    this.deps.log('conn_handler').info(`listener '${config.name}' serving`);
+    this.listeners.push(new ActiveListener(config, server, filter, this.deps.stats, this.totalConnections, this.deps.ids, this.connHandlerLog));
+    this.connHandlerLog.info(`listener '${config.name}' serving`);
   }
 
   /** Stops accepting connections (on the named listeners, or all); established ones carry on. Returns how many stopped. */

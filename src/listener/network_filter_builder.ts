@@ -10,6 +10,7 @@ import type { Clock } from '../common/clock';
 import { HttpConnectionManagerFactory } from '../filters/network/http_connection_manager';
 import { TcpProxyFactory } from '../filters/network/tcp_proxy';
 import type { HttpFilterContext } from '../filters/http/http_filter_registry';
+import type { ConnectionIds } from '../log/connection_log';
 import type { LoggerFactory } from '../log/logger_api';
 import type { RuntimeSource } from '../runtime/live_runtime';
 import type { DrainDecider } from '../server/drain_decider';
@@ -29,6 +30,8 @@ export interface NetworkFilterDeps {
   readonly stats: StatsStore;
   readonly clusters: ClusterManager;
   readonly log: LoggerFactory;
+  /** Numbers the streams of this process for their log lines. */
+  readonly ids: ConnectionIds;
   readonly drain: DrainDecider;
   readonly runtime: RuntimeSource;
   /** The admin /healthcheck/fail state as this process knows it (the health check filter's input). */
@@ -101,6 +104,9 @@ export class NetworkFilterBuilder {
           clusters,
           drain,
           log: log('http'),
+          routerLog: log('router'),
+          connectionLog: log('connection'),
+          ids: this.deps.ids,
           bufferLimitBytes,
           localAddress: bootstrap.localAddress,
           runtime,

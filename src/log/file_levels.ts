@@ -27,6 +27,11 @@ export class FileLevelRules {
     return undefined;
   }
 
+  /** The rules as set, oldest first: `[glob, level]`. */
+  entries(): [glob: string, level: LogLevel][] {
+    return this.rules.map((rule) => [rule.glob, rule.level]);
+  }
+
   clear(): void {
     this.rules = [];
   }

@@ -135,6 +135,11 @@ export class LogManager {
     return matched;
   }
 
+  /** The per-file rules setFileLevel made since the last setLevel, oldest first: `[glob, level]`. */
+  fileLevelRules(): [glob: string, level: LogLevel][] {
+    return this.fileRules.entries();
+  }
+
   /** Component loggers in registry order, as GET /logging lists them. */
   componentLevels(): LoggerLevel[] {
     return [...this.components.values()].map(levelOf);

@@ -12,6 +12,8 @@ import { PACKAGE_ROOT, SourceLocator } from './source_location';
 export interface LogSettings {
   readonly level: LogLevel;
   readonly componentLevels: readonly (readonly [ComponentName, LogLevel])[];
+  /** Fine-grain logging's per-file rules (`[glob, level]`), applied in order over `level`. */
+  readonly fileLevels: readonly (readonly [string, LogLevel])[];
   readonly format: string;
   readonly prefixWithLocation: boolean;
   readonly escaped: boolean;
@@ -21,15 +23,17 @@ export interface LogSettings {
 }
 
 /** %t is the process's thread id: one JS thread per process, so each worker logs its own. */
-export function openLogs(s: LogSettings, threadId: number): Promise<LogManager> {
+export async function openLogs(s: LogSettings, threadId: number): Promise<LogManager> {
   const pattern = s.prefixWithLocation ? withLocationPrefix(s.format) : s.format;
-  return LogManager.open({
+  const logs = await LogManager.open({
     level: s.level,
     componentLevels: new Map(s.componentLevels),
     format: compilePattern(pattern, { threadId, processId: process.pid, escaped: s.escaped }),
     path: s.path === '' ? null : s.path,
     fineGrain: s.fineGrain,
   });
+  for (const [glob, level] of s.fileLevels) logs.setFileLevel(glob, level);
+  return logs;
 }
 
 /**

@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { SourceMap, type SourceMapPayload } from 'node:module';
 import * as path from 'node:path';
 import type { SourceLocation } from './pattern';
 
@@ -6,8 +8,7 @@ export const PACKAGE_ROOT = path.resolve(__dirname, '..', '..', '..');
 
 /**
  * The path a log line shows for a file: relative to the package root, with a compiled
- * `dist/<x>.js` shown as its source `<x>.ts`. Line numbers stay those of the .js file: mapping
- * them through source maps would cost far more than a log line is worth.
+ * `dist/<x>.js` shown as its source `<x>.ts`.
  */
 export function sourcePath(file: string, packageRoot: string): string {
   // Frames such as `node:internal/...` have no file-system path to shorten.
@@ -18,9 +19,23 @@ export function sourcePath(file: string, packageRoot: string): string {
   return compiled === null ? relative : `${compiled[1]}.ts`;
 }
 
-/** Finds who called a logging method, for the pattern's %@ %s %g %# %!. */
+/** One compiled file as log lines see it: its shown path, its source map, its call sites seen. */
+interface FileSites {
+  readonly shownPath: string;
+  /** Null when the file has no readable source map (plain JS): its own lines are shown. */
+  readonly map: SourceMap | null;
+  /** By generated line, then column: a call site is mapped once, then its location reused. */
+  readonly sites: Map<number, Map<number, SourceLocation>>;
+}
+
+/**
+ * Finds who called a logging method, for the pattern's %@ %s %g %# %!. A compiled file's line
+ * is mapped through the source map tsc writes beside it (`<file>.js.map`), so lines name the
+ * .ts statement; the map is read at the file's first located line and each call site is mapped
+ * once, so a line from a known call site costs one stack capture and two map lookups.
+ */
 export class SourceLocator {
-  private readonly paths = new Map<string, string>();
+  private readonly files = new Map<string, FileSites>();
 
   constructor(private readonly packageRoot: string) {}
 
@@ -29,21 +44,64 @@ export class SourceLocator {
     const site = callSiteOf(callee);
     const file = site?.getFileName();
     if (site === undefined || file === undefined || file === null) return null;
-    return {
-      path: this.pathOf(file),
-      line: site.getLineNumber() ?? 0,
-      functionName: site.getFunctionName() ?? '',
-    };
+    const sites = this.sitesOf(file);
+    const line = site.getLineNumber() ?? 0;
+    const column = site.getColumnNumber() ?? 0;
+    let columns = sites.sites.get(line);
+    if (columns === undefined) {
+      columns = new Map();
+      sites.sites.set(line, columns);
+    }
+    let location = columns.get(column);
+    if (location === undefined) {
+      location = {
+        path: sites.shownPath,
+        line: originalLine(sites.map, line, column),
+        functionName: site.getFunctionName() ?? '',
+      };
+      columns.set(column, location);
+    }
+    return location;
   }
 
-  private pathOf(file: string): string {
-    let shown = this.paths.get(file);
-    if (shown === undefined) {
-      shown = sourcePath(file, this.packageRoot);
-      this.paths.set(file, shown);
+  private sitesOf(file: string): FileSites {
+    let sites = this.files.get(file);
+    if (sites === undefined) {
+      const map = readSourceMap(file);
+      const source = map === null ? null : mappedSource(file, map);
+      sites = {
+        shownPath: sourcePath(source ?? file, this.packageRoot),
+        map: source === null ? null : map,
+        sites: new Map(),
+      };
+      this.files.set(file, sites);
     }
-    return shown;
+    return sites;
   }
+}
+
+/** The source map tsc wrote beside a compiled file; null for a file without one. */
+function readSourceMap(file: string): SourceMap | null {
+  if (!path.isAbsolute(file) || !file.endsWith('.js')) return null;
+  try {
+    return new SourceMap(JSON.parse(readFileSync(`${file}.map`, 'utf8')) as SourceMapPayload);
+  } catch {
+    return null;
+  }
+}
+
+/** The absolute path of the one source a tsc map describes; null for a map of several. */
+function mappedSource(file: string, map: SourceMap): string | null {
+  const { sources, sourceRoot } = map.payload;
+  if (sources.length !== 1) return null;
+  return path.resolve(path.dirname(file), sourceRoot ?? '', sources[0]!);
+}
+
+/** `line` and `column` are V8's, 1-based; a position the map does not cover keeps its own line. */
+function originalLine(map: SourceMap | null, line: number, column: number): number {
+  if (map === null) return line;
+  const entry = map.findEntry(line - 1, Math.max(column - 1, 0)) as { originalLine?: number };
+  return entry.originalLine === undefined ? line : entry.originalLine + 1;
 }
 
 /**

@@ -9,6 +9,7 @@ import { BODY_CHUNKED, type RequestHead, type ResponseHead } from '../http/http1
 import { CoalescingWriter } from '../network/coalescing_writer';
 import type { ParserCallbacks } from '../http/http1/parser';
 import { ResponseParser } from '../http/http1/response_parser';
+import type { Logger } from '../log/logger_api';
 import type { HostStats } from '../stats/stats';
 import type { ClusterInfo } from '../upstream/cluster_info';
 import type { DownstreamAddresses } from '../upstream/upstream_network_filter';
@@ -33,6 +34,8 @@ export class Http1ClientConnection implements RequestEncoder, UpstreamConnection
   draining = false;
   private readonly cluster: ClusterInfo;
   private readonly upstream: UpstreamConnection;
+  /** `client`. */
+  private readonly log: Logger;
   private readonly parser: ResponseParser;
   private readonly output: CoalescingWriter;
   private stream: ResponseDecoder | null = null;
@@ -49,11 +52,15 @@ export class Http1ClientConnection implements RequestEncoder, UpstreamConnection
     private readonly owner: ConnectionOwner,
     /** The downstream connection it was opened for (see UpstreamNetworkFilter). */
     readonly downstream: DownstreamAddresses,
+    /** Its number in log lines. */
+    readonly id: number,
   ) {
     this.hostStats = target.hostStats;
     this.cluster = target.cluster;
+    this.log = target.logs.client;
+    if (this.log.enabled('debug')) this.log.debug(`[C${id}] connecting`);
     this.parser = new ResponseParser(this, target.cluster.maxResponseHeadersCount);
-    this.upstream = new UpstreamConnection(target, this, { allowHalfOpen: false, http1: true }, downstream);
+    this.upstream = new UpstreamConnection(target, this, { allowHalfOpen: false, http1: true }, downstream, id);
     this.output = new CoalescingWriter(this.upstream.output);
   }
 
@@ -168,6 +175,7 @@ export class Http1ClientConnection implements RequestEncoder, UpstreamConnection
   // ---- UpstreamConnectionCallbacks -------------------------------------------------------
 
   onConnected(): void {
+    if (this.log.enabled('debug')) this.log.debug(`[C${this.id}] connected`);
     // As Envoy's pools, the connection's age counts from when it is established.
     const maxDuration = this.cluster.maxConnectionDurationMs;
     if (maxDuration > 0) this.durationTimer = setTimeout(this.onMaxDuration, maxDuration);
@@ -207,6 +215,7 @@ export class Http1ClientConnection implements RequestEncoder, UpstreamConnection
   }
 
   onClosed(remote: boolean): void {
+    if (this.log.enabled('debug')) this.log.debug(`[C${this.id}] disconnect. resetting ${this.stream === null ? 0 : 1} pending requests`);
     this.clearTimers();
     this.reset(remote ? 'connection termination' : 'local reset', remote);
     this.owner.onConnectionClosed(this);
@@ -241,6 +250,7 @@ export class Http1ClientConnection implements RequestEncoder, UpstreamConnection
   // ---- internals -----------------------------------------------------------------------------
 
   private finishResponse(): void {
+    if (this.log.enabled('debug')) this.log.debug(`[C${this.id}] response complete`);
     const stream = this.stream!;
     this.stream = null;
     this.responseComplete = false;

@@ -11,7 +11,7 @@ import type { ResourceManager } from '../upstream/resource_manager';
 import { type ConnectionOwner, Http1ClientConnection } from './http1_client_connection';
 import type { DownstreamAddresses } from '../upstream/upstream_network_filter';
 import { PoolAdmission } from './pool_admission';
-import type { ConnectionTarget } from './upstream_connection';
+import type { ConnectFailureReason, ConnectionTarget } from './upstream_connection';
 
 export class Http1ConnectionPool implements ConnectionPool, ConnectionOwner {
   readonly protocol = 'http1';
@@ -44,11 +44,15 @@ export class Http1ConnectionPool implements ConnectionPool, ConnectionOwner {
     let connection = this.idle.pop();
     // One closing (idle timeout, max_connection_duration) leaves the list when its socket closes.
     while (connection !== undefined && connection.draining) connection = this.idle.pop();
+    const log = this.target.logs.pool;
     if (connection !== undefined) {
+      if (log.enabled('debug')) log.debug(`[C${connection.id}] using existing connection`);
       if (!this.attach(connection, decoder, callbacks)) this.idle.push(connection);
       return;
     }
-    if (this.admission.enqueue(decoder, callbacks)) this.tryCreateConnection(downstream);
+    if (!this.admission.enqueue(decoder, callbacks)) return;
+    this.tryCreateConnection(downstream);
+    if (log.enabled('debug')) log.debug('queueing request due to no available connections');
   }
 
   /** Withdraws a request still waiting for a connection. */
@@ -83,7 +87,9 @@ export class Http1ConnectionPool implements ConnectionPool, ConnectionOwner {
     this.release(connection);
   }
 
-  onConnectionFailure(connection: Http1ClientConnection): void {
+  onConnectionFailure(connection: Http1ClientConnection, reason: ConnectFailureReason): void {
+    const log = this.target.logs.pool;
+    if (log.enabled('debug')) log.debug(`[C${connection.id}] client disconnected, failure reason: ${reason}`);
     this.connecting--;
     this.connections.delete(connection);
     this.admission.releaseConnection();
@@ -92,6 +98,8 @@ export class Http1ConnectionPool implements ConnectionPool, ConnectionOwner {
   }
 
   onStreamDone(connection: Http1ClientConnection, reusable: boolean): void {
+    const log = this.target.logs.pool;
+    if (log.enabled('debug')) log.debug(`[C${connection.id}] response complete`);
     this.admission.streamDone();
     const max = this.target.cluster.maxRequestsPerConnection;
     if (reusable && !this.draining && !connection.draining && (max === 0 || connection.requestCount < max)) {
@@ -102,6 +110,8 @@ export class Http1ConnectionPool implements ConnectionPool, ConnectionOwner {
   }
 
   onConnectionClosed(connection: Http1ClientConnection): void {
+    const log = this.target.logs.pool;
+    if (log.enabled('debug')) log.debug(`[C${connection.id}] client disconnected, failure reason: `);
     this.connections.delete(connection);
     this.admission.releaseConnection();
     const index = this.idle.indexOf(connection);
@@ -117,18 +127,25 @@ export class Http1ConnectionPool implements ConnectionPool, ConnectionOwner {
     if (this.connecting >= this.admission.waiting) return;
     if (!this.admission.admitConnection(this.connections.size > 0)) return;
     this.connecting++;
-    this.connections.add(new Http1ClientConnection(this.target, this, downstream));
+    const id = this.target.logs.ids.nextConnection();
+    const log = this.target.logs.pool;
+    if (log.enabled('debug')) log.debug(`[C${id}] creating a new connection`);
+    this.connections.add(new Http1ClientConnection(this.target, this, downstream, id));
   }
 
   /** A connection is free: the oldest waiting request gets it, or it goes idle. */
   private release(connection: Http1ClientConnection): void {
     for (let next = this.admission.dequeue(); next !== undefined; next = this.admission.dequeue()) {
+      const log = this.target.logs.pool;
+      if (log.enabled('debug')) log.debug(`[C${connection.id}] attaching to next request`);
       // A request refused by max_requests leaves the connection free for the next one.
       if (this.attach(connection, next.decoder, next.callbacks)) return;
     }
     if (this.draining) {
       connection.close();
     } else {
+      const log = this.target.logs.pool;
+      if (log.enabled('debug')) log.debug(`[C${connection.id}] moving to ready`);
       this.idle.push(connection);
       connection.markIdle();
     }

@@ -48,9 +48,12 @@ export class Http2ClientConnection implements UpstreamConnectionCallbacks {
     private readonly options: Http2ProtocolOptions,
     /** The downstream connection it was opened for (see UpstreamNetworkFilter). */
     readonly downstream: DownstreamAddresses,
+    /** Its number in log lines. */
+    readonly id: number,
   ) {
     this.cluster = target.cluster;
-    this.upstream = new UpstreamConnection(target, this, { allowHalfOpen: false, http1: false, http2: true }, downstream);
+    if (target.logs.client.enabled('debug')) target.logs.client.debug(`[C${id}] connecting`);
+    this.upstream = new UpstreamConnection(target, this, { allowHalfOpen: false, http1: false, http2: true }, downstream, id);
   }
 
   /** Streams this connection may still open: max_concurrent_streams, the peer's limit, and max_requests_per_connection. */

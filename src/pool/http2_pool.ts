@@ -39,11 +39,15 @@ export class Http2ConnectionPool implements ConnectionPool, Http2ConnectionOwner
 
   newStream(decoder: ResponseDecoder, callbacks: PoolCallbacks, downstream: DownstreamAddresses): void {
     const ready = this.readyConnection();
+    const log = this.target.logs.pool;
     if (ready !== null) {
+      if (log.enabled('debug')) log.debug(`[C${ready.id}] using existing connection`);
       this.attach(ready, decoder, callbacks);
       return;
     }
-    if (this.admission.enqueue(decoder, callbacks)) this.tryCreateConnection(downstream);
+    if (!this.admission.enqueue(decoder, callbacks)) return;
+    this.tryCreateConnection(downstream);
+    if (log.enabled('debug')) log.debug('queueing request due to no available connections');
   }
 
   cancel(callbacks: PoolCallbacks): void {
@@ -131,7 +135,10 @@ export class Http2ConnectionPool implements ConnectionPool, Http2ConnectionOwner
     if (!this.admission.admitConnection(this.connections.size > 0)) return;
     this.connecting++;
     this.connectingCapacity += this.options.maxConcurrentStreams;
-    this.connections.add(new Http2ClientConnection(this.target, this, this.options, downstream));
+    const id = this.target.logs.ids.nextConnection();
+    const log = this.target.logs.pool;
+    if (log.enabled('debug')) log.debug(`[C${id}] creating a new connection`);
+    this.connections.add(new Http2ClientConnection(this.target, this, this.options, downstream, id));
   }
 
   /** A stream on `connection` for the request, if max_requests allows; an overflow failure if not. */

@@ -4,6 +4,8 @@
 
 import type * as net from 'node:net';
 import type { TcpKeepalive } from '../config/model';
+import type { UpstreamConnectionLogs } from '../log/connection_log';
+import type { Logger } from '../log/logger_api';
 import { NativeError, setTcpKeepalive } from '../native/addon';
 import type { Connector, TransportSocketOptions } from '../network/connector';
 import { WatermarkWriter } from '../network/watermark_writer';
@@ -28,6 +30,8 @@ export interface ConnectionTarget {
   readonly connector: Connector;
   /** What the requests of this target ask of the transport socket (auto_sni); none: nothing. */
   readonly transportSocketOptions?: TransportSocketOptions;
+  /** The worker's upstream connection loggers and ids. */
+  readonly logs: UpstreamConnectionLogs;
 }
 
 export interface UpstreamConnectionCallbacks {
@@ -57,6 +61,8 @@ const H2_ALPN: readonly string[] = ['h2'];
 
 export class UpstreamConnection {
   readonly socket: net.Socket;
+  /** `connection`. */
+  private readonly log: Logger;
   private readonly writer: WatermarkWriter;
   private connected = false;
   private timedOut = false;
@@ -70,14 +76,20 @@ export class UpstreamConnection {
   private readonly hostStats: HostStats;
   private readonly readBuffer: Buffer;
 
-  /** `downstream`: the connection this one serves, for the cluster's upstream filters. */
+  /**
+   * `downstream`: the connection this one serves, for the cluster's upstream filters; `id`: its
+   * number in log lines, from `target.logs.ids`.
+   */
   constructor(
     target: ConnectionTarget,
     private readonly callbacks: UpstreamConnectionCallbacks,
     options: UpstreamConnectionOptions,
     private readonly downstream: DownstreamAddresses,
+    readonly id: number,
   ) {
     const { host, hostStats, cluster } = target;
+    this.log = target.logs.connection;
+    if (this.log.enabled('debug')) this.log.debug(`[C${id}] connecting to ${host.ip}:${host.port}`);
     this.cluster = cluster;
     this.hostStats = hostStats;
     this.readBuffer = target.readBuffer;
@@ -150,6 +162,7 @@ export class UpstreamConnection {
       return;
     }
     this.connected = true;
+    if (this.log.enabled('debug')) this.log.debug(`[C${this.id}] connected`);
     this.cluster.stats.histograms.upstream_cx_connect_ms.recordValue(performance.now() - this.startMs);
     for (const filter of this.cluster.upstreamFilters) filter.onUpstreamConnected(this.socket, this.downstream);
     this.callbacks.onConnected();
@@ -170,6 +183,7 @@ export class UpstreamConnection {
   /** Node's `onread` callback: `length` bytes are in the read buffer; true keeps reading. */
   private readonly onSocketRead = (length: number): boolean => {
     this.cluster.stats.counters.upstream_cx_rx_bytes_total.add(length);
+    if (this.log.enabled('trace')) this.log.trace(`[C${this.id}] read returns: ${length}`);
     // The bytes leave the shared buffer before the next read can overwrite it.
     const chunk = Buffer.allocUnsafe(length);
     this.readBuffer.copy(chunk, 0, 0, length);
@@ -179,6 +193,7 @@ export class UpstreamConnection {
 
   private readonly onSocketData = (chunk: Buffer): void => {
     this.cluster.stats.counters.upstream_cx_rx_bytes_total.add(chunk.length);
+    if (this.log.enabled('trace')) this.log.trace(`[C${this.id}] read returns: ${chunk.length}`);
     this.callbacks.onData(chunk);
   };
 
@@ -202,6 +217,10 @@ export class UpstreamConnection {
     // unless we gave up on it (Envoy's RemoteClose for a refused connection, LocalClose for a
     // connect timeout).
     const remote = this.remoteEnded || !this.closedLocally;
+    if (this.log.enabled('debug')) {
+      if (remote) this.log.debug(`[C${this.id}] remote close`);
+      this.log.debug(`[C${this.id}] closing socket: ${remote ? 0 : 1}`);
+    }
     stats.gauges.upstream_cx_active.dec();
     // As Envoy's conn_length_: every connection, failed connects included.
     stats.histograms.upstream_cx_length_ms.recordValue(performance.now() - this.startMs);

@@ -8,6 +8,7 @@ import type { Bootstrap } from '../config/model';
 import { nodeLocality } from '../config/node_overrides';
 import { SystemClock } from '../common/clock';
 import { NetworkFilterBuilder } from '../listener/network_filter_builder';
+import { ConnectionIds } from '../log/connection_log';
 import type { LoggerFactory } from '../log/logger_api';
 import { LiveRuntime } from '../runtime/live_runtime';
 import { NamingStatsStore } from '../stats/naming_store';
@@ -33,6 +34,7 @@ export function constructDataPlane(bootstrap: Bootstrap, file: string, log: Logg
       stats,
       clusters,
       log,
+      ids: ConnectionIds.forOneProcess(),
       drain: neverDrain,
       runtime,
       healthCheckFailed: () => false,

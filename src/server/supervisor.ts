@@ -18,6 +18,7 @@ import { memoryHandler } from '../admin/memory_handler';
 import { reopenLogsHandler } from '../admin/reopen_logs_handler';
 import { contentionHandler } from '../admin/contention_handler';
 import { cpuProfilerHandler, heapProfilerHandler } from '../admin/profiler_handlers';
+import { fineGrainLoggingHandler } from '../admin/fine_grain_logging_handler';
 import { loggingHandler } from '../admin/logging_handler';
 import { MutexTracer } from '../admin/mutex_tracer';
 import type { AccessLogManager } from '../access_log/access_log_manager';
@@ -70,7 +71,8 @@ import { monotonicUsec, NotifyFields, SystemdNotifier } from './systemd_notify';
 import { WorkerPool } from './worker_pool';
 import { encodeForWorkers, workerBootstrap, workerClusterConfig, WORKER_PROTOCOL_VERSION } from './worker_protocol';
 import type { LogSettings } from '../log/log_settings';
-import type { LogManager } from '../log/log_manager';
+import type { LoggerLevel, LogManager } from '../log/log_manager';
+import { ConnectionIds } from '../log/connection_log';
 import { applyLevelChange, currentLogSettings, LevelChange } from '../log/level_change';
 import { ServerProfiler } from './server_profiler';
 import { ServerRecentLookups } from './server_recent_lookups';
@@ -82,7 +84,7 @@ const REBIND_TIMEOUT_MS = 5000;
 const RUNTIME_POLL_MS = 10_000;
 /** A worker writes a long profile before it answers; one that dies answers by exiting. */
 const PROFILER_REPLY_TIMEOUT_MS = 10_000;
-/** How long GET /memory and /stats/recentlookups wait for a worker's figures. */
+/** How long GET /memory, /stats/recentlookups and fine-grain POST /logging wait for a worker's answer. */
 const ADMIN_REPLY_TIMEOUT_MS = 2000;
 /** How often the preparation of /stats output looks again while a response is being streamed. */
 const STATS_PREPARATION_BACKOFF_MS = 20;
@@ -433,6 +435,16 @@ export class Supervisor implements ServerInfoSource {
     this.workers?.broadcast({ v: WORKER_PROTOCOL_VERSION, type: 'set_log_level', change });
   }
 
+  /** Fine-grain logging: the file loggers of this process and of every worker that answers, by path. */
+  private async fileLevels(): Promise<LoggerLevel[]> {
+    const all = new Map<string, LoggerLevel>();
+    const workers = (await this.workers?.fileLoggers(ADMIN_REPLY_TIMEOUT_MS)) ?? [];
+    for (const loggers of [this.deps.logs.fileLevels(), ...workers]) {
+      for (const logger of loggers) if (!all.has(logger.name)) all.set(logger.name, logger);
+    }
+    return [...all.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  }
+
   /** SIGUSR1: every worker reopens its --log-path (logrotate moved the file away). */
   reopenLogs(): void {
     this.workers?.broadcast({ v: WORKER_PROTOCOL_VERSION, type: 'reopen_logs' });
@@ -675,7 +687,9 @@ export class Supervisor implements ServerInfoSource {
       configDumpHandler(bootstrap, buildNodeFields(build, options.disabledExtensions), new Date(this.startMs), () => this.dynamicClustersDump()),
       contentionHandler(tracer),
       ...runtimeHandlers(this.runtime!),
-      loggingHandler({ levels: () => this.deps.logs.componentLevels(), change: (change) => this.changeLogLevel(change) }),
+      this.deps.logs.fineGrain
+        ? fineGrainLoggingHandler({ fileLevels: () => this.fileLevels(), change: (change) => this.changeLogLevel(change) })
+        : loggingHandler({ levels: () => this.deps.logs.componentLevels(), change: (change) => this.changeLogLevel(change) }),
       cpuProfilerHandler(new ServerProfiler({ kind: 'cpu', profilePath, workers: () => this.workers, replyTimeoutMs: PROFILER_REPLY_TIMEOUT_MS })),
       heapProfilerHandler(new ServerProfiler({ kind: 'heap', profilePath, workers: () => this.workers, replyTimeoutMs: PROFILER_REPLY_TIMEOUT_MS })),
       // The supervisor's own copies of the static listeners' and clusters' TLS contexts, which its watcher reloads.
@@ -692,7 +706,8 @@ export class Supervisor implements ServerInfoSource {
     );
     const accessLog = await this.deps.accessLogs.open(accessLogPath);
     const failures = this.stats!.failures;
-    this.admin = new AdminServer(handlers, this.store!, this.deps.log('admin'), accessLog, (error) => countCaughtFailure(failures, error));
+    const traffic = { ids: ConnectionIds.forSupervisor(options.concurrency), connHandler: this.deps.log('conn_handler'), http: this.deps.log('http') };
+    this.admin = new AdminServer(handlers, this.store!, this.deps.log('admin'), accessLog, traffic, (error) => countCaughtFailure(failures, error));
     const bound = await this.admin.listen(address, port);
     this.log.info(`admin address: ${bound.address}:${bound.port}`);
     if (options.adminAddressPath) {

@@ -16,6 +16,7 @@ import { nodeLocality } from '../config/node_overrides';
 import { ClusterManager } from '../upstream/cluster_manager';
 import { declareClusterStatNames } from '../upstream/cluster_stats';
 import { LiveRuntime } from '../runtime/live_runtime';
+import { ConnectionIds } from '../log/connection_log';
 import { applyLevelChange } from '../log/level_change';
 import { CertificateWatcher } from '../tls/certificate_watcher';
 import type { TlsContext } from '../tls/tls_context';
@@ -71,6 +72,9 @@ function adminRequestHandler(init: WorkerInit, logsOpened: Promise<LogManager>):
       send({ v: WORKER_PROTOCOL_VERSION, type: 'memory', id: m.id, usage: process.memoryUsage() });
     } else if (m.type === 'set_log_level') {
       logsOpened.then((logs) => applyLevelChange(logs, m.change), () => undefined);
+    } else if (m.type === 'file_loggers_request') {
+      // After the level changes sent before it, which wait for the log the same way.
+      logsOpened.then((logs) => send({ v: WORKER_PROTOCOL_VERSION, type: 'file_loggers', id: m.id, loggers: logs.fileLevels() }), () => undefined);
     } else if (m.type === 'profile_start') {
       profilers[m.kind].start(profilePath(m.profilePath, { worker: init.workerIndex }, m.kind)).then(
         () => reply(m.kind, m.id, null, null),
@@ -122,6 +126,7 @@ async function run(init: WorkerInit, started: Promise<WorkerStart>, control: Wor
   const { clusters: snapshots, dynamicClusters } = decodeWorkerClusterState(start.clusters);
   declareShare(dynamicClusters, bootstrap.clusters.length);
   const logFactory = loggerFactory(logs);
+  const ids = ConnectionIds.forWorker(init.workerIndex, init.workerCount);
   const clock = new SystemClock();
   const clusters = new ClusterManager({
     configs: bootstrap.clusters,
@@ -132,6 +137,7 @@ async function run(init: WorkerInit, started: Promise<WorkerStart>, control: Wor
     localClusterName: bootstrap.localClusterName,
     localLocality: nodeLocality(bootstrap.node),
     log: logFactory,
+    connectionIds: ids,
     reportsTables: init.workerIndex === 0,
     buildOnFirstUse: true,
     onConsecutiveFailure: (cluster, host, failure) => send({ v: WORKER_PROTOCOL_VERSION, type: 'outlier_consecutive_failure', cluster, host, failure }),
@@ -145,12 +151,13 @@ async function run(init: WorkerInit, started: Promise<WorkerStart>, control: Wor
     stats: store,
     clusters,
     log: logFactory,
+    ids,
     drain,
     runtime: control.runtime,
     healthCheckFailed: () => control.healthCheckFailed,
     clock,
   });
-  const listeners = new ListenerManager({ stats: store, log: logFactory });
+  const listeners = new ListenerManager({ stats: store, log: logFactory, ids });
   const tlsContexts: TlsContext[] = [];
   for (const [i, name] of start.listeners.entries()) {
     if (name === null) {

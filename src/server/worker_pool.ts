@@ -3,10 +3,11 @@
 
 import { ChildProcess, fork } from 'node:child_process';
 import * as path from 'node:path';
+import type { LoggerLevel } from '../log/log_manager';
 import type { Logger } from '../log/logger_api';
 import type { Counter } from '../stats/stats';
 import { BackoffPolicy, nextRestartDelay } from './backoff';
-import { isMessage, SupervisorMessage, WorkerInit, WorkerMemory, WorkerMessage, WorkerStart, WORKER_PROTOCOL_VERSION } from './worker_protocol';
+import { isMessage, SupervisorMessage, WorkerFileLoggers, WorkerInit, WorkerMemory, WorkerMessage, WorkerStart, WORKER_PROTOCOL_VERSION } from './worker_protocol';
 
 export interface WorkerPoolDeps {
   readonly count: number;
@@ -155,6 +156,17 @@ export class WorkerPool {
       timeoutMs,
     );
     return replies.flatMap((r) => (r.reply === null ? [] : [r.reply.usage]));
+  }
+
+  /** Every running worker's file loggers (fine-grain logging); one that does not answer in time is left out. */
+  async fileLoggers(timeoutMs: number): Promise<(readonly LoggerLevel[])[]> {
+    const id = ++this.lastRequestId;
+    const replies = await this.ask(
+      () => ({ v: WORKER_PROTOCOL_VERSION, type: 'file_loggers_request', id }),
+      (m): m is WorkerFileLoggers => m.type === 'file_loggers' && m.id === id,
+      timeoutMs,
+    );
+    return replies.flatMap((r) => (r.reply === null ? [] : [r.reply.loggers]));
   }
 
   async stop(): Promise<void> {

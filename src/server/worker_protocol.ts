@@ -8,6 +8,7 @@ import type { LogSettings } from '../log/log_settings';
 import type { DrainStrategy } from '../hot_restart/drain_manager';
 import type { RuntimeValues } from '../runtime/runtime';
 import type { LevelChange } from '../log/level_change';
+import type { LoggerLevel } from '../log/log_manager';
 import type { MutexStats } from '../admin/mutex_tracer';
 import type { HostSlot } from '../stats/stats';
 import type { ProcessLookups } from '../stats/recent_lookups';
@@ -173,6 +174,13 @@ export interface WorkerRecentLookupsRequest {
   readonly id: number;
 }
 
+/** POST /logging with fine-grain logging: answer with a WorkerFileLoggers carrying the same id. */
+export interface WorkerFileLoggersRequest {
+  readonly v: typeof WORKER_PROTOCOL_VERSION;
+  readonly type: 'file_loggers_request';
+  readonly id: number;
+}
+
 export interface WorkerShutdown {
   readonly v: typeof WORKER_PROTOCOL_VERSION;
   readonly type: 'shutdown';
@@ -221,7 +229,8 @@ export type SupervisorMessage =
   | WorkerMemoryRequest
   | WorkerRecentLookupsCapacity
   | WorkerRecentLookupsClear
-  | WorkerRecentLookupsRequest;
+  | WorkerRecentLookupsRequest
+  | WorkerFileLoggersRequest;
 
 export interface WorkerReady {
   readonly v: typeof WORKER_PROTOCOL_VERSION;
@@ -251,6 +260,14 @@ export interface WorkerContention {
   readonly v: typeof WORKER_PROTOCOL_VERSION;
   readonly type: 'contention';
   readonly stats: MutexStats;
+}
+
+/** The worker's file loggers and their levels, in answer to a WorkerFileLoggersRequest. */
+export interface WorkerFileLoggers {
+  readonly v: typeof WORKER_PROTOCOL_VERSION;
+  readonly type: 'file_loggers';
+  readonly id: number;
+  readonly loggers: readonly LoggerLevel[];
 }
 
 /** process.memoryUsage() of the worker, in answer to a WorkerMemoryRequest. */
@@ -301,6 +318,7 @@ export type WorkerMessage =
   | WorkerContention
   | WorkerMemory
   | WorkerRecentLookups
+  | WorkerFileLoggers
   | WorkerOutlierConsecutiveFailure
   | WorkerHostsPicked;
 

@@ -9,6 +9,7 @@ import type { ConnectionPool, HttpProtocol } from '../http/codec';
 import { Http1ConnectionPool } from '../pool/http1_pool';
 import { Http2ConnectionPool } from '../pool/http2_pool';
 import { type ConnectionTarget, UpstreamConnection, type UpstreamConnectionCallbacks } from '../pool/upstream_connection';
+import type { UpstreamConnectionLogs } from '../log/connection_log';
 import type { Logger } from '../log/logger_api';
 import type { HostSlot, HostStats, StatReader, StatsStore } from '../stats/stats';
 import { ClusterInfo } from './cluster_info';
@@ -93,6 +94,8 @@ export interface ClusterEnvironment {
   readonly reportsTables: boolean;
   /** The `upstream` component's logger. */
   readonly log: Logger;
+  /** The worker's upstream connection loggers and ids. */
+  readonly connectionLogs: UpstreamConnectionLogs;
   /** A consecutive failure run of a host reached its threshold: the supervisor's detector ejects it. */
   readonly onConsecutiveFailure: (cluster: string, host: HostSlot, failure: ConsecutiveFailure) => void;
   /** The worker's clusters, for balancers over other clusters (aggregate); a cluster made alone sees none. */
@@ -251,7 +254,7 @@ export class Cluster {
   tcpConnection(host: Host, callbacks: UpstreamConnectionCallbacks, downstream: DownstreamAddresses): UpstreamConnection {
     if (this.hostOwner !== null) return this.hostOwner(host).tcpConnection(host, callbacks, downstream);
     const resources = this.resourcesOf(host);
-    const connection = new UpstreamConnection(resources.target, callbacks, { allowHalfOpen: true, http1: false }, downstream);
+    const connection = new UpstreamConnection(resources.target, callbacks, { allowHalfOpen: true, http1: false }, downstream, this.environment.connectionLogs.ids.nextConnection());
     if (this.info.closeConnectionsOnHostHealthFailure) {
       const open = (resources.tcpConnections ??= new Set());
       open.add(connection);
@@ -384,7 +387,7 @@ export class Cluster {
       if (host.slot === null && pendingStats === null) throw new Error(`host ${host.addressString} of cluster '${this.info.name}' has no stats slot`);
       const hostStats = pendingStats ?? this.store.hostStats(host.slot!);
       resources = {
-        target: { host, hostStats, cluster: this.info, readBuffer: this.readBuffer, connector: this.info.connectorFor(host) },
+        target: { host, hostStats, cluster: this.info, readBuffer: this.readBuffer, connector: this.info.connectorFor(host), logs: this.environment.connectionLogs },
         pools: emptyPools(),
         downstreamPools: null,
         activeRequests: pendingStats?.rq_active ?? this.store.hostStatSum(host.slot!, 'rq_active'),

@@ -6,6 +6,7 @@ import type { TlsContext } from '../tls/tls_context';
 import { atField } from '../config/errors';
 import { type Clock, SystemClock } from '../common/clock';
 import type { ClusterConfig, Locality } from '../config/model';
+import { ConnectionIds } from '../log/connection_log';
 import type { LoggerFactory } from '../log/logger_api';
 import type { RuntimeSource } from '../runtime/live_runtime';
 import type { StatsStore } from '../stats/stats';
@@ -42,6 +43,8 @@ export interface ClusterManagerOptions {
   /** The node's locality after --service-zone (nodeLocality); null when it has none. */
   readonly localLocality?: Locality | null;
   readonly log: LoggerFactory;
+  /** Numbers upstream connections for their log lines. Default: a process of its own. */
+  readonly connectionIds?: ConnectionIds;
   /** This worker sets the hashing balancers' table gauges; one worker does. Default true. */
   readonly reportsTables?: boolean;
   /**
@@ -90,6 +93,12 @@ export class ClusterManager {
       readBuffer: Buffer.allocUnsafe(READ_BUFFER_BYTES),
       localLocality: options.localLocality ?? null,
       log: options.log('upstream'),
+      connectionLogs: {
+        ids: options.connectionIds ?? ConnectionIds.forOneProcess(),
+        connection: options.log('connection'),
+        pool: options.log('pool'),
+        client: options.log('client'),
+      },
       reportsTables: options.reportsTables ?? true,
       onConsecutiveFailure: options.onConsecutiveFailure ?? (() => undefined),
       clusters: {

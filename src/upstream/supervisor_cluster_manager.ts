@@ -59,7 +59,10 @@ export interface HealthSource {
 export interface HealthSourceContext {
   readonly config: ClusterConfig;
   readonly clock: Clock;
+  /** `upstream`. */
   readonly log: Logger;
+  /** `hc`: each check's outcome. */
+  readonly healthCheckLog: Logger;
   /** The cluster's stats scope (`cluster.<stat name>`). */
   readonly stats: Scope;
   readonly runtime: RuntimeSource;
@@ -374,6 +377,7 @@ export class SupervisorClusterManager {
       config: cluster.config,
       clock: this.deps.clock,
       log: this.deps.log('upstream'),
+      healthCheckLog: this.deps.log('hc'),
       stats: this.deps.stats.scope(`cluster.${cluster.config.statName}`),
       runtime: this.deps.runtime,
       hosts: this.deps.hosts,

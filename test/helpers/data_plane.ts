@@ -26,6 +26,7 @@ import { neverDrain } from '../../src/server/drain_decider';
 import { createHeapStatsStore } from '../../src/stats/store';
 import { MembershipDriver } from './membership';
 import type { HostStatName } from '../../src/stats/region_layout';
+import { ConnectionIds, type UpstreamConnectionLogs } from '../../src/log/connection_log';
 import { ClusterManager } from '../../src/upstream/cluster_manager';
 import type { RandomSource } from '../../src/upstream/lb/load_balancer';
 
@@ -186,6 +187,14 @@ export const silentLogger: Logger = {
   critical: () => undefined,
 };
 
+/** Upstream connection logs that log nothing. */
+export const silentConnectionLogs: UpstreamConnectionLogs = {
+  ids: ConnectionIds.forOneProcess(),
+  connection: silentLogger,
+  pool: silentLogger,
+  client: silentLogger,
+};
+
 export interface DataPlane {
   readonly stats: ReturnType<typeof createHeapStatsStore>;
   readonly clusters: ClusterManager;
@@ -231,12 +240,13 @@ export async function startDataPlane(
     stats,
     clusters: clusterManager,
     log: () => silentLogger,
+    ids: ConnectionIds.forOneProcess(),
     drain: options.drain ?? neverDrain,
     runtime: new LiveRuntime([]),
     healthCheckFailed: options.healthCheckFailed ?? (() => false),
     clock: options.clock ?? new SystemClock(),
   });
-  const manager = new ListenerManager({ stats, log: () => silentLogger });
+  const manager = new ListenerManager({ stats, log: () => silentLogger, ids: ConnectionIds.forOneProcess() });
   const ports = new Map<string, number>();
   for (const [i, config] of listeners.entries()) {
     const filter = filters.listenerFilter(i);

@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
+import { FINE_GRAIN_LOGGING_USAGE } from '../../src/admin/fine_grain_logging_handler';
 import { LOGGING_USAGE } from '../../src/admin/logging_handler';
 import { COMPONENT_NAMES } from '../../src/log/components';
 import { makeTempDir, RunningProxy, sleep, startProxy, waitFor } from '../helpers/proxy_process';
@@ -123,6 +124,88 @@ describe('POST /logging and a restarted worker', { timeout: 60_000 }, () => {
     } finally {
       await proxy.cleanup();
       fs.rmSync(logDir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('POST /logging with --enable-fine-grain-logging', { timeout: 60_000 }, () => {
+  // Made by the workers only, and the logger of their connection handler's lines.
+  const WORKER_FILE = 'src/listener/listener_manager.ts';
+  // Made by the supervisor only.
+  const SUPERVISOR_FILE = 'src/server/supervisor.ts';
+  let proxy: RunningProxy;
+  let logDir: string;
+  let logPath: string;
+  let port: number;
+
+  const newConnectionLines = () => {
+    const text = fs.existsSync(logPath) ? fs.readFileSync(logPath, 'utf8') : '';
+    return [...text.matchAll(new RegExp(`^\\[(\\d+)\\]\\[debug\\]\\[${WORKER_FILE}\\] \\[C\\d+\\] new connection$`, 'gm'))].map((m) => Number(m[1]));
+  };
+  const levelOf = (body: string, file: string) => new RegExp(`^   ${file}: (\\d)$`, 'm').exec(body)?.[1];
+
+  before(async () => {
+    logDir = makeTempDir();
+    logPath = path.join(logDir, 'proxy.log');
+    proxy = await startProxy(routedBootstrap(9), ['--concurrency', '2', '--enable-fine-grain-logging', '--log-path', logPath, '--log-format', '[%P][%l][%n] %v']);
+    port = await proxy.listenerPort('http_in');
+  });
+
+  after(async () => {
+    await proxy?.cleanup();
+    fs.rmSync(logDir, { recursive: true, force: true });
+  });
+
+  test("lists the file loggers of the supervisor and the workers, as Envoy's fine-grain listing", async () => {
+    const r = await proxy.admin('/logging', 'POST');
+    assert.equal(r.status, 200);
+    assert.match(r.body, /^active loggers:\n(   src\/[\w/]+\.ts: 2\n)+$/);
+    assert.equal(levelOf(r.body, WORKER_FILE), '2');
+    assert.equal(levelOf(r.body, SUPERVISOR_FILE), '2');
+  });
+
+  test('?<path>=<level> sets that file logger in every worker', async () => {
+    await garbage(port);
+    assert.deepEqual(newConnectionLines(), [], 'at info, no debug line');
+    const r = await proxy.admin(`/logging?${WORKER_FILE}=debug`, 'POST');
+    assert.equal(r.status, 200);
+    assert.equal(levelOf(r.body, WORKER_FILE), '1');
+    assert.equal(levelOf(r.body, SUPERVISOR_FILE), '2');
+    // Each worker logs the connections it takes at debug now; both take some in time.
+    const workers = workerPids(proxy);
+    for (let sent = 1; ; sent++) {
+      await garbage(port);
+      const pids = await waitFor('the new connection line', () => (newConnectionLines().length === sent ? newConnectionLines() : undefined), 5000);
+      if (workers.every((pid) => pids.includes(pid))) break;
+      assert.ok(sent < 40, `only workers ${[...new Set(pids)]} of ${workers} logged`);
+    }
+  });
+
+  test('?paths= sets several, ?level= all; an unknown path or level is refused and changes nothing', async () => {
+    let r = await proxy.admin(`/logging?paths=${SUPERVISOR_FILE}:trace,${WORKER_FILE}:critical`, 'POST');
+    assert.equal(r.status, 200);
+    assert.equal(levelOf(r.body, SUPERVISOR_FILE), '0');
+    assert.equal(levelOf(r.body, WORKER_FILE), '5');
+    for (const query of ['src/nope.ts=debug', `${WORKER_FILE}=loud`, `paths=${WORKER_FILE}:info,src/nope.ts:info`, `paths=${WORKER_FILE}`, 'level=warn', `${WORKER_FILE}=info&level=info`]) {
+      r = await proxy.admin(`/logging?${query}`, 'POST');
+      assert.equal(r.status, 400, query);
+      assert.ok(r.body.startsWith(FINE_GRAIN_LOGGING_USAGE), query);
+      assert.equal(levelOf(r.body, WORKER_FILE), '5', query);
+    }
+    r = await proxy.admin('/logging?level=warning', 'POST');
+    assert.equal(r.status, 200);
+    assert.match(r.body, /^active loggers:\n(   src\/[\w/]+\.ts: 3\n)+$/);
+  });
+
+  test('a worker started after a change keeps the file levels it set', async () => {
+    assert.equal((await proxy.admin(`/logging?${WORKER_FILE}=debug`, 'POST')).status, 200);
+    const [first, other] = workerPids(proxy);
+    process.kill(first!, 'SIGKILL');
+    const replacement = await waitFor('a replacement worker', () => workerPids(proxy).find((pid) => pid !== first && pid !== other));
+    for (let sent = 0; !newConnectionLines().includes(replacement); sent++) {
+      assert.ok(sent < 40, 'the replacement worker never logged a new connection at debug');
+      await garbage(port);
+      await sleep(50);
     }
   });
 });

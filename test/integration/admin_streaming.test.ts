@@ -6,6 +6,7 @@ import assert from 'node:assert/strict';
 import * as http from 'node:http';
 import { after, before, test } from 'node:test';
 import { AdminHandler, AdminServer } from '../../src/admin/admin_server';
+import { ConnectionIds } from '../../src/log/connection_log';
 import { createHeapStatsStore } from '../../src/stats/store';
 import { silentLogger } from '../helpers/data_plane';
 import { request, waitFor } from '../helpers/proxy_process';
@@ -42,7 +43,7 @@ before(async () => {
       throw new Error('renderer bug');
     }),
   ];
-  server = new AdminServer(handlers, createHeapStatsStore(), silentLogger, { write: (line) => accessLog.push(line) }, (e) => caught.push(e));
+  server = new AdminServer(handlers, createHeapStatsStore(), silentLogger, { write: (line) => accessLog.push(line) }, { ids: ConnectionIds.forOneProcess(), connHandler: silentLogger, http: silentLogger }, (e) => caught.push(e));
   const address = await server.listen('127.0.0.1', 0);
   base = `http://127.0.0.1:${address.port}`;
 });

@@ -14,7 +14,7 @@ import { LiveRuntime } from '../../src/runtime/live_runtime';
 import { createHeapStatsStore, type SharedStatsStore } from '../../src/stats/store';
 import { Cluster } from '../../src/upstream/cluster';
 import type { ResourceManager } from '../../src/upstream/resource_manager';
-import { silentLogger, staticCluster } from '../helpers/data_plane';
+import { silentConnectionLogs, silentLogger, staticCluster } from '../helpers/data_plane';
 import { tcpUpstream } from '../helpers/http_peers';
 import { ManualClock } from '../helpers/manual_clock';
 import { staticSnapshots } from '../helpers/membership';
@@ -84,7 +84,7 @@ class Request implements PoolCallbacks, ResponseDecoder {
 function cluster(t: TestContext, ports: readonly number[], thresholds: JsonObject): { cluster: Cluster; store: SharedStatsStore; pool: () => ConnectionPool; resources: ResourceManager } {
   const store = createHeapStatsStore();
   const config = staticCluster('c', ports.map((port) => ({ port })), { circuitBreakers: circuitBreakersConfig({ thresholds: [thresholds] }) });
-  const c = new Cluster(config, staticSnapshots([config], store.hosts)[0]!, { store, runtime: new LiveRuntime([]), random: () => 0, readBuffer: Buffer.alloc(65536), localLocality: null, log: silentLogger, reportsTables: true, onConsecutiveFailure: () => undefined, onHostsPicked: () => undefined, clock: new ManualClock() });
+  const c = new Cluster(config, staticSnapshots([config], store.hosts)[0]!, { store, runtime: new LiveRuntime([]), random: () => 0, readBuffer: Buffer.alloc(65536), localLocality: null, log: silentLogger, connectionLogs: silentConnectionLogs, reportsTables: true, onConsecutiveFailure: () => undefined, onHostsPicked: () => undefined, clock: new ManualClock() });
   t.after(() => c.close());
   const host = c.chooseHost(null)!;
   return { cluster: c, store, pool: () => c.httpPool(host, NO_DOWNSTREAM, 'DEFAULT', 'http1')!, resources: c.info.resourceManager('DEFAULT') };

@@ -94,6 +94,22 @@ test('the location is the caller of the logging method', { timeout: 20000 }, asy
   assert.deepEqual(await linesThrough(manager.path!, 'ready'), ['log_manager.test.ts|announceReady|ready']);
 });
 
+test('%@ %# %! name the .ts statement that logged and its function', { timeout: 20000 }, async () => {
+  const manager = await LogManager.open(options({ format: format('%@|%#|%!|%v') }));
+  function reportLine(): void {
+    manager.component('main').info('the line to find');
+  }
+  // Twice: the second line comes from the call site's cached location.
+  reportLine();
+  reportLine();
+  manager.component('main').info('last');
+  const file = 'test/unit/log_manager.test.ts';
+  const source = (await readFile(path.join(PACKAGE_ROOT, file), 'utf8')).split('\n');
+  const line = source.findIndex((text) => text.includes("info('the line to find')")) + 1;
+  const expected = `${file}:${line}|${line}|reportLine|the line to find`;
+  assert.deepEqual((await linesThrough(manager.path!, '|last')).slice(0, 2), [expected, expected]);
+});
+
 test('a disabled level formats nothing and writes nothing', { timeout: 20000 }, async () => {
   const recording = new RecordingFormat(format('[%l][%n] %v'));
   const manager = await LogManager.open(

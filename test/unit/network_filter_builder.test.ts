@@ -11,6 +11,7 @@ import { LiveRuntime } from '../../src/runtime/live_runtime';
 import { constructDataPlane } from '../../src/server/data_plane_construction';
 import { neverDrain } from '../../src/server/drain_decider';
 import { NamingStatsStore } from '../../src/stats/naming_store';
+import { ConnectionIds } from '../../src/log/connection_log';
 import { ClusterManager } from '../../src/upstream/cluster_manager';
 import { anyMatch, directRoute, httpConnectionManager, listener, silentLogger, staticCluster, tcpProxy, virtualHost } from '../helpers/data_plane';
 
@@ -37,6 +38,7 @@ function builderOf(bootstrap: Bootstrap): NetworkFilterBuilder {
     stats,
     clusters: new ClusterManager({ configs: bootstrap.clusters, snapshots: [], store: stats, runtime: new LiveRuntime([]), log: () => silentLogger }),
     log: () => silentLogger,
+    ids: ConnectionIds.forOneProcess(),
     drain: neverDrain,
     runtime: new LiveRuntime([]),
     healthCheckFailed: () => false,

@@ -13,7 +13,7 @@ import { connectionContext } from '../../src/upstream/lb/load_balancer';
 import { applyUpdate, type ClusterSnapshot, type DiscoveredHost, diffMembership } from '../../src/upstream/membership';
 import { OriginalDstDiscovery } from '../../src/upstream/original_dst_cluster';
 import type { DownstreamAddresses } from '../../src/upstream/upstream_network_filter';
-import { silentLogger, staticCluster } from '../helpers/data_plane';
+import { silentConnectionLogs, silentLogger, staticCluster } from '../helpers/data_plane';
 import { ManualClock } from '../helpers/manual_clock';
 
 const CLEANUP_MS = 4000;
@@ -44,6 +44,7 @@ function worker(useHttpHeader: boolean): Worker {
     readBuffer: Buffer.alloc(1024),
     localLocality: null,
     log: silentLogger,
+    connectionLogs: silentConnectionLogs,
     reportsTables: true,
     onConsecutiveFailure: () => undefined,
     onHostsPicked: (name, addresses) => {

@@ -13,6 +13,8 @@ import type { Clock, TimeoutHandle } from '../../common/clock';
 import type { ClusterRouteAction, Route, RoutingPriority } from '../../config/model';
 import type { ConnectionPool, HttpProtocol, PoolCallbacks, RequestEncoder, ResponseDecoder, StreamResetReason } from '../../http/codec';
 import { RequestHead, type ResponseHead } from '../../http/http1/message_head';
+import { headerDump } from '../../log/connection_log';
+import type { Logger } from '../../log/logger_api';
 import type { HostStats } from '../../stats/stats';
 import type { Cluster } from '../../upstream/cluster';
 import type { Host } from '../../upstream/host';
@@ -37,6 +39,9 @@ export interface DownstreamStream {
   readonly connection: DownstreamAddresses;
   /** The downstream's protocol, for protocol_selection USE_DOWNSTREAM_PROTOCOL. */
   readonly protocol: HttpProtocol;
+  /** The downstream connection's and the stream's ids, for log lines (`[C<id>][S<id>]`). */
+  readonly connectionId: number;
+  readonly streamId: number;
   /**
    * Answers the request with a complete response of our own (text/plain when `body` is set).
    * @param extraHeaders headers to add, [name, value, ...]
@@ -71,6 +76,8 @@ export interface RouterConfig {
   readonly clock: Clock;
   /** Draws the retry back-off's jitter. */
   readonly random: RandomSource;
+  /** `router`. */
+  readonly log: Logger;
 }
 
 /** Marks a local reply the circuit breakers caused (Envoy's x-envoy-overloaded). */
@@ -142,6 +149,7 @@ export class Router implements PoolCallbacks, ResponseDecoder {
     const config = this.config;
     const route = config.routeTable.route(head.authority, head.path);
     if (route === null) {
+      if (config.log.enabled('debug')) config.log.debug(`${this.streamTag()}no cluster match for URL '${head.path}'`);
       config.stats.no_route.inc();
       this.downstream.sendLocalReply(404, '');
       return;
@@ -153,8 +161,10 @@ export class Router implements PoolCallbacks, ResponseDecoder {
       return;
     }
     const weighted = action.weightedClusters === undefined ? null : config.routeTable.weightedCluster(action.weightedClusters);
-    const cluster = config.clusters.get(weighted === null ? action.cluster : weighted.name);
+    const clusterName = weighted === null ? action.cluster : weighted.name;
+    const cluster = config.clusters.get(clusterName);
     if (cluster === undefined) {
+      if (config.log.enabled('debug')) config.log.debug(`${this.streamTag()}unknown cluster '${clusterName}'`);
       config.stats.no_cluster.inc();
       this.downstream.sendLocalReply(503, '');
       return;
@@ -162,6 +172,12 @@ export class Router implements PoolCallbacks, ResponseDecoder {
     config.stats.rq_total.inc();
     // Sets the timeouts, and the retry headers a trusted downstream sent.
     this.upstreamHead = this.upstreamRequestHead(head, route, action);
+    if (config.log.enabled('debug')) {
+      const upstreamHead = this.upstreamHead;
+      config.log.debug(`${this.streamTag()}cluster '${clusterName}' match for URL '${head.path}'`);
+      const pseudo = [':authority', upstreamHead.authority, ':path', upstreamHead.path, ':method', upstreamHead.method, ':scheme', upstreamHead.scheme];
+      config.log.debug(`${this.streamTag()}router decoding headers:\n${headerDump(pseudo)}${headerDump(upstreamHead.headers)}`);
+    }
     const metadataMatch = weighted === null ? action.metadataMatch : weighted.metadataMatch;
     const downstream = this.downstream;
     // Only a route that hashes or matches metadata pays for a context of its own.
@@ -263,6 +279,7 @@ export class Router implements PoolCallbacks, ResponseDecoder {
   // ---- PoolCallbacks ------------------------------------------------------------------------
 
   onPoolReady(encoder: RequestEncoder, hostStats: HostStats): void {
+    if (this.config.log.enabled('debug')) this.config.log.debug(`${this.streamTag()}pool ready`);
     this.upstream = encoder;
     this.hostStats = hostStats;
     this.host!.outlier.putResult(OutlierResult.LocalOriginConnectSuccess);
@@ -291,6 +308,7 @@ export class Router implements PoolCallbacks, ResponseDecoder {
   }
 
   onPoolFailure(reason: StreamResetReason): void {
+    this.logUpstreamReset(reason);
     const stats = this.pool!.hostStats;
     stats.rq_error.inc();
     // A request the circuit breakers refused never reached the host: nothing to judge it by.
@@ -305,6 +323,7 @@ export class Router implements PoolCallbacks, ResponseDecoder {
   // ---- UpstreamStreamCallbacks --------------------------------------------------------------
 
   onUpstreamHead(head: ResponseHead): void {
+    if (this.config.log.enabled('debug')) this.config.log.debug(`${this.streamTag()}upstream headers complete: end_stream=${head.bodyLength === 0}`);
     // HTTP/1.0 has no transfer codings (RFC 9112 section 6.1): such a body cannot reach the client.
     if (this.http10 && head.transferCodings !== null) {
       this.abortUpstream();
@@ -355,6 +374,7 @@ export class Router implements PoolCallbacks, ResponseDecoder {
    * response started, the downstream stream is reset.
    */
   onUpstreamReset(reason: StreamResetReason): void {
+    this.logUpstreamReset(reason);
     this.host!.outlier.putResult(OutlierResult.LocalOriginConnectFailed);
     if (this.maybeRetryReset(reason)) return;
     this.fail(503, CONNECT_ERROR_PREFIX + reason);
@@ -455,7 +475,17 @@ export class Router implements PoolCallbacks, ResponseDecoder {
    * Envoy's 503 when no host can take the request: none healthy (`noHost`), or max_connection_pools
    * refused a pool for the one picked, which Envoy answers alike without counting upstream_cx_none_healthy.
    */
+  /** `[C<id>][S<id>] `, the start of this stream's log lines; only for a line about to be logged. */
+  private streamTag(): string {
+    return `[C${this.downstream.connectionId}][S${this.downstream.streamId}] `;
+  }
+
+  private logUpstreamReset(reason: StreamResetReason): void {
+    if (this.config.log.enabled('debug')) this.config.log.debug(`${this.streamTag()}upstream reset: reset reason ${reason}`);
+  }
+
   private noHealthyUpstream(cluster: Cluster, noHost: boolean): void {
+    if (this.config.log.enabled('debug')) this.config.log.debug(`${this.streamTag()}no healthy host for HTTP connection pool`);
     if (noHost) cluster.info.stats.counters.upstream_cx_none_healthy.inc();
     cluster.info.stats.chargeResponseCode(503);
     this.finish();

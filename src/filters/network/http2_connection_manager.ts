@@ -10,6 +10,7 @@ import { dropUnderscoreHeaders, hasUnderscoreHeader } from '../../http/underscor
 import type { RequestHead, ResponseHead } from '../../http/http1/message_head';
 import { FilterHeadersStatus, type HttpFilter, type HttpFilterCallbacks } from '../http/http_filter';
 import { type DownstreamStream, Router } from '../http/router';
+import { headerDump } from '../../log/connection_log';
 import { FilterHeaders, type HttpConnectionManagerFactory, NO_HEADERS, isReplacedResponseHeader, remainingMs } from './http_connection_manager';
 import type { HttpConnectionManagerStats } from './http_connection_manager_stats';
 import { StreamTimers, type TimedStream } from './stream_timers';
@@ -33,6 +34,7 @@ export class Http2ConnectionManager {
     readonly factory: HttpConnectionManagerFactory,
     readonly socket: net.Socket,
     private readonly connectionStartMs: number,
+    readonly connectionId: number,
   ) {
     this.stats = factory.stats;
     this.remoteAddress = socket.remoteAddress ?? '';
@@ -134,6 +136,11 @@ export class Http2ConnectionManager {
     if (this.closedLocally) stats.downstream_cx_destroy_local.inc();
     else stats.downstream_cx_destroy_remote.inc();
     if (this.streams.size > 0) stats.downstream_cx_destroy_active_rq.inc();
+    const log = this.factory.deps.connectionLog;
+    if (log.enabled('debug')) {
+      if (!this.closedLocally) log.debug(`[C${this.connectionId}] remote close`);
+      log.debug(`[C${this.connectionId}] closing socket: ${this.closedLocally ? 1 : 0}`);
+    }
     for (const stream of [...this.streams]) stream.onConnectionClosed();
     this.factory.deps.clusters.releaseDownstream(this.socket);
   };
@@ -144,6 +151,8 @@ class ActiveStream implements DownstreamStream, HttpFilterCallbacks, TimedStream
   readonly protocol: HttpProtocol = 'http2';
   readonly remoteAddress: string;
   readonly connection: net.Socket;
+  readonly connectionId: number;
+  readonly streamId: number;
   private readonly router: Router;
   private readonly filters: readonly HttpFilter[] | null;
   private readonly stats: HttpConnectionManagerStats;
@@ -164,6 +173,8 @@ class ActiveStream implements DownstreamStream, HttpFilterCallbacks, TimedStream
     this.stats = owner.stats;
     this.remoteAddress = owner.remoteAddress;
     this.connection = owner.socket;
+    this.connectionId = owner.connectionId;
+    this.streamId = factory.deps.ids.nextStream();
     this.router = new Router(factory.router, this);
     this.filters = factory.filters === null ? null : factory.filters.map((f) => f.createFilter(this));
     this.timers = new StreamTimers(factory.streamTimers, this.stats, this);
@@ -190,6 +201,12 @@ class ActiveStream implements DownstreamStream, HttpFilterCallbacks, TimedStream
       return;
     }
     this.request = head;
+    const log = this.owner.factory.deps.log;
+    if (log.enabled('debug')) {
+      log.debug(`[C${this.connectionId}] new stream`);
+      const pseudo = [':authority', head.authority, ':path', head.path, ':method', head.method, ':scheme', head.scheme];
+      log.debug(`[C${this.connectionId}][S${this.streamId}] request headers complete (end_stream=${endStream}):\n${headerDump(pseudo)}${headerDump(head.headers)}`);
+    }
     if (!endStream) {
       stream.on('data', this.onData);
       stream.on('end', this.onEnd);
@@ -254,6 +271,14 @@ class ActiveStream implements DownstreamStream, HttpFilterCallbacks, TimedStream
     return false;
   }
 
+  /** Envoy's `encoding headers via codec` line. */
+  private logEncodedHeaders(headers: http2.OutgoingHttpHeaders, endStream: boolean): void {
+    const log = this.owner.factory.deps.log;
+    if (!log.enabled('debug')) return;
+    const pairs = Object.entries(headers).flatMap(([name, value]) => [value ?? ''].flat().flatMap((v) => [name, String(v)]));
+    log.debug(`[C${this.connectionId}][S${this.streamId}] encoding headers via codec (end_stream=${endStream}):\n${headerDump(pairs)}`);
+  }
+
   // ---- DownstreamStream -------------------------------------------------------------------
 
   sendLocalReply(status: number, body: string, extraHeaders: readonly string[] = NO_HEADERS): void {
@@ -268,6 +293,7 @@ class ActiveStream implements DownstreamStream, HttpFilterCallbacks, TimedStream
     this.stats.chargeResponseCode(status);
     this.maybeDrain();
     const bodiless = length === 0 || this.request?.method === 'HEAD';
+    this.logEncodedHeaders(headers, bodiless);
     this.stream.respond(headers, { endStream: bodiless });
     if (!bodiless) this.stream.end(body);
     this.endStream();
@@ -299,6 +325,7 @@ class ActiveStream implements DownstreamStream, HttpFilterCallbacks, TimedStream
     headers['x-proxy-upstream-service-time'] = String(upstreamServiceTimeMs);
     this.maybeDrain();
     const endStream = upstream.bodyLength === 0 || this.request?.method === 'HEAD' || status === 204 || status === 304;
+    this.logEncodedHeaders(headers, endStream);
     this.stream.respond(headers, { endStream });
     if (endStream) this.responseEnded = true;
   }
@@ -321,6 +348,8 @@ class ActiveStream implements DownstreamStream, HttpFilterCallbacks, TimedStream
 
   resetStream(): void {
     if (!this.active) return;
+    const log = this.owner.factory.deps.log;
+    if (log.enabled('debug')) log.debug(`[C${this.connectionId}][S${this.streamId}] stream reset`);
     this.stats.downstream_rq_tx_reset.inc();
     this.owner.factory.http2Stats.tx_reset.inc();
     resetWithInternalError(this.stream);

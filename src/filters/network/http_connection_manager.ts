@@ -12,6 +12,7 @@ import type * as net from 'node:net';
 import type * as tls from 'node:tls';
 import { atField, FieldError } from '../../config/errors';
 import type { HttpConnectionManagerConfig } from '../../config/model';
+import { type ConnectionIds, headerDump, http1HeadDump } from '../../log/connection_log';
 import type { Logger } from '../../log/logger_api';
 import { DateCache } from '../../http/date_cache';
 import { CodecError } from '../../http/http1/codec_error';
@@ -50,7 +51,14 @@ export interface HttpConnectionManagerDeps {
   readonly stats: StatsStore;
   readonly clusters: ClusterManager;
   readonly drain: DrainDecider;
+  /** `http`. */
   readonly log: Logger;
+  /** `router`. */
+  readonly routerLog: Logger;
+  /** `connection`: the downstream socket's own events. */
+  readonly connectionLog: Logger;
+  /** Numbers streams for their log lines (`[C<id>][S<id>]`). */
+  readonly ids: ConnectionIds;
   /** The listener's per_connection_buffer_limit_bytes. */
   readonly bufferLimitBytes: number;
   /** Bootstrap.localAddress: what x-forwarded-for gets for a peer on loopback. */
@@ -116,6 +124,7 @@ export class HttpConnectionManagerFactory implements NetworkFilterFactory {
       bufferLimitBytes: deps.bufferLimitBytes,
       clock: deps.filterContext.clock,
       random: mathRandom,
+      log: deps.routerLog,
     };
   }
 
@@ -126,33 +135,35 @@ export class HttpConnectionManagerFactory implements NetworkFilterFactory {
    * The codec: codec_type, else ALPN `h2` on a TLS connection, else HTTP/2 prior knowledge when
    * the client opens with the connection preface (as Envoy's AUTO), else HTTP/1.
    */
-  onNewConnection(socket: net.Socket): void {
+  onNewConnection(socket: net.Socket, id: number): void {
     const acceptedMs = performance.now();
     const codec = this.config.codecType;
-    if (codec === 'HTTP1') this.startHttp1(socket, acceptedMs);
-    else if (codec === 'HTTP2' || (socket as tls.TLSSocket).alpnProtocol === 'h2') this.startHttp2(socket, acceptedMs);
+    if (codec === 'HTTP1') this.startHttp1(socket, acceptedMs, id);
+    else if (codec === 'HTTP2' || (socket as tls.TLSSocket).alpnProtocol === 'h2') this.startHttp2(socket, acceptedMs, id);
     else {
       // The connection's timeouts run while the codec is not known yet; the first to end stops sniffing.
       const { idleTimeoutMs, maxConnectionDurationMs } = this.config.commonHttpProtocolOptions;
       const idleFirst = idleTimeoutMs > 0 && (maxConnectionDurationMs === 0 || idleTimeoutMs <= maxConnectionDurationMs);
       const timeout = idleFirst ? idleTimeoutMs : maxConnectionDurationMs;
       sniffHttp2Preface(socket, timeout, (http2, timedOut) =>
-        http2 ? this.startHttp2(socket, acceptedMs) : this.startHttp1(socket, acceptedMs, timedOut && idleFirst),
+        http2 ? this.startHttp2(socket, acceptedMs, id) : this.startHttp1(socket, acceptedMs, id, timedOut && idleFirst),
       );
     }
   }
 
   /** `idle`: the client sent nothing for the whole idle timeout. */
-  private startHttp1(socket: net.Socket, acceptedMs: number, idle = false): void {
-    const connection = new HttpConnectionManager(this, socket, acceptedMs);
+  private startHttp1(socket: net.Socket, acceptedMs: number, id: number, idle = false): void {
+    if (this.deps.log.enabled('debug')) this.deps.log.debug(`[C${id}] codec: http1`);
+    const connection = new HttpConnectionManager(this, socket, acceptedMs, id);
     this.connections.add(connection);
     // Sniffing paused the socket and put back what it read.
     if (socket.isPaused()) socket.resume();
     if (idle) connection.onIdleTimeout();
   }
 
-  private startHttp2(socket: net.Socket, acceptedMs: number): void {
-    this.connections.add(new Http2ConnectionManager(this, socket, acceptedMs));
+  private startHttp2(socket: net.Socket, acceptedMs: number, id: number): void {
+    if (this.deps.log.enabled('debug')) this.deps.log.debug(`[C${id}] codec: http2`);
+    this.connections.add(new Http2ConnectionManager(this, socket, acceptedMs, id));
   }
 
   closeIdleConnections(): void {
@@ -180,6 +191,8 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
   private readonly properCase: boolean;
 
   // The current stream.
+  /** Its number in log lines. */
+  streamId = 0;
   private streamActive = false;
   private request: RequestHead | null = null;
   private requestComplete = false;
@@ -211,6 +224,7 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
     private readonly factory: HttpConnectionManagerFactory,
     private readonly socket: net.Socket,
     private readonly connectionStartMs: number,
+    readonly connectionId: number,
   ) {
     this.parser = new RequestParser(this, factory.http1Settings, factory.http1Stats);
     this.stats = factory.stats;
@@ -255,8 +269,15 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
     stats.downstream_rq_active.inc();
     this.requestStartMs = performance.now();
     this.streamActive = true;
+    this.streamId = this.factory.deps.ids.nextStream();
     this.request = head;
     this.requestComplete = head.bodyLength === 0;
+    const log = this.factory.deps.log;
+    if (log.enabled('debug')) {
+      log.debug(`[C${this.connectionId}] new stream`);
+      const pseudo = [':authority', head.authority, ':path', head.path, ':method', head.method];
+      log.debug(`[C${this.connectionId}][S${this.streamId}] request headers complete (end_stream=${this.requestComplete}):\n${headerDump(pseudo)}${headerDump(head.headers)}`);
+    }
     this.responseStarted = false;
     this.closeAfterResponse = head.connectionClose;
     this.timers.start(this.requestComplete);
@@ -318,6 +339,7 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
     if (this.properCase) head = properCaseHead(head);
     this.responseStarted = true;
     this.stats.chargeResponseCode(status);
+    this.logEncodedHead(head, length === 0 || this.request?.method === 'HEAD');
     this.output.text(`${head}\r\n`);
     if (length > 0 && this.request?.method !== 'HEAD') this.output.bytes(Buffer.from(body, 'utf8'));
     this.output.flush();
@@ -363,6 +385,7 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
     if (close) this.closeAfterResponse = true;
     head += connectionHeader(close, request.http10);
     if (this.properCase) head = properCaseHead(head);
+    this.logEncodedHead(head, this.responseBodiless || upstream.bodyLength === 0);
     // Held until the body, or the end of this batch of upstream input, joins it.
     this.output.text(`${head}\r\n`);
   }
@@ -388,6 +411,8 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
   }
 
   resetStream(): void {
+    const log = this.factory.deps.log;
+    if (log.enabled('debug')) log.debug(`[C${this.connectionId}][S${this.streamId}] stream reset`);
     this.stats.downstream_rq_tx_reset.inc();
     this.output.discard();
     this.destroy();
@@ -414,6 +439,8 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
   private readonly onSocketData = (chunk: Buffer): void => {
     this.stats.downstream_cx_rx_bytes_total.add(chunk.length);
     if (this.closing) return;
+    const log = this.factory.deps.log;
+    if (log.enabled('trace')) log.trace(`[C${this.connectionId}] parsing ${chunk.length} bytes`);
     try {
       this.parser.execute(chunk);
     } catch (e) {
@@ -448,6 +475,11 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
     stats.downstream_cx_length_ms.recordValue(now - this.connectionStartMs);
     if (this.closedLocally) stats.downstream_cx_destroy_local.inc();
     else stats.downstream_cx_destroy_remote.inc();
+    const log = this.factory.deps.connectionLog;
+    if (log.enabled('debug')) {
+      if (!this.closedLocally) log.debug(`[C${this.connectionId}] remote close`);
+      log.debug(`[C${this.connectionId}] closing socket: ${this.closedLocally ? 1 : 0}`);
+    }
     if (this.streamActive) {
       stats.downstream_cx_destroy_active_rq.inc();
       stats.downstream_rq_rx_reset.inc();
@@ -498,6 +530,14 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
       return true;
     }
     return this.closeAfterResponse || this.remoteEnded || !this.requestComplete;
+  }
+
+  /** Envoy's `encoding headers via codec` line, from the head as written. */
+  private logEncodedHead(head: string, endStream: boolean): void {
+    const log = this.factory.deps.log;
+    if (log.enabled('debug')) {
+      log.debug(`[C${this.connectionId}][S${this.streamId}] encoding headers via codec (end_stream=${endStream}):\n${http1HeadDump(head)}`);
+    }
   }
 
   /** The filters, last first, see the response head; what they set is returned. */
@@ -551,6 +591,7 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
     if (!this.streamActive) {
       // The error came before a request head: account for it as a request of its own.
       this.streamActive = true;
+      this.streamId = this.factory.deps.ids.nextStream();
       this.request = null;
       this.stats.downstream_rq_total.inc();
       this.stats.downstream_rq_http1_total.inc();

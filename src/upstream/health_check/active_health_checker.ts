@@ -6,7 +6,7 @@
 
 import type { HealthCheck, SocketAddress } from '../../config/model';
 import type { RandomSource } from '../lb/load_balancer';
-import { HealthFlag } from '../health_flags';
+import { HealthFlag, healthFlagsString } from '../health_flags';
 import type { ClusterSnapshot, DiscoveredHost, MembershipUpdate } from '../membership';
 import type { Connector } from '../../network/connector';
 import { hostKey } from '../membership';
@@ -99,6 +99,12 @@ export class ActiveHealthChecker implements HealthSource, SessionOwner {
       stats.failure.inc();
       if (outcome.type === 'NETWORK') stats.networkFailure.inc();
       else if (outcome.type === 'PASSIVE') stats.passiveFailure.inc();
+    }
+    const log = this.context.healthCheckLog;
+    if (log.enabled('debug')) {
+      const result = outcome.kind === 'success' ? 'success' : `failure (${outcome.type})`;
+      const { address, port } = session.address;
+      log.debug(`hc ${result} for ${address}:${port} in cluster '${this.context.config.name}': health_flags=${healthFlagsString(verdict.flags)}`);
     }
     const before = session.flags;
     session.flags = verdict.flags;
