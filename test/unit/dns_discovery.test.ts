@@ -157,6 +157,58 @@ test('respect_dns_ttl: the next refresh is at the smallest TTL, or the refresh r
   }
 });
 
+test('respect_dns_ttl: a TTL past the timer range waits as long as it allows; one with the top bit set is 0', { timeout: 10_000 }, async () => {
+  // 2,147,484 s is 1 ms more than setTimeout takes, which would fire at once.
+  server.zone.set('a.test', { a: [{ address: '10.0.0.1', ttl: 2_147_484 }] });
+  const { clock, recorder, discovery } = start(settings('STRICT_DNS', [group([endpoint('a.test', 80)])], { respectDnsTtl: true }));
+  try {
+    await recorder.completed(1);
+    assert.deepEqual(clock.pendingDelays(), [2 ** 31 - 1]);
+    server.zone.set('a.test', { a: [{ address: '10.0.0.1', ttl: 2 ** 32 - 1 }] });
+    clock.advance(2 ** 31 - 1);
+    await recorder.completed(2);
+    assert.deepEqual(clock.pendingDelays(), [5000], 'the refresh rate, as for a TTL of 0');
+  } finally {
+    discovery.close();
+  }
+});
+
+test('a failure backoff past the timer range waits as long as it allows', { timeout: 10_000 }, async () => {
+  server.zone.set('a.test', { rcode: 'SERVFAIL' });
+  const year = 365 * 86_400_000;
+  const { clock, recorder, discovery } = start(settings('STRICT_DNS', [group([endpoint('a.test', 80)])], { dnsRefreshRateMs: year }));
+  try {
+    await recorder.completed(1);
+    assert.deepEqual(clock.pendingDelays(), [2 ** 31 - 1]);
+  } finally {
+    discovery.close();
+  }
+});
+
+test('a malformed answer is a failure that keeps the hosts and backs off; never a host', { timeout: 10_000 }, async () => {
+  for (const type of ['STRICT_DNS', 'LOGICAL_DNS'] as const) {
+    server.zone.set('a.test', { a: [{ address: '10.0.0.1', ttl: 1 }] });
+    const { clock, recorder, updates, discovery } = start(settings(type, [group([endpoint('a.test', 80)])], { dnsFailureRefreshRate: { baseMs: 1000, maxMs: 4000 } }), {
+      random: () => 777,
+    });
+    try {
+      await recorder.completed(1);
+      assert.deepEqual(addresses(updates.at(-1)), [['10.0.0.1:80']]);
+      const damaged: Partial<Record<string, number>>[] = [{ cutBytes: 2 }, { cutBytes: 9 }, { addressLength: 6 }, { addressLength: 2 }];
+      for (const [n, damage] of damaged.entries()) {
+        server.zone.set('a.test', { ...damage, a: [{ address: '10.0.0.2', ttl: 1 }] });
+        clock.advance(clock.pendingDelays()[0]!);
+        await recorder.completed(2 + n);
+        assert.equal(updates.length, 1, `${type} ${JSON.stringify(damage)}: no update`);
+      }
+      assert.deepEqual(recorder.counts, { update_attempt: 5, update_success: 1, update_failure: 4, update_no_rebuild: 0 });
+      assert.deepEqual(clock.pendingDelays(), [777 % 4000], 'the failure backoff');
+    } finally {
+      discovery.close();
+    }
+  }
+});
+
 test('failures back off with full jitter from base, doubling to max, and reset on success', { timeout: 10_000 }, async () => {
   server.zone.set('a.test', { rcode: 'SERVFAIL' });
   const { clock, recorder, discovery } = start(settings('STRICT_DNS', [group([endpoint('a.test', 80)])], { dnsFailureRefreshRate: { baseMs: 1000, maxMs: 5000 } }), {
