@@ -175,6 +175,13 @@ export class DnsTestServer {
   }
 }
 
+/** The address of a DNS server that has just closed: nothing listens on its port, UDP or TCP. */
+export async function closedDnsServer(): Promise<{ address: string; port: number }> {
+  const server = await DnsTestServer.start();
+  await server.close();
+  return server.address;
+}
+
 /** An A or AAAA record re-encoded with `length` bytes of data; any other record as it is. */
 function resizedAddress(record: dnsPacket.Answer, length: number): dnsPacket.Answer {
   if (record.type !== 'A' && record.type !== 'AAAA') return record;

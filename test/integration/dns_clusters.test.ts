@@ -239,6 +239,7 @@ describe('LOGICAL_DNS', TIMEOUT, () => {
 
 describe('STRICT_DNS facing a resolver that misbehaves', TIMEOUT, () => {
   let dns: DnsTestServer;
+  let dnsClosed = false;
   let proxy: RunningProxy;
   let upstreams: Upstream[];
   let listener: number;
@@ -256,7 +257,7 @@ describe('STRICT_DNS facing a resolver that misbehaves', TIMEOUT, () => {
   after(async () => {
     await proxy?.cleanup();
     for (const u of upstreams ?? []) u.server.close();
-    await dns?.close();
+    if (!dnsClosed) await dns?.close();
   });
 
   const counter = async (name: string) => (await proxy.stat(`cluster.svc.${name}`)) ?? 0;
@@ -292,6 +293,15 @@ describe('STRICT_DNS facing a resolver that misbehaves', TIMEOUT, () => {
     dns.zone.set('svc.test', { addressLength: 2, a: [{ address: '127.0.0.2', ttl: 0 }] });
     await failuresKeepTheHost('A of 2 bytes', 3);
     await recover();
+  });
+
+  test("with the resolver's port closed every attempt ends in a counted failure, and attempts go on", async () => {
+    await dns.close();
+    dnsClosed = true;
+    // At most 0.2 s apart (dns_failure_refresh_rate), each failing at once on ECONNREFUSED.
+    await failuresKeepTheHost('port closed', 10);
+    const [attempts, successes, failures] = [await counter('update_attempt'), await counter('update_success'), await counter('update_failure')];
+    assert.ok(attempts - successes - failures <= 1, `${attempts} attempts, ${successes} successes, ${failures} failures: at most one in flight`);
   });
 });
 

@@ -12,7 +12,7 @@ import { DnsClient } from '../../src/network/dns/dns_client';
 import { DnsAbortedError, DnsMalformedResponseError, DnsServerError, DnsTimeoutError, DnsTransportError } from '../../src/network/dns/dns_errors';
 import { parseHostsFile } from '../../src/network/dns/hosts_file';
 import { FALLBACK_DNS_SERVER, parseResolvConf, searchNames } from '../../src/network/dns/resolv_conf';
-import { type DnsTestServer, dnsTestServerForFile } from '../helpers/dns_test_server';
+import { closedDnsServer, type DnsTestServer, dnsTestServerForFile } from '../helpers/dns_test_server';
 
 const dnsServer = dnsTestServerForFile();
 let server: DnsTestServer;
@@ -148,6 +148,18 @@ test('a truncated answer whose TCP retry fails is an error after every try, with
   server.zone.set('tc.test', { truncateUdp: true, dropTcp: true, a: [{ address: '10.3.3.3', ttl: 11 }] });
   await assert.rejects(client({ tries: 2 }).resolve('tc.test', 'V4_ONLY'), DnsTransportError);
   assert.deepEqual(server.queries.map((q) => q.transport), ['udp', 'tcp', 'udp', 'tcp']);
+});
+
+test('a closed port fails every try at once (ECONNREFUSED), not after the timeouts', { timeout: 10_000 }, async () => {
+  const closed = await closedDnsServer();
+  for (const useTcp of [false, true]) {
+    const started = performance.now();
+    // c-ares's defaults: 5 s, doubling, 4 tries: 75 s if each try had to time out.
+    const dns = new DnsClient({ servers: [closed], useTcp, timeoutMs: 5000, tries: 4, resolvConfPath: '/dev/null' });
+    await assert.rejects(dns.resolve('any.test', 'AUTO'), DnsTransportError);
+    const elapsed = performance.now() - started;
+    assert.ok(elapsed < 2000, `${useTcp ? 'TCP' : 'UDP'} took ${elapsed} ms`);
+  }
 });
 
 test('answers with the wrong id or question are ignored', { timeout: 10_000 }, async () => {

@@ -9,7 +9,7 @@ import type { LbEndpoint, LocalityLbEndpoints } from '../../src/config/model';
 import { createDnsDiscovery } from '../../src/upstream/dns/dns_discovery';
 import { type DnsClusterSettings, type DnsDiscoveryStatName, DnsSettingsError } from '../../src/upstream/dns/dns_cluster_settings';
 import { JitteredExponentialBackOff } from '../../src/upstream/dns/refresh_delays';
-import { type DnsTestServer, dnsTestServerForFile } from '../helpers/dns_test_server';
+import { closedDnsServer, type DnsTestServer, dnsTestServerForFile } from '../helpers/dns_test_server';
 import { ManualClock } from '../helpers/manual_clock';
 
 const dnsServer = dnsTestServerForFile();
@@ -36,9 +36,20 @@ class RecordingStats {
     ]),
   ) as Record<DnsDiscoveryStatName, { inc(): void }>;
 
-  /** Resolves once success + failure reaches `n`: that many resolutions have completed. */
-  async completed(n: number): Promise<void> {
-    while (this.counts.update_success + this.counts.update_failure < n) await new Promise<void>((wake) => this.waiters.push(wake));
+  /**
+   * Resolves once success + failure reaches `n`: that many resolutions have completed. Rejects
+   * after `withinMs`, so that a test whose resolution never ends still gets to close it.
+   */
+  async completed(n: number, withinMs = 5000): Promise<void> {
+    const deadline = performance.now() + withinMs;
+    while (this.counts.update_success + this.counts.update_failure < n) {
+      const left = deadline - performance.now();
+      if (left <= 0) throw new Error(`${n} resolutions not completed within ${withinMs} ms: ${JSON.stringify(this.counts)}`);
+      await new Promise<void>((wake) => {
+        this.waiters.push(wake);
+        setTimeout(wake, left).unref();
+      });
+    }
     // Let the resolution's continuation (update, timer) run.
     await new Promise((resolve) => setImmediate(resolve));
   }
@@ -206,6 +217,27 @@ test('a malformed answer is a failure that keeps the hosts and backs off; never 
     } finally {
       discovery.close();
     }
+  }
+});
+
+test('a resolver whose port is closed: every attempt fails at once, counted, and the next follows the backoff', { timeout: 10_000 }, async () => {
+  const { clock, recorder, discovery } = start(
+    settings('STRICT_DNS', [group([endpoint('a.test', 80)])], { dnsResolvers: [await closedDnsServer()], dnsLookupFamily: 'AUTO', dnsFailureRefreshRate: { baseMs: 1000, maxMs: 4000 } }),
+    { random: () => 1999 },
+  );
+  try {
+    // The query timers never fire on this clock: only the refused connection can end the attempt.
+    const delays: number[] = [];
+    for (let n = 1; n <= 3; n++) {
+      await recorder.completed(n);
+      delays.push(clock.pendingDelays()[0]!);
+      clock.advance(delays.at(-1)!);
+    }
+    assert.deepEqual(recorder.counts, { update_attempt: 4, update_success: 0, update_failure: 3, update_no_rebuild: 0 });
+    // 1999 % 1000, % 2000, % 4000.
+    assert.deepEqual(delays, [999, 1999, 1999]);
+  } finally {
+    discovery.close();
   }
 });
 
