@@ -6,6 +6,8 @@ import { beforeEach, test } from 'node:test';
 
 import { SystemClock } from '../../src/common/clock';
 import type { LbEndpoint, LocalityLbEndpoints } from '../../src/config/model';
+import { DEFAULT_DNS_TIMEOUT_MS, DEFAULT_DNS_TRIES } from '../../src/network/dns/dns_client';
+import { readResolvConf } from '../../src/network/dns/resolv_conf';
 import { createDnsDiscovery } from '../../src/upstream/dns/dns_discovery';
 import { type DnsClusterSettings, type DnsDiscoveryStatName, DnsSettingsError } from '../../src/upstream/dns/dns_cluster_settings';
 import { JitteredExponentialBackOff } from '../../src/upstream/dns/refresh_delays';
@@ -236,6 +238,29 @@ test('a resolver whose port is closed: every attempt fails at once, counted, and
     assert.deepEqual(recorder.counts, { update_attempt: 4, update_success: 0, update_failure: 3, update_no_rebuild: 0 });
     // 1999 % 1000, % 2000, % 4000.
     assert.deepEqual(delays, [999, 1999, 1999]);
+  } finally {
+    discovery.close();
+  }
+});
+
+test('a silent resolver: the attempt ends in a counted failure once every try has timed out', { timeout: 10_000 }, async () => {
+  server.zone.set('a.test', { silent: true });
+  const conf = await readResolvConf();
+  const [timeoutMs, tries] = [conf.timeoutMs ?? DEFAULT_DNS_TIMEOUT_MS, conf.attempts ?? DEFAULT_DNS_TRIES];
+  const { clock, recorder, discovery } = start(settings('STRICT_DNS', [group([endpoint('a.test', 80)])], { dnsFailureRefreshRate: { baseMs: 1000, maxMs: 4000 } }), { random: () => 1999 });
+  try {
+    let waited = 0;
+    for (let n = 1; n <= tries; n++) {
+      while (server.count('a.test') < n) await new Promise((resolve) => setImmediate(resolve));
+      const [delay] = clock.pendingDelays();
+      clock.advance(delay!);
+      waited += delay!;
+    }
+    await recorder.completed(1);
+    // c-ares's schedule: the timeout doubles after each round of the (one) server.
+    assert.equal(waited, timeoutMs * (2 ** tries - 1));
+    assert.deepEqual(recorder.counts, { update_attempt: 1, update_success: 0, update_failure: 1, update_no_rebuild: 0 });
+    assert.deepEqual(clock.pendingDelays(), [999], 'the next attempt at the failure backoff');
   } finally {
     discovery.close();
   }
