@@ -1,6 +1,9 @@
 // Time for whatever is timed by intervals or one-shot timers, injected so that a test drives it by hand
 // (test/helpers/manual_clock.ts) instead of waiting.
 
+/** The longest delay setTimeout honours (2^31 - 1 ms, about 24.8 days); a longer one fires at once. */
+export const MAX_TIMEOUT_MS = 2 ** 31 - 1;
+
 /** What setInterval returned, for clearInterval only. */
 export interface IntervalHandle {
   readonly __interval: unique symbol;

@@ -3,12 +3,10 @@
 // closes a share that grows from 0 to 100% over --drain-time-s, so clients move to the new
 // epoch gradually instead of all reconnecting at once.
 
+import { MAX_TIMEOUT_MS } from '../common/clock';
 import type { DrainDecider } from '../server/drain_decider';
 
 export type DrainStrategy = 'gradual' | 'immediate';
-
-/** setTimeout's limit; a longer drain re-arms its timer until the deadline. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 
 export interface DrainManagerOptions {
   readonly strategy: DrainStrategy;
@@ -67,6 +65,7 @@ export class DrainManager implements DrainDecider {
     if (this.deadlineMs !== null) throw new Error('the drain sequence has already started');
     const deadlineMs = this.now() + this.options.drainTimeS * 1000;
     this.deadlineMs = deadlineMs;
+    // A drain longer than setTimeout's limit re-arms its timer until the deadline.
     const wait = () => {
       this.timer = setTimeout(
         () => {
@@ -74,7 +73,7 @@ export class DrainManager implements DrainDecider {
           this.timer = null;
           onComplete();
         },
-        Math.max(0, Math.min(deadlineMs - this.now(), MAX_TIMER_MS)),
+        Math.max(0, Math.min(deadlineMs - this.now(), MAX_TIMEOUT_MS)),
       );
       this.timer.unref();
     };

@@ -1,5 +1,6 @@
 // A small authoritative DNS server on 127.0.0.1 for tests: UDP and TCP on one port, answers
-// from a mutable table, and a log of every query with the transport it came over.
+// from a mutable table (well formed, or broken on purpose), and a log of every query with the
+// transport it came over.
 
 import * as dgram from 'node:dgram';
 import * as net from 'node:net';
@@ -25,6 +26,12 @@ export interface ZoneEntry {
   truncateUdp?: boolean;
   /** Before the real answer, send ones with a wrong id and a wrong question, carrying 6.6.6.6. */
   forgeFirst?: boolean;
+  /** Over TCP, close the connection instead of answering. */
+  dropTcp?: boolean;
+  /** Drop this many bytes from the end of the answer: a message cut short, without the TC bit. */
+  cutBytes?: number;
+  /** Address records carry this many bytes of data (the address cut, or padded with zeros) and declare that length. */
+  addressLength?: number;
 }
 
 export interface LoggedQuery {
@@ -46,7 +53,7 @@ export class DnsTestServer {
     readonly port: number,
   ) {
     udp.on('message', (message, from) => {
-      this.answer(message, 'udp', (reply) => udp.send(reply, from.port, from.address));
+      this.answer(message, 'udp', (reply) => udp.send(reply, from.port, from.address), () => {});
     });
     tcp.on('connection', (socket) => {
       this.tcpSockets.add(socket);
@@ -62,7 +69,7 @@ export class DnsTestServer {
             const length = Buffer.alloc(2);
             length.writeUInt16BE(reply.length, 0);
             if (!socket.destroyed) socket.write(Buffer.concat([length, reply]));
-          });
+          }, () => socket.destroy());
         }
       });
     });
@@ -107,15 +114,18 @@ export class DnsTestServer {
     await Promise.all([new Promise<void>((resolve) => this.udp.close(() => resolve())), new Promise<void>((resolve) => this.tcp.close(() => resolve()))]);
   }
 
-  private answer(message: Buffer, transport: 'udp' | 'tcp', send: (reply: Buffer) => void): void {
+  /** Sends the replies to `message`, or calls `hangUp` when the zone says to answer with none over TCP. */
+  private answer(message: Buffer, transport: 'udp' | 'tcp', send: (reply: Buffer) => void, hangUp: () => void): void {
     const name = dnsPacket.decode(message).questions?.[0]?.name.toLowerCase();
     const replies = this.reply(message, transport);
+    if (replies === null) return hangUp();
     const sendAll = () => replies.forEach(send);
     if (name !== undefined && this.zone.get(name)?.hold) this.held.push(sendAll);
     else sendAll();
   }
 
-  private reply(message: Buffer, transport: 'udp' | 'tcp'): Buffer[] {
+  /** The messages that answer `message`; null to close a TCP connection without one. */
+  private reply(message: Buffer, transport: 'udp' | 'tcp'): Buffer[] | null {
     const query = dnsPacket.decode(message);
     const question = query.questions?.[0];
     if (question === undefined) return [];
@@ -123,6 +133,7 @@ export class DnsTestServer {
     this.queries.push({ name, type: question.type, transport });
     const entry = this.zone.get(name);
     if (entry?.silent) return [];
+    if (entry?.dropTcp && transport === 'tcp') return null;
     const response = (answers: dnsPacket.Answer[], rcode: string, truncated = false, id = query.id, questionName = question.name): Buffer => {
       const flags = dnsPacket.RECURSION_DESIRED | dnsPacket.RECURSION_AVAILABLE | (truncated ? dnsPacket.TRUNCATED_RESPONSE : 0);
       const packet = dnsPacket.encode({ type: 'response', id, flags, questions: [{ ...question, name: questionName }], answers });
@@ -134,8 +145,9 @@ export class DnsTestServer {
     if (entry === undefined) return [response([], 'NXDOMAIN')];
     if (entry.rcode !== undefined) return [response([], entry.rcode)];
     if (entry.truncateUdp && transport === 'udp') return [response([], 'NOERROR', true)];
-    const answers = this.answers(name, question.type);
-    const replies = [response(answers, 'NOERROR')];
+    const answers = this.answers(name, question.type).map((record) => (entry.addressLength === undefined ? record : resizedAddress(record, entry.addressLength)));
+    const answer = response(answers, 'NOERROR');
+    const replies = [answer.subarray(0, answer.length - (entry.cutBytes ?? 0))];
     if (entry.forgeFirst) {
       const bogus: dnsPacket.Answer[] = [{ type: 'A', name: question.name, ttl: 60, data: '6.6.6.6' }];
       replies.unshift(response(bogus, 'NOERROR', false, (query.id! + 1) & 0xffff), response(bogus, 'NOERROR', false, query.id, `x${question.name}`));
@@ -161,6 +173,25 @@ export class DnsTestServer {
     }
     return answers;
   }
+}
+
+/** The address of a DNS server that has just closed: nothing listens on its port, UDP or TCP. */
+export async function closedDnsServer(): Promise<{ address: string; port: number }> {
+  const server = await DnsTestServer.start();
+  await server.close();
+  return server.address;
+}
+
+/** An A or AAAA record re-encoded with `length` bytes of data; any other record as it is. */
+function resizedAddress(record: dnsPacket.Answer, length: number): dnsPacket.Answer {
+  if (record.type !== 'A' && record.type !== 'AAAA') return record;
+  // A message with the one record ends with the record's address.
+  const alone = dnsPacket.encode({ type: 'response', answers: [record] });
+  const address = alone.subarray(alone.length - (record.type === 'A' ? 4 : 16));
+  const data = Buffer.alloc(length);
+  address.copy(data, 0, 0, Math.min(length, address.length));
+  const type = record.type === 'A' ? 'UNKNOWN_1' : 'UNKNOWN_28';
+  return { type, name: record.name, ttl: record.ttl, data } as unknown as dnsPacket.Answer;
 }
 
 /**

@@ -1,13 +1,14 @@
 // STRICT_DNS and LOGICAL_DNS served by a real proxy with two workers, resolving through a DNS
 // server the test runs on loopback: the supervisor resolves, and every change reaches both
-// workers (and a restarted one) without a restart of the proxy.
+// workers (and a restarted one) without a restart of the proxy; answers that are malformed, a
+// resolver that is gone and TTLs beyond any timer leave the hosts as they were.
 
 import assert from 'node:assert/strict';
 import * as http from 'node:http';
 import * as net from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { DnsTestServer } from '../helpers/dns_test_server';
-import { request, type RunningProxy, startProxy, waitFor } from '../helpers/proxy_process';
+import { request, type RunningProxy, sleep, startProxy, waitFor } from '../helpers/proxy_process';
 import { socketOwner } from '../helpers/socket_owner';
 
 const TIMEOUT = { timeout: 90_000 };
@@ -61,7 +62,8 @@ async function upstreamsOnOnePort(ips: readonly string[], workers: () => number[
   throw new Error('no port free on every upstream address');
 }
 
-function bootstrap(type: string, dnsPort: number, upstreamPort: number): Record<string, unknown> {
+/** `cluster` adds fields to (or overrides those of) the one cluster, `svc`. */
+function bootstrap(type: string, dnsPort: number, upstreamPort: number, cluster: Record<string, unknown> = {}): Record<string, unknown> {
   return {
     static_resources: {
       listeners: [
@@ -97,6 +99,7 @@ function bootstrap(type: string, dnsPort: number, upstreamPort: number): Record<
             cluster_name: 'svc',
             endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: 'svc.test', port_value: upstreamPort } } } }] }],
           },
+          ...cluster,
         },
       ],
     },
@@ -231,5 +234,103 @@ describe('LOGICAL_DNS', TIMEOUT, () => {
     } finally {
       agent.destroy();
     }
+  });
+});
+
+describe('STRICT_DNS facing a resolver that misbehaves', TIMEOUT, () => {
+  let dns: DnsTestServer;
+  let dnsClosed = false;
+  let proxy: RunningProxy;
+  let upstreams: Upstream[];
+  let listener: number;
+  const good = { a: [{ address: '127.0.0.1', ttl: 0 }] };
+
+  before(async () => {
+    dns = await DnsTestServer.start();
+    const found = await upstreamsOnOnePort(['127.0.0.1'], () => []);
+    upstreams = found.upstreams;
+    dns.zone.set('svc.test', good);
+    proxy = await startProxy(bootstrap('STRICT_DNS', dns.port, found.port, { respect_dns_ttl: true, dns_failure_refresh_rate: { base_interval: '0.1s', max_interval: '0.2s' } }));
+    listener = await proxy.listenerPort('in');
+  });
+
+  after(async () => {
+    await proxy?.cleanup();
+    for (const u of upstreams ?? []) u.server.close();
+    if (!dnsClosed) await dns?.close();
+  });
+
+  const counter = async (name: string) => (await proxy.stat(`cluster.svc.${name}`)) ?? 0;
+
+  /** Waits for `n` more update_failure, then checks that no success was counted and the host is the good one. */
+  async function failuresKeepTheHost(what: string, n: number): Promise<void> {
+    const [failures, successes] = [await counter('update_failure'), await counter('update_success')];
+    await waitFor(`${what}: ${n} more update_failure`, async () => ((await counter('update_failure')) >= failures + n ? true : undefined), 10_000);
+    assert.equal(await counter('update_success'), successes, `${what}: no update_success`);
+    const clusters = (await proxy.admin('/clusters')).body;
+    assert.match(clusters, /^svc::127\.0\.0\.1:\d+::hostname::svc\.test$/m, what);
+    assert.doesNotMatch(clusters, /undefined|svc::127\.0\.0\.2/, what);
+    assert.equal(await counter('membership_total'), 1, what);
+    assert.equal((await request(`http://127.0.0.1:${listener}/`)).body, '127.0.0.1', what);
+  }
+
+  /** Serves the good answer again and waits for it to be counted. */
+  async function recover(): Promise<void> {
+    dns.zone.set('svc.test', good);
+    const successes = await counter('update_success');
+    await waitFor('a success after the good answer is back', async () => ((await counter('update_success')) > successes ? true : undefined), 10_000);
+  }
+
+  test('an answer cut short is a counted failure, and the host stays', async () => {
+    dns.zone.set('svc.test', { cutBytes: 2, a: [{ address: '127.0.0.1', ttl: 0 }] });
+    await failuresKeepTheHost('cut by 2 bytes', 3);
+    await recover();
+  });
+
+  test('an A record of 6 bytes, or of 2, is a counted failure, and the host stays', async () => {
+    dns.zone.set('svc.test', { addressLength: 6, a: [{ address: '127.0.0.2', ttl: 0 }] });
+    await failuresKeepTheHost('A of 6 bytes', 3);
+    dns.zone.set('svc.test', { addressLength: 2, a: [{ address: '127.0.0.2', ttl: 0 }] });
+    await failuresKeepTheHost('A of 2 bytes', 3);
+    await recover();
+  });
+
+  test("with the resolver's port closed every attempt ends in a counted failure, and attempts go on", async () => {
+    await dns.close();
+    dnsClosed = true;
+    // At most 0.2 s apart (dns_failure_refresh_rate), each failing at once on ECONNREFUSED.
+    await failuresKeepTheHost('port closed', 10);
+    const [attempts, successes, failures] = [await counter('update_attempt'), await counter('update_success'), await counter('update_failure')];
+    assert.ok(attempts - successes - failures <= 1, `${attempts} attempts, ${successes} successes, ${failures} failures: at most one in flight`);
+  });
+});
+
+describe('respect_dns_ttl with a TTL beyond the longest timer', TIMEOUT, () => {
+  let dns: DnsTestServer;
+  let proxy: RunningProxy;
+  let upstreams: Upstream[];
+
+  before(async () => {
+    dns = await DnsTestServer.start();
+    const found = await upstreamsOnOnePort(['127.0.0.1'], () => []);
+    upstreams = found.upstreams;
+    // 3,000,000 s: 34.7 days, past setTimeout's 24.8.
+    dns.zone.set('svc.test', { a: [{ address: '127.0.0.1', ttl: 3_000_000 }] });
+    proxy = await startProxy(bootstrap('STRICT_DNS', dns.port, found.port, { respect_dns_ttl: true }));
+  });
+
+  after(async () => {
+    await proxy?.cleanup();
+    for (const u of upstreams ?? []) u.server.close();
+    await dns?.close();
+  });
+
+  test('the name is not asked again (no query loop)', async () => {
+    const asked = dns.count('svc.test');
+    assert.equal(asked, 1);
+    await sleep(1500);
+    assert.equal(dns.count('svc.test'), asked, 'no query after the first');
+    assert.equal(await proxy.stat('cluster.svc.update_attempt'), 1);
+    assert.match((await proxy.admin('/clusters')).body, /^svc::127\.0\.0\.1:\d+::hostname::svc\.test$/m);
   });
 });

@@ -1,5 +1,6 @@
 // The DNS client against a real server on loopback: families, CNAMEs, the hosts file, empty
-// answers, errors, TCP (forced and after truncation), forged answers, timeouts and retries.
+// answers, errors, TCP (forced and after truncation), forged and malformed answers, timeouts,
+// refused connections and retries.
 
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
@@ -8,10 +9,10 @@ import * as path from 'node:path';
 import { beforeEach, test } from 'node:test';
 
 import { DnsClient } from '../../src/network/dns/dns_client';
-import { DnsAbortedError, DnsServerError, DnsTimeoutError } from '../../src/network/dns/dns_errors';
+import { DnsAbortedError, DnsMalformedResponseError, DnsServerError, DnsTimeoutError, DnsTransportError } from '../../src/network/dns/dns_errors';
 import { parseHostsFile } from '../../src/network/dns/hosts_file';
 import { FALLBACK_DNS_SERVER, parseResolvConf, searchNames } from '../../src/network/dns/resolv_conf';
-import { type DnsTestServer, dnsTestServerForFile } from '../helpers/dns_test_server';
+import { closedDnsServer, type DnsTestServer, dnsTestServerForFile } from '../helpers/dns_test_server';
 
 const dnsServer = dnsTestServerForFile();
 let server: DnsTestServer;
@@ -104,6 +105,63 @@ test('a truncated UDP answer is asked again over TCP', { timeout: 10_000 }, asyn
   assert.deepEqual(server.queries.map((q) => q.transport), ['udp', 'tcp']);
 });
 
+test('an answer cut short ends the lookup as malformed, never as an address read past its end', { timeout: 10_000 }, async () => {
+  // Two bytes short: the last address has two of its four bytes.
+  server.zone.set('cut.test', { cutBytes: 2, a: [{ address: '127.0.0.1', ttl: 5 }], aaaa: [{ address: 'fd00::1', ttl: 5 }] });
+  const dns = client({ tries: 2 });
+  await assert.rejects(dns.resolve('cut.test', 'V4_ONLY'), DnsMalformedResponseError);
+  await assert.rejects(dns.resolve('cut.test', 'V6_ONLY'), DnsMalformedResponseError);
+  // Like c-ares's EBADRESP, a malformed answer is not retried.
+  assert.equal(server.count('cut.test'), 2);
+  // Cut inside the record's fixed fields, or inside its owner name: malformed too.
+  server.zone.set('cut.test', { cutBytes: 8, a: [{ address: '127.0.0.1', ttl: 5 }] });
+  await assert.rejects(dns.resolve('cut.test', 'V4_ONLY'), DnsMalformedResponseError);
+  server.zone.set('cut.test', { cutBytes: 16, a: [{ address: '127.0.0.1', ttl: 5 }] });
+  await assert.rejects(dns.resolve('cut.test', 'V4_ONLY'), DnsMalformedResponseError);
+});
+
+test('an A record whose data is not 4 bytes, or an AAAA not 16, is malformed', { timeout: 10_000 }, async () => {
+  const dns = client();
+  for (const length of [0, 3, 5, 6, 16]) {
+    server.zone.set('odd.test', { addressLength: length, a: [{ address: '127.0.0.2', ttl: 5 }] });
+    await assert.rejects(dns.resolve('odd.test', 'V4_ONLY'), DnsMalformedResponseError, `A with ${length} bytes`);
+  }
+  for (const length of [4, 15, 17]) {
+    server.zone.set('odd.test', { addressLength: length, aaaa: [{ address: 'fd00::2', ttl: 5 }] });
+    await assert.rejects(dns.resolve('odd.test', 'V6_ONLY'), DnsMalformedResponseError, `AAAA with ${length} bytes`);
+  }
+  // The right lengths, written the same way, read as the addresses.
+  server.zone.set('odd.test', { addressLength: 4, a: [{ address: '127.0.0.2', ttl: 5 }] });
+  assert.deepEqual(await dns.resolve('odd.test', 'V4_ONLY'), [{ address: '127.0.0.2', ttlSeconds: 5 }]);
+  server.zone.set('odd.test', { addressLength: 16, aaaa: [{ address: 'fd00::2', ttl: 5 }] });
+  assert.deepEqual(await dns.resolve('odd.test', 'V6_ONLY'), [{ address: 'fd00::2', ttlSeconds: 5 }]);
+});
+
+test('a TTL with the top bit set reads as 0 (RFC 2181), the largest other one as it is', { timeout: 10_000 }, async () => {
+  server.zone.set('ttl.test', { a: [{ address: '10.6.6.6', ttl: 2 ** 31 }] });
+  assert.deepEqual(await client().resolve('ttl.test', 'V4_ONLY'), [{ address: '10.6.6.6', ttlSeconds: 0 }]);
+  server.zone.set('ttl.test', { a: [{ address: '10.6.6.6', ttl: 2 ** 31 - 1 }] });
+  assert.deepEqual(await client().resolve('ttl.test', 'V4_ONLY'), [{ address: '10.6.6.6', ttlSeconds: 2 ** 31 - 1 }]);
+});
+
+test('a truncated answer whose TCP retry fails is an error after every try, with no address', { timeout: 10_000 }, async () => {
+  server.zone.set('tc.test', { truncateUdp: true, dropTcp: true, a: [{ address: '10.3.3.3', ttl: 11 }] });
+  await assert.rejects(client({ tries: 2 }).resolve('tc.test', 'V4_ONLY'), DnsTransportError);
+  assert.deepEqual(server.queries.map((q) => q.transport), ['udp', 'tcp', 'udp', 'tcp']);
+});
+
+test('a closed port fails every try at once (ECONNREFUSED), not after the timeouts', { timeout: 10_000 }, async () => {
+  const closed = await closedDnsServer();
+  for (const useTcp of [false, true]) {
+    const started = performance.now();
+    // c-ares's defaults: 5 s, doubling, 4 tries: 75 s if each try had to time out.
+    const dns = new DnsClient({ servers: [closed], useTcp, timeoutMs: 5000, tries: 4, resolvConfPath: '/dev/null' });
+    await assert.rejects(dns.resolve('any.test', 'AUTO'), DnsTransportError);
+    const elapsed = performance.now() - started;
+    assert.ok(elapsed < 2000, `${useTcp ? 'TCP' : 'UDP'} took ${elapsed} ms`);
+  }
+});
+
 test('answers with the wrong id or question are ignored', { timeout: 10_000 }, async () => {
   server.zone.set('forged.test', { forgeFirst: true, a: [{ address: '10.4.4.4', ttl: 3 }] });
   assert.deepEqual(await client().resolve('forged.test', 'V4_ONLY'), [{ address: '10.4.4.4', ttlSeconds: 3 }]);
@@ -122,7 +180,7 @@ test('a silent server times out after every try, the timeout doubling per round'
 
 test('the tries go round the server list; a dead server is skipped', { timeout: 10_000 }, async () => {
   server.zone.set('round.test', { a: [{ address: '10.5.5.5', ttl: 1 }] });
-  // Nothing listens on port 9 of 127.0.0.2 for DNS: the first try times out, the second succeeds.
+  // Nothing listens on port 9 of 127.0.0.2 for DNS: the first try fails, the second succeeds.
   const dns = new DnsClient({ servers: [{ address: '127.0.0.2', port: 9 }, server.address], timeoutMs: 150, tries: 1 });
   assert.deepEqual(await dns.resolve('round.test', 'V4_ONLY'), [{ address: '10.5.5.5', ttlSeconds: 1 }]);
 });

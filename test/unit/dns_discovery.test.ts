@@ -6,10 +6,12 @@ import { beforeEach, test } from 'node:test';
 
 import { SystemClock } from '../../src/common/clock';
 import type { LbEndpoint, LocalityLbEndpoints } from '../../src/config/model';
+import { DEFAULT_DNS_TIMEOUT_MS, DEFAULT_DNS_TRIES } from '../../src/network/dns/dns_client';
+import { readResolvConf } from '../../src/network/dns/resolv_conf';
 import { createDnsDiscovery } from '../../src/upstream/dns/dns_discovery';
 import { type DnsClusterSettings, type DnsDiscoveryStatName, DnsSettingsError } from '../../src/upstream/dns/dns_cluster_settings';
 import { JitteredExponentialBackOff } from '../../src/upstream/dns/refresh_delays';
-import { type DnsTestServer, dnsTestServerForFile } from '../helpers/dns_test_server';
+import { closedDnsServer, type DnsTestServer, dnsTestServerForFile } from '../helpers/dns_test_server';
 import { ManualClock } from '../helpers/manual_clock';
 
 const dnsServer = dnsTestServerForFile();
@@ -36,9 +38,20 @@ class RecordingStats {
     ]),
   ) as Record<DnsDiscoveryStatName, { inc(): void }>;
 
-  /** Resolves once success + failure reaches `n`: that many resolutions have completed. */
-  async completed(n: number): Promise<void> {
-    while (this.counts.update_success + this.counts.update_failure < n) await new Promise<void>((wake) => this.waiters.push(wake));
+  /**
+   * Resolves once success + failure reaches `n`: that many resolutions have completed. Rejects
+   * after `withinMs`, so that a test whose resolution never ends still gets to close it.
+   */
+  async completed(n: number, withinMs = 5000): Promise<void> {
+    const deadline = performance.now() + withinMs;
+    while (this.counts.update_success + this.counts.update_failure < n) {
+      const left = deadline - performance.now();
+      if (left <= 0) throw new Error(`${n} resolutions not completed within ${withinMs} ms: ${JSON.stringify(this.counts)}`);
+      await new Promise<void>((wake) => {
+        this.waiters.push(wake);
+        setTimeout(wake, left).unref();
+      });
+    }
     // Let the resolution's continuation (update, timer) run.
     await new Promise((resolve) => setImmediate(resolve));
   }
@@ -152,6 +165,102 @@ test('respect_dns_ttl: the next refresh is at the smallest TTL, or the refresh r
     await recorder.completed(2);
     assert.equal(server.count('a.test'), 2);
     assert.deepEqual(clock.pendingDelays(), [5000]);
+  } finally {
+    discovery.close();
+  }
+});
+
+test('respect_dns_ttl: a TTL past the timer range waits as long as it allows; one with the top bit set is 0', { timeout: 10_000 }, async () => {
+  // 2,147,484 s is 1 ms more than setTimeout takes, which would fire at once.
+  server.zone.set('a.test', { a: [{ address: '10.0.0.1', ttl: 2_147_484 }] });
+  const { clock, recorder, discovery } = start(settings('STRICT_DNS', [group([endpoint('a.test', 80)])], { respectDnsTtl: true }));
+  try {
+    await recorder.completed(1);
+    assert.deepEqual(clock.pendingDelays(), [2 ** 31 - 1]);
+    server.zone.set('a.test', { a: [{ address: '10.0.0.1', ttl: 2 ** 32 - 1 }] });
+    clock.advance(2 ** 31 - 1);
+    await recorder.completed(2);
+    assert.deepEqual(clock.pendingDelays(), [5000], 'the refresh rate, as for a TTL of 0');
+  } finally {
+    discovery.close();
+  }
+});
+
+test('a failure backoff past the timer range waits as long as it allows', { timeout: 10_000 }, async () => {
+  server.zone.set('a.test', { rcode: 'SERVFAIL' });
+  const year = 365 * 86_400_000;
+  const { clock, recorder, discovery } = start(settings('STRICT_DNS', [group([endpoint('a.test', 80)])], { dnsRefreshRateMs: year }));
+  try {
+    await recorder.completed(1);
+    assert.deepEqual(clock.pendingDelays(), [2 ** 31 - 1]);
+  } finally {
+    discovery.close();
+  }
+});
+
+test('a malformed answer is a failure that keeps the hosts and backs off; never a host', { timeout: 10_000 }, async () => {
+  for (const type of ['STRICT_DNS', 'LOGICAL_DNS'] as const) {
+    server.zone.set('a.test', { a: [{ address: '10.0.0.1', ttl: 1 }] });
+    const { clock, recorder, updates, discovery } = start(settings(type, [group([endpoint('a.test', 80)])], { dnsFailureRefreshRate: { baseMs: 1000, maxMs: 4000 } }), {
+      random: () => 777,
+    });
+    try {
+      await recorder.completed(1);
+      assert.deepEqual(addresses(updates.at(-1)), [['10.0.0.1:80']]);
+      const damaged: Partial<Record<string, number>>[] = [{ cutBytes: 2 }, { cutBytes: 9 }, { addressLength: 6 }, { addressLength: 2 }];
+      for (const [n, damage] of damaged.entries()) {
+        server.zone.set('a.test', { ...damage, a: [{ address: '10.0.0.2', ttl: 1 }] });
+        clock.advance(clock.pendingDelays()[0]!);
+        await recorder.completed(2 + n);
+        assert.equal(updates.length, 1, `${type} ${JSON.stringify(damage)}: no update`);
+      }
+      assert.deepEqual(recorder.counts, { update_attempt: 5, update_success: 1, update_failure: 4, update_no_rebuild: 0 });
+      assert.deepEqual(clock.pendingDelays(), [777 % 4000], 'the failure backoff');
+    } finally {
+      discovery.close();
+    }
+  }
+});
+
+test('a resolver whose port is closed: every attempt fails at once, counted, and the next follows the backoff', { timeout: 10_000 }, async () => {
+  const { clock, recorder, discovery } = start(
+    settings('STRICT_DNS', [group([endpoint('a.test', 80)])], { dnsResolvers: [await closedDnsServer()], dnsLookupFamily: 'AUTO', dnsFailureRefreshRate: { baseMs: 1000, maxMs: 4000 } }),
+    { random: () => 1999 },
+  );
+  try {
+    // The query timers never fire on this clock: only the refused connection can end the attempt.
+    const delays: number[] = [];
+    for (let n = 1; n <= 3; n++) {
+      await recorder.completed(n);
+      delays.push(clock.pendingDelays()[0]!);
+      clock.advance(delays.at(-1)!);
+    }
+    assert.deepEqual(recorder.counts, { update_attempt: 4, update_success: 0, update_failure: 3, update_no_rebuild: 0 });
+    // 1999 % 1000, % 2000, % 4000.
+    assert.deepEqual(delays, [999, 1999, 1999]);
+  } finally {
+    discovery.close();
+  }
+});
+
+test('a silent resolver: the attempt ends in a counted failure once every try has timed out', { timeout: 10_000 }, async () => {
+  server.zone.set('a.test', { silent: true });
+  const conf = await readResolvConf();
+  const [timeoutMs, tries] = [conf.timeoutMs ?? DEFAULT_DNS_TIMEOUT_MS, conf.attempts ?? DEFAULT_DNS_TRIES];
+  const { clock, recorder, discovery } = start(settings('STRICT_DNS', [group([endpoint('a.test', 80)])], { dnsFailureRefreshRate: { baseMs: 1000, maxMs: 4000 } }), { random: () => 1999 });
+  try {
+    let waited = 0;
+    for (let n = 1; n <= tries; n++) {
+      while (server.count('a.test') < n) await new Promise((resolve) => setImmediate(resolve));
+      const [delay] = clock.pendingDelays();
+      clock.advance(delay!);
+      waited += delay!;
+    }
+    await recorder.completed(1);
+    // c-ares's schedule: the timeout doubles after each round of the (one) server.
+    assert.equal(waited, timeoutMs * (2 ** tries - 1));
+    assert.deepEqual(recorder.counts, { update_attempt: 1, update_success: 0, update_failure: 1, update_no_rebuild: 0 });
+    assert.deepEqual(clock.pendingDelays(), [999], 'the next attempt at the failure backoff');
   } finally {
     discovery.close();
   }

@@ -1,15 +1,16 @@
 // A DNS client (it asks recursive servers) with c-ares's behaviour as Envoy 1.16 uses it: IP literals answer themselves,
 // then the hosts file, then DNS, through resolv.conf's search list (a name found in no domain,
 // or SERVFAIL there, moves on to the next). Each try goes to the next server in turn; a timeout or a
-// SERVFAIL/REFUSED-like answer moves on, and after every server has had a try the timeout
-// doubles. c-ares defaults: 5 s timeout, 4 tries per server, unless resolv.conf's `options`
-// say otherwise. A truncated UDP answer is asked again over TCP to the same server.
+// SERVFAIL/REFUSED-like answer or a refused connection moves on, and after every server has had
+// a try the timeout doubles. c-ares defaults: 5 s timeout, 4 tries per server, unless
+// resolv.conf's `options` say otherwise. A truncated UDP answer is asked again over TCP to the
+// same server; a malformed answer ends the lookup, as c-ares's EBADRESP does.
 
 import { randomInt } from 'node:crypto';
 import * as net from 'node:net';
 
 import { type Clock, SystemClock } from '../../common/clock';
-import { DnsAbortedError, DnsServerError, DnsTimeoutError, DnsTransportError, type DnsError } from './dns_errors';
+import { DnsAbortedError, type DnsError, DnsMalformedResponseError, DnsServerError, DnsTimeoutError, DnsTransportError } from './dns_errors';
 import { type AddressRecordType, type DnsAddress, type DnsVerdict, encodeQuery, judgeResponse } from './dns_message';
 import { ExchangeError, runExchange, type Transport } from './dns_transport';
 import { type AddressFamily, HOSTS_FILE_PATH, readHostsFile } from './hosts_file';
@@ -114,6 +115,7 @@ export class DnsClient implements DnsResolver {
         let verdict = await this.ask(server, first, name, type, timeout, signal);
         if (verdict.kind === 'truncated') verdict = await this.ask(server, 'tcp', name, type, timeout, signal);
         if (verdict.kind === 'addresses') return [...verdict.addresses];
+        if (verdict.kind === 'malformed') throw new DnsMalformedResponseError(name, verdict.reason);
         if (verdict.kind === 'server-error') lastError = new DnsServerError(name, verdict.rcode);
       } catch (error) {
         if (!(error instanceof ExchangeError)) throw error;

@@ -28,6 +28,13 @@ export class DnsServerError extends DnsError {
   }
 }
 
+/** The server's answer to the query was malformed (c-ares's EBADRESP): it ends the lookup. */
+export class DnsMalformedResponseError extends DnsError {
+  constructor(hostname: string, reason: string) {
+    super(hostname, reason);
+  }
+}
+
 /** The connection or socket to a server failed (refused, reset, closed before an answer). */
 export class DnsTransportError extends DnsError {
   constructor(hostname: string, cause: Error) {

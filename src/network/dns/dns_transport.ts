@@ -1,12 +1,14 @@
 // One query to one server over UDP or TCP (RFC 1035 4.2: over TCP each message is preceded by
 // its two-byte length). Every received message goes to `judge`; the exchange ends at the first
 // one it accepts, at the timeout, on a socket error, or when the caller aborts. Each UDP query
-// uses a fresh socket, so its source port is as random as the kernel makes it.
+// uses a fresh socket, so its source port is as random as the kernel makes it, connected to the
+// server as c-ares's are: the kernel then delivers only the server's datagrams, and a closed
+// port answers at once with ECONNREFUSED instead of leaving the try to time out.
 
 import * as dgram from 'node:dgram';
 import * as net from 'node:net';
 
-import type { Clock } from '../../common/clock';
+import { type Clock, MAX_TIMEOUT_MS } from '../../common/clock';
 import type { DnsServer } from './resolv_conf';
 
 export type Transport = 'udp' | 'tcp';
@@ -31,12 +33,6 @@ export interface Exchange<T> {
   readonly judge: (message: Buffer) => T | null;
 }
 
-/** Same address, ignoring case and an IPv4-mapped IPv6 prefix. */
-function sameAddress(a: string, b: string): boolean {
-  const plain = (text: string) => text.toLowerCase().replace(/^::ffff:(?=\d+\.)/, '');
-  return plain(a) === plain(b);
-}
-
 /** Runs `start` with `finish`, which settles once and releases what `start` opened. */
 function settleOnce<T>(exchange: Exchange<T>, start: (finish: (result: T | ExchangeFailure, ok: boolean) => void) => () => void): Promise<T> {
   return new Promise<T>((resolve, reject) => {
@@ -44,7 +40,7 @@ function settleOnce<T>(exchange: Exchange<T>, start: (finish: (result: T | Excha
     let settled = false;
     let release = (): void => {};
     const onAbort = () => finish({ kind: 'aborted' }, false);
-    const timer = exchange.clock.setTimeout(() => finish({ kind: 'timeout' }, false), exchange.timeoutMs);
+    const timer = exchange.clock.setTimeout(() => finish({ kind: 'timeout' }, false), Math.min(exchange.timeoutMs, MAX_TIMEOUT_MS));
     function finish(result: T | ExchangeFailure, ok: boolean): void {
       if (settled) return;
       settled = true;
@@ -64,17 +60,23 @@ function exchangeUdp<T>(exchange: Exchange<T>): Promise<T> {
   return settleOnce(exchange, (finish) => {
     const { server } = exchange;
     const socket = dgram.createSocket(net.isIPv6(server.address.replace(/%.*$/, '')) ? 'udp6' : 'udp4');
+    let closed = false;
     socket.on('error', (error) => finish({ kind: 'transport', error }, false));
-    socket.on('message', (message, from) => {
-      // An answer must come from the server asked, as c-ares also requires.
-      if (from.port !== server.port || !sameAddress(from.address, server.address)) return;
+    socket.on('message', (message) => {
       const verdict = exchange.judge(message);
       if (verdict !== null) finish(verdict, true);
     });
-    socket.send(exchange.query, server.port, server.address, (error) => {
-      if (error) finish({ kind: 'transport', error }, false);
+    socket.connect(server.port, server.address, () => {
+      // The exchange may have ended (aborted, timed out) while the socket was connecting.
+      if (closed) return;
+      socket.send(exchange.query, (error) => {
+        if (error) finish({ kind: 'transport', error }, false);
+      });
     });
-    return () => socket.close();
+    return () => {
+      closed = true;
+      socket.close();
+    };
   });
 }
 
