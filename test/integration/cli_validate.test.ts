@@ -119,7 +119,7 @@ const INVALID: ReadonlyArray<{ readonly name: string; readonly change: (b: Json)
     error: `${CLUSTER}.use_tcp_for_dns_lookups: TCP for DNS lookups cannot be used while runtime proxy.restart_features.use_platform_api_for_dns_lookups is true (the platform API uses UDP only); remove use_tcp_for_dns_lookups or turn the feature off`,
   },
   // Envoy's load-time checks of the cluster types this build serves.
-  { name: 'dns_refresh_rate below 1 ms', change: (b) => Object.assign(plain(b), { type: 'STRICT_DNS', dns_refresh_rate: '0s' }), error: `${CLUSTER}.dns_refresh_rate: value must be greater than 1ms` },
+  { name: 'dns_refresh_rate below 1 ms', change: (b) => Object.assign(plain(b), { type: 'STRICT_DNS', dns_refresh_rate: '0s' }), error: `${CLUSTER}.dns_refresh_rate: value must be greater than or equal to 1ms` },
   {
     name: 'LOGICAL_DNS with two endpoints',
     change: (b) => {

@@ -76,7 +76,7 @@ const CASES: readonly (readonly [string, Json, string])[] = [
   ['RefreshRate base_interval missing', { type: 'STRICT_DNS', dns_failure_refresh_rate: { max_interval: '1s' } }, `${RATE}.base_interval: value is required`],
   ['RefreshRate base_interval equal to max_interval', { type: 'STRICT_DNS', dns_failure_refresh_rate: { base_interval: '2s', max_interval: '2s' } }, `${RATE}.base_interval: must be less than max_interval`],
   ['RefreshRate max_interval below base_interval', { type: 'STRICT_DNS', dns_failure_refresh_rate: { base_interval: '2s', max_interval: '1s' } }, `${RATE}.max_interval: must be greater than or equal to base_interval`],
-  ['dns_refresh_rate below 1 ms', { type: 'STRICT_DNS', dns_refresh_rate: '0.000500s' }, `${CLUSTER}.dns_refresh_rate: value must be greater than 1ms`],
+  ['dns_refresh_rate below 1 ms', { type: 'STRICT_DNS', dns_refresh_rate: '0.000999s' }, `${CLUSTER}.dns_refresh_rate: value must be greater than or equal to 1ms`],
   ['fallback_keys_subset empty with KEYS_SUBSET', subset({}), `${SELECTOR}: fallback_keys_subset cannot be empty`],
   ['fallback_keys_subset equal to keys', subset({ fallback_keys_subset: ['b', 'a'] }), `${SELECTOR}: fallback_keys_subset cannot be equal to keys`],
   ['fallback_keys_subset with a value not in keys', subset({ fallback_keys_subset: ['a', 'c'] }), `${SELECTOR}: fallback_keys_subset must be a subset of selector keys`],
@@ -195,6 +195,14 @@ for (const [name, fields, error] of CASES) {
 test('cluster rule: names are unique across clusters', () => {
   const second = { name: 'c', connect_timeout: '1s', load_assignment: assignment('10.0.0.2') };
   assertRefused(bootstrap({}, [second]), "static_resources.clusters[1].name: cluster manager: duplicate cluster 'c'");
+});
+
+test('cluster rule: dns_refresh_rate of exactly 1 ms is accepted (the spec: at least 1ms; Envoy refuses it)', () => {
+  for (const version of [2, 3]) {
+    const config = bootstrap({ type: 'STRICT_DNS', load_assignment: assignment('backend.internal'), dns_refresh_rate: '0.001s' });
+    const loaded = loadBootstrap({ configYaml: JSON.stringify(config), bootstrapVersion: version, allowUnknownStaticFields: false });
+    assert.equal(loaded.bootstrap.clusters[0]!.dnsRefreshRateMs, 1, `v${version}`);
+  }
 });
 
 test('cluster rules pass what they allow: both HTTP options with USE_DOWNSTREAM_PROTOCOL, a RefreshRate with max just above base, one LOGICAL_DNS host', () => {

@@ -200,7 +200,7 @@ const CASES: Case[] = [
     },
     error: `${WEB}.lb_subset_config.subset_selectors[1].fallback_keys_subset: ${error}`,
   })),
-  { name: 'dns refresh rate below 1ms', change: (b) => (web(b).dns_refresh_rate = '0.000500s'), error: `${WEB}.dns_refresh_rate: value must be greater than 1ms` },
+  { name: 'dns refresh rate below 1ms', change: (b) => (web(b).dns_refresh_rate = '0.000500s'), error: `${WEB}.dns_refresh_rate: value must be greater than or equal to 1ms` },
   {
     name: 'refresh rate without base interval',
     change: (b) => (web(b).dns_failure_refresh_rate = { max_interval: '10s' }),
