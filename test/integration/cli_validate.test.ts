@@ -94,6 +94,11 @@ const INVALID: ReadonlyArray<{ readonly name: string; readonly change: (b: Json)
   },
   { name: 'fallback_keys_subset empty', change: (b) => subset(b, {}), error: `${SELECTOR}: fallback_keys_subset cannot be empty` },
   { name: 'fallback_keys_subset equal to keys', change: (b) => subset(b, { fallback_keys_subset: ['b', 'a'] }), error: `${SELECTOR}: fallback_keys_subset cannot be equal to keys` },
+  {
+    name: 'fallback_keys_subset with another fallback_policy',
+    change: (b) => subset(b, { fallback_policy: 'DEFAULT_SUBSET', fallback_keys_subset: ['a'] }),
+    error: `${SELECTOR}: fallback_keys_subset can be set only for KEYS_SUBSET fallback_policy`,
+  },
   { name: 'fallback_keys_subset not in keys', change: (b) => subset(b, { fallback_keys_subset: ['c'] }), error: `${SELECTOR}: fallback_keys_subset must be a subset of selector keys` },
   {
     name: 'RefreshRate base_interval not above zero',

@@ -79,6 +79,8 @@ const CASES: readonly (readonly [string, Json, string])[] = [
   ['dns_refresh_rate below 1 ms', { type: 'STRICT_DNS', dns_refresh_rate: '0.000999s' }, `${CLUSTER}.dns_refresh_rate: value must be greater than or equal to 1ms`],
   ['fallback_keys_subset empty with KEYS_SUBSET', subset({}), `${SELECTOR}: fallback_keys_subset cannot be empty`],
   ['fallback_keys_subset equal to keys', subset({ fallback_keys_subset: ['b', 'a'] }), `${SELECTOR}: fallback_keys_subset cannot be equal to keys`],
+  ['fallback_keys_subset with another fallback_policy', subset({ fallback_policy: 'ANY_ENDPOINT', fallback_keys_subset: ['a'] }), `${SELECTOR}: fallback_keys_subset can be set only for KEYS_SUBSET fallback_policy`],
+  ['fallback_keys_subset without a fallback_policy', subset({ fallback_policy: undefined, fallback_keys_subset: ['a'] }), `${SELECTOR}: fallback_keys_subset can be set only for KEYS_SUBSET fallback_policy`],
   ['fallback_keys_subset with a value not in keys', subset({ fallback_keys_subset: ['a', 'c'] }), `${SELECTOR}: fallback_keys_subset must be a subset of selector keys`],
   [
     'minimum_ring_size above maximum_ring_size',

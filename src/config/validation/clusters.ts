@@ -241,10 +241,14 @@ function validateSubsetConfig(cluster: JsonObject, path: string): void {
   }
   const selectorsPath = childPath(subsetPath, 'subset_selectors');
   messageList(subsetConfig, 'subset_selectors').forEach((selector, s) => {
-    if (enumField(selector, 'fallback_policy', 'NOT_DEFINED') !== 'KEYS_SUBSET') return;
     const fieldPath = childPath(indexPath(selectorsPath, s), 'fallback_keys_subset');
-    const keys = new Set(stringList(selector, 'keys'));
     const fallbackKeys = new Set(stringList(selector, 'fallback_keys_subset'));
+    if (enumField(selector, 'fallback_policy', 'NOT_DEFINED') !== 'KEYS_SUBSET') {
+      // Only KEYS_SUBSET reads the list: anywhere else it is a mistake Envoy reports.
+      if (fallbackKeys.size > 0) throw new FieldError(fieldPath, 'fallback_keys_subset can be set only for KEYS_SUBSET fallback_policy');
+      return;
+    }
+    const keys = new Set(stringList(selector, 'keys'));
     if (fallbackKeys.size === 0) throw new FieldError(fieldPath, 'fallback_keys_subset cannot be empty');
     if ([...fallbackKeys].some((key) => !keys.has(key))) {
       throw new FieldError(fieldPath, 'fallback_keys_subset must be a subset of selector keys');
