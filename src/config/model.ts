@@ -345,7 +345,7 @@ export interface LbEndpoint {
   readonly address: SocketAddress;
   readonly hostname: string;
   readonly healthStatus: EndpointHealthStatus;
-  /** 1..128 per Envoy; default 1. */
+  /** 1..2^32-1 (the proto's uint32); default 1. */
   readonly loadBalancingWeight: number;
   readonly metadata: Readonly<Record<string, unknown>>;
 }

@@ -29,8 +29,6 @@ const UNSUPPORTED_LB_POLICIES = new Set(['LOAD_BALANCING_POLICY_CONFIG']);
 // The proto rules (the spec's "at least 1ms" included) bound dns_refresh_rate; the ring sizes' defaults are Envoy's.
 const DEFAULT_MIN_RING_SIZE = 1024;
 const DEFAULT_MAX_RING_SIZE = 8 * 1024 * 1024;
-const MIN_ENDPOINT_WEIGHT = 1;
-const MAX_ENDPOINT_WEIGHT = 128;
 
 export function validateClusters(bootstrap: JsonObject, errors: FieldErrorCollector): void {
   const names = new Set<string>();
@@ -270,7 +268,10 @@ function validateDnsRefreshRates(cluster: JsonObject, path: string): void {
   if (base === max) throw new FieldError(childPath(ratePath, 'base_interval'), 'must be less than max_interval');
 }
 
-/** A static load_assignment's rules, and an EDS ClusterLoadAssignment's (at path ''). */
+/**
+ * A static load_assignment's rules, and an EDS ClusterLoadAssignment's (at path ''). Any
+ * load_balancing_weight the proto allows (1..2^32-1) is taken, as in Envoy 1.16.
+ */
 export function validateLoadAssignment(loadAssignment: JsonObject, path: string, hostRule: HostRule): void {
   messageList(loadAssignment, 'endpoints').forEach((locality, e) => {
     const localityPath = indexPath(childPath(path, 'endpoints'), e);
@@ -282,13 +283,6 @@ export function validateLoadAssignment(loadAssignment: JsonObject, path: string,
         throw new FieldError(endpointPath, 'missing required field (named endpoints are not supported)');
       }
       validateSocketAddress(messageField(endpoint, 'address'), childPath(endpointPath, 'address'), hostRule);
-      const weight = numberField(lbEndpoint, 'load_balancing_weight', MIN_ENDPOINT_WEIGHT);
-      if (weight > MAX_ENDPOINT_WEIGHT) {
-        throw new FieldError(
-          childPath(lbEndpointPath, 'load_balancing_weight'),
-          `weight ${weight} is out of range ${MIN_ENDPOINT_WEIGHT}..${MAX_ENDPOINT_WEIGHT}`,
-        );
-      }
     });
   });
 }
