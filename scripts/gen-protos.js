@@ -58,8 +58,8 @@ const ENTRY_POINTS = [
     types: ['envoy.extensions.filters.http.router.v3.Router'],
   },
   {
-    file: 'envoy/config/core/v3/proxy_protocol.proto',
-    types: ['envoy.config.core.v3.ProxyProtocolConfig'],
+    file: 'envoy/extensions/transport_sockets/proxy_protocol/v3/upstream_proxy_protocol.proto',
+    types: ['envoy.extensions.transport_sockets.proxy_protocol.v3.ProxyProtocolUpstreamTransport'],
   },
   {
     file: 'envoy/extensions/retry/host/previous_hosts/v3/previous_hosts.proto',

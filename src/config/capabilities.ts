@@ -126,8 +126,13 @@ const UPSTREAM_TLS_CONTEXT: Shape = {
   fields: { common_tls_context: COMMON_TLS_CONTEXT, sni: leaf, allow_renegotiation: leaf, max_session_keys: leaf },
 };
 
-// typed_config is checked by its @type (TYPED_CONFIGS): UpstreamTlsContext or RawBuffer.
+// typed_config is checked by its @type (TYPED_CONFIGS): UpstreamTlsContext, RawBuffer or
+// ProxyProtocolUpstreamTransport.
 const UPSTREAM_TRANSPORT_SOCKET: Shape = { fields: { name: leaf, typed_config: anyContent } };
+
+// Envoy 1.16's upstream PROXY protocol socket (src/network/upstream_proxy_protocol.ts); the TLV
+// pass-through and the options after 1.16 stay refused.
+const UPSTREAM_PROXY_PROTOCOL: Shape = { fields: { config: { fields: { version: leaf } }, transport_socket: UPSTREAM_TRANSPORT_SOCKET } };
 
 // Active health checking (src/upstream/health_check). Refused: custom checkers, the event
 // service, TLS options and transport socket matching for checks, alt_port, HTTP/2 and HTTP/3
@@ -489,7 +494,7 @@ const TYPED_CONFIGS: Readonly<Record<string, Shape>> = {
   'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router': { fields: {} },
   'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager': HTTP_CONNECTION_MANAGER,
   'type.googleapis.com/envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy': TCP_PROXY,
-  'type.googleapis.com/envoy.config.core.v3.ProxyProtocolConfig': { fields: { version: leaf } },
+  'type.googleapis.com/envoy.extensions.transport_sockets.proxy_protocol.v3.ProxyProtocolUpstreamTransport': UPSTREAM_PROXY_PROTOCOL,
   'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext': UPSTREAM_TLS_CONTEXT,
   'type.googleapis.com/envoy.extensions.clusters.aggregate.v3.ClusterConfig': { fields: { clusters: leaf } },
 };

@@ -71,12 +71,11 @@ import type {
   TcpKeepalive,
   UpstreamHttpProtocolOptions,
   TcpProxyConfig,
-  UpstreamNetworkFilterConfig,
   WeightedCluster,
   WeightedClusters,
   RetryPolicy,
 } from './model';
-import { canonicalExtensionName, CONFIG_TYPES, HEALTH_CHECK, PREVIOUS_HOSTS, PROXY_PROTOCOL_UPSTREAM, proxySpelling, TCP_PROXY, typeNameOfUrl } from './names';
+import { canonicalExtensionName, CONFIG_TYPES, HEALTH_CHECK, PREVIOUS_HOSTS, proxySpelling, TCP_PROXY, typeNameOfUrl } from './names';
 import { parseRetryOn } from '../filters/http/retry_on';
 import { flattenStaticLayer } from '../runtime/static_layer';
 import { LB_METADATA_NAMESPACE, metadataMatchCriteria, type MetadataMatchCriteria } from '../upstream/lb/metadata_match';
@@ -509,7 +508,6 @@ export function cluster(config: JsonObject, defaults = new AbsentMessageModels()
     tcpKeepalive: tcpKeepalive(messageField(messageField(config, 'upstream_connection_options') ?? {}, 'tcp_keepalive')),
     closeConnectionsOnHostSetChange: boolField(messageField(config, 'common_lb_config') ?? {}, 'close_connections_on_host_set_change'),
     trackTimeoutBudgets: boolField(config, 'track_timeout_budgets'),
-    upstreamFilters: messageList(config, 'filters').map(upstreamNetworkFilter),
     metadata: filterMetadata(messageField(config, 'metadata')),
     healthChecks: messageList(config, 'health_checks').map((check) => healthCheckModel(check)),
     circuitBreakers: defaults.of(circuitBreakersConfig, messageField(config, 'circuit_breakers')),
@@ -693,12 +691,6 @@ function tcpKeepalive(config: JsonObject | undefined): TcpKeepalive | null {
   if (config === undefined) return null;
   const knob = (key: string): number | null => (config[key] === undefined ? null : numberField(config, key));
   return { probes: knob('keepalive_probes'), timeS: knob('keepalive_time'), intervalS: knob('keepalive_interval') };
-}
-
-/** Validation admitted only the filters this build implements. */
-function upstreamNetworkFilter(filter: JsonObject): UpstreamNetworkFilterConfig {
-  const config = messageField(filter, 'typed_config') ?? {};
-  return { name: PROXY_PROTOCOL_UPSTREAM, version: enumField<'V1' | 'V2'>(config, 'version', 'V1') };
 }
 
 /** Validation made base_interval present and above zero. */

@@ -28,7 +28,7 @@ import type { ConsecutiveFailure } from './outlier/consecutive_failure';
 import { NO_OUTLIER_MONITOR } from './outlier/host_monitor';
 import { SharedHostMonitor } from './outlier/shared_host_monitor';
 import { PrioritySet } from './priority_set';
-import type { DownstreamAddresses } from './upstream_network_filter';
+import type { DownstreamAddresses } from '../network/downstream_addresses';
 
 /** An update made for another version than this worker's: applying it would lose changes. */
 export class MembershipVersionError extends Error {

@@ -10,7 +10,7 @@ import type { LoggerFactory } from '../log/logger_api';
 import type { RuntimeSource } from '../runtime/live_runtime';
 import type { StatsStore } from '../stats/stats';
 import { Cluster, type ClusterEnvironment, MembershipVersionError } from './cluster';
-import type { DownstreamAddresses } from './upstream_network_filter';
+import type { DownstreamAddresses } from '../network/downstream_addresses';
 import { mathRandom, type RandomSource } from './lb/load_balancer';
 import { applyUpdate, type ClusterSnapshot, type MembershipUpdate } from './membership';
 import type { PrioritySet } from './priority_set';

@@ -12,7 +12,7 @@ import { Cluster } from '../../src/upstream/cluster';
 import { connectionContext } from '../../src/upstream/lb/load_balancer';
 import { applyUpdate, type ClusterSnapshot, type DiscoveredHost, diffMembership } from '../../src/upstream/membership';
 import { OriginalDstDiscovery } from '../../src/upstream/original_dst_cluster';
-import type { DownstreamAddresses } from '../../src/upstream/upstream_network_filter';
+import type { DownstreamAddresses } from '../../src/network/downstream_addresses';
 import { silentLogger, staticCluster } from '../helpers/data_plane';
 import { ManualClock } from '../helpers/manual_clock';
 

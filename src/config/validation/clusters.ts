@@ -13,6 +13,7 @@ import { requireNonNegativeDuration } from './durations';
 import { validateHealthChecks } from './health_checks';
 import { HostRule, validateSocketAddress } from './socket_address';
 import { validateUpstreamFilters } from './upstream_filters';
+import { validateUpstreamTransportSockets } from './upstream_transport_sockets';
 
 /** Load balancer option blocks and the lb_policy each belongs to. */
 const LB_CONFIG_POLICIES: ReadonlyMap<string, string> = new Map([
@@ -72,6 +73,7 @@ export function validateCluster(cluster: JsonObject, path: string): void {
   validateProtocolOptions(cluster, path);
   validateDnsRefreshRates(cluster, path);
   validateUpstreamFilters(cluster, path);
+  validateUpstreamTransportSockets(cluster, path);
   validateHealthChecks(cluster, path);
   messageList(cluster, 'dns_resolvers').forEach((resolver, r) =>
     validateSocketAddress(resolver, indexPath(childPath(path, 'dns_resolvers'), r), 'ip'),

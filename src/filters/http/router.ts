@@ -20,7 +20,7 @@ import { connectionContext, type LoadBalancerContext, type RandomSource } from '
 import type { ClusterManager } from '../../upstream/cluster_manager';
 import { OutlierResult } from '../../upstream/outlier/host_monitor';
 import { percentageOfTimeout } from '../../upstream/timeout_budget_stats';
-import type { DownstreamAddresses } from '../../upstream/upstream_network_filter';
+import type { DownstreamAddresses } from '../../network/downstream_addresses';
 import { isInternalRequest } from '../network/internal_request';
 import { RetryLoadBalancerContext } from './retry_load_balancer_context';
 import { wouldRetryFromReset, wouldRetryFromStatus } from './retry_on';
