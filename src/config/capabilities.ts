@@ -62,11 +62,19 @@ const LOCALITY: Shape = { fields: { region: leaf, zone: leaf, sub_zone: leaf } }
 // Metadata is information for filters and logs, never an instruction: any content is fine.
 const METADATA = leaf;
 
-// The static load_assignment and EDS's ClusterLoadAssignment alike: the policy (drop_overloads,
-// overprovisioning_factor, endpoint_stale_after) is refused in both until the balancers read it.
+// The static load_assignment and EDS's ClusterLoadAssignment alike. The policy: the balancers'
+// overprovisioning factor, the router's drop_overloads, EDS's endpoint_stale_after (validation
+// refuses it elsewhere); weighted_priority_health came after 1.16 and stays refused.
 const LOAD_ASSIGNMENT: Shape = {
   fields: {
     cluster_name: leaf,
+    policy: {
+      fields: {
+        drop_overloads: list({ fields: { category: leaf, drop_percentage: { fields: { numerator: leaf, denominator: leaf } } } }),
+        overprovisioning_factor: leaf,
+        endpoint_stale_after: leaf,
+      },
+    },
     endpoints: list({
       fields: {
         locality: LOCALITY,

@@ -361,6 +361,17 @@ export interface LocalityLbEndpoints {
 export interface ClusterLoadAssignment {
   readonly clusterName: string;
   readonly endpoints: readonly LocalityLbEndpoints[];
+  readonly policy: LoadAssignmentPolicy;
+}
+
+/** ClusterLoadAssignment.Policy, Envoy's defaults filled in. */
+export interface LoadAssignmentPolicy {
+  /** overprovisioning_factor, in percent: 140 when unset. */
+  readonly overprovisioningFactor: number;
+  /** The one drop_overloads category's drop_percentage (validation allows one, as Envoy); null: none. */
+  readonly dropOverload: FractionalPercent | null;
+  /** endpoint_stale_after in ms (EDS); null: the endpoints never go stale. */
+  readonly endpointStaleAfterMs: number | null;
 }
 
 /**

@@ -57,6 +57,8 @@ import type {
   ListenerConfig,
   Locality,
   LocalityLbEndpoints,
+  FractionalPercent,
+  LoadAssignmentPolicy,
   PercentDenominator,
   NetworkFilterConfig,
   RefreshRate,
@@ -105,6 +107,8 @@ const OUTLIER_BASE_EJECTION_TIME_MS = 30_000;
 
 /** Defaults of Envoy 1.16 for fields left unset. */
 const DEFAULTS = {
+  // Envoy's kDefaultOverProvisioningFactor (1.4), in percent.
+  overprovisioningFactor: 140,
   // Envoy's circuit breaker thresholds when none are configured.
   circuitBreakerMax: 1024,
   circuitBreakerMaxRetries: 3,
@@ -352,14 +356,11 @@ function route(config: JsonObject, hostRetryPolicy: RetryPolicy | null): Route {
 }
 
 function runtimeFraction(config: JsonObject): RuntimeFraction {
-  const defaultValue = messageField(config, 'default_value') ?? {};
-  return {
-    defaultValue: {
-      numerator: numberField(defaultValue, 'numerator'),
-      denominator: enumField<PercentDenominator>(defaultValue, 'denominator', 'HUNDRED'),
-    },
-    runtimeKey: stringField(config, 'runtime_key'),
-  };
+  return { defaultValue: fractionalPercent(messageField(config, 'default_value') ?? {}), runtimeKey: stringField(config, 'runtime_key') };
+}
+
+function fractionalPercent(config: JsonObject): FractionalPercent {
+  return { numerator: numberField(config, 'numerator'), denominator: enumField<PercentDenominator>(config, 'denominator', 'HUNDRED') };
 }
 
 function routeAction(config: JsonObject, hostRetryPolicy: RetryPolicy | null): RouteAction {
@@ -502,8 +503,7 @@ export function cluster(config: JsonObject, defaults = new AbsentMessageModels()
       DEFAULTS.perConnectionBufferLimitBytes,
     ),
     maxRequestsPerConnection: numberField(config, 'max_requests_per_connection'),
-    loadAssignment:
-      loadAssignment === undefined ? { clusterName: name, endpoints: [] } : clusterLoadAssignment(loadAssignment),
+    loadAssignment: clusterLoadAssignment(loadAssignment ?? { cluster_name: name }),
     upstreamBindConfig: upstreamBindConfig(messageField(config, 'upstream_bind_config')),
     tcpKeepalive: tcpKeepalive(messageField(messageField(config, 'upstream_connection_options') ?? {}, 'tcp_keepalive')),
     closeConnectionsOnHostSetChange: boolField(messageField(config, 'common_lb_config') ?? {}, 'close_connections_on_host_set_change'),
@@ -750,6 +750,18 @@ export function clusterLoadAssignment(config: JsonObject): ClusterLoadAssignment
   return {
     clusterName: stringField(config, 'cluster_name'),
     endpoints: messageList(config, 'endpoints').map(localityLbEndpoints),
+    policy: loadAssignmentPolicy(messageField(config, 'policy') ?? {}),
+  };
+}
+
+function loadAssignmentPolicy(config: JsonObject): LoadAssignmentPolicy {
+  const drop = messageList(config, 'drop_overloads')[0];
+  const percentage = drop === undefined ? undefined : messageField(drop, 'drop_percentage');
+  return {
+    overprovisioningFactor: numberField(config, 'overprovisioning_factor', DEFAULTS.overprovisioningFactor),
+    // An unset drop_percentage is 0 out of 100: nothing dropped.
+    dropOverload: drop === undefined ? null : fractionalPercent(percentage ?? {}),
+    endpointStaleAfterMs: durationMs(config, 'endpoint_stale_after') ?? null,
   };
 }
 

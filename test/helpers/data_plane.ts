@@ -50,6 +50,7 @@ export function staticCluster(name: string, endpoints: readonly EndpointSpec[], 
     maxRequestsPerConnection: 0,
     loadAssignment: {
       clusterName: name,
+      policy: { overprovisioningFactor: 140, dropOverload: null, endpointStaleAfterMs: null },
       endpoints: [...new Set(endpoints.map((e) => e.priority ?? 0))].map((priority) => ({
         locality: NO_LOCALITY,
         priority,

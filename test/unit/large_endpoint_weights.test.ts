@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { loadBootstrap } from '../../src/config/load';
 import type { Locality } from '../../src/config/model';
-import { edsHosts } from '../../src/upstream/eds_cluster';
+import { edsAssignment } from '../../src/upstream/eds_cluster';
 import type { Host } from '../../src/upstream/host';
 import { buildMaglevTable } from '../../src/upstream/lb/maglev_lb';
 import { buildRing } from '../../src/upstream/lb/ring_hash_lb';
@@ -46,7 +46,7 @@ test('weights above 128, up to 2^32-1, load from a static load_assignment and fr
     assert.deepEqual(weights, [129, MAX], `v${version}`);
   }
   assert.deepEqual(
-    edsHosts(assignment).map((h) => h.weight),
+    edsAssignment(assignment).hosts.map((h) => h.weight),
     [129, MAX],
   );
   // Past uint32, the proto's type refuses it.

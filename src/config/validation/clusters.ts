@@ -80,7 +80,15 @@ export function validateCluster(cluster: JsonObject, path: string): void {
   );
   if (loadAssignment !== undefined) {
     const hostRule: HostRule = type === 'STRICT_DNS' || type === 'LOGICAL_DNS' ? 'ip_or_hostname' : 'ip';
-    validateLoadAssignment(loadAssignment, childPath(path, 'load_assignment'), hostRule);
+    const assignmentPath = childPath(path, 'load_assignment');
+    validateLoadAssignment(loadAssignment, assignmentPath, hostRule);
+    // Only EDS assignments go stale (Envoy's EDS cluster times them out); elsewhere it is ignored.
+    if (durationMs(messageField(loadAssignment, 'policy') ?? {}, 'endpoint_stale_after') !== undefined) {
+      throw new FieldError(
+        childPath(childPath(assignmentPath, 'policy'), 'endpoint_stale_after'),
+        `endpoint_stale_after applies to EDS assignments only: a ${type} cluster's load_assignment never goes stale (it would be ignored)`,
+      );
+    }
   }
 }
 
@@ -275,6 +283,13 @@ function validateDnsRefreshRates(cluster: JsonObject, path: string): void {
  * load_balancing_weight the proto allows (1..2^32-1) is taken, as in Envoy 1.16.
  */
 export function validateLoadAssignment(loadAssignment: JsonObject, path: string, hostRule: HostRule): void {
+  const dropOverloads = messageList(messageField(loadAssignment, 'policy') ?? {}, 'drop_overloads');
+  if (dropOverloads.length > 1) {
+    throw new FieldError(
+      childPath(childPath(path, 'policy'), 'drop_overloads'),
+      `Cluster drop_overloads config has ${dropOverloads.length} categories. Only one is supported, as in Envoy.`,
+    );
+  }
   messageList(loadAssignment, 'endpoints').forEach((locality, e) => {
     const localityPath = indexPath(childPath(path, 'endpoints'), e);
     messageList(locality, 'lb_endpoints').forEach((lbEndpoint, l) => {
