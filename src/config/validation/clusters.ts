@@ -27,7 +27,8 @@ const LB_CONFIG_POLICIES: ReadonlyMap<string, string> = new Map([
 /** Newer than the API we implement; the model has no place for them. */
 const UNSUPPORTED_LB_POLICIES = new Set(['LOAD_BALANCING_POLICY_CONFIG']);
 
-// The proto rules (the spec's "at least 1ms" included) bound dns_refresh_rate; the ring sizes' defaults are Envoy's.
+// The proto rules bound dns_refresh_rate (at least 1 ms: the spec's rule, gen-protos.js); the ring
+// sizes' defaults are Envoy's.
 const DEFAULT_MIN_RING_SIZE = 1024;
 const DEFAULT_MAX_RING_SIZE = 8 * 1024 * 1024;
 
