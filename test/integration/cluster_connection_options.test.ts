@@ -12,7 +12,7 @@ import type { ClusterConfig, ListenerConfig, LocalityLbEndpoints, TransportSocke
 import { getTcpKeepalive } from '../../src/native/addon';
 import { clusterRoute, httpConnectionManager, listener, startDataPlane, staticCluster, tcpProxy, virtualHost, type DataPlane } from '../helpers/data_plane';
 import { closeServer, listen, request, startUpstream, tcpUpstream, type Upstream } from '../helpers/http_peers';
-import { localCluster, httpListener } from '../helpers/config_fixtures';
+import { localCluster, httpListener, tcpProxyListener } from '../helpers/config_fixtures';
 import { startProxy, waitFor } from '../helpers/proxy_process';
 import { ownSocketFd } from '../helpers/socket_owner';
 import { TestPki } from '../helpers/test_pki';
@@ -314,6 +314,52 @@ for (const over of ['raw_buffer', 'tls'] as const) {
     await waitFor("the first client's upstream connection to close", () => (dp.stat('cluster.backend.upstream_cx_active') === 1 ? true : undefined));
   });
 }
+
+test("PROXY protocol in Envoy's own form, real proxy: V2 around tls for tcp_proxy, V1 around raw_buffer for HTTP", { timeout: 40000 }, async (t) => {
+  const secure = upstreamTlsContext(t);
+  const seen: string[] = [];
+  const tlsPort = await proxyProtocolUpstream(t, secure, (header, stream) => {
+    seen.push(header);
+    stream.on('data', (c: Buffer) => seen.push(c.toString('latin1')));
+  });
+  const rawPort = await proxyProtocolUpstream(t, null, answerWithHeader);
+  const envoySocket = (version: string, inner: Record<string, unknown>) => ({
+    name: 'envoy.transport_sockets.upstream_proxy_protocol',
+    typed_config: {
+      '@type': 'type.googleapis.com/envoy.extensions.transport_sockets.proxy_protocol.v3.ProxyProtocolUpstreamTransport',
+      config: { version },
+      transport_socket: inner,
+    },
+  });
+  const tlsInner = { name: 'envoy.transport_sockets.tls', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext', sni: 'backend.test' } };
+  const proxy = await startProxy({
+    static_resources: {
+      listeners: [tcpProxyListener('tcp', 0, 'tls'), httpListener('http', 0, [{ match: { prefix: '/' }, route: { cluster: 'raw' } }])],
+      clusters: [
+        { ...localCluster('tls', tlsPort), transport_socket: envoySocket('V2', tlsInner) },
+        { ...localCluster('raw', rawPort), transport_socket: envoySocket('V1', { name: 'envoy.transport_sockets.raw_buffer' }) },
+      ],
+    },
+  });
+  t.after(() => proxy.cleanup());
+  const tcpPort = await proxy.listenerPort('tcp');
+  const client = connect(t, tcpPort);
+  await new Promise((resolve) => client.once('connect', resolve));
+  client.write('hello');
+  await waitFor('the header and the data over TLS', () => (seen.join('').includes('hello') ? true : undefined));
+  assert.deepEqual(seen, [`V2 127.0.0.1 127.0.0.1 ${client.localPort} ${tcpPort}`, 'hello']);
+  assert.equal(await proxy.stat('cluster.tls.ssl.handshake'), 1);
+  const httpPort = await proxy.listenerPort('http');
+  const reply = await new Promise<{ body: string; localPort: number }>((resolve, reject) => {
+    const req = http.get({ host: '127.0.0.1', port: httpPort, agent: false }, (res) => {
+      let body = '';
+      res.on('data', (c: Buffer) => (body += c.toString()));
+      res.on('end', () => resolve({ body, localPort: req.socket!.localPort! }));
+    });
+    req.on('error', reject);
+  });
+  assert.equal(reply.body, `PROXY TCP4 127.0.0.1 127.0.0.1 ${reply.localPort} ${httpPort}`);
+});
 
 // ---- track_timeout_budgets --------------------------------------------------------------------
 
