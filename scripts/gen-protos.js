@@ -58,8 +58,8 @@ const ENTRY_POINTS = [
     types: ['envoy.extensions.filters.http.router.v3.Router'],
   },
   {
-    file: 'envoy/config/core/v3/proxy_protocol.proto',
-    types: ['envoy.config.core.v3.ProxyProtocolConfig'],
+    file: 'envoy/extensions/transport_sockets/proxy_protocol/v3/upstream_proxy_protocol.proto',
+    types: ['envoy.extensions.transport_sockets.proxy_protocol.v3.ProxyProtocolUpstreamTransport'],
   },
   {
     file: 'envoy/extensions/retry/host/previous_hosts/v3/previous_hosts.proto',
@@ -184,6 +184,13 @@ const RULES = '(validate.rules)';
 const ONEOF_REQUIRED = '(validate.required)';
 const MESSAGE_DISABLED = ['(validate.disabled)', '(validate.ignored)'];
 
+// Where the product's specification words a rule otherwise than Envoy's .proto, the spec's rule
+// replaces the proto's: by message full name, then field name.
+const SPEC_RULES = {
+  // Envoy's proto says greater than 1ms; the spec's Cluster table says "At least 1ms".
+  'envoy.config.cluster.v3.Cluster': { dns_refresh_rate: { duration: { gte: { nanos: 1000000 } } } },
+};
+
 /**
  * One option's value, from protobufjs's parsedOptions (a list of partial values, one per
  * `[(opt).a = 1, (opt).b = 2]` clause), merged. The flat `options` form is no use: it drops
@@ -222,7 +229,7 @@ function annotations(root, kept) {
     if (MESSAGE_DISABLED.some((option) => parsedOption(type, option) === true)) entry.disabled = true;
     const fields = {};
     for (const field of type.fieldsArray) {
-      const fieldRules = parsedOption(field, RULES);
+      const fieldRules = SPEC_RULES[name]?.[field.name] ?? parsedOption(field, RULES);
       if (fieldRules !== undefined) fields[field.name] = fieldRules;
     }
     if (Object.keys(fields).length > 0) entry.fields = fields;

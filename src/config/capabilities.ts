@@ -62,11 +62,19 @@ const LOCALITY: Shape = { fields: { region: leaf, zone: leaf, sub_zone: leaf } }
 // Metadata is information for filters and logs, never an instruction: any content is fine.
 const METADATA = leaf;
 
-// The static load_assignment and EDS's ClusterLoadAssignment alike: the policy (drop_overloads,
-// overprovisioning_factor, endpoint_stale_after) is refused in both until the balancers read it.
+// The static load_assignment and EDS's ClusterLoadAssignment alike. The policy: the balancers'
+// overprovisioning factor, the router's drop_overloads, EDS's endpoint_stale_after (validation
+// refuses it elsewhere); weighted_priority_health came after 1.16 and stays refused.
 const LOAD_ASSIGNMENT: Shape = {
   fields: {
     cluster_name: leaf,
+    policy: {
+      fields: {
+        drop_overloads: list({ fields: { category: leaf, drop_percentage: { fields: { numerator: leaf, denominator: leaf } } } }),
+        overprovisioning_factor: leaf,
+        endpoint_stale_after: leaf,
+      },
+    },
     endpoints: list({
       fields: {
         locality: LOCALITY,
@@ -126,8 +134,13 @@ const UPSTREAM_TLS_CONTEXT: Shape = {
   fields: { common_tls_context: COMMON_TLS_CONTEXT, sni: leaf, allow_renegotiation: leaf, max_session_keys: leaf },
 };
 
-// typed_config is checked by its @type (TYPED_CONFIGS): UpstreamTlsContext or RawBuffer.
+// typed_config is checked by its @type (TYPED_CONFIGS): UpstreamTlsContext, RawBuffer or
+// ProxyProtocolUpstreamTransport.
 const UPSTREAM_TRANSPORT_SOCKET: Shape = { fields: { name: leaf, typed_config: anyContent } };
+
+// Envoy 1.16's upstream PROXY protocol socket (src/network/upstream_proxy_protocol.ts); the TLV
+// pass-through and the options after 1.16 stay refused.
+const UPSTREAM_PROXY_PROTOCOL: Shape = { fields: { config: { fields: { version: leaf } }, transport_socket: UPSTREAM_TRANSPORT_SOCKET } };
 
 // Active health checking (src/upstream/health_check). Refused: custom checkers, the event
 // service, tls_options, alt_port, HTTP/2 and HTTP/3 HTTP checks (the HTTP probe speaks HTTP/1.1)
@@ -489,7 +502,7 @@ const TYPED_CONFIGS: Readonly<Record<string, Shape>> = {
   'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router': { fields: {} },
   'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager': HTTP_CONNECTION_MANAGER,
   'type.googleapis.com/envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy': TCP_PROXY,
-  'type.googleapis.com/envoy.config.core.v3.ProxyProtocolConfig': { fields: { version: leaf } },
+  'type.googleapis.com/envoy.extensions.transport_sockets.proxy_protocol.v3.ProxyProtocolUpstreamTransport': UPSTREAM_PROXY_PROTOCOL,
   'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext': UPSTREAM_TLS_CONTEXT,
   'type.googleapis.com/envoy.extensions.clusters.aggregate.v3.ClusterConfig': { fields: { clusters: leaf } },
 };

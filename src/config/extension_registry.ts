@@ -13,12 +13,12 @@ import {
   HTTP_CONNECTION_MANAGER,
   ORIGINAL_DST_LISTENER_FILTER,
   PREVIOUS_HOSTS,
-  PROXY_PROTOCOL_UPSTREAM,
   ROUTER,
   TCP_PROXY,
   TLS_INSPECTOR,
   TLS_TRANSPORT_SOCKET,
   RAW_BUFFER_TRANSPORT_SOCKET,
+  UPSTREAM_PROXY_PROTOCOL_TRANSPORT_SOCKET,
   typeNameOfUrl,
 } from './names';
 
@@ -43,12 +43,12 @@ export function registeredExtensions(): readonly ExtensionInfo[] {
     { category: 'proxy.filters.listener', name: TLS_INSPECTOR, typeDescriptor: CONFIG_TYPES.tlsInspector },
     { category: 'proxy.filters.network', name: HTTP_CONNECTION_MANAGER, typeDescriptor: CONFIG_TYPES.httpConnectionManager },
     { category: 'proxy.filters.network', name: TCP_PROXY, typeDescriptor: CONFIG_TYPES.tcpProxy },
-    { category: 'proxy.filters.upstream_network', name: PROXY_PROTOCOL_UPSTREAM, typeDescriptor: CONFIG_TYPES.proxyProtocol },
     { category: 'proxy.retry_host_predicates', name: PREVIOUS_HOSTS, typeDescriptor: CONFIG_TYPES.previousHosts },
     { category: 'proxy.transport_sockets.downstream', name: RAW_BUFFER_TRANSPORT_SOCKET, typeDescriptor: CONFIG_TYPES.rawBuffer },
     { category: 'proxy.transport_sockets.downstream', name: TLS_TRANSPORT_SOCKET, typeDescriptor: CONFIG_TYPES.downstreamTlsContext },
     { category: 'proxy.transport_sockets.upstream', name: RAW_BUFFER_TRANSPORT_SOCKET, typeDescriptor: CONFIG_TYPES.rawBuffer },
     { category: 'proxy.transport_sockets.upstream', name: TLS_TRANSPORT_SOCKET, typeDescriptor: CONFIG_TYPES.upstreamTlsContext },
+    { category: 'proxy.transport_sockets.upstream', name: UPSTREAM_PROXY_PROTOCOL_TRANSPORT_SOCKET, typeDescriptor: CONFIG_TYPES.upstreamProxyProtocol },
   ];
 }
 

@@ -5,7 +5,7 @@
 import { childPath, indexPath } from './field_path';
 import { registeredExtensionName } from './extension_registry';
 import { cloneJson, isJsonObject, JsonObject, messageField, messageList } from './json';
-import { HTTP_CONNECTION_MANAGER } from './names';
+import { HTTP_CONNECTION_MANAGER, UPSTREAM_PROXY_PROTOCOL_TRANSPORT_SOCKET } from './names';
 
 export type ExtensionSite =
   | 'listener_filter'
@@ -42,12 +42,23 @@ export function forEachExtension(bootstrap: JsonObject, visit: ExtensionVisitor)
 
 /** The extensions of one cluster at `clusterPath`: a static one, or a CDS resource. */
 export function forEachClusterExtension(cluster: JsonObject, clusterPath: string, visit: ExtensionVisitor): void {
-  one(cluster, 'transport_socket', clusterPath, 'upstream_transport_socket', visit);
+  upstreamTransportSocket(cluster, clusterPath, visit);
   messageList(cluster, 'transport_socket_matches').forEach((match, j) => {
-    const matchPath = indexPath(childPath(clusterPath, 'transport_socket_matches'), j);
-    one(match, 'transport_socket', matchPath, 'upstream_transport_socket', visit);
+    upstreamTransportSocket(match, indexPath(childPath(clusterPath, 'transport_socket_matches'), j), visit);
   });
   eachOf(cluster, 'filters', clusterPath, 'upstream_network_filter', visit);
+}
+
+/** `parent`'s transport_socket, then the one it wraps when it is the upstream PROXY protocol socket. */
+function upstreamTransportSocket(parent: JsonObject, parentPath: string, visit: ExtensionVisitor): void {
+  const socket = messageField(parent, 'transport_socket');
+  if (socket === undefined) return;
+  const socketPath = childPath(parentPath, 'transport_socket');
+  visit(socket, 'upstream_transport_socket', socketPath);
+  const config = messageField(socket, 'typed_config');
+  if (config !== undefined && registeredExtensionName(socket, 'upstream_transport_socket') === UPSTREAM_PROXY_PROTOCOL_TRANSPORT_SOCKET) {
+    upstreamTransportSocket(config, childPath(socketPath, 'typed_config'), visit);
+  }
 }
 
 /** A listener's filter chains with their paths. */

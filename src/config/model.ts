@@ -345,7 +345,7 @@ export interface LbEndpoint {
   readonly address: SocketAddress;
   readonly hostname: string;
   readonly healthStatus: EndpointHealthStatus;
-  /** 1..128 per Envoy; default 1. */
+  /** 1..2^32-1 (the proto's uint32); default 1. */
   readonly loadBalancingWeight: number;
   readonly metadata: Readonly<Record<string, unknown>>;
 }
@@ -361,13 +361,35 @@ export interface LocalityLbEndpoints {
 export interface ClusterLoadAssignment {
   readonly clusterName: string;
   readonly endpoints: readonly LocalityLbEndpoints[];
+  readonly policy: LoadAssignmentPolicy;
+}
+
+/** ClusterLoadAssignment.Policy, Envoy's defaults filled in. */
+export interface LoadAssignmentPolicy {
+  /** overprovisioning_factor, in percent: 140 when unset. */
+  readonly overprovisioningFactor: number;
+  /** The one drop_overloads category's drop_percentage (validation allows one, as Envoy); null: none. */
+  readonly dropOverload: FractionalPercent | null;
+  /** endpoint_stale_after in ms (EDS); null: the endpoints never go stale. */
+  readonly endpointStaleAfterMs: number | null;
 }
 
 /**
- * core.v3.TransportSocket of a cluster: plaintext (`proxy.transport_sockets.raw_buffer`) or TLS
- * (`proxy.transport_sockets.tls` with an UpstreamTlsContext).
+ * core.v3.TransportSocket of a cluster: plaintext (`proxy.transport_sockets.raw_buffer`), TLS
+ * (`proxy.transport_sockets.tls` with an UpstreamTlsContext), or a PROXY protocol header ahead
+ * of another one (`proxy.transport_sockets.upstream_proxy_protocol`).
  */
-export type TransportSocketConfig = { readonly kind: 'raw_buffer' } | { readonly kind: 'tls'; readonly context: UpstreamTlsContextConfig };
+export type TransportSocketConfig =
+  | { readonly kind: 'raw_buffer' }
+  | { readonly kind: 'tls'; readonly context: UpstreamTlsContextConfig }
+  | UpstreamProxyProtocolConfig;
+
+/** ProxyProtocolUpstreamTransport: the header's version, and the transport socket it wraps. */
+export interface UpstreamProxyProtocolConfig {
+  readonly kind: 'upstream_proxy_protocol';
+  readonly version: 'V1' | 'V2';
+  readonly transportSocket: TransportSocketConfig;
+}
 
 /** A listener filter chain's transport socket: plaintext, or TLS with a DownstreamTlsContext. */
 export type DownstreamTransportSocketConfig =
@@ -618,8 +640,6 @@ export interface ClusterConfig {
   readonly closeConnectionsOnHostSetChange: boolean;
   /** track_timeout_budgets: the router records the upstream_rq_timeout_budget_* histograms. */
   readonly trackTimeoutBudgets: boolean;
-  /** filters: applied in order to every connection to the cluster's hosts. */
-  readonly upstreamFilters: readonly UpstreamNetworkFilterConfig[];
   /** metadata.filter_metadata, for filters. */
   readonly metadata: Readonly<Record<string, unknown>>;
   /** health_checks: Envoy runs at most one (validation refuses more). */
@@ -723,14 +743,6 @@ export interface TcpKeepalive {
   readonly probes: number | null;
   readonly timeS: number | null;
   readonly intervalS: number | null;
-}
-
-export type UpstreamNetworkFilterConfig = ProxyProtocolUpstreamConfig;
-
-/** proxy.filters.network.upstream.proxy_protocol (envoy.config.core.v3.ProxyProtocolConfig). */
-export interface ProxyProtocolUpstreamConfig {
-  readonly name: 'proxy.filters.network.upstream.proxy_protocol';
-  readonly version: 'V1' | 'V2';
 }
 
 // ---- stats -------------------------------------------------------------------------------

@@ -57,6 +57,8 @@ import type {
   ListenerConfig,
   Locality,
   LocalityLbEndpoints,
+  FractionalPercent,
+  LoadAssignmentPolicy,
   PercentDenominator,
   NetworkFilterConfig,
   RefreshRate,
@@ -71,12 +73,11 @@ import type {
   TcpKeepalive,
   UpstreamHttpProtocolOptions,
   TcpProxyConfig,
-  UpstreamNetworkFilterConfig,
   WeightedCluster,
   WeightedClusters,
   RetryPolicy,
 } from './model';
-import { canonicalExtensionName, CONFIG_TYPES, HEALTH_CHECK, PREVIOUS_HOSTS, PROXY_PROTOCOL_UPSTREAM, proxySpelling, TCP_PROXY, typeNameOfUrl } from './names';
+import { canonicalExtensionName, CONFIG_TYPES, HEALTH_CHECK, PREVIOUS_HOSTS, proxySpelling, TCP_PROXY, typeNameOfUrl } from './names';
 import { parseRetryOn } from '../filters/http/retry_on';
 import { flattenStaticLayer } from '../runtime/static_layer';
 import { LB_METADATA_NAMESPACE, metadataMatchCriteria, type MetadataMatchCriteria } from '../upstream/lb/metadata_match';
@@ -106,6 +107,8 @@ const OUTLIER_BASE_EJECTION_TIME_MS = 30_000;
 
 /** Defaults of Envoy 1.16 for fields left unset. */
 const DEFAULTS = {
+  // Envoy's kDefaultOverProvisioningFactor (1.4), in percent.
+  overprovisioningFactor: 140,
   // Envoy's circuit breaker thresholds when none are configured.
   circuitBreakerMax: 1024,
   circuitBreakerMaxRetries: 3,
@@ -353,14 +356,11 @@ function route(config: JsonObject, hostRetryPolicy: RetryPolicy | null): Route {
 }
 
 function runtimeFraction(config: JsonObject): RuntimeFraction {
-  const defaultValue = messageField(config, 'default_value') ?? {};
-  return {
-    defaultValue: {
-      numerator: numberField(defaultValue, 'numerator'),
-      denominator: enumField<PercentDenominator>(defaultValue, 'denominator', 'HUNDRED'),
-    },
-    runtimeKey: stringField(config, 'runtime_key'),
-  };
+  return { defaultValue: fractionalPercent(messageField(config, 'default_value') ?? {}), runtimeKey: stringField(config, 'runtime_key') };
+}
+
+function fractionalPercent(config: JsonObject): FractionalPercent {
+  return { numerator: numberField(config, 'numerator'), denominator: enumField<PercentDenominator>(config, 'denominator', 'HUNDRED') };
 }
 
 function routeAction(config: JsonObject, hostRetryPolicy: RetryPolicy | null): RouteAction {
@@ -503,13 +503,11 @@ export function cluster(config: JsonObject, defaults = new AbsentMessageModels()
       DEFAULTS.perConnectionBufferLimitBytes,
     ),
     maxRequestsPerConnection: numberField(config, 'max_requests_per_connection'),
-    loadAssignment:
-      loadAssignment === undefined ? { clusterName: name, endpoints: [] } : clusterLoadAssignment(loadAssignment),
+    loadAssignment: clusterLoadAssignment(loadAssignment ?? { cluster_name: name }),
     upstreamBindConfig: upstreamBindConfig(messageField(config, 'upstream_bind_config')),
     tcpKeepalive: tcpKeepalive(messageField(messageField(config, 'upstream_connection_options') ?? {}, 'tcp_keepalive')),
     closeConnectionsOnHostSetChange: boolField(messageField(config, 'common_lb_config') ?? {}, 'close_connections_on_host_set_change'),
     trackTimeoutBudgets: boolField(config, 'track_timeout_budgets'),
-    upstreamFilters: messageList(config, 'filters').map(upstreamNetworkFilter),
     metadata: filterMetadata(messageField(config, 'metadata')),
     healthChecks: messageList(config, 'health_checks').map((check) => healthCheckModel(check)),
     circuitBreakers: defaults.of(circuitBreakersConfig, messageField(config, 'circuit_breakers')),
@@ -695,12 +693,6 @@ function tcpKeepalive(config: JsonObject | undefined): TcpKeepalive | null {
   return { probes: knob('keepalive_probes'), timeS: knob('keepalive_time'), intervalS: knob('keepalive_interval') };
 }
 
-/** Validation admitted only the filters this build implements. */
-function upstreamNetworkFilter(filter: JsonObject): UpstreamNetworkFilterConfig {
-  const config = messageField(filter, 'typed_config') ?? {};
-  return { name: PROXY_PROTOCOL_UPSTREAM, version: enumField<'V1' | 'V2'>(config, 'version', 'V1') };
-}
-
 /** Validation made base_interval present and above zero. */
 function refreshRate(config: JsonObject): RefreshRate {
   const baseMs = millis(config, 'base_interval', 0);
@@ -758,6 +750,18 @@ export function clusterLoadAssignment(config: JsonObject): ClusterLoadAssignment
   return {
     clusterName: stringField(config, 'cluster_name'),
     endpoints: messageList(config, 'endpoints').map(localityLbEndpoints),
+    policy: loadAssignmentPolicy(messageField(config, 'policy') ?? {}),
+  };
+}
+
+function loadAssignmentPolicy(config: JsonObject): LoadAssignmentPolicy {
+  const drop = messageList(config, 'drop_overloads')[0];
+  const percentage = drop === undefined ? undefined : messageField(drop, 'drop_percentage');
+  return {
+    overprovisioningFactor: numberField(config, 'overprovisioning_factor', DEFAULTS.overprovisioningFactor),
+    // An unset drop_percentage is 0 out of 100: nothing dropped.
+    dropOverload: drop === undefined ? null : fractionalPercent(percentage ?? {}),
+    endpointStaleAfterMs: durationMs(config, 'endpoint_stale_after') ?? null,
   };
 }
 

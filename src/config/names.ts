@@ -9,7 +9,7 @@ export const ROUTER = 'proxy.filters.http.router';
 export const HEALTH_CHECK = 'proxy.filters.http.health_check';
 export const TLS_TRANSPORT_SOCKET = 'proxy.transport_sockets.tls';
 export const RAW_BUFFER_TRANSPORT_SOCKET = 'proxy.transport_sockets.raw_buffer';
-export const PROXY_PROTOCOL_UPSTREAM = 'proxy.filters.network.upstream.proxy_protocol';
+export const UPSTREAM_PROXY_PROTOCOL_TRANSPORT_SOCKET = 'proxy.transport_sockets.upstream_proxy_protocol';
 export const PREVIOUS_HOSTS = 'proxy.retry_host_predicates.previous_hosts';
 export const TLS_INSPECTOR = 'proxy.filters.listener.tls_inspector';
 export const ORIGINAL_DST_LISTENER_FILTER = 'proxy.filters.listener.original_dst';
@@ -65,7 +65,7 @@ export const CONFIG_TYPES = {
   upstreamTlsContext: 'envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext',
   downstreamTlsContext: 'envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext',
   rawBuffer: 'envoy.extensions.transport_sockets.raw_buffer.v3.RawBuffer',
-  proxyProtocol: 'envoy.config.core.v3.ProxyProtocolConfig',
+  upstreamProxyProtocol: 'envoy.extensions.transport_sockets.proxy_protocol.v3.ProxyProtocolUpstreamTransport',
   tlsInspector: 'envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector',
   aggregateCluster: 'envoy.extensions.clusters.aggregate.v3.ClusterConfig',
   originalDst: 'envoy.extensions.filters.listener.original_dst.v3.OriginalDst',

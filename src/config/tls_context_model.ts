@@ -2,7 +2,7 @@
 // DownstreamTlsContext (tls.v3) from decoded v3 JSON, defaults filled in. Pure: files named by
 // a DataSource are read later, when the context is built (src/tls).
 
-import { RAW_BUFFER_TRANSPORT_SOCKET, TLS_TRANSPORT_SOCKET } from './names';
+import { RAW_BUFFER_TRANSPORT_SOCKET, TLS_TRANSPORT_SOCKET, UPSTREAM_PROXY_PROTOCOL_TRANSPORT_SOCKET } from './names';
 import { boolField, enumField, JsonObject, messageField, messageList, numberField, stringField, stringList } from './json';
 import type {
   CertificateValidationContextConfig,
@@ -16,10 +16,19 @@ import type {
 } from './model';
 import { stringMatch } from './string_match_model';
 
-/** A cluster's transport socket; validation admitted only raw_buffer and tls. */
+/** A cluster's transport socket; validation admitted only raw_buffer, tls and upstream_proxy_protocol. */
 export function upstreamTransportSocket(config: JsonObject): TransportSocketConfig {
-  if (stringField(config, 'name') === RAW_BUFFER_TRANSPORT_SOCKET) return { kind: 'raw_buffer' };
+  const name = stringField(config, 'name');
+  if (name === RAW_BUFFER_TRANSPORT_SOCKET) return { kind: 'raw_buffer' };
   const context = messageField(config, 'typed_config') ?? {};
+  if (name === UPSTREAM_PROXY_PROTOCOL_TRANSPORT_SOCKET) {
+    return {
+      kind: 'upstream_proxy_protocol',
+      version: enumField<'V1' | 'V2'>(messageField(context, 'config') ?? {}, 'version', 'V1'),
+      // Validation made the wrapped transport socket present.
+      transportSocket: upstreamTransportSocket(messageField(context, 'transport_socket')!),
+    };
+  }
   return {
     kind: 'tls',
     context: {

@@ -5,7 +5,7 @@
 
 import type { RequestHead, ResponseHead } from './http1/message_head';
 import type { HostStats } from '../stats/stats';
-import type { DownstreamAddresses } from '../upstream/upstream_network_filter';
+import type { DownstreamAddresses } from '../network/downstream_addresses';
 
 /**
  * Envoy 1.16's reset reasons as its local replies spell them; `overflow`: a circuit breaker
@@ -65,7 +65,7 @@ export interface ConnectionPool {
   readonly protocol: HttpProtocol;
   /**
    * Gives `callbacks` a stream now, or once a connection is ready (or failed). A connection opened
-   * for it serves `downstream` (see UpstreamNetworkFilter).
+   * for it serves `downstream` (see ClusterInfo.downstreamSpecificConnections).
    */
   newStream(decoder: ResponseDecoder, callbacks: PoolCallbacks, downstream: DownstreamAddresses): void;
   /** Withdraws a request still waiting for a connection. */

@@ -15,7 +15,7 @@ import type { FilterChainManager } from './filter_chain_manager';
 import type { ConnectionFacts } from './filter_chain_selector';
 import { restoreLocalAddress, restoreOriginalDestination } from './original_dst';
 import type { InspectedHello } from './tls_inspector';
-import type { DownstreamAddresses } from '../upstream/upstream_network_filter';
+import type { DownstreamAddresses } from '../network/downstream_addresses';
 
 export interface ListenerManagerDeps {
   readonly stats: StatsStore;

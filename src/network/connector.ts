@@ -4,6 +4,7 @@
 // connection through one, never through net.connect themselves.
 
 import * as net from 'node:net';
+import type { DownstreamAddresses } from './downstream_addresses';
 
 export interface ConnectRequest {
   readonly host: string;
@@ -21,6 +22,8 @@ export interface ConnectRequest {
   readonly alpn?: readonly string[];
   /** Per-request settings of the transport socket (auto_sni, auto_san_validation); none: the context's. */
   readonly transportSocketOptions?: TransportSocketOptions;
+  /** The downstream connection this one serves; none for the proxy's own (health checks). */
+  readonly downstream?: DownstreamAddresses;
 }
 
 /**
@@ -53,21 +56,34 @@ export interface Connector {
   connect(request: ConnectRequest): net.Socket;
 }
 
+/**
+ * Opens the TCP connection a transport socket runs over. A wrapping transport socket (the
+ * upstream PROXY protocol) is one of these around another: its bytes go first on the wire.
+ */
+export type TcpOpener = (request: ConnectRequest) => net.Socket;
+
+/** A plain TCP connection, reading through `onread` when the request asks. */
+export function openTcp(request: ConnectRequest): net.Socket {
+  return net.connect({
+    host: request.host,
+    port: request.port,
+    noDelay: true,
+    allowHalfOpen: request.allowHalfOpen,
+    localAddress: request.localAddress,
+    localPort: request.localPort,
+    onread: request.onread,
+  });
+}
+
 /** `proxy.transport_sockets.raw_buffer`, and a cluster with no transport socket. */
 export class PlainConnector implements Connector {
   readonly name = 'raw_buffer';
   readonly readyEvent = 'connect';
   readonly supportsOnread = true;
 
+  constructor(private readonly tcp: TcpOpener = openTcp) {}
+
   connect(request: ConnectRequest): net.Socket {
-    return net.connect({
-      host: request.host,
-      port: request.port,
-      noDelay: true,
-      allowHalfOpen: request.allowHalfOpen,
-      localAddress: request.localAddress,
-      localPort: request.localPort,
-      onread: request.onread,
-    });
+    return this.tcp(request);
   }
 }

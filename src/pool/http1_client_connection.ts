@@ -12,7 +12,7 @@ import { ResponseParser } from '../http/http1/response_parser';
 import type { Logger } from '../log/logger_api';
 import type { HostStats } from '../stats/stats';
 import type { ClusterInfo } from '../upstream/cluster_info';
-import type { DownstreamAddresses } from '../upstream/upstream_network_filter';
+import type { DownstreamAddresses } from '../network/downstream_addresses';
 import { type ConnectFailureReason, type ConnectionTarget, UpstreamConnection, type UpstreamConnectionCallbacks } from './upstream_connection';
 
 /** The pool that owns a connection. */
@@ -50,7 +50,7 @@ export class Http1ClientConnection implements RequestEncoder, UpstreamConnection
   constructor(
     target: ConnectionTarget,
     private readonly owner: ConnectionOwner,
-    /** The downstream connection it was opened for (see UpstreamNetworkFilter). */
+    /** The downstream connection it was opened for (see ClusterInfo.downstreamSpecificConnections). */
     readonly downstream: DownstreamAddresses,
     /** Its number in log lines. */
     readonly id: number,

@@ -9,7 +9,7 @@ import type { ConnectionPool, PoolCallbacks, ResponseDecoder } from '../http/cod
 import type { HostStats } from '../stats/stats';
 import type { ResourceManager } from '../upstream/resource_manager';
 import { type ConnectionOwner, Http1ClientConnection } from './http1_client_connection';
-import type { DownstreamAddresses } from '../upstream/upstream_network_filter';
+import type { DownstreamAddresses } from '../network/downstream_addresses';
 import { PoolAdmission } from './pool_admission';
 import type { ConnectFailureReason, ConnectionTarget } from './upstream_connection';
 
@@ -38,7 +38,7 @@ export class Http1ConnectionPool implements ConnectionPool, ConnectionOwner {
 
   /**
    * Gives `callbacks` a connection now, or once one is ready (or failed). A connection opened
-   * for it serves `downstream` (see UpstreamNetworkFilter).
+   * for it serves `downstream` (see ClusterInfo.downstreamSpecificConnections).
    */
   newStream(decoder: ResponseDecoder, callbacks: PoolCallbacks, downstream: DownstreamAddresses): void {
     let connection = this.idle.pop();

@@ -9,7 +9,7 @@ import type { RequestEncoder, ResponseDecoder, StreamResetReason } from '../http
 import { MalformedHeaders, requestHeadersOf, responseHeadOf } from '../http/http2/header_map';
 import type { RequestHead } from '../http/http1/message_head';
 import type { ClusterInfo } from '../upstream/cluster_info';
-import type { DownstreamAddresses } from '../upstream/upstream_network_filter';
+import type { DownstreamAddresses } from '../network/downstream_addresses';
 import { type ConnectFailureReason, type ConnectionTarget, UpstreamConnection, type UpstreamConnectionCallbacks } from './upstream_connection';
 
 /** The pool that owns a connection. */
@@ -46,7 +46,7 @@ export class Http2ClientConnection implements UpstreamConnectionCallbacks {
     target: ConnectionTarget,
     private readonly owner: Http2ConnectionOwner,
     private readonly options: Http2ProtocolOptions,
-    /** The downstream connection it was opened for (see UpstreamNetworkFilter). */
+    /** The downstream connection it was opened for (see ClusterInfo.downstreamSpecificConnections). */
     readonly downstream: DownstreamAddresses,
     /** Its number in log lines. */
     readonly id: number,

@@ -12,7 +12,7 @@ import { WatermarkWriter } from '../network/watermark_writer';
 import type { HostStats } from '../stats/stats';
 import type { ClusterInfo } from '../upstream/cluster_info';
 import type { Host } from '../upstream/host';
-import type { DownstreamAddresses } from '../upstream/upstream_network_filter';
+import type { DownstreamAddresses } from '../network/downstream_addresses';
 
 export type ConnectFailureReason = 'timeout' | 'refused';
 
@@ -77,14 +77,14 @@ export class UpstreamConnection {
   private readonly readBuffer: Buffer;
 
   /**
-   * `downstream`: the connection this one serves, for the cluster's upstream filters; `id`: its
-   * number in log lines, from `target.logs.ids`.
+   * `downstream`: the connection this one serves, for the transport socket (a PROXY protocol
+   * header); `id`: its number in log lines, from `target.logs.ids`.
    */
   constructor(
     target: ConnectionTarget,
     private readonly callbacks: UpstreamConnectionCallbacks,
     options: UpstreamConnectionOptions,
-    private readonly downstream: DownstreamAddresses,
+    downstream: DownstreamAddresses,
     readonly id: number,
   ) {
     const { host, hostStats, cluster } = target;
@@ -112,6 +112,7 @@ export class UpstreamConnection {
       localAddress: cluster.sourceAddress,
       localPort: cluster.sourcePort,
       transportSocketOptions: target.transportSocketOptions,
+      downstream,
       onread: reads && connector.supportsOnread ? { buffer: target.readBuffer, callback: this.onSocketRead } : undefined,
       // An HTTP/2 pool must get h2 from ALPN, whatever the context offers (Envoy's override).
       alpn: options.http2 === true ? H2_ALPN : undefined,
@@ -164,7 +165,6 @@ export class UpstreamConnection {
     this.connected = true;
     if (this.log.enabled('debug')) this.log.debug(`[C${this.id}] connected`);
     this.cluster.stats.histograms.upstream_cx_connect_ms.recordValue(performance.now() - this.startMs);
-    for (const filter of this.cluster.upstreamFilters) filter.onUpstreamConnected(this.socket, this.downstream);
     this.callbacks.onConnected();
   };
 

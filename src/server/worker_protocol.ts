@@ -326,12 +326,10 @@ export function isMessage<T extends { v: number; type: string }>(m: unknown): m 
   return typeof m === 'object' && m !== null && (m as { v?: unknown }).v === WORKER_PROTOCOL_VERSION && typeof (m as { type?: unknown }).type === 'string';
 }
 
-const NO_ASSIGNMENT = { clusterName: '', endpoints: [] } as const;
-
 /**
  * The bootstrap as a worker needs it: without the v3 JSON copies kept for /config_dump, which
  * would more than double the init message of a large configuration, and without the load
- * assignments, which the membership snapshots replace.
+ * assignments' endpoints, which the membership snapshots (with the live policy) replace.
  */
 export function workerBootstrap(bootstrap: Bootstrap): Bootstrap {
   return { ...bootstrap, source: null, clusters: bootstrap.clusters.map(workerClusterConfig) };
@@ -339,5 +337,5 @@ export function workerBootstrap(bootstrap: Bootstrap): Bootstrap {
 
 /** A cluster's configuration as a worker needs it: the same, for one cluster. */
 export function workerClusterConfig(config: ClusterConfig): ClusterConfig {
-  return { ...config, source: null, loadAssignment: NO_ASSIGNMENT };
+  return { ...config, source: null, loadAssignment: { ...config.loadAssignment, endpoints: [] } };
 }

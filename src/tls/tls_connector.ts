@@ -10,7 +10,7 @@ import * as tls from 'node:tls';
 import { atField, FieldError } from '../config/errors';
 import type { CertificateValidationContextConfig, UpstreamTlsContextConfig } from '../config/model';
 import type { Logger } from '../log/logger_api';
-import { type ConnectRequest, type Connector, TRANSPORT_READY } from '../network/connector';
+import { type ConnectRequest, type Connector, openTcp, type TcpOpener, TRANSPORT_READY } from '../network/connector';
 import { PeerVerifier, type VerifyFailure } from './peer_verification';
 import { curveName, type SslStats } from './ssl_stats';
 import { TlsContext } from './tls_context';
@@ -39,11 +39,13 @@ export class TlsConnector implements Connector {
    * @param config the UpstreamTlsContext; FieldErrors are relative to the transport socket's typed_config
    * @param stats the cluster's `ssl.*`
    * @param log where a host's handshake failures are reported
+   * @param tcp opens the connection TLS runs over
    */
   constructor(
     private readonly config: UpstreamTlsContextConfig,
     private readonly stats: SslStats,
     private readonly log: Logger,
+    private readonly tcp: TcpOpener = openTcp,
   ) {
     const validation = config.common.validationContext;
     if (validation !== null) atField('common_tls_context.validation_context', () => checkValidationContext(validation));
@@ -54,14 +56,8 @@ export class TlsConnector implements Connector {
   }
 
   connect(request: ConnectRequest): net.Socket {
-    const raw = net.connect({
-      host: request.host,
-      port: request.port,
-      noDelay: true,
-      allowHalfOpen: request.allowHalfOpen,
-      localAddress: request.localAddress,
-      localPort: request.localPort,
-    });
+    // TLS reads the socket itself: no `onread`.
+    const raw = this.tcp({ ...request, onread: undefined });
     const options = request.transportSocketOptions;
     const serverName = options?.serverName ?? this.config.sni;
     const alpn = request.alpn ?? this.context.alpnProtocols;

@@ -4,7 +4,7 @@
 // updates. Hosts that stay keep their Host object, and with it their pool.
 
 import { FieldError } from '../config/errors';
-import type { ClusterConfig, Locality, OutlierDetection, RoutingPriority, SocketAddress } from '../config/model';
+import type { ClusterConfig, FractionalPercent, LoadAssignmentPolicy, Locality, OutlierDetection, RoutingPriority, SocketAddress } from '../config/model';
 import type { ConnectionPool, HttpProtocol } from '../http/codec';
 import { Http1ConnectionPool } from '../pool/http1_pool';
 import { Http2ConnectionPool } from '../pool/http2_pool';
@@ -29,7 +29,7 @@ import type { ConsecutiveFailure } from './outlier/consecutive_failure';
 import { NO_OUTLIER_MONITOR } from './outlier/host_monitor';
 import { SharedHostMonitor } from './outlier/shared_host_monitor';
 import { PrioritySet } from './priority_set';
-import type { DownstreamAddresses } from './upstream_network_filter';
+import type { DownstreamAddresses } from '../network/downstream_addresses';
 
 /** An update made for another version than this worker's: applying it would lose changes. */
 export class MembershipVersionError extends Error {
@@ -119,6 +119,8 @@ export class Cluster {
   /** Hosts hostFor made that membership has not brought yet, by address. */
   private readonly pendingHosts = new Map<string, Host>();
   private version = 0;
+  /** The membership's load assignment policy. */
+  private policy: LoadAssignmentPolicy;
 
   private readonly store: StatsStore;
   private readonly readBuffer: Buffer;
@@ -157,7 +159,13 @@ export class Cluster {
       clusters: environment.clusters ?? NO_CLUSTERS,
     }));
     this.hostOwner = lb.hostCluster === undefined ? null : (host) => lb.hostCluster!(host);
+    this.policy = snapshot.policy;
     this.applyMembership(snapshot.version, snapshot);
+  }
+
+  /** The share of requests the router drops before picking a host (drop_overloads); null: none. */
+  get dropOverload(): FractionalPercent | null {
+    return this.policy.dropOverload;
   }
 
   /** The membership version this worker serves. */
@@ -275,7 +283,8 @@ export class Cluster {
     this.applyMembership(update.version, update);
   }
 
-  private applyMembership(version: number, membership: Pick<ClusterSnapshot, 'hosts'>): void {
+  private applyMembership(version: number, membership: Pick<ClusterSnapshot, 'hosts' | 'policy'>): void {
+    this.policy = membership.policy;
     const next = new Map<string, Host>();
     let added = false;
     for (const member of membership.hosts) {
@@ -356,7 +365,7 @@ export class Cluster {
 
   /** Re-reads every host's health flags (after a health checker or outlier detector changed them). */
   refreshHealth(): void {
-    this.prioritySet.update([...this.hostsByAddress.values()]);
+    this.prioritySet.update([...this.hostsByAddress.values()], this.policy.overprovisioningFactor);
     this.lb.refresh();
   }
 

@@ -2,7 +2,7 @@
 // DNS, EDS) and reports each new result. The cluster manager turns results into versioned
 // membership updates for the workers.
 
-import type { ClusterConfig, SocketAddress } from '../config/model';
+import type { ClusterConfig, LoadAssignmentPolicy, SocketAddress } from '../config/model';
 import type { Clock } from '../common/clock';
 import type { SubscriptionFactory } from '../config/xds/subscription_factory';
 import type { Logger } from '../log/logger_api';
@@ -10,8 +10,11 @@ import type { Scope } from '../stats/stats';
 import type { DiscoveredHost } from './membership';
 
 export interface ClusterDiscovery {
-  /** Begins discovery; `onHosts` receives every result, the whole discovered set each time. */
-  start(onHosts: (hosts: readonly DiscoveredHost[]) => void): void;
+  /**
+   * Begins discovery; `onHosts` receives every result, the whole discovered set each time, with
+   * the policy of the assignment it came in (EDS), else the cluster's load_assignment's.
+   */
+  start(onHosts: (hosts: readonly DiscoveredHost[], policy?: LoadAssignmentPolicy) => void): void;
   /** Settles once the first result, or its failure, is in: the cluster is initialized. */
   readonly initialized: Promise<void>;
   /** Stops timers and closes sockets. */

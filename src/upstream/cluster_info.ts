@@ -21,9 +21,8 @@ import { ClusterStats } from './cluster_stats';
 import { circuitBreakersName } from './circuit_breaker_stats';
 import { RESOURCE_COUNT, ResourceManager } from './resource_manager';
 import { TimeoutBudgetStats } from './timeout_budget_stats';
-import { buildUpstreamFilters, type UpstreamNetworkFilter } from './upstream_network_filter';
 import type { Connector, TransportSocketOptions } from '../network/connector';
-import { ClusterTransportSockets } from './cluster_transport_sockets';
+import { ClusterTransportSockets, hasDownstreamSpecificConnections } from './cluster_transport_sockets';
 import type { Host } from './host';
 
 export class ClusterInfo {
@@ -54,8 +53,7 @@ export class ClusterInfo {
   readonly closeConnectionsOnHostSetChange: boolean;
   /** Close tcp_proxy's connections to a host that fails a health check or is ejected. */
   readonly closeConnectionsOnHostHealthFailure: boolean;
-  readonly upstreamFilters: readonly UpstreamNetworkFilter[];
-  /** Some upstream filter makes each connection belong to one downstream connection. */
+  /** Some transport socket (an upstream PROXY protocol one) makes each connection belong to one downstream connection. */
   readonly downstreamSpecificConnections: boolean;
   /** filter_metadata by filter name, for filters. */
   readonly metadata: Readonly<Record<string, unknown>>;
@@ -105,8 +103,7 @@ export class ClusterInfo {
     this.tcpKeepalive = config.tcpKeepalive;
     this.closeConnectionsOnHostSetChange = config.closeConnectionsOnHostSetChange;
     this.closeConnectionsOnHostHealthFailure = config.closeConnectionsOnHostHealthFailure;
-    this.upstreamFilters = buildUpstreamFilters(config.upstreamFilters);
-    this.downstreamSpecificConnections = this.upstreamFilters.some((filter) => filter.downstreamSpecific);
+    this.downstreamSpecificConnections = hasDownstreamSpecificConnections(config);
     this.metadata = config.metadata;
     this.ringHashLbConfig = config.ringHashLbConfig;
     this.maglevLbConfig = config.maglevLbConfig;

@@ -11,9 +11,9 @@ import type { LoggerFactory } from '../log/logger_api';
 import type { RuntimeSource } from '../runtime/live_runtime';
 import type { StatsStore } from '../stats/stats';
 import { Cluster, type ClusterEnvironment, MembershipVersionError } from './cluster';
-import type { DownstreamAddresses } from './upstream_network_filter';
+import type { DownstreamAddresses } from '../network/downstream_addresses';
 import { mathRandom, type RandomSource } from './lb/load_balancer';
-import { applyUpdate, type ClusterSnapshot, type MembershipUpdate } from './membership';
+import { applyUpdate, type ClusterSnapshot, emptySnapshot, type MembershipUpdate } from './membership';
 import type { PrioritySet } from './priority_set';
 
 /** The largest read a socket makes at once: Node's own default. */
@@ -113,7 +113,7 @@ export class ClusterManager {
       clock: options.clock ?? new SystemClock(),
     });
     const byName = new Map(options.snapshots.map((s) => [s.cluster, s]));
-    const snapshotOf = (config: ClusterConfig) => byName.get(config.name) ?? { cluster: config.name, version: 0, hosts: [] };
+    const snapshotOf = (config: ClusterConfig) => byName.get(config.name) ?? emptySnapshot(config);
     // The local cluster comes first, so that every other cluster's balancer can follow its
     // hosts; it does not follow itself (as in Envoy). Validation made sure it exists.
     const localIndex = options.configs.findIndex((config) => config.name === options.localClusterName);

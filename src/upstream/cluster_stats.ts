@@ -76,6 +76,8 @@ export const CLUSTER_COUNTERS = [
   'upstream_internal_redirect_succeeded_total',
   'upstream_rq_cancelled',
   'upstream_rq_completed',
+  // load_assignment.policy.drop_overloads: requests the router dropped (Envoy's load report counter).
+  'upstream_rq_drop_overload',
   'upstream_rq_maintenance_mode',
   'upstream_rq_max_duration_reached',
   'upstream_rq_pending_failure_eject',

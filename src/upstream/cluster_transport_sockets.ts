@@ -1,12 +1,14 @@
 // How a cluster opens connections to each of its hosts: one connector per transport socket it
 // configures (transport_socket_matches entries, then its own transport_socket), picked per host
 // by the host's `proxy.transport_socket_match` metadata. TLS contexts are loaded once per
-// cluster, not per host; their `ssl.*` statistics are the cluster's, as in Envoy.
+// cluster, not per host; their `ssl.*` statistics are the cluster's, as in Envoy. An upstream
+// PROXY protocol socket is the connector of the socket it wraps, its header written first.
 
 import { atField } from '../config/errors';
 import type { ClusterConfig, TransportSocketConfig } from '../config/model';
 import type { Logger } from '../log/logger_api';
-import { type Connector, PlainConnector } from '../network/connector';
+import { type Connector, openTcp, PlainConnector, type TcpOpener } from '../network/connector';
+import { upstreamProxyProtocol } from '../network/upstream_proxy_protocol';
 import type { StatGroup } from '../stats/name_table';
 import { StatKind } from '../stats/region_layout';
 import type { Counter, Scope } from '../stats/stats';
@@ -40,11 +42,14 @@ export class ClusterTransportSockets {
     this.names = [...config.transportSocketMatches.map((entry) => entry.name), DEFAULT_MATCH_NAME];
     let ssl: SslStats | null = null;
     const plain = new PlainConnector();
-    const build = (socket: TransportSocketConfig | null, path: string): Connector => {
-      if (socket === null || socket.kind === 'raw_buffer') return plain;
+    const build = (socket: TransportSocketConfig | null, path: string, tcp: TcpOpener = openTcp): Connector => {
+      if (socket === null || socket.kind === 'raw_buffer') return tcp === openTcp ? plain : new PlainConnector(tcp);
+      if (socket.kind === 'upstream_proxy_protocol') {
+        return build(socket.transportSocket, `${path}.typed_config.transport_socket`, upstreamProxyProtocol(socket.version, tcp));
+      }
       ssl ??= new SslStats(scope);
       const stats = ssl;
-      return atField(`${path}.typed_config`, () => new TlsConnector(socket.context, stats, log));
+      return atField(`${path}.typed_config`, () => new TlsConnector(socket.context, stats, log, tcp));
     };
     this.connectors = [
       ...config.transportSocketMatches.map((entry, i) => build(entry.transportSocket, `transport_socket_matches[${i}].transport_socket`)),
@@ -87,7 +92,23 @@ export class ClusterTransportSockets {
 export function transportSocketStatGroups(config: ClusterConfig): StatGroup[] {
   const matches = [...config.transportSocketMatches.map((entry) => entry.name), DEFAULT_MATCH_NAME];
   const groups: StatGroup[] = [{ scope: '', names: matches.map((name) => `${name}.total_match_count`), kind: StatKind.Counter, flags: 0 }];
-  const sockets = [config.transportSocket, ...config.transportSocketMatches.map((entry) => entry.transportSocket)];
-  if (sockets.some((socket) => socket?.kind === 'tls')) groups.push(SSL_STAT_GROUP);
+  if (clusterTransportSockets(config).some((socket) => innermost(socket)?.kind === 'tls')) groups.push(SSL_STAT_GROUP);
   return groups;
+}
+
+/**
+ * Whether some connection of `config`'s cluster names its downstream connection (an upstream
+ * PROXY protocol header): such a connection serves that downstream connection only.
+ */
+export function hasDownstreamSpecificConnections(config: ClusterConfig): boolean {
+  return clusterTransportSockets(config).some((socket) => socket?.kind === 'upstream_proxy_protocol');
+}
+
+function clusterTransportSockets(config: ClusterConfig): (TransportSocketConfig | null)[] {
+  return [config.transportSocket, ...config.transportSocketMatches.map((entry) => entry.transportSocket)];
+}
+
+/** The socket that carries the traffic: the one a PROXY protocol socket wraps, at any depth. */
+function innermost(socket: TransportSocketConfig | null): TransportSocketConfig | null {
+  return socket?.kind === 'upstream_proxy_protocol' ? innermost(socket.transportSocket) : socket;
 }

@@ -3,7 +3,7 @@
 // Plain data (it crosses the IPC channel) and pure functions: the diff that turns a discovery
 // result into an update, and the update applied to a snapshot.
 
-import type { EndpointHealthStatus, LocalityLbEndpoints, Locality, SocketAddress } from '../config/model';
+import type { EndpointHealthStatus, LoadAssignmentPolicy, LocalityLbEndpoints, Locality, SocketAddress } from '../config/model';
 import type { HostSlot } from '../stats/stats';
 import { addressString } from './address';
 import { edsHealthFlag, EDS_FLAGS, HealthFlag } from './health_flags';
@@ -37,6 +37,8 @@ export interface ClusterSnapshot {
   readonly version: number;
   /** In discovery order, which is the order of /clusters and of the balancers' host lists. */
   readonly hosts: readonly MemberHost[];
+  /** The load assignment's policy: the static one, or the last EDS assignment's. */
+  readonly policy: LoadAssignmentPolicy;
 }
 
 /** A change of one cluster's membership, as the supervisor sends it to every worker. */
@@ -51,6 +53,8 @@ export interface MembershipUpdate {
   readonly added: readonly string[];
   readonly changed: readonly string[];
   readonly removed: readonly string[];
+  /** The policy after the change. */
+  readonly policy: LoadAssignmentPolicy;
 }
 
 /** A host as discovery describes it, before the owner gives it a slot and keeps its other health bits. */
@@ -112,6 +116,7 @@ export interface SlotSource {
 export function diffMembership(
   current: ClusterSnapshot,
   discovered: readonly DiscoveredHost[],
+  policy: LoadAssignmentPolicy,
   slots: SlotSource,
   newHostFlags = 0,
   keepHealthyOnRemoval = false,
@@ -149,16 +154,31 @@ export function diffMembership(
   }
   const order = [...next.keys(), ...pendingRemoval.map(hostKey)];
   const reordered = added.length === 0 && removed.length === 0 && order.some((key, i) => key !== hostKey(current.hosts[i]!));
-  if (added.length === 0 && changed.length === 0 && removed.length === 0 && !reordered) return null;
+  const unchanged = added.length === 0 && changed.length === 0 && removed.length === 0 && !reordered;
+  if (unchanged && samePolicy(current.policy, policy)) return null;
   // Slots go back before new ones are taken, so that churn reuses them.
   for (const key of removed) slots.free(before.get(key)!.slot);
   const hosts = [...next].map(([key, d]) => kept.get(key) ?? { ...d, healthFlags: d.healthFlags | newHostFlags, slot: slots.allocate() });
   hosts.push(...pendingRemoval);
-  return { cluster: current.cluster, version: current.version + 1, baseVersion: current.version, hosts, added, changed, removed };
+  return { cluster: current.cluster, version: current.version + 1, baseVersion: current.version, hosts, added, changed, removed, policy };
+}
+
+/** A cluster's membership before discovery's first result: no hosts, its load assignment's policy. */
+export function emptySnapshot(config: { readonly name: string; readonly loadAssignment: { readonly policy: LoadAssignmentPolicy } }): ClusterSnapshot {
+  return { cluster: config.name, version: 0, hosts: [], policy: config.loadAssignment.policy };
 }
 
 export function applyUpdate(update: MembershipUpdate): ClusterSnapshot {
-  return { cluster: update.cluster, version: update.version, hosts: update.hosts };
+  return { cluster: update.cluster, version: update.version, hosts: update.hosts, policy: update.policy };
+}
+
+function samePolicy(a: LoadAssignmentPolicy, b: LoadAssignmentPolicy): boolean {
+  return (
+    a.overprovisioningFactor === b.overprovisioningFactor &&
+    a.dropOverload?.numerator === b.dropOverload?.numerator &&
+    a.dropOverload?.denominator === b.dropOverload?.denominator &&
+    a.endpointStaleAfterMs === b.endpointStaleAfterMs
+  );
 }
 
 function sameHost(a: MemberHost, b: MemberHost): boolean {

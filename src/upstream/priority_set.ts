@@ -5,6 +5,7 @@
 import type { Locality } from '../config/model';
 import { EXCLUDING_FLAGS } from './health_flags';
 import type { Host } from './host';
+import { DEFAULT_OVERPROVISIONING_FACTOR } from './lb/priority_load';
 
 /**
  * Hosts by locality (Envoy's HostsPerLocality): localities in (region, zone, sub_zone) order,
@@ -46,12 +47,16 @@ export class HostSet {
   /** Index of each host's locality in hostsPerLocality; made on first use (by subset). */
   private localityIndexes: Map<Host, number> | null = null;
 
-  /** `layout`: the localities and their weights, when not those of the hosts themselves (subset). */
+  /**
+   * `overprovisioningFactor`: in percent, the load assignment's (Envoy's 140 by default).
+   * `layout`: the localities and their weights, when not those of the hosts themselves (subset).
+   */
   constructor(
     readonly priority: number,
     readonly hosts: readonly Host[],
     localLocality: Locality | null = null,
     layout?: { readonly hostsPerLocality: HostsPerLocality; readonly localityWeights: readonly number[] },
+    readonly overprovisioningFactor: number = DEFAULT_OVERPROVISIONING_FACTOR,
   ) {
     const healthy = (h: Host) => h.health() === 'healthy';
     const degraded = (h: Host) => h.health() === 'degraded';
@@ -76,7 +81,7 @@ export class HostSet {
     const groups: Host[][] = this.hostsPerLocality.localities.map(() => []);
     for (const member of members) groups[indexes.get(member)!].push(member);
     const hostsPerLocality = new HostsPerLocality(this.hostsPerLocality.localities, groups, this.hostsPerLocality.hasLocalLocality);
-    return new HostSet(this.priority, members, null, { hostsPerLocality, localityWeights: localityWeights(hostsPerLocality) });
+    return new HostSet(this.priority, members, null, { hostsPerLocality, localityWeights: localityWeights(hostsPerLocality) }, this.overprovisioningFactor);
   }
 }
 
@@ -92,12 +97,15 @@ export class PrioritySet {
     return this.sets;
   }
 
-  /** Replaces the membership with `hosts`, grouped by their priority, in the given order. */
-  update(hosts: readonly Host[]): void {
+  /**
+   * Replaces the membership with `hosts`, grouped by their priority, in the given order; every
+   * priority takes the load assignment's `overprovisioningFactor`, as in Envoy.
+   */
+  update(hosts: readonly Host[], overprovisioningFactor: number = DEFAULT_OVERPROVISIONING_FACTOR): void {
     const highest = hosts.reduce((max, h) => Math.max(max, h.priority), 0);
     const groups: Host[][] = Array.from({ length: highest + 1 }, () => []);
     for (const host of hosts) groups[host.priority].push(host);
-    this.sets = groups.map((group, priority) => new HostSet(priority, group, this.localLocality));
+    this.sets = groups.map((group, priority) => new HostSet(priority, group, this.localLocality, undefined, overprovisioningFactor));
     for (const listener of this.updateListeners) listener();
   }
 

@@ -7,7 +7,7 @@
 
 import { isDeepStrictEqual } from 'node:util';
 import type { JsonObject } from '../config/json';
-import type { ClusterConfig, SocketAddress } from '../config/model';
+import type { ClusterConfig, LoadAssignmentPolicy, SocketAddress } from '../config/model';
 import type { Clock } from '../common/clock';
 import type { SubscriptionFactory } from '../config/xds/subscription_factory';
 import type { TlsContext } from '../tls/tls_context';
@@ -18,7 +18,7 @@ import type { Counter, Gauge, Scope, StatsStore } from '../stats/stats';
 import type { ClusterDiscovery, ClusterType } from './cluster_discovery';
 import { EXCLUDING_FLAGS, HealthFlag, hostHealth } from './health_flags';
 import { clusterTypeName } from './lb/cluster_provided_lb';
-import { applyUpdate, type ClusterSnapshot, diffMembership, type DiscoveredHost, hostKey, type MembershipUpdate } from './membership';
+import { applyUpdate, type ClusterSnapshot, diffMembership, type DiscoveredHost, emptySnapshot, hostKey, type MembershipUpdate } from './membership';
 import { type MergeWindowStats, UpdateMergeWindow } from './update_merge_window';
 
 /**
@@ -307,7 +307,7 @@ export class SupervisorClusterManager {
       clock: this.deps.clock,
       subscriptions: this.deps.subscriptions,
     });
-    const empty: ClusterSnapshot = { cluster: config.name, version: 0, hosts: [] };
+    const empty = emptySnapshot(config);
     const managed: ManagedCluster = {
       config,
       dynamic,
@@ -330,7 +330,7 @@ export class SupervisorClusterManager {
 
   /** Starts discovery; settles once the cluster is initialized. */
   private startCluster(managed: ManagedCluster): Promise<void> {
-    managed.discovery.start((hosts) => this.onHosts(managed, hosts));
+    managed.discovery.start((hosts, policy = managed.config.loadAssignment.policy) => this.onHosts(managed, hosts, policy));
     // A health-checked cluster is initialized once its first hosts have their first verdict.
     return managed.discovery.initialized.then(() => Promise.all(managed.healthSources.map((h) => h.initialized))).then(() => undefined);
   }
@@ -448,14 +448,14 @@ export class SupervisorClusterManager {
     for (const cluster of [...this.clusters.values(), ...this.warming.values()]) this.closeCluster(cluster);
   }
 
-  private onHosts(cluster: ManagedCluster, discovered: readonly DiscoveredHost[]): void {
+  private onHosts(cluster: ManagedCluster, discovered: readonly DiscoveredHost[], policy: LoadAssignmentPolicy): void {
     if (this.closed || cluster.closed) return;
     // Envoy keeps a healthy host that discovery dropped while a health checker can tell when it fails.
     const keepHealthy = cluster.config.healthChecks.length > 0 && !cluster.config.drainConnectionsOnHostRemoval;
-    const update = diffMembership(cluster.snapshot, discovered, this.deps.hosts, cluster.newHostFlags, keepHealthy);
+    const update = diffMembership(cluster.snapshot, discovered, policy, this.deps.hosts, cluster.newHostFlags, keepHealthy);
     // The first result always makes version 1, even when it finds no host.
     if (update === null && cluster.snapshot.version > 0) return;
-    this.publish(cluster, update ?? { cluster: cluster.config.name, version: 1, baseVersion: 0, hosts: [], added: [], changed: [], removed: [] });
+    this.publish(cluster, update ?? { cluster: cluster.config.name, version: 1, baseVersion: 0, hosts: [], added: [], changed: [], removed: [], policy });
   }
 
   private setHealthFlags(cluster: ManagedCluster, key: string, bits: number, set: boolean): boolean {
@@ -467,7 +467,16 @@ export class SupervisorClusterManager {
     const flags = set ? host.healthFlags | bits : host.healthFlags & ~bits;
     if (flags === host.healthFlags) return true;
     const hosts = current.hosts.slice();
-    const update = { cluster: current.cluster, version: current.version + 1, baseVersion: current.version, hosts, added: [] as string[], changed: [] as string[], removed: [] as string[] };
+    const update = {
+      cluster: current.cluster,
+      version: current.version + 1,
+      baseVersion: current.version,
+      hosts,
+      added: [] as string[],
+      changed: [] as string[],
+      removed: [] as string[],
+      policy: current.policy,
+    };
     const pendingRemoval = HealthFlag.PENDING_DYNAMIC_REMOVAL | HealthFlag.FAILED_ACTIVE_HC;
     if ((flags & pendingRemoval) === pendingRemoval) {
       // A host discovery dropped goes once its active check fails.

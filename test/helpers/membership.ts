@@ -1,19 +1,22 @@
 // Membership as the supervisor's cluster manager makes it, for tests that build a worker's
 // clusters without a supervisor: the same pure diff, slots from the test's stats store.
 
-import type { ClusterConfig, LocalityLbEndpoints } from '../../src/config/model';
+import type { ClusterConfig, LoadAssignmentPolicy, LocalityLbEndpoints } from '../../src/config/model';
 import type { HostTable } from '../../src/stats/host_table';
 import { applyUpdate, type ClusterSnapshot, diffMembership, discoveredHosts, hostKey, type MembershipUpdate } from '../../src/upstream/membership';
 
+/** ClusterLoadAssignment.Policy unset: Envoy's defaults. */
+export const DEFAULT_POLICY: LoadAssignmentPolicy = { overprovisioningFactor: 140, dropOverload: null, endpointStaleAfterMs: null };
+
 function empty(cluster: string): ClusterSnapshot {
-  return { cluster, version: 0, hosts: [] };
+  return { cluster, version: 0, hosts: [], policy: DEFAULT_POLICY };
 }
 
 /** Version 1 of every cluster: its load assignment. */
 export function staticSnapshots(configs: readonly ClusterConfig[], hosts: HostTable): ClusterSnapshot[] {
   return configs.map((c) => {
-    const update = diffMembership(empty(c.name), discoveredHosts(c.loadAssignment.endpoints), hosts);
-    return update === null ? { cluster: c.name, version: 1, hosts: [] } : applyUpdate(update);
+    const update = diffMembership(empty(c.name), discoveredHosts(c.loadAssignment.endpoints), c.loadAssignment.policy, hosts);
+    return update === null ? { cluster: c.name, version: 1, hosts: [], policy: c.loadAssignment.policy } : applyUpdate(update);
   });
 }
 
@@ -45,6 +48,7 @@ export class MembershipDriver {
       added: [],
       changed: [address],
       removed: [],
+      policy: this.current.policy,
     };
     this.current = applyUpdate(update);
     return update;
@@ -52,7 +56,7 @@ export class MembershipDriver {
 
   /** The update to `endpoints`; null when nothing changed. */
   next(endpoints: readonly LocalityLbEndpoints[]): MembershipUpdate | null {
-    const update = diffMembership(this.current, discoveredHosts(endpoints), this.hosts);
+    const update = diffMembership(this.current, discoveredHosts(endpoints), this.current.policy, this.hosts);
     if (update !== null) this.current = applyUpdate(update);
     return update;
   }

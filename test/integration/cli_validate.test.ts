@@ -94,6 +94,11 @@ const INVALID: ReadonlyArray<{ readonly name: string; readonly change: (b: Json)
   },
   { name: 'fallback_keys_subset empty', change: (b) => subset(b, {}), error: `${SELECTOR}: fallback_keys_subset cannot be empty` },
   { name: 'fallback_keys_subset equal to keys', change: (b) => subset(b, { fallback_keys_subset: ['b', 'a'] }), error: `${SELECTOR}: fallback_keys_subset cannot be equal to keys` },
+  {
+    name: 'fallback_keys_subset with another fallback_policy',
+    change: (b) => subset(b, { fallback_policy: 'DEFAULT_SUBSET', fallback_keys_subset: ['a'] }),
+    error: `${SELECTOR}: fallback_keys_subset can be set only for KEYS_SUBSET fallback_policy`,
+  },
   { name: 'fallback_keys_subset not in keys', change: (b) => subset(b, { fallback_keys_subset: ['c'] }), error: `${SELECTOR}: fallback_keys_subset must be a subset of selector keys` },
   {
     name: 'RefreshRate base_interval not above zero',
@@ -119,7 +124,7 @@ const INVALID: ReadonlyArray<{ readonly name: string; readonly change: (b: Json)
     error: `${CLUSTER}.use_tcp_for_dns_lookups: TCP for DNS lookups cannot be used while runtime proxy.restart_features.use_platform_api_for_dns_lookups is true (the platform API uses UDP only); remove use_tcp_for_dns_lookups or turn the feature off`,
   },
   // Envoy's load-time checks of the cluster types this build serves.
-  { name: 'dns_refresh_rate below 1 ms', change: (b) => Object.assign(plain(b), { type: 'STRICT_DNS', dns_refresh_rate: '0s' }), error: `${CLUSTER}.dns_refresh_rate: value must be greater than 1ms` },
+  { name: 'dns_refresh_rate below 1 ms', change: (b) => Object.assign(plain(b), { type: 'STRICT_DNS', dns_refresh_rate: '0s' }), error: `${CLUSTER}.dns_refresh_rate: value must be greater than or equal to 1ms` },
   {
     name: 'LOGICAL_DNS with two endpoints',
     change: (b) => {

@@ -1,18 +1,21 @@
 // The connection-level Cluster fields on real traffic: source address, TCP keepalive,
-// max_requests_per_connection, close_connections_on_host_set_change, PROXY protocol upstream
-// filter and track_timeout_budgets (per_connection_buffer_limit_bytes: data_plane_{tcp,http}.test.ts).
+// max_requests_per_connection, close_connections_on_host_set_change, the upstream PROXY protocol
+// transport socket (over plaintext and TLS) and track_timeout_budgets (per_connection_buffer_limit_bytes: data_plane_{tcp,http}.test.ts).
 
 import assert from 'node:assert/strict';
 import * as http from 'node:http';
 import * as net from 'node:net';
+import { Duplex } from 'node:stream';
 import { test, type TestContext } from 'node:test';
-import type { ClusterConfig, ListenerConfig, LocalityLbEndpoints } from '../../src/config/model';
+import * as tls from 'node:tls';
+import type { ClusterConfig, ListenerConfig, LocalityLbEndpoints, TransportSocketConfig } from '../../src/config/model';
 import { getTcpKeepalive } from '../../src/native/addon';
 import { clusterRoute, httpConnectionManager, listener, startDataPlane, staticCluster, tcpProxy, virtualHost, type DataPlane } from '../helpers/data_plane';
 import { closeServer, listen, request, startUpstream, tcpUpstream, type Upstream } from '../helpers/http_peers';
-import { localCluster, httpListener } from '../helpers/config_fixtures';
+import { localCluster, httpListener, tcpProxyListener } from '../helpers/config_fixtures';
 import { startProxy, waitFor } from '../helpers/proxy_process';
 import { ownSocketFd } from '../helpers/socket_owner';
+import { TestPki } from '../helpers/test_pki';
 
 const TIMEOUT = { timeout: 20000 };
 
@@ -165,7 +168,7 @@ test('close_connections_on_host_set_change: a connection busy with a request fin
   await waitFor('the drained connection to close', () => (dp.stat('cluster.backend.upstream_cx_active') === 0 ? true : undefined));
 });
 
-// ---- filters: PROXY protocol ------------------------------------------------------------------
+// ---- transport_socket: upstream PROXY protocol --------------------------------------------
 
 /** Reads a v1 header line, or a v2 binary header, off the front of `data`; null until complete. */
 function parseProxyHeader(data: Buffer): { text: string; length: number } | null {
@@ -183,69 +186,179 @@ function parseProxyHeader(data: Buffer): { text: string; length: number } | null
   return { text: `V2 ${ip(16)} ${ip(20)} ${data.readUInt16BE(24)} ${data.readUInt16BE(26)}`, length };
 }
 
-/** An upstream that takes a PROXY header, then answers each HTTP request with that header. */
-async function proxyProtocolHttpUpstream(t: TestContext, headers: string[]): Promise<number> {
+/** The upstream's TLS server context (none verifies the proxy's certificate), or null for plaintext. */
+type UpstreamTls = tls.SecureContext | null;
+
+function upstreamTlsContext(t: TestContext): tls.SecureContext {
+  const pki = new TestPki();
+  t.after(() => pki.cleanup());
+  const ca = pki.ca('ca');
+  const leaf = pki.leaf('backend', ca, ['DNS:backend.test']);
+  return tls.createSecureContext({ cert: leaf.cert, key: leaf.key });
+}
+
+/**
+ * An upstream that takes a PROXY header first, then speaks plaintext or (with `secure`) TLS
+ * after it: `onStream` gets the header's text and the stream of what follows.
+ */
+async function proxyProtocolUpstream(t: TestContext, secure: UpstreamTls, onStream: (header: string, stream: Duplex) => void): Promise<number> {
   return tcpUpstream(t, (socket) => {
     let buffered = Buffer.alloc(0);
-    let header: string | null = null;
-    socket.on('data', (chunk: Buffer) => {
+    const onData = (chunk: Buffer): void => {
       buffered = Buffer.concat([buffered, chunk]);
-      if (header === null) {
-        const parsed = parseProxyHeader(buffered);
-        if (parsed === null) return;
-        header = parsed.text;
-        headers.push(header);
-        buffered = buffered.subarray(parsed.length);
-      }
-      for (let end = buffered.indexOf('\r\n\r\n'); end >= 0; end = buffered.indexOf('\r\n\r\n')) {
-        buffered = buffered.subarray(end + 4);
-        socket.write(`HTTP/1.1 200 OK\r\ncontent-length: ${header.length}\r\n\r\n${header}`);
-      }
-    });
+      const parsed = parseProxyHeader(buffered);
+      if (parsed === null) return;
+      socket.off('data', onData);
+      // What came after the header, then the rest of the connection, as one stream.
+      const rest = new Duplex({
+        read: () => undefined,
+        write: (data: Buffer, _encoding, done) => socket.write(data, done),
+        final: (done) => {
+          socket.end();
+          done();
+        },
+      });
+      rest.push(buffered.subarray(parsed.length));
+      socket.on('data', (data: Buffer) => rest.push(data));
+      socket.on('end', () => rest.push(null));
+      socket.on('close', () => rest.destroy());
+      if (secure === null) return onStream(parsed.text, rest);
+      const tlsSocket = new tls.TLSSocket(rest, { isServer: true, secureContext: secure });
+      tlsSocket.on('error', () => socket.destroy());
+      tlsSocket.once('secure', () => onStream(parsed.text, tlsSocket));
+    };
+    socket.on('data', onData);
   });
 }
 
-test('PROXY protocol V1 over tcp_proxy: the header names the client before any of its bytes', TIMEOUT, async (t) => {
-  const received: Buffer[] = [];
-  const upstreamPort = await tcpUpstream(t, (s) => s.on('data', (c: Buffer) => received.push(c)));
-  const dp = await tcpProxyPlane(t, upstreamPort, { upstreamFilters: [{ name: 'proxy.filters.network.upstream.proxy_protocol', version: 'V1' }] });
-  const client = connect(t, dp.port('tcp'));
+/** Answers each HTTP request on `stream` with the PROXY header its connection started with. */
+function answerWithHeader(header: string, stream: Duplex): void {
+  let buffered = Buffer.alloc(0);
+  stream.on('data', (chunk: Buffer) => {
+    buffered = Buffer.concat([buffered, chunk]);
+    for (let end = buffered.indexOf('\r\n\r\n'); end >= 0; end = buffered.indexOf('\r\n\r\n')) {
+      buffered = buffered.subarray(end + 4);
+      stream.write(`HTTP/1.1 200 OK\r\ncontent-length: ${header.length}\r\n\r\n${header}`);
+    }
+  });
+}
+
+/** proxy.transport_sockets.upstream_proxy_protocol around raw_buffer, or around tls (no verification, as without trusted_ca). */
+function proxyProtocolSocket(version: 'V1' | 'V2', secure: UpstreamTls): TransportSocketConfig {
+  const inner: TransportSocketConfig =
+    secure === null
+      ? { kind: 'raw_buffer' }
+      : {
+          kind: 'tls',
+          context: {
+            common: { tlsParams: { minimumProtocolVersion: 'TLS_AUTO', maximumProtocolVersion: 'TLS_AUTO', cipherSuites: [], ecdhCurves: [] }, tlsCertificates: [], validationContext: null, alpnProtocols: [] },
+            sni: 'backend.test',
+            allowRenegotiation: false,
+            maxSessionKeys: 1,
+          },
+        };
+  return { kind: 'upstream_proxy_protocol', version, transportSocket: inner };
+}
+
+for (const over of ['raw_buffer', 'tls'] as const) {
+  test(`PROXY protocol V1 over ${over}, tcp_proxy: the header names the client before any of its bytes`, TIMEOUT, async (t) => {
+    const secure = over === 'tls' ? upstreamTlsContext(t) : null;
+    const received: string[] = [];
+    const upstreamPort = await proxyProtocolUpstream(t, secure, (header, stream) => {
+      received.push(header);
+      stream.on('data', (c: Buffer) => received.push(c.toString('latin1')));
+    });
+    const dp = await tcpProxyPlane(t, upstreamPort, { transportSocket: proxyProtocolSocket('V1', secure) });
+    const client = connect(t, dp.port('tcp'));
+    await new Promise((resolve) => client.once('connect', resolve));
+    client.write('hello');
+    const expected = [`PROXY TCP4 127.0.0.1 127.0.0.1 ${client.localPort} ${dp.port('tcp')}`, 'hello'];
+    await waitFor('the header and the data', () => (received.join('').length >= expected.join('').length ? true : undefined));
+    assert.deepEqual([received[0], received.slice(1).join('')], expected);
+    assert.equal(dp.stat('cluster.backend.ssl.handshake'), over === 'tls' ? 1 : 0);
+  });
+
+  test(`PROXY protocol V2 over ${over}, HTTP: each client connection gets its own upstream connections, which close with it`, TIMEOUT, async (t) => {
+    const secure = over === 'tls' ? upstreamTlsContext(t) : null;
+    const headers: string[] = [];
+    const upstreamPort = await proxyProtocolUpstream(t, secure, (header, stream) => {
+      headers.push(header);
+      answerWithHeader(header, stream);
+    });
+    const dp = await httpProxy(t, upstreamPort, { transportSocket: proxyProtocolSocket('V2', secure) });
+    const port = dp.port('http');
+    const agents = [new http.Agent({ keepAlive: true, maxSockets: 1 }), new http.Agent({ keepAlive: true, maxSockets: 1 })];
+    t.after(() => agents.forEach((a) => a.destroy()));
+    const clientPorts: number[] = [];
+    for (const agent of agents) {
+      for (let i = 0; i < 2; i++) {
+        const reply = await new Promise<{ body: string; localPort: number }>((resolve, reject) => {
+          const req = http.get({ host: '127.0.0.1', port, agent }, (res) => {
+            let body = '';
+            res.on('data', (c: Buffer) => (body += c.toString()));
+            res.on('end', () => resolve({ body, localPort: req.socket!.localPort! }));
+          });
+          req.on('error', reject);
+        });
+        clientPorts.push(reply.localPort);
+        assert.equal(reply.body, `V2 127.0.0.1 127.0.0.1 ${reply.localPort} ${port}`);
+      }
+    }
+    assert.equal(clientPorts[0], clientPorts[1]);
+    assert.notEqual(clientPorts[1], clientPorts[2]);
+    // Reused per client: one upstream connection (one header) per client connection.
+    assert.equal(headers.length, 2);
+    assert.equal(dp.stat('cluster.backend.upstream_cx_active'), 2);
+    assert.equal(dp.stat('cluster.backend.ssl.handshake'), over === 'tls' ? 2 : 0);
+    agents[0]!.destroy();
+    await waitFor("the first client's upstream connection to close", () => (dp.stat('cluster.backend.upstream_cx_active') === 1 ? true : undefined));
+  });
+}
+
+test("PROXY protocol in Envoy's own form, real proxy: V2 around tls for tcp_proxy, V1 around raw_buffer for HTTP", { timeout: 40000 }, async (t) => {
+  const secure = upstreamTlsContext(t);
+  const seen: string[] = [];
+  const tlsPort = await proxyProtocolUpstream(t, secure, (header, stream) => {
+    seen.push(header);
+    stream.on('data', (c: Buffer) => seen.push(c.toString('latin1')));
+  });
+  const rawPort = await proxyProtocolUpstream(t, null, answerWithHeader);
+  const envoySocket = (version: string, inner: Record<string, unknown>) => ({
+    name: 'envoy.transport_sockets.upstream_proxy_protocol',
+    typed_config: {
+      '@type': 'type.googleapis.com/envoy.extensions.transport_sockets.proxy_protocol.v3.ProxyProtocolUpstreamTransport',
+      config: { version },
+      transport_socket: inner,
+    },
+  });
+  const tlsInner = { name: 'envoy.transport_sockets.tls', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext', sni: 'backend.test' } };
+  const proxy = await startProxy({
+    static_resources: {
+      listeners: [tcpProxyListener('tcp', 0, 'tls'), httpListener('http', 0, [{ match: { prefix: '/' }, route: { cluster: 'raw' } }])],
+      clusters: [
+        { ...localCluster('tls', tlsPort), transport_socket: envoySocket('V2', tlsInner) },
+        { ...localCluster('raw', rawPort), transport_socket: envoySocket('V1', { name: 'envoy.transport_sockets.raw_buffer' }) },
+      ],
+    },
+  });
+  t.after(() => proxy.cleanup());
+  const tcpPort = await proxy.listenerPort('tcp');
+  const client = connect(t, tcpPort);
   await new Promise((resolve) => client.once('connect', resolve));
   client.write('hello');
-  const expected = `PROXY TCP4 127.0.0.1 127.0.0.1 ${client.localPort} ${dp.port('tcp')}\r\nhello`;
-  await waitFor('the header and the data', () => (Buffer.concat(received).length >= expected.length ? true : undefined));
-  assert.equal(Buffer.concat(received).toString('latin1'), expected);
-});
-
-test('PROXY protocol V2 over HTTP: each client connection gets its own upstream connections, which close with it', TIMEOUT, async (t) => {
-  const headers: string[] = [];
-  const upstreamPort = await proxyProtocolHttpUpstream(t, headers);
-  const dp = await httpProxy(t, upstreamPort, { upstreamFilters: [{ name: 'proxy.filters.network.upstream.proxy_protocol', version: 'V2' }] });
-  const port = dp.port('http');
-  const agents = [new http.Agent({ keepAlive: true, maxSockets: 1 }), new http.Agent({ keepAlive: true, maxSockets: 1 })];
-  t.after(() => agents.forEach((a) => a.destroy()));
-  const clientPorts: number[] = [];
-  for (const agent of agents) {
-    for (let i = 0; i < 2; i++) {
-      const reply = await new Promise<{ body: string; localPort: number }>((resolve, reject) => {
-        const req = http.get({ host: '127.0.0.1', port, agent }, (res) => {
-          let body = '';
-          res.on('data', (c: Buffer) => (body += c.toString()));
-          res.on('end', () => resolve({ body, localPort: req.socket!.localPort! }));
-        });
-        req.on('error', reject);
-      });
-      clientPorts.push(reply.localPort);
-      assert.equal(reply.body, `V2 127.0.0.1 127.0.0.1 ${reply.localPort} ${port}`);
-    }
-  }
-  assert.equal(clientPorts[0], clientPorts[1]);
-  assert.notEqual(clientPorts[1], clientPorts[2]);
-  // Reused per client: one upstream connection (one header) per client connection.
-  assert.equal(headers.length, 2);
-  assert.equal(dp.stat('cluster.backend.upstream_cx_active'), 2);
-  agents[0]!.destroy();
-  await waitFor('the first client\'s upstream connection to close', () => (dp.stat('cluster.backend.upstream_cx_active') === 1 ? true : undefined));
+  await waitFor('the header and the data over TLS', () => (seen.join('').includes('hello') ? true : undefined));
+  assert.deepEqual(seen, [`V2 127.0.0.1 127.0.0.1 ${client.localPort} ${tcpPort}`, 'hello']);
+  assert.equal(await proxy.stat('cluster.tls.ssl.handshake'), 1);
+  const httpPort = await proxy.listenerPort('http');
+  const reply = await new Promise<{ body: string; localPort: number }>((resolve, reject) => {
+    const req = http.get({ host: '127.0.0.1', port: httpPort, agent: false }, (res) => {
+      let body = '';
+      res.on('data', (c: Buffer) => (body += c.toString()));
+      res.on('end', () => resolve({ body, localPort: req.socket!.localPort! }));
+    });
+    req.on('error', reject);
+  });
+  assert.equal(reply.body, `PROXY TCP4 127.0.0.1 127.0.0.1 ${reply.localPort} ${httpPort}`);
 });
 
 // ---- track_timeout_budgets --------------------------------------------------------------------

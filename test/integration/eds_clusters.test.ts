@@ -175,7 +175,7 @@ function edsSuite(sourceName: string, makeSource: () => EdsSource): void {
       await waitFor('b healthy again', async () => ((await hostField(proxy, [b], 'health_flags')).b === 'healthy' ? true : undefined));
       source.publishMalformed();
       await waitFor('the failure to be counted', async () => ((await proxy.stat('cluster.backend.update_failure')) === 1 ? true : undefined));
-      source.publish('6', [assignment([{ lb_endpoints: [lbEndpoint(a, { load_balancing_weight: 129 })] }])]);
+      source.publish('6', [assignment([{ lb_endpoints: [lbEndpoint(a, { load_balancing_weight: 0 })] }])]);
       await waitFor('the rejection to be counted', async () => ((await proxy.stat('cluster.backend.update_rejected')) === 1 ? true : undefined));
       assert.deepEqual(Object.keys(await hostField(proxy, [a, b, c], 'health_flags')), ['b', 'c']);
       const before = a.seen.length;
@@ -231,7 +231,7 @@ describe('EDS from a gRPC management server with two workers', TIMEOUT, () => {
     await untilEveryWorkerReaches(listener, b!, workers, 'both workers to reach b');
 
     // An invalid weight: NACKed at the last good version, with the field path; b keeps serving.
-    xds.setResources(CLA, '3', [assignment([{ lb_endpoints: [lbEndpoint(a!, { load_balancing_weight: 129 })] }]) as JsonObject]);
+    xds.setResources(CLA, '3', [assignment([{ lb_endpoints: [lbEndpoint(a!, { load_balancing_weight: 0 })] }]) as JsonObject]);
     const nack = await waitFor('the NACK', () => xds.requests.find((r) => r.error_detail !== null));
     assert.equal(nack.version_info, '2');
     assert.match(nack.error_detail!.message, /load_balancing_weight/);

@@ -4,10 +4,12 @@ import { clusterStatuses, healthStatusJson } from '../../src/admin/clusters_hand
 import { renderClustersJson, renderClustersText } from '../../src/admin/clusters_text';
 import { HealthFlag, healthFlagsString } from '../../src/upstream/health_flags';
 import type { ClusterSnapshot } from '../../src/upstream/membership';
+import { DEFAULT_POLICY } from '../helpers/membership';
 
 const snapshot: ClusterSnapshot = {
   cluster: 'web',
   version: 3,
+  policy: DEFAULT_POLICY,
   hosts: [
     {
       address: { address: '10.0.0.1', port: 80 },

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import { LiveRuntime } from '../../src/runtime/live_runtime';
 import type { ClusterConfig, LocalityLbEndpoints } from '../../src/config/model';
 import { createHeapStatsStore, SharedStatsStore } from '../../src/stats/store';
-import { MembershipDriver, staticSnapshots } from '../helpers/membership';
+import { DEFAULT_POLICY, MembershipDriver, staticSnapshots } from '../helpers/membership';
 import { FieldError } from '../../src/config/errors';
 import { Cluster, MembershipVersionError } from '../../src/upstream/cluster';
 import { ClusterManager } from '../../src/upstream/cluster_manager';
@@ -81,7 +81,7 @@ test('a worker builds a cluster on first use, from the membership updates it too
   const clusters = new ClusterManager({ configs, snapshots: [], store, runtime: new LiveRuntime([]), log: () => silentLogger, buildOnFirstUse: true });
   clusters.update(driver.next(assignment([80, 81]))!);
   clusters.update(driver.next(assignment([81]))!);
-  const stale = { cluster: 'lazy', version: 9, baseVersion: 8, hosts: [], added: [], changed: [], removed: [] };
+  const stale = { cluster: 'lazy', version: 9, baseVersion: 8, hosts: [], added: [], changed: [], removed: [], policy: DEFAULT_POLICY };
   assert.throws(() => clusters.update(stale), MembershipVersionError);
   const lazy = clusters.get('lazy')!;
   assert.equal(lazy.membershipVersion, 2);
@@ -108,7 +108,7 @@ test('an update made for another version is refused, and the worker keeps its me
   const store = createHeapStatsStore();
   const { cluster, membership } = clusterC(store);
   membership(assignment([80]));
-  const stale = { cluster: 'c', version: 5, baseVersion: 4, hosts: [], added: [], changed: [], removed: ['10.0.0.1:80'] };
+  const stale = { cluster: 'c', version: 5, baseVersion: 4, hosts: [], added: [], changed: [], removed: ['10.0.0.1:80'], policy: DEFAULT_POLICY };
   assert.throws(() => cluster.update(stale), MembershipVersionError);
   assert.equal(cluster.membershipVersion, 1);
   assert.equal(cluster.chooseHost(null)?.port, 80);

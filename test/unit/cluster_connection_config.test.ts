@@ -11,7 +11,9 @@ import { ClusterInfo } from '../../src/upstream/cluster_info';
 import { silentLogger } from '../helpers/data_plane';
 
 const STRICT = { allowUnknownStaticFields: false };
-const PROXY_PROTOCOL_TYPE = 'type.googleapis.com/envoy.config.core.v3.ProxyProtocolConfig';
+const PROXY_PROTOCOL_TYPE = 'type.googleapis.com/envoy.extensions.transport_sockets.proxy_protocol.v3.ProxyProtocolUpstreamTransport';
+const TLS_TYPE = 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext';
+const RAW_BUFFER = { name: 'envoy.transport_sockets.raw_buffer' };
 
 /** The connection-level fields, as both a v2 and a v3 cluster write them. */
 const CONNECTION_FIELDS = {
@@ -21,7 +23,6 @@ const CONNECTION_FIELDS = {
   upstream_connection_options: { tcp_keepalive: { keepalive_probes: 3, keepalive_interval: 5 } },
   common_lb_config: { close_connections_on_host_set_change: true },
   track_timeout_budgets: true,
-  filters: [{ name: 'envoy.filters.network.upstream.proxy_protocol', typed_config: { '@type': PROXY_PROTOCOL_TYPE, version: 'V2' } }],
   metadata: { filter_metadata: { 'com.example': { team: 'edge', tier: 1 } } },
 };
 
@@ -61,7 +62,6 @@ for (const [version, form] of [[2, v2], [3, v3]] as const) {
     assert.deepEqual(cluster.tcpKeepalive, { probes: 3, timeS: null, intervalS: 5 });
     assert.equal(cluster.closeConnectionsOnHostSetChange, true);
     assert.equal(cluster.trackTimeoutBudgets, true);
-    assert.deepEqual(cluster.upstreamFilters, [{ name: 'proxy.filters.network.upstream.proxy_protocol', version: 'V2' }]);
     assert.deepEqual(cluster.metadata, { 'com.example': { team: 'edge', tier: 1 } });
   });
 }
@@ -74,29 +74,65 @@ test('unset, the connection-level fields take Envoy defaults', () => {
   assert.equal(cluster.tcpKeepalive, null);
   assert.equal(cluster.closeConnectionsOnHostSetChange, false);
   assert.equal(cluster.trackTimeoutBudgets, false);
-  assert.deepEqual(cluster.upstreamFilters, []);
   assert.deepEqual(cluster.metadata, {});
   // An empty tcp_keepalive turns keepalive on with every knob at the system default.
   assert.deepEqual(load(v3({ upstream_connection_options: { tcp_keepalive: {} } }), 3).tcpKeepalive, { probes: null, timeS: null, intervalS: null });
 });
 
-test('an upstream filter this build does not have, or a typed_config of another type, is refused by path', () => {
-  assert.throws(
-    () => load(v3({ filters: [{ name: 'envoy.filters.network.upstream.nope' }] }), 3),
-    (e: unknown) => e instanceof ConfigError && /clusters\[0\]\.filters\[0\]\.name/.test(e.message) && /registered implementation/.test(e.message),
-  );
-  assert.throws(
-    () => load(v3({ filters: [{ name: 'envoy.filters.network.upstream.proxy_protocol', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router' } }] }), 3),
-    (e: unknown) => e instanceof ConfigError && /filters\[0\]\.typed_config\.@type/.test(e.message),
+/** The error loading `yaml` gives (the capability check included). */
+function loadError(yaml: string): string {
+  try {
+    load(yaml, 3);
+  } catch (e) {
+    assert.ok(e instanceof ConfigError);
+    return e.message;
+  }
+  assert.fail('loaded');
+}
+
+const CLUSTER = '--config-yaml: static_resources.clusters[0]';
+
+test('Cluster.filters: Envoy 1.16 has no upstream network filter, the old proxy_protocol filter name included: refused by path', () => {
+  for (const name of ['envoy.filters.network.upstream.nope', 'envoy.filters.network.upstream.proxy_protocol']) {
+    const filter = { name, typed_config: { '@type': 'type.googleapis.com/envoy.config.core.v3.ProxyProtocolConfig', version: 'V2' } };
+    assert.equal(loadError(v3({ filters: [filter] })), `${CLUSTER}.filters[0].name: Didn't find a registered implementation for name: '${name.replace('envoy.', 'proxy.')}'`);
+  }
+  assert.ok(!registeredExtensions().some((e) => e.name === 'proxy.filters.network.upstream.proxy_protocol'));
+});
+
+test("upstream PROXY protocol: Envoy's transport socket (V1/V2 around raw_buffer or tls, in transport_socket_matches too) loads into the model", () => {
+  const tls = { name: 'envoy.transport_sockets.tls', typed_config: { '@type': TLS_TYPE, sni: 'backend.example' } };
+  const socket = (version: string | undefined, inner: object) => ({
+    name: 'envoy.transport_sockets.upstream_proxy_protocol',
+    typed_config: { '@type': PROXY_PROTOCOL_TYPE, ...(version === undefined ? {} : { config: { version } }), transport_socket: inner },
+  });
+  const cluster = load(v3({ transport_socket: socket('V2', tls), transport_socket_matches: [{ name: 'plain', match: { pp: true }, transport_socket: socket(undefined, RAW_BUFFER) }] }), 3);
+  const outer = cluster.transportSocket;
+  assert.ok(outer?.kind === 'upstream_proxy_protocol');
+  assert.equal(outer.version, 'V2');
+  assert.ok(outer.transportSocket.kind === 'tls');
+  assert.equal(outer.transportSocket.context.sni, 'backend.example');
+  assert.deepEqual(cluster.transportSocketMatches[0]!.transportSocket, { kind: 'upstream_proxy_protocol', version: 'V1', transportSocket: { kind: 'raw_buffer' } });
+  // Found by its typed_config's type, as Envoy finds a factory, whatever its name.
+  assert.equal(load(v3({ transport_socket: { ...socket('V1', RAW_BUFFER), name: 'pp' } }), 3).transportSocket?.kind, 'upstream_proxy_protocol');
+  assert.ok(
+    registeredExtensions().some(
+      (e) =>
+        e.category === 'proxy.transport_sockets.upstream' &&
+        e.name === 'proxy.transport_sockets.upstream_proxy_protocol' &&
+        e.typeDescriptor === 'envoy.extensions.transport_sockets.proxy_protocol.v3.ProxyProtocolUpstreamTransport',
+    ),
   );
 });
 
-test('the PROXY protocol upstream filter is a registered extension', () => {
-  assert.ok(
-    registeredExtensions().some(
-      (e) => e.category === 'proxy.filters.upstream_network' && e.name === 'proxy.filters.network.upstream.proxy_protocol' && e.typeDescriptor === 'envoy.config.core.v3.ProxyProtocolConfig',
-    ),
-  );
+test('upstream PROXY protocol: a missing or unknown wrapped socket, an unknown transport socket, and TLV fields are refused by path', () => {
+  const TS = `${CLUSTER}.transport_socket`;
+  const pp = (config: object) => ({ transport_socket: { name: 'envoy.transport_sockets.upstream_proxy_protocol', typed_config: { '@type': PROXY_PROTOCOL_TYPE, ...config } } });
+  assert.equal(loadError(v3({ transport_socket: { name: 'envoy.transport_sockets.upstream_proxy_protocol' } })), `${TS}.typed_config.transport_socket: value is required`);
+  assert.equal(loadError(v3(pp({}))), `${TS}.typed_config.transport_socket: value is required`);
+  assert.equal(loadError(v3(pp({ transport_socket: { name: 'envoy.transport_sockets.alts' } }))), `${TS}.typed_config.transport_socket.name: Didn't find a registered implementation for name: 'proxy.transport_sockets.alts'`);
+  assert.equal(loadError(v3({ transport_socket: { name: 'envoy.transport_sockets.nope' } })), `${TS}.name: Didn't find a registered implementation for name: 'proxy.transport_sockets.nope'`);
+  assert.match(loadError(v3(pp({ config: { version: 'V2', pass_through_tlvs: {} }, transport_socket: RAW_BUFFER }))), /transport_socket\.typed_config\.config\.pass_through_tlvs: pass_through_tlvs is not implemented/);
 });
 
 test('metadata: reachable by filters through ClusterInfo, and kept in the v3 source /config_dump shows', () => {

@@ -73,6 +73,7 @@ for (const [what, cluster, field] of REFUSED) {
   });
 }
 
+const PROXY_PROTOCOL_TYPE = 'type.googleapis.com/envoy.extensions.transport_sockets.proxy_protocol.v3.ProxyProtocolUpstreamTransport';
 const RAW_BUFFER = { name: 'envoy.transport_sockets.raw_buffer', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.transport_sockets.raw_buffer.v3.RawBuffer' } };
 
 /** --disable-extensions entries, the cluster using one, the field refused. */
@@ -85,10 +86,16 @@ const DISABLED: ReadonlyArray<[string, string, JsonObject, string]> = [
     'transport_socket_matches[0].transport_socket.name',
   ],
   [
-    'an upstream network filter',
-    'envoy.filters.upstream_network/envoy.filters.network.upstream.proxy_protocol',
-    clusterJson({ filters: [{ name: 'envoy.filters.network.upstream.proxy_protocol', typed_config: { '@type': 'type.googleapis.com/envoy.config.core.v3.ProxyProtocolConfig', version: 'V2' } }] }),
-    'filters[0].name',
+    'the upstream PROXY protocol transport socket',
+    'envoy.transport_sockets.upstream/envoy.transport_sockets.upstream_proxy_protocol',
+    clusterJson({ transport_socket: { name: 'envoy.transport_sockets.upstream_proxy_protocol', typed_config: { '@type': PROXY_PROTOCOL_TYPE, config: { version: 'V2' }, transport_socket: RAW_BUFFER } } }),
+    'transport_socket.name',
+  ],
+  [
+    'the transport socket the PROXY protocol one wraps',
+    'envoy.transport_sockets.upstream/envoy.transport_sockets.raw_buffer',
+    clusterJson({ transport_socket: { name: 'envoy.transport_sockets.upstream_proxy_protocol', typed_config: { '@type': PROXY_PROTOCOL_TYPE, transport_socket: RAW_BUFFER } } }),
+    'transport_socket.typed_config.transport_socket.name',
   ],
   ['a cluster type', 'envoy.clusters/envoy.cluster.strict_dns', clusterJson({ type: 'STRICT_DNS' }), 'type'],
 ];

@@ -3,6 +3,7 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { checkCapabilities } from '../../src/config/capabilities';
 import { ConfigError } from '../../src/config/errors';
 import { loadBootstrap } from '../../src/config/load';
 import type { Json } from '../helpers/config_fixtures';
@@ -76,9 +77,21 @@ const CASES: readonly (readonly [string, Json, string])[] = [
   ['RefreshRate base_interval missing', { type: 'STRICT_DNS', dns_failure_refresh_rate: { max_interval: '1s' } }, `${RATE}.base_interval: value is required`],
   ['RefreshRate base_interval equal to max_interval', { type: 'STRICT_DNS', dns_failure_refresh_rate: { base_interval: '2s', max_interval: '2s' } }, `${RATE}.base_interval: must be less than max_interval`],
   ['RefreshRate max_interval below base_interval', { type: 'STRICT_DNS', dns_failure_refresh_rate: { base_interval: '2s', max_interval: '1s' } }, `${RATE}.max_interval: must be greater than or equal to base_interval`],
-  ['dns_refresh_rate below 1 ms', { type: 'STRICT_DNS', dns_refresh_rate: '0.000500s' }, `${CLUSTER}.dns_refresh_rate: value must be greater than 1ms`],
+  ['dns_refresh_rate below 1 ms', { type: 'STRICT_DNS', dns_refresh_rate: '0.000999s' }, `${CLUSTER}.dns_refresh_rate: value must be greater than or equal to 1ms`],
+  [
+    'endpoint_stale_after outside EDS',
+    { load_assignment: { ...(assignment('10.0.0.1') as object), policy: { endpoint_stale_after: '5s' } } },
+    `${CLUSTER}.load_assignment.policy.endpoint_stale_after: endpoint_stale_after applies to EDS assignments only: a STATIC cluster's load_assignment never goes stale (it would be ignored)`,
+  ],
+  [
+    'drop_overloads with two categories',
+    { load_assignment: { ...(assignment('10.0.0.1') as object), policy: { drop_overloads: [{ category: 'a' }, { category: 'b' }] } } },
+    `${CLUSTER}.load_assignment.policy.drop_overloads: Cluster drop_overloads config has 2 categories. Only one is supported, as in Envoy.`,
+  ],
   ['fallback_keys_subset empty with KEYS_SUBSET', subset({}), `${SELECTOR}: fallback_keys_subset cannot be empty`],
   ['fallback_keys_subset equal to keys', subset({ fallback_keys_subset: ['b', 'a'] }), `${SELECTOR}: fallback_keys_subset cannot be equal to keys`],
+  ['fallback_keys_subset with another fallback_policy', subset({ fallback_policy: 'ANY_ENDPOINT', fallback_keys_subset: ['a'] }), `${SELECTOR}: fallback_keys_subset can be set only for KEYS_SUBSET fallback_policy`],
+  ['fallback_keys_subset without a fallback_policy', subset({ fallback_policy: undefined, fallback_keys_subset: ['a'] }), `${SELECTOR}: fallback_keys_subset can be set only for KEYS_SUBSET fallback_policy`],
   ['fallback_keys_subset with a value not in keys', subset({ fallback_keys_subset: ['a', 'c'] }), `${SELECTOR}: fallback_keys_subset must be a subset of selector keys`],
   [
     'minimum_ring_size above maximum_ring_size',
@@ -195,6 +208,29 @@ for (const [name, fields, error] of CASES) {
 test('cluster rule: names are unique across clusters', () => {
   const second = { name: 'c', connect_timeout: '1s', load_assignment: assignment('10.0.0.2') };
   assertRefused(bootstrap({}, [second]), "static_resources.clusters[1].name: cluster manager: duplicate cluster 'c'");
+});
+
+test('cluster rule: dns_refresh_rate of exactly 1 ms is accepted (the spec: at least 1ms; Envoy refuses it)', () => {
+  for (const version of [2, 3]) {
+    const config = bootstrap({ type: 'STRICT_DNS', load_assignment: assignment('backend.internal'), dns_refresh_rate: '0.001s' });
+    const loaded = loadBootstrap({ configYaml: JSON.stringify(config), bootstrapVersion: version, allowUnknownStaticFields: false });
+    assert.equal(loaded.bootstrap.clusters[0]!.dnsRefreshRateMs, 1, `v${version}`);
+  }
+});
+
+test('load_assignment.policy loads into the model, v2 and v3: overprovisioning_factor, drop_overloads; Envoy defaults when unset', () => {
+  const policy = { overprovisioning_factor: 200, drop_overloads: [{ category: 'throttle', drop_percentage: { numerator: 25, denominator: 'TEN_THOUSAND' } }] };
+  for (const version of [2, 3]) {
+    const load = (fields: Json) => loadBootstrap({ configYaml: JSON.stringify(bootstrap(fields)), bootstrapVersion: version, allowUnknownStaticFields: false });
+    const loaded = load({ load_assignment: { ...(assignment('10.0.0.1') as object), policy } });
+    checkCapabilities(loaded.bootstrap.source as Json);
+    assert.deepEqual(loaded.bootstrap.clusters[0]!.loadAssignment.policy, {
+      overprovisioningFactor: 200,
+      dropOverload: { numerator: 25, denominator: 'TEN_THOUSAND' },
+      endpointStaleAfterMs: null,
+    });
+    assert.deepEqual(load({}).bootstrap.clusters[0]!.loadAssignment.policy, { overprovisioningFactor: 140, dropOverload: null, endpointStaleAfterMs: null });
+  }
 });
 
 test('cluster rules pass what they allow: both HTTP options with USE_DOWNSTREAM_PROTOCOL, a RefreshRate with max just above base, one LOGICAL_DNS host', () => {

@@ -200,7 +200,7 @@ const CASES: Case[] = [
     },
     error: `${WEB}.lb_subset_config.subset_selectors[1].fallback_keys_subset: ${error}`,
   })),
-  { name: 'dns refresh rate below 1ms', change: (b) => (web(b).dns_refresh_rate = '0.000500s'), error: `${WEB}.dns_refresh_rate: value must be greater than 1ms` },
+  { name: 'dns refresh rate below 1ms', change: (b) => (web(b).dns_refresh_rate = '0.000500s'), error: `${WEB}.dns_refresh_rate: value must be greater than or equal to 1ms` },
   {
     name: 'refresh rate without base interval',
     change: (b) => (web(b).dns_failure_refresh_rate = { max_interval: '10s' }),
@@ -212,7 +212,7 @@ const CASES: Case[] = [
     error: `${WEB}.dns_failure_refresh_rate.base_interval: must be less than max_interval`,
   },
   { name: 'endpoint weight 0', change: (b) => (webEndpoint(b).load_balancing_weight = 0), error: `${WEB_ENDPOINT}.load_balancing_weight: value must be greater than or equal to 1` },
-  { name: 'endpoint weight 129', change: (b) => (webEndpoint(b).load_balancing_weight = 129), error: `${WEB_ENDPOINT}.load_balancing_weight: weight 129 is out of range 1..128` },
+  { name: 'endpoint weight above uint32', change: (b) => (webEndpoint(b).load_balancing_weight = 2 ** 32), error: `${WEB_ENDPOINT}.load_balancing_weight: out of range for uint32: 4294967296` },
   {
     name: 'hostname in a STATIC cluster',
     change: (b) => (webEndpoint(b).endpoint.address.socket_address.address = 'web-1.internal'),

@@ -158,6 +158,7 @@ test('clusters, with defaults filled in', () => {
         ],
       },
     ],
+    policy: { overprovisioningFactor: 140, dropOverload: null, endpointStaleAfterMs: null },
   });
 });
 

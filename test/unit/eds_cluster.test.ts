@@ -145,10 +145,15 @@ test('EDS: a bad assignment is rejected by field path from the resource and the 
   fs.writeFileSync(file, response('1', [assignment('svc', [{ lb_endpoints: [endpoint(1001)] }])]));
   const { warnings, stat, ports } = await edsManager(t, file);
   const cases: Array<[string, JsonObject, RegExp]> = [
-    ['a weight above 128', assignment('svc', [{ lb_endpoints: [endpoint(1002), endpoint(1003, { load_balancing_weight: 129 })] }]), /: endpoints\[0\]\.lb_endpoints\[1\]\.load_balancing_weight: weight 129 is out of range 1\.\.128$/],
     ['a weight of 0 (the protos)', assignment('svc', [{ lb_endpoints: [endpoint(1002, { load_balancing_weight: 0 })] }]), /: endpoints\[0\]\.lb_endpoints\[0\]\.load_balancing_weight: value must be greater than or equal to 1/],
     ['a hostname address', assignment('svc', [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: 'backend.local', port_value: 80 } } } }] }]), /: endpoints\[0\]\.lb_endpoints\[0\]\.endpoint\.address/],
-    ['a policy', assignment('svc', [{ lb_endpoints: [endpoint(1002)] }], { policy: { overprovisioning_factor: 200 } }), /: policy: policy is not implemented by this build yet/],
+    ['an overprovisioning_factor of 0 (the protos)', assignment('svc', [{ lb_endpoints: [endpoint(1002)] }], { policy: { overprovisioning_factor: 0 } }), /: policy\.overprovisioning_factor: value must be greater than 0$/],
+    [
+      'two drop_overloads categories',
+      assignment('svc', [{ lb_endpoints: [endpoint(1002)] }], { policy: { drop_overloads: [{ category: 'a' }, { category: 'b' }] } }),
+      /: policy\.drop_overloads: Cluster drop_overloads config has 2 categories\. Only one is supported, as in Envoy\.$/,
+    ],
+    ['a policy field after 1.16', assignment('svc', [{ lb_endpoints: [endpoint(1002)] }], { policy: { weighted_priority_health: true } }), /: policy\.weighted_priority_health: weighted_priority_health is not implemented/],
     ['another cluster', assignment('other', [{ lb_endpoints: [endpoint(1002)] }]), /Unexpected EDS cluster \(expecting svc\): other$/],
   ];
   for (const [i, [what, resource, message]] of cases.entries()) {

@@ -54,6 +54,18 @@ test("a locality's weight shrinks with its availability: weight * min(1, 1.4 * h
   assert.ok(ports(b.lb, 100).every((port) => port !== null && port !== 2001 && port !== 2002 && port !== 2003));
 });
 
+test("the load assignment's overprovisioning_factor replaces 1.4: at 1.0, b's 1 of 4 healthy weighs 2 * 0.25", { timeout: 5000 }, () => {
+  const hosts = [...zone(0, 1, 2), ...zone(1, 2, 4, (n) => ({ health: n === 0 ? 'HEALTHY' : 'UNHEALTHY' }))];
+  const b = weighted(hosts);
+  b.set.update(hosts, 100);
+  b.lb.refresh();
+  const set = b.set.hostSetsPerPriority[0];
+  assert.equal(set.overprovisioningFactor, 100);
+  assert.equal(effectiveLocalityWeight(set, set.healthyHostsPerLocality, 1), 2 * 0.25);
+  const counts = countByZone(ports(b.lb, 1500));
+  assert.ok(Math.abs(counts[0] - 1000) <= 1 && Math.abs(counts[1] - 500) <= 1, `${counts}`);
+});
+
 test('80% available is still full weight (1.4 overprovisioning caps at 1)', { timeout: 5000 }, () => {
   const set = new PrioritySet();
   set.update(zone(0, 3, 5, (n) => ({ health: n === 0 ? 'UNHEALTHY' : 'HEALTHY' })));

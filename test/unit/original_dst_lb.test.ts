@@ -12,9 +12,10 @@ import { Cluster } from '../../src/upstream/cluster';
 import { connectionContext } from '../../src/upstream/lb/load_balancer';
 import { applyUpdate, type ClusterSnapshot, type DiscoveredHost, diffMembership } from '../../src/upstream/membership';
 import { OriginalDstDiscovery } from '../../src/upstream/original_dst_cluster';
-import type { DownstreamAddresses } from '../../src/upstream/upstream_network_filter';
+import type { DownstreamAddresses } from '../../src/network/downstream_addresses';
 import { silentConnectionLogs, silentLogger, staticCluster } from '../helpers/data_plane';
 import { ManualClock } from '../helpers/manual_clock';
+import { DEFAULT_POLICY } from '../helpers/membership';
 
 const CLEANUP_MS = 4000;
 
@@ -36,7 +37,7 @@ function worker(useHttpHeader: boolean): Worker {
   const store = createHeapStatsStore();
   const clock = new ManualClock();
   const reports: string[][] = [];
-  let snapshot: ClusterSnapshot = { cluster: 'dst', version: 0, hosts: [] };
+  let snapshot: ClusterSnapshot = { cluster: 'dst', version: 0, hosts: [], policy: DEFAULT_POLICY };
   const cluster = new Cluster(dstConfig(useHttpHeader), snapshot, {
     store,
     runtime: new LiveRuntime([]),
@@ -59,7 +60,7 @@ function worker(useHttpHeader: boolean): Worker {
     store,
     reports,
     membership: (hosts) => {
-      const update = diffMembership(snapshot, hosts, store.hosts);
+      const update = diffMembership(snapshot, hosts, DEFAULT_POLICY, store.hosts);
       if (update === null) return;
       snapshot = applyUpdate(update);
       cluster.update(update);

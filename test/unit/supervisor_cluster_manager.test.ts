@@ -11,6 +11,7 @@ import { CLUSTER_INIT_TIMEOUT_MS, SupervisorClusterManager, UnknownClusterTypeEr
 import { silentLogger, staticCluster } from '../helpers/data_plane';
 import { subscriptionFactory } from '../helpers/subscriptions';
 import { ManualClock } from '../helpers/manual_clock';
+import { DEFAULT_POLICY } from '../helpers/membership';
 
 const NO_LOCALITY = { region: '', zone: '', subZone: '' };
 
@@ -67,7 +68,7 @@ test('static clusters: version 1 from the load assignment, a live slot per host,
   ]);
   for (const h of mixed!.hosts) assert.ok(store.hosts.isLive(h.slot));
   assert.equal(new Set(mixed!.hosts.map((h) => h.slot.slot)).size, 5);
-  assert.deepEqual(empty, { cluster: 'empty', version: 1, hosts: [] });
+  assert.deepEqual(empty, { cluster: 'empty', version: 1, hosts: [], policy: DEFAULT_POLICY });
   const s = store.snapshot();
   assert.equal(s.get('cluster.mixed.membership_total'), 5);
   assert.equal(s.get('cluster.mixed.membership_healthy'), 2);
@@ -145,7 +146,7 @@ test('initialization stops waiting after the timeout; the late first result then
   assert.equal(done, false);
   clock.advance(1);
   await initializing;
-  assert.deepEqual(clusters.snapshot('slow'), { cluster: 'slow', version: 0, hosts: [] });
+  assert.deepEqual(clusters.snapshot('slow'), { cluster: 'slow', version: 0, hosts: [], policy: DEFAULT_POLICY });
   scripted.emit([discovered(80)]);
   assert.deepEqual([updates[0]!.baseVersion, updates[0]!.version, updates[0]!.added], [0, 1, ['10.0.0.1:80']]);
   clusters.close();

@@ -13,6 +13,7 @@ import { requireNonNegativeDuration } from './durations';
 import { validateHealthChecks } from './health_checks';
 import { HostRule, validateSocketAddress } from './socket_address';
 import { validateUpstreamFilters } from './upstream_filters';
+import { validateUpstreamTransportSockets } from './upstream_transport_sockets';
 
 /** Load balancer option blocks and the lb_policy each belongs to. */
 const LB_CONFIG_POLICIES: ReadonlyMap<string, string> = new Map([
@@ -26,11 +27,10 @@ const LB_CONFIG_POLICIES: ReadonlyMap<string, string> = new Map([
 /** Newer than the API we implement; the model has no place for them. */
 const UNSUPPORTED_LB_POLICIES = new Set(['LOAD_BALANCING_POLICY_CONFIG']);
 
-// The protos set dns_refresh_rate's minimum (1 ms); the ring sizes' defaults are Envoy's.
+// The proto rules bound dns_refresh_rate (at least 1 ms: the spec's rule, gen-protos.js); the ring
+// sizes' defaults are Envoy's.
 const DEFAULT_MIN_RING_SIZE = 1024;
 const DEFAULT_MAX_RING_SIZE = 8 * 1024 * 1024;
-const MIN_ENDPOINT_WEIGHT = 1;
-const MAX_ENDPOINT_WEIGHT = 128;
 
 export function validateClusters(bootstrap: JsonObject, errors: FieldErrorCollector): void {
   const names = new Set<string>();
@@ -74,13 +74,22 @@ export function validateCluster(cluster: JsonObject, path: string): void {
   validateProtocolOptions(cluster, path);
   validateDnsRefreshRates(cluster, path);
   validateUpstreamFilters(cluster, path);
+  validateUpstreamTransportSockets(cluster, path);
   validateHealthChecks(cluster, path);
   messageList(cluster, 'dns_resolvers').forEach((resolver, r) =>
     validateSocketAddress(resolver, indexPath(childPath(path, 'dns_resolvers'), r), 'ip'),
   );
   if (loadAssignment !== undefined) {
     const hostRule: HostRule = type === 'STRICT_DNS' || type === 'LOGICAL_DNS' ? 'ip_or_hostname' : 'ip';
-    validateLoadAssignment(loadAssignment, childPath(path, 'load_assignment'), hostRule);
+    const assignmentPath = childPath(path, 'load_assignment');
+    validateLoadAssignment(loadAssignment, assignmentPath, hostRule);
+    // Only EDS assignments go stale (Envoy's EDS cluster times them out); elsewhere it is ignored.
+    if (durationMs(messageField(loadAssignment, 'policy') ?? {}, 'endpoint_stale_after') !== undefined) {
+      throw new FieldError(
+        childPath(childPath(assignmentPath, 'policy'), 'endpoint_stale_after'),
+        `endpoint_stale_after applies to EDS assignments only: a ${type} cluster's load_assignment never goes stale (it would be ignored)`,
+      );
+    }
   }
 }
 
@@ -241,10 +250,14 @@ function validateSubsetConfig(cluster: JsonObject, path: string): void {
   }
   const selectorsPath = childPath(subsetPath, 'subset_selectors');
   messageList(subsetConfig, 'subset_selectors').forEach((selector, s) => {
-    if (enumField(selector, 'fallback_policy', 'NOT_DEFINED') !== 'KEYS_SUBSET') return;
     const fieldPath = childPath(indexPath(selectorsPath, s), 'fallback_keys_subset');
-    const keys = new Set(stringList(selector, 'keys'));
     const fallbackKeys = new Set(stringList(selector, 'fallback_keys_subset'));
+    if (enumField(selector, 'fallback_policy', 'NOT_DEFINED') !== 'KEYS_SUBSET') {
+      // Only KEYS_SUBSET reads the list: anywhere else it is a mistake Envoy reports.
+      if (fallbackKeys.size > 0) throw new FieldError(fieldPath, 'fallback_keys_subset can be set only for KEYS_SUBSET fallback_policy');
+      return;
+    }
+    const keys = new Set(stringList(selector, 'keys'));
     if (fallbackKeys.size === 0) throw new FieldError(fieldPath, 'fallback_keys_subset cannot be empty');
     if ([...fallbackKeys].some((key) => !keys.has(key))) {
       throw new FieldError(fieldPath, 'fallback_keys_subset must be a subset of selector keys');
@@ -266,8 +279,18 @@ function validateDnsRefreshRates(cluster: JsonObject, path: string): void {
   if (base === max) throw new FieldError(childPath(ratePath, 'base_interval'), 'must be less than max_interval');
 }
 
-/** A static load_assignment's rules, and an EDS ClusterLoadAssignment's (at path ''). */
+/**
+ * A static load_assignment's rules, and an EDS ClusterLoadAssignment's (at path ''). Any
+ * load_balancing_weight the proto allows (1..2^32-1) is taken, as in Envoy 1.16.
+ */
 export function validateLoadAssignment(loadAssignment: JsonObject, path: string, hostRule: HostRule): void {
+  const dropOverloads = messageList(messageField(loadAssignment, 'policy') ?? {}, 'drop_overloads');
+  if (dropOverloads.length > 1) {
+    throw new FieldError(
+      childPath(childPath(path, 'policy'), 'drop_overloads'),
+      `Cluster drop_overloads config has ${dropOverloads.length} categories. Only one is supported, as in Envoy.`,
+    );
+  }
   messageList(loadAssignment, 'endpoints').forEach((locality, e) => {
     const localityPath = indexPath(childPath(path, 'endpoints'), e);
     messageList(locality, 'lb_endpoints').forEach((lbEndpoint, l) => {
@@ -278,13 +301,6 @@ export function validateLoadAssignment(loadAssignment: JsonObject, path: string,
         throw new FieldError(endpointPath, 'missing required field (named endpoints are not supported)');
       }
       validateSocketAddress(messageField(endpoint, 'address'), childPath(endpointPath, 'address'), hostRule);
-      const weight = numberField(lbEndpoint, 'load_balancing_weight', MIN_ENDPOINT_WEIGHT);
-      if (weight > MAX_ENDPOINT_WEIGHT) {
-        throw new FieldError(
-          childPath(lbEndpointPath, 'load_balancing_weight'),
-          `weight ${weight} is out of range ${MIN_ENDPOINT_WEIGHT}..${MAX_ENDPOINT_WEIGHT}`,
-        );
-      }
     });
   });
 }

@@ -6,7 +6,7 @@ import type { RequestHead } from '../../http/http1/message_head';
 import type { Host } from '../../upstream/host';
 import type { LoadBalancerContext } from '../../upstream/lb/load_balancer';
 import type { MetadataMatchCriteria } from '../../upstream/lb/metadata_match';
-import type { DownstreamAddresses } from '../../upstream/upstream_network_filter';
+import type { DownstreamAddresses } from '../../network/downstream_addresses';
 
 export class RetryLoadBalancerContext implements LoadBalancerContext {
   /** The hosts tried so far, in order. */

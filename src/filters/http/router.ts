@@ -22,7 +22,7 @@ import { connectionContext, type LoadBalancerContext, type RandomSource } from '
 import type { ClusterManager } from '../../upstream/cluster_manager';
 import { OutlierResult } from '../../upstream/outlier/host_monitor';
 import { percentageOfTimeout } from '../../upstream/timeout_budget_stats';
-import type { DownstreamAddresses } from '../../upstream/upstream_network_filter';
+import type { DownstreamAddresses } from '../../network/downstream_addresses';
 import { isInternalRequest } from '../network/internal_request';
 import { RetryLoadBalancerContext } from './retry_load_balancer_context';
 import { wouldRetryFromReset, wouldRetryFromStatus } from './retry_on';
@@ -30,6 +30,7 @@ import { RetryState, RetryStatus } from './retry_state';
 import { RouteLoadBalancerContext } from './route_load_balancer_context';
 import type { RouteTable } from './route_table';
 import type { RouterStats } from './router_stats';
+import { evaluateFractionalPercent } from '../../runtime/fractional_percent';
 
 /** What the router needs from the connection manager that feeds it one downstream request. */
 export interface DownstreamStream {
@@ -82,6 +83,8 @@ export interface RouterConfig {
 
 /** Marks a local reply the circuit breakers caused (Envoy's x-envoy-overloaded). */
 const OVERLOADED_HEADER: readonly string[] = ['x-proxy-overloaded', 'true'];
+/** Marks a request the cluster's drop_overloads dropped (Envoy's x-envoy-drop-overload). */
+const DROP_OVERLOAD_HEADER: readonly string[] = ['x-proxy-drop-overload', 'true'];
 const NO_HEADERS: readonly string[] = [];
 const END_OF_BODY = Buffer.alloc(0);
 const CONNECT_ERROR_PREFIX = 'upstream connect error or disconnect/reset before headers. reset reason: ';
@@ -170,6 +173,11 @@ export class Router implements PoolCallbacks, ResponseDecoder {
       return;
     }
     config.stats.rq_total.inc();
+    const drop = cluster.dropOverload;
+    if (drop !== null && evaluateFractionalPercent(drop, config.random())) {
+      this.dropOverload(cluster);
+      return;
+    }
     // Sets the timeouts, and the retry headers a trusted downstream sent.
     this.upstreamHead = this.upstreamRequestHead(head, route, action);
     if (config.log.enabled('debug')) {
@@ -490,6 +498,14 @@ export class Router implements PoolCallbacks, ResponseDecoder {
     cluster.info.stats.chargeResponseCode(503);
     this.finish();
     this.downstream.sendLocalReply(503, 'no healthy upstream');
+  }
+
+  /** Envoy's answer to a request drop_overloads dropped: no host is picked, nothing is sent upstream. */
+  private dropOverload(cluster: Cluster): void {
+    cluster.info.stats.counters.upstream_rq_drop_overload.inc();
+    cluster.info.stats.chargeResponseCode(503);
+    this.finish();
+    this.downstream.sendLocalReply(503, 'drop overload', DROP_OVERLOAD_HEADER);
   }
 
   /** Keeps a request body chunk for the next try, within the connection's buffer limit. */

@@ -13,7 +13,7 @@ import type { ForcedPriority, LoadBalancer, LoadBalancerContext } from './load_b
 import { healthyPanicThreshold, hostCounts, type LoadBalancerParams } from './load_balancer_base';
 import type { MetadataMatchCriteria } from './metadata_match';
 import { choosePriority, computePriorityLoad, type HostCounts, type PriorityLoad } from './priority_load';
-import type { DownstreamAddresses } from '../upstream_network_filter';
+import type { DownstreamAddresses } from '../../network/downstream_addresses';
 
 /** One priority of the aggregate: a child's priority that has hosts. */
 interface LinearizedPriority {

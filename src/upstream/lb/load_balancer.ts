@@ -4,7 +4,7 @@
 import type { RequestHead } from '../../http/http1/message_head';
 import type { Cluster } from '../cluster';
 import type { Host } from '../host';
-import type { DownstreamAddresses } from '../upstream_network_filter';
+import type { DownstreamAddresses } from '../../network/downstream_addresses';
 import type { MetadataMatchCriteria } from './metadata_match';
 import type { Availability } from './priority_load';
 

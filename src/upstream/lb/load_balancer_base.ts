@@ -304,5 +304,11 @@ export function healthyPanicThreshold(runtime: RuntimeSource, commonLbConfig: Co
 }
 
 export function hostCounts(set: HostSet): HostCounts {
-  return { hosts: set.hosts.length, healthy: set.healthyHosts.length, degraded: set.degradedHosts.length, excluded: set.excludedHosts.length };
+  return {
+    hosts: set.hosts.length,
+    healthy: set.healthyHosts.length,
+    degraded: set.degradedHosts.length,
+    excluded: set.excludedHosts.length,
+    overprovisioningFactor: set.overprovisioningFactor,
+  };
 }

@@ -4,7 +4,6 @@
 
 import type { HostSet, HostsPerLocality } from '../priority_set';
 import { EdfScheduler } from './edf_scheduler';
-import { DEFAULT_OVERPROVISIONING_FACTOR } from './priority_load';
 
 interface LocalityEntry {
   /** In the priority's hostsPerLocality. */
@@ -37,19 +36,15 @@ export class LocalityScheduler {
 }
 
 /**
- * Envoy's effective locality weight: `weight * min(1, 1.4 * eligible / hosts)`, the hosts
- * counted without those kept out of the arithmetic (ignore_new_hosts_until_first_hc).
+ * Envoy's effective locality weight: `weight * min(1, factor * eligible / hosts)`, the factor the
+ * host set's overprovisioning factor (1.4 by default), the hosts counted without those kept out
+ * of the arithmetic (ignore_new_hosts_until_first_hc).
  */
-export function effectiveLocalityWeight(
-  hostSet: HostSet,
-  eligible: HostsPerLocality,
-  index: number,
-  overprovisioningFactor: number = DEFAULT_OVERPROVISIONING_FACTOR,
-): number {
+export function effectiveLocalityWeight(hostSet: HostSet, eligible: HostsPerLocality, index: number): number {
   const hosts = hostSet.hostsPerLocality.hosts[index].length - hostSet.excludedHostsPerLocality.hosts[index].length;
   if (hosts === 0) return 0;
   const availability = eligible.hosts[index].length / hosts;
-  return hostSet.localityWeights[index] * Math.min(1, (overprovisioningFactor / 100) * availability);
+  return hostSet.localityWeights[index] * Math.min(1, (hostSet.overprovisioningFactor / 100) * availability);
 }
 
 function entryWeight(entry: LocalityEntry): number {

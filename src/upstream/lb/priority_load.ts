@@ -16,6 +16,8 @@ export interface HostCounts {
    * with ignore_new_hosts_until_first_hc): they neither count toward spillover nor panic.
    */
   readonly excluded?: number;
+  /** The priority's overprovisioning factor in percent (load_assignment.policy); Envoy's 140 when absent. */
+  readonly overprovisioningFactor?: number;
 }
 
 export interface PriorityLoad {
@@ -29,13 +31,9 @@ export interface PriorityLoad {
 
 export type Availability = 'healthy' | 'degraded';
 
-export function computePriorityLoad(
-  counts: readonly HostCounts[],
-  panicThreshold: number = DEFAULT_HEALTHY_PANIC_THRESHOLD,
-  overprovisioningFactor: number = DEFAULT_OVERPROVISIONING_FACTOR,
-): PriorityLoad {
-  const health = counts.map((c) => availability(c.healthy, eligible(c), overprovisioningFactor));
-  const degradedHealth = counts.map((c) => availability(c.degraded, eligible(c), overprovisioningFactor));
+export function computePriorityLoad(counts: readonly HostCounts[], panicThreshold: number = DEFAULT_HEALTHY_PANIC_THRESHOLD): PriorityLoad {
+  const health = counts.map((c) => availability(c.healthy, eligible(c), c.overprovisioningFactor ?? DEFAULT_OVERPROVISIONING_FACTOR));
+  const degradedHealth = counts.map((c) => availability(c.degraded, eligible(c), c.overprovisioningFactor ?? DEFAULT_OVERPROVISIONING_FACTOR));
   const healthy = counts.map(() => 0);
   const degraded = counts.map(() => 0);
   const total = normalizedTotalAvailability(health, degradedHealth);
