@@ -5,6 +5,7 @@
 import type { FileHandle } from 'node:fs/promises';
 import { open } from 'node:fs/promises';
 import { Session } from 'node:inspector/promises';
+import { CREATED_FILE_MODE } from '../common/file_mode';
 
 /** Which process a profile file belongs to. */
 export type ProfiledProcess = 'supervisor' | { readonly worker: number };
@@ -39,7 +40,7 @@ export class CpuProfiler {
     if (this.active) throw new ProfilerStateError('the CPU profiler is already running');
     this.starting = true;
     try {
-      const file = await open(path, 'w');
+      const file = await open(path, 'w', CREATED_FILE_MODE);
       const session = new Session();
       try {
         session.connect();

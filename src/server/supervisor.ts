@@ -42,6 +42,7 @@ import type { StatsSnapshot } from '../stats/sample';
 import { HistogramMerger } from '../stats/histogram_merger';
 import { StatsFlusher } from '../stats/stats_flusher';
 import type { Clock } from '../common/clock';
+import { CREATED_FILE_MODE } from '../common/file_mode';
 import { reclaimColumns, zeroColumnGauges } from '../stats/column_reclaim';
 import { StatKind } from '../stats/region_layout';
 import { SharedStatsStore } from '../stats/store';
@@ -677,7 +678,7 @@ export class Supervisor implements ServerInfoSource {
       const target = options.adminAddressPath;
       const written = `${target}.${process.pid}.tmp`;
       try {
-        fs.writeFileSync(written, `${bound.address}:${bound.port}`);
+        fs.writeFileSync(written, `${bound.address}:${bound.port}`, { mode: CREATED_FILE_MODE });
         fs.renameSync(written, target);
       } catch (error) {
         // The operator named the file, not our temporary one.
