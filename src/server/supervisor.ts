@@ -35,7 +35,9 @@ import { AdminHandler, AdminServer } from '../admin/admin_server';
 import { DomainSocketHotRestart, HotRestart, NopHotRestart } from '../hot_restart/hot_restart';
 import { tcpListenAddress } from '../hot_restart/messages';
 import type { ParentHandlers } from '../hot_restart/parent_endpoint';
-import { createRegion, RegionHandle } from '../hot_restart/shared_memory';
+import { reclaimDeadPrivateRegions, shmEntries } from '../hot_restart/private_regions';
+import { createRegion, posixSharedMemory, RegionHandle } from '../hot_restart/shared_memory';
+import { processAlive } from '../stats/process_alive';
 import type { Logger, LoggerFactory } from '../log/logger_api';
 import * as addon from '../native/addon';
 import type { StatsSnapshot } from '../stats/sample';
@@ -215,6 +217,7 @@ export class Supervisor implements ServerInfoSource {
     // As Envoy: when the hot-restarter (or whatever launched us) dies, we get SIGTERM and stop.
     if (!options.disableHotRestart) addon.setParentDeathSignal(os.constants.signals.SIGTERM);
     this.log.info(`initializing epoch ${epoch} (base id=${hotRestart.baseId}, hot restart version=${this.deps.hotRestartVersion})`);
+    this.reclaimDeadPrivateRegions();
     this.handle = createRegion({
       baseId: hotRestart.baseId,
       restartEpoch: epoch,
@@ -509,6 +512,15 @@ export class Supervisor implements ServerInfoSource {
       },
       terminate: () => void this.shutdown('the next epoch asked this one to terminate').then(() => this.deps.exit(0)),
     };
+  }
+
+  /** A crash loop must not fill /dev/shm: what dead proxies left is removed, and said. */
+  private reclaimDeadPrivateRegions(): void {
+    const found = reclaimDeadPrivateRegions({ memory: posixSharedMemory, ownPid: process.pid, alive: processAlive, entries: shmEntries });
+    for (const { pid, objects, error } of found) {
+      if (error === null) this.log.warn(`reclaimed the stats shared memory of proxy process ${pid}, which is gone: ${objects.join(' ')}`);
+      else this.log.warn(`cannot reclaim the stats shared memory of proxy process ${pid}, which is gone (${objects.join(' ')}): ${error.message}`);
+    }
   }
 
   /** The CDS part of /config_dump; null without CDS. */
