@@ -67,6 +67,7 @@ import { WORKER_RESTART_BACKOFF } from './backoff';
 import { ServerStats, serverStats } from './server_stats';
 import { SERVER_STATE_GAUGE, ServerInfoSource, ServerState } from './server_state';
 import { monotonicUsec, NotifyFields, SystemdNotifier } from './systemd_notify';
+import type { ReadinessFd } from './readiness_fd';
 import { WorkerPool } from './worker_pool';
 import { encodeForWorkers, workerBootstrap, workerClusterConfig, WORKER_PROTOCOL_VERSION } from './worker_protocol';
 import type { LogSettings } from '../log/log_settings';
@@ -108,6 +109,8 @@ export interface SupervisorDeps {
   readonly staticUnknownFields: number;
   /** systemd's Type=notify socket, if the service manager gave one. */
   readonly notifier: SystemdNotifier;
+  /** The hot-restarter's readiness descriptor, if it gave one. */
+  readonly readiness: ReadinessFd;
   /** Times the stats flush interval. */
   readonly clock: Clock;
   /** What SIGUSR1 does (POST /reopen_logs too): every log file of every process reopened. */
@@ -200,7 +203,10 @@ export class Supervisor implements ServerInfoSource {
       throw error;
     }
     // A stop that came during the start has said STOPPING=1 already.
-    if (this.shutdownPromise === null) this.notify({ READY: '1', STATUS: `epoch ${epoch}: serving, concurrency ${options.concurrency}` });
+    if (this.shutdownPromise === null) {
+      this.notify({ READY: '1', STATUS: `epoch ${epoch}: serving, concurrency ${options.concurrency}` });
+      this.announceServing();
+    }
   }
 
   /**
@@ -617,6 +623,17 @@ export class Supervisor implements ServerInfoSource {
       this.deps.notifier.notify(fields);
     } catch (error) {
       this.log.warn(`cannot notify systemd: ${(error as Error).message}`);
+    }
+  }
+
+  /** Tells the hot-restarter this epoch serves: a restart it holds may go ahead. */
+  private announceServing(): void {
+    // --mode init_only never serves.
+    if (this.deps.options.mode !== 'serve') return;
+    try {
+      this.deps.readiness.announceServing();
+    } catch (error) {
+      this.log.warn(`cannot tell the hot-restarter this epoch serves: ${(error as Error).message}`);
     }
   }
 
