@@ -125,6 +125,19 @@ function startWrapper(t: TestContext, env: Record<string, string> = {}): Wrapper
   return wrapper;
 }
 
+/** The wrapper's lines from its start until epoch 1 is forked, epoch 0 serving. */
+function firstRestartLines(target: string | undefined, epoch0: number, epoch1: number): string[] {
+  return [
+    `starting hot-restarter with target: ${target}`,
+    'forking and execing new child process at epoch 0',
+    `forked new child process with PID=${epoch0}`,
+    `epoch 0 serves (PID=${epoch0})`,
+    'got SIGHUP',
+    'forking and execing new child process at epoch 1',
+    `forked new child process with PID=${epoch1}`,
+  ];
+}
+
 function killIfAlive(pid: number): void {
   try {
     process.kill(pid, 'SIGKILL');
@@ -161,13 +174,7 @@ test('SIGHUP starts the next epoch, SIGUSR1 reaches every child, SIGTERM ends th
   wrapper.signal('SIGTERM');
   assert.deepEqual(await wrapper.exited, [0, null]);
   assert.deepEqual(wrapper.wrapperLines(), [
-    `starting hot-restarter with target: ${target}`,
-    'forking and execing new child process at epoch 0',
-    `forked new child process with PID=${epoch0}`,
-    `epoch 0 serves (PID=${epoch0})`,
-    'got SIGHUP',
-    'forking and execing new child process at epoch 1',
-    `forked new child process with PID=${epoch1}`,
+    ...firstRestartLines(target, epoch0, epoch1),
     `epoch 1 serves (PID=${epoch1})`,
     `sending SIGUSR1 to PID=${epoch0}`,
     `sending SIGUSR1 to PID=${epoch1}`,
@@ -244,13 +251,7 @@ test('SIGHUPs while the newest epoch initializes make one restart, once it serve
   wrapper.signal('SIGTERM');
   assert.deepEqual(await wrapper.exited, [0, null]);
   assert.deepEqual(wrapper.wrapperLines(), [
-    `starting hot-restarter with target: ${target}`,
-    'forking and execing new child process at epoch 0',
-    `forked new child process with PID=${epoch0}`,
-    `epoch 0 serves (PID=${epoch0})`,
-    'got SIGHUP',
-    'forking and execing new child process at epoch 1',
-    `forked new child process with PID=${epoch1}`,
+    ...firstRestartLines(target, epoch0, epoch1),
     'got SIGHUP',
     'epoch 1 is still initializing: restarting once it serves',
     'got SIGHUP',
