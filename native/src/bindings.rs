@@ -9,12 +9,13 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::time::Duration;
 
+use crate::acceptor::Acceptor;
 use crate::call::{Body, Call};
 use crate::env::Env;
 use crate::errors::{ArgumentError, Result};
 use crate::napi::napi_value;
 use crate::sockaddr::UnixAddress;
-use crate::{fd, keepalive, listen, lock, original_dst, process, shm, sys, unix_dgram};
+use crate::{fd, keepalive, listen, lock, original_dst, process, shm, sockaddr, sys, unix_dgram};
 
 const FUNCTIONS: &[(&CStr, Body)] = &[
     (c"shmCreate", shm_create),
@@ -32,6 +33,10 @@ const FUNCTIONS: &[(&CStr, Body)] = &[
     (c"setParentDeathSignal", set_parent_death_signal),
     (c"setTcpKeepalive", set_tcp_keepalive),
     (c"getTcpKeepalive", get_tcp_keepalive),
+    (c"acceptorStart", acceptor_start),
+    (c"acceptorResume", acceptor_resume),
+    (c"acceptorClose", acceptor_close),
+    (c"localAddress", local_address),
 ];
 
 /// Largest integer a JavaScript number holds exactly.
@@ -202,4 +207,45 @@ fn get_tcp_keepalive(call: &Call) -> Result<napi_value> {
         (c"timeS", env.int32(settings.time_s)?),
         (c"intervalS", env.int32(settings.interval_s)?),
     ])
+}
+
+/// acceptorStart(fd: number, onAccepted: (fds: number[], code: string | null, errno: number) => void): external
+fn acceptor_start(call: &Call) -> Result<napi_value> {
+    let fd = descriptor(call, 0)?;
+    let callback = call.function(1, "onAccepted")?;
+    let acceptor = Acceptor::start(call.env, fd, callback, call.env.string("ProxyAcceptor")?)?;
+    match call.env.external(acceptor.cast()) {
+        Ok(external) => Ok(external),
+        Err(error) => {
+            // SAFETY: just started, never handed out.
+            unsafe { Acceptor::close(acceptor, call.env) };
+            Err(error)
+        }
+    }
+}
+
+/// acceptorResume(acceptor: external): void. The caller must not pass a closed acceptor.
+fn acceptor_resume(call: &Call) -> Result<napi_value> {
+    // SAFETY: an external acceptorStart made, still open (the TypeScript wrapper tracks it).
+    unsafe { &mut *call.external(0, "acceptor")?.cast::<Acceptor>() }.resume()?;
+    call.env.undefined()
+}
+
+/// acceptorClose(acceptor: external): void. Once per acceptor; the listen socket stays open.
+fn acceptor_close(call: &Call) -> Result<napi_value> {
+    // SAFETY: as for acceptorResume; closed once (the TypeScript wrapper tracks it).
+    unsafe { Acceptor::close(call.external(0, "acceptor")?.cast(), call.env) };
+    call.env.undefined()
+}
+
+/// localAddress(fd: number): { address: string; port: number } | null (not an IP socket)
+fn local_address(call: &Call) -> Result<napi_value> {
+    let env = call.env;
+    match sockaddr::local_address(descriptor(call, 0)?)?.to_ip() {
+        Some(address) => env.object(&[
+            (c"address", env.string(&address.ip().to_string())?),
+            (c"port", env.int32(address.port().into())?),
+        ]),
+        None => env.null(),
+    }
 }

@@ -121,6 +121,23 @@ impl Call {
             .map_err(|_| ArgumentError::invalid_value(name, "must not contain NUL bytes", &received).into())
     }
 
+    /// A function, as the napi_value itself (to be called or referenced).
+    pub fn function(&self, index: usize, name: &str) -> Result<napi_value> {
+        let value = self.argv[index];
+        self.expect_type(value, NAPI_FUNCTION, name, "of type function")?;
+        Ok(value)
+    }
+
+    /// The pointer an external made by this addon carries.
+    pub fn external(&self, index: usize, name: &str) -> Result<*mut c_void> {
+        let value = self.argv[index];
+        self.expect_type(value, NAPI_EXTERNAL, name, "an external")?;
+        let mut data = ptr::null_mut();
+        // SAFETY: `value` is an external (checked).
+        check(unsafe { napi_get_value_external(self.env.raw(), value, &mut data) }, "napi_get_value_external")?;
+        Ok(data)
+    }
+
     pub fn boolean(&self, index: usize, name: &str) -> Result<bool> {
         let value = self.argv[index];
         self.expect_type(value, NAPI_BOOLEAN, name, "of type boolean")?;

@@ -107,6 +107,13 @@ impl Env {
         created
     }
 
+    /// An opaque JavaScript value carrying `data`, which JavaScript hands back to the addon.
+    pub fn external(self, data: *mut c_void) -> Result<napi_value> {
+        out("napi_create_external", ptr::null_mut(), |result| unsafe {
+            napi_create_external(self.0, data, None, ptr::null_mut(), result)
+        })
+    }
+
     /// A JavaScript function running `body`; `dispatch` finds `body` again in the callback data.
     pub fn function(self, name: &CStr, body: Body) -> Result<napi_value> {
         out("napi_create_function", ptr::null_mut(), |result| unsafe {

@@ -1,8 +1,9 @@
 //! proxy-native: the system facilities node does not offer that the proxy needs, as a Node-API
 //! addon with no crate dependencies. Shared memory for stats, Unix datagram sockets that carry
-//! descriptors for hot restart, listen sockets shared by workers, file locks, SO_ORIGINAL_DST,
-//! TCP keepalive settings.
+//! descriptors for hot restart, listen sockets shared by workers and accepting on them, file
+//! locks, SO_ORIGINAL_DST, TCP keepalive settings.
 
+mod acceptor;
 mod bindings;
 mod call;
 mod env;

@@ -18,7 +18,23 @@ pub struct napi_callback_info__ {
     _opaque: [u8; 0],
 }
 
+#[repr(C)]
+pub struct napi_ref__ {
+    _opaque: [u8; 0],
+}
+#[repr(C)]
+pub struct napi_handle_scope__ {
+    _opaque: [u8; 0],
+}
+#[repr(C)]
+pub struct napi_async_context__ {
+    _opaque: [u8; 0],
+}
+
 pub type napi_env = *mut napi_env__;
+pub type napi_ref = *mut napi_ref__;
+pub type napi_handle_scope = *mut napi_handle_scope__;
+pub type napi_async_context = *mut napi_async_context__;
 pub type napi_value = *mut napi_value__;
 pub type napi_callback_info = *mut napi_callback_info__;
 
@@ -129,5 +145,41 @@ unsafe extern "C" {
         result: *mut napi_value,
     ) -> napi_status;
     pub fn napi_throw(env: napi_env, error: napi_value) -> napi_status;
+    pub fn napi_get_and_clear_last_exception(env: napi_env, result: *mut napi_value) -> napi_status;
+    pub fn napi_fatal_exception(env: napi_env, error: napi_value) -> napi_status;
+
+    pub fn napi_create_external(
+        env: napi_env,
+        data: *mut c_void,
+        finalize_cb: napi_finalize,
+        finalize_hint: *mut c_void,
+        result: *mut napi_value,
+    ) -> napi_status;
+    pub fn napi_get_value_external(env: napi_env, value: napi_value, result: *mut *mut c_void) -> napi_status;
+    pub fn napi_get_global(env: napi_env, result: *mut napi_value) -> napi_status;
+
+    pub fn napi_create_reference(env: napi_env, value: napi_value, initial: u32, result: *mut napi_ref) -> napi_status;
+    pub fn napi_delete_reference(env: napi_env, reference: napi_ref) -> napi_status;
+    pub fn napi_get_reference_value(env: napi_env, reference: napi_ref, result: *mut napi_value) -> napi_status;
+    pub fn napi_open_handle_scope(env: napi_env, result: *mut napi_handle_scope) -> napi_status;
+    pub fn napi_close_handle_scope(env: napi_env, scope: napi_handle_scope) -> napi_status;
+
+    pub fn napi_get_uv_event_loop(env: napi_env, result: *mut *mut c_void) -> napi_status;
+    pub fn napi_async_init(
+        env: napi_env,
+        async_resource: napi_value,
+        async_resource_name: napi_value,
+        result: *mut napi_async_context,
+    ) -> napi_status;
+    pub fn napi_async_destroy(env: napi_env, context: napi_async_context) -> napi_status;
+    pub fn napi_make_callback(
+        env: napi_env,
+        context: napi_async_context,
+        recv: napi_value,
+        func: napi_value,
+        argc: usize,
+        argv: *const napi_value,
+        result: *mut napi_value,
+    ) -> napi_status;
     pub fn napi_is_exception_pending(env: napi_env, result: *mut bool) -> napi_status;
 }

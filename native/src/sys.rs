@@ -66,6 +66,7 @@ pub const EFBIG: i32 = 27;
 pub const EOVERFLOW: i32 = 75;
 pub const EMSGSIZE: i32 = 90;
 pub const ENOPROTOOPT: i32 = 92;
+pub const ECONNABORTED: i32 = 103;
 
 #[repr(C)]
 #[derive(Clone, Copy)]
@@ -138,6 +139,7 @@ unsafe extern "C" {
     pub fn getsockopt(fd: c_int, level: c_int, name: c_int, value: *mut c_void, len: *mut socklen_t) -> c_int;
     pub fn bind(fd: c_int, addr: *const c_void, len: socklen_t) -> c_int;
     pub fn listen(fd: c_int, backlog: c_int) -> c_int;
+    pub fn accept4(fd: c_int, addr: *mut c_void, len: *mut socklen_t, flags: c_int) -> c_int;
     pub fn getsockname(fd: c_int, addr: *mut c_void, len: *mut socklen_t) -> c_int;
     pub fn sendmsg(fd: c_int, msg: *const msghdr, flags: c_int) -> isize;
     pub fn recvmsg(fd: c_int, msg: *mut msghdr, flags: c_int) -> isize;

@@ -4,6 +4,7 @@
 // finishes the old file and continues at the same path, for log rotation.
 
 import { open, type FileHandle } from 'node:fs/promises';
+import { CREATED_FILE_MODE } from '../common/file_mode';
 
 /** Envoy's flush threshold (AccessLogFileImpl::MIN_FLUSH_SIZE). */
 export const FLUSH_THRESHOLD_BYTES = 64 * 1024;
@@ -26,7 +27,7 @@ export class BufferedFileWriter {
 
   /** Opens (creating, appending to) `path`; rejects with the file system's error. */
   static async open(path: string, options: FileWriterOptions): Promise<BufferedFileWriter> {
-    return new BufferedFileWriter(path, await open(path, 'a'), options);
+    return new BufferedFileWriter(path, await open(path, 'a', CREATED_FILE_MODE), options);
   }
 
   private constructor(
@@ -60,7 +61,7 @@ export class BufferedFileWriter {
   reopen(): Promise<void> {
     void this.flush();
     return this.enqueue(async () => {
-      const reopened = await open(this.path, 'a');
+      const reopened = await open(this.path, 'a', CREATED_FILE_MODE);
       const previous = this.handle;
       this.handle = reopened;
       await previous.close();

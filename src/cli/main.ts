@@ -17,6 +17,7 @@ import { readBuildInfo, versionString } from '../server/build_info';
 import { constructDataPlane } from '../server/data_plane_construction';
 import { Supervisor } from '../server/supervisor';
 import { SystemdNotifier } from '../server/systemd_notify';
+import { ReadinessFd } from '../server/readiness_fd';
 import { hotRestartVersion } from '../stats/region_layout';
 import { SystemClock } from '../common/clock';
 import { CommandLine, helpText, parseCommandLine } from './command_line';
@@ -95,6 +96,7 @@ async function run(options: Options, warnings: readonly string[]): Promise<void>
     hotRestartVersion: hotRestartVersionOf(options),
     staticUnknownFields: new Set(loaded.unknownFields).size,
     notifier: SystemdNotifier.takeFromEnvironment(process.env),
+    readiness: ReadinessFd.takeFromEnvironment(process.env),
     clock: new SystemClock(),
     reopenAllLogs: reopenLogs,
   });

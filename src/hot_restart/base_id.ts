@@ -4,6 +4,7 @@
 
 import { randomInt } from 'node:crypto';
 import * as fs from 'node:fs';
+import { CREATED_FILE_MODE } from '../common/file_mode';
 import { BaseIdPathError, DynamicBaseIdError, HotRestartSocketInUseError } from './errors';
 
 export const DYNAMIC_BASE_ID_ATTEMPTS = 100;
@@ -45,7 +46,7 @@ export function claimBaseId<T>(
 /** --base-id-path: the unscaled id, no newline, as Envoy writes it. */
 export function writeBaseIdFile(path: string, baseId: number): void {
   try {
-    fs.writeFileSync(path, String(baseId));
+    fs.writeFileSync(path, String(baseId), { mode: CREATED_FILE_MODE });
   } catch (error) {
     throw new BaseIdPathError(path, error);
   }

@@ -1,10 +1,12 @@
 // Where the stats region lives. With hot restart, one region per base id that every epoch
-// shares (epoch 0 replaces a stale one); without it, a private region for this process tree.
+// shares (epoch 0 replaces a stale one); without it, a private region for this process tree
+// (private_regions.ts reclaims those whose owner died).
 
 import * as addon from '../native/addon';
 import { StatsRegion } from '../stats/region';
 import { StatsMemoryError } from '../stats/segments';
 import { NoSuchObjectError, SharedMemorySource } from '../stats/shared_memory_source';
+import { lockRegion, privateRegionName } from './private_regions';
 
 /** POSIX shared memory; a full /dev/shm is reported as the limit it is. */
 export const posixSharedMemory: SharedMemorySource = {
@@ -54,8 +56,15 @@ export function sharedRegionName(baseId: number): string {
 export function createRegion(opts: { baseId: number; restartEpoch: number; disableHotRestart: boolean; startMs: number }): RegionHandle {
   const pid = process.pid;
   if (opts.disableHotRestart) {
-    const name = `/proxy_private_stats_${pid}`;
+    const name = privateRegionName(pid);
     const region = StatsRegion.create({ memory: posixSharedMemory, name, pid }, opts.baseId, opts.startMs);
+    try {
+      // Held until this process exits (the kernel lets go then): the region is ours while we live.
+      lockRegion(name, false);
+    } catch (error) {
+      region.unlink();
+      throw error;
+    }
     return { name, region, privateRegion: true };
   }
   const name = sharedRegionName(opts.baseId);

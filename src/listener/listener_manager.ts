@@ -5,6 +5,7 @@
 // http_connection_manager).
 
 import type * as net from 'node:net';
+import { getSystemErrorMap } from 'node:util';
 import type { ListenerConfig } from '../config/model';
 import type { ConnectionIds } from '../log/connection_log';
 import type { Logger, LoggerFactory } from '../log/logger_api';
@@ -16,6 +17,10 @@ import type { ConnectionFacts } from './filter_chain_selector';
 import { restoreLocalAddress, restoreOriginalDestination } from './original_dst';
 import type { InspectedHello } from './tls_inspector';
 import type { DownstreamAddresses } from '../network/downstream_addresses';
+import type { AcceptError, ListenSocket } from './listen_socket';
+
+/** A failed accept() is logged at most this often; the lines between are counted in the next. */
+const ACCEPT_ERROR_LOG_INTERVAL_MS = 1000;
 
 export interface ListenerManagerDeps {
   readonly stats: StatsStore;
@@ -33,10 +38,13 @@ class ActiveListener {
   private readonly noFilterChainMatch: Counter;
   private readonly preCxTimeout: Counter;
   private readonly preCxActive: Gauge;
+  private readonly acceptErrors: Counter;
+  private lastAcceptErrorLogMs = -Infinity;
+  private unloggedAcceptErrors = 0;
 
   constructor(
     readonly config: ListenerConfig,
-    readonly server: net.Server,
+    readonly server: ListenSocket,
     readonly filter: FilterChainManager,
     stats: StatsStore,
     private readonly totalConnections: Gauge,
@@ -45,7 +53,7 @@ class ActiveListener {
     private readonly log: Logger,
   ) {
     // Envoy names listener stats by the bound address: listener.127.0.0.1_10000.*
-    const bound = server.address() as net.AddressInfo;
+    const bound = server.address();
     const scope = stats.scope(`listener.${sanitizeStatName(addressString({ address: bound.address, port: bound.port }))}`);
     this.cxTotal = scope.counter('downstream_cx_total');
     this.cxActive = scope.gauge('downstream_cx_active');
@@ -54,8 +62,26 @@ class ActiveListener {
     this.noFilterChainMatch = scope.counter('no_filter_chain_match');
     this.preCxTimeout = scope.counter('downstream_pre_cx_timeout');
     this.preCxActive = scope.gauge('downstream_pre_cx_active');
+    // Envoy has no stat for a failed accept() (its downstream_cx_overflow is the connection limit's).
+    this.acceptErrors = scope.counter('downstream_accept_error');
     server.on('connection', this.onConnection);
+    server.on('acceptError', this.onAcceptError);
   }
+
+  private readonly onAcceptError = (error: AcceptError): void => {
+    this.acceptErrors.inc();
+    this.unloggedAcceptErrors++;
+    const now = performance.now();
+    if (now - this.lastAcceptErrorLogMs < ACCEPT_ERROR_LOG_INTERVAL_MS) return;
+    const { address, port } = this.server.address();
+    const description = getSystemErrorMap().get(-error.errno)?.[1] ?? 'unknown error';
+    this.log.warn(
+      `listener '${this.config.name}' (${address}:${port}): accept() failed: ${description} (${error.code}); ` +
+        `${this.unloggedAcceptErrors} failure(s) since the last report; connections wait in the backlog`,
+    );
+    this.lastAcceptErrorLogMs = now;
+    this.unloggedAcceptErrors = 0;
+  };
 
   private readonly onConnection = (socket: net.Socket): void => {
     socket.setNoDelay(true);
@@ -175,11 +201,10 @@ export class ListenerManager {
   }
 
   /**
-   * Serves `config` on `server`, which is already listening (a socket the supervisor bound,
-   * adopted with `net.createServer().listen({ fd })`), through `filter`, its filter chain as
-   * NetworkFilterBuilder built it.
+   * Serves `config` on `server` (a socket the supervisor bound) through `filter`, its filter
+   * chain as NetworkFilterBuilder built it.
    */
-  addListener(config: ListenerConfig, server: net.Server, filter: FilterChainManager): void {
+  addListener(config: ListenerConfig, server: ListenSocket, filter: FilterChainManager): void {
     this.listeners.push(new ActiveListener(config, server, filter, this.deps.stats, this.totalConnections, this.deps.ids, this.connHandlerLog));
     this.connHandlerLog.info(`listener '${config.name}' serving`);
   }

@@ -1,5 +1,6 @@
 import { once } from 'node:events';
 import { open } from 'node:fs/promises';
+import { CREATED_FILE_MODE } from '../common/file_mode';
 import pino from 'pino';
 import { HighResolutionClock } from './clock';
 import { COMPONENT_NAMES, type ComponentName } from './components';
@@ -53,9 +54,9 @@ export class LogManager {
     if (options.path !== null) {
       // sonic-boom cannot be abandoned after a failed open (its exit hook would throw), so the
       // path is tried first: a bad --log-path rejects here, with the file system's error.
-      await (await open(options.path, 'a')).close();
+      await (await open(options.path, 'a', CREATED_FILE_MODE)).close();
     }
-    const destination = pino.destination({ dest: options.path ?? STDERR_FD, sync: false });
+    const destination = pino.destination({ dest: options.path ?? STDERR_FD, sync: false, mode: CREATED_FILE_MODE });
     await once(destination, 'ready');
     return new LogManager(options, destination);
   }

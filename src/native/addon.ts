@@ -1,6 +1,6 @@
 // Typed access to the Rust addon in native/ (Linux only): POSIX shared memory, listen sockets
-// that workers and later epochs share, Unix datagram sockets that carry descriptors, file locks
-// SO_ORIGINAL_DST and TCP keepalive settings. Everything else the proxy does stays in TypeScript.
+// that workers and later epochs share and the accepting on them, Unix datagram sockets that
+// carry descriptors, file locks, SO_ORIGINAL_DST and TCP keepalive settings. Everything else the proxy does stays in TypeScript.
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -60,6 +60,19 @@ export interface TcpKeepaliveState {
   readonly intervalS: number;
 }
 
+/** A listen socket's acceptor (native/src/acceptor.rs), opaque to JavaScript. */
+export interface Acceptor {
+  readonly __acceptor: never;
+}
+
+/** What one wakeup of an acceptor took: new descriptors, and the accept() failure that stopped it. */
+export type OnAccepted = (fds: number[], code: string | null, errno: number) => void;
+
+export interface SocketAddress {
+  readonly address: string;
+  readonly port: number;
+}
+
 /** The addon's exports, as registered by native/src/bindings.rs. */
 interface Binding {
   shmCreate(name: string, size: number): ArrayBuffer;
@@ -77,6 +90,10 @@ interface Binding {
   setParentDeathSignal(signal: number): void;
   setTcpKeepalive(fd: number, probes: number, timeS: number, intervalS: number): void;
   getTcpKeepalive(fd: number): TcpKeepaliveState;
+  acceptorStart(fd: number, onAccepted: OnAccepted): Acceptor;
+  acceptorResume(acceptor: Acceptor): void;
+  acceptorClose(acceptor: Acceptor): void;
+  localAddress(fd: number): SocketAddress | null;
 }
 
 /** Found from src/native/ and from dist/src/native/ alike: the nearest directory above holding it. */
@@ -143,7 +160,7 @@ export function shmUnlink(name: string): void {
 
 /**
  * A listening TCP socket on `address` (IPv4 or IPv6, the latter IPv6-only) with SO_REUSEADDR,
- * close-on-exec and blocking: hand it to `net.Server.listen({ fd })` here or in a worker.
+ * close-on-exec and blocking: a worker accepts on it with acceptorStart.
  */
 export function listenTcp(address: string, port: number, backlog: number): TcpListenSocket {
   return invoke(() => binding().listenTcp(address, port, backlog));
@@ -220,4 +237,29 @@ export function setTcpKeepalive(fd: number, probes: number, timeS: number, inter
 
 export function getTcpKeepalive(fd: number): TcpKeepaliveState {
   return invoke(() => binding().getTcpKeepalive(fd));
+}
+
+/**
+ * Accepts connections on the listen socket `fd` on this thread's event loop, calling
+ * `onAccepted` with each batch of new (non-blocking, close-on-exec) descriptors. When accept()
+ * fails (EMFILE, ENFILE, ENOBUFS, ...) the batch carries its code and errno and polling pauses,
+ * the waiting connections staying in the backlog, until acceptorResume.
+ */
+export function acceptorStart(fd: number, onAccepted: OnAccepted): Acceptor {
+  return invoke(() => binding().acceptorStart(fd, onAccepted));
+}
+
+/** Polls again after a failure paused it. Never on a closed acceptor. */
+export function acceptorResume(acceptor: Acceptor): void {
+  invoke(() => binding().acceptorResume(acceptor));
+}
+
+/** Stops accepting, once; `fd` stays open. */
+export function acceptorClose(acceptor: Acceptor): void {
+  invoke(() => binding().acceptorClose(acceptor));
+}
+
+/** The IP address and port a socket is bound to (getsockname); null for a non-IP socket. */
+export function localAddress(fd: number): SocketAddress | null {
+  return invoke(() => binding().localAddress(fd));
 }

@@ -6,6 +6,7 @@
 
 import type { FileHandle } from 'node:fs/promises';
 import { open } from 'node:fs/promises';
+import { CREATED_FILE_MODE } from '../common/file_mode';
 import { Session } from 'node:inspector/promises';
 
 export type ProfileKind = 'cpu' | 'heap';
@@ -75,7 +76,7 @@ export class ProcessProfiler {
     if (this.active) throw new ProfilerStateError(`the ${protocol.name} is already running`);
     this.starting = true;
     try {
-      const file = await open(path, 'w');
+      const file = await open(path, 'w', CREATED_FILE_MODE);
       const session = new Session();
       try {
         session.connect();

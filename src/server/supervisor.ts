@@ -37,13 +37,16 @@ import { AdminHandler, AdminServer } from '../admin/admin_server';
 import { DomainSocketHotRestart, HotRestart, NopHotRestart } from '../hot_restart/hot_restart';
 import { tcpListenAddress } from '../hot_restart/messages';
 import type { ParentHandlers } from '../hot_restart/parent_endpoint';
-import { createRegion, RegionHandle } from '../hot_restart/shared_memory';
+import { reclaimDeadPrivateRegions, shmEntries } from '../hot_restart/private_regions';
+import { createRegion, posixSharedMemory, RegionHandle } from '../hot_restart/shared_memory';
+import { processAlive } from '../stats/process_alive';
 import type { Logger, LoggerFactory } from '../log/logger_api';
 import * as addon from '../native/addon';
 import type { StatsSnapshot } from '../stats/sample';
 import { HistogramMerger } from '../stats/histogram_merger';
 import { StatsFlusher } from '../stats/stats_flusher';
 import type { Clock } from '../common/clock';
+import { CREATED_FILE_MODE } from '../common/file_mode';
 import { reclaimColumns, zeroColumnGauges } from '../stats/column_reclaim';
 import { StatKind } from '../stats/region_layout';
 import { SharedStatsStore } from '../stats/store';
@@ -68,6 +71,7 @@ import { ServerStats, serverStats } from './server_stats';
 import { countCaughtFailure } from './caught_failures';
 import { SERVER_STATE_GAUGE, ServerInfoSource, ServerState } from './server_state';
 import { monotonicUsec, NotifyFields, SystemdNotifier } from './systemd_notify';
+import type { ReadinessFd } from './readiness_fd';
 import { WorkerPool } from './worker_pool';
 import { encodeForWorkers, workerBootstrap, workerClusterConfig, WORKER_PROTOCOL_VERSION } from './worker_protocol';
 import type { LogSettings } from '../log/log_settings';
@@ -111,6 +115,8 @@ export interface SupervisorDeps {
   readonly staticUnknownFields: number;
   /** systemd's Type=notify socket, if the service manager gave one. */
   readonly notifier: SystemdNotifier;
+  /** The hot-restarter's readiness descriptor, if it gave one. */
+  readonly readiness: ReadinessFd;
   /** Times the stats flush interval. */
   readonly clock: Clock;
   /** What SIGUSR1 does (POST /reopen_logs too): every log file of every process reopened. */
@@ -209,7 +215,10 @@ export class Supervisor implements ServerInfoSource {
       throw error;
     }
     // A stop that came during the start has said STOPPING=1 already.
-    if (this.shutdownPromise === null) this.notify({ READY: '1', STATUS: `epoch ${epoch}: serving, concurrency ${options.concurrency}` });
+    if (this.shutdownPromise === null) {
+      this.notify({ READY: '1', STATUS: `epoch ${epoch}: serving, concurrency ${options.concurrency}` });
+      this.announceServing();
+    }
   }
 
   /**
@@ -226,6 +235,7 @@ export class Supervisor implements ServerInfoSource {
     // As Envoy: when the hot-restarter (or whatever launched us) dies, we get SIGTERM and stop.
     if (!options.disableHotRestart) addon.setParentDeathSignal(os.constants.signals.SIGTERM);
     this.log.info(`initializing epoch ${epoch} (base id=${hotRestart.baseId}, hot restart version=${this.deps.hotRestartVersion})`);
+    this.reclaimDeadPrivateRegions();
     this.handle = createRegion({
       baseId: hotRestart.baseId,
       restartEpoch: epoch,
@@ -537,6 +547,15 @@ export class Supervisor implements ServerInfoSource {
     };
   }
 
+  /** A crash loop must not fill /dev/shm: what dead proxies left is removed, and said. */
+  private reclaimDeadPrivateRegions(): void {
+    const found = reclaimDeadPrivateRegions({ memory: posixSharedMemory, ownPid: process.pid, alive: processAlive, entries: shmEntries });
+    for (const { pid, objects, error } of found) {
+      if (error === null) this.log.warn(`reclaimed the stats shared memory of proxy process ${pid}, which is gone: ${objects.join(' ')}`);
+      else this.log.warn(`cannot reclaim the stats shared memory of proxy process ${pid}, which is gone (${objects.join(' ')}): ${error.message}`);
+    }
+  }
+
   /** The CDS part of /config_dump; null without CDS. */
   private dynamicClustersDump(): DynamicClustersDump | null {
     if (this.cds === null || this.clusters === null) return null;
@@ -635,6 +654,17 @@ export class Supervisor implements ServerInfoSource {
     }
   }
 
+  /** Tells the hot-restarter this epoch serves: a restart it holds may go ahead. */
+  private announceServing(): void {
+    // --mode init_only never serves.
+    if (this.deps.options.mode !== 'serve') return;
+    try {
+      this.deps.readiness.announceServing();
+    } catch (error) {
+      this.log.warn(`cannot tell the hot-restarter this epoch serves: ${(error as Error).message}`);
+    }
+  }
+
   private setState(state: ServerState): void {
     this.currentState = state;
     this.stats?.state.set(SERVER_STATE_GAUGE[this.state()]);
@@ -715,7 +745,7 @@ export class Supervisor implements ServerInfoSource {
       const target = options.adminAddressPath;
       const written = `${target}.${process.pid}.tmp`;
       try {
-        fs.writeFileSync(written, `${bound.address}:${bound.port}`);
+        fs.writeFileSync(written, `${bound.address}:${bound.port}`, { mode: CREATED_FILE_MODE });
         fs.renameSync(written, target);
       } catch (error) {
         // The operator named the file, not our temporary one.

@@ -2,12 +2,12 @@
 // inherited listen sockets and runs the data plane until told to stop, or orphaned.
 
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import { attachRegion } from '../hot_restart/shared_memory';
 import { loggerFactory, openLogs } from '../log/log_settings';
 import type { LogManager } from '../log/log_manager';
 import type { ClusterConfig } from '../config/model';
 import { ListenerManager } from '../listener/listener_manager';
+import { ListenSocket } from '../listener/listen_socket';
 import { NetworkFilterBuilder } from '../listener/network_filter_builder';
 import { DrainManager } from '../hot_restart/drain_manager';
 import { SystemClock } from '../common/clock';
@@ -40,16 +40,8 @@ function send(m: WorkerMessage): void {
   if (process.connected) process.send!(m);
 }
 
-function adopt(fd: number): Promise<net.Server> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen({ fd }, () => {
-      server.off('error', reject);
-      resolve(server);
-    });
-  });
-}
+/** After a failed accept() (out of descriptors), when to try again. */
+const ACCEPT_RETRY_MS = 100;
 
 /** What the supervisor changes in a worker while it runs, applied as its messages arrive. */
 interface WorkerControl {
@@ -165,8 +157,8 @@ async function run(init: WorkerInit, started: Promise<WorkerStart>, control: Wor
       continue;
     }
     const index = bootstrap.listeners.findIndex((l) => l.name === name);
-    const server = await adopt(FIRST_LISTENER_FD + i);
-    const bound = server.address() as net.AddressInfo;
+    const server = new ListenSocket(FIRST_LISTENER_FD + i, ACCEPT_RETRY_MS);
+    const bound = server.address();
     const filter = filters.listenerFilter(index, { address: bound.address, port: bound.port });
     tlsContexts.push(...filter.tlsContexts);
     listeners.addListener(bootstrap.listeners[index], server, filter);

@@ -1,7 +1,6 @@
 // Builders for the configuration model and an in-process data plane (listeners, filters,
 // clusters) over a heap stats store, for tests that drive real sockets on 127.0.0.1.
 
-import * as net from 'node:net';
 import type {
   Bootstrap,
   ClusterConfig,
@@ -18,6 +17,8 @@ import type {
 import { type Clock, SystemClock } from '../../src/common/clock';
 import { circuitBreakersConfig, commonHttpProtocolOptionsOf, http1ProtocolOptionsOf, http2ProtocolOptionsOf } from '../../src/config/model_builder';
 import { ListenerManager } from '../../src/listener/listener_manager';
+import { ListenSocket } from '../../src/listener/listen_socket';
+import * as addon from '../../src/native/addon';
 import { NetworkFilterBuilder } from '../../src/listener/network_filter_builder';
 import { LiveRuntime } from '../../src/runtime/live_runtime';
 import type { Logger } from '../../src/log/logger_api';
@@ -29,6 +30,10 @@ import type { HostStatName } from '../../src/stats/region_layout';
 import { ConnectionIds, type UpstreamConnectionLogs } from '../../src/log/connection_log';
 import { ClusterManager } from '../../src/upstream/cluster_manager';
 import type { RandomSource } from '../../src/upstream/lb/load_balancer';
+
+const LISTEN_BACKLOG = 128;
+/** As a worker waits after a failed accept(). */
+const ACCEPT_RETRY_MS = 100;
 
 const NO_LOCALITY = { region: '', zone: '', subZone: '' };
 
@@ -250,10 +255,9 @@ export async function startDataPlane(
   const ports = new Map<string, number>();
   for (const [i, config] of listeners.entries()) {
     const filter = filters.listenerFilter(i);
-    const server = net.createServer();
-    await new Promise<void>((resolve) => server.listen(config.address.port, config.address.address, resolve));
-    ports.set(config.name, (server.address() as net.AddressInfo).port);
-    manager.addListener(config, server, filter);
+    const { fd, port } = addon.listenTcp(config.address.address, config.address.port, LISTEN_BACKLOG);
+    ports.set(config.name, port);
+    manager.addListener(config, new ListenSocket(fd, ACCEPT_RETRY_MS), filter);
   }
   return {
     stats,

@@ -13,6 +13,7 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { httpListener, type Json, tcpProxyListener } from './config_fixtures';
+import { reclaimKilledProxyRegions } from './proxy_process';
 
 const CLIENT = '127.0.0.5';
 const HTTP_DESTINATION = { address: '127.0.0.2', port: 80 };
@@ -115,16 +116,14 @@ async function main(): Promise<void> {
   } finally {
     tcp?.destroy();
     proxy.kill('SIGTERM');
-    await new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        proxy.kill('SIGKILL');
-        resolve(undefined);
-      }, 5000);
-      proxy.once('exit', () => {
-        clearTimeout(timer);
-        resolve(undefined);
-      });
-    });
+    if (proxy.exitCode === null && proxy.signalCode === null) {
+      const exited = new Promise((resolve) => proxy.once('exit', resolve));
+      const timer = setTimeout(() => proxy.kill('SIGKILL'), 5000);
+      await exited;
+      clearTimeout(timer);
+    }
+    // Killed, it could not remove its stats region.
+    reclaimKilledProxyRegions();
     httpUpstream.close();
     tcpUpstream.close();
     fs.rmSync(dir, { recursive: true, force: true });

@@ -7,6 +7,9 @@ import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { reclaimDeadPrivateRegions, shmEntries } from '../../src/hot_restart/private_regions';
+import { posixSharedMemory } from '../../src/hot_restart/shared_memory';
+import { processAlive } from '../../src/stats/process_alive';
 
 export const PROXY_BIN = path.resolve(__dirname, '..', '..', '..', 'bin', 'proxy');
 
@@ -80,6 +83,14 @@ export function livePidsWhere(match: (stat: ProcStat) => boolean): number[] {
   return out;
 }
 
+/**
+ * Removes the stats regions that proxies killed with SIGKILL (and reaped) left in /dev/shm, as
+ * the next proxy to start would: a test run leaves none behind.
+ */
+export function reclaimKilledProxyRegions(): void {
+  reclaimDeadPrivateRegions({ memory: posixSharedMemory, ownPid: process.pid, alive: processAlive, entries: shmEntries });
+}
+
 export interface ExitResult {
   readonly code: number | null;
   readonly signal: NodeJS.Signals | null;
@@ -111,7 +122,8 @@ export class ProxyProcess {
 
   /**
    * Stops the proxy (SIGTERM first, so it removes its shared memory region), then kills
-   * whatever is left of the group and removes the temp dir. Safe to call twice.
+   * whatever is left of the group, removes the region a killed supervisor leaves, and removes
+   * the temp dir. Safe to call twice.
    */
   async cleanup(): Promise<void> {
     if (this.child.exitCode === null && this.child.signalCode === null) {
@@ -124,6 +136,7 @@ export class ProxyProcess {
       // Already gone.
     }
     await Promise.race([this.exited, giveUpAfter(5000)]);
+    reclaimKilledProxyRegions();
     fs.rmSync(this.dir, { recursive: true, force: true });
   }
 }

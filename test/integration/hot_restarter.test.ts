@@ -11,25 +11,42 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as readline from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { freePort } from '../../bench/free_port';
+import { routeAllListener } from '../helpers/config_fixtures';
+import { DnsTestServer } from '../helpers/dns_test_server';
+import { HotRestarterRun } from '../helpers/hot_restart_run';
+import { startUpstream } from '../helpers/http_peers';
+import { request } from '../helpers/proxy_process';
 
 const WRAPPER = path.join(__dirname, '..', '..', '..', 'scripts', 'hot-restarter');
 const BOUNDED = { timeout: 20_000 };
 const GONE_POLL_MS = 20;
 
 /**
- * The child: a sleep loop that reports its epoch and signals, and exits early when told to. Its
- * pid line is its ready line, so it comes after the handlers: a SIGUSR1 before them would open
- * Node's inspector instead of being reported.
+ * The child: a sleep loop that reports its epoch and signals, and exits early when told to. It
+ * says it serves on PROXY_READY_FD, as the proxy does, at once or, at epoch
+ * HOLD_READY_AT_EPOCH, on SIGUSR2 (an initialization that takes its time). Its pid line comes
+ * after the handlers: a SIGUSR1 before them would open Node's inspector instead of being
+ * reported, a SIGUSR2 would kill it.
  */
 const CHILD_PROGRAM = `
+const fs = require('node:fs');
 const epoch = process.env.RESTART_EPOCH;
 process.on('SIGUSR1', () => console.log(\`child epoch=\${epoch} got SIGUSR1\`));
 process.on('SIGTERM', () => {
   console.log(\`child epoch=\${epoch} got SIGTERM\`);
   process.exit(0);
 });
+const serve = () => {
+  const fd = Number(process.env.PROXY_READY_FD);
+  fs.writeSync(fd, '\\n');
+  fs.closeSync(fd);
+};
+const held = epoch === process.env.HOLD_READY_AT_EPOCH;
+if (held) process.on('SIGUSR2', serve);
 console.log(\`child epoch=\${epoch} pid=\${process.pid}\`);
 if (epoch === process.env.EXIT_AT_EPOCH) process.exit(Number(process.env.EXIT_CODE));
+if (!held) serve();
 setInterval(() => {}, 1000);
 `;
 
@@ -61,13 +78,11 @@ class Wrapper {
       });
   }
 
-  /** The first line matching `pattern`, once it has been printed. */
-  async waitFor(pattern: RegExp): Promise<RegExpMatchArray> {
+  /** The `nth` line matching `pattern` (the first unless told), once it has been printed. */
+  async waitFor(pattern: RegExp, nth = 1): Promise<RegExpMatchArray> {
     for (;;) {
-      for (const line of this.lines) {
-        const match = pattern.exec(line);
-        if (match) return match;
-      }
+      const matches = this.lines.map((line) => pattern.exec(line)).filter((match) => match !== null);
+      if (matches.length >= nth) return matches[nth - 1]!;
       if (this.ended) throw new Error(`the wrapper ended without printing ${pattern}:\n${this.lines.join('\n')}`);
       await new Promise<void>((wake) => this.waiters.push(wake));
     }
@@ -76,6 +91,11 @@ class Wrapper {
   /** The pid of the child started at `epoch`, once it runs. */
   async childPid(epoch: number): Promise<number> {
     return Number((await this.waitFor(new RegExp(`^child epoch=${epoch} pid=(\\d+)$`)))[1]);
+  }
+
+  /** The pid of the child started at `epoch`, once the wrapper has heard it serves. */
+  async serving(epoch: number): Promise<number> {
+    return Number((await this.waitFor(new RegExp(`^epoch ${epoch} serves \\(PID=(\\d+)\\)$`)))[1]);
   }
 
   /** The wrapper's own lines, without its children's. */
@@ -105,6 +125,19 @@ function startWrapper(t: TestContext, env: Record<string, string> = {}): Wrapper
   return wrapper;
 }
 
+/** The wrapper's lines from its start until epoch 1 is forked, epoch 0 serving. */
+function firstRestartLines(target: string | undefined, epoch0: number, epoch1: number): string[] {
+  return [
+    `starting hot-restarter with target: ${target}`,
+    'forking and execing new child process at epoch 0',
+    `forked new child process with PID=${epoch0}`,
+    `epoch 0 serves (PID=${epoch0})`,
+    'got SIGHUP',
+    'forking and execing new child process at epoch 1',
+    `forked new child process with PID=${epoch1}`,
+  ];
+}
+
 function killIfAlive(pid: number): void {
   try {
     process.kill(pid, 'SIGKILL');
@@ -129,10 +162,10 @@ async function waitGone(pid: number): Promise<void> {
 test('SIGHUP starts the next epoch, SIGUSR1 reaches every child, SIGTERM ends them all cleanly', BOUNDED, async (t) => {
   const wrapper = startWrapper(t);
   const target = wrapper.process.spawnargs[1];
-  const epoch0 = await wrapper.childPid(0);
+  const epoch0 = await wrapper.serving(0);
 
   wrapper.signal('SIGHUP');
-  const epoch1 = await wrapper.childPid(1);
+  const epoch1 = await wrapper.serving(1);
 
   wrapper.signal('SIGUSR1');
   await wrapper.waitFor(/^child epoch=0 got SIGUSR1$/);
@@ -141,12 +174,8 @@ test('SIGHUP starts the next epoch, SIGUSR1 reaches every child, SIGTERM ends th
   wrapper.signal('SIGTERM');
   assert.deepEqual(await wrapper.exited, [0, null]);
   assert.deepEqual(wrapper.wrapperLines(), [
-    `starting hot-restarter with target: ${target}`,
-    'forking and execing new child process at epoch 0',
-    `forked new child process with PID=${epoch0}`,
-    'got SIGHUP',
-    'forking and execing new child process at epoch 1',
-    `forked new child process with PID=${epoch1}`,
+    ...firstRestartLines(target, epoch0, epoch1),
+    `epoch 1 serves (PID=${epoch1})`,
     `sending SIGUSR1 to PID=${epoch0}`,
     `sending SIGUSR1 to PID=${epoch1}`,
     'got SIGTERM',
@@ -160,7 +189,7 @@ test('SIGHUP starts the next epoch, SIGUSR1 reaches every child, SIGTERM ends th
 
 test('a child exiting non-zero makes the wrapper kill the others and exit 1', BOUNDED, async (t) => {
   const wrapper = startWrapper(t, { EXIT_AT_EPOCH: '1', EXIT_CODE: '3' });
-  const epoch0 = await wrapper.childPid(0);
+  const epoch0 = await wrapper.serving(0);
   wrapper.signal('SIGHUP');
   const epoch1 = await wrapper.childPid(1);
 
@@ -201,3 +230,117 @@ test('when the last child exits with code 0 the wrapper exits 0', BOUNDED, async
     'exiting due to lack of child processes',
   ]);
 });
+
+test('SIGHUPs while the newest epoch initializes make one restart, once it serves', BOUNDED, async (t) => {
+  const wrapper = startWrapper(t, { HOLD_READY_AT_EPOCH: '1' });
+  const target = wrapper.process.spawnargs[1];
+  const epoch0 = await wrapper.serving(0);
+  wrapper.signal('SIGHUP');
+  const epoch1 = await wrapper.childPid(1);
+
+  for (let n = 2; n <= 4; n++) {
+    wrapper.signal('SIGHUP');
+    await wrapper.waitFor(/^got SIGHUP$/, n);
+  }
+  await wrapper.waitFor(/^epoch 1 is still initializing: a restart already waits for it$/, 2);
+  assert.ok(!wrapper.lines.some((line) => line.includes('at epoch 2')), wrapper.lines.join('\n'));
+  assert.ok(!isGone(epoch0) && !isGone(epoch1));
+
+  process.kill(epoch1, 'SIGUSR2');
+  const epoch2 = await wrapper.serving(2);
+  wrapper.signal('SIGTERM');
+  assert.deepEqual(await wrapper.exited, [0, null]);
+  assert.deepEqual(wrapper.wrapperLines(), [
+    ...firstRestartLines(target, epoch0, epoch1),
+    'got SIGHUP',
+    'epoch 1 is still initializing: restarting once it serves',
+    'got SIGHUP',
+    'epoch 1 is still initializing: a restart already waits for it',
+    'got SIGHUP',
+    'epoch 1 is still initializing: a restart already waits for it',
+    `epoch 1 serves (PID=${epoch1})`,
+    'forking and execing new child process at epoch 2',
+    `forked new child process with PID=${epoch2}`,
+    `epoch 2 serves (PID=${epoch2})`,
+    'got SIGTERM',
+    `sending TERM to PID=${epoch0}`,
+    `sending TERM to PID=${epoch1}`,
+    `sending TERM to PID=${epoch2}`,
+    'all children exited cleanly',
+  ]);
+});
+
+test('the proxy: SIGHUPs while an epoch waits for its DNS cluster make one restart once it serves', { timeout: 90_000 }, async (t) => {
+  const dns = await DnsTestServer.start();
+  dns.zone.set('svc.test', { a: [{ address: '127.0.0.1', ttl: 60 }] });
+  const upstream = await startUpstream('backend');
+  const httpPort = await freePort();
+  const run = HotRestarterRun.withBootstrap(
+    {
+      admin: { access_log_path: '/dev/null', address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
+      static_resources: {
+        listeners: [routeAllListener('http_in', httpPort, 'svc')],
+        clusters: [{
+          name: 'svc',
+          type: 'STRICT_DNS',
+          connect_timeout: '1s',
+          dns_lookup_family: 'V4_ONLY',
+          dns_resolvers: [{ socket_address: { address: '127.0.0.1', port_value: dns.port } }],
+          load_assignment: {
+            cluster_name: 'svc',
+            endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: 'svc.test', port_value: upstream.port } } } }] }],
+          },
+        }],
+      },
+    },
+    ['--concurrency', '1', '--drain-time-s', '1', '--parent-shutdown-time-s', '30'],
+  );
+  t.after(async () => {
+    await run.cleanup();
+    await upstream.close();
+    await dns.close();
+  });
+  const get = async () => (await request(`http://127.0.0.1:${httpPort}/`, { headers: { connection: 'close' } })).status;
+  await run.adminOf(0);
+  assert.equal(await get(), 200);
+
+  // Epoch 1 initializes until its cluster's first resolution, which the test holds.
+  dns.zone.get('svc.test')!.hold = true;
+  run.signal('SIGHUP');
+  // Its admin is up before its clusters initialize.
+  const admin1 = await waitForFile(run, 'admin.1');
+  for (let n = 1; n <= 3; n++) {
+    run.signal('SIGHUP');
+    await waitForLines(run, /^epoch 1 is still initializing: /gm, n);
+  }
+  assert.equal((await request(`${admin1}/ready`)).status, 503);
+  assert.equal(await get(), 200, 'epoch 0 serves meanwhile');
+  assert.ok(!run.output.includes('at epoch 2'), run.output);
+
+  dns.zone.get('svc.test')!.hold = false;
+  dns.release();
+  await run.adminOf(2, 30_000);
+  assert.equal(await get(), 200);
+  assert.equal(run.output.match(/^forking and execing new child process at epoch \d+$/gm)?.length, 3, run.output);
+  assert.equal(run.child.exitCode, null, 'the wrapper runs on');
+});
+
+/** Waits until the wrapper has printed `count` lines matching `pattern` (global, multiline). */
+async function waitForLines(run: HotRestarterRun, pattern: RegExp, count: number): Promise<void> {
+  const deadline = Date.now() + 20_000;
+  while ((run.output.match(pattern)?.length ?? 0) < count) {
+    if (Date.now() > deadline || run.child.exitCode !== null) throw new Error(`not ${count} lines ${pattern} in:\n${run.output}`);
+    await sleep(GONE_POLL_MS);
+  }
+}
+
+/** The admin URL an epoch wrote to `name` in the run's dir, once written. */
+async function waitForFile(run: HotRestarterRun, name: string): Promise<string> {
+  const file = path.join(run.dir, name);
+  const deadline = Date.now() + 20_000;
+  while (!fs.existsSync(file) || fs.readFileSync(file, 'utf8') === '') {
+    if (Date.now() > deadline || run.child.exitCode !== null) throw new Error(`no ${file}:\n${run.output}`);
+    await sleep(GONE_POLL_MS);
+  }
+  return `http://${fs.readFileSync(file, 'utf8')}`;
+}

@@ -1,0 +1,211 @@
+//! Accepting connections on a listen socket here rather than in libuv, which on EMFILE or
+//! ENFILE accepts the waiting connections and closes them unreported (its "EMFILE trick"):
+//! a proxy out of descriptors shed them with nothing logged and nothing counted. Here a
+//! failed accept() is reported to JavaScript with its errno and polling pauses, so the
+//! connections wait in the backlog until JavaScript resumes, once descriptors may be free.
+//!
+//! The socket is watched by a uv_poll handle on node's own loop (node exports libuv to
+//! addons); JavaScript hears of each batch through napi_make_callback, on the loop thread.
+
+use std::alloc::{self, Layout};
+use std::ffi::{c_int, c_void};
+use std::ptr;
+
+use crate::env::{Env, check};
+use crate::errno;
+use crate::errors::Result;
+use crate::napi::*;
+use crate::sys;
+
+/// libuv's uv_handle_type for uv_poll_t, and its readable event.
+const UV_POLL: c_int = 8;
+const UV_READABLE: c_int = 1;
+/// Connections taken per wakeup, so that one busy listener does not starve the loop.
+const MAX_ACCEPTS_PER_WAKEUP: usize = 64;
+
+type UvPollCb = unsafe extern "C" fn(handle: *mut c_void, status: c_int, events: c_int);
+type UvCloseCb = unsafe extern "C" fn(handle: *mut c_void);
+
+unsafe extern "C" {
+    fn uv_handle_size(kind: c_int) -> usize;
+    fn uv_poll_init(event_loop: *mut c_void, handle: *mut c_void, fd: c_int) -> c_int;
+    fn uv_poll_start(handle: *mut c_void, events: c_int, cb: UvPollCb) -> c_int;
+    fn uv_poll_stop(handle: *mut c_void) -> c_int;
+    fn uv_close(handle: *mut c_void, cb: UvCloseCb);
+}
+
+pub struct Acceptor {
+    env: napi_env,
+    /// The uv_poll_t; its first word (`data`) points back here.
+    handle: *mut c_void,
+    layout: Layout,
+    fd: c_int,
+    /// callback(fds: number[], code: string | null, errno: number)
+    callback: napi_ref,
+    context: napi_async_context,
+    polling: bool,
+}
+
+impl Acceptor {
+    /// Watches `fd` on node's loop and calls `callback` with what each wakeup accepted.
+    pub fn start(env: Env, fd: c_int, callback: napi_value, name: napi_value) -> Result<*mut Acceptor> {
+        let raw = env.raw();
+        let mut event_loop = ptr::null_mut();
+        // SAFETY: out-pointers are locals; `raw` is the live env of this call.
+        check(unsafe { napi_get_uv_event_loop(raw, &mut event_loop) }, "napi_get_uv_event_loop")?;
+        let mut reference = ptr::null_mut();
+        check(unsafe { napi_create_reference(raw, callback, 1, &mut reference) }, "napi_create_reference")?;
+        let mut context = ptr::null_mut();
+        check(unsafe { napi_async_init(raw, ptr::null_mut(), name, &mut context) }, "napi_async_init")?;
+        // SAFETY: uv_handle_size is a pure query.
+        let layout = Layout::from_size_align(unsafe { uv_handle_size(UV_POLL) }, 16).expect("uv_poll_t layout");
+        // SAFETY: a non-zero size.
+        let handle = unsafe { alloc::alloc_zeroed(layout) }.cast::<c_void>();
+        let acceptor = Box::into_raw(Box::new(Acceptor {
+            env: raw,
+            handle,
+            layout,
+            fd,
+            callback: reference,
+            context,
+            polling: false,
+        }));
+        // SAFETY: `handle` is a zeroed block of uv_poll_t's size; its first field is `data`.
+        unsafe { *handle.cast::<*mut Acceptor>() = acceptor };
+        let status = unsafe { uv_poll_init(event_loop.cast(), handle, fd) };
+        if status != 0 {
+            // SAFETY: libuv did not take the handle, so it is still ours alone.
+            unsafe { Box::from_raw(acceptor).release(env) };
+            return Err(crate::errors::OsError::new(-status, "uv_poll_init", format!("fd {fd}")).into());
+        }
+        // SAFETY: the acceptor lives until its handle's close callback.
+        unsafe { (*acceptor).resume()? };
+        Ok(acceptor)
+    }
+
+    /// Polls again (after a failed accept paused it); nothing when polling already.
+    pub fn resume(&mut self) -> Result<()> {
+        if self.polling {
+            return Ok(());
+        }
+        // SAFETY: the handle was initialized in start and is not closed.
+        let status = unsafe { uv_poll_start(self.handle, UV_READABLE, on_readable) };
+        if status != 0 {
+            return Err(crate::errors::OsError::new(-status, "uv_poll_start", format!("fd {}", self.fd)).into());
+        }
+        self.polling = true;
+        Ok(())
+    }
+
+    /// Stops watching; the listen socket itself stays open (its owner closes it). Frees the acceptor.
+    ///
+    /// # Safety
+    /// `acceptor` came from start and is closed only once.
+    pub unsafe fn close(acceptor: *mut Acceptor, env: Env) {
+        unsafe extern "C" fn closed(handle: *mut c_void) {
+            // SAFETY: `data` still points at the acceptor, which close left for this callback.
+            let acceptor = unsafe { Box::from_raw(*handle.cast::<*mut Acceptor>()) };
+            // SAFETY: libuv is done with the handle; it was allocated with this layout.
+            unsafe { alloc::dealloc(handle.cast(), acceptor.layout) };
+        }
+        // SAFETY: per the contract; the references are released on the loop thread, now.
+        unsafe {
+            let this = &mut *acceptor;
+            napi_delete_reference(env.raw(), this.callback);
+            napi_async_destroy(env.raw(), this.context);
+            uv_close(this.handle, closed);
+        }
+    }
+
+    /// Releases what start made when libuv never took the handle.
+    unsafe fn release(self, env: Env) {
+        // SAFETY: the handle was never registered with libuv.
+        unsafe {
+            napi_delete_reference(env.raw(), self.callback);
+            napi_async_destroy(env.raw(), self.context);
+            alloc::dealloc(self.handle.cast(), self.layout);
+        }
+    }
+
+    /// accept4 until EAGAIN, a failure or the batch limit: the new descriptors, and the errno
+    /// that stopped it if one did.
+    fn accept_batch(&self) -> (Vec<c_int>, Option<i32>) {
+        let mut fds = Vec::new();
+        while fds.len() < MAX_ACCEPTS_PER_WAKEUP {
+            let flags = sys::SOCK_NONBLOCK | sys::SOCK_CLOEXEC;
+            // SAFETY: plain system call; no address is asked for.
+            match sys::check(
+                unsafe { sys::accept4(self.fd, ptr::null_mut(), ptr::null_mut(), flags) },
+                "accept4",
+                &sys::Fd(self.fd),
+            ) {
+                Ok(fd) => fds.push(fd),
+                Err(error) => match error.errno {
+                    sys::EAGAIN => break,
+                    // The peer gave up while queued, or a signal came: neither concerns the next one.
+                    sys::ECONNABORTED | sys::EINTR => continue,
+                    errno => return (fds, Some(errno)),
+                },
+            }
+        }
+        (fds, None)
+    }
+
+    fn deliver(&self, fds: &[c_int], failure: Option<i32>) -> Result<()> {
+        let env = Env::new(self.env);
+        let raw = self.env;
+        let mut scope = ptr::null_mut();
+        // SAFETY: on the loop thread, outside any other call: a scope of our own.
+        check(unsafe { napi_open_handle_scope(raw, &mut scope) }, "napi_open_handle_scope")?;
+        let result = (|| {
+            let mut callback = ptr::null_mut();
+            check(unsafe { napi_get_reference_value(raw, self.callback, &mut callback) }, "napi_get_reference_value")?;
+            let mut global = ptr::null_mut();
+            check(unsafe { napi_get_global(raw, &mut global) }, "napi_get_global")?;
+            let args = [
+                env.int32_array(fds)?,
+                match failure {
+                    Some(errno) => env.string(errno::code(errno))?,
+                    None => env.null()?,
+                },
+                env.int32(failure.unwrap_or(0))?,
+            ];
+            let mut returned = ptr::null_mut();
+            // SAFETY: all values belong to the open scope.
+            let status = unsafe {
+                napi_make_callback(raw, self.context, global, callback, args.len(), args.as_ptr(), &mut returned)
+            };
+            if status != NAPI_OK {
+                // The callback threw: it becomes an uncaught exception, as with any event handler.
+                let mut exception = ptr::null_mut();
+                if unsafe { napi_get_and_clear_last_exception(raw, &mut exception) } == NAPI_OK && !exception.is_null()
+                {
+                    unsafe { napi_fatal_exception(raw, exception) };
+                }
+            }
+            Ok(())
+        })();
+        // SAFETY: the scope opened above.
+        unsafe { napi_close_handle_scope(raw, scope) };
+        result
+    }
+}
+
+unsafe extern "C" fn on_readable(handle: *mut c_void, status: c_int, _events: c_int) {
+    // SAFETY: `data` points at the live acceptor (see start).
+    let acceptor = unsafe { &mut **handle.cast::<*mut Acceptor>() };
+    let (fds, failure) = if status < 0 { (Vec::new(), Some(-status)) } else { acceptor.accept_batch() };
+    if failure.is_some() {
+        // The socket stays readable while accept fails: polling on would spin. JavaScript resumes.
+        // SAFETY: an active handle.
+        unsafe { uv_poll_stop(handle) };
+        acceptor.polling = false;
+    }
+    if acceptor.deliver(&fds, failure).is_err() {
+        // JavaScript cannot take them: the connections go rather than the descriptors leak.
+        for fd in fds {
+            // SAFETY: descriptors accept4 just returned, owned by no one else.
+            unsafe { sys::close(fd) };
+        }
+    }
+}

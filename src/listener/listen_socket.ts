@@ -1,0 +1,68 @@
+// A listen socket whose connections this process accepts itself (native/src/acceptor.rs)
+// instead of through net.Server: libuv, out of descriptors, accepts the waiting connections and
+// closes them without a word. Here a failed accept() is an 'acceptError', the connections wait
+// in the backlog, and accepting resumes after `retryMs`, when descriptors may be free again.
+
+import { EventEmitter } from 'node:events';
+import * as net from 'node:net';
+import * as addon from '../native/addon';
+
+export interface AcceptError {
+  /** As Node spells it: 'EMFILE', 'ENFILE', ... */
+  readonly code: string;
+  readonly errno: number;
+}
+
+interface ListenSocketEvents {
+  connection: [socket: net.Socket];
+  acceptError: [error: AcceptError];
+}
+
+export class ListenSocket extends EventEmitter<ListenSocketEvents> {
+  private acceptor: addon.Acceptor | null;
+  private retryTimer: NodeJS.Timeout | null = null;
+  private readonly bound: net.AddressInfo;
+
+  /** Takes over `fd`, a listening TCP socket: close() closes it. */
+  constructor(
+    private readonly fd: number,
+    private readonly retryMs: number,
+  ) {
+    super();
+    const local = addon.localAddress(fd);
+    if (local === null) throw new Error(`fd ${fd} is not a listening IP socket`);
+    this.bound = { address: local.address, port: local.port, family: net.isIPv6(local.address) ? 'IPv6' : 'IPv4' };
+    this.acceptor = addon.acceptorStart(fd, (fds, code, errno) => this.onAccepted(fds, code, errno));
+  }
+
+  address(): net.AddressInfo {
+    return this.bound;
+  }
+
+  get listening(): boolean {
+    return this.acceptor !== null;
+  }
+
+  /** Stops accepting and closes the socket (this process's copy of it). */
+  close(): void {
+    if (this.acceptor === null) return;
+    if (this.retryTimer !== null) clearTimeout(this.retryTimer);
+    addon.acceptorClose(this.acceptor);
+    this.acceptor = null;
+    addon.closeFd(this.fd);
+  }
+
+  private onAccepted(fds: number[], code: string | null, errno: number): void {
+    for (const fd of fds) {
+      // A handler may have closed the listener: the rest of the batch goes too.
+      if (this.acceptor === null) addon.closeFd(fd);
+      else this.emit('connection', new net.Socket({ fd, readable: true, writable: true }));
+    }
+    if (code === null || this.acceptor === null) return;
+    this.emit('acceptError', { code, errno });
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = null;
+      if (this.acceptor !== null) addon.acceptorResume(this.acceptor);
+    }, this.retryMs);
+  }
+}

@@ -1,0 +1,36 @@
+// A supervisor killed with SIGKILL under --disable-hot-restart cannot remove its stats region:
+// the next proxy to start removes it, and says so.
+
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import { test } from 'node:test';
+import { startUpstream } from '../helpers/http_peers';
+import { startProxy, waitFor } from '../helpers/proxy_process';
+import { routedBootstrap } from '../helpers/routed_bootstrap';
+
+function regionObjects(pid: number): string[] {
+  return fs.readdirSync('/dev/shm').filter((entry) => entry === `proxy_private_stats_${pid}` || entry.startsWith(`proxy_private_stats_${pid}.`)).sort();
+}
+
+test('the next start reclaims the region of a supervisor killed with SIGKILL', { timeout: 60_000 }, async (t) => {
+  const upstream = await startUpstream('backend');
+  t.after(() => upstream.close());
+  const crashed = await startProxy(routedBootstrap(upstream.port), ['--concurrency', '2']);
+  t.after(() => crashed.cleanup());
+  const left = regionObjects(crashed.pid);
+  assert.ok(left.includes(`proxy_private_stats_${crashed.pid}`), left.join(' '));
+  process.kill(crashed.pid, 'SIGKILL');
+  await crashed.exited;
+  // Its workers see the supervisor gone and leave; the region stays.
+  await waitFor('the orphaned workers to leave', () => (crashed.groupPids().length === 0 ? true : undefined));
+  assert.deepEqual(regionObjects(crashed.pid), left);
+
+  const next = await startProxy(routedBootstrap(upstream.port));
+  t.after(() => next.cleanup());
+  assert.deepEqual(regionObjects(crashed.pid), []);
+  assert.match(
+    next.stderr,
+    new RegExp(`reclaimed the stats shared memory of proxy process ${crashed.pid}, which is gone: ${left.map((o) => `/${o.replaceAll('.', '\\.')}`).join(' ')}\\n`),
+  );
+  assert.ok(regionObjects(next.pid).length > 0, 'the new proxy has its own region');
+});

@@ -1,0 +1,86 @@
+// Reclaiming the private stats regions of dead proxies, on real POSIX shared memory: only
+// regions whose owner is gone go; a live owner's (by pid, or by the lock it holds) stay.
+
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import { test, type TestContext } from 'node:test';
+import * as addon from '../../src/native/addon';
+import { posixSharedMemory } from '../../src/hot_restart/shared_memory';
+import { lockRegion, privateRegionName, privateRegionObjects, reclaimDeadPrivateRegions, shmEntries } from '../../src/hot_restart/private_regions';
+import { StatsRegion } from '../../src/stats/region';
+import { processAlive } from '../../src/stats/process_alive';
+
+const BOUNDED = { timeout: 20_000 };
+
+/** The pid of a process that has exited (and been reaped). */
+function deadPid(): number {
+  const pid = spawnSync(process.execPath, ['-e', '0']).pid!;
+  assert.ok(!processAlive(pid));
+  return pid;
+}
+
+/** A region of `pid` with a grown segment or two, as a supervisor leaves it; removed after the test. */
+function leaveRegion(t: TestContext, pid: number): string[] {
+  const name = privateRegionName(pid);
+  const region = StatsRegion.create({ memory: posixSharedMemory, name, pid, segmentBytes: 4096 }, 0, Date.now());
+  region.segments.alloc(4096);
+  t.after(() => StatsRegion.unlinkStale(posixSharedMemory, name));
+  return objectsOf(pid);
+}
+
+function objectsOf(pid: number): string[] {
+  return (privateRegionObjects(shmEntries()).get(pid) ?? []).sort();
+}
+
+/** Reclaims as a proxy with pid `ownPid` starting now would, looking only at `pids`' objects. */
+function reclaim(ownPid: number, pids: readonly number[]) {
+  const entries = () => shmEntries().filter((entry) => pids.some((pid) => privateRegionObjects([entry]).has(pid)));
+  return reclaimDeadPrivateRegions({ memory: posixSharedMemory, ownPid, alive: processAlive, entries });
+}
+
+test('names: roots and segments by owner pid, nothing else', () => {
+  const found = privateRegionObjects(['proxy_private_stats_12', 'proxy_private_stats_12.3', 'proxy_private_stats_7.1', 'proxy_shared_memory_0', 'proxy_private_stats_x', 'other']);
+  assert.deepEqual([...found], [
+    [12, ['/proxy_private_stats_12', '/proxy_private_stats_12.3']],
+    [7, ['/proxy_private_stats_7.1']],
+  ]);
+});
+
+test('a dead owner\'s region goes, root and segments; a live one\'s stays', BOUNDED, async (t) => {
+  const dead = deadPid();
+  const objects = leaveRegion(t, dead);
+  assert.ok(objects.length >= 3, objects.join(' '));
+  const live = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)'], { stdio: 'ignore' });
+  t.after(() => live.kill('SIGKILL'));
+  const kept = leaveRegion(t, live.pid!);
+
+  assert.deepEqual(reclaim(process.pid, [dead, live.pid!]), [{ pid: dead, objects, error: null }]);
+  assert.deepEqual(objectsOf(dead), []);
+  assert.deepEqual(objectsOf(live.pid!), kept);
+});
+
+test('segments left without their root go with a dead owner', BOUNDED, (t) => {
+  const dead = deadPid();
+  const objects = leaveRegion(t, dead);
+  posixSharedMemory.unlink(privateRegionName(dead));
+  const segments = objects.filter((o) => o !== privateRegionName(dead));
+  assert.deepEqual(reclaim(process.pid, [dead]), [{ pid: dead, objects: segments, error: null }]);
+  assert.deepEqual(objectsOf(dead), []);
+});
+
+test('a region whose lock is held stays though no process here has its pid (another pid namespace)', BOUNDED, (t) => {
+  const dead = deadPid();
+  const objects = leaveRegion(t, dead);
+  const lock = lockRegion(privateRegionName(dead), false);
+  t.after(() => addon.unlockFile(lock));
+  assert.deepEqual(reclaim(process.pid, [dead]), []);
+  assert.deepEqual(objectsOf(dead), objects);
+});
+
+test('a region named by this process\'s own pid is a dead proxy\'s (pid reuse): it goes unless locked', BOUNDED, (t) => {
+  const own = process.pid;
+  const objects = leaveRegion(t, own);
+  assert.deepEqual(reclaim(own, [own]), [{ pid: own, objects, error: null }]);
+  assert.ok(!fs.existsSync(`/dev/shm${privateRegionName(own)}`));
+});
