@@ -44,7 +44,6 @@ export class Http2ConnectionManager {
     stats.downstream_cx_http2_total.inc();
     stats.downstream_cx_http2_active.inc();
     socket.on('error', ignoreError);
-    socket.on('close', this.onSocketClose);
     this.session = http2.performServerHandshake(socket, {
       settings: {
         maxConcurrentStreams: options.maxConcurrentStreams,
@@ -58,7 +57,9 @@ export class Http2ConnectionManager {
       maxHeaderListPairs: Math.max(128, 2 * factory.config.commonHttpProtocolOptions.maxHeadersCount),
     });
     const session = this.session;
-    session.on('error', ignoreError);
+    session.on('error', this.onSessionError);
+    // The session's close follows the socket's, after its error: the connection is over then.
+    session.on('close', this.onClose);
     session.on('stream', this.onStream);
     if (options.initialConnectionWindowSize > 65535) session.setLocalWindowSize(options.initialConnectionWindowSize);
     this.armIdleTimer();
@@ -122,7 +123,18 @@ export class Http2ConnectionManager {
     this.session.close();
   };
 
-  private readonly onSocketClose = (): void => {
+  /**
+   * nghttp2 refused what the peer sent (a bad preface, a frame it cannot parse): it sent GOAWAY
+   * and node:http2 closes the connection, then reports ERR_HTTP2_ERROR. Envoy counts a codec
+   * error as a protocol error and closes the connection itself.
+   */
+  private readonly onSessionError = (error: Error & { code?: string }): void => {
+    if (error.code !== 'ERR_HTTP2_ERROR') return;
+    this.stats.downstream_cx_protocol_error.inc();
+    this.closedLocally = true;
+  };
+
+  private readonly onClose = (): void => {
     this.factory.connections.delete(this);
     if (this.idleTimer !== null) clearTimeout(this.idleTimer);
     if (this.durationTimer !== null) clearTimeout(this.durationTimer);
