@@ -11,11 +11,10 @@ import * as https from 'node:https';
 import * as tls from 'node:tls';
 import { after, before, describe, test } from 'node:test';
 import { type CertificateFiles, makeCa, makeLeaf } from '../helpers/certificates';
-import { httpListener, localCluster } from '../helpers/config_fixtures';
+import { httpListener, localCluster, withDownstreamTls } from '../helpers/config_fixtures';
 import { startUpstream, type Upstream } from '../helpers/http_peers';
 import { makeTempDir, type RunningProxy, startProxy } from '../helpers/proxy_process';
 
-const TLS_CONTEXT = 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext';
 const SERVER_NAME = 'h2.example';
 const TIMEOUT = { timeout: 60_000 };
 const installed = (tool: string): boolean => spawnSync(tool, ['--version']).status === 0;
@@ -25,18 +24,7 @@ const WITH_H2LOAD = { skip: installed('h2load') ? false : 'h2load (Debian nghttp
 
 /** A listener `name` terminating TLS with `cert`, ALPN h2 then http/1.1, with `options` in its connection manager. */
 function tlsListener(name: string, cert: CertificateFiles, options: Record<string, unknown> = {}): Record<string, unknown> {
-  const listener = httpListener(name, 0, [{ match: { prefix: '/' }, route: { cluster: 'web' } }], options);
-  listener.filter_chains[0].transport_socket = {
-    name: 'envoy.transport_sockets.tls',
-    typed_config: {
-      '@type': TLS_CONTEXT,
-      common_tls_context: {
-        tls_certificates: [{ certificate_chain: { filename: cert.cert }, private_key: { filename: cert.key } }],
-        alpn_protocols: ['h2', 'http/1.1'],
-      },
-    },
-  };
-  return listener;
+  return withDownstreamTls(httpListener(name, 0, [{ match: { prefix: '/' }, route: { cluster: 'web' } }], options), cert, ['h2', 'http/1.1']);
 }
 
 interface H2Reply {

@@ -8,12 +8,11 @@ import * as net from 'node:net';
 import * as tls from 'node:tls';
 import { after, before, describe, test } from 'node:test';
 import { type CertificateFiles, makeCa, makeLeaf } from '../helpers/certificates';
-import { httpListener, localCluster } from '../helpers/config_fixtures';
+import { httpListener, localCluster, withDownstreamTls } from '../helpers/config_fixtures';
 import { startUpstream, type Upstream } from '../helpers/http_peers';
 import { makeTempDir, type RunningProxy, startProxy, waitFor } from '../helpers/proxy_process';
 import { seededRandom } from '../helpers/seeded_random';
 
-const TLS_CONTEXT = 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext';
 const TLS_INSPECTOR = 'type.googleapis.com/envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector';
 const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
 /** An empty SETTINGS frame, then a HEADERS frame on stream 0: a connection error (RFC 9113 section 6.2). */
@@ -69,18 +68,8 @@ describe('hostile peers through the proxy binary', { timeout: 60_000 }, () => {
     const cert = makeLeaf(dir, ca, 'server', 'DNS:hostile.example', 2);
     upstream = await startUpstream('web', (_req, res) => res.end('ok'));
     const routes = [{ match: { prefix: '/' }, route: { cluster: 'web' } }];
-    const tlsListener = httpListener('tls_in', 0, routes);
+    const tlsListener = withDownstreamTls(httpListener('tls_in', 0, routes), cert, ['h2', 'http/1.1']);
     tlsListener.listener_filters = [{ name: 'envoy.filters.listener.tls_inspector', typed_config: { '@type': TLS_INSPECTOR } }];
-    tlsListener.filter_chains[0].transport_socket = {
-      name: 'envoy.transport_sockets.tls',
-      typed_config: {
-        '@type': TLS_CONTEXT,
-        common_tls_context: {
-          tls_certificates: [{ certificate_chain: { filename: cert.cert }, private_key: { filename: cert.key } }],
-          alpn_protocols: ['h2', 'http/1.1'],
-        },
-      },
-    };
     proxy = await startProxy({ static_resources: { listeners: [httpListener('plain_in', 0, routes), tlsListener], clusters: [localCluster('web', upstream.port)] } });
     plainPort = await proxy.listenerPort('plain_in');
     tlsPort = await proxy.listenerPort('tls_in');
