@@ -319,6 +319,23 @@ test('a client that resets its HTTP/2 stream is counted, and its upstream reques
   await waitFor('the upstream saw the reset', () => (seen.active === 0 ? true : undefined));
 });
 
+test('a client that drops its connection with a stream in flight: counted as a remote close with an active request', TIMEOUT, async (t) => {
+  const { port: upstreamPort, seen } = await dualUpstream(t);
+  const { proxy, port } = await proxyWith(t, cluster('backend', upstreamPort));
+  seen.holding = true;
+  const session = http2.connect(`http://127.0.0.1:${port}`);
+  session.on('error', () => undefined);
+  const stream = session.request({ ':path': '/' });
+  stream.on('error', () => undefined);
+  await waitFor('the request upstream', () => (seen.held.length === 1 ? true : undefined));
+  session.destroy();
+  await waitFor('the connection closed', async () => ((await proxy.stat('http.ingress_http.downstream_cx_destroy')) === 1 ? true : undefined));
+  assert.equal(await proxy.stat('http.ingress_http.downstream_cx_destroy_remote'), 1);
+  assert.equal(await proxy.stat('http.ingress_http.downstream_cx_destroy_active_rq'), 1);
+  assert.equal(await proxy.stat('http.ingress_http.downstream_rq_rx_reset'), 1);
+  assert.equal(await proxy.stat('http.ingress_http.downstream_cx_protocol_error'), 0);
+});
+
 test('draining sends GOAWAY to HTTP/2 clients; the stream in flight completes', TIMEOUT, async (t) => {
   const upstream = await startUpstream('u');
   t.after(() => upstream.close());

@@ -44,6 +44,8 @@ export class Http2ConnectionManager {
     stats.downstream_cx_http2_total.inc();
     stats.downstream_cx_http2_active.inc();
     socket.on('error', ignoreError);
+    // Before node:http2's own listener: the streams still open are the ones the close cut short.
+    socket.on('close', this.onSocketClose);
     this.session = http2.performServerHandshake(socket, {
       settings: {
         maxConcurrentStreams: options.maxConcurrentStreams,
@@ -58,8 +60,7 @@ export class Http2ConnectionManager {
     });
     const session = this.session;
     session.on('error', this.onSessionError);
-    // The session's close follows the socket's, after its error: the connection is over then.
-    session.on('close', this.onClose);
+    session.on('close', this.onSessionClose);
     session.on('stream', this.onStream);
     if (options.initialConnectionWindowSize > 65535) session.setLocalWindowSize(options.initialConnectionWindowSize);
     this.armIdleTimer();
@@ -134,7 +135,7 @@ export class Http2ConnectionManager {
     this.closedLocally = true;
   };
 
-  private readonly onClose = (): void => {
+  private readonly onSocketClose = (): void => {
     this.factory.connections.delete(this);
     if (this.idleTimer !== null) clearTimeout(this.idleTimer);
     if (this.durationTimer !== null) clearTimeout(this.durationTimer);
@@ -143,11 +144,15 @@ export class Http2ConnectionManager {
     stats.downstream_cx_http2_active.dec();
     stats.downstream_cx_destroy.inc();
     stats.downstream_cx_length_ms.recordValue(performance.now() - this.connectionStartMs);
-    if (this.closedLocally) stats.downstream_cx_destroy_local.inc();
-    else stats.downstream_cx_destroy_remote.inc();
     if (this.streams.size > 0) stats.downstream_cx_destroy_active_rq.inc();
     for (const stream of [...this.streams]) stream.onConnectionClosed();
     this.factory.deps.clusters.releaseDownstream(this.socket);
+  };
+
+  /** After the socket's close and the session's error: only now is it known whose close it was. */
+  private readonly onSessionClose = (): void => {
+    if (this.closedLocally) this.stats.downstream_cx_destroy_local.inc();
+    else this.stats.downstream_cx_destroy_remote.inc();
   };
 }
 
