@@ -90,6 +90,7 @@ export class DownstreamTlsSocketFactory {
       if (tlsSocket.isSessionReused()) stats.session_reused.inc();
       if (tlsSocket.getPeerX509Certificate() === undefined) stats.no_certificate.inc();
       stats.negotiated(tlsSocket);
+      markEstablished(tlsSocket);
       onSecure(tlsSocket);
     });
     return tlsSocket;
@@ -102,6 +103,15 @@ export class DownstreamTlsSocketFactory {
     const error = chainVerifyError(socket);
     return this.verifier.verify({ authorized: error === null, authorizationError: error, certificate: socket.getPeerX509Certificate() });
   }
+}
+
+/**
+ * Clears `secureConnecting`, as tls.Server does once its handshake handler is done. A TLSSocket
+ * made outside a tls.Server keeps it set for good, and node:http2 then waits for a
+ * 'secureConnect' that a server socket never emits: the session never starts.
+ */
+function markEstablished(socket: tls.TLSSocket): void {
+  (socket as tls.TLSSocket & { secureConnecting: boolean }).secureConnecting = false;
 }
 
 /**

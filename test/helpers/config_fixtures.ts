@@ -13,6 +13,7 @@ const HCM_TYPE =
   'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager';
 const ROUTER_TYPE = 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router';
 const UPSTREAM_TLS_TYPE = 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext';
+const DOWNSTREAM_TLS_TYPE = 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext';
 
 function socketAddress(address: string, port: number): Json {
   return { socket_address: { address, port_value: port } };
@@ -194,6 +195,21 @@ export function httpListener(name: string, port: number, routes: Json[], options
       },
     ],
   };
+}
+
+/** `listener` with its first filter chain terminating TLS with `cert` (files), offering ALPN `alpn`. */
+export function withDownstreamTls(listener: Json, cert: { readonly cert: string; readonly key: string }, alpn: readonly string[]): Json {
+  listener.filter_chains[0].transport_socket = {
+    name: 'envoy.transport_sockets.tls',
+    typed_config: {
+      '@type': DOWNSTREAM_TLS_TYPE,
+      common_tls_context: {
+        tls_certificates: [{ certificate_chain: { filename: cert.cert }, private_key: { filename: cert.key } }],
+        alpn_protocols: [...alpn],
+      },
+    },
+  };
+  return listener;
 }
 
 /** A tcp_proxy listener on 127.0.0.1:`port` to `cluster`. */

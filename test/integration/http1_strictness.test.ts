@@ -1,7 +1,7 @@
 // The HTTP/1 codec's strictness through the real binary: requests two parsers could read
 // differently are answered 400 and their connection closed before any of them reaches the
-// upstream; HTTP/1.0 clients are served with accept_http_10; and a response's transfer coding
-// other than chunked reaches the client intact.
+// upstream, as are methods outside Envoy 1.16's table; HTTP/1.0 clients are served with
+// accept_http_10; and a response's transfer coding other than chunked reaches the client intact.
 
 import assert from 'node:assert/strict';
 import * as http from 'node:http';
@@ -10,7 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import * as zlib from 'node:zlib';
 import { httpListener, localCluster } from '../helpers/config_fixtures';
 import { closeServer, listen, startUpstream, type Upstream } from '../helpers/http_peers';
-import { type RunningProxy, startProxy } from '../helpers/proxy_process';
+import { giveUpAfter, type RunningProxy, startProxy } from '../helpers/proxy_process';
 
 const GZIPPED_TEXT = 'a body the proxy must not decode, '.repeat(20);
 
@@ -176,6 +176,27 @@ describe('HTTP/1 strictness through the proxy binary', { timeout: 60_000 }, () =
     assert.deepEqual(web.seen, []);
     assert.equal(await proxy.stat('http.ingress_http.downstream_cx_protocol_error'), wires.length);
     assert.equal(await proxy.stat('http.ingress_http.downstream_rq_4xx'), wires.length);
+  });
+
+  test('methods outside Envoy 1.16\'s table (case-sensitive) are 400 at the codec; the upstream never sees them', async () => {
+    const errors = (await proxy.stat('http.ingress_http.downstream_cx_protocol_error')) ?? 0;
+    const seen = web.seen.length;
+    const methods = ['FOOBAR', 'get', 'MKCOLA'];
+    for (const method of methods) {
+      const c = client();
+      c.send(`${method} /m HTTP/1.1\r\nHost: h\r\n\r\n`);
+      const response = await Promise.race([c.nextResponse(), giveUpAfter(5000).then(() => null)]);
+      if (response === null) assert.fail(`${method}: no response of our own in 5 s, got ${JSON.stringify(c.received.toString('latin1'))}`);
+      assert.match(response.head, /^HTTP\/1\.1 400 Bad Request\r\n/, method);
+      assert.match(response.head, /\r\nconnection: close\r\n/, method);
+      assert.equal(await c.untilEnd(), '', 'the connection closes after the 400');
+    }
+    assert.equal(web.seen.length, seen);
+    assert.equal(await proxy.stat('http.ingress_http.downstream_cx_protocol_error'), errors + methods.length);
+    // A method of the table that few clients use still goes through.
+    const known = client();
+    known.send('MKCOL /dav HTTP/1.1\r\nHost: h\r\n\r\n');
+    assert.match((await known.nextResponse()).head, /^HTTP\/1\.1 200 OK\r\n/);
   });
 
   test('HTTP/1.0 with accept_http_10: default host, keep-alive on request, close-delimited bodies', async () => {

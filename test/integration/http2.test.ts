@@ -12,7 +12,7 @@ import { httpListener } from '../helpers/config_fixtures';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { HotRestarterRun, uniqueBaseId, writeStartScript } from '../helpers/hot_restart_run';
-import { closeServer, listen, startUpstream } from '../helpers/http_peers';
+import { closeServer, listen, startUpstream, tcpUpstream } from '../helpers/http_peers';
 import { makeTempDir, request, type RunningProxy, startProxy, waitFor } from '../helpers/proxy_process';
 
 const TIMEOUT = { timeout: 90_000 };
@@ -168,6 +168,36 @@ test('downstream HTTP/2 with prior knowledge: h2load through the proxy to an HTT
   assert.equal(await proxy.stat('http.ingress_http.downstream_cx_http1_total'), 1);
 });
 
+test('an HTTP/2 :method outside the HTTP/1 table is forwarded as it came, as Envoy 1.16 does', TIMEOUT, async (t) => {
+  // nghttp2 holds :method to the token grammar; Envoy 1.16 checks nothing more on HTTP/2.
+  const requestLines: string[] = [];
+  const upstreamPort = await tcpUpstream(t, (socket) => {
+    socket.on('data', (c: Buffer) => {
+      requestLines.push(c.toString('latin1').split('\r\n')[0]);
+      socket.write('HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok');
+    });
+  });
+  const { port } = await proxyWith(t, cluster('backend', upstreamPort));
+  const statuses: number[] = [];
+  for (const method of ['FOOBAR', 'get']) {
+    statuses.push(
+      await new Promise<number>((resolve, reject) => {
+        const session = http2.connect(`http://127.0.0.1:${port}`);
+        session.on('error', reject);
+        const stream = session.request({ ':method': method, ':path': '/m' });
+        stream.on('response', (h) => {
+          session.close();
+          resolve(Number(h[':status']));
+        });
+        stream.on('error', reject);
+        stream.resume();
+      }),
+    );
+  }
+  assert.deepEqual(statuses, [200, 200]);
+  assert.deepEqual(requestLines, ['FOOBAR /m HTTP/1.1', 'get /m HTTP/1.1']);
+});
+
 test('codec_type HTTP1 refuses HTTP/2; codec_type HTTP2 serves it, with its stream limit', TIMEOUT, async (t) => {
   const upstream = await startUpstream('u');
   t.after(() => upstream.close());
@@ -287,6 +317,23 @@ test('a client that resets its HTTP/2 stream is counted, and its upstream reques
   assert.equal(await proxy.stat('http2.rx_reset'), 1);
   assert.equal(await proxy.stat('cluster.backend.http2.tx_reset'), 1);
   await waitFor('the upstream saw the reset', () => (seen.active === 0 ? true : undefined));
+});
+
+test('a client that drops its connection with a stream in flight: counted as a remote close with an active request', TIMEOUT, async (t) => {
+  const { port: upstreamPort, seen } = await dualUpstream(t);
+  const { proxy, port } = await proxyWith(t, cluster('backend', upstreamPort));
+  seen.holding = true;
+  const session = http2.connect(`http://127.0.0.1:${port}`);
+  session.on('error', () => undefined);
+  const stream = session.request({ ':path': '/' });
+  stream.on('error', () => undefined);
+  await waitFor('the request upstream', () => (seen.held.length === 1 ? true : undefined));
+  session.destroy();
+  await waitFor('the connection closed', async () => ((await proxy.stat('http.ingress_http.downstream_cx_destroy')) === 1 ? true : undefined));
+  assert.equal(await proxy.stat('http.ingress_http.downstream_cx_destroy_remote'), 1);
+  assert.equal(await proxy.stat('http.ingress_http.downstream_cx_destroy_active_rq'), 1);
+  assert.equal(await proxy.stat('http.ingress_http.downstream_rq_rx_reset'), 1);
+  assert.equal(await proxy.stat('http.ingress_http.downstream_cx_protocol_error'), 0);
 });
 
 test('draining sends GOAWAY to HTTP/2 clients; the stream in flight completes', TIMEOUT, async (t) => {

@@ -1,7 +1,8 @@
 // A cluster's common_http_protocol_options and http_protocol_options on its upstream connections,
 // through the in-process data plane against real upstreams on 127.0.0.1: idle_timeout and
 // max_connection_duration close pooled connections (HTTP/1 and HTTP/2), max_headers_count and a
-// malformed response reset the stream as Envoy 1.16 does (503, connection termination),
+// malformed response reset the stream as Envoy 1.16 does (503, connection termination, also for
+// a malformed chunked body that came with its head, before any byte reached the client),
 // max_stream_duration ends a try with 408, and proper_case_words spells request header names.
 
 import assert from 'node:assert/strict';
@@ -137,6 +138,68 @@ test('a malformed HTTP/1 response: 503 naming a connection termination, counted 
   assert.equal(reply.body, `${RESET_PREFIX}connection termination`);
   assert.equal(dp.stat('cluster.backend.upstream_cx_protocol_error'), 1);
   assert.equal(dp.stat('cluster.backend.upstream_rq_rx_reset'), 1);
+});
+
+const CHUNKED_HEAD = 'HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n';
+
+/** Bodies the chunked coding cannot read: a size that is no number, data without its CRLF, and a good chunk over 1 KiB before a bad one. */
+const MALFORMED_CHUNKED_BODIES = ['zz\r\nhello\r\n0\r\n\r\n', '5\r\nhelloXX0\r\n\r\n', `800\r\n${'a'.repeat(0x800)}\r\nzz\r\n`];
+
+/** One GET over a new HTTP/2 session with prior knowledge; its status. */
+function h2Status(port: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const session = http2.connect(`http://127.0.0.1:${port}`);
+    session.on('error', reject);
+    const stream = session.request({ ':path': '/' });
+    stream.on('response', (headers) => {
+      session.close();
+      resolve(Number(headers[':status']));
+    });
+    stream.on('error', reject);
+    stream.resume();
+  });
+}
+
+test('a malformed chunked response, sent whole: 503 before any byte reached the client, counted as a protocol error', TIMEOUT, async (t) => {
+  let next = 0;
+  const upstreamPort = await tcpUpstream(t, (socket) => {
+    socket.on('data', () => socket.write(CHUNKED_HEAD + MALFORMED_CHUNKED_BODIES[next++ % MALFORMED_CHUNKED_BODIES.length]));
+  });
+  const { dp, port } = await proxy(t, upstreamPort, {});
+  for (const body of MALFORMED_CHUNKED_BODIES) {
+    const reply = await request(port);
+    assert.deepEqual([reply.status, reply.body], [503, `${RESET_PREFIX}connection termination`], JSON.stringify(body.slice(0, 20)));
+  }
+  // An HTTP/2 client gets the same answer.
+  for (let i = 0; i < MALFORMED_CHUNKED_BODIES.length; i++) assert.equal(await h2Status(port), 503);
+  const n = 2 * MALFORMED_CHUNKED_BODIES.length;
+  assert.equal(dp.stat('cluster.backend.upstream_cx_protocol_error'), n);
+  assert.equal(dp.stat('cluster.backend.upstream_rq_rx_reset'), n);
+  assert.equal(dp.stat('cluster.backend.upstream_rq_503'), n);
+  assert.equal(dp.stat('cluster.backend.upstream_rq_200'), 0);
+  assert.equal(dp.stat('http.ingress_http.downstream_rq_5xx'), n);
+  assert.equal(dp.stat('http.ingress_http.downstream_rq_2xx'), 0);
+});
+
+test('a malformed chunk after the response head went out: the client\'s response is cut short', TIMEOUT, async (t) => {
+  const upstreamPort = await tcpUpstream(t, (socket) => {
+    socket.on('data', () => {
+      socket.write(`${CHUNKED_HEAD}5\r\nhello\r\n`);
+      setTimeout(() => socket.write('zz\r\n'), 100);
+    });
+  });
+  const { dp, port } = await proxy(t, upstreamPort, {});
+  const received = await new Promise<string>((resolve) => {
+    const socket = net.connect(port, '127.0.0.1', () => socket.write('GET / HTTP/1.1\r\nhost: h\r\n\r\n'));
+    let text = '';
+    socket.on('data', (c: Buffer) => (text += c.toString('latin1')));
+    socket.on('error', () => undefined);
+    socket.on('close', () => resolve(text));
+  });
+  assert.match(received, /^HTTP\/1\.1 200 OK\r\n/);
+  assert.ok(received.endsWith('5\r\nhello\r\n'), 'no last chunk: the client sees the response was cut short');
+  assert.equal(dp.stat('cluster.backend.upstream_cx_protocol_error'), 1);
+  assert.equal(dp.stat('http.ingress_http.rq_reset_after_downstream_response_started'), 1);
 });
 
 test('max_stream_duration: a try with no response in time is reset and answered 408', TIMEOUT, async (t) => {

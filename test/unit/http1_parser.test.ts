@@ -344,6 +344,17 @@ test('request lines: origin-form starts with /, ASCII only; 1.x above 1.1 is 1.1
   assert.equal(later.head.connectionClose, false);
 });
 
+test('request methods: Envoy 1.16\'s table, case-sensitive; any other is 400', () => {
+  for (const method of ['FOOBAR', 'get', 'Get', 'MKCOLA', 'GETS', 'QUERY', 'PRI']) {
+    const error = requestError(`${method} / HTTP/1.1\r\nHost: h\r\n\r\n`);
+    assert.deepEqual([error.status, error.details], [400, 'http1.codec_error'], method);
+  }
+  for (const method of ['GET', 'DELETE', 'MKCOL', 'M-SEARCH', 'PURGE', 'MKCALENDAR', 'SOURCE', 'UNLINK']) {
+    const [message] = parseRequests(`${method} / HTTP/1.1\r\nHost: h\r\n\r\n`);
+    assert.equal(message.head.method, method);
+  }
+});
+
 test('Host and absolute-form authorities are a uri-host with an optional port, without userinfo', () => {
   for (const host of ['example.com', 'example.com:8080', 'h:', '10.0.0.1:80', '[::1]:8080', '[2001:db8::1]', 'a%41b', "x!$&'()*+,;=y", '[v1.fe]']) {
     assert.equal(parseRequests(`GET / HTTP/1.1\r\nHost: ${host}\r\n\r\n`)[0].head.authority, host);

@@ -111,6 +111,15 @@ export class Router implements PoolCallbacks, ResponseDecoder {
   private requestComplete = false;
   private requestCompleteTime = 0;
   private responseStarted = false;
+  /**
+   * The upstream's response head, held to the end of the batch of upstream input it came in:
+   * a body the codec then finds malformed can still be answered 503, as no byte of the
+   * response has reached the client. Null once it went downstream (responseStarted).
+   */
+  private heldHead: ResponseHead | null = null;
+  private heldServiceTimeMs = 0;
+  /** The body that came in the same batch as the held head. */
+  private readonly heldBody: Buffer[] = [];
   private timeoutMs = 0;
   private timeoutArmed = false;
   private downstreamPaused = false;
@@ -349,19 +358,17 @@ export class Router implements PoolCallbacks, ResponseDecoder {
       // The response goes downstream: nothing is retried after this.
       this.dropRetry();
     }
-    this.responseStarted = true;
-    this.cluster!.info.stats.chargeResponseCode(head.status);
-    if (head.status >= 500) this.hostStats!.rq_error.inc();
-    else this.hostStats!.rq_success.inc();
-    const serviceTime = this.requestComplete ? Math.floor(performance.now() - this.requestCompleteTime) : 0;
-    this.downstream.encodeHeaders(head, serviceTime, this.setCookieHeaders);
+    this.heldHead = head;
+    this.heldServiceTimeMs = this.requestComplete ? Math.floor(performance.now() - this.requestCompleteTime) : 0;
   }
 
   onUpstreamBody(chunk: Buffer): void {
-    if (this.downstream.encodeData(chunk)) this.pauseUpstream();
+    if (this.heldHead !== null) this.heldBody.push(chunk);
+    else if (this.downstream.encodeData(chunk)) this.pauseUpstream();
   }
 
   onUpstreamComplete(): void {
+    if (this.heldHead !== null) this.startResponse();
     // Envoy's upstream_rq_time: from the end of the downstream request to the end of the response.
     const info = this.cluster!.info;
     if (this.requestComplete) {
@@ -393,6 +400,7 @@ export class Router implements PoolCallbacks, ResponseDecoder {
   }
 
   onUpstreamReadEnd(): void {
+    if (this.heldHead !== null) this.startResponse();
     if (this.downstream.flush()) this.pauseUpstream();
   }
 
@@ -402,6 +410,23 @@ export class Router implements PoolCallbacks, ResponseDecoder {
   }
 
   // ---- internals ---------------------------------------------------------------------------
+
+  /** The held head, and the body that came with it, go downstream: the response has started. */
+  private startResponse(): void {
+    const head = this.heldHead!;
+    this.heldHead = null;
+    this.responseStarted = true;
+    this.cluster!.info.stats.chargeResponseCode(head.status);
+    if (head.status >= 500) this.hostStats!.rq_error.inc();
+    else this.hostStats!.rq_success.inc();
+    this.downstream.encodeHeaders(head, this.heldServiceTimeMs, this.setCookieHeaders);
+    const body = this.heldBody;
+    if (body.length === 0) return;
+    let over = false;
+    for (const chunk of body) over = this.downstream.encodeData(chunk) || over;
+    body.length = 0;
+    if (over) this.pauseUpstream();
+  }
 
   /** Sends the request to `host` through `pool`: at once on an idle connection, else when one is ready. */
   private startTry(host: Host, pool: ConnectionPool): void {
@@ -602,8 +627,8 @@ export class Router implements PoolCallbacks, ResponseDecoder {
   };
 
   /**
-   * Ends the request with a local reply if nothing was sent downstream yet, else by resetting
-   * the downstream stream (Envoy's onUpstreamAbort).
+   * Ends the request with a local reply if nothing was sent downstream yet (a held head was
+   * not), else by resetting the downstream stream (Envoy's onUpstreamAbort).
    */
   private fail(status: number, body: string): void {
     if (this.responseStarted) {
@@ -664,6 +689,8 @@ export class Router implements PoolCallbacks, ResponseDecoder {
     this.setCookieHeaders = NO_HEADERS;
     this.pendingBody = null;
     this.pendingBytes = 0;
+    this.heldHead = null;
+    this.heldBody.length = 0;
     this.upstreamPaused = false;
   }
 

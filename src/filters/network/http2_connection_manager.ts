@@ -46,6 +46,7 @@ export class Http2ConnectionManager {
     stats.downstream_cx_http2_total.inc();
     stats.downstream_cx_http2_active.inc();
     socket.on('error', ignoreError);
+    // Before node:http2's own listener: the streams still open are the ones the close cut short.
     socket.on('close', this.onSocketClose);
     this.session = http2.performServerHandshake(socket, {
       settings: {
@@ -60,7 +61,8 @@ export class Http2ConnectionManager {
       maxHeaderListPairs: Math.max(128, 2 * factory.config.commonHttpProtocolOptions.maxHeadersCount),
     });
     const session = this.session;
-    session.on('error', ignoreError);
+    session.on('error', this.onSessionError);
+    session.on('close', this.onSessionClose);
     session.on('stream', this.onStream);
     if (options.initialConnectionWindowSize > 65535) session.setLocalWindowSize(options.initialConnectionWindowSize);
     this.armIdleTimer();
@@ -124,6 +126,17 @@ export class Http2ConnectionManager {
     this.session.close();
   };
 
+  /**
+   * nghttp2 refused what the peer sent (a bad preface, a frame it cannot parse): it sent GOAWAY
+   * and node:http2 closes the connection, then reports ERR_HTTP2_ERROR. Envoy counts a codec
+   * error as a protocol error and closes the connection itself.
+   */
+  private readonly onSessionError = (error: Error & { code?: string }): void => {
+    if (error.code !== 'ERR_HTTP2_ERROR') return;
+    this.stats.downstream_cx_protocol_error.inc();
+    this.closedLocally = true;
+  };
+
   private readonly onSocketClose = (): void => {
     this.factory.connections.delete(this);
     if (this.idleTimer !== null) clearTimeout(this.idleTimer);
@@ -133,8 +146,6 @@ export class Http2ConnectionManager {
     stats.downstream_cx_http2_active.dec();
     stats.downstream_cx_destroy.inc();
     stats.downstream_cx_length_ms.recordValue(performance.now() - this.connectionStartMs);
-    if (this.closedLocally) stats.downstream_cx_destroy_local.inc();
-    else stats.downstream_cx_destroy_remote.inc();
     if (this.streams.size > 0) stats.downstream_cx_destroy_active_rq.inc();
     const log = this.factory.deps.connectionLog;
     if (log.enabled('debug')) {
@@ -143,6 +154,12 @@ export class Http2ConnectionManager {
     }
     for (const stream of [...this.streams]) stream.onConnectionClosed();
     this.factory.deps.clusters.releaseDownstream(this.socket);
+  };
+
+  /** After the socket's close and the session's error: only now is it known whose close it was. */
+  private readonly onSessionClose = (): void => {
+    if (this.closedLocally) this.stats.downstream_cx_destroy_local.inc();
+    else this.stats.downstream_cx_destroy_remote.inc();
   };
 }
 

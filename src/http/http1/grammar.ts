@@ -6,7 +6,7 @@ const TCHAR = "[!#$%&'*+\\-.^_`|~0-9A-Za-z]";
 const QUOTED_STRING = '"(?:[\\t \\x21\\x23-\\x5b\\x5d-\\x7e\\x80-\\xff]|\\\\[\\t \\x21-\\x7e\\x80-\\xff])*"';
 const OWS = '[ \\t]*';
 
-/** token: header names, methods. */
+/** token: header names. */
 export const TOKEN = new RegExp(`^${TCHAR}+$`);
 
 /** transfer-coding = token *( OWS ";" OWS token "=" ( token / quoted-string ) ); the name captured. */

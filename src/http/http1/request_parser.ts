@@ -6,9 +6,9 @@ import { isValidAuthority } from '../authority';
 import { dropUnderscoreHeaders, hasUnderscoreHeader } from '../underscore_headers';
 import { CodecError } from './codec_error';
 import type { Http1CodecStats } from './codec_stats';
-import { TOKEN } from './grammar';
 import { checkHeadCharacters, lineEnd, parseHeaderFields, tooManyHeaders } from './header_fields';
 import { BODY_CHUNKED, RequestHead } from './message_head';
+import { isKnownMethod } from './methods';
 import { Http1Parser, type ParserCallbacks } from './parser';
 
 /**
@@ -45,7 +45,7 @@ export class RequestParser extends Http1Parser<RequestHead> {
     if (sp1 <= 0 || sp2 < 0 || sp2 >= eol) throw new CodecError(400, 'http1.codec_error');
     const method = text.slice(0, sp1);
     const target = text.slice(sp1 + 1, sp2);
-    if (!TOKEN.test(method) || !TARGET.test(target)) throw new CodecError(400, 'http1.codec_error');
+    if (!isKnownMethod(method) || !TARGET.test(target)) throw new CodecError(400, 'http1.codec_error');
     const version = text.slice(sp2 + 1, eol);
     const http10 = version === HTTP_1_1 ? false : this.isHttp10(version);
 
