@@ -47,6 +47,7 @@ bench: build
 	node dist/bench/eds_update.js
 	node dist/bench/cds_scale.js
 	node --expose-gc dist/bench/prometheus_exposition.js
+	node dist/bench/ipc_channel.js
 	node dist/bench/pick_cost.js
 	node dist/bench/lb_table_build.js
 	node dist/bench/lb_picks.js

@@ -148,3 +148,25 @@ export function scaleBenchListener(port: number, cluster: string, validateCluste
     ],
   };
 }
+
+/**
+ * `clusters` STATIC clusters `c0`.. of 3 hosts each (127.0.0.1 to .3 on `upstreamPort`), the
+ * scale benchmarks' bootstrap, with scaleBenchListener routing to `c0`.
+ */
+export function staticClustersBootstrap(clusters: number, upstreamPort: number, listenPort: number, adminPort: number): object {
+  const socket = (address: string, port: number) => ({ socket_address: { address, port_value: port } });
+  return {
+    admin: { access_log_path: '/dev/null', address: socket('127.0.0.1', adminPort) },
+    static_resources: {
+      listeners: [scaleBenchListener(listenPort, 'c0')],
+      clusters: Array.from({ length: clusters }, (_, i) => ({
+        name: `c${i}`,
+        connect_timeout: '1s',
+        load_assignment: {
+          cluster_name: `c${i}`,
+          endpoints: [{ lb_endpoints: ['127.0.0.1', '127.0.0.2', '127.0.0.3'].map((a) => ({ endpoint: { address: socket(a, upstreamPort) } })) }],
+        },
+      })),
+    },
+  };
+}

@@ -18,29 +18,11 @@ import { SharedStatsStore } from '../src/stats/store';
 import { freePort } from './free_port';
 import { fetchOnce } from './http_probe';
 import { median } from './summary';
-import { scaleBenchListener } from './proxy_config';
+import { staticClustersBootstrap } from './proxy_config';
 
 const PROXY_BIN = path.resolve(__dirname, '..', '..', 'bin', 'proxy');
 const START_TIMEOUT_MS = 120_000;
 const INCREMENTS = 10_000_000;
-
-function bootstrap(clusters: number, upstreamPort: number, listenPort: number, adminPort: number): unknown {
-  const socket = (address: string, port: number) => ({ socket_address: { address, port_value: port } });
-  return {
-    admin: { access_log_path: '/dev/null', address: socket('127.0.0.1', adminPort) },
-    static_resources: {
-      listeners: [scaleBenchListener(listenPort, 'c0')],
-      clusters: Array.from({ length: clusters }, (_, i) => ({
-        name: `c${i}`,
-        connect_timeout: '1s',
-        load_assignment: {
-          cluster_name: `c${i}`,
-          endpoints: [{ lb_endpoints: ['127.0.0.1', '127.0.0.2', '127.0.0.3'].map((a) => ({ endpoint: { address: socket(a, upstreamPort) } })) }],
-        },
-      })),
-    },
-  };
-}
 
 function rssMiB(pid: number): number {
   const line = fs.readFileSync(`/proc/${pid}/status`, 'utf8').split('\n').find((l) => l.startsWith('VmRSS:'))!;
@@ -73,7 +55,7 @@ async function main(): Promise<void> {
   const upstreamPort = (upstream.address() as { port: number }).port;
   const [listenPort, adminPort] = [await freePort(), await freePort()];
   const config = path.join(dir, 'bootstrap.json');
-  fs.writeFileSync(config, JSON.stringify(bootstrap(clusters, upstreamPort, listenPort, adminPort)));
+  fs.writeFileSync(config, JSON.stringify(staticClustersBootstrap(clusters, upstreamPort, listenPort, adminPort)));
   const baseId = 300_000 + (process.pid % 100_000);
   const started = performance.now();
   const child = spawn(process.execPath, [PROXY_BIN, '-c', config, '--base-id', String(baseId), '--concurrency', '2', '-l', 'error'], {

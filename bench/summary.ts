@@ -37,6 +37,14 @@ export function median(values: readonly number[]): number {
   return sorted.length % 2 === 1 ? (sorted[middle] as number) : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
 }
 
+/** The nearest-rank `p`th percentile (0 < p <= 100): the smallest value at least p% of them do not exceed. */
+export function percentile(values: readonly number[], p: number): number {
+  if (values.length === 0) throw new SummaryError(`percentile ${p} of no values`);
+  if (!(p > 0 && p <= 100)) throw new SummaryError(`percentile ${p} is not in (0, 100]`);
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.ceil((p / 100) * sorted.length) - 1] as number;
+}
+
 /** Null when no request completed: CPU spent on nothing has no per-request cost. */
 export function cpuUsPerRequest(cpuTicks: number, ticksPerSecond: number, requests: number): number | null {
   return requests === 0 ? null : (cpuTicks * 1e6) / ticksPerSecond / requests;

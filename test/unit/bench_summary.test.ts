@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { cpuUsPerRequest, median, ratiosTo, summarize, SummaryError, type Round } from '../../bench/summary';
+import { cpuUsPerRequest, median, percentile, ratiosTo, summarize, SummaryError, type Round } from '../../bench/summary';
 import type { LoadResult } from '../../bench/load_result';
 
 function wrk(requestsPerSecond: number, overrides: Partial<LoadResult> = {}): LoadResult {
@@ -20,6 +20,18 @@ test('median of odd and even counts; none is an error', () => {
   assert.equal(median([4, 1, 3, 2]), 2.5);
   assert.equal(median([7]), 7);
   assert.throws(() => median([]), SummaryError);
+});
+
+test('nearest-rank percentile: p99 of 1..100 is 99, of 1..1000 is 990; bad input is an error', () => {
+  const hundred = Array.from({ length: 100 }, (_, i) => 100 - i);
+  assert.equal(percentile(hundred, 99), 99);
+  assert.equal(percentile(hundred, 50), 50);
+  assert.equal(percentile(hundred, 100), 100);
+  assert.equal(percentile(Array.from({ length: 1000 }, (_, i) => i + 1), 99), 990);
+  assert.equal(percentile([5], 1), 5);
+  assert.throws(() => percentile([], 50), SummaryError);
+  assert.throws(() => percentile([1], 0), SummaryError);
+  assert.throws(() => percentile([1], 101), SummaryError);
 });
 
 test('CPU per request converts clock ticks to microseconds', () => {
