@@ -130,23 +130,27 @@ export class AdminServer {
   private readonly stats: AdminStats;
   private bound: AddressInfo | null = null;
   private streams = 0;
+  private readonly log: Logger;
+  private readonly traffic: AdminTrafficLog;
 
   constructor(
     private readonly handlers: readonly AdminHandler[],
     stats: Scope,
-    private readonly log: Logger,
+    log: Logger,
     private readonly accessLog: AccessLogSink,
-    private readonly traffic: AdminTrafficLog,
+    traffic: AdminTrafficLog,
     /** A handler or renderer threw: a bug of ours, which the server survives (counted, see caught_failures.ts). */
     private readonly onCaughtFailure: (error: unknown) => void,
   ) {
+    this.log = log.forFile(__filename);
+    this.traffic = { ids: traffic.ids, connHandler: traffic.connHandler.forFile(__filename), http: traffic.http.forFile(__filename) };
     for (const h of handlers) this.byPath.set(h.path, h);
     this.stats = adminStats(stats.scope('http.admin'), stats.scope('listener.admin'));
     this.server = http.createServer((req, res) => this.serve(req, res));
     this.server.on('connection', (socket: Socket) => {
-      const id = traffic.ids.nextConnection();
+      const id = this.traffic.ids.nextConnection();
       this.connectionIds.set(socket, id);
-      if (traffic.connHandler.enabled('debug')) traffic.connHandler.debug(`[C${id}] new connection`);
+      if (this.traffic.connHandler.enabled('debug')) this.traffic.connHandler.debug(`[C${id}] new connection`);
       this.stats.cxTotal.inc();
       this.stats.cxActive.inc();
       const openedMs = performance.now();

@@ -60,7 +60,7 @@ async function run(options: Options, warnings: readonly string[]): Promise<void>
     fail(`unable to open file '${options.logPath}': ${error.message}`),
   );
   const log = loggerFactory(logs);
-  const mainLog = log('main');
+  const mainLog = log('main').forFile(__filename);
   for (const warning of warnings) mainLog.warn(warning);
 
   // Every exit waits for the log lines before it to be written, in order.
@@ -131,7 +131,7 @@ async function run(options: Options, warnings: readonly string[]): Promise<void>
  * distinct unknown field accepted. When it is invalid, logs why and returns null.
  */
 function loadOrReport(options: Options, logFactory: LoggerFactory): LoadedBootstrap | null {
-  const log = logFactory('main');
+  const log = logFactory('main').forFile(__filename);
   const disabled = resolveDisabledExtensions(options.disabledExtensions);
   for (const note of disabled.notes) {
     if (note.level === 'info') log.info(note.text);

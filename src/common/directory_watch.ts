@@ -12,7 +12,8 @@ export type DirectoryEvent = 'rename' | 'change';
  * or removed. `what` says in the log what the watch is for. Null when the directory cannot be
  * watched (logged): the caller goes on without reloads.
  */
-export function watchDirectory(directory: string, what: string, log: Logger, onChange: (name: string, event: DirectoryEvent) => void): fs.FSWatcher | null {
+export function watchDirectory(directory: string, what: string, componentLog: Logger, onChange: (name: string, event: DirectoryEvent) => void): fs.FSWatcher | null {
+  const log = componentLog.forFile(__filename);
   try {
     const watcher = fs.watch(directory, { persistent: false }, (event, name) => {
       if (name !== null) onChange(name.toString(), event);

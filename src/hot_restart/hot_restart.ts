@@ -53,13 +53,16 @@ export class DomainSocketHotRestart implements HotRestart {
   private parentEndpoint: ParentEndpoint | null = null;
   /** Set once the parent failed to answer: later requests would only wait out their timeouts. */
   private parentGone = false;
+  private readonly log: Logger;
 
   private constructor(
     readonly baseId: number,
     private readonly sockets: HotRestartSockets,
     private readonly child: ChildEndpoint,
-    private readonly log: Logger,
-  ) {}
+    log: Logger,
+  ) {
+    this.log = log.forFile(__filename);
+  }
 
   /**
    * Binds this epoch's two domain sockets (which also proves no other process runs this epoch

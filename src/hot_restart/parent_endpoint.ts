@@ -31,14 +31,17 @@ export class ParentEndpoint {
   private timer: NodeJS.Timeout | null = null;
   /** Requests are handled one at a time, in the order they came. */
   private handling: Promise<void> = Promise.resolve();
+  private readonly log: Logger;
 
   /** `socket` is this epoch's parent socket (HotRestartSockets.parent). */
   constructor(
     private readonly socket: DomainSocket,
     private readonly handlers: ParentHandlers,
-    private readonly log: Logger,
+    log: Logger,
     private readonly pollIntervalMs = PARENT_POLL_INTERVAL_MS,
-  ) {}
+  ) {
+    this.log = log.forFile(__filename);
+  }
 
   /** Starts answering. The poll timer does not keep the process alive. */
   start(): void {

@@ -197,7 +197,7 @@ export class ListenerManager {
 
   constructor(private readonly deps: ListenerManagerDeps) {
     this.totalConnections = deps.stats.gauge('server.total_connections');
-    this.connHandlerLog = deps.log('conn_handler');
+    this.connHandlerLog = deps.log('conn_handler').forFile(__filename);
   }
 
   /**

@@ -20,7 +20,7 @@ export interface LogManagerOptions {
   readonly format: LineFormat;
   /** --log-path; null writes to stderr. */
   readonly path: string | null;
-  /** --enable-fine-grain-logging: `logger()` hands out per-file loggers. */
+  /** --enable-fine-grain-logging: a logger's `forFile` hands out per-file loggers. */
   readonly fineGrain: boolean;
 }
 
@@ -40,7 +40,10 @@ export class LogManager {
   readonly path: string | null;
   readonly fineGrain: boolean;
   private readonly components: ReadonlyMap<ComponentName, Logger>;
+  /** File loggers by shown path, in the order they were created. */
   private readonly files = new Map<string, Logger>();
+  /** The same loggers by the `__filename` that asked, so that asking again costs one lookup. */
+  private readonly filesByModule = new Map<string, Logger>();
   private readonly fileRules = new FileLevelRules();
   private readonly engine: Engine;
   private readonly context: LoggerContext;
@@ -73,6 +76,7 @@ export class LogManager {
     this.context = {
       clock: new HighResolutionClock(),
       locator: options.format.usesLocation ? new SourceLocator(PACKAGE_ROOT) : null,
+      files: options.fineGrain ? (filename) => this.forFile(filename) : null,
     };
     this.components = new Map(
       COMPONENT_NAMES.map((name) => {
@@ -87,11 +91,6 @@ export class LogManager {
     return this.fileDefaultLevel;
   }
 
-  /** The logger a module uses: its file's with fine-grain logging, else its component's. */
-  logger(component: ComponentName, filename: string): Logger {
-    return this.fineGrain ? this.forFile(filename) : this.component(component);
-  }
-
   component(name: ComponentName): Logger {
     // The map holds every ComponentName.
     return this.components.get(name)!;
@@ -99,12 +98,15 @@ export class LogManager {
 
   /** The per-file logger of `filename` (a module's `__filename`), named by its source path. */
   forFile(filename: string): Logger {
+    let logger = this.filesByModule.get(filename);
+    if (logger !== undefined) return logger;
     const name = sourcePath(filename, PACKAGE_ROOT);
-    let logger = this.files.get(name);
+    logger = this.files.get(name);
     if (logger === undefined) {
       logger = this.newLogger(name, this.fileRules.levelFor(name) ?? this.fileDefaultLevel);
       this.files.set(name, logger);
     }
+    this.filesByModule.set(filename, logger);
     return logger;
   }
 

@@ -7,7 +7,6 @@ import type { LogLevel } from './level';
 import type { LoggerFactory } from './logger_api';
 import { LogManager } from './log_manager';
 import { compilePattern, withLocationPrefix } from './pattern';
-import { PACKAGE_ROOT, SourceLocator } from './source_location';
 
 export interface LogSettings {
   readonly level: LogLevel;
@@ -38,15 +37,9 @@ export async function openLogs(s: LogSettings, threadId: number): Promise<LogMan
 
 /**
  * Component loggers by name; a name outside Envoy's registry logs as `misc`. With fine-grain
- * logging, the logger of the source file that asked instead (Envoy's per-file loggers): the
- * caller is looked up once, when the logger is handed out, not at each line.
+ * logging, each module that writes lines takes its own file's logger from the one it is handed
+ * (`log.forFile(__filename)`), as Envoy's per-file loggers belong to the file whose macro writes.
  */
 export function loggerFactory(logs: LogManager): LoggerFactory {
-  const locator = logs.fineGrain ? new SourceLocator(PACKAGE_ROOT) : null;
-  const factory: LoggerFactory = (component) => {
-    const caller = locator?.locate(factory);
-    if (caller) return logs.forFile(caller.path);
-    return logs.component(isComponentName(component) ? component : 'misc');
-  };
-  return factory;
+  return (component) => logs.component(isComponentName(component) ? component : 'misc');
 }

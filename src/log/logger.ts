@@ -9,6 +9,8 @@ export interface LoggerContext {
   readonly clock: HighResolutionClock;
   /** Null when the format prints no source location, so none is ever captured. */
   readonly locator: SourceLocator | null;
+  /** With fine-grain logging, the per-file loggers by `__filename`; null without it. */
+  readonly files: ((filename: string) => Logger) | null;
 }
 
 /**
@@ -34,6 +36,11 @@ export class Logger {
 
   setLevel(level: LogLevel): void {
     this.engine.level = pinoLevel(level);
+  }
+
+  /** Without fine-grain logging every module writes through the logger it was handed. */
+  forFile(filename: string): Logger {
+    return this.context.files === null ? this : this.context.files(filename);
   }
 
   /** For messages that are costly to build: `if (log.enabled('debug')) log.debug(dump(x))`. */

@@ -12,6 +12,12 @@ export interface Logger {
   warn(message: string): void;
   error(message: string): void;
   critical(message: string): void;
+  /**
+   * The logger of the lines module `filename` (its `__filename`) writes: with fine-grain logging
+   * that source file's own, otherwise this very logger. A module asks once, where it takes its
+   * logger, never per line.
+   */
+  forFile(filename: string): Logger;
 }
 
 /** Returns the logger of a component such as `connection`, `http`, `router`, `pool`, `upstream`. */

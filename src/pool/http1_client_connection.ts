@@ -57,7 +57,7 @@ export class Http1ClientConnection implements RequestEncoder, UpstreamConnection
   ) {
     this.hostStats = target.hostStats;
     this.cluster = target.cluster;
-    this.log = target.logs.client;
+    this.log = target.logs.client.forFile(__filename);
     if (this.log.enabled('debug')) this.log.debug(`[C${id}] connecting`);
     this.parser = new ResponseParser(this, target.cluster.maxResponseHeadersCount);
     this.upstream = new UpstreamConnection(target, this, { allowHalfOpen: false, http1: true }, downstream, id);

@@ -6,6 +6,7 @@
 // waits for one to free up), and a request is given a connection only if max_requests allows.
 
 import type { ConnectionPool, PoolCallbacks, ResponseDecoder } from '../http/codec';
+import type { Logger } from '../log/logger_api';
 import type { HostStats } from '../stats/stats';
 import type { ResourceManager } from '../upstream/resource_manager';
 import { type ConnectionOwner, Http1ClientConnection } from './http1_client_connection';
@@ -20,6 +21,7 @@ export class Http1ConnectionPool implements ConnectionPool, ConnectionOwner {
   private readonly connections = new Set<Http1ClientConnection>();
   private connecting = 0;
   private draining = false;
+  private readonly log: Logger;
 
   /**
    * `resources`: the circuit breakers of the pool's priority. The pool's own unit of
@@ -30,6 +32,7 @@ export class Http1ConnectionPool implements ConnectionPool, ConnectionOwner {
     resources: ResourceManager,
   ) {
     this.admission = new PoolAdmission(target, resources);
+    this.log = target.logs.pool.forFile(__filename);
   }
 
   get hostStats(): HostStats {
@@ -44,7 +47,7 @@ export class Http1ConnectionPool implements ConnectionPool, ConnectionOwner {
     let connection = this.idle.pop();
     // One closing (idle timeout, max_connection_duration) leaves the list when its socket closes.
     while (connection !== undefined && connection.draining) connection = this.idle.pop();
-    const log = this.target.logs.pool;
+    const log = this.log;
     if (connection !== undefined) {
       if (log.enabled('debug')) log.debug(`[C${connection.id}] using existing connection`);
       if (!this.attach(connection, decoder, callbacks)) this.idle.push(connection);
@@ -88,7 +91,7 @@ export class Http1ConnectionPool implements ConnectionPool, ConnectionOwner {
   }
 
   onConnectionFailure(connection: Http1ClientConnection, reason: ConnectFailureReason): void {
-    const log = this.target.logs.pool;
+    const log = this.log;
     if (log.enabled('debug')) log.debug(`[C${connection.id}] client disconnected, failure reason: ${reason}`);
     this.connecting--;
     this.connections.delete(connection);
@@ -98,7 +101,7 @@ export class Http1ConnectionPool implements ConnectionPool, ConnectionOwner {
   }
 
   onStreamDone(connection: Http1ClientConnection, reusable: boolean): void {
-    const log = this.target.logs.pool;
+    const log = this.log;
     if (log.enabled('debug')) log.debug(`[C${connection.id}] response complete`);
     this.admission.streamDone();
     const max = this.target.cluster.maxRequestsPerConnection;
@@ -110,7 +113,7 @@ export class Http1ConnectionPool implements ConnectionPool, ConnectionOwner {
   }
 
   onConnectionClosed(connection: Http1ClientConnection): void {
-    const log = this.target.logs.pool;
+    const log = this.log;
     if (log.enabled('debug')) log.debug(`[C${connection.id}] client disconnected, failure reason: `);
     this.connections.delete(connection);
     this.admission.releaseConnection();
@@ -128,7 +131,7 @@ export class Http1ConnectionPool implements ConnectionPool, ConnectionOwner {
     if (!this.admission.admitConnection(this.connections.size > 0)) return;
     this.connecting++;
     const id = this.target.logs.ids.nextConnection();
-    const log = this.target.logs.pool;
+    const log = this.log;
     if (log.enabled('debug')) log.debug(`[C${id}] creating a new connection`);
     this.connections.add(new Http1ClientConnection(this.target, this, downstream, id));
   }
@@ -136,7 +139,7 @@ export class Http1ConnectionPool implements ConnectionPool, ConnectionOwner {
   /** A connection is free: the oldest waiting request gets it, or it goes idle. */
   private release(connection: Http1ClientConnection): void {
     for (let next = this.admission.dequeue(); next !== undefined; next = this.admission.dequeue()) {
-      const log = this.target.logs.pool;
+      const log = this.log;
       if (log.enabled('debug')) log.debug(`[C${connection.id}] attaching to next request`);
       // A request refused by max_requests leaves the connection free for the next one.
       if (this.attach(connection, next.decoder, next.callbacks)) return;
@@ -144,7 +147,7 @@ export class Http1ConnectionPool implements ConnectionPool, ConnectionOwner {
     if (this.draining) {
       connection.close();
     } else {
-      const log = this.target.logs.pool;
+      const log = this.log;
       if (log.enabled('debug')) log.debug(`[C${connection.id}] moving to ready`);
       this.idle.push(connection);
       connection.markIdle();

@@ -52,7 +52,8 @@ export class Http2ClientConnection implements UpstreamConnectionCallbacks {
     readonly id: number,
   ) {
     this.cluster = target.cluster;
-    if (target.logs.client.enabled('debug')) target.logs.client.debug(`[C${id}] connecting`);
+    const log = target.logs.client.forFile(__filename);
+    if (log.enabled('debug')) log.debug(`[C${id}] connecting`);
     this.upstream = new UpstreamConnection(target, this, { allowHalfOpen: false, http1: false, http2: true }, downstream, id);
   }
 

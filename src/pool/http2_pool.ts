@@ -7,6 +7,7 @@
 
 import type { Http2ProtocolOptions } from '../config/model';
 import type { ConnectionPool, PoolCallbacks, ResponseDecoder } from '../http/codec';
+import type { Logger } from '../log/logger_api';
 import type { HostStats } from '../stats/stats';
 import type { ResourceManager } from '../upstream/resource_manager';
 import type { DownstreamAddresses } from '../network/downstream_addresses';
@@ -23,6 +24,7 @@ export class Http2ConnectionPool implements ConnectionPool, Http2ConnectionOwner
   private connectingCapacity = 0;
   private draining = false;
   private readonly options: Http2ProtocolOptions;
+  private readonly log: Logger;
 
   /** As the HTTP/1 pool: the pool's unit of max_connection_pools was taken by its maker. */
   constructor(
@@ -31,6 +33,7 @@ export class Http2ConnectionPool implements ConnectionPool, Http2ConnectionOwner
   ) {
     this.admission = new PoolAdmission(target, resources);
     this.options = target.cluster.http2ProtocolOptions!;
+    this.log = target.logs.pool.forFile(__filename);
   }
 
   get hostStats(): HostStats {
@@ -39,7 +42,7 @@ export class Http2ConnectionPool implements ConnectionPool, Http2ConnectionOwner
 
   newStream(decoder: ResponseDecoder, callbacks: PoolCallbacks, downstream: DownstreamAddresses): void {
     const ready = this.readyConnection();
-    const log = this.target.logs.pool;
+    const log = this.log;
     if (ready !== null) {
       if (log.enabled('debug')) log.debug(`[C${ready.id}] using existing connection`);
       this.attach(ready, decoder, callbacks);
@@ -136,7 +139,7 @@ export class Http2ConnectionPool implements ConnectionPool, Http2ConnectionOwner
     this.connecting++;
     this.connectingCapacity += this.options.maxConcurrentStreams;
     const id = this.target.logs.ids.nextConnection();
-    const log = this.target.logs.pool;
+    const log = this.log;
     if (log.enabled('debug')) log.debug(`[C${id}] creating a new connection`);
     this.connections.add(new Http2ClientConnection(this.target, this, this.options, downstream, id));
   }

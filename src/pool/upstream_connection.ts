@@ -88,7 +88,7 @@ export class UpstreamConnection {
     readonly id: number,
   ) {
     const { host, hostStats, cluster } = target;
-    this.log = target.logs.connection;
+    this.log = target.logs.connection.forFile(__filename);
     if (this.log.enabled('debug')) this.log.debug(`[C${id}] connecting to ${host.ip}:${host.port}`);
     this.cluster = cluster;
     this.hostStats = hostStats;

@@ -36,8 +36,10 @@ export class RuntimeLoader {
   private loaded: readonly LoadedLayer[] = [];
   private final: RuntimeValues = [];
   private readonly watcher: SymlinkWatcher | null;
+  private readonly log: Logger;
 
   constructor(private readonly deps: RuntimeLoaderDeps) {
+    this.log = deps.log.forFile(__filename);
     const links = [...new Set(deps.layers.flatMap((l) => (l.kind === 'disk' ? [l.symlinkRoot] : [])))];
     this.watcher = links.length === 0 ? null : new SymlinkWatcher(links, () => this.reload('disk layer symlink changed'), deps.pollIntervalMs);
     this.load();
@@ -74,12 +76,13 @@ export class RuntimeLoader {
 
   private reload(why: string): void {
     this.load();
-    this.deps.log.debug(`runtime reloaded (${why}): ${this.final.length} keys`);
+    this.log.debug(`runtime reloaded (${why}): ${this.final.length} keys`);
     this.deps.onChange(this.final);
   }
 
   private load(): void {
-    const { stats, log } = this.deps;
+    const { stats } = this.deps;
+    const log = this.log;
     const result = loadLayers(this.deps.layers, {
       serviceCluster: this.deps.serviceCluster,
       admin: this.admin,

@@ -175,7 +175,7 @@ export class Supervisor implements ServerInfoSource {
 
   constructor(private readonly deps: SupervisorDeps) {
     this.restartEpoch = deps.options.restartEpoch;
-    this.log = deps.log('main');
+    this.log = deps.log('main').forFile(__filename);
     this.tracer = deps.options.enableMutexTracing ? new MutexTracer() : null;
     const { statsConfig } = deps.bootstrap;
     this.tags = new TagExtractor(statsConfig);

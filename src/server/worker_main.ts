@@ -91,7 +91,7 @@ function adminRequestHandler(init: WorkerInit, logsOpened: Promise<LogManager>):
  */
 async function run(init: WorkerInit, started: Promise<WorkerStart>, control: WorkerControl): Promise<(m: SupervisorMessage) => void> {
   const logs = await control.logsOpened;
-  const log = logs.component('main');
+  const log = logs.component('main').forFile(__filename);
   const region = attachRegion(init.regionName);
   // A worker's waits on the region's locks count in the supervisor's GET /contention.
   if (init.mutexTracing) region.segments.onContention = new ContentionReporter((stats) => send({ v: WORKER_PROTOCOL_VERSION, type: 'contention', stats })).record;

@@ -68,11 +68,13 @@ const CLUSTER_CHANGES: ReadonlySet<SupervisorMessage['type']> = new Set(['cluste
 
 export class WorkerPool {
   private readonly slots: Slot[];
+  private readonly log: Logger;
   /** Set by drain() and stop(): a worker that dies now is not replaced. */
   private stopping = false;
   private lastRequestId = 0;
 
   constructor(private readonly deps: WorkerPoolDeps) {
+    this.log = deps.log.forFile(__filename);
     this.slots = Array.from({ length: deps.count }, (_, index) => ({
       index,
       column: deps.columns[index]!,
@@ -201,7 +203,7 @@ export class WorkerPool {
     slot.child = child;
     slot.started = false;
     slot.startedAt = Date.now();
-    this.deps.log.info(`worker ${slot.index} starting as pid ${child.pid}`);
+    this.log.info(`worker ${slot.index} starting as pid ${child.pid}`);
     child.send(this.deps.init(slot.index, slot.column));
     slot.initialized = true;
     return new Promise<void>((resolve, reject) => {
@@ -212,13 +214,13 @@ export class WorkerPool {
           ready = true;
           resolve();
         } else if (m.type === 'fatal') {
-          this.deps.log.critical(`worker ${slot.index} (pid ${child.pid}): ${m.message}`);
+          this.log.critical(`worker ${slot.index} (pid ${child.pid}): ${m.message}`);
           if (!ready) reject(new WorkerStartError(`worker ${slot.index} failed to start: ${m.message}`));
         } else if (m.type !== 'ready') {
           this.deps.onMessage(m);
         }
       });
-      child.on('error', (e) => this.deps.log.error(`worker ${slot.index}: ${e.message}`));
+      child.on('error', (e) => this.log.error(`worker ${slot.index}: ${e.message}`));
       child.once('exit', (code, signal) => {
         slot.child = null;
         this.deps.onWorkerGone(slot.column);
@@ -227,7 +229,7 @@ export class WorkerPool {
           return;
         }
         if (this.stopping) return;
-        this.deps.log.error(`worker ${slot.index} (pid ${child.pid}) died (code ${code}, signal ${signal}); restarting`);
+        this.log.error(`worker ${slot.index} (pid ${child.pid}) died (code ${code}, signal ${signal}); restarting`);
         this.scheduleRestart(slot);
       });
       clusters.then(
@@ -257,7 +259,7 @@ export class WorkerPool {
       if (this.stopping) return;
       this.deps.restarts.inc();
       this.spawn(slot, Promise.resolve(this.deps.clusterState())).catch((e: Error) => {
-        this.deps.log.error(e.message);
+        this.log.error(e.message);
         if (!this.stopping && !slot.child) this.scheduleRestart(slot);
       });
     }, slot.restartDelayMs);

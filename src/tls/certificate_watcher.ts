@@ -21,6 +21,7 @@ export interface CertificateWatcherDeps {
 
 export class CertificateWatcher {
   private readonly watchers: fs.FSWatcher[] = [];
+  private readonly log: Logger;
   /** Contexts waiting for their debounce to end, with its timer. */
   private readonly pending = new Map<TlsContext, TimeoutHandle>();
 
@@ -31,6 +32,7 @@ export class CertificateWatcher {
     contexts: readonly TlsContext[],
     private readonly deps: CertificateWatcherDeps,
   ) {
+    this.log = deps.log.forFile(__filename);
     this.add(contexts);
   }
 
@@ -45,7 +47,7 @@ export class CertificateWatcher {
           const watched = new Map<string, TlsContext[]>();
           names = watched;
           this.byDirectory.set(directory, watched);
-          const watcher = watchDirectory(directory, 'certificate changes', this.deps.log, (name) => {
+          const watcher = watchDirectory(directory, 'certificate changes', this.log, (name) => {
             for (const reader of watched.get(name) ?? []) this.schedule(reader);
           });
           if (watcher !== null) this.watchers.push(watcher);
@@ -79,10 +81,10 @@ export class CertificateWatcher {
     const error = context.reload();
     const files = context.files.join(', ');
     if (error !== null) {
-      this.deps.log.warn(`TLS context of ${files} not reloaded, keeping the previous certificates: ${error.message}`);
+      this.log.warn(`TLS context of ${files} not reloaded, keeping the previous certificates: ${error.message}`);
       return;
     }
-    this.deps.log.info(`TLS context reloaded from ${files}`);
+    this.log.info(`TLS context reloaded from ${files}`);
     this.deps.onReload?.();
   }
 }

@@ -27,6 +27,7 @@ export class TlsConnector implements Connector {
   readonly name = 'tls';
   readonly readyEvent = TRANSPORT_READY;
   readonly supportsOnread = false;
+  private readonly log: Logger;
   /** What the connector's connections are made with; the certificate watcher reloads it. */
   readonly context: TlsContext;
   private readonly verifier: PeerVerifier;
@@ -44,9 +45,10 @@ export class TlsConnector implements Connector {
   constructor(
     private readonly config: UpstreamTlsContextConfig,
     private readonly stats: SslStats,
-    private readonly log: Logger,
+    log: Logger,
     private readonly tcp: TcpOpener = openTcp,
   ) {
+    this.log = log.forFile(__filename);
     const validation = config.common.validationContext;
     if (validation !== null) atField('common_tls_context.validation_context', () => checkValidationContext(validation));
     // Envoy's allow_renegotiation=false: a server's renegotiation request fails the connection.

@@ -45,6 +45,7 @@ export class CdsApi implements SubscriptionCallbacks {
   private subscription: Subscription | null = null;
   private closed = false;
   private version = '';
+  private readonly log: Logger;
   private initialize: (() => void) | null = null;
   /**
    * Settles once the first update has been applied and the clusters it brought have warmed, or
@@ -54,6 +55,7 @@ export class CdsApi implements SubscriptionCallbacks {
   readonly initialized: Promise<void>;
 
   constructor(private readonly deps: CdsApiDeps) {
+    this.log = deps.log.forFile(__filename);
     this.initialized = new Promise((resolve) => (this.initialize = resolve));
   }
 
@@ -82,7 +84,8 @@ export class CdsApi implements SubscriptionCallbacks {
    * event loop between them; the transport answers it, and sends the next, once it settles.
    */
   async onConfigUpdate(resources: readonly DecodedResource[], versionInfo: string): Promise<void> {
-    const { clusters, schema, log } = this.deps;
+    const { clusters, schema } = this.deps;
+    const log = this.log;
     const toRemove = clusters.dynamicClusterNames();
     for (const { name } of resources) toRemove.delete(name);
     log.info(`cds: add ${resources.length} cluster(s), remove ${toRemove.size} cluster(s)`);
@@ -134,8 +137,8 @@ export class CdsApi implements SubscriptionCallbacks {
 
   /** The server starts without CDS clusters rather than not at all, as Envoy's does. */
   onConfigUpdateFailed(reason: ConfigUpdateFailureReason, error: Error | null): void {
-    if (reason === 'fetch_timeout') this.deps.log.warn('cds: initial fetch timed out; starting without the clusters it would bring');
-    else if (error !== null) this.deps.log.warn(`cds: update failed (${reason}): ${error.message}`);
+    if (reason === 'fetch_timeout') this.log.warn('cds: initial fetch timed out; starting without the clusters it would bring');
+    else if (error !== null) this.log.warn(`cds: update failed (${reason}): ${error.message}`);
     this.initializeOnce(Promise.resolve());
   }
 

@@ -15,6 +15,7 @@ import type { ConfigSourceConfig } from '../config/xds/config_source';
 import { ENDPOINT_RESOURCE } from '../config/xds/resource_types';
 import { type DecodedResource, type Subscription, SubscriptionStats } from '../config/xds/subscription';
 import type { JsonObject } from '../config/json';
+import type { Logger } from '../log/logger_api';
 import type { Counter } from '../stats/stats';
 import type { ClusterDiscovery, ClusterType, DiscoveryContext } from './cluster_discovery';
 import { type DiscoveredHost, discoveredHosts } from './membership';
@@ -59,12 +60,14 @@ class EdsDiscovery implements ClusterDiscovery {
   private readonly assignmentStale: Counter;
   /** The policy of an assignment that sets none: what a stale one gives way to. */
   private readonly emptyPolicy = clusterLoadAssignment({}).policy;
+  private readonly log: Logger;
 
   constructor(
     private readonly serviceName: string,
     private readonly source: ConfigSourceConfig,
     private readonly context: DiscoveryContext,
   ) {
+    this.log = context.log.forFile(__filename);
     this.initialized = new Promise((resolve) => (this.settle = resolve));
     this.updateEmpty = context.stats.counter('update_empty');
     this.updateNoRebuild = context.stats.counter('update_no_rebuild');
@@ -97,7 +100,7 @@ class EdsDiscovery implements ClusterDiscovery {
     // A state-of-the-world response without the assignment keeps the endpoints: xDS deletes
     // only listeners and clusters by leaving them out.
     if (resources.length === 0) {
-      this.context.log.debug(`missing ClusterLoadAssignment for ${this.serviceName} in an EDS update`);
+      this.log.debug(`missing ClusterLoadAssignment for ${this.serviceName} in an EDS update`);
       this.updateEmpty.inc();
       this.settle();
       return;

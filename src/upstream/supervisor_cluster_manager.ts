@@ -165,6 +165,7 @@ export class SupervisorClusterManager {
   private readonly clusters = new Map<string, ManagedCluster>();
   /** CDS clusters waiting for their first result, by name. */
   private readonly warming = new Map<string, ManagedCluster>();
+  private readonly log: Logger;
   private readonly setStats: ClusterSetStats;
   private started = false;
   private closed = false;
@@ -174,6 +175,7 @@ export class SupervisorClusterManager {
     private readonly configs: readonly ClusterConfig[],
     private readonly deps: SupervisorClusterManagerDeps,
   ) {
+    this.log = deps.log('upstream').forFile(__filename);
     const stats = deps.stats;
     this.setStats = {
       added: stats.counter('cluster_manager.cluster_added'),
@@ -221,7 +223,7 @@ export class SupervisorClusterManager {
     const unchanged = { applied: false, warmed: Promise.resolve() };
     if (this.closed) return unchanged;
     if (active !== undefined && active.dynamic === null) {
-      this.deps.log('upstream').warn(`cds: cluster '${name}' is a static cluster; the CDS resource of that name is ignored`);
+      this.log.warn(`cds: cluster '${name}' is a static cluster; the CDS resource of that name is ignored`);
       return unchanged;
     }
     const latest = warming ?? active;
@@ -243,7 +245,7 @@ export class SupervisorClusterManager {
     const warmed = this.withinInitTimeout(this.startCluster(managed), () => (managed.closed ? null : [name])).then(
       () => this.activate(managed),
       (error: Error) => {
-        this.deps.log('upstream').warn(`cluster '${name}': initialization failed: ${error.message}`);
+        this.log.warn(`cluster '${name}': initialization failed: ${error.message}`);
         this.activate(managed);
       },
     );
@@ -399,7 +401,7 @@ export class SupervisorClusterManager {
       const timer = clock.setTimeout(() => {
         // null: a warming cluster replaced or removed meanwhile, which waits for nothing.
         const waiting = waitingFor();
-        if (waiting !== null) this.deps.log('upstream').warn(`cluster initialization timed out after ${initTimeoutMs} ms; still waiting for: ${waiting.join(', ')}`);
+        if (waiting !== null) this.log.warn(`cluster initialization timed out after ${initTimeoutMs} ms; still waiting for: ${waiting.join(', ')}`);
         resolve();
       }, initTimeoutMs);
       initialized.then(

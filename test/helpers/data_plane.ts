@@ -190,6 +190,10 @@ export const silentLogger: Logger = {
   warn: () => undefined,
   error: () => undefined,
   critical: () => undefined,
+  // A copy with a method replaced (`{ ...silentLogger, warn }`) keeps logging through itself.
+  forFile() {
+    return this;
+  },
 };
 
 /** Upstream connection logs that log nothing. */

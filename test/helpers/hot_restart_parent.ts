@@ -28,7 +28,7 @@ function report(message: ParentReport): void {
 
 function reportingLogger(): Logger {
   const line = (level: Severity) => (message: string) => report({ step: 'log', level, message });
-  return {
+  const logger: Logger = {
     enabled: () => true,
     trace: line('trace'),
     debug: line('debug'),
@@ -36,7 +36,9 @@ function reportingLogger(): Logger {
     warn: line('warning'),
     error: line('error'),
     critical: line('critical'),
+    forFile: () => logger,
   };
+  return logger;
 }
 
 function main(): void {

@@ -6,6 +6,8 @@ import { after, before, describe, test } from 'node:test';
 import { FINE_GRAIN_LOGGING_USAGE } from '../../src/admin/fine_grain_logging_handler';
 import { LOGGING_USAGE } from '../../src/admin/logging_handler';
 import { COMPONENT_NAMES } from '../../src/log/components';
+import { PACKAGE_ROOT } from '../../src/log/source_location';
+import { request as httpRequest, startUpstream, type Upstream } from '../helpers/http_peers';
 import { makeTempDir, RunningProxy, sleep, startProxy, waitFor } from '../helpers/proxy_process';
 import { routedBootstrap } from '../helpers/routed_bootstrap';
 
@@ -24,10 +26,14 @@ function garbage(port: number): Promise<void> {
   });
 }
 
+/** What the proxy logged so far; nothing before its first line. */
+function logText(logPath: string): string {
+  return fs.existsSync(logPath) ? fs.readFileSync(logPath, 'utf8') : '';
+}
+
 /** The pids (%t) of the debug lines the http logger wrote for refused requests, in order. */
 function protocolErrorPids(logPath: string): number[] {
-  const text = fs.existsSync(logPath) ? fs.readFileSync(logPath, 'utf8') : '';
-  return [...text.matchAll(/^\[(\d+)\]\[debug\]\[http\] protocol error from /gm)].map((m) => Number(m[1]));
+  return [...logText(logPath).matchAll(/^\[(\d+)\]\[debug\]\[http\] protocol error from /gm)].map((m) => Number(m[1]));
 }
 
 function workerPids(proxy: RunningProxy): number[] {
@@ -139,8 +145,7 @@ describe('POST /logging with --enable-fine-grain-logging', { timeout: 60_000 }, 
   let port: number;
 
   const newConnectionLines = () => {
-    const text = fs.existsSync(logPath) ? fs.readFileSync(logPath, 'utf8') : '';
-    return [...text.matchAll(new RegExp(`^\\[(\\d+)\\]\\[debug\\]\\[${WORKER_FILE}\\] \\[C\\d+\\] new connection$`, 'gm'))].map((m) => Number(m[1]));
+    return [...logText(logPath).matchAll(new RegExp(`^\\[(\\d+)\\]\\[debug\\]\\[${WORKER_FILE}\\] \\[C\\d+\\] new connection$`, 'gm'))].map((m) => Number(m[1]));
   };
   const levelOf = (body: string, file: string) => new RegExp(`^   ${file}: (\\d)$`, 'm').exec(body)?.[1];
 
@@ -207,5 +212,93 @@ describe('POST /logging with --enable-fine-grain-logging', { timeout: 60_000 }, 
       await garbage(port);
       await sleep(50);
     }
+  });
+});
+
+describe('fine-grain loggers are the source files that write the lines', { timeout: 60_000 }, () => {
+  const ROUTER_FILE = 'src/filters/http/router.ts';
+  const POOL_FILE = 'src/pool/http1_pool.ts';
+  let upstream: Upstream;
+  let proxy: RunningProxy;
+  let logDir: string;
+  let logPath: string;
+  let port: number;
+
+  /** Every line's pid, level, logger (%n), source file (%g) and message. */
+  const lines = () => {
+    return [...logText(logPath).matchAll(/^\[(\d+)\]\[(\w+)\]\[([^\]]*)\]\[([^\]]*)\] (.*)$/gm)].map(([, pid, level, logger, file, message]) => ({
+      pid: Number(pid),
+      level: level!,
+      logger: logger!,
+      file: file!,
+      message: message!,
+    }));
+  };
+  const listed = (body: string) => new Map([...body.matchAll(/^   (\S+): (\d)$/gm)].map((m) => [m[1]!, m[2]!]));
+
+  before(async () => {
+    upstream = await startUpstream('backend');
+    logDir = makeTempDir();
+    logPath = path.join(logDir, 'proxy.log');
+    proxy = await startProxy(routedBootstrap(upstream.port), ['--concurrency', '2', '--enable-fine-grain-logging', '--log-path', logPath, '--log-format', '[%P][%l][%n][%g] %v']);
+    port = await proxy.listenerPort('http_in');
+  });
+
+  after(async () => {
+    await proxy?.cleanup();
+    await upstream?.close();
+    fs.rmSync(logDir, { recursive: true, force: true });
+  });
+
+  test('after a proxied request, the connection manager, router and pool files are listed, and only files that log', async () => {
+    assert.equal((await httpRequest(port, { path: '/first' })).status, 200);
+    const loggers = listed((await proxy.admin('/logging', 'POST')).body);
+    for (const file of [ROUTER_FILE, 'src/filters/network/http_connection_manager.ts', POOL_FILE, 'src/pool/upstream_connection.ts']) {
+      assert.equal(loggers.get(file), '2', `${file} in ${[...loggers.keys()]}`);
+    }
+    for (const file of loggers.keys()) {
+      const source = fs.readFileSync(path.join(PACKAGE_ROOT, file), 'utf8');
+      assert.match(source, /\.(trace|debug|info|warn|error|critical)\(/, `${file} is listed but writes no line`);
+    }
+  });
+
+  test('?<router file>=debug logs the router lines and no other file at debug, each under the file that writes it', async () => {
+    const r = await proxy.admin(`/logging?${ROUTER_FILE}=debug`, 'POST');
+    assert.equal(r.status, 200);
+    assert.equal(listed(r.body).get(ROUTER_FILE), '1');
+    assert.equal(listed(r.body).get(POOL_FILE), '2');
+    assert.equal((await httpRequest(port, { path: '/routed' })).status, 200);
+    await waitFor('the router line', () => lines().find((l) => l.message.endsWith("cluster 'backend' match for URL '/routed'")), 5000);
+    const debug = lines().filter((l) => l.level === 'debug');
+    assert.deepEqual([...new Set(debug.map((l) => l.logger))], [ROUTER_FILE]);
+    for (const line of lines()) assert.equal(line.file, line.logger, `the location of ${JSON.stringify(line)}`);
+  });
+
+  test('a file logger a worker creates after the change gets the level its path was set to', async () => {
+    assert.equal((await proxy.admin(`/logging?${POOL_FILE}=debug`, 'POST')).status, 200);
+    // A replacement worker has no pool, nor its file logger, until it takes its first request.
+    const [first, other] = workerPids(proxy);
+    process.kill(first!, 'SIGKILL');
+    const replacement = await waitFor('a replacement worker', () => workerPids(proxy).find((pid) => pid !== first && pid !== other));
+    const poolPids = () => new Set(lines().filter((l) => l.level === 'debug' && l.logger === POOL_FILE).map((l) => l.pid));
+    for (let sent = 1; !poolPids().has(replacement); sent++) {
+      assert.ok(sent < 40, `the replacement worker never logged a pool line at debug`);
+      assert.equal((await httpRequest(port, { path: `/pool-${sent}` })).status, 200);
+      await sleep(20);
+    }
+  });
+
+  test('at debug, every line of every process is logged under the file that writes it', async () => {
+    assert.equal((await proxy.admin('/logging?level=debug', 'POST')).status, 200);
+    for (let sent = 1; sent <= 4; sent++) assert.equal((await httpRequest(port, { path: `/all-${sent}` })).status, 200);
+    // An admin request, for the supervisor's connection and stream lines.
+    assert.equal((await proxy.admin('/logging', 'POST')).status, 200);
+    const all = await waitFor('a worker\'s client line and the admin connection line', () => {
+      const logged = lines();
+      const client = logged.some((l) => l.pid !== proxy.pid && l.level === 'debug' && l.logger === 'src/pool/http1_client_connection.ts');
+      const admin = logged.some((l) => l.pid === proxy.pid && l.level === 'debug' && l.message.endsWith(' new connection'));
+      return client && admin ? logged : undefined;
+    }, 5000);
+    for (const line of all) assert.equal(line.file, line.logger, `the location of ${JSON.stringify(line)}`);
   });
 });

@@ -200,16 +200,19 @@ test('an unwritable log path fails to open', { timeout: 20000 }, async () => {
   });
 });
 
-test('without fine-grain logging, modules get their component logger', { timeout: 20000 }, async () => {
+test('without fine-grain logging, a module writes through the component logger it is handed', { timeout: 20000 }, async () => {
   const manager = await LogManager.open(options({}));
-  assert.equal(manager.logger('upstream', __filename), manager.component('upstream'));
+  assert.equal(manager.component('upstream').forFile(__filename), manager.component('upstream'));
+  assert.deepEqual(manager.fileLevels(), []);
 });
 
 test('fine-grain logging: one logger per source file, named by its path', { timeout: 20000 }, async () => {
   const manager = await LogManager.open(options({ fineGrain: true, level: 'warning' }));
-  const logger = manager.logger('upstream', __filename);
+  const logger = manager.component('upstream').forFile(__filename);
   assert.equal(logger.name, 'test/unit/log_manager.test.ts');
   assert.equal(manager.forFile(__filename), logger);
+  assert.equal(manager.component('router').forFile(__filename), logger);
+  assert.equal(logger.forFile(__filename), logger);
   assert.equal(logger.level, 'warning');
 
   logger.warn('from a file logger');

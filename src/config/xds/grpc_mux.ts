@@ -71,6 +71,7 @@ interface Stream {
 }
 
 export class GrpcMux {
+  private readonly log: Logger;
   /** By type URL, in the order the types were first watched (the order of requests on a new stream). */
   private readonly types = new Map<string, TypeState>();
   private stream: Stream | null = null;
@@ -87,6 +88,7 @@ export class GrpcMux {
     private readonly setNodeOnFirstMessageOnly: boolean,
     private readonly deps: GrpcMuxDeps,
   ) {
+    this.log = deps.log.forFile(__filename);
     this.backOff = new JitteredBackOff(RETRY_BASE_MS, RETRY_MAX_MS, deps.random);
   }
 
@@ -137,7 +139,7 @@ export class GrpcMux {
     if (this.closed || this.stream !== null) return;
     const client = this.channel.openClient();
     if (client === null) {
-      this.deps.log.warn(`gRPC config stream to ${this.channel.describe()}: no host to connect to`);
+      this.log.warn(`gRPC config stream to ${this.channel.describe()}: no host to connect to`);
       this.onEstablishmentFailure();
       return;
     }
@@ -165,7 +167,7 @@ export class GrpcMux {
   }
 
   private onRemoteClose(status: grpc.StatusObject): void {
-    this.deps.log.warn(`${this.methodPath} gRPC config stream closed: ${status.code}, ${status.details}`);
+    this.log.warn(`${this.methodPath} gRPC config stream closed: ${status.code}, ${status.details}`);
     const stream = this.stream!;
     this.stream = null;
     stream.client.close();
@@ -192,12 +194,12 @@ export class GrpcMux {
     try {
       header = this.deps.wire.responseHeader(bytes);
     } catch (error) {
-      this.deps.log.warn(`${this.methodPath}: ${(error as Error).message}; ignored`);
+      this.log.warn(`${this.methodPath}: ${(error as Error).message}; ignored`);
       return;
     }
     const state = this.types.get(header.typeUrl);
     if (state === undefined) {
-      this.deps.log.warn(`Ignoring the message for type URL ${header.typeUrl} as it has no current subscribers.`);
+      this.log.warn(`Ignoring the message for type URL ${header.typeUrl} as it has no current subscribers.`);
       return;
     }
     if (state.watches.size === 0) {

@@ -21,6 +21,7 @@ export interface GrpcSubscriptionOptions {
 }
 
 export class GrpcSubscription implements Subscription {
+  private readonly log: Logger;
   private watch: MuxWatch | null = null;
   private initTimer: TimeoutHandle | null = null;
   private closed = false;
@@ -30,7 +31,9 @@ export class GrpcSubscription implements Subscription {
     private readonly callbacks: SubscriptionCallbacks,
     private readonly stats: SubscriptionStats,
     private readonly options: GrpcSubscriptionOptions,
-  ) {}
+  ) {
+    this.log = options.log.forFile(__filename);
+  }
 
   start(resourceNames: readonly string[]): void {
     const { initialFetchTimeoutMs, clock } = this.options;
@@ -39,7 +42,7 @@ export class GrpcSubscription implements Subscription {
         this.initTimer = null;
         this.stats.init_fetch_timeout.inc();
         this.stats.update_attempt.inc();
-        this.options.log.warn(`gRPC config: initial fetch timed out for ${this.options.typeUrl}`);
+        this.log.warn(`gRPC config: initial fetch timed out for ${this.options.typeUrl}`);
         this.callbacks.onConfigUpdateFailed('fetch_timeout', null);
       }, initialFetchTimeoutMs);
     }
@@ -79,7 +82,7 @@ export class GrpcSubscription implements Subscription {
     } else {
       this.disableInitTimer();
       this.stats.update_rejected.inc();
-      this.options.log.warn(`gRPC config for ${this.options.typeUrl} rejected: ${error?.message ?? ''}`);
+      this.log.warn(`gRPC config for ${this.options.typeUrl} rejected: ${error?.message ?? ''}`);
       this.callbacks.onConfigUpdateFailed('update_rejected', error);
     }
     this.stats.update_attempt.inc();

@@ -24,6 +24,7 @@ export interface PathSubscriptionDeps {
 }
 
 export class PathSubscription implements Subscription {
+  private readonly log: Logger;
   private watcher: fs.FSWatcher | null = null;
   private closed = false;
   /** A rename while the subscriber applies the last file is read once that is done. */
@@ -35,13 +36,15 @@ export class PathSubscription implements Subscription {
     private readonly callbacks: SubscriptionCallbacks,
     private readonly stats: SubscriptionStats,
     private readonly deps: PathSubscriptionDeps,
-  ) {}
+  ) {
+    this.log = deps.log.forFile(__filename);
+  }
 
   /** A file holds every resource of its type: the names asked for do not filter it, as in Envoy. */
   start(_resourceNames: readonly string[]): void {
     const absolute = path.resolve(this.file);
     const name = path.basename(absolute);
-    this.watcher = watchDirectory(path.dirname(absolute), `updates of ${this.file}`, this.deps.log, (entry, event) => {
+    this.watcher = watchDirectory(path.dirname(absolute), `updates of ${this.file}`, this.log, (entry, event) => {
       // A rename event also reports the file going away; only a file that is there is read.
       if (entry === name && event === 'rename' && fs.existsSync(absolute)) this.refresh();
     });
@@ -74,7 +77,7 @@ export class PathSubscription implements Subscription {
       }
       // Unreadable or unparsable: Envoy counts a failure and treats it as a rejection, the
       // likelier cause being a bad configuration.
-      this.deps.log.warn(`filesystem config update failure: ${reason.message}`);
+      this.log.warn(`filesystem config update failure: ${reason.message}`);
       stats.update_failure.inc();
       this.callbacks.onConfigUpdateFailed('update_rejected', reason);
       return;
@@ -95,7 +98,7 @@ export class PathSubscription implements Subscription {
 
   /** Read, and refused: by the schema (an unknown field), the decoder or the subscriber. */
   private rejected(error: Error, logged: string): void {
-    this.deps.log.warn(`filesystem config update rejected: ${logged}`);
+    this.log.warn(`filesystem config update rejected: ${logged}`);
     this.stats.update_rejected.inc();
     this.callbacks.onConfigUpdateFailed('update_rejected', error);
   }

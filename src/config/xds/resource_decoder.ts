@@ -45,6 +45,7 @@ export interface DecodedResponse {
 export class UnusableResourceError extends FieldError {}
 
 export class ResourceDecoder {
+  private readonly log: Logger;
   /** Unknown field paths already reported: each is logged and counted once per process. */
   private readonly reported = new Set<string>();
 
@@ -52,8 +53,10 @@ export class ResourceDecoder {
     private readonly schema: ProtoSchema,
     private readonly policy: UnknownDynamicFields,
     private readonly unknownFieldsCounter: Counter,
-    private readonly log: Logger,
-  ) {}
+    log: Logger,
+  ) {
+    this.log = log.forFile(__filename);
+  }
 
   /** Unknown fields are skipped and reported rather than rejected: how a transport decodes a binary payload. */
   unknownFieldsAllowed(): boolean {

@@ -39,6 +39,7 @@ export interface RestSubscriptionDeps {
 }
 
 export class RestSubscription implements Subscription {
+  private readonly log: Logger;
   private resourceNames: readonly string[] = [];
   /** The last version accepted; null before the first. */
   private versionInfo: string | null = null;
@@ -54,7 +55,9 @@ export class RestSubscription implements Subscription {
     private readonly stats: SubscriptionStats,
     private readonly options: RestSubscriptionOptions,
     private readonly deps: RestSubscriptionDeps,
-  ) {}
+  ) {
+    this.log = deps.log.forFile(__filename);
+  }
 
   start(resourceNames: readonly string[]): void {
     this.resourceNames = [...resourceNames];
@@ -62,7 +65,7 @@ export class RestSubscription implements Subscription {
       this.initTimer = this.deps.clock.setTimeout(() => {
         this.initTimer = null;
         this.stats.init_fetch_timeout.inc();
-        this.deps.log.warn(`REST config: initial fetch timeout for ${this.options.path}`);
+        this.log.warn(`REST config: initial fetch timeout for ${this.options.path}`);
         this.callbacks.onConfigUpdateFailed('fetch_timeout', null);
       }, this.options.initialFetchTimeoutMs);
     }
@@ -164,7 +167,7 @@ export class RestSubscription implements Subscription {
     } catch (error) {
       if (this.closed) return;
       const reason = error instanceof Error ? error : new Error(String(error));
-      this.deps.log.warn(`REST config for ${this.options.path} rejected: ${reason.message}`);
+      this.log.warn(`REST config for ${this.options.path} rejected: ${reason.message}`);
       this.stats.update_rejected.inc();
       this.callbacks.onConfigUpdateFailed('update_rejected', reason);
     }
@@ -172,7 +175,7 @@ export class RestSubscription implements Subscription {
 
   /** Counted, not passed on: the subscriber waits for the next poll, or initial_fetch_timeout. */
   private fetchFailed(reason: string): void {
-    this.deps.log.warn(`REST update for ${this.options.path} failed: ${reason}`);
+    this.log.warn(`REST update for ${this.options.path} failed: ${reason}`);
     this.stats.update_failure.inc();
     this.scheduleNext();
   }

@@ -77,8 +77,13 @@ export interface RouterConfig {
   readonly clock: Clock;
   /** Draws the retry back-off's jitter. */
   readonly random: RandomSource;
-  /** `router`. */
+  /** `router`, taken for this file by routerLog. */
   readonly log: Logger;
+}
+
+/** RouterConfig.log from the `router` logger: resolved once per config, never per stream. */
+export function routerLog(router: Logger): Logger {
+  return router.forFile(__filename);
 }
 
 /** Marks a local reply the circuit breakers caused (Envoy's x-envoy-overloaded). */

@@ -11,6 +11,7 @@ import type { RequestHead, ResponseHead } from '../../http/http1/message_head';
 import { FilterHeadersStatus, type HttpFilter, type HttpFilterCallbacks } from '../http/http_filter';
 import { type DownstreamStream, Router } from '../http/router';
 import { headerDump } from '../../log/connection_log';
+import type { Logger } from '../../log/logger_api';
 import { FilterHeaders, type HttpConnectionManagerFactory, NO_HEADERS, isReplacedResponseHeader, remainingMs } from './http_connection_manager';
 import type { HttpConnectionManagerStats } from './http_connection_manager_stats';
 import { StreamTimers, type TimedStream } from './stream_timers';
@@ -28,6 +29,9 @@ export class Http2ConnectionManager {
   private closedLocally = false;
   private idleTimer: NodeJS.Timeout | null = null;
   private durationTimer: NodeJS.Timeout | null = null;
+  /** The factory's `http` and `connection` loggers, taken for the lines of this file. */
+  readonly log: Logger;
+  private readonly connectionLog: Logger;
 
   /** `connectionStartMs`: performance.now() when the connection was accepted. */
   constructor(
@@ -37,6 +41,8 @@ export class Http2ConnectionManager {
     readonly connectionId: number,
   ) {
     this.stats = factory.stats;
+    this.log = factory.deps.log.forFile(__filename);
+    this.connectionLog = factory.deps.connectionLog.forFile(__filename);
     this.remoteAddress = socket.remoteAddress ?? '';
     this.scheme = 'encrypted' in socket && socket.encrypted === true ? 'https' : 'http';
     const options = factory.config.http2ProtocolOptions;
@@ -147,7 +153,7 @@ export class Http2ConnectionManager {
     stats.downstream_cx_destroy.inc();
     stats.downstream_cx_length_ms.recordValue(performance.now() - this.connectionStartMs);
     if (this.streams.size > 0) stats.downstream_cx_destroy_active_rq.inc();
-    const log = this.factory.deps.connectionLog;
+    const log = this.connectionLog;
     if (log.enabled('debug')) {
       if (!this.closedLocally) log.debug(`[C${this.connectionId}] remote close`);
       log.debug(`[C${this.connectionId}] closing socket: ${this.closedLocally ? 1 : 0}`);
@@ -218,7 +224,7 @@ class ActiveStream implements DownstreamStream, HttpFilterCallbacks, TimedStream
       return;
     }
     this.request = head;
-    const log = this.owner.factory.deps.log;
+    const log = this.owner.log;
     if (log.enabled('debug')) {
       log.debug(`[C${this.connectionId}] new stream`);
       const pseudo = [':authority', head.authority, ':path', head.path, ':method', head.method, ':scheme', head.scheme];
@@ -290,7 +296,7 @@ class ActiveStream implements DownstreamStream, HttpFilterCallbacks, TimedStream
 
   /** Envoy's `encoding headers via codec` line. */
   private logEncodedHeaders(headers: http2.OutgoingHttpHeaders, endStream: boolean): void {
-    const log = this.owner.factory.deps.log;
+    const log = this.owner.log;
     if (!log.enabled('debug')) return;
     const pairs = Object.entries(headers).flatMap(([name, value]) => [value ?? ''].flat().flatMap((v) => [name, String(v)]));
     log.debug(`[C${this.connectionId}][S${this.streamId}] encoding headers via codec (end_stream=${endStream}):\n${headerDump(pairs)}`);
@@ -365,7 +371,7 @@ class ActiveStream implements DownstreamStream, HttpFilterCallbacks, TimedStream
 
   resetStream(): void {
     if (!this.active) return;
-    const log = this.owner.factory.deps.log;
+    const log = this.owner.log;
     if (log.enabled('debug')) log.debug(`[C${this.connectionId}][S${this.streamId}] stream reset`);
     this.stats.downstream_rq_tx_reset.inc();
     this.owner.factory.http2Stats.tx_reset.inc();

@@ -33,7 +33,7 @@ import type { ClusterManager } from '../../upstream/cluster_manager';
 import { FilterHeadersStatus, type HttpFilter, type HttpFilterCallbacks, type HttpFilterFactory, type ResponseHeaderSink } from '../http/http_filter';
 import { createHttpFilterFactory, type HttpFilterContext } from '../http/http_filter_registry';
 import { RouteTable } from '../http/route_table';
-import { type DownstreamStream, Router, type RouterConfig } from '../http/router';
+import { type DownstreamStream, Router, type RouterConfig, routerLog } from '../http/router';
 import { RouterStats } from '../http/router_stats';
 import { HttpConnectionManagerStats } from './http_connection_manager_stats';
 import { type StreamTimerSettings, StreamTimers, type TimedStream } from './stream_timers';
@@ -80,12 +80,17 @@ export class HttpConnectionManagerFactory implements NetworkFilterFactory {
   readonly dates = new DateCache();
   /** The decoder filters before the router, in order; null when the router is alone. */
   readonly filters: readonly HttpFilterFactory[] | null;
+  /** deps.log and deps.connectionLog, taken for the lines of this file. */
+  readonly log: Logger;
+  readonly connectionLog: Logger;
 
   /** @throws FieldError at a path relative to the filter's typed_config, for a chain or route table it cannot build */
   constructor(
     readonly config: HttpConnectionManagerConfig,
     readonly deps: HttpConnectionManagerDeps,
   ) {
+    this.log = deps.log.forFile(__filename);
+    this.connectionLog = deps.connectionLog.forFile(__filename);
     const chain = config.httpFilters;
     if (chain.length === 0 || chain[chain.length - 1].name !== ROUTER_FILTER) {
       throw new FieldError('http_filters', `the last HTTP filter must be ${ROUTER_FILTER}`);
@@ -124,7 +129,7 @@ export class HttpConnectionManagerFactory implements NetworkFilterFactory {
       bufferLimitBytes: deps.bufferLimitBytes,
       clock: deps.filterContext.clock,
       random: mathRandom,
-      log: deps.routerLog,
+      log: routerLog(deps.routerLog),
     };
   }
 
@@ -153,7 +158,7 @@ export class HttpConnectionManagerFactory implements NetworkFilterFactory {
 
   /** `idle`: the client sent nothing for the whole idle timeout. */
   private startHttp1(socket: net.Socket, acceptedMs: number, id: number, idle = false): void {
-    if (this.deps.log.enabled('debug')) this.deps.log.debug(`[C${id}] codec: http1`);
+    if (this.log.enabled('debug')) this.log.debug(`[C${id}] codec: http1`);
     const connection = new HttpConnectionManager(this, socket, acceptedMs, id);
     this.connections.add(connection);
     // Sniffing paused the socket and put back what it read.
@@ -162,7 +167,7 @@ export class HttpConnectionManagerFactory implements NetworkFilterFactory {
   }
 
   private startHttp2(socket: net.Socket, acceptedMs: number, id: number): void {
-    if (this.deps.log.enabled('debug')) this.deps.log.debug(`[C${id}] codec: http2`);
+    if (this.log.enabled('debug')) this.log.debug(`[C${id}] codec: http2`);
     this.connections.add(new Http2ConnectionManager(this, socket, acceptedMs, id));
   }
 
@@ -272,7 +277,7 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
     this.streamId = this.factory.deps.ids.nextStream();
     this.request = head;
     this.requestComplete = head.bodyLength === 0;
-    const log = this.factory.deps.log;
+    const log = this.factory.log;
     if (log.enabled('debug')) {
       log.debug(`[C${this.connectionId}] new stream`);
       const pseudo = [':authority', head.authority, ':path', head.path, ':method', head.method];
@@ -411,7 +416,7 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
   }
 
   resetStream(): void {
-    const log = this.factory.deps.log;
+    const log = this.factory.log;
     if (log.enabled('debug')) log.debug(`[C${this.connectionId}][S${this.streamId}] stream reset`);
     this.stats.downstream_rq_tx_reset.inc();
     this.output.discard();
@@ -439,7 +444,7 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
   private readonly onSocketData = (chunk: Buffer): void => {
     this.stats.downstream_cx_rx_bytes_total.add(chunk.length);
     if (this.closing) return;
-    const log = this.factory.deps.log;
+    const log = this.factory.log;
     if (log.enabled('trace')) log.trace(`[C${this.connectionId}] parsing ${chunk.length} bytes`);
     try {
       this.parser.execute(chunk);
@@ -475,7 +480,7 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
     stats.downstream_cx_length_ms.recordValue(now - this.connectionStartMs);
     if (this.closedLocally) stats.downstream_cx_destroy_local.inc();
     else stats.downstream_cx_destroy_remote.inc();
-    const log = this.factory.deps.connectionLog;
+    const log = this.factory.connectionLog;
     if (log.enabled('debug')) {
       if (!this.closedLocally) log.debug(`[C${this.connectionId}] remote close`);
       log.debug(`[C${this.connectionId}] closing socket: ${this.closedLocally ? 1 : 0}`);
@@ -534,7 +539,7 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
 
   /** Envoy's `encoding headers via codec` line, from the head as written. */
   private logEncodedHead(head: string, endStream: boolean): void {
-    const log = this.factory.deps.log;
+    const log = this.factory.log;
     if (log.enabled('debug')) {
       log.debug(`[C${this.connectionId}][S${this.streamId}] encoding headers via codec (end_stream=${endStream}):\n${http1HeadDump(head)}`);
     }
@@ -581,8 +586,8 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
 
   private protocolError(error: CodecError): void {
     this.stats.downstream_cx_protocol_error.inc();
-    if (this.factory.deps.log.enabled('debug')) {
-      this.factory.deps.log.debug(`protocol error from ${this.remoteAddress}: ${error.details}`);
+    if (this.factory.log.enabled('debug')) {
+      this.factory.log.debug(`protocol error from ${this.remoteAddress}: ${error.details}`);
     }
     if (this.streamActive && this.responseStarted) {
       this.destroy();

@@ -5,6 +5,7 @@
 // is initialized once every first host has had its first check.
 
 import type { HealthCheck, SocketAddress } from '../../config/model';
+import type { Logger } from '../../log/logger_api';
 import type { RandomSource } from '../lb/load_balancer';
 import { HealthFlag, healthFlagsString } from '../health_flags';
 import type { ClusterSnapshot, DiscoveredHost, MembershipUpdate } from '../membership';
@@ -45,12 +46,14 @@ export class ActiveHealthChecker implements HealthSource, SessionOwner {
   private hadTraffic = false;
   private healthy = 0;
   private degraded = 0;
+  private readonly log: Logger;
 
   constructor(
     private readonly context: HealthSourceContext,
     private readonly config: HealthCheck,
     private readonly deps: ActiveHealthCheckerDeps,
   ) {
+    this.log = context.healthCheckLog.forFile(__filename);
     this.newHostFlags = HealthFlag.FAILED_ACTIVE_HC | (context.config.commonLbConfig.ignoreNewHostsUntilFirstHc ? HealthFlag.PENDING_ACTIVE_HC : 0);
     this.initialized = new Promise((resolve) => (this.resolveInitialized = resolve));
   }
@@ -100,7 +103,7 @@ export class ActiveHealthChecker implements HealthSource, SessionOwner {
       if (outcome.type === 'NETWORK') stats.networkFailure.inc();
       else if (outcome.type === 'PASSIVE') stats.passiveFailure.inc();
     }
-    const log = this.context.healthCheckLog;
+    const log = this.log;
     if (log.enabled('debug')) {
       const result = outcome.kind === 'success' ? 'success' : `failure (${outcome.type})`;
       const { address, port } = session.address;

@@ -5,6 +5,7 @@ import type { ClusterConfig, HealthCheck } from '../../config/model';
 import { stringMatcher } from '../../common/string_matcher';
 import type { Connector } from '../../network/connector';
 import { ClusterTransportSockets } from '../cluster_transport_sockets';
+import type { Logger } from '../../log/logger_api';
 import { mathRandom, type RandomSource } from '../lb/load_balancer';
 import type { DiscoveredHost } from '../membership';
 import type { HealthSourceContext, HealthSourceFactory } from '../supervisor_cluster_manager';
@@ -29,10 +30,7 @@ export class ActiveHealthChecking implements HealthSourceFactory {
     const config = context.config.healthChecks[0];
     if (config === undefined) return null;
     const stats = healthCheckStats(context.stats);
-    const eventLog =
-      config.eventLogPath === ''
-        ? null
-        : new HealthEventLog(config.eventLogPath, (error) => context.log.error(`health check event log ${config.eventLogPath}: ${error.message}`));
+    const eventLog = config.eventLogPath === '' ? null : openEventLog(config.eventLogPath, context.log.forFile(__filename));
     return new ActiveHealthChecker(context, config, {
       type: checkerType(config),
       stats,
@@ -85,6 +83,10 @@ export class ActiveHealthChecking implements HealthSourceFactory {
       }
     }
   }
+}
+
+function openEventLog(path: string, log: Logger): HealthEventLog {
+  return new HealthEventLog(path, (error) => log.error(`health check event log ${path}: ${error.message}`));
 }
 
 function checkerType(config: HealthCheck): HealthCheckerType {

@@ -28,7 +28,7 @@ export class LeastRequestLoadBalancer extends EdfLoadBalancerBase {
     this.choiceCount = config.choiceCount;
     this.biasConfig = config.activeRequestBias;
     this.activeRequests = params.activeRequests;
-    this.log = params.log;
+    this.log = params.log.forFile(__filename);
   }
 
   override refresh(): void {

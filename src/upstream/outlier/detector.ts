@@ -6,6 +6,7 @@
 
 import type { OutlierDetection } from '../../config/model';
 import type { TimeoutHandle } from '../../common/clock';
+import type { Logger } from '../../log/logger_api';
 import { HostRecordField } from '../../stats/region_layout';
 import type { Counter, Gauge, HostSlot } from '../../stats/stats';
 import { HealthFlag } from '../health_flags';
@@ -124,6 +125,7 @@ export class OutlierDetector implements HealthSource {
   readonly initialized = Promise.resolve();
   private readonly hosts = new Map<string, HostState>();
   private readonly stats: DetectionStats;
+  private readonly log: Logger;
   private readonly summaries: Record<Origin, SuccessRateSummary> = {
     external: { average: -1, ejectionThreshold: -1 },
     local_origin: { average: -1, ejectionThreshold: -1 },
@@ -137,6 +139,7 @@ export class OutlierDetector implements HealthSource {
     private readonly random: RandomSource,
   ) {
     this.stats = detectionStats(context);
+    this.log = context.log.forFile(__filename);
     this.syncHosts(context.snapshot());
     this.armIntervalTimer();
   }
@@ -222,7 +225,7 @@ export class OutlierDetector implements HealthSource {
     // Runs that were close to their thresholds would eject again at the first few errors.
     for (const failure of Object.keys(CONSECUTIVE_FIELDS) as ConsecutiveFailure[]) this.resetConsecutive(host, failure);
     this.context.setHealthFlags(host.key, HealthFlag.FAILED_OUTLIER_CHECK, false);
-    this.context.log.debug(`outlier detection: host ${host.key} of cluster '${this.context.config.name}' unejected`);
+    this.log.debug(`outlier detection: host ${host.key} of cluster '${this.context.config.name}' unejected`);
   }
 
   /** The interval's counts become the host's last interval; the workers count the next from 0. */
@@ -312,7 +315,7 @@ export class OutlierDetector implements HealthSource {
     this.setActive(this.active + 1);
     this.count('ejections_enforced_total');
     this.count(`ejections_enforced_${type}`);
-    this.context.log.debug(`outlier detection: host ${host.key} of cluster '${this.context.config.name}' ejected (${type})`);
+    this.log.debug(`outlier detection: host ${host.key} of cluster '${this.context.config.name}' ejected (${type})`);
   }
 
   /** The type's enforcing percentage decides whether a detected outlier is ejected. */
