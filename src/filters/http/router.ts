@@ -509,10 +509,6 @@ export class Router implements PoolCallbacks, ResponseDecoder {
     this.startTry(host, pool);
   };
 
-  /**
-   * Envoy's 503 when no host can take the request: none healthy (`noHost`), or max_connection_pools
-   * refused a pool for the one picked, which Envoy answers alike without counting upstream_cx_none_healthy.
-   */
   /** `[C<id>][S<id>] `, the start of this stream's log lines; only for a line about to be logged. */
   private streamTag(): string {
     return `[C${this.downstream.connectionId}][S${this.downstream.streamId}] `;
@@ -522,6 +518,10 @@ export class Router implements PoolCallbacks, ResponseDecoder {
     if (this.config.log.enabled('debug')) this.config.log.debug(`${this.streamTag()}upstream reset: reset reason ${reason}`);
   }
 
+  /**
+   * Envoy's 503 when no host can take the request: none healthy (`noHost`), or max_connection_pools
+   * refused a pool for the one picked, which Envoy answers alike without counting upstream_cx_none_healthy.
+   */
   private noHealthyUpstream(cluster: Cluster, noHost: boolean): void {
     if (this.config.log.enabled('debug')) this.config.log.debug(`${this.streamTag()}no healthy host for HTTP connection pool`);
     if (noHost) cluster.info.stats.counters.upstream_cx_none_healthy.inc();
