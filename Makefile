@@ -3,6 +3,8 @@
 # make bench - build everything, compare the proxy with nginx and node-http-proxy, time a hot restart,
 #              measure stats at scale (10,000 clusters) and the /stats forms' rendering, and the
 #              load balancers' picks per second
+# make bench-compare BASE=<rev> - build the revision <rev> beside this checkout and compare the CPU
+#              per request of its proxy and this checkout's, in alternating rounds (bench/README.md)
 SHELL := /bin/bash
 .DEFAULT_GOAL := build
 
@@ -11,7 +13,14 @@ ADDON := native/proxy-native.node
 TS_SOURCES := $(shell find src test bench -name '*.ts' 2>/dev/null)
 RS_SOURCES := $(shell find native/src -name '*.rs' 2>/dev/null)
 
-.PHONY: build run test bench clean
+.PHONY: build run test bench bench-compare clean
+
+# Refused before anything is built: the comparison needs a revision to compare with.
+ifneq ($(filter bench-compare,$(MAKECMDGOALS)),)
+ifeq ($(strip $(BASE)),)
+$(error set BASE to the revision to compare with, e.g. make bench-compare BASE=main)
+endif
+endif
 
 $(NPM_STAMP): package.json package-lock.json
 	@node scripts/check-node.js make
@@ -51,6 +60,10 @@ bench: build
 	node dist/bench/pick_cost.js
 	node dist/bench/lb_table_build.js
 	node dist/bench/lb_picks.js
+
+bench-compare: build
+	bash scripts/install-bench-deps.sh
+	node dist/bench/compare.js "$(BASE)"
 
 clean:
 	rm -rf dist native/target $(ADDON)

@@ -48,3 +48,11 @@ export function readAllowedCpus(): number[] {
   if (!match?.[1]) throw new CpuListError('no Cpus_allowed_list in /proc/self/status');
   return parseCpuList(match[1]);
 }
+
+/** One line for the report: where everything runs, or why nothing is pinned. */
+export function describePinning(pinning: Pinning | null): string {
+  return pinning
+    ? `CPU ${pinning.proxyCpu}: the proxy under test; CPU ${pinning.loadCpu}: wrk and the upstream`
+    : 'note: only one CPU is available, so the proxy, wrk and the upstream share it and nothing is pinned; ' +
+        'the numbers are not comparable with a two-CPU run';
+}

@@ -3,7 +3,7 @@
 
 import { pinnedTo } from './cpu_pinning';
 import type { LoadResult } from './load_result';
-import type { ProcessGroups } from './process_group';
+import { describeExit, type ProcessGroups } from './process_group';
 
 export interface H2loadRun {
   readonly url: string;
@@ -57,8 +57,7 @@ export async function runH2load(processes: ProcessGroups, run: H2loadRun): Promi
   const deadline = setTimeout(() => void processes.stop(h2load), run.durationSeconds * 1000 + EXIT_SLACK_MS);
   const status = await h2load.exited.finally(() => clearTimeout(deadline));
   if (status.code !== 0) {
-    const reason = status.signal ? `was killed by ${status.signal}` : `exited with code ${status.code}`;
-    throw new H2loadRunError(`h2load ${reason}: ${(h2load.stderr() || h2load.stdout()).trim()}`);
+    throw new H2loadRunError(`h2load ${describeExit(status)}: ${(h2load.stderr() || h2load.stdout()).trim()}`);
   }
   return parseH2loadOutput(h2load.stdout());
 }

@@ -5,7 +5,7 @@
 import { get } from 'node:http';
 import { connect as connectHttp2 } from 'node:http2';
 import { get as getTls } from 'node:https';
-import type { StartedProcess } from './process_group';
+import { describeExit, outputTail, type StartedProcess } from './process_group';
 
 export interface ProbeTarget {
   readonly port: number;
@@ -24,7 +24,8 @@ export class ServiceStartError extends Error {
 
 const RETRY_INTERVAL_MS = 100;
 const REQUEST_TIMEOUT_MS = 1000;
-// Enough for a Node stack trace with its message line on top.
+// Enough for a Node stack trace with its message line on top. The first line of an error says what
+// failed; the process's own last words follow it.
 const LOG_LINES_SHOWN = 40;
 
 /** Retries until a 200 with the expected body, the process exits, or the timeout passes. */
@@ -35,8 +36,7 @@ export async function waitUntilServing(child: StartedProcess, target: ProbeTarge
     if (child.exitStatus()) {
       // Its output is complete only once its pipes have closed.
       const status = await child.exited;
-      const how = status.signal ? `was killed by ${status.signal}` : `exited with code ${status.code}`;
-      throw new ServiceStartError(`${child.label} ${how} before serving${logTail(child)}`);
+      throw new ServiceStartError(`${child.label} ${describeExit(status)} before serving${outputTail(child, LOG_LINES_SHOWN)}`);
     }
     try {
       const response = await fetchOnce(target.port, target.path, target.protocol ?? 'http1');
@@ -48,7 +48,7 @@ export async function waitUntilServing(child: StartedProcess, target: ProbeTarge
     if (Date.now() >= deadline) {
       throw new ServiceStartError(
         `${child.label} did not answer GET ${target.path} on 127.0.0.1:${target.port} with 200 within ` +
-          `${timeoutMs / 1000} s (last: ${lastProblem})${logTail(child)}`,
+          `${timeoutMs / 1000} s (last: ${lastProblem})${outputTail(child, LOG_LINES_SHOWN)}`,
       );
     }
     await new Promise((resolve) => setTimeout(resolve, RETRY_INTERVAL_MS));
@@ -96,10 +96,4 @@ function fetchOnceHttp2(port: number, path: string): Promise<{ status: number; b
       resolve({ status, body });
     });
   });
-}
-
-/** The first line of an error says what failed; the process's own last words follow it. */
-function logTail(child: StartedProcess): string {
-  const output = `${child.stdout()}\n${child.stderr()}`.trim();
-  return output === '' ? '' : `\n${output.split('\n').slice(-LOG_LINES_SHOWN).join('\n')}`;
 }

@@ -8,42 +8,80 @@ import type { Row } from './plan';
 import { readTreeCpuTicks } from './proc_cpu';
 import type { ProcessGroups } from './process_group';
 import type { RunningService } from './services';
-import type { BenchSettings } from './settings';
+import type { LoadSettings } from './settings';
 import type { Round } from './summary';
 import { runWrk } from './wrk';
+
+/** What generates the load: its settings, and the CPU it is pinned to (null when nothing is pinned). */
+export interface LoadGenerator {
+  readonly processes: ProcessGroups;
+  readonly settings: LoadSettings;
+  readonly cpu: number | null;
+}
+
+export type Measurement = { readonly row: Row } & (
+  | { readonly kind: 'measured'; readonly rounds: readonly Round[] }
+  | { readonly kind: 'failed'; readonly error: string }
+);
 
 /** h2load's streams per connection: enough to multiplex, few enough to keep latency sane. */
 const H2_STREAMS = 10;
 
-export async function measureRow(
-  processes: ProcessGroups,
-  settings: BenchSettings,
-  loadCpu: number | null,
-  service: RunningService,
-  row: Row,
-): Promise<Round[]> {
+export async function measureRow(load: LoadGenerator, rounds: number, service: RunningService, row: Row): Promise<Round[]> {
+  const { processes, settings, cpu } = load;
   const group = row.group;
   const url = `${group.layer === 'tls' ? 'https' : 'http'}://127.0.0.1:${service.port}${group.path}`;
   const run = (durationSeconds: number): Promise<LoadResult> =>
     group.load === 'h2load'
-      ? runH2load(processes, { url, connections: settings.connections, streams: H2_STREAMS, durationSeconds, cpu: loadCpu })
+      ? runH2load(processes, { url, connections: settings.connections, streams: H2_STREAMS, durationSeconds, cpu })
       : runWrk(processes, {
           url,
           connections: settings.connections,
           threads: settings.threads,
           durationSeconds,
-          cpu: loadCpu,
+          cpu,
           closeEachRequest: group.closeEachRequest,
         });
   // Fills connection pools, caches and the JIT so that round one is not the odd one out.
   await run(settings.warmupSeconds);
-  const rounds: Round[] = [];
-  for (let round = 0; round < settings.rounds; round++) {
+  const measured: Round[] = [];
+  for (let round = 0; round < rounds; round++) {
     const pid = service.process?.pid;
     const before = pid === undefined ? null : readTreeCpuTicks(pid);
-    const load = await run(settings.durationSeconds);
+    const result = await run(settings.durationSeconds);
     const after = pid === undefined ? null : readTreeCpuTicks(pid);
-    rounds.push({ load, cpuTicks: before === null || after === null ? null : after - before });
+    measured.push({ load: result, cpuTicks: before === null || after === null ? null : after - before });
   }
-  return rounds;
+  return measured;
+}
+
+/**
+ * Starts the service that serves `rows`, measures each row, stops the service. A service that
+ * fails to start fails its rows, and a failed row does not stop the others.
+ */
+export async function measureService(
+  load: LoadGenerator,
+  rounds: number,
+  start: () => Promise<RunningService>,
+  rows: readonly Row[],
+): Promise<Measurement[]> {
+  let running;
+  try {
+    running = await start();
+  } catch (error) {
+    return rows.map((row) => ({ row, kind: 'failed', error: (error as Error).message }));
+  }
+  const measurements: Measurement[] = [];
+  try {
+    for (const row of rows) {
+      try {
+        measurements.push({ row, kind: 'measured', rounds: await measureRow(load, rounds, running, row) });
+      } catch (error) {
+        measurements.push({ row, kind: 'failed', error: (error as Error).message });
+      }
+    }
+  } finally {
+    if (running.process) await load.processes.stop(running.process);
+  }
+  return measurements;
 }

@@ -47,10 +47,11 @@ export class ProcessGroups {
   private readonly running = new Set<StartedProcess>();
   private closed = false;
 
-  spawn(label: string, command: string, args: readonly string[]): StartedProcess {
+  /** Runs in `cwd` when given, else in this process's working directory. */
+  spawn(label: string, command: string, args: readonly string[], cwd?: string): StartedProcess {
     // Once stopAll has begun, the run is ending: a start now would outlive the cleanup.
     if (this.closed) throw new SpawnError(`${label}: not started, the benchmark is stopping`);
-    const child = spawn(command, args, { detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(command, args, { cwd, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
     const out = new OutputTail();
     const err = new OutputTail();
     let status: ExitStatus | null = null;
@@ -112,6 +113,17 @@ export class ProcessGroups {
   killAllNow(): void {
     for (const child of this.running) signalGroup(child.pid, 'SIGKILL');
   }
+}
+
+/** `exited with code 1`, `was killed by SIGKILL`: the end of a sentence that names the process. */
+export function describeExit(status: ExitStatus): string {
+  return status.signal ? `was killed by ${status.signal}` : `exited with code ${status.code}`;
+}
+
+/** The last `lines` lines of what the process wrote, after a newline; empty when it wrote nothing. */
+export function outputTail(child: StartedProcess, lines: number): string {
+  const output = `${child.stdout()}\n${child.stderr()}`.trim();
+  return output === '' ? '' : `\n${output.split('\n').slice(-lines).join('\n')}`;
 }
 
 function signalGroup(leaderPid: number, signal: NodeJS.Signals): void {

@@ -1,5 +1,6 @@
-// Starting the proxy under test for a layer: nginx, node-http-proxy or ours, each pinned to the
-// proxy CPU and each checked to answer a real request through to the upstream before any load.
+// Starting the proxy under test for a layer: nginx, node-http-proxy or ours (from this checkout or
+// another build), each pinned to the proxy CPU and each checked to answer a real request through
+// to the upstream before any load.
 
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -38,52 +39,90 @@ const PROBE_PROTOCOL: Readonly<Record<Layer, ProbeProtocol>> = { http: 'http1', 
 
 export async function startService(context: ServiceContext, subject: Subject, layer: Layer): Promise<RunningService> {
   if (subject === 'direct') return { port: context.upstreamPort, process: null };
+  const cpu = context.pinning?.proxyCpu ?? null;
+  if (subject === 'proxy' || subject === 'proxy-resilient') {
+    const dir = join(context.runDir, `${subject}-${layer}`);
+    const launch = await writeProxyLaunch(dir, subject, layer, context.upstreamPort, context.certificate);
+    return startProxy(context.processes, launch, context.repoRoot, cpu);
+  }
   const port = await freePort();
-  const child = await spawnSubject(context, subject, layer, port);
+  return serving(context.processes, spawnReference(context, subject, layer, port, cpu), port, layer);
+}
+
+/** How our proxy runs for one layer: its bootstrap file, where that listens, its base id. */
+export interface ProxyLaunch {
+  readonly label: string;
+  readonly layer: Layer;
+  readonly port: number;
+  readonly configPath: string;
+  readonly baseId: number;
+}
+
+/** Writes the bootstrap into `dir` (created); the ports are chosen here, once. */
+export async function writeProxyLaunch(
+  dir: string,
+  subject: 'proxy' | 'proxy-resilient',
+  layer: Layer,
+  upstreamPort: number,
+  certificate: BenchCertificate | null,
+): Promise<ProxyLaunch> {
+  mkdirSync(dir, { recursive: true });
+  const configPath = join(dir, 'bootstrap.yaml');
+  const resilient = subject === 'proxy-resilient';
+  const port = await freePort();
+  const adminPort = await freePort();
+  writeFileSync(configPath, proxyBootstrapYaml({ layer, listenPort: port, upstreamPort, adminPort, resilient, certificate: certificate ?? undefined }));
+  const label = resilient ? 'proxy resilient' : layer === 'tcp' ? 'proxy tcp_proxy' : `proxy ${layer}`;
+  return { label, layer, port, configPath, baseId: baseId(layer, resilient) };
+}
+
+/**
+ * Runs `bin/proxy` of the checkout at `root` (its own dist/ and addon) on the launch's
+ * bootstrap, and waits until it serves. The label names the process in errors.
+ */
+export async function startProxy(
+  processes: ProcessGroups,
+  launch: ProxyLaunch,
+  root: string,
+  cpu: number | null,
+  label = launch.label,
+): Promise<RunningService> {
+  const { command, args } = pinnedTo(cpu, join(root, 'bin', 'proxy'), [
+    '-c',
+    launch.configPath,
+    '--concurrency',
+    '1',
+    '-l',
+    'warning',
+    '--base-id',
+    String(launch.baseId),
+    '--disable-hot-restart',
+  ]);
+  return serving(processes, processes.spawn(label, command, args), launch.port, launch.layer);
+}
+
+/** The service once it answers the layer's probe on `port`; stopped, and an error, if it does not. */
+async function serving(processes: ProcessGroups, child: StartedProcess, port: number, layer: Layer): Promise<RunningService> {
   try {
     await waitUntilServing(child, { port, path: SMALL_PATH, expectedBody: SMALL_BODY, protocol: PROBE_PROTOCOL[layer] }, START_TIMEOUT_MS);
   } catch (error) {
-    await context.processes.stop(child);
+    await processes.stop(child);
     throw error;
   }
   return { port, process: child };
 }
 
-async function spawnSubject(context: ServiceContext, subject: Exclude<Subject, 'direct'>, layer: Layer, port: number): Promise<StartedProcess> {
-  const { processes, pinning, upstreamPort } = context;
-  const cpu = pinning?.proxyCpu ?? null;
+/** The reference proxies, nginx and node-http-proxy. */
+function spawnReference(context: ServiceContext, subject: 'nginx' | 'node', layer: Layer, port: number, cpu: number | null): StartedProcess {
+  const { processes, upstreamPort } = context;
   const dir = join(context.runDir, `${subject}-${layer}`);
-  switch (subject) {
-    case 'nginx': {
-      const config =
-        layer === 'tcp' ? streamProxyConfig(dir, port, upstreamPort, context.nginxBuild) : reverseProxyConfig(dir, port, upstreamPort, frontend(context, layer));
-      return startNginx(processes, layer === 'tcp' ? 'nginx stream' : 'nginx', dir, config, cpu);
-    }
-    case 'node': {
-      const { command, args } = pinnedTo(cpu, process.execPath, [join(__dirname, 'node_http_proxy.js'), String(port), String(upstreamPort)]);
-      return processes.spawn('node-http-proxy', command, args);
-    }
-    case 'proxy':
-    case 'proxy-resilient': {
-      mkdirSync(dir, { recursive: true });
-      const configPath = join(dir, 'bootstrap.yaml');
-      const resilient = subject === 'proxy-resilient';
-      const certificate = context.certificate ?? undefined;
-      writeFileSync(configPath, proxyBootstrapYaml({ layer, listenPort: port, upstreamPort, adminPort: await freePort(), resilient, certificate }));
-      const { command, args } = pinnedTo(cpu, join(context.repoRoot, 'bin', 'proxy'), [
-        '-c',
-        configPath,
-        '--concurrency',
-        '1',
-        '-l',
-        'warning',
-        '--base-id',
-        String(baseId(layer, resilient)),
-        '--disable-hot-restart',
-      ]);
-      return processes.spawn(resilient ? 'proxy resilient' : layer === 'tcp' ? 'proxy tcp_proxy' : `proxy ${layer}`, command, args);
-    }
+  if (subject === 'node') {
+    const { command, args } = pinnedTo(cpu, process.execPath, [join(__dirname, 'node_http_proxy.js'), String(port), String(upstreamPort)]);
+    return processes.spawn('node-http-proxy', command, args);
   }
+  const config =
+    layer === 'tcp' ? streamProxyConfig(dir, port, upstreamPort, context.nginxBuild) : reverseProxyConfig(dir, port, upstreamPort, frontend(context, layer));
+  return startNginx(processes, layer === 'tcp' ? 'nginx stream' : 'nginx', dir, config, cpu);
 }
 
 function frontend(context: ServiceContext, layer: Exclude<Layer, 'tcp'>): Frontend {

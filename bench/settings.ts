@@ -3,15 +3,19 @@
 
 import { GROUPS, SUBJECTS, type Selection, type Subject } from './plan';
 
-export interface BenchSettings {
+/** The load one measured run puts on a proxy; `make bench` and `make bench-compare` share it. */
+export interface LoadSettings {
   /** Length of each measured wrk run. */
   readonly durationSeconds: number;
   /** Length of the unmeasured wrk run before each row's rounds. */
   readonly warmupSeconds: number;
-  /** Measured wrk runs per row; the row reports their medians. */
-  readonly rounds: number;
   readonly connections: number;
   readonly threads: number;
+}
+
+export interface BenchSettings extends LoadSettings {
+  /** Measured wrk runs per row; the row reports their medians. */
+  readonly rounds: number;
   readonly selection: Selection;
 }
 
@@ -23,13 +27,16 @@ const DEFAULT_DURATION_SECONDS = 10;
 
 /** Reads BENCH_DURATION (e.g. `5s`, `1m`, `30`) and BENCH_ONLY (e.g. `direct,nginx,tcp`). */
 export function readSettings(env: Readonly<Record<string, string | undefined>>): BenchSettings {
+  return { ...readLoadSettings(env), rounds: 3, selection: parseSelection(env.BENCH_ONLY ?? '') };
+}
+
+/** Reads BENCH_DURATION (e.g. `5s`, `1m`, `30`). */
+export function readLoadSettings(env: Readonly<Record<string, string | undefined>>): LoadSettings {
   return {
     durationSeconds: env.BENCH_DURATION ? parseDurationSeconds(env.BENCH_DURATION) : DEFAULT_DURATION_SECONDS,
     warmupSeconds: 2,
-    rounds: 3,
     connections: 50,
     threads: 1,
-    selection: parseSelection(env.BENCH_ONLY ?? ''),
   };
 }
 

@@ -50,10 +50,13 @@ export function cpuUsPerRequest(cpuTicks: number, ticksPerSecond: number, reques
   return requests === 0 ? null : (cpuTicks * 1e6) / ticksPerSecond / requests;
 }
 
+/** Null for the direct row, which has no proxy, and for a round that completed no request. */
+export function roundCpuUsPerRequest(round: Round, ticksPerSecond: number): number | null {
+  return round.cpuTicks === null ? null : cpuUsPerRequest(round.cpuTicks, ticksPerSecond, round.load.requests);
+}
+
 export function summarize(rounds: readonly Round[], ticksPerSecond: number): RowSummary {
-  const cpu = rounds
-    .map((round) => (round.cpuTicks === null ? null : cpuUsPerRequest(round.cpuTicks, ticksPerSecond, round.load.requests)))
-    .filter((value): value is number => value !== null);
+  const cpu = rounds.map((round) => roundCpuUsPerRequest(round, ticksPerSecond)).filter((value): value is number => value !== null);
   const sum = (pick: (load: LoadResult) => number): number => rounds.reduce((total, round) => total + pick(round.load), 0);
   return {
     requestsPerSecond: median(rounds.map((round) => round.load.requestsPerSecond)),

@@ -1,4 +1,5 @@
-// The printed report: one table per group of rows. Pure formatting, so its layout is tested.
+// The printed reports: one table per group of rows, and the layout every benchmark table shares.
+// Pure formatting, so its layout is tested.
 
 import type { Ratios, RowSummary } from './summary';
 
@@ -11,9 +12,17 @@ export interface TableRow {
   readonly outcome: RowOutcome;
 }
 
-type Align = 'left' | 'right';
+export interface Column {
+  readonly header: string;
+  readonly align: 'left' | 'right';
+}
 
-const COLUMNS: readonly { readonly header: string; readonly align: Align }[] = [
+/** A line of a table: its cells, or a failed row's label and error. */
+export type TableLine =
+  | { readonly kind: 'cells'; readonly cells: readonly string[] }
+  | { readonly kind: 'failed'; readonly label: string; readonly error: string };
+
+const COLUMNS: readonly Column[] = [
   { header: 'row', align: 'left' },
   { header: 'req/s', align: 'right' },
   { header: 'p50', align: 'right' },
@@ -28,27 +37,35 @@ const INDENT = '  ';
 const GAP = '  ';
 
 export function formatGroupTable(title: string, rows: readonly TableRow[]): string {
-  const headers = COLUMNS.map((column) => column.header);
-  const measured = rows.flatMap((row) => (row.outcome.kind === 'measured' ? [cells(row.label, row.outcome)] : []));
-  // Failed rows have a label and no other cell, so only the label column measures them.
-  const labels = rows.map((row) => row.label.length);
-  const widths = COLUMNS.map((_, index) =>
-    Math.max(...[headers, ...measured].map((line) => (line[index] as string).length), ...(index === 0 ? labels : [])),
+  const lines = rows.map(({ label, outcome }): TableLine =>
+    outcome.kind === 'measured' ? { kind: 'cells', cells: cells(label, outcome) } : { kind: 'failed', label, error: outcome.error },
   );
-  const render = (line: readonly string[]): string =>
+  return formatTable(title, COLUMNS, lines);
+}
+
+/** The title, then the headers and the lines, each column as wide as its widest cell. */
+export function formatTable(title: string, columns: readonly Column[], lines: readonly TableLine[]): string {
+  const headers = columns.map((column) => column.header);
+  const measured = lines.flatMap((line) => (line.kind === 'cells' ? [line.cells] : []));
+  // Failed rows have a label and no other cell, so only the label column measures them.
+  const labels = lines.flatMap((line) => (line.kind === 'failed' ? [line.label.length] : []));
+  const widths = columns.map((_, index) =>
+    Math.max(...[headers, ...measured].map((cells) => (cells[index] as string).length), ...(index === 0 ? labels : [])),
+  );
+  const render = (cells: readonly string[]): string =>
     INDENT +
-    line
+    cells
       .map((cell, index) => {
         const width = widths[index] as number;
-        return COLUMNS[index]?.align === 'right' ? cell.padStart(width) : cell.padEnd(width);
+        return columns[index]?.align === 'right' ? cell.padStart(width) : cell.padEnd(width);
       })
       .join(GAP)
       .trimEnd();
-  const body = rows.map((row) =>
-    row.outcome.kind === 'measured'
-      ? render(cells(row.label, row.outcome))
+  const body = lines.map((line) =>
+    line.kind === 'cells'
+      ? render(line.cells)
       : // A failed row keeps its place; its message is not squeezed into the columns.
-        `${INDENT}${row.label.padEnd(widths[0] as number)}${GAP}failed: ${firstLine(row.outcome.error)}`,
+        `${INDENT}${line.label.padEnd(widths[0] as number)}${GAP}failed: ${firstLine(line.error)}`,
   );
   return [title, render(headers), ...body].join('\n');
 }
@@ -66,7 +83,7 @@ function cells(label: string, { summary, ratios }: { summary: RowSummary; ratios
   ];
 }
 
-function formatCount(value: number): string {
+export function formatCount(value: number): string {
   return Math.round(value).toLocaleString('en-US');
 }
 

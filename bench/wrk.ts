@@ -3,7 +3,7 @@
 
 import { pinnedTo } from './cpu_pinning';
 import { type LoadResult, NO_SOCKET_ERRORS } from './load_result';
-import type { ProcessGroups } from './process_group';
+import { describeExit, type ProcessGroups } from './process_group';
 
 export interface WrkRun {
   readonly url: string;
@@ -88,8 +88,7 @@ export async function runWrk(processes: ProcessGroups, run: WrkRun): Promise<Loa
   const deadline = setTimeout(() => void processes.stop(wrk), run.durationSeconds * 1000 + EXIT_SLACK_MS);
   const status = await wrk.exited.finally(() => clearTimeout(deadline));
   if (status.code !== 0) {
-    const reason = status.signal ? `was killed by ${status.signal}` : `exited with code ${status.code}`;
-    throw new WrkRunError(`wrk ${reason}: ${(wrk.stderr() || wrk.stdout()).trim()}`);
+    throw new WrkRunError(`wrk ${describeExit(status)}: ${(wrk.stderr() || wrk.stdout()).trim()}`);
   }
   return parseWrkOutput(wrk.stdout());
 }

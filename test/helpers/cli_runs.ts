@@ -29,6 +29,26 @@ export async function runToExit(args: readonly string[], opts: { env?: NodeJS.Pr
   }
 }
 
+/** Runs a Node script (not necessarily bin/proxy) to its exit; killed after `timeoutMs`. */
+export async function runScript(
+  script: string,
+  args: readonly string[],
+  opts: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
+): Promise<Exited> {
+  const child = spawn(process.execPath, [script, ...args], {
+    cwd: opts.cwd,
+    env: opts.env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    timeout: opts.timeoutMs ?? 20_000,
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const [code] = (await once(child, 'close')) as [number | null];
+  return { code, stdout, stderr };
+}
+
 /** Maps `items` through `fn`, at most `limit` at a time, keeping the order. */
 export async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
   const results = new Array<R>(items.length);

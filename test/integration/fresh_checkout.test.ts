@@ -8,7 +8,7 @@ import { once } from 'node:events';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
-import { runToExit } from '../helpers/cli_runs';
+import { runScript, runToExit } from '../helpers/cli_runs';
 import { makeTempDir } from '../helpers/proxy_process';
 
 const ROOT = path.resolve(__dirname, '..', '..', '..');
@@ -23,35 +23,25 @@ function checkoutWithoutAddon(dir: string): string {
   return path.join(dir, 'bin', 'proxy');
 }
 
-async function run(bin: string, args: readonly string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [bin, ...args], { stdio: ['ignore', 'pipe', 'pipe'], timeout: 20_000 });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  const [code] = (await once(child, 'close')) as [number | null];
-  return { code, stdout, stderr };
-}
-
 test('without the native addon, --help, --version and --mode validate work; serving says what is missing', BOUNDED, async (t) => {
   const dir = makeTempDir();
   t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
   const bin = checkoutWithoutAddon(dir);
   assert.ok(!fs.existsSync(path.join(dir, 'native')));
 
-  const help = await run(bin, ['--help']);
+  const help = await runScript(bin, ['--help']);
   assert.equal(help.code, 0, help.stderr);
   assert.match(help.stdout, /^USAGE: proxy \[options\]/m);
 
-  const version = await run(bin, ['--version']);
+  const version = await runScript(bin, ['--version']);
   assert.equal(version.code, 0, version.stderr);
   assert.match(version.stdout, /^proxy {2}version: /m);
 
-  const validate = await run(bin, ['--mode', 'validate', '-c', path.join(dir, 'configs', 'default.yaml')]);
+  const validate = await runScript(bin, ['--mode', 'validate', '-c', path.join(dir, 'configs', 'default.yaml')]);
   assert.equal(validate.code, 0, validate.stderr);
   assert.equal(validate.stdout, `configuration '${path.join(dir, 'configs', 'default.yaml')}' OK\n`);
 
-  const serve = await run(bin, ['-c', path.join(dir, 'configs', 'default.yaml'), '--disable-hot-restart', '--admin-address-path', path.join(dir, 'admin')]);
+  const serve = await runScript(bin, ['-c', path.join(dir, 'configs', 'default.yaml'), '--disable-hot-restart', '--admin-address-path', path.join(dir, 'admin')]);
   assert.equal(serve.code, 1);
   assert.match(serve.stderr, /error starting the server: the native addon is not built: no native\/proxy-native\.node in /);
   assert.doesNotMatch(serve.stderr, /^\s+at /m);

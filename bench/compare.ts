@@ -1,0 +1,161 @@
+// `make bench-compare BASE=<rev>`: the A/B instrument for data-path changes. Builds BASE in a
+// temporary git worktree, then measures the CPU per request of BASE's proxy and of this
+// checkout's (HEAD) on the L7 13-byte, L7 16 KiB and L4 rows of `make bench`, round after round
+// in alternating order, and prints both and their ratio. Each proxy runs from its own build's
+// bin/proxy on the same bootstrap file. Ctrl-C stops everything and removes the worktree.
+
+import { readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { BUILD_NAMES, buildOrder, compareRounds, type Build, type RoundPair } from './ab_summary';
+import { formatComparison, type ComparedRow } from './ab_table';
+import { CompareUsageError, parseCompareArgs, readCompareSettings, type CompareSettings } from './compare_settings';
+import { describePinning } from './cpu_pinning';
+import { runMain } from './interrupt';
+import { measureService, type LoadGenerator, type Measurement } from './measure';
+import { planRows, planServices, type Layer, type Row, type Selection } from './plan';
+import { addWorktree, buildWorktree, describeCommit, resolveCommit } from './revision_build';
+import { startProxy, writeProxyLaunch, type ProxyLaunch, type RunningService } from './services';
+import { startBenchUpstream, withSession, type Session } from './session';
+import { BenchSettingsError } from './settings';
+import { roundCpuUsPerRequest, type Round } from './summary';
+import { firstLine, formatCount, formatFailures } from './table';
+
+const REPO_ROOT = resolve(__dirname, '..', '..');
+
+/** `make bench`'s rows of our proxy on the data path: HTTP/1.1 with either body, and tcp_proxy. */
+const COMPARED: Selection = { subjects: new Set(['proxy']), groups: new Set(['http', 'http-16k', 'tcp']) };
+
+/** Each build's run of a row in each round, or why it failed. */
+type Runs = Map<Row, Record<Build, (Round | { readonly error: string })[]>>;
+
+async function main(): Promise<number> {
+  let request: { commit: string; settings: CompareSettings };
+  try {
+    const revision = parseCompareArgs(process.argv.slice(2));
+    const settings = readCompareSettings(process.env);
+    const commit = resolveCommit(REPO_ROOT, revision);
+    if (commit === null) throw new CompareUsageError(`unknown revision '${revision}': git knows no commit of that name here`);
+    request = { commit, settings };
+  } catch (error) {
+    if (!(error instanceof CompareUsageError || error instanceof BenchSettingsError)) throw error;
+    console.error(`bench-compare: ${error.message}`);
+    return 2;
+  }
+  const startedAt = Date.now();
+  try {
+    return await withSession((session) => compareWithBase(session, request.commit, request.settings, planRows(COMPARED)));
+  } finally {
+    console.log(`total runtime: ${((Date.now() - startedAt) / 1000).toFixed(1)} s`);
+  }
+}
+
+async function compareWithBase(session: Session, commit: string, settings: CompareSettings, rows: readonly Row[]): Promise<number> {
+  const { processes, interrupted } = session;
+  const worktree = addWorktree(REPO_ROOT, commit);
+  // A second Ctrl-C exits without unwinding; the worktree goes then too.
+  const removeAtExit = (): void => worktree.remove();
+  process.once('exit', removeAtExit);
+  try {
+    console.log(`building BASE ${describeCommit(REPO_ROOT, commit)} in ${worktree.path}`);
+    try {
+      await buildWorktree(processes, REPO_ROOT, worktree, (step) => console.log(`  ${step}`));
+    } catch (error) {
+      // A step stopped by Ctrl-C fails; the interruption is what to report.
+      interrupted.throwIfAborted();
+      throw error;
+    }
+    const roots: Record<Build, string> = { base: worktree.path, head: REPO_ROOT };
+    printPreamble(session, settings, roots, rows);
+    const runs = await measureRounds(session, settings, roots, rows);
+    const compared = rows.map((row) => compareRow(row, runs, session.ticksPerSecond));
+    console.log(`\n${formatComparison(settings.rounds, compared)}`);
+    const failures = compared.flatMap(({ label, outcome }) => (outcome.kind === 'failed' ? [{ row: label, error: outcome.error }] : []));
+    if (failures.length > 0) console.log(`\n${formatFailures(failures)}`);
+    return failures.length > 0 ? 1 : 0;
+  } finally {
+    // BASE's proxies run from the worktree: they stop before it goes.
+    await processes.stopAll();
+    worktree.remove();
+    process.removeListener('exit', removeAtExit);
+  }
+}
+
+async function measureRounds(session: Session, settings: CompareSettings, roots: Record<Build, string>, rows: readonly Row[]): Promise<Runs> {
+  const { processes, interrupted, pinning } = session;
+  const upstreamPort = await startBenchUpstream(session);
+  const services = planServices(rows);
+  // One bootstrap file per layer, written once: both builds serve the very same configuration.
+  const launches = new Map<Layer, ProxyLaunch>();
+  for (const service of services) {
+    const dir = join(session.runDir, `proxy-${service.layer}`);
+    launches.set(service.layer, await writeProxyLaunch(dir, 'proxy', service.layer, upstreamPort, null));
+  }
+  const load: LoadGenerator = { processes, settings: settings.load, cpu: pinning?.loadCpu ?? null };
+  const runs: Runs = new Map(rows.map((row) => [row, { base: [], head: [] }]));
+  for (let round = 0; round < settings.rounds; round++) {
+    for (const service of services) {
+      const launch = launches.get(service.layer) as ProxyLaunch;
+      for (const build of buildOrder(round)) {
+        // A fresh proxy of this build, on the same bootstrap file as the other build's.
+        const start = (): Promise<RunningService> =>
+          startProxy(processes, launch, roots[build], pinning?.proxyCpu ?? null, `${BUILD_NAMES[build]} ${launch.label}`);
+        const measured = await measureService(load, 1, start, service.rows);
+        // Runs cut short by the interruption are not results.
+        interrupted.throwIfAborted();
+        for (const measurement of measured) {
+          runs.get(measurement.row)?.[build].push(measurement.kind === 'measured' ? (measurement.rounds[0] as Round) : { error: measurement.error });
+          printProgress(round, settings.rounds, build, measurement, session.ticksPerSecond);
+        }
+      }
+    }
+  }
+  return runs;
+}
+
+function compareRow(row: Row, runs: Runs, ticksPerSecond: number): ComparedRow {
+  const label = row.group.id;
+  const { base, head } = runs.get(row) as Record<Build, (Round | { readonly error: string })[]>;
+  const failure = [...base, ...head].find((run): run is { error: string } => 'error' in run);
+  if (failure) return { label, outcome: { kind: 'failed', error: failure.error } };
+  const pairs = base.map((run, index): RoundPair => ({ base: run as Round, head: head[index] as Round }));
+  try {
+    return { label, outcome: { kind: 'compared', comparison: compareRounds(pairs, ticksPerSecond) } };
+  } catch (error) {
+    return { label, outcome: { kind: 'failed', error: (error as Error).message } };
+  }
+}
+
+function printPreamble(session: Session, settings: CompareSettings, roots: Record<Build, string>, rows: readonly Row[]): void {
+  for (const build of ['base', 'head'] as const) {
+    console.log(`${BUILD_NAMES[build]}: ${describeBuild(roots[build])}`);
+  }
+  const { load, rounds } = settings;
+  const seconds = rounds * 2 * rows.length * (load.warmupSeconds + load.durationSeconds);
+  console.log(
+    `rows: ${rows.map((row) => row.group.id).join(', ')}; wrk -t${load.threads} -c${load.connections}; ` +
+      `${rounds} round${rounds === 1 ? '' : 's'}, each running every row on BASE and HEAD (BASE first in odd rounds, HEAD first in even ones) ` +
+      `on freshly started proxies, each row a ${load.warmupSeconds} s warm-up and ${load.durationSeconds} s measured ` +
+      `(at least ${seconds < 120 ? `${seconds} s` : `${Math.floor(seconds / 60)} min`})`,
+  );
+  console.log(describePinning(session.pinning));
+}
+
+/** What a build's dist/ was compiled from, as its build info records it. */
+function describeBuild(root: string): string {
+  const info = JSON.parse(readFileSync(join(root, 'dist', 'build_info.json'), 'utf8')) as { revision: string; treeStatus: string };
+  const changes = info.treeStatus === 'Modified' ? ' with uncommitted changes' : '';
+  return `${describeCommit(REPO_ROOT, info.revision)}${changes} (${root})`;
+}
+
+function printProgress(round: number, rounds: number, build: Build, measurement: Measurement, ticksPerSecond: number): void {
+  const prefix = `[round ${round + 1}/${rounds}] ${measurement.row.group.id} / ${BUILD_NAMES[build]}:`;
+  if (measurement.kind === 'failed') {
+    console.log(`${prefix} failed: ${firstLine(measurement.error)}`);
+    return;
+  }
+  const [run] = measurement.rounds as [Round];
+  const cpu = roundCpuUsPerRequest(run, ticksPerSecond);
+  console.log(`${prefix} ${cpu === null ? '-' : cpu.toFixed(1)} us/req, ${formatCount(run.load.requestsPerSecond)} req/s`);
+}
+
+runMain('bench-compare', main);

@@ -1,0 +1,37 @@
+// What `make bench-compare BASE=<rev>` is asked: the revision to compare the checkout with, and
+// how many rounds; each round's load is `make bench`'s (BENCH_DURATION).
+
+import { readLoadSettings, type LoadSettings } from './settings';
+
+export interface CompareSettings {
+  readonly load: LoadSettings;
+  /** Rounds per row; in each, both builds run once. */
+  readonly rounds: number;
+}
+
+export class CompareUsageError extends Error {
+  override readonly name = 'CompareUsageError';
+}
+
+const DEFAULT_ROUNDS = 6;
+
+const USAGE = 'usage: node dist/bench/compare.js <revision>   (or: make bench-compare BASE=<revision>)';
+
+/** The command line: exactly one revision, which must not read as an option to git. */
+export function parseCompareArgs(argv: readonly string[]): string {
+  const [revision, ...rest] = argv;
+  if (revision === undefined || revision.trim() === '' || rest.length > 0) throw new CompareUsageError(USAGE);
+  if (revision.startsWith('-')) throw new CompareUsageError(`'${revision}' is not a revision\n${USAGE}`);
+  return revision;
+}
+
+/** Reads COMPARE_ROUNDS (a positive whole number; 6 when unset) and BENCH_DURATION. */
+export function readCompareSettings(env: Readonly<Record<string, string | undefined>>): CompareSettings {
+  return { load: readLoadSettings(env), rounds: env.COMPARE_ROUNDS ? parseRounds(env.COMPARE_ROUNDS) : DEFAULT_ROUNDS };
+}
+
+function parseRounds(text: string): number {
+  const rounds = /^\d+$/.test(text.trim()) ? Number(text) : 0;
+  if (rounds === 0) throw new CompareUsageError(`COMPARE_ROUNDS must be a positive whole number, got '${text}'`);
+  return rounds;
+}

@@ -1,0 +1,145 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { buildOrder, compareRounds, spread, type RoundPair } from '../../bench/ab_summary';
+import { formatChange, formatComparison } from '../../bench/ab_table';
+import { CompareUsageError, parseCompareArgs, readCompareSettings } from '../../bench/compare_settings';
+import type { LoadResult } from '../../bench/load_result';
+import { BenchSettingsError } from '../../bench/settings';
+import { SummaryError, type Round } from '../../bench/summary';
+
+/** A 10 s wrk run of `requests` requests during which the proxy used `cpuTicks` ticks (100 Hz). */
+function run(requests: number, cpuTicks: number, overrides: Partial<LoadResult> = {}): Round {
+  const load: LoadResult = {
+    requests,
+    durationUs: 10_000_000,
+    requestsPerSecond: requests / 10,
+    latency: { p50Us: 1000, p75Us: 1500, p90Us: 2000, p99Us: 4000 },
+    errorResponses: 0,
+    socketErrors: { connect: 0, read: 0, write: 0, timeout: 0 },
+    ...overrides,
+  };
+  return { load, cpuTicks };
+}
+
+/** A round where BASE costs `baseUs` and HEAD `headUs` per request: 100,000 requests each. */
+function pair(baseUs: number, headUs: number): RoundPair {
+  // At 100 Hz a tick is 10,000 us, so 100,000 requests at `us` each take `us * 10` ticks.
+  return { base: run(100_000, baseUs * 10), head: run(100_000, headUs * 10) };
+}
+
+test('the command line takes exactly one revision, never an option', () => {
+  assert.equal(parseCompareArgs(['8d5cf73']), '8d5cf73');
+  assert.equal(parseCompareArgs(['main~3']), 'main~3');
+  assert.throws(() => parseCompareArgs([]), { name: 'CompareUsageError', message: /^usage: / });
+  assert.throws(() => parseCompareArgs(['']), CompareUsageError);
+  assert.throws(() => parseCompareArgs(['  ']), CompareUsageError);
+  assert.throws(() => parseCompareArgs(['main', 'HEAD']), { name: 'CompareUsageError', message: /^usage: / });
+  assert.throws(() => parseCompareArgs(['--output=/tmp/x']), /'--output=\/tmp\/x' is not a revision/);
+});
+
+test('6 rounds of 10 s by default; COMPARE_ROUNDS and BENCH_DURATION change them', () => {
+  const defaults = readCompareSettings({});
+  assert.equal(defaults.rounds, 6);
+  assert.equal(defaults.load.durationSeconds, 10);
+  assert.equal(defaults.load.warmupSeconds, 2);
+  assert.equal(readCompareSettings({ COMPARE_ROUNDS: '' }).rounds, 6);
+  const set = readCompareSettings({ COMPARE_ROUNDS: '2', BENCH_DURATION: '3s' });
+  assert.equal(set.rounds, 2);
+  assert.equal(set.load.durationSeconds, 3);
+  for (const bad of ['0', '-1', '1.5', 'six', '2 rounds']) {
+    assert.throws(() => readCompareSettings({ COMPARE_ROUNDS: bad }), { name: 'CompareUsageError', message: new RegExp(`got '${bad}'`) }, bad);
+  }
+  assert.throws(() => readCompareSettings({ BENCH_DURATION: '3 seconds' }), BenchSettingsError);
+});
+
+test('BASE runs first in even rounds and HEAD in odd ones, so each goes first equally often', () => {
+  assert.deepEqual(
+    [0, 1, 2, 3, 4, 5].map((round) => buildOrder(round).join(',')),
+    ['base,head', 'head,base', 'base,head', 'head,base', 'base,head', 'head,base'],
+  );
+});
+
+test('a spread is the median, minimum and maximum', () => {
+  assert.deepEqual(spread([3, 1, 2, 10]), { median: 2.5, min: 1, max: 10 });
+  assert.throws(() => spread([]), SummaryError);
+});
+
+test('each build reports its CPU per request over the rounds, and HEAD/BASE of the medians', () => {
+  const comparison = compareRounds([pair(20, 18), pair(22, 19), pair(21, 23)], 100);
+  assert.deepEqual(comparison.base.cpu, { median: 21, min: 20, max: 22 });
+  assert.deepEqual(comparison.head.cpu, { median: 19, min: 18, max: 23 });
+  assert.equal(comparison.ratioOfMedians, 19 / 21);
+  assert.equal(comparison.base.summary.requestsPerSecond, 10_000);
+});
+
+test('the per-round ratios cancel a drift of the machine that widens each build\'s own range', () => {
+  // The machine's speed changes from round to round; HEAD costs 10% less than BASE in every round.
+  const comparison = compareRounds([pair(20, 18), pair(40, 36), pair(30, 27), pair(60, 54)], 100);
+  assert.deepEqual(comparison.base.cpu, { median: 35, min: 20, max: 60 });
+  assert.deepEqual(comparison.head.cpu, { median: 31.5, min: 18, max: 54 });
+  for (const ratio of [comparison.ratioOfMedians, comparison.roundRatios.median, comparison.roundRatios.min, comparison.roundRatios.max]) {
+    assert.ok(Math.abs(ratio - 0.9) < 1e-12, String(ratio));
+  }
+});
+
+test('the ratio of the medians and the median of the rounds\' ratios are computed apart', () => {
+  const comparison = compareRounds([pair(10, 27), pair(20, 9), pair(30, 18)], 100);
+  assert.ok(Math.abs(comparison.ratioOfMedians - 0.9) < 1e-12);
+  // 2.7, 0.45 and 0.6.
+  assert.ok(Math.abs(comparison.roundRatios.median - 0.6) < 1e-12);
+  assert.ok(Math.abs(comparison.roundRatios.min - 0.45) < 1e-12);
+  assert.ok(Math.abs(comparison.roundRatios.max - 2.7) < 1e-12);
+});
+
+test('errors are summed per build, and a run without a request or a CPU sample is refused', () => {
+  const withErrors = compareRounds(
+    [
+      { base: run(100_000, 200), head: run(100_000, 200, { errorResponses: 3 }) },
+      { base: run(100_000, 200), head: run(100_000, 200, { errorResponses: 4 }) },
+    ],
+    100,
+  );
+  assert.equal(withErrors.head.summary.errorResponses, 7);
+  assert.equal(withErrors.base.summary.errorResponses, 0);
+  assert.throws(() => compareRounds([{ base: run(0, 0), head: run(100, 1) }], 100), /round 1 of BASE has no CPU per request \(0 requests/);
+  assert.throws(() => compareRounds([pair(20, 20), { base: run(100, 1), head: { ...run(100, 1), cpuTicks: null } }], 100), /round 2 of HEAD/);
+  assert.throws(() => compareRounds([], 100), /no rounds/);
+});
+
+test('a change reads as a ratio and a signed percentage', () => {
+  assert.equal(formatChange(0.977), '0.977 (-2.3%)');
+  assert.equal(formatChange(1.0312), '1.031 (+3.1%)');
+  assert.equal(formatChange(0.99996), '1.000 (0.0%)');
+  assert.equal(formatChange(1), '1.000 (0.0%)');
+});
+
+test('the comparison table aligns each row and keeps a failed row in place', () => {
+  const table = formatComparison(2, [
+    { label: 'http', outcome: { kind: 'compared', comparison: compareRounds([pair(20, 18), pair(22, 20)], 100) } },
+    { label: 'http-16k', outcome: { kind: 'failed', error: 'BASE proxy http exited with code 1 before serving\nError: boom' } },
+    {
+      label: 'tcp',
+      outcome: {
+        kind: 'compared',
+        comparison: compareRounds(
+          [
+            { base: run(100_000, 150), head: run(100_000, 160, { socketErrors: { connect: 0, read: 2, write: 0, timeout: 0 } }) },
+            { base: run(100_000, 170), head: run(100_000, 160) },
+          ],
+          100,
+        ),
+      },
+    },
+  ]);
+  assert.equal(
+    table,
+    [
+      'CPU us per request of the proxy under test: median (min-max) over 2 rounds',
+      "HEAD/BASE: the ratio of the medians; per round: the median (min-max) of each round's ratio. Below 1, HEAD is cheaper",
+      '  row            BASE us/req       HEAD us/req      HEAD/BASE  per-round HEAD/BASE  BASE req/s  HEAD req/s  errors',
+      '  http      21.0 (20.0-22.0)  19.0 (18.0-20.0)  0.905 (-9.5%)  0.905 (0.900-0.909)      10,000      10,000  none',
+      '  http-16k  failed: BASE proxy http exited with code 1 before serving',
+      '  tcp       16.0 (15.0-17.0)  16.0 (16.0-16.0)   1.000 (0.0%)  1.004 (0.941-1.067)      10,000      10,000  BASE none; HEAD read 2',
+    ].join('\n'),
+  );
+});
