@@ -15,7 +15,7 @@ import type { ProcessLookups } from '../stats/recent_lookups';
 import type { ProfileKind } from './process_profiler';
 import type { ConsecutiveFailure } from '../upstream/outlier/consecutive_failure';
 
-export const WORKER_PROTOCOL_VERSION = 7;
+export const WORKER_PROTOCOL_VERSION = 8;
 
 /**
  * The clusters' state a worker starts from, besides the bootstrap. Large (about 600 bytes per
