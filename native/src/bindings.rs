@@ -227,7 +227,7 @@ fn acceptor_start(call: &Call) -> Result<napi_value> {
 /// acceptorResume(acceptor: external): void. The caller must not pass a closed acceptor.
 fn acceptor_resume(call: &Call) -> Result<napi_value> {
     // SAFETY: an external acceptorStart made, still open (the TypeScript wrapper tracks it).
-    unsafe { &mut *call.external(0, "acceptor")?.cast::<Acceptor>() }.resume()?;
+    unsafe { &*call.external(0, "acceptor")?.cast::<Acceptor>() }.resume()?;
     call.env.undefined()
 }
 

@@ -160,7 +160,8 @@ export function shmUnlink(name: string): void {
 
 /**
  * A listening TCP socket on `address` (IPv4 or IPv6, the latter IPv6-only) with SO_REUSEADDR,
- * close-on-exec and blocking: a worker accepts on it with acceptorStart.
+ * close-on-exec and blocking until a worker accepts on it with acceptorStart, which makes it
+ * non-blocking.
  */
 export function listenTcp(address: string, port: number, backlog: number): TcpListenSocket {
   return invoke(() => binding().listenTcp(address, port, backlog));
@@ -241,9 +242,11 @@ export function getTcpKeepalive(fd: number): TcpKeepaliveState {
 
 /**
  * Accepts connections on the listen socket `fd` on this thread's event loop, calling
- * `onAccepted` with each batch of new (non-blocking, close-on-exec) descriptors. When accept()
- * fails (EMFILE, ENFILE, ENOBUFS, ...) the batch carries its code and errno and polling pauses,
- * the waiting connections staying in the backlog, until acceptorResume.
+ * `onAccepted` with each batch of new (non-blocking, close-on-exec) descriptors. Makes `fd`
+ * non-blocking (for every process that shares it), so that a batch ends when the backlog is
+ * empty. When accept() fails (EMFILE, ENFILE, ENOBUFS, ...) the batch carries its code and
+ * errno and polling pauses, the waiting connections staying in the backlog, until
+ * acceptorResume.
  */
 export function acceptorStart(fd: number, onAccepted: OnAccepted): Acceptor {
   return invoke(() => binding().acceptorStart(fd, onAccepted));
