@@ -75,7 +75,7 @@ export interface SocketAddress {
 
 /** The addon's exports, as registered by native/src/bindings.rs. */
 interface Binding {
-  shmCreate(name: string, size: number): ArrayBuffer;
+  shmCreate(name: string, size: number, holdLock: boolean): ArrayBuffer;
   shmOpen(name: string): ArrayBuffer;
   shmUnlink(name: string): void;
   listenTcp(address: string, port: number, backlog: number): TcpListenSocket;
@@ -143,9 +143,11 @@ function invoke<T>(call: () => T): T {
  * Creates the POSIX shared memory region `name` (mode 0600) of `size` bytes and maps it shared:
  * writes through the returned buffer are seen by every process that maps the region.
  * Throws EEXIST if it exists. The mapping goes away when the buffer is garbage collected.
+ * With `holdLock`, this process holds an exclusive flock on the region (as lockFile takes it)
+ * from the moment it exists until the process exits.
  */
-export function shmCreate(name: string, size: number): ArrayBuffer {
-  return invoke(() => binding().shmCreate(name, size));
+export function shmCreate(name: string, size: number, holdLock = false): ArrayBuffer {
+  return invoke(() => binding().shmCreate(name, size, holdLock));
 }
 
 /** Maps the existing region `name` whole (ENOENT if absent). */
@@ -198,8 +200,8 @@ export function unixDgramRecv(fd: number, maxBytes: number, timeoutMs: number): 
 }
 
 /**
- * Opens (creating, mode 0600) and exclusively flocks `path`, returning the descriptor that holds
- * the lock. With `wait` false a lock held elsewhere throws code 'EAGAIN' at once; with `wait`
+ * Opens the existing `path` (ENOENT if absent) and exclusively flocks it, returning the
+ * descriptor that holds the lock. With `wait` false a lock held elsewhere throws code 'EAGAIN' at once; with `wait`
  * true the call blocks this thread until the lock is free. The kernel releases the lock when
  * its holder exits.
  */
