@@ -139,6 +139,31 @@ function firstRestartLines(target: string | undefined, epoch0: number, epoch1: n
   ];
 }
 
+/**
+ * Lets the held epoch 1 go on (SIGUSR2), waits for epoch 2 to serve, then ends them all with
+ * SIGTERM, cleanly. Epoch 2's pid.
+ */
+async function releaseAndTerminate(wrapper: Wrapper, epoch1: number): Promise<number> {
+  process.kill(epoch1, 'SIGUSR2');
+  const epoch2 = await wrapper.serving(2);
+  assert.ok(!isGone(epoch1), 'epoch 1 runs on');
+  wrapper.signal('SIGTERM');
+  assert.deepEqual(await wrapper.exited, [0, null]);
+  return epoch2;
+}
+
+/** The wrapper's lines from the fork of epoch 2 until all three epochs ended on SIGTERM. */
+function thirdEpochLines(epoch0: number, epoch1: number, epoch2: number): string[] {
+  return [
+    'forking and execing new child process at epoch 2',
+    `forked new child process with PID=${epoch2}`,
+    `epoch 2 serves (PID=${epoch2})`,
+    'got SIGTERM',
+    ...[epoch0, epoch1, epoch2].map((pid) => `sending TERM to PID=${pid}`),
+    'all children exited cleanly',
+  ];
+}
+
 function killIfAlive(pid: number): void {
   try {
     process.kill(pid, 'SIGKILL');
@@ -247,10 +272,7 @@ test('SIGHUPs while the newest epoch initializes make one restart, once it serve
   assert.ok(!wrapper.lines.some((line) => line.includes('at epoch 2')), wrapper.lines.join('\n'));
   assert.ok(!isGone(epoch0) && !isGone(epoch1));
 
-  process.kill(epoch1, 'SIGUSR2');
-  const epoch2 = await wrapper.serving(2);
-  wrapper.signal('SIGTERM');
-  assert.deepEqual(await wrapper.exited, [0, null]);
+  const epoch2 = await releaseAndTerminate(wrapper, epoch1);
   assert.deepEqual(wrapper.wrapperLines(), [
     ...firstRestartLines(target, epoch0, epoch1),
     'got SIGHUP',
@@ -260,14 +282,7 @@ test('SIGHUPs while the newest epoch initializes make one restart, once it serve
     'got SIGHUP',
     'epoch 1 is still initializing: a restart already waits for it',
     `epoch 1 serves (PID=${epoch1})`,
-    'forking and execing new child process at epoch 2',
-    `forked new child process with PID=${epoch2}`,
-    `epoch 2 serves (PID=${epoch2})`,
-    'got SIGTERM',
-    `sending TERM to PID=${epoch0}`,
-    `sending TERM to PID=${epoch1}`,
-    `sending TERM to PID=${epoch2}`,
-    'all children exited cleanly',
+    ...thirdEpochLines(epoch0, epoch1, epoch2),
   ]);
 });
 
@@ -280,24 +295,13 @@ test('an epoch that closes its readiness descriptor without the newline no longe
   wrapper.signal('SIGHUP');
   await wrapper.waitFor(/^epoch 1 is still initializing: restarting once it serves$/);
 
-  process.kill(epoch1, 'SIGUSR2');
-  const epoch2 = await wrapper.serving(2);
-  assert.ok(!isGone(epoch1), 'epoch 1 runs on');
-  wrapper.signal('SIGTERM');
-  assert.deepEqual(await wrapper.exited, [0, null]);
+  const epoch2 = await releaseAndTerminate(wrapper, epoch1);
   assert.deepEqual(wrapper.wrapperLines(), [
     ...firstRestartLines(target, epoch0, epoch1),
     'got SIGHUP',
     'epoch 1 is still initializing: restarting once it serves',
     `epoch 1 closed its readiness descriptor without saying it serves (PID=${epoch1}): restarts no longer wait for it`,
-    'forking and execing new child process at epoch 2',
-    `forked new child process with PID=${epoch2}`,
-    `epoch 2 serves (PID=${epoch2})`,
-    'got SIGTERM',
-    `sending TERM to PID=${epoch0}`,
-    `sending TERM to PID=${epoch1}`,
-    `sending TERM to PID=${epoch2}`,
-    'all children exited cleanly',
+    ...thirdEpochLines(epoch0, epoch1, epoch2),
   ]);
 });
 
