@@ -8,6 +8,7 @@
 //! addons); JavaScript hears of each batch through napi_make_callback, on the loop thread.
 
 use std::alloc::{self, Layout};
+use std::cell::Cell;
 use std::ffi::{c_int, c_void};
 use std::ptr;
 
@@ -34,21 +35,31 @@ unsafe extern "C" {
     fn uv_close(handle: *mut c_void, cb: UvCloseCb);
 }
 
+/// Only shared references to an acceptor are ever made: JavaScript, called from on_readable,
+/// may resume or close the acceptor it is called for. Its memory outlives any such call (see
+/// close).
 pub struct Acceptor {
-    env: napi_env,
     /// The uv_poll_t; its first word (`data`) points back here.
     handle: *mut c_void,
     layout: Layout,
     fd: c_int,
+    js: JsCallback,
+    polling: Cell<bool>,
+}
+
+/// What calls JavaScript with a wakeup's harvest, copied out of the acceptor for the call.
+#[derive(Clone, Copy)]
+struct JsCallback {
+    env: napi_env,
     /// callback(fds: number[], code: string | null, errno: number)
     callback: napi_ref,
     context: napi_async_context,
-    polling: bool,
 }
 
 impl Acceptor {
     /// Watches `fd` on node's loop and calls `callback` with what each wakeup accepted.
     pub fn start(env: Env, fd: c_int, callback: napi_value, name: napi_value) -> Result<*mut Acceptor> {
+        set_nonblocking(fd)?;
         let raw = env.raw();
         let mut event_loop = ptr::null_mut();
         // SAFETY: out-pointers are locals; `raw` is the live env of this call.
@@ -62,13 +73,11 @@ impl Acceptor {
         // SAFETY: a non-zero size.
         let handle = unsafe { alloc::alloc_zeroed(layout) }.cast::<c_void>();
         let acceptor = Box::into_raw(Box::new(Acceptor {
-            env: raw,
             handle,
             layout,
             fd,
-            callback: reference,
-            context,
-            polling: false,
+            js: JsCallback { env: raw, callback: reference, context },
+            polling: Cell::new(false),
         }));
         // SAFETY: `handle` is a zeroed block of uv_poll_t's size; its first field is `data`.
         unsafe { *handle.cast::<*mut Acceptor>() = acceptor };
@@ -79,13 +88,17 @@ impl Acceptor {
             return Err(crate::errors::OsError::new(-status, "uv_poll_init", format!("fd {fd}")).into());
         }
         // SAFETY: the acceptor lives until its handle's close callback.
-        unsafe { (*acceptor).resume()? };
+        if let Err(error) = unsafe { (*acceptor).resume() } {
+            // SAFETY: libuv holds the initialized handle: only uv_close gives it back.
+            unsafe { Acceptor::close(acceptor, env) };
+            return Err(error);
+        }
         Ok(acceptor)
     }
 
     /// Polls again (after a failed accept paused it); nothing when polling already.
-    pub fn resume(&mut self) -> Result<()> {
-        if self.polling {
+    pub fn resume(&self) -> Result<()> {
+        if self.polling.get() {
             return Ok(());
         }
         // SAFETY: the handle was initialized in start and is not closed.
@@ -93,11 +106,13 @@ impl Acceptor {
         if status != 0 {
             return Err(crate::errors::OsError::new(-status, "uv_poll_start", format!("fd {}", self.fd)).into());
         }
-        self.polling = true;
+        self.polling.set(true);
         Ok(())
     }
 
-    /// Stops watching; the listen socket itself stays open (its owner closes it). Frees the acceptor.
+    /// Stops watching; the listen socket itself stays open (its owner closes it). Frees the
+    /// acceptor in uv_close's callback, which libuv runs on a later turn of the loop: never
+    /// while on_readable, which may have called the JavaScript that closes it, still runs.
     ///
     /// # Safety
     /// `acceptor` came from start and is closed only once.
@@ -110,10 +125,10 @@ impl Acceptor {
         }
         // SAFETY: per the contract; the references are released on the loop thread, now.
         unsafe {
-            let this = &mut *acceptor;
-            napi_delete_reference(env.raw(), this.callback);
-            napi_async_destroy(env.raw(), this.context);
-            uv_close(this.handle, closed);
+            let JsCallback { callback, context, .. } = (*acceptor).js;
+            napi_delete_reference(env.raw(), callback);
+            napi_async_destroy(env.raw(), context);
+            uv_close((*acceptor).handle, closed);
         }
     }
 
@@ -121,8 +136,8 @@ impl Acceptor {
     unsafe fn release(self, env: Env) {
         // SAFETY: the handle was never registered with libuv.
         unsafe {
-            napi_delete_reference(env.raw(), self.callback);
-            napi_async_destroy(env.raw(), self.context);
+            napi_delete_reference(env.raw(), self.js.callback);
+            napi_async_destroy(env.raw(), self.js.context);
             alloc::dealloc(self.handle.cast(), self.layout);
         }
     }
@@ -150,8 +165,10 @@ impl Acceptor {
         }
         (fds, None)
     }
+}
 
-    fn deliver(&self, fds: &[c_int], failure: Option<i32>) -> Result<()> {
+impl JsCallback {
+    fn deliver(self, fds: &[c_int], failure: Option<i32>) -> Result<()> {
         let env = Env::new(self.env);
         let raw = self.env;
         let mut scope = ptr::null_mut();
@@ -191,17 +208,33 @@ impl Acceptor {
     }
 }
 
+/// accept_batch stops at EAGAIN, so the socket must not block. uv_poll_init happens to set
+/// O_NONBLOCK as well; this does not rely on it. The flag belongs to the file description,
+/// which every worker and epoch shares: all of them accept this way.
+fn set_nonblocking(fd: c_int) -> Result<()> {
+    // SAFETY: plain system calls on a descriptor the caller owns.
+    let flags = sys::check(unsafe { sys::fcntl(fd, sys::F_GETFL) }, "fcntl", &sys::Fd(fd))?;
+    if flags & sys::O_NONBLOCK == 0 {
+        sys::check(unsafe { sys::fcntl(fd, sys::F_SETFL, flags | sys::O_NONBLOCK) }, "fcntl", &sys::Fd(fd))?;
+    }
+    Ok(())
+}
+
 unsafe extern "C" fn on_readable(handle: *mut c_void, status: c_int, _events: c_int) {
-    // SAFETY: `data` points at the live acceptor (see start).
-    let acceptor = unsafe { &mut **handle.cast::<*mut Acceptor>() };
-    let (fds, failure) = if status < 0 { (Vec::new(), Some(-status)) } else { acceptor.accept_batch() };
+    // SAFETY: `data` points at the acceptor, alive until the close callback (see close). Only
+    // shared references to it are made, and none outlives a statement: the JavaScript that
+    // deliver calls may resume or close it.
+    let acceptor: *const Acceptor = unsafe { *handle.cast::<*const Acceptor>() };
+    let (fds, failure) = if status < 0 { (Vec::new(), Some(-status)) } else { unsafe { (*acceptor).accept_batch() } };
     if failure.is_some() {
         // The socket stays readable while accept fails: polling on would spin. JavaScript resumes.
         // SAFETY: an active handle.
         unsafe { uv_poll_stop(handle) };
-        acceptor.polling = false;
+        unsafe { (*acceptor).polling.set(false) };
     }
-    if acceptor.deliver(&fds, failure).is_err() {
+    // Copied before the call: a close during it releases the callback and the context.
+    let js = unsafe { (*acceptor).js };
+    if js.deliver(&fds, failure).is_err() {
         // JavaScript cannot take them: the connections go rather than the descriptors leak.
         for fd in fds {
             // SAFETY: descriptors accept4 just returned, owned by no one else.

@@ -58,11 +58,12 @@ fn unix_address(call: &Call, index: usize, name: &str) -> Result<UnixAddress> {
     Ok(UnixAddress::parse(name, call.string(index, name)?)?)
 }
 
-/// shmCreate(name: string, size: number): ArrayBuffer
+/// shmCreate(name: string, size: number, holdLock: boolean): ArrayBuffer
 fn shm_create(call: &Call) -> Result<napi_value> {
     let name = call.c_string(0, "name")?;
     let size = call.integer(1, "size", 1, MAX_SAFE_INTEGER)? as usize;
-    call.env.mapped_arraybuffer(shm::create(&name, size)?)
+    let hold_lock = call.boolean(2, "holdLock")?;
+    call.env.mapped_arraybuffer(shm::create(&name, size, hold_lock)?)
 }
 
 /// shmOpen(name: string): ArrayBuffer
@@ -227,7 +228,7 @@ fn acceptor_start(call: &Call) -> Result<napi_value> {
 /// acceptorResume(acceptor: external): void. The caller must not pass a closed acceptor.
 fn acceptor_resume(call: &Call) -> Result<napi_value> {
     // SAFETY: an external acceptorStart made, still open (the TypeScript wrapper tracks it).
-    unsafe { &mut *call.external(0, "acceptor")?.cast::<Acceptor>() }.resume()?;
+    unsafe { &*call.external(0, "acceptor")?.cast::<Acceptor>() }.resume()?;
     call.env.undefined()
 }
 

@@ -16,8 +16,9 @@ pub struct Listener {
     pub port: u16,
 }
 
-/// socket, SO_REUSEADDR (and IPV6_V6ONLY for IPv6), bind, listen. The socket stays blocking:
-/// whoever adopts it (libuv) sets its own mode; close-on-exec keeps it out of unrelated children.
+/// socket, SO_REUSEADDR (and IPV6_V6ONLY for IPv6), bind, listen. Made blocking: the acceptor
+/// (acceptor.rs) makes it non-blocking before it accepts; close-on-exec keeps it out of
+/// unrelated children.
 pub fn listen_tcp(address: SocketAddr, backlog: c_int) -> Result<Listener, OsError> {
     let family = if address.is_ipv4() { sys::AF_INET } else { sys::AF_INET6 };
     let ty = sys::SOCK_STREAM | sys::SOCK_CLOEXEC;

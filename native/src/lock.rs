@@ -3,24 +3,21 @@
 
 use std::fs::OpenOptions;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 use crate::errors::OsError;
 use crate::fd;
 use crate::sys::{self, Fd};
 
-/// Opens (creating, mode 0600) and locks `path` exclusively. With `wait` false a lock held
-/// elsewhere fails at once with EAGAIN (Linux's EWOULDBLOCK); with `wait` true it blocks.
+/// Opens the existing `path` (ENOENT if absent) and locks it exclusively. With `wait` false a
+/// lock held elsewhere fails at once with EAGAIN (Linux's EWOULDBLOCK); with `wait` true it
+/// blocks. Never creating it: a region's root its owner just removed must stay removed.
 pub fn lock(path: &Path, wait: bool) -> Result<OwnedFd, OsError> {
     let target = path.display();
     // std opens with O_CLOEXEC.
     let file = OpenOptions::new()
         .read(true)
         .write(true)
-        .create(true)
-        .truncate(false)
-        .mode(0o600)
         .open(path)
         .map_err(|error| OsError::from_io(&error, "open", target.to_string()))?;
     let operation = if wait { sys::LOCK_EX } else { sys::LOCK_EX | sys::LOCK_NB };

@@ -2,7 +2,8 @@
 
 use std::ffi::{CStr, c_void};
 use std::fs::File;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, FromRawFd, IntoRawFd, OwnedFd};
+use std::os::unix::fs::MetadataExt;
 use std::ptr;
 
 use crate::errors::OsError;
@@ -38,14 +39,14 @@ impl Drop for Mapping {
     }
 }
 
-/// Creates a region that must not exist yet (EEXIST otherwise), sized and mapped.
-pub fn create(name: &CStr, size: usize) -> Result<Mapping, OsError> {
+/// Attempts at a locked region whose name someone else unlinked before the lock was ours.
+const LOCKED_CREATE_ATTEMPTS: usize = 3;
+
+/// Creates a region that must not exist yet (EEXIST otherwise), sized and mapped. With
+/// `hold_lock`, this process holds an exclusive flock on it until it exits (see create_locked).
+pub fn create(name: &CStr, size: usize, hold_lock: bool) -> Result<Mapping, OsError> {
     let target = name.to_string_lossy();
-    let flags = sys::O_CREAT | sys::O_EXCL | sys::O_RDWR;
-    // SAFETY: `name` is NUL-terminated. glibc's shm_open adds O_CLOEXEC itself.
-    let fd = sys::check(unsafe { sys::shm_open(name.as_ptr(), flags, 0o600) }, "shm_open", &target)?;
-    // SAFETY: shm_open returned a descriptor that nothing else owns.
-    let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+    let fd = if hold_lock { create_locked(name, &target)? } else { create_fd(name, &target)? };
     let mapped = size_to_off_t(size, &target)
         .and_then(|length| {
             // SAFETY: fd is open.
@@ -57,8 +58,44 @@ pub fn create(name: &CStr, size: usize) -> Result<Mapping, OsError> {
         // Leave no half-made region behind for the next creator to trip over with EEXIST.
         // SAFETY: `name` is NUL-terminated.
         unsafe { sys::shm_unlink(name.as_ptr()) };
+    } else if hold_lock {
+        // Never closed: the kernel drops the lock when this process exits.
+        let _held = fd.into_raw_fd();
     }
     mapped
+}
+
+fn create_fd(name: &CStr, target: &str) -> Result<OwnedFd, OsError> {
+    let flags = sys::O_CREAT | sys::O_EXCL | sys::O_RDWR;
+    // SAFETY: `name` is NUL-terminated. glibc's shm_open adds O_CLOEXEC itself.
+    let fd = sys::check(unsafe { sys::shm_open(name.as_ptr(), flags, 0o600) }, "shm_open", &target)?;
+    // SAFETY: shm_open returned a descriptor that nothing else owns.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// The new region, flocked before anything else is done with it. Whoever reclaims regions
+/// whose lock is free (private_regions.ts) and got in between unlinked it: then it is made
+/// anew, so that the lock returned is always on the region the name leads to.
+fn create_locked(name: &CStr, target: &str) -> Result<OwnedFd, OsError> {
+    for _ in 0..LOCKED_CREATE_ATTEMPTS {
+        let file = File::from(create_fd(name, target)?);
+        // Waits out a reclaimer that locked it first, and may have unlinked it meanwhile.
+        // SAFETY: plain system call on an open descriptor.
+        let links = sys::retry_on_eintr("flock", &target, || unsafe { sys::flock(file.as_raw_fd(), sys::LOCK_EX) })
+            .and_then(|_| file.metadata().map_err(|error| OsError::from_io(&error, "fstat", target)))
+            .map(|metadata| metadata.nlink());
+        match links {
+            Ok(0) => continue,
+            Ok(_) => return Ok(file.into()),
+            Err(error) => {
+                // As in create: no half-made region left behind.
+                // SAFETY: `name` is NUL-terminated.
+                unsafe { sys::shm_unlink(name.as_ptr()) };
+                return Err(error);
+            }
+        }
+    }
+    Err(OsError::new(sys::EAGAIN, "shm_open", target))
 }
 
 /// Maps an existing region whole, its size taken from the region itself.

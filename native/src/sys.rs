@@ -47,6 +47,9 @@ pub const MSG_CMSG_CLOEXEC: c_int = 0x4000_0000;
 pub const POLLIN: c_short = 0x1;
 
 pub const O_RDWR: c_int = 0o2;
+pub const O_NONBLOCK: c_int = 0o4000;
+pub const F_GETFL: c_int = 3;
+pub const F_SETFL: c_int = 4;
 pub const O_CREAT: c_int = 0o100;
 pub const O_EXCL: c_int = 0o200;
 
@@ -145,6 +148,7 @@ unsafe extern "C" {
     pub fn recvmsg(fd: c_int, msg: *mut msghdr, flags: c_int) -> isize;
     pub fn poll(fds: *mut pollfd, nfds: u64, timeout: c_int) -> c_int;
     pub fn close(fd: c_int) -> c_int;
+    pub fn fcntl(fd: c_int, cmd: c_int, ...) -> c_int;
     pub fn unlink(path: *const c_char) -> c_int;
     pub fn flock(fd: c_int, operation: c_int) -> c_int;
     pub fn ftruncate(fd: c_int, length: off_t) -> c_int;

@@ -2,7 +2,8 @@
 // supervisor that owns them. A supervisor killed with SIGKILL cannot remove its own, so each
 // start reclaims those whose owner is gone: a crash loop must not fill /dev/shm.
 //
-// The owner holds an flock on its region's root while it runs. A region is reclaimed only when
+// The owner holds an flock on its region's root from the moment the root exists (shmCreate
+// takes it before the root is even sized) until it exits. A region is reclaimed only when
 // that lock is free (no live owner, in any pid namespace that shares /dev/shm) and its pid
 // names no live process here, or names this process (which has no region yet: a leftover of a
 // dead proxy that had the same pid). A live process that merely reuses a dead owner's pid keeps
@@ -14,7 +15,7 @@ import { StatsRegion } from '../stats/region';
 import type { SharedMemorySource } from '../stats/shared_memory_source';
 
 /** Where Linux keeps POSIX shared memory objects (`/name` is `/dev/shm/name`). */
-export const SHM_DIR = '/dev/shm';
+const SHM_DIR = '/dev/shm';
 const PRIVATE_PREFIX = 'proxy_private_stats_';
 /** `proxy_private_stats_<pid>` (the root) and `proxy_private_stats_<pid>.<n>` (its segments). */
 const PRIVATE_OBJECT = new RegExp(`^${PRIVATE_PREFIX}(\\d+)(?:\\.\\d+)?$`);
@@ -78,8 +79,9 @@ function reclaim(memory: SharedMemorySource, root: string, objects: readonly str
     try {
       lock = lockRegion(root, false);
     } catch (error) {
-      // Held: its owner lives, in a pid namespace of its own.
-      if ((error as addon.NativeError).code === 'EAGAIN') return false;
+      // Held: its owner lives, in a pid namespace of its own. Absent: gone since the listing.
+      const code = (error as addon.NativeError).code;
+      if (code === 'EAGAIN' || code === 'ENOENT') return false;
       throw error;
     }
   }

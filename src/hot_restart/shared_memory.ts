@@ -6,24 +6,11 @@ import * as addon from '../native/addon';
 import { StatsRegion } from '../stats/region';
 import { StatsMemoryError } from '../stats/segments';
 import { NoSuchObjectError, SharedMemorySource } from '../stats/shared_memory_source';
-import { lockRegion, privateRegionName } from './private_regions';
+import { privateRegionName } from './private_regions';
 
 /** POSIX shared memory; a full /dev/shm is reported as the limit it is. */
 export const posixSharedMemory: SharedMemorySource = {
-  create(name, bytes) {
-    try {
-      return addon.shmCreate(name, bytes);
-    } catch (e) {
-      const code = (e as addon.NativeError).code;
-      if (code === 'ENOSPC' || code === 'ENOMEM') {
-        throw new StatsMemoryError(
-          `cannot add ${bytes} bytes of stats shared memory (${name}): /dev/shm is full or at its size limit ` +
-            `(${(e as Error).message}); enlarge /dev/shm or lower the number of stats`,
-        );
-      }
-      throw e;
-    }
-  },
+  create: (name, bytes) => createObject(name, bytes, false),
   open(name) {
     try {
       return addon.shmOpen(name);
@@ -36,6 +23,29 @@ export const posixSharedMemory: SharedMemorySource = {
     addon.shmUnlink(name);
   },
 };
+
+/**
+ * posixSharedMemory, but this process locks the object `root` as it creates it and holds the
+ * lock until it exits: private_regions.ts never finds a live owner's region unlocked.
+ */
+function ownedRootMemory(root: string): SharedMemorySource {
+  return { ...posixSharedMemory, create: (name, bytes) => createObject(name, bytes, name === root) };
+}
+
+function createObject(name: string, bytes: number, holdLock: boolean): ArrayBuffer {
+  try {
+    return addon.shmCreate(name, bytes, holdLock);
+  } catch (e) {
+    const code = (e as addon.NativeError).code;
+    if (code === 'ENOSPC' || code === 'ENOMEM') {
+      throw new StatsMemoryError(
+        `cannot add ${bytes} bytes of stats shared memory (${name}): /dev/shm is full or at its size limit ` +
+          `(${(e as Error).message}); enlarge /dev/shm or lower the number of stats`,
+      );
+    }
+    throw e;
+  }
+}
 
 export interface RegionHandle {
   readonly name: string;
@@ -57,14 +67,7 @@ export function createRegion(opts: { baseId: number; restartEpoch: number; disab
   const pid = process.pid;
   if (opts.disableHotRestart) {
     const name = privateRegionName(pid);
-    const region = StatsRegion.create({ memory: posixSharedMemory, name, pid }, opts.baseId, opts.startMs);
-    try {
-      // Held until this process exits (the kernel lets go then): the region is ours while we live.
-      lockRegion(name, false);
-    } catch (error) {
-      region.unlink();
-      throw error;
-    }
+    const region = StatsRegion.create({ memory: ownedRootMemory(name), name, pid }, opts.baseId, opts.startMs);
     return { name, region, privateRegion: true };
   }
   const name = sharedRegionName(opts.baseId);

@@ -75,7 +75,7 @@ export interface SocketAddress {
 
 /** The addon's exports, as registered by native/src/bindings.rs. */
 interface Binding {
-  shmCreate(name: string, size: number): ArrayBuffer;
+  shmCreate(name: string, size: number, holdLock: boolean): ArrayBuffer;
   shmOpen(name: string): ArrayBuffer;
   shmUnlink(name: string): void;
   listenTcp(address: string, port: number, backlog: number): TcpListenSocket;
@@ -143,9 +143,11 @@ function invoke<T>(call: () => T): T {
  * Creates the POSIX shared memory region `name` (mode 0600) of `size` bytes and maps it shared:
  * writes through the returned buffer are seen by every process that maps the region.
  * Throws EEXIST if it exists. The mapping goes away when the buffer is garbage collected.
+ * With `holdLock`, this process holds an exclusive flock on the region (as lockFile takes it)
+ * from the moment it exists until the process exits.
  */
-export function shmCreate(name: string, size: number): ArrayBuffer {
-  return invoke(() => binding().shmCreate(name, size));
+export function shmCreate(name: string, size: number, holdLock = false): ArrayBuffer {
+  return invoke(() => binding().shmCreate(name, size, holdLock));
 }
 
 /** Maps the existing region `name` whole (ENOENT if absent). */
@@ -160,7 +162,8 @@ export function shmUnlink(name: string): void {
 
 /**
  * A listening TCP socket on `address` (IPv4 or IPv6, the latter IPv6-only) with SO_REUSEADDR,
- * close-on-exec and blocking: a worker accepts on it with acceptorStart.
+ * close-on-exec and blocking until a worker accepts on it with acceptorStart, which makes it
+ * non-blocking.
  */
 export function listenTcp(address: string, port: number, backlog: number): TcpListenSocket {
   return invoke(() => binding().listenTcp(address, port, backlog));
@@ -197,8 +200,8 @@ export function unixDgramRecv(fd: number, maxBytes: number, timeoutMs: number): 
 }
 
 /**
- * Opens (creating, mode 0600) and exclusively flocks `path`, returning the descriptor that holds
- * the lock. With `wait` false a lock held elsewhere throws code 'EAGAIN' at once; with `wait`
+ * Opens the existing `path` (ENOENT if absent) and exclusively flocks it, returning the
+ * descriptor that holds the lock. With `wait` false a lock held elsewhere throws code 'EAGAIN' at once; with `wait`
  * true the call blocks this thread until the lock is free. The kernel releases the lock when
  * its holder exits.
  */
@@ -241,9 +244,11 @@ export function getTcpKeepalive(fd: number): TcpKeepaliveState {
 
 /**
  * Accepts connections on the listen socket `fd` on this thread's event loop, calling
- * `onAccepted` with each batch of new (non-blocking, close-on-exec) descriptors. When accept()
- * fails (EMFILE, ENFILE, ENOBUFS, ...) the batch carries its code and errno and polling pauses,
- * the waiting connections staying in the backlog, until acceptorResume.
+ * `onAccepted` with each batch of new (non-blocking, close-on-exec) descriptors. Makes `fd`
+ * non-blocking (for every process that shares it), so that a batch ends when the backlog is
+ * empty. When accept() fails (EMFILE, ENFILE, ENOBUFS, ...) the batch carries its code and
+ * errno and polling pauses, the waiting connections staying in the backlog, until
+ * acceptorResume.
  */
 export function acceptorStart(fd: number, onAccepted: OnAccepted): Acceptor {
   return invoke(() => binding().acceptorStart(fd, onAccepted));

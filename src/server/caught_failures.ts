@@ -7,7 +7,7 @@ import { AssertionError } from 'node:assert';
 import type { FailureCounters } from './server_stats';
 
 /** node:assert's failures, and Node's own internal assertions (ERR_INTERNAL_ASSERTION). */
-export function isAssertionFailure(error: unknown): boolean {
+function isAssertionFailure(error: unknown): boolean {
   return error instanceof AssertionError || (error instanceof Error && (error as NodeJS.ErrnoException).code === 'ERR_INTERNAL_ASSERTION');
 }
 

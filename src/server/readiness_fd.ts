@@ -2,7 +2,8 @@
 // s6's notification-fd: $PROXY_READY_FD names a descriptor the epoch inherited; once the epoch
 // serves (when it would say READY=1 to systemd) it writes a newline there and closes it. The
 // wrapper holds a restart asked for while an epoch initializes until then, since the next
-// epoch would refuse to start ("still initializing").
+// epoch would refuse to start ("still initializing"). A failed write closes it all the same:
+// the wrapper then waits no longer.
 
 import * as fs from 'node:fs';
 

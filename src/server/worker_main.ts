@@ -42,6 +42,8 @@ function send(m: WorkerMessage): void {
 
 /** After a failed accept() (out of descriptors), when to try again. */
 const ACCEPT_RETRY_MS = 100;
+/** How long a fatal message may take to leave before the worker exits without knowing. */
+const FATAL_SEND_WAIT_MS = 1000;
 
 /** What the supervisor changes in a worker while it runs, applied as its messages arrive. */
 interface WorkerControl {
@@ -100,9 +102,13 @@ async function run(init: WorkerInit, started: Promise<WorkerStart>, control: Wor
   store.recentLookups.setCapacity(init.recentLookupsCapacity);
   store.publishLookupTotal(statsRecentLookupsGauge(store));
   // A bug of ours that escapes to the event loop: counted (the counters outlive this process)
-  // before the worker exits, as before, to be restarted.
+  // before the worker exits, as before, to be restarted. Only the first: what the broken worker
+  // throws until it is gone is no new bug.
   const failures = failureCounters(store);
+  let failed = false;
   process.on('uncaughtException', (error) => {
+    if (failed) return;
+    failed = true;
     countCaughtFailure(failures, error);
     fatal(`uncaught exception: ${error.stack ?? error.message}`);
   });
@@ -231,11 +237,17 @@ async function run(init: WorkerInit, started: Promise<WorkerStart>, control: Wor
   return handle;
 }
 
-/** Tells the supervisor why, then exits 1 once the message has left (or the channel is gone). */
+/**
+ * Tells the supervisor why, then exits 1 once the message has left, the channel is gone or
+ * FATAL_SEND_WAIT_MS have passed (a channel that takes nothing more must not keep it running).
+ */
 function fatal(message: string): void {
   const m: WorkerMessage = { v: WORKER_PROTOCOL_VERSION, type: 'fatal', message };
-  if (process.connected) process.send!(m, () => process.exit(1));
-  else process.exit(1);
+  if (!process.connected) process.exit(1);
+  process.send!(m, () => process.exit(1));
+  // Unreferenced: it must not be what keeps the worker alive, and an exit for want of work fails too.
+  process.exitCode = 1;
+  setTimeout(() => process.exit(1), FATAL_SEND_WAIT_MS).unref();
 }
 
 process.once('message', (m: unknown) => {

@@ -12,14 +12,23 @@ import { startUpstream, Upstream } from '../helpers/http_peers';
 import { routedBootstrap } from '../helpers/routed_bootstrap';
 
 // Loaded into the supervisor and the worker before the proxy: in the worker, the memory figures
-// GET /memory asks for fail an assertion; in the supervisor, the second /memory's own figures throw.
+// GET /memory asks for fail an assertion, followed by two more exceptions (a broken worker fails
+// on), and the channel never says that the worker's 'fatal' message left; in the supervisor, the
+// second /memory's own figures throw.
 const FAULTS = `'use strict';
 const assert = require('node:assert');
 const real = process.memoryUsage.bind(process);
 let handlerCalls = 0;
+if (process.send) {
+  const send = process.send.bind(process);
+  process.send = (m, ...rest) => (m && m.type === 'fatal' ? send(m) : send(m, ...rest));
+}
 process.memoryUsage = Object.assign(() => {
   const stack = new Error().stack;
-  if (stack.includes('worker_main')) throw new assert.AssertionError({ message: 'injected worker assertion' });
+  if (stack.includes('worker_main')) {
+    for (let n = 0; n < 2; n++) process.nextTick(() => { throw new Error('injected echo'); });
+    throw new assert.AssertionError({ message: 'injected worker assertion' });
+  }
   if (stack.includes('memory_handler') && ++handlerCalls === 2) throw new Error('injected admin failure');
   return real();
 }, { rss: process.memoryUsage.rss });
@@ -79,6 +88,7 @@ describe('server.* stats and the bootstrap node', { timeout: 60_000 }, () => {
     assert.deepEqual([failed.status, failed.body], [500, 'injected admin failure\n']);
     assert.equal(await proxy.stat('server.proxy_bug_failures'), 1);
     assert.equal(await proxy.stat('server.debug_assertion_failures'), 1);
+    assert.equal(proxy.stderr.match(/uncaught exception/g)?.length, 1, proxy.stderr);
   });
 
   test('/config_dump: the bootstrap node carries the user agent, its build version and the extensions', async () => {

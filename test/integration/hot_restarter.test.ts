@@ -25,9 +25,10 @@ const GONE_POLL_MS = 20;
 /**
  * The child: a sleep loop that reports its epoch and signals, and exits early when told to. It
  * says it serves on PROXY_READY_FD, as the proxy does, at once or, at epoch
- * HOLD_READY_AT_EPOCH, on SIGUSR2 (an initialization that takes its time). Its pid line comes
- * after the handlers: a SIGUSR1 before them would open Node's inspector instead of being
- * reported, a SIGUSR2 would kill it.
+ * HOLD_READY_AT_EPOCH, on SIGUSR2 (an initialization that takes its time); at epoch
+ * SILENT_AT_EPOCH it closes the descriptor without the newline instead (a failed write). Its
+ * pid line comes after the handlers: a SIGUSR1 before them would open Node's inspector instead
+ * of being reported, a SIGUSR2 would kill it.
  */
 const CHILD_PROGRAM = `
 const fs = require('node:fs');
@@ -39,7 +40,7 @@ process.on('SIGTERM', () => {
 });
 const serve = () => {
   const fd = Number(process.env.PROXY_READY_FD);
-  fs.writeSync(fd, '\\n');
+  if (epoch !== process.env.SILENT_AT_EPOCH) fs.writeSync(fd, '\\n');
   fs.closeSync(fd);
 };
 const held = epoch === process.env.HOLD_READY_AT_EPOCH;
@@ -135,6 +136,31 @@ function firstRestartLines(target: string | undefined, epoch0: number, epoch1: n
     'got SIGHUP',
     'forking and execing new child process at epoch 1',
     `forked new child process with PID=${epoch1}`,
+  ];
+}
+
+/**
+ * Lets the held epoch 1 go on (SIGUSR2), waits for epoch 2 to serve, then ends them all with
+ * SIGTERM, cleanly. Epoch 2's pid.
+ */
+async function releaseAndTerminate(wrapper: Wrapper, epoch1: number): Promise<number> {
+  process.kill(epoch1, 'SIGUSR2');
+  const epoch2 = await wrapper.serving(2);
+  assert.ok(!isGone(epoch1), 'epoch 1 runs on');
+  wrapper.signal('SIGTERM');
+  assert.deepEqual(await wrapper.exited, [0, null]);
+  return epoch2;
+}
+
+/** The wrapper's lines from the fork of epoch 2 until all three epochs ended on SIGTERM. */
+function thirdEpochLines(epoch0: number, epoch1: number, epoch2: number): string[] {
+  return [
+    'forking and execing new child process at epoch 2',
+    `forked new child process with PID=${epoch2}`,
+    `epoch 2 serves (PID=${epoch2})`,
+    'got SIGTERM',
+    ...[epoch0, epoch1, epoch2].map((pid) => `sending TERM to PID=${pid}`),
+    'all children exited cleanly',
   ];
 }
 
@@ -246,10 +272,7 @@ test('SIGHUPs while the newest epoch initializes make one restart, once it serve
   assert.ok(!wrapper.lines.some((line) => line.includes('at epoch 2')), wrapper.lines.join('\n'));
   assert.ok(!isGone(epoch0) && !isGone(epoch1));
 
-  process.kill(epoch1, 'SIGUSR2');
-  const epoch2 = await wrapper.serving(2);
-  wrapper.signal('SIGTERM');
-  assert.deepEqual(await wrapper.exited, [0, null]);
+  const epoch2 = await releaseAndTerminate(wrapper, epoch1);
   assert.deepEqual(wrapper.wrapperLines(), [
     ...firstRestartLines(target, epoch0, epoch1),
     'got SIGHUP',
@@ -259,14 +282,26 @@ test('SIGHUPs while the newest epoch initializes make one restart, once it serve
     'got SIGHUP',
     'epoch 1 is still initializing: a restart already waits for it',
     `epoch 1 serves (PID=${epoch1})`,
-    'forking and execing new child process at epoch 2',
-    `forked new child process with PID=${epoch2}`,
-    `epoch 2 serves (PID=${epoch2})`,
-    'got SIGTERM',
-    `sending TERM to PID=${epoch0}`,
-    `sending TERM to PID=${epoch1}`,
-    `sending TERM to PID=${epoch2}`,
-    'all children exited cleanly',
+    ...thirdEpochLines(epoch0, epoch1, epoch2),
+  ]);
+});
+
+test('an epoch that closes its readiness descriptor without the newline no longer holds the restart', BOUNDED, async (t) => {
+  const wrapper = startWrapper(t, { HOLD_READY_AT_EPOCH: '1', SILENT_AT_EPOCH: '1' });
+  const target = wrapper.process.spawnargs[1];
+  const epoch0 = await wrapper.serving(0);
+  wrapper.signal('SIGHUP');
+  const epoch1 = await wrapper.childPid(1);
+  wrapper.signal('SIGHUP');
+  await wrapper.waitFor(/^epoch 1 is still initializing: restarting once it serves$/);
+
+  const epoch2 = await releaseAndTerminate(wrapper, epoch1);
+  assert.deepEqual(wrapper.wrapperLines(), [
+    ...firstRestartLines(target, epoch0, epoch1),
+    'got SIGHUP',
+    'epoch 1 is still initializing: restarting once it serves',
+    `epoch 1 closed its readiness descriptor without saying it serves (PID=${epoch1}): restarts no longer wait for it`,
+    ...thirdEpochLines(epoch0, epoch1, epoch2),
   ]);
 });
 

@@ -276,8 +276,11 @@ test('listenTcp on IPv6 is IPv6-only, and a port in use is EADDRINUSE', BOUNDED,
   );
 });
 
-test('a lock held by another process is EAGAIN until that process exits', BOUNDED, async (t) => {
+test('a lock held by another process is EAGAIN until that process exits; an absent file is not made', BOUNDED, async (t) => {
   const lockPath = path.join(temporaryDirectory(t), 'proxy.lock');
+  assert.throws(() => addon.lockFile(lockPath, false), isNativeError('ENOENT', 'open'));
+  assert.ok(!fs.existsSync(lockPath));
+  fs.writeFileSync(lockPath, '');
   const peer = startPeer(t, 'hold-lock', lockPath);
   assert.deepEqual(await peer.next(), { step: 'locked' });
   assert.throws(

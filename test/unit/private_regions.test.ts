@@ -6,12 +6,33 @@ import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import { test, type TestContext } from 'node:test';
 import * as addon from '../../src/native/addon';
-import { posixSharedMemory } from '../../src/hot_restart/shared_memory';
+import { createRegion, posixSharedMemory } from '../../src/hot_restart/shared_memory';
 import { lockRegion, privateRegionName, privateRegionObjects, reclaimDeadPrivateRegions, shmEntries } from '../../src/hot_restart/private_regions';
 import { StatsRegion } from '../../src/stats/region';
 import { processAlive } from '../../src/stats/process_alive';
 
 const BOUNDED = { timeout: 20_000 };
+/** Regions made while a reclaimer sweeps: enough that one made unlocked for a moment is caught. */
+const RACED_CREATIONS = 100;
+
+/**
+ * A proxy in another pid namespace that shares /dev/shm: it sees no process with the pid given
+ * as its argument and reclaims that pid's region whenever its lock is free, over and over
+ * until its stdin closes. Says "sweeping" once it does.
+ */
+const RECLAIMER = `
+const { privateRegionObjects, reclaimDeadPrivateRegions, shmEntries } = require(${JSON.stringify(require.resolve('../../src/hot_restart/private_regions'))});
+const { posixSharedMemory } = require(${JSON.stringify(require.resolve('../../src/hot_restart/shared_memory'))});
+const pid = Number(process.argv[1]);
+const entries = () => shmEntries().filter((entry) => privateRegionObjects([entry]).has(pid));
+const sweep = () => {
+  for (let n = 0; n < 50; n++) reclaimDeadPrivateRegions({ memory: posixSharedMemory, ownPid: -1, alive: () => false, entries });
+  setImmediate(sweep);
+};
+process.stdin.on('end', () => process.exit(0)).resume();
+sweep();
+console.log('sweeping');
+`;
 
 /** The pid of a process that has exited (and been reaped). */
 function deadPid(): number {
@@ -83,4 +104,21 @@ test('a region named by this process\'s own pid is a dead proxy\'s (pid reuse): 
   const objects = leaveRegion(t, own);
   assert.deepEqual(reclaim(own, [own]), [{ pid: own, objects, error: null }]);
   assert.ok(!fs.existsSync(`/dev/shm${privateRegionName(own)}`));
+});
+
+test('a private region is locked from the moment it exists: a reclaimer that cannot see its owner never takes it', BOUNDED, async (t) => {
+  const name = privateRegionName(process.pid);
+  t.after(() => StatsRegion.unlinkStale(posixSharedMemory, name));
+  const reclaimer = spawn(process.execPath, ['-e', RECLAIMER, String(process.pid)], { stdio: ['pipe', 'pipe', 'inherit'] });
+  t.after(() => reclaimer.kill('SIGKILL'));
+  await new Promise((resolve) => reclaimer.stdout!.once('data', resolve));
+
+  for (let n = 0; n < RACED_CREATIONS; n++) {
+    const handle = createRegion({ baseId: 0, restartEpoch: 0, disableHotRestart: true, startMs: Date.now() });
+    // What a worker does with the name: it must lead to this region, and the region be locked.
+    StatsRegion.attach({ memory: posixSharedMemory, name, pid: process.pid });
+    assert.throws(() => lockRegion(name, false), { code: 'EAGAIN' }, `creation ${n}`);
+    handle.region.unlink();
+  }
+  reclaimer.stdin!.end();
 });
