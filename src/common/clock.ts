@@ -1,7 +1,7 @@
 // Time for whatever is timed by intervals or one-shot timers, injected so that a test drives it by hand
 // (test/helpers/manual_clock.ts) instead of waiting.
 
-/** The longest delay setTimeout honours (2^31 - 1 ms, about 24.8 days); a longer one fires at once. */
+/** The longest delay Node's setTimeout honours (2^31 - 1 ms, about 24.8 days); a longer one fires after 1 ms. */
 export const MAX_TIMEOUT_MS = 2 ** 31 - 1;
 
 /** What setInterval returned, for clearInterval only. */
@@ -20,7 +20,7 @@ export interface Clock {
   /** Calls `fn` every `ms` milliseconds, the first time `ms` from now. */
   setInterval(fn: () => void, ms: number): IntervalHandle;
   clearInterval(handle: IntervalHandle): void;
-  /** Calls `fn` once, `ms` milliseconds from now. */
+  /** Calls `fn` once, `ms` milliseconds from now, however far that is. */
   setTimeout(fn: () => void, ms: number): TimeoutHandle;
   clearTimeout(handle: TimeoutHandle): void;
 }
@@ -30,6 +30,9 @@ export interface Clock {
  * housekeeping, which matters only while a listener or a worker keeps the process running.
  */
 export class SystemClock implements Clock {
+  /** `maxTimerMs` is the longest single Node timer; only a test sets it lower, to see a long timeout re-armed. */
+  constructor(readonly maxTimerMs: number = MAX_TIMEOUT_MS) {}
+
   now(): number {
     return performance.now();
   }
@@ -45,12 +48,42 @@ export class SystemClock implements Clock {
   }
 
   setTimeout(fn: () => void, ms: number): TimeoutHandle {
+    if (ms > this.maxTimerMs) return new LongTimeout(this, fn, this.now() + ms) as unknown as TimeoutHandle;
     const timer = setTimeout(fn, ms);
     timer.unref();
     return timer as unknown as TimeoutHandle;
   }
 
   clearTimeout(handle: TimeoutHandle): void {
-    clearTimeout(handle as unknown as NodeJS.Timeout);
+    if (handle instanceof LongTimeout) handle.cancel();
+    else clearTimeout(handle as unknown as NodeJS.Timeout);
   }
+}
+
+/** A timeout beyond one Node timer's range: re-armed, a range at a time, until its deadline. */
+class LongTimeout {
+  private timer: NodeJS.Timeout;
+
+  constructor(
+    private readonly clock: SystemClock,
+    private readonly fn: () => void,
+    private readonly deadline: number,
+  ) {
+    this.timer = this.arm();
+  }
+
+  cancel(): void {
+    clearTimeout(this.timer);
+  }
+
+  private arm(): NodeJS.Timeout {
+    const timer = setTimeout(this.onStep, Math.min(this.deadline - this.clock.now(), this.clock.maxTimerMs));
+    timer.unref();
+    return timer;
+  }
+
+  private readonly onStep = (): void => {
+    if (this.clock.now() < this.deadline) this.timer = this.arm();
+    else this.fn();
+  };
 }

@@ -16,3 +16,32 @@ test('the system clock: monotonic time, intervals that fire until cleared', asyn
   assert.equal(ticks, seen);
   assert.ok(clock.now() - start >= 80);
 });
+
+test('the system clock: a timeout beyond one Node timer fires at its deadline, not at once', { timeout: 5000 }, async () => {
+  // Node fires a setTimeout of more than 2^31 - 1 ms after 1 ms: a 30-day timeout must not.
+  const clock = new SystemClock();
+  let fired = false;
+  const month = clock.setTimeout(() => (fired = true), 30 * 24 * 3600 * 1000);
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  clock.clearTimeout(month);
+  assert.equal(fired, false);
+
+  // Timers of at most 20 ms stand in for the 24.8-day limit: a 70 ms timeout takes four of them.
+  const short = new SystemClock(20);
+  const start = short.now();
+  let guard: NodeJS.Timeout | undefined;
+  const firedAfter = await new Promise<number>((resolve) => {
+    short.setTimeout(() => resolve(short.now() - start), 70);
+    guard = setTimeout(() => resolve(-1), 2000);
+  });
+  clearTimeout(guard);
+  assert.ok(firedAfter >= 70 && firedAfter < 1000, `fired after ${firedAfter} ms`);
+
+  // Cleared between two of its timers, it never fires.
+  let cleared = false;
+  const handle = short.setTimeout(() => (cleared = true), 50);
+  await new Promise((resolve) => setTimeout(resolve, 30));
+  short.clearTimeout(handle);
+  await new Promise((resolve) => setTimeout(resolve, 60));
+  assert.equal(cleared, false);
+});
