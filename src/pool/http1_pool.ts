@@ -54,8 +54,9 @@ export class Http1ConnectionPool implements ConnectionPool, ConnectionOwner {
       return;
     }
     if (!this.admission.enqueue(decoder, callbacks)) return;
-    this.tryCreateConnection(downstream);
+    // Envoy's order: the request queued (newPendingRequest), then a connection made for it.
     if (log.enabled('debug')) log.debug('queueing request due to no available connections');
+    this.tryCreateConnection(downstream);
   }
 
   /** Withdraws a request still waiting for a connection. */

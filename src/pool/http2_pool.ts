@@ -49,8 +49,9 @@ export class Http2ConnectionPool implements ConnectionPool, Http2ConnectionOwner
       return;
     }
     if (!this.admission.enqueue(decoder, callbacks)) return;
-    this.tryCreateConnection(downstream);
+    // Envoy's order: the request queued (newPendingRequest), then a connection made for it.
     if (log.enabled('debug')) log.debug('queueing request due to no available connections');
+    this.tryCreateConnection(downstream);
   }
 
   cancel(callbacks: PoolCallbacks): void {
