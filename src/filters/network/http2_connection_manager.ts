@@ -153,11 +153,6 @@ export class Http2ConnectionManager {
     stats.downstream_cx_destroy.inc();
     stats.downstream_cx_length_ms.recordValue(performance.now() - this.connectionStartMs);
     if (this.streams.size > 0) stats.downstream_cx_destroy_active_rq.inc();
-    const log = this.connectionLog;
-    if (log.enabled('debug')) {
-      if (!this.closedLocally) log.debug(`[C${this.connectionId}] remote close`);
-      log.debug(`[C${this.connectionId}] closing socket: ${this.closedLocally ? 1 : 0}`);
-    }
     for (const stream of [...this.streams]) stream.onConnectionClosed();
     this.factory.deps.clusters.releaseDownstream(this.socket);
   };
@@ -166,6 +161,11 @@ export class Http2ConnectionManager {
   private readonly onSessionClose = (): void => {
     if (this.closedLocally) this.stats.downstream_cx_destroy_local.inc();
     else this.stats.downstream_cx_destroy_remote.inc();
+    const log = this.connectionLog;
+    if (log.enabled('debug')) {
+      if (!this.closedLocally) log.debug(`[C${this.connectionId}] remote close`);
+      log.debug(`[C${this.connectionId}] closing socket: ${this.closedLocally ? 1 : 0}`);
+    }
   };
 }
 
