@@ -43,15 +43,21 @@ export class ConnectionIds {
   }
 }
 
-/** The loggers and ids of upstream connections: one per worker, shared by every cluster's pools. */
+/**
+ * The loggers and ids of upstream connections: one per worker, shared by every cluster's pools.
+ * Each logger is already taken for the file that writes its lines (Logger.forFile), once here
+ * rather than per pool or connection.
+ */
 export interface UpstreamConnectionLogs {
   readonly ids: ConnectionIds;
   /** `connection`: the socket's own events. */
   readonly connection: Logger;
-  /** `pool`: which connection a request gets. */
-  readonly pool: Logger;
-  /** `client`: the codec client on the connection. */
-  readonly client: Logger;
+  /** `pool`, of each codec: which connection a request gets. */
+  readonly http1Pool: Logger;
+  readonly http2Pool: Logger;
+  /** `client`, of each codec: the codec client on the connection. */
+  readonly http1Client: Logger;
+  readonly http2Client: Logger;
 }
 
 /**

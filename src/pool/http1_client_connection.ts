@@ -26,6 +26,11 @@ export interface ConnectionOwner {
 
 const LAST_CHUNK = '0\r\n\r\n';
 
+/** UpstreamConnectionLogs' logger for this file's lines, from `client`: taken once per worker, never per connection. */
+export function http1ClientLog(client: Logger): Logger {
+  return client.forFile(__filename);
+}
+
 export class Http1ClientConnection implements RequestEncoder, UpstreamConnectionCallbacks, ParserCallbacks<ResponseHead> {
   readonly hostStats: HostStats;
   /** Requests this connection has been given (max_requests_per_connection counts them). */
@@ -57,7 +62,7 @@ export class Http1ClientConnection implements RequestEncoder, UpstreamConnection
   ) {
     this.hostStats = target.hostStats;
     this.cluster = target.cluster;
-    this.log = target.logs.client.forFile(__filename);
+    this.log = target.logs.http1Client;
     if (this.log.enabled('debug')) this.log.debug(`[C${id}] connecting`);
     this.parser = new ResponseParser(this, target.cluster.maxResponseHeadersCount);
     this.upstream = new UpstreamConnection(target, this, { allowHalfOpen: false, http1: true }, downstream, id);

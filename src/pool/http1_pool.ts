@@ -14,6 +14,11 @@ import type { DownstreamAddresses } from '../network/downstream_addresses';
 import { PoolAdmission } from './pool_admission';
 import type { ConnectFailureReason, ConnectionTarget } from './upstream_connection';
 
+/** UpstreamConnectionLogs' logger for this file's lines, from `pool`: taken once per worker, never per pool. */
+export function http1PoolLog(pool: Logger): Logger {
+  return pool.forFile(__filename);
+}
+
 export class Http1ConnectionPool implements ConnectionPool, ConnectionOwner {
   readonly protocol = 'http1';
   private readonly idle: Http1ClientConnection[] = [];
@@ -32,7 +37,7 @@ export class Http1ConnectionPool implements ConnectionPool, ConnectionOwner {
     resources: ResourceManager,
   ) {
     this.admission = new PoolAdmission(target, resources);
-    this.log = target.logs.pool.forFile(__filename);
+    this.log = target.logs.http1Pool;
   }
 
   get hostStats(): HostStats {

@@ -10,6 +10,7 @@ import { MalformedHeaders, requestHeadersOf, responseHeadOf } from '../http/http
 import type { RequestHead } from '../http/http1/message_head';
 import type { ClusterInfo } from '../upstream/cluster_info';
 import type { DownstreamAddresses } from '../network/downstream_addresses';
+import type { Logger } from '../log/logger_api';
 import { type ConnectFailureReason, type ConnectionTarget, UpstreamConnection, type UpstreamConnectionCallbacks } from './upstream_connection';
 
 /** The pool that owns a connection. */
@@ -24,6 +25,11 @@ export interface Http2ConnectionOwner {
 }
 
 const { NGHTTP2_CANCEL, NGHTTP2_REFUSED_STREAM, NGHTTP2_NO_ERROR } = http2.constants;
+
+/** UpstreamConnectionLogs' logger for this file's lines, from `client`: taken once per worker, never per connection. */
+export function http2ClientLog(client: Logger): Logger {
+  return client.forFile(__filename);
+}
 
 export class Http2ClientConnection implements UpstreamConnectionCallbacks {
   /** Streams this connection has been given (max_requests_per_connection counts them). */
@@ -52,7 +58,7 @@ export class Http2ClientConnection implements UpstreamConnectionCallbacks {
     readonly id: number,
   ) {
     this.cluster = target.cluster;
-    const log = target.logs.client.forFile(__filename);
+    const log = target.logs.http2Client;
     if (log.enabled('debug')) log.debug(`[C${id}] connecting`);
     this.upstream = new UpstreamConnection(target, this, { allowHalfOpen: false, http1: false, http2: true }, downstream, id);
   }

@@ -59,6 +59,11 @@ export interface UpstreamConnectionOptions {
 
 const H2_ALPN: readonly string[] = ['h2'];
 
+/** UpstreamConnectionLogs' logger for this file's lines, from `connection`: taken once per worker, never per connection. */
+export function upstreamConnectionLog(connection: Logger): Logger {
+  return connection.forFile(__filename);
+}
+
 export class UpstreamConnection {
   readonly socket: net.Socket;
   /** `connection`. */
@@ -88,7 +93,7 @@ export class UpstreamConnection {
     readonly id: number,
   ) {
     const { host, hostStats, cluster } = target;
-    this.log = target.logs.connection.forFile(__filename);
+    this.log = target.logs.connection;
     if (this.log.enabled('debug')) this.log.debug(`[C${id}] connecting to ${host.ip}:${host.port}`);
     this.cluster = cluster;
     this.hostStats = hostStats;

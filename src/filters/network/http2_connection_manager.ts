@@ -18,6 +18,11 @@ import { StreamTimers, type TimedStream } from './stream_timers';
 
 const { NGHTTP2_FLAG_END_STREAM } = http2.constants;
 
+/** The `http` and `connection` loggers taken for this file's lines: once per factory, never per connection. */
+export function http2ConnectionManagerLogs(http: Logger, connection: Logger): { readonly http: Logger; readonly connection: Logger } {
+  return { http: http.forFile(__filename), connection: connection.forFile(__filename) };
+}
+
 export class Http2ConnectionManager {
   readonly stats: HttpConnectionManagerStats;
   readonly session: http2.ServerHttp2Session;
@@ -41,8 +46,8 @@ export class Http2ConnectionManager {
     readonly connectionId: number,
   ) {
     this.stats = factory.stats;
-    this.log = factory.deps.log.forFile(__filename);
-    this.connectionLog = factory.deps.connectionLog.forFile(__filename);
+    this.log = factory.http2Logs.http;
+    this.connectionLog = factory.http2Logs.connection;
     this.remoteAddress = socket.remoteAddress ?? '';
     this.scheme = 'encrypted' in socket && socket.encrypted === true ? 'https' : 'http';
     const options = factory.config.http2ProtocolOptions;
