@@ -190,3 +190,19 @@ test('EDS: an endpoint_stale_after beyond one Node timer (30 days) keeps the hos
   assert.deepEqual(ports(), [1001]);
   assert.equal(stat('assignment_stale'), 0);
 });
+
+test('EDS: a change of endpoint_stale_after alone reaches no worker; the policy workers get leaves it out', { timeout: 20_000 }, async (t) => {
+  const file = tempFile(t);
+  const withPolicy = (version: string, policy: JsonObject) => response(version, [assignment('svc', [{ lb_endpoints: [endpoint(1001)] }], { policy })]);
+  fs.writeFileSync(file, withPolicy('1', { endpoint_stale_after: '60s' }));
+  const { updates, stat } = await edsManager(t, file);
+  const sent = updates.length;
+
+  replace(file, withPolicy('2', { endpoint_stale_after: '120s' }));
+  await waitFor('the second assignment', () => (stat('update_success') === 2 ? true : undefined), 10_000);
+  assert.equal(updates.length, sent, 'no membership update for a field no worker reads');
+
+  replace(file, withPolicy('3', { endpoint_stale_after: '120s', overprovisioning_factor: 200 }));
+  await waitFor('the third assignment', () => (updates.length === sent + 1 ? true : undefined), 10_000);
+  assert.deepEqual(updates.at(-1)!.policy, { overprovisioningFactor: 200, dropOverload: null });
+});
