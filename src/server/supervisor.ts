@@ -563,7 +563,6 @@ export class Supervisor implements ServerInfoSource {
     return { versionInfo: this.cds.versionInfo(), active, warming };
   }
 
-  /** Binds a fresh listen socket; after a failed handover, waits for the old epoch to let go. */
   /** The xDS subscriptions of this epoch's clusters, under the command line's unknown-field policy. */
   private subscriptionFactory(): SubscriptionFactory {
     const { options } = this.deps;
@@ -586,6 +585,7 @@ export class Supervisor implements ServerInfoSource {
     return this.subscriptions;
   }
 
+  /** Binds a fresh listen socket; after a failed handover, waits for the old epoch to let go. */
   private async bindListener(address: string, port: number, mayBeHeld: boolean): Promise<addon.TcpListenSocket> {
     const deadline = Date.now() + (mayBeHeld ? REBIND_TIMEOUT_MS : 0);
     for (;;) {
