@@ -14,6 +14,7 @@ import type { HostStats } from '../stats/stats';
 import type { ClusterInfo } from '../upstream/cluster_info';
 import type { DownstreamAddresses } from '../network/downstream_addresses';
 import { type ConnectFailureReason, type ConnectionTarget, UpstreamConnection, type UpstreamConnectionCallbacks } from './upstream_connection';
+import { boundedTimerDelay } from '../common/clock';
 
 /** The pool that owns a connection. */
 export interface ConnectionOwner {
@@ -153,7 +154,7 @@ export class Http1ClientConnection implements RequestEncoder, UpstreamConnection
    */
   markIdle(): void {
     if (this.idleTimer !== null) this.idleTimer.refresh();
-    else if (this.cluster.idleTimeoutMs > 0) this.idleTimer = setTimeout(this.onIdleTimeout, this.cluster.idleTimeoutMs);
+    else if (this.cluster.idleTimeoutMs > 0) this.idleTimer = setTimeout(this.onIdleTimeout, boundedTimerDelay(this.cluster.idleTimeoutMs));
   }
 
   private readonly onIdleTimeout = (): void => {
@@ -183,7 +184,7 @@ export class Http1ClientConnection implements RequestEncoder, UpstreamConnection
     if (this.log.enabled('debug')) this.log.debug(`[C${this.id}] connected`);
     // As Envoy's pools, the connection's age counts from when it is established.
     const maxDuration = this.cluster.maxConnectionDurationMs;
-    if (maxDuration > 0) this.durationTimer = setTimeout(this.onMaxDuration, maxDuration);
+    if (maxDuration > 0) this.durationTimer = setTimeout(this.onMaxDuration, boundedTimerDelay(maxDuration));
     this.owner.onConnectionConnected(this);
   }
 

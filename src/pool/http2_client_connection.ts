@@ -12,6 +12,7 @@ import type { ClusterInfo } from '../upstream/cluster_info';
 import type { DownstreamAddresses } from '../network/downstream_addresses';
 import type { Logger } from '../log/logger_api';
 import { type ConnectFailureReason, type ConnectionTarget, UpstreamConnection, type UpstreamConnectionCallbacks } from './upstream_connection';
+import { boundedTimerDelay } from '../common/clock';
 
 /** The pool that owns a connection. */
 export interface Http2ConnectionOwner {
@@ -126,8 +127,8 @@ export class Http2ClientConnection implements UpstreamConnectionCallbacks {
     const options = this.options;
     const socket = this.upstream.socket;
     const cluster = this.cluster;
-    if (cluster.maxConnectionDurationMs > 0) this.durationTimer = setTimeout(this.onMaxDuration, cluster.maxConnectionDurationMs);
-    if (cluster.idleTimeoutMs > 0) this.idleTimer = setTimeout(this.onIdleTimeout, cluster.idleTimeoutMs);
+    if (cluster.maxConnectionDurationMs > 0) this.durationTimer = setTimeout(this.onMaxDuration, boundedTimerDelay(cluster.maxConnectionDurationMs));
+    if (cluster.idleTimeoutMs > 0) this.idleTimer = setTimeout(this.onIdleTimeout, boundedTimerDelay(cluster.idleTimeoutMs));
     // Over TLS (ALPN h2) the stream's :scheme is https.
     this.scheme = 'encrypted' in socket && socket.encrypted === true ? 'https' : 'http';
     const session = http2.connect(`${this.scheme}://${socket.remoteAddress}:${socket.remotePort}`, {

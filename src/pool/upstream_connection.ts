@@ -13,6 +13,7 @@ import type { HostStats } from '../stats/stats';
 import type { ClusterInfo } from '../upstream/cluster_info';
 import type { Host } from '../upstream/host';
 import type { DownstreamAddresses } from '../network/downstream_addresses';
+import { boundedTimerDelay } from '../common/clock';
 
 export type ConnectFailureReason = 'timeout' | 'refused';
 
@@ -133,7 +134,7 @@ export class UpstreamConnection {
     this.socket.on('end', this.onSocketEnd);
     this.socket.on('error', ignoreError);
     this.socket.on('close', this.onSocketClose);
-    if (cluster.connectTimeoutMs > 0) this.connectTimer = setTimeout(this.onConnectTimeout, cluster.connectTimeoutMs);
+    if (cluster.connectTimeoutMs > 0) this.connectTimer = setTimeout(this.onConnectTimeout, boundedTimerDelay(cluster.connectTimeoutMs));
   }
 
   get isConnected(): boolean {

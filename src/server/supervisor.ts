@@ -45,7 +45,7 @@ import * as addon from '../native/addon';
 import type { StatsSnapshot } from '../stats/sample';
 import { HistogramMerger } from '../stats/histogram_merger';
 import { StatsFlusher } from '../stats/stats_flusher';
-import type { Clock } from '../common/clock';
+import { boundedTimerDelay, type Clock } from '../common/clock';
 import { CREATED_FILE_MODE } from '../common/file_mode';
 import { reclaimColumns, zeroColumnGauges } from '../stats/column_reclaim';
 import { StatKind } from '../stats/region_layout';
@@ -407,7 +407,7 @@ export class Supervisor implements ServerInfoSource {
       this.parentShutdownTimer = setTimeout(() => {
         this.log.warn('shutting down parent after drain');
         hotRestart.terminateParent();
-      }, options.parentShutdownTimeS * 1000);
+      }, boundedTimerDelay(options.parentShutdownTimeS * 1000));
     }
     this.setState('LIVE');
     this.stats.initializationTimeMs.recordValue(performance.now() - this.startedAt);

@@ -45,3 +45,25 @@ test('the system clock: a timeout beyond one Node timer fires at its deadline, n
   await new Promise((resolve) => setTimeout(resolve, 60));
   assert.equal(cleared, false);
 });
+
+test('the system clock: an interval beyond one Node timer fires once a period, not every millisecond', { timeout: 5000 }, async () => {
+  const clock = new SystemClock();
+  let ticks = 0;
+  const month = clock.setInterval(() => ticks++, 30 * 24 * 3600 * 1000);
+  await new Promise((resolve) => setTimeout(resolve, 50));
+  clock.clearInterval(month);
+  assert.equal(ticks, 0);
+
+  // Timers of at most 20 ms stand in for the 24.8-day limit: a 50 ms period, cleared after ~175 ms.
+  const short = new SystemClock(20);
+  const start = short.now();
+  const at: number[] = [];
+  const handle = short.setInterval(() => at.push(short.now() - start), 50);
+  await new Promise((resolve) => setTimeout(resolve, 175));
+  short.clearInterval(handle);
+  const seen = at.length;
+  await new Promise((resolve) => setTimeout(resolve, 80));
+  assert.equal(at.length, seen, 'cleared');
+  assert.ok(seen >= 2 && seen <= 3, `${seen} ticks at ${at.join(', ')} ms`);
+  at.forEach((ms, i) => assert.ok(ms >= 50 * (i + 1), `tick ${i + 1} at ${ms} ms`));
+});

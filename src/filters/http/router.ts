@@ -9,7 +9,7 @@
 // hosts tried; others pay for none of it.
 
 import { randomUUID } from 'node:crypto';
-import type { Clock, TimeoutHandle } from '../../common/clock';
+import { boundedTimerDelay, type Clock, type TimeoutHandle } from '../../common/clock';
 import type { ClusterRouteAction, Route, RoutingPriority } from '../../config/model';
 import type { ConnectionPool, HttpProtocol, PoolCallbacks, RequestEncoder, ResponseDecoder, StreamResetReason } from '../../http/codec';
 import { RequestHead, type ResponseHead } from '../../http/http1/message_head';
@@ -617,7 +617,7 @@ export class Router implements PoolCallbacks, ResponseDecoder {
     }
     if (this.timer !== null) clearTimeout(this.timer);
     this.timerMs = ms;
-    this.timer = setTimeout(this.onTimeout, ms);
+    this.timer = setTimeout(this.onTimeout, boundedTimerDelay(ms));
   }
 
   private readonly onTimeout = (): void => {

@@ -15,6 +15,7 @@ import type { Logger } from '../../log/logger_api';
 import { FilterHeaders, type HttpConnectionManagerFactory, NO_HEADERS, isReplacedResponseHeader, remainingMs } from './http_connection_manager';
 import type { HttpConnectionManagerStats } from './http_connection_manager_stats';
 import { StreamTimers, type TimedStream } from './stream_timers';
+import { boundedTimerDelay } from '../../common/clock';
 
 const { NGHTTP2_FLAG_END_STREAM } = http2.constants;
 
@@ -78,7 +79,7 @@ export class Http2ConnectionManager {
     if (options.initialConnectionWindowSize > 65535) session.setLocalWindowSize(options.initialConnectionWindowSize);
     this.armIdleTimer();
     const maxDuration = factory.config.commonHttpProtocolOptions.maxConnectionDurationMs;
-    if (maxDuration > 0) this.durationTimer = setTimeout(this.onMaxConnectionDuration, remainingMs(maxDuration, connectionStartMs));
+    if (maxDuration > 0) this.durationTimer = setTimeout(this.onMaxConnectionDuration, boundedTimerDelay(remainingMs(maxDuration, connectionStartMs)));
   }
 
   /** Drain (listener drain, hot restart): GOAWAY now, close once the streams in flight end. */
@@ -126,7 +127,7 @@ export class Http2ConnectionManager {
   private armIdleTimer(): void {
     const timeout = this.factory.config.commonHttpProtocolOptions.idleTimeoutMs;
     if (timeout <= 0 || this.idleTimer !== null) return;
-    this.idleTimer = setTimeout(this.onIdleTimeout, timeout);
+    this.idleTimer = setTimeout(this.onIdleTimeout, boundedTimerDelay(timeout));
   }
 
   private readonly onIdleTimeout = (): void => {

@@ -40,6 +40,7 @@ import { type StreamTimerSettings, StreamTimers, type TimedStream } from './stre
 import { Http2ConnectionManager, http2ConnectionManagerLogs } from './http2_connection_manager';
 import { Http2CodecStats } from '../../http/http2/codec_stats';
 import { sniffHttp2Preface } from '../../http/http2/preface';
+import { boundedTimerDelay } from '../../common/clock';
 
 const ROUTER_FILTER = 'proxy.filters.http.router';
 const CONTINUE = 'HTTP/1.1 100 Continue\r\n\r\n';
@@ -263,9 +264,9 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
     stats.downstream_cx_http1_total.inc();
     stats.downstream_cx_http1_active.inc();
     const idleTimeout = factory.config.commonHttpProtocolOptions.idleTimeoutMs;
-    if (idleTimeout > 0) this.idleTimer = setTimeout(this.onIdleTimeout, idleTimeout);
+    if (idleTimeout > 0) this.idleTimer = setTimeout(this.onIdleTimeout, boundedTimerDelay(idleTimeout));
     const maxDuration = factory.config.commonHttpProtocolOptions.maxConnectionDurationMs;
-    if (maxDuration > 0) this.durationTimer = setTimeout(this.onMaxConnectionDuration, remainingMs(maxDuration, connectionStartMs));
+    if (maxDuration > 0) this.durationTimer = setTimeout(this.onMaxConnectionDuration, boundedTimerDelay(remainingMs(maxDuration, connectionStartMs)));
   }
 
   // ---- ParserCallbacks: the request ------------------------------------------------------
