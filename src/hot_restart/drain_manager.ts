@@ -12,6 +12,7 @@ export interface DrainManagerOptions {
   readonly strategy: DrainStrategy;
   /** --drain-time-s. */
   readonly drainTimeS: number;
+  /** Times the drain (its deadline and the completion callback); the system clock by default. */
   readonly clock?: Clock;
   /** A uniform non-negative integer per call (Envoy's random()). */
   readonly random?: () => number;
