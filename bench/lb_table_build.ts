@@ -11,6 +11,7 @@ import { buildRing } from '../src/upstream/lb/ring_hash_lb';
 import { normalizeWeights } from '../src/upstream/lb/thread_aware_load_balancer';
 import { HostSet } from '../src/upstream/priority_set';
 import { host } from '../test/helpers/load_balancer';
+import { DEFAULT_OVERPROVISIONING_FACTOR } from '../src/config/model';
 
 const RING_SIZE = 8 * 1024 * 1024;
 
@@ -36,12 +37,12 @@ function time(runs: number, build: () => void): number {
 function main(): void {
   console.log('hashing balancer table builds (median ms)');
   for (const n of [10, 1000]) {
-    const weights = normalizeWeights(new HostSet(0, hosts(n)), false, false);
+    const weights = normalizeWeights(new HostSet(0, hosts(n), DEFAULT_OVERPROVISIONING_FACTOR), false, false);
     const ms = time(3, () => buildRing(weights, { minimumRingSize: RING_SIZE, maximumRingSize: RING_SIZE, hashFunction: 'XX_HASH' }, false));
     console.log(`  ring_hash  ${String(n).padStart(6)} hosts, 8388608 points: ${ms.toFixed(0)} ms`);
   }
   for (const n of [10, 100, 10000]) {
-    const weights = normalizeWeights(new HostSet(0, hosts(n)), false, false);
+    const weights = normalizeWeights(new HostSet(0, hosts(n), DEFAULT_OVERPROVISIONING_FACTOR), false, false);
     const ms = time(5, () => buildMaglevTable(weights, 65537, false));
     console.log(`  maglev     ${String(n).padStart(6)} hosts, 65537 slots:    ${ms.toFixed(1)} ms`);
   }

@@ -10,6 +10,7 @@ import { createHeapStatsStore } from '../src/stats/store';
 import { Host } from '../src/upstream/host';
 import { LOAD_BALANCERS } from '../src/upstream/lb/load_balancer_registry';
 import { balancerParams } from '../test/helpers/load_balancer';
+import { DEFAULT_OVERPROVISIONING_FACTOR } from '../src/config/model';
 
 const HOSTS = 10;
 const PICKS = 20_000_000;
@@ -49,7 +50,7 @@ function main(): void {
       const flags = Atomics.load(word.words, word.index);
       if (flags !== host.healthFlags) {
         host.healthFlags = flags;
-        set.update(hosts);
+        set.update(hosts, DEFAULT_OVERPROVISIONING_FACTOR);
         lb.refresh();
       }
       sink += host.port;

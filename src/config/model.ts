@@ -364,9 +364,12 @@ export interface ClusterLoadAssignment {
   readonly policy: LoadAssignmentPolicy;
 }
 
+/** Envoy's kDefaultOverProvisioningFactor (1.4), in percent: a load assignment's when it sets none. */
+export const DEFAULT_OVERPROVISIONING_FACTOR = 140;
+
 /** ClusterLoadAssignment.Policy, Envoy's defaults filled in. */
 export interface LoadAssignmentPolicy {
-  /** overprovisioning_factor, in percent: 140 when unset. */
+  /** overprovisioning_factor, in percent: DEFAULT_OVERPROVISIONING_FACTOR when unset. */
   readonly overprovisioningFactor: number;
   /** The one drop_overloads category's drop_percentage (validation allows one, as Envoy); null: none. */
   readonly dropOverload: FractionalPercent | null;

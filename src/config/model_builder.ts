@@ -19,6 +19,7 @@ import { stringMatch } from './string_match_model';
 import { downstreamTransportSocket, upstreamTransportSocket } from './tls_context_model';
 import { filterChainMatch, listenerFilters } from './filter_chain_match_model';
 import { apiConfigSourceOf, configSourceOf } from './xds/config_source';
+import { DEFAULT_OVERPROVISIONING_FACTOR } from './model';
 import type {
   AdminConfig,
   Bootstrap,
@@ -107,8 +108,6 @@ const OUTLIER_BASE_EJECTION_TIME_MS = 30_000;
 
 /** Defaults of Envoy 1.16 for fields left unset. */
 const DEFAULTS = {
-  // Envoy's kDefaultOverProvisioningFactor (1.4), in percent.
-  overprovisioningFactor: 140,
   // Envoy's circuit breaker thresholds when none are configured.
   circuitBreakerMax: 1024,
   circuitBreakerMaxRetries: 3,
@@ -758,7 +757,7 @@ function loadAssignmentPolicy(config: JsonObject): LoadAssignmentPolicy {
   const drop = messageList(config, 'drop_overloads')[0];
   const percentage = drop === undefined ? undefined : messageField(drop, 'drop_percentage');
   return {
-    overprovisioningFactor: numberField(config, 'overprovisioning_factor', DEFAULTS.overprovisioningFactor),
+    overprovisioningFactor: numberField(config, 'overprovisioning_factor', DEFAULT_OVERPROVISIONING_FACTOR),
     // An unset drop_percentage is 0 out of 100: nothing dropped.
     dropOverload: drop === undefined ? null : fractionalPercent(percentage ?? {}),
     endpointStaleAfterMs: durationMs(config, 'endpoint_stale_after') ?? null,

@@ -3,7 +3,7 @@
 // closes a share that grows from 0 to 100% over --drain-time-s, so clients move to the new
 // epoch gradually instead of all reconnecting at once.
 
-import { MAX_TIMEOUT_MS } from '../common/clock';
+import { type Clock, SystemClock, type TimeoutHandle } from '../common/clock';
 import type { DrainDecider } from '../server/drain_decider';
 
 export type DrainStrategy = 'gradual' | 'immediate';
@@ -12,8 +12,8 @@ export interface DrainManagerOptions {
   readonly strategy: DrainStrategy;
   /** --drain-time-s. */
   readonly drainTimeS: number;
-  /** Monotonic milliseconds. */
-  readonly now?: () => number;
+  /** Times the drain (its deadline and the completion callback); the system clock by default. */
+  readonly clock?: Clock;
   /** A uniform non-negative integer per call (Envoy's random()). */
   readonly random?: () => number;
   /**
@@ -34,14 +34,14 @@ export function gradualDrainClose(drainTimeS: number, remainingMs: number, rando
 }
 
 export class DrainManager implements DrainDecider {
-  private readonly now: () => number;
+  private readonly clock: Clock;
   private readonly random: () => number;
   private readonly healthCheckFailed: () => boolean;
   private deadlineMs: number | null = null;
-  private timer: NodeJS.Timeout | null = null;
+  private timer: TimeoutHandle | null = null;
 
   constructor(private readonly options: DrainManagerOptions) {
-    this.now = options.now ?? (() => performance.now());
+    this.clock = options.clock ?? new SystemClock();
     this.random = options.random ?? (() => Math.floor(Math.random() * 0x1_0000_0000));
     this.healthCheckFailed = options.healthCheckFailed ?? (() => false);
   }
@@ -54,7 +54,7 @@ export class DrainManager implements DrainDecider {
     if (this.healthCheckFailed()) return true;
     if (this.deadlineMs === null) return false;
     if (this.options.strategy === 'immediate') return true;
-    return gradualDrainClose(this.options.drainTimeS, this.deadlineMs - this.now(), this.random());
+    return gradualDrainClose(this.options.drainTimeS, this.deadlineMs - this.clock.now(), this.random());
   }
 
   /**
@@ -63,26 +63,17 @@ export class DrainManager implements DrainDecider {
    */
   startDrainSequence(onComplete: () => void = () => {}): void {
     if (this.deadlineMs !== null) throw new Error('the drain sequence has already started');
-    const deadlineMs = this.now() + this.options.drainTimeS * 1000;
-    this.deadlineMs = deadlineMs;
-    // A drain longer than setTimeout's limit re-arms its timer until the deadline.
-    const wait = () => {
-      this.timer = setTimeout(
-        () => {
-          if (deadlineMs - this.now() > 0) return wait();
-          this.timer = null;
-          onComplete();
-        },
-        Math.max(0, Math.min(deadlineMs - this.now(), MAX_TIMEOUT_MS)),
-      );
-      this.timer.unref();
-    };
-    wait();
+    const drainMs = this.options.drainTimeS * 1000;
+    this.deadlineMs = this.clock.now() + drainMs;
+    this.timer = this.clock.setTimeout(() => {
+      this.timer = null;
+      onComplete();
+    }, drainMs);
   }
 
   /** Cancels the completion callback (the process is shutting down). */
   close(): void {
-    if (this.timer !== null) clearTimeout(this.timer);
+    if (this.timer !== null) this.clock.clearTimeout(this.timer);
     this.timer = null;
   }
 }

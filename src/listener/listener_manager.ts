@@ -18,6 +18,7 @@ import { restoreLocalAddress, restoreOriginalDestination } from './original_dst'
 import type { InspectedHello } from './tls_inspector';
 import type { DownstreamAddresses } from '../network/downstream_addresses';
 import type { AcceptError, ListenSocket } from './listen_socket';
+import { boundedTimerDelay } from '../common/clock';
 
 /** A failed accept() is logged at most this often; the lines between are counted in the next. */
 const ACCEPT_ERROR_LOG_INTERVAL_MS = 1000;
@@ -152,7 +153,7 @@ class ActiveListener {
         this.preCxTimeout.inc();
         if (continueOnTimeout) done({ transportProtocol: 'raw_buffer', serverName: '', applicationProtocols: [] });
         else done(null);
-      }, timeoutMs);
+      }, boundedTimerDelay(timeoutMs));
     }
   }
 

@@ -8,7 +8,9 @@ import type { Logger } from './logger_api';
  * Connection and stream ids. Envoy numbers the connections of its one process, downstream and
  * upstream alike, from one counter. Here the supervisor (admin) and each worker number their
  * own, interleaved by process slot (supervisor 0, worker i at i + 1, of workers + 1 slots):
- * an id then names one connection among the processes of an epoch, and tells which one logged it.
+ * an id names one connection among the processes running at once in an epoch, and its slot
+ * tells which one logged it. A restarted worker counts again from its slot, so its ids repeat
+ * those of the worker it replaced (its pid in the log line tells them apart); a new epoch too.
  */
 export class ConnectionIds {
   private connections = 0;
@@ -43,15 +45,21 @@ export class ConnectionIds {
   }
 }
 
-/** The loggers and ids of upstream connections: one per worker, shared by every cluster's pools. */
+/**
+ * The loggers and ids of upstream connections: one per worker, shared by every cluster's pools.
+ * Each logger is already taken for the file that writes its lines (Logger.forFile), once here
+ * rather than per pool or connection.
+ */
 export interface UpstreamConnectionLogs {
   readonly ids: ConnectionIds;
   /** `connection`: the socket's own events. */
   readonly connection: Logger;
-  /** `pool`: which connection a request gets. */
-  readonly pool: Logger;
-  /** `client`: the codec client on the connection. */
-  readonly client: Logger;
+  /** `pool`, of each codec: which connection a request gets. */
+  readonly http1Pool: Logger;
+  readonly http2Pool: Logger;
+  /** `client`, of each codec: the codec client on the connection. */
+  readonly http1Client: Logger;
+  readonly http2Client: Logger;
 }
 
 /**

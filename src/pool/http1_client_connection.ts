@@ -14,6 +14,7 @@ import type { HostStats } from '../stats/stats';
 import type { ClusterInfo } from '../upstream/cluster_info';
 import type { DownstreamAddresses } from '../network/downstream_addresses';
 import { type ConnectFailureReason, type ConnectionTarget, UpstreamConnection, type UpstreamConnectionCallbacks } from './upstream_connection';
+import { boundedTimerDelay } from '../common/clock';
 
 /** The pool that owns a connection. */
 export interface ConnectionOwner {
@@ -25,6 +26,11 @@ export interface ConnectionOwner {
 }
 
 const LAST_CHUNK = '0\r\n\r\n';
+
+/** UpstreamConnectionLogs' logger for this file's lines, from `client`: taken once per worker, never per connection. */
+export function http1ClientLog(client: Logger): Logger {
+  return client.forFile(__filename);
+}
 
 export class Http1ClientConnection implements RequestEncoder, UpstreamConnectionCallbacks, ParserCallbacks<ResponseHead> {
   readonly hostStats: HostStats;
@@ -57,7 +63,7 @@ export class Http1ClientConnection implements RequestEncoder, UpstreamConnection
   ) {
     this.hostStats = target.hostStats;
     this.cluster = target.cluster;
-    this.log = target.logs.client.forFile(__filename);
+    this.log = target.logs.http1Client;
     if (this.log.enabled('debug')) this.log.debug(`[C${id}] connecting`);
     this.parser = new ResponseParser(this, target.cluster.maxResponseHeadersCount);
     this.upstream = new UpstreamConnection(target, this, { allowHalfOpen: false, http1: true }, downstream, id);
@@ -148,7 +154,7 @@ export class Http1ClientConnection implements RequestEncoder, UpstreamConnection
    */
   markIdle(): void {
     if (this.idleTimer !== null) this.idleTimer.refresh();
-    else if (this.cluster.idleTimeoutMs > 0) this.idleTimer = setTimeout(this.onIdleTimeout, this.cluster.idleTimeoutMs);
+    else if (this.cluster.idleTimeoutMs > 0) this.idleTimer = setTimeout(this.onIdleTimeout, boundedTimerDelay(this.cluster.idleTimeoutMs));
   }
 
   private readonly onIdleTimeout = (): void => {
@@ -178,7 +184,7 @@ export class Http1ClientConnection implements RequestEncoder, UpstreamConnection
     if (this.log.enabled('debug')) this.log.debug(`[C${this.id}] connected`);
     // As Envoy's pools, the connection's age counts from when it is established.
     const maxDuration = this.cluster.maxConnectionDurationMs;
-    if (maxDuration > 0) this.durationTimer = setTimeout(this.onMaxDuration, maxDuration);
+    if (maxDuration > 0) this.durationTimer = setTimeout(this.onMaxDuration, boundedTimerDelay(maxDuration));
     this.owner.onConnectionConnected(this);
   }
 

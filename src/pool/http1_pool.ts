@@ -14,6 +14,11 @@ import type { DownstreamAddresses } from '../network/downstream_addresses';
 import { PoolAdmission } from './pool_admission';
 import type { ConnectFailureReason, ConnectionTarget } from './upstream_connection';
 
+/** UpstreamConnectionLogs' logger for this file's lines, from `pool`: taken once per worker, never per pool. */
+export function http1PoolLog(pool: Logger): Logger {
+  return pool.forFile(__filename);
+}
+
 export class Http1ConnectionPool implements ConnectionPool, ConnectionOwner {
   readonly protocol = 'http1';
   private readonly idle: Http1ClientConnection[] = [];
@@ -32,7 +37,7 @@ export class Http1ConnectionPool implements ConnectionPool, ConnectionOwner {
     resources: ResourceManager,
   ) {
     this.admission = new PoolAdmission(target, resources);
-    this.log = target.logs.pool.forFile(__filename);
+    this.log = target.logs.http1Pool;
   }
 
   get hostStats(): HostStats {
@@ -54,8 +59,9 @@ export class Http1ConnectionPool implements ConnectionPool, ConnectionOwner {
       return;
     }
     if (!this.admission.enqueue(decoder, callbacks)) return;
-    this.tryCreateConnection(downstream);
+    // Envoy's order: the request queued (newPendingRequest), then a connection made for it.
     if (log.enabled('debug')) log.debug('queueing request due to no available connections');
+    this.tryCreateConnection(downstream);
   }
 
   /** Withdraws a request still waiting for a connection. */

@@ -10,7 +10,9 @@ import { MalformedHeaders, requestHeadersOf, responseHeadOf } from '../http/http
 import type { RequestHead } from '../http/http1/message_head';
 import type { ClusterInfo } from '../upstream/cluster_info';
 import type { DownstreamAddresses } from '../network/downstream_addresses';
+import type { Logger } from '../log/logger_api';
 import { type ConnectFailureReason, type ConnectionTarget, UpstreamConnection, type UpstreamConnectionCallbacks } from './upstream_connection';
+import { boundedTimerDelay } from '../common/clock';
 
 /** The pool that owns a connection. */
 export interface Http2ConnectionOwner {
@@ -24,6 +26,11 @@ export interface Http2ConnectionOwner {
 }
 
 const { NGHTTP2_CANCEL, NGHTTP2_REFUSED_STREAM, NGHTTP2_NO_ERROR } = http2.constants;
+
+/** UpstreamConnectionLogs' logger for this file's lines, from `client`: taken once per worker, never per connection. */
+export function http2ClientLog(client: Logger): Logger {
+  return client.forFile(__filename);
+}
 
 export class Http2ClientConnection implements UpstreamConnectionCallbacks {
   /** Streams this connection has been given (max_requests_per_connection counts them). */
@@ -52,7 +59,7 @@ export class Http2ClientConnection implements UpstreamConnectionCallbacks {
     readonly id: number,
   ) {
     this.cluster = target.cluster;
-    const log = target.logs.client.forFile(__filename);
+    const log = target.logs.http2Client;
     if (log.enabled('debug')) log.debug(`[C${id}] connecting`);
     this.upstream = new UpstreamConnection(target, this, { allowHalfOpen: false, http1: false, http2: true }, downstream, id);
   }
@@ -120,8 +127,8 @@ export class Http2ClientConnection implements UpstreamConnectionCallbacks {
     const options = this.options;
     const socket = this.upstream.socket;
     const cluster = this.cluster;
-    if (cluster.maxConnectionDurationMs > 0) this.durationTimer = setTimeout(this.onMaxDuration, cluster.maxConnectionDurationMs);
-    if (cluster.idleTimeoutMs > 0) this.idleTimer = setTimeout(this.onIdleTimeout, cluster.idleTimeoutMs);
+    if (cluster.maxConnectionDurationMs > 0) this.durationTimer = setTimeout(this.onMaxDuration, boundedTimerDelay(cluster.maxConnectionDurationMs));
+    if (cluster.idleTimeoutMs > 0) this.idleTimer = setTimeout(this.onIdleTimeout, boundedTimerDelay(cluster.idleTimeoutMs));
     // Over TLS (ALPN h2) the stream's :scheme is https.
     this.scheme = 'encrypted' in socket && socket.encrypted === true ? 'https' : 'http';
     const session = http2.connect(`${this.scheme}://${socket.remoteAddress}:${socket.remotePort}`, {

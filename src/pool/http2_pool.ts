@@ -15,6 +15,11 @@ import { Http2ClientConnection, type Http2ConnectionOwner } from './http2_client
 import { PoolAdmission } from './pool_admission';
 import type { ConnectionTarget } from './upstream_connection';
 
+/** UpstreamConnectionLogs' logger for this file's lines, from `pool`: taken once per worker, never per pool. */
+export function http2PoolLog(pool: Logger): Logger {
+  return pool.forFile(__filename);
+}
+
 export class Http2ConnectionPool implements ConnectionPool, Http2ConnectionOwner {
   readonly protocol = 'http2';
   private readonly admission: PoolAdmission;
@@ -33,7 +38,7 @@ export class Http2ConnectionPool implements ConnectionPool, Http2ConnectionOwner
   ) {
     this.admission = new PoolAdmission(target, resources);
     this.options = target.cluster.http2ProtocolOptions!;
-    this.log = target.logs.pool.forFile(__filename);
+    this.log = target.logs.http2Pool;
   }
 
   get hostStats(): HostStats {
@@ -49,8 +54,9 @@ export class Http2ConnectionPool implements ConnectionPool, Http2ConnectionOwner
       return;
     }
     if (!this.admission.enqueue(decoder, callbacks)) return;
-    this.tryCreateConnection(downstream);
+    // Envoy's order: the request queued (newPendingRequest), then a connection made for it.
     if (log.enabled('debug')) log.debug('queueing request due to no available connections');
+    this.tryCreateConnection(downstream);
   }
 
   cancel(callbacks: PoolCallbacks): void {

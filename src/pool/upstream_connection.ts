@@ -13,6 +13,7 @@ import type { HostStats } from '../stats/stats';
 import type { ClusterInfo } from '../upstream/cluster_info';
 import type { Host } from '../upstream/host';
 import type { DownstreamAddresses } from '../network/downstream_addresses';
+import { boundedTimerDelay } from '../common/clock';
 
 export type ConnectFailureReason = 'timeout' | 'refused';
 
@@ -59,6 +60,11 @@ export interface UpstreamConnectionOptions {
 
 const H2_ALPN: readonly string[] = ['h2'];
 
+/** UpstreamConnectionLogs' logger for this file's lines, from `connection`: taken once per worker, never per connection. */
+export function upstreamConnectionLog(connection: Logger): Logger {
+  return connection.forFile(__filename);
+}
+
 export class UpstreamConnection {
   readonly socket: net.Socket;
   /** `connection`. */
@@ -88,7 +94,7 @@ export class UpstreamConnection {
     readonly id: number,
   ) {
     const { host, hostStats, cluster } = target;
-    this.log = target.logs.connection.forFile(__filename);
+    this.log = target.logs.connection;
     if (this.log.enabled('debug')) this.log.debug(`[C${id}] connecting to ${host.ip}:${host.port}`);
     this.cluster = cluster;
     this.hostStats = hostStats;
@@ -128,7 +134,7 @@ export class UpstreamConnection {
     this.socket.on('end', this.onSocketEnd);
     this.socket.on('error', ignoreError);
     this.socket.on('close', this.onSocketClose);
-    if (cluster.connectTimeoutMs > 0) this.connectTimer = setTimeout(this.onConnectTimeout, cluster.connectTimeoutMs);
+    if (cluster.connectTimeoutMs > 0) this.connectTimer = setTimeout(this.onConnectTimeout, boundedTimerDelay(cluster.connectTimeoutMs));
   }
 
   get isConnected(): boolean {

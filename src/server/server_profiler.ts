@@ -29,7 +29,6 @@ export interface ServerProfilerDeps {
 export class ServerProfiler {
   private readonly own: ProcessProfiler;
   private enabled = false;
-  private nextId = 1;
   private queue: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly deps: ServerProfilerDeps) {
@@ -89,10 +88,9 @@ export class ServerProfiler {
   private askWorkers(make: (id: number) => SupervisorMessage): Promise<WorkerReply<WorkerProfileReply>[]> {
     const workers = this.deps.workers();
     if (workers === null) return Promise.resolve([]);
-    const id = this.nextId++;
     const { kind } = this.deps;
-    const isReply = (m: WorkerMessage): m is WorkerProfileReply => m.type === 'profile_reply' && m.kind === kind && m.id === id;
-    return workers.ask(() => make(id), isReply, this.deps.replyTimeoutMs);
+    const isReply = (m: WorkerMessage, id: number): m is WorkerProfileReply => m.type === 'profile_reply' && m.kind === kind && m.id === id;
+    return workers.ask(make, isReply, this.deps.replyTimeoutMs);
   }
 
   private noAnswer(index: number): string {

@@ -16,8 +16,6 @@ export interface ServerRecentLookupsDeps {
 }
 
 export class ServerRecentLookups {
-  private nextId = 1;
-
   constructor(private readonly deps: ServerRecentLookupsDeps) {}
 
   get capacity(): number {
@@ -39,10 +37,9 @@ export class ServerRecentLookups {
     const own = this.deps.store.recentLookups.snapshot();
     const workers = this.deps.workers();
     if (workers === null) return [own];
-    const id = this.nextId++;
     const replies = await workers.ask(
-      () => ({ v: WORKER_PROTOCOL_VERSION, type: 'recent_lookups_request', id }),
-      (m: WorkerMessage): m is WorkerRecentLookups => m.type === 'recent_lookups' && m.id === id,
+      (id) => ({ v: WORKER_PROTOCOL_VERSION, type: 'recent_lookups_request', id }),
+      (m: WorkerMessage, id): m is WorkerRecentLookups => m.type === 'recent_lookups' && m.id === id,
       this.deps.replyTimeoutMs,
     );
     return [own, ...replies.flatMap((r) => (r.reply === null ? [] : [r.reply.lookups]))];

@@ -45,7 +45,7 @@ import * as addon from '../native/addon';
 import type { StatsSnapshot } from '../stats/sample';
 import { HistogramMerger } from '../stats/histogram_merger';
 import { StatsFlusher } from '../stats/stats_flusher';
-import type { Clock } from '../common/clock';
+import { boundedTimerDelay, type Clock } from '../common/clock';
 import { CREATED_FILE_MODE } from '../common/file_mode';
 import { reclaimColumns, zeroColumnGauges } from '../stats/column_reclaim';
 import { StatKind } from '../stats/region_layout';
@@ -407,7 +407,7 @@ export class Supervisor implements ServerInfoSource {
       this.parentShutdownTimer = setTimeout(() => {
         this.log.warn('shutting down parent after drain');
         hotRestart.terminateParent();
-      }, options.parentShutdownTimeS * 1000);
+      }, boundedTimerDelay(options.parentShutdownTimeS * 1000));
     }
     this.setState('LIVE');
     this.stats.initializationTimeMs.recordValue(performance.now() - this.startedAt);
@@ -563,7 +563,6 @@ export class Supervisor implements ServerInfoSource {
     return { versionInfo: this.cds.versionInfo(), active, warming };
   }
 
-  /** Binds a fresh listen socket; after a failed handover, waits for the old epoch to let go. */
   /** The xDS subscriptions of this epoch's clusters, under the command line's unknown-field policy. */
   private subscriptionFactory(): SubscriptionFactory {
     const { options } = this.deps;
@@ -586,6 +585,7 @@ export class Supervisor implements ServerInfoSource {
     return this.subscriptions;
   }
 
+  /** Binds a fresh listen socket; after a failed handover, waits for the old epoch to let go. */
   private async bindListener(address: string, port: number, mayBeHeld: boolean): Promise<addon.TcpListenSocket> {
     const deadline = Date.now() + (mayBeHeld ? REBIND_TIMEOUT_MS : 0);
     for (;;) {

@@ -143,7 +143,7 @@ async function run(init: WorkerInit, started: Promise<WorkerStart>, control: Wor
     clock,
   });
   // While health checks fail, every HTTP response closes its connection (Envoy's drain manager).
-  const drain = new DrainManager({ ...init.drain, healthCheckFailed: () => control.healthCheckFailed });
+  const drain = new DrainManager({ ...init.drain, clock, healthCheckFailed: () => control.healthCheckFailed });
   const filters = new NetworkFilterBuilder({
     bootstrap,
     stats: store,

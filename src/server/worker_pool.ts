@@ -71,6 +71,7 @@ export class WorkerPool {
   private readonly log: Logger;
   /** Set by drain() and stop(): a worker that dies now is not replaced. */
   private stopping = false;
+  /** The last request id `ask` gave out: each request's replies name it. */
   private lastRequestId = 0;
 
   constructor(private readonly deps: WorkerPoolDeps) {
@@ -117,14 +118,17 @@ export class WorkerPool {
   }
 
   /**
-   * Sends every worker `make(index)` and resolves once each has answered (a message `isReply`
-   * accepts), exited, or let `timeoutMs` pass: a worker that dies meanwhile never holds it up.
+   * Sends every worker `make(id)`, a request under a fresh id, and resolves once each has answered
+   * (a message `isReply` accepts for that id), exited, or let `timeoutMs` pass: a worker that dies
+   * meanwhile never holds it up.
    */
   ask<R extends WorkerMessage>(
-    make: (index: number) => SupervisorMessage,
-    isReply: (m: WorkerMessage) => m is R,
+    make: (id: number) => SupervisorMessage,
+    isReply: (m: WorkerMessage, id: number) => m is R,
     timeoutMs: number,
   ): Promise<WorkerReply<R>[]> {
+    const id = ++this.lastRequestId;
+    const request = make(id);
     return Promise.all(
       this.slots.map((slot) => {
         const child = slot.child;
@@ -137,13 +141,13 @@ export class WorkerPool {
             resolve({ index: slot.index, reply });
           };
           const onMessage = (m: unknown) => {
-            if (isMessage<WorkerMessage>(m) && isReply(m)) done(m);
+            if (isMessage<WorkerMessage>(m) && isReply(m, id)) done(m);
           };
           const onExit = () => done(null);
           const timer = setTimeout(() => done(null), timeoutMs);
           child.on('message', onMessage);
           child.once('exit', onExit);
-          child.send(make(slot.index));
+          child.send(request);
         });
       }),
     );
@@ -151,10 +155,9 @@ export class WorkerPool {
 
   /** Every running worker's process.memoryUsage(); one that does not answer in time is left out. */
   async memoryUsage(timeoutMs: number): Promise<NodeJS.MemoryUsage[]> {
-    const id = ++this.lastRequestId;
     const replies = await this.ask(
-      () => ({ v: WORKER_PROTOCOL_VERSION, type: 'memory_request', id }),
-      (m): m is WorkerMemory => m.type === 'memory' && m.id === id,
+      (id) => ({ v: WORKER_PROTOCOL_VERSION, type: 'memory_request', id }),
+      (m, id): m is WorkerMemory => m.type === 'memory' && m.id === id,
       timeoutMs,
     );
     return replies.flatMap((r) => (r.reply === null ? [] : [r.reply.usage]));
@@ -162,10 +165,9 @@ export class WorkerPool {
 
   /** Every running worker's file loggers (fine-grain logging); one that does not answer in time is left out. */
   async fileLoggers(timeoutMs: number): Promise<(readonly LoggerLevel[])[]> {
-    const id = ++this.lastRequestId;
     const replies = await this.ask(
-      () => ({ v: WORKER_PROTOCOL_VERSION, type: 'file_loggers_request', id }),
-      (m): m is WorkerFileLoggers => m.type === 'file_loggers' && m.id === id,
+      (id) => ({ v: WORKER_PROTOCOL_VERSION, type: 'file_loggers_request', id }),
+      (m, id): m is WorkerFileLoggers => m.type === 'file_loggers' && m.id === id,
       timeoutMs,
     );
     return replies.flatMap((r) => (r.reply === null ? [] : [r.reply.loggers]));

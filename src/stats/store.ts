@@ -354,10 +354,10 @@ export class SharedStatsStore implements StatsStore {
 
   /**
    * `count` counts shared by every writer under `name` (limits shared by all workers, like a
-   * circuit breaker's open connections), zero when first made. Never listed by /stats.
+   * circuit breaker's open connections), zero when first made. Never listed by /stats, nor
+   * counted as a lookup: Envoy's resource managers are no stats.
    */
   cells(name: string, count: number): SharedCounts {
-    this.lookedUp(name);
     return this.cellsOf(name, count);
   }
 
@@ -378,7 +378,7 @@ export class SharedStatsStore implements StatsStore {
    */
   existingCells(name: string, count: number): SharedCounts | null {
     // Looked up, not interned: 10,000 clusters no worker has used yet leave no slots behind.
-    this.lookedUp(name);
+    // A probe, repeated every flush, is not a lookup of a stat (recentLookups).
     const slot = this.names.lookup(name);
     if (slot < 0) return null;
     const { words, index } = this.names.record(slot)!;

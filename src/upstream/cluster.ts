@@ -4,7 +4,7 @@
 // updates. Hosts that stay keep their Host object, and with it their pool.
 
 import { FieldError } from '../config/errors';
-import type { ClusterConfig, FractionalPercent, LoadAssignmentPolicy, Locality, OutlierDetection, RoutingPriority, SocketAddress } from '../config/model';
+import type { ClusterConfig, FractionalPercent, Locality, OutlierDetection, RoutingPriority, SocketAddress } from '../config/model';
 import type { ConnectionPool, HttpProtocol } from '../http/codec';
 import { Http1ConnectionPool } from '../pool/http1_pool';
 import { Http2ConnectionPool } from '../pool/http2_pool';
@@ -21,7 +21,7 @@ import type { LoadBalancerParams } from './lb/load_balancer_base';
 import { type ClusterLookup, type ClusterProvidedContext, clusterProvidedBalancers, clusterTypeName } from './lb/cluster_provided_lb';
 import { LOAD_BALANCERS } from './lb/load_balancer_registry';
 import { SubsetLoadBalancer } from './lb/subset_load_balancer';
-import { type ClusterSnapshot, destinationHost, hostKey, type MemberHost, type MembershipUpdate } from './membership';
+import { type ClusterSnapshot, destinationHost, hostKey, type MemberHost, type MembershipPolicy, type MembershipUpdate } from './membership';
 import { addressString } from './address';
 import type { Clock } from '../common/clock';
 import { PendingHostStats } from '../stats/pending_host_stats';
@@ -120,7 +120,7 @@ export class Cluster {
   private readonly pendingHosts = new Map<string, Host>();
   private version = 0;
   /** The membership's load assignment policy. */
-  private policy: LoadAssignmentPolicy;
+  private policy: MembershipPolicy;
 
   private readonly store: StatsStore;
   private readonly readBuffer: Buffer;

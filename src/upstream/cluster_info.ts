@@ -66,6 +66,10 @@ export class ClusterInfo {
   /** The cluster's transport sockets: transport_socket_matches, then transport_socket (or plaintext). */
   readonly transportSockets: ClusterTransportSockets;
   private readonly upstreamHttpProtocolOptions: UpstreamHttpProtocolOptions | null;
+  /**
+   * Stat handles made on first use: a worker of a proxy with thousands of clusters pays only for
+   * those its traffic touches (the supervisor has already interned every name, declareClusterStatNames).
+   */
   private statsHandles: ClusterStats | null = null;
   private http2StatsHandles: Http2CodecStats | null = null;
   private readonly resourceManagers: { DEFAULT: ResourceManager | null; HIGH: ResourceManager | null } = { DEFAULT: null, HIGH: null };
@@ -119,10 +123,6 @@ export class ClusterInfo {
     return this.useDownstreamProtocol ? downstream : 'http2';
   }
 
-  /**
-   * Made on first use: a worker of a proxy with thousands of clusters pays only for those its
-   * traffic touches (the supervisor has already interned every name, see declareClusterStats).
-   */
   /** `cluster.<name>.http2.*`, for clusters whose pools speak HTTP/2; made on first use. */
   get http2Stats(): Http2CodecStats {
     return (this.http2StatsHandles ??= new Http2CodecStats(this.store.scope(`cluster.${this.statName}.http2`)));

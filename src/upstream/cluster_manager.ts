@@ -8,6 +8,7 @@ import { type Clock, SystemClock } from '../common/clock';
 import type { ClusterConfig, Locality } from '../config/model';
 import { ConnectionIds } from '../log/connection_log';
 import type { LoggerFactory } from '../log/logger_api';
+import { upstreamConnectionLogs } from '../pool/upstream_connection_logs';
 import type { RuntimeSource } from '../runtime/live_runtime';
 import type { StatsStore } from '../stats/stats';
 import { Cluster, type ClusterEnvironment, MembershipVersionError } from './cluster';
@@ -93,12 +94,7 @@ export class ClusterManager {
       readBuffer: Buffer.allocUnsafe(READ_BUFFER_BYTES),
       localLocality: options.localLocality ?? null,
       log: options.log('upstream'),
-      connectionLogs: {
-        ids: options.connectionIds ?? ConnectionIds.forOneProcess(),
-        connection: options.log('connection'),
-        pool: options.log('pool'),
-        client: options.log('client'),
-      },
+      connectionLogs: upstreamConnectionLogs(options.connectionIds ?? ConnectionIds.forOneProcess(), options.log),
       reportsTables: options.reportsTables ?? true,
       onConsecutiveFailure: options.onConsecutiveFailure ?? (() => undefined),
       clusters: {

@@ -31,6 +31,16 @@ export interface MemberHost {
   readonly slot: HostSlot;
 }
 
+/**
+ * The part of a load assignment's policy workers use. endpoint_stale_after is left out: only the
+ * supervisor's EDS cluster reads it, and a change to it alone must not reach every worker.
+ */
+export type MembershipPolicy = Pick<LoadAssignmentPolicy, 'overprovisioningFactor' | 'dropOverload'>;
+
+export function membershipPolicy(policy: MembershipPolicy): MembershipPolicy {
+  return { overprovisioningFactor: policy.overprovisioningFactor, dropOverload: policy.dropOverload };
+}
+
 export interface ClusterSnapshot {
   readonly cluster: string;
   /** 1 for the first membership, then one more per update. */
@@ -38,7 +48,7 @@ export interface ClusterSnapshot {
   /** In discovery order, which is the order of /clusters and of the balancers' host lists. */
   readonly hosts: readonly MemberHost[];
   /** The load assignment's policy: the static one, or the last EDS assignment's. */
-  readonly policy: LoadAssignmentPolicy;
+  readonly policy: MembershipPolicy;
 }
 
 /** A change of one cluster's membership, as the supervisor sends it to every worker. */
@@ -54,7 +64,7 @@ export interface MembershipUpdate {
   readonly changed: readonly string[];
   readonly removed: readonly string[];
   /** The policy after the change. */
-  readonly policy: LoadAssignmentPolicy;
+  readonly policy: MembershipPolicy;
 }
 
 /** A host as discovery describes it, before the owner gives it a slot and keeps its other health bits. */
@@ -116,7 +126,7 @@ export interface SlotSource {
 export function diffMembership(
   current: ClusterSnapshot,
   discovered: readonly DiscoveredHost[],
-  policy: LoadAssignmentPolicy,
+  policy: MembershipPolicy,
   slots: SlotSource,
   newHostFlags = 0,
   keepHealthyOnRemoval = false,
@@ -160,24 +170,23 @@ export function diffMembership(
   for (const key of removed) slots.free(before.get(key)!.slot);
   const hosts = [...next].map(([key, d]) => kept.get(key) ?? { ...d, healthFlags: d.healthFlags | newHostFlags, slot: slots.allocate() });
   hosts.push(...pendingRemoval);
-  return { cluster: current.cluster, version: current.version + 1, baseVersion: current.version, hosts, added, changed, removed, policy };
+  return { cluster: current.cluster, version: current.version + 1, baseVersion: current.version, hosts, added, changed, removed, policy: membershipPolicy(policy) };
 }
 
 /** A cluster's membership before discovery's first result: no hosts, its load assignment's policy. */
 export function emptySnapshot(config: { readonly name: string; readonly loadAssignment: { readonly policy: LoadAssignmentPolicy } }): ClusterSnapshot {
-  return { cluster: config.name, version: 0, hosts: [], policy: config.loadAssignment.policy };
+  return { cluster: config.name, version: 0, hosts: [], policy: membershipPolicy(config.loadAssignment.policy) };
 }
 
 export function applyUpdate(update: MembershipUpdate): ClusterSnapshot {
   return { cluster: update.cluster, version: update.version, hosts: update.hosts, policy: update.policy };
 }
 
-function samePolicy(a: LoadAssignmentPolicy, b: LoadAssignmentPolicy): boolean {
+function samePolicy(a: MembershipPolicy, b: MembershipPolicy): boolean {
   return (
     a.overprovisioningFactor === b.overprovisioningFactor &&
     a.dropOverload?.numerator === b.dropOverload?.numerator &&
-    a.dropOverload?.denominator === b.dropOverload?.denominator &&
-    a.endpointStaleAfterMs === b.endpointStaleAfterMs
+    a.dropOverload?.denominator === b.dropOverload?.denominator
   );
 }
 

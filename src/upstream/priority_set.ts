@@ -2,10 +2,9 @@
 // balancers consume them (Envoy's PrioritySet / HostSet / HostsPerLocality). Rebuilt whole on
 // every membership or health change: changes are rare, picks are constant.
 
-import type { Locality } from '../config/model';
+import { DEFAULT_OVERPROVISIONING_FACTOR, type Locality } from '../config/model';
 import { EXCLUDING_FLAGS } from './health_flags';
 import type { Host } from './host';
-import { DEFAULT_OVERPROVISIONING_FACTOR } from './lb/priority_load';
 
 /**
  * Hosts by locality (Envoy's HostsPerLocality): localities in (region, zone, sub_zone) order,
@@ -48,15 +47,15 @@ export class HostSet {
   private localityIndexes: Map<Host, number> | null = null;
 
   /**
-   * `overprovisioningFactor`: in percent, the load assignment's (Envoy's 140 by default).
+   * `overprovisioningFactor`: in percent, the load assignment's.
    * `layout`: the localities and their weights, when not those of the hosts themselves (subset).
    */
   constructor(
     readonly priority: number,
     readonly hosts: readonly Host[],
+    readonly overprovisioningFactor: number,
     localLocality: Locality | null = null,
     layout?: { readonly hostsPerLocality: HostsPerLocality; readonly localityWeights: readonly number[] },
-    readonly overprovisioningFactor: number = DEFAULT_OVERPROVISIONING_FACTOR,
   ) {
     const healthy = (h: Host) => h.health() === 'healthy';
     const degraded = (h: Host) => h.health() === 'degraded';
@@ -81,12 +80,13 @@ export class HostSet {
     const groups: Host[][] = this.hostsPerLocality.localities.map(() => []);
     for (const member of members) groups[indexes.get(member)!].push(member);
     const hostsPerLocality = new HostsPerLocality(this.hostsPerLocality.localities, groups, this.hostsPerLocality.hasLocalLocality);
-    return new HostSet(this.priority, members, null, { hostsPerLocality, localityWeights: localityWeights(hostsPerLocality) }, this.overprovisioningFactor);
+    return new HostSet(this.priority, members, this.overprovisioningFactor, null, { hostsPerLocality, localityWeights: localityWeights(hostsPerLocality) });
   }
 }
 
 export class PrioritySet {
-  private sets: readonly HostSet[] = [new HostSet(0, [])];
+  /** Until the first update, one empty priority (its factor weighs no host). */
+  private sets: readonly HostSet[] = [new HostSet(0, [], DEFAULT_OVERPROVISIONING_FACTOR)];
   private readonly updateListeners: (() => void)[] = [];
 
   /** `localLocality`: this proxy's own (the bootstrap node's, after --service-zone), listed first when present. */
@@ -101,11 +101,11 @@ export class PrioritySet {
    * Replaces the membership with `hosts`, grouped by their priority, in the given order; every
    * priority takes the load assignment's `overprovisioningFactor`, as in Envoy.
    */
-  update(hosts: readonly Host[], overprovisioningFactor: number = DEFAULT_OVERPROVISIONING_FACTOR): void {
+  update(hosts: readonly Host[], overprovisioningFactor: number): void {
     const highest = hosts.reduce((max, h) => Math.max(max, h.priority), 0);
     const groups: Host[][] = Array.from({ length: highest + 1 }, () => []);
     for (const host of hosts) groups[host.priority].push(host);
-    this.sets = groups.map((group, priority) => new HostSet(priority, group, this.localLocality, undefined, overprovisioningFactor));
+    this.sets = groups.map((group, priority) => new HostSet(priority, group, overprovisioningFactor, this.localLocality));
     for (const listener of this.updateListeners) listener();
   }
 

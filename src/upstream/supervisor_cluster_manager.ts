@@ -18,7 +18,7 @@ import type { Counter, Gauge, Scope, StatsStore } from '../stats/stats';
 import type { ClusterDiscovery, ClusterType } from './cluster_discovery';
 import { EXCLUDING_FLAGS, HealthFlag, hostHealth } from './health_flags';
 import { clusterTypeName } from './lb/cluster_provided_lb';
-import { applyUpdate, type ClusterSnapshot, diffMembership, type DiscoveredHost, emptySnapshot, hostKey, type MembershipUpdate } from './membership';
+import { applyUpdate, type ClusterSnapshot, diffMembership, type DiscoveredHost, emptySnapshot, hostKey, membershipPolicy, type MembershipUpdate } from './membership';
 import { type MergeWindowStats, UpdateMergeWindow } from './update_merge_window';
 
 /**
@@ -457,7 +457,7 @@ export class SupervisorClusterManager {
     const update = diffMembership(cluster.snapshot, discovered, policy, this.deps.hosts, cluster.newHostFlags, keepHealthy);
     // The first result always makes version 1, even when it finds no host.
     if (update === null && cluster.snapshot.version > 0) return;
-    this.publish(cluster, update ?? { cluster: cluster.config.name, version: 1, baseVersion: 0, hosts: [], added: [], changed: [], removed: [], policy });
+    this.publish(cluster, update ?? { cluster: cluster.config.name, version: 1, baseVersion: 0, hosts: [], added: [], changed: [], removed: [], policy: membershipPolicy(policy) });
   }
 
   private setHealthFlags(cluster: ManagedCluster, key: string, bits: number, set: boolean): boolean {

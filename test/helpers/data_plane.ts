@@ -28,6 +28,7 @@ import { createHeapStatsStore } from '../../src/stats/store';
 import { MembershipDriver } from './membership';
 import type { HostStatName } from '../../src/stats/region_layout';
 import { ConnectionIds, type UpstreamConnectionLogs } from '../../src/log/connection_log';
+import { upstreamConnectionLogs } from '../../src/pool/upstream_connection_logs';
 import { ClusterManager } from '../../src/upstream/cluster_manager';
 import type { RandomSource } from '../../src/upstream/lb/load_balancer';
 
@@ -197,12 +198,7 @@ export const silentLogger: Logger = {
 };
 
 /** Upstream connection logs that log nothing. */
-export const silentConnectionLogs: UpstreamConnectionLogs = {
-  ids: ConnectionIds.forOneProcess(),
-  connection: silentLogger,
-  pool: silentLogger,
-  client: silentLogger,
-};
+export const silentConnectionLogs: UpstreamConnectionLogs = upstreamConnectionLogs(ConnectionIds.forOneProcess(), () => silentLogger);
 
 export interface DataPlane {
   readonly stats: ReturnType<typeof createHeapStatsStore>;

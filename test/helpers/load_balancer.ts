@@ -1,7 +1,7 @@
 // Load balancers over hand-made hosts, for the unit tests of the policies: a priority set, the
 // cluster's config and stats on a heap store, and a runtime with the given overrides.
 
-import type { ClusterConfig, Locality } from '../../src/config/model';
+import { DEFAULT_OVERPROVISIONING_FACTOR, type ClusterConfig, type Locality } from '../../src/config/model';
 import type { Logger } from '../../src/log/logger_api';
 import { LiveRuntime } from '../../src/runtime/live_runtime';
 import { createHeapStatsStore } from '../../src/stats/store';
@@ -84,7 +84,7 @@ export interface BalancerOptions {
 export function balancerParams(hosts: readonly Host[], options: BalancerOptions = {}): LoadBalancerParams {
   const config = staticCluster('c', [], options.config);
   const set = new PrioritySet(options.localLocality ?? null);
-  set.update(hosts);
+  set.update(hosts, DEFAULT_OVERPROVISIONING_FACTOR);
   return {
     prioritySet: set,
     localPrioritySet: options.localPrioritySet ?? null,
@@ -111,7 +111,7 @@ export function balancer(hosts: readonly Host[], options: BalancerOptions = {}):
     info: params.info,
     update(next = current) {
       current = next;
-      params.prioritySet.update(next);
+      params.prioritySet.update(next, DEFAULT_OVERPROVISIONING_FACTOR);
       lb.refresh();
     },
   };

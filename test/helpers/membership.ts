@@ -1,12 +1,12 @@
 // Membership as the supervisor's cluster manager makes it, for tests that build a worker's
 // clusters without a supervisor: the same pure diff, slots from the test's stats store.
 
-import type { ClusterConfig, LoadAssignmentPolicy, LocalityLbEndpoints } from '../../src/config/model';
+import { type ClusterConfig, DEFAULT_OVERPROVISIONING_FACTOR, type LocalityLbEndpoints } from '../../src/config/model';
 import type { HostTable } from '../../src/stats/host_table';
-import { applyUpdate, type ClusterSnapshot, diffMembership, discoveredHosts, hostKey, type MembershipUpdate } from '../../src/upstream/membership';
+import { applyUpdate, membershipPolicy, type ClusterSnapshot, diffMembership, discoveredHosts, hostKey, type MembershipPolicy, type MembershipUpdate } from '../../src/upstream/membership';
 
-/** ClusterLoadAssignment.Policy unset: Envoy's defaults. */
-export const DEFAULT_POLICY: LoadAssignmentPolicy = { overprovisioningFactor: 140, dropOverload: null, endpointStaleAfterMs: null };
+/** ClusterLoadAssignment.Policy unset, as workers get it: Envoy's defaults. */
+export const DEFAULT_POLICY: MembershipPolicy = { overprovisioningFactor: DEFAULT_OVERPROVISIONING_FACTOR, dropOverload: null };
 
 function empty(cluster: string): ClusterSnapshot {
   return { cluster, version: 0, hosts: [], policy: DEFAULT_POLICY };
@@ -16,7 +16,7 @@ function empty(cluster: string): ClusterSnapshot {
 export function staticSnapshots(configs: readonly ClusterConfig[], hosts: HostTable): ClusterSnapshot[] {
   return configs.map((c) => {
     const update = diffMembership(empty(c.name), discoveredHosts(c.loadAssignment.endpoints), c.loadAssignment.policy, hosts);
-    return update === null ? { cluster: c.name, version: 1, hosts: [], policy: c.loadAssignment.policy } : applyUpdate(update);
+    return update === null ? { cluster: c.name, version: 1, hosts: [], policy: membershipPolicy(c.loadAssignment.policy) } : applyUpdate(update);
   });
 }
 

@@ -41,6 +41,8 @@ describe('/stats/recentlookups', { timeout: 60_000 }, () => {
       { match: { prefix: '/' }, route: { cluster: 'backend' } },
     ];
     proxy = await startProxy({
+      // Flushes often, so the test below sees several.
+      stats_flush_interval: '0.1s',
       static_resources: { listeners: [httpListener('http_in', 0, routes)], clusters: [localCluster('backend', upstream.port), localCluster('other', upstream.port)] },
     });
     port = await proxy.listenerPort('http_in');
@@ -107,6 +109,19 @@ describe('/stats/recentlookups', { timeout: 60_000 }, () => {
     const after = NOT_ENABLED.exec(await get());
     assert.ok(after);
     assert.ok(Number(after[1]) < Number(m[1]), `${m[1]} -> ${after[1]}`);
+  });
+
+  test('stats flushes and /stats renders look nothing up: the circuit breakers of unused priorities are probed, not looked up', async () => {
+    await post('/stats/recentlookups/enable');
+    await post('/stats/recentlookups/clear');
+    const start = table(await get());
+    // Each flush (every 0.1 s) and each render probes both priorities of both clusters.
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    for (let i = 0; i < 3; i++) assert.equal((await proxy.admin('/stats')).status, 200);
+    const later = table(await get());
+    assert.equal(later.total, start.total, JSON.stringify(later.rows));
+    assert.ok(!later.rows.some(([, name]) => name.includes('circuit_breakers')), JSON.stringify(later.rows));
+    await post('/stats/recentlookups/disable');
   });
 
   test('the endpoints are listed, and the commands take POST', async () => {

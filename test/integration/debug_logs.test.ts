@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as http2 from 'node:http2';
+import * as net from 'node:net';
 import * as path from 'node:path';
 import { after, before, test } from 'node:test';
 import { request, startUpstream, type Upstream } from '../helpers/http_peers';
@@ -77,6 +78,9 @@ test('one proxied request logs its connection, stream, route, pool and upstream 
   assert.equal(created.pid, worker);
   const [, u] = /^\[C(\d+)\]/.exec(created.message)!;
   assert.notEqual(u, c);
+  // Envoy's order: the request queued, then a connection created for it.
+  const queued = all.findIndex((e) => e.component === 'pool' && e.message === 'queueing request due to no available connections\n');
+  assert.ok(queued >= 0 && queued < all.indexOf(created), 'the queueing line comes before the creating line');
   line('client', `[C${u}] connecting`);
   line('connection', `[C${u}] connecting to 127.0.0.1:${upstream.port}`);
   line('connection', `[C${u}] connected`);
@@ -128,4 +132,19 @@ test('an HTTP/2 stream logs its codec, headers and response lines with its ids',
   });
   assert.ok(all.some((e) => e.component === 'http' && e.message === `[C${c}] codec: http2\n`));
   assert.ok(all.some((e) => e.component === 'router' && e.message.startsWith(`[C${c}][S${s}] cluster 'backend' match for URL '/h2-debug'`)));
+});
+
+test('an HTTP/2 codec error logs a local close: closing socket: 1, no remote close', { timeout: 30_000 }, async () => {
+  const port = await proxy.listenerPort('http_in');
+  const h2Connections = () => new Set(entries(logPath).flatMap((e) => (e.component === 'http' ? (/^\[C(\d+)\] codec: http2\n$/.exec(e.message)?.[1] ?? []) : [])));
+  const known = h2Connections();
+  // The preface, an empty SETTINGS frame, then HEADERS on stream 0: a connection error (RFC 9113 section 6.2).
+  const wire = Buffer.concat([Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1'), Buffer.from([0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0, 1, 1, 5, 0, 0, 0, 0, 0x82])]);
+  const socket = net.connect(port, '127.0.0.1', () => socket.write(wire));
+  socket.resume();
+  await new Promise((resolve) => socket.on('close', resolve).on('error', () => {}));
+  const c = await waitFor('the connection\'s codec line', () => [...h2Connections()].find((id) => !known.has(id)));
+  const closing = await waitFor('the closing socket line', () => entries(logPath).find((e) => e.component === 'connection' && e.message.startsWith(`[C${c}] closing socket:`)));
+  assert.equal(closing.message, `[C${c}] closing socket: 1\n`);
+  assert.ok(!entries(logPath).some((e) => e.message === `[C${c}] remote close\n`), 'a codec error is no remote close');
 });

@@ -257,6 +257,18 @@ test('x-proxy-* retry and timeout headers: honored from an internal downstream, 
   assert.equal(untrusted.dp.stat('cluster.backend.upstream_rq_retry'), 0);
 });
 
+test('timeouts beyond a Node timer\'s range (30 days) wait: route, stream idle, connect, and the header\'s', TIMEOUT, async (t) => {
+  // Node fires a setTimeout over 2^31 - 1 ms after 1 ms: each of these would cut the request.
+  const month = 30 * 24 * 3600 * 1000;
+  const slow = await upstream(t, 'slow', (_req, res) => setTimeout(() => res.end('late'), 200));
+  const { port } = await proxy(t, [slow.port], { timeoutMs: month, hcm: { streamIdleTimeoutMs: month, useRemoteAddress: true }, cluster: { connectTimeoutMs: month } });
+  const reply = await request(port);
+  assert.equal(reply.status, 200);
+  assert.equal(reply.body, 'late');
+  const fromHeader = await request(port, { headers: { 'x-proxy-upstream-rq-timeout-ms': String(month) } });
+  assert.equal(fromHeader.status, 200);
+});
+
 test('a body over the connection buffer limit abandons the retries', TIMEOUT, async (t) => {
   const backend = await upstream(t, 'flaky', flaky(1));
   const routes = [virtualHost('all', ['*'], [clusterRoute({ prefix: '/' }, 'backend', { retryPolicy: policy('5xx') })])];

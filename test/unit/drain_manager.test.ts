@@ -6,14 +6,8 @@ import * as assert from 'node:assert/strict';
 import { EventEmitter, once } from 'node:events';
 
 import { DrainManager, gradualDrainClose } from '../../src/hot_restart/drain_manager';
+import { ManualClock } from '../helpers/manual_clock';
 
-class FakeClock {
-  ms = 1_000_000;
-  readonly now = () => this.ms;
-  advanceSeconds(seconds: number): void {
-    this.ms += seconds * 1000;
-  }
-}
 
 /** Each value 0..n-1 once per n calls: drainClose's answers count the share exactly. */
 function sweep(n: number): () => number {
@@ -29,14 +23,14 @@ function closedShare(manager: DrainManager, draws: number): number {
 
 test('no connection is closed before a drain starts', () => {
   for (const strategy of ['gradual', 'immediate'] as const) {
-    const manager = new DrainManager({ strategy, drainTimeS: 600, now: new FakeClock().now, random: () => 0 });
+    const manager = new DrainManager({ strategy, drainTimeS: 600, clock: new ManualClock(), random: () => 0 });
     assert.equal(manager.draining, false);
     assert.equal(manager.drainClose(), false);
   }
 });
 
 test('immediate closes every connection from the start of the drain', (t) => {
-  const manager = new DrainManager({ strategy: 'immediate', drainTimeS: 600, now: new FakeClock().now, random: sweep(600) });
+  const manager = new DrainManager({ strategy: 'immediate', drainTimeS: 600, clock: new ManualClock(), random: sweep(600) });
   t.after(() => manager.close());
   manager.startDrainSequence();
   assert.equal(manager.draining, true);
@@ -44,21 +38,21 @@ test('immediate closes every connection from the start of the drain', (t) => {
 });
 
 test('gradual closes a share that grows with elapsed time, then all after the deadline', (t) => {
-  const clock = new FakeClock();
-  const manager = new DrainManager({ strategy: 'gradual', drainTimeS: 100, now: clock.now, random: sweep(100) });
+  const clock = new ManualClock();
+  const manager = new DrainManager({ strategy: 'gradual', drainTimeS: 100, clock, random: sweep(100) });
   t.after(() => manager.close());
   manager.startDrainSequence();
   assert.equal(closedShare(manager, 100), 0);
   // Envoy truncates the remaining time to whole seconds: half a second in, one second has elapsed.
-  clock.advanceSeconds(0.5);
+  clock.advance(500);
   assert.equal(closedShare(manager, 100), 0.01);
-  clock.advanceSeconds(25);
+  clock.advance(25_000);
   assert.equal(closedShare(manager, 100), 0.26);
-  clock.advanceSeconds(49.5);
+  clock.advance(49_500);
   assert.equal(closedShare(manager, 100), 0.75);
-  clock.advanceSeconds(25);
+  clock.advance(25_000);
   assert.equal(closedShare(manager, 100), 1);
-  clock.advanceSeconds(1000);
+  clock.advance(1_000_000);
   assert.equal(closedShare(manager, 100), 1);
 });
 
@@ -76,7 +70,7 @@ test('a failed health check closes every connection, draining or not', () => {
   const manager = new DrainManager({
     strategy: 'gradual',
     drainTimeS: 600,
-    now: new FakeClock().now,
+    clock: new ManualClock(),
     random: () => 599,
     healthCheckFailed: () => failed,
   });

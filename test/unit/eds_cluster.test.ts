@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { test, type TestContext } from 'node:test';
+import { type Clock, SystemClock } from '../../src/common/clock';
 import type { JsonObject } from '../../src/config/json';
 import type { Logger } from '../../src/log/logger_api';
 import { LiveRuntime } from '../../src/runtime/live_runtime';
@@ -37,7 +38,7 @@ function replace(file: string, contents: string): void {
 }
 
 /** An EDS cluster `backend` (service `svc`) reading `file`, with no merge window: each accepted update reaches the workers at once. */
-async function edsManager(t: TestContext, file: string) {
+async function edsManager(t: TestContext, file: string, clock: Clock = new ManualClock()) {
   const store = createHeapStatsStore();
   const warnings: string[] = [];
   const log: Logger = { ...silentLogger, warn: (message) => warnings.push(message) };
@@ -56,7 +57,7 @@ async function edsManager(t: TestContext, file: string) {
       hosts: store.hosts,
       stats: store,
       log: () => log,
-      clock: new ManualClock(),
+      clock,
       runtime: new LiveRuntime([]),
       subscriptions: subscriptionFactory(store, log),
       onUpdate: (u) => updates.push(u),
@@ -176,4 +177,32 @@ test('EDS: a source that fails at first ends initialization with no hosts; the f
   replace(file, response('1', [assignment('svc', [{ lb_endpoints: [endpoint(1001)] }])]));
   await waitFor('the first assignment', () => (ports().length === 1 ? true : undefined), 10_000);
   assert.equal(clusters.snapshot('backend')!.version, 1);
+});
+
+test('EDS: an endpoint_stale_after beyond one Node timer (30 days) keeps the hosts on the system clock', { timeout: 10_000 }, async (t) => {
+  const file = tempFile(t);
+  const policy = { policy: { endpoint_stale_after: '2592000s' } };
+  fs.writeFileSync(file, response('1', [assignment('svc', [{ lb_endpoints: [endpoint(1001)] }], policy)]));
+  const { stat, ports } = await edsManager(t, file, new SystemClock());
+  assert.equal(stat('assignment_timeout_received'), 1);
+  // Node fires a setTimeout over 2^31 - 1 ms after 1 ms: the hosts would be gone by now.
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  assert.deepEqual(ports(), [1001]);
+  assert.equal(stat('assignment_stale'), 0);
+});
+
+test('EDS: a change of endpoint_stale_after alone reaches no worker; the policy workers get leaves it out', { timeout: 20_000 }, async (t) => {
+  const file = tempFile(t);
+  const withPolicy = (version: string, policy: JsonObject) => response(version, [assignment('svc', [{ lb_endpoints: [endpoint(1001)] }], { policy })]);
+  fs.writeFileSync(file, withPolicy('1', { endpoint_stale_after: '60s' }));
+  const { updates, stat } = await edsManager(t, file);
+  const sent = updates.length;
+
+  replace(file, withPolicy('2', { endpoint_stale_after: '120s' }));
+  await waitFor('the second assignment', () => (stat('update_success') === 2 ? true : undefined), 10_000);
+  assert.equal(updates.length, sent, 'no membership update for a field no worker reads');
+
+  replace(file, withPolicy('3', { endpoint_stale_after: '120s', overprovisioning_factor: 200 }));
+  await waitFor('the third assignment', () => (updates.length === sent + 1 ? true : undefined), 10_000);
+  assert.deepEqual(updates.at(-1)!.policy, { overprovisioningFactor: 200, dropOverload: null });
 });

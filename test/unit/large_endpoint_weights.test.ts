@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { loadBootstrap } from '../../src/config/load';
-import type { Locality } from '../../src/config/model';
+import { DEFAULT_OVERPROVISIONING_FACTOR, type Locality } from '../../src/config/model';
 import { edsAssignment } from '../../src/upstream/eds_cluster';
 import type { Host } from '../../src/upstream/host';
 import { buildMaglevTable } from '../../src/upstream/lb/maglev_lb';
@@ -79,7 +79,7 @@ test('LEAST_REQUEST with weights up to 2^32-1: the weight divided by active requ
 
 test('RING_HASH with weights up to 2^32-1: points and picks in proportion', () => {
   const hosts = weightedHosts();
-  const ring = buildRing(normalizeWeights(new HostSet(0, hosts), false, false), { minimumRingSize: 7 * 1024, maximumRingSize: 8388608, hashFunction: 'XX_HASH' }, false);
+  const ring = buildRing(normalizeWeights(new HostSet(0, hosts, DEFAULT_OVERPROVISIONING_FACTOR), false, false), { minimumRingSize: 7 * 1024, maximumRingSize: 8388608, hashFunction: 'XX_HASH' }, false);
   const points = [0, 0, 0];
   for (const index of ring.hostIndex) points[index]++;
   // 4 : 2 : 1 to the point (the smallest share is a hair above 1/7: 1025 points, not 1024).
@@ -90,7 +90,7 @@ test('RING_HASH with weights up to 2^32-1: points and picks in proportion', () =
 
 test('MAGLEV with weights up to 2^32-1: table entries and picks in proportion', () => {
   const hosts = weightedHosts();
-  const table = buildMaglevTable(normalizeWeights(new HostSet(0, hosts), false, false), 65537, false);
+  const table = buildMaglevTable(normalizeWeights(new HostSet(0, hosts, DEFAULT_OVERPROVISIONING_FACTOR), false, false), 65537, false);
   const entries = [0, 0, 0];
   for (const index of table.entries) entries[index]++;
   entries.forEach((n, i) => assert.ok(Math.abs(n - 65537 * SHARES[i]!) <= 2, `host ${i}: ${n} entries (${entries})`));

@@ -3,7 +3,7 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { Locality } from '../../src/config/model';
+import { DEFAULT_OVERPROVISIONING_FACTOR, type Locality } from '../../src/config/model';
 import { HealthFlag } from '../../src/upstream/health_flags';
 import type { Host } from '../../src/upstream/host';
 import { effectiveLocalityWeight } from '../../src/upstream/lb/locality_scheduler';
@@ -68,7 +68,7 @@ test("the load assignment's overprovisioning_factor replaces 1.4: at 1.0, b's 1 
 
 test('80% available is still full weight (1.4 overprovisioning caps at 1)', { timeout: 5000 }, () => {
   const set = new PrioritySet();
-  set.update(zone(0, 3, 5, (n) => ({ health: n === 0 ? 'UNHEALTHY' : 'HEALTHY' })));
+  set.update(zone(0, 3, 5, (n) => ({ health: n === 0 ? 'UNHEALTHY' : 'HEALTHY' })), DEFAULT_OVERPROVISIONING_FACTOR);
   const hostSet = set.hostSetsPerPriority[0];
   assert.equal(effectiveLocalityWeight(hostSet, hostSet.healthyHostsPerLocality, 0), 3);
 });
@@ -76,7 +76,7 @@ test('80% available is still full weight (1.4 overprovisioning caps at 1)', { ti
 test('hosts awaiting their first health check are left out of the locality arithmetic', { timeout: 5000 }, () => {
   const pending = HealthFlag.FAILED_ACTIVE_HC | HealthFlag.PENDING_ACTIVE_HC;
   const set = new PrioritySet();
-  set.update(zone(0, 2, 3, (n) => (n === 0 ? {} : { healthFlags: pending })));
+  set.update(zone(0, 2, 3, (n) => (n === 0 ? {} : { healthFlags: pending })), DEFAULT_OVERPROVISIONING_FACTOR);
   const hostSet = set.hostSetsPerPriority[0];
   // 1 healthy of 3, but of 1 eligible: full weight, not 2 * 1.4 / 3.
   assert.equal(effectiveLocalityWeight(hostSet, hostSet.healthyHostsPerLocality, 0), 2);

@@ -7,6 +7,7 @@ import { normalizeWeights } from '../../src/upstream/lb/thread_aware_load_balanc
 import { HostSet } from '../../src/upstream/priority_set';
 import { referenceXxHash64 } from '../helpers/hash_reference';
 import { balancer, host, seeded } from '../helpers/load_balancer';
+import { DEFAULT_OVERPROVISIONING_FACTOR } from '../../src/config/model';
 
 /** Envoy's Maglev table population, written plainly with BigInt: host index per slot. */
 function referenceTable(hosts: readonly Host[], size: number): number[] {
@@ -47,9 +48,9 @@ function context(hashKey: bigint | null, refuse: (h: Host) => boolean = () => fa
 
 test('the table is Envoy\'s population from xxHash64 offsets and skips, with weights', () => {
   const hosts = [host(80, { weight: 1 }), host(81, { weight: 2 }), host(82, { weight: 3, address: '::1' })];
-  const table = buildMaglevTable(normalizeWeights(new HostSet(0, hosts), false, false), 17, false);
+  const table = buildMaglevTable(normalizeWeights(new HostSet(0, hosts, DEFAULT_OVERPROVISIONING_FACTOR), false, false), 17, false);
   assert.deepEqual(Array.from(table.entries), referenceTable(hosts, 17));
-  const big = buildMaglevTable(normalizeWeights(new HostSet(0, hosts), false, false), 65537, false);
+  const big = buildMaglevTable(normalizeWeights(new HostSet(0, hosts, DEFAULT_OVERPROVISIONING_FACTOR), false, false), 65537, false);
   assert.deepEqual(Array.from(big.entries), referenceTable(hosts, 65537));
 });
 

@@ -12,12 +12,13 @@ import type { Host } from '../../src/upstream/host';
 import { computePriorityLoad, type HostCounts } from '../../src/upstream/lb/priority_load';
 import { staticCluster } from '../helpers/data_plane';
 import { balancer, host, ports, sequence } from '../helpers/load_balancer';
+import { DEFAULT_OVERPROVISIONING_FACTOR } from '../../src/config/model';
 
 const HOSTS = 100;
 
 /** `percents[i]` healthy hosts out of 100 at priority i, the rest unhealthy. */
 function healthyCounts(percents: readonly number[]): HostCounts[] {
-  return percents.map((healthy) => ({ hosts: HOSTS, healthy, degraded: 0 }));
+  return percents.map((healthy) => ({ hosts: HOSTS, healthy, degraded: 0, overprovisioningFactor: DEFAULT_OVERPROVISIONING_FACTOR }));
 }
 
 interface PriorityRow {
@@ -87,7 +88,7 @@ const DEGRADED: readonly { readonly hosts: readonly [number, number, number]; re
 
 test("degraded endpoints: Envoy's example table", { timeout: 5000 }, () => {
   for (const { hosts: [healthy, degraded], traffic } of DEGRADED) {
-    const load = computePriorityLoad([{ hosts: HOSTS, healthy, degraded }]);
+    const load = computePriorityLoad([{ hosts: HOSTS, healthy, degraded, overprovisioningFactor: DEFAULT_OVERPROVISIONING_FACTOR }]);
     assert.deepEqual([load.healthy[0], load.degraded[0]], traffic, `${healthy}/${degraded}`);
   }
 });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { RingHashLbConfig } from '../../src/config/model';
+import { DEFAULT_OVERPROVISIONING_FACTOR, type RingHashLbConfig } from '../../src/config/model';
 import type { Host } from '../../src/upstream/host';
 import type { LoadBalancerContext } from '../../src/upstream/lb/load_balancer';
 import { buildRing } from '../../src/upstream/lb/ring_hash_lb';
@@ -40,7 +40,7 @@ const config = (minimumRingSize: number, maximumRingSize = 8388608): RingHashLbC
 
 test('ring points are the xxHash64 of "<address>_<i>", as many as the weights ask, sorted', () => {
   const hosts = [host(80, { weight: 1 }), host(81, { weight: 2 }), host(82, { weight: 1, address: '::1' })];
-  const ring = buildRing(normalizeWeights(new HostSet(0, hosts), false, false), config(12), false);
+  const ring = buildRing(normalizeWeights(new HostSet(0, hosts, DEFAULT_OVERPROVISIONING_FACTOR), false, false), config(12), false);
   const expected = referenceRing(hosts, 12, 8388608);
   assert.equal(expected.length, 12);
   const actual = Array.from(ring.hashHi, (hi, i) => [(BigInt(hi) << 32n) | BigInt(ring.hashLo[i]), ring.hostIndex[i]]);
@@ -62,7 +62,7 @@ test('lookups take the first point at or after the hash and wrap past the last',
 
 test('MURMUR_HASH_2 places points at the std::hash of the same keys', () => {
   const hosts = [host(80)];
-  const ring = buildRing(normalizeWeights(new HostSet(0, hosts), false, false), { ...config(1), hashFunction: 'MURMUR_HASH_2' }, false);
+  const ring = buildRing(normalizeWeights(new HostSet(0, hosts, DEFAULT_OVERPROVISIONING_FACTOR), false, false), { ...config(1), hashFunction: 'MURMUR_HASH_2' }, false);
   // std::hash<std::string>{}("10.0.0.1:80_0"), from a g++ build (murmur_hash2.test.ts).
   assert.equal((BigInt(ring.hashHi[0]) << 32n) | BigInt(ring.hashLo[0]), 13659246566588789388n);
 });
@@ -70,7 +70,7 @@ test('MURMUR_HASH_2 places points at the std::hash of the same keys', () => {
 test('use_hostname_for_hashing keys the points by hostname', () => {
   const h = host(80);
   h.hostname = 'svc.internal';
-  const ring = buildRing(normalizeWeights(new HostSet(0, [h]), false, false), config(1), true);
+  const ring = buildRing(normalizeWeights(new HostSet(0, [h], DEFAULT_OVERPROVISIONING_FACTOR), false, false), config(1), true);
   assert.equal((BigInt(ring.hashHi[0]) << 32n) | BigInt(ring.hashLo[0]), referenceXxHash64('svc.internal_0'));
 });
 
@@ -143,7 +143,7 @@ test('locality-weighted: each locality shares its weight among its hosts; weight
   const hosts = [host(80, { locality: a }), host(81, { locality: a }), host(82, { locality: b }), host(83, { locality: c })];
   const weights = new Map([[a.zone, 3], [b.zone, 1], [c.zone, 0]]);
   hosts.forEach((h) => (h.localityWeight = weights.get(h.locality.zone)!));
-  const normalized = normalizeWeights(new HostSet(0, hosts), false, true);
+  const normalized = normalizeWeights(new HostSet(0, hosts, DEFAULT_OVERPROVISIONING_FACTOR), false, true);
   assert.deepEqual(normalized.hosts.map((h) => h.port), [80, 81, 82]);
   assert.deepEqual(normalized.weights, [0.375, 0.375, 0.25]);
   assert.deepEqual([normalized.min, normalized.max], [0.25, 0.375]);

@@ -5,6 +5,7 @@ import type { Host } from '../../src/upstream/host';
 import type { RandomSource } from '../../src/upstream/lb/load_balancer';
 import { choosePriority, computePriorityLoad } from '../../src/upstream/lb/priority_load';
 import { balancer, host, ports, sequence } from '../helpers/load_balancer';
+import { DEFAULT_OVERPROVISIONING_FACTOR } from '../../src/config/model';
 
 function rr(hosts: Host[], random: RandomSource) {
   const b = balancer(hosts, { random });
@@ -78,32 +79,32 @@ test('priorities: P0 takes all traffic while healthy, spills over to P1 as it de
 
 test('priority loads follow Envoy: overprovisioning 1.4, degraded spill, rounding to the first', () => {
   // All healthy.
-  assert.deepEqual(computePriorityLoad([{ hosts: 4, healthy: 4, degraded: 0 }]), { healthy: [100], degraded: [0], panic: [false] });
+  assert.deepEqual(computePriorityLoad([{ hosts: 4, healthy: 4, degraded: 0, overprovisioningFactor: DEFAULT_OVERPROVISIONING_FACTOR }]), { healthy: [100], degraded: [0], panic: [false] });
   // Envoy's example: health 10/20/10 and degraded 20/10/0 (after overprovisioning) give
   // 16/28/14 healthy and 28/14/0 degraded (panic disabled: these hosts would all panic).
   const load = computePriorityLoad(
     [
-      { hosts: 14, healthy: 1, degraded: 2 },
-      { hosts: 14, healthy: 2, degraded: 1 },
-      { hosts: 14, healthy: 1, degraded: 0 },
+      { hosts: 14, healthy: 1, degraded: 2, overprovisioningFactor: DEFAULT_OVERPROVISIONING_FACTOR },
+      { hosts: 14, healthy: 2, degraded: 1, overprovisioningFactor: DEFAULT_OVERPROVISIONING_FACTOR },
+      { hosts: 14, healthy: 1, degraded: 0, overprovisioningFactor: DEFAULT_OVERPROVISIONING_FACTOR },
     ],
     0,
   );
   assert.deepEqual(load.healthy, [16, 28, 14]);
   assert.deepEqual(load.degraded, [28, 14, 0]);
   // 80% healthy is still 100% available (112% capped).
-  assert.deepEqual(computePriorityLoad([{ hosts: 5, healthy: 4, degraded: 0 }, { hosts: 1, healthy: 1, degraded: 0 }]).healthy, [100, 0]);
+  assert.deepEqual(computePriorityLoad([{ hosts: 5, healthy: 4, degraded: 0, overprovisioningFactor: DEFAULT_OVERPROVISIONING_FACTOR }, { hosts: 1, healthy: 1, degraded: 0, overprovisioningFactor: DEFAULT_OVERPROVISIONING_FACTOR }]).healthy, [100, 0]);
 });
 
 test('panic: a priority is in panic below the threshold unless total availability is 100%', () => {
-  const allUnhealthy = computePriorityLoad([{ hosts: 4, healthy: 0, degraded: 0 }, { hosts: 2, healthy: 0, degraded: 0 }]);
+  const allUnhealthy = computePriorityLoad([{ hosts: 4, healthy: 0, degraded: 0, overprovisioningFactor: DEFAULT_OVERPROVISIONING_FACTOR }, { hosts: 2, healthy: 0, degraded: 0, overprovisioningFactor: DEFAULT_OVERPROVISIONING_FACTOR }]);
   // Every priority in panic: load by host count.
   assert.deepEqual(allUnhealthy, { healthy: [67, 33], degraded: [0, 0], panic: [true, true] });
   // P0 in panic (1 of 4) but P1 healthy: P1 covers it, nobody panics.
-  const covered = computePriorityLoad([{ hosts: 4, healthy: 1, degraded: 0 }, { hosts: 2, healthy: 2, degraded: 0 }]);
+  const covered = computePriorityLoad([{ hosts: 4, healthy: 1, degraded: 0, overprovisioningFactor: DEFAULT_OVERPROVISIONING_FACTOR }, { hosts: 2, healthy: 2, degraded: 0, overprovisioningFactor: DEFAULT_OVERPROVISIONING_FACTOR }]);
   assert.deepEqual(covered, { healthy: [35, 65], degraded: [0, 0], panic: [false, false] });
   // Threshold 0 disables panic; with nothing available P0 nominally keeps all load.
-  assert.deepEqual(computePriorityLoad([{ hosts: 2, healthy: 0, degraded: 0 }], 0), { healthy: [100], degraded: [0], panic: [false] });
+  assert.deepEqual(computePriorityLoad([{ hosts: 2, healthy: 0, degraded: 0, overprovisioningFactor: DEFAULT_OVERPROVISIONING_FACTOR }], 0), { healthy: [100], degraded: [0], panic: [false] });
   assert.deepEqual(choosePriority(covered, 34), { priority: 0, availability: 'healthy' });
   assert.deepEqual(choosePriority(covered, 35), { priority: 1, availability: 'healthy' });
 });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { LbSubsetConfig, Locality } from '../../src/config/model';
+import { DEFAULT_OVERPROVISIONING_FACTOR, type LbSubsetConfig, type Locality } from '../../src/config/model';
 import { HealthFlag } from '../../src/upstream/health_flags';
 import type { Host } from '../../src/upstream/host';
 import { connectionContext, type LoadBalancerContext, withMetadataMatch } from '../../src/upstream/lb/load_balancer';
@@ -47,7 +47,7 @@ function subsetLb(hosts: readonly Host[], config: Partial<LbSubsetConfig>, optio
     lb,
     prioritySets,
     update(next: readonly Host[]) {
-      params.prioritySet.update(next);
+      params.prioritySet.update(next, DEFAULT_OVERPROVISIONING_FACTOR);
       lb.refresh();
     },
     stat: (name: 'lb_subsets_selected' | 'lb_subsets_fallback' | 'lb_subsets_fallback_panic' | 'lb_subsets_created' | 'lb_subsets_removed') => stats.counters[name].value(),

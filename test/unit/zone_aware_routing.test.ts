@@ -4,7 +4,7 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { Locality } from '../../src/config/model';
+import { DEFAULT_OVERPROVISIONING_FACTOR, type Locality } from '../../src/config/model';
 import { LiveRuntime } from '../../src/runtime/live_runtime';
 import { createHeapStatsStore } from '../../src/stats/store';
 import { ClusterManager } from '../../src/upstream/cluster_manager';
@@ -28,7 +28,7 @@ function zoned(counts: readonly number[], unhealthy: readonly number[] = []): Ho
 
 function localSet(counts: readonly number[], unhealthy: readonly number[] = []): PrioritySet {
   const set = new PrioritySet(LOCAL);
-  set.update(zoned(counts, unhealthy));
+  set.update(zoned(counts, unhealthy), DEFAULT_OVERPROVISIONING_FACTOR);
   return set;
 }
 
@@ -187,7 +187,7 @@ test("the local cluster's updates regenerate the plan (lb_recalculate_zone_struc
   ports(b.lb, 1);
   assert.equal(counters(b).lb_zone_routing_sampled, 1);
   // Local now 1/2: upstream a (3333) >= local a (3333): all direct.
-  local.update(zoned([1, 2]));
+  local.update(zoned([1, 2]), DEFAULT_OVERPROVISIONING_FACTOR);
   assert.deepEqual(zonesOf(ports(b.lb, 4)), [0, 0, 0, 0]);
   assert.deepEqual(counters(b), { lb_recalculate_zone_structures: 2, lb_zone_routing_sampled: 1, lb_zone_routing_all_directly: 4 });
 });
@@ -198,7 +198,7 @@ test('a local cluster that grows a second zone turns zone routing on at the next
   const b = zoneBalancer(zoned([3, 3]), local);
   assert.deepEqual(zonesOf(ports(b.lb, 4)), [0, 0, 0, 1]);
   // Two local zones, upstream a (5000) >= local a (5000): all direct to the local zone.
-  local.update(zoned([1, 1]));
+  local.update(zoned([1, 1]), DEFAULT_OVERPROVISIONING_FACTOR);
   assert.deepEqual(zonesOf(ports(b.lb, 4)), [0, 0, 0, 0]);
   assert.equal(counters(b).lb_zone_routing_all_directly, 4);
 });
@@ -238,6 +238,6 @@ test('the cluster manager gives every other cluster the local cluster\'s hosts, 
 
 function setOf(hosts: readonly Host[]) {
   const set = new PrioritySet(LOCAL);
-  set.update(hosts);
+  set.update(hosts, DEFAULT_OVERPROVISIONING_FACTOR);
   return set.hostSetsPerPriority[0];
 }

@@ -9,7 +9,7 @@
 // hosts tried; others pay for none of it.
 
 import { randomUUID } from 'node:crypto';
-import type { Clock, TimeoutHandle } from '../../common/clock';
+import { boundedTimerDelay, type Clock, type TimeoutHandle } from '../../common/clock';
 import type { ClusterRouteAction, Route, RoutingPriority } from '../../config/model';
 import type { ConnectionPool, HttpProtocol, PoolCallbacks, RequestEncoder, ResponseDecoder, StreamResetReason } from '../../http/codec';
 import { RequestHead, type ResponseHead } from '../../http/http1/message_head';
@@ -123,8 +123,12 @@ export class Router implements PoolCallbacks, ResponseDecoder {
    */
   private heldHead: ResponseHead | null = null;
   private heldServiceTimeMs = 0;
-  /** The body that came in the same batch as the held head. */
-  private readonly heldBody: Buffer[] = [];
+  /**
+   * The body that came in the same batch as the held head: its first chunk, then any others.
+   * Nothing is allocated per stream for the common response of one chunk or none.
+   */
+  private heldChunk: Buffer | null = null;
+  private heldChunks: Buffer[] | null = null;
   private timeoutMs = 0;
   private timeoutArmed = false;
   private downstreamPaused = false;
@@ -368,8 +372,10 @@ export class Router implements PoolCallbacks, ResponseDecoder {
   }
 
   onUpstreamBody(chunk: Buffer): void {
-    if (this.heldHead !== null) this.heldBody.push(chunk);
-    else if (this.downstream.encodeData(chunk)) this.pauseUpstream();
+    if (this.heldHead === null) {
+      if (this.downstream.encodeData(chunk)) this.pauseUpstream();
+    } else if (this.heldChunk === null) this.heldChunk = chunk;
+    else (this.heldChunks ??= []).push(chunk);
   }
 
   onUpstreamComplete(): void {
@@ -425,11 +431,12 @@ export class Router implements PoolCallbacks, ResponseDecoder {
     if (head.status >= 500) this.hostStats!.rq_error.inc();
     else this.hostStats!.rq_success.inc();
     this.downstream.encodeHeaders(head, this.heldServiceTimeMs, this.setCookieHeaders);
-    const body = this.heldBody;
-    if (body.length === 0) return;
-    let over = false;
-    for (const chunk of body) over = this.downstream.encodeData(chunk) || over;
-    body.length = 0;
+    const first = this.heldChunk;
+    if (first === null) return;
+    const more = this.heldChunks;
+    this.heldChunk = this.heldChunks = null;
+    let over = this.downstream.encodeData(first);
+    if (more !== null) for (const chunk of more) over = this.downstream.encodeData(chunk) || over;
     if (over) this.pauseUpstream();
   }
 
@@ -610,7 +617,7 @@ export class Router implements PoolCallbacks, ResponseDecoder {
     }
     if (this.timer !== null) clearTimeout(this.timer);
     this.timerMs = ms;
-    this.timer = setTimeout(this.onTimeout, ms);
+    this.timer = setTimeout(this.onTimeout, boundedTimerDelay(ms));
   }
 
   private readonly onTimeout = (): void => {
@@ -695,7 +702,7 @@ export class Router implements PoolCallbacks, ResponseDecoder {
     this.pendingBody = null;
     this.pendingBytes = 0;
     this.heldHead = null;
-    this.heldBody.length = 0;
+    this.heldChunk = this.heldChunks = null;
     this.upstreamPaused = false;
   }
 

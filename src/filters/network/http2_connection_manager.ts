@@ -15,8 +15,14 @@ import type { Logger } from '../../log/logger_api';
 import { FilterHeaders, type HttpConnectionManagerFactory, NO_HEADERS, isReplacedResponseHeader, remainingMs } from './http_connection_manager';
 import type { HttpConnectionManagerStats } from './http_connection_manager_stats';
 import { StreamTimers, type TimedStream } from './stream_timers';
+import { boundedTimerDelay } from '../../common/clock';
 
 const { NGHTTP2_FLAG_END_STREAM } = http2.constants;
+
+/** The `http` and `connection` loggers taken for this file's lines: once per factory, never per connection. */
+export function http2ConnectionManagerLogs(http: Logger, connection: Logger): { readonly http: Logger; readonly connection: Logger } {
+  return { http: http.forFile(__filename), connection: connection.forFile(__filename) };
+}
 
 export class Http2ConnectionManager {
   readonly stats: HttpConnectionManagerStats;
@@ -41,8 +47,8 @@ export class Http2ConnectionManager {
     readonly connectionId: number,
   ) {
     this.stats = factory.stats;
-    this.log = factory.deps.log.forFile(__filename);
-    this.connectionLog = factory.deps.connectionLog.forFile(__filename);
+    this.log = factory.http2Logs.http;
+    this.connectionLog = factory.http2Logs.connection;
     this.remoteAddress = socket.remoteAddress ?? '';
     this.scheme = 'encrypted' in socket && socket.encrypted === true ? 'https' : 'http';
     const options = factory.config.http2ProtocolOptions;
@@ -73,7 +79,7 @@ export class Http2ConnectionManager {
     if (options.initialConnectionWindowSize > 65535) session.setLocalWindowSize(options.initialConnectionWindowSize);
     this.armIdleTimer();
     const maxDuration = factory.config.commonHttpProtocolOptions.maxConnectionDurationMs;
-    if (maxDuration > 0) this.durationTimer = setTimeout(this.onMaxConnectionDuration, remainingMs(maxDuration, connectionStartMs));
+    if (maxDuration > 0) this.durationTimer = setTimeout(this.onMaxConnectionDuration, boundedTimerDelay(remainingMs(maxDuration, connectionStartMs)));
   }
 
   /** Drain (listener drain, hot restart): GOAWAY now, close once the streams in flight end. */
@@ -121,7 +127,7 @@ export class Http2ConnectionManager {
   private armIdleTimer(): void {
     const timeout = this.factory.config.commonHttpProtocolOptions.idleTimeoutMs;
     if (timeout <= 0 || this.idleTimer !== null) return;
-    this.idleTimer = setTimeout(this.onIdleTimeout, timeout);
+    this.idleTimer = setTimeout(this.onIdleTimeout, boundedTimerDelay(timeout));
   }
 
   private readonly onIdleTimeout = (): void => {
@@ -153,11 +159,6 @@ export class Http2ConnectionManager {
     stats.downstream_cx_destroy.inc();
     stats.downstream_cx_length_ms.recordValue(performance.now() - this.connectionStartMs);
     if (this.streams.size > 0) stats.downstream_cx_destroy_active_rq.inc();
-    const log = this.connectionLog;
-    if (log.enabled('debug')) {
-      if (!this.closedLocally) log.debug(`[C${this.connectionId}] remote close`);
-      log.debug(`[C${this.connectionId}] closing socket: ${this.closedLocally ? 1 : 0}`);
-    }
     for (const stream of [...this.streams]) stream.onConnectionClosed();
     this.factory.deps.clusters.releaseDownstream(this.socket);
   };
@@ -166,6 +167,11 @@ export class Http2ConnectionManager {
   private readonly onSessionClose = (): void => {
     if (this.closedLocally) this.stats.downstream_cx_destroy_local.inc();
     else this.stats.downstream_cx_destroy_remote.inc();
+    const log = this.connectionLog;
+    if (log.enabled('debug')) {
+      if (!this.closedLocally) log.debug(`[C${this.connectionId}] remote close`);
+      log.debug(`[C${this.connectionId}] closing socket: ${this.closedLocally ? 1 : 0}`);
+    }
   };
 }
 

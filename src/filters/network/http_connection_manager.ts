@@ -37,9 +37,10 @@ import { type DownstreamStream, Router, type RouterConfig, routerLog } from '../
 import { RouterStats } from '../http/router_stats';
 import { HttpConnectionManagerStats } from './http_connection_manager_stats';
 import { type StreamTimerSettings, StreamTimers, type TimedStream } from './stream_timers';
-import { Http2ConnectionManager } from './http2_connection_manager';
+import { Http2ConnectionManager, http2ConnectionManagerLogs } from './http2_connection_manager';
 import { Http2CodecStats } from '../../http/http2/codec_stats';
 import { sniffHttp2Preface } from '../../http/http2/preface';
+import { boundedTimerDelay } from '../../common/clock';
 
 const ROUTER_FILTER = 'proxy.filters.http.router';
 const CONTINUE = 'HTTP/1.1 100 Continue\r\n\r\n';
@@ -83,6 +84,8 @@ export class HttpConnectionManagerFactory implements NetworkFilterFactory {
   /** deps.log and deps.connectionLog, taken for the lines of this file. */
   readonly log: Logger;
   readonly connectionLog: Logger;
+  /** The same, taken for http2_connection_manager.ts's lines. */
+  readonly http2Logs: ReturnType<typeof http2ConnectionManagerLogs>;
 
   /** @throws FieldError at a path relative to the filter's typed_config, for a chain or route table it cannot build */
   constructor(
@@ -91,6 +94,7 @@ export class HttpConnectionManagerFactory implements NetworkFilterFactory {
   ) {
     this.log = deps.log.forFile(__filename);
     this.connectionLog = deps.connectionLog.forFile(__filename);
+    this.http2Logs = http2ConnectionManagerLogs(deps.log, deps.connectionLog);
     const chain = config.httpFilters;
     if (chain.length === 0 || chain[chain.length - 1].name !== ROUTER_FILTER) {
       throw new FieldError('http_filters', `the last HTTP filter must be ${ROUTER_FILTER}`);
@@ -260,9 +264,9 @@ export class HttpConnectionManager implements ParserCallbacks<RequestHead>, Down
     stats.downstream_cx_http1_total.inc();
     stats.downstream_cx_http1_active.inc();
     const idleTimeout = factory.config.commonHttpProtocolOptions.idleTimeoutMs;
-    if (idleTimeout > 0) this.idleTimer = setTimeout(this.onIdleTimeout, idleTimeout);
+    if (idleTimeout > 0) this.idleTimer = setTimeout(this.onIdleTimeout, boundedTimerDelay(idleTimeout));
     const maxDuration = factory.config.commonHttpProtocolOptions.maxConnectionDurationMs;
-    if (maxDuration > 0) this.durationTimer = setTimeout(this.onMaxConnectionDuration, remainingMs(maxDuration, connectionStartMs));
+    if (maxDuration > 0) this.durationTimer = setTimeout(this.onMaxConnectionDuration, boundedTimerDelay(remainingMs(maxDuration, connectionStartMs)));
   }
 
   // ---- ParserCallbacks: the request ------------------------------------------------------

@@ -4,6 +4,7 @@
 // HTTP/1 and HTTP/2 connection managers; each timeout is counted, then handed to the stream.
 
 import type { HttpConnectionManagerStats } from './http_connection_manager_stats';
+import { boundedTimerDelay } from '../../common/clock';
 
 export interface StreamTimerSettings {
   readonly requestTimeoutMs: number;
@@ -100,5 +101,5 @@ export class StreamTimers {
 
 /** Arms `timer` again, or creates it the first time. */
 function rearm(timer: NodeJS.Timeout | null, ms: number, onTimeout: () => void): NodeJS.Timeout {
-  return timer === null ? setTimeout(onTimeout, ms) : timer.refresh();
+  return timer === null ? setTimeout(onTimeout, boundedTimerDelay(ms)) : timer.refresh();
 }

@@ -17,6 +17,7 @@ import { connectionContext } from '../../upstream/lb/load_balancer';
 import { OutlierResult } from '../../upstream/outlier/host_monitor';
 import type { ResourceManager } from '../../upstream/resource_manager';
 import { TcpProxyStats } from './tcp_proxy_stats';
+import { boundedTimerDelay } from '../../common/clock';
 
 export interface TcpProxyDeps {
   readonly stats: StatsStore;
@@ -152,7 +153,7 @@ class TcpProxySession implements UpstreamConnectionCallbacks, WatermarkCallbacks
     const idleTimeout = this.factory.config.idleTimeoutMs;
     if (idleTimeout > 0) {
       this.lastActivity = Date.now();
-      this.idleTimer = setTimeout(this.onIdleCheck, idleTimeout);
+      this.idleTimer = setTimeout(this.onIdleCheck, boundedTimerDelay(idleTimeout));
     }
   }
 
@@ -263,7 +264,7 @@ class TcpProxySession implements UpstreamConnectionCallbacks, WatermarkCallbacks
     const timeout = this.factory.config.idleTimeoutMs;
     const idle = Date.now() - this.lastActivity;
     if (idle < timeout) {
-      this.idleTimer = setTimeout(this.onIdleCheck, timeout - idle);
+      this.idleTimer = setTimeout(this.onIdleCheck, boundedTimerDelay(timeout - idle));
       return;
     }
     this.idleTimer = null;

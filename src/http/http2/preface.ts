@@ -2,6 +2,7 @@
 // connection preface (RFC 9113 section 3.4); anything else is HTTP/1.
 
 import type * as net from 'node:net';
+import { boundedTimerDelay } from '../../common/clock';
 
 const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
 
@@ -13,7 +14,7 @@ const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
  */
 export function sniffHttp2Preface(socket: net.Socket, timeoutMs: number, decide: (http2: boolean, timedOut: boolean) => void): void {
   let seen: Buffer | null = null;
-  const timer = timeoutMs > 0 ? setTimeout(() => finish(false, true), timeoutMs) : null;
+  const timer = timeoutMs > 0 ? setTimeout(() => finish(false, true), boundedTimerDelay(timeoutMs)) : null;
   const finish = (http2: boolean, timedOut: boolean): void => {
     if (timer !== null) clearTimeout(timer);
     socket.off('data', onData);

@@ -8,7 +8,7 @@
 import * as dgram from 'node:dgram';
 import * as net from 'node:net';
 
-import { type Clock, MAX_TIMEOUT_MS } from '../../common/clock';
+import type { Clock } from '../../common/clock';
 import type { DnsServer } from './resolv_conf';
 
 export type Transport = 'udp' | 'tcp';
@@ -40,7 +40,7 @@ function settleOnce<T>(exchange: Exchange<T>, start: (finish: (result: T | Excha
     let settled = false;
     let release = (): void => {};
     const onAbort = () => finish({ kind: 'aborted' }, false);
-    const timer = exchange.clock.setTimeout(() => finish({ kind: 'timeout' }, false), Math.min(exchange.timeoutMs, MAX_TIMEOUT_MS));
+    const timer = exchange.clock.setTimeout(() => finish({ kind: 'timeout' }, false), exchange.timeoutMs);
     function finish(result: T | ExchangeFailure, ok: boolean): void {
       if (settled) return;
       settled = true;

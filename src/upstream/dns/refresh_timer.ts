@@ -1,8 +1,7 @@
 // One name's resolve loop: resolve now, then again after whatever delay that resolution chose
-// (refresh rate, TTL or backoff), until closed. Closing aborts the resolution in flight. A delay
-// beyond setTimeout's range (a TTL of more than 24.8 days) waits as long as the range allows.
+// (refresh rate, TTL or backoff), until closed. Closing aborts the resolution in flight.
 
-import { type Clock, MAX_TIMEOUT_MS, type TimeoutHandle } from '../../common/clock';
+import type { Clock, TimeoutHandle } from '../../common/clock';
 
 /** Resolves once and returns the delay before the next time; must not reject. */
 export type ResolveOnce = (signal: AbortSignal) => Promise<number>;
@@ -30,6 +29,6 @@ export class RefreshTimer {
     this.timer = null;
     const delayMs = await this.resolveOnce(this.abort.signal);
     if (this.abort.signal.aborted) return;
-    this.timer = this.clock.setTimeout(() => void this.run(), Math.min(delayMs, MAX_TIMEOUT_MS));
+    this.timer = this.clock.setTimeout(() => void this.run(), delayMs);
   }
 }

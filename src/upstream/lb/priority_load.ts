@@ -2,8 +2,6 @@
 // priorities are in panic (Envoy's LoadBalancerBase, load_balancer_impl.cc). Pure arithmetic
 // over host counts, in integer percent like Envoy, so the results match it exactly.
 
-/** Envoy's kDefaultOverProvisioningFactor: 1.4, in percent. */
-export const DEFAULT_OVERPROVISIONING_FACTOR = 140;
 /** common_lb_config.healthy_panic_threshold's default, in percent. */
 export const DEFAULT_HEALTHY_PANIC_THRESHOLD = 50;
 
@@ -16,8 +14,8 @@ export interface HostCounts {
    * with ignore_new_hosts_until_first_hc): they neither count toward spillover nor panic.
    */
   readonly excluded?: number;
-  /** The priority's overprovisioning factor in percent (load_assignment.policy); Envoy's 140 when absent. */
-  readonly overprovisioningFactor?: number;
+  /** The priority's overprovisioning factor in percent (load_assignment.policy). */
+  readonly overprovisioningFactor: number;
 }
 
 export interface PriorityLoad {
@@ -32,8 +30,8 @@ export interface PriorityLoad {
 export type Availability = 'healthy' | 'degraded';
 
 export function computePriorityLoad(counts: readonly HostCounts[], panicThreshold: number = DEFAULT_HEALTHY_PANIC_THRESHOLD): PriorityLoad {
-  const health = counts.map((c) => availability(c.healthy, eligible(c), c.overprovisioningFactor ?? DEFAULT_OVERPROVISIONING_FACTOR));
-  const degradedHealth = counts.map((c) => availability(c.degraded, eligible(c), c.overprovisioningFactor ?? DEFAULT_OVERPROVISIONING_FACTOR));
+  const health = counts.map((c) => availability(c.healthy, eligible(c), c.overprovisioningFactor));
+  const degradedHealth = counts.map((c) => availability(c.degraded, eligible(c), c.overprovisioningFactor));
   const healthy = counts.map(() => 0);
   const degraded = counts.map(() => 0);
   const total = normalizedTotalAvailability(health, degradedHealth);
