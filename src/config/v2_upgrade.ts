@@ -6,7 +6,7 @@ import { FieldError } from './errors';
 import { registeredExtensionName } from './extension_registry';
 import { forEachExtension, ExtensionSite, filterChains } from './extension_sites';
 import { childPath, indexPath, keyPath } from './field_path';
-import { cloneJson, isJsonObject, JsonObject, JsonValue, messageField, messageList, stringField } from './json';
+import { cloneJson, isJsonObject, JsonObject, JsonValue, messageField, messageList, repeatedValues, stringField } from './json';
 import {
   canonicalExtensionName,
   CONFIG_TYPES,
@@ -123,12 +123,12 @@ function upgradeCluster(cluster: JsonObject, path: string, warnings: string[]): 
   const hosts = takeField(cluster, 'hosts');
   if (hosts !== undefined) {
     warnings.push(`${hostsPath}: deprecated option, use load_assignment instead`);
-    if (!Array.isArray(hosts)) throw new FieldError(hostsPath, 'expected a list');
+    if (!Array.isArray(hosts) && !isJsonObject(hosts)) throw new FieldError(hostsPath, 'expected a list');
     // As in Envoy, an explicit load_assignment wins over hosts.
     if (!Object.hasOwn(cluster, 'load_assignment')) {
       cluster['load_assignment'] = {
         cluster_name: stringField(cluster, 'name'),
-        endpoints: [{ lb_endpoints: hosts.map((address) => ({ endpoint: { address } })) }],
+        endpoints: [{ lb_endpoints: repeatedValues(hosts).map((address) => ({ endpoint: { address } })) }],
       };
     }
   }
