@@ -60,22 +60,15 @@ function frontProxyYaml(cert: string, key: string, service1: number, service2: n
                   cluster: service2
           http_filters:
           - name: proxy.filters.http.router`;
-  return `static_resources:
-  listeners:
-  - name: plain
+  const listener = (name: string, chainRest = '') => `
+  - name: ${name}
     address:
       socket_address:
         address: 127.0.0.1
         port_value: 0
     filter_chains:
-    - filters:${httpFilter}
-  - name: tls
-    address:
-      socket_address:
-        address: 127.0.0.1
-        port_value: 0
-    filter_chains:
-    - filters:${httpFilter}
+    - filters:${httpFilter}${chainRest}`;
+  const tlsSocket = `
       transport_socket:
         name: proxy.transport_sockets.tls
         typed_config:
@@ -85,7 +78,9 @@ function frontProxyYaml(cert: string, key: string, service1: number, service2: n
               certificate_chain:
                 inline_string: ${block(cert, 18)}
               private_key:
-                inline_string: ${block(key, 18)}
+                inline_string: ${block(key, 18)}`;
+  return `static_resources:
+  listeners:${listener('plain')}${listener('tls', tlsSocket)}
   clusters:${cluster('service1', service1)}${cluster('service2', service2)}
 admin:
   access_log_path: "/dev/null"
