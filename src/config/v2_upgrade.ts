@@ -56,13 +56,13 @@ const ROUTE_ACTION_FIELD_RENAMES: ReadonlyMap<string, string> = new Map([
  * v2 route fields, deprecated there, that v3 dropped, by the message holding them, with their
  * successor: Envoy 1.16 still reads them from a v2 file; this build does not.
  */
-const V2_ONLY_FIELDS = {
+const V2_ONLY_FIELDS: Readonly<Record<'virtualHost' | 'route' | 'match' | 'action' | 'clusterWeight', ReadonlyMap<string, string>>> = {
   virtualHost: new Map([['per_filter_config', 'typed_per_filter_config']]),
   route: new Map([['per_filter_config', 'typed_per_filter_config']]),
   match: new Map([['regex', 'safe_regex']]),
   action: new Map([['request_mirror_policy', 'request_mirror_policies']]),
   clusterWeight: new Map([['per_filter_config', 'typed_per_filter_config']]),
-} as const;
+};
 
 /**
  * A v2 construct the upgrade recognizes and this build cannot honor. Reported as it is: read as
