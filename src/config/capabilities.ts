@@ -432,6 +432,10 @@ const ROUTE_CONFIG: Shape = {
                 },
                 timeout: leaf,
                 prefix_rewrite: leaf,
+                // The router sends it as the upstream request's :authority/Host (v2: host_rewrite).
+                host_rewrite_literal: leaf,
+                // v2's auto_host_rewrite_header arrives under its v3 name: the message names both.
+                host_rewrite_header: refused('(auto_host_rewrite_header in v2) is not implemented by this build yet (it would be ignored)'),
                 metadata_match: METADATA_MATCH,
                 hash_policy: list(HASH_POLICY),
                 priority: leaf,

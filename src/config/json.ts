@@ -38,10 +38,18 @@ export function messageField(object: JsonObject, key: string): JsonObject | unde
   return isJsonObject(value) ? value : undefined;
 }
 
-/** A repeated message field; empty when unset. */
+/**
+ * The elements of a repeated field as written: configuration may give a single value there,
+ * which Envoy's JSON parser (protobuf's) reads as a one-element list.
+ */
+export function repeatedValues(value: JsonValue): JsonValue[] {
+  return Array.isArray(value) ? value : [value];
+}
+
+/** A repeated message field, in canonical JSON or as written; empty when unset. */
 export function messageList(object: JsonObject, key: string): JsonObject[] {
   const value = object[key];
-  return Array.isArray(value) ? value.filter(isJsonObject) : [];
+  return value === undefined ? [] : repeatedValues(value).filter(isJsonObject);
 }
 
 export function stringList(object: JsonObject, key: string): string[] {

@@ -13,7 +13,7 @@ import { Bootstrap } from './model';
 import { buildBootstrapModel } from './model_builder';
 import { decodeProtoJson, DecodedMessage, DecodeOptions } from './proto_json';
 import { protoSchema, ProtoSchema } from './schema';
-import { upgradeV2 } from './v2_upgrade';
+import { UnsupportedV2FieldError, upgradeV2 } from './v2_upgrade';
 import { validateBootstrap } from './validation/bootstrap';
 import { checkDisabledExtensions } from './validation/disabled_extensions';
 import { checkPlatformDns } from './validation/platform_dns';
@@ -137,8 +137,8 @@ function decodeBootstrap(
       try {
         return asV2();
       } catch (error) {
-        // The v3 attempt's error is the one reported when both fail.
-        if (!(error instanceof FieldError)) throw error;
+        // The v3 attempt's error is the one reported when both fail, unless the v2 one is final.
+        if (!(error instanceof FieldError) || error instanceof UnsupportedV2FieldError) throw error;
         return { decoded: asV3(input), warnings: [] };
       }
     default:

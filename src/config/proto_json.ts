@@ -109,7 +109,12 @@ class ProtoJsonDecoder {
       return Object.keys(out).length > 0 ? out : undefined;
     }
     if (field.repeated) {
-      if (!Array.isArray(value)) throw new FieldError(path, `expected a list, got ${describe(value)}`);
+      // protobuf's JSON parser, which Envoy reads YAML and JSON with, takes a single value for a
+      // repeated field as its one element; only a list for a singular field is an error.
+      if (!Array.isArray(value)) {
+        const item = this.singular(parent, field, value, path, ELEMENT);
+        return item === undefined ? undefined : [item];
+      }
       const out = value.flatMap((item, i) => this.singular(parent, field, item, indexPath(path, i), ELEMENT) ?? []);
       return out.length > 0 ? out : undefined;
     }

@@ -6,7 +6,7 @@ import { FieldError } from './errors';
 import { registeredExtensionName } from './extension_registry';
 import { forEachExtension, ExtensionSite, filterChains } from './extension_sites';
 import { childPath, indexPath, keyPath } from './field_path';
-import { cloneJson, isJsonObject, JsonObject, JsonValue, messageField, messageList, stringField } from './json';
+import { cloneJson, isJsonObject, JsonObject, JsonValue, messageField, messageList, repeatedValues, stringField } from './json';
 import {
   canonicalExtensionName,
   CONFIG_TYPES,
@@ -46,7 +46,29 @@ const CONFIG_TYPE_BY_SITE: Readonly<Partial<Record<ExtensionSite, ReadonlyMap<st
 const CLUSTER_FIELD_RENAMES: ReadonlyMap<string, string> = new Map([
   ['drain_connections_on_host_removal', 'ignore_health_on_host_removal'],
 ]);
-const ROUTE_ACTION_FIELD_RENAMES: ReadonlyMap<string, string> = new Map([['host_rewrite', 'host_rewrite_literal']]);
+// The two RouteAction fields v3 renamed (v2 route_components.proto's field_migrate annotations).
+const ROUTE_ACTION_FIELD_RENAMES: ReadonlyMap<string, string> = new Map([
+  ['host_rewrite', 'host_rewrite_literal'],
+  ['auto_host_rewrite_header', 'host_rewrite_header'],
+]);
+
+/**
+ * v2 route fields, deprecated there, that v3 dropped, by the message holding them, with their
+ * successor: Envoy 1.16 still reads them from a v2 file; this build does not.
+ */
+const V2_ONLY_FIELDS: Readonly<Record<'virtualHost' | 'route' | 'match' | 'action' | 'clusterWeight', ReadonlyMap<string, string>>> = {
+  virtualHost: new Map([['per_filter_config', 'typed_per_filter_config']]),
+  route: new Map([['per_filter_config', 'typed_per_filter_config']]),
+  match: new Map([['regex', 'safe_regex']]),
+  action: new Map([['request_mirror_policy', 'request_mirror_policies']]),
+  clusterWeight: new Map([['per_filter_config', 'typed_per_filter_config']]),
+};
+
+/**
+ * A v2 construct the upgrade recognizes and this build cannot honor. Reported as it is: read as
+ * v3, the file would only have an unknown field, which --allow-unknown-static-fields skips.
+ */
+export class UnsupportedV2FieldError extends FieldError {}
 
 /** v2 enum values that v3 removed, with their replacement and why. */
 const LB_POLICY_RENAMES: ReadonlyMap<string, string> = new Map([['ORIGINAL_DST_LB', 'CLUSTER_PROVIDED']]);
@@ -81,7 +103,7 @@ export function upgradeV2(input: JsonValue, schema: ProtoSchema = protoSchema())
   forEachExtension(bootstrap, (extension, site, path) => {
     convertStructConfig(extension, site, path);
     if (site === 'network_filter' && registeredExtensionName(extension, site) === HTTP_CONNECTION_MANAGER) {
-      upgradeRoutes(messageField(extension, 'typed_config'));
+      upgradeRoutes(messageField(extension, 'typed_config'), childPath(path, 'typed_config'));
     }
   });
   return { json: bootstrap, warnings };
@@ -123,12 +145,12 @@ function upgradeCluster(cluster: JsonObject, path: string, warnings: string[]): 
   const hosts = takeField(cluster, 'hosts');
   if (hosts !== undefined) {
     warnings.push(`${hostsPath}: deprecated option, use load_assignment instead`);
-    if (!Array.isArray(hosts)) throw new FieldError(hostsPath, 'expected a list');
+    if (!Array.isArray(hosts) && !isJsonObject(hosts)) throw new FieldError(hostsPath, 'expected a list');
     // As in Envoy, an explicit load_assignment wins over hosts.
     if (!Object.hasOwn(cluster, 'load_assignment')) {
       cluster['load_assignment'] = {
         cluster_name: stringField(cluster, 'name'),
-        endpoints: [{ lb_endpoints: hosts.map((address) => ({ endpoint: { address } })) }],
+        endpoints: [{ lb_endpoints: repeatedValues(hosts).map((address) => ({ endpoint: { address } })) }],
       };
     }
   }
@@ -194,14 +216,40 @@ function convertStructConfig(extension: JsonObject, site: ExtensionSite, path: s
   extension['typed_config'] = { '@type': typeUrl(configType), ...config };
 }
 
-function upgradeRoutes(connectionManager: JsonObject | undefined): void {
+/** An HTTP connection manager's static routes at `path`: renamed fields renamed, dropped ones refused. */
+function upgradeRoutes(connectionManager: JsonObject | undefined, path: string): void {
   const routeConfig = connectionManager && messageField(connectionManager, 'route_config');
   if (routeConfig === undefined) return;
-  for (const virtualHost of messageList(routeConfig, 'virtual_hosts')) {
-    for (const route of messageList(virtualHost, 'routes')) {
+  const routeConfigPath = childPath(path, 'route_config');
+  messageList(routeConfig, 'virtual_hosts').forEach((virtualHost, i) => {
+    const virtualHostPath = indexPath(childPath(routeConfigPath, 'virtual_hosts'), i);
+    refuseDroppedFields(virtualHost, virtualHostPath, V2_ONLY_FIELDS.virtualHost);
+    messageList(virtualHost, 'routes').forEach((route, j) => {
+      const routePath = indexPath(childPath(virtualHostPath, 'routes'), j);
+      refuseDroppedFields(route, routePath, V2_ONLY_FIELDS.route);
+      const match = messageField(route, 'match');
+      if (match !== undefined) refuseDroppedFields(match, childPath(routePath, 'match'), V2_ONLY_FIELDS.match);
       const action = messageField(route, 'route');
-      if (action !== undefined) renameFields(action, ROUTE_ACTION_FIELD_RENAMES);
-    }
+      if (action === undefined) return;
+      const actionPath = childPath(routePath, 'route');
+      renameFields(action, ROUTE_ACTION_FIELD_RENAMES);
+      refuseDroppedFields(action, actionPath, V2_ONLY_FIELDS.action);
+      const weighted = messageField(action, 'weighted_clusters');
+      const weightedPath = childPath(actionPath, 'weighted_clusters');
+      messageList(weighted ?? {}, 'clusters').forEach((entry, k) => {
+        refuseDroppedFields(entry, indexPath(childPath(weightedPath, 'clusters'), k), V2_ONLY_FIELDS.clusterWeight);
+      });
+    });
+  });
+}
+
+function refuseDroppedFields(message: JsonObject, path: string, dropped: ReadonlyMap<string, string>): void {
+  for (const [field, successor] of dropped) {
+    if (message[field] === undefined || message[field] === null) continue;
+    throw new UnsupportedV2FieldError(
+      childPath(path, field),
+      `${field}, deprecated in v2 and dropped from v3 (${successor} replaces it), is not implemented by this build (it would be ignored)`,
+    );
   }
 }
 

@@ -29,7 +29,9 @@ const CASES: Case[] = [
   // Decoding: types, enums, durations, oneofs.
   { name: 'wrong type', change: (b) => (b.node.id = 5), error: 'node.id: expected string: 5' },
   { name: 'object expected', change: (b) => (b.admin = 'x'), error: 'admin: expected an object, got "x"' },
-  { name: 'list expected', change: (b) => (b.static_resources.clusters = {}), error: 'static_resources.clusters: expected a list, got an object' },
+  // A single object there is a list of one (Envoy's parser reads it so); a scalar is neither.
+  { name: 'element expected', change: (b) => (b.static_resources.clusters = 'backend'), error: 'static_resources.clusters: expected an object, got "backend"' },
+  { name: 'list for a singular field', change: (b) => (b.admin = [b.admin]), error: 'admin: expected an object, got a list' },
   { name: 'bad duration', change: (b) => (backend(b).connect_timeout = '5 s'), error: `${BACKEND}.connect_timeout: invalid duration: "5 s"` },
   { name: 'duration as number', change: (b) => (backend(b).connect_timeout = 5), error: `${BACKEND}.connect_timeout: expected duration string: 5` },
   { name: 'invalid enum name', change: (b) => (backend(b).lb_policy = 'FASTEST'), error: `${BACKEND}.lb_policy: unknown enum value: "FASTEST"` },

@@ -1,6 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as yaml from 'js-yaml';
+import { checkBootstrapCapabilities } from '../../src/config/capabilities';
 import { ConfigError } from '../../src/config/errors';
 import { JsonObject } from '../../src/config/json';
 import { loadBootstrap } from '../../src/config/load';
@@ -96,3 +97,52 @@ function upgradeCluster(cluster: JsonObject): JsonObject {
   const upgraded = upgradeV2({ static_resources: { clusters: [cluster] } }).json as Json;
   return upgraded.static_resources.clusters[0];
 }
+
+/** v2Bootstrap()'s route to web:v1, the one with host_rewrite, and its path. */
+const V2_ROUTE = 'static_resources.listeners[1].filter_chains[0].filters[0].typed_config.route_config.virtual_hosts[0].routes[1]';
+const v2Route = (bootstrap: Json): Json => bootstrap.static_resources.listeners[1].filter_chains[0].filters[0].typed_config.route_config.virtual_hosts[0].routes[1];
+
+test('host_rewrite and auto_host_rewrite_header take their v3 names; the capability check names the v2 one it refuses', () => {
+  // host_rewrite -> host_rewrite_literal, which the router sends as the upstream's Host.
+  const rewritten = load(v2Bootstrap());
+  assert.equal(rewritten.bootstrap.listeners[1]!.filterChains[0]!.filters[0]!.kind, 'http_connection_manager');
+  checkBootstrapCapabilities(rewritten.bootstrap.source, 'test.yaml');
+
+  const bootstrap = v2Bootstrap();
+  const action = v2Route(bootstrap).route;
+  delete action.host_rewrite;
+  action.auto_host_rewrite_header = 'x-upstream-host';
+  assert.deepEqual((v2Route(upgradeV2(bootstrap).json).route as JsonObject)['host_rewrite_header'], 'x-upstream-host');
+  const loaded = load(bootstrap);
+  assert.throws(() => checkBootstrapCapabilities(loaded.bootstrap.source, 'test.yaml'), {
+    message: `test.yaml: ${V2_ROUTE}.route.host_rewrite_header: host_rewrite_header (auto_host_rewrite_header in v2) is not implemented by this build yet (it would be ignored)`,
+  });
+});
+
+test('v2 route fields v3 dropped are refused at their v2 path, even where unknown fields are allowed', () => {
+  const cases: Array<[string, (route: Json) => void, string]> = [
+    ['a v2 regex match', (route) => (route.match = { regex: '/a.*' }), `${V2_ROUTE}.match.regex: regex, deprecated in v2 and dropped from v3 (safe_regex replaces it)`],
+    ['a route per_filter_config', (route) => (route.per_filter_config = { 'envoy.router': {} }), `${V2_ROUTE}.per_filter_config: per_filter_config, deprecated in v2`],
+    ['a request_mirror_policy', (route) => (route.route.request_mirror_policy = { cluster: 'backend' }), `${V2_ROUTE}.route.request_mirror_policy: request_mirror_policy, deprecated in v2 and dropped from v3 (request_mirror_policies replaces it)`],
+    [
+      'a weighted cluster per_filter_config',
+      (route) => (route.route = { weighted_clusters: { clusters: { name: 'backend', weight: 100, per_filter_config: { 'envoy.router': {} } } } }),
+      `${V2_ROUTE}.route.weighted_clusters.clusters[0].per_filter_config: per_filter_config, deprecated in v2`,
+    ],
+  ];
+  for (const [what, change, message] of cases) {
+    const bootstrap = v2Bootstrap();
+    change(v2Route(bootstrap));
+    for (const allowUnknownStaticFields of [false, true]) {
+      assert.throws(
+        () => loadBootstrap({ configYaml: yaml.dump(bootstrap), allowUnknownStaticFields }),
+        (error: unknown) => error instanceof ConfigError && error.message.startsWith(`--config-yaml: ${message}`) && error.message.endsWith('(it would be ignored)'),
+        what,
+      );
+    }
+  }
+  // On a virtual host too.
+  const bootstrap = v2Bootstrap();
+  bootstrap.static_resources.listeners[1].filter_chains[0].filters[0].typed_config.route_config.virtual_hosts[0].per_filter_config = { 'envoy.router': {} };
+  assert.throws(() => load(bootstrap), { message: /virtual_hosts\[0\]\.per_filter_config: per_filter_config, deprecated in v2/ });
+});

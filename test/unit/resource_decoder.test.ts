@@ -55,8 +55,8 @@ test('JSON: 1,000 resources are decoded in slices, in order; an unknown field fa
     assert.equal(error.fieldPath, 'resources[700].surprise');
     return true;
   });
-  // The envelope is checked as a whole: resources that are not a list are refused by path.
-  await assert.rejects(reject.decode({ version_info: 'v', resources: 7 }, CLUSTER_RESOURCE), /expected a list/);
+  // The envelope is checked as a whole: resources that are neither a list nor one resource are refused by path.
+  await assert.rejects(reject.decode({ version_info: 'v', resources: 7 }, CLUSTER_RESOURCE), new FieldError('resources', 'expected an object, got 7'));
 });
 
 test('binary: 1,000 resources are decoded in slices; an unknown field is reported, or refused, at its path', async () => {

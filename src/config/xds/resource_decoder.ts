@@ -8,7 +8,7 @@ import type { Logger } from '../../log/logger_api';
 import type { Counter } from '../../stats/stats';
 import { FieldError } from '../errors';
 import { childPath, indexPath } from '../field_path';
-import { isJsonObject, type JsonObject, type JsonValue } from '../json';
+import { isJsonObject, type JsonObject, type JsonValue, repeatedValues } from '../json';
 import { decodeProtoJson } from '../proto_json';
 import type { ProtoSchema } from '../schema';
 import type { ResourceType } from './resource_types';
@@ -69,12 +69,16 @@ export class ResourceDecoder {
    */
   decode(response: JsonValue, type: ResourceType): Promise<DecodedResponse> {
     const resources = isJsonObject(response) ? response['resources'] : undefined;
-    // Anything but a list of resources is left to the envelope's decoding, which says what is wrong.
-    if (!Array.isArray(resources)) return this.decodeParts({ envelope: response, resources: [] }, type);
+    // A single resource (an object) is a list of one, as protobuf's JSON parser reads it; anything
+    // else is left to the envelope's decoding, which says what is wrong.
+    if (!Array.isArray(resources) && !isJsonObject(resources)) return this.decodeParts({ envelope: response, resources: [] }, type);
     const { resources: _, ...envelope } = response as JsonObject;
     const any = this.schema.root.lookupType(ANY);
     const options = { allowUnknownFields: this.unknownFieldsAllowed() };
-    return this.decodeParts({ envelope, resources: resources.map((resource) => (path: string) => decodeProtoJson(this.schema, any, resource, options, path)) }, type);
+    return this.decodeParts(
+      { envelope, resources: repeatedValues(resources).map((resource) => (path: string) => decodeProtoJson(this.schema, any, resource, options, path)) },
+      type,
+    );
   }
 
   /**
