@@ -12,7 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { boundedTimerDelay, type Clock, type TimeoutHandle } from '../../common/clock';
 import type { ClusterRouteAction, Route, RoutingPriority } from '../../config/model';
 import type { ConnectionPool, HttpProtocol, PoolCallbacks, RequestEncoder, ResponseDecoder, StreamResetReason } from '../../http/codec';
-import { RequestHead, type ResponseHead } from '../../http/http1/message_head';
+import { BODY_CHUNKED, RequestHead, type ResponseHead } from '../../http/http1/message_head';
 import { headerDump } from '../../log/connection_log';
 import type { Logger } from '../../log/logger_api';
 import type { HostStats } from '../../stats/stats';
@@ -117,7 +117,7 @@ export class Router implements PoolCallbacks, ResponseDecoder {
   private requestCompleteTime = 0;
   private responseStarted = false;
   /**
-   * The upstream's response head, held to the end of the batch of upstream input it came in:
+   * A chunked response's head, held to the end of the batch of upstream input it came in:
    * a body the codec then finds malformed can still be answered 503, as no byte of the
    * response has reached the client. Null once it went downstream (responseStarted).
    */
@@ -369,6 +369,9 @@ export class Router implements PoolCallbacks, ResponseDecoder {
     }
     this.heldHead = head;
     this.heldServiceTimeMs = this.requestComplete ? Math.floor(performance.now() - this.requestCompleteTime) : 0;
+    // Only a chunked body (HTTP/2: one of unknown length) can turn out malformed in the read that
+    // brought its head; a counted or close-delimited one cannot, so that response starts at once.
+    if (head.bodyLength !== BODY_CHUNKED) this.startResponse();
   }
 
   onUpstreamBody(chunk: Buffer): void {
