@@ -13,7 +13,7 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { httpListener, type Json, tcpProxyListener } from './config_fixtures';
-import { reclaimKilledProxyRegions } from './proxy_process';
+import { reclaimKilledProxyRegion } from './proxy_process';
 
 const CLIENT = '127.0.0.5';
 const HTTP_DESTINATION = { address: '127.0.0.2', port: 80 };
@@ -123,7 +123,7 @@ async function main(): Promise<void> {
       clearTimeout(timer);
     }
     // Killed, it could not remove its stats region.
-    reclaimKilledProxyRegions();
+    if (proxy.pid !== undefined) reclaimKilledProxyRegion(proxy.pid);
     httpUpstream.close();
     tcpUpstream.close();
     fs.rmSync(dir, { recursive: true, force: true });

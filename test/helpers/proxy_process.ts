@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { reclaimDeadPrivateRegions, shmEntries } from '../../src/hot_restart/private_regions';
+import { privateRegionObjects, reclaimDeadPrivateRegions, shmEntries } from '../../src/hot_restart/private_regions';
 import { posixSharedMemory } from '../../src/hot_restart/shared_memory';
 import { processAlive } from '../../src/stats/process_alive';
 
@@ -84,11 +84,13 @@ export function livePidsWhere(match: (stat: ProcStat) => boolean): number[] {
 }
 
 /**
- * Removes the stats regions that proxies killed with SIGKILL (and reaped) left in /dev/shm, as
- * the next proxy to start would: a test run leaves none behind.
+ * Removes the stats region that the proxy `pid`, killed with SIGKILL (and reaped), left in
+ * /dev/shm, as the next proxy to start would: a test run leaves none behind. Only that one: a
+ * test running in parallel may be leaving another dead proxy's region for its next start.
  */
-export function reclaimKilledProxyRegions(): void {
-  reclaimDeadPrivateRegions({ memory: posixSharedMemory, ownPid: process.pid, alive: processAlive, entries: shmEntries });
+export function reclaimKilledProxyRegion(pid: number): void {
+  const own = (): string[] => shmEntries().filter((entry) => privateRegionObjects([entry]).has(pid));
+  reclaimDeadPrivateRegions({ memory: posixSharedMemory, ownPid: process.pid, alive: processAlive, entries: own });
 }
 
 export interface ExitResult {
@@ -136,7 +138,7 @@ export class ProxyProcess {
       // Already gone.
     }
     await Promise.race([this.exited, giveUpAfter(5000)]);
-    reclaimKilledProxyRegions();
+    reclaimKilledProxyRegion(this.pid);
     fs.rmSync(this.dir, { recursive: true, force: true });
   }
 }
