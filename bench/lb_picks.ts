@@ -11,11 +11,12 @@ import { SystemClock } from '../src/common/clock';
 import { LiveRuntime } from '../src/runtime/live_runtime';
 import { createHeapStatsStore } from '../src/stats/store';
 import { Cluster } from '../src/upstream/cluster';
-import { type LoadBalancerContext, mathRandom } from '../src/upstream/lb/load_balancer';
+import { type LoadBalancerContext } from '../src/upstream/lb/load_balancer';
 import { LOAD_BALANCERS } from '../src/upstream/lb/load_balancer_registry';
 import { silentConnectionLogs, silentLogger, staticCluster } from '../test/helpers/data_plane';
 import { staticSnapshots } from '../test/helpers/membership';
 import { seeded } from '../test/helpers/load_balancer';
+import { mathRandom } from '../src/common/random';
 
 const HOST_COUNTS = [10, 100, 10_000];
 const RUN_MS = 300;

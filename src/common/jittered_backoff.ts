@@ -1,7 +1,7 @@
 // Envoy's JitteredBackOffStrategy: the n-th delay is drawn uniformly below (2^n - 1) x base,
 // the range growing until it passes `maxMs`, and no delay exceeds `maxMs`.
 
-import type { RandomSource } from '../upstream/lb/load_balancer';
+import type { RandomSource } from './random';
 
 export class JitteredBackOff {
   private attempt = 1;

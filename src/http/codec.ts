@@ -3,7 +3,7 @@
 // (RequestHead, ResponseHead: pseudo-headers as fields, end-to-end headers as a list); each codec,
 // HTTP/1 or HTTP/2, serializes them and frames bodies its own way.
 
-import type { RequestHead, ResponseHead } from './http1/message_head';
+import type { RequestHead, ResponseHead } from './message';
 import type { HostStats } from '../stats/stats';
 import type { DownstreamAddresses } from '../network/downstream_addresses';
 

@@ -5,7 +5,7 @@
 import type { RequestEncoder, ResponseDecoder, StreamResetReason } from '../http/codec';
 import { CodecError } from '../http/http1/codec_error';
 import { properCaseHead } from '../http/http1/header_key_format';
-import { BODY_CHUNKED, type RequestHead, type ResponseHead } from '../http/http1/message_head';
+import { BODY_CHUNKED, type RequestHead, type ResponseHead } from '../http/message';
 import { CoalescingWriter } from '../network/coalescing_writer';
 import type { ParserCallbacks } from '../http/http1/parser';
 import { ResponseParser } from '../http/http1/response_parser';

@@ -7,7 +7,7 @@ import * as http2 from 'node:http2';
 import type { Http2ProtocolOptions } from '../config/model';
 import type { RequestEncoder, ResponseDecoder, StreamResetReason } from '../http/codec';
 import { MalformedHeaders, requestHeadersOf, responseHeadOf } from '../http/http2/header_map';
-import type { RequestHead } from '../http/http1/message_head';
+import type { RequestHead } from '../http/message';
 import type { ClusterInfo } from '../upstream/cluster_info';
 import type { DownstreamAddresses } from '../network/downstream_addresses';
 import type { Logger } from '../log/logger_api';

@@ -50,7 +50,6 @@ import { CREATED_FILE_MODE } from '../common/file_mode';
 import { reclaimColumns, zeroColumnGauges } from '../stats/column_reclaim';
 import { StatKind } from '../stats/region_layout';
 import { SharedStatsStore } from '../stats/store';
-import { mathRandom } from '../upstream/lb/load_balancer';
 import { clusterTypes } from '../upstream/cluster_types';
 import { HEALTH_SOURCES } from '../upstream/health_sources';
 import { SupervisorClusterManager } from '../upstream/supervisor_cluster_manager';
@@ -80,6 +79,7 @@ import { ConnectionIds } from '../log/connection_log';
 import { applyLevelChange, currentLogSettings, LevelChange } from '../log/level_change';
 import { ServerProfiler } from './server_profiler';
 import { ServerRecentLookups } from './server_recent_lookups';
+import { mathRandom } from '../common/random';
 
 const LISTEN_BACKLOG = 1024;
 /** After a handover failed, the old epoch's workers may hold a port for a moment longer. */

@@ -16,7 +16,7 @@ import { ClusterInfo } from './cluster_info';
 import { HealthFlag } from './health_flags';
 import { Host } from './host';
 import type { RuntimeSource } from '../runtime/live_runtime';
-import type { LoadBalancer, LoadBalancerContext, RandomSource } from './lb/load_balancer';
+import type { LoadBalancer, LoadBalancerContext } from './lb/load_balancer';
 import type { LoadBalancerParams } from './lb/load_balancer_base';
 import { type ClusterLookup, type ClusterProvidedContext, clusterProvidedBalancers, clusterTypeName } from './lb/cluster_provided_lb';
 import { LOAD_BALANCERS } from './lb/load_balancer_registry';
@@ -30,6 +30,7 @@ import { NO_OUTLIER_MONITOR } from './outlier/host_monitor';
 import { SharedHostMonitor } from './outlier/shared_host_monitor';
 import { PrioritySet } from './priority_set';
 import type { DownstreamAddresses } from '../network/downstream_addresses';
+import type { RandomSource } from '../common/random';
 
 /** An update made for another version than this worker's: applying it would lose changes. */
 export class MembershipVersionError extends Error {

@@ -13,9 +13,9 @@ import type { RuntimeSource } from '../runtime/live_runtime';
 import type { StatsStore } from '../stats/stats';
 import { Cluster, type ClusterEnvironment, MembershipVersionError } from './cluster';
 import type { DownstreamAddresses } from '../network/downstream_addresses';
-import { mathRandom, type RandomSource } from './lb/load_balancer';
 import { applyUpdate, type ClusterSnapshot, emptySnapshot, type MembershipUpdate } from './membership';
 import type { PrioritySet } from './priority_set';
+import { type RandomSource, mathRandom } from '../common/random';
 
 /** The largest read a socket makes at once: Node's own default. */
 const READ_BUFFER_BYTES = 64 * 1024;

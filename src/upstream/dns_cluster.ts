@@ -6,8 +6,8 @@ import type { ClusterConfig } from '../config/model';
 import type { ClusterDiscovery, ClusterType, DiscoveryContext } from './cluster_discovery';
 import type { DnsClusterSettings, DnsDiscovery } from './dns/dns_cluster_settings';
 import { createDnsDiscovery } from './dns/dns_discovery';
-import { mathRandom } from './lb/load_balancer';
 import { type DiscoveredHost, discoveredHosts } from './membership';
+import { mathRandom } from '../common/random';
 
 function dnsSettings(config: ClusterConfig, type: DnsClusterSettings['type']): DnsClusterSettings {
   return {

@@ -30,7 +30,7 @@ import type { HostStatName } from '../../src/stats/region_layout';
 import { ConnectionIds, type UpstreamConnectionLogs } from '../../src/log/connection_log';
 import { upstreamConnectionLogs } from '../../src/pool/upstream_connection_logs';
 import { ClusterManager } from '../../src/upstream/cluster_manager';
-import type { RandomSource } from '../../src/upstream/lb/load_balancer';
+import type { RandomSource } from '../../src/common/random';
 
 const LISTEN_BACKLOG = 128;
 /** As a worker waits after a failed accept(). */

@@ -8,12 +8,13 @@ import { createHeapStatsStore } from '../../src/stats/store';
 import { ClusterInfo } from '../../src/upstream/cluster_info';
 import { edsHealthFlag } from '../../src/upstream/health_flags';
 import { Host } from '../../src/upstream/host';
-import type { LoadBalancer, RandomSource } from '../../src/upstream/lb/load_balancer';
+import type { LoadBalancer } from '../../src/upstream/lb/load_balancer';
 import type { LoadBalancerParams } from '../../src/upstream/lb/load_balancer_base';
 import { LOAD_BALANCERS } from '../../src/upstream/lb/load_balancer_registry';
 import { PrioritySet } from '../../src/upstream/priority_set';
 import type { EndpointHealthStatus } from '../../src/config/model';
 import { silentLogger, staticCluster } from './data_plane';
+import type { RandomSource } from '../../src/common/random';
 
 export const NO_LOCALITY: Locality = { region: '', zone: '', subZone: '' };
 

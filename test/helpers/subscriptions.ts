@@ -10,7 +10,7 @@ import { ResourceDecoder, type UnknownDynamicFields } from '../../src/config/xds
 import { SubscriptionFactory, type SubscriptionFactoryDeps } from '../../src/config/xds/subscription_factory';
 import type { Logger } from '../../src/log/logger_api';
 import type { Scope } from '../../src/stats/stats';
-import { mathRandom } from '../../src/upstream/lb/load_balancer';
+import { mathRandom } from '../../src/common/random';
 
 export type SubscriptionFactoryOverrides = Partial<Omit<SubscriptionFactoryDeps, 'schema' | 'decoder' | 'log' | 'stats'>>;
 

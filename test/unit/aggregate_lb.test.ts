@@ -9,9 +9,9 @@ import { LiveRuntime } from '../../src/runtime/live_runtime';
 import { createHeapStatsStore, type SharedStatsStore } from '../../src/stats/store';
 import { ClusterManager } from '../../src/upstream/cluster_manager';
 import { HealthFlag } from '../../src/upstream/health_flags';
-import type { RandomSource } from '../../src/upstream/lb/load_balancer';
 import { silentLogger, staticCluster, type EndpointSpec } from '../helpers/data_plane';
 import { MembershipDriver, staticSnapshots } from '../helpers/membership';
+import type { RandomSource } from '../../src/common/random';
 
 const NO_DOWNSTREAM = {};
 

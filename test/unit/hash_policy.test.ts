@@ -4,7 +4,7 @@ import { xxHash64 } from '../../src/common/hash/xxhash64';
 import type { HashPolicy } from '../../src/config/model';
 import { computeHashKey, cookieValue, downstreamRemoteIp, generatedCookieValue, type HashedRequest, queryParameter, setCookieValue } from '../../src/filters/http/hash_policy';
 import { RouteLoadBalancerContext } from '../../src/filters/http/route_load_balancer_context';
-import { RequestHead } from '../../src/http/http1/message_head';
+import { RequestHead } from '../../src/http/message';
 
 function head(path: string, headers: [string, string][] = []): RequestHead {
   const h = new RequestHead('GET', path, false);

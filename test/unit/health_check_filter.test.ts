@@ -5,7 +5,7 @@ import type { HeaderMatch, HealthCheckConfig, HttpFilterConfig } from '../../src
 import { checkCapabilities } from '../../src/config/capabilities';
 import { ConfigError, FieldError, FieldErrors } from '../../src/config/errors';
 import { loadBootstrap } from '../../src/config/load';
-import { RequestHead } from '../../src/http/http1/message_head';
+import { RequestHead } from '../../src/http/message';
 import { HeaderMatcher, matchAll } from '../../src/filters/http/header_matcher';
 import { clustersHealthy, HealthCheckCache } from '../../src/filters/http/health_check';
 import { ClusterManager } from '../../src/upstream/cluster_manager';

@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { HttpHealthCheck } from '../../src/config/model';
-import { ResponseHead } from '../../src/http/http1/message_head';
+import { ResponseHead } from '../../src/http/message';
 import { grpcCheckRequest, servingStatus } from '../../src/upstream/health_check/grpc_probe';
 import { httpCheckOutcome, httpCheckRequest } from '../../src/upstream/health_check/http_probe';
 import { receivedAll } from '../../src/upstream/health_check/tcp_probe';

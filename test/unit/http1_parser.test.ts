@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { CodecError } from '../../src/http/http1/codec_error';
-import { BODY_CHUNKED, BODY_UNTIL_CLOSE, type MessageHead, type RequestHead, type ResponseHead } from '../../src/http/http1/message_head';
+import { BODY_CHUNKED, BODY_UNTIL_CLOSE, type MessageHead, type RequestHead, type ResponseHead } from '../../src/http/message';
 import type { ParserCallbacks } from '../../src/http/http1/parser';
 import { type Http1Settings, RequestParser } from '../../src/http/http1/request_parser';
 import { ResponseParser } from '../../src/http/http1/response_parser';

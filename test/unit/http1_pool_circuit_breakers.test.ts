@@ -9,7 +9,7 @@ import { test, type TestContext } from 'node:test';
 import type { JsonObject } from '../../src/config/json';
 import { circuitBreakersConfig } from '../../src/config/model_builder';
 import type { ConnectionPool, PoolCallbacks, RequestEncoder, ResponseDecoder, StreamResetReason } from '../../src/http/codec';
-import { RequestHead, type ResponseHead } from '../../src/http/http1/message_head';
+import { RequestHead, type ResponseHead } from '../../src/http/message';
 import { LiveRuntime } from '../../src/runtime/live_runtime';
 import { createHeapStatsStore, type SharedStatsStore } from '../../src/stats/store';
 import { Cluster } from '../../src/upstream/cluster';

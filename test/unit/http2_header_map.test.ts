@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import * as net from 'node:net';
 import { test, type TestContext } from 'node:test';
-import { BODY_CHUNKED } from '../../src/http/http1/message_head';
+import { BODY_CHUNKED } from '../../src/http/message';
 import { MalformedHeaders, requestHeadOf, requestHeadersOf, responseHeadOf } from '../../src/http/http2/header_map';
 import { sniffHttp2Preface } from '../../src/http/http2/preface';
 

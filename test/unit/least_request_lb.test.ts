@@ -3,9 +3,9 @@ import { test } from 'node:test';
 import type { ClusterConfig } from '../../src/config/model';
 import type { Logger } from '../../src/log/logger_api';
 import type { Host } from '../../src/upstream/host';
-import type { RandomSource } from '../../src/upstream/lb/load_balancer';
 import { silentLogger } from '../helpers/data_plane';
 import { balancer, host, ports, seeded, sequence } from '../helpers/load_balancer';
+import type { RandomSource } from '../../src/common/random';
 
 interface Options {
   readonly random: RandomSource;

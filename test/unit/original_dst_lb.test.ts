@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { ClusterConfig, SocketAddress } from '../../src/config/model';
-import { RequestHead } from '../../src/http/http1/message_head';
+import { RequestHead } from '../../src/http/message';
 import { LiveRuntime } from '../../src/runtime/live_runtime';
 import { createHeapStatsStore, type SharedStatsStore } from '../../src/stats/store';
 import { Cluster } from '../../src/upstream/cluster';

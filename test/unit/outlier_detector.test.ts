@@ -12,7 +12,6 @@ import { LiveRuntime } from '../../src/runtime/live_runtime';
 import { HostRecordField } from '../../src/stats/region_layout';
 import { createHeapStatsStore } from '../../src/stats/store';
 import { HealthFlag, healthFlagsString } from '../../src/upstream/health_flags';
-import type { RandomSource } from '../../src/upstream/lb/load_balancer';
 import { hostKey, type MembershipUpdate } from '../../src/upstream/membership';
 import { type OutlierDetector, outlierDetectionFactory, outlierDetectorOf } from '../../src/upstream/outlier/detector';
 import { OutlierResult } from '../../src/upstream/outlier/host_monitor';
@@ -22,6 +21,7 @@ import { silentLogger, staticCluster } from '../helpers/data_plane';
 import { subscriptionFactory } from '../helpers/subscriptions';
 import { ManualClock } from '../helpers/manual_clock';
 import { seededRandom } from '../helpers/seeded_random';
+import type { RandomSource } from '../../src/common/random';
 
 /** Envoy 1.16's defaults, with a 1 s interval and 3 s base ejection time to keep the arithmetic short. */
 function outlierConfig(overrides: Partial<OutlierDetection> = {}): OutlierDetection {

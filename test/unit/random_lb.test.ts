@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Host } from '../../src/upstream/host';
-import type { RandomSource } from '../../src/upstream/lb/load_balancer';
 import { balancer, host, ports, seeded, sequence } from '../helpers/load_balancer';
+import type { RandomSource } from '../../src/common/random';
 
 function random(hosts: Host[], source: RandomSource) {
   return balancer(hosts, { random: source, config: { lbPolicy: 'RANDOM' } });

@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { HealthFlag } from '../../src/upstream/health_flags';
 import type { Host } from '../../src/upstream/host';
-import type { RandomSource } from '../../src/upstream/lb/load_balancer';
 import { choosePriority, computePriorityLoad } from '../../src/upstream/lb/priority_load';
 import { balancer, host, ports, sequence } from '../helpers/load_balancer';
 import { DEFAULT_OVERPROVISIONING_FACTOR } from '../../src/config/model';
+import type { RandomSource } from '../../src/common/random';
 
 function rr(hosts: Host[], random: RandomSource) {
   const b = balancer(hosts, { random });

@@ -9,12 +9,12 @@ import { LiveRuntime } from '../../src/runtime/live_runtime';
 import { createHeapStatsStore } from '../../src/stats/store';
 import { ClusterManager } from '../../src/upstream/cluster_manager';
 import type { Host } from '../../src/upstream/host';
-import type { RandomSource } from '../../src/upstream/lb/load_balancer';
 import { planLocalityRouting } from '../../src/upstream/lb/zone_routing';
 import { PrioritySet } from '../../src/upstream/priority_set';
 import { silentLogger, staticCluster } from '../helpers/data_plane';
 import { balancer, host, ports, sequence, type TestBalancer } from '../helpers/load_balancer';
 import { staticSnapshots } from '../helpers/membership';
+import type { RandomSource } from '../../src/common/random';
 
 const ZONES: readonly Locality[] = ['a', 'b', 'c'].map((zone) => ({ region: 'r', zone, subZone: '' }));
 const LOCAL = ZONES[0];

@@ -11,7 +11,6 @@ import type { Clock, TimeoutHandle } from '../../common/clock';
 import { JitteredBackOff } from '../../common/jittered_backoff';
 import { SerialQueue } from '../../common/serial_queue';
 import type { Logger } from '../../log/logger_api';
-import type { RandomSource } from '../../upstream/lb/load_balancer';
 import type { JsonObject } from '../json';
 import type { ControlPlaneStats } from './control_plane_stats';
 import type { DiscoveryWire } from './discovery_wire';
@@ -19,6 +18,7 @@ import type { GrpcChannel } from './grpc_channel';
 import type { ResourceDecoder } from './resource_decoder';
 import type { ResourceType } from './resource_types';
 import type { DecodedResource } from './subscription';
+import type { RandomSource } from '../../common/random';
 
 /** Envoy's GrpcStream backoff: the first retry within 500 ms, none later than 30 s. */
 const RETRY_BASE_MS = 500;

@@ -8,7 +8,6 @@
 import * as http from 'node:http';
 import type { Clock, TimeoutHandle } from '../../common/clock';
 import type { Logger } from '../../log/logger_api';
-import type { RandomSource } from '../../upstream/lb/load_balancer';
 import { FieldError } from '../errors';
 import type { JsonObject, JsonValue } from '../json';
 import type { DiscoveryWire } from './discovery_wire';
@@ -17,6 +16,7 @@ import type { ResourceDecoder } from './resource_decoder';
 import type { ResourceType } from './resource_types';
 import type { Subscription, SubscriptionCallbacks, SubscriptionStats } from './subscription';
 import { versionHash } from './version_hash';
+import type { RandomSource } from '../../common/random';
 
 export interface RestSubscriptionOptions {
   readonly cluster: string;

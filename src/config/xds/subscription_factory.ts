@@ -5,7 +5,6 @@
 import type { Clock } from '../../common/clock';
 import type { Logger } from '../../log/logger_api';
 import type { Scope } from '../../stats/stats';
-import type { RandomSource } from '../../upstream/lb/load_balancer';
 import type { JsonObject } from '../json';
 import type { ProtoSchema } from '../schema';
 import { type ApiConfigSource, type ConfigSourceConfig, effectiveApiVersion } from './config_source';
@@ -19,6 +18,7 @@ import type { ResourceDecoder, UnknownDynamicFields } from './resource_decoder';
 import { resourceTypeUrl, type ResourceType } from './resource_types';
 import { RestSubscription } from './rest_subscription';
 import type { Subscription, SubscriptionCallbacks, SubscriptionStats } from './subscription';
+import type { RandomSource } from '../../common/random';
 
 export interface SubscriptionFactoryDeps {
   readonly schema: ProtoSchema;

@@ -6,7 +6,7 @@
 import { isIP } from 'node:net';
 import { xxHash64 } from '../../common/hash/xxhash64';
 import type { HashPolicy } from '../../config/model';
-import type { RequestHead } from '../../http/http1/message_head';
+import type { RequestHead } from '../../http/message';
 import { headerValue } from './header_matcher';
 
 /** What the policies read of a request besides its head. */

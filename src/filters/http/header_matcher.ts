@@ -3,7 +3,7 @@
 // repeated headers); a missing header matches only an inverted present_match.
 
 import type { HeaderMatch } from '../../config/model';
-import type { RequestHead } from '../../http/http1/message_head';
+import type { RequestHead } from '../../http/message';
 import { SafeRegex } from '../../regex/safe_regex';
 
 /** absl::SimpleAtoi's int64 syntax: surrounding whitespace, one optional sign, digits. */

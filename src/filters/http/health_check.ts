@@ -8,7 +8,7 @@
 
 import type { HealthCheckConfig } from '../../config/model';
 import type { Clock } from '../../common/clock';
-import type { RequestHead } from '../../http/http1/message_head';
+import type { RequestHead } from '../../http/message';
 import type { ClusterManager } from '../../upstream/cluster_manager';
 import { HeaderMatcher, matchAll } from './header_matcher';
 import { FilterHeadersStatus, type HttpFilter, type HttpFilterCallbacks, type HttpFilterFactory, type ResponseHeaderSink } from './http_filter';

@@ -7,7 +7,7 @@
 // A filter serves one downstream connection, one request at a time, like the router: its
 // per-request state is reset by decodeHeaders instead of allocating a filter per request.
 
-import type { RequestHead } from '../../http/http1/message_head';
+import type { RequestHead } from '../../http/message';
 
 export const enum FilterHeadersStatus {
   /** The next filter (in the end the router) gets the request. */

@@ -2,7 +2,7 @@
 // previous_hosts predicate (Envoy's retry_host_predicate) over the hosts its tries used, and
 // host_selection_retry_max_attempts extra picks to get away from them.
 
-import type { RequestHead } from '../../http/http1/message_head';
+import type { RequestHead } from '../../http/message';
 import type { Host } from '../../upstream/host';
 import type { LoadBalancerContext } from '../../upstream/lb/load_balancer';
 import type { MetadataMatchCriteria } from '../../upstream/lb/metadata_match';

@@ -5,9 +5,9 @@
 import type { RetryPolicy } from '../../config/model';
 import { JitteredBackOff } from '../../common/jittered_backoff';
 import type { Counter } from '../../stats/stats';
-import type { RandomSource } from '../../upstream/lb/load_balancer';
 import type { Resource } from '../../upstream/resource_manager';
 import { parseRetryOn, parseStatusCodes } from './retry_on';
+import type { RandomSource } from '../../common/random';
 
 export const enum RetryStatus {
   /** Not retriable: the outcome goes downstream. */

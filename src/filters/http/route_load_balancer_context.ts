@@ -2,7 +2,7 @@
 // side of Envoy's LoadBalancerContext). Routes with neither pass the cheap connectionContext.
 
 import type { HashPolicy } from '../../config/model';
-import type { RequestHead } from '../../http/http1/message_head';
+import type { RequestHead } from '../../http/message';
 import { addressString } from '../../upstream/address';
 import type { LoadBalancerContext } from '../../upstream/lb/load_balancer';
 import type { MetadataMatchCriteria } from '../../upstream/lb/metadata_match';

@@ -9,8 +9,8 @@
 import { FieldError } from '../../config/errors';
 import type { Route, RouteConfiguration, VirtualHost, WeightedCluster, WeightedClusters } from '../../config/model';
 import type { RuntimeSource } from '../../runtime/live_runtime';
-import type { RandomSource } from '../../upstream/lb/load_balancer';
 import { pickWeightedCluster } from './weighted_clusters';
+import type { RandomSource } from '../../common/random';
 
 /** A route with its match compiled for the per-request test. */
 class CompiledRoute {

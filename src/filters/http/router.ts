@@ -12,13 +12,13 @@ import { randomUUID } from 'node:crypto';
 import { boundedTimerDelay, type Clock, type TimeoutHandle } from '../../common/clock';
 import type { ClusterRouteAction, Route, RoutingPriority } from '../../config/model';
 import type { ConnectionPool, HttpProtocol, PoolCallbacks, RequestEncoder, ResponseDecoder, StreamResetReason } from '../../http/codec';
-import { BODY_CHUNKED, RequestHead, type ResponseHead } from '../../http/http1/message_head';
+import { BODY_CHUNKED, RequestHead, type ResponseHead } from '../../http/message';
 import { headerDump } from '../../log/connection_log';
 import type { Logger } from '../../log/logger_api';
 import type { HostStats } from '../../stats/stats';
 import type { Cluster } from '../../upstream/cluster';
 import type { Host } from '../../upstream/host';
-import { connectionContext, type LoadBalancerContext, type RandomSource } from '../../upstream/lb/load_balancer';
+import { connectionContext, type LoadBalancerContext } from '../../upstream/lb/load_balancer';
 import type { ClusterManager } from '../../upstream/cluster_manager';
 import { OutlierResult } from '../../upstream/outlier/host_monitor';
 import { percentageOfTimeout } from '../../upstream/timeout_budget_stats';
@@ -31,6 +31,7 @@ import { RouteLoadBalancerContext } from './route_load_balancer_context';
 import type { RouteTable } from './route_table';
 import type { RouterStats } from './router_stats';
 import { evaluateFractionalPercent } from '../../runtime/fractional_percent';
+import type { RandomSource } from '../../common/random';
 
 /** What the router needs from the connection manager that feeds it one downstream request. */
 export interface DownstreamStream {

@@ -7,7 +7,7 @@ import type * as net from 'node:net';
 import type { HttpProtocol } from '../../http/codec';
 import { MalformedHeaders, addHeaders, requestHeadOf } from '../../http/http2/header_map';
 import { dropUnderscoreHeaders, hasUnderscoreHeader } from '../../http/underscore_headers';
-import type { RequestHead, ResponseHead } from '../../http/http1/message_head';
+import type { RequestHead, ResponseHead } from '../../http/message';
 import { FilterHeadersStatus, type HttpFilter, type HttpFilterCallbacks } from '../http/http_filter';
 import { type DownstreamStream, Router } from '../http/router';
 import { headerDump } from '../../log/connection_log';

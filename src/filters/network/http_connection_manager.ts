@@ -17,7 +17,7 @@ import type { Logger } from '../../log/logger_api';
 import { DateCache } from '../../http/date_cache';
 import { CodecError } from '../../http/http1/codec_error';
 import { properCaseHead } from '../../http/http1/header_key_format';
-import { BODY_CHUNKED, BODY_UNTIL_CLOSE, type RequestHead, type ResponseHead } from '../../http/http1/message_head';
+import { BODY_CHUNKED, BODY_UNTIL_CLOSE, type RequestHead, type ResponseHead } from '../../http/message';
 import type { ParserCallbacks } from '../../http/http1/parser';
 import { type Http1Settings, RequestParser } from '../../http/http1/request_parser';
 import { Http1CodecStats } from '../../http/http1/codec_stats';
@@ -28,7 +28,6 @@ import { type WatermarkCallbacks, WatermarkWriter } from '../../network/watermar
 import type { DrainDecider } from '../../server/drain_decider';
 import type { RuntimeSource } from '../../runtime/live_runtime';
 import type { StatsStore } from '../../stats/stats';
-import { mathRandom } from '../../upstream/lb/load_balancer';
 import type { ClusterManager } from '../../upstream/cluster_manager';
 import { FilterHeadersStatus, type HttpFilter, type HttpFilterCallbacks, type HttpFilterFactory, type ResponseHeaderSink } from '../http/http_filter';
 import { createHttpFilterFactory, type HttpFilterContext } from '../http/http_filter_registry';
@@ -41,6 +40,7 @@ import { Http2ConnectionManager, http2ConnectionManagerLogs } from './http2_conn
 import { Http2CodecStats } from '../../http/http2/codec_stats';
 import { sniffHttp2Preface } from '../../http/http2/preface';
 import { boundedTimerDelay } from '../../common/clock';
+import { mathRandom } from '../../common/random';
 
 const ROUTER_FILTER = 'proxy.filters.http.router';
 const CONTINUE = 'HTTP/1.1 100 Continue\r\n\r\n';

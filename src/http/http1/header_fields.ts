@@ -5,7 +5,7 @@
 
 import { CodecError } from './codec_error';
 import { TOKEN, TRANSFER_CODING } from './grammar';
-import type { MessageHead, RequestHead } from './message_head';
+import type { MessageHead, RequestHead } from '../message';
 
 /** Envoy's default max_headers_count. */
 export const MAX_HEADERS_COUNT = 100;

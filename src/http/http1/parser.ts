@@ -6,7 +6,7 @@
 import { CodecError } from './codec_error';
 import { CHUNK_EXTENSIONS } from './grammar';
 import { checkTrailerLine } from './header_fields';
-import { BODY_CHUNKED, BODY_UNTIL_CLOSE, type MessageHead } from './message_head';
+import { BODY_CHUNKED, BODY_UNTIL_CLOSE, type MessageHead } from '../message';
 
 export interface ParserCallbacks<H extends MessageHead> {
   onMessageHead(head: H): void;

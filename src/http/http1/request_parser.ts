@@ -7,7 +7,7 @@ import { dropUnderscoreHeaders, hasUnderscoreHeader } from '../underscore_header
 import { CodecError } from './codec_error';
 import type { Http1CodecStats } from './codec_stats';
 import { checkHeadCharacters, lineEnd, parseHeaderFields, tooManyHeaders } from './header_fields';
-import { BODY_CHUNKED, RequestHead } from './message_head';
+import { BODY_CHUNKED, RequestHead } from '../message';
 import { isKnownMethod } from './methods';
 import { Http1Parser, type ParserCallbacks } from './parser';
 

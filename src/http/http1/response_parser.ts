@@ -3,7 +3,7 @@
 
 import { CodecError } from './codec_error';
 import { checkHeadCharacters, lineEnd, parseHeaderFields } from './header_fields';
-import { BODY_CHUNKED, BODY_UNTIL_CLOSE, ResponseHead } from './message_head';
+import { BODY_CHUNKED, BODY_UNTIL_CLOSE, ResponseHead } from '../message';
 import { Http1Parser, type ParserCallbacks } from './parser';
 
 const HTTP_1 = 'HTTP/1.';

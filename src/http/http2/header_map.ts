@@ -3,7 +3,7 @@
 // wire (connection-specific headers, RFC 9113 section 8.2.2) never reaches nghttp2.
 
 import type { OutgoingHttpHeaders } from 'node:http2';
-import { BODY_CHUNKED, RequestHead, ResponseHead } from '../http1/message_head';
+import { BODY_CHUNKED, RequestHead, ResponseHead } from '../message';
 
 /** Why a peer's header list cannot make a message: the stream is refused with PROTOCOL_ERROR. */
 export class MalformedHeaders extends Error {}

@@ -6,7 +6,6 @@
 
 import type { HealthCheck, SocketAddress } from '../../config/model';
 import type { Logger } from '../../log/logger_api';
-import type { RandomSource } from '../lb/load_balancer';
 import { HealthFlag, healthFlagsString } from '../health_flags';
 import type { ClusterSnapshot, DiscoveredHost, MembershipUpdate } from '../membership';
 import type { Connector } from '../../network/connector';
@@ -19,6 +18,7 @@ import type { HealthCheckStats } from './health_check_stats';
 import { HealthCheckSession, type SessionOwner } from './health_check_session';
 import type { ProbeFactory, ProbeTarget } from './health_probe';
 import { type CheckOutcome, judge } from './verdict';
+import type { RandomSource } from '../../common/random';
 
 /** The bits this checker owns. */
 const ACTIVE_HC_FLAGS = HealthFlag.FAILED_ACTIVE_HC | HealthFlag.DEGRADED_ACTIVE_HC | HealthFlag.PENDING_ACTIVE_HC;

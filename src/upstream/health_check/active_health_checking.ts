@@ -6,7 +6,6 @@ import { stringMatcher } from '../../common/string_matcher';
 import type { Connector } from '../../network/connector';
 import { ClusterTransportSockets } from '../cluster_transport_sockets';
 import type { Logger } from '../../log/logger_api';
-import { mathRandom, type RandomSource } from '../lb/load_balancer';
 import type { DiscoveredHost } from '../membership';
 import type { HealthSourceContext, HealthSourceFactory } from '../supervisor_cluster_manager';
 import { ActiveHealthChecker } from './active_health_checker';
@@ -16,6 +15,7 @@ import type { ProbeFactory } from './health_probe';
 import { GrpcProbe, grpcCheckRequest } from './grpc_probe';
 import { httpCheckOutcome, httpCheckRequest, HttpProbe } from './http_probe';
 import { TcpProbe } from './tcp_probe';
+import { type RandomSource, mathRandom } from '../../common/random';
 
 /** Envoy's default for the runtime key health_check.verify_cluster: always. */
 const VERIFY_CLUSTER_PERCENT = { numerator: 100, denominator: 'HUNDRED' } as const;

@@ -4,8 +4,8 @@
 // the runtime's health_check.min_interval / max_interval, and never 0.
 
 import type { HealthCheck } from '../../config/model';
-import type { RandomSource } from '../lb/load_balancer';
 import type { HealthTransition } from './verdict';
+import type { RandomSource } from '../../common/random';
 
 export interface IntervalInputs {
   /** The cluster has had an upstream connection (upstream_cx_total was ever counted). */

@@ -8,7 +8,7 @@ import type { Socket } from 'node:net';
 import type { HeaderKeyFormat, HttpHealthCheck } from '../../config/model';
 import { CodecError } from '../../http/http1/codec_error';
 import { properCaseHeaderKey } from '../../http/http1/header_key_format';
-import type { ResponseHead } from '../../http/http1/message_head';
+import type { ResponseHead } from '../../http/message';
 import { ResponseParser } from '../../http/http1/response_parser';
 import { ACTIVE_FAILURE, type HealthProbe, NETWORK_FAILURE, type ProbeTarget } from './health_probe';
 import type { CheckOutcome } from './verdict';

@@ -1,7 +1,7 @@
 // What the router and tcp_proxy ask of a cluster's load balancer (Envoy's LoadBalancer and
 // LoadBalancerContext, include/envoy/upstream/load_balancer.h).
 
-import type { RequestHead } from '../../http/http1/message_head';
+import type { RequestHead } from '../../http/message';
 import type { Cluster } from '../cluster';
 import type { Host } from '../host';
 import type { DownstreamAddresses } from '../../network/downstream_addresses';
@@ -50,11 +50,6 @@ export interface LoadBalancer {
   /** The cluster left the worker's set: stop following anything outside it. */
   close?(): void;
 }
-
-/** A source of uniformly distributed unsigned 32-bit integers. */
-export type RandomSource = () => number;
-
-export const mathRandom: RandomSource = () => Math.floor(Math.random() * 0x100000000);
 
 /** A pick with nothing to hash, no metadata to match and no host to avoid: one small object per request, no closure. */
 class ConnectionContext implements LoadBalancerContext {

@@ -8,10 +8,11 @@ import type { RuntimeSource } from '../../runtime/live_runtime';
 import type { ClusterInfo } from '../cluster_info';
 import type { Host } from '../host';
 import type { HostSet, PrioritySet } from '../priority_set';
-import type { LoadBalancer, LoadBalancerContext, RandomSource } from './load_balancer';
+import type { LoadBalancer, LoadBalancerContext } from './load_balancer';
 import { LocalityScheduler } from './locality_scheduler';
 import { type Availability, choosePriority, computePriorityLoad, type HostCounts, inPanic, type PriorityLoad } from './priority_load';
 import { type LocalityRouting, planLocalityRouting, ZONE_ROUTING_ENABLED_KEY, ZONE_ROUTING_MIN_CLUSTER_SIZE_KEY } from './zone_routing';
+import type { RandomSource } from '../../common/random';
 
 /** Envoy's runtime override of common_lb_config.healthy_panic_threshold. */
 export const HEALTHY_PANIC_THRESHOLD_KEY = 'upstream.healthy_panic_threshold';

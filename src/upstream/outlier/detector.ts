@@ -10,10 +10,10 @@ import type { Logger } from '../../log/logger_api';
 import { HostRecordField } from '../../stats/region_layout';
 import type { Counter, Gauge, HostSlot } from '../../stats/stats';
 import { HealthFlag } from '../health_flags';
-import { mathRandom, type RandomSource } from '../lb/load_balancer';
 import { type ClusterSnapshot, hostKey, type MemberHost } from '../membership';
 import type { HealthSource, HealthSourceContext, HealthSourceFactory } from '../supervisor_cluster_manager';
 import { type ConsecutiveFailure, outlierRuntimeKey } from './consecutive_failure';
+import { type RandomSource, mathRandom } from '../../common/random';
 
 /** Where a request's failure came from: the upstream's answer, or the connection to it. */
 export type Origin = 'external' | 'local_origin';
