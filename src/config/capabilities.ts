@@ -230,6 +230,7 @@ const CLUSTER: Shape = {
     http_protocol_options: {
       fields: {
         header_key_format: { fields: { proper_case_words: { fields: {} } } },
+        enable_trailers: leaf,
         accept_http_10: refused(DOWNSTREAM_ONLY),
         default_host_for_http_10: refused(DOWNSTREAM_ONLY),
       },
@@ -465,7 +466,7 @@ const HTTP_CONNECTION_MANAGER: Shape = {
     },
     // header_key_format: Envoy 1.16's one formatter; later ones (stateful_formatter) are refused.
     http_protocol_options: {
-      fields: { accept_http_10: leaf, default_host_for_http_10: leaf, header_key_format: { fields: { proper_case_words: { fields: {} } } } },
+      fields: { accept_http_10: leaf, default_host_for_http_10: leaf, enable_trailers: leaf, header_key_format: { fields: { proper_case_words: { fields: {} } } } },
     },
     http2_protocol_options: HTTP2_PROTOCOL_OPTIONS,
   },

@@ -167,6 +167,8 @@ export interface Http1ProtocolOptions {
   readonly defaultHostForHttp10: string;
   /** header_key_format: how the HTTP/1 codec spells header names it writes. */
   readonly headerKeyFormat: HeaderKeyFormat;
+  /** enable_trailers: chunked messages carry their trailers both ways; else they are dropped, as by Envoy's default. */
+  readonly enableTrailers: boolean;
 }
 
 /** 'default': as Envoy, lower case; 'proper_case_words': `content-type` is written `Content-Type`. */

@@ -265,6 +265,7 @@ export function http1ProtocolOptionsOf(config: JsonObject): Http1ProtocolOptions
     acceptHttp10: boolField(config, 'accept_http_10'),
     defaultHostForHttp10: stringField(config, 'default_host_for_http_10'),
     headerKeyFormat: keyFormat !== undefined && messageField(keyFormat, 'proper_case_words') !== undefined ? 'proper_case_words' : 'default',
+    enableTrailers: boolField(config, 'enable_trailers'),
   };
 }
 

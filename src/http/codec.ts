@@ -29,7 +29,8 @@ export interface ResponseDecoder {
   /** The response head; interim (1xx) responses are not delivered. */
   onUpstreamHead(head: ResponseHead): void;
   onUpstreamBody(chunk: Buffer): void;
-  onUpstreamComplete(): void;
+  /** The response ended; `trailers` [name, value, ...] when it carried some. */
+  onUpstreamComplete(trailers: readonly string[] | null): void;
   /** The response will not complete; nothing else will be called. */
   onUpstreamReset(reason: StreamResetReason): void;
   /** The request bytes over the buffer limit drained to half of it: the request may flow again. */
@@ -44,6 +45,8 @@ export interface RequestEncoder {
   encodeHeaders(head: RequestHead, endStream: boolean): void;
   /** Sends or queues a body chunk; true when the write buffer is over its limit. */
   encodeData(chunk: Buffer, endStream: boolean): boolean;
+  /** Ends the request with trailers, [name, value, ...]; a codec that cannot carry them ends it without. */
+  encodeTrailers(trailers: readonly string[]): void;
   /** Sends what is queued; true when the write buffer is over its limit. */
   flush(): boolean;
   /** The request gives up on its response (timeout, downstream gone, retry). */
@@ -75,5 +78,78 @@ export interface ConnectionPool {
   /** The host left the cluster: close idle connections now, busy ones when their streams end. */
   drain(): void;
   /** Fails waiting requests and closes every connection. */
+  close(): void;
+}
+
+// ---- the server side ---------------------------------------------------------------------
+
+/**
+ * The connection manager's side of one request stream (Envoy's RequestDecoder and the stream's
+ * StreamCallbacks): what the server codec tells it about the request.
+ */
+export interface RequestDecoder {
+  /** @param endStream the request has no body: decodeComplete follows at once */
+  decodeHeaders(head: RequestHead, endStream: boolean): void;
+  decodeData(chunk: Buffer): void;
+  /** The request ended; `trailers` [name, value, ...] when it carried some. */
+  decodeComplete(trailers: readonly string[] | null): void;
+  /** Called after each batch of downstream input: the writes it caused can now go out together. */
+  onDecodeBatchEnd(): void;
+  /**
+   * The codec found the request malformed and can still answer: a complete local reply, after
+   * which the connection closes (HTTP/1) or the stream ends (HTTP/2).
+   */
+  sendLocalReply(status: number, body: string): void;
+  /**
+   * The stream ended without a complete exchange: the peer reset it (`remote reset`), the
+   * connection went (`connection termination`), or the codec refused it (`local reset`).
+   * Nothing else is called after it.
+   */
+  onResetStream(reason: StreamResetReason): void;
+  /** The response bytes over the write buffer's limit drained to half of it. */
+  onBelowWriteBufferLowWatermark(): void;
+}
+
+/** One response going downstream (Envoy's ResponseEncoder). */
+export interface ResponseEncoder {
+  /** An interim `100 Continue`, for a request that expects one. */
+  encode100Continue(): void;
+  /**
+   * @param head the response head as it is to be sent: end-to-end headers, framing facts
+   *   (contentLength, bodyLength, transferCodings) the codec frames the body with
+   * @param endStream the response has no body
+   */
+  encodeHeaders(head: ResponseHead, endStream: boolean): void;
+  /** Sends or queues a body chunk; true when the write buffer is over its limit. */
+  encodeData(chunk: Buffer): boolean;
+  /** Ends the response, with trailers [name, value, ...] when there are some and the codec carries them. */
+  encodeComplete(trailers: readonly string[] | null): void;
+  /** Sends what is queued; true when the write buffer is over its limit. */
+  flush(): boolean;
+  /** Aborts the stream (HTTP/2 RST_STREAM; HTTP/1 closes the connection). */
+  resetStream(): void;
+  /** Request flow control: stops (true) or restarts (false) reading this stream's request. */
+  readDisable(disable: boolean): void;
+}
+
+/** What a server codec tells the connection manager about the connection. */
+export interface ServerConnectionCallbacks {
+  /** A new request stream; the decoder returned hears about it. */
+  newStream(encoder: ResponseEncoder): RequestDecoder;
+  /** The peer sent what the protocol forbids; `details` names it. The codec closes the connection. */
+  onProtocolError(details: string): void;
+  /** The connection is closed; `local`: we closed it. Every stream was reset before. */
+  onConnectionClosed(local: boolean): void;
+}
+
+/** The codec of one downstream connection (Envoy's ServerConnection). */
+export interface ServerConnection {
+  readonly protocol: HttpProtocol;
+  /**
+   * No new streams: HTTP/1 closes after the response under way, HTTP/2 sends GOAWAY and closes
+   * when the streams in flight end. False when that began already.
+   */
+  shutdown(): boolean;
+  /** Closes at once, as idle: HTTP/2 says GOAWAY first, HTTP/1 flushes and half-closes. */
   close(): void;
 }

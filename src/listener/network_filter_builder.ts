@@ -7,7 +7,7 @@
 import { atField, FieldError } from '../config/errors';
 import type { Bootstrap, ListenerConfig, NetworkFilterConfig } from '../config/model';
 import type { Clock } from '../common/clock';
-import { HttpConnectionManagerFactory } from '../filters/network/http_connection_manager';
+import { HttpConnectionManagerFactory } from '../filters/network/http_connection_manager/factory';
 import { TcpProxyFactory } from '../filters/network/tcp_proxy';
 import type { HttpFilterContext } from '../filters/http/http_filter_registry';
 import type { ConnectionIds } from '../log/connection_log';

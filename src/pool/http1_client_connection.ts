@@ -3,6 +3,7 @@
 // responses, reporting them to the stream (the router's upstream request) attached to it.
 
 import type { RequestEncoder, ResponseDecoder, StreamResetReason } from '../http/codec';
+import { LAST_CHUNK, lastChunkWith } from '../http/http1/chunked';
 import { CodecError } from '../http/http1/codec_error';
 import { properCaseHead } from '../http/http1/header_key_format';
 import { BODY_CHUNKED, type RequestHead, type ResponseHead } from '../http/message';
@@ -25,7 +26,6 @@ export interface ConnectionOwner {
   onConnectionClosed(connection: Http1ClientConnection): void;
 }
 
-const LAST_CHUNK = '0\r\n\r\n';
 
 /** UpstreamConnectionLogs' logger for this file's lines, from `client`: taken once per worker, never per connection. */
 export function http1ClientLog(client: Logger): Logger {
@@ -48,6 +48,8 @@ export class Http1ClientConnection implements RequestEncoder, UpstreamConnection
   private requestChunked = false;
   private requestComplete = false;
   private responseComplete = false;
+  /** The complete response's trailers, when enable_trailers kept some. */
+  private responseTrailers: readonly string[] | null = null;
   private keepAlive = true;
   /** Made the first time the connection goes idle, then refreshed each time it does. */
   private idleTimer: NodeJS.Timeout | null = null;
@@ -65,7 +67,7 @@ export class Http1ClientConnection implements RequestEncoder, UpstreamConnection
     this.cluster = target.cluster;
     this.log = target.logs.http1Client;
     if (this.log.enabled('debug')) this.log.debug(`[C${id}] connecting`);
-    this.parser = new ResponseParser(this, target.cluster.maxResponseHeadersCount);
+    this.parser = new ResponseParser(this, target.cluster.maxResponseHeadersCount, target.cluster.http1Trailers);
     this.upstream = new UpstreamConnection(target, this, { allowHalfOpen: false, http1: true }, downstream, id);
     this.output = new CoalescingWriter(this.upstream.output);
   }
@@ -108,10 +110,15 @@ export class Http1ClientConnection implements RequestEncoder, UpstreamConnection
     return endStream ? this.endRequest() || over : over;
   }
 
+  /** Trailers go on a chunked request when the cluster's enable_trailers asks for them; else they are dropped, as in Envoy. */
+  encodeTrailers(trailers: readonly string[]): void {
+    this.endRequest(this.cluster.http1Trailers ? trailers : null);
+  }
+
   /** Ends the request and sends everything queued. */
-  private endRequest(): boolean {
+  private endRequest(trailers: readonly string[] | null = null): boolean {
     this.requestComplete = true;
-    if (this.requestChunked) this.output.text(LAST_CHUNK);
+    if (this.requestChunked) this.output.text(trailers === null ? LAST_CHUNK : lastChunkWith(trailers));
     return this.output.flush();
   }
 
@@ -247,10 +254,11 @@ export class Http1ClientConnection implements RequestEncoder, UpstreamConnection
     this.stream?.onUpstreamBody(chunk);
   }
 
-  onMessageComplete(): void {
+  onMessageComplete(trailers: readonly string[] | null): void {
     // Anything after the response is held, and judged once this input is consumed.
     this.parser.pause();
     this.responseComplete = true;
+    this.responseTrailers = trailers;
   }
 
   // ---- internals -----------------------------------------------------------------------------
@@ -264,8 +272,10 @@ export class Http1ClientConnection implements RequestEncoder, UpstreamConnection
     const unsolicited = this.parser.bufferedBytes > 0;
     if (unsolicited) this.cluster.stats.counters.upstream_cx_protocol_error.inc();
     // An upstream that answered before the whole request was sent cannot take another one.
+    const trailers = this.responseTrailers;
+    this.responseTrailers = null;
     this.owner.onStreamDone(this, this.keepAlive && this.requestComplete && !unsolicited);
-    stream.onUpstreamComplete();
+    stream.onUpstreamComplete(trailers);
   }
 
   /**

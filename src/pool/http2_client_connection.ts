@@ -6,7 +6,7 @@
 import * as http2 from 'node:http2';
 import type { Http2ProtocolOptions } from '../config/model';
 import type { RequestEncoder, ResponseDecoder, StreamResetReason } from '../http/codec';
-import { MalformedHeaders, requestHeadersOf, responseHeadOf } from '../http/http2/header_map';
+import { headersOfList, MalformedHeaders, requestHeadersOf, responseHeadOf } from '../http/http2/header_map';
 import type { RequestHead } from '../http/message';
 import type { ClusterInfo } from '../upstream/cluster_info';
 import type { DownstreamAddresses } from '../network/downstream_addresses';
@@ -187,6 +187,11 @@ class Http2UpstreamStream implements RequestEncoder {
   private stream: http2.ClientHttp2Stream | null = null;
   /** The response ended, or the stream was reset by either side: nothing more is reported. */
   private done = false;
+  /** The response's trailers, kept until its end. */
+  private trailers: string[] | null = null;
+  /** The request's trailers once known; the request ends when nghttp2 asks for them (wantTrailers). */
+  private requestTrailers: readonly string[] | null = null;
+  private requestEnded = false;
 
   constructor(
     private readonly connection: Http2ClientConnection,
@@ -200,7 +205,8 @@ class Http2UpstreamStream implements RequestEncoder {
     if (this.done) return;
     let stream: http2.ClientHttp2Stream;
     try {
-      stream = this.session.request(requestHeadersOf(head, this.scheme), { endStream });
+      // A request with a body may end with trailers, which HTTP/2 can only send if asked for at the start.
+      stream = this.session.request(requestHeadersOf(head, this.scheme), { endStream, waitForTrailers: !endStream });
     } catch {
       // The session went away between the pool's check and now (GOAWAY, close).
       this.finish();
@@ -209,6 +215,8 @@ class Http2UpstreamStream implements RequestEncoder {
     }
     this.stream = stream;
     stream.on('response', this.onResponse);
+    stream.on('trailers', this.onTrailers);
+    if (!endStream) stream.on('wantTrailers', this.onWantTrailers);
     stream.on('data', this.onData);
     stream.on('end', this.onEnd);
     stream.on('drain', this.onDrain);
@@ -222,6 +230,12 @@ class Http2UpstreamStream implements RequestEncoder {
     const over = chunk.length > 0 && !stream.write(chunk);
     if (endStream) stream.end();
     return over;
+  }
+
+  encodeTrailers(trailers: readonly string[]): void {
+    if (this.stream === null || this.done) return;
+    this.requestTrailers = trailers;
+    this.stream.end();
   }
 
   /** nghttp2 batches frames itself. */
@@ -273,6 +287,20 @@ class Http2UpstreamStream implements RequestEncoder {
     this.decoder.onUpstreamReadEnd();
   };
 
+  /** Without trailers node:http2 ends the request with an empty DATA frame. */
+  private readonly onWantTrailers = (): void => {
+    if (this.requestEnded || this.stream === null || this.stream.destroyed) return;
+    this.requestEnded = true;
+    this.stream.sendTrailers(this.requestTrailers === null ? {} : headersOfList(this.requestTrailers));
+  };
+
+  private readonly onTrailers = (_headers: unknown, _flags: number, raw: string[]): void => {
+    if (this.done) return;
+    const trailers: string[] = [];
+    for (let i = 0; i < raw.length; i += 2) if (raw[i].charCodeAt(0) !== 0x3a) trailers.push(raw[i], raw[i + 1]);
+    this.trailers = trailers;
+  };
+
   private readonly onData = (chunk: Buffer): void => {
     if (this.done) return;
     this.decoder.onUpstreamBody(chunk);
@@ -282,7 +310,7 @@ class Http2UpstreamStream implements RequestEncoder {
   private readonly onEnd = (): void => {
     if (this.done) return;
     this.finish();
-    this.decoder.onUpstreamComplete();
+    this.decoder.onUpstreamComplete(this.trailers);
   };
 
   private readonly onDrain = (): void => {

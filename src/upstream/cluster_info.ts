@@ -46,6 +46,8 @@ export class ClusterInfo {
   readonly maxStreamDurationMs: number;
   /** http_protocol_options.header_key_format proper_case_words: HTTP/1 request header names go Proper-Cased. */
   readonly properCaseHeaderKeys: boolean;
+  /** http_protocol_options.enable_trailers: chunked HTTP/1 requests and responses carry trailers. */
+  readonly http1Trailers: boolean;
   /** upstream_bind_config's source address; undefined lets the kernel choose. */
   readonly sourceAddress: string | undefined;
   readonly sourcePort: number | undefined;
@@ -102,6 +104,7 @@ export class ClusterInfo {
     this.maxResponseHeadersCount = common.maxHeadersCount;
     this.maxStreamDurationMs = common.maxStreamDurationMs;
     this.properCaseHeaderKeys = config.httpProtocolOptions.headerKeyFormat === 'proper_case_words';
+    this.http1Trailers = config.httpProtocolOptions.enableTrailers;
     this.sourceAddress = config.upstreamBindConfig?.address;
     this.sourcePort = config.upstreamBindConfig?.port;
     this.tcpKeepalive = config.tcpKeepalive;

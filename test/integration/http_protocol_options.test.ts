@@ -132,7 +132,7 @@ test('max_stream_duration: 408 before the response starts, a reset after; HTTP/1
   assert.ok(h1.endsWith('\r\n\r\ndownstream duration timeout'), h1);
   // The response began: the stream can only be cut, so the body stays short of its length.
   const partial = await exchange(t, port, 'GET /partial HTTP/1.1\r\nHost: h\r\n\r\n');
-  assert.match(partial, /^HTTP\/1\.1 200 OK\r\n[^]*content-length: 10\r\n[^]*\r\n\r\nabc$/);
+  assert.match(partial, /^HTTP\/1\.1 200 OK\r\n(?:[^\r]*\r\n)*content-length: 10\r\n(?:[^\r]*\r\n)*\r\nabc$/);
   assert.equal(dp.stat('http.opts.downstream_rq_max_duration_reached'), 2);
 
   const session = h2connect(t, port);
@@ -305,5 +305,5 @@ test('header_key_format proper_case_words: HTTP/1 response header names are writ
   assert.match(head, /\r\nContent-Type: application\/json\r\n/);
 
   const local = await exchange(t, port, 'GET /direct HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n');
-  assert.match(local, /^HTTP\/1\.1 200 OK\r\nContent-Length: 6\r\nContent-Type: text\/plain\r\nDate: [^\r]+\r\nServer: proxy\r\nConnection: close\r\n\r\ndirect$/);
+  assert.match(local, /^HTTP\/1\.1 200 OK\r\nContent-Type: text\/plain\r\nDate: [^\r]+\r\nServer: proxy\r\nContent-Length: 6\r\nConnection: close\r\n\r\ndirect$/);
 });

@@ -221,14 +221,14 @@ const ROWS: readonly Row[] = [
   {
     field: 'http_protocol_options',
     v3: { http_protocol_options: { header_key_format: { proper_case_words: {} } } },
-    expect: (c) => assert.deepEqual(c.httpProtocolOptions, { acceptHttp10: false, defaultHostForHttp10: '', headerKeyFormat: 'proper_case_words' }),
+    expect: (c) => assert.deepEqual(c.httpProtocolOptions, { acceptHttp10: false, defaultHostForHttp10: '', headerKeyFormat: 'proper_case_words', enableTrailers: false }),
     refused: [],
   },
   {
     // Server-side options: Envoy ignores them on a cluster.
     field: 'http_protocol_options.accept_http_10',
     v3: { http_protocol_options: { accept_http_10: true, default_host_for_http_10: 'example.com' } },
-    expect: (c) => assert.deepEqual(c.httpProtocolOptions, { acceptHttp10: true, defaultHostForHttp10: 'example.com', headerKeyFormat: 'default' }),
+    expect: (c) => assert.deepEqual(c.httpProtocolOptions, { acceptHttp10: true, defaultHostForHttp10: 'example.com', headerKeyFormat: 'default', enableTrailers: false }),
     refused: ['http_protocol_options.accept_http_10', 'http_protocol_options.default_host_for_http_10'],
   },
   {

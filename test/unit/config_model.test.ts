@@ -87,7 +87,7 @@ test('listeners, with defaults filled in and names in our spelling', () => {
       maxStreamDurationMs: 0,
       headersWithUnderscoresAction: 'ALLOW',
     },
-    httpProtocolOptions: { acceptHttp10: false, defaultHostForHttp10: '', headerKeyFormat: 'default' },
+    httpProtocolOptions: { acceptHttp10: false, defaultHostForHttp10: '', headerKeyFormat: 'default', enableTrailers: false },
     codecType: 'AUTO',
     http2ProtocolOptions: { maxConcurrentStreams: 2147483647, initialStreamWindowSize: 268435456, initialConnectionWindowSize: 268435456, hpackTableSize: 4096 },
   });
@@ -102,7 +102,7 @@ test('http_protocol_options: accept_http_10 and default_host_for_http_10 reach t
   const { bootstrap: model } = loadBootstrap({ configYaml: JSON.stringify(bootstrap), allowUnknownStaticFields: false });
   const filter = model.listeners[1].filterChains[0].filters[0];
   assert.ok(filter.kind === 'http_connection_manager');
-  assert.deepEqual(filter.httpProtocolOptions, { acceptHttp10: true, defaultHostForHttp10: 'legacy.example.com:8080', headerKeyFormat: 'default' });
+  assert.deepEqual(filter.httpProtocolOptions, { acceptHttp10: true, defaultHostForHttp10: 'legacy.example.com:8080', headerKeyFormat: 'default', enableTrailers: false });
 });
 
 test('route defaults: 15 s timeout, case sensitive; 0s disables the timeout', () => {

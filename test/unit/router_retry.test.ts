@@ -18,7 +18,7 @@ import {
   wouldRetryFromStatus,
 } from '../../src/filters/http/retry_on';
 import { RetryState, RetryStatus, type RetryCounters } from '../../src/filters/http/retry_state';
-import { forwardedForAddress, isInternalAddress, isInternalRequest } from '../../src/filters/network/internal_request';
+import { forwardedForAddress, isInternalAddress, isInternalRequest } from '../../src/filters/network/http_connection_manager/internal_request';
 import type { Counter } from '../../src/stats/stats';
 import type { Resource } from '../../src/upstream/resource_manager';
 import { Json, v3Bootstrap } from '../helpers/config_fixtures';

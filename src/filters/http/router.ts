@@ -23,7 +23,7 @@ import type { ClusterManager } from '../../upstream/cluster_manager';
 import { OutlierResult } from '../../upstream/outlier/host_monitor';
 import { percentageOfTimeout } from '../../upstream/timeout_budget_stats';
 import type { DownstreamAddresses } from '../../network/downstream_addresses';
-import { isInternalRequest } from '../network/internal_request';
+import { isInternalRequest } from '../network/http_connection_manager/internal_request';
 import { RetryLoadBalancerContext } from './retry_load_balancer_context';
 import { wouldRetryFromReset, wouldRetryFromStatus } from './retry_on';
 import { RetryState, RetryStatus } from './retry_state';
@@ -53,7 +53,8 @@ export interface DownstreamStream {
   encodeHeaders(head: ResponseHead, upstreamServiceTimeMs: number, extraHeaders: readonly string[]): void;
   /** True when the downstream write buffer is over its limit; onDownstreamDrained follows. */
   encodeData(chunk: Buffer): boolean;
-  encodeComplete(): void;
+  /** Ends the response, with the upstream's trailers [name, value, ...] when it sent some. */
+  encodeComplete(trailers: readonly string[] | null): void;
   /** Aborts the response already under way: the downstream connection closes. */
   resetStream(): void;
   /** Request flow control: stops (true) or restarts (false) reading the downstream request. */
@@ -114,6 +115,8 @@ export class Router implements PoolCallbacks, ResponseDecoder {
   private http10 = false;
   private pendingBody: Buffer[] | null = null;
   private pendingBytes = 0;
+  /** The request's trailers, sent after its body on every try. */
+  private requestTrailers: readonly string[] | null = null;
   private requestComplete = false;
   private requestCompleteTime = 0;
   private responseStarted = false;
@@ -262,12 +265,15 @@ export class Router implements PoolCallbacks, ResponseDecoder {
     if (this.pendingBytes > this.config.bufferLimitBytes) this.pauseDownstream();
   }
 
-  decodeComplete(): void {
+  /** @param trailers the request's trailers, [name, value, ...], when it had some */
+  decodeComplete(trailers: readonly string[] | null): void {
     if (!this.active) return;
     this.requestComplete = true;
     this.requestCompleteTime = performance.now();
+    this.requestTrailers = trailers;
     if (this.upstream !== null) {
-      if (this.upstream.encodeData(END_OF_BODY, true)) this.pauseDownstream();
+      if (trailers !== null) this.upstream.encodeTrailers(trailers);
+      else if (this.upstream.encodeData(END_OF_BODY, true)) this.pauseDownstream();
       // A try's own timeout runs once it is connected and has the whole request.
       if (this.perTryTimeoutMs > 0) this.armPerTryTimeout();
     }
@@ -289,12 +295,6 @@ export class Router implements PoolCallbacks, ResponseDecoder {
     this.timer = null;
   }
 
-  /** The downstream connection closed: nothing of this router is needed any more. */
-  destroy(): void {
-    this.release();
-    this.config.clusters.releaseDownstream(this.downstream.connection);
-  }
-
   /** The downstream write buffer drained to half its limit: the response may flow again. */
   onDownstreamDrained(): void {
     if (this.upstreamPaused) {
@@ -314,15 +314,19 @@ export class Router implements PoolCallbacks, ResponseDecoder {
     const maxDurationMs = this.cluster!.info.maxStreamDurationMs;
     if (maxDurationMs > 0) this.maxDurationTimer = this.config.clock.setTimeout(this.onMaxStreamDuration, maxDurationMs);
     const pending = this.pendingBody;
+    const trailers = this.requestTrailers;
+    // With trailers, they end the request, not its last body chunk.
     const complete = this.requestComplete;
-    encoder.encodeHeaders(this.upstreamHead!, complete && (pending === null || pending.length === 0));
+    const endsWithBody = complete && trailers === null;
+    encoder.encodeHeaders(this.upstreamHead!, endsWithBody && (pending === null || pending.length === 0));
     let over = false;
     if (pending !== null) {
       this.pendingBody = null;
       this.pendingBytes = 0;
       const last = pending.length - 1;
-      for (let i = 0; i <= last; i++) over = encoder.encodeData(pending[i], complete && i === last) || over;
+      for (let i = 0; i <= last; i++) over = encoder.encodeData(pending[i], endsWithBody && i === last) || over;
     }
+    if (complete && trailers !== null) encoder.encodeTrailers(trailers);
     if (complete) {
       // A try's own timeout runs once it is connected and has the whole request (sent: the end flushed it).
       if (this.perTryTimeoutMs > 0) this.armPerTryTimeout();
@@ -382,7 +386,7 @@ export class Router implements PoolCallbacks, ResponseDecoder {
     else (this.heldChunks ??= []).push(chunk);
   }
 
-  onUpstreamComplete(): void {
+  onUpstreamComplete(trailers: readonly string[] | null): void {
     if (this.heldHead !== null) this.startResponse();
     // Envoy's upstream_rq_time: from the end of the downstream request to the end of the response.
     const info = this.cluster!.info;
@@ -393,7 +397,7 @@ export class Router implements PoolCallbacks, ResponseDecoder {
     }
     this.endTry(true);
     this.finish();
-    this.downstream.encodeComplete();
+    this.downstream.encodeComplete(trailers);
   }
 
   /**
@@ -705,6 +709,7 @@ export class Router implements PoolCallbacks, ResponseDecoder {
     this.setCookieHeaders = NO_HEADERS;
     this.pendingBody = null;
     this.pendingBytes = 0;
+    this.requestTrailers = null;
     this.heldHead = null;
     this.heldChunk = this.heldChunks = null;
     this.upstreamPaused = false;

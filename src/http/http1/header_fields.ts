@@ -76,11 +76,12 @@ function fieldName(text: string, pos: number, eol: number): string {
   return name;
 }
 
-/** A trailer field line (without its CRLF): checked as a header line is, then dropped. */
-export function checkTrailerLine(line: string): void {
+/** A trailer field line (without its CRLF), checked as a header line is: its lower-case name and its value. */
+export function trailerField(line: string): [string, string] {
   checkHeadCharacters(line);
   if (line.includes('\r')) throw new CodecError(400, 'http1.codec_error');
-  fieldName(line, 0, line.length);
+  const name = fieldName(line, 0, line.length);
+  return [name.toLowerCase(), trimOws(line, name.length + 1, line.length)];
 }
 
 /**

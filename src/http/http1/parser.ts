@@ -5,13 +5,14 @@
 
 import { CodecError } from './codec_error';
 import { CHUNK_EXTENSIONS } from './grammar';
-import { checkTrailerLine } from './header_fields';
+import { trailerField } from './header_fields';
 import { BODY_CHUNKED, BODY_UNTIL_CLOSE, type MessageHead } from '../message';
 
 export interface ParserCallbacks<H extends MessageHead> {
   onMessageHead(head: H): void;
   onMessageBody(chunk: Buffer): void;
-  onMessageComplete(): void;
+  /** @param trailers a chunked message's trailers, [name, value, ...], when they are kept and there were some */
+  onMessageComplete(trailers: readonly string[] | null): void;
 }
 
 /** Envoy's default max_request_headers_kb (and max_response_headers_kb): 60 KiB. */
@@ -54,8 +55,14 @@ export abstract class Http1Parser<H extends MessageHead> {
   private searchFrom = 0;
   private paused = false;
   private scanned = 0;
+  /** The current message's trailers, when kept. */
+  private trailers: string[] | null = null;
 
-  constructor(protected readonly callbacks: ParserCallbacks<H>) {}
+  /** @param keepTrailers deliver a chunked message's trailers (enable_trailers); else they are checked and dropped, as Envoy does by default */
+  constructor(
+    protected readonly callbacks: ParserCallbacks<H>,
+    private readonly keepTrailers = false,
+  ) {}
 
   /**
    * Parses one head (start line and header lines, each ending with CRLF), reports it through
@@ -135,8 +142,10 @@ export abstract class Http1Parser<H extends MessageHead> {
           this.trailerBytes += eol + 1 - pos;
           if (this.trailerBytes > MAX_HEAD_BYTES) throw new CodecError(431, 'http1.headers_too_large');
           const blank = eol === pos + 1;
-          // Trailers are checked, then dropped, as Envoy does for HTTP/1 by default.
-          if (!blank) checkTrailerLine(data.toString('latin1', pos, eol - 1));
+          if (!blank) {
+            const [name, value] = trailerField(data.toString('latin1', pos, eol - 1));
+            if (this.keepTrailers) (this.trailers ??= []).push(name, value);
+          }
           pos = eol + 1;
           if (blank) this.completeMessage();
           break;
@@ -296,7 +305,9 @@ export abstract class Http1Parser<H extends MessageHead> {
 
   private completeMessage(): void {
     this.state = State.Head;
-    this.callbacks.onMessageComplete();
+    const trailers = this.trailers;
+    this.trailers = null;
+    this.callbacks.onMessageComplete(trailers);
   }
 }
 

@@ -33,8 +33,9 @@ export class RequestParser extends Http1Parser<RequestHead> {
     callbacks: ParserCallbacks<RequestHead>,
     private readonly settings: Http1Settings,
     private readonly stats: Http1CodecStats,
+    keepTrailers = false,
   ) {
-    super(callbacks);
+    super(callbacks, keepTrailers);
   }
 
   protected headComplete(text: string): number {

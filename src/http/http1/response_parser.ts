@@ -15,8 +15,9 @@ export class ResponseParser extends Http1Parser<ResponseHead> {
   constructor(
     callbacks: ParserCallbacks<ResponseHead>,
     private readonly maxHeadersCount: number,
+    keepTrailers = false,
   ) {
-    super(callbacks);
+    super(callbacks, keepTrailers);
   }
 
   /** Called before each request is sent: a HEAD request's response has no body. */

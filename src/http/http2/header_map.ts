@@ -97,6 +97,13 @@ export function requestHeadersOf(head: RequestHead, scheme: string): OutgoingHtt
   return out;
 }
 
+/** [name, value, ...] as node:http2 takes a header block (trailers). */
+export function headersOfList(headers: readonly string[]): OutgoingHttpHeaders {
+  const out: OutgoingHttpHeaders = {};
+  addHeaders(out, headers);
+  return out;
+}
+
 /** Adds [name, value, ...] to `out`; a repeated name becomes a list, as node:http2 takes it. */
 export function addHeaders(out: OutgoingHttpHeaders, headers: readonly string[]): void {
   for (let i = 0; i < headers.length; i += 2) {

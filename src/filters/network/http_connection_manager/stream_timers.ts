@@ -3,8 +3,8 @@
 // common_http_protocol_options.max_stream_duration (the stream's whole life). Shared by the
 // HTTP/1 and HTTP/2 connection managers; each timeout is counted, then handed to the stream.
 
-import type { HttpConnectionManagerStats } from './http_connection_manager_stats';
-import { boundedTimerDelay } from '../../common/clock';
+import type { HttpConnectionManagerStats } from './stats';
+import { boundedTimerDelay } from '../../../common/clock';
 
 export interface StreamTimerSettings {
   readonly requestTimeoutMs: number;

@@ -1,6 +1,6 @@
 // The HTTP connection manager's statistics, under `http.<stat_prefix>.` as in Envoy.
 
-import type { Counter, Gauge, Histogram, Scope } from '../../stats/stats';
+import type { Counter, Gauge, Histogram, Scope } from '../../../stats/stats';
 
 export class HttpConnectionManagerStats {
   readonly downstream_cx_total: Counter;

@@ -1,0 +1,342 @@
+// One request and its response on a downstream connection, whatever its protocol (Envoy's
+// ConnectionManagerImpl::ActiveStream): runs the HTTP filters and the router, the stream's
+// timers, its local replies and its statistics, and adds the response headers the connection
+// manager owns (date, server, x-proxy-upstream-service-time) before the codec writes them.
+//
+// On HTTP/1 one ActiveStream, with its filters and router, serves each request of a connection
+// in turn: its per-request state is reset by begin() instead of allocating one per request.
+
+import type { HttpProtocol, RequestDecoder, ResponseEncoder, StreamResetReason } from '../../../http/codec';
+import { type RequestHead, ResponseHead } from '../../../http/message';
+import { headerDump } from '../../../log/connection_log';
+import type { Logger } from '../../../log/logger_api';
+import { FilterHeadersStatus, type HttpFilter, type HttpFilterCallbacks } from '../../http/http_filter';
+import { type DownstreamStream, Router } from '../../http/router';
+import type { ConnectionManager } from './connection_manager';
+import { FilterHeaders } from './filter_headers';
+import type { HttpConnectionManagerStats } from './stats';
+import { StreamTimers, type TimedStream } from './stream_timers';
+
+const NO_HEADERS: readonly string[] = [];
+
+/** The `http` logger taken for this file's lines: once per factory, never per stream. */
+export function activeStreamLog(http: Logger): Logger {
+  return http.forFile(__filename);
+}
+
+export class ActiveStream implements RequestDecoder, DownstreamStream, HttpFilterCallbacks, TimedStream {
+  readonly protocol: HttpProtocol;
+  readonly remoteAddress: string;
+  readonly connection: ConnectionManager['socket'];
+  readonly connectionId: number;
+  /** Its number in log lines. */
+  streamId = 0;
+  private readonly stats: HttpConnectionManagerStats;
+  private readonly router: Router;
+  /** The filters before the router; null when there are none (the fast path). */
+  private readonly filters: readonly HttpFilter[] | null;
+  /** Headers the filters set on the response being written. */
+  private readonly filterHeaders: FilterHeaders | null;
+  private readonly timers: StreamTimers;
+  private encoder: ResponseEncoder | null = null;
+  private active = false;
+  private request: RequestHead | null = null;
+  private responseStarted = false;
+  /** A response without a body, held until the router says it is complete. */
+  private headersOnly: ResponseHead | null = null;
+  /** The filters saw this request's head: they see its response head too. */
+  private filtersActive = false;
+  /** The filter answering this request itself: the rest of the request goes to it. */
+  private stoppedBy: HttpFilter | null = null;
+  private startMs = 0;
+
+  /** @param reusable serves one request after another (HTTP/1) */
+  constructor(
+    private readonly owner: ConnectionManager,
+    private readonly reusable: boolean,
+  ) {
+    const factory = owner.factory;
+    this.protocol = owner.codec.protocol;
+    this.stats = factory.stats;
+    this.remoteAddress = owner.remoteAddress;
+    this.connection = owner.socket;
+    this.connectionId = owner.connectionId;
+    this.router = new Router(factory.router, this);
+    this.filters = factory.filters === null ? null : factory.filters.map((f) => f.createFilter(this));
+    this.filterHeaders = this.filters === null ? null : new FilterHeaders();
+    this.timers = new StreamTimers(factory.streamTimers, this.stats, this);
+  }
+
+  /** A new stream begins on this object, answered through `encoder`. */
+  begin(encoder: ResponseEncoder): void {
+    const stats = this.stats;
+    stats.downstream_rq_total.inc();
+    if (this.protocol === 'http1') stats.downstream_rq_http1_total.inc();
+    else stats.downstream_rq_http2_total.inc();
+    stats.downstream_rq_active.inc();
+    this.startMs = performance.now();
+    this.streamId = this.owner.factory.deps.ids.nextStream();
+    this.encoder = encoder;
+    this.active = true;
+    this.request = null;
+    this.responseStarted = false;
+    this.headersOnly = null;
+    this.filtersActive = false;
+    this.stoppedBy = null;
+  }
+
+  // ---- RequestDecoder: the request ----------------------------------------------------------
+
+  decodeHeaders(head: RequestHead, endStream: boolean): void {
+    this.request = head;
+    const log = this.owner.factory.streamLog;
+    if (log.enabled('debug')) {
+      log.debug(`[C${this.connectionId}] new stream`);
+      const pseudo = [':authority', head.authority, ':path', head.path, ':method', head.method];
+      if (this.protocol === 'http2') pseudo.push(':scheme', head.scheme);
+      log.debug(`${this.tag()}request headers complete (end_stream=${endStream}):\n${headerDump(pseudo)}${headerDump(head.headers)}`);
+    }
+    this.timers.start(endStream);
+    if (head.authority === '') {
+      this.sendLocalReply(400, '');
+      return;
+    }
+    if (head.expectContinue) {
+      this.encoder!.encode100Continue();
+      this.stats.chargeResponseCode(100);
+    }
+    if (this.filters !== null && this.decodeFilterHeaders(this.filters, head, endStream)) return;
+    this.router.decodeHeaders(head);
+    if (endStream && this.active) {
+      this.timers.requestComplete();
+      this.router.decodeComplete(null);
+    }
+  }
+
+  /** Runs the filters on a request head; true when one of them took the request over. */
+  private decodeFilterHeaders(filters: readonly HttpFilter[], head: RequestHead, endStream: boolean): boolean {
+    this.filtersActive = true;
+    for (const filter of filters) {
+      if (filter.decodeHeaders(head, endStream) === FilterHeadersStatus.StopIteration) {
+        // The filter may have answered already, which ended the stream.
+        if (this.active) {
+          this.stoppedBy = filter;
+          if (endStream) filter.decodeComplete();
+        }
+        return true;
+      }
+    }
+    return false;
+  }
+
+  decodeData(chunk: Buffer): void {
+    if (!this.active) return;
+    this.timers.touch();
+    if (this.stoppedBy !== null) this.stoppedBy.decodeData(chunk);
+    else this.router.decodeData(chunk);
+  }
+
+  decodeComplete(trailers: readonly string[] | null): void {
+    if (!this.active) return;
+    this.timers.requestComplete();
+    if (this.stoppedBy !== null) this.stoppedBy.decodeComplete();
+    else this.router.decodeComplete(trailers);
+  }
+
+  onDecodeBatchEnd(): void {
+    if (this.active) this.router.onDownstreamReadEnd();
+  }
+
+  onResetStream(reason: StreamResetReason): void {
+    if (!this.active) return;
+    if (reason === 'connection termination') this.owner.streamCutShort();
+    this.stats.downstream_rq_rx_reset.inc();
+    this.router.onDownstreamReset();
+    this.finish();
+  }
+
+  onBelowWriteBufferLowWatermark(): void {
+    if (!this.active) return;
+    // The client reading the response is progress, as node's own stream timeout counted it.
+    this.timers.touch();
+    this.router.onDownstreamDrained();
+  }
+
+  // ---- DownstreamStream: the response -------------------------------------------------------
+
+  /** A complete response of our own; the codec's for a request it found malformed. */
+  sendLocalReply(status: number, body: string, extraHeaders: readonly string[] = NO_HEADERS): void {
+    if (!this.active) return;
+    // The codec may answer a request the router is working on.
+    this.router.onDownstreamReset();
+    const length = Buffer.byteLength(body);
+    const head = new ResponseHead(status, false);
+    head.contentLength = head.bodyLength = length;
+    const headers = head.headers;
+    if (length > 0) headers.push('content-type', 'text/plain');
+    this.addManagerHeaders(headers);
+    for (let i = 0; i < extraHeaders.length; i++) headers.push(extraHeaders[i]);
+    if (this.filtersActive) this.addFilterHeaders(status, NO_HEADERS, headers);
+    const bodiless = length === 0 || this.request?.method === 'HEAD';
+    this.startResponse(status, headers, bodiless);
+    const encoder = this.encoder!;
+    this.finish();
+    encoder.encodeHeaders(head, bodiless);
+    if (bodiless) return;
+    encoder.encodeData(Buffer.from(body, 'utf8'));
+    encoder.encodeComplete(null);
+  }
+
+  encodeHeaders(upstream: ResponseHead, upstreamServiceTimeMs: number, extraHeaders: readonly string[]): void {
+    if (!this.active) return;
+    const status = upstream.status;
+    this.timers.touch();
+    // The upstream's head becomes the downstream's: what the manager and the filters set replaces the upstream's own.
+    const headers = upstream.headers;
+    const filterHeaders = this.filtersActive ? this.filterHeaders! : null;
+    if (filterHeaders !== null) {
+      filterHeaders.reset();
+      const filters = this.filters!;
+      for (let i = filters.length - 1; i >= 0; i--) filters[i].encodeHeaders(status, headers, filterHeaders);
+    }
+    keepUpstreamHeaders(headers, upstream.connectionTokens, filterHeaders);
+    if (filterHeaders !== null) for (const value of filterHeaders.pairs) headers.push(value);
+    for (let i = 0; i < extraHeaders.length; i++) headers.push(extraHeaders[i]);
+    this.addManagerHeaders(headers);
+    headers.push('x-proxy-upstream-service-time', String(upstreamServiceTimeMs));
+    const endStream = upstream.bodyLength === 0;
+    this.startResponse(status, headers, endStream);
+    // A response without a body ends when the router says so: on HTTP/1 the next request may start then.
+    if (endStream) this.headersOnly = upstream;
+    else this.encoder!.encodeHeaders(upstream, false);
+  }
+
+  encodeData(chunk: Buffer): boolean {
+    if (!this.active) return false;
+    this.timers.touch();
+    return this.encoder!.encodeData(chunk);
+  }
+
+  encodeComplete(trailers: readonly string[] | null): void {
+    if (!this.active) return;
+    const encoder = this.encoder!;
+    const headersOnly = this.headersOnly;
+    this.finish();
+    if (headersOnly !== null) encoder.encodeHeaders(headersOnly, true);
+    else encoder.encodeComplete(trailers);
+  }
+
+  flush(): boolean {
+    return this.active ? this.encoder!.flush() : false;
+  }
+
+  resetStream(): void {
+    if (!this.active) return;
+    const log = this.owner.factory.streamLog;
+    if (log.enabled('debug')) log.debug(`${this.tag()}stream reset`);
+    this.stats.downstream_rq_tx_reset.inc();
+    const encoder = this.encoder!;
+    this.finish();
+    encoder.resetStream();
+  }
+
+  /** Envoy counts the router's pauses (the upstream backed up), not the codec's pipelining ones. */
+  readDisable(disable: boolean): void {
+    if (!this.active) return;
+    if (disable) this.stats.downstream_flow_control_paused_reading_total.inc();
+    else this.stats.downstream_flow_control_resumed_reading_total.inc();
+    this.encoder!.readDisable(disable);
+  }
+
+  onStreamTimeout(body: string): void {
+    this.router.onDownstreamReset();
+    if (this.responseStarted) this.resetStream();
+    else this.sendLocalReply(408, body);
+  }
+
+  /** The connection is gone: what outlives a stream (the router's timer, the stream timers) goes too. */
+  dispose(): void {
+    this.router.release();
+    this.timers.dispose();
+  }
+
+  // ---- internals -----------------------------------------------------------------------------
+
+  /** Envoy's `[C<id>][S<id>] ` line start. */
+  private tag(): string {
+    return `[C${this.connectionId}][S${this.streamId}] `;
+  }
+
+  /** date and server, which the manager sets on every response. */
+  private addManagerHeaders(headers: string[]): void {
+    const factory = this.owner.factory;
+    headers.push('date', factory.dates.current(), 'server', factory.config.serverName);
+  }
+
+  /** The filters, last first, see a local reply's head; what they set is appended. */
+  private addFilterHeaders(status: number, upstream: readonly string[], headers: string[]): void {
+    const filters = this.filters!;
+    const out = this.filterHeaders!;
+    out.reset();
+    for (let i = filters.length - 1; i >= 0; i--) filters[i].encodeHeaders(status, upstream, out);
+    for (const value of out.pairs) headers.push(value);
+  }
+
+  /** The response head is about to go: counted, logged, and the drain decider consulted. */
+  private startResponse(status: number, headers: readonly string[], endStream: boolean): void {
+    this.responseStarted = true;
+    this.stats.chargeResponseCode(status);
+    if (this.owner.factory.deps.drain.drainClose()) this.owner.shutdownForDrain();
+    const log = this.owner.factory.streamLog;
+    if (log.enabled('debug')) {
+      log.debug(`${this.tag()}encoding headers via codec (end_stream=${endStream}):\n${headerDump([':status', String(status)])}${headerDump(headers)}`);
+    }
+  }
+
+  /** The stream is over: counted, timers stopped, the connection told. Before the codec's last call, which may start the next request. */
+  private finish(): void {
+    this.active = false;
+    this.encoder = null;
+    this.request = null;
+    this.headersOnly = null;
+    this.stats.downstream_rq_active.dec();
+    this.stats.downstream_rq_time.recordValue(performance.now() - this.startMs);
+    if (this.reusable) this.timers.stop();
+    else this.dispose();
+    this.owner.streamEnded(this);
+  }
+}
+
+/**
+ * Drops, in place, the upstream headers the downstream must not get from it: those the manager
+ * sets (date, server, x-proxy-upstream-service-time), the upstream's connection tokens, and those
+ * a filter replaces.
+ */
+function keepUpstreamHeaders(headers: string[], dropped: readonly string[] | null, replaced: FilterHeaders | null): void {
+  const replacing = replaced !== null && replaced.pairs.length > 0 ? replaced : null;
+  let kept = 0;
+  for (let i = 0; i < headers.length; i += 2) {
+    const name = headers[i];
+    if (isManagerHeader(name) || (dropped !== null && dropped.includes(name)) || (replacing !== null && replacing.has(name))) continue;
+    if (kept !== i) {
+      headers[kept] = name;
+      headers[kept + 1] = headers[i + 1];
+    }
+    kept += 2;
+  }
+  headers.length = kept;
+}
+
+/** Response headers the manager sets itself: server, date, x-proxy-upstream-service-time. */
+function isManagerHeader(name: string): boolean {
+  switch (name.length) {
+    case 4:
+      return name === 'date';
+    case 6:
+      return name === 'server';
+    case 29:
+      return name === 'x-proxy-upstream-service-time';
+    default:
+      return false;
+  }
+}

@@ -1,0 +1,149 @@
+// The HTTP connection manager of one downstream connection (Envoy's ConnectionManagerImpl), over
+// whichever server codec the connection speaks: its streams, its statistics, and the connection
+// timeouts (idle_timeout, max_connection_duration) and drain, written once for HTTP/1 and HTTP/2.
+
+import type * as net from 'node:net';
+import type { RequestDecoder, ResponseEncoder, ServerConnection, ServerConnectionCallbacks } from '../../../http/codec';
+import { Http1ServerConnection } from '../../../http/http1/server_connection';
+import { Http2ServerConnection } from '../../../http/http2/server_connection';
+import { boundedTimerDelay } from '../../../common/clock';
+import type { Logger } from '../../../log/logger_api';
+import { ActiveStream } from './active_stream';
+import type { HttpConnectionManagerFactory } from './factory';
+
+/** The `http` and `connection` loggers taken for this file's lines: once per factory, never per connection. */
+export function connectionManagerLogs(http: Logger, connection: Logger): { readonly http: Logger; readonly connection: Logger } {
+  return { http: http.forFile(__filename), connection: connection.forFile(__filename) };
+}
+
+export class ConnectionManager implements ServerConnectionCallbacks {
+  readonly codec: ServerConnection;
+  readonly remoteAddress: string;
+  /** Streams open now. */
+  private activeStreams = 0;
+  /** HTTP/1's one stream, reused from request to request. */
+  private reusable: ActiveStream | null = null;
+  /** HTTP/2's open streams, for the close of the connection. */
+  private readonly streams: Set<ActiveStream> | null;
+  /** A stream was open when the connection closed. */
+  private cutShort = false;
+  private closing = false;
+  private idleTimer: NodeJS.Timeout | null = null;
+  private durationTimer: NodeJS.Timeout | null = null;
+
+  /** `startMs`: performance.now() when the connection was accepted. */
+  constructor(
+    readonly factory: HttpConnectionManagerFactory,
+    readonly socket: net.Socket,
+    private readonly startMs: number,
+    readonly connectionId: number,
+    http2: boolean,
+  ) {
+    this.remoteAddress = socket.remoteAddress ?? '';
+    const stats = factory.stats;
+    stats.downstream_cx_total.inc();
+    stats.downstream_cx_active.inc();
+    if (http2) {
+      stats.downstream_cx_http2_total.inc();
+      stats.downstream_cx_http2_active.inc();
+      this.streams = new Set();
+      this.codec = new Http2ServerConnection(socket, factory.http2Settings, this);
+    } else {
+      stats.downstream_cx_http1_total.inc();
+      stats.downstream_cx_http1_active.inc();
+      this.streams = null;
+      this.codec = new Http1ServerConnection(socket, factory.http1Settings, this, connectionId);
+    }
+    const options = factory.config.commonHttpProtocolOptions;
+    if (options.idleTimeoutMs > 0) this.idleTimer = setTimeout(this.onIdleTimeout, boundedTimerDelay(options.idleTimeoutMs));
+    const maxDuration = options.maxConnectionDurationMs;
+    if (maxDuration > 0) {
+      const remaining = Math.max(0, maxDuration - (performance.now() - startMs));
+      this.durationTimer = setTimeout(this.onMaxConnectionDuration, boundedTimerDelay(remaining));
+    }
+  }
+
+  // ---- ServerConnectionCallbacks -----------------------------------------------------------
+
+  newStream(encoder: ResponseEncoder): RequestDecoder {
+    let stream: ActiveStream;
+    if (this.streams === null) stream = this.reusable ??= new ActiveStream(this, true);
+    else {
+      stream = new ActiveStream(this, false);
+      this.streams.add(stream);
+    }
+    this.activeStreams++;
+    stream.begin(encoder);
+    return stream;
+  }
+
+  onProtocolError(details: string): void {
+    this.factory.stats.downstream_cx_protocol_error.inc();
+    const log = this.factory.connectionLogs.http;
+    if (log.enabled('debug')) log.debug(`[C${this.connectionId}] protocol error from ${this.remoteAddress}: ${details}`);
+  }
+
+  onConnectionClosed(local: boolean): void {
+    this.factory.connections.delete(this);
+    const stats = this.factory.stats;
+    stats.downstream_cx_active.dec();
+    if (this.streams === null) stats.downstream_cx_http1_active.dec();
+    else stats.downstream_cx_http2_active.dec();
+    stats.downstream_cx_destroy.inc();
+    stats.downstream_cx_length_ms.recordValue(performance.now() - this.startMs);
+    if (local) stats.downstream_cx_destroy_local.inc();
+    else stats.downstream_cx_destroy_remote.inc();
+    if (this.cutShort) stats.downstream_cx_destroy_active_rq.inc();
+    const log = this.factory.connectionLogs.connection;
+    if (log.enabled('debug')) {
+      if (!local) log.debug(`[C${this.connectionId}] remote close`);
+      log.debug(`[C${this.connectionId}] closing socket: ${local ? 1 : 0}`);
+    }
+    this.reusable?.dispose();
+    if (this.idleTimer !== null) clearTimeout(this.idleTimer);
+    if (this.durationTimer !== null) clearTimeout(this.durationTimer);
+    this.factory.deps.clusters.releaseDownstream(this.socket);
+  }
+
+  // ---- the streams ---------------------------------------------------------------------------
+
+  streamEnded(stream: ActiveStream): void {
+    this.activeStreams--;
+    this.streams?.delete(stream);
+    if (this.activeStreams === 0) this.idleTimer?.refresh();
+  }
+
+  /** A stream was open as the connection closed under it. */
+  streamCutShort(): void {
+    this.cutShort = true;
+  }
+
+  /** The drain decider said this response is the connection's last (HTTP/1) or that the connection drains (HTTP/2). */
+  shutdownForDrain(): void {
+    if (this.codec.shutdown()) this.factory.stats.downstream_cx_drain_close.inc();
+  }
+
+  // ---- the connection ------------------------------------------------------------------------
+
+  /** Listener drain, hot restart: no new streams; closed once those in flight end. Counted as a drain close. */
+  closeIfIdle(): void {
+    if (this.streams === null && this.activeStreams > 0) return;
+    this.shutdownForDrain();
+  }
+
+  /** Envoy's idle_timeout: no stream for that long, the connection goes. Public for the AUTO codec's sniffing, which may use it up. */
+  readonly onIdleTimeout = (): void => {
+    // A stream in progress refreshes the timer when it ends.
+    if (this.activeStreams > 0 || this.closing) return;
+    this.closing = true;
+    this.factory.stats.downstream_cx_idle_timeout.inc();
+    this.codec.close();
+  };
+
+  /** max_connection_duration: no new streams; an idle connection closes now, a busy one after its streams. */
+  private readonly onMaxConnectionDuration = (): void => {
+    this.durationTimer = null;
+    this.factory.stats.downstream_cx_max_duration_reached.inc();
+    this.codec.shutdown();
+  };
+}

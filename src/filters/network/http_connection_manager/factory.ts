@@ -1,0 +1,168 @@
+// The HTTP connection manager network filter (Envoy's http_connection_manager): one filter
+// chain's configuration, shared by its connections, and the choice of each connection's codec
+// (codec_type, ALPN, the HTTP/2 preface).
+
+import type * as net from 'node:net';
+import type * as tls from 'node:tls';
+import { atField, FieldError } from '../../../config/errors';
+import type { HttpConnectionManagerConfig } from '../../../config/model';
+import type { ConnectionIds } from '../../../log/connection_log';
+import type { Logger } from '../../../log/logger_api';
+import { DateCache } from '../../../http/date_cache';
+import { Http1CodecStats } from '../../../http/http1/codec_stats';
+import { http1ServerLog, type Http1ServerSettings } from '../../../http/http1/server_connection';
+import { Http2CodecStats } from '../../../http/http2/codec_stats';
+import { sniffHttp2Preface } from '../../../http/http2/preface';
+import type { Http2ServerSettings } from '../../../http/http2/server_connection';
+import type { NetworkFilterFactory } from '../../../listener/network_filter';
+import type { DrainDecider } from '../../../server/drain_decider';
+import type { RuntimeSource } from '../../../runtime/live_runtime';
+import type { StatsStore } from '../../../stats/stats';
+import { mathRandom } from '../../../common/random';
+import type { ClusterManager } from '../../../upstream/cluster_manager';
+import type { HttpFilterFactory } from '../../http/http_filter';
+import { createHttpFilterFactory, type HttpFilterContext } from '../../http/http_filter_registry';
+import { RouteTable } from '../../http/route_table';
+import { type RouterConfig, routerLog } from '../../http/router';
+import { RouterStats } from '../../http/router_stats';
+import { activeStreamLog } from './active_stream';
+import { ConnectionManager, connectionManagerLogs } from './connection_manager';
+import { HttpConnectionManagerStats } from './stats';
+import type { StreamTimerSettings } from './stream_timers';
+
+const ROUTER_FILTER = 'proxy.filters.http.router';
+
+export interface HttpConnectionManagerDeps {
+  readonly stats: StatsStore;
+  readonly clusters: ClusterManager;
+  readonly drain: DrainDecider;
+  /** `http`. */
+  readonly log: Logger;
+  /** `router`. */
+  readonly routerLog: Logger;
+  /** `connection`: the downstream socket's own events. */
+  readonly connectionLog: Logger;
+  /** Numbers streams for their log lines (`[C<id>][S<id>]`). */
+  readonly ids: ConnectionIds;
+  /** The listener's per_connection_buffer_limit_bytes. */
+  readonly bufferLimitBytes: number;
+  /** Bootstrap.localAddress: what x-forwarded-for gets for a peer on loopback. */
+  readonly localAddress: string | undefined;
+  /** The worker's runtime, for route runtime_fraction. */
+  readonly runtime: RuntimeSource;
+  /** What the HTTP filters before the router read from the worker. */
+  readonly filterContext: HttpFilterContext;
+}
+
+export class HttpConnectionManagerFactory implements NetworkFilterFactory {
+  readonly stats: HttpConnectionManagerStats;
+  readonly http1Settings: Http1ServerSettings;
+  readonly http2Settings: Http2ServerSettings;
+  readonly router: RouterConfig;
+  readonly streamTimers: StreamTimerSettings;
+  readonly dates = new DateCache();
+  /** The decoder filters before the router, in order; null when the router is alone. */
+  readonly filters: readonly HttpFilterFactory[] | null;
+  /** deps.log taken for this file's lines, for active_stream.ts's, and deps.log and deps.connectionLog for connection_manager.ts's. */
+  readonly log: Logger;
+  readonly streamLog: Logger;
+  readonly connectionLogs: ReturnType<typeof connectionManagerLogs>;
+  /** Open connections, for the end of a drain. */
+  readonly connections = new Set<ConnectionManager>();
+
+  /** @throws FieldError at a path relative to the filter's typed_config, for a chain or route table it cannot build */
+  constructor(
+    readonly config: HttpConnectionManagerConfig,
+    readonly deps: HttpConnectionManagerDeps,
+  ) {
+    this.log = deps.log.forFile(__filename);
+    this.streamLog = activeStreamLog(deps.log);
+    this.connectionLogs = connectionManagerLogs(deps.log, deps.connectionLog);
+    const chain = config.httpFilters;
+    if (chain.length === 0 || chain[chain.length - 1].name !== ROUTER_FILTER) {
+      throw new FieldError('http_filters', `the last HTTP filter must be ${ROUTER_FILTER}`);
+    }
+    const filters = chain.slice(0, -1).map((filter, i) => {
+      const factory = filter.name === ROUTER_FILTER ? null : createHttpFilterFactory(filter, deps.filterContext);
+      if (factory === null) throw new FieldError(`http_filters[${i}].name`, `http filter '${filter.name}' is not supported before ${ROUTER_FILTER}`);
+      return factory;
+    });
+    this.filters = filters.length === 0 ? null : filters;
+    const routeTable = atField('route_config', () => new RouteTable(config.routeConfig, deps.runtime, mathRandom));
+    const scope = deps.stats.scope(`http.${config.statPrefix}`);
+    this.stats = new HttpConnectionManagerStats(scope);
+    const common = config.commonHttpProtocolOptions;
+    // Envoy keeps its codec statistics outside the connection manager's prefix.
+    this.http1Settings = {
+      acceptHttp10: config.httpProtocolOptions.acceptHttp10,
+      defaultHostForHttp10: config.httpProtocolOptions.defaultHostForHttp10,
+      maxHeadersCount: common.maxHeadersCount,
+      headersWithUnderscoresAction: common.headersWithUnderscoresAction,
+      stats: new Http1CodecStats(deps.stats.scope('http1')),
+      properCase: config.httpProtocolOptions.headerKeyFormat === 'proper_case_words',
+      enableTrailers: config.httpProtocolOptions.enableTrailers,
+      bufferLimitBytes: deps.bufferLimitBytes,
+      rxBytes: this.stats.downstream_cx_rx_bytes_total,
+      txBytes: { written: this.stats.downstream_cx_tx_bytes_total, buffered: this.stats.downstream_cx_tx_bytes_buffered },
+      log: http1ServerLog(deps.log),
+    };
+    this.http2Settings = {
+      options: config.http2ProtocolOptions,
+      stats: new Http2CodecStats(deps.stats.scope('http2')),
+      maxHeadersCount: common.maxHeadersCount,
+      headersWithUnderscoresAction: common.headersWithUnderscoresAction,
+    };
+    this.streamTimers = {
+      requestTimeoutMs: config.requestTimeoutMs,
+      streamIdleTimeoutMs: config.streamIdleTimeoutMs,
+      maxStreamDurationMs: common.maxStreamDurationMs,
+    };
+    this.router = {
+      routeTable,
+      clusters: deps.clusters,
+      stats: new RouterStats(scope),
+      useRemoteAddress: config.useRemoteAddress,
+      xffNumTrustedHops: config.xffNumTrustedHops,
+      localAddress: deps.localAddress,
+      bufferLimitBytes: deps.bufferLimitBytes,
+      clock: deps.filterContext.clock,
+      random: mathRandom,
+      log: routerLog(deps.routerLog),
+    };
+  }
+
+  /**
+   * The codec: codec_type, else ALPN `h2` on a TLS connection, else HTTP/2 prior knowledge when
+   * the client opens with the connection preface (as Envoy's AUTO), else HTTP/1.
+   */
+  onNewConnection(socket: net.Socket, id: number): void {
+    const acceptedMs = performance.now();
+    const codec = this.config.codecType;
+    if (codec === 'HTTP1') this.start(socket, acceptedMs, id, false);
+    else if (codec === 'HTTP2' || (socket as tls.TLSSocket).alpnProtocol === 'h2') this.start(socket, acceptedMs, id, true);
+    else {
+      // The connection's timeouts run while the codec is not known yet; the first to end stops sniffing.
+      const { idleTimeoutMs, maxConnectionDurationMs } = this.config.commonHttpProtocolOptions;
+      const idleFirst = idleTimeoutMs > 0 && (maxConnectionDurationMs === 0 || idleTimeoutMs <= maxConnectionDurationMs);
+      const timeout = idleFirst ? idleTimeoutMs : maxConnectionDurationMs;
+      sniffHttp2Preface(socket, timeout, (http2, timedOut) => {
+        const connection = this.start(socket, acceptedMs, id, http2);
+        // A client silent through the sniffing has used up its idle time.
+        if (!http2 && timedOut && idleFirst) connection.onIdleTimeout();
+      });
+    }
+  }
+
+  private start(socket: net.Socket, acceptedMs: number, id: number, http2: boolean): ConnectionManager {
+    if (this.log.enabled('debug')) this.log.debug(`[C${id}] codec: ${http2 ? 'http2' : 'http1'}`);
+    const connection = new ConnectionManager(this, socket, acceptedMs, id, http2);
+    this.connections.add(connection);
+    // Sniffing paused the socket and put back what it read.
+    if (!http2 && socket.isPaused()) socket.resume();
+    return connection;
+  }
+
+  closeIdleConnections(): void {
+    for (const connection of this.connections) connection.closeIfIdle();
+  }
+}

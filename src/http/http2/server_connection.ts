@@ -1,0 +1,302 @@
+// The server side of HTTP/2 (Envoy's Http2::ServerConnectionImpl) on node:http2 (nghttp2), which
+// reads and writes the socket itself: each stream is handed to the connection manager as a
+// request decoder and answered through a ResponseEncoder. Shutdown is GOAWAY: streams in flight
+// finish, new ones are refused. What Envoy's codec checks as a header list arrives
+// (headers_with_underscores_action, max_headers_count, a malformed list) is checked here.
+
+import * as http2 from 'node:http2';
+import type * as net from 'node:net';
+import type { HeadersWithUnderscoresAction, Http2ProtocolOptions } from '../../config/model';
+import type { HttpProtocol, RequestDecoder, ResponseEncoder, ServerConnection, ServerConnectionCallbacks } from '../codec';
+import type { RequestHead, ResponseHead } from '../message';
+import { dropUnderscoreHeaders, hasUnderscoreHeader } from '../underscore_headers';
+import type { Http2CodecStats } from './codec_stats';
+import { addHeaders, headersOfList, MalformedHeaders, requestHeadOf } from './header_map';
+
+const { NGHTTP2_FLAG_END_STREAM } = http2.constants;
+
+/** What the connection manager configures once for all its HTTP/2 connections. */
+export interface Http2ServerSettings {
+  readonly options: Http2ProtocolOptions;
+  readonly stats: Http2CodecStats;
+  readonly maxHeadersCount: number;
+  readonly headersWithUnderscoresAction: HeadersWithUnderscoresAction;
+}
+
+export class Http2ServerConnection implements ServerConnection {
+  readonly protocol: HttpProtocol = 'http2';
+  private readonly session: http2.ServerHttp2Session;
+  private readonly scheme: string;
+  private readonly streams = new Set<Http2ServerStream>();
+  private shuttingDown = false;
+  /** We sent GOAWAY (shutdown, close) or nghttp2 refused the peer: the close is ours. */
+  private closedLocally = false;
+
+  constructor(
+    socket: net.Socket,
+    readonly settings: Http2ServerSettings,
+    private readonly callbacks: ServerConnectionCallbacks,
+  ) {
+    this.scheme = 'encrypted' in socket && socket.encrypted === true ? 'https' : 'http';
+    const options = settings.options;
+    socket.on('error', ignoreError);
+    // Before node:http2's own listener: the streams still open are the ones the close cut short.
+    socket.on('close', this.onSocketClose);
+    this.session = http2.performServerHandshake(socket, {
+      settings: {
+        maxConcurrentStreams: options.maxConcurrentStreams,
+        initialWindowSize: options.initialStreamWindowSize,
+        headerTableSize: options.hpackTableSize,
+      },
+      // The windows bound what is buffered per stream and connection, as in Envoy.
+      maxSessionMemory: Math.max(10, Math.ceil(options.initialConnectionWindowSize / (1024 * 1024)) * 2),
+      // max_headers_count is checked per stream, so that it is counted and reset as in Envoy;
+      // nghttp2's own limit (a silent ENHANCE_YOUR_CALM) is only a backstop against floods.
+      maxHeaderListPairs: Math.max(128, 2 * settings.maxHeadersCount),
+    });
+    const session = this.session;
+    session.on('error', this.onSessionError);
+    session.on('close', this.onSessionClose);
+    session.on('stream', this.onStream);
+    if (options.initialConnectionWindowSize > 65535) session.setLocalWindowSize(options.initialConnectionWindowSize);
+  }
+
+  shutdown(): boolean {
+    if (this.shuttingDown || this.session.destroyed) return false;
+    this.shuttingDown = true;
+    this.closedLocally = true;
+    this.session.close();
+    return true;
+  }
+
+  close(): void {
+    if (this.session.destroyed) return;
+    this.closedLocally = true;
+    this.session.close();
+  }
+
+  streamEnded(stream: Http2ServerStream): void {
+    this.streams.delete(stream);
+  }
+
+  private readonly onStream = (stream: http2.ServerHttp2Stream, _headers: unknown, flags: number, raw: string[]): void => {
+    const active = new Http2ServerStream(this, stream);
+    this.streams.add(active);
+    active.start(this.callbacks.newStream(active), raw, (flags & NGHTTP2_FLAG_END_STREAM) !== 0, this.scheme);
+  };
+
+  /**
+   * nghttp2 refused what the peer sent (a bad preface, a frame it cannot parse): it sent GOAWAY
+   * and node:http2 closes the connection, then reports ERR_HTTP2_ERROR. Envoy counts a codec
+   * error as a protocol error and closes the connection itself.
+   */
+  private readonly onSessionError = (error: Error & { code?: string }): void => {
+    if (error.code !== 'ERR_HTTP2_ERROR') return;
+    this.callbacks.onProtocolError(error.message);
+    this.closedLocally = true;
+  };
+
+  private readonly onSocketClose = (): void => {
+    for (const stream of [...this.streams]) stream.onConnectionClosed();
+  };
+
+  /** After the socket's close and the session's error: only now is it known whose close it was. */
+  private readonly onSessionClose = (): void => {
+    this.callbacks.onConnectionClosed(this.closedLocally);
+  };
+}
+
+/** One stream of a downstream HTTP/2 connection: its request goes to `decoder`, its response to nghttp2. */
+class Http2ServerStream implements ResponseEncoder {
+  private decoder: RequestDecoder | null = null;
+  /** The response ended, or the stream was reset: nothing more is reported either way. */
+  private done = false;
+  private responseEnded = false;
+  /** The response's trailers, sent when nghttp2 asks for them. */
+  private trailers: readonly string[] | null = null;
+
+  constructor(
+    private readonly owner: Http2ServerConnection,
+    private readonly stream: http2.ServerHttp2Stream,
+  ) {}
+
+  start(decoder: RequestDecoder, raw: string[], endStream: boolean, scheme: string): void {
+    this.decoder = decoder;
+    const stream = this.stream;
+    stream.on('error', ignoreError);
+    stream.on('close', this.onClose);
+    stream.on('drain', this.onDrain);
+    if (!this.acceptsHeaderList(raw)) return;
+    let head: RequestHead;
+    try {
+      head = requestHeadOf(raw, endStream, scheme);
+    } catch (e) {
+      if (!(e instanceof MalformedHeaders)) throw e;
+      this.owner.settings.stats.rx_messaging_error.inc();
+      decoder.sendLocalReply(400, '');
+      return;
+    }
+    if (!endStream) {
+      stream.on('data', this.onData);
+      stream.on('trailers', this.onTrailers);
+      stream.on('end', this.onEnd);
+    }
+    decoder.decodeHeaders(head, endStream);
+  }
+
+  /**
+   * What Envoy's HTTP/2 codec checks as the header list arrives: headers_with_underscores_action
+   * and max_headers_count (pseudo-headers included). False when the stream was reset for it.
+   */
+  private acceptsHeaderList(raw: string[]): boolean {
+    const settings = this.owner.settings;
+    const stats = settings.stats;
+    let count = raw.length / 2;
+    if (settings.headersWithUnderscoresAction !== 'ALLOW') {
+      if (settings.headersWithUnderscoresAction === 'REJECT_REQUEST') {
+        if (hasUnderscoreHeader(raw)) {
+          stats.requests_rejected_with_underscores_in_headers.inc();
+          this.refuse();
+          return false;
+        }
+      } else {
+        const dropped = dropUnderscoreHeaders(raw);
+        if (dropped > 0) stats.dropped_headers_with_underscores.add(dropped);
+        count -= dropped;
+      }
+    }
+    if (count > settings.maxHeadersCount) {
+      stats.header_overflow.inc();
+      this.refuse();
+      return false;
+    }
+    return true;
+  }
+
+  /** The codec refuses the stream (RST_STREAM INTERNAL_ERROR); Envoy counts it as a reset the stream saw. */
+  private refuse(): void {
+    this.owner.settings.stats.tx_reset.inc();
+    resetWithInternalError(this.stream);
+    this.end()?.onResetStream('local reset');
+  }
+
+  // ---- ResponseEncoder ---------------------------------------------------------------------
+
+  encode100Continue(): void {
+    if (!this.done && !this.stream.destroyed) this.stream.additionalHeaders({ ':status': 100 });
+  }
+
+  encodeHeaders(response: ResponseHead, endStream: boolean): void {
+    if (this.done || this.stream.destroyed) return;
+    const headers: http2.OutgoingHttpHeaders = { ':status': response.status };
+    addHeaders(headers, response.headers);
+    if (response.contentLength >= 0 && response.bodyLength >= 0) headers['content-length'] = response.contentLength;
+    this.responseEnded = endStream;
+    // A response with a body may end with trailers, which HTTP/2 can only send if asked for at the start.
+    this.stream.respond(headers, { endStream, waitForTrailers: !endStream });
+    if (!endStream) this.stream.on('wantTrailers', this.onWantTrailers);
+    if (endStream) this.end();
+  }
+
+  encodeData(chunk: Buffer): boolean {
+    if (this.responseEnded || chunk.length === 0 || this.stream.destroyed) return false;
+    return !this.stream.write(chunk);
+  }
+
+  encodeComplete(trailers: readonly string[] | null): void {
+    if (this.done) return;
+    if (!this.responseEnded && !this.stream.destroyed) {
+      this.responseEnded = true;
+      this.trailers = trailers;
+      this.stream.end();
+    }
+    this.end();
+  }
+
+  /** nghttp2 batches frames itself. */
+  flush(): boolean {
+    return false;
+  }
+
+  resetStream(): void {
+    if (this.done) return;
+    this.owner.settings.stats.tx_reset.inc();
+    resetWithInternalError(this.stream);
+    this.end();
+  }
+
+  readDisable(disable: boolean): void {
+    if (disable) this.stream.pause();
+    else this.stream.resume();
+  }
+
+  /** The connection closed under the stream. */
+  onConnectionClosed(): void {
+    this.end()?.onResetStream('connection termination');
+  }
+
+  // ---- the stream ----------------------------------------------------------------------------
+
+  private readonly onData = (chunk: Buffer): void => {
+    const decoder = this.decoder;
+    if (this.done || decoder === null) return;
+    decoder.decodeData(chunk);
+    decoder.onDecodeBatchEnd();
+  };
+
+  private requestTrailers: string[] | null = null;
+
+  private readonly onTrailers = (_headers: unknown, _flags: number, raw: string[]): void => {
+    const trailers: string[] = [];
+    for (let i = 0; i < raw.length; i += 2) if (raw[i].charCodeAt(0) !== 0x3a) trailers.push(raw[i], raw[i + 1]);
+    this.requestTrailers = trailers;
+  };
+
+  private readonly onEnd = (): void => {
+    if (!this.done) this.decoder?.decodeComplete(this.requestTrailers);
+  };
+
+  private readonly onDrain = (): void => {
+    if (!this.done) this.decoder?.onBelowWriteBufferLowWatermark();
+  };
+
+  /** Without trailers node:http2 ends the response with an empty DATA frame. */
+  private readonly onWantTrailers = (): void => {
+    if (this.stream.destroyed) return;
+    const trailers = this.trailers;
+    this.trailers = null;
+    this.stream.sendTrailers(trailers === null ? {} : headersOfList(trailers));
+  };
+
+  /** Closed before the response was sent: the client reset the stream (or the connection went). */
+  private readonly onClose = (): void => {
+    if (this.done) return;
+    const code = this.stream.rstCode;
+    const byPeer = code !== undefined && code !== 0;
+    if (byPeer) this.owner.settings.stats.rx_reset.inc();
+    this.end()?.onResetStream(byPeer ? 'remote reset' : 'connection termination');
+  };
+
+  /** The stream is over for this side: returns the decoder to tell, once; the rest of an early-answered request is read and dropped. */
+  private end(): RequestDecoder | null {
+    if (this.done) return null;
+    this.done = true;
+    // The rest of a request answered early is read and dropped, so the client's window stays open.
+    if (!this.stream.readableEnded) this.stream.resume();
+    this.owner.streamEnded(this);
+    const decoder = this.decoder;
+    this.decoder = null;
+    return decoder;
+  }
+}
+
+/**
+ * RST_STREAM INTERNAL_ERROR. Not stream.close(code): it ends the response (END_STREAM) before the
+ * reset, so a client would take a response cut short for a whole one. Destroying with an error
+ * resets the stream as it stands.
+ */
+function resetWithInternalError(stream: http2.ServerHttp2Stream): void {
+  stream.destroy(new Error('stream reset by the proxy'));
+}
+
+function ignoreError(): void {}
