@@ -53,6 +53,8 @@ export interface RequestEncoder {
   resetStream(): void;
   /** Response backpressure: stop (true) or restart (false) reading the response. */
   readDisable(disable: boolean): void;
+  /** `ip:port` of our side of the connection, as access logs print UPSTREAM_LOCAL_ADDRESS. */
+  localAddress(): string;
 }
 
 /** What a request waiting for a pool's connection is told (Envoy's ConnectionPool::Callbacks). */
@@ -98,8 +100,9 @@ export interface RequestDecoder {
   /**
    * The codec found the request malformed and can still answer: a complete local reply, after
    * which the connection closes (HTTP/1) or the stream ends (HTTP/2).
+   * @param details what the codec found, as Envoy's response code details name it (`http1.codec_error`)
    */
-  sendLocalReply(status: number, body: string): void;
+  sendCodecErrorReply(status: number, body: string, details: string): void;
   /**
    * The stream ended without a complete exchange: the peer reset it (`remote reset`), the
    * connection went (`connection termination`), or the codec refused it (`local reset`).

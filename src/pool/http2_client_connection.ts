@@ -7,6 +7,7 @@ import * as http2 from 'node:http2';
 import type { Http2ProtocolOptions } from '../config/model';
 import type { RequestEncoder, ResponseDecoder, StreamResetReason } from '../http/codec';
 import { headersOfList, MalformedHeaders, requestHeadersOf, responseHeadOf } from '../http/http2/header_map';
+import { socketAddressString } from '../stream_info/downstream_connection';
 import type { RequestHead } from '../http/message';
 import type { ClusterInfo } from '../upstream/cluster_info';
 import type { DownstreamAddresses } from '../network/downstream_addresses';
@@ -78,6 +79,12 @@ export class Http2ClientConnection implements UpstreamConnectionCallbacks {
     this.streamCount++;
     this.activeStreams++;
     return new Http2UpstreamStream(this, this.session!, this.scheme, decoder, this.cluster);
+  }
+
+  /** `ip:port` of our side of the connection. */
+  localAddress(): string {
+    const socket = this.upstream.socket;
+    return socketAddressString(socket.localAddress, socket.localPort);
   }
 
   /** No more streams; the connection closes once the last one ends (GOAWAY when it does). */
@@ -241,6 +248,10 @@ class Http2UpstreamStream implements RequestEncoder {
   /** nghttp2 batches frames itself. */
   flush(): boolean {
     return false;
+  }
+
+  localAddress(): string {
+    return this.connection.localAddress();
   }
 
   resetStream(): void {

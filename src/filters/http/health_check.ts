@@ -10,6 +10,7 @@ import type { HealthCheckConfig } from '../../config/model';
 import type { Clock } from '../../common/clock';
 import type { RequestHead } from '../../http/message';
 import type { ClusterManager } from '../../upstream/cluster_manager';
+import { ResponseFlag } from '../../stream_info/response_flags';
 import { HeaderMatcher, matchAll } from './header_matcher';
 import { FilterHeadersStatus, type HttpFilter, type HttpFilterCallbacks, type HttpFilterFactory, type ResponseHeaderSink } from './http_filter';
 
@@ -124,6 +125,8 @@ class HealthCheckFilter implements HttpFilter {
     const factory = this.factory;
     this.healthCheckRequest = matchAll(factory.matchers, head);
     this.replyDegraded = false;
+    // Access logs (not_health_check) read it as Envoy's StreamInfo::healthCheck().
+    if (this.healthCheckRequest && this.callbacks.info !== null) this.callbacks.info.healthCheck = true;
     this.handling =
       this.healthCheckRequest &&
       (!factory.config.passThroughMode || factory.context.healthCheckFailed() || (factory.cache?.useCachedResponse() ?? false));
@@ -152,20 +155,27 @@ class HealthCheckFilter implements HttpFilter {
     }
   }
 
+  /** Envoy's onComplete: the status, and the response code details access logs print. */
   private answer(): void {
     this.handling = false;
     const factory = this.factory;
     let status = 200;
+    let details = 'health_check_ok';
     if (factory.context.healthCheckFailed()) {
       status = 503;
+      details = 'health_check_failed';
     } else if (factory.cache !== null) {
       const cached = factory.cache.cachedResponse();
       status = cached.status;
+      details = 'health_check_cached';
       this.replyDegraded = cached.degraded;
-    } else if (factory.checksClusters && !clustersHealthy(factory.context.clusters, factory.config.clusterMinHealthyPercentages)) {
-      status = 503;
+    } else if (factory.checksClusters) {
+      const healthy = clustersHealthy(factory.context.clusters, factory.config.clusterMinHealthyPercentages);
+      status = healthy ? 200 : 503;
+      details = healthy ? 'health_check_ok_cluster_healthy' : 'health_check_failed_cluster_unhealthy';
     }
-    this.callbacks.sendLocalReply(status, '');
+    if (status < 200 || status >= 300) this.callbacks.info?.setResponseFlag(ResponseFlag.FailedLocalHealthCheck);
+    this.callbacks.sendLocalReply(status, '', undefined, details);
   }
 }
 

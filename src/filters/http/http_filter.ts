@@ -8,6 +8,7 @@
 // per-request state is reset by decodeHeaders instead of allocating a filter per request.
 
 import type { RequestHead } from '../../http/message';
+import type { StreamInfo } from '../../stream_info/stream_info';
 
 export const enum FilterHeadersStatus {
   /** The next filter (in the end the router) gets the request. */
@@ -22,7 +23,9 @@ export const enum FilterHeadersStatus {
 /** What a filter may do to the stream it serves. */
 export interface HttpFilterCallbacks {
   /** Answers the request with a complete response of our own (text/plain when `body` is set). */
-  sendLocalReply(status: number, body: string): void;
+  sendLocalReply(status: number, body: string, extraHeaders?: readonly string[], details?: string): void;
+  /** What access logs will read of this stream; null when the connection manager has none. */
+  readonly info: StreamInfo | null;
 }
 
 /** Headers a filter sets on the response about to be written. */

@@ -31,6 +31,8 @@ import { RouteLoadBalancerContext } from './route_load_balancer_context';
 import type { RouteTable } from './route_table';
 import type { RouterStats } from './router_stats';
 import { evaluateFractionalPercent } from '../../runtime/fractional_percent';
+import { ResponseFlag } from '../../stream_info/response_flags';
+import type { StreamInfo } from '../../stream_info/stream_info';
 import type { RandomSource } from '../../common/random';
 
 /** What the router needs from the connection manager that feeds it one downstream request. */
@@ -44,11 +46,14 @@ export interface DownstreamStream {
   /** The downstream connection's and the stream's ids, for log lines (`[C<id>][S<id>]`). */
   readonly connectionId: number;
   readonly streamId: number;
+  /** What the access logs will read of the stream; null when nobody records it. */
+  readonly info: StreamInfo | null;
   /**
    * Answers the request with a complete response of our own (text/plain when `body` is set).
    * @param extraHeaders headers to add, [name, value, ...]
+   * @param details Envoy's response code details, for the access logs
    */
-  sendLocalReply(status: number, body: string, extraHeaders?: readonly string[]): void;
+  sendLocalReply(status: number, body: string, extraHeaders?: readonly string[], details?: string): void;
   /** @param extraHeaders headers the router adds, [name, value, ...] */
   encodeHeaders(head: ResponseHead, upstreamServiceTimeMs: number, extraHeaders: readonly string[]): void;
   /** True when the downstream write buffer is over its limit; onDownstreamDrained follows. */
@@ -176,13 +181,16 @@ export class Router implements PoolCallbacks, ResponseDecoder {
     if (route === null) {
       if (config.log.enabled('debug')) config.log.debug(`${this.streamTag()}no cluster match for URL '${head.path}'`);
       config.stats.no_route.inc();
-      this.downstream.sendLocalReply(404, '');
+      this.downstream.info?.setResponseFlag(ResponseFlag.NoRouteFound);
+      this.downstream.sendLocalReply(404, '', NO_HEADERS, 'route_not_found');
       return;
     }
+    const info = this.downstream.info;
+    if (info !== null && route.name !== '') info.routeName = route.name;
     const action = route.action;
     if (action.kind === 'direct_response') {
       config.stats.rq_direct_response.inc();
-      this.downstream.sendLocalReply(action.status, action.body);
+      this.downstream.sendLocalReply(action.status, action.body, NO_HEADERS, 'direct_response');
       return;
     }
     const weighted = action.weightedClusters === undefined ? null : config.routeTable.weightedCluster(action.weightedClusters);
@@ -191,9 +199,12 @@ export class Router implements PoolCallbacks, ResponseDecoder {
     if (cluster === undefined) {
       if (config.log.enabled('debug')) config.log.debug(`${this.streamTag()}unknown cluster '${clusterName}'`);
       config.stats.no_cluster.inc();
-      this.downstream.sendLocalReply(503, '');
+      // Envoy 1.16 flags a missing cluster as no route.
+      info?.setResponseFlag(ResponseFlag.NoRouteFound);
+      this.downstream.sendLocalReply(503, '', NO_HEADERS, 'cluster_not_found');
       return;
     }
+    if (info !== null) info.upstreamCluster = cluster.info.name;
     config.stats.rq_total.inc();
     const drop = cluster.dropOverload;
     if (drop !== null && evaluateFractionalPercent(drop, config.random())) {
@@ -272,6 +283,8 @@ export class Router implements PoolCallbacks, ResponseDecoder {
     this.requestCompleteTime = performance.now();
     this.requestTrailers = trailers;
     if (this.upstream !== null) {
+      const info = this.downstream.info;
+      if (info !== null) info.lastUpstreamTxByteSent = info.sinceStart();
       if (trailers !== null) this.upstream.encodeTrailers(trailers);
       else if (this.upstream.encodeData(END_OF_BODY, true)) this.pauseDownstream();
       // A try's own timeout runs once it is connected and has the whole request.
@@ -307,6 +320,12 @@ export class Router implements PoolCallbacks, ResponseDecoder {
 
   onPoolReady(encoder: RequestEncoder, hostStats: HostStats): void {
     if (this.config.log.enabled('debug')) this.config.log.debug(`${this.streamTag()}pool ready`);
+    const info = this.downstream.info;
+    if (info !== null) {
+      info.upstreamLocalAddress = encoder.localAddress();
+      if (info.firstUpstreamTxByteSent < 0) info.firstUpstreamTxByteSent = info.sinceStart();
+      if (this.requestComplete) info.lastUpstreamTxByteSent = info.sinceStart();
+    }
     this.upstream = encoder;
     this.hostStats = hostStats;
     this.host!.outlier.putResult(OutlierResult.LocalOriginConnectSuccess);
@@ -347,8 +366,9 @@ export class Router implements PoolCallbacks, ResponseDecoder {
     if (!overflow) this.host!.outlier.putResult(OutlierResult.LocalOriginConnectFailed);
     if (this.maybeRetryReset(reason)) return;
     this.cluster!.info.stats.chargeResponseCode(503);
+    this.downstream.info?.setResponseFlag(resetResponseFlag(reason));
     this.finish();
-    this.downstream.sendLocalReply(503, CONNECT_ERROR_PREFIX + reason, overflow ? OVERLOADED_HEADER : NO_HEADERS);
+    this.downstream.sendLocalReply(503, CONNECT_ERROR_PREFIX + reason, overflow ? OVERLOADED_HEADER : NO_HEADERS, resetDetails(reason, false));
   }
 
   // ---- UpstreamStreamCallbacks --------------------------------------------------------------
@@ -362,6 +382,8 @@ export class Router implements PoolCallbacks, ResponseDecoder {
       return;
     }
     this.host!.outlier.putHttpResponseCode(head.status);
+    const info = this.downstream.info;
+    if (info !== null && info.firstUpstreamRxByteReceived < 0) info.firstUpstreamRxByteReceived = info.sinceStart();
     const retry = this.retry;
     if (retry !== null) {
       const retriable = wouldRetryFromStatus(retry.retryOn, retry.retriableStatusCodes, head.status, hasHeader(head, 'x-proxy-ratelimited'));
@@ -388,6 +410,8 @@ export class Router implements PoolCallbacks, ResponseDecoder {
 
   onUpstreamComplete(trailers: readonly string[] | null): void {
     if (this.heldHead !== null) this.startResponse();
+    const streamInfo = this.downstream.info;
+    if (streamInfo !== null) streamInfo.lastUpstreamRxByteReceived = streamInfo.sinceStart();
     // Envoy's upstream_rq_time: from the end of the downstream request to the end of the response.
     const info = this.cluster!.info;
     if (this.requestComplete) {
@@ -411,7 +435,8 @@ export class Router implements PoolCallbacks, ResponseDecoder {
     this.logUpstreamReset(reason);
     this.host!.outlier.putResult(OutlierResult.LocalOriginConnectFailed);
     if (this.maybeRetryReset(reason)) return;
-    this.fail(503, CONNECT_ERROR_PREFIX + reason);
+    this.downstream.info?.setResponseFlag(resetResponseFlag(reason));
+    this.fail(503, CONNECT_ERROR_PREFIX + reason, resetDetails(reason, this.responseStarted));
   }
 
   onUpstreamDrained(): void {
@@ -451,6 +476,7 @@ export class Router implements PoolCallbacks, ResponseDecoder {
   /** Sends the request to `host` through `pool`: at once on an idle connection, else when one is ready. */
   private startTry(host: Host, pool: ConnectionPool): void {
     this.host = host;
+    if (this.downstream.info !== null) this.downstream.info.upstreamHost = host.addressString;
     this.retryContext?.attempted.push(host);
     this.tryActive = true;
     if (this.cluster!.info.timeoutBudgetStats !== null) this.tryStart = performance.now();
@@ -491,7 +517,9 @@ export class Router implements PoolCallbacks, ResponseDecoder {
    */
   private maybeRetry(retriable: boolean): boolean {
     const retry = this.retry!;
-    if (retry.shouldRetry(retriable) !== RetryStatus.Yes) return false;
+    const status = retry.shouldRetry(retriable);
+    if (status === RetryStatus.LimitExceeded) this.downstream.info?.setResponseFlag(ResponseFlag.UpstreamRetryLimitExceeded);
+    if (status !== RetryStatus.Yes) return false;
     if (!this.requestComplete) {
       retry.release();
       this.config.stats.rq_retry_skipped_request_not_complete.inc();
@@ -541,8 +569,9 @@ export class Router implements PoolCallbacks, ResponseDecoder {
     if (this.config.log.enabled('debug')) this.config.log.debug(`${this.streamTag()}no healthy host for HTTP connection pool`);
     if (noHost) cluster.info.stats.counters.upstream_cx_none_healthy.inc();
     cluster.info.stats.chargeResponseCode(503);
+    this.downstream.info?.setResponseFlag(ResponseFlag.NoHealthyUpstream);
     this.finish();
-    this.downstream.sendLocalReply(503, 'no healthy upstream');
+    this.downstream.sendLocalReply(503, 'no healthy upstream', NO_HEADERS, 'no_healthy_upstream');
   }
 
   /** Envoy's answer to a request drop_overloads dropped: no host is picked, nothing is sent upstream. */
@@ -550,7 +579,7 @@ export class Router implements PoolCallbacks, ResponseDecoder {
     cluster.info.stats.counters.upstream_rq_drop_overload.inc();
     cluster.info.stats.chargeResponseCode(503);
     this.finish();
-    this.downstream.sendLocalReply(503, 'drop overload', DROP_OVERLOAD_HEADER);
+    this.downstream.sendLocalReply(503, 'drop overload', DROP_OVERLOAD_HEADER, 'drop_overload');
   }
 
   /** Keeps a request body chunk for the next try, within the connection's buffer limit. */
@@ -594,9 +623,10 @@ export class Router implements PoolCallbacks, ResponseDecoder {
     if (this.maybeRetryReset('local reset')) return;
     this.endTry(true);
     const started = this.responseStarted;
+    this.downstream.info?.setResponseFlag(ResponseFlag.UpstreamMaxStreamDurationReached);
     this.finish();
     if (started) this.downstream.resetStream();
-    else this.downstream.sendLocalReply(408, 'upstream max stream duration reached');
+    else this.downstream.sendLocalReply(408, 'upstream max stream duration reached', NO_HEADERS, 'upstream_max_stream_duration_reached');
   };
 
   private armPerTryTimeout(): void {
@@ -614,7 +644,8 @@ export class Router implements PoolCallbacks, ResponseDecoder {
     // As in Envoy, a timed out try is a local reset: retried under reset, 5xx or gateway-error.
     if (this.maybeRetryReset('local reset')) return;
     this.endTry(true);
-    this.fail(504, 'upstream request timeout');
+    this.downstream.info?.setResponseFlag(ResponseFlag.UpstreamRequestTimeout);
+    this.fail(504, 'upstream request timeout', 'upstream_per_try_timeout');
   };
 
   private armTimeout(ms: number): void {
@@ -643,14 +674,15 @@ export class Router implements PoolCallbacks, ResponseDecoder {
     if (info.timeoutBudgetStats !== null) info.timeoutBudgetStats.percentUsed.recordValue(percentageOfTimeout(performance.now() - this.requestCompleteTime, this.timeoutMs));
     this.abortUpstream();
     this.endTry(false);
-    this.fail(504, 'upstream request timeout');
+    this.downstream.info?.setResponseFlag(ResponseFlag.UpstreamRequestTimeout);
+    this.fail(504, 'upstream request timeout', 'upstream_response_timeout');
   };
 
   /**
    * Ends the request with a local reply if nothing was sent downstream yet (a held head was
    * not), else by resetting the downstream stream (Envoy's onUpstreamAbort).
    */
-  private fail(status: number, body: string): void {
+  private fail(status: number, body: string, details?: string): void {
     if (this.responseStarted) {
       this.config.stats.rq_reset_after_downstream_response_started.inc();
       this.finish();
@@ -660,7 +692,7 @@ export class Router implements PoolCallbacks, ResponseDecoder {
     this.cluster!.info.stats.chargeResponseCode(status);
     this.hostStats?.rq_error.inc();
     this.finish();
-    this.downstream.sendLocalReply(status, body);
+    this.downstream.sendLocalReply(status, body, NO_HEADERS, details);
   }
 
   private abortUpstream(): void {
@@ -834,6 +866,27 @@ export class Router implements PoolCallbacks, ResponseDecoder {
     // A try may not outlast the request: then it has no timeout of its own.
     if (this.timeoutMs > 0 && this.perTryTimeoutMs >= this.timeoutMs) this.perTryTimeoutMs = 0;
   }
+}
+
+/** Envoy's streamResetReasonToResponseFlag. */
+function resetResponseFlag(reason: StreamResetReason): ResponseFlag {
+  switch (reason) {
+    case 'connection failure':
+      return ResponseFlag.UpstreamConnectionFailure;
+    case 'connection termination':
+      return ResponseFlag.UpstreamConnectionTermination;
+    case 'local reset':
+      return ResponseFlag.LocalReset;
+    case 'overflow':
+      return ResponseFlag.UpstreamOverflow;
+    default:
+      return ResponseFlag.UpstreamRemoteReset;
+  }
+}
+
+/** Envoy's response code details for an upstream reset. */
+function resetDetails(reason: StreamResetReason, responseStarted: boolean): string {
+  return `${responseStarted ? 'upstream_reset_after_response_started' : 'upstream_reset_before_response_started'}{${reason}}`;
 }
 
 /** 127.0.0.0/8, ::1, and the IPv4-mapped form of 127.0.0.0/8. */

@@ -289,7 +289,7 @@ export class Http1ServerConnection implements ServerConnection, ResponseEncoder,
     this.decoder = decoder;
     this.closeAfterResponse = true;
     this.requestComplete = false;
-    decoder.sendLocalReply(error.status, reasonPhrase(error.status));
+    decoder.sendCodecErrorReply(error.status, reasonPhrase(error.status), error.details);
   }
 
   /** Flushes what was written, half-closes, and waits a little for the client to close. */

@@ -133,7 +133,7 @@ class Http2ServerStream implements ResponseEncoder {
     } catch (e) {
       if (!(e instanceof MalformedHeaders)) throw e;
       this.owner.settings.stats.rx_messaging_error.inc();
-      decoder.sendLocalReply(400, '');
+      decoder.sendCodecErrorReply(400, '', 'http2.violation.of.messaging.rule');
       return;
     }
     if (!endStream) {

@@ -15,6 +15,8 @@ import { type DownstreamStream, Router } from '../../http/router';
 import type { ConnectionManager } from './connection_manager';
 import { FilterHeaders } from './filter_headers';
 import type { HttpConnectionManagerStats } from './stats';
+import { ResponseFlag } from '../../../stream_info/response_flags';
+import { StreamInfo } from '../../../stream_info/stream_info';
 import { StreamTimers, type TimedStream } from './stream_timers';
 
 const NO_HEADERS: readonly string[] = [];
@@ -38,6 +40,11 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, HttpFilte
   /** Headers the filters set on the response being written. */
   private readonly filterHeaders: FilterHeaders | null;
   private readonly timers: StreamTimers;
+  /** What the access logs read; null when the connection manager has none (nothing is recorded). */
+  readonly info: StreamInfo | null;
+  /** The response head as sent and its trailers, for the access logs. */
+  private response: ResponseHead | null = null;
+  private trailers: readonly string[] | null = null;
   private encoder: ResponseEncoder | null = null;
   private active = false;
   private request: RequestHead | null = null;
@@ -65,6 +72,7 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, HttpFilte
     this.filters = factory.filters === null ? null : factory.filters.map((f) => f.createFilter(this));
     this.filterHeaders = this.filters === null ? null : new FilterHeaders();
     this.timers = new StreamTimers(factory.streamTimers, this.stats, this);
+    this.info = factory.accessLogs.length === 0 ? null : new StreamInfo(owner.connectionInfo());
   }
 
   /** A new stream begins on this object, answered through `encoder`. */
@@ -83,12 +91,18 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, HttpFilte
     this.headersOnly = null;
     this.filtersActive = false;
     this.stoppedBy = null;
+    this.info?.start();
   }
 
   // ---- RequestDecoder: the request ----------------------------------------------------------
 
   decodeHeaders(head: RequestHead, endStream: boolean): void {
     this.request = head;
+    const info = this.info;
+    if (info !== null) {
+      info.protocol = this.protocol === 'http2' ? 'HTTP/2' : head.http10 ? 'HTTP/1.0' : 'HTTP/1.1';
+      if (endStream) info.lastDownstreamRxByteReceived = info.sinceStart();
+    }
     const log = this.owner.factory.streamLog;
     if (log.enabled('debug')) {
       log.debug(`[C${this.connectionId}] new stream`);
@@ -98,7 +112,7 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, HttpFilte
     }
     this.timers.start(endStream);
     if (head.authority === '') {
-      this.sendLocalReply(400, '');
+      this.sendLocalReply(400, '', NO_HEADERS, 'missing_host_header');
       return;
     }
     if (head.expectContinue) {
@@ -132,6 +146,7 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, HttpFilte
   decodeData(chunk: Buffer): void {
     if (!this.active) return;
     this.timers.touch();
+    if (this.info !== null) this.info.bytesReceived += chunk.length;
     if (this.stoppedBy !== null) this.stoppedBy.decodeData(chunk);
     else this.router.decodeData(chunk);
   }
@@ -139,6 +154,7 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, HttpFilte
   decodeComplete(trailers: readonly string[] | null): void {
     if (!this.active) return;
     this.timers.requestComplete();
+    if (this.info !== null) this.info.lastDownstreamRxByteReceived = this.info.sinceStart();
     if (this.stoppedBy !== null) this.stoppedBy.decodeComplete();
     else this.router.decodeComplete(trailers);
   }
@@ -150,6 +166,8 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, HttpFilte
   onResetStream(reason: StreamResetReason): void {
     if (!this.active) return;
     if (reason === 'connection termination') this.owner.streamCutShort();
+    // Envoy's DC: the client went away (or reset the stream) before the response ended.
+    if (reason !== 'local reset') this.info?.setResponseFlag(ResponseFlag.DownstreamConnectionTermination);
     this.stats.downstream_rq_rx_reset.inc();
     this.router.onDownstreamReset();
     this.finish();
@@ -164,8 +182,17 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, HttpFilte
 
   // ---- DownstreamStream: the response -------------------------------------------------------
 
-  /** A complete response of our own; the codec's for a request it found malformed. */
-  sendLocalReply(status: number, body: string, extraHeaders: readonly string[] = NO_HEADERS): void {
+  /** Envoy's DPE: the codec found the request malformed. */
+  sendCodecErrorReply(status: number, body: string, details: string): void {
+    this.info?.setResponseFlag(ResponseFlag.DownstreamProtocolError);
+    this.sendLocalReply(status, body, NO_HEADERS, details);
+  }
+
+  /**
+   * A complete response of our own.
+   * @param details Envoy's response code details, for the access logs
+   */
+  sendLocalReply(status: number, body: string, extraHeaders: readonly string[] = NO_HEADERS, details?: string): void {
     if (!this.active) return;
     // The codec may answer a request the router is working on.
     this.router.onDownstreamReset();
@@ -179,6 +206,12 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, HttpFilte
     if (this.filtersActive) this.addFilterHeaders(status, NO_HEADERS, headers);
     const bodiless = length === 0 || this.request?.method === 'HEAD';
     this.startResponse(status, headers, bodiless);
+    const info = this.info;
+    if (info !== null) {
+      if (details !== undefined) info.responseCodeDetails = details;
+      if (!bodiless) info.bytesSent += length;
+      this.response = head;
+    }
     const encoder = this.encoder!;
     this.finish();
     encoder.encodeHeaders(head, bodiless);
@@ -206,6 +239,10 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, HttpFilte
     headers.push('x-proxy-upstream-service-time', String(upstreamServiceTimeMs));
     const endStream = upstream.bodyLength === 0;
     this.startResponse(status, headers, endStream);
+    if (this.info !== null) {
+      this.info.responseCodeDetails = 'via_upstream';
+      this.response = upstream;
+    }
     // A response without a body ends when the router says so: on HTTP/1 the next request may start then.
     if (endStream) this.headersOnly = upstream;
     else this.encoder!.encodeHeaders(upstream, false);
@@ -214,6 +251,7 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, HttpFilte
   encodeData(chunk: Buffer): boolean {
     if (!this.active) return false;
     this.timers.touch();
+    if (this.info !== null) this.info.bytesSent += chunk.length;
     return this.encoder!.encodeData(chunk);
   }
 
@@ -221,6 +259,7 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, HttpFilte
     if (!this.active) return;
     const encoder = this.encoder!;
     const headersOnly = this.headersOnly;
+    this.trailers = trailers;
     this.finish();
     if (headersOnly !== null) encoder.encodeHeaders(headersOnly, true);
     else encoder.encodeComplete(trailers);
@@ -248,8 +287,13 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, HttpFilte
     this.encoder!.readDisable(disable);
   }
 
-  onStreamTimeout(body: string): void {
+  onStreamTimeout(body: string, details: string, idle: boolean): void {
     this.router.onDownstreamReset();
+    const info = this.info;
+    if (info !== null) {
+      if (idle) info.setResponseFlag(ResponseFlag.StreamIdleTimeout);
+      info.responseCodeDetails = details;
+    }
     if (this.responseStarted) this.resetStream();
     else this.sendLocalReply(408, body);
   }
@@ -286,6 +330,11 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, HttpFilte
   private startResponse(status: number, headers: readonly string[], endStream: boolean): void {
     this.responseStarted = true;
     this.stats.chargeResponseCode(status);
+    const info = this.info;
+    if (info !== null) {
+      info.responseCode = status;
+      info.firstDownstreamTxByteSent = info.sinceStart();
+    }
     if (this.owner.factory.deps.drain.drainClose()) this.owner.shutdownForDrain();
     const log = this.owner.factory.streamLog;
     if (log.enabled('debug')) {
@@ -296,6 +345,7 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, HttpFilte
   /** The stream is over: counted, timers stopped, the connection told. Before the codec's last call, which may start the next request. */
   private finish(): void {
     this.active = false;
+    if (this.info !== null) this.log(this.info);
     this.encoder = null;
     this.request = null;
     this.headersOnly = null;
@@ -304,6 +354,17 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, HttpFilte
     if (this.reusable) this.timers.stop();
     else this.dispose();
     this.owner.streamEnded(this);
+  }
+
+  /** The stream ended: every access log of the connection manager hears of it. */
+  private log(info: StreamInfo): void {
+    const now = info.sinceStart();
+    if (this.responseStarted) info.lastDownstreamTxByteSent = now;
+    info.requestComplete = now;
+    const response = this.response;
+    const trailers = this.trailers;
+    this.response = this.trailers = null;
+    for (const log of this.owner.factory.accessLogs) log.log(this.request, response, trailers, info);
   }
 }
 

@@ -8,6 +8,8 @@ import { Http1ServerConnection } from '../../../http/http1/server_connection';
 import { Http2ServerConnection } from '../../../http/http2/server_connection';
 import { boundedTimerDelay } from '../../../common/clock';
 import type { Logger } from '../../../log/logger_api';
+import { downstreamConnectionInfo } from '../../../stream_info/downstream_connection';
+import type { DownstreamConnectionInfo } from '../../../stream_info/stream_info';
 import { ActiveStream } from './active_stream';
 import type { HttpConnectionManagerFactory } from './factory';
 
@@ -30,6 +32,7 @@ export class ConnectionManager implements ServerConnectionCallbacks {
   private closing = false;
   private idleTimer: NodeJS.Timeout | null = null;
   private durationTimer: NodeJS.Timeout | null = null;
+  private downstream: DownstreamConnectionInfo | null = null;
 
   /** `startMs`: performance.now() when the connection was accepted. */
   constructor(
@@ -106,6 +109,11 @@ export class ConnectionManager implements ServerConnectionCallbacks {
   }
 
   // ---- the streams ---------------------------------------------------------------------------
+
+  /** The connection as its streams' StreamInfo sees it; made once, for the first stream that records one. */
+  connectionInfo(): DownstreamConnectionInfo {
+    return (this.downstream ??= downstreamConnectionInfo(this.socket, this.connectionId));
+  }
 
   streamEnded(stream: ActiveStream): void {
     this.activeStreams--;

@@ -6,6 +6,7 @@ import type * as net from 'node:net';
 import type * as tls from 'node:tls';
 import { atField, FieldError } from '../../../config/errors';
 import type { HttpConnectionManagerConfig } from '../../../config/model';
+import type { AccessLog } from '../../../access_log/access_log';
 import type { ConnectionIds } from '../../../log/connection_log';
 import type { Logger } from '../../../log/logger_api';
 import { DateCache } from '../../../http/date_cache';
@@ -67,6 +68,8 @@ export class HttpConnectionManagerFactory implements NetworkFilterFactory {
   readonly log: Logger;
   readonly streamLog: Logger;
   readonly connectionLogs: ReturnType<typeof connectionManagerLogs>;
+  /** The access_log list; empty, no stream records a StreamInfo. */
+  readonly accessLogs: readonly AccessLog[] = [];
   /** Open connections, for the end of a drain. */
   readonly connections = new Set<ConnectionManager>();
 

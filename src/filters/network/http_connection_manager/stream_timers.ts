@@ -13,8 +13,12 @@ export interface StreamTimerSettings {
 }
 
 export interface TimedStream {
-  /** A timer ran out: 408 with `body` if nothing was answered yet, else the stream is reset. */
-  onStreamTimeout(body: string): void;
+  /**
+   * A timer ran out: 408 with `body` if nothing was answered yet, else the stream is reset.
+   * @param details Envoy's response code details for it
+   * @param idle the stream idle timeout (response flag SI)
+   */
+  onStreamTimeout(body: string, details: string, idle: boolean): void;
 }
 
 /**
@@ -81,21 +85,21 @@ export class StreamTimers {
     if (!this.requestArmed) return;
     this.requestArmed = false;
     this.stats.downstream_rq_timeout.inc();
-    this.stream.onStreamTimeout('request timeout');
+    this.stream.onStreamTimeout('request timeout', 'request_overall_timeout', false);
   };
 
   private readonly onIdleTimeout = (): void => {
     if (!this.idleArmed) return;
     this.idleArmed = false;
     this.stats.downstream_rq_idle_timeout.inc();
-    this.stream.onStreamTimeout('stream timeout');
+    this.stream.onStreamTimeout('stream timeout', 'stream_idle_timeout', true);
   };
 
   private readonly onMaxDuration = (): void => {
     if (!this.durationArmed) return;
     this.durationArmed = false;
     this.stats.downstream_rq_max_duration_reached.inc();
-    this.stream.onStreamTimeout('downstream duration timeout');
+    this.stream.onStreamTimeout('downstream duration timeout', 'max_duration_timeout', false);
   };
 }
 
