@@ -28,6 +28,8 @@ export interface SslConnectionInfo {
   readonly peerSerial: string | null;
   /** Hex SHA-256 of the peer certificate's DER, lower case. */
   readonly peerFingerprint256: string | null;
+  /** Hex SHA-1 of the peer certificate's DER, lower case. */
+  readonly peerFingerprint1: string | null;
   /** URL-encoded PEM of the peer certificate. */
   readonly peerCertificatePem: string | null;
   readonly peerValidFrom: Date | null;
@@ -67,6 +69,8 @@ export class StreamInfo {
   responseCode = 0;
   /** Envoy's response code details (`via_upstream`, `route_not_found`, ...); null when unset. */
   responseCodeDetails: string | null = null;
+  /** Why the proxy closed the downstream connection, when it did; null otherwise. */
+  connectionTerminationDetails: string | null = null;
   /** ResponseFlag bits. */
   responseFlags = 0;
   /** Body bytes received from downstream (TCP: all bytes). */
@@ -109,6 +113,7 @@ export class StreamInfo {
     this.requestComplete = NOT_YET;
     this.responseCode = 0;
     this.responseCodeDetails = null;
+    this.connectionTerminationDetails = null;
     this.responseFlags = 0;
     this.bytesReceived = 0;
     this.bytesSent = 0;
