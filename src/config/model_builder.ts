@@ -300,7 +300,7 @@ function healthCheck(config: JsonObject): HealthCheckConfig {
 }
 
 /** Validation left at most one specifier set; none means "present", as in Envoy. */
-function headerMatch(config: JsonObject): HeaderMatch {
+export function headerMatch(config: JsonObject): HeaderMatch {
   const name = stringField(config, 'name').toLowerCase();
   const invert = boolField(config, 'invert_match');
   const regex = messageField(config, 'safe_regex_match');

@@ -1,0 +1,38 @@
+// The model of an access log (config.accesslog.v3.AccessLog with the file logger's config):
+// plain data, built from the decoded configuration and sent to the workers as it is.
+
+import type { FractionalPercent, HeaderMatch } from '../config/model';
+import type { LogFormat } from './log_formatter';
+
+export interface AccessLogConfig {
+  /** The logger's name as our registry spells it (`proxy.access_loggers.file`). */
+  readonly name: string;
+  readonly filter: AccessLogFilterConfig | null;
+  /** The file the lines go to; `/dev/stdout` works. */
+  readonly path: string;
+  readonly format: LogFormat;
+}
+
+/** config.accesslog.v3.ComparisonFilter: the runtime value at runtimeKey, if any, replaces defaultValue. */
+export interface Comparison {
+  readonly op: 'EQ' | 'GE' | 'LE';
+  readonly defaultValue: number;
+  readonly runtimeKey: string;
+}
+
+/** config.accesslog.v3.AccessLogFilter, the kinds this build evaluates. */
+export type AccessLogFilterConfig =
+  | { readonly kind: 'status_code' | 'duration'; readonly comparison: Comparison }
+  | { readonly kind: 'not_health_check' | 'traceable' }
+  | {
+      readonly kind: 'runtime';
+      readonly runtimeKey: string;
+      readonly percentSampled: FractionalPercent;
+      readonly useIndependentRandomness: boolean;
+    }
+  | { readonly kind: 'and' | 'or'; readonly filters: readonly AccessLogFilterConfig[] }
+  | { readonly kind: 'header'; readonly header: HeaderMatch }
+  /** ResponseFlag bits; 0 matches any flag. */
+  | { readonly kind: 'response_flag'; readonly flags: number }
+  /** gRPC status codes (-1 stands for a grpc-status Envoy could not read). */
+  | { readonly kind: 'grpc_status'; readonly statuses: readonly number[]; readonly exclude: boolean };
