@@ -39,7 +39,7 @@ export interface SslConnectionInfo {
   readonly localDnsSans: readonly string[];
   /** e.g. `TLSv1.3`. */
   readonly tlsVersion: string | null;
-  /** The IANA cipher suite name, e.g. `TLS_AES_128_GCM_SHA256`. */
+  /** The OpenSSL name, e.g. `ECDHE-RSA-AES128-GCM-SHA256` (TLS 1.3: `TLS_AES_128_GCM_SHA256`). */
   readonly cipherSuite: string | null;
   /** Hex session id. */
   readonly sessionId: string | null;
