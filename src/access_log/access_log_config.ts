@@ -1,14 +1,20 @@
-// The model of an access log (config.accesslog.v3.AccessLog with the file logger's config):
-// plain data, built from the decoded configuration and sent to the workers as it is.
+// The model of an access log (config.accesslog.v3.AccessLog): its filter, which any logger may
+// have, and its logger's own model (the file logger's). Plain data, built from the decoded
+// configuration and sent to the workers as it is.
 
-import type { FractionalPercent, HeaderMatch } from '../config/model';
+import type { AccessLogConfig, FractionalPercent, HeaderMatch } from '../config/model';
 import type { LogFormat } from './log_formatter';
 
-export interface AccessLogConfig {
-  /** The logger's name as our registry spells it (`proxy.access_loggers.file`). */
-  readonly name: string;
+/** One access_log entry of the HTTP connection manager or the TCP proxy. */
+export interface AccessLogEntryConfig {
   readonly filter: AccessLogFilterConfig | null;
-  /** The file the lines go to; `/dev/stdout` works. */
+  /** The logger's model, built by its descriptor (FileAccessLogConfig for proxy.access_loggers.file). */
+  readonly logger: AccessLogConfig;
+}
+
+/** proxy.access_loggers.file's model (FileAccessLog). */
+export interface FileAccessLogConfig extends AccessLogConfig {
+  /** The file the entries go to; `/dev/stdout` works. */
   readonly path: string;
   readonly format: LogFormat;
 }

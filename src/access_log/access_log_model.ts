@@ -1,7 +1,7 @@
-// A configured access log (config.accesslog.v3.AccessLog, decoded and upgraded to v3) read into
-// its model, with the checks Envoy 1.16's factories make: the logger found by its typed_config's
-// type or by name, its format compiled, its filter's kinds and values. Pure; FieldErrors carry
-// paths relative to the AccessLog message.
+// Access logs (config.accesslog.v3.AccessLog, decoded and upgraded to v3) read into their
+// models, with the checks Envoy 1.16's factories make: the file logger's shape, its format
+// compiled, its model; the filter's kinds and values, whatever the logger. Pure; FieldErrors
+// carry paths relative to the message they are given.
 
 import { atField, FieldError } from '../config/errors';
 import { childPath, indexPath } from '../config/field_path';
@@ -11,19 +11,49 @@ import { headerMatch } from '../config/model_builder';
 import { canonicalExtensionName, envoyTypeName, typeNameOfUrl } from '../config/names';
 import { validateHeaderMatcher } from '../config/validation/health_check';
 import { responseFlagOfName } from '../stream_info/response_flag_names';
-import type { AccessLogConfig, AccessLogFilterConfig, Comparison } from './access_log_config';
+import type { AccessLogEntryConfig, AccessLogFilterConfig, Comparison, FileAccessLogConfig } from './access_log_config';
 import { GRPC_STATUS_NAMES } from './grpc_status';
 import { createFormatter, DEFAULT_FORMAT, type LogFormat } from './log_formatter';
 
 export const FILE_ACCESS_LOG = 'proxy.access_loggers.file';
 export const FILE_ACCESS_LOG_TYPE = 'envoy.extensions.access_loggers.file.v3.FileAccessLog';
 /** The name Envoy 1.16 still accepted from before its extension naming scheme. */
-const LEGACY_FILE_ACCESS_LOG = 'envoy.file_access_log';
+export const LEGACY_FILE_ACCESS_LOG = 'envoy.file_access_log';
+
+const leaf = 'leaf' as const;
+
+// FileAccessLog as Envoy 1.16 has it. SubstitutionFormatString's text_format_source and
+// formatters came later; content_type sets a local reply's, and an access log has none.
+export const FILE_ACCESS_LOG_SHAPE = {
+  fields: {
+    path: leaf,
+    format: leaf,
+    json_format: leaf,
+    typed_json_format: leaf,
+    log_format: {
+      fields: {
+        text_format: leaf,
+        json_format: leaf,
+        omit_empty_values: leaf,
+        content_type: { refused: 'sets the content type of a local reply; Envoy ignores it in an access log (it would be ignored)' },
+      },
+    },
+  },
+};
 
 /** The filters of config.accesslog.v3.AccessLogFilter this build cannot evaluate, and why. */
 const REFUSED_FILTERS: Readonly<Record<string, string>> = {
   extension_filter: 'extension filters are not implemented by this build (it would be ignored)',
   metadata_filter: 'the metadata filter is not implemented by this build (it would be ignored)',
+};
+
+/** An AccessLog's fields; its filter is checked whole, by the model that reads it. */
+export const ACCESS_LOG_SHAPE = {
+  fields: {
+    name: leaf,
+    filter: { check: (value: unknown, path: string) => void (isJsonObject(value) && atField(path, () => accessLogFilterModel(value))) },
+    typed_config: { fields: {} },
+  },
 };
 
 /** The registry name of an access log: the file logger's, found by name or typed_config type, or its own. */
@@ -35,27 +65,42 @@ export function accessLoggerName(config: JsonObject): string {
   return name;
 }
 
-/** @throws FieldError (relative to the AccessLog) for what Envoy 1.16 refuses or this build cannot run */
-export function accessLogModel(config: JsonObject): AccessLogConfig {
-  const name = accessLoggerName(config);
-  if (name !== FILE_ACCESS_LOG) {
+/**
+ * One access_log entry, for a pipeline that knows the file logger only (until it asks the
+ * descriptors' registry for the logger).
+ * @throws FieldError (relative to the AccessLog) for what Envoy 1.16 refuses or this build cannot run
+ */
+export function accessLogEntryModel(config: JsonObject): AccessLogEntryConfig {
+  if (accessLoggerName(config) !== FILE_ACCESS_LOG) {
     throw new FieldError('name', `Didn't find a registered implementation for name: '${stringField(config, 'name')}'`);
   }
-  const typed = messageField(config, 'typed_config');
-  const path = typed === undefined ? '' : stringField(typed, 'path');
-  if (path === '') throw new FieldError('typed_config.path', 'the file access log needs a path');
-  const format = atField('typed_config', () => logFormat(typed!));
-  atField(formatPath(typed!), () => createFormatter(format));
+  const typed = messageField(config, 'typed_config') ?? {};
+  validateFileAccessLog(typed, 'typed_config');
   const filter = messageField(config, 'filter');
-  return { name, path, format, filter: filter === undefined ? null : atField('filter', () => filterModel(filter)) };
+  return { filter: filter === undefined ? null : atField('filter', () => accessLogFilterModel(filter)), logger: fileAccessLogModel(typed) };
+}
+
+/**
+ * FileAccessLog at `path`: a path, and a format that compiles.
+ * @throws FieldError at the field of the format
+ */
+export function validateFileAccessLog(typed: JsonObject, path: string): void {
+  if (stringField(typed, 'path') === '') throw new FieldError(childPath(path, 'path'), 'the file access log needs a path');
+  const format = fileAccessLogModel(typed).format;
+  atField(childPath(path, formatField(typed)), () => createFormatter(format));
+}
+
+/** The model of a validated FileAccessLog. */
+export function fileAccessLogModel(typed: JsonObject): FileAccessLogConfig {
+  return { name: FILE_ACCESS_LOG, path: stringField(typed, 'path'), format: logFormat(typed) };
 }
 
 /** The field the format came from, where its errors are reported. */
-function formatPath(typed: JsonObject): string {
-  for (const key of ['format', 'json_format', 'typed_json_format']) if (typed[key] !== undefined) return `typed_config.${key}`;
+function formatField(typed: JsonObject): string {
+  for (const key of ['format', 'json_format', 'typed_json_format']) if (typed[key] !== undefined) return key;
   const logFormat = messageField(typed, 'log_format');
-  if (logFormat === undefined) return 'typed_config';
-  return logFormat['json_format'] !== undefined ? 'typed_config.log_format.json_format' : 'typed_config.log_format.text_format';
+  if (logFormat === undefined) return 'format';
+  return logFormat['json_format'] !== undefined ? 'log_format.json_format' : 'log_format.text_format';
 }
 
 /** FileAccessLog's access_log_format oneof; none (or an empty format) is Envoy's default. */
@@ -65,23 +110,19 @@ function logFormat(typed: JsonObject): LogFormat {
   const typedJson = messageField(typed, 'typed_json_format');
   if (typedJson !== undefined) return { kind: 'json', format: typedJson, typed: true, omitEmptyValues: false };
   const substitution = messageField(typed, 'log_format');
-  if (substitution !== undefined) return atField('log_format', () => substitutionFormat(substitution));
+  if (substitution !== undefined) {
+    // SubstitutionFormatString's json_format keeps types, as 1.16's fromProtoConfig has it.
+    const omitEmptyValues = boolField(substitution, 'omit_empty_values');
+    const structured = messageField(substitution, 'json_format');
+    if (structured !== undefined) return { kind: 'json', format: structured, typed: true, omitEmptyValues };
+    return { kind: 'text', format: stringField(substitution, 'text_format'), omitEmptyValues };
+  }
   const text = stringField(typed, 'format');
   return { kind: 'text', format: text === '' ? DEFAULT_FORMAT : text, omitEmptyValues: false };
 }
 
-/** config.core.v3.SubstitutionFormatString as 1.16 has it; its json_format keeps types. */
-function substitutionFormat(config: JsonObject): LogFormat {
-  for (const key of ['text_format_source', 'formatters']) {
-    if (config[key] !== undefined) throw new FieldError(key, `${key} came after Envoy 1.16 and is not implemented by this build (it would be ignored)`);
-  }
-  const omitEmptyValues = boolField(config, 'omit_empty_values');
-  const json = messageField(config, 'json_format');
-  if (json !== undefined) return { kind: 'json', format: json, typed: true, omitEmptyValues };
-  return { kind: 'text', format: stringField(config, 'text_format'), omitEmptyValues };
-}
-
-function filterModel(config: JsonObject): AccessLogFilterConfig {
+/** @throws FieldError (relative to the AccessLogFilter) */
+export function accessLogFilterModel(config: JsonObject): AccessLogFilterConfig {
   const kinds = Object.keys(config);
   if (kinds.length !== 1) throw new FieldError('', 'exactly one filter kind must be set');
   const kind = kinds[0]!;
@@ -119,7 +160,7 @@ function filterOfKind(kind: string, body: JsonObject): AccessLogFilterConfig {
       if (filters.length < 2) throw new FieldError('filters', 'an and_filter or or_filter takes at least 2 filters');
       return {
         kind: kind === 'and_filter' ? 'and' : 'or',
-        filters: filters.map((filter, i) => atField(indexPath('filters', i), () => filterModel(filter))),
+        filters: filters.map((filter, i) => atField(indexPath('filters', i), () => accessLogFilterModel(filter))),
       };
     }
     case 'header_filter': {

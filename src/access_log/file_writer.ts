@@ -35,7 +35,21 @@ export interface FileWriterOptions {
 interface Target {
   readonly fd: number;
   readonly atomicBytes: number;
+  /** False for the process's own standard output or error, which are neither reopened nor closed. */
+  readonly owned: boolean;
 }
+
+/**
+ * The paths that name the process's own descriptors. Used as they are: opening them anew fails
+ * when they are sockets (a service's output to journald, a parent's pipe), and a restarted
+ * worker inherits the supervisor's.
+ */
+const STANDARD_STREAMS: ReadonlyMap<string, number> = new Map([
+  ['/dev/stdout', 1],
+  ['/dev/stderr', 2],
+]);
+/** How long a write that found a non-blocking descriptor full waits before it tries again. */
+const FULL_RETRY_MS = 5;
 
 export class BufferedFileWriter {
   /** Entries not yet handed to a write, each whole. */
@@ -48,14 +62,15 @@ export class BufferedFileWriter {
 
   /** Opens (creating, appending to) `path`; rejects with the file system's error. */
   static async open(path: string, options: FileWriterOptions): Promise<BufferedFileWriter> {
-    const fd = await openFd(path, 'a', CREATED_FILE_MODE);
-    return new BufferedFileWriter(path, { fd, atomicBytes: atomicBytesOf(await fstatFd(fd)) }, options);
+    return new BufferedFileWriter(path, await openTarget(path), options);
   }
 
   /** The same, at once: for what is built before it serves (a worker's filter chains). */
   static openSync(path: string, options: FileWriterOptions): BufferedFileWriter {
+    const standard = STANDARD_STREAMS.get(path);
+    if (standard !== undefined) return new BufferedFileWriter(path, { fd: standard, atomicBytes: atomicBytesOf(fs.fstatSync(standard)), owned: false }, options);
     const fd = fs.openSync(path, 'a', CREATED_FILE_MODE);
-    return new BufferedFileWriter(path, { fd, atomicBytes: atomicBytesOf(fs.fstatSync(fd)) }, options);
+    return new BufferedFileWriter(path, { fd, atomicBytes: atomicBytesOf(fs.fstatSync(fd)), owned: true }, options);
   }
 
   private constructor(
@@ -91,9 +106,9 @@ export class BufferedFileWriter {
   reopen(): Promise<void> {
     void this.flush();
     return this.enqueue(async () => {
-      const fd = await openFd(this.path, 'a', CREATED_FILE_MODE);
+      if (!this.target.owned) return;
       const previous = this.target;
-      this.target = { fd, atomicBytes: atomicBytesOf(await fstatFd(fd)) };
+      this.target = await openTarget(this.path);
       await closeFd(previous.fd);
     });
   }
@@ -104,13 +119,21 @@ export class BufferedFileWriter {
     this.closed = true;
     if (this.timer) clearInterval(this.timer);
     void this.flush();
-    return this.enqueue(() => closeFd(this.target.fd));
+    return this.enqueue(async () => {
+      if (this.target.owned) await closeFd(this.target.fd);
+    });
   }
 
   private enqueue(step: () => Promise<void>): Promise<void> {
     this.queue = this.queue.then(step).catch((error: Error) => this.options.onError(error));
     return this.queue;
   }
+}
+
+async function openTarget(path: string): Promise<Target> {
+  const standard = STANDARD_STREAMS.get(path);
+  const fd = standard ?? (await openFd(path, 'a', CREATED_FILE_MODE));
+  return { fd, atomicBytes: atomicBytesOf(await fstatFd(fd)), owned: standard === undefined };
 }
 
 /** A regular file takes any write whole (O_APPEND); a pipe, socket or terminal up to PIPE_BUF. */
@@ -142,7 +165,13 @@ export function wholeWrites(entries: readonly Buffer[], atomicBytes: number): Bu
 async function writeAll(fd: number, data: Buffer): Promise<void> {
   let offset = 0;
   while (offset < data.length) {
-    const { bytesWritten } = await writeFd(fd, data, offset, data.length - offset, null);
-    offset += bytesWritten;
+    try {
+      const { bytesWritten } = await writeFd(fd, data, offset, data.length - offset, null);
+      offset += bytesWritten;
+    } catch (error) {
+      // An inherited standard stream may be non-blocking: full is not failed.
+      if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') throw error;
+      await new Promise((resolve) => setTimeout(resolve, FULL_RETRY_MS));
+    }
   }
 }

@@ -3,6 +3,7 @@
 // GET /server_info, the workers' filter factories) reads the registry made here.
 
 import { ExtensionRegistry } from '../config/extension_registry';
+import { FILE_ACCESS_LOGGER } from './access_loggers/file';
 import type { ExtensionFactories } from './extension_factories';
 import { HEALTH_CHECK_FILTER } from './http/health_check';
 import { ROUTER_FILTER } from './http/router';
@@ -11,7 +12,7 @@ export type BuiltinExtensions = ExtensionRegistry<ExtensionFactories>;
 
 export function builtinExtensions(): BuiltinExtensions {
   return new ExtensionRegistry<ExtensionFactories>({
-    'proxy.access_loggers': [],
+    'proxy.access_loggers': [FILE_ACCESS_LOGGER],
     'proxy.clusters': [],
     'proxy.filters.http': [HEALTH_CHECK_FILTER, ROUTER_FILTER],
     'proxy.filters.listener': [],
