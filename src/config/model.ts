@@ -5,6 +5,7 @@
 // Durations are milliseconds, names are already normalized (v2 -> v3 done, `envoy.` ->
 // `proxy.`), defaults are filled in. `source` keeps the v3 JSON form for /config_dump.
 
+import type { AccessLogEntryConfig } from '../access_log/access_log_config';
 import type { MetadataMatchCriteria } from '../upstream/lb/metadata_match';
 import type { ApiConfigSource, ConfigSourceConfig } from './xds/config_source';
 
@@ -120,6 +121,8 @@ export interface TcpProxyConfig {
   readonly cluster: string;
   /** 0 disables; Envoy's default is 1 hour. */
   readonly idleTimeoutMs: number;
+  /** Each proxied connection is logged to these when it ends. */
+  readonly accessLogs: readonly AccessLogEntryConfig[];
 }
 
 export interface HttpConnectionManagerConfig {
@@ -140,6 +143,8 @@ export interface HttpConnectionManagerConfig {
   readonly codecType: CodecType;
   /** http2_protocol_options, for downstream HTTP/2 connections. */
   readonly http2ProtocolOptions: Http2ProtocolOptions;
+  /** Each stream is logged to these when it ends (createAccessLogs builds them per worker). */
+  readonly accessLogs: readonly AccessLogEntryConfig[];
 }
 
 /**

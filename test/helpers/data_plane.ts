@@ -151,6 +151,7 @@ export function httpConnectionManager(virtualHosts: VirtualHost[], overrides: Pa
     requestTimeoutMs: 0,
     commonHttpProtocolOptions: commonHttpProtocolOptionsOf({}),
     httpProtocolOptions: http1ProtocolOptionsOf({}),
+    accessLogs: [],
     ...overrides,
   };
 }
@@ -162,6 +163,7 @@ export function tcpProxy(cluster: string, overrides: Partial<TcpProxyConfig> = {
     statPrefix: 'tcp_stats',
     cluster,
     idleTimeoutMs: 3600000,
+    accessLogs: [],
     ...overrides,
   };
 }
