@@ -68,9 +68,8 @@ export class BufferedFileWriter {
   /** The same, at once: for what is built before it serves (a worker's filter chains). */
   static openSync(path: string, options: FileWriterOptions): BufferedFileWriter {
     const standard = STANDARD_STREAMS.get(path);
-    if (standard !== undefined) return new BufferedFileWriter(path, { fd: standard, atomicBytes: atomicBytesOf(fs.fstatSync(standard)), owned: false }, options);
-    const fd = fs.openSync(path, 'a', CREATED_FILE_MODE);
-    return new BufferedFileWriter(path, { fd, atomicBytes: atomicBytesOf(fs.fstatSync(fd)), owned: true }, options);
+    const fd = standard ?? fs.openSync(path, 'a', CREATED_FILE_MODE);
+    return new BufferedFileWriter(path, { fd, atomicBytes: atomicBytesOf(fs.fstatSync(fd)), owned: standard === undefined }, options);
   }
 
   private constructor(

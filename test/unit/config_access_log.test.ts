@@ -110,3 +110,13 @@ test('errors carry the field path from the bootstrap', () => {
     /Didn't find a registered implementation for name: 'envoy.access_loggers.http_grpc'/,
   );
 });
+
+test('the connection manager\'s access_log is refused until it runs it; tcp_proxy\'s passes', () => {
+  refusedAt(
+    withAccessLogs([], [{ name: 'envoy.access_loggers.file', typed_config: { '@type': FILE_TYPE, path: '/tmp/x' } }]),
+    `${HCM_PATH}.access_log`,
+    /not run by the HTTP connection manager/,
+  );
+  const tcpOnly = load(withAccessLogs([{ name: 'envoy.access_loggers.file', typed_config: { '@type': FILE_TYPE, path: '/tmp/x' } }]));
+  checkBootstrapCapabilities(tcpOnly.bootstrap.source, 'config.yaml');
+});
