@@ -198,6 +198,7 @@ function initMessage(bootstrap: Uint8Array | Bootstrap): BenchInit {
     healthCheckFailed: false,
     mutexTracing: false,
     recentLookupsCapacity: 0,
+    fileFlushIntervalMs: 10000,
   };
 }
 

@@ -66,6 +66,10 @@ const ENTRY_POINTS = [
     types: ['envoy.extensions.retry.host.previous_hosts.v3.PreviousHostsPredicate'],
   },
   {
+    file: 'envoy/extensions/access_loggers/file/v3/file.proto',
+    types: ['envoy.extensions.access_loggers.file.v3.FileAccessLog'],
+  },
+  {
     file: 'envoy/extensions/transport_sockets/raw_buffer/v3/raw_buffer.proto',
     types: ['envoy.extensions.transport_sockets.raw_buffer.v3.RawBuffer'],
   },

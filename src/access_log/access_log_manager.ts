@@ -11,6 +11,8 @@ export interface AccessLogManagerOptions {
 
 export class AccessLogManager {
   private readonly files = new Map<string, Promise<BufferedFileWriter>>();
+  /** The writers openSync() opened, for its later callers. */
+  private readonly opened = new Map<string, BufferedFileWriter>();
 
   constructor(private readonly options: AccessLogManagerOptions) {}
 
@@ -18,15 +20,31 @@ export class AccessLogManager {
   open(path: string): Promise<BufferedFileWriter> {
     let file = this.files.get(path);
     if (file === undefined) {
-      file = BufferedFileWriter.open(path, {
-        flushIntervalMs: this.options.flushIntervalMs,
-        onError: (error) => this.options.onError(path, error),
-      });
+      file = BufferedFileWriter.open(path, this.writerOptions(path));
       this.files.set(path, file);
       // A failed open is not cached: a later user may try again.
       file.catch(() => this.files.delete(path));
     }
     return file;
+  }
+
+  /**
+   * The same at once, for what is built synchronously (a worker's filter chains); a path is
+   * opened either way, not both.
+   * @throws the file system's error
+   */
+  openSync(path: string): BufferedFileWriter {
+    let writer = this.opened.get(path);
+    if (writer === undefined) {
+      writer = BufferedFileWriter.openSync(path, this.writerOptions(path));
+      this.opened.set(path, writer);
+      this.files.set(path, Promise.resolve(writer));
+    }
+    return writer;
+  }
+
+  private writerOptions(path: string) {
+    return { flushIntervalMs: this.options.flushIntervalMs, onError: (error: Error) => this.options.onError(path, error) };
   }
 
   async reopen(): Promise<void> {
@@ -36,6 +54,7 @@ export class AccessLogManager {
   async close(): Promise<void> {
     const files = [...this.files.values()];
     this.files.clear();
+    this.opened.clear();
     await Promise.allSettled(files.map(async (file) => (await file).close()));
   }
 }

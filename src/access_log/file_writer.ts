@@ -1,24 +1,59 @@
-// An access log file (Envoy's AccessLogFileImpl): lines collect in memory and go to the file
-// in one write when the buffer is full or when --file-flush-interval-msec elapses, whichever
-// comes first. Writes are queued, so they land in order and never overlap; reopen() (SIGUSR1)
-// finishes the old file and continues at the same path, for log rotation.
+// An access log file (Envoy's AccessLogFileImpl): entries collect in memory and go to the file
+// when the buffer is full or when --file-flush-interval-msec elapses, whichever comes first.
+// Writes are asynchronous (the thread pool waits on a slow disk or a full pipe, never the event
+// loop) and queued, so they land in order and never overlap; reopen() (SIGUSR1) finishes the
+// old file and continues at the same path, for log rotation.
+//
+// Several processes append to one file: it is opened O_APPEND and every write() carries whole
+// entries, so their lines interleave but are never cut. A pipe or a terminal (`/dev/stdout`)
+// keeps a write whole only up to PIPE_BUF bytes, so there each write holds at most that much
+// (an entry longer than that alone goes in several).
 
-import { open, type FileHandle } from 'node:fs/promises';
+import * as fs from 'node:fs';
+import { promisify } from 'node:util';
 import { CREATED_FILE_MODE } from '../common/file_mode';
 
 /** Envoy's flush threshold (AccessLogFileImpl::MIN_FLUSH_SIZE). */
 export const FLUSH_THRESHOLD_BYTES = 64 * 1024;
+/** Linux's PIPE_BUF: the largest write a pipe never interleaves with another writer's. */
+export const PIPE_BUF = 4096;
+
+const openFd = promisify(fs.open);
+const writeFd = promisify(fs.write);
+const closeFd = promisify(fs.close);
+const fstatFd = promisify(fs.fstat);
 
 export interface FileWriterOptions {
-  /** 0 writes every line at once. */
+  /** 0 writes every entry at once. */
   readonly flushIntervalMs: number;
   readonly flushThresholdBytes?: number;
-  /** A failed write loses its lines but not the proxy; the owner reports it. */
+  /** A failed write loses its entries but not the proxy; the owner reports it. */
   readonly onError: (error: Error) => void;
 }
 
+/** An open descriptor and the most one write to it may carry and stay whole. */
+interface Target {
+  readonly fd: number;
+  readonly atomicBytes: number;
+  /** False for the process's own standard output or error, which are neither reopened nor closed. */
+  readonly owned: boolean;
+}
+
+/**
+ * The paths that name the process's own descriptors. Used as they are: opening them anew fails
+ * when they are sockets (a service's output to journald, a parent's pipe), and a restarted
+ * worker inherits the supervisor's.
+ */
+const STANDARD_STREAMS: ReadonlyMap<string, number> = new Map([
+  ['/dev/stdout', 1],
+  ['/dev/stderr', 2],
+]);
+/** How long a write that found a non-blocking descriptor full waits before it tries again. */
+const FULL_RETRY_MS = 5;
+
 export class BufferedFileWriter {
-  private pending: string[] = [];
+  /** Entries not yet handed to a write, each whole. */
+  private pending: Buffer[] = [];
   private pendingBytes = 0;
   /** The tail of the write queue. */
   private queue: Promise<void> = Promise.resolve();
@@ -27,12 +62,19 @@ export class BufferedFileWriter {
 
   /** Opens (creating, appending to) `path`; rejects with the file system's error. */
   static async open(path: string, options: FileWriterOptions): Promise<BufferedFileWriter> {
-    return new BufferedFileWriter(path, await open(path, 'a', CREATED_FILE_MODE), options);
+    return new BufferedFileWriter(path, await openTarget(path), options);
+  }
+
+  /** The same, at once: for what is built before it serves (a worker's filter chains). */
+  static openSync(path: string, options: FileWriterOptions): BufferedFileWriter {
+    const standard = STANDARD_STREAMS.get(path);
+    const fd = standard ?? fs.openSync(path, 'a', CREATED_FILE_MODE);
+    return new BufferedFileWriter(path, { fd, atomicBytes: atomicBytesOf(fs.fstatSync(fd)), owned: standard === undefined }, options);
   }
 
   private constructor(
     readonly path: string,
-    private handle: FileHandle,
+    private target: Target,
     private readonly options: FileWriterOptions,
   ) {
     this.timer = options.flushIntervalMs > 0 ? setInterval(() => void this.flush(), options.flushIntervalMs) : null;
@@ -40,10 +82,12 @@ export class BufferedFileWriter {
     this.timer?.unref();
   }
 
+  /** Buffers one entry (whole lines), written in one piece with others. */
   write(text: string): void {
     if (this.closed) return;
-    this.pending.push(text);
-    this.pendingBytes += Buffer.byteLength(text);
+    const entry = Buffer.from(text);
+    this.pending.push(entry);
+    this.pendingBytes += entry.length;
     const threshold = this.options.flushThresholdBytes ?? FLUSH_THRESHOLD_BYTES;
     if (this.timer === null || this.pendingBytes >= threshold) void this.flush();
   }
@@ -51,30 +95,32 @@ export class BufferedFileWriter {
   /** Writes what is buffered; resolves once it is in the file (or failed). */
   flush(): Promise<void> {
     if (this.pending.length === 0) return this.queue;
-    const data = Buffer.from(this.pending.join(''));
+    const entries = this.pending;
     this.pending = [];
     this.pendingBytes = 0;
-    return this.enqueue(() => writeAll(this.handle, data));
+    return this.enqueue(() => writeEntries(this.target, entries));
   }
 
   /** Flushes to the current file, then writes to a new file at the same path. */
   reopen(): Promise<void> {
     void this.flush();
     return this.enqueue(async () => {
-      const reopened = await open(this.path, 'a', CREATED_FILE_MODE);
-      const previous = this.handle;
-      this.handle = reopened;
-      await previous.close();
+      if (!this.target.owned) return;
+      const previous = this.target;
+      this.target = await openTarget(this.path);
+      await closeFd(previous.fd);
     });
   }
 
-  /** Flushes and closes the file; later lines are dropped. */
+  /** Flushes and closes the file; later entries are dropped. */
   close(): Promise<void> {
     if (this.closed) return this.queue;
     this.closed = true;
     if (this.timer) clearInterval(this.timer);
     void this.flush();
-    return this.enqueue(() => this.handle.close());
+    return this.enqueue(async () => {
+      if (this.target.owned) await closeFd(this.target.fd);
+    });
   }
 
   private enqueue(step: () => Promise<void>): Promise<void> {
@@ -83,10 +129,48 @@ export class BufferedFileWriter {
   }
 }
 
-async function writeAll(handle: FileHandle, data: Buffer): Promise<void> {
+async function openTarget(path: string): Promise<Target> {
+  const standard = STANDARD_STREAMS.get(path);
+  const fd = standard ?? (await openFd(path, 'a', CREATED_FILE_MODE));
+  return { fd, atomicBytes: atomicBytesOf(await fstatFd(fd)), owned: standard === undefined };
+}
+
+/** A regular file takes any write whole (O_APPEND); a pipe, socket or terminal up to PIPE_BUF. */
+function atomicBytesOf(stats: fs.Stats): number {
+  return stats.isFile() ? Infinity : PIPE_BUF;
+}
+
+async function writeEntries(target: Target, entries: readonly Buffer[]): Promise<void> {
+  for (const data of wholeWrites(entries, target.atomicBytes)) await writeAll(target.fd, data);
+}
+
+/**
+ * The entries in as few writes as keep each whole: consecutive entries share a write up to
+ * `atomicBytes`; an entry longer than that has a write of its own.
+ */
+export function wholeWrites(entries: readonly Buffer[], atomicBytes: number): Buffer[] {
+  const writes: Buffer[] = [];
+  let start = 0;
+  while (start < entries.length) {
+    let end = start + 1;
+    let bytes = entries[start]!.length;
+    while (end < entries.length && bytes + entries[end]!.length <= atomicBytes) bytes += entries[end++]!.length;
+    writes.push(end - start === 1 ? entries[start]! : Buffer.concat(entries.slice(start, end), bytes));
+    start = end;
+  }
+  return writes;
+}
+
+async function writeAll(fd: number, data: Buffer): Promise<void> {
   let offset = 0;
   while (offset < data.length) {
-    const { bytesWritten } = await handle.write(data, offset, data.length - offset, null);
-    offset += bytesWritten;
+    try {
+      const { bytesWritten } = await writeFd(fd, data, offset, data.length - offset, null);
+      offset += bytesWritten;
+    } catch (error) {
+      // An inherited standard stream may be non-blocking: full is not failed.
+      if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') throw error;
+      await new Promise((resolve) => setTimeout(resolve, FULL_RETRY_MS));
+    }
   }
 }

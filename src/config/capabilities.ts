@@ -9,6 +9,7 @@ import { enumField, isJsonObject, JsonObject, messageField, stringField } from '
 import { canonicalExtensionName, PROTOCOL_OPTIONS_TYPES } from './names';
 import { LOAD_BALANCERS } from '../upstream/lb/load_balancer_registry';
 import { discoveryTypeNames } from '../upstream/cluster_types';
+import { ACCESS_LOG_SHAPE, FILE_ACCESS_LOG_SHAPE } from '../access_log/access_log_model';
 import { clusterProvidedBalancers, clusterTypeName } from '../upstream/lb/cluster_provided_lb';
 
 /**
@@ -469,11 +470,13 @@ const HTTP_CONNECTION_MANAGER: Shape = {
       fields: { accept_http_10: leaf, default_host_for_http_10: leaf, enable_trailers: leaf, header_key_format: { fields: { proper_case_words: { fields: {} } } } },
     },
     http2_protocol_options: HTTP2_PROTOCOL_OPTIONS,
+    // Validated and modelled (accessLogs); refused until the connection manager calls createAccessLogs.
+    access_log: refused('is not run by the HTTP connection manager of this build yet (it would be ignored); tcp_proxy runs its access logs'),
   },
   values: { codec_type: ['AUTO', 'HTTP1', 'HTTP2'] },
 };
 
-const TCP_PROXY: Shape = { fields: { stat_prefix: leaf, cluster: leaf, idle_timeout: leaf } };
+const TCP_PROXY: Shape = { fields: { stat_prefix: leaf, cluster: leaf, idle_timeout: leaf, access_log: list(ACCESS_LOG_SHAPE) } };
 
 // HeaderMatcher as Envoy 1.16 has it; later additions (contains_match, string_match, ...) are refused.
 const HEADER_MATCHER: Shape = {
@@ -510,6 +513,7 @@ const TYPED_CONFIGS: Readonly<Record<string, Shape>> = {
   'type.googleapis.com/envoy.extensions.transport_sockets.proxy_protocol.v3.ProxyProtocolUpstreamTransport': UPSTREAM_PROXY_PROTOCOL,
   'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext': UPSTREAM_TLS_CONTEXT,
   'type.googleapis.com/envoy.extensions.clusters.aggregate.v3.ClusterConfig': { fields: { clusters: leaf } },
+  'type.googleapis.com/envoy.extensions.access_loggers.file.v3.FileAccessLog': FILE_ACCESS_LOG_SHAPE,
 };
 
 const LISTENER: Shape = {

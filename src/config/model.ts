@@ -5,6 +5,7 @@
 // Durations are milliseconds, names are already normalized (v2 -> v3 done, `envoy.` ->
 // `proxy.`), defaults are filled in. `source` keeps the v3 JSON form for /config_dump.
 
+import type { AccessLogEntryConfig } from '../access_log/access_log_config';
 import type { MetadataMatchCriteria } from '../upstream/lb/metadata_match';
 import type { ApiConfigSource, ConfigSourceConfig } from './xds/config_source';
 
@@ -120,6 +121,8 @@ export interface TcpProxyConfig {
   readonly cluster: string;
   /** 0 disables; Envoy's default is 1 hour. */
   readonly idleTimeoutMs: number;
+  /** Each proxied connection is logged to these when it ends. */
+  readonly accessLogs: readonly AccessLogEntryConfig[];
 }
 
 export interface HttpConnectionManagerConfig {
@@ -140,6 +143,8 @@ export interface HttpConnectionManagerConfig {
   readonly codecType: CodecType;
   /** http2_protocol_options, for downstream HTTP/2 connections. */
   readonly http2ProtocolOptions: Http2ProtocolOptions;
+  /** Each stream is logged to these when it ends (createAccessLogs builds them per worker). */
+  readonly accessLogs: readonly AccessLogEntryConfig[];
 }
 
 /**
@@ -189,6 +194,15 @@ export interface HttpFilterConfig {
   readonly name: string; // e.g. 'proxy.filters.http.router'
   /** The typed_config of proxy.filters.http.health_check; unset for the other filters. */
   readonly healthCheck?: HealthCheckConfig;
+}
+
+/**
+ * An access_log entry of the HTTP connection manager or the TCP proxy: the logger by its
+ * registered name (`proxy.access_loggers.file`). Each logger's descriptor builds its model, which
+ * extends this with the logger's settings.
+ */
+export interface AccessLogConfig {
+  readonly name: string;
 }
 
 /** proxy.filters.http.health_check (HealthCheck), defaults filled in. */
@@ -269,6 +283,11 @@ export interface ClusterRouteAction {
   readonly priority: RoutingPriority;
   /** The route's retry_policy, else its virtual host's; absent when neither has one. */
   readonly retryPolicy?: RetryPolicy;
+}
+
+/** A retry_host_predicate entry, by its registered name. */
+export interface RetryHostPredicateConfig {
+  readonly name: string;
 }
 
 /** RetryPolicy (route or virtual host). */
@@ -620,6 +639,12 @@ export type ClusterProtocolSelection = 'USE_CONFIGURED_PROTOCOL' | 'USE_DOWNSTRE
  */
 export type UnmodelledMessage = Readonly<Record<string, unknown>>;
 
+/** A custom cluster type (cluster_type): its registered name and its typed_config, which the type reads. */
+export interface ClusterTypeConfig {
+  readonly name: string;
+  readonly typedConfig: UnmodelledMessage;
+}
+
 export interface ClusterConfig {
   readonly name: string;
   /** alt_stat_name, or name, with every `:` replaced by `_`. */
@@ -627,7 +652,7 @@ export interface ClusterConfig {
   /** STATIC when cluster_type is set instead (the two are a one-of). */
   readonly type: DiscoveryType;
   /** cluster_type: a cluster type by its registered name, with its typed_config. */
-  readonly clusterType: { readonly name: string; readonly typedConfig: UnmodelledMessage } | null;
+  readonly clusterType: ClusterTypeConfig | null;
   /** Set only on EDS clusters (validated); serviceName is the cluster's name when the config leaves it empty. */
   readonly edsClusterConfig: { readonly edsConfig: ConfigSourceConfig; readonly serviceName: string } | null;
   readonly connectTimeoutMs: number;

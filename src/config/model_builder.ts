@@ -2,6 +2,7 @@
 // durations in milliseconds, names in our spelling. Pure, apart from naming unnamed listeners
 // with a random UUID as Envoy does.
 
+import { accessLogEntryModel } from '../access_log/access_log_model';
 import { randomUUID } from 'node:crypto';
 import {
   boolField,
@@ -226,6 +227,7 @@ function tcpProxy(name: string, config: JsonObject): TcpProxyConfig {
     statPrefix: stringField(config, 'stat_prefix'),
     cluster: stringField(config, 'cluster'),
     idleTimeoutMs: millis(config, 'idle_timeout', DEFAULTS.tcpProxyIdleTimeoutMs),
+    accessLogs: messageList(config, 'access_log').map(accessLogEntryModel),
   };
 }
 
@@ -245,6 +247,7 @@ function httpConnectionManager(name: string, config: JsonObject): HttpConnection
     httpProtocolOptions: http1ProtocolOptionsOf(messageField(config, 'http_protocol_options') ?? {}),
     codecType: enumField<CodecType>(config, 'codec_type', 'AUTO'),
     http2ProtocolOptions: http2ProtocolOptionsOf(messageField(config, 'http2_protocol_options') ?? {})!,
+    accessLogs: messageList(config, 'access_log').map(accessLogEntryModel),
   };
 }
 
@@ -301,7 +304,7 @@ function healthCheck(config: JsonObject): HealthCheckConfig {
 }
 
 /** Validation left at most one specifier set; none means "present", as in Envoy. */
-function headerMatch(config: JsonObject): HeaderMatch {
+export function headerMatch(config: JsonObject): HeaderMatch {
   const name = stringField(config, 'name').toLowerCase();
   const invert = boolField(config, 'invert_match');
   const regex = messageField(config, 'safe_regex_match');
@@ -859,7 +862,7 @@ function socketAddress(address: JsonObject): SocketAddress {
 }
 
 /** A duration field in whole milliseconds (truncated, as Envoy does), or the default when unset. */
-function millis(config: JsonObject, key: string, fallback: number): number {
+export function millis(config: JsonObject, key: string, fallback: number): number {
   const value = durationMs(config, key);
   return value === undefined ? fallback : Math.trunc(value);
 }

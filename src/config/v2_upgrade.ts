@@ -2,6 +2,7 @@
 // to the configuration as written (snake_case JSON) before it is decoded against the v3 protos.
 // Rewrites touch only v2 constructs, so a v3 configuration passes through unchanged.
 
+import { accessLoggerName, FILE_ACCESS_LOG, FILE_ACCESS_LOG_TYPE } from '../access_log/access_log_model';
 import { FieldError } from './errors';
 import { registeredExtensionName } from './extension_registry';
 import { forEachExtension, ExtensionSite, filterChains } from './extension_sites';
@@ -102,9 +103,10 @@ export function upgradeV2(input: JsonValue, schema: ProtoSchema = protoSchema())
   }
   forEachExtension(bootstrap, (extension, site, path) => {
     convertStructConfig(extension, site, path);
-    if (site === 'network_filter' && registeredExtensionName(extension, site) === HTTP_CONNECTION_MANAGER) {
-      upgradeRoutes(messageField(extension, 'typed_config'), childPath(path, 'typed_config'));
-    }
+    if (site !== 'network_filter') return;
+    const name = registeredExtensionName(extension, site);
+    if (name === HTTP_CONNECTION_MANAGER) upgradeRoutes(messageField(extension, 'typed_config'), childPath(path, 'typed_config'));
+    if (name === HTTP_CONNECTION_MANAGER || name === TCP_PROXY) convertAccessLogConfigs(messageField(extension, 'typed_config'), childPath(path, 'typed_config'));
   });
   return { json: bootstrap, warnings };
 }
@@ -214,6 +216,16 @@ function convertStructConfig(extension: JsonObject, site: ExtensionSite, path: s
   const config = takeField(extension, 'config') ?? {};
   if (!isJsonObject(config)) throw new FieldError(childPath(path, 'config'), 'expected an object');
   extension['typed_config'] = { '@type': typeUrl(configType), ...config };
+}
+
+/** The v2 `config:` (a FileAccessLog Struct) of the file access logs of a connection manager or tcp_proxy at `path`. */
+function convertAccessLogConfigs(filter: JsonObject | undefined, path: string): void {
+  messageList(filter ?? {}, 'access_log').forEach((entry, i) => {
+    if (!Object.hasOwn(entry, 'config') || Object.hasOwn(entry, 'typed_config') || accessLoggerName(entry) !== FILE_ACCESS_LOG) return;
+    const config = takeField(entry, 'config') ?? {};
+    if (!isJsonObject(config)) throw new FieldError(childPath(indexPath(childPath(path, 'access_log'), i), 'config'), 'expected an object');
+    entry['typed_config'] = { '@type': typeUrl(FILE_ACCESS_LOG_TYPE), ...config };
+  });
 }
 
 /** An HTTP connection manager's static routes at `path`: renamed fields renamed, dropped ones refused. */

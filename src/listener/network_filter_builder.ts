@@ -4,6 +4,7 @@
 // store it is given. So `--mode validate` and the supervisor build what a worker builds, by this
 // same code, and refuse a configuration a worker could not run before any worker starts.
 
+import { createAccessLogs, type AccessLogsContext } from '../access_log/access_log_factory';
 import { atField, FieldError } from '../config/errors';
 import type { Bootstrap, ListenerConfig, NetworkFilterConfig } from '../config/model';
 import type { Clock } from '../common/clock';
@@ -38,6 +39,8 @@ export interface NetworkFilterDeps {
   readonly healthCheckFailed: () => boolean;
   /** Times what HTTP filters cache (the health check filter's cache_time). */
   readonly clock: Clock;
+  /** Where access logs write, in a process that serves; null builds none (nothing is opened). */
+  readonly accessLogs: AccessLogsContext | null;
 }
 
 export class NetworkFilterBuilder {
@@ -96,8 +99,10 @@ export class NetworkFilterBuilder {
     const { stats, clusters, drain, log, bootstrap, runtime } = this.deps;
     const bufferLimitBytes = listener.perConnectionBufferLimitBytes;
     switch (filter.kind) {
-      case 'tcp_proxy':
-        return new TcpProxyFactory(filter, { stats, clusters, bufferLimitBytes });
+      case 'tcp_proxy': {
+        const accessLogs = this.deps.accessLogs === null ? [] : createAccessLogs(filter.accessLogs, this.deps.accessLogs);
+        return new TcpProxyFactory(filter, { stats, clusters, bufferLimitBytes, accessLogs });
+      }
       case 'http_connection_manager':
         return new HttpConnectionManagerFactory(filter, {
           stats,

@@ -39,6 +39,8 @@ export function constructDataPlane(bootstrap: Bootstrap, file: string, log: Logg
       runtime,
       healthCheckFailed: () => false,
       clock: new SystemClock(),
+      // Validated with the configuration; opened by the workers.
+      accessLogs: null,
     });
     bootstrap.listeners.forEach((_, i) => filters.listenerFilter(i));
   });

@@ -361,6 +361,7 @@ export class Supervisor implements ServerInfoSource {
         healthCheckFailed: this.healthCheckFailed,
         mutexTracing: this.tracer !== null,
         recentLookupsCapacity: this.recentLookups!.capacity,
+        fileFlushIntervalMs: options.fileFlushIntervalMsec,
       }),
       onMessage: (m) => {
         if (m.type === 'contention') this.tracer?.merge(m.stats);

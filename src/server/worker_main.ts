@@ -11,6 +11,9 @@ import { ListenSocket } from '../listener/listen_socket';
 import { NetworkFilterBuilder } from '../listener/network_filter_builder';
 import { DrainManager } from '../hot_restart/drain_manager';
 import { SystemClock } from '../common/clock';
+import { mathRandom } from '../common/random';
+import { AccessLogManager } from '../access_log/access_log_manager';
+import { builtinExtensions } from '../extensions/builtin_extensions';
 import { SharedStatsStore } from '../stats/store';
 import { nodeLocality } from '../config/node_overrides';
 import { ClusterManager } from '../upstream/cluster_manager';
@@ -144,7 +147,14 @@ async function run(init: WorkerInit, started: Promise<WorkerStart>, control: Wor
   });
   // While health checks fail, every HTTP response closes its connection (Envoy's drain manager).
   const drain = new DrainManager({ ...init.drain, clock, healthCheckFailed: () => control.healthCheckFailed });
+  // This worker's access log files: its own buffers, on descriptors opened O_APPEND, so that
+  // every worker appends whole entries to a file they share.
+  const accessLogFiles = new AccessLogManager({
+    flushIntervalMs: init.fileFlushIntervalMs,
+    onError: (path, error) => log.error(`access log ${path}: ${error.message}`),
+  });
   const filters = new NetworkFilterBuilder({
+    accessLogs: { files: accessLogFiles, loggers: builtinExtensions().factories('proxy.access_loggers'), runtime: control.runtime, random: mathRandom },
     bootstrap,
     stats: store,
     clusters,
@@ -185,11 +195,17 @@ async function run(init: WorkerInit, started: Promise<WorkerStart>, control: Wor
       .then(() => {
         clusters.close();
         drain.close();
-        return logs.flush();
+        // The connections are closed and logged: their entries are written before the exit.
+        return accessLogFiles.close();
       })
+      .then(() => logs.flush())
       .finally(() => process.exit(0));
   };
-  const reopenLogs = () => void logs.reopen().catch((e: Error) => log.error(`cannot reopen the log file: ${e.message}`));
+  const reopenLogs = () => {
+    void logs.reopen().catch((e: Error) => log.error(`cannot reopen the log file: ${e.message}`));
+    // Failures are reported per file by the manager's onError.
+    void accessLogFiles.reopen();
+  };
   const handle = (m: SupervisorMessage) => {
     if (m.type === 'shutdown') stop('supervisor shutdown');
     if (m.type === 'reopen_logs') reopenLogs();

@@ -15,7 +15,7 @@ import type { ProcessLookups } from '../stats/recent_lookups';
 import type { ProfileKind } from './process_profiler';
 import type { ConsecutiveFailure } from '../upstream/outlier/consecutive_failure';
 
-export const WORKER_PROTOCOL_VERSION = 8;
+export const WORKER_PROTOCOL_VERSION = 9;
 
 /**
  * The clusters' state a worker starts from, besides the bootstrap. Large (about 600 bytes per
@@ -71,6 +71,8 @@ export interface WorkerInit {
   readonly mutexTracing: boolean;
   /** How many stat names looked up by string to remember now (0: /stats/recentlookups disabled). */
   readonly recentLookupsCapacity: number;
+  /** --file-flush-interval-msec: how long access log entries wait in the worker before they are written. */
+  readonly fileFlushIntervalMs: number;
 }
 
 /** Sent once the supervisor's clusters are initialized: the worker builds its data plane and serves. */

@@ -2,15 +2,15 @@
 // as log lines print them (the local one after original_dst) and, over TLS, the session's facts,
 // which are read only when asked for.
 
-import * as net from 'node:net';
+import type * as net from 'node:net';
 import { TLSSocket } from 'node:tls';
 import { TlsSocketConnectionInfo } from '../tls/ssl_connection_info';
+import { addressString } from '../upstream/address';
 import type { DownstreamConnectionInfo } from './stream_info';
 
 /** `ip:port`, `[ip]:port` for IPv6; '' when the socket has no address (already closed). */
 export function socketAddressString(address: string | undefined, port: number | undefined): string {
-  if (address === undefined || port === undefined) return '';
-  return net.isIPv6(address) ? `[${address}]:${port}` : `${address}:${port}`;
+  return address === undefined || port === undefined ? '' : addressString({ address, port });
 }
 
 export function downstreamConnectionInfo(socket: net.Socket, id: number): DownstreamConnectionInfo {

@@ -1,6 +1,7 @@
 // Builders for the configuration model and an in-process data plane (listeners, filters,
 // clusters) over a heap stats store, for tests that drive real sockets on 127.0.0.1.
 
+import type { AccessLogsContext } from '../../src/access_log/access_log_factory';
 import type {
   Bootstrap,
   ClusterConfig,
@@ -151,6 +152,7 @@ export function httpConnectionManager(virtualHosts: VirtualHost[], overrides: Pa
     requestTimeoutMs: 0,
     commonHttpProtocolOptions: commonHttpProtocolOptionsOf({}),
     httpProtocolOptions: http1ProtocolOptionsOf({}),
+    accessLogs: [],
     ...overrides,
   };
 }
@@ -162,6 +164,7 @@ export function tcpProxy(cluster: string, overrides: Partial<TcpProxyConfig> = {
     statPrefix: 'tcp_stats',
     cluster,
     idleTimeoutMs: 3600000,
+    accessLogs: [],
     ...overrides,
   };
 }
@@ -221,7 +224,15 @@ export interface DataPlane {
 export async function startDataPlane(
   listeners: ListenerConfig[],
   clusters: ClusterConfig[],
-  options: { drain?: DrainDecider; random?: RandomSource; localAddress?: string; healthCheckFailed?: () => boolean; clock?: Clock; serviceCluster?: string } = {},
+  options: {
+    drain?: DrainDecider;
+    random?: RandomSource;
+    localAddress?: string;
+    healthCheckFailed?: () => boolean;
+    clock?: Clock;
+    serviceCluster?: string;
+    accessLogs?: AccessLogsContext;
+  } = {},
 ): Promise<DataPlane> {
   const bootstrap: Bootstrap = {
     node: { id: 'test', cluster: options.serviceCluster ?? 'test', locality: NO_LOCALITY },
@@ -250,6 +261,7 @@ export async function startDataPlane(
     runtime: new LiveRuntime([]),
     healthCheckFailed: options.healthCheckFailed ?? (() => false),
     clock: options.clock ?? new SystemClock(),
+    accessLogs: options.accessLogs ?? null,
   });
   const manager = new ListenerManager({ stats, log: () => silentLogger, ids: ConnectionIds.forOneProcess() });
   const ports = new Map<string, number>();

@@ -4,7 +4,9 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, test } from 'node:test';
 import { AccessLogManager } from '../../src/access_log/access_log_manager';
-import { BufferedFileWriter } from '../../src/access_log/file_writer';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import { BufferedFileWriter, PIPE_BUF, wholeWrites } from '../../src/access_log/file_writer';
 import { waitFor } from '../helpers/proxy_process';
 
 let dir = '';
@@ -99,4 +101,48 @@ test('the manager shares one writer per path and reopens and closes them all', {
   await manager.close();
   assert.equal(read(`${file}.1`), 'a\nb\n');
   assert.equal(read(file), 'c\n');
+});
+
+test('entries share a write up to the limit; a longer one goes alone', () => {
+  const entries = ['a'.repeat(3000), 'b'.repeat(1000), 'c'.repeat(200), 'd'.repeat(5000), 'e'].map((text) => Buffer.from(text));
+  assert.deepEqual(
+    wholeWrites(entries, PIPE_BUF).map((write) => write.length),
+    [4000, 200, 5000, 1],
+  );
+  assert.deepEqual(
+    wholeWrites(entries, Infinity).map((write) => write.length),
+    [9201],
+  );
+  assert.deepEqual(wholeWrites([], PIPE_BUF), []);
+});
+
+const WRITER_MODULE = path.join(__dirname, '../../src/access_log/file_writer.js');
+
+/** A process that writes `count` numbered lines of `width` bytes to `file` through a writer opened with openSync, then closes it. */
+function writerProcess(file: string, tag: string, count: number, width: number): Promise<{ stdout: string }> {
+  const script = `
+    const { BufferedFileWriter } = require(${JSON.stringify(WRITER_MODULE)});
+    const w = BufferedFileWriter.openSync(${JSON.stringify(file)}, { flushIntervalMs: 5, onError: (e) => { console.error(e); process.exit(2); } });
+    for (let i = 0; i < ${count}; i++) w.write(${JSON.stringify(tag)} + String(i).padStart(6, '0') + 'x'.repeat(${width}) + '\\n');
+    w.close().then(() => process.exit(0));
+  `;
+  return promisify(execFile)(process.execPath, ['-e', script], { timeout: 20000 });
+}
+
+test('/dev/stdout works: the entries reach the process\'s standard output', { timeout: 30000 }, async () => {
+  const { stdout } = await writerProcess('/dev/stdout', 'out', 3, 2);
+  assert.equal(stdout, 'out000000xx\nout000001xx\nout000002xx\n');
+});
+
+test('two processes appending to one file never cut each other\'s lines', { timeout: 30000 }, async () => {
+  const file = path.join(dir, 'shared_by_two.log');
+  await Promise.all([writerProcess(file, 'A', 2000, 300), writerProcess(file, 'B', 2000, 300)]);
+  const lines = read(file).split('\n');
+  assert.equal(lines.pop(), '');
+  assert.equal(lines.length, 4000);
+  for (const line of lines) assert.match(line, /^[AB]\d{6}x{300}$/);
+  for (const tag of ['A', 'B']) {
+    const numbers = lines.filter((line) => line.startsWith(tag)).map((line) => Number(line.slice(1, 7)));
+    assert.deepEqual(numbers, [...numbers.keys()]);
+  }
 });

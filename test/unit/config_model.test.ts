@@ -42,7 +42,7 @@ test('listeners, with defaults filled in and names in our spelling', () => {
       {
         match: { destinationPort: null, serverNames: [], transportProtocol: '', applicationProtocols: [] },
         filters: [
-          { kind: 'tcp_proxy', name: 'proxy.filters.network.tcp_proxy', statPrefix: 'tcp_in', cluster: 'backend', idleTimeoutMs: 30000 },
+          { kind: 'tcp_proxy', name: 'proxy.filters.network.tcp_proxy', statPrefix: 'tcp_in', cluster: 'backend', idleTimeoutMs: 30000, accessLogs: [] },
         ],
         transportSocket: null,
       },
@@ -90,6 +90,7 @@ test('listeners, with defaults filled in and names in our spelling', () => {
     httpProtocolOptions: { acceptHttp10: false, defaultHostForHttp10: '', headerKeyFormat: 'default', enableTrailers: false },
     codecType: 'AUTO',
     http2ProtocolOptions: { maxConcurrentStreams: 2147483647, initialStreamWindowSize: 268435456, initialConnectionWindowSize: 268435456, hpackTableSize: 4096 },
+    accessLogs: [],
   });
 });
 

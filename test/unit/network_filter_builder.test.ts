@@ -43,6 +43,7 @@ function builderOf(bootstrap: Bootstrap): NetworkFilterBuilder {
     runtime: new LiveRuntime([]),
     healthCheckFailed: () => false,
     clock: new SystemClock(),
+    accessLogs: null,
   });
 }
 

@@ -21,7 +21,7 @@ export function validateHealthCheck(config: JsonObject, path: string): void {
   messageList(config, 'headers').forEach((matcher, i) => validateHeaderMatcher(matcher, indexPath(childPath(path, 'headers'), i)));
 }
 
-function validateHeaderMatcher(matcher: JsonObject, path: string): void {
+export function validateHeaderMatcher(matcher: JsonObject, path: string): void {
   const regex = messageField(matcher, 'safe_regex_match');
   if (regex !== undefined) compileRegexMatcher(regex, childPath(path, 'safe_regex_match'));
   const range = messageField(matcher, 'range_match');

@@ -5,6 +5,7 @@ import { FieldError } from '../errors';
 import { childPath, indexPath } from '../field_path';
 import { JsonObject, messageField, messageList, numberField, stringField } from '../json';
 import { CONFIG_TYPES, HEALTH_CHECK, ROUTER } from '../names';
+import { validateAccessLogs } from './access_logs';
 import { requireNonNegativeDuration } from './durations';
 import { terminalFilterNotLast, typedConfig, unknownExtension } from './extensions';
 import { validateHealthCheck } from './health_check';
@@ -36,6 +37,7 @@ export function validateHttpConnectionManager(config: JsonObject, path: string, 
     requireNonNegativeDuration(protocolOptions, 'idle_timeout', childPath(path, 'common_http_protocol_options'));
   }
   validateHttp1Options(config, path);
+  validateAccessLogs(config, path);
 }
 
 /** default_host_for_http_10 becomes a request's authority: it must be one a client could send. */

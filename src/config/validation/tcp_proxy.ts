@@ -3,6 +3,7 @@
 import { FieldError } from '../errors';
 import { childPath } from '../field_path';
 import { JsonObject, stringField } from '../json';
+import { validateAccessLogs } from './access_logs';
 import { requireNonNegativeDuration } from './durations';
 
 /** @param config the filter's typed_config, at `path` */
@@ -16,4 +17,5 @@ export function validateTcpProxy(config: JsonObject, path: string, clusters: Rea
     throw new FieldError(childPath(path, 'cluster'), `tcp_proxy: unknown cluster '${cluster}'`);
   }
   requireNonNegativeDuration(config, 'idle_timeout', path);
+  validateAccessLogs(config, path);
 }

@@ -1,9 +1,15 @@
 // The tcp_proxy network filter: each downstream connection gets one upstream connection to a
 // host of the cluster, and bytes flow both ways with Envoy's watermarks (a side whose peer's
 // write buffer went over its buffer limit stops being read until that buffer is down to half),
-// half-closes pass through, and the pair closes after idle_timeout without traffic.
+// half-closes pass through, and the pair closes after idle_timeout without traffic. When the
+// downstream connection closes, its access logs are told of it (StreamInfo, no heads), as
+// Envoy's filter does when it is destroyed.
 
 import type * as net from 'node:net';
+import type { AccessLog } from '../../access_log/access_log';
+import { downstreamConnectionInfo, socketAddressString } from '../../stream_info/downstream_connection';
+import { ResponseFlag } from '../../stream_info/response_flags';
+import { StreamInfo } from '../../stream_info/stream_info';
 import type { TcpProxyConfig } from '../../config/model';
 import type { NetworkFilterFactory } from '../../listener/network_filter';
 import { type WatermarkCallbacks, WatermarkWriter } from '../../network/watermark_writer';
@@ -24,6 +30,8 @@ export interface TcpProxyDeps {
   readonly clusters: ClusterManager;
   /** The listener's per_connection_buffer_limit_bytes. */
   readonly bufferLimitBytes: number;
+  /** The filter's access logs (createAccessLogs), in this process. */
+  readonly accessLogs: readonly AccessLog[];
 }
 
 export class TcpProxyFactory implements NetworkFilterFactory {
@@ -39,8 +47,8 @@ export class TcpProxyFactory implements NetworkFilterFactory {
   /** A TCP stream has no request boundaries: it runs on until the parent epoch terminates. */
   closeIdleConnections(): void {}
 
-  onNewConnection(socket: net.Socket): void {
-    new TcpProxySession(this, socket);
+  onNewConnection(socket: net.Socket, id: number): void {
+    new TcpProxySession(this, socket, id);
   }
 }
 
@@ -59,12 +67,17 @@ class TcpProxySession implements UpstreamConnectionCallbacks, WatermarkCallbacks
   private lastActivity = 0;
   private idleTimer: NodeJS.Timeout | null = null;
   private flushing = false;
+  /** What the access logs print; null when the filter has none, which then costs nothing. */
+  private readonly info: StreamInfo | null;
 
   constructor(
     private readonly factory: TcpProxyFactory,
     private readonly downstream: net.Socket,
+    id: number,
   ) {
     const stats = (this.stats = factory.stats);
+    this.info = factory.deps.accessLogs.length === 0 ? null : new StreamInfo(downstreamConnectionInfo(downstream, id));
+    this.info?.start();
     stats.downstream_cx_total.inc();
     this.output = new WatermarkWriter(
       downstream,
@@ -83,12 +96,15 @@ class TcpProxySession implements UpstreamConnectionCallbacks, WatermarkCallbacks
     const cluster = factory.deps.clusters.get(factory.config.cluster);
     if (cluster === undefined) {
       stats.downstream_cx_no_route.inc();
+      this.info?.setResponseFlag(ResponseFlag.NoRouteFound);
       downstream.destroy();
       return;
     }
+    if (this.info !== null) this.info.upstreamCluster = factory.config.cluster;
     const chosen = cluster.chooseHost(connectionContext(downstream));
     if (chosen === null) {
       cluster.info.stats.counters.upstream_cx_none_healthy.inc();
+      this.info?.setResponseFlag(ResponseFlag.NoHealthyUpstream);
       downstream.destroy();
       return;
     }
@@ -104,14 +120,18 @@ class TcpProxySession implements UpstreamConnectionCallbacks, WatermarkCallbacks
     // Envoy's tcp_proxy checks max_connections itself, then its TCP pool max_pending_requests;
     // a connection refused either way closes the downstream connection.
     const resources = cluster.info.resourceManager('DEFAULT');
+    // Envoy names the host of a connection that fails as well.
+    if (this.info !== null) this.info.upstreamHost = host.addressString;
     if (!resources.connections.tryAcquire()) {
       clusterStats.counters.upstream_cx_overflow.inc();
+      this.info?.setResponseFlag(ResponseFlag.UpstreamOverflow);
       downstream.destroy();
       return;
     }
     if (!resources.pendingRequests.tryAcquire()) {
       resources.connections.release();
       clusterStats.counters.upstream_rq_pending_overflow.inc();
+      this.info?.setResponseFlag(ResponseFlag.UpstreamOverflow);
       downstream.destroy();
       return;
     }
@@ -138,6 +158,7 @@ class TcpProxySession implements UpstreamConnectionCallbacks, WatermarkCallbacks
     // Envoy's TCP pool gives the connection to the session only if max_requests allows.
     if (!this.resources!.requests.tryAcquire()) {
       clusterStats.counters.upstream_rq_pending_overflow.inc();
+      this.info?.setResponseFlag(ResponseFlag.UpstreamOverflow);
       this.upstream!.close();
       this.downstream.destroy();
       return;
@@ -149,6 +170,10 @@ class TcpProxySession implements UpstreamConnectionCallbacks, WatermarkCallbacks
     this.hostStats!.rq_active.inc();
     this.requestActive = true;
     this.host!.outlier.putResult(OutlierResult.LocalOriginConnectSuccessFinal);
+    if (this.info !== null) {
+      const socket = this.upstream!.socket;
+      this.info.upstreamLocalAddress = socketAddressString(socket.localAddress, socket.localPort);
+    }
     this.downstream.resume();
     const idleTimeout = this.factory.config.idleTimeoutMs;
     if (idleTimeout > 0) {
@@ -161,12 +186,14 @@ class TcpProxySession implements UpstreamConnectionCallbacks, WatermarkCallbacks
     this.leavePending();
     this.resources!.connections.release();
     this.host!.outlier.putResult(OutlierResult.LocalOriginConnectFailed);
+    this.info?.setResponseFlag(ResponseFlag.UpstreamConnectionFailure);
     this.upstreamClosed = true;
     this.downstream.destroy();
   }
 
   onData(chunk: Buffer): void {
     this.lastActivity = Date.now();
+    if (this.info !== null) this.info.bytesSent += chunk.length;
     this.output.write(chunk);
   }
 
@@ -204,6 +231,7 @@ class TcpProxySession implements UpstreamConnectionCallbacks, WatermarkCallbacks
   private readonly onDownstreamData = (chunk: Buffer): void => {
     this.lastActivity = Date.now();
     this.stats.downstream_cx_rx_bytes_total.add(chunk.length);
+    if (this.info !== null) this.info.bytesReceived += chunk.length;
     this.upstream!.output.write(chunk);
   };
 
@@ -213,6 +241,7 @@ class TcpProxySession implements UpstreamConnectionCallbacks, WatermarkCallbacks
 
   private readonly onDownstreamClose = (): void => {
     this.output.release();
+    this.logAccess();
     const upstream = this.upstream;
     if (upstream === null || this.upstreamClosed) return;
     if (!upstream.isConnected || upstream.socket.writableFinished) {
@@ -230,6 +259,14 @@ class TcpProxySession implements UpstreamConnectionCallbacks, WatermarkCallbacks
     upstream.end();
     upstream.socket.once('finish', () => upstream.close());
   };
+
+  /** The connection is over for the client: every access log gets its line. */
+  private logAccess(): void {
+    const info = this.info;
+    if (info === null) return;
+    info.requestComplete = info.sinceStart();
+    for (const log of this.factory.deps.accessLogs) log.log(null, null, null, info);
+  }
 
   // ---- watermarks: each side's write buffer holds back the other side's reading ------------
 

@@ -1,0 +1,157 @@
+// Envoy 1.16's SubstitutionFormatParser: a format string is literal text and command operators,
+// `%NAME%`, `%NAME(args)%` or `%NAME(args):N%` (N: the longest value, in characters). A `%`
+// that does not start a valid operator, `%%` included, is a configuration error, as in Envoy.
+// Pure: the format in, its providers out; errors are FieldErrors without a path (the caller's).
+
+import { FieldError } from '../config/errors';
+import type { JsonValue } from '../config/json';
+import type { RequestHead, ResponseHead } from '../http/message';
+import { DateFormat, defaultDateFormat, NEWLINE_SPECIFIER } from './date_format';
+import type { FormatContext, FormatterProvider } from './format_context';
+import { streamInfoOperator } from './stream_info_operators';
+
+/** What follows a `%`: the operator's name, its arguments, its length limit and the closing `%`. */
+const COMMAND_SOURCE = '%([A-Z0-9_]+)(?:\\(([^)]*)\\))?(?::([0-9]+))?%';
+
+/** @throws FieldError for an operator Envoy 1.16 would refuse or this build cannot run */
+export function parseFormat(format: string): FormatterProvider[] {
+  // Sticky, so it matches at `pos` only; its own, as a sticky regex keeps a position.
+  const operatorPattern = new RegExp(COMMAND_SOURCE, 'y');
+  const providers: FormatterProvider[] = [];
+  let literal = '';
+  for (let pos = 0; pos < format.length; pos++) {
+    if (format[pos] !== '%') {
+      literal += format[pos];
+      continue;
+    }
+    if (literal !== '') {
+      providers.push(plain(literal));
+      literal = '';
+    }
+    operatorPattern.lastIndex = pos;
+    const match = operatorPattern.exec(format);
+    if (match === null) throw new FieldError('', `Incorrect configuration: ${format}. Couldn't find valid command at position ${pos}`);
+    const [token, name, args, maxLength] = match;
+    providers.push(command(token.slice(1, -1), name!, args, maxLength === undefined ? null : Number(maxLength)));
+    pos += token.length - 1;
+  }
+  if (literal !== '' || format === '') providers.push(plain(literal));
+  return providers;
+}
+
+function plain(text: string): FormatterProvider {
+  return { text: () => text, value: () => text };
+}
+
+function command(token: string, name: string, args: string | undefined, maxLength: number | null): FormatterProvider {
+  switch (name) {
+    case 'REQ':
+    case 'RESP':
+    case 'TRAILER':
+      return headerOperator(token, name, args, maxLength);
+    case 'DYNAMIC_METADATA':
+      if (args === undefined) break;
+      return dynamicMetadata(args.split(':'), maxLength);
+    case 'START_TIME':
+      return dateOperator(token, args, maxLength, (context) => context.info.startTime);
+    case 'DOWNSTREAM_PEER_CERT_V_START':
+      return dateOperator(token, args, maxLength, (context) => context.info.connection.ssl?.peerValidFrom?.getTime() ?? null);
+    case 'DOWNSTREAM_PEER_CERT_V_END':
+      return dateOperator(token, args, maxLength, (context) => context.info.connection.ssl?.peerExpiration?.getTime() ?? null);
+    case 'LOCAL_REPLY_BODY':
+      // An access log is not a local reply: Envoy gives it an empty body.
+      return plain('');
+    case 'FILTER_STATE':
+      throw new FieldError('', `${token}: this build keeps no filter state (it would always be unset)`);
+  }
+  const operator = args === undefined && maxLength === null ? streamInfoOperator(name) : undefined;
+  if (operator === undefined) throw new FieldError('', `Not supported field in StreamInfo: ${token}`);
+  return operator;
+}
+
+function truncate(text: string, maxLength: number | null): string {
+  return maxLength === null ? text : text.slice(0, maxLength);
+}
+
+function headerOperator(token: string, name: 'REQ' | 'RESP' | 'TRAILER', args: string | undefined, maxLength: number | null): FormatterProvider {
+  if (args === undefined) throw new FieldError('', `Not supported field in StreamInfo: ${token}`);
+  const names = args.split('?');
+  if (names.length > 2) throw new FieldError('', `More than 1 alternative header specified in token: ${token}`);
+  if (names.some((n) => n.includes('\n'))) throw new FieldError('', 'Invalid header configuration. Format string contains newline.');
+  const main = names[0]!.toLowerCase();
+  const alternative = (names[1] ?? '').toLowerCase();
+  const lookup = (context: FormatContext, header: string): string | undefined => {
+    if (name === 'REQ') return requestHeader(context.request, header);
+    if (name === 'RESP') return responseHeader(context.response, header);
+    return context.trailers === null ? undefined : listHeader(context.trailers, header);
+  };
+  const text = (context: FormatContext): string | null => {
+    let value = lookup(context, main);
+    if (value === undefined && alternative !== '') value = lookup(context, alternative);
+    return value === undefined ? null : truncate(value, maxLength);
+  };
+  return { text, value: text };
+}
+
+/** The first value of `name` (lower case); the request's pseudo-headers are its fields. */
+export function requestHeader(head: RequestHead | null, name: string): string | undefined {
+  if (head === null) return undefined;
+  switch (name) {
+    case ':method':
+      return head.method;
+    case ':path':
+      return head.path;
+    case ':scheme':
+      return head.scheme;
+    // Envoy's header map answers `host` with :authority.
+    case ':authority':
+    case 'host':
+      return head.authority === '' ? undefined : head.authority;
+  }
+  return listHeader(head.headers, name);
+}
+
+function responseHeader(head: ResponseHead | null, name: string): string | undefined {
+  if (head === null) return undefined;
+  return name === ':status' ? String(head.status) : listHeader(head.headers, name);
+}
+
+function listHeader(headers: readonly string[], name: string): string | undefined {
+  for (let i = 0; i < headers.length; i += 2) if (headers[i] === name) return headers[i + 1];
+  return undefined;
+}
+
+function dateOperator(token: string, args: string | undefined, maxLength: number | null, time: (context: FormatContext) => number | null): FormatterProvider {
+  if (maxLength !== null) throw new FieldError('', `${token}: a date takes no length limit`);
+  const format = args ?? '';
+  if (NEWLINE_SPECIFIER.test(format)) throw new FieldError('', 'Invalid header configuration. Format string contains newline.');
+  const date = format === '' ? null : new DateFormat(format);
+  const text = (context: FormatContext): string | null => {
+    const ms = time(context);
+    if (ms === null) return null;
+    return date === null ? defaultDateFormat(ms) : date.format(ms);
+  };
+  return { text, value: text };
+}
+
+/** DYNAMIC_METADATA(namespace:key:...): the value as JSON; the namespace's whole struct without keys. */
+function dynamicMetadata(path: readonly string[], maxLength: number | null): FormatterProvider {
+  const [namespace, ...keys] = path;
+  const value = (context: FormatContext): JsonValue => {
+    const struct = context.info.dynamicMetadata?.get(namespace!);
+    if (struct === undefined) return null;
+    let current: unknown = struct;
+    for (const key of keys) {
+      if (typeof current !== 'object' || current === null || Array.isArray(current) || !Object.hasOwn(current, key)) return null;
+      current = (current as Record<string, unknown>)[key];
+    }
+    return current === undefined ? null : (current as JsonValue);
+  };
+  return {
+    text: (context) => {
+      const found = value(context);
+      return found === null ? null : truncate(JSON.stringify(found), maxLength);
+    },
+    value,
+  };
+}

@@ -1,0 +1,25 @@
+// proxy.access_loggers.file (src/access_log/file_access_log.ts): FileAccessLog's fields this
+// build acts on, its format compiled when validated, its model and its logger, writing through
+// the worker's buffered file of its path.
+
+import { FileAccessLog } from '../../access_log/file_access_log';
+import type { FileAccessLogConfig } from '../../access_log/access_log_config';
+import { FILE_ACCESS_LOG, FILE_ACCESS_LOG_SHAPE, FILE_ACCESS_LOG_TYPE, fileAccessLogModel, LEGACY_FILE_ACCESS_LOG, validateFileAccessLog } from '../../access_log/access_log_model';
+import { createFormatter } from '../../access_log/log_formatter';
+import type { ExtensionDescriptor } from '../../config/extension';
+import type { ExtensionFactories } from '../extension_factories';
+
+export const FILE_ACCESS_LOGGER: ExtensionDescriptor<'proxy.access_loggers', ExtensionFactories['proxy.access_loggers']> = {
+  category: 'proxy.access_loggers',
+  name: FILE_ACCESS_LOG,
+  aliases: [LEGACY_FILE_ACCESS_LOG],
+  configType: FILE_ACCESS_LOG_TYPE,
+  shape: FILE_ACCESS_LOG_SHAPE,
+  validate: validateFileAccessLog,
+  model: fileAccessLogModel,
+  factory: (config, context) => {
+    // The registry hands this factory the models this descriptor built.
+    const file = config as FileAccessLogConfig;
+    return new FileAccessLog(createFormatter(file.format), context.files.openSync(file.path));
+  },
+};
