@@ -471,7 +471,7 @@ const HTTP_CONNECTION_MANAGER: Shape = {
     },
     http2_protocol_options: HTTP2_PROTOCOL_OPTIONS,
     // Validated and modelled (accessLogs); refused until the connection manager calls createAccessLogs.
-    access_log: refused('is not run by the HTTP connection manager of this build yet (it would be ignored); tcp_proxy runs its access logs'),
+    access_log: list(ACCESS_LOG_SHAPE),
   },
   values: { codec_type: ['AUTO', 'HTTP1', 'HTTP2'] },
 };

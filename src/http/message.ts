@@ -55,3 +55,9 @@ export class ResponseHead extends MessageHead {
     super();
   }
 }
+
+/** Whether a header list, [name, value, ...], has header `name` (lower case). */
+export function hasHeader(headers: readonly string[], name: string): boolean {
+  for (let i = 0; i < headers.length; i += 2) if (headers[i] === name) return true;
+  return false;
+}

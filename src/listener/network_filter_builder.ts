@@ -98,11 +98,11 @@ export class NetworkFilterBuilder {
   private filterFactory(listener: ListenerConfig, filter: NetworkFilterConfig): NetworkFilterFactory {
     const { stats, clusters, drain, log, bootstrap, runtime } = this.deps;
     const bufferLimitBytes = listener.perConnectionBufferLimitBytes;
+    // A data plane built only to check the configuration opens no log file.
+    const accessLogs = this.deps.accessLogs === null ? [] : createAccessLogs(filter.accessLogs, this.deps.accessLogs);
     switch (filter.kind) {
-      case 'tcp_proxy': {
-        const accessLogs = this.deps.accessLogs === null ? [] : createAccessLogs(filter.accessLogs, this.deps.accessLogs);
+      case 'tcp_proxy':
         return new TcpProxyFactory(filter, { stats, clusters, bufferLimitBytes, accessLogs });
-      }
       case 'http_connection_manager':
         return new HttpConnectionManagerFactory(filter, {
           stats,
@@ -116,6 +116,7 @@ export class NetworkFilterBuilder {
           localAddress: bootstrap.localAddress,
           runtime,
           filterContext: this.filterContext,
+          accessLogs,
         });
     }
   }

@@ -8,7 +8,7 @@
 
 import type { HealthCheckConfig } from '../../config/model';
 import type { Clock } from '../../common/clock';
-import type { RequestHead } from '../../http/message';
+import { hasHeader, type RequestHead } from '../../http/message';
 import type { ClusterManager } from '../../upstream/cluster_manager';
 import { ResponseFlag } from '../../stream_info/response_flags';
 import { HeaderMatcher, matchAll } from './header_matcher';
@@ -179,7 +179,3 @@ class HealthCheckFilter implements HttpFilter {
   }
 }
 
-function hasHeader(headers: readonly string[], name: string): boolean {
-  for (let i = 0; i < headers.length; i += 2) if (headers[i] === name) return true;
-  return false;
-}

@@ -12,7 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { boundedTimerDelay, type Clock, type TimeoutHandle } from '../../common/clock';
 import type { ClusterRouteAction, Route, RoutingPriority } from '../../config/model';
 import type { ConnectionPool, HttpProtocol, PoolCallbacks, RequestEncoder, ResponseDecoder, StreamResetReason } from '../../http/codec';
-import { BODY_CHUNKED, RequestHead, type ResponseHead } from '../../http/message';
+import { BODY_CHUNKED, hasHeader, RequestHead, type ResponseHead } from '../../http/message';
 import { headerDump } from '../../log/connection_log';
 import type { Logger } from '../../log/logger_api';
 import type { HostStats } from '../../stats/stats';
@@ -386,7 +386,7 @@ export class Router implements PoolCallbacks, ResponseDecoder {
     if (info !== null && info.firstUpstreamRxByteReceived < 0) info.firstUpstreamRxByteReceived = info.sinceStart();
     const retry = this.retry;
     if (retry !== null) {
-      const retriable = wouldRetryFromStatus(retry.retryOn, retry.retriableStatusCodes, head.status, hasHeader(head, 'x-proxy-ratelimited'));
+      const retriable = wouldRetryFromStatus(retry.retryOn, retry.retriableStatusCodes, head.status, hasHeader(head.headers, 'x-proxy-ratelimited'));
       if (this.maybeRetry(retriable)) {
         this.hostStats!.rq_error.inc();
         return;
@@ -892,13 +892,6 @@ function resetDetails(reason: StreamResetReason, responseStarted: boolean): stri
 /** 127.0.0.0/8, ::1, and the IPv4-mapped form of 127.0.0.0/8. */
 function isLoopback(ip: string): boolean {
   return ip.startsWith('127.') || ip === '::1' || ip.startsWith('::ffff:127.');
-}
-
-/** Whether a response head carries header `name` (lower case). */
-function hasHeader(head: ResponseHead, name: string): boolean {
-  const headers = head.headers;
-  for (let i = 0; i < headers.length; i += 2) if (headers[i] === name) return true;
-  return false;
 }
 
 const enum ProxyHeader {

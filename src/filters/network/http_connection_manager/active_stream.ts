@@ -6,8 +6,9 @@
 // On HTTP/1 one ActiveStream, with its filters and router, serves each request of a connection
 // in turn: its per-request state is reset by begin() instead of allocating one per request.
 
+import { randomUUID } from 'node:crypto';
 import type { HttpProtocol, RequestDecoder, ResponseEncoder, StreamResetReason } from '../../../http/codec';
-import { type RequestHead, ResponseHead } from '../../../http/message';
+import { hasHeader, type RequestHead, ResponseHead } from '../../../http/message';
 import { headerDump } from '../../../log/connection_log';
 import type { Logger } from '../../../log/logger_api';
 import { FilterHeadersStatus, type HttpFilter, type HttpFilterCallbacks } from '../../http/http_filter';
@@ -102,6 +103,9 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, HttpFilte
     if (info !== null) {
       info.protocol = this.protocol === 'http2' ? 'HTTP/2' : head.http10 ? 'HTTP/1.0' : 'HTTP/1.1';
       if (endStream) info.lastDownstreamRxByteReceived = info.sinceStart();
+      // As Envoy's connection manager, the request id is made before routing, so every entry,
+      // local replies included, names it; the router then sends this one upstream.
+      if (!hasHeader(head.headers, 'x-request-id')) head.headers.push('x-request-id', randomUUID());
     }
     const log = this.owner.factory.streamLog;
     if (log.enabled('debug')) {

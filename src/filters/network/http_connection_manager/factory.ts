@@ -53,6 +53,8 @@ export interface HttpConnectionManagerDeps {
   readonly runtime: RuntimeSource;
   /** What the HTTP filters before the router read from the worker. */
   readonly filterContext: HttpFilterContext;
+  /** The access_log list, built; empty, no stream records a StreamInfo. */
+  readonly accessLogs: readonly AccessLog[];
 }
 
 export class HttpConnectionManagerFactory implements NetworkFilterFactory {
@@ -68,8 +70,7 @@ export class HttpConnectionManagerFactory implements NetworkFilterFactory {
   readonly log: Logger;
   readonly streamLog: Logger;
   readonly connectionLogs: ReturnType<typeof connectionManagerLogs>;
-  /** The access_log list; empty, no stream records a StreamInfo. */
-  readonly accessLogs: readonly AccessLog[] = [];
+  readonly accessLogs: readonly AccessLog[];
   /** Open connections, for the end of a drain. */
   readonly connections = new Set<ConnectionManager>();
 
@@ -79,6 +80,7 @@ export class HttpConnectionManagerFactory implements NetworkFilterFactory {
     readonly deps: HttpConnectionManagerDeps,
   ) {
     this.log = deps.log.forFile(__filename);
+    this.accessLogs = deps.accessLogs;
     this.streamLog = activeStreamLog(deps.log);
     this.connectionLogs = connectionManagerLogs(deps.log, deps.connectionLog);
     const chain = config.httpFilters;

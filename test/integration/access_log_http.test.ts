@@ -1,0 +1,186 @@
+// The HTTP connection manager's file access logs through the real binary: Envoy 1.16's default
+// format for a 200, a 503 with no healthy upstream (UH), an upstream reset (UC), an upstream
+// timeout (UT) and a client that disconnects (DC); a JSON format and a status filter; whole
+// lines from two workers under load; reopening on SIGUSR1.
+
+import assert from 'node:assert/strict';
+import { execFile, spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as http from 'node:http';
+import * as net from 'node:net';
+import * as path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { httpListener, localCluster } from '../helpers/config_fixtures';
+import { closeServer, listen, startUpstream, type Upstream } from '../helpers/http_peers';
+import { makeTempDir, type RunningProxy, sleep, startProxy } from '../helpers/proxy_process';
+
+const TIMEOUT = { timeout: 120_000 };
+const FILE_LOG = 'type.googleapis.com/envoy.extensions.access_loggers.file.v3.FileAccessLog';
+const WITH_H2LOAD = { skip: spawnSync('h2load', ['--version']).status === 0 ? false : 'h2load (Debian nghttp2-client) is not installed' };
+const RESET_BODY = 'upstream connect error or disconnect/reset before headers. reset reason: connection termination';
+const LOAD_REQUESTS = 100_000;
+
+/** Envoy 1.16's default format, field by field, for one request of ours (user-agent `t`, host `h`). */
+function defaultLine(fields: { path: string; status: number; flags: string; sent: number; serviceTime: boolean; upstream: boolean }): RegExp {
+  const serviceTime = fields.serviceTime ? '\\d+' : '-';
+  const host = fields.upstream ? '"127\\.0\\.0\\.1:\\d+"' : '"-"';
+  return new RegExp(
+    `^\\[\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{3}Z\\] "GET ${fields.path} HTTP/1\\.1" ${fields.status} ${fields.flags} 0 ${fields.sent} \\d+ ${serviceTime} "-" "t" "[0-9a-f-]{36}" "h" ${host}$`,
+  );
+}
+
+function get(port: number, pathName: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = http.get({ host: '127.0.0.1', port, path: pathName, agent: false, headers: { host: 'h', 'user-agent': 't' } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('error', reject);
+  });
+}
+
+function readLines(file: string): string[] {
+  return fs.existsSync(file) ? fs.readFileSync(file, 'utf8').split('\n').slice(0, -1) : [];
+}
+
+async function waitForLines(file: string, count: number, ms = 10_000): Promise<string[]> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const lines = readLines(file);
+    if (lines.length >= count || Date.now() > deadline) return lines;
+    await sleep(50);
+  }
+}
+
+describe('HTTP access logs', TIMEOUT, () => {
+  let dir: string;
+  let upstream: Upstream;
+  let resetter: net.Server;
+  let silent: net.Server;
+  const silentSockets = new Set<net.Socket>();
+  let proxy: RunningProxy;
+  let port: number;
+  let defaultPath: string;
+  let jsonPath: string;
+  let errorsPath: string;
+
+  before(async () => {
+    dir = makeTempDir();
+    defaultPath = path.join(dir, 'default.log');
+    jsonPath = path.join(dir, 'json.log');
+    errorsPath = path.join(dir, 'errors.log');
+    upstream = await startUpstream('web', (_req, res) => res.end('hello'));
+    // Closes every connection at once: the request is reset before its response (UC).
+    resetter = net.createServer((socket) => socket.destroy());
+    // Never answers: the route timeout (UT) and the client's disconnect (DC) happen first.
+    silent = net.createServer((socket) => {
+      silentSockets.add(socket);
+      socket.on('close', () => silentSockets.delete(socket));
+    });
+    const resetPort = await listen(resetter);
+    const silentPort = await listen(silent);
+    const routes = [
+      { match: { prefix: '/ok' }, route: { cluster: 'web' } },
+      { match: { prefix: '/uh' }, route: { cluster: 'empty' } },
+      { match: { prefix: '/uc' }, route: { cluster: 'reset' } },
+      { match: { prefix: '/ut' }, route: { cluster: 'silent', timeout: '0.2s' } },
+      { match: { prefix: '/dc' }, route: { cluster: 'silent' } },
+    ];
+    const accessLog = [
+      { name: 'envoy.access_loggers.file', typed_config: { '@type': FILE_LOG, path: defaultPath } },
+      { name: 'envoy.access_loggers.file', typed_config: { '@type': FILE_LOG, path: jsonPath, typed_json_format: { code: '%RESPONSE_CODE%', path: '%REQ(:PATH)%', flags: '%RESPONSE_FLAGS%' } } },
+      {
+        name: 'envoy.access_loggers.file',
+        filter: { status_code_filter: { comparison: { op: 'GE', value: { default_value: 500, runtime_key: 'access_log.errors' } } } },
+        typed_config: { '@type': FILE_LOG, path: errorsPath, format: '%RESPONSE_CODE% %REQ(:PATH)%\n' },
+      },
+    ];
+    proxy = await startProxy(
+      {
+        static_resources: {
+          listeners: [httpListener('in', 0, routes, { access_log: accessLog })],
+          clusters: [
+            localCluster('web', upstream.port),
+            { name: 'empty', connect_timeout: '1s', load_assignment: { cluster_name: 'empty', endpoints: [] } },
+            localCluster('reset', resetPort),
+            localCluster('silent', silentPort),
+          ],
+        },
+      },
+      ['--concurrency', '2', '--file-flush-interval-msec', '50'],
+    );
+    port = await proxy.listenerPort('in');
+  });
+
+  after(async () => {
+    await proxy?.cleanup();
+    await upstream?.close();
+    for (const socket of silentSockets) socket.destroy();
+    if (resetter !== undefined) await closeServer(resetter);
+    if (silent !== undefined) await closeServer(silent);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  test("the default format is Envoy's, byte for byte: 200, UH, UC, UT and DC", async () => {
+    assert.equal(await get(port, '/ok'), 200);
+    assert.equal(await get(port, '/uh'), 503);
+    assert.equal(await get(port, '/uc'), 503);
+    assert.equal(await get(port, '/ut'), 504);
+    // The client leaves (a reset: a half-close would still wait for the answer) before the silent upstream answers.
+    const socket = net.connect(port, '127.0.0.1', () => socket.write('GET /dc HTTP/1.1\r\nhost: h\r\nuser-agent: t\r\n\r\n'));
+    await sleep(200);
+    socket.resetAndDestroy();
+    const lines = await waitForLines(defaultPath, 5);
+    assert.equal(lines.length, 5, lines.join('\n'));
+    const expected = [
+      defaultLine({ path: '/ok', status: 200, flags: '-', sent: 5, serviceTime: true, upstream: true }),
+      defaultLine({ path: '/uh', status: 503, flags: 'UH', sent: 'no healthy upstream'.length, serviceTime: false, upstream: false }),
+      defaultLine({ path: '/uc', status: 503, flags: 'UC', sent: RESET_BODY.length, serviceTime: false, upstream: true }),
+      defaultLine({ path: '/ut', status: 504, flags: 'UT', sent: 'upstream request timeout'.length, serviceTime: false, upstream: true }),
+      defaultLine({ path: '/dc', status: 0, flags: 'DC', sent: 0, serviceTime: false, upstream: true }),
+    ];
+    // Requests on different workers may be written in either order: each line is matched to its path.
+    for (const pattern of expected) assert.ok(lines.some((line) => pattern.test(line)), `no line matches ${pattern}:\n${lines.join('\n')}`);
+  });
+
+  test('typed_json_format keeps numbers numbers; the status filter keeps only the 5xx lines', async () => {
+    const json = (await waitForLines(jsonPath, 5)).map((line) => JSON.parse(line) as Record<string, unknown>);
+    assert.deepEqual(
+      json.map((entry) => `${entry.path} ${entry.code} ${entry.flags}`).sort(),
+      ['/dc 0 DC', '/ok 200 -', '/uc 503 UC', '/uh 503 UH', '/ut 504 UT'],
+    );
+    assert.equal(typeof json[0].code, 'number');
+    assert.deepEqual((await waitForLines(errorsPath, 3)).sort(), ['503 /uc', '503 /uh', '504 /ut']);
+  });
+
+  test('SIGUSR1 reopens the files: a rotated log keeps its lines, new ones go to a new file', async () => {
+    const rotated = `${defaultPath}.1`;
+    fs.renameSync(defaultPath, rotated);
+    process.kill(proxy.pid, 'SIGUSR1');
+    // The workers hear of it through the supervisor; a request after that goes to the new file.
+    let lines: string[] = [];
+    for (let i = 0; i < 50 && lines.length === 0; i++) {
+      await get(port, '/ok');
+      lines = await waitForLines(defaultPath, 1, 200);
+    }
+    assert.ok(lines.length > 0, 'nothing was written to the reopened file');
+    assert.ok(readLines(rotated).length >= 5);
+  });
+
+  test(`${LOAD_REQUESTS} requests through 2 workers: ${LOAD_REQUESTS} whole lines`, WITH_H2LOAD, async () => {
+    const loadPath = path.join(dir, 'default.log');
+    const before = readLines(loadPath).length;
+    // Not spawnSync: the upstream answers from this process's event loop.
+    const stdout = await new Promise<string>((resolve, reject) =>
+      execFile('h2load', ['--h1', '-n', String(LOAD_REQUESTS), '-c', '16', '-t', '1', `http://127.0.0.1:${port}/ok`], { timeout: 90_000 }, (error, out, err) =>
+        error === null ? resolve(out) : reject(new Error(`h2load: ${error.message}\n${err}`)),
+      ),
+    );
+    assert.match(stdout, new RegExp(`${LOAD_REQUESTS} succeeded`), stdout);
+    const lines = (await waitForLines(loadPath, before + LOAD_REQUESTS, 20_000)).slice(before);
+    assert.equal(lines.length, LOAD_REQUESTS);
+    const whole = /^\[\S+\] "GET \/ok HTTP\/1\.1" 200 - 0 5 \d+ \d+ "-" "h2load nghttp2\/[\d.]+" "[0-9a-f-]{36}" "127\.0\.0\.1:\d+" "127\.0\.0\.1:\d+"$/;
+    const broken = lines.filter((line) => !whole.test(line));
+    assert.deepEqual(broken.slice(0, 3), []);
+  });
+});
