@@ -84,18 +84,23 @@ async function measureRounds(session: Session, settings: CompareSettings, roots:
   const { processes, interrupted, pinning } = session;
   const upstreamPort = await startBenchUpstream(session);
   const services = planServices(rows);
-  // One bootstrap file per layer, written once: both builds serve the very same configuration.
-  const launches = new Map<Layer, ProxyLaunch>();
+  // One bootstrap file per layer, written once: both builds serve the very same configuration,
+  // unless HEAD's alone is to write an access log.
+  const launches = new Map<Layer, Record<Build, ProxyLaunch>>();
   for (const service of services) {
     const dir = join(session.runDir, `proxy-${service.layer}`);
-    launches.set(service.layer, await writeProxyLaunch(dir, 'proxy', service.layer, upstreamPort, null));
+    const base = await writeProxyLaunch(dir, 'proxy', service.layer, upstreamPort, null);
+    const headDir = join(session.runDir, `proxy-${service.layer}-logged`);
+    const head = settings.headAccessLog ? await writeProxyLaunch(headDir, 'proxy', service.layer, upstreamPort, null, join(headDir, 'access.log')) : base;
+    launches.set(service.layer, { base, head });
   }
   const load: LoadGenerator = { processes, settings: settings.load, cpu: pinning?.loadCpu ?? null };
   const runs: Runs = new Map(rows.map((row) => [row, { base: [], head: [] }]));
   for (let round = 0; round < settings.rounds; round++) {
     for (const service of services) {
-      const launch = launches.get(service.layer) as ProxyLaunch;
+      const layerLaunches = launches.get(service.layer) as Record<Build, ProxyLaunch>;
       for (const build of buildOrder(round)) {
+        const launch = layerLaunches[build];
         // A fresh proxy of this build, on the same bootstrap file as the other build's.
         const start = (): Promise<RunningService> =>
           startProxy(processes, launch, roots[build], pinning?.proxyCpu ?? null, `${BUILD_NAMES[build]} ${launch.label}`);
@@ -137,6 +142,7 @@ function printPreamble(session: Session, settings: CompareSettings, roots: Recor
       `on freshly started proxies, each row a ${load.warmupSeconds} s warm-up and ${load.durationSeconds} s measured ` +
       `(at least ${seconds < 120 ? `${seconds} s` : `${Math.floor(seconds / 60)} min`})`,
   );
+  if (settings.headAccessLog) console.log('HEAD writes a file access log (the default format) on every row; BASE writes none');
   console.log(describePinning(session.pinning));
 }
 

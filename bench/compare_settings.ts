@@ -7,6 +7,8 @@ export interface CompareSettings {
   readonly load: LoadSettings;
   /** Rounds per row; in each, both builds run once. */
   readonly rounds: number;
+  /** COMPARE_HEAD_ACCESS_LOG=1: HEAD's proxy writes a file access log, BASE's does not; with BASE=HEAD the ratio is logging's cost. */
+  readonly headAccessLog: boolean;
 }
 
 export class CompareUsageError extends Error {
@@ -25,9 +27,19 @@ export function parseCompareArgs(argv: readonly string[]): string {
   return revision;
 }
 
-/** Reads COMPARE_ROUNDS (a positive whole number; 6 when unset) and BENCH_DURATION. */
+/** Reads COMPARE_ROUNDS (a positive whole number; 6 when unset), COMPARE_HEAD_ACCESS_LOG (0 or 1) and BENCH_DURATION. */
 export function readCompareSettings(env: Readonly<Record<string, string | undefined>>): CompareSettings {
-  return { load: readLoadSettings(env), rounds: env.COMPARE_ROUNDS ? parseRounds(env.COMPARE_ROUNDS) : DEFAULT_ROUNDS };
+  return {
+    load: readLoadSettings(env),
+    rounds: env.COMPARE_ROUNDS ? parseRounds(env.COMPARE_ROUNDS) : DEFAULT_ROUNDS,
+    headAccessLog: parseSwitch('COMPARE_HEAD_ACCESS_LOG', env.COMPARE_HEAD_ACCESS_LOG),
+  };
+}
+
+function parseSwitch(name: string, text: string | undefined): boolean {
+  if (text === undefined || text === '' || text === '0') return false;
+  if (text === '1') return true;
+  throw new CompareUsageError(`${name} must be 0 or 1, got '${text}'`);
 }
 
 function parseRounds(text: string): number {

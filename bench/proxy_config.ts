@@ -14,6 +14,8 @@ export interface ProxyBenchConfig {
   readonly resilient?: boolean;
   /** The TLS layer's certificate and key files. */
   readonly certificate?: { readonly certificatePath: string; readonly keyPath: string };
+  /** A file access log (the default format) on the listener's filter, to measure what logging costs. */
+  readonly accessLogPath?: string;
 }
 
 const CLUSTER = 'bench_upstream';
@@ -41,7 +43,11 @@ function transportSocket(config: ProxyBenchConfig): object {
 
 // HTTP/2 with prior knowledge needs nothing of its own: codec_type AUTO (the default) tells the
 // h2 preface from an HTTP/1.1 request line.
-function terminalFilter(layer: Layer): object {
+function terminalFilter(layer: Layer, accessLogPath: string | undefined): object {
+  const accessLog =
+    accessLogPath === undefined
+      ? {}
+      : { access_log: [{ name: 'proxy.access_loggers.file', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.access_loggers.file.v3.FileAccessLog', path: accessLogPath } }] };
   if (layer === 'tcp') {
     return {
       name: 'proxy.filters.network.tcp_proxy',
@@ -49,6 +55,7 @@ function terminalFilter(layer: Layer): object {
         '@type': 'type.googleapis.com/envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy',
         stat_prefix: 'bench_tcp',
         cluster: CLUSTER,
+        ...accessLog,
       },
     };
   }
@@ -67,6 +74,7 @@ function terminalFilter(layer: Layer): object {
           typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router' },
         },
       ],
+      ...accessLog,
     },
   };
 }
@@ -96,7 +104,7 @@ export function proxyBootstrap(config: ProxyBenchConfig): object {
         {
           name: `bench_${config.layer}`,
           address: socketAddress(config.listenPort),
-          filter_chains: [{ filters: [terminalFilter(config.layer)], ...transportSocket(config) }],
+          filter_chains: [{ filters: [terminalFilter(config.layer, config.accessLogPath)], ...transportSocket(config) }],
         },
       ],
       clusters: [

@@ -65,13 +65,14 @@ export async function writeProxyLaunch(
   layer: Layer,
   upstreamPort: number,
   certificate: BenchCertificate | null,
+  accessLogPath?: string,
 ): Promise<ProxyLaunch> {
   mkdirSync(dir, { recursive: true });
   const configPath = join(dir, 'bootstrap.yaml');
   const resilient = subject === 'proxy-resilient';
   const port = await freePort();
   const adminPort = await freePort();
-  writeFileSync(configPath, proxyBootstrapYaml({ layer, listenPort: port, upstreamPort, adminPort, resilient, certificate: certificate ?? undefined }));
+  writeFileSync(configPath, proxyBootstrapYaml({ layer, listenPort: port, upstreamPort, adminPort, resilient, certificate: certificate ?? undefined, accessLogPath }));
   const label = resilient ? 'proxy resilient' : layer === 'tcp' ? 'proxy tcp_proxy' : `proxy ${layer}`;
   return { label, layer, port, configPath, baseId: baseId(layer, resilient) };
 }

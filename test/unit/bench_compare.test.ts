@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import { buildOrder, compareRounds, spread, type RoundPair } from '../../bench/ab_summary';
 import { formatChange, formatComparison } from '../../bench/ab_table';
 import { CompareUsageError, parseCompareArgs, readCompareSettings } from '../../bench/compare_settings';
+import { proxyBootstrap } from '../../bench/proxy_config';
 import type { LoadResult } from '../../bench/load_result';
 import { BenchSettingsError } from '../../bench/settings';
 import { SummaryError, type Round } from '../../bench/summary';
@@ -50,6 +51,26 @@ test('6 rounds of 10 s by default; COMPARE_ROUNDS and BENCH_DURATION change them
     assert.throws(() => readCompareSettings({ COMPARE_ROUNDS: bad }), { name: 'CompareUsageError', message: new RegExp(`got '${bad}'`) }, bad);
   }
   assert.throws(() => readCompareSettings({ BENCH_DURATION: '3 seconds' }), BenchSettingsError);
+});
+
+test('COMPARE_HEAD_ACCESS_LOG=1 gives HEAD alone an access log; anything but 0 or 1 is refused', () => {
+  assert.equal(readCompareSettings({}).headAccessLog, false);
+  assert.equal(readCompareSettings({ COMPARE_HEAD_ACCESS_LOG: '0' }).headAccessLog, false);
+  assert.equal(readCompareSettings({ COMPARE_HEAD_ACCESS_LOG: '1' }).headAccessLog, true);
+  assert.throws(() => readCompareSettings({ COMPARE_HEAD_ACCESS_LOG: 'yes' }), { name: 'CompareUsageError', message: /got 'yes'/ });
+});
+
+test('the access-logged bootstrap carries a file access log on either layer; the plain one none', () => {
+  const filterOf = (layer: 'http' | 'tcp', accessLogPath?: string): Record<string, unknown> => {
+    const bootstrap = proxyBootstrap({ layer, listenPort: 1, upstreamPort: 2, adminPort: 3, accessLogPath }) as {
+      static_resources: { listeners: { filter_chains: { filters: { typed_config: Record<string, unknown> }[] }[] }[] };
+    };
+    return bootstrap.static_resources.listeners[0].filter_chains[0].filters[0].typed_config;
+  };
+  for (const layer of ['http', 'tcp'] as const) {
+    assert.equal(filterOf(layer).access_log, undefined);
+    assert.deepEqual((filterOf(layer, '/tmp/a.log').access_log as { typed_config: { path: string } }[])[0].typed_config.path, '/tmp/a.log');
+  }
 });
 
 test('BASE runs first in even rounds and HEAD in odd ones, so each goes first equally often', () => {
