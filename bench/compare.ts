@@ -28,14 +28,22 @@ const COMPARED: Selection = { subjects: new Set(['proxy']), groups: new Set(['ht
 /** Each build's run of a row in each round, or why it failed. */
 type Runs = Map<Row, Record<Build, (Round | { readonly error: string })[]>>;
 
+/** The commits BASE and (with COMPARE_HEAD) HEAD are built from; HEAD null: this checkout. */
+type Commits = Record<Build, string | null> & { readonly base: string };
+
+function commitOf(revision: string): string {
+  const commit = resolveCommit(REPO_ROOT, revision);
+  if (commit === null) throw new CompareUsageError(`unknown revision '${revision}': git knows no commit of that name here`);
+  return commit;
+}
+
 async function main(): Promise<number> {
-  let request: { commit: string; settings: CompareSettings };
+  let request: { commits: Commits; settings: CompareSettings };
   try {
     const revision = parseCompareArgs(process.argv.slice(2));
     const settings = readCompareSettings(process.env);
-    const commit = resolveCommit(REPO_ROOT, revision);
-    if (commit === null) throw new CompareUsageError(`unknown revision '${revision}': git knows no commit of that name here`);
-    request = { commit, settings };
+    const commits = { base: commitOf(revision), head: settings.headRevision === null ? null : commitOf(settings.headRevision) };
+    request = { commits, settings };
   } catch (error) {
     if (!(error instanceof CompareUsageError || error instanceof BenchSettingsError)) throw error;
     console.error(`bench-compare: ${error.message}`);
@@ -43,28 +51,35 @@ async function main(): Promise<number> {
   }
   const startedAt = Date.now();
   try {
-    return await withSession((session) => compareWithBase(session, request.commit, request.settings, planRows(COMPARED)));
+    return await withSession((session) => compareWithBase(session, request.commits, request.settings, planRows(COMPARED)));
   } finally {
     console.log(`total runtime: ${((Date.now() - startedAt) / 1000).toFixed(1)} s`);
   }
 }
 
-async function compareWithBase(session: Session, commit: string, settings: CompareSettings, rows: readonly Row[]): Promise<number> {
+async function compareWithBase(session: Session, commits: Commits, settings: CompareSettings, rows: readonly Row[]): Promise<number> {
   const { processes, interrupted } = session;
-  const worktree = addWorktree(REPO_ROOT, commit);
-  // A second Ctrl-C exits without unwinding; the worktree goes then too.
-  const removeAtExit = (): void => worktree.remove();
+  const worktrees = { base: addWorktree(REPO_ROOT, commits.base), head: commits.head === null ? null : addWorktree(REPO_ROOT, commits.head) };
+  // A second Ctrl-C exits without unwinding; the worktrees go then too.
+  const removeAtExit = (): void => {
+    worktrees.base.remove();
+    worktrees.head?.remove();
+  };
   process.once('exit', removeAtExit);
   try {
-    console.log(`building BASE ${describeCommit(REPO_ROOT, commit)} in ${worktree.path}`);
-    try {
-      await buildWorktree(processes, REPO_ROOT, worktree, (step) => console.log(`  ${step}`));
-    } catch (error) {
-      // A step stopped by Ctrl-C fails; the interruption is what to report.
-      interrupted.throwIfAborted();
-      throw error;
+    for (const build of ['base', 'head'] as const) {
+      const worktree = worktrees[build];
+      if (worktree === null) continue;
+      console.log(`building ${BUILD_NAMES[build]} ${describeCommit(REPO_ROOT, commits[build] as string)} in ${worktree.path}`);
+      try {
+        await buildWorktree(processes, REPO_ROOT, worktree, (step) => console.log(`  ${step}`));
+      } catch (error) {
+        // A step stopped by Ctrl-C fails; the interruption is what to report.
+        interrupted.throwIfAborted();
+        throw error;
+      }
     }
-    const roots: Record<Build, string> = { base: worktree.path, head: REPO_ROOT };
+    const roots: Record<Build, string> = { base: worktrees.base.path, head: worktrees.head?.path ?? REPO_ROOT };
     printPreamble(session, settings, roots, rows);
     const runs = await measureRounds(session, settings, roots, rows);
     const compared = rows.map((row) => compareRow(row, runs, session.ticksPerSecond));
@@ -73,9 +88,9 @@ async function compareWithBase(session: Session, commit: string, settings: Compa
     if (failures.length > 0) console.log(`\n${formatFailures(failures)}`);
     return failures.length > 0 ? 1 : 0;
   } finally {
-    // BASE's proxies run from the worktree: they stop before it goes.
+    // The proxies run from the worktrees: they stop before those go.
     await processes.stopAll();
-    worktree.remove();
+    removeAtExit();
     process.removeListener('exit', removeAtExit);
   }
 }

@@ -9,6 +9,8 @@ export interface CompareSettings {
   readonly rounds: number;
   /** COMPARE_HEAD_ACCESS_LOG=1: HEAD's proxy writes a file access log, BASE's does not; with BASE=HEAD the ratio is logging's cost. */
   readonly headAccessLog: boolean;
+  /** COMPARE_HEAD=<rev>: HEAD is that revision, built in a worktree of its own, not this checkout (for bisecting). */
+  readonly headRevision: string | null;
 }
 
 export class CompareUsageError extends Error {
@@ -23,6 +25,10 @@ const USAGE = 'usage: node dist/bench/compare.js <revision>   (or: make bench-co
 export function parseCompareArgs(argv: readonly string[]): string {
   const [revision, ...rest] = argv;
   if (revision === undefined || revision.trim() === '' || rest.length > 0) throw new CompareUsageError(USAGE);
+  return parseRevision(revision);
+}
+
+function parseRevision(revision: string): string {
   if (revision.startsWith('-')) throw new CompareUsageError(`'${revision}' is not a revision\n${USAGE}`);
   return revision;
 }
@@ -33,6 +39,7 @@ export function readCompareSettings(env: Readonly<Record<string, string | undefi
     load: readLoadSettings(env),
     rounds: env.COMPARE_ROUNDS ? parseRounds(env.COMPARE_ROUNDS) : DEFAULT_ROUNDS,
     headAccessLog: parseSwitch('COMPARE_HEAD_ACCESS_LOG', env.COMPARE_HEAD_ACCESS_LOG),
+    headRevision: env.COMPARE_HEAD ? parseRevision(env.COMPARE_HEAD) : null,
   };
 }
 

@@ -105,7 +105,11 @@ export function upgradeV2(input: JsonValue, schema: ProtoSchema = protoSchema())
     convertStructConfig(extension, site, path);
     if (site !== 'network_filter') return;
     const name = registeredExtensionName(extension, site);
-    if (name === HTTP_CONNECTION_MANAGER) upgradeRoutes(messageField(extension, 'typed_config'), childPath(path, 'typed_config'));
+    if (name === HTTP_CONNECTION_MANAGER) {
+      const typedConfig = messageField(extension, 'typed_config');
+      moveIdleTimeout(typedConfig, childPath(path, 'typed_config'), warnings);
+      upgradeRoutes(typedConfig, childPath(path, 'typed_config'));
+    }
     if (name === HTTP_CONNECTION_MANAGER || name === TCP_PROXY) convertAccessLogConfigs(messageField(extension, 'typed_config'), childPath(path, 'typed_config'));
   });
   return { json: bootstrap, warnings };
@@ -226,6 +230,19 @@ function convertAccessLogConfigs(filter: JsonObject | undefined, path: string): 
     if (!isJsonObject(config)) throw new FieldError(childPath(indexPath(childPath(path, 'access_log'), i), 'config'), 'expected an object');
     entry['typed_config'] = { '@type': typeUrl(FILE_ACCESS_LOG_TYPE), ...config };
   });
+}
+
+/**
+ * v2's connection manager `idle_timeout`, which v3 keeps only in common_http_protocol_options: moved
+ * there, unless that one is set, which Envoy 1.16 reads first.
+ */
+function moveIdleTimeout(connectionManager: JsonObject | undefined, path: string, warnings: string[]): void {
+  if (connectionManager === undefined || !Object.hasOwn(connectionManager, 'idle_timeout')) return;
+  const idleTimeout = takeField(connectionManager, 'idle_timeout');
+  const common = messageField(connectionManager, 'common_http_protocol_options') ?? {};
+  if (!Object.hasOwn(common, 'idle_timeout')) common['idle_timeout'] = idleTimeout ?? null;
+  connectionManager['common_http_protocol_options'] = common;
+  warnings.push(`${childPath(path, 'idle_timeout')}: deprecated option, use common_http_protocol_options.idle_timeout instead`);
 }
 
 /** An HTTP connection manager's static routes at `path`: renamed fields renamed, dropped ones refused. */

@@ -53,6 +53,12 @@ test('6 rounds of 10 s by default; COMPARE_ROUNDS and BENCH_DURATION change them
   assert.throws(() => readCompareSettings({ BENCH_DURATION: '3 seconds' }), BenchSettingsError);
 });
 
+test('COMPARE_HEAD names the revision HEAD is built from; unset, HEAD is this checkout', () => {
+  assert.equal(readCompareSettings({}).headRevision, null);
+  assert.equal(readCompareSettings({ COMPARE_HEAD: 'abc123' }).headRevision, 'abc123');
+  assert.throws(() => readCompareSettings({ COMPARE_HEAD: '--all' }), { name: 'CompareUsageError', message: /'--all' is not a revision/ });
+});
+
 test('COMPARE_HEAD_ACCESS_LOG=1 gives HEAD alone an access log; anything but 0 or 1 is refused', () => {
   assert.equal(readCompareSettings({}).headAccessLog, false);
   assert.equal(readCompareSettings({ COMPARE_HEAD_ACCESS_LOG: '0' }).headAccessLog, false);

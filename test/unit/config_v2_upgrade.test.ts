@@ -146,3 +146,19 @@ test('v2 route fields v3 dropped are refused at their v2 path, even where unknow
   bootstrap.static_resources.listeners[1].filter_chains[0].filters[0].typed_config.route_config.virtual_hosts[0].per_filter_config = { 'envoy.router': {} };
   assert.throws(() => load(bootstrap), { message: /virtual_hosts\[0\]\.per_filter_config: per_filter_config, deprecated in v2/ });
 });
+
+test("v2's connection manager idle_timeout moves to common_http_protocol_options, which wins when both are set", () => {
+  const idleTimeoutOf = (bootstrap: Json): number => {
+    const filter = load(bootstrap, 2).bootstrap.listeners[1].filterChains[0].filters[0];
+    assert.ok(filter.kind === 'http_connection_manager');
+    return filter.commonHttpProtocolOptions.idleTimeoutMs;
+  };
+  const alone = v2Bootstrap();
+  alone.static_resources.listeners[1].filter_chains[0].filters[0].typed_config.idle_timeout = '30s';
+  assert.equal(idleTimeoutOf(alone), 30_000);
+  assert.ok(load(alone, 2).warnings.includes('static_resources.listeners[1].filter_chains[0].filters[0].typed_config.idle_timeout: deprecated option, use common_http_protocol_options.idle_timeout instead'));
+  const both = v2Bootstrap();
+  both.static_resources.listeners[1].filter_chains[0].filters[0].typed_config.idle_timeout = '30s';
+  both.static_resources.listeners[1].filter_chains[0].filters[0].typed_config.common_http_protocol_options = { idle_timeout: '5s' };
+  assert.equal(idleTimeoutOf(both), 5_000);
+});
