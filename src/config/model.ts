@@ -189,6 +189,15 @@ export interface HttpFilterConfig {
   readonly healthCheck?: HealthCheckConfig;
 }
 
+/**
+ * An access_log entry of the HTTP connection manager or the TCP proxy: the logger by its
+ * registered name (`proxy.access_loggers.file`). Each logger's descriptor builds its model, which
+ * extends this with the logger's settings.
+ */
+export interface AccessLogConfig {
+  readonly name: string;
+}
+
 /** proxy.filters.http.health_check (HealthCheck), defaults filled in. */
 export interface HealthCheckConfig {
   readonly passThroughMode: boolean;
@@ -267,6 +276,11 @@ export interface ClusterRouteAction {
   readonly priority: RoutingPriority;
   /** The route's retry_policy, else its virtual host's; absent when neither has one. */
   readonly retryPolicy?: RetryPolicy;
+}
+
+/** A retry_host_predicate entry, by its registered name. */
+export interface RetryHostPredicateConfig {
+  readonly name: string;
 }
 
 /** RetryPolicy (route or virtual host). */
@@ -618,6 +632,12 @@ export type ClusterProtocolSelection = 'USE_CONFIGURED_PROTOCOL' | 'USE_DOWNSTRE
  */
 export type UnmodelledMessage = Readonly<Record<string, unknown>>;
 
+/** A custom cluster type (cluster_type): its registered name and its typed_config, which the type reads. */
+export interface ClusterTypeConfig {
+  readonly name: string;
+  readonly typedConfig: UnmodelledMessage;
+}
+
 export interface ClusterConfig {
   readonly name: string;
   /** alt_stat_name, or name, with every `:` replaced by `_`. */
@@ -625,7 +645,7 @@ export interface ClusterConfig {
   /** STATIC when cluster_type is set instead (the two are a one-of). */
   readonly type: DiscoveryType;
   /** cluster_type: a cluster type by its registered name, with its typed_config. */
-  readonly clusterType: { readonly name: string; readonly typedConfig: UnmodelledMessage } | null;
+  readonly clusterType: ClusterTypeConfig | null;
   /** Set only on EDS clusters (validated); serviceName is the cluster's name when the config leaves it empty. */
   readonly edsClusterConfig: { readonly edsConfig: ConfigSourceConfig; readonly serviceName: string } | null;
   readonly connectTimeoutMs: number;

@@ -858,7 +858,7 @@ function socketAddress(address: JsonObject): SocketAddress {
 }
 
 /** A duration field in whole milliseconds (truncated, as Envoy does), or the default when unset. */
-function millis(config: JsonObject, key: string, fallback: number): number {
+export function millis(config: JsonObject, key: string, fallback: number): number {
   const value = durationMs(config, key);
   return value === undefined ? fallback : Math.trunc(value);
 }

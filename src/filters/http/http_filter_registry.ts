@@ -10,9 +10,10 @@ import type { HttpFilterFactory } from './http_filter';
 /** What filters may read from the worker they run in. */
 export type HttpFilterContext = HealthCheckContext;
 
-type FactoryCreator = (config: HttpFilterConfig, context: HttpFilterContext) => HttpFilterFactory | null;
+/** An HTTP filter's factory for its model; null when it needs none (the router, which the connection manager runs itself). */
+export type HttpFilterFactoryCreator = (config: HttpFilterConfig, context: HttpFilterContext) => HttpFilterFactory | null;
 
-const FACTORIES: ReadonlyMap<string, FactoryCreator> = new Map([
+const FACTORIES: ReadonlyMap<string, HttpFilterFactoryCreator> = new Map([
   [HEALTH_CHECK, (config, context) => (config.healthCheck === undefined ? null : new HealthCheckFilterFactory(config.healthCheck, context))],
 ]);
 

@@ -1,0 +1,11 @@
+// Shapes (shape.ts) of messages that both the bootstrap's core and extensions hold.
+
+import { leaf, Shape } from './shape';
+
+// A matcher's safe_regex runs on RE2 (src/regex). A tag's own regex is not taken yet: its
+// capture groups cut the name, which the tag producer does for its built-in rules only.
+export const REGEX_MATCHER: Shape = { fields: { google_re2: { fields: { max_program_size: leaf } }, regex: leaf } };
+
+export const STRING_MATCHER: Shape = {
+  fields: { exact: leaf, prefix: leaf, suffix: leaf, contains: leaf, safe_regex: REGEX_MATCHER, ignore_case: leaf },
+};

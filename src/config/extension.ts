@@ -1,0 +1,99 @@
+// What one extension is, declared once (its descriptor): its names, its category, the type of
+// its typed_config, the fields of that config this build acts on (its Shape), its validation,
+// its model and the factory of what runs it. The configuration pipeline (name lookup, the
+// capability check, validation, the model), --disable-extensions, GET /server_info and the
+// runtime's factories all read descriptors from the registry they are handed
+// (extension_registry.ts); none of them lists extensions of its own.
+//
+// How to add an extension:
+//   1. Write its descriptor in a file of its own under src/extensions/<category>/ (see
+//      src/extensions/http/health_check.ts): `export const X: ExtensionDescriptor<'<category>',
+//      ExtensionFactories['<category>']> = { ... }`.
+//   2. Add X to its category's list in src/extensions/builtin_extensions.ts (one line).
+// A new category also needs its model type in ExtensionModels below, its factory type in
+// src/extensions/extension_factories.ts, an (empty) list in builtin_extensions.ts, and the
+// places of a bootstrap it is configured at (extension_sites.ts) when the pipeline is to find it.
+//
+// This module is the configuration layer's side: it imports no runtime code, so src/config
+// never depends on what it configures (src/upstream, src/filters, ...); the registry and the
+// factories are built above both (src/extensions) and handed down.
+
+import type { JsonObject } from './json';
+import type {
+  AccessLogConfig,
+  ClusterTypeConfig,
+  DownstreamTransportSocketConfig,
+  HttpFilterConfig,
+  ListenerFilterConfig,
+  NetworkFilterConfig,
+  RetryHostPredicateConfig,
+  TransportSocketConfig,
+} from './model';
+import type { ExtensionRegistry } from './extension_registry';
+import type { Shape } from './shape';
+
+/** The model an extension of each category builds; the keys are the categories (Envoy's, in our spelling). */
+export interface ExtensionModels {
+  /** At `access_log[]` of the HTTP connection manager and the TCP proxy. */
+  'proxy.access_loggers': AccessLogConfig;
+  /** A cluster's discovery type (`type`) or custom type (`cluster_type`). */
+  'proxy.clusters': ClusterTypeConfig;
+  'proxy.filters.http': HttpFilterConfig;
+  'proxy.filters.listener': ListenerFilterConfig;
+  'proxy.filters.network': NetworkFilterConfig;
+  /** A cluster's `filters`: Envoy 1.16 registers none, nor does this build. */
+  'proxy.filters.upstream_network': never;
+  'proxy.retry_host_predicates': RetryHostPredicateConfig;
+  'proxy.transport_sockets.downstream': DownstreamTransportSocketConfig;
+  'proxy.transport_sockets.upstream': TransportSocketConfig;
+}
+
+export type ExtensionCategory = keyof ExtensionModels;
+
+/** Any factory per category: what the configuration layer sees of a registry. */
+export type AnyFactories = { readonly [C in ExtensionCategory]: unknown };
+
+/** The registry as the configuration pipeline reads it (it never calls a factory). */
+export type ConfigExtensions = ExtensionRegistry<AnyFactories>;
+
+export interface ValidationContext {
+  /** The names of the static clusters, which filters may route to. */
+  readonly clusters: ReadonlySet<string>;
+  /** For an extension that holds others (the connection manager's HTTP filters). */
+  readonly extensions: ConfigExtensions;
+}
+
+export interface ModelContext {
+  /** For an extension that holds others (the connection manager's HTTP filters). */
+  readonly extensions: ConfigExtensions;
+}
+
+/**
+ * One extension. `Factory` is what its category's runtime creates it with (extension_factories.ts);
+ * the configuration layer leaves it opaque.
+ */
+export interface ExtensionDescriptor<C extends ExtensionCategory, Factory = unknown> {
+  readonly category: C;
+  /** Its name in our spelling (`proxy.filters.http.health_check`); the `envoy.` spelling is accepted as well. */
+  readonly name: string;
+  /** Other names Envoy 1.16 configures it by: legacy names such as `envoy.health_check`. */
+  readonly aliases?: readonly string[];
+  /**
+   * The v3 message type of its typed_config, in Envoy's package (an extension configured by a
+   * type URL alone is found by it); null when it takes none. A v2 or `proxy.` type URL arrives
+   * renamed to this (ProtoSchema.v3TypeName), so one name covers every spelling Envoy accepts.
+   */
+  readonly configType: string | null;
+  /** The fields of its typed_config this build acts on: the capability check refuses others by path. */
+  readonly shape: Shape;
+  /**
+   * What the protos cannot say (their rules are checked before) of its typed_config at `path`
+   * (`{}` when unset, which means "all defaults").
+   * @throws FieldError
+   */
+  validate?(config: JsonObject, path: string, context: ValidationContext): void;
+  /** Its model from its validated typed_config (`{}` when unset), Envoy's defaults filled in. */
+  model(config: JsonObject, context: ModelContext): ExtensionModels[C];
+  /** What creates its runtime object (a filter factory, a cluster's discovery, ...). */
+  readonly factory: Factory;
+}
