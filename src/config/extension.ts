@@ -24,6 +24,7 @@ import type {
   ClusterTypeConfig,
   DownstreamTransportSocketConfig,
   HttpFilterConfig,
+  LbPolicy,
   ListenerFilterConfig,
   NetworkFilterConfig,
   RetryHostPredicateConfig,
@@ -46,9 +47,17 @@ export interface ExtensionModels {
   'proxy.retry_host_predicates': RetryHostPredicateConfig;
   'proxy.transport_sockets.downstream': DownstreamTransportSocketConfig;
   'proxy.transport_sockets.upstream': TransportSocketConfig;
+  /** A cluster's lb_policy (the config of a policy is one of the Cluster's own fields). */
+  'proxy.load_balancers': LbPolicy;
 }
 
 export type ExtensionCategory = keyof ExtensionModels;
+
+/**
+ * Categories that are no part of Envoy 1.16's extension registry (its lb_policy is an enum), so
+ * GET /server_info lists none of them and --disable-extensions cannot name them.
+ */
+export const UNLISTED_CATEGORIES: ReadonlySet<ExtensionCategory> = new Set(['proxy.load_balancers']);
 
 /** Any factory per category: what the configuration layer sees of a registry. */
 export type AnyFactories = { readonly [C in ExtensionCategory]: unknown };

@@ -5,7 +5,7 @@
 // Durations are milliseconds, names are already normalized (v2 -> v3 done, `envoy.` ->
 // `proxy.`), defaults are filled in. `source` keeps the v3 JSON form for /config_dump.
 
-import type { MetadataMatchCriteria } from '../upstream/lb/metadata_match';
+import type { MetadataMatchCriteria } from './metadata_match';
 import type { ApiConfigSource, ConfigSourceConfig } from './xds/config_source';
 
 export interface SocketAddress {

@@ -7,9 +7,7 @@
 import { atField, FieldError } from '../config/errors';
 import type { Bootstrap, ListenerConfig, NetworkFilterConfig } from '../config/model';
 import type { Clock } from '../common/clock';
-import { HttpConnectionManagerFactory } from '../filters/network/http_connection_manager';
-import { TcpProxyFactory } from '../filters/network/tcp_proxy';
-import type { HttpFilterContext } from '../filters/http/http_filter_registry';
+import type { HttpFilterContext, HttpFilterFactoryCreator } from '../filters/http/http_filter_registry';
 import type { ConnectionIds } from '../log/connection_log';
 import type { LoggerFactory } from '../log/logger_api';
 import type { RuntimeSource } from '../runtime/live_runtime';
@@ -23,6 +21,30 @@ import { FilterChainManager, type FilterChain } from './filter_chain_manager';
 import { FilterChainSelector } from './filter_chain_selector';
 import type { NetworkFilterFactory } from './network_filter';
 import { TlsInspector, TlsInspectorStats } from './tls_inspector';
+
+/** What a network filter's factory may use of the worker and of the listener it runs on. */
+export interface NetworkFilterContext {
+  readonly stats: StatsStore;
+  readonly clusters: ClusterManager;
+  readonly drain: DrainDecider;
+  readonly log: LoggerFactory;
+  readonly ids: ConnectionIds;
+  readonly runtime: RuntimeSource;
+  /** Bootstrap.localAddress. */
+  readonly localAddress: string | undefined;
+  /** The listener's per_connection_buffer_limit_bytes. */
+  readonly bufferLimitBytes: number;
+  /** What the HTTP filters before the router read from the worker. */
+  readonly filterContext: HttpFilterContext;
+}
+
+/**
+ * A network filter's factory (its descriptor's, src/extensions/network). A method, so that each
+ * filter's takes the model its own descriptor built (the registry finds it by that model's name).
+ */
+export interface NetworkFilterFactoryCreator {
+  create(config: NetworkFilterConfig, context: NetworkFilterContext): NetworkFilterFactory;
+}
 
 export interface NetworkFilterDeps {
   /** The configuration the listeners come from; its localAddress feeds x-forwarded-for. */
@@ -38,6 +60,10 @@ export interface NetworkFilterDeps {
   readonly healthCheckFailed: () => boolean;
   /** Times what HTTP filters cache (the health check filter's cache_time). */
   readonly clock: Clock;
+  /** The HTTP filters' factories by name (the registry's, src/extensions). */
+  readonly httpFilters: ReadonlyMap<string, HttpFilterFactoryCreator>;
+  /** The network filters' factories by name (the registry's, src/extensions). */
+  readonly networkFilters: ReadonlyMap<string, NetworkFilterFactoryCreator>;
 }
 
 export class NetworkFilterBuilder {
@@ -49,6 +75,7 @@ export class NetworkFilterBuilder {
       healthCheckFailed: deps.healthCheckFailed,
       serviceCluster: deps.bootstrap.node.cluster,
       clock: deps.clock,
+      httpFilters: deps.httpFilters,
     };
   }
 
@@ -93,25 +120,20 @@ export class NetworkFilterBuilder {
   }
 
   private filterFactory(listener: ListenerConfig, filter: NetworkFilterConfig): NetworkFilterFactory {
-    const { stats, clusters, drain, log, bootstrap, runtime } = this.deps;
-    const bufferLimitBytes = listener.perConnectionBufferLimitBytes;
-    switch (filter.kind) {
-      case 'tcp_proxy':
-        return new TcpProxyFactory(filter, { stats, clusters, bufferLimitBytes });
-      case 'http_connection_manager':
-        return new HttpConnectionManagerFactory(filter, {
-          stats,
-          clusters,
-          drain,
-          log: log('http'),
-          routerLog: log('router'),
-          connectionLog: log('connection'),
-          ids: this.deps.ids,
-          bufferLimitBytes,
-          localAddress: bootstrap.localAddress,
-          runtime,
-          filterContext: this.filterContext,
-        });
-    }
+    const creator = this.deps.networkFilters.get(filter.name);
+    // Validation admits the registered network filters only.
+    if (creator === undefined) throw new FieldError('name', `no network filter named '${filter.name}' is registered`);
+    const { stats, clusters, drain, log, ids, bootstrap, runtime } = this.deps;
+    return creator.create(filter, {
+      stats,
+      clusters,
+      drain,
+      log,
+      ids,
+      runtime,
+      localAddress: bootstrap.localAddress,
+      bufferLimitBytes: listener.perConnectionBufferLimitBytes,
+      filterContext: this.filterContext,
+    });
   }
 }

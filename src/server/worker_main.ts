@@ -9,6 +9,7 @@ import type { ClusterConfig } from '../config/model';
 import { ListenerManager } from '../listener/listener_manager';
 import { ListenSocket } from '../listener/listen_socket';
 import { NetworkFilterBuilder } from '../listener/network_filter_builder';
+import { dataPlaneFactories } from '../extensions/data_plane_extensions';
 import { DrainManager } from '../hot_restart/drain_manager';
 import { SystemClock } from '../common/clock';
 import { SharedStatsStore } from '../stats/store';
@@ -154,6 +155,7 @@ async function run(init: WorkerInit, started: Promise<WorkerStart>, control: Wor
     runtime: control.runtime,
     healthCheckFailed: () => control.healthCheckFailed,
     clock,
+    ...dataPlaneFactories(),
   });
   const listeners = new ListenerManager({ stats: store, log: logFactory, ids });
   const tlsContexts: TlsContext[] = [];

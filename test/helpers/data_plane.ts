@@ -31,6 +31,7 @@ import { ConnectionIds, type UpstreamConnectionLogs } from '../../src/log/connec
 import { upstreamConnectionLogs } from '../../src/pool/upstream_connection_logs';
 import { ClusterManager } from '../../src/upstream/cluster_manager';
 import type { RandomSource } from '../../src/common/random';
+import { dataPlaneFactories } from '../../src/extensions/data_plane_extensions';
 
 const LISTEN_BACKLOG = 128;
 /** As a worker waits after a failed accept(). */
@@ -250,6 +251,7 @@ export async function startDataPlane(
     runtime: new LiveRuntime([]),
     healthCheckFailed: options.healthCheckFailed ?? (() => false),
     clock: options.clock ?? new SystemClock(),
+    ...dataPlaneFactories(),
   });
   const manager = new ListenerManager({ stats, log: () => silentLogger, ids: ConnectionIds.forOneProcess() });
   const ports = new Map<string, number>();

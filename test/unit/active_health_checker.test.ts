@@ -14,7 +14,8 @@ import type { ClusterConfig, HealthCheck } from '../../src/config/model';
 import { LiveRuntime } from '../../src/runtime/live_runtime';
 import { createHeapStatsStore } from '../../src/stats/store';
 import type { ClusterDiscovery, ClusterType } from '../../src/upstream/cluster_discovery';
-import { clusterTypes } from '../../src/upstream/cluster_types';
+import { builtinExtensions } from '../../src/extensions/builtin_extensions';
+import { clusterTypes } from '../../src/extensions/cluster_types';
 import { HealthFlag } from '../../src/upstream/health_flags';
 import { ActiveHealthChecking } from '../../src/upstream/health_check/active_health_checking';
 import { destinationHost, type DiscoveredHost } from '../../src/upstream/membership';
@@ -62,7 +63,7 @@ function start(cluster: ClusterConfig, wallClock = Date.now) {
   const clock = new ManualClock();
   const clusters = new SupervisorClusterManager([cluster], {
     subscriptions: subscriptionFactory(store, silentLogger),
-    types: clusterTypes(),
+    types: clusterTypes(builtinExtensions()),
     hosts: store.hosts,
     stats: store,
     log: () => silentLogger,
@@ -263,7 +264,7 @@ test('event_log_path: HealthCheckEvent JSON lines as Envoy writes them', async (
 function scriptedType() {
   let onHosts: (hosts: readonly DiscoveredHost[]) => void = () => undefined;
   const discovery: ClusterDiscovery = { start: (on) => (onHosts = on), initialized: Promise.resolve(), close: () => undefined };
-  const type: ClusterType = { name: 'STRICT_DNS', extensionName: 'test.scripted', create: () => discovery };
+  const type: ClusterType = { name: 'STRICT_DNS', create: () => discovery };
   return { types: new Map([['STRICT_DNS', type]]), emit: (hosts: DiscoveredHost[]) => onHosts(hosts) };
 }
 
