@@ -9,10 +9,12 @@
 //   1. Write its descriptor in a file of its own under src/extensions/<category>/ (see
 //      src/extensions/http/health_check.ts): `export const X: ExtensionDescriptor<'<category>',
 //      ExtensionFactories['<category>']> = { ... }`.
-//   2. Add X to its category's list in src/extensions/builtin_extensions.ts (one line).
+//   2. Add X to its category's list (one line): in src/extensions/data_plane_extensions.ts for
+//      what the workers create (HTTP filters, network filters, access loggers), else in
+//      src/extensions/builtin_extensions.ts.
 // A new category also needs its model type in ExtensionModels below, its factory type in
-// src/extensions/extension_factories.ts, an (empty) list in builtin_extensions.ts, and the
-// places of a bootstrap it is configured at (extension_sites.ts) when the pipeline is to find it.
+// src/extensions/extension_factories.ts, a list, and the places of a bootstrap it is configured
+// at (extension_sites.ts) when the pipeline is to find it. docs/architecture/extensions.md.
 //
 // This module is the configuration layer's side: it imports no runtime code, so src/config
 // never depends on what it configures (src/upstream, src/filters, ...); the registry and the
