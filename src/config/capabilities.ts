@@ -114,9 +114,6 @@ const HEALTH_CHECK_CONFIG: Shape = {
   },
 };
 
-// Every other Cluster field is carried into the model but refused here until something acts
-// on it (docs/clusters.md lists each field's status). `hosts` and `tls_context` are v2 fields
-// the upgrade turned into load_assignment and transport_socket, checked as those.
 // Envoy 1.16 applies these to the server side only and ignores them on a cluster's upstream
 // connections: refused there, since a setting that does nothing is a mistake to report.
 const DOWNSTREAM_ONLY = 'acts on requests from downstream clients only; Envoy ignores it on a cluster (it would be ignored)';
@@ -140,156 +137,162 @@ function checkExtensionProtocolOptions(value: unknown, path: string, extensions:
   errors.throwIfAny();
 }
 
-/** The Cluster message; its typed_config and discovery types are the registry's. */
-function clusterShape(extensions: ConfigExtensions): Shape {
-  return {
-    fields: {
-      name: leaf,
-      // idle_timeout and max_connection_duration are the pools' (http1_client_connection.ts,
-      // http2_client_connection.ts), max_headers_count the codecs', max_stream_duration the router's.
-      common_http_protocol_options: {
-        fields: {
-          idle_timeout: leaf,
-          max_connection_duration: leaf,
-          max_headers_count: leaf,
-          max_stream_duration: leaf,
-          headers_with_underscores_action: refused(DOWNSTREAM_ONLY),
-        },
-      },
-      // header_key_format spells the request header names the HTTP/1 codec writes.
-      http_protocol_options: {
-        fields: {
-          header_key_format: { fields: { proper_case_words: { fields: {} } } },
-          accept_http_10: refused(DOWNSTREAM_ONLY),
-          default_host_for_http_10: refused(DOWNSTREAM_ONLY),
-        },
-      },
-      typed_extension_protocol_options: { check: (value, path) => checkExtensionProtocolOptions(value, path, extensions) },
-      http2_protocol_options: HTTP2_PROTOCOL_OPTIONS,
-      protocol_selection: leaf,
-      alt_stat_name: leaf,
-      type: leaf,
-      // Validation admits the registered names only; typed_config is checked by its @type.
-      cluster_type: { fields: { name: leaf, typed_config: anyContent } },
-      connect_timeout: leaf,
-      per_connection_buffer_limit_bytes: leaf,
-      lb_policy: leaf,
-      load_assignment: LOAD_ASSIGNMENT,
-      // EDS (eds_cluster.ts); service_name defaults to the cluster's name.
-      eds_cluster_config: { fields: { eds_config: CONFIG_SOURCE, service_name: leaf } },
-      max_requests_per_connection: leaf,
-      // Acts on verdicts of health checking and outlier detection; without either it never fires, as in Envoy.
-      close_connections_on_host_health_failure: leaf,
-      metadata: METADATA,
-      upstream_bind_config: { fields: { source_address: { fields: { address: leaf, port_value: leaf } } } },
-      upstream_connection_options: {
-        fields: { tcp_keepalive: { fields: { keepalive_probes: leaf, keepalive_time: leaf, keepalive_interval: leaf } } },
-      },
-      // ignore_new_hosts_until_first_hc keeps hosts pending their first health check out of the
-      // balancers' arithmetic (priority_set.ts); without health checks it has no effect, as specified.
-      // zone_aware_lb_config acts with cluster_manager.local_cluster_name, and without it as in
-      // Envoy: fail_traffic_on_panic alone.
-      common_lb_config: {
-        fields: {
-          close_connections_on_host_set_change: leaf,
-          // Held health, weight and metadata changes for every cluster type (update_merge_window.ts).
-          update_merge_window: leaf,
-          healthy_panic_threshold: leaf,
-          ignore_new_hosts_until_first_hc: leaf,
-          zone_aware_lb_config: { fields: { routing_enabled: leaf, min_cluster_size: leaf, fail_traffic_on_panic: leaf } },
-          locality_weighted_lb_config: { fields: {} },
-          // hash_balance_factor (bounded loads) is newer than 1.16 and stays refused.
-          consistent_hashing_lb_config: { fields: { use_hostname_for_hashing: leaf } },
-        },
-      },
-      ring_hash_lb_config: { fields: { minimum_ring_size: leaf, maximum_ring_size: leaf, hash_function: leaf } },
-      maglev_lb_config: { fields: { table_size: leaf } },
-      track_timeout_budgets: leaf,
-      // Enforced by the HTTP/1 and HTTP/2 pools and tcp_proxy, for all workers together (resource_manager.ts).
-      circuit_breakers: {
-        fields: {
-          thresholds: list({
-            fields: {
-              priority: leaf,
-              max_connections: leaf,
-              max_pending_requests: leaf,
-              max_requests: leaf,
-              max_retries: leaf,
-              max_connection_pools: leaf,
-              track_remaining: leaf,
-              retry_budget: { fields: { budget_percent: leaf, min_retry_concurrency: leaf } },
-            },
-          }),
-        },
-      },
-      health_checks: list(HEALTH_CHECK_CONFIG),
-      transport_socket: UPSTREAM_TRANSPORT_SOCKET,
-      // A match entry without transport_socket is plaintext.
-      transport_socket_matches: list({ fields: { name: leaf, match: leaf, transport_socket: UPSTREAM_TRANSPORT_SOCKET } }),
-      // Both of 1.16's fields, which the router turns into transport socket options (cluster_info.ts).
-      upstream_http_protocol_options: { fields: { auto_sni: leaf, auto_san_validation: leaf } },
-      // With health checks, a healthy host discovery dropped stays until it fails (membership.ts);
-      // this removes it at once. Without health checks, removal is immediate either way.
-      ignore_health_on_host_removal: leaf,
-      // The subset balancer (subset_load_balancer.ts). single_host_per_subset came after 1.16 and
-      // stays refused.
-      lb_subset_config: {
-        fields: {
-          fallback_policy: leaf,
-          default_subset: leaf,
-          subset_selectors: list({ fields: { keys: leaf, fallback_policy: leaf, fallback_keys_subset: leaf } }),
-          locality_weight_aware: leaf,
-          scale_locality_weight: leaf,
-          panic_mode_any: leaf,
-          list_as_any: leaf,
-        },
-      },
-      // slow_start_config is newer than 1.16 and stays refused.
-      least_request_lb_config: { fields: { choice_count: leaf, active_request_bias: { fields: { default_value: leaf, runtime_key: leaf } } } },
-      // ORIGINAL_DST's balancer (original_dst_lb.ts) reads it; other types' balancers never do, and
-      // validation refuses it beside any lb_policy but CLUSTER_PROVIDED.
-      original_dst_lb_config: { fields: { use_http_header: leaf } },
-      filters: list({ fields: { name: leaf, typed_config: anyContent } }),
-      // The spec: DNS settings are ignored for STATIC clusters, cleanup_interval for all but
-      // ORIGINAL_DST (original_dst_cluster.ts sweeps with it); ignoring them there is the
-      // specified behavior, not a gap.
-      dns_refresh_rate: leaf,
-      dns_failure_refresh_rate: leaf,
-      respect_dns_ttl: leaf,
-      dns_lookup_family: leaf,
-      dns_resolvers: leaf,
-      use_tcp_for_dns_lookups: leaf,
-      cleanup_interval: leaf,
-      // Envoy 1.16's fields; later ones (max_ejection_time, ...) stay refused.
-      outlier_detection: {
-        fields: Object.fromEntries(
-          [
-            'consecutive_5xx',
-            'interval',
-            'base_ejection_time',
-            'max_ejection_percent',
-            'enforcing_consecutive_5xx',
-            'enforcing_success_rate',
-            'success_rate_minimum_hosts',
-            'success_rate_request_volume',
-            'success_rate_stdev_factor',
-            'consecutive_gateway_failure',
-            'enforcing_consecutive_gateway_failure',
-            'split_external_local_origin_errors',
-            'consecutive_local_origin_failure',
-            'enforcing_consecutive_local_origin_failure',
-            'enforcing_local_origin_success_rate',
-            'failure_percentage_threshold',
-            'enforcing_failure_percentage',
-            'enforcing_failure_percentage_local_origin',
-            'failure_percentage_minimum_hosts',
-            'failure_percentage_request_volume',
-          ].map((field) => [field, leaf]),
-        ),
+// Every other Cluster field is carried into the model but refused here until something acts
+// on it (docs/clusters.md lists each field's status). `hosts` and `tls_context` are v2 fields
+// the upgrade turned into load_assignment and transport_socket, checked as those.
+// typed_extension_protocol_options, whose names the registry resolves, is clusterShape's.
+const CLUSTER: Shape = {
+  fields: {
+    name: leaf,
+    // idle_timeout and max_connection_duration are the pools' (http1_client_connection.ts,
+    // http2_client_connection.ts), max_headers_count the codecs', max_stream_duration the router's.
+    common_http_protocol_options: {
+      fields: {
+        idle_timeout: leaf,
+        max_connection_duration: leaf,
+        max_headers_count: leaf,
+        max_stream_duration: leaf,
+        headers_with_underscores_action: refused(DOWNSTREAM_ONLY),
       },
     },
-    // Cluster types and load balancing policies come from the registry. CLUSTER_PROVIDED is left
-    // to validation, which admits it for the types that provide their balancer only.
+    // header_key_format spells the request header names the HTTP/1 codec writes.
+    http_protocol_options: {
+      fields: {
+        header_key_format: { fields: { proper_case_words: { fields: {} } } },
+        accept_http_10: refused(DOWNSTREAM_ONLY),
+        default_host_for_http_10: refused(DOWNSTREAM_ONLY),
+      },
+    },
+    http2_protocol_options: HTTP2_PROTOCOL_OPTIONS,
+    protocol_selection: leaf,
+    alt_stat_name: leaf,
+    type: leaf,
+    // Validation admits the registered names only; typed_config is checked by its @type.
+    cluster_type: { fields: { name: leaf, typed_config: anyContent } },
+    connect_timeout: leaf,
+    per_connection_buffer_limit_bytes: leaf,
+    lb_policy: leaf,
+    load_assignment: LOAD_ASSIGNMENT,
+    // EDS (eds_cluster.ts); service_name defaults to the cluster's name.
+    eds_cluster_config: { fields: { eds_config: CONFIG_SOURCE, service_name: leaf } },
+    max_requests_per_connection: leaf,
+    // Acts on verdicts of health checking and outlier detection; without either it never fires, as in Envoy.
+    close_connections_on_host_health_failure: leaf,
+    metadata: METADATA,
+    upstream_bind_config: { fields: { source_address: { fields: { address: leaf, port_value: leaf } } } },
+    upstream_connection_options: {
+      fields: { tcp_keepalive: { fields: { keepalive_probes: leaf, keepalive_time: leaf, keepalive_interval: leaf } } },
+    },
+    // ignore_new_hosts_until_first_hc keeps hosts pending their first health check out of the
+    // balancers' arithmetic (priority_set.ts); without health checks it has no effect, as specified.
+    // zone_aware_lb_config acts with cluster_manager.local_cluster_name, and without it as in
+    // Envoy: fail_traffic_on_panic alone.
+    common_lb_config: {
+      fields: {
+        close_connections_on_host_set_change: leaf,
+        // Held health, weight and metadata changes for every cluster type (update_merge_window.ts).
+        update_merge_window: leaf,
+        healthy_panic_threshold: leaf,
+        ignore_new_hosts_until_first_hc: leaf,
+        zone_aware_lb_config: { fields: { routing_enabled: leaf, min_cluster_size: leaf, fail_traffic_on_panic: leaf } },
+        locality_weighted_lb_config: { fields: {} },
+        // hash_balance_factor (bounded loads) is newer than 1.16 and stays refused.
+        consistent_hashing_lb_config: { fields: { use_hostname_for_hashing: leaf } },
+      },
+    },
+    ring_hash_lb_config: { fields: { minimum_ring_size: leaf, maximum_ring_size: leaf, hash_function: leaf } },
+    maglev_lb_config: { fields: { table_size: leaf } },
+    track_timeout_budgets: leaf,
+    // Enforced by the HTTP/1 and HTTP/2 pools and tcp_proxy, for all workers together (resource_manager.ts).
+    circuit_breakers: {
+      fields: {
+        thresholds: list({
+          fields: {
+            priority: leaf,
+            max_connections: leaf,
+            max_pending_requests: leaf,
+            max_requests: leaf,
+            max_retries: leaf,
+            max_connection_pools: leaf,
+            track_remaining: leaf,
+            retry_budget: { fields: { budget_percent: leaf, min_retry_concurrency: leaf } },
+          },
+        }),
+      },
+    },
+    health_checks: list(HEALTH_CHECK_CONFIG),
+    transport_socket: UPSTREAM_TRANSPORT_SOCKET,
+    // A match entry without transport_socket is plaintext.
+    transport_socket_matches: list({ fields: { name: leaf, match: leaf, transport_socket: UPSTREAM_TRANSPORT_SOCKET } }),
+    // Both of 1.16's fields, which the router turns into transport socket options (cluster_info.ts).
+    upstream_http_protocol_options: { fields: { auto_sni: leaf, auto_san_validation: leaf } },
+    // With health checks, a healthy host discovery dropped stays until it fails (membership.ts);
+    // this removes it at once. Without health checks, removal is immediate either way.
+    ignore_health_on_host_removal: leaf,
+    // The subset balancer (subset_load_balancer.ts). single_host_per_subset came after 1.16 and
+    // stays refused.
+    lb_subset_config: {
+      fields: {
+        fallback_policy: leaf,
+        default_subset: leaf,
+        subset_selectors: list({ fields: { keys: leaf, fallback_policy: leaf, fallback_keys_subset: leaf } }),
+        locality_weight_aware: leaf,
+        scale_locality_weight: leaf,
+        panic_mode_any: leaf,
+        list_as_any: leaf,
+      },
+    },
+    // slow_start_config is newer than 1.16 and stays refused.
+    least_request_lb_config: { fields: { choice_count: leaf, active_request_bias: { fields: { default_value: leaf, runtime_key: leaf } } } },
+    // ORIGINAL_DST's balancer (original_dst_lb.ts) reads it; other types' balancers never do, and
+    // validation refuses it beside any lb_policy but CLUSTER_PROVIDED.
+    original_dst_lb_config: { fields: { use_http_header: leaf } },
+    filters: list({ fields: { name: leaf, typed_config: anyContent } }),
+    // The spec: DNS settings are ignored for STATIC clusters, cleanup_interval for all but
+    // ORIGINAL_DST (original_dst_cluster.ts sweeps with it); ignoring them there is the
+    // specified behavior, not a gap.
+    dns_refresh_rate: leaf,
+    dns_failure_refresh_rate: leaf,
+    respect_dns_ttl: leaf,
+    dns_lookup_family: leaf,
+    dns_resolvers: leaf,
+    use_tcp_for_dns_lookups: leaf,
+    cleanup_interval: leaf,
+    // Envoy 1.16's fields; later ones (max_ejection_time, ...) stay refused.
+    outlier_detection: {
+      fields: Object.fromEntries(
+        [
+          'consecutive_5xx',
+          'interval',
+          'base_ejection_time',
+          'max_ejection_percent',
+          'enforcing_consecutive_5xx',
+          'enforcing_success_rate',
+          'success_rate_minimum_hosts',
+          'success_rate_request_volume',
+          'success_rate_stdev_factor',
+          'consecutive_gateway_failure',
+          'enforcing_consecutive_gateway_failure',
+          'split_external_local_origin_errors',
+          'consecutive_local_origin_failure',
+          'enforcing_consecutive_local_origin_failure',
+          'enforcing_local_origin_success_rate',
+          'failure_percentage_threshold',
+          'enforcing_failure_percentage',
+          'enforcing_failure_percentage_local_origin',
+          'failure_percentage_minimum_hosts',
+          'failure_percentage_request_volume',
+        ].map((field) => [field, leaf]),
+      ),
+    },
+  },
+};
+
+/** The Cluster message: its types and load balancing policies are the registry's. */
+function clusterShape(extensions: ConfigExtensions): Shape {
+  return {
+    fields: { ...CLUSTER.fields, typed_extension_protocol_options: { check: (value, path) => checkExtensionProtocolOptions(value, path, extensions) } },
+    // CLUSTER_PROVIDED is left to validation, which admits it for the types that provide their balancer only.
     values: {
       type: extensions.of('proxy.clusters').flatMap((t) => (t.configType === null ? [discoveryTypeOf(t.name)] : [])),
       lb_policy: [...extensions.of('proxy.load_balancers').map((lb) => lb.name), 'CLUSTER_PROVIDED'],
@@ -328,32 +331,34 @@ const STATS_CONFIG: Shape = {
   },
 };
 
-function bootstrapShape(extensions: ConfigExtensions): Shape {
-  return {
-    fields: {
-      node: { fields: { id: leaf, cluster: leaf, locality: LOCALITY, metadata: METADATA } },
-      admin: { fields: { access_log_path: leaf, profile_path: leaf, address: SOCKET_ADDRESS } },
-      static_resources: { fields: { listeners: list(LISTENER), clusters: list(clusterShape(extensions)) } },
-      // CDS (also over ADS); LDS and RDS are not implemented.
-      dynamic_resources: { fields: { cds_config: CONFIG_SOURCE, ads_config: API_CONFIG_SOURCE } },
-      cluster_manager: { fields: { local_cluster_name: leaf } },
-      stats_flush_interval: leaf,
-      stats_config: STATS_CONFIG,
-      // rtds_layer is refused: runtime discovery (RTDS) is not implemented yet.
-      layered_runtime: {
-        fields: {
-          layers: list({
-            fields: {
-              name: leaf,
-              static_layer: leaf,
-              disk_layer: { fields: { symlink_root: leaf, subdirectory: leaf, append_service_cluster: leaf } },
-              admin_layer: { fields: {} },
-            },
-          }),
-        },
+// The Bootstrap's fields but static_resources, whose clusters' shape is the registry's.
+const BOOTSTRAP: Shape = {
+  fields: {
+    node: { fields: { id: leaf, cluster: leaf, locality: LOCALITY, metadata: METADATA } },
+    admin: { fields: { access_log_path: leaf, profile_path: leaf, address: SOCKET_ADDRESS } },
+    // CDS (also over ADS); LDS and RDS are not implemented.
+    dynamic_resources: { fields: { cds_config: CONFIG_SOURCE, ads_config: API_CONFIG_SOURCE } },
+    cluster_manager: { fields: { local_cluster_name: leaf } },
+    stats_flush_interval: leaf,
+    stats_config: STATS_CONFIG,
+    // rtds_layer is refused: runtime discovery (RTDS) is not implemented yet.
+    layered_runtime: {
+      fields: {
+        layers: list({
+          fields: {
+            name: leaf,
+            static_layer: leaf,
+            disk_layer: { fields: { symlink_root: leaf, subdirectory: leaf, append_service_cluster: leaf } },
+            admin_layer: { fields: {} },
+          },
+        }),
       },
     },
-  };
+  },
+};
+
+function bootstrapShape(extensions: ConfigExtensions): Shape {
+  return { fields: { ...BOOTSTRAP.fields, static_resources: { fields: { listeners: list(LISTENER), clusters: list(clusterShape(extensions)) } } } };
 }
 
 function check(message: JsonObject, shape: Shape, path: string, extensions: ConfigExtensions): void {

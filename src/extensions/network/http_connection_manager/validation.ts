@@ -144,9 +144,11 @@ function validateHttpFilters(config: JsonObject, path: string, context: Validati
   }
 }
 
-// A route's or virtual host's retry_policy: conditions and host predicates this build honors,
-// and back-off intervals in Envoy's order.
-/** @param path where `policy` (a RetryPolicy) is */
+/**
+ * A route's or virtual host's retry_policy: conditions and host predicates this build honors,
+ * and back-off intervals in Envoy's order.
+ * @param path where `policy` (a RetryPolicy) is
+ */
 function validateRetryPolicy(policy: JsonObject, path: string, extensions: ConfigExtensions): void {
   for (const name of parseRetryOn(stringField(policy, 'retry_on')).unknown) {
     const reason = UNSUPPORTED_RETRY_CONDITIONS.has(name) ? 'is not implemented by this build yet (it would be ignored)' : 'is not a retry condition';
