@@ -71,14 +71,12 @@ const LOAD_ASSIGNMENT: Shape = {
   },
 };
 
-const PAYLOAD: Shape = { fields: { text: leaf, binary: leaf } };
-
 // typed_config is checked by its @type: the shape of the socket's descriptor.
 const UPSTREAM_TRANSPORT_SOCKET: Shape = { fields: { name: leaf, typed_config: anyContent } };
 
 // Active health checking (src/upstream/health_check). Refused: custom checkers, the event
-// service, tls_options, alt_port, HTTP/2 and HTTP/3 HTTP checks (the HTTP probe speaks HTTP/1.1)
-// and the HTTP check's send/receive (not implemented in Envoy).
+// service, tls_options, alt_port. The checks' own fields (http_health_check, ...) are their
+// descriptors' (healthCheckShape).
 const HEALTH_CHECK_CONFIG: Shape = {
   fields: {
     timeout: leaf,
@@ -97,22 +95,14 @@ const HEALTH_CHECK_CONFIG: Shape = {
     always_log_health_check_failures: leaf,
     // Checks connect through the cluster's transport sockets; the criteria pick one of its matches.
     transport_socket_match_criteria: leaf,
-    http_health_check: {
-      fields: {
-        host: leaf,
-        path: leaf,
-        expected_statuses: list({ fields: { start: leaf, end: leaf } }),
-        request_headers_to_add: list({ fields: { header: { fields: { key: leaf, value: leaf } }, append: leaf } }),
-        request_headers_to_remove: leaf,
-        service_name_matcher: STRING_MATCHER,
-        codec_client_type: leaf,
-      },
-      values: { codec_client_type: ['HTTP1'] },
-    },
-    tcp_health_check: { fields: { send: PAYLOAD, receive: list(PAYLOAD) } },
-    grpc_health_check: { fields: { service_name: leaf, authority: leaf } },
   },
 };
+
+/** A HealthCheck with the fields of the registry's checkers. */
+function healthCheckShape(extensions: ConfigExtensions): Shape {
+  const checkers = extensions.of('proxy.health_checkers').map((checker) => [checker.name, checker.shape]);
+  return { fields: { ...HEALTH_CHECK_CONFIG.fields, ...Object.fromEntries(checkers) } };
+}
 
 // Envoy 1.16 applies these to the server side only and ignores them on a cluster's upstream
 // connections: refused there, since a setting that does nothing is a mistake to report.
@@ -140,7 +130,8 @@ function checkExtensionProtocolOptions(value: unknown, path: string, extensions:
 // Every other Cluster field is carried into the model but refused here until something acts
 // on it (docs/clusters.md lists each field's status). `hosts` and `tls_context` are v2 fields
 // the upgrade turned into load_assignment and transport_socket, checked as those.
-// typed_extension_protocol_options, whose names the registry resolves, is clusterShape's.
+// typed_extension_protocol_options (whose names the registry resolves) and health_checks (whose
+// checkers are the registry's) are clusterShape's.
 const CLUSTER: Shape = {
   fields: {
     name: leaf,
@@ -220,7 +211,6 @@ const CLUSTER: Shape = {
         }),
       },
     },
-    health_checks: list(HEALTH_CHECK_CONFIG),
     transport_socket: UPSTREAM_TRANSPORT_SOCKET,
     // A match entry without transport_socket is plaintext.
     transport_socket_matches: list({ fields: { name: leaf, match: leaf, transport_socket: UPSTREAM_TRANSPORT_SOCKET } }),
@@ -291,7 +281,11 @@ const CLUSTER: Shape = {
 /** The Cluster message: its types and load balancing policies are the registry's. */
 function clusterShape(extensions: ConfigExtensions): Shape {
   return {
-    fields: { ...CLUSTER.fields, typed_extension_protocol_options: { check: (value, path) => checkExtensionProtocolOptions(value, path, extensions) } },
+    fields: {
+      ...CLUSTER.fields,
+      typed_extension_protocol_options: { check: (value, path) => checkExtensionProtocolOptions(value, path, extensions) },
+      health_checks: list(healthCheckShape(extensions)),
+    },
     // CLUSTER_PROVIDED is left to validation, which admits it for the types that provide their balancer only.
     values: {
       type: extensions.of('proxy.clusters').flatMap((t) => (t.configType === null ? [discoveryTypeOf(t.name)] : [])),

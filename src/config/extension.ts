@@ -25,6 +25,7 @@ import type {
   AccessLogConfig,
   ClusterTypeConfig,
   DownstreamTransportSocketConfig,
+  HealthChecker,
   HttpFilterConfig,
   LbPolicy,
   ListenerFilterConfig,
@@ -51,15 +52,19 @@ export interface ExtensionModels {
   'proxy.transport_sockets.upstream': TransportSocketConfig;
   /** A cluster's lb_policy (the config of a policy is one of the Cluster's own fields). */
   'proxy.load_balancers': LbPolicy;
+  /** An active health check's kind, by the HealthCheck field that configures it (http_health_check, ...). */
+  'proxy.health_checkers': HealthChecker;
 }
 
 export type ExtensionCategory = keyof ExtensionModels;
 
 /**
- * Categories that are no part of Envoy 1.16's extension registry (its lb_policy is an enum), so
- * GET /server_info lists none of them and --disable-extensions cannot name them.
+ * Categories that are no part of Envoy 1.16's extension registry (lb_policy is an enum there, and
+ * the built-in health checks are fields of HealthCheck), so GET /server_info lists none of them
+ * and --disable-extensions cannot name them. Their descriptors are named as the configuration
+ * selects them: `ROUND_ROBIN`, `http_health_check`.
  */
-export const UNLISTED_CATEGORIES: ReadonlySet<ExtensionCategory> = new Set(['proxy.load_balancers']);
+export const UNLISTED_CATEGORIES: ReadonlySet<ExtensionCategory> = new Set(['proxy.load_balancers', 'proxy.health_checkers']);
 
 /** Any factory per category: what the configuration layer sees of a registry. */
 export type AnyFactories = { readonly [C in ExtensionCategory]: unknown };

@@ -729,8 +729,11 @@ export interface HealthCheck {
    * host's `proxy.transport_socket_match` metadata; null: the host's own metadata decides.
    */
   readonly transportSocketMatchCriteria: Readonly<Record<string, unknown>> | null;
-  readonly checker: HttpHealthCheck | TcpHealthCheck | GrpcHealthCheck;
+  readonly checker: HealthChecker;
 }
+
+/** A health check's kind (its http_health_check, tcp_health_check or grpc_health_check). */
+export type HealthChecker = HttpHealthCheck | TcpHealthCheck | GrpcHealthCheck;
 
 export interface HttpHealthCheck {
   readonly kind: 'http';

@@ -35,6 +35,7 @@ import type {
   EndpointHealthStatus,
   FilterChainConfig,
   HealthCheck,
+  HealthChecker,
   HistogramBucketRule,
   Http2ProtocolOptions,
   CommonHttpProtocolOptions,
@@ -269,7 +270,7 @@ export function cluster(config: JsonObject, extensions: ConfigExtensions, defaul
     closeConnectionsOnHostSetChange: boolField(messageField(config, 'common_lb_config') ?? {}, 'close_connections_on_host_set_change'),
     trackTimeoutBudgets: boolField(config, 'track_timeout_budgets'),
     metadata: filterMetadata(messageField(config, 'metadata')),
-    healthChecks: messageList(config, 'health_checks').map((check) => healthCheckModel(check)),
+    healthChecks: messageList(config, 'health_checks').flatMap((check) => healthCheckModel(check, extensions)),
     circuitBreakers: defaults.of(circuitBreakersConfig, messageField(config, 'circuit_breakers')),
     transportSocket: transportSocket === undefined ? null : extensions.model('proxy.transport_sockets.upstream', transportSocket),
     transportSocketMatches: messageList(config, 'transport_socket_matches').map((match) => {
@@ -311,61 +312,45 @@ export function cluster(config: JsonObject, extensions: ConfigExtensions, defaul
   };
 }
 
-/** Validation made timeout, interval, both thresholds and one checker present. */
-function healthCheckModel(config: JsonObject): HealthCheck {
+/**
+ * Validation made timeout, interval, both thresholds and one checker present. A check whose
+ * checker this build lacks (custom_health_check) has no model: the capability check refuses it
+ * by field path.
+ */
+function healthCheckModel(config: JsonObject, extensions: ConfigExtensions): HealthCheck[] {
+  const checker = healthChecker(config, extensions);
+  if (checker === null) return [];
   const intervalMs = millis(config, 'interval', 0);
   const unhealthyIntervalMs = millis(config, 'unhealthy_interval', intervalMs);
-  return {
-    timeoutMs: millis(config, 'timeout', 0),
-    intervalMs,
-    initialJitterMs: millis(config, 'initial_jitter', 0),
-    intervalJitterMs: millis(config, 'interval_jitter', 0),
-    intervalJitterPercent: numberField(config, 'interval_jitter_percent'),
-    unhealthyThreshold: numberField(config, 'unhealthy_threshold'),
-    healthyThreshold: numberField(config, 'healthy_threshold'),
-    noTrafficIntervalMs: millis(config, 'no_traffic_interval', DEFAULTS.healthCheckNoTrafficIntervalMs),
-    unhealthyIntervalMs,
-    unhealthyEdgeIntervalMs: millis(config, 'unhealthy_edge_interval', unhealthyIntervalMs),
-    healthyEdgeIntervalMs: millis(config, 'healthy_edge_interval', intervalMs),
-    reuseConnection: boolField(config, 'reuse_connection', true),
-    transportSocketMatchCriteria: messageField(config, 'transport_socket_match_criteria') ?? null,
-    eventLogPath: stringField(config, 'event_log_path'),
-    alwaysLogHealthCheckFailures: boolField(config, 'always_log_health_check_failures'),
-    checker: healthChecker(config),
-  };
+  return [
+    {
+      timeoutMs: millis(config, 'timeout', 0),
+      intervalMs,
+      initialJitterMs: millis(config, 'initial_jitter', 0),
+      intervalJitterMs: millis(config, 'interval_jitter', 0),
+      intervalJitterPercent: numberField(config, 'interval_jitter_percent'),
+      unhealthyThreshold: numberField(config, 'unhealthy_threshold'),
+      healthyThreshold: numberField(config, 'healthy_threshold'),
+      noTrafficIntervalMs: millis(config, 'no_traffic_interval', DEFAULTS.healthCheckNoTrafficIntervalMs),
+      unhealthyIntervalMs,
+      unhealthyEdgeIntervalMs: millis(config, 'unhealthy_edge_interval', unhealthyIntervalMs),
+      healthyEdgeIntervalMs: millis(config, 'healthy_edge_interval', intervalMs),
+      reuseConnection: boolField(config, 'reuse_connection', true),
+      transportSocketMatchCriteria: messageField(config, 'transport_socket_match_criteria') ?? null,
+      eventLogPath: stringField(config, 'event_log_path'),
+      alwaysLogHealthCheckFailures: boolField(config, 'always_log_health_check_failures'),
+      checker,
+    },
+  ];
 }
 
-function healthChecker(config: JsonObject): HealthCheck['checker'] {
-  const http = messageField(config, 'http_health_check');
-  if (http !== undefined) {
-    const ranges = messageList(http, 'expected_statuses').map((r) => [numberField(r, 'start'), numberField(r, 'end')] as const);
-    const matcher = messageField(http, 'service_name_matcher');
-    return {
-      kind: 'http',
-      host: stringField(http, 'host'),
-      path: stringField(http, 'path'),
-      expectedStatuses: ranges.length > 0 ? ranges : [[200, 201]],
-      requestHeadersToAdd: messageList(http, 'request_headers_to_add').map((option) => {
-        const header = messageField(option, 'header') ?? {};
-        return { key: stringField(header, 'key'), value: stringField(header, 'value'), append: boolField(option, 'append', true) };
-      }),
-      requestHeadersToRemove: stringList(http, 'request_headers_to_remove').map((name) => name.toLowerCase()),
-      serviceNameMatcher: matcher === undefined ? null : stringMatch(matcher),
-    };
+/** The check's checker, modelled by the registry's checker whose field is set; null when none is. */
+function healthChecker(config: JsonObject, extensions: ConfigExtensions): HealthChecker | null {
+  for (const checker of extensions.of('proxy.health_checkers')) {
+    const checkerConfig = messageField(config, checker.name);
+    if (checkerConfig !== undefined) return checker.model(checkerConfig, { extensions });
   }
-  const tcp = messageField(config, 'tcp_health_check');
-  if (tcp !== undefined) {
-    const send = messageField(tcp, 'send');
-    return { kind: 'tcp', send: send === undefined ? '' : payloadHex(send), receive: messageList(tcp, 'receive').map(payloadHex) };
-  }
-  const grpc = messageField(config, 'grpc_health_check') ?? {};
-  return { kind: 'grpc', serviceName: stringField(grpc, 'service_name'), authority: stringField(grpc, 'authority') };
-}
-
-/** A HealthCheck.Payload as lower-case hex: `text` is hex already (validated), `binary` is base64. */
-function payloadHex(payload: JsonObject): string {
-  const text = stringField(payload, 'text');
-  return text !== '' ? text.toLowerCase() : Buffer.from(stringField(payload, 'binary'), 'base64').toString('hex');
+  return null;
 }
 
 /** Envoy's ResourceManagers::load: per priority, the last thresholds entry naming it, else the defaults. */

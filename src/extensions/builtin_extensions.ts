@@ -8,6 +8,9 @@ import { AGGREGATE } from './clusters/aggregate';
 import { EDS, LOGICAL_DNS, ORIGINAL_DST, STATIC, STRICT_DNS } from './clusters/discovery_types';
 import { accessLoggers, httpFilters, networkFilters } from './data_plane_extensions';
 import type { ExtensionFactories } from './extension_factories';
+import { GRPC_HEALTH_CHECKER } from './health_checkers/grpc';
+import { HTTP_HEALTH_CHECKER } from './health_checkers/http';
+import { TCP_HEALTH_CHECKER } from './health_checkers/tcp';
 import { ORIGINAL_DST_FILTER } from './listener/original_dst';
 import { TLS_INSPECTOR_FILTER } from './listener/tls_inspector';
 import { loadBalancers } from './load_balancers';
@@ -30,5 +33,6 @@ export function builtinExtensions(): BuiltinExtensions {
     'proxy.transport_sockets.downstream': [DOWNSTREAM_RAW_BUFFER, DOWNSTREAM_TLS],
     'proxy.transport_sockets.upstream': [UPSTREAM_RAW_BUFFER, UPSTREAM_TLS, UPSTREAM_PROXY_PROTOCOL],
     'proxy.load_balancers': loadBalancers(),
+    'proxy.health_checkers': [HTTP_HEALTH_CHECKER, TCP_HEALTH_CHECKER, GRPC_HEALTH_CHECKER],
   });
 }

@@ -7,6 +7,7 @@ import type { AccessLogConfig } from '../config/model';
 import type { HttpFilterFactoryCreator } from '../filters/http/http_filter_registry';
 import type { NetworkFilterFactoryCreator } from '../listener/network_filter_builder';
 import type { ClusterType } from '../upstream/cluster_discovery';
+import type { HealthCheckerFactory } from '../upstream/health_check/health_checkers';
 import type { LoadBalancerFactory } from '../upstream/lb/load_balancer_registry';
 
 /** What an access logger may use when it is created (one per access_log entry, per worker). */
@@ -18,7 +19,7 @@ export interface AccessLoggerContext {
 export type AccessLoggerFactory = (config: AccessLogConfig, context: AccessLoggerContext) => AccessLog;
 
 /**
- * null: the runtime acts on the extension's model by its kind (the listener's FilterChainManager
+ * Each category's factory type. null: the runtime acts on the extension's model by its kind (the listener's FilterChainManager
  * runs the listener filters, the TLS code and the connectors the transport sockets, the router
  * the retry host predicates), so there is no object of the extension's own to create.
  */
@@ -34,4 +35,6 @@ export interface ExtensionFactories {
   'proxy.transport_sockets.downstream': null;
   'proxy.transport_sockets.upstream': null;
   'proxy.load_balancers': LoadBalancerFactory;
+  /** The supervisor's probes of one kind of active health check. */
+  'proxy.health_checkers': HealthCheckerFactory;
 }

@@ -49,7 +49,7 @@ import { CREATED_FILE_MODE } from '../common/file_mode';
 import { reclaimColumns, zeroColumnGauges } from '../stats/column_reclaim';
 import { StatKind } from '../stats/region_layout';
 import { SharedStatsStore } from '../stats/store';
-import { HEALTH_SOURCES } from '../upstream/health_sources';
+import { healthSources } from '../upstream/health_sources';
 import { SupervisorClusterManager } from '../upstream/supervisor_cluster_manager';
 import { CdsApi } from '../upstream/cds_api';
 import { ResourceDecoder } from '../config/xds/resource_decoder';
@@ -62,7 +62,7 @@ import { TagExtractor } from '../stats/tag_extractor';
 import type { Options } from '../cli/options';
 import { BuildInfo, versionGaugeValue } from './build_info';
 import type { BuiltinExtensions } from '../extensions/builtin_extensions';
-import { clusterTypes } from '../extensions/cluster_types';
+import { clusterTypes, healthCheckers } from '../extensions/supervisor_factories';
 import { xdsNode } from './xds_node';
 import { buildNodeFields } from './build_node_fields';
 import { WORKER_RESTART_BACKOFF } from './backoff';
@@ -326,7 +326,7 @@ export class Supervisor implements ServerInfoSource {
       runtime: liveRuntime,
       subscriptions,
       certificates: this.certificateWatcher!,
-      healthSources: HEALTH_SOURCES,
+      healthSources: healthSources(healthCheckers(this.deps.extensions)),
       onUpdate: (update) => this.workers?.broadcast({ v: WORKER_PROTOCOL_VERSION, type: 'cluster_update', update }),
       onClusterActive: (config, snapshot) => {
         this.circuitBreakers?.add(config);

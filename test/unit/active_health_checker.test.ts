@@ -15,7 +15,7 @@ import { LiveRuntime } from '../../src/runtime/live_runtime';
 import { createHeapStatsStore } from '../../src/stats/store';
 import type { ClusterDiscovery, ClusterType } from '../../src/upstream/cluster_discovery';
 import { builtinExtensions } from '../../src/extensions/builtin_extensions';
-import { clusterTypes } from '../../src/extensions/cluster_types';
+import { clusterTypes, healthCheckers } from '../../src/extensions/supervisor_factories';
 import { HealthFlag } from '../../src/upstream/health_flags';
 import { ActiveHealthChecking } from '../../src/upstream/health_check/active_health_checking';
 import { destinationHost, type DiscoveredHost } from '../../src/upstream/membership';
@@ -69,7 +69,7 @@ function start(cluster: ClusterConfig, wallClock = Date.now) {
     log: () => silentLogger,
     clock,
     runtime: new LiveRuntime([]),
-    healthSources: [new ActiveHealthChecking(() => 0, wallClock)],
+    healthSources: [new ActiveHealthChecking(healthCheckers(builtinExtensions()), () => 0, wallClock)],
     onUpdate: () => undefined,
   });
   const flags = (port: number) => clusters.snapshot(cluster.name)!.hosts.find((h) => h.address.port === port)!.healthFlags;
@@ -287,7 +287,7 @@ for (const ignoreHealth of [false, true]) {
       log: () => silentLogger,
       clock,
       runtime: new LiveRuntime([]),
-      healthSources: [new ActiveHealthChecking(() => 0)],
+      healthSources: [new ActiveHealthChecking(healthCheckers(builtinExtensions()), () => 0)],
       onUpdate: () => undefined,
     });
     const ports = () => clusters.snapshot('c')!.hosts.map((h) => [h.address.port, h.healthFlags]);

@@ -13,7 +13,7 @@ import { createHeapStatsStore } from '../../src/stats/store';
 import { CdsApi } from '../../src/upstream/cds_api';
 import type { ClusterDiscovery, ClusterType } from '../../src/upstream/cluster_discovery';
 import { builtinExtensions } from '../../src/extensions/builtin_extensions';
-import { clusterTypes } from '../../src/extensions/cluster_types';
+import { clusterTypes } from '../../src/extensions/supervisor_factories';
 import type { ClusterSnapshot, DiscoveredHost } from '../../src/upstream/membership';
 import { SupervisorClusterManager } from '../../src/upstream/supervisor_cluster_manager';
 import { silentLogger, staticCluster } from '../helpers/data_plane';

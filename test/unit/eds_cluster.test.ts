@@ -9,7 +9,7 @@ import type { Logger } from '../../src/log/logger_api';
 import { LiveRuntime } from '../../src/runtime/live_runtime';
 import { createHeapStatsStore } from '../../src/stats/store';
 import { builtinExtensions } from '../../src/extensions/builtin_extensions';
-import { clusterTypes } from '../../src/extensions/cluster_types';
+import { clusterTypes } from '../../src/extensions/supervisor_factories';
 import { HealthFlag } from '../../src/upstream/health_flags';
 import type { MembershipUpdate } from '../../src/upstream/membership';
 import { SupervisorClusterManager } from '../../src/upstream/supervisor_cluster_manager';

@@ -23,7 +23,7 @@ import { ManualClock } from '../helpers/manual_clock';
 import { seededRandom } from '../helpers/seeded_random';
 import type { RandomSource } from '../../src/common/random';
 import { builtinExtensions } from '../../src/extensions/builtin_extensions';
-import { clusterTypes } from '../../src/extensions/cluster_types';
+import { clusterTypes } from '../../src/extensions/supervisor_factories';
 
 /** Envoy 1.16's defaults, with a 1 s interval and 3 s base ejection time to keep the arithmetic short. */
 function outlierConfig(overrides: Partial<OutlierDetection> = {}): OutlierDetection {

@@ -5,7 +5,7 @@ import type { ClusterConfig } from '../../src/config/model';
 import { createHeapStatsStore } from '../../src/stats/store';
 import type { ClusterDiscovery, ClusterType } from '../../src/upstream/cluster_discovery';
 import { builtinExtensions } from '../../src/extensions/builtin_extensions';
-import { clusterTypes } from '../../src/extensions/cluster_types';
+import { clusterTypes } from '../../src/extensions/supervisor_factories';
 import { HealthFlag } from '../../src/upstream/health_flags';
 import type { DiscoveredHost, MembershipUpdate } from '../../src/upstream/membership';
 import { CLUSTER_INIT_TIMEOUT_MS, SupervisorClusterManager, UnknownClusterTypeError } from '../../src/upstream/supervisor_cluster_manager';

@@ -77,7 +77,7 @@ export function validateCluster(cluster: JsonObject, path: string, extensions: C
   const context = { clusters: new Set<string>(), extensions };
   validateUpstreamFilters(cluster, path, context);
   validateUpstreamTransportSockets(cluster, path, context);
-  validateHealthChecks(cluster, path);
+  validateHealthChecks(cluster, path, context);
   messageList(cluster, 'dns_resolvers').forEach((resolver, r) =>
     validateSocketAddress(resolver, indexPath(childPath(path, 'dns_resolvers'), r), 'ip'),
   );
