@@ -19,9 +19,9 @@ export interface AccessLoggerContext {
 export type AccessLoggerFactory = (config: AccessLogConfig, context: AccessLoggerContext) => AccessLog;
 
 /**
- * Each category's factory type. null: the runtime acts on the extension's model by its kind (the listener's FilterChainManager
- * runs the listener filters, the TLS code and the connectors the transport sockets, the router
- * the retry host predicates), so there is no object of the extension's own to create.
+ * Each category's factory type. null: the runtime acts on the extension's model by its kind (the
+ * listener's FilterChainManager runs the listener filters, the TLS code and the connectors the
+ * transport sockets, the router the retry host predicates): no object of its own to create.
  */
 export interface ExtensionFactories {
   'proxy.access_loggers': AccessLoggerFactory;
