@@ -5,7 +5,7 @@
 import type { ConfigExtensions, ExtensionCategory } from './extension';
 import { childPath, indexPath } from './field_path';
 import { cloneJson, isJsonObject, JsonObject, messageField, messageList } from './json';
-import { HTTP_CONNECTION_MANAGER, UPSTREAM_PROXY_PROTOCOL_TRANSPORT_SOCKET } from './names';
+import { HTTP_CONNECTION_MANAGER, TCP_PROXY, UPSTREAM_PROXY_PROTOCOL_TRANSPORT_SOCKET } from './names';
 
 export type ExtensionSite =
   | 'listener_filter'
@@ -13,7 +13,8 @@ export type ExtensionSite =
   | 'http_filter'
   | 'downstream_transport_socket'
   | 'upstream_transport_socket'
-  | 'upstream_network_filter';
+  | 'upstream_network_filter'
+  | 'access_log';
 
 /** The registry category of the extensions found at each place of a bootstrap. */
 export const SITE_CATEGORIES: Readonly<Record<ExtensionSite, ExtensionCategory>> = {
@@ -23,6 +24,7 @@ export const SITE_CATEGORIES: Readonly<Record<ExtensionSite, ExtensionCategory>>
   downstream_transport_socket: 'proxy.transport_sockets.downstream',
   upstream_transport_socket: 'proxy.transport_sockets.upstream',
   upstream_network_filter: 'proxy.filters.upstream_network',
+  access_log: 'proxy.access_loggers',
 };
 
 export type ExtensionVisitor = (extension: JsonObject, site: ExtensionSite, path: string) => void;
@@ -40,9 +42,12 @@ export function forEachExtension(bootstrap: JsonObject, extensions: ConfigExtens
     for (const [chain, chainPath] of filterChains(listener, listenerPath)) {
       eachOf(chain, 'filters', chainPath, 'network_filter', visit, (filter, filterPath) => {
         const config = filter['typed_config'];
-        if (extensions.registeredName(SITE_CATEGORIES.network_filter, filter) === HTTP_CONNECTION_MANAGER && isJsonObject(config)) {
-          eachOf(config, 'http_filters', childPath(filterPath, 'typed_config'), 'http_filter', visit);
-        }
+        if (!isJsonObject(config)) return;
+        const configPath = childPath(filterPath, 'typed_config');
+        const name = extensions.registeredName(SITE_CATEGORIES.network_filter, filter);
+        if (name === HTTP_CONNECTION_MANAGER) eachOf(config, 'http_filters', configPath, 'http_filter', visit);
+        // Both terminal filters log what they end (a stream, a connection) to their access logs.
+        if (name === HTTP_CONNECTION_MANAGER || name === TCP_PROXY) eachOf(config, 'access_log', configPath, 'access_log', visit);
       });
       one(chain, 'transport_socket', chainPath, 'downstream_transport_socket', visit);
     }

@@ -11,7 +11,7 @@ import { CONFIG_TYPES, HTTP_CONNECTION_MANAGER, TLS_TRANSPORT_SOCKET, PROTOCOL_O
 import { protoSchema, ProtoSchema } from './schema';
 
 /** The places v2 configured an extension with a `config:` Struct, in its own schema, that the upgrade types. */
-const STRUCT_CONFIG_SITES: ReadonlySet<ExtensionSite> = new Set(['network_filter', 'http_filter', 'upstream_transport_socket', 'downstream_transport_socket']);
+const STRUCT_CONFIG_SITES: ReadonlySet<ExtensionSite> = new Set(['network_filter', 'http_filter', 'upstream_transport_socket', 'downstream_transport_socket', 'access_log']);
 
 /** Fields that v3 renamed without changing their meaning. */
 const CLUSTER_FIELD_RENAMES: ReadonlyMap<string, string> = new Map([
