@@ -22,6 +22,7 @@ import type { BenchInit, PeerReply, PeerRequest } from './ipc_peer';
 import { LoadedNodeIpc, loadNodeIpc, NodeIpcSocket } from './node_ipc';
 import { staticClustersBootstrap } from './proxy_config';
 import { median, percentile } from './summary';
+import { builtinExtensions } from '../src/extensions/builtin_extensions';
 
 const PEER = path.join(__dirname, 'ipc_peer.js');
 const CLUSTERS = Number(process.env.IPC_BENCH_CLUSTERS ?? 10_000);
@@ -179,7 +180,7 @@ function report(name: string, result: Result): void {
 /** The worker's bootstrap of `CLUSTERS` STATIC clusters of 3 hosts, made by the project's own loader. */
 function workerModel(): Bootstrap {
   const json = JSON.stringify(staticClustersBootstrap(CLUSTERS, 8080, 10000, 9901));
-  return workerBootstrap(loadBootstrap({ configYaml: json, allowUnknownStaticFields: false }).bootstrap);
+  return workerBootstrap(loadBootstrap({ extensions: builtinExtensions(), configYaml: json, allowUnknownStaticFields: false }).bootstrap);
 }
 
 /** A worker's init as the supervisor's (supervisor.ts), with the given form of the bootstrap. */

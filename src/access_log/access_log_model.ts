@@ -7,11 +7,9 @@ import { atField, FieldError } from '../config/errors';
 import { childPath, indexPath } from '../config/field_path';
 import { boolField, enumField, isJsonObject, type JsonObject, messageField, messageList, numberField, stringField } from '../config/json';
 import type { PercentDenominator } from '../config/model';
-import { headerMatch } from '../config/model_builder';
-import { canonicalExtensionName, envoyTypeName, typeNameOfUrl } from '../config/names';
-import { validateHeaderMatcher } from '../config/validation/health_check';
+import { headerMatch, validateHeaderMatcher } from '../config/header_matcher';
 import { responseFlagOfName } from '../stream_info/response_flag_names';
-import type { AccessLogEntryConfig, AccessLogFilterConfig, Comparison, FileAccessLogConfig } from './access_log_config';
+import type { AccessLogFilterConfig, Comparison, FileAccessLogConfig } from './access_log_config';
 import { GRPC_STATUS_NAMES } from './grpc_status';
 import { createFormatter, DEFAULT_FORMAT, type LogFormat } from './log_formatter';
 
@@ -48,38 +46,6 @@ const REFUSED_FILTERS: Readonly<Record<string, string>> = {
 };
 
 /** An AccessLog's fields; its filter is checked whole, by the model that reads it. */
-export const ACCESS_LOG_SHAPE = {
-  fields: {
-    name: leaf,
-    filter: { check: (value: unknown, path: string) => void (isJsonObject(value) && atField(path, () => accessLogFilterModel(value))) },
-    typed_config: { fields: {} },
-  },
-};
-
-/** The registry name of an access log: the file logger's, found by name or typed_config type, or its own. */
-export function accessLoggerName(config: JsonObject): string {
-  const written = stringField(config, 'name');
-  const name = written === LEGACY_FILE_ACCESS_LOG ? FILE_ACCESS_LOG : canonicalExtensionName(written);
-  const url = stringField(messageField(config, 'typed_config') ?? {}, '@type');
-  if (url !== '' && envoyTypeName(typeNameOfUrl(url)) === FILE_ACCESS_LOG_TYPE) return FILE_ACCESS_LOG;
-  return name;
-}
-
-/**
- * One access_log entry, for a pipeline that knows the file logger only (until it asks the
- * descriptors' registry for the logger).
- * @throws FieldError (relative to the AccessLog) for what Envoy 1.16 refuses or this build cannot run
- */
-export function accessLogEntryModel(config: JsonObject): AccessLogEntryConfig {
-  if (accessLoggerName(config) !== FILE_ACCESS_LOG) {
-    throw new FieldError('name', `Didn't find a registered implementation for name: '${stringField(config, 'name')}'`);
-  }
-  const typed = messageField(config, 'typed_config') ?? {};
-  validateFileAccessLog(typed, 'typed_config');
-  const filter = messageField(config, 'filter');
-  return { filter: filter === undefined ? null : atField('filter', () => accessLogFilterModel(filter)), logger: fileAccessLogModel(typed) };
-}
-
 /**
  * FileAccessLog at `path`: a path, and a format that compiles.
  * @throws FieldError at the field of the format

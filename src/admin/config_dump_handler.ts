@@ -5,7 +5,6 @@
 // lists the items of one repeated field of the dumps instead; ?mask= keeps only some fields.
 
 import type { Bootstrap } from '../config/model';
-import { forEachExtension } from '../config/extension_sites';
 import { isJsonObject, JsonObject, JsonValue, messageField, messageList, stringField } from '../config/json';
 import { HTTP_CONNECTION_MANAGER, typeUrl } from '../config/names';
 import { redactSensitive } from '../config/redact';
@@ -235,17 +234,18 @@ function withNodeFields(bootstrap: JsonObject, fields: JsonObject): JsonObject {
   return { node: { ...(isJsonObject(node) ? node : {}), ...fields }, ...rest };
 }
 
-/** The inline route_config of every HTTP connection manager; null when there is none. */
+/** The inline route_config of every HTTP connection manager (names canonical); null when there is none. */
 function inlineRouteConfigs(bootstrap: JsonObject): JsonObject[] | null {
-  let managers = 0;
-  const routeConfigs: JsonObject[] = [];
-  forEachExtension(bootstrap, (extension, site) => {
-    if (site !== 'network_filter' || stringField(extension, 'name') !== HTTP_CONNECTION_MANAGER) return;
-    managers++;
-    const routeConfig = messageField(messageField(extension, 'typed_config') ?? {}, 'route_config');
-    if (routeConfig !== undefined) routeConfigs.push(routeConfig);
+  const listeners = messageList(messageField(bootstrap, 'static_resources') ?? {}, 'listeners');
+  const managers = listeners
+    .flatMap((listener) => messageList(listener, 'filter_chains'))
+    .flatMap((chain) => messageList(chain, 'filters'))
+    .filter((filter) => stringField(filter, 'name') === HTTP_CONNECTION_MANAGER);
+  if (managers.length === 0) return null;
+  return managers.flatMap((manager) => {
+    const routeConfig = messageField(messageField(manager, 'typed_config') ?? {}, 'route_config');
+    return routeConfig === undefined ? [] : [routeConfig];
   });
-  return managers === 0 ? null : routeConfigs;
 }
 
 /** A google.protobuf.Any in proto JSON: the type URL, then the message's own fields. */

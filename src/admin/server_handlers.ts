@@ -1,6 +1,7 @@
 // /server_info, /ready and /quitquitquit.
 
 import type { Options } from '../cli/options';
+import type { ConfigExtensions } from '../config/extension';
 import type { NodeInfo } from '../config/model';
 import type { BuildInfo } from '../server/build_info';
 import { renderServerInfoLine, ServerInfoSource } from '../server/server_state';
@@ -14,6 +15,8 @@ export interface ServerHandlerDeps {
   /** The node after the --service-* overrides. */
   readonly node: NodeInfo;
   readonly localAddress: string;
+  /** The extensions GET /server_info lists. */
+  readonly extensions: ConfigExtensions;
   /** The compatibility string, or `disabled`. */
   readonly hotRestartVersion: string;
   readonly quit: () => void;
@@ -42,6 +45,7 @@ export function serverHandlers(deps: ServerHandlerDeps): AdminHandler[] {
                 options: deps.options,
                 node: deps.node,
                 localAddress: deps.localAddress,
+                extensions: deps.extensions,
               }),
             }
           : { status: 200, body: renderServerInfoLine(build.revision, build.buildMode, info) },

@@ -1,6 +1,7 @@
 // GET /server_info?format=json: Envoy's envoy.admin.v3.ServerInfo, pretty printed with every
 // primitive field shown (always_print_primitive_fields), keys in Envoy's order. Pure.
 
+import type { ConfigExtensions } from '../config/extension';
 import type { NodeInfo } from '../config/model';
 import { nodeLocality } from '../config/node_overrides';
 import type { Options } from '../cli/options';
@@ -21,6 +22,8 @@ export interface ServerInfoSnapshot {
   readonly node: NodeInfo;
   /** The server's local address (not in Envoy's ServerInfo, which keeps it private). */
   readonly localAddress: string;
+  /** The extensions the node lists. */
+  readonly extensions: ConfigExtensions;
 }
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
@@ -33,7 +36,7 @@ export function renderServerInfoJson(s: ServerInfoSnapshot): string {
     uptime_all_epochs: protoDuration(s.uptimeAllEpochsS * 1000),
     hot_restart_version: s.hotRestartVersion,
     command_line_options: commandLineOptions(s.options),
-    node: node(s.node, s.build, s.options.disabledExtensions),
+    node: node(s),
     local_address: s.localAddress,
   };
   return `${JSON.stringify(info, null, 1)}\n`;
@@ -82,14 +85,15 @@ export function commandLineOptions(o: Options): Json {
 const MODE_NAMES: Readonly<Record<Options['mode'], string>> = { serve: 'Serve', validate: 'Validate', init_only: 'InitOnly' };
 
 /** envoy.config.core.v3.Node as the server fills it in (LocalInfo), `envoy` names renamed. */
-function node(n: NodeInfo, build: BuildInfo, disabledExtensions: readonly string[]): Json {
+function node(s: ServerInfoSnapshot): Json {
+  const { node: n, build } = s;
   const locality = nodeLocality(n);
   return {
     id: n.id,
     cluster: n.cluster,
     // An unset message is not printed, even with always_print_primitive_fields.
     ...(locality !== null ? { locality: { region: locality.region, zone: locality.zone, sub_zone: locality.subZone } } : {}),
-    ...buildNodeFields(build, disabledExtensions),
+    ...buildNodeFields(build, s.extensions, s.options.disabledExtensions),
     hidden_proxy_deprecated_build_version: versionString(build),
     client_features: [],
     listening_addresses: [],

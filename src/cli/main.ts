@@ -5,8 +5,6 @@
 import * as os from 'node:os';
 import { AccessLogManager } from '../access_log/access_log_manager';
 import { ConfigError, ConfigErrors, inConfigFile, oneLine } from '../config/errors';
-import { resolveDisabledExtensions } from '../config/extension_registry';
-import { checkBootstrapCapabilities } from '../config/capabilities';
 import { loadBootstrap, LoadedBootstrap } from '../config/load';
 import type { Bootstrap } from '../config/model';
 import { applyServiceOverrides } from '../config/node_overrides';
@@ -14,6 +12,7 @@ import { checkBootstrapSubscriptions } from '../config/xds/subscription_precondi
 import type { Logger, LoggerFactory } from '../log/logger_api';
 import { LogSettings, loggerFactory, openLogs } from '../log/log_settings';
 import { readBuildInfo, versionString } from '../server/build_info';
+import { builtinExtensions, type BuiltinExtensions } from '../extensions/builtin_extensions';
 import { constructDataPlane } from '../server/data_plane_construction';
 import { Supervisor } from '../server/supervisor';
 import { SystemdNotifier } from '../server/systemd_notify';
@@ -65,7 +64,8 @@ async function run(options: Options, warnings: readonly string[]): Promise<void>
 
   // Every exit waits for the log lines before it to be written, in order.
   const exitAfterLogs = (code: number) => void logs.flush().finally(() => process.exit(code));
-  const loaded = loadOrReport(options, log);
+  const extensions = builtinExtensions();
+  const loaded = loadOrReport(options, log, extensions);
   if (loaded === null) return exitAfterLogs(1);
   if (options.mode === 'validate') {
     process.stdout.write(`configuration '${options.configPath}' OK\n`);
@@ -99,6 +99,7 @@ async function run(options: Options, warnings: readonly string[]): Promise<void>
     readiness: ReadinessFd.takeFromEnvironment(process.env),
     clock: new SystemClock(),
     reopenAllLogs: reopenLogs,
+    extensions,
   });
   const stop = (signal: string) => () => {
     mainLog.warn(`caught ${signal}`);
@@ -130,9 +131,9 @@ async function run(options: Options, warnings: readonly string[]): Promise<void>
  * logging what Envoy logs along the way: the extensions disabled, deprecated fields, and each
  * distinct unknown field accepted. When it is invalid, logs why and returns null.
  */
-function loadOrReport(options: Options, logFactory: LoggerFactory): LoadedBootstrap | null {
+function loadOrReport(options: Options, logFactory: LoggerFactory, extensions: BuiltinExtensions): LoadedBootstrap | null {
   const log = logFactory('main').forFile(__filename);
-  const disabled = resolveDisabledExtensions(options.disabledExtensions);
+  const disabled = extensions.resolveDisabled(options.disabledExtensions);
   for (const note of disabled.notes) {
     if (note.level === 'info') log.info(note.text);
     else log.warn(note.text);
@@ -141,6 +142,7 @@ function loadOrReport(options: Options, logFactory: LoggerFactory): LoadedBootst
   let loaded: LoadedBootstrap;
   try {
     loaded = loadBootstrap({
+      extensions,
       configPath: options.configPath,
       configYaml: options.configYaml,
       bootstrapVersion: options.bootstrapVersion,
@@ -148,7 +150,6 @@ function loadOrReport(options: Options, logFactory: LoggerFactory): LoadedBootst
       disabledExtensions: disabled.keys,
       serviceCluster: options.serviceCluster,
     });
-    checkBootstrapCapabilities(loaded.bootstrap.source, source);
     const node = applyServiceOverrides(loaded.bootstrap, options).node;
     inConfigFile(source, () => checkBootstrapSubscriptions(loaded.bootstrap, node));
     // A worker that cannot build what it is given would fail after the epoch started (and, under

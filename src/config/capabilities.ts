@@ -1,41 +1,18 @@
-// What this build runs. loadBootstrap accepts any valid Envoy bootstrap; this check refuses, by
+// What this build runs: the last stage of loading (load.ts, cluster_resource.ts) refuses, by
 // field path, whatever the proxy would decode and then ignore (health checks that never run, a
-// TLS context that would silently be plaintext), in --mode validate as when serving. Each
-// feature that lands adds its fields here. Pure: the decoded v3 bootstrap in, FieldError out.
+// TLS context that would silently be plaintext), in --mode validate as when serving. The
+// bootstrap's core messages declare their fields here, each extension the fields of its
+// typed_config in its descriptor (shape.ts, extension.ts). Pure: the decoded v3 bootstrap in,
+// FieldError out.
 
-import { FieldError, FieldErrorCollector, inConfigFile } from './errors';
-import { childPath, indexPath, keyPath } from './field_path';
-import { enumField, isJsonObject, JsonObject, messageField, stringField } from './json';
-import { canonicalExtensionName, PROTOCOL_OPTIONS_TYPES } from './names';
-import { LOAD_BALANCERS } from '../upstream/lb/load_balancer_registry';
-import { discoveryTypeNames } from '../upstream/cluster_types';
-import { ACCESS_LOG_SHAPE, FILE_ACCESS_LOG_SHAPE } from '../access_log/access_log_model';
-import { clusterProvidedBalancers, clusterTypeName } from '../upstream/lb/cluster_provided_lb';
-
-/**
- * A field refused for a reason of its own (Envoy ignores it there, say), not merely because
- * this build has not got to it yet; or one whose content a function of its own checks.
- */
-interface Refused {
-  readonly refused: string;
-}
-interface Checked {
-  readonly check: (value: unknown, path: string) => void;
-}
-
-type AllowedValues = Readonly<Record<string, readonly string[]>>;
-
-/** The fields a message may carry, and the shapes of those that are messages themselves. */
-interface Shape {
-  readonly fields: Readonly<Record<string, Shape | 'leaf' | { readonly list: Shape | 'leaf' } | Refused | Checked>>;
-  /** Enum or string fields restricted to some values, which may depend on the message's other fields. */
-  readonly values?: AllowedValues | ((message: JsonObject) => AllowedValues);
-}
-
-const leaf = 'leaf' as const;
-const list = (shape: Shape | 'leaf') => ({ list: shape });
-const refused = (reason: string): Refused => ({ refused: reason });
-const anyContent: Shape = { fields: {} };
+import { HTTP2_PROTOCOL_OPTIONS, STRING_MATCHER } from './common_shapes';
+import type { ConfigExtensions } from './extension';
+import { discoveryTypeOf } from './extension_registry';
+import { FieldError, FieldErrorCollector } from './errors';
+import { keyPath } from './field_path';
+import { isJsonObject, JsonObject } from './json';
+import { PROTOCOL_OPTIONS_TYPES } from './names';
+import { anyContent, checkShape, leaf, list, refused, Shape } from './shape';
 
 // core.v3.ApiConfigSource as the xDS client runs it (src/config/xds): state-of-the-world gRPC
 // and REST polling. Refused: DELTA_GRPC, rate_limit_settings, gRPC credentials, timeouts and
@@ -94,58 +71,12 @@ const LOAD_ASSIGNMENT: Shape = {
   },
 };
 
-// A matcher's safe_regex runs on RE2 (src/regex). A tag's own regex is not taken yet: its
-// capture groups cut the name, which the tag producer does for its built-in rules only.
-const REGEX_MATCHER: Shape = { fields: { google_re2: { fields: { max_program_size: leaf } }, regex: leaf } };
-
-const STRING_MATCHER: Shape = {
-  fields: { exact: leaf, prefix: leaf, suffix: leaf, contains: leaf, safe_regex: REGEX_MATCHER, ignore_case: leaf },
-};
-
-const PAYLOAD: Shape = { fields: { text: leaf, binary: leaf } };
-
-// core.v3.DataSource as Envoy 1.16 has it (environment_variable is newer). Read when its
-// context is built; a file is watched and reloaded when it changes.
-const DATA_SOURCE: Shape = { fields: { filename: leaf, inline_bytes: leaf, inline_string: leaf } };
-
-// The CommonTlsContext of both sides, as src/tls loads it. Refused: SDS secrets, certificate
-// and private key providers, OCSP staples and SCTs, combined and SDS validation contexts, the
-// deprecated verify_subject_alt_name and trust_chain_verification.
-const COMMON_TLS_CONTEXT: Shape = {
-  fields: {
-    tls_params: { fields: { tls_minimum_protocol_version: leaf, tls_maximum_protocol_version: leaf, cipher_suites: leaf, ecdh_curves: leaf } },
-    tls_certificates: list({ fields: { certificate_chain: DATA_SOURCE, private_key: DATA_SOURCE, password: DATA_SOURCE } }),
-    validation_context: {
-      fields: {
-        trusted_ca: DATA_SOURCE,
-        match_subject_alt_names: list(STRING_MATCHER),
-        verify_certificate_spki: leaf,
-        verify_certificate_hash: leaf,
-        crl: DATA_SOURCE,
-        allow_expired_certificate: leaf,
-      },
-    },
-    alpn_protocols: leaf,
-  },
-};
-
-// `proxy.transport_sockets.tls` on a cluster (src/tls/tls_connector.ts). allow_renegotiation
-// sets OpenSSL's SSL_OP_NO_RENEGOTIATION when false (Envoy's default) and clears it when true.
-const UPSTREAM_TLS_CONTEXT: Shape = {
-  fields: { common_tls_context: COMMON_TLS_CONTEXT, sni: leaf, allow_renegotiation: leaf, max_session_keys: leaf },
-};
-
-// typed_config is checked by its @type (TYPED_CONFIGS): UpstreamTlsContext, RawBuffer or
-// ProxyProtocolUpstreamTransport.
+// typed_config is checked by its @type: the shape of the socket's descriptor.
 const UPSTREAM_TRANSPORT_SOCKET: Shape = { fields: { name: leaf, typed_config: anyContent } };
 
-// Envoy 1.16's upstream PROXY protocol socket (src/network/upstream_proxy_protocol.ts); the TLV
-// pass-through and the options after 1.16 stay refused.
-const UPSTREAM_PROXY_PROTOCOL: Shape = { fields: { config: { fields: { version: leaf } }, transport_socket: UPSTREAM_TRANSPORT_SOCKET } };
-
 // Active health checking (src/upstream/health_check). Refused: custom checkers, the event
-// service, tls_options, alt_port, HTTP/2 and HTTP/3 HTTP checks (the HTTP probe speaks HTTP/1.1)
-// and the HTTP check's send/receive (not implemented in Envoy).
+// service, tls_options, alt_port. The checks' own fields (http_health_check, ...) are their
+// descriptors' (healthCheckShape).
 const HEALTH_CHECK_CONFIG: Shape = {
   fields: {
     timeout: leaf,
@@ -164,31 +95,14 @@ const HEALTH_CHECK_CONFIG: Shape = {
     always_log_health_check_failures: leaf,
     // Checks connect through the cluster's transport sockets; the criteria pick one of its matches.
     transport_socket_match_criteria: leaf,
-    http_health_check: {
-      fields: {
-        host: leaf,
-        path: leaf,
-        expected_statuses: list({ fields: { start: leaf, end: leaf } }),
-        request_headers_to_add: list({ fields: { header: { fields: { key: leaf, value: leaf } }, append: leaf } }),
-        request_headers_to_remove: leaf,
-        service_name_matcher: STRING_MATCHER,
-        codec_client_type: leaf,
-      },
-      values: { codec_client_type: ['HTTP1'] },
-    },
-    tcp_health_check: { fields: { send: PAYLOAD, receive: list(PAYLOAD) } },
-    grpc_health_check: { fields: { service_name: leaf, authority: leaf } },
   },
 };
 
-// Every other Cluster field is carried into the model but refused here until something acts
-// on it (docs/clusters.md lists each field's status). `hosts` and `tls_context` are v2 fields
-// the upgrade turned into load_assignment and transport_socket, checked as those.
-// The Http2ProtocolOptions node:http2 (nghttp2) is told; the others (flood limits, stream error
-// handling, custom settings) stay refused.
-const HTTP2_PROTOCOL_OPTIONS: Shape = {
-  fields: { max_concurrent_streams: leaf, initial_stream_window_size: leaf, initial_connection_window_size: leaf, hpack_table_size: leaf },
-};
+/** A HealthCheck with the fields of the registry's checkers. */
+function healthCheckShape(extensions: ConfigExtensions): Shape {
+  const checkers = extensions.of('proxy.health_checkers').map((checker) => [checker.name, checker.shape]);
+  return { fields: { ...HEALTH_CHECK_CONFIG.fields, ...Object.fromEntries(checkers) } };
+}
 
 // Envoy 1.16 applies these to the server side only and ignores them on a cluster's upstream
 // connections: refused there, since a setting that does nothing is a mistake to report.
@@ -198,12 +112,12 @@ const DOWNSTREAM_ONLY = 'acts on requests from downstream clients only; Envoy ig
  * typed_extension_protocol_options: Envoy 1.16 hands each entry to the network or HTTP filter of
  * that name, and only thrift_proxy and redis_proxy take any; this build has neither.
  */
-function checkExtensionProtocolOptions(value: unknown, path: string): void {
+function checkExtensionProtocolOptions(value: unknown, path: string, extensions: ConfigExtensions): void {
   if (!isJsonObject(value)) return;
   const errors = new FieldErrorCollector();
   for (const name of Object.keys(value)) {
     errors.run(() => {
-      const canonical = canonicalExtensionName(name);
+      const canonical = extensions.canonicalName(name);
       if (!PROTOCOL_OPTIONS_TYPES.has(canonical)) {
         throw new FieldError(keyPath(path, name), `Didn't find a registered network or http filter or protocol options implementation for name: '${name}'`);
       }
@@ -213,6 +127,11 @@ function checkExtensionProtocolOptions(value: unknown, path: string): void {
   errors.throwIfAny();
 }
 
+// Every other Cluster field is carried into the model but refused here until something acts
+// on it (docs/clusters.md lists each field's status). `hosts` and `tls_context` are v2 fields
+// the upgrade turned into load_assignment and transport_socket, checked as those.
+// typed_extension_protocol_options (whose names the registry resolves) and health_checks (whose
+// checkers are the registry's) are clusterShape's.
 const CLUSTER: Shape = {
   fields: {
     name: leaf,
@@ -236,7 +155,6 @@ const CLUSTER: Shape = {
         default_host_for_http_10: refused(DOWNSTREAM_ONLY),
       },
     },
-    typed_extension_protocol_options: { check: checkExtensionProtocolOptions },
     http2_protocol_options: HTTP2_PROTOCOL_OPTIONS,
     protocol_selection: leaf,
     alt_stat_name: leaf,
@@ -294,7 +212,6 @@ const CLUSTER: Shape = {
         }),
       },
     },
-    health_checks: list(HEALTH_CHECK_CONFIG),
     transport_socket: UPSTREAM_TRANSPORT_SOCKET,
     // A match entry without transport_socket is plaintext.
     transport_socket_matches: list({ fields: { name: leaf, match: leaf, transport_socket: UPSTREAM_TRANSPORT_SOCKET } }),
@@ -360,161 +277,23 @@ const CLUSTER: Shape = {
       ),
     },
   },
-  // Cluster types and load balancing policies come from their registries: one that lands
-  // there is accepted here, CLUSTER_PROVIDED for a cluster type that provides its balancer.
-  // Read when checked, not at import: the EDS cluster type imports this module.
-  values: (cluster) => {
-    const customType = messageField(cluster, 'cluster_type');
-    const typeName = clusterTypeName({
-      type: enumField(cluster, 'type', 'STATIC'),
-      clusterType: customType === undefined ? null : { name: canonicalExtensionName(stringField(customType, 'name')) },
-    });
-    const provided = clusterProvidedBalancers().has(typeName) ? ['CLUSTER_PROVIDED'] : [];
-    return { type: discoveryTypeNames(), lb_policy: [...LOAD_BALANCERS.keys(), ...provided] };
-  },
 };
 
-// Only `proxy.lb` (`envoy.lb`) counts, as in Envoy; typed_filter_metadata (after 1.16) is refused.
-const METADATA_MATCH: Shape = { fields: { filter_metadata: leaf } };
-
-// Envoy 1.16's hash methods. header.regex_rewrite is refused until the rewrite is implemented;
-// cookie.attributes is newer than 1.16.
-const HASH_POLICY: Shape = {
-  fields: {
-    header: { fields: { header_name: leaf } },
-    cookie: { fields: { name: leaf, ttl: leaf, path: leaf } },
-    connection_properties: { fields: { source_ip: leaf } },
-    query_parameter: { fields: { name: leaf } },
-    filter_state: { fields: { key: leaf } },
-    terminal: leaf,
-  },
-};
-
-// Envoy 1.16's RetryPolicy, less retry_priority, retriable_headers, retriable_request_headers and
-// rate-limited back-off, which the router does not act on. retry_on's names and the host
-// predicates are checked in validation (a name this build does not honor is refused there).
-const RETRY_POLICY: Shape = {
-  fields: {
-    retry_on: leaf,
-    num_retries: leaf,
-    per_try_timeout: leaf,
-    retry_host_predicate: list({ fields: { name: leaf, typed_config: anyContent } }),
-    host_selection_retry_max_attempts: leaf,
-    retriable_status_codes: leaf,
-    retry_back_off: { fields: { base_interval: leaf, max_interval: leaf } },
-  },
-};
-
-const ROUTE_CONFIG: Shape = {
-  fields: {
-    name: leaf,
-    validate_clusters: leaf,
-    virtual_hosts: list({
-      fields: {
-        name: leaf,
-        domains: leaf,
-        retry_policy: RETRY_POLICY,
-        routes: list({
-          fields: {
-            name: leaf,
-            match: {
-              fields: {
-                prefix: leaf,
-                path: leaf,
-                case_sensitive: leaf,
-                runtime_fraction: { fields: { default_value: { fields: { numerator: leaf, denominator: leaf } }, runtime_key: leaf } },
-              },
-            },
-            route: {
-              fields: {
-                cluster: leaf,
-                // Per-entry header mutations and filter configs are refused until the router applies them.
-                weighted_clusters: {
-                  fields: { clusters: list({ fields: { name: leaf, weight: leaf, metadata_match: METADATA_MATCH } }), total_weight: leaf, runtime_key_prefix: leaf },
-                },
-                timeout: leaf,
-                prefix_rewrite: leaf,
-                // The router sends it as the upstream request's :authority/Host (v2: host_rewrite).
-                host_rewrite_literal: leaf,
-                // v2's auto_host_rewrite_header arrives under its v3 name: the message names both.
-                host_rewrite_header: refused('(auto_host_rewrite_header in v2) is not implemented by this build yet (it would be ignored)'),
-                metadata_match: METADATA_MATCH,
-                hash_policy: list(HASH_POLICY),
-                priority: leaf,
-                retry_policy: RETRY_POLICY,
-              },
-            },
-            direct_response: { fields: { status: leaf, body: { fields: { inline_string: leaf } } } },
-          },
-        }),
-      },
-    }),
-  },
-};
-
-const HTTP_CONNECTION_MANAGER: Shape = {
-  fields: {
-    stat_prefix: leaf,
-    codec_type: leaf,
-    route_config: ROUTE_CONFIG,
-    http_filters: list({ fields: { name: leaf, typed_config: anyContent } }),
-    use_remote_address: leaf,
-    server_name: leaf,
-    stream_idle_timeout: leaf,
-    request_timeout: leaf,
-    common_http_protocol_options: {
-      fields: { idle_timeout: leaf, max_connection_duration: leaf, max_headers_count: leaf, max_stream_duration: leaf, headers_with_underscores_action: leaf },
+/** The Cluster message: its types and load balancing policies are the registry's. */
+function clusterShape(extensions: ConfigExtensions): Shape {
+  return {
+    fields: {
+      ...CLUSTER.fields,
+      typed_extension_protocol_options: { check: (value, path) => checkExtensionProtocolOptions(value, path, extensions) },
+      health_checks: list(healthCheckShape(extensions)),
     },
-    // header_key_format: Envoy 1.16's one formatter; later ones (stateful_formatter) are refused.
-    http_protocol_options: {
-      fields: { accept_http_10: leaf, default_host_for_http_10: leaf, enable_trailers: leaf, header_key_format: { fields: { proper_case_words: { fields: {} } } } },
+    // CLUSTER_PROVIDED is left to validation, which admits it for the types that provide their balancer only.
+    values: {
+      type: extensions.of('proxy.clusters').flatMap((t) => (t.configType === null ? [discoveryTypeOf(t.name)] : [])),
+      lb_policy: [...extensions.of('proxy.load_balancers').map((lb) => lb.name), 'CLUSTER_PROVIDED'],
     },
-    http2_protocol_options: HTTP2_PROTOCOL_OPTIONS,
-    // Validated and modelled (accessLogs); refused until the connection manager calls createAccessLogs.
-    access_log: list(ACCESS_LOG_SHAPE),
-  },
-  values: { codec_type: ['AUTO', 'HTTP1', 'HTTP2'] },
-};
-
-const TCP_PROXY: Shape = { fields: { stat_prefix: leaf, cluster: leaf, idle_timeout: leaf, access_log: list(ACCESS_LOG_SHAPE) } };
-
-// HeaderMatcher as Envoy 1.16 has it; later additions (contains_match, string_match, ...) are refused.
-const HEADER_MATCHER: Shape = {
-  fields: {
-    name: leaf,
-    exact_match: leaf,
-    safe_regex_match: REGEX_MATCHER,
-    range_match: { fields: { start: leaf, end: leaf } },
-    present_match: leaf,
-    prefix_match: leaf,
-    suffix_match: leaf,
-    invert_match: leaf,
-  },
-};
-
-const HEALTH_CHECK: Shape = {
-  fields: { pass_through_mode: leaf, cache_time: leaf, cluster_min_healthy_percentages: leaf, headers: list(HEADER_MATCHER) },
-};
-
-// Session tickets, session timeouts and OCSP stapling are refused: the listener does not set them.
-const DOWNSTREAM_TLS_CONTEXT: Shape = {
-  fields: { common_tls_context: COMMON_TLS_CONTEXT, require_client_certificate: leaf, require_sni: leaf },
-};
-
-const TYPED_CONFIGS: Readonly<Record<string, Shape>> = {
-  'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext': DOWNSTREAM_TLS_CONTEXT,
-  'type.googleapis.com/envoy.extensions.transport_sockets.raw_buffer.v3.RawBuffer': { fields: {} },
-  'type.googleapis.com/envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector': { fields: {} },
-  'type.googleapis.com/envoy.extensions.filters.listener.original_dst.v3.OriginalDst': { fields: {} },
-  'type.googleapis.com/envoy.extensions.filters.http.health_check.v3.HealthCheck': HEALTH_CHECK,
-  'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router': { fields: {} },
-  'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager': HTTP_CONNECTION_MANAGER,
-  'type.googleapis.com/envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy': TCP_PROXY,
-  'type.googleapis.com/envoy.extensions.transport_sockets.proxy_protocol.v3.ProxyProtocolUpstreamTransport': UPSTREAM_PROXY_PROTOCOL,
-  'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext': UPSTREAM_TLS_CONTEXT,
-  'type.googleapis.com/envoy.extensions.clusters.aggregate.v3.ClusterConfig': { fields: { clusters: leaf } },
-  'type.googleapis.com/envoy.extensions.access_loggers.file.v3.FileAccessLog': FILE_ACCESS_LOG_SHAPE,
-};
+  };
+}
 
 const LISTENER: Shape = {
   fields: {
@@ -547,11 +326,11 @@ const STATS_CONFIG: Shape = {
   },
 };
 
+// The Bootstrap's fields but static_resources, whose clusters' shape is the registry's.
 const BOOTSTRAP: Shape = {
   fields: {
     node: { fields: { id: leaf, cluster: leaf, locality: LOCALITY, metadata: METADATA } },
     admin: { fields: { access_log_path: leaf, profile_path: leaf, address: SOCKET_ADDRESS } },
-    static_resources: { fields: { listeners: list(LISTENER), clusters: list(CLUSTER) } },
     // CDS (also over ADS); LDS and RDS are not implemented.
     dynamic_resources: { fields: { cds_config: CONFIG_SOURCE, ads_config: API_CONFIG_SOURCE } },
     cluster_manager: { fields: { local_cluster_name: leaf } },
@@ -573,50 +352,19 @@ const BOOTSTRAP: Shape = {
   },
 };
 
-function notImplemented(path: string, what: string): FieldError {
-  return new FieldError(path, `${what} is not implemented by this build yet (it would be ignored)`);
+function bootstrapShape(extensions: ConfigExtensions): Shape {
+  return { fields: { ...BOOTSTRAP.fields, static_resources: { fields: { listeners: list(LISTENER), clusters: list(clusterShape(extensions)) } } } };
 }
 
-function checkMessage(message: JsonObject, shape: Shape, path: string, errors: FieldErrorCollector): void {
-  if (shape === anyContent) return;
-  const values = typeof shape.values === 'function' ? shape.values(message) : shape.values;
-  for (const [key, value] of Object.entries(message)) {
-    errors.run(() => checkField(shape, values, key, value, childPath(path, key), errors));
-  }
-}
-
-function checkField(shape: Shape, values: AllowedValues | undefined, key: string, value: unknown, fieldPath: string, errors: FieldErrorCollector): void {
-  if (key === 'typed_config' && isJsonObject(value)) {
-    const inner = TYPED_CONFIGS[String(value['@type'])];
-    if (inner) checkMessage(value, { ...inner, fields: { '@type': leaf, ...inner.fields } }, fieldPath, errors);
-    return;
-  }
-  const rule = shape.fields[key];
-  if (rule === undefined) throw notImplemented(fieldPath, key);
-  if (rule !== 'leaf' && 'refused' in rule) throw new FieldError(fieldPath, `${key} ${rule.refused}`);
-  if (rule !== 'leaf' && 'check' in rule) {
-    rule.check(value, fieldPath);
-    return;
-  }
-  const allowed = values?.[key];
-  if (allowed && !allowed.includes(String(value))) throw notImplemented(fieldPath, `${key} ${String(value)}`);
-  if (rule === 'leaf') return;
-  if ('list' in rule) {
-    const element = rule.list;
-    if (element === 'leaf' || !Array.isArray(value)) return;
-    value.forEach((item, i) => {
-      if (isJsonObject(item)) checkMessage(item, element, indexPath(fieldPath, i), errors);
-    });
-  } else if (isJsonObject(value)) {
-    checkMessage(value, rule, fieldPath, errors);
-  }
+function check(message: JsonObject, shape: Shape, path: string, extensions: ConfigExtensions): void {
+  const errors = new FieldErrorCollector();
+  checkShape(message, shape, path, errors, (url) => extensions.shapeOfType(url));
+  errors.throwIfAny();
 }
 
 /** @throws FieldError (FieldErrors for several) naming each field this build would not act on. */
-export function checkCapabilities(bootstrap: JsonObject): void {
-  const errors = new FieldErrorCollector();
-  checkMessage(bootstrap, BOOTSTRAP, '', errors);
-  errors.throwIfAny();
+export function checkCapabilities(bootstrap: JsonObject, extensions: ConfigExtensions): void {
+  check(bootstrap, bootstrapShape(extensions), '', extensions);
 }
 
 /**
@@ -625,7 +373,7 @@ export function checkCapabilities(bootstrap: JsonObject): void {
  */
 export function checkLoadAssignmentCapabilities(assignment: JsonObject): void {
   const errors = new FieldErrorCollector();
-  checkMessage(assignment, LOAD_ASSIGNMENT, '', errors);
+  checkShape(assignment, LOAD_ASSIGNMENT, '', errors, () => undefined);
   errors.throwIfAny();
 }
 
@@ -633,15 +381,6 @@ export function checkLoadAssignmentCapabilities(assignment: JsonObject): void {
  * The check of one cluster at `path` (a CDS resource), as the same cluster is checked in a bootstrap.
  * @throws FieldError (FieldErrors for several)
  */
-export function checkClusterCapabilities(cluster: JsonObject, path: string): void {
-  const errors = new FieldErrorCollector();
-  checkMessage(cluster, CLUSTER, path, errors);
-  errors.throwIfAny();
-}
-
-/** The same, for a loaded bootstrap (its v3 `source`), as ConfigError(s) of `file`. */
-export function checkBootstrapCapabilities(source: unknown, file: string): void {
-  inConfigFile(file, () => {
-    if (isJsonObject(source)) checkCapabilities(source);
-  });
+export function checkClusterCapabilities(cluster: JsonObject, path: string, extensions: ConfigExtensions): void {
+  check(cluster, clusterShape(extensions), path, extensions);
 }

@@ -9,10 +9,12 @@
 //   1. Write its descriptor in a file of its own under src/extensions/<category>/ (see
 //      src/extensions/http/health_check.ts): `export const X: ExtensionDescriptor<'<category>',
 //      ExtensionFactories['<category>']> = { ... }`.
-//   2. Add X to its category's list in src/extensions/builtin_extensions.ts (one line).
+//   2. Add X to its category's list (one line): in src/extensions/data_plane_extensions.ts for
+//      what the workers create (HTTP filters, network filters, access loggers), else in
+//      src/extensions/builtin_extensions.ts.
 // A new category also needs its model type in ExtensionModels below, its factory type in
-// src/extensions/extension_factories.ts, an (empty) list in builtin_extensions.ts, and the
-// places of a bootstrap it is configured at (extension_sites.ts) when the pipeline is to find it.
+// src/extensions/extension_factories.ts, a list, and the places of a bootstrap it is configured
+// at (extension_sites.ts) when the pipeline is to find it. docs/architecture/extensions.md.
 //
 // This module is the configuration layer's side: it imports no runtime code, so src/config
 // never depends on what it configures (src/upstream, src/filters, ...); the registry and the
@@ -23,7 +25,9 @@ import type {
   AccessLogConfig,
   ClusterTypeConfig,
   DownstreamTransportSocketConfig,
+  HealthChecker,
   HttpFilterConfig,
+  LbPolicy,
   ListenerFilterConfig,
   NetworkFilterConfig,
   RetryHostPredicateConfig,
@@ -46,9 +50,21 @@ export interface ExtensionModels {
   'proxy.retry_host_predicates': RetryHostPredicateConfig;
   'proxy.transport_sockets.downstream': DownstreamTransportSocketConfig;
   'proxy.transport_sockets.upstream': TransportSocketConfig;
+  /** A cluster's lb_policy (the config of a policy is one of the Cluster's own fields). */
+  'proxy.load_balancers': LbPolicy;
+  /** An active health check's kind, by the HealthCheck field that configures it (http_health_check, ...). */
+  'proxy.health_checkers': HealthChecker;
 }
 
 export type ExtensionCategory = keyof ExtensionModels;
+
+/**
+ * Categories that are no part of Envoy 1.16's extension registry (lb_policy is an enum there, and
+ * the built-in health checks are fields of HealthCheck), so GET /server_info lists none of them
+ * and --disable-extensions cannot name them. Their descriptors are named as the configuration
+ * selects them: `ROUND_ROBIN`, `http_health_check`.
+ */
+export const UNLISTED_CATEGORIES: ReadonlySet<ExtensionCategory> = new Set(['proxy.load_balancers', 'proxy.health_checkers']);
 
 /** Any factory per category: what the configuration layer sees of a registry. */
 export type AnyFactories = { readonly [C in ExtensionCategory]: unknown };

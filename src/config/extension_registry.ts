@@ -4,26 +4,12 @@
 // --disable-extensions resolved against them. Built once at the top (src/extensions) and handed
 // to whatever reads it.
 
-import type { AnyFactories, ExtensionCategory, ExtensionDescriptor, ExtensionModels } from './extension';
-import type { ExtensionSite } from './extension_sites';
+import { type AnyFactories, type ExtensionCategory, type ExtensionDescriptor, type ExtensionModels, UNLISTED_CATEGORIES } from './extension';
 import { JsonObject, messageField, stringField } from './json';
 import { envoyTypeName, proxySpelling, typeNameOfUrl, typeUrl } from './names';
 import type { Shape } from './shape';
-import { clusterTypes } from '../upstream/cluster_types';
-import {
-  canonicalExtensionName,
-  CONFIG_TYPES,
-  HEALTH_CHECK,
-  HTTP_CONNECTION_MANAGER,
-  ORIGINAL_DST_LISTENER_FILTER,
-  PREVIOUS_HOSTS,
-  ROUTER,
-  TCP_PROXY,
-  TLS_INSPECTOR,
-  TLS_TRANSPORT_SOCKET,
-  RAW_BUFFER_TRANSPORT_SOCKET,
-  UPSTREAM_PROXY_PROTOCOL_TRANSPORT_SOCKET,
-} from './names';
+
+const DISCOVERY_TYPE_PREFIX = 'proxy.cluster.';
 
 export interface ExtensionInfo {
   readonly name: string;
@@ -79,9 +65,8 @@ export class ExtensionRegistry<F extends AnyFactories> {
    * @throws Error for an extension that is not registered: validation refuses those first
    */
   model<C extends ExtensionCategory>(category: C, extension: JsonObject): ExtensionModels[C] {
-    const name = stringField(extension, 'name');
-    const descriptor = this.get(category, name);
-    if (descriptor === undefined) throw new Error(`no ${category} extension is named '${name}': validation admits registered ones only`);
+    const descriptor = this.find(category, extension);
+    if (descriptor === undefined) throw new Error(`no ${category} extension is named '${stringField(extension, 'name')}': validation admits registered ones only`);
     return descriptor.model(messageField(extension, 'typed_config') ?? {}, { extensions: this });
   }
 
@@ -100,15 +85,11 @@ export class ExtensionRegistry<F extends AnyFactories> {
     return this.shapes.get(url);
   }
 
-  /** The factories of a category, by extension name. */
-  factories<C extends ExtensionCategory>(category: C): ReadonlyMap<string, F[C]> {
-    return new Map(this.of(category).map((e) => [e.name, e.factory]));
-  }
-
   /** Envoy's factory registry as GET /server_info lists it (node.extensions): sorted by category, then name. */
   listed(): ExtensionInfo[] {
     return Object.values<readonly AnyDescriptor[]>(this.lists)
       .flat()
+      .filter((e) => !UNLISTED_CATEGORIES.has(e.category))
       .map((e) => ({ name: e.name, category: e.category, typeDescriptor: e.configType ?? '' }))
       .sort((a, b) => a.category.localeCompare(b.category) || a.name.localeCompare(b.name));
   }
@@ -139,62 +120,14 @@ export class ExtensionRegistry<F extends AnyFactories> {
   }
 }
 
-// ---- being replaced by ExtensionRegistry ----
-
-export const CLUSTERS_CATEGORY = 'proxy.clusters';
-
-/** Sorted by category, then name. */
-export function registeredExtensions(): readonly ExtensionInfo[] {
-  return [
-    ...[...clusterTypes().values()]
-      .map((t) => ({ category: CLUSTERS_CATEGORY, name: t.extensionName, typeDescriptor: t.configType ?? '' }))
-      .sort((a, b) => a.name.localeCompare(b.name)),
-    { category: 'proxy.filters.http', name: HEALTH_CHECK, typeDescriptor: CONFIG_TYPES.healthCheck },
-    { category: 'proxy.filters.http', name: ROUTER, typeDescriptor: CONFIG_TYPES.router },
-    { category: 'proxy.filters.listener', name: ORIGINAL_DST_LISTENER_FILTER, typeDescriptor: CONFIG_TYPES.originalDst },
-    { category: 'proxy.filters.listener', name: TLS_INSPECTOR, typeDescriptor: CONFIG_TYPES.tlsInspector },
-    { category: 'proxy.filters.network', name: HTTP_CONNECTION_MANAGER, typeDescriptor: CONFIG_TYPES.httpConnectionManager },
-    { category: 'proxy.filters.network', name: TCP_PROXY, typeDescriptor: CONFIG_TYPES.tcpProxy },
-    { category: 'proxy.retry_host_predicates', name: PREVIOUS_HOSTS, typeDescriptor: CONFIG_TYPES.previousHosts },
-    { category: 'proxy.transport_sockets.downstream', name: RAW_BUFFER_TRANSPORT_SOCKET, typeDescriptor: CONFIG_TYPES.rawBuffer },
-    { category: 'proxy.transport_sockets.downstream', name: TLS_TRANSPORT_SOCKET, typeDescriptor: CONFIG_TYPES.downstreamTlsContext },
-    { category: 'proxy.transport_sockets.upstream', name: RAW_BUFFER_TRANSPORT_SOCKET, typeDescriptor: CONFIG_TYPES.rawBuffer },
-    { category: 'proxy.transport_sockets.upstream', name: TLS_TRANSPORT_SOCKET, typeDescriptor: CONFIG_TYPES.upstreamTlsContext },
-    { category: 'proxy.transport_sockets.upstream', name: UPSTREAM_PROXY_PROTOCOL_TRANSPORT_SOCKET, typeDescriptor: CONFIG_TYPES.upstreamProxyProtocol },
-  ];
-}
-
-/** The registry category of the extensions found at each place of a bootstrap. */
-export const SITE_CATEGORIES: Readonly<Record<ExtensionSite, string>> = {
-  listener_filter: 'proxy.filters.listener',
-  network_filter: 'proxy.filters.network',
-  http_filter: 'proxy.filters.http',
-  downstream_transport_socket: 'proxy.transport_sockets.downstream',
-  upstream_transport_socket: 'proxy.transport_sockets.upstream',
-  upstream_network_filter: 'proxy.filters.upstream_network',
-};
-
-/**
- * The name an extension configured at `site` has in our registry, found as Envoy 1.16 finds its
- * factory: by name (ours, Envoy's, or a legacy alias), else by the type of its typed_config, so
- * that `name: tcp` with a TcpProxy typed_config is the TCP proxy. An extension found by neither
- * keeps its name in our spelling, for validation to refuse.
- * @param extension with a v3 typed_config type URL (decoded, or after the v2 upgrade renamed it)
- */
-export function registeredExtensionName(extension: JsonObject, site: ExtensionSite): string {
-  const category = SITE_CATEGORIES[site];
-  const name = canonicalExtensionName(stringField(extension, 'name'));
-  const inCategory = registeredExtensions().filter((e) => e.category === category);
-  if (inCategory.some((e) => e.name === name)) return name;
-  const url = stringField(messageField(extension, 'typed_config') ?? {}, '@type');
-  if (url === '') return name;
-  const type = envoyTypeName(typeNameOfUrl(url));
-  return inCategory.find((e) => e.typeDescriptor === type)?.name ?? name;
-}
-
 /** The registry name of a cluster discovery type: STATIC -> proxy.cluster.static. */
 export function clusterExtensionName(discoveryType: string): string {
-  return `proxy.cluster.${discoveryType.toLowerCase()}`;
+  return `${DISCOVERY_TYPE_PREFIX}${discoveryType.toLowerCase()}`;
+}
+
+/** The discovery type (`type`) a cluster extension is registered for: proxy.cluster.static -> STATIC. */
+export function discoveryTypeOf(extensionName: string): string {
+  return extensionName.slice(DISCOVERY_TYPE_PREFIX.length).toUpperCase();
 }
 
 /** `<category>/<name>`, the form of --disable-extensions entries. */
@@ -207,29 +140,4 @@ export interface DisabledExtensions {
   readonly keys: ReadonlySet<string>;
   /** What to log about each entry, as Envoy logs it at start-up. */
   readonly notes: readonly { readonly level: 'info' | 'warning'; readonly text: string }[];
-}
-
-/**
- * Resolves --disable-extensions entries, written with `envoy.` or `proxy.` names. An entry
- * without a `/` or naming no extension of this build is reported and otherwise ignored.
- */
-export function resolveDisabledExtensions(entries: readonly string[]): DisabledExtensions {
-  const known = new Set(registeredExtensions().map((e) => extensionKey(e.category, e.name)));
-  const keys = new Set<string>();
-  const notes: Array<DisabledExtensions['notes'][number]> = [];
-  for (const entry of entries) {
-    const slash = entry.indexOf('/');
-    if (slash < 0) {
-      notes.push({ level: 'warning', text: `failed to disable invalid extension name '${entry}'` });
-      continue;
-    }
-    const key = extensionKey(canonicalExtensionName(entry.slice(0, slash)), canonicalExtensionName(entry.slice(slash + 1)));
-    if (!known.has(key)) {
-      notes.push({ level: 'warning', text: `failed to disable unknown extension '${entry}'` });
-      continue;
-    }
-    keys.add(key);
-    notes.push({ level: 'info', text: `disabled extension '${entry}'` });
-  }
-  return { keys, notes };
 }

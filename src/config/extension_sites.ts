@@ -2,10 +2,10 @@
 // the file as written) and name normalization (on the decoded v3 JSON) visit the same places;
 // this is the one list of them.
 
+import type { ConfigExtensions, ExtensionCategory } from './extension';
 import { childPath, indexPath } from './field_path';
-import { registeredExtensionName } from './extension_registry';
 import { cloneJson, isJsonObject, JsonObject, messageField, messageList } from './json';
-import { HTTP_CONNECTION_MANAGER, UPSTREAM_PROXY_PROTOCOL_TRANSPORT_SOCKET } from './names';
+import { HTTP_CONNECTION_MANAGER, TCP_PROXY, UPSTREAM_PROXY_PROTOCOL_TRANSPORT_SOCKET } from './names';
 
 export type ExtensionSite =
   | 'listener_filter'
@@ -13,7 +13,19 @@ export type ExtensionSite =
   | 'http_filter'
   | 'downstream_transport_socket'
   | 'upstream_transport_socket'
-  | 'upstream_network_filter';
+  | 'upstream_network_filter'
+  | 'access_log';
+
+/** The registry category of the extensions found at each place of a bootstrap. */
+export const SITE_CATEGORIES: Readonly<Record<ExtensionSite, ExtensionCategory>> = {
+  listener_filter: 'proxy.filters.listener',
+  network_filter: 'proxy.filters.network',
+  http_filter: 'proxy.filters.http',
+  downstream_transport_socket: 'proxy.transport_sockets.downstream',
+  upstream_transport_socket: 'proxy.transport_sockets.upstream',
+  upstream_network_filter: 'proxy.filters.upstream_network',
+  access_log: 'proxy.access_loggers',
+};
 
 export type ExtensionVisitor = (extension: JsonObject, site: ExtensionSite, path: string) => void;
 
@@ -21,7 +33,7 @@ export type ExtensionVisitor = (extension: JsonObject, site: ExtensionSite, path
  * Calls `visit` on every extension of the bootstrap's static resources, parents first: a
  * visitor may rewrite a network filter's config before its HTTP filters are visited.
  */
-export function forEachExtension(bootstrap: JsonObject, visit: ExtensionVisitor): void {
+export function forEachExtension(bootstrap: JsonObject, extensions: ConfigExtensions, visit: ExtensionVisitor): void {
   const resources = messageField(bootstrap, 'static_resources');
   if (resources === undefined) return;
   messageList(resources, 'listeners').forEach((listener, i) => {
@@ -30,34 +42,37 @@ export function forEachExtension(bootstrap: JsonObject, visit: ExtensionVisitor)
     for (const [chain, chainPath] of filterChains(listener, listenerPath)) {
       eachOf(chain, 'filters', chainPath, 'network_filter', visit, (filter, filterPath) => {
         const config = filter['typed_config'];
-        if (registeredExtensionName(filter, 'network_filter') === HTTP_CONNECTION_MANAGER && isJsonObject(config)) {
-          eachOf(config, 'http_filters', childPath(filterPath, 'typed_config'), 'http_filter', visit);
-        }
+        if (!isJsonObject(config)) return;
+        const configPath = childPath(filterPath, 'typed_config');
+        const name = extensions.registeredName(SITE_CATEGORIES.network_filter, filter);
+        if (name === HTTP_CONNECTION_MANAGER) eachOf(config, 'http_filters', configPath, 'http_filter', visit);
+        // Both terminal filters log what they end (a stream, a connection) to their access logs.
+        if (name === HTTP_CONNECTION_MANAGER || name === TCP_PROXY) eachOf(config, 'access_log', configPath, 'access_log', visit);
       });
       one(chain, 'transport_socket', chainPath, 'downstream_transport_socket', visit);
     }
   });
-  messageList(resources, 'clusters').forEach((cluster, i) => forEachClusterExtension(cluster, indexPath('static_resources.clusters', i), visit));
+  messageList(resources, 'clusters').forEach((cluster, i) => forEachClusterExtension(cluster, indexPath('static_resources.clusters', i), extensions, visit));
 }
 
 /** The extensions of one cluster at `clusterPath`: a static one, or a CDS resource. */
-export function forEachClusterExtension(cluster: JsonObject, clusterPath: string, visit: ExtensionVisitor): void {
-  upstreamTransportSocket(cluster, clusterPath, visit);
+export function forEachClusterExtension(cluster: JsonObject, clusterPath: string, extensions: ConfigExtensions, visit: ExtensionVisitor): void {
+  upstreamTransportSocket(cluster, clusterPath, extensions, visit);
   messageList(cluster, 'transport_socket_matches').forEach((match, j) => {
-    upstreamTransportSocket(match, indexPath(childPath(clusterPath, 'transport_socket_matches'), j), visit);
+    upstreamTransportSocket(match, indexPath(childPath(clusterPath, 'transport_socket_matches'), j), extensions, visit);
   });
   eachOf(cluster, 'filters', clusterPath, 'upstream_network_filter', visit);
 }
 
 /** `parent`'s transport_socket, then the one it wraps when it is the upstream PROXY protocol socket. */
-function upstreamTransportSocket(parent: JsonObject, parentPath: string, visit: ExtensionVisitor): void {
+function upstreamTransportSocket(parent: JsonObject, parentPath: string, extensions: ConfigExtensions, visit: ExtensionVisitor): void {
   const socket = messageField(parent, 'transport_socket');
   if (socket === undefined) return;
   const socketPath = childPath(parentPath, 'transport_socket');
   visit(socket, 'upstream_transport_socket', socketPath);
   const config = messageField(socket, 'typed_config');
-  if (config !== undefined && registeredExtensionName(socket, 'upstream_transport_socket') === UPSTREAM_PROXY_PROTOCOL_TRANSPORT_SOCKET) {
-    upstreamTransportSocket(config, childPath(socketPath, 'typed_config'), visit);
+  if (config !== undefined && extensions.registeredName(SITE_CATEGORIES.upstream_transport_socket, socket) === UPSTREAM_PROXY_PROTOCOL_TRANSPORT_SOCKET) {
+    upstreamTransportSocket(config, childPath(socketPath, 'typed_config'), extensions, visit);
   }
 }
 
@@ -95,18 +110,20 @@ function eachOf(
  * typed_config's type takes the name of what it was found to be, so that validation, the model
  * and /config_dump all see the one implementation that runs it.
  */
-export function canonicalizeExtensionNames(bootstrap: JsonObject): JsonObject {
-  forEachExtension(bootstrap, canonicalize);
+export function canonicalizeExtensionNames(bootstrap: JsonObject, extensions: ConfigExtensions): JsonObject {
+  forEachExtension(bootstrap, extensions, canonicalizer(extensions));
   return bootstrap;
 }
 
 /** The same for one cluster (a CDS resource). */
-export function canonicalizeClusterExtensionNames(cluster: JsonObject): JsonObject {
+export function canonicalizeClusterExtensionNames(cluster: JsonObject, extensions: ConfigExtensions): JsonObject {
   const copy = cloneJson(cluster);
-  forEachClusterExtension(copy, '', canonicalize);
+  forEachClusterExtension(copy, '', extensions, canonicalizer(extensions));
   return copy;
 }
 
-function canonicalize(extension: JsonObject, site: ExtensionSite): void {
-  if (typeof extension['name'] === 'string') extension['name'] = registeredExtensionName(extension, site);
+function canonicalizer(extensions: ConfigExtensions): ExtensionVisitor {
+  return (extension, site) => {
+    if (typeof extension['name'] === 'string') extension['name'] = extensions.registeredName(SITE_CATEGORIES[site], extension);
+  };
 }

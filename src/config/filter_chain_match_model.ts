@@ -2,6 +2,7 @@
 // filter_chain_match and the listener filters that find what it matches on (the TLS inspector
 // reads SNI and ALPN). Pure: decoded v3 JSON in.
 
+import type { ConfigExtensions } from './extension';
 import { JsonObject, messageList, numberField, stringField, stringList } from './json';
 import type { FilterChainMatch, ListenerFilterConfig } from './model';
 import { TLS_INSPECTOR } from './names';
@@ -20,15 +21,11 @@ export function filterChainMatch(config: JsonObject | undefined): FilterChainMat
 }
 
 /**
- * The listener's filters. Validation admitted only the TLS inspector and original_dst. A listener
- * without a TLS inspector whose chains match on SNI, ALPN or transport protocol 'tls' gets one, as
- * in Envoy 1.16.
+ * The listener's filters, each modelled by its descriptor. A listener without a TLS inspector
+ * whose chains match on SNI, ALPN or transport protocol 'tls' gets one, as in Envoy 1.16.
  */
-export function listenerFilters(listener: JsonObject, matches: readonly FilterChainMatch[]): ListenerFilterConfig[] {
-  const configured: ListenerFilterConfig[] = messageList(listener, 'listener_filters').map((filter) => {
-    const name = stringField(filter, 'name');
-    return { kind: name === TLS_INSPECTOR ? 'tls_inspector' : 'original_dst', name, injected: false };
-  });
+export function listenerFilters(listener: JsonObject, matches: readonly FilterChainMatch[], extensions: ConfigExtensions): ListenerFilterConfig[] {
+  const configured = messageList(listener, 'listener_filters').map((filter) => extensions.model('proxy.filters.listener', filter));
   const needsInspector = matches.some((m) => m.serverNames.length > 0 || m.applicationProtocols.length > 0 || m.transportProtocol === 'tls');
   if (!needsInspector || configured.some((filter) => filter.kind === 'tls_inspector')) return configured;
   return [...configured, { kind: 'tls_inspector', name: TLS_INSPECTOR, injected: true }];

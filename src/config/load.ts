@@ -1,7 +1,11 @@
 // Loading the bootstrap: --config-path and/or --config-yaml, each -> JSON within the input limits
 // -> (v2 -> v3 upgrade) -> decoded against the v3 protos; then the two merged -> extension names
-// in our spelling -> the protos' validation rules -> validated -> the model.
+// in our spelling -> the protos' validation rules -> validated -> the model -> what this build
+// runs (the capability check). Every extension is found in, and checked and modelled by, the
+// registry the caller hands in.
 
+import { checkCapabilities } from './capabilities';
+import type { ConfigExtensions } from './extension';
 import { ProtoFile, readProtoFile } from './proto_file';
 import { parseYaml } from './config_text';
 import { ConfigError, FieldError, inConfigFile } from './errors';
@@ -21,6 +25,8 @@ import { checkProtoRules } from './validation/proto_rules';
 import { startupRuntime } from '../runtime/startup_runtime';
 
 export interface LoadOptions {
+  /** The extensions this build has (src/extensions/builtin_extensions.ts). */
+  readonly extensions: ConfigExtensions;
   readonly configPath?: string;
   /** YAML or JSON, merged over the file when both are given. */
   readonly configYaml?: string;
@@ -28,7 +34,7 @@ export interface LoadOptions {
   readonly bootstrapVersion?: number | null;
   /** Skip unknown fields (and list them) instead of rejecting the configuration. */
   readonly allowUnknownStaticFields: boolean;
-  /** --disable-extensions, resolved (keys of resolveDisabledExtensions). */
+  /** --disable-extensions, resolved (keys of ExtensionRegistry.resolveDisabled). */
   readonly disabledExtensions?: ReadonlySet<string>;
   /** --service-cluster ('' or unset: the bootstrap's node.cluster), for the start-up runtime. */
   readonly serviceCluster?: string;
@@ -49,7 +55,7 @@ const CONFIG_YAML_SOURCE = '--config-yaml';
 
 /** @throws ConfigError */
 export function loadBootstrap(options: LoadOptions): LoadedBootstrap {
-  const { configPath, configYaml } = options;
+  const { configPath, configYaml, extensions } = options;
   if (!configPath && !configYaml) throw new ConfigError('', '', NO_CONFIG_MESSAGE);
   const schema = protoSchema();
   const decodeOptions = { allowUnknownFields: options.allowUnknownStaticFields };
@@ -57,7 +63,7 @@ export function loadBootstrap(options: LoadOptions): LoadedBootstrap {
   const decodeInput = (source: string, read: () => ProtoFile): DecodedInput =>
     inConfigFile(source, () => {
       const input = read();
-      const { decoded, warnings } = decodeBootstrap(schema, input.json, options.bootstrapVersion, decodeOptions);
+      const { decoded, warnings } = decodeBootstrap(schema, extensions, input.json, options.bootstrapVersion, decodeOptions);
       return { json: decoded.json, warnings, unknownFields: [...input.unknownFields, ...decoded.unknownFields] };
     });
   // Each decoded apart (a v2 one upgraded), then --config-yaml merged into the file, as Envoy's
@@ -69,15 +75,17 @@ export function loadBootstrap(options: LoadOptions): LoadedBootstrap {
   const json = inputs.map((input) => input.json).reduce((base, overlay) => mergeMessage(schema.bootstrap, base, overlay));
 
   return inConfigFile(configPath || CONFIG_YAML_SOURCE, () => {
-    const bootstrap = canonicalizeExtensionNames(json);
-    checkDisabledExtensions(bootstrap, options.disabledExtensions ?? new Set());
+    const bootstrap = canonicalizeExtensionNames(json, extensions);
+    checkDisabledExtensions(bootstrap, options.disabledExtensions ?? new Set(), extensions);
     // The protos' own rules first, as Envoy checks them on loading: the validators after them
     // may take what the protos guarantee (a cluster's name, a positive connect_timeout).
     checkProtoRules(schema, bootstrap);
-    validateBootstrap(bootstrap);
-    const model = buildBootstrapModel(bootstrap);
+    validateBootstrap(bootstrap, extensions);
+    const model = buildBootstrapModel(bootstrap, extensions);
     // The start-up runtime (static and disk layers) decides some checks, in validate mode too.
     checkPlatformDns(bootstrap, startupRuntime(model.runtimeLayers, options.serviceCluster || model.node.cluster));
+    // Last, so that a configuration that is also invalid is reported for that first.
+    checkCapabilities(bootstrap, extensions);
     return {
       bootstrap: model,
       warnings: [...inputs.flatMap((input) => input.warnings), ...injectedTlsInspectors(model)],
@@ -118,13 +126,14 @@ interface VersionedDecode {
 /** The spec's version rule: unset tries the previous version (upgraded) first, then the latest. */
 function decodeBootstrap(
   schema: ProtoSchema,
+  extensions: ConfigExtensions,
   input: JsonValue,
   version: number | null | undefined,
   decodeOptions: DecodeOptions,
 ): VersionedDecode {
   const asV3 = (json: JsonValue): DecodedMessage => decodeProtoJson(schema, schema.bootstrap, json, decodeOptions);
   const asV2 = (): VersionedDecode => {
-    const upgraded = upgradeV2(input, schema);
+    const upgraded = upgradeV2(input, extensions, schema);
     return { decoded: asV3(upgraded.json), warnings: upgraded.warnings };
   };
   switch (version) {

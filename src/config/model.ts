@@ -6,7 +6,7 @@
 // `proxy.`), defaults are filled in. `source` keeps the v3 JSON form for /config_dump.
 
 import type { AccessLogEntryConfig } from '../access_log/access_log_config';
-import type { MetadataMatchCriteria } from '../upstream/lb/metadata_match';
+import type { MetadataMatchCriteria } from './metadata_match';
 import type { ApiConfigSource, ConfigSourceConfig } from './xds/config_source';
 
 export interface SocketAddress {
@@ -736,8 +736,11 @@ export interface HealthCheck {
    * host's `proxy.transport_socket_match` metadata; null: the host's own metadata decides.
    */
   readonly transportSocketMatchCriteria: Readonly<Record<string, unknown>> | null;
-  readonly checker: HttpHealthCheck | TcpHealthCheck | GrpcHealthCheck;
+  readonly checker: HealthChecker;
 }
+
+/** A health check's kind (its http_health_check, tcp_health_check or grpc_health_check). */
+export type HealthChecker = HttpHealthCheck | TcpHealthCheck | GrpcHealthCheck;
 
 export interface HttpHealthCheck {
   readonly kind: 'http';

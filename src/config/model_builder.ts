@@ -2,7 +2,6 @@
 // durations in milliseconds, names in our spelling. Pure, apart from naming unnamed listeners
 // with a random UUID as Envoy does.
 
-import { accessLogEntryModel } from '../access_log/access_log_model';
 import { randomUUID } from 'node:crypto';
 import {
   boolField,
@@ -17,7 +16,6 @@ import {
   stringList,
 } from './json';
 import { stringMatch } from './string_match_model';
-import { downstreamTransportSocket, upstreamTransportSocket } from './tls_context_model';
 import { filterChainMatch, listenerFilters } from './filter_chain_match_model';
 import { apiConfigSourceOf, configSourceOf } from './xds/config_source';
 import { DEFAULT_OVERPROVISIONING_FACTOR } from './model';
@@ -36,18 +34,13 @@ import type {
   DynamicResourcesConfig,
   EndpointHealthStatus,
   FilterChainConfig,
-  HeaderMatch,
-  HashPolicy,
   HealthCheck,
-  HealthCheckConfig,
-  HttpFilterConfig,
+  HealthChecker,
   HistogramBucketRule,
-  HttpConnectionManagerConfig,
   Http2ProtocolOptions,
   CommonHttpProtocolOptions,
   HeadersWithUnderscoresAction,
   Http1ProtocolOptions,
-  CodecType,
   LbEndpoint,
   LbPolicy,
   LbSubsetConfig,
@@ -62,27 +55,17 @@ import type {
   FractionalPercent,
   LoadAssignmentPolicy,
   PercentDenominator,
-  NetworkFilterConfig,
   RefreshRate,
   RingHashLbConfig,
-  Route,
-  RouteAction,
-  RouteConfiguration,
-  RuntimeFraction,
   RuntimeLayerConfig,
   SocketAddress,
   StatsConfig,
   TcpKeepalive,
   UpstreamHttpProtocolOptions,
-  TcpProxyConfig,
-  WeightedCluster,
-  WeightedClusters,
-  RetryPolicy,
 } from './model';
-import { canonicalExtensionName, CONFIG_TYPES, HEALTH_CHECK, PREVIOUS_HOSTS, proxySpelling, TCP_PROXY, typeNameOfUrl } from './names';
-import { parseRetryOn } from '../filters/http/retry_on';
+import type { ConfigExtensions } from './extension';
+import { proxySpelling } from './names';
 import { flattenStaticLayer } from '../runtime/static_layer';
-import { LB_METADATA_NAMESPACE, metadataMatchCriteria, type MetadataMatchCriteria } from '../upstream/lb/metadata_match';
 
 /** Envoy 1.16's outlier detection defaults of the UInt32Value fields, by field name. */
 const OUTLIER_DEFAULTS = {
@@ -118,17 +101,9 @@ const DEFAULTS = {
   perConnectionBufferLimitBytes: 1024 * 1024,
   listenerFiltersTimeoutMs: 15_000,
   connectTimeoutMs: 5_000,
-  tcpProxyIdleTimeoutMs: 60 * 60 * 1000,
-  streamIdleTimeoutMs: 5 * 60 * 1000,
-  requestTimeoutMs: 0,
   connectionIdleTimeoutMs: 60 * 60 * 1000,
   maxHeadersCount: 100,
-  routeTimeoutMs: 15_000,
-  numRetries: 1,
-  retryBaseIntervalMs: 25,
-  weightedClustersTotalWeight: 100,
   endpointWeight: 1,
-  serverName: 'proxy',
   statsFlushIntervalMs: 5_000,
   dnsRefreshRateMs: 5_000,
   refreshRateMaxFactor: 10,
@@ -146,8 +121,11 @@ const DEFAULTS = {
   profilePath: '/var/log/proxy/proxy.prof',
 } as const;
 
-/** @param bootstrap decoded by decodeProtoJson, names canonicalized, and validated */
-export function buildBootstrapModel(bootstrap: JsonObject): Bootstrap {
+/**
+ * @param bootstrap decoded by decodeProtoJson, names canonicalized, and validated
+ * @param extensions the registry validation admitted its extensions from, which build their models
+ */
+export function buildBootstrapModel(bootstrap: JsonObject, extensions: ConfigExtensions): Bootstrap {
   const resources = messageField(bootstrap, 'static_resources') ?? {};
   const node = messageField(bootstrap, 'node') ?? {};
   return deepFreeze({
@@ -157,10 +135,10 @@ export function buildBootstrapModel(bootstrap: JsonObject): Bootstrap {
       locality: locality(messageField(node, 'locality')),
     },
     admin: admin(messageField(bootstrap, 'admin')),
-    listeners: messageList(resources, 'listeners').map(listener),
+    listeners: messageList(resources, 'listeners').map((config) => listener(config, extensions)),
     clusters: (() => {
       const defaults = new AbsentMessageModels();
-      return messageList(resources, 'clusters').map((config) => cluster(config, defaults));
+      return messageList(resources, 'clusters').map((config) => cluster(config, extensions, defaults));
     })(),
     localClusterName: stringField(messageField(bootstrap, 'cluster_manager') ?? {}, 'local_cluster_name') || null,
     statsFlushIntervalMs: millis(bootstrap, 'stats_flush_interval', DEFAULTS.statsFlushIntervalMs),
@@ -187,8 +165,8 @@ function admin(config: JsonObject | undefined): AdminConfig | null {
   };
 }
 
-function listener(config: JsonObject): ListenerConfig {
-  const filterChains = messageList(config, 'filter_chains').map(filterChain);
+function listener(config: JsonObject, extensions: ConfigExtensions): ListenerConfig {
+  const filterChains = messageList(config, 'filter_chains').map((chain) => filterChain(chain, extensions));
   return {
     name: stringField(config, 'name') || randomUUID(),
     address: socketAddress(messageField(config, 'address') ?? {}),
@@ -198,56 +176,19 @@ function listener(config: JsonObject): ListenerConfig {
       DEFAULTS.perConnectionBufferLimitBytes,
     ),
     trafficDirection: enumField(config, 'traffic_direction', 'UNSPECIFIED'),
-    listenerFilters: listenerFilters(config, filterChains.map((chain) => chain.match)),
+    listenerFilters: listenerFilters(config, filterChains.map((chain) => chain.match), extensions),
     listenerFiltersTimeoutMs: millis(config, 'listener_filters_timeout', DEFAULTS.listenerFiltersTimeoutMs),
     continueOnListenerFiltersTimeout: boolField(config, 'continue_on_listener_filters_timeout'),
     filterChains,
   };
 }
 
-function filterChain(config: JsonObject): FilterChainConfig {
+function filterChain(config: JsonObject, extensions: ConfigExtensions): FilterChainConfig {
   const transportSocket = messageField(config, 'transport_socket');
   return {
     match: filterChainMatch(messageField(config, 'filter_chain_match')),
-    filters: messageList(config, 'filters').map(networkFilter),
-    transportSocket: transportSocket === undefined ? null : downstreamTransportSocket(transportSocket),
-  };
-}
-
-function networkFilter(filter: JsonObject): NetworkFilterConfig {
-  const name = stringField(filter, 'name');
-  const config = messageField(filter, 'typed_config') ?? {};
-  return name === TCP_PROXY ? tcpProxy(name, config) : httpConnectionManager(name, config);
-}
-
-function tcpProxy(name: string, config: JsonObject): TcpProxyConfig {
-  return {
-    kind: 'tcp_proxy',
-    name,
-    statPrefix: stringField(config, 'stat_prefix'),
-    cluster: stringField(config, 'cluster'),
-    idleTimeoutMs: millis(config, 'idle_timeout', DEFAULTS.tcpProxyIdleTimeoutMs),
-    accessLogs: messageList(config, 'access_log').map(accessLogEntryModel),
-  };
-}
-
-function httpConnectionManager(name: string, config: JsonObject): HttpConnectionManagerConfig {
-  return {
-    kind: 'http_connection_manager',
-    name,
-    statPrefix: stringField(config, 'stat_prefix'),
-    routeConfig: routeConfiguration(messageField(config, 'route_config') ?? {}),
-    httpFilters: messageList(config, 'http_filters').map(httpFilter),
-    useRemoteAddress: boolField(config, 'use_remote_address'),
-    xffNumTrustedHops: numberField(config, 'xff_num_trusted_hops'),
-    serverName: stringField(config, 'server_name') || DEFAULTS.serverName,
-    streamIdleTimeoutMs: millis(config, 'stream_idle_timeout', DEFAULTS.streamIdleTimeoutMs),
-    requestTimeoutMs: millis(config, 'request_timeout', DEFAULTS.requestTimeoutMs),
-    commonHttpProtocolOptions: commonHttpProtocolOptionsOf(messageField(config, 'common_http_protocol_options') ?? {}),
-    httpProtocolOptions: http1ProtocolOptionsOf(messageField(config, 'http_protocol_options') ?? {}),
-    codecType: enumField<CodecType>(config, 'codec_type', 'AUTO'),
-    http2ProtocolOptions: http2ProtocolOptionsOf(messageField(config, 'http2_protocol_options') ?? {})!,
-    accessLogs: messageList(config, 'access_log').map(accessLogEntryModel),
+    filters: messageList(config, 'filters').map((filter) => extensions.model('proxy.filters.network', filter)),
+    transportSocket: transportSocket === undefined ? null : extensions.model('proxy.transport_sockets.downstream', transportSocket),
   };
 }
 
@@ -283,185 +224,6 @@ export function http2ProtocolOptionsOf(config: JsonObject | undefined): Http2Pro
   };
 }
 
-function httpFilter(filter: JsonObject): HttpFilterConfig {
-  const name = stringField(filter, 'name');
-  if (name !== HEALTH_CHECK) return { name };
-  return { name, healthCheck: healthCheck(messageField(filter, 'typed_config') ?? {}) };
-}
-
-function healthCheck(config: JsonObject): HealthCheckConfig {
-  const passThroughMode = boolField(config, 'pass_through_mode');
-  const percentages = messageField(config, 'cluster_min_healthy_percentages') ?? {};
-  return {
-    passThroughMode,
-    cacheTimeMs: millis(config, 'cache_time', 0),
-    // Envoy reads the percentages only when it answers health checks itself.
-    clusterMinHealthyPercentages: passThroughMode
-      ? {}
-      : Object.fromEntries(Object.keys(percentages).map((cluster) => [cluster, numberField(messageField(percentages, cluster) ?? {}, 'value')])),
-    headers: messageList(config, 'headers').map(headerMatch),
-  };
-}
-
-/** Validation left at most one specifier set; none means "present", as in Envoy. */
-export function headerMatch(config: JsonObject): HeaderMatch {
-  const name = stringField(config, 'name').toLowerCase();
-  const invert = boolField(config, 'invert_match');
-  const regex = messageField(config, 'safe_regex_match');
-  const range = messageField(config, 'range_match');
-  let specifier: HeaderMatch['specifier'];
-  if (regex !== undefined) specifier = { kind: 'safe_regex', regex: stringField(regex, 'regex') };
-  else if (range !== undefined) specifier = { kind: 'range', start: int64Field(range, 'start'), end: int64Field(range, 'end') };
-  else if (typeof config['exact_match'] === 'string') specifier = { kind: 'exact', value: config['exact_match'] };
-  else if (typeof config['prefix_match'] === 'string') specifier = { kind: 'prefix', value: config['prefix_match'] };
-  else if (typeof config['suffix_match'] === 'string') specifier = { kind: 'suffix', value: config['suffix_match'] };
-  else specifier = { kind: 'present' };
-  return { name, invert, specifier };
-}
-
-/** An int64 field in decimal; ProtoJSON writes 64-bit integers as strings. */
-function int64Field(config: JsonObject, key: string): string {
-  const value = config[key];
-  return typeof value === 'string' || typeof value === 'number' ? String(value) : '0';
-}
-
-function routeConfiguration(config: JsonObject): RouteConfiguration {
-  return {
-    name: stringField(config, 'name'),
-    virtualHosts: messageList(config, 'virtual_hosts').map((virtualHost) => {
-      const hostRetry = messageField(virtualHost, 'retry_policy');
-      const hostRetryPolicy = hostRetry === undefined ? null : retryPolicy(hostRetry);
-      return {
-        name: stringField(virtualHost, 'name'),
-        domains: stringList(virtualHost, 'domains').map((domain) => domain.toLowerCase()),
-        routes: messageList(virtualHost, 'routes').map((entry) => route(entry, hostRetryPolicy)),
-      };
-    }),
-  };
-}
-
-/** @param hostRetryPolicy the virtual host's retry_policy, which a route's own replaces entirely */
-function route(config: JsonObject, hostRetryPolicy: RetryPolicy | null): Route {
-  const match = messageField(config, 'match') ?? {};
-  const prefix = match['prefix'];
-  const path = match['path'];
-  const fraction = messageField(match, 'runtime_fraction');
-  return {
-    name: stringField(config, 'name'),
-    match: {
-      ...(typeof prefix === 'string' ? { prefix } : {}),
-      ...(typeof path === 'string' ? { path } : {}),
-      caseSensitive: boolField(match, 'case_sensitive', true),
-      ...(fraction !== undefined ? { runtimeFraction: runtimeFraction(fraction) } : {}),
-    },
-    action: routeAction(config, hostRetryPolicy),
-  };
-}
-
-function runtimeFraction(config: JsonObject): RuntimeFraction {
-  return { defaultValue: fractionalPercent(messageField(config, 'default_value') ?? {}), runtimeKey: stringField(config, 'runtime_key') };
-}
-
-function fractionalPercent(config: JsonObject): FractionalPercent {
-  return { numerator: numberField(config, 'numerator'), denominator: enumField<PercentDenominator>(config, 'denominator', 'HUNDRED') };
-}
-
-function routeAction(config: JsonObject, hostRetryPolicy: RetryPolicy | null): RouteAction {
-  const action = messageField(config, 'route');
-  if (action === undefined) {
-    const response = messageField(config, 'direct_response') ?? {};
-    return {
-      kind: 'direct_response',
-      status: numberField(response, 'status'),
-      body: stringField(messageField(response, 'body') ?? {}, 'inline_string'),
-    };
-  }
-  const prefixRewrite = stringField(action, 'prefix_rewrite');
-  const hostRewriteLiteral = stringField(action, 'host_rewrite_literal');
-  const metadataMatch = lbMetadataMatch(action, null);
-  const weighted = messageField(action, 'weighted_clusters');
-  const hashPolicies = messageList(action, 'hash_policy').flatMap(hashPolicy);
-  const ownRetry = messageField(action, 'retry_policy');
-  const retry = ownRetry === undefined ? hostRetryPolicy : retryPolicy(ownRetry);
-  return {
-    kind: 'route',
-    cluster: stringField(action, 'cluster'),
-    ...(weighted !== undefined ? { weightedClusters: weightedClusters(weighted, metadataMatch) } : {}),
-    timeoutMs: millis(action, 'timeout', DEFAULTS.routeTimeoutMs),
-    ...(prefixRewrite !== '' ? { prefixRewrite } : {}),
-    ...(hostRewriteLiteral !== '' ? { hostRewriteLiteral } : {}),
-    ...(hashPolicies.length > 0 ? { hashPolicies } : {}),
-    ...(metadataMatch !== null ? { metadataMatch } : {}),
-    priority: enumField<RoutingPriority>(action, 'priority', 'DEFAULT'),
-    ...(retry !== null ? { retryPolicy: retry } : {}),
-  };
-}
-
-/** @param config validated: its retry_on conditions and host predicates are ones we implement */
-function retryPolicy(config: JsonObject): RetryPolicy {
-  const backOff = messageField(config, 'retry_back_off');
-  // Envoy rounds intervals under 1 ms up to 1 ms.
-  const baseIntervalMs = Math.max(1, backOff === undefined ? DEFAULTS.retryBaseIntervalMs : millis(backOff, 'base_interval', DEFAULTS.retryBaseIntervalMs));
-  const maxIntervalMs = backOff === undefined ? 10 * baseIntervalMs : Math.max(1, millis(backOff, 'max_interval', 10 * baseIntervalMs));
-  return {
-    retryOn: parseRetryOn(stringField(config, 'retry_on')).flags,
-    numRetries: numberField(config, 'num_retries', DEFAULTS.numRetries),
-    perTryTimeoutMs: millis(config, 'per_try_timeout', 0),
-    retriableStatusCodes: Array.isArray(config['retriable_status_codes']) ? config['retriable_status_codes'].filter((code): code is number => typeof code === 'number') : [],
-    avoidPreviousHosts: messageList(config, 'retry_host_predicate').some((predicate) => canonicalExtensionName(stringField(predicate, 'name')) === PREVIOUS_HOSTS || typeNameOfUrl(stringField(messageField(predicate, 'typed_config') ?? {}, '@type')) === CONFIG_TYPES.previousHosts),
-    hostSelectionRetryMaxAttempts: numberField(config, 'host_selection_retry_max_attempts'),
-    baseIntervalMs,
-    maxIntervalMs,
-  };
-}
-
-function weightedClusters(config: JsonObject, routeMatch: MetadataMatchCriteria | null): WeightedClusters {
-  const prefix = stringField(config, 'runtime_key_prefix');
-  return {
-    clusters: messageList(config, 'clusters').map((entry): WeightedCluster => {
-      const name = stringField(entry, 'name');
-      // An entry without criteria of its own uses the route's.
-      const metadataMatch = lbMetadataMatch(entry, routeMatch) ?? routeMatch;
-      return {
-        name,
-        weight: numberField(entry, 'weight'),
-        runtimeKey: `${prefix}.${name}`,
-        ...(metadataMatch !== null ? { metadataMatch } : {}),
-      };
-    }),
-    totalWeight: numberField(config, 'total_weight', DEFAULTS.weightedClustersTotalWeight),
-  };
-}
-
-/** The `proxy.lb` criteria of a message's metadata_match merged over `parent`; null when it has none. */
-function lbMetadataMatch(config: JsonObject, parent: MetadataMatchCriteria | null): MetadataMatchCriteria | null {
-  const metadataMatch = messageField(config, 'metadata_match');
-  if (metadataMatch === undefined) return null;
-  const fields = filterMetadata(metadataMatch)[LB_METADATA_NAMESPACE];
-  return isJsonObject(fields) ? metadataMatchCriteria(fields, parent) : null;
-}
-
-/** One of Envoy's hash methods; connection_properties without source_ip is none (Envoy skips it). */
-function hashPolicy(config: JsonObject): HashPolicy[] {
-  const terminal = boolField(config, 'terminal');
-  const header = messageField(config, 'header');
-  if (header !== undefined) return [{ kind: 'header', name: stringField(header, 'header_name').toLowerCase(), terminal }];
-  const cookie = messageField(config, 'cookie');
-  if (cookie !== undefined) {
-    // Envoy keeps the ttl's whole seconds.
-    const ttlMs = durationMs(cookie, 'ttl');
-    const ttlSeconds = ttlMs === undefined ? null : Math.trunc(ttlMs / 1000);
-    return [{ kind: 'cookie', name: stringField(cookie, 'name'), ttlSeconds, path: stringField(cookie, 'path'), terminal }];
-  }
-  const properties = messageField(config, 'connection_properties');
-  if (properties !== undefined) return boolField(properties, 'source_ip') ? [{ kind: 'source_ip', terminal }] : [];
-  const query = messageField(config, 'query_parameter');
-  if (query !== undefined) return [{ kind: 'query_parameter', name: stringField(query, 'name'), terminal }];
-  const filterState = messageField(config, 'filter_state');
-  // Validation requires one of the kinds.
-  return filterState !== undefined ? [{ kind: 'filter_state', key: stringField(filterState, 'key'), terminal }] : [];
-}
-
 /**
  * The models of absent sub-messages, each made once and shared by every model built with the
  * same instance: 10,000 clusters without circuit breakers or lb configs then hold one default
@@ -478,7 +240,7 @@ export class AbsentMessageModels {
 }
 
 /** A cluster's model: a static one, or a CDS resource once validated (cluster_resource.ts). */
-export function cluster(config: JsonObject, defaults = new AbsentMessageModels()): ClusterConfig {
+export function cluster(config: JsonObject, extensions: ConfigExtensions, defaults = new AbsentMessageModels()): ClusterConfig {
   const name = stringField(config, 'name');
   const loadAssignment = messageField(config, 'load_assignment');
   const customType = messageField(config, 'cluster_type');
@@ -490,10 +252,7 @@ export function cluster(config: JsonObject, defaults = new AbsentMessageModels()
     name,
     statName: (stringField(config, 'alt_stat_name') || name).replaceAll(':', '_'),
     type: enumField<DiscoveryType>(config, 'type', 'STATIC'),
-    clusterType:
-      customType === undefined
-        ? null
-        : { name: canonicalExtensionName(stringField(customType, 'name')), typedConfig: messageField(customType, 'typed_config') ?? {} },
+    clusterType: customType === undefined ? null : extensions.model('proxy.clusters', customType),
     edsClusterConfig:
       eds === undefined
         ? null
@@ -512,15 +271,15 @@ export function cluster(config: JsonObject, defaults = new AbsentMessageModels()
     closeConnectionsOnHostSetChange: boolField(messageField(config, 'common_lb_config') ?? {}, 'close_connections_on_host_set_change'),
     trackTimeoutBudgets: boolField(config, 'track_timeout_budgets'),
     metadata: filterMetadata(messageField(config, 'metadata')),
-    healthChecks: messageList(config, 'health_checks').map((check) => healthCheckModel(check)),
+    healthChecks: messageList(config, 'health_checks').flatMap((check) => healthCheckModel(check, extensions)),
     circuitBreakers: defaults.of(circuitBreakersConfig, messageField(config, 'circuit_breakers')),
-    transportSocket: transportSocket === undefined ? null : upstreamTransportSocket(transportSocket),
+    transportSocket: transportSocket === undefined ? null : extensions.model('proxy.transport_sockets.upstream', transportSocket),
     transportSocketMatches: messageList(config, 'transport_socket_matches').map((match) => {
       const socket = messageField(match, 'transport_socket');
       return {
         name: stringField(match, 'name'),
         match: messageField(match, 'match') ?? {},
-        transportSocket: socket === undefined ? null : upstreamTransportSocket(socket),
+        transportSocket: socket === undefined ? null : extensions.model('proxy.transport_sockets.upstream', socket),
       };
     }),
     upstreamHttpProtocolOptions: upstreamHttpProtocolOptions(messageField(config, 'upstream_http_protocol_options')),
@@ -529,7 +288,7 @@ export function cluster(config: JsonObject, defaults = new AbsentMessageModels()
     http2ProtocolOptions: http2ProtocolOptionsOf(messageField(config, 'http2_protocol_options')),
     typedExtensionProtocolOptions: Object.fromEntries(
       Object.entries(messageField(config, 'typed_extension_protocol_options') ?? {}).map(([key, value]) => [
-        canonicalExtensionName(key),
+        extensions.canonicalName(key),
         isJsonObject(value) ? value : {},
       ]),
     ),
@@ -554,61 +313,45 @@ export function cluster(config: JsonObject, defaults = new AbsentMessageModels()
   };
 }
 
-/** Validation made timeout, interval, both thresholds and one checker present. */
-function healthCheckModel(config: JsonObject): HealthCheck {
+/**
+ * Validation made timeout, interval, both thresholds and one checker present. A check whose
+ * checker this build lacks (custom_health_check) has no model: the capability check refuses it
+ * by field path.
+ */
+function healthCheckModel(config: JsonObject, extensions: ConfigExtensions): HealthCheck[] {
+  const checker = healthChecker(config, extensions);
+  if (checker === null) return [];
   const intervalMs = millis(config, 'interval', 0);
   const unhealthyIntervalMs = millis(config, 'unhealthy_interval', intervalMs);
-  return {
-    timeoutMs: millis(config, 'timeout', 0),
-    intervalMs,
-    initialJitterMs: millis(config, 'initial_jitter', 0),
-    intervalJitterMs: millis(config, 'interval_jitter', 0),
-    intervalJitterPercent: numberField(config, 'interval_jitter_percent'),
-    unhealthyThreshold: numberField(config, 'unhealthy_threshold'),
-    healthyThreshold: numberField(config, 'healthy_threshold'),
-    noTrafficIntervalMs: millis(config, 'no_traffic_interval', DEFAULTS.healthCheckNoTrafficIntervalMs),
-    unhealthyIntervalMs,
-    unhealthyEdgeIntervalMs: millis(config, 'unhealthy_edge_interval', unhealthyIntervalMs),
-    healthyEdgeIntervalMs: millis(config, 'healthy_edge_interval', intervalMs),
-    reuseConnection: boolField(config, 'reuse_connection', true),
-    transportSocketMatchCriteria: messageField(config, 'transport_socket_match_criteria') ?? null,
-    eventLogPath: stringField(config, 'event_log_path'),
-    alwaysLogHealthCheckFailures: boolField(config, 'always_log_health_check_failures'),
-    checker: healthChecker(config),
-  };
+  return [
+    {
+      timeoutMs: millis(config, 'timeout', 0),
+      intervalMs,
+      initialJitterMs: millis(config, 'initial_jitter', 0),
+      intervalJitterMs: millis(config, 'interval_jitter', 0),
+      intervalJitterPercent: numberField(config, 'interval_jitter_percent'),
+      unhealthyThreshold: numberField(config, 'unhealthy_threshold'),
+      healthyThreshold: numberField(config, 'healthy_threshold'),
+      noTrafficIntervalMs: millis(config, 'no_traffic_interval', DEFAULTS.healthCheckNoTrafficIntervalMs),
+      unhealthyIntervalMs,
+      unhealthyEdgeIntervalMs: millis(config, 'unhealthy_edge_interval', unhealthyIntervalMs),
+      healthyEdgeIntervalMs: millis(config, 'healthy_edge_interval', intervalMs),
+      reuseConnection: boolField(config, 'reuse_connection', true),
+      transportSocketMatchCriteria: messageField(config, 'transport_socket_match_criteria') ?? null,
+      eventLogPath: stringField(config, 'event_log_path'),
+      alwaysLogHealthCheckFailures: boolField(config, 'always_log_health_check_failures'),
+      checker,
+    },
+  ];
 }
 
-function healthChecker(config: JsonObject): HealthCheck['checker'] {
-  const http = messageField(config, 'http_health_check');
-  if (http !== undefined) {
-    const ranges = messageList(http, 'expected_statuses').map((r) => [numberField(r, 'start'), numberField(r, 'end')] as const);
-    const matcher = messageField(http, 'service_name_matcher');
-    return {
-      kind: 'http',
-      host: stringField(http, 'host'),
-      path: stringField(http, 'path'),
-      expectedStatuses: ranges.length > 0 ? ranges : [[200, 201]],
-      requestHeadersToAdd: messageList(http, 'request_headers_to_add').map((option) => {
-        const header = messageField(option, 'header') ?? {};
-        return { key: stringField(header, 'key'), value: stringField(header, 'value'), append: boolField(option, 'append', true) };
-      }),
-      requestHeadersToRemove: stringList(http, 'request_headers_to_remove').map((name) => name.toLowerCase()),
-      serviceNameMatcher: matcher === undefined ? null : stringMatch(matcher),
-    };
+/** The check's checker, modelled by the registry's checker whose field is set; null when none is. */
+function healthChecker(config: JsonObject, extensions: ConfigExtensions): HealthChecker | null {
+  for (const checker of extensions.of('proxy.health_checkers')) {
+    const checkerConfig = messageField(config, checker.name);
+    if (checkerConfig !== undefined) return checker.model(checkerConfig, { extensions });
   }
-  const tcp = messageField(config, 'tcp_health_check');
-  if (tcp !== undefined) {
-    const send = messageField(tcp, 'send');
-    return { kind: 'tcp', send: send === undefined ? '' : payloadHex(send), receive: messageList(tcp, 'receive').map(payloadHex) };
-  }
-  const grpc = messageField(config, 'grpc_health_check') ?? {};
-  return { kind: 'grpc', serviceName: stringField(grpc, 'service_name'), authority: stringField(grpc, 'authority') };
-}
-
-/** A HealthCheck.Payload as lower-case hex: `text` is hex already (validated), `binary` is base64. */
-function payloadHex(payload: JsonObject): string {
-  const text = stringField(payload, 'text');
-  return text !== '' ? text.toLowerCase() : Buffer.from(stringField(payload, 'binary'), 'base64').toString('hex');
+  return null;
 }
 
 /** Envoy's ResourceManagers::load: per priority, the last thresholds entry naming it, else the defaults. */
@@ -748,6 +491,10 @@ function percent(config: JsonObject, key: string, fallback: number): number {
   return value === undefined ? fallback : Math.trunc(numberField(value, 'value'));
 }
 
+export function fractionalPercent(config: JsonObject): FractionalPercent {
+  return { numerator: numberField(config, 'numerator'), denominator: enumField<PercentDenominator>(config, 'denominator', 'HUNDRED') };
+}
+
 /** A ClusterLoadAssignment, static (a cluster's load_assignment) or from EDS. */
 export function clusterLoadAssignment(config: JsonObject): ClusterLoadAssignment {
   return {
@@ -792,7 +539,7 @@ function lbEndpoint(config: JsonObject): LbEndpoint {
  * A Metadata message's filter_metadata, its namespaces in our spelling: an Envoy file's
  * `envoy.lb` is the `proxy.lb` the subset balancer and /clusters read.
  */
-function filterMetadata(metadata: JsonObject | undefined): Readonly<Record<string, unknown>> {
+export function filterMetadata(metadata: JsonObject | undefined): Readonly<Record<string, unknown>> {
   const namespaces = messageField(metadata ?? {}, 'filter_metadata') ?? {};
   return Object.fromEntries(Object.entries(namespaces).map(([name, value]) => [proxySpelling(name), value]));
 }

@@ -1,7 +1,8 @@
 // Extension and type names. Operators' files use Envoy's spellings (`envoy.tcp_proxy`,
 // `envoy.filters.network.tcp_proxy`, type URLs in the `envoy.` package); the model uses ours
 // (`proxy.filters.network.tcp_proxy`). Type URLs keep Envoy's package, because that is where
-// the messages really live, but may be written with `proxy.` as well.
+// the messages really live, but may be written with `proxy.` as well. An extension's legacy
+// names are its descriptor's (extension.ts); the registry resolves them.
 
 export const TCP_PROXY = 'proxy.filters.network.tcp_proxy';
 export const HTTP_CONNECTION_MANAGER = 'proxy.filters.network.http_connection_manager';
@@ -14,29 +15,12 @@ export const PREVIOUS_HOSTS = 'proxy.retry_host_predicates.previous_hosts';
 export const TLS_INSPECTOR = 'proxy.filters.listener.tls_inspector';
 export const ORIGINAL_DST_LISTENER_FILTER = 'proxy.filters.listener.original_dst';
 
-/** Names Envoy 1.16 still accepted from before its extension naming scheme. */
-const LEGACY_NAMES: ReadonlyMap<string, string> = new Map([
-  ['envoy.tcp_proxy', TCP_PROXY],
-  ['envoy.http_connection_manager', HTTP_CONNECTION_MANAGER],
-  ['envoy.router', ROUTER],
-  ['envoy.health_check', HEALTH_CHECK],
-  ['envoy.listener.tls_inspector', TLS_INSPECTOR],
-  ['envoy.listener.original_dst', ORIGINAL_DST_LISTENER_FILTER],
-  ['tls', TLS_TRANSPORT_SOCKET],
-  ['raw_buffer', RAW_BUFFER_TRANSPORT_SOCKET],
-]);
-
 const ENVOY_PREFIX = 'envoy.';
 const PROXY_PREFIX = 'proxy.';
 
 /** `envoy.cluster_name` -> `proxy.cluster_name`; other names unchanged. */
 export function proxySpelling(name: string): string {
   return name.startsWith(ENVOY_PREFIX) ? PROXY_PREFIX + name.slice(ENVOY_PREFIX.length) : name;
-}
-
-/** `envoy.router` and `envoy.filters.http.router` -> `proxy.filters.http.router`. */
-export function canonicalExtensionName(name: string): string {
-  return LEGACY_NAMES.get(name) ?? proxySpelling(name);
 }
 
 /** `proxy.config.cluster.v3.Cluster` -> `envoy.config.cluster.v3.Cluster`; other names unchanged. */

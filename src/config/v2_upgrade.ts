@@ -2,46 +2,16 @@
 // to the configuration as written (snake_case JSON) before it is decoded against the v3 protos.
 // Rewrites touch only v2 constructs, so a v3 configuration passes through unchanged.
 
-import { accessLoggerName, FILE_ACCESS_LOG, FILE_ACCESS_LOG_TYPE } from '../access_log/access_log_model';
+import type { ConfigExtensions } from './extension';
 import { FieldError } from './errors';
-import { registeredExtensionName } from './extension_registry';
-import { forEachExtension, ExtensionSite, filterChains } from './extension_sites';
+import { forEachExtension, ExtensionSite, filterChains, SITE_CATEGORIES } from './extension_sites';
 import { childPath, indexPath, keyPath } from './field_path';
 import { cloneJson, isJsonObject, JsonObject, JsonValue, messageField, messageList, repeatedValues, stringField } from './json';
-import {
-  canonicalExtensionName,
-  CONFIG_TYPES,
-  HEALTH_CHECK,
-  HTTP_CONNECTION_MANAGER,
-  RAW_BUFFER_TRANSPORT_SOCKET,
-  ROUTER,
-  TCP_PROXY,
-  TLS_TRANSPORT_SOCKET,
-  PROTOCOL_OPTIONS_TYPES,
-  typeNameOfUrl,
-  typeUrl,
-} from './names';
+import { CONFIG_TYPES, HTTP_CONNECTION_MANAGER, TLS_TRANSPORT_SOCKET, PROTOCOL_OPTIONS_TYPES, typeNameOfUrl, typeUrl } from './names';
 import { protoSchema, ProtoSchema } from './schema';
 
-/** The v3 type of a v2 `config:` (Struct), by extension and by where the extension sits. */
-const CONFIG_TYPE_BY_SITE: Readonly<Partial<Record<ExtensionSite, ReadonlyMap<string, string>>>> = {
-  network_filter: new Map([
-    [TCP_PROXY, CONFIG_TYPES.tcpProxy],
-    [HTTP_CONNECTION_MANAGER, CONFIG_TYPES.httpConnectionManager],
-  ]),
-  http_filter: new Map([
-    [ROUTER, CONFIG_TYPES.router],
-    [HEALTH_CHECK, CONFIG_TYPES.healthCheck],
-  ]),
-  upstream_transport_socket: new Map([
-    [TLS_TRANSPORT_SOCKET, CONFIG_TYPES.upstreamTlsContext],
-    [RAW_BUFFER_TRANSPORT_SOCKET, CONFIG_TYPES.rawBuffer],
-  ]),
-  downstream_transport_socket: new Map([
-    [TLS_TRANSPORT_SOCKET, CONFIG_TYPES.downstreamTlsContext],
-    [RAW_BUFFER_TRANSPORT_SOCKET, CONFIG_TYPES.rawBuffer],
-  ]),
-};
+/** The places v2 configured an extension with a `config:` Struct, in its own schema, that the upgrade types. */
+const STRUCT_CONFIG_SITES: ReadonlySet<ExtensionSite> = new Set(['network_filter', 'http_filter', 'upstream_transport_socket', 'downstream_transport_socket', 'access_log']);
 
 /** Fields that v3 renamed without changing their meaning. */
 const CLUSTER_FIELD_RENAMES: ReadonlyMap<string, string> = new Map([
@@ -82,9 +52,10 @@ export interface Upgraded {
 
 /**
  * Rewrites a v2 bootstrap into v3 form. Pure: the input is left untouched.
+ * @param extensions the registry whose extensions' names and config types the upgrade reads
  * @param schema whose annotations name the v3 successor of each v2 message
  */
-export function upgradeV2(input: JsonValue, schema: ProtoSchema = protoSchema()): Upgraded {
+export function upgradeV2(input: JsonValue, extensions: ConfigExtensions, schema: ProtoSchema = protoSchema()): Upgraded {
   if (!isJsonObject(input)) return { json: input, warnings: [] };
   const bootstrap = cloneJson(input);
   const warnings: string[] = [];
@@ -93,7 +64,7 @@ export function upgradeV2(input: JsonValue, schema: ProtoSchema = protoSchema())
   const resources = messageField(bootstrap, 'static_resources');
   if (resources !== undefined) {
     messageList(resources, 'clusters').forEach((cluster, i) => {
-      upgradeCluster(cluster, indexPath('static_resources.clusters', i), warnings);
+      upgradeCluster(cluster, indexPath('static_resources.clusters', i), warnings, extensions);
     });
     messageList(resources, 'listeners').forEach((listener, i) => {
       for (const [chain, chainPath] of filterChains(listener, indexPath('static_resources.listeners', i))) {
@@ -101,16 +72,13 @@ export function upgradeV2(input: JsonValue, schema: ProtoSchema = protoSchema())
       }
     });
   }
-  forEachExtension(bootstrap, (extension, site, path) => {
-    convertStructConfig(extension, site, path);
-    if (site !== 'network_filter') return;
-    const name = registeredExtensionName(extension, site);
-    if (name === HTTP_CONNECTION_MANAGER) {
+  forEachExtension(bootstrap, extensions, (extension, site, path) => {
+    convertStructConfig(extension, site, path, extensions);
+    if (site === 'network_filter' && extensions.registeredName(SITE_CATEGORIES[site], extension) === HTTP_CONNECTION_MANAGER) {
       const typedConfig = messageField(extension, 'typed_config');
       moveIdleTimeout(typedConfig, childPath(path, 'typed_config'), warnings);
       upgradeRoutes(typedConfig, childPath(path, 'typed_config'));
     }
-    if (name === HTTP_CONNECTION_MANAGER || name === TCP_PROXY) convertAccessLogConfigs(messageField(extension, 'typed_config'), childPath(path, 'typed_config'));
   });
   return { json: bootstrap, warnings };
 }
@@ -145,7 +113,7 @@ function upgradeRuntime(bootstrap: JsonObject, warnings: string[]): void {
   bootstrap['layered_runtime'] = { layers };
 }
 
-function upgradeCluster(cluster: JsonObject, path: string, warnings: string[]): void {
+function upgradeCluster(cluster: JsonObject, path: string, warnings: string[], extensions: ConfigExtensions): void {
   renameFields(cluster, CLUSTER_FIELD_RENAMES);
   const hostsPath = childPath(path, 'hosts');
   const hosts = takeField(cluster, 'hosts');
@@ -161,7 +129,7 @@ function upgradeCluster(cluster: JsonObject, path: string, warnings: string[]): 
     }
   }
   moveTlsContext(cluster, path, CONFIG_TYPES.upstreamTlsContext, warnings);
-  typeProtocolOptions(cluster, path, warnings);
+  typeProtocolOptions(cluster, path, warnings, extensions);
   // Enum names are read in any case, like decoding does.
   const lbPolicy = stringField(cluster, 'lb_policy').toUpperCase();
   const replacement = LB_POLICY_RENAMES.get(lbPolicy);
@@ -192,7 +160,7 @@ function moveTlsContext(owner: JsonObject, path: string, contextType: string, wa
  * typed entry for the same extension wins, as in Envoy. An extension without protocol options
  * cannot have its Struct read, and is refused as Envoy refuses it.
  */
-function typeProtocolOptions(cluster: JsonObject, path: string, warnings: string[]): void {
+function typeProtocolOptions(cluster: JsonObject, path: string, warnings: string[], extensions: ConfigExtensions): void {
   const optionsPath = childPath(path, 'extension_protocol_options');
   const options = takeField(cluster, 'extension_protocol_options');
   if (options === undefined) return;
@@ -201,7 +169,7 @@ function typeProtocolOptions(cluster: JsonObject, path: string, warnings: string
   const typed = messageField(cluster, 'typed_extension_protocol_options') ?? {};
   for (const [name, struct] of Object.entries(options)) {
     const entryPath = keyPath(optionsPath, name);
-    const optionsType = PROTOCOL_OPTIONS_TYPES.get(canonicalExtensionName(name));
+    const optionsType = PROTOCOL_OPTIONS_TYPES.get(extensions.canonicalName(name));
     if (optionsType === undefined) {
       throw new FieldError(entryPath, `Didn't find a registered network or http filter or protocol options implementation for name: '${name}'`);
     }
@@ -212,24 +180,14 @@ function typeProtocolOptions(cluster: JsonObject, path: string, warnings: string
 }
 
 /** v2 `config:` (a Struct in the extension's own schema) -> `typed_config` of the v3 type. */
-function convertStructConfig(extension: JsonObject, site: ExtensionSite, path: string): void {
-  if (!Object.hasOwn(extension, 'config') || Object.hasOwn(extension, 'typed_config')) return;
-  const configType = CONFIG_TYPE_BY_SITE[site]?.get(canonicalExtensionName(stringField(extension, 'name')));
+function convertStructConfig(extension: JsonObject, site: ExtensionSite, path: string, extensions: ConfigExtensions): void {
+  if (!STRUCT_CONFIG_SITES.has(site) || !Object.hasOwn(extension, 'config') || Object.hasOwn(extension, 'typed_config')) return;
+  const configType = extensions.get(SITE_CATEGORIES[site], extensions.canonicalName(stringField(extension, 'name')))?.configType;
   // An extension we cannot type keeps its `config`, which decoding then reports by path.
-  if (configType === undefined) return;
+  if (configType === undefined || configType === null) return;
   const config = takeField(extension, 'config') ?? {};
   if (!isJsonObject(config)) throw new FieldError(childPath(path, 'config'), 'expected an object');
   extension['typed_config'] = { '@type': typeUrl(configType), ...config };
-}
-
-/** The v2 `config:` (a FileAccessLog Struct) of the file access logs of a connection manager or tcp_proxy at `path`. */
-function convertAccessLogConfigs(filter: JsonObject | undefined, path: string): void {
-  messageList(filter ?? {}, 'access_log').forEach((entry, i) => {
-    if (!Object.hasOwn(entry, 'config') || Object.hasOwn(entry, 'typed_config') || accessLoggerName(entry) !== FILE_ACCESS_LOG) return;
-    const config = takeField(entry, 'config') ?? {};
-    if (!isJsonObject(config)) throw new FieldError(childPath(indexPath(childPath(path, 'access_log'), i), 'config'), 'expected an object');
-    entry['typed_config'] = { '@type': typeUrl(FILE_ACCESS_LOG_TYPE), ...config };
-  });
 }
 
 /**

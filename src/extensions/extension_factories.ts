@@ -5,6 +5,10 @@ import type { AccessLog } from '../access_log/access_log';
 import type { AccessLogManager } from '../access_log/access_log_manager';
 import type { AccessLogConfig } from '../config/model';
 import type { HttpFilterFactoryCreator } from '../filters/http/http_filter_registry';
+import type { NetworkFilterFactoryCreator } from '../listener/network_filter_builder';
+import type { ClusterType } from '../upstream/cluster_discovery';
+import type { HealthCheckerFactory } from '../upstream/health_check/health_checkers';
+import type { LoadBalancerFactory } from '../upstream/lb/load_balancer_registry';
 
 /** What an access logger may use when it is created (one per access_log entry, per worker). */
 export interface AccessLoggerContext {
@@ -14,14 +18,23 @@ export interface AccessLoggerContext {
 
 export type AccessLoggerFactory = (config: AccessLogConfig, context: AccessLoggerContext) => AccessLog;
 
+/**
+ * Each category's factory type. null: the runtime acts on the extension's model by its kind (the
+ * listener's FilterChainManager runs the listener filters, the TLS code and the connectors the
+ * transport sockets, the router the retry host predicates): no object of its own to create.
+ */
 export interface ExtensionFactories {
   'proxy.access_loggers': AccessLoggerFactory;
-  'proxy.clusters': unknown;
+  /** The supervisor's discovery of a cluster's hosts. */
+  'proxy.clusters': ClusterType;
   'proxy.filters.http': HttpFilterFactoryCreator;
-  'proxy.filters.listener': unknown;
-  'proxy.filters.network': unknown;
+  'proxy.filters.listener': null;
+  'proxy.filters.network': NetworkFilterFactoryCreator;
   'proxy.filters.upstream_network': never;
-  'proxy.retry_host_predicates': unknown;
-  'proxy.transport_sockets.downstream': unknown;
-  'proxy.transport_sockets.upstream': unknown;
+  'proxy.retry_host_predicates': null;
+  'proxy.transport_sockets.downstream': null;
+  'proxy.transport_sockets.upstream': null;
+  'proxy.load_balancers': LoadBalancerFactory;
+  /** The supervisor's probes of one kind of active health check. */
+  'proxy.health_checkers': HealthCheckerFactory;
 }

@@ -4,13 +4,13 @@
 // store it is given. So `--mode validate` and the supervisor build what a worker builds, by this
 // same code, and refuse a configuration a worker could not run before any worker starts.
 
+import type { AccessLog } from '../access_log/access_log';
+import type { AccessLogEntryConfig } from '../access_log/access_log_config';
 import { createAccessLogs, type AccessLogsContext } from '../access_log/access_log_factory';
 import { atField, FieldError } from '../config/errors';
 import type { Bootstrap, ListenerConfig, NetworkFilterConfig } from '../config/model';
 import type { Clock } from '../common/clock';
-import { HttpConnectionManagerFactory } from '../filters/network/http_connection_manager/factory';
-import { TcpProxyFactory } from '../filters/network/tcp_proxy';
-import type { HttpFilterContext } from '../filters/http/http_filter_registry';
+import type { HttpFilterContext, HttpFilterFactoryCreator } from '../filters/http/http_filter_registry';
 import type { ConnectionIds } from '../log/connection_log';
 import type { LoggerFactory } from '../log/logger_api';
 import type { RuntimeSource } from '../runtime/live_runtime';
@@ -24,6 +24,32 @@ import { FilterChainManager, type FilterChain } from './filter_chain_manager';
 import { FilterChainSelector } from './filter_chain_selector';
 import type { NetworkFilterFactory } from './network_filter';
 import { TlsInspector, TlsInspectorStats } from './tls_inspector';
+
+/** What a network filter's factory may use of the worker and of the listener it runs on. */
+export interface NetworkFilterContext {
+  readonly stats: StatsStore;
+  readonly clusters: ClusterManager;
+  readonly drain: DrainDecider;
+  readonly log: LoggerFactory;
+  readonly ids: ConnectionIds;
+  readonly runtime: RuntimeSource;
+  /** Bootstrap.localAddress. */
+  readonly localAddress: string | undefined;
+  /** The listener's per_connection_buffer_limit_bytes. */
+  readonly bufferLimitBytes: number;
+  /** What the HTTP filters before the router read from the worker. */
+  readonly filterContext: HttpFilterContext;
+  /** The filter's access_log list, built: its files opened in a process that serves; none in a data plane built to check. */
+  accessLogs(entries: readonly AccessLogEntryConfig[]): readonly AccessLog[];
+}
+
+/**
+ * A network filter's factory (its descriptor's, src/extensions/network). A method, so that each
+ * filter's takes the model its own descriptor built (the registry finds it by that model's name).
+ */
+export interface NetworkFilterFactoryCreator {
+  create(config: NetworkFilterConfig, context: NetworkFilterContext): NetworkFilterFactory;
+}
 
 export interface NetworkFilterDeps {
   /** The configuration the listeners come from; its localAddress feeds x-forwarded-for. */
@@ -39,6 +65,10 @@ export interface NetworkFilterDeps {
   readonly healthCheckFailed: () => boolean;
   /** Times what HTTP filters cache (the health check filter's cache_time). */
   readonly clock: Clock;
+  /** The HTTP filters' factories by name (the registry's, src/extensions). */
+  readonly httpFilters: ReadonlyMap<string, HttpFilterFactoryCreator>;
+  /** The network filters' factories by name (the registry's, src/extensions). */
+  readonly networkFilters: ReadonlyMap<string, NetworkFilterFactoryCreator>;
   /** Where access logs write, in a process that serves; null builds none (nothing is opened). */
   readonly accessLogs: AccessLogsContext | null;
 }
@@ -52,6 +82,7 @@ export class NetworkFilterBuilder {
       healthCheckFailed: deps.healthCheckFailed,
       serviceCluster: deps.bootstrap.node.cluster,
       clock: deps.clock,
+      httpFilters: deps.httpFilters,
     };
   }
 
@@ -95,29 +126,27 @@ export class NetworkFilterBuilder {
     });
   }
 
+  private readonly accessLogs = (entries: readonly AccessLogEntryConfig[]): readonly AccessLog[] => {
+    const context = this.deps.accessLogs;
+    return context === null ? [] : createAccessLogs(entries, context);
+  };
+
   private filterFactory(listener: ListenerConfig, filter: NetworkFilterConfig): NetworkFilterFactory {
-    const { stats, clusters, drain, log, bootstrap, runtime } = this.deps;
-    const bufferLimitBytes = listener.perConnectionBufferLimitBytes;
-    // A data plane built only to check the configuration opens no log file.
-    const accessLogs = this.deps.accessLogs === null ? [] : createAccessLogs(filter.accessLogs, this.deps.accessLogs);
-    switch (filter.kind) {
-      case 'tcp_proxy':
-        return new TcpProxyFactory(filter, { stats, clusters, bufferLimitBytes, accessLogs });
-      case 'http_connection_manager':
-        return new HttpConnectionManagerFactory(filter, {
-          stats,
-          clusters,
-          drain,
-          log: log('http'),
-          routerLog: log('router'),
-          connectionLog: log('connection'),
-          ids: this.deps.ids,
-          bufferLimitBytes,
-          localAddress: bootstrap.localAddress,
-          runtime,
-          filterContext: this.filterContext,
-          accessLogs,
-        });
-    }
+    const creator = this.deps.networkFilters.get(filter.name);
+    // Validation admits the registered network filters only.
+    if (creator === undefined) throw new FieldError('name', `no network filter named '${filter.name}' is registered`);
+    const { stats, clusters, drain, log, ids, bootstrap, runtime } = this.deps;
+    return creator.create(filter, {
+      stats,
+      clusters,
+      drain,
+      log,
+      ids,
+      runtime,
+      localAddress: bootstrap.localAddress,
+      bufferLimitBytes: listener.perConnectionBufferLimitBytes,
+      filterContext: this.filterContext,
+      accessLogs: this.accessLogs,
+    });
   }
 }

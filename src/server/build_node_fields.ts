@@ -2,17 +2,22 @@
 // this build's user agent, its version, and the extensions it registers. /server_info and
 // /config_dump show them; every management server is sent them.
 
-import { extensionKey, registeredExtensions, resolveDisabledExtensions } from '../config/extension_registry';
+import type { ConfigExtensions } from '../config/extension';
+import { extensionKey } from '../config/extension_registry';
 import type { JsonObject } from '../config/json';
 import { type BuildInfo, tlsLibrary } from './build_info';
 
 /** config.core.v3.Node's user_agent_name, user_agent_build_version and extensions, in that order. */
-export function buildNodeFields(build: BuildInfo, disabledExtensions: readonly string[]): JsonObject {
-  const disabled = resolveDisabledExtensions(disabledExtensions).keys;
+/**
+ * @param extensions the registry whose extensions are listed
+ * @param disabledExtensions --disable-extensions
+ */
+export function buildNodeFields(build: BuildInfo, extensions: ConfigExtensions, disabledExtensions: readonly string[]): JsonObject {
+  const disabled = extensions.resolveDisabled(disabledExtensions).keys;
   return {
     user_agent_name: 'proxy',
     user_agent_build_version: userAgentBuildVersion(build),
-    extensions: registeredExtensions().map((e) => ({
+    extensions: extensions.listed().map((e) => ({
       name: e.name,
       category: e.category,
       type_descriptor: e.typeDescriptor,

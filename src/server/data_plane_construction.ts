@@ -7,6 +7,7 @@ import { inConfigFile } from '../config/errors';
 import type { Bootstrap } from '../config/model';
 import { nodeLocality } from '../config/node_overrides';
 import { SystemClock } from '../common/clock';
+import { dataPlaneFactories } from '../extensions/data_plane_extensions';
 import { NetworkFilterBuilder } from '../listener/network_filter_builder';
 import { ConnectionIds } from '../log/connection_log';
 import type { LoggerFactory } from '../log/logger_api';
@@ -41,6 +42,7 @@ export function constructDataPlane(bootstrap: Bootstrap, file: string, log: Logg
       clock: new SystemClock(),
       // Validated with the configuration; opened by the workers.
       accessLogs: null,
+      ...dataPlaneFactories(),
     });
     bootstrap.listeners.forEach((_, i) => filters.listenerFilter(i));
   });

@@ -4,7 +4,6 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import type { Bootstrap } from '../config/model';
-import { resolveDisabledExtensions } from '../config/extension_registry';
 import { clustersHandler } from '../admin/clusters_handler';
 import { outlierDetectorOf } from '../upstream/outlier/detector';
 import { certsHandler, daysUntilFirstCertExpires } from '../admin/certs_handler';
@@ -50,8 +49,7 @@ import { CREATED_FILE_MODE } from '../common/file_mode';
 import { reclaimColumns, zeroColumnGauges } from '../stats/column_reclaim';
 import { StatKind } from '../stats/region_layout';
 import { SharedStatsStore } from '../stats/store';
-import { clusterTypes } from '../upstream/cluster_types';
-import { HEALTH_SOURCES } from '../upstream/health_sources';
+import { healthSources } from '../upstream/health_sources';
 import { SupervisorClusterManager } from '../upstream/supervisor_cluster_manager';
 import { CdsApi } from '../upstream/cds_api';
 import { ResourceDecoder } from '../config/xds/resource_decoder';
@@ -63,6 +61,8 @@ import { PrometheusFormatter } from '../stats/prometheus';
 import { TagExtractor } from '../stats/tag_extractor';
 import type { Options } from '../cli/options';
 import { BuildInfo, versionGaugeValue } from './build_info';
+import type { BuiltinExtensions } from '../extensions/builtin_extensions';
+import { clusterTypes, healthCheckers } from '../extensions/supervisor_factories';
 import { xdsNode } from './xds_node';
 import { buildNodeFields } from './build_node_fields';
 import { WORKER_RESTART_BACKOFF } from './backoff';
@@ -121,6 +121,8 @@ export interface SupervisorDeps {
   readonly clock: Clock;
   /** What SIGUSR1 does (POST /reopen_logs too): every log file of every process reopened. */
   readonly reopenAllLogs: () => void;
+  /** The extensions this build has (src/extensions/builtin_extensions.ts). */
+  readonly extensions: BuiltinExtensions;
 }
 
 export class Supervisor implements ServerInfoSource {
@@ -316,7 +318,7 @@ export class Supervisor implements ServerInfoSource {
     const subscriptions = this.subscriptionFactory();
     let activated = 0;
     const clusters = (this.clusters = new SupervisorClusterManager(bootstrap.clusters, {
-      types: clusterTypes(),
+      types: clusterTypes(this.deps.extensions),
       hosts: store.hosts,
       stats: store,
       log: this.deps.log,
@@ -324,7 +326,7 @@ export class Supervisor implements ServerInfoSource {
       runtime: liveRuntime,
       subscriptions,
       certificates: this.certificateWatcher!,
-      healthSources: HEALTH_SOURCES,
+      healthSources: healthSources(healthCheckers(this.deps.extensions)),
       onUpdate: (update) => this.workers?.broadcast({ v: WORKER_PROTOCOL_VERSION, type: 'cluster_update', update }),
       onClusterActive: (config, snapshot) => {
         this.circuitBreakers?.add(config);
@@ -388,7 +390,8 @@ export class Supervisor implements ServerInfoSource {
           subscriptions,
           clusters,
           schema: protoSchema(),
-          disabledExtensions: resolveDisabledExtensions(options.disabledExtensions).keys,
+          disabledExtensions: this.deps.extensions.resolveDisabled(options.disabledExtensions).keys,
+          extensions: this.deps.extensions,
           stats: store.scope('cluster_manager.cds'),
           log: this.deps.log('upstream'),
         });
@@ -578,7 +581,7 @@ export class Supervisor implements ServerInfoSource {
       clock,
       random: mathRandom,
       stats: this.store!,
-      node: xdsNode(bootstrap, build, options.disabledExtensions),
+      node: xdsNode(bootstrap, build, this.deps.extensions, options.disabledExtensions),
       adsConfig: bootstrap.dynamicResources.adsConfig,
       // Validation has made sure the cluster is a static one of the bootstrap.
       clusterAddresses: (name) => this.clusters?.snapshot(name)?.hosts.map((host) => host.address) ?? [],
@@ -693,6 +696,7 @@ export class Supervisor implements ServerInfoSource {
         options,
         node: bootstrap.node,
         localAddress: bootstrap.localAddress ?? '',
+        extensions: this.deps.extensions,
         hotRestartVersion: this.deps.hotRestartVersion,
         quit: () => void this.stop('admin /quitquitquit').then(() => this.deps.exit(0)),
       }),
@@ -715,7 +719,7 @@ export class Supervisor implements ServerInfoSource {
         },
       ),
       listenersHandler(() => this.bound),
-      configDumpHandler(bootstrap, buildNodeFields(build, options.disabledExtensions), new Date(this.startMs), () => this.dynamicClustersDump()),
+      configDumpHandler(bootstrap, buildNodeFields(build, this.deps.extensions, options.disabledExtensions), new Date(this.startMs), () => this.dynamicClustersDump()),
       contentionHandler(tracer),
       ...runtimeHandlers(this.runtime!),
       this.deps.logs.fineGrain

@@ -9,11 +9,11 @@ import type { ClusterConfig } from '../config/model';
 import { ListenerManager } from '../listener/listener_manager';
 import { ListenSocket } from '../listener/listen_socket';
 import { NetworkFilterBuilder } from '../listener/network_filter_builder';
+import { dataPlaneFactories } from '../extensions/data_plane_extensions';
 import { DrainManager } from '../hot_restart/drain_manager';
 import { SystemClock } from '../common/clock';
 import { mathRandom } from '../common/random';
 import { AccessLogManager } from '../access_log/access_log_manager';
-import { builtinExtensions } from '../extensions/builtin_extensions';
 import { SharedStatsStore } from '../stats/store';
 import { nodeLocality } from '../config/node_overrides';
 import { ClusterManager } from '../upstream/cluster_manager';
@@ -153,8 +153,9 @@ async function run(init: WorkerInit, started: Promise<WorkerStart>, control: Wor
     flushIntervalMs: init.fileFlushIntervalMs,
     onError: (path, error) => log.error(`access log ${path}: ${error.message}`),
   });
+  const factories = dataPlaneFactories();
   const filters = new NetworkFilterBuilder({
-    accessLogs: { files: accessLogFiles, loggers: builtinExtensions().factories('proxy.access_loggers'), runtime: control.runtime, random: mathRandom },
+    accessLogs: { files: accessLogFiles, loggers: factories.accessLoggers, runtime: control.runtime, random: mathRandom },
     bootstrap,
     stats: store,
     clusters,
@@ -164,6 +165,8 @@ async function run(init: WorkerInit, started: Promise<WorkerStart>, control: Wor
     runtime: control.runtime,
     healthCheckFailed: () => control.healthCheckFailed,
     clock,
+    httpFilters: factories.httpFilters,
+    networkFilters: factories.networkFilters,
   });
   const listeners = new ListenerManager({ stats: store, log: logFactory, ids });
   const tlsContexts: TlsContext[] = [];

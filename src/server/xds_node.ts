@@ -2,6 +2,7 @@
 // bootstrap's id, cluster, locality (after --service-* overrides) and metadata, and this build:
 // its user agent and extensions.
 
+import type { ConfigExtensions } from '../config/extension';
 import { isJsonObject, type JsonObject, messageField } from '../config/json';
 import type { Bootstrap } from '../config/model';
 import { nodeLocality } from '../config/node_overrides';
@@ -9,7 +10,7 @@ import type { BuildInfo } from './build_info';
 import { buildNodeFields } from './build_node_fields';
 
 /** @param disabledExtensions --disable-extensions */
-export function xdsNode(bootstrap: Bootstrap, build: BuildInfo, disabledExtensions: readonly string[]): JsonObject {
+export function xdsNode(bootstrap: Bootstrap, build: BuildInfo, extensions: ConfigExtensions, disabledExtensions: readonly string[]): JsonObject {
   const { node } = bootstrap;
   const locality = nodeLocality(node);
   const source = isJsonObject(bootstrap.source) ? (messageField(bootstrap.source, 'node') ?? {}) : {};
@@ -19,6 +20,6 @@ export function xdsNode(bootstrap: Bootstrap, build: BuildInfo, disabledExtensio
     cluster: node.cluster,
     ...(metadata !== undefined ? { metadata } : {}),
     ...(locality !== null ? { locality: { region: locality.region, zone: locality.zone, sub_zone: locality.subZone } } : {}),
-    ...buildNodeFields(build, disabledExtensions),
+    ...buildNodeFields(build, extensions, disabledExtensions),
   };
 }

@@ -2,7 +2,6 @@
 // own, its workers' balancer picks among other clusters' hosts (lb/aggregate_lb.ts), so it is
 // initialized at once and its membership stays empty.
 
-import { CONFIG_TYPES } from '../config/names';
 import type { ClusterDiscovery, ClusterType } from './cluster_discovery';
 
 export const AGGREGATE_CLUSTER_TYPE = 'proxy.clusters.aggregate';
@@ -19,7 +18,5 @@ class AggregateDiscovery implements ClusterDiscovery {
 
 export const AGGREGATE_CLUSTER: ClusterType = {
   name: AGGREGATE_CLUSTER_TYPE,
-  extensionName: AGGREGATE_CLUSTER_TYPE,
-  configType: CONFIG_TYPES.aggregateCluster,
   create: () => new AggregateDiscovery(),
 };

@@ -5,6 +5,7 @@
 // which rejects (NACKs) the update; the version shown is the last one anything applied from.
 // A large update is applied in slices that yield to the event loop; it is answered after all of it.
 
+import type { ConfigExtensions } from '../config/extension';
 import { forEachInSlices } from '../common/event_loop_slices';
 import type { ConfigSourceConfig } from '../config/xds/config_source';
 import { loadClusterResource } from '../config/cluster_resource';
@@ -34,6 +35,8 @@ export interface CdsApiDeps {
   readonly schema: ProtoSchema;
   /** --disable-extensions, resolved: a resource using one is refused as a static cluster would be. */
   readonly disabledExtensions: ReadonlySet<string>;
+  /** The registry a resource's extensions are found in, as a static cluster's are. */
+  readonly extensions: ConfigExtensions;
   /** `cluster_manager.cds`: the subscription's statistics. */
   readonly stats: Scope;
   readonly log: Logger;
@@ -103,7 +106,7 @@ export class CdsApi implements SubscriptionCallbacks {
           // The first of two resources of a name has been applied already, as in Envoy.
           if (seen.has(name)) throw new Error(`duplicate cluster ${name} found`);
           seen.add(name);
-          const { config, source } = loadClusterResource(schema, resource, `resources[${i}]`, this.deps.disabledExtensions);
+          const { config, source } = loadClusterResource(schema, resource, `resources[${i}]`, this.deps.disabledExtensions, this.deps.extensions);
           const result = clusters.addOrUpdateCluster(config, { versionInfo, lastUpdated, source });
           if (result.applied) {
             anyApplied = true;

@@ -18,7 +18,7 @@ import { Host } from './host';
 import type { RuntimeSource } from '../runtime/live_runtime';
 import type { LoadBalancer, LoadBalancerContext } from './lb/load_balancer';
 import type { LoadBalancerParams } from './lb/load_balancer_base';
-import { type ClusterLookup, type ClusterProvidedContext, clusterProvidedBalancers, clusterTypeName } from './lb/cluster_provided_lb';
+import { type ClusterLookup, type ClusterProvidedContext, CLUSTER_PROVIDED_BALANCERS, clusterTypeName } from './lb/cluster_provided_lb';
 import { LOAD_BALANCERS } from './lb/load_balancer_registry';
 import { SubsetLoadBalancer } from './lb/subset_load_balancer';
 import { type ClusterSnapshot, destinationHost, hostKey, type MemberHost, type MembershipPolicy, type MembershipUpdate } from './membership';
@@ -414,7 +414,7 @@ export class Cluster {
 /** @throws FieldError at `lb_policy` for a policy, or a cluster-provided balancer, this build lacks */
 function createLoadBalancer(config: ClusterConfig, params: LoadBalancerParams, context: ClusterProvidedContext): LoadBalancer {
   if (config.lbPolicy === 'CLUSTER_PROVIDED') {
-    const provided = clusterProvidedBalancers().get(clusterTypeName(config));
+    const provided = CLUSTER_PROVIDED_BALANCERS.get(clusterTypeName(config));
     if (provided === undefined) {
       throw new FieldError('lb_policy', `cluster manager: cluster provided LB specified but cluster '${config.name}' did not provide one. Check cluster documentation.`);
     }

@@ -35,16 +35,12 @@ export interface DiscoveryContext {
   readonly subscriptions: SubscriptionFactory;
 }
 
-/** One cluster type of the registry: how its clusters find their hosts. */
+/** One cluster type: how its clusters find their hosts (the factory of its descriptor, src/extensions/clusters). */
 export interface ClusterType {
   /**
    * Its key in the registry, as clusterTypeName gives it: a discovery type as `type` names it
    * (STATIC, STRICT_DNS, ...), or a custom type's extension name (`cluster_type.name`).
    */
   readonly name: string;
-  /** Its name in the extension registry (GET /server_info), e.g. `proxy.cluster.static`. */
-  readonly extensionName: string;
-  /** A custom type's typed_config message type (cluster_type); absent for a discovery type. */
-  readonly configType?: string;
   create(config: ClusterConfig, context: DiscoveryContext): ClusterDiscovery;
 }

@@ -73,12 +73,10 @@ function logicalHostKey(settings: DnsClusterSettings): string {
 
 export const STRICT_DNS_CLUSTER: ClusterType = {
   name: 'STRICT_DNS',
-  extensionName: 'proxy.cluster.strict_dns',
   create: (config, context) => new DnsClusterDiscovery(dnsSettings(config, 'STRICT_DNS'), context),
 };
 
 export const LOGICAL_DNS_CLUSTER: ClusterType = {
   name: 'LOGICAL_DNS',
-  extensionName: 'proxy.cluster.logical_dns',
   create: (config, context) => new DnsClusterDiscovery(dnsSettings(config, 'LOGICAL_DNS'), context),
 };

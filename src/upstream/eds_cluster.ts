@@ -151,7 +151,6 @@ type AssignmentListener = (hosts: readonly DiscoveredHost[], policy: LoadAssignm
 
 export const EDS_CLUSTER: ClusterType = {
   name: 'EDS',
-  extensionName: 'proxy.cluster.eds',
   create: (config: ClusterConfig, context) => {
     // Validation refuses an EDS cluster without eds_cluster_config.
     const eds = config.edsClusterConfig!;

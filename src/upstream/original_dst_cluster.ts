@@ -83,6 +83,5 @@ export class OriginalDstDiscovery implements ClusterDiscovery {
 
 export const ORIGINAL_DST_CLUSTER: ClusterType = {
   name: 'ORIGINAL_DST',
-  extensionName: 'proxy.cluster.original_dst',
   create: (config: ClusterConfig, context: DiscoveryContext) => new OriginalDstDiscovery(config, context.clock),
 };

@@ -18,6 +18,5 @@ class StaticDiscovery implements ClusterDiscovery {
 
 export const STATIC_CLUSTER: ClusterType = {
   name: 'STATIC',
-  extensionName: 'proxy.cluster.static',
   create: (config) => new StaticDiscovery(config),
 };

@@ -32,6 +32,7 @@ import { ConnectionIds, type UpstreamConnectionLogs } from '../../src/log/connec
 import { upstreamConnectionLogs } from '../../src/pool/upstream_connection_logs';
 import { ClusterManager } from '../../src/upstream/cluster_manager';
 import type { RandomSource } from '../../src/common/random';
+import { dataPlaneFactories } from '../../src/extensions/data_plane_extensions';
 
 const LISTEN_BACKLOG = 128;
 /** As a worker waits after a failed accept(). */
@@ -262,6 +263,7 @@ export async function startDataPlane(
     healthCheckFailed: options.healthCheckFailed ?? (() => false),
     clock: options.clock ?? new SystemClock(),
     accessLogs: options.accessLogs ?? null,
+    ...dataPlaneFactories(),
   });
   const manager = new ListenerManager({ stats, log: () => silentLogger, ids: ConnectionIds.forOneProcess() });
   const ports = new Map<string, number>();

@@ -6,12 +6,12 @@ import { LiveRuntime } from '../../src/runtime/live_runtime';
 import { StreamInfo } from '../../src/stream_info/stream_info';
 import { ResponseFlag } from '../../src/stream_info/response_flags';
 import { createFilter, requestIdModulo } from '../../src/access_log/access_log_filter';
-import { accessLogEntryModel } from '../../src/access_log/access_log_model';
+import { accessLogFilterModel } from '../../src/access_log/access_log_model';
+import { atField } from '../../src/config/errors';
 import type { AccessLogFilterConfig } from '../../src/access_log/access_log_config';
 import type { FormatContext } from '../../src/access_log/format_context';
 import type { JsonObject } from '../../src/config/json';
 
-const FILE_TYPE = 'type.googleapis.com/envoy.extensions.access_loggers.file.v3.FileAccessLog';
 
 function info(): StreamInfo {
   const i = new StreamInfo({ id: 1, localAddress: '127.0.0.1:1', directRemoteAddress: '127.0.0.1:2', requestedServerName: null, ssl: null });
@@ -32,7 +32,7 @@ function ctx(i: StreamInfo, req: RequestHead | null = request(), res: ResponseHe
 
 /** The filter of an access log configured with `filter`, through the model as the config builds it. */
 function filterOf(filter: JsonObject): AccessLogFilterConfig {
-  return accessLogEntryModel({ name: 'envoy.access_loggers.file', filter, typed_config: { '@type': FILE_TYPE, path: '/dev/null' } }).filter!;
+  return atField('filter', () => accessLogFilterModel(filter));
 }
 
 function build(filter: JsonObject, runtime: [string, string][] = [], random = () => 0) {

@@ -14,7 +14,8 @@ import type { ClusterConfig, HealthCheck } from '../../src/config/model';
 import { LiveRuntime } from '../../src/runtime/live_runtime';
 import { createHeapStatsStore } from '../../src/stats/store';
 import type { ClusterDiscovery, ClusterType } from '../../src/upstream/cluster_discovery';
-import { clusterTypes } from '../../src/upstream/cluster_types';
+import { builtinExtensions } from '../../src/extensions/builtin_extensions';
+import { clusterTypes, healthCheckers } from '../../src/extensions/supervisor_factories';
 import { HealthFlag } from '../../src/upstream/health_flags';
 import { ActiveHealthChecking } from '../../src/upstream/health_check/active_health_checking';
 import { destinationHost, type DiscoveredHost } from '../../src/upstream/membership';
@@ -62,13 +63,13 @@ function start(cluster: ClusterConfig, wallClock = Date.now) {
   const clock = new ManualClock();
   const clusters = new SupervisorClusterManager([cluster], {
     subscriptions: subscriptionFactory(store, silentLogger),
-    types: clusterTypes(),
+    types: clusterTypes(builtinExtensions()),
     hosts: store.hosts,
     stats: store,
     log: () => silentLogger,
     clock,
     runtime: new LiveRuntime([]),
-    healthSources: [new ActiveHealthChecking(() => 0, wallClock)],
+    healthSources: [new ActiveHealthChecking(healthCheckers(builtinExtensions()), () => 0, wallClock)],
     onUpdate: () => undefined,
   });
   const flags = (port: number) => clusters.snapshot(cluster.name)!.hosts.find((h) => h.address.port === port)!.healthFlags;
@@ -263,7 +264,7 @@ test('event_log_path: HealthCheckEvent JSON lines as Envoy writes them', async (
 function scriptedType() {
   let onHosts: (hosts: readonly DiscoveredHost[]) => void = () => undefined;
   const discovery: ClusterDiscovery = { start: (on) => (onHosts = on), initialized: Promise.resolve(), close: () => undefined };
-  const type: ClusterType = { name: 'STRICT_DNS', extensionName: 'test.scripted', create: () => discovery };
+  const type: ClusterType = { name: 'STRICT_DNS', create: () => discovery };
   return { types: new Map([['STRICT_DNS', type]]), emit: (hosts: DiscoveredHost[]) => onHosts(hosts) };
 }
 
@@ -286,7 +287,7 @@ for (const ignoreHealth of [false, true]) {
       log: () => silentLogger,
       clock,
       runtime: new LiveRuntime([]),
-      healthSources: [new ActiveHealthChecking(() => 0)],
+      healthSources: [new ActiveHealthChecking(healthCheckers(builtinExtensions()), () => 0)],
       onUpdate: () => undefined,
     });
     const ports = () => clusters.snapshot('c')!.hosts.map((h) => [h.address.port, h.healthFlags]);

@@ -12,7 +12,8 @@ import { LiveRuntime } from '../../src/runtime/live_runtime';
 import { createHeapStatsStore } from '../../src/stats/store';
 import { CdsApi } from '../../src/upstream/cds_api';
 import type { ClusterDiscovery, ClusterType } from '../../src/upstream/cluster_discovery';
-import { clusterTypes } from '../../src/upstream/cluster_types';
+import { builtinExtensions } from '../../src/extensions/builtin_extensions';
+import { clusterTypes } from '../../src/extensions/supervisor_factories';
 import type { ClusterSnapshot, DiscoveredHost } from '../../src/upstream/membership';
 import { SupervisorClusterManager } from '../../src/upstream/supervisor_cluster_manager';
 import { silentLogger, staticCluster } from '../helpers/data_plane';
@@ -26,7 +27,6 @@ const LAST_UPDATED = new Date('2026-01-02T03:04:05.678Z');
 /** STRICT_DNS clusters whose first result the test hands in, per cluster created. */
 class ScriptedDns implements ClusterType {
   readonly name = 'STRICT_DNS';
-  readonly extensionName = 'test.scripted';
   readonly created: Array<{ config: ClusterConfig; emit: (ports: number[]) => void; closed: boolean }> = [];
 
   create(config: ClusterConfig): ClusterDiscovery {
@@ -76,7 +76,7 @@ function setup(staticClusters: ClusterConfig[] = []) {
   const events: string[] = [];
   const clusters = new SupervisorClusterManager(staticClusters, {
     subscriptions: subscriptionFactory(store, silentLogger),
-    types: new Map([...clusterTypes(), ['STRICT_DNS', dns]]),
+    types: new Map([...clusterTypes(builtinExtensions()), ['STRICT_DNS', dns]]),
     hosts: store.hosts,
     stats: store,
     log: () => silentLogger,
@@ -92,6 +92,7 @@ function setup(staticClusters: ClusterConfig[] = []) {
     clusters,
     schema: protoSchema(),
     disabledExtensions: new Set(),
+    extensions: builtinExtensions(),
     stats: store.scope('cluster_manager.cds'),
     log: silentLogger,
     now: () => LAST_UPDATED,

@@ -11,6 +11,7 @@ import { FieldError, FieldErrors } from '../../src/config/errors';
 import { TlsContext } from '../../src/tls/tls_context';
 import { makeCa, makeLeaf } from '../helpers/certificates';
 import { makeTempDir } from '../helpers/proxy_process';
+import { builtinExtensions } from '../../src/extensions/builtin_extensions';
 
 test('certs JSON: inline and file sources, SANs by kind, days truncated, RFC 3339 times', () => {
   const dir = makeTempDir();
@@ -101,7 +102,7 @@ test('DownstreamTlsContext and filter_chain_match fields this build does not hon
     },
   };
   assert.throws(
-    () => checkCapabilities(bootstrap),
+    () => checkCapabilities(bootstrap, builtinExtensions()),
     (e: unknown) => {
       const paths = (e instanceof FieldErrors ? e.all : [e as FieldError]).map((f: FieldError) => f.fieldPath).sort();
       assert.deepEqual(paths, [

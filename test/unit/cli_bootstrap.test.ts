@@ -1,14 +1,14 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ConfigError } from '../../src/config/errors';
-import { registeredExtensions, resolveDisabledExtensions } from '../../src/config/extension_registry';
 import { loadBootstrap, LoadOptions } from '../../src/config/load';
 import { applyServiceOverrides } from '../../src/config/node_overrides';
 import { v2Bootstrap, v3Bootstrap } from '../helpers/config_fixtures';
+import { builtinExtensions } from '../../src/extensions/builtin_extensions';
 
 const v2 = JSON.stringify(v2Bootstrap());
 const v3 = JSON.stringify(v3Bootstrap());
-const STRICT = { allowUnknownStaticFields: false };
+const STRICT = { extensions: builtinExtensions(), allowUnknownStaticFields: false };
 
 function loadError(options: LoadOptions): string {
   try {
@@ -32,7 +32,7 @@ test('--bootstrap-version: unset tries v2 then v3; 2 upgrades; 3 takes v3 as wri
 });
 
 test('--disable-extensions entries resolve against the registry, in either spelling', () => {
-  const resolved = resolveDisabledExtensions([
+  const resolved = builtinExtensions().resolveDisabled([
     'proxy.filters.network/proxy.filters.network.tcp_proxy',
     'envoy.filters.http/envoy.filters.http.router',
     'envoy.filters.network/envoy.filters.network.nope',
@@ -66,19 +66,19 @@ test('a configuration using a disabled extension fails, naming it and why', { ti
     ],
   ];
   for (const [entry, message] of cases) {
-    const disabledExtensions = resolveDisabledExtensions([entry]).keys;
+    const disabledExtensions = builtinExtensions().resolveDisabled([entry]).keys;
     assert.equal(loadError({ configYaml: v3, disabledExtensions, ...STRICT }), message);
   }
   // Disabling what the configuration does not use changes nothing.
-  const unused = resolveDisabledExtensions(['proxy.filters.network/proxy.filters.network.tcp_proxy']).keys;
+  const unused = builtinExtensions().resolveDisabled(['proxy.filters.network/proxy.filters.network.tcp_proxy']).keys;
   const httpOnly = v3Bootstrap();
   httpOnly.static_resources.listeners.shift();
   assert.equal(loadBootstrap({ configYaml: JSON.stringify(httpOnly), disabledExtensions: unused, ...STRICT }).bootstrap.listeners.length, 1);
 });
 
 test('every registered extension can be disabled by its category and name', () => {
-  for (const e of registeredExtensions()) {
-    assert.deepEqual([...resolveDisabledExtensions([`${e.category}/${e.name}`]).keys], [`${e.category}/${e.name}`]);
+  for (const e of builtinExtensions().listed()) {
+    assert.deepEqual([...builtinExtensions().resolveDisabled([`${e.category}/${e.name}`]).keys], [`${e.category}/${e.name}`]);
   }
 });
 
@@ -94,7 +94,7 @@ test('--service-cluster/--service-node/--service-zone replace the node fields th
 });
 
 test('the aggregate cluster is a registered cluster extension, with its config type, and --disable-extensions disables it', () => {
-  const aggregate = registeredExtensions().find((e) => e.name === 'proxy.clusters.aggregate');
+  const aggregate = builtinExtensions().listed().find((e) => e.name === 'proxy.clusters.aggregate');
   assert.deepEqual(aggregate, { category: 'proxy.clusters', name: 'proxy.clusters.aggregate', typeDescriptor: 'envoy.extensions.clusters.aggregate.v3.ClusterConfig' });
   const bootstrap = v3Bootstrap();
   bootstrap.static_resources.clusters.push({
@@ -106,7 +106,7 @@ test('the aggregate cluster is a registered cluster extension, with its config t
   const configYaml = JSON.stringify(bootstrap);
   const index = bootstrap.static_resources.clusters.length - 1;
   assert.equal(loadBootstrap({ configYaml, ...STRICT }).bootstrap.clusters[index]!.clusterType?.name, 'proxy.clusters.aggregate');
-  const disabledExtensions = resolveDisabledExtensions(['envoy.clusters/envoy.clusters.aggregate']).keys;
+  const disabledExtensions = builtinExtensions().resolveDisabled(['envoy.clusters/envoy.clusters.aggregate']).keys;
   assert.equal(
     loadError({ configYaml, disabledExtensions, ...STRICT }),
     `--config-yaml: static_resources.clusters[${index}].cluster_type.name: Didn't find a registered cluster factory implementation for name: 'proxy.clusters.aggregate' (disabled by --disable-extensions)`,

@@ -7,9 +7,10 @@ import { redactedBootstrap, renderConfigDump } from '../../src/admin/config_dump
 import { loadBootstrap } from '../../src/config/load';
 import { servableV2, servableV3, writeEveryFormat } from '../helpers/cli_bootstraps';
 import { withTempDir } from '../helpers/config_fixtures';
+import { builtinExtensions } from '../../src/extensions/builtin_extensions';
 
 const LOADED_AT = new Date('2020-10-08T12:00:00.000Z');
-const STRICT = { allowUnknownStaticFields: false };
+const STRICT = { extensions: builtinExtensions(), allowUnknownStaticFields: false };
 
 function dump(options: Parameters<typeof loadBootstrap>[0], includeEds = false): string {
   return renderConfigDump(redactedBootstrap(loadBootstrap(options).bootstrap), LOADED_AT, { includeEds }).body as string;

@@ -5,6 +5,7 @@ import type { Options } from '../../src/cli/options';
 import { protoDuration, renderServerInfoJson, ServerInfoSnapshot } from '../../src/admin/server_info_json';
 import type { BuildInfo } from '../../src/server/build_info';
 import { TEST_HOST } from '../helpers/cli_option_cases';
+import { builtinExtensions } from '../../src/extensions/builtin_extensions';
 
 const BUILD: BuildInfo = { revision: 'abc123', release: false, version: '1.16.2', treeStatus: 'Clean', buildMode: 'RELEASE' };
 
@@ -24,6 +25,7 @@ function snapshot(argv: string[], node = { id: 'n', cluster: 'c', locality: { re
     options: options(argv),
     node,
     localAddress: '10.0.0.5',
+    extensions: builtinExtensions(),
   };
 }
 

@@ -3,10 +3,8 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { checkBootstrapCapabilities } from '../../src/config/capabilities';
 import { loadClusterResource } from '../../src/config/cluster_resource';
 import { ConfigError, FieldError } from '../../src/config/errors';
-import { resolveDisabledExtensions } from '../../src/config/extension_registry';
 import type { JsonObject } from '../../src/config/json';
 import { loadBootstrap } from '../../src/config/load';
 import { protoSchema } from '../../src/config/schema';
@@ -14,6 +12,7 @@ import { ResourceDecoder } from '../../src/config/xds/resource_decoder';
 import { CLUSTER_RESOURCE } from '../../src/config/xds/resource_types';
 import { createHeapStatsStore } from '../../src/stats/store';
 import { silentLogger } from '../helpers/data_plane';
+import { builtinExtensions } from '../../src/extensions/builtin_extensions';
 
 const CLUSTER_TYPE = 'type.googleapis.com/envoy.config.cluster.v3.Cluster';
 
@@ -32,8 +31,7 @@ function clusterJson(extra: JsonObject = {}): JsonObject {
 /** The cluster in a bootstrap, loaded and checked as `--mode validate` does: the first error, or the model. */
 function asStatic(cluster: JsonObject, disabledExtensions: ReadonlySet<string> = new Set()) {
   try {
-    const loaded = loadBootstrap({ configYaml: JSON.stringify({ static_resources: { clusters: [cluster] } }), allowUnknownStaticFields: false, disabledExtensions });
-    checkBootstrapCapabilities(loaded.bootstrap.source, 'test.yaml');
+    const loaded = loadBootstrap({ extensions: builtinExtensions(), configYaml: JSON.stringify({ static_resources: { clusters: [cluster] } }), allowUnknownStaticFields: false, disabledExtensions });
     return { config: loaded.bootstrap.clusters[0]!, error: null };
   } catch (error) {
     assert.ok(error instanceof ConfigError, String(error));
@@ -48,7 +46,7 @@ async function asDynamic(cluster: JsonObject, disabledExtensions: ReadonlySet<st
   const other = { '@type': CLUSTER_TYPE, ...clusterJson({ name: 'other' }) };
   const response = await decoder.decode({ version_info: '1', resources: [other, other, { '@type': CLUSTER_TYPE, ...cluster }] }, CLUSTER_RESOURCE);
   try {
-    return { config: loadClusterResource(schema, response.resources[2]!.resource, 'resources[2]', disabledExtensions).config, error: null };
+    return { config: loadClusterResource(schema, response.resources[2]!.resource, 'resources[2]', disabledExtensions, builtinExtensions()).config, error: null };
   } catch (error) {
     assert.ok(error instanceof FieldError, String(error));
     return { config: null, error: { path: error.fieldPath, reason: error.reason } };
@@ -102,7 +100,7 @@ const DISABLED: ReadonlyArray<[string, string, JsonObject, string]> = [
 
 for (const [what, entry, cluster, field] of DISABLED) {
   test(`--disable-extensions: ${what} disabled is refused alike, static or from CDS`, async () => {
-    const disabled = resolveDisabledExtensions([entry]).keys;
+    const disabled = builtinExtensions().resolveDisabled([entry]).keys;
     assert.equal(disabled.size, 1, `${entry} names an extension`);
     const staticResult = asStatic(cluster, disabled);
     assert.equal(staticResult.error?.path, `static_resources.clusters[0].${field}`);

@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import * as path from 'node:path';
 import { test } from 'node:test';
 import * as yaml from 'js-yaml';
-import { checkBootstrapCapabilities } from '../../src/config/capabilities';
 import { ConfigError, ConfigErrors } from '../../src/config/errors';
 import { loadBootstrap } from '../../src/config/load';
+import { builtinExtensions } from '../../src/extensions/builtin_extensions';
 
 const DEFAULT_CONFIG = path.resolve(__dirname, '..', '..', '..', 'configs', 'default.yaml');
 type Json = Record<string, any>;
@@ -14,8 +14,7 @@ function defaultBootstrap(): Json {
 }
 
 function check(bootstrap: Json): void {
-  const loaded = loadBootstrap({ configYaml: yaml.dump(bootstrap), allowUnknownStaticFields: false });
-  checkBootstrapCapabilities(loaded.bootstrap.source, 'test.yaml');
+  loadBootstrap({ extensions: builtinExtensions(), configYaml: yaml.dump(bootstrap), allowUnknownStaticFields: false });
 }
 
 test('the default config and the spec-ignored DNS fields of a STATIC cluster pass', () => {
@@ -96,7 +95,7 @@ for (const [what, mutate, message] of cases) {
     mutate(b);
     assert.throws(() => check(b), (e: unknown) => {
       assert.ok(e instanceof ConfigError);
-      assert.ok(e.message.startsWith('test.yaml: '), e.message);
+      assert.ok(e.message.startsWith('--config-yaml: '), e.message);
       assert.ok(e.message.includes(message), e.message);
       assert.match(e.message, /\(it would be ignored\)$/);
       return true;
@@ -120,7 +119,7 @@ test('validation reports every invalid resource, each at its first problem', () 
   const b = defaultBootstrap();
   b.static_resources.clusters.push({ name: 'demo_backend', load_assignment: { cluster_name: 'x' } });
   b.static_resources.listeners[0].filter_chains[0].filters[0].typed_config.route_config.virtual_hosts[0].routes[0].route.cluster = 'nope';
-  assert.throws(() => loadBootstrap({ configYaml: yaml.dump(b), allowUnknownStaticFields: false }), (e: unknown) => {
+  assert.throws(() => loadBootstrap({ extensions: builtinExtensions(), configYaml: yaml.dump(b), allowUnknownStaticFields: false }), (e: unknown) => {
     assert.ok(e instanceof ConfigErrors);
     assert.equal(e.all.length, 2);
     assert.match(e.all[0]!.message, /static_resources\.clusters\[1\]\.name: cluster manager: duplicate cluster 'demo_backend'/);

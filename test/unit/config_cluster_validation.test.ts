@@ -3,10 +3,10 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { checkCapabilities } from '../../src/config/capabilities';
 import { ConfigError } from '../../src/config/errors';
 import { loadBootstrap } from '../../src/config/load';
 import type { Json } from '../helpers/config_fixtures';
+import { builtinExtensions } from '../../src/extensions/builtin_extensions';
 
 const CLUSTER = 'static_resources.clusters[0]';
 const address = (host: string, port: number): Json => ({ socket_address: { address: host, port_value: port } });
@@ -25,7 +25,7 @@ function bootstrap(fields: Json, more: Json[] = []): Json {
 function assertRefused(config: Json, error: string): void {
   for (const version of [2, 3]) {
     assert.throws(
-      () => loadBootstrap({ configYaml: JSON.stringify(config), bootstrapVersion: version, allowUnknownStaticFields: false }),
+      () => loadBootstrap({ extensions: builtinExtensions(), configYaml: JSON.stringify(config), bootstrapVersion: version, allowUnknownStaticFields: false }),
       (e: unknown) => {
         assert.ok(e instanceof ConfigError);
         assert.equal(e.message, `--config-yaml: ${error}`);
@@ -213,7 +213,7 @@ test('cluster rule: names are unique across clusters', () => {
 test('cluster rule: dns_refresh_rate of exactly 1 ms is accepted (the spec: at least 1ms; Envoy refuses it)', () => {
   for (const version of [2, 3]) {
     const config = bootstrap({ type: 'STRICT_DNS', load_assignment: assignment('backend.internal'), dns_refresh_rate: '0.001s' });
-    const loaded = loadBootstrap({ configYaml: JSON.stringify(config), bootstrapVersion: version, allowUnknownStaticFields: false });
+    const loaded = loadBootstrap({ extensions: builtinExtensions(), configYaml: JSON.stringify(config), bootstrapVersion: version, allowUnknownStaticFields: false });
     assert.equal(loaded.bootstrap.clusters[0]!.dnsRefreshRateMs, 1, `v${version}`);
   }
 });
@@ -221,9 +221,8 @@ test('cluster rule: dns_refresh_rate of exactly 1 ms is accepted (the spec: at l
 test('load_assignment.policy loads into the model, v2 and v3: overprovisioning_factor, drop_overloads; Envoy defaults when unset', () => {
   const policy = { overprovisioning_factor: 200, drop_overloads: [{ category: 'throttle', drop_percentage: { numerator: 25, denominator: 'TEN_THOUSAND' } }] };
   for (const version of [2, 3]) {
-    const load = (fields: Json) => loadBootstrap({ configYaml: JSON.stringify(bootstrap(fields)), bootstrapVersion: version, allowUnknownStaticFields: false });
+    const load = (fields: Json) => loadBootstrap({ extensions: builtinExtensions(), configYaml: JSON.stringify(bootstrap(fields)), bootstrapVersion: version, allowUnknownStaticFields: false });
     const loaded = load({ load_assignment: { ...(assignment('10.0.0.1') as object), policy } });
-    checkCapabilities(loaded.bootstrap.source as Json);
     assert.deepEqual(loaded.bootstrap.clusters[0]!.loadAssignment.policy, {
       overprovisioningFactor: 200,
       dropOverload: { numerator: 25, denominator: 'TEN_THOUSAND' },
@@ -242,6 +241,6 @@ test('cluster rules pass what they allow: both HTTP options with USE_DOWNSTREAM_
     aggregate(['a', 'not-yet-defined']),
     subset({ fallback_keys_subset: ['a'] }),
   ]) {
-    assert.doesNotThrow(() => loadBootstrap({ configYaml: JSON.stringify(bootstrap(fields)), allowUnknownStaticFields: false }), JSON.stringify(fields));
+    assert.doesNotThrow(() => loadBootstrap({ extensions: builtinExtensions(), configYaml: JSON.stringify(bootstrap(fields)), allowUnknownStaticFields: false }), JSON.stringify(fields));
   }
 });

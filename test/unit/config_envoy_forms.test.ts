@@ -5,11 +5,12 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import * as yaml from 'js-yaml';
 import { redactedBootstrap, renderConfigDump } from '../../src/admin/config_dump_handler';
-import { resolveDisabledExtensions } from '../../src/config/extension_registry';
 import { loadBootstrap } from '../../src/config/load';
+import { decodeProtoJson } from '../../src/config/proto_json';
 import { protoSchema } from '../../src/config/schema';
 import { upgradeV2 } from '../../src/config/v2_upgrade';
 import { Json } from '../helpers/config_fixtures';
+import { builtinExtensions } from '../../src/extensions/builtin_extensions';
 
 const LOADED_AT = new Date('2020-10-08T12:00:00.000Z');
 const V2 = 'type.googleapis.com/envoy.config.filter.network';
@@ -17,10 +18,11 @@ const V3 = 'type.googleapis.com/envoy.extensions.filters';
 
 function load(bootstrap: Json, bootstrapVersion?: 2 | 3, disabled: string[] = []) {
   return loadBootstrap({
+    extensions: builtinExtensions(),
     configYaml: yaml.dump(bootstrap),
     bootstrapVersion,
     allowUnknownStaticFields: false,
-    disabledExtensions: resolveDisabledExtensions(disabled).keys,
+    disabledExtensions: builtinExtensions().resolveDisabled(disabled).keys,
   });
 }
 
@@ -147,7 +149,7 @@ test('enum names are read in any case and kept in their declared spelling', () =
 
 test('the v2 ORIGINAL_DST_LB is upgraded in any case', () => {
   const cluster = { name: 'c', lb_policy: 'original_dst_lb' };
-  const upgraded = upgradeV2({ static_resources: { clusters: [cluster] } });
+  const upgraded = upgradeV2({ static_resources: { clusters: [cluster] } }, builtinExtensions());
   assert.equal((upgraded.json as Json).static_resources.clusters[0].lb_policy, 'CLUSTER_PROVIDED');
 });
 
@@ -163,7 +165,7 @@ test('an extension whose name is not registered is found by its typed_config typ
   const hcm = renamed.static_resources.listeners[1].filter_chains[0].filters[0];
   hcm.name = 'my_hcm';
   hcm.typed_config.route_config.virtual_hosts[0].routes[0].route.host_rewrite = 'internal';
-  const upgraded = upgradeV2(renamed).json as Json;
+  const upgraded = upgradeV2(renamed, builtinExtensions()).json as Json;
   const action = upgraded.static_resources.listeners[1].filter_chains[0].filters[0].typed_config.route_config.virtual_hosts[0].routes[0].route;
   assert.deepEqual(action, { cluster: 'backend', host_rewrite_literal: 'internal' });
 });
@@ -202,7 +204,7 @@ test('an extension found by type is still disabled by --disable-extensions', () 
 test('v2 extension_protocol_options becomes typed_extension_protocol_options of the extension\'s type', () => {
   const thrift = 'envoy.filters.network.thrift_proxy';
   const options = { [thrift]: { transport: 'framed' } };
-  const upgraded = upgradeV2({ static_resources: { clusters: [{ name: 'c', extension_protocol_options: options }] } });
+  const upgraded = upgradeV2({ static_resources: { clusters: [{ name: 'c', extension_protocol_options: options }] } }, builtinExtensions());
   assert.deepEqual((upgraded.json as Json).static_resources.clusters[0], {
     name: 'c',
     typed_extension_protocol_options: {
@@ -212,20 +214,23 @@ test('v2 extension_protocol_options becomes typed_extension_protocol_options of 
   assert.deepEqual(upgraded.warnings, [
     'static_resources.clusters[0].extension_protocol_options: deprecated option, use typed_extension_protocol_options instead',
   ]);
-  // Decoded, with its enum in any case, as the v3 field.
+  // Decoded, with its enum in any case, as the v3 field; then refused by loading, as this build has no thrift_proxy.
   const bootstrap = itsV3Rewrite();
   bootstrap.static_resources.clusters[0].extension_protocol_options = options;
-  const loaded = load(bootstrap, 2);
-  assert.deepEqual((loaded.bootstrap.source as Json).static_resources.clusters[0].typed_extension_protocol_options, {
+  const schema = protoSchema();
+  const decoded = decodeProtoJson(schema, schema.bootstrap, upgradeV2(bootstrap, builtinExtensions()).json, { allowUnknownFields: false });
+  assert.deepEqual((decoded.json as Json).static_resources.clusters[0].typed_extension_protocol_options, {
     [thrift]: { '@type': 'type.googleapis.com/envoy.extensions.filters.network.thrift_proxy.v3.ThriftProtocolOptions', transport: 'FRAMED' },
   });
-  assert.equal(loaded.warnings.length, 1);
+  assert.throws(() => load(bootstrap, 2), {
+    message: `--config-yaml: static_resources.clusters[0].typed_extension_protocol_options["${thrift}"]: protocol options for proxy.filters.network.thrift_proxy, a filter this build does not have (it would be ignored)`,
+  });
   // A typed entry for the same extension wins.
   const typed = { [thrift]: { '@type': 'type.googleapis.com/envoy.extensions.filters.network.thrift_proxy.v3.ThriftProtocolOptions', transport: 'HEADER' } };
-  const both = upgradeV2({ static_resources: { clusters: [{ name: 'c', extension_protocol_options: options, typed_extension_protocol_options: typed }] } });
+  const both = upgradeV2({ static_resources: { clusters: [{ name: 'c', extension_protocol_options: options, typed_extension_protocol_options: typed }] } }, builtinExtensions());
   assert.deepEqual((both.json as Json).static_resources.clusters[0].typed_extension_protocol_options, typed);
   // An extension without protocol options cannot have its Struct read.
-  assert.throws(() => upgradeV2({ static_resources: { clusters: [{ name: 'c', extension_protocol_options: { 'envoy.filters.network.tcp_proxy': {} } }] } }), {
+  assert.throws(() => upgradeV2({ static_resources: { clusters: [{ name: 'c', extension_protocol_options: { 'envoy.filters.network.tcp_proxy': {} } }] } }, builtinExtensions()), {
     message:
       'static_resources.clusters[0].extension_protocol_options["envoy.filters.network.tcp_proxy"]: Didn\'t find a registered network or http filter or protocol options implementation for name: \'envoy.filters.network.tcp_proxy\'',
   });

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { ConfigError } from '../../src/config/errors';
 import { loadBootstrap } from '../../src/config/load';
 import { Json, v3Bootstrap } from '../helpers/config_fixtures';
+import { builtinExtensions } from '../../src/extensions/builtin_extensions';
 
 const TCP = 'static_resources.listeners[0].filter_chains[0].filters[0]';
 const HCM = 'static_resources.listeners[1].filter_chains[0].filters[0]';
@@ -232,7 +233,7 @@ test('every invalid configuration gets its one-line message', () => {
     const bootstrap = v3Bootstrap();
     change(bootstrap);
     assert.throws(
-      () => loadBootstrap({ configYaml: JSON.stringify(bootstrap), bootstrapVersion: 3, allowUnknownStaticFields: false }),
+      () => loadBootstrap({ extensions: builtinExtensions(), configYaml: JSON.stringify(bootstrap), bootstrapVersion: 3, allowUnknownStaticFields: false }),
       (thrown: unknown) => {
         assert.ok(thrown instanceof ConfigError, name);
         assert.equal(thrown.message, `--config-yaml: ${error}`, name);
@@ -245,14 +246,14 @@ test('every invalid configuration gets its one-line message', () => {
 });
 
 test('the fixture itself is valid, so every case above fails for its own reason', () => {
-  assert.doesNotThrow(() => loadBootstrap({ configYaml: JSON.stringify(v3Bootstrap()), allowUnknownStaticFields: false }));
+  assert.doesNotThrow(() => loadBootstrap({ extensions: builtinExtensions(), configYaml: JSON.stringify(v3Bootstrap()), allowUnknownStaticFields: false }));
 });
 
 test('hostnames are endpoints of DNS clusters', () => {
   const bootstrap = v3Bootstrap();
   web(bootstrap).type = 'STRICT_DNS';
   webEndpoint(bootstrap).endpoint.address.socket_address.address = 'web-1.internal';
-  const { bootstrap: model } = loadBootstrap({ configYaml: JSON.stringify(bootstrap), allowUnknownStaticFields: false });
+  const { bootstrap: model } = loadBootstrap({ extensions: builtinExtensions(), configYaml: JSON.stringify(bootstrap), allowUnknownStaticFields: false });
   assert.equal(model.clusters[1].type, 'STRICT_DNS');
   assert.equal(model.clusters[1].loadAssignment.endpoints[0].lbEndpoints[0].address.address, 'web-1.internal');
 });
@@ -262,7 +263,7 @@ test('validate_clusters: false lets a route name a cluster CDS brings later (wei
   hcm(bootstrap).route_config.validate_clusters = false;
   routes(bootstrap)[1].route.cluster = 'from_cds';
   routes(bootstrap).push({ match: { prefix: '/w' }, route: { weighted_clusters: { clusters: [{ name: 'also_from_cds', weight: 100 }] } } });
-  assert.doesNotThrow(() => loadBootstrap({ configYaml: JSON.stringify(bootstrap), allowUnknownStaticFields: false }));
+  assert.doesNotThrow(() => loadBootstrap({ extensions: builtinExtensions(), configYaml: JSON.stringify(bootstrap), allowUnknownStaticFields: false }));
   hcm(bootstrap).route_config.validate_clusters = true;
-  assert.throws(() => loadBootstrap({ configYaml: JSON.stringify(bootstrap), allowUnknownStaticFields: false }), /route: unknown (weighted )?cluster/);
+  assert.throws(() => loadBootstrap({ extensions: builtinExtensions(), configYaml: JSON.stringify(bootstrap), allowUnknownStaticFields: false }), /route: unknown (weighted )?cluster/);
 });

@@ -10,8 +10,9 @@ import { ConfigError } from '../../src/config/errors';
 import { loadBootstrap, NO_CONFIG_MESSAGE } from '../../src/config/load';
 import { protoSchema } from '../../src/config/schema';
 import { Json, v3Bootstrap, withTempDir } from '../helpers/config_fixtures';
+import { builtinExtensions } from '../../src/extensions/builtin_extensions';
 
-const OPTIONS = { allowUnknownStaticFields: false };
+const OPTIONS = { extensions: builtinExtensions(), allowUnknownStaticFields: false };
 
 function encodeBinary(bootstrap: Json): Uint8Array {
   const type = protoSchema().bootstrap;
@@ -175,7 +176,7 @@ test('unknown fields are rejected with their path, or skipped and listed when al
     loadError({ configYaml, ...OPTIONS }).message,
     '--config-yaml: static_resources.listeners[0].filter_chains[0].filters[0].typed_config.bogus_inside_any: unknown field',
   );
-  const loaded = loadBootstrap({ configYaml, allowUnknownStaticFields: true });
+  const loaded = loadBootstrap({ extensions: builtinExtensions(), configYaml, allowUnknownStaticFields: true });
   assert.deepEqual(loaded.unknownFields, [
     'static_resources.listeners[0].filter_chains[0].filters[0].typed_config.bogus_inside_any',
     'static_resources.clusters[1].load_assignment.endpoints[0].lb_endpoints[1].endpoint.bogus',
@@ -190,7 +191,7 @@ test('unknown field numbers in a binary file are rejected, or skipped and listed
     const unknownField = protobuf.Writer.create().uint32((999 << 3) | 0).uint32(1).finish();
     fs.writeFileSync(configPath, Buffer.concat([encodeBinary(v3Bootstrap()), unknownField]));
     assert.equal(loadError({ configPath, ...OPTIONS }).message, `${configPath}: #999: unknown field`);
-    const loaded = loadBootstrap({ configPath, allowUnknownStaticFields: true });
+    const loaded = loadBootstrap({ extensions: builtinExtensions(), configPath, allowUnknownStaticFields: true });
     assert.deepEqual(loaded.unknownFields, ['#999']);
     assert.equal(loaded.bootstrap.clusters.length, 2);
   });

@@ -5,6 +5,7 @@ import { FieldError } from '../../src/config/errors';
 import { checkInputLimits, MAX_ALIAS_EXPANSION, MAX_FILE_BYTES, MAX_NESTING_DEPTH, MAX_STRING_LENGTH, NESTING_TOO_DEEP } from '../../src/config/input_limits';
 import { loadBootstrap } from '../../src/config/load';
 import { JsonValue } from '../../src/config/json';
+import { builtinExtensions } from '../../src/extensions/builtin_extensions';
 
 const ALIASES_REASON = `YAML aliases expand to more than ${MAX_ALIAS_EXPANSION} values (limit)`;
 
@@ -112,7 +113,7 @@ test('strings: the longest allowed passes; one longer, value or key, is refused 
 test('--config-yaml over the size limit is refused before it is parsed', () => {
   const text = `# ${'x'.repeat(MAX_FILE_BYTES)}`;
   assert.throws(
-    () => loadBootstrap({ configYaml: text, allowUnknownStaticFields: false }),
+    () => loadBootstrap({ extensions: builtinExtensions(), configYaml: text, allowUnknownStaticFields: false }),
     (e: unknown) => e instanceof Error && e.message === `--config-yaml: text of ${MAX_FILE_BYTES + 2} bytes, larger than ${MAX_FILE_BYTES} (limit)`,
   );
 });

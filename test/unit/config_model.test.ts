@@ -2,9 +2,10 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { loadBootstrap } from '../../src/config/load';
 import { v3Bootstrap } from '../helpers/config_fixtures';
+import { builtinExtensions } from '../../src/extensions/builtin_extensions';
 
 function loadFixture() {
-  return loadBootstrap({ configYaml: JSON.stringify(v3Bootstrap()), allowUnknownStaticFields: false }).bootstrap;
+  return loadBootstrap({ extensions: builtinExtensions(), configYaml: JSON.stringify(v3Bootstrap()), allowUnknownStaticFields: false }).bootstrap;
 }
 
 test('node and admin', () => {
@@ -16,7 +17,7 @@ test('node and admin', () => {
 test('admin.profile_path is where /cpuprofiler writes', () => {
   const bootstrap = v3Bootstrap();
   bootstrap.admin.profile_path = '/srv/prof/p';
-  const { bootstrap: model } = loadBootstrap({ configYaml: JSON.stringify(bootstrap), allowUnknownStaticFields: false });
+  const { bootstrap: model } = loadBootstrap({ extensions: builtinExtensions(), configYaml: JSON.stringify(bootstrap), allowUnknownStaticFields: false });
   assert.equal(model.admin?.profilePath, '/srv/prof/p');
 });
 
@@ -24,7 +25,7 @@ test('no admin address means no admin listener', () => {
   const bootstrap = v3Bootstrap();
   delete bootstrap.admin.address;
   delete bootstrap.admin.access_log_path;
-  const { bootstrap: model } = loadBootstrap({ configYaml: JSON.stringify(bootstrap), allowUnknownStaticFields: false });
+  const { bootstrap: model } = loadBootstrap({ extensions: builtinExtensions(), configYaml: JSON.stringify(bootstrap), allowUnknownStaticFields: false });
   assert.equal(model.admin, null);
 });
 
@@ -100,7 +101,7 @@ test('http_protocol_options: accept_http_10 and default_host_for_http_10 reach t
     accept_http_10: true,
     default_host_for_http_10: 'legacy.example.com:8080',
   };
-  const { bootstrap: model } = loadBootstrap({ configYaml: JSON.stringify(bootstrap), allowUnknownStaticFields: false });
+  const { bootstrap: model } = loadBootstrap({ extensions: builtinExtensions(), configYaml: JSON.stringify(bootstrap), allowUnknownStaticFields: false });
   const filter = model.listeners[1].filterChains[0].filters[0];
   assert.ok(filter.kind === 'http_connection_manager');
   assert.deepEqual(filter.httpProtocolOptions, { acceptHttp10: true, defaultHostForHttp10: 'legacy.example.com:8080', headerKeyFormat: 'default', enableTrailers: false });
@@ -111,7 +112,7 @@ test('route defaults: 15 s timeout, case sensitive; 0s disables the timeout', ()
   const routes = bootstrap.static_resources.listeners[1].filter_chains[0].filters[0].typed_config.route_config.virtual_hosts[0].routes;
   delete routes[1].route.timeout;
   routes[0] = { match: { prefix: '/off', case_sensitive: false }, route: { cluster: 'backend', timeout: '0s' } };
-  const { bootstrap: model } = loadBootstrap({ configYaml: JSON.stringify(bootstrap), allowUnknownStaticFields: false });
+  const { bootstrap: model } = loadBootstrap({ extensions: builtinExtensions(), configYaml: JSON.stringify(bootstrap), allowUnknownStaticFields: false });
   const filter = model.listeners[1].filterChains[0].filters[0];
   assert.ok(filter.kind === 'http_connection_manager');
   const [off, main] = filter.routeConfig.virtualHosts[0].routes;
@@ -124,7 +125,7 @@ test('stats_flush_interval: 5 s unless set, in whole milliseconds', () => {
   assert.equal(loadFixture().statsFlushIntervalMs, 5000);
   for (const [interval, ms] of [['0.001s', 1], ['0.0025s', 2], ['299.999s', 299999]] as const) {
     const bootstrap = { ...v3Bootstrap(), stats_flush_interval: interval };
-    assert.equal(loadBootstrap({ configYaml: JSON.stringify(bootstrap), allowUnknownStaticFields: false }).bootstrap.statsFlushIntervalMs, ms);
+    assert.equal(loadBootstrap({ extensions: builtinExtensions(), configYaml: JSON.stringify(bootstrap), allowUnknownStaticFields: false }).bootstrap.statsFlushIntervalMs, ms);
   }
 });
 
@@ -166,7 +167,7 @@ test('clusters, with defaults filled in', () => {
 test('statName falls back to the name, with every colon made an underscore', () => {
   const bootstrap = v3Bootstrap();
   delete bootstrap.static_resources.clusters[1].alt_stat_name;
-  const { bootstrap: model } = loadBootstrap({ configYaml: JSON.stringify(bootstrap), allowUnknownStaticFields: false });
+  const { bootstrap: model } = loadBootstrap({ extensions: builtinExtensions(), configYaml: JSON.stringify(bootstrap), allowUnknownStaticFields: false });
   assert.equal(model.clusters[1].statName, 'web_v1');
 });
 
@@ -178,7 +179,7 @@ test('stats_config: every default tag rule unless told otherwise; tags in our sp
     use_all_default_tags: false,
     histogram_bucket_settings: [{ match: { prefix: 'cluster.', ignore_case: true }, buckets: [10, 0.5, 2] }],
   };
-  const { bootstrap: model } = loadBootstrap({ configYaml: JSON.stringify(bootstrap), allowUnknownStaticFields: false });
+  const { bootstrap: model } = loadBootstrap({ extensions: builtinExtensions(), configYaml: JSON.stringify(bootstrap), allowUnknownStaticFields: false });
   assert.deepEqual(model.statsConfig, {
     statsTags: [
       { tagName: 'proxy.cluster_name', fixedValue: null },
@@ -219,7 +220,7 @@ test('the model is frozen', () => {
 test('unnamed listeners get distinct generated names', () => {
   const bootstrap = v3Bootstrap();
   for (const listener of bootstrap.static_resources.listeners) delete listener.name;
-  const { bootstrap: model } = loadBootstrap({ configYaml: JSON.stringify(bootstrap), allowUnknownStaticFields: false });
+  const { bootstrap: model } = loadBootstrap({ extensions: builtinExtensions(), configYaml: JSON.stringify(bootstrap), allowUnknownStaticFields: false });
   const [first, second] = model.listeners.map((listener) => listener.name);
   assert.match(first, /^[0-9a-f-]{36}$/);
   assert.notEqual(first, second);

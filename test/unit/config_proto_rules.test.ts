@@ -7,6 +7,7 @@ import { loadBootstrap } from '../../src/config/load';
 import { protoSchema } from '../../src/config/schema';
 import { checkProtoRules, durationText } from '../../src/config/validation/proto_rules';
 import { Json, v3Bootstrap } from '../helpers/config_fixtures';
+import { builtinExtensions } from '../../src/extensions/builtin_extensions';
 
 const BACKEND = 'static_resources.clusters[0]';
 const WEB = 'static_resources.clusters[1]';
@@ -20,7 +21,7 @@ function loadError(change: (bootstrap: Json) => void): string {
   const bootstrap = v3Bootstrap();
   change(bootstrap);
   try {
-    loadBootstrap({ configYaml: JSON.stringify(bootstrap), bootstrapVersion: 3, allowUnknownStaticFields: false });
+    loadBootstrap({ extensions: builtinExtensions(), configYaml: JSON.stringify(bootstrap), bootstrapVersion: 3, allowUnknownStaticFields: false });
   } catch (e) {
     assert.ok(e instanceof ConfigError);
     return e.message.replace(/^--config-yaml: /, '');
@@ -85,7 +86,7 @@ test('every broken resource is reported, each at its first broken rule', () => {
   web(bootstrap).name = '';
   web(bootstrap).connect_timeout = '0s';
   assert.throws(
-    () => loadBootstrap({ configYaml: JSON.stringify(bootstrap), allowUnknownStaticFields: false }),
+    () => loadBootstrap({ extensions: builtinExtensions(), configYaml: JSON.stringify(bootstrap), allowUnknownStaticFields: false }),
     (e: unknown) => {
       assert.ok(e instanceof ConfigErrors);
       assert.deepEqual(

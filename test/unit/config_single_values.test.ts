@@ -18,6 +18,7 @@ import { CLUSTER_RESOURCE } from '../../src/config/xds/resource_types';
 import { createHeapStatsStore } from '../../src/stats/store';
 import { Json, v2Bootstrap, v3Bootstrap, withTempDir } from '../helpers/config_fixtures';
 import { silentLogger } from '../helpers/data_plane';
+import { builtinExtensions } from '../../src/extensions/builtin_extensions';
 
 const ROUTE_CONFIGURATION = 'envoy.config.route.v3.RouteConfiguration';
 const schema = protoSchema();
@@ -69,7 +70,7 @@ test('a list is still refused for a singular field, and for a map', () => {
 });
 
 test('a bootstrap of single values loads as its lists do: YAML and JSON, --config-yaml and files', () => {
-  const expected = loadBootstrap({ configYaml: yaml.dump(v3Bootstrap()), allowUnknownStaticFields: false }).bootstrap;
+  const expected = loadBootstrap({ extensions: builtinExtensions(), configYaml: yaml.dump(v3Bootstrap()), allowUnknownStaticFields: false }).bootstrap;
   const written = singleValued(v3Bootstrap());
   // The fixture really has single values where lists go.
   assert.ok(!Array.isArray(written.static_resources.listeners[0].filter_chains));
@@ -83,18 +84,18 @@ test('a bootstrap of single values loads as its lists do: YAML and JSON, --confi
       { configPath: path.join(dir, 'bootstrap.json') },
     ];
     for (const input of inputs) {
-      const loaded = loadBootstrap({ ...input, bootstrapVersion: 3, allowUnknownStaticFields: false });
+      const loaded = loadBootstrap({ extensions: builtinExtensions(), ...input, bootstrapVersion: 3, allowUnknownStaticFields: false });
       assert.deepEqual(loaded.bootstrap, expected, JSON.stringify(Object.keys(input)));
     }
   });
 });
 
 test('a v2 bootstrap of single values is upgraded as its lists are (hosts, filters with `config:`)', () => {
-  const expected = loadBootstrap({ configYaml: yaml.dump(v2Bootstrap()), allowUnknownStaticFields: false });
+  const expected = loadBootstrap({ extensions: builtinExtensions(), configYaml: yaml.dump(v2Bootstrap()), allowUnknownStaticFields: false });
   const written = singleValued(v2Bootstrap());
   assert.ok(!Array.isArray(written.static_resources.clusters[0].hosts));
   for (const bootstrapVersion of [undefined, 2]) {
-    const loaded = loadBootstrap({ configYaml: yaml.dump(written), bootstrapVersion, allowUnknownStaticFields: false });
+    const loaded = loadBootstrap({ extensions: builtinExtensions(), configYaml: yaml.dump(written), bootstrapVersion, allowUnknownStaticFields: false });
     assert.deepEqual(loaded.bootstrap, expected.bootstrap);
     assert.deepEqual(loaded.warnings, expected.warnings);
   }

@@ -6,6 +6,7 @@ import { FieldError } from '../../src/config/errors';
 import type { JsonObject } from '../../src/config/json';
 import { loadBootstrap } from '../../src/config/load';
 import { configSourceContext, validateConfigSource, validateDynamicResources } from '../../src/config/validation/config_sources';
+import { builtinExtensions } from '../../src/extensions/builtin_extensions';
 
 function bootstrap(extra: JsonObject = {}): JsonObject {
   return {
@@ -97,21 +98,21 @@ test('the capability check admits ads_config over GRPC and refuses what the xDS 
   const withAds = (config: JsonObject) => ({ dynamic_resources: { ads_config: config } });
   const service = { envoy_grpc: { cluster_name: 'xds' } };
   assert.doesNotThrow(() =>
-    checkCapabilities(withAds({ api_type: 'GRPC', transport_api_version: 'V3', grpc_services: [service], set_node_on_first_message_only: true })),
+    checkCapabilities(withAds({ api_type: 'GRPC', transport_api_version: 'V3', grpc_services: [service], set_node_on_first_message_only: true }), builtinExtensions()),
   );
-  assert.throws(() => checkCapabilities(withAds({ api_type: 'DELTA_GRPC', grpc_services: [service] })), /dynamic_resources\.ads_config\.api_type: api_type DELTA_GRPC is not implemented/);
-  assert.throws(() => checkCapabilities(withAds({ grpc_services: [service], rate_limit_settings: {} })), /dynamic_resources\.ads_config\.rate_limit_settings/);
-  assert.throws(() => checkCapabilities(withAds({ grpc_services: [{ ...service, timeout: '1s' }] })), /grpc_services\[0\]\.timeout/);
+  assert.throws(() => checkCapabilities(withAds({ api_type: 'DELTA_GRPC', grpc_services: [service] }), builtinExtensions()), /dynamic_resources\.ads_config\.api_type: api_type DELTA_GRPC is not implemented/);
+  assert.throws(() => checkCapabilities(withAds({ grpc_services: [service], rate_limit_settings: {} }), builtinExtensions()), /dynamic_resources\.ads_config\.rate_limit_settings/);
+  assert.throws(() => checkCapabilities(withAds({ grpc_services: [{ ...service, timeout: '1s' }] }), builtinExtensions()), /grpc_services\[0\]\.timeout/);
   assert.throws(
-    () => checkCapabilities(withAds({ grpc_services: [{ google_grpc: { target_uri: 'x:1', stat_prefix: 's', channel_credentials: {} } }] })),
+    () => checkCapabilities(withAds({ grpc_services: [{ google_grpc: { target_uri: 'x:1', stat_prefix: 's', channel_credentials: {} } }] }), builtinExtensions()),
     /google_grpc\.channel_credentials/,
   );
-  assert.throws(() => checkCapabilities({ dynamic_resources: { lds_config: { ads: {} } } }), /dynamic_resources\.lds_config/);
+  assert.throws(() => checkCapabilities({ dynamic_resources: { lds_config: { ads: {} } } }, builtinExtensions()), /dynamic_resources\.lds_config/);
 });
 
 test('a whole bootstrap: ads_config naming an unknown cluster fails to load with its path', () => {
   const b = bootstrap({ dynamic_resources: { ads_config: { api_type: 'GRPC', grpc_services: [{ envoy_grpc: { cluster_name: 'nope' } }] } } });
   const clusters = (b['static_resources'] as JsonObject)['clusters'] as JsonObject[];
   (b['static_resources'] as JsonObject)['clusters'] = clusters.slice(0, 1);
-  assert.throws(() => loadBootstrap({ configYaml: yaml.dump(b), allowUnknownStaticFields: false }), /dynamic_resources\.ads_config\.grpc_services\[0\]\.envoy_grpc\.cluster_name: Unknown gRPC client cluster 'nope'/);
+  assert.throws(() => loadBootstrap({ extensions: builtinExtensions(), configYaml: yaml.dump(b), allowUnknownStaticFields: false }), /dynamic_resources\.ads_config\.grpc_services\[0\]\.envoy_grpc\.cluster_name: Unknown gRPC client cluster 'nope'/);
 });

@@ -7,7 +7,8 @@ import { checkCapabilities } from '../../src/config/capabilities';
 import { loadBootstrap } from '../../src/config/load';
 import { validateStatsConfig } from '../../src/config/validation/stats_config';
 import { validateSocketAddress } from '../../src/config/validation/socket_address';
-import { validateTcpProxy } from '../../src/config/validation/tcp_proxy';
+import { validateTcpProxy } from '../../src/extensions/network/tcp_proxy';
+import { builtinExtensions } from '../../src/extensions/builtin_extensions';
 
 // The validators read decoded (canonical) v3 JSON and need no schema, files or I/O.
 
@@ -30,12 +31,12 @@ test('socket addresses: an IP, or a hostname where DNS resolves it', () => {
 test('a cluster is checked on its own, at the path it is given', () => {
   const cluster = { name: 'c', type: 'EDS', eds_cluster_config: { eds_config: { path: 'eds.yaml' } }, lb_policy: 'MAGLEV', ring_hash_lb_config: {} };
   assert.throws(
-    () => validateCluster(cluster, 'clusters[4]'),
+    () => validateCluster(cluster, 'clusters[4]', builtinExtensions()),
     new FieldError('clusters[4].ring_hash_lb_config', 'requires lb_policy RING_HASH, but lb_policy is MAGLEV'),
   );
-  assert.doesNotThrow(() => validateCluster({ name: 'c', type: 'EDS', eds_cluster_config: { eds_config: { path: 'eds.yaml' } } }, 'clusters[4]'));
+  assert.doesNotThrow(() => validateCluster({ name: 'c', type: 'EDS', eds_cluster_config: { eds_config: { path: 'eds.yaml' } } }, 'clusters[4]', builtinExtensions()));
   assert.doesNotThrow(() =>
-    validateCluster({ name: 'c', type: 'STRICT_DNS', dns_failure_refresh_rate: { base_interval: '0.000500s' } }, 'x'),
+    validateCluster({ name: 'c', type: 'STRICT_DNS', dns_failure_refresh_rate: { base_interval: '0.000500s' } }, 'x', builtinExtensions()),
   );
 });
 
@@ -92,13 +93,13 @@ test('cluster_manager.local_cluster_name reaches the model and the capability ch
     load_assignment: { cluster_name: name, endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: '10.0.0.1', port_value: 80 } } } }] }] },
   });
   const config = { cluster_manager: { local_cluster_name: 'mesh' }, static_resources: { clusters: [cluster('mesh'), cluster('backend')] } };
-  const loaded = loadBootstrap({ configYaml: JSON.stringify(config), bootstrapVersion: 3, allowUnknownStaticFields: false });
+  const loaded = loadBootstrap({ extensions: builtinExtensions(), configYaml: JSON.stringify(config), bootstrapVersion: 3, allowUnknownStaticFields: false });
   assert.equal(loaded.bootstrap.localClusterName, 'mesh');
-  assert.doesNotThrow(() => checkCapabilities(config));
-  const unset = loadBootstrap({ configYaml: JSON.stringify({ static_resources: { clusters: [cluster('mesh')] } }), bootstrapVersion: 3, allowUnknownStaticFields: false });
+  assert.doesNotThrow(() => checkCapabilities(config, builtinExtensions()));
+  const unset = loadBootstrap({ extensions: builtinExtensions(), configYaml: JSON.stringify({ static_resources: { clusters: [cluster('mesh')] } }), bootstrapVersion: 3, allowUnknownStaticFields: false });
   assert.equal(unset.bootstrap.localClusterName, null);
   assert.throws(
-    () => loadBootstrap({ configYaml: JSON.stringify({ ...config, static_resources: { clusters: [cluster('backend')] } }), bootstrapVersion: 3, allowUnknownStaticFields: false }),
+    () => loadBootstrap({ extensions: builtinExtensions(), configYaml: JSON.stringify({ ...config, static_resources: { clusters: [cluster('backend')] } }), bootstrapVersion: 3, allowUnknownStaticFields: false }),
     /cluster_manager\.local_cluster_name: local cluster 'mesh' must be defined/,
   );
 });

@@ -8,7 +8,8 @@ import type { JsonObject } from '../../src/config/json';
 import type { Logger } from '../../src/log/logger_api';
 import { LiveRuntime } from '../../src/runtime/live_runtime';
 import { createHeapStatsStore } from '../../src/stats/store';
-import { clusterTypes } from '../../src/upstream/cluster_types';
+import { builtinExtensions } from '../../src/extensions/builtin_extensions';
+import { clusterTypes } from '../../src/extensions/supervisor_factories';
 import { HealthFlag } from '../../src/upstream/health_flags';
 import type { MembershipUpdate } from '../../src/upstream/membership';
 import { SupervisorClusterManager } from '../../src/upstream/supervisor_cluster_manager';
@@ -53,7 +54,7 @@ async function edsManager(t: TestContext, file: string, clock: Clock = new Manua
       },
     ],
     {
-      types: clusterTypes(),
+      types: clusterTypes(builtinExtensions()),
       hosts: store.hosts,
       stats: store,
       log: () => log,

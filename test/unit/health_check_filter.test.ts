@@ -2,8 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { LiveRuntime } from '../../src/runtime/live_runtime';
 import type { HeaderMatch, HealthCheckConfig, HttpFilterConfig } from '../../src/config/model';
-import { checkCapabilities } from '../../src/config/capabilities';
-import { ConfigError, FieldError, FieldErrors } from '../../src/config/errors';
+import { ConfigError, ConfigErrors } from '../../src/config/errors';
 import { loadBootstrap } from '../../src/config/load';
 import { RequestHead } from '../../src/http/message';
 import { HeaderMatcher, matchAll } from '../../src/filters/http/header_matcher';
@@ -15,6 +14,7 @@ import { ManualClock } from '../helpers/manual_clock';
 import { Json, v3Bootstrap } from '../helpers/config_fixtures';
 import { directRoute, httpConnectionManager, listener, silentLogger, startDataPlane, staticCluster, virtualHost, clusterRoute } from '../helpers/data_plane';
 import { request, startUpstream } from '../helpers/http_peers';
+import { builtinExtensions } from '../../src/extensions/builtin_extensions';
 
 const TIMEOUT = { timeout: 20_000 };
 const HEALTH_CHECK_TYPE = 'type.googleapis.com/envoy.extensions.filters.http.health_check.v3.HealthCheck';
@@ -198,7 +198,7 @@ test('a health check filter after the router, or one this build lacks, is refuse
   for (const [change, expected] of errors) {
     const bootstrap = v3Bootstrap();
     change(bootstrap);
-    assert.throws(() => loadBootstrap({ configYaml: JSON.stringify(bootstrap), allowUnknownStaticFields: false }), (e: unknown) => e instanceof ConfigError && expected.test(e.message));
+    assert.throws(() => loadBootstrap({ extensions: builtinExtensions(), configYaml: JSON.stringify(bootstrap), allowUnknownStaticFields: false }), (e: unknown) => e instanceof ConfigError && expected.test(e.message));
   }
 });
 
@@ -209,7 +209,7 @@ const hcFilter = (config: Json, name = 'envoy.filters.http.health_check'): Json 
 function loadWithFilter(filter: Json): ReturnType<typeof loadBootstrap> {
   const bootstrap = v3Bootstrap();
   hcmOf(bootstrap).http_filters.unshift(filter);
-  return loadBootstrap({ configYaml: JSON.stringify(bootstrap), allowUnknownStaticFields: false });
+  return loadBootstrap({ extensions: builtinExtensions(), configYaml: JSON.stringify(bootstrap), allowUnknownStaticFields: false });
 }
 
 test('health check config: the model, the names Envoy 1.16 accepts, the v2 form', () => {
@@ -278,14 +278,14 @@ test('health check config errors carry the field path', () => {
   }
 });
 
-/** The field paths checkCapabilities refuses (the fixture has refusals of its own). */
-function refusedPaths(source: unknown): string[] {
+/** The field paths loading refuses (its capability check among them); none when it loads. */
+function refusedPaths(load: () => unknown): string[] {
   try {
-    checkCapabilities(source as Json);
+    load();
     return [];
   } catch (e) {
-    if (e instanceof FieldErrors) return e.all.map((f) => f.fieldPath);
-    if (e instanceof FieldError) return [e.fieldPath];
+    if (e instanceof ConfigErrors) return e.all.map((f) => f.fieldPath);
+    if (e instanceof ConfigError) return [e.fieldPath];
     throw e;
   }
 }
@@ -294,7 +294,7 @@ test('capabilities: header matchers Envoy 1.16 lacks are refused by field path',
   const load = (filter: Json) => {
     const bootstrap = v3Bootstrap();
     hcmOf(bootstrap).http_filters.unshift(filter);
-    return loadBootstrap({ configYaml: JSON.stringify(bootstrap), allowUnknownStaticFields: false }).bootstrap.source;
+    return () => loadBootstrap({ extensions: builtinExtensions(), configYaml: JSON.stringify(bootstrap), allowUnknownStaticFields: false });
   };
   const filterPath = `${HCM_PATH}.http_filters[0]`;
   const refused = refusedPaths(load(hcFilter({ pass_through_mode: false, headers: [{ name: 'a', contains_match: 'b' }] })));

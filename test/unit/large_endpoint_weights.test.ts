@@ -13,6 +13,7 @@ import { normalizeWeights } from '../../src/upstream/lb/thread_aware_load_balanc
 import { HostSet } from '../../src/upstream/priority_set';
 import { staticCluster } from '../helpers/data_plane';
 import { balancer, host, ports, seeded } from '../helpers/load_balancer';
+import { builtinExtensions } from '../../src/extensions/builtin_extensions';
 
 const MAX = 2 ** 32 - 1;
 /** About 4 : 2 : 1. */
@@ -41,7 +42,7 @@ test('weights above 128, up to 2^32-1, load from a static load_assignment and fr
   const assignment = { cluster_name: 'c', endpoints: [{ lb_endpoints: [endpoint(80, 129), endpoint(81, MAX)] }] };
   for (const version of [2, 3]) {
     const config = { static_resources: { clusters: [{ name: 'c', connect_timeout: '1s', load_assignment: assignment }] } };
-    const loaded = loadBootstrap({ configYaml: JSON.stringify(config), bootstrapVersion: version, allowUnknownStaticFields: false });
+    const loaded = loadBootstrap({ extensions: builtinExtensions(), configYaml: JSON.stringify(config), bootstrapVersion: version, allowUnknownStaticFields: false });
     const weights = loaded.bootstrap.clusters[0]!.loadAssignment!.endpoints[0]!.lbEndpoints.map((e) => e.loadBalancingWeight);
     assert.deepEqual(weights, [129, MAX], `v${version}`);
   }
@@ -53,7 +54,7 @@ test('weights above 128, up to 2^32-1, load from a static load_assignment and fr
   const tooBig = { cluster_name: 'c', endpoints: [{ lb_endpoints: [endpoint(80, MAX + 1)] }] };
   const config = { static_resources: { clusters: [{ name: 'c', connect_timeout: '1s', load_assignment: tooBig }] } };
   assert.throws(
-    () => loadBootstrap({ configYaml: JSON.stringify(config), allowUnknownStaticFields: false }),
+    () => loadBootstrap({ extensions: builtinExtensions(), configYaml: JSON.stringify(config), allowUnknownStaticFields: false }),
     /clusters\[0\]\.load_assignment\.endpoints\[0\]\.lb_endpoints\[0\]\.load_balancing_weight: out of range for uint32: 4294967296$/,
   );
 });

@@ -14,6 +14,7 @@ import { NamingStatsStore } from '../../src/stats/naming_store';
 import { ConnectionIds } from '../../src/log/connection_log';
 import { ClusterManager } from '../../src/upstream/cluster_manager';
 import { anyMatch, directRoute, httpConnectionManager, listener, silentLogger, staticCluster, tcpProxy, virtualHost } from '../helpers/data_plane';
+import { dataPlaneFactories } from '../../src/extensions/data_plane_extensions';
 
 function bootstrapOf(listeners: ListenerConfig[]): Bootstrap {
   return {
@@ -44,6 +45,7 @@ function builderOf(bootstrap: Bootstrap): NetworkFilterBuilder {
     healthCheckFailed: () => false,
     clock: new SystemClock(),
     accessLogs: null,
+    ...dataPlaneFactories(),
   });
 }
 

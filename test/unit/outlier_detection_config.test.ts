@@ -3,10 +3,10 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { checkCapabilities } from '../../src/config/capabilities';
-import { FieldError, FieldErrors } from '../../src/config/errors';
-import { loadBootstrap } from '../../src/config/load';
+import { ConfigError, ConfigErrors } from '../../src/config/errors';
 import type { Json } from '../helpers/config_fixtures';
+import { loadBootstrap } from '../../src/config/load';
+import { builtinExtensions } from '../../src/extensions/builtin_extensions';
 
 const ENDPOINT = { endpoint: { address: { socket_address: { address: '10.0.0.1', port_value: 80 } } } };
 
@@ -15,12 +15,11 @@ function refusedPaths(extra: Json, outlier: Json): string[] {
     ...extra,
     static_resources: { clusters: [{ name: 'c', connect_timeout: '1s', load_assignment: { cluster_name: 'c', endpoints: [{ lb_endpoints: [ENDPOINT] }] }, outlier_detection: outlier }] },
   };
-  const loaded = loadBootstrap({ configYaml: JSON.stringify(config), bootstrapVersion: 3, allowUnknownStaticFields: false });
   try {
-    checkCapabilities(loaded.bootstrap.source as Json);
+    loadBootstrap({ extensions: builtinExtensions(), configYaml: JSON.stringify(config), bootstrapVersion: 3, allowUnknownStaticFields: false });
     return [];
   } catch (e) {
-    const all = e instanceof FieldErrors ? e.all : e instanceof FieldError ? [e] : [];
+    const all = e instanceof ConfigErrors ? e.all : e instanceof ConfigError ? [e] : [];
     if (all.length === 0) throw e;
     return all.map((f) => f.fieldPath);
   }

@@ -22,6 +22,8 @@ import { subscriptionFactory } from '../helpers/subscriptions';
 import { ManualClock } from '../helpers/manual_clock';
 import { seededRandom } from '../helpers/seeded_random';
 import type { RandomSource } from '../../src/common/random';
+import { builtinExtensions } from '../../src/extensions/builtin_extensions';
+import { clusterTypes } from '../../src/extensions/supervisor_factories';
 
 /** Envoy 1.16's defaults, with a 1 s interval and 3 s base ejection time to keep the arithmetic short. */
 function outlierConfig(overrides: Partial<OutlierDetection> = {}): OutlierDetection {
@@ -70,7 +72,7 @@ async function setup(hosts: number, overrides: Partial<OutlierDetection> = {}, r
   const config = { ...base, commonLbConfig: { ...base.commonLbConfig, updateMergeWindowMs: 0 } };
   const clusters = new SupervisorClusterManager([config], {
     subscriptions: subscriptionFactory(store, silentLogger),
-    types: (await import('../../src/upstream/cluster_types')).clusterTypes(),
+    types: clusterTypes(builtinExtensions()),
     hosts: store.hosts,
     stats: store,
     log: () => silentLogger,

@@ -13,6 +13,7 @@ import { computePriorityLoad, type HostCounts } from '../../src/upstream/lb/prio
 import { staticCluster } from '../helpers/data_plane';
 import { balancer, host, ports, sequence } from '../helpers/load_balancer';
 import { DEFAULT_OVERPROVISIONING_FACTOR } from '../../src/config/model';
+import { builtinExtensions } from '../../src/extensions/builtin_extensions';
 
 const HOSTS = 100;
 
@@ -150,6 +151,7 @@ test('healthy_panic_threshold 0 disables panic: only healthy hosts serve, and no
 
 test('healthy_panic_threshold is truncated to the whole percent: 33.9% does not panic at 67 of 200 healthy', { timeout: 5000 }, () => {
   const loaded = loadBootstrap({
+    extensions: builtinExtensions(),
     configYaml: JSON.stringify({
       static_resources: {
         clusters: [

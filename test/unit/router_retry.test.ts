@@ -1,6 +1,5 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { checkBootstrapCapabilities } from '../../src/config/capabilities';
 import { ConfigError } from '../../src/config/errors';
 import { loadBootstrap } from '../../src/config/load';
 import type { ClusterRouteAction, RetryPolicy } from '../../src/config/model';
@@ -22,6 +21,7 @@ import { forwardedForAddress, isInternalAddress, isInternalRequest } from '../..
 import type { Counter } from '../../src/stats/stats';
 import type { Resource } from '../../src/upstream/resource_manager';
 import { Json, v3Bootstrap } from '../helpers/config_fixtures';
+import { builtinExtensions } from '../../src/extensions/builtin_extensions';
 
 test('retry_on: the names Envoy 1.16 spells, unknown ones reported, spaces and empty names skipped', () => {
   const parsed = parseRetryOn(' 5xx,gateway-error,, connect-failure ,retriable-4xx,reset,retriable-status-codes,refused-stream,retriable-headers,bogus');
@@ -216,8 +216,7 @@ function bootstrapWith(routeRetry: Json | undefined, hostRetry?: Json): Json {
 }
 
 function load(bootstrap: Json) {
-  const loaded = loadBootstrap({ configYaml: JSON.stringify(bootstrap), bootstrapVersion: 3, allowUnknownStaticFields: false });
-  checkBootstrapCapabilities(loaded.bootstrap.source, 'test.yaml');
+  const loaded = loadBootstrap({ extensions: builtinExtensions(), configYaml: JSON.stringify(bootstrap), bootstrapVersion: 3, allowUnknownStaticFields: false });
   return loaded;
 }
 

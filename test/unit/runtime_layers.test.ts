@@ -4,7 +4,6 @@ import * as path from 'node:path';
 import { test } from 'node:test';
 import * as yaml from 'js-yaml';
 import { renderRuntimeJson } from '../../src/admin/runtime_handler';
-import { checkBootstrapCapabilities } from '../../src/config/capabilities';
 import { ConfigError, FieldError } from '../../src/config/errors';
 import { loadBootstrap } from '../../src/config/load';
 import type { RuntimeLayerConfig } from '../../src/config/model';
@@ -14,6 +13,7 @@ import { finalValues, loadLayers } from '../../src/runtime/layered_runtime';
 import { Runtime } from '../../src/runtime/runtime';
 import { flattenStaticLayer } from '../../src/runtime/static_layer';
 import { Json, localCluster, withTempDir } from '../helpers/config_fixtures';
+import { builtinExtensions } from '../../src/extensions/builtin_extensions';
 
 test('a static layer flattens nested objects with `.`, keeps percents whole, refuses lists by path', () => {
   const values = flattenStaticLayer(
@@ -122,8 +122,7 @@ function minimal(): Json {
 }
 
 function load(bootstrap: Json, serviceCluster = ''): ReturnType<typeof loadBootstrap> {
-  const loaded = loadBootstrap({ configYaml: yaml.dump(bootstrap), allowUnknownStaticFields: false, serviceCluster });
-  checkBootstrapCapabilities(loaded.bootstrap.source, 'test.yaml');
+  const loaded = loadBootstrap({ extensions: builtinExtensions(), configYaml: yaml.dump(bootstrap), allowUnknownStaticFields: false, serviceCluster });
   return loaded;
 }
 
@@ -152,7 +151,7 @@ test('bootstrap: layer errors by field path; rtds_layer refused', () => {
 test('bootstrap: the v2 runtime field becomes base, root, override and admin layers', () => {
   const b = minimal();
   b.runtime = { symlink_root: '/srv/runtime/current', subdirectory: 'proxy', override_subdirectory: 'proxy_override', base: { a: { b: 1 } } };
-  const loaded = loadBootstrap({ configYaml: yaml.dump(b), allowUnknownStaticFields: false, bootstrapVersion: 2 });
+  const loaded = loadBootstrap({ extensions: builtinExtensions(), configYaml: yaml.dump(b), allowUnknownStaticFields: false, bootstrapVersion: 2 });
   assert.deepEqual(loaded.bootstrap.runtimeLayers, [
     { kind: 'static', name: 'base', values: [['a.b', '1']] },
     { kind: 'disk', name: 'root', symlinkRoot: '/srv/runtime/current', subdirectory: 'proxy', appendServiceCluster: false },

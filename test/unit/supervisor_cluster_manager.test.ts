@@ -4,7 +4,8 @@ import { test } from 'node:test';
 import type { ClusterConfig } from '../../src/config/model';
 import { createHeapStatsStore } from '../../src/stats/store';
 import type { ClusterDiscovery, ClusterType } from '../../src/upstream/cluster_discovery';
-import { clusterTypes } from '../../src/upstream/cluster_types';
+import { builtinExtensions } from '../../src/extensions/builtin_extensions';
+import { clusterTypes } from '../../src/extensions/supervisor_factories';
 import { HealthFlag } from '../../src/upstream/health_flags';
 import type { DiscoveredHost, MembershipUpdate } from '../../src/upstream/membership';
 import { CLUSTER_INIT_TIMEOUT_MS, SupervisorClusterManager, UnknownClusterTypeError } from '../../src/upstream/supervisor_cluster_manager';
@@ -25,10 +26,10 @@ function scriptedType(): { type: ClusterType; emit: (hosts: DiscoveredHost[]) =>
   let initialize: () => void = () => undefined;
   const initialized = new Promise<void>((resolve) => (initialize = resolve));
   const discovery: ClusterDiscovery = { start: (on) => (onHosts = on), initialized, close: () => undefined };
-  return { type: { name: 'STRICT_DNS', extensionName: 'test.scripted', create: () => discovery }, emit: (hosts) => onHosts(hosts), initialize };
+  return { type: { name: 'STRICT_DNS', create: () => discovery }, emit: (hosts) => onHosts(hosts), initialize };
 }
 
-function manager(configs: ClusterConfig[], types: ReadonlyMap<string, ClusterType> = clusterTypes()) {
+function manager(configs: ClusterConfig[], types: ReadonlyMap<string, ClusterType> = clusterTypes(builtinExtensions())) {
   const store = createHeapStatsStore();
   const updates: MembershipUpdate[] = [];
   const clock = new ManualClock();
@@ -130,7 +131,7 @@ test('health bits other than EDS survive a rediscovery of the same host', async 
 });
 
 test('a type the registry lacks is refused by cluster name', async () => {
-  const types = new Map([...clusterTypes()].filter(([name]) => name !== 'ORIGINAL_DST'));
+  const types = new Map([...clusterTypes(builtinExtensions())].filter(([name]) => name !== 'ORIGINAL_DST'));
   const { clusters } = manager([staticCluster('odd', [], { type: 'ORIGINAL_DST' })], types);
   await assert.rejects(clusters.initialize(), (e: Error) => e instanceof UnknownClusterTypeError && /cluster 'odd': cluster type ORIGINAL_DST/.test(e.message));
 });

@@ -4,6 +4,7 @@
 // at its first problem, like Envoy; the problems of all resources are reported together, by
 // field path.
 
+import type { ConfigExtensions } from '../extension';
 import { FieldErrorCollector } from '../errors';
 import { JsonObject, messageField, messageList, stringField } from '../json';
 import { validateAdmin } from './admin';
@@ -15,16 +16,16 @@ import { validateListeners } from './listeners';
 import { validateStatsConfig } from './stats_config';
 
 /** @throws FieldError, or FieldErrors when several resources are invalid */
-export function validateBootstrap(bootstrap: JsonObject): void {
+export function validateBootstrap(bootstrap: JsonObject, extensions: ConfigExtensions): void {
   const errors = new FieldErrorCollector();
   errors.run(() => validateAdmin(bootstrap));
   errors.run(() => validateStatsConfig(bootstrap));
   errors.run(() => validateLayeredRuntime(bootstrap));
-  validateClusters(bootstrap, errors);
+  validateClusters(bootstrap, extensions, errors);
   const resources = messageField(bootstrap, 'static_resources') ?? {};
   const clusterNames = new Set(messageList(resources, 'clusters').map((cluster) => stringField(cluster, 'name')));
   errors.run(() => validateClusterManager(bootstrap, clusterNames));
   errors.run(() => validateDynamicResources(bootstrap, configSourceContext(bootstrap)));
-  validateListeners(bootstrap, clusterNames, errors);
+  validateListeners(bootstrap, { clusters: clusterNames, extensions }, errors);
   errors.throwIfAny();
 }

@@ -7,8 +7,8 @@ import { configSourceContext, validateConfigSource } from './config_sources';
 import { FieldError, FieldErrorCollector } from '../errors';
 import { childPath, indexPath } from '../field_path';
 import { boolField, durationMs, enumField, JsonObject, messageField, messageList, numberField, stringField, stringList } from '../json';
-import { canonicalExtensionName, typeNameOfUrl } from '../names';
-import { customClusterTypes } from '../../upstream/cluster_types';
+import type { ConfigExtensions } from '../extension';
+import { typeNameOfUrl } from '../names';
 import { requireNonNegativeDuration } from './durations';
 import { validateHealthChecks } from './health_checks';
 import { HostRule, validateSocketAddress } from './socket_address';
@@ -32,7 +32,7 @@ const UNSUPPORTED_LB_POLICIES = new Set(['LOAD_BALANCING_POLICY_CONFIG']);
 const DEFAULT_MIN_RING_SIZE = 1024;
 const DEFAULT_MAX_RING_SIZE = 8 * 1024 * 1024;
 
-export function validateClusters(bootstrap: JsonObject, errors: FieldErrorCollector): void {
+export function validateClusters(bootstrap: JsonObject, extensions: ConfigExtensions, errors: FieldErrorCollector): void {
   const names = new Set<string>();
   const resources = messageField(bootstrap, 'static_resources') ?? {};
   const sources = configSourceContext(bootstrap);
@@ -43,16 +43,16 @@ export function validateClusters(bootstrap: JsonObject, errors: FieldErrorCollec
       const name = stringField(cluster, 'name');
       if (names.has(name)) throw new FieldError(childPath(path, 'name'), `cluster manager: duplicate cluster '${name}'`);
       names.add(name);
-      validateCluster(cluster, path);
+      validateCluster(cluster, path, extensions);
       const edsConfig = messageField(messageField(cluster, 'eds_cluster_config') ?? {}, 'eds_config');
       if (edsConfig !== undefined) validateConfigSource(edsConfig, childPath(childPath(path, 'eds_cluster_config'), 'eds_config'), sources);
     }),
   );
 }
 
-export function validateCluster(cluster: JsonObject, path: string): void {
+export function validateCluster(cluster: JsonObject, path: string, extensions: ConfigExtensions): void {
   const customType = messageField(cluster, 'cluster_type');
-  if (customType !== undefined) validateCustomType(cluster, customType, path);
+  if (customType !== undefined) validateCustomType(cluster, customType, path, extensions);
   const type = enumField(cluster, 'type', 'STATIC');
   if (cluster['eds_cluster_config'] !== undefined && (customType !== undefined || type !== 'EDS')) {
     throw new FieldError(childPath(path, 'eds_cluster_config'), 'eds_cluster_config set in a non-EDS cluster');
@@ -61,7 +61,7 @@ export function validateCluster(cluster: JsonObject, path: string): void {
   if (customType === undefined) validateMembers(type, loadAssignment, path);
   else if (loadAssignment !== undefined) {
     // The custom types of this build (aggregate) pick other clusters' hosts: Envoy ignores these.
-    throw new FieldError(childPath(path, 'load_assignment'), `a ${canonicalExtensionName(stringField(customType, 'name'))} cluster has no hosts of its own: load_assignment (or hosts) would be ignored`);
+    throw new FieldError(childPath(path, 'load_assignment'), `a ${extensions.canonicalName(stringField(customType, 'name'))} cluster has no hosts of its own: load_assignment (or hosts) would be ignored`);
   }
   if (customType === undefined && type === 'EDS' && cluster['eds_cluster_config'] === undefined) {
     throw new FieldError(childPath(path, 'eds_cluster_config'), 'cannot create an EDS cluster without an EDS config');
@@ -73,9 +73,11 @@ export function validateCluster(cluster: JsonObject, path: string): void {
   validateSubsetConfig(cluster, path);
   validateProtocolOptions(cluster, path);
   validateDnsRefreshRates(cluster, path);
-  validateUpstreamFilters(cluster, path);
-  validateUpstreamTransportSockets(cluster, path);
-  validateHealthChecks(cluster, path);
+  // A cluster's extensions route nowhere: no cluster names to check against.
+  const context = { clusters: new Set<string>(), extensions };
+  validateUpstreamFilters(cluster, path, context);
+  validateUpstreamTransportSockets(cluster, path, context);
+  validateHealthChecks(cluster, path, context);
   messageList(cluster, 'dns_resolvers').forEach((resolver, r) =>
     validateSocketAddress(resolver, indexPath(childPath(path, 'dns_resolvers'), r), 'ip'),
   );
@@ -98,11 +100,11 @@ export function validateCluster(cluster: JsonObject, path: string): void {
  * redis, are not in this build) and carries its typed_config. Every custom type of this build
  * provides its balancer, which Envoy uses only with lb_policy CLUSTER_PROVIDED.
  */
-function validateCustomType(cluster: JsonObject, customType: JsonObject, clusterPath: string): void {
+function validateCustomType(cluster: JsonObject, customType: JsonObject, clusterPath: string, extensions: ConfigExtensions): void {
   const path = childPath(clusterPath, 'cluster_type');
   const typeName = stringField(customType, 'name');
-  const types = customClusterTypes();
-  const type = types.find((t) => t.name === canonicalExtensionName(typeName));
+  const types = extensions.of('proxy.clusters').filter((t) => t.configType !== null);
+  const type = types.find((t) => t.name === extensions.canonicalName(typeName));
   if (type === undefined) {
     const known = types.map((t) => t.name).join(', ');
     throw new FieldError(childPath(path, 'name'), `Didn't find a registered cluster factory implementation for name: '${typeName}' (known: ${known})`);

@@ -1,25 +1,25 @@
 // --disable-extensions: a disabled extension is gone from the registry, so a configuration that
 // names one fails as if it did not exist (Envoy's message), saying why.
 
+import type { ConfigExtensions } from '../extension';
 import { FieldError } from '../errors';
-import { clusterExtensionName, CLUSTERS_CATEGORY, extensionKey, SITE_CATEGORIES } from '../extension_registry';
-import { ExtensionVisitor, forEachClusterExtension, forEachExtension } from '../extension_sites';
+import { clusterExtensionName, extensionKey } from '../extension_registry';
+import { ExtensionVisitor, forEachClusterExtension, forEachExtension, SITE_CATEGORIES } from '../extension_sites';
 import { childPath, indexPath } from '../field_path';
 import { enumField, JsonObject, messageField, messageList, stringField } from '../json';
-import { canonicalExtensionName } from '../names';
 
 const WHY = '(disabled by --disable-extensions)';
 
 /**
  * @param bootstrap decoded, with extension names canonicalized
- * @param disabled keys from resolveDisabledExtensions
+ * @param disabled keys from ExtensionRegistry.resolveDisabled
  * @throws FieldError at the first use of a disabled extension
  */
-export function checkDisabledExtensions(bootstrap: JsonObject, disabled: ReadonlySet<string>): void {
+export function checkDisabledExtensions(bootstrap: JsonObject, disabled: ReadonlySet<string>, extensions: ConfigExtensions): void {
   if (disabled.size === 0) return;
-  forEachExtension(bootstrap, refuseDisabled(disabled));
+  forEachExtension(bootstrap, extensions, refuseDisabled(disabled));
   const resources = messageField(bootstrap, 'static_resources') ?? {};
-  messageList(resources, 'clusters').forEach((cluster, i) => checkClusterType(cluster, indexPath('static_resources.clusters', i), disabled));
+  messageList(resources, 'clusters').forEach((cluster, i) => checkClusterType(cluster, indexPath('static_resources.clusters', i), disabled, extensions));
 }
 
 /**
@@ -27,10 +27,10 @@ export function checkDisabledExtensions(bootstrap: JsonObject, disabled: Readonl
  * cluster would be refused for.
  * @param cluster decoded, with extension names canonicalized
  */
-export function checkClusterDisabledExtensions(cluster: JsonObject, clusterPath: string, disabled: ReadonlySet<string>): void {
+export function checkClusterDisabledExtensions(cluster: JsonObject, clusterPath: string, disabled: ReadonlySet<string>, extensions: ConfigExtensions): void {
   if (disabled.size === 0) return;
-  forEachClusterExtension(cluster, clusterPath, refuseDisabled(disabled));
-  checkClusterType(cluster, clusterPath, disabled);
+  forEachClusterExtension(cluster, clusterPath, extensions, refuseDisabled(disabled));
+  checkClusterType(cluster, clusterPath, disabled, extensions);
 }
 
 function refuseDisabled(disabled: ReadonlySet<string>): ExtensionVisitor {
@@ -43,10 +43,10 @@ function refuseDisabled(disabled: ReadonlySet<string>): ExtensionVisitor {
 }
 
 /** The cluster's discovery type, or its custom cluster_type, as a cluster extension. */
-function checkClusterType(cluster: JsonObject, clusterPath: string, disabled: ReadonlySet<string>): void {
+function checkClusterType(cluster: JsonObject, clusterPath: string, disabled: ReadonlySet<string>, extensions: ConfigExtensions): void {
   const customType = messageField(cluster, 'cluster_type');
-  const name = customType === undefined ? clusterExtensionName(enumField(cluster, 'type', 'STATIC')) : canonicalExtensionName(stringField(customType, 'name'));
-  if (disabled.has(extensionKey(CLUSTERS_CATEGORY, name))) {
+  const name = customType === undefined ? clusterExtensionName(enumField(cluster, 'type', 'STATIC')) : extensions.canonicalName(stringField(customType, 'name'));
+  if (disabled.has(extensionKey('proxy.clusters', name))) {
     throw new FieldError(
       customType === undefined ? childPath(clusterPath, 'type') : childPath(childPath(clusterPath, 'cluster_type'), 'name'),
       `Didn't find a registered cluster factory implementation for name: '${name}' ${WHY}`,

@@ -1,6 +1,7 @@
 // Rules shared by every extension site: known names, typed_config of the right type, and the
 // terminal filter at the end of a filter chain.
 
+import type { ExtensionCategory, ExtensionDescriptor, ValidationContext } from '../extension';
 import { FieldError } from '../errors';
 import { childPath } from '../field_path';
 import { JsonObject, messageField, stringField } from '../json';
@@ -31,4 +32,22 @@ export function typedConfig(extension: JsonObject, path: string, typeName: strin
     );
   }
   return config;
+}
+
+/**
+ * The extension of `category` configured at `path`, its name canonicalized: one this build
+ * registers, with a typed_config of its type that its own rules accept.
+ * @throws FieldError
+ */
+export function validateExtension<C extends ExtensionCategory>(category: C, extension: JsonObject, path: string, context: ValidationContext): void {
+  const name = stringField(extension, 'name');
+  const descriptor = context.extensions.get(category, name);
+  if (descriptor === undefined) throw new FieldError(childPath(path, 'name'), unknownExtension(name));
+  validateConfigOf(descriptor, extension, path, context);
+}
+
+/** `extension`'s typed_config, checked to be its descriptor's type and by its descriptor's rules. */
+export function validateConfigOf(descriptor: ExtensionDescriptor<ExtensionCategory>, extension: JsonObject, path: string, context: ValidationContext): void {
+  const config = typedConfig(extension, path, descriptor.configType ?? '');
+  descriptor.validate?.(config, childPath(path, 'typed_config'), context);
 }

@@ -5,7 +5,7 @@
 import type { RequestHead } from '../../http/message';
 import type { Host } from '../../upstream/host';
 import type { LoadBalancerContext } from '../../upstream/lb/load_balancer';
-import type { MetadataMatchCriteria } from '../../upstream/lb/metadata_match';
+import type { MetadataMatchCriteria } from '../../config/metadata_match';
 import type { DownstreamAddresses } from '../../network/downstream_addresses';
 
 export class RetryLoadBalancerContext implements LoadBalancerContext {

@@ -1,27 +1,25 @@
 // The health source factory of active health checking: a checker for a cluster with
 // health_checks, with the probe its checker kind calls for.
 
-import type { ClusterConfig, HealthCheck } from '../../config/model';
-import { stringMatcher } from '../../common/string_matcher';
+import type { HealthCheck } from '../../config/model';
 import type { Connector } from '../../network/connector';
 import { ClusterTransportSockets } from '../cluster_transport_sockets';
 import type { Logger } from '../../log/logger_api';
 import type { DiscoveredHost } from '../membership';
 import type { HealthSourceContext, HealthSourceFactory } from '../supervisor_cluster_manager';
 import { ActiveHealthChecker } from './active_health_checker';
-import { HealthEventLog, type HealthCheckerType } from './health_event_log';
-import { type HealthCheckStats, healthCheckStats } from './health_check_stats';
-import type { ProbeFactory } from './health_probe';
-import { GrpcProbe, grpcCheckRequest } from './grpc_probe';
-import { httpCheckOutcome, httpCheckRequest, HttpProbe } from './http_probe';
-import { TcpProbe } from './tcp_probe';
+import { HealthEventLog } from './health_event_log';
+import { healthCheckStats } from './health_check_stats';
+import type { HealthCheckerFactory } from './health_checkers';
 import { type RandomSource, mathRandom } from '../../common/random';
 
-/** Envoy's default for the runtime key health_check.verify_cluster: always. */
-const VERIFY_CLUSTER_PERCENT = { numerator: 100, denominator: 'HUNDRED' } as const;
-
 export class ActiveHealthChecking implements HealthSourceFactory {
+  /**
+   * @param checkers the kinds of check this build runs (the registry's health checkers); a
+   *   check of another kind is refused by validation before it gets here
+   */
   constructor(
+    private readonly checkers: readonly HealthCheckerFactory[],
     private readonly random: RandomSource = mathRandom,
     private readonly wallClock: () => number = Date.now,
   ) {}
@@ -29,12 +27,14 @@ export class ActiveHealthChecking implements HealthSourceFactory {
   create(context: HealthSourceContext): ActiveHealthChecker | null {
     const config = context.config.healthChecks[0];
     if (config === undefined) return null;
+    const checker = this.checkers.find((c) => c.kind === config.checker.kind);
+    if (checker === undefined) throw new Error(`cluster '${context.config.name}': no ${config.checker.kind} health checker is registered`);
     const stats = healthCheckStats(context.stats);
     const eventLog = config.eventLogPath === '' ? null : openEventLog(config.eventLogPath, context.log.forFile(__filename));
     return new ActiveHealthChecker(context, config, {
-      type: checkerType(config),
+      type: checker.type,
       stats,
-      probes: this.probes(context, config, stats),
+      probes: checker.probes(config.checker, { context, config, stats, random: this.random }),
       connectorFor: this.connectors(context, config),
       random: this.random,
       eventLog,
@@ -54,41 +54,8 @@ export class ActiveHealthChecking implements HealthSourceFactory {
     const connector = sockets.connectorForCriteria(criteria);
     return () => connector;
   }
-
-  private probes(context: HealthSourceContext, config: HealthCheck, stats: HealthCheckStats): ProbeFactory {
-    const cluster: ClusterConfig = context.config;
-    const checker = config.checker;
-    switch (checker.kind) {
-      case 'http': {
-        const request = httpCheckRequest(checker, cluster.name, cluster.httpProtocolOptions.headerKeyFormat);
-        const matches = checker.serviceNameMatcher === null ? null : stringMatcher(checker.serviceNameMatcher);
-        const verifyCluster = (): ((name: string) => boolean) | null => {
-          if (matches === null || !context.runtime.snapshot().featureEnabled('health_check.verify_cluster', VERIFY_CLUSTER_PERCENT, this.random())) {
-            return null;
-          }
-          stats.verifyCluster.inc();
-          return matches;
-        };
-        const maxHeadersCount = cluster.commonHttpProtocolOptions.maxHeadersCount;
-        return (target) => new HttpProbe(target, request, config.reuseConnection, (head) => httpCheckOutcome(head, checker, verifyCluster()), maxHeadersCount);
-      }
-      case 'tcp': {
-        const send = Buffer.from(checker.send, 'hex');
-        const receive = checker.receive.map((hex) => Buffer.from(hex, 'hex'));
-        return (target) => new TcpProbe(target, send, receive, config.reuseConnection);
-      }
-      case 'grpc': {
-        const request = grpcCheckRequest(checker.serviceName);
-        return (target) => new GrpcProbe(target, checker.authority || cluster.name, request, config.reuseConnection);
-      }
-    }
-  }
 }
 
 function openEventLog(path: string, log: Logger): HealthEventLog {
   return new HealthEventLog(path, (error) => log.error(`health check event log ${path}: ${error.message}`));
-}
-
-function checkerType(config: HealthCheck): HealthCheckerType {
-  return config.checker.kind === 'http' ? 'HTTP' : config.checker.kind === 'tcp' ? 'TCP' : 'GRPC';
 }

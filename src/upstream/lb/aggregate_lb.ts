@@ -11,7 +11,7 @@ import type { Host } from '../host';
 import type { ClusterLookup, ClusterProvidedLoadBalancerFactory } from './cluster_provided_lb';
 import type { ForcedPriority, LoadBalancer, LoadBalancerContext } from './load_balancer';
 import { healthyPanicThreshold, hostCounts, type LoadBalancerParams } from './load_balancer_base';
-import type { MetadataMatchCriteria } from './metadata_match';
+import type { MetadataMatchCriteria } from '../../config/metadata_match';
 import { choosePriority, computePriorityLoad, type HostCounts, type PriorityLoad } from './priority_load';
 import type { DownstreamAddresses } from '../../network/downstream_addresses';
 

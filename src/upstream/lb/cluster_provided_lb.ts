@@ -50,6 +50,6 @@ export function clusterTypeName(config: { readonly type: string; readonly cluste
   return config.clusterType?.name ?? config.type;
 }
 
-export function clusterProvidedBalancers(): ReadonlyMap<string, ClusterProvidedLoadBalancerFactory> {
-  return new Map([ORIGINAL_DST_LB, AGGREGATE_LOAD_BALANCER].map((factory) => [factory.clusterType, factory]));
-}
+export const CLUSTER_PROVIDED_BALANCERS: ReadonlyMap<string, ClusterProvidedLoadBalancerFactory> = new Map(
+  [ORIGINAL_DST_LB, AGGREGATE_LOAD_BALANCER].map((factory) => [factory.clusterType, factory]),
+);

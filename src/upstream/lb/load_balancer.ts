@@ -5,7 +5,7 @@ import type { RequestHead } from '../../http/message';
 import type { Cluster } from '../cluster';
 import type { Host } from '../host';
 import type { DownstreamAddresses } from '../../network/downstream_addresses';
-import type { MetadataMatchCriteria } from './metadata_match';
+import type { MetadataMatchCriteria } from '../../config/metadata_match';
 import type { Availability } from './priority_load';
 
 /**

@@ -1,5 +1,6 @@
-// The registry of load balancing policies this build runs, by lb_policy. The capability check
-// and the worker's clusters both read it: adding a policy touches this list.
+// The registry of load balancing policies this build runs, by lb_policy. The worker's clusters
+// read it, and the extension registry's descriptors of the policies are made from it
+// (src/extensions/load_balancers.ts): adding a policy touches this list.
 
 import type { LbPolicy } from '../../config/model';
 import type { LoadBalancer } from './load_balancer';

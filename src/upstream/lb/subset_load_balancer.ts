@@ -10,7 +10,7 @@ import { type HostSet, type HostsPerLocality, PrioritySet } from '../priority_se
 import { type LoadBalancer, type LoadBalancerContext, withMetadataMatch } from './load_balancer';
 import type { LoadBalancerParams } from './load_balancer_base';
 import type { LoadBalancerFactory } from './load_balancer_registry';
-import { LB_METADATA_NAMESPACE, type MetadataMatchCriteria } from './metadata_match';
+import { LB_METADATA_NAMESPACE, type MetadataMatchCriteria } from '../../config/metadata_match';
 import { valueKey, valuesEqual } from './protobuf_value';
 
 /** A subset's identity: (key, value) pairs, keys sorted (Envoy's SubsetMetadata). */

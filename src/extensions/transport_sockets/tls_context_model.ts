@@ -2,8 +2,7 @@
 // DownstreamTlsContext (tls.v3) from decoded v3 JSON, defaults filled in. Pure: files named by
 // a DataSource are read later, when the context is built (src/tls).
 
-import { RAW_BUFFER_TRANSPORT_SOCKET, TLS_TRANSPORT_SOCKET, UPSTREAM_PROXY_PROTOCOL_TRANSPORT_SOCKET } from './names';
-import { boolField, enumField, JsonObject, messageField, messageList, numberField, stringField, stringList } from './json';
+import { boolField, enumField, JsonObject, messageField, messageList, numberField, stringField, stringList } from '../../config/json';
 import type {
   CertificateValidationContextConfig,
   CommonTlsContextConfig,
@@ -13,22 +12,11 @@ import type {
   TlsParameters,
   TlsProtocolVersion,
   TransportSocketConfig,
-} from './model';
-import { stringMatch } from './string_match_model';
+} from '../../config/model';
+import { stringMatch } from '../../config/string_match_model';
 
-/** A cluster's transport socket; validation admitted only raw_buffer, tls and upstream_proxy_protocol. */
-export function upstreamTransportSocket(config: JsonObject): TransportSocketConfig {
-  const name = stringField(config, 'name');
-  if (name === RAW_BUFFER_TRANSPORT_SOCKET) return { kind: 'raw_buffer' };
-  const context = messageField(config, 'typed_config') ?? {};
-  if (name === UPSTREAM_PROXY_PROTOCOL_TRANSPORT_SOCKET) {
-    return {
-      kind: 'upstream_proxy_protocol',
-      version: enumField<'V1' | 'V2'>(messageField(context, 'config') ?? {}, 'version', 'V1'),
-      // Validation made the wrapped transport socket present.
-      transportSocket: upstreamTransportSocket(messageField(context, 'transport_socket')!),
-    };
-  }
+/** An UpstreamTlsContext: a cluster's TLS. */
+export function upstreamTlsSocket(context: JsonObject): TransportSocketConfig {
   return {
     kind: 'tls',
     context: {
@@ -41,10 +29,8 @@ export function upstreamTransportSocket(config: JsonObject): TransportSocketConf
   };
 }
 
-/** A filter chain's transport socket. */
-export function downstreamTransportSocket(config: JsonObject): DownstreamTransportSocketConfig {
-  if (stringField(config, 'name') !== TLS_TRANSPORT_SOCKET) return { kind: 'raw_buffer' };
-  const context = messageField(config, 'typed_config') ?? {};
+/** A DownstreamTlsContext: a filter chain's TLS. */
+export function downstreamTlsSocket(context: JsonObject): DownstreamTransportSocketConfig {
   return {
     kind: 'tls',
     context: {

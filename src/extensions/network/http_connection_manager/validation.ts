@@ -1,35 +1,31 @@
-// The HTTP connection manager network filter, its inline route table and its HTTP filters.
+// The HTTP connection manager's rules beyond the protos': its inline route table (retry policies
+// included) and its HTTP filters, each checked by its own descriptor.
 
-import { isValidAuthority } from '../../http/authority';
-import { FieldError } from '../errors';
-import { childPath, indexPath } from '../field_path';
-import { JsonObject, messageField, messageList, numberField, stringField } from '../json';
-import { CONFIG_TYPES, HEALTH_CHECK, ROUTER } from '../names';
-import { validateAccessLogs } from './access_logs';
-import { requireNonNegativeDuration } from './durations';
-import { terminalFilterNotLast, typedConfig, unknownExtension } from './extensions';
-import { validateHealthCheck } from './health_check';
-import { validateRetryPolicy } from './retry_policy';
-
-/** The HTTP filters we implement, by name, with the type of their typed_config. */
-const HTTP_FILTER_TYPES: ReadonlyMap<string, string> = new Map([
-  [ROUTER, CONFIG_TYPES.router],
-  [HEALTH_CHECK, CONFIG_TYPES.healthCheck],
-]);
+import type { ConfigExtensions, ValidationContext } from '../../../config/extension';
+import { FieldError } from '../../../config/errors';
+import { childPath, indexPath } from '../../../config/field_path';
+import { durationMs, JsonObject, messageField, messageList, numberField, stringField } from '../../../config/json';
+import { ROUTER } from '../../../config/names';
+import { requireNonNegativeDuration } from '../../../config/validation/durations';
+import { terminalFilterNotLast, typedConfig, unknownExtension, validateExtension } from '../../../config/validation/extensions';
+import { parseRetryOn, UNSUPPORTED_RETRY_CONDITIONS } from '../../../filters/http/retry_on';
+import { isValidAuthority } from '../../../http/authority';
+import { validateAccessLogs } from '../../access_loggers/access_log_list';
 
 const ROUTE_SOURCES_NOT_SUPPORTED = ['rds', 'scoped_routes'];
 const CONTROL_CHARACTERS = /[\x00-\x1f\x7f]/;
 
 /** @param config the filter's typed_config, at `path` */
-export function validateHttpConnectionManager(config: JsonObject, path: string, clusters: ReadonlySet<string>): void {
+export function validateHttpConnectionManager(config: JsonObject, path: string, context: ValidationContext): void {
+  const { clusters, extensions } = context;
   // The protos require a stat_prefix and a route source (proto_rules.ts).
   for (const source of ROUTE_SOURCES_NOT_SUPPORTED) {
     if (config[source] !== undefined) {
       throw new FieldError(childPath(path, source), `${source} is not supported yet; use an inline route_config`);
     }
   }
-  validateRouteConfiguration(messageField(config, 'route_config') ?? {}, childPath(path, 'route_config'), clusters);
-  validateHttpFilters(config, path);
+  validateRouteConfiguration(messageField(config, 'route_config') ?? {}, childPath(path, 'route_config'), clusters, extensions);
+  validateHttpFilters(config, path, context);
   requireNonNegativeDuration(config, 'stream_idle_timeout', path);
   requireNonNegativeDuration(config, 'request_timeout', path);
   const protocolOptions = messageField(config, 'common_http_protocol_options');
@@ -37,7 +33,7 @@ export function validateHttpConnectionManager(config: JsonObject, path: string, 
     requireNonNegativeDuration(protocolOptions, 'idle_timeout', childPath(path, 'common_http_protocol_options'));
   }
   validateHttp1Options(config, path);
-  validateAccessLogs(config, path);
+  validateAccessLogs(config, path, context);
 }
 
 /** default_host_for_http_10 becomes a request's authority: it must be one a client could send. */
@@ -48,21 +44,21 @@ function validateHttp1Options(config: JsonObject, path: string): void {
   }
 }
 
-function validateRouteConfiguration(routeConfig: JsonObject, path: string, staticClusters: ReadonlySet<string>): void {
+function validateRouteConfiguration(routeConfig: JsonObject, path: string, staticClusters: ReadonlySet<string>, extensions: ConfigExtensions): void {
   // validate_clusters (default true for an inline route_config): false lets a route name a
   // cluster that CDS brings later, answered 503 until then.
   const clusters = routeConfig['validate_clusters'] === false ? null : staticClusters;
   messageList(routeConfig, 'virtual_hosts').forEach((virtualHost, v) => {
     const hostPath = indexPath(childPath(path, 'virtual_hosts'), v);
     const retryPolicy = messageField(virtualHost, 'retry_policy');
-    if (retryPolicy !== undefined) validateRetryPolicy(retryPolicy, childPath(hostPath, 'retry_policy'));
+    if (retryPolicy !== undefined) validateRetryPolicy(retryPolicy, childPath(hostPath, 'retry_policy'), extensions);
     messageList(virtualHost, 'routes').forEach((route, r) => {
-      validateRoute(route, indexPath(childPath(hostPath, 'routes'), r), clusters);
+      validateRoute(route, indexPath(childPath(hostPath, 'routes'), r), clusters, extensions);
     });
   });
 }
 
-function validateRoute(route: JsonObject, path: string, clusters: ReadonlySet<string> | null): void {
+function validateRoute(route: JsonObject, path: string, clusters: ReadonlySet<string> | null, extensions: ConfigExtensions): void {
   // The protos require a match, and a default_value in its runtime_fraction (proto_rules.ts).
   const match = messageField(route, 'match') ?? {};
   if (match['prefix'] === undefined && match['path'] === undefined) {
@@ -71,7 +67,7 @@ function validateRoute(route: JsonObject, path: string, clusters: ReadonlySet<st
   const action = messageField(route, 'route');
   const directResponse = messageField(route, 'direct_response');
   if (action !== undefined) {
-    validateRouteAction(action, childPath(path, 'route'), clusters);
+    validateRouteAction(action, childPath(path, 'route'), clusters, extensions);
   } else if (directResponse !== undefined) {
     validateDirectResponse(directResponse, childPath(path, 'direct_response'));
   } else {
@@ -79,7 +75,7 @@ function validateRoute(route: JsonObject, path: string, clusters: ReadonlySet<st
   }
 }
 
-function validateRouteAction(action: JsonObject, path: string, clusters: ReadonlySet<string> | null): void {
+function validateRouteAction(action: JsonObject, path: string, clusters: ReadonlySet<string> | null, extensions: ConfigExtensions): void {
   const weighted = messageField(action, 'weighted_clusters');
   if (weighted !== undefined) {
     validateWeightedClusters(weighted, childPath(path, 'weighted_clusters'), clusters);
@@ -93,7 +89,7 @@ function validateRouteAction(action: JsonObject, path: string, clusters: Readonl
   requireNonNegativeDuration(action, 'timeout', path);
   validateHashPolicies(action, path);
   const retryPolicy = messageField(action, 'retry_policy');
-  if (retryPolicy !== undefined) validateRetryPolicy(retryPolicy, childPath(path, 'retry_policy'));
+  if (retryPolicy !== undefined) validateRetryPolicy(retryPolicy, childPath(path, 'retry_policy'), extensions);
 }
 
 /** A cookie policy's name and path go into a Set-Cookie response header: no control characters. */
@@ -134,21 +130,48 @@ function validateDirectResponse(response: JsonObject, path: string): void {
   }
 }
 
-function validateHttpFilters(config: JsonObject, path: string): void {
+function validateHttpFilters(config: JsonObject, path: string, context: ValidationContext): void {
   const filtersPath = childPath(path, 'http_filters');
   const filters = messageList(config, 'http_filters');
   filters.forEach((filter, i) => {
     const filterPath = indexPath(filtersPath, i);
+    validateExtension('proxy.filters.http', filter, filterPath, context);
     const name = stringField(filter, 'name');
-    const configType = HTTP_FILTER_TYPES.get(name);
-    if (configType === undefined) throw new FieldError(childPath(filterPath, 'name'), unknownExtension(name));
-    const filterConfig = typedConfig(filter, filterPath, configType);
-    if (name === HEALTH_CHECK) validateHealthCheck(filterConfig, childPath(filterPath, 'typed_config'));
     if (name === ROUTER && i < filters.length - 1) {
       throw new FieldError(childPath(filterPath, 'name'), terminalFilterNotLast(name, 'http'));
     }
   });
   if (stringField(filters[filters.length - 1] ?? {}, 'name') !== ROUTER) {
     throw new FieldError(filtersPath, `the last HTTP filter must be ${ROUTER}`);
+  }
+}
+
+/**
+ * A route's or virtual host's retry_policy: conditions and host predicates this build honors,
+ * and back-off intervals in Envoy's order.
+ * @param path where `policy` (a RetryPolicy) is
+ */
+function validateRetryPolicy(policy: JsonObject, path: string, extensions: ConfigExtensions): void {
+  for (const name of parseRetryOn(stringField(policy, 'retry_on')).unknown) {
+    const reason = UNSUPPORTED_RETRY_CONDITIONS.has(name) ? 'is not implemented by this build yet (it would be ignored)' : 'is not a retry condition';
+    throw new FieldError(childPath(path, 'retry_on'), `'${name}' ${reason}`);
+  }
+  requireNonNegativeDuration(policy, 'per_try_timeout', path);
+  messageList(policy, 'retry_host_predicate').forEach((predicate, i) => {
+    const predicatePath = indexPath(childPath(path, 'retry_host_predicate'), i);
+    // Envoy finds a predicate by its name, else by its typed_config's type (these are not canonicalized).
+    const predicateExtension = extensions.find('proxy.retry_host_predicates', predicate);
+    if (predicateExtension === undefined) throw new FieldError(childPath(predicatePath, 'name'), unknownExtension(stringField(predicate, 'name')));
+    typedConfig(predicate, predicatePath, predicateExtension.configType ?? '');
+  });
+  const backOff = messageField(policy, 'retry_back_off');
+  if (backOff !== undefined) {
+    const backOffPath = childPath(path, 'retry_back_off');
+    // The proto requires a base interval above zero (proto_rules.ts); max_interval is optional.
+    const base = durationMs(backOff, 'base_interval');
+    const max = durationMs(backOff, 'max_interval');
+    if (base !== undefined && max !== undefined && max < base) {
+      throw new FieldError(childPath(backOffPath, 'max_interval'), 'max_interval must be greater than or equal to the base_interval');
+    }
   }
 }

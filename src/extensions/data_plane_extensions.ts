@@ -1,0 +1,41 @@
+// The extensions whose factories the workers call: the filters a listener runs. Registered here
+// (one line each) and, through builtin_extensions.ts, with everything else; a worker reads only
+// this module, so that it loads none of the supervisor's discovery code (DNS, xDS).
+
+import type { ExtensionDescriptor } from '../config/extension';
+import type { HttpFilterFactoryCreator } from '../filters/http/http_filter_registry';
+import type { NetworkFilterFactoryCreator } from '../listener/network_filter_builder';
+import type { AccessLoggerFactory, ExtensionFactories } from './extension_factories';
+import { FILE_ACCESS_LOGGER } from './access_loggers/file';
+import { HEALTH_CHECK_FILTER } from './http/health_check';
+import { ROUTER_FILTER } from './http/router';
+import { HTTP_CONNECTION_MANAGER_FILTER } from './network/http_connection_manager/descriptor';
+import { TCP_PROXY_FILTER } from './network/tcp_proxy';
+
+type Descriptors<C extends 'proxy.access_loggers' | 'proxy.filters.http' | 'proxy.filters.network'> = readonly ExtensionDescriptor<C, ExtensionFactories[C]>[];
+
+export function accessLoggers(): Descriptors<'proxy.access_loggers'> {
+  return [FILE_ACCESS_LOGGER];
+}
+
+export function httpFilters(): Descriptors<'proxy.filters.http'> {
+  return [HEALTH_CHECK_FILTER, ROUTER_FILTER];
+}
+
+/** In the order a chain's error names its terminal filters. */
+export function networkFilters(): Descriptors<'proxy.filters.network'> {
+  return [TCP_PROXY_FILTER, HTTP_CONNECTION_MANAGER_FILTER];
+}
+
+/** The filter factories a worker's NetworkFilterBuilder takes, by extension name. */
+export function dataPlaneFactories(): {
+  readonly httpFilters: ReadonlyMap<string, HttpFilterFactoryCreator>;
+  readonly networkFilters: ReadonlyMap<string, NetworkFilterFactoryCreator>;
+  readonly accessLoggers: ReadonlyMap<string, AccessLoggerFactory>;
+} {
+  return { httpFilters: byName(httpFilters()), networkFilters: byName(networkFilters()), accessLoggers: byName(accessLoggers()) };
+}
+
+function byName<F>(descriptors: readonly { readonly name: string; readonly factory: F }[]): ReadonlyMap<string, F> {
+  return new Map(descriptors.map((d) => [d.name, d.factory]));
+}

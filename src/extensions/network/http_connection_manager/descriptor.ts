@@ -1,0 +1,38 @@
+// proxy.filters.network.http_connection_manager (src/filters/network/http_connection_manager/):
+// HTTP over a connection, through its HTTP filters, to the route table's clusters.
+
+import type { ExtensionDescriptor } from '../../../config/extension';
+import type { HttpConnectionManagerConfig } from '../../../config/model';
+import { CONFIG_TYPES, HTTP_CONNECTION_MANAGER } from '../../../config/names';
+import { HttpConnectionManagerFactory } from '../../../filters/network/http_connection_manager/factory';
+import type { ExtensionFactories } from '../../extension_factories';
+import { httpConnectionManager } from './model';
+import { HTTP_CONNECTION_MANAGER_SHAPE } from './shape';
+import { validateHttpConnectionManager } from './validation';
+
+export const HTTP_CONNECTION_MANAGER_FILTER: ExtensionDescriptor<'proxy.filters.network', ExtensionFactories['proxy.filters.network']> = {
+  category: 'proxy.filters.network',
+  name: HTTP_CONNECTION_MANAGER,
+  aliases: ['envoy.http_connection_manager'],
+  configType: CONFIG_TYPES.httpConnectionManager,
+  shape: HTTP_CONNECTION_MANAGER_SHAPE,
+  validate: validateHttpConnectionManager,
+  model: (config, { extensions }) => httpConnectionManager(config, extensions),
+  factory: {
+    create: (config: HttpConnectionManagerConfig, context) =>
+      new HttpConnectionManagerFactory(config, {
+        stats: context.stats,
+        clusters: context.clusters,
+        drain: context.drain,
+        log: context.log('http'),
+        routerLog: context.log('router'),
+        connectionLog: context.log('connection'),
+        ids: context.ids,
+        bufferLimitBytes: context.bufferLimitBytes,
+        localAddress: context.localAddress,
+        runtime: context.runtime,
+        filterContext: context.filterContext,
+        accessLogs: context.accessLogs(config.accessLogs),
+      }),
+  },
+};

@@ -1,0 +1,198 @@
+// The HTTP connection manager's model: its settings, its inline route table and its HTTP
+// filters (each by its own descriptor), Envoy 1.16's defaults filled in.
+
+import type { ConfigExtensions } from '../../../config/extension';
+import { boolField, durationMs, enumField, isJsonObject, JsonObject, messageField, messageList, numberField, stringField, stringList } from '../../../config/json';
+import type {
+  CodecType,
+  HashPolicy,
+  HttpConnectionManagerConfig,
+  RetryPolicy,
+  Route,
+  RouteAction,
+  RouteConfiguration,
+  RoutingPriority,
+  RuntimeFraction,
+  WeightedCluster,
+  WeightedClusters,
+} from '../../../config/model';
+import {
+  commonHttpProtocolOptionsOf,
+  filterMetadata,
+  fractionalPercent,
+  http1ProtocolOptionsOf,
+  http2ProtocolOptionsOf,
+  millis,
+} from '../../../config/model_builder';
+import { LB_METADATA_NAMESPACE, metadataMatchCriteria, type MetadataMatchCriteria } from '../../../config/metadata_match';
+import { HTTP_CONNECTION_MANAGER, PREVIOUS_HOSTS } from '../../../config/names';
+import { parseRetryOn } from '../../../filters/http/retry_on';
+import { accessLogsModel } from '../../access_loggers/access_log_list';
+
+/** Envoy 1.16's defaults for fields left unset. */
+const DEFAULTS = {
+  serverName: 'proxy',
+  streamIdleTimeoutMs: 5 * 60 * 1000,
+  requestTimeoutMs: 0,
+  routeTimeoutMs: 15_000,
+  numRetries: 1,
+  retryBaseIntervalMs: 25,
+  weightedClustersTotalWeight: 100,
+} as const;
+
+/** The connection manager's model from its validated typed_config. */
+export function httpConnectionManager(config: JsonObject, extensions: ConfigExtensions): HttpConnectionManagerConfig {
+  return {
+    kind: 'http_connection_manager',
+    name: HTTP_CONNECTION_MANAGER,
+    statPrefix: stringField(config, 'stat_prefix'),
+    routeConfig: routeConfiguration(messageField(config, 'route_config') ?? {}, extensions),
+    httpFilters: messageList(config, 'http_filters').map((filter) => extensions.model('proxy.filters.http', filter)),
+    useRemoteAddress: boolField(config, 'use_remote_address'),
+    xffNumTrustedHops: numberField(config, 'xff_num_trusted_hops'),
+    serverName: stringField(config, 'server_name') || DEFAULTS.serverName,
+    streamIdleTimeoutMs: millis(config, 'stream_idle_timeout', DEFAULTS.streamIdleTimeoutMs),
+    requestTimeoutMs: millis(config, 'request_timeout', DEFAULTS.requestTimeoutMs),
+    commonHttpProtocolOptions: commonHttpProtocolOptionsOf(messageField(config, 'common_http_protocol_options') ?? {}),
+    httpProtocolOptions: http1ProtocolOptionsOf(messageField(config, 'http_protocol_options') ?? {}),
+    codecType: enumField<CodecType>(config, 'codec_type', 'AUTO'),
+    http2ProtocolOptions: http2ProtocolOptionsOf(messageField(config, 'http2_protocol_options') ?? {})!,
+    accessLogs: accessLogsModel(config, extensions),
+  };
+}
+
+
+function routeConfiguration(config: JsonObject, extensions: ConfigExtensions): RouteConfiguration {
+  return {
+    name: stringField(config, 'name'),
+    virtualHosts: messageList(config, 'virtual_hosts').map((virtualHost) => {
+      const hostRetry = messageField(virtualHost, 'retry_policy');
+      const hostRetryPolicy = hostRetry === undefined ? null : retryPolicy(hostRetry, extensions);
+      return {
+        name: stringField(virtualHost, 'name'),
+        domains: stringList(virtualHost, 'domains').map((domain) => domain.toLowerCase()),
+        routes: messageList(virtualHost, 'routes').map((entry) => route(entry, hostRetryPolicy, extensions)),
+      };
+    }),
+  };
+}
+
+/** @param hostRetryPolicy the virtual host's retry_policy, which a route's own replaces entirely */
+function route(config: JsonObject, hostRetryPolicy: RetryPolicy | null, extensions: ConfigExtensions): Route {
+  const match = messageField(config, 'match') ?? {};
+  const prefix = match['prefix'];
+  const path = match['path'];
+  const fraction = messageField(match, 'runtime_fraction');
+  return {
+    name: stringField(config, 'name'),
+    match: {
+      ...(typeof prefix === 'string' ? { prefix } : {}),
+      ...(typeof path === 'string' ? { path } : {}),
+      caseSensitive: boolField(match, 'case_sensitive', true),
+      ...(fraction !== undefined ? { runtimeFraction: runtimeFraction(fraction) } : {}),
+    },
+    action: routeAction(config, hostRetryPolicy, extensions),
+  };
+}
+
+
+function runtimeFraction(config: JsonObject): RuntimeFraction {
+  return { defaultValue: fractionalPercent(messageField(config, 'default_value') ?? {}), runtimeKey: stringField(config, 'runtime_key') };
+}
+
+
+function routeAction(config: JsonObject, hostRetryPolicy: RetryPolicy | null, extensions: ConfigExtensions): RouteAction {
+  const action = messageField(config, 'route');
+  if (action === undefined) {
+    const response = messageField(config, 'direct_response') ?? {};
+    return {
+      kind: 'direct_response',
+      status: numberField(response, 'status'),
+      body: stringField(messageField(response, 'body') ?? {}, 'inline_string'),
+    };
+  }
+  const prefixRewrite = stringField(action, 'prefix_rewrite');
+  const hostRewriteLiteral = stringField(action, 'host_rewrite_literal');
+  const metadataMatch = lbMetadataMatch(action, null);
+  const weighted = messageField(action, 'weighted_clusters');
+  const hashPolicies = messageList(action, 'hash_policy').flatMap(hashPolicy);
+  const ownRetry = messageField(action, 'retry_policy');
+  const retry = ownRetry === undefined ? hostRetryPolicy : retryPolicy(ownRetry, extensions);
+  return {
+    kind: 'route',
+    cluster: stringField(action, 'cluster'),
+    ...(weighted !== undefined ? { weightedClusters: weightedClusters(weighted, metadataMatch) } : {}),
+    timeoutMs: millis(action, 'timeout', DEFAULTS.routeTimeoutMs),
+    ...(prefixRewrite !== '' ? { prefixRewrite } : {}),
+    ...(hostRewriteLiteral !== '' ? { hostRewriteLiteral } : {}),
+    ...(hashPolicies.length > 0 ? { hashPolicies } : {}),
+    ...(metadataMatch !== null ? { metadataMatch } : {}),
+    priority: enumField<RoutingPriority>(action, 'priority', 'DEFAULT'),
+    ...(retry !== null ? { retryPolicy: retry } : {}),
+  };
+}
+
+/** @param config validated: its retry_on conditions and host predicates are ones we implement */
+function retryPolicy(config: JsonObject, extensions: ConfigExtensions): RetryPolicy {
+  const backOff = messageField(config, 'retry_back_off');
+  // Envoy rounds intervals under 1 ms up to 1 ms.
+  const baseIntervalMs = Math.max(1, backOff === undefined ? DEFAULTS.retryBaseIntervalMs : millis(backOff, 'base_interval', DEFAULTS.retryBaseIntervalMs));
+  const maxIntervalMs = backOff === undefined ? 10 * baseIntervalMs : Math.max(1, millis(backOff, 'max_interval', 10 * baseIntervalMs));
+  return {
+    retryOn: parseRetryOn(stringField(config, 'retry_on')).flags,
+    numRetries: numberField(config, 'num_retries', DEFAULTS.numRetries),
+    perTryTimeoutMs: millis(config, 'per_try_timeout', 0),
+    retriableStatusCodes: Array.isArray(config['retriable_status_codes']) ? config['retriable_status_codes'].filter((code): code is number => typeof code === 'number') : [],
+    avoidPreviousHosts: messageList(config, 'retry_host_predicate').some((predicate) => extensions.model('proxy.retry_host_predicates', predicate).name === PREVIOUS_HOSTS),
+    hostSelectionRetryMaxAttempts: numberField(config, 'host_selection_retry_max_attempts'),
+    baseIntervalMs,
+    maxIntervalMs,
+  };
+}
+
+function weightedClusters(config: JsonObject, routeMatch: MetadataMatchCriteria | null): WeightedClusters {
+  const prefix = stringField(config, 'runtime_key_prefix');
+  return {
+    clusters: messageList(config, 'clusters').map((entry): WeightedCluster => {
+      const name = stringField(entry, 'name');
+      // An entry without criteria of its own uses the route's.
+      const metadataMatch = lbMetadataMatch(entry, routeMatch) ?? routeMatch;
+      return {
+        name,
+        weight: numberField(entry, 'weight'),
+        runtimeKey: `${prefix}.${name}`,
+        ...(metadataMatch !== null ? { metadataMatch } : {}),
+      };
+    }),
+    totalWeight: numberField(config, 'total_weight', DEFAULTS.weightedClustersTotalWeight),
+  };
+}
+
+/** The `proxy.lb` criteria of a message's metadata_match merged over `parent`; null when it has none. */
+function lbMetadataMatch(config: JsonObject, parent: MetadataMatchCriteria | null): MetadataMatchCriteria | null {
+  const metadataMatch = messageField(config, 'metadata_match');
+  if (metadataMatch === undefined) return null;
+  const fields = filterMetadata(metadataMatch)[LB_METADATA_NAMESPACE];
+  return isJsonObject(fields) ? metadataMatchCriteria(fields, parent) : null;
+}
+
+/** One of Envoy's hash methods; connection_properties without source_ip is none (Envoy skips it). */
+function hashPolicy(config: JsonObject): HashPolicy[] {
+  const terminal = boolField(config, 'terminal');
+  const header = messageField(config, 'header');
+  if (header !== undefined) return [{ kind: 'header', name: stringField(header, 'header_name').toLowerCase(), terminal }];
+  const cookie = messageField(config, 'cookie');
+  if (cookie !== undefined) {
+    // Envoy keeps the ttl's whole seconds.
+    const ttlMs = durationMs(cookie, 'ttl');
+    const ttlSeconds = ttlMs === undefined ? null : Math.trunc(ttlMs / 1000);
+    return [{ kind: 'cookie', name: stringField(cookie, 'name'), ttlSeconds, path: stringField(cookie, 'path'), terminal }];
+  }
+  const properties = messageField(config, 'connection_properties');
+  if (properties !== undefined) return boolField(properties, 'source_ip') ? [{ kind: 'source_ip', terminal }] : [];
+  const query = messageField(config, 'query_parameter');
+  if (query !== undefined) return [{ kind: 'query_parameter', name: stringField(query, 'name'), terminal }];
+  const filterState = messageField(config, 'filter_state');
+  // Validation requires one of the kinds.
+  return filterState !== undefined ? [{ kind: 'filter_state', key: stringField(filterState, 'key'), terminal }] : [];
+}

@@ -1,0 +1,107 @@
+// The HTTP connection manager's fields this build acts on: its settings and its inline route
+// table. Each HTTP filter's typed_config is checked by its own descriptor's shape.
+
+import { HTTP2_PROTOCOL_OPTIONS } from '../../../config/common_shapes';
+import { anyContent, leaf, list, refused, Shape } from '../../../config/shape';
+import { ACCESS_LOG_LIST } from '../../access_loggers/access_log_list';
+
+// Only `proxy.lb` (`envoy.lb`) counts, as in Envoy; typed_filter_metadata (after 1.16) is refused.
+const METADATA_MATCH: Shape = { fields: { filter_metadata: leaf } };
+
+// Envoy 1.16's hash methods. header.regex_rewrite is refused until the rewrite is implemented;
+// cookie.attributes is newer than 1.16.
+const HASH_POLICY: Shape = {
+  fields: {
+    header: { fields: { header_name: leaf } },
+    cookie: { fields: { name: leaf, ttl: leaf, path: leaf } },
+    connection_properties: { fields: { source_ip: leaf } },
+    query_parameter: { fields: { name: leaf } },
+    filter_state: { fields: { key: leaf } },
+    terminal: leaf,
+  },
+};
+
+// Envoy 1.16's RetryPolicy, less retry_priority, retriable_headers, retriable_request_headers and
+// rate-limited back-off, which the router does not act on. retry_on's names and the host
+// predicates are checked in validation (a name this build does not honor is refused there).
+const RETRY_POLICY: Shape = {
+  fields: {
+    retry_on: leaf,
+    num_retries: leaf,
+    per_try_timeout: leaf,
+    retry_host_predicate: list({ fields: { name: leaf, typed_config: anyContent } }),
+    host_selection_retry_max_attempts: leaf,
+    retriable_status_codes: leaf,
+    retry_back_off: { fields: { base_interval: leaf, max_interval: leaf } },
+  },
+};
+
+const ROUTE_CONFIG: Shape = {
+  fields: {
+    name: leaf,
+    validate_clusters: leaf,
+    virtual_hosts: list({
+      fields: {
+        name: leaf,
+        domains: leaf,
+        retry_policy: RETRY_POLICY,
+        routes: list({
+          fields: {
+            name: leaf,
+            match: {
+              fields: {
+                prefix: leaf,
+                path: leaf,
+                case_sensitive: leaf,
+                runtime_fraction: { fields: { default_value: { fields: { numerator: leaf, denominator: leaf } }, runtime_key: leaf } },
+              },
+            },
+            route: {
+              fields: {
+                cluster: leaf,
+                // Per-entry header mutations and filter configs are refused until the router applies them.
+                weighted_clusters: {
+                  fields: { clusters: list({ fields: { name: leaf, weight: leaf, metadata_match: METADATA_MATCH } }), total_weight: leaf, runtime_key_prefix: leaf },
+                },
+                timeout: leaf,
+                prefix_rewrite: leaf,
+                // The router sends it as the upstream request's :authority/Host (v2: host_rewrite).
+                host_rewrite_literal: leaf,
+                // v2's auto_host_rewrite_header arrives under its v3 name: the message names both.
+                host_rewrite_header: refused('(auto_host_rewrite_header in v2) is not implemented by this build yet (it would be ignored)'),
+                metadata_match: METADATA_MATCH,
+                hash_policy: list(HASH_POLICY),
+                priority: leaf,
+                retry_policy: RETRY_POLICY,
+              },
+            },
+            direct_response: { fields: { status: leaf, body: { fields: { inline_string: leaf } } } },
+          },
+        }),
+      },
+    }),
+  },
+};
+
+export const HTTP_CONNECTION_MANAGER_SHAPE: Shape = {
+  fields: {
+    stat_prefix: leaf,
+    codec_type: leaf,
+    route_config: ROUTE_CONFIG,
+    http_filters: list({ fields: { name: leaf, typed_config: anyContent } }),
+    use_remote_address: leaf,
+    server_name: leaf,
+    stream_idle_timeout: leaf,
+    request_timeout: leaf,
+    common_http_protocol_options: {
+      fields: { idle_timeout: leaf, max_connection_duration: leaf, max_headers_count: leaf, max_stream_duration: leaf, headers_with_underscores_action: leaf },
+    },
+    // header_key_format: Envoy 1.16's one formatter; later ones (stateful_formatter) are refused.
+    http_protocol_options: {
+      fields: { accept_http_10: leaf, default_host_for_http_10: leaf, enable_trailers: leaf, header_key_format: { fields: { proper_case_words: { fields: {} } } } },
+    },
+    http2_protocol_options: HTTP2_PROTOCOL_OPTIONS,
+    access_log: ACCESS_LOG_LIST,
+  },
+  values: { codec_type: ['AUTO', 'HTTP1', 'HTTP2'] },
+};
