@@ -4,14 +4,6 @@
 /** The longest delay Node's setTimeout honours (2^31 - 1 ms, about 24.8 days); a longer one fires after 1 ms. */
 export const MAX_TIMEOUT_MS = 2 ** 31 - 1;
 
-/**
- * A configured or requested delay for a plain Node timer of the data path (a connection's or a
- * request's timeout, re-armed with refresh()): capped at Node's range, so that a longer one waits
- * 24.8 days rather than firing at once. Timers that must keep exact time go through a Clock.
- */
-export function boundedTimerDelay(ms: number): number {
-  return ms > MAX_TIMEOUT_MS ? MAX_TIMEOUT_MS : ms;
-}
 
 /** What setInterval returned, for clearInterval only. */
 export interface IntervalHandle {
@@ -23,9 +15,27 @@ export interface TimeoutHandle {
   readonly __timeout: unique symbol;
 }
 
+/**
+ * A one-shot timer armed again and again (Envoy's Event::Timer): a connection's or a request's
+ * timeout. Re-arming it reuses one Node timer (refresh()), so a request costs no allocation.
+ */
+export interface Timer {
+  /** Fires `ms` from now, however far that is, in place of any earlier arming. */
+  enable(ms: number): void;
+  /** Restarts the delay it was enabled with, counting from now; nothing when disabled. */
+  refresh(): void;
+  /** It will not fire until enabled again. */
+  disable(): void;
+  readonly enabled: boolean;
+  /** Releases it for good. */
+  close(): void;
+}
+
 export interface Clock {
   /** Monotonic milliseconds. */
   now(): number;
+  /** A timer that calls `fn` when it runs out, disabled until enable(). */
+  createTimer(fn: () => void): Timer;
   /** Calls `fn` every `ms` milliseconds, the first time `ms` from now, however long `ms` is. */
   setInterval(fn: () => void, ms: number): IntervalHandle;
   clearInterval(handle: IntervalHandle): void;
@@ -44,6 +54,10 @@ export class SystemClock implements Clock {
 
   now(): number {
     return performance.now();
+  }
+
+  createTimer(fn: () => void): Timer {
+    return new SystemTimer(this, fn);
   }
 
   setInterval(fn: () => void, ms: number): IntervalHandle {
@@ -69,6 +83,67 @@ export class SystemClock implements Clock {
     if (handle instanceof LongTimer) handle.cancel();
     else clearTimeout(handle as unknown as NodeJS.Timeout);
   }
+}
+
+/**
+ * A Timer on one Node timer, kept from arming to arming: a disabled one that still fires is
+ * ignored rather than cleared, so that the next enable() is a refresh(). A delay beyond Node's
+ * range goes through a LongTimer.
+ */
+class SystemTimer implements Timer {
+  enabled = false;
+  private timer: NodeJS.Timeout | null = null;
+  private long: LongTimer | null = null;
+  private ms = 0;
+
+  constructor(
+    private readonly clock: SystemClock,
+    private readonly fn: () => void,
+  ) {}
+
+  enable(ms: number): void {
+    this.enabled = true;
+    if (ms > this.clock.maxTimerMs || this.long !== null) {
+      this.long?.cancel();
+      this.long = null;
+      if (ms > this.clock.maxTimerMs) {
+        this.ms = ms;
+        this.long = new LongTimer(this.clock, this.onTimeout, this.clock.now() + ms, null);
+        return;
+      }
+    }
+    if (this.timer !== null && this.ms === ms) {
+      this.timer.refresh();
+      return;
+    }
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.ms = ms;
+    this.timer = setTimeout(this.onTimeout, ms);
+    this.timer.unref();
+  }
+
+  refresh(): void {
+    if (!this.enabled) return;
+    if (this.long !== null) this.enable(this.ms);
+    else this.timer?.refresh();
+  }
+
+  disable(): void {
+    this.enabled = false;
+  }
+
+  close(): void {
+    this.enabled = false;
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.long?.cancel();
+    this.timer = this.long = null;
+  }
+
+  private readonly onTimeout = (): void => {
+    if (!this.enabled) return;
+    this.enabled = false;
+    this.fn();
+  };
 }
 
 /**

@@ -18,7 +18,7 @@ import { restoreLocalAddress, restoreOriginalDestination } from './original_dst'
 import type { InspectedHello } from './tls_inspector';
 import type { DownstreamAddresses } from '../network/downstream_addresses';
 import type { AcceptError, ListenSocket } from './listen_socket';
-import { boundedTimerDelay } from '../common/clock';
+import type { Clock, TimeoutHandle } from '../common/clock';
 
 /** A failed accept() is logged at most this often; the lines between are counted in the next. */
 const ACCEPT_ERROR_LOG_INTERVAL_MS = 1000;
@@ -28,6 +28,8 @@ export interface ListenerManagerDeps {
   readonly log: LoggerFactory;
   /** Numbers each accepted connection for its log lines (`[C<id>]`). */
   readonly ids: ConnectionIds;
+  /** Times listener_filters_timeout. */
+  readonly clock: Clock;
 }
 
 class ActiveListener {
@@ -52,6 +54,7 @@ class ActiveListener {
     private readonly ids: ConnectionIds,
     /** `conn_handler`. */
     private readonly log: Logger,
+    private readonly clock: Clock,
   ) {
     // Envoy names listener stats by the bound address: listener.127.0.0.1_10000.*
     const bound = server.address();
@@ -112,11 +115,11 @@ class ActiveListener {
     const { tlsInspector, timeoutMs, continueOnTimeout } = this.filter.listenerFilters;
     const inspector = tlsInspector!;
     let received: Buffer = Buffer.alloc(0);
-    let timer: NodeJS.Timeout | null = null;
+    let timer: TimeoutHandle | null = null;
     this.preCxActive.inc();
     const finish = () => {
       this.preCxActive.dec();
-      if (timer !== null) clearTimeout(timer);
+      if (timer !== null) this.clock.clearTimeout(timer);
       socket.off('data', onData);
       socket.off('end', onEnd);
       socket.off('error', onError);
@@ -149,11 +152,11 @@ class ActiveListener {
     socket.on('end', onEnd);
     socket.on('error', onError);
     if (timeoutMs > 0) {
-      timer = setTimeout(() => {
+      timer = this.clock.setTimeout(() => {
         this.preCxTimeout.inc();
         if (continueOnTimeout) done({ transportProtocol: 'raw_buffer', serverName: '', applicationProtocols: [] });
         else done(null);
-      }, boundedTimerDelay(timeoutMs));
+      }, timeoutMs);
     }
   }
 
@@ -206,7 +209,7 @@ export class ListenerManager {
    * chain as NetworkFilterBuilder built it.
    */
   addListener(config: ListenerConfig, server: ListenSocket, filter: FilterChainManager): void {
-    this.listeners.push(new ActiveListener(config, server, filter, this.deps.stats, this.totalConnections, this.deps.ids, this.connHandlerLog));
+    this.listeners.push(new ActiveListener(config, server, filter, this.deps.stats, this.totalConnections, this.deps.ids, this.connHandlerLog, this.deps.clock));
     this.connHandlerLog.info(`listener '${config.name}' serving`);
   }
 

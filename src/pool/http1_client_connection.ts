@@ -16,7 +16,7 @@ import type { HostStats } from '../stats/stats';
 import type { ClusterInfo } from '../upstream/cluster_info';
 import type { DownstreamAddresses } from '../network/downstream_addresses';
 import { type ConnectFailureReason, type ConnectionTarget, UpstreamConnection, type UpstreamConnectionCallbacks } from './upstream_connection';
-import { boundedTimerDelay } from '../common/clock';
+import type { Clock, Timer } from '../common/clock';
 
 /** The pool that owns a connection. */
 export interface ConnectionOwner {
@@ -53,8 +53,9 @@ export class Http1ClientConnection implements RequestEncoder, UpstreamConnection
   private responseTrailers: readonly string[] | null = null;
   private keepAlive = true;
   /** Made the first time the connection goes idle, then refreshed each time it does. */
-  private idleTimer: NodeJS.Timeout | null = null;
-  private durationTimer: NodeJS.Timeout | null = null;
+  private idleTimer: Timer | null = null;
+  private durationTimer: Timer | null = null;
+  private readonly clock: Clock;
 
   constructor(
     target: ConnectionTarget,
@@ -66,6 +67,7 @@ export class Http1ClientConnection implements RequestEncoder, UpstreamConnection
   ) {
     this.hostStats = target.hostStats;
     this.cluster = target.cluster;
+    this.clock = target.clock;
     this.log = target.logs.http1Client;
     if (this.log.enabled('debug')) this.log.debug(`[C${id}] connecting`);
     this.parser = new ResponseParser(this, target.cluster.maxResponseHeadersCount, target.cluster.http1Trailers);
@@ -162,12 +164,11 @@ export class Http1ClientConnection implements RequestEncoder, UpstreamConnection
 
   /**
    * Called by the pool as the connection goes idle: the cluster's idle_timeout runs from now.
-   * The timer is refreshed, not remade, so a request costs no allocation; one that fires while
-   * a request is under way is ignored, and refreshed when the connection is idle again.
+   * The timer is enabled again, not remade, so a request costs no allocation; one that fires
+   * while a request is under way is ignored, and enabled again when the connection is idle again.
    */
   markIdle(): void {
-    if (this.idleTimer !== null) this.idleTimer.refresh();
-    else if (this.cluster.idleTimeoutMs > 0) this.idleTimer = setTimeout(this.onIdleTimeout, boundedTimerDelay(this.cluster.idleTimeoutMs));
+    if (this.cluster.idleTimeoutMs > 0) (this.idleTimer ??= this.clock.createTimer(this.onIdleTimeout)).enable(this.cluster.idleTimeoutMs);
   }
 
   private readonly onIdleTimeout = (): void => {
@@ -186,8 +187,8 @@ export class Http1ClientConnection implements RequestEncoder, UpstreamConnection
   };
 
   private clearTimers(): void {
-    if (this.idleTimer !== null) clearTimeout(this.idleTimer);
-    if (this.durationTimer !== null) clearTimeout(this.durationTimer);
+    this.idleTimer?.close();
+    this.durationTimer?.close();
     this.idleTimer = this.durationTimer = null;
   }
 
@@ -197,7 +198,10 @@ export class Http1ClientConnection implements RequestEncoder, UpstreamConnection
     if (this.log.enabled('debug')) this.log.debug(`[C${this.id}] connected`);
     // As Envoy's pools, the connection's age counts from when it is established.
     const maxDuration = this.cluster.maxConnectionDurationMs;
-    if (maxDuration > 0) this.durationTimer = setTimeout(this.onMaxDuration, boundedTimerDelay(maxDuration));
+    if (maxDuration > 0) {
+      this.durationTimer = this.clock.createTimer(this.onMaxDuration);
+      this.durationTimer.enable(maxDuration);
+    }
     this.owner.onConnectionConnected(this);
   }
 

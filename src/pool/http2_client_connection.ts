@@ -13,7 +13,7 @@ import type { ClusterInfo } from '../upstream/cluster_info';
 import type { DownstreamAddresses } from '../network/downstream_addresses';
 import type { Logger } from '../log/logger_api';
 import { type ConnectFailureReason, type ConnectionTarget, UpstreamConnection, type UpstreamConnectionCallbacks } from './upstream_connection';
-import { boundedTimerDelay } from '../common/clock';
+import type { Clock, Timer } from '../common/clock';
 
 /** The pool that owns a connection. */
 export interface Http2ConnectionOwner {
@@ -47,8 +47,9 @@ export class Http2ClientConnection implements UpstreamConnectionCallbacks {
   private peerMaxStreams = Number.MAX_SAFE_INTEGER;
   private scheme = 'http';
   /** common_http_protocol_options.idle_timeout, refreshed as the last stream ends. */
-  private idleTimer: NodeJS.Timeout | null = null;
-  private durationTimer: NodeJS.Timeout | null = null;
+  private idleTimer: Timer | null = null;
+  private durationTimer: Timer | null = null;
+  private readonly clock: Clock;
 
   constructor(
     target: ConnectionTarget,
@@ -60,6 +61,7 @@ export class Http2ClientConnection implements UpstreamConnectionCallbacks {
     readonly id: number,
   ) {
     this.cluster = target.cluster;
+    this.clock = target.clock;
     const log = target.logs.http2Client;
     if (log.enabled('debug')) log.debug(`[C${id}] connecting`);
     this.upstream = new UpstreamConnection(target, this, { allowHalfOpen: false, http1: false, http2: true }, downstream, id);
@@ -100,7 +102,7 @@ export class Http2ClientConnection implements UpstreamConnectionCallbacks {
 
   streamDone(): void {
     this.activeStreams--;
-    if (this.activeStreams === 0) this.idleTimer?.refresh();
+    if (this.activeStreams === 0) this.idleTimer?.enable(this.cluster.idleTimeoutMs);
     this.owner.onStreamDone(this);
   }
 
@@ -123,8 +125,8 @@ export class Http2ClientConnection implements UpstreamConnectionCallbacks {
   };
 
   private clearTimers(): void {
-    if (this.idleTimer !== null) clearTimeout(this.idleTimer);
-    if (this.durationTimer !== null) clearTimeout(this.durationTimer);
+    this.idleTimer?.close();
+    this.durationTimer?.close();
     this.idleTimer = this.durationTimer = null;
   }
 
@@ -134,8 +136,14 @@ export class Http2ClientConnection implements UpstreamConnectionCallbacks {
     const options = this.options;
     const socket = this.upstream.socket;
     const cluster = this.cluster;
-    if (cluster.maxConnectionDurationMs > 0) this.durationTimer = setTimeout(this.onMaxDuration, boundedTimerDelay(cluster.maxConnectionDurationMs));
-    if (cluster.idleTimeoutMs > 0) this.idleTimer = setTimeout(this.onIdleTimeout, boundedTimerDelay(cluster.idleTimeoutMs));
+    if (cluster.maxConnectionDurationMs > 0) {
+      this.durationTimer = this.clock.createTimer(this.onMaxDuration);
+      this.durationTimer.enable(cluster.maxConnectionDurationMs);
+    }
+    if (cluster.idleTimeoutMs > 0) {
+      this.idleTimer = this.clock.createTimer(this.onIdleTimeout);
+      this.idleTimer.enable(cluster.idleTimeoutMs);
+    }
     // Over TLS (ALPN h2) the stream's :scheme is https.
     this.scheme = 'encrypted' in socket && socket.encrypted === true ? 'https' : 'http';
     const session = http2.connect(`${this.scheme}://${socket.remoteAddress}:${socket.remotePort}`, {

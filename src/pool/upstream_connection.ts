@@ -13,7 +13,7 @@ import type { HostStats } from '../stats/stats';
 import type { ClusterInfo } from '../upstream/cluster_info';
 import type { Host } from '../upstream/host';
 import type { DownstreamAddresses } from '../network/downstream_addresses';
-import { boundedTimerDelay } from '../common/clock';
+import type { Clock, Timer } from '../common/clock';
 
 export type ConnectFailureReason = 'timeout' | 'refused';
 
@@ -33,6 +33,8 @@ export interface ConnectionTarget {
   readonly transportSocketOptions?: TransportSocketOptions;
   /** The worker's upstream connection loggers and ids. */
   readonly logs: UpstreamConnectionLogs;
+  /** Times the connection: connect_timeout here, idle_timeout and max_connection_duration in the codecs. */
+  readonly clock: Clock;
 }
 
 export interface UpstreamConnectionCallbacks {
@@ -74,7 +76,7 @@ export class UpstreamConnection {
   private timedOut = false;
   private closedLocally = false;
   private remoteEnded = false;
-  private connectTimer: NodeJS.Timeout | null = null;
+  private connectTimer: Timer | null = null;
   /** performance.now() at creation: upstream_cx_connect_ms and upstream_cx_length_ms run from it. */
   private readonly startMs = performance.now();
 
@@ -134,7 +136,10 @@ export class UpstreamConnection {
     this.socket.on('end', this.onSocketEnd);
     this.socket.on('error', ignoreError);
     this.socket.on('close', this.onSocketClose);
-    if (cluster.connectTimeoutMs > 0) this.connectTimer = setTimeout(this.onConnectTimeout, boundedTimerDelay(cluster.connectTimeoutMs));
+    if (cluster.connectTimeoutMs > 0) {
+      this.connectTimer = target.clock.createTimer(this.onConnectTimeout);
+      this.connectTimer.enable(cluster.connectTimeoutMs);
+    }
   }
 
   get isConnected(): boolean {
@@ -209,7 +214,6 @@ export class UpstreamConnection {
   };
 
   private readonly onConnectTimeout = (): void => {
-    this.connectTimer = null;
     this.timedOut = true;
     this.cluster.stats.counters.upstream_cx_connect_timeout.inc();
     this.close();
@@ -245,7 +249,7 @@ export class UpstreamConnection {
 
   private clearConnectTimer(): void {
     if (this.connectTimer !== null) {
-      clearTimeout(this.connectTimer);
+      this.connectTimer.close();
       this.connectTimer = null;
     }
   }

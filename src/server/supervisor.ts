@@ -44,7 +44,7 @@ import * as addon from '../native/addon';
 import type { StatsSnapshot } from '../stats/sample';
 import { HistogramMerger } from '../stats/histogram_merger';
 import { StatsFlusher } from '../stats/stats_flusher';
-import { boundedTimerDelay, type Clock } from '../common/clock';
+import type { Clock, TimeoutHandle } from '../common/clock';
 import { CREATED_FILE_MODE } from '../common/file_mode';
 import { reclaimColumns, zeroColumnGauges } from '../stats/column_reclaim';
 import { StatKind } from '../stats/region_layout';
@@ -160,7 +160,7 @@ export class Supervisor implements ServerInfoSource {
   private readonly histograms = new HistogramMerger();
   private readonly prometheus: PrometheusFormatter;
   private readonly tags: TagExtractor;
-  private parentShutdownTimer: NodeJS.Timeout | null = null;
+  private parentShutdownTimer: TimeoutHandle | null = null;
   /** Set once the parent was told to drain: from then on this epoch carries the traffic. */
   private tookOver = false;
   /** The region's current epoch before this one: restored if this one fails to start. */
@@ -408,10 +408,10 @@ export class Supervisor implements ServerInfoSource {
     this.tookOver = true;
     region.endInitializing(process.pid);
     if (epoch > 0) {
-      this.parentShutdownTimer = setTimeout(() => {
+      this.parentShutdownTimer = this.deps.clock.setTimeout(() => {
         this.log.warn('shutting down parent after drain');
         hotRestart.terminateParent();
-      }, boundedTimerDelay(options.parentShutdownTimeS * 1000));
+      }, options.parentShutdownTimeS * 1000);
     }
     this.setState('LIVE');
     this.stats.initializationTimeMs.recordValue(performance.now() - this.startedAt);
@@ -500,7 +500,7 @@ export class Supervisor implements ServerInfoSource {
     this.flusher?.stop();
     this.runtime?.close();
     this.certificateWatcher?.close();
-    if (this.parentShutdownTimer) clearTimeout(this.parentShutdownTimer);
+    if (this.parentShutdownTimer !== null) this.deps.clock.clearTimeout(this.parentShutdownTimer);
     // A parent still draining goes with us (Envoy sends Terminate when the child shuts down);
     // an epoch that failed to start leaves its parent serving.
     if (this.tookOver) this.hotRestart?.terminateParent();

@@ -168,7 +168,7 @@ async function run(init: WorkerInit, started: Promise<WorkerStart>, control: Wor
     httpFilters: factories.httpFilters,
     networkFilters: factories.networkFilters,
   });
-  const listeners = new ListenerManager({ stats: store, log: logFactory, ids });
+  const listeners = new ListenerManager({ stats: store, log: logFactory, ids, clock });
   const tlsContexts: TlsContext[] = [];
   for (const [i, name] of start.listeners.entries()) {
     if (name === null) {

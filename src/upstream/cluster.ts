@@ -397,7 +397,7 @@ export class Cluster {
       if (host.slot === null && pendingStats === null) throw new Error(`host ${host.addressString} of cluster '${this.info.name}' has no stats slot`);
       const hostStats = pendingStats ?? this.store.hostStats(host.slot!);
       resources = {
-        target: { host, hostStats, cluster: this.info, readBuffer: this.readBuffer, connector: this.info.connectorFor(host), logs: this.environment.connectionLogs },
+        target: { host, hostStats, cluster: this.info, readBuffer: this.readBuffer, connector: this.info.connectorFor(host), logs: this.environment.connectionLogs, clock: this.environment.clock },
         pools: emptyPools(),
         downstreamPools: null,
         activeRequests: pendingStats?.rq_active ?? this.store.hostStatSum(host.slot!, 'rq_active'),

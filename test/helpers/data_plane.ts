@@ -235,6 +235,7 @@ export async function startDataPlane(
     accessLogs?: AccessLogsContext;
   } = {},
 ): Promise<DataPlane> {
+  const clock = options.clock ?? new SystemClock();
   const bootstrap: Bootstrap = {
     node: { id: 'test', cluster: options.serviceCluster ?? 'test', locality: NO_LOCALITY },
     admin: null,
@@ -261,11 +262,11 @@ export async function startDataPlane(
     drain: options.drain ?? neverDrain,
     runtime: new LiveRuntime([]),
     healthCheckFailed: options.healthCheckFailed ?? (() => false),
-    clock: options.clock ?? new SystemClock(),
+    clock,
     accessLogs: options.accessLogs ?? null,
     ...dataPlaneFactories(),
   });
-  const manager = new ListenerManager({ stats, log: () => silentLogger, ids: ConnectionIds.forOneProcess() });
+  const manager = new ListenerManager({ stats, log: () => silentLogger, ids: ConnectionIds.forOneProcess(), clock });
   const ports = new Map<string, number>();
   for (const [i, config] of listeners.entries()) {
     const filter = filters.listenerFilter(i);

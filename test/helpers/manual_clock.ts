@@ -1,7 +1,7 @@
 // A Clock that moves only when a test says so: intervals and timeouts fire inside advance(), in
 // time order (ties in the order they were set), with now() reading the moment each one is due.
 
-import type { Clock, IntervalHandle, TimeoutHandle } from '../../src/common/clock';
+import type { Clock, IntervalHandle, TimeoutHandle, Timer as ClockTimer } from '../../src/common/clock';
 
 interface Timer {
   readonly fn: () => void;
@@ -36,6 +36,10 @@ export class ManualClock implements Clock {
     this.timers.delete(handle as unknown as Timer);
   }
 
+  createTimer(fn: () => void): ClockTimer {
+    return new ManualTimer(this, fn);
+  }
+
   /** How many intervals and timeouts are set. */
   get pending(): number {
     return this.timers.size;
@@ -68,4 +72,43 @@ export class ManualClock implements Clock {
     this.timers.add(timer);
     return timer;
   }
+}
+
+/** A Clock Timer on a ManualClock: each enable() sets a timeout, dropping the one before. */
+class ManualTimer implements ClockTimer {
+  private handle: TimeoutHandle | null = null;
+  private ms = 0;
+
+  constructor(
+    private readonly clock: ManualClock,
+    private readonly fn: () => void,
+  ) {}
+
+  get enabled(): boolean {
+    return this.handle !== null;
+  }
+
+  enable(ms: number): void {
+    this.disable();
+    this.ms = ms;
+    this.handle = this.clock.setTimeout(this.onTimeout, ms);
+  }
+
+  refresh(): void {
+    if (this.handle !== null) this.enable(this.ms);
+  }
+
+  disable(): void {
+    if (this.handle !== null) this.clock.clearTimeout(this.handle);
+    this.handle = null;
+  }
+
+  close(): void {
+    this.disable();
+  }
+
+  private readonly onTimeout = (): void => {
+    this.handle = null;
+    this.fn();
+  };
 }

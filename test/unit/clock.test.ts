@@ -67,3 +67,41 @@ test('the system clock: an interval beyond one Node timer fires once a period, n
   assert.ok(seen >= 2 && seen <= 3, `${seen} ticks at ${at.join(', ')} ms`);
   at.forEach((ms, i) => assert.ok(ms >= 50 * (i + 1), `tick ${i + 1} at ${ms} ms`));
 });
+
+test('the system clock: a Timer is enabled again in place, refreshed, disabled, and exact past one Node timer', { timeout: 5000 }, async () => {
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+  const clock = new SystemClock(20);
+  const start = clock.now();
+  const fired: number[] = [];
+  const timer = clock.createTimer(() => fired.push(clock.now() - start));
+  // 70 ms is past the 20 ms stand-in for Node's limit: it fires at 70, not at 20.
+  timer.enable(70);
+  await sleep(150);
+  assert.equal(fired.length, 1);
+  assert.ok(fired[0] >= 70 && fired[0] < 140, `fired at ${fired[0]} ms`);
+  assert.equal(timer.enabled, false);
+
+  // refresh() restarts the delay; a disabled timer does not fire; enable() arms it again.
+  const short = new SystemClock();
+  let count = 0;
+  const activity = short.createTimer(() => count++);
+  activity.enable(40);
+  await sleep(25);
+  activity.refresh();
+  await sleep(25);
+  assert.equal(count, 0, 'refreshed at 25 ms, so not due before 65 ms');
+  await sleep(40);
+  assert.equal(count, 1);
+  activity.refresh();
+  await sleep(60);
+  assert.equal(count, 1, 'refresh() does not re-arm a timer that has fired');
+  activity.enable(20);
+  activity.disable();
+  await sleep(40);
+  assert.equal(count, 1, 'disabled');
+  activity.enable(20);
+  await sleep(60);
+  assert.equal(count, 2);
+  activity.close();
+  timer.close();
+});

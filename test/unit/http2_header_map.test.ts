@@ -6,6 +6,7 @@ import * as net from 'node:net';
 import { test, type TestContext } from 'node:test';
 import { BODY_CHUNKED } from '../../src/http/message';
 import { MalformedHeaders, requestHeadOf, requestHeadersOf, responseHeadOf } from '../../src/http/http2/header_map';
+import { SystemClock } from '../../src/common/clock';
 import { sniffHttp2Preface } from '../../src/http/http2/preface';
 
 test('a downstream HTTP/2 request becomes a header map: pseudo-headers as fields, cookies joined, framing from content-length and END_STREAM', () => {
@@ -52,7 +53,7 @@ async function sniffed(t: TestContext, writes: readonly string[]): Promise<{ htt
   t.after(() => client.destroy());
   const [socket] = await Promise.all([new Promise<net.Socket>((resolve) => server.once('connection', resolve)), new Promise((resolve) => client.once('connect', resolve))]);
   t.after(() => socket.destroy());
-  const decided = new Promise<{ http2: boolean; idle: boolean }>((resolve) => sniffHttp2Preface(socket, writes.length === 0 ? 50 : 0, (http2, idle) => resolve({ http2, idle })));
+  const decided = new Promise<{ http2: boolean; idle: boolean }>((resolve) => sniffHttp2Preface(socket, new SystemClock(), writes.length === 0 ? 50 : 0, (http2, idle) => resolve({ http2, idle })));
   for (const text of writes) {
     client.write(text);
     await new Promise((resolve) => setTimeout(resolve, 20));

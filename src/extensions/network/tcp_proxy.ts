@@ -36,8 +36,8 @@ export const TCP_PROXY_FILTER: ExtensionDescriptor<'proxy.filters.network', Exte
     accessLogs: accessLogsModel(config, extensions),
   }),
   factory: {
-    create: (config: TcpProxyConfig, { stats, clusters, bufferLimitBytes, accessLogs }) =>
-      new TcpProxyFactory(config, { stats, clusters, bufferLimitBytes, accessLogs: accessLogs(config.accessLogs) }),
+    create: (config: TcpProxyConfig, { stats, clusters, bufferLimitBytes, accessLogs, filterContext }) =>
+      new TcpProxyFactory(config, { stats, clusters, bufferLimitBytes, accessLogs: accessLogs(config.accessLogs), clock: filterContext.clock }),
   },
 };
 

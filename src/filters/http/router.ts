@@ -9,7 +9,7 @@
 // hosts tried; others pay for none of it.
 
 import { randomUUID } from 'node:crypto';
-import { boundedTimerDelay, type Clock, type TimeoutHandle } from '../../common/clock';
+import type { Clock, TimeoutHandle, Timer } from '../../common/clock';
 import type { ClusterRouteAction, Route, RoutingPriority } from '../../config/model';
 import type { ConnectionPool, HttpProtocol, PoolCallbacks, RequestEncoder, ResponseDecoder, StreamResetReason } from '../../http/codec';
 import { BODY_CHUNKED, hasHeader, RequestHead, type ResponseHead } from '../../http/message';
@@ -139,7 +139,6 @@ export class Router implements PoolCallbacks, ResponseDecoder {
   private heldChunk: Buffer | null = null;
   private heldChunks: Buffer[] | null = null;
   private timeoutMs = 0;
-  private timeoutArmed = false;
   private downstreamPaused = false;
   private upstreamPaused = false;
   /** Inside pool.newStream(): an idle connection is attached while the request is being read. */
@@ -166,9 +165,8 @@ export class Router implements PoolCallbacks, ResponseDecoder {
   private headerTimeout: string | null = null;
   private headerPerTryTimeout: string | null = null;
 
-  // Per connection: one route timer, re-armed with refresh() while routes share a timeout.
-  private timer: NodeJS.Timeout | null = null;
-  private timerMs = 0;
+  // Per connection (HTTP/1) or stream: the route timer, made once and enabled for each request.
+  private timer: Timer | null = null;
 
   constructor(
     private readonly config: RouterConfig,
@@ -304,7 +302,7 @@ export class Router implements PoolCallbacks, ResponseDecoder {
   /** The downstream stream is over (an HTTP/2 stream has a router of its own): its timer goes. */
   release(): void {
     this.onDownstreamReset();
-    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer?.close();
     this.timer = null;
   }
 
@@ -649,20 +647,10 @@ export class Router implements PoolCallbacks, ResponseDecoder {
   };
 
   private armTimeout(ms: number): void {
-    this.timeoutArmed = true;
-    if (this.timer !== null && this.timerMs === ms) {
-      this.timer.refresh();
-      return;
-    }
-    if (this.timer !== null) clearTimeout(this.timer);
-    this.timerMs = ms;
-    this.timer = setTimeout(this.onTimeout, boundedTimerDelay(ms));
+    (this.timer ??= this.config.clock.createTimer(this.onTimeout)).enable(ms);
   }
 
   private readonly onTimeout = (): void => {
-    // A timer left running by a finished request fires for nobody.
-    if (!this.timeoutArmed) return;
-    this.timeoutArmed = false;
     const info = this.cluster!.info;
     info.stats.counters.upstream_rq_timeout.inc();
     // Between tries (in back-off) no host is waited on.
@@ -720,7 +708,7 @@ export class Router implements PoolCallbacks, ResponseDecoder {
 
   /** Forgets the request, before the downstream hears of its end (which may start the next). */
   private finish(): void {
-    this.timeoutArmed = false;
+    this.timer?.disable();
     this.resumeDownstream();
     // A connection going back to its pool must not stay held back by this response.
     if (this.upstreamPaused) this.upstream?.readDisable(false);

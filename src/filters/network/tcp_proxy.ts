@@ -23,7 +23,7 @@ import { connectionContext } from '../../upstream/lb/load_balancer';
 import { OutlierResult } from '../../upstream/outlier/host_monitor';
 import type { ResourceManager } from '../../upstream/resource_manager';
 import { TcpProxyStats } from './tcp_proxy_stats';
-import { boundedTimerDelay } from '../../common/clock';
+import type { Clock, Timer } from '../../common/clock';
 
 export interface TcpProxyDeps {
   readonly stats: StatsStore;
@@ -32,6 +32,8 @@ export interface TcpProxyDeps {
   readonly bufferLimitBytes: number;
   /** The filter's access logs (createAccessLogs), in this process. */
   readonly accessLogs: readonly AccessLog[];
+  /** Times idle_timeout. */
+  readonly clock: Clock;
 }
 
 export class TcpProxyFactory implements NetworkFilterFactory {
@@ -65,7 +67,7 @@ class TcpProxySession implements UpstreamConnectionCallbacks, WatermarkCallbacks
   private requestActive = false;
   private upstreamClosed = false;
   private lastActivity = 0;
-  private idleTimer: NodeJS.Timeout | null = null;
+  private idleTimer: Timer | null = null;
   private flushing = false;
   /** What the access logs print; null when the filter has none, which then costs nothing. */
   private readonly info: StreamInfo | null;
@@ -178,7 +180,8 @@ class TcpProxySession implements UpstreamConnectionCallbacks, WatermarkCallbacks
     const idleTimeout = this.factory.config.idleTimeoutMs;
     if (idleTimeout > 0) {
       this.lastActivity = Date.now();
-      this.idleTimer = setTimeout(this.onIdleCheck, boundedTimerDelay(idleTimeout));
+      this.idleTimer = this.factory.deps.clock.createTimer(this.onIdleCheck);
+      this.idleTimer.enable(idleTimeout);
     }
   }
 
@@ -301,20 +304,17 @@ class TcpProxySession implements UpstreamConnectionCallbacks, WatermarkCallbacks
     const timeout = this.factory.config.idleTimeoutMs;
     const idle = Date.now() - this.lastActivity;
     if (idle < timeout) {
-      this.idleTimer = setTimeout(this.onIdleCheck, boundedTimerDelay(timeout - idle));
+      this.idleTimer!.enable(timeout - idle);
       return;
     }
-    this.idleTimer = null;
     this.stats.idle_timeout.inc();
     this.upstream?.close();
     this.downstream.destroy();
   };
 
   private clearIdleTimer(): void {
-    if (this.idleTimer !== null) {
-      clearTimeout(this.idleTimer);
-      this.idleTimer = null;
-    }
+    this.idleTimer?.close();
+    this.idleTimer = null;
   }
 }
 

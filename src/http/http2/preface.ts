@@ -2,7 +2,7 @@
 // connection preface (RFC 9113 section 3.4); anything else is HTTP/1.
 
 import type * as net from 'node:net';
-import { boundedTimerDelay } from '../../common/clock';
+import type { Clock } from '../../common/clock';
 
 const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
 
@@ -12,11 +12,11 @@ const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
  * over as HTTP/1 with `timedOut` set, for the connection manager to apply the timeout that ran
  * out. A connection that closes first is simply gone.
  */
-export function sniffHttp2Preface(socket: net.Socket, timeoutMs: number, decide: (http2: boolean, timedOut: boolean) => void): void {
+export function sniffHttp2Preface(socket: net.Socket, clock: Clock, timeoutMs: number, decide: (http2: boolean, timedOut: boolean) => void): void {
   let seen: Buffer | null = null;
-  const timer = timeoutMs > 0 ? setTimeout(() => finish(false, true), boundedTimerDelay(timeoutMs)) : null;
+  const timer = timeoutMs > 0 ? clock.setTimeout(() => finish(false, true), timeoutMs) : null;
   const finish = (http2: boolean, timedOut: boolean): void => {
-    if (timer !== null) clearTimeout(timer);
+    if (timer !== null) clock.clearTimeout(timer);
     socket.off('data', onData);
     socket.off('error', ignoreError);
     socket.off('close', onClose);
@@ -25,7 +25,7 @@ export function sniffHttp2Preface(socket: net.Socket, timeoutMs: number, decide:
     decide(http2, timedOut);
   };
   const onClose = (): void => {
-    if (timer !== null) clearTimeout(timer);
+    if (timer !== null) clock.clearTimeout(timer);
   };
   const onData = (chunk: Buffer): void => {
     seen = seen === null ? chunk : Buffer.concat([seen, chunk]);

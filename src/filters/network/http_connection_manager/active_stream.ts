@@ -72,7 +72,7 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, HttpFilte
     this.router = new Router(factory.router, this);
     this.filters = factory.filters === null ? null : factory.filters.map((f) => f.createFilter(this));
     this.filterHeaders = this.filters === null ? null : new FilterHeaders();
-    this.timers = new StreamTimers(factory.streamTimers, this.stats, this);
+    this.timers = new StreamTimers(factory.streamTimers, factory.clock, this.stats, this);
     this.info = factory.accessLogs.length === 0 ? null : new StreamInfo(owner.connectionInfo());
   }
 

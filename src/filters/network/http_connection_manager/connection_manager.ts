@@ -6,7 +6,7 @@ import type * as net from 'node:net';
 import type { RequestDecoder, ResponseEncoder, ServerConnection, ServerConnectionCallbacks } from '../../../http/codec';
 import { Http1ServerConnection } from '../../../http/http1/server_connection';
 import { Http2ServerConnection } from '../../../http/http2/server_connection';
-import { boundedTimerDelay } from '../../../common/clock';
+import type { Timer } from '../../../common/clock';
 import type { Logger } from '../../../log/logger_api';
 import { downstreamConnectionInfo } from '../../../stream_info/downstream_connection';
 import type { DownstreamConnectionInfo } from '../../../stream_info/stream_info';
@@ -30,8 +30,8 @@ export class ConnectionManager implements ServerConnectionCallbacks {
   /** A stream was open when the connection closed. */
   private cutShort = false;
   private closing = false;
-  private idleTimer: NodeJS.Timeout | null = null;
-  private durationTimer: NodeJS.Timeout | null = null;
+  private readonly idleTimer: Timer | null = null;
+  private readonly durationTimer: Timer | null = null;
   private downstream: DownstreamConnectionInfo | null = null;
 
   /** `startMs`: performance.now() when the connection was accepted. */
@@ -58,11 +58,14 @@ export class ConnectionManager implements ServerConnectionCallbacks {
       this.codec = new Http1ServerConnection(socket, factory.http1Settings, this, connectionId);
     }
     const options = factory.config.commonHttpProtocolOptions;
-    if (options.idleTimeoutMs > 0) this.idleTimer = setTimeout(this.onIdleTimeout, boundedTimerDelay(options.idleTimeoutMs));
+    if (options.idleTimeoutMs > 0) {
+      this.idleTimer = factory.clock.createTimer(this.onIdleTimeout);
+      this.idleTimer.enable(options.idleTimeoutMs);
+    }
     const maxDuration = options.maxConnectionDurationMs;
     if (maxDuration > 0) {
-      const remaining = Math.max(0, maxDuration - (performance.now() - startMs));
-      this.durationTimer = setTimeout(this.onMaxConnectionDuration, boundedTimerDelay(remaining));
+      this.durationTimer = factory.clock.createTimer(this.onMaxConnectionDuration);
+      this.durationTimer.enable(Math.max(0, maxDuration - (performance.now() - startMs)));
     }
   }
 
@@ -103,8 +106,8 @@ export class ConnectionManager implements ServerConnectionCallbacks {
       log.debug(`[C${this.connectionId}] closing socket: ${local ? 1 : 0}`);
     }
     this.reusable?.dispose();
-    if (this.idleTimer !== null) clearTimeout(this.idleTimer);
-    if (this.durationTimer !== null) clearTimeout(this.durationTimer);
+    this.idleTimer?.close();
+    this.durationTimer?.close();
     this.factory.deps.clusters.releaseDownstream(this.socket);
   }
 
@@ -118,7 +121,7 @@ export class ConnectionManager implements ServerConnectionCallbacks {
   streamEnded(stream: ActiveStream): void {
     this.activeStreams--;
     this.streams?.delete(stream);
-    if (this.activeStreams === 0) this.idleTimer?.refresh();
+    if (this.activeStreams === 0) this.idleTimer?.enable(this.factory.config.commonHttpProtocolOptions.idleTimeoutMs);
   }
 
   /** A stream was open as the connection closed under it. */
@@ -150,7 +153,6 @@ export class ConnectionManager implements ServerConnectionCallbacks {
 
   /** max_connection_duration: no new streams; an idle connection closes now, a busy one after its streams. */
   private readonly onMaxConnectionDuration = (): void => {
-    this.durationTimer = null;
     this.factory.stats.downstream_cx_max_duration_reached.inc();
     this.codec.shutdown();
   };

@@ -19,6 +19,7 @@ import type { NetworkFilterFactory } from '../../../listener/network_filter';
 import type { DrainDecider } from '../../../server/drain_decider';
 import type { RuntimeSource } from '../../../runtime/live_runtime';
 import type { StatsStore } from '../../../stats/stats';
+import type { Clock } from '../../../common/clock';
 import { mathRandom } from '../../../common/random';
 import type { ClusterManager } from '../../../upstream/cluster_manager';
 import type { HttpFilterFactory } from '../../http/http_filter';
@@ -71,6 +72,8 @@ export class HttpConnectionManagerFactory implements NetworkFilterFactory {
   readonly streamLog: Logger;
   readonly connectionLogs: ReturnType<typeof connectionManagerLogs>;
   readonly accessLogs: readonly AccessLog[];
+  /** Times the connections and their streams. */
+  readonly clock: Clock;
   /** Open connections, for the end of a drain. */
   readonly connections = new Set<ConnectionManager>();
 
@@ -81,6 +84,7 @@ export class HttpConnectionManagerFactory implements NetworkFilterFactory {
   ) {
     this.log = deps.log.forFile(__filename);
     this.accessLogs = deps.accessLogs;
+    this.clock = deps.filterContext.clock;
     this.streamLog = activeStreamLog(deps.log);
     this.connectionLogs = connectionManagerLogs(deps.log, deps.connectionLog);
     const chain = config.httpFilters;
@@ -150,7 +154,7 @@ export class HttpConnectionManagerFactory implements NetworkFilterFactory {
       const { idleTimeoutMs, maxConnectionDurationMs } = this.config.commonHttpProtocolOptions;
       const idleFirst = idleTimeoutMs > 0 && (maxConnectionDurationMs === 0 || idleTimeoutMs <= maxConnectionDurationMs);
       const timeout = idleFirst ? idleTimeoutMs : maxConnectionDurationMs;
-      sniffHttp2Preface(socket, timeout, (http2, timedOut) => {
+      sniffHttp2Preface(socket, this.clock, timeout, (http2, timedOut) => {
         const connection = this.start(socket, acceptedMs, id, http2);
         // A client silent through the sniffing has used up its idle time.
         if (!http2 && timedOut && idleFirst) connection.onIdleTimeout();
