@@ -12,7 +12,7 @@ import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { httpListener, localCluster } from '../helpers/config_fixtures';
 import { closeServer, listen, startUpstream, type Upstream } from '../helpers/http_peers';
-import { makeTempDir, type RunningProxy, sleep, startProxy } from '../helpers/proxy_process';
+import { livePidsWhere, makeTempDir, type RunningProxy, sleep, startProxy, waitFor } from '../helpers/proxy_process';
 
 const TIMEOUT = { timeout: 120_000 };
 const FILE_LOG = 'type.googleapis.com/envoy.extensions.access_loggers.file.v3.FileAccessLog';
@@ -165,6 +165,22 @@ describe('HTTP access logs', TIMEOUT, () => {
     }
     assert.ok(lines.length > 0, 'nothing was written to the reopened file');
     assert.ok(readLines(rotated).length >= 5);
+  });
+
+  test('a killed worker loses at most what it had not flushed: the lines written stay whole, its successor logs on', async () => {
+    const whole = /^\[\S+\] "GET \/ok HTTP\/1\.1" 200 - 0 5 \d+ \d+ "-" "t" "[0-9a-f-]{36}" "h" "127\.0\.0\.1:\d+"$/;
+    const start = readLines(defaultPath).length;
+    for (let i = 0; i < 40; i++) await get(port, '/ok');
+    assert.equal((await waitForLines(defaultPath, start + 40)).length, start + 40);
+    const workerPids = () => livePidsWhere((stat) => stat.ppid === proxy.pid);
+    const workers = workerPids();
+    for (const pid of workers) process.kill(pid, 'SIGKILL');
+    await waitFor('restarted workers', () => (workerPids().filter((pid) => !workers.includes(pid)).length === workers.length ? true : undefined));
+    // The successors take the listener over; the next requests are logged by them.
+    for (let i = 0; i < 20; i++) await get(port, '/ok');
+    const lines = (await waitForLines(defaultPath, start + 60)).slice(start);
+    assert.equal(lines.length, 60);
+    assert.deepEqual(lines.filter((line) => !whole.test(line)), []);
   });
 
   test(`${LOAD_REQUESTS} requests through 2 workers: ${LOAD_REQUESTS} whole lines`, WITH_H2LOAD, async () => {
