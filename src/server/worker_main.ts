@@ -2,7 +2,7 @@
 // inherited listen sockets and runs the data plane until told to stop, or orphaned.
 
 import * as fs from 'node:fs';
-import { attachRegion } from '../hot_restart/shared_memory';
+import { attachRegion } from '../shared_memory/posix_shared_memory';
 import { loggerFactory, openLogs } from '../log/log_settings';
 import type { LogManager } from '../log/log_manager';
 import type { ClusterConfig } from '../config/model';

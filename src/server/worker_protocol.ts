@@ -9,7 +9,7 @@ import type { DrainStrategy } from '../hot_restart/drain_manager';
 import type { RuntimeValues } from '../runtime/runtime';
 import type { LevelChange } from '../log/level_change';
 import type { LoggerLevel } from '../log/log_manager';
-import type { MutexStats } from '../admin/mutex_tracer';
+import type { MutexStats } from '../shared_memory/mutex_tracer';
 import type { HostSlot } from '../stats/stats';
 import type { ProcessLookups } from '../stats/recent_lookups';
 import type { ProfileKind } from './process_profiler';

@@ -8,7 +8,7 @@
 import type { CircuitBreakerThresholds, ClusterConfig, RoutingPriority } from '../config/model';
 import type { RuntimeSource } from '../runtime/live_runtime';
 import type { StatGroup } from '../stats/name_table';
-import { SlotFlag, StatKind } from '../stats/region_layout';
+import { SlotFlag, StatKind } from '../shared_memory/region_layout';
 import { SharedCounts } from '../stats/shared_counts';
 import type { Gauge } from '../stats/stats';
 import type { SharedStatsStore } from '../stats/store';

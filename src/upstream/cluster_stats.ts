@@ -3,7 +3,7 @@
 // /stats lists them at 0 before traffic; a worker makes handles only for clusters it uses.
 
 import type { ClusterConfig } from '../config/model';
-import { SlotFlag, StatKind } from '../stats/region_layout';
+import { SlotFlag, StatKind } from '../shared_memory/region_layout';
 import type { SharedStatsStore } from '../stats/store';
 import type { Counter, Gauge, GaugeImportMode, Histogram, Scope } from '../stats/stats';
 import type { StatGroup } from '../stats/name_table';

@@ -10,7 +10,7 @@ import type { Logger } from '../log/logger_api';
 import { type Connector, openTcp, PlainConnector, type TcpOpener } from '../network/connector';
 import { upstreamProxyProtocol } from '../network/upstream_proxy_protocol';
 import type { StatGroup } from '../stats/name_table';
-import { StatKind } from '../stats/region_layout';
+import { StatKind } from '../shared_memory/region_layout';
 import type { Counter, Scope } from '../stats/stats';
 import { SSL_STAT_GROUP, SslStats } from '../tls/ssl_stats';
 import type { TlsContext } from '../tls/tls_context';

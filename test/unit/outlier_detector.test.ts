@@ -9,7 +9,7 @@ import { renderClustersJson, renderClustersText } from '../../src/admin/clusters
 import { healthStatusJson } from '../../src/admin/clusters_handler';
 import type { OutlierDetection } from '../../src/config/model';
 import { LiveRuntime } from '../../src/runtime/live_runtime';
-import { HostRecordField } from '../../src/stats/region_layout';
+import { HostRecordField } from '../../src/shared_memory/region_layout';
 import { createHeapStatsStore } from '../../src/stats/store';
 import { HealthFlag, healthFlagsString } from '../../src/upstream/health_flags';
 import { hostKey, type MembershipUpdate } from '../../src/upstream/membership';

@@ -7,7 +7,7 @@
 import type { OutlierDetection } from '../../config/model';
 import type { TimeoutHandle } from '../../common/clock';
 import type { Logger } from '../../log/logger_api';
-import { HostRecordField } from '../../stats/region_layout';
+import { HostRecordField } from '../../shared_memory/region_layout';
 import type { Counter, Gauge, HostSlot } from '../../stats/stats';
 import { HealthFlag } from '../health_flags';
 import { type ClusterSnapshot, hostKey, type MemberHost } from '../membership';

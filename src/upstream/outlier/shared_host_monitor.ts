@@ -5,7 +5,7 @@
 
 import type { OutlierDetection } from '../../config/model';
 import type { RuntimeSource } from '../../runtime/live_runtime';
-import { HostRecordField } from '../../stats/region_layout';
+import { HostRecordField } from '../../shared_memory/region_layout';
 import { CONSECUTIVE_RUNTIME_KEYS, type ConsecutiveFailure } from './consecutive_failure';
 import { type OutlierMonitor, OutlierResult } from './host_monitor';
 

@@ -3,9 +3,9 @@
 // (private_regions.ts reclaims those whose owner died).
 
 import * as addon from '../native/addon';
-import { StatsRegion } from '../stats/region';
-import { StatsMemoryError } from '../stats/segments';
-import { NoSuchObjectError, SharedMemorySource } from '../stats/shared_memory_source';
+import { StatsRegion } from './region';
+import { StatsMemoryError } from './segments';
+import { NoSuchObjectError, SharedMemorySource } from './shared_memory_source';
 import { privateRegionName } from './private_regions';
 
 /** POSIX shared memory; a full /dev/shm is reported as the limit it is. */

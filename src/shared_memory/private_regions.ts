@@ -11,8 +11,8 @@
 
 import * as fs from 'node:fs';
 import * as addon from '../native/addon';
-import { StatsRegion } from '../stats/region';
-import type { SharedMemorySource } from '../stats/shared_memory_source';
+import { StatsRegion } from './region';
+import type { SharedMemorySource } from './shared_memory_source';
 
 /** Where Linux keeps POSIX shared memory objects (`/name` is `/dev/shm/name`). */
 const SHM_DIR = '/dev/shm';
