@@ -15,7 +15,7 @@ import {
   SlotFlag,
   StatKind,
 } from '../../src/shared_memory/region_layout';
-import { renderStatsJson, renderStatsText, StatsQuery } from '../../src/stats/render';
+import { renderStatsJson, renderStatsText, StatsQuery } from '../../src/admin/stats/render';
 import { HeapMemory } from '../../src/shared_memory/shared_memory_source';
 import { createHeapStatsStore, SharedStatsStore, STATS_OVERFLOW } from '../../src/stats/store';
 import { StatsMemoryError } from '../../src/shared_memory/segments';

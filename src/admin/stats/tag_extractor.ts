@@ -5,10 +5,10 @@
 // cells, a metric index and a shared label text, not an object per stat.
 // One per supervisor (its configuration's tags); no module state.
 
-import type { StatsConfig } from '../config/model';
-import { CLUSTER_NAME_TAG } from './default_tags';
-import type { NameBytes } from './name_bytes';
-import { Tag, TagProducer } from './tag_producer';
+import type { StatsConfig } from '../../config/model';
+import { CLUSTER_NAME_TAG } from '../../stats/default_tags';
+import type { NameBytes } from '../../stats/name_bytes';
+import { Tag, TagProducer } from '../../stats/tag_producer';
 
 export interface PrometheusName {
   /** `proxy_cluster_upstream_rq` */

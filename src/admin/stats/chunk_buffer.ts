@@ -7,7 +7,7 @@
 // Output is written as bytes into the chunk: 10,000 clusters are a million lines, and a string
 // per line (then a string per chunk, then its encoding) is most of what a render would cost.
 
-import type { NameBytes } from './name_bytes';
+import type { NameBytes } from '../../stats/name_bytes';
 
 const CHUNK_BYTES = 128 * 1024;
 /** Room past a due chunk for the stat that makes it due (a histogram's lines), without growing it. */

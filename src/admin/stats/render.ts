@@ -3,7 +3,7 @@
 
 import { ChunkBuffer } from './chunk_buffer';
 import { formatShortest } from './number_format';
-import type { HistogramSample, HistogramSummary, ScalarList, StatsSnapshot } from './sample';
+import type { HistogramSample, HistogramSummary, ScalarList, StatsSnapshot } from '../../stats/sample';
 
 /** What a compiled `?filter=` offers the renderers: a partial match on the full name. */
 export interface NameFilter {

@@ -1,10 +1,11 @@
 // The `le` buckets /stats/prometheus shows for a histogram: stats_config's
 // histogram_bucket_settings (the first rule whose matcher accepts the full stat name), else
-// Envoy's defaults. Histograms record a fine log-linear distribution (histogram_buckets.ts), so
-// any bound can be read off it; the bounds are only a rendering choice.
+// Envoy's defaults. Histograms record a fine log-linear distribution
+// (src/stats/histogram_buckets.ts), so any bound can be read off it; the bounds are only a
+// rendering choice.
 
-import type { HistogramBucketRule } from '../config/model';
-import { stringMatcher } from '../common/string_matcher';
+import type { HistogramBucketRule } from '../../config/model';
+import { stringMatcher } from '../../common/string_matcher';
 import { formatG32 } from './number_format';
 
 /** Envoy's default bounds, in milliseconds for its latency histograms. */

@@ -11,7 +11,7 @@ import type { BucketBounds, HistogramBucketSettings } from './histogram_bucket_s
 import { formatG32 } from './number_format';
 import { Group, PrometheusGroups, sameStats, StatList } from './prometheus_groups';
 import { isScalarSelected, isSelected, StatsQuery } from './render';
-import type { HistogramSample, StatsSnapshot } from './sample';
+import type { HistogramSample, StatsSnapshot } from '../../stats/sample';
 import type { TagExtractor } from './tag_extractor';
 
 /** Stats grouped per turn of the event loop when a grouping is made (see ChunkBuffer). */
