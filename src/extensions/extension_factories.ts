@@ -6,9 +6,9 @@ import type { AccessLogManager } from '../access_log/access_log_manager';
 import type { AccessLogConfig } from '../config/model';
 import type { HttpFilterFactoryCreator } from '../filters/http/http_filter_registry';
 import type { NetworkFilterFactoryCreator } from '../listener/network_filter_builder';
-import type { ClusterType } from '../upstream/cluster_discovery';
-import type { HealthCheckerFactory } from '../upstream/health_check/health_checkers';
-import type { LoadBalancerFactory } from '../upstream/lb/load_balancer_registry';
+import type { ClusterType } from '../upstream/supervisor/cluster_discovery';
+import type { HealthCheckerFactory } from '../upstream/supervisor/health_check/health_checkers';
+import type { LoadBalancerFactory } from '../upstream/worker/lb/load_balancer_registry';
 
 /** What an access logger may use when it is created (one per access_log entry, per worker). */
 export interface AccessLoggerContext {
