@@ -7,7 +7,7 @@
 
 import type { ConfigExtensions } from '../../config/extension';
 import { forEachInSlices } from '../../common/event_loop_slices';
-import type { ConfigSourceConfig } from '../../config/xds/config_source';
+import type { ConfigSourceConfig } from '../../config/config_source';
 import { loadClusterResource } from '../../config/cluster_resource';
 import type { ProtoSchema } from '../../config/schema';
 import { CLUSTER_RESOURCE } from '../../config/xds/resource_types';

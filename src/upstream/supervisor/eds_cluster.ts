@@ -11,7 +11,7 @@ import { clusterLoadAssignment } from '../../config/model_builder';
 import { protoSchema } from '../../config/schema';
 import { validateLoadAssignment } from '../../config/validation/clusters';
 import { checkMessageProtoRules } from '../../config/validation/proto_rules';
-import type { ConfigSourceConfig } from '../../config/xds/config_source';
+import type { ConfigSourceConfig } from '../../config/config_source';
 import { ENDPOINT_RESOURCE } from '../../config/xds/resource_types';
 import { type DecodedResource, type Subscription, SubscriptionStats } from '../../config/xds/subscription';
 import type { JsonObject } from '../../config/json';

@@ -1,7 +1,8 @@
-// core.v3.ConfigSource as the xDS client reads it: where a subscription's resources come from
-// (a file, a management server over gRPC or REST, or the ADS stream), with Envoy's defaults.
+// core.v3.ConfigSource as the xDS client (xds/) reads it: where a subscription's resources come
+// from (a file, a management server over gRPC or REST, or the ADS stream), with Envoy's
+// defaults. Part of the model (cds_config, eds_cluster_config), which workers load too.
 
-import { boolField, durationMs, enumField, type JsonObject, messageField, messageList, stringField, stringList } from '../json';
+import { boolField, durationMs, enumField, type JsonObject, messageField, messageList, stringField, stringList } from './json';
 
 /** resource_api_version / transport_api_version. AUTO is V2 in Envoy 1.16. */
 export type XdsApiVersion = 'AUTO' | 'V2' | 'V3';
