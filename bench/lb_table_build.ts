@@ -5,11 +5,11 @@
 //
 //   node dist/bench/lb_table_build.js         (part of `make bench`)
 
-import type { Host } from '../src/upstream/host';
-import { buildMaglevTable } from '../src/upstream/lb/maglev_lb';
-import { buildRing } from '../src/upstream/lb/ring_hash_lb';
-import { normalizeWeights } from '../src/upstream/lb/thread_aware_load_balancer';
-import { HostSet } from '../src/upstream/priority_set';
+import type { Host } from '../src/upstream/worker/host';
+import { buildMaglevTable } from '../src/upstream/worker/lb/maglev_lb';
+import { buildRing } from '../src/upstream/worker/lb/ring_hash_lb';
+import { normalizeWeights } from '../src/upstream/worker/lb/thread_aware_load_balancer';
+import { HostSet } from '../src/upstream/worker/priority_set';
 import { host } from '../test/helpers/load_balancer';
 import { DEFAULT_OVERPROVISIONING_FACTOR } from '../src/config/model';
 

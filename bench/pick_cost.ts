@@ -7,8 +7,8 @@
 //   node dist/bench/pick_cost.js              (part of `make bench`)
 
 import { createHeapStatsStore } from '../src/stats/store';
-import { Host } from '../src/upstream/host';
-import { LOAD_BALANCERS } from '../src/upstream/lb/load_balancer_registry';
+import { Host } from '../src/upstream/worker/host';
+import { LOAD_BALANCERS } from '../src/upstream/worker/lb/load_balancer_registry';
 import { balancerParams } from '../test/helpers/load_balancer';
 import { DEFAULT_OVERPROVISIONING_FACTOR } from '../src/config/model';
 

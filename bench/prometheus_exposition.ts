@@ -10,11 +10,11 @@
 // prom-client is not a dependency; to measure it: npm install --no-save prom-client
 
 import type { StatsConfig } from '../src/config/model';
-import { HistogramBucketSettings } from '../src/stats/histogram_bucket_settings';
-import { PrometheusFormatter } from '../src/stats/prometheus';
-import { renderStatsJson, renderStatsText, StatsQuery } from '../src/stats/render';
+import { HistogramBucketSettings } from '../src/admin/stats/histogram_bucket_settings';
+import { PrometheusFormatter } from '../src/admin/stats/prometheus';
+import { renderStatsJson, renderStatsText, StatsQuery } from '../src/admin/stats/render';
 import type { StatsSnapshot } from '../src/stats/sample';
-import { sanitizeName, TagExtractor } from '../src/stats/tag_extractor';
+import { sanitizeName, TagExtractor } from '../src/admin/stats/tag_extractor';
 import { TagProducer } from '../src/stats/tag_producer';
 import { STATS_PER_CLUSTER, syntheticSnapshot } from './synthetic_stats';
 

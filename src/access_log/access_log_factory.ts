@@ -3,7 +3,7 @@
 // Envoy's AccessLogFactory::fromProto does.
 
 import type { RandomSource } from '../common/random';
-import type { AccessLoggerContext, AccessLoggerFactory } from '../extensions/extension_factories';
+import type { AccessLoggerContext, AccessLoggerFactory } from '../extensions/data_plane_factories';
 import type { RequestHead, ResponseHead } from '../http/message';
 import type { RuntimeSource } from '../runtime/live_runtime';
 import type { StreamInfo } from '../stream_info/stream_info';

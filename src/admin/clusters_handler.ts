@@ -1,15 +1,15 @@
 // GET /clusters: every cluster's membership as the supervisor's cluster manager holds it, with
 // each host's statistics from the stats region. Never rebuilt from the configuration.
 
-import type { HostStatName } from '../stats/region_layout';
+import type { HostStatName } from '../shared_memory/region_layout';
 import type { HostSlot } from '../stats/stats';
-import { HealthFlag, healthFlagsString } from '../upstream/health_flags';
-import { type ClusterSnapshot, hostKey, type MemberHost } from '../upstream/membership';
-import type { Origin, SuccessRateSummary } from '../upstream/outlier/detector';
-import { addressString } from '../upstream/address';
+import { HealthFlag, healthFlagsString } from '../upstream/shared/health_flags';
+import { type ClusterSnapshot, hostKey, type MemberHost } from '../upstream/shared/membership';
+import type { Origin, SuccessRateSummary } from '../upstream/supervisor/outlier/detector';
+import { addressString } from '../upstream/shared/address';
 import { AdminHandler } from './admin_server';
 import { ClusterStatus, HealthStatusJson, HostStatus, OutlierSummary, renderClustersJson, renderClustersText, Thresholds } from './clusters_text';
-import { HOST_STAT_NAMES } from '../stats/region_layout';
+import { HOST_STAT_NAMES } from '../shared_memory/region_layout';
 
 const ZERO_STATS = Object.fromEntries(HOST_STAT_NAMES.map((stat) => [stat, 0])) as Record<HostStatName, number>;
 

@@ -2,7 +2,7 @@
 // `version_info::<v>`, and `?format=json`, the admin.v3.Clusters message as Envoy prints it
 // (pretty, field-number order, defaults omitted). Pure.
 
-import { HOST_STAT_NAMES, type HostStatName } from '../stats/region_layout';
+import { HOST_STAT_NAMES, type HostStatName } from '../shared_memory/region_layout';
 
 /** A circuit breaker's limits for one routing priority. */
 export interface Thresholds {

@@ -2,7 +2,7 @@
 // explanation that tracing is off.
 
 import { AdminHandler, JSON_TYPE } from './admin_server';
-import type { MutexTracer } from './mutex_tracer';
+import type { MutexTracer } from '../shared_memory/mutex_tracer';
 
 export const TRACING_DISABLED =
   'Mutex contention tracing is not enabled. To enable, run Proxy with flag --enable-mutex-tracing.';

@@ -2,9 +2,9 @@
 // usedonly and filter parameters. Bodies are generators that the admin server streams.
 
 import { InvalidRegexError, SafeRegex } from '../regex/safe_regex';
-import { EMPTY_CHUNK } from '../stats/chunk_buffer';
-import type { PrometheusFormatter } from '../stats/prometheus';
-import { NameFilter, renderStatsJson, renderStatsText, StatsQuery } from '../stats/render';
+import { EMPTY_CHUNK } from './stats/chunk_buffer';
+import type { PrometheusFormatter } from './stats/prometheus';
+import { NameFilter, renderStatsJson, renderStatsText, StatsQuery } from './stats/render';
 import type { StatsSnapshot } from '../stats/sample';
 import { AdminHandler, AdminRequest, AdminResponse, JSON_TYPE } from './admin_server';
 

@@ -17,7 +17,7 @@ import { constructDataPlane } from '../server/data_plane_construction';
 import { Supervisor } from '../server/supervisor';
 import { SystemdNotifier } from '../server/systemd_notify';
 import { ReadinessFd } from '../server/readiness_fd';
-import { hotRestartVersion } from '../stats/region_layout';
+import { hotRestartVersion } from '../shared_memory/region_layout';
 import { SystemClock } from '../common/clock';
 import { CommandLine, helpText, parseCommandLine } from './command_line';
 import { cpusetThreads, hardwareThreads } from './cpu_count';

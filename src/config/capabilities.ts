@@ -74,8 +74,8 @@ const LOAD_ASSIGNMENT: Shape = {
 // typed_config is checked by its @type: the shape of the socket's descriptor.
 const UPSTREAM_TRANSPORT_SOCKET: Shape = { fields: { name: leaf, typed_config: anyContent } };
 
-// Active health checking (src/upstream/health_check). Refused: custom checkers, the event
-// service, tls_options, alt_port. The checks' own fields (http_health_check, ...) are their
+// Active health checking (src/upstream/supervisor/health_check). Refused: custom checkers, the
+// event service, tls_options, alt_port. The checks' own fields (http_health_check, ...) are their
 // descriptors' (healthCheckShape).
 const HEALTH_CHECK_CONFIG: Shape = {
   fields: {

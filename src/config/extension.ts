@@ -8,13 +8,14 @@
 // How to add an extension:
 //   1. Write its descriptor in a file of its own under src/extensions/<category>/ (see
 //      src/extensions/http/health_check.ts): `export const X: ExtensionDescriptor<'<category>',
-//      ExtensionFactories['<category>']> = { ... }`.
+//      DataPlaneFactories['<category>']> = { ... }` (ExtensionFactories for the supervisor's).
 //   2. Add X to its category's list (one line): in src/extensions/data_plane_extensions.ts for
 //      what the workers create (HTTP filters, network filters, access loggers), else in
 //      src/extensions/builtin_extensions.ts.
 // A new category also needs its model type in ExtensionModels below, its factory type in
-// src/extensions/extension_factories.ts, a list, and the places of a bootstrap it is configured
-// at (extension_sites.ts) when the pipeline is to find it. docs/architecture/extensions.md.
+// src/extensions/data_plane_factories.ts (extension_factories.ts for the supervisor's), a list,
+// and the places of a bootstrap it is configured at (extension_sites.ts) when the pipeline is to
+// find it. docs/architecture/extensions.md.
 //
 // This module is the configuration layer's side: it imports no runtime code, so src/config
 // never depends on what it configures (src/upstream, src/filters, ...); the registry and the
@@ -85,8 +86,8 @@ export interface ModelContext {
 }
 
 /**
- * One extension. `Factory` is what its category's runtime creates it with (extension_factories.ts);
- * the configuration layer leaves it opaque.
+ * One extension. `Factory` is what its category's runtime creates it with
+ * (src/extensions/extension_factories.ts); the configuration layer leaves it opaque.
  */
 export interface ExtensionDescriptor<C extends ExtensionCategory, Factory = unknown> {
   readonly category: C;

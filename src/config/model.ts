@@ -7,7 +7,7 @@
 
 import type { AccessLogEntryConfig } from '../access_log/access_log_config';
 import type { MetadataMatchCriteria } from './metadata_match';
-import type { ApiConfigSource, ConfigSourceConfig } from './xds/config_source';
+import type { ApiConfigSource, ConfigSourceConfig } from './config_source';
 
 export interface SocketAddress {
   readonly address: string;

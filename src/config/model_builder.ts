@@ -17,7 +17,7 @@ import {
 } from './json';
 import { stringMatch } from './string_match_model';
 import { filterChainMatch, listenerFilters } from './filter_chain_match_model';
-import { apiConfigSourceOf, configSourceOf } from './xds/config_source';
+import { apiConfigSourceOf, configSourceOf } from './config_source';
 import { DEFAULT_OVERPROVISIONING_FACTOR } from './model';
 import type {
   AdminConfig,

@@ -5,14 +5,14 @@
 import type { ExtensionDescriptor } from '../config/extension';
 import type { HttpFilterFactoryCreator } from '../filters/http/http_filter_registry';
 import type { NetworkFilterFactoryCreator } from '../listener/network_filter_builder';
-import type { AccessLoggerFactory, ExtensionFactories } from './extension_factories';
+import type { AccessLoggerFactory, DataPlaneFactories } from './data_plane_factories';
 import { FILE_ACCESS_LOGGER } from './access_loggers/file';
 import { HEALTH_CHECK_FILTER } from './http/health_check';
 import { ROUTER_FILTER } from './http/router';
 import { HTTP_CONNECTION_MANAGER_FILTER } from './network/http_connection_manager/descriptor';
 import { TCP_PROXY_FILTER } from './network/tcp_proxy';
 
-type Descriptors<C extends 'proxy.access_loggers' | 'proxy.filters.http' | 'proxy.filters.network'> = readonly ExtensionDescriptor<C, ExtensionFactories[C]>[];
+type Descriptors<C extends 'proxy.access_loggers' | 'proxy.filters.http' | 'proxy.filters.network'> = readonly ExtensionDescriptor<C, DataPlaneFactories[C]>[];
 
 export function accessLoggers(): Descriptors<'proxy.access_loggers'> {
   return [FILE_ACCESS_LOGGER];

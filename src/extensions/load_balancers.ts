@@ -1,9 +1,9 @@
 // The load balancing policies (lb_policy) as descriptors: the workers' registry of them
-// (src/upstream/lb/load_balancer_registry.ts) is their one list, so that the workers' balancers
-// and the configuration pipeline (which policies a cluster may name) never disagree.
+// (src/upstream/worker/lb/load_balancer_registry.ts) is their one list, so that the workers'
+// balancers and the configuration pipeline (which policies a cluster may name) never disagree.
 
 import type { ExtensionDescriptor } from '../config/extension';
-import { LOAD_BALANCERS, type LoadBalancerFactory } from '../upstream/lb/load_balancer_registry';
+import { LOAD_BALANCERS, type LoadBalancerFactory } from '../upstream/worker/lb/load_balancer_registry';
 
 export function loadBalancers(): ExtensionDescriptor<'proxy.load_balancers', LoadBalancerFactory>[] {
   return [...LOAD_BALANCERS.values()].map((factory) => ({

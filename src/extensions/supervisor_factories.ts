@@ -2,8 +2,8 @@
 // clusterTypeName gives a cluster (its discovery type, or its custom type's name), and the kinds
 // of active health check.
 
-import type { ClusterType } from '../upstream/cluster_discovery';
-import type { HealthCheckerFactory } from '../upstream/health_check/health_checkers';
+import type { ClusterType } from '../upstream/supervisor/cluster_discovery';
+import type { HealthCheckerFactory } from '../upstream/supervisor/health_check/health_checkers';
 import type { BuiltinExtensions } from './builtin_extensions';
 
 export function clusterTypes(extensions: BuiltinExtensions): ReadonlyMap<string, ClusterType> {

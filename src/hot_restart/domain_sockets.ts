@@ -14,7 +14,7 @@ import {
 } from './errors';
 import { FrameDecoder, frameMessage, FramingError, MAX_CHUNK_BYTES } from './framing';
 import { DecodedMessage, decodeMessage, encodeMessage, HotRestartMessage } from './messages';
-import { scaledBaseId } from './shared_memory';
+import { scaledBaseId } from '../shared_memory/posix_shared_memory';
 
 export type DomainSocketRole = 'parent' | 'child';
 

@@ -13,7 +13,7 @@ import type { ParserCallbacks } from '../http/http1/parser';
 import { ResponseParser } from '../http/http1/response_parser';
 import type { Logger } from '../log/logger_api';
 import type { HostStats } from '../stats/stats';
-import type { ClusterInfo } from '../upstream/cluster_info';
+import type { ClusterInfo } from '../upstream/worker/cluster_info';
 import type { DownstreamAddresses } from '../network/downstream_addresses';
 import { type ConnectFailureReason, type ConnectionTarget, UpstreamConnection, type UpstreamConnectionCallbacks } from './upstream_connection';
 import type { Clock, Timer } from '../common/clock';

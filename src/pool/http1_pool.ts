@@ -8,7 +8,7 @@
 import type { ConnectionPool, PoolCallbacks, ResponseDecoder } from '../http/codec';
 import type { Logger } from '../log/logger_api';
 import type { HostStats } from '../stats/stats';
-import type { ResourceManager } from '../upstream/resource_manager';
+import type { ResourceManager } from '../upstream/shared/resource_manager';
 import { type ConnectionOwner, Http1ClientConnection } from './http1_client_connection';
 import type { DownstreamAddresses } from '../network/downstream_addresses';
 import { PoolAdmission } from './pool_admission';

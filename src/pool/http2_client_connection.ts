@@ -9,7 +9,7 @@ import type { RequestEncoder, ResponseDecoder, StreamResetReason } from '../http
 import { headersOfList, MalformedHeaders, requestHeadersOf, responseHeadOf } from '../http/http2/header_map';
 import { socketAddressString } from '../stream_info/downstream_connection';
 import type { RequestHead } from '../http/message';
-import type { ClusterInfo } from '../upstream/cluster_info';
+import type { ClusterInfo } from '../upstream/worker/cluster_info';
 import type { DownstreamAddresses } from '../network/downstream_addresses';
 import type { Logger } from '../log/logger_api';
 import { type ConnectFailureReason, type ConnectionTarget, UpstreamConnection, type UpstreamConnectionCallbacks } from './upstream_connection';

@@ -9,7 +9,7 @@ import type { Http2ProtocolOptions } from '../config/model';
 import type { ConnectionPool, PoolCallbacks, ResponseDecoder } from '../http/codec';
 import type { Logger } from '../log/logger_api';
 import type { HostStats } from '../stats/stats';
-import type { ResourceManager } from '../upstream/resource_manager';
+import type { ResourceManager } from '../upstream/shared/resource_manager';
 import type { DownstreamAddresses } from '../network/downstream_addresses';
 import { Http2ClientConnection, type Http2ConnectionOwner } from './http2_client_connection';
 import { PoolAdmission } from './pool_admission';

@@ -5,7 +5,7 @@
 // max_connection_pools, which its maker took and the pool gives back once.
 
 import type { PoolCallbacks, ResponseDecoder, StreamResetReason } from '../http/codec';
-import type { ResourceManager } from '../upstream/resource_manager';
+import type { ResourceManager } from '../upstream/shared/resource_manager';
 import type { ConnectionTarget } from './upstream_connection';
 
 /** A request waiting for a connection. */

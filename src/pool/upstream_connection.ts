@@ -10,8 +10,8 @@ import { NativeError, setTcpKeepalive } from '../native/addon';
 import type { Connector, TransportSocketOptions } from '../network/connector';
 import { WatermarkWriter } from '../network/watermark_writer';
 import type { HostStats } from '../stats/stats';
-import type { ClusterInfo } from '../upstream/cluster_info';
-import type { Host } from '../upstream/host';
+import type { ClusterInfo } from '../upstream/worker/cluster_info';
+import type { Host } from '../upstream/worker/host';
 import type { DownstreamAddresses } from '../network/downstream_addresses';
 import type { Clock, Timer } from '../common/clock';
 

@@ -3,7 +3,7 @@
 // counts outlive a worker that dies and /contention never waits on a worker (one may be the
 // very process spinning on the lock).
 
-import { MutexStats, MutexTracer } from '../admin/mutex_tracer';
+import { MutexStats, MutexTracer } from '../shared_memory/mutex_tracer';
 
 export class ContentionReporter {
   private batch: MutexTracer | null = null;

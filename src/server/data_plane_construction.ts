@@ -13,7 +13,7 @@ import { ConnectionIds } from '../log/connection_log';
 import type { LoggerFactory } from '../log/logger_api';
 import { LiveRuntime } from '../runtime/live_runtime';
 import { NamingStatsStore } from '../stats/naming_store';
-import { ClusterManager } from '../upstream/cluster_manager';
+import { ClusterManager } from '../upstream/worker/cluster_manager';
 import { neverDrain } from './drain_decider';
 
 /** @throws ConfigError of `file` at the field of the first cluster or listener a worker could not build */

@@ -2,7 +2,7 @@
 // inherited listen sockets and runs the data plane until told to stop, or orphaned.
 
 import * as fs from 'node:fs';
-import { attachRegion } from '../hot_restart/shared_memory';
+import { attachRegion } from '../shared_memory/posix_shared_memory';
 import { loggerFactory, openLogs } from '../log/log_settings';
 import type { LogManager } from '../log/log_manager';
 import type { ClusterConfig } from '../config/model';
@@ -16,8 +16,8 @@ import { mathRandom } from '../common/random';
 import { AccessLogManager } from '../access_log/access_log_manager';
 import { SharedStatsStore } from '../stats/store';
 import { nodeLocality } from '../config/node_overrides';
-import { ClusterManager } from '../upstream/cluster_manager';
-import { declareClusterStatNames } from '../upstream/cluster_stats';
+import { ClusterManager } from '../upstream/worker/cluster_manager';
+import { declareClusterStatNames } from '../upstream/worker/cluster_stats';
 import { LiveRuntime } from '../runtime/live_runtime';
 import { ConnectionIds } from '../log/connection_log';
 import { applyLevelChange } from '../log/level_change';

@@ -3,17 +3,17 @@
 
 import * as v8 from 'node:v8';
 import type { Bootstrap, ClusterConfig, SocketAddress } from '../config/model';
-import type { ClusterSnapshot, MembershipUpdate } from '../upstream/membership';
+import type { ClusterSnapshot, MembershipUpdate } from '../upstream/shared/membership';
 import type { LogSettings } from '../log/log_settings';
 import type { DrainStrategy } from '../hot_restart/drain_manager';
 import type { RuntimeValues } from '../runtime/runtime';
 import type { LevelChange } from '../log/level_change';
 import type { LoggerLevel } from '../log/log_manager';
-import type { MutexStats } from '../admin/mutex_tracer';
+import type { MutexStats } from '../shared_memory/mutex_tracer';
 import type { HostSlot } from '../stats/stats';
 import type { ProcessLookups } from '../stats/recent_lookups';
 import type { ProfileKind } from './process_profiler';
-import type { ConsecutiveFailure } from '../upstream/outlier/consecutive_failure';
+import type { ConsecutiveFailure } from '../upstream/shared/outlier/consecutive_failure';
 
 export const WORKER_PROTOCOL_VERSION = 9;
 

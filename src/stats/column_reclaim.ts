@@ -8,10 +8,10 @@
 import { BUCKET_COUNT } from './histogram_buckets';
 import type { HostTable } from './host_table';
 import type { NameTable } from './name_table';
-import { processAlive } from './process_alive';
-import type { StatsRegion } from './region';
-import { CHUNK_SHIFT, CHUNK_SLOTS, ColumnState, HOST_STAT_NAMES, HOST_STATS, MAX_COLUMNS, SlotField, StatKind } from './region_layout';
-import { offsetOf, Segments } from './segments';
+import { processAlive } from '../shared_memory/process_alive';
+import type { StatsRegion } from '../shared_memory/region';
+import { CHUNK_SHIFT, CHUNK_SLOTS, ColumnState, HOST_STAT_NAMES, HOST_STATS, MAX_COLUMNS, SlotField, StatKind } from '../shared_memory/region_layout';
+import { offsetOf, Segments } from '../shared_memory/segments';
 import { releaseShares } from './shared_counts';
 import type { SharedStatsStore } from './store';
 

@@ -59,7 +59,7 @@ export const DEFAULT_TAG_RULES: readonly TagRuleSpec[] = [
   rule('clientssl_prefix', String.raw`^auth\.clientssl\.((.*?)\.)\w+?$`),
   // ratelimit.(<prefix>.)*
   rule('ratelimit_prefix', String.raw`^ratelimit\.((.*?)\.)\w+?$`),
-  // cluster.(<cluster>.)*: tag_extractor.ts relies on it being the one rule reading <cluster>
+  // cluster.(<cluster>.)*: src/admin/stats/tag_extractor.ts relies on it being the one rule reading <cluster>
   rule('cluster_name', String.raw`^cluster\.((.*?)\.)`),
   // listener.[<address>.]http.(<prefix>.)*
   rule('http_conn_manager_prefix', String.raw`^listener(?=\.).*?\.http\.((.*?)\.)`, '.http.'),

@@ -4,7 +4,7 @@
 // restarted worker). Blocks are never moved or freed, so located cells stay valid.
 
 import type { HostTable } from './host_table';
-import { HOST_STAT_NAMES, type HostStatName } from './region_layout';
+import { HOST_STAT_NAMES, type HostStatName } from '../shared_memory/region_layout';
 
 export class HostStatSum {
   private readonly stat: number;

@@ -21,11 +21,11 @@ import {
   MAX_COLUMNS,
   MAX_HOST_CHUNKS,
   SectionKind,
-} from './region_layout';
-import type { SectionView, StatsRegion } from './region';
-import { ColumnState } from './region_layout';
-import { Address, offsetOf, Segments, StatsMemoryError } from './segments';
-import { withSpinLock } from './spin_lock';
+} from '../shared_memory/region_layout';
+import type { SectionView, StatsRegion } from '../shared_memory/region';
+import { ColumnState } from '../shared_memory/region_layout';
+import { Address, offsetOf, Segments, StatsMemoryError } from '../shared_memory/segments';
+import { withSpinLock } from '../shared_memory/spin_lock';
 import type { HostSlot } from './stats';
 
 

@@ -22,10 +22,10 @@ import {
   STATS_CHUNK_DIR_OFFSET,
   StatsField,
   VALUE_BLOCK_BYTES,
-} from './region_layout';
+} from '../shared_memory/region_layout';
 import type { NameBytes } from './name_bytes';
-import type { SectionView, StatsRegion } from './region';
-import { Address, offsetOf, Segments, StatsMemoryError } from './segments';
+import type { SectionView, StatsRegion } from '../shared_memory/region';
+import { Address, offsetOf, Segments, StatsMemoryError } from '../shared_memory/segments';
 
 export class StatNameError extends Error {}
 

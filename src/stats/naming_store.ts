@@ -2,7 +2,7 @@
 // Building the data plane from the configuration in `--mode validate` and in the supervisor
 // goes through the constructors a worker runs, which name their stats; no region exists there.
 
-import { HOST_RECORD_WORDS } from './region_layout';
+import { HOST_RECORD_WORDS } from '../shared_memory/region_layout';
 import { SharedCounts, sharedCountsBytes } from './shared_counts';
 import type { Counter, Gauge, Histogram, HostStats, Scope, StatReader, StatsStore } from './stats';
 

@@ -3,7 +3,7 @@
 // move into it, so that /clusters counts the host's first connections and requests too and a
 // gauge raised before the move is lowered after it in the same place.
 
-import { HOST_STAT_NAMES } from './region_layout';
+import { HOST_STAT_NAMES } from '../shared_memory/region_layout';
 import type { Counter, Gauge, HostStats } from './stats';
 
 /** A gauge (or counter) that counts locally until it is relayed to its shared stat. */

@@ -6,7 +6,7 @@
 import { BUCKET_COUNT } from './histogram_buckets';
 import type { HistogramWriters, WriterHistogram } from './histogram_merger';
 import type { NameTable } from './name_table';
-import type { StatsRegion } from './region';
+import type { StatsRegion } from '../shared_memory/region';
 import {
   CHUNK_HEADER_WORDS,
   CHUNK_SHIFT,
@@ -19,10 +19,10 @@ import {
   SlotFlag,
   SlotState,
   StatKind,
-} from './region_layout';
+} from '../shared_memory/region_layout';
 import type { ScalarList } from './sample';
 import { mergeByName, RunListener, sortByName, sortedByName } from './name_order';
-import { offsetOf, Segments } from './segments';
+import { offsetOf, Segments } from '../shared_memory/segments';
 
 /** One writer's data of one histogram, as it is now in the region (the merger's input). */
 export interface HistogramWriterData extends WriterHistogram {

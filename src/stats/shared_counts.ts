@@ -5,7 +5,7 @@
 //
 // Block layout, in Int32 words: `count` totals, then MAX_COLUMNS shares of `count` words each.
 
-import { MAX_COLUMNS } from './region_layout';
+import { MAX_COLUMNS } from '../shared_memory/region_layout';
 
 export function sharedCountsBytes(count: number): number {
   return count * (1 + MAX_COLUMNS) * 4;

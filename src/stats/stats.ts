@@ -2,7 +2,7 @@
 // shared-memory region (see store.ts); an increment is a typed-array write, nothing more.
 
 import type { SharedCounts } from './shared_counts';
-import type { HostStatName } from './region_layout';
+import type { HostStatName } from '../shared_memory/region_layout';
 
 export interface Counter {
   readonly name: string;

@@ -9,10 +9,10 @@ import { HostTable } from './host_table';
 import { NameTable, SlotRecord, StatGroup } from './name_table';
 import { RecentLookups } from './recent_lookups';
 import { StatsReader } from './reader';
-import { StatsRegion } from './region';
-import { CHUNK_SHIFT, CHUNK_SLOTS, HISTOGRAM_SUM_BYTES, HOST_STAT_NAMES, type HostStatName, SlotField, SlotFlag, StatKind } from './region_layout';
-import { offsetOf, StatsMemoryError } from './segments';
-import { HeapMemory } from './shared_memory_source';
+import { StatsRegion } from '../shared_memory/region';
+import { CHUNK_SHIFT, CHUNK_SLOTS, HISTOGRAM_SUM_BYTES, HOST_STAT_NAMES, type HostStatName, SlotField, SlotFlag, StatKind } from '../shared_memory/region_layout';
+import { offsetOf, StatsMemoryError } from '../shared_memory/segments';
+import { HeapMemory } from '../shared_memory/shared_memory_source';
 import { SharedCounts, sharedCountsBytes } from './shared_counts';
 import type { Counter, Gauge, GaugeImportMode, Histogram, HistogramUnit, HostSlot, HostStats, Scope, StatReader, StatsStore } from './stats';
 

@@ -4,7 +4,7 @@
 // (a later rule still sees what an earlier one matched) and the spans their first groups
 // matched are cut out at the end. Rules anchored on a first name token (`^cluster\.`) run only
 // for names with that token, so a name meets a handful of patterns rather than all of them.
-// Pure and uncached (tag_extractor.ts caches).
+// Pure and uncached (src/admin/stats/tag_extractor.ts caches).
 
 import type { StatsConfig } from '../config/model';
 import { DEFAULT_TAG_RULES, TagRuleSpec } from './default_tags';

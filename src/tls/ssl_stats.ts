@@ -3,7 +3,7 @@
 // counters are declared up front; ciphers, versions and curves are named as they are seen.
 
 import type { StatGroup } from '../stats/name_table';
-import { StatKind } from '../stats/region_layout';
+import { StatKind } from '../shared_memory/region_layout';
 import type { Counter, Scope } from '../stats/stats';
 
 export const SSL_COUNTERS = [

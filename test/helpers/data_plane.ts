@@ -27,10 +27,10 @@ import type { DrainDecider } from '../../src/server/drain_decider';
 import { neverDrain } from '../../src/server/drain_decider';
 import { createHeapStatsStore } from '../../src/stats/store';
 import { MembershipDriver } from './membership';
-import type { HostStatName } from '../../src/stats/region_layout';
+import type { HostStatName } from '../../src/shared_memory/region_layout';
 import { ConnectionIds, type UpstreamConnectionLogs } from '../../src/log/connection_log';
 import { upstreamConnectionLogs } from '../../src/pool/upstream_connection_logs';
-import { ClusterManager } from '../../src/upstream/cluster_manager';
+import { ClusterManager } from '../../src/upstream/worker/cluster_manager';
 import type { RandomSource } from '../../src/common/random';
 import { dataPlaneFactories } from '../../src/extensions/data_plane_extensions';
 

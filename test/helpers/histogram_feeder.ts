@@ -2,7 +2,7 @@
 // name, claims a column of the current epoch and records a known series into one histogram.
 // argv: regionName histogramName first step last
 
-import { attachRegion } from '../../src/hot_restart/shared_memory';
+import { attachRegion } from '../../src/shared_memory/posix_shared_memory';
 import { SharedStatsStore } from '../../src/stats/store';
 
 const [regionName, name, first, step, last] = process.argv.slice(2);

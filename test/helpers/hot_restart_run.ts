@@ -4,8 +4,8 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { posixSharedMemory, sharedRegionName } from '../../src/hot_restart/shared_memory';
-import { StatsRegion } from '../../src/stats/region';
+import { posixSharedMemory, sharedRegionName } from '../../src/shared_memory/posix_shared_memory';
+import { StatsRegion } from '../../src/shared_memory/region';
 import { giveUpAfter, livePidsWhere, makeTempDir, PROXY_BIN, request, sleep, waitFor } from './proxy_process';
 
 export const HOT_RESTARTER = path.resolve(__dirname, '..', '..', '..', 'scripts', 'hot-restarter');

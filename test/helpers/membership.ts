@@ -3,7 +3,7 @@
 
 import { type ClusterConfig, DEFAULT_OVERPROVISIONING_FACTOR, type LocalityLbEndpoints } from '../../src/config/model';
 import type { HostTable } from '../../src/stats/host_table';
-import { applyUpdate, membershipPolicy, type ClusterSnapshot, diffMembership, discoveredHosts, hostKey, type MembershipPolicy, type MembershipUpdate } from '../../src/upstream/membership';
+import { applyUpdate, membershipPolicy, type ClusterSnapshot, diffMembership, discoveredHosts, hostKey, type MembershipPolicy, type MembershipUpdate } from '../../src/upstream/shared/membership';
 
 /** ClusterLoadAssignment.Policy unset, as workers get it: Envoy's defaults. */
 export const DEFAULT_POLICY: MembershipPolicy = { overprovisioningFactor: DEFAULT_OVERPROVISIONING_FACTOR, dropOverload: null };

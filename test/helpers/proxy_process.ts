@@ -7,9 +7,9 @@ import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { privateRegionObjects, reclaimDeadPrivateRegions, shmEntries } from '../../src/hot_restart/private_regions';
-import { posixSharedMemory } from '../../src/hot_restart/shared_memory';
-import { processAlive } from '../../src/stats/process_alive';
+import { privateRegionObjects, reclaimDeadPrivateRegions, shmEntries } from '../../src/shared_memory/private_regions';
+import { posixSharedMemory } from '../../src/shared_memory/posix_shared_memory';
+import { processAlive } from '../../src/shared_memory/process_alive';
 
 export const PROXY_BIN = path.resolve(__dirname, '..', '..', '..', 'bin', 'proxy');
 

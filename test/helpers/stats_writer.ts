@@ -1,7 +1,7 @@
 // A second process for the stats tests: maps a region by name, claims a column and writes.
 // argv: regionName iterations uniqueNames
 
-import { attachRegion } from '../../src/hot_restart/shared_memory';
+import { attachRegion } from '../../src/shared_memory/posix_shared_memory';
 import { SharedStatsStore } from '../../src/stats/store';
 
 const [name, iterations, uniqueNames] = process.argv.slice(2);

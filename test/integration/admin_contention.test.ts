@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { attachRegion } from '../../src/hot_restart/shared_memory';
-import { HeaderField } from '../../src/stats/region_layout';
-import type { StatsRegion } from '../../src/stats/region';
+import { attachRegion } from '../../src/shared_memory/posix_shared_memory';
+import { HeaderField } from '../../src/shared_memory/region_layout';
+import type { StatsRegion } from '../../src/shared_memory/region';
 import { request, RunningProxy, sleep, startProxy, waitFor } from '../helpers/proxy_process';
 import { startUpstream, Upstream } from '../helpers/http_peers';
 import { routedBootstrap } from '../helpers/routed_bootstrap';

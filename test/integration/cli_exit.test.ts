@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { after, before, test } from 'node:test';
 import { readBuildInfo } from '../../src/server/build_info';
-import { hotRestartVersion } from '../../src/stats/region_layout';
+import { hotRestartVersion } from '../../src/shared_memory/region_layout';
 import { servableV3 } from '../helpers/cli_bootstraps';
 import { COMMAND_LINE_ERRORS, OPTION_CASES } from '../helpers/cli_option_cases';
 import { mapLimited, runToExit } from '../helpers/cli_runs';

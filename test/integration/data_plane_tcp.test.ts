@@ -5,7 +5,7 @@ import { listener, startDataPlane, staticCluster, tcpProxy, type DataPlane } fro
 import { kernelQueuedBytes, payload, push, receive, stalled, type Pusher } from '../helpers/backpressure';
 import { closeServer, listen } from '../helpers/http_peers';
 import type { ClusterConfig, ListenerConfig, TcpProxyConfig } from '../../src/config/model';
-import { HealthFlag } from '../../src/upstream/health_flags';
+import { HealthFlag } from '../../src/upstream/shared/health_flags';
 
 const TIMEOUT = { timeout: 20000 };
 

@@ -8,9 +8,9 @@ import * as path from 'node:path';
 import { after, describe, test } from 'node:test';
 import { freePort } from '../../bench/free_port';
 import * as addon from '../../src/native/addon';
-import { StatsRegion } from '../../src/stats/region';
-import { posixSharedMemory } from '../../src/hot_restart/shared_memory';
-import { DIRECTORY_ENTRY_WORDS, DIRECTORY_OFFSET, DirectoryField, HeaderField, SectionKind } from '../../src/stats/region_layout';
+import { StatsRegion } from '../../src/shared_memory/region';
+import { posixSharedMemory } from '../../src/shared_memory/posix_shared_memory';
+import { DIRECTORY_ENTRY_WORDS, DIRECTORY_OFFSET, DirectoryField, HeaderField, SectionKind } from '../../src/shared_memory/region_layout';
 import { HotRestarterRun, uniqueBaseId, writeStartScript } from '../helpers/hot_restart_run';
 import { makeTempDir, ProxyProcess, request, sleep, spawnProxy, waitFor } from '../helpers/proxy_process';
 

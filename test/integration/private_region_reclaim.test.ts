@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import { test, type TestContext } from 'node:test';
 import * as addon from '../../src/native/addon';
-import { lockRegion, privateRegionName } from '../../src/hot_restart/private_regions';
+import { lockRegion, privateRegionName } from '../../src/shared_memory/private_regions';
 import { startUpstream } from '../helpers/http_peers';
 import { startProxy, waitFor } from '../helpers/proxy_process';
 import { routedBootstrap } from '../helpers/routed_bootstrap';

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
-import { TagExtractor } from '../../src/stats/tag_extractor';
+import { TagExtractor } from '../../src/admin/stats/tag_extractor';
 import { httpListener, localCluster } from '../helpers/config_fixtures';
 import { RunningProxy, startProxy, waitFor } from '../helpers/proxy_process';
 

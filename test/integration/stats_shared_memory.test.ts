@@ -5,11 +5,11 @@ import { execFile } from 'node:child_process';
 import * as path from 'node:path';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
-import { posixSharedMemory } from '../../src/hot_restart/shared_memory';
+import { posixSharedMemory } from '../../src/shared_memory/posix_shared_memory';
 import { BUCKET_COUNT } from '../../src/stats/histogram_buckets';
 import { NameTable } from '../../src/stats/name_table';
 import { StatsReader } from '../../src/stats/reader';
-import { StatsRegion } from '../../src/stats/region';
+import { StatsRegion } from '../../src/shared_memory/region';
 import { scalarsOf } from '../helpers/histogram_samples';
 
 const run = promisify(execFile);

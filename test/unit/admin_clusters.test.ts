@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { clusterStatuses, healthStatusJson } from '../../src/admin/clusters_handler';
 import { renderClustersJson, renderClustersText } from '../../src/admin/clusters_text';
-import { HealthFlag, healthFlagsString } from '../../src/upstream/health_flags';
-import type { ClusterSnapshot } from '../../src/upstream/membership';
+import { HealthFlag, healthFlagsString } from '../../src/upstream/shared/health_flags';
+import type { ClusterSnapshot } from '../../src/upstream/shared/membership';
 import { DEFAULT_POLICY } from '../helpers/membership';
 
 const snapshot: ClusterSnapshot = {

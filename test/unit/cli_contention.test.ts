@@ -3,12 +3,12 @@ import { once } from 'node:events';
 import { test } from 'node:test';
 import { Worker } from 'node:worker_threads';
 import { contentionHandler, TRACING_DISABLED } from '../../src/admin/contention_handler';
-import { MutexTracer } from '../../src/admin/mutex_tracer';
+import { MutexTracer } from '../../src/shared_memory/mutex_tracer';
 import { NameTable } from '../../src/stats/name_table';
-import { StatsRegion } from '../../src/stats/region';
-import { CHUNK_BLOCK_BYTES, SectionKind, StatKind, STATS_CHUNK_DIR_OFFSET } from '../../src/stats/region_layout';
-import { offsetOf, segmentOf } from '../../src/stats/segments';
-import type { SharedMemorySource } from '../../src/stats/shared_memory_source';
+import { StatsRegion } from '../../src/shared_memory/region';
+import { CHUNK_BLOCK_BYTES, SectionKind, StatKind, STATS_CHUNK_DIR_OFFSET } from '../../src/shared_memory/region_layout';
+import { offsetOf, segmentOf } from '../../src/shared_memory/segments';
+import type { SharedMemorySource } from '../../src/shared_memory/shared_memory_source';
 
 async function contention(tracer: MutexTracer | null) {
   const response = await contentionHandler(tracer).handle({ method: 'GET', path: '/contention', query: new Map(), headers: {}, body: Buffer.alloc(0) });

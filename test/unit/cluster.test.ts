@@ -5,8 +5,8 @@ import type { ClusterConfig, LocalityLbEndpoints } from '../../src/config/model'
 import { createHeapStatsStore, SharedStatsStore } from '../../src/stats/store';
 import { DEFAULT_POLICY, MembershipDriver, staticSnapshots } from '../helpers/membership';
 import { FieldError } from '../../src/config/errors';
-import { Cluster, MembershipVersionError } from '../../src/upstream/cluster';
-import { ClusterManager } from '../../src/upstream/cluster_manager';
+import { Cluster, MembershipVersionError } from '../../src/upstream/worker/cluster';
+import { ClusterManager } from '../../src/upstream/worker/cluster_manager';
 import { silentConnectionLogs, silentLogger, staticCluster } from '../helpers/data_plane';
 import { ManualClock } from '../helpers/manual_clock';
 

@@ -5,7 +5,7 @@ import { loadBootstrap } from '../../src/config/load';
 import type { ClusterConfig } from '../../src/config/model';
 import { LiveRuntime } from '../../src/runtime/live_runtime';
 import { createHeapStatsStore } from '../../src/stats/store';
-import { ClusterInfo } from '../../src/upstream/cluster_info';
+import { ClusterInfo } from '../../src/upstream/worker/cluster_info';
 import { silentLogger } from '../helpers/data_plane';
 import { builtinExtensions } from '../../src/extensions/builtin_extensions';
 

@@ -7,7 +7,7 @@ import {
   CLUSTER_HISTOGRAMS,
   ClusterStats,
   declareClusterStatNames,
-} from '../../src/upstream/cluster_stats';
+} from '../../src/upstream/worker/cluster_stats';
 import { staticCluster } from '../helpers/data_plane';
 
 test('declareClusterStatNames names every cluster stat at 0 without making a worker handle', () => {

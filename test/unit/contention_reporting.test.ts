@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { test } from 'node:test';
 import { contentionHandler } from '../../src/admin/contention_handler';
-import { MutexStats, MutexTracer } from '../../src/admin/mutex_tracer';
+import { MutexStats, MutexTracer } from '../../src/shared_memory/mutex_tracer';
 import { ContentionReporter } from '../../src/server/contention_reporter';
 
 test("a worker's waits of one turn make one report; the next turn's another", async () => {

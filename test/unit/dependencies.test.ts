@@ -7,16 +7,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
-
-const ROOT = path.resolve(__dirname, '..', '..', '..');
-
-function sourceFiles(dir: string): string[] {
-  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
-    const full = path.join(dir, entry.name);
-    if (entry.isDirectory()) return sourceFiles(full);
-    return /\.(ts|js)$/.test(entry.name) || dir.endsWith('bin') ? [full] : [];
-  });
-}
+import { reachableFrom, ROOT, sourceFiles } from '../helpers/import_graph';
 
 /** The package names a file imports or requires (`@scope/name` or `name`, subpaths dropped). */
 function importedPackages(file: string): string[] {
@@ -38,36 +29,14 @@ test('every runtime dependency is loaded by the proxy, and no dev dependency is'
   assert.deepEqual([...imported].filter((name) => !(name in manifest.dependencies)).sort(), [], 'loaded but not a runtime dependency');
 });
 
-/** The src/ files a source file imports (relative specifiers, type-only imports included), resolved. */
-function importedSourceFiles(file: string): string[] {
-  const text = fs.readFileSync(file, 'utf8');
-  const specifiers = [...text.matchAll(/(?:from\s+|require\(\s*|import\(\s*)'(\.[^']*)'/g)].map((m) => m[1]!);
-  return specifiers.flatMap((specifier) => {
-    const base = path.resolve(path.dirname(file), specifier);
-    return [`${base}.ts`, path.join(base, 'index.ts')].filter((candidate) => fs.existsSync(candidate)).slice(0, 1);
-  });
-}
-
-/** Every src/ file reachable from `roots` by imports, the roots included. */
-function reachableFrom(roots: readonly string[]): Set<string> {
-  const seen = new Set<string>();
-  const pending = [...roots];
-  for (let file = pending.pop(); file !== undefined; file = pending.pop()) {
-    if (seen.has(file)) continue;
-    seen.add(file);
-    pending.push(...importedSourceFiles(file));
-  }
-  return seen;
-}
-
 test('src/config reaches nothing of src/upstream or src/extensions by imports, so the two layers have no cycle', { timeout: 10000 }, () => {
   const src = path.join(ROOT, 'src');
   const config = sourceFiles(path.join(src, 'config')).filter((file) => file.endsWith('.ts'));
   assert.ok(config.length > 0);
   const above = ['upstream', 'extensions'].map((dir) => path.join(src, dir) + path.sep);
-  const reached = [...reachableFrom(config)].filter((file) => above.some((dir) => file.startsWith(dir)));
+  const reached = [...reachableFrom(config).keys()].filter((file) => above.some((dir) => file.startsWith(dir)));
   assert.deepEqual(reached.map((file) => path.relative(ROOT, file)), []);
   // The check can fail: the extension registry does reach src/upstream (its cluster types).
   const registry = reachableFrom([path.join(src, 'extensions', 'builtin_extensions.ts')]);
-  assert.ok([...registry].some((file) => file.startsWith(above[0]!)));
+  assert.ok([...registry.keys()].some((file) => file.startsWith(above[0]!)));
 });

@@ -8,9 +8,9 @@ import { SystemClock } from '../../src/common/clock';
 import type { LbEndpoint, LocalityLbEndpoints } from '../../src/config/model';
 import { DEFAULT_DNS_TIMEOUT_MS, DEFAULT_DNS_TRIES } from '../../src/network/dns/dns_client';
 import { readResolvConf } from '../../src/network/dns/resolv_conf';
-import { createDnsDiscovery } from '../../src/upstream/dns/dns_discovery';
-import { type DnsClusterSettings, type DnsDiscoveryStatName, DnsSettingsError } from '../../src/upstream/dns/dns_cluster_settings';
-import { JitteredExponentialBackOff } from '../../src/upstream/dns/refresh_delays';
+import { createDnsDiscovery } from '../../src/upstream/supervisor/dns/dns_discovery';
+import { type DnsClusterSettings, type DnsDiscoveryStatName, DnsSettingsError } from '../../src/upstream/supervisor/dns/dns_cluster_settings';
+import { JitteredExponentialBackOff } from '../../src/upstream/supervisor/dns/refresh_delays';
 import { closedDnsServer, type DnsTestServer, dnsTestServerForFile } from '../helpers/dns_test_server';
 import { ManualClock } from '../helpers/manual_clock';
 

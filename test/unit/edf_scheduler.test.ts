@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { EdfScheduler } from '../../src/upstream/lb/edf_scheduler';
+import { EdfScheduler } from '../../src/upstream/worker/lb/edf_scheduler';
 
 const weightOf =
   (weights: readonly number[]) =>

@@ -7,7 +7,7 @@ import { loadBootstrap } from '../../src/config/load';
 import { RequestHead } from '../../src/http/message';
 import { HeaderMatcher, matchAll } from '../../src/filters/http/header_matcher';
 import { clustersHealthy, HealthCheckCache } from '../../src/filters/http/health_check';
-import { ClusterManager } from '../../src/upstream/cluster_manager';
+import { ClusterManager } from '../../src/upstream/worker/cluster_manager';
 import { staticSnapshots } from '../helpers/membership';
 import { createHeapStatsStore } from '../../src/stats/store';
 import { ManualClock } from '../helpers/manual_clock';

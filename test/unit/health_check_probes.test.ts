@@ -5,9 +5,9 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { HttpHealthCheck } from '../../src/config/model';
 import { ResponseHead } from '../../src/http/message';
-import { grpcCheckRequest, servingStatus } from '../../src/upstream/health_check/grpc_probe';
-import { httpCheckOutcome, httpCheckRequest } from '../../src/upstream/health_check/http_probe';
-import { receivedAll } from '../../src/upstream/health_check/tcp_probe';
+import { grpcCheckRequest, servingStatus } from '../../src/upstream/supervisor/health_check/grpc_probe';
+import { httpCheckOutcome, httpCheckRequest } from '../../src/upstream/supervisor/health_check/http_probe';
+import { receivedAll } from '../../src/upstream/supervisor/health_check/tcp_probe';
 
 const HTTP: HttpHealthCheck = { kind: 'http', host: '', path: '/hc', expectedStatuses: [[200, 201]], requestHeadersToAdd: [], requestHeadersToRemove: [], serviceNameMatcher: null };
 

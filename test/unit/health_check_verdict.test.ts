@@ -5,9 +5,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { HealthCheck } from '../../src/config/model';
-import { HealthFlag } from '../../src/upstream/health_flags';
-import { initialCheckDelay, nextCheckDelay } from '../../src/upstream/health_check/check_interval';
-import { type CheckOutcome, INITIAL_COUNTS, judge, type Verdict } from '../../src/upstream/health_check/verdict';
+import { HealthFlag } from '../../src/upstream/shared/health_flags';
+import { initialCheckDelay, nextCheckDelay } from '../../src/upstream/supervisor/health_check/check_interval';
+import { type CheckOutcome, INITIAL_COUNTS, judge, type Verdict } from '../../src/upstream/supervisor/health_check/verdict';
 import { seededRandom } from '../helpers/seeded_random';
 
 const FAILED = HealthFlag.FAILED_ACTIVE_HC;

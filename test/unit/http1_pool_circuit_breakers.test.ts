@@ -12,8 +12,8 @@ import type { ConnectionPool, PoolCallbacks, RequestEncoder, ResponseDecoder, St
 import { RequestHead, type ResponseHead } from '../../src/http/message';
 import { LiveRuntime } from '../../src/runtime/live_runtime';
 import { createHeapStatsStore, type SharedStatsStore } from '../../src/stats/store';
-import { Cluster } from '../../src/upstream/cluster';
-import type { ResourceManager } from '../../src/upstream/resource_manager';
+import { Cluster } from '../../src/upstream/worker/cluster';
+import type { ResourceManager } from '../../src/upstream/shared/resource_manager';
 import { silentConnectionLogs, silentLogger, staticCluster } from '../helpers/data_plane';
 import { tcpUpstream } from '../helpers/http_peers';
 import { ManualClock } from '../helpers/manual_clock';

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { ClusterConfig } from '../../src/config/model';
 import type { Logger } from '../../src/log/logger_api';
-import type { Host } from '../../src/upstream/host';
+import type { Host } from '../../src/upstream/worker/host';
 import { silentLogger } from '../helpers/data_plane';
 import { balancer, host, ports, seeded, sequence } from '../helpers/load_balancer';
 import type { RandomSource } from '../../src/common/random';

@@ -4,10 +4,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { DEFAULT_OVERPROVISIONING_FACTOR, type Locality } from '../../src/config/model';
-import { HealthFlag } from '../../src/upstream/health_flags';
-import type { Host } from '../../src/upstream/host';
-import { effectiveLocalityWeight } from '../../src/upstream/lb/locality_scheduler';
-import { PrioritySet } from '../../src/upstream/priority_set';
+import { HealthFlag } from '../../src/upstream/shared/health_flags';
+import type { Host } from '../../src/upstream/worker/host';
+import { effectiveLocalityWeight } from '../../src/upstream/worker/lb/locality_scheduler';
+import { PrioritySet } from '../../src/upstream/worker/priority_set';
 import { staticCluster } from '../helpers/data_plane';
 import { balancer, host, ports, type TestBalancer } from '../helpers/load_balancer';
 

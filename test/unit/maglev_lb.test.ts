@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { Host } from '../../src/upstream/host';
-import type { LoadBalancerContext } from '../../src/upstream/lb/load_balancer';
-import { buildMaglevTable } from '../../src/upstream/lb/maglev_lb';
-import { normalizeWeights } from '../../src/upstream/lb/thread_aware_load_balancer';
-import { HostSet } from '../../src/upstream/priority_set';
+import type { Host } from '../../src/upstream/worker/host';
+import type { LoadBalancerContext } from '../../src/upstream/worker/lb/load_balancer';
+import { buildMaglevTable } from '../../src/upstream/worker/lb/maglev_lb';
+import { normalizeWeights } from '../../src/upstream/worker/lb/thread_aware_load_balancer';
+import { HostSet } from '../../src/upstream/worker/priority_set';
 import { referenceXxHash64 } from '../helpers/hash_reference';
 import { balancer, host, seeded } from '../helpers/load_balancer';
 import { DEFAULT_OVERPROVISIONING_FACTOR } from '../../src/config/model';

@@ -12,7 +12,7 @@ import { constructDataPlane } from '../../src/server/data_plane_construction';
 import { neverDrain } from '../../src/server/drain_decider';
 import { NamingStatsStore } from '../../src/stats/naming_store';
 import { ConnectionIds } from '../../src/log/connection_log';
-import { ClusterManager } from '../../src/upstream/cluster_manager';
+import { ClusterManager } from '../../src/upstream/worker/cluster_manager';
 import { anyMatch, directRoute, httpConnectionManager, listener, silentLogger, staticCluster, tcpProxy, virtualHost } from '../helpers/data_plane';
 import { dataPlaneFactories } from '../../src/extensions/data_plane_extensions';
 

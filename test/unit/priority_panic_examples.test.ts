@@ -7,9 +7,9 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { loadBootstrap } from '../../src/config/load';
-import { HealthFlag } from '../../src/upstream/health_flags';
-import type { Host } from '../../src/upstream/host';
-import { computePriorityLoad, type HostCounts } from '../../src/upstream/lb/priority_load';
+import { HealthFlag } from '../../src/upstream/shared/health_flags';
+import type { Host } from '../../src/upstream/worker/host';
+import { computePriorityLoad, type HostCounts } from '../../src/upstream/worker/lb/priority_load';
 import { staticCluster } from '../helpers/data_plane';
 import { balancer, host, ports, sequence } from '../helpers/load_balancer';
 import { DEFAULT_OVERPROVISIONING_FACTOR } from '../../src/config/model';

@@ -6,10 +6,10 @@ import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import { test, type TestContext } from 'node:test';
 import * as addon from '../../src/native/addon';
-import { createRegion, posixSharedMemory } from '../../src/hot_restart/shared_memory';
-import { lockRegion, privateRegionName, privateRegionObjects, reclaimDeadPrivateRegions, shmEntries } from '../../src/hot_restart/private_regions';
-import { StatsRegion } from '../../src/stats/region';
-import { processAlive } from '../../src/stats/process_alive';
+import { createRegion, posixSharedMemory } from '../../src/shared_memory/posix_shared_memory';
+import { lockRegion, privateRegionName, privateRegionObjects, reclaimDeadPrivateRegions, shmEntries } from '../../src/shared_memory/private_regions';
+import { StatsRegion } from '../../src/shared_memory/region';
+import { processAlive } from '../../src/shared_memory/process_alive';
 
 const BOUNDED = { timeout: 20_000 };
 /** Regions made while a reclaimer sweeps: enough that one made unlocked for a moment is caught. */
@@ -21,8 +21,8 @@ const RACED_CREATIONS = 100;
  * until its stdin closes. Says "sweeping" once it does.
  */
 const RECLAIMER = `
-const { privateRegionObjects, reclaimDeadPrivateRegions, shmEntries } = require(${JSON.stringify(require.resolve('../../src/hot_restart/private_regions'))});
-const { posixSharedMemory } = require(${JSON.stringify(require.resolve('../../src/hot_restart/shared_memory'))});
+const { privateRegionObjects, reclaimDeadPrivateRegions, shmEntries } = require(${JSON.stringify(require.resolve('../../src/shared_memory/private_regions'))});
+const { posixSharedMemory } = require(${JSON.stringify(require.resolve('../../src/shared_memory/posix_shared_memory'))});
 const pid = Number(process.argv[1]);
 const entries = () => shmEntries().filter((entry) => privateRegionObjects([entry]).has(pid));
 const sweep = () => {

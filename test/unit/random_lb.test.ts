@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { Host } from '../../src/upstream/host';
+import type { Host } from '../../src/upstream/worker/host';
 import { balancer, host, ports, seeded, sequence } from '../helpers/load_balancer';
 import type { RandomSource } from '../../src/common/random';
 

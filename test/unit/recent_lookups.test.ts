@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { renderRecentLookups } from '../../src/admin/recent_lookups_handler';
 import { RecentLookups } from '../../src/stats/recent_lookups';
-import { StatKind } from '../../src/stats/region_layout';
+import { StatKind } from '../../src/shared_memory/region_layout';
 import { createHeapStatsStore } from '../../src/stats/store';
 
 test('disabled: only the total counts', () => {

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { DEFAULT_OVERPROVISIONING_FACTOR, type RingHashLbConfig } from '../../src/config/model';
-import type { Host } from '../../src/upstream/host';
-import type { LoadBalancerContext } from '../../src/upstream/lb/load_balancer';
-import { buildRing } from '../../src/upstream/lb/ring_hash_lb';
-import { normalizeWeights } from '../../src/upstream/lb/thread_aware_load_balancer';
-import { HostSet } from '../../src/upstream/priority_set';
+import type { Host } from '../../src/upstream/worker/host';
+import type { LoadBalancerContext } from '../../src/upstream/worker/lb/load_balancer';
+import { buildRing } from '../../src/upstream/worker/lb/ring_hash_lb';
+import { normalizeWeights } from '../../src/upstream/worker/lb/thread_aware_load_balancer';
+import { HostSet } from '../../src/upstream/worker/priority_set';
 import { referenceXxHash64 } from '../helpers/hash_reference';
 import { balancer, host, seeded } from '../helpers/load_balancer';
 

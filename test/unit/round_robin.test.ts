@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { HealthFlag } from '../../src/upstream/health_flags';
-import type { Host } from '../../src/upstream/host';
-import { choosePriority, computePriorityLoad } from '../../src/upstream/lb/priority_load';
+import { HealthFlag } from '../../src/upstream/shared/health_flags';
+import type { Host } from '../../src/upstream/worker/host';
+import { choosePriority, computePriorityLoad } from '../../src/upstream/worker/lb/priority_load';
 import { balancer, host, ports, sequence } from '../helpers/load_balancer';
 import { DEFAULT_OVERPROVISIONING_FACTOR } from '../../src/config/model';
 import type { RandomSource } from '../../src/common/random';

@@ -19,7 +19,7 @@ import {
 import { RetryState, RetryStatus, type RetryCounters } from '../../src/filters/http/retry_state';
 import { forwardedForAddress, isInternalAddress, isInternalRequest } from '../../src/filters/network/http_connection_manager/internal_request';
 import type { Counter } from '../../src/stats/stats';
-import type { Resource } from '../../src/upstream/resource_manager';
+import type { Resource } from '../../src/upstream/shared/resource_manager';
 import { Json, v3Bootstrap } from '../helpers/config_fixtures';
 import { builtinExtensions } from '../../src/extensions/builtin_extensions';
 

@@ -3,7 +3,7 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ChunkBuffer } from '../../src/stats/chunk_buffer';
+import { ChunkBuffer } from '../../src/admin/stats/chunk_buffer';
 
 const written = (write: (out: ChunkBuffer) => void): string => {
   const out = new ChunkBuffer();

@@ -5,10 +5,10 @@ import { test } from 'node:test';
 import type { AdminHandler, AdminRequest, AdminResponse } from '../../src/admin/admin_server';
 import { statsHandlers } from '../../src/admin/stats_handler';
 import { parseQuery } from '../../src/admin/query';
-import { HistogramBucketSettings } from '../../src/stats/histogram_bucket_settings';
-import { PrometheusFormatter } from '../../src/stats/prometheus';
+import { HistogramBucketSettings } from '../../src/admin/stats/histogram_bucket_settings';
+import { PrometheusFormatter } from '../../src/admin/stats/prometheus';
 import type { StatsSnapshot } from '../../src/stats/sample';
-import { TagExtractor } from '../../src/stats/tag_extractor';
+import { TagExtractor } from '../../src/admin/stats/tag_extractor';
 import { counter, gauge, scalarList } from '../helpers/histogram_samples';
 
 const SNAPSHOT: StatsSnapshot = { scalars: scalarList([counter('cluster.a.upstream_rq_total', 2), gauge('server.live', 1)]), histograms: [] };

@@ -4,13 +4,13 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { StatsConfig } from '../../src/config/model';
-import { HistogramBucketSettings } from '../../src/stats/histogram_bucket_settings';
+import { HistogramBucketSettings } from '../../src/admin/stats/histogram_bucket_settings';
 import type { NameBytes } from '../../src/stats/name_bytes';
 import { sortedByName } from '../../src/stats/name_order';
-import { PrometheusFormatter } from '../../src/stats/prometheus';
-import type { StatsQuery } from '../../src/stats/render';
+import { PrometheusFormatter } from '../../src/admin/stats/prometheus';
+import type { StatsQuery } from '../../src/admin/stats/render';
 import type { StatsSnapshot } from '../../src/stats/sample';
-import { type NamedBytes, sanitizeName, TagExtractor } from '../../src/stats/tag_extractor';
+import { type NamedBytes, sanitizeName, TagExtractor } from '../../src/admin/stats/tag_extractor';
 import { DEFAULT_TAG_RULES } from '../../src/stats/default_tags';
 import { firstGroupOpening, firstTokenOf, TagProducer } from '../../src/stats/tag_producer';
 import { counter, gauge, histogram, scalarList } from '../helpers/histogram_samples';

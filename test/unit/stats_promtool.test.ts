@@ -4,10 +4,10 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { StatsConfig } from '../../src/config/model';
-import { HistogramBucketSettings } from '../../src/stats/histogram_bucket_settings';
-import { PrometheusFormatter } from '../../src/stats/prometheus';
+import { HistogramBucketSettings } from '../../src/admin/stats/histogram_bucket_settings';
+import { PrometheusFormatter } from '../../src/admin/stats/prometheus';
 import type { StatsSnapshot } from '../../src/stats/sample';
-import { TagExtractor } from '../../src/stats/tag_extractor';
+import { TagExtractor } from '../../src/admin/stats/tag_extractor';
 import { counter, gauge, histogram, scalarList } from '../helpers/histogram_samples';
 import { checkMetrics } from '../helpers/promtool';
 

@@ -3,8 +3,8 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { formatG32, formatShortest } from '../../src/stats/number_format';
-import { renderStatsJson, renderStatsText, StatsQuery } from '../../src/stats/render';
+import { formatG32, formatShortest } from '../../src/admin/stats/number_format';
+import { renderStatsJson, renderStatsText, StatsQuery } from '../../src/admin/stats/render';
 import type { StatsSnapshot } from '../../src/stats/sample';
 import { counter, gauge, histogram, scalarList } from '../helpers/histogram_samples';
 

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import { reclaimColumns, zeroColumnGauges } from '../../src/stats/column_reclaim';
 import { BUCKET_COUNT, bucketIndex } from '../../src/stats/histogram_buckets';
 import { NameTable } from '../../src/stats/name_table';
-import { RegionMismatchError, StatsRegion, StillInitializingError } from '../../src/stats/region';
+import { RegionMismatchError, StatsRegion, StillInitializingError } from '../../src/shared_memory/region';
 import {
   ColumnState,
   DIRECTORY_ENTRY_WORDS,
@@ -14,11 +14,11 @@ import {
   SlotField,
   SlotFlag,
   StatKind,
-} from '../../src/stats/region_layout';
-import { renderStatsJson, renderStatsText, StatsQuery } from '../../src/stats/render';
-import { HeapMemory } from '../../src/stats/shared_memory_source';
+} from '../../src/shared_memory/region_layout';
+import { renderStatsJson, renderStatsText, StatsQuery } from '../../src/admin/stats/render';
+import { HeapMemory } from '../../src/shared_memory/shared_memory_source';
 import { createHeapStatsStore, SharedStatsStore, STATS_OVERFLOW } from '../../src/stats/store';
-import { StatsMemoryError } from '../../src/stats/segments';
+import { StatsMemoryError } from '../../src/shared_memory/segments';
 import { SafeRegex } from '../../src/regex/safe_regex';
 import { scalarsOf } from '../helpers/histogram_samples';
 

@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { DEFAULT_OVERPROVISIONING_FACTOR, type LbSubsetConfig, type Locality } from '../../src/config/model';
-import { HealthFlag } from '../../src/upstream/health_flags';
-import type { Host } from '../../src/upstream/host';
-import { connectionContext, type LoadBalancerContext, withMetadataMatch } from '../../src/upstream/lb/load_balancer';
-import { type LoadBalancerFactory, LOAD_BALANCERS } from '../../src/upstream/lb/load_balancer_registry';
-import { SubsetLoadBalancer } from '../../src/upstream/lb/subset_load_balancer';
-import type { PrioritySet } from '../../src/upstream/priority_set';
+import { HealthFlag } from '../../src/upstream/shared/health_flags';
+import type { Host } from '../../src/upstream/worker/host';
+import { connectionContext, type LoadBalancerContext, withMetadataMatch } from '../../src/upstream/worker/lb/load_balancer';
+import { type LoadBalancerFactory, LOAD_BALANCERS } from '../../src/upstream/worker/lb/load_balancer_registry';
+import { SubsetLoadBalancer } from '../../src/upstream/worker/lb/subset_load_balancer';
+import type { PrioritySet } from '../../src/upstream/worker/priority_set';
 import { staticCluster } from '../helpers/data_plane';
 import { balancerParams, type BalancerOptions, host, type HostSpec, seeded, sequence } from '../helpers/load_balancer';
 

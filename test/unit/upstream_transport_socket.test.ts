@@ -12,8 +12,8 @@ import type { CertificateValidationContextConfig } from '../../src/config/model'
 import { LiveRuntime } from '../../src/runtime/live_runtime';
 import { createHeapStatsStore } from '../../src/stats/store';
 import { PeerVerifier } from '../../src/tls/peer_verification';
-import { ClusterInfo } from '../../src/upstream/cluster_info';
-import { transportSocketMatchIndex } from '../../src/upstream/transport_socket_match';
+import { ClusterInfo } from '../../src/upstream/worker/cluster_info';
+import { transportSocketMatchIndex } from '../../src/upstream/shared/transport_socket_match';
 import { silentLogger } from '../helpers/data_plane';
 import type { Json } from '../helpers/config_fixtures';
 import { TestPki } from '../helpers/test_pki';

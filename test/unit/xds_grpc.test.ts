@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test, type TestContext } from 'node:test';
 import { FieldError } from '../../src/config/errors';
 import type { JsonObject } from '../../src/config/json';
-import type { ApiConfigSource, ConfigSourceConfig, XdsApiVersion } from '../../src/config/xds/config_source';
+import type { ApiConfigSource, ConfigSourceConfig, XdsApiVersion } from '../../src/config/config_source';
 import { CLUSTER_RESOURCE, ENDPOINT_RESOURCE, type ResourceType } from '../../src/config/xds/resource_types';
 import { SubscriptionStats, type ConfigUpdateFailureReason, type DecodedResource } from '../../src/config/xds/subscription';
 import type { SubscriptionFactory } from '../../src/config/xds/subscription_factory';

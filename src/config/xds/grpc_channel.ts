@@ -6,7 +6,7 @@
 
 import * as grpc from '@grpc/grpc-js';
 import { isIP } from 'node:net';
-import type { GrpcTarget } from './config_source';
+import type { GrpcTarget } from '../config_source';
 
 export interface HostAddress {
   readonly address: string;

@@ -1,7 +1,7 @@
 // The xDS resource types this build subscribes to: their type URLs in each API version, and the
 // field that names a resource.
 
-import type { XdsApiVersion } from './config_source';
+import type { XdsApiVersion } from '../config_source';
 
 export interface ResourceType {
   /** The v3 message, Envoy's package name. */

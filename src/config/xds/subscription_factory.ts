@@ -7,7 +7,7 @@ import type { Logger } from '../../log/logger_api';
 import type { Scope } from '../../stats/stats';
 import type { JsonObject } from '../json';
 import type { ProtoSchema } from '../schema';
-import { type ApiConfigSource, type ConfigSourceConfig, effectiveApiVersion } from './config_source';
+import { type ApiConfigSource, type ConfigSourceConfig, effectiveApiVersion } from '../config_source';
 import { ControlPlaneStats } from './control_plane_stats';
 import { adsMethodPath, DiscoveryWire, restPath, streamMethodPath } from './discovery_wire';
 import { type ClusterAddresses, GrpcChannel } from './grpc_channel';

@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import { FieldError, FieldErrorCollector } from '../errors';
 import { childPath, indexPath } from '../field_path';
 import type { Bootstrap, NodeInfo } from '../model';
-import type { ConfigSourceConfig } from './config_source';
+import type { ConfigSourceConfig } from '../config_source';
 import { CLUSTER_RESOURCE, resourceTypeUrl, type ResourceType } from './resource_types';
 
 /**

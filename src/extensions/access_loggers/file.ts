@@ -7,9 +7,9 @@ import type { FileAccessLogConfig } from '../../access_log/access_log_config';
 import { FILE_ACCESS_LOG, FILE_ACCESS_LOG_SHAPE, FILE_ACCESS_LOG_TYPE, fileAccessLogModel, LEGACY_FILE_ACCESS_LOG, validateFileAccessLog } from '../../access_log/access_log_model';
 import { createFormatter } from '../../access_log/log_formatter';
 import type { ExtensionDescriptor } from '../../config/extension';
-import type { ExtensionFactories } from '../extension_factories';
+import type { DataPlaneFactories } from '../data_plane_factories';
 
-export const FILE_ACCESS_LOGGER: ExtensionDescriptor<'proxy.access_loggers', ExtensionFactories['proxy.access_loggers']> = {
+export const FILE_ACCESS_LOGGER: ExtensionDescriptor<'proxy.access_loggers', DataPlaneFactories['proxy.access_loggers']> = {
   category: 'proxy.access_loggers',
   name: FILE_ACCESS_LOG,
   aliases: [LEGACY_FILE_ACCESS_LOG],

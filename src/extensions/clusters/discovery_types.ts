@@ -1,14 +1,14 @@
 // The cluster discovery types (`type`: STATIC, STRICT_DNS, ...), registered as Envoy registers
 // them (`proxy.cluster.static`, ...): they take no typed_config; their factories are the
-// supervisor's discovery (src/upstream).
+// supervisor's discovery (src/upstream/supervisor/).
 
 import type { ExtensionDescriptor } from '../../config/extension';
 import { clusterExtensionName } from '../../config/extension_registry';
-import type { ClusterType } from '../../upstream/cluster_discovery';
-import { LOGICAL_DNS_CLUSTER, STRICT_DNS_CLUSTER } from '../../upstream/dns_cluster';
-import { EDS_CLUSTER } from '../../upstream/eds_cluster';
-import { ORIGINAL_DST_CLUSTER } from '../../upstream/original_dst_cluster';
-import { STATIC_CLUSTER } from '../../upstream/static_cluster';
+import type { ClusterType } from '../../upstream/supervisor/cluster_discovery';
+import { LOGICAL_DNS_CLUSTER, STRICT_DNS_CLUSTER } from '../../upstream/supervisor/dns_cluster';
+import { EDS_CLUSTER } from '../../upstream/supervisor/eds_cluster';
+import { ORIGINAL_DST_CLUSTER } from '../../upstream/supervisor/original_dst_cluster';
+import { STATIC_CLUSTER } from '../../upstream/supervisor/static_cluster';
 
 function discoveryType(type: ClusterType): ExtensionDescriptor<'proxy.clusters', ClusterType> {
   const name = clusterExtensionName(type.name);

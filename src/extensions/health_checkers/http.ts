@@ -1,7 +1,8 @@
-// HealthCheck.http_health_check: an HTTP/1.1 GET per check (src/upstream/health_check/http_probe.ts),
-// with Envoy's load-time rules: expected status ranges within 100..600, no pseudo-header or host
-// among the headers a check adds or removes, a service name regex that compiles. HTTP/2 and
-// HTTP/3 checks and the check's send/receive (not implemented in Envoy) are refused.
+// HealthCheck.http_health_check: an HTTP/1.1 GET per check
+// (src/upstream/supervisor/health_check/http_probe.ts), with Envoy's load-time rules: expected
+// status ranges within 100..600, no pseudo-header or host among the headers a check adds or
+// removes, a service name regex that compiles. HTTP/2 and HTTP/3 checks and the check's
+// send/receive (not implemented in Envoy) are refused.
 
 import type { ExtensionDescriptor } from '../../config/extension';
 import { STRING_MATCHER } from '../../config/common_shapes';
@@ -12,7 +13,7 @@ import type { HttpHealthCheck } from '../../config/model';
 import { leaf, list } from '../../config/shape';
 import { stringMatch } from '../../config/string_match_model';
 import { compileRegexMatcher } from '../../config/validation/stats_config';
-import { HTTP_CHECKER, type HealthCheckerFactory } from '../../upstream/health_check/health_checkers';
+import { HTTP_CHECKER, type HealthCheckerFactory } from '../../upstream/supervisor/health_check/health_checkers';
 
 /** Envoy's expected_statuses when none is configured: 200 only. */
 const EXPECTED_STATUSES: HttpHealthCheck['expectedStatuses'] = [[200, 201]];

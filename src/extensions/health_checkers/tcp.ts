@@ -1,5 +1,5 @@
 // HealthCheck.tcp_health_check: connect, send a payload, expect payloads back
-// (src/upstream/health_check/tcp_probe.ts). Payloads in hex must decode.
+// (src/upstream/supervisor/health_check/tcp_probe.ts). Payloads in hex must decode.
 
 import type { ExtensionDescriptor } from '../../config/extension';
 import { FieldError } from '../../config/errors';
@@ -7,7 +7,7 @@ import { childPath, indexPath } from '../../config/field_path';
 import { JsonObject, messageField, messageList, stringField } from '../../config/json';
 import type { TcpHealthCheck } from '../../config/model';
 import { leaf, list, Shape } from '../../config/shape';
-import { TCP_CHECKER, type HealthCheckerFactory } from '../../upstream/health_check/health_checkers';
+import { TCP_CHECKER, type HealthCheckerFactory } from '../../upstream/supervisor/health_check/health_checkers';
 
 const PAYLOAD: Shape = { fields: { text: leaf, binary: leaf } };
 const HEX = /^(?:[0-9a-fA-F]{2})+$/;

@@ -13,9 +13,9 @@ import { CONFIG_TYPES, HEALTH_CHECK } from '../../config/names';
 import { leaf, list } from '../../config/shape';
 import { requireNonNegativeDuration } from '../../config/validation/durations';
 import { HealthCheckFilterFactory } from '../../filters/http/health_check';
-import type { ExtensionFactories } from '../extension_factories';
+import type { DataPlaneFactories } from '../data_plane_factories';
 
-export const HEALTH_CHECK_FILTER: ExtensionDescriptor<'proxy.filters.http', ExtensionFactories['proxy.filters.http']> = {
+export const HEALTH_CHECK_FILTER: ExtensionDescriptor<'proxy.filters.http', DataPlaneFactories['proxy.filters.http']> = {
   category: 'proxy.filters.http',
   name: HEALTH_CHECK,
   aliases: ['envoy.health_check'],

@@ -3,9 +3,9 @@
 
 import type { ExtensionDescriptor } from '../../config/extension';
 import { CONFIG_TYPES, ROUTER } from '../../config/names';
-import type { ExtensionFactories } from '../extension_factories';
+import type { DataPlaneFactories } from '../data_plane_factories';
 
-export const ROUTER_FILTER: ExtensionDescriptor<'proxy.filters.http', ExtensionFactories['proxy.filters.http']> = {
+export const ROUTER_FILTER: ExtensionDescriptor<'proxy.filters.http', DataPlaneFactories['proxy.filters.http']> = {
   category: 'proxy.filters.http',
   name: ROUTER,
   aliases: ['envoy.router'],

@@ -3,9 +3,9 @@
 
 import type { ExtensionDescriptor } from '../../config/extension';
 import { CONFIG_TYPES, ORIGINAL_DST_LISTENER_FILTER } from '../../config/names';
-import type { ExtensionFactories } from '../extension_factories';
+import type { DataPlaneFactories } from '../data_plane_factories';
 
-export const ORIGINAL_DST_FILTER: ExtensionDescriptor<'proxy.filters.listener', ExtensionFactories['proxy.filters.listener']> = {
+export const ORIGINAL_DST_FILTER: ExtensionDescriptor<'proxy.filters.listener', DataPlaneFactories['proxy.filters.listener']> = {
   category: 'proxy.filters.listener',
   name: ORIGINAL_DST_LISTENER_FILTER,
   aliases: ['envoy.listener.original_dst'],

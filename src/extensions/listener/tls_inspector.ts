@@ -3,9 +3,9 @@
 
 import type { ExtensionDescriptor } from '../../config/extension';
 import { CONFIG_TYPES, TLS_INSPECTOR } from '../../config/names';
-import type { ExtensionFactories } from '../extension_factories';
+import type { DataPlaneFactories } from '../data_plane_factories';
 
-export const TLS_INSPECTOR_FILTER: ExtensionDescriptor<'proxy.filters.listener', ExtensionFactories['proxy.filters.listener']> = {
+export const TLS_INSPECTOR_FILTER: ExtensionDescriptor<'proxy.filters.listener', DataPlaneFactories['proxy.filters.listener']> = {
   category: 'proxy.filters.listener',
   name: TLS_INSPECTOR,
   aliases: ['envoy.listener.tls_inspector'],

@@ -12,12 +12,12 @@ import { leaf } from '../../config/shape';
 import { requireNonNegativeDuration } from '../../config/validation/durations';
 import { TcpProxyFactory } from '../../filters/network/tcp_proxy';
 import { ACCESS_LOG_LIST, accessLogsModel, validateAccessLogs } from '../access_loggers/access_log_list';
-import type { ExtensionFactories } from '../extension_factories';
+import type { DataPlaneFactories } from '../data_plane_factories';
 
 /** Envoy's default idle_timeout: 1 hour. */
 const IDLE_TIMEOUT_MS = 60 * 60 * 1000;
 
-export const TCP_PROXY_FILTER: ExtensionDescriptor<'proxy.filters.network', ExtensionFactories['proxy.filters.network']> = {
+export const TCP_PROXY_FILTER: ExtensionDescriptor<'proxy.filters.network', DataPlaneFactories['proxy.filters.network']> = {
   category: 'proxy.filters.network',
   name: TCP_PROXY,
   aliases: ['envoy.tcp_proxy'],

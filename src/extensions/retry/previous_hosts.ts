@@ -4,9 +4,9 @@
 
 import type { ExtensionDescriptor } from '../../config/extension';
 import { CONFIG_TYPES, PREVIOUS_HOSTS } from '../../config/names';
-import type { ExtensionFactories } from '../extension_factories';
+import type { DataPlaneFactories } from '../data_plane_factories';
 
-export const PREVIOUS_HOSTS_PREDICATE: ExtensionDescriptor<'proxy.retry_host_predicates', ExtensionFactories['proxy.retry_host_predicates']> = {
+export const PREVIOUS_HOSTS_PREDICATE: ExtensionDescriptor<'proxy.retry_host_predicates', DataPlaneFactories['proxy.retry_host_predicates']> = {
   category: 'proxy.retry_host_predicates',
   name: PREVIOUS_HOSTS,
   configType: CONFIG_TYPES.previousHosts,

@@ -2,11 +2,11 @@
 
 import type { ExtensionCategory, ExtensionDescriptor } from '../../config/extension';
 import { CONFIG_TYPES, RAW_BUFFER_TRANSPORT_SOCKET } from '../../config/names';
-import type { ExtensionFactories } from '../extension_factories';
+import type { DataPlaneFactories } from '../data_plane_factories';
 
 type TransportSocketCategory = Extract<ExtensionCategory, 'proxy.transport_sockets.downstream' | 'proxy.transport_sockets.upstream'>;
 
-function rawBuffer<C extends TransportSocketCategory>(category: C): ExtensionDescriptor<C, ExtensionFactories[C]> {
+function rawBuffer<C extends TransportSocketCategory>(category: C): ExtensionDescriptor<C, DataPlaneFactories[C]> {
   return {
     category,
     name: RAW_BUFFER_TRANSPORT_SOCKET,

@@ -6,7 +6,7 @@ import type { ExtensionDescriptor } from '../../config/extension';
 import { STRING_MATCHER } from '../../config/common_shapes';
 import { CONFIG_TYPES, TLS_TRANSPORT_SOCKET } from '../../config/names';
 import { leaf, list, Shape } from '../../config/shape';
-import type { ExtensionFactories } from '../extension_factories';
+import type { DataPlaneFactories } from '../data_plane_factories';
 import { downstreamTlsSocket, upstreamTlsSocket } from './tls_context_model';
 
 // core.v3.DataSource as Envoy 1.16 has it (environment_variable is newer). Read when its
@@ -35,7 +35,7 @@ const COMMON_TLS_CONTEXT: Shape = {
 };
 
 // Session tickets, session timeouts and OCSP stapling are refused: the listener does not set them.
-export const DOWNSTREAM_TLS: ExtensionDescriptor<'proxy.transport_sockets.downstream', ExtensionFactories['proxy.transport_sockets.downstream']> = {
+export const DOWNSTREAM_TLS: ExtensionDescriptor<'proxy.transport_sockets.downstream', DataPlaneFactories['proxy.transport_sockets.downstream']> = {
   category: 'proxy.transport_sockets.downstream',
   name: TLS_TRANSPORT_SOCKET,
   aliases: ['tls'],
@@ -47,7 +47,7 @@ export const DOWNSTREAM_TLS: ExtensionDescriptor<'proxy.transport_sockets.downst
 
 // allow_renegotiation sets OpenSSL's SSL_OP_NO_RENEGOTIATION when false (Envoy's default) and
 // clears it when true.
-export const UPSTREAM_TLS: ExtensionDescriptor<'proxy.transport_sockets.upstream', ExtensionFactories['proxy.transport_sockets.upstream']> = {
+export const UPSTREAM_TLS: ExtensionDescriptor<'proxy.transport_sockets.upstream', DataPlaneFactories['proxy.transport_sockets.upstream']> = {
   category: 'proxy.transport_sockets.upstream',
   name: TLS_TRANSPORT_SOCKET,
   aliases: ['tls'],

@@ -9,9 +9,9 @@ import { enumField, messageField } from '../../config/json';
 import { CONFIG_TYPES, UPSTREAM_PROXY_PROTOCOL_TRANSPORT_SOCKET } from '../../config/names';
 import { anyContent, leaf } from '../../config/shape';
 import { validateExtension } from '../../config/validation/extensions';
-import type { ExtensionFactories } from '../extension_factories';
+import type { DataPlaneFactories } from '../data_plane_factories';
 
-export const UPSTREAM_PROXY_PROTOCOL: ExtensionDescriptor<'proxy.transport_sockets.upstream', ExtensionFactories['proxy.transport_sockets.upstream']> = {
+export const UPSTREAM_PROXY_PROTOCOL: ExtensionDescriptor<'proxy.transport_sockets.upstream', DataPlaneFactories['proxy.transport_sockets.upstream']> = {
   category: 'proxy.transport_sockets.upstream',
   name: UPSTREAM_PROXY_PROTOCOL_TRANSPORT_SOCKET,
   configType: CONFIG_TYPES.upstreamProxyProtocol,

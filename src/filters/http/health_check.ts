@@ -9,7 +9,7 @@
 import type { HealthCheckConfig } from '../../config/model';
 import type { Clock } from '../../common/clock';
 import { hasHeader, type RequestHead } from '../../http/message';
-import type { ClusterManager } from '../../upstream/cluster_manager';
+import type { ClusterManager } from '../../upstream/worker/cluster_manager';
 import { ResponseFlag } from '../../stream_info/response_flags';
 import { HeaderMatcher, matchAll } from './header_matcher';
 import { FilterHeadersStatus, type HttpFilter, type HttpFilterCallbacks, type HttpFilterFactory, type ResponseHeaderSink } from './http_filter';

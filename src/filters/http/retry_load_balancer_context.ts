@@ -3,8 +3,8 @@
 // host_selection_retry_max_attempts extra picks to get away from them.
 
 import type { RequestHead } from '../../http/message';
-import type { Host } from '../../upstream/host';
-import type { LoadBalancerContext } from '../../upstream/lb/load_balancer';
+import type { Host } from '../../upstream/worker/host';
+import type { LoadBalancerContext } from '../../upstream/worker/lb/load_balancer';
 import type { MetadataMatchCriteria } from '../../config/metadata_match';
 import type { DownstreamAddresses } from '../../network/downstream_addresses';
 

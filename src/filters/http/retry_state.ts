@@ -5,7 +5,7 @@
 import type { RetryPolicy } from '../../config/model';
 import { JitteredBackOff } from '../../common/jittered_backoff';
 import type { Counter } from '../../stats/stats';
-import type { Resource } from '../../upstream/resource_manager';
+import type { Resource } from '../../upstream/shared/resource_manager';
 import { parseRetryOn, parseStatusCodes } from './retry_on';
 import type { RandomSource } from '../../common/random';
 

@@ -3,8 +3,8 @@
 
 import type { HashPolicy } from '../../config/model';
 import type { RequestHead } from '../../http/message';
-import { addressString } from '../../upstream/address';
-import type { LoadBalancerContext } from '../../upstream/lb/load_balancer';
+import { addressString } from '../../upstream/shared/address';
+import type { LoadBalancerContext } from '../../upstream/worker/lb/load_balancer';
 import type { MetadataMatchCriteria } from '../../config/metadata_match';
 import type { DownstreamAddresses } from '../../network/downstream_addresses';
 import { computeHashKey, downstreamRemoteIp, generatedCookieValue, type HashedRequest, setCookieValue } from './hash_policy';

@@ -16,12 +16,12 @@ import { BODY_CHUNKED, hasHeader, RequestHead, type ResponseHead } from '../../h
 import { headerDump } from '../../log/connection_log';
 import type { Logger } from '../../log/logger_api';
 import type { HostStats } from '../../stats/stats';
-import type { Cluster } from '../../upstream/cluster';
-import type { Host } from '../../upstream/host';
-import { connectionContext, type LoadBalancerContext } from '../../upstream/lb/load_balancer';
-import type { ClusterManager } from '../../upstream/cluster_manager';
-import { OutlierResult } from '../../upstream/outlier/host_monitor';
-import { percentageOfTimeout } from '../../upstream/timeout_budget_stats';
+import type { Cluster } from '../../upstream/worker/cluster';
+import type { Host } from '../../upstream/worker/host';
+import { connectionContext, type LoadBalancerContext } from '../../upstream/worker/lb/load_balancer';
+import type { ClusterManager } from '../../upstream/worker/cluster_manager';
+import { OutlierResult } from '../../upstream/worker/outlier/host_monitor';
+import { percentageOfTimeout } from '../../upstream/worker/timeout_budget_stats';
 import type { DownstreamAddresses } from '../../network/downstream_addresses';
 import { isInternalRequest } from '../network/http_connection_manager/internal_request';
 import { RetryLoadBalancerContext } from './retry_load_balancer_context';

@@ -5,12 +5,12 @@ import type { ExtensionDescriptor } from '../../../config/extension';
 import type { HttpConnectionManagerConfig } from '../../../config/model';
 import { CONFIG_TYPES, HTTP_CONNECTION_MANAGER } from '../../../config/names';
 import { HttpConnectionManagerFactory } from '../../../filters/network/http_connection_manager/factory';
-import type { ExtensionFactories } from '../../extension_factories';
+import type { DataPlaneFactories } from '../../data_plane_factories';
 import { httpConnectionManager } from './model';
 import { HTTP_CONNECTION_MANAGER_SHAPE } from './shape';
 import { validateHttpConnectionManager } from './validation';
 
-export const HTTP_CONNECTION_MANAGER_FILTER: ExtensionDescriptor<'proxy.filters.network', ExtensionFactories['proxy.filters.network']> = {
+export const HTTP_CONNECTION_MANAGER_FILTER: ExtensionDescriptor<'proxy.filters.network', DataPlaneFactories['proxy.filters.network']> = {
   category: 'proxy.filters.network',
   name: HTTP_CONNECTION_MANAGER,
   aliases: ['envoy.http_connection_manager'],

@@ -21,7 +21,7 @@ import type { RuntimeSource } from '../../../runtime/live_runtime';
 import type { StatsStore } from '../../../stats/stats';
 import type { Clock } from '../../../common/clock';
 import { mathRandom } from '../../../common/random';
-import type { ClusterManager } from '../../../upstream/cluster_manager';
+import type { ClusterManager } from '../../../upstream/worker/cluster_manager';
 import type { HttpFilterFactory } from '../../http/http_filter';
 import { createHttpFilterFactory, type HttpFilterContext } from '../../http/http_filter_registry';
 import { RouteTable } from '../../http/route_table';

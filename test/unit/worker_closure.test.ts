@@ -1,0 +1,71 @@
+// A worker process loads only what carries traffic: from the file the supervisor forks, its
+// imports (type-only ones too) reach none of the supervisor's code (cluster discovery, CDS and
+// EDS, DNS, health checking, the outlier detector, xDS, admin). And src/upstream's folders say
+// which process runs their code: worker/ and supervisor/ import only themselves and shared/.
+
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { test } from 'node:test';
+import { importChain, importedSourceFiles, reachableFrom, ROOT, sourceFiles } from '../helpers/import_graph';
+
+const SRC = path.join(ROOT, 'src');
+
+/** What only the supervisor runs, as repository paths (a folder ends with a slash). */
+const SUPERVISOR_ONLY = [
+  // cluster types and their discovery (static, DNS, EDS, original_dst, aggregate), CDS, active
+  // health checking, the outlier detector, the cluster manager that versions memberships
+  'src/upstream/supervisor/',
+  'src/config/xds/',
+  'src/network/dns/',
+  'src/admin/',
+  'src/server/supervisor.ts',
+  'src/server/worker_pool.ts',
+  // the registry of every extension, with the cluster types and health checkers
+  'src/extensions/builtin_extensions.ts',
+  'src/extensions/extension_factories.ts',
+  'src/extensions/supervisor_factories.ts',
+  'src/extensions/clusters/',
+  'src/extensions/health_checkers/',
+];
+
+function supervisorOnly(file: string): boolean {
+  const relative = path.relative(ROOT, file);
+  return SUPERVISOR_ONLY.some((entry) => (entry.endsWith('/') ? relative.startsWith(entry) : relative === entry));
+}
+
+/** The module the supervisor forks for each worker, as worker_pool.ts names it. */
+function workerEntry(): string {
+  const pool = fs.readFileSync(path.join(SRC, 'server', 'worker_pool.ts'), 'utf8');
+  const entry = /const WORKER_ENTRY = path\.join\(__dirname, '(\w+)\.js'\)/.exec(pool);
+  assert.ok(entry !== null, 'worker_pool.ts no longer names the module it forks as WORKER_ENTRY');
+  return path.join(SRC, 'server', `${entry[1]}.ts`);
+}
+
+test('the worker process reaches none of the supervisor-only code by imports', { timeout: 10_000 }, () => {
+  const reached = reachableFrom([workerEntry()]);
+  const chains = [...reached.keys()].filter(supervisorOnly).map((file) => importChain(reached, file));
+  assert.ok(chains.length === 0, `a worker imports supervisor-only code:\n  ${chains.join('\n  ')}`);
+  // The check can fail: the command line entry (bin/proxy, the supervisor) reaches every entry.
+  const proxy = [...reachableFrom([path.join(SRC, 'cli', 'main.ts')]).keys()].map((file) => path.relative(ROOT, file));
+  const unreached = SUPERVISOR_ONLY.filter((entry) => !proxy.some((file) => (entry.endsWith('/') ? file.startsWith(entry) : file === entry)));
+  assert.deepEqual(unreached, []);
+});
+
+test("src/upstream's worker/ and supervisor/ import only their own folder and shared/, shared/ only itself", () => {
+  const upstream = path.join(SRC, 'upstream');
+  const folderOf = (file: string): string => path.relative(upstream, file).split(path.sep)[0]!;
+  const files = sourceFiles(upstream);
+  assert.deepEqual(
+    files.filter((file) => !['worker', 'supervisor', 'shared'].includes(folderOf(file))).map((file) => path.relative(ROOT, file)),
+    [],
+    'every file of src/upstream is in worker/, supervisor/ or shared/',
+  );
+  const wrong = files.flatMap((file) =>
+    importedSourceFiles(file)
+      .filter((imported) => imported.startsWith(upstream + path.sep))
+      .filter((imported) => folderOf(imported) !== 'shared' && folderOf(imported) !== folderOf(file))
+      .map((imported) => `${path.relative(ROOT, file)} imports ${path.relative(ROOT, imported)}`),
+  );
+  assert.deepEqual(wrong, []);
+});
