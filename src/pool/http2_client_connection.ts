@@ -6,7 +6,7 @@
 import * as http2 from 'node:http2';
 import type { Http2ProtocolOptions } from '../config/model';
 import type { RequestEncoder, ResponseDecoder, StreamResetReason } from '../http/codec';
-import { headersOfList, MalformedHeaders, requestHeadersOf, responseHeadOf } from '../http/http2/header_map';
+import { headersOfList, MalformedHeaders, requestHeadersOf, responseHeadOf, trailersOf } from '../http/http2/header_map';
 import { socketAddressString } from '../stream_info/downstream_connection';
 import type { RequestHead } from '../http/message';
 import type { ClusterInfo } from '../upstream/worker/cluster_info';
@@ -314,10 +314,7 @@ class Http2UpstreamStream implements RequestEncoder {
   };
 
   private readonly onTrailers = (_headers: unknown, _flags: number, raw: string[]): void => {
-    if (this.done) return;
-    const trailers: string[] = [];
-    for (let i = 0; i < raw.length; i += 2) if (raw[i].charCodeAt(0) !== 0x3a) trailers.push(raw[i], raw[i + 1]);
-    this.trailers = trailers;
+    if (!this.done) this.trailers = trailersOf(raw);
   };
 
   private readonly onData = (chunk: Buffer): void => {

@@ -97,6 +97,13 @@ export function requestHeadersOf(head: RequestHead, scheme: string): OutgoingHtt
   return out;
 }
 
+/** A trailer block from node's flat list, pseudo-headers (which trailers may not carry) left out. */
+export function trailersOf(raw: readonly string[]): string[] {
+  const trailers: string[] = [];
+  for (let i = 0; i < raw.length; i += 2) if (raw[i].charCodeAt(0) !== 0x3a) trailers.push(raw[i], raw[i + 1]);
+  return trailers;
+}
+
 /** [name, value, ...] as node:http2 takes a header block (trailers). */
 export function headersOfList(headers: readonly string[]): OutgoingHttpHeaders {
   const out: OutgoingHttpHeaders = {};

@@ -11,7 +11,7 @@ import type { HttpProtocol, RequestDecoder, ResponseEncoder, ServerConnection, S
 import type { RequestHead, ResponseHead } from '../message';
 import { dropUnderscoreHeaders, hasUnderscoreHeader } from '../underscore_headers';
 import type { Http2CodecStats } from './codec_stats';
-import { addHeaders, headersOfList, MalformedHeaders, requestHeadOf } from './header_map';
+import { addHeaders, headersOfList, MalformedHeaders, requestHeadOf, trailersOf } from './header_map';
 
 const { NGHTTP2_FLAG_END_STREAM } = http2.constants;
 
@@ -114,6 +114,8 @@ class Http2ServerStream implements ResponseEncoder {
   private responseEnded = false;
   /** The response's trailers, sent when nghttp2 asks for them. */
   private trailers: readonly string[] | null = null;
+  /** The request's trailers, delivered with its end. */
+  private requestTrailers: string[] | null = null;
 
   constructor(
     private readonly owner: Http2ServerConnection,
@@ -244,12 +246,8 @@ class Http2ServerStream implements ResponseEncoder {
     decoder.onDecodeBatchEnd();
   };
 
-  private requestTrailers: string[] | null = null;
-
   private readonly onTrailers = (_headers: unknown, _flags: number, raw: string[]): void => {
-    const trailers: string[] = [];
-    for (let i = 0; i < raw.length; i += 2) if (raw[i].charCodeAt(0) !== 0x3a) trailers.push(raw[i], raw[i + 1]);
-    this.requestTrailers = trailers;
+    this.requestTrailers = trailersOf(raw);
   };
 
   private readonly onEnd = (): void => {
