@@ -6,7 +6,7 @@
 import { FieldError } from '../config/errors';
 import type { JsonValue } from '../config/json';
 import type { RequestHead, ResponseHead } from '../http/message';
-import { DateFormat, defaultDateFormat, NEWLINE_SPECIFIER } from './date_format';
+import { DateFormat, DefaultDateFormat, NEWLINE_SPECIFIER } from './date_format';
 import type { FormatContext, FormatterProvider } from './format_context';
 import { streamInfoOperator } from './stream_info_operators';
 
@@ -125,11 +125,10 @@ function dateOperator(token: string, args: string | undefined, maxLength: number
   if (maxLength !== null) throw new FieldError('', `${token}: a date takes no length limit`);
   const format = args ?? '';
   if (NEWLINE_SPECIFIER.test(format)) throw new FieldError('', 'Invalid header configuration. Format string contains newline.');
-  const date = format === '' ? null : new DateFormat(format);
+  const date = format === '' ? new DefaultDateFormat() : new DateFormat(format);
   const text = (context: FormatContext): string | null => {
     const ms = time(context);
-    if (ms === null) return null;
-    return date === null ? defaultDateFormat(ms) : date.format(ms);
+    return ms === null ? null : date.format(ms);
   };
   return { text, value: text };
 }

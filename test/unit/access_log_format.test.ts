@@ -5,7 +5,7 @@ import { FieldError } from '../../src/config/errors';
 import { RequestHead, ResponseHead } from '../../src/http/message';
 import { StreamInfo, type SslConnectionInfo } from '../../src/stream_info/stream_info';
 import { ResponseFlag } from '../../src/stream_info/response_flags';
-import { DateFormat } from '../../src/access_log/date_format';
+import { DateFormat, DefaultDateFormat } from '../../src/access_log/date_format';
 import { DEFAULT_FORMAT, JsonFormatter, TextFormatter } from '../../src/access_log/log_formatter';
 import type { FormatContext } from '../../src/access_log/format_context';
 
@@ -266,4 +266,12 @@ test('json formats: a value that is neither a string nor an object is refused at
     () => new JsonFormatter({ op: '%UNKNOWN%' }, true, false),
     (e: unknown) => e instanceof FieldError && e.fieldPath === '["op"]' && /Not supported field in StreamInfo: UNKNOWN/.test(e.reason),
   );
+});
+
+test("START_TIME's default format is toISOString's, the second made once and the milliseconds each time", () => {
+  const format = new DefaultDateFormat();
+  const base = Date.UTC(2016, 3, 15, 20, 17, 0);
+  for (const ms of [base, base + 7, base + 42, base + 310, base + 999, base + 1000, base + 1005, base - 1, base + 86_400_000 + 65]) {
+    assert.equal(format.format(ms), new Date(ms).toISOString(), String(ms));
+  }
 });
