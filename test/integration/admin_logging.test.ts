@@ -253,7 +253,7 @@ describe('fine-grain loggers are the source files that write the lines', { timeo
   test('after a proxied request, the connection manager, router and pool files are listed, and only files that log', async () => {
     assert.equal((await httpRequest(port, { path: '/first' })).status, 200);
     const loggers = listed((await proxy.admin('/logging', 'POST')).body);
-    for (const file of [ROUTER_FILE, 'src/filters/network/http_connection_manager.ts', POOL_FILE, 'src/pool/upstream_connection.ts']) {
+    for (const file of [ROUTER_FILE, 'src/filters/network/http_connection_manager/active_stream.ts', POOL_FILE, 'src/pool/upstream_connection.ts']) {
       assert.equal(loggers.get(file), '2', `${file} in ${[...loggers.keys()]}`);
     }
     for (const file of loggers.keys()) {

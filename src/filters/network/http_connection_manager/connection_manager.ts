@@ -86,7 +86,7 @@ export class ConnectionManager implements ServerConnectionCallbacks {
   onProtocolError(details: string): void {
     this.factory.stats.downstream_cx_protocol_error.inc();
     const log = this.factory.connectionLogs.http;
-    if (log.enabled('debug')) log.debug(`[C${this.connectionId}] protocol error from ${this.remoteAddress}: ${details}`);
+    if (log.enabled('debug')) log.debug(`protocol error from ${this.remoteAddress}: ${details}`);
   }
 
   onConnectionClosed(local: boolean): void {
