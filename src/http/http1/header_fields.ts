@@ -167,11 +167,18 @@ function setContentLength(message: MessageHead, value: string): void {
     }
     digits = values[0];
   }
-  const length = Number(digits);
+  const length = decimal(digits);
   if (message.contentLength >= 0 && message.contentLength !== length) {
     throw new CodecError(400, 'http1.content_length_invalid');
   }
   message.contentLength = length;
+}
+
+/** The value of 1 to 15 decimal digits: Number() would first hash the string just parsed. */
+function decimal(digits: string): number {
+  let value = 0;
+  for (let i = 0; i < digits.length; i++) value = value * 10 + (digits.charCodeAt(i) - 0x30);
+  return value;
 }
 
 /**

@@ -15,5 +15,6 @@ const KNOWN_METHODS: ReadonlySet<string> = new Set([
 ]);
 
 export function isKnownMethod(method: string): boolean {
-  return KNOWN_METHODS.has(method);
+  // Most requests are GETs: known without hashing the string just parsed.
+  return method === 'GET' || KNOWN_METHODS.has(method);
 }
