@@ -34,6 +34,12 @@ export interface Timer {
 export interface Clock {
   /** Monotonic milliseconds. */
   now(): number;
+  /**
+   * now() as of the event being handled: read once, then the same for all its callback does,
+   * until its microtasks run. A request is stamped in a few bursts (its head arrives, its
+   * response arrives): each burst pays one clock read, not one per stamp.
+   */
+  eventNow(): number;
   /** A timer that calls `fn` when it runs out, disabled until enable(). */
   createTimer(fn: () => void): Timer;
   /** Calls `fn` every `ms` milliseconds, the first time `ms` from now, however long `ms` is. */
@@ -49,12 +55,27 @@ export interface Clock {
  * housekeeping, which matters only while a listener or a worker keeps the process running.
  */
 export class SystemClock implements Clock {
+  /** eventNow() of the event under way; -1 between events. */
+  private eventTime = -1;
+
   /** `maxTimerMs` is the longest single Node timer; only a test sets it lower, to see a long timeout re-armed. */
   constructor(readonly maxTimerMs: number = MAX_TIMEOUT_MS) {}
 
   now(): number {
     return performance.now();
   }
+
+  eventNow(): number {
+    if (this.eventTime < 0) {
+      this.eventTime = performance.now();
+      queueMicrotask(this.endEvent);
+    }
+    return this.eventTime;
+  }
+
+  private readonly endEvent = (): void => {
+    this.eventTime = -1;
+  };
 
   createTimer(fn: () => void): Timer {
     return new SystemTimer(this, fn);

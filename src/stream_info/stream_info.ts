@@ -3,6 +3,7 @@
 // loggers read it when the stream ends. One object per stream, reset and reused on an HTTP/1
 // connection, so that a stream nobody logs costs a few field writes.
 
+import type { Clock } from '../common/clock';
 import type { ResponseFlag } from './response_flags';
 
 /** The downstream connection a stream came on: fixed for the connection's life. */
@@ -51,7 +52,7 @@ export const NOT_YET = -1;
 export class StreamInfo {
   /** Wall-clock start, Date.now(): START_TIME. */
   startTime = 0;
-  /** performance.now() at the start: the timing fields below count from it. */
+  /** The clock's eventNow() at the start: the timing fields below count from it. */
   startMonotonic = 0;
 
   // Milliseconds since startMonotonic (fractional), NOT_YET until it happens.
@@ -95,14 +96,17 @@ export class StreamInfo {
   /** Dynamic metadata by filter namespace; null until a filter sets some. */
   dynamicMetadata: Map<string, Record<string, unknown>> | null = null;
 
-  constructor(readonly connection: DownstreamConnectionInfo) {
+  constructor(
+    readonly connection: DownstreamConnectionInfo,
+    private readonly clock: Clock,
+  ) {
     this.downstreamRemoteAddress = connection.directRemoteAddress;
   }
 
   /** A new stream on the same connection begins now. */
   start(): void {
     this.startTime = Date.now();
-    this.startMonotonic = performance.now();
+    this.startMonotonic = this.clock.eventNow();
     this.lastDownstreamRxByteReceived = NOT_YET;
     this.firstUpstreamTxByteSent = NOT_YET;
     this.lastUpstreamTxByteSent = NOT_YET;
@@ -137,6 +141,6 @@ export class StreamInfo {
 
   /** Milliseconds since the stream started, for the timing fields. */
   sinceStart(): number {
-    return performance.now() - this.startMonotonic;
+    return this.clock.eventNow() - this.startMonotonic;
   }
 }

@@ -20,6 +20,10 @@ export class ManualClock implements Clock {
     return this.time;
   }
 
+  eventNow(): number {
+    return this.time;
+  }
+
   setInterval(fn: () => void, ms: number): IntervalHandle {
     return this.add(fn, ms, ms) as unknown as IntervalHandle;
   }

@@ -4,6 +4,7 @@ import { FieldError } from '../../src/config/errors';
 import { RequestHead, ResponseHead } from '../../src/http/message';
 import { LiveRuntime } from '../../src/runtime/live_runtime';
 import { StreamInfo } from '../../src/stream_info/stream_info';
+import { ManualClock } from '../helpers/manual_clock';
 import { ResponseFlag } from '../../src/stream_info/response_flags';
 import { createFilter, requestIdModulo } from '../../src/access_log/access_log_filter';
 import { accessLogFilterModel } from '../../src/access_log/access_log_model';
@@ -14,7 +15,7 @@ import type { JsonObject } from '../../src/config/json';
 
 
 function info(): StreamInfo {
-  const i = new StreamInfo({ id: 1, localAddress: '127.0.0.1:1', directRemoteAddress: '127.0.0.1:2', requestedServerName: null, ssl: null });
+  const i = new StreamInfo({ id: 1, localAddress: '127.0.0.1:1', directRemoteAddress: '127.0.0.1:2', requestedServerName: null, ssl: null }, new ManualClock());
   i.start();
   return i;
 }

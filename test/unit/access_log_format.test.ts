@@ -4,6 +4,7 @@ import * as os from 'node:os';
 import { FieldError } from '../../src/config/errors';
 import { RequestHead, ResponseHead } from '../../src/http/message';
 import { StreamInfo, type SslConnectionInfo } from '../../src/stream_info/stream_info';
+import { ManualClock } from '../helpers/manual_clock';
 import { ResponseFlag } from '../../src/stream_info/response_flags';
 import { DateFormat, DefaultDateFormat } from '../../src/access_log/date_format';
 import { DEFAULT_FORMAT, JsonFormatter, TextFormatter } from '../../src/access_log/log_formatter';
@@ -13,7 +14,7 @@ import type { FormatContext } from '../../src/access_log/format_context';
 const START = Date.UTC(2016, 3, 15, 20, 17, 0, 310);
 
 function info(ssl: SslConnectionInfo | null = null): StreamInfo {
-  const i = new StreamInfo({ id: 42, localAddress: '10.0.0.1:10000', directRemoteAddress: '[2001:db8::7]:5555', requestedServerName: 'sni.example', ssl });
+  const i = new StreamInfo({ id: 42, localAddress: '10.0.0.1:10000', directRemoteAddress: '[2001:db8::7]:5555', requestedServerName: 'sni.example', ssl }, new ManualClock());
   i.start();
   i.startTime = START;
   return i;

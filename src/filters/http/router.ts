@@ -278,7 +278,7 @@ export class Router implements PoolCallbacks, ResponseDecoder {
   decodeComplete(trailers: readonly string[] | null): void {
     if (!this.active) return;
     this.requestComplete = true;
-    this.requestCompleteTime = performance.now();
+    this.requestCompleteTime = this.config.clock.eventNow();
     this.requestTrailers = trailers;
     if (this.upstream !== null) {
       const info = this.downstream.info;
@@ -393,7 +393,7 @@ export class Router implements PoolCallbacks, ResponseDecoder {
       this.dropRetry();
     }
     this.heldHead = head;
-    this.heldServiceTimeMs = this.requestComplete ? Math.floor(performance.now() - this.requestCompleteTime) : 0;
+    this.heldServiceTimeMs = this.requestComplete ? Math.floor(this.config.clock.eventNow() - this.requestCompleteTime) : 0;
     // Only a chunked body (HTTP/2: one of unknown length) can turn out malformed in the read that
     // brought its head; a counted or close-delimited one cannot, so that response starts at once.
     if (head.bodyLength !== BODY_CHUNKED) this.startResponse();
@@ -413,7 +413,7 @@ export class Router implements PoolCallbacks, ResponseDecoder {
     // Envoy's upstream_rq_time: from the end of the downstream request to the end of the response.
     const info = this.cluster!.info;
     if (this.requestComplete) {
-      const elapsedMs = performance.now() - this.requestCompleteTime;
+      const elapsedMs = this.config.clock.eventNow() - this.requestCompleteTime;
       info.stats.histograms.upstream_rq_time.recordValue(elapsedMs);
       if (info.timeoutBudgetStats !== null) info.timeoutBudgetStats.percentUsed.recordValue(percentageOfTimeout(elapsedMs, this.timeoutMs));
     }
@@ -477,7 +477,7 @@ export class Router implements PoolCallbacks, ResponseDecoder {
     if (this.downstream.info !== null) this.downstream.info.upstreamHost = host.addressString;
     this.retryContext?.attempted.push(host);
     this.tryActive = true;
-    if (this.cluster!.info.timeoutBudgetStats !== null) this.tryStart = performance.now();
+    if (this.cluster!.info.timeoutBudgetStats !== null) this.tryStart = this.config.clock.eventNow();
     this.pool = pool;
     this.dispatching = true;
     this.pool.newStream(this, this, this.downstream.connection);
@@ -497,7 +497,7 @@ export class Router implements PoolCallbacks, ResponseDecoder {
       this.perTryTimer = null;
     }
     const budget = this.cluster!.info.timeoutBudgetStats;
-    if (recordBudget && budget !== null) budget.perTryPercentUsed.recordValue(percentageOfTimeout(performance.now() - this.tryStart, this.perTryTimeoutMs));
+    if (recordBudget && budget !== null) budget.perTryPercentUsed.recordValue(percentageOfTimeout(this.config.clock.eventNow() - this.tryStart, this.perTryTimeoutMs));
   }
 
   /** A try ended without a response: retried when the policy says so (Envoy's maybeRetryReset). */
@@ -659,7 +659,7 @@ export class Router implements PoolCallbacks, ResponseDecoder {
       this.host!.outlier.putResult(OutlierResult.LocalOriginTimeout);
     }
     // The try cut short by the route timeout records no per-try share (Envoy records the global only).
-    if (info.timeoutBudgetStats !== null) info.timeoutBudgetStats.percentUsed.recordValue(percentageOfTimeout(performance.now() - this.requestCompleteTime, this.timeoutMs));
+    if (info.timeoutBudgetStats !== null) info.timeoutBudgetStats.percentUsed.recordValue(percentageOfTimeout(this.config.clock.eventNow() - this.requestCompleteTime, this.timeoutMs));
     this.abortUpstream();
     this.endTry(false);
     this.downstream.info?.setResponseFlag(ResponseFlag.UpstreamRequestTimeout);

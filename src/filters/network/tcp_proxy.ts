@@ -78,7 +78,7 @@ class TcpProxySession implements UpstreamConnectionCallbacks, WatermarkCallbacks
     id: number,
   ) {
     const stats = (this.stats = factory.stats);
-    this.info = factory.deps.accessLogs.length === 0 ? null : new StreamInfo(downstreamConnectionInfo(downstream, id));
+    this.info = factory.deps.accessLogs.length === 0 ? null : new StreamInfo(downstreamConnectionInfo(downstream, id), factory.deps.clock);
     this.info?.start();
     stats.downstream_cx_total.inc();
     this.output = new WatermarkWriter(

@@ -73,7 +73,7 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, HttpFilte
     this.filters = factory.filters === null ? null : factory.filters.map((f) => f.createFilter(this));
     this.filterHeaders = this.filters === null ? null : new FilterHeaders();
     this.timers = new StreamTimers(factory.streamTimers, factory.clock, this.stats, this);
-    this.info = factory.accessLogs.length === 0 ? null : new StreamInfo(owner.connectionInfo());
+    this.info = factory.accessLogs.length === 0 ? null : new StreamInfo(owner.connectionInfo(), factory.clock);
   }
 
   /** A new stream begins on this object, answered through `encoder`. */
@@ -83,7 +83,7 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, HttpFilte
     if (this.protocol === 'http1') stats.downstream_rq_http1_total.inc();
     else stats.downstream_rq_http2_total.inc();
     stats.downstream_rq_active.inc();
-    this.startMs = performance.now();
+    this.startMs = this.owner.factory.clock.eventNow();
     this.streamId = this.owner.factory.deps.ids.nextStream();
     this.encoder = encoder;
     this.active = true;
@@ -354,7 +354,7 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, HttpFilte
     this.request = null;
     this.headersOnly = null;
     this.stats.downstream_rq_active.dec();
-    this.stats.downstream_rq_time.recordValue(performance.now() - this.startMs);
+    this.stats.downstream_rq_time.recordValue(this.owner.factory.clock.eventNow() - this.startMs);
     if (this.reusable) this.timers.stop();
     else this.dispose();
     this.owner.streamEnded(this);
