@@ -26,6 +26,7 @@ const fstatFd = promisify(fs.fstat);
 export interface FileWriterOptions {
   /** 0 writes every entry at once. */
   readonly flushIntervalMs: number;
+  /** Characters buffered that make a flush; FLUSH_THRESHOLD_BYTES when unset. */
   readonly flushThresholdBytes?: number;
   /** A failed write loses its entries but not the proxy; the owner reports it. */
   readonly onError: (error: Error) => void;
@@ -50,11 +51,19 @@ const STANDARD_STREAMS: ReadonlyMap<string, number> = new Map([
 ]);
 /** How long a write that found a non-blocking descriptor full waits before it tries again. */
 const FULL_RETRY_MS = 5;
+/** The most bytes one UTF-16 code unit takes in UTF-8: an entry of n characters fits in 3n bytes. */
+const MAX_UTF8_BYTES_PER_UNIT = 3;
 
 export class BufferedFileWriter {
-  /** Entries not yet handed to a write, each whole. */
+  /** Entries not yet handed to a write, each whole, in order. */
   private pending: Buffer[] = [];
   private pendingBytes = 0;
+  /**
+   * Entries are encoded one after another into this buffer, which the pending entries view:
+   * no buffer is allocated per entry, and nothing of an entry outlives its encoding but its bytes.
+   */
+  private chunk: Buffer | null = null;
+  private chunkUsed = 0;
   /** The tail of the write queue. */
   private queue: Promise<void> = Promise.resolve();
   private readonly timer: NodeJS.Timeout | null;
@@ -85,10 +94,10 @@ export class BufferedFileWriter {
   /** Buffers one entry (whole lines), written in one piece with others. */
   write(text: string): void {
     if (this.closed) return;
-    const entry = Buffer.from(text);
+    const threshold = this.options.flushThresholdBytes ?? FLUSH_THRESHOLD_BYTES;
+    const entry = this.encode(text, threshold);
     this.pending.push(entry);
     this.pendingBytes += entry.length;
-    const threshold = this.options.flushThresholdBytes ?? FLUSH_THRESHOLD_BYTES;
     if (this.timer === null || this.pendingBytes >= threshold) void this.flush();
   }
 
@@ -121,6 +130,21 @@ export class BufferedFileWriter {
     return this.enqueue(async () => {
       if (this.target.owned) await closeFd(this.target.fd);
     });
+  }
+
+  /** `text` in UTF-8, in the current chunk when it surely fits there (a new chunk when not). */
+  private encode(text: string, threshold: number): Buffer {
+    const size = Math.max(threshold, FLUSH_THRESHOLD_BYTES);
+    const most = text.length * MAX_UTF8_BYTES_PER_UNIT;
+    if (most > size) return Buffer.from(text);
+    let chunk = this.chunk;
+    if (chunk === null || this.chunkUsed + most > chunk.length) {
+      chunk = this.chunk = Buffer.allocUnsafe(size);
+      this.chunkUsed = 0;
+    }
+    const start = this.chunkUsed;
+    this.chunkUsed += chunk.write(text, start);
+    return chunk.subarray(start, this.chunkUsed);
   }
 
   private enqueue(step: () => Promise<void>): Promise<void> {
