@@ -4,7 +4,6 @@
 
 import type { RequestEncoder, ResponseDecoder, StreamResetReason } from '../http/codec';
 import { LAST_CHUNK, lastChunkWith } from '../http/http1/chunked';
-import { socketAddressString } from '../stream_info/downstream_connection';
 import { CodecError } from '../http/http1/codec_error';
 import { properCaseHead } from '../http/http1/header_key_format';
 import { BODY_CHUNKED, type RequestHead, type ResponseHead } from '../http/message';
@@ -158,8 +157,7 @@ export class Http1ClientConnection implements RequestEncoder, UpstreamConnection
   }
 
   localAddress(): string {
-    const socket = this.upstream.socket;
-    return socketAddressString(socket.localAddress, socket.localPort);
+    return this.upstream.localAddress();
   }
 
   /**

@@ -7,7 +7,6 @@ import * as http2 from 'node:http2';
 import type { Http2ProtocolOptions } from '../config/model';
 import type { RequestEncoder, ResponseDecoder, StreamResetReason } from '../http/codec';
 import { headersOfList, MalformedHeaders, requestHeadersOf, responseHeadOf, trailersOf } from '../http/http2/header_map';
-import { socketAddressString } from '../stream_info/downstream_connection';
 import type { RequestHead } from '../http/message';
 import type { ClusterInfo } from '../upstream/worker/cluster_info';
 import type { DownstreamAddresses } from '../network/downstream_addresses';
@@ -85,8 +84,7 @@ export class Http2ClientConnection implements UpstreamConnectionCallbacks {
 
   /** `ip:port` of our side of the connection. */
   localAddress(): string {
-    const socket = this.upstream.socket;
-    return socketAddressString(socket.localAddress, socket.localPort);
+    return this.upstream.localAddress();
   }
 
   /** No more streams; the connection closes once the last one ends (GOAWAY when it does). */

@@ -13,6 +13,7 @@ import type { HostStats } from '../stats/stats';
 import type { ClusterInfo } from '../upstream/worker/cluster_info';
 import type { Host } from '../upstream/worker/host';
 import type { DownstreamAddresses } from '../network/downstream_addresses';
+import { socketAddressString } from '../stream_info/downstream_connection';
 import type { Clock, Timer } from '../common/clock';
 
 export type ConnectFailureReason = 'timeout' | 'refused';
@@ -77,6 +78,8 @@ export class UpstreamConnection {
   private closedLocally = false;
   private remoteEnded = false;
   private connectTimer: Timer | null = null;
+  /** localAddress() once known: it is fixed for the connection's life. */
+  private local: string | null = null;
   /** performance.now() at creation: upstream_cx_connect_ms and upstream_cx_length_ms run from it. */
   private readonly startMs = performance.now();
 
@@ -189,6 +192,11 @@ export class UpstreamConnection {
       if (error instanceof NativeError) return false;
       throw error;
     }
+  }
+
+  /** `ip:port` of our side, for the access logs' UPSTREAM_LOCAL_ADDRESS; asked per request, made once. */
+  localAddress(): string {
+    return (this.local ??= socketAddressString(this.socket.localAddress, this.socket.localPort));
   }
 
   /** Node's `onread` callback: `length` bytes are in the read buffer; true keeps reading. */
