@@ -5,7 +5,7 @@
 
 import { FieldError } from '../config/errors';
 import type { JsonValue } from '../config/json';
-import type { RequestHead, ResponseHead } from '../http/message';
+import type { MessageHead, RequestHead, ResponseHead } from '../http/message';
 import { DateFormat, DefaultDateFormat, NEWLINE_SPECIFIER } from './date_format';
 import type { FormatContext, FormatterProvider } from './format_context';
 import { streamInfoOperator } from './stream_info_operators';
@@ -108,12 +108,19 @@ export function requestHeader(head: RequestHead | null, name: string): string | 
     case 'host':
       return head.authority === '' ? undefined : head.authority;
   }
-  return listHeader(head.headers, name);
+  return messageHeader(head, name);
 }
 
 function responseHeader(head: ResponseHead | null, name: string): string | undefined {
   if (head === null) return undefined;
-  return name === ':status' ? String(head.status) : listHeader(head.headers, name);
+  return name === ':status' ? String(head.status) : messageHeader(head, name);
+}
+
+/** A header of a message head; content-length, which the codecs keep as framing, as Envoy's header map has it. */
+function messageHeader(head: MessageHead, name: string): string | undefined {
+  const value = listHeader(head.headers, name);
+  if (value !== undefined || name !== 'content-length' || head.contentLength < 0) return value;
+  return String(head.contentLength);
 }
 
 function listHeader(headers: readonly string[], name: string): string | undefined {

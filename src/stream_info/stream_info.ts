@@ -4,6 +4,7 @@
 // connection, so that a stream nobody logs costs a few field writes.
 
 import type { Clock } from '../common/clock';
+import type { RequestHead } from '../http/message';
 import type { ResponseFlag } from './response_flags';
 
 /** The downstream connection a stream came on: fixed for the connection's life. */
@@ -87,6 +88,12 @@ export class StreamInfo {
   /** `ip:port` of our side of the upstream connection. */
   upstreamLocalAddress: string | null = null;
   upstreamTransportFailureReason: string | null = null;
+  /**
+   * The request head as the router sent it upstream; null when it routed none. Envoy's router
+   * edits the request's own header map, so its access logs read these headers: x-forwarded-for
+   * as appended, the rewritten path and host, the x-proxy-* headers the router set.
+   */
+  forwardedRequest: RequestHead | null = null;
   /** The matched route's name; null when no route (or an unnamed one) matched. */
   routeName: string | null = null;
   /** `ip:port` of the client after x-forwarded-for (use_remote_address, xff_num_trusted_hops); the direct peer otherwise. */
@@ -126,6 +133,7 @@ export class StreamInfo {
     this.upstreamLocalAddress = null;
     this.upstreamTransportFailureReason = null;
     this.routeName = null;
+    this.forwardedRequest = null;
     this.downstreamRemoteAddress = this.connection.directRemoteAddress;
     this.healthCheck = false;
     this.dynamicMetadata = null;

@@ -19,6 +19,9 @@ const FILE_LOG = 'type.googleapis.com/envoy.extensions.access_loggers.file.v3.Fi
 const WITH_H2LOAD = { skip: spawnSync('h2load', ['--version']).status === 0 ? false : 'h2load (Debian nghttp2-client) is not installed' };
 const RESET_BODY = 'upstream connect error or disconnect/reset before headers. reset reason: connection termination';
 const LOAD_REQUESTS = 100_000;
+/** What the router changed on the way up, and the framing the codecs keep out of the header list. */
+const FORWARDED_FORMAT =
+  '%REQ(:PATH)% %REQ(X-PROXY-ORIGINAL-PATH)% %REQ(:AUTHORITY)% %REQ(X-FORWARDED-PROTO)% %REQ(X-PROXY-EXPECTED-RQ-TIMEOUT-MS)% %RESP(CONTENT-LENGTH)%\n';
 
 /** Envoy 1.16's default format, field by field, for one request of ours (user-agent `t`, host `h`). */
 function defaultLine(fields: { path: string; status: number; flags: string; sent: number; serviceTime: boolean; upstream: boolean }): RegExp {
@@ -63,12 +66,14 @@ describe('HTTP access logs', TIMEOUT, () => {
   let defaultPath: string;
   let jsonPath: string;
   let errorsPath: string;
+  let forwardedPath: string;
 
   before(async () => {
     dir = makeTempDir();
     defaultPath = path.join(dir, 'default.log');
     jsonPath = path.join(dir, 'json.log');
     errorsPath = path.join(dir, 'errors.log');
+    forwardedPath = path.join(dir, 'forwarded.log');
     upstream = await startUpstream('web', (_req, res) => res.end('hello'));
     // Closes every connection at once: the request is reset before its response (UC).
     resetter = net.createServer((socket) => socket.destroy());
@@ -85,6 +90,7 @@ describe('HTTP access logs', TIMEOUT, () => {
       { match: { prefix: '/uc' }, route: { cluster: 'reset' } },
       { match: { prefix: '/ut' }, route: { cluster: 'silent', timeout: '0.2s' } },
       { match: { prefix: '/dc' }, route: { cluster: 'silent' } },
+      { match: { prefix: '/rw' }, route: { cluster: 'web', prefix_rewrite: '/ok', host_rewrite_literal: 'rewritten' } },
     ];
     const accessLog = [
       { name: 'envoy.access_loggers.file', typed_config: { '@type': FILE_LOG, path: defaultPath } },
@@ -93,6 +99,12 @@ describe('HTTP access logs', TIMEOUT, () => {
         name: 'envoy.access_loggers.file',
         filter: { status_code_filter: { comparison: { op: 'GE', value: { default_value: 500, runtime_key: 'access_log.errors' } } } },
         typed_config: { '@type': FILE_LOG, path: errorsPath, format: '%RESPONSE_CODE% %REQ(:PATH)%\n' },
+      },
+      {
+        name: 'envoy.access_loggers.file',
+        // Filters read the same headers: only the rewritten request passes.
+        filter: { header_filter: { header: { name: ':authority', exact_match: 'rewritten' } } },
+        typed_config: { '@type': FILE_LOG, path: forwardedPath, format: FORWARDED_FORMAT },
       },
     ];
     proxy = await startProxy(
@@ -198,5 +210,11 @@ describe('HTTP access logs', TIMEOUT, () => {
     const whole = /^\[\S+\] "GET \/ok HTTP\/1\.1" 200 - 0 5 \d+ \d+ "-" "h2load nghttp2\/[\d.]+" "[0-9a-f-]{36}" "127\.0\.0\.1:\d+" "127\.0\.0\.1:\d+"$/;
     const broken = lines.filter((line) => !whole.test(line));
     assert.deepEqual(broken.slice(0, 3), []);
+  });
+
+  test('REQ() reads the request as the router sent it, as Envoy (whose router edits the header map); RESP(CONTENT-LENGTH) the framing', async () => {
+    assert.equal(await get(port, '/rw'), 200);
+    const lines = await waitForLines(forwardedPath, 1);
+    assert.deepEqual(lines, ['/ok /rw rewritten http 15000 5']);
   });
 });

@@ -81,6 +81,15 @@ test('REQ, RESP and TRAILER: alternatives, pseudo-headers, case, the first value
   assert.equal(text('[%REQ(X-EMPTY)%]', context(info(), empty)), '[]');
 });
 
+test('content-length, which the codecs keep as framing, reads as the header map has it', () => {
+  const req = request();
+  const res = response();
+  assert.equal(text('%REQ(CONTENT-LENGTH)% %RESP(CONTENT-LENGTH)%', context(info(), req, res)), '- -');
+  req.contentLength = 12;
+  res.contentLength = 0;
+  assert.equal(text('%REQ(CONTENT-LENGTH)% %RESP(CONTENT-LENGTH)%', context(info(), req, res)), '12 0');
+});
+
 test('START_TIME: the default, strftime in UTC, %s, %f and %1f..%9f', () => {
   assert.equal(text('%START_TIME%'), '2016-04-15T20:17:00.310Z');
   assert.equal(text('%START_TIME()%'), '2016-04-15T20:17:00.310Z');

@@ -211,6 +211,7 @@ export class Router implements PoolCallbacks, ResponseDecoder {
     }
     // Sets the timeouts, and the retry headers a trusted downstream sent.
     this.upstreamHead = this.upstreamRequestHead(head, route, action);
+    if (info !== null) info.forwardedRequest = this.upstreamHead;
     if (config.log.enabled('debug')) {
       const upstreamHead = this.upstreamHead;
       config.log.debug(`${this.streamTag()}cluster '${clusterName}' match for URL '${head.path}'`);

@@ -368,7 +368,8 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, HttpFilte
     const response = this.response;
     const trailers = this.trailers;
     this.response = this.trailers = null;
-    for (const log of this.owner.factory.accessLogs) log.log(this.request, response, trailers, info);
+    const request = info.forwardedRequest ?? this.request;
+    for (const log of this.owner.factory.accessLogs) log.log(request, response, trailers, info);
   }
 }
 
