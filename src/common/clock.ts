@@ -107,15 +107,21 @@ export class SystemClock implements Clock {
 }
 
 /**
- * A Timer on one Node timer, kept from arming to arming: a disabled one that still fires is
- * ignored rather than cleared, so that the next enable() is a refresh(). A delay beyond Node's
- * range goes through a LongTimer.
+ * A Timer on one Node timer, moved lazily: re-arming a Node timer costs about 100 ns, and a
+ * request re-arms several (its idle timeout at every read and write, its route timeout, its
+ * connection's idle timeout). enable() and refresh() only set the deadline when the Node timer
+ * already fires by then; one that fires before the deadline is armed again for the rest, and one
+ * that fires while disabled is ignored. A delay beyond Node's range goes through a LongTimer.
  */
 class SystemTimer implements Timer {
   enabled = false;
   private timer: NodeJS.Timeout | null = null;
   private long: LongTimer | null = null;
   private ms = 0;
+  /** When it is due, on the clock's eventNow(). */
+  private deadline = 0;
+  /** The latest the armed Node timer fires; -1 when none is armed. */
+  private firesBy = -1;
 
   constructor(
     private readonly clock: SystemClock,
@@ -124,29 +130,21 @@ class SystemTimer implements Timer {
 
   enable(ms: number): void {
     this.enabled = true;
-    if (ms > this.clock.maxTimerMs || this.long !== null) {
-      this.long?.cancel();
-      this.long = null;
-      if (ms > this.clock.maxTimerMs) {
-        this.ms = ms;
-        this.long = new LongTimer(this.clock, this.onTimeout, this.clock.now() + ms, null);
-        return;
-      }
-    }
-    if (this.timer !== null && this.ms === ms) {
-      this.timer.refresh();
+    this.ms = ms;
+    this.long?.cancel();
+    this.long = null;
+    if (ms > this.clock.maxTimerMs) {
+      this.stopNodeTimer();
+      this.long = new LongTimer(this.clock, this.fire, this.clock.now() + ms, null);
       return;
     }
-    if (this.timer !== null) clearTimeout(this.timer);
-    this.ms = ms;
-    this.timer = setTimeout(this.onTimeout, ms);
-    this.timer.unref();
+    this.armBy(this.clock.eventNow() + ms);
   }
 
   refresh(): void {
     if (!this.enabled) return;
     if (this.long !== null) this.enable(this.ms);
-    else this.timer?.refresh();
+    else this.armBy(this.clock.eventNow() + this.ms);
   }
 
   disable(): void {
@@ -155,12 +153,40 @@ class SystemTimer implements Timer {
 
   close(): void {
     this.enabled = false;
-    if (this.timer !== null) clearTimeout(this.timer);
+    this.stopNodeTimer();
     this.long?.cancel();
-    this.timer = this.long = null;
+    this.long = null;
   }
 
-  private readonly onTimeout = (): void => {
+  private armBy(deadline: number): void {
+    this.deadline = deadline;
+    if (this.firesBy < 0 || this.firesBy > deadline) this.startNodeTimer(deadline - this.clock.eventNow());
+  }
+
+  private startNodeTimer(delay: number): void {
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = setTimeout(this.onNodeTimer, delay);
+    this.timer.unref();
+    this.firesBy = this.clock.eventNow() + delay;
+  }
+
+  private stopNodeTimer(): void {
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+    this.firesBy = -1;
+  }
+
+  private readonly onNodeTimer = (): void => {
+    this.firesBy = -1;
+    if (!this.enabled || this.long !== null) return;
+    // Node's timers count from the loop's time, a little before ours, and keep whole
+    // milliseconds: within one of the deadline it is due.
+    const left = this.deadline - this.clock.eventNow();
+    if (left > 1) this.startNodeTimer(left);
+    else this.fire();
+  };
+
+  private readonly fire = (): void => {
     if (!this.enabled) return;
     this.enabled = false;
     this.fn();
