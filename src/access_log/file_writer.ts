@@ -26,7 +26,7 @@ const fstatFd = promisify(fs.fstat);
 export interface FileWriterOptions {
   /** 0 writes every entry at once. */
   readonly flushIntervalMs: number;
-  /** Characters buffered that make a flush; FLUSH_THRESHOLD_BYTES when unset. */
+  /** Bytes buffered that make a flush; FLUSH_THRESHOLD_BYTES when unset. */
   readonly flushThresholdBytes?: number;
   /** A failed write loses its entries but not the proxy; the owner reports it. */
   readonly onError: (error: Error) => void;
