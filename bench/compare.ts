@@ -114,17 +114,21 @@ async function measureRounds(session: Session, settings: CompareSettings, roots:
   for (let round = 0; round < settings.rounds; round++) {
     for (const service of services) {
       const layerLaunches = launches.get(service.layer) as Record<Build, ProxyLaunch>;
-      for (const build of buildOrder(round)) {
-        const launch = layerLaunches[build];
-        // A fresh proxy of this build, on the same bootstrap file as the other build's.
-        const start = (): Promise<RunningService> =>
-          startProxy(processes, launch, roots[build], pinning?.proxyCpu ?? null, `${BUILD_NAMES[build]} ${launch.label}`);
-        const measured = await measureService(load, 1, start, service.rows);
-        // Runs cut short by the interruption are not results.
-        interrupted.throwIfAborted();
-        for (const measurement of measured) {
-          runs.get(measurement.row)?.[build].push(measurement.kind === 'measured' ? (measurement.rounds[0] as Round) : { error: measurement.error });
-          printProgress(round, settings.rounds, build, measurement, session.ticksPerSecond);
+      for (const row of service.rows) {
+        for (const build of buildOrder(round)) {
+          const launch = layerLaunches[build];
+          // A fresh proxy of this build for each row, on the same bootstrap file as the other
+          // build's: a row measured after another ran on code the JIT shaped for the other's
+          // bodies, which moved the 16 KiB row by up to a third between identical builds.
+          const start = (): Promise<RunningService> =>
+            startProxy(processes, launch, roots[build], pinning?.proxyCpu ?? null, `${BUILD_NAMES[build]} ${launch.label}`);
+          const measured = await measureService(load, 1, start, [row]);
+          // Runs cut short by the interruption are not results.
+          interrupted.throwIfAborted();
+          for (const measurement of measured) {
+            runs.get(measurement.row)?.[build].push(measurement.kind === 'measured' ? (measurement.rounds[0] as Round) : { error: measurement.error });
+            printProgress(round, settings.rounds, build, measurement, session.ticksPerSecond);
+          }
         }
       }
     }
@@ -154,7 +158,7 @@ function printPreamble(session: Session, settings: CompareSettings, roots: Recor
   console.log(
     `rows: ${rows.map((row) => row.group.id).join(', ')}; wrk -t${load.threads} -c${load.connections}; ` +
       `${rounds} round${rounds === 1 ? '' : 's'}, each running every row on BASE and HEAD (BASE first in odd rounds, HEAD first in even ones) ` +
-      `on freshly started proxies, each row a ${load.warmupSeconds} s warm-up and ${load.durationSeconds} s measured ` +
+      `each row on a freshly started proxy with a ${load.warmupSeconds} s warm-up and ${load.durationSeconds} s measured ` +
       `(at least ${seconds < 120 ? `${seconds} s` : `${Math.floor(seconds / 60)} min`})`,
   );
   if (settings.headAccessLog) console.log('HEAD writes a file access log (the default format) on every row; BASE writes none');
