@@ -243,12 +243,27 @@ export interface VirtualHost {
 }
 
 export interface RouteMatch {
-  /** Exactly one of prefix/path is set. */
+  /** Exactly one of prefix/path/safeRegex is set. */
   readonly prefix?: string;
   readonly path?: string;
+  /** RE2 syntax, matched against the whole path before its query string. */
+  readonly safeRegex?: string;
+  /** For prefix and path; a regex says its own case rules. */
   readonly caseSensitive: boolean;
   /** The route matches only this fraction of requests (decided per request). */
   readonly runtimeFraction?: RuntimeFraction;
+  /** The request matches every one. */
+  readonly headers: readonly HeaderMatch[];
+  readonly queryParameters: readonly QueryParameterMatch[];
+  /** Only gRPC requests: content-type application/grpc, or application/grpc+ and a codec name. */
+  readonly grpc: boolean;
+}
+
+/** A query parameter present in the request's path, its first value matching `value` unless null. */
+export interface QueryParameterMatch {
+  readonly name: string;
+  /** Null: the parameter's presence is enough (present_match, or no string_match). */
+  readonly value: StringMatch | null;
 }
 
 export type PercentDenominator = 'HUNDRED' | 'TEN_THOUSAND' | 'MILLION';

@@ -124,13 +124,13 @@ export function staticCluster(name: string, endpoints: readonly EndpointSpec[], 
 export function clusterRoute(match: { prefix?: string; path?: string; caseSensitive?: boolean }, cluster: string, extra: Partial<Extract<RouteAction, { kind: 'route' }>> = {}): Route {
   return {
     name: '',
-    match: { caseSensitive: true, ...match },
+    match: { caseSensitive: true, headers: [], queryParameters: [], grpc: false, ...match },
     action: { kind: 'route', cluster, timeoutMs: 15000, priority: 'DEFAULT', ...extra },
   };
 }
 
 export function directRoute(match: { prefix?: string; path?: string }, status: number, body: string): Route {
-  return { name: '', match: { caseSensitive: true, ...match }, action: { kind: 'direct_response', status, body } };
+  return { name: '', match: { caseSensitive: true, headers: [], queryParameters: [], grpc: false, ...match }, action: { kind: 'direct_response', status, body } };
 }
 
 export function virtualHost(name: string, domains: string[], routes: Route[]): VirtualHost {

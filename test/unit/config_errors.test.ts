@@ -135,8 +135,23 @@ const CASES: Case[] = [
   { name: 'route without match', change: (b) => delete routes(b)[1].match, error: `${ROUTES}[1].match: value is required` },
   {
     name: 'regex match',
-    change: (b) => (routes(b)[1].match = { safe_regex: { regex: '.*' } }),
-    error: `${ROUTES}[1].match: a prefix or a path is required (other matchers are not supported yet)`,
+    change: (b) => (routes(b)[1].match = { safe_regex: { google_re2: {}, regex: '/a(' } }),
+    error: `${ROUTES}[1].match.safe_regex.regex: invalid regex '/a(': missing closing )`,
+  },
+  {
+    name: 'header match regex',
+    change: (b) => (routes(b)[1].match = { prefix: '/', headers: [{ name: 'x', exact_match: 'y' }, { name: 'z', safe_regex_match: { google_re2: {}, regex: 'b(' } }] }),
+    error: `${ROUTES}[1].match.headers[1].safe_regex_match.regex: invalid regex 'b(': missing closing )`,
+  },
+  {
+    name: 'query parameter regex',
+    change: (b) => (routes(b)[1].match = { prefix: '/', query_parameters: [{ name: 'q', string_match: { safe_regex: { google_re2: {}, regex: 'c(' } } }] }),
+    error: `${ROUTES}[1].match.query_parameters[0].string_match.safe_regex.regex: invalid regex 'c(': missing closing )`,
+  },
+  {
+    name: 'connect matcher',
+    change: (b) => (routes(b)[1].match = { connect_matcher: {} }),
+    error: `${ROUTES}[1].match: one of prefix, path or safe_regex is required (connect_matcher is not supported yet)`,
   },
   {
     name: 'redirect action',

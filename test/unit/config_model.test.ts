@@ -63,12 +63,12 @@ test('listeners, with defaults filled in and names in our spelling', () => {
           routes: [
             {
               name: '',
-              match: { path: '/healthz', caseSensitive: true },
+              match: { path: '/healthz', caseSensitive: true, headers: [], queryParameters: [], grpc: false },
               action: { kind: 'direct_response', status: 200, body: 'ok' },
             },
             {
               name: '',
-              match: { prefix: '/', caseSensitive: true },
+              match: { prefix: '/', caseSensitive: true, headers: [], queryParameters: [], grpc: false },
               action: { kind: 'route', cluster: 'web:v1', timeoutMs: 2500, hostRewriteLiteral: 'internal', priority: 'DEFAULT' },
             },
           ],
@@ -116,7 +116,7 @@ test('route defaults: 15 s timeout, case sensitive; 0s disables the timeout', ()
   const filter = model.listeners[1].filterChains[0].filters[0];
   assert.ok(filter.kind === 'http_connection_manager');
   const [off, main] = filter.routeConfig.virtualHosts[0].routes;
-  assert.deepEqual(off.match, { prefix: '/off', caseSensitive: false });
+  assert.deepEqual(off.match, { prefix: '/off', caseSensitive: false, headers: [], queryParameters: [], grpc: false });
   assert.deepEqual(off.action, { kind: 'route', cluster: 'backend', timeoutMs: 0, priority: 'DEFAULT' });
   assert.deepEqual(main.action, { kind: 'route', cluster: 'web:v1', timeoutMs: 15000, hostRewriteLiteral: 'internal', priority: 'DEFAULT' });
 });

@@ -2,7 +2,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { xxHash64 } from '../../src/common/hash/xxhash64';
 import type { HashPolicy } from '../../src/config/model';
-import { computeHashKey, cookieValue, downstreamRemoteIp, generatedCookieValue, type HashedRequest, queryParameter, setCookieValue } from '../../src/filters/http/hash_policy';
+import { computeHashKey, cookieValue, downstreamRemoteIp, generatedCookieValue, type HashedRequest, setCookieValue } from '../../src/filters/http/hash_policy';
+import { queryParameter } from '../../src/filters/http/query_string';
 import { RouteLoadBalancerContext } from '../../src/filters/http/route_load_balancer_context';
 import { RequestHead } from '../../src/http/message';
 

@@ -1,12 +1,16 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { Route, RouteConfiguration, VirtualHost } from '../../src/config/model';
+import type { Route, RouteConfiguration, RouteMatch, VirtualHost } from '../../src/config/model';
+import { RequestHead } from '../../src/http/message';
+import { matchedLength } from '../../src/filters/http/route_match';
 import { FieldError } from '../../src/config/errors';
 import { RouteTable } from '../../src/filters/http/route_table';
 import { LiveRuntime } from '../../src/runtime/live_runtime';
 
-function route(name: string, match: { prefix?: string; path?: string; caseSensitive?: boolean }): Route {
-  return { name, match: { caseSensitive: true, ...match }, action: { kind: 'route', cluster: name, timeoutMs: 15000, priority: 'DEFAULT' } };
+const NO_CONDITIONS = { caseSensitive: true, headers: [], queryParameters: [], grpc: false };
+
+function route(name: string, match: Partial<RouteMatch>): Route {
+  return { name, match: { ...NO_CONDITIONS, ...match }, action: { kind: 'route', cluster: name, timeoutMs: 15000, priority: 'DEFAULT' } };
 }
 
 function vhost(name: string, domains: string[], routes: Route[] = [route(name, { prefix: '/' })]): VirtualHost {
@@ -18,7 +22,14 @@ function table(...virtualHosts: VirtualHost[]): RouteTable {
   return new RouteTable(config, new LiveRuntime([]), () => 0);
 }
 
-const routed = (t: RouteTable, authority: string, path = '/'): string | null => t.route(authority, path)?.name ?? null;
+function request(authority: string, path = '/', headers: string[] = [], method = 'GET'): RequestHead {
+  const head = new RequestHead(method, path, false);
+  head.authority = authority;
+  head.headers.push(...headers);
+  return head;
+}
+
+const routed = (t: RouteTable, authority: string, path = '/', headers: string[] = []): string | null => t.route(request(authority, path, headers))?.name ?? null;
 
 test('domain precedence: exact, then longest suffix wildcard, then longest prefix wildcard, then *', () => {
   const t = table(
@@ -107,11 +118,87 @@ test('a domain claimed twice is a configuration error at its second entry, in En
   assert.throws(() => table(vhost('a', ['*']), vhost('b', ['*'])), at('virtual_hosts[1].domains[0]', 'Only a single wildcard domain is permitted in route rc'));
 });
 
+test('safe_regex: the whole path before its query string and fragment, case as the regex says', () => {
+  const t = table(
+    vhost('vh', ['*'], [
+      route('regex', { safeRegex: '/b[io]t/[0-9]+' }),
+      route('catch_all', { prefix: '/' }),
+    ]),
+  );
+  assert.equal(routed(t, 'h', '/bit/123'), 'regex');
+  assert.equal(routed(t, 'h', '/bot/9?x=/bit'), 'regex');
+  assert.equal(routed(t, 'h', '/bot/9#frag'), 'regex');
+  assert.equal(routed(t, 'h', '/bot/9/more'), 'catch_all');
+  assert.equal(routed(t, 'h', '/BIT/1'), 'catch_all');
+  assert.equal(routed(t, 'h', '/x/bit/1'), 'catch_all');
+});
+
+test('prefix_rewrite replaces what the match covered: the prefix, the path, or a regex route\'s whole path', () => {
+  const base = { ...NO_CONDITIONS };
+  assert.equal(matchedLength({ ...base, prefix: '/api/' }, '/api/v1?q'), 5);
+  assert.equal(matchedLength({ ...base, path: '/exact' }, '/exact?q'), 6);
+  assert.equal(matchedLength({ ...base, safeRegex: '/b.t' }, '/bot?q=1'), 4);
+  assert.equal(matchedLength({ ...base, safeRegex: '/b.t' }, '/bot'), 4);
+});
+
+test('headers: every matcher must hold, Envoy\'s examples among them', () => {
+  const t = table(
+    vhost('vh', ['*'], [
+      route('both', {
+        prefix: '/',
+        headers: [
+          { name: 'x-canary', invert: false, specifier: { kind: 'exact', value: 'yes' } },
+          { name: 'x-version', invert: false, specifier: { kind: 'range', start: '2', end: '5' } },
+        ],
+      }),
+      route('regex', { prefix: '/', headers: [{ name: 'user-agent', invert: false, specifier: { kind: 'safe_regex', regex: '.*Mobile.*' } }] }),
+      route('absent', { prefix: '/', headers: [{ name: 'x-debug', invert: true, specifier: { kind: 'present' } }] }),
+      route('method', { prefix: '/', headers: [{ name: ':method', invert: false, specifier: { kind: 'exact', value: 'POST' } }] }),
+      route('catch_all', { prefix: '/' }),
+    ]),
+  );
+  assert.equal(routed(t, 'h', '/', ['x-canary', 'yes', 'x-version', '3']), 'both');
+  assert.equal(routed(t, 'h', '/', ['x-canary', 'yes', 'x-version', '5', 'x-debug', '1']), 'catch_all');
+  assert.equal(routed(t, 'h', '/', ['user-agent', 'Foo Mobile Safari', 'x-debug', '1']), 'regex');
+  assert.equal(routed(t, 'h', '/', ['x-canary', 'yes']), 'absent');
+  assert.equal(t.route(request('h', '/', ['x-debug', '1'], 'POST'))?.name, 'method');
+});
+
+test('query_parameters: present, exact, regex and case-insensitive; first value wins; not decoded', () => {
+  const t = table(
+    vhost('vh', ['*'], [
+      route('debug', { prefix: '/', queryParameters: [{ name: 'debug', value: null }] }),
+      route('exact', { prefix: '/', queryParameters: [{ name: 'v', value: { kind: 'exact', value: 'a b', ignoreCase: false } }] }),
+      route('regex', { prefix: '/', queryParameters: [{ name: 'id', value: { kind: 'safe_regex', value: '[0-9]+', ignoreCase: false } }] }),
+      route('folded', { prefix: '/', queryParameters: [{ name: 'mode', value: { kind: 'prefix', value: 'fast', ignoreCase: true } }] }),
+      route('catch_all', { prefix: '/' }),
+    ]),
+  );
+  assert.equal(routed(t, 'h', '/x?debug'), 'debug');
+  assert.equal(routed(t, 'h', '/x?a=1&debug=0'), 'debug');
+  assert.equal(routed(t, 'h', '/x?debugger=1'), 'catch_all');
+  assert.equal(routed(t, 'h', '/x?v=a b'), 'exact');
+  assert.equal(routed(t, 'h', '/x?v=a%20b'), 'catch_all');
+  assert.equal(routed(t, 'h', '/x?id=42'), 'regex');
+  assert.equal(routed(t, 'h', '/x?id=4x&id=42'), 'catch_all');
+  assert.equal(routed(t, 'h', '/x?mode=FASTEST'), 'folded');
+  assert.equal(routed(t, 'h', '/x'), 'catch_all');
+});
+
+test('grpc: content-type application/grpc, alone or with a +codec; grpc-web is not gRPC', () => {
+  const t = table(vhost('vh', ['*'], [route('grpc', { prefix: '/', grpc: true }), route('catch_all', { prefix: '/' })]));
+  assert.equal(routed(t, 'h', '/pkg.Svc/M', ['content-type', 'application/grpc']), 'grpc');
+  assert.equal(routed(t, 'h', '/pkg.Svc/M', ['content-type', 'application/grpc+proto']), 'grpc');
+  assert.equal(routed(t, 'h', '/pkg.Svc/M', ['content-type', 'application/grpc-web']), 'catch_all');
+  assert.equal(routed(t, 'h', '/pkg.Svc/M', ['content-type', 'application/json']), 'catch_all');
+  assert.equal(routed(t, 'h', '/pkg.Svc/M'), 'catch_all');
+});
+
 // ---- runtime_fraction ---------------------------------------------------------------------
 
 function fractionTable(runtime: LiveRuntime, draws: number[], fraction: NonNullable<Route['match']['runtimeFraction']>): RouteTable {
   const routes: Route[] = [
-    { ...route('sampled', { prefix: '/' }), match: { prefix: '/', caseSensitive: true, runtimeFraction: fraction } },
+    route('sampled', { prefix: '/', runtimeFraction: fraction }),
     route('rest', { prefix: '/' }),
   ];
   return new RouteTable({ name: 'rc', virtualHosts: [vhost('vh', ['*'], routes)] }, runtime, () => draws.shift()!);

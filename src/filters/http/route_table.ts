@@ -1,5 +1,5 @@
 // Route selection for the HTTP connection manager (Envoy's RouteMatcher): a virtual host by
-// the request's authority, then its first route whose match accepts the path.
+// the request's authority, then its first route whose match accepts the request.
 //
 // Virtual host precedence is Envoy's: an exact domain, then the longest `*suffix` wildcard,
 // then the longest `prefix*` wildcard, then `*`. A wildcard never matches the empty string
@@ -10,37 +10,23 @@ import { FieldError } from '../../config/errors';
 import type { Route, RouteConfiguration, VirtualHost, WeightedCluster, WeightedClusters } from '../../config/model';
 import type { RuntimeSource } from '../../runtime/live_runtime';
 import { pickWeightedCluster } from './weighted_clusters';
+import { RouteMatcher } from './route_match';
+import type { RequestHead } from '../../http/message';
 import type { RandomSource } from '../../common/random';
 
 /** A route with its match compiled for the per-request test. */
 class CompiledRoute {
-  private readonly pattern: string;
+  private readonly matcher: RouteMatcher;
 
   constructor(readonly route: Route) {
-    const { prefix, path, caseSensitive } = route.match;
-    const text = prefix ?? path ?? '';
-    this.pattern = caseSensitive ? text : text.toLowerCase();
+    this.matcher = new RouteMatcher(route.match);
   }
 
-  /** Path first; then runtime_fraction, a fresh draw per request (Envoy uses the stream id). */
-  matches(path: string, runtime: RuntimeSource, random: RandomSource): boolean {
-    if (!this.pathMatches(path)) return false;
+  /** The request first; then runtime_fraction, a fresh draw per request (Envoy uses the stream id). */
+  matches(head: RequestHead, runtime: RuntimeSource, random: RandomSource): boolean {
+    if (!this.matcher.matches(head)) return false;
     const fraction = this.route.match.runtimeFraction;
     return fraction === undefined || runtime.snapshot().featureEnabled(fraction.runtimeKey, fraction.defaultValue, random());
-  }
-
-  private pathMatches(path: string): boolean {
-    const match = this.route.match;
-    const pattern = this.pattern;
-    if (match.prefix !== undefined) {
-      const candidate = path.length > pattern.length ? path.slice(0, pattern.length) : path;
-      return (match.caseSensitive ? candidate : candidate.toLowerCase()) === pattern;
-    }
-    // A path match compares everything before the query string.
-    const query = path.indexOf('?');
-    const candidate = query < 0 ? path : path.slice(0, query);
-    if (candidate.length !== pattern.length) return false;
-    return (match.caseSensitive ? candidate : candidate.toLowerCase()) === pattern;
   }
 }
 
@@ -52,8 +38,8 @@ class CompiledVirtualHost {
   }
 
   /** The first route that matches; one left out by its runtime_fraction falls to the next. */
-  route(path: string, runtime: RuntimeSource, random: RandomSource): Route | null {
-    for (const r of this.routes) if (r.matches(path, runtime, random)) return r.route;
+  route(head: RequestHead, runtime: RuntimeSource, random: RandomSource): Route | null {
+    for (const r of this.routes) if (r.matches(head, runtime, random)) return r.route;
     return null;
   }
 }
@@ -111,9 +97,9 @@ export class RouteTable {
   }
 
   /** The route for a request; null when no virtual host or no route matches (a 404). */
-  route(authority: string, path: string): Route | null {
-    const vh = this.virtualHost(authority);
-    return vh === null ? null : vh.route(path, this.runtime, this.random);
+  route(head: RequestHead): Route | null {
+    const vh = this.virtualHost(head.authority);
+    return vh === null ? null : vh.route(head, this.runtime, this.random);
   }
 
   private virtualHost(authority: string): CompiledVirtualHost | null {

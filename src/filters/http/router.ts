@@ -29,6 +29,7 @@ import { wouldRetryFromReset, wouldRetryFromStatus } from './retry_on';
 import { RetryState, RetryStatus } from './retry_state';
 import { RouteLoadBalancerContext } from './route_load_balancer_context';
 import type { RouteTable } from './route_table';
+import { matchedLength } from './route_match';
 import type { RouterStats } from './router_stats';
 import { evaluateFractionalPercent } from '../../runtime/fractional_percent';
 import { ResponseFlag } from '../../stream_info/response_flags';
@@ -175,7 +176,7 @@ export class Router implements PoolCallbacks, ResponseDecoder {
 
   decodeHeaders(head: RequestHead): void {
     const config = this.config;
-    const route = config.routeTable.route(head.authority, head.path);
+    const route = config.routeTable.route(head);
     if (route === null) {
       if (config.log.enabled('debug')) config.log.debug(`${this.streamTag()}no cluster match for URL '${head.path}'`);
       config.stats.no_route.inc();
@@ -755,9 +756,8 @@ export class Router implements PoolCallbacks, ResponseDecoder {
     let path = head.path;
     let originalPath: string | null = null;
     if (action.prefixRewrite !== undefined) {
-      const matched = route.match.prefix ?? route.match.path ?? '';
       originalPath = path;
-      path = action.prefixRewrite + path.slice(matched.length);
+      path = action.prefixRewrite + path.slice(matchedLength(route.match, path));
     }
     const upstream = new RequestHead(head.method, path, false);
     upstream.authority = action.hostRewriteLiteral ?? head.authority;

@@ -7,10 +7,12 @@ import type {
   CodecType,
   HashPolicy,
   HttpConnectionManagerConfig,
+  QueryParameterMatch,
   RetryPolicy,
   Route,
   RouteAction,
   RouteConfiguration,
+  RouteMatch,
   RoutingPriority,
   RuntimeFraction,
   WeightedCluster,
@@ -26,6 +28,8 @@ import {
 } from '../../../config/model_builder';
 import { LB_METADATA_NAMESPACE, metadataMatchCriteria, type MetadataMatchCriteria } from '../../../config/metadata_match';
 import { HTTP_CONNECTION_MANAGER, PREVIOUS_HOSTS } from '../../../config/names';
+import { headerMatch } from '../../../config/header_matcher';
+import { stringMatch } from '../../../config/string_match_model';
 import { parseRetryOn } from '../../../filters/http/retry_on';
 import { accessLogsModel } from '../../access_loggers/access_log_list';
 
@@ -79,19 +83,30 @@ function routeConfiguration(config: JsonObject, extensions: ConfigExtensions): R
 
 /** @param hostRetryPolicy the virtual host's retry_policy, which a route's own replaces entirely */
 function route(config: JsonObject, hostRetryPolicy: RetryPolicy | null, extensions: ConfigExtensions): Route {
-  const match = messageField(config, 'match') ?? {};
-  const prefix = match['prefix'];
-  const path = match['path'];
-  const fraction = messageField(match, 'runtime_fraction');
   return {
     name: stringField(config, 'name'),
-    match: {
-      ...(typeof prefix === 'string' ? { prefix } : {}),
-      ...(typeof path === 'string' ? { path } : {}),
-      caseSensitive: boolField(match, 'case_sensitive', true),
-      ...(fraction !== undefined ? { runtimeFraction: runtimeFraction(fraction) } : {}),
-    },
+    match: routeMatch(messageField(config, 'match') ?? {}),
     action: routeAction(config, hostRetryPolicy, extensions),
+  };
+}
+
+function routeMatch(match: JsonObject): RouteMatch {
+  const prefix = match['prefix'];
+  const path = match['path'];
+  const regex = messageField(match, 'safe_regex');
+  const fraction = messageField(match, 'runtime_fraction');
+  return {
+    ...(typeof prefix === 'string' ? { prefix } : {}),
+    ...(typeof path === 'string' ? { path } : {}),
+    ...(regex !== undefined ? { safeRegex: stringField(regex, 'regex') } : {}),
+    caseSensitive: boolField(match, 'case_sensitive', true),
+    ...(fraction !== undefined ? { runtimeFraction: runtimeFraction(fraction) } : {}),
+    headers: messageList(match, 'headers').map(headerMatch),
+    queryParameters: messageList(match, 'query_parameters').map((parameter): QueryParameterMatch => {
+      const value = messageField(parameter, 'string_match');
+      return { name: stringField(parameter, 'name'), value: value === undefined ? null : stringMatch(value) };
+    }),
+    grpc: messageField(match, 'grpc') !== undefined,
   };
 }
 

@@ -1,7 +1,8 @@
 // The HTTP connection manager's fields this build acts on: its settings and its inline route
 // table. Each HTTP filter's typed_config is checked by its own descriptor's shape.
 
-import { HTTP2_PROTOCOL_OPTIONS } from '../../../config/common_shapes';
+import { HTTP2_PROTOCOL_OPTIONS, REGEX_MATCHER, STRING_MATCHER } from '../../../config/common_shapes';
+import { HEADER_MATCHER } from '../../../config/header_matcher';
 import { anyContent, leaf, list, refused, Shape } from '../../../config/shape';
 import { ACCESS_LOG_LIST } from '../../access_loggers/access_log_list';
 
@@ -48,12 +49,17 @@ const ROUTE_CONFIG: Shape = {
         routes: list({
           fields: {
             name: leaf,
+            // connect_matcher arrives with CONNECT, tls_context with the TLS facts a route can read.
             match: {
               fields: {
                 prefix: leaf,
                 path: leaf,
+                safe_regex: REGEX_MATCHER,
                 case_sensitive: leaf,
                 runtime_fraction: { fields: { default_value: { fields: { numerator: leaf, denominator: leaf } }, runtime_key: leaf } },
+                headers: list(HEADER_MATCHER),
+                query_parameters: list({ fields: { name: leaf, string_match: STRING_MATCHER, present_match: leaf } }),
+                grpc: { fields: {} },
               },
             },
             route: {

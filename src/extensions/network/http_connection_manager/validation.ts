@@ -7,6 +7,8 @@ import { childPath, indexPath } from '../../../config/field_path';
 import { durationMs, JsonObject, messageField, messageList, numberField, stringField } from '../../../config/json';
 import { ROUTER } from '../../../config/names';
 import { requireNonNegativeDuration } from '../../../config/validation/durations';
+import { compileRegexMatcher } from '../../../config/validation/stats_config';
+import { validateHeaderMatcher } from '../../../config/header_matcher';
 import { terminalFilterNotLast, typedConfig, unknownExtension, validateExtension } from '../../../config/validation/extensions';
 import { parseRetryOn, UNSUPPORTED_RETRY_CONDITIONS } from '../../../filters/http/retry_on';
 import { isValidAuthority } from '../../../http/authority';
@@ -60,10 +62,7 @@ function validateRouteConfiguration(routeConfig: JsonObject, path: string, stati
 
 function validateRoute(route: JsonObject, path: string, clusters: ReadonlySet<string> | null, extensions: ConfigExtensions): void {
   // The protos require a match, and a default_value in its runtime_fraction (proto_rules.ts).
-  const match = messageField(route, 'match') ?? {};
-  if (match['prefix'] === undefined && match['path'] === undefined) {
-    throw new FieldError(childPath(path, 'match'), 'a prefix or a path is required (other matchers are not supported yet)');
-  }
+  validateRouteMatch(messageField(route, 'match') ?? {}, childPath(path, 'match'));
   const action = messageField(route, 'route');
   const directResponse = messageField(route, 'direct_response');
   if (action !== undefined) {
@@ -73,6 +72,19 @@ function validateRoute(route: JsonObject, path: string, clusters: ReadonlySet<st
   } else {
     throw new FieldError(path, 'a route or a direct_response action is required (other actions are not supported yet)');
   }
+}
+
+function validateRouteMatch(match: JsonObject, path: string): void {
+  if (match['prefix'] === undefined && match['path'] === undefined && match['safe_regex'] === undefined) {
+    throw new FieldError(path, 'one of prefix, path or safe_regex is required (connect_matcher is not supported yet)');
+  }
+  const regex = messageField(match, 'safe_regex');
+  if (regex !== undefined) compileRegexMatcher(regex, childPath(path, 'safe_regex'));
+  messageList(match, 'headers').forEach((header, i) => validateHeaderMatcher(header, indexPath(childPath(path, 'headers'), i)));
+  messageList(match, 'query_parameters').forEach((parameter, i) => {
+    const regex = messageField(messageField(parameter, 'string_match') ?? {}, 'safe_regex');
+    if (regex !== undefined) compileRegexMatcher(regex, childPath(childPath(indexPath(childPath(path, 'query_parameters'), i), 'string_match'), 'safe_regex'));
+  });
 }
 
 function validateRouteAction(action: JsonObject, path: string, clusters: ReadonlySet<string> | null, extensions: ConfigExtensions): void {

@@ -1,0 +1,95 @@
+// One route's match as Envoy 1.16's RouteEntryImplBase has it, compiled once: a path specifier
+// (prefix, path or safe_regex), then every header matcher, every query parameter and the gRPC
+// content type. The runtime fraction, which draws a random number, is the route table's.
+
+import { stringMatcher } from '../../common/string_matcher';
+import type { QueryParameterMatch, RouteMatch } from '../../config/model';
+import type { RequestHead } from '../../http/message';
+import { SafeRegex } from '../../regex/safe_regex';
+import { HeaderMatcher, headerValue, matchAll } from './header_matcher';
+import { queryParameter } from './query_string';
+
+type PathTest = (path: string) => boolean;
+
+interface QueryParameterTest {
+  readonly name: string;
+  /** Null: presence is enough. */
+  readonly test: ((value: string) => boolean) | null;
+}
+
+const GRPC_CONTENT_TYPE = 'application/grpc';
+
+export class RouteMatcher {
+  private readonly pathTest: PathTest;
+  private readonly headers: readonly HeaderMatcher[];
+  private readonly queryParameters: readonly QueryParameterTest[];
+
+  constructor(private readonly match: RouteMatch) {
+    this.pathTest = pathTest(match);
+    this.headers = match.headers.map((header) => new HeaderMatcher(header));
+    this.queryParameters = match.queryParameters.map(queryParameterTest);
+  }
+
+  matches(head: RequestHead): boolean {
+    if (!this.pathTest(head.path)) return false;
+    if (this.headers.length > 0 && !matchAll(this.headers, head)) return false;
+    if (this.queryParameters.length > 0 && !queryMatches(this.queryParameters, head.path)) return false;
+    return !this.match.grpc || isGrpc(head);
+  }
+}
+
+/** How much of a `path` that `match` accepted it covers: what prefix_rewrite replaces. */
+export function matchedLength(match: RouteMatch, path: string): number {
+  if (match.prefix !== undefined) return match.prefix.length;
+  if (match.path !== undefined) return match.path.length;
+  return pathEnd(path, true);
+}
+
+function pathTest(match: RouteMatch): PathTest {
+  const { prefix, path, safeRegex, caseSensitive } = match;
+  if (safeRegex !== undefined) {
+    // Validated when the configuration was loaded (program size included).
+    const regex = SafeRegex.compile(safeRegex);
+    return (candidate) => regex.fullMatch(candidate.slice(0, pathEnd(candidate, true)));
+  }
+  if (prefix !== undefined) {
+    if (caseSensitive) return (candidate) => candidate.startsWith(prefix);
+    const lower = prefix.toLowerCase();
+    return (candidate) => candidate.length >= lower.length && candidate.slice(0, lower.length).toLowerCase() === lower;
+  }
+  // A path match compares everything before the query string.
+  const exact = caseSensitive ? (path ?? '') : (path ?? '').toLowerCase();
+  return (candidate) => {
+    const end = pathEnd(candidate, false);
+    if (end !== exact.length) return false;
+    const before = end === candidate.length ? candidate : candidate.slice(0, end);
+    return (caseSensitive ? before : before.toLowerCase()) === exact;
+  };
+}
+
+/** Where the path proper ends: at the query (and, for a regex, at a fragment too, as in Envoy). */
+function pathEnd(path: string, fragmentToo: boolean): number {
+  for (let i = 0; i < path.length; i++) {
+    const c = path.charCodeAt(i);
+    if (c === 0x3f /* ? */ || (fragmentToo && c === 0x23) /* # */) return i;
+  }
+  return path.length;
+}
+
+function queryParameterTest(config: QueryParameterMatch): QueryParameterTest {
+  return { name: config.name, test: config.value === null ? null : stringMatcher(config.value) };
+}
+
+function queryMatches(tests: readonly QueryParameterTest[], path: string): boolean {
+  for (const { name, test } of tests) {
+    const value = queryParameter(path, name);
+    if (value === null || (test !== null && !test(value))) return false;
+  }
+  return true;
+}
+
+/** Envoy's hasGrpcContentType: application/grpc alone or followed by `+` (application/grpc-web is not gRPC). */
+function isGrpc(head: RequestHead): boolean {
+  const type = headerValue(head, 'content-type');
+  return type !== undefined && type.startsWith(GRPC_CONTENT_TYPE) && (type.length === GRPC_CONTENT_TYPE.length || type.charCodeAt(GRPC_CONTENT_TYPE.length) === 0x2b);
+}

@@ -1,0 +1,87 @@
+// Route matchers through the real binary, over HTTP/1.1 and h2c alike: a regex path (and what
+// prefix_rewrite makes of it), headers, query parameters and gRPC requests each pick their route,
+// and everything else falls through to the last.
+
+import assert from 'node:assert/strict';
+import * as http2 from 'node:http2';
+import { after, before, describe, test } from 'node:test';
+import { httpListener, localCluster } from '../helpers/config_fixtures';
+import { request, startUpstream, type Upstream } from '../helpers/http_peers';
+import { type RunningProxy, startProxy } from '../helpers/proxy_process';
+
+const TIMEOUT = { timeout: 30_000 };
+
+interface Answer {
+  readonly status: number;
+  readonly body: string;
+}
+
+type Client = (path: string, headers?: Record<string, string>, method?: string) => Promise<Answer>;
+
+const direct = (body: string): object => ({ direct_response: { status: 200, body: { inline_string: body } } });
+
+const ROUTES = [
+  { match: { safe_regex: { google_re2: {}, regex: '/items/[0-9]+' } }, route: { cluster: 'web', prefix_rewrite: '/item' } },
+  { match: { prefix: '/', headers: [{ name: 'x-canary', exact_match: 'yes' }, { name: 'x-debug', present_match: true, invert_match: true }] }, ...direct('canary') },
+  { match: { prefix: '/', query_parameters: [{ name: 'debug', present_match: true }, { name: 'user', string_match: { prefix: 'adm', ignore_case: true } }] }, ...direct('debug admin') },
+  { match: { prefix: '/', grpc: {} }, ...direct('grpc') },
+  { match: { prefix: '/' }, route: { cluster: 'web' } },
+];
+
+describe('route matchers on HTTP/1.1 and h2c', TIMEOUT, () => {
+  let upstream: Upstream;
+  let proxy: RunningProxy;
+  let port: number;
+  let session: http2.ClientHttp2Session;
+
+  before(async () => {
+    // The upstream answers with the path it was sent.
+    upstream = await startUpstream('web', (req, res) => res.end(`upstream ${req.url}`));
+    proxy = await startProxy({ static_resources: { listeners: [httpListener('routes', 0, ROUTES)], clusters: [localCluster('web', upstream.port)] } });
+    port = await proxy.listenerPort('routes');
+    session = http2.connect(`http://127.0.0.1:${port}`);
+  });
+
+  after(async () => {
+    session?.destroy();
+    await proxy?.cleanup();
+    await upstream?.close();
+  });
+
+  const http1: Client = async (path, headers = {}, method = 'GET') => {
+    const reply = await request(port, { path, headers, method, body: method === 'POST' ? 'x' : undefined });
+    return { status: reply.status, body: reply.body };
+  };
+
+  const h2c: Client = (path, headers = {}, method = 'GET') =>
+    new Promise((resolve, reject) => {
+      const stream = session.request({ ':method': method, ':path': path, ...headers });
+      let status = 0;
+      let body = '';
+      stream.on('response', (head) => (status = Number(head[':status'])));
+      stream.setEncoding('utf8');
+      stream.on('data', (chunk: string) => (body += chunk));
+      stream.on('end', () => resolve({ status, body }));
+      stream.on('error', reject);
+      stream.end(method === 'POST' ? 'x' : undefined);
+    });
+
+  for (const [protocol, client] of [['HTTP/1.1', () => http1], ['h2c', () => h2c]] as const) {
+    test(`${protocol}: each matcher picks its route, the rest fall through`, async () => {
+      const send = client();
+      const cases: [string, Record<string, string>, string, Answer][] = [
+        ['/items/42?color=red', {}, 'GET', { status: 200, body: 'upstream /item?color=red' }],
+        ['/items/42/parts', {}, 'GET', { status: 200, body: 'upstream /items/42/parts' }],
+        ['/a', { 'x-canary': 'yes' }, 'GET', { status: 200, body: 'canary' }],
+        ['/a', { 'x-canary': 'yes', 'x-debug': '1' }, 'GET', { status: 200, body: 'upstream /a' }],
+        ['/a?debug&user=ADMIN', {}, 'GET', { status: 200, body: 'debug admin' }],
+        ['/a?debug&user=guest', {}, 'GET', { status: 200, body: 'upstream /a?debug&user=guest' }],
+        ['/pkg.Svc/Call', { 'content-type': 'application/grpc+proto' }, 'POST', { status: 200, body: 'grpc' }],
+        ['/pkg.Svc/Call', { 'content-type': 'application/grpc-web' }, 'POST', { status: 200, body: 'upstream /pkg.Svc/Call' }],
+      ];
+      for (const [path, headers, method, expected] of cases) {
+        assert.deepEqual(await send(path, headers, method), expected, `${method} ${path} ${JSON.stringify(headers)}`);
+      }
+    });
+  }
+});
