@@ -279,7 +279,7 @@ export interface RuntimeFraction {
   readonly runtimeKey: string;
 }
 
-export type RouteAction = ClusterRouteAction | DirectResponseAction;
+export type RouteAction = ClusterRouteAction | DirectResponseAction | RedirectAction;
 
 export interface ClusterRouteAction {
   readonly kind: 'route';
@@ -354,7 +354,26 @@ export type HashPolicy = { readonly terminal: boolean } & (
 export interface DirectResponseAction {
   readonly kind: 'direct_response';
   readonly status: number;
+  /** inline_string; '' when the body is a file's. */
   readonly body: string;
+  /** body.filename, read when the route table is built (at most 4 KiB, as in Envoy); null: inline. */
+  readonly bodyFile: string | null;
+}
+
+/** Envoy 1.16's RedirectAction: each null part keeps the request's own. */
+export interface RedirectAction {
+  readonly kind: 'redirect';
+  /** scheme_redirect, or `https` for https_redirect. */
+  readonly scheme: string | null;
+  readonly host: string | null;
+  readonly port: number | null;
+  /** path_redirect: the whole path, its own query (if it has one) kept whatever strip_query says. */
+  readonly path: string | null;
+  /** prefix_rewrite: replaces what the route's match covered. */
+  readonly prefixRewrite: string | null;
+  /** 301, 302, 303, 307 or 308. */
+  readonly status: number;
+  readonly stripQuery: boolean;
 }
 
 export interface Route {

@@ -130,7 +130,7 @@ export function clusterRoute(match: { prefix?: string; path?: string; caseSensit
 }
 
 export function directRoute(match: { prefix?: string; path?: string }, status: number, body: string): Route {
-  return { name: '', match: { caseSensitive: true, headers: [], queryParameters: [], grpc: false, ...match }, action: { kind: 'direct_response', status, body } };
+  return { name: '', match: { caseSensitive: true, headers: [], queryParameters: [], grpc: false, ...match }, action: { kind: 'direct_response', status, body, bodyFile: null } };
 }
 
 export function virtualHost(name: string, domains: string[], routes: Route[]): VirtualHost {

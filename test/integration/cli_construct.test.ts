@@ -46,6 +46,11 @@ const UNBUILDABLE: ReadonlyArray<{ readonly name: string; readonly change: (b: J
     error: `${HCM}.route_config.virtual_hosts[1].domains[0]: Only a single wildcard domain is permitted in route local_route`,
   },
   {
+    name: 'a direct response body file that does not exist',
+    change: (b) => (hcmOf(b).route_config.virtual_hosts = [{ name: 'a', domains: ['*'], routes: [{ match: { prefix: '/' }, direct_response: { status: 503, body: { filename: '/nonexistent/maintenance.html' } } }] }]),
+    error: `${HCM}.route_config.virtual_hosts[0].routes[0].direct_response.body.filename: cannot read '/nonexistent/maintenance.html': ENOENT`,
+  },
+  {
     name: 'two filter chains without a match',
     change: (b) => b.static_resources.listeners[1].filter_chains.push(b.static_resources.listeners[0].filter_chains[0]),
     error: `${HTTP_LISTENER}.filter_chains[1]: error adding listener '127.0.0.1:0': multiple filter chains with the same matching rules are defined`,

@@ -154,18 +154,26 @@ const CASES: Case[] = [
     error: `${ROUTES}[1].match: one of prefix, path or safe_regex is required (connect_matcher is not supported yet)`,
   },
   {
-    name: 'redirect action',
+    name: 'redirect port',
     change: (b) => {
       delete routes(b)[1].route;
-      routes(b)[1].redirect = { host_redirect: 'example.com' };
+      routes(b)[1].redirect = { host_redirect: 'example.com', port_redirect: 70000 };
     },
-    error: `${ROUTES}[1]: a route or a direct_response action is required (other actions are not supported yet)`,
+    error: `${ROUTES}[1].redirect.port_redirect: 70000 is not a port`,
+  },
+  {
+    name: 'redirect regex rewrite',
+    change: (b) => {
+      delete routes(b)[1].route;
+      routes(b)[1].redirect = { regex_rewrite: { pattern: { google_re2: {}, regex: '^/a' }, substitution: '/b' } };
+    },
+    error: `${ROUTES}[1].redirect.regex_rewrite: regex_rewrite is not implemented by this build yet (it would be ignored)`,
   },
   { name: 'direct response status', change: (b) => (routes(b)[0].direct_response.status = 700), error: `${ROUTES}[0].direct_response.status: value must be inside range [200, 600)` },
   {
-    name: 'direct response body from a file',
-    change: (b) => (routes(b)[0].direct_response.body = { filename: '/etc/motd' }),
-    error: `${ROUTES}[0].direct_response.body: only inline_string bodies are supported yet`,
+    name: 'direct response body of bytes',
+    change: (b) => (routes(b)[0].direct_response.body = { inline_bytes: 'b2s=' }),
+    error: `${ROUTES}[0].direct_response.body: an inline_string or a filename is required (inline_bytes is not supported yet)`,
   },
   {
     name: 'virtual host without domains',

@@ -64,7 +64,7 @@ test('listeners, with defaults filled in and names in our spelling', () => {
             {
               name: '',
               match: { path: '/healthz', caseSensitive: true, headers: [], queryParameters: [], grpc: false },
-              action: { kind: 'direct_response', status: 200, body: 'ok' },
+              action: { kind: 'direct_response', status: 200, body: 'ok', bodyFile: null },
             },
             {
               name: '',

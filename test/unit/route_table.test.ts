@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { test } from 'node:test';
 import type { Route, RouteConfiguration, RouteMatch, VirtualHost } from '../../src/config/model';
 import { RequestHead } from '../../src/http/message';
@@ -235,4 +238,33 @@ test('runtime_fraction: the random value is taken modulo the default denominator
   const draws = [1_000_499];
   const t = fractionTable(new LiveRuntime([]), draws, { defaultValue: { numerator: 500, denominator: 'MILLION' }, runtimeKey: '' });
   assert.equal(routed(t, 'h'), 'sampled');
+});
+
+// ---- direct response bodies from files ----------------------------------------------------
+
+test('a direct response body file is read when the table is built; one it cannot use is refused at its field', () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'route-table-'));
+  try {
+    const file = (name: string, content: string | Buffer): string => {
+      fs.writeFileSync(path.join(dir, name), content);
+      return path.join(dir, name);
+    };
+    const direct = (bodyFile: string): Route => ({ name: 'd', match: { ...NO_CONDITIONS, prefix: '/' }, action: { kind: 'direct_response', status: 503, body: '', bodyFile } });
+    const routedBody = (t: RouteTable): string | null => {
+      const action = t.route(request('h'))?.action;
+      return action?.kind === 'direct_response' ? action.body : null;
+    };
+    assert.equal(routedBody(table(vhost('vh', ['*'], [direct(file('ok.html', '<p>maintenance</p>\n'))]))), '<p>maintenance</p>\n');
+    assert.equal(routedBody(table(vhost('vh', ['*'], [direct(file('max', 'x'.repeat(4096)))]))), 'x'.repeat(4096));
+    const refused = (bodyFile: string, reason: string) =>
+      assert.throws(
+        () => table(vhost('a', ['a.com']), vhost('vh', ['*'], [route('r', { prefix: '/x' }), direct(bodyFile)])),
+        (e: unknown) => e instanceof FieldError && e.fieldPath === 'virtual_hosts[1].routes[1].direct_response.body.filename' && e.reason === reason,
+      );
+    refused(file('big', 'x'.repeat(4097)), 'response body size is 4097 bytes; maximum is 4096');
+    refused(path.join(dir, 'missing'), `cannot read '${path.join(dir, 'missing')}': ENOENT`);
+    refused(file('bin', Buffer.from([0xff, 0xfe])), `'${path.join(dir, 'bin')}' is not UTF-8 text (this build sends direct response bodies as text)`);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -6,7 +6,8 @@
 // (`*.foo.com` does not match `.foo.com`). When nothing matches the authority as given and it
 // carries a port, the lookup is repeated without the port.
 
-import { FieldError } from '../../config/errors';
+import { atField, FieldError } from '../../config/errors';
+import { readDirectResponseBody } from './direct_response_body';
 import type { Route, RouteConfiguration, VirtualHost, WeightedCluster, WeightedClusters } from '../../config/model';
 import type { RuntimeSource } from '../../runtime/live_runtime';
 import { pickWeightedCluster } from './weighted_clusters';
@@ -33,8 +34,9 @@ class CompiledRoute {
 class CompiledVirtualHost {
   private readonly routes: readonly CompiledRoute[];
 
-  constructor(readonly virtualHost: VirtualHost) {
-    this.routes = virtualHost.routes.map((r) => new CompiledRoute(r));
+  /** @param path `virtual_hosts[v]`, for the errors of its routes */
+  constructor(readonly virtualHost: VirtualHost, path: string) {
+    this.routes = virtualHost.routes.map((r, i) => new CompiledRoute(atField(`${path}.routes[${i}]`, () => withFileBody(r))));
   }
 
   /** The first route that matches; one left out by its runtime_fraction falls to the next. */
@@ -53,7 +55,10 @@ export class RouteTable {
   private readonly prefixes: Wildcards;
   private readonly defaultHost: CompiledVirtualHost | null = null;
 
-  /** @throws FieldError at `virtual_hosts[v].domains[d]` (relative to the route configuration) for a domain claimed twice */
+  /**
+   * @throws FieldError at `virtual_hosts[v].domains[d]` (relative to the route configuration) for a
+   *   domain claimed twice, at `virtual_hosts[v].routes[r].direct_response.body.filename` for a body file it cannot use
+   */
   constructor(
     config: RouteConfiguration,
     private readonly runtime: RuntimeSource,
@@ -63,7 +68,7 @@ export class RouteTable {
     const prefixes = new Map<number, Map<string, CompiledVirtualHost>>();
     const seen = new Set<string>();
     for (const [v, vh] of config.virtualHosts.entries()) {
-      const compiled = new CompiledVirtualHost(vh);
+      const compiled = new CompiledVirtualHost(vh, `virtual_hosts[${v}]`);
       for (const [d, raw] of vh.domains.entries()) {
         const domain = raw.toLowerCase();
         // Envoy's RouteMatcher words, so that an operator finds them in its documentation.
@@ -122,6 +127,15 @@ export class RouteTable {
       findWildcard(this.prefixes, host, (h, n) => h.slice(0, n))
     );
   }
+}
+
+/** The route with its direct response's file read into its body. */
+function withFileBody(route: Route): Route {
+  const action = route.action;
+  if (action.kind !== 'direct_response' || action.bodyFile === null) return route;
+  const file = action.bodyFile;
+  const body = atField('direct_response.body.filename', () => readDirectResponseBody(file));
+  return { ...route, action: { ...action, body, bodyFile: null } };
 }
 
 function addWildcard(index: Map<number, Map<string, CompiledVirtualHost>>, fixed: string, vh: CompiledVirtualHost): void {

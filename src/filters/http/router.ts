@@ -10,7 +10,7 @@
 
 import { randomUUID } from 'node:crypto';
 import type { Clock, TimeoutHandle, Timer } from '../../common/clock';
-import type { ClusterRouteAction, Route, RoutingPriority } from '../../config/model';
+import type { ClusterRouteAction, DirectResponseAction, RedirectAction, Route, RoutingPriority } from '../../config/model';
 import type { ConnectionPool, HttpProtocol, PoolCallbacks, RequestEncoder, ResponseDecoder, StreamResetReason } from '../../http/codec';
 import { BODY_CHUNKED, hasHeader, RequestHead, type ResponseHead } from '../../http/message';
 import { headerDump } from '../../log/connection_log';
@@ -30,6 +30,8 @@ import { RetryState, RetryStatus } from './retry_state';
 import { RouteLoadBalancerContext } from './route_load_balancer_context';
 import type { RouteTable } from './route_table';
 import { matchedLength } from './route_match';
+import { redirectLocation } from './redirect_location';
+import { headerValue } from './header_matcher';
 import type { RouterStats } from './router_stats';
 import { evaluateFractionalPercent } from '../../runtime/fractional_percent';
 import { ResponseFlag } from '../../stream_info/response_flags';
@@ -187,9 +189,8 @@ export class Router implements PoolCallbacks, ResponseDecoder {
     const info = this.downstream.info;
     if (info !== null && route.name !== '') info.routeName = route.name;
     const action = route.action;
-    if (action.kind === 'direct_response') {
-      config.stats.rq_direct_response.inc();
-      this.downstream.sendLocalReply(action.status, action.body, NO_HEADERS, 'direct_response');
+    if (action.kind !== 'route') {
+      this.directResponse(head, route, action);
       return;
     }
     const weighted = action.weightedClusters === undefined ? null : config.routeTable.weightedCluster(action.weightedClusters);
@@ -745,6 +746,27 @@ export class Router implements PoolCallbacks, ResponseDecoder {
     const remote = this.downstream.remoteAddress;
     const local = this.config.localAddress;
     return local !== undefined && isLoopback(remote) ? local : remote;
+  }
+
+  /**
+   * A redirect or a direct response, answered here; as in Envoy, a 201 or 3xx carries a Location
+   * (a direct response's is the request's own URL).
+   */
+  private directResponse(head: RequestHead, route: Route, action: DirectResponseAction | RedirectAction): void {
+    this.config.stats.rq_direct_response.inc();
+    const status = action.status;
+    const body = action.kind === 'redirect' ? '' : action.body;
+    let headers = NO_HEADERS;
+    if (status === 201 || (status >= 300 && status < 400)) {
+      const request = { scheme: this.forwardedProto(head), authority: head.authority, path: head.path, matchedLength: matchedLength(route.match, head.path) };
+      headers = ['location', redirectLocation(action.kind === 'redirect' ? action : null, request)];
+    }
+    this.downstream.sendLocalReply(status, body, headers, 'direct_response');
+  }
+
+  /** The request's scheme as x-forwarded-proto tells it: a trusted client's, else the connection's. */
+  private forwardedProto(head: RequestHead): string {
+    return this.config.useRemoteAddress ? head.scheme : (headerValue(head, 'x-forwarded-proto') ?? head.scheme);
   }
 
   /**

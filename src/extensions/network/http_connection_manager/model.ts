@@ -8,6 +8,7 @@ import type {
   HashPolicy,
   HttpConnectionManagerConfig,
   QueryParameterMatch,
+  RedirectAction,
   RetryPolicy,
   Route,
   RouteAction,
@@ -118,12 +119,15 @@ function runtimeFraction(config: JsonObject): RuntimeFraction {
 
 function routeAction(config: JsonObject, hostRetryPolicy: RetryPolicy | null, extensions: ConfigExtensions): RouteAction {
   const action = messageField(config, 'route');
+  const redirect = messageField(config, 'redirect');
+  if (redirect !== undefined) return redirectAction(redirect);
   if (action === undefined) {
     const response = messageField(config, 'direct_response') ?? {};
     return {
       kind: 'direct_response',
       status: numberField(response, 'status'),
       body: stringField(messageField(response, 'body') ?? {}, 'inline_string'),
+      bodyFile: stringField(messageField(response, 'body') ?? {}, 'filename') || null,
     };
   }
   const prefixRewrite = stringField(action, 'prefix_rewrite');
@@ -144,6 +148,25 @@ function routeAction(config: JsonObject, hostRetryPolicy: RetryPolicy | null, ex
     ...(metadataMatch !== null ? { metadataMatch } : {}),
     priority: enumField<RoutingPriority>(action, 'priority', 'DEFAULT'),
     ...(retry !== null ? { retryPolicy: retry } : {}),
+  };
+}
+
+/** RedirectAction.RedirectResponseCode, by its proto name. */
+const REDIRECT_STATUS: Readonly<Record<string, number>> = { MOVED_PERMANENTLY: 301, FOUND: 302, SEE_OTHER: 303, TEMPORARY_REDIRECT: 307, PERMANENT_REDIRECT: 308 };
+
+function redirectAction(config: JsonObject): RedirectAction {
+  const scheme = stringField(config, 'scheme_redirect');
+  const text = (key: string): string | null => (typeof config[key] === 'string' && config[key] !== '' ? (config[key] as string) : null);
+  const port = numberField(config, 'port_redirect');
+  return {
+    kind: 'redirect',
+    scheme: scheme !== '' ? scheme.toLowerCase() : boolField(config, 'https_redirect') ? 'https' : null,
+    host: text('host_redirect'),
+    port: port === 0 ? null : port,
+    path: text('path_redirect'),
+    prefixRewrite: typeof config['prefix_rewrite'] === 'string' ? config['prefix_rewrite'] : null,
+    status: REDIRECT_STATUS[enumField(config, 'response_code', 'MOVED_PERMANENTLY')] ?? 301,
+    stripQuery: boolField(config, 'strip_query'),
   };
 }
 

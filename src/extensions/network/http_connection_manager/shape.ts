@@ -81,7 +81,20 @@ const ROUTE_CONFIG: Shape = {
                 retry_policy: RETRY_POLICY,
               },
             },
-            direct_response: { fields: { status: leaf, body: { fields: { inline_string: leaf } } } },
+            // Envoy 1.16's RedirectAction; regex_rewrite is newer.
+            redirect: {
+              fields: {
+                https_redirect: leaf,
+                scheme_redirect: leaf,
+                host_redirect: leaf,
+                port_redirect: leaf,
+                path_redirect: leaf,
+                prefix_rewrite: leaf,
+                response_code: leaf,
+                strip_query: leaf,
+              },
+            },
+            direct_response: { fields: { status: leaf, body: { fields: { inline_string: leaf, filename: leaf } } } },
           },
         }),
       },

@@ -64,13 +64,16 @@ function validateRoute(route: JsonObject, path: string, clusters: ReadonlySet<st
   // The protos require a match, and a default_value in its runtime_fraction (proto_rules.ts).
   validateRouteMatch(messageField(route, 'match') ?? {}, childPath(path, 'match'));
   const action = messageField(route, 'route');
+  const redirect = messageField(route, 'redirect');
   const directResponse = messageField(route, 'direct_response');
   if (action !== undefined) {
     validateRouteAction(action, childPath(path, 'route'), clusters, extensions);
+  } else if (redirect !== undefined) {
+    validateRedirect(redirect, childPath(path, 'redirect'));
   } else if (directResponse !== undefined) {
     validateDirectResponse(directResponse, childPath(path, 'direct_response'));
   } else {
-    throw new FieldError(path, 'a route or a direct_response action is required (other actions are not supported yet)');
+    throw new FieldError(path, 'a route, redirect or direct_response action is required (other actions are not supported yet)');
   }
 }
 
@@ -134,11 +137,22 @@ function validateWeightedClusters(weighted: JsonObject, path: string, clusters: 
   if (sum !== totalWeight) throw new FieldError(path, `Sum of weights in the weighted_cluster should add up to ${totalWeight}`);
 }
 
+/** Its parts become a Location header: no control characters. The protos keep each oneof to one field. */
+function validateRedirect(redirect: JsonObject, path: string): void {
+  for (const field of ['scheme_redirect', 'host_redirect', 'path_redirect', 'prefix_rewrite']) {
+    if (CONTROL_CHARACTERS.test(stringField(redirect, field))) {
+      throw new FieldError(childPath(path, field), 'must not contain control characters (it goes into a Location header)');
+    }
+  }
+  const port = numberField(redirect, 'port_redirect');
+  if (port > 65535) throw new FieldError(childPath(path, 'port_redirect'), `${port} is not a port`);
+}
+
 /** The protos keep status within 200..599 (proto_rules.ts). */
 function validateDirectResponse(response: JsonObject, path: string): void {
   const body = messageField(response, 'body');
-  if (body !== undefined && body['inline_string'] === undefined) {
-    throw new FieldError(childPath(path, 'body'), 'only inline_string bodies are supported yet');
+  if (body !== undefined && body['inline_string'] === undefined && body['filename'] === undefined) {
+    throw new FieldError(childPath(path, 'body'), 'an inline_string or a filename is required (inline_bytes is not supported yet)');
   }
 }
 
