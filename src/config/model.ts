@@ -240,7 +240,11 @@ export interface VirtualHost {
   /** Exact, `*.suffix`, `prefix*` or `*`, lower-cased; Envoy's precedence applies. */
   readonly domains: readonly string[];
   readonly routes: readonly Route[];
+  /** require_tls: which requests not made over https are redirected to it. */
+  readonly requireTls: TlsRequirement;
 }
+
+export type TlsRequirement = 'NONE' | 'EXTERNAL_ONLY' | 'ALL';
 
 export interface RouteMatch {
   /** Exactly one of prefix/path/safeRegex is set. */
@@ -283,13 +287,21 @@ export type RouteAction = ClusterRouteAction | DirectResponseAction | RedirectAc
 
 export interface ClusterRouteAction {
   readonly kind: 'route';
-  /** The upstream cluster; '' when weightedClusters picks one per request. */
+  /** The upstream cluster; '' when weightedClusters or clusterHeader picks one per request. */
   readonly cluster: string;
+  /** cluster_header, lower case: the request header naming the cluster (absent: no cluster). */
+  readonly clusterHeader?: string;
+  /** cluster_not_found_response_code: 404 when NOT_FOUND; absent: 503. */
+  readonly clusterNotFoundStatus?: number;
   readonly weightedClusters?: WeightedClusters;
   /** Whole-response timeout; 0 disables. Envoy's default is 15 s. */
   readonly timeoutMs: number;
   readonly prefixRewrite?: string;
   readonly hostRewriteLiteral?: string;
+  /** host_rewrite_header, lower case: its value, when the request has a non-empty one, is the upstream authority. */
+  readonly hostRewriteHeader?: string;
+  /** auto_host_rewrite: the chosen host's hostname, when it has one, is the upstream authority. */
+  readonly autoHostRewrite?: true;
   /** hash_policy, in order; absent when the route has none that can yield a hash. */
   readonly hashPolicies?: readonly HashPolicy[];
   /** metadata_match's `proxy.lb` fields; absent when it has none. */

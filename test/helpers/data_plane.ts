@@ -134,7 +134,7 @@ export function directRoute(match: { prefix?: string; path?: string }, status: n
 }
 
 export function virtualHost(name: string, domains: string[], routes: Route[]): VirtualHost {
-  return { name, domains, routes };
+  return { name, domains, routes, requireTls: 'NONE' };
 }
 
 export function httpConnectionManager(virtualHosts: VirtualHost[], overrides: Partial<HttpConnectionManagerConfig> = {}): HttpConnectionManagerConfig {

@@ -2,6 +2,7 @@
 // and a client that returns whole responses. Everything on 127.0.0.1, port 0.
 
 import * as http from 'node:http';
+import type * as http2 from 'node:http2';
 import * as net from 'node:net';
 import type { TestContext } from 'node:test';
 
@@ -97,6 +98,23 @@ export function request(port: number, options: RequestOptions = {}): Promise<Rep
     );
     req.on('error', reject);
     req.end(options.body);
+  });
+}
+
+/** One request on an HTTP/2 session (`options.headers` may set `:authority`); resolves with the whole response. */
+export function h2Request(session: http2.ClientHttp2Session, options: RequestOptions = {}): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const stream = session.request({ ':method': options.method ?? 'GET', ':path': options.path ?? '/', ...options.headers });
+    let head: http2.IncomingHttpHeaders = {};
+    const chunks: Buffer[] = [];
+    stream.on('response', (received) => (head = received));
+    stream.on('data', (c: Buffer) => chunks.push(c));
+    stream.on('end', () => {
+      const { ':status': status, ...headers } = head;
+      resolve({ status: Number(status), headers: headers as http.IncomingHttpHeaders, body: Buffer.concat(chunks).toString() });
+    });
+    stream.on('error', reject);
+    stream.end(options.body);
   });
 }
 

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import * as http2 from 'node:http2';
 import { after, before, describe, test } from 'node:test';
 import { httpListener, localCluster } from '../helpers/config_fixtures';
-import { request, startUpstream, type Upstream } from '../helpers/http_peers';
+import { h2Request, type Reply, request, startUpstream, type Upstream } from '../helpers/http_peers';
 import { type RunningProxy, startProxy } from '../helpers/proxy_process';
 
 const TIMEOUT = { timeout: 30_000 };
@@ -17,6 +17,11 @@ interface Answer {
 }
 
 type Client = (path: string, headers?: Record<string, string>, method?: string) => Promise<Answer>;
+
+const answer = async (reply: Promise<Reply>): Promise<Answer> => {
+  const { status, body } = await reply;
+  return { status, body };
+};
 
 const direct = (body: string): object => ({ direct_response: { status: 200, body: { inline_string: body } } });
 
@@ -48,23 +53,8 @@ describe('route matchers on HTTP/1.1 and h2c', TIMEOUT, () => {
     await upstream?.close();
   });
 
-  const http1: Client = async (path, headers = {}, method = 'GET') => {
-    const reply = await request(port, { path, headers, method, body: method === 'POST' ? 'x' : undefined });
-    return { status: reply.status, body: reply.body };
-  };
-
-  const h2c: Client = (path, headers = {}, method = 'GET') =>
-    new Promise((resolve, reject) => {
-      const stream = session.request({ ':method': method, ':path': path, ...headers });
-      let status = 0;
-      let body = '';
-      stream.on('response', (head) => (status = Number(head[':status'])));
-      stream.setEncoding('utf8');
-      stream.on('data', (chunk: string) => (body += chunk));
-      stream.on('end', () => resolve({ status, body }));
-      stream.on('error', reject);
-      stream.end(method === 'POST' ? 'x' : undefined);
-    });
+  const http1: Client = (path, headers = {}, method = 'GET') => answer(request(port, { path, headers, method, body: method === 'POST' ? 'x' : undefined }));
+  const h2c: Client = (path, headers = {}, method = 'GET') => answer(h2Request(session, { path, headers, method, body: method === 'POST' ? 'x' : undefined }));
 
   for (const [protocol, client] of [['HTTP/1.1', () => http1], ['h2c', () => h2c]] as const) {
     test(`${protocol}: each matcher picks its route, the rest fall through`, async () => {

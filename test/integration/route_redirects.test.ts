@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import * as http2 from 'node:http2';
 import { after, before, describe, test } from 'node:test';
 import { httpListener } from '../helpers/config_fixtures';
-import { request } from '../helpers/http_peers';
+import { h2Request, type Reply, request } from '../helpers/http_peers';
 import { makeTempDir, type RunningProxy, startProxy } from '../helpers/proxy_process';
 
 const TIMEOUT = { timeout: 30_000 };
@@ -20,6 +20,11 @@ interface Answer {
 }
 
 type Client = (path: string, headers?: Record<string, string>) => Promise<Answer>;
+
+const answer = async (reply: Promise<Reply>): Promise<Answer> => {
+  const { status, headers, body } = await reply;
+  return { status, location: headers.location, body };
+};
 
 const MAINTENANCE = '<p>back soon</p>\n';
 
@@ -42,7 +47,15 @@ describe('redirects and direct responses on HTTP/1.1 and h2c', TIMEOUT, () => {
     dir = makeTempDir();
     const bodyFile = path.join(dir, 'maintenance.html');
     fs.writeFileSync(bodyFile, MAINTENANCE);
-    proxy = await startProxy({ static_resources: { listeners: [httpListener('redirects', 0, routes(bodyFile))] } });
+    const listener = httpListener('redirects', 0, routes(bodyFile));
+    // A virtual host that takes plaintext requests only to send them to https.
+    listener.filter_chains[0].filters[0].typed_config.route_config.virtual_hosts.unshift({
+      name: 'secure',
+      domains: ['secure.example:8080'],
+      require_tls: 'ALL',
+      routes: [{ match: { prefix: '/' }, direct_response: { status: 200, body: { inline_string: 'secure' } } }],
+    });
+    proxy = await startProxy({ static_resources: { listeners: [listener] } });
     port = await proxy.listenerPort('redirects');
     session = http2.connect(`http://127.0.0.1:${port}`);
   });
@@ -53,27 +66,8 @@ describe('redirects and direct responses on HTTP/1.1 and h2c', TIMEOUT, () => {
     if (dir !== undefined) fs.rmSync(dir, { recursive: true, force: true });
   });
 
-  const http1: Client = async (path, headers = {}) => {
-    const reply = await request(port, { path, headers: { host: 'site.example:8080', ...headers } });
-    return { status: reply.status, location: reply.headers.location, body: reply.body };
-  };
-
-  const h2c: Client = (path, headers = {}) =>
-    new Promise((resolve, reject) => {
-      const stream = session.request({ ':method': 'GET', ':path': path, ':authority': 'site.example:8080', ...headers });
-      let status = 0;
-      let location: string | undefined;
-      let body = '';
-      stream.on('response', (head) => {
-        status = Number(head[':status']);
-        location = head.location as string | undefined;
-      });
-      stream.setEncoding('utf8');
-      stream.on('data', (chunk: string) => (body += chunk));
-      stream.on('end', () => resolve({ status, location, body }));
-      stream.on('error', reject);
-      stream.end();
-    });
+  const http1: Client = (path, headers = {}) => answer(request(port, { path, headers: { host: 'site.example:8080', ...headers } }));
+  const h2c: Client = (path, headers = {}) => answer(h2Request(session, { path, headers: { ':authority': 'site.example:8080', ...headers } }));
 
   for (const [protocol, client] of [['HTTP/1.1', () => http1], ['h2c', () => h2c]] as const) {
     test(`${protocol}: status, Location and body from the route`, async () => {
@@ -89,7 +83,11 @@ describe('redirects and direct responses on HTTP/1.1 and h2c', TIMEOUT, () => {
         ['/maintenance', {}, { status: 503, location: undefined, body: MAINTENANCE }],
       ];
       for (const [path, headers, expected] of cases) assert.deepEqual(await send(path, headers), expected, path);
-      assert.equal(((await proxy.stat('http.ingress_http.rq_direct_response')) ?? 0) - before, cases.length);
+      // require_tls ALL: the request's own URL over https, unless it came over https.
+      const header: Record<string, string> = protocol === 'h2c' ? { ':authority': 'secure.example:8080' } : { host: 'secure.example:8080' };
+      assert.deepEqual(await send('/a?b=1', header), { status: 301, location: 'https://secure.example:8080/a?b=1', body: '' });
+      assert.deepEqual(await send('/a', { ...header, 'x-forwarded-proto': 'https' }), { status: 200, location: undefined, body: 'secure' });
+      assert.equal(((await proxy.stat('http.ingress_http.rq_direct_response')) ?? 0) - before, cases.length + 2);
     });
   }
 });

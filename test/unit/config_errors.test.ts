@@ -131,7 +131,7 @@ const CASES: Case[] = [
     error: `${HCM}.typed_config.rds: rds is not supported yet; use an inline route_config`,
   },
   { name: 'route to an unknown cluster', change: (b) => (routes(b)[1].route.cluster = 'nowhere'), error: `${ROUTES}[1].route.cluster: route: unknown cluster 'nowhere'` },
-  { name: 'route without cluster', change: (b) => (routes(b)[1].route = { cluster_header: 'x-cluster' }), error: `${ROUTES}[1].route.cluster: missing required field (cluster_header is not supported yet)` },
+  { name: 'route with a cluster header that is no header name', change: (b) => (routes(b)[1].route = { cluster_header: 'x\tcluster' }), error: `${ROUTES}[1].route.cluster_header: must be a header name (no control characters)` },
   { name: 'route without match', change: (b) => delete routes(b)[1].match, error: `${ROUTES}[1].match: value is required` },
   {
     name: 'regex match',

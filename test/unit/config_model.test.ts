@@ -72,6 +72,7 @@ test('listeners, with defaults filled in and names in our spelling', () => {
               action: { kind: 'route', cluster: 'web:v1', timeoutMs: 2500, hostRewriteLiteral: 'internal', priority: 'DEFAULT' },
             },
           ],
+          requireTls: 'NONE',
         },
       ],
     },

@@ -3,11 +3,11 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { test } from 'node:test';
-import type { Route, RouteConfiguration, RouteMatch, VirtualHost } from '../../src/config/model';
+import type { Route, RouteConfiguration, RouteMatch, TlsRequirement, VirtualHost } from '../../src/config/model';
 import { RequestHead } from '../../src/http/message';
 import { matchedLength } from '../../src/filters/http/route_match';
 import { FieldError } from '../../src/config/errors';
-import { RouteTable } from '../../src/filters/http/route_table';
+import { type RequestFacts, RouteTable } from '../../src/filters/http/route_table';
 import { LiveRuntime } from '../../src/runtime/live_runtime';
 
 const NO_CONDITIONS = { caseSensitive: true, headers: [], queryParameters: [], grpc: false };
@@ -16,9 +16,12 @@ function route(name: string, match: Partial<RouteMatch>): Route {
   return { name, match: { ...NO_CONDITIONS, ...match }, action: { kind: 'route', cluster: name, timeoutMs: 15000, priority: 'DEFAULT' } };
 }
 
-function vhost(name: string, domains: string[], routes: Route[] = [route(name, { prefix: '/' })]): VirtualHost {
-  return { name, domains, routes };
+function vhost(name: string, domains: string[], routes: Route[] = [route(name, { prefix: '/' })], requireTls: TlsRequirement = 'NONE'): VirtualHost {
+  return { name, domains, routes, requireTls };
 }
+
+/** A plaintext request from outside, unless told otherwise. */
+const FACTS: RequestFacts = { forwardedProto: () => 'http', isInternal: () => false };
 
 function table(...virtualHosts: VirtualHost[]): RouteTable {
   const config: RouteConfiguration = { name: 'rc', virtualHosts };
@@ -32,7 +35,7 @@ function request(authority: string, path = '/', headers: string[] = [], method =
   return head;
 }
 
-const routed = (t: RouteTable, authority: string, path = '/', headers: string[] = []): string | null => t.route(request(authority, path, headers))?.name ?? null;
+const routed = (t: RouteTable, authority: string, path = '/', headers: string[] = []): string | null => t.route(request(authority, path, headers), FACTS)?.name ?? null;
 
 test('domain precedence: exact, then longest suffix wildcard, then longest prefix wildcard, then *', () => {
   const t = table(
@@ -164,7 +167,7 @@ test('headers: every matcher must hold, Envoy\'s examples among them', () => {
   assert.equal(routed(t, 'h', '/', ['x-canary', 'yes', 'x-version', '5', 'x-debug', '1']), 'catch_all');
   assert.equal(routed(t, 'h', '/', ['user-agent', 'Foo Mobile Safari', 'x-debug', '1']), 'regex');
   assert.equal(routed(t, 'h', '/', ['x-canary', 'yes']), 'absent');
-  assert.equal(t.route(request('h', '/', ['x-debug', '1'], 'POST'))?.name, 'method');
+  assert.equal(t.route(request('h', '/', ['x-debug', '1'], 'POST'), FACTS)?.name, 'method');
 });
 
 test('query_parameters: present, exact, regex and case-insensitive; first value wins; not decoded', () => {
@@ -195,6 +198,18 @@ test('grpc: content-type application/grpc, alone or with a +codec; grpc-web is n
   assert.equal(routed(t, 'h', '/pkg.Svc/M', ['content-type', 'application/grpc-web']), 'catch_all');
   assert.equal(routed(t, 'h', '/pkg.Svc/M', ['content-type', 'application/json']), 'catch_all');
   assert.equal(routed(t, 'h', '/pkg.Svc/M'), 'catch_all');
+});
+
+test('require_tls: ALL redirects every plaintext request, EXTERNAL_ONLY those from outside', () => {
+  const t = table(vhost('all', ['all.com'], undefined, 'ALL'), vhost('external', ['ext.com'], undefined, 'EXTERNAL_ONLY'), vhost('none', ['*']));
+  const facts = (forwardedProto: string, internal: boolean): RequestFacts => ({ forwardedProto: () => forwardedProto, isInternal: () => internal });
+  const action = (authority: string, f: RequestFacts) => t.route(request(authority), f)?.action;
+  const redirect = { kind: 'redirect', scheme: 'https', host: null, port: null, path: null, prefixRewrite: null, status: 301, stripQuery: false };
+  assert.deepEqual(action('all.com', facts('http', true)), redirect);
+  assert.equal(action('all.com', facts('https', false))?.kind, 'route');
+  assert.deepEqual(action('ext.com', facts('http', false)), redirect);
+  assert.equal(action('ext.com', facts('http', true))?.kind, 'route');
+  assert.equal(action('other.com', facts('http', false))?.kind, 'route');
 });
 
 // ---- runtime_fraction ---------------------------------------------------------------------
@@ -251,7 +266,7 @@ test('a direct response body file is read when the table is built; one it cannot
     };
     const direct = (bodyFile: string): Route => ({ name: 'd', match: { ...NO_CONDITIONS, prefix: '/' }, action: { kind: 'direct_response', status: 503, body: '', bodyFile } });
     const routedBody = (t: RouteTable): string | null => {
-      const action = t.route(request('h'))?.action;
+      const action = t.route(request('h'), FACTS)?.action;
       return action?.kind === 'direct_response' ? action.body : null;
     };
     assert.equal(routedBody(table(vhost('vh', ['*'], [direct(file('ok.html', '<p>maintenance</p>\n'))]))), '<p>maintenance</p>\n');

@@ -15,6 +15,21 @@ import { RouteMatcher } from './route_match';
 import type { RequestHead } from '../../http/message';
 import type { RandomSource } from '../../common/random';
 
+/** What the router knows of a request beyond its head, asked only when a virtual host requires TLS. */
+export interface RequestFacts {
+  /** The scheme x-forwarded-proto gives, as the connection manager sets it. */
+  forwardedProto(head: RequestHead): string;
+  /** Whether the request comes from inside the trusted network (Envoy's x-envoy-internal). */
+  isInternal(head: RequestHead): boolean;
+}
+
+/** Envoy's SslRedirectRoute: the request's own URL over https, 301. */
+const SSL_REDIRECT: Route = {
+  name: '',
+  match: { prefix: '', caseSensitive: true, headers: [], queryParameters: [], grpc: false },
+  action: { kind: 'redirect', scheme: 'https', host: null, port: null, path: null, prefixRewrite: null, status: 301, stripQuery: false },
+};
+
 /** A route with its match compiled for the per-request test. */
 class CompiledRoute {
   private readonly matcher: RouteMatcher;
@@ -101,10 +116,16 @@ export class RouteTable {
     return pickWeightedCluster(weighted, this.runtime.snapshot(), this.random());
   }
 
-  /** The route for a request; null when no virtual host or no route matches (a 404). */
-  route(head: RequestHead): Route | null {
+  /**
+   * The route for a request; null when no virtual host or no route matches (a 404). A virtual
+   * host that requires TLS of this request answers with a redirect to https first.
+   */
+  route(head: RequestHead, facts: RequestFacts): Route | null {
     const vh = this.virtualHost(head.authority);
-    return vh === null ? null : vh.route(head, this.runtime, this.random);
+    if (vh === null) return null;
+    const required = vh.virtualHost.requireTls;
+    if (required !== 'NONE' && facts.forwardedProto(head) !== 'https' && (required === 'ALL' || !facts.isInternal(head))) return SSL_REDIRECT;
+    return vh.route(head, this.runtime, this.random);
   }
 
   private virtualHost(authority: string): CompiledVirtualHost | null {

@@ -28,7 +28,7 @@ import { RetryLoadBalancerContext } from './retry_load_balancer_context';
 import { wouldRetryFromReset, wouldRetryFromStatus } from './retry_on';
 import { RetryState, RetryStatus } from './retry_state';
 import { RouteLoadBalancerContext } from './route_load_balancer_context';
-import type { RouteTable } from './route_table';
+import type { RequestFacts, RouteTable } from './route_table';
 import { matchedLength } from './route_match';
 import { redirectLocation } from './redirect_location';
 import { headerValue } from './header_matcher';
@@ -105,7 +105,7 @@ const END_OF_BODY = Buffer.alloc(0);
 const CONNECT_ERROR_PREFIX = 'upstream connect error or disconnect/reset before headers. reset reason: ';
 const HTTP10_TRANSFER_CODING = 'upstream response has a transfer-coding an HTTP/1.0 client cannot decode';
 
-export class Router implements PoolCallbacks, ResponseDecoder {
+export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
   // Per request; reset by finish().
   private active = false;
   private cluster: Cluster | null = null;
@@ -178,7 +178,7 @@ export class Router implements PoolCallbacks, ResponseDecoder {
 
   decodeHeaders(head: RequestHead): void {
     const config = this.config;
-    const route = config.routeTable.route(head);
+    const route = config.routeTable.route(head, this);
     if (route === null) {
       if (config.log.enabled('debug')) config.log.debug(`${this.streamTag()}no cluster match for URL '${head.path}'`);
       config.stats.no_route.inc();
@@ -194,14 +194,14 @@ export class Router implements PoolCallbacks, ResponseDecoder {
       return;
     }
     const weighted = action.weightedClusters === undefined ? null : config.routeTable.weightedCluster(action.weightedClusters);
-    const clusterName = weighted === null ? action.cluster : weighted.name;
+    const clusterName = weighted !== null ? weighted.name : action.clusterHeader !== undefined ? (headerValue(head, action.clusterHeader) ?? '') : action.cluster;
     const cluster = config.clusters.get(clusterName);
     if (cluster === undefined) {
       if (config.log.enabled('debug')) config.log.debug(`${this.streamTag()}unknown cluster '${clusterName}'`);
       config.stats.no_cluster.inc();
       // Envoy 1.16 flags a missing cluster as no route.
       info?.setResponseFlag(ResponseFlag.NoRouteFound);
-      this.downstream.sendLocalReply(503, '', NO_HEADERS, 'cluster_not_found');
+      this.downstream.sendLocalReply(action.clusterNotFoundStatus ?? 503, '', NO_HEADERS, 'cluster_not_found');
       return;
     }
     if (info !== null) info.upstreamCluster = cluster.info.name;
@@ -212,10 +212,9 @@ export class Router implements PoolCallbacks, ResponseDecoder {
       return;
     }
     // Sets the timeouts, and the retry headers a trusted downstream sent.
-    this.upstreamHead = this.upstreamRequestHead(head, route, action);
-    if (info !== null) info.forwardedRequest = this.upstreamHead;
+    const upstreamHead = (this.upstreamHead = this.upstreamRequestHead(head, route, action));
+    if (info !== null) info.forwardedRequest = upstreamHead;
     if (config.log.enabled('debug')) {
-      const upstreamHead = this.upstreamHead;
       config.log.debug(`${this.streamTag()}cluster '${clusterName}' match for URL '${head.path}'`);
       const pseudo = [':authority', upstreamHead.authority, ':path', upstreamHead.path, ':method', upstreamHead.method, ':scheme', upstreamHead.scheme];
       config.log.debug(`${this.streamTag()}router decoding headers:\n${headerDump(pseudo)}${headerDump(upstreamHead.headers)}`);
@@ -244,7 +243,9 @@ export class Router implements PoolCallbacks, ResponseDecoder {
       this.noHealthyUpstream(cluster, true);
       return;
     }
-    const upstreamAuthority = action.hostRewriteLiteral ?? head.authority;
+    // auto_host_rewrite: the first host's name, kept for retries, as in Envoy.
+    if (action.autoHostRewrite === true && host.hostname !== '') upstreamHead.authority = host.hostname;
+    const upstreamAuthority = upstreamHead.authority;
     const pool = cluster.httpPool(host, downstream.connection, action.priority, downstream.protocol, upstreamAuthority);
     if (pool === null) {
       this.noHealthyUpstream(cluster, false);
@@ -765,8 +766,14 @@ export class Router implements PoolCallbacks, ResponseDecoder {
   }
 
   /** The request's scheme as x-forwarded-proto tells it: a trusted client's, else the connection's. */
-  private forwardedProto(head: RequestHead): string {
+  forwardedProto(head: RequestHead): string {
     return this.config.useRemoteAddress ? head.scheme : (headerValue(head, 'x-forwarded-proto') ?? head.scheme);
+  }
+
+  /** Whether Envoy would mark the request x-envoy-internal. */
+  isInternal(head: RequestHead): boolean {
+    const config = this.config;
+    return isInternalRequest(config.useRemoteAddress, config.xffNumTrustedHops, this.downstream.remoteAddress, forwardedForOf(head));
   }
 
   /**
@@ -782,7 +789,7 @@ export class Router implements PoolCallbacks, ResponseDecoder {
       path = action.prefixRewrite + path.slice(matchedLength(route.match, path));
     }
     const upstream = new RequestHead(head.method, path, false);
-    upstream.authority = action.hostRewriteLiteral ?? head.authority;
+    upstream.authority = rewrittenAuthority(head, action);
     upstream.scheme = head.scheme;
     upstream.bodyLength = head.bodyLength;
     upstream.contentLength = head.contentLength;
@@ -945,4 +952,24 @@ function proxyHeaderOf(name: string): ProxyHeader {
     default:
       return ProxyHeader.None;
   }
+}
+
+/** The upstream request's authority before a host is chosen: host_rewrite_literal, a non-empty host_rewrite_header, or the request's. */
+function rewrittenAuthority(head: RequestHead, action: ClusterRouteAction): string {
+  if (action.hostRewriteLiteral !== undefined) return action.hostRewriteLiteral;
+  if (action.hostRewriteHeader !== undefined) {
+    const value = headerValue(head, action.hostRewriteHeader);
+    if (value !== undefined && value !== '') return value;
+  }
+  return head.authority;
+}
+
+/** The request's x-forwarded-for, repeated headers joined as one list; null without one. */
+function forwardedForOf(head: RequestHead): string | null {
+  let forwardedFor: string | null = null;
+  const headers = head.headers;
+  for (let i = 0; i < headers.length; i += 2) {
+    if (headers[i] === 'x-forwarded-for') forwardedFor = forwardedFor === null ? headers[i + 1] : `${forwardedFor}, ${headers[i + 1]}`;
+  }
+  return forwardedFor;
 }

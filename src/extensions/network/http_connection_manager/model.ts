@@ -15,6 +15,7 @@ import type {
   RouteConfiguration,
   RouteMatch,
   RoutingPriority,
+  TlsRequirement,
   RuntimeFraction,
   WeightedCluster,
   WeightedClusters,
@@ -77,6 +78,7 @@ function routeConfiguration(config: JsonObject, extensions: ConfigExtensions): R
         name: stringField(virtualHost, 'name'),
         domains: stringList(virtualHost, 'domains').map((domain) => domain.toLowerCase()),
         routes: messageList(virtualHost, 'routes').map((entry) => route(entry, hostRetryPolicy, extensions)),
+        requireTls: enumField<TlsRequirement>(virtualHost, 'require_tls', 'NONE'),
       };
     }),
   };
@@ -132,6 +134,8 @@ function routeAction(config: JsonObject, hostRetryPolicy: RetryPolicy | null, ex
   }
   const prefixRewrite = stringField(action, 'prefix_rewrite');
   const hostRewriteLiteral = stringField(action, 'host_rewrite_literal');
+  const hostRewriteHeader = stringField(action, 'host_rewrite_header').toLowerCase();
+  const clusterHeader = stringField(action, 'cluster_header').toLowerCase();
   const metadataMatch = lbMetadataMatch(action, null);
   const weighted = messageField(action, 'weighted_clusters');
   const hashPolicies = messageList(action, 'hash_policy').flatMap(hashPolicy);
@@ -140,10 +144,14 @@ function routeAction(config: JsonObject, hostRetryPolicy: RetryPolicy | null, ex
   return {
     kind: 'route',
     cluster: stringField(action, 'cluster'),
+    ...(clusterHeader !== '' ? { clusterHeader } : {}),
+    ...(enumField(action, 'cluster_not_found_response_code', 'SERVICE_UNAVAILABLE') === 'NOT_FOUND' ? { clusterNotFoundStatus: 404 } : {}),
     ...(weighted !== undefined ? { weightedClusters: weightedClusters(weighted, metadataMatch) } : {}),
     timeoutMs: millis(action, 'timeout', DEFAULTS.routeTimeoutMs),
     ...(prefixRewrite !== '' ? { prefixRewrite } : {}),
     ...(hostRewriteLiteral !== '' ? { hostRewriteLiteral } : {}),
+    ...(hostRewriteHeader !== '' ? { hostRewriteHeader } : {}),
+    ...(boolField(action, 'auto_host_rewrite') ? { autoHostRewrite: true as const } : {}),
     ...(hashPolicies.length > 0 ? { hashPolicies } : {}),
     ...(metadataMatch !== null ? { metadataMatch } : {}),
     priority: enumField<RoutingPriority>(action, 'priority', 'DEFAULT'),

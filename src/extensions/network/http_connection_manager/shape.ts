@@ -3,7 +3,7 @@
 
 import { HTTP2_PROTOCOL_OPTIONS, REGEX_MATCHER, STRING_MATCHER } from '../../../config/common_shapes';
 import { HEADER_MATCHER } from '../../../config/header_matcher';
-import { anyContent, leaf, list, refused, Shape } from '../../../config/shape';
+import { anyContent, leaf, list, Shape } from '../../../config/shape';
 import { ACCESS_LOG_LIST } from '../../access_loggers/access_log_list';
 
 // Only `proxy.lb` (`envoy.lb`) counts, as in Envoy; typed_filter_metadata (after 1.16) is refused.
@@ -45,6 +45,7 @@ const ROUTE_CONFIG: Shape = {
       fields: {
         name: leaf,
         domains: leaf,
+        require_tls: leaf,
         retry_policy: RETRY_POLICY,
         routes: list({
           fields: {
@@ -71,10 +72,13 @@ const ROUTE_CONFIG: Shape = {
                 },
                 timeout: leaf,
                 prefix_rewrite: leaf,
+                cluster_header: leaf,
+                cluster_not_found_response_code: leaf,
                 // The router sends it as the upstream request's :authority/Host (v2: host_rewrite).
                 host_rewrite_literal: leaf,
-                // v2's auto_host_rewrite_header arrives under its v3 name: the message names both.
-                host_rewrite_header: refused('(auto_host_rewrite_header in v2) is not implemented by this build yet (it would be ignored)'),
+                // v2's auto_host_rewrite_header arrives under its v3 name.
+                host_rewrite_header: leaf,
+                auto_host_rewrite: leaf,
                 metadata_match: METADATA_MATCH,
                 hash_policy: list(HASH_POLICY),
                 priority: leaf,

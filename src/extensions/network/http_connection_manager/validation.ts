@@ -94,12 +94,14 @@ function validateRouteAction(action: JsonObject, path: string, clusters: Readonl
   const weighted = messageField(action, 'weighted_clusters');
   if (weighted !== undefined) {
     validateWeightedClusters(weighted, childPath(path, 'weighted_clusters'), clusters);
-  } else {
+  } else if (action['cluster_header'] === undefined) {
     const cluster = stringField(action, 'cluster');
-    if (cluster === '') {
-      throw new FieldError(childPath(path, 'cluster'), 'missing required field (cluster_header is not supported yet)');
-    }
+    if (cluster === '') throw new FieldError(childPath(path, 'cluster'), 'missing required field');
     if (clusters !== null && !clusters.has(cluster)) throw new FieldError(childPath(path, 'cluster'), `route: unknown cluster '${cluster}'`);
+  }
+  // Header names the router looks up; the protos refuse an empty one, and NUL, CR and LF only.
+  for (const field of ['cluster_header', 'host_rewrite_header']) {
+    if (CONTROL_CHARACTERS.test(stringField(action, field))) throw new FieldError(childPath(path, field), 'must be a header name (no control characters)');
   }
   requireNonNegativeDuration(action, 'timeout', path);
   validateHashPolicies(action, path);
