@@ -233,6 +233,26 @@ export interface HeaderMatch {
 export interface RouteConfiguration {
   readonly name: string;
   readonly virtualHosts: readonly VirtualHost[];
+  readonly requestHeaders?: HeaderMutations;
+  readonly responseHeaders?: HeaderMutations;
+  /** The route's mutations apply last, so that they win; by default the route configuration's do. */
+  readonly mostSpecificHeaderMutationsWins?: true;
+}
+
+/** One level's `*_headers_to_add` and `*_headers_to_remove`; absent where a level has neither. */
+export interface HeaderMutations {
+  readonly add: readonly HeaderValueOption[];
+  /** Lower case. */
+  readonly remove: readonly string[];
+}
+
+export interface HeaderValueOption {
+  /** Lower case. */
+  readonly name: string;
+  /** Envoy's custom header format: literal text, `%%` for `%`, and `%VARIABLE%` or `%VARIABLE(args)%`. */
+  readonly value: string;
+  /** Add a value (true, the default) or replace the header's values. */
+  readonly append: boolean;
 }
 
 export interface VirtualHost {
@@ -242,6 +262,8 @@ export interface VirtualHost {
   readonly routes: readonly Route[];
   /** require_tls: which requests not made over https are redirected to it. */
   readonly requireTls: TlsRequirement;
+  readonly requestHeaders?: HeaderMutations;
+  readonly responseHeaders?: HeaderMutations;
 }
 
 export type TlsRequirement = 'NONE' | 'EXTERNAL_ONLY' | 'ALL';
@@ -350,6 +372,8 @@ export interface WeightedCluster {
   readonly runtimeKey: string;
   /** The route's criteria merged with the entry's own; absent when neither has any. */
   readonly metadataMatch?: MetadataMatchCriteria;
+  readonly requestHeaders?: HeaderMutations;
+  readonly responseHeaders?: HeaderMutations;
 }
 
 /** RouteAction.HashPolicy; `terminal` stops the evaluation once a hash exists. */
@@ -392,6 +416,8 @@ export interface Route {
   readonly name: string;
   readonly match: RouteMatch;
   readonly action: RouteAction;
+  readonly requestHeaders?: HeaderMutations;
+  readonly responseHeaders?: HeaderMutations;
 }
 
 // ---- clusters ----------------------------------------------------------------------------

@@ -149,6 +149,21 @@ const CASES: Case[] = [
     error: `${ROUTES}[1].match.query_parameters[0].string_match.safe_regex.regex: invalid regex 'c(': missing closing )`,
   },
   {
+    name: 'a pseudo-header to add',
+    change: (b) => (routes(b)[1].request_headers_to_add = [{ header: { key: ':path', value: '/x' } }]),
+    error: `${ROUTES}[1].request_headers_to_add[0].header.key: :-prefixed headers may not be modified`,
+  },
+  {
+    name: 'a header value Envoy would refuse',
+    change: (b) => (routes(b)[1].response_headers_to_add = [{ header: { key: 'x-a', value: 'ok' } }, { header: { key: 'x-b', value: '50%' } }]),
+    error: `${ROUTES}[1].response_headers_to_add[1].header.value: Invalid header configuration. Un-escaped % at position 2`,
+  },
+  {
+    name: 'host to remove',
+    change: (b) => (hcm(b).route_config.request_headers_to_remove = ['x-a', 'Host']),
+    error: `${HCM}.typed_config.route_config.request_headers_to_remove[1]: :-prefixed or host headers may not be removed`,
+  },
+  {
     name: 'connect matcher',
     change: (b) => (routes(b)[1].match = { connect_matcher: {} }),
     error: `${ROUTES}[1].match: one of prefix, path or safe_regex is required (connect_matcher is not supported yet)`,

@@ -8,7 +8,8 @@
 
 import { atField, FieldError } from '../../config/errors';
 import { readDirectResponseBody } from './direct_response_body';
-import type { Route, RouteConfiguration, VirtualHost, WeightedCluster, WeightedClusters } from '../../config/model';
+import type { HeaderMutations, Route, RouteConfiguration, VirtualHost, WeightedCluster, WeightedClusters } from '../../config/model';
+import { HeaderMutator } from './header_mutator';
 import type { RuntimeSource } from '../../runtime/live_runtime';
 import { pickWeightedCluster } from './weighted_clusters';
 import { RouteMatcher } from './route_match';
@@ -47,7 +48,7 @@ class CompiledRoute {
 }
 
 class CompiledVirtualHost {
-  private readonly routes: readonly CompiledRoute[];
+  readonly routes: readonly CompiledRoute[];
 
   /** @param path `virtual_hosts[v]`, for the errors of its routes */
   constructor(readonly virtualHost: VirtualHost, path: string) {
@@ -61,6 +62,35 @@ class CompiledVirtualHost {
   }
 }
 
+/** The header mutations of a route's request and of its response, each list in the order it applies. */
+export interface HeaderMutationChains {
+  readonly request: readonly HeaderMutator[];
+  readonly response: readonly HeaderMutator[];
+}
+
+const NO_MUTATIONS: HeaderMutationChains = { request: [], response: [] };
+
+/** One level's mutators; absent where the level has none. */
+interface LevelMutators {
+  readonly request?: HeaderMutator;
+  readonly response?: HeaderMutator;
+}
+
+function levelMutators(level: { readonly requestHeaders?: HeaderMutations; readonly responseHeaders?: HeaderMutations }): LevelMutators {
+  return {
+    ...(level.requestHeaders !== undefined ? { request: new HeaderMutator(level.requestHeaders) } : {}),
+    ...(level.responseHeaders !== undefined ? { response: new HeaderMutator(level.responseHeaders) } : {}),
+  };
+}
+
+/** Levels most specific first; Envoy applies them so unless the most specific is to win. */
+function chains(levels: readonly LevelMutators[], mostSpecificWins: boolean): HeaderMutationChains {
+  const ordered = mostSpecificWins ? [...levels].reverse() : levels;
+  const request = ordered.flatMap((level) => (level.request === undefined ? [] : [level.request]));
+  const response = ordered.flatMap((level) => (level.response === undefined ? [] : [level.response]));
+  return request.length === 0 && response.length === 0 ? NO_MUTATIONS : { request, response };
+}
+
 /** Wildcard domains by length of their fixed part, longest first. */
 type Wildcards = readonly (readonly [number, ReadonlyMap<string, CompiledVirtualHost>])[];
 
@@ -69,6 +99,8 @@ export class RouteTable {
   private readonly suffixes: Wildcards;
   private readonly prefixes: Wildcards;
   private readonly defaultHost: CompiledVirtualHost | null = null;
+  /** By route, and by weighted cluster entry (whose mutations apply before its route's). */
+  private readonly mutations = new Map<Route | WeightedCluster, HeaderMutationChains>();
 
   /**
    * @throws FieldError at `virtual_hosts[v].domains[d]` (relative to the route configuration) for a
@@ -82,8 +114,20 @@ export class RouteTable {
     const suffixes = new Map<number, Map<string, CompiledVirtualHost>>();
     const prefixes = new Map<number, Map<string, CompiledVirtualHost>>();
     const seen = new Set<string>();
+    const global = levelMutators(config);
+    const mostSpecificWins = config.mostSpecificHeaderMutationsWins === true;
     for (const [v, vh] of config.virtualHosts.entries()) {
       const compiled = new CompiledVirtualHost(vh, `virtual_hosts[${v}]`);
+      const host = levelMutators(vh);
+      for (const { route } of compiled.routes) {
+        const own = chains([levelMutators(route), host, global], mostSpecificWins);
+        if (own !== NO_MUTATIONS) this.mutations.set(route, own);
+        const weighted = route.action.kind === 'route' ? (route.action.weightedClusters?.clusters ?? []) : [];
+        for (const entry of weighted) {
+          const entryChains = chains([levelMutators(entry)], false);
+          if (entryChains !== NO_MUTATIONS) this.mutations.set(entry, entryChains);
+        }
+      }
       for (const [d, raw] of vh.domains.entries()) {
         const domain = raw.toLowerCase();
         // Envoy's RouteMatcher words, so that an operator finds them in its documentation.
@@ -109,6 +153,16 @@ export class RouteTable {
     }
     this.suffixes = byLengthDescending(suffixes);
     this.prefixes = byLengthDescending(prefixes);
+  }
+
+  /** Whether any route, virtual host or the configuration itself mutates headers. */
+  get hasHeaderMutations(): boolean {
+    return this.mutations.size > 0;
+  }
+
+  /** The header mutations of a route (or of a weighted cluster entry) `route()` or `weightedCluster()` returned. */
+  headerMutations(routeOrEntry: Route | WeightedCluster): HeaderMutationChains {
+    return this.mutations.get(routeOrEntry) ?? NO_MUTATIONS;
   }
 
   /** The cluster of a weighted_clusters route for one request, by a fresh draw. */

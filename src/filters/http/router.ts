@@ -10,7 +10,9 @@
 
 import { randomUUID } from 'node:crypto';
 import type { Clock, TimeoutHandle, Timer } from '../../common/clock';
-import type { ClusterRouteAction, DirectResponseAction, RedirectAction, Route, RoutingPriority } from '../../config/model';
+import type { ClusterRouteAction, DirectResponseAction, RedirectAction, Route, RoutingPriority, WeightedCluster } from '../../config/model';
+import type { HeaderFormatContext } from './header_format';
+import type { HeaderMutator } from './header_mutator';
 import type { ConnectionPool, HttpProtocol, PoolCallbacks, RequestEncoder, ResponseDecoder, StreamResetReason } from '../../http/codec';
 import { BODY_CHUNKED, hasHeader, RequestHead, type ResponseHead } from '../../http/message';
 import { headerDump } from '../../log/connection_log';
@@ -89,6 +91,8 @@ export interface RouterConfig {
   readonly random: RandomSource;
   /** `router`, taken for this file by routerLog. */
   readonly log: Logger;
+  /** The machine's name, for the %HOSTNAME% of custom headers. */
+  readonly hostname: string;
 }
 
 /** RouterConfig.log from the `router` logger: resolved once per config, never per stream. */
@@ -118,6 +122,9 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
   /** The host header sent upstream: retries pick their pool with it too (auto_sni). */
   private upstreamAuthority = '';
   private upstreamHead: RequestHead | null = null;
+  /** The route's response header mutations, and what their values are made of; null: none. */
+  private responseMutations: readonly HeaderMutator[] | null = null;
+  private formatContext: HeaderFormatContext | null = null;
   /** `set-cookie` headers the route's cookie hash policy made, for the response head. */
   private setCookieHeaders: readonly string[] = NO_HEADERS;
   private http10 = false;
@@ -213,6 +220,7 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
     }
     // Sets the timeouts, and the retry headers a trusted downstream sent.
     const upstreamHead = (this.upstreamHead = this.upstreamRequestHead(head, route, action));
+    this.mutateHeaders(head, route, weighted, upstreamHead.headers);
     if (info !== null) info.forwardedRequest = upstreamHead;
     if (config.log.enabled('debug')) {
       config.log.debug(`${this.streamTag()}cluster '${clusterName}' match for URL '${head.path}'`);
@@ -465,6 +473,7 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
     this.cluster!.info.stats.chargeResponseCode(head.status);
     if (head.status >= 500) this.hostStats!.rq_error.inc();
     else this.hostStats!.rq_success.inc();
+    if (this.responseMutations !== null) this.mutateResponse(head.headers);
     this.downstream.encodeHeaders(head, this.heldServiceTimeMs, this.setCookieHeaders);
     const first = this.heldChunk;
     if (first === null) return;
@@ -730,6 +739,8 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
     this.hostStats = null;
     this.host = null;
     this.upstreamHead = null;
+    this.responseMutations = null;
+    this.formatContext = null;
     this.setCookieHeaders = NO_HEADERS;
     this.pendingBody = null;
     this.pendingBytes = 0;
@@ -757,12 +768,44 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
     this.config.stats.rq_direct_response.inc();
     const status = action.status;
     const body = action.kind === 'redirect' ? '' : action.body;
-    let headers = NO_HEADERS;
+    const headers: string[] = [];
     if (status === 201 || (status >= 300 && status < 400)) {
       const request = { scheme: this.forwardedProto(head), authority: head.authority, path: head.path, matchedLength: matchedLength(route.match, head.path) };
-      headers = ['location', redirectLocation(action.kind === 'redirect' ? action : null, request)];
+      headers.push('location', redirectLocation(action.kind === 'redirect' ? action : null, request));
     }
+    this.mutateHeaders(head, route, null, null);
+    if (this.responseMutations !== null) this.mutateResponse(headers);
     this.downstream.sendLocalReply(status, body, headers, 'direct_response');
+  }
+
+  /**
+   * The route's header mutations, in Envoy's order (the weighted cluster's first): the request's
+   * applied to `upstreamHeaders` now (null: none to send), the response's kept for its head.
+   */
+  private mutateHeaders(head: RequestHead, route: Route, weighted: WeightedCluster | null, upstreamHeaders: string[] | null): void {
+    const table = this.config.routeTable;
+    if (!table.hasHeaderMutations) return;
+    const own = table.headerMutations(route);
+    const entry = weighted === null ? null : table.headerMutations(weighted);
+    const response = entry === null || entry.response.length === 0 ? own.response : [...entry.response, ...own.response];
+    const request = entry === null || entry.request.length === 0 ? own.request : [...entry.request, ...own.request];
+    if (request.length === 0 && response.length === 0) {
+      this.responseMutations = null;
+      return;
+    }
+    const context = (this.formatContext = {
+      head,
+      connection: this.downstream.connection,
+      useRemoteAddress: this.config.useRemoteAddress,
+      protocol: this.downstream.protocol === 'http2' ? 'HTTP/2' : head.http10 ? 'HTTP/1.0' : 'HTTP/1.1',
+      hostname: this.config.hostname,
+    });
+    if (upstreamHeaders !== null) for (const mutator of request) mutator.apply(upstreamHeaders, context);
+    this.responseMutations = response.length === 0 ? null : response;
+  }
+
+  private mutateResponse(headers: string[]): void {
+    for (const mutator of this.responseMutations!) mutator.apply(headers, this.formatContext!);
   }
 
   /** The request's scheme as x-forwarded-proto tells it: a trusted client's, else the connection's. */

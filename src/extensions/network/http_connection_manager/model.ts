@@ -6,6 +6,8 @@ import { boolField, durationMs, enumField, isJsonObject, JsonObject, messageFiel
 import type {
   CodecType,
   HashPolicy,
+  HeaderMutations,
+  HeaderValueOption,
   HttpConnectionManagerConfig,
   QueryParameterMatch,
   RedirectAction,
@@ -71,6 +73,8 @@ export function httpConnectionManager(config: JsonObject, extensions: ConfigExte
 function routeConfiguration(config: JsonObject, extensions: ConfigExtensions): RouteConfiguration {
   return {
     name: stringField(config, 'name'),
+    ...headerMutations(config),
+    ...(boolField(config, 'most_specific_header_mutations_wins') ? { mostSpecificHeaderMutationsWins: true as const } : {}),
     virtualHosts: messageList(config, 'virtual_hosts').map((virtualHost) => {
       const hostRetry = messageField(virtualHost, 'retry_policy');
       const hostRetryPolicy = hostRetry === undefined ? null : retryPolicy(hostRetry, extensions);
@@ -79,6 +83,7 @@ function routeConfiguration(config: JsonObject, extensions: ConfigExtensions): R
         domains: stringList(virtualHost, 'domains').map((domain) => domain.toLowerCase()),
         routes: messageList(virtualHost, 'routes').map((entry) => route(entry, hostRetryPolicy, extensions)),
         requireTls: enumField<TlsRequirement>(virtualHost, 'require_tls', 'NONE'),
+        ...headerMutations(virtualHost),
       };
     }),
   };
@@ -90,6 +95,7 @@ function route(config: JsonObject, hostRetryPolicy: RetryPolicy | null, extensio
     name: stringField(config, 'name'),
     match: routeMatch(messageField(config, 'match') ?? {}),
     action: routeAction(config, hostRetryPolicy, extensions),
+    ...headerMutations(config),
   };
 }
 
@@ -159,6 +165,23 @@ function routeAction(config: JsonObject, hostRetryPolicy: RetryPolicy | null, ex
   };
 }
 
+/** A level's request_headers_to_add/_remove and response_headers_to_add/_remove; only those it has. */
+function headerMutations(config: JsonObject): { requestHeaders?: HeaderMutations; responseHeaders?: HeaderMutations } {
+  const request = mutations(config, 'request');
+  const response = mutations(config, 'response');
+  return { ...(request !== null ? { requestHeaders: request } : {}), ...(response !== null ? { responseHeaders: response } : {}) };
+}
+
+function mutations(config: JsonObject, direction: 'request' | 'response'): HeaderMutations | null {
+  const add = messageList(config, `${direction}_headers_to_add`).map((option): HeaderValueOption => {
+    const header = messageField(option, 'header') ?? {};
+    // append is a BoolValue: unset is true.
+    return { name: stringField(header, 'key').toLowerCase(), value: stringField(header, 'value'), append: boolField(option, 'append', true) };
+  });
+  const remove = stringList(config, `${direction}_headers_to_remove`).map((name) => name.toLowerCase());
+  return add.length === 0 && remove.length === 0 ? null : { add, remove };
+}
+
 /** RedirectAction.RedirectResponseCode, by its proto name. */
 const REDIRECT_STATUS: Readonly<Record<string, number>> = { MOVED_PERMANENTLY: 301, FOUND: 302, SEE_OTHER: 303, TEMPORARY_REDIRECT: 307, PERMANENT_REDIRECT: 308 };
 
@@ -208,6 +231,7 @@ function weightedClusters(config: JsonObject, routeMatch: MetadataMatchCriteria 
         weight: numberField(entry, 'weight'),
         runtimeKey: `${prefix}.${name}`,
         ...(metadataMatch !== null ? { metadataMatch } : {}),
+        ...headerMutations(entry),
       };
     }),
     totalWeight: numberField(config, 'total_weight', DEFAULTS.weightedClustersTotalWeight),

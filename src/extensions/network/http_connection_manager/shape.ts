@@ -37,19 +37,31 @@ const RETRY_POLICY: Shape = {
   },
 };
 
+// HeaderValueOption as Envoy 1.16 has it; append_action and keep_empty_value are newer.
+const HEADER_MUTATIONS = {
+  request_headers_to_add: list({ fields: { header: { fields: { key: leaf, value: leaf } }, append: leaf } }),
+  request_headers_to_remove: leaf,
+  response_headers_to_add: list({ fields: { header: { fields: { key: leaf, value: leaf } }, append: leaf } }),
+  response_headers_to_remove: leaf,
+} as const;
+
 const ROUTE_CONFIG: Shape = {
   fields: {
     name: leaf,
     validate_clusters: leaf,
+    ...HEADER_MUTATIONS,
+    most_specific_header_mutations_wins: leaf,
     virtual_hosts: list({
       fields: {
         name: leaf,
         domains: leaf,
         require_tls: leaf,
+        ...HEADER_MUTATIONS,
         retry_policy: RETRY_POLICY,
         routes: list({
           fields: {
             name: leaf,
+            ...HEADER_MUTATIONS,
             // connect_matcher arrives with CONNECT, tls_context with the TLS facts a route can read.
             match: {
               fields: {
@@ -66,9 +78,13 @@ const ROUTE_CONFIG: Shape = {
             route: {
               fields: {
                 cluster: leaf,
-                // Per-entry header mutations and filter configs are refused until the router applies them.
+                // Per-entry filter configs are refused until filters read them.
                 weighted_clusters: {
-                  fields: { clusters: list({ fields: { name: leaf, weight: leaf, metadata_match: METADATA_MATCH } }), total_weight: leaf, runtime_key_prefix: leaf },
+                  fields: {
+                    clusters: list({ fields: { name: leaf, weight: leaf, metadata_match: METADATA_MATCH, ...HEADER_MUTATIONS } }),
+                    total_weight: leaf,
+                    runtime_key_prefix: leaf,
+                  },
                 },
                 timeout: leaf,
                 prefix_rewrite: leaf,

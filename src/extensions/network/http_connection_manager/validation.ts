@@ -2,15 +2,16 @@
 // included) and its HTTP filters, each checked by its own descriptor.
 
 import type { ConfigExtensions, ValidationContext } from '../../../config/extension';
-import { FieldError } from '../../../config/errors';
+import { atField, FieldError } from '../../../config/errors';
 import { childPath, indexPath } from '../../../config/field_path';
-import { durationMs, JsonObject, messageField, messageList, numberField, stringField } from '../../../config/json';
+import { durationMs, JsonObject, messageField, messageList, numberField, stringField, stringList } from '../../../config/json';
 import { ROUTER } from '../../../config/names';
 import { requireNonNegativeDuration } from '../../../config/validation/durations';
 import { compileRegexMatcher } from '../../../config/validation/stats_config';
 import { validateHeaderMatcher } from '../../../config/header_matcher';
 import { terminalFilterNotLast, typedConfig, unknownExtension, validateExtension } from '../../../config/validation/extensions';
 import { parseRetryOn, UNSUPPORTED_RETRY_CONDITIONS } from '../../../filters/http/retry_on';
+import { parseHeaderFormat } from '../../../filters/http/header_format';
 import { isValidAuthority } from '../../../http/authority';
 import { validateAccessLogs } from '../../access_loggers/access_log_list';
 
@@ -50,8 +51,10 @@ function validateRouteConfiguration(routeConfig: JsonObject, path: string, stati
   // validate_clusters (default true for an inline route_config): false lets a route name a
   // cluster that CDS brings later, answered 503 until then.
   const clusters = routeConfig['validate_clusters'] === false ? null : staticClusters;
+  validateHeaderMutations(routeConfig, path);
   messageList(routeConfig, 'virtual_hosts').forEach((virtualHost, v) => {
     const hostPath = indexPath(childPath(path, 'virtual_hosts'), v);
+    validateHeaderMutations(virtualHost, hostPath);
     const retryPolicy = messageField(virtualHost, 'retry_policy');
     if (retryPolicy !== undefined) validateRetryPolicy(retryPolicy, childPath(hostPath, 'retry_policy'), extensions);
     messageList(virtualHost, 'routes').forEach((route, r) => {
@@ -63,6 +66,7 @@ function validateRouteConfiguration(routeConfig: JsonObject, path: string, stati
 function validateRoute(route: JsonObject, path: string, clusters: ReadonlySet<string> | null, extensions: ConfigExtensions): void {
   // The protos require a match, and a default_value in its runtime_fraction (proto_rules.ts).
   validateRouteMatch(messageField(route, 'match') ?? {}, childPath(path, 'match'));
+  validateHeaderMutations(route, path);
   const action = messageField(route, 'route');
   const redirect = messageField(route, 'redirect');
   const directResponse = messageField(route, 'direct_response');
@@ -130,6 +134,7 @@ function validateWeightedClusters(weighted: JsonObject, path: string, clusters: 
   let sum = 0;
   messageList(weighted, 'clusters').forEach((entry, i) => {
     const entryPath = indexPath(childPath(path, 'clusters'), i);
+    validateHeaderMutations(entry, entryPath);
     const name = stringField(entry, 'name');
     if (clusters !== null && !clusters.has(name)) throw new FieldError(childPath(entryPath, 'name'), `route: unknown weighted cluster '${name}'`);
     // Envoy 1.16 reads the weight with PROTOBUF_GET_WRAPPED_REQUIRED.
@@ -137,6 +142,23 @@ function validateWeightedClusters(weighted: JsonObject, path: string, clusters: 
     sum += numberField(entry, 'weight');
   });
   if (sum !== totalWeight) throw new FieldError(path, `Sum of weights in the weighted_cluster should add up to ${totalWeight}`);
+}
+
+/** One level's header mutations, with Envoy's reasons: pseudo-headers stay, and each value must parse. */
+function validateHeaderMutations(level: JsonObject, path: string): void {
+  for (const direction of ['request', 'response']) {
+    messageList(level, `${direction}_headers_to_add`).forEach((option, i) => {
+      const headerPath = childPath(indexPath(childPath(path, `${direction}_headers_to_add`), i), 'header');
+      const header = messageField(option, 'header') ?? {};
+      if (stringField(header, 'key').startsWith(':')) throw new FieldError(childPath(headerPath, 'key'), ':-prefixed headers may not be modified');
+      atField(childPath(headerPath, 'value'), () => parseHeaderFormat(stringField(header, 'value')));
+    });
+    stringList(level, `${direction}_headers_to_remove`).forEach((name, i) => {
+      if (name.startsWith(':') || name.toLowerCase() === 'host') {
+        throw new FieldError(indexPath(childPath(path, `${direction}_headers_to_remove`), i), ':-prefixed or host headers may not be removed');
+      }
+    });
+  }
 }
 
 /** Its parts become a Location header: no control characters. The protos keep each oneof to one field. */

@@ -2,6 +2,7 @@
 // chain's configuration, shared by its connections, and the choice of each connection's codec
 // (codec_type, ALPN, the HTTP/2 preface).
 
+import * as os from 'node:os';
 import type * as net from 'node:net';
 import type * as tls from 'node:tls';
 import { atField, FieldError } from '../../../config/errors';
@@ -137,6 +138,7 @@ export class HttpConnectionManagerFactory implements NetworkFilterFactory {
       clock: deps.filterContext.clock,
       random: mathRandom,
       log: routerLog(deps.routerLog),
+      hostname: os.hostname(),
     };
   }
 

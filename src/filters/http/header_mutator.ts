@@ -1,0 +1,44 @@
+// One level's header mutations (Envoy 1.16's HeaderParser::evaluateHeaders): the headers to
+// remove go first, then each header to add, its value formatted for the request; an empty value
+// adds nothing, and `append: false` replaces the header's values.
+
+import type { HeaderMutations } from '../../config/model';
+import { type HeaderFormatContext, type HeaderFormatter, parseHeaderFormat } from './header_format';
+
+interface Addition {
+  readonly name: string;
+  readonly value: HeaderFormatter;
+  readonly append: boolean;
+}
+
+export class HeaderMutator {
+  private readonly remove: ReadonlySet<string>;
+  private readonly add: readonly Addition[];
+
+  /** @param mutations validated: every value parses */
+  constructor(mutations: HeaderMutations) {
+    this.remove = new Set(mutations.remove);
+    this.add = mutations.add.map((option) => ({ name: option.name, value: parseHeaderFormat(option.value), append: option.append }));
+  }
+
+  /** @param headers [name, value, ...], names in lower case; changed in place */
+  apply(headers: string[], context: HeaderFormatContext): void {
+    if (this.remove.size > 0) removeWhere(headers, (name) => this.remove.has(name));
+    for (const { name, value, append } of this.add) {
+      const text = value(context);
+      if (text === '') continue;
+      if (!append) removeWhere(headers, (other) => other === name);
+      headers.push(name, text);
+    }
+  }
+}
+
+function removeWhere(headers: string[], drop: (name: string) => boolean): void {
+  let kept = 0;
+  for (let i = 0; i < headers.length; i += 2) {
+    if (drop(headers[i]!)) continue;
+    headers[kept++] = headers[i]!;
+    headers[kept++] = headers[i + 1]!;
+  }
+  headers.length = kept;
+}

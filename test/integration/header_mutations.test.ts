@@ -1,0 +1,114 @@
+// Request and response header mutations at the route configuration, virtual host, route and
+// weighted cluster levels, through the real binary over HTTP/1.1 and h2c alike: Envoy's order
+// (most specific first, so the configuration's replacing values win, unless
+// most_specific_header_mutations_wins), removal before addition, and formatted values.
+
+import assert from 'node:assert/strict';
+import type * as http from 'node:http';
+import * as http2 from 'node:http2';
+import { after, before, describe, test } from 'node:test';
+import { httpListener, localCluster } from '../helpers/config_fixtures';
+import { h2Request, type Reply, request, startUpstream, type Upstream } from '../helpers/http_peers';
+import { type RunningProxy, startProxy } from '../helpers/proxy_process';
+
+const TIMEOUT = { timeout: 30_000 };
+
+const set = (key: string, value: string) => ({ header: { key, value }, append: false });
+const add = (key: string, value: string) => ({ header: { key, value } });
+
+const ROUTES = [
+  {
+    match: { prefix: '/direct' },
+    direct_response: { status: 200, body: { inline_string: 'direct' } },
+    response_headers_to_add: [add('x-direct', 'yes')],
+  },
+  {
+    match: { prefix: '/weighted' },
+    route: { weighted_clusters: { clusters: [{ name: 'web', weight: 100, request_headers_to_add: [add('x-entry', 'weighted')], response_headers_to_add: [add('x-resp', 'entry')] }] } },
+  },
+  {
+    match: { prefix: '/' },
+    route: { cluster: 'web' },
+    request_headers_to_add: [set('x-level', 'route'), add('x-peer', '%DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT%')],
+    request_headers_to_remove: ['x-drop'],
+    response_headers_to_add: [add('x-resp', 'route')],
+  },
+];
+
+/** A connection manager named `name` whose levels all mutate headers. */
+function listener(name: string, mostSpecificWins: boolean): object {
+  const built = httpListener(name, 0, ROUTES);
+  const routeConfig = built.filter_chains[0].filters[0].typed_config.route_config;
+  Object.assign(routeConfig, {
+    request_headers_to_add: [set('x-level', 'configuration')],
+    response_headers_to_add: [add('x-resp', 'configuration')],
+    response_headers_to_remove: ['x-upstream-secret'],
+    most_specific_header_mutations_wins: mostSpecificWins,
+  });
+  Object.assign(routeConfig.virtual_hosts[0], {
+    request_headers_to_add: [set('x-level', 'virtual host'), add('x-protocol', 'over %PROTOCOL%')],
+  });
+  return built;
+}
+
+describe('header mutations on HTTP/1.1 and h2c', TIMEOUT, () => {
+  let upstream: Upstream;
+  let proxy: RunningProxy;
+  const ports = { plain: 0, specific: 0 };
+  const sessions: http2.ClientHttp2Session[] = [];
+
+  before(async () => {
+    upstream = await startUpstream('web', (req, res) => {
+      res.setHeader('x-upstream-secret', 'hidden');
+      res.end(JSON.stringify(req.headers));
+    });
+    proxy = await startProxy({ static_resources: { listeners: [listener('plain', false), listener('specific', true)], clusters: [localCluster('web', upstream.port)] } });
+    ports.plain = await proxy.listenerPort('plain');
+    ports.specific = await proxy.listenerPort('specific');
+  });
+
+  after(async () => {
+    for (const session of sessions) session.destroy();
+    await proxy?.cleanup();
+    await upstream?.close();
+  });
+
+  type Send = (port: number, path: string, headers?: Record<string, string>) => Promise<Reply>;
+  const http1: Send = (port, path, headers = {}) => request(port, { path, headers });
+  const h2c: Send = (port, path, headers = {}) => {
+    const session = http2.connect(`http://127.0.0.1:${port}`);
+    sessions.push(session);
+    return h2Request(session, { path, headers });
+  };
+  const seen = (reply: Reply): http.IncomingHttpHeaders => JSON.parse(reply.body) as http.IncomingHttpHeaders;
+
+  for (const [protocol, send, wire] of [['HTTP/1.1', http1, 'HTTP/1.1'], ['h2c', h2c, 'HTTP/2']] as const) {
+    test(`${protocol}: each level in Envoy's order, values formatted, removals first`, async () => {
+      const plain = await send(ports.plain, '/a', { 'x-drop': 'gone', 'x-level': 'client' });
+      const upstreamSaw = seen(plain);
+      // Route, then virtual host, then configuration: the last replacing value is the configuration's.
+      assert.equal(upstreamSaw['x-level'], 'configuration');
+      assert.equal(upstreamSaw['x-drop'], undefined);
+      assert.equal(upstreamSaw['x-peer'], '127.0.0.1');
+      assert.equal(upstreamSaw['x-protocol'], `over ${wire}`);
+      assert.equal(plain.headers['x-resp'], 'route, configuration');
+      assert.equal(plain.headers['x-upstream-secret'], undefined);
+
+      const specific = await send(ports.specific, '/a');
+      assert.equal(seen(specific)['x-level'], 'route');
+      assert.equal(specific.headers['x-resp'], 'configuration, route');
+
+      // A weighted cluster's own mutations go before its route's.
+      const weighted = await send(ports.plain, '/weighted');
+      assert.equal(seen(weighted)['x-entry'], 'weighted');
+      assert.equal(seen(weighted)['x-level'], 'configuration');
+      assert.equal(weighted.headers['x-resp'], 'entry, configuration');
+
+      // A direct response gets the response mutations too.
+      const direct = await send(ports.plain, '/direct');
+      assert.equal(direct.body, 'direct');
+      assert.equal(direct.headers['x-direct'], 'yes');
+      assert.equal(direct.headers['x-resp'], 'configuration');
+    });
+  }
+});
