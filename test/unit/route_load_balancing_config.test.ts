@@ -188,9 +188,14 @@ const ERRORS: [string, Json, string][] = [
     `${ROUTE}.hash_policy[0].header.regex_rewrite: regex_rewrite is not implemented by this build yet (it would be ignored)`,
   ],
   [
-    'per-entry request headers',
-    { weighted_clusters: { clusters: [{ name: 'web:v1', weight: 100, request_headers_to_remove: ['x'] }] } },
-    `${ROUTE}.weighted_clusters.clusters[0].request_headers_to_remove: request_headers_to_remove is not implemented by this build yet (it would be ignored)`,
+    'per-entry filter configs',
+    { weighted_clusters: { clusters: [{ name: 'web:v1', weight: 100, typed_per_filter_config: { 'envoy.filters.http.router': { '@type': 'type.googleapis.com/google.protobuf.Struct', value: {} } } }] } },
+    `${ROUTE}.weighted_clusters.clusters[0].typed_per_filter_config: typed_per_filter_config is not implemented by this build yet (it would be ignored)`,
+  ],
+  [
+    'per-entry removal of a pseudo-header',
+    { weighted_clusters: { clusters: [{ name: 'web:v1', weight: 100, request_headers_to_remove: ['x', ':path'] }] } },
+    `${ROUTE}.weighted_clusters.clusters[0].request_headers_to_remove[1]: :-prefixed or host headers may not be removed`,
   ],
   [
     'typed_filter_metadata in metadata_match',
