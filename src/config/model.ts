@@ -264,6 +264,10 @@ export interface VirtualHost {
   readonly requireTls: TlsRequirement;
   readonly requestHeaders?: HeaderMutations;
   readonly responseHeaders?: HeaderMutations;
+  /** include_request_attempt_count: each try tells the upstream its number in x-proxy-attempt-count. */
+  readonly includeRequestAttemptCount?: true;
+  /** include_attempt_count_in_response: the response tells the client how many tries it took. */
+  readonly includeAttemptCountInResponse?: true;
 }
 
 export type TlsRequirement = 'NONE' | 'EXTERNAL_ONLY' | 'ALL';

@@ -61,3 +61,14 @@ export function hasHeader(headers: readonly string[], name: string): boolean {
   for (let i = 0; i < headers.length; i += 2) if (headers[i] === name) return true;
   return false;
 }
+
+/** Drops every header whose name `drop` accepts from a header list, [name, value, ...], in place. */
+export function removeHeaders(headers: string[], drop: (name: string) => boolean): void {
+  let kept = 0;
+  for (let i = 0; i < headers.length; i += 2) {
+    if (drop(headers[i]!)) continue;
+    headers[kept++] = headers[i]!;
+    headers[kept++] = headers[i + 1]!;
+  }
+  headers.length = kept;
+}

@@ -3,6 +3,7 @@
 // adds nothing, and `append: false` replaces the header's values.
 
 import type { HeaderMutations } from '../../config/model';
+import { removeHeaders } from '../../http/message';
 import { type HeaderFormatContext, type HeaderFormatter, parseHeaderFormat } from './header_format';
 
 interface Addition {
@@ -23,22 +24,12 @@ export class HeaderMutator {
 
   /** @param headers [name, value, ...], names in lower case; changed in place */
   apply(headers: string[], context: HeaderFormatContext): void {
-    if (this.remove.size > 0) removeWhere(headers, (name) => this.remove.has(name));
+    if (this.remove.size > 0) removeHeaders(headers, (name) => this.remove.has(name));
     for (const { name, value, append } of this.add) {
       const text = value(context);
       if (text === '') continue;
-      if (!append) removeWhere(headers, (other) => other === name);
+      if (!append) removeHeaders(headers, (other) => other === name);
       headers.push(name, text);
     }
   }
-}
-
-function removeWhere(headers: string[], drop: (name: string) => boolean): void {
-  let kept = 0;
-  for (let i = 0; i < headers.length; i += 2) {
-    if (drop(headers[i]!)) continue;
-    headers[kept++] = headers[i]!;
-    headers[kept++] = headers[i + 1]!;
-  }
-  headers.length = kept;
 }

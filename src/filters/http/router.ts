@@ -14,7 +14,7 @@ import type { ClusterRouteAction, DirectResponseAction, RedirectAction, Route, R
 import type { HeaderFormatContext } from './header_format';
 import type { HeaderMutator } from './header_mutator';
 import type { ConnectionPool, HttpProtocol, PoolCallbacks, RequestEncoder, ResponseDecoder, StreamResetReason } from '../../http/codec';
-import { BODY_CHUNKED, hasHeader, RequestHead, type ResponseHead } from '../../http/message';
+import { BODY_CHUNKED, hasHeader, removeHeaders, RequestHead, type ResponseHead } from '../../http/message';
 import { headerDump } from '../../log/connection_log';
 import type { Logger } from '../../log/logger_api';
 import type { HostStats } from '../../stats/stats';
@@ -105,6 +105,8 @@ const OVERLOADED_HEADER: readonly string[] = ['x-proxy-overloaded', 'true'];
 /** Marks a request the cluster's drop_overloads dropped (Envoy's x-envoy-drop-overload). */
 const DROP_OVERLOAD_HEADER: readonly string[] = ['x-proxy-drop-overload', 'true'];
 const NO_HEADERS: readonly string[] = [];
+/** Envoy's x-envoy-attempt-count. */
+const ATTEMPT_COUNT = 'x-proxy-attempt-count';
 const END_OF_BODY = Buffer.alloc(0);
 const CONNECT_ERROR_PREFIX = 'upstream connect error or disconnect/reset before headers. reset reason: ';
 const HTTP10_TRANSFER_CODING = 'upstream response has a transfer-coding an HTTP/1.0 client cannot decode';
@@ -122,6 +124,10 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
   /** The host header sent upstream: retries pick their pool with it too (auto_sni). */
   private upstreamAuthority = '';
   private upstreamHead: RequestHead | null = null;
+  /** The tries so far, the first included; reported in x-proxy-attempt-count where the virtual host asks. */
+  private attemptCount = 0;
+  private attemptCountToUpstream = false;
+  private attemptCountToDownstream = false;
   /** The route's response header mutations, and what their values are made of; null: none. */
   private responseMutations: readonly HeaderMutator[] | null = null;
   private formatContext: HeaderFormatContext | null = null;
@@ -220,6 +226,9 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
     }
     // Sets the timeouts, and the retry headers a trusted downstream sent.
     const upstreamHead = (this.upstreamHead = this.upstreamRequestHead(head, route, action));
+    const virtualHost = config.routeTable.virtualHostOf(route);
+    this.attemptCountToUpstream = virtualHost?.includeRequestAttemptCount === true;
+    this.attemptCountToDownstream = virtualHost?.includeAttemptCountInResponse === true;
     this.mutateHeaders(head, route, weighted, upstreamHead.headers);
     if (info !== null) info.forwardedRequest = upstreamHead;
     if (config.log.enabled('debug')) {
@@ -347,6 +356,7 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
     // With trailers, they end the request, not its last body chunk.
     const complete = this.requestComplete;
     const endsWithBody = complete && trailers === null;
+    if (this.attemptCountToUpstream) setHeader(this.upstreamHead!.headers, ATTEMPT_COUNT, String(this.attemptCount));
     encoder.encodeHeaders(this.upstreamHead!, endsWithBody && (pending === null || pending.length === 0));
     let over = false;
     if (pending !== null) {
@@ -473,6 +483,7 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
     this.cluster!.info.stats.chargeResponseCode(head.status);
     if (head.status >= 500) this.hostStats!.rq_error.inc();
     else this.hostStats!.rq_success.inc();
+    if (this.attemptCountToDownstream) setHeader(head.headers, ATTEMPT_COUNT, String(this.attemptCount));
     if (this.responseMutations !== null) this.mutateResponse(head.headers);
     this.downstream.encodeHeaders(head, this.heldServiceTimeMs, this.setCookieHeaders);
     const first = this.heldChunk;
@@ -487,6 +498,7 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
   /** Sends the request to `host` through `pool`: at once on an idle connection, else when one is ready. */
   private startTry(host: Host, pool: ConnectionPool): void {
     this.host = host;
+    this.attemptCount++;
     if (this.downstream.info !== null) this.downstream.info.upstreamHost = host.addressString;
     this.retryContext?.attempted.push(host);
     this.tryActive = true;
@@ -739,6 +751,8 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
     this.hostStats = null;
     this.host = null;
     this.upstreamHead = null;
+    this.attemptCount = 0;
+    this.attemptCountToUpstream = this.attemptCountToDownstream = false;
     this.responseMutations = null;
     this.formatContext = null;
     this.setCookieHeaders = NO_HEADERS;
@@ -1015,4 +1029,10 @@ function forwardedForOf(head: RequestHead): string | null {
     if (headers[i] === 'x-forwarded-for') forwardedFor = forwardedFor === null ? headers[i + 1] : `${forwardedFor}, ${headers[i + 1]}`;
   }
   return forwardedFor;
+}
+
+/** `name` set to `value` alone in a header list, [name, value, ...]. */
+function setHeader(headers: string[], name: string, value: string): void {
+  removeHeaders(headers, (other) => other === name);
+  headers.push(name, value);
 }

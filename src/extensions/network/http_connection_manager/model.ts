@@ -84,6 +84,8 @@ function routeConfiguration(config: JsonObject, extensions: ConfigExtensions): R
         routes: messageList(virtualHost, 'routes').map((entry) => route(entry, hostRetryPolicy, extensions)),
         requireTls: enumField<TlsRequirement>(virtualHost, 'require_tls', 'NONE'),
         ...headerMutations(virtualHost),
+        ...(boolField(virtualHost, 'include_request_attempt_count') ? { includeRequestAttemptCount: true as const } : {}),
+        ...(boolField(virtualHost, 'include_attempt_count_in_response') ? { includeAttemptCountInResponse: true as const } : {}),
       };
     }),
   };

@@ -57,6 +57,8 @@ const ROUTE_CONFIG: Shape = {
         domains: leaf,
         require_tls: leaf,
         ...HEADER_MUTATIONS,
+        include_request_attempt_count: leaf,
+        include_attempt_count_in_response: leaf,
         retry_policy: RETRY_POLICY,
         routes: list({
           fields: {
