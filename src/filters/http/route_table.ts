@@ -8,8 +8,8 @@
 
 import { atField, FieldError } from '../../config/errors';
 import { readDirectResponseBody } from './direct_response_body';
-import type { HeaderMutations, Route, RouteConfiguration, VirtualHost, WeightedCluster, WeightedClusters } from '../../config/model';
-import { HeaderMutator } from './header_mutator';
+import type { Route, RouteConfiguration, VirtualHost, WeightedCluster, WeightedClusters } from '../../config/model';
+import { chains, type HeaderMutationChains, levelMutators, NO_MUTATIONS } from './header_mutation_chains';
 import type { RuntimeSource } from '../../runtime/live_runtime';
 import { pickWeightedCluster } from './weighted_clusters';
 import { RouteMatcher } from './route_match';
@@ -60,35 +60,6 @@ class CompiledVirtualHost {
     for (const r of this.routes) if (r.matches(head, runtime, random)) return r.route;
     return null;
   }
-}
-
-/** The header mutations of a route's request and of its response, each list in the order it applies. */
-export interface HeaderMutationChains {
-  readonly request: readonly HeaderMutator[];
-  readonly response: readonly HeaderMutator[];
-}
-
-const NO_MUTATIONS: HeaderMutationChains = { request: [], response: [] };
-
-/** One level's mutators; absent where the level has none. */
-interface LevelMutators {
-  readonly request?: HeaderMutator;
-  readonly response?: HeaderMutator;
-}
-
-function levelMutators(level: { readonly requestHeaders?: HeaderMutations; readonly responseHeaders?: HeaderMutations }): LevelMutators {
-  return {
-    ...(level.requestHeaders !== undefined ? { request: new HeaderMutator(level.requestHeaders) } : {}),
-    ...(level.responseHeaders !== undefined ? { response: new HeaderMutator(level.responseHeaders) } : {}),
-  };
-}
-
-/** Levels most specific first; Envoy applies them so unless the most specific is to win. */
-function chains(levels: readonly LevelMutators[], mostSpecificWins: boolean): HeaderMutationChains {
-  const ordered = mostSpecificWins ? [...levels].reverse() : levels;
-  const request = ordered.flatMap((level) => (level.request === undefined ? [] : [level.request]));
-  const response = ordered.flatMap((level) => (level.response === undefined ? [] : [level.response]));
-  return request.length === 0 && response.length === 0 ? NO_MUTATIONS : { request, response };
 }
 
 /** Wildcard domains by length of their fixed part, longest first. */
