@@ -35,6 +35,11 @@ export class RequestHead extends MessageHead {
   /** `http` or `https`: the downstream connection's, as x-forwarded-proto and HTTP/2's :scheme carry it. */
   scheme = 'http';
   expectContinue = false;
+  /**
+   * The protocol an HTTP/1.1 request asks to switch to (Upgrade, with `upgrade` among its
+   * Connection tokens); null otherwise. An `h2c` upgrade is not one: Envoy's codec drops it.
+   */
+  upgrade: string | null = null;
 
   constructor(
     readonly method: string,

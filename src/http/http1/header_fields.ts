@@ -108,6 +108,7 @@ export function parseHeaderFields(head: string, pos: number, message: MessageHea
         message.headers.push(name, value);
         break;
       case Kind.HopByHop:
+        if (request !== null && name === 'upgrade') request.upgrade = value;
         break;
       case Kind.ContentLength:
         setContentLength(message, value);
@@ -134,6 +135,9 @@ export function parseHeaderFields(head: string, pos: number, message: MessageHea
     }
   }
   if (transferEncoding !== null) setTransferEncoding(message, transferEncoding);
+  if (request !== null && request.upgrade !== null && (request.upgrade.toLowerCase() === 'h2c' || !request.connectionTokens?.includes('upgrade'))) {
+    request.upgrade = null;
+  }
   return count;
 }
 

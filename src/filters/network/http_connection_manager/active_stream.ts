@@ -119,6 +119,12 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, HttpFilte
       this.sendLocalReply(400, '', NO_HEADERS, 'missing_host_header');
       return;
     }
+    if (head.upgrade !== null) {
+      // As Envoy without upgrade_configs: no filter chain takes an upgrade, so none is forwarded.
+      this.stats.downstream_rq_ws_on_non_ws_route.inc();
+      this.sendLocalReply(403, '', NO_HEADERS, 'upgrade_failed');
+      return;
+    }
     if (head.expectContinue) {
       this.encoder!.encode100Continue();
       this.stats.chargeResponseCode(100);
