@@ -72,8 +72,8 @@ export class RouteTable {
   private readonly defaultHost: CompiledVirtualHost | null = null;
   /** By route, and by weighted cluster entry (whose mutations apply before its route's). */
   private readonly mutations = new Map<Route | WeightedCluster, HeaderMutationChains>();
-  /** Each route's virtual host, for the settings a virtual host gives all its routes. */
-  private readonly hosts = new Map<Route, VirtualHost>();
+  /** The routes whose virtual host counts attempts, with that virtual host; most tables have none. */
+  private readonly countingHosts = new Map<Route, VirtualHost>();
 
   /**
    * @throws FieldError at `virtual_hosts[v].domains[d]` (relative to the route configuration) for a
@@ -93,7 +93,7 @@ export class RouteTable {
       const compiled = new CompiledVirtualHost(vh, `virtual_hosts[${v}]`);
       const host = levelMutators(vh);
       for (const { route } of compiled.routes) {
-        this.hosts.set(route, vh);
+        if (vh.includeRequestAttemptCount === true || vh.includeAttemptCountInResponse === true) this.countingHosts.set(route, vh);
         const own = chains([levelMutators(route), host, global], mostSpecificWins);
         if (own !== NO_MUTATIONS) this.mutations.set(route, own);
         const weighted = route.action.kind === 'route' ? (route.action.weightedClusters?.clusters ?? []) : [];
@@ -129,9 +129,9 @@ export class RouteTable {
     this.prefixes = byLengthDescending(prefixes);
   }
 
-  /** The virtual host of a route `route()` returned (Envoy's SslRedirectRoute has none). */
-  virtualHostOf(route: Route): VirtualHost | undefined {
-    return this.hosts.get(route);
+  /** The virtual host of a route `route()` returned, when that virtual host counts attempts. */
+  attemptCountingHost(route: Route): VirtualHost | undefined {
+    return this.countingHosts.size === 0 ? undefined : this.countingHosts.get(route);
   }
 
   /** Whether any route, virtual host or the configuration itself mutates headers. */

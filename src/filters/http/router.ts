@@ -226,7 +226,7 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
     }
     // Sets the timeouts, and the retry headers a trusted downstream sent.
     const upstreamHead = (this.upstreamHead = this.upstreamRequestHead(head, route, action));
-    const virtualHost = config.routeTable.virtualHostOf(route);
+    const virtualHost = config.routeTable.attemptCountingHost(route);
     this.attemptCountToUpstream = virtualHost?.includeRequestAttemptCount === true;
     this.attemptCountToDownstream = virtualHost?.includeAttemptCountInResponse === true;
     this.mutateHeaders(head, route, weighted, upstreamHead.headers);
