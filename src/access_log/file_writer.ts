@@ -55,14 +55,22 @@ const FULL_RETRY_MS = 5;
 const MAX_UTF8_BYTES_PER_UNIT = 3;
 
 export class BufferedFileWriter {
-  /** Entries not yet handed to a write, each whole, in order. */
+  /** Buffered bytes already cut from their chunk (a full chunk's tail, an entry too long for one), in order. */
   private pending: Buffer[] = [];
+  /** Bytes buffered: those of `pending` and the current chunk's not yet handed to a write. */
   private pendingBytes = 0;
   /**
-   * Entries are encoded one after another into this buffer, which the pending entries view:
-   * no buffer is allocated per entry, and nothing of an entry outlives its encoding but its bytes.
+   * Where each buffered entry ends, counted from the first buffered byte: a pipe's writes are
+   * cut there. Numbers, not a view per entry, as this runs for every logged request.
+   */
+  private entryEnds: number[] = [];
+  /**
+   * Entries are encoded one after another into this buffer: no buffer is allocated per entry,
+   * and nothing of an entry outlives its encoding but its bytes. Bytes before `chunkStart` are
+   * handed to a write already and never written over; a full chunk is left to its writes.
    */
   private chunk: Buffer | null = null;
+  private chunkStart = 0;
   private chunkUsed = 0;
   /** The tail of the write queue. */
   private queue: Promise<void> = Promise.resolve();
@@ -95,19 +103,21 @@ export class BufferedFileWriter {
   write(text: string): void {
     if (this.closed) return;
     const threshold = this.options.flushThresholdBytes ?? FLUSH_THRESHOLD_BYTES;
-    const entry = this.encode(text, threshold);
-    this.pending.push(entry);
-    this.pendingBytes += entry.length;
+    this.pendingBytes += this.encode(text, Math.max(threshold, FLUSH_THRESHOLD_BYTES));
+    this.entryEnds.push(this.pendingBytes);
     if (this.timer === null || this.pendingBytes >= threshold) void this.flush();
   }
 
   /** Writes what is buffered; resolves once it is in the file (or failed). */
   flush(): Promise<void> {
+    this.cutChunk();
     if (this.pending.length === 0) return this.queue;
-    const entries = this.pending;
+    const data = this.pending.length === 1 ? this.pending[0]! : Buffer.concat(this.pending, this.pendingBytes);
+    const ends = this.entryEnds;
     this.pending = [];
     this.pendingBytes = 0;
-    return this.enqueue(() => writeEntries(this.target, entries));
+    this.entryEnds = [];
+    return this.enqueue(() => writeEntries(this.target, data, ends));
   }
 
   /** Flushes to the current file, then writes to a new file at the same path. */
@@ -132,19 +142,31 @@ export class BufferedFileWriter {
     });
   }
 
-  /** `text` in UTF-8, in the current chunk when it surely fits there (a new chunk when not). */
-  private encode(text: string, threshold: number): Buffer {
-    const size = Math.max(threshold, FLUSH_THRESHOLD_BYTES);
+  /** Appends `text` in UTF-8 to the current chunk when it surely fits there (a new chunk when not); its length in bytes. */
+  private encode(text: string, size: number): number {
     const most = text.length * MAX_UTF8_BYTES_PER_UNIT;
-    if (most > size) return Buffer.from(text);
+    if (most > size) {
+      this.cutChunk();
+      const entry = Buffer.from(text);
+      this.pending.push(entry);
+      return entry.length;
+    }
     let chunk = this.chunk;
     if (chunk === null || this.chunkUsed + most > chunk.length) {
+      this.cutChunk();
       chunk = this.chunk = Buffer.allocUnsafe(size);
-      this.chunkUsed = 0;
+      this.chunkStart = this.chunkUsed = 0;
     }
-    const start = this.chunkUsed;
-    this.chunkUsed += chunk.write(text, start);
-    return chunk.subarray(start, this.chunkUsed);
+    const bytes = chunk.write(text, this.chunkUsed);
+    this.chunkUsed += bytes;
+    return bytes;
+  }
+
+  /** Moves the current chunk's buffered bytes to `pending`. */
+  private cutChunk(): void {
+    if (this.chunk === null || this.chunkUsed === this.chunkStart) return;
+    this.pending.push(this.chunk.subarray(this.chunkStart, this.chunkUsed));
+    this.chunkStart = this.chunkUsed;
   }
 
   private enqueue(step: () => Promise<void>): Promise<void> {
@@ -164,22 +186,23 @@ function atomicBytesOf(stats: fs.Stats): number {
   return stats.isFile() ? Infinity : PIPE_BUF;
 }
 
-async function writeEntries(target: Target, entries: readonly Buffer[]): Promise<void> {
-  for (const data of wholeWrites(entries, target.atomicBytes)) await writeAll(target.fd, data);
+async function writeEntries(target: Target, data: Buffer, entryEnds: readonly number[]): Promise<void> {
+  for (const piece of wholeWrites(data, entryEnds, target.atomicBytes)) await writeAll(target.fd, piece);
 }
 
 /**
- * The entries in as few writes as keep each whole: consecutive entries share a write up to
- * `atomicBytes`; an entry longer than that has a write of its own.
+ * `data` (entries ending at `entryEnds`) in as few writes as keep each entry whole: consecutive
+ * entries share a write up to `atomicBytes`; an entry longer than that has a write of its own.
  */
-export function wholeWrites(entries: readonly Buffer[], atomicBytes: number): Buffer[] {
+export function wholeWrites(data: Buffer, entryEnds: readonly number[], atomicBytes: number): Buffer[] {
+  if (data.length <= atomicBytes) return data.length === 0 ? [] : [data];
   const writes: Buffer[] = [];
   let start = 0;
-  while (start < entries.length) {
-    let end = start + 1;
-    let bytes = entries[start]!.length;
-    while (end < entries.length && bytes + entries[end]!.length <= atomicBytes) bytes += entries[end++]!.length;
-    writes.push(end - start === 1 ? entries[start]! : Buffer.concat(entries.slice(start, end), bytes));
+  let next = 0;
+  while (start < data.length) {
+    let end = entryEnds[next++]!;
+    while (next < entryEnds.length && entryEnds[next]! - start <= atomicBytes) end = entryEnds[next++]!;
+    writes.push(data.subarray(start, end));
     start = end;
   }
   return writes;

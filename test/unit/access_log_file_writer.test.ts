@@ -104,16 +104,30 @@ test('the manager shares one writer per path and reopens and closes them all', {
 });
 
 test('entries share a write up to the limit; a longer one goes alone', () => {
-  const entries = ['a'.repeat(3000), 'b'.repeat(1000), 'c'.repeat(200), 'd'.repeat(5000), 'e'].map((text) => Buffer.from(text));
+  const entries = ['a'.repeat(3000), 'b'.repeat(1000), 'c'.repeat(200), 'd'.repeat(5000), 'e'];
+  const data = Buffer.from(entries.join(''));
+  const ends = entries.map((_, i) => entries.slice(0, i + 1).join('').length);
+  const writes = wholeWrites(data, ends, PIPE_BUF);
   assert.deepEqual(
-    wholeWrites(entries, PIPE_BUF).map((write) => write.length),
-    [4000, 200, 5000, 1],
+    writes.map((write) => write.toString()),
+    [entries[0]! + entries[1]!, entries[2]!, entries[3]!, entries[4]!],
   );
   assert.deepEqual(
-    wholeWrites(entries, Infinity).map((write) => write.length),
+    wholeWrites(data, ends, Infinity).map((write) => write.length),
     [9201],
   );
-  assert.deepEqual(wholeWrites([], PIPE_BUF), []);
+  assert.deepEqual(wholeWrites(Buffer.alloc(0), [], PIPE_BUF), []);
+});
+
+test('entries longer than a chunk keep their place among the others', { timeout: 20000 }, async () => {
+  const file = path.join(dir, 'long.log');
+  const writer = await BufferedFileWriter.open(file, { flushIntervalMs: 60_000, onError });
+  const long = `${'é'.repeat(40_000)}\n`;
+  writer.write('short\n');
+  writer.write(long);
+  writer.write('after\n');
+  await writer.close();
+  assert.equal(read(file), `short\n${long}after\n`);
 });
 
 const WRITER_MODULE = path.join(__dirname, '../../src/access_log/file_writer.js');
