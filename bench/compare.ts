@@ -100,13 +100,14 @@ async function measureRounds(session: Session, settings: CompareSettings, roots:
   const upstreamPort = await startBenchUpstream(session);
   const services = planServices(rows);
   // One bootstrap file per layer, written once: both builds serve the very same configuration,
-  // unless HEAD's alone is to write an access log.
+  // unless HEAD's alone is to write an access log or route through a large table.
   const launches = new Map<Layer, Record<Build, ProxyLaunch>>();
   for (const service of services) {
     const dir = join(session.runDir, `proxy-${service.layer}`);
     const base = await writeProxyLaunch(dir, 'proxy', service.layer, upstreamPort, null);
-    const headDir = join(session.runDir, `proxy-${service.layer}-logged`);
-    const head = settings.headAccessLog ? await writeProxyLaunch(headDir, 'proxy', service.layer, upstreamPort, null, join(headDir, 'access.log')) : base;
+    const headDir = join(session.runDir, `proxy-${service.layer}-variant`);
+    const variant = { ...(settings.headAccessLog ? { accessLogPath: join(headDir, 'access.log') } : {}), routeCount: settings.headRoutes };
+    const head = settings.headAccessLog || settings.headRoutes > 1 ? await writeProxyLaunch(headDir, 'proxy', service.layer, upstreamPort, null, variant) : base;
     launches.set(service.layer, { base, head });
   }
   const load: LoadGenerator = { processes, settings: settings.load, cpu: pinning?.loadCpu ?? null };
@@ -162,6 +163,7 @@ function printPreamble(session: Session, settings: CompareSettings, roots: Recor
       `(at least ${seconds < 120 ? `${seconds} s` : `${Math.floor(seconds / 60)} min`})`,
   );
   if (settings.headAccessLog) console.log('HEAD writes a file access log (the default format) on every row; BASE writes none');
+  if (settings.headRoutes > 1) console.log(`HEAD's L7 rows route through ${settings.headRoutes} routes, the last one matching; BASE's through one`);
   console.log(describePinning(session.pinning));
 }
 

@@ -9,6 +9,11 @@ export interface CompareSettings {
   readonly rounds: number;
   /** COMPARE_HEAD_ACCESS_LOG=1: HEAD's proxy writes a file access log, BASE's does not; with BASE=HEAD the ratio is logging's cost. */
   readonly headAccessLog: boolean;
+  /**
+   * COMPARE_HEAD_ROUTES=<n>: HEAD's proxy routes through a table of n routes whose last one matches,
+   * BASE's through one route; with BASE=HEAD the ratio is route matching's cost. 1 when unset.
+   */
+  readonly headRoutes: number;
   /** COMPARE_HEAD=<rev>: HEAD is that revision, built in a worktree of its own, not this checkout (for bisecting). */
   readonly headRevision: string | null;
 }
@@ -33,11 +38,12 @@ function parseRevision(revision: string): string {
   return revision;
 }
 
-/** Reads COMPARE_ROUNDS (a positive whole number; 6 when unset), COMPARE_HEAD_ACCESS_LOG (0 or 1) and BENCH_DURATION. */
+/** Reads COMPARE_ROUNDS (a positive whole number; 6 when unset), COMPARE_HEAD_ACCESS_LOG (0 or 1), COMPARE_HEAD_ROUTES and BENCH_DURATION. */
 export function readCompareSettings(env: Readonly<Record<string, string | undefined>>): CompareSettings {
   return {
     load: readLoadSettings(env),
-    rounds: env.COMPARE_ROUNDS ? parseRounds(env.COMPARE_ROUNDS) : DEFAULT_ROUNDS,
+    rounds: env.COMPARE_ROUNDS ? parsePositive('COMPARE_ROUNDS', env.COMPARE_ROUNDS) : DEFAULT_ROUNDS,
+    headRoutes: env.COMPARE_HEAD_ROUTES ? parsePositive('COMPARE_HEAD_ROUTES', env.COMPARE_HEAD_ROUTES) : 1,
     headAccessLog: parseSwitch('COMPARE_HEAD_ACCESS_LOG', env.COMPARE_HEAD_ACCESS_LOG),
     headRevision: env.COMPARE_HEAD ? parseRevision(env.COMPARE_HEAD) : null,
   };
@@ -49,8 +55,8 @@ function parseSwitch(name: string, text: string | undefined): boolean {
   throw new CompareUsageError(`${name} must be 0 or 1, got '${text}'`);
 }
 
-function parseRounds(text: string): number {
-  const rounds = /^\d+$/.test(text.trim()) ? Number(text) : 0;
-  if (rounds === 0) throw new CompareUsageError(`COMPARE_ROUNDS must be a positive whole number, got '${text}'`);
-  return rounds;
+function parsePositive(name: string, text: string): number {
+  const value = /^\d+$/.test(text.trim()) ? Number(text) : 0;
+  if (value === 0) throw new CompareUsageError(`${name} must be a positive whole number, got '${text}'`);
+  return value;
 }

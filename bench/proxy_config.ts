@@ -16,6 +16,8 @@ export interface ProxyBenchConfig {
   readonly certificate?: { readonly certificatePath: string; readonly keyPath: string };
   /** A file access log (the default format) on the listener's filter, to measure what logging costs. */
   readonly accessLogPath?: string;
+  /** The L7 route table's size, to measure what matching costs: n - 1 routes the bench's paths never match, then theirs. 1 when unset. */
+  readonly routeCount?: number;
 }
 
 const CLUSTER = 'bench_upstream';
@@ -43,7 +45,7 @@ function transportSocket(config: ProxyBenchConfig): object {
 
 // HTTP/2 with prior knowledge needs nothing of its own: codec_type AUTO (the default) tells the
 // h2 preface from an HTTP/1.1 request line.
-function terminalFilter(layer: Layer, accessLogPath: string | undefined): object {
+function terminalFilter(layer: Layer, accessLogPath: string | undefined, routeCount: number): object {
   const accessLog =
     accessLogPath === undefined
       ? {}
@@ -66,7 +68,7 @@ function terminalFilter(layer: Layer, accessLogPath: string | undefined): object
       stat_prefix: 'bench_http',
       route_config: {
         name: 'bench_route',
-        virtual_hosts: [{ name: 'all', domains: ['*'], routes: [{ match: { prefix: '/' }, route: { cluster: CLUSTER } }] }],
+        virtual_hosts: [{ name: 'all', domains: ['*'], routes: benchRoutes(routeCount) }],
       },
       http_filters: [
         {
@@ -77,6 +79,20 @@ function terminalFilter(layer: Layer, accessLogPath: string | undefined): object
       ...accessLog,
     },
   };
+}
+
+/**
+ * `count` routes, the last the bench's catch-all. Those before it are what a large table holds:
+ * service prefixes and exact paths, each a different cluster in real life, here the same one.
+ */
+function benchRoutes(count: number): object[] {
+  const routes: object[] = [];
+  for (let i = 1; i < count; i++) {
+    const match = i % 4 === 0 ? { path: `/api/v1/service-${i}/health` } : { prefix: `/api/v1/service-${i}/` };
+    routes.push({ match, route: { cluster: CLUSTER } });
+  }
+  routes.push({ match: { prefix: '/' }, route: { cluster: CLUSTER } });
+  return routes;
 }
 
 /**
@@ -104,7 +120,7 @@ export function proxyBootstrap(config: ProxyBenchConfig): object {
         {
           name: `bench_${config.layer}`,
           address: socketAddress(config.listenPort),
-          filter_chains: [{ filters: [terminalFilter(config.layer, config.accessLogPath)], ...transportSocket(config) }],
+          filter_chains: [{ filters: [terminalFilter(config.layer, config.accessLogPath, config.routeCount ?? 1)], ...transportSocket(config) }],
         },
       ],
       clusters: [

@@ -65,14 +65,14 @@ export async function writeProxyLaunch(
   layer: Layer,
   upstreamPort: number,
   certificate: BenchCertificate | null,
-  accessLogPath?: string,
+  variant: { readonly accessLogPath?: string; readonly routeCount?: number } = {},
 ): Promise<ProxyLaunch> {
   mkdirSync(dir, { recursive: true });
   const configPath = join(dir, 'bootstrap.yaml');
   const resilient = subject === 'proxy-resilient';
   const port = await freePort();
   const adminPort = await freePort();
-  writeFileSync(configPath, proxyBootstrapYaml({ layer, listenPort: port, upstreamPort, adminPort, resilient, certificate: certificate ?? undefined, accessLogPath }));
+  writeFileSync(configPath, proxyBootstrapYaml({ layer, listenPort: port, upstreamPort, adminPort, resilient, certificate: certificate ?? undefined, ...variant }));
   const label = resilient ? 'proxy resilient' : layer === 'tcp' ? 'proxy tcp_proxy' : `proxy ${layer}`;
   return { label, layer, port, configPath, baseId: baseId(layer, resilient) };
 }

@@ -79,6 +79,24 @@ test('the access-logged bootstrap carries a file access log on either layer; the
   }
 });
 
+test('COMPARE_HEAD_ROUTES=<n> gives HEAD an n-route table whose last route is the one the bench requests', () => {
+  assert.equal(readCompareSettings({}).headRoutes, 1);
+  assert.equal(readCompareSettings({ COMPARE_HEAD_ROUTES: '1000' }).headRoutes, 1000);
+  assert.throws(() => readCompareSettings({ COMPARE_HEAD_ROUTES: '0' }), { name: 'CompareUsageError', message: /COMPARE_HEAD_ROUTES must be a positive whole number/ });
+  const routesOf = (routeCount?: number): { match: Record<string, string> }[] => {
+    const bootstrap = proxyBootstrap({ layer: 'http', listenPort: 1, upstreamPort: 2, adminPort: 3, routeCount }) as {
+      static_resources: { listeners: { filter_chains: { filters: { typed_config: { route_config: { virtual_hosts: { routes: { match: Record<string, string> }[] }[] } } }[] }[] }[] };
+    };
+    return bootstrap.static_resources.listeners[0].filter_chains[0].filters[0].typed_config.route_config.virtual_hosts[0].routes;
+  };
+  assert.deepEqual(routesOf().map((r) => r.match), [{ prefix: '/' }]);
+  const large = routesOf(1000);
+  assert.equal(large.length, 1000);
+  assert.deepEqual(large.at(-1)!.match, { prefix: '/' });
+  // None before the last takes the bench's paths.
+  for (const { match } of large.slice(0, -1)) for (const path of ['/13b', '/16k']) assert.ok(!path.startsWith(match.prefix ?? '\0') && path !== match.path);
+});
+
 test('BASE runs first in even rounds and HEAD in odd ones, so each goes first equally often', () => {
   assert.deepEqual(
     [0, 1, 2, 3, 4, 5].map((round) => buildOrder(round).join(',')),

@@ -68,7 +68,7 @@ function pathTest(match: RouteMatch): PathTest {
 }
 
 /** Where the path proper ends: at the query (and, for a regex, at a fragment too, as in Envoy). */
-function pathEnd(path: string, fragmentToo: boolean): number {
+export function pathEnd(path: string, fragmentToo: boolean): number {
   for (let i = 0; i < path.length; i++) {
     const c = path.charCodeAt(i);
     if (c === 0x3f /* ? */ || (fragmentToo && c === 0x23) /* # */) return i;

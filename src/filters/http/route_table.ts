@@ -13,6 +13,7 @@ import { chains, type HeaderMutationChains, levelMutators, NO_MUTATIONS } from '
 import type { RuntimeSource } from '../../runtime/live_runtime';
 import { pickWeightedCluster } from './weighted_clusters';
 import { RouteMatcher } from './route_match';
+import { isPlainPathMatch, PathIndex } from './path_index';
 import type { RequestHead } from '../../http/message';
 import type { RandomSource } from '../../common/random';
 
@@ -47,19 +48,50 @@ class CompiledRoute {
   }
 }
 
+/** Consecutive routes that test the path alone are looked up together once there are this many. */
+const MIN_INDEXED_RUN = 4;
+
 class CompiledVirtualHost {
   readonly routes: readonly CompiledRoute[];
+  /** The routes in order, runs of plain path matches gathered into an index. */
+  private readonly segments: readonly (CompiledRoute | PathIndex<CompiledRoute>)[];
 
   /** @param path `virtual_hosts[v]`, for the errors of its routes */
   constructor(readonly virtualHost: VirtualHost, path: string) {
     this.routes = virtualHost.routes.map((r, i) => new CompiledRoute(atField(`${path}.routes[${i}]`, () => withFileBody(r))));
+    this.segments = segmentsOf(this.routes);
   }
 
   /** The first route that matches; one left out by its runtime_fraction falls to the next. */
   route(head: RequestHead, runtime: RuntimeSource, random: RandomSource): Route | null {
-    for (const r of this.routes) if (r.matches(head, runtime, random)) return r.route;
+    for (const segment of this.segments) {
+      if (segment instanceof PathIndex) {
+        const found = segment.first(head.path);
+        if (found !== undefined) return found.route;
+      } else if (segment.matches(head, runtime, random)) return segment.route;
+    }
     return null;
   }
+}
+
+function segmentsOf(routes: readonly CompiledRoute[]): (CompiledRoute | PathIndex<CompiledRoute>)[] {
+  const segments: (CompiledRoute | PathIndex<CompiledRoute>)[] = [];
+  let run: CompiledRoute[] = [];
+  const endRun = (): void => {
+    if (run.length >= MIN_INDEXED_RUN) segments.push(new PathIndex(run, run.map((r) => r.route.match)));
+    else segments.push(...run);
+    run = [];
+  };
+  for (const route of routes) {
+    if (isPlainPathMatch(route.route.match)) {
+      run.push(route);
+      continue;
+    }
+    endRun();
+    segments.push(route);
+  }
+  endRun();
+  return segments;
 }
 
 /** Wildcard domains by length of their fixed part, longest first. */
