@@ -336,6 +336,15 @@ export interface ClusterRouteAction {
   readonly priority: RoutingPriority;
   /** The route's retry_policy, else its virtual host's; absent when neither has one. */
   readonly retryPolicy?: RetryPolicy;
+  /** request_mirror_policies: the clusters that get a copy of each request; absent when none. */
+  readonly mirrorPolicies?: readonly MirrorPolicy[];
+}
+
+/** RouteAction.RequestMirrorPolicy. */
+export interface MirrorPolicy {
+  readonly cluster: string;
+  /** Only this fraction of requests is mirrored; absent: every one. */
+  readonly runtimeFraction?: RuntimeFraction;
 }
 
 /** A retry_host_predicate entry, by its registered name. */

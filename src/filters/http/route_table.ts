@@ -8,7 +8,7 @@
 
 import { atField, FieldError } from '../../config/errors';
 import { readDirectResponseBody } from './direct_response_body';
-import type { Route, RouteConfiguration, VirtualHost, WeightedCluster, WeightedClusters } from '../../config/model';
+import type { Route, RouteConfiguration, RuntimeFraction, VirtualHost, WeightedCluster, WeightedClusters } from '../../config/model';
 import { chains, type HeaderMutationChains, levelMutators, NO_MUTATIONS } from './header_mutation_chains';
 import type { RuntimeSource } from '../../runtime/live_runtime';
 import { pickWeightedCluster } from './weighted_clusters';
@@ -174,6 +174,11 @@ export class RouteTable {
   /** The header mutations of a route (or of a weighted cluster entry) `route()` or `weightedCluster()` returned. */
   headerMutations(routeOrEntry: Route | WeightedCluster): HeaderMutationChains {
     return this.mutations.get(routeOrEntry) ?? NO_MUTATIONS;
+  }
+
+  /** Whether one request falls in `fraction` (a mirror policy's), by a fresh draw. */
+  drawFraction(fraction: RuntimeFraction): boolean {
+    return this.runtime.snapshot().featureEnabled(fraction.runtimeKey, fraction.defaultValue, this.random());
   }
 
   /** The cluster of a weighted_clusters route for one request, by a fresh draw. */

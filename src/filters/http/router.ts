@@ -10,7 +10,7 @@
 
 import { randomUUID } from 'node:crypto';
 import type { Clock, TimeoutHandle, Timer } from '../../common/clock';
-import type { ClusterRouteAction, DirectResponseAction, RedirectAction, Route, RoutingPriority, WeightedCluster } from '../../config/model';
+import type { ClusterRouteAction, DirectResponseAction, MirrorPolicy, RedirectAction, Route, RoutingPriority, WeightedCluster } from '../../config/model';
 import type { HeaderFormatContext } from './header_format';
 import type { HeaderMutator } from './header_mutator';
 import type { ConnectionPool, HttpProtocol, PoolCallbacks, RequestEncoder, ResponseDecoder, StreamResetReason } from '../../http/codec';
@@ -33,6 +33,7 @@ import { RouteLoadBalancerContext } from './route_load_balancer_context';
 import type { RequestFacts, RouteTable } from './route_table';
 import { matchedLength } from './route_match';
 import { redirectLocation } from './redirect_location';
+import { sendShadow, shadowHead } from './shadow_request';
 import { headerValue } from './header_matcher';
 import type { RouterStats } from './router_stats';
 import { evaluateFractionalPercent } from '../../runtime/fractional_percent';
@@ -170,9 +171,11 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
   /** Null unless the request may retry. */
   private retry: RetryState | null = null;
   private retryContext: RetryLoadBalancerContext | null = null;
-  /** The whole request body as sent so far, for the next try; null when not retrying. */
-  private retryBody: Buffer[] | null = null;
-  private retryBodyBytes = 0;
+  /** The mirror policies this request drew (runtime_fraction); null when none. */
+  private shadows: readonly MirrorPolicy[] | null = null;
+  /** The whole request body as received so far, for the next try and the mirrors; null when neither needs it. */
+  private keptBody: Buffer[] | null = null;
+  private keptBodyBytes = 0;
   private retryTimer: TimeoutHandle | null = null;
   // The trusted request's x-proxy-* steering headers, as received (null: not sent).
   private headerRetryOn: string | null = null;
@@ -251,8 +254,12 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
         const policy = action.retryPolicy;
         this.retryContext = new RetryLoadBalancerContext(context, policy?.avoidPreviousHosts ?? false, policy?.hostSelectionRetryMaxAttempts ?? 0);
         context = this.retryContext;
-        this.retryBody = [];
+        this.keptBody = [];
       }
+    }
+    if (action.mirrorPolicies !== undefined) {
+      this.shadows = this.drawShadows(action.mirrorPolicies);
+      if (this.shadows !== null) this.keptBody ??= [];
     }
     this.headerRetryOn = this.headerMaxRetries = this.headerRetriableStatusCodes = null;
     const host = cluster.chooseHost(context);
@@ -283,7 +290,7 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
 
   decodeData(chunk: Buffer): void {
     if (!this.active) return;
-    if (this.retryBody !== null) this.keepForRetry(chunk);
+    if (this.keptBody !== null) this.keepBody(chunk);
     if (this.upstream !== null) {
       if (this.upstream.encodeData(chunk, false)) this.pauseDownstream();
       return;
@@ -301,6 +308,7 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
     this.requestComplete = true;
     this.requestCompleteTime = this.config.clock.eventNow();
     this.requestTrailers = trailers;
+    if (this.shadows !== null) this.sendShadows();
     if (this.upstream !== null) {
       const info = this.downstream.info;
       if (info !== null) info.lastUpstreamTxByteSent = info.sinceStart();
@@ -571,7 +579,7 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
     }
     this.hostStats = null;
     // The request is complete: the next try sends all of it as soon as it is connected.
-    this.pendingBody = this.retryBody;
+    this.pendingBody = this.keptBody;
     this.startTry(host, pool);
   };
 
@@ -605,16 +613,17 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
     this.downstream.sendLocalReply(503, 'drop overload', DROP_OVERLOAD_HEADER, 'drop_overload');
   }
 
-  /** Keeps a request body chunk for the next try, within the connection's buffer limit. */
-  private keepForRetry(chunk: Buffer): void {
-    if (this.retryBodyBytes + chunk.length > this.config.bufferLimitBytes) {
-      // Too big to keep: as Envoy does, the request gives up its retries.
+  /** Keeps a request body chunk for the next try and the mirrors, within the connection's buffer limit. */
+  private keepBody(chunk: Buffer): void {
+    if (this.keptBodyBytes + chunk.length > this.config.bufferLimitBytes) {
+      // Too big to keep: as Envoy does, the request gives up its retries and its mirrors.
       this.cluster!.info.stats.counters.retry_or_shadow_abandoned.inc();
+      this.shadows = null;
       this.dropRetry();
       return;
     }
-    this.retryBody!.push(chunk);
-    this.retryBodyBytes += chunk.length;
+    this.keptBody!.push(chunk);
+    this.keptBodyBytes += chunk.length;
   }
 
   /** No more tries for this request: what a scheduled retry held goes back. */
@@ -623,8 +632,37 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
     this.retry.release();
     this.retry = null;
     this.retryContext = null;
-    this.retryBody = null;
-    this.retryBodyBytes = 0;
+    // The mirrors still want the body, sent when the request completes.
+    if (this.shadows === null) this.dropKeptBody();
+  }
+
+  private dropKeptBody(): void {
+    this.keptBody = null;
+    this.keptBodyBytes = 0;
+  }
+
+  /** The mirror policies a request takes: each without a runtime_fraction, and each whose fraction it draws. */
+  private drawShadows(policies: readonly MirrorPolicy[]): readonly MirrorPolicy[] | null {
+    const table = this.config.routeTable;
+    const drawn = policies.filter((policy) => policy.runtimeFraction === undefined || table.drawFraction(policy.runtimeFraction));
+    return drawn.length === 0 ? null : drawn;
+  }
+
+  /** The request is complete: a copy of it goes to each mirror drawn (Envoy's maybeDoShadowing). */
+  private sendShadows(): void {
+    const head = shadowHead(this.upstreamHead!, this.config.localAddress);
+    const options = { timeoutMs: this.timeoutMs, clock: this.config.clock, localAddress: this.config.localAddress };
+    for (const policy of this.shadows!) {
+      const cluster = this.config.clusters.get(policy.cluster);
+      // CDS may have removed it since the route was loaded.
+      if (cluster === undefined) {
+        if (this.config.log.enabled('debug')) this.config.log.debug(`${this.streamTag()}shadow cluster '${policy.cluster}' does not exist`);
+        continue;
+      }
+      sendShadow(cluster, head, this.keptBody ?? [], this.requestTrailers, this.downstream.connection, options);
+    }
+    this.shadows = null;
+    if (this.retry === null) this.dropKeptBody();
   }
 
   private clearMaxDurationTimer(): void {
@@ -743,7 +781,9 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
     this.perTryTimer = null;
     this.retryTimer = null;
     this.tryActive = false;
+    this.shadows = null;
     this.dropRetry();
+    this.dropKeptBody();
     this.active = false;
     this.cluster = null;
     this.pool = null;

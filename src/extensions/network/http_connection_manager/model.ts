@@ -10,6 +10,7 @@ import type {
   HeaderValueOption,
   HttpConnectionManagerConfig,
   QueryParameterMatch,
+  MirrorPolicy,
   RedirectAction,
   RetryPolicy,
   Route,
@@ -149,6 +150,10 @@ function routeAction(config: JsonObject, hostRetryPolicy: RetryPolicy | null, ex
   const hashPolicies = messageList(action, 'hash_policy').flatMap(hashPolicy);
   const ownRetry = messageField(action, 'retry_policy');
   const retry = ownRetry === undefined ? hostRetryPolicy : retryPolicy(ownRetry, extensions);
+  const mirrors = messageList(action, 'request_mirror_policies').map((policy): MirrorPolicy => {
+    const fraction = messageField(policy, 'runtime_fraction');
+    return { cluster: stringField(policy, 'cluster'), ...(fraction !== undefined ? { runtimeFraction: runtimeFraction(fraction) } : {}) };
+  });
   return {
     kind: 'route',
     cluster: stringField(action, 'cluster'),
@@ -164,6 +169,7 @@ function routeAction(config: JsonObject, hostRetryPolicy: RetryPolicy | null, ex
     ...(metadataMatch !== null ? { metadataMatch } : {}),
     priority: enumField<RoutingPriority>(action, 'priority', 'DEFAULT'),
     ...(retry !== null ? { retryPolicy: retry } : {}),
+    ...(mirrors.length > 0 ? { mirrorPolicies: mirrors } : {}),
   };
 }
 

@@ -9,6 +9,8 @@ import { ACCESS_LOG_LIST } from '../../access_loggers/access_log_list';
 // Only `proxy.lb` (`envoy.lb`) counts, as in Envoy; typed_filter_metadata (after 1.16) is refused.
 const METADATA_MATCH: Shape = { fields: { filter_metadata: leaf } };
 
+const RUNTIME_FRACTION: Shape = { fields: { default_value: { fields: { numerator: leaf, denominator: leaf } }, runtime_key: leaf } };
+
 // Envoy 1.16's hash methods. header.regex_rewrite is refused until the rewrite is implemented;
 // cookie.attributes is newer than 1.16.
 const HASH_POLICY: Shape = {
@@ -71,7 +73,7 @@ const ROUTE_CONFIG: Shape = {
                 path: leaf,
                 safe_regex: REGEX_MATCHER,
                 case_sensitive: leaf,
-                runtime_fraction: { fields: { default_value: { fields: { numerator: leaf, denominator: leaf } }, runtime_key: leaf } },
+                runtime_fraction: RUNTIME_FRACTION,
                 headers: list(HEADER_MATCHER),
                 query_parameters: list({ fields: { name: leaf, string_match: STRING_MATCHER, present_match: leaf } }),
                 grpc: { fields: {} },
@@ -101,6 +103,8 @@ const ROUTE_CONFIG: Shape = {
                 hash_policy: list(HASH_POLICY),
                 priority: leaf,
                 retry_policy: RETRY_POLICY,
+                // trace_sampled waits for tracing; v2's runtime_key for nothing (v3 dropped it).
+                request_mirror_policies: list({ fields: { cluster: leaf, runtime_fraction: RUNTIME_FRACTION } }),
               },
             },
             // Envoy 1.16's RedirectAction; regex_rewrite is newer.

@@ -109,6 +109,10 @@ function validateRouteAction(action: JsonObject, path: string, clusters: Readonl
   }
   requireNonNegativeDuration(action, 'timeout', path);
   validateHashPolicies(action, path);
+  // Envoy 1.16 requires the name (min_bytes 1); a cluster that does not exist is skipped at run time, as there.
+  messageList(action, 'request_mirror_policies').forEach((policy, i) => {
+    if (stringField(policy, 'cluster') === '') throw new FieldError(childPath(indexPath(childPath(path, 'request_mirror_policies'), i), 'cluster'), 'missing required field');
+  });
   const retryPolicy = messageField(action, 'retry_policy');
   if (retryPolicy !== undefined) validateRetryPolicy(retryPolicy, childPath(path, 'retry_policy'), extensions);
 }
