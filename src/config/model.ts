@@ -145,7 +145,12 @@ export interface HttpConnectionManagerConfig {
   readonly http2ProtocolOptions: Http2ProtocolOptions;
   /** Each stream is logged to these when it ends (createAccessLogs builds them per worker). */
   readonly accessLogs: readonly AccessLogEntryConfig[];
+  /** upgrade_configs: whether each upgrade type (lower case) is allowed where a route does not say. */
+  readonly upgrades: UpgradeSwitches;
 }
+
+/** Upgrade types (lower case, e.g. `websocket`) each enabled or not, as an upgrade_configs list says. */
+export type UpgradeSwitches = Readonly<Record<string, boolean>>;
 
 /**
  * core.v3.HttpProtocolOptions (common_http_protocol_options), Envoy's defaults filled in. The
@@ -336,6 +341,8 @@ export interface ClusterRouteAction {
   readonly priority: RoutingPriority;
   /** The route's retry_policy, else its virtual host's; absent when neither has one. */
   readonly retryPolicy?: RetryPolicy;
+  /** upgrade_configs: upgrade types the route enables or disables over the connection manager's; absent when none. */
+  readonly upgrades?: UpgradeSwitches;
   /** request_mirror_policies: the clusters that get a copy of each request; absent when none. */
   readonly mirrorPolicies?: readonly MirrorPolicy[];
 }

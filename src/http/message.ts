@@ -27,6 +27,13 @@ export class MessageHead {
   connectionKeepAlive = false;
   /** Names listed in the Connection header besides close/keep-alive: hop-by-hop for this message. */
   connectionTokens: string[] | null = null;
+  /**
+   * The protocol an HTTP/1.1 request asks to switch to (Upgrade, with `upgrade` among its
+   * Connection tokens), or that a 101 response switched to; null otherwise. An `h2c` upgrade is
+   * not one: Envoy's codec drops it. After the head of an upgrade, the bytes each way are the
+   * new protocol's, carried as the body until the connection ends.
+   */
+  upgrade: string | null = null;
 }
 
 export class RequestHead extends MessageHead {
@@ -35,11 +42,6 @@ export class RequestHead extends MessageHead {
   /** `http` or `https`: the downstream connection's, as x-forwarded-proto and HTTP/2's :scheme carry it. */
   scheme = 'http';
   expectContinue = false;
-  /**
-   * The protocol an HTTP/1.1 request asks to switch to (Upgrade, with `upgrade` among its
-   * Connection tokens); null otherwise. An `h2c` upgrade is not one: Envoy's codec drops it.
-   */
-  upgrade: string | null = null;
 
   constructor(
     readonly method: string,

@@ -46,6 +46,8 @@ export class Http1ClientConnection implements RequestEncoder, UpstreamConnection
   private readonly output: CoalescingWriter;
   private stream: ResponseDecoder | null = null;
   private requestChunked = false;
+  /** The request asks to switch protocols: its end half-closes the connection. */
+  private upgrading = false;
   private requestComplete = false;
   private responseComplete = false;
   /** The complete response's trailers, when enable_trailers kept some. */
@@ -85,13 +87,16 @@ export class Http1ClientConnection implements RequestEncoder, UpstreamConnection
 
   /** Queues the request line and header lines; they leave with the body, at flush() or at the end. */
   encodeHeaders(head: RequestHead, endStream: boolean): void {
-    this.parser.expectResponse(head.method === 'HEAD');
+    this.parser.expectResponse(head.method === 'HEAD', head.upgrade !== null);
+    this.upgrading = head.upgrade !== null;
     // A body of unknown length (an HTTP/2 request without content-length) goes chunked.
     this.requestChunked = !endStream && head.bodyLength === BODY_CHUNKED;
     let text = `${head.method} ${head.path} HTTP/1.1\r\nhost: ${head.authority}\r\n`;
     const headers = head.headers;
     for (let i = 0; i < headers.length; i += 2) text += `${headers[i]}: ${headers[i + 1]}\r\n`;
-    if (this.requestChunked) text += 'transfer-encoding: chunked\r\n';
+    // An upgrade's body is the new protocol's bytes, unframed.
+    if (head.upgrade !== null) text += `connection: upgrade\r\nupgrade: ${head.upgrade}\r\n`;
+    else if (this.requestChunked) text += 'transfer-encoding: chunked\r\n';
     else if (head.contentLength >= 0) text += `content-length: ${head.contentLength}\r\n`;
     text += '\r\n';
     this.output.text(this.cluster.properCaseHeaderKeys ? properCaseHead(text) : text);
@@ -121,7 +126,10 @@ export class Http1ClientConnection implements RequestEncoder, UpstreamConnection
   private endRequest(trailers: readonly string[] | null = null): boolean {
     this.requestComplete = true;
     if (this.requestChunked) this.output.text(trailers === null ? LAST_CHUNK : lastChunkWith(trailers));
-    return this.output.flush();
+    const over = this.output.flush();
+    // The downstream closed its side of the upgraded connection: so does this one, to the upstream.
+    if (this.upgrading) this.upstream.socket.end();
+    return over;
   }
 
   /** Sends what is queued; true when the write buffer is over the cluster's limit. */

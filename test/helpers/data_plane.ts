@@ -154,6 +154,7 @@ export function httpConnectionManager(virtualHosts: VirtualHost[], overrides: Pa
     commonHttpProtocolOptions: commonHttpProtocolOptionsOf({}),
     httpProtocolOptions: http1ProtocolOptionsOf({}),
     accessLogs: [],
+    upgrades: {},
     ...overrides,
   };
 }

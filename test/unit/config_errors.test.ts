@@ -131,6 +131,15 @@ const CASES: Case[] = [
     error: `${HCM}.typed_config.rds: rds is not supported yet; use an inline route_config`,
   },
   { name: 'route to an unknown cluster', change: (b) => (routes(b)[1].route.cluster = 'nowhere'), error: `${ROUTES}[1].route.cluster: route: unknown cluster 'nowhere'` },
+  { name: 'a mirror without a cluster', change: (b) => (routes(b)[1].route.request_mirror_policies = [{ cluster: '' }]), error: `${ROUTES}[1].route.request_mirror_policies[0].cluster: missing required field` },
+  { name: 'a CONNECT upgrade', change: (b) => (hcm(b).upgrade_configs = [{ upgrade_type: 'CONNECT' }]), error: `${HCM}.typed_config.upgrade_configs[0].upgrade_type: CONNECT is not supported yet (only upgrades an HTTP/1.1 Upgrade header asks for, such as websocket)` },
+  {
+    name: 'an upgrade type twice on the connection manager',
+    change: (b) => (hcm(b).upgrade_configs = [{ upgrade_type: 'websocket' }, { upgrade_type: 'WebSocket' }]),
+    error: `${HCM}.typed_config.upgrade_configs[1].upgrade_type: Error: multiple upgrade configs with the same name: 'websocket'`,
+  },
+  { name: 'an upgrade type twice on a route', change: (b) => (routes(b)[1].route.upgrade_configs = [{ upgrade_type: 'a' }, { upgrade_type: 'a' }]), error: `${ROUTES}[1].route.upgrade_configs[1].upgrade_type: Duplicate upgrade a` },
+  { name: 'an upgrade filter chain', change: (b) => (hcm(b).upgrade_configs = [{ upgrade_type: 'websocket', filters: [{ name: 'proxy.filters.http.router' }] }]), error: `${HCM}.typed_config.upgrade_configs[0].filters: filters is not implemented by this build yet (it would be ignored)` },
   { name: 'route with a cluster header that is no header name', change: (b) => (routes(b)[1].route = { cluster_header: 'x\tcluster' }), error: `${ROUTES}[1].route.cluster_header: must be a header name (no control characters)` },
   { name: 'route without match', change: (b) => delete routes(b)[1].match, error: `${ROUTES}[1].match: value is required` },
   {

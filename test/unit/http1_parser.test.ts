@@ -150,7 +150,7 @@ test('malformed requests are rejected with the status a server answers', () => {
 function parseResponses(headRequest: boolean, ...pieces: string[]): { messages: Message<ResponseHead>[]; parser: ResponseParser } {
   const recorder = new Recorder<ResponseHead>();
   const parser = new ResponseParser(recorder, 100);
-  parser.expectResponse(headRequest);
+  parser.expectResponse(headRequest, false);
   for (const piece of pieces) parser.execute(Buffer.from(piece, 'latin1'));
   return { messages: recorder.messages, parser };
 }
@@ -189,6 +189,26 @@ test('a response cut short by the close is an error', () => {
   assert.throws(() => parser.finish(), CodecError);
   assert.throws(() => parseResponses(false, 'HTTP/1.1 2000 OK\r\n\r\n'), CodecError);
   assert.throws(() => parseResponses(false, 'HTTP/1.1 101 Switching Protocols\r\n\r\n'), CodecError);
+});
+
+test('after an upgrade request, and its 101, the bytes are the new protocol\'s, to the close', () => {
+  const [request] = parseRequests('GET /chat HTTP/1.1\r\nHost: h\r\nConnection: Upgrade\r\nUpgrade: websocket\r\nContent-Length: 2\r\n\r\n\x81\x02hiGET / HTTP/1.1\r\n\r\n');
+  assert.equal(request.head.upgrade, 'websocket');
+  assert.equal(request.head.bodyLength, BODY_UNTIL_CLOSE);
+  assert.equal(request.body, '\x81\x02hiGET / HTTP/1.1\r\n\r\n');
+  assert.equal(request.complete, false);
+
+  const recorder = new Recorder<ResponseHead>();
+  const parser = new ResponseParser(recorder, 100);
+  parser.expectResponse(false, true);
+  parser.execute(Buffer.from('HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n\x81\x02ok', 'latin1'));
+  const [response] = recorder.messages;
+  assert.equal(response.head.status, 101);
+  assert.equal(response.head.upgrade, 'websocket');
+  assert.equal(response.head.connectionClose, true);
+  assert.equal(response.body, '\x81\x02ok');
+  parser.finish();
+  assert.equal(response.complete, true);
 });
 
 // ---- strictness: what RFC 9112 and llhttp's strict mode refuse is refused -------------------

@@ -10,7 +10,7 @@
 
 import { randomUUID } from 'node:crypto';
 import type { Clock, TimeoutHandle, Timer } from '../../common/clock';
-import type { ClusterRouteAction, DirectResponseAction, MirrorPolicy, RedirectAction, Route, RoutingPriority, WeightedCluster } from '../../config/model';
+import type { ClusterRouteAction, DirectResponseAction, MirrorPolicy, RedirectAction, Route, RoutingPriority, UpgradeSwitches, WeightedCluster } from '../../config/model';
 import type { HeaderFormatContext } from './header_format';
 import type { HeaderMutator } from './header_mutator';
 import type { ConnectionPool, HttpProtocol, PoolCallbacks, RequestEncoder, ResponseDecoder, StreamResetReason } from '../../http/codec';
@@ -34,6 +34,7 @@ import type { RequestFacts, RouteTable } from './route_table';
 import { matchedLength } from './route_match';
 import { redirectLocation } from './redirect_location';
 import { sendShadow, shadowHead } from './shadow_request';
+import { upgradeAllowed } from './upgrade_policy';
 import { headerValue } from './header_matcher';
 import type { RouterStats } from './router_stats';
 import { evaluateFractionalPercent } from '../../runtime/fractional_percent';
@@ -92,6 +93,8 @@ export interface RouterConfig {
   readonly random: RandomSource;
   /** `router`, taken for this file by routerLog. */
   readonly log: Logger;
+  /** The connection manager's upgrade_configs. */
+  readonly upgrades: UpgradeSwitches;
   /** The machine's name, for the %HOSTNAME% of custom headers. */
   readonly hostname: string;
 }
@@ -184,6 +187,9 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
   private headerTimeout: string | null = null;
   private headerPerTryTimeout: string | null = null;
 
+  /** The route allowsUpgrade() found, for decodeHeaders to take. */
+  private upgradeRoute: Route | null = null;
+
   // Per connection (HTTP/1) or stream: the route timer, made once and enabled for each request.
   private timer: Timer | null = null;
 
@@ -192,9 +198,20 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
     private readonly downstream: DownstreamStream,
   ) {}
 
+  /**
+   * Whether the upgrade `head` asks for is allowed, by its route or the connection manager
+   * (Envoy decides it as it builds the stream's filter chain). The route found is the one
+   * decodeHeaders then takes: it is drawn once.
+   */
+  allowsUpgrade(head: RequestHead, type: string): boolean {
+    const route = (this.upgradeRoute = this.config.routeTable.route(head, this));
+    return upgradeAllowed(type, this.config.upgrades, route?.action.kind === 'route' ? route.action.upgrades : undefined);
+  }
+
   decodeHeaders(head: RequestHead): void {
     const config = this.config;
-    const route = config.routeTable.route(head, this);
+    const route = head.upgrade === null ? config.routeTable.route(head, this) : this.upgradeRoute;
+    this.upgradeRoute = null;
     if (route === null) {
       if (config.log.enabled('debug')) config.log.debug(`${this.streamTag()}no cluster match for URL '${head.path}'`);
       config.stats.no_route.inc();
@@ -273,6 +290,13 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
     const pool = cluster.httpPool(host, downstream.connection, action.priority, downstream.protocol, upstreamAuthority);
     if (pool === null) {
       this.noHealthyUpstream(cluster, false);
+      return;
+    }
+    if (head.upgrade !== null && pool.protocol === 'http2') {
+      // HTTP/2 carries an upgrade only as an extended CONNECT, which this build does not send.
+      cluster.info.stats.chargeResponseCode(503);
+      this.finish();
+      this.downstream.sendLocalReply(503, 'upgrade to an HTTP/2 upstream is not supported', NO_HEADERS, 'upgrade_failed');
       return;
     }
 
@@ -886,6 +910,7 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
       path = action.prefixRewrite + path.slice(matchedLength(route.match, path));
     }
     const upstream = new RequestHead(head.method, path, false);
+    upstream.upgrade = head.upgrade;
     upstream.authority = rewrittenAuthority(head, action);
     upstream.scheme = head.scheme;
     upstream.bodyLength = head.bodyLength;

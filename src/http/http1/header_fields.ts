@@ -108,7 +108,7 @@ export function parseHeaderFields(head: string, pos: number, message: MessageHea
         message.headers.push(name, value);
         break;
       case Kind.HopByHop:
-        if (request !== null && name === 'upgrade') request.upgrade = value;
+        if (name === 'upgrade') message.upgrade = value;
         break;
       case Kind.ContentLength:
         setContentLength(message, value);

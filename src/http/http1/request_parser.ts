@@ -7,7 +7,7 @@ import { dropUnderscoreHeaders, hasUnderscoreHeader } from '../underscore_header
 import { CodecError } from './codec_error';
 import type { Http1CodecStats } from './codec_stats';
 import { checkHeadCharacters, lineEnd, parseHeaderFields, tooManyHeaders } from './header_fields';
-import { BODY_CHUNKED, RequestHead } from '../message';
+import { BODY_CHUNKED, BODY_UNTIL_CLOSE, RequestHead } from '../message';
 import { isKnownMethod } from './methods';
 import { Http1Parser, type ParserCallbacks } from './parser';
 
@@ -80,6 +80,9 @@ export class RequestParser extends Http1Parser<RequestHead> {
     } else {
       head.bodyLength = Math.max(0, head.contentLength);
     }
+    // What follows an upgrade's head is the new protocol's, whatever the head said of a body:
+    // this connection carries no more HTTP/1 (Envoy's codec stops parsing there too).
+    if (head.upgrade !== null) head.bodyLength = BODY_UNTIL_CLOSE;
     this.callbacks.onMessageHead(head);
     return head.bodyLength;
   }

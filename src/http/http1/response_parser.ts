@@ -10,6 +10,7 @@ const HTTP_1 = 'HTTP/1.';
 
 export class ResponseParser extends Http1Parser<ResponseHead> {
   private headRequest = false;
+  private upgrading = false;
 
   /** `maxHeadersCount`: the cluster's max_headers_count; a response with more header lines is an error. */
   constructor(
@@ -20,9 +21,10 @@ export class ResponseParser extends Http1Parser<ResponseHead> {
     super(callbacks, keepTrailers);
   }
 
-  /** Called before each request is sent: a HEAD request's response has no body. */
-  expectResponse(headRequest: boolean): void {
+  /** Called before each request is sent: a HEAD request's response has no body; an upgrade's may be 101. */
+  expectResponse(headRequest: boolean, upgrading: boolean): void {
     this.headRequest = headRequest;
+    this.upgrading = upgrading;
   }
 
   protected headComplete(text: string): number | null {
@@ -38,11 +40,16 @@ export class ResponseParser extends Http1Parser<ResponseHead> {
     const head = new ResponseHead(status, minor === 0x30);
     parseHeaderFields(text, eol + 2, head, null, this.maxHeadersCount);
 
-    if (status < 200) {
-      // We never ask to switch protocols; other interim responses are dropped, as Envoy does.
-      if (status === 101) throw new CodecError(400, 'http1.unexpected_upgrade');
-      return null;
+    if (status === 101) {
+      // Switching protocols is an answer only to an upgrade: what follows is the new protocol's, to the close.
+      if (!this.upgrading) throw new CodecError(400, 'http1.unexpected_upgrade');
+      head.bodyLength = BODY_UNTIL_CLOSE;
+      head.connectionClose = true;
+      this.callbacks.onMessageHead(head);
+      return head.bodyLength;
     }
+    // Other interim responses are dropped, as Envoy does.
+    if (status < 200) return null;
     if (head.http10 && !head.connectionKeepAlive) head.connectionClose = true;
     const transferEncoding = head.chunked || head.transferCodings !== null;
     // Transfer-Encoding overrides Content-Length, but the pair hints at smuggling: this

@@ -124,6 +124,10 @@ export class Http1ServerConnection implements ServerConnection, ResponseEncoder,
     const http10 = request?.http10 === true;
     const status = response.status;
     this.responseStarted = true;
+    if (status === 101) {
+      this.switchProtocols(response);
+      return;
+    }
     this.responseBodiless = request?.method === 'HEAD' || status === 204 || status === 304;
     this.responseChunked = false;
     let close = this.closesAfterResponse();
@@ -149,6 +153,21 @@ export class Http1ServerConnection implements ServerConnection, ResponseEncoder,
     // Held until the body, or the end of this batch of input, joins it.
     this.output.text(`${head}\r\n`);
     if (endStream) this.endResponse();
+  }
+
+  /**
+   * The upstream took the upgrade: its 101 goes out with the protocol it switched to, and from
+   * here on the bytes each way are that protocol's, unframed, until either side closes.
+   */
+  private switchProtocols(response: ResponseHead): void {
+    this.responseBodiless = false;
+    this.responseChunked = false;
+    this.closeAfterResponse = true;
+    let head = statusLine(101);
+    const headers = response.headers;
+    for (let i = 0; i < headers.length; i += 2) head += `${headers[i]}: ${headers[i + 1]}\r\n`;
+    head += `connection: upgrade\r\nupgrade: ${response.upgrade ?? this.request?.upgrade ?? ''}\r\n`;
+    this.output.text(`${this.settings.properCase ? properCaseHead(head) : head}\r\n`);
   }
 
   encodeData(chunk: Buffer): boolean {
@@ -229,8 +248,7 @@ export class Http1ServerConnection implements ServerConnection, ResponseEncoder,
   private readonly onSocketEnd = (): void => {
     this.remoteEnded = true;
     if (this.decoder === null) this.closeGracefully();
-    // A request cut short cannot be answered; a complete one still gets its response.
-    else if (!this.requestComplete) this.destroy();
+    else if (!this.requestComplete) this.endRequestAtClose();
   };
 
   private readonly onSocketClose = (): void => {
@@ -241,6 +259,25 @@ export class Http1ServerConnection implements ServerConnection, ResponseEncoder,
     if (decoder !== null) decoder.onResetStream('connection termination');
     this.callbacks.onConnectionClosed(this.closedLocally);
   };
+
+  /**
+   * The client closed its side before its request was complete: an upgraded stream's request
+   * ends there (the upstream gets the half-close); any other was cut short and cannot be answered.
+   */
+  private endRequestAtClose(): void {
+    if (this.request?.bodyLength !== BODY_UNTIL_CLOSE) {
+      this.destroy();
+      return;
+    }
+    try {
+      this.parser.finish();
+    } catch (e) {
+      if (!(e instanceof CodecError)) throw e;
+      this.destroy();
+      return;
+    }
+    this.onBatchEnd();
+  }
 
   /** Whether the response about to start closes the connection. */
   private closesAfterResponse(): boolean {

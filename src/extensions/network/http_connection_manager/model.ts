@@ -19,6 +19,7 @@ import type {
   RouteMatch,
   RoutingPriority,
   TlsRequirement,
+  UpgradeSwitches,
   RuntimeFraction,
   WeightedCluster,
   WeightedClusters,
@@ -67,7 +68,14 @@ export function httpConnectionManager(config: JsonObject, extensions: ConfigExte
     codecType: enumField<CodecType>(config, 'codec_type', 'AUTO'),
     http2ProtocolOptions: http2ProtocolOptionsOf(messageField(config, 'http2_protocol_options') ?? {})!,
     accessLogs: accessLogsModel(config, extensions),
+    upgrades: upgradeSwitches(config),
   };
+}
+
+/** An upgrade_configs list by lower-cased type; `enabled` (a BoolValue) is true when unset. */
+function upgradeSwitches(config: JsonObject): UpgradeSwitches {
+  // Own properties only, whatever the names (fromEntries never touches a prototype).
+  return Object.fromEntries(messageList(config, 'upgrade_configs').map((upgrade) => [stringField(upgrade, 'upgrade_type').toLowerCase(), boolField(upgrade, 'enabled', true)]));
 }
 
 
@@ -170,6 +178,7 @@ function routeAction(config: JsonObject, hostRetryPolicy: RetryPolicy | null, ex
     priority: enumField<RoutingPriority>(action, 'priority', 'DEFAULT'),
     ...(retry !== null ? { retryPolicy: retry } : {}),
     ...(mirrors.length > 0 ? { mirrorPolicies: mirrors } : {}),
+    ...(messageList(action, 'upgrade_configs').length > 0 ? { upgrades: upgradeSwitches(action) } : {}),
   };
 }
 

@@ -105,6 +105,8 @@ const ROUTE_CONFIG: Shape = {
                 retry_policy: RETRY_POLICY,
                 // trace_sampled waits for tracing; v2's runtime_key for nothing (v3 dropped it).
                 request_mirror_policies: list({ fields: { cluster: leaf, runtime_fraction: RUNTIME_FRACTION } }),
+                // connect_config arrives with CONNECT.
+                upgrade_configs: list({ fields: { upgrade_type: leaf, enabled: leaf } }),
               },
             },
             // Envoy 1.16's RedirectAction; regex_rewrite is newer.
@@ -147,6 +149,8 @@ export const HTTP_CONNECTION_MANAGER_SHAPE: Shape = {
     },
     http2_protocol_options: HTTP2_PROTOCOL_OPTIONS,
     access_log: ACCESS_LOG_LIST,
+    // A filter chain of its own per upgrade type (filters) is refused until it is built.
+    upgrade_configs: list({ fields: { upgrade_type: leaf, enabled: leaf } }),
   },
   values: { codec_type: ['AUTO', 'HTTP1', 'HTTP2'] },
 };

@@ -37,6 +37,23 @@ export function validateHttpConnectionManager(config: JsonObject, path: string, 
   }
   validateHttp1Options(config, path);
   validateAccessLogs(config, path, context);
+  validateUpgrades(config, path, (type) => `Error: multiple upgrade configs with the same name: '${type}'`);
+}
+
+/**
+ * upgrade_configs of a connection manager or a route: each type named once (refused in Envoy's
+ * words for each), and not CONNECT, which needs a codec this build does not have yet.
+ */
+function validateUpgrades(config: JsonObject, path: string, duplicate: (type: string) => string): void {
+  const seen = new Set<string>();
+  messageList(config, 'upgrade_configs').forEach((upgrade, i) => {
+    const typePath = childPath(indexPath(childPath(path, 'upgrade_configs'), i), 'upgrade_type');
+    const type = stringField(upgrade, 'upgrade_type').toLowerCase();
+    if (type === '') throw new FieldError(typePath, 'missing required field');
+    if (type === 'connect') throw new FieldError(typePath, 'CONNECT is not supported yet (only upgrades an HTTP/1.1 Upgrade header asks for, such as websocket)');
+    if (seen.has(type)) throw new FieldError(typePath, duplicate(type));
+    seen.add(type);
+  });
 }
 
 /** default_host_for_http_10 becomes a request's authority: it must be one a client could send. */
@@ -109,6 +126,7 @@ function validateRouteAction(action: JsonObject, path: string, clusters: Readonl
   }
   requireNonNegativeDuration(action, 'timeout', path);
   validateHashPolicies(action, path);
+  validateUpgrades(action, path, (type) => `Duplicate upgrade ${type}`);
   // Envoy 1.16 requires the name (min_bytes 1); a cluster that does not exist is skipped at run time, as there.
   messageList(action, 'request_mirror_policies').forEach((policy, i) => {
     if (stringField(policy, 'cluster') === '') throw new FieldError(childPath(indexPath(childPath(path, 'request_mirror_policies'), i), 'cluster'), 'missing required field');

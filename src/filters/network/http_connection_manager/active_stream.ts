@@ -56,6 +56,8 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, HttpFilte
   private filtersActive = false;
   /** The filter answering this request itself: the rest of the request goes to it. */
   private stoppedBy: HttpFilter | null = null;
+  /** The request's upgrade was allowed: its stream counts in downstream_cx_upgrades_active. */
+  private upgraded = false;
   private startMs = 0;
 
   /** @param reusable serves one request after another (HTTP/1) */
@@ -120,10 +122,14 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, HttpFilte
       return;
     }
     if (head.upgrade !== null) {
-      // As Envoy without upgrade_configs: no filter chain takes an upgrade, so none is forwarded.
-      this.stats.downstream_rq_ws_on_non_ws_route.inc();
-      this.sendLocalReply(403, '', NO_HEADERS, 'upgrade_failed');
-      return;
+      if (!this.router.allowsUpgrade(head, head.upgrade)) {
+        this.stats.downstream_rq_ws_on_non_ws_route.inc();
+        this.sendLocalReply(403, '', NO_HEADERS, 'upgrade_failed');
+        return;
+      }
+      this.upgraded = true;
+      this.stats.downstream_cx_upgrades_total.inc();
+      this.stats.downstream_cx_upgrades_active.inc();
     }
     if (head.expectContinue) {
       this.encoder!.encode100Continue();
@@ -360,6 +366,10 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, HttpFilte
     this.request = null;
     this.headersOnly = null;
     this.stats.downstream_rq_active.dec();
+    if (this.upgraded) {
+      this.upgraded = false;
+      this.stats.downstream_cx_upgrades_active.dec();
+    }
     this.stats.downstream_rq_time.recordValue(this.owner.factory.clock.eventNow() - this.startMs);
     if (this.reusable) this.timers.stop();
     else this.dispose();

@@ -138,6 +138,7 @@ export class HttpConnectionManagerFactory implements NetworkFilterFactory {
       clock: deps.filterContext.clock,
       random: mathRandom,
       log: routerLog(deps.routerLog),
+      upgrades: config.upgrades,
       hostname: os.hostname(),
     };
   }

@@ -33,6 +33,8 @@ export class HttpConnectionManagerStats {
   readonly downstream_rq_idle_timeout: Counter;
   readonly downstream_rq_max_duration_reached: Counter;
   readonly downstream_rq_ws_on_non_ws_route: Counter;
+  readonly downstream_cx_upgrades_total: Counter;
+  readonly downstream_cx_upgrades_active: Gauge;
   readonly downstream_cx_length_ms: Histogram;
   readonly downstream_rq_time: Histogram;
   /** downstream_rq_1xx .. downstream_rq_5xx, indexed by the code's first digit. */
@@ -69,6 +71,8 @@ export class HttpConnectionManagerStats {
     this.downstream_rq_idle_timeout = scope.counter('downstream_rq_idle_timeout');
     this.downstream_rq_max_duration_reached = scope.counter('downstream_rq_max_duration_reached');
     this.downstream_rq_ws_on_non_ws_route = scope.counter('downstream_rq_ws_on_non_ws_route');
+    this.downstream_cx_upgrades_total = scope.counter('downstream_cx_upgrades_total');
+    this.downstream_cx_upgrades_active = scope.gauge('downstream_cx_upgrades_active');
     this.downstream_cx_length_ms = scope.histogram('downstream_cx_length_ms', 'milliseconds');
     this.downstream_rq_time = scope.histogram('downstream_rq_time', 'milliseconds');
     this.classes = [1, 2, 3, 4, 5].map((c) => scope.counter(`downstream_rq_${c}xx`));
