@@ -82,6 +82,7 @@ test('listeners, with defaults filled in and names in our spelling', () => {
     serverName: 'proxy',
     streamIdleTimeoutMs: 300000,
     requestTimeoutMs: 0,
+    upgrades: {},
     commonHttpProtocolOptions: {
       idleTimeoutMs: 3600000,
       maxConnectionDurationMs: 0,
