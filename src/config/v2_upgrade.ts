@@ -27,11 +27,10 @@ const ROUTE_ACTION_FIELD_RENAMES: ReadonlyMap<string, string> = new Map([
  * v2 route fields, deprecated there, that v3 dropped, by the message holding them, with their
  * successor: Envoy 1.16 still reads them from a v2 file; this build does not.
  */
-const V2_ONLY_FIELDS: Readonly<Record<'virtualHost' | 'route' | 'match' | 'action' | 'clusterWeight', ReadonlyMap<string, string>>> = {
+const V2_ONLY_FIELDS: Readonly<Record<'virtualHost' | 'route' | 'match' | 'clusterWeight', ReadonlyMap<string, string>>> = {
   virtualHost: new Map([['per_filter_config', 'typed_per_filter_config']]),
   route: new Map([['per_filter_config', 'typed_per_filter_config']]),
   match: new Map([['regex', 'safe_regex']]),
-  action: new Map([['request_mirror_policy', 'request_mirror_policies']]),
   clusterWeight: new Map([['per_filter_config', 'typed_per_filter_config']]),
 };
 
@@ -77,7 +76,7 @@ export function upgradeV2(input: JsonValue, extensions: ConfigExtensions, schema
     if (site === 'network_filter' && extensions.registeredName(SITE_CATEGORIES[site], extension) === HTTP_CONNECTION_MANAGER) {
       const typedConfig = messageField(extension, 'typed_config');
       moveIdleTimeout(typedConfig, childPath(path, 'typed_config'), warnings);
-      upgradeRoutes(typedConfig, childPath(path, 'typed_config'));
+      upgradeRoutes(typedConfig, childPath(path, 'typed_config'), warnings);
     }
   });
   return { json: bootstrap, warnings };
@@ -203,8 +202,8 @@ function moveIdleTimeout(connectionManager: JsonObject | undefined, path: string
   warnings.push(`${childPath(path, 'idle_timeout')}: deprecated option, use common_http_protocol_options.idle_timeout instead`);
 }
 
-/** An HTTP connection manager's static routes at `path`: renamed fields renamed, dropped ones refused. */
-function upgradeRoutes(connectionManager: JsonObject | undefined, path: string): void {
+/** An HTTP connection manager's static routes at `path`: renamed fields renamed, moved ones moved, dropped ones refused. */
+function upgradeRoutes(connectionManager: JsonObject | undefined, path: string, warnings: string[]): void {
   const routeConfig = connectionManager && messageField(connectionManager, 'route_config');
   if (routeConfig === undefined) return;
   const routeConfigPath = childPath(path, 'route_config');
@@ -220,7 +219,7 @@ function upgradeRoutes(connectionManager: JsonObject | undefined, path: string):
       if (action === undefined) return;
       const actionPath = childPath(routePath, 'route');
       renameFields(action, ROUTE_ACTION_FIELD_RENAMES);
-      refuseDroppedFields(action, actionPath, V2_ONLY_FIELDS.action);
+      moveMirrorPolicy(action, actionPath, warnings);
       const weighted = messageField(action, 'weighted_clusters');
       const weightedPath = childPath(actionPath, 'weighted_clusters');
       messageList(weighted ?? {}, 'clusters').forEach((entry, k) => {
@@ -228,6 +227,16 @@ function upgradeRoutes(connectionManager: JsonObject | undefined, path: string):
       });
     });
   });
+}
+
+/** v2's one request_mirror_policy, which Envoy 1.16 mirrors to before those of request_mirror_policies. */
+function moveMirrorPolicy(action: JsonObject, path: string, warnings: string[]): void {
+  if (!Object.hasOwn(action, 'request_mirror_policy')) return;
+  const policy = takeField(action, 'request_mirror_policy');
+  if (policy === undefined) return;
+  const listed = action['request_mirror_policies'];
+  action['request_mirror_policies'] = [policy, ...(listed === undefined || listed === null ? [] : repeatedValues(listed))];
+  warnings.push(`${childPath(path, 'request_mirror_policy')}: deprecated option, use request_mirror_policies instead`);
 }
 
 function refuseDroppedFields(message: JsonObject, path: string, dropped: ReadonlyMap<string, string>): void {

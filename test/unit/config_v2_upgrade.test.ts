@@ -116,11 +116,23 @@ test('host_rewrite and auto_host_rewrite_header take their v3 names', () => {
   assert.equal(hcm.kind === 'http_connection_manager' && hcm.routeConfig.virtualHosts[0]!.routes[1]!.action.kind === 'route' ? hcm.routeConfig.virtualHosts[0]!.routes[1]!.action.hostRewriteHeader : null, 'x-upstream-host');
 });
 
+test('a v2 request_mirror_policy is mirrored to first, before request_mirror_policies, with a warning', () => {
+  const bootstrap = v2Bootstrap();
+  const action = v2Route(bootstrap).route;
+  action.request_mirror_policy = { cluster: 'backend' };
+  action.request_mirror_policies = [{ cluster: 'web' }];
+  const upgraded = upgradeV2(bootstrap, builtinExtensions());
+  assert.deepEqual((v2Route(upgraded.json).route as JsonObject)['request_mirror_policies'], [{ cluster: 'backend' }, { cluster: 'web' }]);
+  assert.ok(upgraded.warnings.includes(`${V2_ROUTE}.route.request_mirror_policy: deprecated option, use request_mirror_policies instead`));
+  const hcm = load(bootstrap).bootstrap.listeners[1]!.filterChains[0]!.filters[0]!;
+  const loaded = hcm.kind === 'http_connection_manager' ? hcm.routeConfig.virtualHosts[0]!.routes[1]!.action : null;
+  assert.deepEqual(loaded?.kind === 'route' ? loaded.mirrorPolicies?.map((p) => p.cluster) : null, ['backend', 'web']);
+});
+
 test('v2 route fields v3 dropped are refused at their v2 path, even where unknown fields are allowed', () => {
   const cases: Array<[string, (route: Json) => void, string]> = [
     ['a v2 regex match', (route) => (route.match = { regex: '/a.*' }), `${V2_ROUTE}.match.regex: regex, deprecated in v2 and dropped from v3 (safe_regex replaces it)`],
     ['a route per_filter_config', (route) => (route.per_filter_config = { 'envoy.router': {} }), `${V2_ROUTE}.per_filter_config: per_filter_config, deprecated in v2`],
-    ['a request_mirror_policy', (route) => (route.route.request_mirror_policy = { cluster: 'backend' }), `${V2_ROUTE}.route.request_mirror_policy: request_mirror_policy, deprecated in v2 and dropped from v3 (request_mirror_policies replaces it)`],
     [
       'a weighted cluster per_filter_config',
       (route) => (route.route = { weighted_clusters: { clusters: { name: 'backend', weight: 100, per_filter_config: { 'envoy.router': {} } } } }),
