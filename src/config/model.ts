@@ -328,7 +328,11 @@ export interface ClusterRouteAction {
   /** Whole-response timeout; 0 disables. Envoy's default is 15 s. */
   readonly timeoutMs: number;
   readonly prefixRewrite?: string;
+  /** regex_rewrite: the path before its query, rewritten; absent when none. */
+  readonly regexRewrite?: RegexMatchAndSubstitute;
   readonly hostRewriteLiteral?: string;
+  /** host_rewrite_path_regex: the upstream authority made from the path before its query. */
+  readonly hostRewritePathRegex?: RegexMatchAndSubstitute;
   /** host_rewrite_header, lower case: its value, when the request has a non-empty one, is the upstream authority. */
   readonly hostRewriteHeader?: string;
   /** auto_host_rewrite: the chosen host's hostname, when it has one, is the upstream authority. */
@@ -345,6 +349,14 @@ export interface ClusterRouteAction {
   readonly upgrades?: UpgradeSwitches;
   /** request_mirror_policies: the clusters that get a copy of each request; absent when none. */
   readonly mirrorPolicies?: readonly MirrorPolicy[];
+}
+
+/** type.matcher.v3.RegexMatchAndSubstitute: every match of `regex` replaced by `substitution`. */
+export interface RegexMatchAndSubstitute {
+  /** RE2 syntax, validated (program size included). */
+  readonly regex: string;
+  /** RE2's rewrite syntax: `\1` inserts a capture group, `\\` a backslash. */
+  readonly substitution: string;
 }
 
 /** RouteAction.RequestMirrorPolicy. */

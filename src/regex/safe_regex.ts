@@ -6,6 +6,7 @@
 
 import { RE2JS, RE2JSSyntaxException } from 're2js';
 import { oneLine } from '../config/errors';
+import type { RewritePiece } from './rewrite';
 
 /** A pattern the engine refuses, or whose program is larger than allowed. */
 export class InvalidRegexError extends Error {
@@ -60,6 +61,24 @@ export class SafeRegex {
   /** A match of the whole input (RE2::FullMatch; Envoy's safe_regex matchers). */
   fullMatch(input: string): boolean {
     return this.compiled.testExact(input);
+  }
+
+  /** The pattern's capturing groups. */
+  get capturingGroups(): number {
+    return this.compiled.groupCount();
+  }
+
+  /** Every non-overlapping match replaced by `rewrite` (RE2::GlobalReplace); the input when none. */
+  replaceAll(input: string, rewrite: readonly RewritePiece[]): string {
+    const matcher = this.compiled.matcher(input);
+    let out = '';
+    let copied = 0;
+    while (matcher.find()) {
+      out += input.slice(copied, matcher.start());
+      for (const piece of rewrite) out += typeof piece === 'string' ? piece : (matcher.group(piece) ?? '');
+      copied = matcher.end();
+    }
+    return out + input.slice(copied);
   }
 }
 

@@ -1,6 +1,6 @@
 // Where a route sends a request, through the real binary over HTTP/1.1 and h2c alike: a cluster
-// named by a request header (and the status when there is no such cluster), and the upstream
-// authority from a request header or from the chosen host's name.
+// named by a request header (and the status when there is no such cluster), the upstream
+// authority from a request header, the chosen host's name or the path, and the path by a regex.
 
 import assert from 'node:assert/strict';
 import * as http2 from 'node:http2';
@@ -23,6 +23,10 @@ const ROUTES = [
   { match: { prefix: '/by-header' }, route: { cluster_header: 'x-cluster' } },
   { match: { prefix: '/host-header' }, route: { cluster: 'a', host_rewrite_header: 'x-upstream-host' } },
   { match: { prefix: '/auto' }, route: { cluster: 'a', auto_host_rewrite: true } },
+  // Envoy's documented examples.
+  { match: { prefix: '/service/' }, route: { cluster: 'c', regex_rewrite: { pattern: { google_re2: {}, regex: '^/service/([^/]+)(/.*)$' }, substitution: '\\2/instance/\\1' } } },
+  { match: { prefix: '/every/' }, route: { cluster: 'c', regex_rewrite: { pattern: { google_re2: {}, regex: 'one' }, substitution: 'two' } } },
+  { match: { prefix: '/hosts/' }, route: { cluster: 'c', host_rewrite_path_regex: { pattern: { google_re2: {}, regex: '^/hosts/([^/]+)/.+$' }, substitution: '\\1.internal' } } },
 ];
 
 /** Cluster `name` whose one endpoint at `port` is named `hostname`. */
@@ -35,6 +39,7 @@ function namedCluster(name: string, port: number, hostname: string): object {
 describe('route targets on HTTP/1.1 and h2c', TIMEOUT, () => {
   let a: Upstream;
   let b: Upstream;
+  let c: Upstream;
   let proxy: RunningProxy;
   let port: number;
   let session: http2.ClientHttp2Session;
@@ -43,8 +48,9 @@ describe('route targets on HTTP/1.1 and h2c', TIMEOUT, () => {
     // Each upstream answers with its name and the authority it was sent.
     a = await startUpstream('a', (req, res) => res.end(`a ${req.headers.host}`));
     b = await startUpstream('b', (req, res) => res.end(`b ${req.headers.host}`));
+    c = await startUpstream('c', (req, res) => res.end(`c ${req.headers.host} ${req.url} ${req.headers['x-proxy-original-path'] ?? '-'}`));
     proxy = await startProxy({
-      static_resources: { listeners: [httpListener('targets', 0, ROUTES)], clusters: [namedCluster('a', a.port, 'a.backend.internal'), localCluster('b', b.port)] },
+      static_resources: { listeners: [httpListener('targets', 0, ROUTES)], clusters: [namedCluster('a', a.port, 'a.backend.internal'), localCluster('b', b.port), localCluster('c', c.port)] },
     });
     port = await proxy.listenerPort('targets');
     session = http2.connect(`http://127.0.0.1:${port}`);
@@ -55,6 +61,7 @@ describe('route targets on HTTP/1.1 and h2c', TIMEOUT, () => {
     await proxy?.cleanup();
     await a?.close();
     await b?.close();
+    await c?.close();
   });
 
   const http1: Client = async (path, headers = {}) => {
@@ -78,6 +85,11 @@ describe('route targets on HTTP/1.1 and h2c', TIMEOUT, () => {
         ['/host-header', { 'x-upstream-host': 'rewritten.example' }, { status: 200, body: 'a rewritten.example' }],
         ['/host-header', {}, { status: 200, body: 'a front.example' }],
         ['/auto', {}, { status: 200, body: 'a a.backend.internal' }],
+        ['/service/foo/v1/api?x=1', {}, { status: 200, body: 'c front.example /v1/api/instance/foo?x=1 /service/foo/v1/api?x=1' }],
+        ['/every/one/two/one', {}, { status: 200, body: 'c front.example /every/two/two/two /every/one/two/one' }],
+        ['/hosts/billing/list?all', {}, { status: 200, body: 'c billing.internal /hosts/billing/list?all -' }],
+        // A pattern that does not match leaves its input: the host is the path, as in Envoy.
+        ['/hosts/billing', {}, { status: 200, body: 'c /hosts/billing /hosts/billing -' }],
       ];
       for (const [path, headers, expected] of cases) assert.deepEqual(await send(path, headers), expected, `${path} ${JSON.stringify(headers)}`);
     });

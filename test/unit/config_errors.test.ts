@@ -131,6 +131,24 @@ const CASES: Case[] = [
     error: `${HCM}.typed_config.rds: rds is not supported yet; use an inline route_config`,
   },
   { name: 'route to an unknown cluster', change: (b) => (routes(b)[1].route.cluster = 'nowhere'), error: `${ROUTES}[1].route.cluster: route: unknown cluster 'nowhere'` },
+  {
+    name: 'prefix_rewrite and regex_rewrite',
+    change: (b) => Object.assign(routes(b)[1].route, { prefix_rewrite: '/a', regex_rewrite: { pattern: { google_re2: {}, regex: 'a' }, substitution: 'b' } }),
+    error: `${ROUTES}[1].route.regex_rewrite: Cannot specify both prefix_rewrite and regex_rewrite`,
+  },
+  {
+    name: 'a rewrite asking for a group the pattern lacks',
+    change: (b) => (routes(b)[1].route.regex_rewrite = { pattern: { google_re2: {}, regex: '^/(a)' }, substitution: '\\2' }),
+    error: `${ROUTES}[1].route.regex_rewrite.substitution: Rewrite schema requests 2 matches, but the regexp only has 1 parenthesized subexpressions.`,
+  },
+  {
+    name: 'an invalid host_rewrite_path_regex pattern',
+    change: (b) => {
+      delete routes(b)[1].route.host_rewrite_literal;
+      routes(b)[1].route.host_rewrite_path_regex = { pattern: { google_re2: {}, regex: '(' }, substitution: 'x' };
+    },
+    error: `${ROUTES}[1].route.host_rewrite_path_regex.pattern.regex: invalid regex '(': missing closing )`,
+  },
   { name: 'a mirror without a cluster', change: (b) => (routes(b)[1].route.request_mirror_policies = [{ cluster: '' }]), error: `${ROUTES}[1].route.request_mirror_policies[0].cluster: missing required field` },
   { name: 'a CONNECT upgrade', change: (b) => (hcm(b).upgrade_configs = [{ upgrade_type: 'CONNECT' }]), error: `${HCM}.typed_config.upgrade_configs[0].upgrade_type: CONNECT is not supported yet (only upgrades an HTTP/1.1 Upgrade header asks for, such as websocket)` },
   {

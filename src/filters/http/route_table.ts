@@ -8,7 +8,8 @@
 
 import { atField, FieldError } from '../../config/errors';
 import { readDirectResponseBody } from './direct_response_body';
-import type { Route, RouteConfiguration, RuntimeFraction, VirtualHost, WeightedCluster, WeightedClusters } from '../../config/model';
+import type { RegexMatchAndSubstitute, Route, RouteConfiguration, RuntimeFraction, VirtualHost, WeightedCluster, WeightedClusters } from '../../config/model';
+import { Substitution } from '../../regex/substitution';
 import { chains, type HeaderMutationChains, levelMutators, NO_MUTATIONS } from './header_mutation_chains';
 import type { RuntimeSource } from '../../runtime/live_runtime';
 import { pickWeightedCluster } from './weighted_clusters';
@@ -94,6 +95,19 @@ function segmentsOf(routes: readonly CompiledRoute[]): (CompiledRoute | PathInde
   return segments;
 }
 
+/** A route action's regex rewrites, compiled; null where it has none. */
+export interface RegexRewrites {
+  readonly path: Substitution | null;
+  readonly host: Substitution | null;
+}
+
+function regexRewritesOf(route: Route): RegexRewrites | null {
+  const action = route.action;
+  if (action.kind !== 'route' || (action.regexRewrite === undefined && action.hostRewritePathRegex === undefined)) return null;
+  const compile = (config: RegexMatchAndSubstitute | undefined): Substitution | null => (config === undefined ? null : Substitution.compile(config.regex, config.substitution));
+  return { path: compile(action.regexRewrite), host: compile(action.hostRewritePathRegex) };
+}
+
 /** Wildcard domains by length of their fixed part, longest first. */
 type Wildcards = readonly (readonly [number, ReadonlyMap<string, CompiledVirtualHost>])[];
 
@@ -106,6 +120,8 @@ export class RouteTable {
   private readonly mutations = new Map<Route | WeightedCluster, HeaderMutationChains>();
   /** The routes whose virtual host counts attempts, with that virtual host; most tables have none. */
   private readonly countingHosts = new Map<Route, VirtualHost>();
+  /** The regex rewrites of the routes that have some, compiled. */
+  private readonly rewrites = new Map<Route, RegexRewrites>();
 
   /**
    * @throws FieldError at `virtual_hosts[v].domains[d]` (relative to the route configuration) for a
@@ -126,6 +142,8 @@ export class RouteTable {
       const host = levelMutators(vh);
       for (const { route } of compiled.routes) {
         if (vh.includeRequestAttemptCount === true || vh.includeAttemptCountInResponse === true) this.countingHosts.set(route, vh);
+        const rewrites = regexRewritesOf(route);
+        if (rewrites !== null) this.rewrites.set(route, rewrites);
         const own = chains([levelMutators(route), host, global], mostSpecificWins);
         if (own !== NO_MUTATIONS) this.mutations.set(route, own);
         const weighted = route.action.kind === 'route' ? (route.action.weightedClusters?.clusters ?? []) : [];
@@ -159,6 +177,11 @@ export class RouteTable {
     }
     this.suffixes = byLengthDescending(suffixes);
     this.prefixes = byLengthDescending(prefixes);
+  }
+
+  /** The compiled regex_rewrite and host_rewrite_path_regex of a route `route()` returned whose action has either. */
+  regexRewrites(route: Route): RegexRewrites {
+    return this.rewrites.get(route)!;
   }
 
   /** The virtual host of a route `route()` returned, when that virtual host counts attempts. */

@@ -31,7 +31,7 @@ import { wouldRetryFromReset, wouldRetryFromStatus } from './retry_on';
 import { RetryState, RetryStatus } from './retry_state';
 import { RouteLoadBalancerContext } from './route_load_balancer_context';
 import type { RequestFacts, RouteTable } from './route_table';
-import { matchedLength } from './route_match';
+import { matchedLength, pathEnd } from './route_match';
 import { redirectLocation } from './redirect_location';
 import { sendShadow, shadowHead } from './shadow_request';
 import { upgradeAllowed } from './upgrade_policy';
@@ -905,13 +905,20 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
   private upstreamRequestHead(head: RequestHead, route: Route, action: ClusterRouteAction): RequestHead {
     let path = head.path;
     let originalPath: string | null = null;
+    const regex = action.regexRewrite !== undefined || action.hostRewritePathRegex !== undefined ? this.config.routeTable.regexRewrites(route) : null;
     if (action.prefixRewrite !== undefined) {
       originalPath = path;
       path = action.prefixRewrite + path.slice(matchedLength(route.match, path));
+    } else if (regex?.path) {
+      // The path before its query and fragment is rewritten; they follow as they were.
+      originalPath = path;
+      const end = pathEnd(path, true);
+      path = regex.path.apply(path.slice(0, end)) + path.slice(end);
     }
     const upstream = new RequestHead(head.method, path, false);
     upstream.upgrade = head.upgrade;
-    upstream.authority = rewrittenAuthority(head, action);
+    // As Envoy, the authority is made from the path as the client sent it.
+    upstream.authority = regex?.host ? regex.host.apply(head.path.slice(0, pathEnd(head.path, true))) : rewrittenAuthority(head, action);
     upstream.scheme = head.scheme;
     upstream.bodyLength = head.bodyLength;
     upstream.contentLength = head.contentLength;

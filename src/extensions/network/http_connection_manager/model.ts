@@ -11,6 +11,7 @@ import type {
   HttpConnectionManagerConfig,
   QueryParameterMatch,
   MirrorPolicy,
+  RegexMatchAndSubstitute,
   RedirectAction,
   RetryPolicy,
   Route,
@@ -70,6 +71,14 @@ export function httpConnectionManager(config: JsonObject, extensions: ConfigExte
     accessLogs: accessLogsModel(config, extensions),
     upgrades: upgradeSwitches(config),
   };
+}
+
+/** A RegexMatchAndSubstitute field of a route action as the model's `key`; nothing when unset. */
+function regexSubstitution<K extends string>(action: JsonObject, field: string, key: K): { [k in K]?: RegexMatchAndSubstitute } {
+  const config = messageField(action, field);
+  if (config === undefined) return {};
+  const substitution = { regex: stringField(messageField(config, 'pattern') ?? {}, 'regex'), substitution: stringField(config, 'substitution') };
+  return { [key]: substitution } as { [k in K]?: RegexMatchAndSubstitute };
 }
 
 /** An upgrade_configs list by lower-cased type; `enabled` (a BoolValue) is true when unset. */
@@ -170,9 +179,11 @@ function routeAction(config: JsonObject, hostRetryPolicy: RetryPolicy | null, ex
     ...(weighted !== undefined ? { weightedClusters: weightedClusters(weighted, metadataMatch) } : {}),
     timeoutMs: millis(action, 'timeout', DEFAULTS.routeTimeoutMs),
     ...(prefixRewrite !== '' ? { prefixRewrite } : {}),
+    ...regexSubstitution(action, 'regex_rewrite', 'regexRewrite'),
     ...(hostRewriteLiteral !== '' ? { hostRewriteLiteral } : {}),
     ...(hostRewriteHeader !== '' ? { hostRewriteHeader } : {}),
     ...(boolField(action, 'auto_host_rewrite') ? { autoHostRewrite: true as const } : {}),
+    ...regexSubstitution(action, 'host_rewrite_path_regex', 'hostRewritePathRegex'),
     ...(hashPolicies.length > 0 ? { hashPolicies } : {}),
     ...(metadataMatch !== null ? { metadataMatch } : {}),
     priority: enumField<RoutingPriority>(action, 'priority', 'DEFAULT'),

@@ -9,6 +9,8 @@ import { ACCESS_LOG_LIST } from '../../access_loggers/access_log_list';
 // Only `proxy.lb` (`envoy.lb`) counts, as in Envoy; typed_filter_metadata (after 1.16) is refused.
 const METADATA_MATCH: Shape = { fields: { filter_metadata: leaf } };
 
+const REGEX_SUBSTITUTION: Shape = { fields: { pattern: REGEX_MATCHER, substitution: leaf } };
+
 const RUNTIME_FRACTION: Shape = { fields: { default_value: { fields: { numerator: leaf, denominator: leaf } }, runtime_key: leaf } };
 
 // Envoy 1.16's hash methods. header.regex_rewrite is refused until the rewrite is implemented;
@@ -92,6 +94,7 @@ const ROUTE_CONFIG: Shape = {
                 },
                 timeout: leaf,
                 prefix_rewrite: leaf,
+                regex_rewrite: REGEX_SUBSTITUTION,
                 cluster_header: leaf,
                 cluster_not_found_response_code: leaf,
                 // The router sends it as the upstream request's :authority/Host (v2: host_rewrite).
@@ -99,6 +102,7 @@ const ROUTE_CONFIG: Shape = {
                 // v2's auto_host_rewrite_header arrives under its v3 name.
                 host_rewrite_header: leaf,
                 auto_host_rewrite: leaf,
+                host_rewrite_path_regex: REGEX_SUBSTITUTION,
                 metadata_match: METADATA_MATCH,
                 hash_policy: list(HASH_POLICY),
                 priority: leaf,

@@ -13,6 +13,7 @@ import { terminalFilterNotLast, typedConfig, unknownExtension, validateExtension
 import { parseRetryOn, UNSUPPORTED_RETRY_CONDITIONS } from '../../../filters/http/retry_on';
 import { parseHeaderFormat } from '../../../filters/http/header_format';
 import { isValidAuthority } from '../../../http/authority';
+import { InvalidRewriteError, parseRewrite } from '../../../regex/rewrite';
 import { validateAccessLogs } from '../../access_loggers/access_log_list';
 
 const ROUTE_SOURCES_NOT_SUPPORTED = ['rds', 'scoped_routes'];
@@ -127,12 +128,31 @@ function validateRouteAction(action: JsonObject, path: string, clusters: Readonl
   requireNonNegativeDuration(action, 'timeout', path);
   validateHashPolicies(action, path);
   validateUpgrades(action, path, (type) => `Duplicate upgrade ${type}`);
+  // Envoy 1.16's words for the one pair of rewrites it refuses together.
+  if (stringField(action, 'prefix_rewrite') !== '' && messageField(action, 'regex_rewrite') !== undefined) {
+    throw new FieldError(childPath(path, 'regex_rewrite'), 'Cannot specify both prefix_rewrite and regex_rewrite');
+  }
+  for (const field of ['regex_rewrite', 'host_rewrite_path_regex']) {
+    const substitution = messageField(action, field);
+    if (substitution !== undefined) validateSubstitution(substitution, childPath(path, field));
+  }
   // Envoy 1.16 requires the name (min_bytes 1); a cluster that does not exist is skipped at run time, as there.
   messageList(action, 'request_mirror_policies').forEach((policy, i) => {
     if (stringField(policy, 'cluster') === '') throw new FieldError(childPath(indexPath(childPath(path, 'request_mirror_policies'), i), 'cluster'), 'missing required field');
   });
   const retryPolicy = messageField(action, 'retry_policy');
   if (retryPolicy !== undefined) validateRetryPolicy(retryPolicy, childPath(path, 'retry_policy'), extensions);
+}
+
+/** A RegexMatchAndSubstitute: its pattern as any config regex, its rewrite against the pattern's groups. */
+function validateSubstitution(config: JsonObject, path: string): void {
+  const regex = compileRegexMatcher(messageField(config, 'pattern') ?? {}, childPath(path, 'pattern'));
+  try {
+    parseRewrite(stringField(config, 'substitution'), regex.capturingGroups);
+  } catch (e) {
+    if (e instanceof InvalidRewriteError) throw new FieldError(childPath(path, 'substitution'), e.message);
+    throw e;
+  }
 }
 
 /** A cookie policy's name and path go into a Set-Cookie response header: no control characters. */
