@@ -242,6 +242,8 @@ export interface RouteConfiguration {
   readonly responseHeaders?: HeaderMutations;
   /** The route's mutations apply last, so that they win; by default the route configuration's do. */
   readonly mostSpecificHeaderMutationsWins?: true;
+  /** internal_only_headers, lower case: removed from requests that do not come from inside; absent when none. */
+  readonly internalOnlyHeaders?: readonly string[];
 }
 
 /** One level's `*_headers_to_add` and `*_headers_to_remove`; absent where a level has neither. */
@@ -327,6 +329,12 @@ export interface ClusterRouteAction {
   readonly weightedClusters?: WeightedClusters;
   /** Whole-response timeout; 0 disables. Envoy's default is 15 s. */
   readonly timeoutMs: number;
+  /** max_grpc_timeout: a gRPC request's timeout is its grpc-timeout, capped by this (0: no cap); absent: the route's timeout applies. */
+  readonly maxGrpcTimeoutMs?: number;
+  /** grpc_timeout_offset: taken off the grpc-timeout first, when that leaves more than 0. */
+  readonly grpcTimeoutOffsetMs?: number;
+  /** idle_timeout: replaces the connection manager's stream_idle_timeout for the stream (0 disables); absent: it stands. */
+  readonly idleTimeoutMs?: number;
   readonly prefixRewrite?: string;
   /** regex_rewrite: the path before its query, rewritten; absent when none. */
   readonly regexRewrite?: RegexMatchAndSubstitute;

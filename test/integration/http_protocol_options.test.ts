@@ -16,7 +16,7 @@ import { request, startUpstream, type Upstream } from '../helpers/http_peers';
 const TIMEOUT = { timeout: 20_000 };
 const { NGHTTP2_INTERNAL_ERROR } = http2.constants;
 
-/** An upstream whose `/hold` responses wait for release(); `/partial` sends a head and part of a body, then waits. */
+/** An upstream whose `.../hold` responses wait for release(); `/partial` sends a head and part of a body, then waits. */
 interface HoldingUpstream {
   readonly upstream: Upstream;
   /** How many requests are being held. */
@@ -33,7 +33,7 @@ async function holdingUpstream(t: TestContext): Promise<HoldingUpstream> {
       waiting.push(res);
       return;
     }
-    if (req.url === '/hold') {
+    if (req.url!.endsWith('/hold')) {
       waiting.push(res);
       return;
     }
@@ -177,6 +177,33 @@ test('request_timeout and stream_idle_timeout on HTTP/2: 408 for a request whose
     assert.equal(reply.body, body);
     assert.equal(dp.stat(`http.opts.${stat}`), 1);
   }
+});
+
+test("a route's idle_timeout replaces stream_idle_timeout for its streams, and 0 disables it", TIMEOUT, async (t) => {
+  const u = await holdingUpstream(t);
+  const routes = [
+    virtualHost('all', ['*'], [
+      clusterRoute({ prefix: '/short' }, 'backend', { idleTimeoutMs: 150 }),
+      clusterRoute({ prefix: '/never' }, 'backend', { idleTimeoutMs: 0 }),
+      clusterRoute({ prefix: '/' }, 'backend'),
+    ]),
+  ];
+  // The connection manager's own idle timeout is long: only the route's can fire here.
+  const dp = await startDataPlane([listener('http', httpConnectionManager(routes, { statPrefix: 'opts', streamIdleTimeoutMs: 60_000 }))], [staticCluster('backend', [{ port: u.upstream.port }])]);
+  t.after(() => dp.close());
+  const timedOut = await request(dp.port('http'), { path: '/short/hold' });
+  assert.equal(timedOut.status, 408);
+  assert.equal(timedOut.body, 'stream timeout');
+  assert.equal(dp.stat('http.opts.downstream_rq_idle_timeout'), 1);
+
+  // With the connection manager's at 150 ms, a route's 0 keeps a slow response alive.
+  const quick = await startDataPlane([listener('http', httpConnectionManager(routes, { statPrefix: 'quick', streamIdleTimeoutMs: 150 }))], [staticCluster('backend', [{ port: u.upstream.port }])]);
+  t.after(() => quick.close());
+  const held = request(quick.port('http'), { path: '/never/hold' });
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  u.release();
+  assert.equal((await held).status, 200);
+  assert.equal(quick.stat('http.quick.downstream_rq_idle_timeout'), 0);
 });
 
 test('max_connection_duration: HTTP/1 closes an idle connection, a busy one after its response', TIMEOUT, async (t) => {

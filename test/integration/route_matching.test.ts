@@ -30,6 +30,7 @@ const ROUTES = [
   { match: { prefix: '/', headers: [{ name: 'x-canary', exact_match: 'yes' }, { name: 'x-debug', present_match: true, invert_match: true }] }, ...direct('canary') },
   { match: { prefix: '/', query_parameters: [{ name: 'debug', present_match: true }, { name: 'user', string_match: { prefix: 'adm', ignore_case: true } }] }, ...direct('debug admin') },
   { match: { prefix: '/', grpc: {} }, ...direct('grpc') },
+  { match: { prefix: '/', headers: [{ name: 'x-internal-token', present_match: true }] }, ...direct('internal') },
   { match: { prefix: '/' }, route: { cluster: 'web' } },
 ];
 
@@ -42,7 +43,10 @@ describe('route matchers on HTTP/1.1 and h2c', TIMEOUT, () => {
   before(async () => {
     // The upstream answers with the path it was sent.
     upstream = await startUpstream('web', (req, res) => res.end(`upstream ${req.url}`));
-    proxy = await startProxy({ static_resources: { listeners: [httpListener('routes', 0, ROUTES)], clusters: [localCluster('web', upstream.port)] } });
+    // x-internal-token is internal only: cleaned off before routing unless the request comes from inside.
+    const listener = httpListener('routes', 0, ROUTES);
+    listener.filter_chains[0].filters[0].typed_config.route_config.internal_only_headers = ['X-Internal-Token'];
+    proxy = await startProxy({ static_resources: { listeners: [listener], clusters: [localCluster('web', upstream.port)] } });
     port = await proxy.listenerPort('routes');
     session = http2.connect(`http://127.0.0.1:${port}`);
   });
@@ -68,6 +72,8 @@ describe('route matchers on HTTP/1.1 and h2c', TIMEOUT, () => {
         ['/a?debug&user=guest', {}, 'GET', { status: 200, body: 'upstream /a?debug&user=guest' }],
         ['/pkg.Svc/Call', { 'content-type': 'application/grpc+proto' }, 'POST', { status: 200, body: 'grpc' }],
         ['/pkg.Svc/Call', { 'content-type': 'application/grpc-web' }, 'POST', { status: 200, body: 'upstream /pkg.Svc/Call' }],
+        ['/b', { 'x-internal-token': 't' }, 'GET', { status: 200, body: 'upstream /b' }],
+        ['/b', { 'x-internal-token': 't', 'x-forwarded-for': '10.0.0.7' }, 'GET', { status: 200, body: 'internal' }],
       ];
       for (const [path, headers, method, expected] of cases) {
         assert.deepEqual(await send(path, headers, method), expected, `${method} ${path} ${JSON.stringify(headers)}`);

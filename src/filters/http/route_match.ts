@@ -89,7 +89,8 @@ function queryMatches(tests: readonly QueryParameterTest[], path: string): boole
 }
 
 /** Envoy's hasGrpcContentType: application/grpc alone or followed by `+` (application/grpc-web is not gRPC). */
-function isGrpc(head: RequestHead): boolean {
+/** A gRPC request: content-type application/grpc, alone or with `+codec` (Envoy's isGrpcRequestHeaders). */
+export function isGrpc(head: RequestHead): boolean {
   const type = headerValue(head, 'content-type');
   return type !== undefined && type.startsWith(GRPC_CONTENT_TYPE) && (type.length === GRPC_CONTENT_TYPE.length || type.charCodeAt(GRPC_CONTENT_TYPE.length) === 0x2b);
 }

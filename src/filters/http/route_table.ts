@@ -120,6 +120,8 @@ export class RouteTable {
   private readonly mutations = new Map<Route | WeightedCluster, HeaderMutationChains>();
   /** The routes whose virtual host counts attempts, with that virtual host; most tables have none. */
   private readonly countingHosts = new Map<Route, VirtualHost>();
+  /** internal_only_headers; null when there are none. */
+  readonly internalOnlyHeaders: ReadonlySet<string> | null;
   /** The regex rewrites of the routes that have some, compiled. */
   private readonly rewrites = new Map<Route, RegexRewrites>();
 
@@ -137,6 +139,7 @@ export class RouteTable {
     const seen = new Set<string>();
     const global = levelMutators(config);
     const mostSpecificWins = config.mostSpecificHeaderMutationsWins === true;
+    this.internalOnlyHeaders = config.internalOnlyHeaders === undefined ? null : new Set(config.internalOnlyHeaders);
     for (const [v, vh] of config.virtualHosts.entries()) {
       const compiled = new CompiledVirtualHost(vh, `virtual_hosts[${v}]`);
       const host = levelMutators(vh);

@@ -31,7 +31,8 @@ import { wouldRetryFromReset, wouldRetryFromStatus } from './retry_on';
 import { RetryState, RetryStatus } from './retry_state';
 import { RouteLoadBalancerContext } from './route_load_balancer_context';
 import type { RequestFacts, RouteTable } from './route_table';
-import { matchedLength, pathEnd } from './route_match';
+import { isGrpc, matchedLength, pathEnd } from './route_match';
+import { formatGrpcTimeout, parseGrpcTimeout } from '../../http/grpc_timeout';
 import { redirectLocation } from './redirect_location';
 import { sendShadow, shadowHead } from './shadow_request';
 import { upgradeAllowed } from './upgrade_policy';
@@ -69,6 +70,8 @@ export interface DownstreamStream {
   encodeComplete(trailers: readonly string[] | null): void;
   /** Aborts the response already under way: the downstream connection closes. */
   resetStream(): void;
+  /** The route's idle_timeout replaces the connection manager's stream_idle_timeout for this stream (0 disables it). */
+  setIdleTimeout(ms: number): void;
   /** Request flow control: stops (true) or restarts (false) reading the downstream request. */
   readDisable(disable: boolean): void;
   /** Sends the response bytes gathered so far; true when the write buffer is over its limit. */
@@ -204,12 +207,14 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
    * decodeHeaders then takes: it is drawn once.
    */
   allowsUpgrade(head: RequestHead, type: string): boolean {
+    this.cleanInternalOnlyHeaders(head);
     const route = (this.upgradeRoute = this.config.routeTable.route(head, this));
     return upgradeAllowed(type, this.config.upgrades, route?.action.kind === 'route' ? route.action.upgrades : undefined);
   }
 
   decodeHeaders(head: RequestHead): void {
     const config = this.config;
+    this.cleanInternalOnlyHeaders(head);
     const route = head.upgrade === null ? config.routeTable.route(head, this) : this.upgradeRoute;
     this.upgradeRoute = null;
     if (route === null) {
@@ -226,6 +231,8 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
       this.directResponse(head, route, action);
       return;
     }
+    // As Envoy, once the route is known, whatever follows (a local reply included).
+    if (action.idleTimeoutMs !== undefined) this.downstream.setIdleTimeout(action.idleTimeoutMs);
     const weighted = action.weightedClusters === undefined ? null : config.routeTable.weightedCluster(action.weightedClusters);
     const clusterName = weighted !== null ? weighted.name : action.clusterHeader !== undefined ? (headerValue(head, action.clusterHeader) ?? '') : action.cluster;
     const cluster = config.clusters.get(clusterName);
@@ -891,6 +898,12 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
     return this.config.useRemoteAddress ? head.scheme : (headerValue(head, 'x-forwarded-proto') ?? head.scheme);
   }
 
+  /** internal_only_headers: Envoy cleans them off before routing, from any request not from inside. */
+  private cleanInternalOnlyHeaders(head: RequestHead): void {
+    const internalOnly = this.config.routeTable.internalOnlyHeaders;
+    if (internalOnly !== null && !this.isInternal(head)) removeHeaders(head.headers, (name) => internalOnly.has(name));
+  }
+
   /** Whether Envoy would mark the request x-envoy-internal. */
   isInternal(head: RequestHead): boolean {
     const config = this.config;
@@ -959,9 +972,12 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
       out.push(name, headers[i + 1]);
     }
 
-    this.timeoutMs = action.timeoutMs;
+    const grpcTimeout = action.maxGrpcTimeoutMs !== undefined && isGrpc(head);
+    this.timeoutMs = grpcTimeout ? grpcRouteTimeout(head, action.maxGrpcTimeoutMs!, action.grpcTimeoutOffsetMs ?? 0) : action.timeoutMs;
     this.perTryTimeoutMs = action.retryPolicy?.perTryTimeoutMs ?? 0;
     if (steering) this.applySteeringHeaders(forwardedFor);
+    // A try may not outlast the request: then it has no timeout of its own.
+    if (this.timeoutMs > 0 && this.perTryTimeoutMs >= this.timeoutMs) this.perTryTimeoutMs = 0;
     if (this.config.useRemoteAddress) {
       const address = this.forwardedForAddress();
       forwardedFor = forwardedFor === null ? address : `${forwardedFor}, ${address}`;
@@ -971,7 +987,11 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
     if (!requestId) out.push('x-request-id', randomUUID());
     // What the upstream may take: a try's own timeout when there is one, else the route's.
     const expectedTimeoutMs = this.perTryTimeoutMs > 0 ? this.perTryTimeoutMs : this.timeoutMs;
-    if (expectedTimeoutMs > 0) out.push('x-proxy-expected-rq-timeout-ms', String(expectedTimeoutMs));
+    if (expectedTimeoutMs > 0) {
+      out.push('x-proxy-expected-rq-timeout-ms', String(expectedTimeoutMs));
+      // The upstream gRPC server learns the deadline it really has.
+      if (grpcTimeout) setHeader(out, 'grpc-timeout', formatGrpcTimeout(expectedTimeoutMs));
+    }
     if (originalPath !== null) out.push('x-proxy-original-path', originalPath);
     return upstream;
   }
@@ -1010,9 +1030,19 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
     }
     if (timeout !== null && /^\d+$/.test(timeout.trim())) this.timeoutMs = Number(timeout.trim());
     if (perTry !== null && /^\d+$/.test(perTry.trim())) this.perTryTimeoutMs = Number(perTry.trim());
-    // A try may not outlast the request: then it has no timeout of its own.
-    if (this.timeoutMs > 0 && this.perTryTimeoutMs >= this.timeoutMs) this.perTryTimeoutMs = 0;
   }
+}
+
+/**
+ * A gRPC request's route timeout under max_grpc_timeout (Envoy 1.16's finalTimeout): its
+ * grpc-timeout (none: no timeout), less the offset when more remains, capped by the maximum
+ * unless that is 0.
+ */
+function grpcRouteTimeout(head: RequestHead, maxMs: number, offsetMs: number): number {
+  const header = headerValue(head, 'grpc-timeout');
+  let timeout = (header === undefined ? null : parseGrpcTimeout(header)) ?? 0;
+  if (offsetMs < timeout) timeout -= offsetMs;
+  return maxMs !== 0 && (timeout === 0 || timeout > maxMs) ? maxMs : timeout;
 }
 
 /** Envoy's streamResetReasonToResponseFlag. */

@@ -93,6 +93,7 @@ function routeConfiguration(config: JsonObject, extensions: ConfigExtensions): R
     name: stringField(config, 'name'),
     ...headerMutations(config),
     ...(boolField(config, 'most_specific_header_mutations_wins') ? { mostSpecificHeaderMutationsWins: true as const } : {}),
+    ...(stringList(config, 'internal_only_headers').length > 0 ? { internalOnlyHeaders: stringList(config, 'internal_only_headers').map((name) => name.toLowerCase()) } : {}),
     virtualHosts: messageList(config, 'virtual_hosts').map((virtualHost) => {
       const hostRetry = messageField(virtualHost, 'retry_policy');
       const hostRetryPolicy = hostRetry === undefined ? null : retryPolicy(hostRetry, extensions);
@@ -178,6 +179,9 @@ function routeAction(config: JsonObject, hostRetryPolicy: RetryPolicy | null, ex
     ...(enumField(action, 'cluster_not_found_response_code', 'SERVICE_UNAVAILABLE') === 'NOT_FOUND' ? { clusterNotFoundStatus: 404 } : {}),
     ...(weighted !== undefined ? { weightedClusters: weightedClusters(weighted, metadataMatch) } : {}),
     timeoutMs: millis(action, 'timeout', DEFAULTS.routeTimeoutMs),
+    ...(durationMs(action, 'idle_timeout') !== undefined ? { idleTimeoutMs: millis(action, 'idle_timeout', 0) } : {}),
+    ...(durationMs(action, 'max_grpc_timeout') !== undefined ? { maxGrpcTimeoutMs: millis(action, 'max_grpc_timeout', 0) } : {}),
+    ...(durationMs(action, 'grpc_timeout_offset') !== undefined ? { grpcTimeoutOffsetMs: millis(action, 'grpc_timeout_offset', 0) } : {}),
     ...(prefixRewrite !== '' ? { prefixRewrite } : {}),
     ...regexSubstitution(action, 'regex_rewrite', 'regexRewrite'),
     ...(hostRewriteLiteral !== '' ? { hostRewriteLiteral } : {}),

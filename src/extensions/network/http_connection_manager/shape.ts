@@ -55,6 +55,7 @@ const ROUTE_CONFIG: Shape = {
     validate_clusters: leaf,
     ...HEADER_MUTATIONS,
     most_specific_header_mutations_wins: leaf,
+    internal_only_headers: leaf,
     virtual_hosts: list({
       fields: {
         name: leaf,
@@ -93,6 +94,9 @@ const ROUTE_CONFIG: Shape = {
                   },
                 },
                 timeout: leaf,
+                idle_timeout: leaf,
+                max_grpc_timeout: leaf,
+                grpc_timeout_offset: leaf,
                 prefix_rewrite: leaf,
                 regex_rewrite: REGEX_SUBSTITUTION,
                 cluster_header: leaf,

@@ -126,6 +126,7 @@ function validateRouteAction(action: JsonObject, path: string, clusters: Readonl
     if (CONTROL_CHARACTERS.test(stringField(action, field))) throw new FieldError(childPath(path, field), 'must be a header name (no control characters)');
   }
   requireNonNegativeDuration(action, 'timeout', path);
+  for (const field of ['idle_timeout', 'max_grpc_timeout', 'grpc_timeout_offset']) requireNonNegativeDuration(action, field, path);
   validateHashPolicies(action, path);
   validateUpgrades(action, path, (type) => `Duplicate upgrade ${type}`);
   // Envoy 1.16's words for the one pair of rewrites it refuses together.

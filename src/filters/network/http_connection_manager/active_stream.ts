@@ -303,6 +303,10 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, HttpFilte
     this.encoder!.readDisable(disable);
   }
 
+  setIdleTimeout(ms: number): void {
+    this.timers.setIdleTimeout(ms);
+  }
+
   onStreamTimeout(body: string, details: string, idle: boolean): void {
     this.router.onDownstreamReset();
     const info = this.info;

@@ -45,6 +45,12 @@ export class StreamTimers {
     if (settings.maxStreamDurationMs > 0) (this.durationTimer ??= this.clock.createTimer(this.onMaxDuration)).enable(settings.maxStreamDurationMs);
   }
 
+  /** The route's idle_timeout replaces stream_idle_timeout for this stream from now; 0 disables it. */
+  setIdleTimeout(ms: number): void {
+    if (ms === 0) this.idleTimer?.disable();
+    else (this.idleTimer ??= this.clock.createTimer(this.onIdleTimeout)).enable(ms);
+  }
+
   /** Envoy's activity mark for stream_idle_timeout: any request or response progress. */
   touch(): void {
     this.idleTimer?.refresh();
