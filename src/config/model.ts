@@ -147,7 +147,23 @@ export interface HttpConnectionManagerConfig {
   readonly accessLogs: readonly AccessLogEntryConfig[];
   /** upgrade_configs: whether each upgrade type (lower case) is allowed where a route does not say. */
   readonly upgrades: UpgradeSwitches;
+  /** generate_request_id (default true): a request without x-request-id gets one. */
+  readonly generateRequestId: boolean;
+  /** preserve_external_request_id: an edge request's own x-request-id is kept rather than replaced. */
+  readonly preserveExternalRequestId: boolean;
+  /** skip_xff_append: use_remote_address still decides, but the peer is not appended to x-forwarded-for. */
+  readonly skipXffAppend: boolean;
+  /** via: appended to the via header of requests and responses; '' for none. */
+  readonly via: string;
+  readonly serverHeaderTransformation: ServerHeaderTransformation;
+  /** normalize_path: dot segments resolved before filters and routing (failure: 400). */
+  readonly normalizePath: boolean;
+  /** merge_slashes: runs of slashes in the path made one, before filters and routing. */
+  readonly mergeSlashes: boolean;
 }
+
+/** What the server response header is: ours always, ours unless the upstream sent one, or the upstream's alone. */
+export type ServerHeaderTransformation = 'OVERWRITE' | 'APPEND_IF_ABSENT' | 'PASS_THROUGH';
 
 /** Upgrade types (lower case, e.g. `websocket`) each enabled or not, as an upgrade_configs list says. */
 export type UpgradeSwitches = Readonly<Record<string, boolean>>;

@@ -45,8 +45,8 @@ export class RequestHead extends MessageHead {
 
   constructor(
     readonly method: string,
-    /** Origin-form: `/path?query`, or `*` for `OPTIONS *`. */
-    readonly path: string,
+    /** Origin-form: `/path?query`, or `*` for `OPTIONS *`; normalize_path and merge_slashes may rewrite it before routing. */
+    public path: string,
     /** An HTTP/1.0 request: its response cannot be chunked, and keep-alive is opt-in. */
     readonly http10: boolean,
   ) {
@@ -67,6 +67,17 @@ export class ResponseHead extends MessageHead {
 export function hasHeader(headers: readonly string[], name: string): boolean {
   for (let i = 0; i < headers.length; i += 2) if (headers[i] === name) return true;
   return false;
+}
+
+/** Appends `value` to header `name` (lower case) as a list element, `, `-separated; adds the header when absent. */
+export function appendHeaderValue(headers: string[], name: string, value: string): void {
+  for (let i = 0; i < headers.length; i += 2) {
+    if (headers[i] === name) {
+      headers[i + 1] = headers[i + 1] === '' ? value : `${headers[i + 1]}, ${value}`;
+      return;
+    }
+  }
+  headers.push(name, value);
 }
 
 /** Drops every header whose name `drop` accepts from a header list, [name, value, ...], in place. */

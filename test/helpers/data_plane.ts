@@ -155,6 +155,13 @@ export function httpConnectionManager(virtualHosts: VirtualHost[], overrides: Pa
     httpProtocolOptions: http1ProtocolOptionsOf({}),
     accessLogs: [],
     upgrades: {},
+    generateRequestId: true,
+    preserveExternalRequestId: false,
+    skipXffAppend: false,
+    via: '',
+    serverHeaderTransformation: 'OVERWRITE',
+    normalizePath: false,
+    mergeSlashes: false,
     ...overrides,
   };
 }

@@ -83,6 +83,13 @@ test('listeners, with defaults filled in and names in our spelling', () => {
     streamIdleTimeoutMs: 300000,
     requestTimeoutMs: 0,
     upgrades: {},
+    generateRequestId: true,
+    preserveExternalRequestId: false,
+    skipXffAppend: false,
+    via: '',
+    serverHeaderTransformation: 'OVERWRITE',
+    normalizePath: false,
+    mergeSlashes: false,
     commonHttpProtocolOptions: {
       idleTimeoutMs: 3600000,
       maxConnectionDurationMs: 0,

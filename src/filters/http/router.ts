@@ -8,13 +8,12 @@
 // gets a RetryState, a copy of its body and a context that steers each retry away from the
 // hosts tried; others pay for none of it.
 
-import { randomUUID } from 'node:crypto';
 import type { Clock, TimeoutHandle, Timer } from '../../common/clock';
 import type { ClusterRouteAction, DirectResponseAction, MirrorPolicy, RedirectAction, Route, RoutingPriority, UpgradeSwitches, WeightedCluster } from '../../config/model';
 import type { HeaderFormatContext } from './header_format';
 import type { HeaderMutator } from './header_mutator';
 import type { ConnectionPool, HttpProtocol, PoolCallbacks, RequestEncoder, ResponseDecoder, StreamResetReason } from '../../http/codec';
-import { BODY_CHUNKED, hasHeader, removeHeaders, RequestHead, type ResponseHead } from '../../http/message';
+import { appendHeaderValue, BODY_CHUNKED, hasHeader, removeHeaders, RequestHead, type ResponseHead } from '../../http/message';
 import { headerDump } from '../../log/connection_log';
 import type { Logger } from '../../log/logger_api';
 import type { HostStats } from '../../stats/stats';
@@ -25,7 +24,7 @@ import type { ClusterManager } from '../../upstream/worker/cluster_manager';
 import { OutlierResult } from '../../upstream/worker/outlier/host_monitor';
 import { percentageOfTimeout } from '../../upstream/worker/timeout_budget_stats';
 import type { DownstreamAddresses } from '../../network/downstream_addresses';
-import { isInternalRequest } from '../network/http_connection_manager/internal_request';
+import { forwardedForOf, isInternalRequest } from '../network/http_connection_manager/internal_request';
 import { RetryLoadBalancerContext } from './retry_load_balancer_context';
 import { wouldRetryFromReset, wouldRetryFromStatus } from './retry_on';
 import { RetryState, RetryStatus } from './retry_state';
@@ -98,6 +97,10 @@ export interface RouterConfig {
   readonly log: Logger;
   /** The connection manager's upgrade_configs. */
   readonly upgrades: UpgradeSwitches;
+  /** skip_xff_append: use_remote_address appends nothing to x-forwarded-for. */
+  readonly skipXffAppend: boolean;
+  /** The connection manager's `via`, appended to the request's via header; '' for none. */
+  readonly via: string;
   /** The machine's name, for the %HOSTNAME% of custom headers. */
   readonly hostname: string;
 }
@@ -939,7 +942,6 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
 
     let forwardedFor: string | null = null;
     let forwardedProto = false;
-    let requestId = false;
     let steering = false;
     const headers = head.headers;
     const dropped = head.connectionTokens;
@@ -953,9 +955,6 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
         case ProxyHeader.ForwardedProto:
           if (this.config.useRemoteAddress) continue;
           forwardedProto = true;
-          break;
-        case ProxyHeader.RequestId:
-          requestId = true;
           break;
         case ProxyHeader.ExpectedTimeout:
         case ProxyHeader.OriginalPath:
@@ -978,13 +977,13 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
     if (steering) this.applySteeringHeaders(forwardedFor);
     // A try may not outlast the request: then it has no timeout of its own.
     if (this.timeoutMs > 0 && this.perTryTimeoutMs >= this.timeoutMs) this.perTryTimeoutMs = 0;
-    if (this.config.useRemoteAddress) {
+    if (this.config.useRemoteAddress && !this.config.skipXffAppend) {
       const address = this.forwardedForAddress();
       forwardedFor = forwardedFor === null ? address : `${forwardedFor}, ${address}`;
     }
     if (forwardedFor !== null) out.push('x-forwarded-for', forwardedFor);
     if (!forwardedProto) out.push('x-forwarded-proto', head.scheme);
-    if (!requestId) out.push('x-request-id', randomUUID());
+    if (this.config.via !== '') appendHeaderValue(out, 'via', this.config.via);
     // What the upstream may take: a try's own timeout when there is one, else the route's.
     const expectedTimeoutMs = this.perTryTimeoutMs > 0 ? this.perTryTimeoutMs : this.timeoutMs;
     if (expectedTimeoutMs > 0) {
@@ -1075,7 +1074,6 @@ const enum ProxyHeader {
   None,
   ForwardedFor,
   ForwardedProto,
-  RequestId,
   ExpectedTimeout,
   OriginalPath,
   /** A retry or timeout header the router takes from a trusted downstream. */
@@ -1087,8 +1085,6 @@ const enum ProxyHeader {
 /** Recognizes the request headers the router sets or edits; by length first, as most are none. */
 function proxyHeaderOf(name: string): ProxyHeader {
   switch (name.length) {
-    case 12:
-      return name === 'x-request-id' ? ProxyHeader.RequestId : ProxyHeader.None;
     case 15:
       return name === 'x-forwarded-for' ? ProxyHeader.ForwardedFor : ProxyHeader.None;
     case 16:
@@ -1123,15 +1119,6 @@ function rewrittenAuthority(head: RequestHead, action: ClusterRouteAction): stri
   return head.authority;
 }
 
-/** The request's x-forwarded-for, repeated headers joined as one list; null without one. */
-function forwardedForOf(head: RequestHead): string | null {
-  let forwardedFor: string | null = null;
-  const headers = head.headers;
-  for (let i = 0; i < headers.length; i += 2) {
-    if (headers[i] === 'x-forwarded-for') forwardedFor = forwardedFor === null ? headers[i + 1] : `${forwardedFor}, ${headers[i + 1]}`;
-  }
-  return forwardedFor;
-}
 
 /** `name` set to `value` alone in a header list, [name, value, ...]. */
 function setHeader(headers: string[], name: string, value: string): void {

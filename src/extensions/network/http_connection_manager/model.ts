@@ -20,6 +20,7 @@ import type {
   RouteMatch,
   RoutingPriority,
   TlsRequirement,
+  ServerHeaderTransformation,
   UpgradeSwitches,
   RuntimeFraction,
   WeightedCluster,
@@ -70,6 +71,13 @@ export function httpConnectionManager(config: JsonObject, extensions: ConfigExte
     http2ProtocolOptions: http2ProtocolOptionsOf(messageField(config, 'http2_protocol_options') ?? {})!,
     accessLogs: accessLogsModel(config, extensions),
     upgrades: upgradeSwitches(config),
+    generateRequestId: boolField(config, 'generate_request_id', true),
+    preserveExternalRequestId: boolField(config, 'preserve_external_request_id'),
+    skipXffAppend: boolField(config, 'skip_xff_append'),
+    via: stringField(config, 'via'),
+    serverHeaderTransformation: enumField<ServerHeaderTransformation>(config, 'server_header_transformation', 'OVERWRITE'),
+    normalizePath: boolField(config, 'normalize_path'),
+    mergeSlashes: boolField(config, 'merge_slashes'),
   };
 }
 

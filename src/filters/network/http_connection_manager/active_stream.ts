@@ -8,7 +8,10 @@
 
 import { randomUUID } from 'node:crypto';
 import type { HttpProtocol, RequestDecoder, ResponseEncoder, StreamResetReason } from '../../../http/codec';
-import { hasHeader, type RequestHead, ResponseHead } from '../../../http/message';
+import { appendHeaderValue, type RequestHead, ResponseHead } from '../../../http/message';
+import { mergeSlashes, normalizePath } from '../../../http/path_normalization';
+import type { HttpConnectionManagerConfig } from '../../../config/model';
+import { forwardedForOf, isInternalRequest } from './internal_request';
 import { headerDump } from '../../../log/connection_log';
 import type { Logger } from '../../../log/logger_api';
 import { FilterHeadersStatus, type HttpFilter, type HttpFilterCallbacks } from '../../http/http_filter';
@@ -105,9 +108,6 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, HttpFilte
     if (info !== null) {
       info.protocol = this.protocol === 'http2' ? 'HTTP/2' : head.http10 ? 'HTTP/1.0' : 'HTTP/1.1';
       if (endStream) info.lastDownstreamRxByteReceived = info.sinceStart();
-      // As Envoy's connection manager, the request id is made before routing, so every entry,
-      // local replies included, names it; the router then sends this one upstream.
-      if (!hasHeader(head.headers, 'x-request-id')) head.headers.push('x-request-id', randomUUID());
     }
     const log = this.owner.factory.streamLog;
     if (log.enabled('debug')) {
@@ -121,6 +121,12 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, HttpFilte
       this.sendLocalReply(400, '', NO_HEADERS, 'missing_host_header');
       return;
     }
+    const config = this.owner.factory.config;
+    if (config.normalizePath) head.path = normalizePath(head.path);
+    if (config.mergeSlashes) head.path = mergeSlashes(head.path);
+    // As Envoy's connection manager, the request id is made before the filters and the router,
+    // so every log entry, local replies included, names it; the router sends this one upstream.
+    if (config.generateRequestId) this.setRequestId(head, config);
     if (head.upgrade !== null) {
       if (!this.router.allowsUpgrade(head, head.upgrade)) {
         this.stats.downstream_rq_ws_on_non_ws_route.inc();
@@ -217,7 +223,7 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, HttpFilte
     head.contentLength = head.bodyLength = length;
     const headers = head.headers;
     if (length > 0) headers.push('content-type', 'text/plain');
-    this.addManagerHeaders(headers);
+    this.addManagerHeaders(headers, null);
     for (let i = 0; i < extraHeaders.length; i++) headers.push(extraHeaders[i]);
     if (this.filtersActive) this.addFilterHeaders(status, NO_HEADERS, headers);
     const bodiless = length === 0 || this.request?.method === 'HEAD';
@@ -248,10 +254,10 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, HttpFilte
       const filters = this.filters!;
       for (let i = filters.length - 1; i >= 0; i--) filters[i].encodeHeaders(status, headers, filterHeaders);
     }
-    keepUpstreamHeaders(headers, upstream.connectionTokens, filterHeaders);
+    const server = keepUpstreamHeaders(headers, upstream.connectionTokens, filterHeaders);
     if (filterHeaders !== null) for (const value of filterHeaders.pairs) headers.push(value);
     for (let i = 0; i < extraHeaders.length; i++) headers.push(extraHeaders[i]);
-    this.addManagerHeaders(headers);
+    this.addManagerHeaders(headers, server);
     headers.push('x-proxy-upstream-service-time', String(upstreamServiceTimeMs));
     const endStream = upstream.bodyLength === 0;
     this.startResponse(status, headers, endStream);
@@ -331,10 +337,36 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, HttpFilte
     return `[C${this.connectionId}][S${this.streamId}] `;
   }
 
-  /** date and server, which the manager sets on every response. */
-  private addManagerHeaders(headers: string[]): void {
-    const factory = this.owner.factory;
-    headers.push('date', factory.dates.current(), 'server', factory.config.serverName);
+  /**
+   * A request without x-request-id gets one; so does an edge request (use_remote_address, from
+   * outside) that brought its own, unless preserve_external_request_id keeps it.
+   */
+  private setRequestId(head: RequestHead, config: HttpConnectionManagerConfig): void {
+    const headers = head.headers;
+    let at = -1;
+    for (let i = 0; i < headers.length; i += 2) {
+      if (headers[i] === 'x-request-id') {
+        at = i;
+        break;
+      }
+    }
+    if (at < 0) headers.push('x-request-id', randomUUID());
+    else if (config.useRemoteAddress && !config.preserveExternalRequestId && !isInternalRequest(true, config.xffNumTrustedHops, this.remoteAddress, forwardedForOf(head))) {
+      headers[at + 1] = randomUUID();
+    }
+  }
+
+  /**
+   * date, server (as server_header_transformation says: `upstreamServer` is the upstream's, null
+   * for a local reply or none) and via, which the manager sets on every response.
+   */
+  private addManagerHeaders(headers: string[], upstreamServer: string | null): void {
+    const config = this.owner.factory.config;
+    headers.push('date', this.owner.factory.dates.current());
+    const transformation = config.serverHeaderTransformation;
+    if (upstreamServer !== null && transformation !== 'OVERWRITE') headers.push('server', upstreamServer);
+    else if (transformation !== 'PASS_THROUGH') headers.push('server', config.serverName);
+    if (config.via !== '') appendHeaderValue(headers, 'via', config.via);
   }
 
   /** The filters, last first, see a local reply's head; what they set is appended. */
@@ -396,14 +428,19 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, HttpFilte
 /**
  * Drops, in place, the upstream headers the downstream must not get from it: those the manager
  * sets (date, server, x-proxy-upstream-service-time), the upstream's connection tokens, and those
- * a filter replaces.
+ * a filter replaces. Returns the upstream's server header, which the manager may keep; null when none.
  */
-function keepUpstreamHeaders(headers: string[], dropped: readonly string[] | null, replaced: FilterHeaders | null): void {
+function keepUpstreamHeaders(headers: string[], dropped: readonly string[] | null, replaced: FilterHeaders | null): string | null {
   const replacing = replaced !== null && replaced.pairs.length > 0 ? replaced : null;
+  let server: string | null = null;
   let kept = 0;
   for (let i = 0; i < headers.length; i += 2) {
     const name = headers[i];
-    if (isManagerHeader(name) || (dropped !== null && dropped.includes(name)) || (replacing !== null && replacing.has(name))) continue;
+    if (isManagerHeader(name)) {
+      if (name === 'server' && server === null) server = headers[i + 1];
+      continue;
+    }
+    if ((dropped !== null && dropped.includes(name)) || (replacing !== null && replacing.has(name))) continue;
     if (kept !== i) {
       headers[kept] = name;
       headers[kept + 1] = headers[i + 1];
@@ -411,6 +448,7 @@ function keepUpstreamHeaders(headers: string[], dropped: readonly string[] | nul
     kept += 2;
   }
   headers.length = kept;
+  return server;
 }
 
 /** Response headers the manager sets itself: server, date, x-proxy-upstream-service-time. */

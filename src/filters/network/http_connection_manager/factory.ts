@@ -139,6 +139,8 @@ export class HttpConnectionManagerFactory implements NetworkFilterFactory {
       random: mathRandom,
       log: routerLog(deps.routerLog),
       upgrades: config.upgrades,
+      skipXffAppend: config.skipXffAppend,
+      via: config.via,
       hostname: os.hostname(),
     };
   }

@@ -3,6 +3,7 @@
 // x-proxy-retry-on, x-proxy-max-retries and the timeout headers; from any other they are dropped.
 
 import { isIP } from 'node:net';
+import type { RequestHead } from '../../../http/message';
 
 /**
  * RFC 1918 IPv4, 127.0.0.1, IPv6 unique local (fd00::/8) and ::1, as Envoy's
@@ -50,4 +51,14 @@ export function isInternalRequest(useRemoteAddress: boolean, xffNumTrustedHops: 
   if (forwardedFor === null) return false;
   const { address, single } = forwardedForAddress(forwardedFor, xffNumTrustedHops);
   return single && address !== null && isInternalAddress(address);
+}
+
+/** The request's x-forwarded-for, repeated headers joined as one list; null without one. */
+export function forwardedForOf(head: RequestHead): string | null {
+  let forwardedFor: string | null = null;
+  const headers = head.headers;
+  for (let i = 0; i < headers.length; i += 2) {
+    if (headers[i] === 'x-forwarded-for') forwardedFor = forwardedFor === null ? headers[i + 1] : `${forwardedFor}, ${headers[i + 1]}`;
+  }
+  return forwardedFor;
 }
