@@ -11,7 +11,10 @@ import { type RunningProxy, startProxy } from '../helpers/proxy_process';
 
 const TIMEOUT = { timeout: 30_000 };
 
-const ROUTES = [{ match: { prefix: '/' }, route: { cluster: 'web', retry_policy: { retry_on: '5xx', num_retries: 2 } } }];
+const ROUTES = [
+  { match: { prefix: '/slow' }, route: { cluster: 'web', timeout: '0.2s' } },
+  { match: { prefix: '/' }, route: { cluster: 'web', retry_policy: { retry_on: '5xx', num_retries: 2 } } },
+];
 
 describe('attempt counts on HTTP/1.1 and h2c', TIMEOUT, () => {
   let upstream: Upstream;
@@ -20,8 +23,9 @@ describe('attempt counts on HTTP/1.1 and h2c', TIMEOUT, () => {
   let session: http2.ClientHttp2Session;
 
   before(async () => {
-    // The first try of a /flaky request fails; every answer names the try it was.
+    // The first try of a /flaky request fails; every answer names the try it was; /slow gets none.
     upstream = await startUpstream('web', (req, res) => {
+      if (req.url === '/slow') return;
       const attempt = String(req.headers['x-proxy-attempt-count']);
       res.statusCode = req.url === '/flaky' && attempt === '1' ? 503 : 200;
       res.end(`try ${attempt}`);
@@ -52,6 +56,9 @@ describe('attempt counts on HTTP/1.1 and h2c', TIMEOUT, () => {
       assert.deepEqual([once.status, once.body, once.headers['x-proxy-attempt-count']], [200, 'try 1', '1']);
       const retried = await send('/flaky');
       assert.deepEqual([retried.status, retried.body, retried.headers['x-proxy-attempt-count']], [200, 'try 2', '2']);
+      // The router's own reply says so too (Envoy's modify_headers).
+      const timedOut = await send('/slow');
+      assert.deepEqual([timedOut.status, timedOut.body, timedOut.headers['x-proxy-attempt-count']], [504, 'upstream request timeout', '1']);
     });
   }
 });

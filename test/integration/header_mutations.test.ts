@@ -13,6 +13,9 @@ import { type RunningProxy, startProxy } from '../helpers/proxy_process';
 
 const TIMEOUT = { timeout: 30_000 };
 
+/** A cluster with no host: every request to it gets the router's 503. */
+const DOWN = { name: 'down', connect_timeout: '1s', type: 'STATIC', load_assignment: { cluster_name: 'down', endpoints: [] } };
+
 const set = (key: string, value: string) => ({ header: { key, value }, append: false });
 const add = (key: string, value: string) => ({ header: { key, value } });
 
@@ -21,6 +24,11 @@ const ROUTES = [
     match: { prefix: '/direct' },
     direct_response: { status: 200, body: { inline_string: 'direct' } },
     response_headers_to_add: [add('x-direct', 'yes')],
+  },
+  {
+    match: { prefix: '/down' },
+    route: { cluster: 'down' },
+    response_headers_to_add: [add('x-resp', 'route'), set('content-type', 'text/x-replaced')],
   },
   {
     match: { prefix: '/weighted' },
@@ -62,7 +70,7 @@ describe('header mutations on HTTP/1.1 and h2c', TIMEOUT, () => {
       res.setHeader('x-upstream-secret', 'hidden');
       res.end(JSON.stringify(req.headers));
     });
-    proxy = await startProxy({ static_resources: { listeners: [listener('plain', false), listener('specific', true)], clusters: [localCluster('web', upstream.port)] } });
+    proxy = await startProxy({ static_resources: { listeners: [listener('plain', false), listener('specific', true)], clusters: [localCluster('web', upstream.port), DOWN] } });
     ports.plain = await proxy.listenerPort('plain');
     ports.specific = await proxy.listenerPort('specific');
   });
@@ -109,6 +117,15 @@ describe('header mutations on HTTP/1.1 and h2c', TIMEOUT, () => {
       assert.equal(direct.body, 'direct');
       assert.equal(direct.headers['x-direct'], 'yes');
       assert.equal(direct.headers['x-resp'], 'configuration');
+
+      // So does a reply of the router's own once the route is chosen (Envoy's modify_headers),
+      // after its content-type, before the manager's date and server.
+      const down = await send(ports.plain, '/down');
+      assert.equal(down.status, 503);
+      assert.equal(down.body, 'no healthy upstream');
+      assert.equal(down.headers['x-resp'], 'route, configuration');
+      assert.equal(down.headers['content-type'], 'text/x-replaced');
+      assert.equal(down.headers.server, 'proxy');
     });
   }
 });

@@ -42,6 +42,9 @@ import { ResponseFlag } from '../../stream_info/response_flags';
 import type { StreamInfo } from '../../stream_info/stream_info';
 import type { RandomSource } from '../../common/random';
 
+/** Changes a reply's headers, [name, value, ...], in place before it is sent. */
+export type HeaderModifier = (headers: string[]) => void;
+
 /** What the router needs from the connection manager that feeds it one downstream request. */
 export interface DownstreamStream {
   /** The downstream peer's IP address. */
@@ -60,7 +63,7 @@ export interface DownstreamStream {
    * @param extraHeaders headers to add, [name, value, ...]
    * @param details Envoy's response code details, for the access logs
    */
-  sendLocalReply(status: number, body: string, extraHeaders?: readonly string[], details?: string): void;
+  sendLocalReply(status: number, body: string, extraHeaders?: readonly string[], details?: string, modifyHeaders?: HeaderModifier | null): void;
   /** @param extraHeaders headers the router adds, [name, value, ...] */
   encodeHeaders(head: ResponseHead, upstreamServiceTimeMs: number, extraHeaders: readonly string[]): void;
   /** True when the downstream write buffer is over its limit; onDownstreamDrained follows. */
@@ -237,6 +240,8 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
     // As Envoy, once the route is known, whatever follows (a local reply included).
     if (action.idleTimeoutMs !== undefined) this.downstream.setIdleTimeout(action.idleTimeoutMs);
     const weighted = action.weightedClusters === undefined ? null : config.routeTable.weightedCluster(action.weightedClusters);
+    // From here every reply, the router's own included, carries the route's response mutations.
+    const requestMutations = this.chooseMutations(head, route, weighted);
     const clusterName = weighted !== null ? weighted.name : action.clusterHeader !== undefined ? (headerValue(head, action.clusterHeader) ?? '') : action.cluster;
     const cluster = config.clusters.get(clusterName);
     if (cluster === undefined) {
@@ -244,7 +249,7 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
       config.stats.no_cluster.inc();
       // Envoy 1.16 flags a missing cluster as no route.
       info?.setResponseFlag(ResponseFlag.NoRouteFound);
-      this.downstream.sendLocalReply(action.clusterNotFoundStatus ?? 503, '', NO_HEADERS, 'cluster_not_found');
+      this.downstream.sendLocalReply(action.clusterNotFoundStatus ?? 503, '', NO_HEADERS, 'cluster_not_found', this.localReplyModifier());
       return;
     }
     if (info !== null) info.upstreamCluster = cluster.info.name;
@@ -259,7 +264,7 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
     const virtualHost = config.routeTable.attemptCountingHost(route);
     this.attemptCountToUpstream = virtualHost?.includeRequestAttemptCount === true;
     this.attemptCountToDownstream = virtualHost?.includeAttemptCountInResponse === true;
-    this.mutateHeaders(head, route, weighted, upstreamHead.headers);
+    if (requestMutations !== null) for (const mutator of requestMutations) mutator.apply(upstreamHead.headers, this.formatContext!);
     if (info !== null) info.forwardedRequest = upstreamHead;
     if (config.log.enabled('debug')) {
       config.log.debug(`${this.streamTag()}cluster '${clusterName}' match for URL '${head.path}'`);
@@ -305,8 +310,7 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
     if (head.upgrade !== null && pool.protocol === 'http2') {
       // HTTP/2 carries an upgrade only as an extended CONNECT, which this build does not send.
       cluster.info.stats.chargeResponseCode(503);
-      this.finish();
-      this.downstream.sendLocalReply(503, 'upgrade to an HTTP/2 upstream is not supported', NO_HEADERS, 'upgrade_failed');
+      this.replyLocally(503, 'upgrade to an HTTP/2 upstream is not supported', NO_HEADERS, 'upgrade_failed');
       return;
     }
 
@@ -429,8 +433,7 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
     if (this.maybeRetryReset(reason)) return;
     this.cluster!.info.stats.chargeResponseCode(503);
     this.downstream.info?.setResponseFlag(resetResponseFlag(reason));
-    this.finish();
-    this.downstream.sendLocalReply(503, CONNECT_ERROR_PREFIX + reason, overflow ? OVERLOADED_HEADER : NO_HEADERS, resetDetails(reason, false));
+    this.replyLocally(503, CONNECT_ERROR_PREFIX + reason, overflow ? OVERLOADED_HEADER : NO_HEADERS, resetDetails(reason, false));
   }
 
   // ---- UpstreamStreamCallbacks --------------------------------------------------------------
@@ -525,8 +528,9 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
     this.cluster!.info.stats.chargeResponseCode(head.status);
     if (head.status >= 500) this.hostStats!.rq_error.inc();
     else this.hostStats!.rq_success.inc();
-    if (this.attemptCountToDownstream) setHeader(head.headers, ATTEMPT_COUNT, String(this.attemptCount));
+    // Envoy's order: the route's mutations, then the attempt count.
     if (this.responseMutations !== null) this.mutateResponse(head.headers);
+    if (this.attemptCountToDownstream) setHeader(head.headers, ATTEMPT_COUNT, String(this.attemptCount));
     this.downstream.encodeHeaders(head, this.heldServiceTimeMs, this.setCookieHeaders);
     const first = this.heldChunk;
     if (first === null) return;
@@ -635,16 +639,14 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
     if (noHost) cluster.info.stats.counters.upstream_cx_none_healthy.inc();
     cluster.info.stats.chargeResponseCode(503);
     this.downstream.info?.setResponseFlag(ResponseFlag.NoHealthyUpstream);
-    this.finish();
-    this.downstream.sendLocalReply(503, 'no healthy upstream', NO_HEADERS, 'no_healthy_upstream');
+    this.replyLocally(503, 'no healthy upstream', NO_HEADERS, 'no_healthy_upstream');
   }
 
   /** Envoy's answer to a request drop_overloads dropped: no host is picked, nothing is sent upstream. */
   private dropOverload(cluster: Cluster): void {
     cluster.info.stats.counters.upstream_rq_drop_overload.inc();
     cluster.info.stats.chargeResponseCode(503);
-    this.finish();
-    this.downstream.sendLocalReply(503, 'drop overload', DROP_OVERLOAD_HEADER, 'drop_overload');
+    this.replyLocally(503, 'drop overload', DROP_OVERLOAD_HEADER, 'drop_overload');
   }
 
   /** Keeps a request body chunk for the next try and the mirrors, within the connection's buffer limit. */
@@ -719,9 +721,12 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
     this.endTry(true);
     const started = this.responseStarted;
     this.downstream.info?.setResponseFlag(ResponseFlag.UpstreamMaxStreamDurationReached);
+    if (!started) {
+      this.replyLocally(408, 'upstream max stream duration reached', NO_HEADERS, 'upstream_max_stream_duration_reached');
+      return;
+    }
     this.finish();
-    if (started) this.downstream.resetStream();
-    else this.downstream.sendLocalReply(408, 'upstream max stream duration reached', NO_HEADERS, 'upstream_max_stream_duration_reached');
+    this.downstream.resetStream();
   };
 
   private armPerTryTimeout(): void {
@@ -776,8 +781,30 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
     }
     this.cluster!.info.stats.chargeResponseCode(status);
     this.hostStats?.rq_error.inc();
+    this.replyLocally(status, body, NO_HEADERS, details);
+  }
+
+  /** Ends the request with a reply of the router's own (its route's mutations on it: see localReplyModifier). */
+  private replyLocally(status: number, body: string, extraHeaders: readonly string[], details: string | undefined): void {
+    const modify = this.localReplyModifier();
     this.finish();
-    this.downstream.sendLocalReply(status, body, NO_HEADERS, details);
+    this.downstream.sendLocalReply(status, body, extraHeaders, details, modify);
+  }
+
+  /**
+   * Envoy's modify_headers for the router's own replies once a route is chosen: the route's
+   * response mutations, then x-proxy-attempt-count where the virtual host asks for it. Null
+   * when there is nothing to do.
+   */
+  private localReplyModifier(): HeaderModifier | null {
+    const mutations = this.responseMutations;
+    const context = this.formatContext;
+    const attempts = this.attemptCountToDownstream && this.attemptCount > 0 ? String(this.attemptCount) : null;
+    if (mutations === null && attempts === null) return null;
+    return (headers) => {
+      if (mutations !== null) for (const mutator of mutations) mutator.apply(headers, context!);
+      if (attempts !== null) setHeader(headers, ATTEMPT_COUNT, attempts);
+    };
   }
 
   private abortUpstream(): void {
@@ -861,35 +888,33 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
       const request = { scheme: this.forwardedProto(head), authority: head.authority, path: head.path, matchedLength: matchedLength(route.match, head.path) };
       headers.push('location', redirectLocation(action.kind === 'redirect' ? action : null, request));
     }
-    this.mutateHeaders(head, route, null, null);
-    if (this.responseMutations !== null) this.mutateResponse(headers);
-    this.downstream.sendLocalReply(status, body, headers, 'direct_response');
+    this.chooseMutations(head, route, null);
+    this.downstream.sendLocalReply(status, body, headers, 'direct_response', this.localReplyModifier());
   }
 
   /**
-   * The route's header mutations, in Envoy's order (the weighted cluster's first): the request's
-   * applied to `upstreamHeaders` now (null: none to send), the response's kept for its head.
+   * The route's header mutations for this request, in Envoy's order (the weighted cluster's
+   * first): the response's kept for every reply, the request's returned for the head sent
+   * upstream (null: none). Also what their values read.
    */
-  private mutateHeaders(head: RequestHead, route: Route, weighted: WeightedCluster | null, upstreamHeaders: string[] | null): void {
+  private chooseMutations(head: RequestHead, route: Route, weighted: WeightedCluster | null): readonly HeaderMutator[] | null {
     const table = this.config.routeTable;
-    if (!table.hasHeaderMutations) return;
+    if (!table.hasHeaderMutations) return null;
+    this.responseMutations = this.formatContext = null;
     const own = table.headerMutations(route);
     const entry = weighted === null ? null : table.headerMutations(weighted);
     const response = entry === null || entry.response.length === 0 ? own.response : [...entry.response, ...own.response];
     const request = entry === null || entry.request.length === 0 ? own.request : [...entry.request, ...own.request];
-    if (request.length === 0 && response.length === 0) {
-      this.responseMutations = null;
-      return;
-    }
-    const context = (this.formatContext = {
+    if (request.length === 0 && response.length === 0) return null;
+    this.formatContext = {
       head,
       connection: this.downstream.connection,
       useRemoteAddress: this.config.useRemoteAddress,
       protocol: this.downstream.protocol === 'http2' ? 'HTTP/2' : head.http10 ? 'HTTP/1.0' : 'HTTP/1.1',
       hostname: this.config.hostname,
-    });
-    if (upstreamHeaders !== null) for (const mutator of request) mutator.apply(upstreamHeaders, context);
+    };
     this.responseMutations = response.length === 0 ? null : response;
+    return request.length === 0 ? null : request;
   }
 
   private mutateResponse(headers: string[]): void {

@@ -15,7 +15,7 @@ import { forwardedForOf, isInternalRequest } from './internal_request';
 import { headerDump } from '../../../log/connection_log';
 import type { Logger } from '../../../log/logger_api';
 import { FilterHeadersStatus, type HttpFilter, type HttpFilterCallbacks } from '../../http/http_filter';
-import { type DownstreamStream, Router } from '../../http/router';
+import { type DownstreamStream, type HeaderModifier, Router } from '../../http/router';
 import type { ConnectionManager } from './connection_manager';
 import { FilterHeaders } from './filter_headers';
 import type { HttpConnectionManagerStats } from './stats';
@@ -213,8 +213,9 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, HttpFilte
   /**
    * A complete response of our own.
    * @param details Envoy's response code details, for the access logs
+   * @param modifyHeaders what the router's route does to its replies, before the manager's headers
    */
-  sendLocalReply(status: number, body: string, extraHeaders: readonly string[] = NO_HEADERS, details?: string): void {
+  sendLocalReply(status: number, body: string, extraHeaders: readonly string[] = NO_HEADERS, details?: string, modifyHeaders: HeaderModifier | null = null): void {
     if (!this.active) return;
     // The codec may answer a request the router is working on.
     this.router.onDownstreamReset();
@@ -223,8 +224,9 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, HttpFilte
     head.contentLength = head.bodyLength = length;
     const headers = head.headers;
     if (length > 0) headers.push('content-type', 'text/plain');
-    this.addManagerHeaders(headers, null);
     for (let i = 0; i < extraHeaders.length; i++) headers.push(extraHeaders[i]);
+    modifyHeaders?.(headers);
+    this.addManagerHeaders(headers, null);
     if (this.filtersActive) this.addFilterHeaders(status, NO_HEADERS, headers);
     const bodiless = length === 0 || this.request?.method === 'HEAD';
     this.startResponse(status, headers, bodiless);
