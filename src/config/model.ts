@@ -160,6 +160,8 @@ export interface HttpConnectionManagerConfig {
   readonly normalizePath: boolean;
   /** merge_slashes: runs of slashes in the path made one, before filters and routing. */
   readonly mergeSlashes: boolean;
+  /** add_user_agent: requests carry the node's cluster and id (x-proxy-downstream-service-*), and a user-agent. */
+  readonly addUserAgent: boolean;
 }
 
 /** What the server response header is: ours always, ours unless the upstream sent one, or the upstream's alone. */

@@ -69,6 +69,12 @@ export function hasHeader(headers: readonly string[], name: string): boolean {
   return false;
 }
 
+/** `name` (lower case) set to `value` alone in a header list, [name, value, ...]. */
+export function setHeader(headers: string[], name: string, value: string): void {
+  removeHeaders(headers, (other) => other === name);
+  headers.push(name, value);
+}
+
 /** Appends `value` to header `name` (lower case) as a list element, `, `-separated; adds the header when absent. */
 export function appendHeaderValue(headers: string[], name: string, value: string): void {
   for (let i = 0; i < headers.length; i += 2) {

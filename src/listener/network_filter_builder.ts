@@ -8,7 +8,7 @@ import type { AccessLog } from '../access_log/access_log';
 import type { AccessLogEntryConfig } from '../access_log/access_log_config';
 import { createAccessLogs, type AccessLogsContext } from '../access_log/access_log_factory';
 import { atField, FieldError } from '../config/errors';
-import type { Bootstrap, ListenerConfig, NetworkFilterConfig } from '../config/model';
+import type { Bootstrap, ListenerConfig, NetworkFilterConfig, NodeInfo } from '../config/model';
 import type { Clock } from '../common/clock';
 import type { HttpFilterContext, HttpFilterFactoryCreator } from '../filters/http/http_filter_registry';
 import type { ConnectionIds } from '../log/connection_log';
@@ -35,6 +35,8 @@ export interface NetworkFilterContext {
   readonly runtime: RuntimeSource;
   /** Bootstrap.localAddress. */
   readonly localAddress: string | undefined;
+  /** Bootstrap.node: the service cluster and node a request passed through (add_user_agent). */
+  readonly node: NodeInfo;
   /** The listener's per_connection_buffer_limit_bytes. */
   readonly bufferLimitBytes: number;
   /** What the HTTP filters before the router read from the worker. */
@@ -144,6 +146,7 @@ export class NetworkFilterBuilder {
       ids,
       runtime,
       localAddress: bootstrap.localAddress,
+      node: bootstrap.node,
       bufferLimitBytes: listener.perConnectionBufferLimitBytes,
       filterContext: this.filterContext,
       accessLogs: this.accessLogs,

@@ -162,6 +162,7 @@ export function httpConnectionManager(virtualHosts: VirtualHost[], overrides: Pa
     serverHeaderTransformation: 'OVERWRITE',
     normalizePath: false,
     mergeSlashes: false,
+    addUserAgent: false,
     ...overrides,
   };
 }

@@ -1,7 +1,7 @@
 // What the connection manager does to a request's identity and path and to a response's server
 // and via headers, through the real binary over HTTP/1.1 and h2c alike: x-request-id made,
 // kept or replaced (generate_request_id, preserve_external_request_id), skip_xff_append, via,
-// server_header_transformation, normalize_path and merge_slashes.
+// server_header_transformation, normalize_path, merge_slashes and add_user_agent.
 
 import assert from 'node:assert/strict';
 import * as http2 from 'node:http2';
@@ -44,9 +44,10 @@ describe('request identity, forwarding headers and path rewriting on HTTP/1.1 an
       }),
       httpListener('preserving', 0, ROUTES, { use_remote_address: true, preserve_external_request_id: true }),
       httpListener('no-ids', 0, ROUTES, { generate_request_id: false }),
+      httpListener('agent', 0, ROUTES, { add_user_agent: true }),
     ];
-    proxy = await startProxy({ static_resources: { listeners, clusters: [localCluster('web', upstream.port)] } });
-    for (const name of ['plain', 'edge', 'preserving', 'no-ids']) {
+    proxy = await startProxy({ node: { id: 'node-7', cluster: 'front' }, static_resources: { listeners, clusters: [localCluster('web', upstream.port)] } });
+    for (const name of ['plain', 'edge', 'preserving', 'no-ids', 'agent']) {
       ports[name] = await proxy.listenerPort(name);
       sessions[name] = http2.connect(`http://127.0.0.1:${ports[name]}`);
     }
@@ -97,6 +98,17 @@ describe('request identity, forwarding headers and path rewriting on HTTP/1.1 an
       assert.equal((await send('plain', { path: '/' })).headers.server, undefined);
       assert.equal((await send('plain', { path: '/named' })).headers.server, 'upstream-server');
       assert.equal((await send('plain', { path: '/missing' })).headers.server, undefined);
+    });
+
+    test(`${protocol}: add_user_agent names the node's cluster and id, and a user-agent when there is none`, async () => {
+      const bare = (await seen('agent', '/')).headers;
+      assert.deepEqual(
+        [bare['x-proxy-downstream-service-cluster'], bare['x-proxy-downstream-service-node'], bare['user-agent']],
+        ['front', 'node-7', 'front'],
+      );
+      assert.equal((await seen('agent', '/', { 'user-agent': 'curl/8' })).headers['user-agent'], 'curl/8');
+      const off = (await seen('plain', '/')).headers;
+      assert.deepEqual([off['x-proxy-downstream-service-cluster'], off['x-proxy-downstream-service-node']], [undefined, undefined]);
     });
 
     test(`${protocol}: normalize_path and merge_slashes rewrite the path before routing`, async () => {

@@ -90,6 +90,7 @@ test('listeners, with defaults filled in and names in our spelling', () => {
     serverHeaderTransformation: 'OVERWRITE',
     normalizePath: false,
     mergeSlashes: false,
+    addUserAgent: false,
     commonHttpProtocolOptions: {
       idleTimeoutMs: 3600000,
       maxConnectionDurationMs: 0,

@@ -13,7 +13,7 @@ import type { ClusterRouteAction, DirectResponseAction, MirrorPolicy, RedirectAc
 import type { HeaderFormatContext } from './header_format';
 import type { HeaderMutator } from './header_mutator';
 import type { ConnectionPool, HttpProtocol, PoolCallbacks, RequestEncoder, ResponseDecoder, StreamResetReason } from '../../http/codec';
-import { appendHeaderValue, BODY_CHUNKED, hasHeader, removeHeaders, RequestHead, type ResponseHead } from '../../http/message';
+import { appendHeaderValue, BODY_CHUNKED, hasHeader, removeHeaders, RequestHead, type ResponseHead, setHeader } from '../../http/message';
 import { headerDump } from '../../log/connection_log';
 import type { Logger } from '../../log/logger_api';
 import type { HostStats } from '../../stats/stats';
@@ -1145,8 +1145,3 @@ function rewrittenAuthority(head: RequestHead, action: ClusterRouteAction): stri
 }
 
 
-/** `name` set to `value` alone in a header list, [name, value, ...]. */
-function setHeader(headers: string[], name: string, value: string): void {
-  removeHeaders(headers, (other) => other === name);
-  headers.push(name, value);
-}

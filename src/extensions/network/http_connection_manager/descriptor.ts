@@ -30,6 +30,7 @@ export const HTTP_CONNECTION_MANAGER_FILTER: ExtensionDescriptor<'proxy.filters.
         ids: context.ids,
         bufferLimitBytes: context.bufferLimitBytes,
         localAddress: context.localAddress,
+        node: context.node,
         runtime: context.runtime,
         filterContext: context.filterContext,
         accessLogs: context.accessLogs(config.accessLogs),

@@ -78,6 +78,7 @@ export function httpConnectionManager(config: JsonObject, extensions: ConfigExte
     serverHeaderTransformation: enumField<ServerHeaderTransformation>(config, 'server_header_transformation', 'OVERWRITE'),
     normalizePath: boolField(config, 'normalize_path'),
     mergeSlashes: boolField(config, 'merge_slashes'),
+    addUserAgent: boolField(config, 'add_user_agent'),
   };
 }
 

@@ -154,6 +154,7 @@ export const HTTP_CONNECTION_MANAGER_SHAPE: Shape = {
     server_header_transformation: leaf,
     normalize_path: leaf,
     merge_slashes: leaf,
+    add_user_agent: leaf,
     server_name: leaf,
     stream_idle_timeout: leaf,
     request_timeout: leaf,

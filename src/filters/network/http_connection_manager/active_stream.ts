@@ -8,7 +8,8 @@
 
 import { randomUUID } from 'node:crypto';
 import type { HttpProtocol, RequestDecoder, ResponseEncoder, StreamResetReason } from '../../../http/codec';
-import { appendHeaderValue, type RequestHead, ResponseHead } from '../../../http/message';
+import { appendHeaderValue, type RequestHead, ResponseHead, setHeader } from '../../../http/message';
+import { headerValue } from '../../http/header_matcher';
 import { mergeSlashes, normalizePath } from '../../../http/path_normalization';
 import type { HttpConnectionManagerConfig } from '../../../config/model';
 import { forwardedForOf, isInternalRequest } from './internal_request';
@@ -127,6 +128,7 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, HttpFilte
     // As Envoy's connection manager, the request id is made before the filters and the router,
     // so every log entry, local replies included, names it; the router sends this one upstream.
     if (config.generateRequestId) this.setRequestId(head, config);
+    if (config.addUserAgent) this.addUserAgent(head);
     if (head.upgrade !== null) {
       if (!this.router.allowsUpgrade(head, head.upgrade)) {
         this.stats.downstream_rq_ws_on_non_ws_route.inc();
@@ -356,6 +358,20 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, HttpFilte
     else if (config.useRemoteAddress && !config.preserveExternalRequestId && !isInternalRequest(true, config.xffNumTrustedHops, this.remoteAddress, forwardedForOf(head))) {
       headers[at + 1] = randomUUID();
     }
+  }
+
+  /**
+   * add_user_agent (Envoy's user_agent): where the node has a cluster name, the request says which
+   * service cluster and node it came through, and takes the cluster as its user-agent if it has none.
+   */
+  private addUserAgent(head: RequestHead): void {
+    const { cluster, id } = this.owner.factory.deps.node;
+    if (cluster === '') return;
+    const headers = head.headers;
+    setHeader(headers, 'x-proxy-downstream-service-cluster', cluster);
+    const userAgent = headerValue(head, 'user-agent');
+    if (userAgent === undefined || userAgent === '') setHeader(headers, 'user-agent', cluster);
+    if (id !== '') setHeader(headers, 'x-proxy-downstream-service-node', id);
   }
 
   /**

@@ -6,7 +6,7 @@ import * as os from 'node:os';
 import type * as net from 'node:net';
 import type * as tls from 'node:tls';
 import { atField, FieldError } from '../../../config/errors';
-import type { HttpConnectionManagerConfig } from '../../../config/model';
+import type { HttpConnectionManagerConfig, NodeInfo } from '../../../config/model';
 import type { AccessLog } from '../../../access_log/access_log';
 import type { ConnectionIds } from '../../../log/connection_log';
 import type { Logger } from '../../../log/logger_api';
@@ -51,6 +51,8 @@ export interface HttpConnectionManagerDeps {
   readonly bufferLimitBytes: number;
   /** Bootstrap.localAddress: what x-forwarded-for gets for a peer on loopback. */
   readonly localAddress: string | undefined;
+  /** Bootstrap.node, for add_user_agent. */
+  readonly node: NodeInfo;
   /** The worker's runtime, for route runtime_fraction. */
   readonly runtime: RuntimeSource;
   /** What the HTTP filters before the router read from the worker. */
