@@ -19,4 +19,6 @@ export interface FormatterProvider {
   text(context: FormatContext): string | null;
   /** The typed value for typed JSON: a number stays a number; null when unset. */
   value(context: FormatContext): JsonValue;
+  /** Literal text's own text: joined as it is, no call made. */
+  readonly literal?: string;
 }

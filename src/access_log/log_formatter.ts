@@ -51,7 +51,7 @@ export class TextFormatter implements LogFormatter {
 
 function joinText(providers: readonly FormatterProvider[], context: FormatContext, unset: string): string {
   let line = '';
-  for (const provider of providers) line += provider.text(context) ?? unset;
+  for (const provider of providers) line += provider.literal ?? provider.text(context) ?? unset;
   return line;
 }
 

@@ -40,7 +40,7 @@ export function parseFormat(format: string): FormatterProvider[] {
 }
 
 function plain(text: string): FormatterProvider {
-  return { text: () => text, value: () => text };
+  return { text: () => text, value: () => text, literal: text };
 }
 
 function command(token: string, name: string, args: string | undefined, maxLength: number | null): FormatterProvider {
@@ -80,17 +80,36 @@ function headerOperator(token: string, name: 'REQ' | 'RESP' | 'TRAILER', args: s
   if (names.some((n) => n.includes('\n'))) throw new FieldError('', 'Invalid header configuration. Format string contains newline.');
   const main = names[0]!.toLowerCase();
   const alternative = (names[1] ?? '').toLowerCase();
-  const lookup = (context: FormatContext, header: string): string | undefined => {
-    if (name === 'REQ') return requestHeader(context.request, header);
-    if (name === 'RESP') return responseHeader(context.response, header);
-    return context.trailers === null ? undefined : listHeader(context.trailers, header);
-  };
+  // Each name's lookup is chosen once: this runs for every logged request.
+  const first = headerLookup(name, main);
+  const second = alternative === '' ? null : headerLookup(name, alternative);
   const text = (context: FormatContext): string | null => {
-    let value = lookup(context, main);
-    if (value === undefined && alternative !== '') value = lookup(context, alternative);
+    let value = first(context);
+    if (value === undefined && second !== null) value = second(context);
     return value === undefined ? null : truncate(value, maxLength);
   };
   return { text, value: text };
+}
+
+type HeaderLookup = (context: FormatContext) => string | undefined;
+
+/** How `header` (lower case) is read from a REQ, RESP or TRAILER operator's message. */
+function headerLookup(operator: 'REQ' | 'RESP' | 'TRAILER', header: string): HeaderLookup {
+  if (operator === 'RESP') return (context) => responseHeader(context.response, header);
+  if (operator === 'TRAILER') return (context) => (context.trailers === null ? undefined : listHeader(context.trailers, header));
+  switch (header) {
+    case ':method':
+      return (context) => context.request?.method;
+    case ':path':
+      return (context) => context.request?.path;
+    case ':scheme':
+      return (context) => context.request?.scheme;
+    case ':authority':
+    case 'host':
+      return (context) => (context.request === null || context.request.authority === '' ? undefined : context.request.authority);
+    default:
+      return (context) => (context.request === null ? undefined : messageHeader(context.request, header));
+  }
 }
 
 /** The first value of `name` (lower case); the request's pseudo-headers are its fields. */
