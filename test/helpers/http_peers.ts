@@ -2,7 +2,7 @@
 // and a client that returns whole responses. Everything on 127.0.0.1, port 0.
 
 import * as http from 'node:http';
-import type * as http2 from 'node:http2';
+import * as http2 from 'node:http2';
 import * as net from 'node:net';
 import type { TestContext } from 'node:test';
 
@@ -116,6 +116,31 @@ export function h2Request(session: http2.ClientHttp2Session, options: RequestOpt
     stream.on('error', reject);
     stream.end(options.body);
   });
+}
+
+/** Sends one request to a named listener. */
+export type ListenerSend = (listener: string, options: RequestOptions) => Promise<Reply>;
+
+/**
+ * Requests to the named listeners over HTTP/1.1 (a connection each) and h2c (one session per
+ * listener, opened on first use), for tests that run the same cases on both; close() ends the sessions.
+ */
+export function listenerClients(ports: Readonly<Record<string, number>>): { readonly protocols: readonly (readonly [string, ListenerSend])[]; close(): void } {
+  const sessions = new Map<string, http2.ClientHttp2Session>();
+  const session = (listener: string): http2.ClientHttp2Session => {
+    let opened = sessions.get(listener);
+    if (opened === undefined) sessions.set(listener, (opened = http2.connect(`http://127.0.0.1:${ports[listener]}`)));
+    return opened;
+  };
+  return {
+    protocols: [
+      ['HTTP/1.1', (listener, options) => request(ports[listener]!, options)],
+      ['h2c', (listener, options) => h2Request(session(listener), options)],
+    ],
+    close: () => {
+      for (const opened of sessions.values()) opened.destroy();
+    },
+  };
 }
 
 /** A TCP server on 127.0.0.1 whose connections `onConnection` handles; all closed after the test. */

@@ -12,6 +12,7 @@ import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { httpListener, localCluster } from '../helpers/config_fixtures';
 import { closeServer, listen, startUpstream, type Upstream } from '../helpers/http_peers';
+import { readLines, waitForLines } from '../helpers/log_lines';
 import { livePidsWhere, makeTempDir, type RunningProxy, sleep, startProxy, waitFor } from '../helpers/proxy_process';
 
 const TIMEOUT = { timeout: 120_000 };
@@ -40,19 +41,6 @@ function get(port: number, pathName: string): Promise<number> {
     });
     req.on('error', reject);
   });
-}
-
-function readLines(file: string): string[] {
-  return fs.existsSync(file) ? fs.readFileSync(file, 'utf8').split('\n').slice(0, -1) : [];
-}
-
-async function waitForLines(file: string, count: number, ms = 10_000): Promise<string[]> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const lines = readLines(file);
-    if (lines.length >= count || Date.now() > deadline) return lines;
-    await sleep(50);
-  }
 }
 
 describe('HTTP access logs', TIMEOUT, () => {

@@ -4,10 +4,9 @@
 // server_header_transformation, normalize_path, merge_slashes and add_user_agent.
 
 import assert from 'node:assert/strict';
-import * as http2 from 'node:http2';
 import { after, before, describe, test } from 'node:test';
 import { httpListener, localCluster } from '../helpers/config_fixtures';
-import { h2Request, type Reply, type RequestOptions, request, startUpstream, type Upstream } from '../helpers/http_peers';
+import { listenerClients, startUpstream, type Upstream } from '../helpers/http_peers';
 import { type RunningProxy, startProxy } from '../helpers/proxy_process';
 
 const TIMEOUT = { timeout: 30_000 };
@@ -23,7 +22,7 @@ describe('request identity, forwarding headers and path rewriting on HTTP/1.1 an
   let upstream: Upstream;
   let proxy: RunningProxy;
   const ports: Record<string, number> = {};
-  const sessions: Record<string, http2.ClientHttp2Session> = {};
+  const clients = listenerClients(ports);
 
   before(async () => {
     // Answers with what it was sent; /named answers with its own server and via headers.
@@ -49,22 +48,16 @@ describe('request identity, forwarding headers and path rewriting on HTTP/1.1 an
     proxy = await startProxy({ node: { id: 'node-7', cluster: 'front' }, static_resources: { listeners, clusters: [localCluster('web', upstream.port)] } });
     for (const name of ['plain', 'edge', 'preserving', 'no-ids', 'agent']) {
       ports[name] = await proxy.listenerPort(name);
-      sessions[name] = http2.connect(`http://127.0.0.1:${ports[name]}`);
     }
   });
 
   after(async () => {
-    for (const session of Object.values(sessions)) session.destroy();
+    clients.close();
     await proxy?.cleanup();
     await upstream?.close();
   });
 
-  const clients: [string, (listener: string, options: RequestOptions) => Promise<Reply>][] = [
-    ['HTTP/1.1', (listener, options) => request(ports[listener]!, options)],
-    ['h2c', (listener, options) => h2Request(sessions[listener]!, options)],
-  ];
-
-  for (const [protocol, send] of clients) {
+  for (const [protocol, send] of clients.protocols) {
     const seen = async (listener: string, path: string, headers: Record<string, string> = {}): Promise<Seen> => {
       const reply = await send(listener, { path, headers });
       assert.equal(reply.status, 200, `${listener} ${path}`);

@@ -2,7 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { xxHash64 } from '../../src/common/hash/xxhash64';
 import type { HashPolicy } from '../../src/config/model';
-import { computeHashKey, cookieValue, downstreamRemoteIp, generatedCookieValue, type HashedRequest, setCookieValue } from '../../src/filters/http/hash_policy';
+import { computeHashKey, cookieValue, generatedCookieValue, type HashedRequest, setCookieValue } from '../../src/filters/http/hash_policy';
 import { queryParameter } from '../../src/filters/http/query_string';
 import { RouteLoadBalancerContext } from '../../src/filters/http/route_load_balancer_context';
 import { RequestHead } from '../../src/http/message';
@@ -113,19 +113,6 @@ test('query parameters: the first value, undecoded; a bare name has the value ""
   assert.equal(queryParameter('/p?k=a=b', 'k'), 'a=b');
 });
 
-test('the source IP: the peer with use_remote_address, else the last x-forwarded-for address when valid', () => {
-  const xff = head('/', [
-    ['x-forwarded-for', '1.1.1.1, 2.2.2.2'],
-    ['x-forwarded-for', ' 3.3.3.3 '],
-  ]);
-  assert.equal(downstreamRemoteIp(xff, '127.0.0.1', true), '127.0.0.1');
-  assert.equal(downstreamRemoteIp(xff, '127.0.0.1', false), '3.3.3.3');
-  assert.equal(downstreamRemoteIp(head('/', [['x-forwarded-for', '2001:db8::1']]), '127.0.0.1', false), '2001:db8::1');
-  assert.equal(downstreamRemoteIp(head('/', [['x-forwarded-for', '1.1.1.1, not-an-ip']]), '127.0.0.1', false), '127.0.0.1');
-  assert.equal(downstreamRemoteIp(head('/', [['x-forwarded-for', '1.1.1.1,']]), '127.0.0.1', false), '127.0.0.1');
-  assert.equal(downstreamRemoteIp(head('/'), '127.0.0.1', false), '127.0.0.1');
-});
-
 test('Set-Cookie text: quoted value, Max-Age unless 0, Path when set, HttpOnly', () => {
   assert.equal(setCookieValue('sticky', 'abc', '/app', 3600), 'sticky="abc"; Max-Age=3600; Path=/app; HttpOnly');
   assert.equal(setCookieValue('sticky', 'abc', '', 0), 'sticky="abc"; HttpOnly');
@@ -141,7 +128,7 @@ test('a generated cookie value: xxHash64 of the remote and local addresses, in 1
 test('the route context: hash computed once, on demand; the cookie it made becomes a set-cookie line', () => {
   const policies: HashPolicy[] = [{ kind: 'cookie', name: 'sticky', ttlSeconds: 300, path: '/', terminal: false }];
   const connection = { remoteAddress: '::1', remotePort: 40000, localAddress: '127.0.0.1', localPort: 8080 };
-  const context = new RouteLoadBalancerContext(policies, null, head('/'), connection, '::1', false);
+  const context = new RouteLoadBalancerContext(policies, null, head('/'), connection, { trustedClient: () => ({ ip: '::1', port: 40000, internal: true, edge: false }) });
   assert.deepEqual(context.setCookieHeaders, []);
   const expected = generatedCookieValue('[::1]:40000', '127.0.0.1:8080');
   assert.equal(context.hashKey, xxHash64(expected));
@@ -151,7 +138,7 @@ test('the route context: hash computed once, on demand; the cookie it made becom
   assert.equal(context.metadataMatch, null);
 
   const criteria = [{ name: 'version', value: 'v1' }];
-  const matchOnly = new RouteLoadBalancerContext(undefined, criteria, head('/'), connection, '::1', false);
+  const matchOnly = new RouteLoadBalancerContext(undefined, criteria, head('/'), connection, { trustedClient: () => ({ ip: '::1', port: 40000, internal: true, edge: false }) });
   assert.equal(matchOnly.hashKey, null);
   assert.equal(matchOnly.metadataMatch, criteria);
 });

@@ -4,6 +4,7 @@ import { FieldError } from '../../src/config/errors';
 import { RequestHead } from '../../src/http/message';
 import { type HeaderFormatContext, parseHeaderFormat } from '../../src/filters/http/header_format';
 import { HeaderMutator } from '../../src/filters/http/header_mutator';
+import { forwardedForOf, trustedClient } from '../../src/http/trusted_client';
 
 function context(headers: string[] = [], useRemoteAddress = true): HeaderFormatContext {
   const head = new RequestHead('GET', '/', false);
@@ -11,7 +12,7 @@ function context(headers: string[] = [], useRemoteAddress = true): HeaderFormatC
   return {
     head,
     connection: { remoteAddress: '10.0.0.7', remotePort: 40000, localAddress: '127.0.0.1', localPort: 8080 },
-    useRemoteAddress,
+    client: trustedClient({ useRemoteAddress, xffNumTrustedHops: 0 }, '10.0.0.7', 40000, forwardedForOf(head)),
     protocol: 'HTTP/1.1',
     hostname: 'proxy-host',
   };

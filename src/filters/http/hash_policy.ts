@@ -3,7 +3,6 @@
 // hashes it with xxHash64 (seed 0); the results combine as rotl64(hash, 1) ^ next, so that
 // two identical policies do not cancel out. A terminal policy that leaves a hash ends the walk.
 
-import { isIP } from 'node:net';
 import { xxHash64 } from '../../common/hash/xxhash64';
 import type { HashPolicy } from '../../config/model';
 import type { RequestHead } from '../../http/message';
@@ -81,25 +80,6 @@ export function cookieValue(head: RequestHead, name: string): string {
     }
   }
   return '';
-}
-
-/**
- * The downstream address Envoy's connection manager records for the request: the connection's
- * peer with use_remote_address; otherwise the last x-forwarded-for entry when it is an IP
- * address, else the connection's peer.
- */
-export function downstreamRemoteIp(head: RequestHead, connectionIp: string, useRemoteAddress: boolean): string {
-  if (useRemoteAddress) return connectionIp;
-  // Repeated headers read as one comma-separated list, as Envoy joins them.
-  let forwardedFor: string | null = null;
-  const headers = head.headers;
-  for (let i = 0; i < headers.length; i += 2) {
-    if (headers[i] === 'x-forwarded-for') forwardedFor = forwardedFor === null ? headers[i + 1] : `${forwardedFor},${headers[i + 1]}`;
-  }
-  if (forwardedFor === null) return connectionIp;
-  const comma = forwardedFor.lastIndexOf(',');
-  const last = (comma >= 0 && comma + 1 < forwardedFor.length ? forwardedFor.slice(comma + 1) : forwardedFor).trim();
-  return isIP(last) !== 0 ? last : connectionIp;
 }
 
 /** The value of a cookie the router makes (Envoy's addDownstreamSetCookie): the connection's addresses, hashed, in 16 hex digits. */

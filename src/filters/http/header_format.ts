@@ -7,13 +7,14 @@ import { FieldError } from '../../config/errors';
 import type { RequestHead } from '../../http/message';
 import type { DownstreamAddresses } from '../../network/downstream_addresses';
 import { socketAddressString } from '../../stream_info/downstream_connection';
-import { downstreamRemoteIp } from './hash_policy';
+import type { TrustedClient } from '../../http/trusted_client';
 
 /** What a header value may be made of, for one request. */
 export interface HeaderFormatContext {
   readonly head: RequestHead;
   readonly connection: DownstreamAddresses;
-  readonly useRemoteAddress: boolean;
+  /** Who sent the request, as the connection manager decided. */
+  readonly client: TrustedClient;
   /** As access logs print it: HTTP/1.0, HTTP/1.1 or HTTP/2. */
   readonly protocol: string;
   readonly hostname: string;
@@ -156,9 +157,9 @@ function variable(expression: string): (context: HeaderFormatContext) => string 
   if (paren < 0) {
     switch (name) {
       case 'DOWNSTREAM_REMOTE_ADDRESS':
-        return (c) => remoteAddress(c, true);
+        return (c) => socketAddressString(c.client.ip, c.client.port);
       case 'DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT':
-        return (c) => remoteAddress(c, false);
+        return (c) => c.client.ip;
       case 'DOWNSTREAM_LOCAL_ADDRESS':
         return (c) => socketAddressString(c.connection.localAddress, c.connection.localPort);
       case 'DOWNSTREAM_LOCAL_ADDRESS_WITHOUT_PORT':
@@ -173,12 +174,4 @@ function variable(expression: string): (context: HeaderFormatContext) => string 
   }
   if (NOT_YET.has(name)) throw new FieldError('', `field '${name}' is not supported as a custom header by this build yet`);
   throw new FieldError('', `field '${expression}' not supported as custom header`);
-}
-
-/** Envoy's downstream remote address: the peer, or without use_remote_address the trusted x-forwarded-for address (port 0). */
-function remoteAddress(context: HeaderFormatContext, withPort: boolean): string {
-  const peer = context.connection.remoteAddress ?? '';
-  const ip = downstreamRemoteIp(context.head, peer, context.useRemoteAddress);
-  if (!withPort) return ip;
-  return ip === peer ? socketAddressString(peer, context.connection.remotePort) : socketAddressString(ip, 0);
 }

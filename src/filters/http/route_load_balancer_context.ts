@@ -7,7 +7,8 @@ import { addressString } from '../../upstream/shared/address';
 import type { LoadBalancerContext } from '../../upstream/worker/lb/load_balancer';
 import type { MetadataMatchCriteria } from '../../config/metadata_match';
 import type { DownstreamAddresses } from '../../network/downstream_addresses';
-import { computeHashKey, downstreamRemoteIp, generatedCookieValue, type HashedRequest, setCookieValue } from './hash_policy';
+import type { TrustedClient } from '../../http/trusted_client';
+import { computeHashKey, generatedCookieValue, type HashedRequest, setCookieValue } from './hash_policy';
 
 export class RouteLoadBalancerContext implements LoadBalancerContext, HashedRequest {
   readonly hostSelectionRetryCount = 0;
@@ -21,8 +22,7 @@ export class RouteLoadBalancerContext implements LoadBalancerContext, HashedRequ
     readonly metadataMatch: MetadataMatchCriteria | null,
     readonly head: RequestHead,
     readonly downstream: DownstreamAddresses,
-    private readonly connectionIp: string,
-    private readonly useRemoteAddress: boolean,
+    private readonly request: { trustedClient(): TrustedClient },
   ) {}
 
   /**
@@ -42,7 +42,7 @@ export class RouteLoadBalancerContext implements LoadBalancerContext, HashedRequ
   }
 
   get remoteIp(): string {
-    return downstreamRemoteIp(this.head, this.connectionIp, this.useRemoteAddress);
+    return this.request.trustedClient().ip;
   }
 
   addCookie(name: string, path: string, ttlSeconds: number): string {

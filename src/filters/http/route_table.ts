@@ -23,7 +23,7 @@ export interface RequestFacts {
   /** The scheme x-forwarded-proto gives, as the connection manager sets it. */
   forwardedProto(head: RequestHead): string;
   /** Whether the request comes from inside the trusted network (Envoy's x-envoy-internal). */
-  isInternal(head: RequestHead): boolean;
+  isInternal(): boolean;
 }
 
 /** Envoy's SslRedirectRoute: the request's own URL over https, 301. */
@@ -220,7 +220,7 @@ export class RouteTable {
     const vh = this.virtualHost(head.authority);
     if (vh === null) return null;
     const required = vh.virtualHost.requireTls;
-    if (required !== 'NONE' && facts.forwardedProto(head) !== 'https' && (required === 'ALL' || !facts.isInternal(head))) return SSL_REDIRECT;
+    if (required !== 'NONE' && facts.forwardedProto(head) !== 'https' && (required === 'ALL' || !facts.isInternal())) return SSL_REDIRECT;
     return vh.route(head, this.runtime, this.random);
   }
 

@@ -24,7 +24,7 @@ import type { ClusterManager } from '../../upstream/worker/cluster_manager';
 import { OutlierResult } from '../../upstream/worker/outlier/host_monitor';
 import { percentageOfTimeout } from '../../upstream/worker/timeout_budget_stats';
 import type { DownstreamAddresses } from '../../network/downstream_addresses';
-import { forwardedForOf, isInternalRequest } from '../network/http_connection_manager/internal_request';
+import type { TrustedClient } from '../../http/trusted_client';
 import { RetryLoadBalancerContext } from './retry_load_balancer_context';
 import { wouldRetryFromReset, wouldRetryFromStatus } from './retry_on';
 import { RetryState, RetryStatus } from './retry_state';
@@ -49,6 +49,8 @@ export type HeaderModifier = (headers: string[]) => void;
 export interface DownstreamStream {
   /** The downstream peer's IP address. */
   readonly remoteAddress: string;
+  /** Who sent the request as far as the proxy trusts it, and whether it is internal. */
+  trustedClient(): TrustedClient;
   /** The downstream connection, for upstream filters that act on its addresses. */
   readonly connection: DownstreamAddresses;
   /** The downstream's protocol, for protocol_selection USE_DOWNSTREAM_PROTOCOL. */
@@ -86,8 +88,6 @@ export interface RouterConfig {
   readonly stats: RouterStats;
   /** Append the downstream address to x-forwarded-for (use_remote_address). */
   readonly useRemoteAddress: boolean;
-  /** xff_num_trusted_hops: which x-forwarded-for entry decides whether a request is internal. */
-  readonly xffNumTrustedHops: number;
   /** The server's local address, appended instead of a loopback peer's (Bootstrap.localAddress). */
   readonly localAddress: string | undefined;
   /** The downstream connection's buffer limit: request body held while connecting, or kept for retries, is bounded by it. */
@@ -277,7 +277,7 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
     const routeContext =
       action.hashPolicies === undefined && metadataMatch === undefined
         ? null
-        : new RouteLoadBalancerContext(action.hashPolicies, metadataMatch ?? null, head, downstream.connection, downstream.remoteAddress, config.useRemoteAddress);
+        : new RouteLoadBalancerContext(action.hashPolicies, metadataMatch ?? null, head, downstream.connection, downstream);
     let context: LoadBalancerContext = routeContext ?? connectionContext(downstream.connection, head);
     if (action.retryPolicy !== undefined || this.headerRetryOn !== null) {
       const headers = { retryOn: this.headerRetryOn, maxRetries: this.headerMaxRetries, retriableStatusCodes: this.headerRetriableStatusCodes };
@@ -909,7 +909,7 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
     this.formatContext = {
       head,
       connection: this.downstream.connection,
-      useRemoteAddress: this.config.useRemoteAddress,
+      client: this.downstream.trustedClient(),
       protocol: this.downstream.protocol === 'http2' ? 'HTTP/2' : head.http10 ? 'HTTP/1.0' : 'HTTP/1.1',
       hostname: this.config.hostname,
     };
@@ -929,13 +929,12 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
   /** internal_only_headers: Envoy cleans them off before routing, from any request not from inside. */
   private cleanInternalOnlyHeaders(head: RequestHead): void {
     const internalOnly = this.config.routeTable.internalOnlyHeaders;
-    if (internalOnly !== null && !this.isInternal(head)) removeHeaders(head.headers, (name) => internalOnly.has(name));
+    if (internalOnly !== null && !this.isInternal()) removeHeaders(head.headers, (name) => internalOnly.has(name));
   }
 
   /** Whether Envoy would mark the request x-envoy-internal. */
-  isInternal(head: RequestHead): boolean {
-    const config = this.config;
-    return isInternalRequest(config.useRemoteAddress, config.xffNumTrustedHops, this.downstream.remoteAddress, forwardedForOf(head));
+  isInternal(): boolean {
+    return this.downstream.trustedClient().internal;
   }
 
   /**
@@ -983,9 +982,17 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
           break;
         case ProxyHeader.ExpectedTimeout:
         case ProxyHeader.OriginalPath:
+        case ProxyHeader.Internal:
         case ProxyHeader.Consumed:
           // Ours to set.
           continue;
+        case ProxyHeader.ExternalAddress:
+          // The edge says who the client is; a proxy inside passes on what the edge said.
+          if (this.downstream.trustedClient().edge) continue;
+          break;
+        case ProxyHeader.TrustedOnly:
+          if (!this.isInternal()) continue;
+          break;
         case ProxyHeader.Steering:
           steering = true;
           this.keepSteeringHeader(name, headers[i + 1]);
@@ -999,7 +1006,7 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
     const grpcTimeout = action.maxGrpcTimeoutMs !== undefined && isGrpc(head);
     this.timeoutMs = grpcTimeout ? grpcRouteTimeout(head, action.maxGrpcTimeoutMs!, action.grpcTimeoutOffsetMs ?? 0) : action.timeoutMs;
     this.perTryTimeoutMs = action.retryPolicy?.perTryTimeoutMs ?? 0;
-    if (steering) this.applySteeringHeaders(forwardedFor);
+    if (steering) this.applySteeringHeaders();
     // A try may not outlast the request: then it has no timeout of its own.
     if (this.timeoutMs > 0 && this.perTryTimeoutMs >= this.timeoutMs) this.perTryTimeoutMs = 0;
     if (this.config.useRemoteAddress && !this.config.skipXffAppend) {
@@ -1008,6 +1015,9 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
     }
     if (forwardedFor !== null) out.push('x-forwarded-for', forwardedFor);
     if (!forwardedProto) out.push('x-forwarded-proto', head.scheme);
+    const client = this.downstream.trustedClient();
+    if (client.internal) out.push('x-proxy-internal', 'true');
+    else if (client.edge) out.push('x-proxy-external-address', client.ip);
     if (this.config.via !== '') appendHeaderValue(out, 'via', this.config.via);
     // What the upstream may take: a try's own timeout when there is one, else the route's.
     const expectedTimeoutMs = this.perTryTimeoutMs > 0 ? this.perTryTimeoutMs : this.timeoutMs;
@@ -1043,12 +1053,11 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
    * Envoy's connection manager strips the steering headers of a request that is not internal;
    * its router takes those of one that is (FilterUtility::finalTimeout, RetryStateImpl).
    */
-  private applySteeringHeaders(forwardedFor: string | null): void {
-    const config = this.config;
+  private applySteeringHeaders(): void {
     const timeout = this.headerTimeout;
     const perTry = this.headerPerTryTimeout;
     this.headerTimeout = this.headerPerTryTimeout = null;
-    if (!isInternalRequest(config.useRemoteAddress, config.xffNumTrustedHops, this.downstream.remoteAddress, forwardedFor)) {
+    if (!this.isInternal()) {
       this.headerRetryOn = this.headerMaxRetries = this.headerRetriableStatusCodes = null;
       return;
     }
@@ -1105,30 +1114,44 @@ const enum ProxyHeader {
   Steering,
   /** A header Envoy's router consumes that this build does not act on (gRPC retries, hedging). */
   Consumed,
+  /** x-proxy-internal: set on an internal request, never taken from the downstream. */
+  Internal,
+  /** x-proxy-external-address: set on an edge request. */
+  ExternalAddress,
+  /** A header Envoy's connection manager drops from a request that is not internal. */
+  TrustedOnly,
 }
 
 /** Recognizes the request headers the router sets or edits; by length first, as most are none. */
 function proxyHeaderOf(name: string): ProxyHeader {
   switch (name.length) {
     case 15:
-      return name === 'x-forwarded-for' ? ProxyHeader.ForwardedFor : ProxyHeader.None;
+      if (name === 'x-forwarded-for') return ProxyHeader.ForwardedFor;
+      return name === 'x-proxy-ip-tags' ? ProxyHeader.TrustedOnly : ProxyHeader.None;
     case 16:
-      return name === 'x-proxy-retry-on' ? ProxyHeader.Steering : ProxyHeader.None;
+      if (name === 'x-proxy-retry-on') return ProxyHeader.Steering;
+      return name === 'x-proxy-internal' ? ProxyHeader.Internal : ProxyHeader.None;
     case 17:
       return name === 'x-forwarded-proto' ? ProxyHeader.ForwardedProto : ProxyHeader.None;
     case 19:
-      return name === 'x-proxy-max-retries' ? ProxyHeader.Steering : ProxyHeader.None;
+      if (name === 'x-proxy-max-retries') return ProxyHeader.Steering;
+      return name === 'x-proxy-force-trace' ? ProxyHeader.TrustedOnly : ProxyHeader.None;
     case 21:
       if (name === 'x-proxy-original-path') return ProxyHeader.OriginalPath;
       return name === 'x-proxy-retry-grpc-on' ? ProxyHeader.Consumed : ProxyHeader.None;
     case 30:
       if (name === 'x-proxy-expected-rq-timeout-ms') return ProxyHeader.ExpectedTimeout;
       if (name === 'x-proxy-upstream-rq-timeout-ms' || name === 'x-proxy-retriable-status-codes') return ProxyHeader.Steering;
+      if (name === 'x-proxy-upstream-alt-stat-name') return ProxyHeader.Consumed;
       return name === 'x-proxy-retriable-header-names' ? ProxyHeader.Consumed : ProxyHeader.None;
     case 32:
       return name === 'x-proxy-hedge-on-per-try-timeout' ? ProxyHeader.Consumed : ProxyHeader.None;
+    case 24:
+      return name === 'x-proxy-external-address' ? ProxyHeader.ExternalAddress : ProxyHeader.None;
     case 38:
       return name === 'x-proxy-upstream-rq-per-try-timeout-ms' ? ProxyHeader.Steering : ProxyHeader.None;
+    case 40:
+      return name === 'x-proxy-upstream-rq-timeout-alt-response' ? ProxyHeader.Consumed : ProxyHeader.None;
     default:
       return ProxyHeader.None;
   }

@@ -145,8 +145,7 @@ export const HTTP_CONNECTION_MANAGER_SHAPE: Shape = {
     route_config: ROUTE_CONFIG,
     http_filters: list({ fields: { name: leaf, typed_config: anyContent } }),
     use_remote_address: leaf,
-    // xff_num_trusted_hops stays refused: the internal-request test reads it, but the downstream
-    // address that access logs and hash policies take does not come from x-forwarded-for yet.
+    xff_num_trusted_hops: leaf,
     skip_xff_append: leaf,
     via: leaf,
     generate_request_id: leaf,

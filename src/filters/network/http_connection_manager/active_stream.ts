@@ -8,11 +8,11 @@
 
 import { randomUUID } from 'node:crypto';
 import type { HttpProtocol, RequestDecoder, ResponseEncoder, StreamResetReason } from '../../../http/codec';
-import { appendHeaderValue, type RequestHead, ResponseHead, setHeader } from '../../../http/message';
+import { appendHeaderValue, removeHeaders, type RequestHead, ResponseHead, setHeader } from '../../../http/message';
 import { headerValue } from '../../http/header_matcher';
 import { mergeSlashes, normalizePath } from '../../../http/path_normalization';
 import type { HttpConnectionManagerConfig } from '../../../config/model';
-import { forwardedForOf, isInternalRequest } from './internal_request';
+import { forwardedForOf, isEdgeDroppedHeader, trustedClient, type TrustedClient } from '../../../http/trusted_client';
 import { headerDump } from '../../../log/connection_log';
 import type { Logger } from '../../../log/logger_api';
 import { FilterHeadersStatus, type HttpFilter, type HttpFilterCallbacks } from '../../http/http_filter';
@@ -21,6 +21,7 @@ import type { ConnectionManager } from './connection_manager';
 import { FilterHeaders } from './filter_headers';
 import type { HttpConnectionManagerStats } from './stats';
 import { ResponseFlag } from '../../../stream_info/response_flags';
+import { socketAddressString } from '../../../stream_info/downstream_connection';
 import { StreamInfo } from '../../../stream_info/stream_info';
 import { StreamTimers, type TimedStream } from './stream_timers';
 
@@ -63,6 +64,8 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, HttpFilte
   /** The request's upgrade was allowed: its stream counts in downstream_cx_upgrades_active. */
   private upgraded = false;
   private startMs = 0;
+  /** The request's trusted client, once asked for; null until then. */
+  private client: TrustedClient | null = null;
 
   /** @param reusable serves one request after another (HTTP/1) */
   constructor(
@@ -98,6 +101,7 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, HttpFilte
     this.headersOnly = null;
     this.filtersActive = false;
     this.stoppedBy = null;
+    this.client = null;
     this.info?.start();
   }
 
@@ -125,6 +129,12 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, HttpFilte
     const config = this.owner.factory.config;
     if (config.normalizePath) head.path = normalizePath(head.path);
     if (config.mergeSlashes) head.path = mergeSlashes(head.path);
+    if (info !== null) {
+      const client = this.trustedClient();
+      info.downstreamRemoteAddress = socketAddressString(client.ip, client.port);
+    }
+    // What only a proxy inside may say of a request; an edge request's own say is dropped, before add_user_agent speaks.
+    if (config.useRemoteAddress && this.trustedClient().edge) removeHeaders(head.headers, isEdgeDroppedHeader);
     // As Envoy's connection manager, the request id is made before the filters and the router,
     // so every log entry, local replies included, names it; the router sends this one upstream.
     if (config.generateRequestId) this.setRequestId(head, config);
@@ -334,6 +344,15 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, HttpFilte
     this.timers.dispose();
   }
 
+  /** Who sent the request, decided from its head as received (before the router appends to x-forwarded-for). */
+  trustedClient(): TrustedClient {
+    if (this.client === null) {
+      const connection = this.connection;
+      this.client = trustedClient(this.owner.factory.config, this.remoteAddress, connection.remotePort ?? 0, forwardedForOf(this.request!));
+    }
+    return this.client;
+  }
+
   // ---- internals -----------------------------------------------------------------------------
 
   /** Envoy's `[C<id>][S<id>] ` line start. */
@@ -355,7 +374,7 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, HttpFilte
       }
     }
     if (at < 0) headers.push('x-request-id', randomUUID());
-    else if (config.useRemoteAddress && !config.preserveExternalRequestId && !isInternalRequest(true, config.xffNumTrustedHops, this.remoteAddress, forwardedForOf(head))) {
+    else if (config.useRemoteAddress && !config.preserveExternalRequestId && this.trustedClient().edge) {
       headers[at + 1] = randomUUID();
     }
   }

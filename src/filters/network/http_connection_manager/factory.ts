@@ -134,7 +134,6 @@ export class HttpConnectionManagerFactory implements NetworkFilterFactory {
       clusters: deps.clusters,
       stats: new RouterStats(scope),
       useRemoteAddress: config.useRemoteAddress,
-      xffNumTrustedHops: config.xffNumTrustedHops,
       localAddress: deps.localAddress,
       bufferLimitBytes: deps.bufferLimitBytes,
       clock: deps.filterContext.clock,
