@@ -35,6 +35,16 @@ const ROUTES = [
     route: { weighted_clusters: { clusters: [{ name: 'web', weight: 100, request_headers_to_add: [add('x-entry', 'weighted')], response_headers_to_add: [add('x-resp', 'entry')] }] } },
   },
   {
+    match: { prefix: '/vars' },
+    route: { cluster: 'tagged' },
+    request_headers_to_add: [add('x-start', '%START_TIME(%s)%'), add('x-copy', 'tag %REQ(X-Tag)%'), add('x-host-known', '%UPSTREAM_REMOTE_ADDRESS%')],
+    response_headers_to_add: [
+      add('x-upstream', '%UPSTREAM_REMOTE_ADDRESS%'),
+      add('x-version', '%UPSTREAM_METADATA(["com.example", "version"])%'),
+      add('x-tls', '%DOWNSTREAM_TLS_VERSION%'),
+    ],
+  },
+  {
     match: { prefix: '/' },
     route: { cluster: 'web' },
     request_headers_to_add: [set('x-level', 'route'), add('x-peer', '%DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT%')],
@@ -70,7 +80,11 @@ describe('header mutations on HTTP/1.1 and h2c', TIMEOUT, () => {
       res.setHeader('x-upstream-secret', 'hidden');
       res.end(JSON.stringify(req.headers));
     });
-    proxy = await startProxy({ static_resources: { listeners: [listener('plain', false), listener('specific', true)], clusters: [localCluster('web', upstream.port), DOWN] } });
+    // The upstream again, as a cluster whose host carries metadata.
+    const tagged = localCluster('tagged', upstream.port);
+    tagged.load_assignment.endpoints[0].lb_endpoints[0].metadata = { filter_metadata: { 'com.example': { version: 'v2' } } };
+    const clusters = [localCluster('web', upstream.port), tagged, DOWN];
+    proxy = await startProxy({ static_resources: { listeners: [listener('plain', false), listener('specific', true)], clusters } });
     ports.plain = await proxy.listenerPort('plain');
     ports.specific = await proxy.listenerPort('specific');
   });
@@ -126,6 +140,20 @@ describe('header mutations on HTTP/1.1 and h2c', TIMEOUT, () => {
       assert.equal(down.headers['x-resp'], 'route, configuration');
       assert.equal(down.headers['content-type'], 'text/x-replaced');
       assert.equal(down.headers.server, 'proxy');
+    });
+
+    test(`${protocol}: values from the stream's start, the request, the upstream host and its metadata`, async () => {
+      const before = Math.floor(Date.now() / 1000);
+      const reply = await send(ports.plain, '/vars', { 'x-tag': 'seven' });
+      const upstreamSaw = seen(reply);
+      const start = Number(upstreamSaw['x-start']);
+      assert.ok(start >= before && start <= Math.ceil(Date.now() / 1000), String(start));
+      assert.equal(upstreamSaw['x-copy'], 'tag seven');
+      // No host is chosen when the request's values are made: empty, so not added (as in Envoy).
+      assert.equal(upstreamSaw['x-host-known'], undefined);
+      assert.equal(reply.headers['x-upstream'], `127.0.0.1:${upstream.port}`);
+      assert.equal(reply.headers['x-version'], 'v2');
+      assert.equal(reply.headers['x-tls'], undefined);
     });
   }
 });

@@ -5,6 +5,8 @@ import { RequestHead } from '../../src/http/message';
 import { type HeaderFormatContext, parseHeaderFormat } from '../../src/filters/http/header_format';
 import { HeaderMutator } from '../../src/filters/http/header_mutator';
 import { forwardedForOf, trustedClient } from '../../src/http/trusted_client';
+import { shortestG } from '../../src/filters/http/upstream_metadata';
+import type { SslConnectionInfo } from '../../src/stream_info/stream_info';
 
 function context(headers: string[] = [], useRemoteAddress = true): HeaderFormatContext {
   const head = new RequestHead('GET', '/', false);
@@ -15,8 +17,31 @@ function context(headers: string[] = [], useRemoteAddress = true): HeaderFormatC
     client: trustedClient({ useRemoteAddress, xffNumTrustedHops: 0 }, '10.0.0.7', 40000, forwardedForOf(head)),
     protocol: 'HTTP/1.1',
     hostname: 'proxy-host',
+    ssl: null,
+    // 2016-04-15T20:17:00.310Z
+    startTime: 1460751420310,
+    upstreamHost: null,
   };
 }
+
+const SSL: SslConnectionInfo = {
+  peerSubject: 'CN=client',
+  peerIssuer: 'CN=ca',
+  peerUriSans: ['spiffe://a', 'spiffe://b'],
+  peerDnsSans: [],
+  peerSerial: '0a1b',
+  peerFingerprint256: 'ab'.repeat(32),
+  peerFingerprint1: 'cd'.repeat(20),
+  peerCertificatePem: '-----BEGIN%20CERTIFICATE-----',
+  peerValidFrom: new Date(Date.UTC(2020, 0, 2, 3, 4, 5, 6)),
+  peerExpiration: null,
+  localSubject: 'CN=proxy',
+  localUriSans: [],
+  localDnsSans: [],
+  tlsVersion: 'TLSv1.3',
+  cipherSuite: 'TLS_AES_128_GCM_SHA256',
+  sessionId: 'beef',
+};
 
 const format = (text: string, c = context()): string => parseHeaderFormat(text)(c);
 
@@ -44,8 +69,47 @@ test('what Envoy refuses, in its words; what this build cannot fill in, by name'
   refused('%VAR([x])%', `Invalid header configuration. Expecting '"' or whitespace after 'VAR([', but found 'x'`);
   refused('%VAR(["a"] x)%', `Invalid header configuration. Expecting ')' or whitespace after 'VAR(["a"] ', but found 'x'`);
   refused('%VAR(["a"]) x%', `Invalid header configuration. Expecting '%' or whitespace after 'VAR(["a"]) ', but found 'x'`);
-  refused('%UPSTREAM_METADATA(["ns", "key"])%', "field 'UPSTREAM_METADATA' is not supported as a custom header by this build yet");
-  refused('%START_TIME(%s)%', "field 'START_TIME' is not supported as a custom header by this build yet");
+  refused('%RESPONSE_FLAGS%', "field 'RESPONSE_FLAGS' is not supported as a custom header by this build yet");
+  refused('%PER_REQUEST_STATE(a.b)%', "field 'PER_REQUEST_STATE' is not supported as a custom header by this build yet");
+  refused('%UPSTREAM_METADATA(["ns"])%', 'Invalid header configuration. Expected format UPSTREAM_METADATA(["namespace", "k", ...]), actual format UPSTREAM_METADATA(["ns"])');
+  refused('%UPSTREAM_METADATA%', 'Invalid header configuration. Expected format UPSTREAM_METADATA(["namespace", "k", ...]), actual format UPSTREAM_METADATA');
+  refused('%REQ%', 'Invalid header configuration. Expected format REQ(<header-name>), actual format REQ');
+  refused('%START_TIMES%', 'Not supported field in StreamInfo: START_TIMES');
+});
+
+test('the stream\'s start time, a request header, the upstream host and its metadata', () => {
+  assert.equal(format('%START_TIME%'), '2016-04-15T20:17:00.310Z');
+  assert.equal(format('%START_TIME(%s.%3f)%'), '1460751420.310');
+  assert.equal(format('%START_TIME(%Y/%m/%d)% at %START_TIME(%H:%M)%'), '2016/04/15 at 20:17');
+  assert.equal(format('%REQ(X-Tag)%|%REQ(:path)%|%REQ(absent)%', context(['x-tag', 'first', 'x-tag', 'second'])), 'first|/|');
+  const c = context();
+  assert.equal(format('%UPSTREAM_REMOTE_ADDRESS%', c), '');
+  assert.equal(format('%UPSTREAM_METADATA(["proxy.lb", "version"])%', c), '');
+  c.upstreamHost = { addressString: '10.0.0.9:8080', metadata: { 'proxy.lb': { version: 'v2', weight: 1.5, big: 1234567, tiny: 0.00001234, canary: true, nested: { deep: 'yes' }, list: [1] } } };
+  assert.equal(format('%UPSTREAM_REMOTE_ADDRESS%', c), '10.0.0.9:8080');
+  const metadata = (path: string): string => format(`%UPSTREAM_METADATA(${path})%`, c);
+  assert.equal(metadata('["proxy.lb", "version"]'), 'v2');
+  assert.equal(metadata('["proxy.lb", "weight"]'), '1.5');
+  assert.equal(metadata('["proxy.lb", "big"]'), '1.23457e+06');
+  assert.equal(metadata('["proxy.lb", "tiny"]'), '1.234e-05');
+  assert.equal(metadata('["proxy.lb", "canary"]'), 'true');
+  assert.equal(metadata('["proxy.lb", "nested", "deep"]'), 'yes');
+  // A struct, a list, a missing key or namespace: nothing.
+  for (const path of ['["proxy.lb", "nested"]', '["proxy.lb", "list"]', '["proxy.lb", "absent"]', '["other", "version"]', '["proxy.lb", "version", "more"]']) assert.equal(metadata(path), '', path);
+});
+
+test('the TLS session\'s facts, nothing on a plaintext connection', () => {
+  const tls = { ...context(), ssl: SSL };
+  assert.equal(format('%DOWNSTREAM_PEER_URI_SAN%;%DOWNSTREAM_LOCAL_URI_SAN%;%DOWNSTREAM_PEER_SUBJECT%;%DOWNSTREAM_PEER_ISSUER%', tls), 'spiffe://a,spiffe://b;;CN=client;CN=ca');
+  assert.equal(format('%DOWNSTREAM_TLS_VERSION% %DOWNSTREAM_TLS_CIPHER% %DOWNSTREAM_TLS_SESSION_ID% %DOWNSTREAM_PEER_SERIAL%', tls), 'TLSv1.3 TLS_AES_128_GCM_SHA256 beef 0a1b');
+  assert.equal(format('%DOWNSTREAM_PEER_FINGERPRINT_256%', tls), 'ab'.repeat(32));
+  assert.equal(format('%DOWNSTREAM_PEER_CERT_V_START%|%DOWNSTREAM_PEER_CERT_V_END%', tls), '2020-01-02T03:04:05.006Z|');
+  assert.equal(format('%DOWNSTREAM_PEER_SUBJECT%%DOWNSTREAM_TLS_VERSION%%DOWNSTREAM_PEER_CERT_V_START%'), '');
+});
+
+test("fmt's {:g} for metadata numbers", () => {
+  const cases: [number, string][] = [[0, '0'], [1, '1'], [-2.5, '-2.5'], [100000, '100000'], [1000000, '1e+06'], [123456.7, '123457'], [0.0001, '0.0001'], [0.00001, '1e-05'], [1e100, '1e+100'], [999999.5, '1e+06']];
+  for (const [value, text] of cases) assert.equal(shortestG(value), text, String(value));
 });
 
 test('a level removes first, then adds; append false replaces; an empty value adds nothing', () => {

@@ -1,12 +1,17 @@
 // Envoy 1.16's custom header values (router/header_parser.cc): literal text with `%%` for `%`, and
 // `%VARIABLE%` or `%VARIABLE(args)%` expressions, read by Envoy's own state machine so that the
 // same strings pass and fail with the same messages. The variables this build fills in are the
-// ones a request tells without filter state; the others are refused by name. Pure.
+// ones a request, its connection and its upstream host tell; those that need filter state or the
+// access log's stream record are refused by name. Pure.
 
 import { FieldError } from '../../config/errors';
+import { DateFormat, DefaultDateFormat, NEWLINE_SPECIFIER } from '../../access_log/date_format';
+import { requestHeader } from '../../access_log/substitution_format';
 import type { RequestHead } from '../../http/message';
 import type { DownstreamAddresses } from '../../network/downstream_addresses';
 import { socketAddressString } from '../../stream_info/downstream_connection';
+import type { SslConnectionInfo } from '../../stream_info/stream_info';
+import { metadataText, parseMetadataPath } from './upstream_metadata';
 import type { TrustedClient } from '../../http/trusted_client';
 
 /** What a header value may be made of, for one request. */
@@ -18,6 +23,12 @@ export interface HeaderFormatContext {
   /** As access logs print it: HTTP/1.0, HTTP/1.1 or HTTP/2. */
   readonly protocol: string;
   readonly hostname: string;
+  /** The downstream TLS session; null on a plaintext connection. */
+  readonly ssl: SslConnectionInfo | null;
+  /** When the stream began, ms since the epoch: START_TIME. */
+  readonly startTime: number;
+  /** The upstream host the router picked last; null before it picks one (request headers see none, as in Envoy). */
+  upstreamHost: { readonly addressString: string; readonly metadata: Readonly<Record<string, unknown>> } | null;
 }
 
 type Piece = string | ((context: HeaderFormatContext) => string);
@@ -25,32 +36,23 @@ type Piece = string | ((context: HeaderFormatContext) => string);
 export type HeaderFormatter = (context: HeaderFormatContext) => string;
 
 /** Envoy's custom header variables this build cannot fill in yet (they need filter state, metadata, the upstream or TLS facts). */
-const NOT_YET = new Set([
-  'DOWNSTREAM_LOCAL_URI_SAN',
-  'DOWNSTREAM_PEER_URI_SAN',
-  'DOWNSTREAM_LOCAL_SUBJECT',
-  'DOWNSTREAM_PEER_SUBJECT',
-  'DOWNSTREAM_PEER_ISSUER',
-  'DOWNSTREAM_TLS_SESSION_ID',
-  'DOWNSTREAM_TLS_CIPHER',
-  'DOWNSTREAM_TLS_VERSION',
-  'DOWNSTREAM_PEER_FINGERPRINT_256',
-  'DOWNSTREAM_PEER_FINGERPRINT_1',
-  'DOWNSTREAM_PEER_SERIAL',
-  'DOWNSTREAM_PEER_CERT',
-  'DOWNSTREAM_PEER_CERT_V_START',
-  'DOWNSTREAM_PEER_CERT_V_END',
-  'REQUESTED_SERVER_NAME',
-  'UPSTREAM_METADATA',
-  'DYNAMIC_METADATA',
-  'UPSTREAM_LOCAL_ADDRESS',
-  'UPSTREAM_REMOTE_ADDRESS',
-  'PER_REQUEST_STATE',
-  'REQ',
-  'START_TIME',
-  'RESPONSE_FLAGS',
-  'RESPONSE_CODE_DETAILS',
-]);
+const NOT_YET = new Set(['REQUESTED_SERVER_NAME', 'DYNAMIC_METADATA', 'UPSTREAM_LOCAL_ADDRESS', 'PER_REQUEST_STATE', 'RESPONSE_FLAGS', 'RESPONSE_CODE_DETAILS']);
+
+/** Envoy's TLS variables: the session's fact, '' on a plaintext connection. */
+const TLS_VARIABLES: Readonly<Record<string, (ssl: SslConnectionInfo) => string | null>> = {
+  DOWNSTREAM_PEER_URI_SAN: (ssl) => ssl.peerUriSans.join(','),
+  DOWNSTREAM_LOCAL_URI_SAN: (ssl) => ssl.localUriSans.join(','),
+  DOWNSTREAM_PEER_ISSUER: (ssl) => ssl.peerIssuer,
+  DOWNSTREAM_PEER_SUBJECT: (ssl) => ssl.peerSubject,
+  DOWNSTREAM_LOCAL_SUBJECT: (ssl) => ssl.localSubject,
+  DOWNSTREAM_TLS_SESSION_ID: (ssl) => ssl.sessionId,
+  DOWNSTREAM_TLS_CIPHER: (ssl) => ssl.cipherSuite,
+  DOWNSTREAM_TLS_VERSION: (ssl) => ssl.tlsVersion,
+  DOWNSTREAM_PEER_FINGERPRINT_256: (ssl) => ssl.peerFingerprint256,
+  DOWNSTREAM_PEER_FINGERPRINT_1: (ssl) => ssl.peerFingerprint1,
+  DOWNSTREAM_PEER_SERIAL: (ssl) => ssl.peerSerial,
+  DOWNSTREAM_PEER_CERT: (ssl) => ssl.peerCertificatePem,
+};
 
 const enum State {
   Literal,
@@ -170,8 +172,50 @@ function variable(expression: string): (context: HeaderFormatContext) => string 
         return (c) => c.protocol;
       case 'HOSTNAME':
         return (c) => c.hostname;
+      case 'UPSTREAM_REMOTE_ADDRESS':
+        return (c) => c.upstreamHost?.addressString ?? '';
+      case 'DOWNSTREAM_PEER_CERT_V_START':
+        return certificateDate((ssl) => ssl.peerValidFrom);
+      case 'DOWNSTREAM_PEER_CERT_V_END':
+        return certificateDate((ssl) => ssl.peerExpiration);
     }
+    const tls = Object.hasOwn(TLS_VARIABLES, name) ? TLS_VARIABLES[name]! : null;
+    if (tls !== null) return (c) => (c.ssl === null ? '' : (tls(c.ssl) ?? ''));
   }
+  // Envoy matches these by prefix, so that `REQ (x)` reaches the argument check and fails there.
+  if (name.startsWith('START_TIME')) return startTime(name, expression);
+  if (name.startsWith('UPSTREAM_METADATA')) {
+    const path = parseMetadataPath(expression.slice('UPSTREAM_METADATA'.length));
+    return (c) => (c.upstreamHost === null ? '' : metadataText(c.upstreamHost.metadata, path));
+  }
+  if (name.startsWith('REQ') && !NOT_YET.has(name)) return requestHeaderVariable(expression.slice('REQ'.length));
   if (NOT_YET.has(name)) throw new FieldError('', `field '${name}' is not supported as a custom header by this build yet`);
   throw new FieldError('', `field '${expression}' not supported as custom header`);
+}
+
+/** START_TIME or START_TIME(format): the access log's date formats. */
+function startTime(name: string, expression: string): HeaderFormatter {
+  if (name !== 'START_TIME') throw new FieldError('', `Not supported field in StreamInfo: ${name}`);
+  const open = expression.indexOf('(');
+  const pattern = open < 0 ? '' : expression.slice(open + 1, expression.lastIndexOf(')'));
+  if (NEWLINE_SPECIFIER.test(pattern)) throw new FieldError('', 'Invalid header configuration. Format string contains newline.');
+  const format = pattern === '' ? new DefaultDateFormat() : new DateFormat(pattern);
+  return (c) => format.format(c.startTime);
+}
+
+/** REQ(header-name): the request's first value of that header, '' without one. */
+function requestHeaderVariable(params: string): HeaderFormatter {
+  const trimmed = params.trim();
+  if (trimmed === '' || !trimmed.startsWith('(')) throw new FieldError('', `Invalid header configuration. Expected format REQ(<header-name>), actual format REQ${trimmed}`);
+  const header = trimmed.slice(1, -1).toLowerCase();
+  return (c) => requestHeader(c.head, header) ?? '';
+}
+
+/** A certificate date in Envoy's default format, '' without TLS or a peer certificate. */
+function certificateDate(read: (ssl: SslConnectionInfo) => Date | null): HeaderFormatter {
+  const format = new DefaultDateFormat();
+  return (c) => {
+    const date = c.ssl === null ? null : read(c.ssl);
+    return date === null ? '' : format.format(date.getTime());
+  };
 }

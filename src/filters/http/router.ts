@@ -39,7 +39,7 @@ import { headerValue } from './header_matcher';
 import type { RouterStats } from './router_stats';
 import { evaluateFractionalPercent } from '../../runtime/fractional_percent';
 import { ResponseFlag } from '../../stream_info/response_flags';
-import type { StreamInfo } from '../../stream_info/stream_info';
+import type { DownstreamConnectionInfo, StreamInfo } from '../../stream_info/stream_info';
 import type { RandomSource } from '../../common/random';
 
 /** Changes a reply's headers, [name, value, ...], in place before it is sent. */
@@ -51,6 +51,10 @@ export interface DownstreamStream {
   readonly remoteAddress: string;
   /** Who sent the request as far as the proxy trusts it, and whether it is internal. */
   trustedClient(): TrustedClient;
+  /** The downstream connection's facts (its TLS session, its addresses as text), made on first ask. */
+  connectionInfo(): DownstreamConnectionInfo;
+  /** When the stream began, in ms since the epoch. */
+  startTime(): number;
   /** The downstream connection, for upstream filters that act on its addresses. */
   readonly connection: DownstreamAddresses;
   /** The downstream's protocol, for protocol_selection USE_DOWNSTREAM_PROTOCOL. */
@@ -546,6 +550,7 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
     this.host = host;
     this.attemptCount++;
     if (this.downstream.info !== null) this.downstream.info.upstreamHost = host.addressString;
+    if (this.formatContext !== null) this.formatContext.upstreamHost = host;
     this.retryContext?.attempted.push(host);
     this.tryActive = true;
     if (this.cluster!.info.timeoutBudgetStats !== null) this.tryStart = this.config.clock.eventNow();
@@ -912,6 +917,9 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
       client: this.downstream.trustedClient(),
       protocol: this.downstream.protocol === 'http2' ? 'HTTP/2' : head.http10 ? 'HTTP/1.0' : 'HTTP/1.1',
       hostname: this.config.hostname,
+      ssl: this.downstream.connectionInfo().ssl,
+      startTime: this.downstream.startTime(),
+      upstreamHost: null,
     };
     this.responseMutations = response.length === 0 ? null : response;
     return request.length === 0 ? null : request;

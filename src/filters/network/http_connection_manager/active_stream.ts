@@ -22,7 +22,7 @@ import { FilterHeaders } from './filter_headers';
 import type { HttpConnectionManagerStats } from './stats';
 import { ResponseFlag } from '../../../stream_info/response_flags';
 import { socketAddressString } from '../../../stream_info/downstream_connection';
-import { StreamInfo } from '../../../stream_info/stream_info';
+import { type DownstreamConnectionInfo, StreamInfo } from '../../../stream_info/stream_info';
 import { StreamTimers, type TimedStream } from './stream_timers';
 
 const NO_HEADERS: readonly string[] = [];
@@ -351,6 +351,14 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, HttpFilte
       this.client = trustedClient(this.owner.factory.config, this.remoteAddress, connection.remotePort ?? 0, forwardedForOf(this.request!));
     }
     return this.client;
+  }
+
+  connectionInfo(): DownstreamConnectionInfo {
+    return this.owner.connectionInfo();
+  }
+
+  startTime(): number {
+    return Date.now() - (this.owner.factory.clock.eventNow() - this.startMs);
   }
 
   // ---- internals -----------------------------------------------------------------------------
