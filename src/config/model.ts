@@ -312,6 +312,14 @@ export interface RouteMatch {
   readonly queryParameters: readonly QueryParameterMatch[];
   /** Only gRPC requests: content-type application/grpc, or application/grpc+ and a codec name. */
   readonly grpc: boolean;
+  /** tls_context: each set field must equal the downstream's certificate fact. */
+  readonly tlsContext?: TlsContextMatch;
+}
+
+/** Whether the downstream presented a client certificate, and whether it was validated. */
+export interface TlsContextMatch {
+  readonly presented?: boolean;
+  readonly validated?: boolean;
 }
 
 /** A query parameter present in the request's path, its first value matching `value` unless null. */

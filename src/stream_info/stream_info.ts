@@ -23,6 +23,10 @@ export interface DownstreamConnectionInfo {
 
 /** What a TLS session tells about the peer and ourselves, read when a log line asks for it. */
 export interface SslConnectionInfo {
+  /** The client sent a certificate. */
+  readonly peerCertificatePresented: boolean;
+  /** The client's certificate was verified against the listener's validation context. */
+  readonly peerCertificateValidated: boolean;
   readonly peerSubject: string | null;
   readonly peerIssuer: string | null;
   readonly peerUriSans: readonly string[];

@@ -119,7 +119,7 @@ function markEstablished(socket: tls.TLSSocket): void {
  * TLSSocket made outside a tls.Server never sets `authorized`, so this asks its handle, as the
  * server's own secure handler does.
  */
-function chainVerifyError(socket: tls.TLSSocket): string | null {
+export function chainVerifyError(socket: tls.TLSSocket): string | null {
   const handle = (socket as unknown as { _handle: { verifyError(): (Error & { code?: string }) | null } | null })._handle;
   const error = handle?.verifyError() ?? null;
   return error === null ? null : (error.code ?? error.message);

@@ -5,12 +5,20 @@
 import { createHash, type X509Certificate } from 'node:crypto';
 import type { TLSSocket } from 'node:tls';
 import type { SslConnectionInfo } from '../stream_info/stream_info';
+import { chainVerifyError } from './downstream_tls_socket';
 
 export class TlsSocketConnectionInfo implements SslConnectionInfo {
   private readonly cache = new Map<string, unknown>();
 
   constructor(private readonly socket: TLSSocket) {}
 
+  get peerCertificatePresented(): boolean {
+    return this.peer() !== null;
+  }
+  /** The chain verified against the listener's trusted CA (the connection got here, so anything else it checks held too). */
+  get peerCertificateValidated(): boolean {
+    return this.once('peerCertificateValidated', () => this.peer() !== null && chainVerifyError(this.socket) === null);
+  }
   get peerSubject(): string | null {
     return this.once('peerSubject', () => rfc2253(this.peer()?.subject));
   }

@@ -166,6 +166,8 @@ test('bytes, protocol, upstream and downstream addresses, names, connection id, 
 
 test('TLS operators: - without TLS or an empty value, the session facts with it', () => {
   const tls: SslConnectionInfo = {
+    peerCertificatePresented: true,
+    peerCertificateValidated: true,
     peerSubject: 'CN=client,O=Example',
     peerIssuer: 'CN=ca',
     peerUriSans: ['spiffe://a', 'spiffe://b'],

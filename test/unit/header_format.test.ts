@@ -25,6 +25,8 @@ function context(headers: string[] = [], useRemoteAddress = true): HeaderFormatC
 }
 
 const SSL: SslConnectionInfo = {
+    peerCertificatePresented: true,
+    peerCertificateValidated: true,
   peerSubject: 'CN=client',
   peerIssuer: 'CN=ca',
   peerUriSans: ['spiffe://a', 'spiffe://b'],

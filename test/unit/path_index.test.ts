@@ -11,7 +11,7 @@ const exact = (p: string): RouteMatch => ({ ...PLAIN, path: p });
 
 /** What a scan in order finds: the index must agree with it. */
 function scan(matches: readonly RouteMatch[], path: string): number | undefined {
-  const index = matches.findIndex((match) => new RouteMatcher(match).matches(new RequestHead('GET', path, false)));
+  const index = matches.findIndex((match) => new RouteMatcher(match).matches(new RequestHead('GET', path, false), () => null));
   return index < 0 ? undefined : index;
 }
 

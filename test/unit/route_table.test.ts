@@ -21,7 +21,7 @@ function vhost(name: string, domains: string[], routes: Route[] = [route(name, {
 }
 
 /** A plaintext request from outside, unless told otherwise. */
-const FACTS: RequestFacts = { forwardedProto: () => 'http', isInternal: () => false };
+const FACTS: RequestFacts = { forwardedProto: () => 'http', isInternal: () => false, peerCertificate: () => null };
 
 function table(...virtualHosts: VirtualHost[]): RouteTable {
   const config: RouteConfiguration = { name: 'rc', virtualHosts };
@@ -200,9 +200,29 @@ test('grpc: content-type application/grpc, alone or with a +codec; grpc-web is n
   assert.equal(routed(t, 'h', '/pkg.Svc/M'), 'catch_all');
 });
 
+test('tls_context: presented and validated each compare with the client certificate; plaintext has neither', () => {
+  const routes = [
+    route('validated', { prefix: '/', tlsContext: { validated: true } }),
+    route('presented', { prefix: '/', tlsContext: { presented: true } }),
+    route('anonymous', { prefix: '/', tlsContext: { presented: false } }),
+    route('catch_all', { prefix: '/' }),
+  ];
+  const t = table(vhost('vh', ['*'], routes));
+  const over = (peerCertificatePresented: boolean, peerCertificateValidated: boolean): RequestFacts => ({ ...FACTS, peerCertificate: () => ({ peerCertificatePresented, peerCertificateValidated }) });
+  const name = (facts: RequestFacts): string | undefined => t.route(request('h'), facts)?.name;
+  assert.equal(name(over(true, true)), 'validated');
+  assert.equal(name(over(true, false)), 'presented');
+  assert.equal(name(over(false, false)), 'anonymous');
+  assert.equal(name(FACTS), 'anonymous');
+  // Both set: both must hold.
+  const both = table(vhost('vh', ['*'], [route('both', { prefix: '/', tlsContext: { presented: true, validated: false } }), route('catch_all', { prefix: '/' })]));
+  assert.equal(both.route(request('h'), over(true, false))?.name, 'both');
+  assert.equal(both.route(request('h'), over(true, true))?.name, 'catch_all');
+});
+
 test('require_tls: ALL redirects every plaintext request, EXTERNAL_ONLY those from outside', () => {
   const t = table(vhost('all', ['all.com'], undefined, 'ALL'), vhost('external', ['ext.com'], undefined, 'EXTERNAL_ONLY'), vhost('none', ['*']));
-  const facts = (forwardedProto: string, internal: boolean): RequestFacts => ({ forwardedProto: () => forwardedProto, isInternal: () => internal });
+  const facts = (forwardedProto: string, internal: boolean): RequestFacts => ({ forwardedProto: () => forwardedProto, isInternal: () => internal, peerCertificate: () => null });
   const action = (authority: string, f: RequestFacts) => t.route(request(authority), f)?.action;
   const redirect = { kind: 'redirect', scheme: 'https', host: null, port: null, path: null, prefixRewrite: null, status: 301, stripQuery: false };
   assert.deepEqual(action('all.com', facts('http', true)), redirect);

@@ -23,6 +23,7 @@ export function isPlainPathMatch(match: RouteMatch): boolean {
     match.headers.length === 0 &&
     match.queryParameters.length === 0 &&
     !match.grpc &&
+    match.tlsContext === undefined &&
     match.runtimeFraction === undefined
   );
 }

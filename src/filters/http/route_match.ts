@@ -1,11 +1,13 @@
 // One route's match as Envoy 1.16's RouteEntryImplBase has it, compiled once: a path specifier
-// (prefix, path or safe_regex), then every header matcher, every query parameter and the gRPC
-// content type. The runtime fraction, which draws a random number, is the route table's.
+// (prefix, path or safe_regex), then every header matcher, every query parameter, the gRPC
+// content type and the downstream's client certificate. The runtime fraction, which draws a
+// random number, is the route table's.
 
 import { stringMatcher } from '../../common/string_matcher';
-import type { QueryParameterMatch, RouteMatch } from '../../config/model';
+import type { QueryParameterMatch, RouteMatch, TlsContextMatch } from '../../config/model';
 import type { RequestHead } from '../../http/message';
 import { SafeRegex } from '../../regex/safe_regex';
+import type { SslConnectionInfo } from '../../stream_info/stream_info';
 import { HeaderMatcher, headerValue, matchAll } from './header_matcher';
 import { queryParameter } from './query_string';
 
@@ -19,6 +21,9 @@ interface QueryParameterTest {
 
 const GRPC_CONTENT_TYPE = 'application/grpc';
 
+/** What a tls_context match asks of the downstream's TLS session. */
+export type PeerCertificateFacts = Pick<SslConnectionInfo, 'peerCertificatePresented' | 'peerCertificateValidated'>;
+
 export class RouteMatcher {
   private readonly pathTest: PathTest;
   private readonly headers: readonly HeaderMatcher[];
@@ -30,12 +35,20 @@ export class RouteMatcher {
     this.queryParameters = match.queryParameters.map(queryParameterTest);
   }
 
-  matches(head: RequestHead): boolean {
+  /** @param tls the downstream's TLS session, asked only by a tls_context match */
+  matches(head: RequestHead, tls: () => PeerCertificateFacts | null): boolean {
     if (!this.pathTest(head.path)) return false;
     if (this.headers.length > 0 && !matchAll(this.headers, head)) return false;
     if (this.queryParameters.length > 0 && !queryMatches(this.queryParameters, head.path)) return false;
-    return !this.match.grpc || isGrpc(head);
+    if (this.match.grpc && !isGrpc(head)) return false;
+    return this.match.tlsContext === undefined || tlsContextMatches(this.match.tlsContext, tls());
   }
+}
+
+/** Each fact the match sets must be the connection's; plaintext has neither. */
+function tlsContextMatches(match: TlsContextMatch, tls: PeerCertificateFacts | null): boolean {
+  if (match.presented !== undefined && match.presented !== (tls?.peerCertificatePresented ?? false)) return false;
+  return match.validated === undefined || match.validated === (tls?.peerCertificateValidated ?? false);
 }
 
 /** How much of a `path` that `match` accepted it covers: what prefix_rewrite replaces. */

@@ -13,7 +13,7 @@ import { Substitution } from '../../regex/substitution';
 import { chains, type HeaderMutationChains, levelMutators, NO_MUTATIONS } from './header_mutation_chains';
 import type { RuntimeSource } from '../../runtime/live_runtime';
 import { pickWeightedCluster } from './weighted_clusters';
-import { RouteMatcher } from './route_match';
+import { type PeerCertificateFacts, RouteMatcher } from './route_match';
 import { isPlainPathMatch, PathIndex } from './path_index';
 import type { RequestHead } from '../../http/message';
 import type { RandomSource } from '../../common/random';
@@ -24,6 +24,8 @@ export interface RequestFacts {
   forwardedProto(head: RequestHead): string;
   /** Whether the request comes from inside the trusted network (Envoy's x-envoy-internal). */
   isInternal(): boolean;
+  /** The downstream's TLS session, for a tls_context match; null on a plaintext connection. */
+  peerCertificate(): PeerCertificateFacts | null;
 }
 
 /** Envoy's SslRedirectRoute: the request's own URL over https, 301. */
@@ -42,8 +44,8 @@ class CompiledRoute {
   }
 
   /** The request first; then runtime_fraction, a fresh draw per request (Envoy uses the stream id). */
-  matches(head: RequestHead, runtime: RuntimeSource, random: RandomSource): boolean {
-    if (!this.matcher.matches(head)) return false;
+  matches(head: RequestHead, facts: RequestFacts, runtime: RuntimeSource, random: RandomSource): boolean {
+    if (!this.matcher.matches(head, () => facts.peerCertificate())) return false;
     const fraction = this.route.match.runtimeFraction;
     return fraction === undefined || runtime.snapshot().featureEnabled(fraction.runtimeKey, fraction.defaultValue, random());
   }
@@ -64,12 +66,12 @@ class CompiledVirtualHost {
   }
 
   /** The first route that matches; one left out by its runtime_fraction falls to the next. */
-  route(head: RequestHead, runtime: RuntimeSource, random: RandomSource): Route | null {
+  route(head: RequestHead, facts: RequestFacts, runtime: RuntimeSource, random: RandomSource): Route | null {
     for (const segment of this.segments) {
       if (segment instanceof PathIndex) {
         const found = segment.first(head.path);
         if (found !== undefined) return found.route;
-      } else if (segment.matches(head, runtime, random)) return segment.route;
+      } else if (segment.matches(head, facts, runtime, random)) return segment.route;
     }
     return null;
   }
@@ -221,7 +223,7 @@ export class RouteTable {
     if (vh === null) return null;
     const required = vh.virtualHost.requireTls;
     if (required !== 'NONE' && facts.forwardedProto(head) !== 'https' && (required === 'ALL' || !facts.isInternal())) return SSL_REDIRECT;
-    return vh.route(head, this.runtime, this.random);
+    return vh.route(head, facts, this.runtime, this.random);
   }
 
   private virtualHost(authority: string): CompiledVirtualHost | null {

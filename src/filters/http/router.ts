@@ -30,7 +30,7 @@ import { wouldRetryFromReset, wouldRetryFromStatus } from './retry_on';
 import { RetryState, RetryStatus } from './retry_state';
 import { RouteLoadBalancerContext } from './route_load_balancer_context';
 import type { RequestFacts, RouteTable } from './route_table';
-import { isGrpc, matchedLength, pathEnd } from './route_match';
+import { isGrpc, matchedLength, pathEnd, type PeerCertificateFacts } from './route_match';
 import { formatGrpcTimeout, parseGrpcTimeout } from '../../http/grpc_timeout';
 import { redirectLocation } from './redirect_location';
 import { sendShadow, shadowHead } from './shadow_request';
@@ -938,6 +938,10 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
   private cleanInternalOnlyHeaders(head: RequestHead): void {
     const internalOnly = this.config.routeTable.internalOnlyHeaders;
     if (internalOnly !== null && !this.isInternal()) removeHeaders(head.headers, (name) => internalOnly.has(name));
+  }
+
+  peerCertificate(): PeerCertificateFacts | null {
+    return this.downstream.connectionInfo().ssl;
   }
 
   /** Whether Envoy would mark the request x-envoy-internal. */

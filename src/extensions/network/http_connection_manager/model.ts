@@ -19,6 +19,7 @@ import type {
   RouteConfiguration,
   RouteMatch,
   RoutingPriority,
+  TlsContextMatch,
   TlsRequirement,
   ServerHeaderTransformation,
   UpgradeSwitches,
@@ -134,6 +135,7 @@ function routeMatch(match: JsonObject): RouteMatch {
   const path = match['path'];
   const regex = messageField(match, 'safe_regex');
   const fraction = messageField(match, 'runtime_fraction');
+  const tls = messageField(match, 'tls_context');
   return {
     ...(typeof prefix === 'string' ? { prefix } : {}),
     ...(typeof path === 'string' ? { path } : {}),
@@ -146,7 +148,14 @@ function routeMatch(match: JsonObject): RouteMatch {
       return { name: stringField(parameter, 'name'), value: value === undefined ? null : stringMatch(value) };
     }),
     grpc: messageField(match, 'grpc') !== undefined,
+    ...(tls !== undefined ? { tlsContext: tlsContextMatch(tls) } : {}),
   };
+}
+
+function tlsContextMatch(config: JsonObject): TlsContextMatch {
+  const presented = config['presented'];
+  const validated = config['validated'];
+  return { ...(typeof presented === 'boolean' ? { presented } : {}), ...(typeof validated === 'boolean' ? { validated } : {}) };
 }
 
 

@@ -69,7 +69,7 @@ const ROUTE_CONFIG: Shape = {
           fields: {
             name: leaf,
             ...HEADER_MUTATIONS,
-            // connect_matcher arrives with CONNECT, tls_context with the TLS facts a route can read.
+            // connect_matcher arrives with CONNECT.
             match: {
               fields: {
                 prefix: leaf,
@@ -80,6 +80,7 @@ const ROUTE_CONFIG: Shape = {
                 headers: list(HEADER_MATCHER),
                 query_parameters: list({ fields: { name: leaf, string_match: STRING_MATCHER, present_match: leaf } }),
                 grpc: { fields: {} },
+                tls_context: { fields: { presented: leaf, validated: leaf } },
               },
             },
             route: {
