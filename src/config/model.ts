@@ -298,7 +298,7 @@ export interface VirtualHost {
 export type TlsRequirement = 'NONE' | 'EXTERNAL_ONLY' | 'ALL';
 
 export interface RouteMatch {
-  /** Exactly one of prefix/path/safeRegex is set. */
+  /** Exactly one of prefix/path/safeRegex/connect is set. */
   readonly prefix?: string;
   readonly path?: string;
   /** RE2 syntax, matched against the whole path before its query string. */
@@ -312,6 +312,8 @@ export interface RouteMatch {
   readonly queryParameters: readonly QueryParameterMatch[];
   /** Only gRPC requests: content-type application/grpc, or application/grpc+ and a codec name. */
   readonly grpc: boolean;
+  /** connect_matcher: only CONNECT requests (which no other path specifier matches, having no path). */
+  readonly connect?: true;
   /** tls_context: each set field must equal the downstream's certificate fact. */
   readonly tlsContext?: TlsContextMatch;
 }
@@ -381,6 +383,11 @@ export interface ClusterRouteAction {
   readonly retryPolicy?: RetryPolicy;
   /** upgrade_configs: upgrade types the route enables or disables over the connection manager's; absent when none. */
   readonly upgrades?: UpgradeSwitches;
+  /**
+   * The CONNECT upgrade config has a connect_config: a CONNECT request is terminated here, its
+   * payload going to the host over TCP; absent when CONNECT requests are proxied as they are.
+   */
+  readonly terminateConnect?: true;
   /** request_mirror_policies: the clusters that get a copy of each request; absent when none. */
   readonly mirrorPolicies?: readonly MirrorPolicy[];
 }

@@ -64,10 +64,9 @@ export interface PoolCallbacks {
   onPoolFailure(reason: StreamResetReason): void;
 }
 
-/** A host's connection pool at one priority, HTTP/1 or HTTP/2 (Envoy's ConnectionPool::Instance). */
-export interface ConnectionPool {
+/** Where the router gets the stream of one try: a host's connection pool, or a terminated CONNECT's own connection. */
+export interface UpstreamStreamSource {
   readonly hostStats: HostStats;
-  readonly protocol: HttpProtocol;
   /**
    * Gives `callbacks` a stream now, or once a connection is ready (or failed). A connection opened
    * for it serves `downstream` (see ClusterInfo.downstreamSpecificConnections).
@@ -75,6 +74,11 @@ export interface ConnectionPool {
   newStream(decoder: ResponseDecoder, callbacks: PoolCallbacks, downstream: DownstreamAddresses): void;
   /** Withdraws a request still waiting for a connection. */
   cancel(callbacks: PoolCallbacks): void;
+}
+
+/** A host's connection pool at one priority, HTTP/1 or HTTP/2 (Envoy's ConnectionPool::Instance). */
+export interface ConnectionPool extends UpstreamStreamSource {
+  readonly protocol: HttpProtocol;
   /** No connection, open or opening, and nobody waiting: the pool may be freed (max_connection_pools). */
   readonly idleForever: boolean;
   /** The host left the cluster: close idle connections now, busy ones when their streams end. */

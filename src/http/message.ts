@@ -45,7 +45,7 @@ export class RequestHead extends MessageHead {
 
   constructor(
     readonly method: string,
-    /** Origin-form: `/path?query`, or `*` for `OPTIONS *`; normalize_path and merge_slashes may rewrite it before routing. */
+    /** Origin-form: `/path?query`, `*` for `OPTIONS *`, '' for CONNECT; normalize_path and merge_slashes may rewrite it before routing. */
     public path: string,
     /** An HTTP/1.0 request: its response cannot be chunked, and keep-alive is opt-in. */
     readonly http10: boolean,
@@ -61,6 +61,15 @@ export class ResponseHead extends MessageHead {
   ) {
     super();
   }
+}
+
+/**
+ * The upgrade a request asks for, as upgrade_configs name it: `CONNECT` for a CONNECT request
+ * (its authority names the tunnel's far end, and after its head the bytes each way are the
+ * tunnel's), its Upgrade otherwise; null when it asks for neither.
+ */
+export function upgradeTypeOf(head: RequestHead): string | null {
+  return head.method === 'CONNECT' ? 'CONNECT' : head.upgrade;
 }
 
 /** Whether a header list, [name, value, ...], has header `name` (lower case). */

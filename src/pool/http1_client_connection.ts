@@ -87,17 +87,20 @@ export class Http1ClientConnection implements RequestEncoder, UpstreamConnection
 
   /** Queues the request line and header lines; they leave with the body, at flush() or at the end. */
   encodeHeaders(head: RequestHead, endStream: boolean): void {
-    this.parser.expectResponse(head.method === 'HEAD', head.upgrade !== null);
-    this.upgrading = head.upgrade !== null;
-    // A body of unknown length (an HTTP/2 request without content-length) goes chunked.
-    this.requestChunked = !endStream && head.bodyLength === BODY_CHUNKED;
-    let text = `${head.method} ${head.path} HTTP/1.1\r\nhost: ${head.authority}\r\n`;
+    const connect = head.method === 'CONNECT';
+    this.parser.expectResponse(head.method, head.upgrade !== null);
+    this.upgrading = head.upgrade !== null || connect;
+    // A body of unknown length (an HTTP/2 request without content-length) goes chunked; a
+    // CONNECT's is the tunnel's bytes, unframed.
+    this.requestChunked = !endStream && head.bodyLength === BODY_CHUNKED && !connect;
+    // CONNECT's target is the authority (RFC 9112 section 3.2.3).
+    let text = `${head.method} ${connect ? head.authority : head.path} HTTP/1.1\r\nhost: ${head.authority}\r\n`;
     const headers = head.headers;
     for (let i = 0; i < headers.length; i += 2) text += `${headers[i]}: ${headers[i + 1]}\r\n`;
     // An upgrade's body is the new protocol's bytes, unframed.
     if (head.upgrade !== null) text += `connection: upgrade\r\nupgrade: ${head.upgrade}\r\n`;
     else if (this.requestChunked) text += 'transfer-encoding: chunked\r\n';
-    else if (head.contentLength >= 0) text += `content-length: ${head.contentLength}\r\n`;
+    else if (head.contentLength >= 0 && !connect) text += `content-length: ${head.contentLength}\r\n`;
     text += '\r\n';
     this.output.text(this.cluster.properCaseHeaderKeys ? properCaseHead(text) : text);
     if (endStream) this.endRequest();

@@ -150,7 +150,12 @@ const CASES: Case[] = [
     error: `${ROUTES}[1].route.host_rewrite_path_regex.pattern.regex: invalid regex '(': missing closing )`,
   },
   { name: 'a mirror without a cluster', change: (b) => (routes(b)[1].route.request_mirror_policies = [{ cluster: '' }]), error: `${ROUTES}[1].route.request_mirror_policies[0].cluster: missing required field` },
-  { name: 'a CONNECT upgrade', change: (b) => (hcm(b).upgrade_configs = [{ upgrade_type: 'CONNECT' }]), error: `${HCM}.typed_config.upgrade_configs[0].upgrade_type: CONNECT is not supported yet (only upgrades an HTTP/1.1 Upgrade header asks for, such as websocket)` },
+  {
+    name: 'a connect_config on an upgrade other than CONNECT',
+    change: (b) => (routes(b)[1].route.upgrade_configs = [{ upgrade_type: 'websocket', connect_config: {} }]),
+    error: `${ROUTES}[1].route.upgrade_configs[0].connect_config: Non-CONNECT upgrade type websocket has ConnectConfig`,
+  },
+  { name: 'a connect_config on the connection manager', change: (b) => (hcm(b).upgrade_configs = [{ upgrade_type: 'CONNECT', connect_config: {} }]), error: `${HCM}.typed_config.upgrade_configs[0].connect_config: unknown field` },
   {
     name: 'an upgrade type twice on the connection manager',
     change: (b) => (hcm(b).upgrade_configs = [{ upgrade_type: 'websocket' }, { upgrade_type: 'WebSocket' }]),
@@ -191,9 +196,9 @@ const CASES: Case[] = [
     error: `${HCM}.typed_config.route_config.request_headers_to_remove[1]: :-prefixed or host headers may not be removed`,
   },
   {
-    name: 'connect matcher',
-    change: (b) => (routes(b)[1].match = { connect_matcher: {} }),
-    error: `${ROUTES}[1].match: one of prefix, path or safe_regex is required (connect_matcher is not supported yet)`,
+    name: 'a match without a path specifier',
+    change: (b) => (routes(b)[1].match = { headers: [{ name: 'x', present_match: true }] }),
+    error: `${ROUTES}[1].match.path_specifier: is required: set one of prefix, path, safe_regex, connect_matcher, path_separated_prefix, path_match_policy`,
   },
   {
     name: 'redirect port',

@@ -150,7 +150,7 @@ test('malformed requests are rejected with the status a server answers', () => {
 function parseResponses(headRequest: boolean, ...pieces: string[]): { messages: Message<ResponseHead>[]; parser: ResponseParser } {
   const recorder = new Recorder<ResponseHead>();
   const parser = new ResponseParser(recorder, 100);
-  parser.expectResponse(headRequest, false);
+  parser.expectResponse(headRequest ? 'HEAD' : 'GET', false);
   for (const piece of pieces) parser.execute(Buffer.from(piece, 'latin1'));
   return { messages: recorder.messages, parser };
 }
@@ -200,7 +200,7 @@ test('after an upgrade request, and its 101, the bytes are the new protocol\'s, 
 
   const recorder = new Recorder<ResponseHead>();
   const parser = new ResponseParser(recorder, 100);
-  parser.expectResponse(false, true);
+  parser.expectResponse('GET', true);
   parser.execute(Buffer.from('HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n\x81\x02ok', 'latin1'));
   const [response] = recorder.messages;
   assert.equal(response.head.status, 101);
@@ -348,7 +348,14 @@ test('chunk lines: size, then extensions as the grammar has them, then CRLF (llh
 test('request lines: origin-form starts with /, ASCII only; 1.x above 1.1 is 1.1', () => {
   assert.equal(requestError('GET foo HTTP/1.1\r\nHost: h\r\n\r\n').status, 400);
   assert.equal(requestError('GET * HTTP/1.1\r\nHost: h\r\n\r\n').status, 400);
-  assert.equal(requestError('CONNECT h:443 HTTP/1.1\r\nHost: h:443\r\n\r\n').status, 400);
+  // authority-form is CONNECT's alone, and CONNECT's only form.
+  assert.equal(requestError('GET h:443 HTTP/1.1\r\nHost: h:443\r\n\r\n').status, 400);
+  assert.equal(requestError('CONNECT /x HTTP/1.1\r\nHost: h:443\r\n\r\n').status, 400);
+  assert.equal(requestError('CONNECT h:443:1 HTTP/1.1\r\nHost: h\r\n\r\n').status, 400);
+  const [connect] = parseRequests('CONNECT h.example:443 HTTP/1.1\r\nHost: h.example:443\r\n\r\n\x16\x03\x01');
+  assert.deepEqual([connect!.head.method, connect!.head.authority, connect!.head.path, connect!.head.bodyLength], ['CONNECT', 'h.example:443', '', BODY_UNTIL_CLOSE]);
+  // What follows the head is the tunnel's.
+  assert.equal(connect!.body, '\x16\x03\x01');
   assert.equal(requestError('GET /caf\xc3\xa9 HTTP/1.1\r\nHost: h\r\n\r\n').status, 400);
   assert.equal(requestError('GET /\xff HTTP/1.1\r\nHost: h\r\n\r\n').status, 400);
   assert.equal(requestError('GET /a b HTTP/1.1\r\nHost: h\r\n\r\n').status, 400);

@@ -1,7 +1,7 @@
 // One route's match as Envoy 1.16's RouteEntryImplBase has it, compiled once: a path specifier
-// (prefix, path or safe_regex), then every header matcher, every query parameter, the gRPC
-// content type and the downstream's client certificate. The runtime fraction, which draws a
-// random number, is the route table's.
+// (prefix, path, safe_regex, or connect_matcher for CONNECT requests), then every header
+// matcher, every query parameter, the gRPC content type and the downstream's client
+// certificate. The runtime fraction, which draws a random number, is the route table's.
 
 import { stringMatcher } from '../../common/string_matcher';
 import type { QueryParameterMatch, RouteMatch, TlsContextMatch } from '../../config/model';
@@ -37,6 +37,7 @@ export class RouteMatcher {
 
   /** @param tls the downstream's TLS session, asked only by a tls_context match */
   matches(head: RequestHead, tls: () => PeerCertificateFacts | null): boolean {
+    if (this.match.connect === true && head.method !== 'CONNECT') return false;
     if (!this.pathTest(head.path)) return false;
     if (this.headers.length > 0 && !matchAll(this.headers, head)) return false;
     if (this.queryParameters.length > 0 && !queryMatches(this.queryParameters, head.path)) return false;
@@ -60,6 +61,8 @@ export function matchedLength(match: RouteMatch, path: string): number {
 
 function pathTest(match: RouteMatch): PathTest {
   const { prefix, path, safeRegex, caseSensitive } = match;
+  // connect_matcher asks for the method alone (matches() checks it).
+  if (match.connect === true) return () => true;
   if (safeRegex !== undefined) {
     // Validated when the configuration was loaded (program size included).
     const regex = SafeRegex.compile(safeRegex);

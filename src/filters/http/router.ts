@@ -12,8 +12,9 @@ import type { Clock, TimeoutHandle, Timer } from '../../common/clock';
 import type { ClusterRouteAction, DirectResponseAction, MirrorPolicy, RedirectAction, Route, RoutingPriority, UpgradeSwitches, WeightedCluster } from '../../config/model';
 import type { HeaderFormatContext } from './header_format';
 import type { HeaderMutator } from './header_mutator';
-import type { ConnectionPool, HttpProtocol, PoolCallbacks, RequestEncoder, ResponseDecoder, StreamResetReason } from '../../http/codec';
-import { appendHeaderValue, BODY_CHUNKED, hasHeader, removeHeaders, RequestHead, type ResponseHead, setHeader } from '../../http/message';
+import type { ConnectionPool, HttpProtocol, PoolCallbacks, RequestEncoder, ResponseDecoder, StreamResetReason, UpstreamStreamSource } from '../../http/codec';
+import { TcpUpstream } from '../../pool/tcp_upstream';
+import { appendHeaderValue, BODY_CHUNKED, hasHeader, removeHeaders, RequestHead, type ResponseHead, setHeader, upgradeTypeOf } from '../../http/message';
 import { headerDump } from '../../log/connection_log';
 import type { Logger } from '../../log/logger_api';
 import type { HostStats } from '../../stats/stats';
@@ -132,7 +133,7 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
   // Per request; reset by finish().
   private active = false;
   private cluster: Cluster | null = null;
-  private pool: ConnectionPool | null = null;
+  private pool: UpstreamStreamSource | null = null;
   private upstream: RequestEncoder | null = null;
   private hostStats: HostStats | null = null;
   private host: Host | null = null;
@@ -140,6 +141,8 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
   private priority: RoutingPriority = 'DEFAULT';
   /** The host header sent upstream: retries pick their pool with it too (auto_sni). */
   private upstreamAuthority = '';
+  /** This request is a CONNECT the route's connect_config terminates here: each try is a TCP connection. */
+  private terminateConnect = false;
   private upstreamHead: RequestHead | null = null;
   /** The tries so far, the first included; reported in x-proxy-attempt-count where the virtual host asks. */
   private attemptCount = 0;
@@ -225,7 +228,7 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
   decodeHeaders(head: RequestHead): void {
     const config = this.config;
     this.cleanInternalOnlyHeaders(head);
-    const route = head.upgrade === null ? config.routeTable.route(head, this) : this.upgradeRoute;
+    const route = upgradeTypeOf(head) === null ? config.routeTable.route(head, this) : this.upgradeRoute;
     this.upgradeRoute = null;
     if (route === null) {
       if (config.log.enabled('debug')) config.log.debug(`${this.streamTag()}no cluster match for URL '${head.path}'`);
@@ -305,14 +308,16 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
     }
     // auto_host_rewrite: the first host's name, kept for retries, as in Envoy.
     if (action.autoHostRewrite === true && host.hostname !== '') upstreamHead.authority = host.hostname;
-    const upstreamAuthority = upstreamHead.authority;
-    const pool = cluster.httpPool(host, downstream.connection, action.priority, downstream.protocol, upstreamAuthority);
+    this.priority = action.priority;
+    this.upstreamAuthority = upstreamHead.authority;
+    this.terminateConnect = action.terminateConnect === true && head.method === 'CONNECT';
+    const pool = this.streamSource(cluster, host);
     if (pool === null) {
       this.noHealthyUpstream(cluster, false);
       return;
     }
-    if (head.upgrade !== null && pool.protocol === 'http2') {
-      // HTTP/2 carries an upgrade only as an extended CONNECT, which this build does not send.
+    if (!(pool instanceof TcpUpstream) && upgradeTypeOf(head) !== null && pool.protocol === 'http2') {
+      // HTTP/2 carries an upgrade or a CONNECT only as a CONNECT stream, which this build does not send.
       cluster.info.stats.chargeResponseCode(503);
       this.replyLocally(503, 'upgrade to an HTTP/2 upstream is not supported', NO_HEADERS, 'upgrade_failed');
       return;
@@ -325,8 +330,6 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
     this.requestComplete = false;
     this.responseStarted = false;
     this.http10 = head.http10;
-    this.priority = action.priority;
-    this.upstreamAuthority = upstreamAuthority;
     this.startTry(host, pool);
   }
 
@@ -546,7 +549,7 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
   }
 
   /** Sends the request to `host` through `pool`: at once on an idle connection, else when one is ready. */
-  private startTry(host: Host, pool: ConnectionPool): void {
+  private startTry(host: Host, pool: UpstreamStreamSource): void {
     this.host = host;
     this.attemptCount++;
     if (this.downstream.info !== null) this.downstream.info.upstreamHost = host.addressString;
@@ -615,7 +618,7 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
       this.noHealthyUpstream(cluster, true);
       return;
     }
-    const pool = cluster.httpPool(host, this.downstream.connection, this.priority, this.downstream.protocol, this.upstreamAuthority);
+    const pool = this.streamSource(cluster, host);
     if (pool === null) {
       this.noHealthyUpstream(cluster, false);
       return;
@@ -625,6 +628,15 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
     this.pendingBody = this.keptBody;
     this.startTry(host, pool);
   };
+
+  /**
+   * Where a try on `host` gets its stream: the host's HTTP pool, or for a CONNECT terminated here
+   * a TCP connection of its own; null when max_connection_pools refuses the pool.
+   */
+  private streamSource(cluster: Cluster, host: Host): ConnectionPool | TcpUpstream | null {
+    if (this.terminateConnect) return new TcpUpstream(cluster.hostCluster(host), host, this.priority);
+    return cluster.httpPool(host, this.downstream.connection, this.priority, this.downstream.protocol, this.upstreamAuthority);
+  }
 
   /** `[C<id>][S<id>] `, the start of this stream's log lines; only for a line about to be logged. */
   private streamTag(): string {

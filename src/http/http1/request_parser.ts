@@ -52,8 +52,13 @@ export class RequestParser extends Http1Parser<RequestHead> {
 
     let path = target;
     let authority: string | null = null;
-    // origin-form, or asterisk-form for OPTIONS; absolute-form is the only other one we take.
-    if (target.charCodeAt(0) !== 0x2f /* '/' */ && (target !== '*' || method !== 'OPTIONS')) {
+    if (method === 'CONNECT') {
+      // authority-form, CONNECT's only one (RFC 9112 section 3.2.3): the tunnel's far end.
+      if (!isValidAuthority(target)) throw new CodecError(400, 'http.invalid_authority');
+      path = '';
+      authority = target;
+    } else if (target.charCodeAt(0) !== 0x2f /* '/' */ && (target !== '*' || method !== 'OPTIONS')) {
+      // origin-form, or asterisk-form for OPTIONS; absolute-form is the only other one we take.
       const absolute = absoluteForm(target);
       path = absolute.path;
       authority = absolute.authority;
@@ -80,9 +85,9 @@ export class RequestParser extends Http1Parser<RequestHead> {
     } else {
       head.bodyLength = Math.max(0, head.contentLength);
     }
-    // What follows an upgrade's head is the new protocol's, whatever the head said of a body:
-    // this connection carries no more HTTP/1 (Envoy's codec stops parsing there too).
-    if (head.upgrade !== null) head.bodyLength = BODY_UNTIL_CLOSE;
+    // What follows an upgrade's or a CONNECT's head is the new protocol's, whatever the head said
+    // of a body: this connection carries no more HTTP/1 (Envoy's codec stops parsing there too).
+    if (head.upgrade !== null || method === 'CONNECT') head.bodyLength = BODY_UNTIL_CLOSE;
     this.callbacks.onMessageHead(head);
     return head.bodyLength;
   }

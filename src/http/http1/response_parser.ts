@@ -11,6 +11,7 @@ const HTTP_1 = 'HTTP/1.';
 export class ResponseParser extends Http1Parser<ResponseHead> {
   private headRequest = false;
   private upgrading = false;
+  private connecting = false;
 
   /** `maxHeadersCount`: the cluster's max_headers_count; a response with more header lines is an error. */
   constructor(
@@ -21,9 +22,13 @@ export class ResponseParser extends Http1Parser<ResponseHead> {
     super(callbacks, keepTrailers);
   }
 
-  /** Called before each request is sent: a HEAD request's response has no body; an upgrade's may be 101. */
-  expectResponse(headRequest: boolean, upgrading: boolean): void {
-    this.headRequest = headRequest;
+  /**
+   * Called before each request is sent: a HEAD request's response has no body; an upgrade's may
+   * be 101; a CONNECT's 2xx opens the tunnel.
+   */
+  expectResponse(method: string, upgrading: boolean): void {
+    this.headRequest = method === 'HEAD';
+    this.connecting = method === 'CONNECT';
     this.upgrading = upgrading;
   }
 
@@ -40,9 +45,10 @@ export class ResponseParser extends Http1Parser<ResponseHead> {
     const head = new ResponseHead(status, minor === 0x30);
     parseHeaderFields(text, eol + 2, head, null, this.maxHeadersCount);
 
-    if (status === 101) {
-      // Switching protocols is an answer only to an upgrade: what follows is the new protocol's, to the close.
-      if (!this.upgrading) throw new CodecError(400, 'http1.unexpected_upgrade');
+    if (status === 101 || (this.connecting && status >= 200 && status < 300)) {
+      // Switching protocols is an answer only to an upgrade: what follows is the new protocol's,
+      // to the close; so is what follows a CONNECT's 2xx, whatever framing its head names.
+      if (status === 101 && !this.upgrading) throw new CodecError(400, 'http1.unexpected_upgrade');
       head.bodyLength = BODY_UNTIL_CLOSE;
       head.connectionClose = true;
       this.callbacks.onMessageHead(head);

@@ -125,7 +125,13 @@ export class Http1ServerConnection implements ServerConnection, ResponseEncoder,
     const status = response.status;
     this.responseStarted = true;
     if (status === 101) {
-      this.switchProtocols(response);
+      // The upstream took the upgrade: the 101 goes out with the protocol it switched to.
+      this.startUnframed(response, `connection: upgrade\r\nupgrade: ${response.upgrade ?? request?.upgrade ?? ''}\r\n`);
+      return;
+    }
+    if (request?.method === 'CONNECT' && status >= 200 && status < 300) {
+      // A CONNECT's 2xx has no framing (RFC 9110 section 9.3.6): the tunnel follows.
+      this.startUnframed(response, '');
       return;
     }
     this.responseBodiless = request?.method === 'HEAD' || status === 204 || status === 304;
@@ -156,17 +162,17 @@ export class Http1ServerConnection implements ServerConnection, ResponseEncoder,
   }
 
   /**
-   * The upstream took the upgrade: its 101 goes out with the protocol it switched to, and from
-   * here on the bytes each way are that protocol's, unframed, until either side closes.
+   * The head of a response after which the bytes each way are unframed (an upgrade's new
+   * protocol, a CONNECT's tunnel) until either side closes; `extra` ends its header lines.
    */
-  private switchProtocols(response: ResponseHead): void {
+  private startUnframed(response: ResponseHead, extra: string): void {
     this.responseBodiless = false;
     this.responseChunked = false;
     this.closeAfterResponse = true;
-    let head = statusLine(101);
+    let head = statusLine(response.status);
     const headers = response.headers;
     for (let i = 0; i < headers.length; i += 2) head += `${headers[i]}: ${headers[i + 1]}\r\n`;
-    head += `connection: upgrade\r\nupgrade: ${response.upgrade ?? this.request?.upgrade ?? ''}\r\n`;
+    head += extra;
     this.output.text(`${this.settings.properCase ? properCaseHead(head) : head}\r\n`);
   }
 

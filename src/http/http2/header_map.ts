@@ -48,8 +48,8 @@ export function requestHeadOf(raw: readonly string[], endStream: boolean, scheme
         headers.push(name, value);
     }
   }
-  // CONNECT has neither :path nor :scheme; this proxy does not tunnel, so it is refused like the rest.
-  if (method === '' || path === '') throw new MalformedHeaders('pseudo-headers');
+  // CONNECT has neither :path nor :scheme (RFC 9113 section 8.5): its :authority is the tunnel's far end.
+  if (method === '' || (path === '') !== (method === 'CONNECT')) throw new MalformedHeaders('pseudo-headers');
   const head = new RequestHead(method, path, false);
   head.authority = authority === '' ? host : authority;
   head.scheme = scheme;

@@ -148,6 +148,7 @@ function routeMatch(match: JsonObject): RouteMatch {
       return { name: stringField(parameter, 'name'), value: value === undefined ? null : stringMatch(value) };
     }),
     grpc: messageField(match, 'grpc') !== undefined,
+    ...(messageField(match, 'connect_matcher') !== undefined ? { connect: true as const } : {}),
     ...(tls !== undefined ? { tlsContext: tlsContextMatch(tls) } : {}),
   };
 }
@@ -212,6 +213,7 @@ function routeAction(config: JsonObject, hostRetryPolicy: RetryPolicy | null, ex
     ...(retry !== null ? { retryPolicy: retry } : {}),
     ...(mirrors.length > 0 ? { mirrorPolicies: mirrors } : {}),
     ...(messageList(action, 'upgrade_configs').length > 0 ? { upgrades: upgradeSwitches(action) } : {}),
+    ...(messageList(action, 'upgrade_configs').some((upgrade) => messageField(upgrade, 'connect_config') !== undefined) ? { terminateConnect: true as const } : {}),
   };
 }
 

@@ -69,10 +69,10 @@ const ROUTE_CONFIG: Shape = {
           fields: {
             name: leaf,
             ...HEADER_MUTATIONS,
-            // connect_matcher arrives with CONNECT.
             match: {
               fields: {
                 prefix: leaf,
+                connect_matcher: { fields: {} },
                 path: leaf,
                 safe_regex: REGEX_MATCHER,
                 case_sensitive: leaf,
@@ -114,8 +114,8 @@ const ROUTE_CONFIG: Shape = {
                 retry_policy: RETRY_POLICY,
                 // trace_sampled waits for tracing; v2's runtime_key for nothing (v3 dropped it).
                 request_mirror_policies: list({ fields: { cluster: leaf, runtime_fraction: RUNTIME_FRACTION } }),
-                // connect_config arrives with CONNECT.
-                upgrade_configs: list({ fields: { upgrade_type: leaf, enabled: leaf } }),
+                // connect_config (Envoy 1.16's is empty) terminates CONNECT here.
+                upgrade_configs: list({ fields: { upgrade_type: leaf, enabled: leaf, connect_config: { fields: {} } } }),
               },
             },
             // Envoy 1.16's RedirectAction; regex_rewrite is newer.

@@ -43,15 +43,18 @@ export function validateHttpConnectionManager(config: JsonObject, path: string, 
 
 /**
  * upgrade_configs of a connection manager or a route: each type named once (refused in Envoy's
- * words for each), and not CONNECT, which needs a codec this build does not have yet.
+ * words for each), connect_config only on CONNECT's.
  */
 function validateUpgrades(config: JsonObject, path: string, duplicate: (type: string) => string): void {
   const seen = new Set<string>();
   messageList(config, 'upgrade_configs').forEach((upgrade, i) => {
-    const typePath = childPath(indexPath(childPath(path, 'upgrade_configs'), i), 'upgrade_type');
+    const upgradePath = indexPath(childPath(path, 'upgrade_configs'), i);
+    const typePath = childPath(upgradePath, 'upgrade_type');
     const type = stringField(upgrade, 'upgrade_type').toLowerCase();
     if (type === '') throw new FieldError(typePath, 'missing required field');
-    if (type === 'connect') throw new FieldError(typePath, 'CONNECT is not supported yet (only upgrades an HTTP/1.1 Upgrade header asks for, such as websocket)');
+    if (messageField(upgrade, 'connect_config') !== undefined && type !== 'connect') {
+      throw new FieldError(childPath(upgradePath, 'connect_config'), `Non-CONNECT upgrade type ${stringField(upgrade, 'upgrade_type')} has ConnectConfig`);
+    }
     if (seen.has(type)) throw new FieldError(typePath, duplicate(type));
     seen.add(type);
   });
@@ -100,9 +103,6 @@ function validateRoute(route: JsonObject, path: string, clusters: ReadonlySet<st
 }
 
 function validateRouteMatch(match: JsonObject, path: string): void {
-  if (match['prefix'] === undefined && match['path'] === undefined && match['safe_regex'] === undefined) {
-    throw new FieldError(path, 'one of prefix, path or safe_regex is required (connect_matcher is not supported yet)');
-  }
   const regex = messageField(match, 'safe_regex');
   if (regex !== undefined) compileRegexMatcher(regex, childPath(path, 'safe_regex'));
   messageList(match, 'headers').forEach((header, i) => validateHeaderMatcher(header, indexPath(childPath(path, 'headers'), i)));

@@ -8,7 +8,7 @@
 
 import { randomUUID } from 'node:crypto';
 import type { HttpProtocol, RequestDecoder, ResponseEncoder, StreamResetReason } from '../../../http/codec';
-import { appendHeaderValue, removeHeaders, type RequestHead, ResponseHead, setHeader } from '../../../http/message';
+import { appendHeaderValue, removeHeaders, type RequestHead, ResponseHead, setHeader, upgradeTypeOf } from '../../../http/message';
 import { headerValue } from '../../http/header_matcher';
 import { mergeSlashes, normalizePath } from '../../../http/path_normalization';
 import type { HttpConnectionManagerConfig } from '../../../config/model';
@@ -127,8 +127,11 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, HttpFilte
       return;
     }
     const config = this.owner.factory.config;
-    if (config.normalizePath) head.path = normalizePath(head.path);
-    if (config.mergeSlashes) head.path = mergeSlashes(head.path);
+    // A CONNECT has no path to normalize.
+    if (head.path !== '') {
+      if (config.normalizePath) head.path = normalizePath(head.path);
+      if (config.mergeSlashes) head.path = mergeSlashes(head.path);
+    }
     if (info !== null) {
       const client = this.trustedClient();
       info.downstreamRemoteAddress = socketAddressString(client.ip, client.port);
@@ -139,8 +142,9 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, HttpFilte
     // so every log entry, local replies included, names it; the router sends this one upstream.
     if (config.generateRequestId) this.setRequestId(head, config);
     if (config.addUserAgent) this.addUserAgent(head);
-    if (head.upgrade !== null) {
-      if (!this.router.allowsUpgrade(head, head.upgrade)) {
+    const upgrade = upgradeTypeOf(head);
+    if (upgrade !== null) {
+      if (!this.router.allowsUpgrade(head, upgrade)) {
         this.stats.downstream_rq_ws_on_non_ws_route.inc();
         this.sendLocalReply(403, '', NO_HEADERS, 'upgrade_failed');
         return;

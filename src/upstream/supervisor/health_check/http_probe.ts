@@ -76,7 +76,7 @@ export class HttpProbe implements HealthProbe {
     this.done = done;
     this.head = null;
     if (this.socket === null) this.connect();
-    this.parser!.expectResponse(false, false);
+    this.parser!.expectResponse('GET', false);
     if (this.ready) this.socket!.write(this.request);
   }
 
