@@ -4,6 +4,7 @@
 
 import type { ClusterConfig } from '../../config/model';
 import { SlotFlag, StatKind } from '../../shared_memory/region_layout';
+import { ResponseCodeCounters } from '../../stats/response_code_counters';
 import type { SharedStatsStore } from '../../stats/store';
 import type { Counter, Gauge, GaugeImportMode, Histogram, Scope } from '../../stats/stats';
 import type { StatGroup } from '../../stats/name_table';
@@ -117,28 +118,18 @@ export class ClusterStats {
   readonly counters: Readonly<Record<CounterName, Counter>>;
   readonly gauges: Readonly<Record<GaugeName, Gauge>>;
   readonly histograms: Readonly<Record<HistogramName, Histogram>>;
-  /** upstream_rq_1xx .. upstream_rq_5xx, indexed by the code's first digit. */
-  private readonly classes: readonly Counter[];
-  private readonly codes: Counter[] = [];
+  private readonly responseCodes: ResponseCodeCounters;
 
-  constructor(private readonly scope: Scope) {
+  constructor(scope: Scope) {
     this.counters = Object.fromEntries(CLUSTER_COUNTERS.map((n) => [n, scope.counter(n)])) as Record<CounterName, Counter>;
     this.gauges = Object.fromEntries(CLUSTER_GAUGES.map(([n, mode]) => [n, scope.gauge(n, mode)])) as Record<GaugeName, Gauge>;
     this.histograms = Object.fromEntries(CLUSTER_HISTOGRAMS.map((n) => [n, scope.histogram(n, 'milliseconds')])) as Record<HistogramName, Histogram>;
-    this.classes = [1, 2, 3, 4, 5].map((c) => scope.counter(`upstream_rq_${c}xx`));
+    this.responseCodes = new ResponseCodeCounters(scope, this.counters.upstream_rq_completed);
   }
 
   /** Envoy's chargeResponseStat: upstream_rq_completed, upstream_rq_<class>xx, upstream_rq_<code>. */
   chargeResponseCode(code: number): void {
-    this.counters.upstream_rq_completed.inc();
-    const cls = this.classes[Math.floor(code / 100) - 1];
-    if (cls !== undefined) cls.inc();
-    let counter = this.codes[code];
-    if (counter === undefined) {
-      counter = this.scope.counter(`upstream_rq_${code}`);
-      this.codes[code] = counter;
-    }
-    counter.inc();
+    this.responseCodes.charge(code);
   }
 }
 
