@@ -293,6 +293,15 @@ export interface VirtualHost {
   readonly includeRequestAttemptCount?: true;
   /** include_attempt_count_in_response: the response tells the client how many tries it took. */
   readonly includeAttemptCountInResponse?: true;
+  /** virtual_clusters, in order; absent when there are none. */
+  readonly virtualClusters?: readonly VirtualCluster[];
+}
+
+/** A route.v3.VirtualCluster: requests matching every header matcher are counted under its name. */
+export interface VirtualCluster {
+  readonly name: string;
+  /** At least one (Envoy refuses a virtual cluster without). */
+  readonly headers: readonly HeaderMatch[];
 }
 
 export type TlsRequirement = 'NONE' | 'EXTERNAL_ONLY' | 'ALL';

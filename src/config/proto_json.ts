@@ -248,7 +248,7 @@ function inRange(type: string, value: number): boolean {
  * the declared name, so the model and /config_dump see `AUTO`. A string no name matches in any
  * case is left for protobufjs to refuse.
  */
-function enumNameInAnyCase(type: protobuf.Enum, value: JsonValue): JsonValue {
+export function enumNameInAnyCase(type: protobuf.Enum, value: JsonValue): JsonValue {
   if (typeof value !== 'string' || Object.hasOwn(type.values, value)) return value;
   const upper = value.toUpperCase();
   return Object.keys(type.values).find((name) => name.toUpperCase() === upper) ?? value;

@@ -8,7 +8,11 @@ import { forEachExtension, ExtensionSite, filterChains, SITE_CATEGORIES } from '
 import { childPath, indexPath, keyPath } from './field_path';
 import { cloneJson, isJsonObject, JsonObject, JsonValue, messageField, messageList, repeatedValues, stringField } from './json';
 import { CONFIG_TYPES, HTTP_CONNECTION_MANAGER, TLS_TRANSPORT_SOCKET, PROTOCOL_OPTIONS_TYPES, typeNameOfUrl, typeUrl } from './names';
+import { enumNameInAnyCase } from './proto_json';
 import { protoSchema, ProtoSchema } from './schema';
+
+/** core.v3.RequestMethod, whose names a v2 VirtualCluster's `method` takes. */
+const REQUEST_METHOD = 'envoy.config.core.v3.RequestMethod';
 
 /** The places v2 configured an extension with a `config:` Struct, in its own schema, that the upgrade types. */
 const STRUCT_CONFIG_SITES: ReadonlySet<ExtensionSite> = new Set(['network_filter', 'http_filter', 'upstream_transport_socket', 'downstream_transport_socket', 'access_log']);
@@ -27,8 +31,10 @@ const ROUTE_ACTION_FIELD_RENAMES: ReadonlyMap<string, string> = new Map([
  * v2 route fields, deprecated there, that v3 dropped, by the message holding them, with their
  * successor: Envoy 1.16 still reads them from a v2 file; this build does not.
  */
-const V2_ONLY_FIELDS: Readonly<Record<'virtualHost' | 'route' | 'match' | 'clusterWeight', ReadonlyMap<string, string>>> = {
+const V2_ONLY_FIELDS: Readonly<Record<'virtualHost' | 'virtualCluster' | 'route' | 'match' | 'clusterWeight', ReadonlyMap<string, string>>> = {
   virtualHost: new Map([['per_filter_config', 'typed_per_filter_config']]),
+  // A std::regex (ECMAScript, backtracking) on the whole :path, as match.regex is.
+  virtualCluster: new Map([['pattern', 'headers']]),
   route: new Map([['per_filter_config', 'typed_per_filter_config']]),
   match: new Map([['regex', 'safe_regex']]),
   clusterWeight: new Map([['per_filter_config', 'typed_per_filter_config']]),
@@ -76,7 +82,7 @@ export function upgradeV2(input: JsonValue, extensions: ConfigExtensions, schema
     if (site === 'network_filter' && extensions.registeredName(SITE_CATEGORIES[site], extension) === HTTP_CONNECTION_MANAGER) {
       const typedConfig = messageField(extension, 'typed_config');
       moveIdleTimeout(typedConfig, childPath(path, 'typed_config'), warnings);
-      upgradeRoutes(typedConfig, childPath(path, 'typed_config'), warnings);
+      upgradeRoutes(typedConfig, childPath(path, 'typed_config'), warnings, schema);
     }
   });
   return { json: bootstrap, warnings };
@@ -203,13 +209,16 @@ function moveIdleTimeout(connectionManager: JsonObject | undefined, path: string
 }
 
 /** An HTTP connection manager's static routes at `path`: renamed fields renamed, moved ones moved, dropped ones refused. */
-function upgradeRoutes(connectionManager: JsonObject | undefined, path: string, warnings: string[]): void {
+function upgradeRoutes(connectionManager: JsonObject | undefined, path: string, warnings: string[], schema: ProtoSchema): void {
   const routeConfig = connectionManager && messageField(connectionManager, 'route_config');
   if (routeConfig === undefined) return;
   const routeConfigPath = childPath(path, 'route_config');
   messageList(routeConfig, 'virtual_hosts').forEach((virtualHost, i) => {
     const virtualHostPath = indexPath(childPath(routeConfigPath, 'virtual_hosts'), i);
     refuseDroppedFields(virtualHost, virtualHostPath, V2_ONLY_FIELDS.virtualHost);
+    messageList(virtualHost, 'virtual_clusters').forEach((cluster, k) => {
+      upgradeVirtualCluster(cluster, indexPath(childPath(virtualHostPath, 'virtual_clusters'), k), warnings, schema);
+    });
     messageList(virtualHost, 'routes').forEach((route, j) => {
       const routePath = indexPath(childPath(virtualHostPath, 'routes'), j);
       refuseDroppedFields(route, routePath, V2_ONLY_FIELDS.route);
@@ -227,6 +236,27 @@ function upgradeRoutes(connectionManager: JsonObject | undefined, path: string, 
       });
     });
   });
+}
+
+/**
+ * A v2 VirtualCluster's `method` becomes one more header matcher, `:method` exactly, as Envoy 1.16
+ * adds it, after its check that the virtual cluster has a pattern or headers of its own.
+ */
+function upgradeVirtualCluster(cluster: JsonObject, path: string, warnings: string[], schema: ProtoSchema): void {
+  refuseDroppedFields(cluster, path, V2_ONLY_FIELDS.virtualCluster);
+  const methodPath = childPath(path, 'method');
+  const method = takeField(cluster, 'method');
+  if (method === undefined) return;
+  warnings.push(`${methodPath}: deprecated option, use headers (a :method matcher) instead`);
+  const methods = schema.root.lookupEnum(REQUEST_METHOD);
+  const named = enumNameInAnyCase(methods, method);
+  const name = typeof named === 'number' ? methods.valuesById[named] : typeof named === 'string' && Object.hasOwn(methods.values, named) ? named : undefined;
+  if (name === undefined) throw new FieldError(methodPath, `unknown enum value: ${JSON.stringify(method)}`);
+  // Envoy adds no matcher for METHOD_UNSPECIFIED.
+  if (methods.values[name] === 0) return;
+  const headers = cluster['headers'] === undefined || cluster['headers'] === null ? [] : repeatedValues(cluster['headers']);
+  if (headers.length === 0) throw new FieldError(path, "virtual clusters must define either 'pattern' or 'headers'");
+  cluster['headers'] = [...headers, { name: ':method', exact_match: name }];
 }
 
 /** v2's one request_mirror_policy, which Envoy 1.16 mirrors to before those of request_mirror_policies. */

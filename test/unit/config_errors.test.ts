@@ -228,6 +228,21 @@ const CASES: Case[] = [
     error: `${HCM}.typed_config.route_config.virtual_hosts[0].domains: value must contain at least 1 item(s)`,
   },
   {
+    name: 'virtual cluster without a name',
+    change: (b) => (hcm(b).route_config.virtual_hosts[0].virtual_clusters = [{ headers: [{ name: ':method', exact_match: 'GET' }] }]),
+    error: `${HCM}.typed_config.route_config.virtual_hosts[0].virtual_clusters[0].name: value length must be at least 1 runes`,
+  },
+  {
+    name: 'virtual cluster without header matchers',
+    change: (b) => (hcm(b).route_config.virtual_hosts[0].virtual_clusters = [{ name: 'gets', headers: [] }]),
+    error: `${HCM}.typed_config.route_config.virtual_hosts[0].virtual_clusters[0].headers: virtual clusters must define either 'pattern' or 'headers'`,
+  },
+  {
+    name: 'virtual cluster header matcher with a bad regex',
+    change: (b) => (hcm(b).route_config.virtual_hosts[0].virtual_clusters = [{ name: 'rides', headers: [{ name: ':path', safe_regex_match: { google_re2: {}, regex: '/rides/(\\d+' } }] }]),
+    error: `${HCM}.typed_config.route_config.virtual_hosts[0].virtual_clusters[0].headers[0].safe_regex_match.regex: invalid regex '/rides/(\\d+': missing closing )`,
+  },
+  {
     name: 'default host for HTTP/1.0 that is no host',
     change: (b) => (hcm(b).http_protocol_options = { accept_http_10: true, default_host_for_http_10: 'user@host' }),
     error: `${HCM}.typed_config.http_protocol_options.default_host_for_http_10: 'user@host' is not a valid host[:port]`,

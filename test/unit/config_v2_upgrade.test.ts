@@ -156,6 +156,55 @@ test('v2 route fields v3 dropped are refused at their v2 path, even where unknow
   assert.throws(() => load(bootstrap), { message: /virtual_hosts\[0\]\.per_filter_config: per_filter_config, deprecated in v2/ });
 });
 
+/** v2Bootstrap()'s virtual host, and its path. */
+const V2_VHOST = 'static_resources.listeners[1].filter_chains[0].filters[0].typed_config.route_config.virtual_hosts[0]';
+const v2VirtualHost = (bootstrap: Json): Json => bootstrap.static_resources.listeners[1].filter_chains[0].filters[0].typed_config.route_config.virtual_hosts[0];
+
+test("a v2 virtual cluster's method becomes a :method header matcher after its own, with a warning", () => {
+  const bootstrap = v2Bootstrap();
+  const cluster = { name: 'post_users', headers: [{ name: ':path', prefix_match: '/users' }], method: 'post' };
+  v2VirtualHost(bootstrap).virtual_clusters = [cluster, { name: 'by_number', headers: cluster.headers, method: 4 }, { name: 'any', headers: cluster.headers, method: 'METHOD_UNSPECIFIED' }];
+  const upgraded = upgradeV2(bootstrap, builtinExtensions());
+  assert.deepEqual(v2VirtualHost(upgraded.json).virtual_clusters, [
+    { name: 'post_users', headers: [{ name: ':path', prefix_match: '/users' }, { name: ':method', exact_match: 'POST' }] },
+    { name: 'by_number', headers: [{ name: ':path', prefix_match: '/users' }, { name: ':method', exact_match: 'PUT' }] },
+    { name: 'any', headers: [{ name: ':path', prefix_match: '/users' }] },
+  ]);
+  assert.ok(upgraded.warnings.includes(`${V2_VHOST}.virtual_clusters[0].method: deprecated option, use headers (a :method matcher) instead`));
+  const hcm = load(bootstrap).bootstrap.listeners[1]!.filterChains[0]!.filters[0]!;
+  const loaded = hcm.kind === 'http_connection_manager' ? hcm.routeConfig.virtualHosts[0]!.virtualClusters : undefined;
+  assert.deepEqual(loaded?.[0], {
+    name: 'post_users',
+    headers: [
+      { name: ':path', invert: false, specifier: { kind: 'prefix', value: '/users' } },
+      { name: ':method', invert: false, specifier: { kind: 'exact', value: 'POST' } },
+    ],
+  });
+});
+
+test("a v2 virtual cluster needs a pattern or headers of its own, method or not; its pattern (a std::regex) is refused", () => {
+  const withCluster = (cluster: Json): Json => {
+    const bootstrap = v2Bootstrap();
+    v2VirtualHost(bootstrap).virtual_clusters = [cluster];
+    return bootstrap;
+  };
+  // Envoy checks before it adds the method's matcher.
+  assert.throws(() => load(withCluster({ name: 'gets', method: 'GET' }), 2), {
+    message: `--config-yaml: ${V2_VHOST}.virtual_clusters[0]: virtual clusters must define either 'pattern' or 'headers'`,
+  });
+  assert.throws(() => load(withCluster({ name: 'gets', method: 'FETCH', headers: [{ name: 'x' }] }), 2), {
+    message: `--config-yaml: ${V2_VHOST}.virtual_clusters[0].method: unknown enum value: "FETCH"`,
+  });
+  for (const allowUnknownStaticFields of [false, true]) {
+    assert.throws(
+      () => loadBootstrap({ extensions: builtinExtensions(), configYaml: yaml.dump(withCluster({ name: 'rides', pattern: '/rides/\\d+', method: 'GET' })), allowUnknownStaticFields }),
+      {
+        message: `--config-yaml: ${V2_VHOST}.virtual_clusters[0].pattern: pattern, deprecated in v2 and dropped from v3 (headers replaces it), is not implemented by this build (it would be ignored)`,
+      },
+    );
+  }
+});
+
 test("v2's connection manager idle_timeout moves to common_http_protocol_options, which wins when both are set", () => {
   const idleTimeoutOf = (bootstrap: Json): number => {
     const filter = load(bootstrap, 2).bootstrap.listeners[1].filterChains[0].filters[0];

@@ -9,6 +9,7 @@ import { matchedLength } from '../../src/filters/http/route_match';
 import { FieldError } from '../../src/config/errors';
 import { type RequestFacts, RouteTable } from '../../src/filters/http/route_table';
 import { LiveRuntime } from '../../src/runtime/live_runtime';
+import { createHeapStatsStore } from '../../src/stats/store';
 
 const NO_CONDITIONS = { caseSensitive: true, headers: [], queryParameters: [], grpc: false };
 
@@ -25,7 +26,7 @@ const FACTS: RequestFacts = { forwardedProto: () => 'http', isInternal: () => fa
 
 function table(...virtualHosts: VirtualHost[]): RouteTable {
   const config: RouteConfiguration = { name: 'rc', virtualHosts };
-  return new RouteTable(config, new LiveRuntime([]), () => 0);
+  return new RouteTable(config, new LiveRuntime([]), () => 0, createHeapStatsStore().scope('vhost'));
 }
 
 function request(authority: string, path = '/', headers: string[] = [], method = 'GET'): RequestHead {
@@ -239,7 +240,7 @@ function fractionTable(runtime: LiveRuntime, draws: number[], fraction: NonNulla
     route('sampled', { prefix: '/', runtimeFraction: fraction }),
     route('rest', { prefix: '/' }),
   ];
-  return new RouteTable({ name: 'rc', virtualHosts: [vhost('vh', ['*'], routes)] }, runtime, () => draws.shift()!);
+  return new RouteTable({ name: 'rc', virtualHosts: [vhost('vh', ['*'], routes)] }, runtime, () => draws.shift()!, createHeapStatsStore().scope('vhost'));
 }
 
 test('runtime_fraction: the default applies while the key is unset; a route left out falls to the next', () => {

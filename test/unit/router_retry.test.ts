@@ -126,7 +126,7 @@ const NO_HEADERS = { retryOn: null, maxRetries: null, retriableStatusCodes: null
 test('retry state: retries up to num_retries, holding one circuit-breaker retry each, then limit exceeded', () => {
   const c = counters();
   const resource = retries(3);
-  const state = RetryState.create(POLICY, NO_HEADERS, c, resource, sequence(30))!;
+  const state = RetryState.create(POLICY, NO_HEADERS, c, null, resource, sequence(30))!;
   assert.equal(state.shouldRetry(true), RetryStatus.Yes);
   assert.equal(state.delayMs, 5);
   assert.equal(resource.open, 1);
@@ -142,30 +142,48 @@ test('retry state: retries up to num_retries, holding one circuit-breaker retry 
 
 test('retry state: a good outcome after a retry counts a success; a full circuit breaker an overflow', () => {
   const c = counters();
-  const state = RetryState.create(POLICY, NO_HEADERS, c, retries(1), sequence(0))!;
+  const state = RetryState.create(POLICY, NO_HEADERS, c, null, retries(1), sequence(0))!;
   assert.equal(state.shouldRetry(true), RetryStatus.Yes);
   assert.equal(state.shouldRetry(false), RetryStatus.No);
   assert.equal(c.upstream_rq_retry_success.value, 1);
   const full = retries(0);
-  const refused = RetryState.create(POLICY, NO_HEADERS, c, full, sequence(0))!;
+  const refused = RetryState.create(POLICY, NO_HEADERS, c, null, full, sequence(0))!;
   assert.equal(refused.shouldRetry(true), RetryStatus.Overflow);
   assert.equal(c.upstream_rq_retry_overflow.value, 1);
   assert.equal(full.open, 0);
 });
 
+test('retry state: the virtual cluster counts every retry decision alongside the cluster', () => {
+  const c = counters();
+  const v = counters();
+  const state = RetryState.create(POLICY, NO_HEADERS, c, v, retries(1), sequence(0))!;
+  assert.equal(state.shouldRetry(true), RetryStatus.Yes);
+  assert.equal(state.shouldRetry(false), RetryStatus.No);
+  const limited = RetryState.create({ ...POLICY, numRetries: 0 }, NO_HEADERS, c, v, retries(1), sequence(0))!;
+  assert.equal(limited.shouldRetry(true), RetryStatus.LimitExceeded);
+  const refused = RetryState.create(POLICY, NO_HEADERS, c, v, retries(0), sequence(0))!;
+  assert.equal(refused.shouldRetry(true), RetryStatus.Overflow);
+  for (const counts of [c, v]) {
+    assert.equal(counts.upstream_rq_retry.value, 1);
+    assert.equal(counts.upstream_rq_retry_success.value, 1);
+    assert.equal(counts.upstream_rq_retry_limit_exceeded.value, 1);
+    assert.equal(counts.upstream_rq_retry_overflow.value, 1);
+  }
+});
+
 test('retry state: none without conditions; headers add conditions, codes and override num_retries only with conditions', () => {
   const c = counters();
-  assert.equal(RetryState.create(undefined, NO_HEADERS, c, retries(3), sequence(0)), null);
-  assert.equal(RetryState.create(undefined, { ...NO_HEADERS, maxRetries: '5' }, c, retries(3), sequence(0)), null);
-  const fromHeaders = RetryState.create(undefined, { retryOn: 'retriable-status-codes,bogus', maxRetries: '0', retriableStatusCodes: '418, x' }, c, retries(3), sequence(0))!;
+  assert.equal(RetryState.create(undefined, NO_HEADERS, c, null, retries(3), sequence(0)), null);
+  assert.equal(RetryState.create(undefined, { ...NO_HEADERS, maxRetries: '5' }, c, null, retries(3), sequence(0)), null);
+  const fromHeaders = RetryState.create(undefined, { retryOn: 'retriable-status-codes,bogus', maxRetries: '0', retriableStatusCodes: '418, x' }, c, null, retries(3), sequence(0))!;
   assert.equal(fromHeaders.retryOn, RETRY_ON_RETRIABLE_STATUS_CODES);
   assert.deepEqual(fromHeaders.retriableStatusCodes, [418]);
   assert.equal(fromHeaders.shouldRetry(true), RetryStatus.LimitExceeded);
   // Without a policy Envoy allows one retry.
-  const defaults = RetryState.create(undefined, { ...NO_HEADERS, retryOn: '5xx' }, c, retries(3), sequence(0))!;
+  const defaults = RetryState.create(undefined, { ...NO_HEADERS, retryOn: '5xx' }, c, null, retries(3), sequence(0))!;
   assert.equal(defaults.shouldRetry(true), RetryStatus.Yes);
   assert.equal(defaults.shouldRetry(true), RetryStatus.LimitExceeded);
-  const merged = RetryState.create(POLICY, { ...NO_HEADERS, retryOn: 'reset' }, c, retries(3), sequence(0))!;
+  const merged = RetryState.create(POLICY, { ...NO_HEADERS, retryOn: 'reset' }, c, null, retries(3), sequence(0))!;
   assert.equal(merged.retryOn, RETRY_ON_5XX | RETRY_ON_RESET);
 });
 

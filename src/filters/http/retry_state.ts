@@ -47,8 +47,17 @@ export class RetryState {
   /**
    * A request's retry state, or null when nothing can make it retry (Envoy allocates none then).
    * @param policy the route's; without one, Envoy's defaults (one retry, 25 ms back-off)
+   * @param counters the cluster's
+   * @param vcluster the request's virtual cluster's, counted alongside; null when it has none
    */
-  static create(policy: RetryPolicy | undefined, headers: RetryHeaders, counters: RetryCounters, retries: Resource, random: RandomSource): RetryState | null {
+  static create(
+    policy: RetryPolicy | undefined,
+    headers: RetryHeaders,
+    counters: RetryCounters,
+    vcluster: RetryCounters | null,
+    retries: Resource,
+    random: RandomSource,
+  ): RetryState | null {
     let retryOn = policy?.retryOn ?? 0;
     if (headers.retryOn !== null) retryOn |= parseRetryOn(headers.retryOn).flags;
     if (retryOn === 0) return null;
@@ -57,7 +66,7 @@ export class RetryState {
     let codes = policy?.retriableStatusCodes ?? [];
     if (headers.retriableStatusCodes !== null) codes = [...codes, ...parseStatusCodes(headers.retriableStatusCodes)];
     const base = policy?.baseIntervalMs ?? 25;
-    return new RetryState(retryOn, codes, numRetries, new JitteredBackOff(base, policy?.maxIntervalMs ?? 10 * base, random), counters, retries);
+    return new RetryState(retryOn, codes, numRetries, new JitteredBackOff(base, policy?.maxIntervalMs ?? 10 * base, random), counters, vcluster, retries);
   }
 
   constructor(
@@ -66,6 +75,7 @@ export class RetryState {
     numRetries: number,
     backOff: JitteredBackOff,
     private readonly counters: RetryCounters,
+    private readonly vcluster: RetryCounters | null,
     private readonly retries: Resource,
   ) {
     this.retryOn = retryOn;
@@ -79,22 +89,28 @@ export class RetryState {
    * each decision releases the retry the previous one held.
    */
   shouldRetry(wouldRetry: boolean): RetryStatus {
-    if (this.holding && !wouldRetry) this.counters.upstream_rq_retry_success.inc();
+    if (this.holding && !wouldRetry) this.count('upstream_rq_retry_success');
     this.release();
     if (!wouldRetry) return RetryStatus.No;
     if (this.remaining === 0) {
-      this.counters.upstream_rq_retry_limit_exceeded.inc();
+      this.count('upstream_rq_retry_limit_exceeded');
       return RetryStatus.LimitExceeded;
     }
     this.remaining--;
     if (!this.retries.tryAcquire()) {
-      this.counters.upstream_rq_retry_overflow.inc();
+      this.count('upstream_rq_retry_overflow');
       return RetryStatus.Overflow;
     }
     this.holding = true;
-    this.counters.upstream_rq_retry.inc();
+    this.count('upstream_rq_retry');
     this.delayMs = this.backOff.nextMs();
     return RetryStatus.Yes;
+  }
+
+  /** The cluster's counter, and the virtual cluster's as Envoy's RetryStateImpl counts both. */
+  private count(name: keyof RetryCounters): void {
+    this.counters[name].inc();
+    this.vcluster?.[name].inc();
   }
 
   /** Gives back the retry a Yes took (the request ended, or its next try was decided on). */

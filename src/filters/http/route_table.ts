@@ -4,7 +4,8 @@
 // Virtual host precedence is Envoy's: an exact domain, then the longest `*suffix` wildcard,
 // then the longest `prefix*` wildcard, then `*`. A wildcard never matches the empty string
 // (`*.foo.com` does not match `.foo.com`). When nothing matches the authority as given and it
-// carries a port, the lookup is repeated without the port.
+// carries a port, the lookup is repeated without the port. The router asks once for a request's
+// virtual cluster, which only a virtual host with virtual clusters looks for.
 
 import { atField, FieldError } from '../../config/errors';
 import { readDirectResponseBody } from './direct_response_body';
@@ -17,6 +18,9 @@ import { type PeerCertificateFacts, RouteMatcher } from './route_match';
 import { isPlainPathMatch, PathIndex } from './path_index';
 import type { RequestHead } from '../../http/message';
 import type { RandomSource } from '../../common/random';
+import type { Scope } from '../../stats/stats';
+import { VirtualClusters } from './virtual_clusters';
+import type { VirtualClusterStats } from './virtual_cluster_stats';
 
 /** What the router knows of a request beyond its head, asked only when a virtual host requires TLS. */
 export interface RequestFacts {
@@ -122,12 +126,15 @@ export class RouteTable {
   private readonly mutations = new Map<Route | WeightedCluster, HeaderMutationChains>();
   /** The routes whose virtual host counts attempts, with that virtual host; most tables have none. */
   private readonly countingHosts = new Map<Route, VirtualHost>();
+  /** The routes whose virtual host has virtual clusters, with those; most tables have none. */
+  private readonly virtualClusters = new Map<Route, VirtualClusters>();
   /** internal_only_headers; null when there are none. */
   readonly internalOnlyHeaders: ReadonlySet<string> | null;
   /** The regex rewrites of the routes that have some, compiled. */
   private readonly rewrites = new Map<Route, RegexRewrites>();
 
   /**
+   * @param vhostScope `vhost`: where the virtual clusters' statistics go
    * @throws FieldError at `virtual_hosts[v].domains[d]` (relative to the route configuration) for a
    *   domain claimed twice, at `virtual_hosts[v].routes[r].direct_response.body.filename` for a body file it cannot use
    */
@@ -135,6 +142,7 @@ export class RouteTable {
     config: RouteConfiguration,
     private readonly runtime: RuntimeSource,
     private readonly random: RandomSource,
+    vhostScope: Scope,
   ) {
     const suffixes = new Map<number, Map<string, CompiledVirtualHost>>();
     const prefixes = new Map<number, Map<string, CompiledVirtualHost>>();
@@ -145,8 +153,10 @@ export class RouteTable {
     for (const [v, vh] of config.virtualHosts.entries()) {
       const compiled = new CompiledVirtualHost(vh, `virtual_hosts[${v}]`);
       const host = levelMutators(vh);
+      const virtualClusters = new VirtualClusters(vh.virtualClusters ?? [], vhostScope.scope(`${vh.name}.vcluster`));
       for (const { route } of compiled.routes) {
         if (vh.includeRequestAttemptCount === true || vh.includeAttemptCountInResponse === true) this.countingHosts.set(route, vh);
+        if (vh.virtualClusters !== undefined) this.virtualClusters.set(route, virtualClusters);
         const rewrites = regexRewritesOf(route);
         if (rewrites !== null) this.rewrites.set(route, rewrites);
         const own = chains([levelMutators(route), host, global], mostSpecificWins);
@@ -192,6 +202,15 @@ export class RouteTable {
   /** The virtual host of a route `route()` returned, when that virtual host counts attempts. */
   attemptCountingHost(route: Route): VirtualHost | undefined {
     return this.countingHosts.size === 0 ? undefined : this.countingHosts.get(route);
+  }
+
+  /**
+   * The virtual cluster of a request `route()` gave `route`, when its virtual host has virtual
+   * clusters (its catch-all when none matches); null when it has none.
+   */
+  virtualCluster(route: Route, head: RequestHead): VirtualClusterStats | null {
+    if (this.virtualClusters.size === 0) return null;
+    return this.virtualClusters.get(route)?.match(head) ?? null;
   }
 
   /** Whether any route, virtual host or the configuration itself mutates headers. */

@@ -38,6 +38,7 @@ import { sendShadow, shadowHead } from './shadow_request';
 import { upgradeAllowed } from './upgrade_policy';
 import { headerValue } from './header_matcher';
 import type { RouterStats } from './router_stats';
+import type { VirtualClusterStats } from './virtual_cluster_stats';
 import { evaluateFractionalPercent } from '../../runtime/fractional_percent';
 import { ResponseFlag } from '../../stream_info/response_flags';
 import type { DownstreamConnectionInfo, StreamInfo } from '../../stream_info/stream_info';
@@ -133,6 +134,8 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
   // Per request; reset by finish().
   private active = false;
   private cluster: Cluster | null = null;
+  /** The request's virtual cluster, when its virtual host has virtual clusters. */
+  private vcluster: VirtualClusterStats | null = null;
   private pool: UpstreamStreamSource | null = null;
   private upstream: RequestEncoder | null = null;
   private hostStats: HostStats | null = null;
@@ -260,6 +263,8 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
       return;
     }
     if (info !== null) info.upstreamCluster = cluster.info.name;
+    // As Envoy, once the cluster is known: a missing one is charged to no virtual cluster.
+    this.vcluster = config.routeTable.virtualCluster(route, head);
     config.stats.rq_total.inc();
     const drop = cluster.dropOverload;
     if (drop !== null && evaluateFractionalPercent(drop, config.random())) {
@@ -288,7 +293,7 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
     let context: LoadBalancerContext = routeContext ?? connectionContext(downstream.connection, head);
     if (action.retryPolicy !== undefined || this.headerRetryOn !== null) {
       const headers = { retryOn: this.headerRetryOn, maxRetries: this.headerMaxRetries, retriableStatusCodes: this.headerRetriableStatusCodes };
-      this.retry = RetryState.create(action.retryPolicy, headers, cluster.info.stats.counters, cluster.info.resourceManager(action.priority).retries, config.random);
+      this.retry = RetryState.create(action.retryPolicy, headers, cluster.info.stats.counters, this.vcluster, cluster.info.resourceManager(action.priority).retries, config.random);
       if (this.retry !== null) {
         const policy = action.retryPolicy;
         this.retryContext = new RetryLoadBalancerContext(context, policy?.avoidPreviousHosts ?? false, policy?.hostSelectionRetryMaxAttempts ?? 0);
@@ -318,7 +323,7 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
     }
     if (!(pool instanceof TcpUpstream) && upgradeTypeOf(head) !== null && pool.protocol === 'http2') {
       // HTTP/2 carries an upgrade or a CONNECT only as a CONNECT stream, which this build does not send.
-      cluster.info.stats.chargeResponseCode(503);
+      this.chargeResponseCode(cluster, 503);
       this.replyLocally(503, 'upgrade to an HTTP/2 upstream is not supported', NO_HEADERS, 'upgrade_failed');
       return;
     }
@@ -400,6 +405,8 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
     }
     this.upstream = encoder;
     this.hostStats = hostStats;
+    // The cluster counted its upstream_rq_total as it gave the stream.
+    this.vcluster?.upstream_rq_total.inc();
     this.host!.outlier.putResult(OutlierResult.LocalOriginConnectSuccess);
     // As Envoy's upstream request: the stream's time counts from when the pool gave it.
     const maxDurationMs = this.cluster!.info.maxStreamDurationMs;
@@ -438,7 +445,7 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
     const overflow = reason === 'overflow';
     if (!overflow) this.host!.outlier.putResult(OutlierResult.LocalOriginConnectFailed);
     if (this.maybeRetryReset(reason)) return;
-    this.cluster!.info.stats.chargeResponseCode(503);
+    this.chargeResponseCode(this.cluster!, 503);
     this.downstream.info?.setResponseFlag(resetResponseFlag(reason));
     this.replyLocally(503, CONNECT_ERROR_PREFIX + reason, overflow ? OVERLOADED_HEADER : NO_HEADERS, resetDetails(reason, false));
   }
@@ -489,6 +496,7 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
     if (this.requestComplete) {
       const elapsedMs = this.config.clock.eventNow() - this.requestCompleteTime;
       info.stats.histograms.upstream_rq_time.recordValue(elapsedMs);
+      this.vcluster?.recordRequestTime(elapsedMs);
       if (info.timeoutBudgetStats !== null) info.timeoutBudgetStats.percentUsed.recordValue(percentageOfTimeout(elapsedMs, this.timeoutMs));
     }
     this.endTry(true);
@@ -532,7 +540,7 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
     const head = this.heldHead!;
     this.heldHead = null;
     this.responseStarted = true;
-    this.cluster!.info.stats.chargeResponseCode(head.status);
+    this.chargeResponseCode(this.cluster!, head.status);
     if (head.status >= 500) this.hostStats!.rq_error.inc();
     else this.hostStats!.rq_success.inc();
     // Envoy's order: the route's mutations, then the attempt count.
@@ -654,7 +662,7 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
   private noHealthyUpstream(cluster: Cluster, noHost: boolean): void {
     if (this.config.log.enabled('debug')) this.config.log.debug(`${this.streamTag()}no healthy host for HTTP connection pool`);
     if (noHost) cluster.info.stats.counters.upstream_cx_none_healthy.inc();
-    cluster.info.stats.chargeResponseCode(503);
+    this.chargeResponseCode(cluster, 503);
     this.downstream.info?.setResponseFlag(ResponseFlag.NoHealthyUpstream);
     this.replyLocally(503, 'no healthy upstream', NO_HEADERS, 'no_healthy_upstream');
   }
@@ -662,7 +670,7 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
   /** Envoy's answer to a request drop_overloads dropped: no host is picked, nothing is sent upstream. */
   private dropOverload(cluster: Cluster): void {
     cluster.info.stats.counters.upstream_rq_drop_overload.inc();
-    cluster.info.stats.chargeResponseCode(503);
+    this.chargeResponseCode(cluster, 503);
     this.replyLocally(503, 'drop overload', DROP_OVERLOAD_HEADER, 'drop_overload');
   }
 
@@ -772,6 +780,7 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
   private readonly onTimeout = (): void => {
     const info = this.cluster!.info;
     info.stats.counters.upstream_rq_timeout.inc();
+    this.vcluster?.upstream_rq_timeout.inc();
     // Between tries (in back-off) no host is waited on.
     if (this.tryActive) {
       this.hostStats?.rq_timeout.inc();
@@ -796,9 +805,15 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
       this.downstream.resetStream();
       return;
     }
-    this.cluster!.info.stats.chargeResponseCode(status);
+    this.chargeResponseCode(this.cluster!, status);
     this.hostStats?.rq_error.inc();
     this.replyLocally(status, body, NO_HEADERS, details);
+  }
+
+  /** Envoy's chargeUpstreamCode: the cluster's response code statistics, and the virtual cluster's. */
+  private chargeResponseCode(cluster: Cluster, code: number): void {
+    cluster.info.stats.chargeResponseCode(code);
+    this.vcluster?.chargeResponseCode(code);
   }
 
   /** Ends the request with a reply of the router's own (its route's mutations on it: see localReplyModifier). */
@@ -864,6 +879,7 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
     this.dropKeptBody();
     this.active = false;
     this.cluster = null;
+    this.vcluster = null;
     this.pool = null;
     this.upstream = null;
     this.hostStats = null;

@@ -24,6 +24,7 @@ import type {
   ServerHeaderTransformation,
   UpgradeSwitches,
   RuntimeFraction,
+  VirtualCluster,
   WeightedCluster,
   WeightedClusters,
 } from '../../../config/model';
@@ -107,6 +108,9 @@ function routeConfiguration(config: JsonObject, extensions: ConfigExtensions): R
     virtualHosts: messageList(config, 'virtual_hosts').map((virtualHost) => {
       const hostRetry = messageField(virtualHost, 'retry_policy');
       const hostRetryPolicy = hostRetry === undefined ? null : retryPolicy(hostRetry, extensions);
+      const virtualClusters = messageList(virtualHost, 'virtual_clusters').map(
+        (cluster): VirtualCluster => ({ name: stringField(cluster, 'name'), headers: messageList(cluster, 'headers').map(headerMatch) }),
+      );
       return {
         name: stringField(virtualHost, 'name'),
         domains: stringList(virtualHost, 'domains').map((domain) => domain.toLowerCase()),
@@ -115,6 +119,7 @@ function routeConfiguration(config: JsonObject, extensions: ConfigExtensions): R
         ...headerMutations(virtualHost),
         ...(boolField(virtualHost, 'include_request_attempt_count') ? { includeRequestAttemptCount: true as const } : {}),
         ...(boolField(virtualHost, 'include_attempt_count_in_response') ? { includeAttemptCountInResponse: true as const } : {}),
+        ...(virtualClusters.length > 0 ? { virtualClusters } : {}),
       };
     }),
   };

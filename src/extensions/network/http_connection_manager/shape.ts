@@ -65,6 +65,8 @@ const ROUTE_CONFIG: Shape = {
         include_request_attempt_count: leaf,
         include_attempt_count_in_response: leaf,
         retry_policy: RETRY_POLICY,
+        // v2's pattern and method arrive as headers (src/config/v2_upgrade.ts).
+        virtual_clusters: list({ fields: { name: leaf, headers: list(HEADER_MATCHER) } }),
         routes: list({
           fields: {
             name: leaf,

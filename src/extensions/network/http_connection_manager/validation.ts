@@ -78,10 +78,18 @@ function validateRouteConfiguration(routeConfig: JsonObject, path: string, stati
     validateHeaderMutations(virtualHost, hostPath);
     const retryPolicy = messageField(virtualHost, 'retry_policy');
     if (retryPolicy !== undefined) validateRetryPolicy(retryPolicy, childPath(hostPath, 'retry_policy'), extensions);
+    messageList(virtualHost, 'virtual_clusters').forEach((cluster, c) => validateVirtualCluster(cluster, indexPath(childPath(hostPath, 'virtual_clusters'), c)));
     messageList(virtualHost, 'routes').forEach((route, r) => {
       validateRoute(route, indexPath(childPath(hostPath, 'routes'), r), clusters, extensions);
     });
   });
+}
+
+/** The protos require its name (proto_rules.ts); Envoy 1.16 requires a matcher too, in its words. */
+function validateVirtualCluster(cluster: JsonObject, path: string): void {
+  const headers = messageList(cluster, 'headers');
+  if (headers.length === 0) throw new FieldError(childPath(path, 'headers'), "virtual clusters must define either 'pattern' or 'headers'");
+  headers.forEach((header, i) => validateHeaderMatcher(header, indexPath(childPath(path, 'headers'), i)));
 }
 
 function validateRoute(route: JsonObject, path: string, clusters: ReadonlySet<string> | null, extensions: ConfigExtensions): void {

@@ -100,7 +100,7 @@ export class HttpConnectionManagerFactory implements NetworkFilterFactory {
       return factory;
     });
     this.filters = filters.length === 0 ? null : filters;
-    const routeTable = atField('route_config', () => new RouteTable(config.routeConfig, deps.runtime, mathRandom));
+    const routeTable = atField('route_config', () => new RouteTable(config.routeConfig, deps.runtime, mathRandom, deps.stats.scope('vhost')));
     const scope = deps.stats.scope(`http.${config.statPrefix}`);
     this.stats = new HttpConnectionManagerStats(scope);
     const common = config.commonHttpProtocolOptions;
