@@ -78,6 +78,12 @@ export function hasHeader(headers: readonly string[], name: string): boolean {
   return false;
 }
 
+/** The first value of header `name` (lower case) in a header list, [name, value, ...]; undefined when absent. */
+export function firstHeaderValue(headers: readonly string[], name: string): string | undefined {
+  for (let i = 0; i < headers.length; i += 2) if (headers[i] === name) return headers[i + 1];
+  return undefined;
+}
+
 /** `name` (lower case) set to `value` alone in a header list, [name, value, ...]. */
 export function setHeader(headers: string[], name: string, value: string): void {
   removeHeaders(headers, (other) => other === name);

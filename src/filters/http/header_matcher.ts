@@ -3,7 +3,7 @@
 // repeated headers); a missing header matches only an inverted present_match.
 
 import type { HeaderMatch } from '../../config/model';
-import type { RequestHead } from '../../http/message';
+import { firstHeaderValue, type RequestHead } from '../../http/message';
 import { SafeRegex } from '../../regex/safe_regex';
 
 /** absl::SimpleAtoi's int64 syntax: surrounding whitespace, one optional sign, digits. */
@@ -79,7 +79,5 @@ export function headerValue(head: RequestHead, name: string): string | undefined
     case ':authority':
       return head.authority === '' ? undefined : head.authority;
   }
-  const headers = head.headers;
-  for (let i = 0; i < headers.length; i += 2) if (headers[i] === name) return headers[i + 1];
-  return undefined;
+  return firstHeaderValue(head.headers, name);
 }
