@@ -66,6 +66,18 @@ const ENTRY_POINTS = [
     types: ['envoy.extensions.retry.host.previous_hosts.v3.PreviousHostsPredicate'],
   },
   {
+    file: 'envoy/extensions/internal_redirect/allow_listed_routes/v3/allow_listed_routes_config.proto',
+    types: ['envoy.extensions.internal_redirect.allow_listed_routes.v3.AllowListedRoutesConfig'],
+  },
+  {
+    file: 'envoy/extensions/internal_redirect/previous_routes/v3/previous_routes_config.proto',
+    types: ['envoy.extensions.internal_redirect.previous_routes.v3.PreviousRoutesConfig'],
+  },
+  {
+    file: 'envoy/extensions/internal_redirect/safe_cross_scheme/v3/safe_cross_scheme_config.proto',
+    types: ['envoy.extensions.internal_redirect.safe_cross_scheme.v3.SafeCrossSchemeConfig'],
+  },
+  {
     file: 'envoy/extensions/access_loggers/file/v3/file.proto',
     types: ['envoy.extensions.access_loggers.file.v3.FileAccessLog'],
   },

@@ -28,6 +28,7 @@ import type {
   DownstreamTransportSocketConfig,
   HealthChecker,
   HttpFilterConfig,
+  InternalRedirectPredicateConfig,
   LbPolicy,
   ListenerFilterConfig,
   NetworkFilterConfig,
@@ -49,6 +50,8 @@ export interface ExtensionModels {
   /** A cluster's `filters`: Envoy 1.16 registers none, nor does this build. */
   'proxy.filters.upstream_network': never;
   'proxy.retry_host_predicates': RetryHostPredicateConfig;
+  /** A route's internal_redirect_policy.predicates. */
+  'proxy.internal_redirect_predicates': InternalRedirectPredicateConfig;
   'proxy.transport_sockets.downstream': DownstreamTransportSocketConfig;
   'proxy.transport_sockets.upstream': TransportSocketConfig;
   /** A cluster's lb_policy (the config of a policy is one of the Cluster's own fields). */

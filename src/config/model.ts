@@ -399,7 +399,30 @@ export interface ClusterRouteAction {
   readonly terminateConnect?: true;
   /** request_mirror_policies: the clusters that get a copy of each request; absent when none. */
   readonly mirrorPolicies?: readonly MirrorPolicy[];
+  /** internal_redirect_policy (or the deprecated internal_redirect_action HANDLE_INTERNAL_REDIRECT); absent: 3xx pass through. */
+  readonly internalRedirectPolicy?: InternalRedirectPolicy;
 }
+
+/** RouteAction.internal_redirect_policy: which upstream redirects the proxy follows itself. */
+export interface InternalRedirectPolicy {
+  /** Redirects one downstream request may have taken before this route follows another; 1 unless set. */
+  readonly maxInternalRedirects: number;
+  /** Among 301, 302, 303, 307 and 308 (Envoy drops any other); [302] unless set. */
+  readonly redirectResponseCodes: readonly number[];
+  /** A Location whose scheme differs from the request's x-forwarded-proto may be followed. */
+  readonly allowCrossSchemeRedirect: boolean;
+  /** In order; any may refuse the route a redirect leads to. */
+  readonly predicates: readonly InternalRedirectPredicateConfig[];
+}
+
+/** An internal redirect predicate, by its registered name. */
+export type InternalRedirectPredicateConfig =
+  /** The target route must be one of these (by route name). */
+  | { readonly name: 'proxy.internal_redirect_predicates.allow_listed_routes'; readonly allowedRouteNames: readonly string[] }
+  /** A route may redirect to a given route once per downstream request. */
+  | { readonly name: 'proxy.internal_redirect_predicates.previous_routes' }
+  /** An http request may not be redirected to https (https to http may). */
+  | { readonly name: 'proxy.internal_redirect_predicates.safe_cross_scheme' };
 
 /** type.matcher.v3.RegexMatchAndSubstitute: every match of `regex` replaced by `substitution`. */
 export interface RegexMatchAndSubstitute {

@@ -12,6 +12,9 @@ export const TLS_TRANSPORT_SOCKET = 'proxy.transport_sockets.tls';
 export const RAW_BUFFER_TRANSPORT_SOCKET = 'proxy.transport_sockets.raw_buffer';
 export const UPSTREAM_PROXY_PROTOCOL_TRANSPORT_SOCKET = 'proxy.transport_sockets.upstream_proxy_protocol';
 export const PREVIOUS_HOSTS = 'proxy.retry_host_predicates.previous_hosts';
+export const ALLOW_LISTED_ROUTES = 'proxy.internal_redirect_predicates.allow_listed_routes';
+export const PREVIOUS_ROUTES = 'proxy.internal_redirect_predicates.previous_routes';
+export const SAFE_CROSS_SCHEME = 'proxy.internal_redirect_predicates.safe_cross_scheme';
 export const TLS_INSPECTOR = 'proxy.filters.listener.tls_inspector';
 export const ORIGINAL_DST_LISTENER_FILTER = 'proxy.filters.listener.original_dst';
 
@@ -46,6 +49,9 @@ export const CONFIG_TYPES = {
   router: 'envoy.extensions.filters.http.router.v3.Router',
   healthCheck: 'envoy.extensions.filters.http.health_check.v3.HealthCheck',
   previousHosts: 'envoy.extensions.retry.host.previous_hosts.v3.PreviousHostsPredicate',
+  allowListedRoutes: 'envoy.extensions.internal_redirect.allow_listed_routes.v3.AllowListedRoutesConfig',
+  previousRoutes: 'envoy.extensions.internal_redirect.previous_routes.v3.PreviousRoutesConfig',
+  safeCrossScheme: 'envoy.extensions.internal_redirect.safe_cross_scheme.v3.SafeCrossSchemeConfig',
   upstreamTlsContext: 'envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext',
   downstreamTlsContext: 'envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext',
   rawBuffer: 'envoy.extensions.transport_sockets.raw_buffer.v3.RawBuffer',

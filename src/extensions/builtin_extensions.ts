@@ -13,6 +13,9 @@ import { HTTP_HEALTH_CHECKER } from './health_checkers/http';
 import { TCP_HEALTH_CHECKER } from './health_checkers/tcp';
 import { ORIGINAL_DST_FILTER } from './listener/original_dst';
 import { TLS_INSPECTOR_FILTER } from './listener/tls_inspector';
+import { ALLOW_LISTED_ROUTES_PREDICATE } from './internal_redirect/allow_listed_routes';
+import { PREVIOUS_ROUTES_PREDICATE } from './internal_redirect/previous_routes';
+import { SAFE_CROSS_SCHEME_PREDICATE } from './internal_redirect/safe_cross_scheme';
 import { loadBalancers } from './load_balancers';
 import { PREVIOUS_HOSTS_PREDICATE } from './retry/previous_hosts';
 import { DOWNSTREAM_RAW_BUFFER, UPSTREAM_RAW_BUFFER } from './transport_sockets/raw_buffer';
@@ -30,6 +33,7 @@ export function builtinExtensions(): BuiltinExtensions {
     'proxy.filters.network': networkFilters(),
     'proxy.filters.upstream_network': [],
     'proxy.retry_host_predicates': [PREVIOUS_HOSTS_PREDICATE],
+    'proxy.internal_redirect_predicates': [ALLOW_LISTED_ROUTES_PREDICATE, PREVIOUS_ROUTES_PREDICATE, SAFE_CROSS_SCHEME_PREDICATE],
     'proxy.transport_sockets.downstream': [DOWNSTREAM_RAW_BUFFER, DOWNSTREAM_TLS],
     'proxy.transport_sockets.upstream': [UPSTREAM_RAW_BUFFER, UPSTREAM_TLS, UPSTREAM_PROXY_PROTOCOL],
     'proxy.load_balancers': loadBalancers(),

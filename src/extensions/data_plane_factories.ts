@@ -21,7 +21,7 @@ export type AccessLoggerFactory = (config: AccessLogConfig, context: AccessLogge
 /**
  * Each category's factory type. null: the runtime acts on the extension's model by its kind (the
  * listener's FilterChainManager runs the listener filters, the TLS code and the connectors the
- * transport sockets, the router the retry host predicates): no object of its own to create.
+ * transport sockets, the router the retry host predicates and the internal redirect predicates): no object of its own to create.
  */
 export interface DataPlaneFactories {
   'proxy.access_loggers': AccessLoggerFactory;
@@ -30,6 +30,7 @@ export interface DataPlaneFactories {
   'proxy.filters.network': NetworkFilterFactoryCreator;
   'proxy.filters.upstream_network': never;
   'proxy.retry_host_predicates': null;
+  'proxy.internal_redirect_predicates': null;
   'proxy.transport_sockets.downstream': null;
   'proxy.transport_sockets.upstream': null;
   'proxy.load_balancers': LoadBalancerFactory;

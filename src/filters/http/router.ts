@@ -14,7 +14,7 @@ import type { HeaderFormatContext } from './header_format';
 import type { HeaderMutator } from './header_mutator';
 import type { ConnectionPool, HttpProtocol, PoolCallbacks, RequestEncoder, ResponseDecoder, StreamResetReason, UpstreamStreamSource } from '../../http/codec';
 import { TcpUpstream } from '../../pool/tcp_upstream';
-import { appendHeaderValue, BODY_CHUNKED, hasHeader, removeHeaders, RequestHead, type ResponseHead, setHeader, upgradeTypeOf } from '../../http/message';
+import { appendHeaderValue, BODY_CHUNKED, firstHeaderValue, hasHeader, removeHeaders, RequestHead, type ResponseHead, setHeader, upgradeTypeOf } from '../../http/message';
 import { headerDump } from '../../log/connection_log';
 import type { Logger } from '../../log/logger_api';
 import type { HostStats } from '../../stats/stats';
@@ -34,6 +34,7 @@ import type { RequestFacts, RouteTable } from './route_table';
 import { isGrpc, matchedLength, pathEnd, type PeerCertificateFacts } from './route_match';
 import { formatGrpcTimeout, parseGrpcTimeout } from '../../http/grpc_timeout';
 import { redirectLocation } from './redirect_location';
+import { decideInternalRedirect, InternalRedirectHistory, type RedirectRefusal, type RedirectTarget } from './internal_redirect';
 import { sendShadow, shadowHead } from './shadow_request';
 import { upgradeAllowed } from './upgrade_policy';
 import { headerValue } from './header_matcher';
@@ -86,6 +87,13 @@ export interface DownstreamStream {
   readDisable(disable: boolean): void;
   /** Sends the response bytes gathered so far; true when the write buffer is over its limit. */
   flush(): boolean;
+  /** The internal redirects the downstream request took so far; null before its first. */
+  readonly redirectHistory: InternalRedirectHistory | null;
+  /**
+   * Envoy's recreateStream: the stream ends unanswered and `head`, a followed redirect's request,
+   * runs through the connection manager as a new stream of the same downstream request.
+   */
+  recreateStream(head: RequestHead, history: InternalRedirectHistory): void;
 }
 
 export interface RouterConfig {
@@ -205,6 +213,13 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
   private headerRetriableStatusCodes: string | null = null;
   private headerTimeout: string | null = null;
   private headerPerTryTimeout: string | null = null;
+
+  /** The route, when it has an internal_redirect_policy; null otherwise. */
+  private redirectRoute: Route | null = null;
+  /** A body chunk of the request arrived: a followed redirect could not send it again. */
+  private requestHadBody = false;
+  /** A redirect being followed: what runs once the redirect's own response has drained. */
+  private redirect: { readonly head: RequestHead; readonly history: InternalRedirectHistory } | null = null;
 
   /** The route allowsUpgrade() found, for decodeHeaders to take. */
   private upgradeRoute: Route | null = null;
@@ -335,11 +350,13 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
     this.requestComplete = false;
     this.responseStarted = false;
     this.http10 = head.http10;
+    if (action.internalRedirectPolicy !== undefined) this.redirectRoute = route;
     this.startTry(host, pool);
   }
 
   decodeData(chunk: Buffer): void {
     if (!this.active) return;
+    if (chunk.length > 0) this.requestHadBody = true;
     if (this.keptBody !== null) this.keepBody(chunk);
     if (this.upstream !== null) {
       if (this.upstream.encodeData(chunk, false)) this.pauseDownstream();
@@ -473,6 +490,8 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
       // The response goes downstream: nothing is retried after this.
       this.dropRetry();
     }
+    const redirectRoute = this.redirectRoute;
+    if (redirectRoute !== null && this.followsRedirect(redirectRoute, head)) return;
     this.heldHead = head;
     this.heldServiceTimeMs = this.requestComplete ? Math.floor(this.config.clock.eventNow() - this.requestCompleteTime) : 0;
     // Only a chunked body (HTTP/2: one of unknown length) can turn out malformed in the read that
@@ -482,12 +501,18 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
 
   onUpstreamBody(chunk: Buffer): void {
     if (this.heldHead === null) {
-      if (this.downstream.encodeData(chunk)) this.pauseUpstream();
+      // A followed redirect's body is drained, for its connection to serve again.
+      if (this.redirect === null && this.downstream.encodeData(chunk)) this.pauseUpstream();
     } else if (this.heldChunk === null) this.heldChunk = chunk;
     else (this.heldChunks ??= []).push(chunk);
   }
 
   onUpstreamComplete(trailers: readonly string[] | null): void {
+    if (this.redirect !== null) {
+      this.endTry(true);
+      this.runRedirect(this.redirect);
+      return;
+    }
     if (this.heldHead !== null) this.startResponse();
     const streamInfo = this.downstream.info;
     if (streamInfo !== null) streamInfo.lastUpstreamRxByteReceived = streamInfo.sinceStart();
@@ -514,6 +539,12 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
   onUpstreamReset(reason: StreamResetReason): void {
     this.logUpstreamReset(reason);
     this.host!.outlier.putResult(OutlierResult.LocalOriginConnectFailed);
+    // The redirect was decided on its head; the rest of it would have been dropped anyway.
+    if (this.redirect !== null) {
+      this.endTry(false);
+      this.runRedirect(this.redirect);
+      return;
+    }
     if (this.maybeRetryReset(reason)) return;
     this.downstream.info?.setResponseFlag(resetResponseFlag(reason));
     this.fail(503, CONNECT_ERROR_PREFIX + reason, resetDetails(reason, this.responseStarted));
@@ -896,6 +927,9 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
     this.heldHead = null;
     this.heldChunk = this.heldChunks = null;
     this.upstreamPaused = false;
+    this.redirectRoute = null;
+    this.requestHadBody = false;
+    this.redirect = null;
   }
 
   /**
@@ -906,6 +940,104 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
     const remote = this.downstream.remoteAddress;
     const local = this.config.localAddress;
     return local !== undefined && isLoopback(remote) ? local : remote;
+  }
+
+  /**
+   * Envoy's setupRedirect, for a response of a route with an internal_redirect_policy: a redirect
+   * the policy follows is not sent downstream; once its body has drained (runRedirect) the
+   * request runs again at its Location. Otherwise it goes downstream as any response.
+   */
+  private followsRedirect(route: Route, response: ResponseHead): boolean {
+    const policy = (route.action as ClusterRouteAction).internalRedirectPolicy!;
+    if (!policy.redirectResponseCodes.includes(response.status)) return false;
+    const config = this.config;
+    if (config.log.enabled('debug')) config.log.debug(`${this.streamTag()}attempting internal redirect`);
+    const sent = this.upstreamHead!;
+    // Envoy's schemeIsHttp: x-forwarded-proto (which the router always sets), then the connection.
+    const downstreamHttps = sent.scheme === 'https' && headerValue(sent, 'x-forwarded-proto') !== 'http';
+    const history = this.downstream.redirectHistory ?? new InternalRedirectHistory();
+    let next: RequestHead | null = null;
+    const decision = decideInternalRedirect(
+      {
+        route,
+        policy,
+        // A request with a body, or not received whole, is not sent again (Envoy 1.16).
+        requestReplayable: this.requestComplete && !this.requestHadBody && sent.upgrade === null,
+        downstreamHttps,
+        location: firstHeaderValue(response.headers, 'location'),
+        history,
+      },
+      (target) => config.routeTable.route((next = this.redirectedHead(sent, target, downstreamHttps)), this),
+    );
+    const counters = this.cluster!.info.stats.counters;
+    if ('refusal' in decision) {
+      if (config.log.enabled('debug')) config.log.debug(`${this.streamTag()}internal redirect failed: ${decision.refusal}`);
+      this.countRefusal(decision.refusal);
+      counters.upstream_internal_redirect_failed_total.inc();
+      return false;
+    }
+    counters.upstream_internal_redirect_succeeded_total.inc();
+    this.redirect = { head: next!, history };
+    return true;
+  }
+
+  private countRefusal(refusal: RedirectRefusal): void {
+    const stats = this.config.stats;
+    switch (refusal) {
+      case 'bad_location':
+        stats.passthrough_internal_redirect_bad_location.inc();
+        break;
+      case 'unsafe_scheme':
+        stats.passthrough_internal_redirect_unsafe_scheme.inc();
+        break;
+      case 'too_many_redirects':
+        stats.passthrough_internal_redirect_too_many_redirects.inc();
+        break;
+      case 'no_route':
+        stats.passthrough_internal_redirect_no_route.inc();
+        break;
+      case 'predicate':
+        stats.passthrough_internal_redirect_predicate.inc();
+        break;
+      default:
+        // request_not_complete, no_location: Envoy counts them in the cluster's failures only.
+        break;
+    }
+  }
+
+  /**
+   * Envoy's convertRequestHeadersForInternalRedirect: the head sent upstream (the route's request
+   * mutations included, as Envoy documents) at the Location, x-proxy-original-url naming the URL
+   * it replaces. x-forwarded-for loses the router's own append, which the next pass makes again,
+   * so that the request is sanitized once. The Location's scheme only decided the scheme checks:
+   * here a request's scheme is its connection's, and an upstream's :scheme its own connection's.
+   */
+  private redirectedHead(sent: RequestHead, target: RedirectTarget, downstreamHttps: boolean): RequestHead {
+    const head = new RequestHead(sent.method, target.path, this.http10);
+    head.authority = target.authority;
+    head.scheme = sent.scheme;
+    head.contentLength = sent.contentLength;
+    const config = this.config;
+    const appended = config.useRemoteAddress && !config.skipXffAppend ? this.forwardedForAddress() : null;
+    const headers = sent.headers;
+    const out = head.headers;
+    for (let i = 0; i < headers.length; i += 2) {
+      const name = headers[i];
+      let value = headers[i + 1];
+      if (name === 'x-forwarded-for' && appended !== null) {
+        if (value === appended) continue;
+        if (value.endsWith(`, ${appended}`)) value = value.slice(0, value.length - appended.length - 2);
+      }
+      out.push(name, value);
+    }
+    setHeader(out, 'x-proxy-original-url', `${downstreamHttps ? 'https' : 'http'}://${sent.authority}${sent.path}`);
+    return head;
+  }
+
+  /** The followed redirect's response is over: this request ends here and its next pass begins. */
+  private runRedirect(redirect: { readonly head: RequestHead; readonly history: InternalRedirectHistory }): void {
+    this.finish();
+    this.downstream.recreateStream(redirect.head, redirect.history);
   }
 
   /**

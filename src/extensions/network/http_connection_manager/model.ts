@@ -9,6 +9,7 @@ import type {
   HeaderMutations,
   HeaderValueOption,
   HttpConnectionManagerConfig,
+  InternalRedirectPolicy,
   QueryParameterMatch,
   MirrorPolicy,
   RegexMatchAndSubstitute,
@@ -219,6 +220,31 @@ function routeAction(config: JsonObject, hostRetryPolicy: RetryPolicy | null, ex
     ...(mirrors.length > 0 ? { mirrorPolicies: mirrors } : {}),
     ...(messageList(action, 'upgrade_configs').length > 0 ? { upgrades: upgradeSwitches(action) } : {}),
     ...(messageList(action, 'upgrade_configs').some((upgrade) => messageField(upgrade, 'connect_config') !== undefined) ? { terminateConnect: true as const } : {}),
+    ...internalRedirectPolicy(action, extensions),
+  };
+}
+
+/** The codes an internal redirect policy may name; Envoy drops any other. */
+const INTERNAL_REDIRECT_CODES: ReadonlySet<number> = new Set([301, 302, 303, 307, 308]);
+
+/**
+ * A route action's internal_redirect_policy; without one, as Envoy 1.16 reads the deprecated
+ * fields, internal_redirect_action HANDLE_INTERNAL_REDIRECT makes a default policy with the
+ * action's own max_internal_redirects. Nothing: the action passes redirects through.
+ */
+function internalRedirectPolicy(action: JsonObject, extensions: ConfigExtensions): { internalRedirectPolicy?: InternalRedirectPolicy } {
+  const config = messageField(action, 'internal_redirect_policy');
+  if (config === undefined && enumField(action, 'internal_redirect_action', 'PASS_THROUGH_INTERNAL_REDIRECT') !== 'HANDLE_INTERNAL_REDIRECT') return {};
+  const policy = config ?? {};
+  const codes = Array.isArray(policy['redirect_response_codes']) ? policy['redirect_response_codes'] : [];
+  return {
+    internalRedirectPolicy: {
+      maxInternalRedirects: numberField(config === undefined ? action : policy, 'max_internal_redirects', 1),
+      // An empty list means 302; a list of codes none of which counts, none.
+      redirectResponseCodes: codes.length === 0 ? [302] : codes.filter((code): code is number => typeof code === 'number' && INTERNAL_REDIRECT_CODES.has(code)),
+      allowCrossSchemeRedirect: boolField(policy, 'allow_cross_scheme_redirect'),
+      predicates: messageList(policy, 'predicates').map((predicate) => extensions.model('proxy.internal_redirect_predicates', predicate)),
+    },
   };
 }
 

@@ -118,6 +118,18 @@ const ROUTE_CONFIG: Shape = {
                 request_mirror_policies: list({ fields: { cluster: leaf, runtime_fraction: RUNTIME_FRACTION } }),
                 // connect_config (Envoy 1.16's is empty) terminates CONNECT here.
                 upgrade_configs: list({ fields: { upgrade_type: leaf, enabled: leaf, connect_config: { fields: {} } } }),
+                // Envoy 1.16's InternalRedirectPolicy (response_headers_to_copy is newer); without
+                // one, the deprecated internal_redirect_action and max_internal_redirects make it.
+                internal_redirect_policy: {
+                  fields: {
+                    max_internal_redirects: leaf,
+                    redirect_response_codes: leaf,
+                    predicates: list({ fields: { name: leaf, typed_config: anyContent } }),
+                    allow_cross_scheme_redirect: leaf,
+                  },
+                },
+                internal_redirect_action: leaf,
+                max_internal_redirects: leaf,
               },
             },
             // Envoy 1.16's RedirectAction; regex_rewrite is newer.

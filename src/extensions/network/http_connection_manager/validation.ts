@@ -151,6 +151,18 @@ function validateRouteAction(action: JsonObject, path: string, clusters: Readonl
   });
   const retryPolicy = messageField(action, 'retry_policy');
   if (retryPolicy !== undefined) validateRetryPolicy(retryPolicy, childPath(path, 'retry_policy'), extensions);
+  const redirectPolicy = messageField(action, 'internal_redirect_policy');
+  if (redirectPolicy !== undefined) validateInternalRedirectPolicy(redirectPolicy, childPath(path, 'internal_redirect_policy'), extensions);
+}
+
+/** Its predicates, each one this build registers with a typed_config of its type (the protos keep the rest). */
+function validateInternalRedirectPolicy(policy: JsonObject, path: string, extensions: ConfigExtensions): void {
+  messageList(policy, 'predicates').forEach((predicate, i) => {
+    const predicatePath = indexPath(childPath(path, 'predicates'), i);
+    const predicateExtension = extensions.find('proxy.internal_redirect_predicates', predicate);
+    if (predicateExtension === undefined) throw new FieldError(childPath(predicatePath, 'name'), unknownExtension(stringField(predicate, 'name')));
+    typedConfig(predicate, predicatePath, predicateExtension.configType ?? '');
+  });
 }
 
 /** A RegexMatchAndSubstitute: its pattern as any config regex, its rewrite against the pattern's groups. */

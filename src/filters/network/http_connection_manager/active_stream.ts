@@ -16,6 +16,7 @@ import { forwardedForOf, isEdgeDroppedHeader, trustedClient, type TrustedClient 
 import { headerDump } from '../../../log/connection_log';
 import type { Logger } from '../../../log/logger_api';
 import { FilterHeadersStatus, type HttpFilter, type HttpFilterCallbacks } from '../../http/http_filter';
+import type { InternalRedirectHistory } from '../../http/internal_redirect';
 import { type DownstreamStream, type HeaderModifier, Router } from '../../http/router';
 import type { ConnectionManager } from './connection_manager';
 import { FilterHeaders } from './filter_headers';
@@ -64,8 +65,10 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, HttpFilte
   /** The request's upgrade was allowed: its stream counts in downstream_cx_upgrades_active. */
   private upgraded = false;
   private startMs = 0;
-  /** The request's trusted client, once asked for; null until then. */
+  /** The downstream request's trusted client, once asked for; null until then. */
   private client: TrustedClient | null = null;
+  /** The internal redirects of the downstream request this stream serves; null before its first. */
+  redirectHistory: InternalRedirectHistory | null = null;
 
   /** @param reusable serves one request after another (HTTP/1) */
   constructor(
@@ -87,6 +90,13 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, HttpFilte
 
   /** A new stream begins on this object, answered through `encoder`. */
   begin(encoder: ResponseEncoder): void {
+    this.redirectHistory = null;
+    this.client = null;
+    this.start(encoder);
+  }
+
+  /** The stream's counts, ids and state, for a request from the codec or one the manager recreates. */
+  private start(encoder: ResponseEncoder): void {
     const stats = this.stats;
     stats.downstream_rq_total.inc();
     if (this.protocol === 'http1') stats.downstream_rq_http1_total.inc();
@@ -101,7 +111,6 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, HttpFilte
     this.headersOnly = null;
     this.filtersActive = false;
     this.stoppedBy = null;
-    this.client = null;
     this.info?.start();
   }
 
@@ -136,12 +145,15 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, HttpFilte
       const client = this.trustedClient();
       info.downstreamRemoteAddress = socketAddressString(client.ip, client.port);
     }
-    // What only a proxy inside may say of a request; an edge request's own say is dropped, before add_user_agent speaks.
-    if (config.useRemoteAddress && this.trustedClient().edge) removeHeaders(head.headers, isEdgeDroppedHeader);
-    // As Envoy's connection manager, the request id is made before the filters and the router,
-    // so every log entry, local replies included, names it; the router sends this one upstream.
-    if (config.generateRequestId) this.setRequestId(head, config);
-    if (config.addUserAgent) this.addUserAgent(head);
+    // Envoy sanitizes a request once: a recreated stream keeps what its first pass set.
+    if (this.redirectHistory === null) {
+      // What only a proxy inside may say of a request; an edge request's own say is dropped, before add_user_agent speaks.
+      if (config.useRemoteAddress && this.trustedClient().edge) removeHeaders(head.headers, isEdgeDroppedHeader);
+      // As Envoy's connection manager, the request id is made before the filters and the router,
+      // so every log entry, local replies included, names it; the router sends this one upstream.
+      if (config.generateRequestId) this.setRequestId(head, config);
+      if (config.addUserAgent) this.addUserAgent(head);
+    }
     const upgrade = upgradeTypeOf(head);
     if (upgrade !== null) {
       if (!this.router.allowsUpgrade(head, upgrade)) {
@@ -340,6 +352,33 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, HttpFilte
     }
     if (this.responseStarted) this.resetStream();
     else this.sendLocalReply(408, body);
+  }
+
+  /**
+   * Envoy 1.16's recreateStream: this stream ends without a response and `head` starts a new one
+   * on the same encoder, the request's redirect history carried over. As there, the stream
+   * replaced is logged with no request or response of its own, response code details
+   * `internal_redirect`, and counts as a request in the manager's statistics; only the last
+   * stream's response is charged and reaches the client.
+   */
+  recreateStream(head: RequestHead, history: InternalRedirectHistory): void {
+    if (!this.active) return;
+    const encoder = this.encoder!;
+    // Who sent the request stays what the first pass decided: the head recreated is the one that
+    // went upstream, with our own x-forwarded-for entry.
+    this.trustedClient();
+    this.active = false;
+    const info = this.info;
+    if (info !== null) {
+      info.responseCodeDetails = 'internal_redirect';
+      this.request = info.forwardedRequest = null;
+      this.log(info);
+    }
+    this.stats.downstream_rq_active.dec();
+    this.timers.stop();
+    this.start(encoder);
+    this.redirectHistory = history;
+    this.decodeHeaders(head, true);
   }
 
   /** The connection is gone: what outlives a stream (the router's timer, the stream timers) goes too. */
