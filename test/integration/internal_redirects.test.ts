@@ -2,8 +2,9 @@
 // and h2c alike: a 302 followed to another route and cluster, the client seeing only the final
 // response; a redirect loop stopped by max_internal_redirects and by previous_routes; what passes
 // through instead (a code the policy does not name, a request with a body, a cross-scheme or
-// relative Location); the counters; the drained redirect's connection serving again; and the
-// access log lines Envoy 1.16 writes for a followed redirect.
+// relative Location); x-forwarded-for appended once under use_remote_address; the counters; the
+// drained redirect's connection serving again; and the access log lines Envoy 1.16 writes for a
+// followed redirect.
 
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
@@ -59,6 +60,7 @@ describe('internal redirects on HTTP/1.1 and h2c', TIMEOUT, () => {
   let landing: Upstream;
   let proxy: RunningProxy;
   let port: number;
+  let edgePort: number;
   let session: http2.ClientHttp2Session;
   let logPath: string;
 
@@ -75,13 +77,14 @@ describe('internal redirects on HTTP/1.1 and h2c', TIMEOUT, () => {
     proxy = await startProxy(
       {
         static_resources: {
-          listeners: [httpListener('in', 0, ROUTES, { access_log: accessLog })],
+          listeners: [httpListener('in', 0, ROUTES, { access_log: accessLog }), httpListener('edge', 0, ROUTES, { stat_prefix: 'edge', use_remote_address: true })],
           clusters: [localCluster('origin', originServer.port), localCluster('landing', landing.port)],
         },
       },
       ['--file-flush-interval-msec', '20'],
     );
     port = await proxy.listenerPort('in');
+    edgePort = await proxy.listenerPort('edge');
     session = http2.connect(`http://127.0.0.1:${port}`);
   });
 
@@ -151,6 +154,16 @@ describe('internal redirects on HTTP/1.1 and h2c', TIMEOUT, () => {
       assert.equal(crossed.headers['x-proxy-original-url'], `http://${HOST}/cross-allowed`);
     });
   }
+
+  test('use_remote_address: the second pass appends the peer to x-forwarded-for once, as the first did', async () => {
+    const landed = async (headers: Record<string, string>): Promise<Record<string, string>> =>
+      (JSON.parse((await request(edgePort, { path: '/start', headers: { host: HOST, ...headers } })).body) as { headers: Record<string, string> }).headers;
+    const direct = (JSON.parse((await request(edgePort, { path: '/landing', headers: { host: HOST } })).body) as { headers: Record<string, string> }).headers;
+    const appended = direct['x-forwarded-for'];
+    assert.ok(appended !== undefined && !appended.includes(','), appended);
+    assert.equal((await landed({}))['x-forwarded-for'], appended);
+    assert.equal((await landed({ 'x-forwarded-for': '192.0.2.7' }))['x-forwarded-for'], `192.0.2.7, ${appended}`);
+  });
 
   test('the counters: the cluster counts redirects followed and failed, the router why each failed', async () => {
     const names = [
