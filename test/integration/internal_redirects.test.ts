@@ -2,12 +2,13 @@
 // and h2c alike: a 302 followed to another route and cluster, the client seeing only the final
 // response; a redirect loop stopped by max_internal_redirects and by previous_routes; what passes
 // through instead (a code the policy does not name, a request with a body, a cross-scheme or
-// relative Location); x-forwarded-for appended once under use_remote_address; the counters; the
-// drained redirect's connection serving again; and the access log lines Envoy 1.16 writes for a
-// followed redirect.
+// relative Location); a keep-alive connection's next request starting afresh; x-forwarded-for
+// appended once under use_remote_address; the counters; the drained redirect's connection serving
+// again; and the access log lines Envoy 1.16 writes for a followed redirect.
 
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
+import * as http from 'node:http';
 import * as http2 from 'node:http2';
 import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -154,6 +155,24 @@ describe('internal redirects on HTTP/1.1 and h2c', TIMEOUT, () => {
       assert.equal(crossed.headers['x-proxy-original-url'], `http://${HOST}/cross-allowed`);
     });
   }
+
+  test('HTTP/1.1 keep-alive: the next request on the connection starts with no redirect history', async () => {
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      const sockets = new Set<unknown>();
+      const send = async (path: string): Promise<Reply> => {
+        const reply = await request(port, { path, headers: { host: HOST }, agent });
+        for (const list of Object.values(agent.freeSockets)) for (const socket of list ?? []) sockets.add(socket);
+        return reply;
+      };
+      assert.equal((await send('/loop')).status, 302);
+      assert.equal((await send('/start')).status, 200);
+      assert.equal((await send('/loop')).status, 302);
+      assert.equal(sockets.size, 1);
+    } finally {
+      agent.destroy();
+    }
+  });
 
   test('use_remote_address: the second pass appends the peer to x-forwarded-for once, as the first did', async () => {
     const landed = async (headers: Record<string, string>): Promise<Record<string, string>> =>
