@@ -6,6 +6,7 @@ import * as os from 'node:os';
 import type { JsonValue } from '../config/json';
 import { NOT_YET, type SslConnectionInfo, type StreamInfo } from '../stream_info/stream_info';
 import { responseFlagsString } from '../stream_info/response_flag_names';
+import { SSL_TEXT_FACTS } from '../stream_info/ssl_text_facts';
 import type { FormatterProvider } from './format_context';
 
 type Extract = (info: StreamInfo) => string | number | null;
@@ -64,18 +65,7 @@ function operators(): Record<string, Extract> {
     REQUESTED_SERVER_NAME: (info) => nonEmpty(info.connection.requestedServerName),
     ROUTE_NAME: (info) => nonEmpty(info.routeName),
     HOSTNAME: () => hostname,
-    DOWNSTREAM_PEER_URI_SAN: ssl((s) => s.peerUriSans.join(',')),
-    DOWNSTREAM_LOCAL_URI_SAN: ssl((s) => s.localUriSans.join(',')),
-    DOWNSTREAM_PEER_SUBJECT: ssl((s) => s.peerSubject),
-    DOWNSTREAM_LOCAL_SUBJECT: ssl((s) => s.localSubject),
-    DOWNSTREAM_PEER_ISSUER: ssl((s) => s.peerIssuer),
-    DOWNSTREAM_PEER_SERIAL: ssl((s) => s.peerSerial),
-    DOWNSTREAM_PEER_FINGERPRINT_256: ssl((s) => s.peerFingerprint256),
-    DOWNSTREAM_PEER_FINGERPRINT_1: ssl((s) => s.peerFingerprint1),
-    DOWNSTREAM_PEER_CERT: ssl((s) => s.peerCertificatePem),
-    DOWNSTREAM_TLS_VERSION: ssl((s) => s.tlsVersion),
-    DOWNSTREAM_TLS_CIPHER: ssl((s) => s.cipherSuite),
-    DOWNSTREAM_TLS_SESSION_ID: ssl((s) => s.sessionId),
+    ...Object.fromEntries(Object.entries(SSL_TEXT_FACTS).map(([name, read]) => [name, ssl(read)])),
   };
 }
 

@@ -10,6 +10,7 @@ import { requestHeader } from '../../access_log/substitution_format';
 import type { RequestHead } from '../../http/message';
 import type { DownstreamAddresses } from '../../network/downstream_addresses';
 import { socketAddressString } from '../../stream_info/downstream_connection';
+import { sslTextFact } from '../../stream_info/ssl_text_facts';
 import type { SslConnectionInfo } from '../../stream_info/stream_info';
 import { metadataText, parseMetadataPath } from './upstream_metadata';
 import type { TrustedClient } from '../../http/trusted_client';
@@ -37,22 +38,6 @@ export type HeaderFormatter = (context: HeaderFormatContext) => string;
 
 /** Envoy's custom header variables this build cannot fill in yet (they need filter state, metadata, the upstream or TLS facts). */
 const NOT_YET = new Set(['REQUESTED_SERVER_NAME', 'DYNAMIC_METADATA', 'UPSTREAM_LOCAL_ADDRESS', 'PER_REQUEST_STATE', 'RESPONSE_FLAGS', 'RESPONSE_CODE_DETAILS']);
-
-/** Envoy's TLS variables: the session's fact, '' on a plaintext connection. */
-const TLS_VARIABLES: Readonly<Record<string, (ssl: SslConnectionInfo) => string | null>> = {
-  DOWNSTREAM_PEER_URI_SAN: (ssl) => ssl.peerUriSans.join(','),
-  DOWNSTREAM_LOCAL_URI_SAN: (ssl) => ssl.localUriSans.join(','),
-  DOWNSTREAM_PEER_ISSUER: (ssl) => ssl.peerIssuer,
-  DOWNSTREAM_PEER_SUBJECT: (ssl) => ssl.peerSubject,
-  DOWNSTREAM_LOCAL_SUBJECT: (ssl) => ssl.localSubject,
-  DOWNSTREAM_TLS_SESSION_ID: (ssl) => ssl.sessionId,
-  DOWNSTREAM_TLS_CIPHER: (ssl) => ssl.cipherSuite,
-  DOWNSTREAM_TLS_VERSION: (ssl) => ssl.tlsVersion,
-  DOWNSTREAM_PEER_FINGERPRINT_256: (ssl) => ssl.peerFingerprint256,
-  DOWNSTREAM_PEER_FINGERPRINT_1: (ssl) => ssl.peerFingerprint1,
-  DOWNSTREAM_PEER_SERIAL: (ssl) => ssl.peerSerial,
-  DOWNSTREAM_PEER_CERT: (ssl) => ssl.peerCertificatePem,
-};
 
 const enum State {
   Literal,
@@ -179,8 +164,9 @@ function variable(expression: string): (context: HeaderFormatContext) => string 
       case 'DOWNSTREAM_PEER_CERT_V_END':
         return certificateDate((ssl) => ssl.peerExpiration);
     }
-    const tls = Object.hasOwn(TLS_VARIABLES, name) ? TLS_VARIABLES[name]! : null;
-    if (tls !== null) return (c) => (c.ssl === null ? '' : (tls(c.ssl) ?? ''));
+    // The TLS session's facts; '' on a plaintext connection.
+    const tls = sslTextFact(name);
+    if (tls !== undefined) return (c) => (c.ssl === null ? '' : (tls(c.ssl) ?? ''));
   }
   // Envoy matches these by prefix, so that `REQ (x)` reaches the argument check and fails there.
   if (name.startsWith('START_TIME')) return startTime(name, expression);
