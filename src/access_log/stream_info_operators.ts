@@ -6,6 +6,7 @@ import * as os from 'node:os';
 import type { JsonValue } from '../config/json';
 import { NOT_YET, type SslConnectionInfo, type StreamInfo } from '../stream_info/stream_info';
 import { responseFlagsString } from '../stream_info/response_flag_names';
+import { socketAddressString } from '../stream_info/downstream_connection';
 import { SSL_TEXT_FACTS } from '../stream_info/ssl_text_facts';
 import type { FormatterProvider } from './format_context';
 
@@ -57,8 +58,9 @@ function operators(): Record<string, Extract> {
     UPSTREAM_TRANSPORT_FAILURE_REASON: (info) => nonEmpty(info.upstreamTransportFailureReason),
     DOWNSTREAM_LOCAL_ADDRESS: (info) => info.connection.localAddress,
     DOWNSTREAM_LOCAL_ADDRESS_WITHOUT_PORT: (info) => withoutPort(info.connection.localAddress),
-    DOWNSTREAM_REMOTE_ADDRESS: (info) => info.downstreamRemoteAddress,
-    DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT: (info) => withoutPort(info.downstreamRemoteAddress),
+    // Printed only when a line asks: the trusted client, else the direct peer.
+    DOWNSTREAM_REMOTE_ADDRESS: (info) => (info.trustedClient === null ? info.connection.directRemoteAddress : socketAddressString(info.trustedClient.ip, info.trustedClient.port)),
+    DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT: (info) => info.trustedClient?.ip ?? withoutPort(info.connection.directRemoteAddress),
     DOWNSTREAM_DIRECT_REMOTE_ADDRESS: (info) => info.connection.directRemoteAddress,
     DOWNSTREAM_DIRECT_REMOTE_ADDRESS_WITHOUT_PORT: (info) => withoutPort(info.connection.directRemoteAddress),
     CONNECTION_ID: (info) => info.connection.id,

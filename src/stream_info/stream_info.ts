@@ -5,6 +5,7 @@
 
 import type { Clock } from '../common/clock';
 import type { RequestHead } from '../http/message';
+import type { TrustedClient } from '../http/trusted_client';
 import type { ResponseFlag } from './response_flags';
 
 /** The downstream connection a stream came on: fixed for the connection's life. */
@@ -100,8 +101,11 @@ export class StreamInfo {
   forwardedRequest: RequestHead | null = null;
   /** The matched route's name; null when no route (or an unnamed one) matched. */
   routeName: string | null = null;
-  /** `ip:port` of the client after x-forwarded-for (use_remote_address, xff_num_trusted_hops); the direct peer otherwise. */
-  downstreamRemoteAddress: string;
+  /**
+   * The request's trusted client (use_remote_address, xff_num_trusted_hops), as the connection
+   * manager decided it; null for the direct peer (tcp_proxy, or a stream that never had a head).
+   */
+  trustedClient: TrustedClient | null = null;
   /** The health_check filter answered or passed this request as a health check. */
   healthCheck = false;
   /** Dynamic metadata by filter namespace; null until a filter sets some. */
@@ -110,9 +114,7 @@ export class StreamInfo {
   constructor(
     readonly connection: DownstreamConnectionInfo,
     private readonly clock: Clock,
-  ) {
-    this.downstreamRemoteAddress = connection.directRemoteAddress;
-  }
+  ) {}
 
   /** A new stream on the same connection begins now. */
   start(): void {
@@ -138,7 +140,7 @@ export class StreamInfo {
     this.upstreamTransportFailureReason = null;
     this.routeName = null;
     this.forwardedRequest = null;
-    this.downstreamRemoteAddress = this.connection.directRemoteAddress;
+    this.trustedClient = null;
     this.healthCheck = false;
     this.dynamicMetadata = null;
   }

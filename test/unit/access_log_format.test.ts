@@ -142,7 +142,7 @@ test('bytes, protocol, upstream and downstream addresses, names, connection id, 
   i.upstreamLocalAddress = '127.0.0.1:40000';
   i.upstreamTransportFailureReason = 'TLS error: 268435581';
   i.routeName = 'the_route';
-  i.downstreamRemoteAddress = '192.0.2.9:0';
+  i.trustedClient = { ip: '192.0.2.9', port: 0, internal: false, edge: false };
   assert.equal(
     text(
       '%BYTES_RECEIVED% %BYTES_SENT% %PROTOCOL% %UPSTREAM_HOST% %UPSTREAM_CLUSTER% %UPSTREAM_LOCAL_ADDRESS% %UPSTREAM_TRANSPORT_FAILURE_REASON% %ROUTE_NAME% %CONNECTION_ID% %REQUESTED_SERVER_NAME%',

@@ -22,7 +22,6 @@ import type { ConnectionManager } from './connection_manager';
 import { FilterHeaders } from './filter_headers';
 import type { HttpConnectionManagerStats } from './stats';
 import { ResponseFlag } from '../../../stream_info/response_flags';
-import { socketAddressString } from '../../../stream_info/downstream_connection';
 import { type DownstreamConnectionInfo, StreamInfo } from '../../../stream_info/stream_info';
 import { StreamTimers, type TimedStream } from './stream_timers';
 
@@ -141,10 +140,7 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, HttpFilte
       if (config.normalizePath) head.path = normalizePath(head.path);
       if (config.mergeSlashes) head.path = mergeSlashes(head.path);
     }
-    if (info !== null) {
-      const client = this.trustedClient();
-      info.downstreamRemoteAddress = socketAddressString(client.ip, client.port);
-    }
+    if (info !== null) info.trustedClient = this.trustedClient();
     // Envoy sanitizes a request once: a recreated stream keeps what its first pass set.
     if (this.redirectHistory === null) {
       // What only a proxy inside may say of a request; an edge request's own say is dropped, before add_user_agent speaks.
