@@ -7,6 +7,7 @@
 // A filter serves one downstream connection, one request at a time, like the router: its
 // per-request state is reset by decodeHeaders instead of allocating a filter per request.
 
+import type { Route, VirtualHost } from '../../config/model';
 import type { RequestHead } from '../../http/message';
 import type { StreamInfo } from '../../stream_info/stream_info';
 
@@ -20,8 +21,16 @@ export const enum FilterHeadersStatus {
   StopIteration,
 }
 
+/** The route a request takes and its virtual host, as a filter reads their settings (Envoy's route()). */
+export interface RouteEntry {
+  readonly route: Route;
+  readonly virtualHost: VirtualHost;
+}
+
 /** What a filter may do to the stream it serves. */
 export interface HttpFilterCallbacks {
+  /** The current request's route, chosen once for the filters and the router; null when none matches. */
+  route(): RouteEntry | null;
   /** Answers the request with a complete response of our own (text/plain when `body` is set). */
   sendLocalReply(status: number, body: string, extraHeaders?: readonly string[], details?: string): void;
   /** What access logs will read of this stream; null when the connection manager has none. */

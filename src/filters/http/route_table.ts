@@ -126,6 +126,8 @@ export class RouteTable {
   private readonly mutations = new Map<Route | WeightedCluster, HeaderMutationChains>();
   /** The routes whose virtual host counts attempts, with that virtual host; most tables have none. */
   private readonly countingHosts = new Map<Route, VirtualHost>();
+  /** Every route's virtual host, for the filters that read its settings (CORS). */
+  private readonly hosts = new Map<Route, VirtualHost>();
   /** The routes whose virtual host has virtual clusters, with those; most tables have none. */
   private readonly virtualClusters = new Map<Route, VirtualClusters>();
   /** internal_only_headers; null when there are none. */
@@ -155,6 +157,7 @@ export class RouteTable {
       const host = levelMutators(vh);
       const virtualClusters = new VirtualClusters(vh.virtualClusters ?? [], vhostScope.scope(`${vh.name}.vcluster`));
       for (const { route } of compiled.routes) {
+        this.hosts.set(route, vh);
         if (vh.includeRequestAttemptCount === true || vh.includeAttemptCountInResponse === true) this.countingHosts.set(route, vh);
         if (vh.virtualClusters !== undefined) this.virtualClusters.set(route, virtualClusters);
         const rewrites = regexRewritesOf(route);
@@ -197,6 +200,11 @@ export class RouteTable {
   /** The compiled regex_rewrite and host_rewrite_path_regex of a route `route()` returned whose action has either. */
   regexRewrites(route: Route): RegexRewrites {
     return this.rewrites.get(route)!;
+  }
+
+  /** The virtual host of a route `route()` returned. */
+  virtualHostOf(route: Route): VirtualHost {
+    return this.hosts.get(route)!;
   }
 
   /** The virtual host of a route `route()` returned, when that virtual host counts attempts. */

@@ -37,6 +37,7 @@ import { redirectLocation } from './redirect_location';
 import { decideInternalRedirect, InternalRedirectHistory, type RedirectRefusal, type RedirectTarget } from './internal_redirect';
 import { sendShadow, shadowHead } from './shadow_request';
 import { upgradeAllowed } from './upgrade_policy';
+import type { RouteEntry } from './http_filter';
 import { headerValue } from './header_matcher';
 import type { RouterStats } from './router_stats';
 import type { VirtualClusterStats } from './virtual_cluster_stats';
@@ -221,8 +222,9 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
   /** A redirect being followed: what runs once the redirect's own response has drained. */
   private redirect: { readonly head: RequestHead; readonly history: InternalRedirectHistory } | null = null;
 
-  /** The route allowsUpgrade() found, for decodeHeaders to take. */
-  private upgradeRoute: Route | null = null;
+  /** The route of `routedHead`, drawn once per request whoever asks first (a filter, the upgrade check, decodeHeaders). */
+  private routed: Route | null = null;
+  private routedHead: RequestHead | null = null;
 
   // Per connection (HTTP/1) or stream: the route timer, made once and enabled for each request.
   private timer: Timer | null = null;
@@ -234,20 +236,32 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
 
   /**
    * Whether the upgrade `head` asks for is allowed, by its route or the connection manager
-   * (Envoy decides it as it builds the stream's filter chain). The route found is the one
-   * decodeHeaders then takes: it is drawn once.
+   * (Envoy decides it as it builds the stream's filter chain).
    */
   allowsUpgrade(head: RequestHead, type: string): boolean {
-    this.cleanInternalOnlyHeaders(head);
-    const route = (this.upgradeRoute = this.config.routeTable.route(head, this));
+    const route = this.routeFor(head);
     return upgradeAllowed(type, this.config.upgrades, route?.action.kind === 'route' ? route.action.upgrades : undefined);
+  }
+
+  /** The route `head` takes and its virtual host (Envoy's cached route), for the filters before the router; null when none matches. */
+  routeEntry(head: RequestHead): RouteEntry | null {
+    const route = this.routeFor(head);
+    return route === null ? null : { route, virtualHost: this.config.routeTable.virtualHostOf(route) };
+  }
+
+  /** The request's route, drawn once; its internal-only headers are gone first, as routes must not see them. */
+  private routeFor(head: RequestHead): Route | null {
+    if (this.routedHead !== head) {
+      this.cleanInternalOnlyHeaders(head);
+      this.routed = this.config.routeTable.route(head, this);
+      this.routedHead = head;
+    }
+    return this.routed;
   }
 
   decodeHeaders(head: RequestHead): void {
     const config = this.config;
-    this.cleanInternalOnlyHeaders(head);
-    const route = upgradeTypeOf(head) === null ? config.routeTable.route(head, this) : this.upgradeRoute;
-    this.upgradeRoute = null;
+    const route = this.routeFor(head);
     if (route === null) {
       if (config.log.enabled('debug')) config.log.debug(`${this.streamTag()}no cluster match for URL '${head.path}'`);
       config.stats.no_route.inc();

@@ -15,7 +15,7 @@ import type { HttpConnectionManagerConfig } from '../../../config/model';
 import { forwardedForOf, isEdgeDroppedHeader, trustedClient, type TrustedClient } from '../../../http/trusted_client';
 import { headerDump } from '../../../log/connection_log';
 import type { Logger } from '../../../log/logger_api';
-import { FilterHeadersStatus, type HttpFilter, type HttpFilterCallbacks } from '../../http/http_filter';
+import { FilterHeadersStatus, type HttpFilter, type HttpFilterCallbacks, type RouteEntry } from '../../http/http_filter';
 import type { InternalRedirectHistory } from '../../http/internal_redirect';
 import { type DownstreamStream, type HeaderModifier, Router } from '../../http/router';
 import type { ConnectionManager } from './connection_manager';
@@ -390,6 +390,10 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, HttpFilte
       this.client = trustedClient(this.owner.factory.config, this.remoteAddress, connection.remotePort ?? 0, forwardedForOf(this.request!));
     }
     return this.client;
+  }
+
+  route(): RouteEntry | null {
+    return this.router.routeEntry(this.request!);
   }
 
   connectionInfo(): DownstreamConnectionInfo {
