@@ -54,6 +54,10 @@ const ENTRY_POINTS = [
     types: ['envoy.extensions.filters.http.health_check.v3.HealthCheck'],
   },
   {
+    file: 'envoy/extensions/filters/http/cors/v3/cors.proto',
+    types: ['envoy.extensions.filters.http.cors.v3.Cors'],
+  },
+  {
     file: 'envoy/extensions/filters/http/router/v3/router.proto',
     types: ['envoy.extensions.filters.http.router.v3.Router'],
   },

@@ -295,6 +295,27 @@ export interface VirtualHost {
   readonly includeAttemptCountInResponse?: true;
   /** virtual_clusters, in order; absent when there are none. */
   readonly virtualClusters?: readonly VirtualCluster[];
+  /** The CORS policy of its routes that have none of their own; absent when it has none. */
+  readonly cors?: CorsPolicy;
+}
+
+/**
+ * A route.v3.CorsPolicy, which proxy.filters.http.cors enforces: the route's, else its virtual
+ * host's. Header lists stay the comma-separated text the configuration gives.
+ */
+export interface CorsPolicy {
+  /** allow_origin_string_match (v2's allow_origin as exact matches). */
+  readonly allowOrigins: readonly StringMatch[];
+  readonly allowMethods: string;
+  readonly allowHeaders: string;
+  readonly exposeHeaders: string;
+  readonly maxAge: string;
+  /** allow_credentials; absent when unset, so that a less specific policy's applies. */
+  readonly allowCredentials?: boolean;
+  /** filter_enabled (v2's enabled as a fixed fraction); absent: always. */
+  readonly filterEnabled?: RuntimeFraction;
+  /** shadow_enabled: origins are judged and counted but nothing is enforced; absent: never. */
+  readonly shadowEnabled?: RuntimeFraction;
 }
 
 /** A route.v3.VirtualCluster: requests matching every header matcher are counted under its name. */
@@ -397,6 +418,8 @@ export interface ClusterRouteAction {
    * payload going to the host over TCP; absent when CONNECT requests are proxied as they are.
    */
   readonly terminateConnect?: true;
+  /** The route's own CORS policy; absent when it has none. */
+  readonly cors?: CorsPolicy;
   /** request_mirror_policies: the clusters that get a copy of each request; absent when none. */
   readonly mirrorPolicies?: readonly MirrorPolicy[];
   /** internal_redirect_policy (or the deprecated internal_redirect_action HANDLE_INTERNAL_REDIRECT); absent: 3xx pass through. */

@@ -31,13 +31,15 @@ const ROUTE_ACTION_FIELD_RENAMES: ReadonlyMap<string, string> = new Map([
  * v2 route fields, deprecated there, that v3 dropped, by the message holding them, with their
  * successor: Envoy 1.16 still reads them from a v2 file; this build does not.
  */
-const V2_ONLY_FIELDS: Readonly<Record<'virtualHost' | 'virtualCluster' | 'route' | 'match' | 'clusterWeight', ReadonlyMap<string, string>>> = {
+const V2_ONLY_FIELDS: Readonly<Record<'virtualHost' | 'virtualCluster' | 'route' | 'match' | 'clusterWeight' | 'cors', ReadonlyMap<string, string>>> = {
   virtualHost: new Map([['per_filter_config', 'typed_per_filter_config']]),
   // A std::regex (ECMAScript, backtracking) on the whole :path, as match.regex is.
   virtualCluster: new Map([['pattern', 'headers']]),
   route: new Map([['per_filter_config', 'typed_per_filter_config']]),
   match: new Map([['regex', 'safe_regex']]),
   clusterWeight: new Map([['per_filter_config', 'typed_per_filter_config']]),
+  // std::regex (ECMAScript, backtracking), as match.regex.
+  cors: new Map([['allow_origin_regex', 'allow_origin_string_match']]),
 };
 
 /**
@@ -216,6 +218,7 @@ function upgradeRoutes(connectionManager: JsonObject | undefined, path: string, 
   messageList(routeConfig, 'virtual_hosts').forEach((virtualHost, i) => {
     const virtualHostPath = indexPath(childPath(routeConfigPath, 'virtual_hosts'), i);
     refuseDroppedFields(virtualHost, virtualHostPath, V2_ONLY_FIELDS.virtualHost);
+    upgradeCors(virtualHost, virtualHostPath, warnings);
     messageList(virtualHost, 'virtual_clusters').forEach((cluster, k) => {
       upgradeVirtualCluster(cluster, indexPath(childPath(virtualHostPath, 'virtual_clusters'), k), warnings, schema);
     });
@@ -229,6 +232,7 @@ function upgradeRoutes(connectionManager: JsonObject | undefined, path: string, 
       const actionPath = childPath(routePath, 'route');
       renameFields(action, ROUTE_ACTION_FIELD_RENAMES);
       moveMirrorPolicy(action, actionPath, warnings);
+      upgradeCors(action, actionPath, warnings);
       const weighted = messageField(action, 'weighted_clusters');
       const weightedPath = childPath(actionPath, 'weighted_clusters');
       messageList(weighted ?? {}, 'clusters').forEach((entry, k) => {
@@ -257,6 +261,31 @@ function upgradeVirtualCluster(cluster: JsonObject, path: string, warnings: stri
   const headers = cluster['headers'] === undefined || cluster['headers'] === null ? [] : repeatedValues(cluster['headers']);
   if (headers.length === 0) throw new FieldError(path, "virtual clusters must define either 'pattern' or 'headers'");
   cluster['headers'] = [...headers, { name: ':method', exact_match: name }];
+}
+
+/**
+ * The `cors` of a v2 virtual host or route action: allow_origin's strings become exact matches
+ * before those of allow_origin_string_match, and `enabled` a fixed filter_enabled when there is
+ * none, as Envoy 1.16's CorsPolicyImpl reads them.
+ */
+function upgradeCors(holder: JsonObject, path: string, warnings: string[]): void {
+  const cors = messageField(holder, 'cors');
+  if (cors === undefined) return;
+  const corsPath = childPath(path, 'cors');
+  refuseDroppedFields(cors, corsPath, V2_ONLY_FIELDS.cors);
+  const origins = takeField(cors, 'allow_origin');
+  if (origins !== undefined && origins !== null) {
+    warnings.push(`${childPath(corsPath, 'allow_origin')}: deprecated option, use allow_origin_string_match instead`);
+    const matchers = cors['allow_origin_string_match'];
+    const listed = matchers === undefined || matchers === null ? [] : repeatedValues(matchers);
+    cors['allow_origin_string_match'] = [...repeatedValues(origins).map((origin) => ({ exact: origin })), ...listed];
+  }
+  const enabled = takeField(cors, 'enabled');
+  if (enabled === undefined || enabled === null) return;
+  warnings.push(`${childPath(corsPath, 'enabled')}: deprecated option, use filter_enabled instead`);
+  // A BoolValue: a bool, or {value} in its JSON object form.
+  const on = isJsonObject(enabled) ? enabled['value'] === true : enabled === true;
+  if (messageField(cors, 'filter_enabled') === undefined) cors['filter_enabled'] = { default_value: { numerator: on ? 100 : 0, denominator: 'HUNDRED' } };
 }
 
 /** v2's one request_mirror_policy, which Envoy 1.16 mirrors to before those of request_mirror_policies. */

@@ -151,6 +151,11 @@ const CASES: Case[] = [
   },
   { name: 'a mirror without a cluster', change: (b) => (routes(b)[1].route.request_mirror_policies = [{ cluster: '' }]), error: `${ROUTES}[1].route.request_mirror_policies[0].cluster: missing required field` },
   {
+    name: 'a CORS origin regex that does not compile',
+    change: (b) => (routes(b)[1].route.cors = { allow_origin_string_match: [{ safe_regex: { google_re2: {}, regex: '(' } }] }),
+    error: `${ROUTES}[1].route.cors.allow_origin_string_match[0].safe_regex.regex: invalid regex '(': missing closing )`,
+  },
+  {
     name: 'a connect_config on an upgrade other than CONNECT',
     change: (b) => (routes(b)[1].route.upgrade_configs = [{ upgrade_type: 'websocket', connect_config: {} }]),
     error: `${ROUTES}[1].route.upgrade_configs[0].connect_config: Non-CONNECT upgrade type websocket has ConnectConfig`,

@@ -220,3 +220,26 @@ test("v2's connection manager idle_timeout moves to common_http_protocol_options
   both.static_resources.listeners[1].filter_chains[0].filters[0].typed_config.common_http_protocol_options = { idle_timeout: '5s' };
   assert.equal(idleTimeoutOf(both), 5_000);
 });
+
+test("a v2 CORS policy's allow_origin become exact matches first and `enabled` a fixed filter_enabled; allow_origin_regex is refused", () => {
+  const bootstrap = v2Bootstrap();
+  v2VirtualHost(bootstrap).cors = { allow_origin: ['https://a.example'], allow_origin_string_match: [{ suffix: '.b.example' }], enabled: false, allow_methods: 'GET' };
+  const upgraded = upgradeV2(bootstrap, builtinExtensions());
+  assert.deepEqual(v2VirtualHost(upgraded.json).cors, {
+    allow_origin_string_match: [{ exact: 'https://a.example' }, { suffix: '.b.example' }],
+    allow_methods: 'GET',
+    filter_enabled: { default_value: { numerator: 0, denominator: 'HUNDRED' } },
+  });
+  assert.ok(upgraded.warnings.includes(`${V2_VHOST}.cors.allow_origin: deprecated option, use allow_origin_string_match instead`));
+  assert.ok(upgraded.warnings.includes(`${V2_VHOST}.cors.enabled: deprecated option, use filter_enabled instead`));
+  const hcm = load(bootstrap).bootstrap.listeners[1]!.filterChains[0]!.filters[0]!;
+  const cors = hcm.kind === 'http_connection_manager' ? hcm.routeConfig.virtualHosts[0]!.cors : undefined;
+  assert.deepEqual(cors?.allowOrigins.map((m) => [m.kind, m.value]), [['exact', 'https://a.example'], ['suffix', '.b.example']]);
+  assert.equal(cors?.filterEnabled?.defaultValue.numerator, 0);
+
+  const regex = v2Bootstrap();
+  v2VirtualHost(regex).cors = { allow_origin_regex: ['https://.*'] };
+  assert.throws(() => load(regex, 2), {
+    message: `--config-yaml: ${V2_VHOST}.cors.allow_origin_regex: allow_origin_regex, deprecated in v2 and dropped from v3 (allow_origin_string_match replaces it), is not implemented by this build (it would be ignored)`,
+  });
+});

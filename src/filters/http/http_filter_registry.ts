@@ -3,7 +3,10 @@
 // context. Names and typed_config types are canonicalized and checked by the configuration
 // pipeline, which reads the same descriptors.
 
+import type { RandomSource } from '../../common/random';
 import type { HttpFilterConfig } from '../../config/model';
+import type { RuntimeSource } from '../../runtime/live_runtime';
+import type { Scope } from '../../stats/stats';
 import type { HealthCheckContext } from './health_check';
 import type { HttpFilterFactory } from './http_filter';
 
@@ -13,10 +16,18 @@ export type HttpFilterContext = HealthCheckContext & {
   readonly httpFilters: ReadonlyMap<string, HttpFilterFactoryCreator>;
 };
 
+/** What a filter's factory gets for the connection manager it serves. */
+export type HttpFilterFactoryContext = HttpFilterContext & {
+  /** The connection manager's `http.<stat_prefix>`. */
+  readonly scope: Scope;
+  readonly runtime: RuntimeSource;
+  readonly random: RandomSource;
+};
+
 /** An HTTP filter's factory for its model; null when it needs none (the router, which the connection manager runs itself). */
-export type HttpFilterFactoryCreator = (config: HttpFilterConfig, context: HttpFilterContext) => HttpFilterFactory | null;
+export type HttpFilterFactoryCreator = (config: HttpFilterConfig, context: HttpFilterFactoryContext) => HttpFilterFactory | null;
 
 /** The factory of a decoder filter; null for a name (or a config) this build does not run. */
-export function createHttpFilterFactory(config: HttpFilterConfig, context: HttpFilterContext): HttpFilterFactory | null {
+export function createHttpFilterFactory(config: HttpFilterConfig, context: HttpFilterFactoryContext): HttpFilterFactory | null {
   return context.httpFilters.get(config.name)?.(config, context) ?? null;
 }

@@ -21,6 +21,7 @@ import type {
   RouteMatch,
   RoutingPriority,
   TlsContextMatch,
+  CorsPolicy,
   TlsRequirement,
   ServerHeaderTransformation,
   UpgradeSwitches,
@@ -121,6 +122,7 @@ function routeConfiguration(config: JsonObject, extensions: ConfigExtensions): R
         ...(boolField(virtualHost, 'include_request_attempt_count') ? { includeRequestAttemptCount: true as const } : {}),
         ...(boolField(virtualHost, 'include_attempt_count_in_response') ? { includeAttemptCountInResponse: true as const } : {}),
         ...(virtualClusters.length > 0 ? { virtualClusters } : {}),
+        ...corsPolicy(virtualHost),
       };
     }),
   };
@@ -168,6 +170,27 @@ function tlsContextMatch(config: JsonObject): TlsContextMatch {
 
 function runtimeFraction(config: JsonObject): RuntimeFraction {
   return { defaultValue: fractionalPercent(messageField(config, 'default_value') ?? {}), runtimeKey: stringField(config, 'runtime_key') };
+}
+
+/** A virtual host's or route action's `cors`; nothing when it has none. */
+function corsPolicy(config: JsonObject): { cors?: CorsPolicy } {
+  const cors = messageField(config, 'cors');
+  if (cors === undefined) return {};
+  const allowCredentials = cors['allow_credentials'];
+  const filterEnabled = messageField(cors, 'filter_enabled');
+  const shadowEnabled = messageField(cors, 'shadow_enabled');
+  return {
+    cors: {
+      allowOrigins: messageList(cors, 'allow_origin_string_match').map(stringMatch),
+      allowMethods: stringField(cors, 'allow_methods'),
+      allowHeaders: stringField(cors, 'allow_headers'),
+      exposeHeaders: stringField(cors, 'expose_headers'),
+      maxAge: stringField(cors, 'max_age'),
+      ...(typeof allowCredentials === 'boolean' ? { allowCredentials } : {}),
+      ...(filterEnabled !== undefined ? { filterEnabled: runtimeFraction(filterEnabled) } : {}),
+      ...(shadowEnabled !== undefined ? { shadowEnabled: runtimeFraction(shadowEnabled) } : {}),
+    },
+  };
 }
 
 
@@ -220,6 +243,7 @@ function routeAction(config: JsonObject, hostRetryPolicy: RetryPolicy | null, ex
     ...(mirrors.length > 0 ? { mirrorPolicies: mirrors } : {}),
     ...(messageList(action, 'upgrade_configs').length > 0 ? { upgrades: upgradeSwitches(action) } : {}),
     ...(messageList(action, 'upgrade_configs').some((upgrade) => messageField(upgrade, 'connect_config') !== undefined) ? { terminateConnect: true as const } : {}),
+    ...corsPolicy(action),
     ...internalRedirectPolicy(action, extensions),
   };
 }

@@ -13,6 +13,20 @@ const REGEX_SUBSTITUTION: Shape = { fields: { pattern: REGEX_MATCHER, substituti
 
 const RUNTIME_FRACTION: Shape = { fields: { default_value: { fields: { numerator: leaf, denominator: leaf } }, runtime_key: leaf } };
 
+// Envoy 1.16's CorsPolicy (v2's allow_origin and enabled arrive upgraded); what proxy.filters.http.cors enforces.
+const CORS_POLICY: Shape = {
+  fields: {
+    allow_origin_string_match: list(STRING_MATCHER),
+    allow_methods: leaf,
+    allow_headers: leaf,
+    expose_headers: leaf,
+    max_age: leaf,
+    allow_credentials: leaf,
+    filter_enabled: RUNTIME_FRACTION,
+    shadow_enabled: RUNTIME_FRACTION,
+  },
+};
+
 // Envoy 1.16's hash methods. header.regex_rewrite is refused until the rewrite is implemented;
 // cookie.attributes is newer than 1.16.
 const HASH_POLICY: Shape = {
@@ -61,6 +75,7 @@ const ROUTE_CONFIG: Shape = {
         name: leaf,
         domains: leaf,
         require_tls: leaf,
+        cors: CORS_POLICY,
         ...HEADER_MUTATIONS,
         include_request_attempt_count: leaf,
         include_attempt_count_in_response: leaf,
@@ -116,6 +131,7 @@ const ROUTE_CONFIG: Shape = {
                 retry_policy: RETRY_POLICY,
                 // trace_sampled waits for tracing; v2's runtime_key for nothing (v3 dropped it).
                 request_mirror_policies: list({ fields: { cluster: leaf, runtime_fraction: RUNTIME_FRACTION } }),
+                cors: CORS_POLICY,
                 // connect_config (Envoy 1.16's is empty) terminates CONNECT here.
                 upgrade_configs: list({ fields: { upgrade_type: leaf, enabled: leaf, connect_config: { fields: {} } } }),
                 // Envoy 1.16's InternalRedirectPolicy (response_headers_to_copy is newer); without

@@ -79,6 +79,7 @@ function validateRouteConfiguration(routeConfig: JsonObject, path: string, stati
     const retryPolicy = messageField(virtualHost, 'retry_policy');
     if (retryPolicy !== undefined) validateRetryPolicy(retryPolicy, childPath(hostPath, 'retry_policy'), extensions);
     messageList(virtualHost, 'virtual_clusters').forEach((cluster, c) => validateVirtualCluster(cluster, indexPath(childPath(hostPath, 'virtual_clusters'), c)));
+    validateCorsPolicy(virtualHost, hostPath);
     messageList(virtualHost, 'routes').forEach((route, r) => {
       validateRoute(route, indexPath(childPath(hostPath, 'routes'), r), clusters, extensions);
     });
@@ -120,7 +121,17 @@ function validateRouteMatch(match: JsonObject, path: string): void {
   });
 }
 
+/** A `cors` of `config` (a virtual host or route action): its origin regexes compile. */
+function validateCorsPolicy(config: JsonObject, path: string): void {
+  const corsPath = childPath(path, 'cors');
+  messageList(messageField(config, 'cors') ?? {}, 'allow_origin_string_match').forEach((matcher, i) => {
+    const regex = messageField(matcher, 'safe_regex');
+    if (regex !== undefined) compileRegexMatcher(regex, childPath(indexPath(childPath(corsPath, 'allow_origin_string_match'), i), 'safe_regex'));
+  });
+}
+
 function validateRouteAction(action: JsonObject, path: string, clusters: ReadonlySet<string> | null, extensions: ConfigExtensions): void {
+  validateCorsPolicy(action, path);
   const weighted = messageField(action, 'weighted_clusters');
   if (weighted !== undefined) {
     validateWeightedClusters(weighted, childPath(path, 'weighted_clusters'), clusters);

@@ -94,14 +94,15 @@ export class HttpConnectionManagerFactory implements NetworkFilterFactory {
     if (chain.length === 0 || chain[chain.length - 1].name !== ROUTER_FILTER) {
       throw new FieldError('http_filters', `the last HTTP filter must be ${ROUTER_FILTER}`);
     }
+    const scope = deps.stats.scope(`http.${config.statPrefix}`);
+    const filterContext = { ...deps.filterContext, scope, runtime: deps.runtime, random: mathRandom };
     const filters = chain.slice(0, -1).map((filter, i) => {
-      const factory = filter.name === ROUTER_FILTER ? null : createHttpFilterFactory(filter, deps.filterContext);
+      const factory = filter.name === ROUTER_FILTER ? null : createHttpFilterFactory(filter, filterContext);
       if (factory === null) throw new FieldError(`http_filters[${i}].name`, `http filter '${filter.name}' is not supported before ${ROUTER_FILTER}`);
       return factory;
     });
     this.filters = filters.length === 0 ? null : filters;
     const routeTable = atField('route_config', () => new RouteTable(config.routeConfig, deps.runtime, mathRandom, deps.stats.scope('vhost')));
-    const scope = deps.stats.scope(`http.${config.statPrefix}`);
     this.stats = new HttpConnectionManagerStats(scope);
     const common = config.commonHttpProtocolOptions;
     // Envoy keeps its codec statistics outside the connection manager's prefix.

@@ -1,0 +1,17 @@
+// proxy.filters.http.cors (src/filters/http/cors.ts): its typed_config is empty, as Envoy's; the
+// policies it enforces are the route configuration's (`cors` on virtual hosts and route actions).
+
+import type { ExtensionDescriptor } from '../../config/extension';
+import { CONFIG_TYPES, CORS } from '../../config/names';
+import { CorsFilterFactory } from '../../filters/http/cors';
+import type { DataPlaneFactories } from '../data_plane_factories';
+
+export const CORS_FILTER: ExtensionDescriptor<'proxy.filters.http', DataPlaneFactories['proxy.filters.http']> = {
+  category: 'proxy.filters.http',
+  name: CORS,
+  aliases: ['envoy.cors'],
+  configType: CONFIG_TYPES.cors,
+  shape: { fields: {} },
+  model: () => ({ name: CORS }),
+  factory: (_config, context) => new CorsFilterFactory(context.scope, context.runtime, context.random),
+};
