@@ -6,7 +6,7 @@ import type { HostSlot } from '../stats/stats';
 import { HealthFlag, healthFlagsString } from '../upstream/shared/health_flags';
 import { type ClusterSnapshot, hostKey, type MemberHost } from '../upstream/shared/membership';
 import type { Origin, SuccessRateSummary } from '../upstream/supervisor/outlier/detector';
-import { addressString } from '../upstream/shared/address';
+import { addressString } from '../network/socket_address';
 import { AdminHandler } from './admin_server';
 import { ClusterStatus, HealthStatusJson, HostStatus, OutlierSummary, renderClustersJson, renderClustersText, Thresholds } from './clusters_text';
 import { HOST_STAT_NAMES } from '../shared_memory/region_layout';

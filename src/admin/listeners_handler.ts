@@ -2,7 +2,7 @@
 // The addresses are the bound ones, so a listener configured on port 0 shows its real port.
 
 import type { SocketAddress } from '../config/model';
-import { addressString } from '../upstream/shared/address';
+import { addressString } from '../network/socket_address';
 import { AdminHandler, JSON_TYPE } from './admin_server';
 
 export interface BoundListener {

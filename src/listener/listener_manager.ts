@@ -11,7 +11,7 @@ import type { ConnectionIds } from '../log/connection_log';
 import type { Logger, LoggerFactory } from '../log/logger_api';
 import type { Counter, Gauge, Histogram, StatsStore } from '../stats/stats';
 import { sanitizeStatName } from '../stats/stats';
-import { addressString } from '../upstream/shared/address';
+import { addressString } from '../network/socket_address';
 import type { FilterChainManager } from './filter_chain_manager';
 import type { ConnectionFacts } from './filter_chain_selector';
 import { restoreLocalAddress, restoreOriginalDestination } from './original_dst';

@@ -16,7 +16,7 @@ import type { LoggerFactory } from '../log/logger_api';
 import type { RuntimeSource } from '../runtime/live_runtime';
 import type { DrainDecider } from '../server/drain_decider';
 import type { StatsStore } from '../stats/stats';
-import { addressString } from '../upstream/shared/address';
+import { addressString } from '../network/socket_address';
 import type { ClusterManager } from '../upstream/worker/cluster_manager';
 import { DownstreamSslStats, DownstreamTlsSocketFactory } from '../tls/downstream_tls_socket';
 import { sanitizeStatName } from '../stats/stats';

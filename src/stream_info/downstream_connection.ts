@@ -5,7 +5,7 @@
 import type * as net from 'node:net';
 import { TLSSocket } from 'node:tls';
 import { TlsSocketConnectionInfo } from '../tls/ssl_connection_info';
-import { addressString } from '../upstream/shared/address';
+import { addressString } from '../network/socket_address';
 import type { DownstreamConnectionInfo } from './stream_info';
 
 /** `ip:port`, `[ip]:port` for IPv6; '' when the socket has no address (already closed). */

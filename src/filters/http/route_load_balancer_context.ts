@@ -3,7 +3,7 @@
 
 import type { HashPolicy } from '../../config/model';
 import type { RequestHead } from '../../http/message';
-import { addressString } from '../../upstream/shared/address';
+import { addressString } from '../../network/socket_address';
 import type { LoadBalancerContext } from '../../upstream/worker/lb/load_balancer';
 import type { MetadataMatchCriteria } from '../../config/metadata_match';
 import type { DownstreamAddresses } from '../../network/downstream_addresses';

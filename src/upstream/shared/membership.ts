@@ -5,7 +5,7 @@
 
 import type { EndpointHealthStatus, LoadAssignmentPolicy, LocalityLbEndpoints, Locality, SocketAddress } from '../../config/model';
 import type { HostSlot } from '../../stats/stats';
-import { addressString } from './address';
+import { addressString } from '../../network/socket_address';
 import { edsHealthFlag, EDS_FLAGS, HealthFlag } from './health_flags';
 
 export interface MemberHost {

@@ -6,7 +6,7 @@
 import * as net from 'node:net';
 import type { ClusterConfig, SocketAddress } from '../../config/model';
 import type { Clock, IntervalHandle } from '../../common/clock';
-import { addressString } from '../shared/address';
+import { addressString } from '../../network/socket_address';
 import type { ClusterDiscovery, ClusterType, DiscoveryContext } from './cluster_discovery';
 import { destinationHost, type DiscoveredHost } from '../shared/membership';
 

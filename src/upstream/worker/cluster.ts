@@ -23,7 +23,7 @@ import { clusterTypeName } from '../shared/cluster_type';
 import { LOAD_BALANCERS } from './lb/load_balancer_registry';
 import { SubsetLoadBalancer } from './lb/subset_load_balancer';
 import { type ClusterSnapshot, destinationHost, hostKey, type MemberHost, type MembershipPolicy, type MembershipUpdate } from '../shared/membership';
-import { addressString } from '../shared/address';
+import { addressString } from '../../network/socket_address';
 import type { Clock } from '../../common/clock';
 import { PendingHostStats } from '../../stats/pending_host_stats';
 import type { ConsecutiveFailure } from '../shared/outlier/consecutive_failure';

@@ -4,7 +4,7 @@
 
 import type { Locality } from '../../config/model';
 import type { HostSlot } from '../../stats/stats';
-import { addressString } from '../shared/address';
+import { addressString } from '../../network/socket_address';
 import { type HostHealth, hostHealth } from '../shared/health_flags';
 import type { MemberHost } from '../shared/membership';
 import { NO_OUTLIER_MONITOR, type OutlierMonitor } from './outlier/host_monitor';

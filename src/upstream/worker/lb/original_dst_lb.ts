@@ -6,7 +6,7 @@
 // no host yet gets one at once (ClusterProvidedContext.hostFor), which the supervisor then adds
 // to the membership of every worker.
 
-import { parseIpAndPort, addressString } from '../../shared/address';
+import { parseIpAndPort, addressString } from '../../../network/socket_address';
 import type { Host } from '../host';
 import type { ClusterProvidedContext, ClusterProvidedLoadBalancerFactory } from './cluster_provided_lb';
 import type { LoadBalancer, LoadBalancerContext } from './load_balancer';

@@ -2,7 +2,7 @@
 // and /clusters lines, so every module formats addresses through this one function.
 
 import * as net from 'node:net';
-import type { SocketAddress } from '../../config/model';
+import type { SocketAddress } from '../config/model';
 
 export function addressString(a: SocketAddress): string {
   return net.isIPv6(a.address) ? `[${a.address}]:${a.port}` : `${a.address}:${a.port}`;
