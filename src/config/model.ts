@@ -142,7 +142,7 @@ export interface HttpConnectionManagerConfig {
   readonly httpProtocolOptions: Http1ProtocolOptions;
   readonly codecType: CodecType;
   /** http2_protocol_options, for downstream HTTP/2 connections. */
-  readonly http2ProtocolOptions: Http2ProtocolOptions;
+  readonly http2ProtocolOptions: DownstreamHttp2ProtocolOptions;
   /** Each stream is logged to these when it ends (createAccessLogs builds them per worker). */
   readonly accessLogs: readonly AccessLogEntryConfig[];
   /** upgrade_configs: whether each upgrade type (lower case) is allowed where a route does not say. */
@@ -208,6 +208,12 @@ export interface Http2ProtocolOptions {
   readonly initialStreamWindowSize: number;
   readonly initialConnectionWindowSize: number;
   readonly hpackTableSize: number;
+}
+
+/** A connection manager's http2_protocol_options (a cluster's refuses allow_connect). */
+export interface DownstreamHttp2ProtocolOptions extends Http2ProtocolOptions {
+  /** allow_connect: RFC 8441's extended CONNECT carries upgrades (WebSocket) over HTTP/2. */
+  readonly allowConnect: boolean;
 }
 
 /** The connection manager's codec_type. */

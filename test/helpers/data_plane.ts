@@ -148,7 +148,7 @@ export function httpConnectionManager(virtualHosts: VirtualHost[], overrides: Pa
     xffNumTrustedHops: 0,
     serverName: 'proxy',
     codecType: 'AUTO',
-    http2ProtocolOptions: http2ProtocolOptionsOf({})!,
+    http2ProtocolOptions: { ...http2ProtocolOptionsOf({})!, allowConnect: false },
     streamIdleTimeoutMs: 300000,
     requestTimeoutMs: 0,
     commonHttpProtocolOptions: commonHttpProtocolOptionsOf({}),

@@ -4,6 +4,7 @@
 
 import * as crypto from 'node:crypto';
 import * as http from 'node:http';
+import * as http2 from 'node:http2';
 import * as net from 'node:net';
 import { closeServer, listen } from './http_peers';
 
@@ -109,35 +110,55 @@ export interface WebSocketClient {
   readonly receivedBytes: number;
 }
 
-/** Opens a WebSocket through `port` (the proxy): the handshake's answer must be 101 with the right accept key. */
-export function connectWebSocket(port: number, path: string, host: string): Promise<WebSocketClient> {
-  return new Promise((resolve, reject) => {
-    const key = crypto.randomBytes(16).toString('base64');
-    const socket = net.connect(port, '127.0.0.1');
-    let buffered = Buffer.alloc(0);
-    let response = '';
-    let sentBytes = 0;
-    let receivedBytes = 0;
-    const frames: Frame[] = [];
-    const waiting: ((f: Frame) => void)[] = [];
-    let ended: (() => void) | null = null;
-    socket.on('connect', () => {
-      socket.write(`GET ${path} HTTP/1.1\r\nHost: ${host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: ${key}\r\nSec-WebSocket-Version: 13\r\n\r\n`);
-    });
-    socket.on('data', (chunk: Buffer) => {
+/** A byte stream a WebSocket client runs over after its handshake: a socket, or an HTTP/2 stream. */
+interface FrameTransport {
+  write(data: Buffer): void;
+  end(): void;
+}
+
+/**
+ * The client's side of a WebSocket whose handshake is done: `receiveBytes` is to be called with
+ * what the transport reads, `transportEnded` when it ends.
+ */
+function frameClient(response: string, transport: FrameTransport): { client: WebSocketClient; receiveBytes(chunk: Buffer): void; transportEnded(): void } {
+  let buffered = Buffer.alloc(0);
+  let sentBytes = 0;
+  let receivedBytes = 0;
+  const frames: Frame[] = [];
+  const waiting: ((f: Frame) => void)[] = [];
+  let ended: (() => void) | null = null;
+  const write = (opcode: number, payload: Buffer): void => {
+    const data = frame(opcode, payload, true);
+    sentBytes += data.length;
+    transport.write(data);
+  };
+  const next = (): Promise<Frame> => {
+    const f = frames.shift();
+    return f !== undefined ? Promise.resolve(f) : new Promise((r) => waiting.push(r));
+  };
+  const client: WebSocketClient = {
+    response,
+    send: (text) => write(OPCODE_TEXT, Buffer.from(text)),
+    receive: async () => (await next()).payload.toString(),
+    close: async () => {
+      const closed = new Promise<void>((r) => (ended = r));
+      write(OPCODE_CLOSE, Buffer.from([0x03, 0xe8]));
+      const reply = await next();
+      if (reply.opcode !== OPCODE_CLOSE) throw new Error(`expected a close frame, got opcode ${reply.opcode}`);
+      await closed;
+      transport.end();
+    },
+    get sentBytes() {
+      return sentBytes;
+    },
+    get receivedBytes() {
+      return receivedBytes;
+    },
+  };
+  return {
+    client,
+    receiveBytes: (chunk) => {
       buffered = Buffer.concat([buffered, chunk]);
-      if (response === '') {
-        const end = buffered.indexOf('\r\n\r\n');
-        if (end < 0) return;
-        response = buffered.subarray(0, end).toString('latin1');
-        buffered = buffered.subarray(end + 4);
-        if (!response.startsWith('HTTP/1.1 101') || !response.toLowerCase().includes(`sec-websocket-accept: ${acceptKey(key).toLowerCase()}`)) {
-          socket.destroy();
-          reject(new Error(`the handshake was refused:\n${response}`));
-          return;
-        }
-        resolve(client);
-      }
       for (let f = readFrame(buffered); f !== null; f = readFrame(buffered)) {
         buffered = buffered.subarray(f.size);
         receivedBytes += f.size;
@@ -145,38 +166,83 @@ export function connectWebSocket(port: number, path: string, host: string): Prom
         if (waiter !== undefined) waiter(f);
         else frames.push(f);
       }
+    },
+    transportEnded: () => ended?.(),
+  };
+}
+
+/** Opens a WebSocket through `port` (the proxy): the handshake's answer must be 101 with the right accept key. */
+export function connectWebSocket(port: number, path: string, host: string): Promise<WebSocketClient> {
+  return new Promise((resolve, reject) => {
+    const key = crypto.randomBytes(16).toString('base64');
+    const socket = net.connect(port, '127.0.0.1');
+    let head = Buffer.alloc(0);
+    let channel: ReturnType<typeof frameClient> | null = null;
+    socket.on('connect', () => {
+      socket.write(`GET ${path} HTTP/1.1\r\nHost: ${host}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: ${key}\r\nSec-WebSocket-Version: 13\r\n\r\n`);
     });
-    socket.on('end', () => ended?.());
+    socket.on('data', (chunk: Buffer) => {
+      if (channel !== null) {
+        channel.receiveBytes(chunk);
+        return;
+      }
+      head = Buffer.concat([head, chunk]);
+      const end = head.indexOf('\r\n\r\n');
+      if (end < 0) return;
+      const response = head.subarray(0, end).toString('latin1');
+      if (!response.startsWith('HTTP/1.1 101') || !response.toLowerCase().includes(`sec-websocket-accept: ${acceptKey(key).toLowerCase()}`)) {
+        socket.destroy();
+        reject(new Error(`the handshake was refused:\n${response}`));
+        return;
+      }
+      channel = frameClient(response, { write: (data) => socket.write(data), end: () => socket.end() });
+      resolve(channel.client);
+      channel.receiveBytes(head.subarray(end + 4));
+    });
+    socket.on('end', () => channel?.transportEnded());
     socket.on('error', reject);
-    const write = (opcode: number, payload: Buffer): void => {
-      const data = frame(opcode, payload, true);
-      sentBytes += data.length;
-      socket.write(data);
-    };
-    const next = (): Promise<Frame> => {
-      const f = frames.shift();
-      return f !== undefined ? Promise.resolve(f) : new Promise((r) => waiting.push(r));
-    };
-    const client: WebSocketClient = {
-      get response() {
-        return response;
-      },
-      send: (text) => write(OPCODE_TEXT, Buffer.from(text)),
-      receive: async () => (await next()).payload.toString(),
-      close: async () => {
-        const closed = new Promise<void>((r) => (ended = r));
-        write(OPCODE_CLOSE, Buffer.from([0x03, 0xe8]));
-        const reply = await next();
-        if (reply.opcode !== OPCODE_CLOSE) throw new Error(`expected a close frame, got opcode ${reply.opcode}`);
-        await closed;
-        socket.end();
-      },
-      get sentBytes() {
-        return sentBytes;
-      },
-      get receivedBytes() {
-        return receivedBytes;
-      },
-    };
+  });
+}
+
+/**
+ * Opens a WebSocket over HTTP/2 through `port` (the proxy, h2c), as RFC 8441 does: a CONNECT
+ * stream with `:protocol: websocket`, answered 200. The key is sent anyway, for an HTTP/1
+ * upstream that checks it; `response` is the response's `:status`.
+ */
+export function connectWebSocketH2(port: number, path: string, host: string): Promise<WebSocketClient & { readonly session: http2.ClientHttp2Session }> {
+  return new Promise((resolve, reject) => {
+    const session = http2.connect(`http://127.0.0.1:${port}`);
+    session.on('error', reject);
+    session.once('remoteSettings', (settings) => {
+      if (settings.enableConnectProtocol !== true) {
+        session.destroy();
+        reject(new Error('the proxy did not allow extended CONNECT'));
+        return;
+      }
+      const stream = session.request(
+        { ':method': 'CONNECT', ':protocol': 'websocket', ':scheme': 'http', ':path': path, ':authority': host, 'sec-websocket-key': crypto.randomBytes(16).toString('base64'), 'sec-websocket-version': '13' },
+        { endStream: false },
+      );
+      let channel: ReturnType<typeof frameClient> | null = null;
+      stream.on('response', (headers) => {
+        const status = String(headers[':status']);
+        if (status !== '200') {
+          session.destroy();
+          reject(new Error(`the extended CONNECT was answered ${status}`));
+          return;
+        }
+        channel = frameClient(status, {
+          write: (data) => stream.write(data),
+          end: () => {
+            stream.end();
+            session.close();
+          },
+        });
+        resolve(Object.assign(channel.client, { session }));
+      });
+      stream.on('data', (chunk: Buffer) => channel?.receiveBytes(chunk));
+      stream.on('end', () => channel?.transportEnded());
+      stream.on('error', reject);
+    });
   });
 }

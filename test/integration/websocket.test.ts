@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { httpListener, localCluster } from '../helpers/config_fixtures';
 import { type RunningProxy, makeTempDir, startProxy, waitFor } from '../helpers/proxy_process';
-import { connectWebSocket, type EchoServer, startEchoServer } from '../helpers/websocket_peers';
+import { connectWebSocket, connectWebSocketH2, type EchoServer, startEchoServer } from '../helpers/websocket_peers';
 
 const TIMEOUT = { timeout: 30_000 };
 const FILE_LOG = 'type.googleapis.com/envoy.extensions.access_loggers.file.v3.FileAccessLog';
@@ -37,6 +37,7 @@ describe('WebSocket upgrades', TIMEOUT, () => {
   let proxy: RunningProxy;
   let enabled: number;
   let perRoute: number;
+  let h2: number;
   let logFile: string;
 
   before(async () => {
@@ -53,9 +54,17 @@ describe('WebSocket upgrades', TIMEOUT, () => {
     const routeEnabled = httpListener('per-route', 0, [{ match: { prefix: '/on' }, route: { cluster: 'echo', upgrade_configs: [{ upgrade_type: 'WebSocket' }] } }, { match: { prefix: '/' }, ...ws }], {
       stat_prefix: 'per_route',
     });
-    proxy = await startProxy({ static_resources: { listeners: [managerEnabled, routeEnabled], clusters: [localCluster('echo', echo.port)] } }, ['--file-flush-interval-msec', '50']);
+    // WebSocket over HTTP/2 (RFC 8441) where http2_protocol_options.allow_connect is set.
+    const overH2 = httpListener('h2', 0, [{ match: { prefix: '/' }, ...ws }], {
+      stat_prefix: 'over_h2',
+      upgrade_configs: [{ upgrade_type: 'websocket' }],
+      http2_protocol_options: { allow_connect: true },
+    });
+    const listeners = [managerEnabled, routeEnabled, overH2];
+    proxy = await startProxy({ static_resources: { listeners, clusters: [localCluster('echo', echo.port)] } }, ['--file-flush-interval-msec', '50']);
     enabled = await proxy.listenerPort('enabled');
     perRoute = await proxy.listenerPort('per-route');
+    h2 = await proxy.listenerPort('h2');
   });
 
   after(async () => {
@@ -97,5 +106,23 @@ describe('WebSocket upgrades', TIMEOUT, () => {
     assert.equal(await client.receive(), 'routed');
     await client.close();
     assert.equal(await proxy.stat('http.per_route.downstream_cx_upgrades_total'), 1);
+  });
+
+  test('over HTTP/2 (an extended CONNECT, allow_connect): the same echo through the HTTP/1 upstream', async () => {
+    const client = await connectWebSocketH2(h2, '/chat', 'front.example');
+    try {
+      for (const message of ['over', 'h2']) {
+        client.send(message);
+        assert.equal(await client.receive(), message);
+      }
+      // The upstream got an HTTP/1.1 upgrade, as from an HTTP/1 client.
+      const handshake = echo.handshakes.at(-1)!;
+      assert.deepEqual([handshake.upgrade, String(handshake.connection).toLowerCase(), handshake.host], ['websocket', 'upgrade', 'front.example']);
+      assert.equal(await proxy.stat('http.over_h2.downstream_cx_upgrades_total'), 1);
+      await client.close();
+    } finally {
+      client.session.destroy();
+    }
+    await waitFor('the upgraded stream to end', async () => ((await proxy.stat('http.over_h2.downstream_cx_upgrades_active')) === 0 ? true : undefined));
   });
 });

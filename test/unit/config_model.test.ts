@@ -100,7 +100,7 @@ test('listeners, with defaults filled in and names in our spelling', () => {
     },
     httpProtocolOptions: { acceptHttp10: false, defaultHostForHttp10: '', headerKeyFormat: 'default', enableTrailers: false },
     codecType: 'AUTO',
-    http2ProtocolOptions: { maxConcurrentStreams: 2147483647, initialStreamWindowSize: 268435456, initialConnectionWindowSize: 268435456, hpackTableSize: 4096 },
+    http2ProtocolOptions: { maxConcurrentStreams: 2147483647, initialStreamWindowSize: 268435456, initialConnectionWindowSize: 268435456, hpackTableSize: 4096, allowConnect: false },
     accessLogs: [],
   });
 });

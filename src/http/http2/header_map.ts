@@ -3,7 +3,7 @@
 // wire (connection-specific headers, RFC 9113 section 8.2.2) never reaches nghttp2.
 
 import type { OutgoingHttpHeaders } from 'node:http2';
-import { BODY_CHUNKED, RequestHead, ResponseHead } from '../message';
+import { BODY_CHUNKED, BODY_UNTIL_CLOSE, RequestHead, ResponseHead } from '../message';
 
 /** Why a peer's header list cannot make a message: the stream is refused with PROTOCOL_ERROR. */
 export class MalformedHeaders extends Error {}
@@ -19,6 +19,7 @@ const DIGITS = /^\d{1,15}$/;
 export function requestHeadOf(raw: readonly string[], endStream: boolean, scheme: string): RequestHead {
   let method = '';
   let path = '';
+  let protocol = '';
   let authority = '';
   let host = '';
   let contentLength = -1;
@@ -31,6 +32,7 @@ export function requestHeadOf(raw: readonly string[], endStream: boolean, scheme
       if (name === ':method') method = value;
       else if (name === ':path') path = value;
       else if (name === ':authority') authority = value;
+      else if (name === ':protocol') protocol = value;
       continue;
     }
     switch (name) {
@@ -48,15 +50,20 @@ export function requestHeadOf(raw: readonly string[], endStream: boolean, scheme
         headers.push(name, value);
     }
   }
-  // CONNECT has neither :path nor :scheme (RFC 9113 section 8.5): its :authority is the tunnel's far end.
-  if (method === '' || (path === '') !== (method === 'CONNECT')) throw new MalformedHeaders('pseudo-headers');
-  const head = new RequestHead(method, path, false);
+  // An extended CONNECT (RFC 8441, :protocol) is an upgrade, which the HTTP/1 side of the proxy
+  // knows as a GET with Upgrade (Envoy's transformUpgradeRequestFromH2toH1). A plain CONNECT has
+  // neither :path nor :scheme (RFC 9113 section 8.5): its :authority is the tunnel's far end.
+  const upgrade = method === 'CONNECT' && protocol !== '';
+  if (method === '' || (path === '') !== (method === 'CONNECT' && !upgrade)) throw new MalformedHeaders('pseudo-headers');
+  const head = new RequestHead(upgrade ? 'GET' : method, path, false);
+  if (upgrade) head.upgrade = protocol;
   head.authority = authority === '' ? host : authority;
   head.scheme = scheme;
   if (cookie !== null) headers.push('cookie', cookie);
   for (let i = 0; i < headers.length; i++) head.headers.push(headers[i]);
   head.contentLength = contentLength;
-  head.bodyLength = endStream ? 0 : contentLength >= 0 ? contentLength : BODY_CHUNKED;
+  // After an upgrade's head the stream carries the new protocol's bytes, unframed, to its end.
+  head.bodyLength = endStream ? 0 : upgrade ? BODY_UNTIL_CLOSE : contentLength >= 0 ? contentLength : BODY_CHUNKED;
   return head;
 }
 

@@ -6,7 +6,7 @@
 
 import * as http2 from 'node:http2';
 import type * as net from 'node:net';
-import type { HeadersWithUnderscoresAction, Http2ProtocolOptions } from '../../config/model';
+import type { DownstreamHttp2ProtocolOptions, HeadersWithUnderscoresAction } from '../../config/model';
 import type { HttpProtocol, RequestDecoder, ResponseEncoder, ServerConnection, ServerConnectionCallbacks } from '../codec';
 import type { RequestHead, ResponseHead } from '../message';
 import { dropUnderscoreHeaders, hasUnderscoreHeader } from '../underscore_headers';
@@ -17,7 +17,7 @@ const { NGHTTP2_FLAG_END_STREAM } = http2.constants;
 
 /** What the connection manager configures once for all its HTTP/2 connections. */
 export interface Http2ServerSettings {
-  readonly options: Http2ProtocolOptions;
+  readonly options: DownstreamHttp2ProtocolOptions;
   readonly stats: Http2CodecStats;
   readonly maxHeadersCount: number;
   readonly headersWithUnderscoresAction: HeadersWithUnderscoresAction;
@@ -47,6 +47,8 @@ export class Http2ServerConnection implements ServerConnection {
         maxConcurrentStreams: options.maxConcurrentStreams,
         initialWindowSize: options.initialStreamWindowSize,
         headerTableSize: options.hpackTableSize,
+        // RFC 8441: a client may open a WebSocket (or another upgrade) as a CONNECT stream.
+        enableConnectProtocol: options.allowConnect,
       },
       // The windows bound what is buffered per stream and connection, as in Envoy.
       maxSessionMemory: Math.max(10, Math.ceil(options.initialConnectionWindowSize / (1024 * 1024)) * 2),
@@ -190,7 +192,8 @@ class Http2ServerStream implements ResponseEncoder {
 
   encodeHeaders(response: ResponseHead, endStream: boolean): void {
     if (this.done || this.stream.destroyed) return;
-    const headers: http2.OutgoingHttpHeaders = { ':status': response.status };
+    // An upgrade's 101 is a 200 on an HTTP/2 stream (RFC 8441; Envoy's transformUpgradeResponseFromH1toH2).
+    const headers: http2.OutgoingHttpHeaders = { ':status': response.status === 101 ? 200 : response.status };
     addHeaders(headers, response.headers);
     if (response.contentLength >= 0 && response.bodyLength >= 0) headers['content-length'] = response.contentLength;
     this.responseEnded = endStream;

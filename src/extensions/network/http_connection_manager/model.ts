@@ -72,7 +72,10 @@ export function httpConnectionManager(config: JsonObject, extensions: ConfigExte
     commonHttpProtocolOptions: commonHttpProtocolOptionsOf(messageField(config, 'common_http_protocol_options') ?? {}),
     httpProtocolOptions: http1ProtocolOptionsOf(messageField(config, 'http_protocol_options') ?? {}),
     codecType: enumField<CodecType>(config, 'codec_type', 'AUTO'),
-    http2ProtocolOptions: http2ProtocolOptionsOf(messageField(config, 'http2_protocol_options') ?? {})!,
+    http2ProtocolOptions: {
+      ...http2ProtocolOptionsOf(messageField(config, 'http2_protocol_options') ?? {})!,
+      allowConnect: boolField(messageField(config, 'http2_protocol_options') ?? {}, 'allow_connect'),
+    },
     accessLogs: accessLogsModel(config, extensions),
     upgrades: upgradeSwitches(config),
     generateRequestId: boolField(config, 'generate_request_id', true),

@@ -195,7 +195,8 @@ export const HTTP_CONNECTION_MANAGER_SHAPE: Shape = {
     http_protocol_options: {
       fields: { accept_http_10: leaf, default_host_for_http_10: leaf, enable_trailers: leaf, header_key_format: { fields: { proper_case_words: { fields: {} } } } },
     },
-    http2_protocol_options: HTTP2_PROTOCOL_OPTIONS,
+    // allow_connect: downstream only (an upgrade routed to an HTTP/2 cluster is still refused).
+    http2_protocol_options: { fields: { ...HTTP2_PROTOCOL_OPTIONS.fields, allow_connect: leaf } },
     access_log: ACCESS_LOG_LIST,
     // A filter chain of its own per upgrade type (filters) is refused until it is built.
     upgrade_configs: list({ fields: { upgrade_type: leaf, enabled: leaf } }),
