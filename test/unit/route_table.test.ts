@@ -201,6 +201,20 @@ test('grpc: content-type application/grpc, alone or with a +codec; grpc-web is n
   assert.equal(routed(t, 'h', '/pkg.Svc/M'), 'catch_all');
 });
 
+test('connect_matcher: CONNECT requests and only they; no path specifier matches a CONNECT (it has no path)', () => {
+  const t = table(vhost('vh', ['*'], [route('prefix', { prefix: '/' }), route('connect', { connect: true }), route('empty_prefix', { prefix: '' })]));
+  const connect = new RequestHead('CONNECT', '', false);
+  connect.authority = 'tunnel.example:443';
+  assert.equal(t.route(connect, FACTS)?.name, 'connect');
+  assert.equal(routed(t, 'h', '/'), 'prefix');
+  // A GET never takes the connect route, whatever its path.
+  const only = table(vhost('vh', ['*'], [route('connect', { connect: true })]));
+  assert.equal(only.route(request('h', '/'), FACTS), null);
+  // An empty prefix matches an empty path, as in Envoy.
+  const withoutConnectRoute = table(vhost('vh', ['*'], [route('prefix', { prefix: '/' }), route('empty_prefix', { prefix: '' })]));
+  assert.equal(withoutConnectRoute.route(connect, FACTS)?.name, 'empty_prefix');
+});
+
 test('tls_context: presented and validated each compare with the client certificate; plaintext has neither', () => {
   const routes = [
     route('validated', { prefix: '/', tlsContext: { validated: true } }),
