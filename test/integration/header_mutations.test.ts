@@ -28,7 +28,7 @@ const ROUTES = [
   {
     match: { prefix: '/down' },
     route: { cluster: 'down' },
-    response_headers_to_add: [add('x-resp', 'route'), set('content-type', 'text/x-replaced')],
+    response_headers_to_add: [add('x-resp', 'route'), set('content-type', 'text/x-replaced'), add('x-flags', '%RESPONSE_FLAGS%'), add('x-details', '%RESPONSE_CODE_DETAILS%')],
   },
   {
     match: { prefix: '/weighted' },
@@ -42,6 +42,8 @@ const ROUTES = [
       add('x-upstream', '%UPSTREAM_REMOTE_ADDRESS%'),
       add('x-version', '%UPSTREAM_METADATA(["com.example", "version"])%'),
       add('x-tls', '%DOWNSTREAM_TLS_VERSION%'),
+      add('x-flags', '%RESPONSE_FLAGS%'),
+      add('x-details', '%RESPONSE_CODE_DETAILS%'),
     ],
   },
   {
@@ -139,6 +141,8 @@ describe('header mutations on HTTP/1.1 and h2c', TIMEOUT, () => {
       assert.equal(down.body, 'no healthy upstream');
       assert.equal(down.headers['x-resp'], 'route, configuration');
       assert.equal(down.headers['content-type'], 'text/x-replaced');
+      // The stream's record, kept for these values though no access log asks.
+      assert.deepEqual([down.headers['x-flags'], down.headers['x-details']], ['UH', 'no_healthy_upstream']);
       assert.equal(down.headers.server, 'proxy');
     });
 
@@ -154,6 +158,7 @@ describe('header mutations on HTTP/1.1 and h2c', TIMEOUT, () => {
       assert.equal(reply.headers['x-upstream'], `127.0.0.1:${upstream.port}`);
       assert.equal(reply.headers['x-version'], 'v2');
       assert.equal(reply.headers['x-tls'], undefined);
+      assert.deepEqual([reply.headers['x-flags'], reply.headers['x-details']], ['-', 'via_upstream']);
     });
   }
 });

@@ -6,7 +6,9 @@ import { type HeaderFormatContext, parseHeaderFormat } from '../../src/filters/h
 import { HeaderMutator } from '../../src/filters/http/header_mutator';
 import { forwardedForOf, trustedClient } from '../../src/http/trusted_client';
 import { shortestG } from '../../src/filters/http/upstream_metadata';
-import type { SslConnectionInfo } from '../../src/stream_info/stream_info';
+import { SystemClock } from '../../src/common/clock';
+import { ResponseFlag } from '../../src/stream_info/response_flags';
+import { type SslConnectionInfo, StreamInfo } from '../../src/stream_info/stream_info';
 
 function context(headers: string[] = [], useRemoteAddress = true): HeaderFormatContext {
   const head = new RequestHead('GET', '/', false);
@@ -21,6 +23,7 @@ function context(headers: string[] = [], useRemoteAddress = true): HeaderFormatC
     // 2016-04-15T20:17:00.310Z
     startTime: 1460751420310,
     upstreamHost: null,
+    info: null,
   };
 }
 
@@ -71,7 +74,6 @@ test('what Envoy refuses, in its words; what this build cannot fill in, by name'
   refused('%VAR([x])%', `Invalid header configuration. Expecting '"' or whitespace after 'VAR([', but found 'x'`);
   refused('%VAR(["a"] x)%', `Invalid header configuration. Expecting ')' or whitespace after 'VAR(["a"] ', but found 'x'`);
   refused('%VAR(["a"]) x%', `Invalid header configuration. Expecting '%' or whitespace after 'VAR(["a"]) ', but found 'x'`);
-  refused('%RESPONSE_FLAGS%', "field 'RESPONSE_FLAGS' is not supported as a custom header by this build yet");
   refused('%PER_REQUEST_STATE(a.b)%', "field 'PER_REQUEST_STATE' is not supported as a custom header by this build yet");
   refused('%UPSTREAM_METADATA(["ns"])%', 'Invalid header configuration. Expected format UPSTREAM_METADATA(["namespace", "k", ...]), actual format UPSTREAM_METADATA(["ns"])');
   refused('%UPSTREAM_METADATA%', 'Invalid header configuration. Expected format UPSTREAM_METADATA(["namespace", "k", ...]), actual format UPSTREAM_METADATA');
@@ -107,6 +109,21 @@ test('the TLS session\'s facts, nothing on a plaintext connection', () => {
   assert.equal(format('%DOWNSTREAM_PEER_FINGERPRINT_256%', tls), 'ab'.repeat(32));
   assert.equal(format('%DOWNSTREAM_PEER_CERT_V_START%|%DOWNSTREAM_PEER_CERT_V_END%', tls), '2020-01-02T03:04:05.006Z|');
   assert.equal(format('%DOWNSTREAM_PEER_SUBJECT%%DOWNSTREAM_TLS_VERSION%%DOWNSTREAM_PEER_CERT_V_START%'), '');
+});
+
+test('the response flags and details from the stream record; only a value that prints them needs one', () => {
+  const info = new StreamInfo({ id: 1, localAddress: '127.0.0.1:80', directRemoteAddress: '127.0.0.1:5000', requestedServerName: null, ssl: null }, new SystemClock());
+  const c = { ...context(), info };
+  assert.equal(format('%RESPONSE_FLAGS%|%RESPONSE_CODE_DETAILS%', c), '-|');
+  info.setResponseFlag(ResponseFlag.NoHealthyUpstream);
+  info.setResponseFlag(ResponseFlag.UpstreamRetryLimitExceeded);
+  info.responseCodeDetails = 'via_upstream';
+  assert.equal(format('%RESPONSE_FLAGS%|%RESPONSE_CODE_DETAILS%', c), 'UH,URX|via_upstream');
+  assert.equal(parseHeaderFormat('flags %RESPONSE_FLAGS%').readsStreamInfo, true);
+  assert.equal(parseHeaderFormat('%RESPONSE_CODE_DETAILS%').readsStreamInfo, true);
+  // Escaped, it is text.
+  assert.equal(parseHeaderFormat('%%RESPONSE_FLAGS%%').readsStreamInfo, false);
+  assert.equal(parseHeaderFormat('%PROTOCOL%').readsStreamInfo, false);
 });
 
 test("fmt's {:g} for metadata numbers", () => {

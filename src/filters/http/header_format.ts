@@ -1,8 +1,8 @@
 // Envoy 1.16's custom header values (router/header_parser.cc): literal text with `%%` for `%`, and
 // `%VARIABLE%` or `%VARIABLE(args)%` expressions, read by Envoy's own state machine so that the
 // same strings pass and fail with the same messages. The variables this build fills in are the
-// ones a request, its connection and its upstream host tell; those that need filter state or the
-// access log's stream record are refused by name. Pure.
+// ones a request, its connection, its upstream host and its stream record tell; those that need
+// filter state (which no filter of this build sets) are refused by name. Pure.
 
 import { FieldError } from '../../config/errors';
 import { DateFormat, DefaultDateFormat, NEWLINE_SPECIFIER } from '../../access_log/date_format';
@@ -11,7 +11,8 @@ import type { RequestHead } from '../../http/message';
 import type { DownstreamAddresses } from '../../network/downstream_addresses';
 import { socketAddressString } from '../../stream_info/downstream_connection';
 import { sslTextFact } from '../../stream_info/ssl_text_facts';
-import type { SslConnectionInfo } from '../../stream_info/stream_info';
+import { responseFlagsString } from '../../stream_info/response_flag_names';
+import type { SslConnectionInfo, StreamInfo } from '../../stream_info/stream_info';
 import { metadataText, parseMetadataPath } from './upstream_metadata';
 import type { TrustedClient } from '../../http/trusted_client';
 
@@ -30,14 +31,26 @@ export interface HeaderFormatContext {
   readonly startTime: number;
   /** The upstream host the router picked last; null before it picks one (request headers see none, as in Envoy). */
   upstreamHost: { readonly addressString: string; readonly metadata: Readonly<Record<string, unknown>> } | null;
+  /** The stream's record; kept whenever a header value reads it (see HeaderFormatter.readsStreamInfo). */
+  readonly info: StreamInfo | null;
 }
 
-type Piece = string | ((context: HeaderFormatContext) => string);
+/** A variable's value for one request. */
+type Variable = (context: HeaderFormatContext) => string;
 
-export type HeaderFormatter = (context: HeaderFormatContext) => string;
+type Piece = string | Variable;
+
+export interface HeaderFormatter {
+  (context: HeaderFormatContext): string;
+  /** It prints RESPONSE_FLAGS or RESPONSE_CODE_DETAILS: the connection manager must keep a StreamInfo. */
+  readonly readsStreamInfo: boolean;
+}
+
+/** The variables read from the stream's record. */
+const STREAM_INFO_VARIABLES: ReadonlySet<string> = new Set(['RESPONSE_FLAGS', 'RESPONSE_CODE_DETAILS']);
 
 /** Envoy's custom header variables this build cannot fill in yet (they need filter state, metadata, the upstream or TLS facts). */
-const NOT_YET = new Set(['REQUESTED_SERVER_NAME', 'DYNAMIC_METADATA', 'UPSTREAM_LOCAL_ADDRESS', 'PER_REQUEST_STATE', 'RESPONSE_FLAGS', 'RESPONSE_CODE_DETAILS']);
+const NOT_YET = new Set(['REQUESTED_SERVER_NAME', 'DYNAMIC_METADATA', 'UPSTREAM_LOCAL_ADDRESS', 'PER_REQUEST_STATE']);
 
 const enum State {
   Literal,
@@ -58,6 +71,11 @@ export function parseHeaderFormat(format: string): HeaderFormatter {
   let state = State.Literal;
   let start = 0;
   const pending = (pos: number): string => format.slice(start, pos);
+  let readsStreamInfo = false;
+  const pushVariable = (expression: string): void => {
+    readsStreamInfo ||= STREAM_INFO_VARIABLES.has(expression);
+    pieces.push(variable(expression));
+  };
   for (let pos = 0; pos < format.length; pos++) {
     const c = format[pos]!;
     const hasNext = pos + 1 < format.length;
@@ -75,7 +93,7 @@ export function parseHeaderFormat(format: string): HeaderFormatter {
         break;
       case State.VariableName:
         if (c === '%') {
-          pieces.push(variable(pending(pos)));
+          pushVariable(pending(pos));
           start = pos + 1;
           state = State.Literal;
         } else if (c === '(') {
@@ -111,7 +129,7 @@ export function parseHeaderFormat(format: string): HeaderFormatter {
         break;
       case State.ExpectVariableEnd:
         if (c === '%') {
-          pieces.push(variable(pending(pos)));
+          pushVariable(pending(pos));
           start = pos + 1;
           state = State.Literal;
         } else if (!isSpace(c)) {
@@ -124,13 +142,16 @@ export function parseHeaderFormat(format: string): HeaderFormatter {
   if (format.length > start) pieces.push(unescape(pending(format.length)));
   if (pieces.length === 1 && typeof pieces[0] === 'string') {
     const text = pieces[0];
-    return () => text;
+    return Object.assign(() => text, { readsStreamInfo });
   }
-  return (context) => {
-    let value = '';
-    for (const piece of pieces) value += typeof piece === 'string' ? piece : piece(context);
-    return value;
-  };
+  return Object.assign(
+    (context: HeaderFormatContext) => {
+      let value = '';
+      for (const piece of pieces) value += typeof piece === 'string' ? piece : piece(context);
+      return value;
+    },
+    { readsStreamInfo },
+  );
 }
 
 function unescape(text: string): string {
@@ -138,7 +159,7 @@ function unescape(text: string): string {
 }
 
 /** @param expression `NAME` or `NAME(args)`, as between the `%`s */
-function variable(expression: string): (context: HeaderFormatContext) => string {
+function variable(expression: string): Variable {
   const paren = expression.indexOf('(');
   const name = paren < 0 ? expression : expression.slice(0, paren);
   if (paren < 0) {
@@ -159,6 +180,11 @@ function variable(expression: string): (context: HeaderFormatContext) => string 
         return (c) => c.hostname;
       case 'UPSTREAM_REMOTE_ADDRESS':
         return (c) => c.upstreamHost?.addressString ?? '';
+      // Envoy's short flags (`-` for none), and the details once set; as when the value is made.
+      case 'RESPONSE_FLAGS':
+        return (c) => (c.info === null ? '-' : responseFlagsString(c.info.responseFlags));
+      case 'RESPONSE_CODE_DETAILS':
+        return (c) => c.info?.responseCodeDetails ?? '';
       case 'DOWNSTREAM_PEER_CERT_V_START':
         return certificateDate((ssl) => ssl.peerValidFrom);
       case 'DOWNSTREAM_PEER_CERT_V_END':
@@ -180,7 +206,7 @@ function variable(expression: string): (context: HeaderFormatContext) => string 
 }
 
 /** START_TIME or START_TIME(format): the access log's date formats. */
-function startTime(name: string, expression: string): HeaderFormatter {
+function startTime(name: string, expression: string): Variable {
   if (name !== 'START_TIME') throw new FieldError('', `Not supported field in StreamInfo: ${name}`);
   const open = expression.indexOf('(');
   const pattern = open < 0 ? '' : expression.slice(open + 1, expression.lastIndexOf(')'));
@@ -190,7 +216,7 @@ function startTime(name: string, expression: string): HeaderFormatter {
 }
 
 /** REQ(header-name): the request's first value of that header, '' without one. */
-function requestHeaderVariable(params: string): HeaderFormatter {
+function requestHeaderVariable(params: string): Variable {
   const trimmed = params.trim();
   if (trimmed === '' || !trimmed.startsWith('(')) throw new FieldError('', `Invalid header configuration. Expected format REQ(<header-name>), actual format REQ${trimmed}`);
   const header = trimmed.slice(1, -1).toLowerCase();
@@ -198,7 +224,7 @@ function requestHeaderVariable(params: string): HeaderFormatter {
 }
 
 /** A certificate date in Envoy's default format, '' without TLS or a peer certificate. */
-function certificateDate(read: (ssl: SslConnectionInfo) => Date | null): HeaderFormatter {
+function certificateDate(read: (ssl: SslConnectionInfo) => Date | null): Variable {
   const format = new DefaultDateFormat();
   return (c) => {
     const date = c.ssl === null ? null : read(c.ssl);

@@ -15,11 +15,14 @@ interface Addition {
 export class HeaderMutator {
   private readonly remove: ReadonlySet<string>;
   private readonly add: readonly Addition[];
+  /** A value it adds reads the stream's record. */
+  readonly readsStreamInfo: boolean;
 
   /** @param mutations validated: every value parses */
   constructor(mutations: HeaderMutations) {
     this.remove = new Set(mutations.remove);
     this.add = mutations.add.map((option) => ({ name: option.name, value: parseHeaderFormat(option.value), append: option.append }));
+    this.readsStreamInfo = this.add.some((addition) => addition.value.readsStreamInfo);
   }
 
   /** @param headers [name, value, ...], names in lower case; changed in place */

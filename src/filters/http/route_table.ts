@@ -221,6 +221,14 @@ export class RouteTable {
     return this.virtualClusters.get(route)?.match(head) ?? null;
   }
 
+  /** Whether a header value of any route reads the stream's record (RESPONSE_FLAGS, RESPONSE_CODE_DETAILS). */
+  get readsStreamInfo(): boolean {
+    for (const chains of this.mutations.values()) {
+      if (chains.request.some((m) => m.readsStreamInfo) || chains.response.some((m) => m.readsStreamInfo)) return true;
+    }
+    return false;
+  }
+
   /** Whether any route, virtual host or the configuration itself mutates headers. */
   get hasHeaderMutations(): boolean {
     return this.mutations.size > 0;

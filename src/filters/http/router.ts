@@ -588,6 +588,9 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
     this.chargeResponseCode(this.cluster!, head.status);
     if (head.status >= 500) this.hostStats!.rq_error.inc();
     else this.hostStats!.rq_success.inc();
+    // As Envoy's router, the details are set before the route's mutations, which may print them.
+    const info = this.downstream.info;
+    if (info !== null) info.responseCodeDetails = 'via_upstream';
     // Envoy's order: the route's mutations, then the attempt count.
     if (this.responseMutations !== null) this.mutateResponse(head.headers);
     if (this.attemptCountToDownstream) setHeader(head.headers, ATTEMPT_COUNT, String(this.attemptCount));
@@ -1094,6 +1097,7 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
       ssl: this.downstream.connectionInfo().ssl,
       startTime: this.downstream.startTime(),
       upstreamHost: null,
+      info: this.downstream.info,
     };
     this.responseMutations = response.length === 0 ? null : response;
     return request.length === 0 ? null : request;

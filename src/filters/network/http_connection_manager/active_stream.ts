@@ -84,7 +84,7 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, HttpFilte
     this.filters = factory.filters === null ? null : factory.filters.map((f) => f.createFilter(this));
     this.filterHeaders = this.filters === null ? null : new FilterHeaders();
     this.timers = new StreamTimers(factory.streamTimers, factory.clock, this.stats, this);
-    this.info = factory.accessLogs.length === 0 ? null : new StreamInfo(owner.connectionInfo(), factory.clock);
+    this.info = factory.recordsStreams ? new StreamInfo(owner.connectionInfo(), factory.clock) : null;
   }
 
   /** A new stream begins on this object, answered through `encoder`. */
@@ -249,14 +249,15 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, HttpFilte
     const headers = head.headers;
     if (length > 0) headers.push('content-type', 'text/plain');
     for (let i = 0; i < extraHeaders.length; i++) headers.push(extraHeaders[i]);
+    const info = this.info;
+    // Set before the route's mutations, which may print them (Envoy's sendLocalReply).
+    if (info !== null && details !== undefined) info.responseCodeDetails = details;
     modifyHeaders?.(headers);
     this.addManagerHeaders(headers, null);
     if (this.filtersActive) this.addFilterHeaders(status, NO_HEADERS, headers);
     const bodiless = length === 0 || this.request?.method === 'HEAD';
     this.startResponse(status, headers, bodiless);
-    const info = this.info;
     if (info !== null) {
-      if (details !== undefined) info.responseCodeDetails = details;
       if (!bodiless) info.bytesSent += length;
       this.response = head;
     }
@@ -287,10 +288,7 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, HttpFilte
     headers.push('x-proxy-upstream-service-time', String(upstreamServiceTimeMs));
     const endStream = upstream.bodyLength === 0;
     this.startResponse(status, headers, endStream);
-    if (this.info !== null) {
-      this.info.responseCodeDetails = 'via_upstream';
-      this.response = upstream;
-    }
+    if (this.info !== null) this.response = upstream;
     // A response without a body ends when the router says so: on HTTP/1 the next request may start then.
     if (endStream) this.headersOnly = upstream;
     else this.encoder!.encodeHeaders(upstream, false);

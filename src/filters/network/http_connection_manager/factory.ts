@@ -75,6 +75,8 @@ export class HttpConnectionManagerFactory implements NetworkFilterFactory {
   readonly streamLog: Logger;
   readonly connectionLogs: ReturnType<typeof connectionManagerLogs>;
   readonly accessLogs: readonly AccessLog[];
+  /** Each stream keeps a StreamInfo: access logs read it, or header values (RESPONSE_FLAGS, ...). */
+  readonly recordsStreams: boolean;
   /** Times the connections and their streams. */
   readonly clock: Clock;
   /** Open connections, for the end of a drain. */
@@ -103,6 +105,7 @@ export class HttpConnectionManagerFactory implements NetworkFilterFactory {
     });
     this.filters = filters.length === 0 ? null : filters;
     const routeTable = atField('route_config', () => new RouteTable(config.routeConfig, deps.runtime, mathRandom, deps.stats.scope('vhost')));
+    this.recordsStreams = this.accessLogs.length > 0 || routeTable.readsStreamInfo;
     this.stats = new HttpConnectionManagerStats(scope);
     const common = config.commonHttpProtocolOptions;
     // Envoy keeps its codec statistics outside the connection manager's prefix.
