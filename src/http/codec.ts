@@ -29,8 +29,8 @@ export interface ResponseDecoder {
   /** The response head; interim (1xx) responses are not delivered. */
   onUpstreamHead(head: ResponseHead): void;
   onUpstreamBody(chunk: Buffer): void;
-  /** The response ended; `trailers` [name, value, ...] when it carried some. */
-  onUpstreamComplete(trailers: readonly string[] | null): void;
+  /** The response ended; `trailers` [name, value, ...] when it carried some, the receiver's to keep or change. */
+  onUpstreamComplete(trailers: string[] | null): void;
   /** The response will not complete; nothing else will be called. */
   onUpstreamReset(reason: StreamResetReason): void;
   /** The request bytes over the buffer limit drained to half of it: the request may flow again. */
@@ -97,8 +97,8 @@ export interface RequestDecoder {
   /** @param endStream the request has no body: decodeComplete follows at once */
   decodeHeaders(head: RequestHead, endStream: boolean): void;
   decodeData(chunk: Buffer): void;
-  /** The request ended; `trailers` [name, value, ...] when it carried some. */
-  decodeComplete(trailers: readonly string[] | null): void;
+  /** The request ended; `trailers` [name, value, ...] when it carried some, the receiver's to keep or change. */
+  decodeComplete(trailers: string[] | null): void;
   /** Called after each batch of downstream input: the writes it caused can now go out together. */
   onDecodeBatchEnd(): void;
   /**

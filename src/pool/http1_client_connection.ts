@@ -51,7 +51,7 @@ export class Http1ClientConnection implements RequestEncoder, UpstreamConnection
   private requestComplete = false;
   private responseComplete = false;
   /** The complete response's trailers, when enable_trailers kept some. */
-  private responseTrailers: readonly string[] | null = null;
+  private responseTrailers: string[] | null = null;
   private keepAlive = true;
   /** Made the first time the connection goes idle, then refreshed each time it does. */
   private idleTimer: Timer | null = null;
@@ -273,7 +273,7 @@ export class Http1ClientConnection implements RequestEncoder, UpstreamConnection
     this.stream?.onUpstreamBody(chunk);
   }
 
-  onMessageComplete(trailers: readonly string[] | null): void {
+  onMessageComplete(trailers: string[] | null): void {
     // Anything after the response is held, and judged once this input is consumed.
     this.parser.pause();
     this.responseComplete = true;

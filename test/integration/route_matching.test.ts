@@ -18,9 +18,11 @@ interface Answer {
 
 type Client = (path: string, headers?: Record<string, string>, method?: string) => Promise<Answer>;
 
+/** The status and body; a gRPC answer's grpc-message stands for its body. */
 const answer = async (reply: Promise<Reply>): Promise<Answer> => {
-  const { status, body } = await reply;
-  return { status, body };
+  const { status, body, headers } = await reply;
+  const grpcMessage = headers['grpc-message'];
+  return { status, body: typeof grpcMessage === 'string' ? `grpc-message ${grpcMessage}` : body };
 };
 
 const direct = (body: string): object => ({ direct_response: { status: 200, body: { inline_string: body } } });
@@ -70,7 +72,8 @@ describe('route matchers on HTTP/1.1 and h2c', TIMEOUT, () => {
         ['/a', { 'x-canary': 'yes', 'x-debug': '1' }, 'GET', { status: 200, body: 'upstream /a' }],
         ['/a?debug&user=ADMIN', {}, 'GET', { status: 200, body: 'debug admin' }],
         ['/a?debug&user=guest', {}, 'GET', { status: 200, body: 'upstream /a?debug&user=guest' }],
-        ['/pkg.Svc/Call', { 'content-type': 'application/grpc+proto' }, 'POST', { status: 200, body: 'grpc' }],
+        // A direct response to a gRPC request is Envoy's trailers-only answer.
+        ['/pkg.Svc/Call', { 'content-type': 'application/grpc+proto' }, 'POST', { status: 200, body: 'grpc-message grpc' }],
         ['/pkg.Svc/Call', { 'content-type': 'application/grpc-web' }, 'POST', { status: 200, body: 'upstream /pkg.Svc/Call' }],
         ['/b', { 'x-internal-token': 't' }, 'GET', { status: 200, body: 'upstream /b' }],
         ['/b', { 'x-internal-token': 't', 'x-forwarded-for': '10.0.0.7' }, 'GET', { status: 200, body: 'internal' }],

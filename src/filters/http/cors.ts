@@ -8,11 +8,11 @@
 import { stringMatcher } from '../../common/string_matcher';
 import type { RandomSource } from '../../common/random';
 import type { CorsPolicy, RuntimeFraction } from '../../config/model';
-import type { RequestHead } from '../../http/message';
+import { type RequestHead, type ResponseHead, setHeader } from '../../http/message';
 import type { RuntimeSource } from '../../runtime/live_runtime';
 import type { Counter, Scope } from '../../stats/stats';
 import { headerValue } from './header_matcher';
-import { FilterHeadersStatus, type HttpFilter, type HttpFilterCallbacks, type HttpFilterFactory, type ResponseHeaderSink } from './http_filter';
+import { FilterHeadersStatus, type HttpFilter, type HttpFilterCallbacks, type HttpFilterFactory } from './http_filter';
 
 export class CorsFilterFactory implements HttpFilterFactory {
   readonly originValid: Counter;
@@ -96,19 +96,16 @@ class CorsFilter implements HttpFilter {
     return FilterHeadersStatus.StopIteration;
   }
 
-  // The body of a preflight answered here is of no use.
-  decodeData(): void {}
-
-  decodeComplete(): void {}
-
   /** Every response to a CORS request, the preflight's included, names the origin allowed. */
-  encodeHeaders(_status: number, _headers: readonly string[], out: ResponseHeaderSink): void {
+  encodeHeaders(head: ResponseHead): FilterHeadersStatus {
     const origin = this.origin;
-    if (origin === null) return;
-    out.set('access-control-allow-origin', origin);
-    if (this.setting((policy) => policy.allowCredentials) === true) out.set('access-control-allow-credentials', 'true');
+    if (origin === null) return FilterHeadersStatus.Continue;
+    const headers = head.headers;
+    setHeader(headers, 'access-control-allow-origin', origin);
+    if (this.setting((policy) => policy.allowCredentials) === true) setHeader(headers, 'access-control-allow-credentials', 'true');
     const expose = this.setting((policy) => policy.exposeHeaders || undefined);
-    if (expose !== undefined) out.set('access-control-expose-headers', expose);
+    if (expose !== undefined) setHeader(headers, 'access-control-expose-headers', expose);
+    return FilterHeadersStatus.Continue;
   }
 
   /** A setting from the most specific policy that has it. */

@@ -8,11 +8,11 @@
 
 import type { HealthCheckConfig } from '../../config/model';
 import type { Clock } from '../../common/clock';
-import { hasHeader, type RequestHead } from '../../http/message';
+import { hasHeader, type RequestHead, type ResponseHead, setHeader } from '../../http/message';
 import type { ClusterManager } from '../../upstream/worker/cluster_manager';
 import { ResponseFlag } from '../../stream_info/response_flags';
 import { HeaderMatcher, matchAll } from './header_matcher';
-import { FilterHeadersStatus, type HttpFilter, type HttpFilterCallbacks, type HttpFilterFactory, type ResponseHeaderSink } from './http_filter';
+import { FilterDataStatus, FilterHeadersStatus, type HttpFilter, type HttpFilterCallbacks, type HttpFilterFactory } from './http_filter';
 
 const HEALTHCHECKED_CLUSTER = 'x-proxy-upstream-healthchecked-cluster';
 const IMMEDIATE_FAIL = 'x-proxy-immediate-health-check-fail';
@@ -135,24 +135,29 @@ class HealthCheckFilter implements HttpFilter {
     return FilterHeadersStatus.StopIteration;
   }
 
-  decodeData(): void {
+  decodeData(): FilterDataStatus {
     // The body of a health check answered here is read and dropped.
+    return this.handling ? FilterDataStatus.StopIterationNoBuffer : FilterDataStatus.Continue;
   }
 
-  decodeComplete(): void {
-    if (this.handling) this.answer();
+  decodeComplete(): FilterHeadersStatus {
+    if (!this.handling) return FilterHeadersStatus.Continue;
+    this.answer();
+    return FilterHeadersStatus.StopIteration;
   }
 
-  encodeHeaders(status: number, headers: readonly string[], out: ResponseHeaderSink): void {
+  encodeHeaders(head: ResponseHead): FilterHeadersStatus {
     const factory = this.factory;
+    const headers = head.headers;
     if (this.healthCheckRequest) {
       // Envoy caches every answer to a health check, its own local replies included.
-      factory.cache?.setCachedResponse(status, this.replyDegraded || hasHeader(headers, DEGRADED));
-      if (this.replyDegraded) out.set(DEGRADED, '');
-      out.set(HEALTHCHECKED_CLUSTER, factory.context.serviceCluster);
+      factory.cache?.setCachedResponse(head.status, this.replyDegraded || hasHeader(headers, DEGRADED));
+      if (this.replyDegraded) setHeader(headers, DEGRADED, '');
+      setHeader(headers, HEALTHCHECKED_CLUSTER, factory.context.serviceCluster);
     } else if (factory.context.healthCheckFailed()) {
-      out.set(IMMEDIATE_FAIL, 'true');
+      setHeader(headers, IMMEDIATE_FAIL, 'true');
     }
+    return FilterHeadersStatus.Continue;
   }
 
   /** Envoy's onComplete: the status, and the response code details access logs print. */

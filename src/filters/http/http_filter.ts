@@ -1,25 +1,40 @@
 // The HTTP filters the connection manager runs before the router (Envoy's
-// include/envoy/http/filter.h, cut down to what the filters of this build use). Decoder filters
-// see the request in configuration order; each one lets it go on or answers it itself. Encoder
-// filters see each response head in the reverse order, local replies included, and may add
-// headers to it.
+// include/envoy/http/filter.h, in this codebase's frames: a head, body chunks, and an end that
+// may carry trailers). Decoder callbacks see the request in configuration order, encoder
+// callbacks the response in the reverse order, local replies included. A filter may stop a frame
+// (answer the request itself, hold the request while it asks a service, buffer a body) and
+// continue later; what it lets go on reaches the next filter, in the end the router or the codec.
 //
 // A filter serves one downstream connection, one request at a time, like the router: its
-// per-request state is reset by decodeHeaders instead of allocating a filter per request.
+// per-request state is reset by decodeHeaders instead of allocating a filter per request, and
+// onStreamEnd tells it to drop what it still has pending.
 
 import type { Route, VirtualHost } from '../../config/model';
-import type { RequestHead } from '../../http/message';
+import type { RequestHead, ResponseHead } from '../../http/message';
 import type { StreamInfo } from '../../stream_info/stream_info';
 
 export const enum FilterHeadersStatus {
-  /** The next filter (in the end the router) gets the request. */
+  /** The next filter (in the end the router, or the codec) gets the head. */
   Continue,
   /**
-   * The filter answers this request itself (callbacks.sendLocalReply, now or once the request
-   * is complete): the rest of the request goes to it alone, and no later filter sees it.
+   * The head goes no further for now: the filter answers the request itself
+   * (callbacks.sendLocalReply, now or later), or lets it go on later (continueDecoding /
+   * continueEncoding). It still sees the body and the end; the next filters get them after the head.
    */
   StopIteration,
 }
+
+export const enum FilterDataStatus {
+  /** The chunk goes on; a filter whose head was stopped lets the head, what it held and this chunk go on. */
+  Continue,
+  /** The chunk is held with the rest this filter holds, until it continues (callbacks.decodingBuffer / encodingBuffer). */
+  StopIterationAndBuffer,
+  /** The chunk is the filter's (it may pass something else on with injectDecodedData / injectEncodedData). */
+  StopIterationNoBuffer,
+}
+
+/** For the end of a message: Continue lets it (and what this filter held) go on; StopIteration holds it until the filter continues. */
+export type FilterEndStatus = FilterHeadersStatus;
 
 /** The route a request takes and its virtual host, as a filter reads their settings (Envoy's route()). */
 export interface RouteEntry {
@@ -31,30 +46,54 @@ export interface RouteEntry {
 export interface HttpFilterCallbacks {
   /** The current request's route, chosen once for the filters and the router; null when none matches. */
   route(): RouteEntry | null;
-  /** Answers the request with a complete response of our own (text/plain when `body` is set). */
-  sendLocalReply(status: number, body: string, extraHeaders?: readonly string[], details?: string): void;
+  /**
+   * Answers the request with a complete response of our own (text/plain when `body` is set; to a
+   * gRPC request, status 200 with `grpcStatus`, or the HTTP status's gRPC equivalent, and the body as grpc-message).
+   */
+  sendLocalReply(status: number, body: string, extraHeaders?: readonly string[], details?: string, grpcStatus?: number): void;
   /** What access logs will read of this stream; null when the connection manager has none. */
   readonly info: StreamInfo | null;
-}
-
-/** Headers a filter sets on the response about to be written. */
-export interface ResponseHeaderSink {
-  /** Adds `name`, in place of any header of that name the upstream sent. */
-  set(name: string, value: string): void;
-}
-
-export interface HttpFilter {
-  /** @param endStream the request has no body: the filter will see no decodeData, only decodeComplete */
-  decodeHeaders(head: RequestHead, endStream: boolean): FilterHeadersStatus;
-  /** A body chunk of a request this filter stopped. */
-  decodeData(chunk: Buffer): void;
-  /** The end of a request this filter stopped. */
-  decodeComplete(): void;
+  /** Lets the request this filter stopped go on: its head, the body it held and its end, as far as they came. */
+  continueDecoding(): void;
+  /** Lets the response this filter stopped go on. */
+  continueEncoding(): void;
+  /** The request body this filter holds (StopIterationAndBuffer), as one buffer. */
+  decodingBuffer(): Buffer;
+  /** The response body this filter holds. */
+  encodingBuffer(): Buffer;
+  /** Sends `chunk` on as request body, from this filter to the next, whether or not this filter holds the request. */
+  injectDecodedData(chunk: Buffer): void;
+  /** Sends `chunk` on as response body, from this filter to the next. */
+  injectEncodedData(chunk: Buffer): void;
+  /** The filter holds more response body than it should: the upstream's response stops being read until it says it drained. */
+  onEncoderFilterAboveWriteBufferHighWatermark(): void;
+  /** What the filter held of the response drained: reading the upstream's response may resume. */
+  onEncoderFilterBelowWriteBufferLowWatermark(): void;
   /**
-   * The head of the response to the current request, from upstream or a local reply.
-   * @param headers the upstream response's end-to-end headers, [name, value, ...]; empty for a local reply
+   * How much request body this stream's filters may hold before it is answered 413 (the
+   * listener's per_connection_buffer_limit_bytes until a filter sets its own, as the buffer filter's max_request_bytes).
    */
-  encodeHeaders(status: number, headers: readonly string[], out: ResponseHeaderSink): void;
+  setDecoderBufferLimit(bytes: number): void;
+}
+
+/**
+ * One filter of the chain. A callback it does not have lets its frame go on (Continue). Heads are
+ * its own to change: `head.headers` of a request before the router reads it, of a response
+ * before the connection manager adds date, server and via.
+ */
+export interface HttpFilter {
+  /** @param endStream the request has no body: the filter sees no decodeData and no decodeComplete */
+  decodeHeaders(head: RequestHead, endStream: boolean): FilterHeadersStatus;
+  decodeData?(chunk: Buffer): FilterDataStatus;
+  /** The end of a request that had a body or trailers. @param trailers [name, value, ...], changeable; null when none */
+  decodeComplete?(trailers: string[] | null): FilterEndStatus;
+  /** @param endStream the response has no body: no encodeData nor encodeComplete follows */
+  encodeHeaders?(head: ResponseHead, endStream: boolean): FilterHeadersStatus;
+  encodeData?(chunk: Buffer): FilterDataStatus;
+  /** The end of a response that had a body or trailers; a filter may inject a last chunk before it goes on. */
+  encodeComplete?(trailers: string[] | null): FilterEndStatus;
+  /** The stream ended (answered, reset or recreated): whatever the filter still has pending (timers, calls) is dropped. */
+  onStreamEnd?(): void;
 }
 
 /** One configured filter, shared by the connections of a connection manager. */

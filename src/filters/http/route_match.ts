@@ -6,9 +6,10 @@
 import { stringMatcher } from '../../common/string_matcher';
 import type { QueryParameterMatch, RouteMatch, TlsContextMatch } from '../../config/model';
 import type { RequestHead } from '../../http/message';
+import { isGrpc } from '../../http/grpc';
 import { SafeRegex } from '../../regex/safe_regex';
 import type { SslConnectionInfo } from '../../stream_info/stream_info';
-import { HeaderMatcher, headerValue, matchAll } from './header_matcher';
+import { HeaderMatcher, matchAll } from './header_matcher';
 import { queryParameter } from './query_string';
 
 type PathTest = (path: string) => boolean;
@@ -18,8 +19,6 @@ interface QueryParameterTest {
   /** Null: presence is enough. */
   readonly test: ((value: string) => boolean) | null;
 }
-
-const GRPC_CONTENT_TYPE = 'application/grpc';
 
 /** What a tls_context match asks of the downstream's TLS session. */
 export type PeerCertificateFacts = Pick<SslConnectionInfo, 'peerCertificatePresented' | 'peerCertificateValidated'>;
@@ -102,11 +101,4 @@ function queryMatches(tests: readonly QueryParameterTest[], path: string): boole
     if (value === null || (test !== null && !test(value))) return false;
   }
   return true;
-}
-
-/** Envoy's hasGrpcContentType: application/grpc alone or followed by `+` (application/grpc-web is not gRPC). */
-/** A gRPC request: content-type application/grpc, alone or with `+codec` (Envoy's isGrpcRequestHeaders). */
-export function isGrpc(head: RequestHead): boolean {
-  const type = headerValue(head, 'content-type');
-  return type !== undefined && type.startsWith(GRPC_CONTENT_TYPE) && (type.length === GRPC_CONTENT_TYPE.length || type.charCodeAt(GRPC_CONTENT_TYPE.length) === 0x2b);
 }

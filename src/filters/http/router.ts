@@ -31,7 +31,8 @@ import { wouldRetryFromReset, wouldRetryFromStatus } from './retry_on';
 import { RetryState, RetryStatus } from './retry_state';
 import { RouteLoadBalancerContext } from './route_load_balancer_context';
 import type { RequestFacts, RouteTable } from './route_table';
-import { isGrpc, matchedLength, pathEnd, type PeerCertificateFacts } from './route_match';
+import { matchedLength, pathEnd, type PeerCertificateFacts } from './route_match';
+import { isGrpc } from '../../http/grpc';
 import { formatGrpcTimeout, parseGrpcTimeout } from '../../http/grpc_timeout';
 import { redirectLocation } from './redirect_location';
 import { decideInternalRedirect, InternalRedirectHistory, type RedirectRefusal, type RedirectTarget } from './internal_redirect';
@@ -69,17 +70,26 @@ export interface DownstreamStream {
   /** What the access logs will read of the stream; null when nobody records it. */
   readonly info: StreamInfo | null;
   /**
-   * Answers the request with a complete response of our own (text/plain when `body` is set).
+   * Answers the request with a complete response of our own (text/plain when `body` is set; a
+   * trailers-only response to a gRPC request).
    * @param extraHeaders headers to add, [name, value, ...]
    * @param details Envoy's response code details, for the access logs
+   * @param grpcStatus the grpc-status of the answer to a gRPC request; default: the HTTP status's equivalent
    */
-  sendLocalReply(status: number, body: string, extraHeaders?: readonly string[], details?: string, modifyHeaders?: HeaderModifier | null): void;
+  sendLocalReply(
+    status: number,
+    body: string,
+    extraHeaders?: readonly string[],
+    details?: string,
+    modifyHeaders?: HeaderModifier | null,
+    grpcStatus?: number,
+  ): void;
   /** @param extraHeaders headers the router adds, [name, value, ...] */
   encodeHeaders(head: ResponseHead, upstreamServiceTimeMs: number, extraHeaders: readonly string[]): void;
   /** True when the downstream write buffer is over its limit; onDownstreamDrained follows. */
   encodeData(chunk: Buffer): boolean;
   /** Ends the response, with the upstream's trailers [name, value, ...] when it sent some. */
-  encodeComplete(trailers: readonly string[] | null): void;
+  encodeComplete(trailers: string[] | null): void;
   /** Aborts the response already under way: the downstream connection closes. */
   resetStream(): void;
   /** The route's idle_timeout replaces the connection manager's stream_idle_timeout for this stream (0 disables it). */
@@ -521,7 +531,7 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
     else (this.heldChunks ??= []).push(chunk);
   }
 
-  onUpstreamComplete(trailers: readonly string[] | null): void {
+  onUpstreamComplete(trailers: string[] | null): void {
     if (this.redirect !== null) {
       this.endTry(true);
       this.runRedirect(this.redirect);

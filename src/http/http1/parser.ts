@@ -12,7 +12,7 @@ export interface ParserCallbacks<H extends MessageHead> {
   onMessageHead(head: H): void;
   onMessageBody(chunk: Buffer): void;
   /** @param trailers a chunked message's trailers, [name, value, ...], when they are kept and there were some */
-  onMessageComplete(trailers: readonly string[] | null): void;
+  onMessageComplete(trailers: string[] | null): void;
 }
 
 /** Envoy's default max_request_headers_kb (and max_response_headers_kb): 60 KiB. */

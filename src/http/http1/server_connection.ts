@@ -102,7 +102,7 @@ export class Http1ServerConnection implements ServerConnection, ResponseEncoder,
     this.decoder?.decodeData(chunk);
   }
 
-  onMessageComplete(trailers: readonly string[] | null): void {
+  onMessageComplete(trailers: string[] | null): void {
     const decoder = this.decoder;
     if (decoder === null) return;
     this.requestComplete = true;

@@ -8,6 +8,7 @@
 
 import { randomUUID } from 'node:crypto';
 import type { HttpProtocol, RequestDecoder, ResponseEncoder, StreamResetReason } from '../../../http/codec';
+import { encodeGrpcMessage, httpToGrpcStatus, isGrpc } from '../../../http/grpc';
 import { appendHeaderValue, removeHeaders, type RequestHead, ResponseHead, setHeader, upgradeTypeOf } from '../../../http/message';
 import { headerValue } from '../../http/header_matcher';
 import { mergeSlashes, normalizePath } from '../../../http/path_normalization';
@@ -15,11 +16,11 @@ import type { HttpConnectionManagerConfig } from '../../../config/model';
 import { forwardedForOf, isEdgeDroppedHeader, trustedClient, type TrustedClient } from '../../../http/trusted_client';
 import { headerDump } from '../../../log/connection_log';
 import type { Logger } from '../../../log/logger_api';
-import { FilterHeadersStatus, type HttpFilter, type HttpFilterCallbacks, type RouteEntry } from '../../http/http_filter';
+import type { RouteEntry } from '../../http/http_filter';
 import type { InternalRedirectHistory } from '../../http/internal_redirect';
 import { type DownstreamStream, type HeaderModifier, Router } from '../../http/router';
 import type { ConnectionManager } from './connection_manager';
-import { FilterHeaders } from './filter_headers';
+import { type FilteredStream, FilterManager } from './filter_manager';
 import type { HttpConnectionManagerStats } from './stats';
 import { ResponseFlag } from '../../../stream_info/response_flags';
 import { type DownstreamConnectionInfo, StreamInfo } from '../../../stream_info/stream_info';
@@ -32,7 +33,7 @@ export function activeStreamLog(http: Logger): Logger {
   return http.forFile(__filename);
 }
 
-export class ActiveStream implements RequestDecoder, DownstreamStream, HttpFilterCallbacks, TimedStream {
+export class ActiveStream implements RequestDecoder, DownstreamStream, FilteredStream, TimedStream {
   readonly protocol: HttpProtocol;
   readonly remoteAddress: string;
   readonly connection: ConnectionManager['socket'];
@@ -42,25 +43,25 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, HttpFilte
   private readonly stats: HttpConnectionManagerStats;
   private readonly router: Router;
   /** The filters before the router; null when there are none (the fast path). */
-  private readonly filters: readonly HttpFilter[] | null;
-  /** Headers the filters set on the response being written. */
-  private readonly filterHeaders: FilterHeaders | null;
+  private readonly chain: FilterManager | null;
   private readonly timers: StreamTimers;
   /** What the access logs read; null when the connection manager has none (nothing is recorded). */
   readonly info: StreamInfo | null;
   /** The response head as sent and its trailers, for the access logs. */
   private response: ResponseHead | null = null;
   private trailers: readonly string[] | null = null;
+  /** The upstream response's server header, which the manager may keep; null for a local reply or none. */
+  private upstreamServer: string | null = null;
+  /** The codec's write buffer went over its limit on the last body chunk written. */
+  private writeOver = false;
+  /** Filters holding more of the response than they should: the upstream's response waits. */
+  private filterBackups = 0;
   private encoder: ResponseEncoder | null = null;
   private active = false;
   private request: RequestHead | null = null;
   private responseStarted = false;
   /** A response without a body, held until the router says it is complete. */
   private headersOnly: ResponseHead | null = null;
-  /** The filters saw this request's head: they see its response head too. */
-  private filtersActive = false;
-  /** The filter answering this request itself: the rest of the request goes to it. */
-  private stoppedBy: HttpFilter | null = null;
   /** The request's upgrade was allowed: its stream counts in downstream_cx_upgrades_active. */
   private upgraded = false;
   private startMs = 0;
@@ -81,8 +82,7 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, HttpFilte
     this.connection = owner.socket;
     this.connectionId = owner.connectionId;
     this.router = new Router(factory.router, this);
-    this.filters = factory.filters === null ? null : factory.filters.map((f) => f.createFilter(this));
-    this.filterHeaders = this.filters === null ? null : new FilterHeaders();
+    this.chain = factory.filters === null ? null : new FilterManager(factory.filters, this, factory.router.bufferLimitBytes);
     this.timers = new StreamTimers(factory.streamTimers, factory.clock, this.stats, this);
     this.info = factory.recordsStreams ? new StreamInfo(owner.connectionInfo(), factory.clock) : null;
   }
@@ -108,8 +108,9 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, HttpFilte
     this.request = null;
     this.responseStarted = false;
     this.headersOnly = null;
-    this.filtersActive = false;
-    this.stoppedBy = null;
+    this.upstreamServer = null;
+    this.filterBackups = 0;
+    this.chain?.reset();
     this.info?.start();
   }
 
@@ -165,44 +166,62 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, HttpFilte
       this.encoder!.encode100Continue();
       this.stats.chargeResponseCode(100);
     }
-    if (this.filters !== null && this.decodeFilterHeaders(this.filters, head, endStream)) return;
-    this.router.decodeHeaders(head);
-    if (endStream && this.active) {
-      this.timers.requestComplete();
-      this.router.decodeComplete(null);
-    }
-  }
-
-  /** Runs the filters on a request head; true when one of them took the request over. */
-  private decodeFilterHeaders(filters: readonly HttpFilter[], head: RequestHead, endStream: boolean): boolean {
-    this.filtersActive = true;
-    for (const filter of filters) {
-      if (filter.decodeHeaders(head, endStream) === FilterHeadersStatus.StopIteration) {
-        // The filter may have answered already, which ended the stream.
-        if (this.active) {
-          this.stoppedBy = filter;
-          if (endStream) filter.decodeComplete();
-        }
-        return true;
-      }
-    }
-    return false;
+    if (endStream) this.timers.requestComplete();
+    if (this.chain !== null) this.chain.decodeHeaders(head, endStream);
+    else this.forwardHeaders(head, endStream);
   }
 
   decodeData(chunk: Buffer): void {
     if (!this.active) return;
     this.timers.touch();
     if (this.info !== null) this.info.bytesReceived += chunk.length;
-    if (this.stoppedBy !== null) this.stoppedBy.decodeData(chunk);
+    if (this.chain !== null) this.chain.decodeData(chunk);
     else this.router.decodeData(chunk);
   }
 
-  decodeComplete(trailers: readonly string[] | null): void {
+  decodeComplete(trailers: string[] | null): void {
     if (!this.active) return;
     this.timers.requestComplete();
     if (this.info !== null) this.info.lastDownstreamRxByteReceived = this.info.sinceStart();
-    if (this.stoppedBy !== null) this.stoppedBy.decodeComplete();
+    if (this.chain !== null) this.chain.decodeEnd(trailers);
     else this.router.decodeComplete(trailers);
+  }
+
+  // ---- FilteredStream: the request past the filters, to the router ----------------------------
+
+  forwardHeaders(head: RequestHead, endStream: boolean): void {
+    this.router.decodeHeaders(head);
+    if (endStream && this.active) this.router.decodeComplete(null);
+  }
+
+  forwardData(chunk: Buffer): void {
+    this.router.decodeData(chunk);
+  }
+
+  forwardEnd(trailers: string[] | null): void {
+    this.router.decodeComplete(trailers);
+  }
+
+  onDecodingResumed(): void {
+    if (this.active) this.router.onDownstreamReadEnd();
+  }
+
+  onEncodingResumed(): void {
+    if (this.active) this.encoder!.flush();
+  }
+
+  onEncoderFilterWatermark(above: boolean): void {
+    if (above) this.filterBackups++;
+    else if (this.filterBackups > 0 && --this.filterBackups === 0 && this.active) this.router.onDownstreamDrained();
+  }
+
+  /** Envoy's 413 (downstream_rq_too_large) and 500 (rs_too_large) for a body the filters cannot hold. */
+  onBufferOverflow(decoding: boolean): void {
+    if (decoding) this.stats.downstream_rq_too_large.inc();
+    else this.stats.rs_too_large.inc();
+    if (this.responseStarted) this.resetStream();
+    else if (decoding) this.sendLocalReply(413, 'Payload Too Large', NO_HEADERS, 'request_payload_too_large');
+    else this.sendLocalReply(500, 'Internal Server Error', NO_HEADERS, 'response_payload_too_large');
   }
 
   onDecodeBatchEnd(): void {
@@ -235,80 +254,119 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, HttpFilte
   }
 
   /**
-   * A complete response of our own.
+   * A complete response of our own; to a gRPC request, Envoy's trailers-only answer: status 200,
+   * grpc-status (`grpcStatus`, else the HTTP status's gRPC equivalent) and the body as grpc-message.
    * @param details Envoy's response code details, for the access logs
    * @param modifyHeaders what the router's route does to its replies, before the manager's headers
    */
-  sendLocalReply(status: number, body: string, extraHeaders: readonly string[] = NO_HEADERS, details?: string, modifyHeaders: HeaderModifier | null = null): void {
+  sendLocalReply(
+    status: number,
+    body: string,
+    extraHeaders: readonly string[] = NO_HEADERS,
+    details?: string,
+    modifyHeaders: HeaderModifier | null = null,
+    grpcStatus?: number,
+  ): void {
     if (!this.active) return;
     // The codec may answer a request the router is working on.
     this.router.onDownstreamReset();
-    const length = Buffer.byteLength(body);
-    const head = new ResponseHead(status, false);
-    head.contentLength = head.bodyLength = length;
+    const request = this.request;
+    const grpc = request !== null && isGrpc(request);
+    const head = new ResponseHead(grpc ? 200 : status, false);
     const headers = head.headers;
-    if (length > 0) headers.push('content-type', 'text/plain');
+    let length = 0;
+    if (grpc) {
+      headers.push('content-type', 'application/grpc', 'grpc-status', String(grpcStatus ?? httpToGrpcStatus(status)));
+      if (body !== '' && request.method !== 'HEAD') headers.push('grpc-message', encodeGrpcMessage(body));
+      body = '';
+    } else {
+      length = Buffer.byteLength(body);
+      if (length > 0) headers.push('content-type', 'text/plain');
+    }
+    head.contentLength = head.bodyLength = length;
     for (let i = 0; i < extraHeaders.length; i++) headers.push(extraHeaders[i]);
     const info = this.info;
     // Set before the route's mutations, which may print them (Envoy's sendLocalReply).
     if (info !== null && details !== undefined) info.responseCodeDetails = details;
     modifyHeaders?.(headers);
-    this.addManagerHeaders(headers, null);
-    if (this.filtersActive) this.addFilterHeaders(status, NO_HEADERS, headers);
-    const bodiless = length === 0 || this.request?.method === 'HEAD';
-    this.startResponse(status, headers, bodiless);
-    if (info !== null) {
-      if (!bodiless) info.bytesSent += length;
-      this.response = head;
+    this.upstreamServer = null;
+    const bodiless = length === 0 || request?.method === 'HEAD';
+    const chain = this.chain;
+    if (chain !== null && chain.encodesLocalReplies) {
+      // A filter may answer again, or end the stream, on any frame of this reply.
+      const generation = chain.generation;
+      chain.encodeHeaders(head, bodiless);
+      if (bodiless || chain.generation !== generation) return;
+      chain.encodeData(Buffer.from(body, 'utf8'));
+      if (chain.generation === generation) chain.encodeEnd(null);
+      return;
     }
-    const encoder = this.encoder!;
-    this.finish();
-    encoder.encodeHeaders(head, bodiless);
+    this.writeHeaders(head, bodiless);
     if (bodiless) return;
-    encoder.encodeData(Buffer.from(body, 'utf8'));
-    encoder.encodeComplete(null);
+    this.writeData(Buffer.from(body, 'utf8'));
+    this.writeEnd(null);
   }
 
   encodeHeaders(upstream: ResponseHead, upstreamServiceTimeMs: number, extraHeaders: readonly string[]): void {
     if (!this.active) return;
-    const status = upstream.status;
     this.timers.touch();
-    // The upstream's head becomes the downstream's: what the manager and the filters set replaces the upstream's own.
+    // The upstream's head becomes the downstream's: what the manager sets replaces the upstream's own.
     const headers = upstream.headers;
-    const filterHeaders = this.filtersActive ? this.filterHeaders! : null;
-    if (filterHeaders !== null) {
-      filterHeaders.reset();
-      const filters = this.filters!;
-      for (let i = filters.length - 1; i >= 0; i--) filters[i].encodeHeaders(status, headers, filterHeaders);
-    }
-    const server = keepUpstreamHeaders(headers, upstream.connectionTokens, filterHeaders);
-    if (filterHeaders !== null) for (const value of filterHeaders.pairs) headers.push(value);
+    this.upstreamServer = keepUpstreamHeaders(headers, upstream.connectionTokens);
     for (let i = 0; i < extraHeaders.length; i++) headers.push(extraHeaders[i]);
-    this.addManagerHeaders(headers, server);
     headers.push('x-proxy-upstream-service-time', String(upstreamServiceTimeMs));
-    const endStream = upstream.bodyLength === 0;
-    this.startResponse(status, headers, endStream);
-    if (this.info !== null) this.response = upstream;
     // A response without a body ends when the router says so: on HTTP/1 the next request may start then.
-    if (endStream) this.headersOnly = upstream;
-    else this.encoder!.encodeHeaders(upstream, false);
+    if (upstream.bodyLength === 0) this.headersOnly = upstream;
+    else if (this.chain !== null && this.chain.active) this.chain.encodeHeaders(upstream, false);
+    else this.writeHeaders(upstream, false);
   }
 
   encodeData(chunk: Buffer): boolean {
     if (!this.active) return false;
     this.timers.touch();
-    if (this.info !== null) this.info.bytesSent += chunk.length;
-    return this.encoder!.encodeData(chunk);
+    const chain = this.chain;
+    if (chain === null || !chain.active) return this.writeData(chunk);
+    // What the filters hold is bounded by their buffer limit, not by the client's reading.
+    this.writeOver = false;
+    chain.encodeData(chunk);
+    return this.writeOver || this.filterBackups > 0;
   }
 
-  encodeComplete(trailers: readonly string[] | null): void {
+  encodeComplete(trailers: string[] | null): void {
     if (!this.active) return;
-    const encoder = this.encoder!;
     const headersOnly = this.headersOnly;
-    this.trailers = trailers;
+    const chain = this.chain !== null && this.chain.active ? this.chain : null;
+    if (headersOnly !== null) {
+      this.headersOnly = null;
+      if (chain !== null) chain.encodeHeaders(headersOnly, true);
+      else this.writeHeaders(headersOnly, true);
+    } else if (chain !== null) chain.encodeEnd(trailers);
+    else this.writeEnd(trailers);
+  }
+
+  // ---- FilteredStream: the response past the filters, to the codec ---------------------------
+
+  /** The response head goes to the codec, with the headers the manager sets on every response. */
+  writeHeaders(head: ResponseHead, endStream: boolean): void {
+    this.addManagerHeaders(head.headers, this.upstreamServer);
+    this.startResponse(head.status, head.headers, endStream);
+    if (this.info !== null) this.response = head;
+    const encoder = this.encoder!;
+    if (endStream) this.finish();
+    encoder.encodeHeaders(head, endStream);
+  }
+
+  writeData(chunk: Buffer): boolean {
+    if (this.info !== null) this.info.bytesSent += chunk.length;
+    return (this.writeOver = this.encoder!.encodeData(chunk));
+  }
+
+  writeEnd(trailers: string[] | null): void {
+    const encoder = this.encoder!;
+    const sent = trailers !== null && trailers.length > 0 ? trailers : null;
+    this.trailers = sent;
     this.finish();
-    if (headersOnly !== null) encoder.encodeHeaders(headersOnly, true);
-    else encoder.encodeComplete(trailers);
+    encoder.encodeComplete(sent);
   }
 
   flush(): boolean {
@@ -390,6 +448,7 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, HttpFilte
     return this.client;
   }
 
+  /** The route the request takes, for the filters (callbacks.route()). */
   route(): RouteEntry | null {
     return this.router.routeEntry(this.request!);
   }
@@ -455,15 +514,6 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, HttpFilte
     if (config.via !== '') appendHeaderValue(headers, 'via', config.via);
   }
 
-  /** The filters, last first, see a local reply's head; what they set is appended. */
-  private addFilterHeaders(status: number, upstream: readonly string[], headers: string[]): void {
-    const filters = this.filters!;
-    const out = this.filterHeaders!;
-    out.reset();
-    for (let i = filters.length - 1; i >= 0; i--) filters[i].encodeHeaders(status, upstream, out);
-    for (const value of out.pairs) headers.push(value);
-  }
-
   /** The response head is about to go: counted, logged, and the drain decider consulted. */
   private startResponse(status: number, headers: readonly string[], endStream: boolean): void {
     this.responseStarted = true;
@@ -487,6 +537,7 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, HttpFilte
     this.encoder = null;
     this.request = null;
     this.headersOnly = null;
+    this.chain?.reset();
     this.stats.downstream_rq_active.dec();
     if (this.upgraded) {
       this.upgraded = false;
@@ -513,11 +564,10 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, HttpFilte
 
 /**
  * Drops, in place, the upstream headers the downstream must not get from it: those the manager
- * sets (date, server, x-proxy-upstream-service-time), the upstream's connection tokens, and those
- * a filter replaces. Returns the upstream's server header, which the manager may keep; null when none.
+ * sets (date, server, x-proxy-upstream-service-time) and the upstream's connection tokens.
+ * Returns the upstream's server header, which the manager may keep; null when none.
  */
-function keepUpstreamHeaders(headers: string[], dropped: readonly string[] | null, replaced: FilterHeaders | null): string | null {
-  const replacing = replaced !== null && replaced.pairs.length > 0 ? replaced : null;
+function keepUpstreamHeaders(headers: string[], dropped: readonly string[] | null): string | null {
   let server: string | null = null;
   let kept = 0;
   for (let i = 0; i < headers.length; i += 2) {
@@ -526,7 +576,7 @@ function keepUpstreamHeaders(headers: string[], dropped: readonly string[] | nul
       if (name === 'server' && server === null) server = headers[i + 1];
       continue;
     }
-    if ((dropped !== null && dropped.includes(name)) || (replacing !== null && replacing.has(name))) continue;
+    if (dropped !== null && dropped.includes(name)) continue;
     if (kept !== i) {
       headers[kept] = name;
       headers[kept + 1] = headers[i + 1];

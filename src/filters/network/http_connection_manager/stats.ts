@@ -33,6 +33,10 @@ export class HttpConnectionManagerStats {
   readonly downstream_rq_idle_timeout: Counter;
   readonly downstream_rq_max_duration_reached: Counter;
   readonly downstream_rq_ws_on_non_ws_route: Counter;
+  /** 413s for a request body larger than the filters may buffer. */
+  readonly downstream_rq_too_large: Counter;
+  /** Responses failed for a body larger than the filters may buffer. */
+  readonly rs_too_large: Counter;
   readonly downstream_cx_upgrades_total: Counter;
   readonly downstream_cx_upgrades_active: Gauge;
   readonly downstream_cx_length_ms: Histogram;
@@ -71,6 +75,8 @@ export class HttpConnectionManagerStats {
     this.downstream_rq_idle_timeout = scope.counter('downstream_rq_idle_timeout');
     this.downstream_rq_max_duration_reached = scope.counter('downstream_rq_max_duration_reached');
     this.downstream_rq_ws_on_non_ws_route = scope.counter('downstream_rq_ws_on_non_ws_route');
+    this.downstream_rq_too_large = scope.counter('downstream_rq_too_large');
+    this.rs_too_large = scope.counter('rs_too_large');
     this.downstream_cx_upgrades_total = scope.counter('downstream_cx_upgrades_total');
     this.downstream_cx_upgrades_active = scope.gauge('downstream_cx_upgrades_active');
     this.downstream_cx_length_ms = scope.histogram('downstream_cx_length_ms', 'milliseconds');

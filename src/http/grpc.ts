@@ -1,0 +1,59 @@
+// What the HTTP layer knows of gRPC (Envoy's Grpc::Common and Grpc::Utility): which requests are
+// gRPC, and how a local reply to one is told in gRPC terms. Pure.
+
+import { firstHeaderValue, type MessageHead } from './message';
+
+const GRPC_CONTENT_TYPE = 'application/grpc';
+
+/** gRPC status codes this layer names. */
+export const enum GrpcStatus {
+  Ok = 0,
+  Unknown = 2,
+  PermissionDenied = 7,
+  Unimplemented = 12,
+  Internal = 13,
+  Unavailable = 14,
+  Unauthenticated = 16,
+}
+
+/** A gRPC message: content-type application/grpc, alone or with `+codec` (Envoy's isGrpcRequestHeaders; application/grpc-web is not gRPC). */
+export function isGrpc(head: MessageHead): boolean {
+  const type = firstHeaderValue(head.headers, 'content-type');
+  return type !== undefined && type.startsWith(GRPC_CONTENT_TYPE) && (type.length === GRPC_CONTENT_TYPE.length || type.charCodeAt(GRPC_CONTENT_TYPE.length) === 0x2b);
+}
+
+/** Envoy's Grpc::Utility::httpToGrpcStatus: the gRPC status of a local reply with this HTTP status. */
+export function httpToGrpcStatus(status: number): GrpcStatus {
+  switch (status) {
+    case 400:
+      return GrpcStatus.Internal;
+    case 401:
+      return GrpcStatus.Unauthenticated;
+    case 403:
+      return GrpcStatus.PermissionDenied;
+    case 404:
+      return GrpcStatus.Unimplemented;
+    case 429:
+    case 502:
+    case 503:
+    case 504:
+      return GrpcStatus.Unavailable;
+    default:
+      return GrpcStatus.Unknown;
+  }
+}
+
+/** grpc-message's percent-encoding (gRPC over HTTP/2): bytes outside printable ASCII, and `%`, as %XX of their UTF-8. */
+export function encodeGrpcMessage(message: string): string {
+  let plain = true;
+  for (let i = 0; i < message.length && plain; i++) {
+    const code = message.charCodeAt(i);
+    plain = code >= 0x20 && code <= 0x7e && code !== 0x25;
+  }
+  if (plain) return message;
+  let out = '';
+  for (const byte of Buffer.from(message, 'utf8')) {
+    out += byte >= 0x20 && byte <= 0x7e && byte !== 0x25 ? String.fromCharCode(byte) : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
+  }
+  return out;
+}
