@@ -58,6 +58,10 @@ const ENTRY_POINTS = [
     types: ['envoy.extensions.filters.http.cors.v3.Cors'],
   },
   {
+    file: 'envoy/extensions/filters/http/fault/v3/fault.proto',
+    types: ['envoy.extensions.filters.http.fault.v3.HTTPFault'],
+  },
+  {
     file: 'envoy/extensions/filters/http/router/v3/router.proto',
     types: ['envoy.extensions.filters.http.router.v3.Router'],
   },

@@ -223,6 +223,56 @@ export interface HttpFilterConfig {
   readonly name: string; // e.g. 'proxy.filters.http.router'
   /** The typed_config of proxy.filters.http.health_check; unset for the other filters. */
   readonly healthCheck?: HealthCheckConfig;
+  /** The typed_config of proxy.filters.http.fault. */
+  readonly fault?: FaultConfig;
+}
+
+/** proxy.filters.http.fault (HTTPFault), defaults filled in: Envoy 1.16's FaultSettings. */
+export interface FaultConfig {
+  readonly delay: FaultDelay | null;
+  readonly abort: FaultAbort | null;
+  /** Faults only for requests routed to this cluster; '' for any. */
+  readonly upstreamCluster: string;
+  readonly headers: readonly HeaderMatch[];
+  /** Faults only for requests whose x-proxy-downstream-service-node is one of these; empty for any. */
+  readonly downstreamNodes: readonly string[];
+  /** null: unlimited (the runtime key may still set one). */
+  readonly maxActiveFaults: number | null;
+  readonly responseRateLimit: FaultRateLimit | null;
+  readonly runtimeKeys: FaultRuntimeKeys;
+  /** No `fault.<downstream cluster>.` counters. */
+  readonly disableDownstreamClusterStats: boolean;
+}
+
+export interface FaultDelay {
+  /** fixed_delay in ms; null for header_delay (the request's x-proxy-fault-delay-request). */
+  readonly fixedMs: number | null;
+  readonly percentage: FractionalPercent;
+}
+
+export interface FaultAbort {
+  /** `header`: the request's x-proxy-fault-abort-request / x-proxy-fault-abort-grpc-request say. */
+  readonly kind: 'http' | 'grpc' | 'header';
+  /** The HTTP or gRPC status of `http` and `grpc`. */
+  readonly status: number;
+  readonly percentage: FractionalPercent;
+}
+
+export interface FaultRateLimit {
+  /** fixed_limit's limit_kbps; null for header_limit (the request's x-proxy-fault-throughput-response). */
+  readonly fixedKbps: number | null;
+  readonly percentage: FractionalPercent;
+}
+
+/** The runtime keys that override a fault's settings (HTTPFault's *_runtime, Envoy's defaults). */
+export interface FaultRuntimeKeys {
+  readonly delayPercent: string;
+  readonly abortPercent: string;
+  readonly delayDuration: string;
+  readonly abortHttpStatus: string;
+  readonly abortGrpcStatus: string;
+  readonly maxActiveFaults: string;
+  readonly responseRateLimitPercent: string;
 }
 
 /**

@@ -9,6 +9,7 @@ export const HTTP_CONNECTION_MANAGER = 'proxy.filters.network.http_connection_ma
 export const ROUTER = 'proxy.filters.http.router';
 export const HEALTH_CHECK = 'proxy.filters.http.health_check';
 export const CORS = 'proxy.filters.http.cors';
+export const FAULT = 'proxy.filters.http.fault';
 export const TLS_TRANSPORT_SOCKET = 'proxy.transport_sockets.tls';
 export const RAW_BUFFER_TRANSPORT_SOCKET = 'proxy.transport_sockets.raw_buffer';
 export const UPSTREAM_PROXY_PROTOCOL_TRANSPORT_SOCKET = 'proxy.transport_sockets.upstream_proxy_protocol';
@@ -50,6 +51,7 @@ export const CONFIG_TYPES = {
   router: 'envoy.extensions.filters.http.router.v3.Router',
   healthCheck: 'envoy.extensions.filters.http.health_check.v3.HealthCheck',
   cors: 'envoy.extensions.filters.http.cors.v3.Cors',
+  fault: 'envoy.extensions.filters.http.fault.v3.HTTPFault',
   previousHosts: 'envoy.extensions.retry.host.previous_hosts.v3.PreviousHostsPredicate',
   allowListedRoutes: 'envoy.extensions.internal_redirect.allow_listed_routes.v3.AllowListedRoutesConfig',
   previousRoutes: 'envoy.extensions.internal_redirect.previous_routes.v3.PreviousRoutesConfig',

@@ -9,8 +9,8 @@
 // per-request state is reset by decodeHeaders instead of allocating a filter per request, and
 // onStreamEnd tells it to drop what it still has pending.
 
-import type { Route, VirtualHost } from '../../config/model';
-import type { RequestHead, ResponseHead } from '../../http/message';
+import type { Route, VirtualHost, WeightedCluster } from '../../config/model';
+import { firstHeaderValue, type RequestHead, type ResponseHead } from '../../http/message';
 import type { StreamInfo } from '../../stream_info/stream_info';
 
 export const enum FilterHeadersStatus {
@@ -40,6 +40,17 @@ export type FilterEndStatus = FilterHeadersStatus;
 export interface RouteEntry {
   readonly route: Route;
   readonly virtualHost: VirtualHost;
+  /** The entry of the route's weighted_clusters this request goes to, drawn with the route; null when it has none. */
+  readonly weightedCluster: WeightedCluster | null;
+}
+
+/** The upstream cluster the request is routed to (Envoy's routeEntry()->clusterName()); '' for none (a direct response, no such header). */
+export function routeClusterName(entry: RouteEntry, head: RequestHead): string {
+  const action = entry.route.action;
+  if (action.kind !== 'route') return '';
+  if (entry.weightedCluster !== null) return entry.weightedCluster.name;
+  if (action.clusterHeader !== undefined) return firstHeaderValue(head.headers, action.clusterHeader) ?? '';
+  return action.cluster;
 }
 
 /** What a filter may do to the stream it serves. */

@@ -22,6 +22,8 @@ export type HttpFilterFactoryContext = HttpFilterContext & {
   readonly scope: Scope;
   readonly runtime: RuntimeSource;
   readonly random: RandomSource;
+  /** The listener's per_connection_buffer_limit_bytes. */
+  readonly bufferLimitBytes: number;
 };
 
 /** An HTTP filter's factory for its model; null when it needs none (the router, which the connection manager runs itself). */

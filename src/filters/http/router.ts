@@ -234,6 +234,8 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
 
   /** The route of `routedHead`, drawn once per request whoever asks first (a filter, the upgrade check, decodeHeaders). */
   private routed: Route | null = null;
+  /** The weighted cluster drawn with the route, when its action has weighted_clusters (Envoy's WeightedClusterEntry). */
+  private routedWeighted: WeightedCluster | null = null;
   private routedHead: RequestHead | null = null;
 
   // Per connection (HTTP/1) or stream: the route timer, made once and enabled for each request.
@@ -256,14 +258,19 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
   /** The route `head` takes and its virtual host (Envoy's cached route), for the filters before the router; null when none matches. */
   routeEntry(head: RequestHead): RouteEntry | null {
     const route = this.routeFor(head);
-    return route === null ? null : { route, virtualHost: this.config.routeTable.virtualHostOf(route) };
+    return route === null ? null : { route, virtualHost: this.config.routeTable.virtualHostOf(route), weightedCluster: this.routedWeighted };
   }
 
-  /** The request's route, drawn once; its internal-only headers are gone first, as routes must not see them. */
+  /**
+   * The request's route, drawn once, with its weighted cluster; its internal-only headers are
+   * gone first, as routes must not see them.
+   */
   private routeFor(head: RequestHead): Route | null {
     if (this.routedHead !== head) {
       this.cleanInternalOnlyHeaders(head);
-      this.routed = this.config.routeTable.route(head, this);
+      const route = (this.routed = this.config.routeTable.route(head, this));
+      const weighted = route?.action.kind === 'route' ? route.action.weightedClusters : undefined;
+      this.routedWeighted = weighted === undefined ? null : this.config.routeTable.weightedCluster(weighted);
       this.routedHead = head;
     }
     return this.routed;
@@ -288,7 +295,7 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
     }
     // As Envoy, once the route is known, whatever follows (a local reply included).
     if (action.idleTimeoutMs !== undefined) this.downstream.setIdleTimeout(action.idleTimeoutMs);
-    const weighted = action.weightedClusters === undefined ? null : config.routeTable.weightedCluster(action.weightedClusters);
+    const weighted = this.routedWeighted;
     // From here every reply, the router's own included, carries the route's response mutations.
     const requestMutations = this.chooseMutations(head, route, weighted);
     const clusterName = weighted !== null ? weighted.name : action.clusterHeader !== undefined ? (headerValue(head, action.clusterHeader) ?? '') : action.cluster;
