@@ -9,7 +9,8 @@ import { loadBootstrap } from '../../src/config/load';
 import type { InternalRedirectPolicy, InternalRedirectPredicateConfig, Route } from '../../src/config/model';
 import { ALLOW_LISTED_ROUTES, PREVIOUS_ROUTES, SAFE_CROSS_SCHEME } from '../../src/config/names';
 import { builtinExtensions } from '../../src/extensions/builtin_extensions';
-import { decideInternalRedirect, InternalRedirectHistory, parseRedirectLocation, type RedirectCase, type RedirectTarget } from '../../src/filters/http/internal_redirect';
+import { decideInternalRedirect, InternalRedirectHistory, type RedirectCase, type RedirectTarget } from '../../src/filters/http/internal_redirect';
+import { parseAbsoluteUrl } from '../../src/http/absolute_url';
 import { type Json, v3Bootstrap } from '../helpers/config_fixtures';
 
 const routeNamed = (name: string): Route => ({
@@ -40,13 +41,13 @@ const refusalOf = (parts: Partial<RedirectCase>, routeOf = byPath): string | und
 };
 
 test('an absolute http or https Location is a target; anything else is not', () => {
-  assert.deepEqual(parseRedirectLocation('http://b.example/next?x=1'), { https: false, authority: 'b.example', path: '/next?x=1' });
-  assert.deepEqual(parseRedirectLocation('HTTPS://b.example:8443'), { https: true, authority: 'b.example:8443', path: '/' });
-  assert.deepEqual(parseRedirectLocation('http://[::1]:80?q'), { https: false, authority: '[::1]:80', path: '/?q' });
+  assert.deepEqual(parseAbsoluteUrl('http://b.example/next?x=1'), { https: false, authority: 'b.example', path: '/next?x=1' });
+  assert.deepEqual(parseAbsoluteUrl('HTTPS://b.example:8443'), { https: true, authority: 'b.example:8443', path: '/' });
+  assert.deepEqual(parseAbsoluteUrl('http://[::1]:80?q'), { https: false, authority: '[::1]:80', path: '/?q' });
   // The fragment never goes into a request target.
-  assert.deepEqual(parseRedirectLocation('http://b.example/p#frag'), { https: false, authority: 'b.example', path: '/p' });
+  assert.deepEqual(parseAbsoluteUrl('http://b.example/p#frag'), { https: false, authority: 'b.example', path: '/p' });
   for (const bad of ['', '/relative', 'b.example/p', 'ftp://b.example/', 'http:///p', 'http://user@b.example/', 'http://b.example/a b', 'http://b.ex\u00e4mple/', 'http://b.example/\r\nx: y']) {
-    assert.equal(parseRedirectLocation(bad), null, JSON.stringify(bad));
+    assert.equal(parseAbsoluteUrl(bad), null, JSON.stringify(bad));
   }
 });
 

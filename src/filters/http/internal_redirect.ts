@@ -4,16 +4,10 @@
 
 import type { InternalRedirectPolicy, Route } from '../../config/model';
 import { ALLOW_LISTED_ROUTES, PREVIOUS_ROUTES } from '../../config/names';
-import { isValidAuthority } from '../../http/authority';
+import { type AbsoluteUrl, parseAbsoluteUrl } from '../../http/absolute_url';
 
 /** Where an absolute Location points. */
-export interface RedirectTarget {
-  readonly https: boolean;
-  /** host[:port] as the Location writes it. */
-  readonly authority: string;
-  /** Origin-form path and query; `/` when the URL has no path. */
-  readonly path: string;
-}
+export type RedirectTarget = AbsoluteUrl;
 
 /**
  * One downstream request's internal redirects so far, across the streams they recreated: Envoy
@@ -65,7 +59,7 @@ export interface RedirectCase {
 export function decideInternalRedirect(redirect: RedirectCase, routeOf: (target: RedirectTarget) => Route | null): RedirectDecision {
   if (!redirect.requestReplayable) return { refusal: 'request_not_complete' };
   if (redirect.location === undefined) return { refusal: 'no_location' };
-  const target = parseRedirectLocation(redirect.location);
+  const target = parseAbsoluteUrl(redirect.location);
   if (target === null) return { refusal: 'bad_location' };
   const { policy, history, downstreamHttps } = redirect;
   if (!policy.allowCrossSchemeRedirect && target.https !== downstreamHttps) return { refusal: 'unsafe_scheme' };
@@ -82,22 +76,4 @@ export function decideInternalRedirect(redirect: RedirectCase, routeOf: (target:
   }
   history.count++;
   return { target, route };
-}
-
-/** `scheme://authority[path][?query][#fragment]`; the scheme is matched case-insensitively. */
-const ABSOLUTE_URL = /^(https?):\/\/([^/?#]*)([^#]*)/i;
-/** Only visible ASCII: a Location with spaces, controls or raw non-ASCII bytes is not a URL. */
-const NOT_URL_CHARACTER = /[^\x21-\x7e]/;
-
-/**
- * An absolute http or https URL with a host, as Envoy's Utility::Url reads a Location; null for
- * anything else (a relative reference, another scheme, userinfo, a malformed host). The fragment
- * is dropped: it is never part of a request target.
- */
-export function parseRedirectLocation(location: string): RedirectTarget | null {
-  if (NOT_URL_CHARACTER.test(location)) return null;
-  const url = ABSOLUTE_URL.exec(location);
-  if (url === null || !isValidAuthority(url[2])) return null;
-  const rest = url[3];
-  return { https: url[1].length === 5, authority: url[2], path: rest.startsWith('/') ? rest : `/${rest}` };
 }
