@@ -62,6 +62,14 @@ const ENTRY_POINTS = [
     types: ['envoy.extensions.filters.http.fault.v3.HTTPFault'],
   },
   {
+    file: 'envoy/extensions/filters/http/csrf/v3/csrf.proto',
+    types: ['envoy.extensions.filters.http.csrf.v3.CsrfPolicy'],
+  },
+  {
+    file: 'envoy/extensions/filters/http/local_ratelimit/v3/local_rate_limit.proto',
+    types: ['envoy.extensions.filters.http.local_ratelimit.v3.LocalRateLimit'],
+  },
+  {
     file: 'envoy/extensions/filters/http/router/v3/router.proto',
     types: ['envoy.extensions.filters.http.router.v3.Router'],
   },

@@ -15,3 +15,9 @@ export const STRING_MATCHER: Shape = {
 export const HTTP2_PROTOCOL_OPTIONS: Shape = {
   fields: { max_concurrent_streams: leaf, initial_stream_window_size: leaf, initial_connection_window_size: leaf, hpack_table_size: leaf },
 };
+
+// core.v3.RuntimeFractionalPercent.
+export const RUNTIME_FRACTION: Shape = { fields: { default_value: { fields: { numerator: leaf, denominator: leaf } }, runtime_key: leaf } };
+
+// HeaderValueOption as Envoy 1.16 has it; append_action and keep_empty_value are newer.
+export const HEADER_VALUE_OPTION: Shape = { fields: { header: { fields: { key: leaf, value: leaf } }, append: leaf } };

@@ -12,6 +12,11 @@
 //   2. Add X to its category's list (one line): in src/extensions/data_plane_extensions.ts for
 //      what the workers create (HTTP filters, network filters, access loggers), else in
 //      src/extensions/builtin_extensions.ts.
+// An HTTP filter that reads a configuration of its own per virtual host, route or weighted
+// cluster (typed_per_filter_config) declares it in its descriptor too: `perRoute` (the type, the
+// shape, the rules and the model of that configuration, as for its typed_config), its model
+// type in PerRouteModels (model.ts); the filter finds it with mostSpecificPerFilterConfig
+// (src/filters/http/per_filter_config.ts).
 // A new category also needs its model type in ExtensionModels below, its factory type in
 // src/extensions/data_plane_factories.ts (extension_factories.ts for the supervisor's), a list,
 // and the places of a bootstrap it is configured at (extension_sites.ts) when the pipeline is to
@@ -32,6 +37,7 @@ import type {
   LbPolicy,
   ListenerFilterConfig,
   NetworkFilterConfig,
+  PerRouteModel,
   RetryHostPredicateConfig,
   TransportSocketConfig,
 } from './model';
@@ -116,4 +122,21 @@ export interface ExtensionDescriptor<C extends ExtensionCategory, Factory = unkn
   model(config: JsonObject, context: ModelContext): ExtensionModels[C];
   /** What creates its runtime object (a filter factory, a cluster's discovery, ...). */
   readonly factory: Factory;
+  /** An HTTP filter's configuration per virtual host, route or weighted cluster; absent: it takes none there. */
+  readonly perRoute?: C extends 'proxy.filters.http' ? PerRouteConfigDescriptor : never;
+}
+
+/** What an HTTP filter reads from a typed_per_filter_config entry named for it. */
+export interface PerRouteConfigDescriptor {
+  /** The v3 message type the entry's Any must be (Envoy's createEmptyRouteConfigProto). */
+  readonly configType: string;
+  /** Its fields this build acts on. */
+  readonly shape: Shape;
+  /**
+   * What the protos cannot say of the entry at `path` (`{}` for an Any without a value).
+   * @throws FieldError
+   */
+  validate?(config: JsonObject, path: string, context: ValidationContext): void;
+  /** Its model from the validated entry, Envoy's defaults filled in. */
+  model(config: JsonObject): PerRouteModel;
 }

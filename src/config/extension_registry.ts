@@ -26,13 +26,18 @@ type AnyDescriptor = ExtensionDescriptor<ExtensionCategory>;
 export class ExtensionRegistry<F extends AnyFactories> {
   /** Legacy names (`envoy.tcp_proxy`) -> our names. */
   private readonly aliases: ReadonlyMap<string, string>;
-  /** typed_config type URLs (v3, Envoy's package) -> the shapes of those configs. */
+  /**
+   * typed_config and typed_per_filter_config type URLs (v3, Envoy's package) -> the shapes of
+   * those configs. A filter whose per-route config is its typed_config's type gives both one shape.
+   */
   private readonly shapes: ReadonlyMap<string, Shape>;
 
   constructor(private readonly lists: ExtensionLists<F>) {
     const all: AnyDescriptor[] = Object.values<readonly AnyDescriptor[]>(lists).flat();
     this.aliases = new Map(all.flatMap((e) => (e.aliases ?? []).map((alias): [string, string] => [alias, e.name])));
-    this.shapes = new Map(all.flatMap((e): Array<[string, Shape]> => (e.configType === null ? [] : [[typeUrl(e.configType), e.shape]])));
+    const typed = all.flatMap((e): Array<[string, Shape]> => (e.configType === null ? [] : [[typeUrl(e.configType), e.shape]]));
+    const perRoute = lists['proxy.filters.http'].flatMap((e): Array<[string, Shape]> => (e.perRoute === undefined ? [] : [[typeUrl(e.perRoute.configType), e.perRoute.shape]]));
+    this.shapes = new Map([...typed, ...perRoute]);
   }
 
   /** The descriptors of a category. */

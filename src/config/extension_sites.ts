@@ -3,7 +3,7 @@
 // this is the one list of them.
 
 import type { ConfigExtensions, ExtensionCategory } from './extension';
-import { childPath, indexPath } from './field_path';
+import { childPath, indexPath, keyPath } from './field_path';
 import { cloneJson, isJsonObject, JsonObject, messageField, messageList } from './json';
 import { HTTP_CONNECTION_MANAGER, TCP_PROXY, UPSTREAM_PROXY_PROTOCOL_TRANSPORT_SOCKET } from './names';
 
@@ -53,6 +53,31 @@ export function forEachExtension(bootstrap: JsonObject, extensions: ConfigExtens
     }
   });
   messageList(resources, 'clusters').forEach((cluster, i) => forEachClusterExtension(cluster, indexPath('static_resources.clusters', i), extensions, visit));
+}
+
+/**
+ * Calls `visit` on every typed_per_filter_config key (an HTTP filter's name, as written) of the
+ * static connection managers' routes: on virtual hosts, routes and weighted clusters.
+ */
+export function forEachPerFilterConfigName(bootstrap: JsonObject, extensions: ConfigExtensions, visit: (name: string, path: string) => void): void {
+  const keysOf = (level: JsonObject, levelPath: string): void => {
+    const mapPath = childPath(levelPath, 'typed_per_filter_config');
+    for (const name of Object.keys(messageField(level, 'typed_per_filter_config') ?? {})) visit(name, keyPath(mapPath, name));
+  };
+  forEachExtension(bootstrap, extensions, (extension, site, path) => {
+    if (site !== 'network_filter' || extensions.registeredName(SITE_CATEGORIES.network_filter, extension) !== HTTP_CONNECTION_MANAGER) return;
+    const routeConfigPath = childPath(childPath(path, 'typed_config'), 'route_config');
+    messageList(messageField(messageField(extension, 'typed_config') ?? {}, 'route_config') ?? {}, 'virtual_hosts').forEach((host, v) => {
+      const hostPath = indexPath(childPath(routeConfigPath, 'virtual_hosts'), v);
+      keysOf(host, hostPath);
+      messageList(host, 'routes').forEach((route, r) => {
+        const routePath = indexPath(childPath(hostPath, 'routes'), r);
+        keysOf(route, routePath);
+        const clustersPath = childPath(childPath(childPath(routePath, 'route'), 'weighted_clusters'), 'clusters');
+        messageList(messageField(messageField(route, 'route') ?? {}, 'weighted_clusters') ?? {}, 'clusters').forEach((entry, c) => keysOf(entry, indexPath(clustersPath, c)));
+      });
+    });
+  });
 }
 
 /** The extensions of one cluster at `clusterPath`: a static one, or a CDS resource. */

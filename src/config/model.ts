@@ -225,6 +225,10 @@ export interface HttpFilterConfig {
   readonly healthCheck?: HealthCheckConfig;
   /** The typed_config of proxy.filters.http.fault. */
   readonly fault?: FaultConfig;
+  /** The typed_config of proxy.filters.http.csrf; unset for the other filters. */
+  readonly csrf?: CsrfPolicyConfig;
+  /** The typed_config of proxy.filters.http.local_ratelimit; unset for the other filters. */
+  readonly localRateLimit?: LocalRateLimitConfig;
 }
 
 /** proxy.filters.http.fault (HTTPFault), defaults filled in: Envoy 1.16's FaultSettings. */
@@ -273,6 +277,55 @@ export interface FaultRuntimeKeys {
   readonly abortGrpcStatus: string;
   readonly maxActiveFaults: string;
   readonly responseRateLimitPercent: string;
+}
+
+/** Each HTTP filter's model of a typed_per_filter_config entry (its descriptor's perRoute), by the filter's name. */
+export interface PerRouteModels {
+  'proxy.filters.http.csrf': CsrfPolicyConfig;
+  'proxy.filters.http.local_ratelimit': LocalRateLimitConfig;
+}
+
+export type PerRouteModel = PerRouteModels[keyof PerRouteModels];
+
+/** A virtual host's, route's or weighted cluster's typed_per_filter_config: each filter's model, by its name in our spelling. */
+export type PerFilterConfigs = { readonly [N in keyof PerRouteModels]?: PerRouteModels[N] };
+
+/** A CsrfPolicy: proxy.filters.http.csrf's typed_config, and its per-route config. */
+export interface CsrfPolicyConfig {
+  /** filter_enabled (required): the share of requests whose origin is enforced. */
+  readonly filterEnabled: RuntimeFraction;
+  /** shadow_enabled: the share whose origin is judged and counted, not enforced; absent: none. */
+  readonly shadowEnabled?: RuntimeFraction;
+  /** additional_origins: source origins valid whatever the destination. */
+  readonly additionalOrigins: readonly StringMatch[];
+}
+
+/** A LocalRateLimit: proxy.filters.http.local_ratelimit's typed_config, and its per-route config. */
+export interface LocalRateLimitConfig {
+  /** Its counters are `<statPrefix>.http_local_rate_limit.*`. */
+  readonly statPrefix: string;
+  /** The status of the reply to a request it limits: status.code when 400 or more, else 429. */
+  readonly status: number;
+  readonly tokenBucket: TokenBucketConfig;
+  /** filter_enabled; absent: the filter does nothing (Envoy's default). */
+  readonly filterEnabled?: RuntimeFraction;
+  /** filter_enforced; absent: a request over the limit is only counted. */
+  readonly filterEnforced?: RuntimeFraction;
+  /**
+   * response_headers_to_add, for the reply to a request it limits, as [name, value, ...]: names
+   * in lower case, values literal text (validated), an `append: false` entry in place of the
+   * earlier ones of its name, empty values left out (Envoy adds none).
+   */
+  readonly responseHeaders: readonly string[];
+}
+
+/** type.v3.TokenBucket. */
+export interface TokenBucketConfig {
+  /** Also the tokens it starts with. */
+  readonly maxTokens: number;
+  readonly tokensPerFill: number;
+  /** 0: never filled (a config without token_bucket: Envoy's bucket of no tokens). */
+  readonly fillIntervalMs: number;
 }
 
 /**
@@ -353,6 +406,8 @@ export interface VirtualHost {
   readonly virtualClusters?: readonly VirtualCluster[];
   /** The CORS policy of its routes that have none of their own; absent when it has none. */
   readonly cors?: CorsPolicy;
+  /** typed_per_filter_config; absent when it has none. */
+  readonly perFilterConfig?: PerFilterConfigs;
 }
 
 /**
@@ -558,6 +613,8 @@ export interface WeightedCluster {
   readonly metadataMatch?: MetadataMatchCriteria;
   readonly requestHeaders?: HeaderMutations;
   readonly responseHeaders?: HeaderMutations;
+  /** typed_per_filter_config; absent when it has none. */
+  readonly perFilterConfig?: PerFilterConfigs;
 }
 
 /** RouteAction.HashPolicy; `terminal` stops the evaluation once a hash exists. */
@@ -602,6 +659,8 @@ export interface Route {
   readonly action: RouteAction;
   readonly requestHeaders?: HeaderMutations;
   readonly responseHeaders?: HeaderMutations;
+  /** typed_per_filter_config; absent when it has none. */
+  readonly perFilterConfig?: PerFilterConfigs;
 }
 
 // ---- clusters ----------------------------------------------------------------------------

@@ -55,6 +55,7 @@ import type {
   FractionalPercent,
   LoadAssignmentPolicy,
   PercentDenominator,
+  RuntimeFraction,
   RefreshRate,
   RingHashLbConfig,
   RuntimeLayerConfig,
@@ -493,6 +494,11 @@ function percent(config: JsonObject, key: string, fallback: number): number {
 
 export function fractionalPercent(config: JsonObject): FractionalPercent {
   return { numerator: numberField(config, 'numerator'), denominator: enumField<PercentDenominator>(config, 'denominator', 'HUNDRED') };
+}
+
+/** A RuntimeFractionalPercent (the protos require its default_value). */
+export function runtimeFraction(config: JsonObject): RuntimeFraction {
+  return { defaultValue: fractionalPercent(messageField(config, 'default_value') ?? {}), runtimeKey: stringField(config, 'runtime_key') };
 }
 
 /** A ClusterLoadAssignment, static (a cluster's load_assignment) or from EDS. */

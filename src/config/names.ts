@@ -10,6 +10,8 @@ export const ROUTER = 'proxy.filters.http.router';
 export const HEALTH_CHECK = 'proxy.filters.http.health_check';
 export const CORS = 'proxy.filters.http.cors';
 export const FAULT = 'proxy.filters.http.fault';
+export const CSRF = 'proxy.filters.http.csrf';
+export const LOCAL_RATELIMIT = 'proxy.filters.http.local_ratelimit';
 export const TLS_TRANSPORT_SOCKET = 'proxy.transport_sockets.tls';
 export const RAW_BUFFER_TRANSPORT_SOCKET = 'proxy.transport_sockets.raw_buffer';
 export const UPSTREAM_PROXY_PROTOCOL_TRANSPORT_SOCKET = 'proxy.transport_sockets.upstream_proxy_protocol';
@@ -52,6 +54,8 @@ export const CONFIG_TYPES = {
   healthCheck: 'envoy.extensions.filters.http.health_check.v3.HealthCheck',
   cors: 'envoy.extensions.filters.http.cors.v3.Cors',
   fault: 'envoy.extensions.filters.http.fault.v3.HTTPFault',
+  csrf: 'envoy.extensions.filters.http.csrf.v3.CsrfPolicy',
+  localRateLimit: 'envoy.extensions.filters.http.local_ratelimit.v3.LocalRateLimit',
   previousHosts: 'envoy.extensions.retry.host.previous_hosts.v3.PreviousHostsPredicate',
   allowListedRoutes: 'envoy.extensions.internal_redirect.allow_listed_routes.v3.AllowListedRoutesConfig',
   previousRoutes: 'envoy.extensions.internal_redirect.previous_routes.v3.PreviousRoutesConfig',

@@ -4,7 +4,7 @@
 // the shape of its typed_config in its descriptor (extension.ts). Pure.
 
 import { FieldError, FieldErrorCollector } from './errors';
-import { childPath, indexPath } from './field_path';
+import { childPath, indexPath, keyPath } from './field_path';
 import { isJsonObject, JsonObject } from './json';
 
 /**
@@ -18,10 +18,14 @@ export interface Refused {
 export interface Checked {
   readonly check: (value: unknown, path: string) => void;
 }
+/** A map whose values are Any (typed_per_filter_config): each is checked by the shape of its `@type`. */
+export interface TypedMap {
+  readonly typedMap: true;
+}
 
 export type AllowedValues = Readonly<Record<string, readonly string[]>>;
 
-export type FieldRule = Shape | 'leaf' | { readonly list: Shape | 'leaf' } | Refused | Checked;
+export type FieldRule = Shape | 'leaf' | { readonly list: Shape | 'leaf' } | Refused | Checked | TypedMap;
 
 /** The fields a message may carry, and the shapes of those that are messages themselves. */
 export interface Shape {
@@ -35,6 +39,7 @@ export const list = (shape: Shape | 'leaf') => ({ list: shape });
 export const refused = (reason: string): Refused => ({ refused: reason });
 /** Any content: what is inside is checked elsewhere (an extension's typed_config, by its type). */
 export const anyContent: Shape = { fields: {} };
+export const typedMap: TypedMap = { typedMap: true };
 
 /**
  * The shape of a typed_config by its `@type` URL; undefined for a type no extension of this
@@ -65,8 +70,7 @@ function checkField(
   typedConfigs: TypedConfigShapes,
 ): void {
   if (key === 'typed_config' && isJsonObject(value)) {
-    const inner = typedConfigs(String(value['@type']));
-    if (inner) checkShape(value, { ...inner, fields: { '@type': leaf, ...inner.fields } }, fieldPath, errors, typedConfigs);
+    checkTyped(value, fieldPath, errors, typedConfigs);
     return;
   }
   const rule = shape.fields[key];
@@ -74,6 +78,13 @@ function checkField(
   if (rule !== 'leaf' && 'refused' in rule) throw new FieldError(fieldPath, `${key} ${rule.refused}`);
   if (rule !== 'leaf' && 'check' in rule) {
     rule.check(value, fieldPath);
+    return;
+  }
+  if (rule !== 'leaf' && 'typedMap' in rule) {
+    if (!isJsonObject(value)) return;
+    for (const [entryKey, entry] of Object.entries(value)) {
+      if (isJsonObject(entry)) checkTyped(entry, keyPath(fieldPath, entryKey), errors, typedConfigs);
+    }
     return;
   }
   const allowed = values?.[key];
@@ -88,4 +99,10 @@ function checkField(
   } else if (isJsonObject(value)) {
     checkShape(value, rule, fieldPath, errors, typedConfigs);
   }
+}
+
+/** An Any at `path`, by the shape of its type; one of a type no extension takes is left to validation. */
+function checkTyped(value: JsonObject, path: string, errors: FieldErrorCollector, typedConfigs: TypedConfigShapes): void {
+  const inner = typedConfigs(String(value['@type']));
+  if (inner) checkShape(value, { ...inner, fields: { '@type': leaf, ...inner.fields } }, path, errors, typedConfigs);
 }

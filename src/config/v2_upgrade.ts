@@ -10,6 +10,7 @@ import { cloneJson, isJsonObject, JsonObject, JsonValue, messageField, messageLi
 import { CONFIG_TYPES, HTTP_CONNECTION_MANAGER, TLS_TRANSPORT_SOCKET, PROTOCOL_OPTIONS_TYPES, typeNameOfUrl, typeUrl } from './names';
 import { enumNameInAnyCase } from './proto_json';
 import { protoSchema, ProtoSchema } from './schema';
+import { noPerRouteConfig } from './validation/extensions';
 
 /** core.v3.RequestMethod, whose names a v2 VirtualCluster's `method` takes. */
 const REQUEST_METHOD = 'envoy.config.core.v3.RequestMethod';
@@ -31,13 +32,10 @@ const ROUTE_ACTION_FIELD_RENAMES: ReadonlyMap<string, string> = new Map([
  * v2 route fields, deprecated there, that v3 dropped, by the message holding them, with their
  * successor: Envoy 1.16 still reads them from a v2 file; this build does not.
  */
-const V2_ONLY_FIELDS: Readonly<Record<'virtualHost' | 'virtualCluster' | 'route' | 'match' | 'clusterWeight' | 'cors', ReadonlyMap<string, string>>> = {
-  virtualHost: new Map([['per_filter_config', 'typed_per_filter_config']]),
+const V2_ONLY_FIELDS: Readonly<Record<'virtualCluster' | 'match' | 'cors', ReadonlyMap<string, string>>> = {
   // A std::regex (ECMAScript, backtracking) on the whole :path, as match.regex is.
   virtualCluster: new Map([['pattern', 'headers']]),
-  route: new Map([['per_filter_config', 'typed_per_filter_config']]),
   match: new Map([['regex', 'safe_regex']]),
-  clusterWeight: new Map([['per_filter_config', 'typed_per_filter_config']]),
   // std::regex (ECMAScript, backtracking), as match.regex.
   cors: new Map([['allow_origin_regex', 'allow_origin_string_match']]),
 };
@@ -84,7 +82,7 @@ export function upgradeV2(input: JsonValue, extensions: ConfigExtensions, schema
     if (site === 'network_filter' && extensions.registeredName(SITE_CATEGORIES[site], extension) === HTTP_CONNECTION_MANAGER) {
       const typedConfig = messageField(extension, 'typed_config');
       moveIdleTimeout(typedConfig, childPath(path, 'typed_config'), warnings);
-      upgradeRoutes(typedConfig, childPath(path, 'typed_config'), warnings, schema);
+      upgradeRoutes(typedConfig, childPath(path, 'typed_config'), warnings, schema, extensions);
     }
   });
   return { json: bootstrap, warnings };
@@ -211,20 +209,20 @@ function moveIdleTimeout(connectionManager: JsonObject | undefined, path: string
 }
 
 /** An HTTP connection manager's static routes at `path`: renamed fields renamed, moved ones moved, dropped ones refused. */
-function upgradeRoutes(connectionManager: JsonObject | undefined, path: string, warnings: string[], schema: ProtoSchema): void {
+function upgradeRoutes(connectionManager: JsonObject | undefined, path: string, warnings: string[], schema: ProtoSchema, extensions: ConfigExtensions): void {
   const routeConfig = connectionManager && messageField(connectionManager, 'route_config');
   if (routeConfig === undefined) return;
   const routeConfigPath = childPath(path, 'route_config');
   messageList(routeConfig, 'virtual_hosts').forEach((virtualHost, i) => {
     const virtualHostPath = indexPath(childPath(routeConfigPath, 'virtual_hosts'), i);
-    refuseDroppedFields(virtualHost, virtualHostPath, V2_ONLY_FIELDS.virtualHost);
+    typePerFilterConfig(virtualHost, virtualHostPath, warnings, extensions);
     upgradeCors(virtualHost, virtualHostPath, warnings);
     messageList(virtualHost, 'virtual_clusters').forEach((cluster, k) => {
       upgradeVirtualCluster(cluster, indexPath(childPath(virtualHostPath, 'virtual_clusters'), k), warnings, schema);
     });
     messageList(virtualHost, 'routes').forEach((route, j) => {
       const routePath = indexPath(childPath(virtualHostPath, 'routes'), j);
-      refuseDroppedFields(route, routePath, V2_ONLY_FIELDS.route);
+      typePerFilterConfig(route, routePath, warnings, extensions);
       const match = messageField(route, 'match');
       if (match !== undefined) refuseDroppedFields(match, childPath(routePath, 'match'), V2_ONLY_FIELDS.match);
       const action = messageField(route, 'route');
@@ -236,7 +234,7 @@ function upgradeRoutes(connectionManager: JsonObject | undefined, path: string, 
       const weighted = messageField(action, 'weighted_clusters');
       const weightedPath = childPath(actionPath, 'weighted_clusters');
       messageList(weighted ?? {}, 'clusters').forEach((entry, k) => {
-        refuseDroppedFields(entry, indexPath(childPath(weightedPath, 'clusters'), k), V2_ONLY_FIELDS.clusterWeight);
+        typePerFilterConfig(entry, indexPath(childPath(weightedPath, 'clusters'), k), warnings, extensions);
       });
     });
   });
@@ -286,6 +284,30 @@ function upgradeCors(holder: JsonObject, path: string, warnings: string[]): void
   // A BoolValue: a bool, or {value} in its JSON object form.
   const on = isJsonObject(enabled) ? enabled['value'] === true : enabled === true;
   if (messageField(cors, 'filter_enabled') === undefined) cors['filter_enabled'] = { default_value: { numerator: on ? 100 : 0, denominator: 'HUNDRED' } };
+}
+
+/**
+ * v2 `per_filter_config` (Structs by filter name) -> `typed_per_filter_config` (an Any of each
+ * filter's per-route type), as Envoy 1.16 reads each Struct into that type. Envoy refuses a
+ * level with both; a name that takes no per-route config is refused as validation refuses it.
+ */
+function typePerFilterConfig(level: JsonObject, path: string, warnings: string[], extensions: ConfigExtensions): void {
+  const configPath = childPath(path, 'per_filter_config');
+  const configs = takeField(level, 'per_filter_config');
+  if (configs === undefined) return;
+  warnings.push(`${configPath}: deprecated option, use typed_per_filter_config instead`);
+  if (!isJsonObject(configs)) throw new FieldError(configPath, 'expected a map (object)');
+  if (Object.keys(configs).length === 0) return;
+  const typed = level['typed_per_filter_config'];
+  if (isJsonObject(typed) && Object.keys(typed).length > 0) throw new UnsupportedV2FieldError(configPath, 'Only one of typed_configs or configs can be specified');
+  const entries = Object.entries(configs).map(([name, struct]): [string, JsonObject] => {
+    const entryPath = keyPath(configPath, name);
+    const perRoute = extensions.get('proxy.filters.http', extensions.canonicalName(name))?.perRoute;
+    if (perRoute === undefined) throw new UnsupportedV2FieldError(entryPath, noPerRouteConfig(name, extensions));
+    if (!isJsonObject(struct)) throw new FieldError(entryPath, 'expected an object');
+    return [name, { '@type': typeUrl(perRoute.configType), ...struct }];
+  });
+  level['typed_per_filter_config'] = Object.fromEntries(entries);
 }
 
 /** v2's one request_mirror_policy, which Envoy 1.16 mirrors to before those of request_mirror_policies. */

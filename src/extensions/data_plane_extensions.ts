@@ -8,8 +8,10 @@ import type { NetworkFilterFactoryCreator } from '../listener/network_filter_bui
 import type { AccessLoggerFactory, DataPlaneFactories } from './data_plane_factories';
 import { FILE_ACCESS_LOGGER } from './access_loggers/file';
 import { CORS_FILTER } from './http/cors';
+import { CSRF_FILTER } from './http/csrf';
 import { FAULT_FILTER } from './http/fault';
 import { HEALTH_CHECK_FILTER } from './http/health_check';
+import { LOCAL_RATELIMIT_FILTER } from './http/local_ratelimit';
 import { ROUTER_FILTER } from './http/router';
 import { HTTP_CONNECTION_MANAGER_FILTER } from './network/http_connection_manager/descriptor';
 import { TCP_PROXY_FILTER } from './network/tcp_proxy';
@@ -21,7 +23,7 @@ export function accessLoggers(): Descriptors<'proxy.access_loggers'> {
 }
 
 export function httpFilters(): Descriptors<'proxy.filters.http'> {
-  return [HEALTH_CHECK_FILTER, CORS_FILTER, FAULT_FILTER, ROUTER_FILTER];
+  return [HEALTH_CHECK_FILTER, CORS_FILTER, FAULT_FILTER, CSRF_FILTER, LOCAL_RATELIMIT_FILTER, ROUTER_FILTER];
 }
 
 /** In the order a chain's error names its terminal filters. */

@@ -132,12 +132,6 @@ test('a v2 request_mirror_policy is mirrored to first, before request_mirror_pol
 test('v2 route fields v3 dropped are refused at their v2 path, even where unknown fields are allowed', () => {
   const cases: Array<[string, (route: Json) => void, string]> = [
     ['a v2 regex match', (route) => (route.match = { regex: '/a.*' }), `${V2_ROUTE}.match.regex: regex, deprecated in v2 and dropped from v3 (safe_regex replaces it)`],
-    ['a route per_filter_config', (route) => (route.per_filter_config = { 'envoy.router': {} }), `${V2_ROUTE}.per_filter_config: per_filter_config, deprecated in v2`],
-    [
-      'a weighted cluster per_filter_config',
-      (route) => (route.route = { weighted_clusters: { clusters: { name: 'backend', weight: 100, per_filter_config: { 'envoy.router': {} } } } }),
-      `${V2_ROUTE}.route.weighted_clusters.clusters[0].per_filter_config: per_filter_config, deprecated in v2`,
-    ],
   ];
   for (const [what, change, message] of cases) {
     const bootstrap = v2Bootstrap();
@@ -150,10 +144,6 @@ test('v2 route fields v3 dropped are refused at their v2 path, even where unknow
       );
     }
   }
-  // On a virtual host too.
-  const bootstrap = v2Bootstrap();
-  bootstrap.static_resources.listeners[1].filter_chains[0].filters[0].typed_config.route_config.virtual_hosts[0].per_filter_config = { 'envoy.router': {} };
-  assert.throws(() => load(bootstrap), { message: /virtual_hosts\[0\]\.per_filter_config: per_filter_config, deprecated in v2/ });
 });
 
 /** v2Bootstrap()'s virtual host, and its path. */
@@ -242,4 +232,46 @@ test("a v2 CORS policy's allow_origin become exact matches first and `enabled` a
   assert.throws(() => load(regex, 2), {
     message: `--config-yaml: ${V2_VHOST}.cors.allow_origin_regex: allow_origin_regex, deprecated in v2 and dropped from v3 (allow_origin_string_match replaces it), is not implemented by this build (it would be ignored)`,
   });
+});
+
+test("v2 per_filter_config Structs become typed_per_filter_config entries of each filter's per-route type", () => {
+  const policy = { filter_enabled: { default_value: { numerator: 100 } } };
+  const bootstrap = v2Bootstrap();
+  v2VirtualHost(bootstrap).per_filter_config = { 'envoy.csrf': policy };
+  v2Route(bootstrap).per_filter_config = { 'envoy.filters.http.csrf': { ...policy, shadow_enabled: policy.filter_enabled } };
+  const upgraded = upgradeV2(bootstrap, builtinExtensions());
+  const csrfPolicy = { '@type': 'type.googleapis.com/envoy.extensions.filters.http.csrf.v3.CsrfPolicy', ...policy };
+  assert.deepEqual(v2VirtualHost(upgraded.json).typed_per_filter_config, { 'envoy.csrf': csrfPolicy });
+  assert.deepEqual(v2Route(upgraded.json).typed_per_filter_config, { 'envoy.filters.http.csrf': { ...csrfPolicy, shadow_enabled: policy.filter_enabled } });
+  assert.ok(upgraded.warnings.includes(`${V2_VHOST}.per_filter_config: deprecated option, use typed_per_filter_config instead`));
+  const hcm = load(bootstrap).bootstrap.listeners[1]!.filterChains[0]!.filters[0]!;
+  assert.ok(hcm.kind === 'http_connection_manager');
+  const always = { defaultValue: { numerator: 100, denominator: 'HUNDRED' }, runtimeKey: '' };
+  assert.deepEqual(hcm.routeConfig.virtualHosts[0]!.perFilterConfig, { 'proxy.filters.http.csrf': { filterEnabled: always, additionalOrigins: [] } });
+  assert.deepEqual(hcm.routeConfig.virtualHosts[0]!.routes[1]!.perFilterConfig, { 'proxy.filters.http.csrf': { filterEnabled: always, shadowEnabled: always, additionalOrigins: [] } });
+});
+
+test('v2 per_filter_config that Envoy would refuse or this build would ignore is refused at its v2 path, even where unknown fields are allowed', () => {
+  const typed = { 'envoy.filters.http.csrf': { '@type': 'type.googleapis.com/envoy.extensions.filters.http.csrf.v3.CsrfPolicy', filter_enabled: { default_value: {} } } };
+  const cases: Array<[string, (route: Json) => void, string]> = [
+    ['a filter without per-route config', (route) => (route.per_filter_config = { 'envoy.router': {} }), `${V2_ROUTE}.per_filter_config["envoy.router"]: the filter 'envoy.router' takes no per-route configuration in this build (it would be ignored)`],
+    ['an unknown filter', (route) => (route.per_filter_config = { 'envoy.lua': {} }), `${V2_ROUTE}.per_filter_config["envoy.lua"]: Didn't find a registered implementation for name: 'envoy.lua'`],
+    [
+      'both kinds on one route',
+      (route) => Object.assign(route, { per_filter_config: { 'envoy.csrf': {} }, typed_per_filter_config: typed }),
+      `${V2_ROUTE}.per_filter_config: Only one of typed_configs or configs can be specified`,
+    ],
+    [
+      'a weighted cluster per_filter_config',
+      (route) => (route.route = { weighted_clusters: { clusters: { name: 'backend', weight: 100, per_filter_config: { 'envoy.router': {} } } } }),
+      `${V2_ROUTE}.route.weighted_clusters.clusters[0].per_filter_config["envoy.router"]: the filter 'envoy.router' takes no per-route configuration in this build (it would be ignored)`,
+    ],
+  ];
+  for (const [what, change, message] of cases) {
+    const bootstrap = v2Bootstrap();
+    change(v2Route(bootstrap));
+    for (const allowUnknownStaticFields of [false, true]) {
+      assert.throws(() => loadBootstrap({ extensions: builtinExtensions(), configYaml: yaml.dump(bootstrap), allowUnknownStaticFields }), { message: `--config-yaml: ${message}` }, what);
+    }
+  }
 });

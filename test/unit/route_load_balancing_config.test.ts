@@ -188,9 +188,9 @@ const ERRORS: [string, Json, string][] = [
     `${ROUTE}.hash_policy[0].header.regex_rewrite: regex_rewrite is not implemented by this build yet (it would be ignored)`,
   ],
   [
-    'per-entry filter configs',
+    'a per-entry config for a filter that reads none',
     { weighted_clusters: { clusters: [{ name: 'web:v1', weight: 100, typed_per_filter_config: { 'envoy.filters.http.router': { '@type': 'type.googleapis.com/google.protobuf.Struct', value: {} } } }] } },
-    `${ROUTE}.weighted_clusters.clusters[0].typed_per_filter_config: typed_per_filter_config is not implemented by this build yet (it would be ignored)`,
+    `${ROUTE}.weighted_clusters.clusters[0].typed_per_filter_config["envoy.filters.http.router"]: the filter 'envoy.filters.http.router' takes no per-route configuration in this build (it would be ignored)`,
   ],
   [
     'per-entry removal of a pseudo-header',

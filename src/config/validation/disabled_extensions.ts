@@ -4,7 +4,7 @@
 import type { ConfigExtensions } from '../extension';
 import { FieldError } from '../errors';
 import { clusterExtensionName, extensionKey } from '../extension_registry';
-import { ExtensionVisitor, forEachClusterExtension, forEachExtension, SITE_CATEGORIES } from '../extension_sites';
+import { ExtensionVisitor, forEachClusterExtension, forEachExtension, forEachPerFilterConfigName, SITE_CATEGORIES } from '../extension_sites';
 import { childPath, indexPath } from '../field_path';
 import { enumField, JsonObject, messageField, messageList, stringField } from '../json';
 
@@ -18,6 +18,10 @@ const WHY = '(disabled by --disable-extensions)';
 export function checkDisabledExtensions(bootstrap: JsonObject, disabled: ReadonlySet<string>, extensions: ConfigExtensions): void {
   if (disabled.size === 0) return;
   forEachExtension(bootstrap, extensions, refuseDisabled(disabled));
+  // A per-route config names its filter too: Envoy finds no factory for it.
+  forEachPerFilterConfigName(bootstrap, extensions, (name, path) => {
+    if (disabled.has(extensionKey('proxy.filters.http', extensions.canonicalName(name)))) throw new FieldError(path, `Didn't find a registered implementation for name: '${name}' ${WHY}`);
+  });
   const resources = messageField(bootstrap, 'static_resources') ?? {};
   messageList(resources, 'clusters').forEach((cluster, i) => checkClusterType(cluster, indexPath('static_resources.clusters', i), disabled, extensions));
 }

@@ -44,6 +44,8 @@ export interface HeaderFormatter {
   (context: HeaderFormatContext): string;
   /** It prints RESPONSE_FLAGS or RESPONSE_CODE_DETAILS: the connection manager must keep a StreamInfo. */
   readonly readsStreamInfo: boolean;
+  /** Its text when it has no variable (`%%` read as `%`), which needs no request to print; null otherwise. */
+  readonly literal: string | null;
 }
 
 /** The variables read from the stream's record. */
@@ -140,9 +142,10 @@ export function parseHeaderFormat(format: string): HeaderFormatter {
   }
   if (state !== State.Literal) throw new FieldError('', `Invalid header configuration. Un-terminated variable expression '${pending(format.length)}'`);
   if (format.length > start) pieces.push(unescape(pending(format.length)));
-  if (pieces.length === 1 && typeof pieces[0] === 'string') {
-    const text = pieces[0];
-    return Object.assign(() => text, { readsStreamInfo });
+  const only = pieces.length === 0 ? '' : pieces.length === 1 ? pieces[0] : null;
+  if (typeof only === 'string') {
+    const text = only;
+    return Object.assign(() => text, { readsStreamInfo, literal: text });
   }
   return Object.assign(
     (context: HeaderFormatContext) => {
@@ -150,7 +153,7 @@ export function parseHeaderFormat(format: string): HeaderFormatter {
       for (const piece of pieces) value += typeof piece === 'string' ? piece : piece(context);
       return value;
     },
-    { readsStreamInfo },
+    { readsStreamInfo, literal: null },
   );
 }
 

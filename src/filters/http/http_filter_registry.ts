@@ -4,7 +4,7 @@
 // pipeline, which reads the same descriptors.
 
 import type { RandomSource } from '../../common/random';
-import type { HttpFilterConfig } from '../../config/model';
+import type { HttpFilterConfig, RouteConfiguration } from '../../config/model';
 import type { RuntimeSource } from '../../runtime/live_runtime';
 import type { Scope } from '../../stats/stats';
 import type { HealthCheckContext } from './health_check';
@@ -20,6 +20,10 @@ export type HttpFilterContext = HealthCheckContext & {
 export type HttpFilterFactoryContext = HttpFilterContext & {
   /** The connection manager's `http.<stat_prefix>`. */
   readonly scope: Scope;
+  /** The root scope, for a filter whose statistics Envoy roots at a stat_prefix of its own. */
+  readonly stats: Scope;
+  /** The connection manager's routes: a filter prepares the typed_per_filter_config entries for it once. */
+  readonly routeConfig: RouteConfiguration;
   readonly runtime: RuntimeSource;
   readonly random: RandomSource;
   /** The listener's per_connection_buffer_limit_bytes. */

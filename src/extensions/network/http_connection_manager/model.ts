@@ -7,11 +7,12 @@ import type {
   CodecType,
   HashPolicy,
   HeaderMutations,
-  HeaderValueOption,
   HttpConnectionManagerConfig,
   InternalRedirectPolicy,
   QueryParameterMatch,
   MirrorPolicy,
+  PerFilterConfigs,
+  PerRouteModel,
   RegexMatchAndSubstitute,
   RedirectAction,
   RetryPolicy,
@@ -25,7 +26,6 @@ import type {
   TlsRequirement,
   ServerHeaderTransformation,
   UpgradeSwitches,
-  RuntimeFraction,
   VirtualCluster,
   WeightedCluster,
   WeightedClusters,
@@ -33,10 +33,10 @@ import type {
 import {
   commonHttpProtocolOptionsOf,
   filterMetadata,
-  fractionalPercent,
   http1ProtocolOptionsOf,
   http2ProtocolOptionsOf,
   millis,
+  runtimeFraction,
 } from '../../../config/model_builder';
 import { LB_METADATA_NAMESPACE, metadataMatchCriteria, type MetadataMatchCriteria } from '../../../config/metadata_match';
 import { HTTP_CONNECTION_MANAGER, PREVIOUS_HOSTS } from '../../../config/names';
@@ -44,6 +44,7 @@ import { headerMatch } from '../../../config/header_matcher';
 import { stringMatch } from '../../../config/string_match_model';
 import { parseRetryOn } from '../../../filters/http/retry_on';
 import { accessLogsModel } from '../../access_loggers/access_log_list';
+import { headerValueOptions } from '../../http/header_value_options';
 
 /** Envoy 1.16's defaults for fields left unset. */
 const DEFAULTS = {
@@ -126,6 +127,7 @@ function routeConfiguration(config: JsonObject, extensions: ConfigExtensions): R
         ...(boolField(virtualHost, 'include_attempt_count_in_response') ? { includeAttemptCountInResponse: true as const } : {}),
         ...(virtualClusters.length > 0 ? { virtualClusters } : {}),
         ...corsPolicy(virtualHost),
+        ...perFilterConfigs(virtualHost, extensions),
       };
     }),
   };
@@ -138,6 +140,7 @@ function route(config: JsonObject, hostRetryPolicy: RetryPolicy | null, extensio
     match: routeMatch(messageField(config, 'match') ?? {}),
     action: routeAction(config, hostRetryPolicy, extensions),
     ...headerMutations(config),
+    ...perFilterConfigs(config, extensions),
   };
 }
 
@@ -168,11 +171,6 @@ function tlsContextMatch(config: JsonObject): TlsContextMatch {
   const presented = config['presented'];
   const validated = config['validated'];
   return { ...(typeof presented === 'boolean' ? { presented } : {}), ...(typeof validated === 'boolean' ? { validated } : {}) };
-}
-
-
-function runtimeFraction(config: JsonObject): RuntimeFraction {
-  return { defaultValue: fractionalPercent(messageField(config, 'default_value') ?? {}), runtimeKey: stringField(config, 'runtime_key') };
 }
 
 /** A virtual host's or route action's `cors`; nothing when it has none. */
@@ -228,7 +226,7 @@ function routeAction(config: JsonObject, hostRetryPolicy: RetryPolicy | null, ex
     cluster: stringField(action, 'cluster'),
     ...(clusterHeader !== '' ? { clusterHeader } : {}),
     ...(enumField(action, 'cluster_not_found_response_code', 'SERVICE_UNAVAILABLE') === 'NOT_FOUND' ? { clusterNotFoundStatus: 404 } : {}),
-    ...(weighted !== undefined ? { weightedClusters: weightedClusters(weighted, metadataMatch) } : {}),
+    ...(weighted !== undefined ? { weightedClusters: weightedClusters(weighted, metadataMatch, extensions) } : {}),
     timeoutMs: millis(action, 'timeout', DEFAULTS.routeTimeoutMs),
     ...(durationMs(action, 'idle_timeout') !== undefined ? { idleTimeoutMs: millis(action, 'idle_timeout', 0) } : {}),
     ...(durationMs(action, 'max_grpc_timeout') !== undefined ? { maxGrpcTimeoutMs: millis(action, 'max_grpc_timeout', 0) } : {}),
@@ -275,6 +273,20 @@ function internalRedirectPolicy(action: JsonObject, extensions: ConfigExtensions
   };
 }
 
+/** A level's typed_per_filter_config, each entry its filter's model, by the filter's name in our spelling; nothing when it has none. */
+function perFilterConfigs(level: JsonObject, extensions: ConfigExtensions): { perFilterConfig?: PerFilterConfigs } {
+  const configs = messageField(level, 'typed_per_filter_config');
+  if (configs === undefined) return {};
+  const models = Object.entries(configs).map(([key, config]): [string, PerRouteModel] => {
+    const name = extensions.canonicalName(key);
+    const perRoute = extensions.get('proxy.filters.http', name)?.perRoute;
+    if (perRoute === undefined) throw new Error(`'${key}' takes no per-route config: validation admits only filters that do`);
+    return [name, perRoute.model(isJsonObject(config) ? config : {})];
+  });
+  // Each entry's model is the one its filter's descriptor makes for its name.
+  return { perFilterConfig: Object.fromEntries(models) as PerFilterConfigs };
+}
+
 /** A level's request_headers_to_add/_remove and response_headers_to_add/_remove; only those it has. */
 function headerMutations(config: JsonObject): { requestHeaders?: HeaderMutations; responseHeaders?: HeaderMutations } {
   const request = mutations(config, 'request');
@@ -283,11 +295,7 @@ function headerMutations(config: JsonObject): { requestHeaders?: HeaderMutations
 }
 
 function mutations(config: JsonObject, direction: 'request' | 'response'): HeaderMutations | null {
-  const add = messageList(config, `${direction}_headers_to_add`).map((option): HeaderValueOption => {
-    const header = messageField(option, 'header') ?? {};
-    // append is a BoolValue: unset is true.
-    return { name: stringField(header, 'key').toLowerCase(), value: stringField(header, 'value'), append: boolField(option, 'append', true) };
-  });
+  const add = headerValueOptions(config, `${direction}_headers_to_add`);
   const remove = stringList(config, `${direction}_headers_to_remove`).map((name) => name.toLowerCase());
   return add.length === 0 && remove.length === 0 ? null : { add, remove };
 }
@@ -329,7 +337,7 @@ function retryPolicy(config: JsonObject, extensions: ConfigExtensions): RetryPol
   };
 }
 
-function weightedClusters(config: JsonObject, routeMatch: MetadataMatchCriteria | null): WeightedClusters {
+function weightedClusters(config: JsonObject, routeMatch: MetadataMatchCriteria | null, extensions: ConfigExtensions): WeightedClusters {
   const prefix = stringField(config, 'runtime_key_prefix');
   return {
     clusters: messageList(config, 'clusters').map((entry): WeightedCluster => {
@@ -342,6 +350,7 @@ function weightedClusters(config: JsonObject, routeMatch: MetadataMatchCriteria 
         runtimeKey: `${prefix}.${name}`,
         ...(metadataMatch !== null ? { metadataMatch } : {}),
         ...headerMutations(entry),
+        ...perFilterConfigs(entry, extensions),
       };
     }),
     totalWeight: numberField(config, 'total_weight', DEFAULTS.weightedClustersTotalWeight),

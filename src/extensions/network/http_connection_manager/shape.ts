@@ -1,17 +1,15 @@
 // The HTTP connection manager's fields this build acts on: its settings and its inline route
 // table. Each HTTP filter's typed_config is checked by its own descriptor's shape.
 
-import { HTTP2_PROTOCOL_OPTIONS, REGEX_MATCHER, STRING_MATCHER } from '../../../config/common_shapes';
+import { HEADER_VALUE_OPTION, HTTP2_PROTOCOL_OPTIONS, REGEX_MATCHER, RUNTIME_FRACTION, STRING_MATCHER } from '../../../config/common_shapes';
 import { HEADER_MATCHER } from '../../../config/header_matcher';
-import { anyContent, leaf, list, Shape } from '../../../config/shape';
+import { anyContent, leaf, list, Shape, typedMap } from '../../../config/shape';
 import { ACCESS_LOG_LIST } from '../../access_loggers/access_log_list';
 
 // Only `proxy.lb` (`envoy.lb`) counts, as in Envoy; typed_filter_metadata (after 1.16) is refused.
 const METADATA_MATCH: Shape = { fields: { filter_metadata: leaf } };
 
 const REGEX_SUBSTITUTION: Shape = { fields: { pattern: REGEX_MATCHER, substitution: leaf } };
-
-const RUNTIME_FRACTION: Shape = { fields: { default_value: { fields: { numerator: leaf, denominator: leaf } }, runtime_key: leaf } };
 
 // Envoy 1.16's CorsPolicy (v2's allow_origin and enabled arrive upgraded); what proxy.filters.http.cors enforces.
 const CORS_POLICY: Shape = {
@@ -55,11 +53,10 @@ const RETRY_POLICY: Shape = {
   },
 };
 
-// HeaderValueOption as Envoy 1.16 has it; append_action and keep_empty_value are newer.
 const HEADER_MUTATIONS = {
-  request_headers_to_add: list({ fields: { header: { fields: { key: leaf, value: leaf } }, append: leaf } }),
+  request_headers_to_add: list(HEADER_VALUE_OPTION),
   request_headers_to_remove: leaf,
-  response_headers_to_add: list({ fields: { header: { fields: { key: leaf, value: leaf } }, append: leaf } }),
+  response_headers_to_add: list(HEADER_VALUE_OPTION),
   response_headers_to_remove: leaf,
 } as const;
 
@@ -77,6 +74,8 @@ const ROUTE_CONFIG: Shape = {
         require_tls: leaf,
         cors: CORS_POLICY,
         ...HEADER_MUTATIONS,
+        // Each entry by its filter's per-route shape (the filter's descriptor).
+        typed_per_filter_config: typedMap,
         include_request_attempt_count: leaf,
         include_attempt_count_in_response: leaf,
         retry_policy: RETRY_POLICY,
@@ -86,6 +85,7 @@ const ROUTE_CONFIG: Shape = {
           fields: {
             name: leaf,
             ...HEADER_MUTATIONS,
+            typed_per_filter_config: typedMap,
             match: {
               fields: {
                 prefix: leaf,
@@ -103,10 +103,9 @@ const ROUTE_CONFIG: Shape = {
             route: {
               fields: {
                 cluster: leaf,
-                // Per-entry filter configs are refused until filters read them.
                 weighted_clusters: {
                   fields: {
-                    clusters: list({ fields: { name: leaf, weight: leaf, metadata_match: METADATA_MATCH, ...HEADER_MUTATIONS } }),
+                    clusters: list({ fields: { name: leaf, weight: leaf, metadata_match: METADATA_MATCH, ...HEADER_MUTATIONS, typed_per_filter_config: typedMap } }),
                     total_weight: leaf,
                     runtime_key_prefix: leaf,
                   },

@@ -1,34 +1,35 @@
 // The HTTP connection manager's rules beyond the protos': its inline route table (retry policies
-// included) and its HTTP filters, each checked by its own descriptor.
+// and the HTTP filters' per-route configs included) and its HTTP filters, each checked by its own
+// descriptor.
 
 import type { ConfigExtensions, ValidationContext } from '../../../config/extension';
-import { atField, FieldError } from '../../../config/errors';
+import { FieldError } from '../../../config/errors';
 import { childPath, indexPath } from '../../../config/field_path';
 import { durationMs, JsonObject, messageField, messageList, numberField, stringField, stringList } from '../../../config/json';
 import { ROUTER } from '../../../config/names';
 import { requireNonNegativeDuration } from '../../../config/validation/durations';
 import { compileRegexMatcher } from '../../../config/validation/stats_config';
 import { validateHeaderMatcher } from '../../../config/header_matcher';
-import { terminalFilterNotLast, typedConfig, unknownExtension, validateExtension } from '../../../config/validation/extensions';
+import { validateStringMatchers } from '../../../config/string_match_model';
+import { terminalFilterNotLast, typedConfig, unknownExtension, validateExtension, validatePerFilterConfigs } from '../../../config/validation/extensions';
 import { parseRetryOn, UNSUPPORTED_RETRY_CONDITIONS } from '../../../filters/http/retry_on';
-import { parseHeaderFormat } from '../../../filters/http/header_format';
 import { isValidAuthority } from '../../../http/authority';
 import { InvalidRewriteError, parseRewrite } from '../../../regex/rewrite';
 import { validateAccessLogs } from '../../access_loggers/access_log_list';
+import { validateHeaderValueOptions } from '../../http/header_value_options';
 
 const ROUTE_SOURCES_NOT_SUPPORTED = ['rds', 'scoped_routes'];
 const CONTROL_CHARACTERS = /[\x00-\x1f\x7f]/;
 
 /** @param config the filter's typed_config, at `path` */
 export function validateHttpConnectionManager(config: JsonObject, path: string, context: ValidationContext): void {
-  const { clusters, extensions } = context;
   // The protos require a stat_prefix and a route source (proto_rules.ts).
   for (const source of ROUTE_SOURCES_NOT_SUPPORTED) {
     if (config[source] !== undefined) {
       throw new FieldError(childPath(path, source), `${source} is not supported yet; use an inline route_config`);
     }
   }
-  validateRouteConfiguration(messageField(config, 'route_config') ?? {}, childPath(path, 'route_config'), clusters, extensions);
+  validateRouteConfiguration(messageField(config, 'route_config') ?? {}, childPath(path, 'route_config'), context);
   validateHttpFilters(config, path, context);
   requireNonNegativeDuration(config, 'stream_idle_timeout', path);
   requireNonNegativeDuration(config, 'request_timeout', path);
@@ -68,10 +69,11 @@ function validateHttp1Options(config: JsonObject, path: string): void {
   }
 }
 
-function validateRouteConfiguration(routeConfig: JsonObject, path: string, staticClusters: ReadonlySet<string>, extensions: ConfigExtensions): void {
+function validateRouteConfiguration(routeConfig: JsonObject, path: string, context: ValidationContext): void {
   // validate_clusters (default true for an inline route_config): false lets a route name a
   // cluster that CDS brings later, answered 503 until then.
-  const clusters = routeConfig['validate_clusters'] === false ? null : staticClusters;
+  const clusters = routeConfig['validate_clusters'] === false ? null : context.clusters;
+  const extensions = context.extensions;
   validateHeaderMutations(routeConfig, path);
   messageList(routeConfig, 'virtual_hosts').forEach((virtualHost, v) => {
     const hostPath = indexPath(childPath(path, 'virtual_hosts'), v);
@@ -80,8 +82,9 @@ function validateRouteConfiguration(routeConfig: JsonObject, path: string, stati
     if (retryPolicy !== undefined) validateRetryPolicy(retryPolicy, childPath(hostPath, 'retry_policy'), extensions);
     messageList(virtualHost, 'virtual_clusters').forEach((cluster, c) => validateVirtualCluster(cluster, indexPath(childPath(hostPath, 'virtual_clusters'), c)));
     validateCorsPolicy(virtualHost, hostPath);
+    validatePerFilterConfigs(virtualHost, hostPath, context);
     messageList(virtualHost, 'routes').forEach((route, r) => {
-      validateRoute(route, indexPath(childPath(hostPath, 'routes'), r), clusters, extensions);
+      validateRoute(route, indexPath(childPath(hostPath, 'routes'), r), clusters, context);
     });
   });
 }
@@ -93,15 +96,16 @@ function validateVirtualCluster(cluster: JsonObject, path: string): void {
   headers.forEach((header, i) => validateHeaderMatcher(header, indexPath(childPath(path, 'headers'), i)));
 }
 
-function validateRoute(route: JsonObject, path: string, clusters: ReadonlySet<string> | null, extensions: ConfigExtensions): void {
+function validateRoute(route: JsonObject, path: string, clusters: ReadonlySet<string> | null, context: ValidationContext): void {
   // The protos require a match, and a default_value in its runtime_fraction (proto_rules.ts).
   validateRouteMatch(messageField(route, 'match') ?? {}, childPath(path, 'match'));
   validateHeaderMutations(route, path);
+  validatePerFilterConfigs(route, path, context);
   const action = messageField(route, 'route');
   const redirect = messageField(route, 'redirect');
   const directResponse = messageField(route, 'direct_response');
   if (action !== undefined) {
-    validateRouteAction(action, childPath(path, 'route'), clusters, extensions);
+    validateRouteAction(action, childPath(path, 'route'), clusters, context);
   } else if (redirect !== undefined) {
     validateRedirect(redirect, childPath(path, 'redirect'));
   } else if (directResponse !== undefined) {
@@ -123,18 +127,15 @@ function validateRouteMatch(match: JsonObject, path: string): void {
 
 /** A `cors` of `config` (a virtual host or route action): its origin regexes compile. */
 function validateCorsPolicy(config: JsonObject, path: string): void {
-  const corsPath = childPath(path, 'cors');
-  messageList(messageField(config, 'cors') ?? {}, 'allow_origin_string_match').forEach((matcher, i) => {
-    const regex = messageField(matcher, 'safe_regex');
-    if (regex !== undefined) compileRegexMatcher(regex, childPath(indexPath(childPath(corsPath, 'allow_origin_string_match'), i), 'safe_regex'));
-  });
+  validateStringMatchers(messageField(config, 'cors') ?? {}, 'allow_origin_string_match', childPath(path, 'cors'));
 }
 
-function validateRouteAction(action: JsonObject, path: string, clusters: ReadonlySet<string> | null, extensions: ConfigExtensions): void {
+function validateRouteAction(action: JsonObject, path: string, clusters: ReadonlySet<string> | null, context: ValidationContext): void {
+  const extensions = context.extensions;
   validateCorsPolicy(action, path);
   const weighted = messageField(action, 'weighted_clusters');
   if (weighted !== undefined) {
-    validateWeightedClusters(weighted, childPath(path, 'weighted_clusters'), clusters);
+    validateWeightedClusters(weighted, childPath(path, 'weighted_clusters'), clusters, context);
   } else if (action['cluster_header'] === undefined) {
     const cluster = stringField(action, 'cluster');
     if (cluster === '') throw new FieldError(childPath(path, 'cluster'), 'missing required field');
@@ -201,7 +202,7 @@ function validateHashPolicies(action: JsonObject, path: string): void {
 }
 
 /** The protos require at least one entry, each named (proto_rules.ts). */
-function validateWeightedClusters(weighted: JsonObject, path: string, clusters: ReadonlySet<string> | null): void {
+function validateWeightedClusters(weighted: JsonObject, path: string, clusters: ReadonlySet<string> | null, context: ValidationContext): void {
   const totalWeight = numberField(weighted, 'total_weight', 100);
   // 1.16's rule, gone from the later protos we decode: a request picks by random % total_weight.
   if (totalWeight < 1) throw new FieldError(childPath(path, 'total_weight'), 'value must be greater than or equal to 1');
@@ -209,6 +210,7 @@ function validateWeightedClusters(weighted: JsonObject, path: string, clusters: 
   messageList(weighted, 'clusters').forEach((entry, i) => {
     const entryPath = indexPath(childPath(path, 'clusters'), i);
     validateHeaderMutations(entry, entryPath);
+    validatePerFilterConfigs(entry, entryPath, context);
     const name = stringField(entry, 'name');
     if (clusters !== null && !clusters.has(name)) throw new FieldError(childPath(entryPath, 'name'), `route: unknown weighted cluster '${name}'`);
     // Envoy 1.16 reads the weight with PROTOBUF_GET_WRAPPED_REQUIRED.
@@ -221,12 +223,7 @@ function validateWeightedClusters(weighted: JsonObject, path: string, clusters: 
 /** One level's header mutations, with Envoy's reasons: pseudo-headers stay, and each value must parse. */
 function validateHeaderMutations(level: JsonObject, path: string): void {
   for (const direction of ['request', 'response']) {
-    messageList(level, `${direction}_headers_to_add`).forEach((option, i) => {
-      const headerPath = childPath(indexPath(childPath(path, `${direction}_headers_to_add`), i), 'header');
-      const header = messageField(option, 'header') ?? {};
-      if (stringField(header, 'key').startsWith(':')) throw new FieldError(childPath(headerPath, 'key'), ':-prefixed headers may not be modified');
-      atField(childPath(headerPath, 'value'), () => parseHeaderFormat(stringField(header, 'value')));
-    });
+    validateHeaderValueOptions(level, `${direction}_headers_to_add`, path);
     stringList(level, `${direction}_headers_to_remove`).forEach((name, i) => {
       if (name.startsWith(':') || name.toLowerCase() === 'host') {
         throw new FieldError(indexPath(childPath(path, `${direction}_headers_to_remove`), i), ':-prefixed or host headers may not be removed');

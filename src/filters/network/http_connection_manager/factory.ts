@@ -97,7 +97,7 @@ export class HttpConnectionManagerFactory implements NetworkFilterFactory {
       throw new FieldError('http_filters', `the last HTTP filter must be ${ROUTER_FILTER}`);
     }
     const scope = deps.stats.scope(`http.${config.statPrefix}`);
-    const filterContext = { ...deps.filterContext, scope, runtime: deps.runtime, random: mathRandom, bufferLimitBytes: deps.bufferLimitBytes };
+    const filterContext = { ...deps.filterContext, scope, stats: deps.stats, routeConfig: config.routeConfig, runtime: deps.runtime, random: mathRandom, bufferLimitBytes: deps.bufferLimitBytes };
     const filters = chain.slice(0, -1).map((filter, i) => {
       const factory = filter.name === ROUTER_FILTER ? null : createHttpFilterFactory(filter, filterContext);
       if (factory === null) throw new FieldError(`http_filters[${i}].name`, `http filter '${filter.name}' is not supported before ${ROUTER_FILTER}`);
