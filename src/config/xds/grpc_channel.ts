@@ -7,25 +7,21 @@
 import * as grpc from '@grpc/grpc-js';
 import { isIP } from 'node:net';
 import type { GrpcTarget } from '../config_source';
-
-export interface HostAddress {
-  readonly address: string;
-  readonly port: number;
-}
-
-/** The hosts a static cluster has now (the supervisor's membership). */
-export type ClusterAddresses = (cluster: string) => readonly HostAddress[];
+import { type ClusterAddresses, ClusterHosts } from './cluster_hosts';
 
 // A response as large as the management server sends: Envoy 1.16 sets no limit.
 const CHANNEL_OPTIONS: grpc.ChannelOptions = { 'grpc.max_receive_message_length': -1, 'grpc.enable_retries': 0 };
 
 export class GrpcChannel {
-  private nextHost = 0;
+  /** An envoy_grpc target's hosts. */
+  private readonly hosts: ClusterHosts | null;
 
   constructor(
     private readonly target: GrpcTarget,
-    private readonly clusterAddresses: ClusterAddresses,
-  ) {}
+    clusterAddresses: ClusterAddresses,
+  ) {
+    this.hosts = target.kind === 'envoy_grpc' ? new ClusterHosts(target.clusterName, clusterAddresses) : null;
+  }
 
   /** What logs call the management server. */
   describe(): string {
@@ -36,9 +32,8 @@ export class GrpcChannel {
   openClient(): grpc.Client | null {
     const credentials = grpc.credentials.createInsecure();
     if (this.target.kind === 'google_grpc') return new grpc.Client(this.target.targetUri, credentials, CHANNEL_OPTIONS);
-    const hosts = this.clusterAddresses(this.target.clusterName);
-    if (hosts.length === 0) return null;
-    const host = hosts[this.nextHost++ % hosts.length]!;
+    const host = this.hosts!.pick();
+    if (host === null) return null;
     const address = isIP(host.address) === 6 ? `[${host.address}]` : host.address;
     // Envoy's gRPC client sends the cluster's name as :authority.
     return new grpc.Client(`${address}:${host.port}`, credentials, { ...CHANNEL_OPTIONS, 'grpc.default_authority': this.target.clusterName });

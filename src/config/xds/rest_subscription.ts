@@ -11,7 +11,7 @@ import type { Logger } from '../../log/logger_api';
 import { FieldError } from '../errors';
 import type { JsonObject, JsonValue } from '../json';
 import type { DiscoveryWire } from './discovery_wire';
-import type { ClusterAddresses } from './grpc_channel';
+import { type ClusterAddresses, ClusterHosts } from './cluster_hosts';
 import type { ResourceDecoder } from './resource_decoder';
 import type { ResourceType } from './resource_types';
 import type { Subscription, SubscriptionCallbacks, SubscriptionStats } from './subscription';
@@ -43,7 +43,7 @@ export class RestSubscription implements Subscription {
   private resourceNames: readonly string[] = [];
   /** The last version accepted; null before the first. */
   private versionInfo: string | null = null;
-  private nextHost = 0;
+  private readonly hosts: ClusterHosts;
   private refreshTimer: TimeoutHandle | null = null;
   private initTimer: TimeoutHandle | null = null;
   private request: http.ClientRequest | null = null;
@@ -57,6 +57,7 @@ export class RestSubscription implements Subscription {
     private readonly deps: RestSubscriptionDeps,
   ) {
     this.log = deps.log.forFile(__filename);
+    this.hosts = new ClusterHosts(options.cluster, deps.clusterAddresses);
   }
 
   start(resourceNames: readonly string[]): void {
@@ -85,12 +86,11 @@ export class RestSubscription implements Subscription {
   private fetch(): void {
     if (this.closed) return;
     this.stats.update_attempt.inc();
-    const hosts = this.deps.clusterAddresses(this.options.cluster);
-    if (hosts.length === 0) {
+    const host = this.hosts.pick();
+    if (host === null) {
       this.fetchFailed(`cluster '${this.options.cluster}' has no host`);
       return;
     }
-    const host = hosts[this.nextHost++ % hosts.length]!;
     const body = JSON.stringify(
       this.deps.wire.requestJson({
         versionInfo: this.versionInfo ?? '',
