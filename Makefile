@@ -35,7 +35,7 @@ dist/.tsc-stamp: $(NPM_STAMP) tsconfig.json $(TS_SOURCES)
 	@touch $@
 
 # One run writes both: the schema and its annotations (v2 names, validation rules).
-dist/protos.json dist/proto_annotations.json &: $(NPM_STAMP) scripts/gen-protos.js
+dist/protos.json dist/proto_annotations.json &: $(NPM_STAMP) scripts/gen-protos.js $(shell find scripts/protos -name '*.proto')
 	node scripts/gen-protos.js
 
 build: $(ADDON) dist/.tsc-stamp dist/protos.json dist/proto_annotations.json

@@ -7,6 +7,8 @@
 // The .proto files come from the dev dependency @grpc/grpc-js-xds, the one npm package that
 // ships Envoy's API with its imports (googleapis, protoc-gen-validate, xds). Its snapshot is newer
 // than Envoy 1.16; v3 only adds fields, and the capability check refuses the ones we do not run.
+// The one import it lacks, Prometheus's data model (the MetricsService's messages), is in
+// scripts/protos.
 // Nothing of it is needed at run time: a production install (npm ci --omit=dev) leaves it out.
 //
 // Next to it, dist/proto_annotations.json carries the two annotations the loader reads from the
@@ -29,6 +31,7 @@ const INCLUDE_DIRS = [
   path.join(DEPS, 'googleapis'),
   path.join(DEPS, 'protoc-gen-validate'),
   path.join(DEPS, 'xds'),
+  path.join(__dirname, 'protos'),
   path.dirname(require.resolve('protobufjs/package.json')),
 ];
 
@@ -119,6 +122,19 @@ const ENTRY_POINTS = [
   {
     file: 'envoy/extensions/filters/listener/original_dst/v3/original_dst.proto',
     types: ['envoy.extensions.filters.listener.original_dst.v3.OriginalDst'],
+  },
+  {
+    file: 'envoy/config/metrics/v3/stats.proto',
+    types: ['envoy.config.metrics.v3.StatsdSink', 'envoy.config.metrics.v3.DogStatsdSink'],
+  },
+  {
+    file: 'envoy/config/metrics/v3/metrics_service.proto',
+    types: ['envoy.config.metrics.v3.MetricsServiceConfig'],
+  },
+  // What the metrics_service stats sink streams to its server.
+  {
+    file: 'envoy/service/metrics/v3/metrics_service.proto',
+    types: ['envoy.service.metrics.v3.StreamMetricsMessage', 'envoy.service.metrics.v3.StreamMetricsResponse'],
   },
   // xDS: what a management server (or a file-based config source) sends and is sent.
   {
