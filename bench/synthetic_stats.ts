@@ -70,6 +70,10 @@ class UniformSummary implements HistogramSummary {
   countAtOrBelow(bound: number): number {
     return Math.round(this.count * Math.min(1, bound / this.max));
   }
+
+  forEachSample(visit: (value: number, count: number) => void): void {
+    for (let j = 1; j <= this.count; j++) visit(Math.round(((j - 0.5) * this.max) / this.count), 1);
+  }
 }
 
 const decoder = new TextDecoder();

@@ -94,6 +94,41 @@ export class BucketSummary implements HistogramSummary {
     return total;
   }
 
+  forEachSample(visit: (value: number, count: number) => void): void {
+    for (let at = 0; at < this.indices.length; at++) {
+      const low = this.low(at);
+      const high = this.high(at);
+      const count = this.counts[at]!;
+      if (high === low) {
+        visit(Math.round(low), count);
+        continue;
+      }
+      // By sample when they are fewer than the bucket's integers (a bucket may span millions),
+      // else by integer, counting the samples placed nearest it.
+      if (count <= high - low) {
+        let value = Math.round(low + (high - low) * (0.5 / count));
+        let same = 0;
+        for (let j = 1; j <= count; j++) {
+          const next = Math.round(low + ((high - low) * (j - 0.5)) / count);
+          if (next !== value) {
+            visit(value, same);
+            value = next;
+            same = 0;
+          }
+          same++;
+        }
+        visit(value, same);
+      } else {
+        // The samples placed below `limit`, as countAtOrBelow() counts them.
+        const below = (limit: number) => Math.min(count, Math.max(0, Math.ceil(((limit - low) * count) / (high - low) + 0.5) - 1));
+        for (let value = Math.round(low); value <= Math.round(high); value++) {
+          const samples = below(value + 0.5) - below(value - 0.5);
+          if (samples > 0) visit(value, samples);
+        }
+      }
+    }
+  }
+
   /** Where the samples of the `at`-th occupied bucket start. */
   private low(at: number): number {
     const index = this.indices[at]!;

@@ -28,6 +28,11 @@ export interface HistogramSummary {
   quantile(q: number): number;
   /** How many samples were at most `bound` (Prometheus's `le` buckets). */
   countAtOrBelow(bound: number): number;
+  /**
+   * Every sample as the whole number countAtOrBelow() takes it for, in ascending order, equal
+   * ones together: `visit(value, count)` (what a statsd sink sends a line per sample of).
+   */
+  forEachSample(visit: (value: number, count: number) => void): void;
 }
 
 export interface HistogramSample {

@@ -61,6 +61,12 @@ export class SampleSummary implements HistogramSummary {
   countAtOrBelow(bound: number): number {
     return this.sorted.filter((v) => v <= bound).length;
   }
+
+  forEachSample(visit: (value: number, count: number) => void): void {
+    const counts = new Map<number, number>();
+    for (const sample of this.sorted) counts.set(Math.round(sample), (counts.get(Math.round(sample)) ?? 0) + 1);
+    for (const [value, count] of counts) visit(value, count);
+  }
 }
 
 /** A histogram with these cumulative samples and, unless null, these interval ones. */

@@ -157,3 +157,43 @@ test('a quantile outside [0, 1] or bucket counts of another length are refused',
   for (const q of [-0.1, 1.5, NaN]) assert.throws(() => summary.quantile(q), RangeError);
   assert.throws(() => BucketSummary.fromCounts(new Float64Array(10), 0), /expected 1728 bucket counts, got 10/);
 });
+
+/** forEachSample's visits as [value, count] pairs. */
+function samplesOf(summary: BucketSummary): [number, number][] {
+  const out: [number, number][] = [];
+  summary.forEachSample((value, count) => out.push([value, count]));
+  return out;
+}
+
+test('forEachSample: values below 128 are the samples themselves, equal ones together', () => {
+  assert.deepEqual(samplesOf(summarize([3, 5, 3, 127, 0])), [[0, 1], [3, 2], [5, 1], [127, 1]]);
+  assert.deepEqual(samplesOf(BucketSummary.fromCounts(new Float64Array(BUCKET_COUNT), 0)), []);
+});
+
+test('forEachSample places wider buckets\' samples as countAtOrBelow counts them, in ascending order', () => {
+  const cases: [string, BucketSummary][] = [
+    ['a few per bucket', summarize(generate(21, (r) => 200 + r() * 5000).slice(0, 300))],
+    ['many per bucket', summarize(generate(22, (r) => normalSample(r, 1000, 40)))],
+    ['one bucket, more samples than integers', summarize(Array.from({ length: 5000 }, () => 1000))],
+  ];
+  for (const [name, summary] of cases) {
+    const visits = samplesOf(summary);
+    assert.equal(visits.reduce((total, [, count]) => total + count, 0), summary.count, name);
+    for (let i = 1; i < visits.length; i++) assert.ok(visits[i]![0] > visits[i - 1]![0], `${name}: ascending, each value once`);
+    let seen = 0;
+    for (const [value, count] of visits) {
+      seen += count;
+      assert.equal(seen, summary.countAtOrBelow(value), `${name}: samples at or below ${value}`);
+    }
+  }
+});
+
+test('forEachSample visits a bucket millions of integers wide once per sample, not per integer', () => {
+  const counts = new Float64Array(BUCKET_COUNT);
+  counts[1] = 1;
+  counts[BUCKET_COUNT - 2] = 3;
+  const visits = samplesOf(BucketSummary.fromCounts(counts, 0));
+  assert.deepEqual(visits[0], [1, 1]);
+  assert.equal(visits.length, 4);
+  assert.ok(visits.slice(1).every(([value, count]) => count === 1 && value >= 2 ** 31));
+});
