@@ -9,6 +9,7 @@ import { loadBootstrap, LoadedBootstrap } from '../config/load';
 import type { Bootstrap } from '../config/model';
 import { applyServiceOverrides } from '../config/node_overrides';
 import { checkBootstrapSubscriptions } from '../config/xds/subscription_preconditions';
+import { checkStatsSinkPreconditions } from '../config/stats_sink_preconditions';
 import type { Logger, LoggerFactory } from '../log/logger_api';
 import { LogSettings, loggerFactory, openLogs } from '../log/log_settings';
 import { readBuildInfo, versionString } from '../server/build_info';
@@ -151,7 +152,10 @@ function loadOrReport(options: Options, logFactory: LoggerFactory, extensions: B
       serviceCluster: options.serviceCluster,
     });
     const node = applyServiceOverrides(loaded.bootstrap, options).node;
-    inConfigFile(source, () => checkBootstrapSubscriptions(loaded.bootstrap, node));
+    inConfigFile(source, () => {
+      checkBootstrapSubscriptions(loaded.bootstrap, node);
+      checkStatsSinkPreconditions(loaded.bootstrap, node);
+    });
     // A worker that cannot build what it is given would fail after the epoch started (and, under
     // the hot restarter, stop the epochs serving): the same constructors refuse it here.
     constructDataPlane(loaded.bootstrap, source, logFactory);

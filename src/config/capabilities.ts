@@ -5,7 +5,7 @@
 // typed_config in its descriptor (shape.ts, extension.ts). Pure: the decoded v3 bootstrap in,
 // FieldError out.
 
-import { HTTP2_PROTOCOL_OPTIONS, STRING_MATCHER } from './common_shapes';
+import { GRPC_SERVICE, HTTP2_PROTOCOL_OPTIONS, STRING_MATCHER } from './common_shapes';
 import type { ConfigExtensions } from './extension';
 import { discoveryTypeOf } from './extension_registry';
 import { FieldError, FieldErrorCollector } from './errors';
@@ -15,13 +15,12 @@ import { PROTOCOL_OPTIONS_TYPES } from './names';
 import { anyContent, checkShape, leaf, list, refused, Shape } from './shape';
 
 // core.v3.ApiConfigSource as the xDS client runs it (src/config/xds): state-of-the-world gRPC
-// and REST polling. Refused: DELTA_GRPC, rate_limit_settings, gRPC credentials, timeouts and
-// initial metadata, more than the target of a google_grpc service.
+// and REST polling. Refused: DELTA_GRPC, rate_limit_settings, and what GRPC_SERVICE refuses.
 const API_CONFIG_SOURCE: Shape = {
   fields: {
     api_type: leaf,
     transport_api_version: leaf,
-    grpc_services: list({ fields: { envoy_grpc: { fields: { cluster_name: leaf } }, google_grpc: { fields: { target_uri: leaf, stat_prefix: leaf } } } }),
+    grpc_services: list(GRPC_SERVICE),
     cluster_names: leaf,
     refresh_delay: leaf,
     request_timeout: leaf,
@@ -336,6 +335,8 @@ const BOOTSTRAP: Shape = {
     cluster_manager: { fields: { local_cluster_name: leaf } },
     stats_flush_interval: leaf,
     stats_config: STATS_CONFIG,
+    // Each sink's typed_config is checked by its @type (src/extensions/stat_sinks).
+    stats_sinks: list({ fields: { name: leaf, typed_config: anyContent } }),
     // rtds_layer is refused: runtime discovery (RTDS) is not implemented yet.
     layered_runtime: {
       fields: {

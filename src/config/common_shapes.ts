@@ -21,3 +21,8 @@ export const RUNTIME_FRACTION: Shape = { fields: { default_value: { fields: { nu
 
 // HeaderValueOption as Envoy 1.16 has it; append_action and keep_empty_value are newer.
 export const HEADER_VALUE_OPTION: Shape = { fields: { header: { fields: { key: leaf, value: leaf } }, append: leaf } };
+
+// core.v3.GrpcService as GrpcChannel (src/config/xds/grpc_channel.ts) reaches it: a static
+// cluster, or a target the gRPC library resolves. Refused: timeouts, initial metadata, and
+// google_grpc's credentials and channel settings.
+export const GRPC_SERVICE: Shape = { fields: { envoy_grpc: { fields: { cluster_name: leaf } }, google_grpc: { fields: { target_uri: leaf, stat_prefix: leaf } } } };

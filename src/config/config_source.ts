@@ -67,7 +67,8 @@ export function apiConfigSourceOf(config: JsonObject): ApiConfigSource {
   };
 }
 
-function grpcTargetOf(service: JsonObject): GrpcTarget {
+/** A core.v3.GrpcService (validation has checked its target is set). */
+export function grpcTargetOf(service: JsonObject): GrpcTarget {
   const envoyGrpc = messageField(service, 'envoy_grpc');
   if (envoyGrpc !== undefined) return { kind: 'envoy_grpc', clusterName: stringField(envoyGrpc, 'cluster_name') };
   const googleGrpc = messageField(service, 'google_grpc') ?? {};

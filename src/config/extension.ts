@@ -39,6 +39,7 @@ import type {
   NetworkFilterConfig,
   PerRouteModel,
   RetryHostPredicateConfig,
+  StatsSinkConfig,
   TransportSocketConfig,
 } from './model';
 import type { ExtensionRegistry } from './extension_registry';
@@ -64,6 +65,8 @@ export interface ExtensionModels {
   'proxy.load_balancers': LbPolicy;
   /** An active health check's kind, by the HealthCheck field that configures it (http_health_check, ...). */
   'proxy.health_checkers': HealthChecker;
+  /** The bootstrap's stats_sinks, which the supervisor flushes. */
+  'proxy.stats_sinks': StatsSinkConfig;
 }
 
 export type ExtensionCategory = keyof ExtensionModels;
@@ -85,6 +88,11 @@ export type ConfigExtensions = ExtensionRegistry<AnyFactories>;
 export interface ValidationContext {
   /** The names of the static clusters, which filters may route to. */
   readonly clusters: ReadonlySet<string>;
+  /**
+   * Of those, the ones without a transport socket: what a connection the proxy opens in
+   * plaintext itself (a stats sink's) may go to.
+   */
+  readonly plaintextClusters: ReadonlySet<string>;
   /** For an extension that holds others (the connection manager's HTTP filters). */
   readonly extensions: ConfigExtensions;
 }

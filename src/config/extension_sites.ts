@@ -14,7 +14,8 @@ export type ExtensionSite =
   | 'downstream_transport_socket'
   | 'upstream_transport_socket'
   | 'upstream_network_filter'
-  | 'access_log';
+  | 'access_log'
+  | 'stats_sink';
 
 /** The registry category of the extensions found at each place of a bootstrap. */
 export const SITE_CATEGORIES: Readonly<Record<ExtensionSite, ExtensionCategory>> = {
@@ -25,15 +26,22 @@ export const SITE_CATEGORIES: Readonly<Record<ExtensionSite, ExtensionCategory>>
   upstream_transport_socket: 'proxy.transport_sockets.upstream',
   upstream_network_filter: 'proxy.filters.upstream_network',
   access_log: 'proxy.access_loggers',
+  stats_sink: 'proxy.stats_sinks',
 };
 
 export type ExtensionVisitor = (extension: JsonObject, site: ExtensionSite, path: string) => void;
 
 /**
- * Calls `visit` on every extension of the bootstrap's static resources, parents first: a
- * visitor may rewrite a network filter's config before its HTTP filters are visited.
+ * Calls `visit` on every extension of the bootstrap (its static resources', then its stats
+ * sinks), parents first: a visitor may rewrite a network filter's config before its HTTP
+ * filters are visited.
  */
 export function forEachExtension(bootstrap: JsonObject, extensions: ConfigExtensions, visit: ExtensionVisitor): void {
+  forEachStaticResourceExtension(bootstrap, extensions, visit);
+  eachOf(bootstrap, 'stats_sinks', '', 'stats_sink', visit);
+}
+
+function forEachStaticResourceExtension(bootstrap: JsonObject, extensions: ConfigExtensions, visit: ExtensionVisitor): void {
   const resources = messageField(bootstrap, 'static_resources');
   if (resources === undefined) return;
   messageList(resources, 'listeners').forEach((listener, i) => {

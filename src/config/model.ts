@@ -7,7 +7,7 @@
 
 import type { AccessLogEntryConfig } from '../access_log/access_log_config';
 import type { MetadataMatchCriteria } from './metadata_match';
-import type { ApiConfigSource, ConfigSourceConfig } from './config_source';
+import type { ApiConfigSource, ConfigSourceConfig, GrpcTarget, XdsApiVersion } from './config_source';
 
 export interface SocketAddress {
   readonly address: string;
@@ -46,6 +46,8 @@ export interface Bootstrap {
   /** stats_flush_interval: how often the supervisor ends a histogram interval (and flushes stats). */
   readonly statsFlushIntervalMs: number;
   readonly statsConfig: StatsConfig;
+  /** stats_sinks in order: where the supervisor sends the stats at each flush. */
+  readonly statsSinks: readonly StatsSinkConfig[];
   /** layered_runtime's layers in stacking order (Envoy's defaults when the bootstrap has none). */
   readonly runtimeLayers: readonly RuntimeLayerConfig[];
   /** dynamic_resources: where discovered configuration comes from. */
@@ -1123,6 +1125,36 @@ export interface HistogramBucketRule {
   readonly match: StringMatch;
   /** Upper bounds, ascending, each above 0. */
   readonly buckets: readonly number[];
+}
+
+/**
+ * A stats sink: proxy.stat_sinks.statsd or proxy.stat_sinks.dog_statsd (statsd lines), or
+ * proxy.stat_sinks.metrics_service (a gRPC stream). Its descriptor (src/extensions/stat_sinks)
+ * builds it.
+ */
+export type StatsSinkConfig = StatsdSinkConfig | MetricsServiceSinkConfig;
+
+export interface StatsdSinkConfig {
+  readonly kind: 'statsd';
+  readonly name: string;
+  /** UDP datagrams to an address, or a TCP stream through a static cluster (StatsdSink only). */
+  readonly target: { readonly kind: 'udp'; readonly address: SocketAddress } | { readonly kind: 'tcp'; readonly clusterName: string };
+  /** Before every stat name, with a dot. */
+  readonly prefix: string;
+  /** DogStatsD: tag-extracted names with their tags (`|#name:value,...`); else full names. */
+  readonly tagged: boolean;
+  /** The most a datagram of counters and gauges holds, lines joined by newlines; 0: one line each. */
+  readonly maxBytesPerDatagram: number;
+}
+
+export interface MetricsServiceSinkConfig {
+  readonly kind: 'metrics_service';
+  readonly name: string;
+  readonly target: GrpcTarget;
+  /** The MetricsService version (its gRPC method); AUTO is V2 in Envoy 1.16. */
+  readonly transportApiVersion: XdsApiVersion;
+  /** Counters as their increase since the previous flush, rather than their value. */
+  readonly reportCountersAsDeltas: boolean;
 }
 
 // ---- runtime -----------------------------------------------------------------------------

@@ -144,6 +144,7 @@ export function buildBootstrapModel(bootstrap: JsonObject, extensions: ConfigExt
     localClusterName: stringField(messageField(bootstrap, 'cluster_manager') ?? {}, 'local_cluster_name') || null,
     statsFlushIntervalMs: millis(bootstrap, 'stats_flush_interval', DEFAULTS.statsFlushIntervalMs),
     statsConfig: statsConfig(messageField(bootstrap, 'stats_config') ?? {}),
+    statsSinks: messageList(bootstrap, 'stats_sinks').map((sink) => extensions.model('proxy.stats_sinks', sink)),
     runtimeLayers: runtimeLayers(messageField(bootstrap, 'layered_runtime')),
     dynamicResources: dynamicResources(messageField(bootstrap, 'dynamic_resources') ?? {}),
     source: bootstrap,
@@ -609,7 +610,7 @@ function locality(config: JsonObject | undefined): Locality {
   };
 }
 
-function socketAddress(address: JsonObject): SocketAddress {
+export function socketAddress(address: JsonObject): SocketAddress {
   const socket = messageField(address, 'socket_address') ?? {};
   return { address: stringField(socket, 'address'), port: numberField(socket, 'port_value') };
 }

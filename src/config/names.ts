@@ -21,6 +21,9 @@ export const PREVIOUS_ROUTES = 'proxy.internal_redirect_predicates.previous_rout
 export const SAFE_CROSS_SCHEME = 'proxy.internal_redirect_predicates.safe_cross_scheme';
 export const TLS_INSPECTOR = 'proxy.filters.listener.tls_inspector';
 export const ORIGINAL_DST_LISTENER_FILTER = 'proxy.filters.listener.original_dst';
+export const STATSD_SINK = 'proxy.stat_sinks.statsd';
+export const DOG_STATSD_SINK = 'proxy.stat_sinks.dog_statsd';
+export const METRICS_SERVICE_SINK = 'proxy.stat_sinks.metrics_service';
 
 const ENVOY_PREFIX = 'envoy.';
 const PROXY_PREFIX = 'proxy.';
@@ -67,6 +70,9 @@ export const CONFIG_TYPES = {
   tlsInspector: 'envoy.extensions.filters.listener.tls_inspector.v3.TlsInspector',
   aggregateCluster: 'envoy.extensions.clusters.aggregate.v3.ClusterConfig',
   originalDst: 'envoy.extensions.filters.listener.original_dst.v3.OriginalDst',
+  statsdSink: 'envoy.config.metrics.v3.StatsdSink',
+  dogStatsdSink: 'envoy.config.metrics.v3.DogStatsdSink',
+  metricsService: 'envoy.config.metrics.v3.MetricsServiceConfig',
 } as const;
 
 /**

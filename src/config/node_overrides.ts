@@ -2,6 +2,7 @@
 // node.cluster, node.id and node.locality.zone (Envoy's LocalInfo), for everything that reads
 // the node. The bootstrap's source JSON is kept as written, as /config_dump shows it.
 
+import { FieldError } from './errors';
 import type { Bootstrap, Locality, NodeInfo } from './model';
 
 export interface ServiceOverrides {
@@ -31,4 +32,17 @@ export function applyServiceOverrides(bootstrap: Bootstrap, overrides: ServiceOv
 export function nodeLocality(node: NodeInfo): Locality | null {
   const { locality } = node;
   return locality.region !== '' || locality.zone !== '' || locality.subZone !== '' ? locality : null;
+}
+
+/**
+ * Envoy's checkLocalInfo: what needs the node's identity (a subscription, the TCP statsd sink)
+ * refuses to start without it, saying how to give it.
+ * @param node the node after --service-node and --service-cluster
+ * @param what Envoy's prefix of the message (a resource type URL, `tcp statsd`)
+ * @throws FieldError at `path`
+ */
+export function requireNodeIdentity(node: NodeInfo, what: string, path: string): void {
+  if (node.id === '' || node.cluster === '') {
+    throw new FieldError(path, `${what}: node 'id' and 'cluster' are required. Set it either in 'node' config or via --service-node and --service-cluster options.`);
+  }
 }

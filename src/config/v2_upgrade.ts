@@ -16,7 +16,14 @@ import { noPerRouteConfig } from './validation/extensions';
 const REQUEST_METHOD = 'envoy.config.core.v3.RequestMethod';
 
 /** The places v2 configured an extension with a `config:` Struct, in its own schema, that the upgrade types. */
-const STRUCT_CONFIG_SITES: ReadonlySet<ExtensionSite> = new Set(['network_filter', 'http_filter', 'upstream_transport_socket', 'downstream_transport_socket', 'access_log']);
+const STRUCT_CONFIG_SITES: ReadonlySet<ExtensionSite> = new Set([
+  'network_filter',
+  'http_filter',
+  'upstream_transport_socket',
+  'downstream_transport_socket',
+  'access_log',
+  'stats_sink',
+]);
 
 /** Fields that v3 renamed without changing their meaning. */
 const CLUSTER_FIELD_RENAMES: ReadonlyMap<string, string> = new Map([

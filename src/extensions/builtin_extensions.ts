@@ -1,7 +1,7 @@
 // The extensions this build has, each registered by one line in its category's list (the
 // workers' filters and access loggers in data_plane_extensions.ts). Everything that asks which
 // extensions exist (the configuration pipeline, --disable-extensions, GET /server_info, the
-// supervisor's cluster types) reads the registry made here.
+// supervisor's cluster types and stats sinks) reads the registry made here.
 
 import { ExtensionRegistry } from '../config/extension_registry';
 import { AGGREGATE } from './clusters/aggregate';
@@ -18,6 +18,9 @@ import { PREVIOUS_ROUTES_PREDICATE } from './internal_redirect/previous_routes';
 import { SAFE_CROSS_SCHEME_PREDICATE } from './internal_redirect/safe_cross_scheme';
 import { loadBalancers } from './load_balancers';
 import { PREVIOUS_HOSTS_PREDICATE } from './retry/previous_hosts';
+import { DOG_STATSD } from './stat_sinks/dog_statsd';
+import { METRICS_SERVICE } from './stat_sinks/metrics_service';
+import { STATSD } from './stat_sinks/statsd';
 import { DOWNSTREAM_RAW_BUFFER, UPSTREAM_RAW_BUFFER } from './transport_sockets/raw_buffer';
 import { DOWNSTREAM_TLS, UPSTREAM_TLS } from './transport_sockets/tls';
 import { UPSTREAM_PROXY_PROTOCOL } from './transport_sockets/upstream_proxy_protocol';
@@ -38,5 +41,6 @@ export function builtinExtensions(): BuiltinExtensions {
     'proxy.transport_sockets.upstream': [UPSTREAM_RAW_BUFFER, UPSTREAM_TLS, UPSTREAM_PROXY_PROTOCOL],
     'proxy.load_balancers': loadBalancers(),
     'proxy.health_checkers': [HTTP_HEALTH_CHECKER, TCP_HEALTH_CHECKER, GRPC_HEALTH_CHECKER],
+    'proxy.stats_sinks': [STATSD, DOG_STATSD, METRICS_SERVICE],
   });
 }

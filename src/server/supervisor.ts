@@ -44,6 +44,8 @@ import * as addon from '../native/addon';
 import type { StatsSnapshot } from '../stats/sample';
 import { HistogramMerger } from '../stats/histogram_merger';
 import { StatsFlusher } from '../stats/stats_flusher';
+import { StatsSinks } from '../stats/sinks/stats_sinks';
+import { TagProducer } from '../stats/tag_producer';
 import type { Clock, TimeoutHandle } from '../common/clock';
 import { CREATED_FILE_MODE } from '../common/file_mode';
 import { reclaimColumns, zeroColumnGauges } from '../stats/column_reclaim';
@@ -55,6 +57,7 @@ import { CdsApi } from '../upstream/supervisor/cds_api';
 import { ResourceDecoder } from '../config/xds/resource_decoder';
 import { SubscriptionFactory, unknownDynamicFieldsPolicy } from '../config/xds/subscription_factory';
 import { protoSchema } from '../config/schema';
+import type { HostAddress } from '../config/xds/cluster_hosts';
 import { CircuitBreakerStats } from '../upstream/supervisor/circuit_breaker_stats';
 import { HistogramBucketSettings } from '../admin/stats/histogram_bucket_settings';
 import { PrometheusFormatter } from '../admin/stats/prometheus';
@@ -62,7 +65,7 @@ import { TagExtractor } from '../admin/stats/tag_extractor';
 import type { Options } from '../cli/options';
 import { BuildInfo, versionGaugeValue } from './build_info';
 import type { BuiltinExtensions } from '../extensions/builtin_extensions';
-import { clusterTypes, healthCheckers } from '../extensions/supervisor_factories';
+import { clusterTypes, healthCheckers, statsSinks } from '../extensions/supervisor_factories';
 import { xdsNode } from './xds_node';
 import { buildNodeFields } from './build_node_fields';
 import { WORKER_RESTART_BACKOFF } from './backoff';
@@ -156,10 +159,13 @@ export class Supervisor implements ServerInfoSource {
   private admin: AdminServer | null = null;
   private workers: WorkerPool | null = null;
   private flusher: StatsFlusher | null = null;
+  /** The bootstrap's stats_sinks; null without any. */
+  private sinks: StatsSinks | null = null;
   private runtime: RuntimeLoader | null = null;
   private readonly histograms = new HistogramMerger();
   private readonly prometheus: PrometheusFormatter;
   private readonly tags: TagExtractor;
+  private readonly histogramBuckets: HistogramBucketSettings;
   private parentShutdownTimer: TimeoutHandle | null = null;
   /** Set once the parent was told to drain: from then on this epoch carries the traffic. */
   private tookOver = false;
@@ -181,7 +187,8 @@ export class Supervisor implements ServerInfoSource {
     this.tracer = deps.options.enableMutexTracing ? new MutexTracer() : null;
     const { statsConfig } = deps.bootstrap;
     this.tags = new TagExtractor(statsConfig);
-    this.prometheus = new PrometheusFormatter(this.tags, new HistogramBucketSettings(statsConfig.histogramBucketSettings));
+    this.histogramBuckets = new HistogramBucketSettings(statsConfig.histogramBucketSettings);
+    this.prometheus = new PrometheusFormatter(this.tags, this.histogramBuckets);
   }
 
   /** Envoy's serverState(): an initialized server failing its health checks is DRAINING. */
@@ -251,6 +258,9 @@ export class Supervisor implements ServerInfoSource {
     // Stats get their Prometheus names as the sort meets them, as Envoy extracts tags when it
     // creates a stat: the sort has compared the names already, which naming would do again.
     this.store.reader.onSortedRuns((names, slots, cut, shape) => this.tags.nameRun(names, slots, cut, shape));
+    // Before this epoch counts anything: what the region holds already is not sent again.
+    this.sinks = this.createStatsSinks();
+    this.sinks?.baseline(this.store.reader.scalars());
     this.workerColumns = Array.from({ length: options.concurrency }, () => region.claimColumn(epoch, process.pid));
     this.stats = serverStats(this.store);
     this.store.publishLookupTotal(this.stats.statsRecentLookups);
@@ -289,6 +299,7 @@ export class Supervisor implements ServerInfoSource {
     // What the supervisor's own readers (health checking, outlier detection) see, kept current.
     const liveRuntime = new LiveRuntime(this.runtime.values());
     this.circuitBreakers = new CircuitBreakerStats(bootstrap.clusters, store, liveRuntime);
+    const sinks = this.sinks;
     // Started before the workers: what the region already holds is out of the first interval.
     this.flusher = new StatsFlusher({
       clock: this.deps.clock,
@@ -296,6 +307,7 @@ export class Supervisor implements ServerInfoSource {
       merger: this.histograms,
       histograms: () => store.reader.histogramWriters(),
       beforeFlush: () => this.updateServerStats(),
+      afterFlush: sinks === null ? undefined : () => this.flushSinks(sinks),
     });
     this.flusher.start();
 
@@ -498,6 +510,7 @@ export class Supervisor implements ServerInfoSource {
   private async doShutdown(reason: string): Promise<void> {
     this.log.info(`shutting down: ${reason}`);
     this.flusher?.stop();
+    this.sinks?.close();
     this.runtime?.close();
     this.certificateWatcher?.close();
     if (this.parentShutdownTimer !== null) this.deps.clock.clearTimeout(this.parentShutdownTimer);
@@ -583,10 +596,39 @@ export class Supervisor implements ServerInfoSource {
       stats: this.store!,
       node: xdsNode(bootstrap, build, this.deps.extensions, options.disabledExtensions),
       adsConfig: bootstrap.dynamicResources.adsConfig,
-      // Validation has made sure the cluster is a static one of the bootstrap.
-      clusterAddresses: (name) => this.clusters?.snapshot(name)?.hosts.map((host) => host.address) ?? [],
+      clusterAddresses: (name) => this.clusterAddresses(name),
     });
     return this.subscriptions;
+  }
+
+  /** The hosts a static cluster has now (validation has made sure the supervisor's clients name static ones). */
+  private clusterAddresses(name: string): HostAddress[] {
+    return this.clusters?.snapshot(name)?.hosts.map((host) => host.address) ?? [];
+  }
+
+  /** The bootstrap's stats sinks, created by their descriptors; null without any. */
+  private createStatsSinks(): StatsSinks | null {
+    const { bootstrap, build, options, extensions } = this.deps;
+    if (bootstrap.statsSinks.length === 0) return null;
+    const log = this.deps.log('stats');
+    const sinks = statsSinks(extensions, bootstrap.statsSinks, {
+      clusterAddresses: (name) => this.clusterAddresses(name),
+      node: xdsNode(bootstrap, build, extensions, options.disabledExtensions),
+      tags: new TagProducer(bootstrap.statsConfig),
+      histogramBuckets: this.histogramBuckets,
+      schema: protoSchema(),
+      stats: this.store!,
+      log,
+    });
+    return new StatsSinks(sinks, log);
+  }
+
+  /**
+   * The sinks' part of a flush. Only the region's current epoch sends: during a hot restart the
+   * parent and the child read the same counters, which would otherwise be sent twice.
+   */
+  private flushSinks(sinks: StatsSinks): void {
+    if (this.handle!.region.currentEpoch === this.restartEpoch) sinks.flush(this.statsNow(), Date.now());
   }
 
   /** Binds a fresh listen socket; after a failed handover, waits for the old epoch to let go. */
@@ -607,9 +649,14 @@ export class Supervisor implements ServerInfoSource {
    * flush. Taken once the name order is up to date, a step per turn (see StatsReader.ordered).
    */
   private *snapshot(): Generator<void, StatsSnapshot> {
-    const reader = this.store!.reader;
-    yield* reader.ordered();
+    yield* this.store!.reader.ordered();
     this.updateServerStats();
+    return this.statsNow();
+  }
+
+  /** Counters and gauges as they are now, histograms as of the last flush. */
+  private statsNow(): StatsSnapshot {
+    const reader = this.store!.reader;
     return {
       scalars: reader.scalars(),
       histograms: reader.histograms().map((h) => ({

@@ -1,6 +1,7 @@
 // The stats flush timer (Envoy's, every bootstrap stats_flush_interval, 5 s by default): each tick
-// ends a histogram interval by merging what the writers hold now. The supervisor builds one at
-// start, with the clock that times it and a reader of the stats region.
+// ends a histogram interval by merging what the writers hold now, then flushes the stats sinks.
+// The supervisor builds one at start, with the clock that times it and a reader of the stats
+// region.
 
 import type { Clock, IntervalHandle } from '../common/clock';
 import type { HistogramMerger, HistogramWriters } from './histogram_merger';
@@ -14,6 +15,11 @@ export interface StatsFlusherOptions {
   readonly histograms: () => Iterable<HistogramWriters>;
   /** Runs first at each flush: the owner's own gauges (Envoy updates server stats here). */
   readonly beforeFlush?: () => void;
+  /**
+   * Runs last at each flush but the start's, whose interval holds what the region held already:
+   * the stats sinks.
+   */
+  readonly afterFlush?: () => void;
 }
 
 export class StatsFlusher {
@@ -31,12 +37,17 @@ export class StatsFlusher {
    */
   start(): void {
     if (this.timer !== null) throw new Error('the stats flusher has already started');
-    this.flush();
+    this.merge();
     this.timer = this.options.clock.setInterval(() => this.flush(), this.options.intervalMs);
   }
 
   /** Ends the current interval now, between ticks too. */
   flush(): void {
+    this.merge();
+    this.options.afterFlush?.();
+  }
+
+  private merge(): void {
     this.options.beforeFlush?.();
     this.options.merger.flush(this.options.histograms());
   }

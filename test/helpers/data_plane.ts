@@ -255,6 +255,7 @@ export async function startDataPlane(
     statsFlushIntervalMs: 5000,
     localAddress: options.localAddress,
     statsConfig: { statsTags: [], useAllDefaultTags: true, histogramBucketSettings: [] },
+    statsSinks: [],
     runtimeLayers: [],
     source: {},
   };

@@ -64,3 +64,21 @@ test('access loggers are found at access_log of the connection manager and the T
     `${listener}.filter_chains[1].filters[0].typed_config.access_log[1]`,
   ]);
 });
+
+test('stats sinks are found at the bootstrap\'s stats_sinks, and listed as Envoy lists them', { timeout: 5000 }, () => {
+  const extensions = builtinExtensions();
+  const bootstrap: JsonObject = { stats_sinks: [{ name: 'envoy.statsd' }, { name: 'envoy.stat_sinks.metrics_service' }] };
+  const visited: string[] = [];
+  forEachExtension(bootstrap, extensions, (extension, site: ExtensionSite, path) => {
+    if (site === 'stats_sink') visited.push(`${path} ${extensions.registeredName('proxy.stats_sinks', extension)}`);
+  });
+  assert.deepEqual(visited, ['stats_sinks[0] proxy.stat_sinks.statsd', 'stats_sinks[1] proxy.stat_sinks.metrics_service']);
+  assert.deepEqual(
+    extensions.listed().filter((e) => e.category === 'proxy.stats_sinks'),
+    [
+      { name: 'proxy.stat_sinks.dog_statsd', category: 'proxy.stats_sinks', typeDescriptor: 'envoy.config.metrics.v3.DogStatsdSink' },
+      { name: 'proxy.stat_sinks.metrics_service', category: 'proxy.stats_sinks', typeDescriptor: 'envoy.config.metrics.v3.MetricsServiceConfig' },
+      { name: 'proxy.stat_sinks.statsd', category: 'proxy.stats_sinks', typeDescriptor: 'envoy.config.metrics.v3.StatsdSink' },
+    ],
+  );
+});

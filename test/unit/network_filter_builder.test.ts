@@ -27,6 +27,7 @@ function bootstrapOf(listeners: ListenerConfig[]): Bootstrap {
     statsFlushIntervalMs: 5000,
     localAddress: undefined,
     statsConfig: { statsTags: [], useAllDefaultTags: true, histogramBucketSettings: [] },
+    statsSinks: [],
     runtimeLayers: [],
     source: {},
   };

@@ -69,3 +69,27 @@ test('a second start and an interval below 1 ms are refused', () => {
   assert.throws(() => flusher.start(), /already started/);
   for (const intervalMs of [0, 0.5, NaN]) assert.throws(() => setup(intervalMs), RangeError);
 });
+
+test('the sinks (afterFlush) run after each merge but the start\'s, whose interval is not one', () => {
+  const clock = new ManualClock();
+  const merger = new HistogramMerger();
+  const writer = new HistogramWriter();
+  const seen: (number | null)[] = [];
+  const flusher = new StatsFlusher({
+    clock,
+    intervalMs: 1000,
+    merger,
+    histograms: () => [[H, [writer]]],
+    afterFlush: () => seen.push(merger.interval(H)?.count ?? null),
+  });
+  writer.record(1, 2);
+  flusher.start();
+  assert.deepEqual(seen, []);
+  writer.record(3);
+  clock.advance(1000);
+  flusher.flush();
+  writer.record(4, 5);
+  clock.advance(1000);
+  assert.deepEqual(seen, [1, null, 2]);
+  flusher.stop();
+});

@@ -27,6 +27,9 @@ const SUPERVISOR_ONLY = [
   'src/extensions/supervisor_factories.ts',
   'src/extensions/clusters/',
   'src/extensions/health_checkers/',
+  // the stats sinks, which the supervisor flushes
+  'src/extensions/stat_sinks/',
+  'src/stats/sinks/',
 ];
 
 function supervisorOnly(file: string): boolean {

@@ -1,6 +1,6 @@
 // Validation of a whole decoded v3 bootstrap: the rules the protos cannot express (theirs are
 // checked before, by proto_rules.ts). Pure. Each
-// resource (admin, stats_config, every cluster, every listener) is checked on its own and stops
+// resource (admin, stats_config, every cluster, every listener, every stats sink) is checked on its own and stops
 // at its first problem, like Envoy; the problems of all resources are reported together, by
 // field path.
 
@@ -9,11 +9,12 @@ import { FieldErrorCollector } from '../errors';
 import { JsonObject, messageField, messageList, stringField } from '../json';
 import { validateAdmin } from './admin';
 import { validateClusterManager } from './cluster_manager';
-import { configSourceContext, validateDynamicResources } from './config_sources';
+import { configSourceContext, hasTransportSocket, validateDynamicResources } from './config_sources';
 import { validateClusters } from './clusters';
 import { validateLayeredRuntime } from './layered_runtime';
 import { validateListeners } from './listeners';
 import { validateStatsConfig } from './stats_config';
+import { validateStatsSinks } from './stats_sinks';
 
 /** @throws FieldError, or FieldErrors when several resources are invalid */
 export function validateBootstrap(bootstrap: JsonObject, extensions: ConfigExtensions): void {
@@ -22,10 +23,13 @@ export function validateBootstrap(bootstrap: JsonObject, extensions: ConfigExten
   errors.run(() => validateStatsConfig(bootstrap));
   errors.run(() => validateLayeredRuntime(bootstrap));
   validateClusters(bootstrap, extensions, errors);
-  const resources = messageField(bootstrap, 'static_resources') ?? {};
-  const clusterNames = new Set(messageList(resources, 'clusters').map((cluster) => stringField(cluster, 'name')));
+  const clusters = messageList(messageField(bootstrap, 'static_resources') ?? {}, 'clusters');
+  const clusterNames = new Set(clusters.map((cluster) => stringField(cluster, 'name')));
+  const plaintextClusters = new Set(clusters.filter((cluster) => !hasTransportSocket(cluster)).map((cluster) => stringField(cluster, 'name')));
+  const context = { clusters: clusterNames, plaintextClusters, extensions };
   errors.run(() => validateClusterManager(bootstrap, clusterNames));
   errors.run(() => validateDynamicResources(bootstrap, configSourceContext(bootstrap)));
-  validateListeners(bootstrap, { clusters: clusterNames, extensions }, errors);
+  validateListeners(bootstrap, context, errors);
+  validateStatsSinks(bootstrap, context, errors);
   errors.throwIfAny();
 }

@@ -74,7 +74,7 @@ export function validateCluster(cluster: JsonObject, path: string, extensions: C
   validateProtocolOptions(cluster, path);
   validateDnsRefreshRates(cluster, path);
   // A cluster's extensions route nowhere: no cluster names to check against.
-  const context = { clusters: new Set<string>(), extensions };
+  const context = { clusters: new Set<string>(), plaintextClusters: new Set<string>(), extensions };
   validateUpstreamFilters(cluster, path, context);
   validateUpstreamTransportSockets(cluster, path, context);
   validateHealthChecks(cluster, path, context);

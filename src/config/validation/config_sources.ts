@@ -94,9 +94,14 @@ function validateApiConfigSourceNames(api: JsonObject, path: string): void {
   if (api['refresh_delay'] === undefined) throw new FieldError(childPath(path, 'refresh_delay'), 'refresh_delay is required for REST API configuration sources');
 }
 
+/** Whether connections to the cluster go through a transport socket of its own (TLS, say). */
+export function hasTransportSocket(cluster: JsonObject): boolean {
+  return cluster['transport_socket'] !== undefined || cluster['transport_socket_matches'] !== undefined;
+}
+
 /** The xDS client speaks plaintext HTTP/2; a cluster that asks for TLS is refused rather than ignored. */
 function checkPlaintext(cluster: JsonObject, name: string, path: string): void {
-  if (cluster['transport_socket'] !== undefined || cluster['transport_socket_matches'] !== undefined) {
+  if (hasTransportSocket(cluster)) {
     throw new FieldError(path, `cluster '${name}' has a transport socket: TLS to a management server is not supported by this build (it would be plaintext)`);
   }
 }

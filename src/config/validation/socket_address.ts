@@ -1,5 +1,5 @@
 // core.v3.Address as the proxy can use it: a socket address with an IP (or, for DNS clusters, a
-// hostname) and a TCP port.
+// hostname) and a TCP port, or a UDP one where the proxy sends datagrams (a statsd sink).
 
 import { isIP } from 'node:net';
 import { FieldError } from '../errors';
@@ -8,8 +8,11 @@ import { JsonObject, messageField, stringField } from '../json';
 
 export type HostRule = 'ip' | 'ip_or_hostname';
 
-/** @param address the core.v3.Address at `path`, undefined when unset */
-export function validateSocketAddress(address: JsonObject | undefined, path: string, hostRule: HostRule): void {
+/**
+ * @param address the core.v3.Address at `path`, undefined when unset
+ * @param transport `datagram` where Envoy sends UDP datagrams to the address whatever its `protocol` says
+ */
+export function validateSocketAddress(address: JsonObject | undefined, path: string, hostRule: HostRule, transport: 'stream' | 'datagram' = 'stream'): void {
   if (address === undefined) throw new FieldError(path, 'missing required field');
   const socket = messageField(address, 'socket_address');
   if (socket === undefined) {
@@ -18,7 +21,7 @@ export function validateSocketAddress(address: JsonObject | undefined, path: str
     throw new FieldError(childPath(path, kind), `${kind} addresses are not supported; use socket_address`);
   }
   const socketPath = childPath(path, 'socket_address');
-  if (stringField(socket, 'protocol') === 'UDP') {
+  if (transport === 'stream' && stringField(socket, 'protocol') === 'UDP') {
     throw new FieldError(childPath(socketPath, 'protocol'), 'UDP is not supported');
   }
   // The protos require an address and keep port_value within 65535 (proto_rules.ts).

@@ -7,6 +7,7 @@ import * as fs from 'node:fs';
 import { FieldError, FieldErrorCollector } from '../errors';
 import { childPath, indexPath } from '../field_path';
 import type { Bootstrap, NodeInfo } from '../model';
+import { requireNodeIdentity } from '../node_overrides';
 import type { ConfigSourceConfig } from '../config_source';
 import { CLUSTER_RESOURCE, resourceTypeUrl, type ResourceType } from './resource_types';
 
@@ -34,12 +35,7 @@ export function checkBootstrapSubscriptions(bootstrap: Bootstrap, node: NodeInfo
  * @throws FieldError with Envoy's message
  */
 function checkSubscriptionPreconditions(node: NodeInfo, source: ConfigSourceConfig, type: ResourceType, path: string): void {
-  if (node.id === '' || node.cluster === '') {
-    throw new FieldError(
-      path,
-      `${resourceTypeUrl(type, source.resourceApiVersion)}: node 'id' and 'cluster' are required. Set it either in 'node' config or via --service-node and --service-cluster options.`,
-    );
-  }
+  requireNodeIdentity(node, resourceTypeUrl(type, source.resourceApiVersion), path);
   checkFileSourceExists(source, path);
 }
 
