@@ -4,9 +4,10 @@
 // peer that stops reading must not grow the supervisor's memory: past MAX_BUFFERED_BYTES
 // unsent, the connection is closed, the flush dropped and statsd.cx_overflow counted, as in Envoy.
 
-import * as net from 'node:net';
+import type * as net from 'node:net';
 import type { ClusterHosts } from '../../config/xds/cluster_hosts';
 import type { Logger } from '../../log/logger_api';
+import { openTcp } from '../../network/connector';
 import type { Counter } from '../stats';
 import { forEachStatsdLine, type StatsdNames } from './statsd_lines';
 import type { SinkSnapshot, StatsSink } from './stats_sink';
@@ -44,7 +45,7 @@ export class TcpStatsdSink implements StatsSink {
   private connect(): net.Socket | null {
     const host = this.hosts.pick();
     if (host === null) return null;
-    const socket = net.connect({ host: host.address, port: host.port, noDelay: true });
+    const socket = openTcp({ host: host.address, port: host.port, allowHalfOpen: false });
     socket.on('error', (error) => this.log.debug(`statsd TCP cluster '${this.hosts.clusterName}' ${host.address}:${host.port}: ${error.message}`));
     socket.on('close', () => {
       if (this.socket === socket) this.socket = null;
