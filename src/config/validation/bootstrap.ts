@@ -1,8 +1,7 @@
 // Validation of a whole decoded v3 bootstrap: the rules the protos cannot express (theirs are
-// checked before, by proto_rules.ts). Pure. Each
-// resource (admin, stats_config, every cluster, every listener, every stats sink) is checked on its own and stops
-// at its first problem, like Envoy; the problems of all resources are reported together, by
-// field path.
+// checked before, by proto_rules.ts). Pure. Each resource (admin, stats_config, every cluster,
+// every listener, every stats sink) is checked on its own and stops at its first problem, like
+// Envoy; the problems of all resources are reported together, by field path.
 
 import type { ConfigExtensions } from '../extension';
 import { FieldErrorCollector } from '../errors';

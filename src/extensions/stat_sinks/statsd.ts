@@ -3,7 +3,7 @@
 // (src/stats/sinks). Envoy's factory requires the cluster to be a static one and the node to
 // have an identity (checked once the command line's --service-* overrides are known).
 
-import type { ExtensionDescriptor } from '../../config/extension';
+import type { ExtensionDescriptor, ValidationContext } from '../../config/extension';
 import { FieldError } from '../../config/errors';
 import { childPath } from '../../config/field_path';
 import { type JsonObject, messageField, stringField } from '../../config/json';
@@ -11,7 +11,6 @@ import type { StatsdSinkConfig } from '../../config/model';
 import { socketAddress } from '../../config/model_builder';
 import { CONFIG_TYPES, STATSD_SINK } from '../../config/names';
 import { leaf } from '../../config/shape';
-import type { ValidationContext } from '../../config/extension';
 import type { ExtensionFactories } from '../extension_factories';
 import { createStatsdSink, DEFAULT_STATSD_PREFIX, STATSD_ADDRESS, validateStatsdAddress } from './statsd_family';
 
