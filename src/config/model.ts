@@ -285,6 +285,7 @@ export interface FaultRuntimeKeys {
 export interface PerRouteModels {
   'proxy.filters.http.csrf': CsrfPolicyConfig;
   'proxy.filters.http.local_ratelimit': LocalRateLimitConfig;
+  'proxy.filters.http.fault': FaultConfig;
 }
 
 export type PerRouteModel = PerRouteModels[keyof PerRouteModels];

@@ -49,6 +49,12 @@ describe('fault injection on HTTP/1.1 and h2c', TIMEOUT, () => {
     upstream = await startUpstream('web', (req, res, body) => res.end(req.url === '/big' ? BIG : `upstream ${body.toString()}`));
     const routes = [
       { match: { prefix: '/other' }, route: { cluster: 'other' } },
+      // Its own HTTPFault replaces the filter's.
+      {
+        match: { prefix: '/legal' },
+        route: { cluster: 'web' },
+        typed_per_filter_config: { 'envoy.filters.http.fault': { '@type': FAULT_TYPE, abort: { http_status: 451, percentage: ALL } } },
+      },
       { match: { prefix: '/' }, route: { cluster: 'web' } },
     ];
     const headerListener = httpListener('header', 0, routes, { stat_prefix: 'header', http_filters: [HEADER_FAULTS, ROUTER] });
@@ -122,6 +128,14 @@ describe('fault injection on HTTP/1.1 and h2c', TIMEOUT, () => {
       assert.equal((await delayed).status, 200);
     });
 
+    test(`${protocol}: a route's own HTTPFault replaces the filter's`, async () => {
+      assert.equal((await send('header', { path: '/legal' })).status, 451);
+      // The filter's header-controlled delay does not apply there.
+      const started = Date.now();
+      assert.equal((await send('header', { path: '/legal', headers: { 'x-proxy-fault-delay-request': '500' } })).status, 451);
+      assert.ok(Date.now() - started < 400);
+    });
+
     test(`${protocol}: a fixed abort hits the requests its cluster and headers aim at, on by its runtime key`, async () => {
       assert.deepEqual([(await send('fixed', { path: '/', headers: { 'x-fault': '1' } })).status], [418]);
       assert.equal((await send('fixed', { path: '/' })).status, 200);
@@ -130,8 +144,8 @@ describe('fault injection on HTTP/1.1 and h2c', TIMEOUT, () => {
   }
 
   test('the fault statistics', async () => {
-    // Per protocol: aborts 1 (503) + 1 (gRPC) + 1 (after a delay); delays 2 + 1 (the one under way); one overflow.
-    assert.equal(await proxy.stat('http.header.fault.aborts_injected'), 2 * 3);
+    // Per protocol: aborts 1 (503) + 1 (gRPC) + 1 (after a delay) + 2 (per route); delays 2 + 1 (the one under way); one overflow.
+    assert.equal(await proxy.stat('http.header.fault.aborts_injected'), 2 * 5);
     assert.equal(await proxy.stat('http.header.fault.delays_injected'), 2 * 3);
     assert.equal(await proxy.stat('http.header.fault.response_rl_injected'), 2);
     assert.equal(await proxy.stat('http.header.fault.faults_overflow'), 2);

@@ -40,10 +40,16 @@ export const FAULT_FILTER: ExtensionDescriptor<'proxy.filters.http', DataPlaneFa
   aliases: ['envoy.fault'],
   configType: CONFIG_TYPES.fault,
   shape: HTTP_FAULT,
-  validate: (config, path) => messageList(config, 'headers').forEach((matcher, i) => validateHeaderMatcher(matcher, indexPath(childPath(path, 'headers'), i))),
+  validate: validateFault,
   model: (config) => ({ name: FAULT, fault: faultConfig(config) }),
   factory: (config, context) => (config.fault === undefined ? null : new FaultFilterFactory(config.fault, context)),
+  // A route's HTTPFault replaces the filter's whole (Envoy's per-route FaultSettings).
+  perRoute: { configType: CONFIG_TYPES.fault, shape: HTTP_FAULT, validate: validateFault, model: faultConfig },
 };
+
+function validateFault(config: JsonObject, path: string): void {
+  messageList(config, 'headers').forEach((matcher, i) => validateHeaderMatcher(matcher, indexPath(childPath(path, 'headers'), i)));
+}
 
 export function faultConfig(config: JsonObject): FaultConfig {
   return {

@@ -3,11 +3,13 @@
 // abort answers it (HTTP status, or gRPC status in a trailers-only answer), and a response rate
 // limit lets the response body out slowly. Each is decided per request against its percentage,
 // which runtime keys override (per downstream cluster too); max_active_faults bounds the
-// requests being faulted at once. Counted in `http.<stat_prefix>.fault.`.
+// requests being faulted at once. A route's own HTTPFault (typed_per_filter_config) replaces the
+// filter's. Counted in `http.<stat_prefix>.fault.`.
 
 import type { Clock, Timer } from '../../common/clock';
 import type { RandomSource } from '../../common/random';
-import type { FaultConfig, FractionalPercent } from '../../config/model';
+import type { FaultConfig, FractionalPercent, RouteConfiguration } from '../../config/model';
+import { FAULT } from '../../config/names';
 import { firstHeaderValue, type RequestHead } from '../../http/message';
 import type { RuntimeSource } from '../../runtime/live_runtime';
 import type { Runtime } from '../../runtime/runtime';
@@ -16,6 +18,7 @@ import { ResponseFlag } from '../../stream_info/response_flags';
 import { abortGrpcStatus, abortHttpStatus, abortPercentage, delayMs, delayPercentage, rateKbps, rateLimitPercentage } from './fault_providers';
 import { HeaderMatcher, matchAll } from './header_matcher';
 import { FilterDataStatus, FilterHeadersStatus, type HttpFilter, type HttpFilterCallbacks, type HttpFilterFactory, routeClusterName } from './http_filter';
+import { mostSpecificPerFilterConfig, perFilterConfigsOf } from './per_filter_config';
 import { StreamRateLimiter } from './stream_rate_limiter';
 
 /** A fault configuration made ready for requests: its header matchers compiled once. */
@@ -29,6 +32,8 @@ export class FaultSettings {
 
 export interface FaultFilterContext {
   readonly scope: Scope;
+  /** The connection manager's routes, whose typed_per_filter_config HTTPFaults are prepared once. */
+  readonly routeConfig: RouteConfiguration;
   readonly runtime: RuntimeSource;
   readonly random: RandomSource;
   readonly clock: Clock;
@@ -38,6 +43,8 @@ export interface FaultFilterContext {
 
 export class FaultFilterFactory implements HttpFilterFactory {
   readonly settings: FaultSettings;
+  /** Each per-route HTTPFault of the connection manager's routes, prepared. */
+  readonly routeSettings: ReadonlyMap<FaultConfig, FaultSettings>;
   readonly delaysInjected: Counter;
   readonly abortsInjected: Counter;
   readonly responseRlInjected: Counter;
@@ -51,6 +58,7 @@ export class FaultFilterFactory implements HttpFilterFactory {
     readonly context: FaultFilterContext,
   ) {
     this.settings = new FaultSettings(config);
+    this.routeSettings = new Map(perFilterConfigsOf(context.routeConfig, FAULT).map((route) => [route, new FaultSettings(route)]));
     const scope = (this.scope = context.scope.scope('fault'));
     this.delaysInjected = scope.counter('delays_injected');
     this.abortsInjected = scope.counter('aborts_injected');
@@ -93,9 +101,11 @@ class FaultFilter implements HttpFilter {
   ) {}
 
   decodeHeaders(head: RequestHead): FilterHeadersStatus {
-    const settings = (this.settings = this.factory.settings);
+    const perRoute = mostSpecificPerFilterConfig(this.callbacks.route(), FAULT);
+    const factory = this.factory;
+    const settings = (this.settings = perRoute === undefined ? factory.settings : factory.routeSettings.get(perRoute)!);
     const config = settings.config;
-    const runtime = this.factory.context.runtime.snapshot();
+    const runtime = factory.context.runtime.snapshot();
     if (this.overflow(runtime, config) || !this.targets(head, settings)) return FilterHeadersStatus.Continue;
     const headers = (this.requestHeaders = head.headers);
     const cluster = firstHeaderValue(headers, 'x-proxy-downstream-service-cluster');
