@@ -274,6 +274,8 @@ export class Http1ClientConnection implements RequestEncoder, UpstreamConnection
   }
 
   onMessageComplete(trailers: string[] | null): void {
+    // The stream was reset from this response's own head or body callback: its end goes nowhere.
+    if (this.stream === null) return;
     // Anything after the response is held, and judged once this input is consumed.
     this.parser.pause();
     this.responseComplete = true;
