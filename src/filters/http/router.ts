@@ -34,6 +34,7 @@ import type { RequestFacts, RouteTable } from './route_table';
 import { matchedLength, pathEnd, type PeerCertificateFacts } from './route_match';
 import { isGrpc } from '../../http/grpc';
 import { formatGrpcTimeout, parseGrpcTimeout } from '../../http/grpc_timeout';
+import { NO_HEALTHY_UPSTREAM, UPSTREAM_REQUEST_TIMEOUT, UPSTREAM_RESET_PREFIX } from '../../http/upstream_failure_text';
 import { redirectLocation } from './redirect_location';
 import { decideInternalRedirect, InternalRedirectHistory, type RedirectRefusal, type RedirectTarget } from './internal_redirect';
 import { sendShadow, shadowHead } from './shadow_request';
@@ -146,7 +147,6 @@ const NO_HEADERS: readonly string[] = [];
 /** Envoy's x-envoy-attempt-count. */
 const ATTEMPT_COUNT = 'x-proxy-attempt-count';
 const END_OF_BODY = Buffer.alloc(0);
-const CONNECT_ERROR_PREFIX = 'upstream connect error or disconnect/reset before headers. reset reason: ';
 const HTTP10_TRANSFER_CODING = 'upstream response has a transfer-coding an HTTP/1.0 client cannot decode';
 
 export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
@@ -495,7 +495,7 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
     if (this.maybeRetryReset(reason)) return;
     this.chargeResponseCode(this.cluster!, 503);
     this.downstream.info?.setResponseFlag(resetResponseFlag(reason));
-    this.replyLocally(503, CONNECT_ERROR_PREFIX + reason, overflow ? OVERLOADED_HEADER : NO_HEADERS, resetDetails(reason, false));
+    this.replyLocally(503, UPSTREAM_RESET_PREFIX + reason, overflow ? OVERLOADED_HEADER : NO_HEADERS, resetDetails(reason, false));
   }
 
   // ---- UpstreamStreamCallbacks --------------------------------------------------------------
@@ -578,7 +578,7 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
     }
     if (this.maybeRetryReset(reason)) return;
     this.downstream.info?.setResponseFlag(resetResponseFlag(reason));
-    this.fail(503, CONNECT_ERROR_PREFIX + reason, resetDetails(reason, this.responseStarted));
+    this.fail(503, UPSTREAM_RESET_PREFIX + reason, resetDetails(reason, this.responseStarted));
   }
 
   onUpstreamDrained(): void {
@@ -729,7 +729,7 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
     if (noHost) cluster.info.stats.counters.upstream_cx_none_healthy.inc();
     this.chargeResponseCode(cluster, 503);
     this.downstream.info?.setResponseFlag(ResponseFlag.NoHealthyUpstream);
-    this.replyLocally(503, 'no healthy upstream', NO_HEADERS, 'no_healthy_upstream');
+    this.replyLocally(503, NO_HEALTHY_UPSTREAM, NO_HEADERS, 'no_healthy_upstream');
   }
 
   /** Envoy's answer to a request drop_overloads dropped: no host is picked, nothing is sent upstream. */
@@ -835,7 +835,7 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
     if (this.maybeRetryReset('local reset')) return;
     this.endTry(true);
     this.downstream.info?.setResponseFlag(ResponseFlag.UpstreamRequestTimeout);
-    this.fail(504, 'upstream request timeout', 'upstream_per_try_timeout');
+    this.fail(504, UPSTREAM_REQUEST_TIMEOUT, 'upstream_per_try_timeout');
   };
 
   private armTimeout(ms: number): void {
@@ -856,7 +856,7 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
     this.abortUpstream();
     this.endTry(false);
     this.downstream.info?.setResponseFlag(ResponseFlag.UpstreamRequestTimeout);
-    this.fail(504, 'upstream request timeout', 'upstream_response_timeout');
+    this.fail(504, UPSTREAM_REQUEST_TIMEOUT, 'upstream_response_timeout');
   };
 
   /**
