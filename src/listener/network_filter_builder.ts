@@ -17,6 +17,7 @@ import type { RuntimeSource } from '../runtime/live_runtime';
 import type { DrainDecider } from '../server/drain_decider';
 import type { StatsStore } from '../stats/stats';
 import { addressString } from '../network/socket_address';
+import { AsyncClient } from '../upstream/worker/async_client';
 import type { ClusterManager } from '../upstream/worker/cluster_manager';
 import { DownstreamSslStats, DownstreamTlsSocketFactory } from '../tls/downstream_tls_socket';
 import { sanitizeStatName } from '../stats/stats';
@@ -43,6 +44,8 @@ export interface NetworkFilterContext {
   readonly filterContext: HttpFilterContext;
   /** The filter's access_log list, built: its files opened in a process that serves; none in a data plane built to check. */
   accessLogs(entries: readonly AccessLogEntryConfig[]): readonly AccessLog[];
+  /** The worker's requests of its own (mirrors). */
+  readonly asyncClient: AsyncClient;
 }
 
 /**
@@ -77,8 +80,10 @@ export interface NetworkFilterDeps {
 
 export class NetworkFilterBuilder {
   private readonly filterContext: HttpFilterContext;
+  private readonly asyncClient: AsyncClient;
 
   constructor(private readonly deps: NetworkFilterDeps) {
+    this.asyncClient = new AsyncClient({ clock: deps.clock, localAddress: deps.bootstrap.localAddress });
     this.filterContext = {
       clusters: deps.clusters,
       healthCheckFailed: deps.healthCheckFailed,
@@ -150,6 +155,7 @@ export class NetworkFilterBuilder {
       bufferLimitBytes: listener.perConnectionBufferLimitBytes,
       filterContext: this.filterContext,
       accessLogs: this.accessLogs,
+      asyncClient: this.asyncClient,
     });
   }
 }

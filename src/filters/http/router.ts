@@ -21,6 +21,7 @@ import type { HostStats } from '../../stats/stats';
 import type { Cluster } from '../../upstream/worker/cluster';
 import type { Host } from '../../upstream/worker/host';
 import { connectionContext, type LoadBalancerContext } from '../../upstream/worker/lb/load_balancer';
+import type { AsyncClient } from '../../upstream/worker/async_client';
 import type { ClusterManager } from '../../upstream/worker/cluster_manager';
 import { OutlierResult } from '../../upstream/worker/outlier/host_monitor';
 import { percentageOfTimeout } from '../../upstream/worker/timeout_budget_stats';
@@ -111,6 +112,8 @@ export interface DownstreamStream {
 export interface RouterConfig {
   readonly routeTable: RouteTable;
   readonly clusters: ClusterManager;
+  /** Sends the mirrors' copies. */
+  readonly asyncClient: AsyncClient;
   readonly stats: RouterStats;
   /** Append the downstream address to x-forwarded-for (use_remote_address). */
   readonly useRemoteAddress: boolean;
@@ -776,8 +779,6 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
 
   /** The request is complete: a copy of it goes to each mirror drawn (Envoy's maybeDoShadowing). */
   private sendShadows(): void {
-    const head = shadowHead(this.upstreamHead!, this.config.localAddress);
-    const options = { timeoutMs: this.timeoutMs, clock: this.config.clock, localAddress: this.config.localAddress };
     for (const policy of this.shadows!) {
       const cluster = this.config.clusters.get(policy.cluster);
       // CDS may have removed it since the route was loaded.
@@ -785,7 +786,9 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
         if (this.config.log.enabled('debug')) this.config.log.debug(`${this.streamTag()}shadow cluster '${policy.cluster}' does not exist`);
         continue;
       }
-      sendShadow(cluster, head, this.keptBody ?? [], this.requestTrailers, this.downstream.connection, options);
+      // A head of its own: the async client marks what it sends.
+      const head = shadowHead(this.upstreamHead!);
+      sendShadow(this.config.asyncClient, cluster, head, this.keptBody ?? [], this.requestTrailers, this.downstream.connection, this.timeoutMs);
     }
     this.shadows = null;
     if (this.retry === null) this.dropKeptBody();

@@ -34,6 +34,7 @@ export const HTTP_CONNECTION_MANAGER_FILTER: ExtensionDescriptor<'proxy.filters.
         runtime: context.runtime,
         filterContext: context.filterContext,
         accessLogs: context.accessLogs(config.accessLogs),
+        asyncClient: context.asyncClient,
       }),
   },
 };

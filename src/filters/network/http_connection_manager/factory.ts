@@ -22,6 +22,7 @@ import type { RuntimeSource } from '../../../runtime/live_runtime';
 import type { StatsStore } from '../../../stats/stats';
 import type { Clock } from '../../../common/clock';
 import { mathRandom } from '../../../common/random';
+import type { AsyncClient } from '../../../upstream/worker/async_client';
 import type { ClusterManager } from '../../../upstream/worker/cluster_manager';
 import type { HttpFilterFactory } from '../../http/http_filter';
 import { createHttpFilterFactory, type HttpFilterContext } from '../../http/http_filter_registry';
@@ -59,6 +60,7 @@ export interface HttpConnectionManagerDeps {
   readonly filterContext: HttpFilterContext;
   /** The access_log list, built; empty, no stream records a StreamInfo. */
   readonly accessLogs: readonly AccessLog[];
+  readonly asyncClient: AsyncClient;
 }
 
 export class HttpConnectionManagerFactory implements NetworkFilterFactory {
@@ -136,6 +138,7 @@ export class HttpConnectionManagerFactory implements NetworkFilterFactory {
     this.router = {
       routeTable,
       clusters: deps.clusters,
+      asyncClient: deps.asyncClient,
       stats: new RouterStats(scope),
       useRemoteAddress: config.useRemoteAddress,
       localAddress: deps.localAddress,
