@@ -136,6 +136,10 @@ const ENTRY_POINTS = [
     file: 'envoy/service/metrics/v3/metrics_service.proto',
     types: ['envoy.service.metrics.v3.StreamMetricsMessage', 'envoy.service.metrics.v3.StreamMetricsResponse'],
   },
+  {
+    file: 'envoy/config/trace/v3/zipkin.proto',
+    types: ['envoy.config.trace.v3.ZipkinConfig'],
+  },
   // xDS: what a management server (or a file-based config source) sends and is sent.
   {
     file: 'envoy/service/discovery/v3/discovery.proto',

@@ -337,6 +337,8 @@ const BOOTSTRAP: Shape = {
     stats_config: STATS_CONFIG,
     // Each sink's typed_config is checked by its @type (src/extensions/stat_sinks).
     stats_sinks: list({ fields: { name: leaf, typed_config: anyContent } }),
+    // The tracer of every connection manager that names none (its typed_config: its descriptor's shape).
+    tracing: { fields: { http: { fields: { name: leaf, typed_config: anyContent } } } },
     // rtds_layer is refused: runtime discovery (RTDS) is not implemented yet.
     layered_runtime: {
       fields: {

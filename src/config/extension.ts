@@ -40,6 +40,7 @@ import type {
   PerRouteModel,
   RetryHostPredicateConfig,
   StatsSinkConfig,
+  TracerConfig,
   TransportSocketConfig,
 } from './model';
 import type { ExtensionRegistry } from './extension_registry';
@@ -67,6 +68,8 @@ export interface ExtensionModels {
   'proxy.health_checkers': HealthChecker;
   /** The bootstrap's stats_sinks, which the supervisor flushes. */
   'proxy.stats_sinks': StatsSinkConfig;
+  /** Bootstrap.tracing.http, and a connection manager's tracing.provider. */
+  'proxy.tracers': TracerConfig;
 }
 
 export type ExtensionCategory = keyof ExtensionModels;

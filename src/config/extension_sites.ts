@@ -15,7 +15,8 @@ export type ExtensionSite =
   | 'upstream_transport_socket'
   | 'upstream_network_filter'
   | 'access_log'
-  | 'stats_sink';
+  | 'stats_sink'
+  | 'tracer';
 
 /** The registry category of the extensions found at each place of a bootstrap. */
 export const SITE_CATEGORIES: Readonly<Record<ExtensionSite, ExtensionCategory>> = {
@@ -27,16 +28,18 @@ export const SITE_CATEGORIES: Readonly<Record<ExtensionSite, ExtensionCategory>>
   upstream_network_filter: 'proxy.filters.upstream_network',
   access_log: 'proxy.access_loggers',
   stats_sink: 'proxy.stats_sinks',
+  tracer: 'proxy.tracers',
 };
 
 export type ExtensionVisitor = (extension: JsonObject, site: ExtensionSite, path: string) => void;
 
 /**
- * Calls `visit` on every extension of the bootstrap (its static resources', then its stats
- * sinks), parents first: a visitor may rewrite a network filter's config before its HTTP
+ * Calls `visit` on every extension of the bootstrap (its tracer, its static resources', then its
+ * stats sinks), parents first: a visitor may rewrite a network filter's config before its HTTP
  * filters are visited.
  */
 export function forEachExtension(bootstrap: JsonObject, extensions: ConfigExtensions, visit: ExtensionVisitor): void {
+  one(messageField(bootstrap, 'tracing') ?? {}, 'http', 'tracing', 'tracer', visit);
   forEachStaticResourceExtension(bootstrap, extensions, visit);
   eachOf(bootstrap, 'stats_sinks', '', 'stats_sink', visit);
 }
@@ -56,6 +59,7 @@ function forEachStaticResourceExtension(bootstrap: JsonObject, extensions: Confi
         if (name === HTTP_CONNECTION_MANAGER) eachOf(config, 'http_filters', configPath, 'http_filter', visit);
         // Both terminal filters log what they end (a stream, a connection) to their access logs.
         if (name === HTTP_CONNECTION_MANAGER || name === TCP_PROXY) eachOf(config, 'access_log', configPath, 'access_log', visit);
+        if (name === HTTP_CONNECTION_MANAGER) one(messageField(config, 'tracing') ?? {}, 'provider', childPath(configPath, 'tracing'), 'tracer', visit);
       });
       one(chain, 'transport_socket', chainPath, 'downstream_transport_socket', visit);
     }

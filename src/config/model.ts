@@ -52,6 +52,8 @@ export interface Bootstrap {
   readonly runtimeLayers: readonly RuntimeLayerConfig[];
   /** dynamic_resources: where discovered configuration comes from. */
   readonly dynamicResources: DynamicResourcesConfig;
+  /** tracing.http: the tracer of every connection manager that names none of its own; null when unset. */
+  readonly tracing: TracerConfig | null;
   /**
    * The server's local address (first non-loopback address of --local-address-ip-version's
    * family, else loopback), set at start-up: Envoy appends it to x-forwarded-for when the
@@ -75,7 +77,7 @@ export interface ListenerConfig {
   readonly name: string;
   readonly address: SocketAddress;
   readonly perConnectionBufferLimitBytes: number;
-  /** What /drain_listeners?inboundonly reads (Envoy's tracing, which this build lacks, reads it too). */
+  /** What /drain_listeners?inboundonly reads, and tracing (OUTBOUND: egress spans). */
   readonly trafficDirection: 'UNSPECIFIED' | 'INBOUND' | 'OUTBOUND';
   /** Run on each accepted connection, in order, before a filter chain is chosen. */
   readonly listenerFilters: readonly ListenerFilterConfig[];
@@ -164,6 +166,8 @@ export interface HttpConnectionManagerConfig {
   readonly mergeSlashes: boolean;
   /** add_user_agent: requests carry the node's cluster and id (x-proxy-downstream-service-*), and a user-agent. */
   readonly addUserAgent: boolean;
+  /** tracing: null when unset (no request is traced). */
+  readonly tracing: HttpTracingConfig | null;
 }
 
 /** What the server response header is: ours always, ours unless the upstream sent one, or the upstream's alone. */
@@ -664,6 +668,65 @@ export interface Route {
   readonly responseHeaders?: HeaderMutations;
   /** typed_per_filter_config; absent when it has none. */
   readonly perFilterConfig?: PerFilterConfigs;
+  /** The route's own tracing sampling and custom tags, in place of the connection manager's. */
+  readonly tracing?: RouteTracingConfig;
+  /** The span's operation name on this route, and whether it travels in x-proxy-decorator-operation. */
+  readonly decorator?: DecoratorConfig;
+}
+
+// ---- tracing -----------------------------------------------------------------------------
+
+/**
+ * The connection manager's `tracing`, Envoy 1.16's defaults filled in: each sampling a
+ * FractionalPercent as Envoy turns the Percent into one (random_sampling out of 10,000).
+ */
+export interface HttpTracingConfig {
+  readonly clientSampling: FractionalPercent;
+  readonly randomSampling: FractionalPercent;
+  readonly overallSampling: FractionalPercent;
+  /** Spans carry the stream's timing events as annotations. */
+  readonly verbose: boolean;
+  /** The longest path the http.url tag keeps (default 256). */
+  readonly maxPathTagLength: number;
+  readonly customTags: readonly CustomTagConfig[];
+  /** provider: this connection manager's own tracer; null: the bootstrap's tracing.http, if any. */
+  readonly provider: TracerConfig | null;
+}
+
+/** route.v3.Tracing: replaces the connection manager's samplings for the route; its tags win over the manager's. */
+export interface RouteTracingConfig {
+  readonly clientSampling: FractionalPercent;
+  readonly randomSampling: FractionalPercent;
+  readonly overallSampling: FractionalPercent;
+  readonly customTags: readonly CustomTagConfig[];
+}
+
+export interface DecoratorConfig {
+  readonly operation: string;
+  /** propagate (default true): the operation travels in x-proxy-decorator-operation. */
+  readonly propagate: boolean;
+}
+
+/** type.tracing.v3.CustomTag, less metadata (refused). */
+export type CustomTagConfig =
+  | { readonly tag: string; readonly kind: 'literal'; readonly value: string }
+  | { readonly tag: string; readonly kind: 'environment'; readonly name: string; readonly defaultValue: string }
+  | { readonly tag: string; readonly kind: 'request_header'; readonly name: string; readonly defaultValue: string };
+
+/** A tracer (Envoy's tracing provider, `proxy.tracers`), as Bootstrap.tracing.http or a connection manager's provider names it. */
+export type TracerConfig = ZipkinTracerConfig;
+
+/** config.trace.v3.ZipkinConfig, collector_endpoint_version HTTP_JSON (the one this build sends). */
+export interface ZipkinTracerConfig {
+  readonly kind: 'zipkin';
+  readonly name: string;
+  readonly collectorCluster: string;
+  readonly collectorEndpoint: string;
+  /** The collector request's host: collector_hostname, else the cluster's name. */
+  readonly collectorHostname: string;
+  readonly traceId128Bit: boolean;
+  /** shared_span_context (default true): a server span takes the id of the span that called it. */
+  readonly sharedSpanContext: boolean;
 }
 
 // ---- clusters ----------------------------------------------------------------------------

@@ -147,6 +147,10 @@ export function buildBootstrapModel(bootstrap: JsonObject, extensions: ConfigExt
     statsSinks: messageList(bootstrap, 'stats_sinks').map((sink) => extensions.model('proxy.stats_sinks', sink)),
     runtimeLayers: runtimeLayers(messageField(bootstrap, 'layered_runtime')),
     dynamicResources: dynamicResources(messageField(bootstrap, 'dynamic_resources') ?? {}),
+    tracing: (() => {
+      const tracer = messageField(messageField(bootstrap, 'tracing') ?? {}, 'http');
+      return tracer === undefined ? null : extensions.model('proxy.tracers', tracer);
+    })(),
     source: bootstrap,
   });
 }

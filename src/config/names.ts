@@ -24,6 +24,7 @@ export const ORIGINAL_DST_LISTENER_FILTER = 'proxy.filters.listener.original_dst
 export const STATSD_SINK = 'proxy.stat_sinks.statsd';
 export const DOG_STATSD_SINK = 'proxy.stat_sinks.dog_statsd';
 export const METRICS_SERVICE_SINK = 'proxy.stat_sinks.metrics_service';
+export const ZIPKIN_TRACER = 'proxy.tracers.zipkin';
 
 const ENVOY_PREFIX = 'envoy.';
 const PROXY_PREFIX = 'proxy.';
@@ -73,6 +74,7 @@ export const CONFIG_TYPES = {
   statsdSink: 'envoy.config.metrics.v3.StatsdSink',
   dogStatsdSink: 'envoy.config.metrics.v3.DogStatsdSink',
   metricsService: 'envoy.config.metrics.v3.MetricsServiceConfig',
+  zipkin: 'envoy.config.trace.v3.ZipkinConfig',
 } as const;
 
 /**

@@ -23,6 +23,7 @@ const STRUCT_CONFIG_SITES: ReadonlySet<ExtensionSite> = new Set([
   'downstream_transport_socket',
   'access_log',
   'stats_sink',
+  'tracer',
 ]);
 
 /** Fields that v3 renamed without changing their meaning. */
@@ -89,6 +90,7 @@ export function upgradeV2(input: JsonValue, extensions: ConfigExtensions, schema
     if (site === 'network_filter' && extensions.registeredName(SITE_CATEGORIES[site], extension) === HTTP_CONNECTION_MANAGER) {
       const typedConfig = messageField(extension, 'typed_config');
       moveIdleTimeout(typedConfig, childPath(path, 'typed_config'), warnings);
+      upgradeTracing(typedConfig, childPath(path, 'typed_config'), warnings);
       upgradeRoutes(typedConfig, childPath(path, 'typed_config'), warnings, schema, extensions);
     }
   });
@@ -213,6 +215,35 @@ function moveIdleTimeout(connectionManager: JsonObject | undefined, path: string
   if (!Object.hasOwn(common, 'idle_timeout')) common['idle_timeout'] = idleTimeout ?? null;
   connectionManager['common_http_protocol_options'] = common;
   warnings.push(`${childPath(path, 'idle_timeout')}: deprecated option, use common_http_protocol_options.idle_timeout instead`);
+}
+
+/**
+ * v2's tracing.request_headers_for_tags and operation_name, which v3 dropped. Envoy 1.16 tags a
+ * span with each listed request header (a request_header custom tag named for the header, ahead
+ * of custom_tags, so it wins a clash). operation_name INGRESS is the default; EGRESS, which
+ * the listener's traffic_direction OUTBOUND says in v3, is refused.
+ */
+function upgradeTracing(connectionManager: JsonObject | undefined, path: string, warnings: string[]): void {
+  const tracing = connectionManager && messageField(connectionManager, 'tracing');
+  if (tracing === undefined) return;
+  const tracingPath = childPath(path, 'tracing');
+  if (Object.hasOwn(tracing, 'operation_name')) {
+    const operationPath = childPath(tracingPath, 'operation_name');
+    const operation = takeField(tracing, 'operation_name');
+    if (operation !== undefined && operation !== 0 && String(operation).toUpperCase() !== 'INGRESS') {
+      throw new UnsupportedV2FieldError(
+        operationPath,
+        `operation_name ${String(operation)}, deprecated in v2 and dropped from v3 (the listener's traffic_direction OUTBOUND replaces it), is not implemented by this build (it would be ignored)`,
+      );
+    }
+    warnings.push(`${operationPath}: deprecated option, use the listener's traffic_direction instead`);
+  }
+  if (!Object.hasOwn(tracing, 'request_headers_for_tags')) return;
+  const headers = takeField(tracing, 'request_headers_for_tags');
+  const tags = (headers === undefined ? [] : repeatedValues(headers)).map((name): JsonValue => ({ tag: name, request_header: { name } }));
+  const custom = tracing['custom_tags'];
+  tracing['custom_tags'] = [...tags, ...(custom === undefined || custom === null ? [] : repeatedValues(custom))];
+  warnings.push(`${childPath(tracingPath, 'request_headers_for_tags')}: deprecated option, use custom_tags instead`);
 }
 
 /** An HTTP connection manager's static routes at `path`: renamed fields renamed, moved ones moved, dropped ones refused. */

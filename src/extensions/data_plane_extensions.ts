@@ -1,10 +1,12 @@
-// The extensions whose factories the workers call: the filters a listener runs. Registered here
+// The extensions whose factories the workers call: the filters a listener runs and the tracers
+// its connection managers report spans with. Registered here
 // (one line each) and, through builtin_extensions.ts, with everything else; a worker reads only
 // this module, so that it loads none of the supervisor's discovery code (DNS, xDS).
 
 import type { ExtensionDescriptor } from '../config/extension';
 import type { HttpFilterFactoryCreator } from '../filters/http/http_filter_registry';
 import type { NetworkFilterFactoryCreator } from '../listener/network_filter_builder';
+import type { TracerFactory } from '../tracing/tracer';
 import type { AccessLoggerFactory, DataPlaneFactories } from './data_plane_factories';
 import { FILE_ACCESS_LOGGER } from './access_loggers/file';
 import { CORS_FILTER } from './http/cors';
@@ -15,8 +17,9 @@ import { LOCAL_RATELIMIT_FILTER } from './http/local_ratelimit';
 import { ROUTER_FILTER } from './http/router';
 import { HTTP_CONNECTION_MANAGER_FILTER } from './network/http_connection_manager/descriptor';
 import { TCP_PROXY_FILTER } from './network/tcp_proxy';
+import { ZIPKIN } from './tracers/zipkin';
 
-type Descriptors<C extends 'proxy.access_loggers' | 'proxy.filters.http' | 'proxy.filters.network'> = readonly ExtensionDescriptor<C, DataPlaneFactories[C]>[];
+type Descriptors<C extends 'proxy.access_loggers' | 'proxy.filters.http' | 'proxy.filters.network' | 'proxy.tracers'> = readonly ExtensionDescriptor<C, DataPlaneFactories[C]>[];
 
 export function accessLoggers(): Descriptors<'proxy.access_loggers'> {
   return [FILE_ACCESS_LOGGER];
@@ -31,13 +34,18 @@ export function networkFilters(): Descriptors<'proxy.filters.network'> {
   return [TCP_PROXY_FILTER, HTTP_CONNECTION_MANAGER_FILTER];
 }
 
-/** The filter factories a worker's NetworkFilterBuilder takes, by extension name. */
+export function tracers(): Descriptors<'proxy.tracers'> {
+  return [ZIPKIN];
+}
+
+/** The filter factories a worker's NetworkFilterBuilder takes, and its tracers' factories, by extension name. */
 export function dataPlaneFactories(): {
   readonly httpFilters: ReadonlyMap<string, HttpFilterFactoryCreator>;
   readonly networkFilters: ReadonlyMap<string, NetworkFilterFactoryCreator>;
   readonly accessLoggers: ReadonlyMap<string, AccessLoggerFactory>;
+  readonly tracers: ReadonlyMap<string, TracerFactory>;
 } {
-  return { httpFilters: byName(httpFilters()), networkFilters: byName(networkFilters()), accessLoggers: byName(accessLoggers()) };
+  return { httpFilters: byName(httpFilters()), networkFilters: byName(networkFilters()), accessLoggers: byName(accessLoggers()), tracers: byName(tracers()) };
 }
 
 function byName<F>(descriptors: readonly { readonly name: string; readonly factory: F }[]): ReadonlyMap<string, F> {

@@ -5,7 +5,7 @@
 // x-proxy-max-retries and the timeout headers. Pure.
 
 import { isIP } from 'node:net';
-import type { RequestHead } from './message';
+import { firstHeaderValue, type RequestHead } from './message';
 
 /** A request's trusted client. */
 export interface TrustedClient {
@@ -95,4 +95,12 @@ export function forwardedForOf(head: RequestHead): string | null {
 /** The headers in which one proxy tells the next about a request, dropped from an edge request as Envoy does. */
 export function isEdgeDroppedHeader(name: string): boolean {
   return name === 'x-proxy-downstream-service-cluster' || name === 'x-proxy-downstream-service-node' || name === 'x-proxy-decorator-operation';
+}
+
+/**
+ * The request's scheme as x-forwarded-proto tells it (Envoy sets the header before routing): the
+ * connection's under use_remote_address, else the header's when the request brought one.
+ */
+export function forwardedProtoOf(head: RequestHead, useRemoteAddress: boolean): string {
+  return useRemoteAddress ? head.scheme : (firstHeaderValue(head.headers, 'x-forwarded-proto') ?? head.scheme);
 }

@@ -1,5 +1,6 @@
 // Builds a listener's filter chain from the model (Envoy's listener factory): its terminal
-// network filter, with the HTTP filter chain and route table of a connection manager. It binds
+// network filter, with the HTTP filter chain and route table of a connection manager, and the
+// tracers its connection managers report to (whose flush timers run until close()). It binds
 // and opens no socket; it reads each chain's TLS certificate and key files and names stats in the
 // store it is given. So `--mode validate` and the supervisor build what a worker builds, by this
 // same code, and refuse a configuration a worker could not run before any worker starts.
@@ -8,7 +9,7 @@ import type { AccessLog } from '../access_log/access_log';
 import type { AccessLogEntryConfig } from '../access_log/access_log_config';
 import { createAccessLogs, type AccessLogsContext } from '../access_log/access_log_factory';
 import { atField, FieldError } from '../config/errors';
-import type { Bootstrap, ListenerConfig, NetworkFilterConfig, NodeInfo } from '../config/model';
+import type { Bootstrap, ListenerConfig, NetworkFilterConfig, NodeInfo, TracerConfig } from '../config/model';
 import type { Clock } from '../common/clock';
 import type { HttpFilterContext, HttpFilterFactoryCreator } from '../filters/http/http_filter_registry';
 import type { ConnectionIds } from '../log/connection_log';
@@ -17,6 +18,9 @@ import type { RuntimeSource } from '../runtime/live_runtime';
 import type { DrainDecider } from '../server/drain_decider';
 import type { StatsStore } from '../stats/stats';
 import { addressString } from '../network/socket_address';
+import { mathRandom } from '../common/random';
+import type { Tracer, TracerFactory } from '../tracing/tracer';
+import { TracerManager } from '../tracing/tracer_manager';
 import { AsyncClient } from '../upstream/worker/async_client';
 import type { ClusterManager } from '../upstream/worker/cluster_manager';
 import { DownstreamSslStats, DownstreamTlsSocketFactory } from '../tls/downstream_tls_socket';
@@ -46,6 +50,10 @@ export interface NetworkFilterContext {
   accessLogs(entries: readonly AccessLogEntryConfig[]): readonly AccessLog[];
   /** The worker's requests of its own (mirrors). */
   readonly asyncClient: AsyncClient;
+  /** The listener's traffic_direction: OUTBOUND makes a connection manager's spans egress spans. */
+  readonly trafficDirection: ListenerConfig['trafficDirection'];
+  /** The tracer of a connection manager: its own provider, else the bootstrap's tracing.http; null when neither names one. */
+  tracerFor(provider: TracerConfig | null): Tracer | null;
 }
 
 /**
@@ -76,14 +84,29 @@ export interface NetworkFilterDeps {
   readonly networkFilters: ReadonlyMap<string, NetworkFilterFactoryCreator>;
   /** Where access logs write, in a process that serves; null builds none (nothing is opened). */
   readonly accessLogs: AccessLogsContext | null;
+  /** The tracers' factories by name (the registry's, src/extensions). */
+  readonly tracers: ReadonlyMap<string, TracerFactory>;
 }
 
 export class NetworkFilterBuilder {
   private readonly filterContext: HttpFilterContext;
   private readonly asyncClient: AsyncClient;
+  /** The tracers of the connection managers built, one per configuration. */
+  private readonly tracers: TracerManager;
 
   constructor(private readonly deps: NetworkFilterDeps) {
-    this.asyncClient = new AsyncClient({ clock: deps.clock, localAddress: deps.bootstrap.localAddress });
+    const { bootstrap, clock } = deps;
+    this.asyncClient = new AsyncClient({ clock, localAddress: bootstrap.localAddress });
+    this.tracers = new TracerManager(deps.tracers, {
+      clusters: deps.clusters,
+      asyncClient: this.asyncClient,
+      clock,
+      runtime: deps.runtime,
+      random: mathRandom,
+      stats: deps.stats,
+      node: bootstrap.node,
+      localAddress: bootstrap.localAddress,
+    });
     this.filterContext = {
       clusters: deps.clusters,
       healthCheckFailed: deps.healthCheckFailed,
@@ -133,6 +156,16 @@ export class NetworkFilterBuilder {
     });
   }
 
+  /** The tracers stop: their timers go and their reports in flight are cancelled. */
+  close(): void {
+    this.tracers.close();
+  }
+
+  private readonly tracerFor = (provider: TracerConfig | null): Tracer | null => {
+    const config = provider ?? this.deps.bootstrap.tracing;
+    return config === null ? null : this.tracers.tracer(config);
+  };
+
   private readonly accessLogs = (entries: readonly AccessLogEntryConfig[]): readonly AccessLog[] => {
     const context = this.deps.accessLogs;
     return context === null ? [] : createAccessLogs(entries, context);
@@ -156,6 +189,8 @@ export class NetworkFilterBuilder {
       filterContext: this.filterContext,
       accessLogs: this.accessLogs,
       asyncClient: this.asyncClient,
+      trafficDirection: listener.trafficDirection,
+      tracerFor: this.tracerFor,
     });
   }
 }

@@ -44,6 +44,10 @@ export function constructDataPlane(bootstrap: Bootstrap, file: string, log: Logg
       accessLogs: null,
       ...dataPlaneFactories(),
     });
-    bootstrap.listeners.forEach((_, i) => filters.listenerFilter(i));
+    try {
+      bootstrap.listeners.forEach((_, i) => filters.listenerFilter(i));
+    } finally {
+      filters.close();
+    }
   });
 }

@@ -167,6 +167,7 @@ async function run(init: WorkerInit, started: Promise<WorkerStart>, control: Wor
     clock,
     httpFilters: factories.httpFilters,
     networkFilters: factories.networkFilters,
+    tracers: factories.tracers,
   });
   const listeners = new ListenerManager({ stats: store, log: logFactory, ids, clock });
   const tlsContexts: TlsContext[] = [];
@@ -193,6 +194,7 @@ async function run(init: WorkerInit, started: Promise<WorkerStart>, control: Wor
     log.info(`worker ${init.workerIndex} stopping: ${why}`);
     listeners.stopListeners();
     certificates.close();
+    filters.close();
     void listeners
       .close()
       .then(() => {

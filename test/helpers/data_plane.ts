@@ -163,6 +163,7 @@ export function httpConnectionManager(virtualHosts: VirtualHost[], overrides: Pa
     normalizePath: false,
     mergeSlashes: false,
     addUserAgent: false,
+    tracing: null,
     ...overrides,
   };
 }
@@ -257,6 +258,7 @@ export async function startDataPlane(
     statsConfig: { statsTags: [], useAllDefaultTags: true, histogramBucketSettings: [] },
     statsSinks: [],
     runtimeLayers: [],
+    tracing: null,
     source: {},
   };
   const stats = createHeapStatsStore();
@@ -301,6 +303,7 @@ export async function startDataPlane(
     setHealthFlags: (cluster, address, bits, set) => clusterManager.update(membership.get(cluster)!.setHealthFlags(address, bits, set)),
     close: async () => {
       await manager.close();
+      filters.close();
       clusterManager.close();
     },
   };

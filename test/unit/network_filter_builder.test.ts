@@ -29,6 +29,7 @@ function bootstrapOf(listeners: ListenerConfig[]): Bootstrap {
     statsConfig: { statsTags: [], useAllDefaultTags: true, histogramBucketSettings: [] },
     statsSinks: [],
     runtimeLayers: [],
+    tracing: null,
     source: {},
   };
 }

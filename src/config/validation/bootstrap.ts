@@ -1,7 +1,7 @@
 // Validation of a whole decoded v3 bootstrap: the rules the protos cannot express (theirs are
 // checked before, by proto_rules.ts). Pure. Each resource (admin, stats_config, every cluster,
-// every listener, every stats sink) is checked on its own and stops at its first problem, like
-// Envoy; the problems of all resources are reported together, by field path.
+// every listener, every stats sink, the tracer) is checked on its own and stops at its first
+// problem, like Envoy; the problems of all resources are reported together, by field path.
 
 import type { ConfigExtensions } from '../extension';
 import { FieldErrorCollector } from '../errors';
@@ -10,6 +10,7 @@ import { validateAdmin } from './admin';
 import { validateClusterManager } from './cluster_manager';
 import { configSourceContext, hasTransportSocket, validateDynamicResources } from './config_sources';
 import { validateClusters } from './clusters';
+import { validateExtension } from './extensions';
 import { validateLayeredRuntime } from './layered_runtime';
 import { validateListeners } from './listeners';
 import { validateStatsConfig } from './stats_config';
@@ -30,5 +31,7 @@ export function validateBootstrap(bootstrap: JsonObject, extensions: ConfigExten
   errors.run(() => validateDynamicResources(bootstrap, configSourceContext(bootstrap)));
   validateListeners(bootstrap, context, errors);
   validateStatsSinks(bootstrap, context, errors);
+  const tracer = messageField(messageField(bootstrap, 'tracing') ?? {}, 'http');
+  if (tracer !== undefined) errors.run(() => validateExtension('proxy.tracers', tracer, 'tracing.http', context));
   errors.throwIfAny();
 }

@@ -26,7 +26,7 @@ import type { ClusterManager } from '../../upstream/worker/cluster_manager';
 import { OutlierResult } from '../../upstream/worker/outlier/host_monitor';
 import { percentageOfTimeout } from '../../upstream/worker/timeout_budget_stats';
 import type { DownstreamAddresses } from '../../network/downstream_addresses';
-import type { TrustedClient } from '../../http/trusted_client';
+import { forwardedProtoOf, type TrustedClient } from '../../http/trusted_client';
 import { RetryLoadBalancerContext } from './retry_load_balancer_context';
 import { wouldRetryFromReset, wouldRetryFromStatus } from './retry_on';
 import { RetryState, RetryStatus } from './retry_state';
@@ -1129,7 +1129,7 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
 
   /** The request's scheme as x-forwarded-proto tells it: a trusted client's, else the connection's. */
   forwardedProto(head: RequestHead): string {
-    return this.config.useRemoteAddress ? head.scheme : (headerValue(head, 'x-forwarded-proto') ?? head.scheme);
+    return forwardedProtoOf(head, this.config.useRemoteAddress);
   }
 
   /** internal_only_headers: Envoy cleans them off before routing, from any request not from inside. */

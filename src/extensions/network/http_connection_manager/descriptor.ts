@@ -35,6 +35,9 @@ export const HTTP_CONNECTION_MANAGER_FILTER: ExtensionDescriptor<'proxy.filters.
         filterContext: context.filterContext,
         accessLogs: context.accessLogs(config.accessLogs),
         asyncClient: context.asyncClient,
+        // Made only for a connection manager that traces.
+        tracer: config.tracing === null ? null : context.tracerFor(config.tracing.provider),
+        tracingOperation: context.trafficDirection === 'OUTBOUND' ? 'egress' : 'ingress',
       }),
   },
 };

@@ -45,6 +45,7 @@ import { stringMatch } from '../../../config/string_match_model';
 import { parseRetryOn } from '../../../filters/http/retry_on';
 import { accessLogsModel } from '../../access_loggers/access_log_list';
 import { headerValueOptions } from '../../http/header_value_options';
+import { httpTracing, routeDecorator, routeTracing } from './tracing_model';
 
 /** Envoy 1.16's defaults for fields left unset. */
 const DEFAULTS = {
@@ -87,6 +88,7 @@ export function httpConnectionManager(config: JsonObject, extensions: ConfigExte
     normalizePath: boolField(config, 'normalize_path'),
     mergeSlashes: boolField(config, 'merge_slashes'),
     addUserAgent: boolField(config, 'add_user_agent'),
+    tracing: httpTracing(config, extensions),
   };
 }
 
@@ -141,6 +143,8 @@ function route(config: JsonObject, hostRetryPolicy: RetryPolicy | null, extensio
     action: routeAction(config, hostRetryPolicy, extensions),
     ...headerMutations(config),
     ...perFilterConfigs(config, extensions),
+    ...routeTracing(config),
+    ...routeDecorator(config),
   };
 }
 

@@ -3,8 +3,21 @@
 
 import { HEADER_VALUE_OPTION, HTTP2_PROTOCOL_OPTIONS, REGEX_MATCHER, RUNTIME_FRACTION, STRING_MATCHER } from '../../../config/common_shapes';
 import { HEADER_MATCHER } from '../../../config/header_matcher';
-import { anyContent, leaf, list, Shape, typedMap } from '../../../config/shape';
+import { anyContent, leaf, list, refused, Shape, typedMap } from '../../../config/shape';
 import { ACCESS_LOG_LIST } from '../../access_loggers/access_log_list';
+
+// type.tracing.v3.CustomTag; its metadata kind is refused.
+const CUSTOM_TAG: Shape = {
+  fields: {
+    tag: leaf,
+    literal: { fields: { value: leaf } },
+    environment: { fields: { name: leaf, default_value: leaf } },
+    request_header: { fields: { name: leaf, default_value: leaf } },
+    metadata: refused('custom tags (request, route, cluster or host metadata) are not implemented by this build (the tag would be missing)'),
+  },
+};
+
+const FRACTIONAL_PERCENT: Shape = { fields: { numerator: leaf, denominator: leaf } };
 
 // Only `proxy.lb` (`envoy.lb`) counts, as in Envoy; typed_filter_metadata (after 1.16) is refused.
 const METADATA_MATCH: Shape = { fields: { filter_metadata: leaf } };
@@ -161,6 +174,10 @@ const ROUTE_CONFIG: Shape = {
               },
             },
             direct_response: { fields: { status: leaf, body: { fields: { inline_string: leaf, filename: leaf } } } },
+            decorator: { fields: { operation: leaf, propagate: leaf } },
+            tracing: {
+              fields: { client_sampling: FRACTIONAL_PERCENT, random_sampling: FRACTIONAL_PERCENT, overall_sampling: FRACTIONAL_PERCENT, custom_tags: list(CUSTOM_TAG) },
+            },
           },
         }),
       },
@@ -199,6 +216,18 @@ export const HTTP_CONNECTION_MANAGER_SHAPE: Shape = {
     access_log: ACCESS_LOG_LIST,
     // A filter chain of its own per upgrade type (filters) is refused until it is built.
     upgrade_configs: list({ fields: { upgrade_type: leaf, enabled: leaf } }),
+    // spawn_upstream_span is newer than Envoy 1.16; provider's typed_config is its tracer's shape.
+    tracing: {
+      fields: {
+        client_sampling: { fields: { value: leaf } },
+        random_sampling: { fields: { value: leaf } },
+        overall_sampling: { fields: { value: leaf } },
+        verbose: leaf,
+        max_path_tag_length: leaf,
+        custom_tags: list(CUSTOM_TAG),
+        provider: { fields: { name: leaf, typed_config: anyContent } },
+      },
+    },
   },
   values: { codec_type: ['AUTO', 'HTTP1', 'HTTP2'] },
 };

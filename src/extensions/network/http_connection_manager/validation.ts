@@ -40,6 +40,8 @@ export function validateHttpConnectionManager(config: JsonObject, path: string, 
   validateHttp1Options(config, path);
   validateAccessLogs(config, path, context);
   validateUpgrades(config, path, (type) => `Error: multiple upgrade configs with the same name: '${type}'`);
+  const provider = messageField(messageField(config, 'tracing') ?? {}, 'provider');
+  if (provider !== undefined) validateExtension('proxy.tracers', provider, childPath(childPath(path, 'tracing'), 'provider'), context);
 }
 
 /**

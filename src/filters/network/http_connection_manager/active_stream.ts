@@ -25,6 +25,7 @@ import type { HttpConnectionManagerStats } from './stats';
 import { ResponseFlag } from '../../../stream_info/response_flags';
 import { type DownstreamConnectionInfo, StreamInfo } from '../../../stream_info/stream_info';
 import { StreamTimers, type TimedStream } from './stream_timers';
+import type { TracedRequest } from '../../../tracing/traced_request';
 
 const NO_HEADERS: readonly string[] = [];
 
@@ -69,6 +70,8 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, FilteredS
   private client: TrustedClient | null = null;
   /** The internal redirects of the downstream request this stream serves; null before its first. */
   redirectHistory: InternalRedirectHistory | null = null;
+  /** The request's span; null when the connection manager does not trace. */
+  private span: TracedRequest | null = null;
 
   /** @param reusable serves one request after another (HTTP/1) */
   constructor(
@@ -151,6 +154,9 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, FilteredS
       if (config.generateRequestId) this.setRequestId(head, config);
       if (config.addUserAgent) this.addUserAgent(head);
     }
+    // Tracing: the sanitized, routed head decides the trace and carries the span's context upstream.
+    const tracing = this.owner.factory.tracing;
+    if (tracing !== null) this.span = tracing.startSpan(head, this, this.redirectHistory === null);
     const upgrade = upgradeTypeOf(head);
     if (upgrade !== null) {
       if (!this.router.allowsUpgrade(head, upgrade)) {
@@ -508,6 +514,7 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, FilteredS
   private addManagerHeaders(headers: string[], upstreamServer: string | null): void {
     const config = this.owner.factory.config;
     headers.push('date', this.owner.factory.dates.current());
+    if (this.span !== null) this.span.onResponseHeaders(headers);
     const transformation = config.serverHeaderTransformation;
     if (upstreamServer !== null && transformation !== 'OVERWRITE') headers.push('server', upstreamServer);
     else if (transformation !== 'PASS_THROUGH') headers.push('server', config.serverName);
@@ -549,7 +556,7 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, FilteredS
     this.owner.streamEnded(this);
   }
 
-  /** The stream ended: every access log of the connection manager hears of it. */
+  /** The stream ended: every access log of the connection manager hears of it, and its span finishes. */
   private log(info: StreamInfo): void {
     const now = info.sinceStart();
     if (this.responseStarted) info.lastDownstreamTxByteSent = now;
@@ -559,6 +566,10 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, FilteredS
     this.response = this.trailers = null;
     const request = info.forwardedRequest ?? this.request;
     for (const log of this.owner.factory.accessLogs) log.log(request, response, trailers, info);
+    if (this.span !== null) {
+      this.span.finish(request, response, trailers, info);
+      this.span = null;
+    }
   }
 }
 

@@ -22,6 +22,9 @@ import type { RuntimeSource } from '../../../runtime/live_runtime';
 import type { StatsStore } from '../../../stats/stats';
 import type { Clock } from '../../../common/clock';
 import { mathRandom } from '../../../common/random';
+import { HttpTracing } from '../../../tracing/http_tracing';
+import type { OperationName, Tracer } from '../../../tracing/tracer';
+import { ConnectionManagerTracingStats } from '../../../tracing/tracing_stats';
 import type { AsyncClient } from '../../../upstream/worker/async_client';
 import type { ClusterManager } from '../../../upstream/worker/cluster_manager';
 import type { HttpFilterFactory } from '../../http/http_filter';
@@ -61,6 +64,10 @@ export interface HttpConnectionManagerDeps {
   /** The access_log list, built; empty, no stream records a StreamInfo. */
   readonly accessLogs: readonly AccessLog[];
   readonly asyncClient: AsyncClient;
+  /** The tracer spans go to, when config.tracing is set: its provider's, else the bootstrap's; null when neither names one. */
+  readonly tracer: Tracer | null;
+  /** The side of the calls traced (the listener's traffic_direction). */
+  readonly tracingOperation: OperationName;
 }
 
 export class HttpConnectionManagerFactory implements NetworkFilterFactory {
@@ -77,8 +84,10 @@ export class HttpConnectionManagerFactory implements NetworkFilterFactory {
   readonly streamLog: Logger;
   readonly connectionLogs: ReturnType<typeof connectionManagerLogs>;
   readonly accessLogs: readonly AccessLog[];
-  /** Each stream keeps a StreamInfo: access logs read it, or header values (RESPONSE_FLAGS, ...). */
+  /** Each stream keeps a StreamInfo: access logs read it, header values (RESPONSE_FLAGS, ...), or tracing. */
   readonly recordsStreams: boolean;
+  /** Decides and starts each request's span; null when the connection manager does not trace. */
+  readonly tracing: HttpTracing | null;
   /** Times the connections and their streams. */
   readonly clock: Clock;
   /** Open connections, for the end of a drain. */
@@ -107,8 +116,21 @@ export class HttpConnectionManagerFactory implements NetworkFilterFactory {
     });
     this.filters = filters.length === 0 ? null : filters;
     const routeTable = atField('route_config', () => new RouteTable(config.routeConfig, deps.runtime, mathRandom, deps.stats.scope('vhost')));
-    this.recordsStreams = this.accessLogs.length > 0 || routeTable.readsStreamInfo;
     this.stats = new HttpConnectionManagerStats(scope);
+    this.tracing =
+      config.tracing === null
+        ? null
+        : new HttpTracing(config.tracing, config.routeConfig, {
+            tracer: deps.tracer,
+            operation: deps.tracingOperation,
+            runtime: deps.runtime,
+            random: mathRandom,
+            stats: new ConnectionManagerTracingStats(scope),
+            node: deps.node,
+            useRemoteAddress: config.useRemoteAddress,
+            environment: process.env,
+          });
+    this.recordsStreams = this.accessLogs.length > 0 || routeTable.readsStreamInfo || this.tracing !== null;
     const common = config.commonHttpProtocolOptions;
     // Envoy keeps its codec statistics outside the connection manager's prefix.
     this.http1Settings = {
