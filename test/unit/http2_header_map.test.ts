@@ -42,6 +42,10 @@ test('a header map sent upstream over HTTP/2: pseudo-headers, repeated names as 
   const head = requestHeadOf([':method', 'PUT', ':path', '/p', ':authority', 'a', 'x', '1', 'x', '2', 'content-length', '4'], false, 'http');
   head.headers.push('connection', 'close', 'transfer-encoding', 'chunked', 'te', 'gzip');
   assert.deepEqual(requestHeadersOf(head, 'https'), { ':method': 'PUT', ':path': '/p', ':authority': 'a', ':scheme': 'https', x: ['1', '2'], 'content-length': 4 });
+  // te: trailers is the one te HTTP/2 allows (gRPC sends it).
+  const grpc = requestHeadOf([':method', 'POST', ':path', '/s/m', ':authority', 'a'], false, 'http');
+  grpc.headers.push('te', 'trailers');
+  assert.deepEqual(requestHeadersOf(grpc, 'http'), { ':method': 'POST', ':path': '/s/m', ':authority': 'a', ':scheme': 'http', te: 'trailers' });
 });
 
 /** A connected pair of sockets on 127.0.0.1; the server side is sniffed. */

@@ -122,8 +122,8 @@ export function headersOfList(headers: readonly string[]): OutgoingHttpHeaders {
 export function addHeaders(out: OutgoingHttpHeaders, headers: readonly string[]): void {
   for (let i = 0; i < headers.length; i += 2) {
     const name = headers[i];
-    if (isConnectionSpecific(name)) continue;
     const value = headers[i + 1];
+    if (isConnectionSpecific(name, value)) continue;
     const prior = out[name];
     if (prior === undefined) out[name] = value;
     else if (Array.isArray(prior)) prior.push(value);
@@ -131,15 +131,19 @@ export function addHeaders(out: OutgoingHttpHeaders, headers: readonly string[])
   }
 }
 
-/** Headers HTTP/2 forbids (RFC 9113 section 8.2.2); nghttp2 would refuse the whole list. */
-function isConnectionSpecific(name: string): boolean {
+/**
+ * Headers HTTP/2 forbids (RFC 9113 section 8.2.2); nghttp2 would refuse the whole list. `te` is
+ * allowed with the one value `trailers`, which gRPC requests carry.
+ */
+function isConnectionSpecific(name: string, value: string): boolean {
   switch (name) {
+    case 'te':
+      return value !== 'trailers';
     case 'connection':
     case 'keep-alive':
     case 'proxy-connection':
     case 'transfer-encoding':
     case 'upgrade':
-    case 'te':
     case 'host':
       return true;
     default:
