@@ -8,6 +8,7 @@ const GRPC_CONTENT_TYPE = 'application/grpc';
 /** gRPC status codes this layer names. */
 export const enum GrpcStatus {
   Ok = 0,
+  Canceled = 1,
   Unknown = 2,
   PermissionDenied = 7,
   Unimplemented = 12,
@@ -56,4 +57,18 @@ export function encodeGrpcMessage(message: string): string {
     out += byte >= 0x20 && byte <= 0x7e && byte !== 0x25 ? String.fromCharCode(byte) : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
   }
   return out;
+}
+
+/** A received grpc-message, percent-decoded as UTF-8; a `%` not followed by two hex digits stays as it is. */
+export function decodeGrpcMessage(message: string): string {
+  if (!message.includes('%')) return message;
+  const bytes: number[] = [];
+  for (let i = 0; i < message.length; i++) {
+    const hex = message[i] === '%' ? message.slice(i + 1, i + 3) : '';
+    if (/^[0-9a-fA-F]{2}$/.test(hex)) {
+      bytes.push(Number.parseInt(hex, 16));
+      i += 2;
+    } else bytes.push(...Buffer.from(message[i]!, 'utf8'));
+  }
+  return Buffer.from(bytes).toString('utf8');
 }

@@ -2,12 +2,14 @@
 // (head, body, trailers) goes to a host the cluster's balancer picks, over that host's
 // connection pool, and the whole response comes back to a callback. Envoy runs the request
 // through a router: what would make the router answer itself (no host, a failed connection or a
-// reset before the response, the timeout) comes back as that local reply (503, 504); a reset
+// reset before the response, the timeout) comes back as that local reply (503, 504; to a gRPC
+// request, the gRPC status the router gives it: 200 with grpc-status 14); a reset
 // once the response has started is a failure. The cluster's statistics and its hosts' outlier
 // detection count the request as the router counts one.
 
 import type { Clock, TimeoutHandle } from '../../common/clock';
 import type { ConnectionPool, PoolCallbacks, RequestEncoder, ResponseDecoder, StreamResetReason } from '../../http/codec';
+import { encodeGrpcMessage, httpToGrpcStatus, isGrpc } from '../../http/grpc';
 import { appendHeaderValue, type RequestHead, ResponseHead, setHeader } from '../../http/message';
 import { NO_HEALTHY_UPSTREAM, UPSTREAM_REQUEST_TIMEOUT, UPSTREAM_RESET_PREFIX } from '../../http/upstream_failure_text';
 import type { DownstreamAddresses } from '../../network/downstream_addresses';
@@ -93,7 +95,7 @@ export class AsyncClient {
     if (host === null || pool === null) {
       counters.counters.upstream_cx_none_healthy.inc();
       counters.chargeResponseCode(503);
-      callbacks.onSuccess(localReply(503, NO_HEALTHY_UPSTREAM, NO_HEADERS));
+      callbacks.onSuccess(localReply(head, 503, NO_HEALTHY_UPSTREAM, NO_HEADERS));
       return null;
     }
     const request = new OutgoingRequest(cluster, host, pool, head, body, trailers, callbacks, options, this.deps.clock);
@@ -102,8 +104,14 @@ export class AsyncClient {
   }
 }
 
-/** What the router would answer itself. */
-function localReply(status: number, text: string, headers: readonly string[]): AsyncResponse {
+/** What the router would answer itself: to a gRPC request, a trailers-only gRPC status. */
+function localReply(request: RequestHead, status: number, text: string, headers: readonly string[]): AsyncResponse {
+  if (isGrpc(request)) {
+    const head = new ResponseHead(200, false);
+    head.contentLength = head.bodyLength = 0;
+    head.headers.push('content-type', 'application/grpc', 'grpc-status', String(httpToGrpcStatus(status)), 'grpc-message', encodeGrpcMessage(text), ...headers);
+    return { head, body: EMPTY, trailers: null };
+  }
   const head = new ResponseHead(status, false);
   const body = Buffer.from(text);
   head.contentLength = head.bodyLength = body.length;
@@ -229,7 +237,7 @@ class OutgoingRequest implements PoolCallbacks, ResponseDecoder, AsyncRequest {
     if (this.done) return;
     this.cluster.info.stats.chargeResponseCode(status);
     this.end();
-    this.callbacks.onSuccess(localReply(status, text, headers));
+    this.callbacks.onSuccess(localReply(this.head, status, text, headers));
   }
 
   private fail(): void {

@@ -5,6 +5,7 @@
 import { connect, constants, type ClientHttp2Session, type ClientHttp2Stream, type IncomingHttpHeaders } from 'node:http2';
 import { ACTIVE_FAILURE, HEALTHY, type HealthProbe, NETWORK_FAILURE, type ProbeTarget } from './health_probe';
 import type { CheckOutcome } from './verdict';
+import { grpcFrame, grpcMessages } from '../../../http/grpc_frame';
 
 const CHECK_PATH = '/grpc.health.v1.Health/Check';
 /** HealthCheckResponse.ServingStatus.SERVING. */
@@ -15,10 +16,7 @@ const MAX_RESPONSE_BYTES = 64 * 1024;
 /** A length-prefixed gRPC message holding HealthCheckRequest { service = 1 }. */
 export function grpcCheckRequest(serviceName: string): Buffer {
   const service = Buffer.from(serviceName, 'utf8');
-  const message = service.length === 0 ? Buffer.alloc(0) : Buffer.concat([Buffer.from([0x0a]), varint(service.length), service]);
-  const frame = Buffer.alloc(5);
-  frame.writeUInt32BE(message.length, 1);
-  return Buffer.concat([frame, message]);
+  return grpcFrame(service.length === 0 ? Buffer.alloc(0) : Buffer.concat([Buffer.from([0x0a]), varint(service.length), service]));
 }
 
 function varint(n: number): Buffer {
@@ -36,22 +34,22 @@ function varint(n: number): Buffer {
  * message, or null when the body is not that. Unknown fields are skipped, as protobuf does.
  */
 export function servingStatus(body: Buffer): number | null {
-  if (body.length < 5 || body[0] !== 0) return null;
-  const length = body.readUInt32BE(1);
-  if (body.length !== 5 + length) return null;
+  const messages = grpcMessages(body);
+  if (messages === null || messages.length !== 1) return null;
+  const message = messages[0]!;
   let status = 0;
-  let pos = 5;
+  let pos = 0;
   const readVarint = (): number | null => {
     let value = 0;
     for (let shift = 0; shift < 35; shift += 7) {
-      if (pos >= body.length) return null;
-      const byte = body[pos++]!;
+      if (pos >= message.length) return null;
+      const byte = message[pos++]!;
       value += (byte & 0x7f) * 2 ** shift;
       if ((byte & 0x80) === 0) return value;
     }
     return null;
   };
-  while (pos < body.length) {
+  while (pos < message.length) {
     const tag = readVarint();
     if (tag === null) return null;
     const wireType = tag & 7;
@@ -61,11 +59,11 @@ export function servingStatus(body: Buffer): number | null {
       if (tag >>> 3 === 1) status = value;
     } else if (wireType === 2) {
       const length = readVarint();
-      if (length === null || pos + length > body.length) return null;
+      if (length === null || pos + length > message.length) return null;
       pos += length;
     } else if (wireType === 1 || wireType === 5) {
       pos += wireType === 1 ? 8 : 4;
-      if (pos > body.length) return null;
+      if (pos > message.length) return null;
     } else {
       return null;
     }
