@@ -45,7 +45,7 @@ export interface HttpTracingDeps {
 export class HttpTracing {
   private readonly settings: SpanSettings;
   private readonly tags: readonly CustomTag[];
-  /** The tags of each route with tracing of its own (its then the manager's), by its tracing. */
+  /** The tags of each route with tracing of its own (the route's, then the manager's), by that tracing. */
   private readonly routeTags = new Map<RouteTracingConfig, readonly CustomTag[]>();
 
   constructor(
