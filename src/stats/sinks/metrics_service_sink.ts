@@ -36,14 +36,18 @@ export class MetricsServiceSink implements StatsSink {
   private readonly messageType: protobuf.Type;
   private readonly node: protobuf.Message;
 
+  /** Lines under this file's name. */
+  private readonly log: Logger;
+
   constructor(
     private readonly channel: GrpcChannel,
     private readonly methodPath: string,
     private readonly options: MetricFamilyOptions,
     schema: ProtoSchema,
     node: JsonObject,
-    private readonly log: Logger,
+    log: Logger,
   ) {
+    this.log = log.forFile(__filename);
     this.messageType = schema.root.lookupType(STREAM_METRICS_MESSAGE);
     this.node = protojson.fromJson(schema.root.lookupType(NODE), node);
   }

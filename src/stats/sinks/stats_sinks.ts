@@ -10,10 +10,15 @@ import type { StatsSink } from './stats_sink';
 export class StatsSinks {
   private readonly deltas = new CounterDeltas();
 
+  /** Lines under this file's name. */
+  private readonly log: Logger;
+
   constructor(
     private readonly sinks: readonly StatsSink[],
-    private readonly log: Logger,
-  ) {}
+    log: Logger,
+  ) {
+    this.log = log.forFile(__filename);
+  }
 
   /**
    * The counters as this epoch finds them, before it counts anything: what the stats region

@@ -18,12 +18,17 @@ const MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
 export class TcpStatsdSink implements StatsSink {
   private socket: net.Socket | null = null;
 
+  /** Lines under this file's name. */
+  private readonly log: Logger;
+
   constructor(
     private readonly hosts: ClusterHosts,
     private readonly names: StatsdNames,
     private readonly overflow: Counter,
-    private readonly log: Logger,
-  ) {}
+    log: Logger,
+  ) {
+    this.log = log.forFile(__filename);
+  }
 
   flush(snapshot: SinkSnapshot): void {
     const lines: string[] = [];

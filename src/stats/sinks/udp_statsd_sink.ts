@@ -16,12 +16,16 @@ export class UdpStatsdSink implements StatsSink {
   /** A failing send is said once until one succeeds again, not at every datagram. */
   private failing = false;
 
+  /** Lines under this file's name. */
+  private readonly log: Logger;
+
   constructor(
     private readonly address: SocketAddress,
     private readonly names: StatsdNames,
     private readonly maxBytesPerDatagram: number,
-    private readonly log: Logger,
+    log: Logger,
   ) {
+    this.log = log.forFile(__filename);
     this.socket = dgram.createSocket(isIP(address.address) === 6 ? 'udp6' : 'udp4');
     this.socket.on('error', (error) => this.sendFailed(error));
   }
