@@ -106,8 +106,8 @@ async function measureRounds(session: Session, settings: CompareSettings, roots:
     const dir = join(session.runDir, `proxy-${service.layer}`);
     const base = await writeProxyLaunch(dir, 'proxy', service.layer, upstreamPort, null);
     const headDir = join(session.runDir, `proxy-${service.layer}-variant`);
-    const variant = { ...(settings.headAccessLog ? { accessLogPath: join(headDir, 'access.log') } : {}), routeCount: settings.headRoutes };
-    const head = settings.headAccessLog || settings.headRoutes > 1 ? await writeProxyLaunch(headDir, 'proxy', service.layer, upstreamPort, null, variant) : base;
+    const variant = { ...(settings.headAccessLog ? { accessLogPath: join(headDir, 'access.log') } : {}), routeCount: settings.headRoutes, httpFilters: settings.headFilters };
+    const head = settings.headAccessLog || settings.headRoutes > 1 || settings.headFilters.length > 0 ? await writeProxyLaunch(headDir, 'proxy', service.layer, upstreamPort, null, variant) : base;
     launches.set(service.layer, { base, head });
   }
   const load: LoadGenerator = { processes, settings: settings.load, cpu: pinning?.loadCpu ?? null };
@@ -163,6 +163,7 @@ function printPreamble(session: Session, settings: CompareSettings, roots: Recor
       `(at least ${seconds < 120 ? `${seconds} s` : `${Math.floor(seconds / 60)} min`})`,
   );
   if (settings.headAccessLog) console.log('HEAD writes a file access log (the default format) on every row; BASE writes none');
+  if (settings.headFilters.length > 0) console.log(`HEAD's L7 rows run ${settings.headFilters.join(', ')} (acting on no request) before the router; BASE's the router alone`);
   if (settings.headRoutes > 1) console.log(`HEAD's L7 rows route through ${settings.headRoutes} routes, the last one matching; BASE's through one`);
   console.log(describePinning(session.pinning));
 }

@@ -1,6 +1,7 @@
 // What `make bench-compare BASE=<rev>` is asked: the revision to compare the checkout with, and
 // how many rounds; each round's load is `make bench`'s (BENCH_DURATION).
 
+import { type BenchHttpFilter, isBenchHttpFilter } from './proxy_config';
 import { readLoadSettings, type LoadSettings } from './settings';
 
 export interface CompareSettings {
@@ -14,6 +15,12 @@ export interface CompareSettings {
    * BASE's through one route; with BASE=HEAD the ratio is route matching's cost. 1 when unset.
    */
   readonly headRoutes: number;
+  /**
+   * COMPARE_HEAD_FILTERS=<name,...>: HEAD's L7 rows run these HTTP filters, configured to act on
+   * no request of the bench (BENCH_HTTP_FILTERS), before the router; BASE's the router alone. With
+   * BASE=HEAD the ratio is what the inactive filters cost. Empty when unset.
+   */
+  readonly headFilters: readonly BenchHttpFilter[];
   /** COMPARE_HEAD=<rev>: HEAD is that revision, built in a worktree of its own, not this checkout (for bisecting). */
   readonly headRevision: string | null;
 }
@@ -38,13 +45,14 @@ function parseRevision(revision: string): string {
   return revision;
 }
 
-/** Reads COMPARE_ROUNDS (a positive whole number; 6 when unset), COMPARE_HEAD_ACCESS_LOG (0 or 1), COMPARE_HEAD_ROUTES and BENCH_DURATION. */
+/** Reads COMPARE_ROUNDS (a positive whole number; 6 when unset), COMPARE_HEAD_ACCESS_LOG (0 or 1), COMPARE_HEAD_ROUTES, COMPARE_HEAD_FILTERS and BENCH_DURATION. */
 export function readCompareSettings(env: Readonly<Record<string, string | undefined>>): CompareSettings {
   return {
     load: readLoadSettings(env),
     rounds: env.COMPARE_ROUNDS ? parsePositive('COMPARE_ROUNDS', env.COMPARE_ROUNDS) : DEFAULT_ROUNDS,
     headRoutes: env.COMPARE_HEAD_ROUTES ? parsePositive('COMPARE_HEAD_ROUTES', env.COMPARE_HEAD_ROUTES) : 1,
     headAccessLog: parseSwitch('COMPARE_HEAD_ACCESS_LOG', env.COMPARE_HEAD_ACCESS_LOG),
+    headFilters: parseFilters(env.COMPARE_HEAD_FILTERS),
     headRevision: env.COMPARE_HEAD ? parseRevision(env.COMPARE_HEAD) : null,
   };
 }
@@ -53,6 +61,15 @@ function parseSwitch(name: string, text: string | undefined): boolean {
   if (text === undefined || text === '' || text === '0') return false;
   if (text === '1') return true;
   throw new CompareUsageError(`${name} must be 0 or 1, got '${text}'`);
+}
+
+function parseFilters(text: string | undefined): readonly BenchHttpFilter[] {
+  if (text === undefined || text.trim() === '') return [];
+  return text.split(',').map((name) => {
+    const filter = name.trim();
+    if (!isBenchHttpFilter(filter)) throw new CompareUsageError(`COMPARE_HEAD_FILTERS: no bench configuration for HTTP filter '${filter}'`);
+    return filter;
+  });
 }
 
 function parsePositive(name: string, text: string): number {

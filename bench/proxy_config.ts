@@ -18,6 +18,41 @@ export interface ProxyBenchConfig {
   readonly accessLogPath?: string;
   /** The L7 route table's size, to measure what matching costs: n - 1 routes the bench's paths never match, then theirs. 1 when unset. */
   readonly routeCount?: number;
+  /** HTTP filters before the router, each configured to act on no request of the bench. */
+  readonly httpFilters?: readonly BenchHttpFilter[];
+}
+
+/**
+ * HTTP filters as an operator's chain carries them, on requests none of them acts on: CORS with
+ * no policy on the route (the bench sends no Origin), fault injection at 0%, a local rate limit
+ * whose bucket never runs out.
+ */
+const BENCH_HTTP_FILTERS = {
+  cors: { name: 'proxy.filters.http.cors', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.cors.v3.Cors' } },
+  fault: {
+    name: 'proxy.filters.http.fault',
+    typed_config: {
+      '@type': 'type.googleapis.com/envoy.extensions.filters.http.fault.v3.HTTPFault',
+      abort: { http_status: 503, percentage: { numerator: 0 } },
+      delay: { fixed_delay: '1s', percentage: { numerator: 0 } },
+    },
+  },
+  local_ratelimit: {
+    name: 'proxy.filters.http.local_ratelimit',
+    typed_config: {
+      '@type': 'type.googleapis.com/envoy.extensions.filters.http.local_ratelimit.v3.LocalRateLimit',
+      stat_prefix: 'bench',
+      token_bucket: { max_tokens: 1_000_000_000, tokens_per_fill: 1_000_000_000, fill_interval: '1s' },
+      filter_enabled: { default_value: { numerator: 100 }, runtime_key: 'bench.local_rate_limit_enabled' },
+      filter_enforced: { default_value: { numerator: 100 }, runtime_key: 'bench.local_rate_limit_enforced' },
+    },
+  },
+} as const;
+
+export type BenchHttpFilter = keyof typeof BENCH_HTTP_FILTERS;
+
+export function isBenchHttpFilter(name: string): name is BenchHttpFilter {
+  return Object.hasOwn(BENCH_HTTP_FILTERS, name);
 }
 
 const CLUSTER = 'bench_upstream';
@@ -45,7 +80,7 @@ function transportSocket(config: ProxyBenchConfig): object {
 
 // HTTP/2 with prior knowledge needs nothing of its own: codec_type AUTO (the default) tells the
 // h2 preface from an HTTP/1.1 request line.
-function terminalFilter(layer: Layer, accessLogPath: string | undefined, routeCount: number): object {
+function terminalFilter(layer: Layer, accessLogPath: string | undefined, routeCount: number, httpFilters: readonly BenchHttpFilter[]): object {
   const accessLog =
     accessLogPath === undefined
       ? {}
@@ -71,6 +106,7 @@ function terminalFilter(layer: Layer, accessLogPath: string | undefined, routeCo
         virtual_hosts: [{ name: 'all', domains: ['*'], routes: benchRoutes(routeCount) }],
       },
       http_filters: [
+        ...httpFilters.map((name) => BENCH_HTTP_FILTERS[name]),
         {
           name: 'proxy.filters.http.router',
           typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router' },
@@ -120,7 +156,7 @@ export function proxyBootstrap(config: ProxyBenchConfig): object {
         {
           name: `bench_${config.layer}`,
           address: socketAddress(config.listenPort),
-          filter_chains: [{ filters: [terminalFilter(config.layer, config.accessLogPath, config.routeCount ?? 1)], ...transportSocket(config) }],
+          filter_chains: [{ filters: [terminalFilter(config.layer, config.accessLogPath, config.routeCount ?? 1, config.httpFilters ?? [])], ...transportSocket(config) }],
         },
       ],
       clusters: [

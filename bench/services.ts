@@ -10,7 +10,7 @@ import { type ProbeProtocol, waitUntilServing } from './http_probe';
 import { type Frontend, reverseProxyConfig, startNginx, streamProxyConfig, type NginxBuild } from './nginx';
 import { SMALL_BODY, SMALL_PATH, type Layer, type Subject } from './plan';
 import type { ProcessGroups, StartedProcess } from './process_group';
-import { proxyBootstrapYaml } from './proxy_config';
+import { type BenchHttpFilter, proxyBootstrapYaml } from './proxy_config';
 import type { BenchCertificate } from './tls_certificate';
 
 export interface ServiceContext {
@@ -65,7 +65,7 @@ export async function writeProxyLaunch(
   layer: Layer,
   upstreamPort: number,
   certificate: BenchCertificate | null,
-  variant: { readonly accessLogPath?: string; readonly routeCount?: number } = {},
+  variant: { readonly accessLogPath?: string; readonly routeCount?: number; readonly httpFilters?: readonly BenchHttpFilter[] } = {},
 ): Promise<ProxyLaunch> {
   mkdirSync(dir, { recursive: true });
   const configPath = join(dir, 'bootstrap.yaml');

@@ -4,6 +4,8 @@ import { buildOrder, compareRounds, spread, type RoundPair } from '../../bench/a
 import { formatChange, formatComparison } from '../../bench/ab_table';
 import { CompareUsageError, parseCompareArgs, readCompareSettings } from '../../bench/compare_settings';
 import { proxyBootstrap } from '../../bench/proxy_config';
+import { loadBootstrap } from '../../src/config/load';
+import { builtinExtensions } from '../../src/extensions/builtin_extensions';
 import type { LoadResult } from '../../bench/load_result';
 import { BenchSettingsError } from '../../bench/settings';
 import { SummaryError, type Round } from '../../bench/summary';
@@ -95,6 +97,19 @@ test('COMPARE_HEAD_ROUTES=<n> gives HEAD an n-route table whose last route is th
   assert.deepEqual(large.at(-1)!.match, { prefix: '/' });
   // None before the last takes the bench's paths.
   for (const { match } of large.slice(0, -1)) for (const path of ['/13b', '/16k']) assert.ok(!path.startsWith(match.prefix ?? '\0') && path !== match.path);
+});
+
+test('COMPARE_HEAD_FILTERS=<names> puts those filters, configured to act on nothing, before HEAD\'s router; the proxy loads the result', () => {
+  assert.deepEqual(readCompareSettings({}).headFilters, []);
+  assert.deepEqual(readCompareSettings({ COMPARE_HEAD_FILTERS: 'cors, fault,local_ratelimit' }).headFilters, ['cors', 'fault', 'local_ratelimit']);
+  assert.throws(() => readCompareSettings({ COMPARE_HEAD_FILTERS: 'lua' }), { name: 'CompareUsageError', message: /no bench configuration for HTTP filter 'lua'/ });
+  const bootstrap = proxyBootstrap({ layer: 'http', listenPort: 1, upstreamPort: 2, adminPort: 3, httpFilters: ['cors', 'fault', 'local_ratelimit'] }) as {
+    static_resources: { listeners: { filter_chains: { filters: { typed_config: { http_filters: { name: string }[] } }[] }[] }[] };
+  };
+  const names = bootstrap.static_resources.listeners[0].filter_chains[0].filters[0].typed_config.http_filters.map((f) => f.name);
+  assert.deepEqual(names, ['proxy.filters.http.cors', 'proxy.filters.http.fault', 'proxy.filters.http.local_ratelimit', 'proxy.filters.http.router']);
+  // The configuration pipeline takes it as it stands.
+  loadBootstrap({ extensions: builtinExtensions(), configYaml: JSON.stringify(bootstrap), allowUnknownStaticFields: false });
 });
 
 test('BASE runs first in even rounds and HEAD in odd ones, so each goes first equally often', () => {
