@@ -83,6 +83,7 @@ test('listeners, with defaults filled in and names in our spelling', () => {
     streamIdleTimeoutMs: 300000,
     requestTimeoutMs: 0,
     upgrades: {},
+    tracing: null,
     generateRequestId: true,
     preserveExternalRequestId: false,
     skipXffAppend: false,
