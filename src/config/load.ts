@@ -131,10 +131,11 @@ function decodeBootstrap(
   version: number | null | undefined,
   decodeOptions: DecodeOptions,
 ): VersionedDecode {
-  const asV3 = (json: JsonValue): DecodedMessage => decodeProtoJson(schema, schema.bootstrap, json, decodeOptions);
+  const asV3 = (json: JsonValue, options = decodeOptions): DecodedMessage => decodeProtoJson(schema, schema.bootstrap, json, options);
   const asV2 = (): VersionedDecode => {
     const upgraded = upgradeV2(input, extensions, schema);
-    return { decoded: asV3(upgraded.json), warnings: upgraded.warnings };
+    const decoded = asV3(upgraded.json, { ...decodeOptions, messageRewrites: upgraded.messageRewrites });
+    return { decoded, warnings: upgraded.warnings };
   };
   switch (version) {
     case 2:

@@ -28,6 +28,12 @@ export const WELL_KNOWN_LEAVES: ReadonlySet<string> = new Set(
 export interface DecodeOptions {
   /** Skip (and list) keys the schema does not know, instead of failing on the first. */
   readonly allowUnknownFields: boolean;
+  /**
+   * Rewrites of a message, by its type's full name (protobufjs's, with its leading dot), made before it is decoded: what a v2 file
+   * says that its v3 successor says otherwise, wherever the message sits (a StringMatcher's
+   * `regex`, say). Each rewrites its message in place.
+   */
+  readonly messageRewrites?: ReadonlyMap<string, (message: JsonObject, path: string) => void>;
 }
 
 export interface DecodedMessage {
@@ -47,7 +53,7 @@ export function decodeProtoJson(
   options: DecodeOptions,
   path = '',
 ): DecodedMessage {
-  const decoder = new ProtoJsonDecoder(schema, options.allowUnknownFields);
+  const decoder = new ProtoJsonDecoder(schema, options.allowUnknownFields, options.messageRewrites ?? null);
   const json = decoder.message(type, input, path);
   return { json, unknownFields: decoder.unknownFields };
 }
@@ -66,11 +72,13 @@ class ProtoJsonDecoder {
   constructor(
     private readonly schema: ProtoSchema,
     private readonly allowUnknownFields: boolean,
+    private readonly rewrites: DecodeOptions['messageRewrites'] | null,
   ) {}
 
   message(type: protobuf.Type, value: unknown, path: string): JsonObject {
     if (this.fullName(type) === ANY) return this.any(value, path);
     if (!isJsonObject(value)) throw new FieldError(path, `expected an object, got ${describe(value)}`);
+    this.rewrites?.get(this.fullName(type))?.(value, path);
     const seen = new Set<string>();
     const decoded = new Map<string, JsonValue>();
     const oneofsSet = new Map<string, string[]>();

@@ -59,8 +59,30 @@ const LB_POLICY_RENAMES: ReadonlyMap<string, string> = new Map([['ORIGINAL_DST_L
 
 export interface Upgraded {
   readonly json: JsonValue;
-  /** One line per deprecated v2 construct found, `<field path>: <advice>`. */
-  readonly warnings: readonly string[];
+  /** One line per deprecated v2 construct found, `<field path>: <advice>`; decoding with `messageRewrites` adds to it. */
+  readonly warnings: string[];
+  /** What decoding `json` as v3 rewrites in messages wherever they sit (DecodeOptions.messageRewrites). */
+  readonly messageRewrites: ReadonlyMap<string, (message: JsonObject, path: string) => void>;
+}
+
+/**
+ * v2 messages found anywhere (inside typed configs too) that v3 says otherwise: a StringMatcher's
+ * `regex` (deprecated in v2, dropped from v3) is a full-string match, as `safe_regex` is; it
+ * becomes one, in RE2, which refuses by path what it cannot compile (backreferences, lookarounds).
+ */
+function messageRewrites(warnings: string[]): ReadonlyMap<string, (message: JsonObject, path: string) => void> {
+  return new Map([
+    [
+      '.envoy.type.matcher.v3.StringMatcher',
+      (matcher: JsonObject, path: string) => {
+        if (!Object.hasOwn(matcher, 'regex')) return;
+        const regex = takeField(matcher, 'regex');
+        if (regex === null || regex === undefined) return;
+        matcher['safe_regex'] = { google_re2: {}, regex };
+        warnings.push(`${childPath(path, 'regex')}: deprecated option, use safe_regex instead`);
+      },
+    ],
+  ]);
 }
 
 /**
@@ -69,7 +91,7 @@ export interface Upgraded {
  * @param schema whose annotations name the v3 successor of each v2 message
  */
 export function upgradeV2(input: JsonValue, extensions: ConfigExtensions, schema: ProtoSchema = protoSchema()): Upgraded {
-  if (!isJsonObject(input)) return { json: input, warnings: [] };
+  if (!isJsonObject(input)) return { json: input, warnings: [], messageRewrites: new Map() };
   const bootstrap = cloneJson(input);
   const warnings: string[] = [];
   renameTypeUrls(bootstrap, schema);
@@ -94,7 +116,7 @@ export function upgradeV2(input: JsonValue, extensions: ConfigExtensions, schema
       upgradeRoutes(typedConfig, childPath(path, 'typed_config'), warnings, schema, extensions);
     }
   });
-  return { json: bootstrap, warnings };
+  return { json: bootstrap, warnings, messageRewrites: messageRewrites(warnings) };
 }
 
 /**

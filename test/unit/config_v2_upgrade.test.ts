@@ -44,7 +44,8 @@ test('when both attempts fail, the v3 error is reported', () => {
 
 test('the upgrade is pure and leaves a v3 bootstrap as it is', () => {
   const v3 = v3Bootstrap();
-  assert.deepEqual(upgradeV2(v3, builtinExtensions()), { json: v3Bootstrap(), warnings: [] });
+  const { json, warnings } = upgradeV2(v3, builtinExtensions());
+  assert.deepEqual({ json, warnings }, { json: v3Bootstrap(), warnings: [] });
   const v2 = v2Bootstrap();
   upgradeV2(v2, builtinExtensions());
   assert.deepEqual(v2, v2Bootstrap());
@@ -274,4 +275,22 @@ test('v2 per_filter_config that Envoy would refuse or this build would ignore is
       assert.throws(() => loadBootstrap({ extensions: builtinExtensions(), configYaml: yaml.dump(bootstrap), allowUnknownStaticFields }), { message: `--config-yaml: ${message}` }, what);
     }
   }
+});
+
+test("a v2 StringMatcher's regex, wherever it sits, is read as the safe_regex v3 has for it", () => {
+  const bootstrap = v2Bootstrap();
+  const hcm = bootstrap.static_resources.listeners[1].filter_chains[0].filters[0];
+  const config = hcm.typed_config ?? hcm.config;
+  config.route_config.virtual_hosts[0].cors = { allow_origin_string_match: [{ regex: 'https://.*\\.example' }] };
+  const loaded = loadBootstrap({ extensions: builtinExtensions(), configYaml: JSON.stringify(bootstrap), allowUnknownStaticFields: false });
+  const listener = loaded.bootstrap.listeners[1]!.filterChains[0]!.filters[0]!;
+  assert.ok(listener.kind === 'http_connection_manager');
+  assert.deepEqual(listener.routeConfig.virtualHosts[0]!.cors?.allowOrigins, [{ kind: 'safe_regex', value: 'https://.*\\.example', ignoreCase: false }]);
+  assert.ok(loaded.warnings.some((w) => w.endsWith('allow_origin_string_match[0].regex: deprecated option, use safe_regex instead')), loaded.warnings.join('\n'));
+  // What RE2 cannot compile is refused by path.
+  config.route_config.virtual_hosts[0].cors = { allow_origin_string_match: [{ regex: '(a)\\1' }] };
+  assert.throws(
+    () => loadBootstrap({ extensions: builtinExtensions(), configYaml: JSON.stringify(bootstrap), allowUnknownStaticFields: false }),
+    (e: unknown) => e instanceof Error && /allow_origin_string_match\[0\]\.safe_regex\.regex/.test(e.message),
+  );
 });
