@@ -88,8 +88,10 @@ export class RequestParser extends Http1Parser<RequestHead> {
     // What follows an upgrade's or a CONNECT's head is the new protocol's, whatever the head said
     // of a body: this connection carries no more HTTP/1 (Envoy's codec stops parsing there too).
     if (head.upgrade !== null || method === 'CONNECT') head.bodyLength = BODY_UNTIL_CLOSE;
+    // The body is framed as it came: filters may reframe the head for the upstream meanwhile.
+    const bodyLength = head.bodyLength;
     this.callbacks.onMessageHead(head);
-    return head.bodyLength;
+    return bodyLength;
   }
 
   /**

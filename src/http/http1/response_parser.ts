@@ -52,7 +52,7 @@ export class ResponseParser extends Http1Parser<ResponseHead> {
       head.bodyLength = BODY_UNTIL_CLOSE;
       head.connectionClose = true;
       this.callbacks.onMessageHead(head);
-      return head.bodyLength;
+      return BODY_UNTIL_CLOSE;
     }
     // Other interim responses are dropped, as Envoy does.
     if (status < 200) return null;
@@ -72,8 +72,10 @@ export class ResponseParser extends Http1Parser<ResponseHead> {
     } else {
       head.bodyLength = head.contentLength;
     }
+    // The body is framed as it came: filters may reframe the head for the client meanwhile.
+    const bodyLength = head.bodyLength;
     this.callbacks.onMessageHead(head);
-    return head.bodyLength;
+    return bodyLength;
   }
 }
 

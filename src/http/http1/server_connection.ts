@@ -52,6 +52,8 @@ export class Http1ServerConnection implements ServerConnection, ResponseEncoder,
   private decoder: RequestDecoder | null = null;
   private request: RequestHead | null = null;
   private requestComplete = false;
+  /** The request had no body by its head as it came. */
+  private requestBodiless = false;
   private responseStarted = false;
   /** The response has a body, framed with chunked encoding. */
   private responseChunked = false;
@@ -90,7 +92,7 @@ export class Http1ServerConnection implements ServerConnection, ResponseEncoder,
 
   onMessageHead(head: RequestHead): void {
     this.request = head;
-    this.requestComplete = head.bodyLength === 0;
+    this.requestComplete = this.requestBodiless = head.bodyLength === 0;
     this.responseStarted = false;
     this.closeAfterResponse = head.connectionClose;
     const decoder = this.callbacks.newStream(this);
@@ -108,8 +110,8 @@ export class Http1ServerConnection implements ServerConnection, ResponseEncoder,
     this.requestComplete = true;
     // Pipelined requests wait for this response.
     this.parser.pause();
-    // A request without a body was complete with its head.
-    if (this.request!.bodyLength !== 0) decoder.decodeComplete(trailers);
+    // A request without a body was complete with its head (filters may have reframed it since).
+    if (!this.requestBodiless) decoder.decodeComplete(trailers);
   }
 
   // ---- ResponseEncoder ---------------------------------------------------------------------
