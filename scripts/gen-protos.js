@@ -73,6 +73,18 @@ const ENTRY_POINTS = [
     types: ['envoy.extensions.filters.http.local_ratelimit.v3.LocalRateLimit'],
   },
   {
+    file: 'envoy/extensions/filters/http/compressor/v3/compressor.proto',
+    types: ['envoy.extensions.filters.http.compressor.v3.Compressor'],
+  },
+  {
+    file: 'envoy/extensions/compression/gzip/compressor/v3/gzip.proto',
+    types: ['envoy.extensions.compression.gzip.compressor.v3.Gzip'],
+  },
+  {
+    file: 'envoy/extensions/filters/http/gzip/v3/gzip.proto',
+    types: ['envoy.extensions.filters.http.gzip.v3.Gzip'],
+  },
+  {
     file: 'envoy/extensions/filters/http/router/v3/router.proto',
     types: ['envoy.extensions.filters.http.router.v3.Router'],
   },
@@ -241,6 +253,9 @@ const MESSAGE_DISABLED = ['(validate.disabled)', '(validate.ignored)'];
 const SPEC_RULES = {
   // Envoy's proto says greater than 1ms; the spec's Cluster table says "At least 1ms".
   'envoy.config.cluster.v3.Cluster': { dns_refresh_rate: { duration: { gte: { nanos: 1000000 } } } },
+  // Envoy 1.16's Compressor leaves compressor_library optional: the gzip filter's `compressor`
+  // ignores it, and the compressor filter's factory asks for it (compressor.ts).
+  'envoy.extensions.filters.http.compressor.v3.Compressor': { compressor_library: {} },
 };
 
 /**

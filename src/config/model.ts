@@ -235,6 +235,8 @@ export interface HttpFilterConfig {
   readonly csrf?: CsrfPolicyConfig;
   /** The typed_config of proxy.filters.http.local_ratelimit; unset for the other filters. */
   readonly localRateLimit?: LocalRateLimitConfig;
+  /** The typed_config of proxy.filters.http.compressor and of the deprecated proxy.filters.http.gzip; unset for the other filters. */
+  readonly compressor?: CompressorConfig;
 }
 
 /** proxy.filters.http.fault (HTTPFault), defaults filled in: Envoy 1.16's FaultSettings. */
@@ -353,6 +355,44 @@ export interface HealthCheckConfig {
   readonly clusterMinHealthyPercentages: Readonly<Record<string, number>>;
   /** A request is a health check when it matches all of them. */
   readonly headers: readonly HeaderMatch[];
+}
+
+/**
+ * proxy.filters.http.compressor (Compressor), or the deprecated proxy.filters.http.gzip (Gzip and
+ * its `compressor`), with Envoy 1.16's defaults filled in.
+ */
+export interface CompressorConfig {
+  /** Its counters' scope under `http.<stat_prefix>`: `compressor.<library name>.gzip`, or `gzip` for the gzip filter. */
+  readonly statPrefix: string;
+  /** content_length: the least Content-Length compressed (30 when unset or 0). */
+  readonly minContentLength: number;
+  /** content_type in lower case: the media types compressed (Envoy's list of text types when unset). */
+  readonly contentTypes: readonly string[];
+  readonly disableOnEtagHeader: boolean;
+  readonly removeAcceptEncodingHeader: boolean;
+  /** runtime_enabled; absent: always on. */
+  readonly runtimeEnabled?: RuntimeFeatureFlag;
+  readonly gzip: GzipCompressionConfig;
+}
+
+/** core.v3.RuntimeFeatureFlag: the runtime value at runtimeKey, as a boolean, overrides the default. */
+export interface RuntimeFeatureFlag {
+  readonly runtimeKey: string;
+  readonly defaultValue: boolean;
+}
+
+/** The zlib parameters of a gzip compressor (compression.gzip.compressor.v3.Gzip, or the gzip filter's own fields). */
+export interface GzipCompressionConfig {
+  /** 1..9, or -1 for zlib's default (6). */
+  readonly level: number;
+  /** zlib's strategy constant: 0 default, 1 filtered, 2 Huffman only, 3 RLE, 4 fixed. */
+  readonly strategy: number;
+  /** 1..9 (default 5). */
+  readonly memoryLevel: number;
+  /** 9..15 (default 12): the base two logarithm of the window. */
+  readonly windowBits: number;
+  /** zlib's output buffer size, 4096..65536 (default 4096). */
+  readonly chunkSize: number;
 }
 
 /** A route.v3.HeaderMatcher of the kinds this build runs. */

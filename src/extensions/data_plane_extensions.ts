@@ -9,9 +9,11 @@ import type { NetworkFilterFactoryCreator } from '../listener/network_filter_bui
 import type { TracerFactory } from '../tracing/tracer';
 import type { AccessLoggerFactory, DataPlaneFactories } from './data_plane_factories';
 import { FILE_ACCESS_LOGGER } from './access_loggers/file';
+import { COMPRESSOR_FILTER } from './http/compressor';
 import { CORS_FILTER } from './http/cors';
 import { CSRF_FILTER } from './http/csrf';
 import { FAULT_FILTER } from './http/fault';
+import { GZIP_FILTER } from './http/gzip';
 import { HEALTH_CHECK_FILTER } from './http/health_check';
 import { LOCAL_RATELIMIT_FILTER } from './http/local_ratelimit';
 import { ROUTER_FILTER } from './http/router';
@@ -26,7 +28,16 @@ export function accessLoggers(): Descriptors<'proxy.access_loggers'> {
 }
 
 export function httpFilters(): Descriptors<'proxy.filters.http'> {
-  return [HEALTH_CHECK_FILTER, CORS_FILTER, FAULT_FILTER, CSRF_FILTER, LOCAL_RATELIMIT_FILTER, ROUTER_FILTER];
+  return [
+    HEALTH_CHECK_FILTER,
+    CORS_FILTER,
+    FAULT_FILTER,
+    CSRF_FILTER,
+    LOCAL_RATELIMIT_FILTER,
+    COMPRESSOR_FILTER,
+    GZIP_FILTER,
+    ROUTER_FILTER,
+  ];
 }
 
 /** In the order a chain's error names its terminal filters. */
