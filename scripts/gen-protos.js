@@ -85,6 +85,10 @@ const ENTRY_POINTS = [
     types: ['envoy.extensions.filters.http.gzip.v3.Gzip'],
   },
   {
+    file: 'envoy/extensions/filters/http/buffer/v3/buffer.proto',
+    types: ['envoy.extensions.filters.http.buffer.v3.Buffer'],
+  },
+  {
     file: 'envoy/extensions/filters/http/router/v3/router.proto',
     types: ['envoy.extensions.filters.http.router.v3.Router'],
   },

@@ -237,6 +237,8 @@ export interface HttpFilterConfig {
   readonly localRateLimit?: LocalRateLimitConfig;
   /** The typed_config of proxy.filters.http.compressor and of the deprecated proxy.filters.http.gzip; unset for the other filters. */
   readonly compressor?: CompressorConfig;
+  /** The typed_config of proxy.filters.http.buffer; unset for the other filters. */
+  readonly buffer?: BufferConfig;
 }
 
 /** proxy.filters.http.fault (HTTPFault), defaults filled in: Envoy 1.16's FaultSettings. */
@@ -393,6 +395,12 @@ export interface GzipCompressionConfig {
   readonly windowBits: number;
   /** zlib's output buffer size, 4096..65536 (default 4096). */
   readonly chunkSize: number;
+}
+
+/** proxy.filters.http.buffer (Buffer). */
+export interface BufferConfig {
+  /** max_request_bytes (required): a request body over it is answered 413. */
+  readonly maxRequestBytes: number;
 }
 
 /** A route.v3.HeaderMatcher of the kinds this build runs. */

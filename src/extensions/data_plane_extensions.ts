@@ -9,6 +9,7 @@ import type { NetworkFilterFactoryCreator } from '../listener/network_filter_bui
 import type { TracerFactory } from '../tracing/tracer';
 import type { AccessLoggerFactory, DataPlaneFactories } from './data_plane_factories';
 import { FILE_ACCESS_LOGGER } from './access_loggers/file';
+import { BUFFER_FILTER } from './http/buffer';
 import { COMPRESSOR_FILTER } from './http/compressor';
 import { CORS_FILTER } from './http/cors';
 import { CSRF_FILTER } from './http/csrf';
@@ -36,6 +37,7 @@ export function httpFilters(): Descriptors<'proxy.filters.http'> {
     LOCAL_RATELIMIT_FILTER,
     COMPRESSOR_FILTER,
     GZIP_FILTER,
+    BUFFER_FILTER,
     ROUTER_FILTER,
   ];
 }
