@@ -89,6 +89,14 @@ const ENTRY_POINTS = [
     types: ['envoy.extensions.filters.http.buffer.v3.Buffer'],
   },
   {
+    file: 'envoy/extensions/filters/http/grpc_web/v3/grpc_web.proto',
+    types: ['envoy.extensions.filters.http.grpc_web.v3.GrpcWeb'],
+  },
+  {
+    file: 'envoy/extensions/filters/http/grpc_http1_bridge/v3/config.proto',
+    types: ['envoy.extensions.filters.http.grpc_http1_bridge.v3.Config'],
+  },
+  {
     file: 'envoy/extensions/filters/http/router/v3/router.proto',
     types: ['envoy.extensions.filters.http.router.v3.Router'],
   },

@@ -15,6 +15,8 @@ export const LOCAL_RATELIMIT = 'proxy.filters.http.local_ratelimit';
 export const COMPRESSOR = 'proxy.filters.http.compressor';
 export const GZIP = 'proxy.filters.http.gzip';
 export const BUFFER = 'proxy.filters.http.buffer';
+export const GRPC_WEB = 'proxy.filters.http.grpc_web';
+export const GRPC_HTTP1_BRIDGE = 'proxy.filters.http.grpc_http1_bridge';
 export const TLS_TRANSPORT_SOCKET = 'proxy.transport_sockets.tls';
 export const RAW_BUFFER_TRANSPORT_SOCKET = 'proxy.transport_sockets.raw_buffer';
 export const UPSTREAM_PROXY_PROTOCOL_TRANSPORT_SOCKET = 'proxy.transport_sockets.upstream_proxy_protocol';
@@ -67,6 +69,8 @@ export const CONFIG_TYPES = {
   gzipCompressorLibrary: 'envoy.extensions.compression.gzip.compressor.v3.Gzip',
   gzip: 'envoy.extensions.filters.http.gzip.v3.Gzip',
   buffer: 'envoy.extensions.filters.http.buffer.v3.Buffer',
+  grpcWeb: 'envoy.extensions.filters.http.grpc_web.v3.GrpcWeb',
+  grpcHttp1Bridge: 'envoy.extensions.filters.http.grpc_http1_bridge.v3.Config',
   previousHosts: 'envoy.extensions.retry.host.previous_hosts.v3.PreviousHostsPredicate',
   allowListedRoutes: 'envoy.extensions.internal_redirect.allow_listed_routes.v3.AllowListedRoutesConfig',
   previousRoutes: 'envoy.extensions.internal_redirect.previous_routes.v3.PreviousRoutesConfig',

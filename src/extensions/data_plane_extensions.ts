@@ -14,6 +14,8 @@ import { COMPRESSOR_FILTER } from './http/compressor';
 import { CORS_FILTER } from './http/cors';
 import { CSRF_FILTER } from './http/csrf';
 import { FAULT_FILTER } from './http/fault';
+import { GRPC_HTTP1_BRIDGE_FILTER } from './http/grpc_http1_bridge';
+import { GRPC_WEB_FILTER } from './http/grpc_web';
 import { GZIP_FILTER } from './http/gzip';
 import { HEALTH_CHECK_FILTER } from './http/health_check';
 import { LOCAL_RATELIMIT_FILTER } from './http/local_ratelimit';
@@ -38,6 +40,8 @@ export function httpFilters(): Descriptors<'proxy.filters.http'> {
     COMPRESSOR_FILTER,
     GZIP_FILTER,
     BUFFER_FILTER,
+    GRPC_WEB_FILTER,
+    GRPC_HTTP1_BRIDGE_FILTER,
     ROUTER_FILTER,
   ];
 }

@@ -72,3 +72,16 @@ export function decodeGrpcMessage(message: string): string {
   }
   return Buffer.from(bytes).toString('utf8');
 }
+
+/** A gRPC call's service and method, from its path. */
+export interface GrpcCallName {
+  readonly service: string;
+  readonly method: string;
+}
+
+/** Envoy's Grpc::Common::resolveServiceAndMethod: `/<service>/<method>` (query left out, empty segments skipped), else null. */
+export function grpcCallName(path: string): GrpcCallName | null {
+  const query = path.indexOf('?');
+  const parts = (query === -1 ? path : path.slice(0, query)).split('/').filter((part) => part !== '');
+  return parts.length === 2 ? { service: parts[0], method: parts[1] } : null;
+}

@@ -56,7 +56,8 @@ export class RequestHead extends MessageHead {
 
 export class ResponseHead extends MessageHead {
   constructor(
-    readonly status: number,
+    /** Changeable by the HTTP filters before the codec writes it (the gRPC HTTP/1.1 bridge's 503). */
+    public status: number,
     readonly http10: boolean,
   ) {
     super();

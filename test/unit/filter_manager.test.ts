@@ -10,6 +10,7 @@ import { type FilteredStream, FilterManager } from '../../src/filters/network/ht
 /** The stream's ends, recording what reaches them. */
 class Ends implements FilteredStream {
   readonly info = null;
+  readonly protocol = 'http1';
   readonly events: string[] = [];
   manager: FilterManager | null = null;
 
@@ -239,4 +240,23 @@ test('body injected while the filter holds the end goes out before it', () => {
   filters[0].callbacks.injectDecodedData(Buffer.from('late'));
   filters[0].callbacks.continueDecoding();
   assert.deepEqual(ends.events.slice(-3), ['router data late', 'router end', 'router flush']);
+});
+
+test("a filter reads the downstream protocol and sets its own buffer limit for the stream's request", () => {
+  const { ends, filters, manager } = chain(['a'], 4);
+  assert.equal(filters[0].callbacks.protocol, 'http1');
+  filters[0].headers = FilterHeadersStatus.StopIteration;
+  filters[0].data = FilterDataStatus.StopIterationAndBuffer;
+  manager.decodeHeaders(head(), false);
+  filters[0].callbacks.setDecoderBufferLimit(8);
+  manager.decodeData(Buffer.from('12345678'));
+  assert.deepEqual(ends.events, ['a head', 'a data 12345678']);
+  manager.decodeData(Buffer.from('9'));
+  assert.deepEqual(ends.events.slice(-1), ['overflow request']);
+  // A new stream starts at the listener's limit again.
+  manager.reset();
+  ends.events.length = 0;
+  manager.decodeHeaders(head(), false);
+  manager.decodeData(Buffer.from('12345'));
+  assert.deepEqual(ends.events.slice(-1), ['overflow request']);
 });

@@ -10,6 +10,7 @@
 // onStreamEnd tells it to drop what it still has pending.
 
 import type { Route, VirtualHost, WeightedCluster } from '../../config/model';
+import type { HttpProtocol } from '../../http/codec';
 import { firstHeaderValue, type RequestHead, type ResponseHead } from '../../http/message';
 import type { StreamInfo } from '../../stream_info/stream_info';
 
@@ -64,6 +65,8 @@ export interface HttpFilterCallbacks {
   sendLocalReply(status: number, body: string, extraHeaders?: readonly string[], details?: string, grpcStatus?: number): void;
   /** What access logs will read of this stream; null when the connection manager has none. */
   readonly info: StreamInfo | null;
+  /** The downstream connection's protocol (HTTP/1.0 is http1). */
+  readonly protocol: HttpProtocol;
   /** Lets the request this filter stopped go on: its head, the body it held and its end, as far as they came. */
   continueDecoding(): void;
   /** Lets the response this filter stopped go on. */

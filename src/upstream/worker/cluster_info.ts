@@ -135,6 +135,11 @@ export class ClusterInfo {
     return (this.statsHandles ??= new ClusterStats(this.store.scope(`cluster.${this.statName}`)));
   }
 
+  /** `cluster.<name>`, for statistics made as they are met (Envoy's statsScope: gRPC calls by service and method). */
+  statsScope(): Scope {
+    return this.store.scope(`cluster.${this.statName}`);
+  }
+
   /** How connections to `host` are opened: its transport_socket_matches entry, else the cluster's transport socket. */
   connectorFor(host: Host): Connector {
     return this.transportSockets.connectorFor(host);

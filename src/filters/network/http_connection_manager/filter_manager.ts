@@ -3,6 +3,7 @@
 // filter first, to the codec. Each filter gets callbacks of its own, so that what it continues
 // or injects is known to be its. Only the filters that saw the request's head see its response.
 
+import type { HttpProtocol } from '../../../http/codec';
 import type { RequestHead, ResponseHead } from '../../../http/message';
 import type { StreamInfo } from '../../../stream_info/stream_info';
 import { FilterDataStatus, type HttpFilter, type HttpFilterCallbacks, type HttpFilterFactory, type RouteEntry } from '../../http/http_filter';
@@ -13,6 +14,7 @@ type Verdict = ReturnType<IterationTarget<unknown>['call']>;
 /** What the filter manager needs of its stream: the chain's two ends and what filters may ask of it. */
 export interface FilteredStream {
   readonly info: StreamInfo | null;
+  readonly protocol: HttpProtocol;
   route(): RouteEntry | null;
   sendLocalReply(status: number, body: string, extraHeaders?: readonly string[], details?: string, modifyHeaders?: null, grpcStatus?: number): void;
   /** The request past the last filter, to the router. */
@@ -234,6 +236,10 @@ class FilterHandle implements HttpFilterCallbacks {
 
   get info(): StreamInfo | null {
     return this.stream.info;
+  }
+
+  get protocol(): HttpProtocol {
+    return this.stream.protocol;
   }
 
   route(): RouteEntry | null {
