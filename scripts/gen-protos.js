@@ -86,7 +86,7 @@ const ENTRY_POINTS = [
   },
   {
     file: 'envoy/extensions/filters/http/buffer/v3/buffer.proto',
-    types: ['envoy.extensions.filters.http.buffer.v3.Buffer'],
+    types: ['envoy.extensions.filters.http.buffer.v3.Buffer', 'envoy.extensions.filters.http.buffer.v3.BufferPerRoute'],
   },
   {
     file: 'envoy/extensions/filters/http/grpc_web/v3/grpc_web.proto',

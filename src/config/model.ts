@@ -294,6 +294,7 @@ export interface PerRouteModels {
   'proxy.filters.http.csrf': CsrfPolicyConfig;
   'proxy.filters.http.local_ratelimit': LocalRateLimitConfig;
   'proxy.filters.http.fault': FaultConfig;
+  'proxy.filters.http.buffer': BufferConfig;
 }
 
 export type PerRouteModel = PerRouteModels[keyof PerRouteModels];
@@ -397,8 +398,10 @@ export interface GzipCompressionConfig {
   readonly chunkSize: number;
 }
 
-/** proxy.filters.http.buffer (Buffer). */
+/** proxy.filters.http.buffer's Buffer, or a route's BufferPerRoute. */
 export interface BufferConfig {
+  /** BufferPerRoute's `disabled`: the route's requests go on unbuffered. */
+  readonly disabled: boolean;
   /** max_request_bytes (required): a request body over it is answered 413. */
   readonly maxRequestBytes: number;
 }

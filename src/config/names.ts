@@ -69,6 +69,7 @@ export const CONFIG_TYPES = {
   gzipCompressorLibrary: 'envoy.extensions.compression.gzip.compressor.v3.Gzip',
   gzip: 'envoy.extensions.filters.http.gzip.v3.Gzip',
   buffer: 'envoy.extensions.filters.http.buffer.v3.Buffer',
+  bufferPerRoute: 'envoy.extensions.filters.http.buffer.v3.BufferPerRoute',
   grpcWeb: 'envoy.extensions.filters.http.grpc_web.v3.GrpcWeb',
   grpcHttp1Bridge: 'envoy.extensions.filters.http.grpc_http1_bridge.v3.Config',
   previousHosts: 'envoy.extensions.retry.host.previous_hosts.v3.PreviousHostsPredicate',

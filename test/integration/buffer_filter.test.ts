@@ -1,6 +1,7 @@
 // proxy.filters.http.buffer through the real binary, over HTTP/1.1 and h2c alike: a request body
 // reaches the upstream whole and with a Content-Length, one over max_request_bytes is answered
-// 413 and counted in downstream_rq_too_large, and the runtime key that turns the Content-Length off.
+// 413 and counted in downstream_rq_too_large, the runtime key that turns the Content-Length off,
+// and routes' BufferPerRoute (disabled, or a limit of their own).
 
 import assert from 'node:assert/strict';
 import * as http from 'node:http';
@@ -35,7 +36,13 @@ describe('the buffer filter on HTTP/1.1 and h2c', TIMEOUT, () => {
       name: 'envoy.filters.http.buffer',
       typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.buffer.v3.Buffer', max_request_bytes: LIMIT },
     };
-    const listener = httpListener('buffered', 0, [{ match: { prefix: '/' }, route: { cluster: 'web' } }], {
+    const perRoute = (config: object) => ({ 'envoy.filters.http.buffer': { '@type': 'type.googleapis.com/envoy.extensions.filters.http.buffer.v3.BufferPerRoute', ...config } });
+    const routes = [
+      { match: { prefix: '/unbuffered' }, route: { cluster: 'web' }, typed_per_filter_config: perRoute({ disabled: true }) },
+      { match: { prefix: '/tight' }, route: { cluster: 'web' }, typed_per_filter_config: perRoute({ buffer: { max_request_bytes: 100 } }) },
+      { match: { prefix: '/' }, route: { cluster: 'web' } },
+    ];
+    const listener = httpListener('buffered', 0, routes, {
       stat_prefix: 'buffered',
       http_filters: [buffer, { name: 'envoy.filters.http.router' }],
     });
@@ -53,11 +60,11 @@ describe('the buffer filter on HTTP/1.1 and h2c', TIMEOUT, () => {
   const reply = (status: number, body: string): Echo => ({ status, body, seen: status === 200 ? JSON.parse(body) : null });
 
   /** A POST over HTTP/1.1 whose body is `pieces` written one by one: chunked unless `contentLength`. */
-  const http1 = (pieces: readonly string[], contentLength = false): Promise<Echo> =>
+  const http1 = (pieces: readonly string[], contentLength = false, path = '/'): Promise<Echo> =>
     new Promise((resolve, reject) => {
       const total = pieces.reduce((n, piece) => n + piece.length, 0);
       const headers = contentLength ? { 'content-length': String(total) } : {};
-      const req = http.request({ host: '127.0.0.1', port, method: 'POST', path: '/', headers, agent: false }, (res) => {
+      const req = http.request({ host: '127.0.0.1', port, method: 'POST', path, headers, agent: false }, (res) => {
         let body = '';
         res.on('data', (chunk: Buffer) => (body += chunk.toString()));
         res.on('end', () => resolve(reply(res.statusCode!, body)));
@@ -112,5 +119,11 @@ describe('the buffer filter on HTTP/1.1 and h2c', TIMEOUT, () => {
     assert.deepEqual((await http1(PIECES)).seen, { transferEncoding: 'chunked', bodyBytes: 700 });
     assert.equal((await proxy.admin(`/runtime_modify?${key}=true`, 'POST')).status, 200);
     assert.deepEqual((await http1(PIECES)).seen, { contentLength: '700', bodyBytes: 700 });
+  });
+
+  test("a route's BufferPerRoute: disabled lets the body stream on, a buffer of its own sets its limit", async () => {
+    assert.deepEqual((await http1(PIECES, false, '/unbuffered')).seen, { transferEncoding: 'chunked', bodyBytes: 700 });
+    assert.equal((await http1(PIECES, false, '/tight')).status, 413);
+    assert.deepEqual((await http1(['x'.repeat(100)], false, '/tight')).seen, { contentLength: '100', bodyBytes: 100 });
   });
 });

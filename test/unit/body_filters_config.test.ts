@@ -80,12 +80,34 @@ test('the five filters load, Envoy 1.16 defaults filled in', () => {
   assert.equal(gzip!.compressor!.contentTypes.length, 18);
   assert.equal(gzip!.compressor!.removeAcceptEncodingHeader, true);
   assert.deepEqual(gzip!.compressor!.gzip, { level: 1, strategy: 0, memoryLevel: 5, windowBits: 12, chunkSize: 4096 });
-  assert.deepEqual(buffer, { name: 'proxy.filters.http.buffer', buffer: { maxRequestBytes: 4096 } });
+  assert.deepEqual(buffer, { name: 'proxy.filters.http.buffer', buffer: { disabled: false, maxRequestBytes: 4096 } });
   assert.deepEqual(grpcWeb, { name: 'proxy.filters.http.grpc_web' });
   assert.deepEqual(bridge, { name: 'proxy.filters.http.grpc_http1_bridge' });
 });
 
+const ROUTE = `${HCM}.route_config.virtual_hosts[0].routes[0]`;
+const route = (b: Json): Json => b.static_resources.listeners[0].filter_chains[0].filters[0].typed_config.route_config.virtual_hosts[0].routes[0];
+const bufferPerRoute = (config: object) => ({ 'envoy.filters.http.buffer': { '@type': 'type.googleapis.com/envoy.extensions.filters.http.buffer.v3.BufferPerRoute', ...config } });
+
+test("a route's BufferPerRoute: disabled, or a buffer of its own (v2 per_filter_config too)", () => {
+  const routeConfigOf = (b: Json) => {
+    const { bootstrap: model } = loadBootstrap({ extensions: builtinExtensions(), configYaml: yaml.dump(b), allowUnknownStaticFields: false });
+    const hcm = model.listeners[0]!.filterChains[0]!.filters[0]!;
+    assert.equal(hcm.kind, 'http_connection_manager');
+    return hcm.routeConfig.virtualHosts[0]!;
+  };
+  const b = bootstrap();
+  route(b).typed_per_filter_config = bufferPerRoute({ disabled: true });
+  b.static_resources.listeners[0].filter_chains[0].filters[0].typed_config.route_config.virtual_hosts[0].per_filter_config = { 'envoy.buffer': { buffer: { max_request_bytes: 5 } } };
+  const virtualHost = routeConfigOf(b);
+  assert.deepEqual(virtualHost.routes[0]!.perFilterConfig, { 'proxy.filters.http.buffer': { disabled: true, maxRequestBytes: 0 } });
+  assert.deepEqual(virtualHost.perFilterConfig, { 'proxy.filters.http.buffer': { disabled: false, maxRequestBytes: 5 } });
+});
+
 const REFUSED: readonly [string, (b: Json) => void, string][] = [
+  ['a BufferPerRoute that says neither', (b) => (route(b).typed_per_filter_config = bufferPerRoute({})), `${ROUTE}.typed_per_filter_config["envoy.filters.http.buffer"].override: is required: set one of disabled, buffer`],
+  ['BufferPerRoute disabled: false', (b) => (route(b).typed_per_filter_config = bufferPerRoute({ disabled: false })), `${ROUTE}.typed_per_filter_config["envoy.filters.http.buffer"].disabled: value must equal true`],
+  ["a BufferPerRoute's buffer without max_request_bytes", (b) => (route(b).typed_per_filter_config = bufferPerRoute({ buffer: {} })), `${ROUTE}.typed_per_filter_config["envoy.filters.http.buffer"].buffer.max_request_bytes: value is required`],
   ['a compressor without a library', (b) => delete filters(b)[0].typed_config.compressor_library, `${HCM}.http_filters[0].typed_config.compressor_library: Didn't find a registered implementation for type: ''`],
   [
     'brotli, which Envoy 1.16 does not have',

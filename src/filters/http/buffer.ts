@@ -2,20 +2,28 @@
 // it is whole, so that the upstream gets it at once. The stream may then hold max_request_bytes of
 // body; more is answered 413 by the connection manager (downstream_rq_too_large). A request
 // without Content-Length is given one, the body's length, unless the runtime key
-// envoy.reloadable_features.buffer_filter_populate_content_length says false.
+// envoy.reloadable_features.buffer_filter_populate_content_length says false. A route's most
+// specific BufferPerRoute replaces the filter's settings: `disabled`, or a limit of its own.
 
 import type { BufferConfig } from '../../config/model';
+import { BUFFER } from '../../config/names';
 import type { RequestHead } from '../../http/message';
 import type { RuntimeSource } from '../../runtime/live_runtime';
+import type { HttpFilterFactoryContext } from './http_filter_registry';
 import { FilterDataStatus, FilterHeadersStatus, type HttpFilter, type HttpFilterCallbacks, type HttpFilterFactory } from './http_filter';
+import { mostSpecificPerFilterConfig } from './per_filter_config';
 
 const POPULATE_CONTENT_LENGTH = 'envoy.reloadable_features.buffer_filter_populate_content_length';
 
 export class BufferFilterFactory implements HttpFilterFactory {
+  private readonly runtime: RuntimeSource;
+
   constructor(
     readonly config: BufferConfig,
-    private readonly runtime: RuntimeSource,
-  ) {}
+    context: HttpFilterFactoryContext,
+  ) {
+    this.runtime = context.runtime;
+  }
 
   createFilter(callbacks: HttpFilterCallbacks): HttpFilter {
     return new BufferFilter(this, callbacks);
@@ -41,7 +49,9 @@ class BufferFilter implements HttpFilter {
     this.head = null;
     // A request without a body has nothing to wait for.
     if (endStream) return FilterHeadersStatus.Continue;
-    this.callbacks.setDecoderBufferLimit(this.factory.config.maxRequestBytes);
+    const settings = mostSpecificPerFilterConfig(this.callbacks.route(), BUFFER) ?? this.factory.config;
+    if (settings.disabled) return FilterHeadersStatus.Continue;
+    this.callbacks.setDecoderBufferLimit(settings.maxRequestBytes);
     this.head = head;
     return FilterHeadersStatus.StopIteration;
   }
