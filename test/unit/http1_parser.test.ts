@@ -531,3 +531,23 @@ test('headers_with_underscores_action: ALLOW keeps, DROP_HEADER removes and coun
   assert.deepEqual(parseRequestsCounted(reject, rejectStats, 'GET / HTTP/1.1\r\nHost: h\r\nX-Ok: 1\r\n\r\n')[0].head.headers, ['x-ok', '1']);
   assert.equal(rejectStats.requests_rejected_with_underscores_in_headers.value(), 1);
 });
+
+test('a body is framed as its head came, whatever the head callback makes of the head', () => {
+  // What a filter does to a head it reframes for the other side (a compressor, gRPC-Web).
+  class Reframing<H extends MessageHead> extends Recorder<H> {
+    override onMessageHead(head: H): void {
+      super.onMessageHead(head);
+      head.contentLength = -1;
+      head.bodyLength = head.bodyLength === BODY_CHUNKED ? 5 : BODY_CHUNKED;
+    }
+  }
+  const responses = new Reframing<ResponseHead>();
+  const responseParser = new ResponseParser(responses, 100);
+  responseParser.expectResponse('GET', false);
+  responseParser.execute(Buffer.from('HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello', 'latin1'));
+  assert.deepEqual(responses.messages.map((m) => [m.body, m.complete]), [['hello', true]]);
+  const requests = new Reframing<RequestHead>();
+  const requestParser = new RequestParser(requests, HTTP11_ONLY, codecStats());
+  requestParser.execute(Buffer.from('POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\n\r\n', 'latin1'));
+  assert.deepEqual(requests.messages.map((m) => [m.body, m.complete]), [['abc', true]]);
+});
