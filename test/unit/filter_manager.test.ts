@@ -260,3 +260,12 @@ test("a filter reads the downstream protocol and sets its own buffer limit for t
   manager.decodeData(Buffer.from('12345'));
   assert.deepEqual(ends.events.slice(-1), ['overflow request']);
 });
+
+test('the chain says whether a filter may make a request gRPC (local replies then look at the request as it came)', () => {
+  const plain = chain(['a', 'b']);
+  assert.equal(plain.manager.makesGrpcRequests, false);
+  const ends = new Ends();
+  const filter = new Scripted('web', ends.events);
+  const manager = new FilterManager([{ createFilter: () => filter }, { createFilter: () => filter, makesGrpcRequests: true }], ends, 1024);
+  assert.equal(manager.makesGrpcRequests, true);
+});

@@ -23,6 +23,7 @@ const BAD_BASE64 = 'Bad gRPC-web request, invalid base64 data.';
 
 export class GrpcWebFilterFactory implements HttpFilterFactory {
   readonly stats: GrpcCallStats;
+  readonly makesGrpcRequests = true;
 
   constructor(clusters: ClusterManager) {
     this.stats = new GrpcCallStats(clusters, 'grpc-web');

@@ -113,4 +113,9 @@ export interface HttpFilter {
 /** One configured filter, shared by the connections of a connection manager. */
 export interface HttpFilterFactory {
   createFilter(callbacks: HttpFilterCallbacks): HttpFilter;
+  /**
+   * Its filter may make a request gRPC that was not (grpc_web): the stream then decides whether a
+   * local reply is gRPC's from the request as it came, as Envoy does.
+   */
+  readonly makesGrpcRequests?: boolean;
 }

@@ -60,7 +60,7 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, FilteredS
   private encoder: ResponseEncoder | null = null;
   private active = false;
   private request: RequestHead | null = null;
-  /** The request was gRPC as received, which filters do not change (grpc_web makes one); read with filters only. */
+  /** The request was gRPC as received; read only when a filter may make one (chain.makesGrpcRequests). */
   private grpcRequest = false;
   private responseStarted = false;
   /** A response without a body, held until the router says it is complete. */
@@ -123,7 +123,7 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, FilteredS
 
   decodeHeaders(head: RequestHead, endStream: boolean): void {
     this.request = head;
-    if (this.chain !== null) this.grpcRequest = isGrpc(head);
+    if (this.chain !== null && this.chain.makesGrpcRequests) this.grpcRequest = isGrpc(head);
     const info = this.info;
     if (info !== null) {
       info.protocol = this.protocol === 'http2' ? 'HTTP/2' : head.http10 ? 'HTTP/1.0' : 'HTTP/1.1';
@@ -281,7 +281,7 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, FilteredS
     this.router.onDownstreamReset();
     const request = this.request;
     // As Envoy, a local reply is gRPC's when the request was as it arrived, whatever filters made of it.
-    const grpc = request !== null && (this.chain === null ? isGrpc(request) : this.grpcRequest);
+    const grpc = request !== null && (this.chain !== null && this.chain.makesGrpcRequests ? this.grpcRequest : isGrpc(request));
     const head = new ResponseHead(grpc ? 200 : status, false);
     const headers = head.headers;
     let length = 0;

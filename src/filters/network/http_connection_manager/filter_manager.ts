@@ -46,6 +46,8 @@ export class FilterManager {
   private decodedThrough = -1;
   /** The response entered the chain. */
   encodingStarted = false;
+  /** A filter may make a request gRPC: whether one is must be read before the filters run. */
+  readonly makesGrpcRequests: boolean;
 
   /** @param bufferLimit the listener's per_connection_buffer_limit_bytes: how much body the filters may hold each way */
   constructor(
@@ -55,6 +57,7 @@ export class FilterManager {
   ) {
     this.handles = factories.map((_, i) => new FilterHandle(this, stream, i));
     this.filters = factories.map((factory, i) => factory.createFilter(this.handles[i]));
+    this.makesGrpcRequests = factories.some((factory) => factory.makesGrpcRequests === true);
     const count = factories.length;
     this.decoding = new FilterIteration<RequestHead>(count, new DecodingTarget(this, stream), bufferLimit);
     this.encoding = new FilterIteration<ResponseHead>(count, new EncodingTarget(this, stream), bufferLimit);
