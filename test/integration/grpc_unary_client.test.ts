@@ -114,6 +114,18 @@ describe('the gRPC unary client', { timeout: 30_000 }, () => {
     assert.equal(headers['x-proxy-internal'], 'true');
   });
 
+  test("grpc_service's initial_metadata goes with every call", async (t) => {
+    const { port, seen } = await grpcServer(t);
+    const client = clientOf(t, port, { initialMetadata: ['x-tenant', 'blue', 'x-tenant', 'green', 'authorization', 'Bearer t'] });
+    await call(client, 'test.Echo/Reverse', 'a');
+    await call(client, 'test.Echo/Reverse', 'b');
+    for (const { headers } of seen) {
+      assert.equal(headers['x-tenant'], 'blue, green');
+      assert.equal(headers['authorization'], 'Bearer t');
+    }
+    assert.equal(seen.length, 2);
+  });
+
   test("a status in the trailers, or in a trailers-only answer, fails the call with it, its message decoded", async (t) => {
     const { port } = await grpcServer(t);
     const client = clientOf(t, port);

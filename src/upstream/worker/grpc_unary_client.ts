@@ -18,6 +18,8 @@ import type { ClusterManager } from './cluster_manager';
 export interface GrpcService {
   readonly clusterName: string;
   readonly timeoutMs: number;
+  /** initial_metadata: headers every call carries, [name, value, ...]; absent: none. */
+  readonly initialMetadata?: readonly string[];
 }
 
 export interface GrpcUnaryCallbacks {
@@ -39,7 +41,7 @@ export class GrpcUnaryClient {
    * may run before this returns, which then returns null.
    */
   send(method: string, request: Buffer, callbacks: GrpcUnaryCallbacks): AsyncRequest | null {
-    const { clusterName, timeoutMs } = this.service;
+    const { clusterName, timeoutMs, initialMetadata } = this.service;
     const cluster = this.clusters.get(clusterName);
     if (cluster === undefined) {
       callbacks.onFailure(GrpcStatus.Unavailable, 'Cluster not available');
@@ -51,6 +53,7 @@ export class GrpcUnaryClient {
     head.contentLength = head.bodyLength = body.length;
     head.headers.push('content-type', 'application/grpc', 'te', 'trailers');
     if (timeoutMs > 0) head.headers.push('grpc-timeout', formatGrpcTimeout(timeoutMs));
+    if (initialMetadata !== undefined) head.headers.push(...initialMetadata);
     return this.client.send(cluster, head, [body], null, new UnaryAnswer(callbacks), { timeoutMs, keepResponseBody: true });
   }
 }
