@@ -97,6 +97,16 @@ const ENTRY_POINTS = [
     types: ['envoy.extensions.filters.http.grpc_http1_bridge.v3.Config'],
   },
   {
+    file: 'envoy/extensions/filters/http/ratelimit/v3/rate_limit.proto',
+    types: ['envoy.extensions.filters.http.ratelimit.v3.RateLimit', 'envoy.extensions.filters.http.ratelimit.v3.RateLimitPerRoute'],
+  },
+  // What the rate limit filter asks its service and is answered (v2's messages share their
+  // field numbers: the filter sends these on either method).
+  {
+    file: 'envoy/service/ratelimit/v3/rls.proto',
+    types: ['envoy.service.ratelimit.v3.RateLimitRequest', 'envoy.service.ratelimit.v3.RateLimitResponse'],
+  },
+  {
     file: 'envoy/extensions/filters/http/router/v3/router.proto',
     types: ['envoy.extensions.filters.http.router.v3.Router'],
   },

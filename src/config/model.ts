@@ -239,6 +239,8 @@ export interface HttpFilterConfig {
   readonly compressor?: CompressorConfig;
   /** The typed_config of proxy.filters.http.buffer; unset for the other filters. */
   readonly buffer?: BufferConfig;
+  /** The typed_config of proxy.filters.http.ratelimit; unset for the other filters. */
+  readonly rateLimit?: RateLimitFilterConfig;
 }
 
 /** proxy.filters.http.fault (HTTPFault), defaults filled in: Envoy 1.16's FaultSettings. */
@@ -295,6 +297,7 @@ export interface PerRouteModels {
   'proxy.filters.http.local_ratelimit': LocalRateLimitConfig;
   'proxy.filters.http.fault': FaultConfig;
   'proxy.filters.http.buffer': BufferConfig;
+  'proxy.filters.http.ratelimit': RateLimitPerRouteConfig;
 }
 
 export type PerRouteModel = PerRouteModels[keyof PerRouteModels];
@@ -330,6 +333,58 @@ export interface LocalRateLimitConfig {
    */
   readonly responseHeaders: readonly string[];
 }
+
+/** proxy.filters.http.ratelimit (Envoy 1.16's RateLimit), defaults filled in. */
+export interface RateLimitFilterConfig {
+  readonly domain: string;
+  /** Only the route's and virtual host's rate_limits of this stage make descriptors. */
+  readonly stage: number;
+  /** Which requests it asks about, by the connection manager's internal request test. */
+  readonly requestType: 'internal' | 'external' | 'both';
+  /** timeout: how long a call may take (20 ms unless set; 0: no limit). */
+  readonly timeoutMs: number;
+  /** failure_mode_deny: a failed call answers 500 rather than letting the request go on. */
+  readonly failureModeDeny: boolean;
+  /** rate_limited_as_resource_exhausted: a limited gRPC request is answered RESOURCE_EXHAUSTED, not UNAVAILABLE. */
+  readonly rateLimitedAsResourceExhausted: boolean;
+  readonly service: RateLimitServiceConfig;
+  /** enable_x_ratelimit_headers DRAFT_VERSION_03: the x-ratelimit-* headers on the response. */
+  readonly xRateLimitHeaders: boolean;
+}
+
+/** config.ratelimit.v3.RateLimitServiceConfig: the service's envoy_grpc and which API it speaks. */
+export interface RateLimitServiceConfig {
+  readonly clusterName: string;
+  /** grpc_service.initial_metadata, [name, value, ...], names in lower case. */
+  readonly initialMetadata: readonly string[];
+  /** transport_api_version: V3, else (AUTO, V2) v2's method, as Envoy 1.16 picks it. */
+  readonly apiVersion: 'V2' | 'V3';
+}
+
+/** RateLimitPerRoute: how a route's rate_limits and its virtual host's combine (vh_rate_limits). */
+export interface RateLimitPerRouteConfig {
+  readonly vhRateLimits: 'OVERRIDE' | 'INCLUDE' | 'IGNORE';
+}
+
+/** route.v3.RateLimit: one descriptor, sent when every action gives its entry. */
+export interface RateLimitPolicy {
+  readonly stage: number;
+  /** Runtime key `ratelimit.<disable_key>.http_filter_enabled` turns it off; '' for none. */
+  readonly disableKey: string;
+  readonly actions: readonly RateLimitAction[];
+}
+
+/** A RateLimit.Action, each the descriptor entry it adds (or its reason to make none). */
+export type RateLimitAction =
+  | { readonly kind: 'source_cluster' }
+  | { readonly kind: 'destination_cluster' }
+  /** The header's first value under descriptorKey; absent, no descriptor unless skipIfAbsent. Name in lower case. */
+  | { readonly kind: 'request_headers'; readonly headerName: string; readonly descriptorKey: string; readonly skipIfAbsent: boolean }
+  | { readonly kind: 'remote_address' }
+  /** descriptorKey: `generic_key` unless set. */
+  | { readonly kind: 'generic_key'; readonly descriptorKey: string; readonly descriptorValue: string }
+  /** `header_match` = descriptorValue when the headers match as expectMatch says. */
+  | { readonly kind: 'header_value_match'; readonly descriptorValue: string; readonly expectMatch: boolean; readonly headers: readonly HeaderMatch[] };
 
 /** type.v3.TokenBucket. */
 export interface TokenBucketConfig {
@@ -449,6 +504,8 @@ export interface HeaderValueOption {
 
 export interface VirtualHost {
   readonly name: string;
+  /** rate_limits: descriptors of the rate limit filter for its routes; absent when none. */
+  readonly rateLimits?: readonly RateLimitPolicy[];
   /** Exact, `*.suffix`, `prefix*` or `*`, lower-cased; Envoy's precedence applies. */
   readonly domains: readonly string[];
   readonly routes: readonly Route[];
@@ -593,6 +650,10 @@ export interface ClusterRouteAction {
   readonly mirrorPolicies?: readonly MirrorPolicy[];
   /** internal_redirect_policy (or the deprecated internal_redirect_action HANDLE_INTERNAL_REDIRECT); absent: 3xx pass through. */
   readonly internalRedirectPolicy?: InternalRedirectPolicy;
+  /** rate_limits: descriptors of the rate limit filter; absent when none. */
+  readonly rateLimits?: readonly RateLimitPolicy[];
+  /** include_vh_rate_limits: the virtual host's rate_limits count too, whatever the route's. */
+  readonly includeVhRateLimits?: true;
 }
 
 /** RouteAction.internal_redirect_policy: which upstream redirects the proxy follows itself. */

@@ -19,6 +19,7 @@ import { GRPC_WEB_FILTER } from './http/grpc_web';
 import { GZIP_FILTER } from './http/gzip';
 import { HEALTH_CHECK_FILTER } from './http/health_check';
 import { LOCAL_RATELIMIT_FILTER } from './http/local_ratelimit';
+import { RATELIMIT_FILTER } from './http/ratelimit';
 import { ROUTER_FILTER } from './http/router';
 import { HTTP_CONNECTION_MANAGER_FILTER } from './network/http_connection_manager/descriptor';
 import { TCP_PROXY_FILTER } from './network/tcp_proxy';
@@ -42,6 +43,7 @@ export function httpFilters(): Descriptors<'proxy.filters.http'> {
     BUFFER_FILTER,
     GRPC_WEB_FILTER,
     GRPC_HTTP1_BRIDGE_FILTER,
+    RATELIMIT_FILTER,
     ROUTER_FILTER,
   ];
 }

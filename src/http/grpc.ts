@@ -11,6 +11,7 @@ export const enum GrpcStatus {
   Canceled = 1,
   Unknown = 2,
   PermissionDenied = 7,
+  ResourceExhausted = 8,
   Unimplemented = 12,
   Internal = 13,
   Unavailable = 14,

@@ -113,6 +113,7 @@ export class NetworkFilterBuilder {
       serviceCluster: deps.bootstrap.node.cluster,
       clock: deps.clock,
       httpFilters: deps.httpFilters,
+      asyncClient: this.asyncClient,
     };
   }
 

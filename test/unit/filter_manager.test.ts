@@ -4,6 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { RequestHead, ResponseHead } from '../../src/http/message';
+import type { TrustedClient } from '../../src/http/trusted_client';
 import { FilterDataStatus, FilterHeadersStatus, type HttpFilter, type HttpFilterCallbacks, type RouteEntry } from '../../src/filters/http/http_filter';
 import { type FilteredStream, FilterManager } from '../../src/filters/network/http_connection_manager/filter_manager';
 
@@ -16,6 +17,9 @@ class Ends implements FilteredStream {
 
   route(): RouteEntry | null {
     return null;
+  }
+  trustedClient(): TrustedClient {
+    return { ip: '127.0.0.1', port: 0, internal: true, edge: false };
   }
   sendLocalReply(status: number): void {
     this.events.push(`reply ${status}`);

@@ -12,6 +12,7 @@
 import type { Route, VirtualHost, WeightedCluster } from '../../config/model';
 import type { HttpProtocol } from '../../http/codec';
 import { firstHeaderValue, type RequestHead, type ResponseHead } from '../../http/message';
+import type { TrustedClient } from '../../http/trusted_client';
 import type { StreamInfo } from '../../stream_info/stream_info';
 
 export const enum FilterHeadersStatus {
@@ -67,6 +68,8 @@ export interface HttpFilterCallbacks {
   readonly info: StreamInfo | null;
   /** The downstream connection's protocol (HTTP/1.0 is http1). */
   readonly protocol: HttpProtocol;
+  /** Who sent the request as the connection manager trusts it, and whether it is internal. */
+  trustedClient(): TrustedClient;
   /** Lets the request this filter stopped go on: its head, the body it held and its end, as far as they came. */
   continueDecoding(): void;
   /** Lets the response this filter stopped go on. */

@@ -7,6 +7,7 @@ import type { RandomSource } from '../../common/random';
 import type { HttpFilterConfig, RouteConfiguration } from '../../config/model';
 import type { RuntimeSource } from '../../runtime/live_runtime';
 import type { Scope } from '../../stats/stats';
+import type { AsyncClient } from '../../upstream/worker/async_client';
 import type { HealthCheckContext } from './health_check';
 import type { HttpFilterFactory } from './http_filter';
 
@@ -14,6 +15,8 @@ import type { HttpFilterFactory } from './http_filter';
 export type HttpFilterContext = HealthCheckContext & {
   /** The factory of each HTTP filter this build has, by name. */
   readonly httpFilters: ReadonlyMap<string, HttpFilterFactoryCreator>;
+  /** The worker's requests of its own: a filter's calls to its services. */
+  readonly asyncClient: AsyncClient;
 };
 
 /** What a filter's factory gets for the connection manager it serves. */

@@ -135,7 +135,7 @@ export class ClusterInfo {
     return (this.statsHandles ??= new ClusterStats(this.store.scope(`cluster.${this.statName}`)));
   }
 
-  /** `cluster.<name>`, for statistics made as they are met (Envoy's statsScope: gRPC calls by service and method). */
+  /** `cluster.<name>`, for statistics made as they are met (Envoy's statsScope: gRPC calls by service and method, the rate limit filter's calls). */
   statsScope(): Scope {
     return this.store.scope(`cluster.${this.statName}`);
   }

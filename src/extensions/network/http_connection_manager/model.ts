@@ -41,6 +41,7 @@ import {
 import { LB_METADATA_NAMESPACE, metadataMatchCriteria, type MetadataMatchCriteria } from '../../../config/metadata_match';
 import { HTTP_CONNECTION_MANAGER, PREVIOUS_HOSTS } from '../../../config/names';
 import { headerMatch } from '../../../config/header_matcher';
+import { rateLimitPolicies } from '../../../config/rate_limit_policy';
 import { stringMatch } from '../../../config/string_match_model';
 import { parseRetryOn } from '../../../filters/http/retry_on';
 import { accessLogsModel } from '../../access_loggers/access_log_list';
@@ -129,6 +130,7 @@ function routeConfiguration(config: JsonObject, extensions: ConfigExtensions): R
         ...(boolField(virtualHost, 'include_attempt_count_in_response') ? { includeAttemptCountInResponse: true as const } : {}),
         ...(virtualClusters.length > 0 ? { virtualClusters } : {}),
         ...corsPolicy(virtualHost),
+        ...rateLimitPolicies(virtualHost),
         ...perFilterConfigs(virtualHost, extensions),
       };
     }),
@@ -250,6 +252,8 @@ function routeAction(config: JsonObject, hostRetryPolicy: RetryPolicy | null, ex
     ...(messageList(action, 'upgrade_configs').some((upgrade) => messageField(upgrade, 'connect_config') !== undefined) ? { terminateConnect: true as const } : {}),
     ...corsPolicy(action),
     ...internalRedirectPolicy(action, extensions),
+    ...rateLimitPolicies(action),
+    ...(boolField(action, 'include_vh_rate_limits') ? { includeVhRateLimits: true as const } : {}),
   };
 }
 

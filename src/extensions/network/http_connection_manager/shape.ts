@@ -3,6 +3,7 @@
 
 import { HEADER_VALUE_OPTION, HTTP2_PROTOCOL_OPTIONS, REGEX_MATCHER, RUNTIME_FRACTION, STRING_MATCHER } from '../../../config/common_shapes';
 import { HEADER_MATCHER } from '../../../config/header_matcher';
+import { RATE_LIMIT } from '../../../config/rate_limit_policy';
 import { anyContent, leaf, list, refused, Shape, typedMap } from '../../../config/shape';
 import { ACCESS_LOG_LIST } from '../../access_loggers/access_log_list';
 
@@ -92,6 +93,7 @@ const ROUTE_CONFIG: Shape = {
         include_request_attempt_count: leaf,
         include_attempt_count_in_response: leaf,
         retry_policy: RETRY_POLICY,
+        rate_limits: list(RATE_LIMIT),
         // v2's pattern and method arrive as headers (src/config/v2_upgrade.ts).
         virtual_clusters: list({ fields: { name: leaf, headers: list(HEADER_MATCHER) } }),
         routes: list({
@@ -144,6 +146,8 @@ const ROUTE_CONFIG: Shape = {
                 // trace_sampled waits for tracing; v2's runtime_key for nothing (v3 dropped it).
                 request_mirror_policies: list({ fields: { cluster: leaf, runtime_fraction: RUNTIME_FRACTION } }),
                 cors: CORS_POLICY,
+                rate_limits: list(RATE_LIMIT),
+                include_vh_rate_limits: leaf,
                 // connect_config (Envoy 1.16's is empty) terminates CONNECT here.
                 upgrade_configs: list({ fields: { upgrade_type: leaf, enabled: leaf, connect_config: { fields: {} } } }),
                 // Envoy 1.16's InternalRedirectPolicy (response_headers_to_copy is newer); without

@@ -10,6 +10,7 @@ import { ROUTER } from '../../../config/names';
 import { requireNonNegativeDuration } from '../../../config/validation/durations';
 import { compileRegexMatcher } from '../../../config/validation/stats_config';
 import { validateHeaderMatcher } from '../../../config/header_matcher';
+import { validateRateLimits } from '../../../config/rate_limit_policy';
 import { validateStringMatchers } from '../../../config/string_match_model';
 import { terminalFilterNotLast, typedConfig, unknownExtension, validateExtension, validatePerFilterConfigs } from '../../../config/validation/extensions';
 import { parseRetryOn, UNSUPPORTED_RETRY_CONDITIONS } from '../../../filters/http/retry_on';
@@ -84,6 +85,7 @@ function validateRouteConfiguration(routeConfig: JsonObject, path: string, conte
     if (retryPolicy !== undefined) validateRetryPolicy(retryPolicy, childPath(hostPath, 'retry_policy'), extensions);
     messageList(virtualHost, 'virtual_clusters').forEach((cluster, c) => validateVirtualCluster(cluster, indexPath(childPath(hostPath, 'virtual_clusters'), c)));
     validateCorsPolicy(virtualHost, hostPath);
+    validateRateLimits(virtualHost, hostPath);
     validatePerFilterConfigs(virtualHost, hostPath, context);
     messageList(virtualHost, 'routes').forEach((route, r) => {
       validateRoute(route, indexPath(childPath(hostPath, 'routes'), r), clusters, context);
@@ -135,6 +137,7 @@ function validateCorsPolicy(config: JsonObject, path: string): void {
 function validateRouteAction(action: JsonObject, path: string, clusters: ReadonlySet<string> | null, context: ValidationContext): void {
   const extensions = context.extensions;
   validateCorsPolicy(action, path);
+  validateRateLimits(action, path);
   const weighted = messageField(action, 'weighted_clusters');
   if (weighted !== undefined) {
     validateWeightedClusters(weighted, childPath(path, 'weighted_clusters'), clusters, context);

@@ -5,6 +5,7 @@
 
 import type { HttpProtocol } from '../../../http/codec';
 import type { RequestHead, ResponseHead } from '../../../http/message';
+import type { TrustedClient } from '../../../http/trusted_client';
 import type { StreamInfo } from '../../../stream_info/stream_info';
 import { FilterDataStatus, type HttpFilter, type HttpFilterCallbacks, type HttpFilterFactory, type RouteEntry } from '../../http/http_filter';
 import { FilterIteration, FrameKind, type IterationTarget } from './filter_iteration';
@@ -16,6 +17,7 @@ export interface FilteredStream {
   readonly info: StreamInfo | null;
   readonly protocol: HttpProtocol;
   route(): RouteEntry | null;
+  trustedClient(): TrustedClient;
   sendLocalReply(status: number, body: string, extraHeaders?: readonly string[], details?: string, modifyHeaders?: null, grpcStatus?: number): void;
   /** The request past the last filter, to the router. */
   forwardHeaders(head: RequestHead, endStream: boolean): void;
@@ -247,6 +249,10 @@ class FilterHandle implements HttpFilterCallbacks {
 
   route(): RouteEntry | null {
     return this.stream.route();
+  }
+
+  trustedClient(): TrustedClient {
+    return this.stream.trustedClient();
   }
 
   sendLocalReply(status: number, body: string, extraHeaders?: readonly string[], details?: string, grpcStatus?: number): void {
