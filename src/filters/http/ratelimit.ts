@@ -67,6 +67,8 @@ export class RateLimitFilterFactory implements HttpFilterFactory {
   private readonly policySets: ReadonlyMap<readonly RateLimitPolicy[], RateLimitPolicySet>;
   /** By cluster, made at its first call (a cluster that CDS replaces gets new ones). */
   private readonly stats = new WeakMap<ClusterInfo, RateLimitStats>();
+  /** enabled(), for the descriptors' disable_key checks. */
+  private readonly enabledKey = (key: string): boolean => this.enabled(key);
 
   constructor(
     readonly config: RateLimitFilterConfig,
@@ -103,8 +105,8 @@ export class RateLimitFilterFactory implements HttpFilterFactory {
   descriptors(entry: RouteEntry, action: ClusterRouteAction, head: RequestHead, routeCluster: string, remoteAddress: string): Descriptor[] {
     const out: Descriptor[] = [];
     const inputs = { head, serviceCluster: this.serviceCluster, routeCluster, remoteAddress };
+    const { enabledKey: enabled } = this;
     const stage = this.config.stage;
-    const enabled = (key: string): boolean => this.enabled(key);
     const own = action.rateLimits;
     if (own !== undefined) this.policySets.get(own)!.collect(stage, inputs, enabled, out);
     const host = entry.virtualHost.rateLimits;
