@@ -105,6 +105,13 @@ const ENTRY_POINTS = [
   {
     file: 'envoy/service/ratelimit/v3/rls.proto',
     types: ['envoy.service.ratelimit.v3.RateLimitRequest', 'envoy.service.ratelimit.v3.RateLimitResponse'],
+    file: 'envoy/extensions/filters/http/ext_authz/v3/ext_authz.proto',
+    types: ['envoy.extensions.filters.http.ext_authz.v3.ExtAuthz', 'envoy.extensions.filters.http.ext_authz.v3.ExtAuthzPerRoute'],
+  },
+  // What ext_authz's gRPC service is sent and answers (v2's messages are the same on the wire).
+  {
+    file: 'envoy/service/auth/v3/external_auth.proto',
+    types: ['envoy.service.auth.v3.CheckRequest', 'envoy.service.auth.v3.CheckResponse'],
   },
   {
     file: 'envoy/extensions/filters/http/router/v3/router.proto',

@@ -241,6 +241,8 @@ export interface HttpFilterConfig {
   readonly buffer?: BufferConfig;
   /** The typed_config of proxy.filters.http.ratelimit; unset for the other filters. */
   readonly rateLimit?: RateLimitFilterConfig;
+  /** The typed_config of proxy.filters.http.ext_authz; unset for the other filters. */
+  readonly extAuthz?: ExtAuthzConfig;
 }
 
 /** proxy.filters.http.fault (HTTPFault), defaults filled in: Envoy 1.16's FaultSettings. */
@@ -298,6 +300,7 @@ export interface PerRouteModels {
   'proxy.filters.http.fault': FaultConfig;
   'proxy.filters.http.buffer': BufferConfig;
   'proxy.filters.http.ratelimit': RateLimitPerRouteConfig;
+  'proxy.filters.http.ext_authz': ExtAuthzPerRouteConfig;
 }
 
 export type PerRouteModel = PerRouteModels[keyof PerRouteModels];
@@ -385,6 +388,67 @@ export type RateLimitAction =
   | { readonly kind: 'generic_key'; readonly descriptorKey: string; readonly descriptorValue: string }
   /** `header_match` = descriptorValue when the headers match as expectMatch says. */
   | { readonly kind: 'header_value_match'; readonly descriptorValue: string; readonly expectMatch: boolean; readonly headers: readonly HeaderMatch[] };
+
+/** An ExtAuthz (proxy.filters.http.ext_authz's typed_config), Envoy 1.16's defaults filled in. */
+export interface ExtAuthzConfig {
+  readonly service: ExtAuthzHttpService | ExtAuthzGrpcService;
+  /** An error of the service lets the request go on. */
+  readonly failureModeAllow: boolean;
+  /** with_request_body; null: the check carries no body. */
+  readonly withRequestBody: { readonly maxRequestBytes: number; readonly allowPartialMessage: boolean } | null;
+  /** An allowed request whose headers the service changed is routed again. */
+  readonly clearRouteCache: boolean;
+  /** The status of the reply to a request the check failed for (status_on_error; 403 unless an error status is set). */
+  readonly statusOnError: number;
+  /** The namespaces of the stream's dynamic metadata the check carries (in our spelling). */
+  readonly metadataContextNamespaces: readonly string[];
+  /** filter_enabled; absent: every request is checked. */
+  readonly filterEnabled?: RuntimeFraction;
+  /** deny_at_disable: a request the filter is disabled for is answered statusOnError; absent: it goes on. */
+  readonly denyAtDisable?: RuntimeFeatureFlag;
+  /** The source peer's certificate goes in the check, URL-encoded PEM. */
+  readonly includePeerCertificate: boolean;
+}
+
+/** http_service: the check as a plain HTTP request (Envoy's RawHttpClientImpl). */
+export interface ExtAuthzHttpService {
+  readonly kind: 'http';
+  /** server_uri.cluster. */
+  readonly cluster: string;
+  readonly timeoutMs: number;
+  readonly pathPrefix: string;
+  /** authorization_request.allowed_headers: the request headers sent besides Envoy's own few. */
+  readonly allowedHeaders: readonly StringMatch[];
+  /** authorization_request.headers_to_add as [name, value, ...], names in lower case, literal values. */
+  readonly headersToAdd: readonly string[];
+  readonly allowedUpstreamHeaders: readonly StringMatch[];
+  readonly allowedUpstreamHeadersToAppend: readonly StringMatch[];
+  /** Empty: every header of a denial but Host reaches the client. */
+  readonly allowedClientHeaders: readonly StringMatch[];
+}
+
+/** grpc_service (envoy_grpc): the Authorization service's Check. */
+export interface ExtAuthzGrpcService {
+  readonly kind: 'grpc';
+  readonly clusterName: string;
+  /** grpc_service.timeout; Envoy's 200 ms when unset. */
+  readonly timeoutMs: number;
+  /** transport_api_version: V2 (AUTO's meaning in 1.16) or V3. */
+  readonly apiVersion: 'V2' | 'V3';
+}
+
+/** An ExtAuthzPerRoute entry. */
+export interface ExtAuthzPerRouteConfig {
+  readonly disabled: boolean;
+  /** check_settings.context_extensions. */
+  readonly contextExtensions: Readonly<Record<string, string>>;
+}
+
+/** core.v3.RuntimeFeatureFlag: the runtime boolean at runtimeKey overrides the default. */
+export interface RuntimeFeatureFlag {
+  readonly defaultValue: boolean;
+  readonly runtimeKey: string;
+}
 
 /** type.v3.TokenBucket. */
 export interface TokenBucketConfig {

@@ -18,6 +18,7 @@ export const BUFFER = 'proxy.filters.http.buffer';
 export const GRPC_WEB = 'proxy.filters.http.grpc_web';
 export const GRPC_HTTP1_BRIDGE = 'proxy.filters.http.grpc_http1_bridge';
 export const RATELIMIT = 'proxy.filters.http.ratelimit';
+export const EXT_AUTHZ = 'proxy.filters.http.ext_authz';
 export const TLS_TRANSPORT_SOCKET = 'proxy.transport_sockets.tls';
 export const RAW_BUFFER_TRANSPORT_SOCKET = 'proxy.transport_sockets.raw_buffer';
 export const UPSTREAM_PROXY_PROTOCOL_TRANSPORT_SOCKET = 'proxy.transport_sockets.upstream_proxy_protocol';
@@ -75,6 +76,8 @@ export const CONFIG_TYPES = {
   grpcHttp1Bridge: 'envoy.extensions.filters.http.grpc_http1_bridge.v3.Config',
   rateLimit: 'envoy.extensions.filters.http.ratelimit.v3.RateLimit',
   rateLimitPerRoute: 'envoy.extensions.filters.http.ratelimit.v3.RateLimitPerRoute',
+  extAuthz: 'envoy.extensions.filters.http.ext_authz.v3.ExtAuthz',
+  extAuthzPerRoute: 'envoy.extensions.filters.http.ext_authz.v3.ExtAuthzPerRoute',
   previousHosts: 'envoy.extensions.retry.host.previous_hosts.v3.PreviousHostsPredicate',
   allowListedRoutes: 'envoy.extensions.internal_redirect.allow_listed_routes.v3.AllowListedRoutesConfig',
   previousRoutes: 'envoy.extensions.internal_redirect.previous_routes.v3.PreviousRoutesConfig',

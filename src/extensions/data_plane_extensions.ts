@@ -13,6 +13,7 @@ import { BUFFER_FILTER } from './http/buffer';
 import { COMPRESSOR_FILTER } from './http/compressor';
 import { CORS_FILTER } from './http/cors';
 import { CSRF_FILTER } from './http/csrf';
+import { EXT_AUTHZ_FILTER } from './http/ext_authz';
 import { FAULT_FILTER } from './http/fault';
 import { GRPC_HTTP1_BRIDGE_FILTER } from './http/grpc_http1_bridge';
 import { GRPC_WEB_FILTER } from './http/grpc_web';
@@ -44,6 +45,7 @@ export function httpFilters(): Descriptors<'proxy.filters.http'> {
     GRPC_WEB_FILTER,
     GRPC_HTTP1_BRIDGE_FILTER,
     RATELIMIT_FILTER,
+    EXT_AUTHZ_FILTER,
     ROUTER_FILTER,
   ];
 }

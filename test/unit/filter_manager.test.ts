@@ -7,19 +7,30 @@ import { RequestHead, ResponseHead } from '../../src/http/message';
 import type { TrustedClient } from '../../src/http/trusted_client';
 import { FilterDataStatus, FilterHeadersStatus, type HttpFilter, type HttpFilterCallbacks, type RouteEntry } from '../../src/filters/http/http_filter';
 import { type FilteredStream, FilterManager } from '../../src/filters/network/http_connection_manager/filter_manager';
+import type { DownstreamConnectionInfo } from '../../src/stream_info/stream_info';
 
 /** The stream's ends, recording what reaches them. */
 class Ends implements FilteredStream {
   readonly info = null;
-  readonly protocol = 'http1';
+  readonly protocol = 'http1' as const;
   readonly events: string[] = [];
   manager: FilterManager | null = null;
+  readonly streamId = 7;
 
   route(): RouteEntry | null {
     return null;
   }
   trustedClient(): TrustedClient {
     return { ip: '127.0.0.1', port: 0, internal: true, edge: false };
+  }
+  clearRouteCache(): void {
+    this.events.push('route cleared');
+  }
+  connectionInfo(): DownstreamConnectionInfo {
+    return { id: 1, localAddress: '127.0.0.1:80', directRemoteAddress: '127.0.0.1:5000', requestedServerName: null, ssl: null };
+  }
+  startTime(): number {
+    return 0;
   }
   sendLocalReply(status: number): void {
     this.events.push(`reply ${status}`);
@@ -248,7 +259,7 @@ test('body injected while the filter holds the end goes out before it', () => {
 
 test("a filter reads the downstream protocol and sets its own buffer limit for the stream's request", () => {
   const { ends, filters, manager } = chain(['a'], 4);
-  assert.equal(filters[0].callbacks.protocol, 'http1');
+  assert.equal(filters[0].callbacks.downstream.protocol, 'http1');
   filters[0].headers = FilterHeadersStatus.StopIteration;
   filters[0].data = FilterDataStatus.StopIterationAndBuffer;
   manager.decodeHeaders(head(), false);

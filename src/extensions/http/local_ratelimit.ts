@@ -11,12 +11,12 @@ import { JsonObject, messageField, numberField, stringField } from '../../config
 import type { LocalRateLimitConfig } from '../../config/model';
 import { millis, runtimeFraction } from '../../config/model_builder';
 import { CONFIG_TYPES, LOCAL_RATELIMIT } from '../../config/names';
-import { protoSchema } from '../../config/schema';
 import { leaf, list, Shape } from '../../config/shape';
 import { parseHeaderFormat } from '../../filters/http/header_format';
 import { LocalRateLimitFilterFactory } from '../../filters/http/local_ratelimit';
 import { removeHeaders } from '../../http/message';
 import type { DataPlaneFactories } from '../data_plane_factories';
+import { errorStatus } from './error_status';
 import { headerValueOptions, validateHeaderValueOptions } from './header_value_options';
 
 const LOCAL_RATE_LIMIT: Shape = {
@@ -76,7 +76,7 @@ function localRateLimit(config: JsonObject): LocalRateLimitConfig {
   const filterEnforced = messageField(config, 'filter_enforced');
   return {
     statPrefix: stringField(config, 'stat_prefix'),
-    status: replyStatus(config),
+    status: errorStatus(messageField(config, 'status'), TOO_MANY_REQUESTS),
     // Without a bucket Envoy's has no tokens and no fill timer.
     tokenBucket:
       bucket === undefined
@@ -86,13 +86,6 @@ function localRateLimit(config: JsonObject): LocalRateLimitConfig {
     ...(filterEnforced !== undefined ? { filterEnforced: runtimeFraction(filterEnforced) } : {}),
     responseHeaders: replyHeaders(config),
   };
-}
-
-/** status.code (a StatusCode name) when it is an error, else 429, as Envoy's toErrorCode. */
-function replyStatus(config: JsonObject): number {
-  const name = stringField(messageField(config, 'status') ?? {}, 'code');
-  const code = name === '' ? 0 : (protoSchema().root.lookupEnum('envoy.type.v3.StatusCode').values[name] ?? 0);
-  return code >= 400 ? code : TOO_MANY_REQUESTS;
 }
 
 /** response_headers_to_add applied to an empty list, as Envoy's HeaderParser applies it to the reply. */

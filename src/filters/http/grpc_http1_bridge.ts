@@ -42,7 +42,7 @@ class GrpcHttp1BridgeFilter implements HttpFilter {
     this.response = null;
     const grpc = isGrpc(head);
     this.calls = grpc ? this.stats.scopeOf(this.callbacks.route(), head) : null;
-    this.bridging = grpc && this.callbacks.protocol === 'http1';
+    this.bridging = grpc && this.callbacks.downstream.protocol === 'http1';
     return FilterHeadersStatus.Continue;
   }
 

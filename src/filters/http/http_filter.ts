@@ -13,7 +13,7 @@ import type { Route, VirtualHost, WeightedCluster } from '../../config/model';
 import type { HttpProtocol } from '../../http/codec';
 import { firstHeaderValue, type RequestHead, type ResponseHead } from '../../http/message';
 import type { TrustedClient } from '../../http/trusted_client';
-import type { StreamInfo } from '../../stream_info/stream_info';
+import type { DownstreamConnectionInfo, StreamInfo } from '../../stream_info/stream_info';
 
 export const enum FilterHeadersStatus {
   /** The next filter (in the end the router, or the codec) gets the head. */
@@ -55,19 +55,39 @@ export function routeClusterName(entry: RouteEntry, head: RequestHead): string {
   return action.cluster;
 }
 
+/** What a filter may tell of the downstream stream it serves, whether or not a StreamInfo records it. */
+export interface DownstreamFacts {
+  /** The downstream connection's addresses and TLS session. */
+  connectionInfo(): DownstreamConnectionInfo;
+  /** When the stream began, in ms since the epoch. */
+  startTime(): number;
+  readonly protocol: HttpProtocol;
+  /** The stream's id, as log lines print it (`[S<id>]`). */
+  readonly streamId: number;
+}
+
 /** What a filter may do to the stream it serves. */
 export interface HttpFilterCallbacks {
   /** The current request's route, chosen once for the filters and the router; null when none matches. */
   route(): RouteEntry | null;
+  /** The route is drawn again from the request's head when next asked for (a filter changed what it matches on). */
+  clearRouteCache(): void;
+  readonly downstream: DownstreamFacts;
   /**
    * Answers the request with a complete response of our own (text/plain when `body` is set; to a
    * gRPC request, status 200 with `grpcStatus`, or the HTTP status's gRPC equivalent, and the body as grpc-message).
+   * @param modifyHeaders changes the reply's headers, [name, value, ...], in place before it goes out
    */
-  sendLocalReply(status: number, body: string, extraHeaders?: readonly string[], details?: string, grpcStatus?: number): void;
+  sendLocalReply(
+    status: number,
+    body: string,
+    extraHeaders?: readonly string[],
+    details?: string,
+    grpcStatus?: number,
+    modifyHeaders?: (headers: string[]) => void,
+  ): void;
   /** What access logs will read of this stream; null when the connection manager has none. */
   readonly info: StreamInfo | null;
-  /** The downstream connection's protocol (HTTP/1.0 is http1). */
-  readonly protocol: HttpProtocol;
   /** Who sent the request as the connection manager trusts it, and whether it is internal. */
   trustedClient(): TrustedClient;
   /** Lets the request this filter stopped go on: its head, the body it held and its end, as far as they came. */

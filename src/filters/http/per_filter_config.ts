@@ -29,3 +29,14 @@ export function perFilterConfigsOf<N extends keyof PerRouteModels>(routeConfig: 
     return config === undefined ? [] : [config];
   });
 }
+
+/**
+ * The entries for filter `name` on the request's route from the least specific (the virtual
+ * host's) to the most (the weighted cluster's), for a filter that merges them (Envoy 1.16's
+ * getMergedPerFilterConfig); empty when no route to a cluster matched.
+ */
+export function perFilterConfigChain<N extends keyof PerRouteModels>(entry: RouteEntry | null, name: N): PerRouteModels[N][] {
+  if (entry === null || entry.route.action.kind !== 'route') return [];
+  const levels = [entry.virtualHost.perFilterConfig?.[name], entry.route.perFilterConfig?.[name], entry.weightedCluster?.perFilterConfig?.[name]];
+  return levels.filter((config): config is PerRouteModels[N] => config !== undefined);
+}

@@ -264,6 +264,11 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
     return route === null ? null : { route, virtualHost: this.config.routeTable.virtualHostOf(route), weightedCluster: this.routedWeighted };
   }
 
+  /** A filter changed the request: its route (and weighted cluster) is drawn again when next asked for (Envoy's clearRouteCache). */
+  clearRouteCache(): void {
+    this.routedHead = null;
+  }
+
   /**
    * The request's route, drawn once, with its weighted cluster; its internal-only headers are
    * gone first, as routes must not see them.

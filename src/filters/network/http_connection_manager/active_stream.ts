@@ -463,6 +463,10 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, FilteredS
     return this.router.routeEntry(this.request!);
   }
 
+  clearRouteCache(): void {
+    this.router.clearRouteCache();
+  }
+
   connectionInfo(): DownstreamConnectionInfo {
     return this.owner.connectionInfo();
   }

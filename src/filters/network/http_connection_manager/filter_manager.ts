@@ -7,18 +7,34 @@ import type { HttpProtocol } from '../../../http/codec';
 import type { RequestHead, ResponseHead } from '../../../http/message';
 import type { TrustedClient } from '../../../http/trusted_client';
 import type { StreamInfo } from '../../../stream_info/stream_info';
-import { FilterDataStatus, type HttpFilter, type HttpFilterCallbacks, type HttpFilterFactory, type RouteEntry } from '../../http/http_filter';
+import {
+  type DownstreamFacts,
+  FilterDataStatus,
+  type HttpFilter,
+  type HttpFilterCallbacks,
+  type HttpFilterFactory,
+  type RouteEntry,
+} from '../../http/http_filter';
+import type { HeaderModifier } from '../../http/router';
 import { FilterIteration, FrameKind, type IterationTarget } from './filter_iteration';
 
 type Verdict = ReturnType<IterationTarget<unknown>['call']>;
 
 /** What the filter manager needs of its stream: the chain's two ends and what filters may ask of it. */
-export interface FilteredStream {
+export interface FilteredStream extends DownstreamFacts {
   readonly info: StreamInfo | null;
   readonly protocol: HttpProtocol;
   route(): RouteEntry | null;
   trustedClient(): TrustedClient;
-  sendLocalReply(status: number, body: string, extraHeaders?: readonly string[], details?: string, modifyHeaders?: null, grpcStatus?: number): void;
+  clearRouteCache(): void;
+  sendLocalReply(
+    status: number,
+    body: string,
+    extraHeaders?: readonly string[],
+    details?: string,
+    modifyHeaders?: HeaderModifier | null,
+    grpcStatus?: number,
+  ): void;
   /** The request past the last filter, to the router. */
   forwardHeaders(head: RequestHead, endStream: boolean): void;
   forwardData(chunk: Buffer): void;
@@ -243,8 +259,8 @@ class FilterHandle implements HttpFilterCallbacks {
     return this.stream.info;
   }
 
-  get protocol(): HttpProtocol {
-    return this.stream.protocol;
+  get downstream(): DownstreamFacts {
+    return this.stream;
   }
 
   route(): RouteEntry | null {
@@ -255,8 +271,12 @@ class FilterHandle implements HttpFilterCallbacks {
     return this.stream.trustedClient();
   }
 
-  sendLocalReply(status: number, body: string, extraHeaders?: readonly string[], details?: string, grpcStatus?: number): void {
-    if (this.generation === this.manager.generation) this.stream.sendLocalReply(status, body, extraHeaders, details, null, grpcStatus);
+  clearRouteCache(): void {
+    if (this.generation === this.manager.generation) this.stream.clearRouteCache();
+  }
+
+  sendLocalReply(status: number, body: string, extraHeaders?: readonly string[], details?: string, grpcStatus?: number, modifyHeaders?: HeaderModifier): void {
+    if (this.generation === this.manager.generation) this.stream.sendLocalReply(status, body, extraHeaders, details, modifyHeaders ?? null, grpcStatus);
   }
 
   continueDecoding(): void {
