@@ -5,6 +5,7 @@
 
 import { FieldError } from '../config/errors';
 import type { JsonValue } from '../config/json';
+import { proxySpelling } from '../config/names';
 import type { MessageHead, RequestHead, ResponseHead } from '../http/message';
 import { DateFormat, DefaultDateFormat, NEWLINE_SPECIFIER } from './date_format';
 import type { FormatContext, FormatterProvider } from './format_context';
@@ -161,9 +162,11 @@ function dateOperator(token: string, args: string | undefined, maxLength: number
 
 /** DYNAMIC_METADATA(namespace:key:...): the value as JSON; the namespace's whole struct without keys. */
 function dynamicMetadata(path: readonly string[], maxLength: number | null): FormatterProvider {
-  const [namespace, ...keys] = path;
+  const [name, ...keys] = path;
+  // Filters record their metadata under their names in our spelling.
+  const namespace = proxySpelling(name!);
   const value = (context: FormatContext): JsonValue => {
-    const struct = context.info.dynamicMetadata?.get(namespace!);
+    const struct = context.info.dynamicMetadata?.get(namespace);
     if (struct === undefined) return null;
     let current: unknown = struct;
     for (const key of keys) {
