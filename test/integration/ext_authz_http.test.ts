@@ -42,6 +42,10 @@ async function authzServer(): Promise<{ port: number; seen: AuthzSeen[]; close()
           res.writeHead(200, { 'x-authz-user': 'alice', 'x-appended': 'more', 'x-not-allowed': 'no' });
           res.end();
           break;
+        case 'Bearer reroute':
+          res.writeHead(200, { 'x-route': 'b' });
+          res.end();
+          break;
         case 'Bearer slow':
           // Never answers: the timeout decides.
           break;
@@ -67,7 +71,7 @@ function httpService(cluster: string, extra: Json = {}): Json {
     path_prefix: '/check',
     authorization_request: { allowed_headers: { patterns: [{ exact: 'x-user-hint' }, { exact: 'x-proxy-auth-partial-body' }] }, headers_to_add: [{ key: 'x-authz-from', value: 'proxy' }] },
     authorization_response: {
-      allowed_upstream_headers: { patterns: [{ exact: 'x-authz-user' }] },
+      allowed_upstream_headers: { patterns: [{ exact: 'x-authz-user' }, { exact: 'x-route' }] },
       allowed_upstream_headers_to_append: { patterns: [{ exact: 'x-appended' }] },
       allowed_client_headers: { patterns: [{ exact: 'x-deny-reason' }, { exact: 'content-type' }] },
     },
@@ -77,6 +81,7 @@ function httpService(cluster: string, extra: Json = {}): Json {
 
 function listener(name: string, filter: Json): Json {
   const routes = [
+    { match: { prefix: '/', headers: [{ name: 'x-route', exact_match: 'b' }] }, route: { cluster: 'other' } },
     { match: { prefix: '/public' }, route: { cluster: 'web' }, typed_per_filter_config: { 'envoy.filters.http.ext_authz': { '@type': PER_ROUTE_TYPE, disabled: true } } },
     { match: { prefix: '/' }, route: { cluster: 'web' } },
   ];
@@ -85,6 +90,7 @@ function listener(name: string, filter: Json): Json {
 
 describe('ext_authz with an HTTP service, over HTTP/1.1 and h2c', TIMEOUT, () => {
   let upstream: Upstream;
+  let other: Upstream;
   let authz: Awaited<ReturnType<typeof authzServer>>;
   let proxy: RunningProxy;
   const ports: Record<string, number> = {};
@@ -92,6 +98,7 @@ describe('ext_authz with an HTTP service, over HTTP/1.1 and h2c', TIMEOUT, () =>
 
   before(async () => {
     upstream = await startUpstream('web');
+    other = await startUpstream('other');
     authz = await authzServer();
     // A port nothing listens on: the service is down.
     const down = await startUpstream('down');
@@ -102,16 +109,20 @@ describe('ext_authz with an HTTP service, over HTTP/1.1 and h2c', TIMEOUT, () =>
       listener('closed', { http_service: httpService('authz_down'), status_on_error: { code: 'ServiceUnavailable' } }),
       listener('body', { http_service: httpService('authz'), with_request_body: { max_request_bytes: 10 } }),
       listener('partial', { http_service: httpService('authz'), with_request_body: { max_request_bytes: 4, allow_partial_message: true } }),
+      listener('reroute', { http_service: httpService('authz'), clear_route_cache: true }),
+      listener('skip', { http_service: httpService('authz'), filter_enabled: { default_value: { numerator: 0 } } }),
+      listener('deny', { http_service: httpService('authz'), filter_enabled: { default_value: { numerator: 0 } }, deny_at_disable: { default_value: true, runtime_key: 'ext_authz.deny' } }),
     ];
-    const clusters = [localCluster('web', upstream.port), localCluster('authz', authz.port), localCluster('authz_down', down.port)];
+    const clusters = [localCluster('web', upstream.port), localCluster('other', other.port), localCluster('authz', authz.port), localCluster('authz_down', down.port)];
     proxy = await startProxy({ static_resources: { listeners, clusters } });
-    for (const name of ['main', 'allow', 'closed', 'body', 'partial']) ports[name] = await proxy.listenerPort(name);
+    for (const name of ['main', 'allow', 'closed', 'body', 'partial', 'reroute', 'skip', 'deny']) ports[name] = await proxy.listenerPort(name);
   });
 
   after(async () => {
     clients.close();
     await proxy?.cleanup();
     await upstream?.close();
+    await other?.close();
     await authz?.close();
   });
 
@@ -170,6 +181,21 @@ describe('ext_authz with an HTTP service, over HTTP/1.1 and h2c', TIMEOUT, () =>
       assert.equal(authz.seen.length, before);
     });
 
+    test(`${protocol}: clear_route_cache routes the request again with the server's headers; without it, the first route stands`, async () => {
+      const rerouted = await send('reroute', { path: '/api', headers: { authorization: 'Bearer reroute' } });
+      assert.equal(upstreamSaw(rerouted.body).upstream, 'other');
+      const kept = await send('main', { path: '/api', headers: { authorization: 'Bearer reroute' } });
+      assert.deepEqual([upstreamSaw(kept.body).upstream, upstreamSaw(kept.body).headers['x-route']], ['web', 'b']);
+    });
+
+    test(`${protocol}: filter_enabled off skips the check; with deny_at_disable the request is answered status_on_error`, async () => {
+      const before = authz.seen.length;
+      assert.equal((await send('skip', { path: '/api', headers: { authorization: 'Bearer nope' } })).status, 200);
+      const denied = await send('deny', { path: '/api', headers: { authorization: 'Bearer allow' } });
+      assert.deepEqual([denied.status, denied.body], [403, '']);
+      assert.equal(authz.seen.length, before);
+    });
+
     test(`${protocol}: with_request_body sends the body; 413 past max_request_bytes; a partial body when allowed`, async () => {
       let before = authz.seen.length;
       const reply = await send('body', { method: 'POST', path: '/upload', headers: { authorization: 'Bearer allow' }, body: 'hello' });
@@ -192,7 +218,7 @@ describe('ext_authz with an HTTP service, over HTTP/1.1 and h2c', TIMEOUT, () =>
     const stat = (name: string) => proxy.stat(name);
     assert.deepEqual(
       await Promise.all(['ok', 'denied', 'error', 'failure_mode_allowed'].map((n) => stat(`http.main.ext_authz.${n}`))),
-      [2, 2, 4, 0],
+      [4, 2, 4, 0],
     );
     assert.deepEqual(await Promise.all(['error', 'failure_mode_allowed'].map((n) => stat(`http.allow.ext_authz.${n}`))), [2, 2]);
     assert.equal(await stat('cluster.web.ext_authz.denied'), 2);

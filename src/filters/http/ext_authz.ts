@@ -120,6 +120,7 @@ class ExtAuthzFilter implements HttpFilter {
   decodeHeaders(head: RequestHead, endStream: boolean): FilterHeadersStatus {
     this.state = State.Idle;
     this.held = 0;
+    this.stopped = false;
     const entry = this.callbacks.route();
     if (entry === null || entry.route.action.kind !== 'route' || mostSpecificPerFilterConfig(entry, EXT_AUTHZ)?.disabled === true) return FilterHeadersStatus.Continue;
     const factory = this.factory;
