@@ -284,3 +284,15 @@ test('the chain says whether a filter may make a request gRPC (local replies the
   const manager = new FilterManager([{ createFilter: () => filter }, { createFilter: () => filter, makesGrpcRequests: true }], ends, 1024);
   assert.equal(manager.makesGrpcRequests, true);
 });
+
+test("a filter clears the route of the stream it serves, not of a later one; it reads the stream's downstream facts", () => {
+  const { ends, filters, manager } = chain(['a']);
+  filters[0].headers = FilterHeadersStatus.StopIteration;
+  manager.decodeHeaders(head(), true);
+  const callbacks = filters[0].callbacks;
+  assert.deepEqual([callbacks.downstream.streamId, callbacks.downstream.protocol, callbacks.downstream.connectionInfo().localAddress], [7, 'http1', '127.0.0.1:80']);
+  callbacks.clearRouteCache();
+  manager.reset();
+  callbacks.clearRouteCache();
+  assert.deepEqual(ends.events, ['a head', 'route cleared']);
+});

@@ -8,7 +8,7 @@ import { ConfigError, ConfigErrors } from '../../src/config/errors';
 import { loadBootstrap } from '../../src/config/load';
 import type { HttpConnectionManagerConfig, Route, RouteConfiguration } from '../../src/config/model';
 import { builtinExtensions } from '../../src/extensions/builtin_extensions';
-import { mostSpecificPerFilterConfig, perFilterConfigsOf } from '../../src/filters/http/per_filter_config';
+import { mostSpecificPerFilterConfig, perFilterConfigChain, perFilterConfigsOf } from '../../src/filters/http/per_filter_config';
 import { Json, v3Bootstrap } from '../helpers/config_fixtures';
 
 const CSRF_TYPE = 'type.googleapis.com/envoy.extensions.filters.http.csrf.v3.CsrfPolicy';
@@ -193,4 +193,20 @@ test('every entry of a route configuration, for a filter to prepare once', () =>
   const numerators = perFilterConfigsOf(routes(), 'proxy.filters.http.csrf').map((policy) => policy.filterEnabled.defaultValue.numerator);
   assert.deepEqual(numerators, [1, 2, 3, 4]);
   assert.deepEqual(perFilterConfigsOf(routes(), 'proxy.filters.http.local_ratelimit'), []);
+});
+
+test('the chain of entries, least specific first, for a filter that merges them; none off a route to a cluster', () => {
+  const config = routes();
+  const virtualHost = config.virtualHosts[0]!;
+  const named = (name: string): Route => virtualHost.routes.find((route) => route.name === name)!;
+  const weighted = named('weighted');
+  assert.ok(weighted.action.kind === 'route');
+  const [ownEntry, plainEntry] = weighted.action.weightedClusters!.clusters;
+  const chain = (route: Route, weightedCluster: typeof ownEntry | null) =>
+    perFilterConfigChain({ route, virtualHost, weightedCluster }, 'proxy.filters.http.csrf').map((policy) => policy.filterEnabled.defaultValue.numerator);
+  assert.deepEqual(chain(weighted, ownEntry!), [1, 3, 4]);
+  assert.deepEqual(chain(weighted, plainEntry!), [1, 3]);
+  assert.deepEqual(chain(named('plain'), null), [1]);
+  assert.deepEqual(chain(named('redirect'), null), []);
+  assert.deepEqual(perFilterConfigChain(null, 'proxy.filters.http.csrf'), []);
 });
