@@ -105,6 +105,8 @@ const ENTRY_POINTS = [
   {
     file: 'envoy/service/ratelimit/v3/rls.proto',
     types: ['envoy.service.ratelimit.v3.RateLimitRequest', 'envoy.service.ratelimit.v3.RateLimitResponse'],
+  },
+  {
     file: 'envoy/extensions/filters/http/ext_authz/v3/ext_authz.proto',
     types: ['envoy.extensions.filters.http.ext_authz.v3.ExtAuthz', 'envoy.extensions.filters.http.ext_authz.v3.ExtAuthzPerRoute'],
   },
