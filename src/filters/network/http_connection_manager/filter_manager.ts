@@ -15,7 +15,7 @@ import {
   type HttpFilterFactory,
   type RouteEntry,
 } from '../../http/http_filter';
-import type { HeaderModifier } from '../../http/router';
+import type { DownstreamStream, HeaderModifier } from '../../http/router';
 import { FilterIteration, FrameKind, type IterationTarget } from './filter_iteration';
 
 type Verdict = ReturnType<IterationTarget<unknown>['call']>;
@@ -27,14 +27,8 @@ export interface FilteredStream extends DownstreamFacts {
   route(): RouteEntry | null;
   trustedClient(): TrustedClient;
   clearRouteCache(): void;
-  sendLocalReply(
-    status: number,
-    body: string,
-    extraHeaders?: readonly string[],
-    details?: string,
-    modifyHeaders?: HeaderModifier | null,
-    grpcStatus?: number,
-  ): void;
+  /** As the router asks for it (DownstreamStream's). */
+  sendLocalReply: DownstreamStream['sendLocalReply'];
   /** The request past the last filter, to the router. */
   forwardHeaders(head: RequestHead, endStream: boolean): void;
   forwardData(chunk: Buffer): void;
