@@ -150,6 +150,12 @@ export interface RunningProxy extends ProxyProcess {
   stat(name: string): Promise<number | undefined>;
 }
 
+/** The proxy's listener ports, in the order its configuration lists them (for listeners without names, as Envoy's examples have). */
+export async function listenerPorts(proxy: RunningProxy): Promise<number[]> {
+  const lines = (await proxy.admin('/listeners')).body.split('\n').filter((line) => line !== '');
+  return lines.map((line) => Number(line.slice(line.lastIndexOf(':') + 1)));
+}
+
 export function makeTempDir(): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), 'proxy-test-'));
 }

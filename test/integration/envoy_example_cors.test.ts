@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import * as yaml from 'js-yaml';
 import { request, startUpstream, type Upstream } from '../helpers/http_peers';
-import { type RunningProxy, startProxy } from '../helpers/proxy_process';
+import { listenerPorts, type RunningProxy, startProxy } from '../helpers/proxy_process';
 
 /** The backend's front-envoy.yaml as Envoy 1.16 shipped it; PORT stands for the backend service's. */
 const EXAMPLE = String.raw`
@@ -107,8 +107,8 @@ describe("Envoy 1.16's cors example", { timeout: 30_000 }, () => {
   before(async () => {
     backend = await startUpstream('backendservice', (_req, res) => res.end('Success!'));
     proxy = await startProxy(yaml.load(EXAMPLE.replace('PORT', String(backend.port))) as Record<string, unknown>);
-    const line = (await proxy.admin('/listeners')).body.split('\n')[0]!;
-    port = Number(line.slice(line.lastIndexOf(':') + 1));
+    // The example's listener has no name: its port is the one /listeners shows.
+    [port] = (await listenerPorts(proxy)) as [number];
   });
 
   after(async () => {

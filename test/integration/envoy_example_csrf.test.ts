@@ -6,13 +6,14 @@
 // succeeds; then the README's `curl .../stats | grep csrf` counts.
 
 import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
 import * as http2 from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import * as yaml from 'js-yaml';
 import { request } from '../helpers/http_peers';
-import { makeTempDir, type RunningProxy, startProxy } from '../helpers/proxy_process';
+import { listenerPorts, makeTempDir, type RunningProxy, startProxy } from '../helpers/proxy_process';
 
 /** The same-site front-envoy.yaml as Envoy 1.16 shipped it; PORT and LOG stand for what the test picks. */
 const EXAMPLE = `
@@ -147,13 +148,14 @@ describe("Envoy 1.16's csrf example", { timeout: 30_000 }, () => {
     dir = makeTempDir();
     const config = EXAMPLE.replace('PORT', String((service.address() as AddressInfo).port)).replace('LOG', path.join(dir, 'access.log'));
     proxy = await startProxy(yaml.load(config) as Record<string, unknown>);
-    const line = (await proxy.admin('/listeners')).body.split('\n')[0]!;
-    port = Number(line.slice(line.lastIndexOf(':') + 1));
+    // The example's listener has no name: its port is the one /listeners shows.
+    [port] = (await listenerPorts(proxy)) as [number];
   });
 
   after(async () => {
     await proxy?.cleanup();
     await new Promise((resolve) => service?.close(resolve));
+    if (dir !== undefined) fs.rmSync(dir, { recursive: true, force: true });
   });
 
   /** The page's form POST to the same-site proxy; `host` is the same-site proxy's own address. */

@@ -18,7 +18,7 @@ import * as protojson from 'protobufjs/ext/protojson';
 import { after, before, describe, test } from 'node:test';
 import { protoSchema } from '../../src/config/schema';
 import { closeServer, listen, request, startUpstream, type Upstream } from '../helpers/http_peers';
-import { makeTempDir, type RunningProxy, startProxy } from '../helpers/proxy_process';
+import { listenerPorts, makeTempDir, type RunningProxy, startProxy } from '../helpers/proxy_process';
 
 const TIMEOUT = { timeout: 60_000 };
 
@@ -199,9 +199,9 @@ describe("Envoy 1.16's ext_authz example", TIMEOUT, () => {
   async function serve(bootstrap: string, authzPort: number): Promise<{ port: number; proxy: RunningProxy }> {
     const config = yaml.load(bootstrap.replace('UPSTREAM_PORT', String(upstream.port)).replace('AUTHZ_PORT', String(authzPort))) as Record<string, unknown>;
     const proxy = await startProxy(config);
-    // The example's listener has no name: its address is the one /listeners shows.
-    const line = (await proxy.admin('/listeners')).body.split('\n')[0]!;
-    return { port: Number(line.slice(line.lastIndexOf(':') + 1)), proxy };
+    // The example's listener has no name: its port is the one /listeners shows.
+    const [port] = (await listenerPorts(proxy)) as [number];
+    return { port, proxy };
   }
 
   /** The README's two curls, and a token of another user, and one the users file lacks. */

@@ -11,7 +11,7 @@ import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import * as yaml from 'js-yaml';
 import { request, startUpstream, type Upstream } from '../helpers/http_peers';
-import { makeTempDir, type RunningProxy, startProxy, waitFor } from '../helpers/proxy_process';
+import { listenerPorts, makeTempDir, type RunningProxy, startProxy, waitFor } from '../helpers/proxy_process';
 
 /** The example's envoy.yaml as Envoy 1.16 shipped it; ADDRESS, PORT and RUNTIME stand for what the test picks. */
 const EXAMPLE = `
@@ -107,9 +107,8 @@ describe("Envoy 1.16's fault-injection example", { timeout: 60_000 }, () => {
     publish({});
     const config = yaml.load(EXAMPLE.replace('PORT', String(backend.port)).replace('RUNTIME', runtime)) as Record<string, unknown>;
     proxy = await startProxy(config);
-    // The example's listener has no name: its address is the one /listeners shows.
-    const line = (await proxy.admin('/listeners')).body.split('\n')[0]!;
-    port = Number(line.slice(line.lastIndexOf(':') + 1));
+    // The example's listener has no name: its port is the one /listeners shows.
+    [port] = (await listenerPorts(proxy)) as [number];
   });
 
   after(async () => {

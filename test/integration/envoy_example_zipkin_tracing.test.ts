@@ -12,7 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import * as yaml from 'js-yaml';
 import { request } from '../helpers/http_peers';
-import { type RunningProxy, startProxy, waitFor } from '../helpers/proxy_process';
+import { listenerPorts, type RunningProxy, startProxy, waitFor } from '../helpers/proxy_process';
 
 const FRONT = `
 static_resources:
@@ -295,12 +295,6 @@ async function serve(handler: http.RequestListener): Promise<http.Server> {
 }
 
 const portOf = (server: http.Server): number => (server.address() as AddressInfo).port;
-
-/** The proxy's listener ports, in the order its file lists them. */
-async function listenerPorts(proxy: RunningProxy): Promise<number[]> {
-  const lines = (await proxy.admin('/listeners')).body.split('\n').filter((line) => line !== '');
-  return lines.map((line) => Number(line.slice(line.lastIndexOf(':') + 1)));
-}
 
 describe("Envoy 1.16's zipkin-tracing example", { timeout: 60_000 }, () => {
   const spans: Span[] = [];
