@@ -109,6 +109,7 @@ describe('the buffer filter on HTTP/1.1 and h2c', TIMEOUT, () => {
       assert.equal(answer.body, 'Payload Too Large');
     }
     assert.equal(await proxy.stat('http.buffered.downstream_rq_too_large'), 3);
+    assert.match((await proxy.admin('/stats/prometheus')).body, /^proxy_http_downstream_rq_too_large\{proxy_http_conn_manager_prefix="buffered"\} 3$/m);
     // Exactly the limit is fine.
     assert.equal((await http1(['z'.repeat(LIMIT)])).seen?.bodyBytes, LIMIT);
   });

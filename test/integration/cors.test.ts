@@ -1,7 +1,7 @@
 // proxy.filters.http.cors through the real binary, over HTTP/1.1 and h2c alike: preflights
 // answered here from the route's policy or its virtual host's, simple requests given
 // Access-Control-Allow-Origin, origins not allowed left alone, filter_enabled and shadow_enabled,
-// and the cors.origin_valid/origin_invalid counters.
+// and the cors.origin_valid/origin_invalid counters in /stats and /stats/prometheus.
 
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
@@ -124,5 +124,8 @@ describe('CORS on HTTP/1.1 and h2c', TIMEOUT, () => {
     // Per protocol: valid 2 preflights + 2 requests + 1 (/own) + 1 (shadow); invalid 1 (/own with another origin) + 2 (evil).
     assert.equal(await proxy.stat('http.ingress_http.cors.origin_valid'), 2 * 6);
     assert.equal(await proxy.stat('http.ingress_http.cors.origin_invalid'), 2 * 3);
+    const prometheus = (await proxy.admin('/stats/prometheus')).body;
+    assert.match(prometheus, /^proxy_http_cors_origin_valid\{proxy_http_conn_manager_prefix="ingress_http"\} 12$/m);
+    assert.match(prometheus, /^proxy_http_cors_origin_invalid\{proxy_http_conn_manager_prefix="ingress_http"\} 6$/m);
   });
 });

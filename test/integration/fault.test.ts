@@ -1,13 +1,18 @@
 // proxy.filters.http.fault through the real binary, over HTTP/1.1 and h2c alike: header-controlled
 // aborts (HTTP and gRPC), delays (the request body held and delivered after) and response rate
 // limits; fixed aborts aimed by upstream_cluster and header matchers, turned on by a runtime key;
-// max_active_faults; the fault.* statistics.
+// max_active_faults; the fault.* statistics in /stats and /stats/prometheus; --mode validate
+// refuses bad HTTPFaults by field path.
 
 import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
-import { httpListener, localCluster } from '../helpers/config_fixtures';
+import { servableV3 } from '../helpers/cli_bootstraps';
+import { mapLimited, runToExit } from '../helpers/cli_runs';
+import { httpListener, type Json, localCluster } from '../helpers/config_fixtures';
 import { listenerClients, startUpstream, type Upstream } from '../helpers/http_peers';
-import { type RunningProxy, startProxy } from '../helpers/proxy_process';
+import { makeTempDir, type RunningProxy, startProxy } from '../helpers/proxy_process';
 
 const TIMEOUT = { timeout: 60_000 };
 const FAULT_TYPE = 'type.googleapis.com/envoy.extensions.filters.http.fault.v3.HTTPFault';
@@ -151,5 +156,58 @@ describe('fault injection on HTTP/1.1 and h2c', TIMEOUT, () => {
     assert.equal(await proxy.stat('http.header.fault.faults_overflow'), 2);
     assert.equal(await proxy.stat('http.header.fault.active_faults'), 0);
     assert.equal(await proxy.stat('http.fixed.fault.aborts_injected'), 2);
+    const prometheus = (await proxy.admin('/stats/prometheus')).body;
+    for (const name of ['aborts_injected', 'delays_injected', 'response_rl_injected', 'faults_overflow']) {
+      const value = await proxy.stat(`http.header.fault.${name}`);
+      assert.match(prometheus, new RegExp(`^proxy_http_fault_${name}\\{proxy_http_conn_manager_prefix="header"\\} ${value}$`, 'm'));
+    }
+    assert.match(prometheus, /^proxy_http_fault_active_faults\{proxy_http_conn_manager_prefix="header"\} 0$/m);
   });
+});
+
+test('--mode validate refuses HTTPFaults by field path', { timeout: 60_000 }, async () => {
+  const dir = makeTempDir();
+  try {
+    const hcm = 'static_resources.listeners[1].filter_chains[0].filters[0].typed_config';
+    const fault = (fields: Json): Json => ({ name: 'envoy.filters.http.fault', typed_config: { '@type': FAULT_TYPE, ...fields } });
+    const cases: { name: string; change: (hcm: Json) => void; error: string | null }[] = [
+      { name: 'valid', change: (c) => c.http_filters.unshift(fault({ abort: { http_status: 503, percentage: ALL } })), error: null },
+      {
+        name: 'status out of range',
+        change: (c) => c.http_filters.unshift(fault({ abort: { http_status: 600 } })),
+        error: `${hcm}.http_filters[0].typed_config.abort.http_status: value must be inside range [200, 600)`,
+      },
+      {
+        name: 'a field after 1.16',
+        change: (c) => c.http_filters.unshift(fault({ filter_metadata: {} })),
+        error: `${hcm}.http_filters[0].typed_config.filter_metadata: filter_metadata is not implemented by this build yet (it would be ignored)`,
+      },
+      {
+        name: 'a bad route HTTPFault',
+        change: (c) => {
+          c.http_filters.unshift(fault({}));
+          c.route_config.virtual_hosts[0].routes[0].typed_per_filter_config = { 'envoy.fault': { '@type': FAULT_TYPE, delay: { percentage: ALL } } };
+        },
+        error: `${hcm}.route_config.virtual_hosts[0].routes[0].typed_per_filter_config["envoy.fault"].delay.fault_delay_secifier: is required: set one of fixed_delay, header_delay`,
+      },
+    ];
+    const results = await mapLimited(cases, 2, (row) => {
+      const config = servableV3('/dev/null');
+      row.change(config.static_resources.listeners[1].filter_chains[0].filters[0].typed_config);
+      const configPath = path.join(dir, `${row.name.replace(/\W+/g, '_')}.json`);
+      fs.writeFileSync(configPath, JSON.stringify(config));
+      return runToExit(['-c', configPath, '--mode', 'validate']).then((result) => ({ ...result, configPath }));
+    });
+    cases.forEach((row, i) => {
+      const { code, stdout, stderr, configPath } = results[i]!;
+      if (row.error === null) {
+        assert.deepEqual({ code, stdout }, { code: 0, stdout: `configuration '${configPath}' OK\n` }, stderr);
+        return;
+      }
+      assert.equal(code, 1, row.name);
+      assert.ok(stderr.trimEnd().endsWith(`${configPath}: ${row.error}`), `${row.name}: ${stderr}`);
+    });
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
 });
