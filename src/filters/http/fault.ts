@@ -155,7 +155,8 @@ class FaultFilter implements HttpFilter {
   /** Envoy's faultOverflow: as many requests faulted as max_active_faults (or its runtime key) allows. */
   private overflow(runtime: Runtime, config: FaultConfig): boolean {
     const max = runtime.getInteger(config.runtimeKeys.maxActiveFaults, config.maxActiveFaults ?? Number.MAX_SAFE_INTEGER);
-    if (this.factory.activeFaults.value() < max) return false;
+    // Without a limit the gauge, summed over every process, is not read.
+    if (max === Number.MAX_SAFE_INTEGER || this.factory.activeFaults.value() < max) return false;
     this.factory.faultsOverflow.inc();
     return true;
   }

@@ -240,6 +240,8 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
   /** The weighted cluster drawn with the route, when its action has weighted_clusters (Envoy's WeightedClusterEntry). */
   private routedWeighted: WeightedCluster | null = null;
   private routedHead: RequestHead | null = null;
+  /** What the filters read of the route, made the first time one asks: several filters ask for each request. */
+  private routedEntry: RouteEntry | null = null;
 
   // Per connection (HTTP/1) or stream: the route timer, made once and enabled for each request.
   private timer: Timer | null = null;
@@ -261,7 +263,8 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
   /** The route `head` takes and its virtual host (Envoy's cached route), for the filters before the router; null when none matches. */
   routeEntry(head: RequestHead): RouteEntry | null {
     const route = this.routeFor(head);
-    return route === null ? null : { route, virtualHost: this.config.routeTable.virtualHostOf(route), weightedCluster: this.routedWeighted };
+    if (route === null) return null;
+    return (this.routedEntry ??= { route, virtualHost: this.config.routeTable.virtualHostOf(route), weightedCluster: this.routedWeighted });
   }
 
   /** A filter changed the request: its route (and weighted cluster) is drawn again when next asked for (Envoy's clearRouteCache). */
@@ -279,6 +282,7 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
       const route = (this.routed = this.config.routeTable.route(head, this));
       const weighted = route?.action.kind === 'route' ? route.action.weightedClusters : undefined;
       this.routedWeighted = weighted === undefined ? null : this.config.routeTable.weightedCluster(weighted);
+      this.routedEntry = null;
       this.routedHead = head;
     }
     return this.routed;
