@@ -3,6 +3,7 @@
 
 import type { HostStatName } from '../shared_memory/region_layout';
 import type { HostSlot } from '../stats/stats';
+import { isCanaryHost } from '../upstream/shared/canary';
 import { HealthFlag, healthFlagsString } from '../upstream/shared/health_flags';
 import { type ClusterSnapshot, hostKey, type MemberHost } from '../upstream/shared/membership';
 import type { Origin, SuccessRateSummary } from '../upstream/supervisor/outlier/detector';
@@ -33,11 +34,6 @@ export type OutlierSource = (cluster: string) => OutlierStatusSource | null;
 
 const NO_OUTLIER_DETECTION: OutlierSource = () => null;
 
-function isCanary(metadata: Readonly<Record<string, unknown>>): boolean {
-  const lb = metadata['proxy.lb'] as Record<string, unknown> | undefined;
-  return lb?.canary === true;
-}
-
 function hostStatus(h: MemberHost, stats: HostStatsSource, outlier: OutlierStatusSource | null): HostStatus {
   const key = hostKey(h);
   return {
@@ -50,7 +46,7 @@ function hostStatus(h: MemberHost, stats: HostStatsSource, outlier: OutlierStatu
     region: h.locality.region,
     zone: h.locality.zone,
     subZone: h.locality.subZone,
-    canary: isCanary(h.metadata),
+    canary: isCanaryHost(h.metadata),
     priority: h.priority,
     // Without outlier detection nothing computes them: Envoy's -1.
     successRate: outlier?.successRate(key, 'external') ?? -1,

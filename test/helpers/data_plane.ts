@@ -46,6 +46,8 @@ export interface EndpointSpec {
   readonly weight?: number;
   readonly health?: EndpointHealthStatus;
   readonly priority?: number;
+  /** The endpoint's metadata by filter namespace, e.g. `{ 'proxy.lb': { canary: true } }`. */
+  readonly metadata?: Readonly<Record<string, unknown>>;
 }
 
 export function staticCluster(name: string, endpoints: readonly EndpointSpec[], overrides: Partial<ClusterConfig> = {}): ClusterConfig {
@@ -71,7 +73,7 @@ export function staticCluster(name: string, endpoints: readonly EndpointSpec[], 
             hostname: '',
             healthStatus: e.health ?? 'UNKNOWN',
             loadBalancingWeight: e.weight ?? 1,
-            metadata: {},
+            metadata: e.metadata ?? {},
           })),
       })),
     },

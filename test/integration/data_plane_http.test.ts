@@ -110,6 +110,34 @@ test('routes by host, prefix and path; direct responses; unknown paths get 404',
   assert.equal(dp.stat(`listener.127.0.0.1_${port}.downstream_cx_total`), 6);
 });
 
+test('responses count again as external or internal, and a canary\'s under canary.', TIMEOUT, async (t) => {
+  const stable = await upstream(t, 'stable', (req, res) => {
+    // The upstream's own word that it is a canary.
+    if (req.url === '/flagged') res.setHeader('x-proxy-upstream-canary', 'true');
+    res.end('ok');
+  });
+  const canary = await upstream(t, 'canary', (_req, res) => res.end('ok'));
+  const routes = [virtualHost('all', ['*'], [clusterRoute({ prefix: '/canary' }, 'canaries'), clusterRoute({ prefix: '/' }, 'stable')])];
+  const dp = await dataPlane(
+    t,
+    // use_remote_address: a loopback peer is internal, as Envoy marks it x-envoy-internal.
+    [listener('edge', httpConnectionManager(routes, { useRemoteAddress: true })), listener('plain', httpConnectionManager(routes))],
+    [staticCluster('stable', [{ port: stable.port }]), staticCluster('canaries', [{ port: canary.port, metadata: { 'proxy.lb': { canary: true } } }])],
+  );
+  for (const [listenerName, path] of [['plain', '/a'], ['plain', '/flagged'], ['edge', '/a'], ['plain', '/canary']] as const) {
+    assert.equal((await request(dp.port(listenerName), { path })).status, 200);
+  }
+  assert.equal(dp.stat('cluster.stable.upstream_rq_200'), 3);
+  assert.equal(dp.stat('cluster.stable.external.upstream_rq_200'), 2);
+  assert.equal(dp.stat('cluster.stable.external.upstream_rq_2xx'), 2);
+  assert.equal(dp.stat('cluster.stable.external.upstream_rq_completed'), 2);
+  assert.equal(dp.stat('cluster.stable.internal.upstream_rq_200'), 1);
+  assert.equal(dp.stat('cluster.stable.canary.upstream_rq_200'), 1);
+  assert.equal(dp.stat('cluster.canaries.canary.upstream_rq_200'), 1);
+  assert.equal(dp.stat('cluster.canaries.external.upstream_rq_200'), 1);
+  assert.equal(dp.stat('cluster.canaries.internal.upstream_rq_200'), 0);
+});
+
 test('a response streams: its first chunk arrives before the upstream ends it', TIMEOUT, async (t) => {
   let finish: () => void = () => undefined;
   const u = await upstream(t, 'stream', (_req, res) => {

@@ -229,7 +229,7 @@ class ExtAuthzFilter implements HttpFilter {
         own.denied.inc();
         if (cluster !== null) {
           cluster.denied.inc();
-          factory.context.clusters.get(routeClusterName(this.entry!, this.head!))?.info.stats.chargeResponseCode(response.status);
+          factory.context.clusters.get(routeClusterName(this.entry!, this.head!))?.info.stats.chargeResponseCode(response.status, true);
         }
         const headers = response.headers;
         callbacks.info?.setResponseFlag(ResponseFlag.UnauthorizedExternalService);

@@ -230,8 +230,8 @@ class RateLimitFilter implements HttpFilter, GrpcUnaryCallbacks {
       stats.error.inc();
     } else if (answer.overLimit) {
       stats.overLimit.inc();
-      // Envoy charges the limited request to the cluster as a 429 from it.
-      cluster.info.stats.chargeResponseCode(429);
+      // Envoy charges the limited request to the cluster as an internal 429 from it.
+      cluster.info.stats.chargeResponseCode(429, true);
     } else {
       stats.ok.inc();
     }

@@ -20,6 +20,7 @@ import type { Logger } from '../../log/logger_api';
 import type { HostStats } from '../../stats/stats';
 import type { Cluster } from '../../upstream/worker/cluster';
 import type { Host } from '../../upstream/worker/host';
+import { isCanaryResponse } from '../../upstream/shared/canary';
 import { connectionContext, type LoadBalancerContext } from '../../upstream/worker/lb/load_balancer';
 import type { AsyncClient } from '../../upstream/worker/async_client';
 import type { ClusterManager } from '../../upstream/worker/cluster_manager';
@@ -162,6 +163,8 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
   private upstream: RequestEncoder | null = null;
   private hostStats: HostStats | null = null;
   private host: Host | null = null;
+  /** The response came from a canary: its timing is charged under `canary.` too. */
+  private upstreamCanary = false;
   /** The route's priority: which circuit breakers and pools its tries count against. */
   private priority: RoutingPriority = 'DEFAULT';
   /** The host header sent upstream: retries pick their pool with it too (auto_sni). */
@@ -563,7 +566,7 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
     const info = this.cluster!.info;
     if (this.requestComplete) {
       const elapsedMs = this.config.clock.eventNow() - this.requestCompleteTime;
-      info.stats.histograms.upstream_rq_time.recordValue(elapsedMs);
+      info.stats.recordRequestTime(elapsedMs, this.isInternal(), this.upstreamCanary);
       this.vcluster?.recordRequestTime(elapsedMs);
       if (info.timeoutBudgetStats !== null) info.timeoutBudgetStats.percentUsed.recordValue(percentageOfTimeout(elapsedMs, this.timeoutMs));
     }
@@ -614,7 +617,9 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
     const head = this.heldHead!;
     this.heldHead = null;
     this.responseStarted = true;
-    this.chargeResponseCode(this.cluster!, head.status);
+    // A canary's response, by its host's metadata or by the upstream's own word, as in Envoy.
+    this.upstreamCanary = isCanaryResponse(this.host!, head.headers);
+    this.chargeResponseCode(this.cluster!, head.status, this.upstreamCanary);
     if (head.status >= 500) this.hostStats!.rq_error.inc();
     else this.hostStats!.rq_success.inc();
     // As Envoy's router, the details are set before the route's mutations, which may print them.
@@ -887,9 +892,12 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
     this.replyLocally(status, body, NO_HEADERS, details);
   }
 
-  /** Envoy's chargeUpstreamCode: the cluster's response code statistics, and the virtual cluster's. */
-  private chargeResponseCode(cluster: Cluster, code: number): void {
-    cluster.info.stats.chargeResponseCode(code);
+  /**
+   * Envoy's chargeUpstreamCode: the cluster's response code statistics (internal or external,
+   * canary when the host is one), and the virtual cluster's.
+   */
+  private chargeResponseCode(cluster: Cluster, code: number, canary = this.host?.canary === true): void {
+    cluster.info.stats.chargeResponseCode(code, this.isInternal(), canary);
     this.vcluster?.chargeResponseCode(code);
   }
 
@@ -961,6 +969,7 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
     this.upstream = null;
     this.hostStats = null;
     this.host = null;
+    this.upstreamCanary = false;
     this.upstreamHead = null;
     this.attemptCount = 0;
     this.attemptCountToUpstream = this.attemptCountToDownstream = false;

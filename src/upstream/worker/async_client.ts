@@ -16,6 +16,7 @@ import type { DownstreamAddresses } from '../../network/downstream_addresses';
 import type { HostStats } from '../../stats/stats';
 import type { Cluster } from './cluster';
 import type { Host } from './host';
+import { isCanaryResponse } from '../shared/canary';
 import { connectionContext } from './lb/load_balancer';
 import { OutlierResult } from './outlier/host_monitor';
 
@@ -94,7 +95,7 @@ export class AsyncClient {
     const pool = host === null ? null : cluster.httpPool(host, downstream, 'DEFAULT', 'http1', head.authority);
     if (host === null || pool === null) {
       counters.counters.upstream_cx_none_healthy.inc();
-      counters.chargeResponseCode(503);
+      counters.chargeResponseCode(503, true);
       callbacks.onSuccess(localReply(head, 503, NO_HEALTHY_UPSTREAM, NO_HEADERS));
       return null;
     }
@@ -126,6 +127,8 @@ class OutgoingRequest implements PoolCallbacks, ResponseDecoder, AsyncRequest {
   private timer: TimeoutHandle | null = null;
   private readonly startedAt: number;
   private response: ResponseHead | null = null;
+  /** The response came from a canary: its timing is charged under `canary.` too. */
+  private canary = false;
   private chunks: Buffer[] | null = null;
   private bodyBytes = 0;
 
@@ -175,7 +178,8 @@ class OutgoingRequest implements PoolCallbacks, ResponseDecoder, AsyncRequest {
   onUpstreamHead(head: ResponseHead): void {
     this.response = head;
     this.host.outlier.putHttpResponseCode(head.status);
-    this.cluster.info.stats.chargeResponseCode(head.status);
+    this.canary = isCanaryResponse(this.host, head.headers);
+    this.cluster.info.stats.chargeResponseCode(head.status, true, this.canary);
     if (head.status >= 500) this.hostStats!.rq_error.inc();
     else this.hostStats!.rq_success.inc();
   }
@@ -194,7 +198,7 @@ class OutgoingRequest implements PoolCallbacks, ResponseDecoder, AsyncRequest {
 
   onUpstreamComplete(trailers: readonly string[] | null): void {
     if (this.done) return;
-    this.cluster.info.stats.histograms.upstream_rq_time.recordValue(this.clock.eventNow() - this.startedAt);
+    this.cluster.info.stats.recordRequestTime(this.clock.eventNow() - this.startedAt, true, this.canary);
     const body = this.chunks === null ? EMPTY : this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks);
     const response = { head: this.response!, body, trailers };
     this.end();
@@ -235,7 +239,7 @@ class OutgoingRequest implements PoolCallbacks, ResponseDecoder, AsyncRequest {
 
   private replyLocally(status: number, text: string, headers: readonly string[]): void {
     if (this.done) return;
-    this.cluster.info.stats.chargeResponseCode(status);
+    this.cluster.info.stats.chargeResponseCode(status, true, this.host.canary);
     this.end();
     this.callbacks.onSuccess(localReply(this.head, status, text, headers));
   }

@@ -119,17 +119,50 @@ export class ClusterStats {
   readonly gauges: Readonly<Record<GaugeName, Gauge>>;
   readonly histograms: Readonly<Record<HistogramName, Histogram>>;
   private readonly responseCodes: ResponseCodeCounters;
+  private readonly internal: RequestCategoryStats;
+  private readonly external: RequestCategoryStats;
+  private readonly canary: RequestCategoryStats;
 
   constructor(scope: Scope) {
     this.counters = Object.fromEntries(CLUSTER_COUNTERS.map((n) => [n, scope.counter(n)])) as Record<CounterName, Counter>;
     this.gauges = Object.fromEntries(CLUSTER_GAUGES.map(([n, mode]) => [n, scope.gauge(n, mode)])) as Record<GaugeName, Gauge>;
     this.histograms = Object.fromEntries(CLUSTER_HISTOGRAMS.map((n) => [n, scope.histogram(n, 'milliseconds')])) as Record<HistogramName, Histogram>;
     this.responseCodes = new ResponseCodeCounters(scope, this.counters.upstream_rq_completed);
+    this.internal = new RequestCategoryStats(scope.scope('internal'));
+    this.external = new RequestCategoryStats(scope.scope('external'));
+    this.canary = new RequestCategoryStats(scope.scope('canary'));
   }
 
-  /** Envoy's chargeResponseStat: upstream_rq_completed, upstream_rq_<class>xx, upstream_rq_<code>. */
-  chargeResponseCode(code: number): void {
+  /**
+   * Envoy's chargeResponseStat: upstream_rq_completed, upstream_rq_<class>xx, upstream_rq_<code>,
+   * then the same under `internal.` or `external.` (the request had x-proxy-internal or not) and
+   * under `canary.` for a canary host's response.
+   */
+  chargeResponseCode(code: number, internal: boolean, canary = false): void {
     this.responseCodes.charge(code);
+    (internal ? this.internal : this.external).codes.charge(code);
+    if (canary) this.canary.codes.charge(code);
+  }
+
+  /** Envoy's chargeResponseTiming: upstream_rq_time, and again under the request's categories. */
+  recordRequestTime(ms: number, internal: boolean, canary: boolean): void {
+    this.histograms.upstream_rq_time.recordValue(ms);
+    (internal ? this.internal : this.external).recordRequestTime(ms);
+    if (canary) this.canary.recordRequestTime(ms);
+  }
+}
+
+/** One category's code counters and upstream_rq_time, made on first use as Envoy's dynamic stats are. */
+class RequestCategoryStats {
+  readonly codes: ResponseCodeCounters;
+  private requestTime: Histogram | null = null;
+
+  constructor(private readonly scope: Scope) {
+    this.codes = new ResponseCodeCounters(scope);
+  }
+
+  recordRequestTime(ms: number): void {
+    (this.requestTime ??= this.scope.histogram('upstream_rq_time', 'milliseconds')).recordValue(ms);
   }
 }
 

@@ -5,6 +5,7 @@
 import type { Locality } from '../../config/model';
 import type { HostSlot } from '../../stats/stats';
 import { addressString } from '../../network/socket_address';
+import { isCanaryHost } from '../shared/canary';
 import { type HostHealth, hostHealth } from '../shared/health_flags';
 import type { MemberHost } from '../shared/membership';
 import { NO_OUTLIER_MONITOR, type OutlierMonitor } from './outlier/host_monitor';
@@ -19,6 +20,8 @@ export class Host {
   locality: Locality;
   localityWeight: number;
   metadata: Readonly<Record<string, unknown>>;
+  /** From the metadata: its responses are counted under `canary.` too. */
+  canary: boolean;
   healthFlags: number;
   slot: HostSlot | null;
   /** Where requests' outcomes go for outlier detection; set by the cluster that has it. */
@@ -46,6 +49,7 @@ export class Host {
     this.locality = init.locality;
     this.localityWeight = init.localityWeight ?? 0;
     this.metadata = init.metadata ?? {};
+    this.canary = isCanaryHost(this.metadata);
     this.healthFlags = init.healthFlags;
     this.slot = init.slot ?? null;
   }
@@ -65,6 +69,7 @@ export class Host {
     this.locality = member.locality;
     this.localityWeight = member.localityWeight;
     this.metadata = member.metadata;
+    this.canary = isCanaryHost(member.metadata);
     this.healthFlags = member.healthFlags;
     this.slot = member.slot;
   }
