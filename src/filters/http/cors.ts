@@ -64,9 +64,10 @@ class CorsFilter implements HttpFilter {
     const entry = this.callbacks.route();
     // Only a route to a cluster has a policy of its own and a virtual host's to fall back on.
     if (entry === null || entry.route.action.kind !== 'route') return FilterHeadersStatus.Continue;
-    const policies = [entry.route.action.cors, entry.virtualHost.cors];
-    const first = policies[0] ?? policies[1];
+    // Most routes have no policy: they cost two reads, nothing allocated.
+    const first = entry.route.action.cors ?? entry.virtualHost.cors;
     if (first === undefined) return FilterHeadersStatus.Continue;
+    const policies = [entry.route.action.cors, entry.virtualHost.cors];
     const factory = this.factory;
     const enabled = factory.enabled(first.filterEnabled, true);
     const shadow = factory.enabled(first.shadowEnabled, false);
