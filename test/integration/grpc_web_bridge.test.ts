@@ -2,7 +2,8 @@
 // front of a @grpc/grpc-js server on an HTTP/2 cluster. gRPC-Web clients written here: binary and
 // base64 text, over HTTP/1.1 (bodies in odd pieces) and h2c; the upstream's trailers come back as
 // the trailer frame. The bridge: an HTTP/1.1 gRPC call gets its status in headers (503 unless 0)
-// and a whole body; over h2c it is left alone. Both count calls per service and method.
+// and a whole body; over h2c it is left alone. Both count calls per service and method, in /stats
+// and /stats/prometheus.
 
 import assert from 'node:assert/strict';
 import * as http from 'node:http';
@@ -159,11 +160,11 @@ describe('gRPC-Web and the gRPC HTTP/1.1 bridge in front of a gRPC server', TIME
     await new Promise<void>((resolve) => raw.listen(0, '127.0.0.1', resolve));
     const routes = [
       { match: { prefix: '/raw.' }, route: { cluster: 'raw' } },
-      { match: { prefix: '/' }, route: { cluster: 'grpc' } },
+      { match: { prefix: '/' }, route: { cluster: 'echo' } },
     ];
     const listener = (name: string, filter: object, last: Json[] = routes) => httpListener(name, 0, last, { stat_prefix: name, http_filters: [filter, { name: 'envoy.filters.http.router' }] });
     // Counted under the cluster the draw picks, as the router takes it.
-    const weighted = [routes[0], { match: { prefix: '/' }, route: { weighted_clusters: { clusters: [{ name: 'grpc', weight: 100 }] } } }];
+    const weighted = [routes[0], { match: { prefix: '/' }, route: { weighted_clusters: { clusters: [{ name: 'echo', weight: 100 }] } } }];
     proxy = await startProxy({
       static_resources: {
         listeners: [
@@ -171,7 +172,7 @@ describe('gRPC-Web and the gRPC HTTP/1.1 bridge in front of a gRPC server', TIME
           listener('bridge', { name: 'envoy.grpc_http1_bridge' }),
         ],
         clusters: [
-          { ...localCluster('grpc', upstream.port), http2_protocol_options: {} },
+          { ...localCluster('echo', upstream.port), http2_protocol_options: {} },
           { ...localCluster('raw', (raw.address() as { port: number }).port), http2_protocol_options: {} },
         ],
       },
@@ -286,16 +287,28 @@ describe('gRPC-Web and the gRPC HTTP/1.1 bridge in front of a gRPC server', TIME
   test('calls are counted per service and method, by status', async () => {
     const stat = async (name: string) => (await proxy.stat(name)) ?? 0;
     // Four Unary calls through grpc_web, one Fail, one Late; the two 400s never reached a status.
-    assert.equal(await stat('cluster.grpc.grpc-web.test.Echo.Unary.success'), 4);
-    assert.equal(await stat('cluster.grpc.grpc-web.test.Echo.Unary.0'), 4);
-    assert.equal(await stat('cluster.grpc.grpc-web.test.Echo.Unary.total'), 4);
-    assert.equal(await stat('cluster.grpc.grpc-web.test.Echo.Fail.failure'), 1);
-    assert.equal(await stat('cluster.grpc.grpc-web.test.Echo.Fail.5'), 1);
-    assert.equal(await stat('cluster.grpc.grpc-web.test.Echo.Late.8'), 1);
+    assert.equal(await stat('cluster.echo.grpc-web.test.Echo.Unary.success'), 4);
+    assert.equal(await stat('cluster.echo.grpc-web.test.Echo.Unary.0'), 4);
+    assert.equal(await stat('cluster.echo.grpc-web.test.Echo.Unary.total'), 4);
+    assert.equal(await stat('cluster.echo.grpc-web.test.Echo.Fail.failure'), 1);
+    assert.equal(await stat('cluster.echo.grpc-web.test.Echo.Fail.5'), 1);
+    assert.equal(await stat('cluster.echo.grpc-web.test.Echo.Late.8'), 1);
     // The bridge counts gRPC calls over both protocols.
-    assert.equal(await stat('cluster.grpc.grpc.test.Echo.Unary.success'), 2);
-    assert.equal(await stat('cluster.grpc.grpc.test.Echo.Fail.failure'), 1);
-    assert.equal(await stat('cluster.grpc.grpc.test.Echo.Fail.total'), 1);
-    assert.equal(await stat('cluster.grpc.grpc.test.Echo.Late.8'), 1);
+    assert.equal(await stat('cluster.echo.grpc.test.Echo.Unary.success'), 2);
+    assert.equal(await stat('cluster.echo.grpc.test.Echo.Fail.failure'), 1);
+    assert.equal(await stat('cluster.echo.grpc.test.Echo.Fail.total'), 1);
+    assert.equal(await stat('cluster.echo.grpc.test.Echo.Late.8'), 1);
+  });
+
+  test('in /stats/prometheus: the bridge\'s counters tagged by service and method, as Envoy\'s rules tag them', async () => {
+    const lines = new Set((await proxy.admin('/stats/prometheus')).body.split('\n'));
+    const sample = (line: string) => assert.ok(lines.has(line), line);
+    // cluster.<name>.grpc.<service>.<method>.<counter>; Envoy's rules take the service up to its first dot.
+    sample('proxy_cluster_grpc_Echo_success{proxy_grpc_bridge_method="Unary",proxy_grpc_bridge_service="test",proxy_cluster_name="echo"} 2');
+    sample('proxy_cluster_grpc_Echo_total{proxy_grpc_bridge_method="Fail",proxy_grpc_bridge_service="test",proxy_cluster_name="echo"} 1');
+    sample('proxy_cluster_grpc_Echo_8{proxy_grpc_bridge_method="Late",proxy_grpc_bridge_service="test",proxy_cluster_name="echo"} 1');
+    // gRPC-Web's are under `grpc-web.`, which no default rule reads: only the cluster is a tag.
+    sample('proxy_cluster_grpc_web_test_Echo_Unary_success{proxy_cluster_name="echo"} 4');
+    sample('proxy_cluster_grpc_web_test_Echo_Fail_failure{proxy_cluster_name="echo"} 1');
   });
 });
