@@ -130,6 +130,56 @@ test('health bits other than EDS survive a rediscovery of the same host', async 
   clusters.close();
 });
 
+test("Envoy's phases: secondary clusters (EDS) start once the primary ones are initialized and beforeSecondary (RTDS) has settled", async () => {
+  const primary = scriptedType();
+  const secondary = scriptedType();
+  let secondaryStarted = false;
+  const secondaryType: ClusterType = {
+    name: 'EDS',
+    secondary: true,
+    create: (config, context) => {
+      const discovery = secondary.type.create(config, context);
+      return {
+        ...discovery,
+        start: (on) => {
+          secondaryStarted = true;
+          discovery.start(on);
+        },
+      };
+    },
+  };
+  const { clusters } = manager(
+    [staticCluster('eds', [], { type: 'EDS' }), staticCluster('dns', [], { type: 'STRICT_DNS' })],
+    new Map([['STRICT_DNS', primary.type], ['EDS', secondaryType]]),
+  );
+  let rtdsDone: () => void = () => undefined;
+  const order: string[] = [];
+  let done = false;
+  const initializing = clusters
+    .initialize(() => {
+      order.push('beforeSecondary');
+      return new Promise<void>((resolve) => (rtdsDone = resolve));
+    })
+    .then(() => (done = true));
+  const turn = () => new Promise((resolve) => setImmediate(resolve));
+  await turn();
+  assert.equal(secondaryStarted, false, 'the secondary cluster waits for the primary ones');
+  assert.deepEqual(order, []);
+  // Both are there from the start, in configuration order.
+  assert.deepEqual(clusters.snapshots().map((s) => s.cluster), ['eds', 'dns']);
+  primary.initialize();
+  await turn();
+  assert.deepEqual(order, ['beforeSecondary']);
+  assert.equal(secondaryStarted, false, 'and for RTDS');
+  rtdsDone();
+  await turn();
+  assert.equal(secondaryStarted, true);
+  assert.equal(done, false);
+  secondary.initialize();
+  await initializing;
+  clusters.close();
+});
+
 test('a type the registry lacks is refused by cluster name', async () => {
   const types = new Map([...clusterTypes(builtinExtensions())].filter(([name]) => name !== 'ORIGINAL_DST'));
   const { clusters } = manager([staticCluster('odd', [], { type: 'ORIGINAL_DST' })], types);

@@ -18,5 +18,6 @@ class AggregateDiscovery implements ClusterDiscovery {
 
 export const AGGREGATE_CLUSTER: ClusterType = {
   name: AGGREGATE_CLUSTER_TYPE,
+  secondary: true,
   create: () => new AggregateDiscovery(),
 };

@@ -42,5 +42,10 @@ export interface ClusterType {
    * (STATIC, STRICT_DNS, ...), or a custom type's extension name (`cluster_type.name`).
    */
   readonly name: string;
+  /**
+   * Envoy's secondary initialize phase (EDS, aggregate): its static clusters start once the
+   * primary ones are initialized and the RTDS layers have their first updates.
+   */
+  readonly secondary?: true;
   create(config: ClusterConfig, context: DiscoveryContext): ClusterDiscovery;
 }

@@ -151,6 +151,7 @@ type AssignmentListener = (hosts: readonly DiscoveredHost[], policy: LoadAssignm
 
 export const EDS_CLUSTER: ClusterType = {
   name: 'EDS',
+  secondary: true,
   create: (config: ClusterConfig, context) => {
     // Validation refuses an EDS cluster without eds_cluster_config.
     const eds = config.edsClusterConfig!;

@@ -188,24 +188,39 @@ export class SupervisorClusterManager {
   }
 
   /**
-   * Creates every cluster and starts its discovery; resolves once every cluster is initialized
-   * (its first result, or failure, is in), as Envoy's init manager holds the server until then,
-   * or once the initialization timeout has passed.
+   * Creates every cluster and initializes them in Envoy's two phases: the primary clusters,
+   * then `beforeSecondary` (the RTDS layers' first updates), then the secondary ones (EDS,
+   * aggregate). Resolves once every cluster is initialized (its first result, or failure, is
+   * in), as Envoy's init manager holds the server until then, or once each phase's
+   * initialization timeout has passed.
    * @throws UnknownClusterTypeError for a type the registry lacks (the capability check refuses it first).
    */
-  async initialize(): Promise<void> {
-    const initialized: Promise<void>[] = [];
+  async initialize(beforeSecondary: () => Promise<void> = () => Promise.resolve()): Promise<void> {
+    const primary: ManagedCluster[] = [];
+    const secondary: ManagedCluster[] = [];
     for (let i = 0; i < this.configs.length; i++) {
       const managed = this.createCluster(this.configs[i]!, null);
       managed.active = true;
       this.clusters.set(managed.config.name, managed);
-      initialized.push(this.startCluster(managed));
+      (this.deps.types.get(clusterTypeName(managed.config))?.secondary === true ? secondary : primary).push(managed);
       if (i % START_BATCH === START_BATCH - 1) await new Promise((resolve) => setImmediate(resolve));
     }
     this.setStats.added.add(this.configs.length);
     this.updateSetStats();
-    await this.withinInitTimeout(Promise.all(initialized), () => [...this.clusters.values()].filter((c) => c.snapshot.version === 0).map((c) => c.config.name));
+    await this.initializePhase(primary);
+    await beforeSecondary();
+    await this.initializePhase(secondary);
     this.started = true;
+  }
+
+  /** Starts each cluster, a batch per turn of the event loop; settles once all are initialized or the timeout has passed. */
+  private async initializePhase(clusters: readonly ManagedCluster[]): Promise<void> {
+    const initialized: Promise<void>[] = [];
+    for (let i = 0; i < clusters.length; i++) {
+      initialized.push(this.startCluster(clusters[i]!));
+      if (i % START_BATCH === START_BATCH - 1) await new Promise((resolve) => setImmediate(resolve));
+    }
+    await this.withinInitTimeout(Promise.all(initialized), () => clusters.filter((c) => c.snapshot.version === 0).map((c) => c.config.name));
   }
 
   /**
