@@ -188,6 +188,11 @@ const ENTRY_POINTS = [
     file: 'envoy/service/discovery/v3/discovery.proto',
     types: ['envoy.service.discovery.v3.DiscoveryRequest', 'envoy.service.discovery.v3.DiscoveryResponse'],
   },
+  // RTDS's resource: a runtime layer.
+  {
+    file: 'envoy/service/runtime/v3/rtds.proto',
+    types: ['envoy.service.runtime.v3.Runtime'],
+  },
   // The protocol options types that extension_protocol_options (a v2 Struct) upgrades to.
   {
     file: 'envoy/extensions/filters/network/thrift_proxy/v3/thrift_proxy.proto',

@@ -339,7 +339,6 @@ const BOOTSTRAP: Shape = {
     stats_sinks: list({ fields: { name: leaf, typed_config: anyContent } }),
     // The tracer of every connection manager that names none (its typed_config: its descriptor's shape).
     tracing: { fields: { http: { fields: { name: leaf, typed_config: anyContent } } } },
-    // rtds_layer is refused: runtime discovery (RTDS) is not implemented yet.
     layered_runtime: {
       fields: {
         layers: list({
@@ -348,6 +347,7 @@ const BOOTSTRAP: Shape = {
             static_layer: leaf,
             disk_layer: { fields: { symlink_root: leaf, subdirectory: leaf, append_service_cluster: leaf } },
             admin_layer: { fields: {} },
+            rtds_layer: { fields: { name: leaf, rtds_config: CONFIG_SOURCE } },
           },
         }),
       },

@@ -1399,7 +1399,7 @@ export interface MetricsServiceSinkConfig {
 
 // ---- runtime -----------------------------------------------------------------------------
 
-export type RuntimeLayerConfig = StaticRuntimeLayer | DiskRuntimeLayer | AdminRuntimeLayer;
+export type RuntimeLayerConfig = StaticRuntimeLayer | DiskRuntimeLayer | AdminRuntimeLayer | RtdsRuntimeLayer;
 
 export interface StaticRuntimeLayer {
   readonly kind: 'static';
@@ -1419,4 +1419,15 @@ export interface DiskRuntimeLayer {
 export interface AdminRuntimeLayer {
   readonly kind: 'admin';
   readonly name: string;
+}
+
+/** An rtds_layer: its values are the Runtime resource `resourceName` from `source` (empty until the first update). */
+export interface RtdsRuntimeLayer {
+  readonly kind: 'rtds';
+  /** The layer's name, as /runtime shows it. */
+  readonly name: string;
+  /** rtds_layer.name: the resource subscribed to. */
+  readonly resourceName: string;
+  /** rtds_layer.rtds_config. */
+  readonly source: ConfigSourceConfig;
 }

@@ -601,7 +601,10 @@ function runtimeLayers(config: JsonObject | undefined): RuntimeLayerConfig[] {
         },
       ];
     }
-    // An rtds_layer has no model: the capability check refuses it by field path.
+    const rtds = messageField(layer, 'rtds_layer');
+    if (rtds !== undefined) {
+      return [{ kind: 'rtds', name, resourceName: stringField(rtds, 'name'), source: configSourceOf(messageField(rtds, 'rtds_config') ?? {}) }];
+    }
     return layer['admin_layer'] !== undefined ? [{ kind: 'admin', name }] : [];
   });
 }

@@ -25,6 +25,8 @@ export interface LayerSources {
   readonly admin: ReadonlyMap<string, string>;
   /** A disk layer's directory: its values, or null when it does not exist; throws when unreadable. */
   readonly readDisk: (dir: string) => RuntimeValues | null;
+  /** The RTDS layers' values by layer name; a layer not in it has had no update yet (empty). */
+  readonly rtds: ReadonlyMap<string, RuntimeValues>;
 }
 
 export function loadLayers(configs: readonly RuntimeLayerConfig[], sources: LayerSources): LayersLoad {
@@ -38,6 +40,10 @@ export function loadLayers(configs: readonly RuntimeLayerConfig[], sources: Laye
         break;
       case 'admin':
         layers.push({ name: config.name, values: [...sources.admin] });
+        break;
+      case 'rtds':
+        // Present from the start, empty until its first update, as Envoy's.
+        layers.push({ name: config.name, values: sources.rtds.get(config.name) ?? [] });
         break;
       case 'disk': {
         const dir = diskLayerPath(config.symlinkRoot, config.subdirectory, config.appendServiceCluster, sources.serviceCluster);

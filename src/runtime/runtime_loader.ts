@@ -1,6 +1,7 @@
 // The supervisor's runtime (Envoy's LoaderImpl): loads the layers, reloads them when a disk
-// layer's symlink is swapped or /runtime_modify changes the admin layer, keeps the runtime.*
-// stats, and hands every new final map to `onChange` (which sends it to the workers).
+// layer's symlink is swapped, /runtime_modify changes the admin layer or an RTDS layer is
+// updated, keeps the runtime.* stats, and hands every new final map to `onChange` (which sends
+// it to the workers).
 
 import type { RuntimeLayerConfig } from '../config/model';
 import type { Logger } from '../log/logger_api';
@@ -33,6 +34,7 @@ export interface RuntimeLoaderDeps {
 
 export class RuntimeLoader {
   private admin: ReadonlyMap<string, string> = new Map();
+  private readonly rtds = new Map<string, RuntimeValues>();
   private loaded: readonly LoadedLayer[] = [];
   private final: RuntimeValues = [];
   private readonly watcher: SymlinkWatcher | null;
@@ -74,6 +76,12 @@ export class RuntimeLoader {
     this.reload('admin layer modified');
   }
 
+  /** An RTDS layer's new values (validated by its subscription): every layer is reloaded, as Envoy does. */
+  setRtdsLayer(name: string, values: RuntimeValues): void {
+    this.rtds.set(name, values);
+    this.reload(`RTDS layer '${name}' updated`);
+  }
+
   private reload(why: string): void {
     this.load();
     this.log.debug(`runtime reloaded (${why}): ${this.final.length} keys`);
@@ -87,6 +95,7 @@ export class RuntimeLoader {
       serviceCluster: this.deps.serviceCluster,
       admin: this.admin,
       readDisk: readDiskLayerIfPresent,
+      rtds: this.rtds,
     });
     for (const error of result.errors) log.warn(`error loading runtime values: ${error}`);
     this.loaded = result.layers;

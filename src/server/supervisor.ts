@@ -31,6 +31,7 @@ import { recentLookupsHandlers } from '../admin/recent_lookups_handler';
 import { runtimeHandlers } from '../admin/runtime_handler';
 import { LiveRuntime } from '../runtime/live_runtime';
 import { RuntimeLoader } from '../runtime/runtime_loader';
+import { RtdsLayers } from '../runtime/rtds_layers';
 import { runtimeStats } from '../runtime/runtime_stats';
 import { AdminHandler, AdminServer } from '../admin/admin_server';
 import { DomainSocketHotRestart, HotRestart, NopHotRestart } from '../hot_restart/hot_restart';
@@ -162,6 +163,8 @@ export class Supervisor implements ServerInfoSource {
   /** The bootstrap's stats_sinks; null without any. */
   private sinks: StatsSinks | null = null;
   private runtime: RuntimeLoader | null = null;
+  /** The rtds_layers' subscriptions; null until the primary clusters are initialized. */
+  private rtds: RtdsLayers | null = null;
   private readonly histograms = new HistogramMerger();
   private readonly prometheus: PrometheusFormatter;
   private readonly tags: TagExtractor;
@@ -392,7 +395,19 @@ export class Supervisor implements ServerInfoSource {
     // intern their stat names meanwhile; their start waits for the clusters (Envoy's init
     // manager holds the listeners until then).
     const initialized = Promise.resolve().then(async () => {
-      await clusters.initialize();
+      // As Envoy: the primary clusters, then the RTDS layers' first updates (or failures), then
+      // the secondary clusters.
+      await clusters.initialize(() => {
+        this.rtds = new RtdsLayers(bootstrap.runtimeLayers, {
+          subscriptions,
+          schema: protoSchema(),
+          runtime: this.runtime!,
+          rootScope: store,
+          log: this.deps.log('runtime'),
+        });
+        this.rtds.start();
+        return this.rtds.initialized;
+      });
       // Then CDS, as Envoy's cluster manager initializes: its first update, and the clusters it
       // brought warmed, before listeners serve (or its failure or initial_fetch_timeout).
       const cdsConfig = bootstrap.dynamicResources.cdsConfig;
@@ -533,6 +548,7 @@ export class Supervisor implements ServerInfoSource {
         handle.region.retireColumn(col);
       }
       this.cds?.close();
+      this.rtds?.close();
       this.clusters?.close();
       this.subscriptions?.close();
       if (handle.privateRegion) handle.region.unlink();

@@ -83,7 +83,7 @@ const cases: [string, (b: Json) => void, string][] = [
   ['a stateful header key formatter', (b) => (b.static_resources.listeners[0].filter_chains[0].filters[0].typed_config.http_protocol_options = { header_key_format: { stateful_formatter: { name: 'f', typed_config: { '@type': 'type.googleapis.com/google.protobuf.Struct', value: {} } } } }), 'typed_config.http_protocol_options.header_key_format.stateful_formatter: stateful_formatter is not implemented'],
   ['a stats matcher', (b) => (b.stats_config = { stats_matcher: { reject_all: true } }), 'stats_config.stats_matcher: stats_matcher is not implemented'],
   ['a tag regex', (b) => (b.stats_config = { stats_tags: [{ tag_name: 'x', regex: '^a\\.((.*?)\\.)' }] }), 'stats_config.stats_tags[0].regex: regex is not implemented'],
-  ['runtime discovery', (b) => (b.layered_runtime = { layers: [{ name: 'rtds', rtds_layer: { name: 'r' } }] }), 'layered_runtime.layers[0].rtds_layer: rtds_layer is not implemented'],
+  ['a runtime layer from the self config source', (b) => (b.layered_runtime = { layers: [{ name: 'rtds', rtds_layer: { name: 'r', rtds_config: { self: {} } } }] }), 'layered_runtime.layers[0].rtds_layer.rtds_config.self: self is not implemented'],
   // Envoy 1.18's: 1.16 flushes on its timer only.
   ['flushing stats on admin requests', (b) => (b.stats_flush_on_admin = true), 'stats_flush_on_admin: stats_flush_on_admin is not implemented'],
 ];
@@ -106,10 +106,14 @@ test('every unimplemented field is reported, not just the first', () => {
   const b = defaultBootstrap();
   b.static_resources.clusters[0].health_checks = [{ ...TCP_CHECK, tls_options: {} }];
   b.stats_config = { stats_matcher: { reject_all: true } };
-  b.layered_runtime = { layers: [{ name: 'rtds', rtds_layer: { name: 'r' } }] };
+  b.layered_runtime = { layers: [{ name: 'rtds', rtds_layer: { name: 'r', rtds_config: { self: {} } } }] };
   assert.throws(() => check(b), (e: unknown) => {
     assert.ok(e instanceof ConfigErrors);
-    assert.deepEqual(e.all.map((x) => x.fieldPath).sort(), ['layered_runtime.layers[0].rtds_layer', 'static_resources.clusters[0].health_checks[0].tls_options', 'stats_config.stats_matcher']);
+    assert.deepEqual(e.all.map((x) => x.fieldPath).sort(), [
+      'layered_runtime.layers[0].rtds_layer.rtds_config.self',
+      'static_resources.clusters[0].health_checks[0].tls_options',
+      'stats_config.stats_matcher',
+    ]);
     return true;
   });
 });

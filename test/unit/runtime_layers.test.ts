@@ -68,7 +68,7 @@ test('layering: later layers override, a missing disk layer is left out, a broke
       { kind: 'disk', name: 'missing', symlinkRoot: path.join(dir, 'nowhere'), subdirectory: 'x', appendServiceCluster: false },
       { kind: 'admin', name: 'admin' },
     ];
-    const sources = { serviceCluster: 'edge', admin: new Map([['a', '1']]), readDisk: readDiskLayerIfPresent };
+    const sources = { serviceCluster: 'edge', admin: new Map([['a', '1']]), readDisk: readDiskLayerIfPresent, rtds: new Map() };
     const loaded = loadLayers(layers, sources);
     assert.deepEqual(loaded.layers.map((l) => l.name), ['base', 'disk', 'override', 'admin']);
     assert.equal(loaded.diskLayers, 2);
@@ -135,7 +135,7 @@ test('bootstrap: Envoy default layers without layered_runtime; an empty list is 
   assert.deepEqual(load({ ...minimal(), layered_runtime: { layers: [] } }).bootstrap.runtimeLayers, [{ kind: 'admin', name: '' }]);
 });
 
-test('bootstrap: layer errors by field path; rtds_layer refused', () => {
+test('bootstrap: layer errors by field path', () => {
   const admin = { name: 'admin', admin_layer: {} };
   assertConfigError({ ...minimal(), layered_runtime: { layers: [admin, { name: 'admin', static_layer: {} }] } }, 'layered_runtime.layers[1].name', /Duplicate layer name: admin/);
   assertConfigError({ ...minimal(), layered_runtime: { layers: [admin, { name: 'a2', admin_layer: {} }] } }, 'layered_runtime.layers[1].admin_layer', /Too many admin layers/);
@@ -143,9 +143,34 @@ test('bootstrap: layer errors by field path; rtds_layer refused', () => {
   assertConfigError({ ...minimal(), layered_runtime: { layers: [{ name: 's', static_layer: { a: null } }] } }, 'layered_runtime.layers[0].static_layer.a', /Invalid runtime entry value/);
   assertConfigError(
     { ...minimal(), layered_runtime: { layers: [{ name: 'rtds', rtds_layer: { name: 'r' } }] } },
-    'layered_runtime.layers[0].rtds_layer',
-    /not implemented/,
+    'layered_runtime.layers[0].rtds_layer.rtds_config',
+    /^Missing config source specifier in envoy::config::core::v3::ConfigSource$/,
   );
+  assertConfigError(
+    { ...minimal(), layered_runtime: { layers: [{ name: 'rtds', rtds_layer: { name: 'r', rtds_config: { ads: {} } } }] } },
+    'layered_runtime.layers[0].rtds_layer.rtds_config.ads',
+    /^ADS must be configured to support an ADS config source$/,
+  );
+  assertConfigError(
+    { ...minimal(), layered_runtime: { layers: [{ name: 'rtds', rtds_layer: { name: 'r', rtds_config: { api_config_source: { api_type: 'GRPC', grpc_services: [{ envoy_grpc: { cluster_name: 'nope' } }] } } } }] } },
+    'layered_runtime.layers[0].rtds_layer.rtds_config.api_config_source.grpc_services[0].envoy_grpc.cluster_name',
+    /^ApiConfigSource must have a statically defined non-EDS cluster: 'nope' does not exist/,
+  );
+});
+
+test('bootstrap: an rtds_layer names its resource and config source; it loads empty until its first update', () => {
+  const source = { api_config_source: { api_type: 'GRPC', transport_api_version: 'V3', grpc_services: [{ envoy_grpc: { cluster_name: 'web' } }] }, resource_api_version: 'V3', initial_fetch_timeout: '2s' };
+  const loaded = load({ ...minimal(), layered_runtime: { layers: [{ name: 'base', static_layer: { k: 'static' } }, { name: 'dyn', rtds_layer: { name: 'flags', rtds_config: source } }] } });
+  const rtds = loaded.bootstrap.runtimeLayers[1]!;
+  assert.ok(rtds.kind === 'rtds');
+  assert.deepEqual([rtds.name, rtds.resourceName, rtds.source.kind, rtds.source.initialFetchTimeoutMs, rtds.source.resourceApiVersion], ['dyn', 'flags', 'api', 2000, 'V3']);
+  const sources = { serviceCluster: '', admin: new Map<string, string>(), readDisk: () => null };
+  assert.deepEqual(loadLayers(loaded.bootstrap.runtimeLayers, { ...sources, rtds: new Map() }).layers, [
+    { name: 'base', values: [['k', 'static']] },
+    { name: 'dyn', values: [] },
+  ]);
+  const updated = loadLayers(loaded.bootstrap.runtimeLayers, { ...sources, rtds: new Map([['dyn', [['k', 'rtds']] as const]]) });
+  assert.deepEqual(new Map(finalValues(updated.layers)), new Map([['k', 'rtds']]));
 });
 
 test('bootstrap: the v2 runtime field becomes base, root, override and admin layers', () => {

@@ -21,14 +21,15 @@ export function validateBootstrap(bootstrap: JsonObject, extensions: ConfigExten
   const errors = new FieldErrorCollector();
   errors.run(() => validateAdmin(bootstrap));
   errors.run(() => validateStatsConfig(bootstrap));
-  errors.run(() => validateLayeredRuntime(bootstrap));
+  const sourceContext = configSourceContext(bootstrap);
+  errors.run(() => validateLayeredRuntime(bootstrap, sourceContext));
   validateClusters(bootstrap, extensions, errors);
   const clusters = messageList(messageField(bootstrap, 'static_resources') ?? {}, 'clusters');
   const clusterNames = new Set(clusters.map((cluster) => stringField(cluster, 'name')));
   const plaintextClusters = new Set(clusters.filter((cluster) => !hasTransportSocket(cluster)).map((cluster) => stringField(cluster, 'name')));
   const context = { clusters: clusterNames, plaintextClusters, extensions };
   errors.run(() => validateClusterManager(bootstrap, clusterNames));
-  errors.run(() => validateDynamicResources(bootstrap, configSourceContext(bootstrap)));
+  errors.run(() => validateDynamicResources(bootstrap, sourceContext));
   validateListeners(bootstrap, context, errors);
   validateStatsSinks(bootstrap, context, errors);
   const tracer = messageField(messageField(bootstrap, 'tracing') ?? {}, 'http');

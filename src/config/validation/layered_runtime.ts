@@ -1,13 +1,15 @@
 // layered_runtime: Envoy's rules for the layer list (LoaderImpl's constructor and ProtoLayer),
-// by field path: unique names, at most one admin layer, and static values that a runtime can
-// hold. One specifier per layer is the protos' rule (proto_rules.ts).
+// by field path: unique names, at most one admin layer, static values that a runtime can hold,
+// and an rtds_layer's config source as Envoy's subscription factory checks it. One specifier
+// per layer is the protos' rule (proto_rules.ts).
 
 import { FieldError } from '../errors';
 import { childPath, indexPath } from '../field_path';
 import { JsonObject, messageField, messageList, stringField } from '../json';
 import { flattenStaticLayer } from '../../runtime/static_layer';
+import { type ConfigSourceContext, validateConfigSource } from './config_sources';
 
-export function validateLayeredRuntime(bootstrap: JsonObject): void {
+export function validateLayeredRuntime(bootstrap: JsonObject, context: ConfigSourceContext): void {
   const runtime = messageField(bootstrap, 'layered_runtime');
   if (runtime === undefined) return;
   const names = new Set<string>();
@@ -22,5 +24,15 @@ export function validateLayeredRuntime(bootstrap: JsonObject): void {
     }
     const staticLayer = messageField(layer, 'static_layer');
     if (staticLayer !== undefined) flattenStaticLayer(staticLayer, childPath(path, 'static_layer'));
+    const rtds = messageField(layer, 'rtds_layer');
+    if (rtds !== undefined) validateRtdsLayer(rtds, childPath(path, 'rtds_layer'), context);
   });
+}
+
+function validateRtdsLayer(rtds: JsonObject, path: string, context: ConfigSourceContext): void {
+  const source = messageField(rtds, 'rtds_config');
+  const sourcePath = childPath(path, 'rtds_config');
+  // Envoy's subscription factory refuses a source with no specifier; an absent one is such a source.
+  if (source === undefined) throw new FieldError(sourcePath, 'Missing config source specifier in envoy::config::core::v3::ConfigSource');
+  validateConfigSource(source, sourcePath, context);
 }

@@ -56,6 +56,10 @@ const TYPE_SERVICES: ReadonlyMap<string, { readonly v3: string; readonly v2: str
     'envoy.config.endpoint.v3.ClusterLoadAssignment',
     { v3: 'envoy.service.endpoint.v3.EndpointDiscoveryService', v2: 'envoy.api.v2.EndpointDiscoveryService', method: 'Endpoints', rest: 'endpoints' },
   ],
+  [
+    'envoy.service.runtime.v3.Runtime',
+    { v3: 'envoy.service.runtime.v3.RuntimeDiscoveryService', v2: 'envoy.service.discovery.v2.RuntimeDiscoveryService', method: 'Runtime', rest: 'runtime' },
+  ],
 ]);
 
 function typeService(type: ResourceType) {

@@ -23,6 +23,13 @@ export const ENDPOINT_RESOURCE: ResourceType = {
   nameField: 'cluster_name',
 };
 
+/** A runtime layer (RTDS); v2's type lived in the discovery package. */
+export const RUNTIME_RESOURCE: ResourceType = {
+  v3TypeName: 'envoy.service.runtime.v3.Runtime',
+  v2TypeName: 'envoy.service.discovery.v2.Runtime',
+  nameField: 'name',
+};
+
 /** The type URL a subscription asks for: resource_api_version decides (AUTO is V2 in Envoy 1.16). */
 export function resourceTypeUrl(type: ResourceType, version: XdsApiVersion): string {
   return `type.googleapis.com/${version === 'V3' ? type.v3TypeName : type.v2TypeName}`;

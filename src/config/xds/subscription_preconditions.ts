@@ -9,11 +9,11 @@ import { childPath, indexPath } from '../field_path';
 import type { Bootstrap, NodeInfo } from '../model';
 import { requireNodeIdentity } from '../node_overrides';
 import type { ConfigSourceConfig } from '../config_source';
-import { CLUSTER_RESOURCE, resourceTypeUrl, type ResourceType } from './resource_types';
+import { CLUSTER_RESOURCE, resourceTypeUrl, type ResourceType, RUNTIME_RESOURCE } from './resource_types';
 
 /**
- * The subscriptions the bootstrap starts: CDS, and the EDS of each static cluster (for which,
- * unlike Envoy, this build does not require the node's identity).
+ * The subscriptions the bootstrap starts: CDS, each RTDS layer's, and the EDS of each static
+ * cluster (for which, unlike Envoy, this build does not require the node's identity).
  * @param node the node after --service-node and --service-cluster
  * @throws FieldError, or FieldErrors when several sources fail
  */
@@ -21,6 +21,10 @@ export function checkBootstrapSubscriptions(bootstrap: Bootstrap, node: NodeInfo
   const errors = new FieldErrorCollector();
   const cds = bootstrap.dynamicResources.cdsConfig;
   if (cds !== null) errors.run(() => checkSubscriptionPreconditions(node, cds, CLUSTER_RESOURCE, 'dynamic_resources.cds_config'));
+  bootstrap.runtimeLayers.forEach((layer, i) => {
+    if (layer.kind !== 'rtds') return;
+    errors.run(() => checkSubscriptionPreconditions(node, layer.source, RUNTIME_RESOURCE, `${indexPath('layered_runtime.layers', i)}.rtds_layer.rtds_config`));
+  });
   bootstrap.clusters.forEach((cluster, i) => {
     const eds = cluster.edsClusterConfig;
     if (eds === null) return;
