@@ -2,8 +2,8 @@
 // decide a route's runtime_fraction in both workers (HTTP/1.1 and h2c) and change with no
 // restart; the server waits for the layer's first update before it serves; a bad resource is
 // rejected by field path while the previous values keep serving; /runtime shows the layer by
-// name; the stats are Envoy 1.16's, in /stats and /stats/prometheus; and --mode validate agrees
-// with serving on a good and a bad rtds_layer.
+// name; the stats are Envoy 1.16's, in /stats and /stats/prometheus; static EDS clusters start
+// after RTDS, as in Envoy; and --mode validate agrees with serving on good and bad rtds_layers.
 
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
@@ -12,7 +12,7 @@ import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { httpListener, localCluster } from '../helpers/config_fixtures';
 import { h2Request } from '../helpers/http_peers';
-import { giveUpAfter, makeTempDir, request, type RunningProxy, spawnProxy, startProxy, waitFor } from '../helpers/proxy_process';
+import { giveUpAfter, makeTempDir, request, type RunningProxy, sleep, spawnProxy, startProxy, waitFor } from '../helpers/proxy_process';
 import { namedUpstream, type NamedUpstream } from '../helpers/socket_owner';
 import { XdsServer } from '../helpers/xds_server';
 import type { JsonObject, JsonValue } from '../../src/config/json';
@@ -20,6 +20,7 @@ import type { JsonObject, JsonValue } from '../../src/config/json';
 const TIMEOUT = { timeout: 120_000 };
 const RUNTIME_V3 = 'type.googleapis.com/envoy.service.runtime.v3.Runtime';
 const RUNTIME_V2 = 'type.googleapis.com/envoy.service.discovery.v2.Runtime';
+const CLA_V3 = 'type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment';
 
 interface RuntimeJson {
   layers: string[];
@@ -249,8 +250,8 @@ describe('RTDS from a file, two workers', TIMEOUT, () => {
   });
 });
 
-describe('RTDS initial_fetch_timeout', TIMEOUT, () => {
-  test('without an answer the server starts once the timeout passes, the layer empty, and takes the update later', async (t) => {
+describe('RTDS initial_fetch_timeout, and the start order', TIMEOUT, () => {
+  test('without an answer the server starts once the timeout passes, the layer empty, and takes the update later; EDS waits for it', async (t) => {
     const xds = await XdsServer.start();
     t.after(() => xds.close());
     let workers: number[] = [];
@@ -260,8 +261,17 @@ describe('RTDS initial_fetch_timeout', TIMEOUT, () => {
       a.server.close();
       b.server.close();
     });
-    const proxy = await startProxy(adsBootstrap(xds, { a: a.port, b: b.port }, '1s'), ['--concurrency', '2']);
-    t.after(() => proxy.cleanup());
+    // A static EDS cluster is a secondary one: Envoy asks for its endpoints once RTDS is done.
+    const config = adsBootstrap(xds, { a: a.port, b: b.port }, '3s') as { static_resources: { clusters: unknown[] } };
+    config.static_resources.clusters.push({ name: 'e', type: 'EDS', connect_timeout: '1s', eds_cluster_config: { eds_config: { ads: {}, resource_api_version: 'V3' } } });
+    xds.setResources(CLA_V3, 'e1', [{ '@type': CLA_V3, cluster_name: 'e', endpoints: [] }]);
+    const starting = startProxy(config, ['--concurrency', '2']);
+    t.after(async () => (await starting.catch(() => null))?.cleanup());
+    await waitFor('the RTDS request', () => xds.requests.find((r) => r.type_url === RUNTIME_V3), 20_000);
+    await sleep(500);
+    assert.equal(xds.requests.some((r) => r.type_url === CLA_V3), false, 'no EDS request while RTDS waits for its first update');
+    const proxy = await starting;
+    assert.ok(xds.requests.some((r) => r.type_url === CLA_V3));
     workers = proxy.groupPids().filter((p) => p !== proxy.pid);
     const listener = await proxy.listenerPort('in');
     assert.equal(await proxy.stat('init_fetch_timeout'), 1);
