@@ -1,14 +1,15 @@
-// A subscription carried by a gRPC mux (Envoy's GrpcSubscriptionImpl): its statistics, and the
-// initial fetch timeout. update_attempt counts the first request and then each outcome
-// (accepted, rejected, stream failure), as Envoy 1.16 does. A stream failure is counted, not
-// passed on: the subscriber keeps waiting for the reconnect, or for initial_fetch_timeout.
+// A subscription carried by a gRPC mux, state of the world or delta (Envoy's
+// GrpcSubscriptionImpl): its statistics, and the initial fetch timeout. update_attempt counts
+// the first request and then each outcome (accepted, rejected, stream failure), as Envoy 1.16
+// does. A stream failure is counted, not passed on: the subscriber keeps waiting for the
+// reconnect, or for initial_fetch_timeout.
 
 import type { Clock, TimeoutHandle } from '../../common/clock';
 import type { Logger } from '../../log/logger_api';
-import type { GrpcMux, MuxWatch } from './grpc_mux';
 import type { ResourceType } from './resource_types';
 import type { DecodedResource, Subscription, SubscriptionCallbacks, SubscriptionStats } from './subscription';
 import { versionHash } from './version_hash';
+import type { MuxWatch, XdsMux } from './xds_mux';
 
 export interface GrpcSubscriptionOptions {
   readonly typeUrl: string;
@@ -27,7 +28,7 @@ export class GrpcSubscription implements Subscription {
   private closed = false;
 
   constructor(
-    private readonly mux: GrpcMux,
+    private readonly mux: XdsMux,
     private readonly callbacks: SubscriptionCallbacks,
     private readonly stats: SubscriptionStats,
     private readonly options: GrpcSubscriptionOptions,
