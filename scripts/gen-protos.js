@@ -186,7 +186,12 @@ const ENTRY_POINTS = [
   // xDS: what a management server (or a file-based config source) sends and is sent.
   {
     file: 'envoy/service/discovery/v3/discovery.proto',
-    types: ['envoy.service.discovery.v3.DiscoveryRequest', 'envoy.service.discovery.v3.DiscoveryResponse'],
+    types: [
+      'envoy.service.discovery.v3.DiscoveryRequest',
+      'envoy.service.discovery.v3.DiscoveryResponse',
+      'envoy.service.discovery.v3.DeltaDiscoveryRequest',
+      'envoy.service.discovery.v3.DeltaDiscoveryResponse',
+    ],
   },
   // RTDS's resource: a runtime layer.
   {

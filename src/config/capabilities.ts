@@ -14,8 +14,9 @@ import { isJsonObject, JsonObject } from './json';
 import { PROTOCOL_OPTIONS_TYPES } from './names';
 import { anyContent, checkShape, leaf, list, refused, Shape } from './shape';
 
-// core.v3.ApiConfigSource as the xDS client runs it (src/config/xds): state-of-the-world gRPC
-// and REST polling. Refused: DELTA_GRPC, rate_limit_settings, and what GRPC_SERVICE refuses.
+// core.v3.ApiConfigSource as the xDS client runs it (src/config/xds): state-of-the-world and
+// delta gRPC, and REST polling. Refused: rate_limit_settings, the api_types that came after
+// Envoy 1.16 (AGGREGATED_*), the legacy REST value, and what GRPC_SERVICE refuses.
 const API_CONFIG_SOURCE: Shape = {
   fields: {
     api_type: leaf,
@@ -26,7 +27,7 @@ const API_CONFIG_SOURCE: Shape = {
     request_timeout: leaf,
     set_node_on_first_message_only: leaf,
   },
-  values: { api_type: ['GRPC', 'REST'] },
+  values: { api_type: ['GRPC', 'REST', 'DELTA_GRPC'] },
 };
 
 // core.v3.ConfigSource: a file, a management server (api_config_source) or the ADS stream.

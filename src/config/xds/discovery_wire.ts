@@ -41,9 +41,9 @@ export interface ResponseHeader {
   readonly resourceCount: number;
 }
 
-const ADS_PATHS: Readonly<Record<TransportVersion, string>> = {
-  V3: '/envoy.service.discovery.v3.AggregatedDiscoveryService/StreamAggregatedResources',
-  V2: '/envoy.service.discovery.v2.AggregatedDiscoveryService/StreamAggregatedResources',
+const ADS_SERVICES: Readonly<Record<TransportVersion, string>> = {
+  V3: 'envoy.service.discovery.v3.AggregatedDiscoveryService',
+  V2: 'envoy.service.discovery.v2.AggregatedDiscoveryService',
 };
 
 /** The per-type service of each resource type, by its v3 name: v3 and v2 service names. */
@@ -69,13 +69,24 @@ function typeService(type: ResourceType) {
 }
 
 export function adsMethodPath(version: TransportVersion): string {
-  return ADS_PATHS[version];
+  return `/${ADS_SERVICES[version]}/StreamAggregatedResources`;
+}
+
+/** The delta xDS method of the aggregated service. */
+export function deltaAdsMethodPath(version: TransportVersion): string {
+  return `/${ADS_SERVICES[version]}/DeltaAggregatedResources`;
 }
 
 /** The streaming method of a type's own service, e.g. /envoy.service.endpoint.v3.EndpointDiscoveryService/StreamEndpoints. */
 export function streamMethodPath(type: ResourceType, version: TransportVersion): string {
   const service = typeService(type);
   return `/${version === 'V3' ? service.v3 : service.v2}/Stream${service.method}`;
+}
+
+/** The delta xDS method of a type's own service, e.g. /envoy.service.cluster.v3.ClusterDiscoveryService/DeltaClusters. */
+export function deltaMethodPath(type: ResourceType, version: TransportVersion): string {
+  const service = typeService(type);
+  return `/${version === 'V3' ? service.v3 : service.v2}/Delta${service.method}`;
 }
 
 /** The REST path of a type, e.g. /v3/discovery:endpoints. */
@@ -156,11 +167,12 @@ export class DiscoveryWire {
       response_nonce: request.responseNonce,
     };
     if (request.node !== null) json['node'] = request.node;
-    if (request.errorDetail !== null) json['error_detail'] = { code: NACK_STATUS_CODE, message: truncateStatusMessage(request.errorDetail) };
+    if (request.errorDetail !== null) json['error_detail'] = nackStatus(request.errorDetail);
     return protojson.fromJson(this.requestType, json);
   }
 }
 
-function truncateStatusMessage(message: string): string {
-  return message.length <= MAX_ERROR_DETAIL_LENGTH ? message : `${message.slice(0, MAX_ERROR_DETAIL_LENGTH)}...(truncated)`;
+/** A NACK's error_detail (google.rpc.Status, snake_case JSON), its message cut as Envoy cuts it. */
+export function nackStatus(message: string): { readonly code: number; readonly message: string } {
+  return { code: NACK_STATUS_CODE, message: message.length <= MAX_ERROR_DETAIL_LENGTH ? message : `${message.slice(0, MAX_ERROR_DETAIL_LENGTH)}...(truncated)` };
 }

@@ -82,8 +82,7 @@ export class ResourceDecoder {
   }
 
   /**
-   * Decodes the envelope, then the resources DECODE_SLICE at a time with a turn of the event loop
-   * between slices.
+   * Decodes the envelope, then the resources (decodeResources).
    * @throws FieldError at the path of the first invalid field (the promise rejects)
    */
   async decodeParts(parts: ResponseParts, type: ResourceType): Promise<DecodedResponse> {
@@ -92,18 +91,28 @@ export class ResourceDecoder {
     });
     this.report(decoded.unknownFields);
     const json = decoded.json;
-    const resources: DecodedResource[] = [];
-    await forEachInSlices(parts.resources, DECODE_SLICE, (decodeResource, i) => {
-      const path = indexPath('resources', i);
-      const resource = decodeResource(path);
-      this.report(resource.unknownFields);
-      resources.push(this.resource(resource.json, type, path));
-    });
+    const resources = await this.decodeResources(parts.resources, type, (i) => indexPath('resources', i));
     return {
       versionInfo: typeof json['version_info'] === 'string' ? json['version_info'] : '',
       nonce: typeof json['nonce'] === 'string' ? json['nonce'] : '',
       resources,
     };
+  }
+
+  /**
+   * Decodes resources DECODE_SLICE at a time with a turn of the event loop between slices.
+   * @param pathOf where the i-th resource (its Any) sits in its response
+   * @throws FieldError at the path of the first invalid field (the promise rejects)
+   */
+  async decodeResources(resources: ResponseParts['resources'], type: ResourceType, pathOf: (i: number) => string): Promise<DecodedResource[]> {
+    const decoded: DecodedResource[] = [];
+    await forEachInSlices(resources, DECODE_SLICE, (decodeResource, i) => {
+      const path = pathOf(i);
+      const resource = decodeResource(path);
+      this.report(resource.unknownFields);
+      decoded.push(this.resource(resource.json, type, path));
+    });
+    return decoded;
   }
 
   /** Reports unknown fields found elsewhere (a binary payload's) under the same policy. */

@@ -11,6 +11,13 @@ export interface DecodedResource {
   /** The resource's name (Cluster.name, ClusterLoadAssignment.cluster_name). */
   readonly name: string;
   readonly resource: JsonObject;
+  /** Delta xDS: the resource's own version, which Envoy shows for it instead of the update's. */
+  readonly version?: string;
+  /**
+   * Delta xDS: where it sat in the response that brought it (`resources[2].resource`), which a
+   * subscriber names its errors under; a state-of-the-world subscriber uses its index.
+   */
+  readonly path?: string;
 }
 
 /** Why an update did not come, as Envoy's ConfigUpdateFailureReason. */

@@ -1,6 +1,7 @@
 // Makes the subscription a config source asks for. One per supervisor: the transports it opens
-// (files; gRPC streams to management servers, one per subscription or, for ADS, one shared by
-// every subscription of an `ads` source; REST polling) live as long as their subscriptions.
+// (files; gRPC streams to management servers, state of the world or delta, one per subscription
+// or, for ADS, one shared by every subscription of an `ads` source; REST polling) live as long as
+// their subscriptions.
 
 import type { Clock } from '../../common/clock';
 import type { Logger } from '../../log/logger_api';
@@ -9,16 +10,19 @@ import type { JsonObject } from '../json';
 import type { ProtoSchema } from '../schema';
 import { type ApiConfigSource, type ConfigSourceConfig, effectiveApiVersion } from '../config_source';
 import { ControlPlaneStats } from './control_plane_stats';
-import { adsMethodPath, DiscoveryWire, restPath, streamMethodPath } from './discovery_wire';
+import { DeltaDiscoveryWire } from './delta_discovery_wire';
+import { DeltaGrpcMux } from './delta_grpc_mux';
+import { adsMethodPath, deltaAdsMethodPath, deltaMethodPath, DiscoveryWire, restPath, streamMethodPath } from './discovery_wire';
 import type { ClusterAddresses } from './cluster_hosts';
 import { GrpcChannel } from './grpc_channel';
-import { GrpcMux, type GrpcMuxDeps } from './grpc_mux';
+import { GrpcMux } from './grpc_mux';
 import { GrpcSubscription } from './grpc_subscription';
 import { PathSubscription } from './path_subscription';
 import type { ResourceDecoder, UnknownDynamicFields } from './resource_decoder';
 import { resourceTypeUrl, type ResourceType } from './resource_types';
 import { RestSubscription } from './rest_subscription';
 import type { Subscription, SubscriptionCallbacks, SubscriptionStats } from './subscription';
+import type { XdsMux } from './xds_mux';
 import type { RandomSource } from '../../common/random';
 
 export interface SubscriptionFactoryDeps {
@@ -39,24 +43,18 @@ export interface SubscriptionFactoryDeps {
   readonly clusterAddresses: ClusterAddresses;
 }
 
-/** A config source this build does not run; the capability check refuses it at load. */
-export class UnsupportedConfigSourceError extends Error {
-  constructor(kind: string) {
-    super(`config source '${kind}' is not supported by this build`);
-    this.name = 'UnsupportedConfigSourceError';
-  }
-}
-
 export class SubscriptionFactory {
   private readonly wire: DiscoveryWire;
+  private readonly deltaWire: DeltaDiscoveryWire;
   private controlPlane: ControlPlaneStats | null = null;
-  private adsMux: GrpcMux | null = null;
+  private adsMux: XdsMux | null = null;
 
   constructor(private readonly deps: SubscriptionFactoryDeps) {
     this.wire = new DiscoveryWire(deps.schema);
+    this.deltaWire = new DeltaDiscoveryWire(deps.schema);
   }
 
-  /** @throws UnsupportedConfigSourceError, or Error for `ads` without ads_config (validation refuses both at load) */
+  /** @throws Error for `ads` without ads_config (validation refuses it at load) */
   subscribe(source: ConfigSourceConfig, type: ResourceType, callbacks: SubscriptionCallbacks, stats: SubscriptionStats): Subscription {
     const typeUrl = resourceTypeUrl(type, source.resourceApiVersion);
     const grpcOptions = { typeUrl, type, initialFetchTimeoutMs: source.initialFetchTimeoutMs, clock: this.deps.clock, log: this.deps.log };
@@ -68,10 +66,6 @@ export class SubscriptionFactory {
       case 'api': {
         const api = source.api;
         const transport = effectiveApiVersion(api.transportApiVersion);
-        if (api.apiType === 'GRPC') {
-          const mux = this.mux(api, streamMethodPath(type, transport));
-          return new GrpcSubscription(mux, callbacks, stats, { ...grpcOptions, ownsMux: true });
-        }
         if (api.apiType === 'REST') {
           const options = {
             cluster: api.clusterNames[0]!,
@@ -84,7 +78,8 @@ export class SubscriptionFactory {
           };
           return new RestSubscription(callbacks, stats, options, { ...this.deps, wire: this.wire });
         }
-        throw new UnsupportedConfigSourceError(`api_type ${api.apiType}`);
+        const methodPath = api.apiType === 'DELTA_GRPC' ? deltaMethodPath(type, transport) : streamMethodPath(type, transport);
+        return new GrpcSubscription(this.mux(api, methodPath), callbacks, stats, { ...grpcOptions, ownsMux: true });
       }
     }
   }
@@ -95,18 +90,22 @@ export class SubscriptionFactory {
     this.adsMux = null;
   }
 
-  private ads(): GrpcMux {
+  private ads(): XdsMux {
     const config = this.deps.adsConfig;
     if (config === null) throw new Error('ADS must be configured to support an ADS config source');
-    this.adsMux ??= this.mux(config, adsMethodPath(effectiveApiVersion(config.transportApiVersion)));
+    const transport = effectiveApiVersion(config.transportApiVersion);
+    this.adsMux ??= this.mux(config, config.apiType === 'DELTA_GRPC' ? deltaAdsMethodPath(transport) : adsMethodPath(transport));
     return this.adsMux;
   }
 
-  private mux(api: ApiConfigSource, methodPath: string): GrpcMux {
+  /** A stream of the protocol the source asks for: DELTA_GRPC, or state of the world. */
+  private mux(api: ApiConfigSource, methodPath: string): XdsMux {
     const { decoder, log, clock, random, node, clusterAddresses, stats } = this.deps;
     this.controlPlane ??= new ControlPlaneStats(stats);
-    const muxDeps: GrpcMuxDeps = { wire: this.wire, decoder, log, clock, random, node, controlPlane: this.controlPlane };
-    return new GrpcMux(new GrpcChannel(api.grpcServices[0]!, clusterAddresses), methodPath, api.setNodeOnFirstMessageOnly, muxDeps);
+    const muxDeps = { decoder, log, clock, random, node, controlPlane: this.controlPlane };
+    const channel = new GrpcChannel(api.grpcServices[0]!, clusterAddresses);
+    if (api.apiType === 'DELTA_GRPC') return new DeltaGrpcMux(channel, methodPath, api.setNodeOnFirstMessageOnly, { ...muxDeps, wire: this.deltaWire });
+    return new GrpcMux(channel, methodPath, api.setNodeOnFirstMessageOnly, { ...muxDeps, wire: this.wire });
   }
 }
 

@@ -67,7 +67,6 @@ export class CdsApi implements SubscriptionCallbacks {
     return this.version;
   }
 
-  /** @throws UnsupportedConfigSourceError for a source this build does not run */
   start(): void {
     const stats = new SubscriptionStats(this.deps.stats);
     this.subscription = this.deps.subscriptions.subscribe(this.deps.source, CLUSTER_RESOURCE, this, stats);
@@ -101,13 +100,13 @@ export class CdsApi implements SubscriptionCallbacks {
     const added = await forEachInSlices(
       resources,
       UPDATE_SLICE,
-      ({ name, resource }, i) => {
+      ({ name, resource, version, path }, i) => {
         try {
           // The first of two resources of a name has been applied already, as in Envoy.
           if (seen.has(name)) throw new Error(`duplicate cluster ${name} found`);
           seen.add(name);
-          const { config, source } = loadClusterResource(schema, resource, `resources[${i}]`, this.deps.disabledExtensions, this.deps.extensions);
-          const result = clusters.addOrUpdateCluster(config, { versionInfo, lastUpdated, source });
+          const { config, source } = loadClusterResource(schema, resource, path ?? `resources[${i}]`, this.deps.disabledExtensions, this.deps.extensions);
+          const result = clusters.addOrUpdateCluster(config, { versionInfo: version ?? versionInfo, lastUpdated, source });
           if (result.applied) {
             anyApplied = true;
             warmed.push(result.warmed);
