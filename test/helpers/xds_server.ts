@@ -4,7 +4,8 @@
 // `@type`, v2 URLs encoded as their v3 successors), records every request, pushes a new version
 // to every stream that asked for the type, and drops streams on demand. A stream is sent a type's
 // current version when it has not had it yet (a first request carrying it counts), so neither a
-// NACK nor a resubscription at that version is answered with the same response.
+// NACK nor a resubscription at that version is answered with the same response. The delta
+// methods serve the same resources (`delta`, xds_delta_streams.ts).
 
 import * as grpc from '@grpc/grpc-js';
 import * as http from 'node:http';
@@ -12,6 +13,8 @@ import type { AddressInfo } from 'node:net';
 import * as protojson from 'protobufjs/ext/protojson';
 import type { JsonObject } from '../../src/config/json';
 import { protoSchema } from '../../src/config/schema';
+import { encodeAny } from './xds_any';
+import { DELTA_PATHS, DeltaStreams } from './xds_delta_streams';
 
 const REQUEST = 'envoy.service.discovery.v3.DiscoveryRequest';
 const RESPONSE = 'envoy.service.discovery.v3.DiscoveryResponse';
@@ -62,6 +65,8 @@ export class XdsServer {
   private streamCount = 0;
   private nonce = 0;
   private readonly schema = protoSchema();
+  /** The delta xDS streams, their requests and responses. */
+  readonly delta = new DeltaStreams(this.schema);
 
   private constructor(
     private readonly grpcServer: grpc.Server,
@@ -82,12 +87,15 @@ export class XdsServer {
     const server = new XdsServer(grpcServer, restServer, port, (restServer.address() as AddressInfo).port);
     const identity = (bytes: Buffer) => bytes;
     const definition: grpc.ServiceDefinition = Object.fromEntries(
-      STREAM_PATHS.map((path) => [
+      [...STREAM_PATHS, ...DELTA_PATHS].map((path) => [
         path,
         { path, requestStream: true, responseStream: true, requestSerialize: identity, requestDeserialize: identity, responseSerialize: identity, responseDeserialize: identity },
       ]),
     );
-    const handlers = Object.fromEntries(STREAM_PATHS.map((path) => [path, (call: grpc.ServerDuplexStream<Buffer, Buffer>) => server.serveStream(path, call)]));
+    const handlers = Object.fromEntries([
+      ...STREAM_PATHS.map((path) => [path, (call: grpc.ServerDuplexStream<Buffer, Buffer>) => server.serveStream(path, call)]),
+      ...DELTA_PATHS.map((path) => [path, (call: grpc.ServerDuplexStream<Buffer, Buffer>) => server.delta.serve(path, call)]),
+    ]);
     grpcServer.addService(definition, handlers);
     restServer.on('request', (req, res) => server.serveRest(req, res));
     return server;
@@ -99,16 +107,18 @@ export class XdsServer {
     for (const stream of this.streams) {
       if (stream.sent.has(typeUrl)) this.send(stream, typeUrl);
     }
+    this.delta.setResources(typeUrl, version, resources);
   }
 
   /** Ends every open stream (status OK from the server's side: the client sees the stream close). */
   dropStreams(): void {
     for (const stream of this.streams) stream.call.end();
     this.streams.clear();
+    this.delta.dropStreams();
   }
 
   get openStreams(): number {
-    return this.streams.size;
+    return this.streams.size + this.delta.openStreams;
   }
 
   /** The nonce of the last response sent. */
@@ -188,12 +198,7 @@ export class XdsServer {
   }
 
   private encodeResponse(typeUrl: string, snapshot: Snapshot): Buffer {
-    const resources = snapshot.resources.map((resource) => {
-      const { '@type': url, ...fields } = resource;
-      const target = this.schema.resolveTypeUrl(String(url));
-      if (target === undefined) throw new Error(`unknown resource type ${String(url)}`);
-      return { type_url: String(url), value: target.type.encode(protojson.fromJson(target.type, fields)).finish() };
-    });
+    const resources = snapshot.resources.map((resource) => encodeAny(this.schema, resource));
     const type = this.schema.root.lookupType(RESPONSE);
     const nonce = String(++this.nonce);
     return Buffer.from(type.encode(type.fromObject({ version_info: snapshot.version, resources, type_url: typeUrl, nonce })).finish());

@@ -94,13 +94,17 @@ test('an ads config source needs dynamic_resources.ads_config, which names a sta
   );
 });
 
-test('the capability check admits ads_config over GRPC and refuses what the xDS client would ignore', () => {
+test('the capability check admits ads_config over GRPC and DELTA_GRPC and refuses what the xDS client would ignore', () => {
   const withAds = (config: JsonObject) => ({ dynamic_resources: { ads_config: config } });
   const service = { envoy_grpc: { cluster_name: 'xds' } };
   assert.doesNotThrow(() =>
     checkCapabilities(withAds({ api_type: 'GRPC', transport_api_version: 'V3', grpc_services: [service], set_node_on_first_message_only: true }), builtinExtensions()),
   );
-  assert.throws(() => checkCapabilities(withAds({ api_type: 'DELTA_GRPC', grpc_services: [service] }), builtinExtensions()), /dynamic_resources\.ads_config\.api_type: api_type DELTA_GRPC is not implemented/);
+  assert.doesNotThrow(() => checkCapabilities(withAds({ api_type: 'DELTA_GRPC', transport_api_version: 'V3', grpc_services: [service] }), builtinExtensions()));
+  assert.throws(
+    () => checkCapabilities(withAds({ api_type: 'AGGREGATED_DELTA_GRPC', grpc_services: [service] }), builtinExtensions()),
+    /dynamic_resources\.ads_config\.api_type: api_type AGGREGATED_DELTA_GRPC is not implemented/,
+  );
   assert.throws(() => checkCapabilities(withAds({ grpc_services: [service], rate_limit_settings: {} }), builtinExtensions()), /dynamic_resources\.ads_config\.rate_limit_settings/);
   assert.throws(() => checkCapabilities(withAds({ grpc_services: [{ ...service, timeout: '1s' }] }), builtinExtensions()), /grpc_services\[0\]\.timeout/);
   assert.throws(
