@@ -1,5 +1,5 @@
 // The delta (incremental) xDS side of the test management server (xds_server.ts): the delta
-// methods of the ADS and per-type services, v3 and v2. Per stream and type it tracks what the
+// methods of the ADS and per-type services, v3 and v2 (beside each state-of-the-world one). Per stream and type it tracks what the
 // client has (the versions it was sent, or said it had in initial_resource_versions) and what it
 // wants (every resource when its first subscribe is empty, else the names it subscribed), and
 // sends only the difference: resources added or changed, and the names of those gone
@@ -13,14 +13,10 @@ import { encodeAny } from './xds_any';
 const REQUEST = 'envoy.service.discovery.v3.DeltaDiscoveryRequest';
 const RESPONSE = 'envoy.service.discovery.v3.DeltaDiscoveryResponse';
 
-export const DELTA_PATHS = [
-  '/envoy.service.discovery.v3.AggregatedDiscoveryService/DeltaAggregatedResources',
-  '/envoy.service.discovery.v2.AggregatedDiscoveryService/DeltaAggregatedResources',
-  '/envoy.service.cluster.v3.ClusterDiscoveryService/DeltaClusters',
-  '/envoy.api.v2.ClusterDiscoveryService/DeltaClusters',
-  '/envoy.service.endpoint.v3.EndpointDiscoveryService/DeltaEndpoints',
-  '/envoy.api.v2.EndpointDiscoveryService/DeltaEndpoints',
-];
+/** The delta method beside each state-of-the-world method of a service (DeltaClusters for StreamClusters). */
+export function deltaPaths(streamPaths: readonly string[]): string[] {
+  return streamPaths.map((path) => path.replace(/\/Stream(\w+)$/, '/Delta$1'));
+}
 
 /** A delta request as the server decoded it (snake_case, defaults filled in). */
 export interface RecordedDeltaRequest {

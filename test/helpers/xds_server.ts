@@ -14,7 +14,7 @@ import * as protojson from 'protobufjs/ext/protojson';
 import type { JsonObject } from '../../src/config/json';
 import { protoSchema } from '../../src/config/schema';
 import { encodeAny } from './xds_any';
-import { DELTA_PATHS, DeltaStreams } from './xds_delta_streams';
+import { deltaPaths, DeltaStreams } from './xds_delta_streams';
 
 const REQUEST = 'envoy.service.discovery.v3.DiscoveryRequest';
 const RESPONSE = 'envoy.service.discovery.v3.DiscoveryResponse';
@@ -86,15 +86,16 @@ export class XdsServer {
     );
     const server = new XdsServer(grpcServer, restServer, port, (restServer.address() as AddressInfo).port);
     const identity = (bytes: Buffer) => bytes;
+    const deltaMethods = deltaPaths(STREAM_PATHS);
     const definition: grpc.ServiceDefinition = Object.fromEntries(
-      [...STREAM_PATHS, ...DELTA_PATHS].map((path) => [
+      [...STREAM_PATHS, ...deltaMethods].map((path) => [
         path,
         { path, requestStream: true, responseStream: true, requestSerialize: identity, requestDeserialize: identity, responseSerialize: identity, responseDeserialize: identity },
       ]),
     );
     const handlers = Object.fromEntries([
       ...STREAM_PATHS.map((path) => [path, (call: grpc.ServerDuplexStream<Buffer, Buffer>) => server.serveStream(path, call)]),
-      ...DELTA_PATHS.map((path) => [path, (call: grpc.ServerDuplexStream<Buffer, Buffer>) => server.delta.serve(path, call)]),
+      ...deltaMethods.map((path) => [path, (call: grpc.ServerDuplexStream<Buffer, Buffer>) => server.delta.serve(path, call)]),
     ]);
     grpcServer.addService(definition, handlers);
     restServer.on('request', (req, res) => server.serveRest(req, res));
