@@ -1,8 +1,8 @@
 // Delta xDS (DELTA_GRPC) on a real proxy with two workers, from the test management server:
 // CDS and EDS each on a delta stream of its own, then both over delta ADS. Clusters are added,
 // endpoints changed and clusters removed (removed_resources) with no restart, and the traffic of
-// both workers follows; a bad cluster is NACKed with its field path while the rest keeps
-// serving; a dropped stream comes back stating what it holds (initial_resource_versions); the
+// both workers follows; a bad cluster or assignment is NACKed with its field path while the rest
+// keeps serving; a removed assignment leaves the hosts (update_empty); a dropped stream comes back stating what it holds (initial_resource_versions); the
 // statistics show in /stats and /stats/prometheus; --mode validate agrees with serving.
 
 import assert from 'node:assert/strict';
@@ -120,6 +120,15 @@ describe('delta xDS with two workers', TIMEOUT, () => {
     xds.setResources(CLA_TYPE, 'e2', [endpoints('dyn', b!)]);
     await untilBothWorkersReach(listener, '/', b!, workers);
 
+    // A bad assignment: NACKed with the field path; b keeps serving.
+    const zeroWeight = endpoints('dyn', a!);
+    ((zeroWeight['endpoints'] as JsonObject[])[0]!['lb_endpoints'] as JsonObject[])[0]!['load_balancing_weight'] = 0;
+    xds.setResources(CLA_TYPE, 'e3', [zeroWeight]);
+    const edsNack = await waitFor('the EDS NACK', () => xds.delta.requests.find((r) => r.type_url === CLA_TYPE && r.error_detail !== null));
+    assert.match(edsNack.error_detail!.message, /endpoints\[0\]\.lb_endpoints\[0\]\.load_balancing_weight/);
+    assert.equal(await proxy.stat('cluster.dyn.update_rejected'), 1);
+    assert.deepEqual(new Set((await Promise.all([1, 2, 3, 4].map(() => get(listener, '/')))).map((r) => r.body)), new Set(['b']));
+
     // A cluster is added: only it travels.
     xds.setResources(CLUSTER_TYPE, 'c2', [dyn, staticCluster('two', a!.port)]);
     await waitFor('the c2 ACK', () => xds.delta.requests.find((r) => r.response_nonce === xds.delta.responses.find((s) => s.system_version_info === 'c2')?.nonce));
@@ -200,6 +209,12 @@ describe('delta xDS with two workers', TIMEOUT, () => {
     await waitFor('connected again', async () => ((await proxy.stat('control_plane.connected_state')) === 1 ? true : undefined));
     assert.deepEqual(new Set((await Promise.all([1, 2, 3, 4].map(() => get(listener, '/')))).map((r) => r.body)), new Set(['b']));
     assert.ok(xds.delta.responses.filter((s) => s.stream === 2).every((s) => s.resources.length === 0 && s.removed_resources.length === 0));
+
+    // The assignment is removed: EDS is handed none, counts update_empty and keeps its hosts.
+    xds.setResources(CLA_TYPE, 'e3', []);
+    await waitFor('update_empty', async () => ((await proxy.stat('cluster.dyn.update_empty')) === 1 ? true : undefined));
+    assert.deepEqual(xds.delta.responses.at(-1)!.removed_resources, ['dyn']);
+    assert.equal((await get(listener, '/')).body, 'b');
 
     // The cluster is removed (removed_resources on the new stream): 503 in both workers.
     xds.setResources(CLUSTER_TYPE, 'c2', []);
