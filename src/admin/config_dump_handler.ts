@@ -1,8 +1,9 @@
 // GET /config_dump: the configuration in Envoy's envoy.admin.v3 dump messages, one Any per
 // config tracker key in key order (bootstrap, clusters, [endpoint], listeners, route_scopes,
 // routes, secrets), pretty printed, with sensitive fields redacted (config/redact.ts). Each
-// static resource carries the time it was loaded, a CDS cluster its version and when it came. ?resource=
-// lists the items of one repeated field of the dumps instead; ?mask= keeps only some fields.
+// static resource carries the time it was loaded, a CDS cluster or an RDS route configuration
+// its version and when it came. ?resource= lists the items of one repeated field of the dumps
+// instead; ?mask= keeps only some fields.
 
 import type { Bootstrap } from '../config/model';
 import { isJsonObject, JsonObject, JsonValue, messageField, messageList, stringField } from '../config/json';
@@ -14,6 +15,7 @@ import { applyFieldMask, parseFieldMask } from './field_mask';
 
 const ADMIN = 'envoy.admin.v3';
 const CLUSTER_TYPE = 'envoy.config.cluster.v3.Cluster';
+const ROUTE_CONFIGURATION_TYPE = 'envoy.config.route.v3.RouteConfiguration';
 
 /**
  * The fields of each dump message, and for a repeated one the type of its items (?resource=
@@ -68,6 +70,15 @@ export interface DynamicClustersDump {
   readonly warming: readonly DynamicClusterDump[];
 }
 
+/** A route configuration RDS brought, as RoutesConfigDump.DynamicRouteConfig shows it. */
+export interface DynamicRouteConfigDump {
+  /** The version of the update that brought this content. */
+  readonly versionInfo: string;
+  /** The resource as received, v3 JSON. */
+  readonly source: JsonObject;
+  readonly lastUpdated: Date;
+}
+
 export interface ConfigDumpQuery {
   /** `?include_eds`: also the endpoints of every cluster. */
   readonly includeEds: boolean;
@@ -78,8 +89,14 @@ export interface ConfigDumpQuery {
 }
 
 /** The body, or Envoy's 404 (no dump has the resource) or 400 (the field is not a list). */
-export function renderConfigDump(bootstrap: JsonObject, loadedAt: Date, query: ConfigDumpQuery, dynamicClusters: DynamicClustersDump | null = null): AdminResponse {
-  const dumps = configDumps(bootstrap, loadedAt, query.includeEds, dynamicClusters);
+export function renderConfigDump(
+  bootstrap: JsonObject,
+  loadedAt: Date,
+  query: ConfigDumpQuery,
+  dynamicClusters: DynamicClustersDump | null = null,
+  dynamicRoutes: readonly DynamicRouteConfigDump[] = [],
+): AdminResponse {
+  const dumps = configDumps(bootstrap, loadedAt, query.includeEds, dynamicClusters, dynamicRoutes);
   const mask = query.mask === undefined ? null : parseFieldMask(query.mask);
   let configs: JsonObject[];
   if (query.resource === undefined) {
@@ -109,7 +126,13 @@ function dumpTypeName(dump: JsonObject): string {
 }
 
 /** The dump messages, each an Any, in config tracker key order. */
-function configDumps(source: JsonObject, loadedAt: Date, includeEds: boolean, dynamicClusters: DynamicClustersDump | null): JsonObject[] {
+function configDumps(
+  source: JsonObject,
+  loadedAt: Date,
+  includeEds: boolean,
+  dynamicClusters: DynamicClustersDump | null,
+  dynamicRoutes: readonly DynamicRouteConfigDump[],
+): JsonObject[] {
   const resources = messageField(source, 'static_resources') ?? {};
   const lastUpdated = loadedAt.toISOString();
   const clusters = messageList(resources, 'clusters');
@@ -157,9 +180,10 @@ function configDumps(source: JsonObject, loadedAt: Date, includeEds: boolean, dy
       any(`${ADMIN}.ScopedRoutesConfigDump`, {}),
       any(`${ADMIN}.RoutesConfigDump`, {
         static_route_configs: routeConfigs.map((routeConfig) => ({
-          route_config: any('envoy.config.route.v3.RouteConfiguration', routeConfig),
+          route_config: any(ROUTE_CONFIGURATION_TYPE, routeConfig),
           last_updated: lastUpdated,
         })),
+        dynamic_route_configs: dynamicRoutes.map(dynamicRouteConfig),
       }),
     );
   }
@@ -184,6 +208,15 @@ function dynamicCluster(cluster: DynamicClusterDump): JsonObject {
   };
 }
 
+function dynamicRouteConfig(route: DynamicRouteConfigDump): JsonObject {
+  const schema = protoSchema();
+  return {
+    ...(route.versionInfo !== '' ? { version_info: route.versionInfo } : {}),
+    route_config: any(ROUTE_CONFIGURATION_TYPE, redactSensitive(schema, schema.root.lookupType(ROUTE_CONFIGURATION_TYPE), route.source)),
+    last_updated: route.lastUpdated.toISOString(),
+  };
+}
+
 /** The bootstrap as /config_dump shows it: its sensitive fields redacted. */
 export function redactedBootstrap(bootstrap: Bootstrap): JsonObject {
   const source = isJsonObject(bootstrap.source) ? bootstrap.source : {};
@@ -194,12 +227,14 @@ export function redactedBootstrap(bootstrap: Bootstrap): JsonObject {
 /**
  * `nodeFields`: what the server writes into the node (its user agent and extensions), shown in
  * the bootstrap as Envoy shows them. `dynamicClusters`: the CDS clusters now (null without CDS).
+ * `dynamicRoutes`: the route configurations RDS brought.
  */
 export function configDumpHandler(
   bootstrap: Bootstrap,
   nodeFields: JsonObject,
   loadedAt: Date,
   dynamicClusters: () => DynamicClustersDump | null = () => null,
+  dynamicRoutes: () => readonly DynamicRouteConfigDump[] = () => [],
 ): AdminHandler {
   // Redacted once, on first use: the configuration is static, and a large one would delay start-up.
   let source: JsonObject | null = null;
@@ -224,6 +259,7 @@ export function configDumpHandler(
         loadedAt,
         { includeEds: req.query.has('include_eds'), resource: param(req, 'resource'), mask: param(req, 'mask') },
         dynamicClusters(),
+        dynamicRoutes(),
       ),
   };
 }

@@ -31,7 +31,7 @@ const API_CONFIG_SOURCE: Shape = {
 };
 
 // core.v3.ConfigSource: a file, a management server (api_config_source) or the ADS stream.
-const CONFIG_SOURCE: Shape = {
+export const CONFIG_SOURCE: Shape = {
   fields: { path: leaf, initial_fetch_timeout: leaf, resource_api_version: leaf, api_config_source: API_CONFIG_SOURCE, ads: { fields: {} } },
 };
 
@@ -331,7 +331,7 @@ const BOOTSTRAP: Shape = {
   fields: {
     node: { fields: { id: leaf, cluster: leaf, locality: LOCALITY, metadata: METADATA } },
     admin: { fields: { access_log_path: leaf, profile_path: leaf, address: SOCKET_ADDRESS } },
-    // CDS (also over ADS); LDS and RDS are not implemented.
+    // CDS (also over ADS); LDS is not implemented (RDS is a connection manager's `rds`).
     dynamic_resources: { fields: { cds_config: CONFIG_SOURCE, ads_config: API_CONFIG_SOURCE } },
     cluster_manager: { fields: { local_cluster_name: leaf } },
     stats_flush_interval: leaf,

@@ -26,6 +26,7 @@
 // never depends on what it configures (src/upstream, src/filters, ...); the registry and the
 // factories are built above both (src/extensions) and handed down.
 
+import type { ConfigSourceContext } from './validation/config_sources';
 import type { JsonObject } from './json';
 import type {
   AccessLogConfig,
@@ -98,6 +99,8 @@ export interface ValidationContext {
   readonly plaintextClusters: ReadonlySet<string>;
   /** For an extension that holds others (the connection manager's HTTP filters). */
   readonly extensions: ConfigExtensions;
+  /** What a config source it holds may name (a connection manager's `rds`). */
+  readonly configSources: ConfigSourceContext;
 }
 
 export interface ModelContext {

@@ -72,22 +72,27 @@ function forEachStaticResourceExtension(bootstrap: JsonObject, extensions: Confi
  * static connection managers' routes: on virtual hosts, routes and weighted clusters.
  */
 export function forEachPerFilterConfigName(bootstrap: JsonObject, extensions: ConfigExtensions, visit: (name: string, path: string) => void): void {
+  forEachExtension(bootstrap, extensions, (extension, site, path) => {
+    if (site !== 'network_filter' || extensions.registeredName(SITE_CATEGORIES.network_filter, extension) !== HTTP_CONNECTION_MANAGER) return;
+    const routeConfig = messageField(messageField(extension, 'typed_config') ?? {}, 'route_config') ?? {};
+    forEachRoutePerFilterConfigName(routeConfig, childPath(childPath(path, 'typed_config'), 'route_config'), visit);
+  });
+}
+
+/** The same for one RouteConfiguration at `routeConfigPath` (an inline one, or an RDS resource). */
+export function forEachRoutePerFilterConfigName(routeConfig: JsonObject, routeConfigPath: string, visit: (name: string, path: string) => void): void {
   const keysOf = (level: JsonObject, levelPath: string): void => {
     const mapPath = childPath(levelPath, 'typed_per_filter_config');
     for (const name of Object.keys(messageField(level, 'typed_per_filter_config') ?? {})) visit(name, keyPath(mapPath, name));
   };
-  forEachExtension(bootstrap, extensions, (extension, site, path) => {
-    if (site !== 'network_filter' || extensions.registeredName(SITE_CATEGORIES.network_filter, extension) !== HTTP_CONNECTION_MANAGER) return;
-    const routeConfigPath = childPath(childPath(path, 'typed_config'), 'route_config');
-    messageList(messageField(messageField(extension, 'typed_config') ?? {}, 'route_config') ?? {}, 'virtual_hosts').forEach((host, v) => {
-      const hostPath = indexPath(childPath(routeConfigPath, 'virtual_hosts'), v);
-      keysOf(host, hostPath);
-      messageList(host, 'routes').forEach((route, r) => {
-        const routePath = indexPath(childPath(hostPath, 'routes'), r);
-        keysOf(route, routePath);
-        const clustersPath = childPath(childPath(childPath(routePath, 'route'), 'weighted_clusters'), 'clusters');
-        messageList(messageField(messageField(route, 'route') ?? {}, 'weighted_clusters') ?? {}, 'clusters').forEach((entry, c) => keysOf(entry, indexPath(clustersPath, c)));
-      });
+  messageList(routeConfig, 'virtual_hosts').forEach((host, v) => {
+    const hostPath = indexPath(childPath(routeConfigPath, 'virtual_hosts'), v);
+    keysOf(host, hostPath);
+    messageList(host, 'routes').forEach((route, r) => {
+      const routePath = indexPath(childPath(hostPath, 'routes'), r);
+      keysOf(route, routePath);
+      const clustersPath = childPath(childPath(childPath(routePath, 'route'), 'weighted_clusters'), 'clusters');
+      messageList(messageField(messageField(route, 'route') ?? {}, 'weighted_clusters') ?? {}, 'clusters').forEach((entry, c) => keysOf(entry, indexPath(clustersPath, c)));
     });
   });
 }

@@ -133,7 +133,10 @@ export interface HttpConnectionManagerConfig {
   readonly kind: 'http_connection_manager';
   readonly name: string;
   readonly statPrefix: string;
+  /** The inline route_config; with `rds`, the empty one that serves (404) until RDS brings its own. */
   readonly routeConfig: RouteConfiguration;
+  /** Where the route configuration comes from when it is not inline; null for an inline one. */
+  readonly rds: RdsConfig | null;
   readonly httpFilters: readonly HttpFilterConfig[];
   /** use_remote_address: when true the downstream peer address is appended to x-forwarded-for. */
   readonly useRemoteAddress: boolean;
@@ -537,6 +540,12 @@ export interface HeaderMatch {
     /** [start, end) of int64s in decimal (strings: beyond 2^53 a number would round). */
     | { readonly kind: 'range'; readonly start: string; readonly end: string }
     | { readonly kind: 'present' };
+}
+
+/** A connection manager's `rds`: a RouteConfiguration by name from a config source. */
+export interface RdsConfig {
+  readonly configSource: ConfigSourceConfig;
+  readonly routeConfigName: string;
 }
 
 export interface RouteConfiguration {

@@ -15,6 +15,7 @@ import type { HttpFilterContext, HttpFilterFactoryCreator } from '../filters/htt
 import type { ConnectionIds } from '../log/connection_log';
 import type { LoggerFactory } from '../log/logger_api';
 import type { RuntimeSource } from '../runtime/live_runtime';
+import type { RouteConfigUpdates } from '../filters/network/http_connection_manager/route_config_updates';
 import type { DrainDecider } from '../server/drain_decider';
 import type { StatsStore } from '../stats/stats';
 import { addressString } from '../network/socket_address';
@@ -54,6 +55,8 @@ export interface NetworkFilterContext {
   readonly trafficDirection: ListenerConfig['trafficDirection'];
   /** The tracer of a connection manager: its own provider, else the bootstrap's tracing.http; null when neither names one. */
   tracerFor(provider: TracerConfig | null): Tracer | null;
+  /** The route configurations RDS brought to this process (none where nothing is served). */
+  readonly routeConfigs: RouteConfigUpdates;
 }
 
 /**
@@ -86,6 +89,8 @@ export interface NetworkFilterDeps {
   readonly accessLogs: AccessLogsContext | null;
   /** The tracers' factories by name (the registry's, src/extensions). */
   readonly tracers: ReadonlyMap<string, TracerFactory>;
+  /** The route configurations RDS brought to this process, and their later updates. */
+  readonly routeConfigs: RouteConfigUpdates;
 }
 
 export class NetworkFilterBuilder {
@@ -192,6 +197,7 @@ export class NetworkFilterBuilder {
       asyncClient: this.asyncClient,
       trafficDirection: listener.trafficDirection,
       tracerFor: this.tracerFor,
+      routeConfigs: this.deps.routeConfigs,
     });
   }
 }

@@ -14,6 +14,7 @@ import type { LoggerFactory } from '../log/logger_api';
 import { LiveRuntime } from '../runtime/live_runtime';
 import { NamingStatsStore } from '../stats/naming_store';
 import { ClusterManager } from '../upstream/worker/cluster_manager';
+import { RouteConfigUpdates } from '../filters/network/http_connection_manager/route_config_updates';
 import { neverDrain } from './drain_decider';
 
 /** @throws ConfigError of `file` at the field of the first cluster or listener a worker could not build */
@@ -42,6 +43,8 @@ export function constructDataPlane(bootstrap: Bootstrap, file: string, log: Logg
       clock: new SystemClock(),
       // Validated with the configuration; opened by the workers.
       accessLogs: null,
+      // RDS brings nothing here: each connection manager with rds builds its empty configuration.
+      routeConfigs: new RouteConfigUpdates([]),
       ...dataPlaneFactories(),
     });
     try {

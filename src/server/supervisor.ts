@@ -4,6 +4,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import type { Bootstrap } from '../config/model';
+import { isJsonObject } from '../config/json';
 import { clustersHandler } from '../admin/clusters_handler';
 import { outlierDetectorOf } from '../upstream/supervisor/outlier/detector';
 import { certsHandler, daysUntilFirstCertExpires } from '../admin/certs_handler';
@@ -55,6 +56,9 @@ import { SharedStatsStore } from '../stats/store';
 import { healthSources } from '../upstream/supervisor/health_sources';
 import { SupervisorClusterManager } from '../upstream/supervisor/supervisor_cluster_manager';
 import { CdsApi } from '../upstream/supervisor/cds_api';
+import { RouteConfigProviderManager } from '../rds/route_config_provider_manager';
+import { routeConfigLoader } from '../rds/route_config_loader';
+import { bootstrapValidationContext } from '../config/validation/bootstrap';
 import { ResourceDecoder } from '../config/xds/resource_decoder';
 import { SubscriptionFactory, unknownDynamicFieldsPolicy } from '../config/xds/subscription_factory';
 import { protoSchema } from '../config/schema';
@@ -143,6 +147,8 @@ export class Supervisor implements ServerInfoSource {
   private subscriptions: SubscriptionFactory | null = null;
   /** dynamic_resources.cds_config's client; null without CDS. */
   private cds: CdsApi | null = null;
+  /** The connection managers' RDS subscriptions; null until the clusters are initialized. */
+  private routes: RouteConfigProviderManager | null = null;
   /** The circuit breakers' gauges and limits, over every worker's counts. */
   private circuitBreakers: CircuitBreakerStats | null = null;
   private stats: ServerStats | null = null;
@@ -362,7 +368,13 @@ export class Supervisor implements ServerInfoSource {
       listeners: () => [...this.listenSockets].map(([name, fd]) => ({ name, fd })),
       clusterState: () =>
         encodeForWorkers({ clusters: clusters.workerSnapshots(), dynamicClusters: clusters.dynamicConfigs().map(workerClusterConfig) }),
-      start: (listeners, clusterState) => ({ v: WORKER_PROTOCOL_VERSION, type: 'start', clusters: clusterState, listeners }),
+      start: (listeners, clusterState) => ({
+        v: WORKER_PROTOCOL_VERSION,
+        type: 'start',
+        clusters: clusterState,
+        listeners,
+        routeConfigs: this.routes?.routeConfigs() ?? [],
+      }),
       init: (workerIndex, column) => ({
         v: WORKER_PROTOCOL_VERSION,
         type: 'init',
@@ -425,6 +437,22 @@ export class Supervisor implements ServerInfoSource {
         this.cds.start();
         await this.cds.initialized;
       }
+      // Then the listeners' init targets, as Envoy's init manager runs them once the cluster
+      // manager is initialized: each RDS subscription's first update, or its failure or timeout.
+      this.routes = new RouteConfigProviderManager(bootstrap, {
+        subscriptions,
+        stats: store,
+        load: routeConfigLoader({
+          schema: protoSchema(),
+          context: bootstrapValidationContext(isJsonObject(bootstrap.source) ? bootstrap.source : {}, this.deps.extensions),
+          disabledExtensions: this.deps.extensions.resolveDisabled(options.disabledExtensions).keys,
+          activeClusters: () => clusters.activeClusterNames(),
+          runtime: liveRuntime,
+        }),
+        onUpdate: (update) => this.workers?.broadcast({ v: WORKER_PROTOCOL_VERSION, type: 'route_config', update }),
+        log: this.deps.log('router'),
+      });
+      await this.routes.start();
     });
     const workersStarted = this.workers.start(initialized);
     // Awaited below; a failure meanwhile must not count as unhandled.
@@ -549,6 +577,7 @@ export class Supervisor implements ServerInfoSource {
       }
       this.cds?.close();
       this.rtds?.close();
+      this.routes?.close();
       this.clusters?.close();
       this.subscriptions?.close();
       if (handle.privateRegion) handle.region.unlink();
@@ -782,7 +811,13 @@ export class Supervisor implements ServerInfoSource {
         },
       ),
       listenersHandler(() => this.bound),
-      configDumpHandler(bootstrap, buildNodeFields(build, this.deps.extensions, options.disabledExtensions), new Date(this.startMs), () => this.dynamicClustersDump()),
+      configDumpHandler(
+        bootstrap,
+        buildNodeFields(build, this.deps.extensions, options.disabledExtensions),
+        new Date(this.startMs),
+        () => this.dynamicClustersDump(),
+        () => this.routes?.dynamicRouteConfigs() ?? [],
+      ),
       contentionHandler(tracer),
       ...runtimeHandlers(this.runtime!),
       this.deps.logs.fineGrain

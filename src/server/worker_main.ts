@@ -17,6 +17,7 @@ import { AccessLogManager } from '../access_log/access_log_manager';
 import { SharedStatsStore } from '../stats/store';
 import { nodeLocality } from '../config/node_overrides';
 import { ClusterManager } from '../upstream/worker/cluster_manager';
+import { RouteConfigUpdates } from '../filters/network/http_connection_manager/route_config_updates';
 import { declareClusterStatNames } from '../upstream/worker/cluster_stats';
 import { LiveRuntime } from '../runtime/live_runtime';
 import { ConnectionIds } from '../log/connection_log';
@@ -154,6 +155,7 @@ async function run(init: WorkerInit, started: Promise<WorkerStart>, control: Wor
     onError: (path, error) => log.error(`access log ${path}: ${error.message}`),
   });
   const factories = dataPlaneFactories();
+  const routeConfigs = new RouteConfigUpdates(start.routeConfigs);
   const filters = new NetworkFilterBuilder({
     accessLogs: { files: accessLogFiles, loggers: factories.accessLoggers, runtime: control.runtime, random: mathRandom },
     bootstrap,
@@ -168,6 +170,7 @@ async function run(init: WorkerInit, started: Promise<WorkerStart>, control: Wor
     httpFilters: factories.httpFilters,
     networkFilters: factories.networkFilters,
     tracers: factories.tracers,
+    routeConfigs,
   });
   const listeners = new ListenerManager({ stats: store, log: logFactory, ids, clock });
   const tlsContexts: TlsContext[] = [];
@@ -227,6 +230,7 @@ async function run(init: WorkerInit, started: Promise<WorkerStart>, control: Wor
       }
     }
     if (m.type === 'cluster_remove') clusters.remove(m.name);
+    if (m.type === 'route_config') routeConfigs.update(m.update);
     if (m.type === 'recent_lookups_capacity') store.recentLookups.setCapacity(m.capacity);
     if (m.type === 'recent_lookups_clear') store.clearRecentLookups();
     if (m.type === 'recent_lookups_request') send({ v: WORKER_PROTOCOL_VERSION, type: 'recent_lookups', id: m.id, lookups: store.recentLookups.snapshot() });

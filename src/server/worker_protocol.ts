@@ -3,6 +3,7 @@
 
 import * as v8 from 'node:v8';
 import type { Bootstrap, ClusterConfig, SocketAddress } from '../config/model';
+import type { KeyedRouteConfig } from '../config/rds_sources';
 import type { ClusterSnapshot, MembershipUpdate } from '../upstream/shared/membership';
 import type { LogSettings } from '../log/log_settings';
 import type { DrainStrategy } from '../hot_restart/drain_manager';
@@ -15,7 +16,7 @@ import type { ProcessLookups } from '../stats/recent_lookups';
 import type { ProfileKind } from './process_profiler';
 import type { ConsecutiveFailure } from '../upstream/shared/outlier/consecutive_failure';
 
-export const WORKER_PROTOCOL_VERSION = 9;
+export const WORKER_PROTOCOL_VERSION = 10;
 
 /**
  * The clusters' state a worker starts from, besides the bootstrap. Large (about 600 bytes per
@@ -86,6 +87,8 @@ export interface WorkerStart {
    * stopped after the worker was forked, which the worker closes.
    */
   readonly listeners: readonly (string | null)[];
+  /** The route configurations RDS has brought so far; later ones follow as messages. */
+  readonly routeConfigs: readonly KeyedRouteConfig[];
 }
 
 /** The runtime changed (a disk layer reloaded, /runtime_modify): its new final values. */
@@ -113,6 +116,13 @@ export interface WorkerClusterAdd {
   readonly snapshot: ClusterSnapshot;
   /** The worker that interns the cluster's stat names: the workers share that out, as at init. */
   readonly declaredBy: number;
+}
+
+/** RDS brought a route configuration: every connection manager that names it routes new requests by it. */
+export interface WorkerRouteConfigUpdate {
+  readonly v: typeof WORKER_PROTOCOL_VERSION;
+  readonly type: 'route_config';
+  readonly update: KeyedRouteConfig;
 }
 
 /** CDS removed a cluster: drop it; requests in flight finish on its draining pools. */
@@ -224,6 +234,7 @@ export type SupervisorMessage =
   | WorkerClusterUpdate
   | WorkerClusterAdd
   | WorkerClusterRemove
+  | WorkerRouteConfigUpdate
   | WorkerSetLogLevel
   | WorkerProfileStart
   | WorkerProfileStop

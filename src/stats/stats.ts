@@ -80,7 +80,7 @@ export interface StatsStore extends Scope {
   hostRecord(host: HostSlot): { words: Int32Array; index: number };
 }
 
-/** A cluster's stat name: alt_stat_name or name, with `:` turned into `_`. */
+/** A cluster's stat name (alt_stat_name or name), or an RDS route configuration's, with `:` turned into `_`. */
 export function sanitizeStatName(name: string): string {
   return name.replace(/:/g, '_');
 }

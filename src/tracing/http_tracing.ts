@@ -45,8 +45,8 @@ export interface HttpTracingDeps {
 export class HttpTracing {
   private readonly settings: SpanSettings;
   private readonly tags: readonly CustomTag[];
-  /** The tags of each route with tracing of its own (the route's, then the manager's), by that tracing. */
-  private readonly routeTags = new Map<RouteTracingConfig, readonly CustomTag[]>();
+  /** The tags of each route with tracing of its own (the route's, then the manager's), by that tracing; gone with the routes. */
+  private readonly routeTags = new WeakMap<RouteTracingConfig, readonly CustomTag[]>();
 
   constructor(
     private readonly config: HttpTracingConfig,
@@ -55,9 +55,14 @@ export class HttpTracing {
   ) {
     this.settings = { operation: deps.operation, verbose: config.verbose, maxPathTagLength: config.maxPathTagLength, useRemoteAddress: deps.useRemoteAddress };
     this.tags = customTags(config.customTags, [], deps.environment);
+    this.prepareRoutes(routes);
+  }
+
+  /** The routes' tags, of the connection manager's first route configuration and of each RDS brings. */
+  prepareRoutes(routes: RouteConfiguration): void {
     for (const virtualHost of routes.virtualHosts) {
       for (const route of virtualHost.routes) {
-        if (route.tracing !== undefined) this.routeTags.set(route.tracing, customTags(route.tracing.customTags, this.tags, deps.environment));
+        if (route.tracing !== undefined) this.routeTags.set(route.tracing, customTags(route.tracing.customTags, this.tags, this.deps.environment));
       }
     }
   }

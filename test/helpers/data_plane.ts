@@ -33,6 +33,7 @@ import { upstreamConnectionLogs } from '../../src/pool/upstream_connection_logs'
 import { ClusterManager } from '../../src/upstream/worker/cluster_manager';
 import type { RandomSource } from '../../src/common/random';
 import { dataPlaneFactories } from '../../src/extensions/data_plane_extensions';
+import { RouteConfigUpdates } from '../../src/filters/network/http_connection_manager/route_config_updates';
 
 const LISTEN_BACKLOG = 128;
 /** As a worker waits after a failed accept(). */
@@ -145,6 +146,7 @@ export function httpConnectionManager(virtualHosts: VirtualHost[], overrides: Pa
     name: 'proxy.filters.network.http_connection_manager',
     statPrefix: 'ingress_http',
     routeConfig: { name: 'local_route', virtualHosts },
+    rds: null,
     httpFilters: [{ name: 'proxy.filters.http.router' }],
     useRemoteAddress: false,
     xffNumTrustedHops: 0,
@@ -278,6 +280,7 @@ export async function startDataPlane(
     healthCheckFailed: options.healthCheckFailed ?? (() => false),
     clock,
     accessLogs: options.accessLogs ?? null,
+    routeConfigs: new RouteConfigUpdates([]),
     ...dataPlaneFactories(),
   });
   const manager = new ListenerManager({ stats, log: () => silentLogger, ids: ConnectionIds.forOneProcess(), clock });

@@ -13,7 +13,7 @@ const extensions = builtinExtensions();
 const loggerModel = (written: JsonObject): FileAccessLogConfig => {
   // Loading canonicalizes the names before validation does.
   const config = { ...written, name: extensions.registeredName('proxy.access_loggers', written) };
-  validateExtension('proxy.access_loggers', config, '', { clusters: new Set(), plaintextClusters: new Set(), extensions });
+  validateExtension('proxy.access_loggers', config, '', { clusters: new Set(), plaintextClusters: new Set(), extensions, configSources: { primaryClusters: new Map(), hasAdsConfig: false } });
   return extensions.model('proxy.access_loggers', config) as FileAccessLogConfig;
 };
 const formatOf = (config: JsonObject) => loggerModel(config).format;

@@ -123,12 +123,12 @@ const CASES: Case[] = [
   { name: 'hcm stat_prefix', change: (b) => delete hcm(b).stat_prefix, error: `${HCM}.typed_config.stat_prefix: value length must be at least 1 runes` },
   { name: 'hcm without routes', change: (b) => delete hcm(b).route_config, error: `${HCM}.typed_config.route_specifier: is required: set one of rds, route_config, scoped_routes` },
   {
-    name: 'hcm with rds',
+    name: 'hcm with rds over ADS without ads_config',
     change: (b) => {
       delete hcm(b).route_config;
       hcm(b).rds = { route_config_name: 'r', config_source: { ads: {} } };
     },
-    error: `${HCM}.typed_config.rds: rds is not supported yet; use an inline route_config`,
+    error: `${HCM}.typed_config.rds.config_source.ads: ADS must be configured to support an ADS config source`,
   },
   { name: 'route to an unknown cluster', change: (b) => (routes(b)[1].route.cluster = 'nowhere'), error: `${ROUTES}[1].route.cluster: route: unknown cluster 'nowhere'` },
   {

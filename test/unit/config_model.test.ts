@@ -77,6 +77,7 @@ test('listeners, with defaults filled in and names in our spelling', () => {
       ],
     },
     httpFilters: [{ name: 'proxy.filters.http.router' }],
+    rds: null,
     useRemoteAddress: true,
     xffNumTrustedHops: 0,
     serverName: 'proxy',

@@ -15,6 +15,7 @@ import { ConnectionIds } from '../../src/log/connection_log';
 import { ClusterManager } from '../../src/upstream/worker/cluster_manager';
 import { anyMatch, directRoute, httpConnectionManager, listener, silentLogger, staticCluster, tcpProxy, virtualHost } from '../helpers/data_plane';
 import { dataPlaneFactories } from '../../src/extensions/data_plane_extensions';
+import { RouteConfigUpdates } from '../../src/filters/network/http_connection_manager/route_config_updates';
 
 function bootstrapOf(listeners: ListenerConfig[]): Bootstrap {
   return {
@@ -47,6 +48,7 @@ function builderOf(bootstrap: Bootstrap): NetworkFilterBuilder {
     healthCheckFailed: () => false,
     clock: new SystemClock(),
     accessLogs: null,
+    routeConfigs: new RouteConfigUpdates([]),
     ...dataPlaneFactories(),
   });
 }

@@ -17,6 +17,8 @@ const SUPERVISOR_ONLY = [
   // health checking, the outlier detector, the cluster manager that versions memberships
   'src/upstream/supervisor/',
   'src/config/xds/',
+  // RDS subscriptions, and the route configurations they check before the workers get them
+  'src/rds/',
   'src/network/dns/',
   'src/admin/',
   'src/server/supervisor.ts',

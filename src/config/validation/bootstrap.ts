@@ -3,7 +3,7 @@
 // every listener, every stats sink, the tracer) is checked on its own and stops at its first
 // problem, like Envoy; the problems of all resources are reported together, by field path.
 
-import type { ConfigExtensions } from '../extension';
+import type { ConfigExtensions, ValidationContext } from '../extension';
 import { FieldErrorCollector } from '../errors';
 import { JsonObject, messageField, messageList, stringField } from '../json';
 import { validateAdmin } from './admin';
@@ -21,18 +21,25 @@ export function validateBootstrap(bootstrap: JsonObject, extensions: ConfigExten
   const errors = new FieldErrorCollector();
   errors.run(() => validateAdmin(bootstrap));
   errors.run(() => validateStatsConfig(bootstrap));
-  const sourceContext = configSourceContext(bootstrap);
-  errors.run(() => validateLayeredRuntime(bootstrap, sourceContext));
+  const context = bootstrapValidationContext(bootstrap, extensions);
+  errors.run(() => validateLayeredRuntime(bootstrap, context.configSources));
   validateClusters(bootstrap, extensions, errors);
-  const clusters = messageList(messageField(bootstrap, 'static_resources') ?? {}, 'clusters');
-  const clusterNames = new Set(clusters.map((cluster) => stringField(cluster, 'name')));
-  const plaintextClusters = new Set(clusters.filter((cluster) => !hasTransportSocket(cluster)).map((cluster) => stringField(cluster, 'name')));
-  const context = { clusters: clusterNames, plaintextClusters, extensions };
-  errors.run(() => validateClusterManager(bootstrap, clusterNames));
-  errors.run(() => validateDynamicResources(bootstrap, sourceContext));
+  errors.run(() => validateClusterManager(bootstrap, context.clusters));
+  errors.run(() => validateDynamicResources(bootstrap, context.configSources));
   validateListeners(bootstrap, context, errors);
   validateStatsSinks(bootstrap, context, errors);
   const tracer = messageField(messageField(bootstrap, 'tracing') ?? {}, 'http');
   if (tracer !== undefined) errors.run(() => validateExtension('proxy.tracers', tracer, 'tracing.http', context));
   errors.throwIfAny();
+}
+
+/** What the bootstrap's extensions are checked against (and an RDS resource, with the clusters of the moment). */
+export function bootstrapValidationContext(bootstrap: JsonObject, extensions: ConfigExtensions): ValidationContext {
+  const clusters = messageList(messageField(bootstrap, 'static_resources') ?? {}, 'clusters');
+  return {
+    clusters: new Set(clusters.map((cluster) => stringField(cluster, 'name'))),
+    plaintextClusters: new Set(clusters.filter((cluster) => !hasTransportSocket(cluster)).map((cluster) => stringField(cluster, 'name'))),
+    extensions,
+    configSources: configSourceContext(bootstrap),
+  };
 }

@@ -73,8 +73,8 @@ export function validateCluster(cluster: JsonObject, path: string, extensions: C
   validateSubsetConfig(cluster, path);
   validateProtocolOptions(cluster, path);
   validateDnsRefreshRates(cluster, path);
-  // A cluster's extensions route nowhere: no cluster names to check against.
-  const context = { clusters: new Set<string>(), plaintextClusters: new Set<string>(), extensions };
+  // A cluster's extensions route nowhere and subscribe to nothing: no names to check against.
+  const context = { clusters: new Set<string>(), plaintextClusters: new Set<string>(), extensions, configSources: { primaryClusters: new Map(), hasAdsConfig: false } };
   validateUpstreamFilters(cluster, path, context);
   validateUpstreamTransportSockets(cluster, path, context);
   validateHealthChecks(cluster, path, context);

@@ -4,7 +4,7 @@
 import type { ConfigExtensions } from '../extension';
 import { FieldError } from '../errors';
 import { clusterExtensionName, extensionKey } from '../extension_registry';
-import { ExtensionVisitor, forEachClusterExtension, forEachExtension, forEachPerFilterConfigName, SITE_CATEGORIES } from '../extension_sites';
+import { ExtensionVisitor, forEachClusterExtension, forEachExtension, forEachPerFilterConfigName, forEachRoutePerFilterConfigName, SITE_CATEGORIES } from '../extension_sites';
 import { childPath, indexPath } from '../field_path';
 import { enumField, JsonObject, messageField, messageList, stringField } from '../json';
 
@@ -19,9 +19,7 @@ export function checkDisabledExtensions(bootstrap: JsonObject, disabled: Readonl
   if (disabled.size === 0) return;
   forEachExtension(bootstrap, extensions, refuseDisabled(disabled));
   // A per-route config names its filter too: Envoy finds no factory for it.
-  forEachPerFilterConfigName(bootstrap, extensions, (name, path) => {
-    if (disabled.has(extensionKey('proxy.filters.http', extensions.canonicalName(name)))) throw new FieldError(path, `Didn't find a registered implementation for name: '${name}' ${WHY}`);
-  });
+  forEachPerFilterConfigName(bootstrap, extensions, refuseDisabledPerFilterConfig(disabled, extensions));
   const resources = messageField(bootstrap, 'static_resources') ?? {};
   messageList(resources, 'clusters').forEach((cluster, i) => checkClusterType(cluster, indexPath('static_resources.clusters', i), disabled, extensions));
 }
@@ -35,6 +33,21 @@ export function checkClusterDisabledExtensions(cluster: JsonObject, clusterPath:
   if (disabled.size === 0) return;
   forEachClusterExtension(cluster, clusterPath, extensions, refuseDisabled(disabled));
   checkClusterType(cluster, clusterPath, disabled, extensions);
+}
+
+/**
+ * The same for one RouteConfiguration at `path` (an RDS resource): its per-route configs.
+ * @param routeConfig decoded
+ */
+export function checkRouteConfigDisabledExtensions(routeConfig: JsonObject, path: string, disabled: ReadonlySet<string>, extensions: ConfigExtensions): void {
+  if (disabled.size === 0) return;
+  forEachRoutePerFilterConfigName(routeConfig, path, refuseDisabledPerFilterConfig(disabled, extensions));
+}
+
+function refuseDisabledPerFilterConfig(disabled: ReadonlySet<string>, extensions: ConfigExtensions): (name: string, path: string) => void {
+  return (name, path) => {
+    if (disabled.has(extensionKey('proxy.filters.http', extensions.canonicalName(name)))) throw new FieldError(path, `Didn't find a registered implementation for name: '${name}' ${WHY}`);
+  };
 }
 
 function refuseDisabled(disabled: ReadonlySet<string>): ExtensionVisitor {

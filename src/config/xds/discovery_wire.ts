@@ -60,6 +60,10 @@ const TYPE_SERVICES: ReadonlyMap<string, { readonly v3: string; readonly v2: str
     'envoy.service.runtime.v3.Runtime',
     { v3: 'envoy.service.runtime.v3.RuntimeDiscoveryService', v2: 'envoy.service.discovery.v2.RuntimeDiscoveryService', method: 'Runtime', rest: 'runtime' },
   ],
+  [
+    'envoy.config.route.v3.RouteConfiguration',
+    { v3: 'envoy.service.route.v3.RouteDiscoveryService', v2: 'envoy.api.v2.RouteDiscoveryService', method: 'Routes', rest: 'routes' },
+  ],
 ]);
 
 function typeService(type: ResourceType) {

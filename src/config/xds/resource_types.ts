@@ -30,6 +30,12 @@ export const RUNTIME_RESOURCE: ResourceType = {
   nameField: 'name',
 };
 
+export const ROUTE_CONFIGURATION_RESOURCE: ResourceType = {
+  v3TypeName: 'envoy.config.route.v3.RouteConfiguration',
+  v2TypeName: 'envoy.api.v2.RouteConfiguration',
+  nameField: 'name',
+};
+
 /** The type URL a subscription asks for: resource_api_version decides (AUTO is V2 in Envoy 1.16). */
 export function resourceTypeUrl(type: ResourceType, version: XdsApiVersion): string {
   return `type.googleapis.com/${version === 'V3' ? type.v3TypeName : type.v2TypeName}`;

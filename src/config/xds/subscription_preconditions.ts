@@ -9,11 +9,13 @@ import { childPath, indexPath } from '../field_path';
 import type { Bootstrap, NodeInfo } from '../model';
 import { requireNodeIdentity } from '../node_overrides';
 import type { ConfigSourceConfig } from '../config_source';
+import { rdsSourcesOf } from '../rds_sources';
 import { CLUSTER_RESOURCE, resourceTypeUrl, type ResourceType, RUNTIME_RESOURCE } from './resource_types';
 
 /**
- * The subscriptions the bootstrap starts: CDS, each RTDS layer's, and the EDS of each static
- * cluster (for which, unlike Envoy, this build does not require the node's identity).
+ * The subscriptions the bootstrap starts: CDS, each RTDS layer's, the EDS of each static cluster
+ * (for which, unlike Envoy, this build does not require the node's identity) and each connection
+ * manager's RDS.
  * @param node the node after --service-node and --service-cluster
  * @throws FieldError, or FieldErrors when several sources fail
  */
@@ -30,6 +32,13 @@ export function checkBootstrapSubscriptions(bootstrap: Bootstrap, node: NodeInfo
     if (eds === null) return;
     errors.run(() => checkFileSourceExists(eds.edsConfig, `${indexPath('static_resources.clusters', i)}.eds_cluster_config.eds_config`));
   });
+  // Envoy's RDS subscription checks the node first, under the name `rds`.
+  for (const { rds, path } of rdsSourcesOf(bootstrap)) {
+    errors.run(() => {
+      requireNodeIdentity(node, 'rds', path);
+      checkFileSourceExists(rds.configSource, childPath(path, 'config_source'));
+    });
+  }
   errors.throwIfAny();
 }
 

@@ -9,7 +9,7 @@
 
 import { stringMatcher } from '../../common/string_matcher';
 import type { RandomSource } from '../../common/random';
-import type { CsrfPolicyConfig, RuntimeFraction } from '../../config/model';
+import type { CsrfPolicyConfig, RouteConfiguration, RuntimeFraction } from '../../config/model';
 import { CSRF } from '../../config/names';
 import { parseAbsoluteUrl } from '../../http/absolute_url';
 import type { RequestHead } from '../../http/message';
@@ -55,8 +55,8 @@ export class CsrfFilterFactory implements HttpFilterFactory {
   private readonly runtime: RuntimeSource;
   private readonly random: RandomSource;
   private readonly policy: CsrfPolicy;
-  /** The route configuration's typed_per_filter_config policies, compiled once. */
-  private readonly routePolicies: ReadonlyMap<CsrfPolicyConfig, CsrfPolicy>;
+  /** The route configurations' typed_per_filter_config policies, compiled once; gone with the routes. */
+  private readonly routePolicies = new WeakMap<CsrfPolicyConfig, CsrfPolicy>();
 
   constructor(config: CsrfPolicyConfig, context: HttpFilterFactoryContext) {
     const stats = context.scope.scope('csrf');
@@ -66,7 +66,11 @@ export class CsrfFilterFactory implements HttpFilterFactory {
     this.runtime = context.runtime;
     this.random = context.random;
     this.policy = compileCsrfPolicy(config);
-    this.routePolicies = new Map(perFilterConfigsOf(context.routeConfig, CSRF).map((policy) => [policy, compileCsrfPolicy(policy)]));
+    this.prepareRoutes(context.routeConfig);
+  }
+
+  prepareRoutes(routeConfig: RouteConfiguration): void {
+    for (const policy of perFilterConfigsOf(routeConfig, CSRF)) this.routePolicies.set(policy, compileCsrfPolicy(policy));
   }
 
   createFilter(callbacks: HttpFilterCallbacks): HttpFilter {

@@ -9,7 +9,7 @@
 // and errors flag UAEX. Counted in `http.<stat_prefix>.ext_authz.` and in the route's cluster's
 // `cluster.<name>.ext_authz.` (ok, denied, error, failure_mode_allowed).
 
-import type { ExtAuthzConfig, ExtAuthzPerRouteConfig } from '../../config/model';
+import type { ExtAuthzConfig, ExtAuthzPerRouteConfig, RouteConfiguration } from '../../config/model';
 import { EXT_AUTHZ } from '../../config/names';
 import { type RequestHead, removeHeaders, setHeader } from '../../http/message';
 import type { Counter, Scope } from '../../stats/stats';
@@ -46,8 +46,8 @@ class ExtAuthzCounters {
 
 export class ExtAuthzFilterFactory implements HttpFilterFactory {
   readonly counters: ExtAuthzCounters;
-  /** Some route of the connection manager has an ExtAuthzPerRoute: requests look for context extensions. */
-  readonly perRoute: boolean;
+  /** Some route configuration the connection manager has served has an ExtAuthzPerRoute: requests look for context extensions. */
+  perRoute = false;
   /** The route's cluster's counters, by cluster name, made on first use. */
   private readonly clusterCounters = new Map<string, ExtAuthzCounters>();
 
@@ -57,7 +57,12 @@ export class ExtAuthzFilterFactory implements HttpFilterFactory {
     readonly client: AuthzClient,
   ) {
     this.counters = new ExtAuthzCounters(context.scope.scope('ext_authz'));
-    this.perRoute = perFilterConfigsOf(context.routeConfig, EXT_AUTHZ).length > 0;
+    this.prepareRoutes(context.routeConfig);
+  }
+
+  prepareRoutes(routeConfig: RouteConfiguration): void {
+    // Never unset: a request routed by an earlier configuration may still look.
+    this.perRoute ||= perFilterConfigsOf(routeConfig, EXT_AUTHZ).length > 0;
   }
 
   createFilter(callbacks: HttpFilterCallbacks): HttpFilter {

@@ -43,8 +43,8 @@ export interface FaultFilterContext {
 
 export class FaultFilterFactory implements HttpFilterFactory {
   readonly settings: FaultSettings;
-  /** Each per-route HTTPFault of the connection manager's routes, prepared. */
-  readonly routeSettings: ReadonlyMap<FaultConfig, FaultSettings>;
+  /** Each per-route HTTPFault of the connection manager's route configurations, prepared; gone with the routes. */
+  readonly routeSettings = new WeakMap<FaultConfig, FaultSettings>();
   readonly delaysInjected: Counter;
   readonly abortsInjected: Counter;
   readonly responseRlInjected: Counter;
@@ -58,13 +58,17 @@ export class FaultFilterFactory implements HttpFilterFactory {
     readonly context: FaultFilterContext,
   ) {
     this.settings = new FaultSettings(config);
-    this.routeSettings = new Map(perFilterConfigsOf(context.routeConfig, FAULT).map((route) => [route, new FaultSettings(route)]));
+    this.prepareRoutes(context.routeConfig);
     const scope = (this.scope = context.scope.scope('fault'));
     this.delaysInjected = scope.counter('delays_injected');
     this.abortsInjected = scope.counter('aborts_injected');
     this.responseRlInjected = scope.counter('response_rl_injected');
     this.faultsOverflow = scope.counter('faults_overflow');
     this.activeFaults = scope.gauge('active_faults');
+  }
+
+  prepareRoutes(routeConfig: RouteConfiguration): void {
+    for (const route of perFilterConfigsOf(routeConfig, FAULT)) this.routeSettings.set(route, new FaultSettings(route));
   }
 
   createFilter(callbacks: HttpFilterCallbacks): HttpFilter {

@@ -9,7 +9,7 @@
 // per-request state is reset by decodeHeaders instead of allocating a filter per request, and
 // onStreamEnd tells it to drop what it still has pending.
 
-import type { Route, VirtualHost, WeightedCluster } from '../../config/model';
+import type { Route, RouteConfiguration, VirtualHost, WeightedCluster } from '../../config/model';
 import type { HttpProtocol } from '../../http/codec';
 import { firstHeaderValue, type RequestHead, type ResponseHead } from '../../http/message';
 import type { TrustedClient } from '../../http/trusted_client';
@@ -141,4 +141,10 @@ export interface HttpFilterFactory {
    * local reply is gRPC's from the request as it came, as Envoy does.
    */
   readonly makesGrpcRequests?: boolean;
+  /**
+   * For a filter that prepares the typed_per_filter_config entries of its connection manager's
+   * routes: those of a route configuration RDS brought, which requests are routed by from now on
+   * (those routed by the previous one keep finding theirs).
+   */
+  prepareRoutes?(routeConfig: RouteConfiguration): void;
 }

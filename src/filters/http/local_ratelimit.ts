@@ -9,7 +9,7 @@
 
 import type { Clock } from '../../common/clock';
 import type { RandomSource } from '../../common/random';
-import type { LocalRateLimitConfig, RuntimeFraction } from '../../config/model';
+import type { LocalRateLimitConfig, RouteConfiguration, RuntimeFraction } from '../../config/model';
 import { LOCAL_RATELIMIT } from '../../config/names';
 import type { RuntimeSource } from '../../runtime/live_runtime';
 import type { Counter, Scope } from '../../stats/stats';
@@ -51,15 +51,25 @@ export class LocalRateLimitFilterFactory implements HttpFilterFactory {
   private readonly runtime: RuntimeSource;
   private readonly random: RandomSource;
   private readonly limiter: LocalRateLimiter;
-  /** The route configuration's typed_per_filter_config entries, each with a bucket of its own, made once (as Envoy makes them with the routes). */
-  private readonly routeLimiters: ReadonlyMap<LocalRateLimitConfig, LocalRateLimiter>;
+  /**
+   * The route configurations' typed_per_filter_config entries, each with a bucket of its own, made
+   * once (as Envoy makes them with the routes: a new RDS configuration starts them full); gone with the routes.
+   */
+  private readonly routeLimiters = new WeakMap<LocalRateLimitConfig, LocalRateLimiter>();
+  private readonly stats: Scope;
+  private readonly clock: Clock;
 
   constructor(config: LocalRateLimitConfig, context: HttpFilterFactoryContext) {
     this.runtime = context.runtime;
     this.random = context.random;
+    this.stats = context.stats;
+    this.clock = context.clock;
     this.limiter = new LocalRateLimiter(config, context.stats, context.clock);
-    const entries = perFilterConfigsOf(context.routeConfig, LOCAL_RATELIMIT);
-    this.routeLimiters = new Map(entries.map((entry) => [entry, new LocalRateLimiter(entry, context.stats, context.clock)]));
+    this.prepareRoutes(context.routeConfig);
+  }
+
+  prepareRoutes(routeConfig: RouteConfiguration): void {
+    for (const entry of perFilterConfigsOf(routeConfig, LOCAL_RATELIMIT)) this.routeLimiters.set(entry, new LocalRateLimiter(entry, this.stats, this.clock));
   }
 
   createFilter(callbacks: HttpFilterCallbacks): HttpFilter {

@@ -63,8 +63,8 @@ export class RateLimitFilterFactory implements HttpFilterFactory {
   private readonly runtime: RuntimeSource;
   private readonly random: RandomSource;
   private readonly serviceCluster: string;
-  /** Each rate_limits list of the route configuration, compiled once. */
-  private readonly policySets: ReadonlyMap<readonly RateLimitPolicy[], RateLimitPolicySet>;
+  /** Each rate_limits list of the route configurations, compiled once; gone with the routes. */
+  private readonly policySets = new WeakMap<readonly RateLimitPolicy[], RateLimitPolicySet>();
   /** By cluster, made at its first call (a cluster that CDS replaces gets new ones). */
   private readonly stats = new WeakMap<ClusterInfo, RateLimitStats>();
   /** enabled(), for the descriptors' disable_key checks. */
@@ -83,7 +83,11 @@ export class RateLimitFilterFactory implements HttpFilterFactory {
     this.runtime = context.runtime;
     this.random = context.random;
     this.serviceCluster = context.serviceCluster;
-    this.policySets = new Map(policyLists(context.routeConfig).map((policies) => [policies, new RateLimitPolicySet(policies)]));
+    this.prepareRoutes(context.routeConfig);
+  }
+
+  prepareRoutes(routeConfig: RouteConfiguration): void {
+    for (const policies of policyLists(routeConfig)) this.policySets.set(policies, new RateLimitPolicySet(policies));
   }
 
   createFilter(callbacks: HttpFilterCallbacks): HttpFilter {

@@ -111,7 +111,8 @@ export interface DownstreamStream {
 }
 
 export interface RouterConfig {
-  readonly routeTable: RouteTable;
+  /** Replaced when RDS brings a new route configuration; a request keeps the one it was routed by. */
+  routeTable: RouteTable;
   readonly clusters: ClusterManager;
   /** Sends the mirrors' copies. */
   readonly asyncClient: AsyncClient;
@@ -249,10 +250,15 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
   // Per connection (HTTP/1) or stream: the route timer, made once and enabled for each request.
   private timer: Timer | null = null;
 
+  /** The route table the request was routed by (RDS may have replaced the connection manager's since). */
+  private table: RouteTable;
+
   constructor(
     private readonly config: RouterConfig,
     private readonly downstream: DownstreamStream,
-  ) {}
+  ) {
+    this.table = config.routeTable;
+  }
 
   /**
    * Whether the upgrade `head` asks for is allowed, by its route or the connection manager
@@ -267,7 +273,7 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
   routeEntry(head: RequestHead): RouteEntry | null {
     const route = this.routeFor(head);
     if (route === null) return null;
-    return (this.routedEntry ??= { route, virtualHost: this.config.routeTable.virtualHostOf(route), weightedCluster: this.routedWeighted });
+    return (this.routedEntry ??= { route, virtualHost: this.table.virtualHostOf(route), weightedCluster: this.routedWeighted });
   }
 
   /** A filter changed the request: its route (and weighted cluster) is drawn again when next asked for (Envoy's clearRouteCache). */
@@ -281,10 +287,11 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
    */
   private routeFor(head: RequestHead): Route | null {
     if (this.routedHead !== head) {
+      const table = (this.table = this.config.routeTable);
       this.cleanInternalOnlyHeaders(head);
-      const route = (this.routed = this.config.routeTable.route(head, this));
+      const route = (this.routed = table.route(head, this));
       const weighted = route?.action.kind === 'route' ? route.action.weightedClusters : undefined;
-      this.routedWeighted = weighted === undefined ? null : this.config.routeTable.weightedCluster(weighted);
+      this.routedWeighted = weighted === undefined ? null : table.weightedCluster(weighted);
       this.routedEntry = null;
       this.routedHead = head;
     }
@@ -325,7 +332,7 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
     }
     if (info !== null) info.upstreamCluster = cluster.info.name;
     // As Envoy, once the cluster is known: a missing one is charged to no virtual cluster.
-    this.vcluster = config.routeTable.virtualCluster(route, head);
+    this.vcluster = this.table.virtualCluster(route, head);
     config.stats.rq_total.inc();
     const drop = cluster.dropOverload;
     if (drop !== null && evaluateFractionalPercent(drop, config.random())) {
@@ -334,7 +341,7 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
     }
     // Sets the timeouts, and the retry headers a trusted downstream sent.
     const upstreamHead = (this.upstreamHead = this.upstreamRequestHead(head, route, action));
-    const virtualHost = config.routeTable.attemptCountingHost(route);
+    const virtualHost = this.table.attemptCountingHost(route);
     this.attemptCountToUpstream = virtualHost?.includeRequestAttemptCount === true;
     this.attemptCountToDownstream = virtualHost?.includeAttemptCountInResponse === true;
     if (requestMutations !== null) for (const mutator of requestMutations) mutator.apply(upstreamHead.headers, this.formatContext!);
@@ -786,7 +793,7 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
 
   /** The mirror policies a request takes: each without a runtime_fraction, and each whose fraction it draws. */
   private drawShadows(policies: readonly MirrorPolicy[]): readonly MirrorPolicy[] | null {
-    const table = this.config.routeTable;
+    const table = this.table;
     const drawn = policies.filter((policy) => policy.runtimeFraction === undefined || table.drawFraction(policy.runtimeFraction));
     return drawn.length === 0 ? null : drawn;
   }
@@ -1022,7 +1029,7 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
         location: firstHeaderValue(response.headers, 'location'),
         history,
       },
-      (target) => config.routeTable.route((next = this.redirectedHead(sent, target, downstreamHttps)), this),
+      (target) => this.table.route((next = this.redirectedHead(sent, target, downstreamHttps)), this),
     );
     const counters = this.cluster!.info.stats.counters;
     if ('refusal' in decision) {
@@ -1118,7 +1125,7 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
    * upstream (null: none). Also what their values read.
    */
   private chooseMutations(head: RequestHead, route: Route, weighted: WeightedCluster | null): readonly HeaderMutator[] | null {
-    const table = this.config.routeTable;
+    const table = this.table;
     if (!table.hasHeaderMutations) return null;
     this.responseMutations = this.formatContext = null;
     const own = table.headerMutations(route);
@@ -1152,7 +1159,7 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
 
   /** internal_only_headers: Envoy cleans them off before routing, from any request not from inside. */
   private cleanInternalOnlyHeaders(head: RequestHead): void {
-    const internalOnly = this.config.routeTable.internalOnlyHeaders;
+    const internalOnly = this.table.internalOnlyHeaders;
     if (internalOnly !== null && !this.isInternal()) removeHeaders(head.headers, (name) => internalOnly.has(name));
   }
 
@@ -1173,7 +1180,7 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
   private upstreamRequestHead(head: RequestHead, route: Route, action: ClusterRouteAction): RequestHead {
     let path = head.path;
     let originalPath: string | null = null;
-    const regex = action.regexRewrite !== undefined || action.hostRewritePathRegex !== undefined ? this.config.routeTable.regexRewrites(route) : null;
+    const regex = action.regexRewrite !== undefined || action.hostRewritePathRegex !== undefined ? this.table.regexRewrites(route) : null;
     if (action.prefixRewrite !== undefined) {
       originalPath = path;
       path = action.prefixRewrite + path.slice(matchedLength(route.match, path));

@@ -291,6 +291,11 @@ export class SupervisorClusterManager {
     return true;
   }
 
+  /** The names of the active clusters, static or CDS (what an RDS route's validate_clusters checks). */
+  activeClusterNames(): Set<string> {
+    return new Set(this.clusters.keys());
+  }
+
   /** The names of the CDS clusters, warming or active. */
   dynamicClusterNames(): Set<string> {
     const names = new Set(this.warming.keys());

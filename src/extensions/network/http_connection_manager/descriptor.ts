@@ -38,6 +38,7 @@ export const HTTP_CONNECTION_MANAGER_FILTER: ExtensionDescriptor<'proxy.filters.
         // Made only for a connection manager that traces.
         tracer: config.tracing === null ? null : context.tracerFor(config.tracing.provider),
         tracingOperation: context.trafficDirection === 'OUTBOUND' ? 'egress' : 'ingress',
+        routeConfigs: context.routeConfigs,
       }),
   },
 };

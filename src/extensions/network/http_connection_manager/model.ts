@@ -1,5 +1,5 @@
-// The HTTP connection manager's model: its settings, its inline route table and its HTTP
-// filters (each by its own descriptor), Envoy 1.16's defaults filled in.
+// The HTTP connection manager's model: its settings, its route table (inline, or where RDS
+// finds it) and its HTTP filters (each by its own descriptor), Envoy 1.16's defaults filled in.
 
 import type { ConfigExtensions } from '../../../config/extension';
 import { boolField, durationMs, enumField, isJsonObject, JsonObject, messageField, messageList, numberField, stringField, stringList } from '../../../config/json';
@@ -11,6 +11,7 @@ import type {
   InternalRedirectPolicy,
   QueryParameterMatch,
   MirrorPolicy,
+  RdsConfig,
   PerFilterConfigs,
   PerRouteModel,
   RegexMatchAndSubstitute,
@@ -38,6 +39,7 @@ import {
   millis,
   runtimeFraction,
 } from '../../../config/model_builder';
+import { configSourceOf } from '../../../config/config_source';
 import { LB_METADATA_NAMESPACE, metadataMatchCriteria, type MetadataMatchCriteria } from '../../../config/metadata_match';
 import { HTTP_CONNECTION_MANAGER, PREVIOUS_HOSTS } from '../../../config/names';
 import { headerMatch } from '../../../config/header_matcher';
@@ -66,6 +68,7 @@ export function httpConnectionManager(config: JsonObject, extensions: ConfigExte
     name: HTTP_CONNECTION_MANAGER,
     statPrefix: stringField(config, 'stat_prefix'),
     routeConfig: routeConfiguration(messageField(config, 'route_config') ?? {}, extensions),
+    rds: rdsOf(config),
     httpFilters: messageList(config, 'http_filters').map((filter) => extensions.model('proxy.filters.http', filter)),
     useRemoteAddress: boolField(config, 'use_remote_address'),
     xffNumTrustedHops: numberField(config, 'xff_num_trusted_hops'),
@@ -93,6 +96,13 @@ export function httpConnectionManager(config: JsonObject, extensions: ConfigExte
   };
 }
 
+/** `rds`; null for a connection manager with an inline route_config. */
+function rdsOf(config: JsonObject): RdsConfig | null {
+  const rds = messageField(config, 'rds');
+  if (rds === undefined) return null;
+  return { configSource: configSourceOf(messageField(rds, 'config_source') ?? {}), routeConfigName: stringField(rds, 'route_config_name') };
+}
+
 /** A RegexMatchAndSubstitute field of a route action as the model's `key`; nothing when unset. */
 function regexSubstitution<K extends string>(action: JsonObject, field: string, key: K): { [k in K]?: RegexMatchAndSubstitute } {
   const config = messageField(action, field);
@@ -108,7 +118,8 @@ function upgradeSwitches(config: JsonObject): UpgradeSwitches {
 }
 
 
-function routeConfiguration(config: JsonObject, extensions: ConfigExtensions): RouteConfiguration {
+/** A validated RouteConfiguration's model: a connection manager's route_config, or an RDS resource. */
+export function routeConfiguration(config: JsonObject, extensions: ConfigExtensions): RouteConfiguration {
   return {
     name: stringField(config, 'name'),
     ...headerMutations(config),

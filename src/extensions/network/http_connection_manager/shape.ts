@@ -1,7 +1,8 @@
-// The HTTP connection manager's fields this build acts on: its settings and its inline route
-// table. Each HTTP filter's typed_config is checked by its own descriptor's shape.
+// The HTTP connection manager's fields this build acts on: its settings and its route table,
+// inline or from RDS. Each HTTP filter's typed_config is checked by its own descriptor's shape.
 
 import { HEADER_VALUE_OPTION, HTTP2_PROTOCOL_OPTIONS, REGEX_MATCHER, RUNTIME_FRACTION, STRING_MATCHER } from '../../../config/common_shapes';
+import { CONFIG_SOURCE } from '../../../config/capabilities';
 import { HEADER_MATCHER } from '../../../config/header_matcher';
 import { RATE_LIMIT } from '../../../config/rate_limit_policy';
 import { anyContent, leaf, list, refused, Shape, typedMap } from '../../../config/shape';
@@ -74,10 +75,12 @@ const HEADER_MUTATIONS = {
   response_headers_to_remove: leaf,
 } as const;
 
-const ROUTE_CONFIG: Shape = {
+// A RouteConfiguration, inline or from RDS (route_config_resource.ts).
+export const ROUTE_CONFIG: Shape = {
   fields: {
     name: leaf,
     validate_clusters: leaf,
+    vhds: refused('(virtual host discovery, VHDS) is not supported by this build (its virtual hosts would never come)'),
     ...HEADER_MUTATIONS,
     most_specific_header_mutations_wins: leaf,
     internal_only_headers: leaf,
@@ -194,6 +197,8 @@ export const HTTP_CONNECTION_MANAGER_SHAPE: Shape = {
     stat_prefix: leaf,
     codec_type: leaf,
     route_config: ROUTE_CONFIG,
+    // scoped_routes is refused (not implemented).
+    rds: { fields: { config_source: CONFIG_SOURCE, route_config_name: leaf } },
     http_filters: list({ fields: { name: leaf, typed_config: anyContent } }),
     use_remote_address: leaf,
     xff_num_trusted_hops: leaf,

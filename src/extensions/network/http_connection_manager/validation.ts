@@ -1,12 +1,13 @@
-// The HTTP connection manager's rules beyond the protos': its inline route table (retry policies
-// and the HTTP filters' per-route configs included) and its HTTP filters, each checked by its own
-// descriptor.
+// The HTTP connection manager's rules beyond the protos': its route table, inline or an RDS
+// resource (retry policies and the HTTP filters' per-route configs included), its `rds` config
+// source and its HTTP filters, each checked by its own descriptor.
 
 import type { ConfigExtensions, ValidationContext } from '../../../config/extension';
 import { FieldError } from '../../../config/errors';
 import { childPath, indexPath } from '../../../config/field_path';
 import { durationMs, JsonObject, messageField, messageList, numberField, stringField, stringList } from '../../../config/json';
 import { ROUTER } from '../../../config/names';
+import { validateConfigSource } from '../../../config/validation/config_sources';
 import { requireNonNegativeDuration } from '../../../config/validation/durations';
 import { compileRegexMatcher } from '../../../config/validation/stats_config';
 import { validateHeaderMatcher } from '../../../config/header_matcher';
@@ -19,18 +20,21 @@ import { InvalidRewriteError, parseRewrite } from '../../../regex/rewrite';
 import { validateAccessLogs } from '../../access_loggers/access_log_list';
 import { validateHeaderValueOptions } from '../../http/header_value_options';
 
-const ROUTE_SOURCES_NOT_SUPPORTED = ['rds', 'scoped_routes'];
 const CONTROL_CHARACTERS = /[\x00-\x1f\x7f]/;
 
 /** @param config the filter's typed_config, at `path` */
 export function validateHttpConnectionManager(config: JsonObject, path: string, context: ValidationContext): void {
-  // The protos require a stat_prefix and a route source (proto_rules.ts).
-  for (const source of ROUTE_SOURCES_NOT_SUPPORTED) {
-    if (config[source] !== undefined) {
-      throw new FieldError(childPath(path, source), `${source} is not supported yet; use an inline route_config`);
-    }
+  // The protos require a stat_prefix, a route source and rds.config_source (proto_rules.ts).
+  if (config['scoped_routes'] !== undefined) {
+    throw new FieldError(childPath(path, 'scoped_routes'), 'scoped_routes is not supported yet; use an inline route_config or rds');
   }
-  validateRouteConfiguration(messageField(config, 'route_config') ?? {}, childPath(path, 'route_config'), context);
+  const rds = messageField(config, 'rds');
+  if (rds !== undefined) {
+    const rdsPath = childPath(path, 'rds');
+    validateConfigSource(messageField(rds, 'config_source') ?? {}, childPath(rdsPath, 'config_source'), context.configSources);
+  } else {
+    validateRouteConfiguration(messageField(config, 'route_config') ?? {}, childPath(path, 'route_config'), context, true);
+  }
   validateHttpFilters(config, path, context);
   requireNonNegativeDuration(config, 'stream_idle_timeout', path);
   requireNonNegativeDuration(config, 'request_timeout', path);
@@ -72,10 +76,16 @@ function validateHttp1Options(config: JsonObject, path: string): void {
   }
 }
 
-function validateRouteConfiguration(routeConfig: JsonObject, path: string, context: ValidationContext): void {
-  // validate_clusters (default true for an inline route_config): false lets a route name a
-  // cluster that CDS brings later, answered 503 until then.
-  const clusters = routeConfig['validate_clusters'] === false ? null : context.clusters;
+/**
+ * A RouteConfiguration at `path`: a connection manager's route_config, or an RDS resource.
+ * @param context its `clusters` are those validate_clusters checks the routes' against
+ * @param validateClustersByDefault validate_clusters when unset: true for an inline route_config,
+ *   false for an RDS resource, as in Envoy
+ */
+export function validateRouteConfiguration(routeConfig: JsonObject, path: string, context: ValidationContext, validateClustersByDefault: boolean): void {
+  // validate_clusters false lets a route name a cluster that CDS brings later, answered 503 until then.
+  const validate = routeConfig['validate_clusters'];
+  const clusters = (typeof validate === 'boolean' ? validate : validateClustersByDefault) ? context.clusters : null;
   const extensions = context.extensions;
   validateHeaderMutations(routeConfig, path);
   messageList(routeConfig, 'virtual_hosts').forEach((virtualHost, v) => {

@@ -6,7 +6,8 @@ import * as os from 'node:os';
 import type * as net from 'node:net';
 import type * as tls from 'node:tls';
 import { atField, FieldError } from '../../../config/errors';
-import type { HttpConnectionManagerConfig, NodeInfo } from '../../../config/model';
+import type { HttpConnectionManagerConfig, NodeInfo, RouteConfiguration } from '../../../config/model';
+import { rdsKey } from '../../../config/rds_sources';
 import type { AccessLog } from '../../../access_log/access_log';
 import type { ConnectionIds } from '../../../log/connection_log';
 import type { Logger } from '../../../log/logger_api';
@@ -34,6 +35,7 @@ import { type RouterConfig, routerLog } from '../../http/router';
 import { RouterStats } from '../../http/router_stats';
 import { activeStreamLog } from './active_stream';
 import { ConnectionManager, connectionManagerLogs } from './connection_manager';
+import type { RouteConfigUpdates } from './route_config_updates';
 import { HttpConnectionManagerStats } from './stats';
 import type { StreamTimerSettings } from './stream_timers';
 
@@ -68,6 +70,8 @@ export interface HttpConnectionManagerDeps {
   readonly tracer: Tracer | null;
   /** The side of the calls traced (the listener's traffic_direction). */
   readonly tracingOperation: OperationName;
+  /** The route configurations RDS brought to the worker: what a connection manager with `rds` serves. */
+  readonly routeConfigs: RouteConfigUpdates;
 }
 
 export class HttpConnectionManagerFactory implements NetworkFilterFactory {
@@ -108,19 +112,22 @@ export class HttpConnectionManagerFactory implements NetworkFilterFactory {
       throw new FieldError('http_filters', `the last HTTP filter must be ${ROUTER_FILTER}`);
     }
     const scope = deps.stats.scope(`http.${config.statPrefix}`);
-    const filterContext = { ...deps.filterContext, scope, stats: deps.stats, routeConfig: config.routeConfig, runtime: deps.runtime, random: mathRandom, bufferLimitBytes: deps.bufferLimitBytes };
+    // With rds, what RDS brought so far, else the empty configuration (404 for every request, as Envoy's NullConfigImpl).
+    const rds = config.rds;
+    const routeConfig = rds === null ? config.routeConfig : (deps.routeConfigs.watch(rdsKey(rds), (routes) => this.onRouteConfig(routes)) ?? config.routeConfig);
+    const filterContext = { ...deps.filterContext, scope, stats: deps.stats, routeConfig, runtime: deps.runtime, random: mathRandom, bufferLimitBytes: deps.bufferLimitBytes };
     const filters = chain.slice(0, -1).map((filter, i) => {
       const factory = filter.name === ROUTER_FILTER ? null : createHttpFilterFactory(filter, filterContext);
       if (factory === null) throw new FieldError(`http_filters[${i}].name`, `http filter '${filter.name}' is not supported before ${ROUTER_FILTER}`);
       return factory;
     });
     this.filters = filters.length === 0 ? null : filters;
-    const routeTable = atField('route_config', () => new RouteTable(config.routeConfig, deps.runtime, mathRandom, deps.stats.scope('vhost')));
+    const routeTable = atField(rds === null ? 'route_config' : 'rds', () => this.routeTable(routeConfig));
     this.stats = new HttpConnectionManagerStats(scope);
     this.tracing =
       config.tracing === null
         ? null
-        : new HttpTracing(config.tracing, config.routeConfig, {
+        : new HttpTracing(config.tracing, routeConfig, {
             tracer: deps.tracer,
             operation: deps.tracingOperation,
             runtime: deps.runtime,
@@ -130,7 +137,9 @@ export class HttpConnectionManagerFactory implements NetworkFilterFactory {
             useRemoteAddress: config.useRemoteAddress,
             environment: process.env,
           });
-    this.recordsStreams = this.accessLogs.length > 0 || routeTable.readsStreamInfo || this.tracing !== null;
+    // A route configuration RDS brings later may print RESPONSE_FLAGS in a header: an HTTP/1
+    // connection's stream record is made once, so one that may need it keeps it from the start.
+    this.recordsStreams = this.accessLogs.length > 0 || rds !== null || routeTable.readsStreamInfo || this.tracing !== null;
     const common = config.commonHttpProtocolOptions;
     // Envoy keeps its codec statistics outside the connection manager's prefix.
     this.http1Settings = {
@@ -173,6 +182,30 @@ export class HttpConnectionManagerFactory implements NetworkFilterFactory {
       via: config.via,
       hostname: os.hostname(),
     };
+  }
+
+  /** @throws FieldError at a path relative to the route configuration (a domain twice, a body file it cannot read) */
+  private routeTable(routes: RouteConfiguration): RouteTable {
+    return new RouteTable(routes, this.deps.runtime, mathRandom, this.deps.stats.scope('vhost'));
+  }
+
+  /**
+   * RDS brought a new route configuration: requests routed from now on take its routes, those in
+   * flight keep theirs, and no connection is closed. Each filter prepares its per-route configs
+   * before the table that leads to them serves.
+   */
+  private onRouteConfig(routes: RouteConfiguration): void {
+    let table: RouteTable;
+    try {
+      table = this.routeTable(routes);
+    } catch (error) {
+      // The supervisor built the same table before it sent it: only a body file gone since fails here.
+      this.log.error(`rds: route configuration '${routes.name}' cannot be served: ${(error as Error).message}; the previous one still serves`);
+      return;
+    }
+    for (const filter of this.filters ?? []) filter.prepareRoutes?.(routes);
+    this.tracing?.prepareRoutes(routes);
+    this.router.routeTable = table;
   }
 
   /**
