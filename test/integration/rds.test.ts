@@ -366,8 +366,8 @@ describe('RDS over ADS from a gRPC management server, two listeners, two workers
   });
 });
 
-describe('RDS over a stream of its own (V2) and over REST', TIMEOUT, () => {
-  test('StreamRoutes at its v2 path with v2 resources, and /v3/discovery:routes polled, each bring the routes', async (t) => {
+describe('RDS over a stream of its own (V2), over REST and over delta xDS', TIMEOUT, () => {
+  test('StreamRoutes at its v2 path with v2 resources, /v3/discovery:routes polled, and DeltaRoutes each bring the routes', async (t) => {
     const xds = await XdsServer.start();
     t.after(() => xds.close());
     const up = await upstreams(t);
@@ -382,18 +382,21 @@ describe('RDS over a stream of its own (V2) and over REST', TIMEOUT, () => {
     ];
     const grpc = { api_config_source: { api_type: 'GRPC', transport_api_version: 'V2', grpc_services: [{ envoy_grpc: { cluster_name: 'xds' } }] }, resource_api_version: 'V2' };
     const rest = { api_config_source: { api_type: 'REST', transport_api_version: 'V3', cluster_names: ['xds_rest'], refresh_delay: '0.2s' }, resource_api_version: 'V3' };
+    const delta = { api_config_source: { api_type: 'DELTA_GRPC', transport_api_version: 'V3', grpc_services: [{ envoy_grpc: { cluster_name: 'xds' } }] }, resource_api_version: 'V3' };
     for (const [source, expected, method] of [
       [grpc, 'b', '/envoy.api.v2.RouteDiscoveryService/StreamRoutes'],
       [rest, 'c', '/v3/discovery:routes'],
+      [delta, 'c', '/envoy.service.route.v3.RouteDiscoveryService/DeltaRoutes'],
     ] as const) {
       const proxy = await startProxy(bootstrap(source, clusters), ['--concurrency', '2']);
       try {
         assert.equal((await get(await proxy.listenerPort('in'))).body, expected);
         assert.equal((await get(await proxy.listenerPort('in2'))).body, expected);
-        const asked = xds.requests.filter((r) => r.path === method);
+        const asked = source === delta ? xds.delta.requests.filter((r) => r.path === method) : xds.requests.filter((r) => r.path === method);
         assert.ok(asked.length > 0, `no request at ${method}`);
         assert.deepEqual([...new Set(asked.map((r) => r.type_url))], [source === grpc ? ROUTE_TYPE_V2 : ROUTE_TYPE]);
-        assert.deepEqual([...new Set(asked.flatMap((r) => r.resource_names))], ['routes']);
+        const names = asked.flatMap((r) => ('resource_names' in r ? r.resource_names : r.resource_names_subscribe));
+        assert.deepEqual([...new Set(names)], ['routes']);
         assert.ok(((await proxy.stat('http.first.rds.routes.update_success')) ?? 0) >= 1);
       } finally {
         await proxy.cleanup();
@@ -423,7 +426,6 @@ describe('a bad rds block, in --mode validate as when serving', TIMEOUT, () => {
       bootstrap({ api_config_source: { api_type: 'GRPC', grpc_services: [{ envoy_grpc: { cluster_name: 'nowhere' } }] } }, [cluster]),
       new RegExp(`${hcm}\\.rds\\.config_source\\.api_config_source\\.grpc_services\\[0\\]\\.envoy_grpc\\.cluster_name: ApiConfigSource must have a statically defined non-EDS cluster: 'nowhere'`),
     ],
-    ['DELTA_GRPC', bootstrap({ api_config_source: { api_type: 'DELTA_GRPC', grpc_services: [{ envoy_grpc: { cluster_name: 'a' } }] } }, [cluster]), new RegExp(`${hcm}\\.rds\\.config_source\\.api_config_source\\.api_type: api_type DELTA_GRPC is not implemented`)],
     [
       'scoped_routes',
       {
