@@ -331,8 +331,8 @@ const BOOTSTRAP: Shape = {
   fields: {
     node: { fields: { id: leaf, cluster: leaf, locality: LOCALITY, metadata: METADATA } },
     admin: { fields: { access_log_path: leaf, profile_path: leaf, address: SOCKET_ADDRESS } },
-    // CDS (also over ADS); LDS is not implemented (RDS is a connection manager's `rds`).
-    dynamic_resources: { fields: { cds_config: CONFIG_SOURCE, ads_config: API_CONFIG_SOURCE } },
+    // CDS and LDS (also over ADS); RDS is a connection manager's `rds`.
+    dynamic_resources: { fields: { cds_config: CONFIG_SOURCE, lds_config: CONFIG_SOURCE, ads_config: API_CONFIG_SOURCE } },
     cluster_manager: { fields: { local_cluster_name: leaf } },
     stats_flush_interval: leaf,
     stats_config: STATS_CONFIG,

@@ -75,23 +75,34 @@ export function loadBootstrap(options: LoadOptions): LoadedBootstrap {
   const json = inputs.map((input) => input.json).reduce((base, overlay) => mergeMessage(schema.bootstrap, base, overlay));
 
   return inConfigFile(configPath || CONFIG_YAML_SOURCE, () => {
-    const bootstrap = canonicalizeExtensionNames(json, extensions);
-    checkDisabledExtensions(bootstrap, options.disabledExtensions ?? new Set(), extensions);
-    // The protos' own rules first, as Envoy checks them on loading: the validators after them
-    // may take what the protos guarantee (a cluster's name, a positive connect_timeout).
-    checkProtoRules(schema, bootstrap);
-    validateBootstrap(bootstrap, extensions);
-    const model = buildBootstrapModel(bootstrap, extensions);
-    // The start-up runtime (static and disk layers) decides some checks, in validate mode too.
-    checkPlatformDns(bootstrap, startupRuntime(model.runtimeLayers, options.serviceCluster || model.node.cluster));
-    // Last, so that a configuration that is also invalid is reported for that first.
-    checkCapabilities(bootstrap, extensions);
+    const model = checkedBootstrapModel(json, extensions, options.disabledExtensions ?? new Set(), options.serviceCluster ?? '');
     return {
       bootstrap: model,
       warnings: [...inputs.flatMap((input) => input.warnings), ...injectedTlsInspectors(model)],
       unknownFields: inputs.flatMap((input) => input.unknownFields),
     };
   });
+}
+
+/**
+ * The stages after decoding: a decoded v3 bootstrap (its extension names canonicalized in
+ * place) checked and modelled. LDS runs its listeners through here too, each in a bootstrap of its own.
+ * @param serviceCluster --service-cluster ('': the bootstrap's node.cluster)
+ * @throws FieldError, or FieldErrors for several
+ */
+export function checkedBootstrapModel(json: JsonObject, extensions: ConfigExtensions, disabledExtensions: ReadonlySet<string>, serviceCluster: string): Bootstrap {
+  const bootstrap = canonicalizeExtensionNames(json, extensions);
+  checkDisabledExtensions(bootstrap, disabledExtensions, extensions);
+  // The protos' own rules first, as Envoy checks them on loading: the validators after them
+  // may take what the protos guarantee (a cluster's name, a positive connect_timeout).
+  checkProtoRules(protoSchema(), bootstrap);
+  validateBootstrap(bootstrap, extensions);
+  const model = buildBootstrapModel(bootstrap, extensions);
+  // The start-up runtime (static and disk layers) decides some checks, in validate mode too.
+  checkPlatformDns(bootstrap, startupRuntime(model.runtimeLayers, serviceCluster || model.node.cluster));
+  // Last, so that a configuration that is also invalid is reported for that first.
+  checkCapabilities(bootstrap, extensions);
+  return model;
 }
 
 /** Envoy 1.16 warns when it adds the TLS inspector a listener's filter chain matches need. */

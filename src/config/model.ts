@@ -69,6 +69,7 @@ export interface DynamicResourcesConfig {
   /** The management server an `ads` config source streams from. */
   readonly adsConfig: ApiConfigSource | null;
   readonly cdsConfig: ConfigSourceConfig | null;
+  readonly ldsConfig: ConfigSourceConfig | null;
 }
 
 // ---- listeners ---------------------------------------------------------------------------

@@ -158,7 +158,12 @@ export function buildBootstrapModel(bootstrap: JsonObject, extensions: ConfigExt
 function dynamicResources(config: JsonObject): DynamicResourcesConfig {
   const ads = messageField(config, 'ads_config');
   const cds = messageField(config, 'cds_config');
-  return { adsConfig: ads === undefined ? null : apiConfigSourceOf(ads), cdsConfig: cds === undefined ? null : configSourceOf(cds) };
+  const lds = messageField(config, 'lds_config');
+  return {
+    adsConfig: ads === undefined ? null : apiConfigSourceOf(ads),
+    cdsConfig: cds === undefined ? null : configSourceOf(cds),
+    ldsConfig: lds === undefined ? null : configSourceOf(lds),
+  };
 }
 
 function admin(config: JsonObject | undefined): AdminConfig | null {

@@ -72,6 +72,12 @@ class ActiveListener {
     server.on('acceptError', this.onAcceptError);
   }
 
+  /** Takes no more connections from the socket (which another listener may go on using); those it has carry on. */
+  detach(): void {
+    this.server.off('connection', this.onConnection);
+    this.server.off('acceptError', this.onAcceptError);
+  }
+
   private readonly onAcceptError = (error: AcceptError): void => {
     this.acceptErrors.inc();
     this.unloggedAcceptErrors++;
@@ -193,8 +199,19 @@ class ActiveListener {
   }
 }
 
+/** A listener LDS brought: its own drain, which starts when it is removed or replaced. */
+export interface ListenerDrain {
+  readonly draining: boolean;
+  startDrainSequence(onComplete: () => void): void;
+  close(): void;
+}
+
 export class ListenerManager {
   private readonly listeners: ActiveListener[] = [];
+  /** Listeners LDS removed or replaced whose connections are draining, with their drains. */
+  private readonly retired = new Map<ActiveListener, ListenerDrain>();
+  /** The drains of the listeners LDS brought, by listener. */
+  private readonly drains = new Map<ActiveListener, ListenerDrain>();
   private readonly totalConnections: Gauge;
   /** `conn_handler`. */
   private readonly connHandlerLog: Logger;
@@ -208,9 +225,53 @@ export class ListenerManager {
    * Serves `config` on `server` (a socket the supervisor bound) through `filter`, its filter
    * chain as NetworkFilterBuilder built it.
    */
-  addListener(config: ListenerConfig, server: ListenSocket, filter: FilterChainManager): void {
-    this.listeners.push(new ActiveListener(config, server, filter, this.deps.stats, this.totalConnections, this.deps.ids, this.connHandlerLog, this.deps.clock));
+  addListener(config: ListenerConfig, server: ListenSocket, filter: FilterChainManager, drain?: ListenerDrain): void {
+    const listener = new ActiveListener(config, server, filter, this.deps.stats, this.totalConnections, this.deps.ids, this.connHandlerLog, this.deps.clock);
+    this.listeners.push(listener);
+    if (drain !== undefined) this.drains.set(listener, drain);
     this.connHandlerLog.info(`listener '${config.name}' serving`);
+  }
+
+  /** The socket the listener of `name` accepts on; null when it has none (or it was stopped). */
+  socketOf(name: string): ListenSocket | null {
+    const listener = this.listeners.find((l) => l.config.name === name);
+    return listener !== undefined && listener.server.listening ? listener.server : null;
+  }
+
+  /**
+   * LDS changed a listener and kept its address: `filter` takes the socket's connections from
+   * now on; the old filter chains' connections drain. False when no such listener serves.
+   */
+  replaceListener(config: ListenerConfig, filter: FilterChainManager, drain: ListenerDrain): boolean {
+    const old = this.listeners.find((l) => l.config.name === config.name);
+    if (old === undefined || !old.server.listening) return false;
+    old.detach();
+    this.listeners.splice(this.listeners.indexOf(old), 1);
+    this.addListener(config, old.server, filter, drain);
+    this.retire(old);
+    return true;
+  }
+
+  /** LDS removed a listener: it stops accepting and its connections drain. False when none serves by that name. */
+  removeListener(name: string): boolean {
+    const old = this.listeners.find((l) => l.config.name === name);
+    if (old === undefined) return false;
+    this.listeners.splice(this.listeners.indexOf(old), 1);
+    old.server.close();
+    this.retire(old);
+    return true;
+  }
+
+  /** HTTP responses close their connections per the drain strategy; at its end, the idle ones close. */
+  private retire(listener: ActiveListener): void {
+    const drain = this.drains.get(listener);
+    this.drains.delete(listener);
+    if (drain === undefined) return;
+    this.retired.set(listener, drain);
+    drain.startDrainSequence(() => {
+      listener.filter.closeIdleConnections();
+      this.retired.delete(listener);
+    });
   }
 
   /** Stops accepting connections (on the named listeners, or all); established ones carry on. Returns how many stopped. */
@@ -228,14 +289,15 @@ export class ListenerManager {
 
   /** The drain time is over: each filter closes its connections that carry nothing. */
   closeIdleConnections(): void {
-    for (const listener of this.listeners) listener.filter.closeIdleConnections();
+    for (const listener of [...this.listeners, ...this.retired.keys()]) listener.filter.closeIdleConnections();
   }
 
   /** Stops accepting and closes every connection; resolves when all are gone. */
   async close(): Promise<void> {
     this.stopListeners();
+    for (const drain of [...this.drains.values(), ...this.retired.values()]) drain.close();
     const closed: Promise<void>[] = [];
-    for (const listener of this.listeners) {
+    for (const listener of [...this.listeners, ...this.retired.keys()]) {
       for (const socket of listener.connections) {
         closed.push(new Promise((resolve) => socket.once('close', () => resolve())));
         socket.destroy();
@@ -245,6 +307,6 @@ export class ListenerManager {
   }
 
   connectionCount(): number {
-    return this.listeners.reduce((n, l) => n + l.connections.size, 0);
+    return [...this.listeners, ...this.retired.keys()].reduce((n, l) => n + l.connections.size, 0);
   }
 }

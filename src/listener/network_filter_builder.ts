@@ -9,7 +9,7 @@ import type { AccessLog } from '../access_log/access_log';
 import type { AccessLogEntryConfig } from '../access_log/access_log_config';
 import { createAccessLogs, type AccessLogsContext } from '../access_log/access_log_factory';
 import { atField, FieldError } from '../config/errors';
-import type { Bootstrap, ListenerConfig, NetworkFilterConfig, NodeInfo, TracerConfig } from '../config/model';
+import type { Bootstrap, ListenerConfig, NetworkFilterConfig, NodeInfo, SocketAddress, TracerConfig } from '../config/model';
 import type { Clock } from '../common/clock';
 import type { HttpFilterContext, HttpFilterFactoryCreator } from '../filters/http/http_filter_registry';
 import type { ConnectionIds } from '../log/connection_log';
@@ -129,10 +129,19 @@ export class NetworkFilterBuilder {
    */
   listenerFilter(index: number, statsAddress = this.deps.bootstrap.listeners[index].address): FilterChainManager {
     const config = this.deps.bootstrap.listeners[index];
-    return atField(`static_resources.listeners[${index}]`, () => this.filterChains(config, addressString(statsAddress)));
+    return atField(`static_resources.listeners[${index}]`, () => this.filterChains(config, addressString(statsAddress), this.deps.drain));
   }
 
-  private filterChains(config: ListenerConfig, statsAddress: string): FilterChainManager {
+  /**
+   * The filter chains of a listener LDS brought, draining by `drain` (its own drain and the
+   * process's), its TLS contexts loaded.
+   * @throws FieldError naming the field under the listener it cannot build
+   */
+  dynamicListenerFilter(config: ListenerConfig, statsAddress: SocketAddress, drain: DrainDecider): FilterChainManager {
+    return this.filterChains(config, addressString(statsAddress), drain);
+  }
+
+  private filterChains(config: ListenerConfig, statsAddress: string, drain: DrainDecider): FilterChainManager {
     const chains = config.filterChains;
     if (chains.length === 0) throw new FieldError('filter_chains', 'no filter chains specified');
     const selector = new FilterChainSelector(
@@ -150,7 +159,7 @@ export class NetworkFilterBuilder {
         transport === null || transport.kind === 'raw_buffer'
           ? null
           : atField(`filter_chains[${i}].transport_socket.typed_config.common_tls_context`, () => new DownstreamTlsSocketFactory(transport.context, sslStats));
-      return { filter: atField(`filter_chains[${i}].filters[0].typed_config`, () => this.filterFactory(config, filters[0])), tls };
+      return { filter: atField(`filter_chains[${i}].filters[0].typed_config`, () => this.filterFactory(config, filters[0], drain)), tls };
     });
     const kinds = new Set(config.listenerFilters.map((filter) => filter.kind));
     const inspector = kinds.has('tls_inspector') ? new TlsInspector(new TlsInspectorStats(this.deps.stats)) : null;
@@ -177,11 +186,11 @@ export class NetworkFilterBuilder {
     return context === null ? [] : createAccessLogs(entries, context);
   };
 
-  private filterFactory(listener: ListenerConfig, filter: NetworkFilterConfig): NetworkFilterFactory {
+  private filterFactory(listener: ListenerConfig, filter: NetworkFilterConfig, drain: DrainDecider): NetworkFilterFactory {
     const creator = this.deps.networkFilters.get(filter.name);
     // Validation admits the registered network filters only.
     if (creator === undefined) throw new FieldError('name', `no network filter named '${filter.name}' is registered`);
-    const { stats, clusters, drain, log, ids, bootstrap, runtime } = this.deps;
+    const { stats, clusters, log, ids, bootstrap, runtime } = this.deps;
     return creator.create(filter, {
       stats,
       clusters,

@@ -19,38 +19,41 @@ import { neverDrain } from './drain_decider';
 
 /** @throws ConfigError of `file` at the field of the first cluster or listener a worker could not build */
 export function constructDataPlane(bootstrap: Bootstrap, file: string, log: LoggerFactory): void {
-  inConfigFile(file, () => {
-    const stats = new NamingStatsStore();
-    const runtime = new LiveRuntime([]);
-    const clusters = new ClusterManager({
-      configs: bootstrap.clusters,
-      snapshots: [],
-      store: stats,
-      runtime,
-      localClusterName: bootstrap.localClusterName,
-      localLocality: nodeLocality(bootstrap.node),
-      log,
-    });
-    const filters = new NetworkFilterBuilder({
-      bootstrap,
-      stats,
-      clusters,
-      log,
-      ids: ConnectionIds.forOneProcess(),
-      drain: neverDrain,
-      runtime,
-      healthCheckFailed: () => false,
-      clock: new SystemClock(),
-      // Validated with the configuration; opened by the workers.
-      accessLogs: null,
-      // RDS brings nothing here: each connection manager with rds builds its empty configuration.
-      routeConfigs: new RouteConfigUpdates([]),
-      ...dataPlaneFactories(),
-    });
-    try {
-      bootstrap.listeners.forEach((_, i) => filters.listenerFilter(i));
-    } finally {
-      filters.close();
-    }
+  inConfigFile(file, () => buildDataPlane(bootstrap, log));
+}
+
+/** The same, for a bootstrap an LDS listener stands in. @throws FieldError at the field a worker could not build */
+export function buildDataPlane(bootstrap: Bootstrap, log: LoggerFactory): void {
+  const stats = new NamingStatsStore();
+  const runtime = new LiveRuntime([]);
+  const clusters = new ClusterManager({
+    configs: bootstrap.clusters,
+    snapshots: [],
+    store: stats,
+    runtime,
+    localClusterName: bootstrap.localClusterName,
+    localLocality: nodeLocality(bootstrap.node),
+    log,
   });
+  const filters = new NetworkFilterBuilder({
+    bootstrap,
+    stats,
+    clusters,
+    log,
+    ids: ConnectionIds.forOneProcess(),
+    drain: neverDrain,
+    runtime,
+    healthCheckFailed: () => false,
+    clock: new SystemClock(),
+    // Validated with the configuration; opened by the workers.
+    accessLogs: null,
+    // RDS brings nothing here: each connection manager with rds builds its empty configuration.
+    routeConfigs: new RouteConfigUpdates([]),
+    ...dataPlaneFactories(),
+  });
+  try {
+    bootstrap.listeners.forEach((_, i) => filters.listenerFilter(i));
+  } finally {
+    filters.close();
+  }
 }

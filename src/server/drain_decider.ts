@@ -7,3 +7,8 @@ export interface DrainDecider {
 }
 
 export const neverDrain: DrainDecider = { drainClose: () => false };
+
+/** A listener's own drain besides the process's: either one closes the connection. */
+export function eitherDrains(first: DrainDecider, second: DrainDecider): DrainDecider {
+  return { drainClose: () => first.drainClose() || second.drainClose() };
+}

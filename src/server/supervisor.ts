@@ -58,6 +58,9 @@ import { SupervisorClusterManager } from '../upstream/supervisor/supervisor_clus
 import { CdsApi } from '../upstream/supervisor/cds_api';
 import { RouteConfigProviderManager } from '../rds/route_config_provider_manager';
 import { routeConfigLoader } from '../rds/route_config_loader';
+import { LdsApi } from '../listener/lds_api';
+import type { ConfigSourceConfig } from '../config/config_source';
+import { buildDataPlane } from './data_plane_construction';
 import { bootstrapValidationContext } from '../config/validation/bootstrap';
 import { ResourceDecoder } from '../config/xds/resource_decoder';
 import { SubscriptionFactory, unknownDynamicFieldsPolicy } from '../config/xds/subscription_factory';
@@ -147,6 +150,8 @@ export class Supervisor implements ServerInfoSource {
   private subscriptions: SubscriptionFactory | null = null;
   /** dynamic_resources.cds_config's client; null without CDS. */
   private cds: CdsApi | null = null;
+  /** dynamic_resources.lds_config's client; null without LDS. */
+  private lds: LdsApi | null = null;
   /** The connection managers' RDS subscriptions; null until the clusters are initialized. */
   private routes: RouteConfigProviderManager | null = null;
   /** The circuit breakers' gauges and limits, over every worker's counts. */
@@ -366,6 +371,7 @@ export class Supervisor implements ServerInfoSource {
       count: options.concurrency,
       columns: this.workerColumns,
       listeners: () => [...this.listenSockets].map(([name, fd]) => ({ name, fd })),
+      dynamicListeners: () => this.lds?.serving() ?? [],
       clusterState: () =>
         encodeForWorkers({ clusters: clusters.workerSnapshots(), dynamicClusters: clusters.dynamicConfigs().map(workerClusterConfig) }),
       start: (listeners, clusterState) => ({
@@ -436,6 +442,14 @@ export class Supervisor implements ServerInfoSource {
         });
         this.cds.start();
         await this.cds.initialized;
+      }
+      // Then LDS's first update (or its failure or timeout), as Envoy's listener manager waits
+      // for it once the cluster manager is initialized.
+      const ldsConfig = bootstrap.dynamicResources.ldsConfig;
+      if (ldsConfig !== null) {
+        this.lds = this.ldsApi(ldsConfig, subscriptions);
+        this.lds.start();
+        await this.lds.initialized;
       }
       // Then the listeners' init targets, as Envoy's init manager runs them once the cluster
       // manager is initialized: each RDS subscription's first update, or its failure or timeout.
@@ -576,6 +590,7 @@ export class Supervisor implements ServerInfoSource {
         handle.region.retireColumn(col);
       }
       this.cds?.close();
+      this.lds?.close();
       this.rtds?.close();
       this.routes?.close();
       this.clusters?.close();
@@ -598,7 +613,9 @@ export class Supervisor implements ServerInfoSource {
       },
       passListenSocket: (address) => {
         const listener = this.bound.find((b) => tcpListenAddress(b.address.address, b.address.port) === address);
-        return listener === undefined ? null : (this.listenSockets.get(listener.name) ?? null);
+        if (listener !== undefined) return this.listenSockets.get(listener.name) ?? null;
+        // LDS's listeners pass by address too: the next epoch asks once its own LDS brings them.
+        return this.lds?.serving().find((l) => tcpListenAddress(l.bound.address, l.bound.port) === address)?.fd ?? null;
       },
       drainListeners: () => {
         this.log.warn('closing and draining listeners');
@@ -616,6 +633,40 @@ export class Supervisor implements ServerInfoSource {
       if (error === null) this.log.warn(`reclaimed the stats shared memory of proxy process ${pid}, which is gone: ${objects.join(' ')}`);
       else this.log.warn(`cannot reclaim the stats shared memory of proxy process ${pid}, which is gone (${objects.join(' ')}): ${error.message}`);
     }
+  }
+
+  /**
+   * dynamic_resources.lds_config's client: sockets bound here (or taken over from the previous
+   * epoch by address), handed to every worker.
+   */
+  private ldsApi(source: ConfigSourceConfig, subscriptions: SubscriptionFactory): LdsApi {
+    const { bootstrap, options, extensions, clock } = this.deps;
+    const hotRestart = this.hotRestart!;
+    return new LdsApi({
+      source,
+      subscriptions,
+      bootstrap,
+      extensions,
+      disabledExtensions: extensions.resolveDisabled(options.disabledExtensions).keys,
+      serviceCluster: options.serviceCluster,
+      buildCheck: (checked) => buildDataPlane(checked, this.deps.log),
+      sockets: {
+        bind: async (address) => {
+          const inherited = await hotRestart.duplicateParentListenSocket(tcpListenAddress(address.address, address.port));
+          if (inherited !== null) return { fd: inherited, port: address.port };
+          // A listener removed a moment ago, or the previous epoch's, may hold the address in workers a moment longer.
+          return this.bindListener(address.address, address.port, true);
+        },
+        close: (fd) => addon.closeFd(fd),
+        add: (config, fd) => this.workers?.addListener({ config, fd }),
+        update: (config) => this.workers?.broadcast({ v: WORKER_PROTOCOL_VERSION, type: 'listener_update', config }),
+        remove: (name) => this.workers?.broadcast({ v: WORKER_PROTOCOL_VERSION, type: 'listener_remove', name }),
+      },
+      stats: this.store!,
+      drainTimeS: options.drainTimeS,
+      clock,
+      log: this.deps.log('config'),
+    });
   }
 
   /** The CDS part of /config_dump; null without CDS. */
@@ -810,7 +861,7 @@ export class Supervisor implements ServerInfoSource {
           addedViaApi: (cluster) => this.clusters?.addedViaApi(cluster) ?? false,
         },
       ),
-      listenersHandler(() => this.bound),
+      listenersHandler(() => [...this.bound, ...(this.lds?.serving().map((l) => ({ name: l.name, address: l.bound })) ?? [])]),
       configDumpHandler(
         bootstrap,
         buildNodeFields(build, this.deps.extensions, options.disabledExtensions),

@@ -25,6 +25,8 @@ import { applyLevelChange } from '../log/level_change';
 import { CertificateWatcher } from '../tls/certificate_watcher';
 import type { TlsContext } from '../tls/tls_context';
 import { countCaughtFailure } from './caught_failures';
+import { DynamicWorkerListeners } from './dynamic_worker_listeners';
+import { ListenSocketReceiver } from './listen_socket_handoff';
 import { ContentionReporter } from './contention_reporter';
 import { ProcessProfiler, type ProfileKind, profilePath } from './process_profiler';
 import {
@@ -189,6 +191,17 @@ async function run(init: WorkerInit, started: Promise<WorkerStart>, control: Wor
   // Each worker reloads its own listeners' and clusters' certificates when their files change.
   const certificates = new CertificateWatcher([...tlsContexts, ...clusters.tlsContexts()], { clock, log: logs.component('config') });
 
+  const dynamicListeners = new DynamicWorkerListeners({
+    listeners,
+    filters,
+    receiver: new ListenSocketReceiver(),
+    processDrain: drain,
+    drainOptions: { ...init.drain, clock },
+    certificates,
+    stats: store,
+    retryMs: ACCEPT_RETRY_MS,
+    log,
+  });
   const stoppedCounter = store.counter('listener_manager.listener_stopped');
   let stopping = false;
   const stop = (why: string) => {
@@ -196,6 +209,7 @@ async function run(init: WorkerInit, started: Promise<WorkerStart>, control: Wor
     stopping = true;
     log.info(`worker ${init.workerIndex} stopping: ${why}`);
     listeners.stopListeners();
+    dynamicListeners.close();
     certificates.close();
     filters.close();
     void listeners
@@ -231,6 +245,9 @@ async function run(init: WorkerInit, started: Promise<WorkerStart>, control: Wor
     }
     if (m.type === 'cluster_remove') clusters.remove(m.name);
     if (m.type === 'route_config') routeConfigs.update(m.update);
+    if (m.type === 'listener_add') dynamicListeners.add(m.config);
+    if (m.type === 'listener_update') dynamicListeners.update(m.config);
+    if (m.type === 'listener_remove') dynamicListeners.remove(m.name);
     if (m.type === 'recent_lookups_capacity') store.recentLookups.setCapacity(m.capacity);
     if (m.type === 'recent_lookups_clear') store.clearRecentLookups();
     if (m.type === 'recent_lookups_request') send({ v: WORKER_PROTOCOL_VERSION, type: 'recent_lookups', id: m.id, lookups: store.recentLookups.snapshot() });

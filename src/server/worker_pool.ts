@@ -6,7 +6,9 @@ import * as path from 'node:path';
 import type { LoggerLevel } from '../log/log_manager';
 import type { Logger } from '../log/logger_api';
 import type { Counter } from '../stats/stats';
+import type { ListenerConfig } from '../config/model';
 import { BackoffPolicy, nextRestartDelay } from './backoff';
+import { ListenSocketSender } from './listen_socket_handoff';
 import { isMessage, SupervisorMessage, WorkerFileLoggers, WorkerInit, WorkerMemory, WorkerMessage, WorkerStart, WORKER_PROTOCOL_VERSION } from './worker_protocol';
 
 /**
@@ -40,6 +42,14 @@ export interface WorkerPoolDeps {
   readonly stopTimeoutMs: number;
   /** A worker's message other than ready and fatal (e.g. its contention reports). */
   readonly onMessage: (m: WorkerMessage) => void;
+  /** The listeners LDS brought, with their sockets: every worker gets them once it serves. */
+  readonly dynamicListeners: () => readonly DynamicListenSocket[];
+}
+
+/** A listener LDS brought and its listen socket, which a worker is handed when it serves. */
+export interface DynamicListenSocket {
+  readonly config: ListenerConfig;
+  readonly fd: number;
 }
 
 /** One worker's answer to ask(): null when it was not running, gave none in time or exited. */
@@ -63,6 +73,8 @@ interface Slot {
   initialized: boolean;
   /** The child has its start: cluster changes may go to it (the start's state includes earlier ones). */
   started: boolean;
+  /** The child is ready (its handoff socket bound): LDS's listeners may go to it. */
+  serving: boolean;
   startedAt: number;
   restartDelayMs: number;
   restartTimer: NodeJS.Timeout | null;
@@ -72,6 +84,8 @@ const WORKER_ENTRY = path.join(__dirname, 'worker_entry.js');
 
 /** Messages that change the clusters or RDS's routes: a worker gets them once started, its start state being older. */
 const CLUSTER_CHANGES: ReadonlySet<SupervisorMessage['type']> = new Set(['cluster_update', 'cluster_add', 'cluster_remove', 'route_config']);
+/** LDS's changes: a worker gets them once ready, when it is handed every listener LDS has brought so far. */
+const LISTENER_CHANGES: ReadonlySet<SupervisorMessage['type']> = new Set(['listener_add', 'listener_update', 'listener_remove']);
 
 export class WorkerPool {
   private readonly slots: Slot[];
@@ -80,6 +94,8 @@ export class WorkerPool {
   private stopping = false;
   /** The last request id `ask` gave out: each request's replies name it. */
   private lastRequestId = 0;
+  /** Hands LDS's listen sockets to running workers. */
+  private readonly handoff = new ListenSocketSender();
 
   constructor(private readonly deps: WorkerPoolDeps) {
     this.log = deps.log.forFile(__filename);
@@ -89,6 +105,7 @@ export class WorkerPool {
       child: null,
       initialized: false,
       started: false,
+      serving: false,
       startedAt: 0,
       restartDelayMs: 0,
       restartTimer: null,
@@ -120,8 +137,26 @@ export class WorkerPool {
   /** Sends `m` to every running worker. */
   broadcast(m: SupervisorMessage): void {
     for (const slot of this.slots) {
-      if (slot.child?.connected && (CLUSTER_CHANGES.has(m.type) ? slot.started : slot.initialized)) slot.child.send(m);
+      const ready = LISTENER_CHANGES.has(m.type) ? slot.serving : CLUSTER_CHANGES.has(m.type) ? slot.started : slot.initialized;
+      if (slot.child?.connected && ready) slot.child.send(m);
     }
+  }
+
+  /** A listener LDS brought on a new address: every serving worker is handed `fd`, then told. */
+  addListener(listener: DynamicListenSocket): void {
+    for (const slot of this.slots) if (slot.serving) this.handListener(slot, listener);
+  }
+
+  private handListener(slot: Slot, { config, fd }: DynamicListenSocket): void {
+    const child = slot.child;
+    if (child?.pid === undefined || !child.connected) return;
+    try {
+      this.handoff.send(child.pid, config.name, fd);
+    } catch (error) {
+      this.log.error(`worker ${slot.index}: cannot hand over the socket of listener '${config.name}': ${(error as Error).message}`);
+      return;
+    }
+    child.send({ v: WORKER_PROTOCOL_VERSION, type: 'listener_add', config });
   }
 
   /**
@@ -199,6 +234,7 @@ export class WorkerPool {
         });
       }),
     );
+    this.handoff.close();
   }
 
   private spawn(slot: Slot, clusters: Promise<Uint8Array>): Promise<void> {
@@ -212,6 +248,7 @@ export class WorkerPool {
     });
     slot.child = child;
     slot.started = false;
+    slot.serving = false;
     slot.startedAt = Date.now();
     this.log.info(`worker ${slot.index} starting as pid ${child.pid}`);
     child.send(this.deps.init(slot.index, slot.column));
@@ -222,6 +259,8 @@ export class WorkerPool {
         if (!isMessage<WorkerMessage>(m)) return;
         if (m.type === 'ready' && !ready) {
           ready = true;
+          slot.serving = true;
+          for (const listener of this.deps.dynamicListeners()) this.handListener(slot, listener);
           resolve();
         } else if (m.type === 'fatal') {
           this.log.critical(`worker ${slot.index} (pid ${child.pid}): ${m.message}`);
@@ -233,6 +272,7 @@ export class WorkerPool {
       child.on('error', (e) => this.log.error(`worker ${slot.index}: ${e.message}`));
       child.once('exit', (code, signal) => {
         slot.child = null;
+        slot.serving = false;
         this.deps.onWorkerGone(slot.column);
         if (!ready) {
           reject(new WorkerStartError(`worker ${slot.index} exited during start (code ${code}, signal ${signal})`));

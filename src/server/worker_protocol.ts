@@ -2,7 +2,7 @@
 // Versioned: a worker from another build refuses a message it does not understand.
 
 import * as v8 from 'node:v8';
-import type { Bootstrap, ClusterConfig, SocketAddress } from '../config/model';
+import type { Bootstrap, ClusterConfig, ListenerConfig, SocketAddress } from '../config/model';
 import type { KeyedRouteConfig } from '../config/rds_sources';
 import type { ClusterSnapshot, MembershipUpdate } from '../upstream/shared/membership';
 import type { LogSettings } from '../log/log_settings';
@@ -16,7 +16,7 @@ import type { ProcessLookups } from '../stats/recent_lookups';
 import type { ProfileKind } from './process_profiler';
 import type { ConsecutiveFailure } from '../upstream/shared/outlier/consecutive_failure';
 
-export const WORKER_PROTOCOL_VERSION = 10;
+export const WORKER_PROTOCOL_VERSION = 11;
 
 /**
  * The clusters' state a worker starts from, besides the bootstrap. Large (about 600 bytes per
@@ -151,6 +151,33 @@ export interface WorkerHealthCheck {
   readonly failed: boolean;
 }
 
+/**
+ * LDS brought a listener on an address no listener of the worker has: its listen socket came
+ * just before this message through the worker's handoff socket (listen_socket_handoff.ts).
+ */
+export interface WorkerListenerAdd {
+  readonly v: typeof WORKER_PROTOCOL_VERSION;
+  readonly type: 'listener_add';
+  readonly config: ListenerConfig;
+}
+
+/**
+ * LDS changed a listener and kept its address: the new filter chains take the connections the
+ * listener's socket accepts from now on, and the old ones' connections drain.
+ */
+export interface WorkerListenerUpdate {
+  readonly v: typeof WORKER_PROTOCOL_VERSION;
+  readonly type: 'listener_update';
+  readonly config: ListenerConfig;
+}
+
+/** LDS removed a listener: it stops accepting and its connections drain. */
+export interface WorkerListenerRemove {
+  readonly v: typeof WORKER_PROTOCOL_VERSION;
+  readonly type: 'listener_remove';
+  readonly name: string;
+}
+
 /** POST /drain_listeners: stop accepting on these listeners, after the drain sequence if graceful. */
 export interface WorkerStopListeners {
   readonly v: typeof WORKER_PROTOCOL_VERSION;
@@ -235,6 +262,9 @@ export type SupervisorMessage =
   | WorkerClusterAdd
   | WorkerClusterRemove
   | WorkerRouteConfigUpdate
+  | WorkerListenerAdd
+  | WorkerListenerUpdate
+  | WorkerListenerRemove
   | WorkerSetLogLevel
   | WorkerProfileStart
   | WorkerProfileStop

@@ -256,7 +256,7 @@ export async function startDataPlane(
     listeners,
     clusters,
     localClusterName: null,
-    dynamicResources: { adsConfig: null, cdsConfig: null },
+    dynamicResources: { adsConfig: null, cdsConfig: null, ldsConfig: null },
     statsFlushIntervalMs: 5000,
     localAddress: options.localAddress,
     statsConfig: { statsTags: [], useAllDefaultTags: true, histogramBucketSettings: [] },

@@ -298,7 +298,9 @@ describe('CDS and EDS preconditions, in --mode validate as when serving', TIMEOU
       /static_resources\.clusters\[0\]\.eds_cluster_config\.eds_config\.path: paths must refer to an existing path in the system: '.*missing\.json' does not exist/,
     ],
     ['an ADS source without ads_config', { node: { id: 'n', cluster: 'c' }, dynamic_resources: { cds_config: { ads: {} } } }, /dynamic_resources\.cds_config\.ads: ADS must be configured to support an ADS config source/],
-    ['LDS', { node: { id: 'n', cluster: 'c' }, dynamic_resources: { lds_config: { path: '@CDS@' } } }, /dynamic_resources\.lds_config: lds_config is not implemented by this build yet/],
+    ['an LDS source with a node without id and cluster', { dynamic_resources: { lds_config: { path: '@CDS@' } } }, /dynamic_resources\.lds_config: type\.googleapis\.com\/envoy\.api\.v2\.Listener: node 'id' and 'cluster' are required/],
+    ['an LDS file that does not exist', { node: { id: 'n', cluster: 'c' }, dynamic_resources: { lds_config: { path: '@MISSING@' } } }, /dynamic_resources\.lds_config\.path: paths must refer to an existing path in the system/],
+    ['an LDS ADS source without ads_config', { node: { id: 'n', cluster: 'c' }, dynamic_resources: { lds_config: { ads: {} } } }, /dynamic_resources\.lds_config\.ads: ADS must be configured to support an ADS config source/],
   ];
   for (const [what, config, error] of cases) {
     test(`${what} is refused with exit 1, for validate and serve alike`, async () => {

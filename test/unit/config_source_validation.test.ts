@@ -111,7 +111,9 @@ test('the capability check admits ads_config over GRPC and DELTA_GRPC and refuse
     () => checkCapabilities(withAds({ grpc_services: [{ google_grpc: { target_uri: 'x:1', stat_prefix: 's', channel_credentials: {} } }] }), builtinExtensions()),
     /google_grpc\.channel_credentials/,
   );
-  assert.throws(() => checkCapabilities({ dynamic_resources: { lds_config: { ads: {} } } }, builtinExtensions()), /dynamic_resources\.lds_config/);
+  // LDS is a config source as CDS's: its own fields are checked the same way.
+  assert.doesNotThrow(() => checkCapabilities({ dynamic_resources: { lds_config: { ads: {} } } }, builtinExtensions()));
+  assert.throws(() => checkCapabilities({ dynamic_resources: { lds_config: { ads: {} }, lds_resources_locator: 'x' } }, builtinExtensions()), /dynamic_resources\.lds_resources_locator/);
 });
 
 test('a whole bootstrap: ads_config naming an unknown cluster fails to load with its path', () => {

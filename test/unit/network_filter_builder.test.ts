@@ -24,7 +24,7 @@ function bootstrapOf(listeners: ListenerConfig[]): Bootstrap {
     listeners,
     clusters: [staticCluster('backend', [{ port: 9 }])],
     localClusterName: null,
-    dynamicResources: { adsConfig: null, cdsConfig: null },
+    dynamicResources: { adsConfig: null, cdsConfig: null, ldsConfig: null },
     statsFlushIntervalMs: 5000,
     localAddress: undefined,
     statsConfig: { statsTags: [], useAllDefaultTags: true, histogramBucketSettings: [] },

@@ -57,6 +57,8 @@ export function validateDynamicResources(bootstrap: JsonObject, context: ConfigS
   const resources = messageField(bootstrap, 'dynamic_resources') ?? {};
   const cds = messageField(resources, 'cds_config');
   if (cds !== undefined) validateConfigSource(cds, 'dynamic_resources.cds_config', context);
+  const lds = messageField(resources, 'lds_config');
+  if (lds !== undefined) validateConfigSource(lds, 'dynamic_resources.lds_config', context);
   const ads = messageField(resources, 'ads_config');
   if (ads === undefined) return;
   const path = 'dynamic_resources.ads_config';

@@ -64,6 +64,10 @@ const TYPE_SERVICES: ReadonlyMap<string, { readonly v3: string; readonly v2: str
     'envoy.config.route.v3.RouteConfiguration',
     { v3: 'envoy.service.route.v3.RouteDiscoveryService', v2: 'envoy.api.v2.RouteDiscoveryService', method: 'Routes', rest: 'routes' },
   ],
+  [
+    'envoy.config.listener.v3.Listener',
+    { v3: 'envoy.service.listener.v3.ListenerDiscoveryService', v2: 'envoy.api.v2.ListenerDiscoveryService', method: 'Listeners', rest: 'listeners' },
+  ],
 ]);
 
 function typeService(type: ResourceType) {

@@ -30,6 +30,12 @@ export const RUNTIME_RESOURCE: ResourceType = {
   nameField: 'name',
 };
 
+export const LISTENER_RESOURCE: ResourceType = {
+  v3TypeName: 'envoy.config.listener.v3.Listener',
+  v2TypeName: 'envoy.api.v2.Listener',
+  nameField: 'name',
+};
+
 export const ROUTE_CONFIGURATION_RESOURCE: ResourceType = {
   v3TypeName: 'envoy.config.route.v3.RouteConfiguration',
   v2TypeName: 'envoy.api.v2.RouteConfiguration',

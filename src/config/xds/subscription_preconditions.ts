@@ -10,10 +10,10 @@ import type { Bootstrap, NodeInfo } from '../model';
 import { requireNodeIdentity } from '../node_overrides';
 import type { ConfigSourceConfig } from '../config_source';
 import { rdsSourcesOf } from '../rds_sources';
-import { CLUSTER_RESOURCE, resourceTypeUrl, type ResourceType, RUNTIME_RESOURCE } from './resource_types';
+import { CLUSTER_RESOURCE, LISTENER_RESOURCE, resourceTypeUrl, type ResourceType, RUNTIME_RESOURCE } from './resource_types';
 
 /**
- * The subscriptions the bootstrap starts: CDS, each RTDS layer's, the EDS of each static cluster
+ * The subscriptions the bootstrap starts: CDS, LDS, each RTDS layer's, the EDS of each static cluster
  * (for which, unlike Envoy, this build does not require the node's identity) and each connection
  * manager's RDS.
  * @param node the node after --service-node and --service-cluster
@@ -23,6 +23,8 @@ export function checkBootstrapSubscriptions(bootstrap: Bootstrap, node: NodeInfo
   const errors = new FieldErrorCollector();
   const cds = bootstrap.dynamicResources.cdsConfig;
   if (cds !== null) errors.run(() => checkSubscriptionPreconditions(node, cds, CLUSTER_RESOURCE, 'dynamic_resources.cds_config'));
+  const lds = bootstrap.dynamicResources.ldsConfig;
+  if (lds !== null) errors.run(() => checkSubscriptionPreconditions(node, lds, LISTENER_RESOURCE, 'dynamic_resources.lds_config'));
   bootstrap.runtimeLayers.forEach((layer, i) => {
     if (layer.kind !== 'rtds') return;
     errors.run(() => checkSubscriptionPreconditions(node, layer.source, RUNTIME_RESOURCE, `${indexPath('layered_runtime.layers', i)}.rtds_layer.rtds_config`));

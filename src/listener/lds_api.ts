@@ -1,0 +1,239 @@
+// The listener discovery service client (Envoy's LdsApiImpl with the listener manager's part):
+// one wildcard subscription to Listener resources. Each listener is checked exactly as a static
+// one, built as a worker would build it, then bound here and handed to every worker; a changed
+// one on the same address keeps its socket, and what it replaces drains in the workers. As in
+// Envoy 1.16, the good listeners of an update apply and the bad ones reject (NACK) it.
+
+import type { ConfigExtensions } from '../config/extension';
+import type { ConfigSourceConfig } from '../config/config_source';
+import { loadListenerResource, rebaseListenerError } from '../config/listener_resource';
+import type { Bootstrap, ListenerConfig, SocketAddress } from '../config/model';
+import type { JsonObject } from '../config/json';
+import { LISTENER_RESOURCE } from '../config/xds/resource_types';
+import type { ConfigUpdateFailureReason, DecodedResource, Subscription, SubscriptionCallbacks } from '../config/xds/subscription';
+import { SubscriptionStats } from '../config/xds/subscription';
+import type { SubscriptionFactory } from '../config/xds/subscription_factory';
+import type { Clock, TimeoutHandle } from '../common/clock';
+import type { Logger } from '../log/logger_api';
+import type { Counter, Gauge, StatsStore } from '../stats/stats';
+import { type CurrentListener, type ListenerCandidate, planListenerUpdate } from './lds_update_plan';
+
+/** A listener LDS brought that serves now, with the socket the supervisor holds for it. */
+export interface DynamicListener extends CurrentListener {
+  readonly config: ListenerConfig;
+  readonly source: JsonObject;
+  /** The supervisor's copy of the listen socket: what workers started later and the next epoch get. */
+  readonly fd: number;
+  /** The bound address (a port 0 listener's real port). */
+  readonly bound: SocketAddress;
+  readonly versionInfo: string;
+  readonly lastUpdated: Date;
+}
+
+/** What LDS does with sockets and workers. */
+export interface ListenerSockets {
+  /** A listen socket for `address`: the previous epoch's for that address, or a fresh one. */
+  bind(address: SocketAddress): Promise<{ fd: number; port: number }>;
+  close(fd: number): void;
+  /** Every worker serving and those started later: a listener on a new socket. */
+  add(config: ListenerConfig, fd: number): void;
+  /** Every worker: the listener of that name takes these filter chains on its socket; the old ones drain. */
+  update(config: ListenerConfig): void;
+  /** Every worker: the listener stops accepting and drains. */
+  remove(name: string): void;
+}
+
+export interface LdsApiDeps {
+  /** dynamic_resources.lds_config. */
+  readonly source: ConfigSourceConfig;
+  readonly subscriptions: SubscriptionFactory;
+  /** The serving bootstrap: its static listeners, and what a resource is checked in. */
+  readonly bootstrap: Bootstrap;
+  readonly extensions: ConfigExtensions;
+  /** --disable-extensions, resolved. */
+  readonly disabledExtensions: ReadonlySet<string>;
+  /** --service-cluster, for the checks of a static listener that read the start-up runtime. */
+  readonly serviceCluster: string;
+  /** Builds the listener's data plane as a worker would: `static_resources.listeners[0]` of that bootstrap. */
+  readonly buildCheck: (bootstrap: Bootstrap) => void;
+  readonly sockets: ListenerSockets;
+  /** The root scope: `listener_manager.*`. */
+  readonly stats: StatsStore;
+  /** --drain-time-s: how long a removed or replaced listener counts as draining. */
+  readonly drainTimeS: number;
+  readonly clock: Clock;
+  readonly log: Logger;
+  /** The wall clock of last_updated (/config_dump). */
+  readonly now?: () => Date;
+}
+
+interface LoadedCandidate extends ListenerCandidate {
+  readonly config: ListenerConfig;
+  readonly source: JsonObject;
+  readonly version: string;
+}
+
+export class LdsApi implements SubscriptionCallbacks {
+  private subscription: Subscription | null = null;
+  private readonly listeners = new Map<string, DynamicListener>();
+  private version = '';
+  private closed = false;
+  private readonly log: Logger;
+  private initialize: (() => void) | null = null;
+  /** The ends of the drains total_listeners_draining counts. */
+  private readonly drainTimers = new Set<TimeoutHandle>();
+  private readonly counters: Record<'added' | 'modified' | 'removed', Counter>;
+  private readonly active: Gauge;
+  private readonly draining: Gauge;
+  /** Settles at the first update, or the first failure (timed out, rejected): the server then serves. */
+  readonly initialized: Promise<void>;
+
+  constructor(private readonly deps: LdsApiDeps) {
+    this.log = deps.log.forFile(__filename);
+    this.initialized = new Promise((resolve) => (this.initialize = resolve));
+    const scope = deps.stats.scope('listener_manager');
+    this.counters = { added: scope.counter('listener_added'), modified: scope.counter('listener_modified'), removed: scope.counter('listener_removed') };
+    this.active = scope.gauge('total_listeners_active');
+    this.draining = scope.gauge('total_listeners_draining');
+    // Listeners take traffic once built and handed over: none waits for anything (RDS is refused in them).
+    scope.gauge('total_listeners_warming').set(0);
+    this.active.set(deps.bootstrap.listeners.length);
+  }
+
+  start(): void {
+    const stats = new SubscriptionStats(this.deps.stats.scope('listener_manager.lds'));
+    this.subscription = this.deps.subscriptions.subscribe(this.deps.source, LISTENER_RESOURCE, this, stats);
+    // Every listener there is: LDS is a wildcard subscription.
+    this.subscription.start([]);
+  }
+
+  /** The version_info of the last update anything was applied from; '' before the first. */
+  versionInfo(): string {
+    return this.version;
+  }
+
+  /** The listeners LDS brought that serve now, in the order they came. */
+  serving(): DynamicListener[] {
+    return [...this.listeners.values()];
+  }
+
+  close(): void {
+    this.closed = true;
+    this.subscription?.close();
+    this.subscription = null;
+    for (const timer of this.drainTimers) this.deps.clock.clearTimeout(timer);
+    for (const listener of this.listeners.values()) this.deps.sockets.close(listener.fd);
+    this.listeners.clear();
+    this.initializeOnce();
+  }
+
+  async onConfigUpdate(resources: readonly DecodedResource[], versionInfo: string): Promise<void> {
+    const { bootstrap, sockets } = this.deps;
+    const errors: string[] = [];
+    const names = new Set<string>();
+    const candidates: LoadedCandidate[] = [];
+    resources.forEach(({ name, resource, version, path }, i) => {
+      try {
+        if (names.has(name)) throw new Error(`duplicate listener ${name} found`);
+        names.add(name);
+        candidates.push(this.load(resource, path ?? `resources[${i}]`, version ?? versionInfo));
+      } catch (error) {
+        errors.push(`${name}: ${(error as Error).message}`);
+      }
+    });
+    const plan = planListenerUpdate(bootstrap.listeners, this.listeners, names, candidates);
+    errors.push(...plan.errors);
+    const lastUpdated = (this.deps.now ?? (() => new Date()))();
+    let applied = false;
+    for (const name of plan.removed) {
+      this.remove(name);
+      this.counters.removed.inc();
+      applied = true;
+    }
+    for (const candidate of plan.modifiedInPlace) {
+      const old = this.listeners.get(candidate.name)!;
+      this.listeners.set(candidate.name, { ...this.serve(candidate, lastUpdated), fd: old.fd, bound: old.bound });
+      sockets.update(candidate.config);
+      this.startDraining();
+      this.counters.modified.inc();
+      applied = true;
+    }
+    for (const candidate of [...plan.moved, ...plan.added]) {
+      if (this.closed) return;
+      const moved = this.listeners.has(candidate.name);
+      let socket: { fd: number; port: number };
+      try {
+        socket = await sockets.bind(candidate.address);
+      } catch (error) {
+        errors.push(`${candidate.name}: cannot bind '${candidate.address.address}:${candidate.address.port}': ${(error as Error).message}`);
+        continue;
+      }
+      if (this.closed) {
+        sockets.close(socket.fd);
+        return;
+      }
+      if (moved) this.remove(candidate.name);
+      const listener: DynamicListener = { ...this.serve(candidate, lastUpdated), fd: socket.fd, bound: { ...candidate.address, port: socket.port } };
+      this.listeners.set(candidate.name, listener);
+      sockets.add(candidate.config, socket.fd);
+      this.counters[moved ? 'modified' : 'added'].inc();
+      applied = true;
+    }
+    this.active.set(bootstrap.listeners.length + this.listeners.size);
+    if (applied) this.version = versionInfo;
+    this.log.info(`lds: ${plan.added.length} added, ${plan.modifiedInPlace.length + plan.moved.length} modified, ${plan.removed.length} removed`);
+    this.initializeOnce();
+    if (errors.length > 0) throw new Error(`Error adding/updating listener(s) ${errors.join(', ')}`);
+  }
+
+  /** The server starts with its static listeners rather than not at all, as Envoy's does. */
+  onConfigUpdateFailed(reason: ConfigUpdateFailureReason, error: Error | null): void {
+    if (reason === 'fetch_timeout') this.log.warn('lds: initial fetch timed out; starting without the listeners it would bring');
+    else if (error !== null) this.log.warn(`lds: update failed (${reason}): ${error.message}`);
+    this.initializeOnce();
+  }
+
+  /** The checks of a static listener, then the build a worker does. @throws FieldError under `path` */
+  private load(resource: JsonObject, path: string, version: string): LoadedCandidate {
+    const { extensions, disabledExtensions, serviceCluster, bootstrap } = this.deps;
+    const source = bootstrap.source as JsonObject;
+    const loaded = loadListenerResource(resource, path, source, disabledExtensions, extensions, serviceCluster);
+    try {
+      this.deps.buildCheck(loaded.bootstrap);
+    } catch (error) {
+      throw rebaseListenerError(error, path);
+    }
+    const { config } = loaded;
+    return { name: config.name, content: JSON.stringify(loaded.source), address: config.address, config, source: loaded.source, version };
+  }
+
+  private serve(candidate: LoadedCandidate, lastUpdated: Date): Omit<DynamicListener, 'fd' | 'bound'> {
+    const { name, content, address, config, source, version } = candidate;
+    return { name, content, address, config, source, versionInfo: version, lastUpdated };
+  }
+
+  private remove(name: string): void {
+    const listener = this.listeners.get(name);
+    if (listener === undefined) return;
+    this.listeners.delete(name);
+    this.deps.sockets.remove(name);
+    this.deps.sockets.close(listener.fd);
+    this.startDraining();
+  }
+
+  /** A listener's connections drain in the workers for --drain-time-s. */
+  private startDraining(): void {
+    this.draining.inc();
+    const timer = this.deps.clock.setTimeout(() => {
+      this.drainTimers.delete(timer);
+      this.draining.dec();
+    }, this.deps.drainTimeS * 1000);
+    this.drainTimers.add(timer);
+  }
+
+  private initializeOnce(): void {
+    const initialize = this.initialize;
+    this.initialize = null;
+    initialize?.();
+  }
+}

@@ -1,0 +1,83 @@
+// What one LDS update changes (Envoy's ListenerManagerImpl::addOrUpdateListener and
+// LdsApiImpl's removals), decided apart from sockets and workers: which listeners are added,
+// modified in place (same address: the socket stays), moved to another address, removed, or
+// left as they are, and which are refused, with Envoy's reasons. Pure.
+
+import type { SocketAddress } from '../config/model';
+import { addressString } from '../network/socket_address';
+
+/** A listener of the update that passed the static checks. */
+export interface ListenerCandidate {
+  readonly name: string;
+  /** The resource, canonicalized: an update with the same content changes nothing. */
+  readonly content: string;
+  readonly address: SocketAddress;
+}
+
+/** A listener LDS brought that serves now. */
+export interface CurrentListener {
+  readonly name: string;
+  readonly content: string;
+  readonly address: SocketAddress;
+}
+
+export interface ListenerUpdatePlan<C extends ListenerCandidate> {
+  readonly added: C[];
+  /** Same name and address: the listen socket stays, new filter chains take it. */
+  readonly modifiedInPlace: C[];
+  /** Same name, another address: a new socket, the old one closes. */
+  readonly moved: C[];
+  readonly removed: string[];
+  /** `<name>: <reason>` for each listener refused here. */
+  readonly errors: string[];
+}
+
+/** Port 0 asks for a fresh port each time: such listeners never share an address. */
+function addressKey(address: SocketAddress): string | null {
+  return address.port === 0 ? null : addressString(address);
+}
+
+/**
+ * @param namesInUpdate every name the update holds, refused ones too: a listener that is absent is removed
+ * @param candidates the update's listeners that passed the static checks, in order
+ */
+export function planListenerUpdate<C extends ListenerCandidate>(
+  staticListeners: readonly { readonly name: string; readonly address: SocketAddress }[],
+  current: ReadonlyMap<string, CurrentListener>,
+  namesInUpdate: ReadonlySet<string>,
+  candidates: readonly C[],
+): ListenerUpdatePlan<C> {
+  const plan: ListenerUpdatePlan<C> = { added: [], modifiedInPlace: [], moved: [], removed: [], errors: [] };
+  for (const name of current.keys()) if (!namesInUpdate.has(name)) plan.removed.push(name);
+  // Who holds each address once the update applies: the static listeners, the dynamic ones the
+  // update keeps without touching them (refused ones keep serving), then each accepted one in turn.
+  const holders = new Map<string, string>();
+  const hold = (name: string, address: SocketAddress) => {
+    const key = addressKey(address);
+    if (key !== null && !holders.has(key)) holders.set(key, name);
+  };
+  for (const l of staticListeners) hold(l.name, l.address);
+  const candidateNames = new Set(candidates.map((c) => c.name));
+  for (const l of current.values()) if (namesInUpdate.has(l.name) && !candidateNames.has(l.name)) hold(l.name, l.address);
+  const staticNames = new Set(staticListeners.map((l) => l.name));
+  for (const candidate of candidates) {
+    const { name, address } = candidate;
+    if (staticNames.has(name)) {
+      plan.errors.push(`${name}: cannot add or update listener '${name}': a static listener has that name`);
+      continue;
+    }
+    const key = addressKey(address);
+    const holder = key === null ? undefined : holders.get(key);
+    if (holder !== undefined && holder !== name) {
+      plan.errors.push(`${name}: error adding listener '${addressString(address)}': listener '${name}' has duplicate address '${addressString(address)}' as existing listener '${holder}'`);
+      continue;
+    }
+    hold(name, address);
+    const serving = current.get(name);
+    if (serving === undefined) plan.added.push(candidate);
+    else if (serving.content === candidate.content) continue;
+    else if (addressString(serving.address) === addressString(address)) plan.modifiedInPlace.push(candidate);
+    else plan.moved.push(candidate);
+  }
+  return plan;
+}

@@ -1,0 +1,286 @@
+// LDS on a real proxy with two workers, from a file renamed into place and over ADS from a gRPC
+// management server the test runs: a listener appears and takes traffic in both workers; it is
+// changed (route and HTTP filters) under steady keep-alive load with no failed request, its old
+// connections told to go (Connection: close on HTTP/1.1, GOAWAY on h2c) and its socket kept; a
+// bad listener is refused by field path and the previous one keeps serving; a removed one stops
+// accepting. Stats and /listeners follow.
+
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as http from 'node:http';
+import * as http2 from 'node:http2';
+import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { describe, test, type TestContext } from 'node:test';
+import { httpListener } from '../helpers/config_fixtures';
+import { request, type RunningProxy, startProxy, waitFor } from '../helpers/proxy_process';
+import { namedUpstream, type NamedUpstream } from '../helpers/socket_owner';
+import { XdsServer } from '../helpers/xds_server';
+import type { JsonObject } from '../../src/config/json';
+
+const TIMEOUT = { timeout: 120_000 };
+const LISTENER_TYPE = 'type.googleapis.com/envoy.config.listener.v3.Listener';
+const FAULT_TYPE = 'type.googleapis.com/envoy.extensions.filters.http.fault.v3.HTTPFault';
+const ROUTER = { name: 'proxy.filters.http.router' };
+/** A fault filter that aborts /faulty with 418 and nothing else: the changed listener's extra filter. */
+const FAULT_FILTER = {
+  name: 'envoy.filters.http.fault',
+  typed_config: { '@type': FAULT_TYPE, abort: { http_status: 418, percentage: { numerator: 100 } }, headers: [{ name: ':path', exact_match: '/faulty' }] },
+};
+const DRAIN_ARGS = ['--concurrency', '2', '--drain-time-s', '1', '--drain-strategy', 'immediate'];
+
+/** Listener `name` on 127.0.0.1:0, everything to `target`; `filters` before the router. */
+function listener(name: string, target: string, filters: readonly JsonObject[] = [], port = 0): JsonObject {
+  const routes = [{ match: { prefix: '/' }, route: { cluster: target }, response_headers_to_add: [{ header: { key: 'x-route', value: target } }] }];
+  return { '@type': LISTENER_TYPE, ...httpListener(name, port, routes, { stat_prefix: name, http_filters: [...filters, ROUTER] }) };
+}
+
+function staticCluster(name: string, port: number, extra: JsonObject = {}): JsonObject {
+  return {
+    name,
+    connect_timeout: '1s',
+    load_assignment: { cluster_name: name, endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: '127.0.0.1', port_value: port } } } }] }] },
+    ...extra,
+  };
+}
+
+function pushFile(file: string, version: string, resources: readonly JsonObject[]): void {
+  const aside = `${file}.${version}.tmp`;
+  fs.writeFileSync(aside, JSON.stringify({ version_info: version, resources }));
+  fs.renameSync(aside, file);
+}
+
+async function get(port: number, urlPath = '/'): Promise<{ status: number; body: string }> {
+  const r = await request(`http://127.0.0.1:${port}${urlPath}`, { headers: { connection: 'close' } });
+  return { status: r.status, body: r.body };
+}
+
+interface Upstreams {
+  readonly b: NamedUpstream;
+  readonly c: NamedUpstream;
+  workers: number[];
+}
+
+async function upstreams(t: TestContext): Promise<Upstreams> {
+  const state: { workers: number[] } = { workers: [] };
+  const [b, c] = await Promise.all(['b', 'c'].map((name) => namedUpstream(name, () => state.workers)));
+  t.after(() => {
+    b!.server.close();
+    c!.server.close();
+  });
+  return Object.assign(state, { b: b!, c: c! });
+}
+
+/** Requests, each on a connection of its own, until `upstream` has been reached from both workers. */
+async function untilBothWorkersReach(port: number, upstream: NamedUpstream, workers: readonly number[], what: string): Promise<void> {
+  await waitFor(
+    what,
+    async () => {
+      for (let i = 0; i < 4; i++) await get(port);
+      return workers.every((w) => upstream.seen.includes(w)) ? true : undefined;
+    },
+    30_000,
+  );
+}
+
+/** Keep-alive HTTP/1.1 clients sending back to back until stopped: every answer and failure counted. */
+class SteadyLoad {
+  private readonly agent = new http.Agent({ keepAlive: true, maxSockets: 4 });
+  private running = true;
+  readonly bodies = new Map<string, number>();
+  readonly failures: string[] = [];
+  closeHeaders = 0;
+  private readonly loops: Promise<void>[];
+
+  constructor(private readonly port: number) {
+    this.loops = Array.from({ length: 4 }, () => this.loop());
+  }
+
+  private async loop(): Promise<void> {
+    while (this.running) {
+      try {
+        const { body, close } = await this.once();
+        this.bodies.set(body, (this.bodies.get(body) ?? 0) + 1);
+        if (close) this.closeHeaders++;
+      } catch (error) {
+        this.failures.push((error as Error).message);
+      }
+    }
+  }
+
+  private once(): Promise<{ body: string; close: boolean }> {
+    return new Promise((resolve, reject) => {
+      const req = http.request({ host: '127.0.0.1', port: this.port, path: '/', agent: this.agent }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ body: Buffer.concat(chunks).toString(), close: res.headers.connection === 'close' }));
+        res.on('error', reject);
+      });
+      req.on('error', reject);
+      req.setTimeout(10_000, () => req.destroy(new Error('request timed out')));
+      req.end();
+    });
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    await Promise.all(this.loops);
+    this.agent.destroy();
+  }
+}
+
+/** One h2c session kept open; it records a GOAWAY. */
+class H2cClient {
+  readonly session: http2.ClientHttp2Session;
+  goaway = false;
+
+  constructor(port: number) {
+    this.session = http2.connect(`http://127.0.0.1:${port}`);
+    this.session.on('goaway', () => (this.goaway = true));
+    this.session.on('error', () => undefined);
+  }
+
+  get(): Promise<string> {
+    return new Promise((resolve, reject) => {
+      const stream = this.session.request({ ':path': '/' });
+      const chunks: Buffer[] = [];
+      stream.on('data', (c: Buffer) => chunks.push(c));
+      stream.on('end', () => resolve(Buffer.concat(chunks).toString()));
+      stream.on('error', reject);
+      stream.setTimeout(10_000, () => stream.close(http2.constants.NGHTTP2_CANCEL));
+      stream.end();
+    });
+  }
+}
+
+function refused(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once('error', () => resolve(true));
+  });
+}
+
+/**
+ * What both transports must do: `dyn` (to b) appears in both workers, is changed (to c, with a
+ * fault filter) under load with no failed request and its socket kept, and its old connections go.
+ */
+async function appearsAndChanges(proxy: RunningProxy, up: Upstreams, push: (version: string, resources: JsonObject[]) => void): Promise<number> {
+  const port = await waitFor('listener dyn in /listeners', () => proxy.listenerPort('dyn').catch(() => undefined));
+  await untilBothWorkersReach(port, up.b, up.workers, 'both workers to serve the LDS listener');
+  assert.equal(await proxy.stat('listener_manager.listener_added'), 1);
+  assert.equal(await proxy.stat('listener_manager.listener_create_success'), 2, 'one per worker');
+  assert.equal(await proxy.stat('listener_manager.total_listeners_active'), 1);
+
+  const load = new SteadyLoad(port);
+  const h2c = new H2cClient(port);
+  try {
+    assert.equal(await h2c.get(), 'b');
+    await waitFor('the load to run', () => ((load.bodies.get('b') ?? 0) > 20 ? true : undefined));
+    push('2', [listener('dyn', 'c', [FAULT_FILTER])]);
+    // The old h2c session, asked one request at a time, is told to go with an answer (by the old chain).
+    await waitFor('GOAWAY on the old h2c session', async () => {
+      if (!h2c.goaway) assert.equal(await h2c.get(), 'b');
+      // The GOAWAY frame follows the answer's last frame.
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      return h2c.goaway ? true : undefined;
+    });
+    await waitFor('the load to reach the changed listener', () => ((load.bodies.get('c') ?? 0) > 20 ? true : undefined), 30_000);
+  } finally {
+    await load.stop();
+    h2c.session.close();
+  }
+  assert.deepEqual(load.failures, [], 'no request failed while the listener changed');
+  assert.ok(load.closeHeaders > 0, 'the old keep-alive connections were answered with Connection: close');
+  assert.equal(await proxy.listenerPort('dyn'), port, 'the listener kept its socket');
+  await untilBothWorkersReach(port, up.c, up.workers, 'both workers to serve the changed listener');
+  assert.equal((await get(port, '/faulty')).status, 418, 'the new filter runs');
+  assert.equal(await proxy.stat('listener_manager.listener_modified'), 1);
+  assert.equal(await proxy.stat('listener_manager.listener_create_success'), 4);
+  return port;
+}
+
+/** A listener that cannot be built is refused by its path; the previous one keeps serving. */
+async function refusesBadListener(proxy: RunningProxy, port: number, push: (version: string, resources: JsonObject[]) => void, rejected: () => Promise<string>): Promise<void> {
+  // An inline route_config checks its clusters (validate_clusters), as a static listener's does.
+  push('3', [listener('other', 'b'), listener('dyn', 'nope')]);
+  assert.match(
+    await rejected(),
+    /Error adding\/updating listener\(s\) dyn: resources\[1\]\.filter_chains\[0\]\.filters\[0\]\.typed_config\.route_config\.virtual_hosts\[0\]\.routes\[0\]\.route\.cluster: .*nope/,
+  );
+  assert.equal((await get(port)).body, 'c', 'the previous listener serves');
+  // The good listener of the update applied, as in Envoy.
+  const other = await waitFor('listener other', () => proxy.listenerPort('other').catch(() => undefined));
+  assert.equal((await get(other)).body, 'b');
+}
+
+describe('LDS from a file, two workers', TIMEOUT, () => {
+  test('a listener appears, changes under load, a bad one is refused by path, and it is removed', async (t) => {
+    const up = await upstreams(t);
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'proxy-lds-'));
+    t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+    const file = path.join(dir, 'lds.json');
+    pushFile(file, '1', [listener('dyn', 'b')]);
+    const config = {
+      node: { id: 'lds-test', cluster: 'lds-test' },
+      static_resources: { clusters: [staticCluster('b', up.b.port), staticCluster('c', up.c.port)] },
+      dynamic_resources: { lds_config: { path: file, resource_api_version: 'V3' } },
+    };
+    const proxy = await startProxy(config, DRAIN_ARGS);
+    t.after(() => proxy.cleanup());
+    up.workers = proxy.groupPids().filter((p) => p !== proxy.pid);
+    assert.equal(up.workers.length, 2);
+
+    const push = (version: string, resources: JsonObject[]) => pushFile(file, version, resources);
+    const port = await appearsAndChanges(proxy, up, push);
+    await refusesBadListener(proxy, port, push, async () => {
+      await waitFor('the rejection', async () => ((await proxy.stat('listener_manager.lds.update_rejected')) === 1 ? true : undefined));
+      // The log reaches the pipe a little after the counter.
+      return waitFor('the rejection logged', () => /Error adding\/updating listener\(s\).*/.exec(proxy.stderr)?.[0]);
+    });
+
+    push('4', []);
+    await waitFor('dyn to stop accepting', async () => ((await refused(port)) ? true : undefined));
+    assert.equal(await proxy.stat('listener_manager.listener_removed'), 2);
+    assert.equal(await proxy.stat('listener_manager.total_listeners_active'), 0);
+    assert.equal(await proxy.stat('listener_manager.lds.update_success'), 3);
+    assert.doesNotMatch((await proxy.admin('/listeners')).body, /dyn::/);
+  });
+});
+
+describe('LDS over ADS, two workers', TIMEOUT, () => {
+  test('a listener appears, changes under load, a bad one is NACKed by path, and it is removed', async (t) => {
+    const xds = await XdsServer.start();
+    t.after(() => xds.close());
+    const up = await upstreams(t);
+    xds.setResources(LISTENER_TYPE, 'l1', [listener('dyn', 'b')]);
+    const config = {
+      node: { id: 'lds-test', cluster: 'lds-test' },
+      static_resources: { clusters: [staticCluster('b', up.b.port), staticCluster('c', up.c.port), staticCluster('xds', xds.port, { http2_protocol_options: {} })] },
+      dynamic_resources: {
+        ads_config: { api_type: 'GRPC', transport_api_version: 'V3', grpc_services: [{ envoy_grpc: { cluster_name: 'xds' } }] },
+        lds_config: { ads: {}, resource_api_version: 'V3' },
+      },
+    };
+    const proxy = await startProxy(config, DRAIN_ARGS);
+    t.after(() => proxy.cleanup());
+    up.workers = proxy.groupPids().filter((p) => p !== proxy.pid);
+
+    const push = (version: string, resources: JsonObject[]) => xds.setResources(LISTENER_TYPE, `l${version}`, resources);
+    const port = await appearsAndChanges(proxy, up, push);
+    await refusesBadListener(proxy, port, push, async () => {
+      const nack = await waitFor('the LDS NACK', () => xds.requests.find((r) => r.type_url === LISTENER_TYPE && r.error_detail !== null));
+      assert.equal(nack.version_info, 'l2', 'NACKed with the version that serves');
+      return nack.error_detail!.message;
+    });
+
+    push('4', []);
+    await waitFor('dyn to stop accepting', async () => ((await refused(port)) ? true : undefined));
+    assert.equal(await proxy.stat('listener_manager.listener_removed'), 2);
+    assert.equal(await proxy.stat('listener_manager.lds.update_rejected'), 1);
+  });
+});
