@@ -1,0 +1,63 @@
+// What one LDS update changes: added, modified in place (same address), moved, removed, left
+// alone, and Envoy's refusals (a static listener's name, an address another listener holds).
+
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { type CurrentListener, planListenerUpdate } from '../../src/listener/lds_update_plan';
+
+const at = (port: number, address = '127.0.0.1') => ({ address, port });
+const current = (...listeners: CurrentListener[]) => new Map(listeners.map((l) => [l.name, l]));
+
+test('new, changed in place, moved, unchanged and missing listeners', () => {
+  const serving = current(
+    { name: 'same', content: 's', address: at(1000) },
+    { name: 'inPlace', content: 'old', address: at(1001) },
+    { name: 'moves', content: 'old', address: at(1002) },
+    { name: 'gone', content: 'g', address: at(1003) },
+  );
+  const candidates = [
+    { name: 'same', content: 's', address: at(1000) },
+    { name: 'inPlace', content: 'new', address: at(1001) },
+    { name: 'moves', content: 'new', address: at(1012) },
+    { name: 'fresh', content: 'f', address: at(0) },
+  ];
+  const plan = planListenerUpdate([], serving, new Set(candidates.map((c) => c.name)), candidates);
+  assert.deepEqual(plan.added.map((c) => c.name), ['fresh']);
+  assert.deepEqual(plan.modifiedInPlace.map((c) => c.name), ['inPlace']);
+  assert.deepEqual(plan.moved.map((c) => c.name), ['moves']);
+  assert.deepEqual(plan.removed, ['gone']);
+  assert.deepEqual(plan.errors, []);
+});
+
+test("a static listener's name and a held address are refused; port 0 never conflicts", () => {
+  const statics = [{ name: 'static', address: at(2000) }];
+  // A listener refused by the update's checks keeps its address: it keeps serving.
+  const serving = current({ name: 'kept', content: 'k', address: at(2001) });
+  const candidates = [
+    { name: 'static', content: 'x', address: at(2100) },
+    { name: 'onStatic', content: 'x', address: at(2000) },
+    { name: 'onKept', content: 'x', address: at(2001) },
+    { name: 'first', content: 'x', address: at(2002) },
+    { name: 'second', content: 'x', address: at(2002) },
+    { name: 'zeroA', content: 'x', address: at(0) },
+    { name: 'zeroB', content: 'x', address: at(0) },
+  ];
+  const names = new Set([...candidates.map((c) => c.name), 'kept']);
+  const plan = planListenerUpdate(statics, serving, names, candidates);
+  assert.deepEqual(plan.added.map((c) => c.name), ['first', 'zeroA', 'zeroB']);
+  assert.deepEqual(plan.removed, []);
+  assert.deepEqual(plan.errors, [
+    "static: cannot add or update listener 'static': a static listener has that name",
+    "onStatic: error adding listener '127.0.0.1:2000': listener 'onStatic' has duplicate address '127.0.0.1:2000' as existing listener 'static'",
+    "onKept: error adding listener '127.0.0.1:2001': listener 'onKept' has duplicate address '127.0.0.1:2001' as existing listener 'kept'",
+    "second: error adding listener '127.0.0.1:2002': listener 'second' has duplicate address '127.0.0.1:2002' as existing listener 'first'",
+  ]);
+});
+
+test('a listener may take the address of one the same update removes', () => {
+  const serving = current({ name: 'old', content: 'o', address: at(3000) });
+  const candidates = [{ name: 'new', content: 'n', address: at(3000) }];
+  const plan = planListenerUpdate([], serving, new Set(['new']), candidates);
+  assert.deepEqual(plan.removed, ['old']);
+  assert.deepEqual(plan.added.map((c) => c.name), ['new']);
+});

@@ -1,0 +1,37 @@
+// An LDS Listener resource goes through a static listener's checks, its errors reported under
+// the resource's own path; what this build cannot do with one (rds) is refused by path.
+
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { loadListenerResource } from '../../src/config/listener_resource';
+import { builtinExtensions } from '../../src/extensions/builtin_extensions';
+import { httpListener } from '../helpers/config_fixtures';
+import type { JsonObject } from '../../src/config/json';
+
+const cluster = { name: 'b', connect_timeout: '1s', load_assignment: { cluster_name: 'b', endpoints: [] } };
+const bootstrapSource = { node: { id: 'n', cluster: 'c' }, static_resources: { clusters: [cluster] } };
+const routes = (target: string) => [{ match: { prefix: '/' }, route: { cluster: target } }];
+const load = (resource: JsonObject) => loadListenerResource(resource, 'resources[2]', bootstrapSource, new Set(), builtinExtensions(), '');
+
+test('a good listener is modelled as a static one', () => {
+  const loaded = load(httpListener('dyn', 8080, routes('b')));
+  assert.equal(loaded.config.name, 'dyn');
+  assert.deepEqual(loaded.config.address, { address: '127.0.0.1', port: 8080 });
+  assert.equal(loaded.bootstrap.listeners.length, 1);
+});
+
+test("a listener's error is named under the resource's path", () => {
+  assert.throws(
+    () => load(httpListener('dyn', 8080, routes('nope'))),
+    /^.*resources\[2\]\.filter_chains\[0\]\.filters\[0\]\.typed_config\.route_config\.virtual_hosts\[0\]\.routes\[0\]\.route\.cluster: .*nope/,
+  );
+  assert.throws(() => load({ ...httpListener('dyn', 8080, routes('b')), filter_chains: [] }), /resources\[2\]\.filter_chains: no filter chains specified/);
+});
+
+test('rds in an LDS listener is refused by its path', () => {
+  const rds = { config_source: { ads: {} }, route_config_name: 'r' };
+  assert.throws(
+    () => load(httpListener('dyn', 8080, [], { route_config: undefined, rds })),
+    /resources\[2\]\.filter_chains\[0\]\.filters\[0\]\.typed_config\.rds: rds in a listener from LDS is not supported yet/,
+  );
+});
