@@ -16,6 +16,7 @@ import { applyFieldMask, parseFieldMask } from './field_mask';
 const ADMIN = 'envoy.admin.v3';
 const CLUSTER_TYPE = 'envoy.config.cluster.v3.Cluster';
 const ROUTE_CONFIGURATION_TYPE = 'envoy.config.route.v3.RouteConfiguration';
+const LISTENER_TYPE = 'envoy.config.listener.v3.Listener';
 
 /**
  * The fields of each dump message, and for a repeated one the type of its items (?resource=
@@ -79,6 +80,29 @@ export interface DynamicRouteConfigDump {
   readonly lastUpdated: Date;
 }
 
+/** One state of a listener LDS brought (ListenersConfigDump.DynamicListenerState). */
+export interface DynamicListenerStateDump {
+  readonly versionInfo: string;
+  /** The resource as loaded, v3 JSON. */
+  readonly source: JsonObject;
+  readonly lastUpdated: Date;
+}
+
+/** A listener LDS brought, as ListenersConfigDump.DynamicListener shows it. */
+export interface DynamicListenerDump {
+  readonly name: string;
+  readonly active: DynamicListenerStateDump | null;
+  /** What a change or a removal replaced, while its connections drain. */
+  readonly draining: DynamicListenerStateDump | null;
+}
+
+/** The LDS part of ListenersConfigDump; null without LDS. */
+export interface DynamicListenersDump {
+  /** The last version LDS applied. */
+  readonly versionInfo: string;
+  readonly listeners: readonly DynamicListenerDump[];
+}
+
 export interface ConfigDumpQuery {
   /** `?include_eds`: also the endpoints of every cluster. */
   readonly includeEds: boolean;
@@ -95,8 +119,9 @@ export function renderConfigDump(
   query: ConfigDumpQuery,
   dynamicClusters: DynamicClustersDump | null = null,
   dynamicRoutes: readonly DynamicRouteConfigDump[] = [],
+  dynamicListeners: DynamicListenersDump | null = null,
 ): AdminResponse {
-  const dumps = configDumps(bootstrap, loadedAt, query.includeEds, dynamicClusters, dynamicRoutes);
+  const dumps = configDumps(bootstrap, loadedAt, query.includeEds, dynamicClusters, dynamicRoutes, dynamicListeners);
   const mask = query.mask === undefined ? null : parseFieldMask(query.mask);
   let configs: JsonObject[];
   if (query.resource === undefined) {
@@ -132,6 +157,7 @@ function configDumps(
   includeEds: boolean,
   dynamicClusters: DynamicClustersDump | null,
   dynamicRoutes: readonly DynamicRouteConfigDump[],
+  dynamicListeners: DynamicListenersDump | null,
 ): JsonObject[] {
   const resources = messageField(source, 'static_resources') ?? {};
   const lastUpdated = loadedAt.toISOString();
@@ -168,10 +194,12 @@ function configDumps(
   }
   configs.push(
     any(`${ADMIN}.ListenersConfigDump`, {
+      ...(dynamicListeners !== null && dynamicListeners.versionInfo !== '' ? { version_info: dynamicListeners.versionInfo } : {}),
       static_listeners: messageList(resources, 'listeners').map((listener) => ({
-        listener: any('envoy.config.listener.v3.Listener', listener),
+        listener: any(LISTENER_TYPE, listener),
         last_updated: lastUpdated,
       })),
+      dynamic_listeners: (dynamicListeners?.listeners ?? []).map(dynamicListener),
     }),
   );
   // An HTTP connection manager creates the route and scoped route providers, as in Envoy.
@@ -208,6 +236,23 @@ function dynamicCluster(cluster: DynamicClusterDump): JsonObject {
   };
 }
 
+function dynamicListener(listener: DynamicListenerDump): JsonObject {
+  const schema = protoSchema();
+  const state = (dump: DynamicListenerStateDump | null) =>
+    dump === null
+      ? {}
+      : {
+          ...(dump.versionInfo !== '' ? { version_info: dump.versionInfo } : {}),
+          listener: any(LISTENER_TYPE, redactSensitive(schema, schema.root.lookupType(LISTENER_TYPE), dump.source)),
+          last_updated: dump.lastUpdated.toISOString(),
+        };
+  return {
+    name: listener.name,
+    ...(listener.active !== null ? { active_state: state(listener.active) } : {}),
+    ...(listener.draining !== null ? { draining_state: state(listener.draining) } : {}),
+  };
+}
+
 function dynamicRouteConfig(route: DynamicRouteConfigDump): JsonObject {
   const schema = protoSchema();
   return {
@@ -235,6 +280,7 @@ export function configDumpHandler(
   loadedAt: Date,
   dynamicClusters: () => DynamicClustersDump | null = () => null,
   dynamicRoutes: () => readonly DynamicRouteConfigDump[] = () => [],
+  dynamicListeners: () => DynamicListenersDump | null = () => null,
 ): AdminHandler {
   // Redacted once, on first use: the configuration is static, and a large one would delay start-up.
   let source: JsonObject | null = null;
@@ -260,6 +306,7 @@ export function configDumpHandler(
         { includeEds: req.query.has('include_eds'), resource: param(req, 'resource'), mask: param(req, 'mask') },
         dynamicClusters(),
         dynamicRoutes(),
+        dynamicListeners(),
       ),
   };
 }

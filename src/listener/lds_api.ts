@@ -80,11 +80,11 @@ export class LdsApi implements SubscriptionCallbacks {
   private closed = false;
   private readonly log: Logger;
   private initialize: (() => void) | null = null;
-  /** The ends of the drains total_listeners_draining counts. */
-  private readonly drainTimers = new Set<TimeoutHandle>();
+  /** The listeners replaced or removed whose connections drain, by the end of their drain. */
+  private readonly drainingListeners = new Map<TimeoutHandle, DynamicListener>();
   private readonly counters: Record<'added' | 'modified' | 'removed', Counter>;
   private readonly active: Gauge;
-  private readonly draining: Gauge;
+  private readonly drainingGauge: Gauge;
   /** Settles at the first update, or the first failure (timed out, rejected): the server then serves. */
   readonly initialized: Promise<void>;
 
@@ -94,7 +94,7 @@ export class LdsApi implements SubscriptionCallbacks {
     const scope = deps.stats.scope('listener_manager');
     this.counters = { added: scope.counter('listener_added'), modified: scope.counter('listener_modified'), removed: scope.counter('listener_removed') };
     this.active = scope.gauge('total_listeners_active');
-    this.draining = scope.gauge('total_listeners_draining');
+    this.drainingGauge = scope.gauge('total_listeners_draining');
     // Listeners take traffic once built and handed over: none waits for anything (RDS is refused in them).
     scope.gauge('total_listeners_warming').set(0);
     this.active.set(deps.bootstrap.listeners.length);
@@ -121,7 +121,7 @@ export class LdsApi implements SubscriptionCallbacks {
     this.closed = true;
     this.subscription?.close();
     this.subscription = null;
-    for (const timer of this.drainTimers) this.deps.clock.clearTimeout(timer);
+    for (const timer of this.drainingListeners.keys()) this.deps.clock.clearTimeout(timer);
     for (const listener of this.listeners.values()) this.deps.sockets.close(listener.fd);
     this.listeners.clear();
     this.initializeOnce();
@@ -154,7 +154,7 @@ export class LdsApi implements SubscriptionCallbacks {
       const old = this.listeners.get(candidate.name)!;
       this.listeners.set(candidate.name, { ...this.serve(candidate, lastUpdated), fd: old.fd, bound: old.bound });
       sockets.update(candidate.config);
-      this.startDraining();
+      this.startDraining(old);
       this.counters.modified.inc();
       applied = true;
     }
@@ -218,17 +218,22 @@ export class LdsApi implements SubscriptionCallbacks {
     this.listeners.delete(name);
     this.deps.sockets.remove(name);
     this.deps.sockets.close(listener.fd);
-    this.startDraining();
+    this.startDraining(listener);
   }
 
   /** A listener's connections drain in the workers for --drain-time-s. */
-  private startDraining(): void {
-    this.draining.inc();
+  private startDraining(listener: DynamicListener): void {
+    this.drainingGauge.inc();
     const timer = this.deps.clock.setTimeout(() => {
-      this.drainTimers.delete(timer);
-      this.draining.dec();
+      this.drainingListeners.delete(timer);
+      this.drainingGauge.dec();
     }, this.deps.drainTimeS * 1000);
-    this.drainTimers.add(timer);
+    this.drainingListeners.set(timer, listener);
+  }
+
+  /** The listeners a change or a removal replaced whose connections still drain, oldest first. */
+  draining(): DynamicListener[] {
+    return [...this.drainingListeners.values()];
   }
 
   private initializeOnce(): void {

@@ -11,7 +11,7 @@ import { certsHandler, daysUntilFirstCertExpires } from '../admin/certs_handler'
 import { CertificateWatcher } from '../tls/certificate_watcher';
 import { configuredTlsContexts } from '../tls/configured_contexts';
 import type { TlsContext } from '../tls/tls_context';
-import { configDumpHandler, type DynamicClustersDump } from '../admin/config_dump_handler';
+import { configDumpHandler, type DynamicClustersDump, type DynamicListenersDump } from '../admin/config_dump_handler';
 import { DrainListenersRequest, drainListenersHandler } from '../admin/drain_listeners_handler';
 import { initDumpHandler } from '../admin/init_dump_handler';
 import { memoryHandler } from '../admin/memory_handler';
@@ -58,7 +58,7 @@ import { SupervisorClusterManager } from '../upstream/supervisor/supervisor_clus
 import { CdsApi } from '../upstream/supervisor/cds_api';
 import { RouteConfigProviderManager } from '../rds/route_config_provider_manager';
 import { routeConfigLoader } from '../rds/route_config_loader';
-import { LdsApi } from '../listener/lds_api';
+import { type DynamicListener, LdsApi } from '../listener/lds_api';
 import type { ConfigSourceConfig } from '../config/config_source';
 import { buildDataPlane } from './data_plane_construction';
 import { bootstrapValidationContext } from '../config/validation/bootstrap';
@@ -669,6 +669,17 @@ export class Supervisor implements ServerInfoSource {
     });
   }
 
+  /** The LDS part of /config_dump: each listener's active state and the last one draining; null without LDS. */
+  private dynamicListenersDump(): DynamicListenersDump | null {
+    const lds = this.lds;
+    if (lds === null) return null;
+    const draining = new Map(lds.draining().map((l) => [l.name, l]));
+    const active = new Map(lds.serving().map((l) => [l.name, l]));
+    const state = (l: DynamicListener | undefined) => (l === undefined ? null : { versionInfo: l.versionInfo, source: l.source, lastUpdated: l.lastUpdated });
+    const names = [...new Set([...active.keys(), ...draining.keys()])];
+    return { versionInfo: lds.versionInfo(), listeners: names.map((name) => ({ name, active: state(active.get(name)), draining: state(draining.get(name)) })) };
+  }
+
   /** The CDS part of /config_dump; null without CDS. */
   private dynamicClustersDump(): DynamicClustersDump | null {
     if (this.cds === null || this.clusters === null) return null;
@@ -868,6 +879,7 @@ export class Supervisor implements ServerInfoSource {
         new Date(this.startMs),
         () => this.dynamicClustersDump(),
         () => this.routes?.dynamicRouteConfigs() ?? [],
+        () => this.dynamicListenersDump(),
       ),
       contentionHandler(tracer),
       ...runtimeHandlers(this.runtime!),

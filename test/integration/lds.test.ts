@@ -237,6 +237,15 @@ describe('LDS from a file, two workers', TIMEOUT, () => {
 
     const push = (version: string, resources: JsonObject[]) => pushFile(file, version, resources);
     const port = await appearsAndChanges(proxy, up, push);
+    const dump = JSON.parse((await proxy.admin('/config_dump?resource=dynamic_listeners')).body) as { configs: JsonObject[] };
+    assert.equal(dump.configs.length, 1);
+    const [dynamic] = dump.configs as { name: string; active_state: { version_info: string; listener: JsonObject; last_updated: string } }[];
+    assert.equal(dynamic!.name, 'dyn');
+    assert.equal(dynamic!.active_state.version_info, '2');
+    assert.equal(dynamic!.active_state.listener['name'], 'dyn');
+    assert.match(JSON.stringify(dynamic!.active_state.listener), /"cluster":"c"/);
+    const listeners = JSON.parse((await proxy.admin('/config_dump?mask=version_info')).body) as { configs: JsonObject[] };
+    assert.ok(listeners.configs.some((c) => c['version_info'] === '2'), 'ListenersConfigDump shows the version LDS applied');
     await refusesBadListener(proxy, port, push, async () => {
       await waitFor('the rejection', async () => ((await proxy.stat('listener_manager.lds.update_rejected')) === 1 ? true : undefined));
       // The log reaches the pipe a little after the counter.
