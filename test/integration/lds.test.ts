@@ -293,3 +293,33 @@ describe('LDS over ADS, two workers', TIMEOUT, () => {
     assert.equal(await proxy.stat('listener_manager.lds.update_rejected'), 1);
   });
 });
+
+describe('LDS over delta xDS (DeltaListeners), two workers', TIMEOUT, () => {
+  test('a listener appears in both workers, a bad one is NACKed by its place in the response, and it is removed', async (t) => {
+    const xds = await XdsServer.start();
+    t.after(() => xds.close());
+    const up = await upstreams(t);
+    xds.setResources(LISTENER_TYPE, 'd1', [listener('dyn', 'b')]);
+    const source = { api_type: 'DELTA_GRPC', transport_api_version: 'V3', grpc_services: [{ envoy_grpc: { cluster_name: 'xds' } }] };
+    const config = {
+      node: { id: 'lds-test', cluster: 'lds-test' },
+      static_resources: { clusters: [staticCluster('b', up.b.port), staticCluster('xds', xds.port, { http2_protocol_options: {} })] },
+      dynamic_resources: { lds_config: { api_config_source: source, resource_api_version: 'V3' } },
+    };
+    const proxy = await startProxy(config, DRAIN_ARGS);
+    t.after(() => proxy.cleanup());
+    up.workers = proxy.groupPids().filter((p) => p !== proxy.pid);
+    const port = await waitFor('listener dyn in /listeners', () => proxy.listenerPort('dyn').catch(() => undefined));
+    await untilBothWorkersReach(port, up.b, up.workers, 'both workers to serve the LDS listener');
+    assert.ok(xds.delta.requests.some((r) => r.path === '/envoy.service.listener.v3.ListenerDiscoveryService/DeltaListeners'));
+
+    xds.setResources(LISTENER_TYPE, 'd2', [listener('dyn', 'nope')]);
+    await waitFor('the rejection', async () => ((await proxy.stat('listener_manager.lds.update_rejected')) === 1 ? true : undefined));
+    await waitFor('the rejection logged', () => /dyn: resources\[0\]\.resource\.filter_chains\[0\]/.exec(proxy.stderr)?.[0]);
+    assert.equal((await get(port)).body, 'b', 'the previous listener serves');
+
+    xds.setResources(LISTENER_TYPE, 'd3', []);
+    await waitFor('dyn to stop accepting', async () => ((await refused(port)) ? true : undefined));
+    assert.equal(await proxy.stat('listener_manager.listener_removed'), 1);
+  });
+});
