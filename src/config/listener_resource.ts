@@ -5,8 +5,8 @@
 
 import type { ConfigExtensions } from './extension';
 import { FieldError, FieldErrors } from './errors';
-import { childPath, joinPath } from './field_path';
-import { cloneJson, isJsonObject, JsonObject, messageField } from './json';
+import { joinPath } from './field_path';
+import { cloneJson, JsonObject, messageField } from './json';
 import { checkedBootstrapModel } from './load';
 import type { Bootstrap, ListenerConfig } from './model';
 
@@ -37,7 +37,6 @@ export function loadListenerResource(
   serviceCluster: string,
 ): LoadedListener {
   const listener = cloneJson(resource);
-  rejectRds(listener, path);
   const staticResources = messageField(bootstrapSource, 'static_resources') ?? {};
   const wrapper: JsonObject = { ...bootstrapSource, static_resources: { ...staticResources, listeners: [listener] } };
   try {
@@ -60,25 +59,4 @@ export function rebaseListenerError(error: unknown, path: string): unknown {
   if (error instanceof FieldErrors) return new FieldErrors(error.all.map(rebase));
   if (error instanceof FieldError) return rebase(error);
   return error;
-}
-
-/**
- * A connection manager of an LDS listener that takes its routes from RDS would need a
- * subscription made at run time, which this build does not make yet: refused by path.
- */
-function rejectRds(listener: JsonObject, path: string): void {
-  const chains = Array.isArray(listener['filter_chains']) ? listener['filter_chains'] : [];
-  chains.forEach((chain, c) => {
-    if (!isJsonObject(chain)) return;
-    const filters = Array.isArray(chain['filters']) ? chain['filters'] : [];
-    filters.forEach((filter, f) => {
-      const config = isJsonObject(filter) ? filter['typed_config'] : undefined;
-      if (isJsonObject(config) && config['rds'] !== undefined) {
-        throw new FieldError(
-          joinPath(path, childPath(`filter_chains[${c}].filters[${f}].typed_config`, 'rds')),
-          'rds in a listener from LDS is not supported yet; use an inline route_config',
-        );
-      }
-    });
-  });
 }

@@ -1,7 +1,8 @@
 // The listener discovery service client (Envoy's LdsApiImpl with the listener manager's part):
 // one wildcard subscription to Listener resources. Each listener is checked exactly as a static
-// one, built as a worker would build it, then bound here and handed to every worker; a changed
-// one on the same address keeps its socket, and what it replaces drains in the workers. As in
+// one, built as a worker would build it, and bound here; it warms (its RDS subscriptions' first
+// updates), then is handed to every worker; a changed one on the same address keeps its socket,
+// and what it replaces drains in the workers. As in
 // Envoy 1.16, the good listeners of an update apply and the bad ones reject (NACK) it.
 
 import type { ConfigExtensions } from '../config/extension';
@@ -10,6 +11,7 @@ import { loadListenerResource, rebaseListenerError } from '../config/listener_re
 import type { Bootstrap, ListenerConfig, SocketAddress } from '../config/model';
 import type { JsonObject } from '../config/json';
 import { LISTENER_RESOURCE } from '../config/xds/resource_types';
+import { checkBootstrapSubscriptions } from '../config/xds/subscription_preconditions';
 import type { ConfigUpdateFailureReason, DecodedResource, Subscription, SubscriptionCallbacks } from '../config/xds/subscription';
 import { SubscriptionStats } from '../config/xds/subscription';
 import type { SubscriptionFactory } from '../config/xds/subscription_factory';
@@ -56,6 +58,8 @@ export interface LdsApiDeps {
   readonly serviceCluster: string;
   /** Builds the listener's data plane as a worker would: `static_resources.listeners[0]` of that bootstrap. */
   readonly buildCheck: (bootstrap: Bootstrap) => void;
+  /** Settles once what the listener (`static_resources.listeners[0]` of that bootstrap) waits for has come: its RDS's first updates. */
+  readonly warm: (bootstrap: Bootstrap) => Promise<void>;
   readonly sockets: ListenerSockets;
   /** The root scope: `listener_manager.*`. */
   readonly stats: StatsStore;
@@ -69,6 +73,8 @@ export interface LdsApiDeps {
 
 interface LoadedCandidate extends ListenerCandidate {
   readonly config: ListenerConfig;
+  /** The bootstrap it was checked in, as its only listener. */
+  readonly bootstrap: Bootstrap;
   readonly source: JsonObject;
   readonly version: string;
 }
@@ -80,11 +86,14 @@ export class LdsApi implements SubscriptionCallbacks {
   private closed = false;
   private readonly log: Logger;
   private initialize: (() => void) | null = null;
+  /** The listener warming under each name: a later update or a removal abandons it. */
+  private readonly warming = new Map<string, symbol>();
   /** The listeners replaced or removed whose connections drain, by the end of their drain. */
   private readonly drainingListeners = new Map<TimeoutHandle, DynamicListener>();
   private readonly counters: Record<'added' | 'modified' | 'removed', Counter>;
   private readonly active: Gauge;
   private readonly drainingGauge: Gauge;
+  private readonly warmingGauge: Gauge;
   /** Settles at the first update, or the first failure (timed out, rejected): the server then serves. */
   readonly initialized: Promise<void>;
 
@@ -95,8 +104,7 @@ export class LdsApi implements SubscriptionCallbacks {
     this.counters = { added: scope.counter('listener_added'), modified: scope.counter('listener_modified'), removed: scope.counter('listener_removed') };
     this.active = scope.gauge('total_listeners_active');
     this.drainingGauge = scope.gauge('total_listeners_draining');
-    // Listeners take traffic once built and handed over: none waits for anything (RDS is refused in them).
-    scope.gauge('total_listeners_warming').set(0);
+    this.warmingGauge = scope.gauge('total_listeners_warming');
     this.active.set(deps.bootstrap.listeners.length);
   }
 
@@ -146,44 +154,71 @@ export class LdsApi implements SubscriptionCallbacks {
     const lastUpdated = (this.deps.now ?? (() => new Date()))();
     let applied = false;
     for (const name of plan.removed) {
+      this.warming.delete(name);
       this.remove(name);
       this.counters.removed.inc();
       applied = true;
     }
-    for (const candidate of plan.modifiedInPlace) {
-      const old = this.listeners.get(candidate.name)!;
-      this.listeners.set(candidate.name, { ...this.serve(candidate, lastUpdated), fd: old.fd, bound: old.bound });
-      sockets.update(candidate.config);
-      this.startDraining(old);
-      this.counters.modified.inc();
-      applied = true;
-    }
-    for (const candidate of [...plan.moved, ...plan.added]) {
-      if (this.closed) return;
-      const moved = this.listeners.has(candidate.name);
-      let socket: { fd: number; port: number };
-      try {
-        socket = await sockets.bind(candidate.address);
-      } catch (error) {
-        errors.push(`${candidate.name}: cannot bind '${candidate.address.address}:${candidate.address.port}': ${(error as Error).message}`);
-        continue;
+    const warmed: Promise<void>[] = [];
+    for (const candidate of [...plan.modifiedInPlace, ...plan.moved, ...plan.added]) {
+      const inPlace = plan.modifiedInPlace.includes(candidate);
+      let socket: { fd: number; port: number } | null = null;
+      // Bound now, as Envoy binds before warming: a socket that cannot be had rejects the update.
+      if (!inPlace) {
+        try {
+          socket = await sockets.bind(candidate.address);
+        } catch (error) {
+          errors.push(`${candidate.name}: cannot bind '${candidate.address.address}:${candidate.address.port}': ${(error as Error).message}`);
+          continue;
+        }
+        if (this.closed) {
+          sockets.close(socket.fd);
+          return;
+        }
       }
-      if (this.closed) {
-        sockets.close(socket.fd);
-        return;
-      }
-      if (moved) this.remove(candidate.name);
-      const listener: DynamicListener = { ...this.serve(candidate, lastUpdated), fd: socket.fd, bound: { ...candidate.address, port: socket.port } };
-      this.listeners.set(candidate.name, listener);
-      sockets.add(candidate.config, socket.fd);
-      this.counters[moved ? 'modified' : 'added'].inc();
+      this.counters[this.listeners.has(candidate.name) ? 'modified' : 'added'].inc();
       applied = true;
+      warmed.push(this.warmThenServe(candidate, socket, lastUpdated));
     }
     this.active.set(bootstrap.listeners.length + this.listeners.size);
     if (applied) this.version = versionInfo;
     this.log.info(`lds: ${plan.added.length} added, ${plan.modifiedInPlace.length + plan.moved.length} modified, ${plan.removed.length} removed`);
-    this.initializeOnce();
+    // The server's first start waits for the first update's listeners to warm, as Envoy's does.
+    void Promise.all(warmed).then(() => this.initializeOnce());
     if (errors.length > 0) throw new Error(`Error adding/updating listener(s) ${errors.join(', ')}`);
+  }
+
+  /**
+   * Warming: the listener's RDS subscriptions' first updates (or failures), then it replaces the
+   * one of its name in the workers, unless a later update or a removal came meanwhile.
+   * @param socket its new socket; null for a change on the address it serves on (the socket stays)
+   */
+  private async warmThenServe(candidate: LoadedCandidate, socket: { fd: number; port: number } | null, lastUpdated: Date): Promise<void> {
+    const token = Symbol(candidate.name);
+    this.warming.set(candidate.name, token);
+    this.warmingGauge.inc();
+    try {
+      await this.deps.warm(candidate.bootstrap);
+    } finally {
+      this.warmingGauge.dec();
+    }
+    const current = this.warming.get(candidate.name) === token;
+    if (current) this.warming.delete(candidate.name);
+    const serving = this.listeners.get(candidate.name);
+    if (!current || this.closed || (socket === null && serving === undefined)) {
+      if (socket !== null) this.deps.sockets.close(socket.fd);
+      return;
+    }
+    if (socket === null) {
+      this.listeners.set(candidate.name, { ...this.serve(candidate, lastUpdated), fd: serving!.fd, bound: serving!.bound });
+      this.deps.sockets.update(candidate.config);
+      this.startDraining(serving!);
+    } else {
+      this.remove(candidate.name);
+      this.listeners.set(candidate.name, { ...this.serve(candidate, lastUpdated), fd: socket.fd, bound: { ...candidate.address, port: socket.port } });
+      this.deps.sockets.add(candidate.config, socket.fd);
+    }
+    this.active.set(this.deps.bootstrap.listeners.length + this.listeners.size);
   }
 
   /** The server starts with its static listeners rather than not at all, as Envoy's does. */
@@ -199,12 +234,14 @@ export class LdsApi implements SubscriptionCallbacks {
     const source = bootstrap.source as JsonObject;
     const loaded = loadListenerResource(resource, path, source, disabledExtensions, extensions, serviceCluster);
     try {
+      // A connection manager's rds needs what a static one's does: the node's identity, a file that exists.
+      checkBootstrapSubscriptions(loaded.bootstrap, bootstrap.node);
       this.deps.buildCheck(loaded.bootstrap);
     } catch (error) {
       throw rebaseListenerError(error, path);
     }
     const { config } = loaded;
-    return { name: config.name, content: JSON.stringify(loaded.source), address: config.address, config, source: loaded.source, version };
+    return { name: config.name, content: JSON.stringify(loaded.source), address: config.address, config, bootstrap: loaded.bootstrap, source: loaded.source, version };
   }
 
   private serve(candidate: LoadedCandidate, lastUpdated: Date): Omit<DynamicListener, 'fd' | 'bound'> {

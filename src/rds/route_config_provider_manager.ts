@@ -44,6 +44,21 @@ export class RouteConfigProviderManager {
     return Promise.all([...this.subscriptions.values()].map((subscription) => subscription.initialized)).then(() => undefined);
   }
 
+  /**
+   * The subscriptions of a listener LDS brought (started if new): settles once each has had its
+   * first update or failure, which the listener waits for before it takes traffic (warming). A
+   * subscription stays once made, as long as the server runs.
+   */
+  warm(sources: readonly RdsSource[]): Promise<void> {
+    for (const source of sources) {
+      if (this.subscriptions.has(source.key)) continue;
+      const subscription = this.subscription(source);
+      this.subscriptions.set(source.key, subscription);
+      subscription.start();
+    }
+    return Promise.all(sources.map((source) => this.subscriptions.get(source.key)!.initialized)).then(() => undefined);
+  }
+
   /** The route configurations serving now, for a worker (re)started. */
   routeConfigs(): KeyedRouteConfig[] {
     return [...this.subscriptions].flatMap(([key, subscription]) => {

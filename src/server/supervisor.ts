@@ -59,6 +59,7 @@ import { CdsApi } from '../upstream/supervisor/cds_api';
 import { RouteConfigProviderManager } from '../rds/route_config_provider_manager';
 import { routeConfigLoader } from '../rds/route_config_loader';
 import { type DynamicListener, LdsApi } from '../listener/lds_api';
+import { rdsSourcesOf } from '../config/rds_sources';
 import type { ConfigSourceConfig } from '../config/config_source';
 import { buildDataPlane } from './data_plane_construction';
 import { bootstrapValidationContext } from '../config/validation/bootstrap';
@@ -443,16 +444,9 @@ export class Supervisor implements ServerInfoSource {
         this.cds.start();
         await this.cds.initialized;
       }
-      // Then LDS's first update (or its failure or timeout), as Envoy's listener manager waits
-      // for it once the cluster manager is initialized.
-      const ldsConfig = bootstrap.dynamicResources.ldsConfig;
-      if (ldsConfig !== null) {
-        this.lds = this.ldsApi(ldsConfig, subscriptions);
-        this.lds.start();
-        await this.lds.initialized;
-      }
       // Then the listeners' init targets, as Envoy's init manager runs them once the cluster
-      // manager is initialized: each RDS subscription's first update, or its failure or timeout.
+      // manager is initialized: each RDS subscription's first update, or its failure or timeout;
+      // and LDS's first update with the listeners it brought warmed (or its failure or timeout).
       this.routes = new RouteConfigProviderManager(bootstrap, {
         subscriptions,
         stats: store,
@@ -466,7 +460,14 @@ export class Supervisor implements ServerInfoSource {
         onUpdate: (update) => this.workers?.broadcast({ v: WORKER_PROTOCOL_VERSION, type: 'route_config', update }),
         log: this.deps.log('router'),
       });
-      await this.routes.start();
+      const staticRoutes = this.routes.start();
+      const ldsConfig = bootstrap.dynamicResources.ldsConfig;
+      if (ldsConfig !== null) {
+        this.lds = this.ldsApi(ldsConfig, subscriptions);
+        this.lds.start();
+        await this.lds.initialized;
+      }
+      await staticRoutes;
     });
     const workersStarted = this.workers.start(initialized);
     // Awaited below; a failure meanwhile must not count as unhandled.
@@ -650,6 +651,8 @@ export class Supervisor implements ServerInfoSource {
       disabledExtensions: extensions.resolveDisabled(options.disabledExtensions).keys,
       serviceCluster: options.serviceCluster,
       buildCheck: (checked) => buildDataPlane(checked, this.deps.log),
+      // Created before LDS starts (see startEpoch): a listener's RDS subscriptions are made as it warms.
+      warm: (checked) => this.routes!.warm(rdsSourcesOf(checked)),
       sockets: {
         bind: async (address) => {
           const inherited = await hotRestart.duplicateParentListenSocket(tcpListenAddress(address.address, address.port));

@@ -323,3 +323,56 @@ describe('LDS over delta xDS (DeltaListeners), two workers', TIMEOUT, () => {
     assert.equal(await proxy.stat('listener_manager.listener_removed'), 1);
   });
 });
+
+const ROUTE_TYPE = 'type.googleapis.com/envoy.config.route.v3.RouteConfiguration';
+
+/** Listener `name` whose connection manager takes route configuration `routes` over ADS. */
+function rdsListener(name: string, routes: string): JsonObject {
+  const rds = { config_source: { ads: {}, resource_api_version: 'V3' }, route_config_name: routes };
+  const built = httpListener(name, 0, [], { rds, stat_prefix: name, http_filters: [ROUTER] });
+  // The management server encodes what it is given: no route_config key at all.
+  delete built.filter_chains[0].filters[0].typed_config.route_config;
+  return { '@type': LISTENER_TYPE, ...built };
+}
+
+function routeConfig(name: string, target: string): JsonObject {
+  return { '@type': ROUTE_TYPE, name, virtual_hosts: [{ name: 'all', domains: ['*'], routes: [{ match: { prefix: '/' }, route: { cluster: target } }] }] };
+}
+
+describe('LDS listeners with RDS warm before they take traffic', TIMEOUT, () => {
+  test('a new listener waits for its routes; a changed one serves the old until the new has its routes', async (t) => {
+    const xds = await XdsServer.start();
+    t.after(() => xds.close());
+    const up = await upstreams(t);
+    xds.setResources(LISTENER_TYPE, 'l1', []);
+    const config = {
+      node: { id: 'lds-test', cluster: 'lds-test' },
+      static_resources: { clusters: [staticCluster('b', up.b.port), staticCluster('c', up.c.port), staticCluster('xds', xds.port, { http2_protocol_options: {} })] },
+      dynamic_resources: {
+        ads_config: { api_type: 'GRPC', transport_api_version: 'V3', grpc_services: [{ envoy_grpc: { cluster_name: 'xds' } }] },
+        lds_config: { ads: {}, resource_api_version: 'V3' },
+      },
+    };
+    const proxy = await startProxy(config, DRAIN_ARGS);
+    t.after(() => proxy.cleanup());
+    up.workers = proxy.groupPids().filter((p) => p !== proxy.pid);
+
+    xds.setResources(LISTENER_TYPE, 'l2', [rdsListener('warm', 'routes')]);
+    await waitFor('the listener to warm', async () => ((await proxy.stat('listener_manager.total_listeners_warming')) === 1 ? true : undefined));
+    await waitFor('its RDS subscription', () => xds.requests.find((r) => r.type_url === ROUTE_TYPE && r.resource_names.includes('routes')));
+    assert.doesNotMatch((await proxy.admin('/listeners')).body, /warm::/, 'a warming listener is not active');
+    xds.setResources(ROUTE_TYPE, 'r1', [routeConfig('routes', 'b')]);
+    const port = await waitFor('the warmed listener', () => proxy.listenerPort('warm').catch(() => undefined));
+    await untilBothWorkersReach(port, up.b, up.workers, 'both workers to serve the warmed listener');
+    assert.equal(await proxy.stat('listener_manager.total_listeners_warming'), 0);
+
+    // Changed to routes another configuration brings: the old listener serves until they come.
+    xds.setResources(LISTENER_TYPE, 'l3', [rdsListener('warm', 'routes2')]);
+    await waitFor('the change to warm', async () => ((await proxy.stat('listener_manager.total_listeners_warming')) === 1 ? true : undefined));
+    for (let i = 0; i < 4; i++) assert.equal((await get(port)).body, 'b', 'the old listener serves while the new one warms');
+    xds.setResources(ROUTE_TYPE, 'r2', [routeConfig('routes', 'b'), routeConfig('routes2', 'c')]);
+    await untilBothWorkersReach(port, up.c, up.workers, 'both workers to serve the changed listener');
+    assert.equal(await proxy.listenerPort('warm'), port, 'the same socket');
+    assert.equal(await proxy.stat('http.warm.rds.routes2.update_success'), 1);
+  });
+});

@@ -1,5 +1,5 @@
 // An LDS Listener resource goes through a static listener's checks, its errors reported under
-// the resource's own path; what this build cannot do with one (rds) is refused by path.
+// the resource's own path, a connection manager's rds included.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -28,10 +28,12 @@ test("a listener's error is named under the resource's path", () => {
   assert.throws(() => load({ ...httpListener('dyn', 8080, routes('b')), filter_chains: [] }), /resources\[2\]\.filter_chains: no filter chains specified/);
 });
 
-test('rds in an LDS listener is refused by its path', () => {
+test("a connection manager's rds is checked as a static one's", () => {
   const rds = { config_source: { ads: {} }, route_config_name: 'r' };
   assert.throws(
     () => load(httpListener('dyn', 8080, [], { route_config: undefined, rds })),
-    /resources\[2\]\.filter_chains\[0\]\.filters\[0\]\.typed_config\.rds: rds in a listener from LDS is not supported yet/,
+    /resources\[2\]\.filter_chains\[0\]\.filters\[0\]\.typed_config\.rds\.config_source\.ads: ADS must be configured to support an ADS config source/,
   );
+  const loaded = load(httpListener('dyn', 8080, [], { route_config: undefined, rds: { ...rds, config_source: { path: __filename } } }));
+  assert.equal(loaded.config.name, 'dyn');
 });
