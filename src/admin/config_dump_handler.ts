@@ -88,12 +88,23 @@ export interface DynamicListenerStateDump {
   readonly lastUpdated: Date;
 }
 
+/** Why the last LDS update refused a listener (UpdateFailureState). */
+export interface ListenerFailureDump {
+  readonly details: string;
+  /** The resource refused, v3 JSON. */
+  readonly failedConfiguration: JsonObject;
+  readonly lastUpdateAttempt: Date;
+}
+
 /** A listener LDS brought, as ListenersConfigDump.DynamicListener shows it. */
 export interface DynamicListenerDump {
   readonly name: string;
   readonly active: DynamicListenerStateDump | null;
+  /** A new or changed one waiting for what it needs (its RDS) before it takes traffic. */
+  readonly warming: DynamicListenerStateDump | null;
   /** What a change or a removal replaced, while its connections drain. */
   readonly draining: DynamicListenerStateDump | null;
+  readonly error: ListenerFailureDump | null;
 }
 
 /** The LDS part of ListenersConfigDump; null without LDS. */
@@ -246,10 +257,21 @@ function dynamicListener(listener: DynamicListenerDump): JsonObject {
           listener: any(LISTENER_TYPE, redactSensitive(schema, schema.root.lookupType(LISTENER_TYPE), dump.source)),
           last_updated: dump.lastUpdated.toISOString(),
         };
+  const error = listener.error;
   return {
     name: listener.name,
     ...(listener.active !== null ? { active_state: state(listener.active) } : {}),
+    ...(listener.warming !== null ? { warming_state: state(listener.warming) } : {}),
     ...(listener.draining !== null ? { draining_state: state(listener.draining) } : {}),
+    ...(error !== null
+      ? {
+          error_state: {
+            failed_configuration: any(LISTENER_TYPE, redactSensitive(schema, schema.root.lookupType(LISTENER_TYPE), error.failedConfiguration)),
+            last_update_attempt: error.lastUpdateAttempt.toISOString(),
+            details: error.details,
+          },
+        }
+      : {}),
   };
 }
 

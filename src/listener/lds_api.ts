@@ -32,6 +32,15 @@ export interface DynamicListener extends CurrentListener {
   readonly lastUpdated: Date;
 }
 
+/** A listener the last update refused (Envoy's UpdateFailureState). */
+export interface ListenerErrorState {
+  readonly name: string;
+  readonly details: string;
+  /** The resource refused. */
+  readonly failedConfiguration: JsonObject;
+  readonly lastUpdateAttempt: Date;
+}
+
 /** What LDS does with sockets and workers. */
 export interface ListenerSockets {
   /** A listen socket for `address`: the previous epoch's for that address, or a fresh one. */
@@ -87,7 +96,9 @@ export class LdsApi implements SubscriptionCallbacks {
   private readonly log: Logger;
   private initialize: (() => void) | null = null;
   /** The listener warming under each name: a later update or a removal abandons it. */
-  private readonly warming = new Map<string, symbol>();
+  private readonly warming = new Map<string, { readonly token: symbol; readonly listener: DynamicListener }>();
+  /** The listeners the last update refused, by name (Envoy's error states). */
+  private readonly errors = new Map<string, ListenerErrorState>();
   /** The listeners replaced or removed whose connections drain, by the end of their drain. */
   private readonly drainingListeners = new Map<TimeoutHandle, DynamicListener>();
   private readonly counters: Record<'added' | 'modified' | 'removed', Counter>;
@@ -137,7 +148,10 @@ export class LdsApi implements SubscriptionCallbacks {
 
   async onConfigUpdate(resources: readonly DecodedResource[], versionInfo: string): Promise<void> {
     const { bootstrap, sockets } = this.deps;
-    const errors: string[] = [];
+    const lastUpdated = (this.deps.now ?? (() => new Date()))();
+    // As Envoy's, the error states shown are those of the last update.
+    this.errors.clear();
+    const refuse = (name: string, reason: string, resource: JsonObject) => this.errors.set(name, { name, details: reason, failedConfiguration: resource, lastUpdateAttempt: lastUpdated });
     const names = new Set<string>();
     const candidates: LoadedCandidate[] = [];
     resources.forEach(({ name, resource, version, path }, i) => {
@@ -146,12 +160,11 @@ export class LdsApi implements SubscriptionCallbacks {
         names.add(name);
         candidates.push(this.load(resource, path ?? `resources[${i}]`, version ?? versionInfo));
       } catch (error) {
-        errors.push(`${name}: ${(error as Error).message}`);
+        refuse(name, (error as Error).message, resource);
       }
     });
     const plan = planListenerUpdate(bootstrap.listeners, this.listeners, names, candidates);
-    errors.push(...plan.errors);
-    const lastUpdated = (this.deps.now ?? (() => new Date()))();
+    for (const { name, reason } of plan.errors) refuse(name, reason, candidates.find((c) => c.name === name)!.source);
     let applied = false;
     for (const name of plan.removed) {
       this.warming.delete(name);
@@ -159,16 +172,16 @@ export class LdsApi implements SubscriptionCallbacks {
       this.counters.removed.inc();
       applied = true;
     }
+    this.active.set(bootstrap.listeners.length + this.listeners.size);
     const warmed: Promise<void>[] = [];
-    for (const candidate of [...plan.modifiedInPlace, ...plan.moved, ...plan.added]) {
-      const inPlace = plan.modifiedInPlace.includes(candidate);
+    for (const candidate of [...plan.modified, ...plan.added]) {
       let socket: { fd: number; port: number } | null = null;
-      // Bound now, as Envoy binds before warming: a socket that cannot be had rejects the update.
-      if (!inPlace) {
+      // A new listener's socket is bound before it warms, as Envoy binds it: one that cannot be had rejects the update.
+      if (!this.listeners.has(candidate.name)) {
         try {
           socket = await sockets.bind(candidate.address);
         } catch (error) {
-          errors.push(`${candidate.name}: cannot bind '${candidate.address.address}:${candidate.address.port}': ${(error as Error).message}`);
+          refuse(candidate.name, `cannot bind '${candidate.address.address}:${candidate.address.port}': ${(error as Error).message}`, candidate.source);
           continue;
         }
         if (this.closed) {
@@ -176,47 +189,44 @@ export class LdsApi implements SubscriptionCallbacks {
           return;
         }
       }
-      this.counters[this.listeners.has(candidate.name) ? 'modified' : 'added'].inc();
+      this.counters[socket === null ? 'modified' : 'added'].inc();
       applied = true;
       warmed.push(this.warmThenServe(candidate, socket, lastUpdated));
     }
-    this.active.set(bootstrap.listeners.length + this.listeners.size);
     if (applied) this.version = versionInfo;
-    this.log.info(`lds: ${plan.added.length} added, ${plan.modifiedInPlace.length + plan.moved.length} modified, ${plan.removed.length} removed`);
+    this.log.info(`lds: ${plan.added.length} added, ${plan.modified.length} modified, ${plan.removed.length} removed, ${this.errors.size} refused`);
     // The server's first start waits for the first update's listeners to warm, as Envoy's does.
     void Promise.all(warmed).then(() => this.initializeOnce());
-    if (errors.length > 0) throw new Error(`Error adding/updating listener(s) ${errors.join(', ')}`);
+    if (this.errors.size > 0) {
+      throw new Error(`Error adding/updating listener(s) ${[...this.errors.values()].map((e) => `${e.name}: ${e.details}`).join(', ')}`);
+    }
   }
 
   /**
-   * Warming: the listener's RDS subscriptions' first updates (or failures), then it replaces the
-   * one of its name in the workers, unless a later update or a removal came meanwhile.
-   * @param socket its new socket; null for a change on the address it serves on (the socket stays)
+   * Warming: the listener's RDS subscriptions' first updates (or failures); then it takes the
+   * place of the one of its name in the workers, unless a later update or a removal came meanwhile.
+   * @param socket a new listener's socket; null for a change, which keeps the socket it serves on
    */
   private async warmThenServe(candidate: LoadedCandidate, socket: { fd: number; port: number } | null, lastUpdated: Date): Promise<void> {
     const token = Symbol(candidate.name);
-    this.warming.set(candidate.name, token);
-    this.warmingGauge.inc();
-    try {
-      await this.deps.warm(candidate.bootstrap);
-    } finally {
-      this.warmingGauge.dec();
-    }
-    const current = this.warming.get(candidate.name) === token;
+    this.warming.set(candidate.name, { token, listener: { ...this.serve(candidate, lastUpdated), fd: -1, bound: candidate.address } });
+    this.warmingGauge.set(this.warming.size);
+    await this.deps.warm(candidate.bootstrap);
+    const current = this.warming.get(candidate.name)?.token === token;
     if (current) this.warming.delete(candidate.name);
+    this.warmingGauge.set(this.warming.size);
     const serving = this.listeners.get(candidate.name);
     if (!current || this.closed || (socket === null && serving === undefined)) {
       if (socket !== null) this.deps.sockets.close(socket.fd);
       return;
     }
-    if (socket === null) {
-      this.listeners.set(candidate.name, { ...this.serve(candidate, lastUpdated), fd: serving!.fd, bound: serving!.bound });
+    if (serving !== undefined) {
+      this.listeners.set(candidate.name, { ...this.serve(candidate, lastUpdated), fd: serving.fd, bound: serving.bound });
       this.deps.sockets.update(candidate.config);
-      this.startDraining(serving!);
+      this.startDraining(serving);
     } else {
-      this.remove(candidate.name);
-      this.listeners.set(candidate.name, { ...this.serve(candidate, lastUpdated), fd: socket.fd, bound: { ...candidate.address, port: socket.port } });
-      this.deps.sockets.add(candidate.config, socket.fd);
+      this.listeners.set(candidate.name, { ...this.serve(candidate, lastUpdated), fd: socket!.fd, bound: { ...candidate.address, port: socket!.port } });
+      this.deps.sockets.add(candidate.config, socket!.fd);
     }
     this.active.set(this.deps.bootstrap.listeners.length + this.listeners.size);
   }
@@ -266,6 +276,16 @@ export class LdsApi implements SubscriptionCallbacks {
       this.drainingGauge.dec();
     }, this.deps.drainTimeS * 1000);
     this.drainingListeners.set(timer, listener);
+  }
+
+  /** The listeners warming (their fd not yet theirs to serve on): /config_dump's warming_state. */
+  warmingListeners(): DynamicListener[] {
+    return [...this.warming.values()].map((w) => w.listener);
+  }
+
+  /** The listeners the last update refused: /config_dump's error_state. */
+  errorStates(): ListenerErrorState[] {
+    return [...this.errors.values()];
   }
 
   /** The listeners a change or a removal replaced whose connections still drain, oldest first. */

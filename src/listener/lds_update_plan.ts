@@ -1,7 +1,7 @@
 // What one LDS update changes (Envoy's ListenerManagerImpl::addOrUpdateListener and
 // LdsApiImpl's removals), decided apart from sockets and workers: which listeners are added,
-// modified in place (same address: the socket stays), moved to another address, removed, or
-// left as they are, and which are refused, with Envoy's reasons. Pure.
+// modified (on the address they have: the socket stays), removed, or left as they are, and which
+// are refused, with Envoy's reasons. Pure.
 
 import type { SocketAddress } from '../config/model';
 import { addressString } from '../network/socket_address';
@@ -21,15 +21,18 @@ export interface CurrentListener {
   readonly address: SocketAddress;
 }
 
+/** A listener of the update refused, and why. */
+export interface ListenerRefusal {
+  readonly name: string;
+  readonly reason: string;
+}
+
 export interface ListenerUpdatePlan<C extends ListenerCandidate> {
   readonly added: C[];
-  /** Same name and address: the listen socket stays, new filter chains take it. */
-  readonly modifiedInPlace: C[];
-  /** Same name, another address: a new socket, the old one closes. */
-  readonly moved: C[];
+  /** Same name and address (Envoy's rule for a change): the listen socket stays, new filter chains take it. */
+  readonly modified: C[];
   readonly removed: string[];
-  /** `<name>: <reason>` for each listener refused here. */
-  readonly errors: string[];
+  readonly errors: ListenerRefusal[];
 }
 
 /** Port 0 asks for a fresh port each time: such listeners never share an address. */
@@ -47,7 +50,7 @@ export function planListenerUpdate<C extends ListenerCandidate>(
   namesInUpdate: ReadonlySet<string>,
   candidates: readonly C[],
 ): ListenerUpdatePlan<C> {
-  const plan: ListenerUpdatePlan<C> = { added: [], modifiedInPlace: [], moved: [], removed: [], errors: [] };
+  const plan: ListenerUpdatePlan<C> = { added: [], modified: [], removed: [], errors: [] };
   for (const name of current.keys()) if (!namesInUpdate.has(name)) plan.removed.push(name);
   // Who holds each address once the update applies: the static listeners, the dynamic ones the
   // update keeps without touching them (refused ones keep serving), then each accepted one in turn.
@@ -63,21 +66,23 @@ export function planListenerUpdate<C extends ListenerCandidate>(
   for (const candidate of candidates) {
     const { name, address } = candidate;
     if (staticNames.has(name)) {
-      plan.errors.push(`${name}: cannot add or update listener '${name}': a static listener has that name`);
+      plan.errors.push({ name, reason: `cannot add or update listener '${name}': a static listener has that name` });
+      continue;
+    }
+    const serving = current.get(name);
+    if (serving !== undefined && addressString(serving.address) !== addressString(address)) {
+      plan.errors.push({ name, reason: `error updating listener: '${name}' has a different address '${addressString(address)}' from existing listener` });
       continue;
     }
     const key = addressKey(address);
     const holder = key === null ? undefined : holders.get(key);
     if (holder !== undefined && holder !== name) {
-      plan.errors.push(`${name}: error adding listener '${addressString(address)}': listener '${name}' has duplicate address '${addressString(address)}' as existing listener '${holder}'`);
+      plan.errors.push({ name, reason: `error adding listener: '${name}' has duplicate address '${addressString(address)}' as existing listener '${holder}'` });
       continue;
     }
     hold(name, address);
-    const serving = current.get(name);
     if (serving === undefined) plan.added.push(candidate);
-    else if (serving.content === candidate.content) continue;
-    else if (addressString(serving.address) === addressString(address)) plan.modifiedInPlace.push(candidate);
-    else plan.moved.push(candidate);
+    else if (serving.content !== candidate.content) plan.modified.push(candidate);
   }
   return plan;
 }

@@ -672,15 +672,25 @@ export class Supervisor implements ServerInfoSource {
     });
   }
 
-  /** The LDS part of /config_dump: each listener's active state and the last one draining; null without LDS. */
+  /** The LDS part of /config_dump: each listener's active, warming, (last) draining and error states; null without LDS. */
   private dynamicListenersDump(): DynamicListenersDump | null {
     const lds = this.lds;
     if (lds === null) return null;
-    const draining = new Map(lds.draining().map((l) => [l.name, l]));
-    const active = new Map(lds.serving().map((l) => [l.name, l]));
+    const byName = (listeners: readonly DynamicListener[]) => new Map(listeners.map((l) => [l.name, l]));
+    const [active, warming, draining] = [byName(lds.serving()), byName(lds.warmingListeners()), byName(lds.draining())];
+    const errors = new Map(lds.errorStates().map((e) => [e.name, e]));
     const state = (l: DynamicListener | undefined) => (l === undefined ? null : { versionInfo: l.versionInfo, source: l.source, lastUpdated: l.lastUpdated });
-    const names = [...new Set([...active.keys(), ...draining.keys()])];
-    return { versionInfo: lds.versionInfo(), listeners: names.map((name) => ({ name, active: state(active.get(name)), draining: state(draining.get(name)) })) };
+    const names = [...new Set([...active.keys(), ...warming.keys(), ...draining.keys(), ...errors.keys()])];
+    return {
+      versionInfo: lds.versionInfo(),
+      listeners: names.map((name) => ({
+        name,
+        active: state(active.get(name)),
+        warming: state(warming.get(name)),
+        draining: state(draining.get(name)),
+        error: errors.get(name) ?? null,
+      })),
+    };
   }
 
   /** The CDS part of /config_dump; null without CDS. */

@@ -165,6 +165,12 @@ function refused(port: number): Promise<boolean> {
   });
 }
 
+/** /config_dump's dynamic_listeners. */
+async function dynamicListeners(proxy: RunningProxy): Promise<JsonObject[]> {
+  const body = JSON.parse((await proxy.admin('/config_dump?resource=dynamic_listeners')).body) as { configs?: JsonObject[] };
+  return body.configs ?? [];
+}
+
 /**
  * What both transports must do: `dyn` (to b) appears in both workers, is changed (to c, with a
  * fault filter) under load with no failed request and its socket kept, and its old connections go.
@@ -213,6 +219,13 @@ async function refusesBadListener(proxy: RunningProxy, port: number, push: (vers
     /Error adding\/updating listener\(s\) dyn: resources\[1\]\.filter_chains\[0\]\.filters\[0\]\.typed_config\.route_config\.virtual_hosts\[0\]\.routes\[0\]\.route\.cluster: .*nope/,
   );
   assert.equal((await get(port)).body, 'c', 'the previous listener serves');
+  // /config_dump shows both: what serves, and why the update's version was refused.
+  const dyn = (await dynamicListeners(proxy)).find((l) => l['name'] === 'dyn')!;
+  // The version of the update that brought it: `2` from the file, `l2` over ADS.
+  assert.match((dyn['active_state'] as JsonObject)['version_info'] as string, /^l?2$/);
+  const error = dyn['error_state'] as JsonObject;
+  assert.match(error['details'] as string, /^resources\[1\]\.filter_chains\[0\]\.filters\[0\]\.typed_config\.route_config/);
+  assert.match(JSON.stringify(error['failed_configuration']), /"cluster":"nope"/);
   // The good listener of the update applied, as in Envoy.
   const other = await waitFor('listener other', () => proxy.listenerPort('other').catch(() => undefined));
   assert.equal((await get(other)).body, 'b');
@@ -237,9 +250,9 @@ describe('LDS from a file, two workers', TIMEOUT, () => {
 
     const push = (version: string, resources: JsonObject[]) => pushFile(file, version, resources);
     const port = await appearsAndChanges(proxy, up, push);
-    const dump = JSON.parse((await proxy.admin('/config_dump?resource=dynamic_listeners')).body) as { configs: JsonObject[] };
-    assert.equal(dump.configs.length, 1);
-    const [dynamic] = dump.configs as { name: string; active_state: { version_info: string; listener: JsonObject; last_updated: string } }[];
+    const dump = await dynamicListeners(proxy);
+    assert.equal(dump.length, 1);
+    const [dynamic] = dump as unknown as { name: string; active_state: { version_info: string; listener: JsonObject; last_updated: string } }[];
     assert.equal(dynamic!.name, 'dyn');
     assert.equal(dynamic!.active_state.version_info, '2');
     assert.equal(dynamic!.active_state.listener['name'], 'dyn');
@@ -361,6 +374,10 @@ describe('LDS listeners with RDS warm before they take traffic', TIMEOUT, () => 
     await waitFor('the listener to warm', async () => ((await proxy.stat('listener_manager.total_listeners_warming')) === 1 ? true : undefined));
     await waitFor('its RDS subscription', () => xds.requests.find((r) => r.type_url === ROUTE_TYPE && r.resource_names.includes('routes')));
     assert.doesNotMatch((await proxy.admin('/listeners')).body, /warm::/, 'a warming listener is not active');
+    const [warming] = await dynamicListeners(proxy);
+    assert.equal(warming!['name'], 'warm');
+    assert.equal((warming!['warming_state'] as JsonObject)['version_info'], 'l2');
+    assert.equal(warming!['active_state'], undefined);
     xds.setResources(ROUTE_TYPE, 'r1', [routeConfig('routes', 'b')]);
     const port = await waitFor('the warmed listener', () => proxy.listenerPort('warm').catch(() => undefined));
     await untilBothWorkersReach(port, up.b, up.workers, 'both workers to serve the warmed listener');

@@ -1,5 +1,5 @@
-// What one LDS update changes: added, modified in place (same address), moved, removed, left
-// alone, and Envoy's refusals (a static listener's name, an address another listener holds).
+// What one LDS update changes: added, modified, removed, left alone, and Envoy's refusals (a
+// static listener's name, another address under a serving name, an address another listener holds).
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -8,7 +8,7 @@ import { type CurrentListener, planListenerUpdate } from '../../src/listener/lds
 const at = (port: number, address = '127.0.0.1') => ({ address, port });
 const current = (...listeners: CurrentListener[]) => new Map(listeners.map((l) => [l.name, l]));
 
-test('new, changed in place, moved, unchanged and missing listeners', () => {
+test('new, changed, unchanged and missing listeners; a change of address is refused', () => {
   const serving = current(
     { name: 'same', content: 's', address: at(1000) },
     { name: 'inPlace', content: 'old', address: at(1001) },
@@ -23,10 +23,9 @@ test('new, changed in place, moved, unchanged and missing listeners', () => {
   ];
   const plan = planListenerUpdate([], serving, new Set(candidates.map((c) => c.name)), candidates);
   assert.deepEqual(plan.added.map((c) => c.name), ['fresh']);
-  assert.deepEqual(plan.modifiedInPlace.map((c) => c.name), ['inPlace']);
-  assert.deepEqual(plan.moved.map((c) => c.name), ['moves']);
+  assert.deepEqual(plan.modified.map((c) => c.name), ['inPlace']);
   assert.deepEqual(plan.removed, ['gone']);
-  assert.deepEqual(plan.errors, []);
+  assert.deepEqual(plan.errors, [{ name: 'moves', reason: "error updating listener: 'moves' has a different address '127.0.0.1:1012' from existing listener" }]);
 });
 
 test("a static listener's name and a held address are refused; port 0 never conflicts", () => {
@@ -47,10 +46,10 @@ test("a static listener's name and a held address are refused; port 0 never conf
   assert.deepEqual(plan.added.map((c) => c.name), ['first', 'zeroA', 'zeroB']);
   assert.deepEqual(plan.removed, []);
   assert.deepEqual(plan.errors, [
-    "static: cannot add or update listener 'static': a static listener has that name",
-    "onStatic: error adding listener '127.0.0.1:2000': listener 'onStatic' has duplicate address '127.0.0.1:2000' as existing listener 'static'",
-    "onKept: error adding listener '127.0.0.1:2001': listener 'onKept' has duplicate address '127.0.0.1:2001' as existing listener 'kept'",
-    "second: error adding listener '127.0.0.1:2002': listener 'second' has duplicate address '127.0.0.1:2002' as existing listener 'first'",
+    { name: 'static', reason: "cannot add or update listener 'static': a static listener has that name" },
+    { name: 'onStatic', reason: "error adding listener: 'onStatic' has duplicate address '127.0.0.1:2000' as existing listener 'static'" },
+    { name: 'onKept', reason: "error adding listener: 'onKept' has duplicate address '127.0.0.1:2001' as existing listener 'kept'" },
+    { name: 'second', reason: "error adding listener: 'second' has duplicate address '127.0.0.1:2002' as existing listener 'first'" },
   ]);
 });
 
