@@ -70,8 +70,8 @@ interface Slot {
 
 const WORKER_ENTRY = path.join(__dirname, 'worker_entry.js');
 
-/** Messages that change the clusters or RDS's routes: a worker gets them once started, its start state being older. */
-const CLUSTER_CHANGES: ReadonlySet<SupervisorMessage['type']> = new Set(['cluster_update', 'cluster_add', 'cluster_remove', 'route_config']);
+/** Messages that change the clusters, RDS's routes or SDS secrets: a worker gets them once started, its start state being older. */
+const CLUSTER_CHANGES: ReadonlySet<SupervisorMessage['type']> = new Set(['cluster_update', 'cluster_add', 'cluster_remove', 'route_config', 'secret']);
 
 export class WorkerPool {
   private readonly slots: Slot[];

@@ -15,8 +15,9 @@ import type { HostSlot } from '../stats/stats';
 import type { ProcessLookups } from '../stats/recent_lookups';
 import type { ProfileKind } from './process_profiler';
 import type { ConsecutiveFailure } from '../upstream/shared/outlier/consecutive_failure';
+import type { DynamicSecret } from '../tls/secret_store';
 
-export const WORKER_PROTOCOL_VERSION = 10;
+export const WORKER_PROTOCOL_VERSION = 11;
 
 /**
  * The clusters' state a worker starts from, besides the bootstrap. Large (about 600 bytes per
@@ -89,6 +90,15 @@ export interface WorkerStart {
   readonly listeners: readonly (string | null)[];
   /** The route configurations RDS has brought so far; later ones follow as messages. */
   readonly routeConfigs: readonly KeyedRouteConfig[];
+  /** Every SDS secret the supervisor has accepted so far; later ones follow as WorkerSecret. */
+  readonly secrets: readonly DynamicSecret[];
+}
+
+/** An SDS secret came or was replaced: TLS contexts naming it use it for their next connections. */
+export interface WorkerSecret {
+  readonly v: typeof WORKER_PROTOCOL_VERSION;
+  readonly type: 'secret';
+  readonly secret: DynamicSecret;
 }
 
 /** The runtime changed (a disk layer reloaded, /runtime_modify): its new final values. */
@@ -235,6 +245,7 @@ export type SupervisorMessage =
   | WorkerClusterAdd
   | WorkerClusterRemove
   | WorkerRouteConfigUpdate
+  | WorkerSecret
   | WorkerSetLogLevel
   | WorkerProfileStart
   | WorkerProfileStop

@@ -64,6 +64,10 @@ const TYPE_SERVICES: ReadonlyMap<string, { readonly v3: string; readonly v2: str
     'envoy.config.route.v3.RouteConfiguration',
     { v3: 'envoy.service.route.v3.RouteDiscoveryService', v2: 'envoy.api.v2.RouteDiscoveryService', method: 'Routes', rest: 'routes' },
   ],
+  [
+    'envoy.extensions.transport_sockets.tls.v3.Secret',
+    { v3: 'envoy.service.secret.v3.SecretDiscoveryService', v2: 'envoy.service.discovery.v2.SecretDiscoveryService', method: 'Secrets', rest: 'secrets' },
+  ],
 ]);
 
 function typeService(type: ResourceType) {
