@@ -3,8 +3,8 @@
 #              on configs/xds-demo.yaml, both stopped by Ctrl-C (docs/xds.md, "Watching it change")
 # make test  - build everything, then run the whole test suite
 # make bench - build everything, compare the proxy with nginx and node-http-proxy, time a hot restart,
-#              measure stats at scale (10,000 clusters) and the /stats forms' rendering, and the
-#              load balancers' picks per second
+#              measure stats at scale (10,000 clusters), xDS pushes (10,000 clusters, 10,000 routes)
+#              and the /stats forms' rendering, and the load balancers' picks per second
 # make bench-compare BASE=<rev> - build the revision <rev> beside this checkout and compare the CPU
 #              per request of its proxy and this checkout's, in alternating rounds (bench/README.md)
 SHELL := /bin/bash
@@ -64,6 +64,7 @@ bench: build
 	node dist/bench/stats_scale.js
 	node dist/bench/eds_update.js
 	node dist/bench/cds_scale.js
+	node dist/bench/xds_push.js
 	node --expose-gc dist/bench/prometheus_exposition.js
 	node dist/bench/ipc_channel.js
 	node dist/bench/pick_cost.js
