@@ -2,16 +2,17 @@
 // 500 ms) and the proxy with two workers on configs/xds-demo.yaml, its ports rewritten to free
 // ones. Traffic follows the demo's changes over HTTP/1.1 (a new connection each request) and over
 // one h2c session: phase 2 sends everything to cluster green (upstream b), phase 0 to blue, whose
-// one endpoint then is upstream a. The server logs the proxy's ACKs and no NACK.
+// one endpoint then is upstream a. The server logs the proxy's ACKs and no NACK. The config
+// passes --mode validate as it is.
 
 import assert from 'node:assert/strict';
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as http2 from 'node:http2';
 import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import * as yaml from 'js-yaml';
-import { giveUpAfter, request, type RunningProxy, startProxy, waitFor } from '../helpers/proxy_process';
+import { giveUpAfter, PROXY_BIN, request, type RunningProxy, startProxy, waitFor } from '../helpers/proxy_process';
 
 const TIMEOUT = { timeout: 60_000 };
 const ROOT = path.resolve(__dirname, '..', '..', '..');
@@ -79,6 +80,14 @@ async function followPhases(ask: () => Promise<Answer>): Promise<void> {
   );
   assert.deepEqual(new Set(phase2), new Set(['upstream b\n']), 'phase 2 routes everything to green');
 }
+
+test('configs/xds-demo.yaml passes --mode validate', TIMEOUT, async () => {
+  const config = path.join(ROOT, 'configs', 'xds-demo.yaml');
+  const stdout = await new Promise<string>((resolve, reject) =>
+    execFile(process.execPath, [PROXY_BIN, '--mode', 'validate', '-c', config], { timeout: 30_000 }, (error, out, err) => (error ? reject(new Error(`${error.message}\n${err}`)) : resolve(out))),
+  );
+  assert.equal(stdout, `configuration '${config}' OK\n`);
+});
 
 describe('the xDS demo (scripts/xds-demo-server.js, configs/xds-demo.yaml)', TIMEOUT, () => {
   let server: DemoServer;
