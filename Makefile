@@ -1,8 +1,10 @@
 # make run   - build everything, then run the proxy on configs/default.yaml
+# make xds-demo - build everything, then run the xDS demo: scripts/xds-demo-server.js and the proxy
+#              on configs/xds-demo.yaml, both stopped by Ctrl-C (docs/xds.md, "Watching it change")
 # make test  - build everything, then run the whole test suite
 # make bench - build everything, compare the proxy with nginx and node-http-proxy, time a hot restart,
-#              measure stats at scale (10,000 clusters) and the /stats forms' rendering, and the
-#              load balancers' picks per second
+#              measure stats at scale (10,000 clusters), xDS pushes (10,000 clusters, 10,000 routes)
+#              and the /stats forms' rendering, and the load balancers' picks per second
 # make bench-compare BASE=<rev> - build the revision <rev> beside this checkout and compare the CPU
 #              per request of its proxy and this checkout's, in alternating rounds (bench/README.md)
 SHELL := /bin/bash
@@ -13,7 +15,7 @@ ADDON := native/proxy-native.node
 TS_SOURCES := $(shell find src test bench -name '*.ts' 2>/dev/null)
 RS_SOURCES := $(shell find native/src -name '*.rs' 2>/dev/null)
 
-.PHONY: build run test bench bench-compare clean
+.PHONY: build run xds-demo test bench bench-compare clean
 
 # Refused before anything is built: the comparison needs a revision to compare with.
 ifneq ($(filter bench-compare,$(MAKECMDGOALS)),)
@@ -44,6 +46,13 @@ build: $(ADDON) dist/.tsc-stamp dist/protos.json dist/proto_annotations.json
 run: build
 	./bin/proxy -c configs/default.yaml
 
+# A background job of a non-interactive shell ignores SIGINT: the trap stops the server when the
+# proxy exits, whether Ctrl-C or anything else ended it.
+xds-demo: build
+	@node scripts/xds-demo-server.js & server=$$!; \
+	trap 'kill $$server 2>/dev/null; wait $$server' EXIT; \
+	./bin/proxy -c configs/xds-demo.yaml --disable-hot-restart --concurrency 2
+
 test: build
 	bash scripts/install-test-deps.sh
 	node --test --test-concurrency=2 dist/test/unit dist/test/integration
@@ -55,6 +64,7 @@ bench: build
 	node dist/bench/stats_scale.js
 	node dist/bench/eds_update.js
 	node dist/bench/cds_scale.js
+	node dist/bench/xds_push.js
 	node --expose-gc dist/bench/prometheus_exposition.js
 	node dist/bench/ipc_channel.js
 	node dist/bench/pick_cost.js

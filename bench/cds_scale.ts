@@ -16,8 +16,10 @@ import * as path from 'node:path';
 import { posixSharedMemory, sharedRegionName } from '../src/shared_memory/posix_shared_memory';
 import { StatsRegion } from '../src/shared_memory/region';
 import { socketOwner } from '../test/helpers/socket_owner';
+import { pollLatency } from './admin_latency';
 import { freePort } from './free_port';
 import { fetchOnce } from './http_probe';
+import { childrenOf, stat, until } from './proxy_probes';
 import { scaleBenchListener } from './proxy_config';
 
 const PROXY_BIN = path.resolve(__dirname, '..', '..', 'bin', 'proxy');
@@ -48,60 +50,6 @@ function pushCds(cdsPath: string, version: string, clusters: number, upstreamPor
   const aside = `${cdsPath}.tmp`;
   fs.writeFileSync(aside, JSON.stringify({ version_info: version, resources }));
   fs.renameSync(aside, cdsPath);
-}
-
-function childrenOf(pid: number): number[] {
-  return fs.readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number);
-}
-
-async function stat(adminPort: number, name: string): Promise<number | undefined> {
-  const r = await fetchOnce(adminPort, `/stats?format=json&filter=${encodeURIComponent(`^${name}$`)}`);
-  return (JSON.parse(r.body) as { stats: { name: string; value: number }[] }).stats.find((s) => s.name === name)?.value;
-}
-
-/** One GET to the admin with no timeout: a stalled supervisor must show as a long answer, not an error. */
-function timedGet(port: number, urlPath: string): Promise<number> {
-  const started = performance.now();
-  return new Promise((resolve, reject) => {
-    http
-      .get({ host: '127.0.0.1', port, path: urlPath, agent: false }, (response) => {
-        response.resume();
-        response.on('end', () => resolve(performance.now() - started));
-      })
-      .on('error', reject);
-  });
-}
-
-/**
- * GET `urlPath` every `intervalMs` (the next one once the last has answered) until stop(), which
- * resolves to the longest answer: how long the supervisor's event loop kept its admin waiting.
- */
-function pollLatency(port: number, urlPath: string, intervalMs: number): { stop(): Promise<number> } {
-  let running = true;
-  let worst = 0;
-  const loop = (async () => {
-    while (running) {
-      const started = performance.now();
-      worst = Math.max(worst, await timedGet(port, urlPath));
-      await new Promise((r) => setTimeout(r, Math.max(0, intervalMs - (performance.now() - started))));
-    }
-  })();
-  return {
-    stop: async () => {
-      running = false;
-      await loop;
-      return worst;
-    },
-  };
-}
-
-/** `intervalMs` keeps a probe that costs the proxy work (a /stats render) from slowing what it measures. */
-async function until(what: string, deadline: number, probe: () => Promise<boolean>, intervalMs = 10): Promise<number> {
-  for (;;) {
-    if (await probe().catch(() => false)) return performance.now();
-    if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, intervalMs));
-  }
 }
 
 async function main(): Promise<void> {

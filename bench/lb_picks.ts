@@ -17,6 +17,7 @@ import { silentConnectionLogs, silentLogger, staticCluster } from '../test/helpe
 import { staticSnapshots } from '../test/helpers/membership';
 import { seeded } from '../test/helpers/load_balancer';
 import { mathRandom } from '../src/common/random';
+import { SecretStore } from '../src/tls/secret_store';
 
 const HOST_COUNTS = [10, 100, 10_000];
 const RUN_MS = 300;
@@ -47,7 +48,7 @@ function cluster(policy: LbPolicy, n: number, weighted: boolean): Cluster {
   const endpoints = Array.from({ length: n }, (_, i) => ({ address: `10.0.${i >> 8}.${i & 255}`, port: 6379, weight: weighted ? (i % 5) + 1 : 1 }));
   const config = staticCluster('bench', endpoints, { lbPolicy: policy });
   const [snapshot] = staticSnapshots([config], store.hosts);
-  return new Cluster(config, snapshot!, { store, runtime: new LiveRuntime([]), random: mathRandom, readBuffer: Buffer.alloc(1024), log: silentLogger, connectionLogs: silentConnectionLogs, localLocality: null, reportsTables: true, onConsecutiveFailure: () => undefined, onHostsPicked: () => undefined, clock: new SystemClock() });
+  return new Cluster(config, snapshot!, { store, runtime: new LiveRuntime([]), random: mathRandom, readBuffer: Buffer.alloc(1024), log: silentLogger, connectionLogs: silentConnectionLogs, secrets: new SecretStore([]), localLocality: null, reportsTables: true, onConsecutiveFailure: () => undefined, onHostsPicked: () => undefined, clock: new SystemClock() });
 }
 
 /** Picks per second: the best of RUNS timed runs of RUN_MS each. */

@@ -1,9 +1,9 @@
 // GET /config_dump: the configuration in Envoy's envoy.admin.v3 dump messages, one Any per
 // config tracker key in key order (bootstrap, clusters, [endpoint], listeners, route_scopes,
 // routes, secrets), pretty printed, with sensitive fields redacted (config/redact.ts). Each
-// static resource carries the time it was loaded, a CDS cluster or an RDS route configuration
-// its version and when it came. ?resource= lists the items of one repeated field of the dumps
-// instead; ?mask= keeps only some fields.
+// static resource carries the time it was loaded, a CDS cluster, an RDS route configuration or
+// an SDS secret its version and when it came. ?resource= lists the items of one repeated field
+// of the dumps instead; ?mask= keeps only some fields.
 
 import type { Bootstrap } from '../config/model';
 import { isJsonObject, JsonObject, JsonValue, messageField, messageList, stringField } from '../config/json';
@@ -12,10 +12,12 @@ import { redactSensitive } from '../config/redact';
 import { protoSchema } from '../config/schema';
 import { AdminHandler, AdminResponse, JSON_TYPE } from './admin_server';
 import { applyFieldMask, parseFieldMask } from './field_mask';
+import type { DynamicSecretDump } from '../secret/secret_manager';
 
 const ADMIN = 'envoy.admin.v3';
 const CLUSTER_TYPE = 'envoy.config.cluster.v3.Cluster';
 const ROUTE_CONFIGURATION_TYPE = 'envoy.config.route.v3.RouteConfiguration';
+const SECRET_TYPE = 'envoy.extensions.transport_sockets.tls.v3.Secret';
 const LISTENER_TYPE = 'envoy.config.listener.v3.Listener';
 
 /**
@@ -130,9 +132,10 @@ export function renderConfigDump(
   query: ConfigDumpQuery,
   dynamicClusters: DynamicClustersDump | null = null,
   dynamicRoutes: readonly DynamicRouteConfigDump[] = [],
+  dynamicSecrets: readonly DynamicSecretDump[] = [],
   dynamicListeners: DynamicListenersDump | null = null,
 ): AdminResponse {
-  const dumps = configDumps(bootstrap, loadedAt, query.includeEds, dynamicClusters, dynamicRoutes, dynamicListeners);
+  const dumps = configDumps(bootstrap, loadedAt, query.includeEds, dynamicClusters, dynamicRoutes, dynamicSecrets, dynamicListeners);
   const mask = query.mask === undefined ? null : parseFieldMask(query.mask);
   let configs: JsonObject[];
   if (query.resource === undefined) {
@@ -168,6 +171,7 @@ function configDumps(
   includeEds: boolean,
   dynamicClusters: DynamicClustersDump | null,
   dynamicRoutes: readonly DynamicRouteConfigDump[],
+  dynamicSecrets: readonly DynamicSecretDump[],
   dynamicListeners: DynamicListenersDump | null,
 ): JsonObject[] {
   const resources = messageField(source, 'static_resources') ?? {};
@@ -231,8 +235,10 @@ function configDumps(
       static_secrets: messageList(resources, 'secrets').map((secret) => ({
         name: stringField(secret, 'name'),
         last_updated: lastUpdated,
-        secret: any('envoy.extensions.transport_sockets.tls.v3.Secret', secret),
+        secret: any(SECRET_TYPE, secret),
       })),
+      dynamic_active_secrets: dynamicSecrets.filter((s) => s.secret !== null).map(dynamicSecret),
+      dynamic_warming_secrets: dynamicSecrets.filter((s) => s.secret === null).map(dynamicSecret),
     }),
   );
   return configs;
@@ -284,6 +290,17 @@ function dynamicRouteConfig(route: DynamicRouteConfigDump): JsonObject {
   };
 }
 
+/** An SDS secret, its private key and password redacted as the bootstrap's; a warming one has only its name. */
+function dynamicSecret(secret: DynamicSecretDump): JsonObject {
+  const schema = protoSchema();
+  return {
+    name: secret.name,
+    version_info: secret.versionInfo,
+    last_updated: secret.lastUpdated.toISOString(),
+    secret: any(SECRET_TYPE, secret.secret === null ? { name: secret.name } : redactSensitive(schema, schema.root.lookupType(SECRET_TYPE), secret.secret)),
+  };
+}
+
 /** The bootstrap as /config_dump shows it: its sensitive fields redacted. */
 export function redactedBootstrap(bootstrap: Bootstrap): JsonObject {
   const source = isJsonObject(bootstrap.source) ? bootstrap.source : {};
@@ -294,7 +311,7 @@ export function redactedBootstrap(bootstrap: Bootstrap): JsonObject {
 /**
  * `nodeFields`: what the server writes into the node (its user agent and extensions), shown in
  * the bootstrap as Envoy shows them. `dynamicClusters`: the CDS clusters now (null without CDS).
- * `dynamicRoutes`: the route configurations RDS brought.
+ * `dynamicRoutes`: the route configurations RDS brought. `dynamicSecrets`: the SDS secrets.
  */
 export function configDumpHandler(
   bootstrap: Bootstrap,
@@ -302,6 +319,7 @@ export function configDumpHandler(
   loadedAt: Date,
   dynamicClusters: () => DynamicClustersDump | null = () => null,
   dynamicRoutes: () => readonly DynamicRouteConfigDump[] = () => [],
+  dynamicSecrets: () => readonly DynamicSecretDump[] = () => [],
   dynamicListeners: () => DynamicListenersDump | null = () => null,
 ): AdminHandler {
   // Redacted once, on first use: the configuration is static, and a large one would delay start-up.
@@ -328,6 +346,7 @@ export function configDumpHandler(
         { includeEds: req.query.has('include_eds'), resource: param(req, 'resource'), mask: param(req, 'mask') },
         dynamicClusters(),
         dynamicRoutes(),
+        dynamicSecrets(),
         dynamicListeners(),
       ),
   };

@@ -5,7 +5,7 @@
 // typed_config in its descriptor (shape.ts, extension.ts). Pure: the decoded v3 bootstrap in,
 // FieldError out.
 
-import { GRPC_SERVICE, HTTP2_PROTOCOL_OPTIONS, STRING_MATCHER } from './common_shapes';
+import { CERTIFICATE_VALIDATION_CONTEXT, GRPC_SERVICE, HTTP2_PROTOCOL_OPTIONS, STRING_MATCHER, TLS_CERTIFICATE } from './common_shapes';
 import type { ConfigExtensions } from './extension';
 import { discoveryTypeOf } from './extension_registry';
 import { FieldError, FieldErrorCollector } from './errors';
@@ -318,6 +318,11 @@ const LISTENER: Shape = {
   },
 };
 
+// tls.v3.Secret of static_resources and SDS: certificates and validation contexts.
+// session_ticket_keys (the listener sets no session tickets) and generic_secret (no filter reads
+// one) are refused.
+const SECRET: Shape = { fields: { name: leaf, tls_certificate: TLS_CERTIFICATE, validation_context: CERTIFICATE_VALIDATION_CONTEXT } };
+
 const STATS_CONFIG: Shape = {
   fields: {
     stats_tags: list({ fields: { tag_name: leaf, fixed_value: leaf } }),
@@ -357,7 +362,9 @@ const BOOTSTRAP: Shape = {
 };
 
 function bootstrapShape(extensions: ConfigExtensions): Shape {
-  return { fields: { ...BOOTSTRAP.fields, static_resources: { fields: { listeners: list(LISTENER), clusters: list(clusterShape(extensions)) } } } };
+  return {
+    fields: { ...BOOTSTRAP.fields, static_resources: { fields: { listeners: list(LISTENER), clusters: list(clusterShape(extensions)), secrets: list(SECRET) } } },
+  };
 }
 
 function check(message: JsonObject, shape: Shape, path: string, extensions: ConfigExtensions): void {
@@ -387,4 +394,14 @@ export function checkLoadAssignmentCapabilities(assignment: JsonObject): void {
  */
 export function checkClusterCapabilities(cluster: JsonObject, path: string, extensions: ConfigExtensions): void {
   check(cluster, clusterShape(extensions), path, extensions);
+}
+
+/**
+ * The same, for a Secret from SDS at `path` (`resources[0]`).
+ * @throws FieldError (FieldErrors for several)
+ */
+export function checkSecretCapabilities(secret: JsonObject, path: string): void {
+  const errors = new FieldErrorCollector();
+  checkShape(secret, SECRET, path, errors, () => undefined);
+  errors.throwIfAny();
 }

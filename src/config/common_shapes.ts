@@ -1,6 +1,6 @@
 // Shapes (shape.ts) of messages that both the bootstrap's core and extensions hold.
 
-import { leaf, Shape } from './shape';
+import { leaf, list, Shape } from './shape';
 
 // A matcher's safe_regex runs on RE2 (src/regex). A tag's own regex is not taken yet: its
 // capture groups cut the name, which the tag producer does for its built-in rules only.
@@ -26,3 +26,24 @@ export const HEADER_VALUE_OPTION: Shape = { fields: { header: { fields: { key: l
 // cluster, or a target the gRPC library resolves. Refused: timeouts, initial metadata, and
 // google_grpc's credentials and channel settings.
 export const GRPC_SERVICE: Shape = { fields: { envoy_grpc: { fields: { cluster_name: leaf } }, google_grpc: { fields: { target_uri: leaf, stat_prefix: leaf } } } };
+
+// core.v3.DataSource as Envoy 1.16 has it (environment_variable is newer). Read when its
+// context is built; a file is watched and reloaded when it changes.
+export const DATA_SOURCE: Shape = { fields: { filename: leaf, inline_bytes: leaf, inline_string: leaf } };
+
+// tls.v3.TlsCertificate, in a TLS context or a secret: certificate and private key providers,
+// OCSP staples and SCTs are refused.
+export const TLS_CERTIFICATE: Shape = { fields: { certificate_chain: DATA_SOURCE, private_key: DATA_SOURCE, password: DATA_SOURCE } };
+
+// tls.v3.CertificateValidationContext, in a TLS context or a secret: the deprecated
+// verify_subject_alt_name and trust_chain_verification are refused.
+export const CERTIFICATE_VALIDATION_CONTEXT: Shape = {
+  fields: {
+    trusted_ca: DATA_SOURCE,
+    match_subject_alt_names: list(STRING_MATCHER),
+    verify_certificate_spki: leaf,
+    verify_certificate_hash: leaf,
+    crl: DATA_SOURCE,
+    allow_expired_certificate: leaf,
+  },
+};

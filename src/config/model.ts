@@ -54,6 +54,8 @@ export interface Bootstrap {
   readonly dynamicResources: DynamicResourcesConfig;
   /** tracing.http: the tracer of every connection manager that names none of its own; null when unset. */
   readonly tracing: TracerConfig | null;
+  /** static_resources.secrets, which TLS contexts name in an SdsSecretConfig without sds_config. */
+  readonly secrets: readonly SecretConfig[];
   /**
    * The server's local address (first non-loopback address of --local-address-ip-version's
    * family, else loopback), set at start-up: Envoy appends it to x-forwarded-for when the
@@ -1025,8 +1027,33 @@ export interface TlsParameters {
 export interface CommonTlsContextConfig {
   readonly tlsParams: TlsParameters;
   readonly tlsCertificates: readonly TlsCertificateConfig[];
+  /** tls_certificate_sds_secret_configs: used when tlsCertificates is empty, as in Envoy. */
+  readonly tlsCertificateSdsSecretConfigs: readonly SdsSecretConfig[];
+  /** validation_context, or combined_validation_context's default_validation_context. */
   readonly validationContext: CertificateValidationContextConfig | null;
+  /**
+   * validation_context_sds_secret_config, or combined_validation_context's: with a
+   * validationContext too (combined), the secret is merged into it.
+   */
+  readonly validationContextSdsSecretConfig: SdsSecretConfig | null;
   readonly alpnProtocols: readonly string[];
+}
+
+/** tls.v3.SdsSecretConfig: a secret by name, from static_resources.secrets when sdsConfig is null. */
+export interface SdsSecretConfig {
+  readonly name: string;
+  readonly sdsConfig: ConfigSourceConfig | null;
+}
+
+/** What a tls.v3.Secret holds, of the kinds this build takes. */
+export type SecretValue =
+  | { readonly kind: 'tls_certificate'; readonly tlsCertificate: TlsCertificateConfig }
+  | { readonly kind: 'validation_context'; readonly validationContext: CertificateValidationContextConfig };
+
+/** tls.v3.Secret. */
+export interface SecretConfig {
+  readonly name: string;
+  readonly value: SecretValue;
 }
 
 /** tls.v3.UpstreamTlsContext. */

@@ -18,6 +18,7 @@ import {
 import { stringMatch } from './string_match_model';
 import { filterChainMatch, listenerFilters } from './filter_chain_match_model';
 import { apiConfigSourceOf, configSourceOf } from './config_source';
+import { secretOf } from './tls_secret_model';
 import { DEFAULT_OVERPROVISIONING_FACTOR } from './model';
 import type {
   AdminConfig,
@@ -151,6 +152,7 @@ export function buildBootstrapModel(bootstrap: JsonObject, extensions: ConfigExt
       const tracer = messageField(messageField(bootstrap, 'tracing') ?? {}, 'http');
       return tracer === undefined ? null : extensions.model('proxy.tracers', tracer);
     })(),
+    secrets: messageList(resources, 'secrets').map(secretOf),
     source: bootstrap,
   });
 }

@@ -192,6 +192,8 @@ class ActiveListener {
     // (paused) until it takes them over.
     socket.pause();
     const tlsSocket = chain.tls.secure(socket, (secured) => chain.filter.onNewConnection(secured, id));
+    // Closed already: the chain's SDS secrets have not come.
+    if (tlsSocket === null) return;
     const restored = socket as net.Socket & DownstreamAddresses;
     if (restored.localAddressRestored === true) restoreLocalAddress(tlsSocket, restored.localAddress!, restored.localPort!);
     // Closing the plain socket (drain, shutdown) closes the TLS one with it.

@@ -25,6 +25,8 @@ import { TracerManager } from '../tracing/tracer_manager';
 import { AsyncClient } from '../upstream/worker/async_client';
 import type { ClusterManager } from '../upstream/worker/cluster_manager';
 import { DownstreamSslStats, DownstreamTlsSocketFactory } from '../tls/downstream_tls_socket';
+import type { SecretSource } from '../tls/secret_store';
+import { SslSocketFactoryStats } from '../tls/ssl_socket_factory_stats';
 import { sanitizeStatName } from '../stats/stats';
 import { FilterChainManager, type FilterChain } from './filter_chain_manager';
 import { FilterChainSelector } from './filter_chain_selector';
@@ -91,6 +93,8 @@ export interface NetworkFilterDeps {
   readonly tracers: ReadonlyMap<string, TracerFactory>;
   /** The route configurations RDS brought to this process, and their later updates. */
   readonly routeConfigs: RouteConfigUpdates;
+  /** The secrets filter chains' TLS contexts name (static_resources.secrets, SDS). */
+  readonly secrets: SecretSource;
 }
 
 export class NetworkFilterBuilder {
@@ -148,7 +152,9 @@ export class NetworkFilterBuilder {
       chains.map((chain) => chain.match),
       addressString(config.address),
     );
-    const sslStats = new DownstreamSslStats(this.deps.stats.scope(`listener.${sanitizeStatName(statsAddress)}.ssl`));
+    const listenerScope = this.deps.stats.scope(`listener.${sanitizeStatName(statsAddress)}`);
+    const sslStats = new DownstreamSslStats(listenerScope.scope('ssl'));
+    let factoryStats: SslSocketFactoryStats | null = null;
     const built = chains.map((chain, i): FilterChain => {
       const filters = chain.filters;
       if (filters.length !== 1) {
@@ -158,7 +164,10 @@ export class NetworkFilterBuilder {
       const tls =
         transport === null || transport.kind === 'raw_buffer'
           ? null
-          : atField(`filter_chains[${i}].transport_socket.typed_config.common_tls_context`, () => new DownstreamTlsSocketFactory(transport.context, sslStats));
+          : atField(
+              `filter_chains[${i}].transport_socket.typed_config.common_tls_context`,
+              () => new DownstreamTlsSocketFactory(transport.context, sslStats, (factoryStats ??= new SslSocketFactoryStats(listenerScope, 'server')), this.deps.secrets),
+            );
       return { filter: atField(`filter_chains[${i}].filters[0].typed_config`, () => this.filterFactory(config, filters[0], drain)), tls };
     });
     const kinds = new Set(config.listenerFilters.map((filter) => filter.kind));

@@ -13,6 +13,7 @@ import { ConnectionIds } from '../log/connection_log';
 import type { LoggerFactory } from '../log/logger_api';
 import { LiveRuntime } from '../runtime/live_runtime';
 import { NamingStatsStore } from '../stats/naming_store';
+import { SecretStore } from '../tls/secret_store';
 import { ClusterManager } from '../upstream/worker/cluster_manager';
 import { RouteConfigUpdates } from '../filters/network/http_connection_manager/route_config_updates';
 import { neverDrain } from './drain_decider';
@@ -26,6 +27,8 @@ export function constructDataPlane(bootstrap: Bootstrap, file: string, log: Logg
 export function buildDataPlane(bootstrap: Bootstrap, log: LoggerFactory): void {
   const stats = new NamingStatsStore();
   const runtime = new LiveRuntime([]);
+  // The static secrets only: a context waiting for SDS is checked when its secrets come.
+  const secrets = new SecretStore(bootstrap.secrets);
   const clusters = new ClusterManager({
     configs: bootstrap.clusters,
     snapshots: [],
@@ -34,6 +37,7 @@ export function buildDataPlane(bootstrap: Bootstrap, log: LoggerFactory): void {
     localClusterName: bootstrap.localClusterName,
     localLocality: nodeLocality(bootstrap.node),
     log,
+    secrets,
   });
   const filters = new NetworkFilterBuilder({
     bootstrap,
@@ -49,6 +53,7 @@ export function buildDataPlane(bootstrap: Bootstrap, log: LoggerFactory): void {
     accessLogs: null,
     // RDS brings nothing here: each connection manager with rds builds its empty configuration.
     routeConfigs: new RouteConfigUpdates([]),
+    secrets,
     ...dataPlaneFactories(),
   });
   try {

@@ -10,6 +10,12 @@ import { outlierDetectorOf } from '../upstream/supervisor/outlier/detector';
 import { certsHandler, daysUntilFirstCertExpires } from '../admin/certs_handler';
 import { CertificateWatcher } from '../tls/certificate_watcher';
 import { configuredTlsContexts } from '../tls/configured_contexts';
+import { atField } from '../config/errors';
+import { secretKey, type SecretSource, SecretStore } from '../tls/secret_store';
+import { SecretManager } from '../secret/secret_manager';
+import { tlsContextConfigs } from '../config/tls_context_configs';
+import { addressString } from '../network/socket_address';
+import { sanitizeStatName } from '../stats/stats';
 import type { TlsContext } from '../tls/tls_context';
 import { configDumpHandler, type DynamicClustersDump, type DynamicListenersDump } from '../admin/config_dump_handler';
 import { DrainListenersRequest, drainListenersHandler } from '../admin/drain_listeners_handler';
@@ -194,6 +200,8 @@ export class Supervisor implements ServerInfoSource {
   private readonly tracer: MutexTracer | null;
   /** Every TLS context of the bootstrap, reloaded here as in the workers, for /certs. */
   private tlsContexts: TlsContext[] = [];
+  /** The SDS clients of the TLS contexts' secrets. */
+  private secretManager: SecretManager | null = null;
   private certificateWatcher: CertificateWatcher | null = null;
 
   constructor(private readonly deps: SupervisorDeps) {
@@ -289,7 +297,9 @@ export class Supervisor implements ServerInfoSource {
     this.stats.concurrency.set(options.concurrency);
     this.stats.hotRestartEpoch.set(epoch);
     this.stats.version.set(versionGaugeValue(this.deps.build));
-    this.tlsContexts = configuredTlsContexts(bootstrap);
+    // The secrets this process's TLS contexts name: the static ones, and SDS's as accepted.
+    const secrets = new SecretStore(bootstrap.secrets);
+    this.tlsContexts = configuredTlsContexts(bootstrap, secrets);
     this.certificateWatcher = new CertificateWatcher(this.tlsContexts, {
       clock: this.deps.clock,
       log: this.deps.log('config'),
@@ -343,6 +353,7 @@ export class Supervisor implements ServerInfoSource {
     // The cluster manager owns membership from here on; the workers start from its snapshots,
     // once every cluster is initialized (Envoy's init manager holds the listeners until then).
     const subscriptions = this.subscriptionFactory();
+    const secretManager = this.secretManagerOf(subscriptions, secrets);
     let activated = 0;
     const clusters = (this.clusters = new SupervisorClusterManager(bootstrap.clusters, {
       types: clusterTypes(this.deps.extensions),
@@ -353,6 +364,8 @@ export class Supervisor implements ServerInfoSource {
       runtime: liveRuntime,
       subscriptions,
       certificates: this.certificateWatcher!,
+      secrets,
+      secretsInitialized: (config) => secretManager.initializedFor(config),
       healthSources: healthSources(healthCheckers(this.deps.extensions)),
       onUpdate: (update) => this.workers?.broadcast({ v: WORKER_PROTOCOL_VERSION, type: 'cluster_update', update }),
       onClusterActive: (config, snapshot) => {
@@ -381,6 +394,7 @@ export class Supervisor implements ServerInfoSource {
         clusters: clusterState,
         listeners,
         routeConfigs: this.routes?.routeConfigs() ?? [],
+        secrets: secrets.dynamicSecrets(),
       }),
       init: (workerIndex, column) => ({
         v: WORKER_PROTOCOL_VERSION,
@@ -427,6 +441,11 @@ export class Supervisor implements ServerInfoSource {
         this.rtds.start();
         return this.rtds.initialized;
       });
+      // Then the SDS secrets of the bootstrap's TLS contexts, which the management servers
+      // among the static clusters deliver: their first update (or its failure, or
+      // initial_fetch_timeout), as Envoy's init manager waits for the listeners' and clusters'.
+      secretManager.start();
+      await secretManager.initialized();
       // Then CDS, as Envoy's cluster manager initializes: its first update, and the clusters it
       // brought warmed, before listeners serve (or its failure or initial_fetch_timeout).
       const cdsConfig = bootstrap.dynamicResources.cdsConfig;
@@ -434,7 +453,15 @@ export class Supervisor implements ServerInfoSource {
         this.cds = new CdsApi({
           source: cdsConfig,
           subscriptions,
-          clusters,
+          clusters: {
+            // A CDS cluster's TLS contexts find their secrets before it is built, and it warms until they come.
+            addOrUpdateCluster: (config, source) => {
+              secretManager.registerCluster(config);
+              return clusters.addOrUpdateCluster(config, source);
+            },
+            removeCluster: (name) => clusters.removeCluster(name),
+            dynamicClusterNames: () => clusters.dynamicClusterNames(),
+          },
           schema: protoSchema(),
           disabledExtensions: this.deps.extensions.resolveDisabled(options.disabledExtensions).keys,
           extensions: this.deps.extensions,
@@ -594,6 +621,7 @@ export class Supervisor implements ServerInfoSource {
       this.lds?.close();
       this.rtds?.close();
       this.routes?.close();
+      this.secretManager?.close();
       this.clusters?.close();
       this.subscriptions?.close();
       if (handle.privateRegion) handle.region.unlink();
@@ -698,6 +726,42 @@ export class Supervisor implements ServerInfoSource {
     if (this.cds === null || this.clusters === null) return null;
     const { active, warming } = this.clusters.dynamicClusters();
     return { versionInfo: this.cds.versionInfo(), active, warming };
+  }
+
+  /**
+   * The SDS clients of the bootstrap's TLS contexts, not started yet: each accepted secret
+   * reaches this process's contexts (so /certs and the expiry gauge follow it) and every worker.
+   */
+  private secretManagerOf(subscriptions: SubscriptionFactory, secrets: SecretStore): SecretManager {
+    const contexts = tlsContextConfigs(this.deps.bootstrap);
+    const manager = (this.secretManager = new SecretManager({
+      subscriptions,
+      schema: protoSchema(),
+      store: secrets,
+      stats: this.store!,
+      log: this.deps.log('config'),
+      // The bootstrap's contexts naming it load with it, or the update is rejected.
+      check: (secret) => {
+        const candidate: SecretSource = {
+          generation: secrets.generation,
+          find: (config, kind) => (config.sdsConfig !== null && secretKey(config, kind) === secret.key ? secret.value : secrets.find(config, kind)),
+        };
+        // this.tlsContexts are made from these configurations, in this order.
+        contexts.forEach(({ path }, i) => atField(path, () => this.tlsContexts[i]!.checkWith(candidate)));
+      },
+      onSecret: (secret) => {
+        this.updateCertificateExpiry();
+        // The contexts naming it may read other files now.
+        this.certificateWatcher?.add(this.tlsContexts);
+        this.workers?.broadcast({ v: WORKER_PROTOCOL_VERSION, type: 'secret', secret });
+      },
+    }));
+    for (const context of contexts) {
+      const bound = this.bound.find((b) => b.name === context.listener);
+      const owner = context.cluster !== null ? `cluster.${context.cluster.statName}` : `listener.${sanitizeStatName(addressString(bound!.address))}`;
+      manager.register(context.common, owner, context.side, context.path);
+    }
+    return manager;
   }
 
   /** The xDS subscriptions of this epoch's clusters, under the command line's unknown-field policy. */
@@ -892,6 +956,7 @@ export class Supervisor implements ServerInfoSource {
         new Date(this.startMs),
         () => this.dynamicClustersDump(),
         () => this.routes?.dynamicRouteConfigs() ?? [],
+        () => this.secretManager?.dump() ?? [],
         () => this.dynamicListenersDump(),
       ),
       contentionHandler(tracer),
@@ -902,7 +967,8 @@ export class Supervisor implements ServerInfoSource {
       cpuProfilerHandler(new ServerProfiler({ kind: 'cpu', profilePath, workers: () => this.workers, replyTimeoutMs: PROFILER_REPLY_TIMEOUT_MS })),
       heapProfilerHandler(new ServerProfiler({ kind: 'heap', profilePath, workers: () => this.workers, replyTimeoutMs: PROFILER_REPLY_TIMEOUT_MS })),
       // The supervisor's own copies of the static listeners' and clusters' TLS contexts, which its watcher reloads.
-      certsHandler(() => this.tlsContexts),
+      // A context still waiting for an SDS secret has no certificate yet (Envoy has no context then).
+      certsHandler(() => this.tlsContexts.filter((context) => context.loaded)),
       memoryHandler(async () => [process.memoryUsage(), ...((await this.workers?.memoryUsage(ADMIN_REPLY_TIMEOUT_MS)) ?? [])]),
       drainListenersHandler((r) => this.drainListeners(r)),
       reopenLogsHandler(this.deps.reopenAllLogs),

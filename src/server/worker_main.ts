@@ -23,6 +23,7 @@ import { LiveRuntime } from '../runtime/live_runtime';
 import { ConnectionIds } from '../log/connection_log';
 import { applyLevelChange } from '../log/level_change';
 import { CertificateWatcher } from '../tls/certificate_watcher';
+import { SecretStore } from '../tls/secret_store';
 import type { TlsContext } from '../tls/tls_context';
 import { countCaughtFailure } from './caught_failures';
 import { DynamicWorkerListeners } from './dynamic_worker_listeners';
@@ -132,6 +133,9 @@ async function run(init: WorkerInit, started: Promise<WorkerStart>, control: Wor
   const logFactory = loggerFactory(logs);
   const ids = ConnectionIds.forWorker(init.workerIndex, init.workerCount);
   const clock = new SystemClock();
+  // The TLS contexts look their secrets up here before each connection.
+  const secrets = new SecretStore(bootstrap.secrets);
+  for (const secret of start.secrets) secrets.set(secret);
   const clusters = new ClusterManager({
     configs: bootstrap.clusters,
     dynamicConfigs: dynamicClusters,
@@ -144,6 +148,7 @@ async function run(init: WorkerInit, started: Promise<WorkerStart>, control: Wor
     connectionIds: ids,
     reportsTables: init.workerIndex === 0,
     buildOnFirstUse: true,
+    secrets,
     onConsecutiveFailure: (cluster, host, failure) => send({ v: WORKER_PROTOCOL_VERSION, type: 'outlier_consecutive_failure', cluster, host, failure }),
     onHostsPicked: (cluster, addresses) => send({ v: WORKER_PROTOCOL_VERSION, type: 'hosts_picked', cluster, addresses }),
     clock,
@@ -173,6 +178,7 @@ async function run(init: WorkerInit, started: Promise<WorkerStart>, control: Wor
     networkFilters: factories.networkFilters,
     tracers: factories.tracers,
     routeConfigs,
+    secrets,
   });
   const listeners = new ListenerManager({ stats: store, log: logFactory, ids, clock });
   const tlsContexts: TlsContext[] = [];
@@ -248,6 +254,11 @@ async function run(init: WorkerInit, started: Promise<WorkerStart>, control: Wor
     if (m.type === 'listener_add') dynamicListeners.add(m.config);
     if (m.type === 'listener_update') dynamicListeners.update(m.config);
     if (m.type === 'listener_remove') dynamicListeners.remove(m.name);
+    if (m.type === 'secret') {
+      secrets.set(m.secret);
+      // The contexts naming it may read other files now.
+      certificates.add([...tlsContexts, ...clusters.tlsContexts()]);
+    }
     if (m.type === 'recent_lookups_capacity') store.recentLookups.setCapacity(m.capacity);
     if (m.type === 'recent_lookups_clear') store.clearRecentLookups();
     if (m.type === 'recent_lookups_request') send({ v: WORKER_PROTOCOL_VERSION, type: 'recent_lookups', id: m.id, lookups: store.recentLookups.snapshot() });

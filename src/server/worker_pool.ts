@@ -82,8 +82,8 @@ interface Slot {
 
 const WORKER_ENTRY = path.join(__dirname, 'worker_entry.js');
 
-/** Messages that change the clusters or RDS's routes: a worker gets them once started, its start state being older. */
-const CLUSTER_CHANGES: ReadonlySet<SupervisorMessage['type']> = new Set(['cluster_update', 'cluster_add', 'cluster_remove', 'route_config']);
+/** Messages that change the clusters, RDS's routes or SDS secrets: a worker gets them once started, its start state being older. */
+const CLUSTER_CHANGES: ReadonlySet<SupervisorMessage['type']> = new Set(['cluster_update', 'cluster_add', 'cluster_remove', 'route_config', 'secret']);
 /** LDS's changes: a worker gets them once ready, when it is handed every listener LDS has brought so far. */
 const LISTENER_CHANGES: ReadonlySet<SupervisorMessage['type']> = new Set(['listener_add', 'listener_update', 'listener_remove']);
 

@@ -15,6 +15,7 @@ import type { HostSlot } from '../stats/stats';
 import type { ProcessLookups } from '../stats/recent_lookups';
 import type { ProfileKind } from './process_profiler';
 import type { ConsecutiveFailure } from '../upstream/shared/outlier/consecutive_failure';
+import type { DynamicSecret } from '../tls/secret_store';
 
 export const WORKER_PROTOCOL_VERSION = 11;
 
@@ -89,6 +90,15 @@ export interface WorkerStart {
   readonly listeners: readonly (string | null)[];
   /** The route configurations RDS has brought so far; later ones follow as messages. */
   readonly routeConfigs: readonly KeyedRouteConfig[];
+  /** Every SDS secret the supervisor has accepted so far; later ones follow as WorkerSecret. */
+  readonly secrets: readonly DynamicSecret[];
+}
+
+/** An SDS secret came or was replaced: TLS contexts naming it use it for their next connections. */
+export interface WorkerSecret {
+  readonly v: typeof WORKER_PROTOCOL_VERSION;
+  readonly type: 'secret';
+  readonly secret: DynamicSecret;
 }
 
 /** The runtime changed (a disk layer reloaded, /runtime_modify): its new final values. */
@@ -265,6 +275,7 @@ export type SupervisorMessage =
   | WorkerListenerAdd
   | WorkerListenerUpdate
   | WorkerListenerRemove
+  | WorkerSecret
   | WorkerSetLogLevel
   | WorkerProfileStart
   | WorkerProfileStop

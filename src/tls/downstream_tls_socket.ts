@@ -7,7 +7,9 @@ import type * as net from 'node:net';
 import * as tls from 'node:tls';
 import type { DownstreamTlsContextConfig } from '../config/model';
 import type { Counter, Scope } from '../stats/stats';
-import { PeerVerifier, type VerifyFailure } from './peer_verification';
+import type { PeerVerifier, VerifyFailure } from './peer_verification';
+import type { SecretSource } from './secret_store';
+import type { SslSocketFactoryStats } from './ssl_socket_factory_stats';
 import { TlsContext } from './tls_context';
 
 export class DownstreamSslStats {
@@ -42,32 +44,42 @@ export class DownstreamSslStats {
 
 export class DownstreamTlsSocketFactory {
   readonly context: TlsContext;
-  private readonly verifier: PeerVerifier;
 
   /**
    * @param stats the listener's `ssl` scope
+   * @param factoryStats the listener's `server_ssl_socket_factory` scope
+   * @param secrets where the secrets the context names are found
    * @throws FieldError relative to common_tls_context when the context does not load
    */
   constructor(
     private readonly config: DownstreamTlsContextConfig,
     private readonly stats: DownstreamSslStats,
+    private readonly factoryStats: SslSocketFactoryStats,
+    secrets: SecretSource,
   ) {
-    this.context = new TlsContext(config.common, 'server');
-    this.verifier = new PeerVerifier(config.common.validationContext, config.requireClientCertificate);
+    this.context = new TlsContext(config.common, 'server', { requireClientCertificate: config.requireClientCertificate, secrets });
   }
 
   /**
    * Starts the handshake on `socket` (whose first bytes may have been read and put back).
    * `onSecure` gets the TLS socket once the handshake and the peer's checks pass; otherwise the
-   * connection is closed and counted.
+   * connection is closed and counted. Null, the socket closed, while an SDS secret of the
+   * context has not come (Envoy's NotReadySslSocket).
    */
-  secure(socket: net.Socket, onSecure: (socket: tls.TLSSocket) => void): tls.TLSSocket {
+  secure(socket: net.Socket, onSecure: (socket: tls.TLSSocket) => void): tls.TLSSocket | null {
+    const secureContext = this.context.secureContext;
+    const verifier = this.context.verifier;
+    if (secureContext === null || verifier === null) {
+      this.factoryStats.downstream_context_secrets_not_ready.inc();
+      socket.destroy();
+      return null;
+    }
     const alpn = this.context.alpnProtocols;
     const tlsSocket = new tls.TLSSocket(socket, {
       isServer: true,
-      secureContext: this.context.secureContext,
+      secureContext,
       ALPNProtocols: alpn.length === 0 ? undefined : [...alpn],
-      requestCert: this.verifier.verifies,
+      requestCert: verifier.verifies,
       // The verifier decides, after the handshake, as Envoy's verify callback does.
       rejectUnauthorized: false,
     });
@@ -78,7 +90,7 @@ export class DownstreamTlsSocketFactory {
     });
     tlsSocket.once('secure', () => {
       handshakeDone = true;
-      const failure = this.check(tlsSocket);
+      const failure = this.check(tlsSocket, verifier);
       if (failure !== null) {
         if (failure !== 'connection_error') this.stats[failure].inc();
         this.stats.connection_error.inc();
@@ -96,12 +108,12 @@ export class DownstreamTlsSocketFactory {
     return tlsSocket;
   }
 
-  private check(socket: tls.TLSSocket): VerifyFailure | 'connection_error' | null {
+  private check(socket: tls.TLSSocket, verifier: PeerVerifier): VerifyFailure | 'connection_error' | null {
     // require_sni: a client that names no server is refused.
     if (this.config.requireSni && !socket.servername) return 'connection_error';
-    if (!this.verifier.verifies) return null;
+    if (!verifier.verifies) return null;
     const error = chainVerifyError(socket);
-    return this.verifier.verify({ authorized: error === null, authorizationError: error, certificate: socket.getPeerX509Certificate() });
+    return verifier.verify({ authorized: error === null, authorizationError: error, certificate: socket.getPeerX509Certificate() });
   }
 }
 

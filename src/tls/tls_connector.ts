@@ -7,11 +7,13 @@
 import { constants } from 'node:crypto';
 import * as net from 'node:net';
 import * as tls from 'node:tls';
-import { atField, FieldError } from '../config/errors';
-import type { CertificateValidationContextConfig, UpstreamTlsContextConfig } from '../config/model';
+import { atField } from '../config/errors';
+import type { UpstreamTlsContextConfig } from '../config/model';
 import type { Logger } from '../log/logger_api';
 import { type ConnectRequest, type Connector, openTcp, type TcpOpener, TRANSPORT_READY } from '../network/connector';
-import { PeerVerifier, type VerifyFailure } from './peer_verification';
+import type { VerifyFailure } from './peer_verification';
+import type { SecretSource } from './secret_store';
+import type { SslSocketFactoryStats } from './ssl_socket_factory_stats';
 import { curveName, type SslStats } from './ssl_stats';
 import { TlsContext } from './tls_context';
 
@@ -30,34 +32,47 @@ export class TlsConnector implements Connector {
   private readonly log: Logger;
   /** What the connector's connections are made with; the certificate watcher reloads it. */
   readonly context: TlsContext;
-  private readonly verifier: PeerVerifier;
   /** Sessions to resume by destination (address and SNI), newest last, at most max_session_keys each. */
   private readonly sessions = new Map<string, Buffer[]>();
+  /**
+   * The material the sessions were made with: a context reloaded (its files, an SDS secret) is
+   * a new one, whose connections resume none of the old one's sessions, as in Envoy, where a
+   * session would skip the new checks of the peer.
+   */
+  private sessionsContext: tls.SecureContext | null = null;
   /** Hosts whose last handshake failed and was logged. */
   private readonly failingHosts = new Set<string>();
 
   /**
    * @param config the UpstreamTlsContext; FieldErrors are relative to the transport socket's typed_config
    * @param stats the cluster's `ssl.*`
+   * @param factoryStats the cluster's `client_ssl_socket_factory.*`
+   * @param secrets where the secrets the context names are found
    * @param log where a host's handshake failures are reported
    * @param tcp opens the connection TLS runs over
    */
   constructor(
     private readonly config: UpstreamTlsContextConfig,
     private readonly stats: SslStats,
+    private readonly factoryStats: SslSocketFactoryStats,
+    secrets: SecretSource,
     log: Logger,
     private readonly tcp: TcpOpener = openTcp,
   ) {
     this.log = log.forFile(__filename);
-    const validation = config.common.validationContext;
-    if (validation !== null) atField('common_tls_context.validation_context', () => checkValidationContext(validation));
     // Envoy's allow_renegotiation=false: a server's renegotiation request fails the connection.
     const secureOptions = config.allowRenegotiation ? 0 : constants.SSL_OP_NO_RENEGOTIATION;
-    this.context = atField('common_tls_context', () => new TlsContext(config.common, 'client', secureOptions));
-    this.verifier = new PeerVerifier(validation, validation !== null);
+    this.context = atField('common_tls_context', () => new TlsContext(config.common, 'client', { secureOptions, secrets }));
   }
 
   connect(request: ConnectRequest): net.Socket {
+    const secureContext = this.context.secureContext;
+    const verifier = this.context.verifier;
+    if (secureContext === null || verifier === null) return this.notReady(request);
+    if (secureContext !== this.sessionsContext) {
+      this.sessions.clear();
+      this.sessionsContext = secureContext;
+    }
     // TLS reads the socket itself: no `onread`.
     const raw = this.tcp({ ...request, onread: undefined });
     const options = request.transportSocketOptions;
@@ -67,7 +82,7 @@ export class TlsConnector implements Connector {
     const saved = this.sessions.get(destination);
     const socket = tls.connect({
       socket: raw,
-      secureContext: this.context.secureContext,
+      secureContext,
       servername: serverName === '' ? undefined : serverName,
       ALPNProtocols: alpn.length === 0 ? undefined : [...alpn],
       session: saved?.[saved.length - 1],
@@ -88,13 +103,13 @@ export class TlsConnector implements Connector {
     let pendingSession: Buffer | null = null;
     if (this.config.maxSessionKeys > 0) {
       socket.on('session', (session: Buffer) => {
-        if (ready) this.saveSession(destination, session);
+        if (ready) this.saveSession(destination, session, secureContext);
         else pendingSession = session;
       });
     }
     socket.once('secureConnect', () => {
       const resumed = socket.isSessionReused();
-      const failure = resumed ? null : this.verifier.verify(
+      const failure = resumed ? null : verifier.verify(
         {
           authorized: socket.authorized,
           authorizationError: (socket.authorizationError as unknown as string | null) ?? null,
@@ -110,7 +125,7 @@ export class TlsConnector implements Connector {
         return;
       }
       ready = true;
-      if (pendingSession !== null) this.saveSession(destination, pendingSession);
+      if (pendingSession !== null) this.saveSession(destination, pendingSession, secureContext);
       this.chargeHandshake(socket, resumed);
       this.failingHosts.delete(hostKey(request));
       socket.emit(TRANSPORT_READY);
@@ -121,6 +136,18 @@ export class TlsConnector implements Connector {
       this.stats.counters.connection_error.inc();
       this.reportFailure(request, `${lastError === null ? 'the connection closed during the handshake' : errorReason(lastError)} (ssl.connection_error)`);
     });
+    return socket;
+  }
+
+  /**
+   * Envoy's NotReadySslSocket: while an SDS secret of the context has not come, a connection
+   * fails at once, before any byte is sent.
+   */
+  private notReady(request: ConnectRequest): net.Socket {
+    this.factoryStats.upstream_context_secrets_not_ready.inc();
+    this.reportFailure(request, 'TLS error: Secret is not supplied by SDS');
+    const socket = new net.Socket();
+    process.nextTick(() => socket.destroy(new Error('TLS error: Secret is not supplied by SDS')));
     return socket;
   }
 
@@ -136,7 +163,9 @@ export class TlsConnector implements Connector {
     });
   }
 
-  private saveSession(destination: string, session: Buffer): void {
+  private saveSession(destination: string, session: Buffer, context: tls.SecureContext): void {
+    // A session of a connection made before the context was reloaded is the old context's.
+    if (context !== this.sessionsContext) return;
     let saved = this.sessions.get(destination);
     if (saved === undefined) this.sessions.set(destination, (saved = []));
     saved.push(session);
@@ -160,14 +189,4 @@ function errorReason(error: Error): string {
 
 function hostKey(request: ConnectRequest): string {
   return net.isIPv6(request.host) ? `[${request.host}]:${request.port}` : `${request.host}:${request.port}`;
-}
-
-/** Envoy's CertificateValidationContextConfigImpl: checks that need a trusted CA to mean anything. */
-function checkValidationContext(validation: CertificateValidationContextConfig): void {
-  if (validation.trustedCa !== null) return;
-  if (validation.crl !== null) throw new FieldError('crl', 'Failed to load CRL without trusted CA');
-  if (validation.matchSubjectAltNames.length > 0) {
-    throw new FieldError('match_subject_alt_names', 'SAN-based verification of peer certificates without trusted CA is insecure and not allowed');
-  }
-  if (validation.allowExpiredCertificate) throw new FieldError('allow_expired_certificate', 'Certificate validity period is always ignored without trusted CA');
 }

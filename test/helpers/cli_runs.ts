@@ -1,6 +1,7 @@
 // Running the real binary from the command line tests: to its exit, or until it serves, with a
 // bounded number of processes at a time (each start costs a Node boot on a shared machine).
 
+import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import * as fs from 'node:fs';
@@ -26,6 +27,15 @@ export async function runToExit(args: readonly string[], opts: { env?: NodeJS.Pr
   } finally {
     clearTimeout(timer);
     await proc.cleanup();
+  }
+}
+
+/** `--mode validate` and serving agree on a configuration the proxy refuses: each exits 1 with `error` in its stderr. */
+export async function assertRefusedAlike(configPath: string, error: RegExp): Promise<void> {
+  for (const mode of ['validate', 'serve']) {
+    const result = await runToExit(['--mode', mode, '-c', configPath, '--disable-hot-restart'], { timeoutMs: 30_000 });
+    assert.equal(result.code, 1, `${mode}: ${result.stderr}`);
+    assert.match(result.stderr, error, mode);
   }
 }
 

@@ -34,6 +34,7 @@ import { ClusterManager } from '../../src/upstream/worker/cluster_manager';
 import type { RandomSource } from '../../src/common/random';
 import { dataPlaneFactories } from '../../src/extensions/data_plane_extensions';
 import { RouteConfigUpdates } from '../../src/filters/network/http_connection_manager/route_config_updates';
+import { SecretStore } from '../../src/tls/secret_store';
 
 const LISTEN_BACKLOG = 128;
 /** As a worker waits after a failed accept(). */
@@ -263,6 +264,7 @@ export async function startDataPlane(
     statsSinks: [],
     runtimeLayers: [],
     tracing: null,
+    secrets: [],
     source: {},
   };
   const stats = createHeapStatsStore();
@@ -281,6 +283,7 @@ export async function startDataPlane(
     clock,
     accessLogs: options.accessLogs ?? null,
     routeConfigs: new RouteConfigUpdates([]),
+    secrets: new SecretStore([]),
     ...dataPlaneFactories(),
   });
   const manager = new ListenerManager({ stats, log: () => silentLogger, ids: ConnectionIds.forOneProcess(), clock });

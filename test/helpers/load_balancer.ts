@@ -15,6 +15,7 @@ import { PrioritySet } from '../../src/upstream/worker/priority_set';
 import type { EndpointHealthStatus } from '../../src/config/model';
 import { silentLogger, staticCluster } from './data_plane';
 import type { RandomSource } from '../../src/common/random';
+import { SecretStore } from '../../src/tls/secret_store';
 
 export const NO_LOCALITY: Locality = { region: '', zone: '', subZone: '' };
 
@@ -89,7 +90,7 @@ export function balancerParams(hosts: readonly Host[], options: BalancerOptions 
   return {
     prioritySet: set,
     localPrioritySet: options.localPrioritySet ?? null,
-    info: new ClusterInfo(config, createHeapStatsStore(), new LiveRuntime([]), silentLogger),
+    info: new ClusterInfo(config, createHeapStatsStore(), new LiveRuntime([]), silentLogger, new SecretStore([])),
     commonLbConfig: config.commonLbConfig,
     runtime: new LiveRuntime(Object.entries(options.runtime ?? {})),
     random: options.random ?? sequence(0),

@@ -1,5 +1,5 @@
 // A state-of-the-world xDS management server for tests, on @grpc/grpc-js over loopback: the ADS
-// and per-type services (CDS, EDS, RTDS, RDS, LDS) at their v3 and v2 paths, and the REST paths on a node:http
+// and per-type services (CDS, EDS, RTDS, RDS, LDS, SDS) at their v3 and v2 paths, and the REST paths on a node:http
 // server. It serves whatever resources the test sets (any type URL; resources are ProtoJSON with
 // `@type`, v2 URLs encoded as their v3 successors), records every request, pushes a new version
 // to every stream that asked for the type, and drops streams on demand. A stream is sent a type's
@@ -32,6 +32,8 @@ const STREAM_PATHS = [
   '/envoy.api.v2.RouteDiscoveryService/StreamRoutes',
   '/envoy.service.listener.v3.ListenerDiscoveryService/StreamListeners',
   '/envoy.api.v2.ListenerDiscoveryService/StreamListeners',
+  '/envoy.service.secret.v3.SecretDiscoveryService/StreamSecrets',
+  '/envoy.service.discovery.v2.SecretDiscoveryService/StreamSecrets',
 ];
 
 /** A request as the server decoded it (snake_case, defaults filled in). */

@@ -21,6 +21,7 @@ import { silentConnectionLogs, silentLogger, staticCluster } from '../helpers/da
 import { closeServer, listen } from '../helpers/http_peers';
 import { staticSnapshots } from '../helpers/membership';
 import { waitFor } from '../helpers/proxy_process';
+import { SecretStore } from '../../src/tls/secret_store';
 
 const TIMEOUT = { timeout: 30_000 };
 const clock = new SystemClock();
@@ -37,7 +38,7 @@ function clusterOf(t: TestContext, ports: readonly number[], overrides: Partial<
     readBuffer: Buffer.alloc(65536),
     localLocality: null,
     log: silentLogger,
-    connectionLogs: silentConnectionLogs,
+    connectionLogs: silentConnectionLogs, secrets: new SecretStore([]),
     reportsTables: true,
     onConsecutiveFailure: () => undefined,
     onHostsPicked: () => undefined,

@@ -12,7 +12,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { DnsTestServer } from '../helpers/dns_test_server';
-import { giveUpAfter, request, type RunningProxy, spawnProxy, startProxy, waitFor } from '../helpers/proxy_process';
+import { assertRefusedAlike } from '../helpers/cli_runs';
+import { request, type RunningProxy, startProxy, waitFor } from '../helpers/proxy_process';
 import { httpListener } from '../helpers/config_fixtures';
 import { namedUpstream, type NamedUpstream } from '../helpers/socket_owner';
 import { XdsServer } from '../helpers/xds_server';
@@ -310,13 +311,7 @@ describe('CDS and EDS preconditions, in --mode validate as when serving', TIMEOU
         fs.writeFileSync(cdsPath, JSON.stringify({ version_info: '1', resources: [] }));
         const configPath = path.join(dir, 'bootstrap.json');
         fs.writeFileSync(configPath, JSON.stringify(config).replaceAll('@CDS@', cdsPath).replaceAll('@MISSING@', path.join(dir, 'missing.json')));
-        for (const mode of ['validate', 'serve']) {
-          const proc = spawnProxy(['--mode', mode, '-c', configPath, '--disable-hot-restart'], { dir: fs.mkdtempSync(path.join(os.tmpdir(), 'proxy-cds-run-')) });
-          const exit = await Promise.race([proc.exited, giveUpAfter(30_000).then(() => null)]);
-          await proc.cleanup();
-          assert.equal(exit?.code, 1, `${mode}: ${proc.stderr}`);
-          assert.match(proc.stderr, error);
-        }
+        await assertRefusedAlike(configPath, error);
       } finally {
         fs.rmSync(dir, { recursive: true, force: true });
       }

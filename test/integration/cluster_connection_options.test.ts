@@ -251,7 +251,7 @@ function proxyProtocolSocket(version: 'V1' | 'V2', secure: UpstreamTls): Transpo
       : {
           kind: 'tls',
           context: {
-            common: { tlsParams: { minimumProtocolVersion: 'TLS_AUTO', maximumProtocolVersion: 'TLS_AUTO', cipherSuites: [], ecdhCurves: [] }, tlsCertificates: [], validationContext: null, alpnProtocols: [] },
+            common: { tlsParams: { minimumProtocolVersion: 'TLS_AUTO', maximumProtocolVersion: 'TLS_AUTO', cipherSuites: [], ecdhCurves: [] }, tlsCertificates: [], tlsCertificateSdsSecretConfigs: [], validationContext: null, validationContextSdsSecretConfig: null, alpnProtocols: [] },
             sni: 'backend.test',
             allowRenegotiation: false,
             maxSessionKeys: 1,

@@ -22,6 +22,8 @@ test('certs JSON: inline and file sources, SANs by kind, days truncated, RFC 333
       {
         tlsParams: { minimumProtocolVersion: 'TLS_AUTO', maximumProtocolVersion: 'TLS_AUTO', cipherSuites: [], ecdhCurves: [] },
         tlsCertificates: [{ certificateChain: { kind: 'inline', bytes: fs.readFileSync(leaf.cert) }, privateKey: { kind: 'file', path: leaf.key }, password: null }],
+        tlsCertificateSdsSecretConfigs: [],
+        validationContextSdsSecretConfig: null,
         validationContext: {
           trustedCa: { kind: 'file', path: ca.cert },
           matchSubjectAltNames: [],
@@ -82,7 +84,7 @@ test('certs JSON: inline and file sources, SANs by kind, days truncated, RFC 333
 test('DownstreamTlsContext and filter_chain_match fields this build does not honor are refused by path', () => {
   const tlsContext = {
     '@type': 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext',
-    common_tls_context: { tls_certificate_sds_secret_configs: [{ name: 's' }] },
+    common_tls_context: { tls_certificate_provider_instance: { instance_name: 'p' } },
     session_ticket_keys: { keys: [] },
     require_client_certificate: true,
   };
@@ -107,7 +109,7 @@ test('DownstreamTlsContext and filter_chain_match fields this build does not hon
       const paths = (e instanceof FieldErrors ? e.all : [e as FieldError]).map((f: FieldError) => f.fieldPath).sort();
       assert.deepEqual(paths, [
         'static_resources.listeners[0].filter_chains[0].filter_chain_match.source_prefix_ranges',
-        'static_resources.listeners[0].filter_chains[0].transport_socket.typed_config.common_tls_context.tls_certificate_sds_secret_configs',
+        'static_resources.listeners[0].filter_chains[0].transport_socket.typed_config.common_tls_context.tls_certificate_provider_instance',
         'static_resources.listeners[0].filter_chains[0].transport_socket.typed_config.session_ticket_keys',
       ]);
       return true;

@@ -9,6 +9,7 @@ import { Cluster, MembershipVersionError } from '../../src/upstream/worker/clust
 import { ClusterManager } from '../../src/upstream/worker/cluster_manager';
 import { silentConnectionLogs, silentLogger, staticCluster } from '../helpers/data_plane';
 import { ManualClock } from '../helpers/manual_clock';
+import { SecretStore } from '../../src/tls/secret_store';
 
 const NO_LOCALITY = { region: '', zone: '', subZone: '' };
 /** Requests of no particular downstream connection: the cluster has no upstream filters. */
@@ -28,7 +29,7 @@ function assignment(ports: readonly number[], health: 'HEALTHY' | 'UNHEALTHY' = 
 /** A cluster 'c', empty, and the driver of its membership. */
 function clusterC(store: SharedStatsStore, overrides: Partial<ClusterConfig> = {}): { cluster: Cluster; membership: (endpoints: LocalityLbEndpoints[]) => void } {
   const driver = new MembershipDriver('c', store.hosts);
-  const cluster = new Cluster(staticCluster('c', [], overrides), driver.snapshot, { store, runtime: new LiveRuntime([]), random: () => 0, readBuffer: Buffer.alloc(1024), localLocality: null, log: silentLogger, connectionLogs: silentConnectionLogs, reportsTables: true, onConsecutiveFailure: () => undefined, onHostsPicked: () => undefined, clock: new ManualClock() });
+  const cluster = new Cluster(staticCluster('c', [], overrides), driver.snapshot, { store, runtime: new LiveRuntime([]), random: () => 0, readBuffer: Buffer.alloc(1024), localLocality: null, log: silentLogger, connectionLogs: silentConnectionLogs, secrets: new SecretStore([]), reportsTables: true, onConsecutiveFailure: () => undefined, onHostsPicked: () => undefined, clock: new ManualClock() });
   return {
     cluster,
     membership: (endpoints) => {
@@ -186,7 +187,7 @@ test('least request reads each host rq_active over every worker', () => {
   const other = new SharedStatsStore(store.region, store.region.claimColumn(0, process.pid));
   const driver = new MembershipDriver('c', store.hosts);
   let draw = 0;
-  const environment = { store, runtime: new LiveRuntime([]), random: () => draw++ % 2, readBuffer: Buffer.alloc(1024), log: silentLogger, connectionLogs: silentConnectionLogs, localLocality: null, reportsTables: true, onConsecutiveFailure: () => undefined, onHostsPicked: () => undefined, clock: new ManualClock() };
+  const environment = { store, runtime: new LiveRuntime([]), random: () => draw++ % 2, readBuffer: Buffer.alloc(1024), log: silentLogger, connectionLogs: silentConnectionLogs, secrets: new SecretStore([]), localLocality: null, reportsTables: true, onConsecutiveFailure: () => undefined, onHostsPicked: () => undefined, clock: new ManualClock() };
   const cluster = new Cluster(staticCluster('c', [], { lbPolicy: 'LEAST_REQUEST' }), driver.snapshot, environment);
   cluster.update(driver.next(assignment([80, 81]))!);
   const [first, second] = cluster.prioritySet.hostSetsPerPriority[0]!.hosts;

@@ -8,6 +8,7 @@ import { createHeapStatsStore } from '../../src/stats/store';
 import { ClusterInfo } from '../../src/upstream/worker/cluster_info';
 import { silentLogger } from '../helpers/data_plane';
 import { builtinExtensions } from '../../src/extensions/builtin_extensions';
+import { SecretStore } from '../../src/tls/secret_store';
 
 const STRICT = { extensions: builtinExtensions(), allowUnknownStaticFields: false };
 const PROXY_PROTOCOL_TYPE = 'type.googleapis.com/envoy.extensions.transport_sockets.proxy_protocol.v3.ProxyProtocolUpstreamTransport';
@@ -135,7 +136,7 @@ test('upstream PROXY protocol: a missing or unknown wrapped socket, an unknown t
 
 test('metadata: reachable by filters through ClusterInfo, and kept in the v3 source /config_dump shows', () => {
   const cluster = load(v3(CONNECTION_FIELDS), 3);
-  const info = new ClusterInfo(cluster, createHeapStatsStore(), new LiveRuntime([]), silentLogger);
+  const info = new ClusterInfo(cluster, createHeapStatsStore(), new LiveRuntime([]), silentLogger, new SecretStore([]));
   assert.deepEqual(info.metadata['com.example'], { team: 'edge', tier: 1 });
   assert.deepEqual((cluster.source as { metadata: unknown }).metadata, { filter_metadata: { 'com.example': { team: 'edge', tier: 1 } } });
 });

@@ -16,7 +16,9 @@ const TLS_TYPE = 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.
 const EMPTY_COMMON = {
   tlsParams: { minimumProtocolVersion: 'TLS_AUTO', maximumProtocolVersion: 'TLS_AUTO', cipherSuites: [], ecdhCurves: [] },
   tlsCertificates: [],
+  tlsCertificateSdsSecretConfigs: [],
   validationContext: null,
+  validationContextSdsSecretConfig: null,
   alpnProtocols: [],
 };
 const STRUCT_TYPE = 'type.googleapis.com/google.protobuf.Struct';

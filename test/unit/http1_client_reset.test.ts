@@ -15,6 +15,7 @@ import { Cluster } from '../../src/upstream/worker/cluster';
 import { silentConnectionLogs, silentLogger, staticCluster } from '../helpers/data_plane';
 import { closeServer, listen } from '../helpers/http_peers';
 import { staticSnapshots } from '../helpers/membership';
+import { SecretStore } from '../../src/tls/secret_store';
 
 async function clusterAnswering(t: TestContext, body: string): Promise<Cluster> {
   const server = http.createServer((_req, res) => {
@@ -31,7 +32,7 @@ async function clusterAnswering(t: TestContext, body: string): Promise<Cluster> 
     readBuffer: Buffer.alloc(65536),
     localLocality: null,
     log: silentLogger,
-    connectionLogs: silentConnectionLogs,
+    connectionLogs: silentConnectionLogs, secrets: new SecretStore([]),
     reportsTables: true,
     onConsecutiveFailure: () => undefined,
     onHostsPicked: () => undefined,

@@ -18,6 +18,7 @@ import { silentConnectionLogs, silentLogger, staticCluster } from '../helpers/da
 import { tcpUpstream } from '../helpers/http_peers';
 import { ManualClock } from '../helpers/manual_clock';
 import { staticSnapshots } from '../helpers/membership';
+import { SecretStore } from '../../src/tls/secret_store';
 
 const NO_DOWNSTREAM = {};
 const RESPONSE = 'HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok';
@@ -84,7 +85,7 @@ class Request implements PoolCallbacks, ResponseDecoder {
 function cluster(t: TestContext, ports: readonly number[], thresholds: JsonObject): { cluster: Cluster; store: SharedStatsStore; pool: () => ConnectionPool; resources: ResourceManager } {
   const store = createHeapStatsStore();
   const config = staticCluster('c', ports.map((port) => ({ port })), { circuitBreakers: circuitBreakersConfig({ thresholds: [thresholds] }) });
-  const c = new Cluster(config, staticSnapshots([config], store.hosts)[0]!, { store, runtime: new LiveRuntime([]), random: () => 0, readBuffer: Buffer.alloc(65536), localLocality: null, log: silentLogger, connectionLogs: silentConnectionLogs, reportsTables: true, onConsecutiveFailure: () => undefined, onHostsPicked: () => undefined, clock: new ManualClock() });
+  const c = new Cluster(config, staticSnapshots([config], store.hosts)[0]!, { store, runtime: new LiveRuntime([]), random: () => 0, readBuffer: Buffer.alloc(65536), localLocality: null, log: silentLogger, connectionLogs: silentConnectionLogs, secrets: new SecretStore([]), reportsTables: true, onConsecutiveFailure: () => undefined, onHostsPicked: () => undefined, clock: new ManualClock() });
   t.after(() => c.close());
   const host = c.chooseHost(null)!;
   return { cluster: c, store, pool: () => c.httpPool(host, NO_DOWNSTREAM, 'DEFAULT', 'http1')!, resources: c.info.resourceManager('DEFAULT') };

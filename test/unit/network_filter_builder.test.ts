@@ -16,6 +16,7 @@ import { ClusterManager } from '../../src/upstream/worker/cluster_manager';
 import { anyMatch, directRoute, httpConnectionManager, listener, silentLogger, staticCluster, tcpProxy, virtualHost } from '../helpers/data_plane';
 import { dataPlaneFactories } from '../../src/extensions/data_plane_extensions';
 import { RouteConfigUpdates } from '../../src/filters/network/http_connection_manager/route_config_updates';
+import { SecretStore } from '../../src/tls/secret_store';
 
 function bootstrapOf(listeners: ListenerConfig[]): Bootstrap {
   return {
@@ -31,6 +32,7 @@ function bootstrapOf(listeners: ListenerConfig[]): Bootstrap {
     statsSinks: [],
     runtimeLayers: [],
     tracing: null,
+    secrets: [],
     source: {},
   };
 }
@@ -49,6 +51,7 @@ function builderOf(bootstrap: Bootstrap): NetworkFilterBuilder {
     clock: new SystemClock(),
     accessLogs: null,
     routeConfigs: new RouteConfigUpdates([]),
+    secrets: new SecretStore([]),
     ...dataPlaneFactories(),
   });
 }

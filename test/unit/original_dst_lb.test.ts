@@ -16,6 +16,7 @@ import type { DownstreamAddresses } from '../../src/network/downstream_addresses
 import { silentConnectionLogs, silentLogger, staticCluster } from '../helpers/data_plane';
 import { ManualClock } from '../helpers/manual_clock';
 import { DEFAULT_POLICY } from '../helpers/membership';
+import { SecretStore } from '../../src/tls/secret_store';
 
 const CLEANUP_MS = 4000;
 
@@ -45,7 +46,7 @@ function worker(useHttpHeader: boolean): Worker {
     readBuffer: Buffer.alloc(1024),
     localLocality: null,
     log: silentLogger,
-    connectionLogs: silentConnectionLogs,
+    connectionLogs: silentConnectionLogs, secrets: new SecretStore([]),
     reportsTables: true,
     onConsecutiveFailure: () => undefined,
     onHostsPicked: (name, addresses) => {

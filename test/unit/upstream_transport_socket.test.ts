@@ -18,6 +18,7 @@ import { silentLogger } from '../helpers/data_plane';
 import type { Json } from '../helpers/config_fixtures';
 import { TestPki } from '../helpers/test_pki';
 import { builtinExtensions } from '../../src/extensions/builtin_extensions';
+import { SecretStore } from '../../src/tls/secret_store';
 
 const TLS_TYPE = 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.UpstreamTlsContext';
 const CLUSTER = 'static_resources.clusters[0]';
@@ -81,7 +82,7 @@ test('PeerVerifier: chain, SANs (wildcards, auto_san_validation names), pins and
 test('auto_sni and auto_san_validation: the options a host header asks for', () => {
   const info = (options: Json | undefined): ClusterInfo => {
     const loaded = load(options === undefined ? {} : { upstream_http_protocol_options: options });
-    return new ClusterInfo(loaded.bootstrap.clusters[0], createHeapStatsStore(), new LiveRuntime([]), silentLogger);
+    return new ClusterInfo(loaded.bootstrap.clusters[0], createHeapStatsStore(), new LiveRuntime([]), silentLogger, new SecretStore([]));
   };
   assert.equal(info(undefined).transportSocketOptions('a.test'), null);
   assert.equal(info({}).transportSocketOptions('a.test'), null);
@@ -105,10 +106,13 @@ function refusedPaths(cluster: Json): string[] {
 test('capabilities: the UpstreamTlsContext fields this build does not honor are refused by path', () => {
   const tls = (context: Json): Json => ({ transport_socket: { name: 'envoy.transport_sockets.tls', typed_config: { '@type': TLS_TYPE, ...context } } });
   assert.deepEqual(refusedPaths(tls({ sni: 'a', allow_renegotiation: true, max_session_keys: 2, common_tls_context: { alpn_protocols: ['h2'] } })), []);
-  assert.deepEqual(refusedPaths(tls({ common_tls_context: { tls_certificate_sds_secret_configs: [{ name: 's' }] } })), [
-    'transport_socket.typed_config.common_tls_context.tls_certificate_sds_secret_configs',
+  assert.deepEqual(refusedPaths(tls({ common_tls_context: { tls_certificate_provider_instance: { instance_name: 'p' } } })), [
+    'transport_socket.typed_config.common_tls_context.tls_certificate_provider_instance',
   ]);
-  assert.deepEqual(refusedPaths(tls({ common_tls_context: { combined_validation_context: { default_validation_context: {}, validation_context_sds_secret_config: { name: 'v' } } } })), ['transport_socket.typed_config.common_tls_context.combined_validation_context']);
+  const combined = { default_validation_context: {}, validation_context_sds_secret_config: { name: 'v', sds_config: { path: '/v.json' } }, validation_context_certificate_provider_instance: { instance_name: 'p' } };
+  assert.deepEqual(refusedPaths(tls({ common_tls_context: { combined_validation_context: combined } })), [
+    'transport_socket.typed_config.common_tls_context.combined_validation_context.validation_context_certificate_provider_instance',
+  ]);
   assert.deepEqual(refusedPaths(tls({ common_tls_context: { validation_context: { trust_chain_verification: 'ACCEPT_UNTRUSTED' } } })), [
     'transport_socket.typed_config.common_tls_context.validation_context.trust_chain_verification',
   ]);
@@ -123,7 +127,7 @@ test('capabilities: the UpstreamTlsContext fields this build does not honor are 
 test('a cluster TLS context: Envoy\'s config-time errors, at the field, and unreadable material named', () => {
   const build = (context: Json): void => {
     const loaded = load({ transport_socket: { name: 'envoy.transport_sockets.tls', typed_config: { '@type': TLS_TYPE, ...context } } });
-    new ClusterInfo(loaded.bootstrap.clusters[0], createHeapStatsStore(), new LiveRuntime([]), silentLogger);
+    new ClusterInfo(loaded.bootstrap.clusters[0], createHeapStatsStore(), new LiveRuntime([]), silentLogger, new SecretStore([]));
   };
   const fails = (context: Json, path: string, reason: RegExp): void =>
     assert.throws(() => build(context), (e: unknown) => e instanceof FieldError && e.fieldPath === path && reason.test(e.reason), path);

@@ -19,6 +19,8 @@ const SUPERVISOR_ONLY = [
   'src/config/xds/',
   // RDS subscriptions, and the route configurations they check before the workers get them
   'src/rds/',
+  // the SDS clients, whose secrets reach the workers as messages
+  'src/secret/',
   'src/network/dns/',
   'src/admin/',
   'src/server/supervisor.ts',

@@ -13,6 +13,7 @@ import { validateClusters } from './clusters';
 import { validateExtension } from './extensions';
 import { validateLayeredRuntime } from './layered_runtime';
 import { validateListeners } from './listeners';
+import { validateSecrets } from './secrets';
 import { validateStatsConfig } from './stats_config';
 import { validateStatsSinks } from './stats_sinks';
 
@@ -27,6 +28,7 @@ export function validateBootstrap(bootstrap: JsonObject, extensions: ConfigExten
   errors.run(() => validateClusterManager(bootstrap, context.clusters));
   errors.run(() => validateDynamicResources(bootstrap, context.configSources));
   validateListeners(bootstrap, context, errors);
+  validateSecrets(bootstrap, extensions, errors);
   validateStatsSinks(bootstrap, context, errors);
   const tracer = messageField(messageField(bootstrap, 'tracing') ?? {}, 'http');
   if (tracer !== undefined) errors.run(() => validateExtension('proxy.tracers', tracer, 'tracing.http', context));

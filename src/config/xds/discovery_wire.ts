@@ -68,6 +68,10 @@ const TYPE_SERVICES: ReadonlyMap<string, { readonly v3: string; readonly v2: str
     'envoy.config.listener.v3.Listener',
     { v3: 'envoy.service.listener.v3.ListenerDiscoveryService', v2: 'envoy.api.v2.ListenerDiscoveryService', method: 'Listeners', rest: 'listeners' },
   ],
+  [
+    'envoy.extensions.transport_sockets.tls.v3.Secret',
+    { v3: 'envoy.service.secret.v3.SecretDiscoveryService', v2: 'envoy.service.discovery.v2.SecretDiscoveryService', method: 'Secrets', rest: 'secrets' },
+  ],
 ]);
 
 function typeService(type: ResourceType) {

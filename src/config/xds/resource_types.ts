@@ -42,6 +42,12 @@ export const ROUTE_CONFIGURATION_RESOURCE: ResourceType = {
   nameField: 'name',
 };
 
+export const SECRET_RESOURCE: ResourceType = {
+  v3TypeName: 'envoy.extensions.transport_sockets.tls.v3.Secret',
+  v2TypeName: 'envoy.api.v2.auth.Secret',
+  nameField: 'name',
+};
+
 /** The type URL a subscription asks for: resource_api_version decides (AUTO is V2 in Envoy 1.16). */
 export function resourceTypeUrl(type: ResourceType, version: XdsApiVersion): string {
   return `type.googleapis.com/${version === 'V3' ? type.v3TypeName : type.v2TypeName}`;

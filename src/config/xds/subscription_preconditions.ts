@@ -10,12 +10,13 @@ import type { Bootstrap, NodeInfo } from '../model';
 import { requireNodeIdentity } from '../node_overrides';
 import type { ConfigSourceConfig } from '../config_source';
 import { rdsSourcesOf } from '../rds_sources';
+import { secretReferences, tlsContextConfigs } from '../tls_context_configs';
 import { CLUSTER_RESOURCE, LISTENER_RESOURCE, resourceTypeUrl, type ResourceType, RUNTIME_RESOURCE } from './resource_types';
 
 /**
  * The subscriptions the bootstrap starts: CDS, LDS, each RTDS layer's, the EDS of each static cluster
- * (for which, unlike Envoy, this build does not require the node's identity) and each connection
- * manager's RDS.
+ * and the SDS of each TLS context (for which, unlike Envoy, this build does not require the
+ * node's identity), and each connection manager's RDS.
  * @param node the node after --service-node and --service-cluster
  * @throws FieldError, or FieldErrors when several sources fail
  */
@@ -40,6 +41,11 @@ export function checkBootstrapSubscriptions(bootstrap: Bootstrap, node: NodeInfo
       requireNodeIdentity(node, 'rds', path);
       checkFileSourceExists(rds.configSource, childPath(path, 'config_source'));
     });
+  }
+  for (const context of tlsContextConfigs(bootstrap)) {
+    for (const { config, path } of secretReferences(context.common)) {
+      if (config.sdsConfig !== null) errors.run(() => checkFileSourceExists(config.sdsConfig!, `${context.path}.${path}.sds_config`));
+    }
   }
   errors.throwIfAny();
 }

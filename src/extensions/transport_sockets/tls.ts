@@ -3,33 +3,28 @@
 // (src/tls/tls_connector.ts). What a context holds is checked when it is built.
 
 import type { ExtensionDescriptor } from '../../config/extension';
-import { STRING_MATCHER } from '../../config/common_shapes';
+import { CONFIG_SOURCE } from '../../config/capabilities';
+import { CERTIFICATE_VALIDATION_CONTEXT, TLS_CERTIFICATE } from '../../config/common_shapes';
 import { CONFIG_TYPES, TLS_TRANSPORT_SOCKET } from '../../config/names';
 import { leaf, list, Shape } from '../../config/shape';
 import type { DataPlaneFactories } from '../data_plane_factories';
 import { downstreamTlsSocket, upstreamTlsSocket } from './tls_context_model';
 
-// core.v3.DataSource as Envoy 1.16 has it (environment_variable is newer). Read when its
-// context is built; a file is watched and reloaded when it changes.
-const DATA_SOURCE: Shape = { fields: { filename: leaf, inline_bytes: leaf, inline_string: leaf } };
+// tls.v3.SdsSecretConfig: a secret by name, from SDS with sds_config, else a static one.
+const SDS_SECRET_CONFIG: Shape = { fields: { name: leaf, sds_config: CONFIG_SOURCE } };
 
-// The CommonTlsContext of both sides, as src/tls loads it. Refused: SDS secrets, certificate
-// and private key providers, OCSP staples and SCTs, combined and SDS validation contexts, the
-// deprecated verify_subject_alt_name and trust_chain_verification.
+// The CommonTlsContext of both sides, as src/tls loads it: certificates and validation contexts
+// inline, from static secrets or from SDS (combined_validation_context merges the two).
+// Refused: certificate and private key providers, OCSP staples and SCTs, the deprecated
+// verify_subject_alt_name and trust_chain_verification.
 const COMMON_TLS_CONTEXT: Shape = {
   fields: {
     tls_params: { fields: { tls_minimum_protocol_version: leaf, tls_maximum_protocol_version: leaf, cipher_suites: leaf, ecdh_curves: leaf } },
-    tls_certificates: list({ fields: { certificate_chain: DATA_SOURCE, private_key: DATA_SOURCE, password: DATA_SOURCE } }),
-    validation_context: {
-      fields: {
-        trusted_ca: DATA_SOURCE,
-        match_subject_alt_names: list(STRING_MATCHER),
-        verify_certificate_spki: leaf,
-        verify_certificate_hash: leaf,
-        crl: DATA_SOURCE,
-        allow_expired_certificate: leaf,
-      },
-    },
+    tls_certificates: list(TLS_CERTIFICATE),
+    tls_certificate_sds_secret_configs: list(SDS_SECRET_CONFIG),
+    validation_context: CERTIFICATE_VALIDATION_CONTEXT,
+    validation_context_sds_secret_config: SDS_SECRET_CONFIG,
+    combined_validation_context: { fields: { default_validation_context: CERTIFICATE_VALIDATION_CONTEXT, validation_context_sds_secret_config: SDS_SECRET_CONFIG } },
     alpn_protocols: leaf,
   },
 };

@@ -1,8 +1,9 @@
 // How a cluster opens connections to each of its hosts: one connector per transport socket it
 // configures (transport_socket_matches entries, then its own transport_socket), picked per host
 // by the host's `proxy.transport_socket_match` metadata. TLS contexts are loaded once per
-// cluster, not per host; their `ssl.*` statistics are the cluster's, as in Envoy. An upstream
-// PROXY protocol socket is the connector of the socket it wraps, its header written first.
+// cluster, not per host; their `ssl.*` and `client_ssl_socket_factory.*` statistics are the
+// cluster's, as in Envoy. An upstream PROXY protocol socket is the connector of the socket it
+// wraps, its header written first.
 
 import { atField } from '../../config/errors';
 import type { ClusterConfig, TransportSocketConfig } from '../../config/model';
@@ -12,6 +13,8 @@ import { upstreamProxyProtocol } from '../../network/upstream_proxy_protocol';
 import type { StatGroup } from '../../stats/name_table';
 import { StatKind } from '../../shared_memory/region_layout';
 import type { Counter, Scope } from '../../stats/stats';
+import type { SecretSource } from '../../tls/secret_store';
+import { CLIENT_SSL_SOCKET_FACTORY_STAT_GROUP, SslSocketFactoryStats } from '../../tls/ssl_socket_factory_stats';
 import { SSL_STAT_GROUP, SslStats } from '../../tls/ssl_stats';
 import type { TlsContext } from '../../tls/tls_context';
 import { TlsConnector } from '../../tls/tls_connector';
@@ -35,25 +38,27 @@ export class ClusterTransportSockets {
 
   /**
    * @param scope the cluster's `cluster.<stat_name>` scope
+   * @param secrets where the secrets its TLS contexts name are found
    * @throws FieldError, relative to the cluster, at the transport socket that cannot be built
    */
   constructor(
     config: ClusterConfig,
     private readonly scope: Scope,
     log: Logger,
+    secrets: SecretSource,
   ) {
     this.matches = config.transportSocketMatches.map((entry) => entry.match);
     this.names = [...config.transportSocketMatches.map((entry) => entry.name), DEFAULT_MATCH_NAME];
-    let ssl: SslStats | null = null;
+    let ssl: { readonly context: SslStats; readonly factory: SslSocketFactoryStats } | null = null;
     const plain = new PlainConnector();
     const build = (socket: TransportSocketConfig | null, path: string, tcp: TcpOpener = openTcp): Connector => {
       if (socket === null || socket.kind === 'raw_buffer') return tcp === openTcp ? plain : new PlainConnector(tcp);
       if (socket.kind === 'upstream_proxy_protocol') {
         return build(socket.transportSocket, `${path}.typed_config.transport_socket`, upstreamProxyProtocol(socket.version, tcp));
       }
-      ssl ??= new SslStats(scope);
+      ssl ??= { context: new SslStats(scope), factory: new SslSocketFactoryStats(scope, 'client') };
       const stats = ssl;
-      return atField(`${path}.typed_config`, () => new TlsConnector(socket.context, stats, log, tcp));
+      return atField(`${path}.typed_config`, () => new TlsConnector(socket.context, stats.context, stats.factory, secrets, log, tcp));
     };
     this.connectors = [
       ...config.transportSocketMatches.map((entry, i) => build(entry.transportSocket, `transport_socket_matches[${i}].transport_socket`)),
@@ -96,7 +101,7 @@ export class ClusterTransportSockets {
 export function transportSocketStatGroups(config: ClusterConfig): StatGroup[] {
   const matches = [...config.transportSocketMatches.map((entry) => entry.name), DEFAULT_MATCH_NAME];
   const groups: StatGroup[] = [{ scope: '', names: matches.map((name) => `${name}.total_match_count`), kind: StatKind.Counter, flags: 0 }];
-  if (clusterTransportSockets(config).some((socket) => innermost(socket)?.kind === 'tls')) groups.push(SSL_STAT_GROUP);
+  if (clusterTransportSockets(config).some((socket) => innermost(socket)?.kind === 'tls')) groups.push(SSL_STAT_GROUP, CLIENT_SSL_SOCKET_FACTORY_STAT_GROUP);
   return groups;
 }
 

@@ -11,6 +11,7 @@ import type { ClusterConfig, LoadAssignmentPolicy, SocketAddress } from '../../c
 import type { Clock } from '../../common/clock';
 import type { SubscriptionFactory } from '../../config/xds/subscription_factory';
 import type { TlsContext } from '../../tls/tls_context';
+import { type SecretSource, SecretStore } from '../../tls/secret_store';
 import type { Logger, LoggerFactory } from '../../log/logger_api';
 import type { RuntimeSource } from '../../runtime/live_runtime';
 import type { HostTable } from '../../stats/host_table';
@@ -72,6 +73,8 @@ export interface HealthSourceContext {
   snapshot(): ClusterSnapshot;
   /** Has the supervisor reload TLS contexts the source made when their files change. */
   watchCertificates(contexts: readonly TlsContext[]): void;
+  /** The secrets the cluster's TLS contexts name (static_resources.secrets, SDS). */
+  readonly secrets: SecretSource;
   /**
    * Sets (`set`) or clears `bits` on the host keyed `key` (hostKey). A change is a membership
    * update, so it reaches every worker at its next pick. False when no such host is left.
@@ -95,6 +98,13 @@ export interface SupervisorClusterManagerDeps {
   readonly subscriptions: SubscriptionFactory;
   /** Reloads TLS contexts (those health checks connect with) when their files change. */
   readonly certificates?: { add(contexts: readonly TlsContext[]): void };
+  /** The secrets those TLS contexts name. Default: none, for clusters that name no secret. */
+  readonly secrets?: SecretSource;
+  /**
+   * Settles once the SDS secrets a cluster's TLS contexts name have had their first update (or
+   * its failure): a CDS cluster warms until then too, as Envoy's cluster init manager holds it.
+   */
+  readonly secretsInitialized?: (config: ClusterConfig) => Promise<void>;
   /** Health checking and outlier detection, asked once per cluster. */
   readonly healthSources?: readonly HealthSourceFactory[];
   /** Every membership change of an active cluster after start(), for the workers. */
@@ -257,7 +267,8 @@ export class SupervisorClusterManager {
     const managed = this.createCluster(config, origin);
     this.warming.set(name, managed);
     this.updateSetStats();
-    const warmed = this.withinInitTimeout(this.startCluster(managed), () => (managed.closed ? null : [name])).then(
+    const secrets = this.deps.secretsInitialized?.(config) ?? Promise.resolve();
+    const warmed = this.withinInitTimeout(Promise.all([this.startCluster(managed), secrets]), () => (managed.closed ? null : [name])).then(
       () => this.activate(managed),
       (error: Error) => {
         this.log.warn(`cluster '${name}': initialization failed: ${error.message}`);
@@ -405,6 +416,7 @@ export class SupervisorClusterManager {
       hosts: this.deps.hosts,
       snapshot: () => cluster.snapshot,
       watchCertificates: (contexts) => this.deps.certificates?.add(contexts),
+      secrets: this.deps.secrets ?? new SecretStore([]),
       setHealthFlags: (key, bits, set) => this.setHealthFlags(cluster, key, bits, set),
     };
     for (const factory of factories) {

@@ -32,6 +32,7 @@ import { SharedHostMonitor } from './outlier/shared_host_monitor';
 import { PrioritySet } from './priority_set';
 import type { DownstreamAddresses } from '../../network/downstream_addresses';
 import type { RandomSource } from '../../common/random';
+import type { SecretSource } from '../../tls/secret_store';
 
 /** An update made for another version than this worker's: applying it would lose changes. */
 export class MembershipVersionError extends Error {
@@ -106,6 +107,8 @@ export interface ClusterEnvironment {
   readonly onHostsPicked: (cluster: string, addresses: readonly SocketAddress[]) => void;
   /** Times what a cluster-provided balancer batches (ORIGINAL_DST's pick reports). */
   readonly clock: Clock;
+  /** The secrets the clusters' TLS contexts name (static_resources.secrets, SDS). */
+  readonly secrets: SecretSource;
 }
 
 const NO_CLUSTERS: ClusterLookup = { get: () => undefined, watch: () => () => undefined };
@@ -140,7 +143,7 @@ export class Cluster {
     this.readBuffer = environment.readBuffer;
     this.environment = environment;
     this.outlierDetection = config.outlierDetection;
-    this.info = new ClusterInfo(config, environment.store, environment.runtime, environment.log, environment.reportsTables);
+    this.info = new ClusterInfo(config, environment.store, environment.runtime, environment.log, environment.secrets, environment.reportsTables);
     // The discovery type is the supervisor's business: a worker only ever sees membership.
     const params: LoadBalancerParams = {
       prioritySet: this.prioritySet,

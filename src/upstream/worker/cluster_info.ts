@@ -23,6 +23,7 @@ import { RESOURCE_COUNT, ResourceManager } from '../shared/resource_manager';
 import { TimeoutBudgetStats } from './timeout_budget_stats';
 import type { Connector, TransportSocketOptions } from '../../network/connector';
 import { ClusterTransportSockets, hasDownstreamSpecificConnections } from '../shared/cluster_transport_sockets';
+import type { SecretSource } from '../../tls/secret_store';
 import type { Host } from './host';
 
 export class ClusterInfo {
@@ -81,6 +82,7 @@ export class ClusterInfo {
    * `reportsTables`: this process sets the gauges of the hashing balancers' tables. Every
    * worker builds the same table and gauges add up over workers, so only one reports (Envoy
    * builds the table once and shares it). `log`: the `upstream` logger (TLS handshake failures).
+   * `secrets`: where the secrets its TLS contexts name are found.
    * @throws FieldError, relative to the cluster, at a transport socket that cannot be built
    */
   constructor(
@@ -88,6 +90,7 @@ export class ClusterInfo {
     private readonly store: StatsStore,
     private readonly runtime: RuntimeSource,
     log: Logger,
+    secrets: SecretSource,
     private readonly reportsTables = true,
   ) {
     this.circuitBreakers = config.circuitBreakers;
@@ -115,7 +118,7 @@ export class ClusterInfo {
     this.ringHashLbConfig = config.ringHashLbConfig;
     this.maglevLbConfig = config.maglevLbConfig;
     this.leastRequestLbConfig = config.leastRequestLbConfig;
-    this.transportSockets = new ClusterTransportSockets(config, store.scope(`cluster.${config.statName}`), log);
+    this.transportSockets = new ClusterTransportSockets(config, store.scope(`cluster.${config.statName}`), log, secrets);
     this.upstreamHttpProtocolOptions = config.upstreamHttpProtocolOptions;
     this.timeoutBudgetStats = config.trackTimeoutBudgets ? new TimeoutBudgetStats(store.scope(`cluster.${config.statName}`)) : null;
   }

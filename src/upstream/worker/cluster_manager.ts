@@ -2,6 +2,7 @@
 // configuration and the supervisor's membership snapshots, then kept current by its updates;
 // CDS clusters join, are replaced and leave at run time.
 
+import { type SecretSource, SecretStore } from '../../tls/secret_store';
 import type { TlsContext } from '../../tls/tls_context';
 import { atField } from '../../config/errors';
 import { type Clock, SystemClock } from '../../common/clock';
@@ -64,6 +65,11 @@ export interface ClusterManagerOptions {
    * data plane check before serving and --mode validate. Default false.
    */
   readonly buildOnFirstUse?: boolean;
+  /**
+   * The secrets the clusters' TLS contexts name (static_resources.secrets, SDS). Default: none,
+   * for clusters that name no secret.
+   */
+  readonly secrets?: SecretSource;
 }
 
 /** A cluster not built yet: its configuration and the membership it will start from. */
@@ -107,6 +113,7 @@ export class ClusterManager {
       },
       onHostsPicked: options.onHostsPicked ?? (() => undefined),
       clock: options.clock ?? new SystemClock(),
+      secrets: options.secrets ?? new SecretStore([]),
     });
     const byName = new Map(options.snapshots.map((s) => [s.cluster, s]));
     const snapshotOf = (config: ClusterConfig) => byName.get(config.name) ?? emptySnapshot(config);

@@ -47,7 +47,7 @@ export class ActiveHealthChecking implements HealthSourceFactory {
    * TLS contexts are the supervisor's own copies, reloaded with its other certificates.
    */
   private connectors(context: HealthSourceContext, config: HealthCheck): (host: DiscoveredHost) => Connector {
-    const sockets = new ClusterTransportSockets(context.config, context.stats, context.log);
+    const sockets = new ClusterTransportSockets(context.config, context.stats, context.log, context.secrets);
     context.watchCertificates(sockets.tlsContexts());
     const criteria = config.transportSocketMatchCriteria;
     if (criteria === null) return (host) => sockets.connectorFor(host);
