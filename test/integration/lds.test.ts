@@ -271,6 +271,20 @@ describe('LDS from a file, two workers', TIMEOUT, () => {
     assert.equal(await proxy.stat('listener_manager.total_listeners_active'), 0);
     assert.equal(await proxy.stat('listener_manager.lds.update_success'), 3);
     assert.doesNotMatch((await proxy.admin('/listeners')).body, /dyn::/);
+
+    // A certificate from SDS is refused by path: only the bootstrap's TLS contexts have their SDS subscriptions.
+    const sds = listener('tls', 'b');
+    (sds['filter_chains'] as JsonObject[])[0]!['transport_socket'] = {
+      name: 'envoy.transport_sockets.tls',
+      typed_config: {
+        '@type': 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext',
+        common_tls_context: { tls_certificate_sds_secret_configs: [{ name: 'cert', sds_config: { path: file } }] },
+      },
+    };
+    push('5', [sds]);
+    await waitFor('the SDS listener refused', () =>
+      /tls: resources\[0\]\.filter_chains\[0\]\.transport_socket\.typed_config\.common_tls_context\.tls_certificate_sds_secret_configs\[0\]\.sds_config: SDS in a listener from LDS is not supported yet/.exec(proxy.stderr)?.[0],
+    );
   });
 });
 
