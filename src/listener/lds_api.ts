@@ -113,6 +113,8 @@ export class LdsApi implements SubscriptionCallbacks {
   private closed = false;
   private readonly log: Logger;
   private initialize: (() => void) | null = null;
+  /** Set by /drain_listeners: LDS's listeners of these directions are stopped, and no more are added. */
+  private stopped: 'all' | 'inbound' | null = null;
   /** The listener warming under each name: a later update or a removal abandons it. */
   private readonly warming = new Map<string, { readonly token: symbol; readonly listener: DynamicListener }>();
   /** The listeners the last update refused, by name (Envoy's error states). */
@@ -181,7 +183,13 @@ export class LdsApi implements SubscriptionCallbacks {
         refuse(name, (error as Error).message, resource);
       }
     });
-    const plan = planListenerUpdate(bootstrap.listeners, this.listeners, names, candidates);
+    // As Envoy's, an update adds nothing in a direction /drain_listeners stopped, and says nothing of it.
+    const plan = planListenerUpdate(
+      bootstrap.listeners,
+      this.listeners,
+      names,
+      candidates.filter((c) => !this.isStopped(c.config)),
+    );
     for (const { name, reason } of plan.errors) refuse(name, reason, candidates.find((c) => c.name === name)!.source);
     let applied = false;
     for (const name of plan.removed) {
@@ -295,6 +303,29 @@ export class LdsApi implements SubscriptionCallbacks {
       this.drainingGauge.dec();
     }, this.deps.drainTimeS * 1000);
     this.drainingListeners.set(timer, listener);
+  }
+
+  /**
+   * /drain_listeners: the listeners of LDS (all, or the INBOUND ones) leave the set, their
+   * sockets closed here (the workers close theirs as they stop them), and from now on an update
+   * adds or changes none of that direction, as Envoy's listener manager does.
+   * @returns the names of those stopped, which the workers are told to stop
+   */
+  stopListeners(inboundOnly: boolean): string[] {
+    this.stopped = inboundOnly && this.stopped !== 'all' ? 'inbound' : 'all';
+    const stopped = [...this.listeners.values()].filter((l) => this.isStopped(l.config));
+    for (const listener of stopped) {
+      this.listeners.delete(listener.name);
+      this.warming.delete(listener.name);
+      this.deps.sockets.close(listener.fd);
+    }
+    for (const [name, warming] of this.warming) if (this.isStopped(warming.listener.config)) this.warming.delete(name);
+    this.active.set(this.deps.bootstrap.listeners.length + this.listeners.size);
+    return stopped.map((l) => l.name);
+  }
+
+  private isStopped(config: ListenerConfig): boolean {
+    return this.stopped === 'all' || (this.stopped === 'inbound' && config.trafficDirection === 'INBOUND');
   }
 
   /** The listeners warming (their fd not yet theirs to serve on): /config_dump's warming_state. */

@@ -564,7 +564,11 @@ export class Supervisor implements ServerInfoSource {
   /** POST /drain_listeners: the workers stop accepting, after the drain sequence if graceful. */
   private drainListeners(r: DrainListenersRequest): void {
     // As Envoy: ?inboundonly stops the listeners marked INBOUND, not the unspecified ones.
-    const names = this.deps.bootstrap.listeners.filter((l) => !r.inboundOnly || l.trafficDirection === 'INBOUND').map((l) => l.name);
+    const names = [
+      ...this.deps.bootstrap.listeners.filter((l) => !r.inboundOnly || l.trafficDirection === 'INBOUND').map((l) => l.name),
+      // LDS's: their sockets close in stopListeners, and LDS adds none of that direction from now on.
+      ...(this.lds?.stopListeners(r.inboundOnly) ?? []),
+    ];
     this.log.info(`admin /drain_listeners: stopping ${names.length} listener(s)${r.graceful ? ' after the drain sequence' : ''}`);
     this.workers?.broadcast({ v: WORKER_PROTOCOL_VERSION, type: 'stop_listeners', listeners: names, graceful: r.graceful });
     // Our copy goes now: the socket closes, and connecting is refused, once the workers have let

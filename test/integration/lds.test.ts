@@ -407,3 +407,32 @@ describe('LDS listeners with RDS warm before they take traffic', TIMEOUT, () => 
     assert.equal(await proxy.stat('http.warm.rds.routes2.update_success'), 1);
   });
 });
+
+describe('/drain_listeners with LDS', TIMEOUT, () => {
+  test("stops LDS's listeners too, and later updates add none", async (t) => {
+    const up = await upstreams(t);
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'proxy-lds-drain-'));
+    t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+    const file = path.join(dir, 'lds.json');
+    pushFile(file, '1', [listener('dyn', 'b')]);
+    const config = {
+      node: { id: 'lds-test', cluster: 'lds-test' },
+      static_resources: { clusters: [staticCluster('b', up.b.port)] },
+      dynamic_resources: { lds_config: { path: file, resource_api_version: 'V3' } },
+    };
+    const proxy = await startProxy(config, DRAIN_ARGS);
+    t.after(() => proxy.cleanup());
+    const port = await waitFor('listener dyn in /listeners', () => proxy.listenerPort('dyn').catch(() => undefined));
+    assert.equal((await get(port)).body, 'b');
+
+    assert.equal((await proxy.admin('/drain_listeners', 'POST')).status, 200);
+    await waitFor('dyn to stop accepting', async () => ((await refused(port)) ? true : undefined));
+    await waitFor('listener_stopped in both workers', async () => ((await proxy.stat('listener_manager.listener_stopped')) === 2 ? true : undefined));
+    assert.doesNotMatch((await proxy.admin('/listeners')).body, /dyn::/);
+
+    pushFile(file, '2', [listener('dyn', 'b'), listener('later', 'b')]);
+    await waitFor('the update accepted', async () => ((await proxy.stat('listener_manager.lds.update_success')) === 2 ? true : undefined));
+    assert.equal((await proxy.admin('/listeners')).body, '', 'nothing added once stopped');
+    assert.equal(await proxy.stat('listener_manager.listener_added'), 1);
+  });
+});
