@@ -9,7 +9,7 @@ import type { ConfigExtensions } from '../config/extension';
 import type { ConfigSourceConfig } from '../config/config_source';
 import { loadListenerResource, rebaseListenerError } from '../config/listener_resource';
 import type { Bootstrap, ListenerConfig, SocketAddress } from '../config/model';
-import type { JsonObject } from '../config/json';
+import { isJsonObject, type JsonObject } from '../config/json';
 import { LISTENER_RESOURCE } from '../config/xds/resource_types';
 import { checkBootstrapSubscriptions } from '../config/xds/subscription_preconditions';
 import { FieldError } from '../config/errors';
@@ -22,16 +22,20 @@ import type { Logger } from '../log/logger_api';
 import type { Counter, Gauge, StatsStore } from '../stats/stats';
 import { type CurrentListener, type ListenerCandidate, planListenerUpdate } from './lds_update_plan';
 
-/** A listener LDS brought that serves now, with the socket the supervisor holds for it. */
-export interface DynamicListener extends CurrentListener {
+/** A listener LDS brought, as an update made it. */
+export interface ListenerVersion extends CurrentListener {
   readonly config: ListenerConfig;
   readonly source: JsonObject;
+  readonly versionInfo: string;
+  readonly lastUpdated: Date;
+}
+
+/** A listener LDS brought that serves now, with the socket the supervisor holds for it. */
+export interface DynamicListener extends ListenerVersion {
   /** The supervisor's copy of the listen socket: what workers started later and the next epoch get. */
   readonly fd: number;
   /** The bound address (a port 0 listener's real port). */
   readonly bound: SocketAddress;
-  readonly versionInfo: string;
-  readonly lastUpdated: Date;
 }
 
 /** A listener the last update refused (Envoy's UpdateFailureState). */
@@ -116,7 +120,7 @@ export class LdsApi implements SubscriptionCallbacks {
   /** Set by /drain_listeners: LDS's listeners of these directions are stopped, and no more are added. */
   private stopped: 'all' | 'inbound' | null = null;
   /** The listener warming under each name: a later update or a removal abandons it. */
-  private readonly warming = new Map<string, { readonly token: symbol; readonly listener: DynamicListener }>();
+  private readonly warming = new Map<string, { readonly token: symbol; readonly listener: ListenerVersion }>();
   /** The listeners the last update refused, by name (Envoy's error states). */
   private readonly errors = new Map<string, ListenerErrorState>();
   /** The listeners replaced or removed whose connections drain, by the end of their drain. */
@@ -235,7 +239,7 @@ export class LdsApi implements SubscriptionCallbacks {
    */
   private async warmThenServe(candidate: LoadedCandidate, socket: { fd: number; port: number } | null, lastUpdated: Date): Promise<void> {
     const token = Symbol(candidate.name);
-    this.warming.set(candidate.name, { token, listener: { ...this.serve(candidate, lastUpdated), fd: -1, bound: candidate.address } });
+    this.warming.set(candidate.name, { token, listener: this.serve(candidate, lastUpdated) });
     this.warmingGauge.set(this.warming.size);
     await this.deps.warm(candidate.bootstrap);
     const current = this.warming.get(candidate.name)?.token === token;
@@ -267,7 +271,7 @@ export class LdsApi implements SubscriptionCallbacks {
   /** The checks of a static listener, then the build a worker does. @throws FieldError under `path` */
   private load(resource: JsonObject, path: string, version: string): LoadedCandidate {
     const { extensions, disabledExtensions, serviceCluster, bootstrap } = this.deps;
-    const source = bootstrap.source as JsonObject;
+    const source = isJsonObject(bootstrap.source) ? bootstrap.source : {};
     const loaded = loadListenerResource(resource, path, source, disabledExtensions, extensions, serviceCluster);
     try {
       // A connection manager's rds needs what a static one's does: the node's identity, a file that exists.
@@ -281,7 +285,7 @@ export class LdsApi implements SubscriptionCallbacks {
     return { name: config.name, content: JSON.stringify(loaded.source), address: config.address, config, bootstrap: loaded.bootstrap, source: loaded.source, version };
   }
 
-  private serve(candidate: LoadedCandidate, lastUpdated: Date): Omit<DynamicListener, 'fd' | 'bound'> {
+  private serve(candidate: LoadedCandidate, lastUpdated: Date): ListenerVersion {
     const { name, content, address, config, source, version } = candidate;
     return { name, content, address, config, source, versionInfo: version, lastUpdated };
   }
@@ -329,7 +333,7 @@ export class LdsApi implements SubscriptionCallbacks {
   }
 
   /** The listeners warming (their fd not yet theirs to serve on): /config_dump's warming_state. */
-  warmingListeners(): DynamicListener[] {
+  warmingListeners(): ListenerVersion[] {
     return [...this.warming.values()].map((w) => w.listener);
   }
 

@@ -203,7 +203,6 @@ class ActiveListener {
 
 /** A listener LDS brought: its own drain, which starts when it is removed or replaced. */
 export interface ListenerDrain {
-  readonly draining: boolean;
   startDrainSequence(onComplete: () => void): void;
   close(): void;
 }
@@ -242,16 +241,16 @@ export class ListenerManager {
 
   /**
    * LDS changed a listener and kept its address: `filter` takes the socket's connections from
-   * now on; the old filter chains' connections drain. False when no such listener serves.
+   * now on; the old filter chains' connections drain.
+   * @throws Error when no listener of that name serves (see socketOf)
    */
-  replaceListener(config: ListenerConfig, filter: FilterChainManager, drain: ListenerDrain): boolean {
-    const old = this.listeners.find((l) => l.config.name === config.name);
-    if (old === undefined || !old.server.listening) return false;
+  replaceListener(config: ListenerConfig, filter: FilterChainManager, drain: ListenerDrain): void {
+    const old = this.listeners.find((l) => l.config.name === config.name && l.server.listening);
+    if (old === undefined) throw new Error(`no listener '${config.name}' serves`);
     old.detach();
     this.listeners.splice(this.listeners.indexOf(old), 1);
     this.addListener(config, old.server, filter, drain);
     this.retire(old);
-    return true;
   }
 
   /** LDS removed a listener: it stops accepting and its connections drain. False when none serves by that name. */

@@ -64,7 +64,7 @@ import { SupervisorClusterManager } from '../upstream/supervisor/supervisor_clus
 import { CdsApi } from '../upstream/supervisor/cds_api';
 import { RouteConfigProviderManager } from '../rds/route_config_provider_manager';
 import { routeConfigLoader } from '../rds/route_config_loader';
-import { type DynamicListener, LdsApi } from '../listener/lds_api';
+import { LdsApi, type ListenerVersion } from '../listener/lds_api';
 import { rdsSourcesOf } from '../config/rds_sources';
 import type { ConfigSourceConfig } from '../config/config_source';
 import { buildDataPlane } from './data_plane_construction';
@@ -708,10 +708,10 @@ export class Supervisor implements ServerInfoSource {
   private dynamicListenersDump(): DynamicListenersDump | null {
     const lds = this.lds;
     if (lds === null) return null;
-    const byName = (listeners: readonly DynamicListener[]) => new Map(listeners.map((l) => [l.name, l]));
+    const byName = (listeners: readonly ListenerVersion[]) => new Map(listeners.map((l) => [l.name, l]));
     const [active, warming, draining] = [byName(lds.serving()), byName(lds.warmingListeners()), byName(lds.draining())];
     const errors = new Map(lds.errorStates().map((e) => [e.name, e]));
-    const state = (l: DynamicListener | undefined) => (l === undefined ? null : { versionInfo: l.versionInfo, source: l.source, lastUpdated: l.lastUpdated });
+    const state = (l: ListenerVersion | undefined) => (l === undefined ? null : { versionInfo: l.versionInfo, source: l.source, lastUpdated: l.lastUpdated });
     const names = [...new Set([...active.keys(), ...warming.keys(), ...draining.keys(), ...errors.keys()])];
     return {
       versionInfo: lds.versionInfo(),
