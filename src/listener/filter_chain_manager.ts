@@ -31,6 +31,16 @@ export class FilterChainManager {
     readonly listenerFilters: ListenerFilters,
   ) {}
 
+  /**
+   * These chains, but for each kept one: the old manager's chain object in its new place, so the
+   * connections it carries stay on it (an in-place filter chain update).
+   */
+  keeping(old: FilterChainManager, kept: readonly { readonly previous: number; readonly next: number }[]): FilterChainManager {
+    const chains = [...this.chains];
+    for (const { previous, next } of kept) chains[next] = old.chains[previous]!;
+    return new FilterChainManager(chains, this.selector, this.listenerFilters);
+  }
+
   /** The chain for a connection, or null (Envoy counts no_filter_chain_match and closes it). */
   select(facts: ConnectionFacts): FilterChain | null {
     const index = this.selector.select(facts);
@@ -40,6 +50,11 @@ export class FilterChainManager {
   /** The drain time is over: each chain's filter closes its connections that carry nothing. */
   closeIdleConnections(): void {
     for (const chain of this.chains) chain.filter.closeIdleConnections();
+  }
+
+  /** The same for the chain at `index` alone (its drain ended; the others carry on). */
+  closeIdleConnectionsOf(index: number): void {
+    this.chains[index]?.filter.closeIdleConnections();
   }
 
   /** The TLS contexts of the chains, to reload when their files change. */

@@ -20,7 +20,7 @@ import type { SubscriptionFactory } from '../config/xds/subscription_factory';
 import type { Clock, TimeoutHandle } from '../common/clock';
 import type { Logger } from '../log/logger_api';
 import type { Counter, Gauge, StatsStore } from '../stats/stats';
-import { type CurrentListener, type ListenerCandidate, planListenerUpdate } from './lds_update_plan';
+import { type CurrentListener, type KeptChain, keptFilterChains, type ListenerCandidate, planListenerUpdate } from './lds_update_plan';
 
 /** A listener LDS brought, as an update made it. */
 export interface ListenerVersion extends CurrentListener {
@@ -54,8 +54,8 @@ export interface ListenerSockets {
   close(fd: number): void;
   /** Every worker serving and those started later: a listener on a new socket. */
   add(config: ListenerConfig, fd: number): void;
-  /** Every worker: the listener of that name takes these filter chains on its socket; the old ones drain. */
-  update(config: ListenerConfig): void;
+  /** Every worker: the listener of that name takes these filter chains on its socket; the old ones drain but the kept. */
+  update(config: ListenerConfig, keptChains: readonly KeptChain[]): void;
   /** Every worker: the listener stops accepting and drains. */
   remove(name: string): void;
 }
@@ -252,7 +252,7 @@ export class LdsApi implements SubscriptionCallbacks {
     }
     if (serving !== undefined) {
       this.listeners.set(candidate.name, { ...this.serve(candidate, lastUpdated), fd: serving.fd, bound: serving.bound });
-      this.deps.sockets.update(candidate.config);
+      this.deps.sockets.update(candidate.config, keptFilterChains(serving.source, candidate.source));
       this.startDraining(serving);
     } else {
       this.listeners.set(candidate.name, { ...this.serve(candidate, lastUpdated), fd: socket!.fd, bound: { ...candidate.address, port: socket!.port } });

@@ -4,6 +4,7 @@
 // are refused, with Envoy's reasons. Pure.
 
 import type { SocketAddress } from '../config/model';
+import type { JsonObject } from '../config/json';
 import { addressString } from '../network/socket_address';
 
 /** A listener of the update that passed the static checks. */
@@ -85,4 +86,28 @@ export function planListenerUpdate<C extends ListenerCandidate>(
     else if (serving.content !== candidate.content) plan.modified.push(candidate);
   }
   return plan;
+}
+
+/** An old filter chain kept as the new chain at `next`. */
+export interface KeptChain {
+  readonly previous: number;
+  readonly next: number;
+}
+
+/**
+ * Envoy 1.16's in-place filter chain update: when a change touches `filter_chains` alone, the
+ * old chains found unchanged among the new ones are kept, with their connections; every other
+ * old chain drains. Any other change drains them all.
+ * @param previous, next the listener resources (canonical v3 JSON) before and after
+ */
+export function keptFilterChains(previous: JsonObject, next: JsonObject): KeptChain[] {
+  const { filter_chains: before, ...restBefore } = previous;
+  const { filter_chains: after, ...restAfter } = next;
+  if (JSON.stringify(restBefore) !== JSON.stringify(restAfter)) return [];
+  const chains = (value: unknown) => (Array.isArray(value) ? value.map((chain) => JSON.stringify(chain)) : []);
+  const nextChains = chains(after);
+  return chains(before).flatMap((chain, i) => {
+    const j = nextChains.indexOf(chain);
+    return j === -1 ? [] : [{ previous: i, next: j }];
+  });
 }

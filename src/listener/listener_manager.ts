@@ -19,6 +19,7 @@ import type { InspectedHello } from './tls_inspector';
 import type { DownstreamAddresses } from '../network/downstream_addresses';
 import type { AcceptError, ListenSocket } from './listen_socket';
 import type { Clock, TimeoutHandle } from '../common/clock';
+import type { DrainDecider } from '../server/drain_decider';
 
 /** A failed accept() is logged at most this often; the lines between are counted in the next. */
 const ACCEPT_ERROR_LOG_INTERVAL_MS = 1000;
@@ -201,18 +202,18 @@ class ActiveListener {
   }
 }
 
-/** A listener LDS brought: its own drain, which starts when it is removed or replaced. */
-export interface ListenerDrain {
+/** A filter chain of a listener LDS brought: its own drain, which starts when the chain is removed or replaced. */
+export interface ListenerDrain extends DrainDecider {
   startDrainSequence(onComplete: () => void): void;
   close(): void;
 }
 
 export class ListenerManager {
   private readonly listeners: ActiveListener[] = [];
-  /** Listeners LDS removed or replaced whose connections are draining, with their drains. */
-  private readonly retired = new Map<ActiveListener, ListenerDrain>();
-  /** The drains of the listeners LDS brought, by listener. */
-  private readonly drains = new Map<ActiveListener, ListenerDrain>();
+  /** Listeners LDS removed or replaced whose connections are draining, with their chains' drains. */
+  private readonly retired = new Map<ActiveListener, readonly ListenerDrain[]>();
+  /** The drains of the filter chains of the listeners LDS brought, by listener, one per chain. */
+  private readonly drains = new Map<ActiveListener, readonly ListenerDrain[]>();
   private readonly totalConnections: Gauge;
   /** `conn_handler`. */
   private readonly connHandlerLog: Logger;
@@ -226,31 +227,33 @@ export class ListenerManager {
    * Serves `config` on `server` (a socket the supervisor bound) through `filter`, its filter
    * chain as NetworkFilterBuilder built it.
    */
-  addListener(config: ListenerConfig, server: ListenSocket, filter: FilterChainManager, drain?: ListenerDrain): void {
+  addListener(config: ListenerConfig, server: ListenSocket, filter: FilterChainManager, chainDrains?: readonly ListenerDrain[]): void {
     const listener = new ActiveListener(config, server, filter, this.deps.stats, this.totalConnections, this.deps.ids, this.connHandlerLog, this.deps.clock);
     this.listeners.push(listener);
-    if (drain !== undefined) this.drains.set(listener, drain);
+    if (chainDrains !== undefined) this.drains.set(listener, chainDrains);
     this.connHandlerLog.info(`listener '${config.name}' serving`);
   }
 
-  /** The socket the listener of `name` accepts on; null when it has none (or it was stopped). */
-  socketOf(name: string): ListenSocket | null {
-    const listener = this.listeners.find((l) => l.config.name === name);
-    return listener !== undefined && listener.server.listening ? listener.server : null;
+  /** The listener of `name` that accepts now (its socket, filter chains and their drains); null when none does. */
+  serving(name: string): { readonly server: ListenSocket; readonly filter: FilterChainManager; readonly chainDrains: readonly ListenerDrain[] } | null {
+    const listener = this.listeners.find((l) => l.config.name === name && l.server.listening);
+    return listener === undefined ? null : { server: listener.server, filter: listener.filter, chainDrains: this.drains.get(listener) ?? [] };
   }
 
   /**
    * LDS changed a listener and kept its address: `filter` takes the socket's connections from
-   * now on; the old filter chains' connections drain.
-   * @throws Error when no listener of that name serves (see socketOf)
+   * now on; the old filter chains' connections drain, but for those of the chains in
+   * `keptChains` (unchanged, in a change of filter chains only: Envoy's in-place update), which
+   * `filter` carries on with, their drains with them.
+   * @throws Error when no listener of that name serves (see serving)
    */
-  replaceListener(config: ListenerConfig, filter: FilterChainManager, drain: ListenerDrain): void {
+  replaceListener(config: ListenerConfig, filter: FilterChainManager, chainDrains: readonly ListenerDrain[], keptChains: ReadonlySet<number>): void {
     const old = this.listeners.find((l) => l.config.name === config.name && l.server.listening);
     if (old === undefined) throw new Error(`no listener '${config.name}' serves`);
     old.detach();
     this.listeners.splice(this.listeners.indexOf(old), 1);
-    this.addListener(config, old.server, filter, drain);
-    this.retire(old);
+    this.addListener(config, old.server, filter, chainDrains);
+    this.retire(old, keptChains);
   }
 
   /** LDS removed a listener: it stops accepting and its connections drain. False when none serves by that name. */
@@ -259,20 +262,29 @@ export class ListenerManager {
     if (old === undefined) return false;
     this.listeners.splice(this.listeners.indexOf(old), 1);
     old.server.close();
-    this.retire(old);
+    this.retire(old, new Set());
     return true;
   }
 
-  /** HTTP responses close their connections per the drain strategy; at its end, the idle ones close. */
-  private retire(listener: ActiveListener): void {
-    const drain = this.drains.get(listener);
+  /**
+   * On each chain but the kept ones, HTTP responses close their connections per the drain
+   * strategy, and at its end the idle ones close.
+   */
+  private retire(listener: ActiveListener, keptChains: ReadonlySet<number>): void {
+    const drains = this.drains.get(listener);
     this.drains.delete(listener);
-    if (drain === undefined) return;
-    this.retired.set(listener, drain);
-    drain.startDrainSequence(() => {
-      listener.filter.closeIdleConnections();
-      this.retired.delete(listener);
+    if (drains === undefined) return;
+    this.retired.set(listener, drains);
+    let draining = 0;
+    drains.forEach((drain, chain) => {
+      if (keptChains.has(chain)) return;
+      draining++;
+      drain.startDrainSequence(() => {
+        listener.filter.closeIdleConnectionsOf(chain);
+        if (--draining === 0) this.retired.delete(listener);
+      });
     });
+    if (draining === 0) this.retired.delete(listener);
   }
 
   /** Stops accepting connections (on the named listeners, or all); established ones carry on. Returns how many stopped. */
@@ -296,7 +308,7 @@ export class ListenerManager {
   /** Stops accepting and closes every connection; resolves when all are gone. */
   async close(): Promise<void> {
     this.stopListeners();
-    for (const drain of [...this.drains.values(), ...this.retired.values()]) drain.close();
+    for (const drain of [...this.drains.values(), ...this.retired.values()].flat()) drain.close();
     const closed: Promise<void>[] = [];
     for (const listener of [...this.listeners, ...this.retired.keys()]) {
       for (const socket of listener.connections) {

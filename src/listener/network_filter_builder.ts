@@ -133,19 +133,19 @@ export class NetworkFilterBuilder {
    */
   listenerFilter(index: number, statsAddress = this.deps.bootstrap.listeners[index].address): FilterChainManager {
     const config = this.deps.bootstrap.listeners[index];
-    return atField(`static_resources.listeners[${index}]`, () => this.filterChains(config, addressString(statsAddress), this.deps.drain));
+    return atField(`static_resources.listeners[${index}]`, () => this.filterChains(config, addressString(statsAddress), () => this.deps.drain));
   }
 
   /**
-   * The filter chains of a listener LDS brought, draining by `drain` (its own drain and the
-   * process's), its TLS contexts loaded.
+   * The filter chains of a listener LDS brought, each draining by `drainOf(index)` (its own drain
+   * and the process's), its TLS contexts loaded.
    * @throws FieldError naming the field under the listener it cannot build
    */
-  dynamicListenerFilter(config: ListenerConfig, statsAddress: SocketAddress, drain: DrainDecider): FilterChainManager {
-    return this.filterChains(config, addressString(statsAddress), drain);
+  dynamicListenerFilter(config: ListenerConfig, statsAddress: SocketAddress, drainOf: (chain: number) => DrainDecider): FilterChainManager {
+    return this.filterChains(config, addressString(statsAddress), drainOf);
   }
 
-  private filterChains(config: ListenerConfig, statsAddress: string, drain: DrainDecider): FilterChainManager {
+  private filterChains(config: ListenerConfig, statsAddress: string, drainOf: (chain: number) => DrainDecider): FilterChainManager {
     const chains = config.filterChains;
     if (chains.length === 0) throw new FieldError('filter_chains', 'no filter chains specified');
     const selector = new FilterChainSelector(
@@ -168,7 +168,7 @@ export class NetworkFilterBuilder {
               `filter_chains[${i}].transport_socket.typed_config.common_tls_context`,
               () => new DownstreamTlsSocketFactory(transport.context, sslStats, (factoryStats ??= new SslSocketFactoryStats(listenerScope, 'server')), this.deps.secrets),
             );
-      return { filter: atField(`filter_chains[${i}].filters[0].typed_config`, () => this.filterFactory(config, filters[0], drain)), tls };
+      return { filter: atField(`filter_chains[${i}].filters[0].typed_config`, () => this.filterFactory(config, filters[0], drainOf(i))), tls };
     });
     const kinds = new Set(config.listenerFilters.map((filter) => filter.kind));
     const inspector = kinds.has('tls_inspector') ? new TlsInspector(new TlsInspectorStats(this.deps.stats)) : null;

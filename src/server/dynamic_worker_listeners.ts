@@ -7,7 +7,8 @@ import type { Clock } from '../common/clock';
 import type { ListenerConfig } from '../config/model';
 import { DrainManager, type DrainStrategy } from '../hot_restart/drain_manager';
 import { ListenSocket } from '../listener/listen_socket';
-import type { ListenerManager } from '../listener/listener_manager';
+import type { ListenerDrain, ListenerManager } from '../listener/listener_manager';
+import type { KeptChain } from '../listener/lds_update_plan';
 import type { NetworkFilterBuilder } from '../listener/network_filter_builder';
 import type { Logger } from '../log/logger_api';
 import type { Counter, StatsStore } from '../stats/stats';
@@ -44,8 +45,8 @@ export class DynamicWorkerListeners {
     let server: ListenSocket | null = null;
     try {
       server = new ListenSocket(this.deps.receiver.receive(config.name), this.deps.retryMs);
-      const drain = this.drain();
-      this.deps.listeners.addListener(config, server, this.build(config, server, drain), drain);
+      const drains = this.drains(config);
+      this.deps.listeners.addListener(config, server, this.build(config, server, drains), drains);
       this.createSuccess.inc();
     } catch (error) {
       server?.close();
@@ -53,16 +54,21 @@ export class DynamicWorkerListeners {
     }
   }
 
-  /** A changed listener on the address it had: the same socket, new filter chains. */
-  update(config: ListenerConfig): void {
-    const server = this.deps.listeners.socketOf(config.name);
-    if (server === null) {
+  /**
+   * A changed listener on the address it had: the same socket, new filter chains.
+   * @param keptChains the old chains kept, with their connections and drains (a change of filter chains only)
+   */
+  update(config: ListenerConfig, keptChains: readonly KeptChain[]): void {
+    const serving = this.deps.listeners.serving(config.name);
+    if (serving === null) {
       this.failed(config, new Error('no listener of that name serves here'));
       return;
     }
     try {
-      const drain = this.drain();
-      this.deps.listeners.replaceListener(config, this.build(config, server, drain), drain);
+      const drains: ListenerDrain[] = this.drains(config);
+      for (const { previous, next } of keptChains) drains[next] = serving.chainDrains[previous]!;
+      const filter = this.build(config, serving.server, drains).keeping(serving.filter, keptChains);
+      this.deps.listeners.replaceListener(config, filter, drains, new Set(keptChains.map((k) => k.previous)));
       this.createSuccess.inc();
     } catch (error) {
       this.failed(config, error as Error);
@@ -77,12 +83,13 @@ export class DynamicWorkerListeners {
     this.deps.receiver.close();
   }
 
-  private drain(): DrainManager {
-    return new DrainManager(this.deps.drainOptions);
+  /** One per filter chain: a change that keeps some chains drains the others only. */
+  private drains(config: ListenerConfig): DrainManager[] {
+    return config.filterChains.map(() => new DrainManager(this.deps.drainOptions));
   }
 
-  private build(config: ListenerConfig, server: ListenSocket, drain: DrainManager) {
-    const filter = this.deps.filters.dynamicListenerFilter(config, server.address(), eitherDrains(this.deps.processDrain, drain));
+  private build(config: ListenerConfig, server: ListenSocket, drains: readonly ListenerDrain[]) {
+    const filter = this.deps.filters.dynamicListenerFilter(config, server.address(), (chain) => eitherDrains(this.deps.processDrain, drains[chain]!));
     this.deps.certificates.add(filter.tlsContexts);
     return filter;
   }

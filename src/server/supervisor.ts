@@ -694,7 +694,7 @@ export class Supervisor implements ServerInfoSource {
         },
         close: (fd) => addon.closeFd(fd),
         add: (config, fd) => this.workers?.addListener({ config, fd }),
-        update: (config) => this.workers?.broadcast({ v: WORKER_PROTOCOL_VERSION, type: 'listener_update', config }),
+        update: (config, keptChains) => this.workers?.broadcast({ v: WORKER_PROTOCOL_VERSION, type: 'listener_update', config, keptChains }),
         remove: (name) => this.workers?.broadcast({ v: WORKER_PROTOCOL_VERSION, type: 'listener_remove', name }),
       },
       stats: this.store!,

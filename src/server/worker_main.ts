@@ -252,7 +252,7 @@ async function run(init: WorkerInit, started: Promise<WorkerStart>, control: Wor
     if (m.type === 'cluster_remove') clusters.remove(m.name);
     if (m.type === 'route_config') routeConfigs.update(m.update);
     if (m.type === 'listener_add') dynamicListeners.add(m.config);
-    if (m.type === 'listener_update') dynamicListeners.update(m.config);
+    if (m.type === 'listener_update') dynamicListeners.update(m.config, m.keptChains);
     if (m.type === 'listener_remove') dynamicListeners.remove(m.name);
     if (m.type === 'secret') {
       secrets.set(m.secret);

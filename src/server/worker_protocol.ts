@@ -4,6 +4,7 @@
 import * as v8 from 'node:v8';
 import type { Bootstrap, ClusterConfig, ListenerConfig, SocketAddress } from '../config/model';
 import type { KeyedRouteConfig } from '../config/rds_sources';
+import type { KeptChain } from '../listener/lds_update_plan';
 import type { ClusterSnapshot, MembershipUpdate } from '../upstream/shared/membership';
 import type { LogSettings } from '../log/log_settings';
 import type { DrainStrategy } from '../hot_restart/drain_manager';
@@ -179,6 +180,8 @@ export interface WorkerListenerUpdate {
   readonly v: typeof WORKER_PROTOCOL_VERSION;
   readonly type: 'listener_update';
   readonly config: ListenerConfig;
+  /** The old filter chains kept, with their connections, as new ones: unchanged, in a change of filter chains only. */
+  readonly keptChains: readonly KeptChain[];
 }
 
 /** LDS removed a listener: it stops accepting and its connections drain. */

@@ -436,3 +436,70 @@ describe('/drain_listeners with LDS', TIMEOUT, () => {
     assert.equal(await proxy.stat('listener_manager.listener_added'), 1);
   });
 });
+
+/** One HTTP/1.1 connection kept open: each answer says whether it asked to close. */
+class KeepAliveClient {
+  private readonly agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  readonly sockets = new Set<net.Socket>();
+
+  constructor(private readonly port: number) {}
+
+  get(): Promise<{ body: string; close: boolean }> {
+    return new Promise((resolve, reject) => {
+      const req = http.request({ host: '127.0.0.1', port: this.port, path: '/', agent: this.agent }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ body: Buffer.concat(chunks).toString(), close: res.headers.connection === 'close' }));
+        res.on('error', reject);
+      });
+      req.on('socket', (socket: net.Socket) => this.sockets.add(socket));
+      req.on('error', reject);
+      req.setTimeout(10_000, () => req.destroy(new Error('keep-alive request timed out')));
+      req.end();
+    });
+  }
+
+  close(): void {
+    this.agent.destroy();
+  }
+}
+
+describe('LDS: a change of filter chains alone drains only the changed chains', TIMEOUT, () => {
+  test('a connection on an unchanged chain carries on past the drain time; one on a changed chain is told to close', async (t) => {
+    const up = await upstreams(t);
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'proxy-lds-chains-'));
+    t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+    const file = path.join(dir, 'lds.json');
+    pushFile(file, '1', [listener('dyn', 'b')]);
+    const config = {
+      node: { id: 'lds-test', cluster: 'lds-test' },
+      static_resources: { clusters: [staticCluster('b', up.b.port), staticCluster('c', up.c.port)] },
+      dynamic_resources: { lds_config: { path: file, resource_api_version: 'V3' } },
+    };
+    const proxy = await startProxy(config, DRAIN_ARGS);
+    t.after(() => proxy.cleanup());
+    const port = await waitFor('listener dyn in /listeners', () => proxy.listenerPort('dyn').catch(() => undefined));
+    const client = new KeepAliveClient(port);
+    t.after(() => client.close());
+    assert.deepEqual(await client.get(), { body: 'b', close: false });
+
+    // A second chain (for a destination port no connection has): the first is unchanged.
+    const withSecond = listener('dyn', 'b');
+    const second = { ...(listener('dyn', 'c')['filter_chains'] as JsonObject[])[0]!, filter_chain_match: { destination_port: 1 } };
+    withSecond['filter_chains'] = [...(withSecond['filter_chains'] as JsonObject[]), second];
+    pushFile(file, '2', [withSecond]);
+    await waitFor('the change applied', async () => ((await proxy.stat('listener_manager.listener_modified')) === 1 ? true : undefined));
+    await waitFor('both workers to take it', async () => ((await proxy.stat('listener_manager.listener_create_success')) === 4 ? true : undefined));
+    // Past the drain time (1 s): the connection on the kept chain is neither told to close nor closed.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    for (let i = 0; i < 3; i++) assert.deepEqual(await client.get(), { body: 'b', close: false });
+    assert.equal(client.sockets.size, 1, 'one connection all along');
+
+    // The first chain changes: its connection drains.
+    const changed = listener('dyn', 'c');
+    changed['filter_chains'] = [...(changed['filter_chains'] as JsonObject[]), second];
+    pushFile(file, '3', [changed]);
+    await waitFor('Connection: close on the changed chain', async () => ((await client.get()).close ? true : undefined));
+    assert.equal((await get(port)).body, 'c');
+  });
+});

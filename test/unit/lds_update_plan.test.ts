@@ -3,7 +3,7 @@
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { type CurrentListener, planListenerUpdate } from '../../src/listener/lds_update_plan';
+import { type CurrentListener, keptFilterChains, planListenerUpdate } from '../../src/listener/lds_update_plan';
 
 const at = (port: number, address = '127.0.0.1') => ({ address, port });
 const current = (...listeners: CurrentListener[]) => new Map(listeners.map((l) => [l.name, l]));
@@ -59,4 +59,16 @@ test('a listener may take the address of one the same update removes', () => {
   const plan = planListenerUpdate([], serving, new Set(['new']), candidates);
   assert.deepEqual(plan.removed, ['old']);
   assert.deepEqual(plan.added.map((c) => c.name), ['new']);
+});
+
+test("a change of filter chains alone keeps the unchanged chains (Envoy's in-place update); any other change keeps none", () => {
+  const chain = (cluster: string) => ({ filters: [{ name: 'hcm', typed_config: { cluster } }] });
+  const before = { name: 'l', address: { port: 1 }, filter_chains: [chain('a'), chain('b'), chain('c')] };
+  assert.deepEqual(keptFilterChains(before, { ...before, filter_chains: [chain('c'), chain('a'), chain('x')] }), [
+    { previous: 0, next: 1 },
+    { previous: 2, next: 0 },
+  ]);
+  assert.deepEqual(keptFilterChains(before, { ...before, filter_chains: [chain('a')] }), [{ previous: 0, next: 0 }]);
+  assert.deepEqual(keptFilterChains(before, { ...before, per_connection_buffer_limit_bytes: 1 }), []);
+  assert.equal(keptFilterChains(before, before).length, 3);
 });
