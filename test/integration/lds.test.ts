@@ -3,7 +3,8 @@
 // changed (route and HTTP filters) under steady keep-alive load with no failed request, its old
 // connections told to go (Connection: close on HTTP/1.1, GOAWAY on h2c) and its socket kept; a
 // bad listener is refused by field path and the previous one keeps serving; a removed one stops
-// accepting. Stats and /listeners follow.
+// accepting; over a file, ADS, delta xDS and REST. Warming on RDS, /drain_listeners and the
+// in-place filter chain update too. Stats, /listeners and /config_dump follow.
 
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
@@ -501,5 +502,26 @@ describe('LDS: a change of filter chains alone drains only the changed chains', 
     pushFile(file, '3', [changed]);
     await waitFor('Connection: close on the changed chain', async () => ((await client.get()).close ? true : undefined));
     assert.equal((await get(port)).body, 'c');
+  });
+});
+
+describe('LDS over REST, two workers', TIMEOUT, () => {
+  test('a listener polled from /v3/discovery:listeners serves in both workers', async (t) => {
+    const xds = await XdsServer.start();
+    t.after(() => xds.close());
+    const up = await upstreams(t);
+    xds.setResources(LISTENER_TYPE, 'r1', [listener('dyn', 'b')]);
+    const source = { api_type: 'REST', transport_api_version: 'V3', cluster_names: ['xds_rest'], refresh_delay: '0.2s' };
+    const config = {
+      node: { id: 'lds-test', cluster: 'lds-test' },
+      static_resources: { clusters: [staticCluster('b', up.b.port), staticCluster('xds_rest', xds.restPort)] },
+      dynamic_resources: { lds_config: { api_config_source: source, resource_api_version: 'V3' } },
+    };
+    const proxy = await startProxy(config, DRAIN_ARGS);
+    t.after(() => proxy.cleanup());
+    up.workers = proxy.groupPids().filter((p) => p !== proxy.pid);
+    const port = await waitFor('listener dyn in /listeners', () => proxy.listenerPort('dyn').catch(() => undefined));
+    await untilBothWorkersReach(port, up.b, up.workers, 'both workers to serve the LDS listener');
+    assert.ok(xds.requests.some((r) => r.path === '/v3/discovery:listeners'));
   });
 });
