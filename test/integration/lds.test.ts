@@ -22,6 +22,7 @@ import type { JsonObject } from '../../src/config/json';
 
 const TIMEOUT = { timeout: 120_000 };
 const LISTENER_TYPE = 'type.googleapis.com/envoy.config.listener.v3.Listener';
+const LISTENER_TYPE_V2 = 'type.googleapis.com/envoy.api.v2.Listener';
 const FAULT_TYPE = 'type.googleapis.com/envoy.extensions.filters.http.fault.v3.HTTPFault';
 const ROUTER = { name: 'proxy.filters.http.router' };
 /** A fault filter that aborts /faulty with 418 and nothing else: the changed listener's extra filter. */
@@ -415,11 +416,12 @@ describe('/drain_listeners with LDS', TIMEOUT, () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'proxy-lds-drain-'));
     t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
     const file = path.join(dir, 'lds.json');
-    pushFile(file, '1', [listener('dyn', 'b')]);
+    // A v2 resource as Envoy 1.16 reads one (resource_api_version AUTO is V2).
+    pushFile(file, '1', [{ ...listener('dyn', 'b'), '@type': LISTENER_TYPE_V2 }]);
     const config = {
       node: { id: 'lds-test', cluster: 'lds-test' },
       static_resources: { clusters: [staticCluster('b', up.b.port)] },
-      dynamic_resources: { lds_config: { path: file, resource_api_version: 'V3' } },
+      dynamic_resources: { lds_config: { path: file } },
     };
     const proxy = await startProxy(config, DRAIN_ARGS);
     t.after(() => proxy.cleanup());
@@ -431,7 +433,7 @@ describe('/drain_listeners with LDS', TIMEOUT, () => {
     await waitFor('listener_stopped in both workers', async () => ((await proxy.stat('listener_manager.listener_stopped')) === 2 ? true : undefined));
     assert.doesNotMatch((await proxy.admin('/listeners')).body, /dyn::/);
 
-    pushFile(file, '2', [listener('dyn', 'b'), listener('later', 'b')]);
+    pushFile(file, '2', [{ ...listener('dyn', 'b'), '@type': LISTENER_TYPE_V2 }, { ...listener('later', 'b'), '@type': LISTENER_TYPE_V2 }]);
     await waitFor('the update accepted', async () => ((await proxy.stat('listener_manager.lds.update_success')) === 2 ? true : undefined));
     assert.equal((await proxy.admin('/listeners')).body, '', 'nothing added once stopped');
     assert.equal(await proxy.stat('listener_manager.listener_added'), 1);
