@@ -10,6 +10,7 @@ import type { ConfigSourceConfig } from '../config/config_source';
 import { loadListenerResource, rebaseListenerError } from '../config/listener_resource';
 import type { Bootstrap, ListenerConfig, SocketAddress } from '../config/model';
 import { isJsonObject, type JsonObject } from '../config/json';
+import { addressString } from '../network/socket_address';
 import { LISTENER_RESOURCE } from '../config/xds/resource_types';
 import { checkBootstrapSubscriptions } from '../config/xds/subscription_preconditions';
 import { FieldError } from '../config/errors';
@@ -47,10 +48,22 @@ export interface ListenerErrorState {
   readonly lastUpdateAttempt: Date;
 }
 
+/** A listener waiting for what it needs before it takes traffic. */
+interface WarmingListener {
+  readonly listener: ListenerVersion;
+  /** A new listener's socket, until it serves; handed on to a later version of it that warms in its place. */
+  socket: BoundSocket | null;
+}
+
+interface BoundSocket {
+  readonly fd: number;
+  readonly port: number;
+}
+
 /** What LDS does with sockets and workers. */
 export interface ListenerSockets {
   /** A listen socket for `address`: the previous epoch's for that address, or a fresh one. */
-  bind(address: SocketAddress): Promise<{ fd: number; port: number }>;
+  bind(address: SocketAddress): Promise<BoundSocket>;
   close(fd: number): void;
   /** Every worker serving and those started later: a listener on a new socket. */
   add(config: ListenerConfig, fd: number): void;
@@ -120,7 +133,7 @@ export class LdsApi implements SubscriptionCallbacks {
   /** Set by /drain_listeners: LDS's listeners of these directions are stopped, and no more are added. */
   private stopped: 'all' | 'inbound' | null = null;
   /** The listener warming under each name: a later update or a removal abandons it. */
-  private readonly warming = new Map<string, { readonly token: symbol; readonly listener: ListenerVersion }>();
+  private readonly warming = new Map<string, WarmingListener>();
   /** The listeners the last update refused, by name (Envoy's error states). */
   private readonly errors = new Map<string, ListenerErrorState>();
   /** The listeners replaced or removed whose connections drain, by the end of their drain. */
@@ -167,6 +180,11 @@ export class LdsApi implements SubscriptionCallbacks {
     for (const timer of this.drainingListeners.keys()) this.deps.clock.clearTimeout(timer);
     for (const listener of this.listeners.values()) this.deps.sockets.close(listener.fd);
     this.listeners.clear();
+    for (const warming of this.warming.values()) {
+      if (warming.socket !== null) this.deps.sockets.close(warming.socket.fd);
+      warming.socket = null;
+    }
+    this.warming.clear();
     this.initializeOnce();
   }
 
@@ -202,12 +220,25 @@ export class LdsApi implements SubscriptionCallbacks {
       this.counters.removed.inc();
       applied = true;
     }
+    // A listener still warming that the update no longer has goes too (its warming closes its socket).
+    for (const name of [...this.warming.keys()]) {
+      if (names.has(name) || this.listeners.has(name)) continue;
+      this.warming.delete(name);
+      this.counters.removed.inc();
+      applied = true;
+    }
     this.active.set(bootstrap.listeners.length + this.listeners.size);
+    this.warmingGauge.set(this.warming.size);
     const warmed: Promise<void>[] = [];
     for (const candidate of [...plan.modified, ...plan.added]) {
-      let socket: { fd: number; port: number } | null = null;
-      // A new listener's socket is bound before it warms, as Envoy binds it: one that cannot be had rejects the update.
-      if (!this.listeners.has(candidate.name)) {
+      let socket: BoundSocket | null = null;
+      const warming = this.warming.get(candidate.name);
+      // A new listener's socket is bound before it warms, as Envoy binds it: one that cannot be had
+      // rejects the update. One changed while it warms keeps the socket it had.
+      if (warming?.socket != null && addressString(warming.listener.address) === addressString(candidate.address)) {
+        socket = warming.socket;
+        warming.socket = null;
+      } else if (!this.listeners.has(candidate.name)) {
         try {
           socket = await sockets.bind(candidate.address);
         } catch (error) {
@@ -219,7 +250,7 @@ export class LdsApi implements SubscriptionCallbacks {
           return;
         }
       }
-      this.counters[socket === null ? 'modified' : 'added'].inc();
+      this.counters[this.listeners.has(candidate.name) || warming !== undefined ? 'modified' : 'added'].inc();
       applied = true;
       warmed.push(this.warmThenServe(candidate, socket, lastUpdated));
     }
@@ -237,14 +268,16 @@ export class LdsApi implements SubscriptionCallbacks {
    * place of the one of its name in the workers, unless a later update or a removal came meanwhile.
    * @param socket a new listener's socket; null for a change, which keeps the socket it serves on
    */
-  private async warmThenServe(candidate: LoadedCandidate, socket: { fd: number; port: number } | null, lastUpdated: Date): Promise<void> {
-    const token = Symbol(candidate.name);
-    this.warming.set(candidate.name, { token, listener: this.serve(candidate, lastUpdated) });
+  private async warmThenServe(candidate: LoadedCandidate, bound: BoundSocket | null, lastUpdated: Date): Promise<void> {
+    const entry: WarmingListener = { listener: this.serve(candidate, lastUpdated), socket: bound };
+    this.warming.set(candidate.name, entry);
     this.warmingGauge.set(this.warming.size);
     await this.deps.warm(candidate.bootstrap);
-    const current = this.warming.get(candidate.name)?.token === token;
+    const current = this.warming.get(candidate.name) === entry;
     if (current) this.warming.delete(candidate.name);
     this.warmingGauge.set(this.warming.size);
+    // A later version may have taken the socket over.
+    const socket = entry.socket;
     const serving = this.listeners.get(candidate.name);
     if (!current || this.closed || (socket === null && serving === undefined)) {
       if (socket !== null) this.deps.sockets.close(socket.fd);
@@ -325,6 +358,7 @@ export class LdsApi implements SubscriptionCallbacks {
     }
     for (const [name, warming] of this.warming) if (this.isStopped(warming.listener.config)) this.warming.delete(name);
     this.active.set(this.deps.bootstrap.listeners.length + this.listeners.size);
+    this.warmingGauge.set(this.warming.size);
     return stopped.map((l) => l.name);
   }
 

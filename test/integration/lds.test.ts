@@ -394,6 +394,10 @@ describe('LDS listeners with RDS warm before they take traffic', TIMEOUT, () => 
     assert.equal(warming!['name'], 'warm');
     assert.equal((warming!['warming_state'] as JsonObject)['version_info'], 'l2');
     assert.equal(warming!['active_state'], undefined);
+    // Changed while it warms: the new version warms in its place, on the socket it had.
+    xds.setResources(LISTENER_TYPE, 'l2b', [{ ...rdsListener('warm', 'routes'), per_connection_buffer_limit_bytes: 65536 }]);
+    await waitFor('the change counted', async () => ((await proxy.stat('listener_manager.listener_modified')) === 1 ? true : undefined));
+    assert.equal(await proxy.stat('listener_manager.total_listeners_warming'), 1);
     xds.setResources(ROUTE_TYPE, 'r1', [routeConfig('routes', 'b')]);
     const port = await waitFor('the warmed listener', () => proxy.listenerPort('warm').catch(() => undefined));
     await untilBothWorkersReach(port, up.b, up.workers, 'both workers to serve the warmed listener');
@@ -407,6 +411,15 @@ describe('LDS listeners with RDS warm before they take traffic', TIMEOUT, () => 
     await untilBothWorkersReach(port, up.c, up.workers, 'both workers to serve the changed listener');
     assert.equal(await proxy.listenerPort('warm'), port, 'the same socket');
     assert.equal(await proxy.stat('http.warm.rds.routes2.update_success'), 1);
+
+    // A listener that goes while it warms never serves.
+    xds.setResources(LISTENER_TYPE, 'l4', [rdsListener('warm', 'routes2'), rdsListener('gone', 'never')]);
+    await waitFor('gone to warm', async () => ((await proxy.stat('listener_manager.total_listeners_warming')) === 1 ? true : undefined));
+    xds.setResources(LISTENER_TYPE, 'l5', [rdsListener('warm', 'routes2')]);
+    await waitFor('gone removed', async () => ((await proxy.stat('listener_manager.listener_removed')) === 1 ? true : undefined));
+    assert.equal(await proxy.stat('listener_manager.total_listeners_warming'), 0);
+    assert.deepEqual((await dynamicListeners(proxy)).map((l) => l['name']), ['warm']);
+    assert.doesNotMatch((await proxy.admin('/listeners')).body, /gone::/);
   });
 });
 
