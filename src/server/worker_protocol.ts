@@ -18,7 +18,7 @@ import type { ProfileKind } from './process_profiler';
 import type { ConsecutiveFailure } from '../upstream/shared/outlier/consecutive_failure';
 import type { DynamicSecret } from '../tls/secret_store';
 
-export const WORKER_PROTOCOL_VERSION = 11;
+export const WORKER_PROTOCOL_VERSION = 12;
 
 /**
  * The clusters' state a worker starts from, besides the bootstrap. Large (about 600 bytes per
