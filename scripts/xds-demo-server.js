@@ -1,14 +1,17 @@
 #!/usr/bin/env node
 // The management server of the xDS demo (`make xds-demo`, docs/xds.md "Watching it change"):
-// one ADS service (state of the world, V3) serving CDS, EDS and RDS to a proxy started on
+// one ADS service (state of the world, V3) serving LDS, CDS, EDS and RDS to a proxy started on
 // configs/xds-demo.yaml, and two local HTTP upstreams, "a" and "b", that answer their name.
 // Every interval it moves to the next phase of a four-phase cycle: the endpoints of cluster
-// `blue` grow and shrink over the two upstreams, and route `/` of route configuration
-// `demo_routes` shifts its weights between `blue` and `green` (whose one endpoint is b).
+// `blue` grow and shrink over the two upstreams, route `/` of route configuration
+// `demo_routes` shifts its weights between `blue` and `green` (whose one endpoint is b), and
+// listener `canary` joins listener `ingress` in phases 1 and 2.
 // It logs each push and the proxy's ACK or NACK of it.
 //
 //   node scripts/xds-demo-server.js [--port 18000] [--interval-ms 5000] [--upstream-ports 0,0]
-//   (or XDS_DEMO_PORT, XDS_DEMO_INTERVAL_MS, XDS_DEMO_UPSTREAM_PORTS; port 0 binds any free port)
+//                                   [--listener-ports 10000,10001]
+//   (or XDS_DEMO_PORT, XDS_DEMO_INTERVAL_MS, XDS_DEMO_UPSTREAM_PORTS, XDS_DEMO_LISTENER_PORTS;
+//   an upstream port 0 binds any free port, a listener port 0 lets the proxy pick one)
 //
 // It prints the ports it bound ("management server on 127.0.0.1:<port>", "upstream a on ...").
 // It needs a built checkout (`make`): @grpc/grpc-js and protobufjs from node_modules, and the
@@ -29,24 +32,24 @@ const REQUEST = 'envoy.service.discovery.v3.DiscoveryRequest';
 const RESPONSE = 'envoy.service.discovery.v3.DiscoveryResponse';
 
 // The types this server serves over ADS, and how a proxy subscribes to each: a wildcard type is
-// sent all its resources, another only those its request names. LDS goes here when the proxy
-// gains it: { label: 'LDS', typeUrl: 'type.googleapis.com/envoy.config.listener.v3.Listener',
-// wildcard: true }, with the listeners in phaseResources() and `lds_config: {ads: {}}` in the
-// demo bootstrap.
+// sent all its resources, another only those its request names.
 const TYPES = [
+  { label: 'LDS', typeUrl: 'type.googleapis.com/envoy.config.listener.v3.Listener', wildcard: true },
   { label: 'CDS', typeUrl: 'type.googleapis.com/envoy.config.cluster.v3.Cluster', wildcard: true },
   { label: 'EDS', typeUrl: 'type.googleapis.com/envoy.config.endpoint.v3.ClusterLoadAssignment', wildcard: false },
   { label: 'RDS', typeUrl: 'type.googleapis.com/envoy.config.route.v3.RouteConfiguration', wildcard: false },
 ];
 const typeOf = (typeUrl) => TYPES.find((t) => t.typeUrl === typeUrl);
-const [CDS, EDS, RDS] = TYPES;
+const [LDS, CDS, EDS, RDS] = TYPES;
 
-// The cycle: blue's endpoints, and the weights of blue and green on route `/`.
+// The cycle: blue's endpoints, the weights of blue and green on route `/`, and whether listener
+// `canary` is served. The canary comes and goes rather than `ingress` changing, since a changed
+// listener drains its connections, and the demo's HTTP/2 clients keep theirs across the cycle.
 const PHASES = [
-  { blue: ['a'], weights: { blue: 100, green: 0 } },
-  { blue: ['a', 'b'], weights: { blue: 50, green: 50 } },
-  { blue: ['b'], weights: { blue: 0, green: 100 } },
-  { blue: ['a', 'b'], weights: { blue: 50, green: 50 } },
+  { blue: ['a'], weights: { blue: 100, green: 0 }, canary: false },
+  { blue: ['a', 'b'], weights: { blue: 50, green: 50 }, canary: true },
+  { blue: ['b'], weights: { blue: 0, green: 100 }, canary: true },
+  { blue: ['a', 'b'], weights: { blue: 50, green: 50 }, canary: false },
 ];
 
 function options() {
@@ -55,6 +58,7 @@ function options() {
       port: { type: 'string', default: process.env.XDS_DEMO_PORT ?? '18000' },
       'interval-ms': { type: 'string', default: process.env.XDS_DEMO_INTERVAL_MS ?? '5000' },
       'upstream-ports': { type: 'string', default: process.env.XDS_DEMO_UPSTREAM_PORTS ?? '0,0' },
+      'listener-ports': { type: 'string', default: process.env.XDS_DEMO_LISTENER_PORTS ?? '10000,10001' },
     },
   });
   const number = (name, text) => {
@@ -62,9 +66,18 @@ function options() {
     if (!Number.isInteger(n) || n < 0) throw new Error(`--${name}: not a non-negative integer: ${text}`);
     return n;
   };
-  const upstreamPorts = values['upstream-ports'].split(',').map((p) => number('upstream-ports', p));
-  if (upstreamPorts.length !== 2) throw new Error(`--upstream-ports: two ports, a and b: ${values['upstream-ports']}`);
-  return { port: number('port', values.port), intervalMs: number('interval-ms', values['interval-ms']), upstreamPorts };
+  const pair = (name, what) => {
+    const ports = values[name].split(',').map((p) => number(name, p));
+    if (ports.length !== 2) throw new Error(`--${name}: two ports, ${what}: ${values[name]}`);
+    return ports;
+  };
+  const [ingress, canary] = pair('listener-ports', 'ingress and canary');
+  return {
+    port: number('port', values.port),
+    intervalMs: number('interval-ms', values['interval-ms']),
+    upstreamPorts: pair('upstream-ports', 'a and b'),
+    listenerPorts: { ingress, canary },
+  };
 }
 
 const log = (line) => console.log(`${new Date().toISOString().slice(11, 23)} ${line}`);
@@ -89,11 +102,38 @@ function assignment(name, upstreams, ports) {
   };
 }
 
+/** A listener on 127.0.0.1:`port` whose connection manager takes `demo_routes` by RDS over ADS. */
+function listener(name, port) {
+  return {
+    '@type': LDS.typeUrl,
+    name,
+    address: socketAddress(port),
+    filter_chains: [
+      {
+        filters: [
+          {
+            name: 'proxy.filters.network.http_connection_manager',
+            typed_config: {
+              '@type': 'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
+              stat_prefix: `${name}_http`,
+              rds: { route_config_name: 'demo_routes', config_source: { ads: {}, resource_api_version: 'V3' } },
+              http_filters: [{ name: 'proxy.filters.http.router', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router' } }],
+            },
+          },
+        ],
+      },
+    ],
+  };
+}
+
 /** What the server serves in phase `index`, by type URL. */
-function phaseResources(index, ports) {
+function phaseResources(index, ports, listenerPorts) {
   const phase = PHASES[index];
   const weighted = Object.entries(phase.weights).map(([name, weight]) => ({ name, weight }));
+  const listeners = [listener('ingress', listenerPorts.ingress)];
+  if (phase.canary) listeners.push(listener('canary', listenerPorts.canary));
   return new Map([
+    [LDS.typeUrl, listeners],
     [CDS.typeUrl, [edsCluster('blue'), edsCluster('green')]],
     [EDS.typeUrl, [assignment('blue', phase.blue, ports), assignment('green', ['b'], ports)]],
     [
@@ -127,6 +167,7 @@ const nameOf = (resource) => resource.name ?? resource.cluster_name;
 /** One line for the log: what a push of `resources` holds; `upstreamOf` names an endpoint's port. */
 function describe(type, resources, upstreamOf) {
   if (type === EDS) return resources.map((r) => `${r.cluster_name}=[${r.endpoints[0].lb_endpoints.map((e) => upstreamOf(e.endpoint.address.socket_address.port_value)).join(' ')}]`).join(' ');
+  if (type === LDS) return resources.map((r) => `${r.name} on 127.0.0.1:${r.address.socket_address.port_value}`).join(', ');
   if (type === RDS) return resources.map((r) => `${r.name}: / -> ${r.virtual_hosts[0].routes[0].route.weighted_clusters.clusters.map((c) => `${c.name} ${c.weight}%`).join(', ')}`).join('; ');
   return resources.map(nameOf).join(' ');
 }
@@ -257,7 +298,7 @@ function listen(server, port) {
 }
 
 async function main() {
-  const { port, intervalMs, upstreamPorts } = options();
+  const { port, intervalMs, upstreamPorts, listenerPorts } = options();
   const schemaPath = path.join(__dirname, '..', 'dist', 'protos.json');
   if (!fs.existsSync(schemaPath)) throw new Error(`${schemaPath} is missing: run \`make\` first`);
   const root = protobuf.Root.fromJSON(JSON.parse(fs.readFileSync(schemaPath, 'utf8')));
@@ -272,7 +313,7 @@ async function main() {
 
   const snapshots = new Snapshots();
   let phase = 0;
-  snapshots.update(phaseResources(phase, ports));
+  snapshots.update(phaseResources(phase, ports, listenerPorts));
   const ads = new AdsServer(root, snapshots, (p) => Object.keys(ports).find((name) => ports[name] === p) ?? p);
   const server = new grpc.Server();
   const identity = (bytes) => bytes;
@@ -287,7 +328,7 @@ async function main() {
 
   const timer = setInterval(() => {
     phase = (phase + 1) % PHASES.length;
-    const changed = snapshots.update(phaseResources(phase, ports));
+    const changed = snapshots.update(phaseResources(phase, ports, listenerPorts));
     log(`phase ${phase}: ${changed.map((url) => typeOf(url).label).join(', ') || 'nothing'} changed`);
     ads.push(changed);
   }, intervalMs);

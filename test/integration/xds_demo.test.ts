@@ -1,9 +1,10 @@
-// The xDS demo of `make xds-demo`: scripts/xds-demo-server.js (bound to free ports, a phase every
-// 500 ms) and the proxy with two workers on configs/xds-demo.yaml, its ports rewritten to free
-// ones. Traffic follows the demo's changes over HTTP/1.1 (a new connection each request) and over
-// one h2c session: phase 2 sends everything to cluster green (upstream b), phase 0 to blue, whose
-// one endpoint then is upstream a. The server logs the proxy's ACKs and no NACK. The config
-// passes --mode validate as it is.
+// The xDS demo of `make xds-demo`: scripts/xds-demo-server.js (bound to free ports, its listeners
+// on ports the proxy picks, a phase every 500 ms) and the proxy with two workers on
+// configs/xds-demo.yaml, its ports rewritten to free ones. Listener `ingress` comes from LDS, and
+// listener `canary` comes and goes with the phases. Traffic follows the demo's changes over
+// HTTP/1.1 (a new connection each request) and over one h2c session: phase 2 sends everything to
+// cluster green (upstream b), phase 0 to blue, whose one endpoint then is upstream a. The server
+// logs the proxy's ACKs and no NACK. The config passes --mode validate as it is.
 
 import assert from 'node:assert/strict';
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
@@ -25,7 +26,8 @@ interface DemoServer {
 }
 
 async function startDemoServer(): Promise<DemoServer> {
-  const child = spawn(process.execPath, [path.join(ROOT, 'scripts', 'xds-demo-server.js'), '--port', '0', '--interval-ms', '500'], {
+  const args = ['--port', '0', '--interval-ms', '500', '--listener-ports', '0,0'];
+  const child = spawn(process.execPath, [path.join(ROOT, 'scripts', 'xds-demo-server.js'), ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let printed = '';
@@ -45,14 +47,13 @@ interface Addressed {
 }
 interface DemoConfig {
   admin?: unknown;
-  static_resources: { listeners: Addressed[]; clusters: { name: string; load_assignment: { endpoints: { lb_endpoints: { endpoint: Addressed }[] }[] } }[] };
+  static_resources: { clusters: { name: string; load_assignment: { endpoints: { lb_endpoints: { endpoint: Addressed }[] }[] } }[] };
 }
 
-/** configs/xds-demo.yaml with the management server at `xdsPort`, the listener and the admin on free ports. */
+/** configs/xds-demo.yaml with the management server at `xdsPort` and the admin on a free port. */
 function demoBootstrap(xdsPort: number): Record<string, unknown> {
   const config = yaml.load(fs.readFileSync(path.join(ROOT, 'configs', 'xds-demo.yaml'), 'utf8')) as DemoConfig;
   delete config.admin;
-  config.static_resources.listeners[0]!.address.socket_address.port_value = 0;
   const xds = config.static_resources.clusters.find((c) => c.name === 'xds_cluster')!;
   xds.load_assignment.endpoints[0]!.lb_endpoints[0]!.endpoint.address.socket_address.port_value = xdsPort;
   return config as unknown as Record<string, unknown>;
@@ -145,11 +146,21 @@ describe('the xDS demo (scripts/xds-demo-server.js, configs/xds-demo.yaml)', TIM
     }
   });
 
+  test('listener ingress comes from LDS, and canary comes and goes', TIMEOUT, async () => {
+    const dump = JSON.parse((await proxy.admin('/config_dump')).body) as { configs: { '@type': string; dynamic_listeners?: { name: string; active_state?: { version_info: string } }[] }[] };
+    const listeners = dump.configs.find((c) => c['@type'].endsWith('.ListenersConfigDump'));
+    const ingress = listeners?.dynamic_listeners?.find((l) => l.name === 'ingress');
+    assert.ok(ingress?.active_state?.version_info, `ingress among the dynamic listeners: ${JSON.stringify(listeners)}`);
+    const listed = async () => (await proxy.admin('/listeners')).body.split('\n').some((line) => line.startsWith('canary::'));
+    await waitFor('canary listed', async () => ((await listed()) ? true : undefined), 20_000);
+    await waitFor('canary gone', async () => ((await listed()) ? undefined : true), 20_000);
+  });
+
   test('the server logs each push acknowledged, and no NACK', TIMEOUT, async () => {
     const output = server.output();
     const acked = (type: string) => new Set([...output.matchAll(new RegExp(`<- ACK  ${type} version (\\d+)\\n`, 'g'))].map((m) => m[1]));
     assert.equal(acked('CDS').size, 1, 'the clusters never change');
-    for (const type of ['EDS', 'RDS']) assert.ok(acked(type).size >= 2, `${type}: versions acknowledged ${[...acked(type)].join(', ')}`);
+    for (const type of ['LDS', 'EDS', 'RDS']) assert.ok(acked(type).size >= 2, `${type}: versions acknowledged ${[...acked(type)].join(', ')}`);
     assert.doesNotMatch(output, /NACK/);
   });
 });
