@@ -3,12 +3,13 @@
 //
 //   rds   the route configuration of the listener's `rds`, replaced by one of XDS_PUSH_ROUTES
 //         (10,000) routes that the probe's path misses, then a catch-all to the upstream
+//   lds   no listener at first, then XDS_PUSH_LISTENERS (1,000) listeners, each on its own
+//         127.0.0.1 port with its routes inline to the upstream; the probe hits the last one
 //
 // Prints, without asserting: the time from the push until the proxy ACKs it, and until both
 // workers serve by it (a request on a new connection, repeated, reaches the upstream from each
 // worker), and the longest GET /ready took meanwhile, polled every few ms (how long the update
-// held the supervisor's event loop). A row is one PushRow: an LDS push of 1,000 listeners is
-// another, once the proxy has LDS.
+// held the supervisor's event loop). A row is one PushRow.
 //
 //   node dist/bench/xds_push.js            (part of `make bench`)
 
@@ -30,6 +31,7 @@ const START_TIMEOUT_MS = 60_000;
 const PUSH_TIMEOUT_MS = 300_000;
 const READY_POLL_MS = 5;
 const ROUTE_TYPE = 'type.googleapis.com/envoy.config.route.v3.RouteConfiguration';
+const LISTENER_TYPE = 'type.googleapis.com/envoy.config.listener.v3.Listener';
 const ADS_SOURCE = { ads: {}, resource_api_version: 'V3' };
 
 interface Ports {
@@ -69,31 +71,34 @@ function routeConfiguration(routes: JsonObject[]): JsonObject {
   return { '@type': ROUTE_TYPE, name: 'bench_routes', virtual_hosts: [{ name: 'all', domains: ['*'], routes }] };
 }
 
+/** A listener on 127.0.0.1:`port` whose connection manager takes its routes from `routes` (`rds` or `route_config`). */
+function httpListener(name: string, port: number, routes: JsonObject): JsonObject {
+  return {
+    name,
+    address: socket('127.0.0.1', port),
+    filter_chains: [
+      {
+        filters: [
+          {
+            name: 'proxy.filters.network.http_connection_manager',
+            typed_config: {
+              '@type': 'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
+              stat_prefix: name,
+              ...routes,
+              http_filters: [{ name: 'proxy.filters.http.router' }],
+            },
+          },
+        ],
+      },
+    ],
+  };
+}
+
 function rdsRow(routes: number): PushRow {
   return {
     title: `RDS: 1 route configuration of ${routes} routes`,
     staticResources: (ports) => ({
-      listeners: [
-        {
-          name: 'http_in',
-          address: socket('127.0.0.1', ports.listen),
-          filter_chains: [
-            {
-              filters: [
-                {
-                  name: 'proxy.filters.network.http_connection_manager',
-                  typed_config: {
-                    '@type': 'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
-                    stat_prefix: 'ingress_http',
-                    rds: { config_source: ADS_SOURCE, route_config_name: 'bench_routes' },
-                    http_filters: [{ name: 'proxy.filters.http.router' }],
-                  },
-                },
-              ],
-            },
-          ],
-        },
-      ],
+      listeners: [httpListener('ingress_http', ports.listen, { rds: { config_source: ADS_SOURCE, route_config_name: 'bench_routes' } })],
       clusters: [staticCluster('xds', ports.xds, { http2_protocol_options: {} }), staticCluster('up', ports.upstream)],
     }),
     dynamicResources: {},
@@ -106,6 +111,26 @@ function rdsRow(routes: number): PushRow {
       }));
       return { typeUrl: ROUTE_TYPE, resources: [routeConfiguration([...table, { match: { prefix: '/' }, route: { cluster: 'up' } }])] };
     },
+    probe: (ports) => ({ port: ports.listen, path: '/probe' }),
+  };
+}
+
+function ldsRow(listeners: number): PushRow {
+  const routes = { route_config: { name: 'inline', virtual_hosts: [{ name: 'all', domains: ['*'], routes: [{ match: { prefix: '/' }, route: { cluster: 'up' } }] }] } };
+  return {
+    title: `LDS: ${listeners} listeners, each on its own port`,
+    staticResources: (ports) => ({ clusters: [staticCluster('xds', ports.xds, { http2_protocol_options: {} }), staticCluster('up', ports.upstream)] }),
+    dynamicResources: { lds_config: ADS_SOURCE },
+    initial: () => ({ typeUrl: LISTENER_TYPE, resources: [] }),
+    // The probe's listener is the last one on a port known here; the others take ports the
+    // proxy picks, since finding 1,000 free ports first would race with the machine's others.
+    push: (ports) => ({
+      typeUrl: LISTENER_TYPE,
+      resources: Array.from({ length: listeners }, (_, i) => ({
+        '@type': LISTENER_TYPE,
+        ...httpListener(`l${i}`, i === listeners - 1 ? ports.listen : 0, routes),
+      })),
+    }),
     probe: (ports) => ({ port: ports.listen, path: '/probe' }),
   };
 }
@@ -187,7 +212,7 @@ async function measure(row: PushRow): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  const rows = [rdsRow(Number(process.env.XDS_PUSH_ROUTES ?? 10_000))];
+  const rows = [rdsRow(Number(process.env.XDS_PUSH_ROUTES ?? 10_000)), ldsRow(Number(process.env.XDS_PUSH_LISTENERS ?? 1_000))];
   console.log('xds_push: one push over ADS (state of the world, V3) to a proxy with --concurrency 2');
   for (const row of rows) await measure(row);
 }
