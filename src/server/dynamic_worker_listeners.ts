@@ -34,8 +34,10 @@ export interface DynamicWorkerListenersDeps {
 export class DynamicWorkerListeners {
   private readonly createSuccess: Counter;
   private readonly createFailure: Counter;
+  private readonly log: Logger;
 
   constructor(private readonly deps: DynamicWorkerListenersDeps) {
+    this.log = deps.log.forFile(__filename);
     this.createSuccess = deps.stats.counter('listener_manager.listener_create_success');
     this.createFailure = deps.stats.counter('listener_manager.listener_create_failure');
   }
@@ -76,7 +78,7 @@ export class DynamicWorkerListeners {
   }
 
   remove(name: string): void {
-    if (this.deps.listeners.removeListener(name)) this.deps.log.info(`listener '${name}' removed: draining its connections`);
+    if (this.deps.listeners.removeListener(name)) this.log.info(`listener '${name}' removed: draining its connections`);
   }
 
   close(): void {
@@ -96,6 +98,6 @@ export class DynamicWorkerListeners {
 
   private failed(config: ListenerConfig, error: Error): void {
     this.createFailure.inc();
-    this.deps.log.error(`listener '${config.name}' cannot be created: ${error.message}`);
+    this.log.error(`listener '${config.name}' cannot be created: ${error.message}`);
   }
 }

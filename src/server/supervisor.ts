@@ -692,7 +692,10 @@ export class Supervisor implements ServerInfoSource {
           // A listener removed a moment ago, or the previous epoch's, may hold the address in workers a moment longer.
           return this.bindListener(address.address, address.port, true);
         },
-        close: (fd) => addon.closeFd(fd),
+        close: (fd) => {
+          this.workers?.forgetListenSocket(fd);
+          addon.closeFd(fd);
+        },
         add: (config, fd) => this.workers?.addListener({ config, fd }),
         update: (config, keptChains) => this.workers?.broadcast({ v: WORKER_PROTOCOL_VERSION, type: 'listener_update', config, keptChains }),
         remove: (name) => this.workers?.broadcast({ v: WORKER_PROTOCOL_VERSION, type: 'listener_remove', name }),

@@ -9,6 +9,7 @@ import type { Counter } from '../stats/stats';
 import type { ListenerConfig } from '../config/model';
 import { BackoffPolicy, nextRestartDelay } from './backoff';
 import { ListenSocketSender } from './listen_socket_handoff';
+import { ListenerChangeQueue } from './listener_change_queue';
 import { isMessage, SupervisorMessage, WorkerFileLoggers, WorkerInit, WorkerMemory, WorkerMessage, WorkerStart, WORKER_PROTOCOL_VERSION } from './worker_protocol';
 
 /**
@@ -78,6 +79,8 @@ interface Slot {
   startedAt: number;
   restartDelayMs: number;
   restartTimer: NodeJS.Timeout | null;
+  /** LDS's changes for the current child, in order; null while none runs. */
+  listenerChanges: ListenerChangeQueue | null;
 }
 
 const WORKER_ENTRY = path.join(__dirname, 'worker_entry.js');
@@ -109,6 +112,7 @@ export class WorkerPool {
       startedAt: 0,
       restartDelayMs: 0,
       restartTimer: null,
+      listenerChanges: null,
     }));
   }
 
@@ -137,26 +141,37 @@ export class WorkerPool {
   /** Sends `m` to every running worker. */
   broadcast(m: SupervisorMessage): void {
     for (const slot of this.slots) {
-      const ready = LISTENER_CHANGES.has(m.type) ? slot.serving : CLUSTER_CHANGES.has(m.type) ? slot.started : slot.initialized;
+      if (LISTENER_CHANGES.has(m.type)) {
+        // Behind the listeners still being handed over to it.
+        if (slot.serving) slot.listenerChanges?.send(m);
+        continue;
+      }
+      const ready = CLUSTER_CHANGES.has(m.type) ? slot.started : slot.initialized;
       if (slot.child?.connected && ready) slot.child.send(m);
     }
   }
 
   /** A listener LDS brought on a new address: every serving worker is handed `fd`, then told. */
   addListener(listener: DynamicListenSocket): void {
-    for (const slot of this.slots) if (slot.serving) this.handListener(slot, listener);
+    for (const slot of this.slots) if (slot.serving) slot.listenerChanges?.addListener(listener.config, listener.fd);
   }
 
-  private handListener(slot: Slot, { config, fd }: DynamicListenSocket): void {
-    const child = slot.child;
-    if (child?.pid === undefined || !child.connected) return;
-    try {
-      this.handoff.send(child.pid, config.name, fd);
-    } catch (error) {
-      this.log.error(`worker ${slot.index}: cannot hand over the socket of listener '${config.name}': ${(error as Error).message}`);
-      return;
-    }
-    child.send({ v: WORKER_PROTOCOL_VERSION, type: 'listener_add', config });
+  /** The supervisor closes `fd` (its listener is gone): no worker is handed it afterwards. */
+  forgetListenSocket(fd: number): void {
+    for (const slot of this.slots) slot.listenerChanges?.forgetSocket(fd);
+  }
+
+  /** The queue of LDS changes for `child`, whose handoff socket is bound once it is ready. */
+  private listenerChangeQueue(slot: Slot, child: ChildProcess): ListenerChangeQueue {
+    return new ListenerChangeQueue({
+      sendSocket: (name, fd) => this.handoff.send(child.pid!, name, fd),
+      sendMessage: (message) => {
+        if (!child.connected) return false;
+        child.send(message);
+        return true;
+      },
+      onHandoffError: (name, error) => this.log.error(`worker ${slot.index}: cannot hand over the socket of listener '${name}': ${error.message}`),
+    });
   }
 
   /**
@@ -260,7 +275,8 @@ export class WorkerPool {
         if (m.type === 'ready' && !ready) {
           ready = true;
           slot.serving = true;
-          for (const listener of this.deps.dynamicListeners()) this.handListener(slot, listener);
+          const changes = (slot.listenerChanges = this.listenerChangeQueue(slot, child));
+          for (const listener of this.deps.dynamicListeners()) changes.addListener(listener.config, listener.fd);
           resolve();
         } else if (m.type === 'fatal') {
           this.log.critical(`worker ${slot.index} (pid ${child.pid}): ${m.message}`);
@@ -273,6 +289,8 @@ export class WorkerPool {
       child.once('exit', (code, signal) => {
         slot.child = null;
         slot.serving = false;
+        slot.listenerChanges?.clear();
+        slot.listenerChanges = null;
         this.deps.onWorkerGone(slot.column);
         if (!ready) {
           reject(new WorkerStartError(`worker ${slot.index} exited during start (code ${code}, signal ${signal})`));
