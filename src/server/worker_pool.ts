@@ -10,14 +10,8 @@ import type { ListenerConfig } from '../config/model';
 import { BackoffPolicy, nextRestartDelay } from './backoff';
 import { ListenSocketSender } from './listen_socket_handoff';
 import { ListenerChangeQueue } from './listener_change_queue';
+import { WORKER_NODE_FLAGS, workerEnvironment } from './worker_launch';
 import { isMessage, SupervisorMessage, WorkerFileLoggers, WorkerInit, WorkerMemory, WorkerMessage, WorkerStart, WORKER_PROTOCOL_VERSION } from './worker_protocol';
-
-/**
- * V8 starts a major GC whenever the old generation's headroom falls under the young generation's
- * capacity. At the default 16 MiB semi-space a worker proxying 16 KiB responses at full load
- * (10 MiB old, 35 MiB limit) ran a Mark-Compact every 60 ms from about 9 s on; at 8 MiB, none.
- */
-const WORKER_NODE_FLAGS = ['--max-semi-space-size=8'];
 
 export interface WorkerPoolDeps {
   readonly count: number;
@@ -258,8 +252,8 @@ export class WorkerPool {
       // Listen sockets are inherited at fds 4.. (see FIRST_LISTENER_FD); stdout/stderr shared.
       stdio: ['ignore', 'inherit', 'inherit', 'ipc', ...listeners.map((l) => l.fd)],
       serialization: 'advanced',
-      // None of the supervisor's own Node flags (--inspect and the like); V8's young generation capped.
-      execArgv: WORKER_NODE_FLAGS,
+      execArgv: [...WORKER_NODE_FLAGS],
+      env: workerEnvironment(process.env),
     });
     slot.child = child;
     slot.started = false;

@@ -118,6 +118,14 @@ describe('proxy binary with two workers', { timeout: 120_000 }, () => {
     assert.equal(await proxy.stat('cluster.echo.upstream_cx_total'), 1);
   });
 
+  test("workers keep 64 MiB of freed heap (glibc's top pad); the supervisor runs in the operator's environment", () => {
+    const environ = (pid: number) => fs.readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0');
+    const workers = proxy.groupPids().filter((p) => p !== proxy.pid);
+    assert.equal(workers.length, 2);
+    for (const pid of workers) assert.ok(environ(pid).includes('MALLOC_TOP_PAD_=67108864'), `worker ${pid}`);
+    assert.ok(!environ(proxy.pid).some((v) => v.startsWith('MALLOC_TOP_PAD_=')));
+  });
+
   test('a worker killed with SIGKILL comes back, traffic continues, worker_restarts is 1', async () => {
     const workers = proxy.groupPids().filter((p) => p !== proxy.pid);
     assert.equal(workers.length, 2);
