@@ -8,7 +8,7 @@
 // ships Envoy's API with its imports (googleapis, protoc-gen-validate, xds). Its snapshot is newer
 // than Envoy 1.16; v3 only adds fields, and the capability check refuses the ones we do not run.
 // The one import it lacks, Prometheus's data model (the MetricsService's messages), is in
-// scripts/protos.
+// scripts/protos, with the proxy's own admin security message (ADMIN_SECURITY below).
 // Nothing of it is needed at run time: a production install (npm ci --omit=dev) leaves it out.
 //
 // Next to it, dist/proto_annotations.json carries the two annotations the loader reads from the
@@ -209,6 +209,17 @@ const ENTRY_POINTS = [
   },
 ];
 
+// The proxy's own admin security settings (a proxy extension, docs/admin.md): the message is in
+// scripts/protos, the field that carries it is added to Envoy's Admin here. Its number is far
+// above Envoy's, so that a binary (.pb) bootstrap can carry it too.
+const ADMIN_SECURITY = {
+  file: 'proxyext/admin/v3/admin_security.proto',
+  carrier: 'envoy.config.bootstrap.v3.Admin',
+  field: 'security',
+  number: 1000,
+  type: 'proxyext.admin.v3.AdminSecurity',
+};
+
 function loadRoot() {
   const root = new protobuf.Root();
   root.resolvePath = (_origin, target) => {
@@ -219,8 +230,13 @@ function loadRoot() {
     throw new Error(`gen-protos: cannot find ${target} in ${INCLUDE_DIRS.join(', ')}`);
   };
   // keepCase: field names stay snake_case, the spelling of Envoy's YAML and of /config_dump.
-  root.loadSync(ENTRY_POINTS.map((entry) => entry.file), { keepCase: true });
+  root.loadSync([...ENTRY_POINTS.map((entry) => entry.file), ADMIN_SECURITY.file], { keepCase: true });
+  // Envoy's Admin has no place for an extension: this build's copy carries ours as a field.
+  const carrier = new protobuf.Field(ADMIN_SECURITY.field, ADMIN_SECURITY.number, ADMIN_SECURITY.type);
+  root.lookupType(ADMIN_SECURITY.carrier).add(carrier);
   root.resolveAll();
+  // resolveAll skips a type it has resolved already (Admin, loading its file).
+  carrier.resolve();
   return root;
 }
 

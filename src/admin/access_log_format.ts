@@ -2,6 +2,7 @@
 // [%START_TIME%] "%REQ(:METHOD)% %REQ(X-ENVOY-ORIGINAL-PATH?:PATH)% %PROTOCOL%" %RESPONSE_CODE%
 // %RESPONSE_FLAGS% %BYTES_RECEIVED% %BYTES_SENT% %DURATION% %RESP(X-ENVOY-UPSTREAM-SERVICE-TIME)%
 // "%REQ(X-FORWARDED-FOR)%" "%REQ(USER-AGENT)%" "%REQ(X-REQUEST-ID)%" "%REQ(:AUTHORITY)%" "%UPSTREAM_HOST%"
+// With admin.security, one more quoted field: who the caller is (admin_access.ts), never a token.
 
 export interface AccessLogEntry {
   readonly startTime: Date;
@@ -18,6 +19,8 @@ export interface AccessLogEntry {
   readonly requestId?: string;
   readonly authority?: string;
   readonly upstreamHost?: string;
+  /** Only with admin.security. */
+  readonly identity?: string;
 }
 
 const dash = (v: string | undefined): string => (v === undefined || v === '' ? '-' : v);
@@ -26,6 +29,7 @@ export function formatAccessLogLine(e: AccessLogEntry): string {
   return (
     `[${e.startTime.toISOString()}] "${e.method} ${e.path} ${e.protocol}" ${e.status} - ` +
     `${e.bytesReceived} ${e.bytesSent} ${Math.round(e.durationMs)} ${dash(e.upstreamServiceTime)} ` +
-    `"${dash(e.forwardedFor)}" "${dash(e.userAgent)}" "${dash(e.requestId)}" "${dash(e.authority)}" "${dash(e.upstreamHost)}"\n`
+    `"${dash(e.forwardedFor)}" "${dash(e.userAgent)}" "${dash(e.requestId)}" "${dash(e.authority)}" "${dash(e.upstreamHost)}"` +
+    `${e.identity === undefined ? '' : ` "${e.identity}"`}\n`
   );
 }

@@ -1,15 +1,21 @@
 // The admin HTTP listener: exact-path dispatch over a handler table, Envoy's fallback headers,
-// the method rules (method_rule.ts), the browser checks (browser_guard.ts) and the admin access log.
+// who may call what (admin_access.ts, with admin.security), the method rules (method_rule.ts),
+// the browser checks (browser_guard.ts) and the admin access log.
 
 import * as http from 'node:http';
+import * as net from 'node:net';
 import type { AddressInfo, Socket } from 'node:net';
 import * as os from 'node:os';
+import { TLSSocket } from 'node:tls';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { type ConnectionIds, headerDump } from '../log/connection_log';
 import type { Logger } from '../log/logger_api';
 import type { Counter, Gauge, Histogram, Scope } from '../stats/stats';
 import { formatAccessLogLine } from './access_log_format';
+import { AccessVerdict, AdminCaller, DENIAL_REASONS, DenialReason } from './admin_access';
+import type { AdminProtection } from './admin_protection';
 import { AdminIdentity, browserRefusal } from './browser_guard';
+import { requiredRole } from './endpoint_roles';
 import { methodVerdict } from './method_rule';
 import { parseQuery, QueryParams, splitTarget } from './query';
 
@@ -99,10 +105,16 @@ interface AdminStats {
   readonly rqTime: Histogram;
   readonly httpCxLength: Histogram;
   readonly listenerCxLength: Histogram;
+  /** With admin.security only: every refusal, and each by its reason. */
+  readonly authDenied: { readonly total: Counter; readonly byReason: Readonly<Record<DenialReason, Counter>> } | null;
 }
 
-function adminStats(http: Scope, listener: Scope): AdminStats {
+function adminStats(http: Scope, listener: Scope, secured: boolean): AdminStats {
+  const denied = http.scope('auth_denied');
   return {
+    authDenied: secured
+      ? { total: http.counter('auth_denied'), byReason: Object.fromEntries(DENIAL_REASONS.map((r) => [r, denied.counter(r)])) as Record<DenialReason, Counter> }
+      : null,
     cxTotal: listener.counter('downstream_cx_total'),
     cxActive: listener.gauge('downstream_cx_active'),
     rqTotal: http.counter('downstream_rq_total'),
@@ -122,8 +134,15 @@ export interface AdminTrafficLog {
   readonly http: Logger;
 }
 
+/** Answers a refused request: one line, and how to authenticate when that is what was missing. */
+function refusal(verdict: Extract<AccessVerdict, { kind: 'denied' }>): AdminResponse {
+  return { status: verdict.status, body: `${verdict.message}\n`, headers: verdict.status === 401 ? { 'www-authenticate': 'Bearer realm="proxy admin"' } : undefined };
+}
+
 export class AdminServer {
   private readonly server: http.Server;
+  /** With TLS: accepts, and hands `server` each connection once it is secured. */
+  private readonly tlsListener: net.Server | null;
   /** Each open connection's id, for its requests' log lines. */
   private readonly connectionIds = new WeakMap<Socket, number>();
   private readonly byPath = new Map<string, AdminHandler>();
@@ -141,12 +160,16 @@ export class AdminServer {
     traffic: AdminTrafficLog,
     /** A handler or renderer threw: a bug of ours, which the server survives (counted, see caught_failures.ts). */
     private readonly onCaughtFailure: (error: unknown) => void,
+    /** admin.security; null: open to whoever reaches the listener, as in Envoy. */
+    private readonly protection: AdminProtection | null = null,
   ) {
     this.log = log.forFile(__filename);
     this.traffic = { ids: traffic.ids, connHandler: traffic.connHandler.forFile(__filename), http: traffic.http.forFile(__filename) };
     for (const h of handlers) this.byPath.set(h.path, h);
-    this.stats = adminStats(stats.scope('http.admin'), stats.scope('listener.admin'));
+    this.stats = adminStats(stats.scope('http.admin'), stats.scope('listener.admin'), protection !== null);
     this.server = http.createServer((req, res) => this.serve(req, res));
+    const tls = protection?.tls ?? null;
+    this.tlsListener = tls === null ? null : net.createServer((socket) => tls.secure(socket, (secured) => this.server.emit('connection', secured)));
     this.server.on('connection', (socket: Socket) => {
       const id = this.traffic.ids.nextConnection();
       this.connectionIds.set(socket, id);
@@ -168,20 +191,23 @@ export class AdminServer {
 
   async listen(address: string, port: number): Promise<AddressInfo> {
     await new Promise<void>((resolve, reject) => {
-      this.server.once('error', reject);
-      this.server.listen({ host: address, port, exclusive: true }, () => {
-        this.server.off('error', reject);
+      const listener = this.tlsListener ?? this.server;
+      listener.once('error', reject);
+      listener.listen({ host: address, port, exclusive: true }, () => {
+        listener.off('error', reject);
         resolve();
       });
     });
-    this.bound = this.server.address() as AddressInfo;
+    this.bound = (this.tlsListener ?? this.server).address() as AddressInfo;
     return this.bound;
   }
 
   /** Stops accepting and drops idle keep-alive connections; in-flight responses finish. */
   async close(): Promise<void> {
+    // With TLS the HTTP server never listens: it only holds the connections.
+    const listener = this.tlsListener ?? this.server;
     await new Promise<void>((resolve) => {
-      this.server.close(() => resolve());
+      listener.close(() => resolve());
       this.server.closeIdleConnections();
     });
   }
@@ -197,7 +223,10 @@ export class AdminServer {
       if (received <= 1 << 20) chunks.push(c);
     });
     req.on('end', () => {
-      void this.dispatch(req, Buffer.concat(chunks)).then(async (r) => {
+      const who = this.authenticate(req);
+      const identity = who === null ? undefined : who.kind === 'allowed' ? who.caller.identity : who.identity;
+      const answer = who?.kind === 'denied' ? Promise.resolve(this.refuse(req, who)) : this.dispatch(req, Buffer.concat(chunks), who?.caller ?? null);
+      void answer.then(async (r) => {
         const contentType = r.contentType ?? TEXT;
         const headers: http.OutgoingHttpHeaders = {
           'content-type': contentType,
@@ -217,7 +246,7 @@ export class AdminServer {
           if (req.method !== 'HEAD') sent = await this.stream(res, r.body, req.url ?? '-');
           res.end(() => r.after?.());
         }
-        this.record(req, r.status, received, sent, start);
+        this.record(req, r.status, received, sent, start, identity);
       });
     });
   }
@@ -232,7 +261,8 @@ export class AdminServer {
     const raw = req.rawHeaders;
     for (let i = 0; i < raw.length; i += 2) {
       const name = raw[i].toLowerCase();
-      if (name !== 'host') pairs.push(name, raw[i + 1]);
+      // A bearer token is a password: the log says one was sent, never which.
+      if (name !== 'host') pairs.push(name, name === 'authorization' ? '[redacted]' : raw[i + 1]);
     }
     this.traffic.http.debug(`[C${connection}][S${stream}] request headers complete (end_stream=${endStream}):\n${headerDump(pairs)}`);
   }
@@ -273,7 +303,28 @@ export class AdminServer {
     return sent;
   }
 
-  private async dispatch(req: http.IncomingMessage, body: Buffer): Promise<AdminResponse> {
+  /** Who is calling, or why not served; null without admin.security. */
+  private authenticate(req: http.IncomingMessage): AccessVerdict | null {
+    const access = this.protection?.access;
+    if (access === undefined) return null;
+    const socket = req.socket;
+    return access.authenticate({
+      address: socket.remoteAddress ?? '',
+      authorization: req.headers.authorization,
+      certificate: socket instanceof TLSSocket ? socket.getPeerX509Certificate() : undefined,
+    });
+  }
+
+  private refuse(req: http.IncomingMessage, verdict: Extract<AccessVerdict, { kind: 'denied' }>): AdminResponse {
+    const denied = this.stats.authDenied!;
+    denied.total.inc();
+    denied.byReason[verdict.reason].inc();
+    if (this.log.enabled('debug')) this.log.debug(`admin refused ${req.method} ${splitTarget(req.url ?? '/').path} (${verdict.reason}, ${verdict.identity}): ${verdict.message}`);
+    return refusal(verdict);
+  }
+
+  /** @param caller who is calling, with admin.security; null: anyone may do anything */
+  private async dispatch(req: http.IncomingMessage, body: Buffer, caller: AdminCaller | null): Promise<AdminResponse> {
     const method = req.method ?? 'GET';
     const { path, query } = splitTarget(req.url ?? '/');
     // A browser asks for an icon with every text page it shows: "none" rather than an error on
@@ -281,6 +332,13 @@ export class AdminServer {
     if (path === FAVICON && (method === 'GET' || method === 'HEAD')) return { status: 204, body: '' };
     const handler = this.byPath.get(path);
     if (!handler) return { status: 404, body: 'invalid path. ' + helpText(this.handlers) };
+    // A home page form posts its fields as a body: they count as the query (Envoy's /runtime_modify rule, for every endpoint).
+    const formQuery = query === '' && method === 'POST' && req.headers['content-type']?.split(';')[0]?.trim() === FORM ? body.toString() : query;
+    const params = parseQuery(formQuery, handler.decodeQuery);
+    if (caller !== null) {
+      const allowed = this.protection!.access.authorize(caller, requiredRole(path, params));
+      if (allowed.kind === 'denied') return this.refuse(req, allowed);
+    }
     const verdict = methodVerdict(method, handler.mutatesState);
     if (verdict.kind === 'refuse') return { status: 405, body: verdict.reason, headers: { allow: verdict.allow } };
     const refusal = browserRefusal(
@@ -296,10 +354,8 @@ export class AdminServer {
       // The spec keeps mutations over GET working for a while, with a warning.
       this.log.warn(`admin path "${path}" mutates state, method=${method} rather than POST`);
     }
-    // A home page form posts its fields as a body: they count as the query (Envoy's /runtime_modify rule, for every endpoint).
-    const formQuery = query === '' && method === 'POST' && req.headers['content-type']?.split(';')[0]?.trim() === FORM ? body.toString() : query;
     try {
-      return await handler.handle({ method, path, query: parseQuery(formQuery, handler.decodeQuery), headers: req.headers, body });
+      return await handler.handle({ method, path, query: params, headers: req.headers, body });
     } catch (e) {
       this.onCaughtFailure(e);
       this.log.error(`admin handler ${path} failed: ${(e as Error).stack ?? String(e)}`);
@@ -317,7 +373,7 @@ export class AdminServer {
     return { port: bound.port, addresses: new Set(addresses) };
   }
 
-  private record(req: http.IncomingMessage, status: number, received: number, sent: number, start: Date): void {
+  private record(req: http.IncomingMessage, status: number, received: number, sent: number, start: Date, identity: string | undefined): void {
     this.stats.rqTotal.inc();
     this.stats.rqTime.recordValue(Date.now() - start.getTime());
     const cls = Math.floor(status / 100);
@@ -337,6 +393,7 @@ export class AdminServer {
         userAgent: h['user-agent'],
         requestId: h['x-request-id'] as string | undefined,
         authority: h.host,
+        identity,
       }),
     );
   }

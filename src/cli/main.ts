@@ -4,6 +4,7 @@
 
 import * as os from 'node:os';
 import { AccessLogManager } from '../access_log/access_log_manager';
+import { adminProtection } from '../admin/admin_protection';
 import { ConfigError, ConfigErrors, inConfigFile, oneLine } from '../config/errors';
 import { loadBootstrap, LoadedBootstrap } from '../config/load';
 import type { Bootstrap } from '../config/model';
@@ -20,6 +21,8 @@ import { SystemdNotifier } from '../server/systemd_notify';
 import { ReadinessFd } from '../server/readiness_fd';
 import { hotRestartVersion } from '../shared_memory/region_layout';
 import { SystemClock } from '../common/clock';
+import { NamingStatsStore } from '../stats/naming_store';
+import { SecretStore } from '../tls/secret_store';
 import { CommandLine, helpText, parseCommandLine } from './command_line';
 import { cpusetThreads, hardwareThreads } from './cpu_count';
 import { CommandLineSyntaxError, OptionsError } from './errors';
@@ -159,6 +162,9 @@ function loadOrReport(options: Options, logFactory: LoggerFactory, extensions: B
     // A worker that cannot build what it is given would fail after the epoch started (and, under
     // the hot restarter, stop the epochs serving): the same constructors refuse it here.
     constructDataPlane(loaded.bootstrap, source, logFactory);
+    // The admin's token files and TLS material, as the supervisor will load them.
+    const security = loaded.bootstrap.admin?.security;
+    if (security) inConfigFile(source, () => adminProtection(security, new SecretStore(loaded.bootstrap.secrets), new NamingStatsStore()));
   } catch (thrown) {
     // No input may end in a stack trace: what the loader did not foresee is still one line
     // naming the configuration (the trace is for developers, at debug level).

@@ -331,11 +331,22 @@ const STATS_CONFIG: Shape = {
   },
 };
 
+// proxyext.admin.v3.AdminSecurity, the proxy's own (src/admin/admin_access.ts); the transport
+// socket's typed_config is the listeners' DownstreamTlsContext shape.
+const ADMIN_SECURITY: Shape = {
+  fields: {
+    bearer_tokens: list({ fields: { name: leaf, path: leaf, role: leaf } }),
+    transport_socket: { fields: { name: leaf, typed_config: anyContent } },
+    client_certificate_roles: list({ fields: { san: STRING_MATCHER, subject: STRING_MATCHER, role: leaf } }),
+    allowed_source_ranges: list({ fields: { address_prefix: leaf, prefix_len: leaf } }),
+  },
+};
+
 // The Bootstrap's fields but static_resources, whose clusters' shape is the registry's.
 const BOOTSTRAP: Shape = {
   fields: {
     node: { fields: { id: leaf, cluster: leaf, locality: LOCALITY, metadata: METADATA } },
-    admin: { fields: { access_log_path: leaf, profile_path: leaf, address: SOCKET_ADDRESS } },
+    admin: { fields: { access_log_path: leaf, profile_path: leaf, address: SOCKET_ADDRESS, security: ADMIN_SECURITY } },
     // CDS and LDS (also over ADS); RDS is a connection manager's `rds`.
     dynamic_resources: { fields: { cds_config: CONFIG_SOURCE, lds_config: CONFIG_SOURCE, ads_config: API_CONFIG_SOURCE } },
     cluster_manager: { fields: { local_cluster_name: leaf } },

@@ -34,11 +34,12 @@ export const SITE_CATEGORIES: Readonly<Record<ExtensionSite, ExtensionCategory>>
 export type ExtensionVisitor = (extension: JsonObject, site: ExtensionSite, path: string) => void;
 
 /**
- * Calls `visit` on every extension of the bootstrap (its tracer, its static resources', then its
- * stats sinks), parents first: a visitor may rewrite a network filter's config before its HTTP
- * filters are visited.
+ * Calls `visit` on every extension of the bootstrap (its admin's transport socket, its tracer, its
+ * static resources', then its stats sinks), parents first: a visitor may rewrite a network
+ * filter's config before its HTTP filters are visited.
  */
 export function forEachExtension(bootstrap: JsonObject, extensions: ConfigExtensions, visit: ExtensionVisitor): void {
+  one(messageField(messageField(bootstrap, 'admin') ?? {}, 'security') ?? {}, 'transport_socket', 'admin.security', 'downstream_transport_socket', visit);
   one(messageField(bootstrap, 'tracing') ?? {}, 'http', 'tracing', 'tracer', visit);
   forEachStaticResourceExtension(bootstrap, extensions, visit);
   eachOf(bootstrap, 'stats_sinks', '', 'stats_sink', visit);

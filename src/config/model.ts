@@ -31,6 +31,42 @@ export interface AdminConfig {
   readonly accessLogPath: string;
   /** Where POST /cpuprofiler and /heapprofiler write, before each process's suffix (see process_profiler.ts). */
   readonly profilePath: string;
+  /** `admin.security`, a proxy extension; null: the admin is open to whoever reaches it, as in Envoy. */
+  readonly security: AdminSecurityConfig | null;
+}
+
+/** What an admin caller may do (proxyext.admin.v3.Role): each role may do all the one before it may. */
+export type AdminRole = 'viewer' | 'operator' | 'admin';
+
+/** proxyext.admin.v3.AdminSecurity (docs/admin.md#securing-the-admin-interface). */
+export interface AdminSecurityConfig {
+  readonly bearerTokens: readonly AdminBearerToken[];
+  /** TLS on the admin listener; null: plaintext. */
+  readonly tls: DownstreamTlsContextConfig | null;
+  readonly certificateRoles: readonly AdminCertificateRole[];
+  /** Empty: every source may connect. */
+  readonly allowedSourceRanges: readonly CidrRange[];
+}
+
+export interface AdminBearerToken {
+  /** Who holds it, for the logs: never the token. */
+  readonly name: string;
+  /** The file the token is read from. */
+  readonly path: string;
+  readonly role: AdminRole;
+}
+
+/** A verified client certificate whose SAN (URI, DNS, IP) or RFC 2253 subject matches gets the role. */
+export interface AdminCertificateRole {
+  readonly identity: 'san' | 'subject';
+  readonly match: StringMatch;
+  readonly role: AdminRole;
+}
+
+/** core.v3.CidrRange. */
+export interface CidrRange {
+  readonly addressPrefix: string;
+  readonly prefixLen: number;
 }
 
 export interface Bootstrap {

@@ -16,6 +16,7 @@ import {
   stringList,
 } from './json';
 import { stringMatch } from './string_match_model';
+import { adminSecurity } from './admin_security_model';
 import { filterChainMatch, listenerFilters } from './filter_chain_match_model';
 import { apiConfigSourceOf, configSourceOf } from './config_source';
 import { secretOf } from './tls_secret_model';
@@ -136,7 +137,7 @@ export function buildBootstrapModel(bootstrap: JsonObject, extensions: ConfigExt
       cluster: stringField(node, 'cluster'),
       locality: locality(messageField(node, 'locality')),
     },
-    admin: admin(messageField(bootstrap, 'admin')),
+    admin: admin(messageField(bootstrap, 'admin'), extensions),
     listeners: messageList(resources, 'listeners').map((config) => listener(config, extensions)),
     clusters: (() => {
       const defaults = new AbsentMessageModels();
@@ -168,13 +169,15 @@ function dynamicResources(config: JsonObject): DynamicResourcesConfig {
   };
 }
 
-function admin(config: JsonObject | undefined): AdminConfig | null {
+function admin(config: JsonObject | undefined, extensions: ConfigExtensions): AdminConfig | null {
   const address = config && messageField(config, 'address');
   if (config === undefined || address === undefined) return null;
+  const security = messageField(config, 'security');
   return {
     address: socketAddress(address),
     accessLogPath: stringField(config, 'access_log_path'),
     profilePath: stringField(config, 'profile_path') || DEFAULTS.profilePath,
+    security: security === undefined ? null : adminSecurity(security, extensions),
   };
 }
 

@@ -3,7 +3,7 @@
 
 import * as fs from 'node:fs';
 import * as os from 'node:os';
-import type { Bootstrap } from '../config/model';
+import type { AdminConfig, Bootstrap } from '../config/model';
 import { isJsonObject } from '../config/json';
 import { clustersHandler } from '../admin/clusters_handler';
 import { outlierDetectorOf } from '../upstream/supervisor/outlier/detector';
@@ -41,6 +41,8 @@ import { RuntimeLoader } from '../runtime/runtime_loader';
 import { RtdsLayers } from '../runtime/rtds_layers';
 import { runtimeStats } from '../runtime/runtime_stats';
 import { AdminHandler, AdminServer } from '../admin/admin_server';
+import { adminProtection } from '../admin/admin_protection';
+import { exposureWarning } from '../admin/exposure_warning';
 import { DomainSocketHotRestart, HotRestart, NopHotRestart } from '../hot_restart/hot_restart';
 import { tcpListenAddress } from '../hot_restart/messages';
 import type { ParentHandlers } from '../hot_restart/parent_endpoint';
@@ -200,6 +202,8 @@ export class Supervisor implements ServerInfoSource {
   private readonly tracer: MutexTracer | null;
   /** Every TLS context of the bootstrap, reloaded here as in the workers, for /certs. */
   private tlsContexts: TlsContext[] = [];
+  /** The admin listener's, with admin.security's transport_socket; kept apart from tlsContexts, which follow the bootstrap's SDS registrations. */
+  private adminTlsContext: TlsContext | null = null;
   /** The SDS clients of the TLS contexts' secrets. */
   private secretManager: SecretManager | null = null;
   private certificateWatcher: CertificateWatcher | null = null;
@@ -346,9 +350,7 @@ export class Supervisor implements ServerInfoSource {
       this.listenSockets.set(l.name, fd);
       this.bound.push({ name: l.name, address: { address: l.address.address, port } });
     }
-    if (bootstrap.admin) {
-      await this.startAdmin(bootstrap.admin.address.address, bootstrap.admin.address.port, bootstrap.admin.accessLogPath, bootstrap.admin.profilePath);
-    }
+    if (bootstrap.admin) await this.startAdmin(bootstrap.admin, secrets);
 
     // The cluster manager owns membership from here on; the workers start from its snapshots,
     // once every cluster is initialized (Envoy's init manager holds the listeners until then).
@@ -862,7 +864,12 @@ export class Supervisor implements ServerInfoSource {
 
   /** Days count down with the wall clock: refreshed with the other server stats, and after reloads. */
   private updateCertificateExpiry(): void {
-    this.stats?.daysUntilFirstCertExpiring.set(daysUntilFirstCertExpires(this.tlsContexts, Date.now()));
+    this.stats?.daysUntilFirstCertExpiring.set(daysUntilFirstCertExpires(this.allTlsContexts(), Date.now()));
+  }
+
+  /** The listeners' and clusters' contexts, then the admin listener's. */
+  private allTlsContexts(): TlsContext[] {
+    return this.adminTlsContext === null ? this.tlsContexts : [...this.tlsContexts, this.adminTlsContext];
   }
 
   private updateServerStats(): void {
@@ -920,8 +927,10 @@ export class Supervisor implements ServerInfoSource {
     this.workers?.broadcast({ v: WORKER_PROTOCOL_VERSION, type: 'health_check', failed });
   }
 
-  private async startAdmin(address: string, port: number, accessLogPath: string, profilePath: string): Promise<void> {
+  /** @param secrets the static secrets, which the admin's TLS context may name */
+  private async startAdmin(config: AdminConfig, secrets: SecretStore): Promise<void> {
     const { bootstrap, build, options } = this.deps;
+    const { accessLogPath, profilePath, security } = config;
     const handlers: AdminHandler[] = [];
     const tracer = this.tracer;
     // The stats region's structural waits are the supervisor's one lock-like wait to trace.
@@ -975,7 +984,7 @@ export class Supervisor implements ServerInfoSource {
       heapProfilerHandler(new ServerProfiler({ kind: 'heap', profilePath, workers: () => this.workers, replyTimeoutMs: PROFILER_REPLY_TIMEOUT_MS })),
       // The supervisor's own copies of the static listeners' and clusters' TLS contexts, which its watcher reloads.
       // A context still waiting for an SDS secret has no certificate yet (Envoy has no context then).
-      certsHandler(() => this.tlsContexts.filter((context) => context.loaded)),
+      certsHandler(() => this.allTlsContexts().filter((context) => context.loaded)),
       memoryHandler(async () => [process.memoryUsage(), ...((await this.workers?.memoryUsage(ADMIN_REPLY_TIMEOUT_MS)) ?? [])]),
       drainListenersHandler((r) => this.drainListeners(r)),
       reopenLogsHandler(this.deps.reopenAllLogs),
@@ -989,9 +998,17 @@ export class Supervisor implements ServerInfoSource {
     const accessLog = await this.deps.accessLogs.open(accessLogPath);
     const failures = this.stats!.failures;
     const traffic = { ids: ConnectionIds.forSupervisor(options.concurrency), connHandler: this.deps.log('conn_handler'), http: this.deps.log('http') };
-    this.admin = new AdminServer(handlers, this.store!, this.deps.log('admin'), accessLog, traffic, (error) => countCaughtFailure(failures, error));
-    const bound = await this.admin.listen(address, port);
+    const protection = security === null ? null : adminProtection(security, secrets, this.store!.scope('listener.admin'));
+    this.adminTlsContext = protection?.tls?.context ?? null;
+    if (this.adminTlsContext !== null) {
+      this.certificateWatcher!.add([this.adminTlsContext]);
+      this.updateCertificateExpiry();
+    }
+    this.admin = new AdminServer(handlers, this.store!, this.deps.log('admin'), accessLog, traffic, (error) => countCaughtFailure(failures, error), protection);
+    const bound = await this.admin.listen(config.address.address, config.address.port);
     this.log.info(`admin address: ${bound.address}:${bound.port}`);
+    const warning = exposureWarning(bound.address, bound.port, security);
+    if (warning !== null) this.log.warn(warning);
     if (options.adminAddressPath) {
       // Written aside and renamed into place: whoever polls for the file never reads it empty.
       const target = options.adminAddressPath;

@@ -90,7 +90,7 @@ export class TlsSocketConnectionInfo implements SslConnectionInfo {
 }
 
 /** Node's one-attribute-a-line DN, most significant first, as RFC 2253 writes it (least significant first, commas). */
-function rfc2253(name: string | undefined): string | null {
+export function rfc2253(name: string | undefined): string | null {
   if (name === undefined || name === '') return null;
   return name.split('\n').reverse().join(',');
 }

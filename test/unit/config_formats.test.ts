@@ -79,7 +79,7 @@ test('--config-yaml merges over the file as MergeFrom: messages by field, lists 
     const { bootstrap } = loadBootstrap({ configPath, configYaml: JSON.stringify(override), ...OPTIONS });
     assert.equal(bootstrap.node.id, 'node-2');
     assert.equal(bootstrap.node.cluster, 'edge');
-    assert.deepEqual(bootstrap.admin, { address: { address: '127.0.0.1', port: 9902 }, accessLogPath: '/dev/null', profilePath: '/var/log/proxy/proxy.prof' });
+    assert.deepEqual(bootstrap.admin, { address: { address: '127.0.0.1', port: 9902 }, accessLogPath: '/dev/null', profilePath: '/var/log/proxy/proxy.prof', security: null });
     assert.deepEqual(
       bootstrap.clusters.map((cluster) => cluster.name),
       [...fixture.static_resources.clusters.map((cluster: { name: string }) => cluster.name), 'extra'],

@@ -11,7 +11,7 @@ function loadFixture() {
 test('node and admin', () => {
   const model = loadFixture();
   assert.deepEqual(model.node, { id: 'node-1', cluster: 'edge', locality: { region: 'eu', zone: 'eu-1a', subZone: 'rack-7' } });
-  assert.deepEqual(model.admin, { address: { address: '127.0.0.1', port: 9901 }, accessLogPath: '/dev/null', profilePath: '/var/log/proxy/proxy.prof' });
+  assert.deepEqual(model.admin, { address: { address: '127.0.0.1', port: 9901 }, accessLogPath: '/dev/null', profilePath: '/var/log/proxy/proxy.prof', security: null });
 });
 
 test('admin.profile_path is where /cpuprofiler writes', () => {

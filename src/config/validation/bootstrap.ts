@@ -20,9 +20,9 @@ import { validateStatsSinks } from './stats_sinks';
 /** @throws FieldError, or FieldErrors when several resources are invalid */
 export function validateBootstrap(bootstrap: JsonObject, extensions: ConfigExtensions): void {
   const errors = new FieldErrorCollector();
-  errors.run(() => validateAdmin(bootstrap));
-  errors.run(() => validateStatsConfig(bootstrap));
   const context = bootstrapValidationContext(bootstrap, extensions);
+  errors.run(() => validateAdmin(bootstrap, context));
+  errors.run(() => validateStatsConfig(bootstrap));
   errors.run(() => validateLayeredRuntime(bootstrap, context.configSources));
   validateClusters(bootstrap, extensions, errors);
   errors.run(() => validateClusterManager(bootstrap, context.clusters));
