@@ -145,6 +145,7 @@ export class ProxyProcess {
 
 export interface RunningProxy extends ProxyProcess {
   readonly adminUrl: string;
+  /** Sends the admin headers startProxy was given (a bearer token, say). */
   admin(pathAndQuery: string, method?: string): Promise<HttpResult>;
   listenerPort(name: string): Promise<number>;
   stat(name: string): Promise<number | undefined>;
@@ -172,8 +173,8 @@ export function spawnProxy(args: readonly string[], opts: { dir?: string; env?: 
 }
 
 /** The port listener `name` is bound to, from the admin's /listeners. */
-export async function listenerPort(adminUrl: string, name: string): Promise<number> {
-  const listeners = (await request(`${adminUrl}/listeners`)).body.split('\n');
+export async function listenerPort(adminUrl: string, name: string, headers: http.OutgoingHttpHeaders = {}): Promise<number> {
+  const listeners = (await request(`${adminUrl}/listeners`, { headers })).body.split('\n');
   const line = listeners.find((l) => l.startsWith(`${name}::`));
   if (!line) throw new Error(`no listener ${name} in /listeners`);
   return Number(line.slice(line.lastIndexOf(':') + 1));
@@ -183,12 +184,14 @@ export async function listenerPort(adminUrl: string, name: string): Promise<numb
  * Starts a serving proxy on `config` (a bootstrap object) and waits for /ready. The admin block
  * is filled in (127.0.0.1:0, access log in the temp dir) unless the config has one.
  * `startTimeoutMs` bounds each wait (the admin address, then /ready); `env` is added to ours.
+ * `adminHeaders` go with every admin request the helper makes (a bearer token for admin.security).
  */
 export async function startProxy(
   config: Record<string, unknown>,
   args: readonly string[] = [],
   startTimeoutMs = 15_000,
   env: NodeJS.ProcessEnv = {},
+  adminHeaders: http.OutgoingHttpHeaders = {},
 ): Promise<RunningProxy> {
   const dir = makeTempDir();
   const admin = config.admin ?? {
@@ -209,10 +212,10 @@ export async function startProxy(
     const adminUrl = `http://${address}`;
     const running = Object.assign(proc, {
       adminUrl,
-      admin: (pq: string, method = 'GET') => request(adminUrl + pq, { method }),
-      listenerPort: (name: string) => listenerPort(adminUrl, name),
+      admin: (pq: string, method = 'GET') => request(adminUrl + pq, { method, headers: adminHeaders }),
+      listenerPort: (name: string) => listenerPort(adminUrl, name, adminHeaders),
       async stat(name: string): Promise<number | undefined> {
-        const stats = JSON.parse((await request(`${adminUrl}/stats?format=json`)).body) as { stats: { name: string; value: number }[] };
+        const stats = JSON.parse((await request(`${adminUrl}/stats?format=json`, { headers: adminHeaders })).body) as { stats: { name: string; value: number }[] };
         return stats.stats.find((s) => s.name === name)?.value;
       },
     });
