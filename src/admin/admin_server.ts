@@ -109,12 +109,14 @@ interface AdminStats {
   readonly authDenied: { readonly total: Counter; readonly byReason: Readonly<Record<DenialReason, Counter>> } | null;
 }
 
+function authDeniedStats(http: Scope): AdminStats['authDenied'] {
+  const byReason = http.scope('auth_denied');
+  return { total: http.counter('auth_denied'), byReason: Object.fromEntries(DENIAL_REASONS.map((r) => [r, byReason.counter(r)])) as Record<DenialReason, Counter> };
+}
+
 function adminStats(http: Scope, listener: Scope, secured: boolean): AdminStats {
-  const denied = http.scope('auth_denied');
   return {
-    authDenied: secured
-      ? { total: http.counter('auth_denied'), byReason: Object.fromEntries(DENIAL_REASONS.map((r) => [r, denied.counter(r)])) as Record<DenialReason, Counter> }
-      : null,
+    authDenied: secured ? authDeniedStats(http) : null,
     cxTotal: listener.counter('downstream_cx_total'),
     cxActive: listener.gauge('downstream_cx_active'),
     rqTotal: http.counter('downstream_rq_total'),
@@ -135,7 +137,7 @@ export interface AdminTrafficLog {
 }
 
 /** Answers a refused request: one line, and how to authenticate when that is what was missing. */
-function refusal(verdict: Extract<AccessVerdict, { kind: 'denied' }>): AdminResponse {
+function deniedResponse(verdict: Extract<AccessVerdict, { kind: 'denied' }>): AdminResponse {
   return { status: verdict.status, body: `${verdict.message}\n`, headers: verdict.status === 401 ? { 'www-authenticate': 'Bearer realm="proxy admin"' } : undefined };
 }
 
@@ -320,7 +322,7 @@ export class AdminServer {
     denied.total.inc();
     denied.byReason[verdict.reason].inc();
     if (this.log.enabled('debug')) this.log.debug(`admin refused ${req.method} ${splitTarget(req.url ?? '/').path} (${verdict.reason}, ${verdict.identity}): ${verdict.message}`);
-    return refusal(verdict);
+    return deniedResponse(verdict);
   }
 
   /** @param caller who is calling, with admin.security; null: anyone may do anything */
