@@ -171,23 +171,34 @@ export class AdminServer {
     this.stats = adminStats(stats.scope('http.admin'), stats.scope('listener.admin'), protection !== null);
     this.server = http.createServer((req, res) => this.serve(req, res));
     const tls = protection?.tls ?? null;
-    this.tlsListener = tls === null ? null : net.createServer((socket) => tls.secure(socket, (secured) => this.server.emit('connection', secured)));
+    // A connection counts from its accept, as Envoy's listener counts it: with TLS, before its handshake.
+    this.tlsListener =
+      tls === null
+        ? null
+        : net.createServer((socket) => {
+            this.countConnection(socket);
+            tls.secure(socket, (secured) => this.server.emit('connection', secured));
+          });
     this.server.on('connection', (socket: Socket) => {
       const id = this.traffic.ids.nextConnection();
       this.connectionIds.set(socket, id);
       if (this.traffic.connHandler.enabled('debug')) this.traffic.connHandler.debug(`[C${id}] new connection`);
-      this.stats.cxTotal.inc();
-      this.stats.cxActive.inc();
-      const openedMs = performance.now();
-      socket.once('close', () => {
-        this.stats.cxActive.dec();
-        const length = performance.now() - openedMs;
-        this.stats.httpCxLength.recordValue(length);
-        this.stats.listenerCxLength.recordValue(length);
-      });
+      if (this.tlsListener === null) this.countConnection(socket);
     });
     this.server.on('clientError', (_err, socket) => {
       if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
+    });
+  }
+
+  private countConnection(socket: Socket): void {
+    this.stats.cxTotal.inc();
+    this.stats.cxActive.inc();
+    const openedMs = performance.now();
+    socket.once('close', () => {
+      this.stats.cxActive.dec();
+      const length = performance.now() - openedMs;
+      this.stats.httpCxLength.recordValue(length);
+      this.stats.listenerCxLength.recordValue(length);
     });
   }
 

@@ -292,8 +292,11 @@ test('mTLS: client certificates mapped to roles by SAN or subject, tokens beside
     assert.equal((await call('/config_dump', stranger, 'GET', bearer('admin'))).status, 200);
     assert.equal((await call('/stats', undefined)).status, 401);
     assert.equal((await call('/stats', undefined, 'GET', bearer('viewer'))).status, 200);
-    // A certificate no trusted CA signed never gets to HTTP.
+    // A certificate no trusted CA signed never gets to HTTP; its connection counts all the same, from its accept.
+    const connections = async () => Number(/^listener\.admin\.downstream_cx_total: (\d+)$/m.exec((await call('/stats?filter=downstream_cx_total', undefined, 'GET', bearer('viewer'))).body)![1]);
+    const accepted = await connections();
     await assert.rejects(call('/stats', forged));
+    assert.equal(await connections(), accepted + 2);
     // Plain HTTP to the TLS port gets nothing.
     await assert.rejects(request(`http://127.0.0.1:${port}/stats`, { headers: bearer('admin') }));
 
