@@ -5,11 +5,11 @@
 
 import type { X509Certificate } from 'node:crypto';
 import type { AdminRole } from '../config/model';
+import { rfc2253 } from '../tls/ssl_connection_info';
 import type { BearerTokens } from './bearer_tokens';
 import type { CertificateRoles } from './certificate_roles';
 import { roleAllows } from './endpoint_roles';
 import type { SourceAllowList } from './source_allow_list';
-import { rfc2253 } from '../tls/ssl_connection_info';
 
 /** Why a request was refused: each is counted in `http.admin.auth_denied.<reason>`. */
 export const DENIAL_REASONS = ['source_not_allowed', 'missing_credentials', 'invalid_token', 'unknown_certificate', 'insufficient_role'] as const;
