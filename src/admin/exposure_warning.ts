@@ -12,7 +12,14 @@ function isLoopback(address: string): boolean {
 /** Whether anything but the network decides who may call: credentials, client certificates, or source ranges. */
 function protects(security: AdminSecurityConfig | null): boolean {
   if (security === null) return false;
-  return security.bearerTokens.length > 0 || security.certificateRoles.length > 0 || security.allowedSourceRanges.length > 0 || security.tls?.requireClientCertificate === true;
+  return security.bearerTokens.length > 0 || security.certificateRoles.length > 0 || security.allowedSourceRanges.length > 0 || requiresTrustedClient(security);
+}
+
+/** A client certificate required and checked against a CA: without the CA any self-signed one would pass. */
+function requiresTrustedClient(security: AdminSecurityConfig): boolean {
+  const tls = security.tls;
+  if (tls === null || !tls.requireClientCertificate) return false;
+  return (tls.common.validationContext?.trustedCa ?? null) !== null || tls.common.validationContextSdsSecretConfig !== null;
 }
 
 /** The warning for an admin bound at `address` (the bound IP), or null when it needs none. */
