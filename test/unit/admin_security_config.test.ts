@@ -9,7 +9,10 @@ import * as path from 'node:path';
 import { after, test } from 'node:test';
 import { adminProtection } from '../../src/admin/admin_protection';
 import { ConfigError } from '../../src/config/errors';
+import type { JsonObject } from '../../src/config/json';
 import { loadBootstrap } from '../../src/config/load';
+import { redactSensitive } from '../../src/config/redact';
+import { protoSchema } from '../../src/config/schema';
 import type { AdminSecurityConfig, Bootstrap } from '../../src/config/model';
 import { builtinExtensions } from '../../src/extensions/builtin_extensions';
 import { NamingStatsStore } from '../../src/stats/naming_store';
@@ -181,4 +184,14 @@ test('certificate roles need a trusted CA to verify the certificates they name',
     transport_socket: tlsSocket({ common_tls_context: { tls_certificates: [{ certificate_chain: { filename: server.certPath }, private_key: { filename: path.join(dir, 'nope.key') } }] } }),
   }).admin!.security!;
   assert.throws(() => protect(missingKey), /admin\.security\.transport_socket\.typed_config\.common_tls_context\.tls_certificates\[0\]\.private_key: /);
+});
+
+test("/config_dump's redaction reaches the admin's TLS context: an inline private key is [redacted]", () => {
+  const schema = protoSchema();
+  const bootstrap = {
+    admin: { security: { transport_socket: tlsSocket({ common_tls_context: { tls_certificates: [{ certificate_chain: { inline_string: 'CERT' }, private_key: { inline_string: 'KEY' } }] } }) } },
+  };
+  const dumped = JSON.stringify(redactSensitive(schema, schema.bootstrap, bootstrap as unknown as JsonObject));
+  assert.match(dumped, /"private_key":\{"inline_string":"\[redacted\]"\}/);
+  assert.match(dumped, /"certificate_chain":\{"inline_string":"CERT"\}/);
 });
