@@ -982,8 +982,8 @@ export class Supervisor implements ServerInfoSource {
         : loggingHandler({ levels: () => this.deps.logs.componentLevels(), change: (change) => this.changeLogLevel(change) }),
       cpuProfilerHandler(new ServerProfiler({ kind: 'cpu', profilePath, workers: () => this.workers, replyTimeoutMs: PROFILER_REPLY_TIMEOUT_MS })),
       heapProfilerHandler(new ServerProfiler({ kind: 'heap', profilePath, workers: () => this.workers, replyTimeoutMs: PROFILER_REPLY_TIMEOUT_MS })),
-      // The supervisor's own copies of the static listeners' and clusters' TLS contexts, which its watcher reloads.
-      // A context still waiting for an SDS secret has no certificate yet (Envoy has no context then).
+      // The supervisor's own copies of the static listeners' and clusters' TLS contexts, and the admin listener's,
+      // which its watcher reloads. A context still waiting for an SDS secret has no certificate yet (Envoy has no context then).
       certsHandler(() => this.allTlsContexts().filter((context) => context.loaded)),
       memoryHandler(async () => [process.memoryUsage(), ...((await this.workers?.memoryUsage(ADMIN_REPLY_TIMEOUT_MS)) ?? [])]),
       drainListenersHandler((r) => this.drainListeners(r)),
