@@ -64,7 +64,8 @@ export class AdminAccess {
       if (entry === null) return denied('invalid_token', ANONYMOUS, 401, 'invalid bearer token');
       return { kind: 'allowed', caller: { identity: `token:${entry.name}`, role: entry.role } };
     }
-    if (client.certificate !== undefined) {
+    // Without certificate roles a certificate names no one here: the caller still needs a token.
+    if (client.certificate !== undefined && this.certificates.size > 0) {
       const caller = this.certificates.callerOf(client.certificate);
       if (caller !== null) return { kind: 'allowed', caller };
       return denied('unknown_certificate', `subject:${rfc2253(client.certificate.subject) ?? ''}`, 403, 'the client certificate has no role here');

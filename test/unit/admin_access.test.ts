@@ -105,6 +105,8 @@ test('a verified client certificate gets the role of the first entry its SAN or 
   assert.equal(summary(access.authenticate(client({ certificate: stranger }))), '403 unknown_certificate subject:CN=stranger: the client certificate has no role here');
   assert.equal(summary(access.authenticate(client({ certificate: stranger, authorization: `Bearer ${VIEW}` }))), 'token:dash viewer');
   assert.equal(summary(access.authenticate(client({ certificate: ops, authorization: 'Bearer wrong-token-0000000' }))), '401 invalid_token -: invalid bearer token');
+  const tokensOnly = new AdminAccess(TOKENS, new CertificateRoles([]), null);
+  assert.equal(summary(tokensOnly.authenticate(client({ certificate: ops }))), '401 missing_credentials -: authentication required');
 });
 
 test('roles: each may do what the one before it may; the endpoint table decides what each needs', () => {
