@@ -2,12 +2,9 @@
 // or serving. Exit codes follow Envoy: 0 for a clean shutdown or an answered query, 1 for any
 // error.
 
-import * as os from 'node:os';
-import { AccessLogManager } from '../access_log/access_log_manager';
 import { adminProtection } from '../admin/admin_protection';
 import { ConfigError, ConfigErrors, inConfigFile, oneLine } from '../config/errors';
 import { loadBootstrap, LoadedBootstrap } from '../config/load';
-import type { Bootstrap } from '../config/model';
 import { applyServiceOverrides } from '../config/node_overrides';
 import { checkBootstrapSubscriptions } from '../config/xds/subscription_preconditions';
 import { checkStatsSinkPreconditions } from '../config/stats_sink_preconditions';
@@ -16,17 +13,12 @@ import { LogSettings, loggerFactory, openLogs } from '../log/log_settings';
 import { readBuildInfo, versionString } from '../server/build_info';
 import { builtinExtensions, type BuiltinExtensions } from '../extensions/builtin_extensions';
 import { constructDataPlane } from '../server/data_plane_construction';
-import { Supervisor } from '../server/supervisor';
-import { SystemdNotifier } from '../server/systemd_notify';
-import { ReadinessFd } from '../server/readiness_fd';
 import { hotRestartVersion } from '../shared_memory/region_layout';
-import { SystemClock } from '../common/clock';
 import { NamingStatsStore } from '../stats/naming_store';
 import { SecretStore } from '../tls/secret_store';
 import { CommandLine, helpText, parseCommandLine } from './command_line';
 import { cpusetThreads, hardwareThreads } from './cpu_count';
 import { CommandLineSyntaxError, OptionsError } from './errors';
-import { localAddress } from './local_address';
 import type { Options } from './options';
 
 export function main(argv: readonly string[]): void {
@@ -76,58 +68,20 @@ async function run(options: Options, warnings: readonly string[]): Promise<void>
     return exitAfterLogs(0);
   }
 
-  const accessLogs = new AccessLogManager({
-    flushIntervalMs: options.fileFlushIntervalMsec,
-    onError: (path, error) => mainLog.error(`access log ${path}: ${error.message}`),
-  });
-  // Buffered access log lines are written first, then the log's.
-  const exit = (code: number) => void accessLogs.close().finally(() => exitAfterLogs(code));
-  // SIGUSR1 and POST /reopen_logs: every log file of every process, after logrotate moved them.
-  const reopenLogs = () => {
-    void accessLogs.reopen();
-    logs.reopen().catch((error: Error) => process.stderr.write(`cannot reopen ${options.logPath}: ${error.message}\n`));
-    supervisor.reopenLogs();
-  };
-  const supervisor = new Supervisor({
+  // Serving's modules (the supervisor and all it runs) are loaded only now: a validation never pays for them.
+  const { serve } = await import('./serve');
+  await serve({
     options,
-    bootstrap: serverBootstrap(loaded.bootstrap, options),
-    build: readBuildInfo(),
+    bootstrap: loaded.bootstrap,
+    unknownFields: loaded.unknownFields,
+    extensions,
     log,
     logSettings,
     logs,
-    exit,
-    accessLogs,
     hotRestartVersion: hotRestartVersionOf(options),
-    staticUnknownFields: new Set(loaded.unknownFields).size,
-    notifier: SystemdNotifier.takeFromEnvironment(process.env),
-    readiness: ReadinessFd.takeFromEnvironment(process.env),
-    clock: new SystemClock(),
-    reopenAllLogs: reopenLogs,
-    extensions,
+    critical: (line) => reportCritical(mainLog, options, line),
+    exitAfterLogs,
   });
-  const stop = (signal: string) => () => {
-    mainLog.warn(`caught ${signal}`);
-    void supervisor.stop(signal).then(() => exit(0));
-  };
-  process.on('SIGTERM', stop('SIGTERM'));
-  process.on('SIGINT', stop('SIGINT'));
-  process.on('SIGUSR1', () => {
-    mainLog.warn('caught SIGUSR1. Reopening access logs.');
-    reopenLogs();
-  });
-  process.on('SIGHUP', () => mainLog.warn('caught and eating SIGHUP. See documentation for how to hot restart.'));
-  try {
-    await supervisor.start();
-  } catch (error) {
-    reportCritical(mainLog, options, `error starting the server: ${(error as Error).message}`);
-    await supervisor.shutdown('start failed');
-    exit(1);
-    return;
-  }
-  if (options.mode === 'init_only') {
-    await supervisor.shutdown('--mode init_only: initialized');
-    exit(0);
-  }
 }
 
 /**
@@ -179,14 +133,6 @@ function loadOrReport(options: Options, logFactory: LoggerFactory, extensions: B
   for (const warning of loaded.warnings) log.warn(warning);
   for (const field of new Set(loaded.unknownFields)) log.warn(`Unknown field: ${field}`);
   return loaded;
-}
-
-/** The model the server runs: the node as --service-* override it, and the local address. */
-function serverBootstrap(bootstrap: Bootstrap, options: Options): Bootstrap {
-  return {
-    ...applyServiceOverrides(bootstrap, options),
-    localAddress: localAddress(os.networkInterfaces(), options.localAddressIpVersion),
-  };
 }
 
 function logSettingsOf(options: Options): LogSettings {
