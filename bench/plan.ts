@@ -7,10 +7,13 @@
  * carrying HTTP/1.1. The upstream is the same plain HTTP/1.1 nginx for all of them.
  */
 export type Layer = 'http' | 'tcp' | 'h2' | 'tls';
-/** `proxy-resilient`: our proxy with a health-checked, outlier-detected, circuit-broken cluster. */
-export type Subject = 'direct' | 'nginx' | 'node' | 'proxy' | 'proxy-resilient';
+/**
+ * `proxy-features`: our proxy with what an operator runs: a file access log, a health-checked,
+ * outlier-detected, circuit-broken LEAST_REQUEST cluster, and a retry policy on the route.
+ */
+export type Subject = 'direct' | 'nginx' | 'node' | 'proxy' | 'proxy-features';
 
-export const SUBJECTS: readonly Subject[] = ['direct', 'nginx', 'node', 'proxy', 'proxy-resilient'];
+export const SUBJECTS: readonly Subject[] = ['direct', 'nginx', 'node', 'proxy', 'proxy-features'];
 
 /** The upstream answers `/` with this 13-byte body and LARGE_PATH with LARGE_BODY_BYTES bytes. */
 export const SMALL_BODY = 'Hello, World!';
@@ -52,10 +55,10 @@ export const GROUPS: readonly Group[] = [
   },
 ];
 
-// node-http-proxy speaks HTTP only, so it has no TCP row; the resilient cluster's cost is an L7 one.
+// node-http-proxy speaks HTTP only, so it has no TCP row; the features row is an L7 one.
 // The upstream speaks neither HTTP/2 nor TLS, so those groups compare the two proxies alone.
 const SUBJECTS_BY_LAYER: Readonly<Record<Layer, readonly Subject[]>> = {
-  http: ['direct', 'nginx', 'node', 'proxy', 'proxy-resilient'],
+  http: ['direct', 'nginx', 'node', 'proxy', 'proxy-features'],
   tcp: ['direct', 'nginx', 'proxy'],
   h2: ['nginx', 'proxy'],
   tls: ['nginx', 'proxy'],
@@ -83,8 +86,8 @@ function rowLabel(subject: Subject, layer: Layer): string {
       return 'node-http-proxy';
     case 'proxy':
       return layer === 'tcp' ? 'proxy tcp_proxy' : 'proxy';
-    case 'proxy-resilient':
-      return 'proxy, resilient cluster';
+    case 'proxy-features':
+      return "proxy, operator's features";
   }
 }
 

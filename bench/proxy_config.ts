@@ -10,8 +10,11 @@ export interface ProxyBenchConfig {
   readonly listenPort: number;
   readonly upstreamPort: number;
   readonly adminPort: number;
-  /** The cluster carries what a production one does: health checks, outlier detection, circuit breakers. */
-  readonly resilient?: boolean;
+  /**
+   * What an operator runs: the cluster health-checked, outlier-detected and circuit-broken with
+   * LEAST_REQUEST, a retry policy on the route (give accessLogPath too, for the file access log).
+   */
+  readonly features?: boolean;
   /** The TLS layer's certificate and key files. */
   readonly certificate?: { readonly certificatePath: string; readonly keyPath: string };
   /** A file access log (the default format) on the listener's filter, to measure what logging costs. */
@@ -80,7 +83,8 @@ function transportSocket(config: ProxyBenchConfig): object {
 
 // HTTP/2 with prior knowledge needs nothing of its own: codec_type AUTO (the default) tells the
 // h2 preface from an HTTP/1.1 request line.
-function terminalFilter(layer: Layer, accessLogPath: string | undefined, routeCount: number, httpFilters: readonly BenchHttpFilter[]): object {
+function terminalFilter(config: ProxyBenchConfig): object {
+  const { layer, accessLogPath } = config;
   const accessLog =
     accessLogPath === undefined
       ? {}
@@ -103,10 +107,10 @@ function terminalFilter(layer: Layer, accessLogPath: string | undefined, routeCo
       stat_prefix: 'bench_http',
       route_config: {
         name: 'bench_route',
-        virtual_hosts: [{ name: 'all', domains: ['*'], routes: benchRoutes(routeCount) }],
+        virtual_hosts: [{ name: 'all', domains: ['*'], routes: benchRoutes(config.routeCount ?? 1, config.features === true) }],
       },
       http_filters: [
-        ...httpFilters.map((name) => BENCH_HTTP_FILTERS[name]),
+        ...(config.httpFilters ?? []).map((name) => BENCH_HTTP_FILTERS[name]),
         {
           name: 'proxy.filters.http.router',
           typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router' },
@@ -120,24 +124,28 @@ function terminalFilter(layer: Layer, accessLogPath: string | undefined, routeCo
 /**
  * `count` routes, the last the bench's catch-all. Those before it are what a large table holds:
  * service prefixes and exact paths, each a different cluster in real life, here the same one.
+ * With `retries`, the catch-all retries what an operator's route retries (the upstream never
+ * fails, so the row measures the policy's bookkeeping).
  */
-function benchRoutes(count: number): object[] {
+function benchRoutes(count: number, retries: boolean): object[] {
   const routes: object[] = [];
   for (let i = 1; i < count; i++) {
     const match = i % 4 === 0 ? { path: `/api/v1/service-${i}/health` } : { prefix: `/api/v1/service-${i}/` };
     routes.push({ match, route: { cluster: CLUSTER } });
   }
-  routes.push({ match: { prefix: '/' }, route: { cluster: CLUSTER } });
+  const retryPolicy = retries ? { retry_policy: { retry_on: '5xx,connect-failure,reset', num_retries: 2 } } : {};
+  routes.push({ match: { prefix: '/' }, route: { cluster: CLUSTER, ...retryPolicy } });
   return routes;
 }
 
 /**
- * The resilient cluster's fields. The circuit breakers are set high enough never to refuse the
+ * The features row's cluster fields. The circuit breakers are set high enough never to refuse the
  * benchmark's load, and the upstream never fails, so the row measures the cost of admission, of
- * counting outcomes and of the health checks alone.
+ * counting outcomes, of choosing the least loaded host and of the health checks alone.
  */
 function resilience(): object {
   return {
+    lb_policy: 'LEAST_REQUEST',
     circuit_breakers: {
       thresholds: [{ priority: 'DEFAULT', max_connections: 100000, max_pending_requests: 100000, max_requests: 100000, max_retries: 3, track_remaining: true }],
     },
@@ -156,7 +164,7 @@ export function proxyBootstrap(config: ProxyBenchConfig): object {
         {
           name: `bench_${config.layer}`,
           address: socketAddress(config.listenPort),
-          filter_chains: [{ filters: [terminalFilter(config.layer, config.accessLogPath, config.routeCount ?? 1, config.httpFilters ?? [])], ...transportSocket(config) }],
+          filter_chains: [{ filters: [terminalFilter(config)], ...transportSocket(config) }],
         },
       ],
       clusters: [
@@ -169,7 +177,7 @@ export function proxyBootstrap(config: ProxyBenchConfig): object {
             cluster_name: CLUSTER,
             endpoints: [{ lb_endpoints: [{ endpoint: { address: socketAddress(config.upstreamPort) } }] }],
           },
-          ...(config.resilient === true ? resilience() : {}),
+          ...(config.features === true ? resilience() : {}),
         },
       ],
     },

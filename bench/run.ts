@@ -15,6 +15,7 @@ import { startBenchUpstream, withSession } from './session';
 import { readSettings, type BenchSettings } from './settings';
 import { ratiosTo, summarize, type Ratios, type Round, type RowSummary } from './summary';
 import { firstLine, formatFailures, formatGroupTable, formatLatency, type TableRow } from './table';
+import { formatTargets, judgeTargets } from './targets';
 import { makeCertificate } from './tls_certificate';
 
 /** A row as the table prints it and as the results file keeps it. */
@@ -120,6 +121,12 @@ function printTables(records: readonly RowRecord[]): void {
     record.kind === 'failed' ? [{ row: `${record.group} / ${record.label}`, error: record.error }] : [],
   );
   if (failures.length > 0) console.log(`\n${formatFailures(failures)}`);
+  const ratios = records.map((record) => ({
+    group: record.group,
+    subject: record.subject,
+    cpuPerRequest: record.kind === 'measured' ? record.ratios.cpuPerRequest : null,
+  }));
+  console.log(`\n${formatTargets(judgeTargets(ratios))}`);
 }
 
 function writeResults(startedAt: Date, report: object): string {

@@ -40,7 +40,7 @@ const PROBE_PROTOCOL: Readonly<Record<Layer, ProbeProtocol>> = { http: 'http1', 
 export async function startService(context: ServiceContext, subject: Subject, layer: Layer): Promise<RunningService> {
   if (subject === 'direct') return { port: context.upstreamPort, process: null };
   const cpu = context.pinning?.proxyCpu ?? null;
-  if (subject === 'proxy' || subject === 'proxy-resilient') {
+  if (subject === 'proxy' || subject === 'proxy-features') {
     const dir = join(context.runDir, `${subject}-${layer}`);
     const launch = await writeProxyLaunch(dir, subject, layer, context.upstreamPort, context.certificate);
     return startProxy(context.processes, launch, context.repoRoot, cpu);
@@ -61,7 +61,7 @@ export interface ProxyLaunch {
 /** Writes the bootstrap into `dir` (created); the ports are chosen here, once. */
 export async function writeProxyLaunch(
   dir: string,
-  subject: 'proxy' | 'proxy-resilient',
+  subject: 'proxy' | 'proxy-features',
   layer: Layer,
   upstreamPort: number,
   certificate: BenchCertificate | null,
@@ -69,12 +69,17 @@ export async function writeProxyLaunch(
 ): Promise<ProxyLaunch> {
   mkdirSync(dir, { recursive: true });
   const configPath = join(dir, 'bootstrap.yaml');
-  const resilient = subject === 'proxy-resilient';
+  const features = subject === 'proxy-features';
   const port = await freePort();
   const adminPort = await freePort();
-  writeFileSync(configPath, proxyBootstrapYaml({ layer, listenPort: port, upstreamPort, adminPort, resilient, certificate: certificate ?? undefined, ...variant }));
-  const label = resilient ? 'proxy resilient' : layer === 'tcp' ? 'proxy tcp_proxy' : `proxy ${layer}`;
-  return { label, layer, port, configPath, baseId: baseId(layer, resilient) };
+  // The features row logs every request, as an operator's proxy does.
+  const accessLogPath = features ? join(dir, 'access.log') : undefined;
+  writeFileSync(
+    configPath,
+    proxyBootstrapYaml({ layer, listenPort: port, upstreamPort, adminPort, features, accessLogPath, certificate: certificate ?? undefined, ...variant }),
+  );
+  const label = features ? 'proxy features' : layer === 'tcp' ? 'proxy tcp_proxy' : `proxy ${layer}`;
+  return { label, layer, port, configPath, baseId: baseId(layer, features) };
 }
 
 /**
@@ -136,6 +141,6 @@ function frontend(context: ServiceContext, layer: Exclude<Layer, 'tcp'>): Fronte
 // runs on this machine with the default base id 0.
 const LAYERS: readonly Layer[] = ['http', 'tcp', 'h2', 'tls'];
 
-function baseId(layer: Layer, resilient: boolean): number {
-  return process.pid * 8 + LAYERS.indexOf(layer) * 2 + (resilient ? 1 : 0);
+function baseId(layer: Layer, features: boolean): number {
+  return process.pid * 8 + LAYERS.indexOf(layer) * 2 + (features ? 1 : 0);
 }

@@ -61,13 +61,19 @@ test('the TCP listener hands every connection to tcp_proxy for the same cluster'
   assert.equal(filter?.typed_config['@type'], 'type.googleapis.com/envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy');
 });
 
-test('the resilient cluster carries circuit breakers above the load, and the proxy takes it as it is', () => {
-  const yaml = proxyBootstrapYaml({ layer: 'http', ...ports, resilient: true });
-  const cluster = (load(yaml) as { static_resources: { clusters: { circuit_breakers?: { thresholds: { max_requests: number }[] } }[] } }).static_resources.clusters[0]!;
+test("the features row: a file access log, a retry policy, a LEAST_REQUEST cluster with breakers above the load; the proxy takes it as it is", () => {
+  const yaml = proxyBootstrapYaml({ layer: 'http', ...ports, features: true, accessLogPath: '/tmp/b/access.log' });
+  const parsed = load(yaml) as Bootstrap & { static_resources: { clusters: { lb_policy: string; circuit_breakers?: { thresholds: { max_requests: number }[] } }[] } };
+  const cluster = parsed.static_resources.clusters[0]!;
   assert.equal(cluster.circuit_breakers?.thresholds[0]?.max_requests, 100000);
+  assert.equal(cluster.lb_policy, 'LEAST_REQUEST');
   const loaded = loadBootstrap({ extensions: builtinExtensions(), configYaml: yaml, allowUnknownStaticFields: false });
   assert.equal(loaded.bootstrap.clusters[0]?.circuitBreakers.DEFAULT.maxRequests, 100000);
-  assert.equal('circuit_breakers' in parse('http').static_resources.clusters[0]!, false);
+  assert.match(yaml, /retry_on: 5xx,connect-failure,reset/);
+  assert.match(yaml, /path: \/tmp\/b\/access.log/);
+  const plain = parse('http');
+  assert.equal('circuit_breakers' in plain.static_resources.clusters[0]!, false);
+  assert.doesNotMatch(proxyBootstrapYaml({ layer: 'http', ...ports }), /retry_policy|access_log:|LEAST_REQUEST/);
 });
 
 test('the TLS listener terminates TLS with the run’s certificate files; the HTTP/2 one is the HTTP one', () => {
