@@ -9,6 +9,7 @@ import * as os from 'node:os';
 import { TLSSocket } from 'node:tls';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { type ConnectionIds, headerDump } from '../log/connection_log';
+import type { AdminRole } from '../config/model';
 import type { Logger } from '../log/logger_api';
 import type { Counter, Gauge, Histogram, Scope } from '../stats/stats';
 import { formatAccessLogLine } from './access_log_format';
@@ -26,6 +27,8 @@ export interface AdminRequest {
   readonly query: QueryParams;
   readonly headers: http.IncomingHttpHeaders;
   readonly body: Buffer;
+  /** The caller's role with admin.security; null: anyone may do anything (the home page shows every mutation). */
+  readonly role: AdminRole | null;
 }
 
 export interface AdminResponse {
@@ -368,7 +371,7 @@ export class AdminServer {
       this.log.warn(`admin path "${path}" mutates state, method=${method} rather than POST`);
     }
     try {
-      return await handler.handle({ method, path, query: params, headers: req.headers, body });
+      return await handler.handle({ method, path, query: params, headers: req.headers, body, role: caller?.role ?? null });
     } catch (e) {
       this.onCaughtFailure(e);
       this.log.error(`admin handler ${path} failed: ${(e as Error).stack ?? String(e)}`);

@@ -30,7 +30,7 @@ test('the handler applies a valid change and lists after it; an invalid one chan
       if (!('files' in c)) level = c.level;
     },
   });
-  const call = (query: string) => handler.handle({ method: 'POST', path: '/logging', query: q(query), headers: {}, body: Buffer.alloc(0) });
+  const call = (query: string) => handler.handle({ method: 'POST', path: '/logging', query: q(query), headers: {}, body: Buffer.alloc(0), role: null });
   assert.deepEqual(await call('http=trace'), { status: 200, body: 'active loggers:\n  http: trace\n\n' });
   assert.deepEqual(await call('http=loud'), { status: 400, body: `${LOGGING_USAGE}active loggers:\n  http: trace\n\n` });
   assert.deepEqual(changes, [{ component: 'http', level: 'trace' }]);

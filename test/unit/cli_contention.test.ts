@@ -11,7 +11,7 @@ import { offsetOf, segmentOf } from '../../src/shared_memory/segments';
 import type { SharedMemorySource } from '../../src/shared_memory/shared_memory_source';
 
 async function contention(tracer: MutexTracer | null) {
-  const response = await contentionHandler(tracer).handle({ method: 'GET', path: '/contention', query: new Map(), headers: {}, body: Buffer.alloc(0) });
+  const response = await contentionHandler(tracer).handle({ method: 'GET', path: '/contention', query: new Map(), headers: {}, body: Buffer.alloc(0), role: null });
   return response;
 }
 

@@ -25,6 +25,6 @@ test("the supervisor's tracer adds workers' reports to its own waits, the latest
   tracer.record(100);
   tracer.merge({ numContentions: 2, currentWaitCycles: 5, lifetimeWaitCycles: 15 });
   assert.deepEqual(tracer.stats(), { numContentions: 3, currentWaitCycles: 5, lifetimeWaitCycles: 115 });
-  const response = await contentionHandler(tracer).handle({ method: 'GET', path: '/contention', query: new Map(), headers: {}, body: Buffer.alloc(0) });
+  const response = await contentionHandler(tracer).handle({ method: 'GET', path: '/contention', query: new Map(), headers: {}, body: Buffer.alloc(0), role: null });
   assert.equal(response.body, '{\n "num_contentions": "3",\n "current_wait_cycles": "5",\n "lifetime_wait_cycles": "115"\n}\n');
 });

@@ -28,7 +28,7 @@ function handlers(): Map<string, AdminHandler> {
 
 async function get(path: string, query = ''): Promise<AdminResponse & { text: string }> {
   const handler = handlers().get(path)!;
-  const req: AdminRequest = { method: 'GET', path, query: parseQuery(query, handler.decodeQuery), headers: {}, body: Buffer.alloc(0) };
+  const req: AdminRequest = { method: 'GET', path, query: parseQuery(query, handler.decodeQuery), headers: {}, body: Buffer.alloc(0), role: null };
   const res = await handler.handle(req);
   const chunks = typeof res.body === 'string' ? [res.body] : [...res.body];
   return { ...res, text: Buffer.concat(chunks.map((c) => (typeof c === 'string' ? Buffer.from(c) : c))).toString() };
