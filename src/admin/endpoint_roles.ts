@@ -24,6 +24,8 @@ const admin: EndpointRole = { role: 'admin' };
 export const ENDPOINT_ROLES: ReadonlyMap<string, EndpointRole> = new Map([
   ['/', viewer],
   ['/help', viewer],
+  ['/dashboard.js', viewer],
+  ['/dashboard.css', viewer],
   ['/server_info', { role: 'viewer', adminWhen: (query) => query.get('format') === 'json' }],
   ['/ready', viewer],
   ['/stats', viewer],

@@ -76,6 +76,8 @@ describe('admin methods, browser checks and endpoints', { timeout: 90_000 }, () 
     const cases: [method: string, target: string, status: number, type: RegExp, body: RegExp][] = [
       ['GET', '/', 200, /^text\/html; charset=UTF-8$/, /<table/],
       ['GET', '/help', 200, TEXT, /^admin commands are:\n( {2}\/\S*: .+\n)+$/],
+      ['GET', '/dashboard.js', 200, /^text\/javascript; charset=UTF-8$/, /^'use strict';\n\(function dashboardMain\(\) \{/],
+      ['GET', '/dashboard.css', 200, /^text\/css; charset=UTF-8$/, /\.host-unhealthy\{/],
       ['GET', '/server_info', 200, TEXT, /^proxy \S+\/\S+ live \d+ \d+ 0\n$/],
       ['GET', '/ready', 200, TEXT, /^LIVE\n$/],
       ['GET', '/stats', 200, TEXT, /^server\.live: 1$/m],
@@ -152,12 +154,16 @@ describe('admin methods, browser checks and endpoints', { timeout: 90_000 }, () 
     assertFallbackHeaders(r);
     assert.equal(r.headers['content-type'], 'text/html; charset=UTF-8');
     assert.equal(r.headers['x-frame-options'], 'DENY');
-    assert.match(r.headers['content-security-policy'] as string, /^default-src 'none'; style-src 'sha256-[A-Za-z0-9+/=]+'; .*frame-ancestors 'none'/);
+    // Script and style only as files from the admin itself: nothing inline may run.
+    assert.match(r.headers['content-security-policy'] as string, /^default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; .*frame-ancestors 'none'/);
+    assert.doesNotMatch(r.headers['content-security-policy'] as string, /unsafe-|sha256-|nonce-/);
     assert.match(r.body, /<a href='certs'>certs<\/a>/);
-    assert.match(r.body, /<form action='drain_listeners' method='post' class='home-form' id='form-drain_listeners'><button>drain_listeners<\/button><\/form>/);
+    assert.match(r.body, /<form action='drain_listeners' method='post' class='home-form' id='form-drain_listeners' data-confirm='Stop every listener from accepting connections\?'><button>drain_listeners<\/button><\/form>/);
     assert.match(r.body, /<input type='checkbox' name='graceful' form='form-drain_listeners'/);
     assert.match(r.body, /<form action='stats' method='get' class='home-form'>.*<input type='text' name='filter'/);
-    assert.doesNotMatch(r.body, /<script/i);
+    assert.deepEqual(r.body.match(/<script[^>]*>[^<]*<\/script>/gi), ["<script src='dashboard.js' defer></script>"]);
+    assert.doesNotMatch(r.body, /<style|\sstyle=|\son[a-z]+=/i);
+    assert.match(r.body, /<form action='quitquitquit' method='post' class='home-form' id='form-quitquitquit' data-confirm='Shut the server down\?'>/);
   });
 
   test('a POST form body counts as the query', async () => {
