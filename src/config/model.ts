@@ -184,6 +184,8 @@ export interface HttpConnectionManagerConfig {
   /** 0 disables. */
   readonly streamIdleTimeoutMs: number;
   readonly requestTimeoutMs: number;
+  /** request_headers_timeout: a request's head must be whole this long after its first byte; 0: no limit. */
+  readonly requestHeadersTimeoutMs: number;
   readonly commonHttpProtocolOptions: CommonHttpProtocolOptions;
   readonly httpProtocolOptions: Http1ProtocolOptions;
   readonly codecType: CodecType;

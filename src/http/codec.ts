@@ -108,6 +108,11 @@ export interface RequestDecoder {
    */
   sendCodecErrorReply(status: number, body: string, details: string): void;
   /**
+   * request_headers_timeout ran out before the request's head was whole (the HTTP/1 codec opens
+   * a stream for the answer): Envoy's 408, after which the connection closes.
+   */
+  onRequestHeaderTimeout(): void;
+  /**
    * The stream ended without a complete exchange: the peer reset it (`remote reset`), the
    * connection went (`connection termination`), or the codec refused it (`local reset`).
    * Nothing else is called after it.

@@ -156,6 +156,7 @@ export function httpConnectionManager(virtualHosts: VirtualHost[], overrides: Pa
     http2ProtocolOptions: { ...http2ProtocolOptionsOf({})!, allowConnect: false },
     streamIdleTimeoutMs: 300000,
     requestTimeoutMs: 0,
+    requestHeadersTimeoutMs: 0,
     commonHttpProtocolOptions: commonHttpProtocolOptionsOf({}),
     httpProtocolOptions: http1ProtocolOptionsOf({}),
     accessLogs: [],

@@ -83,6 +83,7 @@ test('listeners, with defaults filled in and names in our spelling', () => {
     serverName: 'proxy',
     streamIdleTimeoutMs: 300000,
     requestTimeoutMs: 0,
+    requestHeadersTimeoutMs: 0,
     upgrades: {},
     tracing: null,
     generateRequestId: true,

@@ -4,6 +4,7 @@
 // and the delayed close that lets a client read the last response.
 
 import type * as net from 'node:net';
+import type { Clock, Timer } from '../../common/clock';
 import type { HttpProtocol, RequestDecoder, ResponseEncoder, ServerConnection, ServerConnectionCallbacks } from '../codec';
 import { BODY_CHUNKED, BODY_UNTIL_CLOSE, type RequestHead, type ResponseHead } from '../message';
 import { reasonPhrase, statusLine } from '../status_text';
@@ -36,6 +37,9 @@ export interface Http1ServerSettings extends Http1Settings {
   readonly txBytes: WriteStats;
   /** `http`, taken for this file by http1ServerLog. */
   readonly log: Logger;
+  /** request_headers_timeout: from a request's first byte to its whole head; 0: no limit. */
+  readonly requestHeadersTimeoutMs: number;
+  readonly clock: Clock;
 }
 
 /** Http1ServerSettings.log from the `http` logger: taken once per connection manager, never per connection. */
@@ -69,6 +73,8 @@ export class Http1ServerConnection implements ServerConnection, ResponseEncoder,
   /** Reading stopped because pipelined requests piled up while a response was pending. */
   private pipelineFull = false;
   private delayedCloseTimer: NodeJS.Timeout | null = null;
+  /** request_headers_timeout's, made when first armed; enabled while a request's head arrives. */
+  private headerTimer: Timer | null = null;
 
   constructor(
     private readonly socket: net.Socket,
@@ -91,6 +97,7 @@ export class Http1ServerConnection implements ServerConnection, ResponseEncoder,
   // ---- ParserCallbacks: the request ------------------------------------------------------
 
   onMessageHead(head: RequestHead): void {
+    this.headerTimer?.disable();
     this.request = head;
     this.requestComplete = this.requestBodiless = head.bodyLength === 0;
     this.responseStarted = false;
@@ -237,6 +244,8 @@ export class Http1ServerConnection implements ServerConnection, ResponseEncoder,
     if (this.closing) return;
     const log = this.settings.log;
     if (log.enabled('trace')) log.trace(`[C${this.connectionId}] parsing ${chunk.length} bytes`);
+    // A request begins with its first byte: its head has request_headers_timeout from here.
+    if (this.decoder === null) this.startHeaderTimer();
     try {
       this.parser.execute(chunk);
     } catch (e) {
@@ -260,6 +269,7 @@ export class Http1ServerConnection implements ServerConnection, ResponseEncoder,
   };
 
   private readonly onSocketClose = (): void => {
+    this.headerTimer?.close();
     this.writer.release();
     if (this.delayedCloseTimer !== null) clearTimeout(this.delayedCloseTimer);
     const decoder = this.decoder;
@@ -313,9 +323,26 @@ export class Http1ServerConnection implements ServerConnection, ResponseEncoder,
       this.protocolError(e);
       return;
     }
-    // Pipelined requests just parsed send what they queued.
+    // Pipelined requests just parsed send what they queued; one whose head is not whole yet began.
+    if (this.decoder === null && this.parser.bufferedBytes > 0) this.startHeaderTimer();
     this.onBatchEnd();
   }
+
+  private startHeaderTimer(): void {
+    const ms = this.settings.requestHeadersTimeoutMs;
+    if (ms === 0 || this.headerTimer?.enabled === true) return;
+    (this.headerTimer ??= this.settings.clock.createTimer(this.onHeaderTimeout)).enable(ms);
+  }
+
+  /** The head did not arrive in time: answered on a stream of its own, then the connection closes. */
+  private readonly onHeaderTimeout = (): void => {
+    if (this.decoder !== null || this.closing) return;
+    const decoder = this.callbacks.newStream(this);
+    this.decoder = decoder;
+    this.closeAfterResponse = true;
+    this.requestComplete = false;
+    decoder.onRequestHeaderTimeout();
+  };
 
   /** The writes of the stream that this batch of input reached go out together. */
   private onBatchEnd(): void {

@@ -75,6 +75,7 @@ export function httpConnectionManager(config: JsonObject, extensions: ConfigExte
     serverName: stringField(config, 'server_name') || DEFAULTS.serverName,
     streamIdleTimeoutMs: millis(config, 'stream_idle_timeout', DEFAULTS.streamIdleTimeoutMs),
     requestTimeoutMs: millis(config, 'request_timeout', DEFAULTS.requestTimeoutMs),
+    requestHeadersTimeoutMs: millis(config, 'request_headers_timeout', 0),
     commonHttpProtocolOptions: commonHttpProtocolOptionsOf(messageField(config, 'common_http_protocol_options') ?? {}),
     httpProtocolOptions: http1ProtocolOptionsOf(messageField(config, 'http_protocol_options') ?? {}),
     codecType: enumField<CodecType>(config, 'codec_type', 'AUTO'),

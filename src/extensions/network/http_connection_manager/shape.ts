@@ -213,6 +213,7 @@ export const HTTP_CONNECTION_MANAGER_SHAPE: Shape = {
     server_name: leaf,
     stream_idle_timeout: leaf,
     request_timeout: leaf,
+    request_headers_timeout: leaf,
     common_http_protocol_options: {
       fields: { idle_timeout: leaf, max_connection_duration: leaf, max_headers_count: leaf, max_stream_duration: leaf, headers_with_underscores_action: leaf },
     },

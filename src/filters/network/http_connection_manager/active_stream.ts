@@ -256,6 +256,12 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, FilteredS
 
   // ---- DownstreamStream: the response -------------------------------------------------------
 
+  /** Envoy's onRequestHeaderTimeout: no response flag, details request_header_timeout. */
+  onRequestHeaderTimeout(): void {
+    this.stats.downstream_rq_header_timeout.inc();
+    this.sendLocalReply(408, 'request header timeout', NO_HEADERS, 'request_header_timeout');
+  }
+
   /** Envoy's DPE: the codec found the request malformed. */
   sendCodecErrorReply(status: number, body: string, details: string): void {
     this.info?.setResponseFlag(ResponseFlag.DownstreamProtocolError);

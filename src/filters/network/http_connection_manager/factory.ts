@@ -154,6 +154,8 @@ export class HttpConnectionManagerFactory implements NetworkFilterFactory {
       rxBytes: this.stats.downstream_cx_rx_bytes_total,
       txBytes: { written: this.stats.downstream_cx_tx_bytes_total, buffered: this.stats.downstream_cx_tx_bytes_buffered },
       log: http1ServerLog(deps.log),
+      requestHeadersTimeoutMs: config.requestHeadersTimeoutMs,
+      clock: deps.filterContext.clock,
     };
     this.http2Settings = {
       options: config.http2ProtocolOptions,

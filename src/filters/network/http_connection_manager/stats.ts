@@ -30,6 +30,8 @@ export class HttpConnectionManagerStats {
   readonly downstream_rq_rx_reset: Counter;
   readonly downstream_rq_tx_reset: Counter;
   readonly downstream_rq_timeout: Counter;
+  /** request_headers_timeout ran out before a request's head was whole. */
+  readonly downstream_rq_header_timeout: Counter;
   readonly downstream_rq_idle_timeout: Counter;
   readonly downstream_rq_max_duration_reached: Counter;
   readonly downstream_rq_ws_on_non_ws_route: Counter;
@@ -72,6 +74,7 @@ export class HttpConnectionManagerStats {
     this.downstream_rq_rx_reset = scope.counter('downstream_rq_rx_reset');
     this.downstream_rq_tx_reset = scope.counter('downstream_rq_tx_reset');
     this.downstream_rq_timeout = scope.counter('downstream_rq_timeout');
+    this.downstream_rq_header_timeout = scope.counter('downstream_rq_header_timeout');
     this.downstream_rq_idle_timeout = scope.counter('downstream_rq_idle_timeout');
     this.downstream_rq_max_duration_reached = scope.counter('downstream_rq_max_duration_reached');
     this.downstream_rq_ws_on_non_ws_route = scope.counter('downstream_rq_ws_on_non_ws_route');
