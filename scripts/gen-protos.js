@@ -123,6 +123,15 @@ const ENTRY_POINTS = [
     file: 'envoy/extensions/transport_sockets/proxy_protocol/v3/upstream_proxy_protocol.proto',
     types: ['envoy.extensions.transport_sockets.proxy_protocol.v3.ProxyProtocolUpstreamTransport'],
   },
+  // The overload manager's resource monitors (Bootstrap.overload_manager.resource_monitors).
+  {
+    file: 'envoy/extensions/resource_monitors/fixed_heap/v3/fixed_heap.proto',
+    types: ['envoy.extensions.resource_monitors.fixed_heap.v3.FixedHeapConfig'],
+  },
+  {
+    file: 'envoy/extensions/resource_monitors/injected_resource/v3/injected_resource.proto',
+    types: ['envoy.extensions.resource_monitors.injected_resource.v3.InjectedResourceConfig'],
+  },
   {
     file: 'envoy/extensions/retry/host/previous_hosts/v3/previous_hosts.proto',
     types: ['envoy.extensions.retry.host.previous_hosts.v3.PreviousHostsPredicate'],

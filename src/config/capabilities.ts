@@ -356,6 +356,16 @@ const BOOTSTRAP: Shape = {
     stats_sinks: list({ fields: { name: leaf, typed_config: anyContent } }),
     // The tracer of every connection manager that names none (its typed_config: its descriptor's shape).
     tracing: { fields: { http: { fields: { name: leaf, typed_config: anyContent } } } },
+    // Each worker's overload manager (src/overload). Threshold triggers only: Envoy 1.16's actions
+    // act when saturated and none reads a scaled value; an action's typed_config configures none of these.
+    overload_manager: {
+      fields: {
+        refresh_interval: leaf,
+        // Each monitor's typed_config is checked by its @type (src/extensions/resource_monitors).
+        resource_monitors: list({ fields: { name: leaf, typed_config: anyContent } }),
+        actions: list({ fields: { name: leaf, triggers: list({ fields: { name: leaf, threshold: { fields: { value: leaf } } } }) } }),
+      },
+    },
     layered_runtime: {
       fields: {
         layers: list({

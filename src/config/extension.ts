@@ -39,6 +39,7 @@ import type {
   ListenerFilterConfig,
   NetworkFilterConfig,
   PerRouteModel,
+  ResourceMonitorConfig,
   RetryHostPredicateConfig,
   StatsSinkConfig,
   TracerConfig,
@@ -67,6 +68,8 @@ export interface ExtensionModels {
   'proxy.load_balancers': LbPolicy;
   /** An active health check's kind, by the HealthCheck field that configures it (http_health_check, ...). */
   'proxy.health_checkers': HealthChecker;
+  /** overload_manager.resource_monitors, which every worker reads for itself. */
+  'proxy.resource_monitors': ResourceMonitorConfig;
   /** The bootstrap's stats_sinks, which the supervisor flushes. */
   'proxy.stats_sinks': StatsSinkConfig;
   /** Bootstrap.tracing.http, and a connection manager's tracing.provider. */

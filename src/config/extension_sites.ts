@@ -16,6 +16,7 @@ export type ExtensionSite =
   | 'upstream_network_filter'
   | 'access_log'
   | 'stats_sink'
+  | 'resource_monitor'
   | 'tracer';
 
 /** The registry category of the extensions found at each place of a bootstrap. */
@@ -28,6 +29,7 @@ export const SITE_CATEGORIES: Readonly<Record<ExtensionSite, ExtensionCategory>>
   upstream_network_filter: 'proxy.filters.upstream_network',
   access_log: 'proxy.access_loggers',
   stats_sink: 'proxy.stats_sinks',
+  resource_monitor: 'proxy.resource_monitors',
   tracer: 'proxy.tracers',
 };
 
@@ -35,7 +37,7 @@ export type ExtensionVisitor = (extension: JsonObject, site: ExtensionSite, path
 
 /**
  * Calls `visit` on every extension of the bootstrap (its admin's transport socket, its tracer, its
- * static resources', then its stats sinks), parents first: a visitor may rewrite a network
+ * static resources', then its stats sinks and resource monitors), parents first: a visitor may rewrite a network
  * filter's config before its HTTP filters are visited.
  */
 export function forEachExtension(bootstrap: JsonObject, extensions: ConfigExtensions, visit: ExtensionVisitor): void {
@@ -43,6 +45,7 @@ export function forEachExtension(bootstrap: JsonObject, extensions: ConfigExtens
   one(messageField(bootstrap, 'tracing') ?? {}, 'http', 'tracing', 'tracer', visit);
   forEachStaticResourceExtension(bootstrap, extensions, visit);
   eachOf(bootstrap, 'stats_sinks', '', 'stats_sink', visit);
+  eachOf(messageField(bootstrap, 'overload_manager') ?? {}, 'resource_monitors', 'overload_manager', 'resource_monitor', visit);
 }
 
 function forEachStaticResourceExtension(bootstrap: JsonObject, extensions: ConfigExtensions, visit: ExtensionVisitor): void {

@@ -92,6 +92,8 @@ export interface Bootstrap {
   readonly tracing: TracerConfig | null;
   /** static_resources.secrets, which TLS contexts name in an SdsSecretConfig without sds_config. */
   readonly secrets: readonly SecretConfig[];
+  /** overload_manager; null when unset. */
+  readonly overloadManager: OverloadManagerConfig | null;
   /**
    * The server's local address (first non-loopback address of --local-address-ip-version's
    * family, else loopback), set at start-up: Envoy appends it to x-forwarded-for when the
@@ -1440,6 +1442,48 @@ export interface HistogramBucketRule {
   readonly match: StringMatch;
   /** Upper bounds, ascending, each above 0. */
   readonly buckets: readonly number[];
+}
+
+/** Bootstrap.overload_manager, which every worker runs for itself (src/overload). */
+export interface OverloadManagerConfig {
+  /** refresh_interval: how often each monitor is read (Envoy's default 1 s). */
+  readonly refreshIntervalMs: number;
+  readonly resourceMonitors: readonly ResourceMonitorConfig[];
+  readonly actions: readonly OverloadActionConfig[];
+}
+
+/** A resource monitor (src/extensions/resource_monitors): what measures one resource's pressure, 1 at its limit. */
+export type ResourceMonitorConfig = FixedHeapMonitorConfig | InjectedResourceMonitorConfig;
+
+export interface FixedHeapMonitorConfig {
+  readonly kind: 'fixed_heap';
+  readonly name: string;
+  readonly maxHeapSizeBytes: number;
+}
+
+export interface InjectedResourceMonitorConfig {
+  readonly kind: 'injected_resource';
+  readonly name: string;
+  /** The file whose content is the pressure, a number in [0, 1]. */
+  readonly filename: string;
+}
+
+/** The overload actions this build acts on (`proxy.overload_actions.<kind>`). */
+export type OverloadActionKind = 'stop_accepting_requests' | 'disable_http_keepalive';
+
+export interface OverloadActionConfig {
+  /** As the stats name it: `proxy.overload_actions.<kind>`. */
+  readonly name: string;
+  readonly kind: OverloadActionKind;
+  /** The action is active while any of its triggers has fired. */
+  readonly triggers: readonly OverloadTriggerConfig[];
+}
+
+/** A threshold trigger: fired while the monitor's pressure is at or above `threshold`. */
+export interface OverloadTriggerConfig {
+  /** The monitor's index in resourceMonitors. */
+  readonly monitor: number;
+  readonly threshold: number;
 }
 
 /**

@@ -69,6 +69,7 @@ import type {
 import type { ConfigExtensions } from './extension';
 import { proxySpelling } from './names';
 import { flattenStaticLayer } from '../runtime/static_layer';
+import { overloadManagerModel } from './overload_manager_model';
 
 /** Envoy 1.16's outlier detection defaults of the UInt32Value fields, by field name. */
 const OUTLIER_DEFAULTS = {
@@ -154,6 +155,10 @@ export function buildBootstrapModel(bootstrap: JsonObject, extensions: ConfigExt
       return tracer === undefined ? null : extensions.model('proxy.tracers', tracer);
     })(),
     secrets: messageList(resources, 'secrets').map(secretOf),
+    overloadManager: (() => {
+      const manager = messageField(bootstrap, 'overload_manager');
+      return manager === undefined ? null : overloadManagerModel(manager, extensions);
+    })(),
     source: bootstrap,
   });
 }

@@ -32,6 +32,8 @@ export const STATSD_SINK = 'proxy.stat_sinks.statsd';
 export const DOG_STATSD_SINK = 'proxy.stat_sinks.dog_statsd';
 export const METRICS_SERVICE_SINK = 'proxy.stat_sinks.metrics_service';
 export const ZIPKIN_TRACER = 'proxy.tracers.zipkin';
+export const FIXED_HEAP_MONITOR = 'proxy.resource_monitors.fixed_heap';
+export const INJECTED_RESOURCE_MONITOR = 'proxy.resource_monitors.injected_resource';
 
 const ENVOY_PREFIX = 'envoy.';
 const PROXY_PREFIX = 'proxy.';
@@ -90,6 +92,8 @@ export const CONFIG_TYPES = {
   aggregateCluster: 'envoy.extensions.clusters.aggregate.v3.ClusterConfig',
   originalDst: 'envoy.extensions.filters.listener.original_dst.v3.OriginalDst',
   statsdSink: 'envoy.config.metrics.v3.StatsdSink',
+  fixedHeap: 'envoy.extensions.resource_monitors.fixed_heap.v3.FixedHeapConfig',
+  injectedResource: 'envoy.extensions.resource_monitors.injected_resource.v3.InjectedResourceConfig',
   dogStatsdSink: 'envoy.config.metrics.v3.DogStatsdSink',
   metricsService: 'envoy.config.metrics.v3.MetricsServiceConfig',
   zipkin: 'envoy.config.trace.v3.ZipkinConfig',

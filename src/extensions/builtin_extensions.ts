@@ -6,7 +6,7 @@
 import { ExtensionRegistry } from '../config/extension_registry';
 import { AGGREGATE } from './clusters/aggregate';
 import { EDS, LOGICAL_DNS, ORIGINAL_DST, STATIC, STRICT_DNS } from './clusters/discovery_types';
-import { accessLoggers, httpFilters, networkFilters, tracers } from './data_plane_extensions';
+import { accessLoggers, httpFilters, networkFilters, resourceMonitors, tracers } from './data_plane_extensions';
 import type { ExtensionFactories } from './extension_factories';
 import { GRPC_HEALTH_CHECKER } from './health_checkers/grpc';
 import { HTTP_HEALTH_CHECKER } from './health_checkers/http';
@@ -41,6 +41,7 @@ export function builtinExtensions(): BuiltinExtensions {
     'proxy.transport_sockets.upstream': [UPSTREAM_RAW_BUFFER, UPSTREAM_TLS, UPSTREAM_PROXY_PROTOCOL],
     'proxy.load_balancers': loadBalancers(),
     'proxy.health_checkers': [HTTP_HEALTH_CHECKER, TCP_HEALTH_CHECKER, GRPC_HEALTH_CHECKER],
+    'proxy.resource_monitors': resourceMonitors(),
     'proxy.stats_sinks': [STATSD, DOG_STATSD, METRICS_SERVICE],
     'proxy.tracers': tracers(),
   });

@@ -8,6 +8,7 @@ import type { AccessLogManager } from '../access_log/access_log_manager';
 import type { AccessLogConfig } from '../config/model';
 import type { HttpFilterFactoryCreator } from '../filters/http/http_filter_registry';
 import type { NetworkFilterFactoryCreator } from '../listener/network_filter_builder';
+import type { ResourceMonitorFactory } from '../overload/resource_monitor';
 import type { TracerFactory } from '../tracing/tracer';
 import type { LoadBalancerFactory } from '../upstream/worker/lb/load_balancer_registry';
 
@@ -35,5 +36,6 @@ export interface DataPlaneFactories {
   'proxy.transport_sockets.downstream': null;
   'proxy.transport_sockets.upstream': null;
   'proxy.load_balancers': LoadBalancerFactory;
+  'proxy.resource_monitors': ResourceMonitorFactory;
   'proxy.tracers': TracerFactory;
 }

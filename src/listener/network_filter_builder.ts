@@ -17,6 +17,7 @@ import type { LoggerFactory } from '../log/logger_api';
 import type { RuntimeSource } from '../runtime/live_runtime';
 import type { RouteConfigUpdates } from '../filters/network/http_connection_manager/route_config_updates';
 import type { DrainDecider } from '../server/drain_decider';
+import type { OverloadState } from '../overload/overload_state';
 import type { StatsStore } from '../stats/stats';
 import { addressString } from '../network/socket_address';
 import { mathRandom } from '../common/random';
@@ -38,6 +39,8 @@ export interface NetworkFilterContext {
   readonly stats: StatsStore;
   readonly clusters: ClusterManager;
   readonly drain: DrainDecider;
+  /** What the worker's overload manager has turned on. */
+  readonly overload: OverloadState;
   readonly log: LoggerFactory;
   readonly ids: ConnectionIds;
   readonly runtime: RuntimeSource;
@@ -78,6 +81,8 @@ export interface NetworkFilterDeps {
   /** Numbers the streams of this process for their log lines. */
   readonly ids: ConnectionIds;
   readonly drain: DrainDecider;
+  /** What the process's overload manager has turned on (never anything, in a process without one). */
+  readonly overload: OverloadState;
   readonly runtime: RuntimeSource;
   /** The admin /healthcheck/fail state as this process knows it (the health check filter's input). */
   readonly healthCheckFailed: () => boolean;
@@ -199,11 +204,12 @@ export class NetworkFilterBuilder {
     const creator = this.deps.networkFilters.get(filter.name);
     // Validation admits the registered network filters only.
     if (creator === undefined) throw new FieldError('name', `no network filter named '${filter.name}' is registered`);
-    const { stats, clusters, log, ids, bootstrap, runtime } = this.deps;
+    const { stats, clusters, log, ids, bootstrap, runtime, overload } = this.deps;
     return creator.create(filter, {
       stats,
       clusters,
       drain,
+      overload,
       log,
       ids,
       runtime,

@@ -17,6 +17,7 @@ import { SecretStore } from '../tls/secret_store';
 import { ClusterManager } from '../upstream/worker/cluster_manager';
 import { RouteConfigUpdates } from '../filters/network/http_connection_manager/route_config_updates';
 import { neverDrain } from './drain_decider';
+import { OverloadState } from '../overload/overload_state';
 
 /** @throws ConfigError of `file` at the field of the first cluster or listener a worker could not build */
 export function constructDataPlane(bootstrap: Bootstrap, file: string, log: LoggerFactory): void {
@@ -46,6 +47,7 @@ export function buildDataPlane(bootstrap: Bootstrap, log: LoggerFactory): void {
     log,
     ids: ConnectionIds.forOneProcess(),
     drain: neverDrain,
+    overload: new OverloadState(),
     runtime,
     healthCheckFailed: () => false,
     clock: new SystemClock(),

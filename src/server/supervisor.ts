@@ -61,6 +61,7 @@ import { CREATED_FILE_MODE } from '../common/file_mode';
 import { reclaimColumns, zeroColumnGauges } from '../stats/column_reclaim';
 import { StatKind } from '../shared_memory/region_layout';
 import { SharedStatsStore } from '../stats/store';
+import { OverloadGauges } from '../overload/overload_gauges';
 import { healthSources } from '../upstream/supervisor/health_sources';
 import { SupervisorClusterManager } from '../upstream/supervisor/supervisor_cluster_manager';
 import { CdsApi } from '../upstream/supervisor/cds_api';
@@ -383,6 +384,7 @@ export class Supervisor implements ServerInfoSource {
     }));
     // Made once per epoch, when the first worker is forked: every worker gets the same bytes.
     let bootstrapBytes: Uint8Array | null = null;
+    const overload = bootstrap.overloadManager === null ? null : new OverloadGauges(bootstrap.overloadManager, store);
     this.workers = new WorkerPool({
       count: options.concurrency,
       columns: this.workerColumns,
@@ -419,8 +421,12 @@ export class Supervisor implements ServerInfoSource {
         if (m.type === 'contention') this.tracer?.merge(m.stats);
         else if (m.type === 'outlier_consecutive_failure') outlierDetectorOf(clusters.healthSources(m.cluster))?.onConsecutiveFailure(m.host, m.failure);
         else if (m.type === 'hosts_picked') clusters.hostsPicked(m.cluster, m.addresses);
+        else if (m.type === 'overload') overload?.report(m.workerIndex, m);
       },
-      onWorkerGone: (column) => zeroColumnGauges(region, this.store!.names, this.store!.hosts, column),
+      onWorkerGone: (column, workerIndex) => {
+        zeroColumnGauges(region, this.store!.names, this.store!.hosts, column);
+        overload?.forget(workerIndex);
+      },
       restarts: this.stats.workerRestarts,
       backoff: WORKER_RESTART_BACKOFF,
       log: this.log,

@@ -5,7 +5,11 @@ import * as fs from 'node:fs';
 import { attachRegion } from '../shared_memory/posix_shared_memory';
 import { loggerFactory, openLogs } from '../log/log_settings';
 import type { LogManager } from '../log/log_manager';
-import type { ClusterConfig } from '../config/model';
+import type { ClusterConfig, OverloadManagerConfig } from '../config/model';
+import type { Logger } from '../log/logger_api';
+import { OverloadManager, type OverloadReport } from '../overload/overload_manager';
+import { OverloadState } from '../overload/overload_state';
+import type { ResourceMonitorFactory } from '../overload/resource_monitor';
 import { ListenerManager } from '../listener/listener_manager';
 import { ListenSocket } from '../listener/listen_socket';
 import { NetworkFilterBuilder } from '../listener/network_filter_builder';
@@ -162,6 +166,7 @@ async function run(init: WorkerInit, started: Promise<WorkerStart>, control: Wor
     onError: (path, error) => log.error(`access log ${path}: ${error.message}`),
   });
   const factories = dataPlaneFactories();
+  const overload = new OverloadState();
   const routeConfigs = new RouteConfigUpdates(start.routeConfigs);
   const filters = new NetworkFilterBuilder({
     accessLogs: { files: accessLogFiles, loggers: factories.accessLoggers, runtime: control.runtime, random: mathRandom },
@@ -171,6 +176,7 @@ async function run(init: WorkerInit, started: Promise<WorkerStart>, control: Wor
     log: logFactory,
     ids,
     drain,
+    overload,
     runtime: control.runtime,
     healthCheckFailed: () => control.healthCheckFailed,
     clock,
@@ -179,6 +185,12 @@ async function run(init: WorkerInit, started: Promise<WorkerStart>, control: Wor
     tracers: factories.tracers,
     routeConfigs,
     secrets,
+  });
+  const overloadManager = startOverloadManager(bootstrap.overloadManager, overload, {
+    factories: factories.resourceMonitors,
+    stats: store,
+    log: logs.component('main').forFile(__filename),
+    onReport: (report) => send({ v: WORKER_PROTOCOL_VERSION, type: 'overload', workerIndex: init.workerIndex, ...report }),
   });
   const listeners = new ListenerManager({ stats: store, log: logFactory, ids, clock });
   const tlsContexts: TlsContext[] = [];
@@ -216,6 +228,7 @@ async function run(init: WorkerInit, started: Promise<WorkerStart>, control: Wor
     log.info(`worker ${init.workerIndex} stopping: ${why}`);
     listeners.stopListeners();
     dynamicListeners.close();
+    overloadManager?.close();
     certificates.close();
     filters.close();
     void listeners
@@ -288,6 +301,20 @@ async function run(init: WorkerInit, started: Promise<WorkerStart>, control: Wor
   send({ v: WORKER_PROTOCOL_VERSION, type: 'ready' });
   log.info(`worker ${init.workerIndex} serving ${start.listeners.filter((name) => name !== null).length} listener(s)`);
   return handle;
+}
+
+/** The worker's overload manager, reading its monitors from now on; null without overload_manager. */
+function startOverloadManager(
+  config: OverloadManagerConfig | null,
+  state: OverloadState,
+  deps: { factories: ReadonlyMap<string, ResourceMonitorFactory>; stats: SharedStatsStore; log: Logger; onReport: (report: OverloadReport) => void },
+): OverloadManager | null {
+  if (config === null) return null;
+  // Validation admitted registered monitors only.
+  const monitors = config.resourceMonitors.map((monitor) => deps.factories.get(monitor.name)!(monitor));
+  const manager = new OverloadManager({ config, monitors, state, stats: deps.stats, log: deps.log, onReport: deps.onReport });
+  manager.start();
+  return manager;
 }
 
 /**

@@ -28,8 +28,8 @@ export interface WorkerPoolDeps {
    * @param clusters what `clusterState()` made for the workers starting now
    */
   readonly start: (listeners: readonly (string | null)[], clusters: Uint8Array) => WorkerStart;
-  /** Clears a dead worker's gauge contributions before its replacement starts. */
-  readonly onWorkerGone: (column: number) => void;
+  /** Clears a dead worker's gauge contributions (its column, and what it reported) before its replacement starts. */
+  readonly onWorkerGone: (column: number, workerIndex: number) => void;
   readonly restarts: Counter;
   readonly backoff: BackoffPolicy;
   readonly log: Logger;
@@ -285,7 +285,7 @@ export class WorkerPool {
         slot.serving = false;
         slot.listenerChanges?.clear();
         slot.listenerChanges = null;
-        this.deps.onWorkerGone(slot.column);
+        this.deps.onWorkerGone(slot.column, slot.index);
         if (!ready) {
           reject(new WorkerStartError(`worker ${slot.index} exited during start (code ${code}, signal ${signal})`));
           return;

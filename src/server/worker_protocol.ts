@@ -17,8 +17,9 @@ import type { ProcessLookups } from '../stats/recent_lookups';
 import type { ProfileKind } from './process_profiler';
 import type { ConsecutiveFailure } from '../upstream/shared/outlier/consecutive_failure';
 import type { DynamicSecret } from '../tls/secret_store';
+import type { OverloadReport } from '../overload/overload_manager';
 
-export const WORKER_PROTOCOL_VERSION = 12;
+export const WORKER_PROTOCOL_VERSION = 13;
 
 /**
  * The clusters' state a worker starts from, besides the bootstrap. Large (about 600 bytes per
@@ -368,6 +369,13 @@ export interface WorkerHostsPicked {
   readonly addresses: readonly SocketAddress[];
 }
 
+/** The worker's overload manager's pressures or actions changed (src/overload). */
+export interface WorkerOverloadReport extends OverloadReport {
+  readonly v: typeof WORKER_PROTOCOL_VERSION;
+  readonly type: 'overload';
+  readonly workerIndex: number;
+}
+
 export type WorkerMessage =
   | WorkerReady
   | WorkerFatal
@@ -377,7 +385,8 @@ export type WorkerMessage =
   | WorkerRecentLookups
   | WorkerFileLoggers
   | WorkerOutlierConsecutiveFailure
-  | WorkerHostsPicked;
+  | WorkerHostsPicked
+  | WorkerOverloadReport;
 
 export function isMessage<T extends { v: number; type: string }>(m: unknown): m is T {
   return typeof m === 'object' && m !== null && (m as { v?: unknown }).v === WORKER_PROTOCOL_VERSION && typeof (m as { type?: unknown }).type === 'string';

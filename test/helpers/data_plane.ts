@@ -25,6 +25,7 @@ import { LiveRuntime } from '../../src/runtime/live_runtime';
 import type { Logger } from '../../src/log/logger_api';
 import type { DrainDecider } from '../../src/server/drain_decider';
 import { neverDrain } from '../../src/server/drain_decider';
+import { OverloadState } from '../../src/overload/overload_state';
 import { createHeapStatsStore } from '../../src/stats/store';
 import { MembershipDriver } from './membership';
 import type { HostStatName } from '../../src/shared_memory/region_layout';
@@ -266,6 +267,7 @@ export async function startDataPlane(
     runtimeLayers: [],
     tracing: null,
     secrets: [],
+    overloadManager: null,
     source: {},
   };
   const stats = createHeapStatsStore();
@@ -279,6 +281,7 @@ export async function startDataPlane(
     log: () => silentLogger,
     ids: ConnectionIds.forOneProcess(),
     drain: options.drain ?? neverDrain,
+    overload: new OverloadState(),
     runtime: new LiveRuntime([]),
     healthCheckFailed: options.healthCheckFailed ?? (() => false),
     clock,

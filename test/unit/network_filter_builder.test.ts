@@ -10,6 +10,7 @@ import { NetworkFilterBuilder } from '../../src/listener/network_filter_builder'
 import { LiveRuntime } from '../../src/runtime/live_runtime';
 import { constructDataPlane } from '../../src/server/data_plane_construction';
 import { neverDrain } from '../../src/server/drain_decider';
+import { OverloadState } from '../../src/overload/overload_state';
 import { NamingStatsStore } from '../../src/stats/naming_store';
 import { ConnectionIds } from '../../src/log/connection_log';
 import { ClusterManager } from '../../src/upstream/worker/cluster_manager';
@@ -33,6 +34,7 @@ function bootstrapOf(listeners: ListenerConfig[]): Bootstrap {
     runtimeLayers: [],
     tracing: null,
     secrets: [],
+    overloadManager: null,
     source: {},
   };
 }
@@ -46,6 +48,7 @@ function builderOf(bootstrap: Bootstrap): NetworkFilterBuilder {
     log: () => silentLogger,
     ids: ConnectionIds.forOneProcess(),
     drain: neverDrain,
+    overload: new OverloadState(),
     runtime: new LiveRuntime([]),
     healthCheckFailed: () => false,
     clock: new SystemClock(),

@@ -1,6 +1,6 @@
 // Validation of a whole decoded v3 bootstrap: the rules the protos cannot express (theirs are
 // checked before, by proto_rules.ts). Pure. Each resource (admin, stats_config, every cluster,
-// every listener, every stats sink, the tracer) is checked on its own and stops at its first
+// every listener, every stats sink, the tracer, the overload manager) is checked on its own and stops at its first
 // problem, like Envoy; the problems of all resources are reported together, by field path.
 
 import type { ConfigExtensions, ValidationContext } from '../extension';
@@ -15,6 +15,7 @@ import { validateLayeredRuntime } from './layered_runtime';
 import { validateListeners } from './listeners';
 import { validateSecrets } from './secrets';
 import { validateStatsConfig } from './stats_config';
+import { validateOverloadManager } from './overload_manager';
 import { validateStatsSinks } from './stats_sinks';
 
 /** @throws FieldError, or FieldErrors when several resources are invalid */
@@ -30,6 +31,7 @@ export function validateBootstrap(bootstrap: JsonObject, extensions: ConfigExten
   validateListeners(bootstrap, context, errors);
   validateSecrets(bootstrap, extensions, errors);
   validateStatsSinks(bootstrap, context, errors);
+  validateOverloadManager(bootstrap, context, errors);
   const tracer = messageField(messageField(bootstrap, 'tracing') ?? {}, 'http');
   if (tracer !== undefined) errors.run(() => validateExtension('proxy.tracers', tracer, 'tracing.http', context));
   errors.throwIfAny();

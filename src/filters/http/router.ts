@@ -8,6 +8,7 @@
 // gets a RetryState, a copy of its body and a context that steers each retry away from the
 // hosts tried; others pay for none of it.
 
+import { OVERLOADED_HEADER } from '../../http/overloaded_header';
 import type { Clock, TimeoutHandle, Timer } from '../../common/clock';
 import type { ClusterRouteAction, DirectResponseAction, MirrorPolicy, RedirectAction, Route, RoutingPriority, UpgradeSwitches, WeightedCluster } from '../../config/model';
 import type { HeaderFormatContext } from './header_format';
@@ -144,8 +145,6 @@ export function routerLog(router: Logger): Logger {
   return router.forFile(__filename);
 }
 
-/** Marks a local reply the circuit breakers caused (Envoy's x-envoy-overloaded). */
-const OVERLOADED_HEADER: readonly string[] = ['x-proxy-overloaded', 'true'];
 /** Marks a request the cluster's drop_overloads dropped (Envoy's x-envoy-drop-overload). */
 const DROP_OVERLOAD_HEADER: readonly string[] = ['x-proxy-drop-overload', 'true'];
 const NO_HEADERS: readonly string[] = [];

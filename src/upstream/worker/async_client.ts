@@ -7,6 +7,7 @@
 // once the response has started is a failure. The cluster's statistics and its hosts' outlier
 // detection count the request as the router counts one.
 
+import { OVERLOADED_HEADER } from '../../http/overloaded_header';
 import type { Clock, TimeoutHandle } from '../../common/clock';
 import type { ConnectionPool, PoolCallbacks, RequestEncoder, ResponseDecoder, StreamResetReason } from '../../http/codec';
 import { encodeGrpcMessage, httpToGrpcStatus, isGrpc } from '../../http/grpc';
@@ -63,8 +64,6 @@ export interface AsyncClientDeps {
 
 /** Envoy's async client marks what it sends as internal (x-envoy-internal). */
 const INTERNAL_HEADER = 'x-proxy-internal';
-/** Where the router adds x-envoy-overloaded. */
-const OVERLOADED_HEADERS: readonly string[] = ['x-proxy-overloaded', 'true'];
 const NO_HEADERS: readonly string[] = [];
 const EMPTY = Buffer.alloc(0);
 /** A request made for no downstream connection. */
@@ -172,7 +171,7 @@ class OutgoingRequest implements PoolCallbacks, ResponseDecoder, AsyncRequest {
     this.pool.hostStats.rq_error.inc();
     // A request the circuit breakers refused never reached the host.
     if (reason !== 'overflow') this.host.outlier.putResult(OutlierResult.LocalOriginConnectFailed);
-    this.replyLocally(503, UPSTREAM_RESET_PREFIX + reason, reason === 'overflow' ? OVERLOADED_HEADERS : NO_HEADERS);
+    this.replyLocally(503, UPSTREAM_RESET_PREFIX + reason, reason === 'overflow' ? OVERLOADED_HEADER : NO_HEADERS);
   }
 
   onUpstreamHead(head: ResponseHead): void {

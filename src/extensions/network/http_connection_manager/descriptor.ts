@@ -24,6 +24,7 @@ export const HTTP_CONNECTION_MANAGER_FILTER: ExtensionDescriptor<'proxy.filters.
         stats: context.stats,
         clusters: context.clusters,
         drain: context.drain,
+        overload: context.overload,
         log: context.log('http'),
         routerLog: context.log('router'),
         connectionLog: context.log('connection'),

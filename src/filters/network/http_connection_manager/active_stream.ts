@@ -6,6 +6,8 @@
 // On HTTP/1 one ActiveStream, with its filters and router, serves each request of a connection
 // in turn: its per-request state is reset by begin() instead of allocating one per request.
 
+import { OVERLOADED_HEADER } from '../../../http/overloaded_header';
+import type { OverloadState } from '../../../overload/overload_state';
 import { randomUUID } from 'node:crypto';
 import type { HttpProtocol, RequestDecoder, ResponseEncoder, StreamResetReason } from '../../../http/codec';
 import { encodeGrpcMessage, httpToGrpcStatus, isGrpc } from '../../../http/grpc';
@@ -36,6 +38,8 @@ export function activeStreamLog(http: Logger): Logger {
 
 export class ActiveStream implements RequestDecoder, DownstreamStream, FilteredStream, TimedStream {
   readonly protocol: HttpProtocol;
+  /** The worker's overload actions, read once per request. */
+  private readonly overload: OverloadState;
   readonly remoteAddress: string;
   readonly connection: ConnectionManager['socket'];
   readonly connectionId: number;
@@ -82,6 +86,7 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, FilteredS
   ) {
     const factory = owner.factory;
     this.protocol = owner.codec.protocol;
+    this.overload = factory.deps.overload;
     this.stats = factory.stats;
     this.remoteAddress = owner.remoteAddress;
     this.connection = owner.socket;
@@ -137,6 +142,12 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, FilteredS
       log.debug(`${this.tag()}request headers complete (end_stream=${endStream}):\n${headerDump(pseudo)}${headerDump(head.headers)}`);
     }
     this.timers.start(endStream);
+    if (this.overload.stopAcceptingRequests) {
+      // Before anything else is made for the request: under memory pressure, the cheapest answer.
+      this.stats.downstream_rq_overload_close.inc();
+      this.sendLocalReply(503, 'proxy overloaded', OVERLOADED_HEADER, 'overload');
+      return;
+    }
     if (head.authority === '') {
       this.sendLocalReply(400, '', NO_HEADERS, 'missing_host_header');
       return;
@@ -545,6 +556,7 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, FilteredS
       info.firstDownstreamTxByteSent = info.sinceStart();
     }
     if (this.owner.factory.deps.drain.drainClose()) this.owner.shutdownForDrain();
+    else if (this.overload.disableHttpKeepalive && this.protocol === 'http1') this.owner.closeForOverload();
     const log = this.owner.factory.streamLog;
     if (log.enabled('debug')) {
       log.debug(`${this.tag()}encoding headers via codec (end_stream=${endStream}):\n${headerDump([':status', String(status)])}${headerDump(headers)}`);

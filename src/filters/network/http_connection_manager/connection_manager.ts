@@ -134,6 +134,11 @@ export class ConnectionManager implements ServerConnectionCallbacks {
     if (this.codec.shutdown()) this.factory.stats.downstream_cx_drain_close.inc();
   }
 
+  /** disable_http_keepalive is active: this HTTP/1 response is the connection's last. */
+  closeForOverload(): void {
+    if (this.codec.shutdown()) this.factory.stats.downstream_cx_overload_disable_keepalive.inc();
+  }
+
   // ---- the connection ------------------------------------------------------------------------
 
   /** Listener drain, hot restart: no new streams; closed once those in flight end. Counted as a drain close. */

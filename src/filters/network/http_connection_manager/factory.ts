@@ -19,6 +19,7 @@ import { sniffHttp2Preface } from '../../../http/http2/preface';
 import type { Http2ServerSettings } from '../../../http/http2/server_connection';
 import type { NetworkFilterFactory } from '../../../listener/network_filter';
 import type { DrainDecider } from '../../../server/drain_decider';
+import type { OverloadState } from '../../../overload/overload_state';
 import type { RuntimeSource } from '../../../runtime/live_runtime';
 import type { StatsStore } from '../../../stats/stats';
 import type { Clock } from '../../../common/clock';
@@ -45,6 +46,8 @@ export interface HttpConnectionManagerDeps {
   readonly stats: StatsStore;
   readonly clusters: ClusterManager;
   readonly drain: DrainDecider;
+  /** What the worker's overload manager has turned on: stop_accepting_requests, disable_http_keepalive. */
+  readonly overload: OverloadState;
   /** `http`. */
   readonly log: Logger;
   /** `router`. */

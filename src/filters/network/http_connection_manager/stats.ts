@@ -20,6 +20,8 @@ export class HttpConnectionManagerStats {
   readonly downstream_flow_control_resumed_reading_total: Counter;
   readonly downstream_cx_protocol_error: Counter;
   readonly downstream_cx_drain_close: Counter;
+  /** HTTP/1 connections closed after a response while disable_http_keepalive was active. */
+  readonly downstream_cx_overload_disable_keepalive: Counter;
   readonly downstream_cx_idle_timeout: Counter;
   readonly downstream_cx_max_duration_reached: Counter;
   readonly downstream_rq_total: Counter;
@@ -37,6 +39,8 @@ export class HttpConnectionManagerStats {
   readonly downstream_rq_ws_on_non_ws_route: Counter;
   /** 413s for a request body larger than the filters may buffer. */
   readonly downstream_rq_too_large: Counter;
+  /** 503s for requests that arrived while stop_accepting_requests was active. */
+  readonly downstream_rq_overload_close: Counter;
   /** Responses failed for a body larger than the filters may buffer. */
   readonly rs_too_large: Counter;
   readonly downstream_cx_upgrades_total: Counter;
@@ -64,6 +68,7 @@ export class HttpConnectionManagerStats {
     this.downstream_flow_control_resumed_reading_total = scope.counter('downstream_flow_control_resumed_reading_total');
     this.downstream_cx_protocol_error = scope.counter('downstream_cx_protocol_error');
     this.downstream_cx_drain_close = scope.counter('downstream_cx_drain_close');
+    this.downstream_cx_overload_disable_keepalive = scope.counter('downstream_cx_overload_disable_keepalive');
     this.downstream_cx_idle_timeout = scope.counter('downstream_cx_idle_timeout');
     this.downstream_cx_max_duration_reached = scope.counter('downstream_cx_max_duration_reached');
     this.downstream_rq_total = scope.counter('downstream_rq_total');
@@ -79,6 +84,7 @@ export class HttpConnectionManagerStats {
     this.downstream_rq_max_duration_reached = scope.counter('downstream_rq_max_duration_reached');
     this.downstream_rq_ws_on_non_ws_route = scope.counter('downstream_rq_ws_on_non_ws_route');
     this.downstream_rq_too_large = scope.counter('downstream_rq_too_large');
+    this.downstream_rq_overload_close = scope.counter('downstream_rq_overload_close');
     this.rs_too_large = scope.counter('rs_too_large');
     this.downstream_cx_upgrades_total = scope.counter('downstream_cx_upgrades_total');
     this.downstream_cx_upgrades_active = scope.gauge('downstream_cx_upgrades_active');
