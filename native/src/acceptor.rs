@@ -110,6 +110,21 @@ impl Acceptor {
         Ok(())
     }
 
+    /// Stops polling until resume: new connections wait in the backlog (the overload manager's
+    /// stop_accepting_connections). Nothing when not polling.
+    pub fn pause(&self) -> Result<()> {
+        if !self.polling.get() {
+            return Ok(());
+        }
+        // SAFETY: the handle was initialized in start and is not closed.
+        let status = unsafe { uv_poll_stop(self.handle) };
+        if status != 0 {
+            return Err(crate::errors::OsError::new(-status, "uv_poll_stop", format!("fd {}", self.fd)).into());
+        }
+        self.polling.set(false);
+        Ok(())
+    }
+
     /// Stops watching; the listen socket itself stays open (its owner closes it). Frees the
     /// acceptor in uv_close's callback, which libuv runs on a later turn of the loop: never
     /// while on_readable, which may have called the JavaScript that closes it, still runs.

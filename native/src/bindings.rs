@@ -35,8 +35,10 @@ const FUNCTIONS: &[(&CStr, Body)] = &[
     (c"getTcpKeepalive", get_tcp_keepalive),
     (c"acceptorStart", acceptor_start),
     (c"acceptorResume", acceptor_resume),
+    (c"acceptorPause", acceptor_pause),
     (c"acceptorClose", acceptor_close),
     (c"localAddress", local_address),
+    (c"releaseFreeMemory", release_free_memory),
 ];
 
 /// Largest integer a JavaScript number holds exactly.
@@ -230,6 +232,18 @@ fn acceptor_resume(call: &Call) -> Result<napi_value> {
     // SAFETY: an external acceptorStart made, still open (the TypeScript wrapper tracks it).
     unsafe { &*call.external(0, "acceptor")?.cast::<Acceptor>() }.resume()?;
     call.env.undefined()
+}
+
+/// acceptorPause(acceptor: external): void
+fn acceptor_pause(call: &Call) -> Result<napi_value> {
+    // SAFETY: as for acceptorResume.
+    unsafe { &*call.external(0, "acceptor")?.cast::<Acceptor>() }.pause()?;
+    call.env.undefined()
+}
+
+/// releaseFreeMemory(): boolean (whether the allocator gave memory back)
+fn release_free_memory(call: &Call) -> Result<napi_value> {
+    call.env.boolean(process::release_free_memory())
 }
 
 /// acceptorClose(acceptor: external): void. Once per acceptor; the listen socket stays open.

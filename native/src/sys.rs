@@ -159,6 +159,7 @@ unsafe extern "C" {
     pub fn mmap(addr: *mut c_void, len: usize, prot: c_int, flags: c_int, fd: c_int, offset: off_t) -> *mut c_void;
     pub fn munmap(addr: *mut c_void, len: usize) -> c_int;
     pub fn prctl(option: c_int, arg2: u64, arg3: u64, arg4: u64, arg5: u64) -> c_int;
+    pub fn malloc_trim(pad: usize) -> c_int;
 }
 
 /// A system call's return value, where -1 means "failed, see errno".

@@ -1469,7 +1469,7 @@ export interface InjectedResourceMonitorConfig {
 }
 
 /** The overload actions this build acts on (`proxy.overload_actions.<kind>`). */
-export type OverloadActionKind = 'stop_accepting_requests' | 'disable_http_keepalive';
+export type OverloadActionKind = 'stop_accepting_requests' | 'disable_http_keepalive' | 'stop_accepting_connections' | 'shrink_heap';
 
 export interface OverloadActionConfig {
   /** As the stats name it: `proxy.overload_actions.<kind>`. */

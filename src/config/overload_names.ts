@@ -6,8 +6,8 @@ import { proxySpelling } from './names';
 
 const ACTION_PREFIX = 'proxy.overload_actions.';
 
-/** The actions this build acts on; the others Envoy 1.16 names are refused by name. */
-export const OVERLOAD_ACTION_KINDS: readonly OverloadActionKind[] = ['stop_accepting_requests', 'disable_http_keepalive'];
+/** The actions this build acts on, Envoy 1.16's; any other name is refused. */
+export const OVERLOAD_ACTION_KINDS: readonly OverloadActionKind[] = ['stop_accepting_requests', 'disable_http_keepalive', 'stop_accepting_connections', 'shrink_heap'];
 
 /** The action an OverloadAction.name names; undefined for one this build does not act on. */
 export function overloadActionKind(name: string): OverloadActionKind | undefined {

@@ -30,6 +30,8 @@ interface ListenSocketEvents {
 export class ListenSocket extends EventEmitter<ListenSocketEvents> {
   private acceptor: addon.Acceptor | null;
   private retryTimer: NodeJS.Timeout | null = null;
+  /** The overload manager's stop_accepting_connections holds the acceptor. */
+  private paused = false;
   private readonly bound: net.AddressInfo;
   /** Every connection's reads, each copied out before the next. */
   private readonly readBuffer = Buffer.allocUnsafe(READ_BUFFER_BYTES);
@@ -52,6 +54,18 @@ export class ListenSocket extends EventEmitter<ListenSocketEvents> {
 
   get listening(): boolean {
     return this.acceptor !== null;
+  }
+
+  /**
+   * Stops or resumes taking connections, the socket left open: while stopped they wait in the
+   * backlog (or go to another worker sharing the socket). Envoy's disableListeners.
+   */
+  setAccepting(accepting: boolean): void {
+    if (this.acceptor === null || this.paused === !accepting) return;
+    this.paused = !accepting;
+    // A failed accept's retry resumes it when its time comes, unless paused meanwhile.
+    if (this.paused) addon.acceptorPause(this.acceptor);
+    else if (this.retryTimer === null) addon.acceptorResume(this.acceptor);
   }
 
   /** Stops accepting and closes the socket (this process's copy of it). */
@@ -94,7 +108,7 @@ export class ListenSocket extends EventEmitter<ListenSocketEvents> {
     this.emit('acceptError', { code, errno });
     this.retryTimer = setTimeout(() => {
       this.retryTimer = null;
-      if (this.acceptor !== null) addon.acceptorResume(this.acceptor);
+      if (this.acceptor !== null && !this.paused) addon.acceptorResume(this.acceptor);
     }, this.retryMs);
   }
 }

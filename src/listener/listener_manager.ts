@@ -217,6 +217,8 @@ export class ListenerManager {
   private readonly totalConnections: Gauge;
   /** `conn_handler`. */
   private readonly connHandlerLog: Logger;
+  /** False while the overload manager's stop_accepting_connections holds every listener. */
+  private accepting = true;
 
   constructor(private readonly deps: ListenerManagerDeps) {
     this.totalConnections = deps.stats.gauge('server.total_connections');
@@ -230,6 +232,8 @@ export class ListenerManager {
   addListener(config: ListenerConfig, server: ListenSocket, filter: FilterChainManager, chainDrains?: readonly ListenerDrain[]): void {
     const listener = new ActiveListener(config, server, filter, this.deps.stats, this.totalConnections, this.deps.ids, this.connHandlerLog, this.deps.clock);
     this.listeners.push(listener);
+    // A listener LDS adds while accepting is stopped waits as the others do.
+    if (!this.accepting) server.setAccepting(false);
     if (chainDrains !== undefined) this.drains.set(listener, chainDrains);
     this.connHandlerLog.info(`listener '${config.name}' serving`);
   }
@@ -298,6 +302,12 @@ export class ListenerManager {
       }
     }
     return stopped;
+  }
+
+  /** The overload manager's stop_accepting_connections: every listener stops (or resumes) taking connections. */
+  setAccepting(accepting: boolean): void {
+    this.accepting = accepting;
+    for (const listener of this.listeners) listener.server.setAccepting(accepting);
   }
 
   /** The drain time is over: each filter closes its connections that carry nothing. */

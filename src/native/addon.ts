@@ -92,8 +92,10 @@ interface Binding {
   getTcpKeepalive(fd: number): TcpKeepaliveState;
   acceptorStart(fd: number, onAccepted: OnAccepted): Acceptor;
   acceptorResume(acceptor: Acceptor): void;
+  acceptorPause(acceptor: Acceptor): void;
   acceptorClose(acceptor: Acceptor): void;
   localAddress(fd: number): SocketAddress | null;
+  releaseFreeMemory(): boolean;
 }
 
 /** Found from src/native/ and from dist/src/native/ alike: the nearest directory above holding it. */
@@ -259,6 +261,11 @@ export function acceptorResume(acceptor: Acceptor): void {
   invoke(() => binding().acceptorResume(acceptor));
 }
 
+/** Stops polling until acceptorResume: new connections wait in the backlog. Never on a closed acceptor. */
+export function acceptorPause(acceptor: Acceptor): void {
+  invoke(() => binding().acceptorPause(acceptor));
+}
+
 /** Stops accepting, once; `fd` stays open. */
 export function acceptorClose(acceptor: Acceptor): void {
   invoke(() => binding().acceptorClose(acceptor));
@@ -267,4 +274,12 @@ export function acceptorClose(acceptor: Acceptor): void {
 /** The IP address and port a socket is bound to (getsockname); null for a non-IP socket. */
 export function localAddress(fd: number): SocketAddress | null {
   return invoke(() => binding().localAddress(fd));
+}
+
+/**
+ * Gives the allocator's free memory back to the system (glibc's malloc_trim(0)), whatever
+ * MALLOC_TOP_PAD_ keeps; true when some was given back.
+ */
+export function releaseFreeMemory(): boolean {
+  return invoke(() => binding().releaseFreeMemory());
 }

@@ -1,15 +1,16 @@
 // proxy.resource_monitors.fixed_heap: the memory this worker's JavaScript holds against
 // max_heap_size_bytes. Envoy measures its allocator's heap, request and response buffers
-// included; a Buffer's bytes live outside V8's heap (external memory), so both are counted.
+// included; a Buffer's bytes live outside V8's heap, so both are counted: V8's used heap and
+// Node's ArrayBuffer memory (which drops as soon as a collection frees the Buffers, where V8's
+// external_memory lags a collection behind).
 
-import * as v8 from 'node:v8';
 import type { ResourceMonitor } from './resource_monitor';
 
 export class FixedHeapMonitor implements ResourceMonitor {
   constructor(private readonly maxHeapSizeBytes: number) {}
 
   read(): Promise<number> {
-    const heap = v8.getHeapStatistics();
-    return Promise.resolve((heap.used_heap_size + heap.external_memory) / this.maxHeapSizeBytes);
+    const memory = process.memoryUsage();
+    return Promise.resolve((memory.heapUsed + memory.arrayBuffers) / this.maxHeapSizeBytes);
   }
 }

@@ -4,10 +4,10 @@
 // (skipped_updates), one that fails keeps its last pressure (failed_updates). An action is active
 // while any of its triggers has fired; the data path reads it from the OverloadState.
 
-import type { OverloadActionConfig, OverloadActionKind, OverloadManagerConfig } from '../config/model';
+import type { OverloadActionConfig, OverloadManagerConfig } from '../config/model';
 import type { Logger } from '../log/logger_api';
 import type { Counter, Scope } from '../stats/stats';
-import type { OverloadState } from './overload_state';
+import { applyOverloadAction, type OverloadActionTargets } from './overload_actions';
 import type { ResourceMonitor } from './resource_monitor';
 
 /** What a worker tells the supervisor, whose gauges combine the workers' (overload_gauges.ts). */
@@ -22,7 +22,8 @@ export interface OverloadManagerDeps {
   readonly config: OverloadManagerConfig;
   /** The config's monitors, created by their descriptors' factories, in the same order. */
   readonly monitors: readonly ResourceMonitor[];
-  readonly state: OverloadState;
+  /** What the actions turn on and off. */
+  readonly targets: OverloadActionTargets;
   readonly stats: Scope;
   readonly log: Logger;
   /** Called when a pressure's whole percent or an action's state changes. */
@@ -68,6 +69,7 @@ export class OverloadManager {
   close(): void {
     if (this.timer !== null) clearInterval(this.timer);
     this.timer = null;
+    this.deps.targets.heap?.close();
   }
 
   private refresh(): void {
@@ -93,13 +95,13 @@ export class OverloadManager {
   }
 
   private update(): void {
-    const { config, state, log } = this.deps;
+    const { config, targets, log } = this.deps;
     const pressures = this.slots.map((slot) => slot.pressure);
     config.actions.forEach((action, i) => {
       const active = isActionActive(action, pressures);
       if (active === this.active[i]) return;
       this.active[i] = active;
-      applyAction(state, action.kind, active);
+      applyOverloadAction(targets, action.kind, active);
       log.info(`Overload action ${action.name} became ${active ? 'active' : 'inactive'}`);
     });
     const report: OverloadReport = { pressures: pressures.map((p) => (p === undefined ? null : Math.trunc(p * 100))), active: this.active.slice() };
@@ -116,17 +118,6 @@ export function isActionActive(action: OverloadActionConfig, pressures: readonly
     const pressure = pressures[trigger.monitor];
     return pressure !== undefined && pressure >= trigger.threshold;
   });
-}
-
-function applyAction(state: OverloadState, kind: OverloadActionKind, active: boolean): void {
-  switch (kind) {
-    case 'stop_accepting_requests':
-      state.stopAcceptingRequests = active;
-      break;
-    case 'disable_http_keepalive':
-      state.disableHttpKeepalive = active;
-      break;
-  }
 }
 
 function sameReport(a: OverloadReport, b: OverloadReport): boolean {

@@ -9,6 +9,7 @@ import type { ClusterConfig, OverloadManagerConfig } from '../config/model';
 import type { Logger } from '../log/logger_api';
 import { OverloadManager, type OverloadReport } from '../overload/overload_manager';
 import { OverloadState } from '../overload/overload_state';
+import { HeapShrinker } from '../overload/heap_shrinker';
 import type { ResourceMonitorFactory } from '../overload/resource_monitor';
 import { ListenerManager } from '../listener/listener_manager';
 import { ListenSocket } from '../listener/listen_socket';
@@ -186,13 +187,15 @@ async function run(init: WorkerInit, started: Promise<WorkerStart>, control: Wor
     routeConfigs,
     secrets,
   });
-  const overloadManager = startOverloadManager(bootstrap.overloadManager, overload, {
+  const listeners = new ListenerManager({ stats: store, log: logFactory, ids, clock });
+  const overloadManager = startOverloadManager(bootstrap.overloadManager, {
     factories: factories.resourceMonitors,
+    state: overload,
+    listeners,
     stats: store,
-    log: logs.component('main').forFile(__filename),
+    log,
     onReport: (report) => send({ v: WORKER_PROTOCOL_VERSION, type: 'overload', workerIndex: init.workerIndex, ...report }),
   });
-  const listeners = new ListenerManager({ stats: store, log: logFactory, ids, clock });
   const tlsContexts: TlsContext[] = [];
   for (const [i, name] of start.listeners.entries()) {
     if (name === null) {
@@ -306,13 +309,22 @@ async function run(init: WorkerInit, started: Promise<WorkerStart>, control: Wor
 /** The worker's overload manager, reading its monitors from now on; null without overload_manager. */
 function startOverloadManager(
   config: OverloadManagerConfig | null,
-  state: OverloadState,
-  deps: { factories: ReadonlyMap<string, ResourceMonitorFactory>; stats: SharedStatsStore; log: Logger; onReport: (report: OverloadReport) => void },
+  deps: {
+    factories: ReadonlyMap<string, ResourceMonitorFactory>;
+    state: OverloadState;
+    listeners: ListenerManager;
+    stats: SharedStatsStore;
+    log: Logger;
+    onReport: (report: OverloadReport) => void;
+  },
 ): OverloadManager | null {
   if (config === null) return null;
   // Validation admitted registered monitors only.
   const monitors = config.resourceMonitors.map((monitor) => deps.factories.get(monitor.name)!(monitor));
-  const manager = new OverloadManager({ config, monitors, state, stats: deps.stats, log: deps.log, onReport: deps.onReport });
+  const shrinkHeap = config.actions.find((action) => action.kind === 'shrink_heap');
+  const heap = shrinkHeap === undefined ? null : new HeapShrinker(deps.stats.counter(`overload.${shrinkHeap.name}.shrink_count`));
+  const targets = { state: deps.state, listeners: deps.listeners, heap };
+  const manager = new OverloadManager({ config, monitors, targets, stats: deps.stats, log: deps.log, onReport: deps.onReport });
   manager.start();
   return manager;
 }

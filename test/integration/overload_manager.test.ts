@@ -17,6 +17,7 @@ const TIMEOUT = { timeout: 60_000 };
 const INJECTED = 'proxy.resource_monitors.injected_resource';
 const STOP_REQUESTS = 'proxy.overload_actions.stop_accepting_requests';
 const NO_KEEPALIVE = 'proxy.overload_actions.disable_http_keepalive';
+const STOP_CONNECTIONS = 'proxy.overload_actions.stop_accepting_connections';
 
 function injectedBootstrap(upstreamPort: number, pressureFile: string) {
   return {
@@ -31,6 +32,7 @@ function injectedBootstrap(upstreamPort: number, pressureFile: string) {
       actions: [
         { name: 'envoy.overload_actions.disable_http_keepalive', triggers: [{ name: 'envoy.resource_monitors.injected_resource', threshold: { value: 0.5 } }] },
         { name: 'envoy.overload_actions.stop_accepting_requests', triggers: [{ name: 'envoy.resource_monitors.injected_resource', threshold: { value: 0.9 } }] },
+        { name: 'envoy.overload_actions.stop_accepting_connections', triggers: [{ name: 'envoy.resource_monitors.injected_resource', threshold: { value: 0.99 } }] },
       ],
     },
     static_resources: {
@@ -68,11 +70,12 @@ for (const concurrency of [1, 2]) {
     });
 
     /** Writes the pressure, then waits until the gauges show it and every worker acts on it. */
-    const setPressure = async (value: string, percent: number, actives: { keepalive: number; requests: number }) => {
+    const setPressure = async (value: string, percent: number, actives: { keepalive: number; requests: number; connections?: number }) => {
       fs.writeFileSync(pressureFile, value);
       await waitFor(`pressure ${percent}`, async () => ((await proxy.stat(`overload.${INJECTED}.pressure`)) === percent ? true : undefined));
       assert.equal(await proxy.stat(`overload.${NO_KEEPALIVE}.active`), actives.keepalive);
       assert.equal(await proxy.stat(`overload.${STOP_REQUESTS}.active`), actives.requests);
+      assert.equal(await proxy.stat(`overload.${STOP_CONNECTIONS}.active`), actives.connections ?? 0);
       // The gauges show the highest worker's; each worker reads the file at its own refresh.
       await new Promise((resolve) => setTimeout(resolve, 200));
     };
@@ -128,5 +131,108 @@ for (const concurrency of [1, 2]) {
       await setPressure('0', 0, { keepalive: 0, requests: 0 });
       assert.equal((await request(port, { agent })).status, 200);
     });
+
+    test('stop_accepting_connections: a new connection waits in the backlog until the pressure falls', async () => {
+      const accepted = async () => (await proxy.stat(`listener.127.0.0.1_${port}.downstream_cx_total`)) ?? 0;
+      await setPressure('1', 100, { keepalive: 1, requests: 1, connections: 1 });
+      const before = await accepted();
+      let answered = false;
+      // A connection of its own: the kernel completes the handshake, the proxy does not accept it.
+      const waiting = request(port, { agent: new http.Agent({ keepAlive: false }) }).finally(() => (answered = true));
+      // Proving that nothing happens takes a bounded wait: ten refreshes of the monitors.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      assert.equal(answered, false);
+      assert.equal(await accepted(), before);
+      await setPressure('0', 0, { keepalive: 0, requests: 0, connections: 0 });
+      assert.equal((await waiting).status, 200);
+      assert.equal(await accepted(), before + 1);
+    });
   });
 }
+
+describe('fixed_heap: a worker holding request bodies past the threshold', TIMEOUT, () => {
+  const FIXED_HEAP = 'proxy.resource_monitors.fixed_heap';
+  const MAX_HEAP = 256 * 1024 * 1024;
+  /** What the held requests send: four bodies of 40 MiB, which the buffer filter holds until they end. */
+  const HELD = 4;
+  const HELD_MIB = 40;
+  let upstream: Upstream;
+  let proxy: RunningProxy;
+  let port = 0;
+  let session: http2.ClientHttp2Session;
+  const holders: http.ClientRequest[] = [];
+
+  before(async () => {
+    upstream = await startUpstream('web');
+    const buffer = {
+      name: 'envoy.filters.http.buffer',
+      typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.buffer.v3.Buffer', max_request_bytes: 64 * 1024 * 1024 },
+    };
+    const threshold = [{ name: 'envoy.resource_monitors.fixed_heap', threshold: { value: 0.5 } }];
+    proxy = await startProxy({
+      overload_manager: {
+        refresh_interval: '0.05s',
+        resource_monitors: [
+          {
+            name: 'envoy.resource_monitors.fixed_heap',
+            typed_config: { '@type': 'type.googleapis.com/envoy.config.resource_monitor.fixed_heap.v2alpha.FixedHeapConfig', max_heap_size_bytes: MAX_HEAP },
+          },
+        ],
+        actions: [
+          { name: 'envoy.overload_actions.stop_accepting_requests', triggers: threshold },
+          { name: 'envoy.overload_actions.shrink_heap', triggers: threshold },
+        ],
+      },
+      static_resources: {
+        listeners: [
+          httpListener('in', 0, [{ match: { prefix: '/' }, route: { cluster: 'web' } }], { stat_prefix: 'in', http_filters: [buffer, { name: 'envoy.filters.http.router' }] }),
+        ],
+        clusters: [localCluster('web', upstream.port)],
+      },
+    });
+    port = await proxy.listenerPort('in');
+    session = http2.connect(`http://127.0.0.1:${port}`);
+  });
+
+  after(async () => {
+    for (const holder of holders) holder.destroy();
+    session?.destroy();
+    await proxy?.cleanup();
+    await upstream?.close();
+  });
+
+  const pressure = async () => (await proxy.stat(`overload.${FIXED_HEAP}.pressure`)) ?? -1;
+
+  test('past max_heap_size_bytes * threshold, requests get 503 with x-proxy-overloaded; once the bodies are gone, shrink_heap collects them and service comes back', async () => {
+    await waitFor('a first pressure', async () => ((await pressure()) >= 0 ? true : undefined));
+    assert.ok((await pressure()) < 50, `idle pressure ${await pressure()}%`);
+    assert.equal((await request(port)).status, 200);
+
+    // Requests whose bodies never end: the worker holds every byte of them.
+    const mib = Buffer.alloc(1024 * 1024, 'x');
+    for (let i = 0; i < HELD; i++) {
+      const holder = http.request({ host: '127.0.0.1', port, method: 'POST', path: '/', agent: false, headers: { 'content-length': String(2 * HELD_MIB * mib.length) } });
+      holder.on('error', () => undefined);
+      for (let j = 0; j < HELD_MIB; j++) holder.write(mib);
+      holders.push(holder);
+    }
+    await waitFor('stop_accepting_requests active', async () => ((await proxy.stat(`overload.${STOP_REQUESTS}.active`)) === 1 ? true : undefined), 30_000);
+    assert.ok((await pressure()) >= 50, `loaded pressure ${await pressure()}%`);
+    for (const reply of [await request(port), await h2Request(session)]) {
+      assert.equal(reply.status, 503);
+      assert.equal(reply.headers['x-proxy-overloaded'], 'true');
+    }
+    assert.equal(await proxy.stat('overload.proxy.overload_actions.shrink_heap.active'), 1);
+    // shrink_heap collects and trims every 10 s while active; what is still held stays.
+    await waitFor('a shrink', async () => (((await proxy.stat('overload.proxy.overload_actions.shrink_heap.shrink_count')) ?? 0) >= 1 ? true : undefined), 20_000);
+    assert.equal((await request(port)).status, 503);
+
+    // The clients give up: the worker lets the bodies go, and the next collection (shrink_heap's at
+    // the latest) frees them.
+    for (const holder of holders.splice(0)) holder.destroy();
+    await waitFor('stop_accepting_requests inactive', async () => ((await proxy.stat(`overload.${STOP_REQUESTS}.active`)) === 0 ? true : undefined), 30_000);
+    assert.ok((await pressure()) < 50);
+    assert.equal((await request(port)).status, 200);
+    assert.equal((await h2Request(session)).status, 200);
+  });
+});
