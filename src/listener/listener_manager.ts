@@ -20,6 +20,8 @@ import type { DownstreamAddresses } from '../network/downstream_addresses';
 import type { AcceptError, ListenSocket } from './listen_socket';
 import type { Clock, TimeoutHandle } from '../common/clock';
 import type { DrainDecider } from '../server/drain_decider';
+import type { RuntimeSource } from '../runtime/live_runtime';
+import { GLOBAL_CONNECTIONS_CELLS, GlobalConnectionLimit } from './global_connection_limit';
 
 /** A failed accept() is logged at most this often; the lines between are counted in the next. */
 const ACCEPT_ERROR_LOG_INTERVAL_MS = 1000;
@@ -31,6 +33,8 @@ export interface ListenerManagerDeps {
   readonly ids: ConnectionIds;
   /** Times listener_filters_timeout. */
   readonly clock: Clock;
+  /** overload.global_downstream_max_connections. */
+  readonly runtime: RuntimeSource;
 }
 
 class ActiveListener {
@@ -43,6 +47,7 @@ class ActiveListener {
   private readonly preCxTimeout: Counter;
   private readonly preCxActive: Gauge;
   private readonly acceptErrors: Counter;
+  private readonly globalOverflow: Counter;
   private lastAcceptErrorLogMs = -Infinity;
   private unloggedAcceptErrors = 0;
 
@@ -52,6 +57,7 @@ class ActiveListener {
     readonly filter: FilterChainManager,
     stats: StatsStore,
     private readonly totalConnections: Gauge,
+    private readonly globalLimit: GlobalConnectionLimit,
     private readonly ids: ConnectionIds,
     /** `conn_handler`. */
     private readonly log: Logger,
@@ -69,6 +75,7 @@ class ActiveListener {
     this.preCxActive = scope.gauge('downstream_pre_cx_active');
     // Envoy has no stat for a failed accept() (its downstream_cx_overflow is the connection limit's).
     this.acceptErrors = scope.counter('downstream_accept_error');
+    this.globalOverflow = scope.counter('downstream_global_cx_overflow');
     server.on('connection', this.onConnection);
     server.on('acceptError', this.onAcceptError);
   }
@@ -95,6 +102,12 @@ class ActiveListener {
   };
 
   private readonly onConnection = (socket: net.Socket): void => {
+    if (!this.globalLimit.tryAcquire()) {
+      // As Envoy: closed before anything is made for it, counted by the listener only.
+      this.globalOverflow.inc();
+      socket.destroy();
+      return;
+    }
     socket.setNoDelay(true);
     this.connections.add(socket);
     this.cxTotal.inc();
@@ -102,6 +115,7 @@ class ActiveListener {
     this.totalConnections.inc();
     const openedMs = performance.now();
     socket.once('close', () => {
+      this.globalLimit.release();
       this.cxLength.recordValue(performance.now() - openedMs);
       this.connections.delete(socket);
       this.cxActive.dec();
@@ -215,6 +229,7 @@ export class ListenerManager {
   /** The drains of the filter chains of the listeners LDS brought, by listener, one per chain. */
   private readonly drains = new Map<ActiveListener, readonly ListenerDrain[]>();
   private readonly totalConnections: Gauge;
+  private readonly globalLimit: GlobalConnectionLimit;
   /** `conn_handler`. */
   private readonly connHandlerLog: Logger;
   /** False while the overload manager's stop_accepting_connections holds every listener. */
@@ -222,6 +237,7 @@ export class ListenerManager {
 
   constructor(private readonly deps: ListenerManagerDeps) {
     this.totalConnections = deps.stats.gauge('server.total_connections');
+    this.globalLimit = new GlobalConnectionLimit(deps.stats.cells(GLOBAL_CONNECTIONS_CELLS, 1), deps.runtime);
     this.connHandlerLog = deps.log('conn_handler').forFile(__filename);
   }
 
@@ -230,7 +246,7 @@ export class ListenerManager {
    * chain as NetworkFilterBuilder built it.
    */
   addListener(config: ListenerConfig, server: ListenSocket, filter: FilterChainManager, chainDrains?: readonly ListenerDrain[]): void {
-    const listener = new ActiveListener(config, server, filter, this.deps.stats, this.totalConnections, this.deps.ids, this.connHandlerLog, this.deps.clock);
+    const listener = new ActiveListener(config, server, filter, this.deps.stats, this.totalConnections, this.globalLimit, this.deps.ids, this.connHandlerLog, this.deps.clock);
     this.listeners.push(listener);
     // A listener LDS adds while accepting is stopped waits as the others do.
     if (!this.accepting) server.setAccepting(false);

@@ -187,7 +187,7 @@ async function run(init: WorkerInit, started: Promise<WorkerStart>, control: Wor
     routeConfigs,
     secrets,
   });
-  const listeners = new ListenerManager({ stats: store, log: logFactory, ids, clock });
+  const listeners = new ListenerManager({ stats: store, log: logFactory, ids, clock, runtime: control.runtime });
   const overloadManager = startOverloadManager(bootstrap.overloadManager, {
     factories: factories.resourceMonitors,
     state: overload,

@@ -236,3 +236,58 @@ describe('fixed_heap: a worker holding request bodies past the threshold', TIMEO
     assert.equal((await h2Request(session)).status, 200);
   });
 });
+
+describe('the runtime key overload.global_downstream_max_connections, across two workers', TIMEOUT, () => {
+  let upstream: Upstream;
+  let proxy: RunningProxy;
+  let port = 0;
+  const sessions: http2.ClientHttp2Session[] = [];
+
+  before(async () => {
+    upstream = await startUpstream('web');
+    proxy = await startProxy(
+      {
+        static_resources: {
+          listeners: [httpListener('in', 0, [{ match: { prefix: '/' }, route: { cluster: 'web' } }], { stat_prefix: 'in' })],
+          clusters: [localCluster('web', upstream.port)],
+        },
+      },
+      ['--concurrency', '2'],
+    );
+    port = await proxy.listenerPort('in');
+  });
+
+  after(async () => {
+    for (const session of sessions) session.destroy();
+    await proxy?.cleanup();
+    await upstream?.close();
+  });
+
+  const open = async (): Promise<http2.ClientHttp2Session> => {
+    const session = http2.connect(`http://127.0.0.1:${port}`);
+    session.on('error', () => undefined);
+    sessions.push(session);
+    return session;
+  };
+
+  test('past the limit a new connection is closed and counted in downstream_global_cx_overflow; a closed one makes room', async () => {
+    assert.equal((await proxy.admin('/runtime_modify?overload.global_downstream_max_connections=2', 'POST')).status, 200);
+    // Two connections, whichever workers took them, fill the limit.
+    const first = await open();
+    const second = await open();
+    assert.equal((await h2Request(first)).status, 200);
+    assert.equal((await h2Request(second)).status, 200);
+    await assert.rejects(request(port));
+    await assert.rejects(h2Request(await open()));
+    await waitFor('two overflows', async () => ((await proxy.stat(`listener.127.0.0.1_${port}.downstream_global_cx_overflow`)) === 2 ? true : undefined));
+    first.destroy();
+    await waitFor('room for one more', async () => {
+      try {
+        return (await request(port)).status === 200 ? true : undefined;
+      } catch {
+        return undefined;
+      }
+    });
+    assert.equal((await h2Request(second)).status, 200);
+  });
+});
