@@ -8,12 +8,12 @@
 // gets a RetryState, a copy of its body and a context that steers each retry away from the
 // hosts tried; others pay for none of it.
 
-import { OVERLOADED_HEADER } from '../../http/overloaded_header';
 import type { Clock, TimeoutHandle, Timer } from '../../common/clock';
 import type { ClusterRouteAction, DirectResponseAction, MirrorPolicy, RedirectAction, Route, RoutingPriority, UpgradeSwitches, WeightedCluster } from '../../config/model';
 import type { HeaderFormatContext } from './header_format';
 import type { HeaderMutator } from './header_mutator';
 import type { ConnectionPool, HttpProtocol, PoolCallbacks, RequestEncoder, ResponseDecoder, StreamResetReason, UpstreamStreamSource } from '../../http/codec';
+import { OVERLOADED_HEADER } from '../../http/overloaded_header';
 import { TcpUpstream } from '../../pool/tcp_upstream';
 import { appendHeaderValue, BODY_CHUNKED, firstHeaderValue, hasHeader, removeHeaders, RequestHead, type ResponseHead, setHeader, upgradeTypeOf } from '../../http/message';
 import { headerDump } from '../../log/connection_log';

@@ -7,11 +7,11 @@
 // once the response has started is a failure. The cluster's statistics and its hosts' outlier
 // detection count the request as the router counts one.
 
-import { OVERLOADED_HEADER } from '../../http/overloaded_header';
 import type { Clock, TimeoutHandle } from '../../common/clock';
 import type { ConnectionPool, PoolCallbacks, RequestEncoder, ResponseDecoder, StreamResetReason } from '../../http/codec';
 import { encodeGrpcMessage, httpToGrpcStatus, isGrpc } from '../../http/grpc';
 import { appendHeaderValue, type RequestHead, ResponseHead, setHeader } from '../../http/message';
+import { OVERLOADED_HEADER } from '../../http/overloaded_header';
 import { NO_HEALTHY_UPSTREAM, UPSTREAM_REQUEST_TIMEOUT, UPSTREAM_RESET_PREFIX } from '../../http/upstream_failure_text';
 import type { DownstreamAddresses } from '../../network/downstream_addresses';
 import type { HostStats } from '../../stats/stats';

@@ -6,11 +6,11 @@
 // On HTTP/1 one ActiveStream, with its filters and router, serves each request of a connection
 // in turn: its per-request state is reset by begin() instead of allocating one per request.
 
-import { OVERLOADED_HEADER } from '../../../http/overloaded_header';
-import type { OverloadState } from '../../../overload/overload_state';
 import { randomUUID } from 'node:crypto';
 import type { HttpProtocol, RequestDecoder, ResponseEncoder, StreamResetReason } from '../../../http/codec';
 import { encodeGrpcMessage, httpToGrpcStatus, isGrpc } from '../../../http/grpc';
+import { OVERLOADED_HEADER } from '../../../http/overloaded_header';
+import type { OverloadState } from '../../../overload/overload_state';
 import { appendHeaderValue, removeHeaders, type RequestHead, ResponseHead, setHeader, upgradeTypeOf } from '../../../http/message';
 import { headerValue } from '../../http/header_matcher';
 import { mergeSlashes, normalizePath } from '../../../http/path_normalization';
