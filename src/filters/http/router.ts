@@ -991,6 +991,11 @@ export class Router implements PoolCallbacks, ResponseDecoder, RequestFacts {
     this.redirectRoute = null;
     this.requestHadBody = false;
     this.redirect = null;
+    // An idle keep-alive connection keeps its router: it holds nothing of the last request.
+    this.routedHead = null;
+    this.routed = null;
+    this.routedWeighted = null;
+    this.routedEntry = null;
   }
 
   /**
