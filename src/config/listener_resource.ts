@@ -26,6 +26,7 @@ export interface LoadedListener {
  * @param path where the resource sits in its update, e.g. `resources[1]`
  * @param bootstrapSource the serving bootstrap's source (Bootstrap.source): its clusters, sources and runtime
  * @param disabledExtensions --disable-extensions, resolved
+ * @param dynamicClusters the cluster manager's clusters of the moment beyond the bootstrap's (CDS's), which its routes may name as Envoy's do
  * @throws FieldError (FieldErrors for several) at a path below `path`
  */
 export function loadListenerResource(
@@ -35,12 +36,13 @@ export function loadListenerResource(
   disabledExtensions: ReadonlySet<string>,
   extensions: ConfigExtensions,
   serviceCluster: string,
+  dynamicClusters: ReadonlySet<string>,
 ): LoadedListener {
   const listener = cloneJson(resource);
   const staticResources = messageField(bootstrapSource, 'static_resources') ?? {};
   const wrapper: JsonObject = { ...bootstrapSource, static_resources: { ...staticResources, listeners: [listener] } };
   try {
-    const bootstrap = checkedBootstrapModel(wrapper, extensions, disabledExtensions, serviceCluster);
+    const bootstrap = checkedBootstrapModel(wrapper, extensions, disabledExtensions, serviceCluster, dynamicClusters);
     return { config: bootstrap.listeners[0]!, source: listener, bootstrap };
   } catch (error) {
     throw rebaseListenerError(error, path);

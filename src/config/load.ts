@@ -90,13 +90,20 @@ export function loadBootstrap(options: LoadOptions): LoadedBootstrap {
  * @param serviceCluster --service-cluster ('': the bootstrap's node.cluster)
  * @throws FieldError, or FieldErrors for several
  */
-export function checkedBootstrapModel(json: JsonObject, extensions: ConfigExtensions, disabledExtensions: ReadonlySet<string>, serviceCluster: string): Bootstrap {
+/** @param dynamicClusters clusters the cluster manager has beyond the bootstrap's, that routes may name (an LDS listener's CDS clusters) */
+export function checkedBootstrapModel(
+  json: JsonObject,
+  extensions: ConfigExtensions,
+  disabledExtensions: ReadonlySet<string>,
+  serviceCluster: string,
+  dynamicClusters?: ReadonlySet<string>,
+): Bootstrap {
   const bootstrap = canonicalizeExtensionNames(json, extensions);
   checkDisabledExtensions(bootstrap, disabledExtensions, extensions);
   // The protos' own rules first, as Envoy checks them on loading: the validators after them
   // may take what the protos guarantee (a cluster's name, a positive connect_timeout).
   checkProtoRules(protoSchema(), bootstrap);
-  validateBootstrap(bootstrap, extensions);
+  validateBootstrap(bootstrap, extensions, dynamicClusters);
   const model = buildBootstrapModel(bootstrap, extensions);
   // The start-up runtime (static and disk layers) decides some checks, in validate mode too.
   checkPlatformDns(bootstrap, startupRuntime(model.runtimeLayers, serviceCluster || model.node.cluster));

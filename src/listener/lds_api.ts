@@ -84,6 +84,8 @@ export interface LdsApiDeps {
   readonly disabledExtensions: ReadonlySet<string>;
   /** --service-cluster, for the checks of a static listener that read the start-up runtime. */
   readonly serviceCluster: string;
+  /** The cluster manager's clusters of the moment (CDS's among them): an inline route may name any, as in Envoy. */
+  readonly activeClusters: () => ReadonlySet<string>;
   /** Builds the listener's data plane as a worker would: `static_resources.listeners[0]` of that bootstrap. */
   readonly buildCheck: (bootstrap: Bootstrap) => void;
   /** Settles once what the listener (`static_resources.listeners[0]` of that bootstrap) waits for has come: its RDS's first updates. */
@@ -305,7 +307,7 @@ export class LdsApi implements SubscriptionCallbacks {
   private load(resource: JsonObject, path: string, version: string): LoadedCandidate {
     const { extensions, disabledExtensions, serviceCluster, bootstrap } = this.deps;
     const source = isJsonObject(bootstrap.source) ? bootstrap.source : {};
-    const loaded = loadListenerResource(resource, path, source, disabledExtensions, extensions, serviceCluster);
+    const loaded = loadListenerResource(resource, path, source, disabledExtensions, extensions, serviceCluster, this.deps.activeClusters());
     try {
       // A connection manager's rds needs what a static one's does: the node's identity, a file that exists.
       checkBootstrapSubscriptions(loaded.bootstrap, bootstrap.node);

@@ -690,6 +690,7 @@ export class Supervisor implements ServerInfoSource {
       extensions,
       disabledExtensions: extensions.resolveDisabled(options.disabledExtensions).keys,
       serviceCluster: options.serviceCluster,
+      activeClusters: () => this.clusters!.activeClusterNames(),
       buildCheck: (checked) => buildDataPlane(checked, this.deps.log),
       // Created before LDS starts (see startEpoch): a listener's RDS subscriptions are made as it warms.
       warm: (checked) => this.routes!.warm(rdsSourcesOf(checked)),

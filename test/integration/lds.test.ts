@@ -290,6 +290,29 @@ describe('LDS from a file, two workers', TIMEOUT, () => {
   });
 });
 
+describe('LDS and CDS from files, two workers', TIMEOUT, () => {
+  test("an LDS listener's inline route names a CDS cluster: checked against the cluster manager's clusters, as in Envoy", async (t) => {
+    const up = await upstreams(t);
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'proxy-lds-cds-'));
+    t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+    const [lds, cds] = [path.join(dir, 'lds.json'), path.join(dir, 'cds.json')];
+    pushFile(cds, '1', [{ '@type': 'type.googleapis.com/envoy.config.cluster.v3.Cluster', ...staticCluster('from_cds', up.b.port) }]);
+    pushFile(lds, '1', [listener('dyn', 'from_cds')]);
+    const source = (file: string) => ({ path: file, resource_api_version: 'V3' });
+    const proxy = await startProxy({ node: { id: 'lds-test', cluster: 'lds-test' }, dynamic_resources: { lds_config: source(lds), cds_config: source(cds) } }, DRAIN_ARGS);
+    t.after(() => proxy.cleanup());
+    up.workers = proxy.groupPids().filter((p) => p !== proxy.pid);
+    const port = await proxy.listenerPort('dyn');
+    await untilBothWorkersReach(port, up.b, up.workers, 'both workers routing to the CDS cluster');
+    assert.equal(await proxy.stat('listener_manager.lds.update_rejected'), 0);
+    // A cluster neither the bootstrap nor CDS has is still refused by path.
+    pushFile(lds, '2', [listener('dyn', 'nowhere')]);
+    await waitFor('the rejection', async () => ((await proxy.stat('listener_manager.lds.update_rejected')) === 1 ? true : undefined));
+    assert.match(proxy.stderr, /resources\[0\]\.filter_chains\[0\]\.filters\[0\]\.typed_config\.route_config\.virtual_hosts\[0\]\.routes\[0\]\.route\.cluster: route: unknown cluster 'nowhere'/);
+    assert.equal((await get(port)).status, 200);
+  });
+});
+
 describe('LDS over ADS, two workers', TIMEOUT, () => {
   test('a listener appears, changes under load, a bad one is NACKed by path, and it is removed', async (t) => {
     const xds = await XdsServer.start();

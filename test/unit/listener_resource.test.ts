@@ -11,7 +11,8 @@ import type { JsonObject } from '../../src/config/json';
 const cluster = { name: 'b', connect_timeout: '1s', load_assignment: { cluster_name: 'b', endpoints: [] } };
 const bootstrapSource = { node: { id: 'n', cluster: 'c' }, static_resources: { clusters: [cluster] } };
 const routes = (target: string) => [{ match: { prefix: '/' }, route: { cluster: target } }];
-const load = (resource: JsonObject) => loadListenerResource(resource, 'resources[2]', bootstrapSource, new Set(), builtinExtensions(), '');
+const load = (resource: JsonObject, cdsClusters: ReadonlySet<string> = new Set()) =>
+  loadListenerResource(resource, 'resources[2]', bootstrapSource, new Set(), builtinExtensions(), '', cdsClusters);
 
 test('a good listener is modelled as a static one', () => {
   const loaded = load(httpListener('dyn', 8080, routes('b')));
@@ -26,6 +27,11 @@ test("a listener's error is named under the resource's path", () => {
     /^.*resources\[2\]\.filter_chains\[0\]\.filters\[0\]\.typed_config\.route_config\.virtual_hosts\[0\]\.routes\[0\]\.route\.cluster: .*nope/,
   );
   assert.throws(() => load({ ...httpListener('dyn', 8080, routes('b')), filter_chains: [] }), /resources\[2\]\.filter_chains: no filter chains specified/);
+});
+
+test("an inline route may name a cluster CDS brought, as Envoy validates against the cluster manager's clusters", () => {
+  assert.throws(() => load(httpListener('dyn', 8080, routes('from_cds'))), /route\.cluster: route: unknown cluster 'from_cds'/);
+  assert.equal(load(httpListener('dyn', 8080, routes('from_cds')), new Set(['from_cds'])).config.name, 'dyn');
 });
 
 test("a connection manager's rds is checked as a static one's", () => {

@@ -19,9 +19,12 @@ import { validateOverloadManager } from './overload_manager';
 import { validateStatsSinks } from './stats_sinks';
 
 /** @throws FieldError, or FieldErrors when several resources are invalid */
-export function validateBootstrap(bootstrap: JsonObject, extensions: ConfigExtensions): void {
+const NO_CLUSTERS: ReadonlySet<string> = new Set();
+
+/** @param dynamicClusters clusters the cluster manager has beyond the bootstrap's (CDS's, for an LDS listener) */
+export function validateBootstrap(bootstrap: JsonObject, extensions: ConfigExtensions, dynamicClusters: ReadonlySet<string> = NO_CLUSTERS): void {
   const errors = new FieldErrorCollector();
-  const context = bootstrapValidationContext(bootstrap, extensions);
+  const context = bootstrapValidationContext(bootstrap, extensions, dynamicClusters);
   errors.run(() => validateAdmin(bootstrap, context));
   errors.run(() => validateStatsConfig(bootstrap));
   errors.run(() => validateLayeredRuntime(bootstrap, context.configSources));
@@ -38,10 +41,10 @@ export function validateBootstrap(bootstrap: JsonObject, extensions: ConfigExten
 }
 
 /** What the bootstrap's extensions are checked against (and an RDS resource, with the clusters of the moment). */
-export function bootstrapValidationContext(bootstrap: JsonObject, extensions: ConfigExtensions): ValidationContext {
+export function bootstrapValidationContext(bootstrap: JsonObject, extensions: ConfigExtensions, dynamicClusters: ReadonlySet<string> = NO_CLUSTERS): ValidationContext {
   const clusters = messageList(messageField(bootstrap, 'static_resources') ?? {}, 'clusters');
   return {
-    clusters: new Set(clusters.map((cluster) => stringField(cluster, 'name'))),
+    clusters: new Set([...clusters.map((cluster) => stringField(cluster, 'name')), ...dynamicClusters]),
     plaintextClusters: new Set(clusters.filter((cluster) => !hasTransportSocket(cluster)).map((cluster) => stringField(cluster, 'name'))),
     extensions,
     configSources: configSourceContext(bootstrap),
