@@ -7,6 +7,8 @@
 #              and the /stats forms' rendering, and the load balancers' picks per second
 # make bench-compare BASE=<rev> - build the revision <rev> beside this checkout and compare the CPU
 #              per request of its proxy and this checkout's, in alternating rounds (bench/README.md)
+# make soak  - build everything, then run the proxy under the hot-restarter at half its capacity
+#              for 10 minutes through hot restarts, worker kills and xDS/runtime changes (bench/README.md)
 SHELL := /bin/bash
 .DEFAULT_GOAL := build
 
@@ -15,7 +17,7 @@ ADDON := native/proxy-native.node
 TS_SOURCES := $(shell find src test bench -name '*.ts' 2>/dev/null)
 RS_SOURCES := $(shell find native/src -name '*.rs' 2>/dev/null)
 
-.PHONY: build run xds-demo test bench bench-compare clean
+.PHONY: build run xds-demo test bench bench-compare soak clean
 
 # Refused before anything is built: the comparison needs a revision to compare with.
 ifneq ($(filter bench-compare,$(MAKECMDGOALS)),)
@@ -74,6 +76,10 @@ bench: build
 bench-compare: build
 	bash scripts/install-bench-deps.sh
 	node dist/bench/compare.js "$(BASE)"
+
+soak: build
+	bash scripts/install-bench-deps.sh
+	node dist/bench/soak.js
 
 clean:
 	rm -rf dist native/target $(ADDON)

@@ -41,11 +41,11 @@ export function readLoadSettings(env: Readonly<Record<string, string | undefined
 }
 
 /** A whole number of seconds or minutes, in the notation wrk accepts: `10`, `10s`, `2m`. */
-export function parseDurationSeconds(text: string): number {
+export function parseDurationSeconds(text: string, name = 'BENCH_DURATION'): number {
   const match = /^(\d+)(s|m)?$/.exec(text.trim());
   const amount = match ? Number(match[1]) : 0;
   if (!match || amount === 0) {
-    throw new BenchSettingsError(`BENCH_DURATION must be a positive whole number of seconds or minutes (10s, 2m), got '${text}'`);
+    throw new BenchSettingsError(`${name} must be a positive whole number of seconds or minutes (10s, 2m), got '${text}'`);
   }
   return match[2] === 'm' ? amount * 60 : amount;
 }
