@@ -13,8 +13,6 @@ import { isJsonObject, type JsonObject } from '../config/json';
 import { addressString } from '../network/socket_address';
 import { LISTENER_RESOURCE } from '../config/xds/resource_types';
 import { checkBootstrapSubscriptions } from '../config/xds/subscription_preconditions';
-import { FieldError } from '../config/errors';
-import { secretReferences, tlsContextConfigs } from '../config/tls_context_configs';
 import type { ConfigUpdateFailureReason, DecodedResource, Subscription, SubscriptionCallbacks } from '../config/xds/subscription';
 import { SubscriptionStats } from '../config/xds/subscription';
 import type { SubscriptionFactory } from '../config/xds/subscription_factory';
@@ -90,6 +88,11 @@ export interface LdsApiDeps {
   readonly buildCheck: (bootstrap: Bootstrap) => void;
   /** Settles once what the listener (`static_resources.listeners[0]` of that bootstrap) waits for has come: its RDS's first updates. */
   readonly warm: (bootstrap: Bootstrap) => Promise<void>;
+  /**
+   * Subscribes to the SDS secrets the listener's TLS contexts name (`static_resources.listeners[0]`
+   * of that bootstrap); throws a FieldError under that path for an unknown static secret.
+   */
+  readonly registerSecrets: (bootstrap: Bootstrap) => void;
   readonly sockets: ListenerSockets;
   /** The root scope: `listener_manager.*`. */
   readonly stats: StatsStore;
@@ -107,22 +110,6 @@ interface LoadedCandidate extends ListenerCandidate {
   readonly bootstrap: Bootstrap;
   readonly source: JsonObject;
   readonly version: string;
-}
-
-/**
- * The supervisor subscribes to the SDS secrets of the bootstrap's TLS contexts only: a listener
- * from LDS that takes its own from SDS would never get them. Refused by path (a secret of
- * static_resources.secrets, by name, is served).
- * @throws FieldError under `static_resources.listeners[0]` of `bootstrap`
- */
-function refuseSdsSecrets(bootstrap: Bootstrap): void {
-  for (const context of tlsContextConfigs(bootstrap)) {
-    if (context.listener === null) continue;
-    for (const reference of secretReferences(context.common)) {
-      if (reference.config.sdsConfig === null) continue;
-      throw new FieldError(`${context.path}.${reference.path}.sds_config`, 'SDS in a listener from LDS is not supported yet; name a secret of static_resources.secrets');
-    }
-  }
 }
 
 export class LdsApi implements SubscriptionCallbacks {
@@ -311,8 +298,9 @@ export class LdsApi implements SubscriptionCallbacks {
     try {
       // A connection manager's rds needs what a static one's does: the node's identity, a file that exists.
       checkBootstrapSubscriptions(loaded.bootstrap, bootstrap.node);
-      refuseSdsSecrets(loaded.bootstrap);
       this.deps.buildCheck(loaded.bootstrap);
+      // Its SDS secrets are subscribed to once it is known good; it warms until they come.
+      this.deps.registerSecrets(loaded.bootstrap);
     } catch (error) {
       throw rebaseListenerError(error, path);
     }

@@ -8,9 +8,9 @@
 import { FieldError } from '../config/errors';
 import { childPath } from '../config/field_path';
 import type { JsonObject } from '../config/json';
-import type { ClusterConfig, CommonTlsContextConfig } from '../config/model';
+import type { Bootstrap, ClusterConfig, CommonTlsContextConfig } from '../config/model';
 import type { ProtoSchema } from '../config/schema';
-import { clusterTlsContextConfigs, secretReferences } from '../config/tls_context_configs';
+import { clusterTlsContextConfigs, secretReferences, type TlsContextConfig, tlsContextConfigs } from '../config/tls_context_configs';
 import type { SubscriptionFactory } from '../config/xds/subscription_factory';
 import type { Logger } from '../log/logger_api';
 import { sanitizeStatName, type Counter, type Scope } from '../stats/stats';
@@ -93,6 +93,22 @@ export class SecretManager {
    */
   registerCluster(cluster: ClusterConfig): void {
     const contexts = clusterTlsContextConfigs(cluster, '');
+    this.checkStaticSecrets(contexts);
+    for (const { common, path } of contexts) this.register(common, `cluster.${cluster.statName}`, 'client', path);
+  }
+
+  /**
+   * An LDS listener's TLS contexts (`static_resources.listeners[0]` of the bootstrap it was
+   * checked in), as registerCluster does a CDS cluster's: its counters under `listener.<address>`.
+   * @throws FieldError, relative to that bootstrap, at the SdsSecretConfig naming an unknown static secret
+   */
+  registerListener(bootstrap: Bootstrap, owner: string): void {
+    const contexts = tlsContextConfigs(bootstrap).filter((context) => context.listener !== null);
+    this.checkStaticSecrets(contexts);
+    for (const { common, path } of contexts) this.register(common, owner, 'server', path);
+  }
+
+  private checkStaticSecrets(contexts: readonly TlsContextConfig[]): void {
     for (const { common, path } of contexts) {
       for (const { config, kind, path: referencePath } of secretReferences(common)) {
         if (config.sdsConfig !== null || this.deps.store.find(config, kind) !== null) continue;
@@ -100,7 +116,6 @@ export class SecretManager {
         throw new FieldError(childPath(childPath(path, referencePath), 'name'), `${unknown}: ${config.name}`);
       }
     }
-    for (const { common, path } of contexts) this.register(common, `cluster.${cluster.statName}`, 'client', path);
   }
 
   /** Starts the clients registered so far; those registered later start at once. */
@@ -111,7 +126,16 @@ export class SecretManager {
 
   /** Settles once the SDS secrets `cluster`'s TLS contexts name (registered) have had their first update or failure. */
   initializedFor(cluster: ClusterConfig): Promise<void> {
-    const keys = clusterTlsContextConfigs(cluster, '').flatMap(({ common }) =>
+    return this.contextsInitialized(clusterTlsContextConfigs(cluster, ''));
+  }
+
+  /** The same for an LDS listener's contexts (registerListener): it warms until then. */
+  listenerInitialized(bootstrap: Bootstrap): Promise<void> {
+    return this.contextsInitialized(tlsContextConfigs(bootstrap).filter((context) => context.listener !== null));
+  }
+
+  private contextsInitialized(contexts: readonly TlsContextConfig[]): Promise<void> {
+    const keys = contexts.flatMap(({ common }) =>
       secretReferences(common).flatMap(({ config, kind }) => (config.sdsConfig === null ? [] : [secretKey(config, kind)])),
     );
     return Promise.all(keys.map((key) => this.apis.get(key)?.initialized)).then(() => undefined);

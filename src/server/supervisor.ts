@@ -692,8 +692,11 @@ export class Supervisor implements ServerInfoSource {
       serviceCluster: options.serviceCluster,
       activeClusters: () => this.clusters!.activeClusterNames(),
       buildCheck: (checked) => buildDataPlane(checked, this.deps.log),
-      // Created before LDS starts (see startEpoch): a listener's RDS subscriptions are made as it warms.
-      warm: (checked) => this.routes!.warm(rdsSourcesOf(checked)),
+      // Created before LDS starts (see startEpoch): a listener's RDS subscriptions are made as it
+      // warms; it takes traffic once its routes and its SDS secrets have come (or failed).
+      warm: (checked) => Promise.all([this.routes!.warm(rdsSourcesOf(checked)), this.secretManager!.listenerInitialized(checked)]).then(() => undefined),
+      registerSecrets: (checked) =>
+        this.secretManager!.registerListener(checked, `listener.${sanitizeStatName(addressString(checked.listeners[0]!.address))}`),
       sockets: {
         bind: async (address) => {
           const inherited = await hotRestart.duplicateParentListenSocket(tcpListenAddress(address.address, address.port));

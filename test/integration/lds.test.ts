@@ -7,13 +7,16 @@
 // in-place filter chain update too. Stats, /listeners and /config_dump follow.
 
 import assert from 'node:assert/strict';
+import { X509Certificate } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as http2 from 'node:http2';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import * as tls from 'node:tls';
 import { describe, test, type TestContext } from 'node:test';
+import { type CertificateFiles, makeCa, makeLeaf } from '../helpers/certificates';
 import { httpListener } from '../helpers/config_fixtures';
 import { request, type RunningProxy, startProxy, waitFor } from '../helpers/proxy_process';
 import { namedUpstream, type NamedUpstream } from '../helpers/socket_owner';
@@ -51,6 +54,21 @@ function pushFile(file: string, version: string, resources: readonly JsonObject[
   const aside = `${file}.${version}.tmp`;
   fs.writeFileSync(aside, JSON.stringify({ version_info: version, resources }));
   fs.renameSync(aside, file);
+}
+
+/** The serial number of the certificate a new TLS connection to `port` is shown, lower case. */
+function tlsSerial(port: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const socket = tls.connect({ host: '127.0.0.1', port, rejectUnauthorized: false }, () => {
+      resolve(socket.getPeerX509Certificate()?.serialNumber.toLowerCase() ?? '');
+      socket.destroy();
+    });
+    socket.on('error', reject);
+  });
+}
+
+function serialOf(file: string): string {
+  return new X509Certificate(fs.readFileSync(file)).serialNumber.toLowerCase();
 }
 
 async function get(port: number, urlPath = '/'): Promise<{ status: number; body: string }> {
@@ -238,6 +256,7 @@ describe('LDS from a file, two workers', TIMEOUT, () => {
     const up = await upstreams(t);
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'proxy-lds-'));
     t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+    const ca = makeCa(dir, 'ca', 30);
     const file = path.join(dir, 'lds.json');
     pushFile(file, '1', [listener('dyn', 'b')]);
     const config = {
@@ -274,19 +293,30 @@ describe('LDS from a file, two workers', TIMEOUT, () => {
     assert.equal(await proxy.stat('listener_manager.lds.update_success'), 3);
     assert.doesNotMatch((await proxy.admin('/listeners')).body, /dyn::/);
 
-    // A certificate from SDS is refused by path: only the bootstrap's TLS contexts have their SDS subscriptions.
+    // A listener whose certificate comes from SDS warms until it has come, serves it, and takes
+    // the next one on new connections.
+    const secretFile = path.join(dir, 'sds.json');
+    const [first, second] = [makeLeaf(dir, ca, 'first', 'DNS:localhost', 30), makeLeaf(dir, ca, 'second', 'DNS:localhost', 30)];
+    const secret = (cert: CertificateFiles) => ({
+      '@type': 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.Secret',
+      name: 'cert',
+      tls_certificate: { certificate_chain: { filename: cert.cert }, private_key: { filename: cert.key } },
+    });
+    pushFile(secretFile, '1', [secret(first)]);
     const sds = listener('tls', 'b');
     (sds['filter_chains'] as JsonObject[])[0]!['transport_socket'] = {
       name: 'envoy.transport_sockets.tls',
       typed_config: {
         '@type': 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.DownstreamTlsContext',
-        common_tls_context: { tls_certificate_sds_secret_configs: [{ name: 'cert', sds_config: { path: file } }] },
+        common_tls_context: { tls_certificate_sds_secret_configs: [{ name: 'cert', sds_config: { path: secretFile, resource_api_version: 'V3' } }] },
       },
     };
     push('5', [sds]);
-    await waitFor('the SDS listener refused', () =>
-      /tls: resources\[0\]\.filter_chains\[0\]\.transport_socket\.typed_config\.common_tls_context\.tls_certificate_sds_secret_configs\[0\]\.sds_config: SDS in a listener from LDS is not supported yet/.exec(proxy.stderr)?.[0],
-    );
+    const tlsPort = await waitFor('the SDS listener', () => proxy.listenerPort('tls').catch(() => undefined));
+    await waitFor('the first certificate', async () => ((await tlsSerial(tlsPort)) === serialOf(first.cert) ? true : undefined));
+    pushFile(secretFile, '2', [secret(second)]);
+    await waitFor('the second certificate', async () => ((await tlsSerial(tlsPort)) === serialOf(second.cert) ? true : undefined));
+    assert.equal(await proxy.stat('sds.cert.update_success'), 2);
   });
 });
 
