@@ -266,6 +266,16 @@ export interface Http2ProtocolOptions {
 export interface DownstreamHttp2ProtocolOptions extends Http2ProtocolOptions {
   /** allow_connect: RFC 8441's extended CONNECT carries upgrades (WebSocket) over HTTP/2. */
   readonly allowConnect: boolean;
+  readonly floodLimits: Http2FloodLimits;
+}
+
+/** http2_protocol_options' flood limits, Envoy's defaults filled in: they guard downstream connections only, as in Envoy 1.16. */
+export interface Http2FloodLimits {
+  readonly maxOutboundFrames: number;
+  readonly maxOutboundControlFrames: number;
+  readonly maxConsecutiveInboundFramesWithEmptyPayload: number;
+  readonly maxInboundPriorityFramesPerStream: number;
+  readonly maxInboundWindowUpdateFramesPerDataFrameSent: number;
 }
 
 /** The connection manager's codec_type. */

@@ -16,7 +16,7 @@ import type {
   LocalityLbEndpoints,
 } from '../../src/config/model';
 import { type Clock, SystemClock } from '../../src/common/clock';
-import { circuitBreakersConfig, commonHttpProtocolOptionsOf, http1ProtocolOptionsOf, http2ProtocolOptionsOf } from '../../src/config/model_builder';
+import { circuitBreakersConfig, commonHttpProtocolOptionsOf, http1ProtocolOptionsOf } from '../../src/config/model_builder';
 import { ListenerManager } from '../../src/listener/listener_manager';
 import { ListenSocket } from '../../src/listener/listen_socket';
 import * as addon from '../../src/native/addon';
@@ -34,6 +34,7 @@ import { upstreamConnectionLogs } from '../../src/pool/upstream_connection_logs'
 import { ClusterManager } from '../../src/upstream/worker/cluster_manager';
 import type { RandomSource } from '../../src/common/random';
 import { dataPlaneFactories } from '../../src/extensions/data_plane_extensions';
+import { downstreamHttp2ProtocolOptions } from '../../src/extensions/network/http_connection_manager/model';
 import { RouteConfigUpdates } from '../../src/filters/network/http_connection_manager/route_config_updates';
 import { SecretStore } from '../../src/tls/secret_store';
 
@@ -154,7 +155,7 @@ export function httpConnectionManager(virtualHosts: VirtualHost[], overrides: Pa
     xffNumTrustedHops: 0,
     serverName: 'proxy',
     codecType: 'AUTO',
-    http2ProtocolOptions: { ...http2ProtocolOptionsOf({})!, allowConnect: false },
+    http2ProtocolOptions: downstreamHttp2ProtocolOptions({}),
     streamIdleTimeoutMs: 300000,
     requestTimeoutMs: 0,
     requestHeadersTimeoutMs: 0,

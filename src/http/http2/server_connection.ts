@@ -11,13 +11,17 @@ import type { HttpProtocol, RequestDecoder, ResponseEncoder, ServerConnection, S
 import type { RequestHead, ResponseHead } from '../message';
 import { dropUnderscoreHeaders, hasUnderscoreHeader } from '../underscore_headers';
 import type { Http2CodecStats } from './codec_stats';
+import { FloodGuard, type FloodGuardSettings } from './flood_guard';
 import { addHeaders, headersOfList, MalformedHeaders, requestHeadOf, trailersOf } from './header_map';
+import type { Flood } from './protocol_constraints';
 
 const { NGHTTP2_FLAG_END_STREAM } = http2.constants;
 
 /** What the connection manager configures once for all its HTTP/2 connections. */
 export interface Http2ServerSettings {
   readonly options: DownstreamHttp2ProtocolOptions;
+  /** The flood limits' (options.floodLimits), with what they need to run. */
+  readonly floodGuard: FloodGuardSettings;
   readonly stats: Http2CodecStats;
   readonly maxHeadersCount: number;
   readonly headersWithUnderscoresAction: HeadersWithUnderscoresAction;
@@ -40,9 +44,11 @@ export class Http2ServerConnection implements ServerConnection {
     this.scheme = 'encrypted' in socket && socket.encrypted === true ? 'https' : 'http';
     const options = settings.options;
     socket.on('error', ignoreError);
-    // Before node:http2's own listener: the streams still open are the ones the close cut short.
+    // Before node:http2 hears of it (through the flood guard): the streams still open are the
+    // ones the close cut short. The client's FIN is its close: HTTP/2 has no half-close.
+    socket.on('end', this.onSocketClose);
     socket.on('close', this.onSocketClose);
-    this.session = http2.performServerHandshake(socket, {
+    this.session = http2.performServerHandshake(new FloodGuard(socket, settings.floodGuard, this.onFlood), {
       settings: {
         maxConcurrentStreams: options.maxConcurrentStreams,
         initialWindowSize: options.initialStreamWindowSize,
@@ -95,6 +101,12 @@ export class Http2ServerConnection implements ServerConnection {
   private readonly onSessionError = (error: Error & { code?: string }): void => {
     if (error.code !== 'ERR_HTTP2_ERROR') return;
     this.callbacks.onProtocolError(error.message);
+    this.closedLocally = true;
+  };
+
+  /** A flood limit closes the connection (Envoy's codec error: counted, no protocol error). */
+  private readonly onFlood = (flood: Flood): void => {
+    this.settings.stats[flood].inc();
     this.closedLocally = true;
   };
 

@@ -5,6 +5,7 @@ import type { ConfigExtensions } from '../../../config/extension';
 import { boolField, durationMs, enumField, isJsonObject, JsonObject, messageField, messageList, numberField, stringField, stringList } from '../../../config/json';
 import type {
   CodecType,
+  DownstreamHttp2ProtocolOptions,
   HashPolicy,
   HeaderMutations,
   HttpConnectionManagerConfig,
@@ -79,10 +80,7 @@ export function httpConnectionManager(config: JsonObject, extensions: ConfigExte
     commonHttpProtocolOptions: commonHttpProtocolOptionsOf(messageField(config, 'common_http_protocol_options') ?? {}),
     httpProtocolOptions: http1ProtocolOptionsOf(messageField(config, 'http_protocol_options') ?? {}),
     codecType: enumField<CodecType>(config, 'codec_type', 'AUTO'),
-    http2ProtocolOptions: {
-      ...http2ProtocolOptionsOf(messageField(config, 'http2_protocol_options') ?? {})!,
-      allowConnect: boolField(messageField(config, 'http2_protocol_options') ?? {}, 'allow_connect'),
-    },
+    http2ProtocolOptions: downstreamHttp2ProtocolOptions(messageField(config, 'http2_protocol_options') ?? {}),
     accessLogs: accessLogsModel(config, extensions),
     upgrades: upgradeSwitches(config),
     generateRequestId: boolField(config, 'generate_request_id', true),
@@ -404,4 +402,19 @@ function hashPolicy(config: JsonObject): HashPolicy[] {
   const filterState = messageField(config, 'filter_state');
   // Validation requires one of the kinds.
   return filterState !== undefined ? [{ kind: 'filter_state', key: stringField(filterState, 'key'), terminal }] : [];
+}
+
+/** A connection manager's http2_protocol_options: the flood limits with Envoy 1.16's defaults (codec_impl.h). */
+export function downstreamHttp2ProtocolOptions(config: JsonObject): DownstreamHttp2ProtocolOptions {
+  return {
+    ...http2ProtocolOptionsOf(config)!,
+    allowConnect: boolField(config, 'allow_connect'),
+    floodLimits: {
+      maxOutboundFrames: numberField(config, 'max_outbound_frames', 10000),
+      maxOutboundControlFrames: numberField(config, 'max_outbound_control_frames', 1000),
+      maxConsecutiveInboundFramesWithEmptyPayload: numberField(config, 'max_consecutive_inbound_frames_with_empty_payload', 1),
+      maxInboundPriorityFramesPerStream: numberField(config, 'max_inbound_priority_frames_per_stream', 100),
+      maxInboundWindowUpdateFramesPerDataFrameSent: numberField(config, 'max_inbound_window_update_frames_per_data_frame_sent', 10),
+    },
+  };
 }

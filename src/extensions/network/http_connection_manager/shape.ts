@@ -221,8 +221,21 @@ export const HTTP_CONNECTION_MANAGER_SHAPE: Shape = {
     http_protocol_options: {
       fields: { accept_http_10: leaf, default_host_for_http_10: leaf, enable_trailers: leaf, header_key_format: { fields: { proper_case_words: { fields: {} } } } },
     },
-    // allow_connect: downstream only (an upgrade routed to an HTTP/2 cluster is still refused).
-    http2_protocol_options: { fields: { ...HTTP2_PROTOCOL_OPTIONS.fields, allow_connect: leaf } },
+    // allow_connect and the flood limits: downstream only (an upgrade routed to an HTTP/2 cluster
+    // is still refused; Envoy 1.16 checks floods on downstream connections only).
+    // stream_error_on_invalid_http_messaging stays refused: nghttp2 resets a stream it finds
+    // malformed without telling node:http2, so the connection cannot be closed for it.
+    http2_protocol_options: {
+      fields: {
+        ...HTTP2_PROTOCOL_OPTIONS.fields,
+        allow_connect: leaf,
+        max_outbound_frames: leaf,
+        max_outbound_control_frames: leaf,
+        max_consecutive_inbound_frames_with_empty_payload: leaf,
+        max_inbound_priority_frames_per_stream: leaf,
+        max_inbound_window_update_frames_per_data_frame_sent: leaf,
+      },
+    },
     access_log: ACCESS_LOG_LIST,
     // A filter chain of its own per upgrade type (filters) is refused until it is built.
     upgrade_configs: list({ fields: { upgrade_type: leaf, enabled: leaf } }),

@@ -162,6 +162,7 @@ export class HttpConnectionManagerFactory implements NetworkFilterFactory {
     };
     this.http2Settings = {
       options: config.http2ProtocolOptions,
+      floodGuard: { limits: config.http2ProtocolOptions.floodLimits, clock: this.clock, bufferLimitBytes: deps.bufferLimitBytes },
       stats: new Http2CodecStats(deps.stats.scope('http2')),
       maxHeadersCount: common.maxHeadersCount,
       headersWithUnderscoresAction: common.headersWithUnderscoresAction,
