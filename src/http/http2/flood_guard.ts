@@ -2,8 +2,8 @@
 // socket: node:http2 tells JavaScript of too few frames (no WINDOW_UPDATE, no empty DATA, no
 // PRIORITY) for Envoy's flood limits, so their frame headers are counted here as the bytes pass.
 // Frames written wait in the socket's buffer until it writes them out, as in Envoy's output
-// buffer; past the connection's buffer limit the writes are held back, which stops nghttp2 from
-// writing more and node:http2 from reading, as Envoy's watermarks do.
+// buffer, and the client is read meanwhile, as Envoy reads it: past the buffer limit it is the
+// streams' bodies that wait (highWatermark), not the frames nghttp2 answers with.
 
 import { Duplex } from 'node:stream';
 import type * as net from 'node:net';
@@ -25,6 +25,13 @@ export interface FloodGuardSettings {
   readonly bufferLimitBytes: number;
 }
 
+export interface FloodGuardCallbacks {
+  /** Told once, when a limit closes the connection. */
+  onFlood(flood: Flood): void;
+  /** The socket's buffer, over the limit, was written out. */
+  onWriteBufferDrained(): void;
+}
+
 export class FloodGuard extends Duplex implements FrameVisitor {
   private readonly constraints: ProtocolConstraints;
   private readonly inbound = new FrameScanner(PREFACE_LENGTH);
@@ -33,14 +40,11 @@ export class FloodGuard extends Duplex implements FrameVisitor {
   /** The highest stream the client opened: the last one a GOAWAY of ours names. */
   private lastStreamId = 0;
   private flood: Flood | null = null;
-  /** The write node:http2 waits on, held back while the socket's buffer is over the limit. */
-  private heldWrite: (() => void) | null = null;
 
   constructor(
     private readonly socket: net.Socket,
     private readonly settings: FloodGuardSettings,
-    /** Told once, when a limit closes the connection. */
-    private readonly onFlood: (flood: Flood) => void,
+    private readonly callbacks: FloodGuardCallbacks,
   ) {
     super({ allowHalfOpen: false });
     this.constraints = new ProtocolConstraints(settings.limits);
@@ -76,7 +80,6 @@ export class FloodGuard extends Duplex implements FrameVisitor {
   };
 
   private readonly onSocketClose = (): void => {
-    this.releaseHeldWrite();
     this.destroy();
   };
 
@@ -112,20 +115,17 @@ export class FloodGuard extends Duplex implements FrameVisitor {
     }
     const release = (): void => this.constraints.releaseOutboundFrames(frames, controlFrames);
     for (let i = 0; i < chunks.length; i++) socket.write(chunks[i], i === chunks.length - 1 ? release : undefined);
-    // Held until 'drain', which follows only a write the socket called one too many.
-    if (socket.writableNeedDrain && socket.writableLength > this.settings.bufferLimitBytes) this.heldWrite = () => callback();
-    else callback();
+    callback();
+  }
+
+  /** The socket holds more than the buffer limit; 'drain' will tell when it is written out (it follows only a write the socket called one too many). */
+  aboveHighWatermark(): boolean {
+    return this.socket.writableNeedDrain && this.socket.writableLength > this.settings.bufferLimitBytes;
   }
 
   private readonly onSocketDrain = (): void => {
-    this.releaseHeldWrite();
+    if (this.flood === null) this.callbacks.onWriteBufferDrained();
   };
-
-  private releaseHeldWrite(): void {
-    const held = this.heldWrite;
-    this.heldWrite = null;
-    held?.();
-  }
 
   override _final(callback: (error?: Error | null) => void): void {
     this.socket.end();
@@ -140,15 +140,14 @@ export class FloodGuard extends Duplex implements FrameVisitor {
   // ---- a limit broken -----------------------------------------------------------------------
 
   /**
-   * Counted and closed: after a GOAWAY ENHANCE_YOUR_CALM when the client flooded what it sends,
+   * Counted and closed (also when nghttp2 found the flood first): after a GOAWAY ENHANCE_YOUR_CALM when the client flooded what it sends,
    * at once when the frames queued for it did (Envoy closes without flushing them).
    */
-  private closeForFlood(flood: Flood, goAway: boolean): void {
+  closeForFlood(flood: Flood, goAway: boolean): void {
     if (this.flood !== null) return;
     this.flood = flood;
-    this.onFlood(flood);
+    this.callbacks.onFlood(flood);
     const socket = this.socket;
-    this.releaseHeldWrite();
     this.destroy();
     socket.pause();
     // A GOAWAY between two frames of nghttp2's would corrupt both.

@@ -11,11 +11,13 @@ import type { HttpProtocol, RequestDecoder, ResponseEncoder, ServerConnection, S
 import type { RequestHead, ResponseHead } from '../message';
 import { dropUnderscoreHeaders, hasUnderscoreHeader } from '../underscore_headers';
 import type { Http2CodecStats } from './codec_stats';
-import { FloodGuard, type FloodGuardSettings } from './flood_guard';
+import { FloodGuard, type FloodGuardCallbacks, type FloodGuardSettings } from './flood_guard';
 import { addHeaders, headersOfList, MalformedHeaders, requestHeadOf, trailersOf } from './header_map';
 import type { Flood } from './protocol_constraints';
 
 const { NGHTTP2_FLAG_END_STREAM } = http2.constants;
+/** nghttp2's NGHTTP2_ERR_FLOODED: more PING and SETTINGS acknowledgements waiting in its queue than it allows (1000). */
+const NGHTTP2_ERR_FLOODED = -904;
 
 /** What the connection manager configures once for all its HTTP/2 connections. */
 export interface Http2ServerSettings {
@@ -27,11 +29,14 @@ export interface Http2ServerSettings {
   readonly headersWithUnderscoresAction: HeadersWithUnderscoresAction;
 }
 
-export class Http2ServerConnection implements ServerConnection {
+export class Http2ServerConnection implements ServerConnection, FloodGuardCallbacks {
   readonly protocol: HttpProtocol = 'http2';
   private readonly session: http2.ServerHttp2Session;
   private readonly scheme: string;
   private readonly streams = new Set<Http2ServerStream>();
+  private readonly guard: FloodGuard;
+  /** Streams whose body waits for the socket's buffer to be written out. */
+  private readonly waitingForSocket = new Set<Http2ServerStream>();
   private shuttingDown = false;
   /** We sent GOAWAY (shutdown, close) or nghttp2 refused the peer: the close is ours. */
   private closedLocally = false;
@@ -48,7 +53,8 @@ export class Http2ServerConnection implements ServerConnection {
     // ones the close cut short. The client's FIN is its close: HTTP/2 has no half-close.
     socket.on('end', this.onSocketClose);
     socket.on('close', this.onSocketClose);
-    this.session = http2.performServerHandshake(new FloodGuard(socket, settings.floodGuard, this.onFlood), {
+    this.guard = new FloodGuard(socket, settings.floodGuard, this);
+    this.session = http2.performServerHandshake(this.guard, {
       settings: {
         maxConcurrentStreams: options.maxConcurrentStreams,
         initialWindowSize: options.initialStreamWindowSize,
@@ -85,6 +91,28 @@ export class Http2ServerConnection implements ServerConnection {
 
   streamEnded(stream: Http2ServerStream): void {
     this.streams.delete(stream);
+    this.waitingForSocket.delete(stream);
+  }
+
+  /** Envoy's connection-level high watermark: true when `stream`'s body must wait for the socket (it is told when to go on). */
+  waitForSocket(stream: Http2ServerStream): boolean {
+    if (!this.guard.aboveHighWatermark()) return false;
+    this.waitingForSocket.add(stream);
+    return true;
+  }
+
+  // ---- FloodGuardCallbacks -------------------------------------------------------------------
+
+  onWriteBufferDrained(): void {
+    const waiting = [...this.waitingForSocket];
+    this.waitingForSocket.clear();
+    for (const stream of waiting) stream.onSocketDrained();
+  }
+
+  /** A flood limit closes the connection (Envoy's codec flood error: counted, not as a protocol error). */
+  onFlood(flood: Flood): void {
+    this.settings.stats[flood].inc();
+    this.closedLocally = true;
   }
 
   private readonly onStream = (stream: http2.ServerHttp2Stream, _headers: unknown, flags: number, raw: string[]): void => {
@@ -98,15 +126,14 @@ export class Http2ServerConnection implements ServerConnection {
    * and node:http2 closes the connection, then reports ERR_HTTP2_ERROR. Envoy counts a codec
    * error as a protocol error and closes the connection itself.
    */
-  private readonly onSessionError = (error: Error & { code?: string }): void => {
+  private readonly onSessionError = (error: Error & { code?: string; errno?: number }): void => {
     if (error.code !== 'ERR_HTTP2_ERROR') return;
+    // The control frames' queue overflowed in nghttp2 before it reached the socket's.
+    if (error.errno === NGHTTP2_ERR_FLOODED) {
+      this.guard.closeForFlood('outbound_control_flood', false);
+      return;
+    }
     this.callbacks.onProtocolError(error.message);
-    this.closedLocally = true;
-  };
-
-  /** A flood limit closes the connection (Envoy's codec error: counted, no protocol error). */
-  private readonly onFlood = (flood: Flood): void => {
-    this.settings.stats[flood].inc();
     this.closedLocally = true;
   };
 
@@ -217,7 +244,7 @@ class Http2ServerStream implements ResponseEncoder {
 
   encodeData(chunk: Buffer): boolean {
     if (this.responseEnded || chunk.length === 0 || this.stream.destroyed) return false;
-    return !this.stream.write(chunk);
+    return !this.stream.write(chunk) || this.owner.waitForSocket(this);
   }
 
   encodeComplete(trailers: readonly string[] | null): void {
@@ -269,9 +296,16 @@ class Http2ServerStream implements ResponseEncoder {
     if (!this.done) this.decoder?.decodeComplete(this.requestTrailers);
   };
 
+  /** The stream's buffer went out to nghttp2; the body goes on unless the socket's buffer is still over the limit. */
   private readonly onDrain = (): void => {
-    if (!this.done) this.decoder?.onBelowWriteBufferLowWatermark();
+    if (!this.done && !this.owner.waitForSocket(this)) this.decoder?.onBelowWriteBufferLowWatermark();
   };
+
+  /** The socket's buffer the body waited for was written out. */
+  onSocketDrained(): void {
+    if (this.stream.writableNeedDrain) return;
+    this.onDrain();
+  }
 
   /** Without trailers node:http2 ends the response with an empty DATA frame. */
   private readonly onWantTrailers = (): void => {
