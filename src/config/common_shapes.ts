@@ -10,8 +10,8 @@ export const STRING_MATCHER: Shape = {
   fields: { exact: leaf, prefix: leaf, suffix: leaf, contains: leaf, safe_regex: REGEX_MATCHER, ignore_case: leaf },
 };
 
-// The Http2ProtocolOptions node:http2 (nghttp2) is told; the others (flood limits, stream error
-// handling, custom settings) stay refused.
+// The Http2ProtocolOptions node:http2 (nghttp2) is told; a connection manager adds allow_connect
+// and the flood limits (downstream only, as in Envoy 1.16); the others stay refused.
 export const HTTP2_PROTOCOL_OPTIONS: Shape = {
   fields: { max_concurrent_streams: leaf, initial_stream_window_size: leaf, initial_connection_window_size: leaf, hpack_table_size: leaf },
 };

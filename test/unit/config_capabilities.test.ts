@@ -51,6 +51,28 @@ test('max_headers_count below 1 is refused by field path, as Envoy validates it'
   assert.throws(() => check(b), /typed_config\.common_http_protocol_options\.max_headers_count: value must be greater than or equal to 1/);
 });
 
+const FLOOD_LIMITS = {
+  max_outbound_frames: 5000,
+  max_outbound_control_frames: 500,
+  max_consecutive_inbound_frames_with_empty_payload: 0,
+  max_inbound_priority_frames_per_stream: 0,
+  max_inbound_window_update_frames_per_data_frame_sent: 5,
+};
+
+test("the connection manager's HTTP/2 flood limits pass, 0 where Envoy allows it", () => {
+  const b = defaultBootstrap();
+  b.static_resources.listeners[0].filter_chains[0].filters[0].typed_config.http2_protocol_options = FLOOD_LIMITS;
+  check(b);
+});
+
+for (const field of ['max_outbound_frames', 'max_outbound_control_frames', 'max_inbound_window_update_frames_per_data_frame_sent']) {
+  test(`http2_protocol_options.${field} below 1 is refused by field path, as Envoy validates it`, () => {
+    const b = defaultBootstrap();
+    b.static_resources.listeners[0].filter_chains[0].filters[0].typed_config.http2_protocol_options = { [field]: 0 };
+    assert.throws(() => check(b), new RegExp(`typed_config\\.http2_protocol_options\\.${field}: value must be greater than or equal to 1`));
+  });
+}
+
 test('stats_config: fixed tags, default rules by name, bucket settings pass', () => {
   const b = defaultBootstrap();
   b.stats_config = {
@@ -78,6 +100,10 @@ const cases: [string, (b: Json) => void, string][] = [
   ['least request slow start', (b) => Object.assign(b.static_resources.clusters[0], { lb_policy: 'LEAST_REQUEST', least_request_lb_config: { slow_start_config: { slow_start_window: '10s' } } }), 'static_resources.clusters[0].least_request_lb_config.slow_start_config: slow_start_config is not implemented'],
   // Upgrades are not sent to HTTP/2 upstreams.
   ['an upstream extended CONNECT', (b) => (b.static_resources.clusters[0].http2_protocol_options = { allow_connect: true }), 'static_resources.clusters[0].http2_protocol_options.allow_connect: allow_connect is not implemented'],
+  // Envoy 1.16 checks floods on downstream connections only.
+  ['an upstream flood limit', (b) => (b.static_resources.clusters[0].http2_protocol_options = { max_outbound_frames: 10 }), 'static_resources.clusters[0].http2_protocol_options.max_outbound_frames: max_outbound_frames is not implemented'],
+  // nghttp2 resets a malformed stream without telling node:http2: the connection cannot be closed for it.
+  ['closing the connection on a malformed HTTP/2 message', (b) => (b.static_resources.listeners[0].filter_chains[0].filters[0].typed_config.http2_protocol_options = { stream_error_on_invalid_http_messaging: true }), 'typed_config.http2_protocol_options.stream_error_on_invalid_http_messaging: stream_error_on_invalid_http_messaging is not implemented'],
   ['a router option', (b) => (b.static_resources.listeners[0].filter_chains[0].filters[0].typed_config.http_filters[0].typed_config.suppress_envoy_headers = true), 'http_filters[0].typed_config.suppress_envoy_headers: suppress_envoy_headers is not implemented'],
   ['an HTTP/1 option other than the HTTP/1.0 ones', (b) => (b.static_resources.listeners[0].filter_chains[0].filters[0].typed_config.http_protocol_options = { accept_http_10: true, allow_absolute_url: false }), 'typed_config.http_protocol_options.allow_absolute_url: allow_absolute_url is not implemented'],
   // Envoy 1.17's extension point; 1.16 has proper_case_words only.
