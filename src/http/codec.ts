@@ -7,6 +7,9 @@ import type { RequestHead, ResponseHead } from './message';
 import type { HostStats } from '../stats/stats';
 import type { DownstreamAddresses } from '../network/downstream_addresses';
 
+/** Envoy's delayed_close_timeout: how long a connection the proxy closes waits for the client to read its last bytes. */
+export const DELAYED_CLOSE_MS = 1000;
+
 /**
  * Envoy 1.16's reset reasons as its local replies spell them; `overflow`: a circuit breaker
  * refused the stream; `remote reset` / `remote refused stream reset`: an HTTP/2 peer's

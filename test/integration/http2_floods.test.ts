@@ -154,6 +154,7 @@ describe('HTTP/2 flood protections through the proxy binary', { timeout: 180_000
    */
   async function underAttack(counter: string, attacker: Attacker, attack: () => Promise<void>): Promise<ReturnType<typeof framesOf>> {
     const before = await stat(`http2.${counter}`);
+    const protocolErrors = await stat('http.ingress_http.downstream_cx_protocol_error');
     const startRssKb = rssKb();
     const attacking = attack();
     assert.equal(await served(), 200, 'another client is served during the attack');
@@ -162,6 +163,8 @@ describe('HTTP/2 flood protections through the proxy binary', { timeout: 180_000
     const frames = await attacker.untilClosed();
     assert.equal(await served(), 200, 'another client is served after the attack');
     assert.equal(await stat('server.worker_restarts'), 0);
+    // A flood is not counted as a protocol error, as in Envoy.
+    assert.equal(await stat('http.ingress_http.downstream_cx_protocol_error'), protocolErrors);
     const growth = rssKb() - startRssKb;
     assert.ok(growth < RSS_GROWTH_BOUND_KB, `the worker grew by ${growth} kB`);
     return frames;
@@ -194,11 +197,18 @@ describe('HTTP/2 flood protections through the proxy binary', { timeout: 180_000
   });
 
   test('empty DATA frames without END_STREAM: inbound_empty_frames_flood, GOAWAY ENHANCE_YOUR_CALM', async () => {
+    const rxResets = await stat('http2.rx_reset');
+    const cutShort = await stat('http.ingress_http.downstream_cx_destroy_active_rq');
     const attacker = new Attacker(port, true);
-    const frames = await underAttack('inbound_empty_frames_flood', attacker, () =>
-      attacker.send(CLIENT_PREFACE, settings(), frame(TYPE.HEADERS, FLAG.END_HEADERS, 1, getRequestBlock()), repeat(10_000, () => frame(TYPE.DATA, 0, 1))),
-    );
+    // A request whose body is still to come, then nothing but empty DATA frames for it.
+    const opened = await stat('http.ingress_http.downstream_rq_http2_total');
+    await attacker.send(CLIENT_PREFACE, settings(), frame(TYPE.HEADERS, FLAG.END_HEADERS, 1, getRequestBlock()));
+    await waitFor('the request open', async () => ((await stat('http.ingress_http.downstream_rq_http2_total')) > opened ? true : undefined));
+    const frames = await underAttack('inbound_empty_frames_flood', attacker, () => attacker.send(repeat(10_000, () => frame(TYPE.DATA, 0, 1))));
     assert.equal(goAwayCode(frames), ENHANCE_YOUR_CALM);
+    // The stream the close cut short ends as a connection termination, not as a client's reset.
+    assert.equal(await stat('http2.rx_reset'), rxResets);
+    assert.equal(await stat('http.ingress_http.downstream_cx_destroy_active_rq'), cutShort + 1);
   });
 
   test('max_consecutive_inbound_frames_with_empty_payload set: that many pass, one more closes', async () => {

@@ -5,7 +5,7 @@
 
 import type * as net from 'node:net';
 import type { Clock, Timer } from '../../common/clock';
-import type { HttpProtocol, RequestDecoder, ResponseEncoder, ServerConnection, ServerConnectionCallbacks } from '../codec';
+import { DELAYED_CLOSE_MS, type HttpProtocol, type RequestDecoder, type ResponseEncoder, type ServerConnection, type ServerConnectionCallbacks } from '../codec';
 import { BODY_CHUNKED, BODY_UNTIL_CLOSE, type RequestHead, type ResponseHead } from '../message';
 import { reasonPhrase, statusLine } from '../status_text';
 import type { Logger } from '../../log/logger_api';
@@ -20,8 +20,6 @@ import type { ParserCallbacks } from './parser';
 import { type Http1Settings, RequestParser } from './request_parser';
 
 const CONTINUE = 'HTTP/1.1 100 Continue\r\n\r\n';
-/** Envoy's delayed_close_timeout: how long a closing connection waits for the client to read. */
-const DELAYED_CLOSE_MS = 1000;
 
 /** What the connection manager configures once for all its HTTP/1 connections. */
 export interface Http1ServerSettings extends Http1Settings {

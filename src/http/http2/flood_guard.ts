@@ -3,20 +3,20 @@
 // PRIORITY) for Envoy's flood limits, so their frame headers are counted here as the bytes pass.
 // Frames written wait in the socket's buffer until it writes them out, as in Envoy's output
 // buffer, and the client is read meanwhile, as Envoy reads it: past the buffer limit it is the
-// streams' bodies that wait (highWatermark), not the frames nghttp2 answers with.
+// streams' bodies that wait (encodeData says so, as Envoy's watermark callbacks do), not the
+// frames nghttp2 answers with.
 
 import { Duplex } from 'node:stream';
 import type * as net from 'node:net';
 import type { Clock } from '../../common/clock';
 import { FRAME_HEADER_SIZE, FrameScanner, FrameType, type FrameVisitor } from './frame_scanner';
 import type { Http2FloodLimits } from '../../config/model';
+import { DELAYED_CLOSE_MS } from '../codec';
 import { type Flood, isControlFrame, ProtocolConstraints } from './protocol_constraints';
 
 /** The client connection preface (RFC 9113 section 3.4), before the first frame. */
 const PREFACE_LENGTH = 24;
 const ENHANCE_YOUR_CALM = 0xb;
-/** Envoy's delayed_close_timeout: how long a closing connection waits for the client to read its GOAWAY. */
-const DELAYED_CLOSE_MS = 1000;
 
 export interface FloodGuardSettings {
   readonly limits: Http2FloodLimits;
@@ -114,7 +114,10 @@ export class FloodGuard extends Duplex implements FrameVisitor {
       return;
     }
     const release = (): void => this.constraints.releaseOutboundFrames(frames, controlFrames);
+    // One write to the kernel for what node:http2 wrote in one go, as it would have done itself.
+    socket.cork();
     for (let i = 0; i < chunks.length; i++) socket.write(chunks[i], i === chunks.length - 1 ? release : undefined);
+    socket.uncork();
     callback();
   }
 

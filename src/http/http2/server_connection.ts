@@ -113,6 +113,8 @@ export class Http2ServerConnection implements ServerConnection, FloodGuardCallba
   onFlood(flood: Flood): void {
     this.settings.stats[flood].inc();
     this.closedLocally = true;
+    // Before node:http2 closes them as if the client had reset them.
+    this.onSocketClose();
   }
 
   private readonly onStream = (stream: http2.ServerHttp2Stream, _headers: unknown, flags: number, raw: string[]): void => {
