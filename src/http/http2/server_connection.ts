@@ -22,7 +22,7 @@ const NGHTTP2_ERR_FLOODED = -904;
 /** What the connection manager configures once for all its HTTP/2 connections. */
 export interface Http2ServerSettings {
   readonly options: DownstreamHttp2ProtocolOptions;
-  /** The flood limits' (options.floodLimits), with what they need to run. */
+  /** options.floodLimits, with the clock and buffer limit the flood guard runs them with. */
   readonly floodGuard: FloodGuardSettings;
   readonly stats: Http2CodecStats;
   readonly maxHeadersCount: number;
