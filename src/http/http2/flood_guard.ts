@@ -40,6 +40,8 @@ export class FloodGuard extends Duplex implements FrameVisitor {
   /** The highest stream the client opened: the last one a GOAWAY of ours names. */
   private lastStreamId = 0;
   private flood: Flood | null = null;
+  /** Frames and control frames of each write the socket has not written out yet, in pairs. */
+  private readonly unwritten: number[] = [];
 
   constructor(
     private readonly socket: net.Socket,
@@ -113,13 +115,19 @@ export class FloodGuard extends Duplex implements FrameVisitor {
       callback();
       return;
     }
-    const release = (): void => this.constraints.releaseOutboundFrames(frames, controlFrames);
+    // The socket calls back in the order of the writes: the counts wait in the same order.
+    this.unwritten.push(frames, controlFrames);
     // One write to the kernel for what node:http2 wrote in one go, as it would have done itself.
     socket.cork();
-    for (let i = 0; i < chunks.length; i++) socket.write(chunks[i], i === chunks.length - 1 ? release : undefined);
+    for (let i = 0; i < chunks.length; i++) socket.write(chunks[i], i === chunks.length - 1 ? this.onWritten : undefined);
     socket.uncork();
     callback();
   }
+
+  private readonly onWritten = (): void => {
+    const unwritten = this.unwritten;
+    this.constraints.releaseOutboundFrames(unwritten.shift()!, unwritten.shift()!);
+  };
 
   /** The socket holds more than the buffer limit; 'drain' will tell when it is written out (it follows only a write the socket called one too many). */
   aboveHighWatermark(): boolean {

@@ -55,7 +55,7 @@ export class FrameScanner {
       }
       // The common case, a whole header in the chunk, is read in place.
       if (this.headerBytes === 0 && chunk.length - at >= FRAME_HEADER_SIZE + 1) {
-        const length = chunk.readUIntBE(at, 3);
+        const length = (chunk[at] << 16) | (chunk[at + 1] << 8) | chunk[at + 2];
         const type = chunk[at + 3];
         const flags = chunk[at + 4];
         const padded = (flags & FrameFlag.PADDED) !== 0 && (type === FrameType.DATA || type === FrameType.HEADERS) && length > 0;
