@@ -78,7 +78,7 @@ export class FloodGuard extends Duplex implements FrameVisitor {
   }
 
   private readonly onSocketEnd = (): void => {
-    this.push(null);
+    if (!this.destroyed) this.push(null);
   };
 
   private readonly onSocketClose = (): void => {
@@ -129,7 +129,7 @@ export class FloodGuard extends Duplex implements FrameVisitor {
     this.constraints.releaseOutboundFrames(unwritten.shift()!, unwritten.shift()!);
   };
 
-  /** The socket holds more than the buffer limit; 'drain' will tell when it is written out (it follows only a write the socket called one too many). */
+  /** The socket holds more than the buffer limit; 'drain' will tell when it is written out (it follows a write that returned false). */
   aboveHighWatermark(): boolean {
     return this.socket.writableNeedDrain && this.socket.writableLength > this.settings.bufferLimitBytes;
   }
@@ -151,8 +151,9 @@ export class FloodGuard extends Duplex implements FrameVisitor {
   // ---- a limit broken -----------------------------------------------------------------------
 
   /**
-   * Counted and closed (also when nghttp2 found the flood first): after a GOAWAY ENHANCE_YOUR_CALM when the client flooded what it sends,
-   * at once when the frames queued for it did (Envoy closes without flushing them).
+   * Counted and closed (also when nghttp2 found the flood first): after a GOAWAY
+   * ENHANCE_YOUR_CALM when the client flooded what it sends, at once when the frames queued for
+   * it did (Envoy closes without flushing them).
    */
   closeForFlood(flood: Flood, goAway: boolean): void {
     if (this.flood !== null) return;
@@ -191,7 +192,7 @@ class OutboundFrameCounter implements FrameVisitor {
 }
 
 /** GOAWAY (RFC 9113 section 6.8) on stream 0, without debug data. */
-export function goAwayFrame(lastStreamId: number, errorCode: number): Buffer {
+function goAwayFrame(lastStreamId: number, errorCode: number): Buffer {
   const frame = Buffer.alloc(FRAME_HEADER_SIZE + 8);
   frame.writeUIntBE(8, 0, 3);
   frame[3] = FrameType.GOAWAY;
