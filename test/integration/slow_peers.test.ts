@@ -1,7 +1,7 @@
 // Slow and abusive peers against the real binary: clients that send their head or body a byte at
 // a time (request_headers_timeout, request_timeout, stream_idle_timeout, max_connection_duration
 // close them, counted), a client that never reads a large response (flow control holds the
-// proxy's buffer to its limit), thousands of idle keep-alive connections, and an upstream that
+// proxy's buffer to its limit), 10,000 idle keep-alive connections, and an upstream that
 // trickles its body. Each case checks that another client is served meanwhile.
 
 import assert from 'node:assert/strict';
@@ -237,8 +237,8 @@ describe('slow and abusive peers', { timeout: 120_000 }, () => {
     assert.equal((await request(`http://127.0.0.1:${ports.plain}/`)).body, 'ok');
   });
 
-  test('5,000 idle keep-alive connections are held, each served once, while another client is served', async () => {
-    const count = 5_000;
+  test('10,000 idle keep-alive connections are held, each served once, while another client is served', async () => {
+    const count = 10_000;
     const sockets: net.Socket[] = [];
     const worker = proxy.groupPids().find((pid) => pid !== proxy.pid)!;
     const rssKiB = (): number => Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${worker}/status`, 'utf8'))![1]);
@@ -258,13 +258,14 @@ describe('slow and abusive peers', { timeout: 120_000 }, () => {
           ),
         );
       }
-      await waitFor('every connection counted', async () => ((await proxy.stat('http.plain.downstream_cx_active')) === baseline + count ? true : undefined));
+      // Bounded generously: on two busy cores the proxy's worker shares them with this process.
+      await waitFor('every connection counted', async () => ((await proxy.stat('http.plain.downstream_cx_active')) === baseline + count ? true : undefined), 60_000);
       assert.equal((await request(`http://127.0.0.1:${ports.plain}/`)).body, 'ok');
       const perConnection = ((rssKiB() - before) * 1024) / count;
       console.log(`worker RSS per idle keep-alive connection: ${perConnection.toFixed(0)} bytes (${count} connections)`);
     } finally {
       for (const socket of sockets) socket.destroy();
     }
-    await waitFor('the connections gone', async () => ((await proxy.stat('http.plain.downstream_cx_active')) === baseline ? true : undefined));
+    await waitFor('the connections gone', async () => ((await proxy.stat('http.plain.downstream_cx_active')) === baseline ? true : undefined), 60_000);
   });
 });
