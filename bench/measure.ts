@@ -41,6 +41,7 @@ export async function measureRow(load: LoadGenerator, rounds: number, service: R
           durationSeconds,
           cpu,
           closeEachRequest: group.closeEachRequest,
+          pacedMs: group.pacedMs,
         });
   // Fills connection pools, caches and the JIT so that round one is not the odd one out.
   await run(settings.warmupSeconds);

@@ -31,11 +31,21 @@ export interface Group {
   readonly load: 'wrk' | 'h2load';
   /** Each request on a new connection (`connection: close`): with TLS, a full handshake per request. */
   readonly closeEachRequest?: boolean;
+  /** Each connection waits this long after a response before its next request: a moderate, fixed load for latency. */
+  readonly pacedMs?: number;
 }
 
 export const GROUPS: readonly Group[] = [
   { id: 'http', title: 'HTTP/1.1, 13-byte body', layer: 'http', path: SMALL_PATH, load: 'wrk' },
   { id: 'http-16k', title: 'HTTP/1.1, 16 KiB body', layer: 'http', path: LARGE_PATH, load: 'wrk' },
+  {
+    id: 'http-paced',
+    title: 'HTTP/1.1, 13-byte body, each connection waiting 10 ms between requests (latency at a moderate load)',
+    layer: 'http',
+    path: SMALL_PATH,
+    load: 'wrk',
+    pacedMs: 10,
+  },
   { id: 'tcp', title: 'TCP proxy (HTTP/1.1 through an L4 hop), 13-byte body', layer: 'tcp', path: SMALL_PATH, load: 'wrk' },
   {
     id: 'h2',

@@ -121,12 +121,14 @@ function printTables(records: readonly RowRecord[]): void {
     record.kind === 'failed' ? [{ row: `${record.group} / ${record.label}`, error: record.error }] : [],
   );
   if (failures.length > 0) console.log(`\n${formatFailures(failures)}`);
-  const ratios = records.map((record) => ({
+  const measured = records.map((record) => ({
     group: record.group,
     subject: record.subject,
     cpuPerRequest: record.kind === 'measured' ? record.ratios.cpuPerRequest : null,
+    p50Us: record.kind === 'measured' ? record.summary.p50Us : null,
+    p99Us: record.kind === 'measured' ? record.summary.p99Us : null,
   }));
-  console.log(`\n${formatTargets(judgeTargets(ratios))}`);
+  console.log(`\n${formatTargets(judgeTargets(measured))}`);
 }
 
 function writeResults(startedAt: Date, report: object): string {

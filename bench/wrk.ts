@@ -1,6 +1,9 @@
 // Runs wrk and reads its report. The parser is pure so that it is tested on recorded output;
 // a report without throughput or latency percentiles is an error, never a row of zeros.
 
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { pinnedTo } from './cpu_pinning';
 import { type LoadResult, NO_SOCKET_ERRORS } from './load_result';
 import { describeExit, type ProcessGroups } from './process_group';
@@ -14,6 +17,13 @@ export interface WrkRun {
   readonly cpu: number | null;
   /** Sends `connection: close`, so that each request opens (and with TLS, handshakes) a connection. */
   readonly closeEachRequest?: boolean;
+  /** Each connection waits this many milliseconds after a response (wrk's Lua `delay()`). */
+  readonly pacedMs?: number;
+}
+
+/** wrk's script for a paced run: its delay() hook returns the wait before each connection's next request. */
+export function pacingScript(ms: number): string {
+  return `function delay()\n  return ${ms}\nend\n`;
 }
 
 export class WrkOutputError extends Error {
@@ -76,17 +86,24 @@ function percentile(text: string, percent: number): number {
 const EXIT_SLACK_MS = 15_000;
 
 export async function runWrk(processes: ProcessGroups, run: WrkRun): Promise<LoadResult> {
+  const scriptDir = run.pacedMs === undefined ? null : mkdtempSync(join(tmpdir(), 'proxy-bench-wrk-'));
+  const script = scriptDir === null ? null : join(scriptDir, 'paced.lua');
+  if (script !== null) writeFileSync(script, pacingScript(run.pacedMs!));
   const { command, args } = pinnedTo(run.cpu, 'wrk', [
     `-t${run.threads}`,
     `-c${run.connections}`,
     `-d${run.durationSeconds}s`,
     '--latency',
     ...(run.closeEachRequest === true ? ['-H', 'Connection: close'] : []),
+    ...(script === null ? [] : ['-s', script]),
     run.url,
   ]);
   const wrk = processes.spawn('wrk', command, args);
   const deadline = setTimeout(() => void processes.stop(wrk), run.durationSeconds * 1000 + EXIT_SLACK_MS);
-  const status = await wrk.exited.finally(() => clearTimeout(deadline));
+  const status = await wrk.exited.finally(() => {
+    clearTimeout(deadline);
+    if (scriptDir !== null) rmSync(scriptDir, { recursive: true, force: true });
+  });
   if (status.code !== 0) {
     throw new WrkRunError(`wrk ${describeExit(status)}: ${(wrk.stderr() || wrk.stdout()).trim()}`);
   }

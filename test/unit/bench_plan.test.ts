@@ -4,7 +4,7 @@ import { planRows, planServices, type Subject } from '../../bench/plan';
 
 const everything = { subjects: new Set<Subject>(), groups: new Set<string>() };
 
-test('every row: five HTTP subjects per body size, three TCP subjects, nginx and ours for HTTP/2 and TLS', () => {
+test('every row: five HTTP subjects per body size and for the paced load, three TCP subjects, nginx and ours for HTTP/2 and TLS', () => {
   assert.deepEqual(
     planRows(everything).map((row) => `${row.group.id}:${row.label}`),
     [
@@ -18,6 +18,11 @@ test('every row: five HTTP subjects per body size, three TCP subjects, nginx and
       'http-16k:node-http-proxy',
       'http-16k:proxy',
       "http-16k:proxy, operator's features",
+      'http-paced:direct (upstream)',
+      'http-paced:nginx',
+      'http-paced:node-http-proxy',
+      'http-paced:proxy',
+      "http-paced:proxy, operator's features",
       'tcp:direct (upstream)',
       'tcp:nginx stream',
       'tcp:proxy tcp_proxy',
@@ -44,8 +49,8 @@ test('each subject is started once per layer and serves all of that layer’s ro
   assert.deepEqual(
     services.map((service) => `${service.subject}/${service.layer}:${service.rows.map((row) => row.group.id).join('+')}`),
     [
-      'nginx/http:http+http-16k',
-      'proxy/http:http+http-16k',
+      'nginx/http:http+http-16k+http-paced',
+      'proxy/http:http+http-16k+http-paced',
       'nginx/tcp:tcp',
       'proxy/tcp:tcp',
       'nginx/h2:h2',

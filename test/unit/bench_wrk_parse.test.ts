@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { parseWrkOutput, parseWrkTime, WrkOutputError } from '../../bench/wrk';
+import { pacingScript, parseWrkOutput, parseWrkTime, WrkOutputError } from '../../bench/wrk';
 
 // Recorded from wrk 4.1.0 against a server answering 404.
 const WITH_ERROR_RESPONSES = `Running 1s test @ http://127.0.0.1:18777/nonexistent
@@ -73,4 +73,8 @@ test('wrk times convert to microseconds', () => {
   assert.equal(parseWrkTime('1.00h'), 3_600_000_000);
   assert.throws(() => parseWrkTime('12 ms'), WrkOutputError);
   assert.throws(() => parseWrkTime('3.0ns'), WrkOutputError);
+});
+
+test("a paced run's script: wrk's delay() hook returns the wait in milliseconds", () => {
+  assert.equal(pacingScript(10), 'function delay()\n  return 10\nend\n');
 });
