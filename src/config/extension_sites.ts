@@ -170,6 +170,9 @@ export function canonicalizeClusterExtensionNames(cluster: JsonObject, extension
 
 function canonicalizer(extensions: ConfigExtensions): ExtensionVisitor {
   return (extension, site) => {
-    if (typeof extension['name'] === 'string') extension['name'] = extensions.registeredName(SITE_CATEGORIES[site], extension);
+    if (typeof extension['name'] !== 'string') return;
+    // Written only when it changes: LDS checks a listener beside the serving bootstrap's frozen, already canonical, resources.
+    const name = extensions.registeredName(SITE_CATEGORIES[site], extension);
+    if (name !== extension['name']) extension['name'] = name;
   };
 }

@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { loadListenerResource } from '../../src/config/listener_resource';
 import { builtinExtensions } from '../../src/extensions/builtin_extensions';
-import { httpListener } from '../helpers/config_fixtures';
+import { loadBootstrap } from '../../src/config/load';
+import { httpListener, v3Bootstrap } from '../helpers/config_fixtures';
 import type { JsonObject } from '../../src/config/json';
 
 const cluster = { name: 'b', connect_timeout: '1s', load_assignment: { cluster_name: 'b', endpoints: [] } };
@@ -42,4 +43,13 @@ test("a connection manager's rds is checked as a static one's", () => {
   );
   const loaded = load(httpListener('dyn', 8080, [], { route_config: undefined, rds: { ...rds, config_source: { path: __filename } } }));
   assert.equal(loaded.config.name, 'dyn');
+});
+
+test('a listener is checked beside the serving bootstrap as loaded (frozen), a cluster with an upstream TLS socket among it', () => {
+  const bootstrap = v3Bootstrap();
+  const { listeners, clusters } = bootstrap.static_resources;
+  const served = loadBootstrap({ extensions: builtinExtensions(), configYaml: JSON.stringify({ ...bootstrap, static_resources: { clusters } }), allowUnknownStaticFields: false });
+  assert.ok(clusters.some((c: JsonObject) => c['transport_socket'] !== undefined));
+  const loaded = loadListenerResource(listeners[1], 'resources[0]', served.bootstrap.source as JsonObject, new Set(), builtinExtensions(), '');
+  assert.equal(loaded.config.name, listeners[1].name);
 });
