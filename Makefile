@@ -2,6 +2,8 @@
 # make xds-demo - build everything, then run the xDS demo: scripts/xds-demo-server.js and the proxy
 #              on configs/xds-demo.yaml, both stopped by Ctrl-C (docs/xds.md, "Watching it change")
 # make test  - build everything, then run the whole test suite
+# make fuzz  - build everything, then run every fuzzer at FUZZ_INPUTS inputs (100,000 by default) plus its
+#              regression corpus (docs/fuzzing.md); FUZZ_SEED picks the run (1 by default)
 # make bench - build everything, compare the proxy with nginx and node-http-proxy, time a hot restart,
 #              measure stats at scale (10,000 clusters), xDS pushes (10,000 clusters, 10,000 routes)
 #              and the /stats forms' rendering, and the load balancers' picks per second
@@ -17,7 +19,7 @@ ADDON := native/proxy-native.node
 TS_SOURCES := $(shell find src test bench -name '*.ts' 2>/dev/null)
 RS_SOURCES := $(shell find native/src -name '*.rs' 2>/dev/null)
 
-.PHONY: build run xds-demo test bench bench-compare soak clean
+.PHONY: build run xds-demo test fuzz bench bench-compare soak clean
 
 # Refused before anything is built: the comparison needs a revision to compare with.
 ifneq ($(filter bench-compare,$(MAKECMDGOALS)),)
@@ -58,6 +60,9 @@ xds-demo: build
 test: build
 	bash scripts/install-test-deps.sh
 	node --test --test-concurrency=2 dist/test/unit dist/test/integration
+
+fuzz: build
+	node --expose-gc dist/test/fuzz/run.js
 
 bench: build
 	bash scripts/install-bench-deps.sh

@@ -27,6 +27,8 @@ export interface FuzzSurface {
   readonly name: string;
   /** One input taking longer than this is a hang. */
   readonly timeBoundMs: number;
+  /** Inputs run at once (independent connections to a live process); 1 when unset. */
+  readonly concurrency?: number;
   open(): Promise<FuzzTarget>;
 }
 
@@ -128,11 +130,17 @@ export async function runSurface(surface: FuzzSurface, options: RunOptions): Pro
         }
         await health('the corpus');
       }
-      for (let i = 0; i < options.inputs && findings.length < MAX_FINDINGS; i++) {
-        await runOne(target.generate(inputRandom(options.seed, i)), `${options.seed}:${i}`);
-        generated++;
-        if ((i + 1) % batch === 0 || i + 1 === options.inputs) await health(`inputs up to ${options.seed}:${i}`);
-        if (i + 1 === Math.ceil(options.inputs / 10)) heapMark = heapUsed();
+      const heapMarkAt = Math.ceil(options.inputs / 10);
+      for (let from = 0; from < options.inputs && findings.length < MAX_FINDINGS; from += batch) {
+        const to = Math.min(options.inputs, from + batch);
+        let next = from;
+        const lane = async (): Promise<void> => {
+          for (let i = next++; i < to; i = next++) await runOne(target.generate(inputRandom(options.seed, i)), `${options.seed}:${i}`);
+        };
+        await Promise.all(Array.from({ length: surface.concurrency ?? 1 }, lane));
+        generated = to;
+        await health(`inputs ${options.seed}:${from} to ${options.seed}:${to - 1}`);
+        if (heapMark === 0 && to >= heapMarkAt) heapMark = heapUsed();
       }
     }
   } finally {

@@ -32,6 +32,7 @@ const LLHTTP_WAIT_MS = 1000;
 export const http1Parsers: FuzzSurface = {
   name: 'http1_parsers',
   timeBoundMs: 3000,
+  concurrency: 8,
   async open() {
     const llhttp = await nodeServer();
     return {
