@@ -1,7 +1,8 @@
-// The configuration pipeline: a bootstrap file (.yaml, .json, .pb, .pb_text) from the shipped
-// configs and the richest test fixtures, mutated in its bytes or in its tree, or built to
-// attack the parsers (alias bombs, deep nesting). Each one loads, or is refused with a
-// ConfigError (a source and a field path): anything else thrown is a crash.
+// The configuration pipeline: a bootstrap (.yaml, .json, .pb, .pb_text files; YAML and JSON also
+// as --config-yaml) from the shipped configs and the richest test fixtures, mutated in its bytes
+// or in its tree, or built to attack the parsers (alias bombs, deep nesting). Each one loads, or
+// is refused with a ConfigError naming its source (and the field, where there is one): anything
+// else thrown is a crash.
 
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -71,13 +72,22 @@ export const configPipeline: FuzzSurface = {
         return hostile(random);
       },
       run(input: FuzzInput): void {
-        const file = path.join(dir, `bootstrap.${input.kind}`);
-        fs.writeFileSync(file, input.bytes);
+        const allowUnknownStaticFields = skipsUnknownFields(input);
+        let source: string;
+        let load: () => void;
+        if (input.kind !== 'pb' && input.kind !== 'pb_text' && input.bytes.length % 4 >= 2) {
+          source = '--config-yaml';
+          load = () => loadBootstrap({ extensions, configYaml: input.bytes.toString('utf8'), allowUnknownStaticFields });
+        } else {
+          source = path.join(dir, `bootstrap.${input.kind}`);
+          fs.writeFileSync(source, input.bytes);
+          load = () => loadBootstrap({ extensions, configPath: source, allowUnknownStaticFields });
+        }
         try {
-          loadBootstrap({ extensions, configPath: file, allowUnknownStaticFields: random01(input) });
+          load();
         } catch (e) {
           if (!(e instanceof ConfigError)) throw e;
-          if (e.file !== file) throw new Error(`refused without its source: ${e.message}`);
+          if (e.file !== source) throw new Error(`refused without its source: ${e.message}`);
         }
       },
       async close() {
@@ -88,7 +98,7 @@ export const configPipeline: FuzzSurface = {
 };
 
 /** Half the inputs are loaded as --allow-unknown-static-fields would (the other decoding path), by a bit of the input itself. */
-function random01(input: FuzzInput): boolean {
+function skipsUnknownFields(input: FuzzInput): boolean {
   return input.bytes.length % 2 === 1;
 }
 

@@ -53,6 +53,8 @@ export interface SurfaceResult {
 export interface RunOptions {
   readonly seed: number;
   readonly inputs: number;
+  /** The first input's index (0 when unset): a range of a run, to find which input of a batch broke a live process. */
+  readonly from?: number;
   /** Only this index (reproducing one input); the corpus is skipped. */
   readonly only?: number;
   readonly corpus: boolean;
@@ -63,6 +65,8 @@ export interface RunOptions {
 /** Heap growth beyond this over a run is a leak. */
 const MAX_HEAP_GROWTH_BYTES = 256 * 1024 * 1024;
 const MAX_FINDINGS = 20;
+/** An unhealthy batch of at most this many inputs has them all saved. */
+const MAX_SAVED_BATCH = 16;
 
 export const CORPUS_DIR = path.resolve(__dirname, '..', '..', '..', 'test', 'fuzz', 'corpus');
 const FINDINGS_DIR = path.resolve(__dirname, '..', '..', '..', 'test-artifacts', 'fuzz');
@@ -108,12 +112,14 @@ export async function runSurface(surface: FuzzSurface, options: RunOptions): Pro
       findings.push(finding(surface.name, 'crash', label, error instanceof Error ? (error.stack ?? error.message) : String(error), input));
     }
   };
-  const health = async (label: string): Promise<void> => {
+  /** @param batchInputs the batch's inputs, saved when it is small enough to be a lead (a run bisecting a batch) */
+  const health = async (label: string, batchInputs: readonly [string, FuzzInput][] = []): Promise<void> => {
     if (!target.checkHealth) return;
     try {
       await target.checkHealth();
     } catch (e) {
-      findings.push({ kind: 'unhealthy', input: label, message: (e as Error).message, saved: null });
+      const saved = batchInputs.length <= MAX_SAVED_BATCH ? batchInputs.map(([l, input]) => save(surface.name, l, input)) : [];
+      findings.push({ kind: 'unhealthy', input: label, message: (e as Error).message, saved: saved.length > 0 ? saved.join(', ') : null });
     }
   };
   try {
@@ -130,16 +136,23 @@ export async function runSurface(surface: FuzzSurface, options: RunOptions): Pro
         }
         await health('the corpus');
       }
-      const heapMarkAt = Math.ceil(options.inputs / 10);
-      for (let from = 0; from < options.inputs && findings.length < MAX_FINDINGS; from += batch) {
-        const to = Math.min(options.inputs, from + batch);
+      const first = options.from ?? 0;
+      const end = first + options.inputs;
+      const heapMarkAt = first + Math.ceil(options.inputs / 10);
+      for (let from = first; from < end && findings.length < MAX_FINDINGS; from += batch) {
+        const to = Math.min(end, from + batch);
         let next = from;
+        const batchInputs: [string, FuzzInput][] = [];
         const lane = async (): Promise<void> => {
-          for (let i = next++; i < to; i = next++) await runOne(target.generate(inputRandom(options.seed, i)), `${options.seed}:${i}`);
+          for (let i = next++; i < to; i = next++) {
+            const input = target.generate(inputRandom(options.seed, i));
+            if (to - from <= MAX_SAVED_BATCH) batchInputs.push([`${options.seed}:${i}`, input]);
+            await runOne(input, `${options.seed}:${i}`);
+          }
         };
         await Promise.all(Array.from({ length: surface.concurrency ?? 1 }, lane));
-        generated = to;
-        await health(`inputs ${options.seed}:${from} to ${options.seed}:${to - 1}`);
+        generated = to - first;
+        await health(`inputs ${options.seed}:${from} to ${options.seed}:${to - 1}`, batchInputs);
         if (heapMark === 0 && to >= heapMarkAt) heapMark = heapUsed();
       }
     }
@@ -177,9 +190,14 @@ function heapUsed(): number {
 }
 
 function finding(surface: string, kind: Finding['kind'], label: string, message: string, input: FuzzInput): Finding {
+  return { kind, input: label, message, saved: save(surface, label, input) };
+}
+
+/** Writes `input` under test-artifacts/fuzz/<surface>/, named by its label; the path written. */
+function save(surface: string, label: string, input: FuzzInput): string {
   const dir = path.join(FINDINGS_DIR, surface);
   fs.mkdirSync(dir, { recursive: true });
   const saved = path.join(dir, `${label.replace(/[^A-Za-z0-9._-]/g, '_')}.${input.kind}`);
   fs.writeFileSync(saved, input.bytes);
-  return { kind, input: label, message, saved };
+  return saved;
 }

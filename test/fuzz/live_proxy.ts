@@ -35,18 +35,24 @@ export async function startLiveProxy(): Promise<LiveProxy> {
     throw e;
   }
   const listenerPort = await proxy.listenerPort('http_in');
+  // Each restart is reported once, at the first check after it.
+  let restarts = 0;
   return {
     proxy,
     listenerPort,
     adminPort: Number(new URL(proxy.adminUrl).port),
     async checkHealth() {
       if (proxy.child.exitCode !== null || proxy.child.signalCode !== null) throw new Error(`the proxy exited: ${proxy.stderr.slice(-2000)}`);
-      const restarts = await proxy.stat('server.worker_restarts');
-      if (restarts !== 0) throw new Error(`server.worker_restarts is ${restarts}: ${proxy.stderr.slice(-2000)}`);
-      const failure = FAILURE_LOG.exec(proxy.stderr);
-      if (failure) throw new Error(`the proxy logged a failure: ${proxy.stderr.slice(failure.index, failure.index + 2000)}`);
+      const log = proxy.stderr;
       // The log is searched once: what was read is dropped.
       proxy.stderr = '';
+      const now = (await proxy.stat('server.worker_restarts')) ?? 0;
+      if (now !== restarts) {
+        restarts = now;
+        throw new Error(`server.worker_restarts went up to ${now}: ${log.slice(-2000)}`);
+      }
+      const failure = FAILURE_LOG.exec(log);
+      if (failure) throw new Error(`the proxy logged a failure: ${log.slice(failure.index, failure.index + 2000)}`);
       const h1 = await new Promise<string>((resolve, reject) => {
         http.get({ host: '127.0.0.1', port: listenerPort, path: '/health', agent: false, timeout: 5000 }, (res) => {
           res.setEncoding('utf8');
@@ -80,17 +86,24 @@ export async function startLiveProxy(): Promise<LiveProxy> {
   };
 }
 
-/** Writes `bytes` on a new connection to `port`, half-closes, and waits for the peer's close (at most `waitMs`). */
-export function exchange(connect: () => net.Socket, bytes: Buffer, waitMs: number): Promise<void> {
+/**
+ * Writes `bytes` on a new connection, half-closes, and waits for the peer's close, at most
+ * `waitMs`; resolves to whether the peer closed (rather than the wait running out).
+ */
+export function exchange(connect: () => net.Socket, bytes: Buffer, waitMs: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = connect();
-    const timer = setTimeout(() => socket.destroy(), waitMs);
+    let closedByPeer = true;
+    const timer = setTimeout(() => {
+      closedByPeer = false;
+      socket.destroy();
+    }, waitMs);
     socket.on('connect', () => socket.end(bytes));
     socket.on('data', () => {});
     socket.on('error', () => {});
     socket.on('close', () => {
       clearTimeout(timer);
-      resolve();
+      resolve(closedByPeer);
     });
   });
 }

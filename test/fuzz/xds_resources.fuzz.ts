@@ -1,20 +1,23 @@
-// xDS: DiscoveryResponses of clusters and listeners (the fixtures' own, as a management server
-// would send them) in binary, as the gRPC transports get them, and in JSON, as REST and path
-// subscriptions do; mutated in their bytes or trees. Each is decoded (DiscoveryWire, then the
-// ResourceDecoder) and every resource applied the way CDS and LDS apply it
-// (loadClusterResource, loadListenerResource): a response is taken or refused with a
-// FieldError at a path, and nothing else is thrown.
+// xDS: DiscoveryResponses of clusters, listeners and route configurations (the fixtures' own,
+// as a management server would send them) in binary, as the gRPC transports get them, and in
+// JSON, as REST and path subscriptions do; mutated in their bytes or trees. Each is decoded
+// (DiscoveryWire, then the ResourceDecoder) and every resource applied the way CDS, LDS and RDS
+// apply it (loadClusterResource, loadListenerResource, the supervisor's routeConfigLoader): a
+// response is taken or refused with a FieldError at a path, and nothing else is thrown.
 
 import * as protojson from 'protobufjs/ext/protojson';
 import { loadClusterResource } from '../../src/config/cluster_resource';
-import { FieldError } from '../../src/config/errors';
+import { atField, FieldError } from '../../src/config/errors';
 import type { JsonObject, JsonValue } from '../../src/config/json';
 import { loadListenerResource } from '../../src/config/listener_resource';
 import { loadBootstrap } from '../../src/config/load';
 import { protoSchema } from '../../src/config/schema';
 import { DiscoveryWire } from '../../src/config/xds/discovery_wire';
 import { ResourceDecoder } from '../../src/config/xds/resource_decoder';
-import { CLUSTER_RESOURCE, LISTENER_RESOURCE, type ResourceType } from '../../src/config/xds/resource_types';
+import { CLUSTER_RESOURCE, LISTENER_RESOURCE, ROUTE_CONFIGURATION_RESOURCE, type ResourceType } from '../../src/config/xds/resource_types';
+import { bootstrapValidationContext } from '../../src/config/validation/bootstrap';
+import { routeConfigLoader } from '../../src/rds/route_config_loader';
+import { LiveRuntime } from '../../src/runtime/live_runtime';
 import { builtinExtensions } from '../../src/extensions/builtin_extensions';
 import { createHeapStatsStore } from '../../src/stats/store';
 import { v3Bootstrap } from '../helpers/config_fixtures';
@@ -23,7 +26,26 @@ import { encodeAny } from '../helpers/xds_any';
 import type { FuzzInput, FuzzSurface } from './driver';
 import { below, type Json, mutateBytes, mutateJson, pick, type Random } from './mutators';
 
-const TYPES: Readonly<Record<string, ResourceType>> = { cds: CLUSTER_RESOURCE, lds: LISTENER_RESOURCE };
+const TYPES: Readonly<Record<string, ResourceType>> = { cds: CLUSTER_RESOURCE, lds: LISTENER_RESOURCE, rds: ROUTE_CONFIGURATION_RESOURCE };
+
+/** A route configuration using what RDS resources commonly hold, for RDS's seed. */
+const ROUTE_CONFIG: JsonObject = {
+  name: 'rds_routes',
+  request_headers_to_add: [{ header: { key: 'x-from', value: '%DOWNSTREAM_REMOTE_ADDRESS%' }, append: false }],
+  virtual_hosts: [
+    {
+      name: 'api',
+      domains: ['api.example.com', '*.example.net'],
+      retry_policy: { retry_on: '5xx,reset', num_retries: 2, per_try_timeout: '0.5s' },
+      routes: [
+        { match: { safe_regex: { google_re2: {}, regex: '^/v[0-9]+/.*' }, headers: [{ name: ':method', exact_match: 'GET' }] }, route: { cluster: 'backend', prefix_rewrite: '/' } },
+        { match: { prefix: '/split' }, route: { weighted_clusters: { clusters: [{ name: 'backend', weight: 30 }, { name: 'web:v1', weight: 70 }] } } },
+        { match: { path: '/old' }, redirect: { path_redirect: '/new', response_code: 'PERMANENT_REDIRECT' } },
+      ],
+    },
+    { name: 'rest', domains: ['*'], routes: [{ match: { prefix: '/' }, route: { cluster: 'web:v1', timeout: '2s' } }] },
+  ],
+};
 
 export const xdsResources: FuzzSurface = {
   name: 'xds_resources',
@@ -39,9 +61,17 @@ export const xdsResources: FuzzSurface = {
     // The serving bootstrap's source, as LDS is given it: loaded, its listeners left to LDS.
     const served = loadBootstrap({ extensions, configYaml: JSON.stringify({ ...bootstrap, static_resources: { clusters } }), allowUnknownStaticFields: false });
     const bootstrapSource = served.bootstrap.source as JsonObject;
+    const loadRoutes = routeConfigLoader({
+      schema,
+      context: bootstrapValidationContext(bootstrapSource, extensions),
+      disabledExtensions: new Set(),
+      activeClusters: () => new Set(clusters.map((c) => String(c['name']))),
+      runtime: new LiveRuntime([]),
+    });
     const responses = [
       { kind: 'cds', json: response(CLUSTER_RESOURCE, clusters) },
       { kind: 'lds', json: response(LISTENER_RESOURCE, listeners) },
+      { kind: 'rds', json: response(ROUTE_CONFIGURATION_RESOURCE, [ROUTE_CONFIG]) },
     ];
     const binary = responses.map(({ kind, json }) => {
       const resources = (json['resources'] as JsonObject[]).map((resource) => encodeAny(schema, resource));
@@ -74,7 +104,8 @@ export const xdsResources: FuzzSurface = {
           decoded.resources.forEach(({ resource }, i) => {
             const path = `resources[${i}]`;
             if (type === CLUSTER_RESOURCE) loadClusterResource(schema, resource, path, new Set(), extensions);
-            else loadListenerResource(resource, path, bootstrapSource, new Set(), extensions, '');
+            else if (type === LISTENER_RESOURCE) loadListenerResource(resource, path, bootstrapSource, new Set(), extensions, '');
+            else atField(path, () => loadRoutes(resource));
           });
         } catch (e) {
           if (!(e instanceof FieldError)) throw e;
