@@ -104,7 +104,7 @@ export const xdsResources: FuzzSurface = {
           decoded.resources.forEach(({ resource }, i) => {
             const path = `resources[${i}]`;
             if (type === CLUSTER_RESOURCE) loadClusterResource(schema, resource, path, new Set(), extensions);
-            else if (type === LISTENER_RESOURCE) loadListenerResource(resource, path, bootstrapSource, new Set(), extensions, '');
+            else if (type === LISTENER_RESOURCE) loadListenerResource(resource, path, bootstrapSource, new Set(), extensions, '', new Set());
             else atField(path, () => loadRoutes(resource));
           });
         } catch (e) {

@@ -114,6 +114,30 @@ describe('hostile peers through the proxy binary', { timeout: 60_000 }, () => {
     assert.equal(await proxy.stat('server.worker_restarts'), 0);
   });
 
+  test("a client's GOAWAY, then a new stream and a frame of a bad size in the same read: the connection closed, no restart", async () => {
+    const frame = (type: number, flags: number, stream: number, payload: Buffer) => {
+      const head = Buffer.alloc(9);
+      head.writeUIntBE(payload.length, 0, 3);
+      head[3] = type;
+      head[4] = flags;
+      head.writeUInt32BE(stream, 5);
+      return Buffer.concat([head, payload]);
+    };
+    const wire = Buffer.concat([
+      PREFACE,
+      frame(4, 0, 0, Buffer.alloc(0)),
+      frame(7, 0, 0, Buffer.alloc(8)),
+      // HEADERS (GET, http, /, :authority fuzz) opening stream 1, then a PING of 9 bytes.
+      frame(1, 4, 1, Buffer.from([0x82, 0x86, 0x84, 0x41, 0x04, ...Buffer.from('fuzz')])),
+      frame(6, 0, 0, Buffer.alloc(9)),
+    ]);
+    // nghttp2 1.61 aborted the worker on this (found by the http2_frames fuzzer).
+    await untilClosed(plain, wire);
+    const reply = await untilClosed(plain, Buffer.from('GET / HTTP/1.1\r\nHost: h\r\nConnection: close\r\n\r\n'));
+    assert.match(reply.toString('latin1'), /^HTTP\/1\.1 200 /);
+    assert.equal(await proxy.stat('server.worker_restarts'), 0);
+  });
+
   test('garbage where a TLS handshake should be: the connection closed, ssl.connection_error counted', async () => {
     const stat = `listener.127.0.0.1_${tlsPort}.ssl.connection_error`;
     const before = (await proxy.stat(stat)) ?? 0;

@@ -50,6 +50,6 @@ test('a listener is checked beside the serving bootstrap as loaded (frozen), a c
   const { listeners, clusters } = bootstrap.static_resources;
   const served = loadBootstrap({ extensions: builtinExtensions(), configYaml: JSON.stringify({ ...bootstrap, static_resources: { clusters } }), allowUnknownStaticFields: false });
   assert.ok(clusters.some((c: JsonObject) => c['transport_socket'] !== undefined));
-  const loaded = loadListenerResource(listeners[1], 'resources[0]', served.bootstrap.source as JsonObject, new Set(), builtinExtensions(), '');
+  const loaded = loadListenerResource(listeners[1], 'resources[0]', served.bootstrap.source as JsonObject, new Set(), builtinExtensions(), '', new Set());
   assert.equal(loaded.config.name, listeners[1].name);
 });

@@ -37,6 +37,8 @@ export class Http2ServerConnection implements ServerConnection, FloodGuardCallba
   private readonly guard: FloodGuard;
   /** Streams whose body waits for the socket's buffer to be written out. */
   private readonly waitingForSocket = new Set<Http2ServerStream>();
+  /** node:http2 streams not yet closed (a stream ended here may still be flushing its response). */
+  private openStreams = 0;
   private shuttingDown = false;
   /** We sent GOAWAY (shutdown, close) or nghttp2 refused the peer: the close is ours. */
   private closedLocally = false;
@@ -72,6 +74,7 @@ export class Http2ServerConnection implements ServerConnection, FloodGuardCallba
     session.on('error', this.onSessionError);
     session.on('close', this.onSessionClose);
     session.on('stream', this.onStream);
+    session.on('goaway', this.onPeerGoaway);
     if (options.initialConnectionWindowSize > 65535) session.setLocalWindowSize(options.initialConnectionWindowSize);
   }
 
@@ -117,9 +120,14 @@ export class Http2ServerConnection implements ServerConnection, FloodGuardCallba
     this.onSocketClose();
   }
 
+  streamClosed(): void {
+    this.openStreams--;
+  }
+
   private readonly onStream = (stream: http2.ServerHttp2Stream, _headers: unknown, flags: number, raw: string[]): void => {
     const active = new Http2ServerStream(this, stream);
     this.streams.add(active);
+    this.openStreams++;
     active.start(this.callbacks.newStream(active), raw, (flags & NGHTTP2_FLAG_END_STREAM) !== 0, this.scheme);
   };
 
@@ -137,6 +145,16 @@ export class Http2ServerConnection implements ServerConnection, FloodGuardCallba
     }
     this.callbacks.onProtocolError(error.message);
     this.closedLocally = true;
+  };
+
+  /**
+   * The peer's GOAWAY with nothing in flight ends the connection at once. node:http2 would close
+   * gracefully, which lets nghttp2 1.61 go on reading the same buffer: a new stream's HEADERS then
+   * a frame of a bad size abort the worker (an assertion fixed in nghttp2 1.67.1). Destroying the
+   * session here makes nghttp2 ignore the rest; streams in flight still finish.
+   */
+  private readonly onPeerGoaway = (): void => {
+    if (this.openStreams === 0) this.session.destroy();
   };
 
   private readonly onSocketClose = (): void => {
@@ -319,6 +337,7 @@ class Http2ServerStream implements ResponseEncoder {
 
   /** Closed before the response was sent: the client reset the stream (or the connection went). */
   private readonly onClose = (): void => {
+    this.owner.streamClosed();
     if (this.done) return;
     const code = this.stream.rstCode;
     const byPeer = code !== undefined && code !== 0;
