@@ -99,6 +99,25 @@ test('chunked bodies are decoded across arbitrary splits; extensions and trailer
   }
 });
 
+test('empty lines after a message, cut anywhere, then the close: read as when they come whole', () => {
+  const requests = 'GET / HTTP/1.1\r\nHost: h\r\n\r\n\r\n\r\n';
+  const responses = 'HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n\r\n\r\n';
+  for (let split = 1; split < requests.length; split++) {
+    const recorder = new Recorder<RequestHead>();
+    const parser = new RequestParser(recorder, HTTP11_ONLY, codecStats());
+    for (const piece of [requests.slice(0, split), requests.slice(split, split + 1), requests.slice(split + 1)]) parser.execute(Buffer.from(piece, 'latin1'));
+    parser.finish();
+    assert.equal(recorder.messages.length, 1, `split at ${split}`);
+  }
+  for (let split = 1; split < responses.length; split++) {
+    const { messages, parser } = parseResponses(false, responses.slice(0, split), responses.slice(split, split + 1), responses.slice(split + 1));
+    parser.finish();
+    assert.equal(messages.length, 1, `split at ${split}`);
+  }
+  // A third empty line is refused whole or cut.
+  assert.throws(() => parseRequests('GET / HTTP/1.1\r\nHost: h\r\n\r\n\r\n\r', '\n\r', '\nGET'), CodecError);
+});
+
 test('pipelined requests wait while paused and follow on resume', () => {
   const recorder = new Recorder<RequestHead>();
   const parser = new RequestParser({

@@ -261,6 +261,8 @@ export abstract class Http1Parser<H extends MessageHead> {
   private completesHeld(data: Buffer): boolean {
     switch (this.state) {
       case State.Head:
+        // A lone CR is the start of an empty line before a head: the next byte settles it.
+        if (this.heldBytes === 1 && this.held[0]![0] === CR) return true;
         this.scanned += data.length;
         return crlfCrlfMatch(this.heldMatch, data.subarray(0, 3)) === CRLF_CRLF.length || data.indexOf(CRLF_CRLF) >= 0;
       case State.ChunkSize:
