@@ -3,9 +3,8 @@
 // encodings, methods and bodies; some mutated in their bytes. The admin answers each and closes
 // the connection; it never logs a handler's failure, and the proxy stays healthy.
 
-import * as net from 'node:net';
 import type { FuzzInput, FuzzSurface } from './driver';
-import { exchange, startLiveProxy } from './live_proxy';
+import { exchange, loopbackConnector, startLiveProxy } from './live_proxy';
 import { below, INTERESTING_TEXT, mutateBytes, pick, type Random } from './mutators';
 
 /** Endpoints that change nothing an operator would miss (not /quitquitquit, /healthcheck/fail, /reset_counters, profilers, /drain_listeners). */
@@ -28,6 +27,7 @@ export const adminRequests: FuzzSurface = {
   concurrency: 8,
   async open() {
     const live = await startLiveProxy();
+    const connect = loopbackConnector(live.adminPort);
     return {
       generate(random: Random): FuzzInput {
         const text = Buffer.from(requestText(random), 'latin1');
@@ -35,7 +35,7 @@ export const adminRequests: FuzzSurface = {
       },
       // Every request says `Connection: close` and the client half-closes: the admin answers and closes, or it hangs.
       async run(input: FuzzInput) {
-        if (!(await exchange(() => net.connect(live.adminPort, '127.0.0.1'), input.bytes, ANSWER_MS))) throw new Error(`no answer and close within ${ANSWER_MS} ms`);
+        if (!(await exchange(connect, input.bytes, ANSWER_MS))) throw new Error(`no answer and close within ${ANSWER_MS} ms`);
       },
       checkHealth: () => live.checkHealth(),
       close: () => live.close(),

@@ -4,9 +4,8 @@
 // SETTINGS, self-dependent PRIORITY; then mutated in its bytes. Each goes on a connection of its
 // own; after every batch the worker must not have restarted and must still serve h1 and h2c.
 
-import * as net from 'node:net';
 import type { FuzzInput, FuzzSurface } from './driver';
-import { exchange, startLiveProxy } from './live_proxy';
+import { exchange, loopbackConnector, startLiveProxy } from './live_proxy';
 import { below, mutateBytes, pick, type Random } from './mutators';
 
 const PREFACE = Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n', 'latin1');
@@ -32,6 +31,7 @@ export const http2Frames: FuzzSurface = {
   concurrency: 32,
   async open() {
     const live = await startLiveProxy();
+    const connect = loopbackConnector(live.listenerPort);
     return {
       generate(random: Random): FuzzInput {
         const frames = flight(random);
@@ -40,7 +40,7 @@ export const http2Frames: FuzzSurface = {
       },
       // A connection left open is no fault: the worker may wait for a stream's end, as HTTP/2 lets it.
       async run(input: FuzzInput) {
-        await exchange(() => net.connect(live.listenerPort, '127.0.0.1'), input.bytes, EXCHANGE_MS);
+        await exchange(connect, input.bytes, EXCHANGE_MS);
       },
       checkHealth: () => live.checkHealth(),
       close: () => live.close(),
