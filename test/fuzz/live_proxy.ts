@@ -108,10 +108,9 @@ export function exchange(connect: () => net.Socket, bytes: Buffer, waitMs: numbe
     const socket = connect();
     let closedByPeer = true;
     let connected = false;
-    // Reset rather than closed: a worker does not see an HTTP/2 client's FIN (docs/fuzzing.md, open findings), and would keep its streams.
     const timer = setTimeout(() => {
       closedByPeer = false;
-      socket.resetAndDestroy();
+      socket.destroy();
     }, waitMs);
     socket.on('connect', () => {
       connected = true;
