@@ -45,9 +45,11 @@ export class OverloadManager {
   private readonly active: boolean[];
   private reported: OverloadReport;
   private timer: NodeJS.Timeout | null = null;
+  private readonly log: Logger;
 
   constructor(private readonly deps: OverloadManagerDeps) {
     const { config, stats } = deps;
+    this.log = deps.log.forFile(__filename);
     this.slots = config.resourceMonitors.map((monitor, i) => ({
       monitor: deps.monitors[i],
       name: monitor.name,
@@ -88,14 +90,15 @@ export class OverloadManager {
         (error: Error) => {
           slot.pending = false;
           slot.failedUpdates.inc();
-          this.deps.log.info(`Failed to update resource ${slot.name}: ${error.message}`);
+          this.log.info(`Failed to update resource ${slot.name}: ${error.message}`);
         },
       );
     }
   }
 
   private update(): void {
-    const { config, targets, log } = this.deps;
+    const { config, targets } = this.deps;
+    const log = this.log;
     const pressures = this.slots.map((slot) => slot.pressure);
     config.actions.forEach((action, i) => {
       const active = isActionActive(action, pressures);

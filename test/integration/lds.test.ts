@@ -338,7 +338,10 @@ describe('LDS and CDS from files, two workers', TIMEOUT, () => {
     // A cluster neither the bootstrap nor CDS has is still refused by path.
     pushFile(lds, '2', [listener('dyn', 'nowhere')]);
     await waitFor('the rejection', async () => ((await proxy.stat('listener_manager.lds.update_rejected')) === 1 ? true : undefined));
-    assert.match(proxy.stderr, /resources\[0\]\.filter_chains\[0\]\.filters\[0\]\.typed_config\.route_config\.virtual_hosts\[0\]\.routes\[0\]\.route\.cluster: route: unknown cluster 'nowhere'/);
+    // The log reaches the pipe a little after the counter.
+    await waitFor('the rejection logged', () =>
+      /resources\[0\]\.filter_chains\[0\]\.filters\[0\]\.typed_config\.route_config\.virtual_hosts\[0\]\.routes\[0\]\.route\.cluster: route: unknown cluster 'nowhere'/.exec(proxy.stderr)?.[0],
+    );
     assert.equal((await get(port)).status, 200);
   });
 });

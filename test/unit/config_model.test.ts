@@ -103,7 +103,21 @@ test('listeners, with defaults filled in and names in our spelling', () => {
     },
     httpProtocolOptions: { acceptHttp10: false, defaultHostForHttp10: '', headerKeyFormat: 'default', enableTrailers: false },
     codecType: 'AUTO',
-    http2ProtocolOptions: { maxConcurrentStreams: 2147483647, initialStreamWindowSize: 268435456, initialConnectionWindowSize: 268435456, hpackTableSize: 4096, allowConnect: false },
+    http2ProtocolOptions: {
+      maxConcurrentStreams: 2147483647,
+      initialStreamWindowSize: 268435456,
+      initialConnectionWindowSize: 268435456,
+      hpackTableSize: 4096,
+      allowConnect: false,
+      // Envoy 1.16's flood limits by default.
+      floodLimits: {
+        maxOutboundFrames: 10000,
+        maxOutboundControlFrames: 1000,
+        maxConsecutiveInboundFramesWithEmptyPayload: 1,
+        maxInboundPriorityFramesPerStream: 100,
+        maxInboundWindowUpdateFramesPerDataFrameSent: 10,
+      },
+    },
     accessLogs: [],
   });
 });
