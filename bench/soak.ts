@@ -13,6 +13,8 @@
 import { readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { dump } from 'js-yaml';
+import { posixSharedMemory, sharedRegionName } from '../src/shared_memory/posix_shared_memory';
+import { StatsRegion } from '../src/shared_memory/region';
 import { freePort } from './free_port';
 import { fetchOnce } from './http_probe';
 import { runMain } from './interrupt';
@@ -123,9 +125,10 @@ async function main(): Promise<number> {
     writeFileSync(config, bootstrap(adminPort, ldsPath, cdsPath));
 
     // Envoy's way: the wrapper runs the start script at each epoch (scripts/start-proxy.sh reads these).
+    const baseId = 300_000 + (process.pid % 100_000);
     const env = {
       PROXY_CONFIG: config,
-      PROXY_BASE_ID: String(300_000 + (process.pid % 100_000)),
+      PROXY_BASE_ID: String(baseId),
       PROXY_SOCKET_PATH: `@proxy_soak_${process.pid}`,
       PROXY_CONCURRENCY: String(WORKERS),
       PROXY_DRAIN_TIME_S: '5',
@@ -203,6 +206,9 @@ async function main(): Promise<number> {
     await load.stop();
     samples.push({ atMs: performance.now() - started, processes: sampleProcesses(restarter.pid, newestEpochPid()) });
 
+    await session.processes.stop(restarter);
+    // The hot restart region outlives the last epoch, as Envoy's does: the soak's is removed.
+    StatsRegion.unlinkStale(posixSharedMemory, sharedRegionName(baseId));
     const split = splitFailures(load.failures, kills, KILL_WINDOW_MS);
     console.log(`\nrequests: ${load.sent} sent, ${load.succeeded} answered 200, ${load.failures.length} failed`);
     // Not failures: the rate was more than the proxy (and whatever else runs here) could carry for a while.
