@@ -242,8 +242,11 @@ describe('slow and abusive peers', { timeout: 120_000 }, () => {
     const sockets: net.Socket[] = [];
     const worker = proxy.groupPids().find((pid) => pid !== proxy.pid)!;
     const rssKiB = (): number => Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${worker}/status`, 'utf8'))![1]);
+    // The earlier tests' connections to this listener close first, so that the count is ours alone.
+    await waitFor('the earlier connections gone', async () => ((await proxy.stat('http.plain.downstream_cx_active')) === 0 ? true : undefined), 30_000);
     const before = rssKiB();
-    const baseline = (await proxy.stat('http.plain.downstream_cx_active')) ?? 0;
+    const baseline = 0;
+    let closedByProxy = 0;
     try {
       for (let i = 0; i < count; i += 250) {
         await Promise.all(
@@ -252,6 +255,7 @@ describe('slow and abusive peers', { timeout: 120_000 }, () => {
               const socket = net.connect(ports.plain!, '127.0.0.1');
               sockets.push(socket);
               socket.once('error', reject);
+              socket.once('end', () => closedByProxy++);
               socket.once('connect', () => socket.write('GET / HTTP/1.1\r\nhost: a\r\n\r\n'));
               socket.once('data', (c: Buffer) => (c.toString().startsWith('HTTP/1.1 200') ? resolve() : reject(new Error(c.toString()))));
             }),
@@ -261,6 +265,7 @@ describe('slow and abusive peers', { timeout: 120_000 }, () => {
       // Bounded generously: on two busy cores the proxy's worker shares them with this process.
       await waitFor('every connection counted', async () => ((await proxy.stat('http.plain.downstream_cx_active')) === baseline + count ? true : undefined), 60_000);
       assert.equal((await request(`http://127.0.0.1:${ports.plain}/`)).body, 'ok');
+      assert.equal(closedByProxy, 0, 'the proxy closed none of them');
       const perConnection = ((rssKiB() - before) * 1024) / count;
       console.log(`worker RSS per idle keep-alive connection: ${perConnection.toFixed(0)} bytes (${count} connections)`);
     } finally {
