@@ -51,6 +51,10 @@ export async function startLiveProxy(): Promise<LiveProxy> {
         restarts = now;
         throw new Error(`server.worker_restarts went up to ${now}: ${log.slice(-2000)}`);
       }
+      // A gauge below zero counted something's end twice.
+      const stats = JSON.parse((await proxy.admin('/stats?format=json')).body) as { stats: { name?: string; value?: number }[] };
+      const negative = stats.stats.filter((s) => s.value !== undefined && s.value < 0).map((s) => `${s.name} = ${s.value}`);
+      if (negative.length > 0) throw new Error(`gauges below zero: ${negative.join(', ')}`);
       const failure = FAILURE_LOG.exec(log);
       if (failure) throw new Error(`the proxy logged a failure: ${log.slice(failure.index, failure.index + 2000)}`);
       const h1 = await new Promise<string>((resolve, reject) => {

@@ -42,6 +42,7 @@ export class Http2ServerConnection implements ServerConnection, FloodGuardCallba
   private shuttingDown = false;
   /** We sent GOAWAY (shutdown, close) or nghttp2 refused the peer: the close is ours. */
   private closedLocally = false;
+  private closeReported = false;
 
   constructor(
     socket: net.Socket,
@@ -161,8 +162,14 @@ export class Http2ServerConnection implements ServerConnection, FloodGuardCallba
     for (const stream of [...this.streams]) stream.onConnectionClosed();
   };
 
-  /** After the socket's close and the session's error: only now is it known whose close it was. */
+  /**
+   * After the socket's close and the session's error: only now is it known whose close it was.
+   * Reported once: when the socket closes under a session with no stream open, node:http2 20
+   * destroys the session twice (socketOnClose's close() then its closeSession()), so 'close' comes twice.
+   */
   private readonly onSessionClose = (): void => {
+    if (this.closeReported) return;
+    this.closeReported = true;
     this.callbacks.onConnectionClosed(this.closedLocally);
   };
 }
