@@ -20,7 +20,7 @@ import { pollLatency } from './admin_latency';
 import { freePort } from './free_port';
 import { fetchOnce } from './http_probe';
 import { childrenOf, stat, until } from './proxy_probes';
-import { scaleBenchListener } from './proxy_config';
+import { routeAllBenchListener } from './proxy_config';
 
 const PROXY_BIN = path.resolve(__dirname, '..', '..', 'bin', 'proxy');
 const START_TIMEOUT_MS = 60_000;
@@ -35,7 +35,7 @@ function bootstrap(cdsPath: string, lastCluster: string, listenPort: number, adm
     admin: { access_log_path: '/dev/null', address: socket('127.0.0.1', adminPort) },
     dynamic_resources: { cds_config: { path: cdsPath } },
     static_resources: {
-      listeners: [scaleBenchListener(listenPort, lastCluster, false)],
+      listeners: [routeAllBenchListener(listenPort, lastCluster, { validate_clusters: false })],
     },
   };
 }

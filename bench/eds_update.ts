@@ -15,7 +15,7 @@ import * as path from 'node:path';
 import { freePort } from './free_port';
 import { fetchOnce } from './http_probe';
 import { median } from './summary';
-import { scaleBenchListener } from './proxy_config';
+import { routeAllBenchListener } from './proxy_config';
 
 const PROXY_BIN = path.resolve(__dirname, '..', '..', 'bin', 'proxy');
 const START_TIMEOUT_MS = 60_000;
@@ -39,7 +39,7 @@ function bootstrap(edsFile: string, listenPort: number, adminPort: number): unkn
   return {
     admin: { access_log_path: '/dev/null', address: socket('127.0.0.1', adminPort) },
     static_resources: {
-      listeners: [scaleBenchListener(listenPort, 'eds')],
+      listeners: [routeAllBenchListener(listenPort, 'eds')],
       clusters: [{ name: 'eds', type: 'EDS', connect_timeout: '1s', eds_cluster_config: { eds_config: { path: edsFile } } }],
     },
   };

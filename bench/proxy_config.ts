@@ -189,10 +189,11 @@ export function proxyBootstrapYaml(config: ProxyBenchConfig): string {
 }
 
 /**
- * The scale benchmarks' listener `http_in` on 127.0.0.1:`port`: every request goes to
- * `cluster`; `validateClusters: false` lets it name a cluster CDS brings later.
+ * The benchmarks' listener `http_in` on 127.0.0.1:`port`: every request goes to `cluster`;
+ * `routeConfig` is merged into its route configuration (`validate_clusters: false` lets it name
+ * a cluster CDS brings later).
  */
-export function scaleBenchListener(port: number, cluster: string, validateClusters = true): object {
+export function routeAllBenchListener(port: number, cluster: string, routeConfig: object = {}): object {
   return {
     name: 'http_in',
     address: { socket_address: { address: '127.0.0.1', port_value: port } },
@@ -205,8 +206,8 @@ export function scaleBenchListener(port: number, cluster: string, validateCluste
               '@type': 'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
               stat_prefix: 'ingress_http',
               route_config: {
-                ...(validateClusters ? {} : { validate_clusters: false }),
                 virtual_hosts: [{ name: 'all', domains: ['*'], routes: [{ match: { prefix: '/' }, route: { cluster } }] }],
+                ...routeConfig,
               },
               http_filters: [{ name: 'proxy.filters.http.router', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router' } }],
             },
@@ -219,14 +220,14 @@ export function scaleBenchListener(port: number, cluster: string, validateCluste
 
 /**
  * `clusters` STATIC clusters `c0`.. of 3 hosts each (127.0.0.1 to .3 on `upstreamPort`), the
- * scale benchmarks' bootstrap, with scaleBenchListener routing to `c0`.
+ * scale benchmarks' bootstrap, with routeAllBenchListener routing to `c0`.
  */
 export function staticClustersBootstrap(clusters: number, upstreamPort: number, listenPort: number, adminPort: number): object {
   const socket = (address: string, port: number) => ({ socket_address: { address, port_value: port } });
   return {
     admin: { access_log_path: '/dev/null', address: socket('127.0.0.1', adminPort) },
     static_resources: {
-      listeners: [scaleBenchListener(listenPort, 'c0')],
+      listeners: [routeAllBenchListener(listenPort, 'c0')],
       clusters: Array.from({ length: clusters }, (_, i) => ({
         name: `c${i}`,
         connect_timeout: '1s',

@@ -20,6 +20,7 @@ import { fetchOnce } from './http_probe';
 import { runMain } from './interrupt';
 import { readProcessTree } from './proc_cpu';
 import { startBenchUpstream, withSession } from './session';
+import { routeAllBenchListener } from './proxy_config';
 import { parseDurationSeconds } from './settings';
 import { PacedLoad, saturation } from './soak_load';
 import { formatCurves, formatRestarts, type ProcessSample, type Sample, splitFailures } from './soak_report';
@@ -55,30 +56,8 @@ function cluster(upstreamPort: number, version: number): object {
 
 /** The LDS listener; each version changes a response header of its route, an in-place filter chain update. */
 function listener(port: number, version: number): object {
-  return {
-    '@type': LISTENER_TYPE,
-    name: 'soak',
-    address: { socket_address: { address: '127.0.0.1', port_value: port } },
-    filter_chains: [
-      {
-        filters: [
-          {
-            name: 'proxy.filters.network.http_connection_manager',
-            typed_config: {
-              '@type': 'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
-              stat_prefix: 'soak',
-              route_config: {
-                name: 'soak',
-                virtual_hosts: [{ name: 'all', domains: ['*'], routes: [{ match: { prefix: '/' }, route: { cluster: 'soak' } }] }],
-                response_headers_to_add: [{ header: { key: 'x-soak-version', value: String(version) } }],
-              },
-              http_filters: [{ name: 'proxy.filters.http.router', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router' } }],
-            },
-          },
-        ],
-      },
-    ],
-  };
+  const routeConfig = { response_headers_to_add: [{ header: { key: 'x-soak-version', value: String(version) } }] };
+  return { '@type': LISTENER_TYPE, ...routeAllBenchListener(port, 'soak', routeConfig), name: 'soak' };
 }
 
 function bootstrap(adminPort: number, lds: string, cds: string): string {

@@ -1,6 +1,7 @@
 // Runs the proxy the way operators do: scripts/hot-restarter over a start script that passes
 // RESTART_EPOCH, with a per-epoch admin address file so a test can talk to each epoch.
 
+import assert from 'node:assert/strict';
 import { ChildProcess, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -155,6 +156,20 @@ export function runLoad(loops: number, once: () => Promise<string>): { stop(): P
       return answers;
     },
   };
+}
+
+/**
+ * `loops` loops of `once` through a SIGHUP: resolves to the new epoch's admin URL once it is up
+ * and the load has stopped, having checked that there were answers and every one was `expected`.
+ */
+export async function restartUnderLoad(run: HotRestarterRun, loops: number, once: () => Promise<string>, expected: string): Promise<string> {
+  const load = runLoad(loops, once);
+  run.signal('SIGHUP');
+  const admin = await run.adminOf(1);
+  const answers = await load.stop();
+  assert.ok(answers.length > 0);
+  assert.deepEqual(new Set(answers), new Set([expected]));
+  return admin;
 }
 
 export { sleep };

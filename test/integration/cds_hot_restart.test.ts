@@ -10,7 +10,7 @@ import { test } from 'node:test';
 import { freePort } from '../../bench/free_port';
 import { routeAllListener } from '../helpers/config_fixtures';
 import { listen } from '../helpers/http_peers';
-import { HotRestarterRun, runLoad } from '../helpers/hot_restart_run';
+import { HotRestarterRun, restartUnderLoad } from '../helpers/hot_restart_run';
 import { request, waitFor } from '../helpers/proxy_process';
 
 const CLUSTER_TYPE = 'type.googleapis.com/envoy.config.cluster.v3.Cluster';
@@ -55,12 +55,7 @@ test('a hot restart under CDS keeps serving the CDS cluster; the new epoch resub
   assert.equal(await get(), 'a');
 
   // Requests run through the restart: every one is answered by the CDS cluster.
-  const load = runLoad(1, get);
-  run.signal('SIGHUP');
-  const admin1 = await run.adminOf(1);
-  const answers = await load.stop();
-  assert.ok(answers.length > 0);
-  assert.deepEqual(new Set(answers), new Set(['a']));
+  const admin1 = await restartUnderLoad(run, 1, get, 'a');
 
   const clusters = (await request(`${admin1}/clusters`)).body.split('\n');
   assert.equal(clusters[0], 'version_info::one');

@@ -11,7 +11,7 @@ import { test } from 'node:test';
 import { freePort } from '../../bench/free_port';
 import { routeAllListener } from '../helpers/config_fixtures';
 import { listen } from '../helpers/http_peers';
-import { HotRestarterRun, runLoad } from '../helpers/hot_restart_run';
+import { HotRestarterRun, restartUnderLoad } from '../helpers/hot_restart_run';
 import { request, waitFor } from '../helpers/proxy_process';
 
 const LISTENER_TYPE = 'type.googleapis.com/envoy.config.listener.v3.Listener';
@@ -59,12 +59,7 @@ test('a hot restart under LDS passes the LDS listener its socket; the new epoch 
   assert.equal(await get(), 'a');
 
   // Requests run through the restart: every one is answered, by one epoch or the other.
-  const load = runLoad(2, get);
-  run.signal('SIGHUP');
-  const admin1 = await run.adminOf(1);
-  const answers = await load.stop();
-  assert.ok(answers.length > 0);
-  assert.deepEqual(new Set(answers), new Set(['a']));
+  const admin1 = await restartUnderLoad(run, 2, get, 'a');
   assert.equal((await request(`${admin1}/listeners`)).body, `dyn::127.0.0.1:${httpPort}\n`);
 
   // The new epoch's own subscription follows the file.
@@ -143,12 +138,7 @@ test('a hot restart under LDS, RDS, CDS and EDS together: no request fails, and 
 
   await run.adminOf(0);
   assert.equal(await get(), 'a');
-  const load = runLoad(2, get);
-  run.signal('SIGHUP');
-  const admin1 = await run.adminOf(1);
-  const answers = await load.stop();
-  assert.ok(answers.length > 0);
-  assert.deepEqual(new Set(answers), new Set(['a']));
+  const admin1 = await restartUnderLoad(run, 2, get, 'a');
   assert.equal((await request(`${admin1}/listeners`)).body, `dyn::127.0.0.1:${httpPort}\n`);
   assert.match((await request(`${admin1}/clusters`)).body, /^svc::added_via_api::true$/m);
 

@@ -9,6 +9,7 @@ import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as net from 'node:net';
 import { after, before, describe, test } from 'node:test';
+import { httpListener, localCluster } from '../helpers/config_fixtures';
 import { request, RunningProxy, sleep, startProxy, waitFor } from '../helpers/proxy_process';
 
 const BIG_BYTES = 16 * 1024 * 1024;
@@ -53,34 +54,15 @@ function upstreamServer(): http.Server {
   });
 }
 
-function hcm(statPrefix: string, extra: Record<string, unknown>) {
-  return {
-    name: 'proxy.filters.network.http_connection_manager',
-    typed_config: {
-      '@type': 'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
-      stat_prefix: statPrefix,
-      route_config: {
-        name: 'local',
-        virtual_hosts: [
-          {
-            name: 'all',
-            domains: ['*'],
-            routes: [
-              // The whole exchange must end within 300 ms: a trickle of 1 s is cut.
-              { match: { prefix: '/trickle-cut' }, route: { cluster: 'web', timeout: '0.3s' } },
-              { match: { prefix: '/' }, route: { cluster: 'web', timeout: '5s' } },
-            ],
-          },
-        ],
-      },
-      http_filters: [{ name: 'proxy.filters.http.router', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router' } }],
-      ...extra,
-    },
-  };
-}
+/** Every listener's routes: the whole exchange on /trickle-cut must end within 300 ms, so a trickle of 1 s is cut. */
+const ROUTES = [
+  { match: { prefix: '/trickle-cut' }, route: { cluster: 'web', timeout: '0.3s' } },
+  { match: { prefix: '/' }, route: { cluster: 'web', timeout: '5s' } },
+];
 
-function listener(name: string, filter: unknown) {
-  return { name, address: { socket_address: { address: '127.0.0.1', port_value: 0 } }, filter_chains: [{ filters: [filter] }] };
+/** Listener `name` (also its stat prefix) with `extra` in its connection manager's config. */
+function slowPeerListener(name: string, extra: Record<string, unknown>) {
+  return httpListener(name, 0, ROUTES, { stat_prefix: name, ...extra });
 }
 
 /** What a raw connection received until the proxy closed it (or `ms` passed), and whether it closed. */
@@ -128,21 +110,15 @@ describe('slow and abusive peers', { timeout: 120_000 }, () => {
     proxy = await startProxy({
       static_resources: {
         listeners: [
-          listener('headers', hcm('headers', { request_headers_timeout: '0.3s' })),
-          listener('request', hcm('request', { request_timeout: '0.4s' })),
-          listener('idle', hcm('idle', { stream_idle_timeout: '0.3s' })),
-          listener('duration', hcm('duration', { common_http_protocol_options: { max_connection_duration: '0.4s' } })),
-          listener('plain', hcm('plain', {})),
+          slowPeerListener('headers', { request_headers_timeout: '0.3s' }),
+          slowPeerListener('request', { request_timeout: '0.4s' }),
+          slowPeerListener('idle', { stream_idle_timeout: '0.3s' }),
+          slowPeerListener('duration', { common_http_protocol_options: { max_connection_duration: '0.4s' } }),
+          slowPeerListener('plain', {}),
         ],
         clusters: [
-          {
-            name: 'web',
-            connect_timeout: '1s',
-            type: 'STATIC',
-            // Flow control: the proxy holds at most about this much of a response a client does not read.
-            per_connection_buffer_limit_bytes: 1024 * 1024,
-            load_assignment: { cluster_name: 'web', endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: '127.0.0.1', port_value: up } } } }] }] },
-          },
+          // Flow control: the proxy holds at most about this much of a response a client does not read.
+          { ...localCluster('web', up), per_connection_buffer_limit_bytes: 1024 * 1024 },
         ],
       },
     });
