@@ -19,7 +19,7 @@ ADDON := native/proxy-native.node
 TS_SOURCES := $(shell find src test bench -name '*.ts' 2>/dev/null)
 RS_SOURCES := $(shell find native/src -name '*.rs' 2>/dev/null)
 
-.PHONY: build run xds-demo test fuzz bench bench-compare soak clean
+.PHONY: build run xds-demo test fuzz bench bench-compare soak bench-profile clean
 
 # Refused before anything is built: the comparison needs a revision to compare with.
 ifneq ($(filter bench-compare,$(MAKECMDGOALS)),)
@@ -85,6 +85,10 @@ bench-compare: build
 soak: build
 	bash scripts/install-bench-deps.sh
 	node dist/bench/soak.js
+
+bench-profile: build
+	bash scripts/install-bench-deps.sh
+	node dist/bench/profile.js
 
 clean:
 	rm -rf dist native/target $(ADDON)

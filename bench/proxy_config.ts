@@ -23,6 +23,8 @@ export interface ProxyBenchConfig {
   readonly routeCount?: number;
   /** HTTP filters before the router, each configured to act on no request of the bench. */
   readonly httpFilters?: readonly BenchHttpFilter[];
+  /** The admin's profile_path: where /cpuprofiler writes each process's profile. */
+  readonly profilePath?: string;
 }
 
 /**
@@ -158,7 +160,7 @@ function resilience(): object {
 
 export function proxyBootstrap(config: ProxyBenchConfig): object {
   return {
-    admin: { access_log_path: '/dev/null', address: socketAddress(config.adminPort) },
+    admin: { access_log_path: '/dev/null', address: socketAddress(config.adminPort), ...(config.profilePath === undefined ? {} : { profile_path: config.profilePath }) },
     static_resources: {
       listeners: [
         {

@@ -49,11 +49,12 @@ export async function startService(context: ServiceContext, subject: Subject, la
   return serving(context.processes, spawnReference(context, subject, layer, port, cpu), port, layer);
 }
 
-/** How our proxy runs for one layer: its bootstrap file, where that listens, its base id. */
+/** How our proxy runs for one layer: its bootstrap file, where that and its admin listen, its base id. */
 export interface ProxyLaunch {
   readonly label: string;
   readonly layer: Layer;
   readonly port: number;
+  readonly adminPort: number;
   readonly configPath: string;
   readonly baseId: number;
 }
@@ -65,7 +66,7 @@ export async function writeProxyLaunch(
   layer: Layer,
   upstreamPort: number,
   certificate: BenchCertificate | null,
-  variant: { readonly accessLogPath?: string; readonly routeCount?: number; readonly httpFilters?: readonly BenchHttpFilter[] } = {},
+  variant: { readonly accessLogPath?: string; readonly routeCount?: number; readonly httpFilters?: readonly BenchHttpFilter[]; readonly profilePath?: string } = {},
 ): Promise<ProxyLaunch> {
   mkdirSync(dir, { recursive: true });
   const configPath = join(dir, 'bootstrap.yaml');
@@ -79,7 +80,7 @@ export async function writeProxyLaunch(
     proxyBootstrapYaml({ layer, listenPort: port, upstreamPort, adminPort, features, accessLogPath, certificate: certificate ?? undefined, ...variant }),
   );
   const label = features ? 'proxy features' : layer === 'tcp' ? 'proxy tcp_proxy' : `proxy ${layer}`;
-  return { label, layer, port, configPath, baseId: baseId(layer, features) };
+  return { label, layer, port, adminPort, configPath, baseId: baseId(layer, features) };
 }
 
 /**
