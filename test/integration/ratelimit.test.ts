@@ -124,7 +124,7 @@ describe('the rate limit filter on HTTP/1.1 and h2c', TIMEOUT, () => {
     const rls = { ...localCluster('rls', service.port), http2_protocol_options: {} };
     const down = { ...localCluster('rls_down', 1), http2_protocol_options: {} };
     const runtime = { layers: [{ name: 'static', static_layer: { 'ratelimit.off.http_filter_enabled': 0 } }, { name: 'admin', admin_layer: {} }] };
-    proxy = await startProxy({ static_resources: { listeners, clusters: [localCluster('web', upstream.port), rls, down] }, layered_runtime: runtime }, ['--service-cluster', SERVICE_CLUSTER]);
+    proxy = await startProxy({ static_resources: { listeners, clusters: [localCluster('web', upstream.port), rls, down] }, layered_runtime: runtime }, ['--service-cluster', SERVICE_CLUSTER, '--file-flush-interval-msec', '100']);
     for (const name of ['main', 'deny', 'down', 'internal']) ports[name] = await proxy.listenerPort(name);
   });
 
