@@ -336,6 +336,28 @@ test('a client that drops its connection with a stream in flight: counted as a r
   assert.equal(await proxy.stat('http.ingress_http.downstream_cx_protocol_error'), 0);
 });
 
+test('a request answered before its end gets the whole response, then RST_STREAM NO_ERROR (RFC 9113 section 8.1)', TIMEOUT, async (t) => {
+  const { port: upstreamPort } = await dualUpstream(t);
+  for (const upstreamProtocol of [{}, { http2_protocol_options: {} }]) {
+    const { proxy, port } = await proxyWith(t, cluster('backend', upstreamPort, upstreamProtocol));
+    const session = http2.connect(`http://127.0.0.1:${port}`);
+    t.after(() => session.destroy());
+    // The upstream answers at once; the client never ends its body.
+    const stream = session.request({ ':method': 'POST', ':path': '/' }, { endStream: false });
+    stream.write('the start of a body that never ends');
+    let body = '';
+    stream.setEncoding('utf8');
+    stream.on('data', (c: string) => (body += c));
+    const ended = new Promise<void>((resolve) => stream.on('end', resolve));
+    const rstCode = await new Promise<number | undefined>((resolve) => stream.on('close', () => resolve(stream.rstCode)));
+    await ended;
+    assert.match(body, /^version /);
+    assert.equal(rstCode, http2.constants.NGHTTP2_NO_ERROR);
+    assert.equal(await proxy.stat('http.ingress_http.downstream_rq_2xx'), 1);
+    session.destroy();
+  }
+});
+
 test('draining sends GOAWAY to HTTP/2 clients; the stream in flight completes', TIMEOUT, async (t) => {
   const upstream = await startUpstream('u');
   t.after(() => upstream.close());

@@ -15,7 +15,7 @@ import { FloodGuard, type FloodGuardCallbacks, type FloodGuardSettings } from '.
 import { addHeaders, headersOfList, MalformedHeaders, requestHeadOf, trailersOf } from './header_map';
 import type { Flood } from './protocol_constraints';
 
-const { NGHTTP2_FLAG_END_STREAM } = http2.constants;
+const { NGHTTP2_FLAG_END_STREAM, NGHTTP2_NO_ERROR } = http2.constants;
 /** nghttp2's NGHTTP2_ERR_FLOODED: more PING and SETTINGS acknowledgements waiting in its queue than it allows (1000). */
 const NGHTTP2_ERR_FLOODED = -904;
 
@@ -184,6 +184,8 @@ class Http2ServerStream implements ResponseEncoder {
   private trailers: readonly string[] | null = null;
   /** The request's trailers, delivered with its end. */
   private requestTrailers: string[] | null = null;
+  /** The client ended its request (END_STREAM seen). */
+  private requestEnded = false;
 
   constructor(
     private readonly owner: Http2ServerConnection,
@@ -192,6 +194,7 @@ class Http2ServerStream implements ResponseEncoder {
 
   start(decoder: RequestDecoder, raw: string[], endStream: boolean, scheme: string): void {
     this.decoder = decoder;
+    this.requestEnded = endStream;
     const stream = this.stream;
     stream.on('error', ignoreError);
     stream.on('close', this.onClose);
@@ -320,6 +323,7 @@ class Http2ServerStream implements ResponseEncoder {
   };
 
   private readonly onEnd = (): void => {
+    this.requestEnded = true;
     if (!this.done) this.decoder?.decodeComplete(this.requestTrailers);
   };
 
@@ -352,12 +356,16 @@ class Http2ServerStream implements ResponseEncoder {
     this.end()?.onResetStream(byPeer ? 'remote reset' : 'connection termination');
   };
 
-  /** The stream is over for this side: returns the decoder to tell, once; the rest of an early-answered request is read and dropped. */
+  /** The stream is over for this side: returns the decoder to tell, once. */
   private end(): RequestDecoder | null {
     if (this.done) return null;
     this.done = true;
-    // The rest of a request answered early is read and dropped, so the client's window stays open.
-    if (!this.stream.readableEnded) this.stream.resume();
+    const stream = this.stream;
+    // A request answered before its end: as Envoy (RFC 9113 section 8.1), RST_STREAM NO_ERROR
+    // once the response is out tells the client to stop sending.
+    if (!this.requestEnded && this.responseEnded && !stream.destroyed) stream.close(NGHTTP2_NO_ERROR);
+    // What is left of the request is read and dropped, so the connection's window stays open.
+    if (!stream.readableEnded) stream.resume();
     this.owner.streamEnded(this);
     const decoder = this.decoder;
     this.decoder = null;
