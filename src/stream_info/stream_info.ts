@@ -112,7 +112,8 @@ export class StreamInfo {
   dynamicMetadata: Map<string, Record<string, unknown>> | null = null;
 
   constructor(
-    readonly connection: DownstreamConnectionInfo,
+    /** Set again when an HTTP/1 stream, pooled, serves another connection. */
+    public connection: DownstreamConnectionInfo,
     private readonly clock: Clock,
   ) {}
 

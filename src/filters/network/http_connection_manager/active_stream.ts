@@ -3,8 +3,9 @@
 // timers, its local replies and its statistics, and adds the response headers the connection
 // manager owns (date, server, x-proxy-upstream-service-time) before the codec writes them.
 //
-// On HTTP/1 one ActiveStream, with its filters and router, serves each request of a connection
-// in turn: its per-request state is reset by begin() instead of allocating one per request.
+// On HTTP/1 an ActiveStream, with its filters and router, serves request after request: its
+// per-request state is reset by begin() instead of allocating one per request. Between requests
+// it waits in its factory's pool, not on its connection, so an idle keep-alive connection holds none.
 
 import { randomUUID } from 'node:crypto';
 import type { HttpProtocol, RequestDecoder, ResponseEncoder, StreamResetReason } from '../../../http/codec';
@@ -21,7 +22,9 @@ import type { Logger } from '../../../log/logger_api';
 import type { RouteEntry } from '../../http/http_filter';
 import type { InternalRedirectHistory } from '../../http/internal_redirect';
 import { type DownstreamStream, type HeaderModifier, Router } from '../../http/router';
+import type { DownstreamAddresses } from '../../../network/downstream_addresses';
 import type { ConnectionManager } from './connection_manager';
+import type { HttpConnectionManagerFactory } from './factory';
 import { type FilteredStream, FilterManager } from './filter_manager';
 import type { HttpConnectionManagerStats } from './stats';
 import { ResponseFlag } from '../../../stream_info/response_flags';
@@ -30,6 +33,10 @@ import { StreamTimers, type TimedStream } from './stream_timers';
 import type { TracedRequest } from '../../../tracing/traced_request';
 
 const NO_HEADERS: readonly string[] = [];
+
+/** A pooled stream's connection, between connections: no address known. */
+const NO_CONNECTION: DownstreamAddresses = {};
+const NO_CONNECTION_INFO: DownstreamConnectionInfo = { id: 0, localAddress: '', directRemoteAddress: '', requestedServerName: null, ssl: null };
 
 /** The `http` logger taken for this file's lines: once per factory, never per stream. */
 export function activeStreamLog(http: Logger): Logger {
@@ -40,9 +47,12 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, FilteredS
   readonly protocol: HttpProtocol;
   /** The worker's overload actions, read once per request. */
   private readonly overload: OverloadState;
-  readonly remoteAddress: string;
-  readonly connection: ConnectionManager['socket'];
-  readonly connectionId: number;
+  // The connection's, set whenever a pooled stream is attached to one; none while it waits in the pool.
+  remoteAddress = '';
+  connection: DownstreamAddresses = NO_CONNECTION;
+  connectionId = 0;
+  private owner: ConnectionManager | null = null;
+  private readonly factory: HttpConnectionManagerFactory;
   /** Its number in log lines. */
   streamId = 0;
   private readonly stats: HttpConnectionManagerStats;
@@ -79,22 +89,39 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, FilteredS
   /** The request's span; null when the connection manager does not trace. */
   private span: TracedRequest | null = null;
 
-  /** @param reusable serves one request after another (HTTP/1) */
+  /** @param pooled serves one request after another, of any connection of `owner`'s factory (HTTP/1) */
   constructor(
-    private readonly owner: ConnectionManager,
-    private readonly reusable: boolean,
+    owner: ConnectionManager,
+    private readonly pooled: boolean,
   ) {
     const factory = owner.factory;
+    this.factory = factory;
     this.protocol = owner.codec.protocol;
     this.overload = factory.deps.overload;
     this.stats = factory.stats;
-    this.remoteAddress = owner.remoteAddress;
-    this.connection = owner.socket;
-    this.connectionId = owner.connectionId;
     this.router = new Router(factory.router, this);
     this.chain = factory.filters === null ? null : new FilterManager(factory.filters, this, factory.router.bufferLimitBytes);
     this.timers = new StreamTimers(factory.streamTimers, factory.clock, this.stats, this);
     this.info = factory.recordsStreams ? new StreamInfo(owner.connectionInfo(), factory.clock) : null;
+    this.attach(owner);
+  }
+
+  /** The connection whose next request this stream serves: a pooled stream's changes as it is taken. */
+  attach(owner: ConnectionManager): void {
+    this.owner = owner;
+    this.remoteAddress = owner.remoteAddress;
+    this.connection = owner.socket;
+    this.connectionId = owner.connectionId;
+    if (this.info !== null) this.info.connection = owner.connectionInfo();
+  }
+
+  /** Back in the pool: nothing of the connection is kept, which may close meanwhile. */
+  detach(): void {
+    this.owner = null;
+    this.remoteAddress = '';
+    this.connection = NO_CONNECTION;
+    this.connectionId = 0;
+    if (this.info !== null) this.info.connection = NO_CONNECTION_INFO;
   }
 
   /** A new stream begins on this object, answered through `encoder`. */
@@ -111,8 +138,8 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, FilteredS
     if (this.protocol === 'http1') stats.downstream_rq_http1_total.inc();
     else stats.downstream_rq_http2_total.inc();
     stats.downstream_rq_active.inc();
-    this.startMs = this.owner.factory.clock.eventNow();
-    this.streamId = this.owner.factory.deps.ids.nextStream();
+    this.startMs = this.factory.clock.eventNow();
+    this.streamId = this.factory.deps.ids.nextStream();
     this.encoder = encoder;
     this.active = true;
     this.request = null;
@@ -134,7 +161,7 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, FilteredS
       info.protocol = this.protocol === 'http2' ? 'HTTP/2' : head.http10 ? 'HTTP/1.0' : 'HTTP/1.1';
       if (endStream) info.lastDownstreamRxByteReceived = info.sinceStart();
     }
-    const log = this.owner.factory.streamLog;
+    const log = this.factory.streamLog;
     if (log.enabled('debug')) {
       log.debug(`[C${this.connectionId}] new stream`);
       const pseudo = [':authority', head.authority, ':path', head.path, ':method', head.method];
@@ -152,7 +179,7 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, FilteredS
       this.sendLocalReply(400, '', NO_HEADERS, 'missing_host_header');
       return;
     }
-    const config = this.owner.factory.config;
+    const config = this.factory.config;
     // A CONNECT has no path to normalize.
     if (head.path !== '') {
       if (config.normalizePath) head.path = normalizePath(head.path);
@@ -169,7 +196,7 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, FilteredS
       if (config.addUserAgent) this.addUserAgent(head);
     }
     // Tracing: the sanitized, routed head decides the trace and carries the span's context upstream.
-    const tracing = this.owner.factory.tracing;
+    const tracing = this.factory.tracing;
     if (tracing !== null) this.span = tracing.startSpan(head, this, this.redirectHistory === null);
     const upgrade = upgradeTypeOf(head);
     if (upgrade !== null) {
@@ -250,7 +277,7 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, FilteredS
 
   onResetStream(reason: StreamResetReason): void {
     if (!this.active) return;
-    if (reason === 'connection termination') this.owner.streamCutShort();
+    if (reason === 'connection termination') this.owner!.streamCutShort();
     // Envoy's DC: the client went away (or reset the stream) before the response ended.
     if (reason !== 'local reset') this.info?.setResponseFlag(ResponseFlag.DownstreamConnectionTermination);
     this.stats.downstream_rq_rx_reset.inc();
@@ -402,7 +429,7 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, FilteredS
 
   resetStream(): void {
     if (!this.active) return;
-    const log = this.owner.factory.streamLog;
+    const log = this.factory.streamLog;
     if (log.enabled('debug')) log.debug(`${this.tag()}stream reset`);
     this.stats.downstream_rq_tx_reset.inc();
     const encoder = this.encoder!;
@@ -460,7 +487,7 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, FilteredS
     this.decodeHeaders(head, true);
   }
 
-  /** The connection is gone: what outlives a stream (the router's timer, the stream timers) goes too. */
+  /** The stream is not to serve again: what outlives a request (the router's timer, the stream timers) goes. */
   dispose(): void {
     this.router.release();
     this.timers.dispose();
@@ -470,7 +497,7 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, FilteredS
   trustedClient(): TrustedClient {
     if (this.client === null) {
       const connection = this.connection;
-      this.client = trustedClient(this.owner.factory.config, this.remoteAddress, connection.remotePort ?? 0, forwardedForOf(this.request!));
+      this.client = trustedClient(this.factory.config, this.remoteAddress, connection.remotePort ?? 0, forwardedForOf(this.request!));
     }
     return this.client;
   }
@@ -485,11 +512,11 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, FilteredS
   }
 
   connectionInfo(): DownstreamConnectionInfo {
-    return this.owner.connectionInfo();
+    return this.owner!.connectionInfo();
   }
 
   startTime(): number {
-    return Date.now() - (this.owner.factory.clock.eventNow() - this.startMs);
+    return Date.now() - (this.factory.clock.eventNow() - this.startMs);
   }
 
   // ---- internals -----------------------------------------------------------------------------
@@ -523,7 +550,7 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, FilteredS
    * service cluster and node it came through, and takes the cluster as its user-agent if it has none.
    */
   private addUserAgent(head: RequestHead): void {
-    const { cluster, id } = this.owner.factory.deps.node;
+    const { cluster, id } = this.factory.deps.node;
     if (cluster === '') return;
     const headers = head.headers;
     setHeader(headers, 'x-proxy-downstream-service-cluster', cluster);
@@ -537,8 +564,8 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, FilteredS
    * for a local reply or none) and via, which the manager sets on every response.
    */
   private addManagerHeaders(headers: string[], upstreamServer: string | null): void {
-    const config = this.owner.factory.config;
-    headers.push('date', this.owner.factory.dates.current());
+    const config = this.factory.config;
+    headers.push('date', this.factory.dates.current());
     if (this.span !== null) this.span.onResponseHeaders(headers);
     const transformation = config.serverHeaderTransformation;
     if (upstreamServer !== null && transformation !== 'OVERWRITE') headers.push('server', upstreamServer);
@@ -555,9 +582,9 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, FilteredS
       info.responseCode = status;
       info.firstDownstreamTxByteSent = info.sinceStart();
     }
-    if (this.owner.factory.deps.drain.drainClose()) this.owner.shutdownForDrain();
-    else if (this.overload.disableHttpKeepalive && this.protocol === 'http1') this.owner.closeForOverload();
-    const log = this.owner.factory.streamLog;
+    if (this.factory.deps.drain.drainClose()) this.owner!.shutdownForDrain();
+    else if (this.overload.disableHttpKeepalive && this.protocol === 'http1') this.owner!.closeForOverload();
+    const log = this.factory.streamLog;
     if (log.enabled('debug')) {
       log.debug(`${this.tag()}encoding headers via codec (end_stream=${endStream}):\n${headerDump([':status', String(status)])}${headerDump(headers)}`);
     }
@@ -576,10 +603,10 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, FilteredS
       this.upgraded = false;
       this.stats.downstream_cx_upgrades_active.dec();
     }
-    this.stats.downstream_rq_time.recordValue(this.owner.factory.clock.eventNow() - this.startMs);
-    if (this.reusable) this.timers.stop();
+    this.stats.downstream_rq_time.recordValue(this.factory.clock.eventNow() - this.startMs);
+    if (this.pooled) this.timers.stop();
     else this.dispose();
-    this.owner.streamEnded(this);
+    this.owner!.streamEnded(this);
   }
 
   /** The stream ended: every access log of the connection manager hears of it, and its span finishes. */
@@ -591,7 +618,7 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, FilteredS
     const trailers = this.trailers;
     this.response = this.trailers = null;
     const request = info.forwardedRequest ?? this.request;
-    for (const log of this.owner.factory.accessLogs) log.log(request, response, trailers, info);
+    for (const log of this.factory.accessLogs) log.log(request, response, trailers, info);
     if (this.span !== null) {
       this.span.finish(request, response, trailers, info);
       this.span = null;

@@ -7,6 +7,7 @@ import type { RequestDecoder, ResponseEncoder, ServerConnection, ServerConnectio
 import { Http1ServerConnection } from '../../../http/http1/server_connection';
 import { Http2ServerConnection } from '../../../http/http2/server_connection';
 import type { Timer } from '../../../common/clock';
+import type { TimeoutListMember } from '../../../common/timeout_list';
 import type { Logger } from '../../../log/logger_api';
 import { downstreamConnectionInfo } from '../../../stream_info/downstream_connection';
 import type { DownstreamConnectionInfo } from '../../../stream_info/stream_info';
@@ -18,20 +19,21 @@ export function connectionManagerLogs(http: Logger, connection: Logger): { reado
   return { http: http.forFile(__filename), connection: connection.forFile(__filename) };
 }
 
-export class ConnectionManager implements ServerConnectionCallbacks {
+export class ConnectionManager implements ServerConnectionCallbacks, TimeoutListMember {
   readonly codec: ServerConnection;
   readonly remoteAddress: string;
   /** Streams open now. */
   private activeStreams = 0;
-  /** HTTP/1's one stream, reused from request to request. */
-  private reusable: ActiveStream | null = null;
   /** HTTP/2's open streams, for the close of the connection. */
   private readonly streams: Set<ActiveStream> | null;
   /** A stream was open when the connection closed. */
   private cutShort = false;
   private closing = false;
-  private readonly idleTimer: Timer | null = null;
   private readonly durationTimer: Timer | null = null;
+  // idle_timeout: this connection's place in its factory's list of them.
+  timeoutPrev: TimeoutListMember | null = null;
+  timeoutNext: TimeoutListMember | null = null;
+  timeoutDeadline = -1;
   private downstream: DownstreamConnectionInfo | null = null;
 
   /** `startMs`: performance.now() when the connection was accepted. */
@@ -57,14 +59,10 @@ export class ConnectionManager implements ServerConnectionCallbacks {
       this.streams = null;
       this.codec = new Http1ServerConnection(socket, factory.http1Settings, this, connectionId);
     }
-    const options = factory.config.commonHttpProtocolOptions;
-    if (options.idleTimeoutMs > 0) {
-      this.idleTimer = factory.clock.createTimer(this.onIdleTimeout);
-      this.idleTimer.enable(options.idleTimeoutMs);
-    }
-    const maxDuration = options.maxConnectionDurationMs;
+    factory.idleTimeouts?.arm(this);
+    const maxDuration = factory.config.commonHttpProtocolOptions.maxConnectionDurationMs;
     if (maxDuration > 0) {
-      this.durationTimer = factory.clock.createTimer(this.onMaxConnectionDuration);
+      this.durationTimer = factory.clock.createTimer(() => this.onMaxConnectionDuration());
       this.durationTimer.enable(Math.max(0, maxDuration - (performance.now() - startMs)));
     }
   }
@@ -73,7 +71,7 @@ export class ConnectionManager implements ServerConnectionCallbacks {
 
   newStream(encoder: ResponseEncoder): RequestDecoder {
     let stream: ActiveStream;
-    if (this.streams === null) stream = this.reusable ??= new ActiveStream(this, true);
+    if (this.streams === null) stream = this.factory.takeHttp1Stream(this);
     else {
       stream = new ActiveStream(this, false);
       this.streams.add(stream);
@@ -105,8 +103,7 @@ export class ConnectionManager implements ServerConnectionCallbacks {
       if (!local) log.debug(`[C${this.connectionId}] remote close`);
       log.debug(`[C${this.connectionId}] closing socket: ${local ? 1 : 0}`);
     }
-    this.reusable?.dispose();
-    this.idleTimer?.close();
+    this.factory.idleTimeouts?.disarm(this);
     this.durationTimer?.close();
     this.factory.deps.clusters.releaseDownstream(this.socket);
   }
@@ -120,8 +117,9 @@ export class ConnectionManager implements ServerConnectionCallbacks {
 
   streamEnded(stream: ActiveStream): void {
     this.activeStreams--;
-    this.streams?.delete(stream);
-    if (this.activeStreams === 0) this.idleTimer?.enable(this.factory.config.commonHttpProtocolOptions.idleTimeoutMs);
+    if (this.streams === null) this.factory.releaseHttp1Stream(stream);
+    else this.streams.delete(stream);
+    if (this.activeStreams === 0) this.factory.idleTimeouts?.arm(this);
   }
 
   /** A stream was open as the connection closed under it. */
@@ -148,17 +146,17 @@ export class ConnectionManager implements ServerConnectionCallbacks {
   }
 
   /** Envoy's idle_timeout: no stream for that long, the connection goes. Public for the AUTO codec's sniffing, which may use it up. */
-  readonly onIdleTimeout = (): void => {
-    // A stream in progress refreshes the timer when it ends.
+  onIdleTimeout(): void {
+    // A stream in progress arms it again when it ends.
     if (this.activeStreams > 0 || this.closing) return;
     this.closing = true;
     this.factory.stats.downstream_cx_idle_timeout.inc();
     this.codec.close();
-  };
+  }
 
   /** max_connection_duration: no new streams; an idle connection closes now, a busy one after its streams. */
-  private readonly onMaxConnectionDuration = (): void => {
+  private onMaxConnectionDuration(): void {
     this.factory.stats.downstream_cx_max_duration_reached.inc();
     this.codec.shutdown();
-  };
+  }
 }

@@ -23,6 +23,7 @@ import type { OverloadState } from '../../../overload/overload_state';
 import type { RuntimeSource } from '../../../runtime/live_runtime';
 import type { StatsStore } from '../../../stats/stats';
 import type { Clock } from '../../../common/clock';
+import { TimeoutList } from '../../../common/timeout_list';
 import { mathRandom } from '../../../common/random';
 import { HttpTracing } from '../../../tracing/http_tracing';
 import type { OperationName, Tracer } from '../../../tracing/tracer';
@@ -34,13 +35,19 @@ import { createHttpFilterFactory, type HttpFilterContext } from '../../http/http
 import { RouteTable } from '../../http/route_table';
 import { type RouterConfig, routerLog } from '../../http/router';
 import { RouterStats } from '../../http/router_stats';
-import { activeStreamLog } from './active_stream';
+import { ActiveStream, activeStreamLog } from './active_stream';
 import { ConnectionManager, connectionManagerLogs } from './connection_manager';
 import type { RouteConfigUpdates } from './route_config_updates';
 import { HttpConnectionManagerStats } from './stats';
 import type { StreamTimerSettings } from './stream_timers';
 
 const ROUTER_FILTER = 'proxy.filters.http.router';
+
+/**
+ * The most HTTP/1 streams kept between requests: more than a busy worker's concurrent requests,
+ * so that a request allocates none, while a burst's leftovers do not stay for good.
+ */
+const HTTP1_STREAM_POOL_MAX = 1024;
 
 export interface HttpConnectionManagerDeps {
   readonly stats: StatsStore;
@@ -99,6 +106,10 @@ export class HttpConnectionManagerFactory implements NetworkFilterFactory {
   readonly clock: Clock;
   /** Open connections, for the end of a drain. */
   readonly connections = new Set<ConnectionManager>();
+  /** idle_timeout of every connection; null without one. */
+  readonly idleTimeouts: TimeoutList<ConnectionManager> | null;
+  /** HTTP/1 streams between requests, each with its filters, router and timers, for any connection's next request. */
+  private readonly http1Streams: ActiveStream[] = [];
 
   /** @throws FieldError at a path relative to the filter's typed_config, for a chain or route table it cannot build */
   constructor(
@@ -144,6 +155,7 @@ export class HttpConnectionManagerFactory implements NetworkFilterFactory {
     // connection's stream record is made once, so one that may need it keeps it from the start.
     this.recordsStreams = this.accessLogs.length > 0 || rds !== null || routeTable.readsStreamInfo || this.tracing !== null;
     const common = config.commonHttpProtocolOptions;
+    this.idleTimeouts = common.idleTimeoutMs > 0 ? new TimeoutList(this.clock, common.idleTimeoutMs, onConnectionIdle) : null;
     // Envoy keeps its codec statistics outside the connection manager's prefix.
     this.http1Settings = {
       acceptHttp10: config.httpProtocolOptions.acceptHttp10,
@@ -245,7 +257,27 @@ export class HttpConnectionManagerFactory implements NetworkFilterFactory {
     return connection;
   }
 
+  /** A stream for `connection`'s next HTTP/1 request: one from the pool, else a new one. */
+  takeHttp1Stream(connection: ConnectionManager): ActiveStream {
+    const stream = this.http1Streams.pop();
+    if (stream === undefined) return new ActiveStream(connection, true);
+    stream.attach(connection);
+    return stream;
+  }
+
+  /** An HTTP/1 stream's request is over: it waits in the pool for another, unless the pool is full. */
+  releaseHttp1Stream(stream: ActiveStream): void {
+    if (this.http1Streams.length < HTTP1_STREAM_POOL_MAX) {
+      stream.detach();
+      this.http1Streams.push(stream);
+    } else stream.dispose();
+  }
+
   closeIdleConnections(): void {
     for (const connection of this.connections) connection.closeIfIdle();
   }
+}
+
+function onConnectionIdle(connection: ConnectionManager): void {
+  connection.onIdleTimeout();
 }
