@@ -35,6 +35,8 @@ export class ListenSocket extends EventEmitter<ListenSocketEvents> {
   private readonly bound: net.AddressInfo;
   /** Every connection's reads, each copied out before the next. */
   private readonly readBuffer = Buffer.allocUnsafe(READ_BUFFER_BYTES);
+  /** Every connection's `onread` callback: one function, not one closure per connection. */
+  private readonly onRead = emitReads(this.readBuffer);
 
   /** Takes over `fd`, a listening TCP socket: close() closes it. */
   constructor(
@@ -78,24 +80,14 @@ export class ListenSocket extends EventEmitter<ListenSocketEvents> {
   }
 
   private open(fd: number): net.Socket {
-    const buffer = this.readBuffer;
     // Node honors `onread` here as in net.connect(); its types only list it for the latter.
     const options: net.SocketConstructorOpts & { onread: net.OnReadOpts } = {
       fd,
       readable: true,
       writable: true,
-      onread: {
-        buffer,
-        callback: (length: number): boolean => {
-          const chunk = Buffer.allocUnsafe(length);
-          buffer.copy(chunk, 0, 0, length);
-          socket.emit('data', chunk);
-          return true;
-        },
-      },
+      onread: { buffer: this.readBuffer, callback: this.onRead },
     };
-    const socket = new net.Socket(options);
-    return socket;
+    return new net.Socket(options);
   }
 
   private onAccepted(fds: number[], code: string | null, errno: number): void {
@@ -111,4 +103,17 @@ export class ListenSocket extends EventEmitter<ListenSocketEvents> {
       if (this.acceptor !== null && !this.paused) addon.acceptorResume(this.acceptor);
     }, this.retryMs);
   }
+}
+
+/**
+ * The `onread` callback of connections reading into `buffer`: each read copied out and emitted.
+ * Node calls it on the socket read (stream_base_commons' onStreamRead), which it takes from `this`.
+ */
+function emitReads(buffer: Buffer): (this: net.Socket, length: number) => boolean {
+  return function (this: net.Socket, length: number): boolean {
+    const chunk = Buffer.allocUnsafe(length);
+    buffer.copy(chunk, 0, 0, length);
+    this.emit('data', chunk);
+    return true;
+  };
 }

@@ -329,18 +329,19 @@ export class Http1ServerConnection implements ServerConnection, ResponseEncoder,
   private startHeaderTimer(): void {
     const ms = this.settings.requestHeadersTimeoutMs;
     if (ms === 0 || this.headerTimer?.enabled === true) return;
-    (this.headerTimer ??= this.settings.clock.createTimer(this.onHeaderTimeout)).enable(ms);
+    // Made on first use: a connection without a slow head never pays for it.
+    (this.headerTimer ??= this.settings.clock.createTimer(() => this.onHeaderTimeout())).enable(ms);
   }
 
   /** The head did not arrive in time: answered on a stream of its own, then the connection closes. */
-  private readonly onHeaderTimeout = (): void => {
+  private onHeaderTimeout(): void {
     if (this.decoder !== null || this.closing) return;
     const decoder = this.callbacks.newStream(this);
     this.decoder = decoder;
     this.closeAfterResponse = true;
     this.requestComplete = false;
     decoder.onRequestHeaderTimeout();
-  };
+  }
 
   /** The writes of the stream that this batch of input reached go out together. */
   private onBatchEnd(): void {
@@ -368,14 +369,14 @@ export class Http1ServerConnection implements ServerConnection, ResponseEncoder,
     this.closing = true;
     this.parser.pause();
     this.socket.end();
-    this.delayedCloseTimer = setTimeout(this.destroy, DELAYED_CLOSE_MS);
+    this.delayedCloseTimer = setTimeout(() => this.destroy(), DELAYED_CLOSE_MS);
   }
 
-  private readonly destroy = (): void => {
+  private destroy(): void {
     if (this.socket.destroyed) return;
     this.closedLocally = true;
     this.socket.destroy();
-  };
+  }
 
   /** Reading stops while anyone wants it stopped. */
   private disableReading(disable: boolean): void {
