@@ -21,7 +21,7 @@ export class TimeoutList<T extends TimeoutListMember> {
   /** `onTimeout` is called for a member whose delay ran out, already out of the list. */
   constructor(
     private readonly clock: Clock,
-    readonly delayMs: number,
+    private readonly delayMs: number,
     private readonly onTimeout: (member: T) => void,
   ) {
     this.timer = clock.createTimer(this.onTimer);
@@ -42,11 +42,6 @@ export class TimeoutList<T extends TimeoutListMember> {
   /** `member` will not run out unless armed again. */
   disarm(member: T): void {
     if (member.timeoutDeadline >= 0) this.unlink(member);
-  }
-
-  /** Releases the timer for good; the members stay as they are, never to run out. */
-  close(): void {
-    this.timer.close();
   }
 
   private unlink(member: T): void {

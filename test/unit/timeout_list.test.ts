@@ -58,7 +58,7 @@ test('arming again moves a member to the back with a new deadline; a disarmed on
   assert.deepEqual(expired, ['c@100', 'a@150', 'b@250']);
 });
 
-test('a member armed from inside a timeout waits its whole delay; close() stops the timer', () => {
+test('a member armed from inside a timeout waits its whole delay', () => {
   const clock = new ManualClock();
   const expired: string[] = [];
   const late = new Member('late');
@@ -70,9 +70,5 @@ test('a member armed from inside a timeout waits its whole delay; close() stops 
   clock.advance(15);
   assert.deepEqual(expired, ['first@10']);
   clock.advance(5);
-  assert.deepEqual(expired, ['first@10', 'late@20']);
-  timeouts.arm(new Member('never'));
-  timeouts.close();
-  clock.advance(100);
   assert.deepEqual(expired, ['first@10', 'late@20']);
 });

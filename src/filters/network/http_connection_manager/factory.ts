@@ -151,8 +151,8 @@ export class HttpConnectionManagerFactory implements NetworkFilterFactory {
             useRemoteAddress: config.useRemoteAddress,
             environment: process.env,
           });
-    // A route configuration RDS brings later may print RESPONSE_FLAGS in a header: an HTTP/1
-    // connection's stream record is made once, so one that may need it keeps it from the start.
+    // A route configuration RDS brings later may print RESPONSE_FLAGS in a header: a pooled HTTP/1
+    // stream's record is made once, so one that may need it keeps it from the start.
     this.recordsStreams = this.accessLogs.length > 0 || rds !== null || routeTable.readsStreamInfo || this.tracing !== null;
     const common = config.commonHttpProtocolOptions;
     this.idleTimeouts = common.idleTimeoutMs > 0 ? new TimeoutList(this.clock, common.idleTimeoutMs, onConnectionIdle) : null;
