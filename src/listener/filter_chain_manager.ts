@@ -41,6 +41,11 @@ export class FilterChainManager {
     return new FilterChainManager(chains, this.selector, this.listenerFilters);
   }
 
+  /** ConnectionFacts.destinationPort is read. */
+  get matchesDestinationPort(): boolean {
+    return this.selector.matchesDestinationPort;
+  }
+
   /** The chain for a connection, or null (Envoy counts no_filter_chain_match and closes it). */
   select(facts: ConnectionFacts): FilterChain | null {
     const index = this.selector.select(facts);

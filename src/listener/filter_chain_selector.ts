@@ -9,6 +9,7 @@ import type { FilterChainMatch } from '../config/model';
 
 /** What the listener and its listener filters know about a connection. */
 export interface ConnectionFacts {
+  /** Read only when some chain matches on it (matchesDestinationPort): 0 otherwise. */
   readonly destinationPort: number;
   /** Lower case; '' without SNI. */
   readonly serverName: string;
@@ -25,6 +26,8 @@ const ANY = '';
 
 export class FilterChainSelector {
   private readonly tree: Tree = new Map();
+  /** Some chain names a destination_port: a connection's local port must be looked up (a getsockname each). */
+  readonly matchesDestinationPort: boolean;
 
   /**
    * @param listenerAddress for Envoy's error messages, e.g. 127.0.0.1:10000
@@ -58,11 +61,12 @@ export class FilterChainSelector {
         }
       }
     });
+    this.matchesDestinationPort = this.tree.size > 1 || !this.tree.has(ANY);
   }
 
   /** The index of the chain for the connection, or null when none matches. */
   select(facts: ConnectionFacts): number | null {
-    const byName = this.tree.get(String(facts.destinationPort)) ?? this.tree.get(ANY);
+    const byName = (this.matchesDestinationPort ? this.tree.get(String(facts.destinationPort)) : undefined) ?? this.tree.get(ANY);
     const byTransport = byName === undefined ? undefined : serverNameEntry(byName, facts.serverName);
     const byProtocol = byTransport === undefined ? undefined : (byTransport.get(facts.transportProtocol) ?? byTransport.get(ANY));
     if (byProtocol === undefined) return null;

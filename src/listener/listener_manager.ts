@@ -184,7 +184,8 @@ class ActiveListener {
   /** Picks the chain and hands the connection over, through TLS when the chain terminates it. */
   private startFilterChain(socket: net.Socket, hello: InspectedHello | null): void {
     const facts: ConnectionFacts = {
-      destinationPort: socket.localPort ?? 0,
+      // Node keeps the address it looks up on the socket: a connection holds it only when needed.
+      destinationPort: this.filter.matchesDestinationPort ? (socket.localPort ?? 0) : 0,
       serverName: hello?.serverName ?? '',
       // Without a listener filter that says otherwise, a connection is raw_buffer, as in Envoy.
       transportProtocol: hello?.transportProtocol ?? 'raw_buffer',

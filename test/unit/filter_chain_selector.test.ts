@@ -58,6 +58,16 @@ test('destination port and application protocols', () => {
   assert.equal(selector.select(facts({ applicationProtocols: ['spdy'] })), 3);
 });
 
+test('the destination port is asked for only when a chain matches on it', () => {
+  assert.equal(new FilterChainSelector([match({ destinationPort: 8443 })], '127.0.0.1:443').matchesDestinationPort, true);
+  assert.equal(new FilterChainSelector([match({ destinationPort: 8443 }), match({})], '127.0.0.1:443').matchesDestinationPort, true);
+  const portless = new FilterChainSelector([match({ serverNames: ['a.example'] }), match({})], '127.0.0.1:443');
+  assert.equal(portless.matchesDestinationPort, false);
+  // Not looked up (0), it still selects by the other facts.
+  assert.equal(portless.select(facts({ destinationPort: 0, serverName: 'a.example' })), 0);
+  assert.equal(portless.select(facts({ destinationPort: 0 })), 1);
+});
+
 test('duplicate matching rules and partial wildcards are refused', () => {
   const refused = (matches: FilterChainMatch[], path: string, reason: string) =>
     assert.throws(
