@@ -1,6 +1,6 @@
 // `make bench-compare BASE=<rev>`: the A/B instrument for data-path changes. Builds BASE in a
 // temporary git worktree, then measures the CPU per request of BASE's proxy and of this
-// checkout's (HEAD) on the L7 13-byte, L7 16 KiB and L4 rows of `make bench`, round after round
+// checkout's (HEAD) on the L7 13-byte, L7 16 KiB and L4 rows of `make bench` (COMPARE_ROWS picks some), round after round
 // in alternating order, and prints both and their ratio. Each proxy runs from its own build's
 // bin/proxy on the same bootstrap file. Ctrl-C stops everything and removes the worktree.
 
@@ -22,8 +22,6 @@ import { firstLine, formatCount, formatFailures } from './table';
 
 const REPO_ROOT = resolve(__dirname, '..', '..');
 
-/** `make bench`'s rows of our proxy on the data path: HTTP/1.1 with either body, and tcp_proxy. */
-const COMPARED: Selection = { subjects: new Set(['proxy']), groups: new Set(['http', 'http-16k', 'tcp']) };
 
 /** Each build's run of a row in each round, or why it failed. */
 type Runs = Map<Row, Record<Build, (Round | { readonly error: string })[]>>;
@@ -51,7 +49,8 @@ async function main(): Promise<number> {
   }
   const startedAt = Date.now();
   try {
-    return await withSession((session) => compareWithBase(session, request.commits, request.settings, planRows(COMPARED)));
+    const compared: Selection = { subjects: new Set(['proxy']), groups: new Set(request.settings.rows) };
+    return await withSession((session) => compareWithBase(session, request.commits, request.settings, planRows(compared)));
   } finally {
     console.log(`total runtime: ${((Date.now() - startedAt) / 1000).toFixed(1)} s`);
   }

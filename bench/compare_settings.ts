@@ -23,7 +23,13 @@ export interface CompareSettings {
   readonly headFilters: readonly BenchHttpFilter[];
   /** COMPARE_HEAD=<rev>: HEAD is that revision, built in a worktree of its own, not this checkout (for bisecting). */
   readonly headRevision: string | null;
+  /** COMPARE_ROWS=<group,...>: the rows measured, of COMPARED_GROUPS (all of them when unset). */
+  readonly rows: readonly ComparedGroup[];
 }
+
+/** `make bench`'s groups of our proxy on the data path: HTTP/1.1 with either body, and tcp_proxy. */
+export const COMPARED_GROUPS = ['http', 'http-16k', 'tcp'] as const;
+export type ComparedGroup = (typeof COMPARED_GROUPS)[number];
 
 export class CompareUsageError extends Error {
   override readonly name = 'CompareUsageError';
@@ -45,7 +51,7 @@ function parseRevision(revision: string): string {
   return revision;
 }
 
-/** Reads COMPARE_ROUNDS (a positive whole number; 6 when unset), COMPARE_HEAD_ACCESS_LOG (0 or 1), COMPARE_HEAD_ROUTES, COMPARE_HEAD_FILTERS and BENCH_DURATION. */
+/** Reads COMPARE_ROUNDS (a positive whole number; 6 when unset), COMPARE_HEAD_ACCESS_LOG (0 or 1), COMPARE_HEAD_ROUTES, COMPARE_HEAD_FILTERS, COMPARE_ROWS and BENCH_DURATION. */
 export function readCompareSettings(env: Readonly<Record<string, string | undefined>>): CompareSettings {
   return {
     load: readLoadSettings(env),
@@ -54,7 +60,19 @@ export function readCompareSettings(env: Readonly<Record<string, string | undefi
     headAccessLog: parseSwitch('COMPARE_HEAD_ACCESS_LOG', env.COMPARE_HEAD_ACCESS_LOG),
     headFilters: parseFilters(env.COMPARE_HEAD_FILTERS),
     headRevision: env.COMPARE_HEAD ? parseRevision(env.COMPARE_HEAD) : null,
+    rows: parseRows(env.COMPARE_ROWS),
   };
+}
+
+function parseRows(text: string | undefined): readonly ComparedGroup[] {
+  if (text === undefined || text.trim() === '') return COMPARED_GROUPS;
+  const rows = text.split(',').map((name) => {
+    const row = name.trim();
+    if (!(COMPARED_GROUPS as readonly string[]).includes(row)) throw new CompareUsageError(`COMPARE_ROWS: '${row}' is not one of ${COMPARED_GROUPS.join(', ')}`);
+    return row as ComparedGroup;
+  });
+  // In the order the table always has them.
+  return COMPARED_GROUPS.filter((group) => rows.includes(group));
 }
 
 function parseSwitch(name: string, text: string | undefined): boolean {
