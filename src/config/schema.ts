@@ -5,8 +5,9 @@
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import * as protobuf from 'protobufjs/light';
+import type * as protobuf from 'protobufjs/light';
 import { JsonObject } from './json';
+import { protobufLibrary } from './protobuf_library';
 import { envoyTypeName, typeNameOfUrl } from './names';
 
 /** From dist/src/config/ to dist/. */
@@ -56,7 +57,7 @@ export class ProtoSchema {
         throw new Error(`${file} is missing: it is built by \`node scripts/gen-protos.js\` (make build)`);
       }
     }
-    const root = protobuf.Root.fromJSON(JSON.parse(fs.readFileSync(descriptorPath, 'utf8')));
+    const root = protobufLibrary().Root.fromJSON(JSON.parse(fs.readFileSync(descriptorPath, 'utf8')));
     root.resolveAll();
     return new ProtoSchema(root, JSON.parse(fs.readFileSync(annotationsPath, 'utf8')) as ProtoAnnotations);
   }
@@ -79,8 +80,9 @@ export class ProtoSchema {
    */
   resolveTypeUrl(typeUrl: string): AnyTarget | undefined {
     const typeName = this.v3TypeName(typeNameOfUrl(typeUrl));
-    const found = this.root.lookup(`.${typeName}`, [protobuf.Type]);
-    if (!(found instanceof protobuf.Type)) return undefined;
+    const { Type } = protobufLibrary();
+    const found = this.root.lookup(`.${typeName}`, [Type]);
+    if (!(found instanceof Type)) return undefined;
     return { type: found, typeUrl: typeUrl.slice(0, typeUrl.lastIndexOf('/') + 1) + typeName };
   }
 

@@ -1,7 +1,9 @@
 // The extensions whose factories the workers call: the filters a listener runs, the tracers
 // its connection managers report spans with and the overload manager's resource monitors. Registered here
 // (one line each) and, through builtin_extensions.ts, with everything else; a worker reads only
-// this module, so that it loads none of the supervisor's discovery code (DNS, xDS).
+// this module, so that it loads none of the supervisor's discovery code (DNS, xDS). Each
+// descriptor requires its runtime inside its factory: a process loads the code of the filters its
+// configuration uses, not of every filter registered (module loading is most of a start).
 
 import type { ExtensionDescriptor } from '../config/extension';
 import type { HttpFilterFactoryCreator } from '../filters/http/http_filter_registry';

@@ -8,10 +8,11 @@
 // when set, but `required`.
 
 import { isIP } from 'node:net';
-import * as protobuf from 'protobufjs/light';
+import type * as protobuf from 'protobufjs/light';
 import { FieldError, FieldErrorCollector } from '../errors';
 import { childPath, indexPath, keyPath } from '../field_path';
 import { isJsonObject, JsonObject, JsonValue } from '../json';
+import { protobufLibrary } from '../protobuf_library';
 import { ProtoSchema } from '../schema';
 import { SafeRegex } from '../../regex/safe_regex';
 
@@ -150,7 +151,7 @@ class ProtoRuleChecker {
   /** A message-typed value: its own rules, recursively. */
   private contents(field: protobuf.Field, value: JsonValue, path: string): void {
     const type = field.resolvedType;
-    if (!(type instanceof protobuf.Type) || !isJsonObject(value)) return;
+    if (!(type instanceof protobufLibrary().Type) || !isJsonObject(value)) return;
     const typeName = this.fullName(type);
     if (LEAF_MESSAGES.has(typeName) || WRAPPERS.has(typeName)) return;
     this.message(type, value, path);
@@ -362,7 +363,7 @@ function checkBytes(rules: JsonObject, value: Buffer, path: string): void {
 
 function checkEnum(rules: JsonObject, value: JsonValue, field: protobuf.Field, path: string): void {
   const type = field.resolvedType;
-  if (!(type instanceof protobuf.Enum)) return;
+  if (!(type instanceof protobufLibrary().Enum)) return;
   const number = typeof value === 'number' ? value : type.values[String(value)];
   if (rules['defined_only'] === true && (number === undefined || type.valuesById[number] === undefined)) {
     throw new FieldError(path, 'value must be one of the defined enum values');

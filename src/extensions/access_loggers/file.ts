@@ -2,10 +2,8 @@
 // build acts on, its format compiled when validated, its model and its logger, writing through
 // the worker's buffered file of its path.
 
-import { FileAccessLog } from '../../access_log/file_access_log';
 import type { FileAccessLogConfig } from '../../access_log/access_log_config';
 import { FILE_ACCESS_LOG, FILE_ACCESS_LOG_SHAPE, FILE_ACCESS_LOG_TYPE, fileAccessLogModel, LEGACY_FILE_ACCESS_LOG, validateFileAccessLog } from '../../access_log/access_log_model';
-import { createFormatter } from '../../access_log/log_formatter';
 import type { ExtensionDescriptor } from '../../config/extension';
 import type { DataPlaneFactories } from '../data_plane_factories';
 
@@ -20,6 +18,8 @@ export const FILE_ACCESS_LOGGER: ExtensionDescriptor<'proxy.access_loggers', Dat
   factory: (config, context) => {
     // The registry hands this factory the models this descriptor built.
     const file = config as FileAccessLogConfig;
+    const { FileAccessLog } = require('../../access_log/file_access_log') as typeof import('../../access_log/file_access_log');
+    const { createFormatter } = require('../../access_log/log_formatter') as typeof import('../../access_log/log_formatter');
     return new FileAccessLog(createFormatter(file.format), context.files.openSync(file.path));
   },
 };

@@ -9,7 +9,6 @@ import { boolField, type JsonObject, messageField, numberField } from '../../con
 import type { BufferConfig } from '../../config/model';
 import { BUFFER, CONFIG_TYPES } from '../../config/names';
 import { leaf, type Shape } from '../../config/shape';
-import { BufferFilterFactory } from '../../filters/http/buffer';
 import type { DataPlaneFactories } from '../data_plane_factories';
 
 const BUFFER_SHAPE: Shape = { fields: { max_request_bytes: leaf } };
@@ -22,7 +21,11 @@ export const BUFFER_FILTER: ExtensionDescriptor<'proxy.filters.http', DataPlaneF
   shape: BUFFER_SHAPE,
   validate: validateBuffer,
   model: (config) => ({ name: BUFFER, buffer: buffer(config) }),
-  factory: (config, context) => (config.buffer === undefined ? null : new BufferFilterFactory(config.buffer, context)),
+  factory: (config, context) => {
+    if (config.buffer === undefined) return null;
+    const { BufferFilterFactory } = require('../../filters/http/buffer') as typeof import('../../filters/http/buffer');
+    return new BufferFilterFactory(config.buffer, context);
+  },
   perRoute: {
     configType: CONFIG_TYPES.bufferPerRoute,
     shape: { fields: { disabled: leaf, buffer: BUFFER_SHAPE } },

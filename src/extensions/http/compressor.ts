@@ -10,7 +10,6 @@ import { boolField, enumField, type JsonObject, messageField, numberField, strin
 import type { CompressorConfig, GzipCompressionConfig, RuntimeFeatureFlag } from '../../config/model';
 import { COMPRESSOR, CONFIG_TYPES, typeNameOfUrl } from '../../config/names';
 import { anyContent, leaf, refused, type Shape } from '../../config/shape';
-import { CompressorFilterFactory } from '../../filters/http/compressor';
 import type { DataPlaneFactories } from '../data_plane_factories';
 
 /** Envoy 1.16's media types compressed when content_type is empty. */
@@ -82,7 +81,11 @@ export const COMPRESSOR_FILTER: ExtensionDescriptor<'proxy.filters.http', DataPl
       }),
     };
   },
-  factory: (config, context) => (config.compressor === undefined ? null : new CompressorFilterFactory(config.compressor, context.scope, context.runtime)),
+  factory: (config, context) => {
+    if (config.compressor === undefined) return null;
+    const { CompressorFilterFactory } = require('../../filters/http/compressor') as typeof import('../../filters/http/compressor');
+    return new CompressorFilterFactory(config.compressor, context.scope, context.runtime);
+  },
 };
 
 /** The library is required, and Envoy 1.16 registers gzip alone (brotli came later). */

@@ -3,7 +3,6 @@
 
 import type { ExtensionDescriptor } from '../../config/extension';
 import { CONFIG_TYPES, CORS } from '../../config/names';
-import { CorsFilterFactory } from '../../filters/http/cors';
 import type { DataPlaneFactories } from '../data_plane_factories';
 
 export const CORS_FILTER: ExtensionDescriptor<'proxy.filters.http', DataPlaneFactories['proxy.filters.http']> = {
@@ -13,5 +12,8 @@ export const CORS_FILTER: ExtensionDescriptor<'proxy.filters.http', DataPlaneFac
   configType: CONFIG_TYPES.cors,
   shape: { fields: {} },
   model: () => ({ name: CORS }),
-  factory: (_config, context) => new CorsFilterFactory(context.scope, context.runtime, context.random),
+  factory: (_config, context) => {
+    const { CorsFilterFactory } = require('../../filters/http/cors') as typeof import('../../filters/http/cors');
+    return new CorsFilterFactory(context.scope, context.runtime, context.random);
+  },
 };

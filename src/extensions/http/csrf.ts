@@ -9,7 +9,6 @@ import { runtimeFraction } from '../../config/model_builder';
 import { CONFIG_TYPES, CSRF } from '../../config/names';
 import { list, Shape } from '../../config/shape';
 import { stringMatch, validateStringMatchers } from '../../config/string_match_model';
-import { CsrfFilterFactory } from '../../filters/http/csrf';
 import type { DataPlaneFactories } from '../data_plane_factories';
 
 const CSRF_POLICY: Shape = { fields: { filter_enabled: RUNTIME_FRACTION, shadow_enabled: RUNTIME_FRACTION, additional_origins: list(STRING_MATCHER) } };
@@ -22,7 +21,11 @@ export const CSRF_FILTER: ExtensionDescriptor<'proxy.filters.http', DataPlaneFac
   shape: CSRF_POLICY,
   validate: validateCsrfPolicy,
   model: (config) => ({ name: CSRF, csrf: csrfPolicy(config) }),
-  factory: (config, context) => (config.csrf === undefined ? null : new CsrfFilterFactory(config.csrf, context)),
+  factory: (config, context) => {
+    if (config.csrf === undefined) return null;
+    const { CsrfFilterFactory } = require('../../filters/http/csrf') as typeof import('../../filters/http/csrf');
+    return new CsrfFilterFactory(config.csrf, context);
+  },
   perRoute: { configType: CONFIG_TYPES.csrf, shape: CSRF_POLICY, validate: validateCsrfPolicy, model: csrfPolicy },
 };
 

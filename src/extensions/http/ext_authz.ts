@@ -14,8 +14,7 @@ import { CONFIG_TYPES, EXT_AUTHZ, proxySpelling } from '../../config/names';
 import { protoSchema } from '../../config/schema';
 import { leaf, list, type Shape } from '../../config/shape';
 import { stringMatch, validateStringMatchers } from '../../config/string_match_model';
-import { ExtAuthzFilterFactory } from '../../filters/http/ext_authz';
-import { type AuthzClient, GrpcAuthzClient, HttpAuthzClient } from '../../filters/http/ext_authz_client';
+import type { AuthzClient } from '../../filters/http/ext_authz_client';
 import { parseHeaderFormat } from '../../filters/http/header_format';
 import type { HttpFilterFactoryContext } from '../../filters/http/http_filter_registry';
 import type { DataPlaneFactories } from '../data_plane_factories';
@@ -63,7 +62,11 @@ export const EXT_AUTHZ_FILTER: ExtensionDescriptor<'proxy.filters.http', DataPla
   shape: EXT_AUTHZ_SHAPE,
   validate: validateExtAuthz,
   model: (config) => ({ name: EXT_AUTHZ, extAuthz: extAuthz(config) }),
-  factory: (config, context) => (config.extAuthz === undefined ? null : new ExtAuthzFilterFactory(config.extAuthz, context, authzClient(config.extAuthz, context))),
+  factory: (config, context) => {
+    if (config.extAuthz === undefined) return null;
+    const { ExtAuthzFilterFactory } = require('../../filters/http/ext_authz') as typeof import('../../filters/http/ext_authz');
+    return new ExtAuthzFilterFactory(config.extAuthz, context, authzClient(config.extAuthz, context));
+  },
   perRoute: { configType: CONFIG_TYPES.extAuthzPerRoute, shape: EXT_AUTHZ_PER_ROUTE, model: extAuthzPerRoute },
 };
 
@@ -159,6 +162,7 @@ function extAuthzPerRoute(config: JsonObject): ExtAuthzPerRouteConfig {
 
 function authzClient(config: ExtAuthzConfig, context: HttpFilterFactoryContext): AuthzClient {
   const service = config.service;
+  const { GrpcAuthzClient, HttpAuthzClient } = require('../../filters/http/ext_authz_client') as typeof import('../../filters/http/ext_authz_client');
   if (service.kind === 'http') return new HttpAuthzClient(service, context.clusters, context.asyncClient);
   const root = protoSchema().root;
   return new GrpcAuthzClient(service, context.clusters, context.asyncClient, {

@@ -9,7 +9,6 @@ import type { FaultAbort, FaultConfig, FaultDelay, FaultRateLimit, FaultRuntimeK
 import { fractionalPercent, millis } from '../../config/model_builder';
 import { CONFIG_TYPES, FAULT } from '../../config/names';
 import { leaf, list, type Shape } from '../../config/shape';
-import { FaultFilterFactory } from '../../filters/http/fault';
 import type { DataPlaneFactories } from '../data_plane_factories';
 
 /** HTTPFault, as this build honours it; filter_metadata (after 1.16) is refused. */
@@ -42,7 +41,11 @@ export const FAULT_FILTER: ExtensionDescriptor<'proxy.filters.http', DataPlaneFa
   shape: HTTP_FAULT,
   validate: validateFault,
   model: (config) => ({ name: FAULT, fault: faultConfig(config) }),
-  factory: (config, context) => (config.fault === undefined ? null : new FaultFilterFactory(config.fault, context)),
+  factory: (config, context) => {
+    if (config.fault === undefined) return null;
+    const { FaultFilterFactory } = require('../../filters/http/fault') as typeof import('../../filters/http/fault');
+    return new FaultFilterFactory(config.fault, context);
+  },
   // A route's HTTPFault replaces the filter's whole (Envoy's per-route FaultSettings).
   perRoute: { configType: CONFIG_TYPES.fault, shape: HTTP_FAULT, validate: validateFault, model: faultConfig },
 };

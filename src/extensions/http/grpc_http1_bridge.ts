@@ -4,7 +4,6 @@
 import type { ExtensionDescriptor } from '../../config/extension';
 import { CONFIG_TYPES, GRPC_HTTP1_BRIDGE } from '../../config/names';
 import { refused } from '../../config/shape';
-import { GrpcHttp1BridgeFilterFactory } from '../../filters/http/grpc_http1_bridge';
 import type { DataPlaneFactories } from '../data_plane_factories';
 
 const NOT_IN_1_16 = refused("is not a field of Envoy 1.16's gRPC HTTP/1.1 bridge");
@@ -16,5 +15,8 @@ export const GRPC_HTTP1_BRIDGE_FILTER: ExtensionDescriptor<'proxy.filters.http',
   configType: CONFIG_TYPES.grpcHttp1Bridge,
   shape: { fields: { upgrade_protobuf_to_grpc: NOT_IN_1_16, ignore_query_parameters: NOT_IN_1_16 } },
   model: () => ({ name: GRPC_HTTP1_BRIDGE }),
-  factory: (_config, context) => new GrpcHttp1BridgeFilterFactory(context.clusters),
+  factory: (_config, context) => {
+    const { GrpcHttp1BridgeFilterFactory } = require('../../filters/http/grpc_http1_bridge') as typeof import('../../filters/http/grpc_http1_bridge');
+    return new GrpcHttp1BridgeFilterFactory(context.clusters);
+  },
 };

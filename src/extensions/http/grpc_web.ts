@@ -3,7 +3,6 @@
 
 import type { ExtensionDescriptor } from '../../config/extension';
 import { CONFIG_TYPES, GRPC_WEB } from '../../config/names';
-import { GrpcWebFilterFactory } from '../../filters/http/grpc_web';
 import type { DataPlaneFactories } from '../data_plane_factories';
 
 export const GRPC_WEB_FILTER: ExtensionDescriptor<'proxy.filters.http', DataPlaneFactories['proxy.filters.http']> = {
@@ -13,5 +12,8 @@ export const GRPC_WEB_FILTER: ExtensionDescriptor<'proxy.filters.http', DataPlan
   configType: CONFIG_TYPES.grpcWeb,
   shape: { fields: {} },
   model: () => ({ name: GRPC_WEB }),
-  factory: (_config, context) => new GrpcWebFilterFactory(context.clusters),
+  factory: (_config, context) => {
+    const { GrpcWebFilterFactory } = require('../../filters/http/grpc_web') as typeof import('../../filters/http/grpc_web');
+    return new GrpcWebFilterFactory(context.clusters);
+  },
 };

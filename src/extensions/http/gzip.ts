@@ -7,7 +7,6 @@ import type { ExtensionDescriptor } from '../../config/extension';
 import { enumField, messageField } from '../../config/json';
 import { CONFIG_TYPES, GZIP } from '../../config/names';
 import { leaf } from '../../config/shape';
-import { CompressorFilterFactory } from '../../filters/http/compressor';
 import type { DataPlaneFactories } from '../data_plane_factories';
 import { compressorConfig, GZIP_FILTER_COMPRESSOR, zlibSizes } from './compressor';
 
@@ -31,5 +30,9 @@ export const GZIP_FILTER: ExtensionDescriptor<'proxy.filters.http', DataPlaneFac
       ...zlibSizes(config),
     }),
   }),
-  factory: (config, context) => (config.compressor === undefined ? null : new CompressorFilterFactory(config.compressor, context.scope, context.runtime)),
+  factory: (config, context) => {
+    if (config.compressor === undefined) return null;
+    const { CompressorFilterFactory } = require('../../filters/http/compressor') as typeof import('../../filters/http/compressor');
+    return new CompressorFilterFactory(config.compressor, context.scope, context.runtime);
+  },
 };

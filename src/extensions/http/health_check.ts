@@ -12,7 +12,6 @@ import { millis } from '../../config/model_builder';
 import { CONFIG_TYPES, HEALTH_CHECK } from '../../config/names';
 import { leaf, list } from '../../config/shape';
 import { requireNonNegativeDuration } from '../../config/validation/durations';
-import { HealthCheckFilterFactory } from '../../filters/http/health_check';
 import type { DataPlaneFactories } from '../data_plane_factories';
 
 export const HEALTH_CHECK_FILTER: ExtensionDescriptor<'proxy.filters.http', DataPlaneFactories['proxy.filters.http']> = {
@@ -23,7 +22,11 @@ export const HEALTH_CHECK_FILTER: ExtensionDescriptor<'proxy.filters.http', Data
   shape: { fields: { pass_through_mode: leaf, cache_time: leaf, cluster_min_healthy_percentages: leaf, headers: list(HEADER_MATCHER) } },
   validate: validateHealthCheck,
   model: (config) => ({ name: HEALTH_CHECK, healthCheck: healthCheck(config) }),
-  factory: (config, context) => (config.healthCheck === undefined ? null : new HealthCheckFilterFactory(config.healthCheck, context)),
+  factory: (config, context) => {
+    if (config.healthCheck === undefined) return null;
+    const { HealthCheckFilterFactory } = require('../../filters/http/health_check') as typeof import('../../filters/http/health_check');
+    return new HealthCheckFilterFactory(config.healthCheck, context);
+  },
 };
 
 function validateHealthCheck(config: JsonObject, path: string): void {

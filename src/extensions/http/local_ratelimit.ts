@@ -13,7 +13,6 @@ import { millis, runtimeFraction } from '../../config/model_builder';
 import { CONFIG_TYPES, LOCAL_RATELIMIT } from '../../config/names';
 import { leaf, list, Shape } from '../../config/shape';
 import { parseHeaderFormat } from '../../filters/http/header_format';
-import { LocalRateLimitFilterFactory } from '../../filters/http/local_ratelimit';
 import { removeHeaders } from '../../http/message';
 import type { DataPlaneFactories } from '../data_plane_factories';
 import { errorStatus } from './error_status';
@@ -43,7 +42,11 @@ export const LOCAL_RATELIMIT_FILTER: ExtensionDescriptor<'proxy.filters.http', D
   shape: LOCAL_RATE_LIMIT,
   validate: validateLocalRateLimit,
   model: (config) => ({ name: LOCAL_RATELIMIT, localRateLimit: localRateLimit(config) }),
-  factory: (config, context) => (config.localRateLimit === undefined ? null : new LocalRateLimitFilterFactory(config.localRateLimit, context)),
+  factory: (config, context) => {
+    if (config.localRateLimit === undefined) return null;
+    const { LocalRateLimitFilterFactory } = require('../../filters/http/local_ratelimit') as typeof import('../../filters/http/local_ratelimit');
+    return new LocalRateLimitFilterFactory(config.localRateLimit, context);
+  },
   perRoute: {
     configType: CONFIG_TYPES.localRateLimit,
     shape: LOCAL_RATE_LIMIT,

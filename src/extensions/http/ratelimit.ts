@@ -9,7 +9,6 @@ import type { RateLimitFilterConfig, RateLimitPerRouteConfig, RateLimitServiceCo
 import { millis } from '../../config/model_builder';
 import { CONFIG_TYPES, RATELIMIT } from '../../config/names';
 import { leaf, list, refused, Shape } from '../../config/shape';
-import { RateLimitFilterFactory } from '../../filters/http/ratelimit';
 import type { DataPlaneFactories } from '../data_plane_factories';
 
 /** Envoy 1.16's default for `timeout`. */
@@ -53,7 +52,11 @@ export const RATELIMIT_FILTER: ExtensionDescriptor<'proxy.filters.http', DataPla
   configType: CONFIG_TYPES.rateLimit,
   shape: RATE_LIMIT,
   model: (config) => ({ name: RATELIMIT, rateLimit: rateLimitConfig(config) }),
-  factory: (config, context) => (config.rateLimit === undefined ? null : new RateLimitFilterFactory(config.rateLimit, context)),
+  factory: (config, context) => {
+    if (config.rateLimit === undefined) return null;
+    const { RateLimitFilterFactory } = require('../../filters/http/ratelimit') as typeof import('../../filters/http/ratelimit');
+    return new RateLimitFilterFactory(config.rateLimit, context);
+  },
   perRoute: { configType: CONFIG_TYPES.rateLimitPerRoute, shape: RATE_LIMIT_PER_ROUTE, model: rateLimitPerRoute },
 };
 

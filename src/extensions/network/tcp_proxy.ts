@@ -10,7 +10,6 @@ import { millis } from '../../config/model_builder';
 import { CONFIG_TYPES, TCP_PROXY } from '../../config/names';
 import { leaf } from '../../config/shape';
 import { requireNonNegativeDuration } from '../../config/validation/durations';
-import { TcpProxyFactory } from '../../filters/network/tcp_proxy';
 import { ACCESS_LOG_LIST, accessLogsModel, validateAccessLogs } from '../access_loggers/access_log_list';
 import type { DataPlaneFactories } from '../data_plane_factories';
 
@@ -36,8 +35,10 @@ export const TCP_PROXY_FILTER: ExtensionDescriptor<'proxy.filters.network', Data
     accessLogs: accessLogsModel(config, extensions),
   }),
   factory: {
-    create: (config: TcpProxyConfig, { stats, clusters, bufferLimitBytes, accessLogs, filterContext }) =>
-      new TcpProxyFactory(config, { stats, clusters, bufferLimitBytes, accessLogs: accessLogs(config.accessLogs), clock: filterContext.clock }),
+    create: (config: TcpProxyConfig, { stats, clusters, bufferLimitBytes, accessLogs, filterContext }) => {
+      const { TcpProxyFactory } = require('../../filters/network/tcp_proxy') as typeof import('../../filters/network/tcp_proxy');
+      return new TcpProxyFactory(config, { stats, clusters, bufferLimitBytes, accessLogs: accessLogs(config.accessLogs), clock: filterContext.clock });
+    },
   },
 };
 

@@ -5,7 +5,6 @@ import type { ExtensionDescriptor } from '../../config/extension';
 import { numberField } from '../../config/json';
 import { CONFIG_TYPES, FIXED_HEAP_MONITOR } from '../../config/names';
 import { leaf } from '../../config/shape';
-import { FixedHeapMonitor } from '../../overload/fixed_heap_monitor';
 import { monitorConfig } from '../../overload/resource_monitor';
 import type { DataPlaneFactories } from '../data_plane_factories';
 
@@ -16,5 +15,8 @@ export const FIXED_HEAP: ExtensionDescriptor<'proxy.resource_monitors', DataPlan
   shape: { fields: { max_heap_size_bytes: leaf } },
   // The protos require max_heap_size_bytes > 0.
   model: (config) => ({ kind: 'fixed_heap', name: FIXED_HEAP_MONITOR, maxHeapSizeBytes: numberField(config, 'max_heap_size_bytes') }),
-  factory: (config) => new FixedHeapMonitor(monitorConfig(config, 'fixed_heap').maxHeapSizeBytes),
+  factory: (config) => {
+    const { FixedHeapMonitor } = require('../../overload/fixed_heap_monitor') as typeof import('../../overload/fixed_heap_monitor');
+    return new FixedHeapMonitor(monitorConfig(config, 'fixed_heap').maxHeapSizeBytes);
+  },
 };

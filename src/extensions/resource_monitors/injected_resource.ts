@@ -5,7 +5,6 @@ import type { ExtensionDescriptor } from '../../config/extension';
 import { stringField } from '../../config/json';
 import { CONFIG_TYPES, INJECTED_RESOURCE_MONITOR } from '../../config/names';
 import { leaf } from '../../config/shape';
-import { InjectedResourceMonitor } from '../../overload/injected_resource_monitor';
 import { monitorConfig } from '../../overload/resource_monitor';
 import type { DataPlaneFactories } from '../data_plane_factories';
 
@@ -16,5 +15,8 @@ export const INJECTED_RESOURCE: ExtensionDescriptor<'proxy.resource_monitors', D
   shape: { fields: { filename: leaf } },
   // The protos require a filename.
   model: (config) => ({ kind: 'injected_resource', name: INJECTED_RESOURCE_MONITOR, filename: stringField(config, 'filename') }),
-  factory: (config) => new InjectedResourceMonitor(monitorConfig(config, 'injected_resource').filename),
+  factory: (config) => {
+    const { InjectedResourceMonitor } = require('../../overload/injected_resource_monitor') as typeof import('../../overload/injected_resource_monitor');
+    return new InjectedResourceMonitor(monitorConfig(config, 'injected_resource').filename);
+  },
 };

@@ -13,8 +13,6 @@ import { boolField, enumField, type JsonObject, messageField, stringField } from
 import type { MetricsServiceSinkConfig } from '../../config/model';
 import { CONFIG_TYPES, METRICS_SERVICE_SINK } from '../../config/names';
 import { leaf } from '../../config/shape';
-import { GrpcChannel } from '../../config/xds/grpc_channel';
-import { MetricsServiceSink, STREAM_METRICS_PATHS } from '../../stats/sinks/metrics_service_sink';
 import type { ExtensionFactories } from '../extension_factories';
 
 export const METRICS_SERVICE: ExtensionDescriptor<'proxy.stats_sinks', ExtensionFactories['proxy.stats_sinks']> = {
@@ -28,6 +26,8 @@ export const METRICS_SERVICE: ExtensionDescriptor<'proxy.stats_sinks', Extension
   factory: (model, context) => {
     // The registry hands this factory the models this descriptor built.
     const config = model as MetricsServiceSinkConfig;
+    const { GrpcChannel } = require('../../config/xds/grpc_channel') as typeof import('../../config/xds/grpc_channel');
+    const { MetricsServiceSink, STREAM_METRICS_PATHS } = require('../../stats/sinks/metrics_service_sink') as typeof import('../../stats/sinks/metrics_service_sink');
     return new MetricsServiceSink(
       new GrpcChannel(config.target, context.clusterAddresses),
       STREAM_METRICS_PATHS[effectiveApiVersion(config.transportApiVersion)],

@@ -7,11 +7,7 @@ import { type JsonObject, messageField, numberField } from '../../config/json';
 import type { StatsdSinkConfig, StatsSinkConfig } from '../../config/model';
 import { leaf, type Shape } from '../../config/shape';
 import { validateSocketAddress } from '../../config/validation/socket_address';
-import { ClusterHosts } from '../../config/xds/cluster_hosts';
-import { StatsdNames } from '../../stats/sinks/statsd_lines';
 import type { StatsSink, StatsSinkContext } from '../../stats/sinks/stats_sink';
-import { TcpStatsdSink } from '../../stats/sinks/tcp_statsd_sink';
-import { UdpStatsdSink } from '../../stats/sinks/udp_statsd_sink';
 
 /** Envoy's default prefix, `envoy`, in our spelling. */
 export const DEFAULT_STATSD_PREFIX = 'proxy';
@@ -37,8 +33,14 @@ export function createStatsdSink(model: StatsSinkConfig, context: StatsSinkConte
   // The registry hands this factory the models the two descriptors built.
   const config = model as StatsdSinkConfig;
   const log = context.log;
+  const { StatsdNames } = require('../../stats/sinks/statsd_lines') as typeof import('../../stats/sinks/statsd_lines');
   const names = new StatsdNames(config.prefix, config.tagged ? context.tags : null);
   const { target } = config;
-  if (target.kind === 'udp') return new UdpStatsdSink(target.address, names, config.maxBytesPerDatagram, log);
+  if (target.kind === 'udp') {
+    const { UdpStatsdSink } = require('../../stats/sinks/udp_statsd_sink') as typeof import('../../stats/sinks/udp_statsd_sink');
+    return new UdpStatsdSink(target.address, names, config.maxBytesPerDatagram, log);
+  }
+  const { TcpStatsdSink } = require('../../stats/sinks/tcp_statsd_sink') as typeof import('../../stats/sinks/tcp_statsd_sink');
+  const { ClusterHosts } = require('../../config/xds/cluster_hosts') as typeof import('../../config/xds/cluster_hosts');
   return new TcpStatsdSink(new ClusterHosts(target.clusterName, context.clusterAddresses), names, context.stats.counter('statsd.cx_overflow'), log);
 }

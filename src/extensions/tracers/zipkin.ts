@@ -10,7 +10,6 @@ import { boolField, type JsonObject, stringField } from '../../config/json';
 import type { ZipkinTracerConfig } from '../../config/model';
 import { CONFIG_TYPES, ZIPKIN_TRACER } from '../../config/names';
 import { leaf } from '../../config/shape';
-import { ZipkinTracer } from '../../tracing/zipkin/zipkin_tracer';
 import type { DataPlaneFactories } from '../data_plane_factories';
 
 const REFUSED_VERSIONS: Readonly<Record<string, string>> = {
@@ -56,5 +55,8 @@ export const ZIPKIN: ExtensionDescriptor<'proxy.tracers', DataPlaneFactories['pr
       sharedSpanContext: boolField(config, 'shared_span_context', true),
     };
   },
-  factory: (config, context) => new ZipkinTracer(config, context),
+  factory: (config, context) => {
+    const { ZipkinTracer } = require('../../tracing/zipkin/zipkin_tracer') as typeof import('../../tracing/zipkin/zipkin_tracer');
+    return new ZipkinTracer(config, context);
+  },
 };

@@ -5,7 +5,6 @@
 import type { ClusterConfig } from '../../config/model';
 import type { ClusterDiscovery, ClusterType, DiscoveryContext } from './cluster_discovery';
 import type { DnsClusterSettings, DnsDiscovery } from './dns/dns_cluster_settings';
-import { createDnsDiscovery } from './dns/dns_discovery';
 import { type DiscoveredHost, discoveredHosts } from '../shared/membership';
 import { mathRandom } from '../../common/random';
 
@@ -40,6 +39,8 @@ class DnsClusterDiscovery implements ClusterDiscovery {
   start(onHosts: (hosts: readonly DiscoveredHost[]) => void): void {
     const { clock, stats } = this.context;
     const logicalKey = this.settings.type === 'LOGICAL_DNS' ? logicalHostKey(this.settings) : undefined;
+    // The resolver (its DNS client and wire format, 20 modules) loads with the first DNS cluster.
+    const { createDnsDiscovery } = require('./dns/dns_discovery') as typeof import('./dns/dns_discovery');
     this.discovery = createDnsDiscovery(
       this.settings,
       {

@@ -4,7 +4,6 @@
 import type { ExtensionDescriptor } from '../../../config/extension';
 import type { HttpConnectionManagerConfig } from '../../../config/model';
 import { CONFIG_TYPES, HTTP_CONNECTION_MANAGER } from '../../../config/names';
-import { HttpConnectionManagerFactory } from '../../../filters/network/http_connection_manager/factory';
 import type { DataPlaneFactories } from '../../data_plane_factories';
 import { httpConnectionManager } from './model';
 import { HTTP_CONNECTION_MANAGER_SHAPE } from './shape';
@@ -19,8 +18,9 @@ export const HTTP_CONNECTION_MANAGER_FILTER: ExtensionDescriptor<'proxy.filters.
   validate: validateHttpConnectionManager,
   model: (config, { extensions }) => httpConnectionManager(config, extensions),
   factory: {
-    create: (config: HttpConnectionManagerConfig, context) =>
-      new HttpConnectionManagerFactory(config, {
+    create: (config: HttpConnectionManagerConfig, context) => {
+      const { HttpConnectionManagerFactory } = require('../../../filters/network/http_connection_manager/factory') as typeof import('../../../filters/network/http_connection_manager/factory');
+      return new HttpConnectionManagerFactory(config, {
         stats: context.stats,
         clusters: context.clusters,
         drain: context.drain,
@@ -40,6 +40,7 @@ export const HTTP_CONNECTION_MANAGER_FILTER: ExtensionDescriptor<'proxy.filters.
         tracer: config.tracing === null ? null : context.tracerFor(config.tracing.provider),
         tracingOperation: context.trafficDirection === 'OUTBOUND' ? 'egress' : 'ingress',
         routeConfigs: context.routeConfigs,
-      }),
+      });
+    },
   },
 };
