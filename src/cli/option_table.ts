@@ -1,6 +1,6 @@
 // Every command line option of the spec, as data: its name, short form, whether it takes a
-// value, its default and its help text. yargs is configured from this table and --help prints
-// it; option_rules.ts gives the values their meaning.
+// value, its default and its help text. yargs' parser reads the command line by this table and
+// --help prints it; option_rules.ts gives the values their meaning.
 
 import { DEFAULT_LOG_FORMAT } from '../log/pattern';
 
