@@ -13,6 +13,9 @@ import { LogSettings, loggerFactory, openLogs } from '../log/log_settings';
 import { readBuildInfo, versionString } from '../server/build_info';
 import { builtinExtensions, type BuiltinExtensions } from '../extensions/builtin_extensions';
 import { constructDataPlane } from '../server/data_plane_construction';
+import { ReadinessFd } from '../server/readiness_fd';
+import { SystemdNotifier } from '../server/systemd_notify';
+import { forkWorker } from '../server/worker_launch';
 import { hotRestartVersion } from '../shared_memory/region_layout';
 import { NamingStatsStore } from '../stats/naming_store';
 import { SecretStore } from '../tls/secret_store';
@@ -50,6 +53,13 @@ export function main(argv: readonly string[]): void {
 }
 
 async function run(options: Options, warnings: readonly string[]): Promise<void> {
+  // Taken from the environment before the workers are forked, which must not inherit them: only
+  // the supervisor tells systemd and the hot-restarter how the start goes.
+  const notifier = SystemdNotifier.takeFromEnvironment(process.env);
+  const readiness = ReadinessFd.takeFromEnvironment(process.env);
+  // The workers load their code while this process loads the configuration (module loading is
+  // most of a start); they are handed their listen sockets with their start.
+  const workers = options.mode === 'validate' ? [] : Array.from({ length: options.concurrency }, forkWorker);
   const logSettings = logSettingsOf(options);
   const logs = await openLogs(logSettings, process.pid).catch((error: NodeJS.ErrnoException) =>
     fail(`unable to open file '${options.logPath}': ${error.message}`),
@@ -62,7 +72,10 @@ async function run(options: Options, warnings: readonly string[]): Promise<void>
   const exitAfterLogs = (code: number) => void logs.flush().finally(() => process.exit(code));
   const extensions = builtinExtensions();
   const loaded = loadOrReport(options, log, extensions);
-  if (loaded === null) return exitAfterLogs(1);
+  if (loaded === null) {
+    for (const worker of workers) worker.kill('SIGTERM');
+    return exitAfterLogs(1);
+  }
   if (options.mode === 'validate') {
     process.stdout.write(`configuration '${options.configPath}' OK\n`);
     return exitAfterLogs(0);
@@ -81,6 +94,9 @@ async function run(options: Options, warnings: readonly string[]): Promise<void>
     hotRestartVersion: hotRestartVersionOf(options),
     critical: (line) => reportCritical(mainLog, options, line),
     exitAfterLogs,
+    workers,
+    notifier,
+    readiness,
   });
 }
 

@@ -2,6 +2,7 @@
 // exit that waits for the logs. main.ts loads this module only once a configuration is valid and
 // the mode serves, so that --mode validate never loads the supervisor and what it runs.
 
+import type { ChildProcess } from 'node:child_process';
 import * as os from 'node:os';
 import { AccessLogManager } from '../access_log/access_log_manager';
 import { SystemClock } from '../common/clock';
@@ -12,9 +13,9 @@ import type { LoggerFactory } from '../log/logger_api';
 import type { LogManager } from '../log/log_manager';
 import type { LogSettings } from '../log/log_settings';
 import { readBuildInfo } from '../server/build_info';
-import { ReadinessFd } from '../server/readiness_fd';
+import type { ReadinessFd } from '../server/readiness_fd';
 import { Supervisor } from '../server/supervisor';
-import { SystemdNotifier } from '../server/systemd_notify';
+import type { SystemdNotifier } from '../server/systemd_notify';
 import { localAddress } from './local_address';
 import type { Options } from './options';
 
@@ -33,10 +34,15 @@ export interface ServeInput {
   readonly critical: (line: string) => void;
   /** Exits with `code` once the log lines before it are written. */
   readonly exitAfterLogs: (code: number) => void;
+  /** The workers, forked (forkWorker) before the configuration was loaded. */
+  readonly workers: readonly ChildProcess[];
+  /** systemd's socket and the hot-restarter's readiness descriptor, taken from the environment before the workers were forked. */
+  readonly notifier: SystemdNotifier;
+  readonly readiness: ReadinessFd;
 }
 
 export async function serve(input: ServeInput): Promise<void> {
-  const { options, bootstrap, unknownFields, extensions, log, logSettings, logs, hotRestartVersion, critical, exitAfterLogs } = input;
+  const { options, bootstrap, unknownFields, extensions, log, logSettings, logs, hotRestartVersion, critical, exitAfterLogs, workers, notifier, readiness } = input;
   const mainLog = log('main').forFile(__filename);
   const accessLogs = new AccessLogManager({
     flushIntervalMs: options.fileFlushIntervalMsec,
@@ -61,11 +67,12 @@ export async function serve(input: ServeInput): Promise<void> {
     accessLogs,
     hotRestartVersion,
     staticUnknownFields: new Set(unknownFields).size,
-    notifier: SystemdNotifier.takeFromEnvironment(process.env),
-    readiness: ReadinessFd.takeFromEnvironment(process.env),
+    notifier,
+    readiness,
     clock: new SystemClock(),
     reopenAllLogs: reopenLogs,
     extensions,
+    forkedWorkers: workers,
   });
   const stop = (signal: string) => () => {
     mainLog.warn(`caught ${signal}`);

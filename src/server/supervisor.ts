@@ -1,6 +1,7 @@
 // The supervisor of one epoch (Envoy's main thread): owns the stats region, binds the listen
 // sockets, serves admin, forks the workers that carry traffic, and shuts it all down cleanly.
 
+import type { ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import type { AdminConfig, Bootstrap } from '../config/model';
@@ -144,6 +145,8 @@ export interface SupervisorDeps {
   readonly reopenAllLogs: () => void;
   /** The extensions this build has (src/extensions/builtin_extensions.ts). */
   readonly extensions: BuiltinExtensions;
+  /** The worker processes forked before the configuration was decoded (forkWorker), loading their code since: this epoch's workers. */
+  readonly forkedWorkers: readonly ChildProcess[];
 }
 
 export class Supervisor implements ServerInfoSource {
@@ -504,7 +507,7 @@ export class Supervisor implements ServerInfoSource {
       }
       await staticRoutes;
     });
-    const workersStarted = this.workers.start(initialized);
+    const workersStarted = this.workers.start(initialized, this.deps.forkedWorkers);
     // Awaited below; a failure meanwhile must not count as unhandled.
     workersStarted.catch(() => undefined);
     await initialized;

@@ -1,5 +1,8 @@
 // How the supervisor launches a worker process: the Node flags and the environment it runs with.
 
+import { ChildProcess, fork } from 'node:child_process';
+import * as path from 'node:path';
+
 /**
  * None of the supervisor's own flags (--inspect and the like). V8 starts a major GC whenever the
  * old generation's headroom falls under the young generation's capacity: at the default 16 MiB
@@ -20,4 +23,20 @@ const MALLOC_TOP_PAD_BYTES = 64 * 1024 * 1024;
 export function workerEnvironment(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   if (env.MALLOC_TOP_PAD_ !== undefined) return env;
   return { ...env, MALLOC_TOP_PAD_: String(MALLOC_TOP_PAD_BYTES) };
+}
+
+const WORKER_ENTRY = path.join(__dirname, 'worker_entry.js');
+
+/**
+ * A worker process, loading its code until its init comes. It inherits no listen socket: the
+ * supervisor forks its workers before it has decoded the configuration, and hands each its
+ * sockets with its start (listen_socket_handoff.ts).
+ */
+export function forkWorker(): ChildProcess {
+  return fork(WORKER_ENTRY, [], {
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    serialization: 'advanced',
+    execArgv: [...WORKER_NODE_FLAGS],
+    env: workerEnvironment(process.env),
+  });
 }

@@ -1,7 +1,6 @@
 // A worker process (Envoy's worker thread): maps the supervisor's stats region, adopts the
-// inherited listen sockets and runs the data plane until told to stop, or orphaned.
+// listen sockets the supervisor hands it and runs the data plane until told to stop, or orphaned.
 
-import * as fs from 'node:fs';
 import { attachRegion } from '../shared_memory/posix_shared_memory';
 import { loggerFactory, openLogs } from '../log/log_settings';
 import type { LogManager } from '../log/log_manager';
@@ -38,7 +37,6 @@ import { ProcessProfiler, type ProfileKind, profilePath } from './process_profil
 import {
   decodeWorkerBootstrap,
   decodeWorkerClusterState,
-  FIRST_LISTENER_FD,
   isMessage,
   SupervisorMessage,
   WorkerInit,
@@ -103,7 +101,12 @@ function adminRequestHandler(init: WorkerInit, logsOpened: Promise<LogManager>):
  * only the bootstrap (the region, the static clusters' stat names) is done before `started`
  * resolves, while the supervisor initializes the clusters.
  */
-async function run(init: WorkerInit, started: Promise<WorkerStart>, control: WorkerControl): Promise<(m: SupervisorMessage) => void> {
+async function run(
+  init: WorkerInit,
+  started: Promise<WorkerStart>,
+  control: WorkerControl,
+  receiver: ListenSocketReceiver,
+): Promise<(m: SupervisorMessage) => void> {
   const logs = await control.logsOpened;
   const log = logs.component('main').forFile(__filename);
   const region = attachRegion(init.regionName);
@@ -197,13 +200,9 @@ async function run(init: WorkerInit, started: Promise<WorkerStart>, control: Wor
     onReport: (report) => send({ v: WORKER_PROTOCOL_VERSION, type: 'overload', workerIndex: init.workerIndex, ...report }),
   });
   const tlsContexts: TlsContext[] = [];
-  for (const [i, name] of start.listeners.entries()) {
-    if (name === null) {
-      fs.closeSync(FIRST_LISTENER_FD + i);
-      continue;
-    }
+  for (const name of start.listeners) {
     const index = bootstrap.listeners.findIndex((l) => l.name === name);
-    const server = new ListenSocket(FIRST_LISTENER_FD + i, ACCEPT_RETRY_MS);
+    const server = new ListenSocket(receiver.receive(name), ACCEPT_RETRY_MS);
     const bound = server.address();
     const filter = filters.listenerFilter(index, { address: bound.address, port: bound.port });
     tlsContexts.push(...filter.tlsContexts);
@@ -215,7 +214,7 @@ async function run(init: WorkerInit, started: Promise<WorkerStart>, control: Wor
   const dynamicListeners = new DynamicWorkerListeners({
     listeners,
     filters,
-    receiver: new ListenSocketReceiver(),
+    receiver,
     processDrain: drain,
     drainOptions: { ...init.drain, clock },
     certificates,
@@ -367,7 +366,16 @@ process.once('message', (m: unknown) => {
     else if (handle === null) pending.push(update);
     else handle(update);
   });
-  run(m, started, control)
+  // Bound before the supervisor is told, which then sends the start's listen sockets over it.
+  let receiver: ListenSocketReceiver;
+  try {
+    receiver = new ListenSocketReceiver();
+  } catch (e) {
+    fatal(`cannot bind the listen socket handoff: ${(e as Error).message}`);
+    return;
+  }
+  send({ v: WORKER_PROTOCOL_VERSION, type: 'receiving' });
+  run(m, started, control, receiver)
     .then((serving) => {
       handle = serving;
       for (const update of pending.splice(0)) serving(update);

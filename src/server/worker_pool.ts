@@ -1,8 +1,7 @@
-// The supervisor's workers: fork them on the listen sockets, restart a dead one with backoff
+// The supervisor's workers: start them on the listen sockets, restart a dead one with backoff
 // (its gauge contributions zeroed, its counters kept), and stop them all on shutdown.
 
-import { ChildProcess, fork } from 'node:child_process';
-import * as path from 'node:path';
+import type { ChildProcess } from 'node:child_process';
 import type { LoggerLevel } from '../log/log_manager';
 import type { Logger } from '../log/logger_api';
 import type { Counter } from '../stats/stats';
@@ -10,7 +9,7 @@ import type { ListenerConfig } from '../config/model';
 import { BackoffPolicy, nextRestartDelay } from './backoff';
 import { ListenSocketSender } from './listen_socket_handoff';
 import { ListenerChangeQueue } from './listener_change_queue';
-import { WORKER_NODE_FLAGS, workerEnvironment } from './worker_launch';
+import { forkWorker } from './worker_launch';
 import { isMessage, SupervisorMessage, WorkerFileLoggers, WorkerInit, WorkerMemory, WorkerMessage, WorkerStart, WORKER_PROTOCOL_VERSION } from './worker_protocol';
 
 export interface WorkerPoolDeps {
@@ -23,11 +22,10 @@ export interface WorkerPoolDeps {
   /** The clusters' state workers start from now (encodeForWorkers), made once per start or restart. */
   readonly clusterState: () => Uint8Array;
   /**
-   * @param listeners the names of the sockets the worker inherits, in fd order; null for one
-   *   /drain_listeners stopped after the worker was forked (the worker closes it)
+   * @param listeners the names of the sockets the worker was just handed, in the order sent
    * @param clusters what `clusterState()` made for the workers starting now
    */
-  readonly start: (listeners: readonly (string | null)[], clusters: Uint8Array) => WorkerStart;
+  readonly start: (listeners: readonly string[], clusters: Uint8Array) => WorkerStart;
   /** Clears a dead worker's gauge contributions (its column, and what it reported) before its replacement starts. */
   readonly onWorkerGone: (column: number, workerIndex: number) => void;
   readonly restarts: Counter;
@@ -77,8 +75,6 @@ interface Slot {
   listenerChanges: ListenerChangeQueue | null;
 }
 
-const WORKER_ENTRY = path.join(__dirname, 'worker_entry.js');
-
 /** Messages that change the clusters, RDS's routes or SDS secrets: a worker gets them once started, its start state being older. */
 const CLUSTER_CHANGES: ReadonlySet<SupervisorMessage['type']> = new Set(['cluster_update', 'cluster_add', 'cluster_remove', 'route_config', 'secret']);
 /** LDS's changes: a worker gets them once ready, when it is handed every listener LDS has brought so far. */
@@ -111,14 +107,16 @@ export class WorkerPool {
   }
 
   /**
-   * Forks the workers and sends their init at once, and their start once `ready` resolves: a
-   * worker loads its code, decodes the bootstrap and interns its stat names while the
-   * supervisor initializes the clusters. Resolves when every worker has adopted its listeners;
-   * rejects if one fails to start, or with `ready`'s error (the workers killed).
+   * Sends the workers their init at once, and their start once `ready` resolves: a worker
+   * decodes the bootstrap and interns its stat names while the supervisor initializes the
+   * clusters. Resolves when every worker has adopted its listeners; rejects if one fails to
+   * start, or with `ready`'s error (the workers killed).
+   * @param forked processes forkWorker made earlier, which have been loading their code since:
+   *   one per worker, in order; a worker without one is forked now
    */
-  async start(ready: Promise<void> = Promise.resolve()): Promise<void> {
+  async start(ready: Promise<void>, forked: readonly ChildProcess[]): Promise<void> {
     const clusters = ready.then(() => this.deps.clusterState());
-    await Promise.all(this.slots.map((slot) => this.spawn(slot, clusters)));
+    await Promise.all(this.slots.map((slot) => this.spawn(slot, clusters, forked[slot.index])));
   }
 
   pids(): number[] {
@@ -246,15 +244,10 @@ export class WorkerPool {
     this.handoff.close();
   }
 
-  private spawn(slot: Slot, clusters: Promise<Uint8Array>): Promise<void> {
-    const listeners = this.deps.listeners();
-    const child = fork(WORKER_ENTRY, [], {
-      // Listen sockets are inherited at fds 4.. (see FIRST_LISTENER_FD); stdout/stderr shared.
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc', ...listeners.map((l) => l.fd)],
-      serialization: 'advanced',
-      execArgv: [...WORKER_NODE_FLAGS],
-      env: workerEnvironment(process.env),
-    });
+  private spawn(slot: Slot, clusters: Promise<Uint8Array>, child: ChildProcess = forkWorker()): Promise<void> {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      return Promise.reject(new WorkerStartError(`worker ${slot.index} exited during start (code ${child.exitCode}, signal ${child.signalCode})`));
+    }
     slot.child = child;
     slot.started = false;
     slot.serving = false;
@@ -264,9 +257,13 @@ export class WorkerPool {
     slot.initialized = true;
     return new Promise<void>((resolve, reject) => {
       let ready = false;
+      let onReceiving: () => void = () => undefined;
+      const receiving = new Promise<void>((r) => (onReceiving = r));
       child.on('message', (m: unknown) => {
         if (!isMessage<WorkerMessage>(m)) return;
-        if (m.type === 'ready' && !ready) {
+        if (m.type === 'receiving') {
+          onReceiving();
+        } else if (m.type === 'ready' && !ready) {
           ready = true;
           slot.serving = true;
           const changes = (slot.listenerChanges = this.listenerChangeQueue(slot, child));
@@ -294,17 +291,25 @@ export class WorkerPool {
         this.log.error(`worker ${slot.index} (pid ${child.pid}) died (code ${code}, signal ${signal}); restarting`);
         this.scheduleRestart(slot);
       });
-      clusters.then(
-        (bytes) => {
+      Promise.all([clusters, receiving]).then(
+        ([bytes]) => {
           if (slot.child !== child || !child.connected) return;
           // Stopped or drained before its start: it goes, and its start fails (the exit handler).
           if (this.stopping) {
             child.kill('SIGTERM');
             return;
           }
-          const serving = new Set(this.deps.listeners().map((l) => l.name));
+          // The sockets first: the worker finds them queued when the start asks for them.
+          const listeners = this.deps.listeners();
+          try {
+            for (const listener of listeners) this.handoff.send(child.pid!, listener.name, listener.fd);
+          } catch (error) {
+            reject(new WorkerStartError(`worker ${slot.index}: cannot hand over its listen sockets: ${(error as Error).message}`));
+            child.kill('SIGTERM');
+            return;
+          }
           slot.started = true;
-          child.send(this.deps.start(listeners.map((l) => (serving.has(l.name) ? l.name : null)), bytes));
+          child.send(this.deps.start(listeners.map((l) => l.name), bytes));
         },
         (error: Error) => {
           reject(error);

@@ -19,7 +19,7 @@ import type { ConsecutiveFailure } from '../upstream/shared/outlier/consecutive_
 import type { DynamicSecret } from '../tls/secret_store';
 import type { OverloadReport } from '../overload/overload_manager';
 
-export const WORKER_PROTOCOL_VERSION = 13;
+export const WORKER_PROTOCOL_VERSION = 14;
 
 /**
  * The clusters' state a worker starts from, besides the bootstrap. Large (about 600 bytes per
@@ -45,9 +45,6 @@ export function decodeWorkerBootstrap(bytes: Uint8Array): Bootstrap {
 export function decodeWorkerClusterState(bytes: Uint8Array): WorkerClusterState {
   return v8.deserialize(bytes) as WorkerClusterState;
 }
-
-/** A worker's listen sockets arrive as inherited fds starting at this number (after stdin..ipc). */
-export const FIRST_LISTENER_FD = 4;
 
 /**
  * The first message, sent as soon as the worker is forked: it opens its log, maps the region,
@@ -86,10 +83,10 @@ export interface WorkerStart {
   /** A WorkerClusterState as encodeForWorkers made it: the same for every worker started together. */
   readonly clusters: Uint8Array;
   /**
-   * Listener names in the order of their inherited fds; null for a socket /drain_listeners
-   * stopped after the worker was forked, which the worker closes.
+   * The listeners the worker serves, in the order their sockets were sent over its handoff
+   * socket (listen_socket_handoff.ts) just before this message.
    */
-  readonly listeners: readonly (string | null)[];
+  readonly listeners: readonly string[];
   /** The route configurations RDS has brought so far; later ones follow as messages. */
   readonly routeConfigs: readonly KeyedRouteConfig[];
   /** Every SDS secret the supervisor has accepted so far; later ones follow as WorkerSecret. */
@@ -290,6 +287,16 @@ export type SupervisorMessage =
   | WorkerRecentLookupsRequest
   | WorkerFileLoggersRequest;
 
+/**
+ * The worker's answer to its init: its handoff socket is bound, so the listen sockets of its
+ * start may be sent. A worker is forked before the configuration is decoded (it loads its code
+ * meanwhile), so its sockets cannot be inherited.
+ */
+export interface WorkerReceiving {
+  readonly v: typeof WORKER_PROTOCOL_VERSION;
+  readonly type: 'receiving';
+}
+
 export interface WorkerReady {
   readonly v: typeof WORKER_PROTOCOL_VERSION;
   readonly type: 'ready';
@@ -377,6 +384,7 @@ export interface WorkerOverloadReport extends OverloadReport {
 }
 
 export type WorkerMessage =
+  | WorkerReceiving
   | WorkerReady
   | WorkerFatal
   | WorkerProfileReply

@@ -1,15 +1,18 @@
-// The workers are forked, and get their init, while the supervisor initializes its clusters:
-// they intern the static clusters' stat names meanwhile, and start serving once it is done.
-// Nothing sent meanwhile is lost, and a listener /drain_listeners stopped in between is not
-// served by them.
+// The workers are forked before the supervisor loads the configuration, and get their init
+// while it initializes its clusters: they intern the static clusters' stat names meanwhile, and
+// start serving once it is done. Nothing sent meanwhile is lost, a listener /drain_listeners
+// stopped in between is not served by them, and a configuration refused ends them.
 
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import * as crypto from 'node:crypto';
+import { once } from 'node:events';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
 import { test } from 'node:test';
 import { httpListener } from '../helpers/config_fixtures';
-import { listenerPort, makeTempDir, request, spawnProxy, waitFor } from '../helpers/proxy_process';
+import { listenerPort, makeTempDir, PROXY_BIN, request, spawnProxy, waitFor } from '../helpers/proxy_process';
 import { XdsServer } from '../helpers/xds_server';
 
 const CLUSTER_TYPE = 'type.googleapis.com/envoy.config.cluster.v3.Cluster';
@@ -74,4 +77,39 @@ test('a listener drained while the clusters initialize is not served by the work
 
   assert.equal((await request(`http://127.0.0.1:${otherPort}/`)).body, 'ok');
   assert.equal(await refused(inboundPort), true, 'no process holds the drained listener');
+});
+
+/** The pids of this user's processes whose environment has `name=value`. */
+function processesWithEnv(name: string, value: string): number[] {
+  const wanted = `${name}=${value}`;
+  return fs.readdirSync('/proc').flatMap((entry) => {
+    if (!/^\d+$/.test(entry)) return [];
+    try {
+      return fs.readFileSync(`/proc/${entry}/environ`, 'utf8').split('\0').includes(wanted) ? [Number(entry)] : [];
+    } catch {
+      return [];
+    }
+  });
+}
+
+test('a configuration refused at load ends the workers forked while it loaded: none outlives the supervisor', { timeout: 30_000 }, async (t) => {
+  const dir = makeTempDir();
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const config = path.join(dir, 'bootstrap.yaml');
+  fs.writeFileSync(config, 'static_resources: { clusters: [{ name: c, connect_timeout: 1s, type: STATIC, lb_policy: NO_SUCH_POLICY }] }\n');
+  // Every process of this run carries the mark: the supervisor, and the workers it forks.
+  const mark = crypto.randomUUID();
+  const child = spawn(process.execPath, [PROXY_BIN, '-c', config, '--concurrency', '2', '--disable-hot-restart'], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: { ...process.env, PROXY_TEST_RUN: mark },
+  });
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  t.after(() => {
+    for (const pid of processesWithEnv('PROXY_TEST_RUN', mark)) process.kill(pid, 'SIGKILL');
+  });
+  const [code] = (await once(child, 'exit')) as [number | null];
+  assert.equal(code, 1, stderr);
+  assert.match(stderr, /lb_policy/);
+  await waitFor('the workers to exit', () => (processesWithEnv('PROXY_TEST_RUN', mark).length === 0 ? true : undefined), 10_000);
 });

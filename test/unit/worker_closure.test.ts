@@ -25,6 +25,7 @@ const SUPERVISOR_ONLY = [
   'src/admin/',
   'src/server/supervisor.ts',
   'src/server/worker_pool.ts',
+  'src/server/worker_launch.ts',
   // the registry of every extension, with the cluster types and health checkers
   'src/extensions/builtin_extensions.ts',
   'src/extensions/extension_factories.ts',
@@ -41,11 +42,11 @@ function supervisorOnly(file: string): boolean {
   return SUPERVISOR_ONLY.some((entry) => (entry.endsWith('/') ? relative.startsWith(entry) : relative === entry));
 }
 
-/** The module the supervisor forks for each worker, as worker_pool.ts names it. */
+/** The module the supervisor forks for each worker, as worker_launch.ts names it. */
 function workerEntry(): string {
-  const pool = fs.readFileSync(path.join(SRC, 'server', 'worker_pool.ts'), 'utf8');
-  const entry = /const WORKER_ENTRY = path\.join\(__dirname, '(\w+)\.js'\)/.exec(pool);
-  assert.ok(entry !== null, 'worker_pool.ts no longer names the module it forks as WORKER_ENTRY');
+  const launch = fs.readFileSync(path.join(SRC, 'server', 'worker_launch.ts'), 'utf8');
+  const entry = /const WORKER_ENTRY = path\.join\(__dirname, '(\w+)\.js'\)/.exec(launch);
+  assert.ok(entry !== null, 'worker_launch.ts no longer names the module it forks as WORKER_ENTRY');
   return path.join(SRC, 'server', `${entry[1]}.ts`);
 }
 
