@@ -2,26 +2,16 @@
 // or serving. Exit codes follow Envoy: 0 for a clean shutdown or an answered query, 1 for any
 // error.
 
-import { adminProtection } from '../admin/admin_protection';
-import { ConfigError, ConfigErrors, inConfigFile, oneLine } from '../config/errors';
-import { loadBootstrap, LoadedBootstrap } from '../config/load';
-import { applyServiceOverrides } from '../config/node_overrides';
-import { checkBootstrapSubscriptions } from '../config/xds/subscription_preconditions';
-import { checkStatsSinkPreconditions } from '../config/stats_sink_preconditions';
-import type { Logger, LoggerFactory } from '../log/logger_api';
-import { LogSettings, loggerFactory, openLogs } from '../log/log_settings';
+import { oneLine } from '../config/errors';
 import { readBuildInfo, versionString } from '../server/build_info';
-import { builtinExtensions, type BuiltinExtensions } from '../extensions/builtin_extensions';
-import { constructDataPlane } from '../server/data_plane_construction';
 import { ReadinessFd } from '../server/readiness_fd';
 import { SystemdNotifier } from '../server/systemd_notify';
 import { forkWorker } from '../server/worker_launch';
 import { hotRestartVersion } from '../shared_memory/region_layout';
-import { NamingStatsStore } from '../stats/naming_store';
-import { SecretStore } from '../tls/secret_store';
 import { CommandLine, helpText, parseCommandLine } from './command_line';
 import { cpusetThreads, hardwareThreads } from './cpu_count';
 import { CommandLineSyntaxError, OptionsError } from './errors';
+import { fail } from './fail';
 import type { Options } from './options';
 
 export function main(argv: readonly string[]): void {
@@ -48,133 +38,20 @@ export function main(argv: readonly string[]): void {
     process.stderr.write(hotRestartVersionOf(options));
     return;
   }
-  // Errors are one line (the loader names the configuration's own); a trace is no answer.
-  run(options, warnings).catch((error: unknown) => fail(`proxy: ${oneLine(String(error))}`));
-}
-
-async function run(options: Options, warnings: readonly string[]): Promise<void> {
   // Taken from the environment before the workers are forked, which must not inherit them: only
   // the supervisor tells systemd and the hot-restarter how the start goes.
   const notifier = SystemdNotifier.takeFromEnvironment(process.env);
   const readiness = ReadinessFd.takeFromEnvironment(process.env);
-  // The workers load their code while this process loads the configuration (module loading is
-  // most of a start); they are handed their listen sockets with their start.
+  // The workers load their code while this process loads the configuration and its modules
+  // (module loading is most of a start); they are handed their listen sockets with their start.
   const workers = options.mode === 'validate' ? [] : Array.from({ length: options.concurrency }, forkWorker);
-  const logSettings = logSettingsOf(options);
-  const logs = await openLogs(logSettings, process.pid).catch((error: NodeJS.ErrnoException) =>
-    fail(`unable to open file '${options.logPath}': ${error.message}`),
+  const { run } = require('./run') as typeof import('./run');
+  // Errors are one line (the loader names the configuration's own); a trace is no answer.
+  run(options, warnings, { workers, notifier, readiness, hotRestartVersion: hotRestartVersionOf(options) }).catch((error: unknown) =>
+    fail(`proxy: ${oneLine(String(error))}`),
   );
-  const log = loggerFactory(logs);
-  const mainLog = log('main').forFile(__filename);
-  for (const warning of warnings) mainLog.warn(warning);
-
-  // Every exit waits for the log lines before it to be written, in order.
-  const exitAfterLogs = (code: number) => void logs.flush().finally(() => process.exit(code));
-  const extensions = builtinExtensions();
-  const loaded = loadOrReport(options, log, extensions);
-  if (loaded === null) {
-    for (const worker of workers) worker.kill('SIGTERM');
-    return exitAfterLogs(1);
-  }
-  if (options.mode === 'validate') {
-    process.stdout.write(`configuration '${options.configPath}' OK\n`);
-    return exitAfterLogs(0);
-  }
-
-  // Serving's modules (the supervisor and all it runs) are loaded only now: a validation never pays for them.
-  const { serve } = await import('./serve');
-  await serve({
-    options,
-    bootstrap: loaded.bootstrap,
-    unknownFields: loaded.unknownFields,
-    extensions,
-    log,
-    logSettings,
-    logs,
-    hotRestartVersion: hotRestartVersionOf(options),
-    critical: (line) => reportCritical(mainLog, options, line),
-    exitAfterLogs,
-    workers,
-    notifier,
-    readiness,
-  });
-}
-
-/**
- * Loads and validates the bootstrap and builds the workers' data plane from it (without serving),
- * logging what Envoy logs along the way: the extensions disabled, deprecated fields, and each
- * distinct unknown field accepted. When it is invalid, logs why and returns null.
- */
-function loadOrReport(options: Options, logFactory: LoggerFactory, extensions: BuiltinExtensions): LoadedBootstrap | null {
-  const log = logFactory('main').forFile(__filename);
-  const disabled = extensions.resolveDisabled(options.disabledExtensions);
-  for (const note of disabled.notes) {
-    if (note.level === 'info') log.info(note.text);
-    else log.warn(note.text);
-  }
-  const source = options.configPath || '--config-yaml';
-  let loaded: LoadedBootstrap;
-  try {
-    loaded = loadBootstrap({
-      extensions,
-      configPath: options.configPath,
-      configYaml: options.configYaml,
-      bootstrapVersion: options.bootstrapVersion,
-      allowUnknownStaticFields: options.allowUnknownStaticFields,
-      disabledExtensions: disabled.keys,
-      serviceCluster: options.serviceCluster,
-    });
-    const node = applyServiceOverrides(loaded.bootstrap, options).node;
-    inConfigFile(source, () => {
-      checkBootstrapSubscriptions(loaded.bootstrap, node);
-      checkStatsSinkPreconditions(loaded.bootstrap, node);
-    });
-    // A worker that cannot build what it is given would fail after the epoch started (and, under
-    // the hot restarter, stop the epochs serving): the same constructors refuse it here.
-    constructDataPlane(loaded.bootstrap, source, logFactory);
-    // The admin's token files and TLS material, as the supervisor will load them.
-    const security = loaded.bootstrap.admin?.security;
-    if (security) inConfigFile(source, () => adminProtection(security, new SecretStore(loaded.bootstrap.secrets), new NamingStatsStore()));
-  } catch (thrown) {
-    // No input may end in a stack trace: what the loader did not foresee is still one line
-    // naming the configuration (the trace is for developers, at debug level).
-    if (!(thrown instanceof ConfigError)) log.debug(`unforeseen error: ${thrown instanceof Error ? thrown.stack : String(thrown)}`);
-    const error = thrown instanceof ConfigError ? thrown : new ConfigError(source, '', String(thrown));
-    // Validate mode, like a start, names every invalid resource, one line each.
-    for (const each of error instanceof ConfigErrors ? error.all : [error]) {
-      reportCritical(log, options, `error initializing configuration '${options.configPath}': ${each.message}`);
-    }
-    return null;
-  }
-  for (const warning of loaded.warnings) log.warn(warning);
-  for (const field of new Set(loaded.unknownFields)) log.warn(`Unknown field: ${field}`);
-  return loaded;
-}
-
-function logSettingsOf(options: Options): LogSettings {
-  return {
-    level: options.logLevel,
-    componentLevels: options.componentLogLevels,
-    format: options.logFormat,
-    prefixWithLocation: options.logFormatPrefixWithLocation,
-    escaped: options.logFormatEscaped,
-    path: options.logPath,
-    fineGrain: options.enableFineGrainLogging,
-    fileLevels: [],
-  };
 }
 
 function hotRestartVersionOf(options: Options): string {
   return options.disableHotRestart ? 'disabled' : hotRestartVersion();
-}
-
-/** A critical line, also on stderr when the log does not reach it (a file, or silenced). */
-function reportCritical(log: Logger, options: Options, line: string): void {
-  log.critical(line);
-  if (options.logPath !== '' || !log.enabled('critical')) process.stderr.write(`${line}\n`);
-}
-
-function fail(message: string): never {
-  process.stderr.write(message.endsWith('\n') ? message : `${message}\n`);
-  process.exit(1);
 }

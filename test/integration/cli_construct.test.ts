@@ -71,7 +71,7 @@ function assertRefused(name: string, result: Exited, configPath: string, error: 
   assert.equal(result.stdout, '', name);
   const lines = result.stderr.trimEnd().split('\n');
   assert.equal(lines.length, 1, `${name}: ${result.stderr}`);
-  assert.match(lines[0]!, /\[critical\]\[main\] \[src\/cli\/main\.ts:\d+\] /, name);
+  assert.match(lines[0]!, /\[critical\]\[main\] \[src\/cli\/run\.ts:\d+\] /, name);
   assert.ok(lines[0]!.endsWith(`error initializing configuration '${configPath}': ${configPath}: ${error}`), `${name}: ${lines[0]}`);
 }
 
@@ -81,14 +81,14 @@ test('--mode validate builds what the workers build: each unbuildable configurat
   runs.forEach((run, i) => assertRefused(run.row.name, results[i]!, run.configPath, run.row.error));
 });
 
-test('serving refuses the same configurations with the same line, before a region, a socket or a worker exists', { timeout: 60_000 }, async () => {
+test('serving refuses the same configurations with the same line, before a region, a socket or a worker start exists', { timeout: 60_000 }, async () => {
   const runs = UNBUILDABLE.map((row) => ({ row, configPath: written(row), baseId: uniqueBaseId(), addressPath: path.join(dir, `admin.${row.name.replace(/\W+/g, '_')}`) }));
   const results = await mapLimited(runs, 2, (run) =>
     runToExit(['-c', run.configPath, '--base-id', String(run.baseId), '--concurrency', '2', '--admin-address-path', run.addressPath]),
   );
   runs.forEach((run, i) => {
     assertRefused(run.row.name, results[i]!, run.configPath, run.row.error);
-    // The supervisor's start (region, hot restart socket, admin, workers) never began.
+    // The supervisor's start (region, hot restart socket, admin, the workers' init) never began.
     assert.ok(!fs.existsSync(`/dev/shm/proxy_shared_memory_${run.baseId * 10}`), `${run.row.name}: a shared memory region`);
     assert.ok(!fs.existsSync(run.addressPath), `${run.row.name}: an admin listener`);
     assert.doesNotMatch(results[i]!.stderr, /worker|initializing epoch/, run.row.name);

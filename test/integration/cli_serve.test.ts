@@ -137,8 +137,8 @@ test('every option set: node overrides, logging, access log flushing and reopeni
         return lines.some((line) => line.includes('Unknown field: bad')) ? lines : undefined;
       });
       assert.equal(proxy.stderr, '');
-      assert.ok(unknown.some((line) => /^\[warning\]\[main\] \[src\/cli\/main\.ts:\d+\] Unknown field: node\.colour$/.test(line)), unknown.join('\n'));
-      assert.ok(unknown.some((line) => /^\[warning\]\[main\] \[src\/cli\/main\.ts:\d+\] Unknown field: bad\\nkey$/.test(line)), unknown.join('\n'));
+      assert.ok(unknown.some((line) => /^\[warning\]\[main\] \[src\/cli\/run\.ts:\d+\] Unknown field: node\.colour$/.test(line)), unknown.join('\n'));
+      assert.ok(unknown.some((line) => /^\[warning\]\[main\] \[src\/cli\/run\.ts:\d+\] Unknown field: bad\\nkey$/.test(line)), unknown.join('\n'));
       assert.ok(!unknown.some((line) => line.startsWith('[info][main]') || line.startsWith('[debug][main]')), unknown.join('\n'));
 
       // The admin access log is flushed at the interval.

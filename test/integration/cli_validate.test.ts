@@ -172,7 +172,7 @@ test('each invalid example of the spec\'s Errors table: exit 1 naming the proble
     const { code, stdout, stderr, configPath } = results[i]!;
     assert.equal(code, 1, row.name);
     assert.equal(stdout, '', row.name);
-    const line = `[critical][main] [src/cli/main.ts:`;
+    const line = `[critical][main] [src/cli/run.ts:`;
     assert.ok(stderr.includes(line), `${row.name}: ${stderr}`);
     assert.ok(stderr.trimEnd().endsWith(`error initializing configuration '${configPath}': ${configPath}: ${row.error}`), `${row.name}: ${stderr}`);
   });
