@@ -50,6 +50,8 @@ export class FilterIteration<H> {
   private heldBytes = 0;
   /** How many body bytes the filters may hold. */
   limit: number;
+  /** A filter stopped or queued since the last reset: only then is there anything to clear. */
+  private touched = false;
 
   constructor(
     private readonly count: number,
@@ -63,8 +65,12 @@ export class FilterIteration<H> {
 
   /** A new message: nothing held. */
   reset(): void {
-    this.held.fill(false);
-    this.queues.fill(null);
+    // Most messages pass every filter without a stop: nothing to clear, once per stream and direction.
+    if (this.touched) {
+      this.held.fill(false);
+      this.queues.fill(null);
+      this.touched = false;
+    }
     this.calling = -1;
     this.heldBytes = 0;
     this.limit = this.defaultLimit;
@@ -143,6 +149,7 @@ export class FilterIteration<H> {
         continue;
       }
       this.held[position] = true;
+      this.touched = true;
       if (verdict === KEEP) this.enqueue(position, kind, value, endStream);
       return;
     }
@@ -151,7 +158,10 @@ export class FilterIteration<H> {
 
   private enqueue(position: number, kind: FrameKind, value: H | Buffer | string[] | null, endStream: boolean): void {
     let queue = this.queues[position];
-    if (queue === null) this.queues[position] = queue = [];
+    if (queue === null) {
+      this.queues[position] = queue = [];
+      this.touched = true;
+    }
     queue.push({ kind, value, endStream });
     if (kind !== FrameKind.Data) return;
     this.heldBytes += (value as Buffer).length;
