@@ -1,14 +1,14 @@
-// How a running worker gets a listen socket the supervisor bound after forking it (a listener
-// from LDS): Node's IPC channel passes only its own handles, so the descriptor goes over a Unix
+// How a worker gets its listen sockets (a start's static listeners, then LDS's as they come):
+// Node's IPC channel passes only its own handles, so each descriptor goes over a Unix
 // datagram socket the worker binds in the abstract namespace, named by its pid. The supervisor
-// sends the datagram (the listener's name, the descriptor) before the IPC message that asks for
-// it, so the worker finds it queued when it reads.
+// sends an LDS listener's datagram (its name, the descriptor) before the IPC message that asks
+// for it; a start's static listeners follow the start, as the worker reads them.
 
 import * as addon from '../native/addon';
 
 /** A listener name is at most this long in a handoff datagram. */
 const MAX_NAME_BYTES = 64 * 1024;
-/** The datagram was queued before the message that asks for it: this only bounds a lost one. */
+/** The datagram is queued, or (a start's) sent as soon as the queue has room: this only bounds a lost one. */
 const RECEIVE_TIMEOUT_MS = 1000;
 
 export function handoffSocketName(workerPid: number): string {

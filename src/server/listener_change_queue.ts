@@ -1,5 +1,6 @@
-// One worker's LDS changes, in order: a new listener's socket goes over the handoff datagram
-// socket, then the message that asks for it; updates and removals follow behind. The kernel
+// One worker's listener changes, in order: its start's static listen sockets after the start
+// message that asks for them; then LDS's, each new listener's socket over the handoff datagram
+// socket before the message that asks for it; updates and removals follow behind. The kernel
 // queues only a few datagrams per socket (net.unix.max_dgram_qlen, 10 by default) and the worker
 // reads one per listener_add it handles, so a push of many listeners finds the socket full: the
 // queue waits a moment and sends again, never dropping or reordering a change.
@@ -12,7 +13,11 @@ import { WORKER_PROTOCOL_VERSION } from './worker_protocol';
 /** How long a full handoff socket is given before the next try. */
 const FULL_RETRY_MS = 5;
 
-type Change = { readonly kind: 'socket'; readonly config: ListenerConfig; readonly fd: number } | { readonly kind: 'message'; readonly message: SupervisorMessage };
+type Change =
+  | { readonly kind: 'socket'; readonly config: ListenerConfig; readonly fd: number }
+  /** A socket a message sent before it asks for (a start's static listeners). */
+  | { readonly kind: 'handover'; readonly name: string; readonly fd: number }
+  | { readonly kind: 'message'; readonly message: SupervisorMessage };
 
 export interface ListenerChangeQueueDeps {
   /** Sends the datagram carrying `fd` for listener `name`; throws a NativeError (EAGAIN when the socket is full). */
@@ -31,6 +36,12 @@ export class ListenerChangeQueue {
   /** A listener on a socket the worker does not have yet. */
   addListener(config: ListenerConfig, fd: number): void {
     this.changes.push({ kind: 'socket', config, fd });
+    this.flush();
+  }
+
+  /** The socket of listener `name`, which a message already sent (the worker's start) asks for. */
+  handOver(name: string, fd: number): void {
+    this.changes.push({ kind: 'handover', name, fd });
     this.flush();
   }
 
@@ -65,8 +76,9 @@ export class ListenerChangeQueue {
         this.changes.shift();
         continue;
       }
+      const name = change.kind === 'socket' ? change.config.name : change.name;
       try {
-        this.deps.sendSocket(change.config.name, change.fd);
+        this.deps.sendSocket(name, change.fd);
       } catch (error) {
         if (error instanceof NativeError && error.code === 'EAGAIN') {
           this.retry = setTimeout(() => {
@@ -76,10 +88,11 @@ export class ListenerChangeQueue {
           return;
         }
         this.changes.shift();
-        this.deps.onHandoffError(change.config.name, error as Error);
+        this.deps.onHandoffError(name, error as Error);
         continue;
       }
       this.changes.shift();
+      if (change.kind === 'handover') continue;
       if (!this.deps.sendMessage({ v: WORKER_PROTOCOL_VERSION, type: 'listener_add', config: change.config })) return this.clear();
     }
   }

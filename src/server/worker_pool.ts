@@ -266,8 +266,7 @@ export class WorkerPool {
         } else if (m.type === 'ready' && !ready) {
           ready = true;
           slot.serving = true;
-          const changes = (slot.listenerChanges = this.listenerChangeQueue(slot, child));
-          for (const listener of this.deps.dynamicListeners()) changes.addListener(listener.config, listener.fd);
+          for (const listener of this.deps.dynamicListeners()) slot.listenerChanges?.addListener(listener.config, listener.fd);
           resolve();
         } else if (m.type === 'fatal') {
           this.log.critical(`worker ${slot.index} (pid ${child.pid}): ${m.message}`);
@@ -299,17 +298,13 @@ export class WorkerPool {
             child.kill('SIGTERM');
             return;
           }
-          // The sockets first: the worker finds them queued when the start asks for them.
+          // The start, then its sockets: the worker reads each as it builds its listeners, so
+          // more of them than the kernel queues per socket (net.unix.max_dgram_qlen, 10) go through.
           const listeners = this.deps.listeners();
-          try {
-            for (const listener of listeners) this.handoff.send(child.pid!, listener.name, listener.fd);
-          } catch (error) {
-            reject(new WorkerStartError(`worker ${slot.index}: cannot hand over its listen sockets: ${(error as Error).message}`));
-            child.kill('SIGTERM');
-            return;
-          }
+          const changes = (slot.listenerChanges = this.listenerChangeQueue(slot, child));
           slot.started = true;
-          child.send(this.deps.start(listeners.map((l) => l.name), bytes));
+          changes.send(this.deps.start(listeners.map((l) => l.name), bytes));
+          for (const listener of listeners) changes.handOver(listener.name, listener.fd);
         },
         (error: Error) => {
           reject(error);

@@ -12,7 +12,7 @@ import * as net from 'node:net';
 import * as path from 'node:path';
 import { test } from 'node:test';
 import { httpListener } from '../helpers/config_fixtures';
-import { listenerPort, makeTempDir, PROXY_BIN, request, spawnProxy, waitFor } from '../helpers/proxy_process';
+import { listenerPort, makeTempDir, PROXY_BIN, request, spawnProxy, startProxy, waitFor } from '../helpers/proxy_process';
 import { XdsServer } from '../helpers/xds_server';
 
 const CLUSTER_TYPE = 'type.googleapis.com/envoy.config.cluster.v3.Cluster';
@@ -91,6 +91,17 @@ function processesWithEnv(name: string, value: string): number[] {
     }
   });
 }
+
+test('more static listeners than the handoff socket queues (12 against 10): every worker serves each', { timeout: 60_000 }, async (t) => {
+  const names = Array.from({ length: 12 }, (_, i) => `l${i}`);
+  const listeners = names.map((name) => httpListener(name, 0, [{ match: { prefix: '/' }, direct_response: { status: 200, body: { inline_string: name } } }]));
+  const proxy = await startProxy({ static_resources: { listeners } }, ['--concurrency', '2', '-l', 'info']);
+  t.after(() => proxy.cleanup());
+  // Each worker logs each listener it serves: [pid] ... listener 'lN' serving.
+  const serving = new Set([...proxy.stderr.matchAll(/\[(\d+)\]\[info\]\[conn_handler\].* listener '(l\d+)' serving/g)].map((m) => `${m[1]} ${m[2]}`));
+  assert.equal(serving.size, 2 * names.length, proxy.stderr);
+  for (const name of names) assert.equal((await request(`http://127.0.0.1:${await proxy.listenerPort(name)}/`)).body, name);
+});
 
 test('a configuration refused at load ends the workers forked while it loaded: none outlives the supervisor', { timeout: 30_000 }, async (t) => {
   const dir = makeTempDir();

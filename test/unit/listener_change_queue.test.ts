@@ -61,3 +61,15 @@ test('a socket the supervisor closes before its turn is not sent; another error 
   failing.addListener(listener('y'), 2);
   assert.deepEqual(sent.slice(4), ['error x', 'add y']);
 });
+
+test("a start's sockets follow the start message, without listener_add, and wait for room as the worker reads them", async () => {
+  const { queue, sent, read } = worker(2);
+  // Any message stands for the start: the queue sends messages as they come.
+  queue.send(remove('start'));
+  for (const name of ['a', 'b', 'c']) queue.handOver(name, 10);
+  queue.addListener(listener('d'), 11);
+  assert.deepEqual(sent, ['listener_remove start', 'socket a', 'socket b']);
+  read();
+  await waitFor('c, then d with its listener_add', () => (sent.length === 6 ? true : undefined), 2000);
+  assert.deepEqual(sent.slice(3), ['socket c', 'socket d', 'add d']);
+});
