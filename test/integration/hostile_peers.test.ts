@@ -10,6 +10,7 @@ import { after, before, describe, test } from 'node:test';
 import { type CertificateFiles, makeCa, makeLeaf } from '../helpers/certificates';
 import { httpListener, localCluster, withDownstreamTls } from '../helpers/config_fixtures';
 import { startUpstream, type Upstream } from '../helpers/http_peers';
+import { FLAG, frame, TYPE } from '../helpers/http2_frames';
 import { makeTempDir, type RunningProxy, sleep, startProxy, waitFor } from '../helpers/proxy_process';
 import { seededRandom } from '../helpers/seeded_random';
 
@@ -118,21 +119,13 @@ describe('hostile peers through the proxy binary', { timeout: 60_000 }, () => {
   });
 
   test("a client's GOAWAY, then a new stream and a frame of a bad size in the same read: the connection closed, no restart", async () => {
-    const frame = (type: number, flags: number, stream: number, payload: Buffer) => {
-      const head = Buffer.alloc(9);
-      head.writeUIntBE(payload.length, 0, 3);
-      head[3] = type;
-      head[4] = flags;
-      head.writeUInt32BE(stream, 5);
-      return Buffer.concat([head, payload]);
-    };
     const wire = Buffer.concat([
       PREFACE,
-      frame(4, 0, 0, Buffer.alloc(0)),
-      frame(7, 0, 0, Buffer.alloc(8)),
+      frame(TYPE.SETTINGS, 0, 0),
+      frame(TYPE.GOAWAY, 0, 0, Buffer.alloc(8)),
       // HEADERS (GET, http, /, :authority fuzz) opening stream 1, then a PING of 9 bytes.
-      frame(1, 4, 1, Buffer.from([0x82, 0x86, 0x84, 0x41, 0x04, ...Buffer.from('fuzz')])),
-      frame(6, 0, 0, Buffer.alloc(9)),
+      frame(TYPE.HEADERS, FLAG.END_HEADERS, 1, Buffer.from([0x82, 0x86, 0x84, 0x41, 0x04, ...Buffer.from('fuzz')])),
+      frame(TYPE.PING, 0, 0, Buffer.alloc(9)),
     ]);
     // nghttp2 1.61 aborted the worker on this (found by the http2_frames fuzzer).
     await untilClosed(plain, wire);
