@@ -11,6 +11,8 @@
 #              per request of its proxy and this checkout's, in alternating rounds (bench/README.md)
 # make soak  - build everything, then run the proxy under the hot-restarter at half its capacity
 #              for 10 minutes through hot restarts, worker kills and xDS/runtime changes (bench/README.md)
+# make bench-profile - profile the worker of a bench row under load and write its top self-time entries
+#              (bench/l7_profile.txt; PROFILE_ROW, PROFILE_FILTERS: bench/README.md)
 SHELL := /bin/bash
 .DEFAULT_GOAL := build
 

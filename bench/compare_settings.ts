@@ -1,7 +1,7 @@
 // What `make bench-compare BASE=<rev>` is asked: the revision to compare the checkout with, and
 // how many rounds; each round's load is `make bench`'s (BENCH_DURATION).
 
-import { type BenchHttpFilter, isBenchHttpFilter } from './proxy_config';
+import { type BenchHttpFilter, parseBenchHttpFilters } from './proxy_config';
 import { readLoadSettings, type LoadSettings } from './settings';
 
 export interface CompareSettings {
@@ -58,7 +58,7 @@ export function readCompareSettings(env: Readonly<Record<string, string | undefi
     rounds: env.COMPARE_ROUNDS ? parsePositive('COMPARE_ROUNDS', env.COMPARE_ROUNDS) : DEFAULT_ROUNDS,
     headRoutes: env.COMPARE_HEAD_ROUTES ? parsePositive('COMPARE_HEAD_ROUTES', env.COMPARE_HEAD_ROUTES) : 1,
     headAccessLog: parseSwitch('COMPARE_HEAD_ACCESS_LOG', env.COMPARE_HEAD_ACCESS_LOG),
-    headFilters: parseFilters(env.COMPARE_HEAD_FILTERS),
+    headFilters: parseBenchHttpFilters(env.COMPARE_HEAD_FILTERS, (message) => new CompareUsageError(`COMPARE_HEAD_FILTERS: ${message}`)),
     headRevision: env.COMPARE_HEAD ? parseRevision(env.COMPARE_HEAD) : null,
     rows: parseRows(env.COMPARE_ROWS),
   };
@@ -79,15 +79,6 @@ function parseSwitch(name: string, text: string | undefined): boolean {
   if (text === undefined || text === '' || text === '0') return false;
   if (text === '1') return true;
   throw new CompareUsageError(`${name} must be 0 or 1, got '${text}'`);
-}
-
-function parseFilters(text: string | undefined): readonly BenchHttpFilter[] {
-  if (text === undefined || text.trim() === '') return [];
-  return text.split(',').map((name) => {
-    const filter = name.trim();
-    if (!isBenchHttpFilter(filter)) throw new CompareUsageError(`COMPARE_HEAD_FILTERS: no bench configuration for HTTP filter '${filter}'`);
-    return filter;
-  });
 }
 
 function parsePositive(name: string, text: string): number {

@@ -25,7 +25,7 @@ export type Measurement = { readonly row: Row } & (
 );
 
 /** h2load's streams per connection: enough to multiplex, few enough to keep latency sane. */
-const H2_STREAMS = 10;
+export const H2_STREAMS = 10;
 
 export async function measureRow(load: LoadGenerator, rounds: number, service: RunningService, row: Row): Promise<Round[]> {
   const { processes, settings, cpu } = load;

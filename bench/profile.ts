@@ -1,49 +1,65 @@
-// `make bench-profile`: where the L7 request path's CPU goes. The features row's proxy (a file
-// access log, health checks, circuit breakers, outlier detection, a retry policy,
-// LEAST_REQUEST) carries wrk's 13-byte requests, pinned as `make bench` pins it, while the
-// admin's /cpuprofiler records; the worker's profile is summarized as its top self-time entries
-// into bench/l7_profile.txt (PROFILE_OUT to write elsewhere). BENCH_DURATION sets the recorded
-// seconds (10 by default).
+// `make bench-profile`: where the L7 request path's CPU goes. A row's proxy carries its load,
+// pinned as `make bench` pins it, while the admin's /cpuprofiler records; the worker's profile is
+// summarized as its top self-time entries. By default the row is the features row (a file access
+// log, health checks, circuit breakers, outlier detection, a retry policy, LEAST_REQUEST) under
+// wrk's 13-byte requests, written to bench/l7_profile.txt; PROFILE_ROW, PROFILE_FILTERS,
+// PROFILE_TOP and PROFILE_OUT choose otherwise (bench/profile_settings.ts). BENCH_DURATION sets
+// the recorded seconds (10 by default).
 
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { describePinning } from './cpu_pinning';
+import { runH2load } from './h2load';
 import { runMain } from './interrupt';
+import type { LoadResult } from './load_result';
+import { H2_STREAMS } from './measure';
 import { SMALL_PATH } from './plan';
 import { formatProfileSummary, summarizeCpuProfile, type CpuProfile } from './profile_summary';
+import { readProfileSettings, type ProfileSettings } from './profile_settings';
 import { startProxy, writeProxyLaunch } from './services';
 import { startBenchUpstream, withSession } from './session';
-import { readLoadSettings } from './settings';
 import { runWrk } from './wrk';
 
 const REPO_ROOT = resolve(__dirname, '..', '..');
-const TOP_ENTRIES = 30;
+
+const ROW_TITLES: Record<ProfileSettings['row'], string> = {
+  features: "the worker of `make bench`'s features row (proxy-features), HTTP/1.1",
+  http: 'the worker of the L7 route and router row, HTTP/1.1',
+  h2: 'the worker of the HTTP/2 downstream row, h2load',
+};
 
 async function main(): Promise<number> {
-  const settings = readLoadSettings(process.env);
-  const out = process.env.PROFILE_OUT ?? join(REPO_ROOT, 'bench', 'l7_profile.txt');
+  const settings = readProfileSettings(process.env, REPO_ROOT);
+  const { row, load, filters } = settings;
   return withSession(async (session) => {
     const { processes, runDir, pinning } = session;
     const upstreamPort = await startBenchUpstream(session);
     const profileBase = join(runDir, 'profile');
-    const launch = await writeProxyLaunch(join(runDir, 'proxy'), 'proxy-features', 'http', upstreamPort, null, { profilePath: profileBase });
+    const variant = { profilePath: profileBase, httpFilters: filters };
+    const launch = await writeProxyLaunch(join(runDir, 'proxy'), row === 'features' ? 'proxy-features' : 'proxy', row === 'h2' ? 'h2' : 'http', upstreamPort, null, variant);
     await startProxy(processes, launch, REPO_ROOT, pinning?.proxyCpu ?? null);
-    const load = { url: `http://127.0.0.1:${launch.port}${SMALL_PATH}`, connections: settings.connections, threads: settings.threads, cpu: pinning?.loadCpu ?? null };
-    await runWrk(processes, { ...load, durationSeconds: settings.warmupSeconds });
+    const url = `http://127.0.0.1:${launch.port}${SMALL_PATH}`;
+    const cpu = pinning?.loadCpu ?? null;
+    const run = (durationSeconds: number): Promise<LoadResult> =>
+      row === 'h2'
+        ? runH2load(processes, { url, connections: load.connections, streams: H2_STREAMS, durationSeconds, cpu })
+        : runWrk(processes, { url, connections: load.connections, threads: load.threads, durationSeconds, cpu });
+    await run(load.warmupSeconds);
     await profiler(launch.adminPort, 'y');
-    const result = await runWrk(processes, { ...load, durationSeconds: settings.durationSeconds });
+    const result = await run(load.durationSeconds);
     const files = await profiler(launch.adminPort, 'n');
     const workerFile = files.find((file) => file.endsWith('.worker-0.cpuprofile'));
     if (workerFile === undefined) throw new Error(`no worker profile among ${files.join(', ')}`);
-    const summary = summarizeCpuProfile(JSON.parse(readFileSync(workerFile, 'utf8')) as CpuProfile, TOP_ENTRIES);
+    const summary = summarizeCpuProfile(JSON.parse(readFileSync(workerFile, 'utf8')) as CpuProfile, settings.top);
+    const generator = row === 'h2' ? `h2load -c${load.connections} -m${H2_STREAMS}` : `wrk -t${load.threads} -c${load.connections}`;
     const text =
-      `# The L7 request path's CPU profile: the worker of \`make bench\`'s features row (proxy-features),\n` +
-      `# HTTP/1.1, 13-byte body, wrk -t${settings.threads} -c${settings.connections} for ${settings.durationSeconds} s, ${describePinning(pinning)}.\n` +
-      `# Top ${TOP_ENTRIES} entries by self time; written by \`make bench-profile\` (bench/profile.ts) at ${new Date().toISOString()}.\n` +
+      `# The L7 request path's CPU profile: ${ROW_TITLES[row]}${filters.length > 0 ? `, with ${filters.join(', ')} before the router` : ''},\n` +
+      `# 13-byte body, ${generator} for ${load.durationSeconds} s, ${describePinning(pinning)}.\n` +
+      `# Top ${settings.top} entries by self time; written by \`make bench-profile\` (bench/profile.ts) at ${new Date().toISOString()}.\n` +
       `# ${Math.round(result.requestsPerSecond).toLocaleString('en-US')} requests/s while recording.\n\n` +
       formatProfileSummary(summary, result.requests);
-    writeFileSync(out, text);
-    process.stdout.write(`${text}\nwritten to ${relative(process.cwd(), out)}\n`);
+    writeFileSync(settings.out, text);
+    process.stdout.write(`${text}\nwritten to ${relative(process.cwd(), settings.out)}\n`);
     return 0;
   });
 }

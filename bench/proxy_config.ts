@@ -60,6 +60,16 @@ export function isBenchHttpFilter(name: string): name is BenchHttpFilter {
   return Object.hasOwn(BENCH_HTTP_FILTERS, name);
 }
 
+/** A comma-separated list of bench filters (empty when unset); `refuse` makes the error for a name without a bench configuration. */
+export function parseBenchHttpFilters(text: string | undefined, refuse: (message: string) => Error): readonly BenchHttpFilter[] {
+  if (text === undefined || text.trim() === '') return [];
+  return text.split(',').map((name) => {
+    const filter = name.trim();
+    if (!isBenchHttpFilter(filter)) throw refuse(`no bench configuration for HTTP filter '${filter}'`);
+    return filter;
+  });
+}
+
 const CLUSTER = 'bench_upstream';
 
 function socketAddress(port: number): object {
