@@ -23,6 +23,16 @@ export class Runtime {
     return this.entries.get(key)?.raw;
   }
 
+  has(key: string): boolean {
+    return this.entries.has(key);
+  }
+
+  /** Whether any key begins with `prefix`: a walk over every key, for a reader that keeps the answer per snapshot. */
+  hasKeyWithPrefix(prefix: string): boolean {
+    for (const key of this.entries.keys()) if (key.startsWith(prefix)) return true;
+    return false;
+  }
+
   /** The value as an unsigned integer (a fraction is floored), else the default. */
   getInteger(key: string, defaultValue: number): number {
     return this.entries.get(key)?.uint ?? defaultValue;

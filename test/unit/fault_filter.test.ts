@@ -7,8 +7,11 @@ import { ConfigError } from '../../src/config/errors';
 import { loadBootstrap } from '../../src/config/load';
 import type { FaultAbort, FaultDelay } from '../../src/config/model';
 import { builtinExtensions } from '../../src/extensions/builtin_extensions';
+import { faultConfig } from '../../src/extensions/http/fault';
+import { FaultSettings } from '../../src/filters/http/fault';
 import { abortGrpcStatus, abortHttpStatus, abortPercentage, delayMs, delayPercentage, rateKbps } from '../../src/filters/http/fault_providers';
 import { StreamRateLimiter } from '../../src/filters/http/stream_rate_limiter';
+import { Runtime } from '../../src/runtime/runtime';
 import { type Json, v3Bootstrap } from '../helpers/config_fixtures';
 import { ManualClock } from '../helpers/manual_clock';
 
@@ -72,6 +75,24 @@ function loadWithFault(config: Json, name = 'envoy.filters.http.fault'): ReturnT
   bootstrap.static_resources.listeners[1].filter_chains[0].filters[0].typed_config.http_filters.unshift({ name, typed_config: { '@type': FAULT_TYPE, ...config } });
   return loadBootstrap({ extensions: builtinExtensions(), configYaml: JSON.stringify(bootstrap), allowUnknownStaticFields: false });
 }
+
+test('settings at 0% inject nothing until the runtime has a key that could turn a fault on; worked out again per snapshot', () => {
+  const off = new FaultSettings(faultConfig({ abort: { http_status: 503, percentage: { numerator: 0 } }, delay: { header_delay: {}, percentage: { numerator: 0 } }, abort_percent_runtime: 'my.abort' }));
+  assert.equal(off.injectsNothingUnder(new Runtime([])), true);
+  assert.equal(off.injectsNothingUnder(new Runtime([['upstream.x', '1']])), true);
+  // The settings' own keys, Envoy's default ones included, and any downstream cluster's.
+  assert.equal(off.injectsNothingUnder(new Runtime([['my.abort', '100']])), false);
+  assert.equal(off.injectsNothingUnder(new Runtime([['fault.http.delay.fixed_delay_percent', '1']])), false);
+  assert.equal(off.injectsNothingUnder(new Runtime([['fault.http.edge.abort.abort_percent', '100']])), false);
+  // The same snapshot keeps its answer; a new one is asked again.
+  const quiet = new Runtime([]);
+  assert.equal(off.injectsNothingUnder(quiet), true);
+  assert.equal(off.injectsNothingUnder(quiet), true);
+  assert.equal(off.injectsNothingUnder(new Runtime([['my.abort', '5']])), false);
+  // A percentage above 0 anywhere may fault a request whatever the runtime says.
+  assert.equal(new FaultSettings(faultConfig({ abort: { http_status: 503, percentage: { numerator: 0 } }, response_rate_limit: { fixed_limit: { limit_kbps: 1 }, percentage: { numerator: 1 } } })).injectsNothingUnder(quiet), false);
+  assert.equal(new FaultSettings(faultConfig({ delay: { fixed_delay: '1s', percentage: { numerator: 1, denominator: 'MILLION' } } })).injectsNothingUnder(quiet), false);
+});
 
 test('HTTPFault: the model with Envoy 1.16 defaults, under every name it has', () => {
   for (const name of ['envoy.fault', 'envoy.filters.http.fault', 'proxy.filters.http.fault']) {

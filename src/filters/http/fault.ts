@@ -21,12 +21,41 @@ import { FilterDataStatus, FilterHeadersStatus, type HttpFilter, type HttpFilter
 import { mostSpecificPerFilterConfig, perFilterConfigsOf } from './per_filter_config';
 import { StreamRateLimiter } from './stream_rate_limiter';
 
+/** Where a downstream cluster's own overrides live: `fault.http.<cluster>.`. */
+const DOWNSTREAM_KEY_PREFIX = 'fault.http.';
+
 /** A fault configuration made ready for requests: its header matchers compiled once. */
 export class FaultSettings {
   readonly matchers: readonly HeaderMatcher[];
+  /** Every fault configured is at 0% (a header's percentage is capped by it): only the runtime can turn one on. */
+  private readonly offUnlessRuntime: boolean;
+  /** The runtime snapshot `quiet` was worked out for. */
+  private quietFor: Runtime | null = null;
+  private quiet = false;
 
   constructor(readonly config: FaultConfig) {
     this.matchers = config.headers.map((match) => new HeaderMatcher(match));
+    const percentages = [config.delay?.percentage, config.abort?.percentage, config.responseRateLimit?.percentage];
+    this.offUnlessRuntime = percentages.every((percentage) => percentage === undefined || percentage.numerator === 0);
+  }
+
+  /**
+   * No request can be faulted under `runtime`: every percentage is 0 and the snapshot has no key
+   * that overrides one. Worked out once per snapshot, so that a filter in the chain only in case
+   * costs a request next to nothing.
+   */
+  injectsNothingUnder(runtime: Runtime): boolean {
+    if (this.quietFor !== runtime) {
+      const keys = this.config.runtimeKeys;
+      this.quietFor = runtime;
+      this.quiet =
+        this.offUnlessRuntime &&
+        !runtime.has(keys.delayPercent) &&
+        !runtime.has(keys.abortPercent) &&
+        !runtime.has(keys.responseRateLimitPercent) &&
+        !runtime.hasKeyWithPrefix(DOWNSTREAM_KEY_PREFIX);
+    }
+    return this.quiet;
   }
 }
 
@@ -110,7 +139,7 @@ class FaultFilter implements HttpFilter {
     const settings = (this.settings = perRoute === undefined ? factory.settings : factory.routeSettings.get(perRoute)!);
     const config = settings.config;
     const runtime = factory.context.runtime.snapshot();
-    if (this.overflow(runtime, config) || !this.targets(head, settings)) return FilterHeadersStatus.Continue;
+    if (this.overflow(runtime, config) || settings.injectsNothingUnder(runtime) || !this.targets(head, settings)) return FilterHeadersStatus.Continue;
     const headers = (this.requestHeaders = head.headers);
     const cluster = firstHeaderValue(headers, 'x-proxy-downstream-service-cluster');
     this.downstream = cluster === undefined ? null : downstreamClusterKeys(cluster);
@@ -266,10 +295,10 @@ class FaultFilter implements HttpFilter {
 function downstreamClusterKeys(name: string): DownstreamClusterKeys {
   return {
     name,
-    delayPercent: `fault.http.${name}.delay.fixed_delay_percent`,
-    abortPercent: `fault.http.${name}.abort.abort_percent`,
-    delayDuration: `fault.http.${name}.delay.fixed_duration_ms`,
-    abortHttpStatus: `fault.http.${name}.abort.http_status`,
-    abortGrpcStatus: `fault.http.${name}.abort.grpc_status`,
+    delayPercent: `${DOWNSTREAM_KEY_PREFIX}${name}.delay.fixed_delay_percent`,
+    abortPercent: `${DOWNSTREAM_KEY_PREFIX}${name}.abort.abort_percent`,
+    delayDuration: `${DOWNSTREAM_KEY_PREFIX}${name}.delay.fixed_duration_ms`,
+    abortHttpStatus: `${DOWNSTREAM_KEY_PREFIX}${name}.abort.http_status`,
+    abortGrpcStatus: `${DOWNSTREAM_KEY_PREFIX}${name}.abort.grpc_status`,
   };
 }
