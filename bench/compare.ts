@@ -1,6 +1,6 @@
 // `make bench-compare BASE=<rev>`: the A/B instrument for data-path changes. Builds BASE in a
 // temporary git worktree, then measures the CPU per request of BASE's proxy and of this
-// checkout's (HEAD) on the L7 13-byte, L7 16 KiB and L4 rows of `make bench` (COMPARE_ROWS picks some), round after round
+// checkout's (HEAD) on the L7 13-byte, L7 16 KiB and L4 rows of `make bench` (COMPARE_ROWS picks some, or the HTTP/2 row), round after round
 // in alternating order, and prints both and their ratio. Each proxy runs from its own build's
 // bin/proxy on the same bootstrap file. Ctrl-C stops everything and removes the worktree.
 
@@ -11,12 +11,12 @@ import { formatComparison, type ComparedRow } from './ab_table';
 import { CompareUsageError, parseCompareArgs, readCompareSettings, type CompareSettings } from './compare_settings';
 import { describePinning } from './cpu_pinning';
 import { runMain } from './interrupt';
-import { measureService, type LoadGenerator, type Measurement } from './measure';
+import { H2_STREAMS, measureService, type LoadGenerator, type Measurement } from './measure';
 import { planRows, planServices, type Layer, type Row, type Selection } from './plan';
 import { addWorktree, buildWorktree, describeCommit, resolveCommit } from './revision_build';
 import { startProxy, writeProxyLaunch, type ProxyLaunch, type RunningService } from './services';
 import { startBenchUpstream, withSession, type Session } from './session';
-import { BenchSettingsError } from './settings';
+import { BenchSettingsError, type LoadSettings } from './settings';
 import { roundCpuUsPerRequest, type Round } from './summary';
 import { firstLine, formatCount, formatFailures } from './table';
 
@@ -156,7 +156,7 @@ function printPreamble(session: Session, settings: CompareSettings, roots: Recor
   const { load, rounds } = settings;
   const seconds = rounds * 2 * rows.length * (load.warmupSeconds + load.durationSeconds);
   console.log(
-    `rows: ${rows.map((row) => row.group.id).join(', ')}; wrk -t${load.threads} -c${load.connections}; ` +
+    `rows: ${rows.map((row) => row.group.id).join(', ')}; ${loadGenerators(rows, load)}; ` +
       `${rounds} round${rounds === 1 ? '' : 's'}, each running every row on BASE and HEAD (BASE first in odd rounds, HEAD first in even ones) ` +
       `each row on a freshly started proxy with a ${load.warmupSeconds} s warm-up and ${load.durationSeconds} s measured ` +
       `(at least ${seconds < 120 ? `${seconds} s` : `${Math.floor(seconds / 60)} min`})`,
@@ -165,6 +165,15 @@ function printPreamble(session: Session, settings: CompareSettings, roots: Recor
   if (settings.headFilters.length > 0) console.log(`HEAD's L7 rows run ${settings.headFilters.join(', ')} (acting on no request) before the router; BASE's the router alone`);
   if (settings.headRoutes > 1) console.log(`HEAD's L7 rows route through ${settings.headRoutes} routes, the last one matching; BASE's through one`);
   console.log(describePinning(session.pinning));
+}
+
+/** The load generators the rows run, as their command lines read. */
+function loadGenerators(rows: readonly Row[], load: LoadSettings): string {
+  const generators = new Set(rows.map((row) => row.group.load));
+  return [
+    ...(generators.has('wrk') ? [`wrk -t${load.threads} -c${load.connections}`] : []),
+    ...(generators.has('h2load') ? [`h2load -c${load.connections} -m${H2_STREAMS}`] : []),
+  ].join(', ');
 }
 
 /** What a build's dist/ was compiled from, as its build info records it. */

@@ -23,13 +23,15 @@ export interface CompareSettings {
   readonly headFilters: readonly BenchHttpFilter[];
   /** COMPARE_HEAD=<rev>: HEAD is that revision, built in a worktree of its own, not this checkout (for bisecting). */
   readonly headRevision: string | null;
-  /** COMPARE_ROWS=<group,...>: the rows measured, of COMPARED_GROUPS (all of them when unset). */
+  /** COMPARE_ROWS=<group,...>: the rows measured, of COMPARED_GROUPS (http, http-16k and tcp when unset). */
   readonly rows: readonly ComparedGroup[];
 }
 
-/** `make bench`'s groups of our proxy on the data path: HTTP/1.1 with either body, and tcp_proxy. */
-export const COMPARED_GROUPS = ['http', 'http-16k', 'tcp'] as const;
+/** `make bench`'s groups of our proxy on the data path that can be compared: HTTP/1.1 with either body, tcp_proxy, HTTP/2 downstream. */
+export const COMPARED_GROUPS = ['http', 'http-16k', 'tcp', 'h2'] as const;
 export type ComparedGroup = (typeof COMPARED_GROUPS)[number];
+/** Measured when COMPARE_ROWS is unset: the rows every data path change is compared on. */
+const DEFAULT_GROUPS: readonly ComparedGroup[] = ['http', 'http-16k', 'tcp'];
 
 export class CompareUsageError extends Error {
   override readonly name = 'CompareUsageError';
@@ -65,7 +67,7 @@ export function readCompareSettings(env: Readonly<Record<string, string | undefi
 }
 
 function parseRows(text: string | undefined): readonly ComparedGroup[] {
-  if (text === undefined || text.trim() === '') return COMPARED_GROUPS;
+  if (text === undefined || text.trim() === '') return DEFAULT_GROUPS;
   const rows = text.split(',').map((name) => {
     const row = name.trim();
     if (!(COMPARED_GROUPS as readonly string[]).includes(row)) throw new CompareUsageError(`COMPARE_ROWS: '${row}' is not one of ${COMPARED_GROUPS.join(', ')}`);
