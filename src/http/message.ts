@@ -55,6 +55,13 @@ export class RequestHead extends MessageHead {
 }
 
 export class ResponseHead extends MessageHead {
+  /**
+   * Trailers may follow the body: false when the way it came rules them out (an HTTP/1 body
+   * framed by its length or by the close, a local reply), so that an HTTP/2 response can end
+   * with its last DATA frame instead of waiting for trailers that cannot come.
+   */
+  mayEndWithTrailers = true;
+
   constructor(
     /** Changeable by the HTTP filters before the codec writes it (the gRPC HTTP/1.1 bridge's 503). */
     public status: number,

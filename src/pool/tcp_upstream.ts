@@ -146,6 +146,7 @@ export class TcpUpstream implements UpstreamStreamSource, RequestEncoder, Upstre
     if (this.done) return;
     const head = new ResponseHead(200, false);
     head.bodyLength = BODY_UNTIL_CLOSE;
+    head.mayEndWithTrailers = false;
     this.decoder!.onUpstreamHead(head);
     this.decoder!.onUpstreamReadEnd();
   };

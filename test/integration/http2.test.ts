@@ -13,6 +13,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { HotRestarterRun, uniqueBaseId, writeStartScript } from '../helpers/hot_restart_run';
 import { closeServer, listen, startUpstream, tcpUpstream } from '../helpers/http_peers';
+import { CLIENT_PREFACE, FLAG, type Frame, framesOf, getRequest, settings, TYPE } from '../helpers/http2_frames';
 import { makeTempDir, request, type RunningProxy, startProxy, waitFor } from '../helpers/proxy_process';
 
 const TIMEOUT = { timeout: 90_000 };
@@ -356,6 +357,29 @@ test('a request answered before its end gets the whole response, then RST_STREAM
     assert.equal(await proxy.stat('http.ingress_http.downstream_rq_2xx'), 1);
     session.destroy();
   }
+});
+
+test('a response from an HTTP/1 upstream with a content-length ends with its last DATA frame, as Envoy\'s does', TIMEOUT, async (t) => {
+  const { port: upstreamPort } = await dualUpstream(t);
+  const { port } = await proxyWith(t, cluster('backend', upstreamPort));
+  const socket = net.connect(port, '127.0.0.1');
+  t.after(() => socket.destroy());
+  const chunks: Buffer[] = [];
+  const stream1 = (): Frame[] => framesOf(Buffer.concat(chunks)).filter((f) => f.streamId === 1);
+  const ended = new Promise<void>((resolve) => {
+    socket.on('data', (c: Buffer) => {
+      chunks.push(c);
+      if (stream1().some((f) => (f.flags & FLAG.END_STREAM) !== 0)) resolve();
+    });
+  });
+  socket.write(Buffer.concat([CLIENT_PREFACE, settings(), getRequest(1)]));
+  await ended;
+  const data = stream1().filter((f) => f.type === TYPE.DATA);
+  // No trailers can follow a body of known length: no empty DATA frame to end the stream.
+  assert.deepEqual(
+    data.map((f) => [f.payload.toString(), (f.flags & FLAG.END_STREAM) !== 0]),
+    [['version 1.1', true]],
+  );
 });
 
 test('draining sends GOAWAY to HTTP/2 clients; the stream in flight completes', TIMEOUT, async (t) => {

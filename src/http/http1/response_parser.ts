@@ -51,6 +51,7 @@ export class ResponseParser extends Http1Parser<ResponseHead> {
       if (status === 101 && !this.upgrading) throw new CodecError(400, 'http1.unexpected_upgrade');
       head.bodyLength = BODY_UNTIL_CLOSE;
       head.connectionClose = true;
+      head.mayEndWithTrailers = false;
       this.callbacks.onMessageHead(head);
       return BODY_UNTIL_CLOSE;
     }
@@ -74,6 +75,8 @@ export class ResponseParser extends Http1Parser<ResponseHead> {
     }
     // The body is framed as it came: filters may reframe the head for the client meanwhile.
     const bodyLength = head.bodyLength;
+    // Only a chunked body has a last chunk to carry trailers.
+    head.mayEndWithTrailers = bodyLength === BODY_CHUNKED;
     this.callbacks.onMessageHead(head);
     return bodyLength;
   }

@@ -266,9 +266,11 @@ class Http2ServerStream implements ResponseEncoder {
     addHeaders(headers, response.headers);
     if (response.contentLength >= 0 && response.bodyLength >= 0) headers['content-length'] = response.contentLength;
     this.responseEnded = endStream;
-    // A response with a body may end with trailers, which HTTP/2 can only send if asked for at the start.
-    this.stream.respond(headers, { endStream, waitForTrailers: !endStream });
-    if (!endStream) this.stream.on('wantTrailers', this.onWantTrailers);
+    // A response whose body may end with trailers waits for them (HTTP/2 can only send them if
+    // asked for at the start); any other ends with its last DATA frame, as Envoy's does.
+    const waitForTrailers = !endStream && response.mayEndWithTrailers;
+    this.stream.respond(headers, { endStream, waitForTrailers });
+    if (waitForTrailers) this.stream.on('wantTrailers', this.onWantTrailers);
     if (endStream) this.end();
   }
 
@@ -364,8 +366,11 @@ class Http2ServerStream implements ResponseEncoder {
     // A request answered before its end: as Envoy (RFC 9113 section 8.1), RST_STREAM NO_ERROR
     // once the response is out tells the client to stop sending.
     if (!this.requestEnded && this.responseEnded && !stream.destroyed) stream.close(NGHTTP2_NO_ERROR);
-    // What is left of the request is read and dropped, so the connection's window stays open.
-    if (!stream.readableEnded) stream.resume();
+    // What is left of the request is read and dropped, so the connection's window stays open. A
+    // request that ended is left alone: node:http2 ends its readable side at the stream's close,
+    // after the response's last write completed; ended here first, the stream would be destroyed
+    // with that write in flight, which costs a stack-captured ERR_STREAM_DESTROYED per response.
+    if (!this.requestEnded && !stream.readableEnded) stream.resume();
     this.owner.streamEnded(this);
     const decoder = this.decoder;
     this.decoder = null;

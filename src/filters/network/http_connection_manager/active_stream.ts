@@ -327,6 +327,7 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, FilteredS
     // As Envoy, a local reply is gRPC's when the request was as it arrived, whatever filters made of it.
     const grpc = request !== null && (this.chain !== null && this.chain.makesGrpcRequests ? this.grpcRequest : isGrpc(request));
     const head = new ResponseHead(grpc ? 200 : status, false);
+    head.mayEndWithTrailers = false;
     const headers = head.headers;
     let length = 0;
     if (grpc) {
