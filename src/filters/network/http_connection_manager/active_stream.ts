@@ -3,9 +3,10 @@
 // timers, its local replies and its statistics, and adds the response headers the connection
 // manager owns (date, server, x-proxy-upstream-service-time) before the codec writes them.
 //
-// On HTTP/1 an ActiveStream, with its filters and router, serves request after request: its
-// per-request state is reset by begin() instead of allocating one per request. Between requests
-// it waits in its factory's pool, not on its connection, so an idle keep-alive connection holds none.
+// An ActiveStream, with its filters and router, serves request after request (HTTP/1 requests
+// of a connection, HTTP/2 streams of any): its per-request state is reset by begin() instead of
+// allocating one per request. Between requests it waits in its factory's pool for its protocol,
+// not on a connection, so an idle keep-alive connection holds none.
 
 import { randomUUID } from 'node:crypto';
 import type { HttpProtocol, RequestDecoder, ResponseEncoder, StreamResetReason } from '../../../http/codec';
@@ -89,11 +90,8 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, FilteredS
   /** The request's span; null when the connection manager does not trace. */
   private span: TracedRequest | null = null;
 
-  /** @param pooled serves one request after another, of any connection of `owner`'s factory (HTTP/1) */
-  constructor(
-    owner: ConnectionManager,
-    private readonly pooled: boolean,
-  ) {
+  /** Serves one request after another, of any connection of `owner`'s factory that speaks its protocol. */
+  constructor(owner: ConnectionManager) {
     const factory = owner.factory;
     this.factory = factory;
     this.protocol = owner.codec.protocol;
@@ -605,8 +603,7 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, FilteredS
       this.stats.downstream_cx_upgrades_active.dec();
     }
     this.stats.downstream_rq_time.recordValue(this.factory.clock.eventNow() - this.startMs);
-    if (this.pooled) this.timers.stop();
-    else this.dispose();
+    this.timers.stop();
     this.owner!.streamEnded(this);
   }
 

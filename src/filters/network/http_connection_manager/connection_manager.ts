@@ -11,7 +11,7 @@ import type { TimeoutListMember } from '../../../common/timeout_list';
 import type { Logger } from '../../../log/logger_api';
 import { downstreamConnectionInfo } from '../../../stream_info/downstream_connection';
 import type { DownstreamConnectionInfo } from '../../../stream_info/stream_info';
-import { ActiveStream } from './active_stream';
+import type { ActiveStream } from './active_stream';
 import type { HttpConnectionManagerFactory } from './factory';
 
 /** The `http` and `connection` loggers taken for this file's lines: once per factory, never per connection. */
@@ -24,8 +24,6 @@ export class ConnectionManager implements ServerConnectionCallbacks, TimeoutList
   readonly remoteAddress: string;
   /** Streams open now. */
   private activeStreams = 0;
-  /** HTTP/2's open streams, for the close of the connection. */
-  private readonly streams: Set<ActiveStream> | null;
   /** A stream was open when the connection closed. */
   private cutShort = false;
   private closing = false;
@@ -51,12 +49,10 @@ export class ConnectionManager implements ServerConnectionCallbacks, TimeoutList
     if (http2) {
       stats.downstream_cx_http2_total.inc();
       stats.downstream_cx_http2_active.inc();
-      this.streams = new Set();
       this.codec = new Http2ServerConnection(socket, factory.http2Settings, this);
     } else {
       stats.downstream_cx_http1_total.inc();
       stats.downstream_cx_http1_active.inc();
-      this.streams = null;
       this.codec = new Http1ServerConnection(socket, factory.http1Settings, this, connectionId);
     }
     factory.idleTimeouts?.arm(this);
@@ -70,12 +66,7 @@ export class ConnectionManager implements ServerConnectionCallbacks, TimeoutList
   // ---- ServerConnectionCallbacks -----------------------------------------------------------
 
   newStream(encoder: ResponseEncoder): RequestDecoder {
-    let stream: ActiveStream;
-    if (this.streams === null) stream = this.factory.takeHttp1Stream(this);
-    else {
-      stream = new ActiveStream(this, false);
-      this.streams.add(stream);
-    }
+    const stream = this.factory.takeStream(this);
     this.activeStreams++;
     stream.begin(encoder);
     return stream;
@@ -91,7 +82,7 @@ export class ConnectionManager implements ServerConnectionCallbacks, TimeoutList
     this.factory.connections.delete(this);
     const stats = this.factory.stats;
     stats.downstream_cx_active.dec();
-    if (this.streams === null) stats.downstream_cx_http1_active.dec();
+    if (this.codec.protocol === 'http1') stats.downstream_cx_http1_active.dec();
     else stats.downstream_cx_http2_active.dec();
     stats.downstream_cx_destroy.inc();
     stats.downstream_cx_length_ms.recordValue(performance.now() - this.startMs);
@@ -117,8 +108,7 @@ export class ConnectionManager implements ServerConnectionCallbacks, TimeoutList
 
   streamEnded(stream: ActiveStream): void {
     this.activeStreams--;
-    if (this.streams === null) this.factory.releaseHttp1Stream(stream);
-    else this.streams.delete(stream);
+    this.factory.releaseStream(stream);
     if (this.activeStreams === 0) this.factory.idleTimeouts?.arm(this);
   }
 
@@ -141,7 +131,7 @@ export class ConnectionManager implements ServerConnectionCallbacks, TimeoutList
 
   /** Listener drain, hot restart: no new streams; closed once those in flight end. Counted as a drain close. */
   closeIfIdle(): void {
-    if (this.streams === null && this.activeStreams > 0) return;
+    if (this.codec.protocol === 'http1' && this.activeStreams > 0) return;
     this.shutdownForDrain();
   }
 

@@ -12,6 +12,7 @@ import type { AccessLog } from '../../../access_log/access_log';
 import type { ConnectionIds } from '../../../log/connection_log';
 import type { Logger } from '../../../log/logger_api';
 import { DateCache } from '../../../http/date_cache';
+import type { HttpProtocol } from '../../../http/codec';
 import { Http1CodecStats } from '../../../http/http1/codec_stats';
 import { http1ServerLog, type Http1ServerSettings } from '../../../http/http1/server_connection';
 import { Http2CodecStats } from '../../../http/http2/codec_stats';
@@ -44,10 +45,10 @@ import type { StreamTimerSettings } from './stream_timers';
 const ROUTER_FILTER = 'proxy.filters.http.router';
 
 /**
- * The most HTTP/1 streams kept between requests: more than a busy worker's concurrent requests,
- * so that a request allocates none, while a burst's leftovers do not stay for good.
+ * The most streams kept between requests, per protocol: more than a busy worker's concurrent
+ * requests, so that a request allocates none, while a burst's leftovers do not stay for good.
  */
-const HTTP1_STREAM_POOL_MAX = 1024;
+const STREAM_POOL_MAX = 1024;
 
 export interface HttpConnectionManagerDeps {
   readonly stats: StatsStore;
@@ -108,8 +109,8 @@ export class HttpConnectionManagerFactory implements NetworkFilterFactory {
   readonly connections = new Set<ConnectionManager>();
   /** idle_timeout of every connection; null without one. */
   readonly idleTimeouts: TimeoutList<ConnectionManager> | null;
-  /** HTTP/1 streams between requests, each with its filters, router and timers, for any connection's next request. */
-  private readonly http1Streams: ActiveStream[] = [];
+  /** Streams between requests, each with its filters, router and timers, for any connection's next request of that protocol. */
+  private readonly idleStreams: Record<HttpProtocol, ActiveStream[]> = { http1: [], http2: [] };
 
   /** @throws FieldError at a path relative to the filter's typed_config, for a chain or route table it cannot build */
   constructor(
@@ -257,19 +258,20 @@ export class HttpConnectionManagerFactory implements NetworkFilterFactory {
     return connection;
   }
 
-  /** A stream for `connection`'s next HTTP/1 request: one from the pool, else a new one. */
-  takeHttp1Stream(connection: ConnectionManager): ActiveStream {
-    const stream = this.http1Streams.pop();
-    if (stream === undefined) return new ActiveStream(connection, true);
+  /** A stream for `connection`'s next request: one from the pool of its protocol, else a new one. */
+  takeStream(connection: ConnectionManager): ActiveStream {
+    const stream = this.idleStreams[connection.codec.protocol].pop();
+    if (stream === undefined) return new ActiveStream(connection);
     stream.attach(connection);
     return stream;
   }
 
-  /** An HTTP/1 stream's request is over: it waits in the pool for another, unless the pool is full. */
-  releaseHttp1Stream(stream: ActiveStream): void {
-    if (this.http1Streams.length < HTTP1_STREAM_POOL_MAX) {
+  /** A stream's request is over: it waits in the pool for another, unless the pool is full. */
+  releaseStream(stream: ActiveStream): void {
+    const pool = this.idleStreams[stream.protocol];
+    if (pool.length < STREAM_POOL_MAX) {
       stream.detach();
-      this.http1Streams.push(stream);
+      pool.push(stream);
     } else stream.dispose();
   }
 
