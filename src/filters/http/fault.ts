@@ -41,8 +41,8 @@ export class FaultSettings {
 
   /**
    * No request can be faulted under `runtime`: every percentage is 0 and the snapshot has no key
-   * that overrides one. Worked out once per snapshot, so that a filter in the chain only in case
-   * costs a request next to nothing.
+   * that overrides one. Worked out once per snapshot, so that a filter kept in the chain for the
+   * day an operator turns a fault on costs a request next to nothing meanwhile.
    */
   injectsNothingUnder(runtime: Runtime): boolean {
     if (this.quietFor !== runtime) {

@@ -3,10 +3,10 @@
 // timers, its local replies and its statistics, and adds the response headers the connection
 // manager owns (date, server, x-proxy-upstream-service-time) before the codec writes them.
 //
-// An ActiveStream, with its filters and router, serves request after request (HTTP/1 requests
-// of a connection, HTTP/2 streams of any): its per-request state is reset by begin() instead of
-// allocating one per request. Between requests it waits in its factory's pool for its protocol,
-// not on a connection, so an idle keep-alive connection holds none.
+// An ActiveStream, with its filters and router, serves request after request, HTTP/1 requests or
+// HTTP/2 streams of any connection of its factory that speaks its protocol: its per-request
+// state is reset by begin() instead of allocating one per request. Between requests it waits in
+// its factory's pool, not on a connection, so an idle keep-alive connection holds none.
 
 import { randomUUID } from 'node:crypto';
 import type { HttpProtocol, RequestDecoder, ResponseEncoder, StreamResetReason } from '../../../http/codec';
