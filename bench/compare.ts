@@ -109,7 +109,7 @@ async function measureRounds(session: Session, settings: CompareSettings, roots:
     const head = settings.headAccessLog || settings.headRoutes > 1 || settings.headFilters.length > 0 ? await writeProxyLaunch(headDir, 'proxy', service.layer, upstreamPort, null, variant) : base;
     launches.set(service.layer, { base, head });
   }
-  const load: LoadGenerator = { processes, settings: settings.load, cpu: pinning?.loadCpu ?? null };
+  const load: LoadGenerator = { processes, settings: settings.load, cpu: pinning?.loadCpu ?? null, runDir: session.runDir };
   const runs: Runs = new Map(rows.map((row) => [row, { base: [], head: [] }]));
   for (let round = 0; round < settings.rounds; round++) {
     for (const service of services) {

@@ -13,6 +13,8 @@ export interface H2loadRun {
   readonly durationSeconds: number;
   /** Null when nothing is pinned. */
   readonly cpu: number | null;
+  /** A file each request POSTs as its body (h2load -d); GET when absent. */
+  readonly bodyPath?: string;
 }
 
 export class H2loadOutputError extends Error {
@@ -51,6 +53,7 @@ export async function runH2load(processes: ProcessGroups, run: H2loadRun): Promi
     `-c${run.connections}`,
     `-m${run.streams}`,
     `-D${run.durationSeconds}`,
+    ...(run.bodyPath === undefined ? [] : ['-d', run.bodyPath]),
     run.url,
   ]);
   const h2load = processes.spawn('h2load', command, args);

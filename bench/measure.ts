@@ -2,6 +2,8 @@
 // of the proxy's whole process tree so that CPU per request covers exactly the requests the
 // load generator counted.
 
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { runH2load } from './h2load';
 import type { LoadResult } from './load_result';
 import type { Row } from './plan';
@@ -17,6 +19,8 @@ export interface LoadGenerator {
   readonly processes: ProcessGroups;
   readonly settings: LoadSettings;
   readonly cpu: number | null;
+  /** Where request bodies are written for the load generator to send. */
+  readonly runDir: string;
 }
 
 export type Measurement = { readonly row: Row } & (
@@ -31,9 +35,10 @@ export async function measureRow(load: LoadGenerator, rounds: number, service: R
   const { processes, settings, cpu } = load;
   const group = row.group;
   const url = `${group.layer === 'tls' ? 'https' : 'http'}://127.0.0.1:${service.port}${group.path}`;
+  const bodyPath = group.requestBodyBytes === undefined ? undefined : writeRequestBody(load.runDir, group.requestBodyBytes);
   const run = (durationSeconds: number): Promise<LoadResult> =>
     group.load === 'h2load'
-      ? runH2load(processes, { url, connections: settings.connections, streams: H2_STREAMS, durationSeconds, cpu })
+      ? runH2load(processes, { url, connections: settings.connections, streams: H2_STREAMS, durationSeconds, cpu, bodyPath })
       : runWrk(processes, {
           url,
           connections: settings.connections,
@@ -54,6 +59,13 @@ export async function measureRow(load: LoadGenerator, rounds: number, service: R
     measured.push({ load: result, cpuTicks: before === null || after === null ? null : after - before });
   }
   return measured;
+}
+
+/** A request body of `bytes` bytes in `dir` (written once); its path. */
+function writeRequestBody(dir: string, bytes: number): string {
+  const path = join(dir, `request-body-${bytes}`);
+  if (!existsSync(path)) writeFileSync(path, 'x'.repeat(bytes));
+  return path;
 }
 
 /**

@@ -33,6 +33,8 @@ export interface Group {
   readonly closeEachRequest?: boolean;
   /** Each connection waits this long after a response before its next request: a moderate, fixed load for latency. */
   readonly pacedMs?: number;
+  /** Each request is a POST of a body this long (h2load only): a gRPC unary call's shape. */
+  readonly requestBodyBytes?: number;
 }
 
 export const GROUPS: readonly Group[] = [
@@ -53,6 +55,14 @@ export const GROUPS: readonly Group[] = [
     layer: 'h2',
     path: SMALL_PATH,
     load: 'h2load',
+  },
+  {
+    id: 'h2-post',
+    title: 'HTTP/2 downstream as the h2 row, each request a POST of a 100-byte body, 13-byte response',
+    layer: 'h2',
+    path: SMALL_PATH,
+    load: 'h2load',
+    requestBodyBytes: 100,
   },
   { id: 'tls', title: 'TLS termination, keep-alive, 13-byte body', layer: 'tls', path: SMALL_PATH, load: 'wrk' },
   {

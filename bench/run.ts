@@ -38,7 +38,7 @@ async function main(): Promise<number> {
       const upstreamPort = await startBenchUpstream(session);
       const certificate = rows.some((row) => row.group.layer === 'tls') ? makeCertificate(runDir) : null;
       const context: ServiceContext = { processes, runDir, repoRoot: REPO_ROOT, pinning, nginxBuild, upstreamPort, certificate };
-      const load: LoadGenerator = { processes, settings, cpu: pinning?.loadCpu ?? null };
+      const load: LoadGenerator = { processes, settings, cpu: pinning?.loadCpu ?? null, runDir };
       const measurements: Measurement[] = [];
       for (const service of planServices(rows)) {
         const measured = await measureService(load, settings.rounds, () => startService(context, service.subject, service.layer), service.rows);
