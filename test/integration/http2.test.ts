@@ -4,10 +4,12 @@
 
 import assert from 'node:assert/strict';
 import { execFile, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import * as http from 'node:http';
 import * as http2 from 'node:http2';
 import * as net from 'node:net';
 import { test, type TestContext } from 'node:test';
+import { bodyAfterHead, payload, stalled } from '../helpers/backpressure';
 import { httpListener } from '../helpers/config_fixtures';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -380,6 +382,57 @@ test('a response from an HTTP/1 upstream with a content-length ends with its las
     data.map((f) => [f.payload.toString(), (f.flags & FLAG.END_STREAM) !== 0]),
     [['version 1.1', true]],
   );
+});
+
+test('an HTTP/2 upload to an upstream that does not read is held back by the stream\'s window, then arrives whole', TIMEOUT, async (t) => {
+  const limit = 64 * 1024;
+  const size = 16 * 1024 * 1024;
+  let upstreamSocket: net.Socket | null = null;
+  const upstreamPort = await tcpUpstream(t, (s) => {
+    upstreamSocket = s;
+    s.pause();
+  });
+  const windows = { http2_protocol_options: { initial_stream_window_size: 65536, initial_connection_window_size: 65536 } };
+  const listener = httpListener('in', 0, [{ match: { prefix: '/' }, route: { cluster: 'backend' } }], windows);
+  listener.per_connection_buffer_limit_bytes = limit;
+  const proxy = await startProxy({ static_resources: { listeners: [listener], clusters: [cluster('backend', upstreamPort, { per_connection_buffer_limit_bytes: limit })] } });
+  t.after(() => proxy.cleanup());
+  const session = http2.connect(`http://127.0.0.1:${await proxy.listenerPort('in')}`);
+  t.after(() => session.destroy());
+  const stream = session.request({ ':method': 'PUT', ':path': '/', 'content-length': size });
+  const status = new Promise<number>((resolve) => stream.on('response', (h) => resolve(Number(h[':status']))));
+  stream.resume();
+  const { data, sha256 } = payload(size);
+  let offset = 0;
+  const next = (): void => {
+    while (offset < data.length) {
+      const end = Math.min(offset + limit, data.length);
+      const more = stream.write(data.subarray(offset, end));
+      offset = end;
+      if (!more) {
+        stream.once('drain', next);
+        return;
+      }
+    }
+    stream.end();
+  };
+  next();
+  const pusher = { accepted: () => offset - stream.writableLength };
+  await stalled(pusher, () => upstreamSocket !== null);
+  assert.ok(pusher.accepted() < size / 2, `the client sent ${pusher.accepted()} of ${size} bytes to an upstream that reads nothing`);
+  assert.ok(((await proxy.stat('http.ingress_http.downstream_flow_control_paused_reading_total')) ?? 0) > 0);
+
+  // The upstream reads it all, then answers: the request's end reached it with its last byte.
+  const upstream = upstreamSocket!;
+  const body = bodyAfterHead(upstream, size);
+  upstream.resume();
+  const received = await body;
+  assert.equal(received.length, size);
+  assert.equal(createHash('sha256').update(received).digest('hex'), sha256);
+  upstream.write('HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n');
+  assert.equal(await status, 200);
+  const paused = await proxy.stat('http.ingress_http.downstream_flow_control_paused_reading_total');
+  assert.equal(await proxy.stat('http.ingress_http.downstream_flow_control_resumed_reading_total'), paused);
 });
 
 test('draining sends GOAWAY to HTTP/2 clients; the stream in flight completes', TIMEOUT, async (t) => {

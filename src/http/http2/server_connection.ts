@@ -186,6 +186,8 @@ class Http2ServerStream implements ResponseEncoder {
   private requestTrailers: string[] | null = null;
   /** The client ended its request (END_STREAM seen). */
   private requestEnded = false;
+  /** The connection manager asked for no more of the request's body for now. */
+  private readDisabled = false;
 
   constructor(
     private readonly owner: Http2ServerConnection,
@@ -199,6 +201,10 @@ class Http2ServerStream implements ResponseEncoder {
     stream.on('error', ignoreError);
     stream.on('close', this.onClose);
     stream.on('drain', this.onDrain);
+    if (!endStream) {
+      stream.on('readable', this.onReadable);
+      stream.on('trailers', this.onTrailers);
+    }
     if (!this.acceptsHeaderList(raw)) return;
     let head: RequestHead;
     try {
@@ -208,11 +214,6 @@ class Http2ServerStream implements ResponseEncoder {
       this.owner.settings.stats.rx_messaging_error.inc();
       decoder.sendCodecErrorReply(400, '', 'http2.violation.of.messaging.rule');
       return;
-    }
-    if (!endStream) {
-      stream.on('data', this.onData);
-      stream.on('trailers', this.onTrailers);
-      stream.on('end', this.onEnd);
     }
     decoder.decodeHeaders(head, endStream);
   }
@@ -302,8 +303,8 @@ class Http2ServerStream implements ResponseEncoder {
   }
 
   readDisable(disable: boolean): void {
-    if (disable) this.stream.pause();
-    else this.stream.resume();
+    this.readDisabled = disable;
+    if (!disable) this.onReadable();
   }
 
   /** The connection closed under the stream. */
@@ -313,19 +314,35 @@ class Http2ServerStream implements ResponseEncoder {
 
   // ---- the stream ----------------------------------------------------------------------------
 
-  private readonly onData = (chunk: Buffer): void => {
-    const decoder = this.decoder;
-    if (this.done || decoder === null) return;
-    decoder.decodeData(chunk);
-    decoder.onDecodeBatchEnd();
+  /**
+   * The body is read in paused mode, which learns of the request's end without the stream
+   * emitting 'end'. Once it has, node:http2 destroys the stream as soon as the response's END_STREAM
+   * is out, with that last write still in flight, and each such completion then costs a
+   * stack-captured ERR_STREAM_DESTROYED; left unemitted, node:http2 waits for the write.
+   * Once the response is done, what is left is read and dropped, so the connection's window stays open.
+   */
+  private readonly onReadable = (): void => {
+    const stream = this.stream;
+    while (!this.readDisabled && stream.readableLength > 0) {
+      // At most a high watermark's worth: reading more raises the stream's watermark for good.
+      const chunk = stream.read(Math.min(stream.readableLength, stream.readableHighWaterMark)) as Buffer | null;
+      if (chunk === null) break;
+      const decoder = this.decoder;
+      if (this.done || decoder === null) continue;
+      decoder.decodeData(chunk);
+      decoder.onDecodeBatchEnd();
+    }
+    if (this.requestEnded || stream.readableLength > 0 || !(stream as unknown as PushedEnd)._readableState.ended) return;
+    this.requestEnded = true;
+    // node:http2 pushes the end right after queueing the request's trailers for the next tick.
+    process.nextTick(this.onRequestEnd);
   };
 
   private readonly onTrailers = (_headers: unknown, _flags: number, raw: string[]): void => {
     this.requestTrailers = trailersOf(raw);
   };
 
-  private readonly onEnd = (): void => {
-    this.requestEnded = true;
+  private readonly onRequestEnd = (): void => {
     if (!this.done) this.decoder?.decodeComplete(this.requestTrailers);
   };
 
@@ -366,11 +383,12 @@ class Http2ServerStream implements ResponseEncoder {
     // A request answered before its end: as Envoy (RFC 9113 section 8.1), RST_STREAM NO_ERROR
     // once the response is out tells the client to stop sending.
     if (!this.requestEnded && this.responseEnded && !stream.destroyed) stream.close(NGHTTP2_NO_ERROR);
-    // What is left of the request is read and dropped, so the connection's window stays open. A
-    // request that ended is left alone: node:http2 ends its readable side at the stream's close,
-    // after the response's last write completed; ended here first, the stream would be destroyed
-    // with that write in flight, which costs a stack-captured ERR_STREAM_DESTROYED per response.
-    if (!this.requestEnded && !stream.readableEnded) stream.resume();
+    // What is left of the request is read and dropped (onReadable); its end is left for
+    // node:http2 to emit at the stream's close, after the response's last write completed.
+    if (!this.requestEnded) {
+      this.readDisabled = false;
+      this.onReadable();
+    }
     this.owner.streamEnded(this);
     const decoder = this.decoder;
     this.decoder = null;
@@ -388,3 +406,11 @@ function resetWithInternalError(stream: http2.ServerHttp2Stream): void {
 }
 
 function ignoreError(): void {}
+
+/**
+ * The one piece of a Readable's state read here: its end was pushed, which node's streams only
+ * report publicly ('end', readableEnded) once it is also emitted.
+ */
+interface PushedEnd {
+  readonly _readableState: { readonly ended: boolean };
+}
