@@ -11,6 +11,7 @@ import { createAccessLogs, type AccessLogsContext } from '../access_log/access_l
 import { atField, FieldError } from '../config/errors';
 import type { Bootstrap, ListenerConfig, NetworkFilterConfig, NodeInfo, SocketAddress, TracerConfig } from '../config/model';
 import type { Clock } from '../common/clock';
+import type { WriteBatch } from '../network/write_batch';
 import type { HttpFilterContext, HttpFilterFactoryCreator } from '../filters/http/http_filter_registry';
 import type { ConnectionIds } from '../log/connection_log';
 import type { LoggerFactory } from '../log/logger_api';
@@ -50,6 +51,8 @@ export interface NetworkFilterContext {
   readonly node: NodeInfo;
   /** The listener's per_connection_buffer_limit_bytes. */
   readonly bufferLimitBytes: number;
+  /** Where the connections' small writes wait for the end of the event loop's turn; null: they go at once. */
+  readonly writeBatch: WriteBatch | null;
   /** What the HTTP filters before the router read from the worker. */
   readonly filterContext: HttpFilterContext;
   /** The filter's access_log list, built: its files opened in a process that serves; none in a data plane built to check. */
@@ -88,6 +91,8 @@ export interface NetworkFilterDeps {
   readonly healthCheckFailed: () => boolean;
   /** Times what HTTP filters cache (the health check filter's cache_time). */
   readonly clock: Clock;
+  /** The worker's (see NetworkFilterContext.writeBatch); none where nothing is served. */
+  readonly writeBatch?: WriteBatch;
   /** The HTTP filters' factories by name (the registry's, src/extensions). */
   readonly httpFilters: ReadonlyMap<string, HttpFilterFactoryCreator>;
   /** The network filters' factories by name (the registry's, src/extensions). */
@@ -216,6 +221,7 @@ export class NetworkFilterBuilder {
       localAddress: bootstrap.localAddress,
       node: bootstrap.node,
       bufferLimitBytes: listener.perConnectionBufferLimitBytes,
+      writeBatch: this.deps.writeBatch ?? null,
       filterContext: this.filterContext,
       accessLogs: this.accessLogs,
       asyncClient: this.asyncClient,

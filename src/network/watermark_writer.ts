@@ -6,6 +6,7 @@
 
 import type * as net from 'node:net';
 import type { Counter, Gauge } from '../stats/stats';
+import type { BatchedWriter, WriteBatch } from './write_batch';
 
 /** Followed by the zero-length write whose callback says when a partial write has left. */
 const NOTHING = Buffer.alloc(0);
@@ -24,7 +25,7 @@ export interface WriteStats {
   readonly buffered: Gauge;
 }
 
-export class WatermarkWriter {
+export class WatermarkWriter implements BatchedWriter {
   private readonly high: number;
   private readonly low: number;
   private above = false;
@@ -33,13 +34,19 @@ export class WatermarkWriter {
   /** Write callbacks still to come: while there are any, one of them will see the buffer shrink. */
   private pendingCallbacks = 0;
   private released = false;
+  /** The socket is corked until `batch` flushes it at the end of this turn of the event loop. */
+  private batched = false;
 
-  /** `limit` 0 means no limit, as Envoy's per_connection_buffer_limit_bytes. */
+  /**
+   * `limit` 0 means no limit, as Envoy's per_connection_buffer_limit_bytes. With a `batch`,
+   * writes that leave the buffer under the low watermark wait for the end of the turn.
+   */
   constructor(
     private readonly socket: net.Socket,
     limit: number,
     private readonly stats: WriteStats,
     private readonly callbacks: WatermarkCallbacks,
+    private readonly batch: WriteBatch | null = null,
   ) {
     this.high = limit === 0 ? Infinity : limit;
     this.low = limit === 0 ? Infinity : Math.floor(limit / 2);
@@ -56,6 +63,10 @@ export class WatermarkWriter {
    */
   write(data: Buffer | string): boolean {
     this.stats.written.add(data.length);
+    if (this.defer(data.length)) {
+      this.socket.write(data, 'latin1');
+      return this.above;
+    }
     if (this.send(data) || this.socket.writableLength !== 0) return this.track();
     return this.above;
   }
@@ -64,6 +75,11 @@ export class WatermarkWriter {
   writePair(text: string, chunk: Buffer): boolean {
     const socket = this.socket;
     this.stats.written.add(text.length + chunk.length);
+    if (this.defer(text.length + chunk.length)) {
+      socket.write(text, 'latin1');
+      socket.write(chunk);
+      return this.above;
+    }
     socket.cork();
     socket.write(text, 'latin1');
     // The chunk's callback, if it needs one, also covers the text queued before it.
@@ -79,6 +95,34 @@ export class WatermarkWriter {
     this.released = true;
     this.stats.buffered.sub(this.counted);
     this.counted = 0;
+  }
+
+  /** The batch's end of turn: what waited goes to the kernel, and what it did not take is tracked. */
+  flushBatched(): void {
+    if (!this.batched) return;
+    this.batched = false;
+    const socket = this.socket;
+    socket.uncork();
+    if (socket.writableLength !== 0 && !this.released && !socket.destroyed) this.track();
+  }
+
+  /**
+   * True when `bytes` more wait for the end of the turn, the socket corked for it. A write that
+   * would take the buffer over the low watermark goes at once, after what waited, and is tracked.
+   */
+  private defer(bytes: number): boolean {
+    if (this.batch === null) return false;
+    const socket = this.socket;
+    if (socket.writableLength + bytes > this.low || socket.destroyed) {
+      this.flushBatched();
+      return false;
+    }
+    if (!this.batched) {
+      this.batched = true;
+      socket.cork();
+      this.batch.add(this);
+    }
+    return true;
   }
 
   /** Writes `data`, with a callback when it may leave the buffer over the low watermark. */

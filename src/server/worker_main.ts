@@ -45,6 +45,7 @@ import {
   WORKER_PROTOCOL_VERSION,
 } from './worker_protocol';
 import { failureCounters, statsRecentLookupsGauge } from './server_stats';
+import { WriteBatch } from '../network/write_batch';
 
 function send(m: WorkerMessage): void {
   if (process.connected) process.send!(m);
@@ -141,6 +142,8 @@ async function run(
   const logFactory = loggerFactory(logs);
   const ids = ConnectionIds.forWorker(init.workerIndex, init.workerCount);
   const clock = new SystemClock();
+  // Shared by the worker's downstream and upstream connections: one flush at the end of each turn.
+  const writeBatch = new WriteBatch();
   // The TLS contexts look their secrets up here before each connection.
   const secrets = new SecretStore(bootstrap.secrets);
   for (const secret of start.secrets) secrets.set(secret);
@@ -160,6 +163,7 @@ async function run(
     onConsecutiveFailure: (cluster, host, failure) => send({ v: WORKER_PROTOCOL_VERSION, type: 'outlier_consecutive_failure', cluster, host, failure }),
     onHostsPicked: (cluster, addresses) => send({ v: WORKER_PROTOCOL_VERSION, type: 'hosts_picked', cluster, addresses }),
     clock,
+    writeBatch,
   });
   // While health checks fail, every HTTP response closes its connection (Envoy's drain manager).
   const drain = new DrainManager({ ...init.drain, clock, healthCheckFailed: () => control.healthCheckFailed });
@@ -184,6 +188,7 @@ async function run(
     runtime: control.runtime,
     healthCheckFailed: () => control.healthCheckFailed,
     clock,
+    writeBatch,
     httpFilters: factories.httpFilters,
     networkFilters: factories.networkFilters,
     tracers: factories.tracers,

@@ -18,6 +18,7 @@ import type { Http1CodecStats } from './codec_stats';
 import { properCaseHead } from './header_key_format';
 import type { ParserCallbacks } from './parser';
 import { type Http1Settings, RequestParser } from './request_parser';
+import type { WriteBatch } from '../../network/write_batch';
 
 const CONTINUE = 'HTTP/1.1 100 Continue\r\n\r\n';
 
@@ -30,6 +31,8 @@ export interface Http1ServerSettings extends Http1Settings {
   readonly enableTrailers: boolean;
   /** per_connection_buffer_limit_bytes. */
   readonly bufferLimitBytes: number;
+  /** Where the connection's small writes wait for the end of the event loop's turn; null: they go at once. */
+  readonly writeBatch: WriteBatch | null;
   /** Bytes read off the connection. */
   readonly rxBytes: Counter;
   readonly txBytes: WriteStats;
@@ -82,7 +85,7 @@ export class Http1ServerConnection implements ServerConnection, ResponseEncoder,
     private readonly connectionId: number,
   ) {
     this.parser = new RequestParser(this, settings, settings.stats, settings.enableTrailers);
-    this.writer = new WatermarkWriter(socket, settings.bufferLimitBytes, settings.txBytes, this);
+    this.writer = new WatermarkWriter(socket, settings.bufferLimitBytes, settings.txBytes, this, settings.writeBatch);
     this.output = new CoalescingWriter(this.writer);
     // A client may half-close after its request and still read the response.
     socket.allowHalfOpen = true;
@@ -375,6 +378,8 @@ export class Http1ServerConnection implements ServerConnection, ResponseEncoder,
   private destroy(): void {
     if (this.socket.destroyed) return;
     this.closedLocally = true;
+    // What was written before the close goes out, as it did before writes waited for the turn's end.
+    this.writer.flushBatched();
     this.socket.destroy();
   }
 

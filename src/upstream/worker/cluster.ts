@@ -33,6 +33,7 @@ import { PrioritySet } from './priority_set';
 import type { DownstreamAddresses } from '../../network/downstream_addresses';
 import type { RandomSource } from '../../common/random';
 import type { SecretSource } from '../../tls/secret_store';
+import type { WriteBatch } from '../../network/write_batch';
 
 /** An update made for another version than this worker's: applying it would lose changes. */
 export class MembershipVersionError extends Error {
@@ -107,6 +108,8 @@ export interface ClusterEnvironment {
   readonly onHostsPicked: (cluster: string, addresses: readonly SocketAddress[]) => void;
   /** Times what a cluster-provided balancer batches (ORIGINAL_DST's pick reports). */
   readonly clock: Clock;
+  /** Where upstream connections' small writes wait for the end of the event loop's turn (see ConnectionTarget); none: they go at once. */
+  readonly writeBatch?: WriteBatch | null;
   /** The secrets the clusters' TLS contexts name (static_resources.secrets, SDS). */
   readonly secrets: SecretSource;
 }
@@ -401,7 +404,7 @@ export class Cluster {
       if (host.slot === null && pendingStats === null) throw new Error(`host ${host.addressString} of cluster '${this.info.name}' has no stats slot`);
       const hostStats = pendingStats ?? this.store.hostStats(host.slot!);
       resources = {
-        target: { host, hostStats, cluster: this.info, readBuffer: this.readBuffer, connector: this.info.connectorFor(host), logs: this.environment.connectionLogs, clock: this.environment.clock },
+        target: { host, hostStats, cluster: this.info, readBuffer: this.readBuffer, connector: this.info.connectorFor(host), logs: this.environment.connectionLogs, clock: this.environment.clock, writeBatch: this.environment.writeBatch ?? null },
         pools: emptyPools(),
         downstreamPools: null,
         activeRequests: pendingStats?.rq_active ?? this.store.hostStatSum(host.slot!, 'rq_active'),

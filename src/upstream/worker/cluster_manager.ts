@@ -17,6 +17,7 @@ import type { DownstreamAddresses } from '../../network/downstream_addresses';
 import { applyUpdate, type ClusterSnapshot, emptySnapshot, type MembershipUpdate } from '../shared/membership';
 import type { PrioritySet } from './priority_set';
 import { type RandomSource, mathRandom } from '../../common/random';
+import type { WriteBatch } from '../../network/write_batch';
 
 /** The largest read a socket makes at once: Node's own default. */
 const READ_BUFFER_BYTES = 64 * 1024;
@@ -58,6 +59,8 @@ export interface ClusterManagerOptions {
   readonly onHostsPicked?: ClusterEnvironment['onHostsPicked'];
   /** Default: the system clock. */
   readonly clock?: Clock;
+  /** The worker's (see ClusterEnvironment.writeBatch). Default: none, the writes go at once (--mode validate). */
+  readonly writeBatch?: WriteBatch;
   /**
    * Builds a cluster only when a request first asks for it. A worker of a proxy with thousands
    * of clusters then starts in time independent of their number and pays only for those its
@@ -113,6 +116,7 @@ export class ClusterManager {
       },
       onHostsPicked: options.onHostsPicked ?? (() => undefined),
       clock: options.clock ?? new SystemClock(),
+      writeBatch: options.writeBatch ?? null,
       secrets: options.secrets ?? new SecretStore([]),
     });
     const byName = new Map(options.snapshots.map((s) => [s.cluster, s]));

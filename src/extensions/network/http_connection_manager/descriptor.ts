@@ -30,6 +30,7 @@ export const HTTP_CONNECTION_MANAGER_FILTER: ExtensionDescriptor<'proxy.filters.
         connectionLog: context.log('connection'),
         ids: context.ids,
         bufferLimitBytes: context.bufferLimitBytes,
+        writeBatch: context.writeBatch,
         localAddress: context.localAddress,
         node: context.node,
         runtime: context.runtime,

@@ -41,6 +41,7 @@ import { ConnectionManager, connectionManagerLogs } from './connection_manager';
 import type { RouteConfigUpdates } from './route_config_updates';
 import { HttpConnectionManagerStats } from './stats';
 import type { StreamTimerSettings } from './stream_timers';
+import type { WriteBatch } from '../../../network/write_batch';
 
 const ROUTER_FILTER = 'proxy.filters.http.router';
 
@@ -66,6 +67,8 @@ export interface HttpConnectionManagerDeps {
   readonly ids: ConnectionIds;
   /** The listener's per_connection_buffer_limit_bytes. */
   readonly bufferLimitBytes: number;
+  /** Where the connections' small writes wait for the end of the event loop's turn; null: they go at once. */
+  readonly writeBatch: WriteBatch | null;
   /** Bootstrap.localAddress: what x-forwarded-for gets for a peer on loopback. */
   readonly localAddress: string | undefined;
   /** Bootstrap.node, for add_user_agent. */
@@ -167,6 +170,7 @@ export class HttpConnectionManagerFactory implements NetworkFilterFactory {
       properCase: config.httpProtocolOptions.headerKeyFormat === 'proper_case_words',
       enableTrailers: config.httpProtocolOptions.enableTrailers,
       bufferLimitBytes: deps.bufferLimitBytes,
+      writeBatch: deps.writeBatch,
       rxBytes: this.stats.downstream_cx_rx_bytes_total,
       txBytes: { written: this.stats.downstream_cx_tx_bytes_total, buffered: this.stats.downstream_cx_tx_bytes_buffered },
       log: http1ServerLog(deps.log),

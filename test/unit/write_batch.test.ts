@@ -1,0 +1,127 @@
+// The write batch on real loopback sockets: small writes of one turn wait, corked, for its end
+// and then leave in order; a write that would cross the low watermark goes at once, after what
+// waited; the buffered gauge comes back to zero either way.
+
+import assert from 'node:assert/strict';
+import * as net from 'node:net';
+import { test, type TestContext } from 'node:test';
+import { setImmediate as nextTurn } from 'node:timers/promises';
+import { WatermarkWriter, type WatermarkCallbacks } from '../../src/network/watermark_writer';
+import { WriteBatch } from '../../src/network/write_batch';
+import type { Counter, Gauge } from '../../src/stats/stats';
+
+const TIMEOUT = { timeout: 10_000 };
+
+/** A stat that counts in this process only. */
+function stat(name: string): Counter & Gauge {
+  let current = 0;
+  return {
+    name,
+    inc: () => current++,
+    dec: () => current--,
+    add: (n: number) => (current += n),
+    sub: (n: number) => (current -= n),
+    set: (v: number) => (current = v),
+    value: () => current,
+  };
+}
+
+const NO_WATERMARKS: WatermarkCallbacks = { onAboveHighWatermark: () => undefined, onBelowLowWatermark: () => undefined };
+
+/** `count` connected pairs on 127.0.0.1: the server's sockets (written) and what each client reads. */
+async function pairs(t: TestContext, count: number): Promise<{ socket: net.Socket; received: () => string; bytes: (n: number) => Promise<string> }[]> {
+  const accepted: net.Socket[] = [];
+  const server = net.createServer((s) => accepted.push(s));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as net.AddressInfo).port;
+  const clients: net.Socket[] = [];
+  for (let i = 0; i < count; i++) {
+    const client = net.connect(port, '127.0.0.1');
+    await new Promise((resolve) => client.once('connect', resolve));
+    clients.push(client);
+  }
+  while (accepted.length < count) await new Promise((resolve) => setTimeout(resolve, 5));
+  t.after(() => {
+    for (const s of [...accepted, ...clients]) s.destroy();
+    server.close();
+  });
+  return clients.map((client, i) => {
+    let text = '';
+    client.setEncoding('latin1');
+    client.on('data', (c: string) => (text += c));
+    const bytes = async (n: number): Promise<string> => {
+      while (text.length < n) await new Promise((resolve) => client.once('data', resolve));
+      return text;
+    };
+    return { socket: accepted[i]!, received: () => text, bytes };
+  });
+}
+
+test('small writes to several sockets wait, corked, for the end of the turn, then leave in order', TIMEOUT, async (t) => {
+  const [a, b] = await pairs(t, 2);
+  const batch = new WriteBatch();
+  const buffered = stat('buffered');
+  const written = stat('written');
+  const writerA = new WatermarkWriter(a!.socket, 64 * 1024, { written, buffered }, NO_WATERMARKS, batch);
+  const writerB = new WatermarkWriter(b!.socket, 64 * 1024, { written, buffered }, NO_WATERMARKS, batch);
+
+  assert.equal(writerA.write('a1 '), false);
+  assert.equal(writerB.writePair('b1 ', Buffer.from('b2 ')), false);
+  assert.equal(writerA.write(Buffer.from('a2')), false);
+  // Nothing reached the kernel yet: it is all in Node's buffers, corked.
+  assert.equal(a!.socket.writableCorked, 1);
+  assert.equal(a!.socket.writableLength, 5);
+  assert.equal(b!.socket.writableLength, 6);
+  assert.equal(written.value(), 11);
+
+  await nextTurn();
+  assert.equal(a!.socket.writableCorked, 0);
+  assert.equal(b!.socket.writableCorked, 0);
+  assert.equal(await a!.bytes(5), 'a1 a2');
+  assert.equal(await b!.bytes(6), 'b1 b2 ');
+  assert.equal(buffered.value(), 0);
+
+  // The next turn's writes are batched again.
+  writerA.write('a3');
+  assert.equal(a!.socket.writableCorked, 1);
+  await nextTurn();
+  assert.equal(await a!.bytes(7), 'a1 a2a3');
+});
+
+test('a write that would cross the low watermark goes at once, after what waited', TIMEOUT, async (t) => {
+  const [a] = await pairs(t, 1);
+  const buffered = stat('buffered');
+  // Low watermark: 512 bytes.
+  const writer = new WatermarkWriter(a!.socket, 1024, { written: stat('written'), buffered }, NO_WATERMARKS, new WriteBatch());
+  writer.write('x'.repeat(100));
+  assert.equal(a!.socket.writableCorked, 1);
+  writer.write(Buffer.alloc(600, 'y'));
+  assert.equal(a!.socket.writableCorked, 0, 'uncorked by the large write');
+  const text = await a!.bytes(700);
+  assert.equal(text, 'x'.repeat(100) + 'y'.repeat(600));
+  await nextTurn();
+  assert.equal(buffered.value(), 0);
+});
+
+test('without a batch every write goes to the kernel at once', TIMEOUT, async (t) => {
+  const [a] = await pairs(t, 1);
+  const writer = new WatermarkWriter(a!.socket, 1024, { written: stat('written'), buffered: stat('buffered') }, NO_WATERMARKS);
+  writer.write('now');
+  assert.equal(a!.socket.writableCorked, 0);
+  assert.equal(a!.socket.writableLength, 0);
+  assert.equal(await a!.bytes(3), 'now');
+});
+
+test('a socket destroyed before the end of the turn is left alone by the flush', TIMEOUT, async (t) => {
+  const [a, b] = await pairs(t, 2);
+  const batch = new WriteBatch();
+  const buffered = stat('buffered');
+  const writerA = new WatermarkWriter(a!.socket, 1024, { written: stat('written'), buffered }, NO_WATERMARKS, batch);
+  const writerB = new WatermarkWriter(b!.socket, 1024, { written: stat('written'), buffered }, NO_WATERMARKS, batch);
+  writerA.write('lost');
+  writerB.write('kept');
+  a!.socket.destroy();
+  await nextTurn();
+  assert.equal(await b!.bytes(4), 'kept');
+  assert.equal(a!.received(), '');
+});
