@@ -1,6 +1,8 @@
 // Runs h2load (nghttp2's HTTP/2 load generator) and reads its report. The parser is pure so
 // that it is tested on recorded output; a report without totals is an error, never zeros.
 
+import { existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { pinnedTo } from './cpu_pinning';
 import type { LoadResult } from './load_result';
 import { describeExit, type ProcessGroups } from './process_group';
@@ -63,4 +65,11 @@ export async function runH2load(processes: ProcessGroups, run: H2loadRun): Promi
     throw new H2loadRunError(`h2load ${describeExit(status)}: ${(h2load.stderr() || h2load.stdout()).trim()}`);
   }
   return parseH2loadOutput(h2load.stdout());
+}
+
+/** A file of `bytes` bytes in `dir` for h2load -d to post (written once); its path. */
+export function requestBodyFile(dir: string, bytes: number): string {
+  const path = join(dir, `request-body-${bytes}`);
+  if (!existsSync(path)) writeFileSync(path, 'x'.repeat(bytes));
+  return path;
 }

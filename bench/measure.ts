@@ -2,9 +2,7 @@
 // of the proxy's whole process tree so that CPU per request covers exactly the requests the
 // load generator counted.
 
-import { existsSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { runH2load } from './h2load';
+import { requestBodyFile, runH2load } from './h2load';
 import type { LoadResult } from './load_result';
 import type { Row } from './plan';
 import { readTreeCpuTicks } from './proc_cpu';
@@ -35,7 +33,7 @@ export async function measureRow(load: LoadGenerator, rounds: number, service: R
   const { processes, settings, cpu } = load;
   const group = row.group;
   const url = `${group.layer === 'tls' ? 'https' : 'http'}://127.0.0.1:${service.port}${group.path}`;
-  const bodyPath = group.requestBodyBytes === undefined ? undefined : writeRequestBody(load.runDir, group.requestBodyBytes);
+  const bodyPath = group.requestBodyBytes === undefined ? undefined : requestBodyFile(load.runDir, group.requestBodyBytes);
   const run = (durationSeconds: number): Promise<LoadResult> =>
     group.load === 'h2load'
       ? runH2load(processes, { url, connections: settings.connections, streams: H2_STREAMS, durationSeconds, cpu, bodyPath })
@@ -59,13 +57,6 @@ export async function measureRow(load: LoadGenerator, rounds: number, service: R
     measured.push({ load: result, cpuTicks: before === null || after === null ? null : after - before });
   }
   return measured;
-}
-
-/** A request body of `bytes` bytes in `dir` (written once); its path. */
-function writeRequestBody(dir: string, bytes: number): string {
-  const path = join(dir, `request-body-${bytes}`);
-  if (!existsSync(path)) writeFileSync(path, 'x'.repeat(bytes));
-  return path;
 }
 
 /**

@@ -20,6 +20,8 @@ export const SMALL_BODY = 'Hello, World!';
 export const SMALL_PATH = '/';
 export const LARGE_PATH = '/16k';
 export const LARGE_BODY_BYTES = 16 * 1024;
+/** What the h2-post row's requests carry: a gRPC unary call's size. */
+export const POST_BODY_BYTES = 100;
 
 export interface Group {
   readonly id: string;
@@ -62,7 +64,7 @@ export const GROUPS: readonly Group[] = [
     layer: 'h2',
     path: SMALL_PATH,
     load: 'h2load',
-    requestBodyBytes: 100,
+    requestBodyBytes: POST_BODY_BYTES,
   },
   { id: 'tls', title: 'TLS termination, keep-alive, 13-byte body', layer: 'tls', path: SMALL_PATH, load: 'wrk' },
   {

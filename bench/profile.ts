@@ -1,4 +1,4 @@
-// `make bench-profile`: where the L7 request path's CPU goes. A row's proxy carries its load,
+// `make bench-profile`: where the request path's CPU goes. A row's proxy carries its load,
 // pinned as `make bench` pins it, while the admin's /cpuprofiler records; the worker's profile is
 // summarized as its top self-time entries. By default the row is the features row (a file access
 // log, health checks, circuit breakers, outlier detection, a retry policy, LEAST_REQUEST) under
@@ -9,11 +9,11 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { describePinning } from './cpu_pinning';
-import { runH2load } from './h2load';
+import { requestBodyFile, runH2load } from './h2load';
 import { runMain } from './interrupt';
 import type { LoadResult } from './load_result';
 import { H2_STREAMS } from './measure';
-import { SMALL_PATH } from './plan';
+import { type Layer, POST_BODY_BYTES, SMALL_PATH } from './plan';
 import { formatProfileSummary, summarizeCpuProfile, type CpuProfile } from './profile_summary';
 import { readProfileSettings, type ProfileSettings } from './profile_settings';
 import { startProxy, writeProxyLaunch } from './services';
@@ -26,7 +26,11 @@ const ROW_TITLES: Record<ProfileSettings['row'], string> = {
   features: "the worker of `make bench`'s features row (proxy-features), HTTP/1.1",
   http: 'the worker of the L7 route and router row, HTTP/1.1',
   h2: 'the worker of the HTTP/2 downstream row, h2load',
+  'h2-post': `the worker of the HTTP/2 downstream row, h2load posting ${POST_BODY_BYTES}-byte bodies`,
+  tcp: 'the worker of the tcp_proxy row (L4), HTTP/1.1 through it',
 };
+
+const ROW_LAYERS: Record<ProfileSettings['row'], Layer> = { features: 'http', http: 'http', h2: 'h2', 'h2-post': 'h2', tcp: 'tcp' };
 
 async function main(): Promise<number> {
   const settings = readProfileSettings(process.env, REPO_ROOT);
@@ -36,13 +40,15 @@ async function main(): Promise<number> {
     const upstreamPort = await startBenchUpstream(session);
     const profileBase = join(runDir, 'profile');
     const variant = { profilePath: profileBase, httpFilters: filters };
-    const launch = await writeProxyLaunch(join(runDir, 'proxy'), row === 'features' ? 'proxy-features' : 'proxy', row === 'h2' ? 'h2' : 'http', upstreamPort, null, variant);
+    const layer = ROW_LAYERS[row];
+    const launch = await writeProxyLaunch(join(runDir, 'proxy'), row === 'features' ? 'proxy-features' : 'proxy', layer, upstreamPort, null, variant);
     await startProxy(processes, launch, REPO_ROOT, pinning?.proxyCpu ?? null);
     const url = `http://127.0.0.1:${launch.port}${SMALL_PATH}`;
     const cpu = pinning?.loadCpu ?? null;
+    const bodyPath = row === 'h2-post' ? requestBodyFile(runDir, POST_BODY_BYTES) : undefined;
     const run = (durationSeconds: number): Promise<LoadResult> =>
-      row === 'h2'
-        ? runH2load(processes, { url, connections: load.connections, streams: H2_STREAMS, durationSeconds, cpu })
+      layer === 'h2'
+        ? runH2load(processes, { url, connections: load.connections, streams: H2_STREAMS, durationSeconds, cpu, bodyPath })
         : runWrk(processes, { url, connections: load.connections, threads: load.threads, durationSeconds, cpu });
     await run(load.warmupSeconds);
     await profiler(launch.adminPort, 'y');
@@ -51,9 +57,9 @@ async function main(): Promise<number> {
     const workerFile = files.find((file) => file.endsWith('.worker-0.cpuprofile'));
     if (workerFile === undefined) throw new Error(`no worker profile among ${files.join(', ')}`);
     const summary = summarizeCpuProfile(JSON.parse(readFileSync(workerFile, 'utf8')) as CpuProfile, settings.top);
-    const generator = row === 'h2' ? `h2load -c${load.connections} -m${H2_STREAMS}` : `wrk -t${load.threads} -c${load.connections}`;
+    const generator = layer === 'h2' ? `h2load -c${load.connections} -m${H2_STREAMS}` : `wrk -t${load.threads} -c${load.connections}`;
     const text =
-      `# The L7 request path's CPU profile: ${ROW_TITLES[row]}${filters.length > 0 ? `, with ${filters.join(', ')} before the router` : ''},\n` +
+      `# The request path's CPU profile: ${ROW_TITLES[row]}${filters.length > 0 ? `, with ${filters.join(', ')} before the router` : ''},\n` +
       `# 13-byte body, ${generator} for ${load.durationSeconds} s, ${describePinning(pinning)}.\n` +
       `# Top ${settings.top} entries by self time; written by \`make bench-profile\` (bench/profile.ts) at ${new Date().toISOString()}.\n` +
       `# ${Math.round(result.requestsPerSecond).toLocaleString('en-US')} requests/s while recording.\n\n` +

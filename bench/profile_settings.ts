@@ -5,8 +5,11 @@ import { join } from 'node:path';
 import { type BenchHttpFilter, parseBenchHttpFilters } from './proxy_config';
 import { BenchSettingsError, readLoadSettings, type LoadSettings } from './settings';
 
-/** features: `make bench`'s features row (HTTP/1.1); http: route and router only; h2: HTTP/2 downstream under h2load. */
-export const PROFILE_ROWS = ['features', 'http', 'h2'] as const;
+/**
+ * features: `make bench`'s features row (HTTP/1.1); http: route and router only; h2 and h2-post:
+ * HTTP/2 downstream under h2load, GETs or 100-byte POSTs; tcp: tcp_proxy under wrk.
+ */
+export const PROFILE_ROWS = ['features', 'http', 'h2', 'h2-post', 'tcp'] as const;
 export type ProfileRow = (typeof PROFILE_ROWS)[number];
 
 export interface ProfileSettings {
