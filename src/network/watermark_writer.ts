@@ -38,8 +38,8 @@ export class WatermarkWriter implements BatchedWriter {
   private batched = false;
 
   /**
-   * `limit` 0 means no limit, as Envoy's per_connection_buffer_limit_bytes. With a `batch`,
-   * writes that leave the buffer under the low watermark wait for the end of the turn.
+   * `limit` 0 means no limit, as Envoy's per_connection_buffer_limit_bytes. With a `batch`, while
+   * it holds, writes that leave the buffer under the low watermark wait for the end of the turn.
    */
   constructor(
     private readonly socket: net.Socket,
@@ -107,20 +107,22 @@ export class WatermarkWriter implements BatchedWriter {
   }
 
   /**
-   * True when `bytes` more wait for the end of the turn, the socket corked for it. A write that
-   * would take the buffer over the low watermark goes at once, after what waited, and is tracked.
+   * True when `bytes` more wait for the end of the turn, the socket corked for it. Any other write
+   * (the batch does not hold, or it would take the buffer over the low watermark) goes at once,
+   * after what waited, and is tracked.
    */
   private defer(bytes: number): boolean {
-    if (this.batch === null) return false;
+    const batch = this.batch;
+    if (batch === null) return false;
     const socket = this.socket;
-    if (socket.writableLength + bytes > this.low || socket.destroyed) {
+    if (!batch.holds || socket.writableLength + bytes > this.low || socket.destroyed) {
       this.flushBatched();
       return false;
     }
     if (!this.batched) {
       this.batched = true;
       socket.cork();
-      this.batch.add(this);
+      batch.add(this);
     }
     return true;
   }

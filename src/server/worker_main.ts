@@ -142,8 +142,8 @@ async function run(
   const logFactory = loggerFactory(logs);
   const ids = ConnectionIds.forWorker(init.workerIndex, init.workerCount);
   const clock = new SystemClock();
-  // Shared by the worker's downstream and upstream connections: one flush at the end of each turn.
-  const writeBatch = new WriteBatch();
+  // Shared by the worker's HTTP/1 connections, downstream and upstream: one flush at the end of a busy turn.
+  const writeBatch = new WriteBatch(clock);
   // The TLS contexts look their secrets up here before each connection.
   const secrets = new SecretStore(bootstrap.secrets);
   for (const secret of start.secrets) secrets.set(secret);
@@ -243,6 +243,7 @@ async function run(
       .then(() => {
         clusters.close();
         drain.close();
+        writeBatch.close();
         // The connections are closed and logged: their entries are written before the exit.
         return accessLogFiles.close();
       })

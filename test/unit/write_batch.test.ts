@@ -1,14 +1,16 @@
-// The write batch on real loopback sockets: small writes of one turn wait, corked, for its end
-// and then leave in order; a write that would cross the low watermark goes at once, after what
-// waited; the buffered gauge comes back to zero either way.
+// The write batch on real loopback sockets: while the event loop is busy, small writes of one turn
+// wait, corked, for its end and then leave in order; a write that would cross the low watermark
+// goes at once, after what waited; the buffered gauge comes back to zero either way. An event loop
+// with time to spare writes at once.
 
 import assert from 'node:assert/strict';
 import * as net from 'node:net';
 import { test, type TestContext } from 'node:test';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { WatermarkWriter, type WatermarkCallbacks } from '../../src/network/watermark_writer';
-import { WriteBatch } from '../../src/network/write_batch';
+import { holdsAfter, WriteBatch } from '../../src/network/write_batch';
 import type { Counter, Gauge } from '../../src/stats/stats';
+import { ManualClock } from '../helpers/manual_clock';
 
 const TIMEOUT = { timeout: 10_000 };
 
@@ -24,6 +26,22 @@ function stat(name: string): Counter & Gauge {
     set: (v: number) => (current = v),
     value: () => current,
   };
+}
+
+/** Keeps the event loop busy for `ms`: its utilization over that time is about 1. */
+function spin(ms: number): void {
+  const end = performance.now() + ms;
+  while (performance.now() < end);
+}
+
+/** A batch whose first utilization sample found the event loop busy: it holds small writes. */
+function busyBatch(): WriteBatch {
+  const clock = new ManualClock();
+  const batch = new WriteBatch(clock);
+  spin(150);
+  clock.advance(100);
+  assert.equal(batch.holds, true);
+  return batch;
 }
 
 const NO_WATERMARKS: WatermarkCallbacks = { onAboveHighWatermark: () => undefined, onBelowLowWatermark: () => undefined };
@@ -57,9 +75,37 @@ async function pairs(t: TestContext, count: number): Promise<{ socket: net.Socke
   });
 }
 
+test('holding starts above 80% event loop utilization and ends below 60%', () => {
+  assert.equal(holdsAfter(false, 0.8), false);
+  assert.equal(holdsAfter(false, 0.81), true);
+  assert.equal(holdsAfter(true, 0.6), true);
+  assert.equal(holdsAfter(true, 0.59), false);
+});
+
+test('a batch holds writes only after a busy period of the event loop, and lets go after a quiet one', TIMEOUT, async (t) => {
+  const [a] = await pairs(t, 1);
+  const clock = new ManualClock();
+  const batch = new WriteBatch(clock);
+  t.after(() => batch.close());
+  const writer = new WatermarkWriter(a!.socket, 64 * 1024, { written: stat('written'), buffered: stat('buffered') }, NO_WATERMARKS, batch);
+  writer.write('idle ');
+  assert.equal(a!.socket.writableCorked, 0, 'written at once while nothing was measured busy');
+  spin(150);
+  clock.advance(100);
+  writer.write('busy ');
+  assert.equal(a!.socket.writableCorked, 1, 'held after a busy period');
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  clock.advance(100);
+  assert.equal(batch.holds, false);
+  writer.write('quiet');
+  assert.equal(a!.socket.writableCorked, 0);
+  assert.equal(await a!.bytes(15), 'idle busy quiet');
+});
+
 test('small writes to several sockets wait, corked, for the end of the turn, then leave in order', TIMEOUT, async (t) => {
   const [a, b] = await pairs(t, 2);
-  const batch = new WriteBatch();
+  const batch = busyBatch();
+  t.after(() => batch.close());
   const buffered = stat('buffered');
   const written = stat('written');
   const writerA = new WatermarkWriter(a!.socket, 64 * 1024, { written, buffered }, NO_WATERMARKS, batch);
@@ -92,7 +138,9 @@ test('a write that would cross the low watermark goes at once, after what waited
   const [a] = await pairs(t, 1);
   const buffered = stat('buffered');
   // Low watermark: 512 bytes.
-  const writer = new WatermarkWriter(a!.socket, 1024, { written: stat('written'), buffered }, NO_WATERMARKS, new WriteBatch());
+  const batch = busyBatch();
+  t.after(() => batch.close());
+  const writer = new WatermarkWriter(a!.socket, 1024, { written: stat('written'), buffered }, NO_WATERMARKS, batch);
   writer.write('x'.repeat(100));
   assert.equal(a!.socket.writableCorked, 1);
   writer.write(Buffer.alloc(600, 'y'));
@@ -114,7 +162,8 @@ test('without a batch every write goes to the kernel at once', TIMEOUT, async (t
 
 test('a socket destroyed before the end of the turn is left alone by the flush', TIMEOUT, async (t) => {
   const [a, b] = await pairs(t, 2);
-  const batch = new WriteBatch();
+  const batch = busyBatch();
+  t.after(() => batch.close());
   const buffered = stat('buffered');
   const writerA = new WatermarkWriter(a!.socket, 1024, { written: stat('written'), buffered }, NO_WATERMARKS, batch);
   const writerB = new WatermarkWriter(b!.socket, 1024, { written: stat('written'), buffered }, NO_WATERMARKS, batch);
