@@ -378,7 +378,7 @@ export class Http1ServerConnection implements ServerConnection, ResponseEncoder,
   private destroy(): void {
     if (this.socket.destroyed) return;
     this.closedLocally = true;
-    // What was written before the close goes out, as it did before writes waited for the turn's end.
+    // What was written before a reset still goes out, also what the write batch holds for the turn's end.
     this.writer.flushBatched();
     this.socket.destroy();
   }
