@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type * as net from 'node:net';
+import type { Writable } from 'node:stream';
 
 /** A payload of `size` bytes that is not all one byte, and its sha256. */
 export function payload(size: number): { data: Buffer; sha256: string } {
@@ -20,19 +21,23 @@ export interface Pusher {
   accepted(): number;
 }
 
-/** Writes `data` to `socket` in slices, each once the last left Node's buffer. */
-export function push(socket: net.Socket, data: Buffer, slice = 64 * 1024): Pusher {
+/**
+ * Writes `data` to `socket` (or an HTTP/2 stream) in slices, each once the last left Node's
+ * buffer; with `end`, ends it after the last.
+ */
+export function push(socket: Writable, data: Buffer, slice = 64 * 1024, end = false): Pusher {
   let offset = 0;
   const next = (): void => {
     while (offset < data.length) {
-      const end = Math.min(offset + slice, data.length);
-      const more = socket.write(data.subarray(offset, end));
-      offset = end;
+      const sliceEnd = Math.min(offset + slice, data.length);
+      const more = socket.write(data.subarray(offset, sliceEnd));
+      offset = sliceEnd;
       if (!more) {
         socket.once('drain', next);
         return;
       }
     }
+    if (end) socket.end();
   };
   next();
   return { accepted: () => offset - socket.writableLength };

@@ -9,7 +9,7 @@ import * as http from 'node:http';
 import * as http2 from 'node:http2';
 import * as net from 'node:net';
 import { test, type TestContext } from 'node:test';
-import { bodyAfterHead, payload, stalled } from '../helpers/backpressure';
+import { bodyAfterHead, payload, push, stalled } from '../helpers/backpressure';
 import { httpListener } from '../helpers/config_fixtures';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -403,21 +403,7 @@ test('an HTTP/2 upload to an upstream that does not read is held back by the str
   const status = new Promise<number>((resolve) => stream.on('response', (h) => resolve(Number(h[':status']))));
   stream.resume();
   const { data, sha256 } = payload(size);
-  let offset = 0;
-  const next = (): void => {
-    while (offset < data.length) {
-      const end = Math.min(offset + limit, data.length);
-      const more = stream.write(data.subarray(offset, end));
-      offset = end;
-      if (!more) {
-        stream.once('drain', next);
-        return;
-      }
-    }
-    stream.end();
-  };
-  next();
-  const pusher = { accepted: () => offset - stream.writableLength };
+  const pusher = push(stream, data, limit, true);
   await stalled(pusher, () => upstreamSocket !== null);
   assert.ok(pusher.accepted() < size / 2, `the client sent ${pusher.accepted()} of ${size} bytes to an upstream that reads nothing`);
   assert.ok(((await proxy.stat('http.ingress_http.downstream_flow_control_paused_reading_total')) ?? 0) > 0);

@@ -35,9 +35,10 @@ function spin(ms: number): void {
 }
 
 /** A batch whose first utilization sample found the event loop busy: it holds small writes. */
-function busyBatch(): WriteBatch {
+function busyBatch(t: TestContext): WriteBatch {
   const clock = new ManualClock();
   const batch = new WriteBatch(clock);
+  t.after(() => batch.close());
   spin(150);
   clock.advance(100);
   assert.equal(batch.holds, true);
@@ -45,6 +46,16 @@ function busyBatch(): WriteBatch {
 }
 
 const NO_WATERMARKS: WatermarkCallbacks = { onAboveHighWatermark: () => undefined, onBelowLowWatermark: () => undefined };
+
+/** `count` pairs (see pairs), each server side written through a writer of `limit` on one busy batch, their stats shared. */
+async function batchedPairs(t: TestContext, count: number, limit: number) {
+  const peers = await pairs(t, count);
+  const batch = busyBatch(t);
+  const written = stat('written');
+  const buffered = stat('buffered');
+  const writers = peers.map((peer) => new WatermarkWriter(peer.socket, limit, { written, buffered }, NO_WATERMARKS, batch));
+  return { peers, writers, written, buffered };
+}
 
 /** `count` connected pairs on 127.0.0.1: the server's sockets (written) and what each client reads. */
 async function pairs(t: TestContext, count: number): Promise<{ socket: net.Socket; received: () => string; bytes: (n: number) => Promise<string> }[]> {
@@ -103,17 +114,11 @@ test('a batch holds writes only after a busy period of the event loop, and lets 
 });
 
 test('small writes to several sockets wait, corked, for the end of the turn, then leave in order', TIMEOUT, async (t) => {
-  const [a, b] = await pairs(t, 2);
-  const batch = busyBatch();
-  t.after(() => batch.close());
-  const buffered = stat('buffered');
-  const written = stat('written');
-  const writerA = new WatermarkWriter(a!.socket, 64 * 1024, { written, buffered }, NO_WATERMARKS, batch);
-  const writerB = new WatermarkWriter(b!.socket, 64 * 1024, { written, buffered }, NO_WATERMARKS, batch);
+  const { peers: [a, b], writers: [writerA, writerB], written, buffered } = await batchedPairs(t, 2, 64 * 1024);
 
-  assert.equal(writerA.write('a1 '), false);
-  assert.equal(writerB.writePair('b1 ', Buffer.from('b2 ')), false);
-  assert.equal(writerA.write(Buffer.from('a2')), false);
+  assert.equal(writerA!.write('a1 '), false);
+  assert.equal(writerB!.writePair('b1 ', Buffer.from('b2 ')), false);
+  assert.equal(writerA!.write(Buffer.from('a2')), false);
   // Nothing reached the kernel yet: it is all in Node's buffers, corked.
   assert.equal(a!.socket.writableCorked, 1);
   assert.equal(a!.socket.writableLength, 5);
@@ -128,7 +133,7 @@ test('small writes to several sockets wait, corked, for the end of the turn, the
   assert.equal(buffered.value(), 0);
 
   // The next turn's writes are batched again.
-  writerA.write('a3');
+  writerA!.write('a3');
   assert.equal(a!.socket.writableCorked, 1);
   await nextTurn();
   assert.equal(await a!.bytes(7), 'a1 a2a3');
@@ -138,8 +143,7 @@ test('a write that would cross the low watermark goes at once, after what waited
   const [a] = await pairs(t, 1);
   const buffered = stat('buffered');
   // Low watermark: 512 bytes.
-  const batch = busyBatch();
-  t.after(() => batch.close());
+  const batch = busyBatch(t);
   const writer = new WatermarkWriter(a!.socket, 1024, { written: stat('written'), buffered }, NO_WATERMARKS, batch);
   writer.write('x'.repeat(100));
   assert.equal(a!.socket.writableCorked, 1);
@@ -161,14 +165,9 @@ test('without a batch every write goes to the kernel at once', TIMEOUT, async (t
 });
 
 test('a socket destroyed before the end of the turn is left alone by the flush', TIMEOUT, async (t) => {
-  const [a, b] = await pairs(t, 2);
-  const batch = busyBatch();
-  t.after(() => batch.close());
-  const buffered = stat('buffered');
-  const writerA = new WatermarkWriter(a!.socket, 1024, { written: stat('written'), buffered }, NO_WATERMARKS, batch);
-  const writerB = new WatermarkWriter(b!.socket, 1024, { written: stat('written'), buffered }, NO_WATERMARKS, batch);
-  writerA.write('lost');
-  writerB.write('kept');
+  const { peers: [a, b], writers: [writerA, writerB] } = await batchedPairs(t, 2, 1024);
+  writerA!.write('lost');
+  writerB!.write('kept');
   a!.socket.destroy();
   await nextTurn();
   assert.equal(await b!.bytes(4), 'kept');
