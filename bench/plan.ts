@@ -39,6 +39,9 @@ export interface Group {
   readonly requestBodyBytes?: number;
 }
 
+/** The paced row's wait between a connection's response and its next request. */
+export const PACED_MS = 10;
+
 export const GROUPS: readonly Group[] = [
   { id: 'http', title: 'HTTP/1.1, 13-byte body', layer: 'http', path: SMALL_PATH, load: 'wrk' },
   { id: 'http-16k', title: 'HTTP/1.1, 16 KiB body', layer: 'http', path: LARGE_PATH, load: 'wrk' },
@@ -48,7 +51,7 @@ export const GROUPS: readonly Group[] = [
     layer: 'http',
     path: SMALL_PATH,
     load: 'wrk',
-    pacedMs: 10,
+    pacedMs: PACED_MS,
   },
   { id: 'tcp', title: 'TCP proxy (HTTP/1.1 through an L4 hop), 13-byte body', layer: 'tcp', path: SMALL_PATH, load: 'wrk' },
   {

@@ -13,24 +13,27 @@ import { requestBodyFile, runH2load } from './h2load';
 import { runMain } from './interrupt';
 import type { LoadResult } from './load_result';
 import { H2_STREAMS } from './measure';
-import { type Layer, POST_BODY_BYTES, SMALL_PATH } from './plan';
+import { type Layer, PACED_MS, POST_BODY_BYTES, SMALL_PATH } from './plan';
 import { formatProfileSummary, summarizeCpuProfile, type CpuProfile } from './profile_summary';
 import { readProfileSettings, type ProfileSettings } from './profile_settings';
 import { startProxy, writeProxyLaunch } from './services';
 import { startBenchUpstream, withSession } from './session';
+import { makeCertificate } from './tls_certificate';
 import { runWrk } from './wrk';
 
 const REPO_ROOT = resolve(__dirname, '..', '..');
 
 const ROW_TITLES: Record<ProfileSettings['row'], string> = {
   features: "the worker of `make bench`'s features row (proxy-features), HTTP/1.1",
+  paced: "the worker of `make bench`'s features row (proxy-features) under the paced row's load, HTTP/1.1",
   http: 'the worker of the L7 route and router row, HTTP/1.1',
   h2: 'the worker of the HTTP/2 downstream row, h2load',
   'h2-post': `the worker of the HTTP/2 downstream row, h2load posting ${POST_BODY_BYTES}-byte bodies`,
+  tls: 'the worker of the TLS termination row (keep-alive), HTTP/1.1 over TLS',
   tcp: 'the worker of the tcp_proxy row (L4), HTTP/1.1 through it',
 };
 
-const ROW_LAYERS: Record<ProfileSettings['row'], Layer> = { features: 'http', http: 'http', h2: 'h2', 'h2-post': 'h2', tcp: 'tcp' };
+const ROW_LAYERS: Record<ProfileSettings['row'], Layer> = { features: 'http', paced: 'http', http: 'http', h2: 'h2', 'h2-post': 'h2', tls: 'tls', tcp: 'tcp' };
 
 async function main(): Promise<number> {
   const settings = readProfileSettings(process.env, REPO_ROOT);
@@ -41,15 +44,16 @@ async function main(): Promise<number> {
     const profileBase = join(runDir, 'profile');
     const variant = { profilePath: profileBase, httpFilters: filters };
     const layer = ROW_LAYERS[row];
-    const launch = await writeProxyLaunch(join(runDir, 'proxy'), row === 'features' ? 'proxy-features' : 'proxy', layer, upstreamPort, null, variant);
+    const certificate = layer === 'tls' ? makeCertificate(runDir) : null;
+    const launch = await writeProxyLaunch(join(runDir, 'proxy'), row === 'features' || row === 'paced' ? 'proxy-features' : 'proxy', layer, upstreamPort, certificate, variant);
     await startProxy(processes, launch, REPO_ROOT, pinning?.proxyCpu ?? null);
-    const url = `http://127.0.0.1:${launch.port}${SMALL_PATH}`;
+    const url = `${layer === 'tls' ? 'https' : 'http'}://127.0.0.1:${launch.port}${SMALL_PATH}`;
     const cpu = pinning?.loadCpu ?? null;
     const bodyPath = row === 'h2-post' ? requestBodyFile(runDir, POST_BODY_BYTES) : undefined;
     const run = (durationSeconds: number): Promise<LoadResult> =>
       layer === 'h2'
         ? runH2load(processes, { url, connections: load.connections, streams: H2_STREAMS, durationSeconds, cpu, bodyPath })
-        : runWrk(processes, { url, connections: load.connections, threads: load.threads, durationSeconds, cpu });
+        : runWrk(processes, { url, connections: load.connections, threads: load.threads, durationSeconds, cpu, pacedMs: row === 'paced' ? PACED_MS : undefined });
     await run(load.warmupSeconds);
     await profiler(launch.adminPort, 'y');
     const result = await run(load.durationSeconds);
@@ -57,7 +61,8 @@ async function main(): Promise<number> {
     const workerFile = files.find((file) => file.endsWith('.worker-0.cpuprofile'));
     if (workerFile === undefined) throw new Error(`no worker profile among ${files.join(', ')}`);
     const summary = summarizeCpuProfile(JSON.parse(readFileSync(workerFile, 'utf8')) as CpuProfile, settings.top);
-    const generator = layer === 'h2' ? `h2load -c${load.connections} -m${H2_STREAMS}` : `wrk -t${load.threads} -c${load.connections}`;
+    const generator =
+      layer === 'h2' ? `h2load -c${load.connections} -m${H2_STREAMS}` : `wrk -t${load.threads} -c${load.connections}${row === 'paced' ? `, each connection waiting ${PACED_MS} ms between requests` : ''}`;
     const text =
       `# The request path's CPU profile: ${ROW_TITLES[row]}${filters.length > 0 ? `, with ${filters.join(', ')} before the router` : ''},\n` +
       `# 13-byte body, ${generator} for ${load.durationSeconds} s, ${describePinning(pinning)}.\n` +

@@ -6,10 +6,12 @@ import { type BenchHttpFilter, parseBenchHttpFilters } from './proxy_config';
 import { BenchSettingsError, readLoadSettings, type LoadSettings } from './settings';
 
 /**
- * features: `make bench`'s features row (HTTP/1.1); http: route and router only; h2 and h2-post:
- * HTTP/2 downstream under h2load, GETs or 100-byte POSTs; tcp: tcp_proxy under wrk.
+ * features: `make bench`'s features row (HTTP/1.1); paced: the same proxy under the paced row's
+ * moderate load; http: route and router only; h2 and h2-post: HTTP/2 downstream under h2load,
+ * GETs or 100-byte POSTs; tls: route and router behind TLS termination (keep-alive); tcp: tcp_proxy
+ * under wrk.
  */
-export const PROFILE_ROWS = ['features', 'http', 'h2', 'h2-post', 'tcp'] as const;
+export const PROFILE_ROWS = ['features', 'paced', 'http', 'h2', 'h2-post', 'tls', 'tcp'] as const;
 export type ProfileRow = (typeof PROFILE_ROWS)[number];
 
 export interface ProfileSettings {

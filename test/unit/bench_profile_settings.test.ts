@@ -23,10 +23,11 @@ test('another row writes a file of its own unless PROFILE_OUT says where; filter
   assert.equal(readProfileSettings({ PROFILE_ROW: 'http', PROFILE_OUT: '/tmp/x.txt' }, '/repo').out, '/tmp/x.txt');
   assert.equal(readProfileSettings({ PROFILE_ROW: ' tcp ' }, '/repo').out, '/repo/bench/l7_profile.tcp.txt');
   assert.equal(readProfileSettings({ PROFILE_ROW: 'h2-post' }, '/repo').row, 'h2-post');
+  assert.equal(readProfileSettings({ PROFILE_ROW: 'paced' }, '/repo').out, '/repo/bench/l7_profile.paced.txt');
 });
 
 test('an unknown row, filter or count is refused by its variable', () => {
-  assert.throws(() => readProfileSettings({ PROFILE_ROW: 'tls' }, '/repo'), { name: 'BenchSettingsError', message: /PROFILE_ROW must be one of features, http, h2, h2-post, tcp, got 'tls'/ });
+  assert.throws(() => readProfileSettings({ PROFILE_ROW: 'tls-handshake' }, '/repo'), { name: 'BenchSettingsError', message: /PROFILE_ROW must be one of features, paced, http, h2, h2-post, tls, tcp, got 'tls-handshake'/ });
   assert.throws(() => readProfileSettings({ PROFILE_FILTERS: 'lua' }, '/repo'), { name: 'BenchSettingsError', message: /PROFILE_FILTERS: no bench configuration for HTTP filter 'lua'/ });
   assert.throws(() => readProfileSettings({ PROFILE_TOP: '0' }, '/repo'), { name: 'BenchSettingsError', message: /PROFILE_TOP must be a positive whole number, got '0'/ });
 });
