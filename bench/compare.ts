@@ -16,6 +16,7 @@ import { planRows, planServices, type Layer, type Row, type Selection } from './
 import { addWorktree, buildWorktree, describeCommit, resolveCommit } from './revision_build';
 import { startProxy, writeProxyLaunch, type ProxyLaunch, type RunningService } from './services';
 import { startBenchUpstream, withSession, type Session } from './session';
+import { makeCertificate } from './tls_certificate';
 import { BenchSettingsError, type LoadSettings } from './settings';
 import { roundCpuUsPerRequest, type Round } from './summary';
 import { firstLine, formatCount, formatFailures } from './table';
@@ -101,12 +102,13 @@ async function measureRounds(session: Session, settings: CompareSettings, roots:
   // One bootstrap file per layer, written once: both builds serve the very same configuration,
   // unless HEAD's alone is to write an access log or route through a large table.
   const launches = new Map<Layer, Record<Build, ProxyLaunch>>();
+  const certificate = services.some((service) => service.layer === 'tls') ? makeCertificate(session.runDir) : null;
   for (const service of services) {
     const dir = join(session.runDir, `proxy-${service.layer}`);
-    const base = await writeProxyLaunch(dir, 'proxy', service.layer, upstreamPort, null);
+    const base = await writeProxyLaunch(dir, 'proxy', service.layer, upstreamPort, certificate);
     const headDir = join(session.runDir, `proxy-${service.layer}-variant`);
     const variant = { ...(settings.headAccessLog ? { accessLogPath: join(headDir, 'access.log') } : {}), routeCount: settings.headRoutes, httpFilters: settings.headFilters };
-    const head = settings.headAccessLog || settings.headRoutes > 1 || settings.headFilters.length > 0 ? await writeProxyLaunch(headDir, 'proxy', service.layer, upstreamPort, null, variant) : base;
+    const head = settings.headAccessLog || settings.headRoutes > 1 || settings.headFilters.length > 0 ? await writeProxyLaunch(headDir, 'proxy', service.layer, upstreamPort, certificate, variant) : base;
     launches.set(service.layer, { base, head });
   }
   const load: LoadGenerator = { processes, settings: settings.load, cpu: pinning?.loadCpu ?? null, runDir: session.runDir };

@@ -27,8 +27,8 @@ export interface CompareSettings {
   readonly rows: readonly ComparedGroup[];
 }
 
-/** `make bench`'s groups of our proxy on the data path that can be compared: HTTP/1.1 with either body, tcp_proxy, HTTP/2 downstream (GETs, POSTs). */
-export const COMPARED_GROUPS = ['http', 'http-16k', 'tcp', 'h2', 'h2-post'] as const;
+/** `make bench`'s groups of our proxy on the data path that can be compared: HTTP/1.1 with either body, tcp_proxy, HTTP/2 downstream (GETs, POSTs), TLS termination (keep-alive). */
+export const COMPARED_GROUPS = ['http', 'http-16k', 'tcp', 'h2', 'h2-post', 'tls'] as const;
 export type ComparedGroup = (typeof COMPARED_GROUPS)[number];
 /** Measured when COMPARE_ROWS is unset: the rows every data path change is compared on. */
 const DEFAULT_GROUPS: readonly ComparedGroup[] = ['http', 'http-16k', 'tcp'];

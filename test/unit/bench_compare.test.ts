@@ -55,12 +55,13 @@ test('6 rounds of 10 s by default; COMPARE_ROUNDS and BENCH_DURATION change them
   assert.throws(() => readCompareSettings({ BENCH_DURATION: '3 seconds' }), BenchSettingsError);
 });
 
-test("COMPARE_ROWS picks rows of http, http-16k, tcp, h2 and h2-post, in the table's order; unset, the first three", () => {
+test("COMPARE_ROWS picks rows of http, http-16k, tcp, h2, h2-post and tls, in the table's order; unset, the first three", () => {
   assert.deepEqual(readCompareSettings({}).rows, ['http', 'http-16k', 'tcp']);
   assert.deepEqual(readCompareSettings({ COMPARE_ROWS: 'tcp, http' }).rows, ['http', 'tcp']);
   assert.deepEqual(readCompareSettings({ COMPARE_ROWS: 'h2' }).rows, ['h2']);
   assert.deepEqual(readCompareSettings({ COMPARE_ROWS: 'h2-post,h2' }).rows, ['h2', 'h2-post']);
-  assert.throws(() => readCompareSettings({ COMPARE_ROWS: 'http,tls' }), { name: 'CompareUsageError', message: /'tls' is not one of http, http-16k, tcp, h2, h2-post/ });
+  assert.deepEqual(readCompareSettings({ COMPARE_ROWS: 'tls,http' }).rows, ['http', 'tls']);
+  assert.throws(() => readCompareSettings({ COMPARE_ROWS: 'http,tls-handshake' }), { name: 'CompareUsageError', message: /'tls-handshake' is not one of http, http-16k, tcp, h2, h2-post, tls/ });
 });
 
 test('COMPARE_HEAD names the revision HEAD is built from; unset, HEAD is this checkout', () => {
