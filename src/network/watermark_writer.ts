@@ -2,9 +2,11 @@
 // (writableLength) go over the connection's buffer limit, the writer reports it, and the
 // reader that feeds the socket stops; once they drain to half the limit it may read again.
 // Only writes that can leave the buffer at or over the low watermark carry a write callback,
-// so a connection whose buffer never fills pays one comparison per write.
+// so a connection whose buffer never fills pays one comparison per write; on a TLS socket, whose
+// writes all complete later, so does the first write made with no callback to come.
 
 import type * as net from 'node:net';
+import type * as tls from 'node:tls';
 import type { Counter, Gauge } from '../stats/stats';
 import type { BatchedWriter, WriteBatch } from './write_batch';
 
@@ -36,6 +38,12 @@ export class WatermarkWriter implements BatchedWriter {
   private released = false;
   /** The socket is corked until `batch` flushes it at the end of this turn of the event loop. */
   private batched = false;
+  /**
+   * Its writes complete later, never within write(): node's TLS socket defers every write's
+   * completion, so its buffer never reads empty right after one, and the write itself carries the
+   * callback that follows it (a zero-length write behind it would cost as much as the write).
+   */
+  private readonly completesLater: boolean;
 
   /**
    * `limit` 0 means no limit, as Envoy's per_connection_buffer_limit_bytes. With a `batch`, while
@@ -50,6 +58,7 @@ export class WatermarkWriter implements BatchedWriter {
   ) {
     this.high = limit === 0 ? Infinity : limit;
     this.low = limit === 0 ? Infinity : Math.floor(limit / 2);
+    this.completesLater = (socket as tls.TLSSocket).encrypted === true;
   }
 
   /** True while the buffer has been over the high watermark and not yet back to the low one. */
@@ -64,7 +73,7 @@ export class WatermarkWriter implements BatchedWriter {
   write(data: Buffer | string): boolean {
     this.stats.written.add(data.length);
     if (this.defer(data.length)) {
-      this.socket.write(data, 'latin1');
+      this.socket.write(data, 'latin1', this.completionCallback());
       return this.above;
     }
     if (this.send(data) || this.socket.writableLength !== 0) return this.track();
@@ -77,7 +86,7 @@ export class WatermarkWriter implements BatchedWriter {
     this.stats.written.add(text.length + chunk.length);
     if (this.defer(text.length + chunk.length)) {
       socket.write(text, 'latin1');
-      socket.write(chunk);
+      socket.write(chunk, this.completionCallback());
       return this.above;
     }
     socket.cork();
@@ -127,16 +136,31 @@ export class WatermarkWriter implements BatchedWriter {
     return true;
   }
 
-  /** Writes `data`, with a callback when it may leave the buffer over the low watermark. */
+  /**
+   * Writes `data`, with a callback when it may leave the buffer over the low watermark (or will
+   * leave it non-empty, on a socket whose writes complete later). True when it has one.
+   */
   private send(data: Buffer | string): boolean {
     const socket = this.socket;
-    if (socket.writableLength + data.length <= this.low) {
+    if (socket.writableLength + data.length <= this.low && !this.awaitsCompletion()) {
       socket.write(data, 'latin1');
       return false;
     }
     this.pendingCallbacks++;
     socket.write(data, 'latin1', this.onWritten);
     return true;
+  }
+
+  /** A write that waits for the end of the turn: on a socket whose writes complete later, the first carries the callback. */
+  private completionCallback(): (() => void) | undefined {
+    if (!this.awaitsCompletion()) return undefined;
+    this.pendingCallbacks++;
+    return this.onWritten;
+  }
+
+  /** The next write will leave bytes in the buffer with no callback to come after them. */
+  private awaitsCompletion(): boolean {
+    return this.completesLater && this.pendingCallbacks === 0;
   }
 
   /**

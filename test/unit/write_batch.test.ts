@@ -1,15 +1,21 @@
 // The write batch on real loopback sockets: while the event loop is busy, small writes of one turn
 // wait, corked, for its end and then leave in order; a write that would cross the low watermark
 // goes at once, after what waited; the buffered gauge comes back to zero either way. An event loop
-// with time to spare writes at once.
+// with time to spare writes at once. On a TLS socket, whose writes complete later, the write
+// carries the callback that brings the gauge back, batched or not.
 
 import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
 import * as net from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import * as tls from 'node:tls';
 import { test, type TestContext } from 'node:test';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { WatermarkWriter, type WatermarkCallbacks } from '../../src/network/watermark_writer';
 import { holdsAfter, WriteBatch } from '../../src/network/write_batch';
 import type { Counter, Gauge } from '../../src/stats/stats';
+import { makeCa } from '../helpers/certificates';
 import { ManualClock } from '../helpers/manual_clock';
 
 const TIMEOUT = { timeout: 10_000 };
@@ -172,4 +178,72 @@ test('a socket destroyed before the end of the turn is left alone by the flush',
   await nextTurn();
   assert.equal(await b!.bytes(4), 'kept');
   assert.equal(a!.received(), '');
+});
+
+/** A TLS connection on 127.0.0.1: the server's socket (written), the lengths of the writes made to it, and what the client reads. */
+async function tlsPair(t: TestContext) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'proxy-write-batch-'));
+  t.after(() => fs.rmSync(dir, { recursive: true, force: true }));
+  const { cert, key } = makeCa(dir, 'server', 1);
+  const accepted: tls.TLSSocket[] = [];
+  const server = tls.createServer({ cert: fs.readFileSync(cert), key: fs.readFileSync(key) }, (s) => accepted.push(s));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const client = tls.connect({ port: (server.address() as net.AddressInfo).port, host: '127.0.0.1', rejectUnauthorized: false });
+  await new Promise((resolve) => client.once('secureConnect', resolve));
+  while (accepted.length < 1) await new Promise((resolve) => setTimeout(resolve, 5));
+  const socket = accepted[0]!;
+  t.after(() => {
+    client.destroy();
+    socket.destroy();
+    server.close();
+  });
+  // Counts the writes the writer makes, passing each on unchanged.
+  const writes: number[] = [];
+  const write = socket.write.bind(socket) as (...args: unknown[]) => boolean;
+  socket.write = ((...args: unknown[]) => {
+    writes.push((args[0] as string | Buffer).length);
+    return write(...args);
+  }) as typeof socket.write;
+  let text = '';
+  client.setEncoding('latin1');
+  client.on('data', (c: string) => (text += c));
+  const bytes = async (n: number): Promise<string> => {
+    while (text.length < n) await new Promise((resolve) => client.once('data', resolve));
+    return text;
+  };
+  return { socket, writes, bytes };
+}
+
+/** Waits until `gauge` reads 0. */
+async function drained(gauge: Gauge): Promise<void> {
+  for (let i = 0; i < 200 && gauge.value() !== 0; i++) await new Promise((resolve) => setTimeout(resolve, 5));
+  assert.equal(gauge.value(), 0);
+}
+
+test('on a TLS socket the write itself carries the callback that brings the buffered gauge back to zero', TIMEOUT, async (t) => {
+  const { socket, writes, bytes } = await tlsPair(t);
+  const buffered = stat('buffered');
+  const writer = new WatermarkWriter(socket, 1024, { written: stat('written'), buffered }, NO_WATERMARKS);
+  writer.write('one');
+  assert.notEqual(socket.writableLength, 0, 'a TLS write completes later');
+  assert.equal(buffered.value(), 3);
+  assert.equal(await bytes(3), 'one');
+  await drained(buffered);
+  writer.writePair('two ', Buffer.from('three'));
+  assert.equal(await bytes(12), 'onetwo three');
+  await drained(buffered);
+  assert.deepEqual(writes, [3, 4, 5], 'no zero-length write followed them');
+});
+
+test('on a TLS socket a batched write carries that callback too', TIMEOUT, async (t) => {
+  const { socket, writes, bytes } = await tlsPair(t);
+  const buffered = stat('buffered');
+  const writer = new WatermarkWriter(socket, 1024, { written: stat('written'), buffered }, NO_WATERMARKS, busyBatch(t));
+  writer.write('held ');
+  writer.write('together');
+  assert.equal(socket.writableCorked, 1);
+  await nextTurn();
+  assert.equal(await bytes(13), 'held together');
+  await drained(buffered);
+  assert.deepEqual(writes, [5, 8], 'no zero-length write followed them');
 });
