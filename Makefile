@@ -70,6 +70,7 @@ bench: build
 	bash scripts/install-bench-deps.sh
 	node dist/bench/run.js
 	node dist/bench/hot_restart.js
+	node dist/bench/idle_connections.js
 	node dist/bench/stats_scale.js
 	node dist/bench/eds_update.js
 	node dist/bench/cds_scale.js
