@@ -80,16 +80,19 @@ async function pairs(t: TestContext, count: number): Promise<{ socket: net.Socke
     for (const s of [...accepted, ...clients]) s.destroy();
     server.close();
   });
-  return clients.map((client, i) => {
-    let text = '';
-    client.setEncoding('latin1');
-    client.on('data', (c: string) => (text += c));
-    const bytes = async (n: number): Promise<string> => {
-      while (text.length < n) await new Promise((resolve) => client.once('data', resolve));
-      return text;
-    };
-    return { socket: accepted[i]!, received: () => text, bytes };
-  });
+  return clients.map((client, i) => ({ socket: accepted[i]!, ...reader(client) }));
+}
+
+/** What `client` has read so far, and a wait for its first `n` bytes. */
+function reader(client: net.Socket): { received: () => string; bytes: (n: number) => Promise<string> } {
+  let text = '';
+  client.setEncoding('latin1');
+  client.on('data', (c: string) => (text += c));
+  const bytes = async (n: number): Promise<string> => {
+    while (text.length < n) await new Promise((resolve) => client.once('data', resolve));
+    return text;
+  };
+  return { received: () => text, bytes };
 }
 
 test('holding starts above 80% event loop utilization and ends below 60%', () => {
@@ -204,14 +207,7 @@ async function tlsPair(t: TestContext) {
     writes.push((args[0] as string | Buffer).length);
     return write(...args);
   }) as typeof socket.write;
-  let text = '';
-  client.setEncoding('latin1');
-  client.on('data', (c: string) => (text += c));
-  const bytes = async (n: number): Promise<string> => {
-    while (text.length < n) await new Promise((resolve) => client.once('data', resolve));
-    return text;
-  };
-  return { socket, writes, bytes };
+  return { socket, writes, bytes: reader(client).bytes };
 }
 
 /** Waits until `gauge` reads 0. */
