@@ -16,10 +16,10 @@ import { planRows, planServices, type Layer, type Row, type Selection } from './
 import { addWorktree, buildWorktree, describeCommit, resolveCommit } from './revision_build';
 import { startProxy, writeProxyLaunch, type ProxyLaunch, type RunningService } from './services';
 import { startBenchUpstream, withSession, type Session } from './session';
-import { makeCertificate } from './tls_certificate';
 import { BenchSettingsError, type LoadSettings } from './settings';
 import { roundCpuUsPerRequest, type Round } from './summary';
 import { firstLine, formatCount, formatFailures } from './table';
+import { makeCertificate } from './tls_certificate';
 
 const REPO_ROOT = resolve(__dirname, '..', '..');
 
