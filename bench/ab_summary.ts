@@ -1,7 +1,9 @@
 // The arithmetic of an A/B comparison. BASE (A) and HEAD (B) run the same row in every round,
 // in alternating order; each build reports the median and range of its CPU per request over the
-// rounds, and HEAD/BASE is given twice: as the ratio of the medians, and as the median of each
-// round's own ratio, in which a drift of the machine during the run cancels out.
+// rounds, and HEAD/BASE is given three times: as the ratio of the medians; as the median of each
+// round's own ratio, in which a drift of the machine during the run cancels out; and as the ratio
+// of the minima, which a row whose rounds fall in two modes (a machine that is sometimes slower
+// for a while) does not split, where the median may fall between the modes.
 
 import { median, roundCpuUsPerRequest, summarize, SummaryError, type Round, type RowSummary } from './summary';
 
@@ -44,6 +46,8 @@ export interface Comparison {
   readonly ratioOfMedians: number;
   /** HEAD/BASE of each round's pair. */
   readonly roundRatios: Spread;
+  /** HEAD's cheapest round over BASE's. */
+  readonly ratioOfMinima: number;
 }
 
 export function compareRounds(pairs: readonly RoundPair[], ticksPerSecond: number): Comparison {
@@ -59,6 +63,7 @@ export function compareRounds(pairs: readonly RoundPair[], ticksPerSecond: numbe
     head,
     ratioOfMedians: head.cpu.median / base.cpu.median,
     roundRatios: spread(headCpu.map((value, index) => value / (baseCpu[index] as number))),
+    ratioOfMinima: head.cpu.min / base.cpu.min,
   };
 }
 

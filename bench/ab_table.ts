@@ -15,6 +15,7 @@ const COLUMNS: readonly Column[] = [
   { header: 'HEAD us/req', align: 'right' },
   { header: 'HEAD/BASE', align: 'right' },
   { header: 'per-round HEAD/BASE', align: 'right' },
+  { header: 'min HEAD/BASE', align: 'right' },
   { header: 'BASE req/s', align: 'right' },
   { header: 'HEAD req/s', align: 'right' },
   { header: 'errors', align: 'left' },
@@ -23,7 +24,7 @@ const COLUMNS: readonly Column[] = [
 export function formatComparison(rounds: number, rows: readonly ComparedRow[]): string {
   const title = [
     `CPU us per request of the proxy under test: median (min-max) over ${rounds} round${rounds === 1 ? '' : 's'}`,
-    "HEAD/BASE: the ratio of the medians; per round: the median (min-max) of each round's ratio. Below 1, HEAD is cheaper",
+    "HEAD/BASE: the ratio of the medians; per round: the median (min-max) of each round's ratio; min: the ratio of the cheapest rounds. Below 1, HEAD is cheaper",
   ].join('\n');
   const lines = rows.map(({ label, outcome }): TableLine =>
     outcome.kind === 'compared' ? { kind: 'cells', cells: cells(label, outcome.comparison) } : { kind: 'failed', label, error: outcome.error },
@@ -31,7 +32,7 @@ export function formatComparison(rounds: number, rows: readonly ComparedRow[]): 
   return formatTable(title, COLUMNS, lines);
 }
 
-function cells(label: string, { base, head, ratioOfMedians, roundRatios }: Comparison): string[] {
+function cells(label: string, { base, head, ratioOfMedians, roundRatios, ratioOfMinima }: Comparison): string[] {
   const baseErrors = formatErrors(base.summary);
   const headErrors = formatErrors(head.summary);
   return [
@@ -40,6 +41,7 @@ function cells(label: string, { base, head, ratioOfMedians, roundRatios }: Compa
     formatSpread(head.cpu, 1),
     formatChange(ratioOfMedians),
     formatSpread(roundRatios, 3),
+    ratioOfMinima.toFixed(3),
     formatCount(base.summary.requestsPerSecond),
     formatCount(head.summary.requestsPerSecond),
     // Failed requests void a row's figures: a build that answers 503 quickly is not cheaper.

@@ -138,7 +138,15 @@ test('each build reports its CPU per request over the rounds, and HEAD/BASE of t
   assert.deepEqual(comparison.base.cpu, { median: 21, min: 20, max: 22 });
   assert.deepEqual(comparison.head.cpu, { median: 19, min: 18, max: 23 });
   assert.equal(comparison.ratioOfMedians, 19 / 21);
+  assert.equal(comparison.ratioOfMinima, 18 / 20);
   assert.equal(comparison.base.summary.requestsPerSecond, 10_000);
+});
+
+test('rounds in two modes move the ratio of the medians; the ratio of the minima stays', () => {
+  // The same cost on both builds, the machine slow in some rounds: HEAD is slow in three of five, BASE in two.
+  const comparison = compareRounds([pair(21, 21), pair(26, 21), pair(21, 26), pair(26, 26), pair(21, 26)], 100);
+  assert.ok(Math.abs(comparison.ratioOfMedians - 26 / 21) < 1e-12);
+  assert.equal(comparison.ratioOfMinima, 1);
 });
 
 test('the per-round ratios cancel a drift of the machine that widens each build\'s own range', () => {
@@ -204,11 +212,11 @@ test('the comparison table aligns each row and keeps a failed row in place', () 
     table,
     [
       'CPU us per request of the proxy under test: median (min-max) over 2 rounds',
-      "HEAD/BASE: the ratio of the medians; per round: the median (min-max) of each round's ratio. Below 1, HEAD is cheaper",
-      '  row            BASE us/req       HEAD us/req      HEAD/BASE  per-round HEAD/BASE  BASE req/s  HEAD req/s  errors',
-      '  http      21.0 (20.0-22.0)  19.0 (18.0-20.0)  0.905 (-9.5%)  0.905 (0.900-0.909)      10,000      10,000  none',
+      "HEAD/BASE: the ratio of the medians; per round: the median (min-max) of each round's ratio; min: the ratio of the cheapest rounds. Below 1, HEAD is cheaper",
+      '  row            BASE us/req       HEAD us/req      HEAD/BASE  per-round HEAD/BASE  min HEAD/BASE  BASE req/s  HEAD req/s  errors',
+      '  http      21.0 (20.0-22.0)  19.0 (18.0-20.0)  0.905 (-9.5%)  0.905 (0.900-0.909)          0.900      10,000      10,000  none',
       '  http-16k  failed: BASE proxy http exited with code 1 before serving',
-      '  tcp       16.0 (15.0-17.0)  16.0 (16.0-16.0)   1.000 (0.0%)  1.004 (0.941-1.067)      10,000      10,000  BASE none; HEAD read 2',
+      '  tcp       16.0 (15.0-17.0)  16.0 (16.0-16.0)   1.000 (0.0%)  1.004 (0.941-1.067)          1.067      10,000      10,000  BASE none; HEAD read 2',
     ].join('\n'),
   );
 });
