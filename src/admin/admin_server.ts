@@ -103,6 +103,9 @@ function drainedOrClosed(res: http.ServerResponse): Promise<void> {
 interface AdminStats {
   readonly cxTotal: Counter;
   readonly cxActive: Gauge;
+  /** The same under the handler's name, `main_thread`, as Envoy's admin listener counts them. */
+  readonly handlerCxTotal: Counter;
+  readonly handlerCxActive: Gauge;
   readonly rqTotal: Counter;
   readonly rqClass: readonly Counter[];
   readonly rqTime: Histogram;
@@ -122,6 +125,8 @@ function adminStats(http: Scope, listener: Scope, secured: boolean): AdminStats 
     authDenied: secured ? authDeniedStats(http) : null,
     cxTotal: listener.counter('downstream_cx_total'),
     cxActive: listener.gauge('downstream_cx_active'),
+    handlerCxTotal: listener.scope('main_thread').counter('downstream_cx_total'),
+    handlerCxActive: listener.scope('main_thread').gauge('downstream_cx_active'),
     rqTotal: http.counter('downstream_rq_total'),
     rqClass: [1, 2, 3, 4, 5].map((c) => http.counter(`downstream_rq_${c}xx`)),
     rqTime: http.histogram('downstream_rq_time', 'milliseconds'),
@@ -196,9 +201,12 @@ export class AdminServer {
   private countConnection(socket: Socket): void {
     this.stats.cxTotal.inc();
     this.stats.cxActive.inc();
+    this.stats.handlerCxTotal.inc();
+    this.stats.handlerCxActive.inc();
     const openedMs = performance.now();
     socket.once('close', () => {
       this.stats.cxActive.dec();
+      this.stats.handlerCxActive.dec();
       const length = performance.now() - openedMs;
       this.stats.httpCxLength.recordValue(length);
       this.stats.listenerCxLength.recordValue(length);

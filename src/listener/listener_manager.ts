@@ -28,6 +28,8 @@ const ACCEPT_ERROR_LOG_INTERVAL_MS = 1000;
 
 export interface ListenerManagerDeps {
   readonly stats: StatsStore;
+  /** This process's name in the listeners' per-handler stats, as Envoy's: `worker_<index>`. */
+  readonly handler: string;
   readonly log: LoggerFactory;
   /** Numbers each accepted connection for its log lines (`[C<id>]`). */
   readonly ids: ConnectionIds;
@@ -41,6 +43,9 @@ class ActiveListener {
   readonly connections = new Set<net.Socket>();
   private readonly cxTotal: Counter;
   private readonly cxActive: Gauge;
+  /** This worker's share of the two above: how the workers split the listener's connections. */
+  private readonly handlerCxTotal: Counter;
+  private readonly handlerCxActive: Gauge;
   private readonly cxDestroy: Counter;
   private readonly cxLength: Histogram;
   private readonly noFilterChainMatch: Counter;
@@ -56,6 +61,7 @@ class ActiveListener {
     readonly server: ListenSocket,
     readonly filter: FilterChainManager,
     stats: StatsStore,
+    handler: string,
     private readonly totalConnections: Gauge,
     private readonly globalLimit: GlobalConnectionLimit,
     private readonly ids: ConnectionIds,
@@ -68,6 +74,9 @@ class ActiveListener {
     const scope = stats.scope(`listener.${sanitizeStatName(addressString({ address: bound.address, port: bound.port }))}`);
     this.cxTotal = scope.counter('downstream_cx_total');
     this.cxActive = scope.gauge('downstream_cx_active');
+    const handlerScope = scope.scope(handler);
+    this.handlerCxTotal = handlerScope.counter('downstream_cx_total');
+    this.handlerCxActive = handlerScope.gauge('downstream_cx_active');
     this.cxDestroy = scope.counter('downstream_cx_destroy');
     this.cxLength = scope.histogram('downstream_cx_length_ms', 'milliseconds');
     this.noFilterChainMatch = scope.counter('no_filter_chain_match');
@@ -112,6 +121,8 @@ class ActiveListener {
     this.connections.add(socket);
     this.cxTotal.inc();
     this.cxActive.inc();
+    this.handlerCxTotal.inc();
+    this.handlerCxActive.inc();
     this.totalConnections.inc();
     const openedMs = performance.now();
     socket.once('close', () => {
@@ -119,6 +130,7 @@ class ActiveListener {
       this.cxLength.recordValue(performance.now() - openedMs);
       this.connections.delete(socket);
       this.cxActive.dec();
+      this.handlerCxActive.dec();
       this.cxDestroy.inc();
       this.totalConnections.dec();
     });
@@ -247,7 +259,7 @@ export class ListenerManager {
    * chain as NetworkFilterBuilder built it.
    */
   addListener(config: ListenerConfig, server: ListenSocket, filter: FilterChainManager, chainDrains?: readonly ListenerDrain[]): void {
-    const listener = new ActiveListener(config, server, filter, this.deps.stats, this.totalConnections, this.globalLimit, this.deps.ids, this.connHandlerLog, this.deps.clock);
+    const listener = new ActiveListener(config, server, filter, this.deps.stats, this.deps.handler, this.totalConnections, this.globalLimit, this.deps.ids, this.connHandlerLog, this.deps.clock);
     this.listeners.push(listener);
     // A listener LDS adds while accepting is stopped waits as the others do.
     if (!this.accepting) server.setAccepting(false);

@@ -195,7 +195,7 @@ async function run(
     routeConfigs,
     secrets,
   });
-  const listeners = new ListenerManager({ stats: store, log: logFactory, ids, clock, runtime: control.runtime });
+  const listeners = new ListenerManager({ stats: store, handler: `worker_${init.workerIndex}`, log: logFactory, ids, clock, runtime: control.runtime });
   const overloadManager = startOverloadManager(bootstrap.overloadManager, {
     factories: factories.resourceMonitors,
     state: overload,

@@ -291,7 +291,7 @@ export async function startDataPlane(
     secrets: new SecretStore([]),
     ...dataPlaneFactories(),
   });
-  const manager = new ListenerManager({ stats, log: () => silentLogger, ids: ConnectionIds.forOneProcess(), clock, runtime: new LiveRuntime([]) });
+  const manager = new ListenerManager({ stats, handler: 'worker_0', log: () => silentLogger, ids: ConnectionIds.forOneProcess(), clock, runtime: new LiveRuntime([]) });
   const ports = new Map<string, number>();
   for (const [i, config] of listeners.entries()) {
     const filter = filters.listenerFilter(i);

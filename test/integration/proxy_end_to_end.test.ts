@@ -118,6 +118,31 @@ describe('proxy binary with two workers', { timeout: 120_000 }, () => {
     assert.equal(await proxy.stat('cluster.echo.upstream_cx_total'), 1);
   });
 
+  test("each worker's share of a listener's connections is counted under worker_<index>, the admin's under main_thread", async () => {
+    const listenerStat = (name: string) => proxy.stat(`listener.127.0.0.1_${tcpPort}.${name}`);
+    const open = await Promise.all(
+      Array.from({ length: 10 }, () => new Promise<net.Socket>((resolve, reject) => net.connect(tcpPort, '127.0.0.1').once('connect', function (this: net.Socket) { resolve(this); }).once('error', reject))),
+    );
+    try {
+      await waitFor('the connections counted', async () => ((await listenerStat('downstream_cx_active')) === 10 ? true : undefined));
+      const active = await Promise.all([listenerStat('worker_0.downstream_cx_active'), listenerStat('worker_1.downstream_cx_active')]);
+      const total = await Promise.all([listenerStat('worker_0.downstream_cx_total'), listenerStat('worker_1.downstream_cx_total')]);
+      assert.ok(active.every((value) => value !== undefined) && total.every((value) => value !== undefined), `${active} ${total}`);
+      assert.equal(active[0]! + active[1]!, 10);
+      assert.equal(total[0]! + total[1]!, await listenerStat('downstream_cx_total'));
+    } finally {
+      for (const socket of open) socket.destroy();
+    }
+    await waitFor('the connections gone', async () =>
+      (await listenerStat('worker_0.downstream_cx_active')) === 0 && (await listenerStat('worker_1.downstream_cx_active')) === 0 ? true : undefined,
+    );
+    // One request reads both: each read of the admin is a connection of its own.
+    const admin = (await proxy.admin('/stats?filter=^listener\\.admin\\.(main_thread\\.)?downstream_cx_total$')).body;
+    const [, listener, handler] = /^listener\.admin\.downstream_cx_total: (\d+)\nlistener\.admin\.main_thread\.downstream_cx_total: (\d+)\n$/.exec(admin) ?? [];
+    assert.ok(Number(handler) > 0, admin);
+    assert.equal(handler, listener);
+  });
+
   test("workers keep 64 MiB of freed heap (glibc's top pad); the supervisor runs in the operator's environment", () => {
     const environ = (pid: number) => fs.readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0');
     const workers = proxy.groupPids().filter((p) => p !== proxy.pid);
