@@ -5,6 +5,7 @@
 # make fuzz  - build everything, then run every fuzzer at FUZZ_INPUTS inputs (100,000 by default) plus its
 #              regression corpus (docs/fuzzing.md); FUZZ_SEED picks the run (1 by default)
 # make bench - build everything, compare the proxy with nginx and node-http-proxy, time a hot restart,
+#              hold 10,000 idle connections, compare --concurrency 2 with 1,
 #              measure stats at scale (10,000 clusters), xDS pushes (10,000 clusters, 10,000 routes)
 #              and the /stats forms' rendering, and the load balancers' picks per second
 # make bench-compare BASE=<rev> - build the revision <rev> beside this checkout and compare the CPU
@@ -71,6 +72,7 @@ bench: build
 	node dist/bench/run.js
 	node dist/bench/hot_restart.js
 	node dist/bench/idle_connections.js
+	node dist/bench/worker_scaling.js
 	node dist/bench/stats_scale.js
 	node dist/bench/eds_update.js
 	node dist/bench/cds_scale.js

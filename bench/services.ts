@@ -85,7 +85,7 @@ export async function writeProxyLaunch(
 
 /**
  * Runs `bin/proxy` of the checkout at `root` (its own dist/ and addon) on the launch's
- * bootstrap, and waits until it serves. The label names the process in errors.
+ * bootstrap with `concurrency` workers, and waits until it serves. The label names the process in errors.
  */
 export async function startProxy(
   processes: ProcessGroups,
@@ -93,12 +93,13 @@ export async function startProxy(
   root: string,
   cpu: number | null,
   label = launch.label,
+  concurrency = 1,
 ): Promise<RunningService> {
   const { command, args } = pinnedTo(cpu, join(root, 'bin', 'proxy'), [
     '-c',
     launch.configPath,
     '--concurrency',
-    '1',
+    String(concurrency),
     '-l',
     'warning',
     '--base-id',
