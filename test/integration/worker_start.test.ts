@@ -97,9 +97,11 @@ test('more static listeners than the handoff socket queues (12 against 10): ever
   const listeners = names.map((name) => httpListener(name, 0, [{ match: { prefix: '/' }, direct_response: { status: 200, body: { inline_string: name } } }]));
   const proxy = await startProxy({ static_resources: { listeners } }, ['--concurrency', '2', '-l', 'info']);
   t.after(() => proxy.cleanup());
-  // Each worker logs each listener it serves: [pid] ... listener 'lN' serving.
-  const serving = new Set([...proxy.stderr.matchAll(/\[(\d+)\]\[info\]\[conn_handler\].* listener '(l\d+)' serving/g)].map((m) => `${m[1]} ${m[2]}`));
-  assert.equal(serving.size, 2 * names.length, proxy.stderr);
+  // Each worker logs each listener it serves: [pid] ... listener 'lN' serving. The lines may reach
+  // the pipe after the admin reports LIVE.
+  const serving = () => new Set([...proxy.stderr.matchAll(/\[(\d+)\]\[info\]\[conn_handler\].* listener '(l\d+)' serving/g)].map((m) => `${m[1]} ${m[2]}`));
+  await waitFor('every worker to log every listener', () => (serving().size === 2 * names.length ? true : undefined), 10_000).catch(() => undefined);
+  assert.equal(serving().size, 2 * names.length, proxy.stderr);
   for (const name of names) assert.equal((await request(`http://127.0.0.1:${await proxy.listenerPort(name)}/`)).body, name);
 });
 
