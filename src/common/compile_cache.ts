@@ -21,7 +21,7 @@ export interface CachedModule {
 /** What one cache file holds: by path relative to the checkout's root. */
 export type CompileCache = Map<string, CachedModule>;
 
-/** How a process's modules were compiled, for tests and for the build's report. */
+/** How many of a process's modules came from the cache, and how many did not match it (for tests). */
 export interface CompileCacheUse {
   fromCache: number;
   /** In the cache but made from another source, or refused by V8 (other flags or V8 version). */
