@@ -1,7 +1,7 @@
 // Another revision of the project, built beside this checkout for an A/B comparison: a detached
 // git worktree in a temporary directory, with this checkout's node_modules linked in, built the
-// way the Makefile builds (addon, tsc, generated protos, build info) but step by step, so that
-// nothing can run `npm ci` through the link and wipe the shared node_modules.
+// way the Makefile builds (addon, tsc, generated protos, build info, compile cache) but step by
+// step, so that nothing can run `npm ci` through the link and wipe the shared node_modules.
 
 import { execFileSync, spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdtempSync, realpathSync, rmSync, symlinkSync, unlinkSync } from 'node:fs';
@@ -21,6 +21,8 @@ export class RevisionBuildError extends Error {
 }
 
 const ADDON = join('native', 'proxy-native.node');
+const COMPILE_CACHE_SCRIPT = join('scripts', 'build-compile-cache.js');
+
 // Enough for tsc's error list or a compiler's last words.
 const OUTPUT_LINES_SHOWN = 40;
 
@@ -101,4 +103,6 @@ export async function buildWorktree(processes: ProcessGroups, repoRoot: string, 
   await step('tsc', process.execPath, [join('node_modules', 'typescript', 'bin', 'tsc'), '-p', '.']);
   await step('scripts/gen-protos.js', process.execPath, ['scripts/gen-protos.js']);
   await step('scripts/gen-build-info.js', process.execPath, ['scripts/gen-build-info.js']);
+  // A revision that starts from a compile cache gets one, as `make` makes it, so that both builds start alike.
+  if (existsSync(join(worktree.path, COMPILE_CACHE_SCRIPT))) await step(COMPILE_CACHE_SCRIPT, process.execPath, [COMPILE_CACHE_SCRIPT]);
 }
