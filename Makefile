@@ -49,12 +49,12 @@ dist/protos.json dist/proto_annotations.json &: $(NPM_STAMP) scripts/gen-protos.
 
 # V8's code for the modules, recorded by running the build (src/common/compile_cache.ts); the
 # recording run reads build_info.json, so it is written first.
-dist/.compile-cache-stamp: $(ADDON) dist/.tsc-stamp dist/protos.json dist/proto_annotations.json configs/default.yaml scripts/build-compile-cache.js scripts/compile-cache-recorder.js
+dist/compile_cache/.stamp: $(ADDON) dist/.tsc-stamp dist/protos.json dist/proto_annotations.json configs/default.yaml scripts/build-compile-cache.js scripts/compile-cache-recorder.js
 	@node scripts/gen-build-info.js
 	node scripts/build-compile-cache.js
 	@touch $@
 
-build: $(ADDON) dist/.tsc-stamp dist/protos.json dist/proto_annotations.json dist/.compile-cache-stamp
+build: $(ADDON) dist/.tsc-stamp dist/protos.json dist/proto_annotations.json dist/compile_cache/.stamp
 	@node scripts/gen-build-info.js
 
 run: build
