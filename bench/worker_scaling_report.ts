@@ -8,8 +8,8 @@
 // too small for that (the load generator and the upstream need CPUs too), it is the throughput the
 // same cost per request and the same split of the load between the workers would give. A shared
 // bottleneck (the supervisor), a cost that grows with the workers or a worker left with most of
-// the connections lowers it. How the connections split is chance (below), so the capacity the
-// round's cost would give with the load split evenly is printed beside it.
+// the connections lowers it. How the connections split is chance (bench/README.md), so the
+// capacity the round's cost would give with the load split evenly is printed beside it.
 
 import { median } from './summary';
 import { formatCount } from './table';
@@ -22,7 +22,7 @@ export interface ScalingRound {
   readonly requestsPerSecond: number;
   /** The share of one CPU the supervisor used over the round. */
   readonly supervisor: number;
-  /** The same for each worker, in the order of their indexes. */
+  /** The same for each worker, in the order of their pids: their indexes', as the supervisor forks them in turn. */
   readonly workers: readonly number[];
   /** The connections each worker accepted in the round (its listener's `worker_<index>.downstream_cx_total`). */
   readonly connections: readonly number[];
