@@ -79,6 +79,8 @@ export function checkMessageProtoRules(schema: ProtoSchema, typeName: string, js
 
 class ProtoRuleChecker {
   private readonly fullNames = new Map<protobuf.ReflectionObject, string>();
+  /** Once: a require() for every message visited was 4% of validating 10,000 clusters. */
+  private readonly library = protobufLibrary();
 
   constructor(private readonly schema: ProtoSchema) {}
 
@@ -151,7 +153,7 @@ class ProtoRuleChecker {
   /** A message-typed value: its own rules, recursively. */
   private contents(field: protobuf.Field, value: JsonValue, path: string): void {
     const type = field.resolvedType;
-    if (!(type instanceof protobufLibrary().Type) || !isJsonObject(value)) return;
+    if (!(type instanceof this.library.Type) || !isJsonObject(value)) return;
     const typeName = this.fullName(type);
     if (LEAF_MESSAGES.has(typeName) || WRAPPERS.has(typeName)) return;
     this.message(type, value, path);
