@@ -121,12 +121,13 @@ function authDeniedStats(http: Scope): AdminStats['authDenied'] {
 }
 
 function adminStats(http: Scope, listener: Scope, secured: boolean): AdminStats {
+  const handler = listener.scope('main_thread');
   return {
     authDenied: secured ? authDeniedStats(http) : null,
     cxTotal: listener.counter('downstream_cx_total'),
     cxActive: listener.gauge('downstream_cx_active'),
-    handlerCxTotal: listener.scope('main_thread').counter('downstream_cx_total'),
-    handlerCxActive: listener.scope('main_thread').gauge('downstream_cx_active'),
+    handlerCxTotal: handler.counter('downstream_cx_total'),
+    handlerCxActive: handler.gauge('downstream_cx_active'),
     rqTotal: http.counter('downstream_rq_total'),
     rqClass: [1, 2, 3, 4, 5].map((c) => http.counter(`downstream_rq_${c}xx`)),
     rqTime: http.histogram('downstream_rq_time', 'milliseconds'),
