@@ -25,6 +25,8 @@ export interface ProxyBenchConfig {
   readonly httpFilters?: readonly BenchHttpFilter[];
   /** The admin's profile_path: where /cpuprofiler writes each process's profile. */
   readonly profilePath?: string;
+  /** The listener's reuse_port: a socket per worker, for the worker-scaling run. */
+  readonly reusePort?: boolean;
 }
 
 /**
@@ -176,6 +178,7 @@ export function proxyBootstrap(config: ProxyBenchConfig): object {
         {
           name: `bench_${config.layer}`,
           address: socketAddress(config.listenPort),
+          ...(config.reusePort === true ? { reuse_port: true } : {}),
           filter_chains: [{ filters: [terminalFilter(config)], ...transportSocket(config) }],
         },
       ],

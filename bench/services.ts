@@ -66,7 +66,13 @@ export async function writeProxyLaunch(
   layer: Layer,
   upstreamPort: number,
   certificate: BenchCertificate | null,
-  variant: { readonly accessLogPath?: string; readonly routeCount?: number; readonly httpFilters?: readonly BenchHttpFilter[]; readonly profilePath?: string } = {},
+  variant: {
+    readonly accessLogPath?: string;
+    readonly routeCount?: number;
+    readonly httpFilters?: readonly BenchHttpFilter[];
+    readonly profilePath?: string;
+    readonly reusePort?: boolean;
+  } = {},
 ): Promise<ProxyLaunch> {
   mkdirSync(dir, { recursive: true });
   const configPath = join(dir, 'bootstrap.yaml');

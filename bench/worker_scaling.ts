@@ -1,6 +1,7 @@
 // `make bench`'s `--concurrency 2` target: the proxy row's configuration (route and router, 13 B)
-// at --concurrency 1 and then 2 under the same wrk load, each process's CPU read over every round,
-// and the capacity of each (bench/worker_scaling_report.ts) compared against at least 1.7x.
+// at --concurrency 1, then 2 with the workers sharing the listen socket, then 2 with the
+// listener's reuse_port, under the same wrk load, each process's CPU read over every round, and
+// the capacity of each (bench/worker_scaling_report.ts) compared against at least 1.7x.
 // The proxy is not pinned: its workers take whichever CPUs the load leaves, each its own on a
 // machine with CPUs to spare; on two CPUs one of them shares the load's.
 //
@@ -36,10 +37,11 @@ async function sample(supervisorPid: number, launch: ProxyLaunch, concurrency: n
   return { supervisor: tree[0]!.cpuTicks, workers, connections };
 }
 
-async function measure(session: Session, upstreamPort: number, concurrency: number): Promise<ScalingRun> {
+async function measure(session: Session, upstreamPort: number, concurrency: number, reusePort: boolean): Promise<ScalingRun> {
   const settings = readLoadSettings(process.env);
-  const launch = await writeProxyLaunch(join(session.runDir, `proxy-${concurrency}`), 'proxy', 'http', upstreamPort, null);
-  const proxy = await startProxy(session.processes, launch, REPO_ROOT, null, `proxy --concurrency ${concurrency}`, concurrency);
+  const name = `proxy-${concurrency}${reusePort ? '-reuse-port' : ''}`;
+  const launch = await writeProxyLaunch(join(session.runDir, name), 'proxy', 'http', upstreamPort, null, { reusePort });
+  const proxy = await startProxy(session.processes, launch, REPO_ROOT, null, `proxy --concurrency ${concurrency}${reusePort ? ' reuse_port' : ''}`, concurrency);
   const pid = proxy.process!.pid;
   const load = (durationSeconds: number) =>
     runWrk(session.processes, {
@@ -65,7 +67,7 @@ async function measure(session: Session, upstreamPort: number, concurrency: numb
       const connections = after.connections.map((count, i) => count - before.connections[i]!);
       rounds.push({ requestsPerSecond: result.requestsPerSecond, supervisor: share(after.supervisor - before.supervisor), workers, connections });
     }
-    return { concurrency, rounds };
+    return { concurrency, reusePort, rounds };
   } finally {
     await session.processes.stop(proxy.process!);
   }
@@ -74,12 +76,13 @@ async function measure(session: Session, upstreamPort: number, concurrency: numb
 async function main(): Promise<number> {
   return withSession(async (session) => {
     const upstreamPort = await startBenchUpstream(session);
-    const one = await measure(session, upstreamPort, 1);
-    const two = await measure(session, upstreamPort, 2);
+    const one = await measure(session, upstreamPort, 1, false);
+    const shared = await measure(session, upstreamPort, 2, false);
+    const reusePort = await measure(session, upstreamPort, 2, true);
     const placement = session.pinning
       ? `the proxy on any CPU, wrk and the upstream on CPU ${session.pinning.loadCpu}`
       : 'one CPU shared by everything';
-    process.stdout.write(`${formatScalingReport(one, two, placement)}\n`);
+    process.stdout.write(`${formatScalingReport(one, shared, reusePort, placement)}\n`);
     return 0;
   });
 }

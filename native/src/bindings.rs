@@ -80,7 +80,7 @@ fn shm_unlink(call: &Call) -> Result<napi_value> {
     call.env.undefined()
 }
 
-/// listenTcp(address: string, port: number, backlog: number): { fd: number; port: number }
+/// listenTcp(address: string, port: number, backlog: number, reusePort: boolean): { fd: number; port: number }
 fn listen_tcp(call: &Call) -> Result<napi_value> {
     let address = call.string(0, "address")?;
     let ip: IpAddr = address.parse().map_err(|_| {
@@ -88,8 +88,9 @@ fn listen_tcp(call: &Call) -> Result<napi_value> {
     })?;
     let port = call.integer(1, "port", 0, u16::MAX.into())? as u16;
     let backlog = call.integer(2, "backlog", 0, MAX_INT32)? as i32;
+    let reuse_port = call.boolean(3, "reusePort")?;
 
-    let listener = listen::listen_tcp(SocketAddr::new(ip, port), backlog)?;
+    let listener = listen::listen_tcp(SocketAddr::new(ip, port), backlog, reuse_port)?;
     let env = call.env;
     let result =
         env.object(&[(c"fd", env.int32(listener.fd.as_raw_fd())?), (c"port", env.int32(listener.port.into())?)])?;

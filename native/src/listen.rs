@@ -18,8 +18,9 @@ pub struct Listener {
 
 /// socket, SO_REUSEADDR (and IPV6_V6ONLY for IPv6), bind, listen. Made blocking: the acceptor
 /// (acceptor.rs) makes it non-blocking before it accepts; close-on-exec keeps it out of
-/// unrelated children.
-pub fn listen_tcp(address: SocketAddr, backlog: c_int) -> Result<Listener, OsError> {
+/// unrelated children. `reuse_port` sets SO_REUSEPORT: several such sockets bind the same
+/// address and the kernel spreads new connections over them.
+pub fn listen_tcp(address: SocketAddr, backlog: c_int, reuse_port: bool) -> Result<Listener, OsError> {
     let family = if address.is_ipv4() { sys::AF_INET } else { sys::AF_INET6 };
     let ty = sys::SOCK_STREAM | sys::SOCK_CLOEXEC;
     // SAFETY: plain system call.
@@ -28,6 +29,9 @@ pub fn listen_tcp(address: SocketAddr, backlog: c_int) -> Result<Listener, OsErr
     let fd = unsafe { OwnedFd::from_raw_fd(fd) };
 
     set_flag(&fd, sys::SOL_SOCKET, sys::SO_REUSEADDR, &address)?;
+    if reuse_port {
+        set_flag(&fd, sys::SOL_SOCKET, sys::SO_REUSEPORT, &address)?;
+    }
     if family == sys::AF_INET6 {
         // "::" then means IPv6 only, as in Envoy, so that 0.0.0.0 can be bound beside it.
         set_flag(&fd, sys::SOL_IPV6, sys::IPV6_V6ONLY, &address)?;

@@ -26,6 +26,7 @@ pub const SOL_SOCKET: c_int = 1;
 pub const SOL_IPV6: c_int = 41;
 pub const SO_REUSEADDR: c_int = 2;
 pub const SO_KEEPALIVE: c_int = 9;
+pub const SO_REUSEPORT: c_int = 15;
 pub const IPPROTO_TCP: c_int = 6;
 pub const TCP_KEEPIDLE: c_int = 4;
 pub const TCP_KEEPINTVL: c_int = 5;

@@ -301,6 +301,8 @@ const LISTENER: Shape = {
     address: SOCKET_ADDRESS,
     per_connection_buffer_limit_bytes: leaf,
     metadata: METADATA,
+    // A listen socket per worker (src/listener/listen_sockets.ts).
+    reuse_port: leaf,
     // Read by /drain_listeners?inboundonly.
     traffic_direction: leaf,
     // The TLS inspector finds what filter_chain_match compares (src/listener).

@@ -118,6 +118,8 @@ export interface ListenerConfig {
   readonly name: string;
   readonly address: SocketAddress;
   readonly perConnectionBufferLimitBytes: number;
+  /** reuse_port: a socket per worker, bound with SO_REUSEPORT, rather than one all workers share. */
+  readonly reusePort: boolean;
   /** What /drain_listeners?inboundonly reads, and tracing (OUTBOUND: egress spans). */
   readonly trafficDirection: 'UNSPECIFIED' | 'INBOUND' | 'OUTBOUND';
   /** Run on each accepted connection, in order, before a filter chain is chosen. */

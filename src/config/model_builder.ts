@@ -196,6 +196,7 @@ function listener(config: JsonObject, extensions: ConfigExtensions): ListenerCon
       'per_connection_buffer_limit_bytes',
       DEFAULTS.perConnectionBufferLimitBytes,
     ),
+    reusePort: boolField(config, 'reuse_port'),
     trafficDirection: enumField(config, 'traffic_direction', 'UNSPECIFIED'),
     listenerFilters: listenerFilters(config, filterChains.map((chain) => chain.match), extensions),
     listenerFiltersTimeoutMs: millis(config, 'listener_filters_timeout', DEFAULTS.listenerFiltersTimeoutMs),

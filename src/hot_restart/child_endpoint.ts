@@ -46,10 +46,11 @@ export class ChildEndpoint {
   /**
    * A duplicate of the parent's listen socket at `address` (see tcpListenAddress), owned by the
    * caller; null when the parent has none (bind a fresh one) or there is no parent.
+   * @param workerIndex that worker's socket of a reuse_port listener; null for a shared one
    */
-  async duplicateParentListenSocket(address: string): Promise<number | null> {
+  async duplicateParentListenSocket(address: string, workerIndex: number | null): Promise<number | null> {
     if (!this.hasParent) return null;
-    return (await this.request({ type: 'pass_listen_socket', address }, 'pass_listen_socket')).fd;
+    return (await this.request({ type: 'pass_listen_socket', address, workerIndex }, 'pass_listen_socket')).fd;
   }
 
   /** Tells the parent to stop accepting and start draining; no reply. */

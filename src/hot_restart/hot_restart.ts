@@ -15,8 +15,11 @@ export interface HotRestart {
   readonly baseId: number;
   /** Epoch 0's start time learned from the parent, or null (no parent, or it did not answer). */
   shutdownParentAdmin(): Promise<number | null>;
-  /** A duplicate of the parent's listen socket for `tcp://ip:port`, or null: bind a fresh one. */
-  duplicateParentListenSocket(address: string): Promise<number | null>;
+  /**
+   * A duplicate of the parent's listen socket for `tcp://ip:port`, or null: bind a fresh one.
+   * @param workerIndex that worker's socket of a reuse_port listener; null for a shared one
+   */
+  duplicateParentListenSocket(address: string, workerIndex: number | null): Promise<number | null>;
   drainParentListeners(): void;
   terminateParent(): void;
   /** Starts answering the next epoch. */
@@ -96,10 +99,10 @@ export class DomainSocketHotRestart implements HotRestart {
     }
   }
 
-  async duplicateParentListenSocket(address: string): Promise<number | null> {
+  async duplicateParentListenSocket(address: string, workerIndex: number | null): Promise<number | null> {
     if (this.parentGone) return null;
     try {
-      return await this.child.duplicateParentListenSocket(address);
+      return await this.child.duplicateParentListenSocket(address, workerIndex);
     } catch (e) {
       this.parentLost(`pass_listen_socket ${address}`, e);
       return null;

@@ -9,7 +9,12 @@ import * as net from 'node:net';
 export const HOT_RESTART_PROTOCOL_VERSION = 1;
 
 export type HotRestartRequest =
-  | { readonly type: 'pass_listen_socket'; readonly address: string }
+  /**
+   * `workerIndex`: that worker's socket of a reuse_port listener (Envoy 1.16 binds those afresh
+   * beside the parent's, whose queued connections are then reset; later Envoys ask by index too);
+   * null for the socket every worker shares.
+   */
+  | { readonly type: 'pass_listen_socket'; readonly address: string; readonly workerIndex: number | null }
   | { readonly type: 'shutdown_admin' }
   | { readonly type: 'drain_listeners' }
   | { readonly type: 'terminate' };
@@ -80,7 +85,10 @@ export function encodeMessage(message: HotRestartMessage): { payload: Buffer; fd
 }
 
 function wireRequest(request: HotRestartRequest): Record<string, object> {
-  if (request.type === 'pass_listen_socket') return { pass_listen_socket: { address: request.address } };
+  if (request.type === 'pass_listen_socket') {
+    const { address, workerIndex } = request;
+    return { pass_listen_socket: workerIndex === null ? { address } : { address, worker_index: workerIndex } };
+  }
   return { [request.type]: {} };
 }
 
@@ -142,7 +150,10 @@ function parseRequest(value: unknown): HotRestartRequest {
   switch (type) {
     case 'pass_listen_socket':
       if (typeof fields.address !== 'string') throw new Unrecognized('pass_listen_socket.address is not a string');
-      return { type, address: fields.address };
+      if (fields.worker_index !== undefined && !(Number.isSafeInteger(fields.worker_index) && (fields.worker_index as number) >= 0)) {
+        throw new Unrecognized('pass_listen_socket.worker_index is not a worker index');
+      }
+      return { type, address: fields.address, workerIndex: (fields.worker_index as number | undefined) ?? null };
     case 'shutdown_admin':
     case 'drain_listeners':
     case 'terminate':

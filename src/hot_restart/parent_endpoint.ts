@@ -17,10 +17,11 @@ export interface ParentHandlers {
    */
   shutdownAdmin(): Promise<{ originalStartTimeUnixSeconds: number }>;
   /**
-   * The descriptor of this epoch's listen socket at `address` (a `tcp://ip:port` string), shared
-   * by its workers; null if there is none. It stays this epoch's: the child receives a duplicate.
+   * The descriptor of this epoch's listen socket at `address` (a `tcp://ip:port` string): the one
+   * its workers share (`workerIndex` null), or that worker's of a reuse_port listener; null if
+   * there is none of that kind. It stays this epoch's: the child receives a duplicate.
    */
-  passListenSocket(address: string): number | null;
+  passListenSocket(address: string, workerIndex: number | null): number | null;
   /** Stop accepting on every listener and start the drain sequence (--drain-time-s). */
   drainListeners(): void;
   /** Shut down cleanly, as on SIGTERM, and exit 0. */
@@ -94,7 +95,7 @@ export class ParentEndpoint {
         return;
       }
       case 'pass_listen_socket': {
-        const fd = this.handlers.passListenSocket(request.address);
+        const fd = this.handlers.passListenSocket(request.address, request.workerIndex);
         this.reply({ kind: 'reply', reply: { type: 'pass_listen_socket', fd } });
         return;
       }

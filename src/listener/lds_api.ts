@@ -19,6 +19,7 @@ import type { SubscriptionFactory } from '../config/xds/subscription_factory';
 import type { Clock, TimeoutHandle } from '../common/clock';
 import type { Logger } from '../log/logger_api';
 import type { Counter, Gauge, StatsStore } from '../stats/stats';
+import type { ListenSockets } from './listen_sockets';
 import { type CurrentListener, type KeptChain, keptFilterChains, type ListenerCandidate, planListenerUpdate } from './lds_update_plan';
 
 /** A listener LDS brought, as an update made it. */
@@ -29,10 +30,10 @@ export interface ListenerVersion extends CurrentListener {
   readonly lastUpdated: Date;
 }
 
-/** A listener LDS brought that serves now, with the socket the supervisor holds for it. */
+/** A listener LDS brought that serves now, with the sockets the supervisor holds for it. */
 export interface DynamicListener extends ListenerVersion {
-  /** The supervisor's copy of the listen socket: what workers started later and the next epoch get. */
-  readonly fd: number;
+  /** The supervisor's copies of the listen sockets: what workers started later and the next epoch get. */
+  readonly sockets: ListenSockets;
   /** The bound address (a port 0 listener's real port). */
   readonly bound: SocketAddress;
 }
@@ -49,22 +50,17 @@ export interface ListenerErrorState {
 /** A listener waiting for what it needs before it takes traffic. */
 interface WarmingListener {
   readonly listener: ListenerVersion;
-  /** A new listener's socket, until it serves; handed on to a later version of it that warms in its place. */
-  socket: BoundSocket | null;
-}
-
-interface BoundSocket {
-  readonly fd: number;
-  readonly port: number;
+  /** A new listener's sockets, until it serves; handed on to a later version of it that warms in its place. */
+  sockets: ListenSockets | null;
 }
 
 /** What LDS does with sockets and workers. */
 export interface ListenerSockets {
-  /** A listen socket for `address`: the previous epoch's for that address, or a fresh one. */
-  bind(address: SocketAddress): Promise<BoundSocket>;
-  close(fd: number): void;
-  /** Every worker serving and those started later: a listener on a new socket. */
-  add(config: ListenerConfig, fd: number): void;
+  /** The listen sockets for the listener's address (one, or with reuse_port one per worker): the previous epoch's, or fresh ones. */
+  bind(config: ListenerConfig): Promise<ListenSockets>;
+  close(sockets: ListenSockets): void;
+  /** Every worker serving and those started later: a listener on new sockets. */
+  add(config: ListenerConfig, sockets: ListenSockets): void;
   /** Every worker: the listener of that name takes these filter chains on its socket; the old ones drain but the kept. */
   update(config: ListenerConfig, keptChains: readonly KeptChain[]): void;
   /** Every worker: the listener stops accepting and drains. */
@@ -167,11 +163,11 @@ export class LdsApi implements SubscriptionCallbacks {
     this.subscription?.close();
     this.subscription = null;
     for (const timer of this.drainingListeners.keys()) this.deps.clock.clearTimeout(timer);
-    for (const listener of this.listeners.values()) this.deps.sockets.close(listener.fd);
+    for (const listener of this.listeners.values()) this.deps.sockets.close(listener.sockets);
     this.listeners.clear();
     for (const warming of this.warming.values()) {
-      if (warming.socket !== null) this.deps.sockets.close(warming.socket.fd);
-      warming.socket = null;
+      if (warming.sockets !== null) this.deps.sockets.close(warming.sockets);
+      warming.sockets = null;
     }
     this.warming.clear();
     this.initializeOnce();
@@ -220,22 +216,24 @@ export class LdsApi implements SubscriptionCallbacks {
     this.warmingGauge.set(this.warming.size);
     const warmed: Promise<void>[] = [];
     for (const candidate of [...plan.modified, ...plan.added]) {
-      let socket: BoundSocket | null = null;
+      let socket: ListenSockets | null = null;
       const warming = this.warming.get(candidate.name);
-      // A new listener's socket is bound before it warms, as Envoy binds it: one that cannot be had
-      // rejects the update. One changed while it warms keeps the socket it had.
-      if (warming?.socket != null && addressString(warming.listener.address) === addressString(candidate.address)) {
-        socket = warming.socket;
-        warming.socket = null;
-      } else if (!this.listeners.has(candidate.name)) {
+      // A new listener's sockets are bound before it warms, as Envoy binds them: sockets that cannot
+      // be had reject the update. One changed while it warms keeps the sockets it had, if bound alike.
+      if (warming?.sockets != null && addressString(warming.listener.address) === addressString(candidate.address)) {
+        if (warming.sockets.reusePort === candidate.config.reusePort) socket = warming.sockets;
+        else sockets.close(warming.sockets);
+        warming.sockets = null;
+      }
+      if (socket === null && !this.listeners.has(candidate.name)) {
         try {
-          socket = await sockets.bind(candidate.address);
+          socket = await sockets.bind(candidate.config);
         } catch (error) {
           refuse(candidate.name, `cannot bind '${candidate.address.address}:${candidate.address.port}': ${(error as Error).message}`, candidate.source);
           continue;
         }
         if (this.closed) {
-          sockets.close(socket.fd);
+          sockets.close(socket);
           return;
         }
       }
@@ -255,10 +253,10 @@ export class LdsApi implements SubscriptionCallbacks {
   /**
    * Warming: the listener's RDS subscriptions' first updates (or failures); then it takes the
    * place of the one of its name in the workers, unless a later update or a removal came meanwhile.
-   * @param socket a new listener's socket; null for a change, which keeps the socket it serves on
+   * @param bound a new listener's sockets; null for a change, which keeps the sockets it serves on
    */
-  private async warmThenServe(candidate: LoadedCandidate, bound: BoundSocket | null, lastUpdated: Date): Promise<void> {
-    const entry: WarmingListener = { listener: this.serve(candidate, lastUpdated), socket: bound };
+  private async warmThenServe(candidate: LoadedCandidate, bound: ListenSockets | null, lastUpdated: Date): Promise<void> {
+    const entry: WarmingListener = { listener: this.serve(candidate, lastUpdated), sockets: bound };
     this.warming.set(candidate.name, entry);
     this.warmingGauge.set(this.warming.size);
     await this.deps.warm(candidate.bootstrap);
@@ -266,19 +264,19 @@ export class LdsApi implements SubscriptionCallbacks {
     if (current) this.warming.delete(candidate.name);
     this.warmingGauge.set(this.warming.size);
     // A later version may have taken the socket over.
-    const socket = entry.socket;
+    const socket = entry.sockets;
     const serving = this.listeners.get(candidate.name);
     if (!current || this.closed || (socket === null && serving === undefined)) {
-      if (socket !== null) this.deps.sockets.close(socket.fd);
+      if (socket !== null) this.deps.sockets.close(socket);
       return;
     }
     if (serving !== undefined) {
-      this.listeners.set(candidate.name, { ...this.serve(candidate, lastUpdated), fd: serving.fd, bound: serving.bound });
+      this.listeners.set(candidate.name, { ...this.serve(candidate, lastUpdated), sockets: serving.sockets, bound: serving.bound });
       this.deps.sockets.update(candidate.config, keptFilterChains(serving.source, candidate.source));
       this.startDraining(serving);
     } else {
-      this.listeners.set(candidate.name, { ...this.serve(candidate, lastUpdated), fd: socket!.fd, bound: { ...candidate.address, port: socket!.port } });
-      this.deps.sockets.add(candidate.config, socket!.fd);
+      this.listeners.set(candidate.name, { ...this.serve(candidate, lastUpdated), sockets: socket!, bound: { ...candidate.address, port: socket!.port } });
+      this.deps.sockets.add(candidate.config, socket!);
     }
     this.active.set(this.deps.bootstrap.listeners.length + this.listeners.size);
   }
@@ -305,12 +303,21 @@ export class LdsApi implements SubscriptionCallbacks {
       throw rebaseListenerError(error, path);
     }
     const { config } = loaded;
-    return { name: config.name, content: JSON.stringify(loaded.source), address: config.address, config, bootstrap: loaded.bootstrap, source: loaded.source, version };
+    return {
+      name: config.name,
+      content: JSON.stringify(loaded.source),
+      address: config.address,
+      reusePort: config.reusePort,
+      config,
+      bootstrap: loaded.bootstrap,
+      source: loaded.source,
+      version,
+    };
   }
 
   private serve(candidate: LoadedCandidate, lastUpdated: Date): ListenerVersion {
-    const { name, content, address, config, source, version } = candidate;
-    return { name, content, address, config, source, versionInfo: version, lastUpdated };
+    const { name, content, address, reusePort, config, source, version } = candidate;
+    return { name, content, address, reusePort, config, source, versionInfo: version, lastUpdated };
   }
 
   private remove(name: string): void {
@@ -318,7 +325,7 @@ export class LdsApi implements SubscriptionCallbacks {
     if (listener === undefined) return;
     this.listeners.delete(name);
     this.deps.sockets.remove(name);
-    this.deps.sockets.close(listener.fd);
+    this.deps.sockets.close(listener.sockets);
     this.startDraining(listener);
   }
 
@@ -344,7 +351,7 @@ export class LdsApi implements SubscriptionCallbacks {
     for (const listener of stopped) {
       this.listeners.delete(listener.name);
       this.warming.delete(listener.name);
-      this.deps.sockets.close(listener.fd);
+      this.deps.sockets.close(listener.sockets);
     }
     for (const [name, warming] of this.warming) if (this.isStopped(warming.listener.config)) this.warming.delete(name);
     this.active.set(this.deps.bootstrap.listeners.length + this.listeners.size);

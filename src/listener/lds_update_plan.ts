@@ -13,6 +13,7 @@ export interface ListenerCandidate {
   /** The resource, canonicalized: an update with the same content changes nothing. */
   readonly content: string;
   readonly address: SocketAddress;
+  readonly reusePort: boolean;
 }
 
 /** A listener LDS brought that serves now. */
@@ -20,6 +21,7 @@ export interface CurrentListener {
   readonly name: string;
   readonly content: string;
   readonly address: SocketAddress;
+  readonly reusePort: boolean;
 }
 
 /** A listener of the update refused, and why. */
@@ -73,6 +75,11 @@ export function planListenerUpdate<C extends ListenerCandidate>(
     const serving = current.get(name);
     if (serving !== undefined && addressString(serving.address) !== addressString(address)) {
       plan.errors.push({ name, reason: `error updating listener: '${name}' has a different address '${addressString(address)}' from existing listener` });
+      continue;
+    }
+    // A change keeps the sockets, which are bound one way or the other.
+    if (serving !== undefined && serving.reusePort !== candidate.reusePort) {
+      plan.errors.push({ name, reason: `error updating listener: '${name}' has a different reuse_port (${candidate.reusePort}) from existing listener; remove it, then add it` });
       continue;
     }
     const key = addressKey(address);

@@ -78,7 +78,7 @@ interface Binding {
   shmCreate(name: string, size: number, holdLock: boolean): ArrayBuffer;
   shmOpen(name: string): ArrayBuffer;
   shmUnlink(name: string): void;
-  listenTcp(address: string, port: number, backlog: number): TcpListenSocket;
+  listenTcp(address: string, port: number, backlog: number, reusePort: boolean): TcpListenSocket;
   closeFd(fd: number): void;
   unixDgramBind(path: string): number;
   unixDgramSocket(): number;
@@ -165,10 +165,10 @@ export function shmUnlink(name: string): void {
 /**
  * A listening TCP socket on `address` (IPv4 or IPv6, the latter IPv6-only) with SO_REUSEADDR,
  * close-on-exec and blocking until a worker accepts on it with acceptorStart, which makes it
- * non-blocking.
+ * non-blocking. `reusePort`: SO_REUSEPORT too, so that one such socket per worker binds the address.
  */
-export function listenTcp(address: string, port: number, backlog: number): TcpListenSocket {
-  return invoke(() => binding().listenTcp(address, port, backlog));
+export function listenTcp(address: string, port: number, backlog: number, reusePort = false): TcpListenSocket {
+  return invoke(() => binding().listenTcp(address, port, backlog, reusePort));
 }
 
 export function closeFd(fd: number): void {

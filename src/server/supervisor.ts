@@ -69,6 +69,7 @@ import { CdsApi } from '../upstream/supervisor/cds_api';
 import { RouteConfigProviderManager } from '../rds/route_config_provider_manager';
 import { routeConfigLoader } from '../rds/route_config_loader';
 import { LdsApi, type ListenerVersion } from '../listener/lds_api';
+import { bindListenSockets, type ListenSocketBinder, type ListenSockets, socketForNextEpoch, workerListenSocket } from '../listener/listen_sockets';
 import { rdsSourcesOf } from '../config/rds_sources';
 import type { ConfigSourceConfig } from '../config/config_source';
 import { buildDataPlane } from './data_plane_construction';
@@ -179,7 +180,7 @@ export class Supervisor implements ServerInfoSource {
    * The listen sockets this epoch serves, by listener name, in config order: what workers
    * inherit and the next epoch asks for. /drain_listeners closes and removes them.
    */
-  private readonly listenSockets = new Map<string, number>();
+  private readonly listenSockets = new Map<string, ListenSockets>();
   private readonly bound: BoundListener[] = [];
   private admin: AdminServer | null = null;
   private workers: WorkerPool | null = null;
@@ -347,12 +348,9 @@ export class Supervisor implements ServerInfoSource {
     hotRestart.serveChild(this.parentHandlers());
     await hotRestart.shutdownParentAdmin();
     for (const l of bootstrap.listeners) {
-      // A port-0 listener never matches the parent's (Envoy's rule): it gets a fresh port.
-      const inherited = await hotRestart.duplicateParentListenSocket(tcpListenAddress(l.address.address, l.address.port));
-      const { fd, port } =
-        inherited === null ? await this.bindListener(l.address.address, l.address.port, epoch > 0) : { fd: inherited, port: l.address.port };
-      this.listenSockets.set(l.name, fd);
-      this.bound.push({ name: l.name, address: { address: l.address.address, port } });
+      const sockets = await bindListenSockets(this.listenSocketBinder(epoch > 0), l.address.address, l.address.port, l.reusePort, options.concurrency);
+      this.listenSockets.set(l.name, sockets);
+      this.bound.push({ name: l.name, address: { address: l.address.address, port: sockets.port } });
     }
     if (bootstrap.admin) await this.startAdmin(bootstrap.admin, secrets);
 
@@ -391,7 +389,7 @@ export class Supervisor implements ServerInfoSource {
     this.workers = new WorkerPool({
       count: options.concurrency,
       columns: this.workerColumns,
-      listeners: () => [...this.listenSockets].map(([name, fd]) => ({ name, fd })),
+      listeners: (workerIndex) => [...this.listenSockets].map(([name, sockets]) => ({ name, fd: workerListenSocket(sockets, workerIndex) })),
       dynamicListeners: () => this.lds?.serving() ?? [],
       clusterState: () =>
         encodeForWorkers({ clusters: clusters.workerSnapshots(), dynamicClusters: clusters.dynamicConfigs().map(workerClusterConfig) }),
@@ -585,9 +583,9 @@ export class Supervisor implements ServerInfoSource {
     // Our copy goes now: the socket closes, and connecting is refused, once the workers have let
     // go of theirs; a worker restarted later and the next epoch no longer get it.
     for (const name of names) {
-      const fd = this.listenSockets.get(name);
-      if (fd === undefined) continue;
-      addon.closeFd(fd);
+      const sockets = this.listenSockets.get(name);
+      if (sockets === undefined) continue;
+      for (const fd of sockets.fds) addon.closeFd(fd);
       this.listenSockets.delete(name);
     }
   }
@@ -620,7 +618,7 @@ export class Supervisor implements ServerInfoSource {
     this.stats?.live.set(0);
     await this.admin?.close();
     await this.workers?.stop();
-    for (const fd of this.listenSockets.values()) addon.closeFd(fd);
+    for (const sockets of this.listenSockets.values()) for (const fd of sockets.fds) addon.closeFd(fd);
     this.listenSockets.clear();
     this.hotRestart?.close();
     const handle = this.handle;
@@ -655,11 +653,14 @@ export class Supervisor implements ServerInfoSource {
         this.hotRestart!.terminateParent();
         return { originalStartTimeUnixSeconds: Math.floor(this.handle!.region.originalStartMs / 1000) };
       },
-      passListenSocket: (address) => {
+      passListenSocket: (address, workerIndex) => {
         const listener = this.bound.find((b) => tcpListenAddress(b.address.address, b.address.port) === address);
-        if (listener !== undefined) return this.listenSockets.get(listener.name) ?? null;
         // LDS's listeners pass by address too: the next epoch asks once its own LDS brings them.
-        return this.lds?.serving().find((l) => tcpListenAddress(l.bound.address, l.bound.port) === address)?.fd ?? null;
+        const sockets =
+          listener !== undefined
+            ? this.listenSockets.get(listener.name)
+            : this.lds?.serving().find((l) => tcpListenAddress(l.bound.address, l.bound.port) === address)?.sockets;
+        return sockets === undefined ? null : socketForNextEpoch(sockets, workerIndex);
       },
       drainListeners: () => {
         this.log.warn('closing and draining listeners');
@@ -685,7 +686,6 @@ export class Supervisor implements ServerInfoSource {
    */
   private ldsApi(source: ConfigSourceConfig, subscriptions: SubscriptionFactory): LdsApi {
     const { bootstrap, options, extensions, clock } = this.deps;
-    const hotRestart = this.hotRestart!;
     return new LdsApi({
       source,
       subscriptions,
@@ -701,17 +701,15 @@ export class Supervisor implements ServerInfoSource {
       registerSecrets: (checked) =>
         this.secretManager!.registerListener(checked, `listener.${sanitizeStatName(addressString(checked.listeners[0]!.address))}`),
       sockets: {
-        bind: async (address) => {
-          const inherited = await hotRestart.duplicateParentListenSocket(tcpListenAddress(address.address, address.port));
-          if (inherited !== null) return { fd: inherited, port: address.port };
-          // A listener removed a moment ago, or the previous epoch's, may hold the address in workers a moment longer.
-          return this.bindListener(address.address, address.port, true);
+        // A listener removed a moment ago, or the previous epoch's, may hold the address in workers a moment longer.
+        bind: ({ address, reusePort }) => bindListenSockets(this.listenSocketBinder(true), address.address, address.port, reusePort, options.concurrency),
+        close: (sockets) => {
+          for (const fd of sockets.fds) {
+            this.workers?.forgetListenSocket(fd);
+            addon.closeFd(fd);
+          }
         },
-        close: (fd) => {
-          this.workers?.forgetListenSocket(fd);
-          addon.closeFd(fd);
-        },
-        add: (config, fd) => this.workers?.addListener({ config, fd }),
+        add: (config, sockets) => this.workers?.addListener({ config, sockets }),
         update: (config, keptChains) => this.workers?.broadcast({ v: WORKER_PROTOCOL_VERSION, type: 'listener_update', config, keptChains }),
         remove: (name) => this.workers?.broadcast({ v: WORKER_PROTOCOL_VERSION, type: 'listener_remove', name }),
       },
@@ -837,14 +835,30 @@ export class Supervisor implements ServerInfoSource {
     if (this.handle!.region.currentEpoch === this.restartEpoch) sinks.flush(this.statsNow(), Date.now());
   }
 
+  /**
+   * Listen sockets from the previous epoch, else fresh ones.
+   * @param mayBeHeld after a failed handover, a fresh bind waits for the old epoch to let go
+   */
+  private listenSocketBinder(mayBeHeld: boolean): ListenSocketBinder {
+    return {
+      inherit: (address, port, workerIndex) => this.hotRestart!.duplicateParentListenSocket(tcpListenAddress(address, port), workerIndex),
+      bind: (address, port, reusePort) => this.bindListener(address, port, reusePort, mayBeHeld),
+      close: (fd) => addon.closeFd(fd),
+    };
+  }
+
   /** Binds a fresh listen socket; after a failed handover, waits for the old epoch to let go. */
-  private async bindListener(address: string, port: number, mayBeHeld: boolean): Promise<addon.TcpListenSocket> {
+  private async bindListener(address: string, port: number, reusePort: boolean, mayBeHeld: boolean): Promise<addon.TcpListenSocket> {
     const deadline = Date.now() + (mayBeHeld ? REBIND_TIMEOUT_MS : 0);
     for (;;) {
       try {
-        return addon.listenTcp(address, port, LISTEN_BACKLOG);
+        return addon.listenTcp(address, port, LISTEN_BACKLOG, reusePort);
       } catch (e) {
-        if ((e as addon.NativeError).code !== 'EADDRINUSE' || Date.now() >= deadline) throw e;
+        if ((e as addon.NativeError).code !== 'EADDRINUSE' || !mayBeHeld) throw e;
+        if (Date.now() >= deadline) {
+          // The previous epoch's socket cannot be shared when one of the two has SO_REUSEPORT and the other not.
+          throw new Error(`${(e as Error).message}, still after ${REBIND_TIMEOUT_MS / 1000} s: another process holds the address, or the previous epoch does with${reusePort ? 'out' : ''} reuse_port`);
+        }
         await sleep(100);
       }
     }

@@ -6,6 +6,7 @@ import type { LoggerLevel } from '../log/log_manager';
 import type { Logger } from '../log/logger_api';
 import type { Counter } from '../stats/stats';
 import type { ListenerConfig } from '../config/model';
+import { type ListenSockets, workerListenSocket } from '../listener/listen_sockets';
 import { BackoffPolicy, nextRestartDelay } from './backoff';
 import { ListenSocketSender } from './listen_socket_handoff';
 import { ListenerChangeQueue } from './listener_change_queue';
@@ -15,8 +16,8 @@ import { isMessage, SupervisorMessage, WorkerFileLoggers, WorkerInit, WorkerMemo
 export interface WorkerPoolDeps {
   readonly count: number;
   readonly columns: readonly number[];
-  /** The listen sockets a worker started now serves (those /drain_listeners stopped are gone). */
-  readonly listeners: () => readonly ListenSocket[];
+  /** The listen sockets the worker of that index, started now, serves (those /drain_listeners stopped are gone). */
+  readonly listeners: (workerIndex: number) => readonly ListenSocket[];
   /** A worker's init: its bootstrap, log, region column and the like (see WorkerInit). */
   readonly init: (workerIndex: number, column: number) => WorkerInit;
   /** The clusters' state workers start from now (encodeForWorkers), made once per start or restart. */
@@ -39,10 +40,10 @@ export interface WorkerPoolDeps {
   readonly dynamicListeners: () => readonly DynamicListenSocket[];
 }
 
-/** A listener LDS brought and its listen socket, which a worker is handed when it serves. */
+/** A listener LDS brought and its listen sockets, of which a worker is handed its own when it serves. */
 export interface DynamicListenSocket {
   readonly config: ListenerConfig;
-  readonly fd: number;
+  readonly sockets: ListenSockets;
 }
 
 /** One worker's answer to ask(): null when it was not running, gave none in time or exited. */
@@ -143,9 +144,9 @@ export class WorkerPool {
     }
   }
 
-  /** A listener LDS brought on a new address: every serving worker is handed `fd`, then told. */
+  /** A listener LDS brought on a new address: every serving worker is handed its socket, then told. */
   addListener(listener: DynamicListenSocket): void {
-    for (const slot of this.slots) if (slot.serving) slot.listenerChanges?.addListener(listener.config, listener.fd);
+    for (const slot of this.slots) if (slot.serving) slot.listenerChanges?.addListener(listener.config, workerListenSocket(listener.sockets, slot.index));
   }
 
   /** The supervisor closes `fd` (its listener is gone): no worker is handed it afterwards. */
@@ -266,7 +267,9 @@ export class WorkerPool {
         } else if (m.type === 'ready' && !ready) {
           ready = true;
           slot.serving = true;
-          for (const listener of this.deps.dynamicListeners()) slot.listenerChanges?.addListener(listener.config, listener.fd);
+          for (const listener of this.deps.dynamicListeners()) {
+            slot.listenerChanges?.addListener(listener.config, workerListenSocket(listener.sockets, slot.index));
+          }
           resolve();
         } else if (m.type === 'fatal') {
           this.log.critical(`worker ${slot.index} (pid ${child.pid}): ${m.message}`);
@@ -300,7 +303,7 @@ export class WorkerPool {
           }
           // The start, then its sockets: the worker reads each as it builds its listeners, so
           // more of them than the kernel queues per socket (net.unix.max_dgram_qlen, 10) go through.
-          const listeners = this.deps.listeners();
+          const listeners = this.deps.listeners(slot.index);
           const changes = (slot.listenerChanges = this.listenerChangeQueue(slot, child));
           slot.started = true;
           changes.send(this.deps.start(listeners.map((l) => l.name), bytes));

@@ -196,6 +196,7 @@ export function listener(name: string, filter: HttpConnectionManagerConfig | Tcp
     name,
     address: { address: '127.0.0.1', port: 0 },
     perConnectionBufferLimitBytes: 1024 * 1024,
+    reusePort: false,
     trafficDirection: 'UNSPECIFIED',
     listenerFilters: [],
     listenerFiltersTimeoutMs: 15_000,

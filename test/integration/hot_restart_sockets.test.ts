@@ -93,7 +93,7 @@ test('a child epoch shuts the parent admin down, takes its listen socket, drains
   assert.deepEqual(await child.shutdownParentAdmin(), { originalStartTimeUnixSeconds: ORIGINAL_START_TIME_UNIX_SECONDS });
   assert.deepEqual(await parent.next(), { step: 'shutdown_admin' });
 
-  const fd = await child.duplicateParentListenSocket(ready.listenAddress);
+  const fd = await child.duplicateParentListenSocket(ready.listenAddress, null);
   assert.deepEqual(await parent.next(), { step: 'pass_listen_socket', address: ready.listenAddress, passed: true });
   assert.ok(fd !== null);
   const server = net.createServer((connection) => connection.end(`accepted by ${process.pid}`));
@@ -103,7 +103,7 @@ test('a child epoch shuts the parent admin down, takes its listen socket, drains
   // The parent never accepts: the answer proves the child accepts on the very socket it was passed.
   assert.equal(await readAll(ready.port), `accepted by ${process.pid}`);
 
-  assert.equal(await child.duplicateParentListenSocket('tcp://[::1]:1'), null);
+  assert.equal(await child.duplicateParentListenSocket('tcp://[::1]:1', null), null);
   assert.deepEqual(await parent.next(), { step: 'pass_listen_socket', address: 'tcp://[::1]:1', passed: false });
 
   child.drainParentListeners();
@@ -159,7 +159,7 @@ test('a request longer than one datagram is reassembled by the parent', BOUNDED,
   const { parent } = await startParent(t, socketPath, 0);
   const sockets = bindSockets(t, { socketPath, restartEpoch: 1 });
   const address = `tcp://${'a'.repeat(10_000)}:80`;
-  assert.equal(await new ChildEndpoint(sockets.child, REPLY_TIMEOUT_MS).duplicateParentListenSocket(address), null);
+  assert.equal(await new ChildEndpoint(sockets.child, REPLY_TIMEOUT_MS).duplicateParentListenSocket(address, null), null);
   assert.deepEqual(await parent.next(), { step: 'pass_listen_socket', address, passed: false });
 });
 
@@ -168,7 +168,7 @@ test('epoch 0 has no parent: requests are no-ops', BOUNDED, async (t) => {
   const child = new ChildEndpoint(sockets.child, REPLY_TIMEOUT_MS);
   assert.equal(child.hasParent, false);
   assert.equal(await child.shutdownParentAdmin(), null);
-  assert.equal(await child.duplicateParentListenSocket('tcp://127.0.0.1:80'), null);
+  assert.equal(await child.duplicateParentListenSocket('tcp://127.0.0.1:80', null), null);
   child.drainParentListeners();
   child.terminateParent();
 });

@@ -35,6 +35,7 @@ test('listeners, with defaults filled in and names in our spelling', () => {
     name: 'tcp_in',
     address: { address: '0.0.0.0', port: 10000 },
     perConnectionBufferLimitBytes: 1048576,
+    reusePort: false,
     trafficDirection: 'UNSPECIFIED',
     listenerFilters: [],
     listenerFiltersTimeoutMs: 15000,

@@ -23,12 +23,17 @@ function decodeJson(value: unknown, fds: number[] = []) {
 }
 
 test('requests travel as the proto JSON of their oneof, with the protocol version', () => {
-  const { payload, fds } = encodeMessage({ kind: 'request', request: { type: 'pass_listen_socket', address: 'tcp://127.0.0.1:80' } });
+  const { payload, fds } = encodeMessage({ kind: 'request', request: { type: 'pass_listen_socket', address: 'tcp://127.0.0.1:80', workerIndex: null } });
   assert.deepEqual(JSON.parse(payload.toString()), {
     version: HOT_RESTART_PROTOCOL_VERSION,
     request: { pass_listen_socket: { address: 'tcp://127.0.0.1:80' } },
   });
   assert.deepEqual(fds, []);
+  // A reuse_port listener's sockets are asked for by worker index.
+  const byIndex: HotRestartMessage = { kind: 'request', request: { type: 'pass_listen_socket', address: 'tcp://127.0.0.1:80', workerIndex: 1 } };
+  assert.deepEqual(JSON.parse(encodeMessage(byIndex).payload.toString()).request, { pass_listen_socket: { address: 'tcp://127.0.0.1:80', worker_index: 1 } });
+  assert.deepEqual(roundTrip(byIndex), { message: byIndex, unusedFds: [] });
+  assert.equal(decodeJson({ version: 1, request: { pass_listen_socket: { address: 'tcp://127.0.0.1:80', worker_index: -1 } } }).message.kind, 'unrecognized');
   for (const type of ['shutdown_admin', 'drain_listeners', 'terminate'] as const) {
     const message: HotRestartMessage = { kind: 'request', request: { type } };
     assert.deepEqual(JSON.parse(encodeMessage(message).payload.toString()), { version: 1, request: { [type]: {} } });

@@ -1,5 +1,6 @@
 // What one LDS update changes: added, modified, removed, left alone, and Envoy's refusals (a
-// static listener's name, another address under a serving name, an address another listener holds).
+// static listener's name, another address or reuse_port under a serving name, an address another
+// listener holds).
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -10,16 +11,16 @@ const current = (...listeners: CurrentListener[]) => new Map(listeners.map((l) =
 
 test('new, changed, unchanged and missing listeners; a change of address is refused', () => {
   const serving = current(
-    { name: 'same', content: 's', address: at(1000) },
-    { name: 'inPlace', content: 'old', address: at(1001) },
-    { name: 'moves', content: 'old', address: at(1002) },
-    { name: 'gone', content: 'g', address: at(1003) },
+    { name: 'same', content: 's', address: at(1000), reusePort: false },
+    { name: 'inPlace', content: 'old', address: at(1001), reusePort: false },
+    { name: 'moves', content: 'old', address: at(1002), reusePort: false },
+    { name: 'gone', content: 'g', address: at(1003), reusePort: false },
   );
   const candidates = [
-    { name: 'same', content: 's', address: at(1000) },
-    { name: 'inPlace', content: 'new', address: at(1001) },
-    { name: 'moves', content: 'new', address: at(1012) },
-    { name: 'fresh', content: 'f', address: at(0) },
+    { name: 'same', content: 's', address: at(1000), reusePort: false },
+    { name: 'inPlace', content: 'new', address: at(1001), reusePort: false },
+    { name: 'moves', content: 'new', address: at(1012), reusePort: false },
+    { name: 'fresh', content: 'f', address: at(0), reusePort: false },
   ];
   const plan = planListenerUpdate([], serving, new Set(candidates.map((c) => c.name)), candidates);
   assert.deepEqual(plan.added.map((c) => c.name), ['fresh']);
@@ -31,15 +32,15 @@ test('new, changed, unchanged and missing listeners; a change of address is refu
 test("a static listener's name and a held address are refused; port 0 never conflicts", () => {
   const statics = [{ name: 'static', address: at(2000) }];
   // A listener refused by the update's checks keeps its address: it keeps serving.
-  const serving = current({ name: 'kept', content: 'k', address: at(2001) });
+  const serving = current({ name: 'kept', content: 'k', address: at(2001), reusePort: false });
   const candidates = [
-    { name: 'static', content: 'x', address: at(2100) },
-    { name: 'onStatic', content: 'x', address: at(2000) },
-    { name: 'onKept', content: 'x', address: at(2001) },
-    { name: 'first', content: 'x', address: at(2002) },
-    { name: 'second', content: 'x', address: at(2002) },
-    { name: 'zeroA', content: 'x', address: at(0) },
-    { name: 'zeroB', content: 'x', address: at(0) },
+    { name: 'static', content: 'x', address: at(2100), reusePort: false },
+    { name: 'onStatic', content: 'x', address: at(2000), reusePort: false },
+    { name: 'onKept', content: 'x', address: at(2001), reusePort: false },
+    { name: 'first', content: 'x', address: at(2002), reusePort: false },
+    { name: 'second', content: 'x', address: at(2002), reusePort: false },
+    { name: 'zeroA', content: 'x', address: at(0), reusePort: false },
+    { name: 'zeroB', content: 'x', address: at(0), reusePort: false },
   ];
   const names = new Set([...candidates.map((c) => c.name), 'kept']);
   const plan = planListenerUpdate(statics, serving, names, candidates);
@@ -54,11 +55,19 @@ test("a static listener's name and a held address are refused; port 0 never conf
 });
 
 test('a listener may take the address of one the same update removes', () => {
-  const serving = current({ name: 'old', content: 'o', address: at(3000) });
-  const candidates = [{ name: 'new', content: 'n', address: at(3000) }];
+  const serving = current({ name: 'old', content: 'o', address: at(3000), reusePort: false });
+  const candidates = [{ name: 'new', content: 'n', address: at(3000), reusePort: false }];
   const plan = planListenerUpdate([], serving, new Set(['new']), candidates);
   assert.deepEqual(plan.removed, ['old']);
   assert.deepEqual(plan.added.map((c) => c.name), ['new']);
+});
+
+test('a change of reuse_port is refused: the sockets stay as they were bound', () => {
+  const serving = current({ name: 'l', content: 'old', address: at(4000), reusePort: false });
+  const candidates = [{ name: 'l', content: 'new', address: at(4000), reusePort: true }];
+  const plan = planListenerUpdate([], serving, new Set(['l']), candidates);
+  assert.deepEqual(plan.modified, []);
+  assert.deepEqual(plan.errors, [{ name: 'l', reason: "error updating listener: 'l' has a different reuse_port (true) from existing listener; remove it, then add it" }]);
 });
 
 test("a change of filter chains alone keeps the unchanged chains (Envoy's in-place update); any other change keeps none", () => {

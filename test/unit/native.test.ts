@@ -276,6 +276,21 @@ test('listenTcp on IPv6 is IPv6-only, and a port in use is EADDRINUSE', BOUNDED,
   );
 });
 
+test('listenTcp with reusePort: sockets that all ask for it share an address, and one without is refused', BOUNDED, async (t) => {
+  const first = addon.listenTcp('127.0.0.1', 0, 16, true);
+  const second = addon.listenTcp('127.0.0.1', first.port, 16, true);
+  assert.equal(second.port, first.port);
+  // The servers own the descriptors from here on, and close them.
+  await adopt(t, first.fd, 'first');
+  await adopt(t, second.fd, 'second');
+  assert.throws(() => addon.listenTcp('127.0.0.1', first.port, 1), isNativeError('EADDRINUSE', 'bind'));
+
+  // The kernel spreads connections over both by a hash of their addresses: 32 all on one is 2 in 2^32.
+  const answers = new Set<string>();
+  for (let i = 0; i < 32 && answers.size < 2; i++) answers.add(await readAll(first.port, '127.0.0.1'));
+  assert.deepEqual([...answers].sort(), ['first', 'second']);
+});
+
 test('a lock held by another process is EAGAIN until that process exits; an absent file is not made', BOUNDED, async (t) => {
   const lockPath = path.join(temporaryDirectory(t), 'proxy.lock');
   assert.throws(() => addon.lockFile(lockPath, false), isNativeError('ENOENT', 'open'));
