@@ -39,7 +39,11 @@ function* rendered(snapshot: SnapshotSteps, render: (snapshot: StatsSnapshot) =>
   yield* render(step.value);
 }
 
-export function statsHandlers(snapshot: SnapshotSteps, prometheus: PrometheusFormatter): AdminHandler[] {
+/**
+ * @param declared settles once every stat name the configuration has is interned (the workers
+ *   intern the clusters' once they serve): every form lists them all
+ */
+export function statsHandlers(snapshot: SnapshotSteps, prometheus: PrometheusFormatter, declared: () => Promise<void>): AdminHandler[] {
   const prometheusResponse = (q: StatsQuery): AdminResponse => ({ status: 200, body: rendered(snapshot, (s) => prometheus.render(s, q)) });
   return [
     {
@@ -51,9 +55,10 @@ export function statsHandlers(snapshot: SnapshotSteps, prometheus: PrometheusFor
         { name: 'usedonly', help: 'only the stats that were ever updated', kind: 'flag' },
         { name: 'filter', help: 'only the stats whose names match this RE2 regex', kind: 'text' },
       ],
-      handle(req): AdminResponse {
+      async handle(req): Promise<AdminResponse> {
         const q = statsQuery(req);
         if ('status' in q) return q;
+        await declared();
         const format = req.query.get('format');
         if (format === undefined) return { status: 200, body: rendered(snapshot, (s) => renderStatsText(s, q)) };
         if (format === 'json') return { status: 200, body: rendered(snapshot, (s) => renderStatsJson(s, q)), contentType: JSON_TYPE };
@@ -66,9 +71,11 @@ export function statsHandlers(snapshot: SnapshotSteps, prometheus: PrometheusFor
       help: 'print server stats in prometheus format',
       mutatesState: false,
       decodeQuery: true,
-      handle(req): AdminResponse {
+      async handle(req): Promise<AdminResponse> {
         const q = statsQuery(req);
-        return 'status' in q ? q : prometheusResponse(q);
+        if ('status' in q) return q;
+        await declared();
+        return prometheusResponse(q);
       },
     },
   ];

@@ -534,6 +534,8 @@ export class Supervisor implements ServerInfoSource {
    */
   private async prepareStatsOutput(): Promise<void> {
     const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+    // The names the workers intern once they serve are ordered with the rest.
+    await this.workers?.statNamesDeclared();
     const steps = this.statsOutputSteps();
     while (this.shutdownPromise === null) {
       if ((this.admin?.streaming ?? 0) > 0) {
@@ -974,7 +976,7 @@ export class Supervisor implements ServerInfoSource {
         hotRestartVersion: this.deps.hotRestartVersion,
         quit: () => void this.stop('admin /quitquitquit').then(() => this.deps.exit(0)),
       }),
-      ...statsHandlers(() => this.snapshot(), this.prometheus),
+      ...statsHandlers(() => this.snapshot(), this.prometheus, () => this.workers?.statNamesDeclared() ?? Promise.resolve()),
       // As Envoy: a reset also clears the recent lookups.
       resetCountersHandler(() => {
         this.store!.reader.resetCounters();

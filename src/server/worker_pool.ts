@@ -69,6 +69,8 @@ interface Slot {
   started: boolean;
   /** The child is ready (its handoff socket bound): LDS's listeners may go to it. */
   serving: boolean;
+  /** The child has interned its share of the clusters' stat names, which it does once it serves. */
+  declared: boolean;
   startedAt: number;
   restartDelayMs: number;
   restartTimer: NodeJS.Timeout | null;
@@ -90,6 +92,8 @@ export class WorkerPool {
   private lastRequestId = 0;
   /** Hands LDS's listen sockets to running workers. */
   private readonly handoff = new ListenSocketSender();
+  /** statNamesDeclared()'s callers, until no worker is declaring. */
+  private declaredWaiters: (() => void)[] = [];
 
   constructor(private readonly deps: WorkerPoolDeps) {
     this.log = deps.log.forFile(__filename);
@@ -100,6 +104,7 @@ export class WorkerPool {
       initialized: false,
       started: false,
       serving: false,
+      declared: false,
       startedAt: 0,
       restartDelayMs: 0,
       restartTimer: null,
@@ -142,6 +147,26 @@ export class WorkerPool {
       const ready = CLUSTER_CHANGES.has(m.type) ? slot.started : slot.initialized;
       if (slot.child?.connected && ready) slot.child.send(m);
     }
+  }
+
+  /**
+   * Settles once no started worker is still interning its share of the clusters' stat names
+   * (a worker that died meanwhile is not waited for: its replacement declares them again).
+   */
+  statNamesDeclared(): Promise<void> {
+    if (!this.declaring()) return Promise.resolve();
+    return new Promise((resolve) => this.declaredWaiters.push(resolve));
+  }
+
+  private declaring(): boolean {
+    return this.slots.some((slot) => slot.child !== null && slot.started && !slot.declared);
+  }
+
+  private settleDeclared(): void {
+    if (this.declaring()) return;
+    const waiters = this.declaredWaiters;
+    this.declaredWaiters = [];
+    for (const resolve of waiters) resolve();
   }
 
   /** A listener LDS brought on a new address: every serving worker is handed its socket, then told. */
@@ -271,6 +296,9 @@ export class WorkerPool {
             slot.listenerChanges?.addListener(listener.config, workerListenSocket(listener.sockets, slot.index));
           }
           resolve();
+        } else if (m.type === 'stat_names_declared') {
+          slot.declared = true;
+          this.settleDeclared();
         } else if (m.type === 'fatal') {
           this.log.critical(`worker ${slot.index} (pid ${child.pid}): ${m.message}`);
           if (!ready) reject(new WorkerStartError(`worker ${slot.index} failed to start: ${m.message}`));
@@ -284,6 +312,7 @@ export class WorkerPool {
         slot.serving = false;
         slot.listenerChanges?.clear();
         slot.listenerChanges = null;
+        this.settleDeclared();
         this.deps.onWorkerGone(slot.column, slot.index);
         if (!ready) {
           reject(new WorkerStartError(`worker ${slot.index} exited during start (code ${code}, signal ${signal})`));
@@ -306,6 +335,7 @@ export class WorkerPool {
           const listeners = this.deps.listeners(slot.index);
           const changes = (slot.listenerChanges = this.listenerChangeQueue(slot, child));
           slot.started = true;
+          slot.declared = false;
           changes.send(this.deps.start(listeners.map((l) => l.name), bytes));
           for (const listener of listeners) changes.handOver(listener.name, listener.fd);
         },

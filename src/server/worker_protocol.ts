@@ -19,7 +19,7 @@ import type { ConsecutiveFailure } from '../upstream/shared/outlier/consecutive_
 import type { DynamicSecret } from '../tls/secret_store';
 import type { OverloadReport } from '../overload/overload_manager';
 
-export const WORKER_PROTOCOL_VERSION = 14;
+export const WORKER_PROTOCOL_VERSION = 15;
 
 /**
  * The clusters' state a worker starts from, besides the bootstrap. Large (about 600 bytes per
@@ -302,6 +302,15 @@ export interface WorkerReady {
   readonly type: 'ready';
 }
 
+/**
+ * The worker has interned its share of the clusters' stat names, which it does once it serves:
+ * until every worker has, GET /stats waits, so that it lists every cluster's stats.
+ */
+export interface WorkerStatNamesDeclared {
+  readonly v: typeof WORKER_PROTOCOL_VERSION;
+  readonly type: 'stat_names_declared';
+}
+
 export interface WorkerFatal {
   readonly v: typeof WORKER_PROTOCOL_VERSION;
   readonly type: 'fatal';
@@ -386,6 +395,7 @@ export interface WorkerOverloadReport extends OverloadReport {
 export type WorkerMessage =
   | WorkerReceiving
   | WorkerReady
+  | WorkerStatNamesDeclared
   | WorkerFatal
   | WorkerProfileReply
   | WorkerContention

@@ -1,7 +1,7 @@
-// The workers are forked before the supervisor loads the configuration, and get their init
-// while it initializes its clusters: they intern the static clusters' stat names meanwhile, and
-// start serving once it is done. Nothing sent meanwhile is lost, a listener /drain_listeners
-// stopped in between is not served by them, and a configuration refused ends them.
+// The workers are forked before the supervisor loads the configuration, get their init while it
+// initializes its clusters and start serving once it is done; then they intern the clusters'
+// stat names, which GET /stats waits for. Nothing sent meanwhile is lost, a listener
+// /drain_listeners stopped in between is not served by them, and a configuration refused ends them.
 
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -64,11 +64,8 @@ test('a listener drained while the clusters initialize is not served by the work
   assert.equal((await request(`${adminUrl}/ready`)).body, 'INITIALIZING\n');
   const inboundPort = await listenerPort(adminUrl, 'inbound');
   const otherPort = await listenerPort(adminUrl, 'other');
-  // Both workers exist already, waiting for their start, and have named the static cluster's
-  // stats (a name no supervisor code creates).
+  // Both workers exist already, waiting for their start.
   await waitFor('two forked workers', () => (proxy.groupPids().length === 3 ? true : undefined));
-  const declared = async () => (await request(`${adminUrl}/stats?filter=^cluster\\.xds\\.upstream_rq_pending_overflow$`)).body;
-  assert.equal(await waitFor('the workers\' stat names', async () => (await declared()) || undefined), 'cluster.xds.upstream_rq_pending_overflow: 0\n');
   assert.equal((await request(`${adminUrl}/ready`)).body, 'INITIALIZING\n');
 
   assert.equal((await request(`${adminUrl}/drain_listeners?inboundonly`, { method: 'POST' })).status, 200);
@@ -77,6 +74,10 @@ test('a listener drained while the clusters initialize is not served by the work
 
   assert.equal((await request(`http://127.0.0.1:${otherPort}/`)).body, 'ok');
   assert.equal(await refused(inboundPort), true, 'no process holds the drained listener');
+  // The workers named the static cluster's stats once they served (a name no supervisor code
+  // creates), and /stats waited for them.
+  const declared = (await request(`${adminUrl}/stats?filter=^cluster\\.xds\\.upstream_rq_pending_overflow$`)).body;
+  assert.equal(declared, 'cluster.xds.upstream_rq_pending_overflow: 0\n');
 });
 
 /** The pids of this user's processes whose environment has `name=value`. */

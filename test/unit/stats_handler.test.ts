@@ -1,4 +1,5 @@
-// /stats and /stats/prometheus: which form a query gets, the usage 404, the filter's 400.
+// /stats and /stats/prometheus: which form a query gets, the usage 404, the filter's 400, and
+// the wait for every stat name to be declared.
 
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
@@ -13,7 +14,7 @@ import { counter, gauge, scalarList } from '../helpers/histogram_samples';
 
 const SNAPSHOT: StatsSnapshot = { scalars: scalarList([counter('cluster.a.upstream_rq_total', 2), gauge('server.live', 1)]), histograms: [] };
 
-function handlers(): Map<string, AdminHandler> {
+function handlers(declared: () => Promise<void> = () => Promise.resolve()): Map<string, AdminHandler> {
   const prometheus = new PrometheusFormatter(
     new TagExtractor({ statsTags: [], useAllDefaultTags: true, histogramBucketSettings: [] }),
     new HistogramBucketSettings([]),
@@ -23,11 +24,11 @@ function handlers(): Map<string, AdminHandler> {
     yield;
     return SNAPSHOT;
   };
-  return new Map(statsHandlers(snapshot, prometheus).map((h) => [h.path, h]));
+  return new Map(statsHandlers(snapshot, prometheus, declared).map((h) => [h.path, h]));
 }
 
-async function get(path: string, query = ''): Promise<AdminResponse & { text: string }> {
-  const handler = handlers().get(path)!;
+async function get(path: string, query = '', declared?: () => Promise<void>): Promise<AdminResponse & { text: string }> {
+  const handler = handlers(declared).get(path)!;
   const req: AdminRequest = { method: 'GET', path, query: parseQuery(query, handler.decodeQuery), headers: {}, body: Buffer.alloc(0), role: null };
   const res = await handler.handle(req);
   const chunks = typeof res.body === 'string' ? [res.body] : [...res.body];
@@ -66,5 +67,22 @@ test('an invalid filter is 400 on either path', async () => {
     const res = await get(path, 'filter=(');
     assert.equal(res.status, 400);
     assert.match(res.text, /^Invalid regex: /);
+  }
+});
+
+test('every form waits until the stat names are declared; a bad filter does not', async () => {
+  for (const [path, query] of [['/stats', ''], ['/stats', 'format=json'], ['/stats/prometheus', '']] as const) {
+    let declare: () => void = () => undefined;
+    const declared = new Promise<void>((resolve) => (declare = resolve));
+    let answered = false;
+    const response = get(path, query, () => declared).then((res) => {
+      answered = true;
+      return res;
+    });
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(answered, false, `${path}?${query}`);
+    declare();
+    assert.equal((await response).status, 200);
+    assert.equal((await get(path, 'filter=(', () => new Promise(() => undefined))).status, 400);
   }
 });
