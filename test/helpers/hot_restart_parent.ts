@@ -2,7 +2,7 @@
 // its domain sockets and one listen socket, answers its child through a ParentEndpoint and
 // reports every handler call and log line as a JSON line on stdout. It exits when told to
 // terminate, or when its stdin closes so that a crashed test run never leaves it behind.
-// Usage: hot_restart_parent <socket-path> <socket-mode (octal)> <base-id> <epoch>
+// Usage: hot_restart_parent <socket-path> <socket-mode (octal)> <base-id> <epoch> [idle poll ms]
 
 import * as addon from '../../src/native/addon';
 import { HotRestartSockets } from '../../src/hot_restart/domain_sockets';
@@ -42,7 +42,7 @@ function reportingLogger(): Logger {
 }
 
 function main(): void {
-  const [socketPath, socketMode, baseId, epoch] = process.argv.slice(2);
+  const [socketPath, socketMode, baseId, epoch, pollMs] = process.argv.slice(2);
   const sockets = HotRestartSockets.bind({
     socketPath,
     socketMode: parseInt(socketMode, 8),
@@ -75,6 +75,7 @@ function main(): void {
       },
     },
     reportingLogger(),
+    ...(pollMs === undefined ? [] : [Number(pollMs)]),
   );
   endpoint.start();
   process.stdin.on('end', () => process.exit(0));

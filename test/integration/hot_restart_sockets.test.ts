@@ -58,8 +58,8 @@ class ParentProcess {
   }
 }
 
-async function startParent(t: TestContext, socketPath: string, epoch: number) {
-  const parent = new ParentProcess([socketPath, '600', '0', String(epoch)]);
+async function startParent(t: TestContext, socketPath: string, epoch: number, pollMs?: number) {
+  const parent = new ParentProcess([socketPath, '600', '0', String(epoch), ...(pollMs === undefined ? [] : [String(pollMs)])]);
   t.after(() => parent.stop());
   const ready = await parent.next();
   assert.equal(ready.step, 'ready');
@@ -152,6 +152,24 @@ test('the parent answers what it does not recognize with didnt_recognize_your_la
     assert.match(error.message, /answered a shutdown_admin request with didnt_recognize_your_last_message/);
     return true;
   });
+});
+
+test("after a request the parent answers the child's next ones at once, not at its idle poll", BOUNDED, async (t) => {
+  const socketPath = uniqueSocketPath('burst');
+  // An idle poll long enough to tell apart: each request would otherwise wait most of it.
+  const { parent, ready } = await startParent(t, socketPath, 0, 400);
+  const child = new ChildEndpoint(bindSockets(t, { socketPath, restartEpoch: 1 }).child, REPLY_TIMEOUT_MS);
+  await child.shutdownParentAdmin();
+  assert.deepEqual(await parent.next(), { step: 'shutdown_admin' });
+  for (let i = 0; i < 5; i++) {
+    const started = performance.now();
+    const fd = await child.duplicateParentListenSocket(ready.listenAddress, null);
+    const waited = performance.now() - started;
+    assert.ok(fd !== null);
+    addon.closeFd(fd);
+    assert.ok(waited < 150, `request ${i} waited ${waited.toFixed(0)} ms`);
+    assert.deepEqual(await parent.next(), { step: 'pass_listen_socket', address: ready.listenAddress, passed: true });
+  }
 });
 
 test('a request longer than one datagram is reassembled by the parent', BOUNDED, async (t) => {
