@@ -3,6 +3,7 @@
 
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { attachRegion } from '../shared_memory/posix_shared_memory';
+import { StatsMemoryError } from '../shared_memory/segments';
 import { loggerFactory, openLogs } from '../log/log_settings';
 import type { LogManager } from '../log/log_manager';
 import type { ClusterConfig, OverloadManagerConfig } from '../config/model';
@@ -310,9 +311,19 @@ async function run(
   // each its own slice, after they serve: 10,000 clusters' million names take a second a core,
   // off the way to LIVE. A cluster's traffic makes its stats on first use meanwhile.
   const share = [...bootstrap.clusters, ...dynamicClusters].filter((_, i) => i % init.workerCount === init.workerIndex);
-  void declareInTurns(share, (config) => declareClusterStatNames(store, config), () => stopping).then((done) => {
-    if (done) send({ v: WORKER_PROTOCOL_VERSION, type: 'stat_names_declared' });
-  });
+  const declared = () => send({ v: WORKER_PROTOCOL_VERSION, type: 'stat_names_declared' });
+  void declareInTurns(share, (config) => declareClusterStatNames(store, config), () => stopping).then(
+    (done) => {
+      if (done) declared();
+    },
+    (error: Error) => {
+      // A full region costs the listing of the rest at 0, not the worker: each is made on first
+      // use, in this process if it does not fit (stats.overflow), as any stat made while serving.
+      if (!(error instanceof StatsMemoryError)) throw error;
+      log.warn(`worker ${init.workerIndex}: the clusters' stat names no longer fit in shared memory; the rest are named on first use: ${error.message}`);
+      declared();
+    },
+  );
   return handle;
 }
 
