@@ -47,14 +47,19 @@ dist/.tsc-stamp: $(NPM_STAMP) tsconfig.json $(TS_SOURCES)
 dist/protos.json dist/proto_annotations.json &: $(NPM_STAMP) scripts/gen-protos.js $(shell find scripts/protos -name '*.proto')
 	node scripts/gen-protos.js
 
+# The supervisor's and the worker's code, one file each (scripts/build-bundle.js).
+dist/bundle/.stamp: dist/.tsc-stamp scripts/build-bundle.js
+	node scripts/build-bundle.js
+	@touch $@
+
 # V8's code for the modules, recorded by running the build (src/common/compile_cache.ts); the
 # recording run reads build_info.json, so it is written first.
-dist/compile_cache/.stamp: $(ADDON) dist/.tsc-stamp dist/protos.json dist/proto_annotations.json configs/default.yaml scripts/build-compile-cache.js scripts/compile-cache-recorder.js
+dist/compile_cache/.stamp: $(ADDON) dist/.tsc-stamp dist/bundle/.stamp dist/protos.json dist/proto_annotations.json configs/default.yaml scripts/build-compile-cache.js scripts/compile-cache-recorder.js
 	@node scripts/gen-build-info.js
 	node scripts/build-compile-cache.js
 	@touch $@
 
-build: $(ADDON) dist/.tsc-stamp dist/protos.json dist/proto_annotations.json dist/compile_cache/.stamp
+build: $(ADDON) dist/.tsc-stamp dist/bundle/.stamp dist/protos.json dist/proto_annotations.json dist/compile_cache/.stamp
 	@node scripts/gen-build-info.js
 
 run: build

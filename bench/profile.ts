@@ -15,6 +15,7 @@ import type { LoadResult } from './load_result';
 import { H2_STREAMS } from './measure';
 import { type Layer, PACED_MS, POST_BODY_BYTES, SMALL_PATH } from './plan';
 import { formatProfileSummary, summarizeCpuProfile, type CpuProfile } from './profile_summary';
+import { sourceMapPlaces } from './source_map_places';
 import { readProfileSettings, type ProfileSettings } from './profile_settings';
 import { startProxy, writeProxyLaunch } from './services';
 import { startBenchUpstream, withSession } from './session';
@@ -60,7 +61,7 @@ async function main(): Promise<number> {
     const files = await profiler(launch.adminPort, 'n');
     const workerFile = files.find((file) => file.endsWith('.worker-0.cpuprofile'));
     if (workerFile === undefined) throw new Error(`no worker profile among ${files.join(', ')}`);
-    const summary = summarizeCpuProfile(JSON.parse(readFileSync(workerFile, 'utf8')) as CpuProfile, settings.top);
+    const summary = summarizeCpuProfile(JSON.parse(readFileSync(workerFile, 'utf8')) as CpuProfile, settings.top, sourceMapPlaces(REPO_ROOT));
     const generator =
       layer === 'h2' ? `h2load -c${load.connections} -m${H2_STREAMS}` : `wrk -t${load.threads} -c${load.connections}${row === 'paced' ? `, each connection waiting ${PACED_MS} ms between requests` : ''}`;
     const text =

@@ -15,10 +15,19 @@ interface CallFrame {
   readonly url: string;
   /** 0-based. */
   readonly lineNumber: number;
+  /** 0-based. */
+  readonly columnNumber?: number;
 }
 
+/**
+ * Where a place of a compiled file (its `file://` URL, 0-based line and column) was written, as
+ * `file:line` (1-based); null where nothing says so. The processes run bundles, whose lines say
+ * little; their source maps say which .ts line a function is.
+ */
+export type OriginalPlace = (url: string, line: number, column: number) => string | null;
+
 export interface SelfTimeEntry {
-  /** `function file:line`, the file relative to dist/ (or node's own `node:` module). */
+  /** `function file:line`: the .ts line where a source map says, else the file relative to dist/ (or node's own `node:` module). */
   readonly where: string;
   readonly selfUs: number;
   /** Of all sampled time. */
@@ -30,8 +39,8 @@ export interface ProfileSummary {
   readonly entries: readonly SelfTimeEntry[];
 }
 
-export function summarizeCpuProfile(profile: CpuProfile, top: number): ProfileSummary {
-  const whereById = new Map(profile.nodes.map((node) => [node.id, where(node.callFrame)]));
+export function summarizeCpuProfile(profile: CpuProfile, top: number, original: OriginalPlace = () => null): ProfileSummary {
+  const whereById = new Map(profile.nodes.map((node) => [node.id, where(node.callFrame, original)]));
   const selfUs = new Map<string, number>();
   let totalUs = 0;
   // A sample's time is the delta that follows it: the time until the next sample.
@@ -48,9 +57,11 @@ export function summarizeCpuProfile(profile: CpuProfile, top: number): ProfileSu
   return { totalUs, entries };
 }
 
-function where(frame: CallFrame): string {
+function where(frame: CallFrame, original: OriginalPlace): string {
   const name = frame.functionName === '' ? '(anonymous)' : frame.functionName;
   if (frame.url === '') return name;
+  const place = original(frame.url, frame.lineNumber, frame.columnNumber ?? 0);
+  if (place !== null) return `${name} ${place}`;
   const file = frame.url.replace(/^file:\/\//, '').replace(/^.*\/dist\//, '');
   return `${name} ${file}:${frame.lineNumber + 1}`;
 }

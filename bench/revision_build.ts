@@ -1,6 +1,6 @@
 // Another revision of the project, built beside this checkout for an A/B comparison: a detached
 // git worktree in a temporary directory, with this checkout's node_modules linked in, built the
-// way the Makefile builds (addon, tsc, generated protos, build info, compile cache) but step by
+// way the Makefile builds (addon, tsc, generated protos, build info, bundles, compile cache) but step by
 // step, so that nothing can run `npm ci` through the link and wipe the shared node_modules.
 
 import { execFileSync, spawnSync } from 'node:child_process';
@@ -21,6 +21,7 @@ export class RevisionBuildError extends Error {
 }
 
 const ADDON = join('native', 'proxy-native.node');
+const BUNDLE_SCRIPT = join('scripts', 'build-bundle.js');
 const COMPILE_CACHE_SCRIPT = join('scripts', 'build-compile-cache.js');
 
 // Enough for tsc's error list or a compiler's last words.
@@ -103,6 +104,8 @@ export async function buildWorktree(processes: ProcessGroups, repoRoot: string, 
   await step('tsc', process.execPath, [join('node_modules', 'typescript', 'bin', 'tsc'), '-p', '.']);
   await step('scripts/gen-protos.js', process.execPath, ['scripts/gen-protos.js']);
   await step('scripts/gen-build-info.js', process.execPath, ['scripts/gen-build-info.js']);
+  // A revision whose processes run bundles (bin/proxy loads dist/bundle/) needs them made.
+  if (existsSync(join(worktree.path, BUNDLE_SCRIPT))) await step(BUNDLE_SCRIPT, process.execPath, [BUNDLE_SCRIPT]);
   // A revision that starts from a compile cache gets one, as `make` makes it, so that both builds start alike.
   if (existsSync(join(worktree.path, COMPILE_CACHE_SCRIPT))) await step(COMPILE_CACHE_SCRIPT, process.execPath, [COMPILE_CACHE_SCRIPT]);
 }

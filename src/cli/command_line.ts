@@ -28,7 +28,9 @@ export function parseCommandLine(argv: readonly string[], host: Host): CommandLi
  * it is 60 ms of every start, where the parser it wraps is a sixth of that.
  */
 export function helpText(): Promise<string> {
-  const yargs = require('yargs/yargs') as typeof import('yargs/yargs');
+  // Node's require of this ES module gives its 'module.exports' export; the bundle's, its namespace.
+  const loaded = require('yargs/yargs') as typeof import('yargs/yargs') | { default: typeof import('yargs/yargs') };
+  const yargs = typeof loaded === 'function' ? loaded : loaded.default;
   const options: Record<string, YargsOption> = {};
   for (const spec of OPTION_TABLE) {
     options[spec.name] = {

@@ -19,20 +19,24 @@ export function sourcePath(file: string, packageRoot: string): string {
   return compiled === null ? relative : `${compiled[1]}.ts`;
 }
 
-/** One compiled file as log lines see it: its shown path, its source map, its call sites seen. */
+/** One compiled file as log lines see it: its source map, its call sites seen. */
 interface FileSites {
-  readonly shownPath: string;
+  /** The path shown for a line the map does not cover, or for every line of a file without one. */
+  readonly ownPath: string;
   /** Null when the file has no readable source map (plain JS): its own lines are shown. */
   readonly map: SourceMap | null;
+  /** The path shown for each source the map names (a bundle's map names many). */
+  readonly sourcePaths: Map<string, string>;
   /** By generated line, then column: a call site is mapped once, then its location reused. */
   readonly sites: Map<number, Map<number, SourceLocation>>;
 }
 
 /**
  * Finds who called a logging method, for the pattern's %@ %s %g %# %!. A compiled file's line
- * is mapped through the source map tsc writes beside it (`<file>.js.map`), so lines name the
- * .ts statement; the map is read at the file's first located line and each call site is mapped
- * once, so a line from a known call site costs one stack capture and two map lookups.
+ * is mapped through the source map beside it (`<file>.js.map`: tsc's, or a bundle's, which
+ * leads through tsc's to the .ts), so lines name the .ts file and statement; the map is read at
+ * the file's first located line and each call site is mapped once, so a line from a known call
+ * site costs one stack capture and two map lookups.
  */
 export class SourceLocator {
   private readonly files = new Map<string, FileSites>();
@@ -54,9 +58,10 @@ export class SourceLocator {
     }
     let location = columns.get(column);
     if (location === undefined) {
+      const original = originalPosition(sites.map, line, column);
       location = {
-        path: sites.shownPath,
-        line: originalLine(sites.map, line, column),
+        path: original === null ? sites.ownPath : this.shownSource(file, sites, original.source),
+        line: original === null ? line : original.line,
         functionName: site.getFunctionName() ?? '',
       };
       columns.set(column, location);
@@ -67,20 +72,24 @@ export class SourceLocator {
   private sitesOf(file: string): FileSites {
     let sites = this.files.get(file);
     if (sites === undefined) {
-      const map = readSourceMap(file);
-      const source = map === null ? null : mappedSource(file, map);
-      sites = {
-        shownPath: sourcePath(source ?? file, this.packageRoot),
-        map: source === null ? null : map,
-        sites: new Map(),
-      };
+      sites = { ownPath: sourcePath(file, this.packageRoot), map: readSourceMap(file), sourcePaths: new Map(), sites: new Map() };
       this.files.set(file, sites);
     }
     return sites;
   }
+
+  /** A source as the map of `file` names it (relative to the map), as log lines show it. */
+  private shownSource(file: string, sites: FileSites, source: string): string {
+    let shown = sites.sourcePaths.get(source);
+    if (shown === undefined) {
+      shown = sourcePath(path.resolve(path.dirname(file), sites.map?.payload.sourceRoot ?? '', source), this.packageRoot);
+      sites.sourcePaths.set(source, shown);
+    }
+    return shown;
+  }
 }
 
-/** The source map tsc wrote beside a compiled file; null for a file without one. */
+/** The source map written beside a compiled file; null for a file without one. */
 function readSourceMap(file: string): SourceMap | null {
   if (!path.isAbsolute(file) || !file.endsWith('.js')) return null;
   try {
@@ -90,18 +99,12 @@ function readSourceMap(file: string): SourceMap | null {
   }
 }
 
-/** The absolute path of the one source a tsc map describes; null for a map of several. */
-function mappedSource(file: string, map: SourceMap): string | null {
-  const { sources, sourceRoot } = map.payload;
-  if (sources.length !== 1) return null;
-  return path.resolve(path.dirname(file), sourceRoot ?? '', sources[0]!);
-}
-
-/** `line` and `column` are V8's, 1-based; a position the map does not cover keeps its own line. */
-function originalLine(map: SourceMap | null, line: number, column: number): number {
-  if (map === null) return line;
-  const entry = map.findEntry(line - 1, Math.max(column - 1, 0)) as { originalLine?: number };
-  return entry.originalLine === undefined ? line : entry.originalLine + 1;
+/** `line` and `column` are V8's, 1-based; null for a position the map does not cover (it keeps its own). */
+function originalPosition(map: SourceMap | null, line: number, column: number): { source: string; line: number } | null {
+  if (map === null) return null;
+  const entry = map.findEntry(line - 1, Math.max(column - 1, 0)) as { originalSource?: string; originalLine?: number };
+  if (entry.originalSource === undefined || entry.originalLine === undefined) return null;
+  return { source: entry.originalSource, line: entry.originalLine + 1 };
 }
 
 /**

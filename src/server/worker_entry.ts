@@ -3,6 +3,7 @@
 // every process of the unit: so a listener comes first, before any module loads. worker_main
 // adds the real one (reopen the logs) once they are open.
 process.on('SIGUSR1', () => undefined);
-// Before any other module: they compile from the build's cache (src/common/compile_cache.ts).
+// Before the bundle: it compiles from the build's cache (src/common/compile_cache.ts).
 require('../common/compile_cache').useBuildCompileCache(require('node:path').resolve(__dirname, '..', '..', '..'));
-require('./worker_main');
+// worker_main and what it requires, one file (scripts/build-bundle.js).
+require('../../bundle/worker.js');

@@ -11,10 +11,11 @@ import { makeTempDir, RunningProxy, startProxy, waitFor } from '../helpers/proxy
 import { startUpstream, Upstream } from '../helpers/http_peers';
 import { routedBootstrap } from '../helpers/routed_bootstrap';
 
-// Loaded into the supervisor and the worker before the proxy: in the worker, the memory figures
-// GET /memory asks for fail an assertion, followed by two more exceptions (a broken worker fails
-// on), and the channel never says that the worker's 'fatal' message left; in the supervisor, the
-// second /memory's own figures throw.
+// Loaded into the supervisor and the worker before the proxy: in the worker (the process forked
+// from worker_entry.js, where only GET /memory asks for them), the memory figures fail an
+// assertion, followed by two more exceptions (a broken worker fails on), and the channel never
+// says that the worker's 'fatal' message left; in the supervisor, the second /memory's own
+// figures throw (asked from inside an admin handler's handle(), which only /memory's does).
 const FAULTS = `'use strict';
 const assert = require('node:assert');
 const real = process.memoryUsage.bind(process);
@@ -25,11 +26,11 @@ if (process.send) {
 }
 process.memoryUsage = Object.assign(() => {
   const stack = new Error().stack;
-  if (stack.includes('worker_main')) {
+  if (process.argv[1].endsWith('worker_entry.js')) {
     for (let n = 0; n < 2; n++) process.nextTick(() => { throw new Error('injected echo'); });
     throw new assert.AssertionError({ message: 'injected worker assertion' });
   }
-  if (stack.includes('memory_handler') && ++handlerCalls === 2) throw new Error('injected admin failure');
+  if (stack.includes('at Object.handle ') && ++handlerCalls === 2) throw new Error('injected admin failure');
   return real();
 }, { rss: process.memoryUsage.rss });
 `;

@@ -14,9 +14,9 @@ import { makeTempDir } from '../helpers/proxy_process';
 const ROOT = path.resolve(__dirname, '..', '..', '..');
 const BOUNDED = { timeout: 30_000 };
 
-/** A copy of what bin/proxy runs, without native/: the compiled sources, the build outputs, node_modules linked. */
+/** A copy of what bin/proxy runs, without native/: the compiled sources and their bundles (elsewhere than they were built), the build outputs, node_modules linked. */
 function checkoutWithoutAddon(dir: string): string {
-  for (const part of ['bin', 'scripts/check-node.js', 'package.json', 'dist/src', 'dist/protos.json', 'dist/proto_annotations.json', 'dist/build_info.json', 'configs']) {
+  for (const part of ['bin', 'scripts/check-node.js', 'package.json', 'dist/src', 'dist/bundle', 'dist/protos.json', 'dist/proto_annotations.json', 'dist/build_info.json', 'configs']) {
     fs.cpSync(path.join(ROOT, part), path.join(dir, part), { recursive: true });
   }
   fs.symlinkSync(path.join(ROOT, 'node_modules'), path.join(dir, 'node_modules'));

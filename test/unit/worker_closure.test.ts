@@ -1,5 +1,5 @@
-// A worker process loads only what carries traffic: from the file the supervisor forks, its
-// imports (type-only ones too) reach none of the supervisor's code (cluster discovery, CDS and
+// A worker process loads only what carries traffic: from the file the supervisor forks and the
+// bundle it loads, imports (type-only ones too) reach none of the supervisor's code (cluster discovery, CDS and
 // EDS, DNS, health checking, the outlier detector, xDS, admin). And src/upstream's folders say
 // which process runs their code: worker/ and supervisor/ import only themselves and shared/.
 
@@ -50,14 +50,42 @@ function workerEntry(): string {
   return path.join(SRC, 'server', `${entry[1]}.ts`);
 }
 
+const { BUNDLES } = require(path.join(ROOT, 'scripts', 'build-bundle.js')) as { BUNDLES: readonly { out: string; entry: string }[] };
+
+/** The source of the module a bundle starts from (the build bundles tsc's output of it). */
+function bundleEntry(out: string): string {
+  const bundle = BUNDLES.find((candidate) => candidate.out === out);
+  assert.ok(bundle !== undefined, `scripts/build-bundle.js makes no ${out}`);
+  return path.join(ROOT, bundle.entry.replace(/^dist\//, '').replace(/\.js$/, '.ts'));
+}
+
+/** The .ts files a built bundle holds, as its source map names them. */
+function bundledSources(out: string): string[] {
+  const file = path.join(ROOT, 'dist', 'bundle', out);
+  const map = JSON.parse(fs.readFileSync(`${file}.map`, 'utf8')) as { sources: string[] };
+  return map.sources.filter((source) => source.endsWith('.ts')).map((source) => path.resolve(path.dirname(file), source));
+}
+
 test('the worker process reaches none of the supervisor-only code by imports', { timeout: 10_000 }, () => {
-  const reached = reachableFrom([workerEntry()]);
+  // The forked module loads the worker's bundle, whose entry is the worker's code.
+  assert.match(fs.readFileSync(workerEntry(), 'utf8'), /require\('\.\.\/\.\.\/bundle\/worker\.js'\)/);
+  const reached = reachableFrom([workerEntry(), bundleEntry('worker.js')]);
   const chains = [...reached.keys()].filter(supervisorOnly).map((file) => importChain(reached, file));
   assert.ok(chains.length === 0, `a worker imports supervisor-only code:\n  ${chains.join('\n  ')}`);
   // The check can fail: the command line entry (bin/proxy, the supervisor) reaches every entry.
-  const proxy = [...reachableFrom([path.join(SRC, 'cli', 'main.ts')]).keys()].map((file) => path.relative(ROOT, file));
+  const proxy = [...reachableFrom([bundleEntry('proxy.js')]).keys()].map((file) => path.relative(ROOT, file));
   const unreached = SUPERVISOR_ONLY.filter((entry) => !proxy.some((file) => (entry.endsWith('/') ? file.startsWith(entry) : file === entry)));
   assert.deepEqual(unreached, []);
+});
+
+test("the worker's bundle, what a worker loads, holds none of the supervisor-only code", () => {
+  const held = bundledSources('worker.js').filter(supervisorOnly).map((file) => path.relative(ROOT, file));
+  assert.deepEqual(held, []);
+  // The check can fail: the supervisor's bundle holds every supervisor-only file or folder with
+  // code (a file of types only, such as extension_factories.ts, compiles to nothing to bundle).
+  const proxy = bundledSources('proxy.js').map((file) => path.relative(ROOT, file));
+  const missing = SUPERVISOR_ONLY.filter((entry) => !proxy.some((file) => (entry.endsWith('/') ? file.startsWith(entry) : file === entry)));
+  assert.deepEqual(missing, ['src/extensions/extension_factories.ts']);
 });
 
 test("src/upstream's worker/ and supervisor/ import only their own folder and shared/, shared/ only itself", () => {
