@@ -23,8 +23,11 @@ const BUNDLES = [
  * Before the bundled modules: the paths of a module, given relative to the bundle (so the
  * checkout can move), by functions no module's names shadow. The bundle's directory is taken
  * first: the entry module's code runs in the bundle's own scope, where its `__dirname` is declared.
+ * The directive comes first, as the bundler writes it without a banner: the ES modules (the
+ * command line's) run at the bundle's top level, and are strict code.
  */
 const BANNER = [
+  '"use strict";',
   'const __proxy_bundle_dir = __dirname;',
   'function __proxy_module_file(relative) { return require("node:path").join(__proxy_bundle_dir, relative); }',
   'function __proxy_module_url(relative) { return require("node:url").pathToFileURL(__proxy_module_file(relative)).href; }',

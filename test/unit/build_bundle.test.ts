@@ -4,6 +4,7 @@
 // The built bundles themselves run in every integration test (bin/proxy and each worker).
 
 import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { test } from 'node:test';
 import * as vm from 'node:vm';
@@ -47,4 +48,11 @@ test("an ES module's import.meta.url is its own file's URL", () => {
 test('a module that names none of them is left as it was', () => {
   const text = "'use strict';\nmodule.exports = 1;\n";
   assert.equal(withModulePaths(text, '/checkout/dist/src/a.js', BUNDLE_DIR), text);
+});
+
+test("the built bundles are strict code, as the bundler writes them: the command line's ES modules run at their top level", () => {
+  for (const bundle of ['proxy.js', 'worker.js']) {
+    const first = fs.readFileSync(path.join(ROOT, 'dist', 'bundle', bundle), 'utf8').split('\n', 1)[0];
+    assert.equal(first, '"use strict";', bundle);
+  }
 });
