@@ -19,10 +19,20 @@ export const WORKER_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=8'];
  */
 const MALLOC_TOP_PAD_BYTES = 64 * 1024 * 1024;
 
-/** The supervisor's environment plus glibc's top pad, unless the operator set one. */
+/**
+ * Node reads the file NODE_EXTRA_CA_CERTS names at each process's start, before any of our code
+ * (80 ms for Debian's CA bundle on the bench machine), to extend its default CA store. A worker
+ * never uses that store: it verifies a peer only against the context's trusted_ca, which Node
+ * puts in its place (src/tls/tls_context.ts). The supervisor keeps it (xDS over gRPC's TLS).
+ */
+const WORKER_UNUSED_VARIABLES: readonly string[] = ['NODE_EXTRA_CA_CERTS'];
+
+/** The supervisor's environment plus glibc's top pad, unless the operator set one, less what a worker does not use. */
 export function workerEnvironment(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  if (env.MALLOC_TOP_PAD_ !== undefined) return env;
-  return { ...env, MALLOC_TOP_PAD_: String(MALLOC_TOP_PAD_BYTES) };
+  const worker = { ...env };
+  for (const name of WORKER_UNUSED_VARIABLES) delete worker[name];
+  if (worker.MALLOC_TOP_PAD_ === undefined) worker.MALLOC_TOP_PAD_ = String(MALLOC_TOP_PAD_BYTES);
+  return worker;
 }
 
 const WORKER_ENTRY = path.join(__dirname, 'worker_entry.js');

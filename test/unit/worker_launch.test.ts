@@ -12,3 +12,9 @@ test("an operator's MALLOC_TOP_PAD_ wins, also an empty one", () => {
   assert.equal(workerEnvironment({ MALLOC_TOP_PAD_: '131072' }).MALLOC_TOP_PAD_, '131072');
   assert.equal(workerEnvironment({ MALLOC_TOP_PAD_: '' }).MALLOC_TOP_PAD_, '');
 });
+
+test("a worker starts without NODE_EXTRA_CA_CERTS, which Node reads at each start and a worker never uses", () => {
+  const env = { PATH: '/usr/bin', NODE_EXTRA_CA_CERTS: '/etc/ssl/certs/ca-certificates.crt' };
+  assert.deepEqual(workerEnvironment(env), { PATH: '/usr/bin', MALLOC_TOP_PAD_: '67108864' });
+  assert.equal(env.NODE_EXTRA_CA_CERTS, '/etc/ssl/certs/ca-certificates.crt', 'the supervisor keeps its own');
+});
