@@ -81,6 +81,9 @@ async function main() {
       // The addon is a binary node loads itself; the build's JSON (the schema) is read at run time.
       external: ['*.node'],
       sourcemap: 'linked',
+      // The sources are in the checkout; with their text the map would be three times the size,
+      // and a log line's first source location reads it.
+      sourcesContent: false,
       banner: { js: BANNER },
       plugins: [modulePaths],
       logLevel: 'warning',

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { SourceMap, type SourceMapPayload } from 'node:module';
 import * as path from 'node:path';
+import { LineMappings } from './line_mappings';
 import type { SourceLocation } from './pattern';
 
 /** The repository root: this file runs as `<root>/dist/src/log/source_location.js`. */
@@ -19,14 +19,21 @@ export function sourcePath(file: string, packageRoot: string): string {
   return compiled === null ? relative : `${compiled[1]}.ts`;
 }
 
+/** What log lines read of a source map: its sources, resolved, and its mappings by line. */
+export interface FileMap {
+  /** Each source the map names, as its absolute path. */
+  readonly sources: readonly string[];
+  readonly lines: LineMappings;
+}
+
 /** One compiled file as log lines see it: its source map, its call sites seen. */
 interface FileSites {
   /** The path shown for a line the map does not cover, or for every line of a file without one. */
   readonly ownPath: string;
   /** Null when the file has no readable source map (plain JS): its own lines are shown. */
-  readonly map: SourceMap | null;
-  /** The path shown for each source the map names (a bundle's map names many). */
-  readonly sourcePaths: Map<string, string>;
+  readonly map: FileMap | null;
+  /** The path shown for each source of the map, by index (a bundle's map names many). */
+  readonly sourcePaths: Map<number, string>;
   /** By generated line, then column: a call site is mapped once, then its location reused. */
   readonly sites: Map<number, Map<number, SourceLocation>>;
 }
@@ -58,10 +65,12 @@ export class SourceLocator {
     }
     let location = columns.get(column);
     if (location === undefined) {
-      const original = originalPosition(sites.map, line, column);
+      // V8's line and column are 1-based, a map's 0-based.
+      const original = sites.map?.lines.find(line - 1, Math.max(column - 1, 0)) ?? null;
+      const source = original === null ? undefined : sites.map!.sources[original.source];
       location = {
-        path: original === null ? sites.ownPath : this.shownSource(file, sites, original.source),
-        line: original === null ? line : original.line,
+        path: source === undefined ? sites.ownPath : this.shownSource(sites, original!.source, source),
+        line: source === undefined ? line : original!.line + 1,
         functionName: site.getFunctionName() ?? '',
       };
       columns.set(column, location);
@@ -78,33 +87,27 @@ export class SourceLocator {
     return sites;
   }
 
-  /** A source as the map of `file` names it (relative to the map), as log lines show it. */
-  private shownSource(file: string, sites: FileSites, source: string): string {
-    let shown = sites.sourcePaths.get(source);
+  /** A source of the file's map, as log lines show it. */
+  private shownSource(sites: FileSites, index: number, source: string): string {
+    let shown = sites.sourcePaths.get(index);
     if (shown === undefined) {
-      shown = sourcePath(path.resolve(path.dirname(file), sites.map?.payload.sourceRoot ?? '', source), this.packageRoot);
-      sites.sourcePaths.set(source, shown);
+      shown = sourcePath(source, this.packageRoot);
+      sites.sourcePaths.set(index, shown);
     }
     return shown;
   }
 }
 
-/** The source map written beside a compiled file; null for a file without one. */
-function readSourceMap(file: string): SourceMap | null {
+/** The source map written beside a compiled file; null for a file without one, or one that does not read. */
+export function readSourceMap(file: string): FileMap | null {
   if (!path.isAbsolute(file) || !file.endsWith('.js')) return null;
   try {
-    return new SourceMap(JSON.parse(readFileSync(`${file}.map`, 'utf8')) as SourceMapPayload);
+    const payload = JSON.parse(readFileSync(`${file}.map`, 'utf8')) as { sources: string[]; sourceRoot?: string; mappings: string };
+    const root = path.resolve(path.dirname(file), payload.sourceRoot ?? '');
+    return { sources: payload.sources.map((source) => path.resolve(root, source)), lines: new LineMappings(payload.mappings) };
   } catch {
     return null;
   }
-}
-
-/** `line` and `column` are V8's, 1-based; null for a position the map does not cover (it keeps its own). */
-function originalPosition(map: SourceMap | null, line: number, column: number): { source: string; line: number } | null {
-  if (map === null) return null;
-  const entry = map.findEntry(line - 1, Math.max(column - 1, 0)) as { originalSource?: string; originalLine?: number };
-  if (entry.originalSource === undefined || entry.originalLine === undefined) return null;
-  return { source: entry.originalSource, line: entry.originalLine + 1 };
 }
 
 /**
