@@ -272,7 +272,10 @@ test('the HTTP/2 pool keeps to max_requests: exactly 10 of 50 reach the upstream
   );
   seen.holding = true;
   const replies = Array.from({ length: 50 }, () => request(`http://127.0.0.1:${port}/`, { headers: { connection: 'close' } }));
-  await waitFor('40 overflows', async () => ((await proxy.stat('cluster.backend.upstream_rq_pending_overflow')) === 40 ? true : undefined));
+  // The 40 refusals can be counted before the 10 admitted streams reach the upstream.
+  await waitFor('40 overflows and 10 streams held', async () =>
+    (await proxy.stat('cluster.backend.upstream_rq_pending_overflow')) === 40 && seen.held.length >= 10 ? true : undefined,
+  );
   assert.equal(seen.held.length, 10);
   release(seen);
   const done = await Promise.all(replies);
