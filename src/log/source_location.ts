@@ -7,15 +7,16 @@ import type { SourceLocation } from './pattern';
 export const PACKAGE_ROOT = path.resolve(__dirname, '..', '..', '..');
 
 /**
- * The path a log line shows for a file: relative to the package root, with a compiled
- * `dist/<x>.js` shown as its source `<x>.ts`.
+ * The path a log line shows for a file: relative to the package root, with tsc's
+ * `dist/{src,test,bench}/<x>.js` shown as its source `<x>.ts` (a bundle in `dist/bundle/` has no
+ * one source).
  */
 export function sourcePath(file: string, packageRoot: string): string {
   // Frames such as `node:internal/...` have no file-system path to shorten.
   if (!path.isAbsolute(file)) return file;
   const relative = path.relative(packageRoot, file);
   if (relative.startsWith('..')) return file;
-  const compiled = /^dist\/(.+)\.js$/.exec(relative);
+  const compiled = /^dist\/((?:src|test|bench)\/.+)\.js$/.exec(relative);
   return compiled === null ? relative : `${compiled[1]}.ts`;
 }
 
