@@ -24,7 +24,7 @@ interface CallFrame {
  * `file:line` (1-based); null where nothing says so. The processes run bundles, whose lines say
  * little; their source maps say which .ts line a function is.
  */
-export type OriginalPlace = (url: string, line: number, column: number) => string | null;
+export type PlaceFinder = (url: string, line: number, column: number) => string | null;
 
 export interface SelfTimeEntry {
   /** `function file:line`: the .ts line where a source map says, else the file relative to dist/ (or node's own `node:` module). */
@@ -39,7 +39,7 @@ export interface ProfileSummary {
   readonly entries: readonly SelfTimeEntry[];
 }
 
-export function summarizeCpuProfile(profile: CpuProfile, top: number, original: OriginalPlace = () => null): ProfileSummary {
+export function summarizeCpuProfile(profile: CpuProfile, top: number, original: PlaceFinder = () => null): ProfileSummary {
   const whereById = new Map(profile.nodes.map((node) => [node.id, where(node.callFrame, original)]));
   const selfUs = new Map<string, number>();
   let totalUs = 0;
@@ -57,7 +57,7 @@ export function summarizeCpuProfile(profile: CpuProfile, top: number, original: 
   return { totalUs, entries };
 }
 
-function where(frame: CallFrame, original: OriginalPlace): string {
+function where(frame: CallFrame, original: PlaceFinder): string {
   const name = frame.functionName === '' ? '(anonymous)' : frame.functionName;
   if (frame.url === '') return name;
   const place = original(frame.url, frame.lineNumber, frame.columnNumber ?? 0);

@@ -1,7 +1,7 @@
 // Another revision of the project, built beside this checkout for an A/B comparison: a detached
 // git worktree in a temporary directory, with this checkout's node_modules linked in, built the
-// way the Makefile builds (addon, tsc, generated protos, build info, bundles, compile cache) but step by
-// step, so that nothing can run `npm ci` through the link and wipe the shared node_modules.
+// way the Makefile builds (addon, tsc, generated protos, build info, bundles, compile cache) but
+// step by step, so that nothing can run `npm ci` through the link and wipe the shared node_modules.
 
 import { execFileSync, spawnSync } from 'node:child_process';
 import { copyFileSync, existsSync, mkdtempSync, realpathSync, rmSync, symlinkSync, unlinkSync } from 'node:fs';

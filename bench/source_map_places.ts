@@ -5,10 +5,10 @@
 import { relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { readSourceMap, type FileMap } from '../src/log/source_location';
-import type { OriginalPlace } from './profile_summary';
+import type { PlaceFinder } from './profile_summary';
 
 /** Places as `<path relative to root>:<line>` of the source each map names. */
-export function sourceMapPlaces(root: string): OriginalPlace {
+export function sourceMapPlaces(root: string): PlaceFinder {
   const maps = new Map<string, FileMap | null>();
   return (url, line, column) => {
     if (!url.startsWith('file://')) return null;
