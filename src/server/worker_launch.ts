@@ -21,9 +21,10 @@ const MALLOC_TOP_PAD_BYTES = 64 * 1024 * 1024;
 
 /**
  * Node reads the file NODE_EXTRA_CA_CERTS names at each process's start, before any of our code
- * (80 ms for Debian's CA bundle on the bench machine), to extend its default CA store. A worker
- * never uses that store: it verifies a peer only against the context's trusted_ca, which Node
- * puts in its place (src/tls/tls_context.ts). The supervisor keeps it (xDS over gRPC's TLS).
+ * (80 ms for Debian's CA bundle on the bench machine), to extend its default CA store. No process
+ * of the proxy uses that store: a TLS context verifies a peer only against its trusted_ca, which
+ * Node puts in its place (src/tls/tls_context.ts), and gRPC services are plaintext. bin/proxy's
+ * #! line drops it too; a supervisor started as `node bin/proxy` still has it.
  */
 const WORKER_UNUSED_VARIABLES: readonly string[] = ['NODE_EXTRA_CA_CERTS'];
 

@@ -2,6 +2,7 @@
 // restart sockets), `configuration '<path>' OK` and exit 0, or the problem and exit 1.
 
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
@@ -13,7 +14,7 @@ import { servableV3 } from '../helpers/cli_bootstraps';
 import type { Json } from '../helpers/config_fixtures';
 import { Exited, mapLimited, runToExit } from '../helpers/cli_runs';
 import { uniqueBaseId } from '../helpers/hot_restart_run';
-import { makeTempDir } from '../helpers/proxy_process';
+import { makeTempDir, PROXY_BIN } from '../helpers/proxy_process';
 
 let dir = '';
 
@@ -360,4 +361,17 @@ test('serving refuses the same shapes with the same line', { timeout: 60_000 }, 
   const runs = HOSTILE.slice(0, 2).map((row) => ({ row, ...hostileArgs(row) }));
   const results = await mapLimited(runs, 2, (run) => runToExit([...run.argv, '--disable-hot-restart'], BOUNDED));
   runs.forEach((run, i) => assertRefused(run.row, results[i]!, run.configPath, run.source));
+});
+
+test('bin/proxy run as an executable starts Node without NODE_EXTRA_CA_CERTS, which no TLS of the proxy uses', { timeout: 30_000 }, () => {
+  // Node warns at start when the file cannot be read: the warning shows whether it read the variable.
+  const env = { ...process.env, NODE_EXTRA_CA_CERTS: path.join(dir, 'no-such-bundle.pem') };
+  const args = ['--mode', 'validate', '-c', path.join(__dirname, '..', '..', '..', 'configs', 'default.yaml')];
+  const direct = spawnSync(PROXY_BIN, args, { env, encoding: 'utf8', timeout: 20_000 });
+  assert.equal(direct.status, 0, direct.stderr);
+  assert.doesNotMatch(direct.stderr, /extra certs/);
+  // The check can fail: through `node bin/proxy` the #! line is not read, and Node reads the file.
+  const throughNode = spawnSync(process.execPath, [PROXY_BIN, ...args], { env, encoding: 'utf8', timeout: 20_000 });
+  assert.equal(throughNode.status, 0, throughNode.stderr);
+  assert.match(throughNode.stderr, /Ignoring extra certs from `.*no-such-bundle\.pem`/);
 });
