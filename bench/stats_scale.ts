@@ -58,7 +58,8 @@ async function main(): Promise<void> {
   fs.writeFileSync(config, JSON.stringify(staticClustersBootstrap(clusters, upstreamPort, listenPort, adminPort)));
   const baseId = 300_000 + (process.pid % 100_000);
   const started = performance.now();
-  const child = spawn(process.execPath, [PROXY_BIN, '-c', config, '--base-id', String(baseId), '--concurrency', '2', '-l', 'error'], {
+  // The executable, as an operator runs it (its #! line applies).
+  const child = spawn(PROXY_BIN, ['-c', config, '--base-id', String(baseId), '--concurrency', '2', '-l', 'error'], {
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   try {
