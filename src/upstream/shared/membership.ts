@@ -134,7 +134,10 @@ export function diffMembership(
   const before = new Map(current.hosts.map((h) => [hostKey(h), h]));
   // The same address twice (two DNS names answering one IP) is one host, as in Envoy.
   const next = new Map<string, DiscoveredHost>();
-  for (const d of discovered) if (!next.has(hostKey(d))) next.set(hostKey(d), d);
+  for (const d of discovered) {
+    const key = hostKey(d);
+    if (!next.has(key)) next.set(key, d);
+  }
   const added: string[] = [];
   const changed: string[] = [];
   const kept = new Map<string, MemberHost>();
