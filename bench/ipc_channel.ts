@@ -17,7 +17,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { loadBootstrap } from '../src/config/load';
 import type { Bootstrap } from '../src/config/model';
-import { encodeForWorkers, workerBootstrap, WORKER_PROTOCOL_VERSION } from '../src/server/worker_protocol';
+import { encodeWorkerBootstrap, workerBootstrap, WORKER_PROTOCOL_VERSION } from '../src/server/worker_protocol';
 import type { BenchInit, PeerReply, PeerRequest } from './ipc_peer';
 import { LoadedNodeIpc, loadNodeIpc, NodeIpcSocket } from './node_ipc';
 import { staticClustersBootstrap } from './proxy_config';
@@ -205,7 +205,7 @@ function initMessage(bootstrap: Uint8Array | Bootstrap): BenchInit {
 
 async function main(): Promise<void> {
   const model = workerModel();
-  const bytes = encodeForWorkers(model);
+  const bytes = encodeWorkerBootstrap(model);
   const json = JSON.stringify(model);
   const mib = (n: number) => `${(n / 2 ** 20).toFixed(1)} MiB`;
   console.log(

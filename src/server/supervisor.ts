@@ -95,7 +95,7 @@ import { SERVER_STATE_GAUGE, ServerInfoSource, ServerState } from './server_stat
 import { monotonicUsec, NotifyFields, SystemdNotifier } from './systemd_notify';
 import type { ReadinessFd } from './readiness_fd';
 import { WorkerPool } from './worker_pool';
-import { encodeForWorkers, workerBootstrap, workerClusterConfig, WORKER_PROTOCOL_VERSION } from './worker_protocol';
+import { encodeWorkerBootstrap, encodeWorkerClusterState, workerBootstrap, workerClusterConfig, WORKER_PROTOCOL_VERSION } from './worker_protocol';
 import type { LogSettings } from '../log/log_settings';
 import type { LoggerLevel, LogManager } from '../log/log_manager';
 import { ConnectionIds } from '../log/connection_log';
@@ -392,7 +392,7 @@ export class Supervisor implements ServerInfoSource {
       listeners: (workerIndex) => [...this.listenSockets].map(([name, sockets]) => ({ name, fd: workerListenSocket(sockets, workerIndex) })),
       dynamicListeners: () => this.lds?.serving() ?? [],
       clusterState: () =>
-        encodeForWorkers({ clusters: clusters.workerSnapshots(), dynamicClusters: clusters.dynamicConfigs().map(workerClusterConfig) }),
+        encodeWorkerClusterState({ clusters: clusters.workerSnapshots(), dynamicClusters: clusters.dynamicConfigs().map(workerClusterConfig) }),
       start: (listeners, clusterState) => ({
         v: WORKER_PROTOCOL_VERSION,
         type: 'start',
@@ -408,7 +408,7 @@ export class Supervisor implements ServerInfoSource {
         workerCount: options.concurrency,
         column,
         regionName: this.handle!.name,
-        bootstrap: (bootstrapBytes ??= encodeForWorkers(workerBootstrap(bootstrap))),
+        bootstrap: (bootstrapBytes ??= encodeWorkerBootstrap(workerBootstrap(bootstrap))),
         // A worker (re)started after POST /logging logs at the levels it set.
         log: currentLogSettings(this.deps.logSettings, this.deps.logs),
         drain: { strategy: options.drainStrategy, drainTimeS: options.drainTimeS },

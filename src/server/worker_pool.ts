@@ -20,7 +20,7 @@ export interface WorkerPoolDeps {
   readonly listeners: (workerIndex: number) => readonly ListenSocket[];
   /** A worker's init: its bootstrap, log, region column and the like (see WorkerInit). */
   readonly init: (workerIndex: number, column: number) => WorkerInit;
-  /** The clusters' state workers start from now (encodeForWorkers), made once per start or restart. */
+  /** The clusters' state workers start from now (encodeWorkerClusterState), made once per start or restart. */
   readonly clusterState: () => Uint8Array;
   /**
    * @param listeners the names of the sockets the worker was just handed, in the order sent

