@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { addressString } from '../../src/network/socket_address';
 
-test('an IPv6 address is bracketed; IPv4, a name and a colonless string are not', () => {
+test('an IPv6 address is bracketed; IPv4, a name and a string with colons that is not IPv6 are not', () => {
   assert.equal(addressString({ address: '127.0.0.1', port: 80 }), '127.0.0.1:80');
   assert.equal(addressString({ address: '::1', port: 443 }), '[::1]:443');
   assert.equal(addressString({ address: '::ffff:10.0.0.1', port: 1 }), '[::ffff:10.0.0.1]:1');

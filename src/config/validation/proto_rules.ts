@@ -85,8 +85,8 @@ interface ValueRules {
 
 class ProtoRuleChecker {
   private readonly fullNames = new Map<protobuf.ReflectionObject, string>();
-  // Looked up by names for every field of every message, and their entries listed at each value,
-  // rules were a third of checking 10,000 clusters: each field's and each rule set's are kept.
+  // Each field's rules (found by type and field name) and each rule set's kinds, kept for the
+  // check: found anew at every message and value, they were a fifth of checking 10,000 clusters.
   private readonly fieldRules = new Map<protobuf.Field, JsonObject | null>();
   private readonly valueRules = new Map<JsonObject, ValueRules>();
   /** Once: a require() for every message visited was 4% of validating 10,000 clusters. */
