@@ -20,11 +20,11 @@ export class Runtime {
   }
 
   get(key: string): string | undefined {
-    return this.entries.get(key)?.raw;
+    return this.entry(key)?.raw;
   }
 
   has(key: string): boolean {
-    return this.entries.has(key);
+    return this.entry(key) !== undefined;
   }
 
   /** Whether any key begins with `prefix`: a walk over every key, for a reader that keeps the answer per snapshot. */
@@ -35,17 +35,17 @@ export class Runtime {
 
   /** The value as an unsigned integer (a fraction is floored), else the default. */
   getInteger(key: string, defaultValue: number): number {
-    return this.entries.get(key)?.uint ?? defaultValue;
+    return this.entry(key)?.uint ?? defaultValue;
   }
 
   /** The value as a number (Envoy's getDouble: any decimal or exponent form, inf, nan), else the default. */
   getDouble(key: string, defaultValue: number): number {
-    return this.entries.get(key)?.double ?? defaultValue;
+    return this.entry(key)?.double ?? defaultValue;
   }
 
   /** `true`/`false` in any case, or an integer (non-zero is true); else the default. */
   getBoolean(key: string, defaultValue: boolean): boolean {
-    return this.entries.get(key)?.bool ?? defaultValue;
+    return this.entry(key)?.bool ?? defaultValue;
   }
 
   /**
@@ -53,12 +53,20 @@ export class Runtime {
    * or an integer as a percentage (above 100: always), else the default; decided by `random`.
    */
   featureEnabled(key: string, defaultValue: FractionalPercent, random: number): boolean {
-    const entry = key === '' ? undefined : this.entries.get(key);
+    const entry = key === '' ? undefined : this.entry(key);
     if (entry?.fractionalPercent !== undefined) return evaluateFractionalPercent(entry.fractionalPercent, random);
     if (entry?.uint !== undefined) {
       if (entry.uint > 100) return true;
       return evaluateFractionalPercent({ numerator: entry.uint, denominator: 'HUNDRED' }, random);
     }
     return evaluateFractionalPercent(defaultValue, random);
+  }
+
+  /**
+   * An empty runtime (most configurations) answers without hashing the key: the supervisor
+   * reads 100,000 circuit breaker keys of 10,000 clusters at its first stats flush.
+   */
+  private entry(key: string): RuntimeEntry | undefined {
+    return this.entries.size === 0 ? undefined : this.entries.get(key);
   }
 }
