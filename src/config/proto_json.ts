@@ -64,8 +64,18 @@ export type LeafPosition = { readonly kind: 'single' } | { readonly kind: 'eleme
 const SINGLE: LeafPosition = { kind: 'single' };
 const ELEMENT: LeafPosition = { kind: 'element' };
 
+/**
+ * A message type as the decoder reads it, made once per type: every key it accepts, snake_case
+ * or lowerCamelCase, to the field's position in declaration order (the order of its output).
+ */
+interface MessagePlan {
+  readonly fields: readonly protobuf.Field[];
+  readonly position: ReadonlyMap<string, number>;
+}
+
 class ProtoJsonDecoder {
   readonly unknownFields: string[] = [];
+  private readonly plans = new Map<protobuf.Type, MessagePlan>();
   /** protobufjs rebuilds fullName on every read; a large bootstrap reads it per message. */
   private readonly fullNames = new Map<protobuf.Type, string>();
 
@@ -79,31 +89,52 @@ class ProtoJsonDecoder {
     if (this.fullName(type) === ANY) return this.any(value, path);
     if (!isJsonObject(value)) throw new FieldError(path, `expected an object, got ${describe(value)}`);
     this.rewrites?.get(this.fullName(type))?.(value, path);
-    const seen = new Set<string>();
-    const decoded = new Map<string, JsonValue>();
-    const oneofsSet = new Map<string, string[]>();
-    for (const [key, child] of Object.entries(value)) {
+    const plan = this.planOf(type);
+    // Positions of the fields met (a message sets a few), and the decoded ones with their values.
+    const seen: number[] = [];
+    const decoded: { readonly position: number; readonly value: JsonValue }[] = [];
+    let inOrder = true;
+    let oneofsSet: Map<string, string[]> | null = null;
+    for (const key of Object.keys(value)) {
       const fieldPath = childPath(path, key);
-      const field = findField(type, key);
-      if (field === undefined) {
+      const position = plan.position.get(key);
+      if (position === undefined) {
         this.unknownField(fieldPath);
         continue;
       }
+      const field = plan.fields[position]!;
       // `port_value` and `portValue` are the same field.
-      if (seen.has(field.name)) throw new FieldError(fieldPath, `duplicate field '${field.name}'`);
-      seen.add(field.name);
+      if (seen.includes(position)) throw new FieldError(fieldPath, `duplicate field '${field.name}'`);
+      seen.push(position);
+      const child = value[key]!;
       // ProtoJSON reads null as "not set".
       if (child === null) continue;
-      if (field.partOf !== null) checkOneof(oneofsSet, field.partOf, field.name, path);
+      if (field.partOf !== null) checkOneof((oneofsSet ??= new Map()), field.partOf, field.name, path);
       const result = this.field(type, field, child, fieldPath);
-      if (result !== undefined) decoded.set(field.name, result);
+      if (result === undefined) continue;
+      if (decoded.length > 0 && decoded[decoded.length - 1]!.position > position) inOrder = false;
+      decoded.push({ position, value: result });
     }
+    if (!inOrder) decoded.sort((a, b) => a.position - b.position);
     const out: JsonObject = {};
-    for (const field of type.fieldsArray) {
-      const result = decoded.get(field.name);
-      if (result !== undefined) out[field.name] = result;
-    }
+    for (const { position, value: result } of decoded) out[plan.fields[position]!.name] = result;
     return out;
+  }
+
+  private planOf(type: protobuf.Type): MessagePlan {
+    let plan = this.plans.get(type);
+    if (plan === undefined) {
+      const fields = type.fieldsArray;
+      const position = new Map<string, number>();
+      // A key is a field's name, else (ProtoJSON) the first field whose lowerCamelCase it is.
+      fields.forEach((field, at) => {
+        if (!position.has(field.jsonName)) position.set(field.jsonName, at);
+      });
+      fields.forEach((field, at) => position.set(field.name, at));
+      plan = { fields, position };
+      this.plans.set(type, plan);
+    }
+    return plan;
   }
 
   private field(parent: protobuf.Type, field: protobuf.Field, value: JsonValue, path: string): JsonValue | undefined {
@@ -175,12 +206,6 @@ class ProtoJsonDecoder {
     if (!this.allowUnknownFields) throw new UnknownFieldError(path);
     this.unknownFields.push(path);
   }
-}
-
-function findField(type: protobuf.Type, key: string): protobuf.Field | undefined {
-  if (Object.hasOwn(type.fields, key)) return type.fields[key];
-  // ProtoJSON also accepts the lowerCamelCase spelling.
-  return type.fieldsArray.find((field) => field.jsonName === key);
 }
 
 function checkOneof(oneofsSet: Map<string, string[]>, oneof: protobuf.OneOf, fieldName: string, path: string): void {
