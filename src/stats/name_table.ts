@@ -104,13 +104,15 @@ export class NameTable implements NameBytes {
    * bytes in one atomic step each: writers declaring at once otherwise contend on those two
    * shared words for every name. So a cluster's names also lie in one run of slots, which is
    * what makes sorting them cheap (see name_order.ts).
+   * @returns the slot of each name, groups and names in order
    */
-  internAll(prefix: string, groups: readonly StatGroup[]): void {
+  internAll(prefix: string, groups: readonly StatGroup[]): number[] {
     const prefixLength = this.encoder.encodeInto(prefix, this.scratch).written;
     const prefixHash = hashBytes(this.scratch, prefixLength, FNV_OFFSET, 0);
     const afterPrefix = this.scratch.subarray(prefixLength);
     const tails: Uint8Array[] = [];
-    const missing: { group: number; name: string; length: number; hash: number; head: number }[] = [];
+    const missing: { group: number; name: string; length: number; hash: number; head: number; at: number }[] = [];
+    const slots: number[] = [];
     let bytes = 0;
     groups.forEach(({ scope, names }, group) => {
       const scopeEnd = prefixLength + this.encoder.encodeInto(scope, afterPrefix).written;
@@ -124,23 +126,26 @@ export class NameTable implements NameBytes {
         }
         const hash = hashBytes(this.scratch, length, scopeHash, scopeEnd);
         const head = Atomics.load(this.section.view, this.bucketIndex(hash));
-        if (this.find(head, 0, length, hash) >= 0) continue;
-        missing.push({ group, name, length, hash, head });
+        const existing = this.find(head, 0, length, hash);
+        slots.push(existing);
+        if (existing >= 0) continue;
+        missing.push({ group, name, length, hash, head, at: slots.length - 1 });
         bytes += length;
       }
     });
-    if (missing.length === 0) return;
+    if (missing.length === 0) return slots;
     const first = Atomics.add(this.section.view, this.section.base + StatsField.SlotCount, missing.length);
     let nameAddress = this.segments.alloc(bytes);
     let scoped = -1;
-    missing.forEach(({ group, name, length, hash, head }, i) => {
+    missing.forEach(({ group, name, length, hash, head, at }, i) => {
       if (group !== scoped) this.encoder.encodeInto(groups[group]!.scope, afterPrefix);
       scoped = group;
       this.encoder.encodeInto(name, tails[group]!);
       const { kind, flags } = groups[group]!;
-      this.link(first + i, nameAddress, length, hash, head, kind, flags);
+      slots[at] = this.link(first + i, nameAddress, length, hash, head, kind, flags);
       nameAddress += length;
     });
+    return slots;
   }
 
   /** Finds or creates the slot of the name in `scratch`. */

@@ -4,7 +4,7 @@
 
 import { HOST_RECORD_WORDS } from '../shared_memory/region_layout';
 import { SharedCounts, sharedCountsBytes } from './shared_counts';
-import type { Counter, Gauge, Histogram, HostStats, Scope, StatReader, StatsStore } from './stats';
+import type { Counter, Gauge, Histogram, HostStats, ScalarSet, Scope, StatReader, StatsStore } from './stats';
 
 function counter(name: string): Counter {
   return { name, inc: () => undefined, add: () => undefined, value: () => 0 };
@@ -42,6 +42,10 @@ class NamingScope implements Scope {
 export class NamingStatsStore extends NamingScope implements StatsStore {
   constructor() {
     super('');
+  }
+
+  scalars(prefix: string, counters: readonly string[], gauges: readonly string[]): ScalarSet {
+    return { counters: counters.map((name) => counter(prefix + name)), gauges: gauges.map((name) => gauge(prefix + name)) };
   }
 
   /** Names only: nothing is ever counted here. */

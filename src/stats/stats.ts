@@ -70,7 +70,15 @@ export interface StatReader {
   value(): number;
 }
 
+/** Handles made together (StatsStore.scalars), in the order of the names asked for. */
+export interface ScalarSet {
+  readonly counters: readonly Counter[];
+  readonly gauges: readonly Gauge[];
+}
+
 export interface StatsStore extends Scope {
+  /** The counters and gauges `<prefix><name>` of a set its owner holds, made in one pass. */
+  scalars(prefix: string, counters: readonly string[], gauges: readonly string[], mode?: GaugeImportMode): ScalarSet;
   hostStats(host: HostSlot): HostStats;
   /** One statistic of a host over every writer, cheap to read often (a balancer's rq_active). */
   hostStatSum(host: HostSlot, stat: HostStatName): StatReader;

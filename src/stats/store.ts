@@ -14,7 +14,7 @@ import { CHUNK_SHIFT, CHUNK_SLOTS, HISTOGRAM_SUM_BYTES, HOST_STAT_NAMES, type Ho
 import { offsetOf, StatsMemoryError } from '../shared_memory/segments';
 import { HeapMemory } from '../shared_memory/shared_memory_source';
 import { SharedCounts, sharedCountsBytes } from './shared_counts';
-import type { Counter, Gauge, GaugeImportMode, Histogram, HistogramUnit, HostSlot, HostStats, Scope, StatReader, StatsStore } from './stats';
+import type { Counter, Gauge, GaugeImportMode, Histogram, HistogramUnit, HostSlot, HostStats, ScalarSet, Scope, StatReader, StatsStore } from './stats';
 
 /** Stats that found no room in shared memory (Envoy's name from its fixed-region days). */
 export const STATS_OVERFLOW = 'stats.overflow';
@@ -260,11 +260,7 @@ export class SharedStatsStore implements StatsStore {
     this.lookedUp(name);
     let c = this.counters.get(name);
     if (!c) {
-      c = this.orLocal(name, () => {
-        const slot = this.names.intern(name, StatKind.Counter, 0);
-        const [cells, cell] = this.cell(slot);
-        return new SharedCounter(name, this.reader, slot, this.names.record(slot)!, cells, cell);
-      });
+      c = this.orLocal(name, () => this.counterAt(name, this.names.intern(name, StatKind.Counter, 0)));
       this.counters.set(name, c);
     }
     return c;
@@ -275,14 +271,47 @@ export class SharedStatsStore implements StatsStore {
     let g = this.gauges.get(name);
     if (!g) {
       const neverImport = mode === 'never_import';
-      g = this.orLocal(name, () => {
-        const slot = this.names.intern(name, StatKind.Gauge, neverImport ? SlotFlag.NeverImport : 0);
-        const [cells, cell] = this.cell(slot);
-        return new SharedGauge(name, this.reader, slot, this.names.record(slot)!, cells, cell, neverImport);
-      });
+      g = this.orLocal(name, () => this.gaugeAt(name, this.names.intern(name, StatKind.Gauge, neverImport ? SlotFlag.NeverImport : 0), neverImport));
       this.gauges.set(name, g);
     }
     return g;
+  }
+
+  /**
+   * The counters, then the gauges, named `<prefix><name>`, found or made in one pass over the
+   * names (NameTable.internAll), each still a lookup. The handles are the caller's own, not the
+   * ones counter() and gauge() keep by name: for a set its owner holds (a cluster's membership
+   * stats, six for each of 10,000 clusters at start, cost 4.7 us each one by one).
+   */
+  scalars(prefix: string, counters: readonly string[], gauges: readonly string[], mode: GaugeImportMode = 'accumulate'): ScalarSet {
+    const neverImport = mode === 'never_import';
+    const groups: StatGroup[] = [
+      { scope: '', names: counters, kind: StatKind.Counter, flags: 0 },
+      { scope: '', names: gauges, kind: StatKind.Gauge, flags: neverImport ? SlotFlag.NeverImport : 0 },
+    ];
+    try {
+      const slots = this.names.internAll(prefix, groups);
+      const set = {
+        counters: counters.map((name, i) => this.counterAt(prefix + name, slots[i]!)),
+        gauges: gauges.map((name, i) => this.gaugeAt(prefix + name, slots[counters.length + i]!, neverImport)),
+      };
+      this.lookedUpAll(prefix, groups);
+      return set;
+    } catch (e) {
+      if (!(e instanceof StatsMemoryError)) throw e;
+      // Out of room: one by one, each that fits shared and the others local (see orLocal).
+      return { counters: counters.map((name) => this.counter(prefix + name)), gauges: gauges.map((name) => this.gauge(prefix + name, mode)) };
+    }
+  }
+
+  private counterAt(name: string, slot: number): SharedCounter {
+    const [cells, cell] = this.cell(slot);
+    return new SharedCounter(name, this.reader, slot, this.names.record(slot)!, cells, cell);
+  }
+
+  private gaugeAt(name: string, slot: number, neverImport: boolean): SharedGauge {
+    const [cells, cell] = this.cell(slot);
+    return new SharedGauge(name, this.reader, slot, this.names.record(slot)!, cells, cell, neverImport);
   }
 
   histogram(name: string, unit: HistogramUnit): Histogram {
@@ -319,10 +348,14 @@ export class SharedStatsStore implements StatsStore {
 
   /** Declares every name of `groups` under `prefix` (see NameTable.internAll): a lookup of each. */
   declareAll(prefix: string, groups: readonly StatGroup[]): void {
+    this.lookedUpAll(prefix, groups);
+    this.names.internAll(prefix, groups);
+  }
+
+  private lookedUpAll(prefix: string, groups: readonly StatGroup[]): void {
     const count = groups.reduce((n, group) => n + group.names.length, 0);
     this.recentLookups.lookupAll(count, () => groups.flatMap((group) => group.names.map((name) => prefix + group.scope + name)));
     this.lookupTotal?.set(this.recentLookups.total);
-    this.names.internAll(prefix, groups);
   }
 
   /** This writer's statistics of a host slot the supervisor allocated. */

@@ -571,14 +571,10 @@ export class SupervisorClusterManager {
   }
 }
 
+const MEMBERSHIP_GAUGES = ['membership_total', 'membership_healthy', 'membership_degraded', 'membership_excluded', 'max_host_weight'];
+
 function membershipStats(store: StatsStore, statName: string): MembershipStats {
-  const prefix = `cluster.${statName}.`;
-  return {
-    change: store.counter(prefix + 'membership_change'),
-    total: store.gauge(prefix + 'membership_total', 'never_import'),
-    healthy: store.gauge(prefix + 'membership_healthy', 'never_import'),
-    degraded: store.gauge(prefix + 'membership_degraded', 'never_import'),
-    excluded: store.gauge(prefix + 'membership_excluded', 'never_import'),
-    maxHostWeight: store.gauge(prefix + 'max_host_weight', 'never_import'),
-  };
+  const { counters, gauges } = store.scalars(`cluster.${statName}.`, ['membership_change'], MEMBERSHIP_GAUGES, 'never_import');
+  const [total, healthy, degraded, excluded, maxHostWeight] = gauges as [Gauge, Gauge, Gauge, Gauge, Gauge];
+  return { change: counters[0]!, total, healthy, degraded, excluded, maxHostWeight };
 }
