@@ -39,6 +39,7 @@ export function buildDataPlane(bootstrap: Bootstrap, log: LoggerFactory): void {
     localLocality: nodeLocality(bootstrap.node),
     log,
     secrets,
+    buildEachOnce: true,
   });
   const filters = new NetworkFilterBuilder({
     bootstrap,
