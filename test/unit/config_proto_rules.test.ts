@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import { ConfigError, ConfigErrors, FieldError } from '../../src/config/errors';
 import { loadBootstrap } from '../../src/config/load';
 import { protoSchema } from '../../src/config/schema';
-import { checkProtoRules, durationText } from '../../src/config/validation/proto_rules';
+import { durationText } from '../../src/config/validation/proto_rule_checks';
+import { checkProtoRules } from '../../src/config/validation/proto_rules';
 import { Json, v3Bootstrap } from '../helpers/config_fixtures';
 import { builtinExtensions } from '../../src/extensions/builtin_extensions';
 
