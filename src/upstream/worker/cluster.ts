@@ -159,6 +159,11 @@ export class Cluster {
       activeRequests: (host) => (host.slot === null ? 0 : this.resourcesOf(host).activeRequests.value()),
       log: environment.log,
     };
+    // The first membership goes into the priority set before the balancer is made: making it
+    // computes the balancer's state over the set, which a refresh after would compute again.
+    this.policy = snapshot.policy;
+    this.adoptMembership(snapshot.version, snapshot);
+    this.updatePrioritySet();
     const lb = (this.lb = createLoadBalancer(config, params, {
       config,
       clock: environment.clock,
@@ -167,8 +172,6 @@ export class Cluster {
       clusters: environment.clusters ?? NO_CLUSTERS,
     }));
     this.hostOwner = lb.hostCluster === undefined ? null : (host) => lb.hostCluster!(host);
-    this.policy = snapshot.policy;
-    this.applyMembership(snapshot.version, snapshot);
   }
 
   /** The share of requests the router drops before picking a host (drop_overloads); null: none. */
@@ -292,6 +295,15 @@ export class Cluster {
   }
 
   private applyMembership(version: number, membership: Pick<ClusterSnapshot, 'hosts' | 'policy'>): void {
+    const hostSetChanged = this.adoptMembership(version, membership);
+    if (hostSetChanged && this.info.closeConnectionsOnHostSetChange) {
+      for (const resources of this.resources.values()) drainPools(resources);
+    }
+    this.refreshHealth();
+  }
+
+  /** Makes `membership` this cluster's hosts, matched by address. @returns whether a host joined or left */
+  private adoptMembership(version: number, membership: Pick<ClusterSnapshot, 'hosts' | 'policy'>): boolean {
     this.policy = membership.policy;
     const next = new Map<string, Host>();
     let added = false;
@@ -326,10 +338,7 @@ export class Cluster {
     }
     this.hostsByAddress = next;
     this.version = version;
-    if ((added || removed) && this.info.closeConnectionsOnHostSetChange) {
-      for (const resources of this.resources.values()) drainPools(resources);
-    }
-    this.refreshHealth();
+    return added || removed;
   }
 
   /** The host hostFor made at `key`, now the member `member`: its statistics move into the member's slot. */
@@ -373,8 +382,12 @@ export class Cluster {
 
   /** Re-reads every host's health flags (after a health checker or outlier detector changed them). */
   refreshHealth(): void {
-    this.prioritySet.update([...this.hostsByAddress.values()], this.policy.overprovisioningFactor);
+    this.updatePrioritySet();
     this.lb.refresh();
+  }
+
+  private updatePrioritySet(): void {
+    this.prioritySet.update([...this.hostsByAddress.values()], this.policy.overprovisioningFactor);
   }
 
   /**

@@ -137,5 +137,9 @@ class AggregateContext implements LoadBalancerContext {
 export const AGGREGATE_LOAD_BALANCER: ClusterProvidedLoadBalancerFactory = {
   clusterType: AGGREGATE_CLUSTER_TYPE,
   // The typed_config is decoded JSON, its type checked by validation (a ClusterConfig).
-  create: (params, context) => new AggregateLoadBalancer(stringList((context.config.clusterType?.typedConfig ?? {}) as JsonObject, 'clusters'), params, context.clusters),
+  create: (params, context) => {
+    const lb = new AggregateLoadBalancer(stringList((context.config.clusterType?.typedConfig ?? {}) as JsonObject, 'clusters'), params, context.clusters);
+    lb.refresh();
+    return lb;
+  },
 };

@@ -42,6 +42,7 @@ export interface ClusterLookup {
 export interface ClusterProvidedLoadBalancerFactory {
   /** The cluster type, as clusterTypeName names it. */
   readonly clusterType: string;
+  /** A balancer ready to pick from `params.prioritySet` as it is now (refreshed once). */
   create(params: LoadBalancerParams, context: ClusterProvidedContext): LoadBalancer;
 }
 

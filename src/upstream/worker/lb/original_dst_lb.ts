@@ -67,5 +67,9 @@ function restoredDestination(context: LoadBalancerContext): SocketAddress | null
 
 export const ORIGINAL_DST_LB: ClusterProvidedLoadBalancerFactory = {
   clusterType: 'ORIGINAL_DST',
-  create: (params: LoadBalancerParams, context: ClusterProvidedContext) => new OriginalDstLoadBalancer(params, context),
+  create: (params: LoadBalancerParams, context: ClusterProvidedContext) => {
+    const lb = new OriginalDstLoadBalancer(params, context);
+    lb.refresh();
+    return lb;
+  },
 };
