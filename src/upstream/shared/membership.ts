@@ -148,7 +148,7 @@ export function diffMembership(
       continue;
     }
     // A host back in discovery is no longer pending removal.
-    const host: MemberHost = { ...d, healthFlags: (old.healthFlags & ~(EDS_FLAGS | HealthFlag.PENDING_DYNAMIC_REMOVAL)) | d.healthFlags, slot: old.slot };
+    const host = memberHost(d, (old.healthFlags & ~(EDS_FLAGS | HealthFlag.PENDING_DYNAMIC_REMOVAL)) | d.healthFlags, old.slot);
     if (!sameHost(old, host)) changed.push(key);
     kept.set(key, host);
   }
@@ -171,9 +171,28 @@ export function diffMembership(
   if (unchanged && samePolicy(current.policy, policy)) return null;
   // Slots go back before new ones are taken, so that churn reuses them.
   for (const key of removed) slots.free(before.get(key)!.slot);
-  const hosts = [...next].map(([key, d]) => kept.get(key) ?? { ...d, healthFlags: d.healthFlags | newHostFlags, slot: slots.allocate() });
+  const hosts = [...next].map(([key, d]) => kept.get(key) ?? memberHost(d, d.healthFlags | newHostFlags, slots.allocate()));
   hosts.push(...pendingRemoval);
   return { cluster: current.cluster, version: current.version + 1, baseVersion: current.version, hosts, added, changed, removed, policy: membershipPolicy(policy) };
+}
+
+/**
+ * `d` as a member. Written out: V8 takes a slow path to add a property to a spread copy
+ * (`{ ...d, slot }`), 2.5 us a host, most of the diff of 10,000 clusters' first hosts.
+ */
+function memberHost(d: DiscoveredHost, healthFlags: number, slot: HostSlot): MemberHost {
+  const host: MemberHost = {
+    address: d.address,
+    hostname: d.hostname,
+    weight: d.weight,
+    priority: d.priority,
+    locality: d.locality,
+    localityWeight: d.localityWeight,
+    metadata: d.metadata,
+    healthFlags,
+    slot,
+  };
+  return d.logicalKey === undefined ? host : { ...host, logicalKey: d.logicalKey };
 }
 
 /** A cluster's membership before discovery's first result: no hosts, its load assignment's policy. */
