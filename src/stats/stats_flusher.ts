@@ -13,7 +13,10 @@ export interface StatsFlusherOptions {
   readonly merger: HistogramMerger;
   /** Every histogram with the parts of the writers that hold it, read from the stats region now. */
   readonly histograms: () => Iterable<HistogramWriters>;
-  /** Runs first at each flush: the owner's own gauges (Envoy updates server stats here). */
+  /**
+   * Runs first at each flush but the start's: the owner's own gauges (Envoy updates server stats
+   * here). A reader before the first tick updates them itself (the supervisor's GET /stats).
+   */
   readonly beforeFlush?: () => void;
   /**
    * Runs last at each flush but the start's, whose interval holds what the region held already:
@@ -32,24 +35,21 @@ export class StatsFlusher {
   }
 
   /**
-   * Flushes now, so that what the region already held (a hot-restart parent's samples) stays out
-   * of the first timed interval, then every interval until stop().
+   * Merges the histograms now, so that what the region already held (a hot-restart parent's
+   * samples) stays out of the first timed interval, then flushes every interval until stop().
+   * The start's own gauges wait: 10,000 clusters' circuit breaker gauges took 60 ms of the start.
    */
   start(): void {
     if (this.timer !== null) throw new Error('the stats flusher has already started');
-    this.merge();
+    this.options.merger.flush(this.options.histograms());
     this.timer = this.options.clock.setInterval(() => this.flush(), this.options.intervalMs);
   }
 
   /** Ends the current interval now, between ticks too. */
   flush(): void {
-    this.merge();
-    this.options.afterFlush?.();
-  }
-
-  private merge(): void {
     this.options.beforeFlush?.();
     this.options.merger.flush(this.options.histograms());
+    this.options.afterFlush?.();
   }
 
   stop(): void {

@@ -43,6 +43,19 @@ test('flushes at start, then once every interval', () => {
   assert.equal(merger.cumulative(H).count, 6);
 });
 
+test("the owner's gauges are updated at each tick and flush, not at the start's merge", () => {
+  const clock = new ManualClock();
+  let updates = 0;
+  const flusher = new StatsFlusher({ clock, intervalMs: 5000, merger: new HistogramMerger(), histograms: () => [], beforeFlush: () => updates++ });
+  flusher.start();
+  assert.equal(updates, 0);
+  clock.advance(5000);
+  assert.equal(updates, 1);
+  flusher.flush();
+  assert.equal(updates, 2);
+  flusher.stop();
+});
+
 test('the interval is the configured one', () => {
   const { clock, flusher, reads } = setup(250);
   flusher.start();
