@@ -351,6 +351,40 @@ test('a full shared memory: creating the region fails cleanly; while serving, ne
   assert.equal(lost.value(), 3);
 });
 
+test('scalars(): a set of counters and gauges under one prefix, in shared memory, each name a lookup', () => {
+  const { a, b } = twoWriters();
+  a.recentLookups.setCapacity(10);
+  const set = a.scalars('cluster.c1.', ['membership_change'], ['membership_total', 'max_host_weight'], 'never_import');
+  assert.deepEqual(
+    [...set.counters, ...set.gauges].map((stat) => stat.name),
+    ['cluster.c1.membership_change', 'cluster.c1.membership_total', 'cluster.c1.max_host_weight'],
+  );
+  set.counters[0]!.inc();
+  set.gauges[0]!.set(3);
+  b.gauge('cluster.c1.membership_total', 'never_import').set(5);
+  // The other writer's counter and this one's are one stat; a never_import gauge sums over writers.
+  assert.equal(b.counter('cluster.c1.membership_change').value(), 1);
+  assert.equal(a.snapshot().get('cluster.c1.membership_total'), 8);
+  assert.equal(a.recentLookups.total, 3);
+  assert.deepEqual(a.recentLookups.snapshot().names.map(([name]) => name), ['cluster.c1.membership_change', 'cluster.c1.membership_total', 'cluster.c1.max_host_weight']);
+});
+
+test('scalars() in a full region: the set is made one by one, those that fit shared and the rest in the process', () => {
+  const memory = new LimitedMemory(8 << 20);
+  const r = StatsRegion.create({ memory, name: '/t', pid: process.pid, segmentBytes: 1 << 20 }, 0, 0);
+  const store = new SharedStatsStore(r, r.claimColumn(0, process.pid));
+  const overflow = store.counter(STATS_OVERFLOW);
+  let created = 0;
+  while (overflow.value() === 0) store.counter(`cluster.c${created++}.upstream_rq_total`);
+  const set = store.scalars('cluster.late.', ['membership_change'], ['membership_total'], 'never_import');
+  set.counters[0]!.add(2);
+  set.gauges[0]!.set(4);
+  assert.equal(set.counters[0]!.value(), 2);
+  assert.equal(set.gauges[0]!.value(), 4);
+  assert.equal(store.snapshot().has('cluster.late.membership_total'), false);
+  assert.equal(overflow.value(), 3);
+});
+
 for (const readAt of [0, 2]) {
   test(`ordered() sorts new names a batch per step; names${readAt > 0 ? ' and a /stats read' : ''} in between are neither lost nor doubled`, () => {
     const store = createHeapStatsStore();
