@@ -254,9 +254,10 @@ export class NameTable implements NameBytes {
 
   /**
    * The first slot from `from` below `count` that a process is still writing (or whose chunk it
-   * has not allocated yet); `count` when there is none.
+   * has not allocated yet), or that is published but `unseen` by the caller, who scanned before
+   * its writer published it; `count` when there is none.
    */
-  firstUnwritten(from: number, count: number): number {
+  firstUnsettled(from: number, count: number, unseen: (slot: number, kind: StatKind) => boolean): number {
     for (let c = from >>> CHUNK_SHIFT; c << CHUNK_SHIFT < count; c++) {
       const base = c << CHUNK_SHIFT;
       if (this.chunk(c) === 0) return Math.max(from, base);
@@ -264,7 +265,10 @@ export class NameTable implements NameBytes {
       const first = this.chunkFirst[c]!;
       const end = Math.min(CHUNK_SLOTS, count - base);
       for (let i = Math.max(0, from - base); i < end; i++) {
-        if (Atomics.load(words, first + i * SLOT_WORDS + SlotField.State) === SlotState.Empty) return base + i;
+        const index = first + i * SLOT_WORDS;
+        const state = Atomics.load(words, index + SlotField.State);
+        if (state === SlotState.Empty) return base + i;
+        if (state === SlotState.Ready && unseen(base + i, (words[index + SlotField.Info]! & 0xff) as StatKind)) return base + i;
       }
     }
     return count;

@@ -50,6 +50,11 @@ interface Columns {
 /** Names sorted in one turn of the event loop by catchUp(): a few milliseconds each. */
 const SORT_RUN = 16_384;
 
+/** The kinds /stats lists: cells (circuit breaker counts) never are. */
+function listed(kind: StatKind): boolean {
+  return kind === StatKind.Counter || kind === StatKind.Gauge || kind === StatKind.Histogram;
+}
+
 interface UnorderedSlots {
   readonly scalars: Int32Array;
   readonly histograms: Int32Array;
@@ -339,7 +344,11 @@ export class StatsReader {
     this.order.scalars = this.mergeByName(this.order.scalars, this.missing(fresh.scalars), sorted);
     this.order.histograms = this.mergeByName(this.order.histograms, this.missing(fresh.histograms), sorted);
     this.seenCount = Math.max(this.seenCount, count);
-    const settled = this.names.firstUnwritten(this.settledUpTo, count);
+    // A name published after the scan that found its slot empty is not in the order: settling
+    // past it would leave it out of every later read.
+    const from = this.settledUpTo;
+    const inOrder = this.inOrder;
+    const settled = this.names.firstUnsettled(from, count, (slot, kind) => listed(kind) && inOrder[slot - from] !== 1);
     if (settled > this.settledUpTo) {
       this.inOrder = this.inOrder.slice(settled - this.settledUpTo);
       this.settledUpTo = settled;

@@ -13,6 +13,7 @@ import {
   SectionKind,
   SlotField,
   SlotFlag,
+  SlotState,
   StatKind,
 } from '../../src/shared_memory/region_layout';
 import { renderStatsJson, renderStatsText, StatsQuery } from '../../src/admin/stats/render';
@@ -405,6 +406,22 @@ for (const readAt of [0, 2]) {
     assert.deepEqual(listed, [...names, 'zz.during_catch_up'].sort());
   });
 }
+
+test('a name another writer publishes while a catch-up sorts is listed by the next read, not skipped for good', () => {
+  const store = createHeapStatsStore();
+  const names = Array.from({ length: 50_000 }, (_, i) => `cluster.c${(i * 7919) % 50_000}.upstream_rq_total`);
+  for (const name of names) store.counter(name);
+  // A slot below the catch-up's count that its writer had reserved but not yet published.
+  store.counter('cluster.late.upstream_rq_retry');
+  const { words, index } = store.names.record(store.names.slotCount - 1)!;
+  Atomics.store(words, index + SlotField.State, SlotState.Empty);
+  const steps = store.reader.ordered();
+  steps.next();
+  // Published while the catch-up is between its steps.
+  Atomics.store(words, index + SlotField.State, SlotState.Ready);
+  while (steps.next().done !== true);
+  assert.deepEqual(scalarsOf(store.reader.scalars()).map((s) => s.name), [...names, 'cluster.late.upstream_rq_retry'].sort());
+});
 
 test('two readers of ordered() step one catch-up between them, and both find the order made', () => {
   const store = createHeapStatsStore();
