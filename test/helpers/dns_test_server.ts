@@ -6,6 +6,7 @@ import * as dgram from 'node:dgram';
 import * as net from 'node:net';
 import { after, before, beforeEach } from 'node:test';
 import * as dnsPacket from 'dns-packet';
+import { refusedPort } from './refused_port';
 
 export interface AddressRecord {
   readonly address: string;
@@ -175,11 +176,12 @@ export class DnsTestServer {
   }
 }
 
-/** The address of a DNS server that has just closed: nothing listens on its port, UDP or TCP. */
+/**
+ * The address of a DNS server that is down: nothing listens on its port, TCP or UDP (below the
+ * ephemeral range, where the tests bind neither; see refused_port.ts).
+ */
 export async function closedDnsServer(): Promise<{ address: string; port: number }> {
-  const server = await DnsTestServer.start();
-  await server.close();
-  return server.address;
+  return { address: '127.0.0.1', port: await refusedPort() };
 }
 
 /** An A or AAAA record re-encoded with `length` bytes of data; any other record as it is. */

@@ -10,6 +10,7 @@ import { test, type TestContext } from 'node:test';
 import { assertRefusedAlike } from '../helpers/cli_runs';
 import { localCluster, tcpProxyListener, type Json } from '../helpers/config_fixtures';
 import { closeServer, listen } from '../helpers/http_peers';
+import { refusedPort } from '../helpers/refused_port';
 import { makeTempDir, startProxy, waitFor, type RunningProxy } from '../helpers/proxy_process';
 
 const TIMEOUT = { timeout: 60_000 };
@@ -30,15 +31,6 @@ async function echoServer(t: TestContext): Promise<number> {
     await closeServer(server);
   });
   return (server.address() as net.AddressInfo).port;
-}
-
-/** A port nothing listens on: bound, then released. */
-async function deadPort(): Promise<number> {
-  const server = net.createServer();
-  await listen(server);
-  const port = (server.address() as net.AddressInfo).port;
-  await closeServer(server);
-  return port;
 }
 
 /** Listener `name` (port 0) proxying to `cluster`, with these access logs. */
@@ -132,7 +124,7 @@ test('a failed upstream connection is logged UF, a missing cluster NR; /reopen_l
   const dir = makeTempDir();
   const file = path.join(dir, 'flags.log');
   const log = [fileLog(file, { format: '%UPSTREAM_CLUSTER% %RESPONSE_FLAGS% %UPSTREAM_HOST% %BYTES_RECEIVED%\n' })];
-  const dead = await deadPort();
+  const dead = await refusedPort();
   const proxy = await proxyWith(t, dir, [loggedListener('dead', 'nowhere', log)], [localCluster('nowhere', dead)]);
   const port = await proxy.listenerPort('dead');
   await refused(port);

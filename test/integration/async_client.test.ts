@@ -19,6 +19,7 @@ import { AsyncClient, type AsyncRequest, type AsyncResponse } from '../../src/up
 import { Cluster } from '../../src/upstream/worker/cluster';
 import { silentConnectionLogs, silentLogger, staticCluster } from '../helpers/data_plane';
 import { closeServer, listen } from '../helpers/http_peers';
+import { refusedPort } from '../helpers/refused_port';
 import { staticSnapshots } from '../helpers/membership';
 import { waitFor } from '../helpers/proxy_process';
 import { SecretStore } from '../../src/tls/secret_store';
@@ -147,10 +148,7 @@ describe('the async client', TIMEOUT, () => {
   });
 
   test('a connection refused: 503 naming the reset reason', async (t) => {
-    // A port just freed: nothing listens on it.
-    const server = http.createServer();
-    const port = await listen(server);
-    await closeServer(server);
+    const port = await refusedPort();
     const { cluster, store } = clusterOf(t, [port]);
     const response = (await send(cluster, 'x').outcome) as AsyncResponse;
     assert.equal(response.head.status, 503);

@@ -16,6 +16,7 @@ import {
 } from '../helpers/data_plane';
 import { bodyAfterHead, kernelQueuedBytes, payload, push, stalled, type Pusher } from '../helpers/backpressure';
 import { closeServer, listen, request, startUpstream, tcpUpstream, type Handler, type Upstream } from '../helpers/http_peers';
+import { refusedPort } from '../helpers/refused_port';
 import type { ClusterConfig, HttpConnectionManagerConfig, ListenerConfig } from '../../src/config/model';
 import type { DrainDecider } from '../../src/server/drain_decider';
 import { commonHttpProtocolOptionsOf } from '../../src/config/model_builder';
@@ -46,15 +47,6 @@ async function simpleProxy(t: TestContext, port: number, hcm: Partial<HttpConnec
   const routes = [virtualHost('all', ['*'], [clusterRoute({ prefix: '/' }, 'backend', { timeoutMs })])];
   const dp = await dataPlane(t, [listener('http', httpConnectionManager(routes, hcm))], [staticCluster('backend', [{ port }], cluster)]);
   return { dp, port: dp.port('http') };
-}
-
-/** A port on 127.0.0.1 that refuses connections. */
-async function closedPort(): Promise<number> {
-  const server = net.createServer();
-  await listen(server);
-  const port = (server.address() as net.AddressInfo).port;
-  await closeServer(server);
-  return port;
 }
 
 test('routes by host, prefix and path; direct responses; unknown paths get 404', TIMEOUT, async (t) => {
@@ -307,7 +299,7 @@ test('all hosts unhealthy: panic mode still sends traffic to them', TIMEOUT, asy
 });
 
 test('a refused connection answers 503 with the connect error', TIMEOUT, async (t) => {
-  const port = await closedPort();
+  const port = await refusedPort();
   const { dp, port: proxyPort } = await simpleProxy(t, port);
   const reply = await request(proxyPort);
   assert.equal(reply.status, 503);

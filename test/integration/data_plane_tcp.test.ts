@@ -4,6 +4,7 @@ import { test, type TestContext } from 'node:test';
 import { listener, startDataPlane, staticCluster, tcpProxy, type DataPlane } from '../helpers/data_plane';
 import { kernelQueuedBytes, payload, push, receive, stalled, type Pusher } from '../helpers/backpressure';
 import { closeServer, listen } from '../helpers/http_peers';
+import { refusedPort } from '../helpers/refused_port';
 import type { ClusterConfig, ListenerConfig, TcpProxyConfig } from '../../src/config/model';
 import { HealthFlag } from '../../src/upstream/shared/health_flags';
 
@@ -121,10 +122,7 @@ test('half-close: the client ends its side and still reads the reply', TIMEOUT, 
 });
 
 test('a refused upstream closes the downstream connection and counts the failure', TIMEOUT, async (t) => {
-  const refusing = net.createServer();
-  await listen(refusing);
-  const upstreamPort = (refusing.address() as net.AddressInfo).port;
-  await closeServer(refusing);
+  const upstreamPort = await refusedPort();
   const { dp, port } = await proxy(t, upstreamPort);
   const socket = connect(t, port);
   socket.on('error', () => undefined);

@@ -16,6 +16,7 @@ import { protoSchema } from '../../src/config/schema';
 import type { Json } from '../helpers/config_fixtures';
 import { httpListener, localCluster } from '../helpers/config_fixtures';
 import { listenerClients, startUpstream, type Upstream } from '../helpers/http_peers';
+import { refusedPort } from '../helpers/refused_port';
 import { makeTempDir, type RunningProxy, startProxy, waitFor } from '../helpers/proxy_process';
 
 const TIMEOUT = { timeout: 60_000 };
@@ -98,8 +99,8 @@ describe('ext_authz with a gRPC service, over HTTP/1.1 and h2c', TIMEOUT, () => 
   before(async () => {
     upstream = await startUpstream('web');
     authz = await authorizationServer();
-    const down = await startUpstream('down');
-    await down.close();
+    // The service is down: nothing listens on its port.
+    const downPort = await refusedPort();
     const grpcService = (cluster: string): Json => ({ envoy_grpc: { cluster_name: cluster }, timeout: '1s' });
     const listeners = [
       listener('v2', { grpc_service: grpcService('authz') }, logPath),
@@ -107,7 +108,7 @@ describe('ext_authz with a gRPC service, over HTTP/1.1 and h2c', TIMEOUT, () => 
       listener('down', { grpc_service: grpcService('authz_down'), transport_api_version: 'V3' }, logPath),
     ];
     const h2 = (cluster: Json): Json => ({ ...cluster, http2_protocol_options: {} });
-    const clusters = [localCluster('web', upstream.port), h2(localCluster('authz', authz.port)), h2(localCluster('authz_down', down.port))];
+    const clusters = [localCluster('web', upstream.port), h2(localCluster('authz', authz.port)), h2(localCluster('authz_down', downPort))];
     proxy = await startProxy({ static_resources: { listeners, clusters } }, ['--file-flush-interval-msec', '50']);
     for (const name of ['v2', 'v3', 'down']) ports[name] = await proxy.listenerPort(name);
   });

@@ -16,6 +16,7 @@ import { httpListener, localCluster } from '../helpers/config_fixtures';
 import { servableV3 } from '../helpers/cli_bootstraps';
 import { mapLimited, runToExit } from '../helpers/cli_runs';
 import { closeServer, listen, listenerClients, startUpstream, type Upstream } from '../helpers/http_peers';
+import { refusedPort } from '../helpers/refused_port';
 import { makeTempDir, type RunningProxy, startProxy } from '../helpers/proxy_process';
 
 const TIMEOUT = { timeout: 60_000 };
@@ -100,9 +101,8 @@ describe('ext_authz with an HTTP service, over HTTP/1.1 and h2c', TIMEOUT, () =>
     upstream = await startUpstream('web');
     other = await startUpstream('other');
     authz = await authzServer();
-    // A port nothing listens on: the service is down.
-    const down = await startUpstream('down');
-    await down.close();
+    // The service is down: nothing listens on its port.
+    const downPort = await refusedPort();
     const listeners = [
       listener('main', { http_service: httpService('authz') }),
       listener('allow', { http_service: httpService('authz_down'), failure_mode_allow: true }),
@@ -113,7 +113,7 @@ describe('ext_authz with an HTTP service, over HTTP/1.1 and h2c', TIMEOUT, () =>
       listener('skip', { http_service: httpService('authz'), filter_enabled: { default_value: { numerator: 0 } } }),
       listener('deny', { http_service: httpService('authz'), filter_enabled: { default_value: { numerator: 0 } }, deny_at_disable: { default_value: true, runtime_key: 'ext_authz.deny' } }),
     ];
-    const clusters = [localCluster('web', upstream.port), localCluster('other', other.port), localCluster('authz', authz.port), localCluster('authz_down', down.port)];
+    const clusters = [localCluster('web', upstream.port), localCluster('other', other.port), localCluster('authz', authz.port), localCluster('authz_down', downPort)];
     proxy = await startProxy({ static_resources: { listeners, clusters } });
     for (const name of ['main', 'allow', 'closed', 'body', 'partial', 'reroute', 'skip', 'deny']) ports[name] = await proxy.listenerPort(name);
   });

@@ -5,7 +5,8 @@ import type { ClusterConfig, HttpConnectionManagerConfig, RetryPolicy } from '..
 import { circuitBreakersConfig } from '../../src/config/model_builder';
 import { parseRetryOn } from '../../src/filters/http/retry_on';
 import { clusterRoute, httpConnectionManager, listener, startDataPlane, staticCluster, virtualHost, type DataPlane } from '../helpers/data_plane';
-import { closeServer, listen, request, startUpstream, tcpUpstream, type Handler, type Upstream } from '../helpers/http_peers';
+import { request, startUpstream, tcpUpstream, type Handler, type Upstream } from '../helpers/http_peers';
+import { refusedPort } from '../helpers/refused_port';
 
 const TIMEOUT = { timeout: 20000 };
 
@@ -58,15 +59,6 @@ function flaky(failures: number): Handler {
     res.setHeader('content-type', 'application/json');
     res.end(JSON.stringify({ body: body.toString(), headers: req.headers }));
   };
-}
-
-/** A port on 127.0.0.1 that refuses connections. */
-async function closedPort(): Promise<number> {
-  const server = net.createServer();
-  await listen(server);
-  const port = (server.address() as net.AddressInfo).port;
-  await closeServer(server);
-  return port;
 }
 
 /** RANDOM picks host `values[i] % n` in turn: the first request's first pick, its retry's picks, ... */
@@ -166,7 +158,7 @@ test('a connection reset before the response is retried under reset', TIMEOUT, a
 
 test('connect-failure: previous_hosts sends the retry to the other host', TIMEOUT, async (t) => {
   const good = await upstream(t, 'good');
-  const dead = await closedPort();
+  const dead = await refusedPort();
   // RANDOM picks the dead host first, and again for the retry unless the predicate refuses it.
   const random = () => picks(0, 0, 1);
   const avoiding = await proxy(t, [dead, good.port], {

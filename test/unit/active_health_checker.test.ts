@@ -23,6 +23,7 @@ import { SupervisorClusterManager } from '../../src/upstream/supervisor/supervis
 import { silentLogger, staticCluster } from '../helpers/data_plane';
 import { subscriptionFactory } from '../helpers/subscriptions';
 import { ManualClock } from '../helpers/manual_clock';
+import { refusedPort } from '../helpers/refused_port';
 
 const FAILED = HealthFlag.FAILED_ACTIVE_HC;
 
@@ -92,9 +93,7 @@ async function pingServer(): Promise<{ server: Server; port: number; good: { val
 
 test('TCP: first verdicts, then network failures count to unhealthy_threshold with the edge interval; no-traffic interval until a connection', async () => {
   const { server, port, good } = await pingServer();
-  const refused = createServer();
-  const closedPort = await listen(refused);
-  await new Promise((resolve) => refused.close(resolve));
+  const closedPort = await refusedPort();
   const check: HealthCheck = { ...BASE, checker: { kind: 'tcp', send: Buffer.from('ping').toString('hex'), receive: [Buffer.from('pong').toString('hex')] } };
   const hc = start(staticCluster('c', [{ port }, { port: closedPort }], { healthChecks: [check] }));
   try {

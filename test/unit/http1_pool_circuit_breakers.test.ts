@@ -16,6 +16,7 @@ import { Cluster } from '../../src/upstream/worker/cluster';
 import type { ResourceManager } from '../../src/upstream/shared/resource_manager';
 import { silentConnectionLogs, silentLogger, staticCluster } from '../helpers/data_plane';
 import { tcpUpstream } from '../helpers/http_peers';
+import { refusedPort } from '../helpers/refused_port';
 import { ManualClock } from '../helpers/manual_clock';
 import { staticSnapshots } from '../helpers/membership';
 import { SecretStore } from '../../src/tls/secret_store';
@@ -156,10 +157,7 @@ test('a cancelled request gives back its pending unit; a closed connection lets 
 });
 
 test('a refused connection fails every waiting request and gives everything back', { timeout: 10_000 }, async (t) => {
-  const closed = net.createServer();
-  await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
-  const port = (closed.address() as net.AddressInfo).port;
-  await new Promise((resolve) => closed.close(resolve));
+  const port = await refusedPort();
   const { pool, resources } = cluster(t, [port], { max_connections: 1 });
   const requests = [new Request(), new Request(), new Request()];
   for (const r of requests) pool().newStream(r, r, NO_DOWNSTREAM);
