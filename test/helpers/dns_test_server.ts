@@ -6,6 +6,7 @@ import * as dgram from 'node:dgram';
 import * as net from 'node:net';
 import { after, before, beforeEach } from 'node:test';
 import * as dnsPacket from 'dns-packet';
+import { lowPort } from '../../bench/free_port';
 import { refusedPort } from './refused_port';
 
 export interface AddressRecord {
@@ -76,12 +77,23 @@ export class DnsTestServer {
     });
   }
 
-  /** Binds UDP on a free port, then TCP on the same one (trying again if TCP finds it taken). */
+  /**
+   * Binds UDP, then TCP, on one port below the ephemeral range, taken at random (again if either
+   * finds it in use; bench/free_port.ts). Closed, the server's port then refuses queries; a port
+   * of the range could meanwhile become some UDP socket's source port, which drops them instead.
+   */
   static async start(): Promise<DnsTestServer> {
-    for (let attempt = 0; attempt < 20; attempt++) {
+    for (let attempt = 0; attempt < 50; attempt++) {
+      const port = lowPort();
       const udp = dgram.createSocket('udp4');
-      await new Promise<void>((resolve) => udp.bind(0, '127.0.0.1', resolve));
-      const port = udp.address().port;
+      const bound = await new Promise<boolean>((resolve) => {
+        udp.once('error', () => resolve(false));
+        udp.bind(port, '127.0.0.1', () => resolve(true));
+      });
+      if (!bound) {
+        udp.close();
+        continue;
+      }
       const tcp = net.createServer();
       const listening = await new Promise<boolean>((resolve) => {
         tcp.once('error', () => resolve(false));

@@ -1,15 +1,16 @@
 // A TCP port on 127.0.0.1 that refuses connections for as long as a test needs it. A port bound
 // and released does not stay refused: another test's bind to port 0 can take it in between, and
 // a proxy meant to see ECONNREFUSED then waits on a peer that never answers. The kernel hands out
-// ports of its ephemeral range only, to bind(0) and connect() alike, and the tests bind nothing
-// else: a port below that range that refuses now keeps refusing.
+// ports of its ephemeral range only, to bind(0) and connect() alike, and the tests take ports
+// below it only at random under the top 1,024 (bench/free_port.ts): a port just below the range
+// that refuses now keeps refusing.
 
-import { readFileSync } from 'node:fs';
 import * as net from 'node:net';
+import { ephemeralRangeStart } from '../../bench/free_port';
 
 /** The first port below the ephemeral range that nothing on 127.0.0.1 listens on. */
 export async function refusedPort(): Promise<number> {
-  const low = Number(readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]);
+  const low = ephemeralRangeStart();
   for (let port = low - 1; port > 1024; port--) if (await refuses(port)) return port;
   throw new Error(`no port below ${low} refuses connections on 127.0.0.1`);
 }
