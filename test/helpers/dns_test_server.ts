@@ -189,8 +189,8 @@ export class DnsTestServer {
 }
 
 /**
- * The address of a DNS server that is down: nothing listens on its port, TCP or UDP (below the
- * ephemeral range, where the tests bind neither; see refused_port.ts).
+ * The address of a DNS server that is down: nothing listens on its port, TCP or UDP (just below
+ * the ephemeral range, where nothing binds; see refused_port.ts).
  */
 export async function closedDnsServer(): Promise<{ address: string; port: number }> {
   return { address: '127.0.0.1', port: await refusedPort() };
