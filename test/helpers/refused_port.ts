@@ -15,7 +15,8 @@ export async function refusedPort(): Promise<number> {
   throw new Error(`no port below ${low} refuses connections on 127.0.0.1`);
 }
 
-function refuses(port: number): Promise<boolean> {
+/** Whether a connection to `port` on 127.0.0.1 is refused now (nothing listens there). */
+export function refuses(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const socket = net.connect(port, '127.0.0.1');
     socket.once('connect', () => {

@@ -19,6 +19,7 @@ import { describe, test, type TestContext } from 'node:test';
 import { type CertificateFiles, makeCa, makeLeaf } from '../helpers/certificates';
 import { httpListener } from '../helpers/config_fixtures';
 import { request, type RunningProxy, startProxy, waitFor } from '../helpers/proxy_process';
+import { refuses } from '../helpers/refused_port';
 import { namedUpstream, type NamedUpstream } from '../helpers/socket_owner';
 import { XdsServer } from '../helpers/xds_server';
 import type { JsonObject } from '../../src/config/json';
@@ -174,17 +175,6 @@ class H2cClient {
   }
 }
 
-function refused(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect(port, '127.0.0.1');
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(false);
-    });
-    socket.once('error', () => resolve(true));
-  });
-}
-
 /** /config_dump's dynamic_listeners. */
 async function dynamicListeners(proxy: RunningProxy): Promise<JsonObject[]> {
   const body = JSON.parse((await proxy.admin('/config_dump?resource=dynamic_listeners')).body) as { configs?: JsonObject[] };
@@ -287,7 +277,7 @@ describe('LDS from a file, two workers', TIMEOUT, () => {
     });
 
     push('4', []);
-    await waitFor('dyn to stop accepting', async () => ((await refused(port)) ? true : undefined));
+    await waitFor('dyn to stop accepting', async () => ((await refuses(port)) ? true : undefined));
     assert.equal(await proxy.stat('listener_manager.listener_removed'), 2);
     assert.equal(await proxy.stat('listener_manager.total_listeners_active'), 0);
     assert.equal(await proxy.stat('listener_manager.lds.update_success'), 3);
@@ -373,7 +363,7 @@ describe('LDS over ADS, two workers', TIMEOUT, () => {
     });
 
     push('4', []);
-    await waitFor('dyn to stop accepting', async () => ((await refused(port)) ? true : undefined));
+    await waitFor('dyn to stop accepting', async () => ((await refuses(port)) ? true : undefined));
     assert.equal(await proxy.stat('listener_manager.listener_removed'), 2);
     assert.equal(await proxy.stat('listener_manager.lds.update_rejected'), 1);
   });
@@ -404,7 +394,7 @@ describe('LDS over delta xDS (DeltaListeners), two workers', TIMEOUT, () => {
     assert.equal((await get(port)).body, 'b', 'the previous listener serves');
 
     xds.setResources(LISTENER_TYPE, 'd3', []);
-    await waitFor('dyn to stop accepting', async () => ((await refused(port)) ? true : undefined));
+    await waitFor('dyn to stop accepting', async () => ((await refuses(port)) ? true : undefined));
     assert.equal(await proxy.stat('listener_manager.listener_removed'), 1);
   });
 });
@@ -498,7 +488,7 @@ describe('/drain_listeners with LDS', TIMEOUT, () => {
     assert.equal((await get(port)).body, 'b');
 
     assert.equal((await proxy.admin('/drain_listeners', 'POST')).status, 200);
-    await waitFor('dyn to stop accepting', async () => ((await refused(port)) ? true : undefined));
+    await waitFor('dyn to stop accepting', async () => ((await refuses(port)) ? true : undefined));
     await waitFor('listener_stopped in both workers', async () => ((await proxy.stat('listener_manager.listener_stopped')) === 2 ? true : undefined));
     assert.doesNotMatch((await proxy.admin('/listeners')).body, /dyn::/);
 

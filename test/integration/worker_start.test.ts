@@ -8,25 +8,14 @@ import { spawn } from 'node:child_process';
 import * as crypto from 'node:crypto';
 import { once } from 'node:events';
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import * as path from 'node:path';
 import { test } from 'node:test';
 import { httpListener } from '../helpers/config_fixtures';
 import { listenerPort, makeTempDir, PROXY_BIN, request, spawnProxy, startProxy, waitFor } from '../helpers/proxy_process';
+import { refuses } from '../helpers/refused_port';
 import { XdsServer } from '../helpers/xds_server';
 
 const CLUSTER_TYPE = 'type.googleapis.com/envoy.config.cluster.v3.Cluster';
-
-function refused(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = net.connect(port, '127.0.0.1');
-    socket.once('connect', () => {
-      socket.destroy();
-      resolve(false);
-    });
-    socket.once('error', () => resolve(true));
-  });
-}
 
 test('a listener drained while the clusters initialize is not served by the workers started after', { timeout: 90_000 }, async (t) => {
   const xds = await XdsServer.start();
@@ -73,7 +62,7 @@ test('a listener drained while the clusters initialize is not served by the work
   await waitFor('LIVE', async () => ((await request(`${adminUrl}/ready`)).body === 'LIVE\n' ? true : undefined));
 
   assert.equal((await request(`http://127.0.0.1:${otherPort}/`)).body, 'ok');
-  assert.equal(await refused(inboundPort), true, 'no process holds the drained listener');
+  assert.equal(await refuses(inboundPort), true, 'no process holds the drained listener');
   // The workers named the static cluster's stats once they served (a name no supervisor code
   // creates), and /stats waited for them.
   const declared = (await request(`${adminUrl}/stats?filter=^cluster\\.xds\\.upstream_rq_pending_overflow$`)).body;
