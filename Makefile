@@ -72,9 +72,10 @@ xds-demo: build
 	trap 'kill $$server 2>/dev/null; wait $$server' EXIT; \
 	./bin/proxy -c configs/xds-demo.yaml --disable-hot-restart --concurrency 2
 
+# The spec reporter ends with every failing test and its error, so a log's tail names the failure.
 test: build
 	bash scripts/install-test-deps.sh
-	node --test --test-concurrency=2 dist/test/unit dist/test/integration
+	node --test --test-concurrency=2 --test-reporter=spec dist/test/unit dist/test/integration
 
 fuzz: build
 	node --expose-gc dist/test/fuzz/run.js
