@@ -5,6 +5,7 @@
 import { parseComponentLogLevels } from '../log/component_levels';
 import { LogOptionError } from '../log/errors';
 import { parseLogLevelOption } from '../log/level';
+import { deepFreeze } from '../common/deep_freeze';
 import { CommandLineSyntaxError, OptionsError } from './errors';
 import { OptionName, optionSpec, spelling } from './option_table';
 import type { DrainStrategy } from '../hot_restart/drain_manager';
@@ -173,11 +174,4 @@ function withLogErrors<T>(parse: () => T): T {
 /** Comma-separated, blank entries skipped (absl::SkipWhitespace). */
 function splitList(text: string): string[] {
   return text.split(',').filter((entry) => entry.trim() !== '');
-}
-
-function deepFreeze<T extends object>(value: T): T {
-  for (const child of Object.values(value)) {
-    if (typeof child === 'object' && child !== null) deepFreeze(child);
-  }
-  return Object.freeze(value);
 }

@@ -70,6 +70,7 @@ import type { ConfigExtensions } from './extension';
 import { proxySpelling } from './names';
 import { flattenStaticLayer } from '../runtime/static_layer';
 import { overloadManagerModel } from './overload_manager_model';
+import { deepFreeze } from '../common/deep_freeze';
 
 /** Envoy 1.16's outlier detection defaults of the UInt32Value fields, by field name. */
 const OUTLIER_DEFAULTS = {
@@ -642,14 +643,4 @@ export function socketAddress(address: JsonObject): SocketAddress {
 export function millis(config: JsonObject, key: string, fallback: number): number {
   const value = durationMs(config, key);
   return value === undefined ? fallback : Math.trunc(value);
-}
-
-/** Buffers (a DataSource's inline bytes) cannot be frozen: they are left as they are. */
-function deepFreeze<T>(value: T): T {
-  if (typeof value !== 'object' || value === null || ArrayBuffer.isView(value) || Object.isFrozen(value)) return value;
-  Object.freeze(value);
-  // Indexes and keys rather than Object.values: no array per object of a large model.
-  if (Array.isArray(value)) for (let i = 0; i < value.length; i++) deepFreeze(value[i]);
-  else for (const key in value) deepFreeze((value as Record<string, unknown>)[key]);
-  return value;
 }
