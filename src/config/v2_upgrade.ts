@@ -92,9 +92,8 @@ function messageRewrites(warnings: string[]): ReadonlyMap<string, (message: Json
  */
 export function upgradeV2(input: JsonValue, extensions: ConfigExtensions, schema: ProtoSchema = protoSchema()): Upgraded {
   if (!isJsonObject(input)) return { json: input, warnings: [], messageRewrites: new Map() };
-  const bootstrap = cloneJson(input);
+  const bootstrap = cloneJson(input, (object) => renameTypeUrl(object, schema));
   const warnings: string[] = [];
-  renameTypeUrls(bootstrap, schema);
   upgradeRuntime(bootstrap, warnings);
   const resources = messageField(bootstrap, 'static_resources');
   if (resources !== undefined) {
@@ -391,22 +390,15 @@ function refuseDroppedFields(message: JsonObject, path: string, dropped: Readonl
 }
 
 /**
- * Every Any in the tree whose @type names a v2 message now names its v3 successor (the protos'
- * own record of it), so that the rest of the upgrade finds extensions by their v3 types.
+ * An Any whose @type names a v2 message names its v3 successor (the protos' own record of it),
+ * so that the rest of the upgrade finds extensions by their v3 types.
  */
-function renameTypeUrls(value: JsonValue, schema: ProtoSchema): void {
-  if (Array.isArray(value)) {
-    for (const item of value) renameTypeUrls(item, schema);
-    return;
-  }
-  if (!isJsonObject(value)) return;
-  const url = value['@type'];
-  if (typeof url === 'string') {
-    const typeName = typeNameOfUrl(url);
-    const v3 = schema.v3TypeName(typeName);
-    if (v3 !== typeName) value['@type'] = typeUrl(v3);
-  }
-  for (const child of Object.values(value)) renameTypeUrls(child, schema);
+function renameTypeUrl(object: JsonObject, schema: ProtoSchema): void {
+  const url = object['@type'];
+  if (typeof url !== 'string') return;
+  const typeName = typeNameOfUrl(url);
+  const v3 = schema.v3TypeName(typeName);
+  if (v3 !== typeName) object['@type'] = typeUrl(v3);
 }
 
 function renameFields(object: JsonObject, renames: ReadonlyMap<string, string>): void {
