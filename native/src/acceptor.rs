@@ -6,6 +6,9 @@
 //!
 //! The socket is watched by a uv_poll handle on node's own loop (node exports libuv to
 //! addons); JavaScript hears of each batch through napi_make_callback, on the loop thread.
+//!
+//! The same handle watches a worker's inbox of connections that another worker accepted and
+//! passed on (a listener's exact_balance): there each wakeup receives descriptors instead.
 
 use std::alloc::{self, Layout};
 use std::cell::Cell;
@@ -17,6 +20,7 @@ use crate::errno;
 use crate::errors::Result;
 use crate::napi::*;
 use crate::sys;
+use crate::unix_dgram;
 
 /// libuv's uv_handle_type for uv_poll_t, and its readable event.
 const UV_POLL: c_int = 8;
@@ -25,6 +29,15 @@ const UV_READABLE: c_int = 1;
 /// time (nginx's default) spread a shared socket's connections more evenly among the workers,
 /// but nearly doubled the CPU a request costs when each request comes on a new connection.
 const MAX_ACCEPTS_PER_WAKEUP: usize = 64;
+
+/// How a wakeup takes its connections.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// accept4 on a listen socket.
+    Listen,
+    /// Descriptors received on a Unix datagram socket, any number a datagram.
+    Inbox,
+}
 
 type UvPollCb = unsafe extern "C" fn(handle: *mut c_void, status: c_int, events: c_int);
 type UvCloseCb = unsafe extern "C" fn(handle: *mut c_void);
@@ -45,6 +58,7 @@ pub struct Acceptor {
     handle: *mut c_void,
     layout: Layout,
     fd: c_int,
+    source: Source,
     js: JsCallback,
     polling: Cell<bool>,
 }
@@ -60,7 +74,7 @@ struct JsCallback {
 
 impl Acceptor {
     /// Watches `fd` on node's loop and calls `callback` with what each wakeup accepted.
-    pub fn start(env: Env, fd: c_int, callback: napi_value, name: napi_value) -> Result<*mut Acceptor> {
+    pub fn start(env: Env, fd: c_int, source: Source, callback: napi_value, name: napi_value) -> Result<*mut Acceptor> {
         set_nonblocking(fd)?;
         let raw = env.raw();
         let mut event_loop = ptr::null_mut();
@@ -78,6 +92,7 @@ impl Acceptor {
             handle,
             layout,
             fd,
+            source,
             js: JsCallback { env: raw, callback: reference, context },
             polling: Cell::new(false),
         }));
@@ -159,6 +174,14 @@ impl Acceptor {
         }
     }
 
+    /// The wakeup's connections: accepted or received.
+    fn harvest(&self) -> (Vec<c_int>, Option<i32>) {
+        match self.source {
+            Source::Listen => self.accept_batch(),
+            Source::Inbox => self.receive_batch(),
+        }
+    }
+
     /// accept4 until EAGAIN, a failure or the batch limit: the new descriptors, and the errno
     /// that stopped it if one did.
     fn accept_batch(&self) -> (Vec<c_int>, Option<i32>) {
@@ -182,7 +205,26 @@ impl Acceptor {
         }
         (fds, None)
     }
+
+    /// Datagrams until none is left, a failure or the batch limit: the descriptors they carried.
+    fn receive_batch(&self) -> (Vec<c_int>, Option<i32>) {
+        let mut fds = Vec::new();
+        while fds.len() < MAX_ACCEPTS_PER_WAKEUP {
+            // The datagrams' bytes say nothing: each carries the descriptors of its connections.
+            match unix_dgram::receive(self.fd, INBOX_DATAGRAM_BYTES, std::time::Duration::ZERO) {
+                Ok(Some(datagram)) => fds.extend(datagram.fds.into_iter().map(std::os::fd::IntoRawFd::into_raw_fd)),
+                Ok(None) => break,
+                // A datagram no worker sends (its descriptors are closed with it): the next may be whole.
+                Err(error) if error.errno == sys::EMSGSIZE => continue,
+                Err(error) => return (fds, Some(error.errno)),
+            }
+        }
+        (fds, None)
+    }
 }
+
+/// The most a datagram to an inbox may hold besides its descriptors.
+const INBOX_DATAGRAM_BYTES: usize = 16;
 
 impl JsCallback {
     fn deliver(self, fds: &[c_int], failure: Option<i32>) -> Result<()> {
@@ -242,7 +284,7 @@ unsafe extern "C" fn on_readable(handle: *mut c_void, status: c_int, _events: c_
     // shared references to it are made, and none outlives a statement: the JavaScript that
     // deliver calls may resume or close it.
     let acceptor: *const Acceptor = unsafe { *handle.cast::<*const Acceptor>() };
-    let (fds, failure) = if status < 0 { (Vec::new(), Some(-status)) } else { unsafe { (*acceptor).accept_batch() } };
+    let (fds, failure) = if status < 0 { (Vec::new(), Some(-status)) } else { unsafe { (*acceptor).harvest() } };
     if failure.is_some() {
         // The socket stays readable while accept fails: polling on would spin. JavaScript resumes.
         // SAFETY: an active handle.

@@ -9,7 +9,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::time::Duration;
 
-use crate::acceptor::Acceptor;
+use crate::acceptor::{Acceptor, Source};
 use crate::call::{Body, Call};
 use crate::env::Env;
 use crate::errors::{ArgumentError, Result};
@@ -34,6 +34,7 @@ const FUNCTIONS: &[(&CStr, Body)] = &[
     (c"setTcpKeepalive", set_tcp_keepalive),
     (c"getTcpKeepalive", get_tcp_keepalive),
     (c"acceptorStart", acceptor_start),
+    (c"inboxStart", inbox_start),
     (c"acceptorResume", acceptor_resume),
     (c"acceptorPause", acceptor_pause),
     (c"acceptorClose", acceptor_close),
@@ -215,9 +216,19 @@ fn get_tcp_keepalive(call: &Call) -> Result<napi_value> {
 
 /// acceptorStart(fd: number, onAccepted: (fds: number[], code: string | null, errno: number) => void): external
 fn acceptor_start(call: &Call) -> Result<napi_value> {
+    start_acceptor(call, Source::Listen, "ProxyAcceptor")
+}
+
+/// inboxStart(fd: number, onReceived: (fds: number[], code: string | null, errno: number) => void): external,
+/// an acceptor of the connections passed to the Unix datagram socket `fd`
+fn inbox_start(call: &Call) -> Result<napi_value> {
+    start_acceptor(call, Source::Inbox, "ProxyConnectionInbox")
+}
+
+fn start_acceptor(call: &Call, source: Source, name: &str) -> Result<napi_value> {
     let fd = descriptor(call, 0)?;
     let callback = call.function(1, "onAccepted")?;
-    let acceptor = Acceptor::start(call.env, fd, callback, call.env.string("ProxyAcceptor")?)?;
+    let acceptor = Acceptor::start(call.env, fd, source, callback, call.env.string(name)?)?;
     match call.env.external(acceptor.cast()) {
         Ok(external) => Ok(external),
         Err(error) => {

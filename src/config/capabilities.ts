@@ -303,6 +303,8 @@ const LISTENER: Shape = {
     metadata: METADATA,
     // A listen socket per worker (src/listener/listen_sockets.ts).
     reuse_port: leaf,
+    // Connections passed between the workers (src/listener/exact_connection_balancer.ts).
+    connection_balance_config: { fields: { exact_balance: leaf } },
     // Read by /drain_listeners?inboundonly.
     traffic_direction: leaf,
     // The TLS inspector finds what filter_chain_match compares (src/listener).

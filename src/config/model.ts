@@ -120,6 +120,11 @@ export interface ListenerConfig {
   readonly perConnectionBufferLimitBytes: number;
   /** reuse_port: a socket per worker, bound with SO_REUSEPORT, rather than one all workers share. */
   readonly reusePort: boolean;
+  /**
+   * connection_balance_config.exact_balance: each connection goes to the worker holding the
+   * fewest of the listener's, whichever accepted it (src/listener/exact_connection_balancer.ts).
+   */
+  readonly exactBalance: boolean;
   /** What /drain_listeners?inboundonly reads, and tracing (OUTBOUND: egress spans). */
   readonly trafficDirection: 'UNSPECIFIED' | 'INBOUND' | 'OUTBOUND';
   /** Run on each accepted connection, in order, before a filter chain is chosen. */

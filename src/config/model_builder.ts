@@ -198,6 +198,8 @@ function listener(config: JsonObject, extensions: ConfigExtensions): ListenerCon
       DEFAULTS.perConnectionBufferLimitBytes,
     ),
     reusePort: boolField(config, 'reuse_port'),
+    // Its one balance type; validation requires it to be set.
+    exactBalance: messageField(config, 'connection_balance_config') !== undefined,
     trafficDirection: enumField(config, 'traffic_direction', 'UNSPECIFIED'),
     listenerFilters: listenerFilters(config, filterChains.map((chain) => chain.match), extensions),
     listenerFiltersTimeoutMs: millis(config, 'listener_filters_timeout', DEFAULTS.listenerFiltersTimeoutMs),

@@ -12,6 +12,7 @@
 import { EventEmitter } from 'node:events';
 import * as net from 'node:net';
 import * as addon from '../native/addon';
+import type { ExactConnectionBalancer } from './exact_connection_balancer';
 
 export interface AcceptError {
   /** As Node spells it: 'EMFILE', 'ENFILE', ... */
@@ -37,6 +38,8 @@ export class ListenSocket extends EventEmitter<ListenSocketEvents> {
   private readonly readBuffer = Buffer.allocUnsafe(READ_BUFFER_BYTES);
   /** Every connection's `onread` callback: one function, not one closure per connection. */
   private readonly onRead = emitReads(this.readBuffer);
+  /** exact_balance: where the connections accepted here go, and how others' come. */
+  private balancer: ExactConnectionBalancer | null = null;
 
   /** Takes over `fd`, a listening TCP socket: close() closes it. */
   constructor(
@@ -70,12 +73,32 @@ export class ListenSocket extends EventEmitter<ListenSocketEvents> {
     else if (this.retryTimer === null) addon.acceptorResume(this.acceptor);
   }
 
+  get balanced(): boolean {
+    return this.balancer !== null;
+  }
+
+  /**
+   * exact_balance: each connection accepted here goes to the worker `balancer` picks, and those
+   * other workers pass here arrive through it; null, none. Replaces (and closes) the one before.
+   */
+  balanceWith(balancer: ExactConnectionBalancer | null): void {
+    if (this.acceptor === null) {
+      balancer?.close();
+      return;
+    }
+    this.balancer?.close();
+    this.balancer = balancer;
+    balancer?.receive((fds, code, errno) => this.onAccepted(fds, code, errno, false));
+  }
+
   /** Stops accepting and closes the socket (this process's copy of it). */
   close(): void {
     if (this.acceptor === null) return;
     if (this.retryTimer !== null) clearTimeout(this.retryTimer);
     addon.acceptorClose(this.acceptor);
     this.acceptor = null;
+    this.balancer?.close();
+    this.balancer = null;
     addon.closeFd(this.fd);
   }
 
@@ -87,17 +110,27 @@ export class ListenSocket extends EventEmitter<ListenSocketEvents> {
       writable: true,
       onread: { buffer: this.readBuffer, callback: this.onRead },
     };
-    return new net.Socket(options);
+    const socket = new net.Socket(options);
+    // Every connection of a balanced socket was counted for this worker, here or where it was accepted.
+    if (this.balancer !== null) socket.on('close', this.balancer.onConnectionClose);
+    return socket;
   }
 
-  private onAccepted(fds: number[], code: string | null, errno: number): void {
-    for (const fd of fds) {
+  /** A batch from the listen socket (`accepted`) or from the balancer's inbox. */
+  private onAccepted(fds: number[], code: string | null, errno: number, accepted = true): void {
+    const mine = accepted && this.balancer !== null ? this.balancer.distribute(fds) : fds;
+    for (const fd of mine) {
       // A handler may have closed the listener: the rest of the batch goes too.
       if (this.acceptor === null) addon.closeFd(fd);
       else this.emit('connection', this.open(fd));
     }
     if (code === null || this.acceptor === null) return;
     this.emit('acceptError', { code, errno });
+    const balancer = this.balancer;
+    if (!accepted) {
+      setTimeout(() => balancer?.resume(), this.retryMs);
+      return;
+    }
     this.retryTimer = setTimeout(() => {
       this.retryTimer = null;
       if (this.acceptor !== null && !this.paused) addon.acceptorResume(this.acceptor);

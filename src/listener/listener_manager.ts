@@ -22,6 +22,7 @@ import type { Clock, TimeoutHandle } from '../common/clock';
 import type { DrainDecider } from '../server/drain_decider';
 import type { RuntimeSource } from '../runtime/live_runtime';
 import { GLOBAL_CONNECTIONS_CELLS, GlobalConnectionLimit } from './global_connection_limit';
+import { type BalanceGroup, countsName, ExactConnectionBalancer } from './exact_connection_balancer';
 
 /** A failed accept() is logged at most this often; the lines between are counted in the next. */
 const ACCEPT_ERROR_LOG_INTERVAL_MS = 1000;
@@ -37,6 +38,8 @@ export interface ListenerManagerDeps {
   readonly clock: Clock;
   /** overload.global_downstream_max_connections. */
   readonly runtime: RuntimeSource;
+  /** The workers among which exact_balance listeners share out their connections. */
+  readonly balanceGroup: BalanceGroup;
 }
 
 class ActiveListener {
@@ -274,10 +277,21 @@ export class ListenerManager {
   addListener(config: ListenerConfig, server: ListenSocket, filter: FilterChainManager, chainDrains?: readonly ListenerDrain[]): void {
     const listener = new ActiveListener(config, server, filter, this.deps.stats, this.deps.handler, this.totalConnections, this.globalLimit, this.deps.ids, this.connHandlerLog, this.deps.clock);
     this.listeners.push(listener);
+    // A listener LDS changed keeps its socket's balancer, and the counts of the connections open.
+    // One worker has no other to balance with.
+    const balanced = config.exactBalance && this.deps.balanceGroup.workers > 1;
+    if (balanced !== server.balanced) server.balanceWith(balanced ? this.balancerFor(server) : null);
     // A listener LDS adds while accepting is stopped waits as the others do.
     if (!this.accepting) server.setAccepting(false);
     if (chainDrains !== undefined) this.drains.set(listener, chainDrains);
     this.connHandlerLog.info(`listener '${config.name}' serving`);
+  }
+
+  private balancerFor(server: ListenSocket): ExactConnectionBalancer {
+    const { address, port } = server.address();
+    const name = sanitizeStatName(addressString({ address, port }));
+    const group = this.deps.balanceGroup;
+    return new ExactConnectionBalancer(group, name, this.deps.stats.cells(countsName(group, name), group.workers));
   }
 
   /** The listener of `name` that accepts now (its socket, filter chains and their drains); null when none does. */

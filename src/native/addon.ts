@@ -91,6 +91,7 @@ interface Binding {
   setTcpKeepalive(fd: number, probes: number, timeS: number, intervalS: number): void;
   getTcpKeepalive(fd: number): TcpKeepaliveState;
   acceptorStart(fd: number, onAccepted: OnAccepted): Acceptor;
+  inboxStart(fd: number, onReceived: OnAccepted): Acceptor;
   acceptorResume(acceptor: Acceptor): void;
   acceptorPause(acceptor: Acceptor): void;
   acceptorClose(acceptor: Acceptor): void;
@@ -254,6 +255,15 @@ export function getTcpKeepalive(fd: number): TcpKeepaliveState {
  */
 export function acceptorStart(fd: number, onAccepted: OnAccepted): Acceptor {
   return invoke(() => binding().acceptorStart(fd, onAccepted));
+}
+
+/**
+ * The same for the Unix datagram socket `fd` (unixDgramBind), to which other processes send
+ * connections they accepted (unixDgramSend with the descriptors): each batch carries every
+ * descriptor its datagrams brought. A failed receive pauses it as a failed accept does.
+ */
+export function inboxStart(fd: number, onReceived: OnAccepted): Acceptor {
+  return invoke(() => binding().inboxStart(fd, onReceived));
 }
 
 /** Polls again after a failure paused it. Never on a closed acceptor. */

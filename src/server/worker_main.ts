@@ -194,7 +194,16 @@ async function run(
     routeConfigs,
     secrets,
   });
-  const listeners = new ListenerManager({ stats: store, handler: `worker_${init.workerIndex}`, log: logFactory, ids, clock, runtime: control.runtime });
+  const listeners = new ListenerManager({
+    stats: store,
+    handler: `worker_${init.workerIndex}`,
+    log: logFactory,
+    ids,
+    clock,
+    runtime: control.runtime,
+    // The supervisor's pid tells this epoch's workers from the last one's, which may still drain.
+    balanceGroup: { id: String(process.ppid), worker: init.workerIndex, workers: init.workerCount },
+  });
   const overloadManager = startOverloadManager(bootstrap.overloadManager, {
     factories: factories.resourceMonitors,
     state: overload,

@@ -35,6 +35,19 @@ export class SharedCounts {
   }
 
   /**
+   * Adds `n` to count `i` outside every writer's share: for a count that one process owns and
+   * zeroes when it starts (reset), of which no dead writer's share must be taken back.
+   */
+  addUnowned(i: number, n: number): void {
+    Atomics.add(this.words, this.base + i, n);
+  }
+
+  /** Sets count `i` to 0: its owner (see addUnowned) starts afresh. */
+  reset(i: number): void {
+    Atomics.store(this.words, this.base + i, 0);
+  }
+
+  /**
    * Adds 1 to count `i` unless that would take it past `max`: the check and the add are one
    * step, so two workers racing for the last unit cannot both take it.
    */

@@ -197,6 +197,7 @@ export function listener(name: string, filter: HttpConnectionManagerConfig | Tcp
     address: { address: '127.0.0.1', port: 0 },
     perConnectionBufferLimitBytes: 1024 * 1024,
     reusePort: false,
+    exactBalance: false,
     trafficDirection: 'UNSPECIFIED',
     listenerFilters: [],
     listenerFiltersTimeoutMs: 15_000,
@@ -292,7 +293,15 @@ export async function startDataPlane(
     secrets: new SecretStore([]),
     ...dataPlaneFactories(),
   });
-  const manager = new ListenerManager({ stats, handler: 'worker_0', log: () => silentLogger, ids: ConnectionIds.forOneProcess(), clock, runtime: new LiveRuntime([]) });
+  const manager = new ListenerManager({
+    stats,
+    handler: 'worker_0',
+    log: () => silentLogger,
+    ids: ConnectionIds.forOneProcess(),
+    clock,
+    runtime: new LiveRuntime([]),
+    balanceGroup: { id: String(process.pid), worker: 0, workers: 1 },
+  });
   const ports = new Map<string, number>();
   for (const [i, config] of listeners.entries()) {
     const filter = filters.listenerFilter(i);

@@ -79,6 +79,7 @@ const CASES: Case[] = [
   { name: 'listener port', change: (b) => (b.static_resources.listeners[0].address.socket_address.port_value = 65536), error: 'static_resources.listeners[0].address.socket_address.port_value: value must be less than or equal to 65535' },
   { name: 'listener without address', change: (b) => delete b.static_resources.listeners[0].address, error: 'static_resources.listeners[0].address: missing required field' },
   { name: 'pipe address', change: (b) => (b.static_resources.listeners[0].address = { pipe: { path: '/tmp/x' } }), error: 'static_resources.listeners[0].address.pipe: pipe addresses are not supported; use socket_address' },
+  { name: 'connection balancing of no type', change: (b) => (b.static_resources.listeners[0].connection_balance_config = {}), error: 'static_resources.listeners[0].connection_balance_config.balance_type: is required: set one of exact_balance, extend_balance' },
   { name: 'no filter chain', change: (b) => (b.static_resources.listeners[0].filter_chains = []), error: 'static_resources.listeners[0].filter_chains: no filter chains specified' },
   {
     name: 'empty filter chain',

@@ -36,6 +36,7 @@ test('listeners, with defaults filled in and names in our spelling', () => {
     address: { address: '0.0.0.0', port: 10000 },
     perConnectionBufferLimitBytes: 1048576,
     reusePort: false,
+    exactBalance: false,
     trafficDirection: 'UNSPECIFIED',
     listenerFilters: [],
     listenerFiltersTimeoutMs: 15000,

@@ -1,0 +1,185 @@
+// A listener's connection_balance_config.exact_balance at --concurrency 2: whichever worker
+// accepts a connection, it ends up with the worker holding fewer of the listener's, counted by
+// the workers' per-handler downstream_cx_active. Without it, 20 connections one after another
+// on a shared socket may all go to one worker (the kernel wakes whichever waits); with it they
+// split 10 and 10, on a shared socket and with reuse_port alike, and the connections passed
+// between the workers carry traffic. A replaced worker starts from no connections, so the next
+// ones go to it.
+
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import { test } from 'node:test';
+import { type RunningProxy, startProxy, waitFor } from '../helpers/proxy_process';
+
+const TCP_PROXY_TYPE = 'type.googleapis.com/envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy';
+
+function echoListener(name: string, reusePort: boolean) {
+  return {
+    name,
+    address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
+    reuse_port: reusePort,
+    connection_balance_config: { exact_balance: {} },
+    filter_chains: [{ filters: [{ name: 'proxy.filters.network.tcp_proxy', typed_config: { '@type': TCP_PROXY_TYPE, stat_prefix: name, cluster: 'echo' } }] }],
+  };
+}
+
+async function echoServer(t: { after(fn: () => void): void }): Promise<number> {
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.pipe(socket);
+  });
+  t.after(() => {
+    for (const socket of sockets) socket.destroy();
+    server.close();
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return (server.address() as net.AddressInfo).port;
+}
+
+async function startBalanced(t: { after(fn: () => Promise<void> | void): void }): Promise<RunningProxy> {
+  const echo = await echoServer(t);
+  const proxy = await startProxy(
+    {
+      static_resources: {
+        listeners: [echoListener('shared', false), echoListener('spread', true)],
+        clusters: [
+          {
+            name: 'echo',
+            connect_timeout: '1s',
+            load_assignment: { cluster_name: 'echo', endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: '127.0.0.1', port_value: echo } } } }] }] },
+          },
+        ],
+      },
+    },
+    ['--concurrency', '2'],
+  );
+  t.after(() => proxy.cleanup());
+  return proxy;
+}
+
+/** An open connection through the listener, which has echoed once (so a worker has taken it). */
+class EchoConnection {
+  private received = '';
+  private waiting: (() => void) | null = null;
+
+  private constructor(readonly socket: net.Socket) {
+    socket.on('data', (chunk: Buffer) => {
+      this.received += chunk.toString();
+      this.waiting?.();
+    });
+  }
+
+  static async open(port: number): Promise<EchoConnection> {
+    const socket = net.connect(port, '127.0.0.1');
+    await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
+    const connection = new EchoConnection(socket);
+    await connection.echo('hello');
+    return connection;
+  }
+
+  async echo(text: string): Promise<void> {
+    this.received = '';
+    this.socket.write(text);
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no echo of ${text} in 5 s (got ${JSON.stringify(this.received)})`)), 5000);
+      this.waiting = () => {
+        if (this.received.length < text.length) return;
+        clearTimeout(timer);
+        this.waiting = null;
+        assert.equal(this.received, text);
+        resolve();
+      };
+    });
+  }
+
+  close(): void {
+    this.socket.destroy();
+  }
+}
+
+/** Each worker's open connections of the listener on `port`, waited for until they add up to `total`. */
+async function activeByWorker(proxy: RunningProxy, port: number, total: number): Promise<[number, number]> {
+  return waitFor(`${total} connections open on ${port}`, async () => {
+    const counts = await Promise.all([0, 1].map(async (worker) => (await proxy.stat(`listener.127.0.0.1_${port}.worker_${worker}.downstream_cx_active`)) ?? 0));
+    const [first, second] = counts as [number, number];
+    return first + second === total ? ([first, second] as [number, number]) : undefined;
+  });
+}
+
+/**
+ * Opens `count` more connections one after another, each taken by a worker before the next is
+ * made, and checks that each went to the worker that held fewer (when they held as many,
+ * either). By chance alone, 20 in a row from even would be 1 in about 1,000. `others`: open
+ * connections of the listener not in `into`.
+ */
+async function openBalanced(proxy: RunningProxy, port: number, count: number, into: EchoConnection[], others = 0): Promise<void> {
+  let before = await activeByWorker(proxy, port, others + into.length);
+  for (let i = 0; i < count; i++) {
+    into.push(await EchoConnection.open(port));
+    const after = await activeByWorker(proxy, port, others + into.length);
+    const fewer = before[0] === before[1] ? (after[0] > before[0] ? 0 : 1) : before[0] < before[1] ? 0 : 1;
+    assert.deepEqual(after, before.map((n, worker) => (worker === fewer ? n + 1 : n)), `connection ${into.length}: ${before.join(' and ')} before`);
+    before = after;
+  }
+}
+
+for (const [listener, how] of [
+  ['shared', 'a socket the workers share'],
+  ['spread', 'reuse_port'],
+] as const) {
+  test(`exact_balance with ${how}: 20 connections one after another split 10 and 10, and all of them carry traffic`, { timeout: 60_000 }, async (t) => {
+    const proxy = await startBalanced(t);
+    const port = await proxy.listenerPort(listener);
+    const connections: EchoConnection[] = [];
+    t.after(() => connections.forEach((c) => c.close()));
+    await openBalanced(proxy, port, 20, connections);
+    assert.deepEqual(await activeByWorker(proxy, port, 20), [10, 10]);
+    for (const [i, connection] of connections.entries()) await connection.echo(`again ${i}`);
+
+    // Those that close are counted out: the next ones fill up the worker that lost them.
+    const [worker0Before] = await activeByWorker(proxy, port, 20);
+    for (const connection of connections.splice(0, 6)) connection.close();
+    const afterClose = await activeByWorker(proxy, port, 14);
+    assert.equal(afterClose[0]! + afterClose[1]!, 14);
+    await openBalanced(proxy, port, 6, connections);
+    assert.deepEqual(await activeByWorker(proxy, port, 20), [10, 10], `worker 0 had ${worker0Before}, then ${afterClose.join(' and ')}`);
+  });
+}
+
+/** Whether the abstract Unix socket `name` (with its '@') is bound, from the kernel's table. */
+function abstractSocketBound(name: string): boolean {
+  return fs
+    .readFileSync('/proc/net/unix', 'utf8')
+    .split('\n')
+    .some((line) => line.endsWith(` ${name}`));
+}
+
+test('exact_balance: a replaced worker starts from no connections and takes the next ones', { timeout: 60_000 }, async (t) => {
+  const proxy = await startBalanced(t);
+  const port = await proxy.listenerPort('shared');
+  const connections: EchoConnection[] = [];
+  t.after(() => connections.forEach((c) => c.close()));
+  await openBalanced(proxy, port, 8, connections);
+  assert.deepEqual(await activeByWorker(proxy, port, 8), [4, 4]);
+
+  const workers = proxy.groupPids().filter((pid) => pid !== proxy.pid);
+  assert.equal(workers.length, 2);
+  process.kill(workers[0]!, 'SIGKILL');
+  const inboxes = [0, 1].map((worker) => `@proxy_exact_balance_${proxy.pid}_${worker}_127.0.0.1_${port}`);
+  await waitFor('the replacement to balance', () => {
+    // The killed worker's inbox closed as it died, before the supervisor could replace it.
+    const replaced = proxy.groupPids().some((pid) => pid !== proxy.pid && !workers.includes(pid));
+    return replaced && inboxes.every(abstractSocketBound) ? true : undefined;
+  });
+  // The killed worker's four went with it; the other keeps its own.
+  const survived = await activeByWorker(proxy, port, 4);
+  assert.deepEqual([...survived].sort(), [0, 4]);
+  const fresh: EchoConnection[] = [];
+  t.after(() => fresh.forEach((c) => c.close()));
+  await openBalanced(proxy, port, 6, fresh, 4);
+  assert.deepEqual(await activeByWorker(proxy, port, 10), [5, 5]);
+  for (const [i, connection] of fresh.entries()) await connection.echo(`fresh ${i}`);
+});
