@@ -27,6 +27,8 @@ export interface ProxyBenchConfig {
   readonly profilePath?: string;
   /** The listener's reuse_port: a socket per worker, for the worker-scaling run. */
   readonly reusePort?: boolean;
+  /** The listener's connection_balance_config.exact_balance, for the worker-scaling run. */
+  readonly exactBalance?: boolean;
 }
 
 /**
@@ -179,6 +181,7 @@ export function proxyBootstrap(config: ProxyBenchConfig): object {
           name: `bench_${config.layer}`,
           address: socketAddress(config.listenPort),
           ...(config.reusePort === true ? { reuse_port: true } : {}),
+          ...(config.exactBalance === true ? { connection_balance_config: { exact_balance: {} } } : {}),
           filter_chains: [{ filters: [terminalFilter(config)], ...transportSocket(config) }],
         },
       ],

@@ -72,6 +72,7 @@ export async function writeProxyLaunch(
     readonly httpFilters?: readonly BenchHttpFilter[];
     readonly profilePath?: string;
     readonly reusePort?: boolean;
+    readonly exactBalance?: boolean;
   } = {},
 ): Promise<ProxyLaunch> {
   mkdirSync(dir, { recursive: true });

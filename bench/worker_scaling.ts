@@ -1,7 +1,9 @@
 // `make bench`'s `--concurrency 2` target: the proxy row's configuration (route and router, 13 B)
-// at --concurrency 1, then 2 with the workers sharing the listen socket, then 2 with the
-// listener's reuse_port, under the same wrk load, each process's CPU read over every round, and
-// the capacity of each (bench/worker_scaling_report.ts) compared against at least 1.7x.
+// at --concurrency 1, and at 2 with the workers sharing the listen socket, with the listener's
+// reuse_port, and with its exact_balance, under the same wrk load, each process's CPU read over
+// every round, and the capacity of each (bench/worker_scaling_report.ts) compared against at
+// least 1.7x. The four proxies run side by side and take their rounds in turn, so that the
+// machine's drift over the minutes falls on all of them alike rather than on one.
 // The proxy is not pinned: its workers take whichever CPUs the load leaves, each its own on a
 // machine with CPUs to spare; on two CPUs one of them shares the load's.
 //
@@ -15,11 +17,11 @@ import { stat } from './proxy_probes';
 import { type ProxyLaunch, startProxy, writeProxyLaunch } from './services';
 import { startBenchUpstream, withSession, type Session } from './session';
 import { readLoadSettings } from './settings';
-import { formatScalingReport, type ScalingRound, type ScalingRun } from './worker_scaling_report';
+import { formatScalingReport, type ScalingRound, type ScalingRun, type Spread, SPREADS } from './worker_scaling_report';
 import { runWrk } from './wrk';
 
 const REPO_ROOT = resolve(__dirname, '..', '..');
-const ROUNDS = 3;
+const ROUNDS = 5;
 
 interface Sample {
   /** CPU ticks so far of the supervisor and of each of its workers, by pid. */
@@ -37,52 +39,64 @@ async function sample(supervisorPid: number, launch: ProxyLaunch, concurrency: n
   return { supervisor: tree[0]!.cpuTicks, workers, connections };
 }
 
-async function measure(session: Session, upstreamPort: number, concurrency: number, reusePort: boolean): Promise<ScalingRun> {
+/** One of the proxies compared, serving until the session ends. */
+interface Subject {
+  readonly concurrency: number;
+  readonly spread: Spread;
+  readonly launch: ProxyLaunch;
+  readonly pid: number;
+  readonly rounds: ScalingRound[];
+}
+
+async function start(session: Session, upstreamPort: number, concurrency: number, spread: Spread): Promise<Subject> {
+  const name = `proxy-${concurrency}-${spread.replace(' ', '-')}`;
+  const variant = { reusePort: spread === 'reuse_port', exactBalance: spread === 'exact_balance' };
+  const launch = await writeProxyLaunch(join(session.runDir, name), 'proxy', 'http', upstreamPort, null, variant);
+  const proxy = await startProxy(session.processes, launch, REPO_ROOT, null, `proxy --concurrency ${concurrency}, ${spread}`, concurrency);
+  return { concurrency, spread, launch, pid: proxy.process!.pid, rounds: [] };
+}
+
+function load(session: Session, subject: Subject, durationSeconds: number) {
   const settings = readLoadSettings(process.env);
-  const name = `proxy-${concurrency}${reusePort ? '-reuse-port' : ''}`;
-  const launch = await writeProxyLaunch(join(session.runDir, name), 'proxy', 'http', upstreamPort, null, { reusePort });
-  const proxy = await startProxy(session.processes, launch, REPO_ROOT, null, `proxy --concurrency ${concurrency}${reusePort ? ' reuse_port' : ''}`, concurrency);
-  const pid = proxy.process!.pid;
-  const load = (durationSeconds: number) =>
-    runWrk(session.processes, {
-      url: `http://127.0.0.1:${launch.port}${SMALL_PATH}`,
-      connections: settings.connections,
-      threads: settings.threads,
-      durationSeconds,
-      cpu: session.pinning?.loadCpu ?? null,
-    });
-  try {
-    await load(settings.warmupSeconds);
-    const rounds: ScalingRound[] = [];
-    for (let round = 0; round < ROUNDS; round++) {
-      const before = await sample(pid, launch, concurrency);
-      const result = await load(settings.durationSeconds);
-      const after = await sample(pid, launch, concurrency);
-      const share = (ticks: number): number => ticks / session.ticksPerSecond / (result.durationUs / 1e6);
-      const workers = [...after.workers].map(([worker, ticks]) => {
-        const start = before.workers.get(worker);
-        if (start === undefined) throw new Error(`worker ${worker} of the proxy at --concurrency ${concurrency} started during a round`);
-        return share(ticks - start);
-      });
-      const connections = after.connections.map((count, i) => count - before.connections[i]!);
-      rounds.push({ requestsPerSecond: result.requestsPerSecond, supervisor: share(after.supervisor - before.supervisor), workers, connections });
-    }
-    return { concurrency, reusePort, rounds };
-  } finally {
-    await session.processes.stop(proxy.process!);
-  }
+  return runWrk(session.processes, {
+    url: `http://127.0.0.1:${subject.launch.port}${SMALL_PATH}`,
+    connections: settings.connections,
+    threads: settings.threads,
+    durationSeconds,
+    cpu: session.pinning?.loadCpu ?? null,
+  });
+}
+
+async function measureRound(session: Session, subject: Subject): Promise<ScalingRound> {
+  const { concurrency, launch, pid } = subject;
+  const before = await sample(pid, launch, concurrency);
+  const result = await load(session, subject, readLoadSettings(process.env).durationSeconds);
+  const after = await sample(pid, launch, concurrency);
+  const share = (ticks: number): number => ticks / session.ticksPerSecond / (result.durationUs / 1e6);
+  const workers = [...after.workers].map(([worker, ticks]) => {
+    const begun = before.workers.get(worker);
+    if (begun === undefined) throw new Error(`worker ${worker} of the proxy at --concurrency ${concurrency} started during a round`);
+    return share(ticks - begun);
+  });
+  const connections = after.connections.map((count, i) => count - before.connections[i]!);
+  return { requestsPerSecond: result.requestsPerSecond, supervisor: share(after.supervisor - before.supervisor), workers, connections };
 }
 
 async function main(): Promise<number> {
   return withSession(async (session) => {
     const upstreamPort = await startBenchUpstream(session);
-    const one = await measure(session, upstreamPort, 1, false);
-    const shared = await measure(session, upstreamPort, 2, false);
-    const reusePort = await measure(session, upstreamPort, 2, true);
+    const subjects = [await start(session, upstreamPort, 1, 'shared socket')];
+    for (const spread of SPREADS) subjects.push(await start(session, upstreamPort, 2, spread));
+    const { warmupSeconds } = readLoadSettings(process.env);
+    for (const subject of subjects) await load(session, subject, warmupSeconds);
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const subject of subjects) subject.rounds.push(await measureRound(session, subject));
+    }
+    const [one, ...twos] = subjects.map(({ concurrency, spread, rounds }): ScalingRun => ({ concurrency, spread, rounds }));
     const placement = session.pinning
       ? `the proxy on any CPU, wrk and the upstream on CPU ${session.pinning.loadCpu}`
       : 'one CPU shared by everything';
-    process.stdout.write(`${formatScalingReport(one, shared, reusePort, placement)}\n`);
+    process.stdout.write(`${formatScalingReport(one!, twos, placement)}\n`);
     return 0;
   });
 }

@@ -8,11 +8,12 @@
 // too small for that (the load generator and the upstream need CPUs too), it is the throughput the
 // same cost per request and the same split of the load between the workers would give. A shared
 // bottleneck (the supervisor), a cost that grows with the workers or a worker left with most of
-// the connections lowers it. How the connections split is chance (bench/README.md), so the
-// capacity the round's cost would give with the load split evenly is printed beside it.
-// `--concurrency 2` runs twice: with the workers sharing the listen socket, and with the
-// listener's reuse_port (a socket per worker, the kernel spreading the connections), which the
-// target is judged on.
+// the connections lowers it. How the connections split is chance unless the listener balances
+// them (bench/README.md), so the capacity the round's cost would give with the load split evenly
+// is printed beside it. `--concurrency 2` runs three times: with the workers sharing the listen
+// socket, with the listener's reuse_port (a socket per worker, the kernel hashing the
+// connections over them), and sharing it with exact_balance (each connection passed to the
+// worker holding fewer), which the target is judged on.
 
 import { median } from './summary';
 import { formatCount } from './table';
@@ -31,11 +32,13 @@ export interface ScalingRound {
   readonly connections: readonly number[];
 }
 
+/** How the listener spreads its connections over the workers. */
+export type Spread = 'shared socket' | 'reuse_port' | 'exact_balance';
+
 export interface ScalingRun {
   /** The proxy's `--concurrency`. */
   readonly concurrency: number;
-  /** The listener's reuse_port. */
-  readonly reusePort: boolean;
+  readonly spread: Spread;
   readonly rounds: readonly ScalingRound[];
 }
 
@@ -59,7 +62,7 @@ export function evenCapacity(round: ScalingRound): number {
 /** A run's medians over its rounds, and each round's split of the CPU between the workers. */
 export interface RunSummary {
   readonly concurrency: number;
-  readonly reusePort: boolean;
+  readonly spread: Spread;
   readonly requestsPerSecond: number;
   /** CPU microseconds a request, all processes of the proxy together. */
   readonly cpuUsPerRequest: number;
@@ -74,7 +77,7 @@ export interface RunSummary {
 }
 
 export function summarizeRun(run: ScalingRun): RunSummary {
-  const { concurrency, reusePort, rounds } = run;
+  const { concurrency, spread, rounds } = run;
   if (rounds.length === 0) throw new ScalingReportError(`no rounds at --concurrency ${concurrency}`);
   for (const round of rounds) {
     if (round.workers.length !== concurrency || round.connections.length !== concurrency) {
@@ -84,7 +87,7 @@ export function summarizeRun(run: ScalingRun): RunSummary {
   const cpuUs = (round: ScalingRound): number => ((round.supervisor + round.workers.reduce((sum, share) => sum + share, 0)) * 1e6) / round.requestsPerSecond;
   return {
     concurrency,
-    reusePort,
+    spread,
     requestsPerSecond: median(rounds.map((round) => round.requestsPerSecond)),
     cpuUsPerRequest: median(rounds.map(cpuUs)),
     capacity: median(rounds.map(capacity)),
@@ -95,31 +98,35 @@ export function summarizeRun(run: ScalingRun): RunSummary {
   };
 }
 
+/** The runs at `--concurrency 2`, in the order they run and print; the last is the target's. */
+export const SPREADS: readonly Spread[] = ['shared socket', 'reuse_port', 'exact_balance'];
+
 /**
  * The lines `make bench` prints; `placement` says where the processes ran.
- * @param shared `--concurrency 2`, the workers sharing the listen socket
- * @param reusePort `--concurrency 2` with the listener's reuse_port: the target's run
+ * @param one `--concurrency 1`, sharing the socket
+ * @param twos `--concurrency 2`, one run for each of SPREADS, in that order
  */
-export function formatScalingReport(one: ScalingRun, shared: ScalingRun, reusePort: ScalingRun, placement: string): string {
-  if (one.concurrency !== 1 || shared.concurrency !== 2 || reusePort.concurrency !== 2 || shared.reusePort || !reusePort.reusePort) {
-    throw new ScalingReportError('the runs are --concurrency 1, then 2 sharing the socket, then 2 with reuse_port');
+export function formatScalingReport(one: ScalingRun, twos: readonly ScalingRun[], placement: string): string {
+  if (one.concurrency !== 1 || one.spread !== 'shared socket' || twos.length !== SPREADS.length || twos.some((run, i) => run.concurrency !== 2 || run.spread !== SPREADS[i])) {
+    throw new ScalingReportError(`the runs are --concurrency 1, then 2 with each of: ${SPREADS.join(', ')}`);
   }
-  const runs = [summarizeRun(one), summarizeRun(shared), summarizeRun(reusePort)];
+  const runs = [summarizeRun(one), ...twos.map(summarizeRun)];
   const base = runs[0]!.capacity;
-  const ratios = (run: RunSummary): string => `${(run.capacity / base).toFixed(2)}x (split evenly ${(run.evenCapacity / base).toFixed(2)}x)`;
-  const ratio = runs[2]!.capacity / base;
+  const ratios = (run: RunSummary): string => `${run.spread} ${(run.capacity / base).toFixed(2)}x (split evenly ${(run.evenCapacity / base).toFixed(2)}x)`;
+  const judged = runs[runs.length - 1]!;
+  const ratio = judged.capacity / base;
   const percent = (share: number): string => `${Math.round(share * 100)}%`;
   return [
     `worker scaling (the proxy row's configuration and load, a new wrk each round; ${placement})`,
     ...runs.map(
       (run) =>
-        `  --concurrency ${run.concurrency}${run.reusePort ? ', reuse_port' : ''}: ${formatCount(run.requestsPerSecond)} req/s, ${run.cpuUsPerRequest.toFixed(1)} us of CPU a request, ` +
+        `  --concurrency ${run.concurrency}${run.concurrency > 1 ? `, ${run.spread}` : ''}: ${formatCount(run.requestsPerSecond)} req/s, ${run.cpuUsPerRequest.toFixed(1)} us of CPU a request, ` +
         `capacity ${formatCount(run.capacity)} req/s${run.concurrency > 1 ? ` (${formatCount(run.evenCapacity)} split evenly)` : ''}; supervisor at most ${percent(run.supervisor)}\n` +
         `    by round, each worker's CPU: ${run.workers.map((shares) => shares.map(percent).join(' + ')).join(', ')}; ` +
         `its connections: ${run.connections.map((counts) => counts.join(' + ')).join(', ')}`,
     ),
-    `  --concurrency 2 against 1, by capacity: with reuse_port ${ratios(runs[2]!)}, sharing the socket ${ratios(runs[1]!)}`,
-    `  --concurrency 2 with reuse_port against 1: ${ratio.toFixed(2)}x (target: at least ${SCALING_TARGET.toFixed(2)}x)  ${ratio >= SCALING_TARGET ? 'met' : 'not met'}`,
+    `  --concurrency 2 against 1, by capacity: ${runs.slice(1).map(ratios).join(', ')}`,
+    `  --concurrency 2 with ${judged.spread} against 1: ${ratio.toFixed(2)}x (target: at least ${SCALING_TARGET.toFixed(2)}x)  ${ratio >= SCALING_TARGET ? 'met' : 'not met'}`,
     `  (capacity: requests per second over the busiest process's share of a CPU, what the proxy serves when that process has a CPU to itself)`,
   ].join('\n');
 }
