@@ -4,20 +4,25 @@
 // on a shared socket may all go to one worker (the kernel wakes whichever waits); with it they
 // split 10 and 10, on a shared socket and with reuse_port alike, and the connections passed
 // between the workers carry traffic. A replaced worker starts from no connections, so the next
-// ones go to it.
+// ones go to it; a hot restart's new epoch balances among its own workers.
 
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import { test } from 'node:test';
+import { freePort } from '../../bench/free_port';
+import { HotRestarterRun, statsOf } from '../helpers/hot_restart_run';
 import { type RunningProxy, startProxy, waitFor } from '../helpers/proxy_process';
 
 const TCP_PROXY_TYPE = 'type.googleapis.com/envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy';
 
-function echoListener(name: string, reusePort: boolean) {
+/** Reads a stat of the proxy; undefined when it has none of that name. */
+type StatReader = (name: string) => Promise<number | undefined>;
+
+function echoListener(name: string, reusePort: boolean, port = 0) {
   return {
     name,
-    address: { socket_address: { address: '127.0.0.1', port_value: 0 } },
+    address: { socket_address: { address: '127.0.0.1', port_value: port } },
     reuse_port: reusePort,
     connection_balance_config: { exact_balance: {} },
     filter_chains: [{ filters: [{ name: 'proxy.filters.network.tcp_proxy', typed_config: { '@type': TCP_PROXY_TYPE, stat_prefix: name, cluster: 'echo' } }] }],
@@ -39,21 +44,18 @@ async function echoServer(t: { after(fn: () => void): void }): Promise<number> {
   return (server.address() as net.AddressInfo).port;
 }
 
+function echoCluster(port: number) {
+  return {
+    name: 'echo',
+    connect_timeout: '1s',
+    load_assignment: { cluster_name: 'echo', endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: '127.0.0.1', port_value: port } } } }] }] },
+  };
+}
+
 async function startBalanced(t: { after(fn: () => Promise<void> | void): void }): Promise<RunningProxy> {
   const echo = await echoServer(t);
   const proxy = await startProxy(
-    {
-      static_resources: {
-        listeners: [echoListener('shared', false), echoListener('spread', true)],
-        clusters: [
-          {
-            name: 'echo',
-            connect_timeout: '1s',
-            load_assignment: { cluster_name: 'echo', endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: '127.0.0.1', port_value: echo } } } }] }] },
-          },
-        ],
-      },
-    },
+    { static_resources: { listeners: [echoListener('shared', false), echoListener('spread', true)], clusters: [echoCluster(echo)] } },
     ['--concurrency', '2'],
   );
   t.after(() => proxy.cleanup());
@@ -101,12 +103,16 @@ class EchoConnection {
 }
 
 /** Each worker's open connections of the listener on `port`, waited for until they add up to `total`. */
-async function activeByWorker(proxy: RunningProxy, port: number, total: number): Promise<[number, number]> {
+async function activeByWorker(stat: StatReader, port: number, total: number): Promise<[number, number]> {
   return waitFor(`${total} connections open on ${port}`, async () => {
-    const counts = await Promise.all([0, 1].map(async (worker) => (await proxy.stat(`listener.127.0.0.1_${port}.worker_${worker}.downstream_cx_active`)) ?? 0));
+    const counts = await Promise.all([0, 1].map(async (worker) => (await stat(`listener.127.0.0.1_${port}.worker_${worker}.downstream_cx_active`)) ?? 0));
     const [first, second] = counts as [number, number];
     return first + second === total ? ([first, second] as [number, number]) : undefined;
   });
+}
+
+function statOf(proxy: RunningProxy): StatReader {
+  return (name) => proxy.stat(name);
 }
 
 /**
@@ -115,11 +121,11 @@ async function activeByWorker(proxy: RunningProxy, port: number, total: number):
  * either). By chance alone, 20 in a row from even would be 1 in about 1,000. `others`: open
  * connections of the listener not in `into`.
  */
-async function openBalanced(proxy: RunningProxy, port: number, count: number, into: EchoConnection[], others = 0): Promise<void> {
-  let before = await activeByWorker(proxy, port, others + into.length);
+async function openBalanced(stat: StatReader, port: number, count: number, into: EchoConnection[], others = 0): Promise<void> {
+  let before = await activeByWorker(stat, port, others + into.length);
   for (let i = 0; i < count; i++) {
     into.push(await EchoConnection.open(port));
-    const after = await activeByWorker(proxy, port, others + into.length);
+    const after = await activeByWorker(stat, port, others + into.length);
     const fewer = before[0] === before[1] ? (after[0] > before[0] ? 0 : 1) : before[0] < before[1] ? 0 : 1;
     assert.deepEqual(after, before.map((n, worker) => (worker === fewer ? n + 1 : n)), `connection ${into.length}: ${before.join(' and ')} before`);
     before = after;
@@ -135,17 +141,17 @@ for (const [listener, how] of [
     const port = await proxy.listenerPort(listener);
     const connections: EchoConnection[] = [];
     t.after(() => connections.forEach((c) => c.close()));
-    await openBalanced(proxy, port, 20, connections);
-    assert.deepEqual(await activeByWorker(proxy, port, 20), [10, 10]);
+    await openBalanced(statOf(proxy), port, 20, connections);
+    assert.deepEqual(await activeByWorker(statOf(proxy), port, 20), [10, 10]);
     for (const [i, connection] of connections.entries()) await connection.echo(`again ${i}`);
 
     // Those that close are counted out: the next ones fill up the worker that lost them.
-    const [worker0Before] = await activeByWorker(proxy, port, 20);
+    const [worker0Before] = await activeByWorker(statOf(proxy), port, 20);
     for (const connection of connections.splice(0, 6)) connection.close();
-    const afterClose = await activeByWorker(proxy, port, 14);
+    const afterClose = await activeByWorker(statOf(proxy), port, 14);
     assert.equal(afterClose[0]! + afterClose[1]!, 14);
-    await openBalanced(proxy, port, 6, connections);
-    assert.deepEqual(await activeByWorker(proxy, port, 20), [10, 10], `worker 0 had ${worker0Before}, then ${afterClose.join(' and ')}`);
+    await openBalanced(statOf(proxy), port, 6, connections);
+    assert.deepEqual(await activeByWorker(statOf(proxy), port, 20), [10, 10], `worker 0 had ${worker0Before}, then ${afterClose.join(' and ')}`);
   });
 }
 
@@ -162,8 +168,8 @@ test('exact_balance: a replaced worker starts from no connections and takes the 
   const port = await proxy.listenerPort('shared');
   const connections: EchoConnection[] = [];
   t.after(() => connections.forEach((c) => c.close()));
-  await openBalanced(proxy, port, 8, connections);
-  assert.deepEqual(await activeByWorker(proxy, port, 8), [4, 4]);
+  await openBalanced(statOf(proxy), port, 8, connections);
+  assert.deepEqual(await activeByWorker(statOf(proxy), port, 8), [4, 4]);
 
   const workers = proxy.groupPids().filter((pid) => pid !== proxy.pid);
   assert.equal(workers.length, 2);
@@ -175,11 +181,43 @@ test('exact_balance: a replaced worker starts from no connections and takes the 
     return replaced && inboxes.every(abstractSocketBound) ? true : undefined;
   });
   // The killed worker's four went with it; the other keeps its own.
-  const survived = await activeByWorker(proxy, port, 4);
+  const survived = await activeByWorker(statOf(proxy), port, 4);
   assert.deepEqual([...survived].sort(), [0, 4]);
   const fresh: EchoConnection[] = [];
   t.after(() => fresh.forEach((c) => c.close()));
-  await openBalanced(proxy, port, 6, fresh, 4);
-  assert.deepEqual(await activeByWorker(proxy, port, 10), [5, 5]);
+  await openBalanced(statOf(proxy), port, 6, fresh, 4);
+  assert.deepEqual(await activeByWorker(statOf(proxy), port, 10), [5, 5]);
   for (const [i, connection] of fresh.entries()) await connection.echo(`fresh ${i}`);
+});
+
+test('exact_balance across a hot restart: the new epoch balances among its own workers', { timeout: 90_000 }, async (t) => {
+  const echo = await echoServer(t);
+  const port = await freePort();
+  const run = HotRestarterRun.withBootstrap(
+    {
+      admin: { access_log_path: '/dev/null', address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
+      static_resources: { listeners: [echoListener('shared', false, port)], clusters: [echoCluster(echo)] },
+    },
+    ['--concurrency', '2', '--drain-time-s', '1', '--parent-shutdown-time-s', '2'],
+  );
+  t.after(() => run.cleanup());
+  const statAt = (admin: string): StatReader => async (name) => (await statsOf(admin)).get(name);
+  const before: EchoConnection[] = [];
+  t.after(() => before.forEach((c) => c.close()));
+  await openBalanced(statAt(await run.adminOf(0)), port, 4, before);
+  const [epoch0] = run.supervisorPids();
+
+  run.signal('SIGHUP');
+  const admin = await run.adminOf(1);
+  // The new epoch's inboxes are its own: bound beside the old epoch's, under its supervisor's pid.
+  const epoch1 = run.supervisorPids().find((pid) => pid !== epoch0)!;
+  assert.ok([0, 1].every((worker) => abstractSocketBound(`@proxy_exact_balance_${epoch1}_${worker}_127.0.0.1_${port}`)));
+  // Once the old epoch has gone, with its connections, only the new epoch's are counted.
+  await waitFor('epoch 0 gone', () => (run.supervisorPids().includes(epoch0!) ? undefined : true), 20_000);
+  before.forEach((c) => c.close());
+  const after: EchoConnection[] = [];
+  t.after(() => after.forEach((c) => c.close()));
+  await openBalanced(statAt(admin), port, 10, after);
+  assert.deepEqual(await activeByWorker(statAt(admin), port, 10), [5, 5]);
+  for (const [i, connection] of after.entries()) await connection.echo(`after ${i}`);
 });
