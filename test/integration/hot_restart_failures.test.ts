@@ -21,6 +21,14 @@ interface Epoch {
 
 const started: ProxyProcess[] = [];
 const regions = new Set<string>();
+/** Each test's directory: its bootstrap, the epochs' admin address files, their run dirs. */
+const dirs: string[] = [];
+
+function testDir(): string {
+  const dir = makeTempDir();
+  dirs.push(dir);
+  return dir;
+}
 
 function bootstrap(dir: string, upstreamPort: number, listenPort: number): string {
   const file = path.join(dir, 'bootstrap.json');
@@ -82,11 +90,12 @@ describe('hot restart: regions, sockets and failures', { timeout: 120_000 }, () 
   after(async () => {
     await Promise.all(started.map((p) => p.cleanup()));
     for (const name of regions) StatsRegion.unlinkStale(posixSharedMemory, name);
+    for (const dir of dirs) fs.rmSync(dir, { recursive: true, force: true });
     echo.close();
   });
 
   test('epoch 0 replaces a stale region; --hot-restart-version matches the endpoint', async () => {
-    const dir = makeTempDir();
+    const dir = testDir();
     const baseId = uniqueBaseId();
     const name = `/proxy_shared_memory_${baseId * 10}`;
     addon.shmCreate(name, 4096);
@@ -101,7 +110,7 @@ describe('hot restart: regions, sockets and failures', { timeout: 120_000 }, () 
   });
 
   test('a region of another layout: the new epoch refuses it and exits 1', async () => {
-    const dir = makeTempDir();
+    const dir = testDir();
     const baseId = uniqueBaseId();
     const name = `/proxy_shared_memory_${baseId * 10}`;
     regions.add(name);
@@ -117,7 +126,7 @@ describe('hot restart: regions, sockets and failures', { timeout: 120_000 }, () 
   });
 
   test('a second epoch 0 with the same base id fails clearly and leaves the first serving', async () => {
-    const dir = makeTempDir();
+    const dir = testDir();
     const baseId = uniqueBaseId();
     const port = await freePort();
     const config = bootstrap(dir, await ready, port);
@@ -132,7 +141,7 @@ describe('hot restart: regions, sockets and failures', { timeout: 120_000 }, () 
   });
 
   test('a new epoch with an invalid config exits 1 and the old one serves on', async () => {
-    const dir = makeTempDir();
+    const dir = testDir();
     const baseId = uniqueBaseId();
     const port = await freePort();
     const e0 = await serving(dir, launch(dir, bootstrap(dir, await ready, port), baseId, 0), 0);
@@ -145,7 +154,7 @@ describe('hot restart: regions, sockets and failures', { timeout: 120_000 }, () 
   });
 
   test('a new epoch whose route table a worker could not build exits 1 before it starts, and the old one serves on', async () => {
-    const dir = makeTempDir();
+    const dir = testDir();
     const baseId = uniqueBaseId();
     const port = await freePort();
     const config = bootstrap(dir, await ready, port);
@@ -182,7 +191,7 @@ describe('hot restart: regions, sockets and failures', { timeout: 120_000 }, () 
   });
 
   test('an epoch that fails late leaves the stats to its parent; a retry counts on from it', async () => {
-    const dir = makeTempDir();
+    const dir = testDir();
     const baseId = uniqueBaseId();
     const port = await freePort();
     const config = bootstrap(dir, await ready, port);
@@ -208,7 +217,7 @@ describe('hot restart: regions, sockets and failures', { timeout: 120_000 }, () 
   });
 
   test('a restart while the previous one is initializing fails fast', async () => {
-    const dir = makeTempDir();
+    const dir = testDir();
     const baseId = uniqueBaseId();
     const port = await freePort();
     const config = bootstrap(dir, await ready, port);
@@ -235,7 +244,7 @@ describe('hot restart: regions, sockets and failures', { timeout: 120_000 }, () 
   });
 
   test('the parent crashing before the handover leaves the new epoch serving', async () => {
-    const dir = makeTempDir();
+    const dir = testDir();
     const baseId = uniqueBaseId();
     const port = await freePort();
     const config = bootstrap(dir, await ready, port);
@@ -253,7 +262,7 @@ describe('hot restart: regions, sockets and failures', { timeout: 120_000 }, () 
   });
 
   test('filesystem sockets: a stale file is replaced and --socket-mode applies', async () => {
-    const dir = makeTempDir();
+    const dir = testDir();
     const baseId = uniqueBaseId();
     const socketPath = path.join(dir, 'hr');
     const scaled = baseId * 10;
@@ -269,7 +278,7 @@ describe('hot restart: regions, sockets and failures', { timeout: 120_000 }, () 
   });
 
   test('--use-dynamic-base-id writes the id that the next epoch passes with --base-id', async () => {
-    const dir = makeTempDir();
+    const dir = testDir();
     const port = await freePort();
     const config = bootstrap(dir, await ready, port);
     const idFile = path.join(dir, 'base_id');
@@ -286,7 +295,7 @@ describe('hot restart: regions, sockets and failures', { timeout: 120_000 }, () 
   });
 
   test('the proxy stops when the hot-restarter that started it is killed', async () => {
-    const dir = makeTempDir();
+    const dir = testDir();
     const baseId = uniqueBaseId();
     const script = writeStartScript(dir, bootstrap(dir, await ready, await freePort()), baseId, ['--concurrency', '1']);
     const run = HotRestarterRun.start(dir, script, baseId);
@@ -302,7 +311,7 @@ describe('hot restart: regions, sockets and failures', { timeout: 120_000 }, () 
   });
 
   test('--disable-hot-restart: no shared region, no domain socket, version disabled', async () => {
-    const dir = makeTempDir();
+    const dir = testDir();
     const baseId = uniqueBaseId();
     const e = await serving(dir, launch(dir, bootstrap(dir, await ready, await freePort()), baseId, 0, ['--disable-hot-restart']), 0);
     assert.equal((await request(`${e.admin}/hot_restart_version`)).body, 'disabled');

@@ -4,6 +4,7 @@
 // connections' idle_timeout runs on one shared list, each connection from its own last response.
 
 import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as http2 from 'node:http2';
 import type * as net from 'node:net';
@@ -59,12 +60,14 @@ function h2get(session: http2.ClientHttp2Session, pathName: string): Promise<Ans
 describe('idle keep-alive connections', TIMEOUT, () => {
   let upstream: Upstream;
   let proxy: RunningProxy;
+  let logDir: string | undefined;
   let logPath: string;
   const ports: Record<string, number> = {};
 
   before(async () => {
     upstream = await startUpstream('web');
-    logPath = path.join(makeTempDir(), 'access.log');
+    logDir = makeTempDir();
+    logPath = path.join(logDir, 'access.log');
     const routes = [
       {
         match: { prefix: '/' },
@@ -88,6 +91,7 @@ describe('idle keep-alive connections', TIMEOUT, () => {
   after(async () => {
     await proxy?.cleanup();
     await upstream?.close();
+    if (logDir !== undefined) fs.rmSync(logDir, { recursive: true, force: true });
   });
 
   test('HTTP/1: requests taking turns on two connections each see their own connection, in headers and access log', async () => {

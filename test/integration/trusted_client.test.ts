@@ -4,6 +4,7 @@
 // or lose (steering and node headers), as Envoy 1.16's connection manager does.
 
 import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { httpListener, localCluster } from '../helpers/config_fixtures';
@@ -18,13 +19,15 @@ const FILE_LOG = 'type.googleapis.com/envoy.extensions.access_loggers.file.v3.Fi
 describe('the trusted client on HTTP/1.1 and h2c', TIMEOUT, () => {
   let upstream: Upstream;
   let proxy: RunningProxy;
+  let logDir: string | undefined;
   let logPath: string;
   const ports: Record<string, number> = {};
   const clients = listenerClients(ports);
 
   before(async () => {
     upstream = await startUpstream('web', (req, res) => res.end(JSON.stringify(req.headers)));
-    logPath = path.join(makeTempDir(), 'access.log');
+    logDir = makeTempDir();
+    logPath = path.join(logDir, 'access.log');
     // Each line names its listener and the request's tag, so that lines are found whatever their order.
     const accessLog = [{ name: 'proxy.access_loggers.file', typed_config: { '@type': FILE_LOG, path: logPath, format: '%REQ(X-TAG)% %DOWNSTREAM_REMOTE_ADDRESS%\n' } }];
     const listeners = [
@@ -41,6 +44,7 @@ describe('the trusted client on HTTP/1.1 and h2c', TIMEOUT, () => {
     clients.close();
     await proxy?.cleanup();
     await upstream?.close();
+    if (logDir !== undefined) fs.rmSync(logDir, { recursive: true, force: true });
   });
 
   for (const [protocol, send] of clients.protocols) {

@@ -38,11 +38,13 @@ describe('WebSocket upgrades', TIMEOUT, () => {
   let enabled: number;
   let perRoute: number;
   let h2: number;
+  let logDir: string | undefined;
   let logFile: string;
 
   before(async () => {
     echo = await startEchoServer();
-    logFile = path.join(makeTempDir(), 'access.log');
+    logDir = makeTempDir();
+    logFile = path.join(logDir, 'access.log');
     const accessLog = [{ name: 'proxy.access_loggers.file', typed_config: { '@type': FILE_LOG, path: logFile, log_format: { text_format: '%REQ(:PATH)% %RESPONSE_CODE% %BYTES_RECEIVED% %BYTES_SENT%\n' } } }];
     const ws = { route: { cluster: 'echo' } };
     // The connection manager allows websocket; one route refuses it.
@@ -70,6 +72,7 @@ describe('WebSocket upgrades', TIMEOUT, () => {
   after(async () => {
     await proxy?.cleanup();
     await echo?.close();
+    if (logDir !== undefined) fs.rmSync(logDir, { recursive: true, force: true });
   });
 
   test('frames cross both ways, the upstream sees the upgrade, and the bytes are counted', async () => {
