@@ -118,15 +118,19 @@ export class ListenSocket extends EventEmitter<ListenSocketEvents> {
 
   /** A batch from the listen socket (`accepted`) or from the balancer's inbox. */
   private onAccepted(fds: number[], code: string | null, errno: number, accepted = true): void {
-    const mine = accepted && this.balancer !== null ? this.balancer.distribute(fds) : fds;
+    const balancer = this.balancer;
+    const mine = accepted && balancer !== null ? balancer.distribute(fds) : fds;
     for (const fd of mine) {
-      // A handler may have closed the listener: the rest of the batch goes too.
-      if (this.acceptor === null) addon.closeFd(fd);
-      else this.emit('connection', this.open(fd));
+      if (this.acceptor !== null) {
+        this.emit('connection', this.open(fd));
+        continue;
+      }
+      // A handler closed the listener: the rest of the batch goes too, counted out as it was counted in.
+      addon.closeFd(fd);
+      balancer?.onConnectionClose();
     }
     if (code === null || this.acceptor === null) return;
     this.emit('acceptError', { code, errno });
-    const balancer = this.balancer;
     if (!accepted) {
       setTimeout(() => balancer?.resume(), this.retryMs);
       return;
