@@ -39,6 +39,8 @@ export class ExactConnectionBalancer {
   private readonly inboxFd: number;
   private readonly sendFd: number;
   private inbox: addon.Acceptor | null = null;
+  private stopped = false;
+  private closed = false;
   private readonly snapshot: number[];
   /** A balanced connection's 'close' listener: one function, not a closure per connection. */
   readonly onConnectionClose = (): void => this.counts.addUnowned(this.group.worker, -1);
@@ -68,6 +70,17 @@ export class ExactConnectionBalancer {
 
   resume(): void {
     if (this.inbox !== null) addon.acceptorResume(this.inbox);
+  }
+
+  /**
+   * While this worker takes no connections (the overload manager's stop_accepting_connections),
+   * its count stands that much higher, so that no other worker picks it; those passed before
+   * still arrive and are served, as accepted ones are.
+   */
+  setAccepting(accepting: boolean): void {
+    if (this.stopped === !accepting) return;
+    this.stopped = !accepting;
+    this.counts.addUnowned(this.group.worker, accepting ? -NOT_ACCEPTING : NOT_ACCEPTING);
   }
 
   /**
@@ -103,8 +116,10 @@ export class ExactConnectionBalancer {
     return kept;
   }
 
-  /** Unbinds the inbox; the counts stay, for the connections still open. */
+  /** Unbinds the inbox; the counts stay, for the connections still open. Idempotent. */
   close(): void {
+    if (this.closed) return;
+    this.closed = true;
     if (this.inbox !== null) addon.acceptorClose(this.inbox);
     this.inbox = null;
     addon.closeFd(this.inboxFd);
@@ -113,3 +128,6 @@ export class ExactConnectionBalancer {
 }
 
 const EMPTY = new Uint8Array(0);
+
+/** What a worker that takes no connections adds to its count: more than any worker holds. */
+const NOT_ACCEPTING = 1 << 24;

@@ -68,6 +68,7 @@ export class ListenSocket extends EventEmitter<ListenSocketEvents> {
   setAccepting(accepting: boolean): void {
     if (this.acceptor === null || this.paused === !accepting) return;
     this.paused = !accepting;
+    this.balancer?.setAccepting(accepting);
     // A failed accept's retry resumes it when its time comes, unless paused meanwhile.
     if (this.paused) addon.acceptorPause(this.acceptor);
     else if (this.retryTimer === null) addon.acceptorResume(this.acceptor);
@@ -89,6 +90,7 @@ export class ListenSocket extends EventEmitter<ListenSocketEvents> {
     this.balancer?.close();
     this.balancer = balancer;
     balancer?.receive((fds, code, errno) => this.onAccepted(fds, code, errno, false));
+    if (this.paused) balancer?.setAccepting(false);
   }
 
   /** Stops accepting and closes the socket (this process's copy of it). */
