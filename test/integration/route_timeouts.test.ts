@@ -14,8 +14,9 @@ const TIMEOUT = { timeout: 30_000 };
 const GRPC = { 'content-type': 'application/grpc' };
 
 const ROUTES = [
-  { match: { prefix: '/capped' }, route: { cluster: 'echo', max_grpc_timeout: '0.2s' } },
-  { match: { prefix: '/offset' }, route: { cluster: 'echo', max_grpc_timeout: '0s', grpc_timeout_offset: '0.05s' } },
+  // Deadlines of 300 ms and more: a request on a loaded machine can take tens of milliseconds.
+  { match: { prefix: '/capped' }, route: { cluster: 'echo', max_grpc_timeout: '1s' } },
+  { match: { prefix: '/offset' }, route: { cluster: 'echo', max_grpc_timeout: '0s', grpc_timeout_offset: '0.5s' } },
 ];
 
 describe('gRPC route timeouts on HTTP/1.1 and h2c', TIMEOUT, () => {
@@ -49,13 +50,13 @@ describe('gRPC route timeouts on HTTP/1.1 and h2c', TIMEOUT, () => {
   for (const [protocol, send] of clients) {
     test(`${protocol}: the deadline the upstream is told`, async () => {
       const cases: [string, Record<string, string>, string][] = [
-        ['/capped', { ...GRPC, 'grpc-timeout': '10S' }, '200m 200'],
-        ['/capped', { ...GRPC, 'grpc-timeout': '100m' }, '100m 100'],
+        ['/capped', { ...GRPC, 'grpc-timeout': '10S' }, '1000m 1000'],
+        ['/capped', { ...GRPC, 'grpc-timeout': '500m' }, '500m 500'],
         // None is infinite: the cap applies.
-        ['/capped', GRPC, '200m 200'],
-        ['/offset', { ...GRPC, 'grpc-timeout': '1S' }, '950m 950'],
+        ['/capped', GRPC, '1000m 1000'],
+        ['/offset', { ...GRPC, 'grpc-timeout': '2S' }, '1500m 1500'],
         // An offset that would leave nothing is not taken.
-        ['/offset', { ...GRPC, 'grpc-timeout': '20000u' }, '20m 20'],
+        ['/offset', { ...GRPC, 'grpc-timeout': '300000u' }, '300m 300'],
         // No deadline and no cap: none is sent.
         ['/offset', GRPC, '- -'],
         // Not gRPC: the route's own timeout (15 s by default), the header left alone.
