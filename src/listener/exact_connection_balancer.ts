@@ -41,6 +41,7 @@ export class ExactConnectionBalancer {
   private inbox: addon.Acceptor | null = null;
   private stopped = false;
   private closed = false;
+  /** Every worker's count as read for one pick: one array, reused. */
   private readonly snapshot: number[];
   /** A balanced connection's 'close' listener: one function, not a closure per connection. */
   readonly onConnectionClose = (): void => this.counts.addUnowned(this.group.worker, -1);
@@ -68,6 +69,7 @@ export class ExactConnectionBalancer {
     this.inbox = addon.inboxStart(this.inboxFd, onReceived);
   }
 
+  /** Receives again, after a failed receive paused the inbox. */
   resume(): void {
     if (this.inbox !== null) addon.acceptorResume(this.inbox);
   }
