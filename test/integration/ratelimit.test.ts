@@ -87,7 +87,7 @@ function answer(call: RecordedCall): Answer {
   }
   if (keys.includes('generic_key=fail')) return { error: grpc.status.UNAVAILABLE };
   const response = { overall_code: 'OK', statuses, response_headers_to_add: [{ key: 'x-rls', value: 'ok' }], request_headers_to_add: [{ key: 'x-rls-plan', value: 'gold' }] };
-  return keys.includes('generic_key=slow') ? { response, delayMs: 1000 } : { response };
+  return keys.includes('generic_key=slow') ? { response, delayMs: 3000 } : { response };
 }
 
 describe('the rate limit filter on HTTP/1.1 and h2c', TIMEOUT, () => {
@@ -105,7 +105,8 @@ describe('the rate limit filter on HTTP/1.1 and h2c', TIMEOUT, () => {
     service = await RateLimitService.start(answer);
     const listeners = [
       // v3, the x-ratelimit-* headers, failures let through.
-      listener('main', { enable_x_ratelimit_headers: 'DRAFT_VERSION_03', timeout: '0.2s' }, logPath()),
+      // The call timeout leaves a loaded machine time for a prompt answer; /slow's comes well after it.
+      listener('main', { enable_x_ratelimit_headers: 'DRAFT_VERSION_03', timeout: '1s' }, logPath()),
       // v2 (AUTO), failures answered 500, a limited gRPC request RESOURCE_EXHAUSTED, initial_metadata.
       listener(
         'deny',
