@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { test, type TestContext } from 'node:test';
 import { assertRefusedAlike } from '../helpers/cli_runs';
 import { localCluster, tcpProxyListener, type Json } from '../helpers/config_fixtures';
-import { closeServer, listen } from '../helpers/http_peers';
+import { tcpUpstream } from '../helpers/http_peers';
 import { refusedPort } from '../helpers/refused_port';
 import { makeTempDir, startProxy, waitFor, type RunningProxy } from '../helpers/proxy_process';
 
@@ -18,20 +18,7 @@ const FILE_TYPE = 'type.googleapis.com/envoy.extensions.access_loggers.file.v3.F
 const CUSTOM_FORMAT = '%UPSTREAM_CLUSTER% %BYTES_RECEIVED% %BYTES_SENT% %RESPONSE_FLAGS% %DOWNSTREAM_REMOTE_ADDRESS_WITHOUT_PORT% %UPSTREAM_HOST% %PROTOCOL%\n';
 
 /** An echo server on 127.0.0.1, closed after the test. */
-async function echoServer(t: TestContext): Promise<number> {
-  const sockets = new Set<net.Socket>();
-  const server = net.createServer((socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-    socket.pipe(socket);
-  });
-  await listen(server);
-  t.after(async () => {
-    for (const socket of sockets) socket.destroy();
-    await closeServer(server);
-  });
-  return (server.address() as net.AddressInfo).port;
-}
+const echoServer = (t: TestContext): Promise<number> => tcpUpstream(t, (socket) => socket.pipe(socket));
 
 /** Listener `name` (port 0) proxying to `cluster`, with these access logs. */
 function loggedListener(name: string, cluster: string, accessLog: Json[]): Json {

@@ -9,53 +9,27 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
-import { test } from 'node:test';
+import { type TestContext, test } from 'node:test';
 import { freePort } from '../../bench/free_port';
+import { type Json, localCluster, tcpProxyListener } from '../helpers/config_fixtures';
+import { tcpUpstream } from '../helpers/http_peers';
 import { HotRestarterRun, statsOf } from '../helpers/hot_restart_run';
 import { type RunningProxy, startProxy, waitFor } from '../helpers/proxy_process';
 
-const TCP_PROXY_TYPE = 'type.googleapis.com/envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy';
+/** A tcp_proxy listener to the echo cluster whose workers balance their connections exactly. */
+function echoListener(name: string, reusePort: boolean, port = 0): Json {
+  return { ...tcpProxyListener(name, port, 'echo'), reuse_port: reusePort, connection_balance_config: { exact_balance: {} } };
+}
 
 /** Reads a stat of the proxy; undefined when it has none of that name. */
 type StatReader = (name: string) => Promise<number | undefined>;
 
-function echoListener(name: string, reusePort: boolean, port = 0) {
-  return {
-    name,
-    address: { socket_address: { address: '127.0.0.1', port_value: port } },
-    reuse_port: reusePort,
-    connection_balance_config: { exact_balance: {} },
-    filter_chains: [{ filters: [{ name: 'proxy.filters.network.tcp_proxy', typed_config: { '@type': TCP_PROXY_TYPE, stat_prefix: name, cluster: 'echo' } }] }],
-  };
-}
+const echoServer = (t: TestContext): Promise<number> => tcpUpstream(t, (socket) => socket.pipe(socket));
 
-async function echoServer(t: { after(fn: () => void): void }): Promise<number> {
-  const sockets = new Set<net.Socket>();
-  const server = net.createServer((socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-    socket.pipe(socket);
-  });
-  t.after(() => {
-    for (const socket of sockets) socket.destroy();
-    server.close();
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return (server.address() as net.AddressInfo).port;
-}
-
-function echoCluster(port: number) {
-  return {
-    name: 'echo',
-    connect_timeout: '1s',
-    load_assignment: { cluster_name: 'echo', endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: '127.0.0.1', port_value: port } } } }] }] },
-  };
-}
-
-async function startBalanced(t: { after(fn: () => Promise<void> | void): void }): Promise<RunningProxy> {
+async function startBalanced(t: TestContext): Promise<RunningProxy> {
   const echo = await echoServer(t);
   const proxy = await startProxy(
-    { static_resources: { listeners: [echoListener('shared', false), echoListener('spread', true)], clusters: [echoCluster(echo)] } },
+    { static_resources: { listeners: [echoListener('shared', false), echoListener('spread', true)], clusters: [localCluster('echo', echo)] } },
     ['--concurrency', '2'],
   );
   t.after(() => proxy.cleanup());
@@ -196,7 +170,7 @@ test('exact_balance across a hot restart: the new epoch balances among its own w
   const run = HotRestarterRun.withBootstrap(
     {
       admin: { access_log_path: '/dev/null', address: { socket_address: { address: '127.0.0.1', port_value: 0 } } },
-      static_resources: { listeners: [echoListener('shared', false, port)], clusters: [echoCluster(echo)] },
+      static_resources: { listeners: [echoListener('shared', false, port)], clusters: [localCluster('echo', echo)] },
     },
     ['--concurrency', '2', '--drain-time-s', '1', '--parent-shutdown-time-s', '2'],
   );

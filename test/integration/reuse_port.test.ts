@@ -8,9 +8,10 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
-import { test } from 'node:test';
+import { type TestContext, test } from 'node:test';
 import { freePort } from '../../bench/free_port';
 import { HotRestarterRun } from '../helpers/hot_restart_run';
+import { tcpUpstream } from '../helpers/http_peers';
 import { makeTempDir, type RunningProxy, startProxy, waitFor } from '../helpers/proxy_process';
 
 const TCP_PROXY_TYPE = 'type.googleapis.com/envoy.extensions.filters.network.tcp_proxy.v3.TcpProxy';
@@ -33,12 +34,7 @@ function echoCluster(port: number) {
   };
 }
 
-async function echoServer(t: { after(fn: () => void): void }): Promise<number> {
-  const server = net.createServer((socket) => socket.pipe(socket));
-  t.after(() => server.close());
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return (server.address() as net.AddressInfo).port;
-}
+const echoServer = (t: TestContext): Promise<number> => tcpUpstream(t, (socket) => socket.pipe(socket));
 
 /** The inodes of the sockets listening on 127.0.0.1:`port`, from the kernel's table. */
 function listeningInodes(port: number): Set<string> {
