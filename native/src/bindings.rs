@@ -233,7 +233,7 @@ fn start_acceptor(call: &Call, source: Source, name: &str) -> Result<napi_value>
         Ok(external) => Ok(external),
         Err(error) => {
             // SAFETY: just started, never handed out.
-            unsafe { Acceptor::close(acceptor, call.env) };
+            unsafe { Acceptor::close(acceptor) };
             Err(error)
         }
     }
@@ -261,7 +261,7 @@ fn release_free_memory(call: &Call) -> Result<napi_value> {
 /// acceptorClose(acceptor: external): void. Once per acceptor; the listen socket stays open.
 fn acceptor_close(call: &Call) -> Result<napi_value> {
     // SAFETY: as for acceptorResume; closed once (the TypeScript wrapper tracks it).
-    unsafe { Acceptor::close(call.external(0, "acceptor")?.cast(), call.env) };
+    unsafe { Acceptor::close(call.external(0, "acceptor")?.cast()) };
     call.env.undefined()
 }
 

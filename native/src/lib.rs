@@ -6,6 +6,7 @@
 mod acceptor;
 mod bindings;
 mod call;
+mod callback;
 mod env;
 mod errno;
 mod errors;
@@ -21,6 +22,7 @@ mod shm;
 mod sockaddr;
 mod sys;
 mod unix_dgram;
+mod uv;
 
 use std::ptr;
 
