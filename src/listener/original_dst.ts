@@ -6,11 +6,12 @@
 
 import type * as net from 'node:net';
 import { getOriginalDst, NativeError } from '../native/addon';
+import { socketFd } from '../network/socket_fd';
 
 /** Restores `socket`'s local address to its original destination, when it had another one. */
 export function restoreOriginalDestination(socket: net.Socket): void {
-  const fd = (socket as unknown as { _handle: { fd: number } | null })._handle?.fd;
-  if (fd === undefined || fd < 0) return;
+  const fd = socketFd(socket);
+  if (fd === null) return;
   let destination;
   try {
     destination = getOriginalDst(fd);

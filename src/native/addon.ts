@@ -219,7 +219,7 @@ export function unlockFile(fd: number): void {
 
 /**
  * The destination of an accepted connection before iptables REDIRECT/DNAT rewrote it, or null
- * when it was not rewritten (or the socket is not IP). Take `fd` from `socket._handle.fd`.
+ * when it was not rewritten (or the socket is not IP). Take `fd` from socketFd().
  */
 export function getOriginalDst(fd: number): OriginalDestination | null {
   return invoke(() => binding().getOriginalDst(fd));

@@ -9,6 +9,7 @@ import type { Logger } from '../log/logger_api';
 import { NativeError, setTcpKeepalive } from '../native/addon';
 import type { Connector, TransportSocketOptions } from '../network/connector';
 import { WatermarkWriter } from '../network/watermark_writer';
+import { socketFd } from '../network/socket_fd';
 import type { HostStats } from '../stats/stats';
 import type { ClusterInfo } from '../upstream/worker/cluster_info';
 import type { Host } from '../upstream/worker/host';
@@ -190,7 +191,8 @@ export class UpstreamConnection {
 
   /** 0 leaves a knob at the system default, as an unset field does in Envoy. */
   private applyKeepalive(keepalive: TcpKeepalive): boolean {
-    const fd = (this.socket as unknown as { _handle: { fd: number } })._handle.fd;
+    const fd = socketFd(this.socket);
+    if (fd === null) return false;
     try {
       setTcpKeepalive(fd, keepalive.probes ?? 0, keepalive.timeS ?? 0, keepalive.intervalS ?? 0);
       return true;
