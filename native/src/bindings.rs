@@ -14,6 +14,7 @@ use crate::call::{Body, Call};
 use crate::env::Env;
 use crate::errors::{ArgumentError, Result};
 use crate::napi::napi_value;
+use crate::relay::{FLOW_CELLS, Relay, SIDES, STATE_CELLS, StatCell};
 use crate::sockaddr::UnixAddress;
 use crate::{fd, keepalive, listen, lock, original_dst, process, shm, sockaddr, sys, unix_dgram};
 
@@ -39,6 +40,8 @@ const FUNCTIONS: &[(&CStr, Body)] = &[
     (c"acceptorPause", acceptor_pause),
     (c"acceptorClose", acceptor_close),
     (c"localAddress", local_address),
+    (c"relayStart", relay_start),
+    (c"relayClose", relay_close),
     (c"releaseFreeMemory", release_free_memory),
 ];
 
@@ -275,4 +278,61 @@ fn local_address(call: &Call) -> Result<napi_value> {
         ]),
         None => env.null(),
     }
+}
+
+/// relayStart(fds: [downstream, upstream], limits: [fromDownstream, fromUpstream],
+/// cells: Float64Array[10], indexes: number[10], state: Float64Array,
+/// onStop: (side: number, errno: number) => void): external. `cells[i]` and `indexes[i]` name
+/// each flow's five statistics, the downstream's flow first (see relay.rs).
+fn relay_start(call: &Call) -> Result<napi_value> {
+    let fds = pair(call.integers(0, "fds", 0, MAX_INT32)?, "fds")?;
+    let limits = pair(call.integers(1, "limits", 0, MAX_SAFE_INTEGER)?, "limits")?;
+    let arrays = call.array(2, "cells", "an array of Float64Array")?;
+    let indexes = call.integers(3, "indexes", 0, MAX_INT32)?;
+    let wanted = SIDES * FLOW_CELLS;
+    if arrays.len() != wanted || indexes.len() != wanted {
+        return Err(
+            ArgumentError::out_of_range("cells.length", &format!("{wanted}"), arrays.len().max(indexes.len())).into()
+        );
+    }
+    let cell = |i: usize| -> Result<StatCell> {
+        let (array, data) = call.float64_element(arrays[i], &format!("cells[{i}]"), indexes[i] as usize)?;
+        Ok(StatCell { array, data })
+    };
+    let flow = |side: usize| -> Result<[StatCell; FLOW_CELLS]> {
+        let base = side * FLOW_CELLS;
+        Ok([cell(base)?, cell(base + 1)?, cell(base + 2)?, cell(base + 3)?, cell(base + 4)?])
+    };
+    let cells = [flow(0)?, flow(1)?];
+    let (array, data) = call.float64_array(call.value(4), "state", STATE_CELLS)?;
+    let state = StatCell { array, data };
+    let on_stop = call.function(5, "onStop")?;
+    let env = call.env;
+    let limits = [limits[0] as usize, limits[1] as usize];
+    let relay =
+        Relay::start(env, [fds[0] as i32, fds[1] as i32], limits, cells, state, on_stop, env.string("ProxyRelay")?)?;
+    match env.external(relay.cast()) {
+        Ok(external) => Ok(external),
+        Err(error) => {
+            // SAFETY: just started, never handed out.
+            unsafe { Relay::close(relay, env) };
+            Err(error)
+        }
+    }
+}
+
+/// Two numbers, as a pair.
+fn pair(values: Vec<i64>, name: &str) -> Result<[i64; 2]> {
+    <[i64; 2]>::try_from(values)
+        .map_err(|values| ArgumentError::out_of_range(&format!("{name}.length"), "2", values.len()).into())
+}
+
+/// relayClose(relay: external): [Buffer, Buffer], the bytes each flow read and had not written
+/// (the downstream's first). Once per relay; the sockets stay open.
+fn relay_close(call: &Call) -> Result<napi_value> {
+    let relay = call.external(0, "relay")?.cast::<Relay>();
+    let env = call.env;
+    // SAFETY: an external relayStart made, closed once (the TypeScript wrapper tracks it).
+    let [from_downstream, from_upstream] = unsafe { Relay::close(relay, env) };
+    env.array(&[env.buffer(&from_downstream)?, env.buffer(&from_upstream)?])
 }

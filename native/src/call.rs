@@ -13,7 +13,7 @@ use crate::napi::*;
 pub type Body = fn(&Call) -> Result<napi_value>;
 
 /// No exported function takes more; extra arguments are ignored, as JavaScript does.
-const MAX_ARGS: usize = 4;
+const MAX_ARGS: usize = 6;
 
 pub struct Call {
     pub env: Env,
@@ -169,14 +169,57 @@ impl Call {
 
     /// An array of integers within [min, max], each checked like `integer` ("fds[2]" in errors).
     pub fn integers(&self, index: usize, name: &str, min: i64, max: i64) -> Result<Vec<i64>> {
+        self.array(index, name, "an array of integers")?
+            .into_iter()
+            .enumerate()
+            .map(|(element_index, element)| self.integer_value(element, &format!("{name}[{element_index}]"), min, max))
+            .collect()
+    }
+
+    /// A Float64Array of at least `min_len` elements: the array itself and its first element's
+    /// address, which stays valid while the array is alive (a caller that keeps it references
+    /// the array).
+    pub fn float64_array(&self, value: napi_value, name: &str, min_len: usize) -> Result<(napi_value, *mut f64)> {
+        let env = self.env.raw();
+        let mut is_typed = false;
+        // SAFETY: `value` belongs to this call's scope.
+        check(unsafe { napi_is_typedarray(env, value, &mut is_typed) }, "napi_is_typedarray")?;
+        let mut kind = 0;
+        let mut len = 0;
+        let mut data: *mut c_void = ptr::null_mut();
+        if is_typed {
+            // SAFETY: `value` is a typed array (checked); unwanted outputs may be null.
+            let status = unsafe {
+                napi_get_typedarray_info(env, value, &mut kind, &mut len, &mut data, ptr::null_mut(), ptr::null_mut())
+            };
+            check(status, "napi_get_typedarray_info")?;
+        }
+        if !is_typed || kind != NAPI_FLOAT64_ARRAY {
+            let received = describe_type(self.type_of(value)?);
+            return Err(ArgumentError::invalid_type(name, "an instance of Float64Array", received).into());
+        }
+        if len < min_len {
+            return Err(ArgumentError::out_of_range(&format!("{name}.length"), &format!(">= {min_len}"), len).into());
+        }
+        Ok((value, data.cast()))
+    }
+
+    /// Element `element` of a Float64Array, as float64_array: the array and the element's address.
+    pub fn float64_element(&self, value: napi_value, name: &str, element: usize) -> Result<(napi_value, *mut f64)> {
+        let (array, data) = self.float64_array(value, name, element + 1)?;
+        // SAFETY: `element` is within the array's length (checked).
+        Ok((array, unsafe { data.add(element) }))
+    }
+
+    /// The elements of the array argument at `index`.
+    pub fn array(&self, index: usize, name: &str, wanted: &str) -> Result<Vec<napi_value>> {
         let value = self.argv[index];
         let env = self.env.raw();
         let mut is_array = false;
         // SAFETY: `value` belongs to this call's scope.
         check(unsafe { napi_is_array(env, value, &mut is_array) }, "napi_is_array")?;
         if !is_array {
-            let received = describe_type(self.type_of(value)?);
-            return Err(ArgumentError::invalid_type(name, "an array of integers", received).into());
+            return Err(ArgumentError::invalid_type(name, wanted, describe_type(self.type_of(value)?)).into());
         }
         let mut len = 0u32;
         // SAFETY: `value` is an array (checked).
@@ -184,11 +227,16 @@ impl Call {
         (0..len)
             .map(|element_index| {
                 let mut element = ptr::null_mut();
-                // SAFETY: `value` is an array; a hole reads as undefined and fails the type check.
+                // SAFETY: `value` is an array; a hole reads as undefined, which callers check.
                 check(unsafe { napi_get_element(env, value, element_index, &mut element) }, "napi_get_element")?;
-                self.integer_value(element, &format!("{name}[{element_index}]"), min, max)
+                Ok(element)
             })
             .collect()
+    }
+
+    /// The argument at `index` itself.
+    pub fn value(&self, index: usize) -> napi_value {
+        self.argv[index]
     }
 
     /// The bytes a Buffer, TypedArray or DataView views, borrowed for the duration of the call.

@@ -70,15 +70,19 @@ impl Env {
         check(unsafe { napi_set_named_property(self.0, object, name.as_ptr(), value) }, "napi_set_named_property")
     }
 
-    pub fn int32_array(self, values: &[i32]) -> Result<napi_value> {
+    pub fn array(self, values: &[napi_value]) -> Result<napi_value> {
         let array = out("napi_create_array_with_length", ptr::null_mut(), |result| unsafe {
             napi_create_array_with_length(self.0, values.len(), result)
         })?;
-        for (index, &value) in (0u32..).zip(values) {
-            let element = self.int32(value)?;
+        for (index, &element) in (0u32..).zip(values) {
             check(unsafe { napi_set_element(self.0, array, index, element) }, "napi_set_element")?;
         }
         Ok(array)
+    }
+
+    pub fn int32_array(self, values: &[i32]) -> Result<napi_value> {
+        let elements = values.iter().map(|&value| self.int32(value)).collect::<Result<Vec<_>>>()?;
+        self.array(&elements)
     }
 
     /// A Buffer holding a copy of `bytes`.

@@ -1,7 +1,7 @@
 //! proxy-native: the system facilities node does not offer that the proxy needs, as a Node-API
 //! addon with no crate dependencies. Shared memory for stats, Unix datagram sockets that carry
 //! descriptors for hot restart, listen sockets shared by workers and accepting on them, file
-//! locks, SO_ORIGINAL_DST, TCP keepalive settings.
+//! locks, SO_ORIGINAL_DST, TCP keepalive settings, and relaying bytes between two sockets.
 
 mod acceptor;
 mod bindings;
@@ -17,6 +17,7 @@ mod lock;
 mod napi;
 mod original_dst;
 mod process;
+mod relay;
 mod scm_rights;
 mod shm;
 mod sockaddr;

@@ -53,6 +53,9 @@ pub const NAPI_FUNCTION: napi_valuetype = 7;
 pub const NAPI_EXTERNAL: napi_valuetype = 8;
 pub const NAPI_BIGINT: napi_valuetype = 9;
 
+pub type napi_typedarray_type = i32;
+pub const NAPI_FLOAT64_ARRAY: napi_typedarray_type = 8;
+
 pub type napi_callback = Option<unsafe extern "C" fn(napi_env, napi_callback_info) -> napi_value>;
 pub type napi_finalize = Option<unsafe extern "C" fn(napi_env, *mut c_void, *mut c_void)>;
 
@@ -94,6 +97,17 @@ unsafe extern "C" {
         value: napi_value,
         data: *mut *mut c_void,
         length: *mut usize,
+    ) -> napi_status;
+
+    pub fn napi_is_typedarray(env: napi_env, value: napi_value, result: *mut bool) -> napi_status;
+    pub fn napi_get_typedarray_info(
+        env: napi_env,
+        typedarray: napi_value,
+        kind: *mut napi_typedarray_type,
+        length: *mut usize,
+        data: *mut *mut c_void,
+        arraybuffer: *mut napi_value,
+        byte_offset: *mut usize,
     ) -> napi_status;
 
     pub fn napi_get_null(env: napi_env, result: *mut napi_value) -> napi_status;

@@ -25,6 +25,7 @@ pub const SOL_IP: c_int = 0;
 pub const SOL_SOCKET: c_int = 1;
 pub const SOL_IPV6: c_int = 41;
 pub const SO_REUSEADDR: c_int = 2;
+pub const SO_ERROR: c_int = 4;
 pub const SO_KEEPALIVE: c_int = 9;
 pub const SO_REUSEPORT: c_int = 15;
 pub const IPPROTO_TCP: c_int = 6;
@@ -43,6 +44,7 @@ pub const SCM_MAX_FD: usize = 253;
 pub const MSG_CTRUNC: c_int = 0x8;
 pub const MSG_TRUNC: c_int = 0x20;
 pub const MSG_DONTWAIT: c_int = 0x40;
+pub const MSG_NOSIGNAL: c_int = 0x4000;
 pub const MSG_CMSG_CLOEXEC: c_int = 0x4000_0000;
 
 pub const POLLIN: c_short = 0x1;
@@ -51,6 +53,7 @@ pub const O_RDWR: c_int = 0o2;
 pub const O_NONBLOCK: c_int = 0o4000;
 pub const F_GETFL: c_int = 3;
 pub const F_SETFL: c_int = 4;
+pub const F_DUPFD_CLOEXEC: c_int = 1030;
 pub const O_CREAT: c_int = 0o100;
 pub const O_EXCL: c_int = 0o200;
 
@@ -65,6 +68,7 @@ pub const LOCK_UN: c_int = 8;
 
 pub const EINTR: i32 = 4;
 pub const ENOENT: i32 = 2;
+pub const EIO: i32 = 5;
 pub const EAGAIN: i32 = 11;
 pub const EFBIG: i32 = 27;
 pub const EOVERFLOW: i32 = 75;
@@ -146,6 +150,8 @@ unsafe extern "C" {
     pub fn accept4(fd: c_int, addr: *mut c_void, len: *mut socklen_t, flags: c_int) -> c_int;
     pub fn getsockname(fd: c_int, addr: *mut c_void, len: *mut socklen_t) -> c_int;
     pub fn sendmsg(fd: c_int, msg: *const msghdr, flags: c_int) -> isize;
+    pub fn read(fd: c_int, buf: *mut c_void, count: usize) -> isize;
+    pub fn send(fd: c_int, buf: *const c_void, len: usize, flags: c_int) -> isize;
     pub fn recvmsg(fd: c_int, msg: *mut msghdr, flags: c_int) -> isize;
     pub fn poll(fds: *mut pollfd, nfds: u64, timeout: c_int) -> c_int;
     pub fn close(fd: c_int) -> c_int;

@@ -8,9 +8,10 @@ use crate::env::{Env, check};
 use crate::errors::{OsError, Result};
 use crate::napi::napi_get_uv_event_loop;
 
-/// libuv's uv_handle_type for uv_poll_t, and its readable event.
+/// libuv's uv_handle_type for uv_poll_t, and its events.
 const UV_POLL: c_int = 8;
 pub const UV_READABLE: c_int = 1;
+pub const UV_WRITABLE: c_int = 2;
 
 pub type PollCb = unsafe extern "C" fn(handle: *mut c_void, status: c_int, events: c_int);
 pub type CloseCb = unsafe extern "C" fn(handle: *mut c_void);

@@ -1,6 +1,7 @@
 // Typed access to the Rust addon in native/ (Linux only): POSIX shared memory, listen sockets
 // that workers and later epochs share and the accepting on them, Unix datagram sockets that
-// carry descriptors, file locks, SO_ORIGINAL_DST and TCP keepalive settings. Everything else the proxy does stays in TypeScript.
+// carry descriptors, file locks, SO_ORIGINAL_DST, TCP keepalive settings, and relaying bytes between
+// two sockets with no JavaScript on the way. Everything else the proxy does stays in TypeScript.
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -68,6 +69,14 @@ export interface Acceptor {
 /** What one wakeup of an acceptor took: new descriptors, and the accept() failure that stopped it. */
 export type OnAccepted = (fds: number[], code: string | null, errno: number) => void;
 
+/** A relay between two sockets (native/src/relay.rs), opaque to JavaScript. */
+export interface Relay {
+  readonly __relay: never;
+}
+
+/** Why a relay stopped: `side` (0 downstream, 1 upstream) ended its stream (errno 0) or failed with errno. */
+export type OnRelayStop = (side: number, errno: number) => void;
+
 export interface SocketAddress {
   readonly address: string;
   readonly port: number;
@@ -97,6 +106,15 @@ interface Binding {
   acceptorClose(acceptor: Acceptor): void;
   localAddress(fd: number): SocketAddress | null;
   releaseFreeMemory(): boolean;
+  relayStart(
+    fds: readonly number[],
+    limits: readonly number[],
+    cells: readonly Float64Array[],
+    indexes: readonly number[],
+    state: Float64Array,
+    onStop: OnRelayStop,
+  ): Relay;
+  relayClose(relay: Relay): [Buffer, Buffer];
 }
 
 /** Found from src/native/ and from dist/src/native/ alike: the nearest directory above holding it. */
@@ -292,4 +310,30 @@ export function localAddress(fd: number): SocketAddress | null {
  */
 export function releaseFreeMemory(): boolean {
   return invoke(() => binding().releaseFreeMemory());
+}
+
+/**
+ * Relays bytes between two connected, non-blocking TCP sockets, `fds` = [downstream, upstream],
+ * which stay open and the caller's: the relay polls duplicates of them, and the caller must not
+ * read or write them meanwhile. Each flow (named for the side it reads) writes what it reads at
+ * once; bytes the peer does not take wait, and beyond `limits[flow]` (0: no limit) the source is
+ * not read until they drain to half of it. `cells[i]` and `indexes[i]`, five per flow: bytes
+ * read, bytes written, bytes waiting (added and taken away), times paused, times resumed.
+ * `state` (3 elements): bytes read from each side and the last activity (Date.now() time).
+ * The first end of stream or error on either side stops it and calls `onStop`.
+ */
+export function relayStart(
+  fds: readonly [number, number],
+  limits: readonly [number, number],
+  cells: readonly Float64Array[],
+  indexes: readonly number[],
+  state: Float64Array,
+  onStop: OnRelayStop,
+): Relay {
+  return invoke(() => binding().relayStart(fds, limits, cells, indexes, state, onStop));
+}
+
+/** Stops a relay, once: each flow's unsent bytes, the downstream's first. The sockets stay open. */
+export function relayClose(relay: Relay): [Buffer, Buffer] {
+  return invoke(() => binding().relayClose(relay));
 }

@@ -164,6 +164,11 @@ export class UpstreamConnection {
     return this.writer;
   }
 
+  /** Whether its reads may go elsewhere (tcp_proxy's relay): not while each is traced. */
+  get readsUntraced(): boolean {
+    return !this.log.enabled('trace');
+  }
+
   /** Closes at once, discarding unsent data. */
   close(): void {
     if (this.socket.destroyed) return;

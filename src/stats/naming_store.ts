@@ -7,12 +7,12 @@ import { SharedCounts, sharedCountsBytes } from './shared_counts';
 import type { Counter, Gauge, Histogram, HostStats, ScalarSet, Scope, StatReader, StatsStore } from './stats';
 
 function counter(name: string): Counter {
-  return { name, inc: () => undefined, add: () => undefined, value: () => 0 };
+  return { name, inc: () => undefined, add: () => undefined, value: () => 0, statCell: () => null };
 }
 
 function gauge(name: string): Gauge {
   const nothing = () => undefined;
-  return { name, inc: nothing, dec: nothing, add: nothing, sub: nothing, set: nothing, value: () => 0 };
+  return { name, inc: nothing, dec: nothing, add: nothing, sub: nothing, set: nothing, value: () => 0, statCell: () => null };
 }
 
 class NamingScope implements Scope {

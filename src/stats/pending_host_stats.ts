@@ -38,6 +38,11 @@ class RelayedStat implements Gauge {
     return this.target === null ? this.local : this.target.value();
   }
 
+  /** Its count moves when the slot comes: only JavaScript may write it. */
+  statCell(): null {
+    return null;
+  }
+
   /** What counted so far goes to `target`, and from now on everything does. */
   relayTo(target: Counter | Gauge): void {
     if (this.target !== null) return;

@@ -4,10 +4,18 @@
 import type { SharedCounts } from './shared_counts';
 import type { HostStatName } from '../shared_memory/region_layout';
 
+/** Where this process keeps a stat's value: native code adds to `cells[index]` as JavaScript would. */
+export interface StatCell {
+  readonly cells: Float64Array;
+  readonly index: number;
+}
+
 export interface Counter {
   readonly name: string;
   inc(): void;
   add(n: number): void;
+  /** Its cell, marked used as a write marks it; null when it counts in JavaScript only. */
+  statCell(): StatCell | null;
   /** Sum over every process that writes this stat (all live epochs plus retired ones). */
   value(): number;
 }
@@ -20,6 +28,8 @@ export interface Gauge {
   sub(n: number): void;
   /** Sets this process's contribution; the reported value is the sum of contributions. */
   set(v: number): void;
+  /** As Counter's. */
+  statCell(): StatCell | null;
   value(): number;
 }
 

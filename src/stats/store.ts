@@ -14,7 +14,7 @@ import { CHUNK_SHIFT, CHUNK_SLOTS, HISTOGRAM_SUM_BYTES, HOST_STAT_NAMES, type Ho
 import { offsetOf, StatsMemoryError } from '../shared_memory/segments';
 import { HeapMemory } from '../shared_memory/shared_memory_source';
 import { SharedCounts, sharedCountsBytes } from './shared_counts';
-import type { Counter, Gauge, GaugeImportMode, Histogram, HistogramUnit, HostSlot, HostStats, ScalarSet, Scope, StatReader, StatsStore } from './stats';
+import type { Counter, Gauge, GaugeImportMode, Histogram, HistogramUnit, HostSlot, HostStats, ScalarSet, Scope, StatCell, StatReader, StatsStore } from './stats';
 
 /** Stats that found no room in shared memory (Envoy's name from its fixed-region days). */
 export const STATS_OVERFLOW = 'stats.overflow';
@@ -46,6 +46,11 @@ abstract class Metric {
 abstract class CellMetric extends Metric {
   constructor(name: string, reader: StatsReader, slot: number, record: SlotRecord, protected readonly cells: Float64Array, protected readonly cell: number) {
     super(name, reader, slot, record);
+  }
+
+  statCell(): StatCell {
+    this.touch();
+    return { cells: this.cells, index: this.cell };
   }
 }
 
@@ -144,6 +149,10 @@ class HostCell {
   value(): number {
     return this.read();
   }
+
+  statCell(): StatCell {
+    return { cells: this.cells, index: this.cell };
+  }
 }
 
 class HostGauge extends HostCell implements Gauge {
@@ -191,6 +200,10 @@ class LocalStat implements Counter, Gauge, Histogram {
 
   recordValue(): void {
     this.current += 1;
+  }
+
+  statCell(): null {
+    return null;
   }
 
   value(): number {

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
 import * as net from 'node:net';
 import { test, type TestContext } from 'node:test';
 import { listener, startDataPlane, staticCluster, tcpProxy, type DataPlane } from '../helpers/data_plane';
@@ -72,19 +73,38 @@ async function until(what: string, probe: () => boolean): Promise<void> {
   assert.fail(`timed out waiting for ${what}`);
 }
 
+/** Sockets this process holds under more than one descriptor: the duplicates a relay polls. */
+function duplicatedSockets(): number {
+  const descriptors = new Map<string, number>();
+  for (const fd of fs.readdirSync('/proc/self/fd')) {
+    let target: string;
+    try {
+      target = fs.readlinkSync(`/proc/self/fd/${fd}`);
+    } catch {
+      continue; // closed meanwhile (the directory's own descriptor)
+    }
+    if (target.startsWith('socket:')) descriptors.set(target, (descriptors.get(target) ?? 0) + 1);
+  }
+  return [...descriptors.values()].filter((n) => n > 1).length;
+}
+
 test('echo through tcp_proxy, with byte and connection stats', TIMEOUT, async (t) => {
   const upstreamPort = await tcpServer(t, (s) => s.pipe(s));
   const { dp, port } = await proxy(t, upstreamPort);
+  const duplicated = duplicatedSockets();
   const socket = connect(t, port);
   const echoed = new Promise<string>((resolve) => socket.once('data', (c: Buffer) => resolve(c.toString())));
   socket.write('hello proxy');
   assert.equal(await echoed, 'hello proxy');
+  // Both connections up, the addon's relay moves the bytes: it polls a duplicate of each socket.
+  assert.equal(duplicatedSockets() - duplicated, 2);
   // As in Envoy's TCP pool, a connection is a request of its host while it is up (least request reads it).
   assert.equal(dp.hostStat('backend', `127.0.0.1:${upstreamPort}`, 'rq_active'), 1);
   assert.equal(dp.stat('cluster.backend.upstream_rq_active'), 1);
   socket.end();
   await closedByPeer(socket);
   await until('the upstream side to close', () => dp.stat('cluster.backend.upstream_cx_active') === 0);
+  assert.equal(duplicatedSockets(), duplicated, 'the relay let its duplicates go');
   const host = `127.0.0.1:${upstreamPort}`;
   assert.equal(dp.stat('tcp.tcp_stats.downstream_cx_total'), 1);
   assert.equal(dp.stat('tcp.tcp_stats.downstream_cx_rx_bytes_total'), 11);

@@ -336,6 +336,11 @@ test('closeFd closes once; a second close is EBADF', BOUNDED, () => {
 test('bad arguments throw TypeError or RangeError instead of crashing the process', BOUNDED, (t) => {
   const fd = bindDatagram(t, `@${unique('arguments')}`);
   const untyped = addon as unknown as Record<string, (...args: unknown[]) => unknown>;
+  // A relay's ten statistics cells (one element each), its state, and its callback.
+  const cells = Array.from({ length: 10 }, () => new Float64Array(1));
+  const indexes = cells.map(() => 0);
+  const state = new Float64Array(3);
+  const noop = (): void => undefined;
   const cases: [string, unknown[], typeof TypeError | typeof RangeError, string][] = [
     ['shmCreate', [1, 4096], TypeError, 'ERR_INVALID_ARG_TYPE'],
     ['shmCreate', ['/proxy_native_test', 0], RangeError, 'ERR_OUT_OF_RANGE'],
@@ -363,6 +368,14 @@ test('bad arguments throw TypeError or RangeError instead of crashing the proces
     ['lockFile', ['/tmp/proxy_native_test.lock', 'yes'], TypeError, 'ERR_INVALID_ARG_TYPE'],
     ['unlockFile', [{}], TypeError, 'ERR_INVALID_ARG_TYPE'],
     ['getOriginalDst', [undefined], TypeError, 'ERR_INVALID_ARG_TYPE'],
+    ['relayStart', [[fd], [0, 0], cells, indexes, state, noop], RangeError, 'ERR_OUT_OF_RANGE'],
+    ['relayStart', [[fd, fd], [0, -1], cells, indexes, state, noop], RangeError, 'ERR_OUT_OF_RANGE'],
+    ['relayStart', [[fd, fd], [0, 0], cells.slice(1), indexes, state, noop], RangeError, 'ERR_OUT_OF_RANGE'],
+    ['relayStart', [[fd, fd], [0, 0], [new Float32Array(1), ...cells.slice(1)], indexes, state, noop], TypeError, 'ERR_INVALID_ARG_TYPE'],
+    ['relayStart', [[fd, fd], [0, 0], cells, [1, ...indexes.slice(1)], state, noop], RangeError, 'ERR_OUT_OF_RANGE'],
+    ['relayStart', [[fd, fd], [0, 0], cells, indexes, new Float64Array(2), noop], RangeError, 'ERR_OUT_OF_RANGE'],
+    ['relayStart', [[fd, fd], [0, 0], cells, indexes, state, 'noop'], TypeError, 'ERR_INVALID_ARG_TYPE'],
+    ['relayClose', [{}], TypeError, 'ERR_INVALID_ARG_TYPE'],
   ];
   for (const [name, args, errorClass, code] of cases) {
     assert.throws(

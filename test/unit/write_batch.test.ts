@@ -31,6 +31,7 @@ function stat(name: string): Counter & Gauge {
     sub: (n: number) => (current -= n),
     set: (v: number) => (current = v),
     value: () => current,
+    statCell: () => null,
   };
 }
 

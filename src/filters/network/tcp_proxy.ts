@@ -3,7 +3,9 @@
 // write buffer went over its buffer limit stops being read until that buffer is down to half),
 // half-closes pass through, and the pair closes after idle_timeout without traffic. When the
 // downstream connection closes, its access logs are told of it (StreamInfo, no heads), as
-// Envoy's filter does when it is destroyed.
+// Envoy's filter does when it is destroyed. Once both connections are up, the bytes move in the
+// addon (SocketRelay) while nothing but bytes happens; the first end of stream or error hands
+// the connections back to the JavaScript here.
 
 import type * as net from 'node:net';
 import type { AccessLog } from '../../access_log/access_log';
@@ -12,10 +14,12 @@ import { ResponseFlag } from '../../stream_info/response_flags';
 import { StreamInfo } from '../../stream_info/stream_info';
 import type { TcpProxyConfig } from '../../config/model';
 import type { NetworkFilterFactory } from '../../listener/network_filter';
+import { RelaySide, SocketRelay } from '../../network/socket_relay';
 import { type WatermarkCallbacks, WatermarkWriter } from '../../network/watermark_writer';
 import type { UpstreamConnection, UpstreamConnectionCallbacks } from '../../pool/upstream_connection';
 import type { HostStats, StatsStore } from '../../stats/stats';
 import type { Cluster } from '../../upstream/worker/cluster';
+import type { ClusterInfo } from '../../upstream/worker/cluster_info';
 import type { ClusterManager } from '../../upstream/worker/cluster_manager';
 import type { ClusterStats } from '../../upstream/worker/cluster_stats';
 import type { Host } from '../../upstream/worker/host';
@@ -58,6 +62,7 @@ class TcpProxySession implements UpstreamConnectionCallbacks, WatermarkCallbacks
   private readonly stats: TcpProxyStats;
   private readonly output: WatermarkWriter;
   private upstream: UpstreamConnection | null = null;
+  private clusterInfo: ClusterInfo | null = null;
   private clusterStats: ClusterStats | null = null;
   private hostStats: HostStats | null = null;
   private host: Host | null = null;
@@ -71,6 +76,8 @@ class TcpProxySession implements UpstreamConnectionCallbacks, WatermarkCallbacks
   private flushing = false;
   /** What the access logs print; null when the filter has none, which then costs nothing. */
   private readonly info: StreamInfo | null;
+  /** Moves the bytes while both connections are up and nothing else happens; null: JavaScript does. */
+  private relay: SocketRelay | null = null;
 
   constructor(
     private readonly factory: TcpProxyFactory,
@@ -118,6 +125,7 @@ class TcpProxySession implements UpstreamConnectionCallbacks, WatermarkCallbacks
    * picked, whose circuit breakers and statistics count it, as its TCP pool does in Envoy.
    */
   private connect(cluster: Cluster, host: Host, downstream: net.Socket): void {
+    this.clusterInfo = cluster.info;
     const clusterStats = (this.clusterStats = cluster.info.stats);
     // Envoy's tcp_proxy checks max_connections itself, then its TCP pool max_pending_requests;
     // a connection refused either way closes the downstream connection.
@@ -176,13 +184,79 @@ class TcpProxySession implements UpstreamConnectionCallbacks, WatermarkCallbacks
       const socket = this.upstream!.socket;
       this.info.upstreamLocalAddress = socketAddressString(socket.localAddress, socket.localPort);
     }
-    this.downstream.resume();
+    if (!this.startRelay()) this.downstream.resume();
     const idleTimeout = this.factory.config.idleTimeoutMs;
     if (idleTimeout > 0) {
       this.lastActivity = Date.now();
       this.idleTimer = this.factory.deps.clock.createTimer(this.onIdleCheck);
       this.idleTimer.enable(idleTimeout);
     }
+  }
+
+  /**
+   * Hands the bytes to the addon when both connections allow it (SocketRelay.start) and every
+   * upstream read need not be traced; true when it took them.
+   */
+  private startRelay(): boolean {
+    const upstream = this.upstream!;
+    if (!upstream.readsUntraced) return false;
+    const stats = this.stats;
+    const cluster = this.clusterInfo!;
+    const { counters, gauges } = cluster.stats;
+    this.relay = SocketRelay.start(
+      this.downstream,
+      upstream.socket,
+      [
+        {
+          limit: cluster.perConnectionBufferLimitBytes,
+          rx: stats.downstream_cx_rx_bytes_total,
+          tx: counters.upstream_cx_tx_bytes_total,
+          buffered: gauges.upstream_cx_tx_bytes_buffered,
+          paused: stats.downstream_flow_control_paused_reading_total,
+          resumed: stats.downstream_flow_control_resumed_reading_total,
+        },
+        {
+          limit: this.factory.deps.bufferLimitBytes,
+          rx: counters.upstream_cx_rx_bytes_total,
+          tx: stats.downstream_cx_tx_bytes_total,
+          buffered: stats.downstream_cx_tx_bytes_buffered,
+          paused: counters.upstream_flow_control_paused_reading_total,
+          resumed: counters.upstream_flow_control_resumed_reading_total,
+        },
+      ],
+      this.onRelayStop,
+    );
+    return this.relay !== null;
+  }
+
+  /** A side's stream ended or failed: the JavaScript path takes over and meets it as Node reports it. */
+  private readonly onRelayStop = (side: RelaySide, errno: number): void => {
+    // Node would have destroyed a socket whose read or write failed; an end it reads itself.
+    if (errno !== 0) (side === RelaySide.Downstream ? this.downstream : this.upstream!.socket).destroy();
+    this.endRelay();
+  };
+
+  /**
+   * Back to JavaScript, if relayed: both sides are read here again, what the relay read and had
+   * not written goes through the writers, and the access log gets the relayed byte counts.
+   */
+  private endRelay(): void {
+    const relay = this.relay;
+    if (relay === null) return;
+    this.relay = null;
+    const { fromDownstream, fromUpstream } = relay.close();
+    this.lastActivity = Math.max(this.lastActivity, relay.lastActivity);
+    if (this.info !== null) {
+      this.info.bytesReceived += relay.bytesRead(RelaySide.Downstream);
+      this.info.bytesSent += relay.bytesRead(RelaySide.Upstream);
+    }
+    const upstream = this.upstream!;
+    const downstream = this.downstream;
+    // Resumed first: a write below that goes over its limit pauses its source again.
+    if (!downstream.destroyed) downstream.resume();
+    if (!upstream.socket.destroyed) upstream.socket.resume();
+    if (fromDownstream.length > 0 && !upstream.socket.destroyed) upstream.output.write(fromDownstream);
+    if (fromUpstream.length > 0 && !downstream.destroyed) this.output.write(fromUpstream);
   }
 
   onConnectFailure(): void {
@@ -205,6 +279,7 @@ class TcpProxySession implements UpstreamConnectionCallbacks, WatermarkCallbacks
   }
 
   onClosed(): void {
+    this.endRelay();
     this.upstreamClosed = true;
     this.resources!.connections.release();
     if (this.requestActive) {
@@ -243,6 +318,7 @@ class TcpProxySession implements UpstreamConnectionCallbacks, WatermarkCallbacks
   };
 
   private readonly onDownstreamClose = (): void => {
+    this.endRelay();
     this.output.release();
     this.logAccess();
     const upstream = this.upstream;
@@ -302,12 +378,14 @@ class TcpProxySession implements UpstreamConnectionCallbacks, WatermarkCallbacks
   /** Fires every idle_timeout; activity only moves a timestamp, so data costs no timer work. */
   private readonly onIdleCheck = (): void => {
     const timeout = this.factory.config.idleTimeoutMs;
-    const idle = Date.now() - this.lastActivity;
+    const last = this.relay === null ? this.lastActivity : Math.max(this.lastActivity, this.relay.lastActivity);
+    const idle = Date.now() - last;
     if (idle < timeout) {
       this.idleTimer!.enable(timeout - idle);
       return;
     }
     this.stats.idle_timeout.inc();
+    this.endRelay();
     this.upstream?.close();
     this.downstream.destroy();
   };
