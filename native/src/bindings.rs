@@ -3,6 +3,7 @@
 //! once the result is complete, so that a failure on the way closes them instead of leaking.
 
 use std::ffi::{CStr, OsStr};
+use std::mem::MaybeUninit;
 use std::net::{IpAddr, SocketAddr};
 use std::os::fd::AsRawFd;
 use std::os::unix::ffi::OsStrExt;
@@ -16,7 +17,7 @@ use crate::errors::{ArgumentError, Result};
 use crate::napi::napi_value;
 use crate::relay::{FLOW_CELLS, Relay, SIDES, STATE_CELLS, StatCell};
 use crate::sockaddr::UnixAddress;
-use crate::{fd, keepalive, listen, lock, original_dst, process, shm, sockaddr, sys, unix_dgram};
+use crate::{fd, keepalive, listen, lock, original_dst, process, send, shm, sockaddr, sys, unix_dgram};
 
 const FUNCTIONS: &[(&CStr, Body)] = &[
     (c"shmCreate", shm_create),
@@ -42,6 +43,7 @@ const FUNCTIONS: &[(&CStr, Body)] = &[
     (c"localAddress", local_address),
     (c"relayStart", relay_start),
     (c"relayClose", relay_close),
+    (c"socketSend", socket_send),
     (c"releaseFreeMemory", release_free_memory),
 ];
 
@@ -335,4 +337,19 @@ fn relay_close(call: &Call) -> Result<napi_value> {
     // SAFETY: an external relayStart made, closed once (the TypeScript wrapper tracks it).
     let [from_downstream, from_upstream] = unsafe { Relay::close(relay, env) };
     env.array(&[env.buffer(&from_downstream)?, env.buffer(&from_upstream)?])
+}
+
+/// socketSend(fd: number, first: string | Buffer, second?: Buffer): number, the bytes the kernel
+/// took (0: none, the socket would block), or a negative errno. A string is sent as latin1.
+fn socket_send(call: &Call) -> Result<napi_value> {
+    let fd = descriptor(call, 0)?;
+    // Most strings sent are one response or request head: room for them on the stack.
+    let mut scratch = [MaybeUninit::<u8>::uninit(); 16 * 1024];
+    let first = call.latin1_or_bytes(1, "first", &mut scratch)?;
+    let second = if call.is_undefined(2)? { &[][..] } else { call.bytes(2, "second")? };
+    let sent = match send::send(fd, &[first.as_slice(), second]) {
+        Ok(sent) => sent.min(i32::MAX as usize) as i32,
+        Err(errno) => -errno,
+    };
+    call.env.int32(sent)
 }

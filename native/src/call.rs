@@ -2,12 +2,29 @@
 //! and argument readers that turn wrong types into TypeError and bad numbers into RangeError.
 
 use std::ffi::{CString, c_void};
+use std::mem::MaybeUninit;
 use std::panic::{self, AssertUnwindSafe};
 use std::{ptr, slice};
 
 use crate::env::{Env, check};
 use crate::errors::{ArgumentError, Error, Result};
 use crate::napi::*;
+
+/// A string's latin1 bytes, copied out, or bytes borrowed for the call (a buffer's, or a
+/// string's copied into the caller's scratch space).
+pub enum Latin1OrBytes<'a> {
+    Latin1(Vec<u8>),
+    Bytes(&'a [u8]),
+}
+
+impl Latin1OrBytes<'_> {
+    pub fn as_slice(&self) -> &[u8] {
+        match self {
+            Latin1OrBytes::Latin1(bytes) => bytes,
+            Latin1OrBytes::Bytes(bytes) => bytes,
+        }
+    }
+}
 
 /// What an exported function does; the trampoline turns its Err into a JavaScript exception.
 pub type Body = fn(&Call) -> Result<napi_value>;
@@ -237,6 +254,49 @@ impl Call {
     /// The argument at `index` itself.
     pub fn value(&self, index: usize) -> napi_value {
         self.argv[index]
+    }
+
+    /// The bytes of a string (latin1: each character one byte, as Buffer's 'latin1' writes it) or
+    /// of a Buffer, TypedArray or DataView. A string of up to `scratch`'s size less one is
+    /// copied there, with no allocation.
+    pub fn latin1_or_bytes<'a>(
+        &'a self,
+        index: usize,
+        name: &str,
+        scratch: &'a mut [MaybeUninit<u8>],
+    ) -> Result<Latin1OrBytes<'a>> {
+        let value = self.argv[index];
+        if self.type_of(value)? != NAPI_STRING {
+            return Ok(Latin1OrBytes::Bytes(self.bytes(index, name)?));
+        }
+        let env = self.env.raw();
+        let mut len = 0;
+        // SAFETY: `scratch` has room for its length, Node's terminating NUL included.
+        let status =
+            unsafe { napi_get_value_string_latin1(env, value, scratch.as_mut_ptr().cast(), scratch.len(), &mut len) };
+        check(status, "napi_get_value_string_latin1")?;
+        if len + 1 < scratch.len() {
+            // SAFETY: Node wrote `len` bytes there.
+            return Ok(Latin1OrBytes::Bytes(unsafe { slice::from_raw_parts(scratch.as_ptr().cast(), len) }));
+        }
+        // It may have been cut short: the length, then the whole string.
+        // SAFETY: a null buffer asks for the length only.
+        check(
+            unsafe { napi_get_value_string_latin1(env, value, ptr::null_mut(), 0, &mut len) },
+            "napi_get_value_string_latin1",
+        )?;
+        let mut bytes = vec![0u8; len + 1];
+        // SAFETY: the buffer has room for the string and Node's terminating NUL.
+        let status =
+            unsafe { napi_get_value_string_latin1(env, value, bytes.as_mut_ptr().cast(), bytes.len(), &mut len) };
+        check(status, "napi_get_value_string_latin1")?;
+        bytes.truncate(len);
+        Ok(Latin1OrBytes::Latin1(bytes))
+    }
+
+    /// Whether the argument at `index` is undefined (or missing).
+    pub fn is_undefined(&self, index: usize) -> Result<bool> {
+        Ok(self.type_of(self.argv[index])? == NAPI_UNDEFINED)
     }
 
     /// The bytes a Buffer, TypedArray or DataView views, borrowed for the duration of the call.

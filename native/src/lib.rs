@@ -1,7 +1,7 @@
 //! proxy-native: the system facilities node does not offer that the proxy needs, as a Node-API
 //! addon with no crate dependencies. Shared memory for stats, Unix datagram sockets that carry
 //! descriptors for hot restart, listen sockets shared by workers and accepting on them, file
-//! locks, SO_ORIGINAL_DST, TCP keepalive settings, and relaying bytes between two sockets.
+//! locks, SO_ORIGINAL_DST, TCP keepalive settings, relaying bytes between two sockets, and sending straight to one.
 
 mod acceptor;
 mod bindings;
@@ -19,6 +19,7 @@ mod original_dst;
 mod process;
 mod relay;
 mod scm_rights;
+mod send;
 mod shm;
 mod sockaddr;
 mod sys;

@@ -88,6 +88,13 @@ unsafe extern "C" {
         bufsize: usize,
         result: *mut usize,
     ) -> napi_status;
+    pub fn napi_get_value_string_latin1(
+        env: napi_env,
+        value: napi_value,
+        buf: *mut c_char,
+        bufsize: usize,
+        result: *mut usize,
+    ) -> napi_status;
     pub fn napi_get_value_double(env: napi_env, value: napi_value, result: *mut f64) -> napi_status;
     pub fn napi_get_value_bool(env: napi_env, value: napi_value, result: *mut bool) -> napi_status;
     pub fn napi_get_array_length(env: napi_env, value: napi_value, result: *mut u32) -> napi_status;

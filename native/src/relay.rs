@@ -17,6 +17,7 @@ use crate::callback::JsCallback;
 use crate::env::{Env, check};
 use crate::errors::{OsError, Result};
 use crate::napi::*;
+use crate::send::send;
 use crate::sys::{self, Fd};
 use crate::uv;
 
@@ -248,7 +249,7 @@ impl Relay {
             flow.add(RX, read as f64);
             let mut written = 0;
             if flow.waiting() == 0 {
-                match send(self.fds[peer], bytes) {
+                match send(self.fds[peer], &[bytes]) {
                     Ok(sent) => written = sent,
                     Err(errno) => return Some(Stop { side: peer, errno }),
                 }
@@ -273,7 +274,7 @@ impl Relay {
     fn drain(&mut self, side: usize) -> Option<Stop> {
         let flow = &mut self.flows[1 - side];
         while flow.waiting() > 0 {
-            match send(self.fds[side], &flow.pending[flow.sent..]) {
+            match send(self.fds[side], &[&flow.pending[flow.sent..]]) {
                 Ok(0) => break,
                 Ok(sent) => {
                     flow.sent += sent;
@@ -335,22 +336,6 @@ fn pending_error(fd: c_int) -> Option<i32> {
 
 fn last_errno() -> i32 {
     std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
-}
-
-/// One send: the bytes the kernel took (0 when it took none), or the errno that failed it.
-fn send(fd: c_int, bytes: &[u8]) -> std::result::Result<usize, i32> {
-    loop {
-        // SAFETY: `bytes` is valid for its length. MSG_NOSIGNAL: a closed peer is EPIPE, not a signal.
-        let sent = unsafe { sys::send(fd, bytes.as_ptr().cast(), bytes.len(), sys::MSG_NOSIGNAL) };
-        if sent >= 0 {
-            return Ok(sent as usize);
-        }
-        match last_errno() {
-            sys::EINTR => continue,
-            sys::EAGAIN => return Ok(0),
-            errno => return Err(errno),
-        }
-    }
 }
 
 unsafe extern "C" fn on_ready(handle: *mut c_void, status: c_int, events: c_int) {

@@ -151,7 +151,6 @@ unsafe extern "C" {
     pub fn getsockname(fd: c_int, addr: *mut c_void, len: *mut socklen_t) -> c_int;
     pub fn sendmsg(fd: c_int, msg: *const msghdr, flags: c_int) -> isize;
     pub fn read(fd: c_int, buf: *mut c_void, count: usize) -> isize;
-    pub fn send(fd: c_int, buf: *const c_void, len: usize, flags: c_int) -> isize;
     pub fn recvmsg(fd: c_int, msg: *mut msghdr, flags: c_int) -> isize;
     pub fn poll(fds: *mut pollfd, nfds: u64, timeout: c_int) -> c_int;
     pub fn close(fd: c_int) -> c_int;

@@ -1,7 +1,7 @@
 // Typed access to the Rust addon in native/ (Linux only): POSIX shared memory, listen sockets
 // that workers and later epochs share and the accepting on them, Unix datagram sockets that
 // carry descriptors, file locks, SO_ORIGINAL_DST, TCP keepalive settings, and relaying bytes between
-// two sockets with no JavaScript on the way. Everything else the proxy does stays in TypeScript.
+// two sockets with no JavaScript on the way, and sending to one. Everything else the proxy does stays in TypeScript.
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -115,6 +115,7 @@ interface Binding {
     onStop: OnRelayStop,
   ): Relay;
   relayClose(relay: Relay): [Buffer, Buffer];
+  socketSend(fd: number, first: string | Uint8Array, second?: Uint8Array): number;
 }
 
 /** Found from src/native/ and from dist/src/native/ alike: the nearest directory above holding it. */
@@ -336,4 +337,14 @@ export function relayStart(
 /** Stops a relay, once: each flow's unsent bytes, the downstream's first. The sockets stay open. */
 export function relayClose(relay: Relay): [Buffer, Buffer] {
   return invoke(() => binding().relayClose(relay));
+}
+
+/**
+ * Sends `first` (a string as latin1) and `second` after it to the connected socket `fd` in one
+ * system call, never blocking: the bytes the kernel took (0: none, the socket would block), or
+ * a negative errno (-EPIPE, -ECONNRESET, ...). No exception for a failed send: the caller hands
+ * the bytes to Node, which meets the same failure and closes the socket its own way.
+ */
+export function socketSend(fd: number, first: string | Uint8Array, second?: Uint8Array): number {
+  return binding().socketSend(fd, first, second);
 }

@@ -1,6 +1,6 @@
 // While a worker is busy, the small writes one turn of its event loop makes to HTTP/1 connections
-// leave together at the turn's end: each socket is corked at its first such write and uncorked
-// once the turn's I/O has all been handled (setImmediate runs then). Waking the process that reads
+// leave together at the turn's end: each connection's writer holds them from its first such write
+// until the turn's I/O has all been handled (setImmediate runs then). Waking the process that reads
 // a write can cost more than the write (an interprocessor interrupt, on a virtual machine an exit
 // to the host): writes spread over a busy turn wake an idle peer once each, writes made back to
 // back find it awake after the first. A worker with time to spare writes at once instead: its
@@ -9,7 +9,7 @@
 import type { Clock, IntervalHandle } from '../common/clock';
 import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 
-/** A writer whose socket is corked until flushBatched(). */
+/** A writer that holds its small writes until flushBatched(). */
 export interface BatchedWriter {
   flushBatched(): void;
 }
@@ -45,7 +45,7 @@ export class WriteBatch {
     return this.holding;
   }
 
-  /** `writer` corked its socket: it is flushed at the end of this turn. */
+  /** `writer` holds writes: it is flushed at the end of this turn. */
   add(writer: BatchedWriter): void {
     this.writers.push(writer);
     if (this.scheduled) return;

@@ -131,7 +131,7 @@ export class Http1ClientConnection implements RequestEncoder, UpstreamConnection
     if (this.requestChunked) this.output.text(trailers === null ? LAST_CHUNK : lastChunkWith(trailers));
     const over = this.output.flush();
     // The downstream closed its side of the upgraded connection: so does this one, to the upstream.
-    if (this.upgrading) this.upstream.socket.end();
+    if (this.upgrading) this.upstream.end();
     return over;
   }
 

@@ -178,7 +178,7 @@ export class UpstreamConnection {
 
   /** Half-closes after the buffered data is sent. */
   end(): void {
-    this.socket.end();
+    this.writer.end();
   }
 
   private readonly onSocketConnect = (): void => {

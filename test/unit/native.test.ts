@@ -333,6 +333,14 @@ test('closeFd closes once; a second close is EBADF', BOUNDED, () => {
   assert.throws(() => addon.closeFd(fd), isNativeError('EBADF', 'close', `close(fd ${fd}): Bad file descriptor (EBADF)`));
 });
 
+test('socketSend: a failed send is its negative errno, not an exception', BOUNDED, (t) => {
+  const fd = addon.unixDgramSocket();
+  t.after(() => addon.closeFd(fd));
+  const ENOTCONN = 107;
+  assert.equal(addon.socketSend(fd, 'to nowhere'), -ENOTCONN);
+  assert.equal(addon.socketSend(fd, ''), 0, 'nothing to send is no call');
+});
+
 test('bad arguments throw TypeError or RangeError instead of crashing the process', BOUNDED, (t) => {
   const fd = bindDatagram(t, `@${unique('arguments')}`);
   const untyped = addon as unknown as Record<string, (...args: unknown[]) => unknown>;
@@ -376,6 +384,9 @@ test('bad arguments throw TypeError or RangeError instead of crashing the proces
     ['relayStart', [[fd, fd], [0, 0], cells, indexes, new Float64Array(2), noop], RangeError, 'ERR_OUT_OF_RANGE'],
     ['relayStart', [[fd, fd], [0, 0], cells, indexes, state, 'noop'], TypeError, 'ERR_INVALID_ARG_TYPE'],
     ['relayClose', [{}], TypeError, 'ERR_INVALID_ARG_TYPE'],
+    ['socketSend', ['3', 'x'], TypeError, 'ERR_INVALID_ARG_TYPE'],
+    ['socketSend', [fd, 5], TypeError, 'ERR_INVALID_ARG_TYPE'],
+    ['socketSend', [fd, 'x', 'y'], TypeError, 'ERR_INVALID_ARG_TYPE'],
   ];
   for (const [name, args, errorClass, code] of cases) {
     assert.throws(

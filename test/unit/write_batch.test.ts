@@ -1,8 +1,9 @@
 // The write batch on real loopback sockets: while the event loop is busy, small writes of one turn
-// wait, corked, for its end and then leave in order; a write that would cross the low watermark
-// goes at once, after what waited; the buffered gauge comes back to zero either way. An event loop
-// with time to spare writes at once. On a TLS socket, whose writes complete later, the write
-// carries the callback that brings the gauge back, batched or not.
+// wait for its end and then leave in order; a write that would cross the low watermark goes at
+// once, after what waited; the buffered gauge comes back to zero either way. An event loop with
+// time to spare writes at once. A chunk goes to the kernel through the addon, not through Node's
+// buffer, and what the kernel does not take follows through Node, in order. On a TLS socket, whose
+// writes complete later, the write carries the callback that brings the gauge back, batched or not.
 
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
@@ -15,6 +16,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import { WatermarkWriter, type WatermarkCallbacks } from '../../src/network/watermark_writer';
 import { holdsAfter, WriteBatch } from '../../src/network/write_batch';
 import type { Counter, Gauge } from '../../src/stats/stats';
+import { createHash } from 'node:crypto';
 import { makeCa } from '../helpers/certificates';
 import { ManualClock } from '../helpers/manual_clock';
 
@@ -64,8 +66,18 @@ async function batchedPairs(t: TestContext, count: number, limit: number) {
   return { peers, writers, written, buffered };
 }
 
-/** `count` connected pairs on 127.0.0.1: the server's sockets (written) and what each client reads. */
-async function pairs(t: TestContext, count: number): Promise<{ socket: net.Socket; received: () => string; bytes: (n: number) => Promise<string> }[]> {
+interface Pair {
+  /** The server's socket, which the test writes. */
+  socket: net.Socket;
+  /** What the client has read so far, and a wait for its first `n` bytes. */
+  received: () => string;
+  bytes: (n: number) => Promise<string>;
+  /** The bytes that reached the client's receive queue and it has not read. */
+  inKernel: () => number;
+}
+
+/** `count` connected pairs on 127.0.0.1. */
+async function pairs(t: TestContext, count: number): Promise<Pair[]> {
   const accepted: net.Socket[] = [];
   const server = net.createServer((s) => accepted.push(s));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -81,7 +93,17 @@ async function pairs(t: TestContext, count: number): Promise<{ socket: net.Socke
     for (const s of [...accepted, ...clients]) s.destroy();
     server.close();
   });
-  return clients.map((client, i) => ({ socket: accepted[i]!, ...reader(client) }));
+  return clients.map((client, i) => ({ socket: accepted[i]!, ...reader(client), inKernel: () => receiveQueue(client.localPort!) }));
+}
+
+/** The receive queue of the IPv4 socket bound to local port `port` (/proc/net/tcp). */
+function receiveQueue(port: number): number {
+  for (const line of fs.readFileSync('/proc/net/tcp', 'latin1').split('\n').slice(1)) {
+    const fields = line.trim().split(/\s+/);
+    if (fields.length < 5 || parseInt(fields[1]!.split(':')[1]!, 16) !== port) continue;
+    return parseInt(fields[4]!.split(':')[1]!, 16);
+  }
+  throw new Error(`no socket on local port ${port}`);
 }
 
 /** What `client` has read so far, and a wait for its first `n` bytes. */
@@ -110,41 +132,39 @@ test('a batch holds writes only after a busy period of the event loop, and lets 
   t.after(() => batch.close());
   const writer = new WatermarkWriter(a!.socket, 64 * 1024, { written: stat('written'), buffered: stat('buffered') }, NO_WATERMARKS, batch);
   writer.write('idle ');
-  assert.equal(a!.socket.writableCorked, 0, 'written at once while nothing was measured busy');
+  assert.equal(a!.inKernel(), 5, 'written at once while nothing was measured busy');
   spin(150);
   clock.advance(100);
   writer.write('busy ');
-  assert.equal(a!.socket.writableCorked, 1, 'held after a busy period');
+  assert.equal(a!.inKernel(), 5, 'held after a busy period');
+  assert.equal(await a!.bytes(10), 'idle busy ');
   await new Promise((resolve) => setTimeout(resolve, 300));
   clock.advance(100);
   assert.equal(batch.holds, false);
   writer.write('quiet');
-  assert.equal(a!.socket.writableCorked, 0);
+  assert.equal(a!.inKernel(), 5);
   assert.equal(await a!.bytes(15), 'idle busy quiet');
 });
 
-test('small writes to several sockets wait, corked, for the end of the turn, then leave in order', TIMEOUT, async (t) => {
+test('small writes to several sockets wait for the end of the turn, then leave in order', TIMEOUT, async (t) => {
   const { peers: [a, b], writers: [writerA, writerB], written, buffered } = await batchedPairs(t, 2, 64 * 1024);
 
   assert.equal(writerA!.write('a1 '), false);
   assert.equal(writerB!.writePair('b1 ', Buffer.from('b2 ')), false);
   assert.equal(writerA!.write(Buffer.from('a2')), false);
-  // Nothing reached the kernel yet: it is all in Node's buffers, corked.
-  assert.equal(a!.socket.writableCorked, 1);
-  assert.equal(a!.socket.writableLength, 5);
-  assert.equal(b!.socket.writableLength, 6);
+  // Nothing reached the kernel yet, nor waits in Node's buffers.
+  assert.deepEqual([a!.inKernel(), b!.inKernel()], [0, 0]);
+  assert.deepEqual([a!.socket.writableLength, b!.socket.writableLength], [0, 0]);
   assert.equal(written.value(), 11);
 
   await nextTurn();
-  assert.equal(a!.socket.writableCorked, 0);
-  assert.equal(b!.socket.writableCorked, 0);
   assert.equal(await a!.bytes(5), 'a1 a2');
   assert.equal(await b!.bytes(6), 'b1 b2 ');
   assert.equal(buffered.value(), 0);
 
   // The next turn's writes are batched again.
   writerA!.write('a3');
-  assert.equal(a!.socket.writableCorked, 1);
+  assert.equal(a!.inKernel(), 0);
   await nextTurn();
   assert.equal(await a!.bytes(7), 'a1 a2a3');
 });
@@ -156,9 +176,9 @@ test('a write that would cross the low watermark goes at once, after what waited
   const batch = busyBatch(t);
   const writer = new WatermarkWriter(a!.socket, 1024, { written: stat('written'), buffered }, NO_WATERMARKS, batch);
   writer.write('x'.repeat(100));
-  assert.equal(a!.socket.writableCorked, 1);
+  assert.equal(a!.inKernel(), 0);
   writer.write(Buffer.alloc(600, 'y'));
-  assert.equal(a!.socket.writableCorked, 0, 'uncorked by the large write');
+  assert.equal(a!.inKernel(), 700, 'sent with the large write');
   const text = await a!.bytes(700);
   assert.equal(text, 'x'.repeat(100) + 'y'.repeat(600));
   await nextTurn();
@@ -169,7 +189,7 @@ test('without a batch every write goes to the kernel at once', TIMEOUT, async (t
   const [a] = await pairs(t, 1);
   const writer = new WatermarkWriter(a!.socket, 1024, { written: stat('written'), buffered: stat('buffered') }, NO_WATERMARKS);
   writer.write('now');
-  assert.equal(a!.socket.writableCorked, 0);
+  assert.equal(a!.inKernel(), 3);
   assert.equal(a!.socket.writableLength, 0);
   assert.equal(await a!.bytes(3), 'now');
 });
@@ -243,4 +263,48 @@ test('on a TLS socket a batched write carries that callback too', TIMEOUT, async
   assert.equal(await bytes(13), 'held together');
   await drained(buffered);
   assert.deepEqual(writes, [5, 8], 'no zero-length write followed them');
+});
+
+test('text and a chunk go to the kernel in one send through the addon, never through Node', TIMEOUT, async (t) => {
+  const [a] = await pairs(t, 1);
+  const writer = new WatermarkWriter(a!.socket, 64 * 1024, { written: stat('written'), buffered: stat('buffered') }, NO_WATERMARKS);
+  writer.writePair('head ', Buffer.alloc(4096, 'b'));
+  writer.write(Buffer.from(' tail'));
+  assert.equal(a!.inKernel(), 5 + 4096 + 5);
+  // Node counts what goes through its stream layer: nothing did.
+  assert.equal(a!.socket.bytesWritten, 0);
+  assert.equal(await a!.bytes(4106), 'head ' + 'b'.repeat(4096) + ' tail');
+});
+
+test('a batched chunk waits for the end of the turn, then goes in one send with the text before it', TIMEOUT, async (t) => {
+  const { peers: [a], writers: [writer] } = await batchedPairs(t, 1, 64 * 1024);
+  writer!.writePair('head ', Buffer.alloc(2048, 'c'));
+  assert.equal(a!.inKernel(), 0);
+  await nextTurn();
+  assert.equal(a!.inKernel(), 5 + 2048);
+  assert.equal(a!.socket.bytesWritten, 0);
+});
+
+test('what the kernel does not take follows through Node, and later writes queue behind it', TIMEOUT, async (t) => {
+  const [a] = await pairs(t, 1);
+  const buffered = stat('buffered');
+  const writer = new WatermarkWriter(a!.socket, 0, { written: stat('written'), buffered }, NO_WATERMARKS);
+  const big = Buffer.alloc(32 * 1024 * 1024);
+  for (let i = 0; i < big.length; i += 4) big.writeUInt32LE(i, i);
+  writer.writePair('first ', big);
+  assert.ok(a!.socket.writableLength > 0 && a!.socket.writableLength < big.length, `${a!.socket.writableLength} bytes left to Node`);
+  assert.equal(buffered.value(), a!.socket.writableLength);
+  writer.writePair(' then ', Buffer.from('last'));
+  const expected = createHash('sha1').update('first ').update(big).update(' then last').digest('hex');
+  const total = 6 + big.length + 10;
+  const received = await a!.bytes(total);
+  assert.equal(createHash('sha1').update(Buffer.from(received, 'latin1')).digest('hex'), expected);
+  while (buffered.value() !== 0) await new Promise((resolve) => setTimeout(resolve, 5));
+});
+
+test('end() sends what waits for the end of the turn before the half-close', TIMEOUT, async (t) => {
+  const { peers: [a], writers: [writer] } = await batchedPairs(t, 1, 64 * 1024);
+  writer!.write('last words');
+  writer!.end();
+  assert.equal(await a!.bytes(10), 'last words');
 });

@@ -390,7 +390,7 @@ export class Http1ServerConnection implements ServerConnection, ResponseEncoder,
     if (this.closing) return;
     this.closing = true;
     this.parser.pause();
-    this.socket.end();
+    this.writer.end();
     this.delayedCloseTimer = setTimeout(() => this.destroy(), DELAYED_CLOSE_MS);
   }
 
