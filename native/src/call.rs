@@ -1,7 +1,7 @@
 //! One JavaScript call into the addon: the trampoline every exported function goes through,
 //! and argument readers that turn wrong types into TypeError and bad numbers into RangeError.
 
-use std::ffi::{CString, c_void};
+use std::ffi::{CString, c_char, c_void};
 use std::mem::MaybeUninit;
 use std::panic::{self, AssertUnwindSafe};
 use std::{ptr, slice};
@@ -9,6 +9,9 @@ use std::{ptr, slice};
 use crate::env::{Env, check};
 use crate::errors::{ArgumentError, Error, Result};
 use crate::napi::*;
+
+/// napi_get_value_string_utf8 or napi_get_value_string_latin1.
+type StringGetter = unsafe extern "C" fn(napi_env, napi_value, *mut c_char, usize, *mut usize) -> napi_status;
 
 /// A string's latin1 bytes, copied out, or bytes borrowed for the call (a buffer's, or a
 /// string's copied into the caller's scratch space).
@@ -113,21 +116,22 @@ impl Call {
     pub fn string(&self, index: usize, name: &str) -> Result<String> {
         let value = self.argv[index];
         self.expect_type(value, NAPI_STRING, name, "of type string")?;
-        let env = self.env.raw();
-        let mut len = 0;
-        // SAFETY: a null buffer asks for the UTF-8 length only.
-        check(
-            unsafe { napi_get_value_string_utf8(env, value, ptr::null_mut(), 0, &mut len) },
-            "napi_get_value_string_utf8",
-        )?;
-        let mut bytes = vec![0u8; len + 1];
-        // SAFETY: the buffer has room for the string and Node's terminating NUL.
-        let status =
-            unsafe { napi_get_value_string_utf8(env, value, bytes.as_mut_ptr().cast(), bytes.len(), &mut len) };
-        check(status, "napi_get_value_string_utf8")?;
-        bytes.truncate(len);
+        let bytes = self.copy_string(value, napi_get_value_string_utf8, "napi_get_value_string_utf8")?;
         // Node writes valid UTF-8 (lone surrogates become U+FFFD), so nothing is lost here.
         Ok(String::from_utf8_lossy(&bytes).into_owned())
+    }
+
+    /// The string `value` as `get` encodes it (UTF-8 or latin1): its length first, then the copy.
+    fn copy_string(&self, value: napi_value, get: StringGetter, call: &'static str) -> Result<Vec<u8>> {
+        let env = self.env.raw();
+        let mut len = 0;
+        // SAFETY: a null buffer asks for the length only.
+        check(unsafe { get(env, value, ptr::null_mut(), 0, &mut len) }, call)?;
+        let mut bytes = vec![0u8; len + 1];
+        // SAFETY: the buffer has room for the string and Node's terminating NUL.
+        check(unsafe { get(env, value, bytes.as_mut_ptr().cast(), bytes.len(), &mut len) }, call)?;
+        bytes.truncate(len);
+        Ok(bytes)
     }
 
     /// A string for a C API (a shared memory name, a path): NUL bytes are refused.
@@ -279,18 +283,8 @@ impl Call {
             // SAFETY: Node wrote `len` bytes there.
             return Ok(Latin1OrBytes::Bytes(unsafe { slice::from_raw_parts(scratch.as_ptr().cast(), len) }));
         }
-        // It may have been cut short: the length, then the whole string.
-        // SAFETY: a null buffer asks for the length only.
-        check(
-            unsafe { napi_get_value_string_latin1(env, value, ptr::null_mut(), 0, &mut len) },
-            "napi_get_value_string_latin1",
-        )?;
-        let mut bytes = vec![0u8; len + 1];
-        // SAFETY: the buffer has room for the string and Node's terminating NUL.
-        let status =
-            unsafe { napi_get_value_string_latin1(env, value, bytes.as_mut_ptr().cast(), bytes.len(), &mut len) };
-        check(status, "napi_get_value_string_latin1")?;
-        bytes.truncate(len);
+        // It may have been cut short: copied whole instead.
+        let bytes = self.copy_string(value, napi_get_value_string_latin1, "napi_get_value_string_latin1")?;
         Ok(Latin1OrBytes::Latin1(bytes))
     }
 

@@ -94,13 +94,28 @@ async function until(condition: () => boolean, what: string): Promise<void> {
   }
 }
 
-test('bytes go both ways, each counted read, written and never waiting, with the time they moved', TIMEOUT, async (t) => {
-  const { client, downstream, upstream, server } = await connections(t);
-  const scope = createHeapStatsStore().scope('relay');
-  const [down, up] = flows(scope);
-  const relay = SocketRelay.start(downstream, upstream, [down, up], () => assert.fail('stopped'));
+/** A relay between fresh connections that must not stop, with its two flows' stats. */
+async function runningRelay(t: TestContext, limits: readonly [number, number] = [0, 0]): Promise<Connections & { relay: SocketRelay; down: RelayFlow; up: RelayFlow }> {
+  const connected = await connections(t);
+  const [down, up] = flows(createHeapStatsStore().scope('relay'), limits);
+  const relay = SocketRelay.start(connected.downstream, connected.upstream, [down, up], () => assert.fail('stopped'));
   assert.ok(relay !== null);
   t.after(() => relay.close());
+  return { ...connected, relay, down, up };
+}
+
+/** A relay between fresh connections, and what stopped it (null while it runs). */
+async function watchedRelay(t: TestContext): Promise<Connections & { relay: SocketRelay; stopped: () => [RelaySide, number] | null }> {
+  const connected = await connections(t);
+  let stopped: [RelaySide, number] | null = null;
+  const relay = SocketRelay.start(connected.downstream, connected.upstream, flows(createHeapStatsStore().scope('relay')), (side, errno) => (stopped = [side, errno]));
+  assert.ok(relay !== null);
+  t.after(() => relay.close());
+  return { ...connected, relay, stopped: () => stopped };
+}
+
+test('bytes go both ways, each counted read, written and never waiting, with the time they moved', TIMEOUT, async (t) => {
+  const { client, server, relay, down, up } = await runningRelay(t);
   const before = Date.now();
   client.write('hello');
   assert.equal((await once(server, 'data'))[0].toString(), 'hello');
@@ -113,12 +128,7 @@ test('bytes go both ways, each counted read, written and never waiting, with the
 });
 
 test('beyond its limit a flow stops reading its source until the bytes drain to half of it', TIMEOUT, async (t) => {
-  const { client, downstream, upstream, server } = await connections(t);
-  const scope = createHeapStatsStore().scope('relay');
-  const [down, up] = flows(scope, [256 * 1024, 0]);
-  const relay = SocketRelay.start(downstream, upstream, [down, up], () => assert.fail('stopped'));
-  assert.ok(relay !== null);
-  t.after(() => relay.close());
+  const { client, server, down } = await runningRelay(t, [256 * 1024, 0]);
   server.pause();
   const data = Buffer.alloc(16 * 1024 * 1024, 'abcdefgh');
   client.write(data);
@@ -138,15 +148,10 @@ test('beyond its limit a flow stops reading its source until the bytes drain to 
 });
 
 test("a side's end of stream stops the relay, and Node then reads the end itself", TIMEOUT, async (t) => {
-  const { client, downstream, upstream } = await connections(t);
-  const scope = createHeapStatsStore().scope('relay');
-  let stopped: [RelaySide, number] | null = null;
-  const relay = SocketRelay.start(downstream, upstream, flows(scope), (side, errno) => (stopped = [side, errno]));
-  assert.ok(relay !== null);
-  t.after(() => relay.close());
+  const { client, downstream, relay, stopped } = await watchedRelay(t);
   client.end();
-  await until(() => stopped !== null, 'the relay to stop');
-  assert.deepEqual(stopped, [RelaySide.Downstream, 0]);
+  await until(() => stopped() !== null, 'the relay to stop');
+  assert.deepEqual(stopped(), [RelaySide.Downstream, 0]);
   const { fromDownstream, fromUpstream } = relay.close();
   assert.deepEqual([fromDownstream.length, fromUpstream.length], [0, 0]);
   const ended = once(downstream, 'end');
@@ -155,24 +160,15 @@ test("a side's end of stream stops the relay, and Node then reads the end itself
 });
 
 test('a reset peer stops it with the errno of the failed read', TIMEOUT, async (t) => {
-  const { downstream, upstream, server } = await connections(t);
-  const scope = createHeapStatsStore().scope('relay');
-  let stopped: [RelaySide, number] | null = null;
-  const relay = SocketRelay.start(downstream, upstream, flows(scope), (side, errno) => (stopped = [side, errno]));
-  assert.ok(relay !== null);
-  t.after(() => relay.close());
+  const { server, stopped } = await watchedRelay(t);
   server.resetAndDestroy();
-  await until(() => stopped !== null, 'the relay to stop');
+  await until(() => stopped() !== null, 'the relay to stop');
   const ECONNRESET = 104;
-  assert.deepEqual(stopped, [RelaySide.Upstream, ECONNRESET]);
+  assert.deepEqual(stopped(), [RelaySide.Upstream, ECONNRESET]);
 });
 
 test('close() hands back the bytes not yet written, which leave the gauge; nothing is lost', TIMEOUT, async (t) => {
-  const { client, downstream, upstream, server } = await connections(t);
-  const scope = createHeapStatsStore().scope('relay');
-  const [down, up] = flows(scope);
-  const relay = SocketRelay.start(downstream, upstream, [down, up], () => assert.fail('stopped'));
-  assert.ok(relay !== null);
+  const { client, upstream, server, relay, down } = await runningRelay(t);
   server.pause();
   const data = Buffer.alloc(8 * 1024 * 1024, 'abcdefgh');
   client.write(data);
