@@ -44,7 +44,7 @@ export class SocketRelay {
 
   /**
    * Relays between `downstream` and `upstream`, both plain TCP sockets that Node reads through
-   * `onread` and that hold no unread or unsent bytes; null (nothing changed) otherwise.
+   * `onread` and that hold no unread or unsent bytes; null otherwise, the sockets read as before.
    */
   static start(downstream: net.Socket, upstream: net.Socket, flows: readonly [RelayFlow, RelayFlow], onStop: RelayStopped): SocketRelay | null {
     if (!idle(downstream) || !idle(upstream)) return null;
