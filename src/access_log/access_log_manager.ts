@@ -2,7 +2,7 @@
 // users share it, all flushed at --file-flush-interval-msec, reopened together on SIGUSR1 and
 // flushed and closed together at exit.
 
-import { BufferedFileWriter } from './file_writer';
+import { BufferedFileWriter, type FileWriterOptions } from './file_writer';
 
 export interface AccessLogManagerOptions {
   readonly flushIntervalMs: number;
@@ -43,8 +43,9 @@ export class AccessLogManager {
     return writer;
   }
 
-  private writerOptions(path: string) {
-    return { flushIntervalMs: this.options.flushIntervalMs, onError: (error: Error) => this.options.onError(path, error) };
+  /** Access log lines are byte strings (src/access_log/log_formatter.ts). */
+  private writerOptions(path: string): FileWriterOptions {
+    return { encoding: 'latin1', flushIntervalMs: this.options.flushIntervalMs, onError: (error: Error) => this.options.onError(path, error) };
   }
 
   async reopen(): Promise<void> {

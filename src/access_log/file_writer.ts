@@ -24,6 +24,11 @@ const closeFd = promisify(fs.close);
 const fstatFd = promisify(fs.fstat);
 
 export interface FileWriterOptions {
+  /**
+   * How an entry's characters become bytes: `latin1` for byte strings (an access log's lines,
+   * src/common/byte_string.ts), one byte each; `utf8` for Unicode text.
+   */
+  readonly encoding: 'latin1' | 'utf8';
   /** 0 writes every entry at once. */
   readonly flushIntervalMs: number;
   /** Bytes buffered that make a flush; FLUSH_THRESHOLD_BYTES when unset. */
@@ -51,8 +56,8 @@ const STANDARD_STREAMS: ReadonlyMap<string, number> = new Map([
 ]);
 /** How long a write that found a non-blocking descriptor full waits before it tries again. */
 const FULL_RETRY_MS = 5;
-/** The most bytes one UTF-16 code unit takes in UTF-8: an entry of n characters fits in 3n bytes. */
-const MAX_UTF8_BYTES_PER_UNIT = 3;
+/** The most bytes one character takes: a UTF-16 code unit in UTF-8 takes up to 3. */
+const MAX_BYTES_PER_UNIT = { latin1: 1, utf8: 3 } as const;
 
 export class BufferedFileWriter {
   /** Buffered bytes already cut from their chunk (a full chunk's tail, an entry too long for one), in order. */
@@ -142,12 +147,13 @@ export class BufferedFileWriter {
     });
   }
 
-  /** Appends `text` in UTF-8 to the current chunk when it surely fits there (a new chunk when not); its length in bytes. */
+  /** Appends `text` in the writer's encoding to the current chunk when it surely fits there (a new chunk when not); its length in bytes. */
   private encode(text: string, size: number): number {
-    const most = text.length * MAX_UTF8_BYTES_PER_UNIT;
+    const encoding = this.options.encoding;
+    const most = text.length * MAX_BYTES_PER_UNIT[encoding];
     if (most > size) {
       this.cutChunk();
-      const entry = Buffer.from(text);
+      const entry = Buffer.from(text, encoding);
       this.pending.push(entry);
       return entry.length;
     }
@@ -157,7 +163,7 @@ export class BufferedFileWriter {
       chunk = this.chunk = Buffer.allocUnsafe(size);
       this.chunkStart = this.chunkUsed = 0;
     }
-    const bytes = chunk.write(text, this.chunkUsed);
+    const bytes = chunk.write(text, this.chunkUsed, encoding);
     this.chunkUsed += bytes;
     return bytes;
   }

@@ -1,7 +1,9 @@
 // How an access log line is written (Envoy 1.16's FormatterImpl and JsonFormatterImpl): a
 // format string, or a JSON object whose values are format strings, one object a line. Built
-// once from the configuration; format() runs per logged stream.
+// once from the configuration; format() runs per logged stream. A line is a byte string
+// (src/common/byte_string.ts): header values as they came, the configuration's text as UTF-8.
 
+import { utf8Bytes } from '../common/byte_string';
 import { atField, FieldError } from '../config/errors';
 import { keyPath } from '../config/field_path';
 import { isJsonObject, type JsonObject, type JsonValue } from '../config/json';
@@ -20,7 +22,7 @@ export const DEFAULT_FORMAT =
 const UNSET = '-';
 
 export interface LogFormatter {
-  /** One entry, with its newline when the format has one (a text format need not). */
+  /** One entry as a byte string, with its newline when the format has one (a text format need not). */
   format(context: FormatContext): string;
 }
 
@@ -57,6 +59,7 @@ function joinText(providers: readonly FormatterProvider[], context: FormatContex
 
 /** A JSON format compiled: each string value's providers, nested objects as they nest. */
 type Template = readonly TemplateEntry[];
+/** `key` is the key's JSON, made once. */
 type TemplateEntry = { readonly key: string; readonly providers: readonly FormatterProvider[] } | { readonly key: string; readonly nested: Template };
 
 export class JsonFormatter implements LogFormatter {
@@ -80,7 +83,7 @@ export class JsonFormatter implements LogFormatter {
     for (const entry of template) {
       const value = 'nested' in entry ? this.object(entry.nested, context) : this.value(entry.providers, context);
       if (value === null) continue;
-      out += `${out === '' ? '' : ','}${JSON.stringify(entry.key)}:${value}`;
+      out += `${out === '' ? '' : ','}${entry.key}:${value}`;
     }
     return `{${out}}`;
   }
@@ -104,8 +107,9 @@ export class JsonFormatter implements LogFormatter {
 }
 
 function compileTemplate(format: JsonObject): Template {
-  return Object.entries(format).map(([key, value]) =>
-    atField(keyPath('', key), (): TemplateEntry => {
+  return Object.entries(format).map(([name, value]) =>
+    atField(keyPath('', name), (): TemplateEntry => {
+      const key = JSON.stringify(utf8Bytes(name));
       if (typeof value === 'string') return { key, providers: parseFormat(value) };
       if (isJsonObject(value)) return { key, nested: compileTemplate(value) };
       throw new FieldError('', 'Only string values or nested structs are supported in the JSON access log format.');

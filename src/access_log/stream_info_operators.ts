@@ -1,8 +1,11 @@
 // The command operators that read StreamInfo (Envoy 1.16's StreamInfoFormatter): durations in
 // whole milliseconds, counts as numbers, addresses and names as text, the TLS session's facts.
-// Each returns null (`-`) for what is unknown, as Envoy does.
+// Each returns null (`-`) for what is unknown, as Envoy does. Names from the configuration, the
+// host's name and the certificates' facts may be Unicode: they print as their UTF-8 bytes
+// (src/common/byte_string.ts); the SNI is bytes already, as the client sent them.
 
 import * as os from 'node:os';
+import { utf8Bytes } from '../common/byte_string';
 import type { JsonValue } from '../config/json';
 import { NOT_YET, type SslConnectionInfo, type StreamInfo } from '../stream_info/stream_info';
 import { responseFlagsString } from '../stream_info/response_flag_names';
@@ -26,16 +29,24 @@ export function addressWithoutPort(address: string): string {
 
 const withoutPort = (address: string | null): string | null => (address === null ? null : addressWithoutPort(address));
 
-/** A TLS fact: unset without TLS, and unset when empty, as Envoy's extractor has it. */
-function ssl(read: (ssl: SslConnectionInfo) => string | null): Extract {
+/** The same extractor with its text as UTF-8 bytes: for what may not be ASCII. */
+function unicode(extract: (info: StreamInfo) => string | null): Extract {
   return (info) => {
-    const session = info.connection.ssl;
-    return session === null ? null : nonEmpty(read(session));
+    const text = extract(info);
+    return text === null ? null : utf8Bytes(text);
   };
 }
 
+/** A TLS fact: unset without TLS, and unset when empty, as Envoy's extractor has it. */
+function ssl(read: (ssl: SslConnectionInfo) => string | null): Extract {
+  return unicode((info) => {
+    const session = info.connection.ssl;
+    return session === null ? null : nonEmpty(read(session));
+  });
+}
+
 function operators(): Record<string, Extract> {
-  const hostname = os.hostname();
+  const hostname = utf8Bytes(os.hostname());
   return {
     REQUEST_DURATION: (info) => millis(info.lastDownstreamRxByteReceived),
     RESPONSE_DURATION: (info) => millis(info.firstUpstreamRxByteReceived),
@@ -49,13 +60,13 @@ function operators(): Record<string, Extract> {
     BYTES_SENT: (info) => info.bytesSent,
     PROTOCOL: (info) => info.protocol,
     RESPONSE_CODE: (info) => info.responseCode,
-    RESPONSE_CODE_DETAILS: (info) => info.responseCodeDetails,
-    CONNECTION_TERMINATION_DETAILS: (info) => info.connectionTerminationDetails,
+    RESPONSE_CODE_DETAILS: unicode((info) => info.responseCodeDetails),
+    CONNECTION_TERMINATION_DETAILS: unicode((info) => info.connectionTerminationDetails),
     RESPONSE_FLAGS: (info) => responseFlagsString(info.responseFlags),
     UPSTREAM_HOST: (info) => info.upstreamHost,
-    UPSTREAM_CLUSTER: (info) => nonEmpty(info.upstreamCluster),
+    UPSTREAM_CLUSTER: unicode((info) => nonEmpty(info.upstreamCluster)),
     UPSTREAM_LOCAL_ADDRESS: (info) => info.upstreamLocalAddress,
-    UPSTREAM_TRANSPORT_FAILURE_REASON: (info) => nonEmpty(info.upstreamTransportFailureReason),
+    UPSTREAM_TRANSPORT_FAILURE_REASON: unicode((info) => nonEmpty(info.upstreamTransportFailureReason)),
     DOWNSTREAM_LOCAL_ADDRESS: (info) => info.connection.localAddress,
     DOWNSTREAM_LOCAL_ADDRESS_WITHOUT_PORT: (info) => withoutPort(info.connection.localAddress),
     // Printed only when a line asks: the trusted client, else the direct peer.
@@ -65,7 +76,7 @@ function operators(): Record<string, Extract> {
     DOWNSTREAM_DIRECT_REMOTE_ADDRESS_WITHOUT_PORT: (info) => withoutPort(info.connection.directRemoteAddress),
     CONNECTION_ID: (info) => info.connection.id,
     REQUESTED_SERVER_NAME: (info) => nonEmpty(info.connection.requestedServerName),
-    ROUTE_NAME: (info) => nonEmpty(info.routeName),
+    ROUTE_NAME: unicode((info) => nonEmpty(info.routeName)),
     HOSTNAME: () => hostname,
     ...Object.fromEntries(Object.entries(SSL_TEXT_FACTS).map(([name, read]) => [name, ssl(read)])),
   };

@@ -1,8 +1,11 @@
 // Envoy 1.16's SubstitutionFormatParser: a format string is literal text and command operators,
 // `%NAME%`, `%NAME(args)%` or `%NAME(args):N%` (N: the longest value, in characters). A `%`
 // that does not start a valid operator, `%%` included, is a configuration error, as in Envoy.
+// Every provider's text is a byte string (src/common/byte_string.ts): header values as they came,
+// the format's own text and any other Unicode as UTF-8, the bytes Envoy would write.
 // Pure: the format in, its providers out; errors are FieldErrors without a path (the caller's).
 
+import { utf8Bytes } from '../common/byte_string';
 import { FieldError } from '../config/errors';
 import type { JsonValue } from '../config/json';
 import { proxySpelling } from '../config/names';
@@ -40,7 +43,8 @@ export function parseFormat(format: string): FormatterProvider[] {
   return providers;
 }
 
-function plain(text: string): FormatterProvider {
+function plain(literal: string): FormatterProvider {
+  const text = utf8Bytes(literal);
   return { text: () => text, value: () => text, literal: text };
 }
 
@@ -153,9 +157,12 @@ function dateOperator(token: string, args: string | undefined, maxLength: number
   const format = args ?? '';
   if (NEWLINE_SPECIFIER.test(format)) throw new FieldError('', 'Invalid header configuration. Format string contains newline.');
   const date = format === '' ? new DefaultDateFormat() : new DateFormat(format);
+  // The pattern's own text may be Unicode; what the specifiers print is ASCII.
+  const bytes = utf8Bytes(format) !== format;
   const text = (context: FormatContext): string | null => {
     const ms = time(context);
-    return ms === null ? null : date.format(ms);
+    if (ms === null) return null;
+    return bytes ? utf8Bytes(date.format(ms)) : date.format(ms);
   };
   return { text, value: text };
 }
@@ -178,8 +185,16 @@ function dynamicMetadata(path: readonly string[], maxLength: number | null): For
   return {
     text: (context) => {
       const found = value(context);
-      return found === null ? null : truncate(JSON.stringify(found), maxLength);
+      return found === null ? null : truncate(utf8Bytes(JSON.stringify(found)), maxLength);
     },
-    value,
+    value: (context) => jsonBytes(value(context)),
   };
+}
+
+/** `value` with every string in it, keys included, as UTF-8 bytes. */
+function jsonBytes(value: JsonValue): JsonValue {
+  if (typeof value === 'string') return utf8Bytes(value);
+  if (value === null || typeof value !== 'object') return value;
+  if (Array.isArray(value)) return value.map((item) => jsonBytes(item));
+  return Object.fromEntries(Object.entries(value).map(([key, item]) => [utf8Bytes(key), jsonBytes(item)]));
 }

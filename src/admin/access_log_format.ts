@@ -3,6 +3,11 @@
 // %RESPONSE_FLAGS% %BYTES_RECEIVED% %BYTES_SENT% %DURATION% %RESP(X-ENVOY-UPSTREAM-SERVICE-TIME)%
 // "%REQ(X-FORWARDED-FOR)%" "%REQ(USER-AGENT)%" "%REQ(X-REQUEST-ID)%" "%REQ(:AUTHORITY)%" "%UPSTREAM_HOST%"
 // With admin.security, one more quoted field: who the caller is (admin_access.ts), never a token.
+// The line is a byte string, as every access log's (src/common/byte_string.ts): Node's HTTP
+// server gives the request's header values as latin1, one character a byte; the caller's identity,
+// from a certificate or the configuration, is Unicode and prints as its UTF-8.
+
+import { utf8Bytes } from '../common/byte_string';
 
 export interface AccessLogEntry {
   readonly startTime: Date;
@@ -30,6 +35,6 @@ export function formatAccessLogLine(e: AccessLogEntry): string {
     `[${e.startTime.toISOString()}] "${e.method} ${e.path} ${e.protocol}" ${e.status} - ` +
     `${e.bytesReceived} ${e.bytesSent} ${Math.round(e.durationMs)} ${dash(e.upstreamServiceTime)} ` +
     `"${dash(e.forwardedFor)}" "${dash(e.userAgent)}" "${dash(e.requestId)}" "${dash(e.authority)}" "${dash(e.upstreamHost)}"` +
-    `${e.identity === undefined ? '' : ` "${e.identity}"`}\n`
+    `${e.identity === undefined ? '' : ` "${utf8Bytes(e.identity)}"`}\n`
   );
 }

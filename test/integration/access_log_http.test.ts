@@ -1,7 +1,7 @@
 // The HTTP connection manager's file access logs through the real binary: Envoy 1.16's default
 // format for a 200, a 503 with no healthy upstream (UH), an upstream reset (UC), an upstream
 // timeout (UT) and a client that disconnects (DC); a JSON format and a status filter; whole
-// lines from two workers under load; reopening on SIGUSR1.
+// lines from two workers under load; reopening on SIGUSR1; header bytes written as they came.
 
 import assert from 'node:assert/strict';
 import { execFile, spawnSync } from 'node:child_process';
@@ -55,6 +55,7 @@ describe('HTTP access logs', TIMEOUT, () => {
   let jsonPath: string;
   let errorsPath: string;
   let forwardedPath: string;
+  let bytesPath: string;
 
   before(async () => {
     dir = makeTempDir();
@@ -62,6 +63,7 @@ describe('HTTP access logs', TIMEOUT, () => {
     jsonPath = path.join(dir, 'json.log');
     errorsPath = path.join(dir, 'errors.log');
     forwardedPath = path.join(dir, 'forwarded.log');
+    bytesPath = path.join(dir, 'bytes.log');
     upstream = await startUpstream('web', (_req, res) => res.end('hello'));
     // Closes every connection at once: the request is reset before its response (UC).
     resetter = net.createServer((socket) => socket.destroy());
@@ -93,6 +95,11 @@ describe('HTTP access logs', TIMEOUT, () => {
         // Filters read the same headers: only the rewritten request passes.
         filter: { header_filter: { header: { name: ':authority', exact_match: 'rewritten' } } },
         typed_config: { '@type': FILE_LOG, path: forwardedPath, format: FORWARDED_FORMAT },
+      },
+      {
+        name: 'envoy.access_loggers.file',
+        filter: { header_filter: { header: { name: 'x-name', present_match: true } } },
+        typed_config: { '@type': FILE_LOG, path: bytesPath, format: '« %REQ(X-NAME)% »\n' },
       },
     ];
     proxy = await startProxy(
@@ -204,5 +211,15 @@ describe('HTTP access logs', TIMEOUT, () => {
     assert.equal(await get(port, '/rw'), 200);
     const lines = await waitForLines(forwardedPath, 1);
     assert.deepEqual(lines, ['/ok /rw rewritten http 15000 5']);
+  });
+
+  test("header bytes reach the file as they came, the format's own text as UTF-8 (Envoy writes its strings' bytes)", async () => {
+    // "café" in UTF-8, and a byte that is no UTF-8 at all: a header value may carry either.
+    const head = Buffer.concat([Buffer.from('GET /ok HTTP/1.1\r\nhost: h\r\nx-name: caf'), Buffer.from([0xc3, 0xa9, 0x20, 0xff]), Buffer.from('\r\nconnection: close\r\n\r\n')]);
+    const socket = net.connect(port, '127.0.0.1', () => socket.write(head));
+    socket.resume();
+    await new Promise((resolve) => socket.on('close', resolve));
+    await waitFor('the line', () => (fs.existsSync(bytesPath) && fs.readFileSync(bytesPath).length > 0 ? true : undefined));
+    assert.deepEqual(fs.readFileSync(bytesPath), Buffer.concat([Buffer.from('« café '), Buffer.from([0xff]), Buffer.from(' »\n')]));
   });
 });

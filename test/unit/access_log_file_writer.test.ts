@@ -26,7 +26,7 @@ const read = (file: string) => fs.readFileSync(file, 'utf8');
 
 test('lines wait in the buffer until it is flushed', { timeout: 20000 }, async () => {
   const file = path.join(dir, 'buffered.log');
-  const writer = await BufferedFileWriter.open(file, { flushIntervalMs: 60_000, onError });
+  const writer = await BufferedFileWriter.open(file, { encoding: 'utf8', flushIntervalMs: 60_000, onError });
   writer.write('one\n');
   writer.write('two\n');
   assert.equal(read(file), '');
@@ -37,7 +37,7 @@ test('lines wait in the buffer until it is flushed', { timeout: 20000 }, async (
 
 test('a full buffer is written at once', { timeout: 20000 }, async () => {
   const file = path.join(dir, 'full.log');
-  const writer = await BufferedFileWriter.open(file, { flushIntervalMs: 60_000, flushThresholdBytes: 10, onError });
+  const writer = await BufferedFileWriter.open(file, { encoding: 'utf8', flushIntervalMs: 60_000, flushThresholdBytes: 10, onError });
   writer.write('12345\n');
   assert.equal(read(file), '');
   writer.write('67890\n');
@@ -47,7 +47,7 @@ test('a full buffer is written at once', { timeout: 20000 }, async () => {
 
 test('the flush interval writes what is buffered', { timeout: 20000 }, async () => {
   const file = path.join(dir, 'interval.log');
-  const writer = await BufferedFileWriter.open(file, { flushIntervalMs: 20, onError });
+  const writer = await BufferedFileWriter.open(file, { encoding: 'utf8', flushIntervalMs: 20, onError });
   writer.write('tick\n');
   await waitFor('the timer flush', () => (read(file) === 'tick\n' ? true : undefined));
   await writer.close();
@@ -55,7 +55,7 @@ test('the flush interval writes what is buffered', { timeout: 20000 }, async () 
 
 test('interval 0 writes every line as it comes', { timeout: 20000 }, async () => {
   const file = path.join(dir, 'immediate.log');
-  const writer = await BufferedFileWriter.open(file, { flushIntervalMs: 0, onError });
+  const writer = await BufferedFileWriter.open(file, { encoding: 'utf8', flushIntervalMs: 0, onError });
   writer.write('now\n');
   await waitFor('the line', () => (read(file) === 'now\n' ? true : undefined));
   await writer.close();
@@ -63,7 +63,7 @@ test('interval 0 writes every line as it comes', { timeout: 20000 }, async () =>
 
 test('reopen finishes the moved file and continues at the path', { timeout: 20000 }, async () => {
   const file = path.join(dir, 'rotated.log');
-  const writer = await BufferedFileWriter.open(file, { flushIntervalMs: 60_000, onError });
+  const writer = await BufferedFileWriter.open(file, { encoding: 'utf8', flushIntervalMs: 60_000, onError });
   writer.write('before\n');
   fs.renameSync(file, `${file}.1`);
   await writer.reopen();
@@ -75,7 +75,7 @@ test('reopen finishes the moved file and continues at the path', { timeout: 2000
 
 test('close flushes; later lines are dropped', { timeout: 20000 }, async () => {
   const file = path.join(dir, 'closed.log');
-  const writer = await BufferedFileWriter.open(file, { flushIntervalMs: 60_000, onError });
+  const writer = await BufferedFileWriter.open(file, { encoding: 'utf8', flushIntervalMs: 60_000, onError });
   writer.write('last\n');
   await writer.close();
   writer.write('dropped\n');
@@ -84,7 +84,7 @@ test('close flushes; later lines are dropped', { timeout: 20000 }, async () => {
 });
 
 test('a file that cannot be opened rejects', { timeout: 20000 }, async () => {
-  await assert.rejects(BufferedFileWriter.open(path.join(dir, 'missing', 'x.log'), { flushIntervalMs: 10, onError }), { code: 'ENOENT' });
+  await assert.rejects(BufferedFileWriter.open(path.join(dir, 'missing', 'x.log'), { encoding: 'utf8', flushIntervalMs: 10, onError }), { code: 'ENOENT' });
 });
 
 test('the manager shares one writer per path and reopens and closes them all', { timeout: 20000 }, async () => {
@@ -121,7 +121,7 @@ test('entries share a write up to the limit; a longer one goes alone', () => {
 
 test('entries longer than a chunk keep their place among the others', { timeout: 20000 }, async () => {
   const file = path.join(dir, 'long.log');
-  const writer = await BufferedFileWriter.open(file, { flushIntervalMs: 60_000, onError });
+  const writer = await BufferedFileWriter.open(file, { encoding: 'utf8', flushIntervalMs: 60_000, onError });
   const long = `${'é'.repeat(40_000)}\n`;
   writer.write('short\n');
   writer.write(long);
@@ -130,13 +130,30 @@ test('entries longer than a chunk keep their place among the others', { timeout:
   assert.equal(read(file), `short\n${long}after\n`);
 });
 
+test('latin1: each character of a byte string is one byte of the file, long entries too', { timeout: 20000 }, async () => {
+  const file = path.join(dir, 'bytes.log');
+  const writer = await BufferedFileWriter.open(file, { encoding: 'latin1', flushIntervalMs: 60_000, onError });
+  // "café" as it came off the wire: its UTF-8 bytes, one character each.
+  const line = 'caf\xc3\xa9 \xff\n';
+  const long = `${'\xe9'.repeat(70_000)}\n`;
+  writer.write(line);
+  writer.write(long);
+  writer.write(line);
+  await writer.close();
+  const bytes = fs.readFileSync(file);
+  assert.equal(bytes.length, 2 * 8 + 70_001);
+  assert.deepEqual(bytes.subarray(0, 8), Buffer.from([0x63, 0x61, 0x66, 0xc3, 0xa9, 0x20, 0xff, 0x0a]));
+  assert.equal(bytes.toString('utf8', 0, 6), 'café ');
+  assert.deepEqual(bytes.subarray(8, 8 + 70_001), Buffer.from(long, 'latin1'));
+});
+
 const WRITER_MODULE = path.join(__dirname, '../../src/access_log/file_writer.js');
 
 /** A process that writes `count` numbered lines of `width` bytes to `file` through a writer opened with openSync, then closes it. */
 function writerProcess(file: string, tag: string, count: number, width: number): Promise<{ stdout: string }> {
   const script = `
     const { BufferedFileWriter } = require(${JSON.stringify(WRITER_MODULE)});
-    const w = BufferedFileWriter.openSync(${JSON.stringify(file)}, { flushIntervalMs: 5, onError: (e) => { console.error(e); process.exit(2); } });
+    const w = BufferedFileWriter.openSync(${JSON.stringify(file)}, { encoding: 'utf8', flushIntervalMs: 5, onError: (e) => { console.error(e); process.exit(2); } });
     for (let i = 0; i < ${count}; i++) w.write(${JSON.stringify(tag)} + String(i).padStart(6, '0') + 'x'.repeat(${width}) + '\\n');
     w.close().then(() => process.exit(0));
   `;

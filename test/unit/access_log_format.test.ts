@@ -213,6 +213,26 @@ test('literal text, adjacent operators, an empty format', () => {
   assert.equal(text('%PROTOCOL%%RESPONSE_CODE%x'), '-0x');
 });
 
+test("a line is bytes: header values as they came, the configuration's and Node's Unicode as UTF-8", () => {
+  const bytes = (line: string) => Buffer.from(line, 'latin1').toString('utf8');
+  const req = request();
+  // "café" off the wire: its UTF-8 bytes, one character each; and a byte that is no UTF-8 at all.
+  req.headers.push('x-name', 'caf\xc3\xa9', 'x-raw', '\xff');
+  const i = info();
+  i.routeName = 'route→1';
+  i.upstreamCluster = 'clüster';
+  i.responseCodeDetails = 'détails';
+  i.dynamicMetadata = new Map([['ns', { 'clé': 'valeur ☃' }]]);
+  const ctx = context(i, req);
+  const line = text('« %REQ(X-NAME)% » %ROUTE_NAME% %UPSTREAM_CLUSTER% %RESPONSE_CODE_DETAILS% %DYNAMIC_METADATA(ns)% %START_TIME(%Y→%m)%', ctx);
+  assert.equal(bytes(line), '« café » route→1 clüster détails {"clé":"valeur ☃"} 2016→04');
+  assert.equal(text('%REQ(X-RAW)%', ctx), '\xff');
+  assert.equal(text('%REQ(X-NAME):4%', ctx), 'caf\xc3', 'a length limit counts bytes, as Envoy cuts its string');
+  const json = new JsonFormatter({ 'nom→': '%REQ(X-NAME)%', route: '%ROUTE_NAME%', meta: '%DYNAMIC_METADATA(ns)%' }, true, false).format(ctx);
+  assert.equal(bytes(json), '{"nom→":"café","route":"route→1","meta":{"clé":"valeur ☃"}}\n');
+  assert.equal(bytes(new JsonFormatter({ meta: '%DYNAMIC_METADATA(ns)%' }, false, false).format(ctx)), '{"meta":"{\\"clé\\":\\"valeur ☃\\"}"}\n');
+});
+
 test('malformed formats and unknown operators are refused with Envoy 1.16 messages', () => {
   const refused: [string, RegExp][] = [
     ['100%', /Incorrect configuration: 100%\. Couldn't find valid command at position 3/],

@@ -46,7 +46,7 @@ export class HealthEventLog {
 
   constructor(path: string, onError: (error: Error) => void) {
     // Events are rare: each line is written at once.
-    this.writer = BufferedFileWriter.open(path, { flushIntervalMs: 0, onError }).catch((error: Error) => {
+    this.writer = BufferedFileWriter.open(path, { encoding: 'utf8', flushIntervalMs: 0, onError }).catch((error: Error) => {
       onError(error);
       return null;
     });

@@ -1,0 +1,11 @@
+// The proxy holds what it reads off the wire (header names and values, paths) as byte strings:
+// one character per byte, as latin1 decodes them, so that writing them back as latin1 gives the
+// same bytes. Text from the configuration or from Node (names, JSON) is Unicode; this is how it
+// joins bytes, as Envoy's std::string holds the configuration's UTF-8.
+
+const NON_ASCII = /[^\x00-\x7f]/;
+
+/** `text`'s UTF-8 encoding as a byte string; ASCII text is its own. */
+export function utf8Bytes(text: string): string {
+  return NON_ASCII.test(text) ? Buffer.from(text, 'utf8').toString('latin1') : text;
+}
