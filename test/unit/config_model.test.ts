@@ -136,6 +136,15 @@ test('http_protocol_options: accept_http_10 and default_host_for_http_10 reach t
   assert.deepEqual(filter.httpProtocolOptions, { acceptHttp10: true, defaultHostForHttp10: 'legacy.example.com:8080', headerKeyFormat: 'default', enableTrailers: false });
 });
 
+test("server_name and via are header values: the configuration's text as UTF-8 bytes, as Envoy sends them", () => {
+  const bootstrap = v3Bootstrap();
+  Object.assign(bootstrap.static_resources.listeners[1].filter_chains[0].filters[0].typed_config, { server_name: 'café', via: 'edge→1' });
+  const { bootstrap: model } = loadBootstrap({ extensions: builtinExtensions(), configYaml: JSON.stringify(bootstrap), allowUnknownStaticFields: false });
+  const filter = model.listeners[1].filterChains[0].filters[0];
+  assert.ok(filter.kind === 'http_connection_manager');
+  assert.deepEqual([Buffer.from(filter.serverName, 'latin1').toString('utf8'), Buffer.from(filter.via, 'latin1').toString('utf8')], ['café', 'edge→1']);
+});
+
 test('route defaults: 15 s timeout, case sensitive; 0s disables the timeout', () => {
   const bootstrap = v3Bootstrap();
   const routes = bootstrap.static_resources.listeners[1].filter_chains[0].filters[0].typed_config.route_config.virtual_hosts[0].routes;

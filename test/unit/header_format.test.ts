@@ -62,6 +62,17 @@ test('literal text, %% for %, and the variables a request tells', () => {
   assert.equal(format('%DOWNSTREAM_REMOTE_ADDRESS%', context(['x-forwarded-for', '192.0.2.1'], false)), '192.0.2.1:0');
 });
 
+test("a value is bytes: the configuration's and other Unicode text as UTF-8, a request's header as it came", () => {
+  const utf8 = (value: string) => Buffer.from(value, 'latin1').toString('utf8');
+  const c = context(['x-name', 'caf\xc3\xa9']);
+  c.upstreamHost = { addressString: '10.0.0.9:8080', metadata: { 'proxy.lb': { zone: 'zürich' } } };
+  assert.equal(utf8(format('café → %REQ(x-name)% %UPSTREAM_METADATA(["proxy.lb", "zone"])% %START_TIME(%Y→%m)%', c)), 'café → café zürich 2016→04');
+  assert.equal(format('%REQ(x-name)%', c), 'caf\xc3\xa9');
+  assert.equal(parseHeaderFormat('100%% café').literal, '100% caf\xc3\xa9');
+  const tls = { ...context(), ssl: { ...SSL, peerSubject: 'CN=Zoë' } };
+  assert.equal(utf8(format('%DOWNSTREAM_PEER_SUBJECT%', tls)), 'CN=Zoë');
+});
+
 test('what Envoy refuses, in its words; what this build cannot fill in, by name', () => {
   const refused = (text: string, reason: string) => assert.throws(() => parseHeaderFormat(text), (e: unknown) => e instanceof FieldError && e.reason === reason, text);
   refused('%', 'Invalid header configuration. Un-escaped % at position 0');

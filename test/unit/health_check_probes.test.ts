@@ -8,6 +8,8 @@ import { ResponseHead } from '../../src/http/message';
 import { grpcCheckRequest, servingStatus } from '../../src/upstream/supervisor/health_check/grpc_probe';
 import { httpCheckOutcome, httpCheckRequest } from '../../src/upstream/supervisor/health_check/http_probe';
 import { receivedAll } from '../../src/upstream/supervisor/health_check/tcp_probe';
+import { HTTP_HEALTH_CHECKER } from '../../src/extensions/health_checkers/http';
+import type { ConfigExtensions } from '../../src/config/extension';
 
 const HTTP: HttpHealthCheck = { kind: 'http', host: '', path: '/hc', expectedStatuses: [[200, 201]], requestHeadersToAdd: [], requestHeadersToRemove: [], serviceNameMatcher: null };
 
@@ -24,6 +26,15 @@ test('HTTP request: the cluster name as host, proxy/HC as user agent; removals f
     ],
   };
   assert.equal(httpCheckRequest(custom, 'backend').toString(), 'GET /hc HTTP/1.1\r\nhost: hc.example\r\nx-a: 1\r\nx-a: 2\r\nuser-agent: probe\r\n\r\n');
+});
+
+test("HTTP request: the configuration's text goes out as UTF-8, as Envoy sends its strings' bytes", () => {
+  const model = HTTP_HEALTH_CHECKER.model(
+    { host: 'hôte', path: '/santé', request_headers_to_add: [{ header: { key: 'x-zone', value: 'zürich' } }] },
+    { extensions: null as unknown as ConfigExtensions },
+  ) as HttpHealthCheck;
+  assert.equal(httpCheckRequest(model, 'backend').toString('utf8'), 'GET /santé HTTP/1.1\r\nhost: hôte\r\nuser-agent: proxy/HC\r\nx-zone: zürich\r\n\r\n');
+  assert.equal(httpCheckRequest(HTTP, 'clüster').toString('utf8'), 'GET /hc HTTP/1.1\r\nhost: clüster\r\nuser-agent: proxy/HC\r\n\r\n');
 });
 
 test("HTTP request: the cluster's header_key_format proper_case_words spells the names, as its codec would", () => {

@@ -4,6 +4,7 @@
 // removes, a service name regex that compiles. HTTP/2 and HTTP/3 checks and the check's
 // send/receive (not implemented in Envoy) are refused.
 
+import { utf8Bytes } from '../../common/byte_string';
 import type { ExtensionDescriptor } from '../../config/extension';
 import { STRING_MATCHER } from '../../config/common_shapes';
 import { FieldError } from '../../config/errors';
@@ -38,14 +39,15 @@ export const HTTP_HEALTH_CHECKER: ExtensionDescriptor<'proxy.health_checkers', H
   model: (http): HttpHealthCheck => {
     const ranges = messageList(http, 'expected_statuses').map((r) => [numberField(r, 'start'), numberField(r, 'end')] as const);
     const matcher = messageField(http, 'service_name_matcher');
+    // What goes into the request is bytes: the configuration's text as UTF-8 (src/common/byte_string.ts).
     return {
       kind: 'http',
-      host: stringField(http, 'host'),
-      path: stringField(http, 'path'),
+      host: utf8Bytes(stringField(http, 'host')),
+      path: utf8Bytes(stringField(http, 'path')),
       expectedStatuses: ranges.length > 0 ? ranges : EXPECTED_STATUSES,
       requestHeadersToAdd: messageList(http, 'request_headers_to_add').map((option) => {
         const header = messageField(option, 'header') ?? {};
-        return { key: stringField(header, 'key'), value: stringField(header, 'value'), append: boolField(option, 'append', true) };
+        return { key: stringField(header, 'key'), value: utf8Bytes(stringField(header, 'value')), append: boolField(option, 'append', true) };
       }),
       requestHeadersToRemove: stringList(http, 'request_headers_to_remove').map((name) => name.toLowerCase()),
       serviceNameMatcher: matcher === undefined ? null : stringMatch(matcher),

@@ -2,8 +2,11 @@
 // `%VARIABLE%` or `%VARIABLE(args)%` expressions, read by Envoy's own state machine so that the
 // same strings pass and fail with the same messages. The variables this build fills in are the
 // ones a request, its connection, its upstream host and its stream record tell; those that need
-// filter state (which no filter of this build sets) are refused by name. Pure.
+// filter state (which no filter of this build sets) are refused by name. A value is a byte string
+// (src/common/byte_string.ts), as the headers it joins: the configuration's text and whatever else
+// is Unicode (certificate facts, metadata, details) goes on the wire as UTF-8, as in Envoy. Pure.
 
+import { utf8Bytes } from '../../common/byte_string';
 import { FieldError } from '../../config/errors';
 import { DateFormat, DefaultDateFormat, NEWLINE_SPECIFIER } from '../../access_log/date_format';
 import { requestHeader } from '../../access_log/substitution_format';
@@ -24,6 +27,7 @@ export interface HeaderFormatContext {
   readonly client: TrustedClient;
   /** As access logs print it: HTTP/1.0, HTTP/1.1 or HTTP/2. */
   readonly protocol: string;
+  /** As UTF-8 bytes. */
   readonly hostname: string;
   /** The downstream TLS session; null on a plaintext connection. */
   readonly ssl: SslConnectionInfo | null;
@@ -157,8 +161,9 @@ export function parseHeaderFormat(format: string): HeaderFormatter {
   );
 }
 
+/** A literal piece: `%%` is `%`, and its text goes out as UTF-8. */
 function unescape(text: string): string {
-  return text.replaceAll('%%', '%');
+  return utf8Bytes(text.replaceAll('%%', '%'));
 }
 
 /** @param expression `NAME` or `NAME(args)`, as between the `%`s */
@@ -187,7 +192,7 @@ function variable(expression: string): Variable {
       case 'RESPONSE_FLAGS':
         return (c) => (c.info === null ? '-' : responseFlagsString(c.info.responseFlags));
       case 'RESPONSE_CODE_DETAILS':
-        return (c) => c.info?.responseCodeDetails ?? '';
+        return (c) => utf8Bytes(c.info?.responseCodeDetails ?? '');
       case 'DOWNSTREAM_PEER_CERT_V_START':
         return certificateDate((ssl) => ssl.peerValidFrom);
       case 'DOWNSTREAM_PEER_CERT_V_END':
@@ -195,13 +200,13 @@ function variable(expression: string): Variable {
     }
     // The TLS session's facts; '' on a plaintext connection.
     const tls = sslTextFact(name);
-    if (tls !== undefined) return (c) => (c.ssl === null ? '' : (tls(c.ssl) ?? ''));
+    if (tls !== undefined) return (c) => (c.ssl === null ? '' : utf8Bytes(tls(c.ssl) ?? ''));
   }
   // Envoy matches these by prefix, so that `REQ (x)` reaches the argument check and fails there.
   if (name.startsWith('START_TIME')) return startTime(name, expression);
   if (name.startsWith('UPSTREAM_METADATA')) {
     const path = parseMetadataPath(expression.slice('UPSTREAM_METADATA'.length));
-    return (c) => (c.upstreamHost === null ? '' : metadataText(c.upstreamHost.metadata, path));
+    return (c) => (c.upstreamHost === null ? '' : utf8Bytes(metadataText(c.upstreamHost.metadata, path)));
   }
   if (name.startsWith('REQ') && !NOT_YET.has(name)) return requestHeaderVariable(expression.slice('REQ'.length));
   if (NOT_YET.has(name)) throw new FieldError('', `field '${name}' is not supported as a custom header by this build yet`);
@@ -215,6 +220,8 @@ function startTime(name: string, expression: string): Variable {
   const pattern = open < 0 ? '' : expression.slice(open + 1, expression.lastIndexOf(')'));
   if (NEWLINE_SPECIFIER.test(pattern)) throw new FieldError('', 'Invalid header configuration. Format string contains newline.');
   const format = pattern === '' ? new DefaultDateFormat() : new DateFormat(pattern);
+  // The pattern's own text may be Unicode; what the specifiers print is ASCII.
+  if (utf8Bytes(pattern) !== pattern) return (c) => utf8Bytes(format.format(c.startTime));
   return (c) => format.format(c.startTime);
 }
 

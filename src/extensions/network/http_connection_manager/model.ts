@@ -1,6 +1,7 @@
 // The HTTP connection manager's model: its settings, its route table (inline, or where RDS
 // finds it) and its HTTP filters (each by its own descriptor), Envoy 1.16's defaults filled in.
 
+import { utf8Bytes } from '../../../common/byte_string';
 import type { ConfigExtensions } from '../../../config/extension';
 import { boolField, durationMs, enumField, isJsonObject, JsonObject, messageField, messageList, numberField, stringField, stringList } from '../../../config/json';
 import type {
@@ -73,7 +74,8 @@ export function httpConnectionManager(config: JsonObject, extensions: ConfigExte
     httpFilters: messageList(config, 'http_filters').map((filter) => extensions.model('proxy.filters.http', filter)),
     useRemoteAddress: boolField(config, 'use_remote_address'),
     xffNumTrustedHops: numberField(config, 'xff_num_trusted_hops'),
-    serverName: stringField(config, 'server_name') || DEFAULTS.serverName,
+    // Header values: the configuration's text goes on the wire as UTF-8 (src/common/byte_string.ts).
+    serverName: utf8Bytes(stringField(config, 'server_name')) || DEFAULTS.serverName,
     streamIdleTimeoutMs: millis(config, 'stream_idle_timeout', DEFAULTS.streamIdleTimeoutMs),
     requestTimeoutMs: millis(config, 'request_timeout', DEFAULTS.requestTimeoutMs),
     requestHeadersTimeoutMs: millis(config, 'request_headers_timeout', 0),
@@ -86,7 +88,7 @@ export function httpConnectionManager(config: JsonObject, extensions: ConfigExte
     generateRequestId: boolField(config, 'generate_request_id', true),
     preserveExternalRequestId: boolField(config, 'preserve_external_request_id'),
     skipXffAppend: boolField(config, 'skip_xff_append'),
-    via: stringField(config, 'via'),
+    via: utf8Bytes(stringField(config, 'via')),
     serverHeaderTransformation: enumField<ServerHeaderTransformation>(config, 'server_header_transformation', 'OVERWRITE'),
     normalizePath: boolField(config, 'normalize_path'),
     mergeSlashes: boolField(config, 'merge_slashes'),

@@ -25,6 +25,7 @@ import type { RuntimeSource } from '../../../runtime/live_runtime';
 import type { StatsStore } from '../../../stats/stats';
 import type { Clock } from '../../../common/clock';
 import { TimeoutList } from '../../../common/timeout_list';
+import { utf8Bytes } from '../../../common/byte_string';
 import { mathRandom } from '../../../common/random';
 import { HttpTracing } from '../../../tracing/http_tracing';
 import type { OperationName, Tracer } from '../../../tracing/tracer';
@@ -203,7 +204,7 @@ export class HttpConnectionManagerFactory implements NetworkFilterFactory {
       upgrades: config.upgrades,
       skipXffAppend: config.skipXffAppend,
       via: config.via,
-      hostname: os.hostname(),
+      hostname: utf8Bytes(os.hostname()),
     };
   }
 

@@ -5,6 +5,7 @@
 // counts as a network failure, as a reset stream does in Envoy.
 
 import type { Socket } from 'node:net';
+import { utf8Bytes } from '../../../common/byte_string';
 import type { HeaderKeyFormat, HttpHealthCheck } from '../../../config/model';
 import { CodecError } from '../../../http/http1/codec_error';
 import { properCaseHeaderKey } from '../../../http/http1/header_key_format';
@@ -24,7 +25,8 @@ export const HEALTHCHECKED_CLUSTER_HEADER = 'x-proxy-upstream-healthchecked-clus
  */
 export function httpCheckRequest(config: HttpHealthCheck, clusterName: string, keyFormat: HeaderKeyFormat = 'default'): Buffer {
   let headers: [string, string][] = [
-    ['host', config.host || clusterName],
+    // The model's host is UTF-8 bytes already; the cluster's name is Unicode.
+    ['host', config.host || utf8Bytes(clusterName)],
     ['user-agent', HEALTH_CHECK_USER_AGENT],
   ];
   headers = headers.filter(([name]) => name === 'host' || !config.requestHeadersToRemove.includes(name));
