@@ -163,4 +163,8 @@ test("the gRPC service's answer: OK allows (append: true appends, else sets), an
     grpcAuthzResponse({ status: { code: 16 }, deniedResponse: { status: { code: 'Unauthorized' }, headers: [{ header: { key: 'x-why', value: 'no' }, append: true }, { header: { key: 'x-r', value: 'r' } }], body: 'nope' } }, codes),
     { kind: 'denied', status: 401, headers: ['x-r', 'r'], body: 'nope' },
   );
+  // A header value is bytes on the wire: the service's Unicode goes as UTF-8.
+  const unicode = grpcAuthzResponse({ okResponse: { headers: [{ header: { key: 'x-user', value: 'zoë' } }] } }, codes);
+  assert.ok(unicode.kind === 'ok');
+  assert.equal(Buffer.from(unicode.headersToSet[1]!, 'latin1').toString('utf8'), 'zoë');
 });

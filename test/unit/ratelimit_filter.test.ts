@@ -144,7 +144,8 @@ test("the service's messages: what the filter reads of an answer, and what it re
       statuses: [{ code: 'OVER_LIMIT', current_limit: { requests_per_unit: 5, unit: 'MINUTE', name: 'n' }, limit_remaining: 0, duration_until_reset: { seconds: 42, nanos: 900_000_000 } }, { code: 'OK' }],
       // A header no message could carry is dropped: a name that is no token, a value with a line break.
       response_headers_to_add: [{ key: 'X-Limit', value: 'a' }, { key: 'bad name', value: 'b' }, { key: 'x-split', value: 'c\r\nx-injected: 1' }],
-      request_headers_to_add: [{ key: 'x-plan', value: 'gold' }],
+      // A value is bytes on the wire: the service's Unicode goes as UTF-8.
+      request_headers_to_add: [{ key: 'x-plan', value: 'gold' }, { key: 'x-zone', value: 'zürich' }],
     }),
   );
   assert.deepEqual(answer, {
@@ -154,7 +155,7 @@ test("the service's messages: what the filter reads of an answer, and what it re
       { currentLimit: null, limitRemaining: 0, resetSeconds: 0 },
     ],
     responseHeaders: ['x-limit', 'a'],
-    requestHeaders: ['x-plan', 'gold'],
+    requestHeaders: ['x-plan', 'gold', 'x-zone', Buffer.from('zürich').toString('latin1')],
   });
   // Any code but OVER_LIMIT lets the request on, as Envoy reads it.
   assert.equal(messages.decodeResponse(encode({ overall_code: 'OK' }))!.overLimit, false);

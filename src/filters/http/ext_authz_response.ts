@@ -7,6 +7,7 @@
 // it has none); a header option's `append` appends (to a header the request has) when true and
 // sets otherwise, an unset one included, as Envoy 1.16 reads it. Pure.
 
+import { utf8Bytes } from '../../common/byte_string';
 import type { ResponseHead } from '../../http/message';
 import type { HeaderNameMatcher } from './ext_authz_header_matchers';
 
@@ -99,7 +100,8 @@ function headerOptions(options: readonly HeaderValueOptionJson[]): { set: string
   for (const option of options) {
     const name = (option.header?.key ?? '').toLowerCase();
     if (name === '') continue;
-    (option.append === true ? append : set).push(name, option.header?.value ?? '');
+    // A proto string is Unicode; a header value goes out as its UTF-8 bytes, as Envoy sends it.
+    (option.append === true ? append : set).push(name, utf8Bytes(option.header?.value ?? ''));
   }
   return { set, append };
 }

@@ -3,6 +3,7 @@
 // what the filter reads of an answer, as Envoy 1.16's GrpcClientImpl reads it. Pure.
 
 import * as protobuf from 'protobufjs/light';
+import { utf8Bytes } from '../../common/byte_string';
 import type { ProtoSchema } from '../../config/schema';
 import { TOKEN } from '../../http/http1/grammar';
 import type { Descriptor } from './rate_limit_descriptors';
@@ -91,7 +92,8 @@ const NOT_IN_VALUE = /[\0\r\n]/;
 function headerList(values: readonly HeaderValue[] | undefined): string[] {
   const headers: string[] = [];
   for (const { key = '', value = '' } of values ?? []) {
-    if (TOKEN.test(key) && !NOT_IN_VALUE.test(value)) headers.push(key.toLowerCase(), value);
+    // A proto string is Unicode; a header value goes out as its UTF-8 bytes, as Envoy sends it.
+    if (TOKEN.test(key) && !NOT_IN_VALUE.test(value)) headers.push(key.toLowerCase(), utf8Bytes(value));
   }
   return headers;
 }
