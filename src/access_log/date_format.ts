@@ -1,6 +1,9 @@
 // START_TIME's and the certificate dates' formats (Envoy 1.16's DateFormatter): strftime in UTC
 // and the C locale, plus Envoy's own `%s` (seconds since the epoch) and `%f`/`%1f`..`%9f`
-// (fractional seconds, 9 digits by default, truncated). Compiled once per format string.
+// (fractional seconds, 9 digits by default, truncated). Compiled once per format string. A date
+// is a byte string (src/common/byte_string.ts): the pattern's own text prints as its UTF-8.
+
+import { utf8Bytes } from '../common/byte_string';
 
 const DAYS = ['Sunday', 'Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday'];
 const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
@@ -55,7 +58,7 @@ function compile(format: string): Piece[] {
   let literal = '';
   const flush = () => {
     if (literal === '') return;
-    const text = literal;
+    const text = utf8Bytes(literal);
     pieces.push(() => text);
     literal = '';
   };

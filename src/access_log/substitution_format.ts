@@ -157,12 +157,9 @@ function dateOperator(token: string, args: string | undefined, maxLength: number
   const format = args ?? '';
   if (NEWLINE_SPECIFIER.test(format)) throw new FieldError('', 'Invalid header configuration. Format string contains newline.');
   const date = format === '' ? new DefaultDateFormat() : new DateFormat(format);
-  // The pattern's own text may be Unicode; what the specifiers print is ASCII.
-  const bytes = utf8Bytes(format) !== format;
   const text = (context: FormatContext): string | null => {
     const ms = time(context);
-    if (ms === null) return null;
-    return bytes ? utf8Bytes(date.format(ms)) : date.format(ms);
+    return ms === null ? null : date.format(ms);
   };
   return { text, value: text };
 }

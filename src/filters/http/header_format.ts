@@ -220,8 +220,6 @@ function startTime(name: string, expression: string): Variable {
   const pattern = open < 0 ? '' : expression.slice(open + 1, expression.lastIndexOf(')'));
   if (NEWLINE_SPECIFIER.test(pattern)) throw new FieldError('', 'Invalid header configuration. Format string contains newline.');
   const format = pattern === '' ? new DefaultDateFormat() : new DateFormat(pattern);
-  // The pattern's own text may be Unicode; what the specifiers print is ASCII.
-  if (utf8Bytes(pattern) !== pattern) return (c) => utf8Bytes(format.format(c.startTime));
   return (c) => format.format(c.startTime);
 }
 
