@@ -9,3 +9,8 @@ const NON_ASCII = /[^\x00-\x7f]/;
 export function utf8Bytes(text: string): string {
   return NON_ASCII.test(text) ? Buffer.from(text, 'utf8').toString('latin1') : text;
 }
+
+/** A byte string read as UTF-8, what RE2 sees of the same bytes in Envoy (a byte no UTF-8 takes is U+FFFD); ASCII is its own. */
+export function utf8Text(bytes: string): string {
+  return NON_ASCII.test(bytes) ? Buffer.from(bytes, 'latin1').toString('utf8') : bytes;
+}

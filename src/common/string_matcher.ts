@@ -3,6 +3,7 @@
 
 import type { StringMatch } from '../config/model';
 import { SafeRegex } from '../regex/safe_regex';
+import { utf8Bytes, utf8Text } from './byte_string';
 
 export function stringMatcher(m: StringMatch): (value: string) => boolean {
   const wanted = m.ignoreCase ? m.value.toLowerCase() : m.value;
@@ -21,4 +22,14 @@ export function stringMatcher(m: StringMatch): (value: string) => boolean {
       return (name) => regex.fullMatch(name);
     }
   }
+}
+
+/**
+ * The same for values read off the wire, byte strings (src/common/byte_string.ts): the
+ * configuration's text compared as its UTF-8 bytes, a regex run over the value read as UTF-8.
+ */
+export function byteStringMatcher(m: StringMatch): (value: string) => boolean {
+  if (m.kind !== 'safe_regex') return stringMatcher({ ...m, value: utf8Bytes(m.value) });
+  const test = stringMatcher(m);
+  return (value) => test(utf8Text(value));
 }

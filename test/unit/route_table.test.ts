@@ -171,6 +171,28 @@ test('headers: every matcher must hold, Envoy\'s examples among them', () => {
   assert.equal(t.route(request('h', '/', ['x-debug', '1'], 'POST'), FACTS)?.name, 'method');
 });
 
+test("header and query parameter values are bytes: the configuration's text compared as UTF-8, a regex reading UTF-8, as Envoy", () => {
+  const t = table(
+    vhost('vh', ['*'], [
+      route('exact', { prefix: '/', headers: [{ name: 'x-city', invert: false, specifier: { kind: 'exact', value: 'zürich' } }] }),
+      route('prefix', { prefix: '/', headers: [{ name: 'x-city', invert: false, specifier: { kind: 'prefix', value: 'gen→' } }] }),
+      // One character, as RE2 reads UTF-8: the two bytes of é are one `.`.
+      route('regex', { prefix: '/', headers: [{ name: 'x-name', invert: false, specifier: { kind: 'safe_regex', regex: 'caf.' } }] }),
+      route('query', { prefix: '/', queryParameters: [{ name: 'q', value: { kind: 'exact', value: 'né', ignoreCase: false } }] }),
+      route('query_regex', { prefix: '/', queryParameters: [{ name: 'r', value: { kind: 'safe_regex', value: 'n.', ignoreCase: false } }] }),
+      route('catch_all', { prefix: '/' }),
+    ]),
+  );
+  // What a codec reads: each byte one character.
+  const bytes = (text: string) => Buffer.from(text, 'utf8').toString('latin1');
+  assert.equal(routed(t, 'h', '/', ['x-city', bytes('zürich')]), 'exact');
+  assert.equal(routed(t, 'h', '/', ['x-city', bytes('gen→va')]), 'prefix');
+  assert.equal(routed(t, 'h', '/', ['x-name', bytes('café')]), 'regex');
+  assert.equal(routed(t, 'h', '/', ['x-name', bytes('cafés')]), 'catch_all');
+  assert.equal(routed(t, 'h', `/x?q=${bytes('né')}`), 'query');
+  assert.equal(routed(t, 'h', `/x?r=${bytes('né')}`), 'query_regex');
+});
+
 test('query_parameters: present, exact, regex and case-insensitive; first value wins; not decoded', () => {
   const t = table(
     vhost('vh', ['*'], [

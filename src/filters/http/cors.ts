@@ -5,7 +5,7 @@
 // from its virtual host's; whether the policy is on (filter_enabled, shadow_enabled) is the first
 // policy's. Origins are counted valid or invalid in `http.<stat_prefix>.cors.`.
 
-import { stringMatcher } from '../../common/string_matcher';
+import { byteStringMatcher } from '../../common/string_matcher';
 import type { RandomSource } from '../../common/random';
 import type { CorsPolicy, RuntimeFraction } from '../../config/model';
 import { type RequestHead, type ResponseHead, setHeader } from '../../http/message';
@@ -43,7 +43,7 @@ export class CorsFilterFactory implements HttpFilterFactory {
   /** Whether `origin` is one of `policy`'s; a matcher that takes `*` allows every origin, as in Envoy. */
   originAllowed(policy: CorsPolicy, origin: string): boolean {
     let matchers = this.origins.get(policy);
-    if (matchers === undefined) this.origins.set(policy, (matchers = policy.allowOrigins.map(stringMatcher)));
+    if (matchers === undefined) this.origins.set(policy, (matchers = policy.allowOrigins.map((m) => byteStringMatcher(m))));
     return matchers.some((matches) => matches('*') || matches(origin));
   }
 }

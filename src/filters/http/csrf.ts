@@ -7,7 +7,7 @@
 // specific typed_per_filter_config entry, else the filter's own. Counted in
 // `http.<stat_prefix>.csrf.`.
 
-import { stringMatcher } from '../../common/string_matcher';
+import { byteStringMatcher } from '../../common/string_matcher';
 import type { RandomSource } from '../../common/random';
 import type { CsrfPolicyConfig, RouteConfiguration, RuntimeFraction } from '../../config/model';
 import { CSRF } from '../../config/names';
@@ -40,7 +40,7 @@ export interface CsrfPolicy {
 }
 
 export function compileCsrfPolicy(config: CsrfPolicyConfig): CsrfPolicy {
-  return { config, additionalOrigins: config.additionalOrigins.map(stringMatcher) };
+  return { config, additionalOrigins: config.additionalOrigins.map((m) => byteStringMatcher(m)) };
 }
 
 /** Whether `source` may change state at `destination`: the same host and port, or one of the policy's additional origins. */

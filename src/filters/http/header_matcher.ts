@@ -1,7 +1,10 @@
 // Envoy 1.16's HeaderUtility::matchHeaders: a request matches a list of HeaderMatchers when it
 // matches every one. A matcher looks at the first value of its header (1.16 does not join
-// repeated headers); a missing header matches only an inverted present_match.
+// repeated headers); a missing header matches only an inverted present_match. Header values are
+// byte strings (src/common/byte_string.ts): the configuration's text is compared as its UTF-8
+// bytes, and a regex reads the value as UTF-8, as RE2 does in Envoy.
 
+import { utf8Bytes, utf8Text } from '../../common/byte_string';
 import type { HeaderMatch } from '../../config/model';
 import { firstHeaderValue, type RequestHead } from '../../http/message';
 import { SafeRegex } from '../../regex/safe_regex';
@@ -40,22 +43,22 @@ function compile(specifier: HeaderMatch['specifier']): Test | null {
     case 'present':
       return null;
     case 'exact': {
-      const expected = specifier.value;
+      const expected = utf8Bytes(specifier.value);
       // Envoy: an empty exact_match matches any value.
       return expected === '' ? () => true : (value) => value === expected;
     }
     case 'prefix': {
-      const prefix = specifier.value;
+      const prefix = utf8Bytes(specifier.value);
       return (value) => value.startsWith(prefix);
     }
     case 'suffix': {
-      const suffix = specifier.value;
+      const suffix = utf8Bytes(specifier.value);
       return (value) => value.endsWith(suffix);
     }
     case 'safe_regex': {
       // Validated when the configuration was loaded (program size included).
       const regex = SafeRegex.compile(specifier.regex);
-      return (value) => regex.fullMatch(value);
+      return (value) => regex.fullMatch(utf8Text(value));
     }
     case 'range': {
       const start = BigInt(specifier.start);

@@ -3,7 +3,7 @@
 // matcher, every query parameter, the gRPC content type and the downstream's client
 // certificate. The runtime fraction, which draws a random number, is the route table's.
 
-import { stringMatcher } from '../../common/string_matcher';
+import { byteStringMatcher } from '../../common/string_matcher';
 import type { QueryParameterMatch, RouteMatch, TlsContextMatch } from '../../config/model';
 import type { RequestHead } from '../../http/message';
 import { isGrpc } from '../../http/grpc';
@@ -92,7 +92,7 @@ export function pathEnd(path: string, fragmentToo: boolean): number {
 }
 
 function queryParameterTest(config: QueryParameterMatch): QueryParameterTest {
-  return { name: config.name, test: config.value === null ? null : stringMatcher(config.value) };
+  return { name: config.name, test: config.value === null ? null : byteStringMatcher(config.value) };
 }
 
 function queryMatches(tests: readonly QueryParameterTest[], path: string): boolean {
