@@ -1,13 +1,14 @@
 // Envoy's StringMatcher as a predicate: exact, prefix, suffix, contains (each optionally case
-// insensitive) or an RE2 regex matched against the whole input.
+// insensitive, A-Z only, as Envoy folds) or an RE2 regex matched against the whole input.
 
 import type { StringMatch } from '../config/model';
 import { SafeRegex } from '../regex/safe_regex';
+import { asciiLowerCase } from './ascii_case';
 import { utf8Bytes, utf8Text } from './byte_string';
 
 export function stringMatcher(m: StringMatch): (value: string) => boolean {
-  const wanted = m.ignoreCase ? m.value.toLowerCase() : m.value;
-  const fold = (name: string) => (m.ignoreCase ? name.toLowerCase() : name);
+  const wanted = m.ignoreCase ? asciiLowerCase(m.value) : m.value;
+  const fold = (name: string) => (m.ignoreCase ? asciiLowerCase(name) : name);
   switch (m.kind) {
     case 'exact':
       return (name) => fold(name) === wanted;

@@ -479,6 +479,7 @@ export interface ExtAuthzHttpService {
   /** server_uri.cluster. */
   readonly cluster: string;
   readonly timeoutMs: number;
+  /** As UTF-8 bytes, the start of the check's path. */
   readonly pathPrefix: string;
   /** authorization_request.allowed_headers: the request headers sent besides Envoy's own few. */
   readonly allowedHeaders: readonly StringMatch[];
@@ -687,7 +688,7 @@ export interface VirtualCluster {
 export type TlsRequirement = 'NONE' | 'EXTERNAL_ONLY' | 'ALL';
 
 export interface RouteMatch {
-  /** Exactly one of prefix/path/safeRegex/connect is set. */
+  /** Exactly one of prefix/path/safeRegex/connect is set; prefix and path as UTF-8 bytes (src/common/byte_string.ts). */
   readonly prefix?: string;
   readonly path?: string;
   /** RE2 syntax, matched against the whole path before its query string. */
@@ -752,9 +753,11 @@ export interface ClusterRouteAction {
   readonly grpcTimeoutOffsetMs?: number;
   /** idle_timeout: replaces the connection manager's stream_idle_timeout for the stream (0 disables); absent: it stands. */
   readonly idleTimeoutMs?: number;
+  /** prefix_rewrite, as UTF-8 bytes. */
   readonly prefixRewrite?: string;
   /** regex_rewrite: the path before its query, rewritten; absent when none. */
   readonly regexRewrite?: RegexMatchAndSubstitute;
+  /** host_rewrite_literal, as UTF-8 bytes. */
   readonly hostRewriteLiteral?: string;
   /** host_rewrite_path_regex: the upstream authority made from the path before its query. */
   readonly hostRewritePathRegex?: RegexMatchAndSubstitute;
@@ -889,7 +892,7 @@ export interface DirectResponseAction {
   readonly bodyFile: string | null;
 }
 
-/** Envoy 1.16's RedirectAction: each null part keeps the request's own. */
+/** Envoy 1.16's RedirectAction: each null part keeps the request's own; host and paths as UTF-8 bytes. */
 export interface RedirectAction {
   readonly kind: 'redirect';
   /** scheme_redirect, or `https` for https_redirect. */

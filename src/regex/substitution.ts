@@ -1,6 +1,7 @@
 // Envoy's RegexMatchAndSubstitute compiled: every match of an RE2 pattern replaced by a rewrite
-// string (`\1`: a capture group), as RE2::GlobalReplace does it. Built once per route.
+// string (`\1`: a capture group), as RE2::GlobalReplace does it, over a path's bytes. Built once per route.
 
+import { utf8Bytes, utf8Text } from '../common/byte_string';
 import { parseRewrite, type RewritePiece } from './rewrite';
 import { SafeRegex } from './safe_regex';
 
@@ -19,7 +20,11 @@ export class Substitution {
     return new Substitution(regex, parseRewrite(substitution, regex.capturingGroups));
   }
 
+  /**
+   * `input`, a byte string (a path), read as UTF-8 as RE2 reads it, rewritten, and returned as
+   * UTF-8 bytes. A byte no UTF-8 takes comes back as U+FFFD's three; RE2 would copy it.
+   */
   apply(input: string): string {
-    return this.regex.replaceAll(input, this.rewrite);
+    return utf8Bytes(this.regex.replaceAll(utf8Text(input), this.rewrite));
   }
 }

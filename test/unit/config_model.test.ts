@@ -145,6 +145,36 @@ test("server_name and via are header values: the configuration's text as UTF-8 b
   assert.deepEqual([Buffer.from(filter.serverName, 'latin1').toString('utf8'), Buffer.from(filter.via, 'latin1').toString('utf8')], ['café', 'edge→1']);
 });
 
+test("paths and hosts the proxy writes or compares with a request's bytes are the configuration's UTF-8", () => {
+  const bootstrap = v3Bootstrap();
+  const hcm = bootstrap.static_resources.listeners[1].filter_chains[0].filters[0].typed_config;
+  hcm.route_config.virtual_hosts[0].routes = [
+    { match: { prefix: '/café' }, route: { cluster: 'backend', prefix_rewrite: '/menü', host_rewrite_literal: 'wörter.example' } },
+    { match: { path: '/straße' }, redirect: { host_redirect: 'bücher.example', path_redirect: '/zürich' } },
+    { match: { prefix: '/go' }, redirect: { prefix_rewrite: '/über' } },
+  ];
+  hcm.http_filters.unshift({
+    name: 'envoy.filters.http.ext_authz',
+    typed_config: {
+      '@type': 'type.googleapis.com/envoy.extensions.filters.http.ext_authz.v3.ExtAuthz',
+      http_service: { server_uri: { uri: 'http://authz', cluster: 'backend', timeout: '0.5s' }, path_prefix: '/prüfen' },
+    },
+  });
+  const { bootstrap: model } = loadBootstrap({ extensions: builtinExtensions(), configYaml: JSON.stringify(bootstrap), allowUnknownStaticFields: false });
+  const filter = model.listeners[1].filterChains[0].filters[0];
+  assert.ok(filter.kind === 'http_connection_manager' && filter.routeConfig !== null);
+  const text = (bytes: string | null | undefined) => Buffer.from(bytes ?? '', 'latin1').toString('utf8');
+  const [first, second, third] = filter.routeConfig.virtualHosts[0]!.routes;
+  assert.ok(first!.action.kind === 'route' && second!.action.kind === 'redirect' && third!.action.kind === 'redirect');
+  assert.deepEqual(
+    [first!.match.prefix, first!.action.prefixRewrite, first!.action.hostRewriteLiteral, second!.match.path, second!.action.host, second!.action.path, third!.action.prefixRewrite].map(text),
+    ['/café', '/menü', 'wörter.example', '/straße', 'bücher.example', '/zürich', '/über'],
+  );
+  const authz = filter.httpFilters[0]!.extAuthz;
+  assert.ok(authz?.service.kind === 'http');
+  assert.equal(text(authz.service.pathPrefix), '/prüfen');
+});
+
 test('route defaults: 15 s timeout, case sensitive; 0s disables the timeout', () => {
   const bootstrap = v3Bootstrap();
   const routes = bootstrap.static_resources.listeners[1].filter_chains[0].filters[0].typed_config.route_config.virtual_hosts[0].routes;

@@ -3,6 +3,7 @@
 // gRPC service's initial_metadata are refused by the capability check), the rules Envoy adds to
 // the protos', the model, and the client of the configured service.
 
+import { utf8Bytes } from '../../common/byte_string';
 import { RUNTIME_FRACTION, STRING_MATCHER } from '../../config/common_shapes';
 import { atField, FieldError } from '../../config/errors';
 import type { ExtensionDescriptor } from '../../config/extension';
@@ -127,7 +128,7 @@ function httpService(config: JsonObject): ExtAuthzHttpService {
     kind: 'http',
     cluster: stringField(uri, 'cluster'),
     timeoutMs: millis(uri, 'timeout', DEFAULT_TIMEOUT_MS),
-    pathPrefix: stringField(config, 'path_prefix'),
+    pathPrefix: utf8Bytes(stringField(config, 'path_prefix')),
     allowedHeaders: matchers(request, 'allowed_headers'),
     headersToAdd,
     allowedUpstreamHeaders: matchers(response, 'allowed_upstream_headers'),

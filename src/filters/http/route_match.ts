@@ -3,6 +3,8 @@
 // matcher, every query parameter, the gRPC content type and the downstream's client
 // certificate. The runtime fraction, which draws a random number, is the route table's.
 
+import { asciiLowerCase } from '../../common/ascii_case';
+import { utf8Text } from '../../common/byte_string';
 import { byteStringMatcher } from '../../common/string_matcher';
 import type { QueryParameterMatch, RouteMatch, TlsContextMatch } from '../../config/model';
 import type { RequestHead } from '../../http/message';
@@ -63,22 +65,23 @@ function pathTest(match: RouteMatch): PathTest {
   // connect_matcher asks for the method alone (matches() checks it).
   if (match.connect === true) return () => true;
   if (safeRegex !== undefined) {
-    // Validated when the configuration was loaded (program size included).
+    // Validated when the configuration was loaded (program size included). RE2 reads the path's bytes as UTF-8.
     const regex = SafeRegex.compile(safeRegex);
-    return (candidate) => regex.fullMatch(candidate.slice(0, pathEnd(candidate, true)));
+    return (candidate) => regex.fullMatch(utf8Text(candidate.slice(0, pathEnd(candidate, true))));
   }
+  // The model holds prefix and path as UTF-8 bytes, as the path is read.
   if (prefix !== undefined) {
     if (caseSensitive) return (candidate) => candidate.startsWith(prefix);
-    const lower = prefix.toLowerCase();
-    return (candidate) => candidate.length >= lower.length && candidate.slice(0, lower.length).toLowerCase() === lower;
+    const lower = asciiLowerCase(prefix);
+    return (candidate) => candidate.length >= lower.length && asciiLowerCase(candidate.slice(0, lower.length)) === lower;
   }
   // A path match compares everything before the query string.
-  const exact = caseSensitive ? (path ?? '') : (path ?? '').toLowerCase();
+  const exact = caseSensitive ? (path ?? '') : asciiLowerCase(path ?? '');
   return (candidate) => {
     const end = pathEnd(candidate, false);
     if (end !== exact.length) return false;
     const before = end === candidate.length ? candidate : candidate.slice(0, end);
-    return (caseSensitive ? before : before.toLowerCase()) === exact;
+    return (caseSensitive ? before : asciiLowerCase(before)) === exact;
   };
 }
 

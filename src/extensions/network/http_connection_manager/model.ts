@@ -168,9 +168,10 @@ function routeMatch(match: JsonObject): RouteMatch {
   const regex = messageField(match, 'safe_regex');
   const fraction = messageField(match, 'runtime_fraction');
   const tls = messageField(match, 'tls_context');
+  // Compared with the request's path, whose bytes are held one character each (src/common/byte_string.ts).
   return {
-    ...(typeof prefix === 'string' ? { prefix } : {}),
-    ...(typeof path === 'string' ? { path } : {}),
+    ...(typeof prefix === 'string' ? { prefix: utf8Bytes(prefix) } : {}),
+    ...(typeof path === 'string' ? { path: utf8Bytes(path) } : {}),
     ...(regex !== undefined ? { safeRegex: stringField(regex, 'regex') } : {}),
     caseSensitive: boolField(match, 'case_sensitive', true),
     ...(fraction !== undefined ? { runtimeFraction: runtimeFraction(fraction) } : {}),
@@ -226,8 +227,9 @@ function routeAction(config: JsonObject, hostRetryPolicy: RetryPolicy | null, ex
       bodyFile: stringField(messageField(response, 'body') ?? {}, 'filename') || null,
     };
   }
-  const prefixRewrite = stringField(action, 'prefix_rewrite');
-  const hostRewriteLiteral = stringField(action, 'host_rewrite_literal');
+  // Sent upstream as the request's path and host: UTF-8 bytes.
+  const prefixRewrite = utf8Bytes(stringField(action, 'prefix_rewrite'));
+  const hostRewriteLiteral = utf8Bytes(stringField(action, 'host_rewrite_literal'));
   const hostRewriteHeader = stringField(action, 'host_rewrite_header').toLowerCase();
   const clusterHeader = stringField(action, 'cluster_header').toLowerCase();
   const metadataMatch = lbMetadataMatch(action, null);
@@ -325,7 +327,8 @@ const REDIRECT_STATUS: Readonly<Record<string, number>> = { MOVED_PERMANENTLY: 3
 
 function redirectAction(config: JsonObject): RedirectAction {
   const scheme = stringField(config, 'scheme_redirect');
-  const text = (key: string): string | null => (typeof config[key] === 'string' && config[key] !== '' ? (config[key] as string) : null);
+  // The Location header's parts, sent as UTF-8 bytes.
+  const text = (key: string): string | null => (typeof config[key] === 'string' && config[key] !== '' ? utf8Bytes(config[key] as string) : null);
   const port = numberField(config, 'port_redirect');
   return {
     kind: 'redirect',
@@ -333,7 +336,7 @@ function redirectAction(config: JsonObject): RedirectAction {
     host: text('host_redirect'),
     port: port === 0 ? null : port,
     path: text('path_redirect'),
-    prefixRewrite: typeof config['prefix_rewrite'] === 'string' ? config['prefix_rewrite'] : null,
+    prefixRewrite: typeof config['prefix_rewrite'] === 'string' ? utf8Bytes(config['prefix_rewrite']) : null,
     status: REDIRECT_STATUS[enumField(config, 'response_code', 'MOVED_PERMANENTLY')] ?? 301,
     stripQuery: boolField(config, 'strip_query'),
   };
