@@ -56,7 +56,8 @@ async function authzServer(): Promise<{ port: number; seen: AuthzSeen[]; close()
           break;
         default:
           res.writeHead(401, { 'www-authenticate': 'Bearer realm="test"', 'x-deny-reason': 'bad token', 'x-hidden': 'no', 'content-type': 'text/x-denied' });
-          res.end('denied!');
+          // Bytes no UTF-8 sequence takes (ff fe) go downstream as they are, as Envoy passes them.
+          res.end(Buffer.concat([Buffer.from('denied!'), Buffer.from([0xff, 0xfe])]));
       }
     });
   });
@@ -153,7 +154,8 @@ describe('ext_authz with an HTTP service, over HTTP/1.1 and h2c', TIMEOUT, () =>
       const seen = upstream.seen.length;
       const reply = await send('main', { path: '/api', headers: { authorization: 'Bearer nope' } });
       assert.equal(reply.status, 401);
-      assert.equal(reply.body, 'denied!');
+      assert.equal(reply.body, 'denied!\ufffd\ufffd');
+      assert.equal(reply.headers['content-length'], '9', 'the two bytes, not two U+FFFD of three');
       assert.equal(reply.headers['x-deny-reason'], 'bad token');
       assert.equal(reply.headers['www-authenticate'], 'Bearer realm="test"');
       assert.equal(reply.headers['content-type'], 'text/x-denied');

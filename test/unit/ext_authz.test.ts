@@ -140,7 +140,7 @@ test("the HTTP service's answer: 200 allows with the allowed headers, a 5xx is a
   const matchers = { upstream: upstreamHeaderMatcher([exact('x-user')]), upstreamToAppend: upstreamHeaderMatcher([exact('x-extra')]), client: clientHeaderMatcher([exact('set-cookie')]) };
   assert.deepEqual(httpAuthzResponse(response(200), Buffer.alloc(0), matchers), { kind: 'ok', headersToSet: ['x-user', 'alice'], headersToAdd: ['x-extra', 'e'], headersToAppend: [], dynamicMetadata: null });
   assert.deepEqual(httpAuthzResponse(response(503), Buffer.from('down'), matchers), { kind: 'error' });
-  assert.deepEqual(httpAuthzResponse(response(302), Buffer.from('go'), matchers), { kind: 'denied', status: 302, headers: ['set-cookie', 'a', 'set-cookie', 'b'], body: 'go' });
+  assert.deepEqual(httpAuthzResponse(response(302), Buffer.from('go'), matchers), { kind: 'denied', status: 302, headers: ['set-cookie', 'a', 'set-cookie', 'b'], body: Buffer.from('go') });
 });
 
 test("the gRPC service's answer: OK allows (append: true appends, else sets), anything else denies, 403 without a denied_response", () => {

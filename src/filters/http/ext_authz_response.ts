@@ -28,7 +28,8 @@ export type AuthzResponse =
       readonly status: number;
       /** [name, value, ...]: each replaces the reply's header of its name. */
       readonly headers: readonly string[];
-      readonly body: string;
+      /** The HTTP service's body as it came; a gRPC service's text (sent as UTF-8). */
+      readonly body: string | Buffer;
     }
   | { readonly kind: 'error' };
 
@@ -55,7 +56,7 @@ export function httpAuthzResponse(head: ResponseHead, body: Buffer, matchers: Ht
       dynamicMetadata: null,
     };
   }
-  return { kind: 'denied', status, headers: matching(head.headers, matchers.client), body: body.toString('utf8') };
+  return { kind: 'denied', status, headers: matching(head.headers, matchers.client), body };
 }
 
 function matching(headers: readonly string[], matcher: HeaderNameMatcher): string[] {

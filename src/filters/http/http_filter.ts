@@ -74,13 +74,14 @@ export interface HttpFilterCallbacks {
   clearRouteCache(): void;
   readonly downstream: DownstreamFacts;
   /**
-   * Answers the request with a complete response of our own (text/plain when `body` is set; to a
+   * Answers the request with a complete response of our own (text/plain when `body` is set: text
+   * as UTF-8, a Buffer as its bytes; to a
    * gRPC request, status 200 with `grpcStatus`, or the HTTP status's gRPC equivalent, and the body as grpc-message).
    * @param modifyHeaders changes the reply's headers, [name, value, ...], in place before it goes out
    */
   sendLocalReply(
     status: number,
-    body: string,
+    body: string | Buffer,
     extraHeaders?: readonly string[],
     details?: string,
     grpcStatus?: number,

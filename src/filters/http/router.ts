@@ -82,7 +82,7 @@ export interface DownstreamStream {
    */
   sendLocalReply(
     status: number,
-    body: string,
+    body: string | Buffer,
     extraHeaders?: readonly string[],
     details?: string,
     modifyHeaders?: HeaderModifier | null,

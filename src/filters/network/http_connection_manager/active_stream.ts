@@ -34,6 +34,8 @@ import { StreamTimers, type TimedStream } from './stream_timers';
 import type { TracedRequest } from '../../../tracing/traced_request';
 
 const NO_HEADERS: readonly string[] = [];
+/** A local reply without data; zero bytes, so nothing can change it. */
+const NO_DATA = Buffer.alloc(0);
 
 /** A pooled stream's connection, between connections: no address known. */
 const NO_CONNECTION: DownstreamAddresses = {};
@@ -312,7 +314,7 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, FilteredS
    */
   sendLocalReply(
     status: number,
-    body: string,
+    body: string | Buffer,
     extraHeaders: readonly string[] = NO_HEADERS,
     details?: string,
     modifyHeaders: HeaderModifier | null = null,
@@ -327,14 +329,15 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, FilteredS
     const head = new ResponseHead(grpc ? 200 : status, false);
     head.mayEndWithTrailers = false;
     const headers = head.headers;
-    let length = 0;
+    // gRPC's answer carries the body as its grpc-message, and no data.
+    const data = grpc || body === '' ? NO_DATA : typeof body === 'string' ? Buffer.from(body, 'utf8') : body;
+    const length = data.length;
     if (grpc) {
       headers.push('content-type', 'application/grpc', 'grpc-status', String(grpcStatus ?? httpToGrpcStatus(status)));
-      if (body !== '' && request.method !== 'HEAD') headers.push('grpc-message', encodeGrpcMessage(body));
-      body = '';
-    } else {
-      length = Buffer.byteLength(body);
-      if (length > 0) headers.push('content-type', 'text/plain');
+      const message = typeof body === 'string' ? body : body.toString('utf8');
+      if (message !== '' && request.method !== 'HEAD') headers.push('grpc-message', encodeGrpcMessage(message));
+    } else if (length > 0) {
+      headers.push('content-type', 'text/plain');
     }
     head.contentLength = head.bodyLength = length;
     for (let i = 0; i < extraHeaders.length; i++) headers.push(extraHeaders[i]);
@@ -350,13 +353,13 @@ export class ActiveStream implements RequestDecoder, DownstreamStream, FilteredS
       const generation = chain.generation;
       chain.encodeHeaders(head, bodiless);
       if (bodiless || chain.generation !== generation) return;
-      chain.encodeData(Buffer.from(body, 'utf8'));
+      chain.encodeData(data);
       if (chain.generation === generation) chain.encodeEnd(null);
       return;
     }
     this.writeHeaders(head, bodiless);
     if (bodiless) return;
-    this.writeData(Buffer.from(body, 'utf8'));
+    this.writeData(data);
     this.writeEnd(null);
   }
 

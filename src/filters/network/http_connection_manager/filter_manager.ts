@@ -269,7 +269,7 @@ class FilterHandle implements HttpFilterCallbacks {
     if (this.generation === this.manager.generation) this.stream.clearRouteCache();
   }
 
-  sendLocalReply(status: number, body: string, extraHeaders?: readonly string[], details?: string, grpcStatus?: number, modifyHeaders?: HeaderModifier): void {
+  sendLocalReply(status: number, body: string | Buffer, extraHeaders?: readonly string[], details?: string, grpcStatus?: number, modifyHeaders?: HeaderModifier): void {
     if (this.generation === this.manager.generation) this.stream.sendLocalReply(status, body, extraHeaders, details, modifyHeaders ?? null, grpcStatus);
   }
 
