@@ -75,8 +75,8 @@ export interface HttpFilterCallbacks {
   readonly downstream: DownstreamFacts;
   /**
    * Answers the request with a complete response of our own (text/plain when `body` is set: text
-   * as UTF-8, a Buffer as its bytes; to a
-   * gRPC request, status 200 with `grpcStatus`, or the HTTP status's gRPC equivalent, and the body as grpc-message).
+   * as UTF-8, a Buffer as its bytes; to a gRPC request, status 200 with `grpcStatus`, or the HTTP
+   * status's gRPC equivalent, and the body as grpc-message).
    * @param modifyHeaders changes the reply's headers, [name, value, ...], in place before it goes out
    */
   sendLocalReply(
