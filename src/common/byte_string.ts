@@ -5,12 +5,17 @@
 
 const NON_ASCII = /[^\x00-\x7f]/;
 
+/** Whether every character of `text` is ASCII: text and bytes are then the same. */
+export function isAscii(text: string): boolean {
+  return !NON_ASCII.test(text);
+}
+
 /** `text`'s UTF-8 encoding as a byte string; ASCII text is its own. */
 export function utf8Bytes(text: string): string {
-  return NON_ASCII.test(text) ? Buffer.from(text, 'utf8').toString('latin1') : text;
+  return isAscii(text) ? text : Buffer.from(text, 'utf8').toString('latin1');
 }
 
 /** A byte string read as UTF-8, what RE2 sees of the same bytes in Envoy (a byte no UTF-8 takes is U+FFFD); ASCII is its own. */
 export function utf8Text(bytes: string): string {
-  return NON_ASCII.test(bytes) ? Buffer.from(bytes, 'latin1').toString('utf8') : bytes;
+  return isAscii(bytes) ? bytes : Buffer.from(bytes, 'latin1').toString('utf8');
 }

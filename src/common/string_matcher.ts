@@ -8,7 +8,7 @@ import { utf8Bytes, utf8Text } from './byte_string';
 
 export function stringMatcher(m: StringMatch): (value: string) => boolean {
   const wanted = m.ignoreCase ? asciiLowerCase(m.value) : m.value;
-  const fold = (name: string) => (m.ignoreCase ? asciiLowerCase(name) : name);
+  const fold = m.ignoreCase ? asciiLowerCase : (name: string) => name;
   switch (m.kind) {
     case 'exact':
       return (name) => fold(name) === wanted;
